@@ -1,0 +1,3 @@
+"""EdgeDesk: private, on-device LLM desktop app."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,94 @@
+"""The composition root: the one place that builds the app's objects and wires them.
+
+Nothing else constructs settings, the catalog, the resolver or the scheduler; commands,
+the server and the GUI receive them from an ``AppContext``. Tests build their own
+context with fakes where needed.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.catalog.entries import Catalog, load_catalog
+from desktop.catalog.hardware import Hardware, detect_hardware
+from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
+from desktop.engine.scheduler import Scheduler
+from desktop.resolve import ModelResolver
+
+
+@dataclass
+class AppContext:
+    """Everything a command, the server or the window needs, built lazily and once."""
+
+    paths: Paths
+    effective: EffectiveSettings
+    catalog: Catalog
+    hardware_probe: Any = detect_hardware
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def settings(self) -> Any:
+        """The settings in force (user, environment, flags and policy merged)."""
+        return self.effective.settings
+
+    @functools.cached_property
+    def hardware(self) -> Hardware:
+        """This machine's RAM and GPUs (probed once)."""
+        probe: Any = self.hardware_probe
+        result: Hardware = probe()
+        return result
+
+    @functools.cached_property
+    def gpu_offload(self) -> bool:
+        """Whether the installed llama.cpp can offload to a GPU."""
+        from desktop.engine.llama import gpu_offload_supported
+
+        return gpu_offload_supported()
+
+    @functools.cached_property
+    def resolver(self) -> ModelResolver:
+        """Model reference -> fitted load plan."""
+        return ModelResolver(
+            catalog=self.catalog,
+            paths=self.paths,
+            engine_settings=self.settings.engine,
+            hardware=self.hardware,
+            gpu_offload=self.gpu_offload,
+        )
+
+    @functools.cached_property
+    def scheduler(self) -> Scheduler:
+        """The single gate in front of llama.cpp."""
+        from desktop.engine.loader import load_engine
+
+        engine = self.settings.engine
+        budget = int(engine.memory_budget_gb * 1024**3) if engine.memory_budget_gb else None
+        return Scheduler(
+            load_engine,
+            self.resolver,
+            budget_bytes=budget,
+            max_loaded=engine.max_loaded_models,
+            keep_alive_s=engine.keep_alive_s,
+            queue_max=self.settings.server.queue_max,
+        )
+
+    def close(self) -> None:
+        """Release models (and anything else holding resources)."""
+        if "scheduler" in self.__dict__:
+            self.scheduler.close()
+
+
+def build_context(
+    *,
+    environ: Mapping[str, str] | None = None,
+    cli_settings: Mapping[str, Any] | None = None,
+    policy: PolicySource | None = None,
+) -> AppContext:
+    """Build the app's context from the environment (``EDGEDESK_HOME``) and flags."""
+    paths = Paths.from_env(environ)
+    paths.ensure()
+    effective = load_settings(paths, environ=environ, cli=cli_settings, policy=policy)
+    return AppContext(paths=paths, effective=effective, catalog=load_catalog())

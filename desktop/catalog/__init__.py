@@ -1,0 +1,1 @@
+"""Which models exist, what they need, and how they fit this machine."""

@@ -1,0 +1,212 @@
+"""Detect this machine's memory and GPUs, and decide how a model fits on it.
+
+The fit is decided before any load: how many layers go to the GPU, which context to
+use, and a verdict a person understands ("fits on GPU", "fits in RAM, slower",
+"won't fit").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import psutil
+
+from desktop.catalog.gguf_info import GGUFInfo
+
+DEFAULT_CONTEXT = 8192
+MIN_CONTEXT = 512
+# Leave room for the OS, the app and the display; a model that takes the last byte
+# of RAM makes the whole desktop swap.
+RAM_HEADROOM = 0.85
+VRAM_RESERVE_BYTES = 512 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One GPU and its memory."""
+
+    name: str
+    total_bytes: int
+    free_bytes: int
+    backend: str = "cuda"
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What the machine offers to a model."""
+
+    ram_total_bytes: int
+    ram_available_bytes: int
+    cpu_count: int
+    gpus: tuple[GPU, ...] = ()
+
+    @property
+    def vram_free_bytes(self) -> int:
+        """Free memory of the largest GPU (llama.cpp offloads to one device by default)."""
+        return max((g.free_bytes for g in self.gpus), default=0)
+
+    def describe(self) -> str:
+        """One line for people: RAM, cores, GPUs."""
+        gib = 1024**3
+        parts = [
+            f"RAM {self.ram_available_bytes / gib:.1f}/{self.ram_total_bytes / gib:.1f} GiB free",
+            f"{self.cpu_count} CPU threads",
+        ]
+        parts += [f"{g.name} {g.free_bytes / gib:.1f}/{g.total_bytes / gib:.1f} GiB free"
+                  for g in self.gpus]
+        return ", ".join(parts) if self.gpus else ", ".join([*parts, "no GPU detected"])
+
+
+def _nvidia_gpus() -> tuple[GPU, ...]:
+    try:
+        import pynvml
+    except ImportError:
+        return ()
+    try:
+        pynvml.nvmlInit()
+    except Exception:  # no driver, no device: the common case on laptops and CI
+        return ()
+    try:
+        gpus = []
+        for index in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            memory: Any = pynvml.nvmlDeviceGetMemoryInfo(handle)
+            name = pynvml.nvmlDeviceGetName(handle)
+            gpus.append(GPU(str(name), int(memory.total), int(memory.free)))
+        return tuple(gpus)
+    except Exception:
+        return ()
+    finally:
+        with contextlib.suppress(Exception):  # shutdown failure changes nothing for us
+            pynvml.nvmlShutdown()
+
+
+def detect_hardware() -> Hardware:
+    """Read RAM, cores and NVIDIA GPUs (via NVML when present; otherwise none)."""
+    memory = psutil.virtual_memory()
+    return Hardware(
+        ram_total_bytes=int(memory.total),
+        ram_available_bytes=int(memory.available),
+        cpu_count=os.cpu_count() or 1,
+        gpus=_nvidia_gpus(),
+    )
+
+
+class Verdict(StrEnum):
+    """How a model fits; the wording is what the CLI and the UI badges show."""
+
+    GPU = "fits on GPU"
+    PARTIAL = "fits in RAM, slower"
+    CPU = "fits in RAM, slower (CPU)"
+    NO = "won't fit"
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The decided load plan for one model on this machine."""
+
+    verdict: Verdict
+    context_length: int
+    gpu_layers: int
+    total_layers: int
+    estimated_bytes: int
+    reason: str
+
+    @property
+    def runs(self) -> bool:
+        """Whether the model can run here at all."""
+        return self.verdict is not Verdict.NO
+
+
+def _layers_on_gpu(info: GGUFInfo, ctx: int, vram: int) -> int:
+    layers = max(info.block_count, 1)
+    budget = vram - VRAM_RESERVE_BYTES
+    if budget <= 0:
+        return 0
+    if info.estimate_bytes(ctx) <= budget:
+        return layers + 1  # every repeating layer plus the output layer
+    per_layer = (info.weight_bytes + info.kv_bytes_per_token() * ctx) / layers
+    return max(0, min(layers, int(budget // per_layer)))
+
+
+def fit_model(
+    info: GGUFInfo,
+    hardware: Hardware,
+    *,
+    gpu_offload: bool,
+    context_length: int | None = None,
+    gpu_layers: int | None = None,
+) -> Fit:
+    """Choose context and GPU layers for ``info`` on ``hardware``; explicit values win."""
+    trained = max(info.context_length, MIN_CONTEXT)
+    ctx = context_length if context_length is not None else min(trained, DEFAULT_CONTEXT)
+    ram = int(hardware.ram_available_bytes * RAM_HEADROOM)
+    vram = hardware.vram_free_bytes if gpu_offload else 0
+    # Shrink the context (never below MIN_CONTEXT) until the model fits somewhere.
+    while context_length is None and ctx > MIN_CONTEXT and info.estimate_bytes(ctx) > ram + vram:
+        ctx //= 2
+    estimate = info.estimate_bytes(ctx)
+    total_layers = info.block_count + 1
+    layers = gpu_layers if gpu_layers is not None else _layers_on_gpu(info, ctx, vram)
+    layers = min(layers, total_layers) if gpu_offload else 0
+    on_gpu_bytes = int(estimate * layers / total_layers) if total_layers else 0
+    if estimate > ram + vram or estimate - on_gpu_bytes > ram:
+        verdict, reason = Verdict.NO, (
+            f"needs ~{_gib(estimate)} at context {ctx}; "
+            f"{_gib(ram)} RAM{f' + {_gib(vram)} VRAM' if vram else ''} usable"
+        )
+    elif layers >= total_layers and layers > 0:
+        verdict, reason = Verdict.GPU, f"all {total_layers} layers on the GPU"
+    elif layers > 0:
+        verdict, reason = Verdict.PARTIAL, f"{layers}/{total_layers} layers on the GPU, rest on CPU"
+    else:
+        why = "no GPU offload in this build" if not gpu_offload else "no GPU memory free"
+        verdict, reason = Verdict.CPU, f"runs on the CPU ({why})"
+    return Fit(verdict, ctx, layers, total_layers, estimate, reason)
+
+
+def _gib(value: int) -> str:
+    return f"{value / 1024**3:.1f} GiB"
+
+
+def fit_from_size(file_bytes: int, hardware: Hardware, *, gpu_offload: bool,
+                  context_length: int = DEFAULT_CONTEXT) -> Verdict:
+    """A verdict before download, from the file size alone (KV cache approximated).
+
+    Without the header we cannot know the KV width, so we allow 10% of the weights plus
+    the compute overhead for an 8K context, which matches dense 7-9B models and
+    overestimates MoE/MLA ones slightly.
+    """
+    need = int(file_bytes * 1.10) + 96 * 1024 * 1024 + context_length * 4096 * 4
+    ram = int(hardware.ram_available_bytes * RAM_HEADROOM)
+    vram = hardware.vram_free_bytes - VRAM_RESERVE_BYTES if gpu_offload else 0
+    if vram > 0 and need <= vram:
+        return Verdict.GPU
+    if need <= ram + max(vram, 0):
+        return Verdict.PARTIAL if vram > 0 else Verdict.CPU
+    return Verdict.NO
+
+
+def recommend_quant(sizes: dict[str, int], hardware: Hardware, *, gpu_offload: bool,
+                    default: str | None = None) -> str | None:
+    """The best quant for this machine, or None if none runs.
+
+    Fully on the GPU: the largest that fits (quality is free there). Otherwise the
+    catalog's default (a Q4_K_M-class balance of speed and quality) if it runs, else
+    the smallest that runs: on the CPU, speed falls with every extra byte.
+    """
+    verdicts = {name: fit_from_size(size, hardware, gpu_offload=gpu_offload)
+                for name, size in sizes.items()}
+    on_gpu = [n for n, v in verdicts.items() if v is Verdict.GPU]
+    if on_gpu:
+        return max(on_gpu, key=lambda n: sizes[n])
+    runs = [n for n, v in verdicts.items() if v is not Verdict.NO]
+    if not runs:
+        return None
+    if default in runs:
+        return default
+    return min(runs, key=lambda n: sizes[n])

@@ -1,0 +1,81 @@
+"""The ``edgedesk`` command: parse arguments, build the context, run one verb.
+
+Each verb lives in its own module with a ``register(subparsers)`` function that sets
+``handler`` on its parser. Errors the user can fix print one line and exit non-zero;
+only a bug shows a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from desktop import __version__
+from desktop.errors import EdgeDeskError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _verb_modules() -> list[Any]:
+    from desktop.cli import models, run
+
+    return [run, models]
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Flags every verb accepts (``--offline``)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--offline", action="store_true", default=None,
+                        help="make no network connection at all (same as EDGEDESK_OFFLINE=1)")
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every verb registered."""
+    parser = argparse.ArgumentParser(
+        prog="edgedesk",
+        description="Private, on-device LLMs: chat, documents and a local OpenAI-compatible API.",
+        parents=[common_options()],
+    )
+    parser.add_argument("--version", action="version", version=f"edgedesk {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
+    for module in _verb_modules():
+        module.register(sub)
+    return parser
+
+
+def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Settings overridden by global flags."""
+    overrides: dict[str, Any] = {}
+    if getattr(args, "offline", None):
+        overrides["offline"] = True
+    return overrides
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"edgedesk: error: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``edgedesk`` command line; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    try:
+        if handler is None:
+            from desktop.cli.gui import launch_gui
+
+            return launch_gui(args)
+        return handler(args)
+    except EdgeDeskError as exc:
+        return _fail(exc.message, exc.exit_code)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        # `edgedesk ... | head` closed the pipe: not an error worth a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

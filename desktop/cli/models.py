@@ -1,0 +1,146 @@
+"""``edgedesk models list|info``: the catalog, what is installed, and what fits here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from desktop.app import AppContext
+from desktop.catalog.entries import ModelEntry
+from desktop.catalog.hardware import fit_from_size, recommend_quant
+from desktop.cli.context import context_for
+from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.resolve import looks_like_path
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``models`` verb group."""
+    from desktop.cli import common_options
+
+    models = sub.add_parser("models", parents=[common_options()],
+                            help="list, inspect and manage models")
+    msub = models.add_subparsers(dest="models_verb", metavar="ACTION", required=True)
+    common = common_options()
+    listing = msub.add_parser("list", parents=[common], help="catalog and installed models")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=handle_list)
+    info = msub.add_parser("info", parents=[common], help="inspect a model without loading it")
+    info.add_argument("model", metavar="ID|PATH")
+    info.add_argument("--ctx", type=int, default=None, metavar="N")
+    info.add_argument("--json", action="store_true")
+    info.set_defaults(handler=handle_info)
+    for extension in _extensions():
+        extension.register_models(msub)
+
+
+def _extensions() -> list[Any]:
+    """Other modules that add ``models`` actions (pull, rm, import, …)."""
+    return []
+
+
+def _gib(value: int | None) -> str:
+    return "?" if not value else f"{value / 1024**3:.1f} GB"
+
+
+def _installed_files(ctx: AppContext, entry: ModelEntry) -> list[Path] | None:
+    try:
+        _, _, files = ctx.resolver.locate(entry.id)
+    except ModelNotFound:
+        return None
+    return files
+
+
+def catalog_rows(ctx: AppContext) -> list[dict[str, Any]]:
+    """One row per catalog model with its fit on this machine."""
+    rows = []
+    for entry in ctx.catalog:
+        sizes = {q.name: q.size or 0 for q in entry.quants}
+        recommended = recommend_quant(sizes, ctx.hardware, gpu_offload=ctx.gpu_offload,
+                                      default=entry.default_quant)
+        chosen = entry.quant(recommended) if recommended else entry.quant()
+        verdict = fit_from_size(chosen.size or 0, ctx.hardware, gpu_offload=ctx.gpu_offload)
+        files = _installed_files(ctx, entry)
+        rows.append({
+            "id": entry.id, "name": entry.name, "family": entry.family, "kind": entry.kind,
+            "tier": entry.tier, "repo": entry.repo, "recommended_quant": recommended,
+            "size_bytes": chosen.size, "fit": str(verdict),
+            "installed": [str(f) for f in files] if files else None,
+        })
+    return rows
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    """Print the catalog with fit verdicts (and installed files)."""
+    ctx = context_for(args)
+    rows = catalog_rows(ctx)
+    if args.json:
+        print(json.dumps({"hardware": ctx.hardware.describe(),
+                          "gpu_offload": ctx.gpu_offload, "models": rows}, indent=2))
+        return 0
+    print(f"This machine: {ctx.hardware.describe()}; GPU offload in this build: "
+          f"{'yes' if ctx.gpu_offload else 'no'}")
+    header = f"{'ID':<22} {'KIND':<10} {'TIER':<12} {'QUANT':<7} {'SIZE':>8}  {'FIT':<26} INSTALLED"
+    print(header)
+    for row in rows:
+        print(f"{row['id']:<22} {row['kind']:<10} {row['tier']:<12} "
+              f"{row['recommended_quant'] or '-':<7} {_gib(row['size_bytes']):>8}  "
+              f"{row['fit']:<26} {'yes' if row['installed'] else '-'}")
+    return 0
+
+
+def handle_info(args: argparse.Namespace) -> int:
+    """Print the header facts and the load plan of one model."""
+    if args.ctx is not None and not 64 <= args.ctx <= 1_048_576:
+        raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 64 to 1048576 tokens")
+    ctx = context_for(args)
+    entry = None if looks_like_path(args.model) else ctx.catalog.find(args.model)
+    try:
+        path, entry, _ = ctx.resolver.locate(args.model)
+    except ModelNotFound:
+        if entry is None:
+            raise
+        return _print_catalog_only(ctx, entry, args.json)
+    info = ctx.resolver.info(path)
+    plan = ctx.resolver.fit(info, args.ctx)
+    data = {
+        "model": entry.id if entry else path.name,
+        "header": info.to_dict(),
+        "kv_bytes_per_token": info.kv_bytes_per_token(),
+        "plan": {"verdict": str(plan.verdict), "reason": plan.reason,
+                 "context_length": plan.context_length, "gpu_layers": plan.gpu_layers,
+                 "total_layers": plan.total_layers, "estimated_bytes": plan.estimated_bytes},
+        "hardware": ctx.hardware.describe(),
+    }
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{data['model']}  ({path})")
+    print(f"  architecture   {info.architecture}   quant {info.file_type or '?'}")
+    print(f"  parameters     {info.parameters / 1e9:.2f} B   weights {_gib(info.weight_bytes)}")
+    print(f"  layers         {info.block_count}   heads {info.head_count} "
+          f"(KV {info.head_count_kv})")
+    print(f"  context        trained {info.context_length}, planned {plan.context_length}")
+    print(f"  KV cache       {info.kv_bytes_per_token()} bytes/token")
+    print(f"  chat template  {'in GGUF' if info.chat_template else 'none in GGUF'}")
+    print(f"  memory         ~{_gib(plan.estimated_bytes)} at context {plan.context_length}")
+    print(f"  fit            {plan.verdict}: {plan.reason}")
+    return 0
+
+
+def _print_catalog_only(ctx: AppContext, entry: ModelEntry, as_json: bool) -> int:
+    rows = {r["id"]: r for r in catalog_rows(ctx)}
+    row = rows[entry.id]
+    if as_json:
+        print(json.dumps({**row, "context_length": entry.context_length,
+                          "license": entry.license, "notes": entry.notes}, indent=2))
+        return 0
+    print(f"{entry.id}  {entry.name}  ({entry.repo}) — not downloaded")
+    print(f"  kind {entry.kind}, tier {entry.tier}, license {entry.license}, "
+          f"context {entry.context_length}")
+    print(f"  quants: {', '.join(f'{q.name} ({_gib(q.size)})' for q in entry.quants)}")
+    print(f"  recommended here: {row['recommended_quant'] or 'none'} — {row['fit']}")
+    if entry.notes:
+        print(f"  note: {entry.notes}")
+    return 0

@@ -1,0 +1,87 @@
+"""``edgedesk run MODEL PROMPT``: stream one answer to the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+from desktop.cli.context import context_for
+from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.errors import InvalidRequest
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``run`` verb."""
+    from desktop.cli import common_options
+
+    parser = sub.add_parser("run", parents=[common_options()],
+                            help="stream an answer from a model",
+                            description="Stream an answer from MODEL (a catalog id or a .gguf "
+                            "path) to PROMPT.")
+    parser.add_argument("model", metavar="MODEL")
+    parser.add_argument("prompt", metavar="PROMPT")
+    parser.add_argument("--system", metavar="S", help="system prompt")
+    parser.add_argument("--max-tokens", type=int, default=512, metavar="N")
+    parser.add_argument("--temperature", type=float, default=0.8, metavar="T")
+    parser.add_argument("--seed", type=int, default=None, metavar="S")
+    parser.add_argument("--ctx", type=int, default=None, metavar="N",
+                        help="context length (default: fitted to this machine)")
+    parser.add_argument("--raw", action="store_true",
+                        help="send PROMPT as plain text completion, no chat template")
+    parser.add_argument("--stats", action="store_true",
+                        help="print token counts and speed to stderr at the end")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the verb; returns the exit code."""
+    if args.max_tokens < 1:
+        raise InvalidRequest("--max-tokens must be at least 1")
+    if not 0.0 <= args.temperature <= 5.0:
+        raise InvalidRequest("--temperature must be between 0 and 5")
+    if args.ctx is not None and not 256 <= args.ctx <= 1_048_576:
+        raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 256 to 1048576 tokens")
+    ctx = context_for(args, {"engine.context_length": args.ctx} if args.ctx else None)
+    params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature,
+                              seed=args.seed)
+    cancel = threading.Event()
+    try:
+        if args.raw:
+            stream = ctx.scheduler.stream_completion(args.model, args.prompt, params, cancel)
+        else:
+            messages = [Message("user", args.prompt)]
+            if args.system:
+                messages.insert(0, Message("system", args.system))
+            stream = ctx.scheduler.stream_chat(args.model, messages, params, cancel)
+        final = _print_stream(stream)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    finally:
+        ctx.close()
+    if args.stats and final is not None and final.usage and final.timings:
+        print(f"[{final.usage.prompt_tokens} prompt + {final.usage.completion_tokens} generated "
+              f"tokens, {final.tokens_per_s:.1f} tok/s, first token after "
+              f"{final.timings.time_to_first_token_s * 1000:.0f} ms, "
+              f"finish: {final.finish_reason}]", file=sys.stderr)
+    return 0
+
+
+def _print_stream(stream: object) -> Chunk | None:
+    final: Chunk | None = None
+    in_reasoning = False
+    out = sys.stdout
+    for chunk in stream:  # type: ignore[attr-defined]
+        if chunk.reasoning:
+            if not in_reasoning:
+                print("[thinking] ", end="", file=sys.stderr)
+                in_reasoning = True
+            print(chunk.reasoning, end="", file=sys.stderr, flush=True)
+        if chunk.text:
+            out.write(chunk.text)
+            out.flush()
+        if chunk.is_final:
+            final = chunk
+    out.write("\n")
+    return final

@@ -1,0 +1,251 @@
+"""Where EdgeDesk keeps its files, and the typed, validated settings it runs with.
+
+Settings are layered, lowest first: built-in defaults, the user's ``settings.toml``,
+environment variables, command-line flags, and finally the machine policy. The policy
+layer is a seam (``PolicySource``) that a later module fills from the OS's managed
+location; whatever it sets is *locked* and no lower layer can change it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import platformdirs
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from desktop.errors import ConfigError
+
+APP_NAME = "EdgeDesk"
+HOME_ENV = "EDGEDESK_HOME"
+OFFLINE_ENV = "EDGEDESK_OFFLINE"
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Every folder the app writes to; ``EDGEDESK_HOME`` puts them all under one root."""
+
+    config_dir: Path
+    data_dir: Path
+    cache_dir: Path
+    log_dir: Path
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Paths:
+        """Resolve the folders from ``EDGEDESK_HOME`` if set, else the OS conventions."""
+        env = os.environ if environ is None else environ
+        home = env.get(HOME_ENV)
+        if home:
+            root = Path(home).expanduser().resolve()
+            return cls(root / "config", root / "data", root / "cache", root / "logs")
+        dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
+        return cls(
+            Path(dirs.user_config_dir),
+            Path(dirs.user_data_dir),
+            Path(dirs.user_cache_dir),
+            Path(dirs.user_log_dir),
+        )
+
+    @property
+    def settings_file(self) -> Path:
+        """The user's editable settings file."""
+        return self.config_dir / "settings.toml"
+
+    @property
+    def models_dir(self) -> Path:
+        """Where downloaded models live, in a readable ``repo/file`` layout."""
+        return self.data_dir / "models"
+
+    @property
+    def database(self) -> Path:
+        """The one SQLite database for conversations, documents and indexes."""
+        return self.data_dir / "edgedesk.db"
+
+    def ensure(self) -> None:
+        """Create the folders (idempotent)."""
+        for folder in (self.config_dir, self.data_dir, self.cache_dir, self.log_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ServerSettings(_Section):
+    """The local OpenAI-compatible server."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+    require_key: bool = True
+    allowed_origins: list[str] = Field(default_factory=list)
+    start_with_app: bool = False
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    max_tokens_limit: int = Field(default=8192, ge=1)
+    generation_timeout_s: float = Field(default=600.0, gt=0)
+    queue_max: int = Field(default=16, ge=1)
+    requests_per_minute: int | None = Field(default=None, ge=1)
+    tokens_per_minute: int | None = Field(default=None, ge=1)
+    response_cache: bool = False
+    cache_entries: int = Field(default=256, ge=1)
+
+
+class EngineSettings(_Section):
+    """How models are loaded and kept."""
+
+    keep_alive_s: float = Field(default=600.0, ge=0)
+    preload: list[str] = Field(default_factory=list)
+    context_length: int | None = Field(default=None, ge=256, le=1_048_576)
+    gpu_layers: int | None = Field(default=None, ge=0)
+    threads: int | None = Field(default=None, ge=1, le=512)
+    memory_budget_gb: float | None = Field(default=None, gt=0)
+    max_loaded_models: int = Field(default=2, ge=1)
+
+
+class Settings(_Section):
+    """Everything a user can set; unknown keys are rejected so typos are caught."""
+
+    offline: bool = False
+    allow_downloads: bool = True
+    hub_endpoint: str | None = None
+    retention_days: int | None = Field(default=None, ge=1)
+    ephemeral_only: bool = False
+    theme: Literal["system", "light", "dark"] = "system"
+    language: Literal["en", "zh_CN"] = "en"
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+
+class PolicySource(Protocol):
+    """The machine-wide policy: dotted keys (``server.port``) forced on every user."""
+
+    def forced(self) -> Mapping[str, Any]:
+        """Return the values the organisation enforces, by dotted key."""
+        ...
+
+
+@dataclass(frozen=True)
+class NoPolicy:
+    """No machine policy is in force."""
+
+    def forced(self) -> Mapping[str, Any]:
+        """Nothing is forced."""
+        return {}
+
+
+@dataclass(frozen=True)
+class EffectiveSettings:
+    """The settings in force, where each non-default value came from, and what is locked."""
+
+    settings: Settings
+    sources: dict[str, str] = field(default_factory=dict)
+    locked: frozenset[str] = frozenset()
+
+    def is_locked(self, key: str) -> bool:
+        """Whether the machine policy fixes ``key`` (dotted) so the user cannot change it."""
+        return key in self.locked
+
+
+def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = tree
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"setting '{key}': '{part}' is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _validate(tree: dict[str, Any], origin: str) -> Settings:
+    try:
+        return Settings.model_validate(tree)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        shown = first.get("input")
+        raise ConfigError(
+            f"{origin}: '{where}': {first['msg']} (got {shown!r}); "
+            "fix or remove that line and try again"
+        ) from None
+
+
+def read_user_file(path: Path) -> dict[str, Any]:
+    """Parse the user's settings TOML; a syntax error names the file and line."""
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or delete it") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read settings ({exc.strerror})") from None
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings named by environment variables (``EDGEDESK_OFFLINE=1``)."""
+    overrides: dict[str, Any] = {}
+    value = environ.get(OFFLINE_ENV)
+    if value is not None and value.strip() != "":
+        overrides["offline"] = value.strip().lower() not in {"0", "false", "no", "off"}
+    return overrides
+
+
+def load_settings(
+    paths: Paths,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cli: Mapping[str, Any] | None = None,
+    policy: PolicySource | None = None,
+) -> EffectiveSettings:
+    """Merge defaults, user file, environment, CLI flags and machine policy, then validate."""
+    env = os.environ if environ is None else environ
+    tree: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    user = read_user_file(paths.settings_file)
+    _validate(user, str(paths.settings_file))  # report the user's own mistakes by file
+    layers: list[tuple[str, Mapping[str, Any]]] = [
+        ("user", _flatten(user)),
+        ("environment", env_overrides(env)),
+        ("command line", dict(cli or {})),
+    ]
+    forced = dict((policy or NoPolicy()).forced())
+    layers.append(("policy", forced))
+    for origin, values in layers:
+        for key, value in values.items():
+            _set_dotted(tree, key, value)
+            sources[key] = origin
+    settings = _validate(tree, "machine policy" if forced else "settings")
+    return EffectiveSettings(settings, sources, frozenset(forced))
+
+
+def save_user_settings(
+    paths: Paths, changes: Mapping[str, Any], current: EffectiveSettings
+) -> None:
+    """Write ``changes`` (dotted keys) to the user file; locked keys are refused."""
+    blocked = sorted(k for k in changes if current.is_locked(k))
+    if blocked:
+        raise ConfigError(f"set by your organization and cannot be changed: {', '.join(blocked)}")
+    tree = read_user_file(paths.settings_file)
+    for key, value in changes.items():
+        _set_dotted(tree, key, value)
+    _validate(tree, str(paths.settings_file))
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    tmp = paths.settings_file.with_suffix(".toml.tmp")
+    tmp.write_text(tomli_w.dumps(tree), encoding="utf-8")
+    os.replace(tmp, paths.settings_file)

@@ -1,0 +1,1 @@
+"""The only package that imports llama_cpp: load models, stream, embed, schedule."""

@@ -1,0 +1,349 @@
+"""The only code that touches llama.cpp: load, stream chat and completions, embed.
+
+Every call blocks the calling thread; streaming calls are iterators that stop within
+one token of ``cancel`` being set. The engine takes a file path and load options, never
+a catalog entry, so it can be tested with any GGUF.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+from llama_cpp.llama_cache import LlamaRAMCache
+from llama_cpp.llama_grammar import LlamaGrammar
+
+from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
+from desktop.engine.types import Chunk, FinishReason, GenerationParams, Message, Timings, Usage
+from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
+
+_NEVER = threading.Event()
+
+
+def gpu_offload_supported() -> bool:
+    """Whether this llama.cpp build can put layers on a GPU (CUDA, Metal, Vulkan…)."""
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to load one model file; already fitted to the machine by the caller."""
+
+    context_length: int
+    gpu_layers: int = 0
+    threads: int | None = None
+    embedding: bool = False
+    state_cache_bytes: int = 512 * 1024 * 1024
+    seed: int = 0
+
+
+class _CountingLlama(llama_cpp.Llama):
+    """llama_cpp.Llama that counts what it evaluates and samples, so prefix reuse shows."""
+
+    evaluated_tokens = 0  # since load
+    request_prompt_evaluated = 0  # prompt tokens actually decoded for the current request
+    request_sampled = 0
+
+    def begin_request(self) -> None:
+        self.request_prompt_evaluated = 0
+        self.request_sampled = 0
+
+    def eval(self, tokens: Sequence[int]) -> None:
+        self.evaluated_tokens += len(tokens)
+        if self.request_sampled == 0:
+            self.request_prompt_evaluated += len(tokens)
+        super().eval(tokens)
+
+    def generate(self, *args: Any, **kwargs: Any) -> Iterator[int]:  # type: ignore[override]
+        for token in super().generate(*args, **kwargs):
+            self.request_sampled += 1
+            yield token
+
+
+class LlamaEngine:
+    """One loaded model; not thread-safe: the scheduler serialises calls."""
+
+    def __init__(self, path: Path, options: LoadOptions, *, model_id: str = "",
+                 chat_template: str | None = None, reasoning: bool = False) -> None:
+        self.path = path
+        self.options = options
+        self.model_id = model_id or path.stem
+        self._reasoning = reasoning
+        self._catalog_template = chat_template
+        self._llm = self._load(path, options)
+        self.embed_decodes = 0  # decode calls spent on embeddings (batching shows here)
+        self._template: ResolvedTemplate | None = None
+
+    @staticmethod
+    def _load(path: Path, options: LoadOptions) -> Any:
+        kwargs: dict[str, Any] = {
+            "model_path": str(path),
+            "n_ctx": options.context_length,
+            "n_gpu_layers": options.gpu_layers if gpu_offload_supported() else 0,
+            "n_threads": options.threads,
+            "seed": options.seed,
+            "use_mmap": True,
+            "verbose": False,
+        }
+        if options.embedding:
+            # Non-causal encoders need the whole input in one micro-batch.
+            kwargs.update(embedding=True, n_batch=options.context_length,
+                          n_ubatch=options.context_length)
+        try:
+            llm = _CountingLlama(**kwargs)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelLoadError(f"llama.cpp could not load {path.name}: {exc}") from None
+        if not options.embedding and options.state_cache_bytes > 0:
+            # Keeps the KV state of recent conversations so switching back is cheap.
+            llm.set_cache(LlamaRAMCache(capacity_bytes=options.state_cache_bytes))
+        return llm
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def context_length(self) -> int:
+        """The context window the model was loaded with."""
+        return int(self._llm.n_ctx())
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The GGUF metadata as llama.cpp read it."""
+        return dict(self._llm.metadata)
+
+    @property
+    def evaluated_tokens(self) -> int:
+        """Total tokens pushed through the model since load (prompt and generated)."""
+        return int(self._llm.evaluated_tokens)
+
+    def embedding_dim(self) -> int:
+        """Width of the model's embedding vectors."""
+        return int(self._llm.n_embd())
+
+    def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
+        """The model's own tokens for ``text``."""
+        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """Text for ``tokens`` (invalid UTF-8 is replaced, never raised)."""
+        return bytes(self._llm.detokenize(list(tokens))).decode("utf-8", errors="replace")
+
+    def _token_text(self, token_id: int) -> str:
+        if token_id < 0:
+            return ""
+        return self.detokenize([token_id]) if token_id >= 0 else ""
+
+    # ------------------------------------------------------------------ chat
+    def template(self) -> ResolvedTemplate:
+        """The chat template in use (resolved once; raises TemplateMissing)."""
+        if self._template is None:
+            meta = self.metadata
+            self._template = resolve_template(
+                model_name=self.model_id,
+                architecture=meta.get("general.architecture", "unknown"),
+                gguf_template=meta.get("tokenizer.chat_template"),
+                catalog_template=self._catalog_template,
+                bos_token=self._token_text(self._llm.token_bos()),
+                eos_token=self._token_text(self._llm.token_eos()),
+            )
+        return self._template
+
+    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None
+               ) -> str:
+        """The prompt text for a conversation."""
+        return render_chat(self.template(), messages, tools=tools)
+
+    def prompt_tokens(self, prompt: str) -> list[int]:
+        """Tokens for a rendered prompt, adding BOS only if the template did not."""
+        template = self._template
+        has_bos = bool(template and template.bos_token and prompt.startswith(template.bos_token))
+        return self.tokenize(prompt, add_bos=not has_bos, special=True)
+
+    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
+                    cancel: threading.Event | None = None,
+                    tools: Sequence[dict[str, Any]] | None = None) -> Iterator[Chunk]:
+        """Stream the assistant's answer to ``messages``."""
+        prompt = self.render(messages, tools)
+        stops = tuple(dict.fromkeys((*params.stop, *self.template().stop_strings())))
+        starts_thinking = prompt.rstrip().endswith(ThinkSplitter.OPEN)
+        splitter = ThinkSplitter(enabled=self._reasoning, start_in_reasoning=starts_thinking)
+        yield from self._stream(self.prompt_tokens(prompt), params, cancel, stops, splitter)
+
+    def stream_completion(self, prompt: str, params: GenerationParams,
+                          cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        """Stream a plain-text continuation of ``prompt`` (no chat template)."""
+        tokens = self.tokenize(prompt, add_bos=True, special=False)
+        yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
+
+    def _stream(self, tokens: list[int], params: GenerationParams,  # noqa: PLR0912
+                cancel: threading.Event | None, stops: Sequence[str],
+                splitter: ThinkSplitter) -> Iterator[Chunk]:
+        cancel = cancel or _NEVER
+        n_ctx = self.context_length
+        if len(tokens) >= n_ctx:
+            raise ContextOverflow(
+                f"the prompt is {len(tokens)} tokens but the model's context is {n_ctx}; "
+                "shorten the conversation or load the model with a larger context"
+            )
+        if params.max_tokens is not None and params.max_tokens < 1:
+            raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")
+        grammar = None
+        if params.grammar:
+            try:
+                grammar = LlamaGrammar.from_string(params.grammar, verbose=False)
+            except (ValueError, RuntimeError) as exc:
+                raise InvalidRequest(f"invalid grammar: {exc}", param="grammar") from None
+        started = time.perf_counter()
+        llm = self._llm
+        llm.begin_request()
+        limit = params.max_tokens if params.max_tokens is not None else n_ctx
+        deadline = started + params.timeout_s if params.timeout_s is not None else math.inf
+
+        def should_stop(_ids: Any, _logits: Any) -> bool:
+            # Runs inside llama.cpp's loop after every sampled token, so a cancel lands
+            # within one token even while text is held back for stop strings.
+            return (cancel.is_set() or llm.request_sampled >= limit
+                    or time.perf_counter() > deadline)
+
+        stream = llm.create_completion(
+            tokens,
+            max_tokens=limit,
+            temperature=params.temperature,
+            top_p=params.top_p,
+            top_k=params.top_k,
+            min_p=params.min_p,
+            repeat_penalty=params.repeat_penalty,
+            presence_penalty=params.presence_penalty,
+            frequency_penalty=params.frequency_penalty,
+            stop=list(stops),
+            seed=params.seed,
+            grammar=grammar,
+            stopping_criteria=llama_cpp.StoppingCriteriaList([should_stop]),
+            stream=True,
+        )
+        first_at: float | None = None
+        stopped_by_model = False
+        try:
+            for part in stream:
+                choice = part["choices"][0]
+                content, reasoning = splitter.feed(choice.get("text") or "")
+                if content or reasoning:
+                    if first_at is None:
+                        first_at = time.perf_counter()
+                    yield Chunk(text=content, reasoning=reasoning)
+                if choice.get("finish_reason") == "stop":
+                    stopped_by_model = True
+                if cancel.is_set():
+                    break
+        finally:
+            with contextlib.suppress(Exception):
+                stream.close()
+        finish: FinishReason
+        if cancel.is_set():
+            finish = "cancelled"
+        elif time.perf_counter() > deadline:
+            finish = "timeout"
+        elif llm.request_sampled >= limit or not stopped_by_model:
+            finish = "length"
+        else:
+            finish = "stop"
+        content, reasoning = splitter.flush()
+        end = time.perf_counter()
+        first = first_at if first_at is not None else end
+        evaluated = self._llm.request_prompt_evaluated
+        yield Chunk(
+            text=content,
+            reasoning=reasoning,
+            finish_reason=finish,
+            usage=Usage(len(tokens), self._llm.request_sampled, max(0, len(tokens) - evaluated)),
+            timings=Timings(prompt_s=first - started, time_to_first_token_s=first - started,
+                            generation_s=end - first),
+        )
+
+    # ------------------------------------------------------------------ embeddings
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit-length vectors for ``texts``; long texts are windowed and pooled, not cut."""
+        if not self.options.embedding:
+            raise InvalidRequest(f"{self.model_id} is not loaded as an embedding model")
+        window = min(self.context_length, int(self._llm.n_batch))
+        sequences: list[list[int]] = []
+        plan: list[list[int]] = []  # per input: indexes of its windows in ``sequences``
+        for text in texts:
+            tokens = self.tokenize(text, add_bos=True, special=False)
+            if len(tokens) <= window:
+                plan.append([len(sequences)])
+                sequences.append(tokens)
+                continue
+            head, body, tail = self._split_specials(tokens)
+            step = max(1, window - len(head) - len(tail))
+            indexes = []
+            for start in range(0, len(body), step):
+                indexes.append(len(sequences))
+                sequences.append(head + body[start : start + step] + tail)
+            plan.append(indexes)
+        vectors = self._decode_embeddings(sequences)
+        return [
+            _pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan
+        ]
+
+    def _split_specials(self, tokens: list[int]) -> tuple[list[int], list[int], list[int]]:
+        model = self._llm._model
+        starts = {model.token_bos(), model.token_cls()} - {-1}
+        ends = {model.token_eos(), model.token_sep()} - {-1}
+        head = tokens[:1] if tokens and tokens[0] in starts else []
+        tail = tokens[-1:] if len(tokens) > len(head) and tokens[-1] in ends else []
+        return head, tokens[len(head) : len(tokens) - len(tail)], tail
+
+    def _decode_embeddings(self, sequences: list[list[int]]) -> list[list[float]]:
+        """Pooled vectors for token sequences, packing as many as fit into each decode."""
+        llm = self._llm
+        n_batch, n_embd = int(llm.n_batch), int(llm.n_embd())
+        n_seq_max = int(llm.context_params.n_seq_max)
+        batch, ctx = llm._batch, llm._ctx
+        out: list[list[float]] = []
+
+        def flush(count: int) -> None:
+            ctx.kv_cache_clear()
+            ctx.decode(batch)
+            batch.reset()
+            self.embed_decodes += 1
+            for seq in range(count):
+                pointer = llama_cpp.llama_get_embeddings_seq(ctx.ctx, seq)
+                out.append([float(x) for x in pointer[:n_embd]])
+
+        batch.reset()
+        used = count = 0
+        for tokens in sequences:
+            if count and (used + len(tokens) > n_batch or count >= n_seq_max):
+                flush(count)
+                used = count = 0
+            batch.add_sequence(tokens, count, True)
+            used += len(tokens)
+            count += 1
+        if count:
+            flush(count)
+        ctx.kv_cache_clear()
+        llm.reset()
+        return out
+
+    def close(self) -> None:
+        """Free the model's memory now rather than at garbage collection."""
+        with contextlib.suppress(Exception):
+            self._llm.close()
+
+
+def _pool(vectors: Sequence[Sequence[float]], weights: Sequence[int]) -> list[float]:
+    """Token-weighted mean of window vectors, then L2-normalised."""
+    if len(vectors) == 1:
+        pooled = list(vectors[0])
+    else:
+        total = float(sum(weights))
+        pooled = [sum(v[d] * w for v, w in zip(vectors, weights, strict=True)) / total
+                  for d in range(len(vectors[0]))]
+    norm = math.sqrt(sum(x * x for x in pooled))
+    return [x / norm for x in pooled] if norm > 0 else pooled

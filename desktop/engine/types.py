@@ -1,0 +1,140 @@
+"""Plain values that flow in and out of the engine; no llama_cpp types leak past here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+ModelKind = Literal["chat", "embedding", "reranker"]
+FinishReason = Literal["stop", "length", "tool_calls", "cancelled", "timeout"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for."""
+
+    id: str
+    name: str
+    arguments: str  # JSON text, exactly as OpenAI transmits it
+
+
+@dataclass(frozen=True)
+class Message:
+    """One turn of a conversation."""
+
+    role: Role
+    content: str = ""
+    name: str | None = None
+    tool_call_id: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str | None = None
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """How to sample; defaults follow llama.cpp's own."""
+
+    max_tokens: int | None = 512
+    temperature: float = 0.8
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    grammar: str | None = None  # GBNF text; the server builds it from JSON schemas
+    logprobs: int | None = None
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one request."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens served from a reused KV prefix
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Measured speed of one request, in seconds and tokens per second."""
+
+    load_s: float = 0.0
+    queue_s: float = 0.0
+    prompt_s: float = 0.0
+    time_to_first_token_s: float = 0.0
+    generation_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """Log-probability of one sampled token and its best alternatives."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One piece of a streamed answer; the last one carries ``finish_reason`` and usage."""
+
+    text: str = ""
+    reasoning: str = ""
+    finish_reason: FinishReason | None = None
+    usage: Usage | None = None
+    timings: Timings | None = None
+    logprobs: tuple[TokenLogprob, ...] = ()
+
+    @property
+    def is_final(self) -> bool:
+        """True for the closing chunk of a stream."""
+        return self.finish_reason is not None
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Generation speed of the whole request (final chunk only)."""
+        if self.usage is None or self.timings is None or self.timings.generation_s <= 0:
+            return 0.0
+        return self.usage.completion_tokens / self.timings.generation_s
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What the engine needs to load one model: a file, not a catalog entry."""
+
+    path: Path
+    model_id: str
+    kind: ModelKind = "chat"
+    context_length: int | None = None  # None: fit automatically
+    gpu_layers: int | None = None  # None: fit automatically
+    chat_template: str | None = None  # catalog override (Jinja2)
+    reasoning_format: Literal["none", "think"] = "none"
+    threads: int | None = None
+    extra_files: tuple[Path, ...] = ()  # the other shards of a split GGUF
+    options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """How a model was actually loaded, for the UI, logs and the benchmark."""
+
+    model_id: str
+    path: Path
+    context_length: int
+    gpu_layers: int
+    offload_supported: bool
+    load_s: float
+    estimated_bytes: int
+    template_source: str
+    notes: tuple[str, ...] = ()

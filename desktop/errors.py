@@ -1,0 +1,120 @@
+"""One exception hierarchy whose messages are written for the person who hit them.
+
+The CLI prints ``str(error)`` as a single line and exits with ``exit_code``; the HTTP
+server maps ``http_status`` and ``code`` to an OpenAI-style error body. Nothing in the
+product should surface a traceback for a problem the user can fix.
+"""
+
+from __future__ import annotations
+
+
+class EdgeDeskError(Exception):
+    """A failure with a clear, actionable, one-line message for the user."""
+
+    exit_code = 1
+    http_status = 500
+    code = "internal_error"
+    error_type = "server_error"
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+
+class ConfigError(EdgeDeskError):
+    """A settings or policy file holds a value we cannot use."""
+
+    exit_code = 2
+    http_status = 500
+    code = "config_error"
+
+
+class InvalidRequest(EdgeDeskError):
+    """The caller asked for something malformed or out of range."""
+
+    exit_code = 2
+    http_status = 400
+    code = "invalid_request"
+    error_type = "invalid_request_error"
+
+
+class ModelNotFound(EdgeDeskError):
+    """No catalog entry, installed model or file answers to the given name."""
+
+    exit_code = 3
+    http_status = 404
+    code = "model_not_found"
+    error_type = "invalid_request_error"
+
+
+class ModelFileError(EdgeDeskError):
+    """The model file is missing, unreadable, truncated or not a GGUF."""
+
+    exit_code = 3
+    http_status = 422
+    code = "model_file_error"
+    error_type = "invalid_request_error"
+
+
+class TemplateMissing(EdgeDeskError):
+    """A chat was requested from a model whose prompt format we cannot know."""
+
+    exit_code = 3
+    http_status = 422
+    code = "chat_template_missing"
+    error_type = "invalid_request_error"
+
+
+class ModelLoadError(EdgeDeskError):
+    """llama.cpp could not load the model (memory, unsupported architecture, corrupt data)."""
+
+    exit_code = 4
+    http_status = 503
+    code = "model_load_failed"
+
+
+class ContextOverflow(EdgeDeskError):
+    """The prompt (plus requested output) does not fit the model's context window."""
+
+    exit_code = 2
+    http_status = 400
+    code = "context_length_exceeded"
+    error_type = "invalid_request_error"
+
+
+class QueueFull(EdgeDeskError):
+    """Too many requests are already waiting for the engine."""
+
+    exit_code = 5
+    http_status = 429
+    code = "queue_full"
+    error_type = "rate_limit_error"
+
+    def __init__(self, message: str, *, retry_after_s: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class Cancelled(EdgeDeskError):
+    """The work was stopped on request; not a failure of the product."""
+
+    exit_code = 130
+    http_status = 499
+    code = "cancelled"
+
+
+class NetworkBlocked(EdgeDeskError):
+    """An outbound connection was refused because offline mode or policy forbids it."""
+
+    exit_code = 6
+    http_status = 403
+    code = "network_blocked"
+
+
+class DownloadError(EdgeDeskError):
+    """A model transfer failed after its retries; the partial file is kept for resume."""
+
+    exit_code = 7
+    http_status = 502
+    code = "download_failed"

@@ -1,0 +1,132 @@
+"""Turn what a user types (a catalog id, an installed model, a .gguf path) into a load plan.
+
+This sits above the catalog and the engine: it reads the GGUF header, fits the model to
+this machine, and hands the engine a ``ModelSpec`` that names only a file and numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop.catalog.entries import Catalog, ModelEntry
+from desktop.catalog.gguf_info import GGUFInfo, read_gguf
+from desktop.catalog.hardware import Fit, Hardware, fit_model
+from desktop.config import EngineSettings, Paths
+from desktop.engine.types import ModelKind, ModelSpec
+from desktop.errors import InvalidRequest, ModelNotFound
+
+MAX_CONTEXT = 1_048_576
+# An installed-model lookup: catalog id -> local file(s), filled by the model store.
+InstalledLookup = Callable[[str], list[Path] | None]
+
+
+def stable_id(path: Path) -> str:
+    """The id a bare .gguf file is known by: its file name without the extension."""
+    return path.name.removesuffix(".gguf")
+
+
+def looks_like_path(ref: str) -> bool:
+    """Whether ``ref`` names a file rather than a catalog id."""
+    return ref.endswith(".gguf") or "/" in ref or "\\" in ref or ref.startswith(".")
+
+
+def default_files(entry: ModelEntry, paths: Paths, quant: str | None = None) -> list[Path]:
+    """Where a pulled catalog model's files live: ``models/<repo>/<file>``."""
+    chosen = entry.quant(quant)
+    return [paths.models_dir / entry.repo / name for name in chosen.files]
+
+
+@dataclass
+class ModelResolver:
+    """Resolves model references for the scheduler; cheap to call repeatedly (cached)."""
+
+    catalog: Catalog
+    paths: Paths
+    engine_settings: EngineSettings
+    hardware: Hardware
+    gpu_offload: bool
+    installed: InstalledLookup | None = None
+    registered: dict[str, Path] = field(default_factory=dict)
+    _info_cache: dict[tuple[Path, float], GGUFInfo] = field(default_factory=dict, repr=False)
+
+    def register(self, path: Path) -> str:
+        """Make a .gguf file known under its stable id (``--model`` on the server)."""
+        info = self.info(path)  # validates the file up front
+        model_id = stable_id(info.path)
+        self.registered[model_id] = info.path
+        return model_id
+
+    def info(self, path: Path) -> GGUFInfo:
+        """The GGUF header of ``path`` (cached by path and modification time)."""
+        resolved = path.expanduser().resolve()
+        if not resolved.exists():
+            raise ModelNotFound(f"model file not found: {path}")
+        key = (resolved, resolved.stat().st_mtime)
+        if key not in self._info_cache:
+            self._info_cache[key] = read_gguf(resolved)
+        return self._info_cache[key]
+
+    def locate(self, ref: str) -> tuple[Path, ModelEntry | None, list[Path]]:
+        """The first file of the model named ``ref``, its catalog entry and all its shards."""
+        if ref in self.registered:
+            path = self.registered[ref]
+            return path, None, [path]
+        if looks_like_path(ref):
+            path = Path(ref).expanduser()
+            if not path.exists():
+                raise ModelNotFound(f"model file not found: {ref}")
+            return path.resolve(), None, [path.resolve()]
+        entry = self.catalog.get(ref)
+        installed = self.installed(ref) if self.installed else None
+        files = installed or default_files(entry, self.paths)
+        if not all(f.exists() for f in files):
+            raise ModelNotFound(
+                f"{ref} is not downloaded yet; run 'edgedesk models pull {ref}' first"
+            )
+        return files[0], entry, files
+
+    def fit(self, info: GGUFInfo, context_length: int | None = None) -> Fit:
+        """The load plan for ``info`` on this machine, honouring the user's settings."""
+        ctx = context_length or self.engine_settings.context_length
+        if ctx is not None and not 64 <= ctx <= MAX_CONTEXT:
+            raise InvalidRequest(
+                f"context length {ctx} is out of range; use a value between 64 and {MAX_CONTEXT}",
+                param="context_length",
+            )
+        return fit_model(info, self.hardware, gpu_offload=self.gpu_offload, context_length=ctx,
+                         gpu_layers=self.engine_settings.gpu_layers)
+
+    def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
+        """Resolve ``ref`` to a ModelSpec fitted to this machine."""
+        path, entry, files = self.locate(ref)
+        info = self.info(path)
+        plan = self.fit(info, context_length)
+        kind = entry.kind if entry else _kind_of(info)
+        return ModelSpec(
+            path=path,
+            model_id=entry.id if entry else stable_id(path),
+            kind=kind,
+            context_length=plan.context_length,
+            gpu_layers=plan.gpu_layers,
+            chat_template=entry.chat_template if entry else None,
+            reasoning_format=entry.reasoning if entry else "none",
+            threads=self.engine_settings.threads,
+            extra_files=tuple(files[1:]),
+            options={"estimated_bytes": plan.estimated_bytes},
+        )
+
+
+_ENCODER_ARCHS = frozenset({"bert", "nomic-bert", "jina-bert-v2", "xlm-roberta", "modern-bert"})
+
+
+def _kind_of(info: GGUFInfo) -> ModelKind:
+    if info.architecture in _ENCODER_ARCHS:
+        return "embedding"
+    return "chat"
+
+
+def installed_from_mapping(mapping: Mapping[str, list[Path]]) -> InstalledLookup:
+    """An installed-model lookup over a plain mapping (tests, bundles)."""
+    return mapping.get

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install EdgeDesk with its test tools into .venv and run every check CI runs:
+# lint, types, architecture contracts, then the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+export QT_QPA_PLATFORM=offscreen
+echo "== ruff";          .venv/bin/ruff check desktop tests
+echo "== mypy (strict)"; .venv/bin/mypy
+echo "== import-linter"; .venv/bin/lint-imports
+echo "== pytest";        .venv/bin/python -m pytest "$@"

