@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.app import AppContext
+from desktop.catalog import listing
 from desktop.catalog.entries import ModelEntry
-from desktop.catalog.hardware import fit_from_size, recommend_quant
 from desktop.cli.context import context_for
 from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.resolve import looks_like_path
@@ -44,9 +44,9 @@ def _gib(value: int | None) -> str:
     return "?" if not value else f"{value / 1024**3:.1f} GB"
 
 
-def _installed_files(ctx: AppContext, entry: ModelEntry) -> list[Path] | None:
+def _installed_files(ctx: AppContext, model_id: str) -> list[Path] | None:
     try:
-        _, _, files = ctx.resolver.locate(entry.id)
+        _, _, files = ctx.resolver.locate(model_id)
     except ModelNotFound:
         return None
     return files
@@ -54,21 +54,9 @@ def _installed_files(ctx: AppContext, entry: ModelEntry) -> list[Path] | None:
 
 def catalog_rows(ctx: AppContext) -> list[dict[str, Any]]:
     """One row per catalog model with its fit on this machine."""
-    rows = []
-    for entry in ctx.catalog:
-        sizes = {q.name: q.size or 0 for q in entry.quants}
-        recommended = recommend_quant(sizes, ctx.hardware, gpu_offload=ctx.gpu_offload,
-                                      default=entry.default_quant)
-        chosen = entry.quant(recommended) if recommended else entry.quant()
-        verdict = fit_from_size(chosen.size or 0, ctx.hardware, gpu_offload=ctx.gpu_offload)
-        files = _installed_files(ctx, entry)
-        rows.append({
-            "id": entry.id, "name": entry.name, "family": entry.family, "kind": entry.kind,
-            "tier": entry.tier, "repo": entry.repo, "recommended_quant": recommended,
-            "size_bytes": chosen.size, "fit": str(verdict),
-            "installed": [str(f) for f in files] if files else None,
-        })
-    return rows
+    rows = listing.catalog_rows(ctx.catalog, ctx.hardware, gpu_offload=ctx.gpu_offload,
+                                installed=lambda model_id: _installed_files(ctx, model_id))
+    return [row.to_dict() for row in rows]
 
 
 def handle_list(args: argparse.Namespace) -> int:
