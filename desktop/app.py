@@ -16,6 +16,7 @@ from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import Hardware, detect_hardware
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
+from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.resolve import ModelResolver
 
 
@@ -27,6 +28,7 @@ class AppContext:
     effective: EffectiveSettings
     catalog: Catalog
     hardware_probe: Any = detect_hardware
+    policy_problem: str | None = None  # set when the machine policy is invalid (fail closed)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -57,6 +59,7 @@ class AppContext:
             engine_settings=self.settings.engine,
             hardware=self.hardware,
             gpu_offload=self.gpu_offload,
+            allowed_models=self.settings.allowed_models,
         )
 
     @functools.cached_property
@@ -87,8 +90,15 @@ def build_context(
     cli_settings: Mapping[str, Any] | None = None,
     policy: PolicySource | None = None,
 ) -> AppContext:
-    """Build the app's context from the environment (``EDGEDESK_HOME``) and flags."""
+    """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
+
+    Without an explicit ``policy`` the OS's managed policy is read (it always wins).
+    """
     paths = Paths.from_env(environ)
     paths.ensure()
+    if policy is None:
+        policy = load_machine_policy()
     effective = load_settings(paths, environ=environ, cli=cli_settings, policy=policy)
-    return AppContext(paths=paths, effective=effective, catalog=load_catalog())
+    problem = policy.problem if isinstance(policy, MachinePolicy) else None
+    return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
+                      policy_problem=problem)

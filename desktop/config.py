@@ -79,6 +79,7 @@ class _Section(BaseModel):
 class ServerSettings(_Section):
     """The local OpenAI-compatible server."""
 
+    enabled: bool = True  # IT can forbid the server entirely (policy ServerAllowed)
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=1, le=65535)
     require_key: bool = True
@@ -114,6 +115,8 @@ class Settings(_Section):
     hub_endpoint: str | None = None
     retention_days: int | None = Field(default=None, ge=1)
     ephemeral_only: bool = False
+    allowed_models: list[str] | None = None  # None: any; else ids or file SHA-256 digests
+    shared_models_dir: str | None = None
     theme: Literal["system", "light", "dark"] = "system"
     language: Literal["en", "zh_CN"] = "en"
     engine: EngineSettings = Field(default_factory=EngineSettings)

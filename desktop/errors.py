@@ -48,6 +48,15 @@ class ModelNotFound(EdgeDeskError):
     error_type = "invalid_request_error"
 
 
+class ModelNotAllowed(EdgeDeskError):
+    """The machine policy does not allow this model."""
+
+    exit_code = 3
+    http_status = 403
+    code = "model_not_allowed"
+    error_type = "permission_error"
+
+
 class ModelFileError(EdgeDeskError):
     """The model file is missing, unreadable, truncated or not a GGUF."""
 
@@ -118,3 +127,20 @@ class DownloadError(EdgeDeskError):
     exit_code = 7
     http_status = 502
     code = "download_failed"
+
+
+class AuthRequired(EdgeDeskError):
+    """The Hub refused us: the repository is gated or private and needs a token."""
+
+    exit_code = 8
+    http_status = 401
+    code = "auth_required"
+    error_type = "authentication_error"
+
+
+class StoreError(EdgeDeskError):
+    """The local database cannot be opened, migrated or written."""
+
+    exit_code = 9
+    http_status = 500
+    code = "store_error"

@@ -6,6 +6,7 @@ this machine, and hands the engine a ``ModelSpec`` that names only a file and nu
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
 from desktop.config import EngineSettings, Paths
 from desktop.engine.types import ModelKind, ModelSpec
-from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.errors import InvalidRequest, ModelNotAllowed, ModelNotFound
 
 MAX_CONTEXT = 1_048_576
 # An installed-model lookup: catalog id -> local file(s), filled by the model store.
@@ -49,6 +50,8 @@ class ModelResolver:
     gpu_offload: bool
     installed: InstalledLookup | None = None
     registered: dict[str, Path] = field(default_factory=dict)
+    allowed_models: list[str] | None = None  # machine policy: ids or SHA-256 digests
+    _digest_cache: dict[tuple[Path, float], str] = field(default_factory=dict, repr=False)
     _info_cache: dict[tuple[Path, float], GGUFInfo] = field(default_factory=dict, repr=False)
 
     def register(self, path: Path) -> str:
@@ -98,9 +101,33 @@ class ModelResolver:
         return fit_model(info, self.hardware, gpu_offload=self.gpu_offload, context_length=ctx,
                          gpu_layers=self.engine_settings.gpu_layers)
 
+    def _sha256(self, path: Path) -> str:
+        key = (path, path.stat().st_mtime)
+        if key not in self._digest_cache:
+            digest = hashlib.sha256()
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1024 * 1024), b""):
+                    digest.update(block)
+            self._digest_cache[key] = digest.hexdigest()
+        return self._digest_cache[key]
+
+    def check_allowed(self, model_id: str, files: list[Path]) -> None:
+        """Refuse a model the machine policy does not list (by id or file SHA-256)."""
+        allowed = self.allowed_models
+        if allowed is None or model_id in allowed:
+            return
+        digests = {a.lower() for a in allowed if len(a) == 64}
+        if digests and all(self._sha256(f) in digests for f in files):
+            return
+        raise ModelNotAllowed(
+            f"{model_id} is blocked by your organization's policy (AllowedModels); "
+            "ask IT to allow it or pick an allowed model"
+        )
+
     def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
         """Resolve ``ref`` to a ModelSpec fitted to this machine."""
         path, entry, files = self.locate(ref)
+        self.check_allowed(entry.id if entry else stable_id(path), files)
         info = self.info(path)
         plan = self.fit(info, context_length)
         kind = entry.kind if entry else _kind_of(info)

@@ -10,7 +10,7 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
 export QT_QPA_PLATFORM=offscreen
-echo "== ruff";          .venv/bin/ruff check desktop tests
+echo "== ruff";          .venv/bin/ruff check desktop tests packaging
 echo "== mypy (strict)"; .venv/bin/mypy
 echo "== import-linter"; .venv/bin/lint-imports
 echo "== pytest";        .venv/bin/python -m pytest "$@"

@@ -20,9 +20,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _verb_modules() -> list[Any]:
-    from desktop.cli import models, run
+    from desktop.cli import models, policy, run
 
-    return [run, models]
+    return [run, models, policy]
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,4 +14,7 @@ def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None
     """The composition root, with this invocation's flags applied as settings."""
     from desktop.cli import cli_settings
 
-    return build_context(cli_settings={**cli_settings(args), **(extra or {})})
+    ctx = build_context(cli_settings={**cli_settings(args), **(extra or {})})
+    if ctx.policy_problem:
+        print(f"edgedesk: warning: {ctx.policy_problem}", file=sys.stderr)
+    return ctx

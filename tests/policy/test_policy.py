@@ -1,0 +1,170 @@
+"""Machine policy: precedence, every key, fail-closed, CLI and templates."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import plistlib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.app import build_context
+from desktop.cli import main
+from desktop.config import Paths, load_settings
+from desktop.errors import ModelNotAllowed
+from desktop.policy import KEYS, load_machine_policy, parse_policy
+from desktop.policy import sources as policy_sources
+
+REPO = Path(__file__).resolve().parents[2]
+FULL = {
+    "ForceOffline": True, "AllowDownloads": False, "AllowedModels": ["tiny-chat"],
+    "HubEndpoint": "https://mirror.corp.example", "SharedModelsDir": "/srv/models",
+    "ServerAllowed": False, "ServerBindAddress": "127.0.0.2", "ServerPort": 9443,
+    "ServerRequireKey": True, "ServerAllowedOrigins": ["https://ide.corp.example"],
+    "RetentionDays": 14, "EphemeralOnly": True,
+}
+
+
+def _write_linux_policy(root: Path, content: str) -> None:
+    target = root / "etc" / "edgedesk" / "policy.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content)
+
+
+def _settings(root: Path, home: Path, user: str = "", environ: dict[str, str] | None = None):
+    paths = Paths.from_env({"EDGEDESK_HOME": str(home)})
+    paths.ensure()
+    paths.settings_file.write_text(user)
+    return load_settings(paths, environ=environ or {}, policy=load_machine_policy(root, "linux"))
+
+
+def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
+    _write_linux_policy(tmp_path, json.dumps(FULL))
+    user = ('offline = false\nallow_downloads = true\nretention_days = 365\n'
+            'ephemeral_only = false\n[server]\nenabled = true\nport = 1234\nhost = "0.0.0.0"\n'
+            'require_key = false\nallowed_origins = ["*"]\n')
+    eff = _settings(tmp_path, tmp_path / "home", user, {"EDGEDESK_OFFLINE": "0"})
+    s = eff.settings
+    assert (s.offline, s.allow_downloads, s.allowed_models, s.hub_endpoint) == (
+        True, False, ["tiny-chat"], "https://mirror.corp.example")
+    assert (s.shared_models_dir, s.server.enabled, s.server.host, s.server.port) == (
+        "/srv/models", False, "127.0.0.2", 9443)
+    assert s.server.require_key is True and s.server.allowed_origins == ["https://ide.corp.example"]
+    assert (s.retention_days, s.ephemeral_only) == (14, True)
+    assert len(eff.locked) == len(KEYS)
+    assert all(eff.sources[key.setting] == "policy" for key in KEYS)
+
+
+def test_no_policy_file_means_no_locks(tmp_path: Path) -> None:
+    eff = _settings(tmp_path, tmp_path / "home", "offline = true\n")
+    assert eff.locked == frozenset() and eff.settings.offline is True
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    ("{not json", "cannot be read as JSON"),
+    ('["a list"]', "must hold a JSON object"),
+    ('{"ServerPort": 70000}', "ServerPort must be between 1 and 65535"),
+    ('{"ForceOffline": "yes"}', "ForceOffline must be true or false"),
+    ('{"AllowModels": []}', "unknown policy key 'AllowModels'"),
+])
+def test_invalid_policy_fails_closed_with_a_visible_reason(tmp_path: Path, content: str,
+                                                           reason: str) -> None:
+    _write_linux_policy(tmp_path, content)
+    policy = load_machine_policy(tmp_path, "linux")
+    assert policy.problem is not None and reason in policy.problem
+    eff = _settings(tmp_path, tmp_path / "home", "offline = false\n")
+    assert eff.settings.offline is True and eff.settings.allow_downloads is False
+    assert eff.settings.server.enabled is False and eff.settings.allowed_models == []
+
+
+def test_macos_managed_preferences_are_read(tmp_path: Path) -> None:
+    plist = tmp_path / "Library" / "Managed Preferences" / f"{policy_sources.MACOS_BUNDLE_ID}.plist"
+    plist.parent.mkdir(parents=True)
+    plist.write_bytes(plistlib.dumps({"ForceOffline": True, "ServerPort": 9000,
+                                      "PayloadUUID": "ignored"}))
+    policy = load_machine_policy(tmp_path, "darwin")
+    assert policy.problem is None and dict(policy.forced()) == {"offline": True, "server.port": 9000}
+
+
+def test_registry_style_values_are_accepted() -> None:
+    assert parse_policy({"ForceOffline": 1, "AllowedModels": "a\nb"}) == {
+        "ForceOffline": True, "AllowedModels": ["a", "b"]}
+
+
+@pytest.fixture
+def machine_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Install a Linux policy under a temporary root for in-process CLI runs."""
+    root = tmp_path / "root"
+
+    def install(data: dict[str, Any] | str) -> None:
+        _write_linux_policy(root, data if isinstance(data, str) else json.dumps(data))
+
+    monkeypatch.setattr("desktop.app.load_machine_policy",
+                        lambda: load_machine_policy(root, "linux"))
+    return install
+
+
+def test_policy_show_reports_sources_and_locks(machine_policy, capsys) -> None:
+    machine_policy({"ForceOffline": True, "ServerPort": 9443})
+    assert main(["policy", "show", "--json"]) == 0
+    rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["settings"]}
+    assert rows["offline"] == {"key": "offline", "value": True, "source": "policy", "locked": True}
+    assert rows["server.port"]["value"] == 9443 and rows["server.port"]["locked"]
+    assert rows["theme"]["source"] == "default" and not rows["theme"]["locked"]
+    assert main(["policy", "show"]) == 0
+    assert "[locked: set by your organization]" in capsys.readouterr().out
+
+
+def test_cli_flag_cannot_loosen_policy(machine_policy, capsys) -> None:
+    machine_policy({"ForceOffline": True})
+    main(["policy", "show", "--json"])
+    rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["settings"]}
+    assert rows["offline"]["value"] is True
+
+
+def test_invalid_policy_warns_on_every_command(machine_policy, capsys) -> None:
+    machine_policy("{broken")
+    assert main(["policy", "show"]) == 0
+    captured = capsys.readouterr()
+    assert "machine policy" in captured.err and "locked down" in captured.err
+
+
+def test_allowed_models_blocks_others_by_id_and_digest(machine_policy, tiny_chat: Path,
+                                                       tiny_embed: Path) -> None:
+    import hashlib
+
+    digest = hashlib.sha256(tiny_embed.read_bytes()).hexdigest()
+    machine_policy({"AllowedModels": ["some-other-model", digest]})
+    ctx = build_context()
+    with pytest.raises(ModelNotAllowed, match="blocked by your organization's policy"):
+        ctx.resolver(str(tiny_chat))
+    assert ctx.resolver(str(tiny_embed)).kind == "embedding"  # allowed by its SHA-256
+    assert main(["run", str(tiny_chat), "hi"]) == 3
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location(
+        "edgedesk_policy_generate", REPO / "packaging" / "policy" / "generate.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_templates_parse_and_name_every_schema_key(tmp_path: Path) -> None:
+    _generator().generate(tmp_path)
+    ns = {"p": "http://schemas.microsoft.com/GroupPolicy/2006/07/PolicyDefinitions"}
+    admx = ET.parse(tmp_path / "EdgeDesk.admx").getroot()
+    names = {p.get("name") for p in admx.findall(".//p:policy", ns)}
+    assert names == {k.name for k in KEYS}
+    adml = ET.parse(tmp_path / "en-US" / "EdgeDesk.adml").getroot()
+    string_ids = {s.get("id") for s in adml.findall(".//p:string", ns)}
+    assert all(k.name in string_ids and f"{k.name}_Explain" in string_ids for k in KEYS)
+    profile = plistlib.loads((tmp_path / "org.edgedesk.EdgeDesk.mobileconfig").read_bytes())
+    payload = profile["PayloadContent"][0]
+    assert parse_policy({k: v for k, v in payload.items() if not k.startswith("Payload")})
+    example = json.loads((tmp_path / "policy.example.json").read_text())
+    assert set(parse_policy(example)) == {k.name for k in KEYS}
