@@ -16,6 +16,7 @@ from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import Hardware, detect_hardware
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
+from desktop.errors import EdgeDeskError
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.resolve import ModelResolver
 
@@ -77,6 +78,20 @@ class AppContext:
             keep_alive_s=engine.keep_alive_s,
             queue_max=self.settings.server.queue_max,
         )
+
+    def preload(self) -> dict[str, str]:
+        """Load the models named in ``engine.preload`` (blocking; run it on a worker).
+
+        Returns the models that failed with their messages: a bad preload entry must not
+        stop the app from starting.
+        """
+        failures: dict[str, str] = {}
+        for model in self.settings.engine.preload:
+            try:
+                self.scheduler.load(model)
+            except EdgeDeskError as exc:
+                failures[model] = exc.message
+        return failures
 
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
