@@ -1,0 +1,1 @@
+"""Chat with your documents: load, chunk, embed, index, search and cite (RAG)."""

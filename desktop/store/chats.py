@@ -1,0 +1,354 @@
+"""Conversations kept on this device: save, search, export, delete, expire.
+
+``ChatStore`` is what the window and the server call. Ephemeral conversations live in a
+private in-memory database with the same schema and code path, so they behave exactly
+like saved ones and leave nothing on disk; their ids are negative so the two never mix.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from desktop.errors import InvalidRequest, StoreError
+from desktop.store.db import Database, fts_query, fts_text, open_database
+
+EXPORT_VERSION = 1
+DAY_S = 86_400.0
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One conversation's header."""
+
+    id: int
+    title: str
+    model: str | None
+    tags: tuple[str, ...]
+    created: float
+    updated: float
+    ephemeral: bool = False
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One stored turn with what produced it (model, parameters, tokens, timings)."""
+
+    role: str
+    content: str = ""
+    reasoning: str | None = None
+    model: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    created: float | None = None  # None: now
+    id: int | None = None  # set when read back
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A message that matched a search, with its conversation."""
+
+    conversation_id: int
+    conversation_title: str
+    message_id: int
+    role: str
+    snippet: str
+
+
+class _Chats:
+    """The SQL behind ChatStore, for one database (on disk or in memory)."""
+
+    def __init__(self, database: Database, clock: Callable[[], float]) -> None:
+        self.database = database
+        self.clock = clock
+
+    def create(self, title: str, model: str | None, tags: Sequence[str],
+               created: float | None = None) -> int:
+        now = self.clock() if created is None else created
+        with self.database.transaction():
+            cur = self.database.execute(
+                "INSERT INTO conversations(title, model, tags, created, updated) "
+                "VALUES (?, ?, ?, ?, ?)", (title, model, json.dumps(list(tags)), now, now))
+            return int(cur.lastrowid)
+
+    def add(self, conv_id: int, message: ChatMessage) -> int:
+        created = self.clock() if message.created is None else message.created
+        with self.database.transaction():
+            if not self.database.query("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)):
+                raise InvalidRequest(f"conversation {conv_id} does not exist")
+            cur = self.database.execute(
+                "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
+                "parameters, prompt_tokens, completion_tokens, timings, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (conv_id, message.role, message.content, message.reasoning, message.model,
+                 json.dumps(message.parameters), message.prompt_tokens,
+                 message.completion_tokens, json.dumps(message.timings), created))
+            message_id = int(cur.lastrowid)
+            self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
+                                  (message_id, fts_text(message.content)))
+            self.database.execute("UPDATE conversations SET updated = max(updated, ?) "
+                                  "WHERE id = ?", (created, conv_id))
+        return message_id
+
+    def header(self, row: Sequence[Any], ephemeral: bool, sign: int) -> Conversation:
+        return Conversation(sign * int(row[0]), row[1], row[2], tuple(json.loads(row[3])),
+                            float(row[4]), float(row[5]), ephemeral)
+
+    def conversations(self, ids: Iterable[int] | None = None) -> list[tuple[Any, ...]]:
+        sql = "SELECT id, title, model, tags, created, updated FROM conversations"
+        if ids is None:
+            return self.database.query(sql + " ORDER BY updated DESC, id DESC")
+        wanted = list(ids)
+        marks = ",".join("?" * len(wanted))
+        return self.database.query(sql + f" WHERE id IN ({marks}) ORDER BY updated DESC, id DESC",
+                                   wanted)
+
+    def messages(self, conv_id: int) -> list[ChatMessage]:
+        rows = self.database.query(
+            "SELECT id, role, content, reasoning, model, parameters, prompt_tokens, "
+            "completion_tokens, timings, created FROM messages WHERE conversation_id = ? "
+            "ORDER BY id",
+            (conv_id,))
+        return [ChatMessage(role=r[1], content=r[2], reasoning=r[3], model=r[4],
+                            parameters=json.loads(r[5]), prompt_tokens=r[6],
+                            completion_tokens=r[7], timings=json.loads(r[8]),
+                            created=float(r[9]), id=int(r[0])) for r in rows]
+
+    def search(self, query: str) -> list[tuple[Any, ...]]:
+        match = fts_query(query)
+        if match is None:
+            return []
+        return self.database.query(
+            "SELECT m.conversation_id, c.title, m.id, m.role, m.content "
+            "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+            "JOIN conversations c ON c.id = m.conversation_id "
+            "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT 200", (match,))
+
+    def delete(self, conv_id: int) -> bool:
+        with self.database.transaction():
+            cur = self.database.execute("DELETE FROM conversations WHERE id = ?", (conv_id,))
+        return bool(cur.rowcount)
+
+    def delete_before(self, cutoff: float) -> int:
+        with self.database.transaction():
+            cur = self.database.execute("DELETE FROM conversations WHERE updated < ?", (cutoff,))
+        return int(cur.rowcount)
+
+
+class ChatStore:
+    """Every conversation on this device; ephemeral ones (negative ids) only in memory."""
+
+    def __init__(self, path: Path | None, *, clock: Callable[[], float] = time.time,
+                 ephemeral_only: bool = False) -> None:
+        self._clock = clock
+        # Full sync: a message reported saved must survive a power cut, not only a crash.
+        self._disk = None if path is None or ephemeral_only else _Chats(
+            open_database(path, synchronous="FULL"), clock)
+        self._memory = _Chats(open_database(None), clock)
+
+    @property
+    def path(self) -> Path | None:
+        """The database file (None when nothing is kept on disk)."""
+        return None if self._disk is None else self._disk.database.path
+
+    def _for(self, conv_id: int) -> tuple[_Chats, int]:
+        if conv_id < 0 or self._disk is None:
+            return self._memory, abs(conv_id)
+        return self._disk, conv_id
+
+    def _parts(self) -> list[tuple[_Chats, bool, int]]:
+        parts = [(self._memory, True, -1)]
+        if self._disk is not None:
+            parts.insert(0, (self._disk, False, 1))
+        return parts
+
+    # ------------------------------------------------------------------ writing
+    def create_conversation(self, title: str = "", model: str | None = None, *,
+                            ephemeral: bool = False, tags: Sequence[str] = ()) -> Conversation:
+        """Start a conversation; an ephemeral one is never written to disk."""
+        keep = self._memory if ephemeral or self._disk is None else self._disk
+        sign = -1 if keep is self._memory else 1
+        row_id = keep.create(title, model, tags)
+        return self.get_conversation(sign * row_id)
+
+    def add_message(self, conv_id: int, message: ChatMessage) -> int:
+        """Append ``message``; it is durable when this returns. Returns its id."""
+        chats, row_id = self._for(conv_id)
+        return chats.add(row_id, message)
+
+    def rename(self, conv_id: int, title: str) -> None:
+        """Change a conversation's title."""
+        self._update(conv_id, "UPDATE conversations SET title = ? WHERE id = ?", title)
+
+    def set_tags(self, conv_id: int, tags: Sequence[str]) -> None:
+        """Replace a conversation's tags."""
+        self._update(conv_id, "UPDATE conversations SET tags = ? WHERE id = ?",
+                     json.dumps(sorted(set(tags))))
+
+    def _update(self, conv_id: int, sql: str, value: str) -> None:
+        chats, row_id = self._for(conv_id)
+        with chats.database.transaction():
+            cur = chats.database.execute(sql, (value, row_id))
+        if not cur.rowcount:
+            raise InvalidRequest(f"conversation {conv_id} does not exist")
+
+    # ------------------------------------------------------------------ reading
+    def get_conversation(self, conv_id: int) -> Conversation:
+        """One conversation's header, or InvalidRequest if there is none."""
+        chats, row_id = self._for(conv_id)
+        rows = chats.conversations([row_id])
+        if not rows:
+            raise InvalidRequest(f"conversation {conv_id} does not exist")
+        ephemeral = chats is self._memory
+        return chats.header(rows[0], ephemeral, -1 if ephemeral else 1)
+
+    def list_conversations(self, search: str | None = None) -> list[Conversation]:
+        """Conversations, most recently active first; ``search`` keeps those with a match."""
+        found: list[Conversation] = []
+        for chats, ephemeral, sign in self._parts():
+            ids = None
+            if search:
+                ids = {int(r[0]) for r in chats.search(search)}
+                if not ids:
+                    continue
+            found += [chats.header(r, ephemeral, sign) for r in chats.conversations(ids)]
+        return sorted(found, key=lambda c: (c.updated, c.id), reverse=True)
+
+    def get_messages(self, conv_id: int) -> list[ChatMessage]:
+        """The messages of a conversation, in order."""
+        chats, row_id = self._for(conv_id)
+        return chats.messages(row_id)
+
+    def search(self, query: str) -> list[SearchHit]:
+        """Messages containing every word of ``query`` (Chinese included), best first."""
+        hits: list[SearchHit] = []
+        for chats, _, sign in self._parts():
+            hits += [SearchHit(sign * int(r[0]), r[1], sign * int(r[2]), r[3],
+                               _snippet(r[4], query)) for r in chats.search(query)]
+        return hits
+
+    # ------------------------------------------------------------------ deleting
+    def delete(self, conv_id: int) -> bool:
+        """Delete one conversation and its messages; True if it existed."""
+        chats, row_id = self._for(conv_id)
+        gone = chats.delete(row_id)
+        if gone:
+            with chats.database.lock:
+                chats.database.execute(
+                    "INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+                if chats.database.path is not None:
+                    chats.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return gone
+
+    def delete_all(self) -> int:
+        """Delete every conversation and scrub the file (VACUUM); returns how many."""
+        count = 0
+        for chats, _, _ in self._parts():
+            count += chats.delete_before(float("inf"))
+            chats.database.scrub()
+        return count
+
+    def apply_retention(self, days: int | None, *, now: float | None = None) -> int:
+        """Delete conversations idle for more than ``days``; returns how many went."""
+        if days is None:
+            return 0
+        if days < 1:
+            raise InvalidRequest("retention must be at least one day")
+        cutoff = (self._clock() if now is None else now) - days * DAY_S
+        count = sum(chats.delete_before(cutoff) for chats, _, _ in self._parts())
+        if count and self._disk is not None:
+            self._disk.database.scrub()
+        return count
+
+    # ------------------------------------------------------------------ export / import
+    def export_json(self, conv_ids: Sequence[int] | None = None) -> str:
+        """The given conversations (default: all) as JSON that ``import_json`` reads back."""
+        convs = self._selected(conv_ids)
+        payload = {"edgedesk_export": EXPORT_VERSION, "conversations": [
+            {**_header_dict(c), "messages": [_message_dict(m) for m in self.get_messages(c.id)]}
+            for c in convs]}
+        return json.dumps(payload, ensure_ascii=False, indent=2)
+
+    def import_json(self, text: str) -> list[Conversation]:
+        """Add the conversations of an ``export_json`` document; returns the new headers."""
+        try:
+            payload = json.loads(text)
+            items = payload["conversations"]
+        except (ValueError, KeyError, TypeError):
+            raise InvalidRequest("not an EdgeDesk conversation export") from None
+        imported: list[Conversation] = []
+        target = self._disk or self._memory
+        sign = 1 if target is self._disk else -1
+        for item in items:
+            row_id = target.create(item.get("title", ""), item.get("model"),
+                                   item.get("tags", []), created=item.get("created"))
+            for m in item.get("messages", []):
+                target.add(row_id, ChatMessage(**{k: v for k, v in m.items() if k != "id"}))
+            imported.append(self.get_conversation(sign * row_id))
+        return imported
+
+    def export_markdown(self, conv_ids: Sequence[int] | None = None) -> str:
+        """The given conversations (default: all) as readable Markdown."""
+        parts: list[str] = []
+        for conv in self._selected(conv_ids):
+            when = datetime.fromtimestamp(conv.created, UTC).strftime("%Y-%m-%d %H:%M UTC")
+            lines = [f"# {conv.title or 'Untitled conversation'}", "",
+                     f"*{conv.model or 'unknown model'} · {when}*", ""]
+            if conv.tags:
+                lines += ["Tags: " + ", ".join(conv.tags), ""]
+            for msg in self.get_messages(conv.id):
+                lines += [f"## {msg.role.capitalize()}", ""]
+                if msg.reasoning:
+                    lines += ["> " + line for line in msg.reasoning.splitlines()] + [""]
+                lines += [msg.content, ""]
+            parts.append("\n".join(lines))
+        return "\n---\n\n".join(parts)
+
+    def _selected(self, conv_ids: Sequence[int] | None) -> list[Conversation]:
+        if conv_ids is None:
+            return [c for c in self.list_conversations() if not c.ephemeral]
+        return [self.get_conversation(i) for i in conv_ids]
+
+    def close(self) -> None:
+        """Close the databases."""
+        for chats, _, _ in self._parts():
+            chats.database.close()
+
+
+def _header_dict(conv: Conversation) -> dict[str, Any]:
+    return {"title": conv.title, "model": conv.model, "tags": list(conv.tags),
+            "created": conv.created, "updated": conv.updated}
+
+
+def _message_dict(message: ChatMessage) -> dict[str, Any]:
+    data = asdict(message)
+    data.pop("id")
+    return data
+
+
+def _snippet(content: str, query: str, width: int = 80) -> str:
+    words = [w for w in query.split() if w]
+    lowered = content.lower()
+    at = min((p for p in (lowered.find(w.lower()) for w in words) if p >= 0), default=0)
+    start = max(0, at - width // 2)
+    text = content[start:start + width].replace("\n", " ")
+    return ("…" if start else "") + text + ("…" if start + width < len(content) else "")
+
+
+def open_chat_store(path: Path, *, retention_days: int | None = None,
+                    ephemeral_only: bool = False) -> ChatStore:
+    """Open the store at ``path`` and apply the retention period (as at every start)."""
+    store = ChatStore(path, ephemeral_only=ephemeral_only)
+    try:
+        store.apply_retention(retention_days)
+    except StoreError:
+        store.close()
+        raise
+    return store
