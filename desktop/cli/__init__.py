@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from desktop import __version__
+from desktop.cli.version import VersionAction
 from desktop.errors import EdgeDeskError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Private, on-device LLMs: chat, documents and a local OpenAI-compatible API.",
         parents=[common_options()],
     )
-    parser.add_argument("--version", action="version", version=f"edgedesk {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
     for module in _verb_modules():
         module.register(sub)
