@@ -1,0 +1,380 @@
+"""Document collections and their incremental index.
+
+A collection is a set of folders and files ("roots") plus the embedding model it was
+built with. ``rescan`` brings the index in line with the disk: unchanged files are not
+read (size and mtime), changed files whose bytes are the same are not re-chunked (hash),
+chunks whose text is unchanged reuse their stored vector, and files that vanished leave
+the index. Every file is committed on its own, so a cancel or a crash loses at most the
+file being indexed. Blocking, with a progress callback and a cancel event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from desktop.errors import InvalidRequest
+from desktop.retrieval import loaders
+from desktop.retrieval.chunking import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_OVERLAP_TOKENS,
+    TextChunk,
+    chunk_blocks,
+)
+from desktop.retrieval.search import drop_vec_table, ensure_vec_table, to_blob, vec_table
+from desktop.store.db import Database, fts_text
+
+
+class Embedder(Protocol):
+    """An embedding model: vectors and token counts for many texts per call."""
+
+    model: str
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit vectors, one per text."""
+        ...
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """The model's token count of each text."""
+        ...
+
+
+class _EngineScheduler(Protocol):
+    def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]: ...
+    def with_engine(self, model: str, work: Callable[[Any], Any]) -> Any: ...
+
+
+@dataclass
+class SchedulerEmbedder:
+    """An Embedder backed by the app's Scheduler (the model is loaded on first use)."""
+
+    scheduler: _EngineScheduler
+    model: str
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit vectors from the engine, batched in one scheduler turn."""
+        return self.scheduler.embed(self.model, texts)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Token counts with the model's own tokenizer, in one scheduler turn."""
+        def work(engine: Any) -> list[int]:
+            return [len(engine.tokenize(t, add_bos=False, special=False)) for t in texts]
+        result: list[int] = self.scheduler.with_engine(self.model, work)
+        return result
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file left out of the index, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """Where an indexing run is: files done of total, the file now, chunks embedded."""
+
+    files_done: int
+    files_total: int
+    path: str | None
+    chunks_embedded: int
+
+
+@dataclass
+class IndexReport:
+    """What a (re)scan changed."""
+
+    collection: str
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    cancelled: bool = False
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """A collection as the documents view lists it."""
+
+    name: str
+    embedding_model: str | None
+    dimension: int | None
+    roots: tuple[str, ...]
+    documents: int
+    chunks: int
+    skipped: tuple[SkippedFile, ...]
+
+
+ProgressFn = Callable[[IndexProgress], None]
+
+
+class Library:
+    """The document collections in the shared database, and their indexing."""
+
+    def __init__(self, database: Database, embedder_for: Callable[[str], Embedder], *,
+                 default_model: str, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, batch_size: int = 32,
+                 max_file_bytes: int = loaders.DEFAULT_MAX_BYTES) -> None:
+        self.database = database
+        self.embedder_for = embedder_for
+        self.default_model = default_model
+        self.max_tokens = max_tokens
+        self.overlap_tokens = overlap_tokens
+        self.batch_size = batch_size
+        self.max_file_bytes = max_file_bytes
+
+    # ------------------------------------------------------------------ collections
+    def _row(self, name: str) -> tuple[int, str | None, int | None] | None:
+        rows = self.database.query(
+            "SELECT id, embedding_model, dimension FROM collections WHERE name = ?", (name,))
+        return (int(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
+
+    def collections(self) -> list[CollectionInfo]:
+        """Every collection with its counts and the files last skipped."""
+        infos = []
+        for cid, name, model, dim in self.database.query(
+                "SELECT id, name, embedding_model, dimension FROM collections ORDER BY name"):
+            roots = tuple(r[0] for r in self.database.query(
+                "SELECT path FROM collection_roots WHERE collection_id = ? ORDER BY path", (cid,)))
+            docs = self.database.query("SELECT count(*) FROM documents WHERE collection_id = ?",
+                                       (cid,))[0][0]
+            chunks = self.database.query("SELECT count(*) FROM chunks WHERE collection_id = ?",
+                                         (cid,))[0][0]
+            skipped = tuple(SkippedFile(p, r) for p, r in self.database.query(
+                "SELECT path, reason FROM skipped_files WHERE collection_id = ? ORDER BY path",
+                (cid,)))
+            infos.append(CollectionInfo(name, model, dim, roots, int(docs), int(chunks), skipped))
+        return infos
+
+    def add(self, name: str, paths: Sequence[Path], model: str | None = None, *,
+            progress: ProgressFn | None = None,
+            cancel: threading.Event | None = None) -> IndexReport:
+        """Add folders/files to collection ``name`` (created if new) and bring it up to date.
+
+        A different ``model`` than the collection was built with re-embeds all of it.
+        """
+        if not name.strip():
+            raise InvalidRequest("a collection needs a name")
+        for path in paths:
+            if not path.exists():
+                raise InvalidRequest(f"no such file or folder: {path}")
+        with self.database.transaction():
+            row = self._row(name)
+            if row is None:
+                self.database.execute("INSERT INTO collections(name, embedding_model, created) "
+                                      "VALUES (?, ?, ?)",
+                                      (name, model or self.default_model, time.time()))
+            elif model is not None and row[1] != model:
+                self._reset_vectors(row[0], model)
+            cid = self._row(name)[0]  # type: ignore[index]
+            for path in paths:
+                self.database.execute("INSERT OR IGNORE INTO collection_roots VALUES (?, ?)",
+                                      (cid, str(path.expanduser().resolve())))
+        return self.rescan(name, progress=progress, cancel=cancel)
+
+    def _reset_vectors(self, cid: int, model: str) -> None:
+        """Forget every vector of a collection; the next scan re-embeds with ``model``."""
+        drop_vec_table(self.database, cid)
+        self.database.execute("DELETE FROM documents WHERE collection_id = ?", (cid,))
+        self.database.execute("UPDATE collections SET embedding_model = ?, dimension = NULL "
+                              "WHERE id = ?", (model, cid))
+
+    def remove(self, name: str) -> bool:
+        """Delete a collection and its index (never the files); True if it existed."""
+        with self.database.transaction():
+            row = self._row(name)
+            if row is None:
+                return False
+            drop_vec_table(self.database, row[0])
+            self.database.execute("DELETE FROM collections WHERE id = ?", (row[0],))
+        return True
+
+    # ------------------------------------------------------------------ scanning
+    def rescan_all(self, *, progress: ProgressFn | None = None,
+                   cancel: threading.Event | None = None) -> list[IndexReport]:
+        """Rescan every collection (at start, so edits made while closed are picked up)."""
+        return [self.rescan(c.name, progress=progress, cancel=cancel)
+                for c in self.collections()]
+
+    def rescan(self, name: str, *, progress: ProgressFn | None = None,
+               cancel: threading.Event | None = None) -> IndexReport:
+        """Bring collection ``name`` in line with the files on disk."""
+        row = self._row(name)
+        if row is None:
+            raise InvalidRequest(
+                f"no collection named '{name}'; add files with 'edgedesk docs add'")
+        cid, model, _ = row
+        embedder = self.embedder_for(model or self.default_model)
+        report = IndexReport(name)
+        roots = [Path(r[0]) for r in self.database.query(
+            "SELECT path FROM collection_roots WHERE collection_id = ?", (cid,))]
+        files = sorted(set(_walk(roots)))
+        known = {r[0]: (int(r[1]), int(r[2]), float(r[3]), r[4]) for r in self.database.query(
+            "SELECT path, id, size, mtime, hash FROM documents WHERE collection_id = ?", (cid,))}
+        gone = [known[p][0] for p in known if Path(p) not in set(files)]
+        with self.database.transaction():
+            for doc_id in gone:
+                self._delete_document(cid, doc_id)
+            self.database.execute("DELETE FROM skipped_files WHERE collection_id = ?", (cid,))
+        report.removed = len(gone)
+        for done, path in enumerate(files):
+            if cancel is not None and cancel.is_set():
+                report.cancelled = True
+                break
+            if progress is not None:
+                progress(IndexProgress(done, len(files), str(path), report.chunks_embedded))
+            self._index_file(cid, path, known=known.get(str(path)), embedder=embedder,
+                             report=report, cancel=cancel)
+        if progress is not None and not report.cancelled:
+            progress(IndexProgress(len(files), len(files), None, report.chunks_embedded))
+        return report
+
+    def _delete_document(self, cid: int, doc_id: int) -> None:
+        if self.database.query("SELECT 1 FROM sqlite_master WHERE name = ?", (vec_table(cid),)):
+            self.database.execute(f"DELETE FROM {vec_table(cid)} WHERE rowid IN "  # noqa: S608
+                                  "(SELECT id FROM chunks WHERE document_id = ?)", (doc_id,))
+        self.database.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+    def _skip(self, cid: int, path: Path, reason: str, report: IndexReport,
+              known: tuple[int, int, float, str] | None) -> None:
+        report.skipped.append(SkippedFile(str(path), reason))
+        with self.database.transaction():
+            if known is not None:  # an indexed file that became unreadable: drop stale text
+                self._delete_document(cid, known[0])
+                report.removed += 1
+            self.database.execute("INSERT OR REPLACE INTO skipped_files VALUES (?, ?, ?, ?)",
+                                  (cid, str(path), reason, time.time()))
+
+    def _index_file(self, cid: int, path: Path, *, known: tuple[int, int, float, str] | None,
+                    embedder: Embedder, report: IndexReport,
+                    cancel: threading.Event | None) -> None:
+        try:
+            stat = path.stat()
+        except OSError as exc:
+            self._skip(cid, path, f"cannot read ({exc.strerror})", report, known)
+            return
+        if known is not None and known[1] == stat.st_size and known[2] == stat.st_mtime:
+            report.unchanged += 1
+            return
+        try:
+            digest = _file_hash(path) if stat.st_size <= self.max_file_bytes else ""
+            if known is not None and digest == known[3]:
+                with self.database.transaction():
+                    self.database.execute("UPDATE documents SET mtime = ? WHERE id = ?",
+                                          (stat.st_mtime, known[0]))
+                report.unchanged += 1
+                return
+            blocks = loaders.load(path, max_bytes=self.max_file_bytes)
+        except loaders.SkipFile as exc:
+            self._skip(cid, path, exc.reason, report, known)
+            return
+        except OSError as exc:
+            self._skip(cid, path, f"cannot read ({exc.strerror})", report, known)
+            return
+        chunks = chunk_blocks(blocks, embedder.count_tokens, max_tokens=self.max_tokens,
+                              overlap_tokens=self.overlap_tokens)
+        vectors = self._vectors(cid, chunks, embedder, report, cancel)
+        if vectors is None:
+            return
+        self._store(cid, path, stat=stat, digest=digest, known=known, chunks=chunks,
+                    vectors=vectors)
+        if known is None:
+            report.added += 1
+        else:
+            report.updated += 1
+
+    def _vectors(self, cid: int, chunks: Sequence[TextChunk], embedder: Embedder,
+                 report: IndexReport, cancel: threading.Event | None) -> list[bytes] | None:
+        """A stored-format vector per chunk: reused by hash, else embedded in batches."""
+        reused: dict[str, bytes] = {}
+        if self.database.query("SELECT 1 FROM sqlite_master WHERE name = ?", (vec_table(cid),)):
+            for chunk in chunks:
+                rows = self.database.query(
+                    f"SELECT v.embedding FROM chunks c JOIN {vec_table(cid)} v "  # noqa: S608
+                    "ON v.rowid = c.id WHERE c.collection_id = ? AND c.hash = ? LIMIT 1",
+                    (cid, chunk.hash))
+                if rows:
+                    reused[chunk.hash] = bytes(rows[0][0])
+        todo = list(dict.fromkeys(c.hash for c in chunks if c.hash not in reused))
+        texts = {c.hash: c.text for c in chunks}
+        for start in range(0, len(todo), self.batch_size):
+            if cancel is not None and cancel.is_set():
+                report.cancelled = True
+                return None
+            batch = todo[start : start + self.batch_size]
+            vectors = embedder.embed([texts[h] for h in batch])
+            self._check_dimension(cid, len(vectors[0]), embedder.model)
+            reused.update({h: to_blob(v) for h, v in zip(batch, vectors, strict=True)})
+            report.chunks_embedded += len(batch)
+        report.chunks_reused += len(chunks) - len(todo)
+        return [reused[c.hash] for c in chunks]
+
+    def _check_dimension(self, cid: int, dimension: int, model: str) -> None:
+        with self.database.transaction():
+            recorded = self.database.query("SELECT dimension FROM collections WHERE id = ?",
+                                           (cid,))[0][0]
+            if recorded is None:
+                self.database.execute("UPDATE collections SET dimension = ? WHERE id = ?",
+                                      (dimension, cid))
+                ensure_vec_table(self.database, cid, dimension)
+            elif recorded != dimension:
+                raise InvalidRequest(
+                    f"{model} makes {dimension}-dimensional vectors but this collection was "
+                    f"built with {recorded}; add it again with --embedding-model to re-index")
+
+    def _store(self, cid: int, path: Path, *, stat: os.stat_result, digest: str,
+               known: tuple[int, int, float, str] | None, chunks: Sequence[TextChunk],
+               vectors: Sequence[bytes]) -> None:
+        with self.database.transaction():
+            if known is not None:
+                self._delete_document(cid, known[0])
+            cur = self.database.execute(
+                "INSERT INTO documents(collection_id, path, size, mtime, hash, indexed) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (cid, str(path), stat.st_size, stat.st_mtime, digest, time.time()))
+            doc_id = int(cur.lastrowid)
+            for ordinal, (chunk, blob) in enumerate(zip(chunks, vectors, strict=True)):
+                cur = self.database.execute(
+                    "INSERT INTO chunks(collection_id, document_id, ordinal, page, line_start, "
+                    "line_end, hash, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (cid, doc_id, ordinal, chunk.page, chunk.line_start, chunk.line_end,
+                     chunk.hash, chunk.text))
+                chunk_id = int(cur.lastrowid)
+                self.database.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
+                                      (chunk_id, fts_text(chunk.text)))
+                self.database.execute(
+                    f"INSERT INTO {vec_table(cid)}(rowid, embedding) VALUES (?, ?)",  # noqa: S608
+                    (chunk_id, blob))
+
+
+def _file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _walk(roots: Sequence[Path]) -> Iterator[Path]:
+    """Files under the roots; hidden files and folders (.git, .venv) are left out."""
+    for root in roots:
+        if root.is_file():
+            yield root
+            continue
+        if not root.is_dir():
+            continue  # a root that vanished: its documents leave the index
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for filename in sorted(names):
+                if not filename.startswith("."):
+                    yield Path(folder) / filename

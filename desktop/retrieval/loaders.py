@@ -1,0 +1,206 @@
+"""Turn a file into paragraphs of text that remember where they came from (page, lines).
+
+Supported: plain text and Markdown, HTML, PDF (pypdf), DOCX (python-docx) and source
+code. A file we cannot or should not read raises ``SkipFile`` with a reason a person
+understands; the indexer lists it and carries on.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text", ".log", ".csv", ".tsv"})
+CODE_SUFFIXES = frozenset({
+    ".py", ".pyi", ".js", ".mjs", ".ts", ".tsx", ".jsx", ".java", ".kt", ".scala", ".c", ".h",
+    ".cc", ".cpp", ".hpp", ".cs", ".go", ".rs", ".rb", ".php", ".swift", ".m", ".lua", ".r",
+    ".sh", ".bash", ".ps1", ".sql", ".toml", ".yaml", ".yml", ".json", ".ini", ".cfg", ".css",
+    ".scss", ".vue", ".svelte", ".dart", ".jl", ".hs", ".ex", ".exs", ".clj", ".el", ".vim",
+})
+HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | CODE_SUFFIXES | HTML_SUFFIXES | {".pdf", ".docx"}
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+
+
+class SkipFile(Exception):
+    """This file is left out of the index, for ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Block:
+    """A paragraph (or code block) and where it is: page (PDF only) and 1-based lines."""
+
+    text: str
+    page: int | None
+    line_start: int
+    line_end: int
+
+
+def is_supported(path: Path) -> bool:
+    """Whether we know how to read files with this name."""
+    return path.suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def paragraphs(text: str, page: int | None = None) -> list[Block]:
+    """Split text at blank lines, keeping each paragraph's line range."""
+    blocks: list[Block] = []
+    current: list[str] = []
+    start = 0
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            if not current:
+                start = number
+            current.append(line.rstrip())
+        elif current:
+            blocks.append(Block("\n".join(current), page, start, number - 1))
+            current = []
+    if current:
+        blocks.append(Block("\n".join(current), page, start, len(lines)))
+    return blocks
+
+
+def load(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Block]:
+    """The text of ``path`` as blocks; raises SkipFile if it cannot or should not be read."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise SkipFile(f"unsupported file type '{suffix or path.name}'")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise SkipFile(f"cannot read ({exc.strerror})") from None
+    if size > max_bytes:
+        raise SkipFile(f"too large ({size / 1e6:.0f} MB; the limit is {max_bytes / 1e6:.0f} MB)")
+    if size == 0:
+        raise SkipFile("empty file")
+    if suffix == ".pdf":
+        blocks = _load_pdf(path)
+    elif suffix == ".docx":
+        blocks = _load_docx(path)
+    elif suffix in HTML_SUFFIXES:
+        blocks = _load_html(_read_text(path))
+    else:
+        blocks = paragraphs(_read_text(path))
+    if not blocks:
+        raise SkipFile("no text found" + (" (a scanned PDF?)" if suffix == ".pdf" else ""))
+    return blocks
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SkipFile(f"cannot read ({exc.strerror})") from None
+    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SkipFile("binary file, not text")
+    for encoding in ("utf-8-sig", "utf-16"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise SkipFile("not UTF-8 text")
+
+
+def _load_pdf(path: Path) -> list[Block]:
+    import pypdf
+    from pypdf.errors import PdfReadError
+
+    # pypdf reports recoverable damage through logging and warnings; a broken file is
+    # judged by whether text comes out, not by its complaints.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    blocks: list[Block] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            reader = pypdf.PdfReader(path)
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise SkipFile("encrypted PDF (needs a password)")
+            for number, page in enumerate(reader.pages, start=1):
+                blocks += paragraphs(page.extract_text() or "", number)
+        except SkipFile:
+            raise
+        except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+            raise SkipFile(f"not a readable PDF ({exc})") from None
+        except Exception as exc:  # pypdf raises many types on damaged input
+            if "crypt" in str(exc).lower():
+                raise SkipFile("encrypted PDF (unsupported encryption)") from None
+            raise SkipFile(f"not a readable PDF ({type(exc).__name__})") from None
+    return blocks
+
+
+def _load_docx(path: Path) -> list[Block]:
+    import docx
+
+    try:
+        document = docx.Document(str(path))
+    except Exception as exc:  # python-docx wraps zip and XML errors inconsistently
+        raise SkipFile(f"not a readable DOCX ({type(exc).__name__})") from None
+    # "Lines" of a DOCX are its paragraph numbers: what a reader can count in Word.
+    blocks = [Block(p.text.strip(), None, n, n)
+              for n, p in enumerate(document.paragraphs, start=1) if p.text.strip()]
+    row_number = len(document.paragraphs)
+    for table in document.tables:
+        for row in table.rows:
+            row_number += 1
+            cells = " | ".join(c.text.strip() for c in row.cells if c.text.strip())
+            if cells:
+                blocks.append(Block(cells, None, row_number, row_number))
+    return blocks
+
+
+_BLOCK_TAGS = frozenset({
+    "p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article", "header",
+    "footer", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "title", "dd", "dt",
+})
+
+
+class _HtmlText(HTMLParser):
+    """Visible text in block-level pieces, each with its line range in the source."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[Block] = []
+        self._parts: list[str] = []
+        self._start = self._end = 0
+        self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in {"script", "style", "noscript", "template"}:
+            self._hidden += 1
+        elif tag in _BLOCK_TAGS:
+            self.flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in {"script", "style", "noscript", "template"}:
+            self._hidden = max(0, self._hidden - 1)
+        elif tag in _BLOCK_TAGS:
+            self.flush()
+
+    def handle_data(self, data: str) -> None:
+        if self._hidden or not data.strip():
+            return
+        line = self.getpos()[0]
+        if not self._parts:
+            self._start = line
+        self._parts.append(" ".join(data.split()))
+        self._end = line + data.count("\n")
+
+    def flush(self) -> None:
+        if self._parts:
+            self.blocks.append(Block(" ".join(self._parts), None, self._start, self._end))
+            self._parts = []
+
+
+def _load_html(text: str) -> list[Block]:
+    parser = _HtmlText()
+    parser.feed(text)
+    parser.close()
+    parser.flush()
+    return parser.blocks
