@@ -8,15 +8,20 @@ context with fakes where needed.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.catalog.download import Downloader
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import Hardware, detect_hardware
+from desktop.catalog.hub import HubClient, resolve_endpoint
+from desktop.catalog.installed import InstalledIndex
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
 from desktop.errors import EdgeDeskError
+from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.resolve import ModelResolver
 
@@ -61,7 +66,30 @@ class AppContext:
             hardware=self.hardware,
             gpu_offload=self.gpu_offload,
             allowed_models=self.settings.allowed_models,
+            installed=self.installed.lookup,
         )
+
+    @functools.cached_property
+    def net(self) -> NetGate:
+        """The one gate for outbound connections (offline mode, policy, network log)."""
+        return NetGate(log_path_in(self.paths.log_dir), offline=self.settings.offline,
+                       allow_downloads=self.settings.allow_downloads)
+
+    @functools.cached_property
+    def installed(self) -> InstalledIndex:
+        """The index of downloaded and imported models."""
+        return InstalledIndex(self.paths.data_dir / "installed.json", self.paths.models_dir)
+
+    @functools.cached_property
+    def hub(self) -> HubClient:
+        """Hub metadata (the configured mirror, else HF_ENDPOINT, else huggingface.co)."""
+        return HubClient(self.net, resolve_endpoint(self.settings.hub_endpoint, os.environ))
+
+    def downloader(self, **options: Any) -> Downloader:
+        """A downloader carrying the Hub token (read from the keyring only now)."""
+        return Downloader(self.net, quarantine_dir=self.paths.models_dir / ".quarantine",
+                          lock_dir=self.paths.cache_dir / "locks", token=self.hub.token(),
+                          **options)
 
     @functools.cached_property
     def scheduler(self) -> Scheduler:
@@ -109,6 +137,8 @@ def build_context(
 
     Without an explicit ``policy`` the OS's managed policy is read (it always wins).
     """
+    if environ is None:
+        quiet_libraries(os.environ)  # before any library that phones home is imported
     paths = Paths.from_env(environ)
     paths.ensure()
     if policy is None:

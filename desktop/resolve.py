@@ -81,9 +81,13 @@ class ModelResolver:
             if not path.exists():
                 raise ModelNotFound(f"model file not found: {ref}")
             return path.resolve(), None, [path.resolve()]
-        entry = self.catalog.get(ref)
         installed = self.installed(ref) if self.installed else None
-        files = installed or default_files(entry, self.paths)
+        if installed:
+            # Pulled or imported models (``id``, ``id:QUANT``, REPO:FILE pulls, imports)
+            # are known to the installed index, catalog entry or not.
+            return installed[0], self.catalog.find(ref.partition(":")[0]), installed
+        entry = self.catalog.get(ref)
+        files = default_files(entry, self.paths)
         if not all(f.exists() for f in files):
             raise ModelNotFound(
                 f"{ref} is not downloaded yet; run 'edgedesk models pull {ref}' first"

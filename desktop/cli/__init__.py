@@ -20,9 +20,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _verb_modules() -> list[Any]:
-    from desktop.cli import models, policy, run
+    from desktop.cli import auth, models, network, policy, run
 
-    return [run, models, policy]
+    return [run, models, policy, network, auth]
 
 
 def common_options() -> argparse.ArgumentParser:

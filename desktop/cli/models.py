@@ -37,7 +37,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _extensions() -> list[Any]:
     """Other modules that add ``models`` actions (pull, rm, import, …)."""
-    return []
+    from desktop.cli import pull
+
+    return [pull]
 
 
 def _gib(value: int | None) -> str:

@@ -1,0 +1,217 @@
+"""The installed-models index: what is on disk, where, and which bytes it should hold.
+
+Pulled models live under ``models_dir`` as ``<org>/<repo>/<file>`` so other tools can
+use them; imported ones stay where the user keeps them. The index is one JSON file,
+rewritten atomically under a lock, so a crash or two processes never leave it
+half-written. GGUFs already in the standard Hugging Face cache can be discovered and
+registered in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from desktop.catalog.download import sha256_of
+from desktop.catalog.gguf_info import read_gguf
+from desktop.catalog.hub import SHARD_RE, shard_group
+from desktop.errors import InvalidRequest, ModelFileError, ModelNotFound
+
+INDEX_VERSION = 1
+
+
+@dataclass(frozen=True)
+class InstalledModel:
+    """One installed model: its files (all shards), their digests and where they came from."""
+
+    id: str
+    files: tuple[str, ...]
+    size: int
+    sha256: tuple[str, ...]
+    source: str  # "hub", "import" or "hf-cache"
+    repo: str | None = None
+    revision: str | None = None
+    catalog_id: str | None = None
+    quant: str | None = None
+    managed: bool = True  # files we downloaded (``rm`` deletes them); imports are left alone
+    installed_at: float = field(default_factory=time.time)
+
+    @property
+    def paths(self) -> list[Path]:
+        """The model's files as paths, first shard first."""
+        return [Path(f) for f in self.files]
+
+
+@dataclass(frozen=True)
+class CachedGGUF:
+    """A GGUF found in the Hugging Face cache."""
+
+    repo: str
+    revision: str
+    path: Path
+
+
+def model_id_for(filename: str) -> str:
+    """The id a file is known by: its name without ``.gguf`` and without a shard suffix."""
+    name = filename.rsplit("/", 1)[-1]
+    match = SHARD_RE.match(name)
+    return match["stem"] if match else name.removesuffix(".gguf")
+
+
+class InstalledIndex:
+    """Reads and atomically updates ``installed.json``."""
+
+    def __init__(self, index_path: Path, models_dir: Path) -> None:
+        self.index_path = index_path
+        self.models_dir = models_dir
+        self._lock = FileLock(str(index_path) + ".lock")
+
+    def _read(self) -> dict[str, InstalledModel]:
+        if not self.index_path.exists():
+            return {}
+        try:
+            raw = json.loads(self.index_path.read_text(encoding="utf-8"))
+            return {m["id"]: _model(m) for m in raw.get("models", [])}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelFileError(f"{self.index_path} is damaged ({exc}); move it away and "
+                                 "re-import your models") from None
+
+    def _write(self, models: Mapping[str, InstalledModel]) -> None:
+        self.index_path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"version": INDEX_VERSION, "models": [asdict(m) for m in models.values()]}
+        tmp = self.index_path.with_name(self.index_path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.index_path)
+
+    def all(self) -> list[InstalledModel]:
+        """Every installed model, in the order installed."""
+        return sorted(self._read().values(), key=lambda m: m.installed_at)
+
+    def get(self, model_id: str) -> InstalledModel | None:
+        """The model installed under exactly ``model_id``."""
+        return self._read().get(model_id)
+
+    def matching(self, ref: str) -> list[InstalledModel]:
+        """Models answering to ``ref``: the exact id, else every quant of a catalog id."""
+        models = self._read()
+        if ref in models:
+            return [models[ref]]
+        return [m for m in models.values() if m.catalog_id == ref]
+
+    def lookup(self, ref: str) -> list[Path] | None:
+        """The resolver hook: files of the installed model ``ref`` (None if not installed)."""
+        found = [m for m in self.matching(ref) if all(p.exists() for p in m.paths)]
+        return found[0].paths if found else None
+
+    def add(self, model: InstalledModel) -> InstalledModel:
+        """Record ``model`` (replacing an entry with the same id)."""
+        with self._lock:
+            models = self._read()
+            models[model.id] = model
+            self._write(models)
+        return model
+
+    def unique_id(self, base: str, files: tuple[str, ...]) -> str:
+        """``base``, or ``base-2``… when another model already uses that id."""
+        models = self._read()
+        candidate, n = base, 1
+        while candidate in models and models[candidate].files != files:
+            n += 1
+            candidate = f"{base}-{n}"
+        return candidate
+
+    def remove(self, ref: str) -> InstalledModel:
+        """Forget ``ref``; delete its files only if we downloaded them."""
+        with self._lock:
+            models = self._read()
+            found = [m for m in models.values() if m.id == ref] or [
+                m for m in models.values() if m.catalog_id == ref]
+            if not found:
+                raise ModelNotFound(f"{ref} is not installed; see 'edgedesk models list'")
+            if len(found) > 1:
+                raise InvalidRequest(f"{ref} is installed as {', '.join(m.id for m in found)}; "
+                                     "name the one to remove")
+            model = found[0]
+            del models[model.id]
+            self._write(models)
+        if model.managed:
+            for path in model.paths:
+                self._delete_managed(path)
+        return model
+
+    def _delete_managed(self, path: Path) -> None:
+        root = self.models_dir.resolve()
+        resolved = path.resolve()
+        if root not in resolved.parents:
+            return  # never delete outside our models folder, whatever the index says
+        for leftover in (resolved, resolved.with_name(resolved.name + ".part")):
+            leftover.unlink(missing_ok=True)
+        folder = resolved.parent
+        while folder != root and folder.exists() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
+
+    def import_file(self, path: Path, *, source: str = "import", repo: str | None = None,
+                    revision: str | None = None) -> InstalledModel:
+        """Register a local GGUF (all its shards) in place: checked, hashed, not copied."""
+        path = path.expanduser()
+        if not path.is_file():
+            raise ModelNotFound(f"no such file: {path}")
+        if path.suffix != ".gguf":
+            raise ModelFileError(f"{path} is not a .gguf file")
+        folder = path.parent
+        names = shard_group(path.name, sorted(p.name for p in folder.iterdir()))
+        files = [(folder / n).absolute() for n in names]
+        read_gguf(files[0])  # raises ModelFileError for a truncated or foreign file
+        existing = next((m for m in self.all() if m.files == tuple(map(str, files))), None)
+        if existing is not None:
+            return existing
+        digests = tuple(sha256_of(f) for f in files)
+        model = InstalledModel(
+            id=self.unique_id(model_id_for(path.name), tuple(map(str, files))),
+            files=tuple(map(str, files)), size=sum(f.stat().st_size for f in files),
+            sha256=digests, source=source, repo=repo, revision=revision, managed=False)
+        return self.add(model)
+
+
+def _model(raw: dict[str, Any]) -> InstalledModel:
+    raw = dict(raw)
+    raw["files"] = tuple(raw["files"])
+    raw["sha256"] = tuple(raw["sha256"])
+    return InstalledModel(**raw)
+
+
+def hf_home(environ: Mapping[str, str]) -> Path:
+    """The Hugging Face cache root (``HF_HOME``, else ``~/.cache/huggingface``)."""
+    if environ.get("HF_HOME"):
+        return Path(environ["HF_HOME"]).expanduser()
+    xdg = environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "huggingface"
+
+
+def discover_hf_cache(home: Path) -> list[CachedGGUF]:
+    """GGUFs in ``<HF_HOME>/hub/models--org--name/snapshots/<rev>/`` (first shards only)."""
+    found: list[CachedGGUF] = []
+    hub = home / "hub"
+    if not hub.is_dir():
+        return found
+    for repo_dir in sorted(hub.glob("models--*")):
+        repo = repo_dir.name.removeprefix("models--").replace("--", "/", 1)
+        for snapshot in sorted((repo_dir / "snapshots").glob("*")):
+            for gguf in sorted(snapshot.rglob("*.gguf")):
+                match = SHARD_RE.match(gguf.name)
+                if match and int(match["index"]) != 1:
+                    continue
+                if gguf.exists():  # a dangling link means the blob is still downloading
+                    found.append(CachedGGUF(repo, snapshot.name, gguf))
+    return found

@@ -1,0 +1,78 @@
+"""``pull``: from a catalog id or ``REPO:FILE`` to a verified, indexed model on disk.
+
+The one sequence the CLI and the GUI share: pin the repo to a commit, read sizes and
+SHA-256 from the Hub, download every file of the model (split shards together), then
+record it in the installed index.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.catalog.download import Downloader, ProgressFn
+from desktop.catalog.entries import Catalog
+from desktop.catalog.hub import SHARD_RE, HubClient, quant_of, shard_group
+from desktop.catalog.installed import InstalledIndex, InstalledModel, model_id_for
+from desktop.errors import InvalidRequest
+
+_REPO_FILE = re.compile(r"^(?P<repo>[\w.\-]+/[\w.\-]+):(?P<file>[^:]+\.gguf)$")
+
+
+@dataclass(frozen=True)
+class PullTarget:
+    """What to fetch: a repo, its file(s), and the catalog entry it belongs to (if any)."""
+
+    repo: str
+    files: tuple[str, ...]
+    model_id: str
+    catalog_id: str | None = None
+    quant: str | None = None
+
+
+def parse_target(ref: str, catalog: Catalog, quant: str | None = None) -> PullTarget:
+    """A catalog id (with ``quant``) or ``org/repo:file.gguf`` as a pull target."""
+    match = _REPO_FILE.match(ref)
+    if match:
+        if quant:
+            raise InvalidRequest("--quant applies to catalog ids; REPO:FILE already names "
+                                 "the file")
+        repo, name = match["repo"], match["file"]
+        for entry in catalog:
+            for q in entry.quants:
+                if entry.repo == repo and name in q.files:
+                    return PullTarget(repo, q.files, _catalog_model_id(entry.id, q.name,
+                                      entry.default_quant), entry.id, q.name)
+        return PullTarget(repo, (name,), model_id_for(name), None, quant_of(name))
+    if ":" in ref and "/" in ref:
+        raise InvalidRequest(f"'{ref}' is not REPO:FILE; use e.g. "
+                             "'bartowski/Some-Model-GGUF:Some-Model-Q4_K_M.gguf'")
+    entry = catalog.get(ref)
+    chosen = entry.quant(quant)
+    return PullTarget(entry.repo, chosen.files,
+                      _catalog_model_id(entry.id, chosen.name, entry.default_quant),
+                      entry.id, chosen.name)
+
+
+def _catalog_model_id(entry_id: str, quant: str, default: str) -> str:
+    return entry_id if quant.upper() == default.upper() else f"{entry_id}:{quant}"
+
+
+def pull(target: PullTarget, *, hub: HubClient, downloader: Downloader, index: InstalledIndex,
+         models_dir: Path, progress: ProgressFn | None = None,
+         cancel: threading.Event | None = None) -> InstalledModel:
+    """Download ``target`` (all shards), verify it, and record it as installed."""
+    revision = hub.commit(target.repo)
+    files = list(target.files)
+    if len(files) == 1 and SHARD_RE.match(files[0]):
+        files = shard_group(files[0], hub.list_files(target.repo, revision))
+    remote = hub.files(target.repo, files, revision)
+    fetched = downloader.pull(remote, models_dir, progress=progress, cancel=cancel)
+    model = InstalledModel(
+        id=target.model_id, files=tuple(str(f.path) for f in fetched),
+        size=sum(f.size for f in fetched), sha256=tuple(f.sha256 for f in fetched),
+        source="hub", repo=target.repo, revision=revision, catalog_id=target.catalog_id,
+        quant=target.quant, managed=True)
+    return index.add(model)

@@ -1,0 +1,42 @@
+"""``edgedesk network log``: every connection EdgeDesk made or refused, with its purpose."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict
+
+from desktop.cli.context import context_for
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``network`` verb group."""
+    from desktop.cli import common_options
+
+    network = sub.add_parser("network", parents=[common_options()],
+                             help="what EdgeDesk sent over the network")
+    nsub = network.add_subparsers(dest="network_verb", metavar="ACTION", required=True)
+    log = nsub.add_parser("log", parents=[common_options()],
+                          help="show the outbound connection log")
+    log.add_argument("--limit", type=int, default=50, metavar="N", help="last N entries")
+    log.add_argument("--json", action="store_true")
+    log.set_defaults(handler=handle_log)
+
+
+def handle_log(args: argparse.Namespace) -> int:
+    """Print the network log, newest last."""
+    ctx = context_for(args)
+    entries = ctx.net.entries(max(args.limit, 1))
+    if args.json:
+        print(json.dumps([asdict(e) for e in entries], indent=2))
+        return 0
+    if not entries:
+        print(f"no network connections recorded ({ctx.net.log_path})")
+        return 0
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time))
+        verdict = "sent   " if e.allowed else "BLOCKED"
+        print(f"{when}  {verdict}  {e.method:<4} {e.host}{e.path}  — {e.purpose}"
+              + (f" ({e.reason})" if e.reason else ""))
+    return 0

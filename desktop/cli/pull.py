@@ -1,0 +1,169 @@
+"""``edgedesk models pull|rm|import|search``: get models onto this machine and off it again."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from desktop.catalog.download import Progress
+from desktop.catalog.installed import discover_hf_cache, hf_home
+from desktop.catalog.pull import parse_target, pull
+from desktop.cli.context import context_for
+
+Sub = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def register_models(msub: Sub) -> None:
+    """Add ``pull``, ``rm``, ``import`` and ``search`` to ``edgedesk models``."""
+    from desktop.cli import common_options
+
+    common = common_options()
+    p = msub.add_parser("pull", parents=[common], help="download a model (resumable, verified)",
+                        description="Download a catalog model (ID) or any GGUF on the Hub "
+                        "(REPO:FILE); interrupted pulls resume where they stopped.")
+    p.add_argument("model", metavar="ID|REPO:FILE")
+    p.add_argument("--quant", metavar="Q", help="quantization of a catalog model (e.g. Q8_0)")
+    p.set_defaults(handler=handle_pull)
+    r = msub.add_parser("rm", parents=[common], help="remove an installed model")
+    r.add_argument("model", metavar="ID")
+    r.set_defaults(handler=handle_rm)
+    i = msub.add_parser("import", parents=[common],
+                        help="register a local GGUF in place (hashed and checked, not copied)")
+    i.add_argument("path", metavar="PATH", nargs="?")
+    i.add_argument("--hf-cache", action="store_true",
+                   help="register every GGUF found in the Hugging Face cache (HF_HOME)")
+    i.set_defaults(handler=handle_import)
+    s = msub.add_parser("search", parents=[common], help="find GGUF repos on the Hub")
+    s.add_argument("query", metavar="QUERY")
+    s.add_argument("--limit", type=int, default=10, metavar="N")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(handler=handle_search)
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
+def _eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "--:--"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+class ProgressLine:
+    """A one-line progress bar on a terminal; a line every few seconds in logs and pipes."""
+
+    def __init__(self, stream: TextIO, *, every_s: float = 5.0) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.every_s = every_s
+        self._last = 0.0
+
+    def __call__(self, p: Progress) -> None:
+        """Show ``p``."""
+        pct = 100 * p.done / p.total if p.total else 100.0
+        text = (f"{p.filename}: {pct:5.1f}%  {_size(p.done)} / {_size(p.total)}  "
+                f"{_size(p.speed_bps)}/s  ETA {_eta(p.eta_s)}")
+        now = time.monotonic()
+        if self.tty:
+            self.stream.write("\r" + text.ljust(78))
+        elif now - self._last >= self.every_s or p.done >= p.total:
+            self.stream.write(text + "\n")
+        else:
+            return
+        self._last = now
+        self.stream.flush()
+
+    def end(self) -> None:
+        """Finish the line on a terminal."""
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def handle_pull(args: argparse.Namespace) -> int:
+    """Download, verify and install one model."""
+    ctx = context_for(args)
+    target = parse_target(args.model, ctx.catalog, args.quant)
+    ctx.net.ensure_online(f"pull {args.model}", download=True)  # fail before any lookup
+    bar = ProgressLine(sys.stderr)
+    cancel = threading.Event()
+    try:
+        model = pull(target, hub=ctx.hub, downloader=ctx.downloader(), index=ctx.installed,
+                     models_dir=ctx.paths.models_dir, progress=bar, cancel=cancel)
+    except KeyboardInterrupt:
+        cancel.set()
+        print("edgedesk: paused; run the same command again to resume", file=sys.stderr)
+        return 130
+    finally:
+        bar.end()
+    print(f"installed {model.id} ({_size(model.size)}, SHA-256 verified) from "
+          f"{model.repo}@{(model.revision or '')[:12]}")
+    for path in model.paths:
+        print(f"  {path}")
+    return 0
+
+
+def handle_rm(args: argparse.Namespace) -> int:
+    """Forget an installed model; delete files we downloaded (imports stay on disk)."""
+    ctx = context_for(args)
+    model = ctx.installed.remove(args.model)
+    kept = "" if model.managed else " (imported file left in place)"
+    print(f"removed {model.id}{kept}")
+    return 0
+
+
+def handle_import(args: argparse.Namespace) -> int:
+    """Register a local GGUF, or every GGUF in the Hugging Face cache."""
+    ctx = context_for(args)
+    if args.hf_cache:
+        found = discover_hf_cache(hf_home(os.environ))
+        if not found:
+            print(f"no GGUF files in {hf_home(os.environ) / 'hub'}")
+        for cached in found:
+            model = ctx.installed.import_file(cached.path, source="hf-cache", repo=cached.repo,
+                                              revision=cached.revision)
+            print(f"imported {model.id} ({_size(model.size)}) from the Hugging Face cache")
+        return 0
+    if not args.path:
+        from desktop.errors import InvalidRequest
+
+        raise InvalidRequest("give a PATH to a .gguf file, or --hf-cache")
+    model = ctx.installed.import_file(Path(args.path))
+    print(f"imported {model.id} ({_size(model.size)}, SHA-256 {model.sha256[0][:16]}…) "
+          f"from {model.paths[0]}")
+    return 0
+
+
+def handle_search(args: argparse.Namespace) -> int:
+    """List GGUF repos on the Hub matching the query, with quants and sizes."""
+    ctx = context_for(args)
+    hits = ctx.hub.search(args.query, limit=max(1, min(args.limit, 50)))
+    if args.json:
+        rows: list[dict[str, Any]] = [
+            {"repo": h.repo, "downloads": h.downloads,
+             "quants": [{"quant": q.quant, "files": list(q.files), "size": q.size}
+                        for q in h.quants]} for h in hits]
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not hits:
+        print(f"no GGUF repositories match '{args.query}'")
+    for hit in hits:
+        print(f"{hit.repo}  ({hit.downloads} downloads)")
+        for q in hit.quants:
+            shards = f", {len(q.files)} files" if len(q.files) > 1 else ""
+            print(f"  {q.quant:<10} {_size(q.size):>9}{shards}  "
+                  f"edgedesk models pull {hit.repo}:{q.files[0]}")
+    return 0

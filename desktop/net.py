@@ -1,0 +1,144 @@
+"""The one gate every outbound connection EdgeDesk makes passes through.
+
+Before a request leaves the process the gate checks offline mode (and the machine
+policy's ``allow_downloads``) and appends host, time and purpose to a JSON-lines log the
+user can read with ``edgedesk network log``. HTTP clients are wired to it with an event
+hook, so redirects to a CDN are checked and logged as well, not just the first URL.
+Third-party libraries that phone home on their own are switched off here too.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, MutableMapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from desktop.errors import NetworkBlocked
+
+# Environment switches that stop libraries calling home unasked. huggingface_hub 2.x
+# builds its User-Agent with ``detect_agent()``, which fetches
+# ``{HF_ENDPOINT}/api/agent-harnesses`` (at most daily) unless telemetry is disabled;
+# the update checks only run in its own CLI but cost nothing to switch off.
+PHONE_HOME_OFF: dict[str, str] = {
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_HUB_DISABLE_UPDATE_CHECK": "1",
+    "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
+    "DO_NOT_TRACK": "1",
+    "DISABLE_TELEMETRY": "1",
+}
+
+LOG_NAME = "network.jsonl"
+
+
+def quiet_libraries(environ: MutableMapping[str, str]) -> None:
+    """Switch off libraries' telemetry and update checks (before they are imported)."""
+    for key, value in PHONE_HOME_OFF.items():
+        environ[key] = value
+
+
+class _RequestLike(Protocol):
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def url(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One outbound request as the user sees it in the network log."""
+
+    time: float
+    host: str
+    method: str
+    path: str
+    purpose: str
+    allowed: bool
+    reason: str = ""
+
+
+class NetGate:
+    """Allows or refuses outbound requests and records every attempt."""
+
+    def __init__(
+        self,
+        log_path: Path,
+        *,
+        offline: bool = False,
+        allow_downloads: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.log_path = log_path
+        self.offline = offline
+        self.allow_downloads = allow_downloads
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def refusal(self, *, download: bool = False) -> str | None:
+        """Why a request would be refused right now, or None when it may go out."""
+        if self.offline:
+            return ("offline mode is on (settings 'offline', EDGEDESK_OFFLINE=1 or "
+                    "--offline); no network connection is made")
+        if download and not self.allow_downloads:
+            return "model downloads are turned off ('allow_downloads = false')"
+        return None
+
+    def ensure_online(self, purpose: str, *, download: bool = False) -> None:
+        """Fail at once with NetworkBlocked if a request for ``purpose`` could not go out."""
+        reason = self.refusal(download=download)
+        if reason is not None:
+            raise NetworkBlocked(f"cannot {purpose}: {reason}")
+
+    def check(self, method: str, url: str, purpose: str, *, download: bool = False) -> None:
+        """Log a request about to be sent; raise NetworkBlocked (logged too) if refused."""
+        parts = urlsplit(url)
+        reason = self.refusal(download=download)
+        # Query strings are left out of the log: signed CDN URLs carry credentials there.
+        entry = Connection(self._clock(), parts.hostname or "", method.upper(),
+                           parts.path, purpose, reason is None, reason or "")
+        self._append(entry)
+        if reason is not None:
+            raise NetworkBlocked(f"cannot {purpose}: {reason}")
+
+    def hook(self, purpose: str, *, download: bool = False) -> Callable[[_RequestLike], None]:
+        """An httpx ``request`` event hook that sends every request through ``check``."""
+
+        def on_request(request: _RequestLike) -> None:
+            self.check(request.method, str(request.url), purpose, download=download)
+
+        return on_request
+
+    def _append(self, entry: Connection) -> None:
+        line = json.dumps(asdict(entry), ensure_ascii=False)
+        with self._lock:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with self.log_path.open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+
+    def entries(self, limit: int | None = None) -> list[Connection]:
+        """The logged requests, oldest first (the last ``limit`` if given)."""
+        return read_log(self.log_path, limit)
+
+
+def read_log(path: Path, limit: int | None = None) -> list[Connection]:
+    """Parse a network log, skipping lines a crash may have left half-written."""
+    if not path.exists():
+        return []
+    entries: list[Connection] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entries.append(Connection(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+    return entries[-limit:] if limit else entries
+
+
+def log_path_in(log_dir: Path) -> Path:
+    """Where the network log lives inside the app's log folder."""
+    return log_dir / LOG_NAME
+
