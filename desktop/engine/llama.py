@@ -8,11 +8,12 @@ a catalog entry, so it can be tested with any GGUF.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,12 @@ class LlamaEngine:
     def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None
                ) -> str:
         """The prompt text for a conversation."""
-        return render_chat(self.template(), messages, tools=tools)
+        template = self.template()
+        if tools and "tools" not in template.text:
+            # The template cannot show tools, so describe them in a system turn instead
+            # of dropping them silently.
+            messages = _tools_system_turn(tools, messages)
+        return render_chat(template, messages, tools=tools)
 
     def prompt_tokens(self, prompt: str) -> list[int]:
         """Tokens for a rendered prompt, adding BOS only if the template did not."""
@@ -180,7 +186,7 @@ class LlamaEngine:
         tokens = self.tokenize(prompt, add_bos=True, special=False)
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
 
-    def _stream(self, tokens: list[int], params: GenerationParams,  # noqa: PLR0912
+    def _stream(self, tokens: list[int], params: GenerationParams,
                 cancel: threading.Event | None, stops: Sequence[str],
                 splitter: ThinkSplitter) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
@@ -192,12 +198,7 @@ class LlamaEngine:
             )
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")
-        grammar = None
-        if params.grammar:
-            try:
-                grammar = LlamaGrammar.from_string(params.grammar, verbose=False)
-            except (ValueError, RuntimeError) as exc:
-                raise InvalidRequest(f"invalid grammar: {exc}", param="grammar") from None
+        grammar = _grammar(params)
         started = time.perf_counter()
         llm = self._llm
         llm.begin_request()
@@ -335,6 +336,31 @@ class LlamaEngine:
         """Free the model's memory now rather than at garbage collection."""
         with contextlib.suppress(Exception):
             self._llm.close()
+
+
+def _tools_system_turn(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+                       ) -> list[Message]:
+    """Messages with the tool list (and the <tool_call> reply format) in the system turn."""
+    listing = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
+    text = ("You may call these tools:\n" + listing + "\nTo call one, reply with "
+            '<tool_call>{"name": NAME, "arguments": {...}}</tool_call>.')
+    if messages and messages[0].role == "system":
+        first = messages[0]
+        return [replace(first, content=f"{first.content}\n\n{text}"), *messages[1:]]
+    return [Message("system", text), *messages]
+
+
+def _grammar(params: GenerationParams) -> LlamaGrammar | None:
+    """The sampling grammar for ``params``: GBNF text, or one built from a JSON schema."""
+    try:
+        if params.json_schema:
+            return LlamaGrammar.from_json_schema(params.json_schema, verbose=False)
+        if params.grammar:
+            return LlamaGrammar.from_string(params.grammar, verbose=False)
+    except (ValueError, RuntimeError, KeyError, TypeError) as exc:
+        which = "json_schema" if params.json_schema else "grammar"
+        raise InvalidRequest(f"invalid {which}: {exc}", param=which) from None
+    return None
 
 
 def _pool(vectors: Sequence[Sequence[float]], weights: Sequence[int]) -> list[float]:

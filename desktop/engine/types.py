@@ -46,7 +46,8 @@ class GenerationParams:
     frequency_penalty: float = 0.0
     stop: tuple[str, ...] = ()
     seed: int | None = None
-    grammar: str | None = None  # GBNF text; the server builds it from JSON schemas
+    grammar: str | None = None  # GBNF text
+    json_schema: str | None = None  # JSON Schema text; the engine turns it into a grammar
     logprobs: int | None = None
     timeout_s: float | None = None
 

@@ -1,0 +1,1 @@
+"""The local OpenAI-compatible HTTP API: safe by default, fair under load."""

@@ -1,0 +1,297 @@
+"""``create_app``: the ASGI app, built from its dependencies (no globals).
+
+Every request passes one guard (request id, Host check, key, rate limit, body limit,
+access log and metrics) before the routes; every error leaves in OpenAI's shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
+
+from desktop.config import ServerSettings
+from desktop.errors import EdgeDeskError, QueueFull
+from desktop.resolve import ModelResolver
+from desktop.server.cache import LRUCache
+from desktop.server.metrics import AccessLog, AccessRecord, Metrics, now_iso
+from desktop.server.openai import error_body
+from desktop.server.security import (
+    KeyStore,
+    RateLimiter,
+    allowed_hosts,
+    bearer_token,
+    check_bind,
+    host_allowed,
+)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+log = logging.getLogger("edgedesk.server")
+KNOWN_ROUTES = frozenset({"/v1/models", "/v1/chat/completions", "/v1/completions",
+                          "/v1/embeddings", "/health", "/metrics"})
+OPEN_ROUTES = frozenset({"/health", "/openapi.json"})
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
+
+
+class ModelDirectory(Protocol):
+    """The models the server may answer with, by their stable ids."""
+
+    def ids(self) -> list[str]:
+        """Every id a request may name."""
+        ...
+
+
+@dataclass
+class ResolverDirectory:
+    """Models registered with ``--model`` plus downloaded catalog models."""
+
+    resolver: ModelResolver
+
+    def ids(self) -> list[str]:
+        """Registered ids first, then catalog models whose files are all present."""
+        found = list(self.resolver.registered)
+        for entry in self.resolver.catalog:
+            if entry.id in found:
+                continue
+            with contextlib.suppress(EdgeDeskError):
+                self.resolver.locate(entry.id)
+                found.append(entry.id)
+        return found
+
+
+@dataclass
+class RequestInfo:
+    """What the routes learn about a request, for the access log and metrics."""
+
+    request_id: str
+    started: float
+    key_name: str | None = None
+    model: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    ttft_s: float | None = None
+
+
+@dataclass
+class Services:
+    """Everything the routes use, hung on ``app.state.services``."""
+
+    scheduler: Any
+    models: ModelDirectory
+    settings: ServerSettings
+    keys: KeyStore | None
+    access_log: AccessLog
+    metrics: Metrics
+    bound_host: str
+    limiter: RateLimiter
+    responses: LRUCache[dict[str, Any]] | None
+    embeddings: LRUCache[list[float]]
+    allowed: frozenset[str] = field(default_factory=frozenset)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def _json(status: int, message: str, type_: str, code: str, *, param: str | None = None,
+          headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(error_body(message, type_=type_, code=code, param=param),
+                        status_code=status, headers=headers)
+
+
+class Guard:
+    """The checks every request passes, and the bookkeeping every response gets."""
+
+    def __init__(self, app: ASGIApp, services: Services) -> None:
+        self.app = app
+        self.services = services
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check, run, log."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        given = headers.get("x-request-id", "")
+        info = RequestInfo(given if _REQUEST_ID.match(given) else "req_" + secrets.token_hex(12),
+                           time.perf_counter())
+        scope.setdefault("state", {})["edgedesk"] = info
+        status_holder = [500]
+
+        async def send_wrapped(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder[0] = message["status"]
+                raw = list(message.get("headers", []))
+                raw.append((b"x-request-id", info.request_id.encode("latin-1")))
+                message["headers"] = raw
+            await send(message)
+
+        path = scope.get("path", "")
+        refusal = self._refuse(scope, headers, info)
+        try:
+            if refusal is not None:
+                await refusal(scope, receive, send_wrapped)
+            else:
+                await self._run(scope, receive, send_wrapped, headers)
+        finally:
+            self._record(scope, path, status_holder[0], info)
+
+    def _refuse(self, scope: Scope, headers: dict[str, str], info: RequestInfo
+                ) -> JSONResponse | None:
+        svc = self.services
+        if not host_allowed(headers.get("host"), svc.allowed, svc.bound_host):
+            return _json(403, "the Host header does not name this server; use "
+                         f"http://{svc.bound_host}:{svc.settings.port}", "invalid_request_error",
+                         "invalid_host")
+        path = scope.get("path", "")
+        if path in OPEN_ROUTES or scope.get("method") == "OPTIONS":
+            return None
+        if svc.keys is not None:
+            token = bearer_token(headers.get("authorization"))
+            name = svc.keys.verify(token) if token else None
+            if name is None:
+                what = "a wrong or revoked" if token else "no"
+                return _json(401, f"{what} API key was sent; pass 'Authorization: Bearer KEY' "
+                             "(create one with 'edgedesk keys create NAME')",
+                             "invalid_request_error", "invalid_api_key")
+            info.key_name = name
+        wait = svc.limiter.check(info.key_name or "-")
+        if wait is not None:
+            return _json(429, f"rate limit reached for this key; retry in {wait} s",
+                         "rate_limit_error", "rate_limit_exceeded",
+                         headers={"Retry-After": str(wait)})
+        length = headers.get("content-length")
+        if length and length.isdigit() and int(length) > svc.settings.max_body_bytes:
+            return self._too_large()
+        return None
+
+    def _too_large(self) -> JSONResponse:
+        return _json(413, f"the request body is larger than "
+                     f"{self.services.settings.max_body_bytes} bytes", "invalid_request_error",
+                     "request_too_large")
+
+    async def _run(self, scope: Scope, receive: Receive, send: Send,
+                   headers: dict[str, str]) -> None:
+        limit = self.services.settings.max_body_bytes
+        seen = [0]
+        started = [False]
+
+        async def receive_limited() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                seen[0] += len(message.get("body", b""))
+                if seen[0] > limit:
+                    raise _BodyTooLarge
+            return message
+
+        async def send_tracked(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                started[0] = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive_limited, send_tracked)
+        except _BodyTooLarge:
+            if not started[0]:
+                await self._too_large()(scope, receive, send)
+
+    def _record(self, scope: Scope, path: str, status: int, info: RequestInfo) -> None:
+        svc = self.services
+        latency = time.perf_counter() - info.started
+        route = path if path in KNOWN_ROUTES else "other"
+        svc.metrics.record(route, status, latency, info.ttft_s, tokens_in=info.tokens_in,
+                           tokens_out=info.tokens_out)
+        if info.key_name:
+            svc.limiter.spend(info.key_name, info.tokens_in + info.tokens_out)
+        client = scope.get("client")
+        svc.access_log.write(AccessRecord(
+            time=now_iso(), request_id=info.request_id, key_name=info.key_name,
+            method=scope.get("method", ""), route=path[:200], status=status, model=info.model,
+            tokens_in=info.tokens_in, tokens_out=info.tokens_out,
+            ttft_ms=round(info.ttft_s * 1000, 1) if info.ttft_s is not None else None,
+            latency_ms=round(latency * 1000, 1),
+            client=f"{client[0]}:{client[1]}" if client else None))
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(EdgeDeskError)
+    async def _edgedesk(_: Request, exc: EdgeDeskError) -> JSONResponse:
+        headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, QueueFull) else None
+        status = exc.http_status if exc.http_status != 499 else 400
+        return _json(status, exc.message, exc.error_type, exc.code, param=exc.param,
+                     headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"msg": "invalid request", "loc": ()}
+        loc = [str(p) for p in first.get("loc", ()) if p != "body"]
+        if first.get("type") == "json_invalid":
+            ctx = first.get("ctx")
+            why = ctx.get("error", first["msg"]) if isinstance(ctx, dict) else first["msg"]
+            return _json(400, f"the request body is not valid JSON ({why})",
+                         "invalid_request_error", "invalid_json")
+        param = ".".join(loc) or None
+        where = f"'{param}': " if param else ""
+        return _json(400, f"{where}{first['msg']}", "invalid_request_error", "invalid_value",
+                     param=param)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _json(exc.status_code, str(exc.detail), "invalid_request_error", code,
+                     headers=dict(exc.headers or {}))
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error in %s", request.url.path, exc_info=exc)
+        return _json(500, f"internal error ({type(exc).__name__}); see the server log",
+                     "server_error", "internal_error")
+
+
+def create_app(scheduler: Any, models: ModelDirectory, settings: ServerSettings,
+               keys: KeyStore | None, *, access_log: AccessLog | None = None,
+               metrics: Metrics | None = None, bound_host: str | None = None,
+               extra_hosts: tuple[str, ...] = ()) -> FastAPI:
+    """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth."""
+    from desktop.server.routes import router
+
+    host = bound_host or settings.host
+    check_bind(host, keys is not None)
+    services = Services(
+        scheduler=scheduler, models=models, settings=settings, keys=keys,
+        access_log=access_log or AccessLog(None), metrics=metrics or Metrics(), bound_host=host,
+        limiter=RateLimiter(settings.requests_per_minute, settings.tokens_per_minute),
+        responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
+        embeddings=LRUCache(settings.cache_entries * 16),
+        allowed=allowed_hosts(host, extra_hosts))
+    app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
+                  docs_url=None, redoc_url=None)
+    app.state.services = services
+    app.include_router(router)
+    _install_error_handlers(app)
+    app.add_middleware(Guard, services=services)
+    if settings.allowed_origins:
+        # Keys travel in the Authorization header, never cookies: no credentials mode, so
+        # even an allowed origin cannot ride on a browser's ambient authority.
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.allowed_origins),
+                           allow_credentials=False, allow_methods=["GET", "POST", "OPTIONS"],
+                           allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+                           expose_headers=["X-Request-ID", "Retry-After"])
+    return app

@@ -1,0 +1,205 @@
+"""Prometheus text metrics and the access log (who called what, never the content).
+
+Hand-rolled rather than prometheus-client: a handful of counters and histograms, no
+process-wide registry (so two servers in one process, as in tests, stay apart).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+TTFT_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+Labels = tuple[tuple[str, str], ...]
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(labels: Labels) -> str:
+    if not labels:
+        return ""
+    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels) + "}"
+
+
+class _Histogram:
+    def __init__(self, buckets: tuple[float, ...]) -> None:
+        self.buckets = buckets
+        self.counts = [0] * len(buckets)
+        self.total = 0.0
+        self.n = 0
+
+    def observe(self, value: float) -> None:
+        for i, bound in enumerate(self.buckets):
+            if value <= bound:
+                self.counts[i] += 1
+        self.total += value
+        self.n += 1
+
+    def lines(self, name: str, labels: Labels) -> Iterable[str]:
+        for bound, count in zip(self.buckets, self.counts, strict=True):
+            yield f"{name}_bucket{_labels((*labels, ('le', repr(bound))))} {count}"
+        yield f"{name}_bucket{_labels((*labels, ('le', '+Inf')))} {self.n}"
+        yield f"{name}_sum{_labels(labels)} {self.total}"
+        yield f"{name}_count{_labels(labels)} {self.n}"
+
+
+@dataclass(frozen=True)
+class Gauges:
+    """Live values read when /metrics is scraped."""
+
+    queue_depth: int
+    busy: bool
+    loaded_models: list[str]
+
+
+class Metrics:
+    """Counters and histograms of one server; thread-safe; rendered as Prometheus text."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests: dict[Labels, int] = {}
+        self.latency: dict[Labels, _Histogram] = {}
+        self.ttft: dict[Labels, _Histogram] = {}
+        self.tokens: dict[Labels, int] = {}
+        self.cache: dict[Labels, int] = {}
+
+    def record(self, route: str, status: int, latency_s: float, ttft_s: float | None, *,
+               tokens_in: int, tokens_out: int) -> None:
+        """Count one finished request."""
+        with self._lock:
+            key = (("route", route), ("status", str(status)))
+            self.requests[key] = self.requests.get(key, 0) + 1
+            self.latency.setdefault((("route", route),), _Histogram(LATENCY_BUCKETS)
+                                    ).observe(latency_s)
+            if ttft_s is not None:
+                self.ttft.setdefault((("route", route),), _Histogram(TTFT_BUCKETS)).observe(ttft_s)
+            for direction, n in (("in", tokens_in), ("out", tokens_out)):
+                if n:
+                    k = (("direction", direction),)
+                    self.tokens[k] = self.tokens.get(k, 0) + n
+
+    def cache_event(self, cache: str, hit: bool) -> None:
+        """Count a cache lookup."""
+        with self._lock:
+            key = (("cache", cache), ("result", "hit" if hit else "miss"))
+            self.cache[key] = self.cache.get(key, 0) + 1
+
+    def cache_hits(self, cache: str) -> int:
+        """Hits of ``cache`` so far."""
+        with self._lock:
+            return self.cache.get((("cache", cache), ("result", "hit")), 0)
+
+    def render(self, gauges: Gauges) -> str:
+        """The Prometheus text exposition."""
+        out: list[str] = []
+
+        def counter(name: str, help_: str, values: dict[Labels, int]) -> None:
+            out.extend([f"# HELP {name} {help_}", f"# TYPE {name} counter"])
+            out.extend(f"{name}{_labels(k)} {v}" for k, v in sorted(values.items()))
+
+        def histogram(name: str, help_: str, values: dict[Labels, _Histogram]) -> None:
+            out.extend([f"# HELP {name} {help_}", f"# TYPE {name} histogram"])
+            for k, h in sorted(values.items()):
+                out.extend(h.lines(name, k))
+
+        with self._lock:
+            counter("edgedesk_requests_total", "HTTP requests by route and status.",
+                    self.requests)
+            histogram("edgedesk_request_latency_seconds", "Total request latency.", self.latency)
+            histogram("edgedesk_time_to_first_token_seconds", "Time to the first token.",
+                      self.ttft)
+            counter("edgedesk_tokens_total", "Prompt (in) and generated (out) tokens.",
+                    self.tokens)
+            counter("edgedesk_cache_lookups_total", "Response and embedding cache lookups.",
+                    self.cache)
+        out += ["# HELP edgedesk_queue_depth Requests waiting for the engine.",
+                "# TYPE edgedesk_queue_depth gauge", f"edgedesk_queue_depth {gauges.queue_depth}",
+                "# HELP edgedesk_busy Whether a request is running.",
+                "# TYPE edgedesk_busy gauge", f"edgedesk_busy {int(gauges.busy)}",
+                "# HELP edgedesk_loaded_models Models in memory.",
+                "# TYPE edgedesk_loaded_models gauge",
+                f"edgedesk_loaded_models {len(gauges.loaded_models)}",
+                "# HELP edgedesk_model_loaded A model in memory (1 per model).",
+                "# TYPE edgedesk_model_loaded gauge"]
+        out += [f"edgedesk_model_loaded{_labels((('model', m),))} 1"
+                for m in gauges.loaded_models]
+        return "\n".join(out) + "\n"
+
+
+@dataclass
+class AccessRecord:
+    """One request as the access log sees it: no prompt, no completion, no key."""
+
+    time: str
+    request_id: str
+    key_name: str | None
+    method: str
+    route: str
+    status: int
+    model: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    ttft_ms: float | None = None
+    latency_ms: float = 0.0
+    client: str | None = None
+
+    def line(self) -> str:
+        """The record as one JSON line."""
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+
+Subscriber = Callable[[AccessRecord], None]
+
+
+class AccessLog:
+    """Writes access records to the logger and a file, and tells subscribers (the GUI)."""
+
+    def __init__(self, path: Path | None, logger: logging.Logger | None = None) -> None:
+        self.path = path
+        self.logger = logger or logging.getLogger("edgedesk.access")
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.Lock()
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback`` with every record (on a server thread); returns an unsubscribe."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+        return unsubscribe
+
+    def write(self, record: AccessRecord) -> None:
+        """Log one request; a failing subscriber or disk never fails the request."""
+        line = record.line()
+        self.logger.info(line)
+        with self._lock:
+            subscribers = list(self._subscribers)
+            if self.path is not None:
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    with self.path.open("a", encoding="utf-8") as handle:
+                        handle.write(line + "\n")
+                except OSError as exc:
+                    self.logger.warning("cannot write access log %s: %s", self.path, exc)
+        for callback in subscribers:
+            try:
+                callback(record)
+            except Exception:  # a broken listener must not break serving
+                self.logger.exception("access log subscriber failed")
+
+
+def now_iso() -> str:
+    """The current UTC time for log records."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -1,0 +1,379 @@
+"""The endpoints: models, chat and text completions, embeddings, health, metrics.
+
+The scheduler's iterators block, so each chunk is pulled on a worker thread, one at a
+time. The first chunk is pulled before the response starts, so queue-full, unknown
+model and context overflow still answer with their own status. When the client goes
+away the request's cancel event is set: the engine stops within one token and the
+scheduler's gate is released by closing the iterator.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
+from typing import Any, TypeVar
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+
+from desktop.engine.types import Chunk
+from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.server import openai as oa
+from desktop.server import schemas as s
+from desktop.server.app import RequestInfo, Services
+from desktop.server.cache import embedding_key, is_deterministic, request_key
+from desktop.server.metrics import Gauges
+
+router = APIRouter()
+T = TypeVar("T")
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": s.ErrorBody} for code in (400, 401, 403, 404, 413, 422, 429, 503)}
+
+
+def _services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+def _info(request: Request) -> RequestInfo:
+    info: RequestInfo = request.state.edgedesk
+    return info
+
+
+def _check_model(svc: Services, info: RequestInfo, model: str) -> None:
+    info.model = model[:200]
+    ids = svc.models.ids()
+    if model not in ids:
+        shown = ", ".join(ids) or "none; start the server with --model"
+        raise ModelNotFound(f"the model '{model}' does not exist here; available: {shown}",
+                            param="model")
+
+
+def _limits(svc: Services) -> oa.Limits:
+    return oa.Limits(max_tokens=svc.settings.max_tokens_limit,
+                     timeout_s=svc.settings.generation_timeout_s)
+
+
+async def _watch_disconnect(request: Request, cancel: threading.Event,
+                            work: Callable[[], Awaitable[T]]) -> T:
+    """Run ``work``; if the client disconnects meanwhile, set ``cancel``."""
+    result: list[T] = []
+
+    async def watch() -> None:
+        while True:
+            message = await request.receive()
+            if message["type"] == "http.disconnect":
+                cancel.set()
+                return
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        result.append(await work())
+        group.cancel_scope.cancel()
+    return result[0]
+
+
+def _close(stream: object) -> None:
+    """Close a generator so its ``finally`` (the scheduler's gate) runs now."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+
+
+def _next(stream: Iterator[T]) -> T | None:
+    return next(stream, None)
+
+
+class EventStream(StreamingResponse):
+    """SSE that cancels generation when the client leaves and always frees the engine."""
+
+    def __init__(self, content: AsyncIterator[bytes], cancel: threading.Event,
+                 close: Callable[[], None]) -> None:
+        super().__init__(content, media_type="text/event-stream",
+                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        self._cancel = cancel
+        self._close = close
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Stream until done or disconnected; then close the engine stream off-loop."""
+        async def watch() -> None:
+            await self.listen_for_disconnect(receive)
+            self._cancel.set()
+            group.cancel_scope.cancel()
+
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch)
+                try:
+                    await self.stream_response(send)
+                except OSError:
+                    self._cancel.set()
+                group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._close)
+
+
+async def _pump(events: Iterator[bytes]) -> AsyncIterator[bytes]:
+    while True:
+        # Not abandonable: a cancelled await waits for the thread (at most one token).
+        item = await anyio.to_thread.run_sync(_next, events)
+        if item is None:
+            return
+        yield item
+
+
+async def _first_chunk(request: Request, stream: Iterator[Chunk], cancel: threading.Event,
+                       info: RequestInfo) -> Chunk:
+    first = await _watch_disconnect(request, cancel,
+                                    lambda: anyio.to_thread.run_sync(_next, stream))
+    if first is None:  # the engine always ends with a final chunk; be safe anyway
+        first = Chunk(finish_reason="stop")
+    info.ttft_s = time.perf_counter() - info.started
+    return first
+
+
+def _drain(first: Chunk, stream: Iterator[Chunk]) -> tuple[str, str, Chunk]:
+    text, reasoning, final = [first.text], [first.reasoning], first
+    if not first.is_final:
+        for chunk in stream:
+            text.append(chunk.text)
+            reasoning.append(chunk.reasoning)
+            final = chunk
+    return "".join(text), "".join(reasoning), final
+
+
+def _count(info: RequestInfo, final: Chunk) -> None:
+    if final.usage is not None:
+        info.tokens_in, info.tokens_out = final.usage.prompt_tokens, final.usage.completion_tokens
+
+
+# ---------------------------------------------------------------- models, health, metrics
+
+
+@router.get("/v1/models", response_model=s.ModelList, responses=_ERRORS)
+def list_models(request: Request) -> s.ModelList:
+    """Every model a request may name."""
+    return s.ModelList(data=[s.ModelCard(id=m) for m in _services(request).models.ids()])
+
+
+@router.get("/health", response_model=s.Health)
+def health(request: Request) -> s.Health:
+    """Liveness and load, without authentication."""
+    sched = _services(request).scheduler
+    return s.Health(busy=sched.busy, queue_depth=sched.queue_depth,
+                    loaded_models=[m.model_id for m in sched.loaded()])
+
+
+@router.get("/metrics", response_class=PlainTextResponse, responses=_ERRORS)
+def metrics(request: Request) -> PlainTextResponse:
+    """Prometheus text exposition."""
+    svc = _services(request)
+    gauges = Gauges(svc.scheduler.queue_depth, svc.scheduler.busy,
+                    [m.model_id for m in svc.scheduler.loaded()])
+    return PlainTextResponse(svc.metrics.render(gauges),
+                             media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+# ---------------------------------------------------------------- chat
+
+
+def _chat_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str, created: int,
+                 tools: list[dict[str, Any]] | None, include_usage: bool,
+                 info: RequestInfo) -> Generator[bytes, None, None]:
+    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return oa.sse(oa.chat_delta(request_id=rid, model=model, created=created, delta=delta,
+                                    finish=finish, with_usage_field=include_usage))
+
+    yield event({"role": "assistant", "content": ""})
+    held: list[str] = []  # with tools offered, the answer is held until it is parsed
+    chunk: Chunk | None = first
+    final = first
+    try:
+        while chunk is not None:
+            final = chunk
+            if tools:
+                held.append(chunk.text)
+                if chunk.reasoning:
+                    yield event({"reasoning_content": chunk.reasoning})
+            elif chunk.text or chunk.reasoning:
+                yield event(oa.chunk_delta(chunk))
+            if chunk.is_final:
+                break
+            chunk = next(stream, None)
+    finally:
+        _close(stream)  # releases the scheduler's gate, also when the client left
+    _count(info, final)
+    calls: tuple[Any, ...] = ()
+    if tools:
+        answer = oa.split_answer("".join(held), tools)
+        calls = answer.tool_calls
+        if answer.content:
+            yield event({"content": answer.content})
+        if calls:
+            yield event(oa.tool_call_deltas(calls))
+    yield event({}, oa.finish_reason(final, calls))
+    if include_usage:
+        yield oa.sse(oa.chat_delta(request_id=rid, model=model, created=created, delta={},
+                                   usage=oa.usage_out(final.usage)))
+    yield oa.DONE
+
+
+@router.post("/v1/chat/completions", response_model=s.ChatCompletion, responses=_ERRORS)
+async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> Any:
+    """OpenAI chat completions, streamed (SSE) or whole."""
+    svc, info = _services(request), _info(request)
+    _check_model(svc, info, body.model)
+    messages = oa.to_messages(body.messages)
+    params = oa.sampling_params(body, _limits(svc))
+    tools = oa.tools_for_engine(body)
+    raw = body.model_dump(mode="json", by_alias=True, exclude_none=True)
+    cache_key = request_key("chat", raw)
+    cacheable = svc.responses is not None and not body.stream and is_deterministic(raw)
+    if cacheable and svc.responses is not None:
+        hit = svc.responses.get(cache_key)
+        svc.metrics.cache_event("response", hit is not None)
+        if hit is not None:
+            return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
+    cancel = threading.Event()
+    stream = svc.scheduler.stream_chat(body.model, messages, params, cancel, tools)
+    rid, created = "chatcmpl-" + info.request_id, int(time.time())
+    try:
+        first = await _first_chunk(request, stream, cancel, info)
+    except BaseException:
+        _close(stream)
+        raise
+    if body.stream:
+        include = bool(body.stream_options and body.stream_options.include_usage)
+        events = _chat_events(first, stream, rid=rid, model=body.model, created=created,
+                              tools=tools, include_usage=include, info=info)
+        return EventStream(_pump(events), cancel, events.close)
+    try:
+        text, reasoning, final = await _watch_disconnect(
+            request, cancel, lambda: anyio.to_thread.run_sync(_drain, first, stream))
+    finally:
+        await anyio.to_thread.run_sync(_close, stream)
+    _count(info, final)
+    result = oa.chat_completion(request_id=rid, model=body.model, created=created, text=text,
+                                reasoning=reasoning, final=final, tools=tools)
+    data = result.model_dump(mode="json")
+    if cacheable and svc.responses is not None and final.finish_reason in ("stop", "length"):
+        svc.responses.put(cache_key, data)
+    return JSONResponse(data)
+
+
+# ---------------------------------------------------------------- text completions
+
+
+def _detokenize(svc: Services, model: str, tokens: list[int]) -> str:
+    def work(engine: Any) -> str:
+        detok = getattr(engine, "detokenize", None)
+        if detok is None:
+            raise InvalidRequest("this model cannot take token ids; send text", param="prompt")
+        try:
+            return str(detok(tokens))
+        except Exception as exc:  # out-of-vocabulary ids
+            raise InvalidRequest(f"token ids are not valid for {model}: {exc}") from None
+    return str(svc.scheduler.with_engine(model, work))
+
+
+def _completion_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str,
+                       created: int, include_usage: bool, info: RequestInfo
+                       ) -> Generator[bytes, None, None]:
+    chunk: Chunk | None = first
+    final = first
+    try:
+        while chunk is not None:
+            final = chunk
+            if chunk.text:
+                yield oa.sse(oa.completion_delta(request_id=rid, model=model, created=created,
+                                                 text=chunk.text))
+            if chunk.is_final:
+                break
+            chunk = next(stream, None)
+    finally:
+        _close(stream)
+    _count(info, final)
+    yield oa.sse(oa.completion_delta(request_id=rid, model=model, created=created, text="",
+                                     finish=oa.finish_reason(final)))
+    if include_usage:
+        yield oa.sse(oa.completion_delta(request_id=rid, model=model, created=created, text="",
+                                         usage=oa.usage_out(final.usage)))
+    yield oa.DONE
+
+
+@router.post("/v1/completions", response_model=s.Completion, responses=_ERRORS)
+async def completions(body: s.CompletionRequest, request: Request) -> Any:
+    """OpenAI (legacy) text completions, streamed or whole."""
+    svc, info = _services(request), _info(request)
+    _check_model(svc, info, body.model)
+    params = oa.sampling_params(body, _limits(svc))
+    prompt = oa.completion_prompt(body.prompt)
+    if isinstance(prompt, list):
+        prompt = await anyio.to_thread.run_sync(_detokenize, svc, body.model, prompt)
+    cancel = threading.Event()
+    stream = svc.scheduler.stream_completion(body.model, prompt, params, cancel)
+    rid, created = "cmpl-" + info.request_id, int(time.time())
+    try:
+        first = await _first_chunk(request, stream, cancel, info)
+    except BaseException:
+        _close(stream)
+        raise
+    if body.stream:
+        include = bool(body.stream_options and body.stream_options.include_usage)
+        events = _completion_events(first, stream, rid=rid, model=body.model, created=created,
+                                    include_usage=include, info=info)
+        return EventStream(_pump(events), cancel, events.close)
+    try:
+        text, _, final = await _watch_disconnect(
+            request, cancel, lambda: anyio.to_thread.run_sync(_drain, first, stream))
+    finally:
+        await anyio.to_thread.run_sync(_close, stream)
+    _count(info, final)
+    return oa.text_completion(request_id=rid, model=body.model, created=created, text=text,
+                              final=final)
+
+
+# ---------------------------------------------------------------- embeddings
+
+
+def _embed(svc: Services, model: str, inputs: list[str | list[int]]
+           ) -> tuple[list[list[float]], int]:
+    """Vectors for ``inputs`` (cache first) and the prompt token count, in one engine turn."""
+    def work(engine: Any) -> tuple[list[list[float]], int]:
+        texts = [i if isinstance(i, str) else engine.detokenize(i) for i in inputs]
+        tokens = sum(len(engine.tokenize(t, add_bos=True, special=False)) for t in texts)
+        keys = [embedding_key(model, t) for t in texts]
+        vectors: list[list[float] | None] = [svc.embeddings.get(k) for k in keys]
+        for v in vectors:
+            svc.metrics.cache_event("embeddings", v is not None)
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        if missing:
+            fresh = engine.embed([texts[i] for i in missing])
+            for i, vector in zip(missing, fresh, strict=True):
+                vectors[i] = vector
+                svc.embeddings.put(keys[i], vector)
+        return [v for v in vectors if v is not None], tokens
+    result: tuple[list[list[float]], int] = svc.scheduler.with_engine(model, work)
+    return result
+
+
+@router.post("/v1/embeddings", response_model=s.EmbeddingList, responses=_ERRORS)
+async def embeddings(body: s.EmbeddingRequest, request: Request) -> s.EmbeddingList:
+    """OpenAI embeddings: texts or token ids, floats or base64."""
+    svc, info = _services(request), _info(request)
+    _check_model(svc, info, body.model)
+    if body.dimensions is not None:
+        raise InvalidRequest("dimensions is not supported; the model's own width is used",
+                             param="dimensions")
+    inputs = oa.embedding_inputs(body.input)
+    if any(isinstance(i, str) and not i for i in inputs):
+        raise InvalidRequest("input must not contain empty strings", param="input")
+    vectors, tokens = await anyio.to_thread.run_sync(_embed, svc, body.model, inputs)
+    info.tokens_in = tokens
+    return s.EmbeddingList(
+        model=body.model, usage=s.UsageOut(prompt_tokens=tokens, total_tokens=tokens),
+        data=[s.EmbeddingItem(index=i, embedding=oa.encode_embedding(v, body.encoding_format))
+              for i, v in enumerate(vectors)])

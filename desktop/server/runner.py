@@ -1,0 +1,169 @@
+"""Run the server: on a background thread for the GUI, or headless for ``edgedesk serve``.
+
+Both keep loaded models on their keep-alive clock by calling ``scheduler.reap_idle()``
+on a small timer thread (the core starts no threads of its own).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from desktop.config import ServerSettings
+from desktop.errors import ConfigError
+from desktop.server.app import ModelDirectory, ResolverDirectory, create_app
+from desktop.server.metrics import AccessLog, AccessRecord, Metrics
+from desktop.server.security import KeyStore
+
+log = logging.getLogger("edgedesk.server")
+KEYS_FILE = "api_keys.json"
+ACCESS_LOG_FILE = "access.log"
+
+
+def key_store(data_dir: Path) -> KeyStore:
+    """The API key store of an installation."""
+    return KeyStore(data_dir / KEYS_FILE)
+
+
+class ServerRunner:
+    """One server: ``start()``/``stop()`` on a thread, or ``serve_forever()`` in the foreground."""
+
+    def __init__(self, scheduler: Any, models: ModelDirectory, settings: ServerSettings,
+                 keys: KeyStore | None, *, access_log: AccessLog | None = None,
+                 reap_interval_s: float = 30.0) -> None:
+        self.scheduler = scheduler
+        self.settings = settings
+        self.access_log = access_log or AccessLog(None)
+        self.metrics = Metrics()
+        self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
+                              metrics=self.metrics)
+        self._reap_interval = reap_interval_s
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._stop_reaper = threading.Event()
+        self._reaper: threading.Thread | None = None
+        self._port = settings.port
+
+    @classmethod
+    def from_context(cls, ctx: Any, *, settings: ServerSettings | None = None,
+                     model_paths: Sequence[Path] = ()) -> ServerRunner:
+        """A runner over an ``AppContext`` (its scheduler, resolver, paths and settings)."""
+        server = settings or ctx.settings.server
+        for path in model_paths:
+            ctx.resolver.register(path)
+        keys = key_store(ctx.paths.data_dir) if server.require_key else None
+        return cls(ctx.scheduler, ResolverDirectory(ctx.resolver), server, keys,
+                   access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE))
+
+    # ------------------------------------------------------------------ status
+    @property
+    def running(self) -> bool:
+        """Whether the server is accepting connections."""
+        return self._server is not None and bool(self._server.started) and \
+            not self._server.should_exit
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when 0 was asked for)."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """The base URL clients use, ending in ``/v1``."""
+        host = self.settings.host
+        if ":" in host:
+            host = f"[{host}]"
+        if host in ("0.0.0.0", "[::]"):  # noqa: S104 - a wildcard bind is reached via loopback
+            host = "127.0.0.1"
+        return f"http://{host}:{self._port}/v1"
+
+    def subscribe(self, callback: Callable[[AccessRecord], None]) -> Callable[[], None]:
+        """Get each access record (no content) as requests finish; returns an unsubscribe."""
+        return self.access_log.subscribe(callback)
+
+    # ------------------------------------------------------------------ lifecycle
+    def _config(self) -> uvicorn.Config:
+        return uvicorn.Config(self.app, host=self.settings.host, port=self.settings.port,
+                              log_config=None, access_log=False, lifespan="off",
+                              timeout_graceful_shutdown=5, server_header=False)
+
+    def _bind(self) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self.settings.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.bind((self.settings.host, self.settings.port))
+        except OSError as exc:
+            sock.close()
+            raise ConfigError(f"cannot listen on {self.settings.host}:{self.settings.port} "
+                              f"({exc.strerror}); pick another port with --port") from None
+        self._port = int(sock.getsockname()[1])
+        return sock
+
+    def _start_reaper(self) -> None:
+        def reap() -> None:
+            while not self._stop_reaper.wait(self._reap_interval):
+                try:
+                    unloaded = self.scheduler.reap_idle()
+                except Exception:  # keep reaping; a bad unload must not kill the timer
+                    log.exception("reaping idle models failed")
+                    continue
+                if unloaded:
+                    log.info("unloaded idle models: %s", ", ".join(unloaded))
+        self._stop_reaper.clear()
+        self._reaper = threading.Thread(target=reap, name="edgedesk-reaper", daemon=True)
+        self._reaper.start()
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        """Serve on a background thread; returns once connections are accepted."""
+        if self._thread is not None:
+            raise ConfigError("the server is already running")
+        sock = self._bind()
+        server = uvicorn.Server(self._config())
+        self._server = server
+        # uvicorn installs signal handlers only on the main thread: the GUI keeps its own.
+        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
+                                        name="edgedesk-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not server.started and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not server.started:
+            self.stop()
+            raise ConfigError(f"the server did not start on {self.url}; see the log")
+        self._start_reaper()
+        log.info("serving the OpenAI-compatible API on %s", self.url)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop accepting, finish (or cancel) what runs, and join the thread."""
+        self._stop_reaper.set()
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        if self._reaper is not None:
+            self._reaper.join(timeout_s)
+        self._thread = self._server = self._reaper = None
+
+    def serve_forever(self, on_ready: Callable[[str], None] | None = None) -> None:
+        """Serve in the foreground until SIGINT/SIGTERM, then shut down gracefully."""
+        sock = self._bind()
+        server = uvicorn.Server(self._config())
+        self._server = server
+        self._start_reaper()
+        if on_ready is not None:
+            on_ready(self.url)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            self._stop_reaper.set()
+            self._server = None
+            with contextlib.suppress(OSError):
+                sock.close()

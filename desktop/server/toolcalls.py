@@ -1,0 +1,143 @@
+"""Find the tool calls in a model's answer, in the formats the model families write.
+
+Pure functions over text, so each format is tested without a model:
+
+- Hermes/Qwen and most fine-tunes: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
+- GLM-4.5 and later: ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>``
+- GLM-4 (glm-4-9b-chat): a known tool name alone on the first line, then JSON arguments
+- Kimi K2: ``<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>``
+- a bare ``{"name": KNOWN, "arguments": {...}}`` object as the whole answer
+
+Arguments always come out as JSON text, exactly as OpenAI transmits them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.engine.types import ToolCall
+
+IdFactory = Callable[[], str]
+
+_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
+_GLM_ARG = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+_KIMI_SECTION = re.compile(
+    r"<\|tool_calls_section_begin\|>.*?(?:<\|tool_calls_section_end\|>|$)", re.DOTALL)
+_KIMI_CALL = re.compile(
+    r"<\|tool_call_begin\|>\s*(?:functions\.)?([\w.\-]+?)(?::\d+)?\s*"
+    r"<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """The answer split into plain text and the tool calls found in it."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...]
+
+
+def new_call_id() -> str:
+    """A fresh OpenAI-style tool call id."""
+    return "call_" + secrets.token_hex(12)
+
+
+def _arguments_text(value: Any) -> str | None:
+    """Arguments as JSON object text, or None when they are not an object."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except json.JSONDecodeError:
+            return None
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        return None
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _from_json_object(text: str) -> tuple[str, str] | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    nested = data.get("function")
+    function: dict[str, Any] = nested if isinstance(nested, dict) else data
+    name = function.get("name")
+    args = _arguments_text(function.get("arguments", function.get("parameters")))
+    if not isinstance(name, str) or not name or args is None:
+        return None
+    return name, args
+
+
+def _glm_value(raw: str) -> Any:
+    raw = raw.strip()
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw  # GLM writes plain strings unquoted
+
+
+def _from_tag_body(body: str) -> tuple[str, str] | None:
+    body = body.strip()
+    if body.startswith("{"):
+        return _from_json_object(body)
+    name, _, rest = body.partition("<arg_key>")
+    name = name.strip()
+    if not name or any(c in name for c in "<>{}\n "):
+        return None
+    args = {k.strip(): _glm_value(v) for k, v in _GLM_ARG.findall("<arg_key>" + rest)} \
+        if rest else {}
+    return name, json.dumps(args, ensure_ascii=False)
+
+
+def parse_tool_calls(text: str, known: Collection[str] = (),
+                     new_id: IdFactory = new_call_id) -> ParsedAnswer:
+    """Split ``text`` into content and tool calls; ``known`` are the offered tool names."""
+    found: list[tuple[str, str]] = []
+    content = text
+    if "<|tool_call_begin|>" in text:
+        for name, args in _KIMI_CALL.findall(text):
+            arguments = _arguments_text(args)
+            if arguments is not None:
+                found.append((name, arguments))
+        content = _KIMI_SECTION.sub("", text)
+    elif "<tool_call>" in text:
+        for body in _TAGGED.findall(text):
+            call = _from_tag_body(body)
+            if call is not None:
+                found.append(call)
+        content = _TAGGED.sub("", text)
+    else:
+        call = _bare_call(text.strip(), known)
+        if call is not None:
+            found.append(call)
+            content = ""
+    if known:
+        found = [c for c in found if c[0] in known]
+        if not found:
+            content = text  # nothing we could honour: give the words back untouched
+    calls = tuple(ToolCall(new_id(), name, args) for name, args in found)
+    return ParsedAnswer(content.strip() if calls else content, calls)
+
+
+def _bare_call(text: str, known: Collection[str]) -> tuple[str, str] | None:
+    """A whole answer that is one JSON call, or GLM-4's ``NAME\\n{args}``."""
+    if not known:
+        return None
+    if text.startswith("{"):
+        call = _from_json_object(text)
+        return call if call and call[0] in known else None
+    first, _, rest = text.partition("\n")
+    if first.strip() in known:
+        arguments = _arguments_text(rest.strip() or "{}")
+        if arguments is not None:
+            return first.strip(), arguments
+    return None
+
