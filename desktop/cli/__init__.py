@@ -20,9 +20,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _verb_modules() -> list[Any]:
-    from desktop.cli import auth, models, network, policy, run
+    from desktop.cli import auth, chats, docs, models, network, policy, run
 
-    return [run, models, policy, network, auth]
+    return [run, models, policy, network, auth, docs, chats]
 
 
 def common_options() -> argparse.ArgumentParser:

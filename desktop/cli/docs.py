@@ -1,0 +1,212 @@
+"""``edgedesk docs add|list|search|rm`` and ``edgedesk ask``: chat with your own documents."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+
+from desktop.app import AppContext
+from desktop.cli.context import context_for
+from desktop.engine.types import GenerationParams
+from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.resolve import looks_like_path
+from desktop.retrieval.answer import citations, prepare
+from desktop.retrieval.indexer import IndexProgress, IndexReport, Library, SchedulerEmbedder
+from desktop.retrieval.search import Searcher
+from desktop.store.db import Database, open_database
+
+DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``docs`` verb group and ``ask``."""
+    from desktop.cli import common_options
+
+    common = common_options()
+    docs = sub.add_parser("docs", parents=[common], help="index and search your documents")
+    dsub = docs.add_subparsers(dest="docs_verb", metavar="ACTION", required=True)
+    add = dsub.add_parser("add", parents=[common], help="add files or folders to a collection "
+                          "(again: rescan for changes)")
+    add.add_argument("paths", nargs="+", metavar="PATH", type=Path)
+    add.add_argument("--collection", required=True, metavar="NAME")
+    add.add_argument("--embedding-model", metavar="ID_OR_PATH", default=None,
+                     help=f"embedding model (default {DEFAULT_EMBEDDING_MODEL}; "
+                     "a new model re-indexes the collection)")
+    add.set_defaults(handler=handle_add)
+    listing = dsub.add_parser("list", parents=[common], help="collections and their sizes")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=handle_list)
+    search = dsub.add_parser("search", parents=[common], help="hybrid search (vectors + words)")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--collection", action="append", metavar="NAME",
+                        help="search only this collection (repeatable; default all)")
+    search.add_argument("-k", type=int, default=5, metavar="N", help="hits to show")
+    search.set_defaults(handler=handle_search)
+    rm = dsub.add_parser("rm", parents=[common], help="delete a collection's index (not files)")
+    rm.add_argument("name", metavar="NAME")
+    rm.set_defaults(handler=handle_rm)
+
+    ask = sub.add_parser("ask", parents=[common], help="answer a question from a collection, "
+                         "with numbered citations")
+    ask.add_argument("question", metavar="QUESTION")
+    ask.add_argument("--collection", action="append", required=True, metavar="NAME")
+    ask.add_argument("--model", metavar="ID_OR_PATH", default=None,
+                     help="chat model (default: the first downloaded catalog chat model)")
+    ask.add_argument("-k", type=int, default=5, metavar="N", help="sources to give the model")
+    ask.add_argument("--max-tokens", type=int, default=512, metavar="N")
+    ask.add_argument("--temperature", type=float, default=0.2, metavar="T")
+    ask.set_defaults(handler=handle_ask)
+
+
+def model_ref(ref: str) -> str:
+    """A model reference that still works from another folder (paths made absolute)."""
+    return str(Path(ref).expanduser().resolve()) if looks_like_path(ref) else ref
+
+
+def open_library(ctx: AppContext) -> tuple[Database, Library, Searcher]:
+    """The shared database with the collections and a searcher, wired to the scheduler."""
+    database = open_database(ctx.paths.database)
+    library = Library(database, lambda m: SchedulerEmbedder(ctx.scheduler, m),
+                      default_model=DEFAULT_EMBEDDING_MODEL)
+    return database, library, Searcher(database, ctx.scheduler.embed)
+
+
+def _progress(update: IndexProgress) -> None:
+    if sys.stderr.isatty() and update.path:
+        print(f"\r[{update.files_done + 1}/{update.files_total}] {Path(update.path).name[:60]:60}",
+              end="", file=sys.stderr, flush=True)
+
+
+def _print_report(report: IndexReport) -> None:
+    if sys.stderr.isatty():
+        print("\r" + " " * 72 + "\r", end="", file=sys.stderr)
+    for skipped in report.skipped:
+        print(f"skipped {skipped.path}: {skipped.reason}")
+    print(f"{report.collection}: {report.added} added, {report.updated} updated, "
+          f"{report.unchanged} unchanged, {report.removed} removed, "
+          f"{len(report.skipped)} skipped; {report.chunks_embedded} chunks embedded"
+          + (" (cancelled)" if report.cancelled else ""))
+
+
+def handle_add(args: argparse.Namespace) -> int:
+    """Index PATHs into the collection (incrementally)."""
+    ctx = context_for(args)
+    database, library, _ = open_library(ctx)
+    cancel = threading.Event()
+    model = model_ref(args.embedding_model) if args.embedding_model else None
+    try:
+        report = library.add(args.collection, args.paths, model, progress=_progress,
+                             cancel=cancel)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    finally:
+        database.close()
+        ctx.close()
+    _print_report(report)
+    return 0
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    """Print the collections."""
+    ctx = context_for(args)
+    database, library, _ = open_library(ctx)
+    try:
+        infos = library.collections()
+    finally:
+        database.close()
+    if args.json:
+        print(json.dumps([{"name": i.name, "embedding_model": i.embedding_model,
+                           "dimension": i.dimension, "roots": list(i.roots),
+                           "documents": i.documents, "chunks": i.chunks,
+                           "skipped": [{"path": s.path, "reason": s.reason} for s in i.skipped]}
+                          for i in infos], ensure_ascii=False, indent=2))
+        return 0
+    if not infos:
+        print("no collections yet; add one with: edgedesk docs add PATH --collection NAME")
+    for info in infos:
+        print(f"{info.name}: {info.documents} documents, {info.chunks} chunks, "
+              f"{len(info.skipped)} skipped, model {info.embedding_model}")
+        for root in info.roots:
+            print(f"  {root}")
+    return 0
+
+
+def handle_search(args: argparse.Namespace) -> int:
+    """Print the best chunks with file, page/lines and a snippet."""
+    if args.k < 1:
+        raise InvalidRequest("-k must be at least 1")
+    ctx = context_for(args)
+    database, _, searcher = open_library(ctx)
+    try:
+        hits = searcher.search(args.query, args.collection, k=args.k)
+    finally:
+        database.close()
+        ctx.close()
+    if not hits:
+        print("no matches")
+    for number, hit in enumerate(hits, start=1):
+        snippet = " ".join(hit.text.split())
+        print(f"{number}. {hit.location}\n   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
+    return 0
+
+
+def handle_rm(args: argparse.Namespace) -> int:
+    """Delete a collection's index."""
+    ctx = context_for(args)
+    database, library, _ = open_library(ctx)
+    try:
+        if not library.remove(args.name):
+            raise InvalidRequest(f"no collection named '{args.name}'")
+    finally:
+        database.close()
+    print(f"removed collection {args.name} (your files are untouched)")
+    return 0
+
+
+def _default_chat_model(ctx: AppContext) -> str:
+    for entry in ctx.catalog:
+        if entry.kind != "chat":
+            continue
+        try:
+            ctx.resolver.locate(entry.id)
+        except ModelNotFound:
+            continue
+        return entry.id
+    raise ModelNotFound("no chat model is downloaded; pass --model ID_OR_PATH or run "
+                        "'edgedesk models pull glm-4-9b-0414'")
+
+
+def handle_ask(args: argparse.Namespace) -> int:
+    """Answer from the collection, streaming, then list the cited sources."""
+    ctx = context_for(args)
+    database, _, searcher = open_library(ctx)
+    cancel = threading.Event()
+    try:
+        model = model_ref(args.model) if args.model else _default_chat_model(ctx)
+        prepared = prepare(searcher, args.question, args.collection, k=args.k)
+        params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature)
+        answer = ""
+        for chunk in ctx.scheduler.stream_chat(model, prepared.messages, params, cancel):
+            answer += chunk.text
+            sys.stdout.write(chunk.text)
+            sys.stdout.flush()
+        print()
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    finally:
+        database.close()
+        ctx.close()
+    cited = citations(answer, prepared.sources)
+    print("\nSources:" if cited else "\nSources given to the model (none cited):")
+    if cited:
+        for c in cited:
+            print(f"[{c.number}] {c.location}")
+    else:
+        for number, hit in enumerate(prepared.sources, start=1):
+            print(f"[{number}] {hit.location}")
+    return 0

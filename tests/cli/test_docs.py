@@ -1,0 +1,99 @@
+"""``edgedesk docs``, ``ask`` and ``chats`` end to end, with the tiny GGUF models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop.cli import main
+from desktop.config import Paths
+from desktop.store.chats import ChatMessage, ChatStore
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "mydocs"
+    root.mkdir()
+    (root / "zoo.txt").write_text("The zebra lives in the zoo.\n\nPenguins swim.\n",
+                                  encoding="utf-8")
+    (root / "中文.md").write_text("向量检索的模型\n", encoding="utf-8")
+    (root / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
+    return root
+
+
+def test_docs_add_list_search_rescan(folder: Path, tiny_embed: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["docs", "add", str(folder), "--collection", "mine",
+            "--embedding-model", str(tiny_embed)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"skipped {folder / 'broken.pdf'}: not a readable PDF" in out
+    assert "mine: 2 added, 0 updated, 0 unchanged, 0 removed, 1 skipped" in out
+
+    assert main(["docs", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "mine: 2 documents" in out and str(folder) in out
+
+    assert main(["docs", "search", "zebra", "--collection", "mine"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"1. {folder / 'zoo.txt'} lines 1-3")
+    assert "The zebra lives in the zoo." in out
+
+    assert main(["docs", "search", "检索"]) == 0
+    assert capsys.readouterr().out.startswith(f"1. {folder / '中文.md'} line 1")
+
+    (folder / "zoo.txt").unlink()
+    assert main(args) == 0  # running add again rescans and drops the deleted file
+    out = capsys.readouterr().out
+    assert "0 added, 0 updated, 1 unchanged, 1 removed, 1 skipped" in out
+    assert main(["docs", "search", "zebra", "-k", "10"]) == 0
+    assert "zoo.txt" not in capsys.readouterr().out
+
+
+def test_docs_search_of_unknown_collection_fails_cleanly(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["docs", "search", "x", "--collection", "nope"]) == 2
+    assert "no collection named 'nope'" in capsys.readouterr().err
+
+
+def test_ask_answers_with_sources(folder: Path, tiny_embed: Path, tiny_chat: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    main(["docs", "add", str(folder), "--collection", "mine",
+          "--embedding-model", str(tiny_embed)])
+    capsys.readouterr()
+    code = main(["ask", "where does the zebra live", "--collection", "mine",
+                 "--model", str(tiny_chat), "--max-tokens", "8"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "Sources" in out and f"{folder / 'zoo.txt'} lines 1-3" in out
+
+
+def test_chats_list_export_rm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = ChatStore(Paths.from_env().database)
+    conv = store.create_conversation("Holiday 假期", "glm")
+    store.add_message(conv.id, ChatMessage("user", "Plan a trip"))
+    other = store.create_conversation("Work")
+    store.close()
+
+    assert main(["chats", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "Holiday 假期" in out and "Work" in out
+    assert main(["chats", "list", "--search", "trip", "--json"]) == 0
+    assert [c["id"] for c in json.loads(capsys.readouterr().out)] == [conv.id]
+
+    target = tmp_path / "out.json"
+    assert main(["chats", "export", str(conv.id), "--format", "json", "-o", str(target)]) == 0
+    exported = json.loads(target.read_text(encoding="utf-8"))
+    assert exported["conversations"][0]["messages"][0]["content"] == "Plan a trip"
+    capsys.readouterr()
+    assert main(["chats", "export"]) == 0
+    assert "# Holiday 假期" in capsys.readouterr().out
+
+    assert main(["chats", "rm", str(other.id)]) == 0
+    assert main(["chats", "rm", "999"]) == 2
+    assert main(["chats", "rm", "--all"]) == 0
+    capsys.readouterr()
+    assert main(["chats", "list"]) == 0
+    assert "no saved conversations" in capsys.readouterr().out
