@@ -20,9 +20,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _verb_modules() -> list[Any]:
-    from desktop.cli import auth, chats, docs, models, network, policy, run
+    from desktop.cli import auth, keys, models, network, policy, run, serve
 
-    return [run, models, policy, network, auth, docs, chats]
+    return [run, models, policy, network, auth, keys, serve]
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -1,0 +1,66 @@
+"""``edgedesk serve``: the local OpenAI-compatible API, headless, until Ctrl+C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from desktop.cli.context import context_for
+from desktop.resolve import looks_like_path
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``serve`` verb."""
+    from desktop.cli import common_options
+
+    parser = sub.add_parser(
+        "serve", parents=[common_options()], help="serve the local OpenAI-compatible API",
+        description="Serve http://HOST:PORT/v1 for IDEs and scripts. A key is required "
+        "unless --no-auth (loopback only); create one with 'edgedesk keys create NAME'.")
+    parser.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="port (default 8765)")
+    parser.add_argument("--model", action="append", default=[], metavar="ID_OR_PATH",
+                        help="a catalog id or .gguf path to offer (repeatable)")
+    parser.add_argument("--no-auth", action="store_true",
+                        help="accept requests without a key (only on a loopback address)")
+    parser.set_defaults(handler=handle)
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    if args.host is not None:
+        overrides["server.host"] = args.host
+    if args.port is not None:
+        overrides["server.port"] = args.port
+    if args.no_auth:
+        overrides["server.require_key"] = False
+    return overrides
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the verb; returns the exit code once the server has stopped."""
+    from desktop.server.runner import ServerRunner, key_store
+
+    ctx = context_for(args, _overrides(args))
+    try:
+        paths = [Path(m) for m in args.model if looks_like_path(m)]
+        for ref in args.model:
+            if not looks_like_path(ref):
+                ctx.resolver.locate(ref)  # fail now, not on the first request
+        runner = ServerRunner.from_context(ctx, model_paths=paths)
+        settings = ctx.settings.server
+        if settings.require_key and not key_store(ctx.paths.data_dir).list():
+            print("edgedesk: no API keys yet; create one with 'edgedesk keys create NAME'",
+                  file=sys.stderr)
+
+        def ready(url: str) -> None:
+            auth = "key required" if settings.require_key else "NO AUTH (loopback only)"
+            print(f"Serving the OpenAI-compatible API on {url} ({auth}); Ctrl+C stops",
+                  file=sys.stderr, flush=True)
+
+        runner.serve_forever(on_ready=ready)
+    finally:
+        ctx.close()
+    return 0
