@@ -131,7 +131,12 @@ class LlamaEngine:
         return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
 
     def detokenize(self, tokens: Sequence[int]) -> str:
-        """Text for ``tokens`` (invalid UTF-8 is replaced, never raised)."""
+        """Text for ``tokens`` (invalid UTF-8 is replaced); ids outside the vocabulary raise."""
+        n_vocab = int(self._llm.n_vocab())
+        bad = next((t for t in tokens if not 0 <= t < n_vocab), None)
+        if bad is not None:  # llama.cpp reads out of bounds (and crashes) on these
+            raise InvalidRequest(f"token id {bad} is outside the model's vocabulary "
+                                 f"(0 to {n_vocab - 1})", param="prompt")
         return bytes(self._llm.detokenize(list(tokens))).decode("utf-8", errors="replace")
 
     def _token_text(self, token_id: int) -> str:

@@ -68,10 +68,16 @@ async def _watch_disconnect(request: Request, cancel: threading.Event,
                 cancel.set()
                 return
 
+    failure: list[Exception] = []
     async with anyio.create_task_group() as group:
         group.start_soon(watch)
-        result.append(await work())
+        try:
+            result.append(await work())
+        except Exception as exc:  # re-raised bare below, not wrapped in an ExceptionGroup
+            failure.append(exc)
         group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
     return result[0]
 
 

@@ -1,0 +1,114 @@
+"""A real uvicorn server on a free loopback port, over the tiny test models."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.app import AppContext, build_context
+from desktop.config import ServerSettings
+from desktop.engine.loader import load_engine
+from desktop.engine.scheduler import Scheduler
+from desktop.engine.types import Chunk
+from desktop.server.app import ResolverDirectory
+from desktop.server.metrics import AccessLog
+from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner, key_store
+from desktop.server.security import KeyStore
+
+
+@dataclass
+class Served:
+    """A running server and what a test needs to talk to it."""
+
+    runner: ServerRunner
+    ctx: AppContext
+    keys: KeyStore
+    key: str
+    scheduler: Scheduler
+
+    @property
+    def url(self) -> str:
+        return self.runner.url
+
+    @property
+    def root(self) -> str:
+        return self.runner.url.removesuffix("/v1")
+
+
+class SlowEngine:
+    """The real engine, slowed per chunk so a test can hold a request open; counts chunks."""
+
+    def __init__(self, engine: Any, delay_s: float) -> None:
+        self.engine = engine
+        self.delay_s = delay_s
+        self.report = engine.report
+        self.produced = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def _slow(self, stream: Iterator[Chunk]) -> Iterator[Chunk]:
+        for chunk in stream:
+            self.produced += 1
+            time.sleep(self.delay_s)
+            yield chunk
+
+    def stream_chat(self, *args: Any, **kwargs: Any) -> Iterator[Chunk]:
+        return self._slow(self.engine.stream_chat(*args, **kwargs))
+
+    def stream_completion(self, *args: Any, **kwargs: Any) -> Iterator[Chunk]:
+        return self._slow(self.engine.stream_completion(*args, **kwargs))
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serve(home: Path, models: list[Path], delay_s: float = 0.0, **settings: Any) -> Iterator[Served]:
+    """Start a server with ``settings`` over ``models``; stop it and free models after."""
+    ctx = build_context(environ={"EDGEDESK_HOME": str(home)})
+    server_settings = ServerSettings(port=free_port(), **settings)
+    keys = key_store(ctx.paths.data_dir)
+    key = keys.create("tests")
+    for path in models:
+        ctx.resolver.register(path)
+    scheduler = Scheduler(lambda spec: SlowEngine(load_engine(spec), delay_s), ctx.resolver,
+                          queue_max=server_settings.queue_max) if delay_s else ctx.scheduler
+    runner = ServerRunner(scheduler, ResolverDirectory(ctx.resolver), server_settings,
+                          keys if server_settings.require_key else None,
+                          access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE))
+    runner.start()
+    try:
+        yield Served(runner, ctx, keys, key, scheduler)
+    finally:
+        runner.stop()
+        scheduler.close()
+        ctx.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
+           tiny_embed: Path) -> Iterator[Served]:
+    """One shared server with a key, the tiny chat and embedding models."""
+    with serve(tmp_path_factory.mktemp("srv"), [tiny_chat, tiny_embed]) as served:
+        yield served
+
+
+@pytest.fixture
+def client(server: Served):
+    import openai
+
+    with openai.OpenAI(base_url=server.url, api_key=server.key, max_retries=0,
+                       timeout=60) as c:
+        yield c

@@ -1,0 +1,217 @@
+"""The pure translation layer and the tool-call parser, without a server or a model."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+import pytest
+
+from desktop.engine.types import Chunk, Usage
+from desktop.errors import InvalidRequest
+from desktop.server import openai as oa
+from desktop.server import schemas as s
+from desktop.server.toolcalls import parse_tool_calls
+
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}
+
+
+def _ids():
+    counter = iter(range(100))
+    return lambda: f"call_{next(counter)}"
+
+
+def _chat(**fields) -> s.ChatCompletionRequest:
+    return s.ChatCompletionRequest.model_validate(
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}], **fields})
+
+
+# ---------------------------------------------------------------- tool-call parser
+
+def test_hermes_json_in_tool_call_tags() -> None:
+    text = 'Let me look.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    parsed = parse_tool_calls(text, {"get_weather"}, _ids())
+    assert parsed.content == "Let me look."
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in parsed.tool_calls] == [
+        ("call_0", "get_weather", {"city": "Paris"})]
+
+
+def test_several_calls_and_string_arguments() -> None:
+    text = ('<tool_call>{"name": "a", "arguments": "{\\"x\\": 1}"}</tool_call>\n'
+            '<tool_call>{"name": "b", "arguments": {}}</tool_call>')
+    parsed = parse_tool_calls(text, {"a", "b"}, _ids())
+    assert [(c.name, json.loads(c.arguments)) for c in parsed.tool_calls] == [
+        ("a", {"x": 1}), ("b", {})]
+    assert parsed.content == ""
+
+
+def test_glm45_arg_key_value_format() -> None:
+    text = ("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>北京</arg_value>\n"
+            "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>")
+    call = parse_tool_calls(text, {"get_weather"}).tool_calls[0]
+    assert call.name == "get_weather"
+    assert json.loads(call.arguments) == {"city": "北京", "days": 3}
+
+
+def test_glm4_name_line_then_json() -> None:
+    parsed = parse_tool_calls('get_weather\n{"city": "Beijing"}', {"get_weather"})
+    assert [(c.name, json.loads(c.arguments)) for c in parsed.tool_calls] == [
+        ("get_weather", {"city": "Beijing"})]
+    # The same shape naming a tool we did not offer is just text.
+    assert parse_tool_calls('weather\n{"city": "x"}', {"get_weather"}).tool_calls == ()
+
+
+def test_kimi_k2_sections() -> None:
+    text = ("ok <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+            '<|tool_call_argument_begin|>{"city": "Shanghai"}<|tool_call_end|>'
+            "<|tool_calls_section_end|>")
+    parsed = parse_tool_calls(text, {"get_weather"})
+    assert parsed.content == "ok"
+    assert json.loads(parsed.tool_calls[0].arguments) == {"city": "Shanghai"}
+
+
+def test_bare_json_call_only_for_known_tools() -> None:
+    text = '{"name": "get_weather", "arguments": {"city": "Rome"}}'
+    assert parse_tool_calls(text, {"get_weather"}).tool_calls[0].name == "get_weather"
+    assert parse_tool_calls(text, {"other"}).tool_calls == ()
+    assert parse_tool_calls(text, {"other"}).content == text
+
+
+@pytest.mark.parametrize("text", [
+    "plain answer", "<tool_call>{not json}</tool_call>", '<tool_call>{"name": 3}</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": [1]}</tool_call>',
+])
+def test_malformed_or_absent_calls_leave_the_text_alone(text: str) -> None:
+    parsed = parse_tool_calls(text, {"get_weather"})
+    assert parsed.tool_calls == () and parsed.content == text
+
+
+# ---------------------------------------------------------------- requests → engine
+
+def test_messages_translate_roles_parts_and_tool_turns() -> None:
+    req = _chat(messages=[
+        {"role": "developer", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "42"},
+    ])
+    msgs = oa.to_messages(req.messages)
+    assert [m.role for m in msgs] == ["system", "user", "assistant", "tool"]
+    assert msgs[1].content == "ab"
+    assert msgs[2].tool_calls[0].name == "f" and msgs[3].tool_call_id == "c1"
+
+
+def test_image_parts_and_bad_tool_arguments_are_refused() -> None:
+    with pytest.raises(InvalidRequest, match="image_url"):
+        oa.to_messages(_chat(messages=[{"role": "user", "content": [
+            {"type": "image_url"}]}]).messages)
+    with pytest.raises(InvalidRequest, match="JSON object"):
+        oa.to_messages(_chat(messages=[{"role": "assistant", "tool_calls": [
+            {"id": "c", "function": {"name": "f", "arguments": "[1]"}}]}]).messages)
+    with pytest.raises(InvalidRequest, match="tool_call_id"):
+        oa.to_messages(_chat(messages=[{"role": "tool", "content": "x"}]).messages)
+
+
+def test_sampling_defaults_limits_and_json_schema() -> None:
+    limits = oa.Limits(max_tokens=100, timeout_s=5)
+    params = oa.sampling_params(_chat(stop="END", seed=3), limits)
+    assert (params.max_tokens, params.temperature, params.top_p, params.stop, params.seed,
+            params.timeout_s) == (100, 1.0, 1.0, ("END",), 3, 5)
+    assert oa.sampling_params(_chat(max_completion_tokens=7, max_tokens=50),
+                              limits).max_tokens == 7
+    with pytest.raises(InvalidRequest, match="at most 100") as err:
+        oa.sampling_params(_chat(max_tokens=101), limits)
+    assert err.value.param == "max_tokens"
+    fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "integer"}}}
+    assert json.loads(oa.sampling_params(_chat(response_format=fmt), limits).json_schema or "") \
+        == {"type": "integer"}
+    assert json.loads(oa.sampling_params(_chat(response_format={"type": "json_object"}),
+                                         limits).json_schema or "") == {"type": "object"}
+    assert oa.sampling_params(_chat(response_format={"type": "text"}), limits).json_schema is None
+
+
+@pytest.mark.parametrize("fields,param", [
+    ({"n": 2}, "n"), ({"logprobs": True}, "logprobs"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
+     "response_format"),
+])
+def test_unsupported_chat_fields_are_refused_by_name(fields, param) -> None:
+    with pytest.raises(InvalidRequest) as err:
+        oa.sampling_params(_chat(**fields), oa.Limits())
+    assert err.value.param == param
+
+
+def test_tool_choice_none_and_named() -> None:
+    other = {"type": "function", "function": {"name": "other"}}
+    assert oa.tools_for_engine(_chat(tools=[WEATHER], tool_choice="none")) is None
+    named = _chat(tools=[WEATHER, other],
+                  tool_choice={"type": "function", "function": {"name": "other"}})
+    assert [t["function"]["name"] for t in oa.tools_for_engine(named) or []] == ["other"]
+    with pytest.raises(InvalidRequest):
+        oa.tools_for_engine(_chat(tools=[WEATHER],
+                                  tool_choice={"type": "function", "function": {"name": "x"}}))
+
+
+def test_prompts_and_embedding_inputs() -> None:
+    assert oa.completion_prompt("a") == "a"
+    assert oa.completion_prompt(["a"]) == "a"
+    assert oa.completion_prompt([1, 2]) == [1, 2]
+    assert oa.completion_prompt([[1, 2]]) == [1, 2]
+    with pytest.raises(InvalidRequest):
+        oa.completion_prompt(["a", "b"])
+    assert oa.embedding_inputs("x") == ["x"]
+    assert oa.embedding_inputs([5, 6]) == [[5, 6]]
+    assert oa.embedding_inputs(["x", "y"]) == ["x", "y"]
+    with pytest.raises(InvalidRequest):
+        oa.embedding_inputs([])
+
+
+# ---------------------------------------------------------------- engine → responses
+
+def test_chat_completion_with_tool_call_and_reasoning() -> None:
+    final = Chunk(finish_reason="stop", usage=Usage(10, 5, 4))
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    body = oa.chat_completion(request_id="r", model="m", created=1, text=text,
+                              reasoning="thinking", final=final,
+                              tools=[WEATHER]).model_dump()
+    choice = body["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    assert choice["message"]["content"] is None
+    assert choice["message"]["reasoning_content"] == "thinking"
+    assert choice["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert body["usage"] == {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+                             "prompt_tokens_details": {"cached_tokens": 4}}
+
+
+def test_finish_reasons() -> None:
+    assert oa.finish_reason(Chunk(finish_reason="stop")) == "stop"
+    assert oa.finish_reason(Chunk(finish_reason="length")) == "length"
+    assert oa.finish_reason(Chunk(finish_reason="timeout")) == "length"
+
+
+def test_sse_framing_and_usage_chunk() -> None:
+    event = oa.sse(oa.chat_delta(request_id="r", model="m", created=1,
+                                 delta={"content": "é"}, with_usage_field=True))
+    assert event.startswith(b"data: ") and event.endswith(b"\n\n")
+    body = json.loads(event[6:])
+    assert body["choices"][0]["delta"] == {"content": "é"} and body["usage"] is None
+    usage = oa.chat_delta(request_id="r", model="m", created=1, delta={},
+                          usage=oa.usage_out(Usage(3, 2)))
+    assert usage["choices"] == [] and usage["usage"]["total_tokens"] == 5
+    assert oa.DONE == b"data: [DONE]\n\n"
+
+
+def test_base64_embeddings_decode_to_the_same_floats() -> None:
+    vector = [0.5, -0.25, 1.0]
+    encoded = oa.encode_embedding(vector, "base64")
+    assert isinstance(encoded, str)
+    assert list(struct.unpack("<3f", base64.b64decode(encoded))) == vector
+    assert oa.encode_embedding(vector, "float") == vector
+
+
+def test_error_body_shape() -> None:
+    assert oa.error_body("m", type_="t", code="c", param="p") == {
+        "error": {"message": "m", "type": "t", "param": "p", "code": "c"}}
