@@ -16,10 +16,8 @@ from desktop.catalog.installed import discover_hf_cache, hf_home
 from desktop.catalog.pull import parse_target, pull
 from desktop.cli.context import context_for
 
-Sub = argparse._SubParsersAction[argparse.ArgumentParser]
 
-
-def register_models(msub: Sub) -> None:
+def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``pull``, ``rm``, ``import`` and ``search`` to ``edgedesk models``."""
     from desktop.cli import common_options
 
