@@ -24,6 +24,12 @@ from desktop.errors import EdgeDeskError
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.resolve import ModelResolver
+from desktop.retrieval.indexer import Library, SchedulerEmbedder
+from desktop.retrieval.search import Searcher
+from desktop.store.chats import ChatStore, open_chat_store
+from desktop.store.db import Database, open_database
+
+DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 
 
 @dataclass
@@ -121,10 +127,37 @@ class AppContext:
                 failures[model] = exc.message
         return failures
 
+    @functools.cached_property
+    def chat_store(self) -> ChatStore:
+        """Saved conversations; the retention period is applied when it is first opened."""
+        return open_chat_store(self.paths.database,
+                               retention_days=self.settings.retention_days,
+                               ephemeral_only=self.settings.ephemeral_only)
+
+    @functools.cached_property
+    def documents_db(self) -> Database:
+        """The database connection used for document collections and their search."""
+        return open_database(self.paths.database)
+
+    @functools.cached_property
+    def library(self) -> Library:
+        """Document collections and their (incremental) indexing."""
+        return Library(self.documents_db, lambda m: SchedulerEmbedder(self.scheduler, m),
+                       default_model=DEFAULT_EMBEDDING_MODEL)
+
+    @functools.cached_property
+    def searcher(self) -> Searcher:
+        """Hybrid search over the document collections."""
+        return Searcher(self.documents_db, self.scheduler.embed)
+
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
         if "scheduler" in self.__dict__:
             self.scheduler.close()
+        if "chat_store" in self.__dict__:
+            self.chat_store.close()
+        if "documents_db" in self.__dict__:
+            self.documents_db.close()
 
 
 def build_context(

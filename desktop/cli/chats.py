@@ -9,7 +9,7 @@ from pathlib import Path
 
 from desktop.cli.context import context_for
 from desktop.errors import InvalidRequest
-from desktop.store.chats import ChatStore, open_chat_store
+from desktop.store.chats import ChatStore
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,8 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _store(args: argparse.Namespace) -> ChatStore:
-    ctx = context_for(args)
-    return open_chat_store(ctx.paths.database, retention_days=ctx.settings.retention_days)
+    return context_for(args).chat_store  # retention is applied as it opens
 
 
 def handle_list(args: argparse.Namespace) -> int:

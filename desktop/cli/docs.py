@@ -8,17 +8,13 @@ import sys
 import threading
 from pathlib import Path
 
-from desktop.app import AppContext
+from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
 from desktop.cli.context import context_for
 from desktop.engine.types import GenerationParams
 from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.resolve import looks_like_path
 from desktop.retrieval.answer import citations, prepare
-from desktop.retrieval.indexer import IndexProgress, IndexReport, Library, SchedulerEmbedder
-from desktop.retrieval.search import Searcher
-from desktop.store.db import Database, open_database
-
-DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
+from desktop.retrieval.indexer import IndexProgress, IndexReport
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,14 +62,6 @@ def model_ref(ref: str) -> str:
     return str(Path(ref).expanduser().resolve()) if looks_like_path(ref) else ref
 
 
-def open_library(ctx: AppContext) -> tuple[Database, Library, Searcher]:
-    """The shared database with the collections and a searcher, wired to the scheduler."""
-    database = open_database(ctx.paths.database)
-    library = Library(database, lambda m: SchedulerEmbedder(ctx.scheduler, m),
-                      default_model=DEFAULT_EMBEDDING_MODEL)
-    return database, library, Searcher(database, ctx.scheduler.embed)
-
-
 def _progress(update: IndexProgress) -> None:
     if sys.stderr.isatty() and update.path:
         print(f"\r[{update.files_done + 1}/{update.files_total}] {Path(update.path).name[:60]:60}",
@@ -94,7 +82,7 @@ def _print_report(report: IndexReport) -> None:
 def handle_add(args: argparse.Namespace) -> int:
     """Index PATHs into the collection (incrementally)."""
     ctx = context_for(args)
-    database, library, _ = open_library(ctx)
+    library = ctx.library
     cancel = threading.Event()
     model = model_ref(args.embedding_model) if args.embedding_model else None
     try:
@@ -104,7 +92,6 @@ def handle_add(args: argparse.Namespace) -> int:
         cancel.set()
         raise
     finally:
-        database.close()
         ctx.close()
     _print_report(report)
     return 0
@@ -113,11 +100,11 @@ def handle_add(args: argparse.Namespace) -> int:
 def handle_list(args: argparse.Namespace) -> int:
     """Print the collections."""
     ctx = context_for(args)
-    database, library, _ = open_library(ctx)
+    library = ctx.library
     try:
         infos = library.collections()
     finally:
-        database.close()
+        ctx.close()
     if args.json:
         print(json.dumps([{"name": i.name, "embedding_model": i.embedding_model,
                            "dimension": i.dimension, "roots": list(i.roots),
@@ -140,11 +127,10 @@ def handle_search(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise InvalidRequest("-k must be at least 1")
     ctx = context_for(args)
-    database, _, searcher = open_library(ctx)
+    searcher = ctx.searcher
     try:
         hits = searcher.search(args.query, args.collection, k=args.k)
     finally:
-        database.close()
         ctx.close()
     if not hits:
         print("no matches")
@@ -157,12 +143,12 @@ def handle_search(args: argparse.Namespace) -> int:
 def handle_rm(args: argparse.Namespace) -> int:
     """Delete a collection's index."""
     ctx = context_for(args)
-    database, library, _ = open_library(ctx)
+    library = ctx.library
     try:
         if not library.remove(args.name):
             raise InvalidRequest(f"no collection named '{args.name}'")
     finally:
-        database.close()
+        ctx.close()
     print(f"removed collection {args.name} (your files are untouched)")
     return 0
 
@@ -183,7 +169,7 @@ def _default_chat_model(ctx: AppContext) -> str:
 def handle_ask(args: argparse.Namespace) -> int:
     """Answer from the collection, streaming, then list the cited sources."""
     ctx = context_for(args)
-    database, _, searcher = open_library(ctx)
+    searcher = ctx.searcher
     cancel = threading.Event()
     try:
         model = model_ref(args.model) if args.model else _default_chat_model(ctx)
@@ -199,7 +185,6 @@ def handle_ask(args: argparse.Namespace) -> int:
         cancel.set()
         raise
     finally:
-        database.close()
         ctx.close()
     cited = citations(answer, prepared.sources)
     print("\nSources:" if cited else "\nSources given to the model (none cited):")
