@@ -8,7 +8,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+.venv/bin/python -m pip install --quiet -e '.[test,packaging]'
 export QT_QPA_PLATFORM=offscreen
 echo "== ruff";          .venv/bin/ruff check desktop tests packaging
 echo "== mypy (strict)"; .venv/bin/mypy
