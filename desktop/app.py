@@ -150,8 +150,17 @@ class AppContext:
         """Hybrid search over the document collections."""
         return Searcher(self.documents_db, self.scheduler.embed)
 
+    @functools.cached_property
+    def server(self) -> Any:
+        """The local API server (a ``ServerRunner``; not started until ``.start()``)."""
+        from desktop.server.runner import ServerRunner
+
+        return ServerRunner.from_context(self)
+
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
+        if "server" in self.__dict__:
+            self.server.stop()
         if "scheduler" in self.__dict__:
             self.scheduler.close()
         if "chat_store" in self.__dict__:
