@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,7 +148,11 @@ class AppContext:
     @functools.cached_property
     def searcher(self) -> Searcher:
         """Hybrid search over the document collections."""
-        return Searcher(self.documents_db, self.scheduler.embed)
+        def embed(model: str, texts: Sequence[str]) -> list[list[float]]:
+            # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
+            return self.scheduler.embed(model, texts)
+
+        return Searcher(self.documents_db, embed)
 
     @functools.cached_property
     def server(self) -> Any:
