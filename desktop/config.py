@@ -240,12 +240,23 @@ def load_settings(
 def save_user_settings(
     paths: Paths, changes: Mapping[str, Any], current: EffectiveSettings
 ) -> None:
-    """Write ``changes`` (dotted keys) to the user file; locked keys are refused."""
+    """Write ``changes`` (dotted keys) to the user file; None removes a key (back to default).
+
+    Locked keys are refused.
+    """
     blocked = sorted(k for k in changes if current.is_locked(k))
     if blocked:
         raise ConfigError(f"set by your organization and cannot be changed: {', '.join(blocked)}")
     tree = read_user_file(paths.settings_file)
     for key, value in changes.items():
+        if value is None:  # TOML has no null: "automatic" means the key is absent
+            *parents, leaf = key.split(".")
+            node: Any = tree
+            for part in parents:
+                node = node.get(part, {}) if isinstance(node, dict) else {}
+            if isinstance(node, dict):
+                node.pop(leaf, None)
+            continue
         _set_dotted(tree, key, value)
     _validate(tree, str(paths.settings_file))
     paths.config_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,479 @@
+"""The Chats screen: conversation list, streaming transcript, composer and per-chat settings."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QEvent, QObject, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.engine.scheduler import Scheduler
+from desktop.engine.types import Chunk, GenerationParams
+from desktop.ui.conversations import Conversation, Turn
+from desktop.ui.look import icon
+from desktop.ui.message_widget import MessageWidget
+from desktop.ui.qmodels import ROW_ROLE, ConversationListModel
+from desktop.ui.workers import GenerationWorker, StreamDelta, WorkerPool
+
+RENDER_INTERVAL_MS = 40  # repaint a streaming answer at most 25 times a second
+MAX_RENDER_INTERVAL_MS = 400
+
+
+def export_markdown(chat: Conversation) -> str:
+    """The chat as a Markdown document (what 'Export…' writes)."""
+    lines = [f"# {chat.title}", ""]
+    if chat.model:
+        lines += [f"_Model: {chat.model}_", ""]
+    for turn in chat.turns:
+        lines += [f"**{'You' if turn.role == 'user' else 'Assistant'}:**", "", turn.content, ""]
+    return "\n".join(lines)
+
+
+class ChatView(QWidget):
+    """Chats: start, switch, stream, stop, regenerate, edit-and-resend."""
+
+    generation_finished = Signal(object)  # the finished answer's Turn, or None on error
+    error = Signal(str)
+
+    def __init__(self, scheduler: Scheduler, pool: WorkerPool,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._scheduler = scheduler
+        self._pool = pool
+        self.chats = ConversationListModel()
+        self.current: Conversation | None = None
+        self._worker: GenerationWorker | None = None
+        self._streaming: tuple[Conversation, Turn] | None = None
+        self._editing: int | None = None
+        self._bubbles: list[MessageWidget] = []
+        self._dirty = False
+        self._render_timer = QTimer(self)
+        self._render_timer.setInterval(RENDER_INTERVAL_MS)
+        self._render_timer.timeout.connect(self._render_streaming)
+        self._scroll_timer = QTimer(self)  # scroll once the new bubbles have been laid out
+        self._scroll_timer.setSingleShot(True)
+        self._scroll_timer.setInterval(0)
+        self._scroll_timer.timeout.connect(self._scroll_to_end)
+        self._build()
+        self.new_chat()
+
+    # ------------------------------------------------------------------ layout
+    def _build(self) -> None:
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._build_sidebar())
+        splitter.addWidget(self._build_chat())
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([240, 760])
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(8, 8, 8, 8)
+        outer.addWidget(splitter)
+        # Keys are read from the composer's own events (not window shortcuts) so they work
+        # whichever window is active, e.g. with a dialog or a screen reader in front.
+        self.input.installEventFilter(self)
+
+    def _build_sidebar(self) -> QWidget:
+        side = QWidget()
+        layout = QVBoxLayout(side)
+        layout.setContentsMargins(0, 0, 4, 0)
+        self.new_button = QPushButton(icon("new-chat"), self.tr("New chat"))
+        self.new_button.setAccessibleName(self.tr("New chat"))
+        self.new_button.setToolTip(self.tr("New chat (Ctrl+N)"))
+        self.new_button.clicked.connect(self.new_chat)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText(self.tr("Search chats"))
+        self.search.setAccessibleName(self.tr("Search chats"))
+        self.search.setClearButtonEnabled(True)
+        self._filter = QSortFilterProxyModel(self)
+        self._filter.setSourceModel(self.chats)
+        self._filter.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.search.textChanged.connect(self._filter.setFilterFixedString)
+        self.chat_list = QListView()
+        self.chat_list.setObjectName("ChatList")
+        self.chat_list.setAccessibleName(self.tr("Conversations"))
+        self.chat_list.setModel(self._filter)
+        self.chat_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.chat_list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.chat_list.setEditTriggers(QListView.EditTrigger.DoubleClicked
+                                       | QListView.EditTrigger.EditKeyPressed)
+        self.chat_list.selectionModel().currentChanged.connect(
+            lambda current, _previous: self._select_row(current.data(ROW_ROLE)))
+        buttons = QHBoxLayout()
+        self.delete_button = QPushButton(icon("delete"), self.tr("Delete"))
+        self.delete_button.setObjectName("Danger")
+        self.delete_button.setAccessibleName(self.tr("Delete chat"))
+        self.delete_button.clicked.connect(self.delete_current)
+        self.export_button = QPushButton(self.tr("Export…"))
+        self.export_button.setAccessibleName(self.tr("Export chat as Markdown"))
+        self.export_button.clicked.connect(self._export)
+        buttons.addWidget(self.delete_button)
+        buttons.addWidget(self.export_button)
+        for widget in (self.new_button, self.search, self.chat_list):
+            layout.addWidget(widget)
+        layout.addLayout(buttons)
+        return side
+
+    def _build_chat(self) -> QWidget:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        layout.setContentsMargins(4, 0, 0, 0)
+        header = QHBoxLayout()
+        self.model_box = QComboBox()
+        self.model_box.setMinimumWidth(220)
+        self.model_box.setAccessibleName(self.tr("Model for this chat"))
+        self.model_box.setPlaceholderText(self.tr("Choose a model…"))
+        self.model_box.currentIndexChanged.connect(self._model_chosen)
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.0, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setPrefix(self.tr("Temperature "))
+        self.temperature.setAccessibleName(self.tr("Temperature"))
+        self.temperature.valueChanged.connect(self._temperature_changed)
+        self.ephemeral = QCheckBox(self.tr("Ephemeral"))
+        self.ephemeral.setToolTip(self.tr("Ephemeral chats are never saved to disk"))
+        self.ephemeral.setAccessibleName(self.tr("Ephemeral chat"))
+        self.ephemeral.toggled.connect(self._ephemeral_changed)
+        header.addWidget(self.model_box, 1)
+        header.addWidget(self.temperature)
+        header.addWidget(self.ephemeral)
+        layout.addLayout(header)
+        self.system_prompt = QLineEdit()
+        self.system_prompt.setPlaceholderText(self.tr("System prompt (optional)"))
+        self.system_prompt.setAccessibleName(self.tr("System prompt"))
+        self.system_prompt.textEdited.connect(self._system_changed)
+        layout.addWidget(self.system_prompt)
+
+        self.transcript = QScrollArea()
+        self.transcript.setObjectName("Transcript")
+        self.transcript.setWidgetResizable(True)
+        self._body = QWidget()
+        self._body.setObjectName("TranscriptBody")
+        self._messages = QVBoxLayout(self._body)
+        self._messages.setSpacing(10)
+        self._messages.addStretch(1)
+        self.transcript.setWidget(self._body)
+        layout.addWidget(self.transcript, 1)
+
+        self.notice = QLabel()
+        self.notice.setObjectName("Muted")
+        self.notice.setWordWrap(True)
+        self.notice.setVisible(False)
+        layout.addWidget(self.notice)
+        layout.addLayout(self._build_composer())
+        return panel
+
+    def _build_composer(self) -> QHBoxLayout:
+        composer = QHBoxLayout()
+        self.input = QPlainTextEdit()
+        self.input.setObjectName("Composer")
+        self.input.setPlaceholderText(self.tr("Message the model — Ctrl+Enter to send"))
+        self.input.setAccessibleName(self.tr("Message"))
+        self.input.setFixedHeight(84)
+        actions = QVBoxLayout()
+        self.send_button = QPushButton(icon("send"), self.tr("Send"))
+        self.send_button.setObjectName("Primary")
+        self.send_button.setAccessibleName(self.tr("Send message"))
+        self.send_button.setToolTip(self.tr("Send (Ctrl+Enter)"))
+        self.send_button.clicked.connect(self.send)
+        self.stop_button = QPushButton(icon("stop"), self.tr("Stop"))
+        self.stop_button.setAccessibleName(self.tr("Stop generating"))
+        self.stop_button.setToolTip(self.tr("Stop (Esc)"))
+        self.stop_button.clicked.connect(self.stop)
+        self.stop_button.setEnabled(False)
+        actions.addWidget(self.send_button)
+        actions.addWidget(self.stop_button)
+        composer.addWidget(self.input, 1)
+        composer.addLayout(actions)
+        return composer
+
+    # ------------------------------------------------------------------ models
+    def set_models(self, models: list[tuple[str, str]]) -> None:
+        """Offer ``(label, reference)`` pairs in the model box; keeps the current choice."""
+        keep = self.current.model if self.current else ""
+        self.model_box.blockSignals(True)
+        self.model_box.clear()
+        for label, ref in models:
+            self.model_box.addItem(label, ref)
+        self.model_box.blockSignals(False)
+        if self.current is not None and not self.current.model and models:
+            self.current.model = models[0][1]
+        self._show_model(keep or (self.current.model if self.current else ""))
+
+    def _show_model(self, ref: str) -> None:
+        self.model_box.blockSignals(True)
+        self.model_box.setCurrentIndex(self.model_box.findData(ref))
+        self.model_box.blockSignals(False)
+
+    def _model_chosen(self, number: int) -> None:
+        if self.current is not None and number >= 0:
+            self.current.model = str(self.model_box.itemData(number))
+
+    def _temperature_changed(self, value: float) -> None:
+        if self.current is not None:
+            self.current.temperature = value
+
+    def _system_changed(self, text: str) -> None:
+        if self.current is not None:
+            self.current.system_prompt = text
+
+    def _ephemeral_changed(self, on: bool) -> None:
+        if self.current is not None:
+            self.current.ephemeral = on
+            self.chats.refresh(self.current)
+
+    # ------------------------------------------------------------------ chats
+    def new_chat(self) -> Conversation:
+        """Start an empty chat with the current chat's model and settings."""
+        previous = self.current
+        chat = Conversation(
+            model=previous.model if previous else str(self.model_box.currentData() or ""),
+            temperature=previous.temperature if previous else 0.7,
+        )
+        index = self.chats.add(chat)
+        self.chat_list.setCurrentIndex(self._filter.mapFromSource(index))
+        self.select(chat)
+        self.input.setFocus()
+        return chat
+
+    def _select_row(self, chat: object) -> None:
+        if isinstance(chat, Conversation) and chat is not self.current:
+            self.select(chat)
+
+    def select(self, chat: Conversation) -> None:
+        """Show ``chat`` (a generation in another chat keeps running)."""
+        self.current = chat
+        self._cancel_edit()
+        self._show_model(chat.model)
+        self.temperature.blockSignals(True)
+        self.temperature.setValue(chat.temperature)
+        self.temperature.blockSignals(False)
+        self.system_prompt.setText(chat.system_prompt)
+        self.ephemeral.blockSignals(True)
+        self.ephemeral.setChecked(chat.ephemeral)
+        self.ephemeral.blockSignals(False)
+        self._rebuild_transcript()
+
+    def delete_current(self) -> None:
+        """Delete the shown chat (stopping its answer first) and show another."""
+        chat = self.current
+        if chat is None:
+            return
+        if self._streaming and self._streaming[0] is chat:
+            self.stop()
+        self.chats.remove(chat)
+        self.current = None
+        remaining = self.chats.chats()
+        if remaining:
+            self.chat_list.setCurrentIndex(self._filter.mapFromSource(self.chats.index(0)))
+            self.select(remaining[0])
+        else:
+            self.new_chat()
+
+    def _export(self) -> None:
+        if self.current is None:
+            return
+        name, _ = QFileDialog.getSaveFileName(self, self.tr("Export chat"),
+                                              f"{self.current.title}.md", "Markdown (*.md)")
+        if name:
+            with open(name, "w", encoding="utf-8") as out:
+                out.write(export_markdown(self.current))
+
+    # ------------------------------------------------------------------ transcript
+    def _rebuild_transcript(self) -> None:
+        for bubble in self._bubbles:
+            # Not setParent(None): that makes the bubble a top-level window for a moment,
+            # which can take the focus (and keyboard shortcuts) away from this window.
+            self._messages.removeWidget(bubble)
+            bubble.hide()
+            bubble.deleteLater()
+        self._bubbles = []
+        chat = self.current
+        if chat is None:
+            return
+        for number, turn in enumerate(chat.turns):
+            last = number == len(chat.turns) - 1
+            bubble = MessageWidget(number, turn, last=last and not self.is_generating)
+            bubble.edit_requested.connect(self.edit)
+            bubble.regenerate_requested.connect(self.regenerate)
+            self._messages.insertWidget(self._messages.count() - 1, bubble)
+            self._bubbles.append(bubble)
+        self._scroll_timer.start()
+
+    def _scroll_to_end(self) -> None:
+        bar = self.transcript.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _render_streaming(self) -> None:
+        if not self._dirty or self._streaming is None:
+            return
+        self._dirty = False
+        chat, _turn = self._streaming
+        if chat is self.current and self._bubbles:
+            started = time.perf_counter()
+            self._bubbles[-1].refresh()
+            self._scroll_to_end()
+            # Laying out a long Markdown answer gets slower as it grows; spend at most
+            # about a tenth of the time rendering so the window stays responsive.
+            cost_ms = (time.perf_counter() - started) * 1000
+            self._render_timer.setInterval(
+                int(min(MAX_RENDER_INTERVAL_MS, max(RENDER_INTERVAL_MS, cost_ms * 10))))
+
+    # ------------------------------------------------------------------ generation
+    @property
+    def is_generating(self) -> bool:
+        """Whether an answer is being generated now."""
+        return self._worker is not None
+
+    def send(self) -> None:
+        """Send the composer's text (replacing the edited message, if editing)."""
+        chat = self.current
+        text = self.input.toPlainText().strip()
+        if chat is None or not text or self.is_generating:
+            return
+        if not chat.model:
+            self._notify(self.tr("Choose a model for this chat first (Models → Import or "
+                                 "download one)."))
+            return
+        if self._editing is not None:
+            chat.truncate(self._editing)
+        self._cancel_edit()
+        chat.turns.append(Turn("user", text))
+        chat.name_from_first_message()
+        self.chats.refresh(chat)
+        self.input.clear()
+        self._generate(chat)
+
+    def regenerate(self) -> None:
+        """Answer the last question again (the previous answer is replaced)."""
+        chat = self.current
+        if chat is None or self.is_generating or not chat.turns:
+            return
+        if chat.turns[-1].role == "assistant":
+            chat.truncate(len(chat.turns) - 1)
+        self._generate(chat)
+
+    def edit(self, index: int) -> None:
+        """Load message ``index`` into the composer; sending replaces it and what followed."""
+        chat = self.current
+        if chat is None or self.is_generating or not 0 <= index < len(chat.turns):
+            return
+        self._editing = index
+        self.input.setPlainText(chat.turns[index].content)
+        self.input.setFocus()
+        self._notify(self.tr("Editing a message: send to replace it and everything after it; "
+                             "Esc cancels."))
+
+    def _cancel_edit(self) -> None:
+        self._editing = None
+        self.notice.setVisible(False)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Ctrl+Enter in the composer sends."""
+        if watched is self.input and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            if ctrl and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                self.send()
+                return True
+        return super().eventFilter(watched, event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Esc (here or in any child that does not use it) stops, or cancels an edit."""
+        if event.key() == Qt.Key.Key_Escape:
+            self._escape()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def _escape(self) -> None:
+        if self.is_generating:
+            self.stop()
+        elif self._editing is not None:
+            self._cancel_edit()
+            self.input.clear()
+
+    def _notify(self, text: str) -> None:
+        self.notice.setText(text)
+        self.notice.setVisible(True)
+
+    def stop(self) -> None:
+        """Stop the running answer; what was generated so far is kept."""
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def _generate(self, chat: Conversation) -> None:
+        turn = Turn("assistant", "")
+        messages = chat.messages()
+        chat.turns.append(turn)
+        params = GenerationParams(max_tokens=chat.max_tokens, temperature=chat.temperature)
+        worker = GenerationWorker(self._scheduler, chat.model, messages, params)
+        worker.delta.connect(self._on_delta)
+        worker.finished_chunk.connect(self._on_final)
+        worker.failed.connect(self._on_failed)
+        worker.done.connect(self._on_done)
+        self._worker = worker
+        self._streaming = (chat, turn)
+        self.send_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.notice.setVisible(False)
+        self._rebuild_transcript()
+        self._render_timer.start(RENDER_INTERVAL_MS)
+        self._pool.start(worker)
+
+    def _on_delta(self, delta: StreamDelta) -> None:
+        if self._streaming is None:
+            return
+        turn = self._streaming[1]
+        turn.content += delta.text
+        turn.reasoning += delta.reasoning
+        self._dirty = True
+
+    def _on_final(self, chunk: Chunk) -> None:
+        if self._streaming is None:
+            return
+        turn = self._streaming[1]
+        turn.usage = chunk.usage
+        turn.tokens_per_s = chunk.tokens_per_s
+        turn.finish_reason = chunk.finish_reason
+
+    def _on_failed(self, message: str) -> None:
+        if self._streaming is not None:
+            chat, turn = self._streaming
+            if not turn.content:
+                chat.turns.remove(turn)
+        self._notify(message)
+        self.error.emit(message)
+
+    def _on_done(self) -> None:
+        final = None
+        if self._streaming is not None:
+            turn = self._streaming[1]
+            final = turn if turn.finish_reason else None
+        self._render_timer.stop()
+        self._worker = None
+        self._streaming = None
+        self._dirty = False
+        self.send_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        self._rebuild_transcript()
+        self.generation_finished.emit(final)
+
+    def shutdown(self) -> None:
+        """Stop any answer in progress (window closing)."""
+        self.stop()
+        self._render_timer.stop()

@@ -1,0 +1,59 @@
+"""The window's conversations: turns, per-chat model and sampling, in memory.
+
+Chats live here while the window is open; persistence is the store's job and is wired
+in by the chat view when a store is available. Ephemeral chats are never persisted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from desktop.engine.types import Message, Role, Usage
+
+DEFAULT_TITLE = "New chat"
+
+
+@dataclass
+class Turn:
+    """One message as the window shows it, with the answer's statistics."""
+
+    role: Role
+    content: str
+    reasoning: str = ""
+    usage: Usage | None = None
+    tokens_per_s: float = 0.0
+    finish_reason: str | None = None
+
+
+@dataclass
+class Conversation:
+    """A chat with its own model, system prompt and temperature."""
+
+    model: str = ""
+    title: str = DEFAULT_TITLE
+    system_prompt: str = ""
+    temperature: float = 0.7
+    max_tokens: int = 1024
+    ephemeral: bool = False
+    turns: list[Turn] = field(default_factory=list)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def messages(self) -> list[Message]:
+        """The conversation as the engine sees it (system prompt first, reasoning dropped)."""
+        out = [Message("system", self.system_prompt)] if self.system_prompt.strip() else []
+        out += [Message(t.role, t.content) for t in self.turns if t.content or t.role == "user"]
+        return out
+
+    def name_from_first_message(self) -> None:
+        """Title the chat from its first question, as people recognise it later."""
+        if self.title != DEFAULT_TITLE:
+            return
+        first = next((t.content for t in self.turns if t.role == "user"), "")
+        line = " ".join(first.split())
+        if line:
+            self.title = line[:40] + ("…" if len(line) > 40 else "")
+
+    def truncate(self, index: int) -> None:
+        """Drop turn ``index`` and everything after it (edit-and-resend, regenerate)."""
+        del self.turns[index:]

@@ -1,0 +1,48 @@
+"""Icons, style sheets and translations from ``resources/``, applied to the application."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QLocale, Qt, QTranslator
+from PySide6.QtGui import QGuiApplication, QIcon
+from PySide6.QtWidgets import QApplication
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+
+
+def icon(name: str) -> QIcon:
+    """The SVG icon ``resources/icons/<name>.svg`` (an empty icon if it is missing)."""
+    path = RESOURCES / "icons" / f"{name}.svg"
+    return QIcon(str(path)) if path.exists() else QIcon()
+
+
+def resolve_theme(theme: str) -> str:
+    """``light`` or ``dark``: ``system`` follows the desktop's colour scheme."""
+    if theme in {"light", "dark"}:
+        return theme
+    hints = QGuiApplication.styleHints()
+    return "dark" if hints.colorScheme() == Qt.ColorScheme.Dark else "light"
+
+
+def apply_theme(app: QApplication, theme: str) -> str:
+    """Load the light or dark style sheet onto ``app``; returns the one applied."""
+    chosen = resolve_theme(theme)
+    sheet = RESOURCES / "styles" / f"{chosen}.qss"
+    app.setStyleSheet(sheet.read_text(encoding="utf-8") if sheet.exists() else "")
+    return chosen
+
+
+def install_translator(app: QApplication, language: str) -> QTranslator | None:
+    """Load ``resources/translations/edgedesk_<language>.qm``; None for English or if absent.
+
+    The returned translator must be kept alive by the caller (Qt does not own it).
+    """
+    if language == "en":
+        return None
+    translator = QTranslator(app)
+    folder = str(RESOURCES / "translations")
+    if not translator.load(QLocale(language), "edgedesk", "_", folder):
+        return None
+    app.installTranslator(translator)
+    return translator

@@ -1,0 +1,197 @@
+"""The main window: navigation, the screens, the status bar and a clean shutdown."""
+
+from __future__ import annotations
+
+import psutil
+from PySide6.QtCore import QSize, QTimer
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QButtonGroup,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app import AppContext
+from desktop.errors import EdgeDeskError
+from desktop.ui.chat_view import ChatView
+from desktop.ui.look import apply_theme, icon
+from desktop.ui.models_view import ModelsView
+from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.workers import TaskWorker, WorkerPool
+
+STATUS_INTERVAL_MS = 2000
+REAP_INTERVAL_MS = 30_000
+
+
+class MainWindow(QMainWindow):
+    """EdgeDesk's window; closing it stops every worker and releases the models."""
+
+    def __init__(self, context: AppContext) -> None:
+        super().__init__()
+        self.context = context
+        self.setWindowTitle("EdgeDesk")
+        self.setWindowIcon(icon("app"))
+        self.resize(1180, 760)
+        self.pool = WorkerPool(self)
+        self.chat = ChatView(context.scheduler, self.pool)
+        self.models = ModelsView(context, self.pool)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.chat)
+        self.stack.addWidget(self.models)
+        central = QWidget()
+        row = QHBoxLayout(central)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self._build_nav())
+        row.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+        self._build_status()
+        self.models.models_changed.connect(self._offer_models)
+        self.models.use_in_chat.connect(self.use_model)
+        self._offer_models()
+        QShortcut(QKeySequence("Ctrl+N"), self, self._new_chat)
+        QShortcut(QKeySequence("Ctrl+,"), self, self.open_settings)
+        self._closed = False
+        self._reaper = QTimer(self)
+        self._reaper.setInterval(REAP_INTERVAL_MS)
+        self._reaper.timeout.connect(self._reap_idle)
+        self._reaper.start()
+        if context.settings.engine.preload:
+            self.pool.start(TaskWorker(context.preload))
+
+    # ------------------------------------------------------------------ layout
+    def _build_nav(self) -> QWidget:
+        nav = QWidget()
+        nav.setObjectName("NavBar")
+        column = QVBoxLayout(nav)
+        column.setContentsMargins(0, 8, 0, 8)
+        self._nav = QButtonGroup(self)
+        self.nav_buttons: dict[str, QToolButton] = {}
+        for number, (key, label) in enumerate((("chat", self.tr("Chats")),
+                                               ("models", self.tr("Models")))):
+            button = self._nav_button(key, label)
+            button.setCheckable(True)
+            self._nav.addButton(button, number)
+            column.addWidget(button)
+        self.nav_buttons["chat"].setChecked(True)
+        self._nav.idClicked.connect(self.stack.setCurrentIndex)
+        column.addStretch(1)
+        settings = self._nav_button("settings", self.tr("Settings"))
+        settings.clicked.connect(self.open_settings)
+        column.addWidget(settings)
+        return nav
+
+    def _nav_button(self, key: str, label: str) -> QToolButton:
+        button = QToolButton()
+        button.setIcon(icon("chat" if key == "chat" else key))
+        button.setIconSize(QSize(22, 22))
+        button.setText(label)
+        button.setToolTip(label)
+        button.setAccessibleName(label)
+        button.setToolButtonStyle(button.toolButtonStyle().ToolButtonTextUnderIcon)
+        button.setMinimumWidth(76)
+        self.nav_buttons[key] = button
+        return button
+
+    def _build_status(self) -> None:
+        bar = self.statusBar()
+        self.model_status = QLabel()
+        self.memory_status = QLabel()
+        self.offline_status = QLabel()
+        for label in (self.model_status, self.memory_status, self.offline_status):
+            bar.addPermanentWidget(label)
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(STATUS_INTERVAL_MS)
+        self._status_timer.timeout.connect(self.refresh_status)
+        self._status_timer.start()
+        if self.context.policy_problem:
+            bar.showMessage(self.context.policy_problem)
+        self.refresh_status()
+
+    def refresh_status(self) -> None:
+        """Loaded model, this process's memory, and whether the app is offline."""
+        loaded = self.context.scheduler.loaded()
+        self.model_status.setText(
+            self.tr("Model: ") + loaded[0].model_id if loaded else self.tr("No model loaded"))
+        rss = psutil.Process().memory_info().rss
+        self.memory_status.setText(self.tr("Memory: ") + f"{rss / 1024**3:.2f} GB")
+        offline = bool(self.context.settings.offline)
+        self.offline_status.setText(self.tr("● Offline") if offline else self.tr("● Online"))
+        self.offline_status.setToolTip(
+            self.tr("No network connection will be made") if offline
+            else self.tr("Downloads may connect to the model hub"))
+
+    # ------------------------------------------------------------------ actions
+    def _offer_models(self) -> None:
+        self.chat.set_models(self.models.chat_models())
+
+    def use_model(self, ref: str) -> None:
+        """Switch to the chat screen with ``ref`` as the current chat's model."""
+        self._offer_models()
+        if self.chat.current is not None:
+            self.chat.current.model = ref
+            self.chat.select(self.chat.current)
+        self.show_page("chat")
+
+    def show_page(self, key: str) -> None:
+        """Show the ``chat`` or ``models`` screen."""
+        number = 0 if key == "chat" else 1
+        self.stack.setCurrentIndex(number)
+        self.nav_buttons[key].setChecked(True)
+
+    def _new_chat(self) -> None:
+        self.show_page("chat")
+        self.chat.new_chat()
+
+    def open_settings(self) -> SettingsDialog:
+        """Show the settings dialog (non-blocking) and apply what is saved."""
+        dialog = SettingsDialog(self.context.paths, self.context.effective, self)
+        dialog.accepted.connect(lambda: self.apply_settings(dialog))
+        dialog.open()
+        return dialog
+
+    def apply_settings(self, dialog: SettingsDialog) -> None:
+        """Save the dialog's changes and put them in force where possible without restart."""
+        try:
+            effective = dialog.save()
+        except EdgeDeskError as exc:
+            QMessageBox.warning(self, self.tr("Settings not saved"), exc.message)
+            return
+        self.context.effective = effective
+        engine = effective.settings.engine
+        self.context.scheduler.keep_alive_s = engine.keep_alive_s
+        self.context.resolver.engine_settings = engine  # next load uses the new plan
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, effective.settings.theme)
+        self.refresh_status()
+
+    def _reap_idle(self) -> None:
+        # Unloading a large model takes time; do it off the event loop.
+        scheduler = self.context.scheduler
+        if not scheduler.busy and scheduler.loaded():
+            self.pool.start(TaskWorker(scheduler.reap_idle))
+
+    # ------------------------------------------------------------------ shutdown
+    def shutdown(self) -> None:
+        """Stop generation and workers, then release the models (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._status_timer.stop()
+        self._reaper.stop()
+        self.chat.shutdown()
+        self.pool.stop_all()
+        self.context.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing the window shuts the app down cleanly."""
+        self.shutdown()
+        event.accept()

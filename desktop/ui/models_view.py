@@ -1,0 +1,178 @@
+"""The Models screen: the catalog with fit badges, imported files, load and use in chat."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app import AppContext
+from desktop.catalog.listing import CatalogRow, catalog_rows
+from desktop.engine.types import LoadReport
+from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.ui.look import icon
+from desktop.ui.qmodels import CatalogTableModel
+from desktop.ui.workers import TaskWorker, WorkerPool
+
+
+class ModelsView(QWidget):
+    """Browse the catalog, import a local GGUF, load a model, pick it for chat."""
+
+    models_changed = Signal()
+    use_in_chat = Signal(str)  # model reference
+    error = Signal(str)
+
+    def __init__(self, context: AppContext, pool: WorkerPool,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._context = context
+        self._pool = pool
+        self._imported: list[CatalogRow] = []
+        self.table_model = CatalogTableModel()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        title = QLabel(self.tr("Models"))
+        title.setObjectName("Title")
+        self.hardware_label = QLabel()
+        self.hardware_label.setObjectName("Muted")
+        layout.addWidget(title)
+        layout.addWidget(self.hardware_label)
+        self.table = QTableView()
+        self.table.setModel(self.table_model)
+        self.table.setAccessibleName(self.tr("Model catalog"))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setShowGrid(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setAlternatingRowColors(False)
+        self.table.doubleClicked.connect(lambda _index: self._use_selected())
+        layout.addWidget(self.table, 1)
+        buttons = QHBoxLayout()
+        self.import_button = QPushButton(icon("import"), self.tr("Import GGUF…"))
+        self.import_button.setAccessibleName(self.tr("Import a local GGUF file"))
+        self.import_button.clicked.connect(self._ask_import)
+        self.load_button = QPushButton(self.tr("Load"))
+        self.load_button.setAccessibleName(self.tr("Load the selected model into memory"))
+        self.load_button.clicked.connect(self._load_selected)
+        self.use_button = QPushButton(self.tr("Use in chat"))
+        self.use_button.setObjectName("Primary")
+        self.use_button.setAccessibleName(self.tr("Use the selected model in the chat"))
+        self.use_button.clicked.connect(self._use_selected)
+        self.status = QLabel()
+        self.status.setObjectName("Muted")
+        buttons.addWidget(self.import_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.status)
+        buttons.addWidget(self.load_button)
+        buttons.addWidget(self.use_button)
+        layout.addLayout(buttons)
+        self.refresh()
+
+    # ------------------------------------------------------------------ rows
+    def _installed(self, model_id: str) -> list[Path] | None:
+        try:
+            _, _, files = self._context.resolver.locate(model_id)
+        except ModelNotFound:
+            return None
+        return files
+
+    def refresh(self) -> None:
+        """Rebuild the rows (catalog fit on this machine, what is installed, imports)."""
+        ctx = self._context
+        self.hardware_label.setText(self.tr("This machine: ") + ctx.hardware.describe())
+        rows = catalog_rows(ctx.catalog, ctx.hardware, gpu_offload=ctx.gpu_offload,
+                            installed=self._installed)
+        self.table_model.set_rows([*self._imported, *rows])
+        self.models_changed.emit()
+
+    def chat_models(self) -> list[tuple[str, str]]:
+        """``(label, reference)`` of every chat model that can run now."""
+        rows = (self.table_model.row_at(n) for n in range(self.table_model.rowCount()))
+        return [(row.name, row.id) for row in rows if row.installed and row.kind == "chat"]
+
+    def import_file(self, path: Path) -> str:
+        """Use a GGUF where it lies (no copy); returns the id it is known by."""
+        resolver = self._context.resolver
+        model_id = resolver.register(path)
+        spec = resolver(model_id)
+        info = resolver.info(spec.path)
+        plan = resolver.fit(info)
+        row = CatalogRow(
+            id=model_id, name=spec.path.name, family="other", kind=spec.kind, tier="local",
+            repo=str(spec.path.parent), recommended_quant=info.file_type,
+            size_bytes=spec.path.stat().st_size, fit=str(plan.verdict),
+            installed=(str(spec.path),),
+        )
+        self._imported = [r for r in self._imported if r.id != model_id] + [row]
+        self.refresh()
+        return model_id
+
+    def _ask_import(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, self.tr("Import a GGUF model"), "",
+                                              self.tr("GGUF models (*.gguf)"))
+        if not name:
+            return
+        try:
+            model_id = self.import_file(Path(name))
+        except EdgeDeskError as exc:
+            self._fail(exc.message)
+            return
+        self.status.setText(self.tr("Imported ") + model_id)
+
+    # ------------------------------------------------------------------ actions
+    def selected(self) -> CatalogRow | None:
+        """The selected row, if any."""
+        rows = self.table.selectionModel().selectedRows()
+        return self.table_model.row_at(rows[0].row()) if rows else None
+
+    def _use_selected(self) -> None:
+        row = self.selected()
+        if row is None:
+            return
+        if not row.installed:
+            self._fail(self.tr("Download this model first: ") + row.id)
+            return
+        self.use_in_chat.emit(row.id)
+
+    def _load_selected(self) -> None:
+        row = self.selected()
+        if row is None or not row.installed:
+            return
+        self.load(row.id)
+
+    def load(self, model_id: str) -> TaskWorker:
+        """Load ``model_id`` on a worker thread; the Status column shows progress."""
+        scheduler = self._context.scheduler
+        worker = TaskWorker(lambda: scheduler.load(model_id))
+        self.table_model.set_status(model_id, self.tr("loading…"))
+        worker.result.connect(lambda report: self._loaded(model_id, report))
+        worker.failed.connect(lambda message: self._load_failed(model_id, message))
+        self._pool.start(worker)
+        return worker
+
+    def _loaded(self, model_id: str, report: LoadReport) -> None:
+        self.table_model.set_status(
+            model_id, self.tr("loaded") + f" · ctx {report.context_length} · {report.load_s:.1f} s")
+
+    def _load_failed(self, model_id: str, message: str) -> None:
+        self.table_model.set_status(model_id, "")
+        self._fail(message)
+
+    def _fail(self, message: str) -> None:
+        self.status.setText(message)
+        self.error.emit(message)
+

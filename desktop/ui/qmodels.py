@@ -1,0 +1,180 @@
+"""Qt item models over the catalog rows and the conversations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
+from PySide6.QtGui import QColor
+
+from desktop.catalog.hardware import Verdict
+from desktop.catalog.listing import CatalogRow
+from desktop.ui.conversations import Conversation
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+
+# Badge colours readable on both the light and the dark theme.
+FIT_COLOURS = {
+    str(Verdict.GPU): "#2e9d57",
+    str(Verdict.PARTIAL): "#c98a12",
+    str(Verdict.CPU): "#c98a12",
+    str(Verdict.NO): "#c8453b",
+}
+
+
+def human_size(value: int | None) -> str:
+    """Bytes as people read them (GB with one decimal)."""
+    if not value:
+        return "—"
+    if value < 1024**3:
+        return f"{value / 1024**2:.0f} MB"
+    return f"{value / 1024**3:.1f} GB"
+
+
+class CatalogTableModel(QAbstractTableModel):
+    """The catalog (plus imported files) as a table: one row per model."""
+
+    HEADERS = ("Model", "Kind", "Tier", "Quant", "Size", "Fit", "Status")
+
+    def __init__(self, rows: Sequence[CatalogRow] = ()) -> None:
+        super().__init__()
+        self._rows = list(rows)
+        self._status: dict[str, str] = {}
+
+    def set_rows(self, rows: Sequence[CatalogRow]) -> None:
+        """Replace every row (after a download, import or hardware change)."""
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def set_status(self, model_id: str, status: str) -> None:
+        """Show a transient status (``downloading 42%``) in the Status column."""
+        self._status[model_id] = status
+        for number, row in enumerate(self._rows):
+            if row.id == model_id:
+                cell = self.index(number, len(self.HEADERS) - 1)
+                self.dataChanged.emit(cell, cell)
+
+    def row_at(self, number: int) -> CatalogRow:
+        """The row shown at ``number``."""
+        return self._rows[number]
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        """Rows under the (flat) root."""
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        """Fixed columns."""
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Column titles (translated by the view's context)."""
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.tr(self.HEADERS[section])
+        return None
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Cell text, the badge colour of the Fit column, and the row itself."""
+        if not index.isValid():
+            return None
+        row = self._rows[index.row()]
+        column = index.column()
+        if role == ROW_ROLE:
+            return row
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(row, column)
+        if role == Qt.ItemDataRole.ForegroundRole and column == 5:
+            return QColor(FIT_COLOURS.get(row.fit, "#888888"))
+        if role == Qt.ItemDataRole.ToolTipRole and column == 0:
+            return f"{row.repo}\n{row.id}"
+        return None
+
+    def _text(self, row: CatalogRow, column: int) -> str:
+        if column == 6:
+            if row.id in self._status:
+                return self._status[row.id]
+            return self.tr("installed") if row.installed else ""
+        cells = (row.name, row.kind, row.tier, row.recommended_quant or "—",
+                 human_size(row.size_bytes), f"● {row.fit}")
+        return cells[column]
+
+
+class ConversationListModel(QAbstractListModel):
+    """The chats in the sidebar, newest first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._chats: list[Conversation] = []
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        """Number of chats."""
+        return 0 if parent.isValid() else len(self._chats)
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """The chat's title (with a marker for ephemeral chats), or the chat itself."""
+        if not index.isValid():
+            return None
+        chat = self._chats[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return f"{chat.title}  ⌀" if chat.ephemeral else chat.title
+        if role == ROW_ROLE:
+            return chat
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return chat.model or None
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        """Chats can be selected and renamed in place."""
+        base = super().flags(index)
+        return base | Qt.ItemFlag.ItemIsEditable if index.isValid() else base
+
+    def setData(self, index: AnyIndex, value: Any,
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        """Rename a chat (empty names are ignored)."""
+        if role != Qt.ItemDataRole.EditRole or not index.isValid():
+            return False
+        name = " ".join(str(value).split())
+        if not name:
+            return False
+        self._chats[index.row()].title = name
+        self.dataChanged.emit(index, index)
+        return True
+
+    def add(self, chat: Conversation) -> QModelIndex:
+        """Put ``chat`` at the top and return its index."""
+        self.beginInsertRows(QModelIndex(), 0, 0)
+        self._chats.insert(0, chat)
+        self.endInsertRows()
+        return self.index(0)
+
+    def remove(self, chat: Conversation) -> None:
+        """Drop ``chat`` from the list."""
+        number = self.row_of(chat)
+        if number >= 0:
+            self.beginRemoveRows(QModelIndex(), number, number)
+            del self._chats[number]
+            self.endRemoveRows()
+
+    def row_of(self, chat: Conversation) -> int:
+        """The row of ``chat`` or -1."""
+        return next((n for n, c in enumerate(self._chats) if c.id == chat.id), -1)
+
+    def refresh(self, chat: Conversation) -> None:
+        """Repaint ``chat`` after its title changed."""
+        number = self.row_of(chat)
+        if number >= 0:
+            cell = self.index(number)
+            self.dataChanged.emit(cell, cell)
+
+    def chats(self) -> list[Conversation]:
+        """All chats, newest first."""
+        return list(self._chats)

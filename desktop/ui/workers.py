@@ -1,0 +1,179 @@
+"""QObject workers on QThreads: the only place the window runs long work.
+
+Each worker lives on its own QThread and reports through signals, which Qt delivers
+to the window's thread as queued events, so the event loop never waits on llama.cpp.
+``WorkerPool`` owns the threads and stops them all on shutdown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.errors import EdgeDeskError
+
+# Coalesce streamed tokens into one signal per interval: a fast model yields thousands
+# of tokens a second, and one queued event per token would flood the event loop.
+EMIT_INTERVAL_S = 0.03
+WORKER_NICE = 5
+
+
+class ChatStreamer(Protocol):
+    """What the generation worker needs: the scheduler's ``stream_chat``."""
+
+    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
+                    cancel: threading.Event | None = None,
+                    tools: Sequence[dict[str, Any]] | None = None) -> Any:
+        """Stream chunks of an answer."""
+        ...
+
+
+@dataclass(frozen=True)
+class StreamDelta:
+    """Text and reasoning produced since the previous signal."""
+
+    text: str
+    reasoning: str
+
+
+def _yield_cpu_to_the_window() -> None:
+    """Lower this thread's CPU priority (and that of the threads llama.cpp starts from it).
+
+    On a machine with few cores, generation saturates the CPU and the event loop would
+    wait for a time slice; a niced worker lets the window repaint within a frame while
+    costing generation almost nothing. Linux honours per-thread nice values; elsewhere
+    QThread.LowPriority (set when the thread starts) does the same job.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):  # not permitted: run at normal priority
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
+
+
+class Worker(QObject):
+    """Base of all workers: ``run`` does the work on the worker's thread, then ``done``."""
+
+    done = Signal()
+    failed = Signal(str)
+
+    @Slot()
+    def run(self) -> None:
+        """Do the work; a user-fixable error becomes ``failed`` with its message."""
+        _yield_cpu_to_the_window()
+        try:
+            self.work()
+        except EdgeDeskError as exc:
+            self.failed.emit(exc.message)
+        except Exception as exc:  # a worker must never take the app down
+            self.failed.emit(f"unexpected error: {exc}")
+        finally:
+            self.done.emit()
+
+    def work(self) -> None:
+        """Subclasses do their blocking work here."""
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        """Ask the work to stop soon (default: nothing to stop)."""
+
+
+class GenerationWorker(Worker):
+    """Streams one chat answer from the scheduler; ``cancel`` stops it within a token."""
+
+    delta = Signal(object)  # StreamDelta
+    finished_chunk = Signal(object)  # the final Chunk (usage, timings, finish reason)
+
+    def __init__(self, streamer: ChatStreamer, model: str, messages: Sequence[Message],
+                 params: GenerationParams) -> None:
+        super().__init__()
+        self._streamer = streamer
+        self._model = model
+        self._messages = list(messages)
+        self._params = params
+        self.stop_event = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop generating; the partial answer is kept and ends with 'cancelled'."""
+        self.stop_event.set()
+
+    def work(self) -> None:
+        """Pull chunks and forward them in batches."""
+        text: list[str] = []
+        reasoning: list[str] = []
+        last = time.perf_counter()
+        stream = self._streamer.stream_chat(self._model, self._messages, self._params,
+                                            self.stop_event)
+        for chunk in stream:
+            assert isinstance(chunk, Chunk)
+            text.append(chunk.text)
+            reasoning.append(chunk.reasoning)
+            now = time.perf_counter()
+            if chunk.is_final or now - last >= EMIT_INTERVAL_S:
+                if any(text) or any(reasoning):
+                    self.delta.emit(StreamDelta("".join(text), "".join(reasoning)))
+                text.clear()
+                reasoning.clear()
+                last = now
+            if chunk.is_final:
+                self.finished_chunk.emit(chunk)
+
+
+class TaskWorker(Worker):
+    """Runs one blocking call (load a model, unload idle ones) and emits its result."""
+
+    result = Signal(object)
+
+    def __init__(self, task: Callable[[], object]) -> None:
+        super().__init__()
+        self._task = task
+
+    def work(self) -> None:
+        """Call the task and report what it returned."""
+        self.result.emit(self._task())
+
+
+class WorkerPool(QObject):
+    """Starts each worker on its own QThread and can stop them all."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._running: dict[Worker, QThread] = {}
+
+    def start(self, worker: Worker) -> Worker:
+        """Move ``worker`` to a new thread and run it; the thread ends when it is done."""
+        thread = QThread()
+        worker.moveToThread(thread)
+        thread.started.connect(worker.run)
+        worker.done.connect(thread.quit)
+        thread.finished.connect(lambda: self._forget(worker))
+        self._running[worker] = thread
+        thread.start(QThread.Priority.LowPriority)
+        return worker
+
+    def _forget(self, worker: Worker) -> None:
+        thread = self._running.pop(worker, None)
+        if thread is not None:
+            thread.wait()
+
+    @property
+    def active(self) -> int:
+        """How many workers are still running."""
+        return len(self._running)
+
+    def stop_all(self, timeout_ms: int = 5000) -> bool:
+        """Cancel every worker and wait for its thread; False if one did not stop in time."""
+        clean = True
+        for worker, thread in list(self._running.items()):
+            worker.cancel()
+            thread.quit()
+            clean = thread.wait(timeout_ms) and clean
+        self._running.clear()
+        return clean

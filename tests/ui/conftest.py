@@ -1,0 +1,49 @@
+"""A real window over a real scheduler and the tiny chat model (offscreen Qt)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop.app import AppContext, build_context
+from desktop.config import NoPolicy
+from desktop.ui.main_window import MainWindow
+
+
+@pytest.fixture
+def context() -> AppContext:
+    """The app's composition root, with no machine policy."""
+    return build_context(policy=NoPolicy())
+
+
+@pytest.fixture
+def window(qtbot, context: AppContext, tiny_chat: Path) -> Iterator[MainWindow]:
+    """The main window with the tiny chat model imported and chosen for the chat."""
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    win.activateWindow()
+    qtbot.waitActive(win)  # keyboard shortcuts only reach an active window
+    model_id = win.models.import_file(tiny_chat)
+    win.use_model(model_id)
+    yield win
+    win.close()
+
+
+def send(qtbot, win: MainWindow, text: str, *, max_tokens: int = 48, timeout: int = 30_000):
+    """Type ``text``, press Send, and wait for the answer to finish; returns the answer turn."""
+    chat = win.chat
+    assert chat.current is not None
+    chat.current.max_tokens = max_tokens
+    chat.input.setPlainText(text)
+    with qtbot.waitSignal(chat.generation_finished, timeout=timeout) as finished:
+        qtbot.mouseClick(chat.send_button, _left())
+    return finished.args[0]
+
+
+def _left():
+    from PySide6.QtCore import Qt
+
+    return Qt.MouseButton.LeftButton

@@ -1,0 +1,137 @@
+"""Chatting as a user does: send, watch it stream, stop, regenerate, edit, switch chats."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtTest import QTest
+
+from desktop.ui.main_window import MainWindow
+from tests.ui.conftest import send
+
+pytestmark = pytest.mark.qt
+
+
+def bodies(win: MainWindow) -> list[str]:
+    return [bubble.body.text() for bubble in win.chat._bubbles]
+
+
+def test_send_streams_the_answer_and_shows_its_statistics(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    seen: list[str] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: seen.append(bodies(window)[-1] if chat.is_generating else ""))
+    timer.start(5)
+    turn = send(qtbot, window, "hello", max_tokens=600)
+    timer.stop()
+    assert turn is not None and turn.content.strip()
+    partial = {text for text in seen if text and text not in {"…", turn.content}}
+    assert len(partial) >= 2, "the answer appeared all at once instead of streaming"
+    assert all(turn.content.startswith(text) for text in partial)
+    assert [t.role for t in chat.current.turns] == ["user", "assistant"]
+    last = chat._bubbles[-1]
+    assert last.body.text() == turn.content
+    assert "600 tokens" in last.footer.text() and "tok/s" in last.footer.text()
+    assert chat.chats.data(chat.chats.index(0)) == "hello"  # titled from the question
+    assert chat.send_button.isEnabled() and not chat.stop_button.isEnabled()
+
+
+def test_stop_keeps_the_partial_answer(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    chat.current.max_tokens = 1900
+    chat.input.setPlainText("tell me a long story")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000) as finished:
+        chat.send()
+        qtbot.waitUntil(lambda: bool(chat.current.turns[-1].content), timeout=20_000)
+        started = time.perf_counter()
+        QTest.keyClick(chat.input, Qt.Key.Key_Escape)  # Esc is the stop shortcut
+    assert time.perf_counter() - started < 2.0
+    turn = finished.args[0]
+    assert turn.finish_reason == "cancelled" and turn.content
+    assert turn.usage.completion_tokens < 1900
+    assert "stopped" in chat._bubbles[-1].footer.text()
+
+
+def test_regenerate_replaces_the_last_answer(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    first = send(qtbot, window, "hello")
+    qtbot.waitUntil(chat._bubbles[-1].regenerate_button.isVisible, timeout=2000)
+    assert not chat._bubbles[0].regenerate_button.isVisible()  # only under the last answer
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000) as finished:
+        qtbot.mouseClick(chat._bubbles[-1].regenerate_button, Qt.MouseButton.LeftButton)
+    second = finished.args[0]
+    assert second is not first and second.usage is not None
+    assert [t.role for t in chat.current.turns] == ["user", "assistant"]
+    assert chat.current.turns[-1] is second
+
+
+def test_edit_and_resend_replaces_the_message_and_what_followed(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    send(qtbot, window, "first question")
+    send(qtbot, window, "second question")
+    assert len(chat.current.turns) == 4
+    qtbot.mouseClick(chat._bubbles[0].edit_button, Qt.MouseButton.LeftButton)
+    assert chat.input.toPlainText() == "first question"
+    chat.input.setPlainText("first question, edited")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        QTest.keyClick(chat.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    turns = chat.current.turns
+    assert [t.role for t in turns] == ["user", "assistant"]
+    assert turns[0].content == "first question, edited"
+    assert bodies(window)[0] == "first question, edited"
+
+
+def test_switching_chats_shows_each_transcript_and_generation_continues(
+        qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    send(qtbot, window, "about cats")
+    first = chat.current
+    chat.current.max_tokens = 400
+    chat.input.setPlainText("more about cats")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        chat.send()
+        qtbot.mouseClick(chat.new_button, Qt.MouseButton.LeftButton)
+        assert chat.current is not first and bodies(window) == []
+    assert chat.current is not first and bodies(window) == []
+    assert first.turns[-1].content and first.turns[-1].finish_reason == "length"
+    row = chat._filter.mapFromSource(chat.chats.index(chat.chats.row_of(first)))
+    chat.chat_list.setCurrentIndex(row)
+    assert chat.current is first
+    assert bodies(window)[0] == "about cats" and bodies(window)[2] == "more about cats"
+    assert len(bodies(window)) == 4
+
+
+def test_per_chat_model_and_settings_are_kept(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    chat.temperature.setValue(0.2)
+    chat.system_prompt.setText("Be brief.")
+    chat.system_prompt.textEdited.emit("Be brief.")
+    chat.ephemeral.setChecked(True)
+    first = chat.current
+    chat.new_chat()
+    chat.temperature.setValue(1.3)
+    assert chat.system_prompt.text() == "" and not chat.ephemeral.isChecked()
+    chat.select(first)
+    assert chat.temperature.value() == pytest.approx(0.2)
+    assert chat.system_prompt.text() == "Be brief." and chat.ephemeral.isChecked()
+    assert first.messages()[0].content == "Be brief."
+    assert chat.model_box.currentData() == first.model == "tiny-chat"
+
+
+def test_a_chat_without_a_model_explains_what_to_do(qtbot, context) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.chat.input.setPlainText("hello")
+    win.chat.send()
+    assert not win.chat.is_generating
+    assert "Choose a model" in win.chat.notice.text()
+    win.close()
+
+
+def test_ctrl_n_starts_a_new_chat(qtbot, window: MainWindow) -> None:
+    before = window.chat.chats.rowCount()
+    QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert window.chat.chats.rowCount() == before + 1
+    assert window.chat.current.turns == [] and window.chat.current.model == "tiny-chat"
