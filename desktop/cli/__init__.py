@@ -20,9 +20,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _verb_modules() -> list[Any]:
-    from desktop.cli import auth, keys, models, network, policy, run, serve
+    from desktop.cli import auth, bench, chats, docs, keys, models, network, policy, run, serve
 
-    return [run, models, policy, network, auth, keys, serve]
+    return [run, models, policy, network, auth, docs, chats, keys, serve, bench]
 
 
 def common_options() -> argparse.ArgumentParser:

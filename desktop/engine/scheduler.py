@@ -42,6 +42,10 @@ class Engine(Protocol):
         """Normalised embeddings."""
         ...
 
+    def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
+        """The model's own tokens for ``text``."""
+        ...
+
     def close(self) -> None:
         """Free memory."""
         ...

@@ -1,0 +1,283 @@
+"""``edgedesk bench``: what a model really does on this machine, through the product's paths.
+
+Every figure is measured through the same resolver, scheduler and (for the HTTP part)
+server code that real use takes. ``--compare`` adds plain llama-cpp-python in the same
+process as the baseline and reports our figures as ratios to it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.app import AppContext
+from desktop.engine.types import GenerationParams
+
+Progress = Callable[[str], None]
+_FILLER = ("The quick brown fox jumps over the lazy dog while the river runs past the old "
+           "mill and the lighthouse keeper writes down the weather. ")
+GENERATION_PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
+
+
+@dataclass
+class BenchReport:
+    """Every figure of one benchmark run (JSON-ready via ``to_dict``)."""
+
+    model: str
+    path: str
+    hardware: str
+    backend: str
+    context_length: int
+    gpu_layers: int
+    load_cold_s: float = 0.0
+    load_warm_s: float = 0.0
+    prompt_tokens_per_s: dict[int, float] = field(default_factory=dict)
+    generation_tokens_per_s: float = 0.0
+    time_to_first_token_s: float = 0.0
+    http: dict[str, Any] = field(default_factory=dict)
+    peak_ram_bytes: int = 0
+    peak_vram_bytes: int | None = None
+    baseline: dict[str, Any] | None = None
+    ratios: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict for ``--json`` and saved results."""
+        data = asdict(self)
+        data["prompt_tokens_per_s"] = {str(k): v for k, v in self.prompt_tokens_per_s.items()}
+        return data
+
+
+def _evict_page_cache(path: Path) -> bool:
+    """Drop the file from the OS page cache so the next load reads from disk."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:
+        return False
+    with path.open("rb") as handle:
+        advise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    return True
+
+
+def build_prompt(token_count: int, tokenize: Callable[[str], list[int]], salt: int) -> str:
+    """A prompt of about ``token_count`` tokens whose start differs per ``salt``.
+
+    The salt defeats prefix reuse, so every measurement processes the whole prompt.
+    """
+    text = f"Document {salt}. "
+    while len(tokenize(text)) < token_count:
+        text += _FILLER
+    tokens = tokenize(text)
+    while len(tokens) > token_count:
+        text = text[: int(len(text) * token_count / len(tokens)) - 1]
+        tokens = tokenize(text)
+    return text
+
+
+def _peak_rss_bytes() -> int:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def _vram_used_bytes() -> int | None:
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        used = int(pynvml.nvmlDeviceGetMemoryInfo(handle).used)
+        pynvml.nvmlShutdown()
+        return used
+    except Exception:  # no NVIDIA driver: VRAM is simply not reported
+        return None
+
+
+def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: int,
+                   prompt_lengths: tuple[int, ...], progress: Progress) -> dict[int, str]:
+    """Load (cold, warm), prompt processing and generation through the scheduler."""
+    scheduler = ctx.scheduler
+    spec = ctx.resolver(model)
+    progress("load (cold, from disk)")
+    scheduler.unload(spec.model_id)
+    _evict_page_cache(spec.path)
+    started = time.perf_counter()
+    scheduler.load(model)
+    report.load_cold_s = time.perf_counter() - started
+    progress("load (warm, from page cache)")
+    scheduler.unload(spec.model_id)
+    started = time.perf_counter()
+    scheduler.load(model)
+    report.load_warm_s = time.perf_counter() - started
+
+    def tokenize(text: str) -> list[int]:
+        result: list[int] = scheduler.with_engine(model, lambda e: e.tokenize(text))
+        return result
+
+    prompts = {}
+    for salt, length in enumerate(prompt_lengths):
+        if length >= report.context_length - 8:
+            continue
+        prompts[length] = build_prompt(length, tokenize, salt)
+        progress(f"prompt processing, {length} tokens")
+        final = None
+        for chunk in scheduler.stream_completion(
+                model, prompts[length], GenerationParams(max_tokens=1, temperature=0.0)):
+            final = chunk
+        assert final is not None and final.usage and final.timings
+        evaluated = final.usage.prompt_tokens - final.usage.cached_tokens
+        report.prompt_tokens_per_s[length] = evaluated / max(final.timings.prompt_s, 1e-9)
+    progress(f"generation, {tokens} tokens")
+    final = None
+    for chunk in scheduler.stream_completion(
+            model, f"{time.time_ns()} {GENERATION_PROMPT}",
+            GenerationParams(max_tokens=tokens, temperature=0.0)):
+        final = chunk
+    assert final is not None and final.timings
+    report.generation_tokens_per_s = final.tokens_per_s
+    report.time_to_first_token_s = final.timings.time_to_first_token_s
+    report.peak_ram_bytes = _peak_rss_bytes()
+    report.peak_vram_bytes = _vram_used_bytes()
+    return prompts
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The ``fraction`` percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    rank = math.ceil(fraction * len(ordered) - 1e-9)  # nearest rank; epsilon absorbs 0.29*100
+    index = min(len(ordered) - 1, max(0, rank - 1))
+    return ordered[index]
+
+
+def summarize_latencies(latencies: list[float]) -> dict[str, float]:
+    """p50/p90/p99 and mean of request latencies, in seconds."""
+    return {"p50_s": percentile(latencies, 0.50), "p90_s": percentile(latencies, 0.90),
+            "p99_s": percentile(latencies, 0.99), "mean_s": statistics.fmean(latencies)}
+
+
+async def _stream_once(client: Any, url: str, model: str, prompt: str, tokens: int
+                       ) -> tuple[float, float, int]:
+    """One streamed /v1/completions request: (total latency, TTFT, text chunks)."""
+    import json
+
+    body = {"model": model, "prompt": prompt, "max_tokens": tokens, "temperature": 0.0,
+            "stream": True}
+    started = time.perf_counter()
+    first: float | None = None
+    pieces = 0
+    async with client.stream("POST", f"{url}/completions", json=body) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            choices = json.loads(line[6:]).get("choices") or []
+            if choices and choices[0].get("text"):
+                pieces += 1
+                if first is None:
+                    first = time.perf_counter()
+    end = time.perf_counter()
+    return end - started, (first or end) - started, pieces
+
+
+async def _http_figures(url: str, model: str, tokens: int, clients: int) -> dict[str, Any]:
+    import asyncio
+
+    import httpx
+
+    async with httpx.AsyncClient(timeout=600) as client:
+        await _stream_once(client, url, model, "warm up", 2)
+        total, ttft, pieces = await _stream_once(
+            client, url, model, f"{time.time_ns()} {GENERATION_PROMPT}", tokens)
+        single = {"generation_tokens_per_s": (pieces - 1) / max(total - ttft, 1e-9),
+                  "time_to_first_token_s": ttft}
+        results = await asyncio.gather(*[
+            _stream_once(client, url, model, f"{time.time_ns()} client {i} {GENERATION_PROMPT}",
+                         tokens)
+            for i in range(clients)])
+    latencies = [r[0] for r in results]
+    return {**single, "clients": clients, "latency": summarize_latencies(latencies)}
+
+
+def measure_http(ctx: AppContext, model_id: str, path: Path, *, tokens: int, clients: int,
+                 progress: Progress) -> dict[str, Any]:
+    """Speed through the real local server (uvicorn on 127.0.0.1, no key, free port)."""
+    import asyncio
+
+    from desktop.config import ServerSettings
+    from desktop.server.runner import ServerRunner
+
+    # Port 0: the runner binds the socket itself and reports the real port.
+    settings = ServerSettings.model_construct(
+        **{**ServerSettings().model_dump(), "host": "127.0.0.1", "port": 0,
+           "require_key": False, "queue_max": max(16, clients + 1)})
+    runner = ServerRunner.from_context(ctx, settings=settings)
+    if model_id not in {"", None} and path.exists():
+        ctx.resolver.registered.setdefault(model_id, path)
+    runner.start()
+    try:
+        progress(f"HTTP: streamed generation, then {clients} concurrent clients")
+        return asyncio.run(_http_figures(runner.url, model_id, tokens, clients))
+    finally:
+        runner.stop()
+
+
+def run_bench(ctx: AppContext, model: str, *, tokens: int = 128, clients: int = 4,
+              context_length: int | None = None, compare: bool = False,
+              prompt_lengths: tuple[int, ...] = (128, 512, 2048),
+              progress: Progress = lambda _step: None) -> BenchReport:
+    """Benchmark ``model`` as EdgeDesk runs it; with ``compare`` also the bare engine."""
+    from desktop.engine.backend import backend_info
+
+    spec = ctx.resolver(model, context_length=context_length)
+    report = BenchReport(model=spec.model_id, path=str(spec.path),
+                         hardware=ctx.hardware.describe(), backend=backend_info().describe(),
+                         context_length=spec.context_length or 0,
+                         gpu_layers=spec.gpu_layers or 0)
+    prompts = measure_engine(ctx, model, report, tokens=tokens, prompt_lengths=prompt_lengths,
+                             progress=progress)
+    ctx.scheduler.unload(spec.model_id)  # the server loads it again through the same path
+    report.http = measure_http(ctx, spec.model_id, spec.path, tokens=tokens, clients=clients,
+                               progress=progress)
+    if compare:
+        from desktop.engine.baseline import run_baseline
+
+        ctx.scheduler.close()  # free memory: the baseline loads its own copy
+        progress("baseline: llama-cpp-python called directly")
+        base = run_baseline(spec.path, context_length=report.context_length,
+                            gpu_layers=report.gpu_layers, threads=spec.threads,
+                            prompts=prompts,
+                            generation_prompt=f"{time.time_ns()} {GENERATION_PROMPT}",
+                            tokens=tokens)
+        report.baseline = {
+            "load_s": base.load_s,
+            "prompt_tokens_per_s": {str(k): v for k, v in base.prompt_tokens_per_s.items()},
+            "generation_tokens_per_s": base.generation_tokens_per_s,
+            "time_to_first_token_s": base.time_to_first_token_s,
+        }
+        report.ratios = _ratios(report, base.generation_tokens_per_s,
+                                base.time_to_first_token_s, base.prompt_tokens_per_s)
+    report.peak_ram_bytes = max(report.peak_ram_bytes, _peak_rss_bytes())
+    return report
+
+
+def _ratios(report: BenchReport, base_tps: float, base_ttft: float,
+            base_prompt: dict[int, float]) -> dict[str, float]:
+    ratios: dict[str, float] = {}
+    if base_tps > 0:
+        ratios["generation_vs_direct"] = report.generation_tokens_per_s / base_tps
+        http_tps = float(report.http.get("generation_tokens_per_s", 0.0))
+        ratios["http_generation_vs_direct"] = http_tps / base_tps
+    ratios["http_ttft_overhead_ms"] = (
+        float(report.http.get("time_to_first_token_s", 0.0)) - base_ttft) * 1000
+    ratios["ttft_overhead_ms"] = (report.time_to_first_token_s - base_ttft) * 1000
+    for length, speed in base_prompt.items():
+        if speed > 0 and length in report.prompt_tokens_per_s:
+            ratios[f"prompt_{length}_vs_direct"] = report.prompt_tokens_per_s[length] / speed
+    return ratios
