@@ -32,9 +32,15 @@ from desktop.ui.main_window import MainWindow  # noqa: E402
 SIGNAL_POLL_MS = 150
 
 
-def _install_signal_handlers(window: MainWindow) -> QTimer:
-    def close(_signum: int, _frame: FrameType | None) -> None:
+def _install_signal_handlers(app: QApplication, window: MainWindow) -> QTimer:
+    def close_and_quit() -> None:
         window.close()
+        app.quit()
+
+    def close(_signum: int, _frame: FrameType | None) -> None:
+        # Queued, not direct: a signal that lands before app.exec() starts would
+        # otherwise close the window too early and leave exec() waiting forever.
+        QTimer.singleShot(0, close_and_quit)
 
     signal.signal(signal.SIGINT, close)
     signal.signal(signal.SIGTERM, close)
@@ -54,7 +60,7 @@ def run_app(args: argparse.Namespace) -> int:
     apply_theme(app, context.settings.theme)
     window = MainWindow(context)
     window.show()
-    _install_signal_handlers(window)
+    _install_signal_handlers(app, window)
     started = psutil.Process().create_time()
     # One line for people measuring start-up (and for the test that waits for the window).
     sys.stderr.write(f"edgedesk: window open {(time.time() - started) * 1000:.0f} ms "

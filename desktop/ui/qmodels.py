@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QAbstractListModel,
     QAbstractTableModel,
     QModelIndex,
@@ -42,7 +43,15 @@ def human_size(value: int | None) -> str:
 class CatalogTableModel(QAbstractTableModel):
     """The catalog (plus imported files) as a table: one row per model."""
 
-    HEADERS = ("Model", "Kind", "Tier", "Quant", "Size", "Fit", "Status")
+    HEADERS = (
+        QT_TRANSLATE_NOOP("CatalogTableModel", "Model"),
+        QT_TRANSLATE_NOOP("CatalogTableModel", "Kind"),
+        QT_TRANSLATE_NOOP("CatalogTableModel", "Tier"),
+        QT_TRANSLATE_NOOP("CatalogTableModel", "Quant"),
+        QT_TRANSLATE_NOOP("CatalogTableModel", "Size"),
+        QT_TRANSLATE_NOOP("CatalogTableModel", "Fit"),
+        QT_TRANSLATE_NOOP("CatalogTableModel", "Status"),
+    )
 
     def __init__(self, rows: Sequence[CatalogRow] = ()) -> None:
         super().__init__()
@@ -79,7 +88,7 @@ class CatalogTableModel(QAbstractTableModel):
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         """Column titles (translated by the view's context)."""
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.tr(self.HEADERS[section])
+            return self.tr(str(self.HEADERS[section]))
         return None
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

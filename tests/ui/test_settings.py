@@ -1,0 +1,102 @@
+"""Settings saved from the dialog, policy locks, themes and the Chinese UI."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from desktop.app import AppContext, build_context
+from desktop.config import load_settings
+from desktop.ui.look import RESOURCES, apply_theme, install_translator
+from desktop.ui.main_window import MainWindow
+from desktop.ui.settings_dialog import SettingsDialog
+
+pytestmark = pytest.mark.qt
+
+
+class ForceOffline:
+    def forced(self) -> dict[str, object]:
+        return {"offline": True}
+
+
+def test_saved_settings_are_written_reloaded_and_applied(qtbot, context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    dialog = win.open_settings()
+    dialog.keep_alive.setValue(5)
+    dialog.context_length.setValue(4096)
+    dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+    dialog.retention.setValue(30)
+    dialog.accept()
+    saved = tomllib.loads(context.paths.settings_file.read_text(encoding="utf-8"))
+    assert saved == {"engine": {"keep_alive_s": 300.0, "context_length": 4096},
+                     "theme": "dark", "retention_days": 30}
+    reloaded = load_settings(context.paths).settings
+    assert reloaded.engine.keep_alive_s == 300.0 and reloaded.theme == "dark"
+    assert context.scheduler.keep_alive_s == 300.0  # in force without a restart
+    assert context.resolver.engine_settings.context_length == 4096
+    assert "#1b1d22" in QApplication.instance().styleSheet()  # the dark sheet is applied
+
+    again = win.open_settings()  # back to automatic: the key leaves the file
+    assert again.context_length.value() == 4096
+    again.context_length.setValue(again.context_length.minimum())
+    again.accept()
+    saved = tomllib.loads(context.paths.settings_file.read_text(encoding="utf-8"))
+    assert "context_length" not in saved["engine"]
+    assert context.resolver.engine_settings.context_length is None
+    apply_theme(QApplication.instance(), "light")
+    win.close()
+
+
+def test_policy_locked_settings_are_shown_disabled(qtbot) -> None:
+    context = build_context(policy=ForceOffline())
+    dialog = SettingsDialog(context.paths, context.effective)
+    qtbot.addWidget(dialog)
+    assert dialog.offline.isChecked() and not dialog.offline.isEnabled()
+    assert dialog.offline.toolTip() == "set by your organization"
+    assert dialog.keep_alive.isEnabled()
+    dialog.offline.setChecked(False)  # even if forced through, it is not saved
+    assert "offline" not in dialog.changes()
+
+
+def test_chinese_ui_loads(qtbot, context: AppContext) -> None:
+    app = QApplication.instance()
+    translator = install_translator(app, "zh_CN")
+    assert translator is not None
+    try:
+        win = MainWindow(context)
+        qtbot.addWidget(win)
+        assert win.nav_buttons["chat"].text() == "聊天"
+        assert win.chat.send_button.text() == "发送"
+        assert win.models.table_model.headerData(5, _horizontal()) == "适配"
+        win.close()
+    finally:
+        app.removeTranslator(translator)
+    english = MainWindow(context)
+    qtbot.addWidget(english)
+    assert english.nav_buttons["chat"].text() == "Chats"
+    english.close()
+
+
+def test_compiled_translations_match_their_source(tmp_path: Path) -> None:
+    lrelease = shutil.which("pyside6-lrelease") or str(
+        Path(__file__).resolve().parents[2] / ".venv" / "bin" / "pyside6-lrelease")
+    if not Path(lrelease).exists():
+        pytest.skip("pyside6-lrelease is not installed")
+    out = tmp_path / "zh.qm"
+    source = RESOURCES / "translations" / "edgedesk_zh_CN.ts"
+    subprocess.run([lrelease, str(source), "-qm", str(out)], check=True, capture_output=True)
+    committed = RESOURCES / "translations" / "edgedesk_zh_CN.qm"
+    assert out.read_bytes() == committed.read_bytes(), "run pyside6-lrelease on the .ts file"
+    assert 'type="unfinished"' not in source.read_text(encoding="utf-8")
+
+
+def _horizontal():
+    from PySide6.QtCore import Qt
+
+    return Qt.Orientation.Horizontal
