@@ -37,9 +37,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _extensions() -> list[Any]:
     """Other modules that add ``models`` actions (pull, rm, import, …)."""
-    from desktop.cli import pull
+    from desktop.cli import bundle, pull
 
-    return [pull]
+    return [pull, bundle]
 
 
 def _gib(value: int | None) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.errors import ConfigError
-from desktop.policy.schema import fail_closed_settings, parse_policy, to_settings
+from desktop.policy.schema import KEYS, fail_closed_settings, parse_policy, to_settings
 
 LINUX_POLICY_FILE = Path("/etc/edgedesk/policy.json")
 MACOS_BUNDLE_ID = "org.edgedesk.EdgeDesk"
@@ -96,6 +96,24 @@ def _read_windows() -> tuple[str, dict[str, Any]] | None:  # pragma: no cover - 
                 break
             values[name] = value
             index += 1
+    # ADMX <list> elements store each entry as a value of a subkey named after the policy.
+    for key in KEYS:
+        if key.type != "list":
+            continue
+        try:
+            sub = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, f"{WINDOWS_POLICY_KEY}\\{key.name}")
+        except OSError:
+            continue
+        entries: list[str] = []
+        with sub:
+            index = 0
+            while True:
+                try:
+                    entries.append(str(winreg.EnumValue(sub, index)[1]))
+                except OSError:
+                    break
+                index += 1
+        values[key.name] = entries
     return origin, values
 
 
