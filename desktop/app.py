@@ -11,6 +11,7 @@ import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from desktop.catalog.download import Downloader
@@ -72,6 +73,8 @@ class AppContext:
             hardware=self.hardware,
             gpu_offload=self.gpu_offload,
             allowed_models=self.settings.allowed_models,
+            shared_models_dir=(Path(self.settings.shared_models_dir)
+                               if self.settings.shared_models_dir else None),
             installed=self.installed.lookup,
         )
 

@@ -51,6 +51,7 @@ class ModelResolver:
     installed: InstalledLookup | None = None
     registered: dict[str, Path] = field(default_factory=dict)
     allowed_models: list[str] | None = None  # machine policy: ids or SHA-256 digests
+    shared_models_dir: Path | None = None  # read-only models pre-seeded by IT
     _digest_cache: dict[tuple[Path, float], str] = field(default_factory=dict, repr=False)
     _info_cache: dict[tuple[Path, float], GGUFInfo] = field(default_factory=dict, repr=False)
 
@@ -88,6 +89,10 @@ class ModelResolver:
             return installed[0], self.catalog.find(ref.partition(":")[0]), installed
         entry = self.catalog.get(ref)
         files = default_files(entry, self.paths)
+        if not all(f.exists() for f in files) and self.shared_models_dir is not None:
+            # IT's pre-seeded, read-only folder uses the same <repo>/<file> layout.
+            shared = [self.shared_models_dir / entry.repo / f.name for f in files]
+            files = shared if all(f.exists() for f in shared) else files
         if not all(f.exists() for f in files):
             raise ModelNotFound(
                 f"{ref} is not downloaded yet; run 'edgedesk models pull {ref}' first"

@@ -11,7 +11,7 @@ from desktop.app import AppContext
 from desktop.catalog import listing
 from desktop.catalog.entries import ModelEntry
 from desktop.cli.context import context_for
-from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.resolve import looks_like_path
 
 
@@ -61,10 +61,31 @@ def catalog_rows(ctx: AppContext) -> list[dict[str, Any]]:
     return [row.to_dict() for row in rows]
 
 
+def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
+    """Installed models that are not catalog entries (REPO:FILE pulls, imports, bundles)."""
+    rows = []
+    for model in ctx.installed.all():
+        if model.catalog_id is not None or not all(p.exists() for p in model.paths):
+            continue
+        try:
+            info = ctx.resolver.info(model.paths[0])
+        except EdgeDeskError:
+            continue  # a damaged file is reported when it is used, not in the listing
+        plan = ctx.resolver.fit(info)
+        rows.append({
+            "id": model.id, "name": info.name or model.id, "family": "other",
+            "kind": "embedding" if info.pooling_type else "chat", "tier": "-",
+            "repo": model.repo or model.source, "recommended_quant": info.file_type,
+            "size_bytes": model.size, "fit": str(plan.verdict),
+            "installed": [str(p) for p in model.paths],
+        })
+    return rows
+
+
 def handle_list(args: argparse.Namespace) -> int:
-    """Print the catalog with fit verdicts (and installed files)."""
+    """Print the catalog and other installed models with fit verdicts."""
     ctx = context_for(args)
-    rows = catalog_rows(ctx)
+    rows = catalog_rows(ctx) + local_rows(ctx)
     if args.json:
         print(json.dumps({"hardware": ctx.hardware.describe(),
                           "gpu_offload": ctx.gpu_offload, "models": rows}, indent=2))

@@ -89,3 +89,13 @@ def test_bundle_of_unknown_model_or_with_a_public_key_says_so(tmp_path, tiny_cha
     assert main(["models", "bundle", "tiny-chat", "--out", str(tmp_path / "b"),
                  "--signing-key", str(keys[1])]) == 2
     assert "not a readable PEM private key" in capsys.readouterr().err
+
+
+def test_imported_models_outside_the_catalog_are_listed(tiny_chat, capsys) -> None:
+    assert main(["models", "import", str(tiny_chat)]) == 0
+    capsys.readouterr()
+    assert main(["models", "list", "--json"]) == 0
+    rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)["models"]}
+    assert rows["tiny-chat"]["installed"] == [str(tiny_chat.absolute())]
+    assert rows["tiny-chat"]["kind"] == "chat" and rows["tiny-chat"]["fit"]
+    assert "glm-4-9b-0414" in rows  # the catalog is still there

@@ -168,3 +168,20 @@ def test_generated_templates_parse_and_name_every_schema_key(tmp_path: Path) -> 
     assert parse_policy({k: v for k, v in payload.items() if not k.startswith("Payload")})
     example = json.loads((tmp_path / "policy.example.json").read_text())
     assert set(parse_policy(example)) == {k.name for k in KEYS}
+
+
+def test_shared_models_dir_serves_catalog_models_read_only(machine_policy, tmp_path: Path,
+                                                           tiny_chat: Path) -> None:
+    from desktop.resolve import default_files
+
+    shared = tmp_path / "shared"
+    machine_policy({"SharedModelsDir": str(shared)})
+    ctx = build_context()
+    entry = ctx.catalog.get("glm-edge-1.5b")
+    target = shared / entry.repo / default_files(entry, ctx.paths)[0].name
+    target.parent.mkdir(parents=True)
+    target.write_bytes(tiny_chat.read_bytes())
+    target.chmod(0o444)
+    spec = ctx.resolver("glm-edge-1.5b")
+    assert spec.path == target and spec.model_id == "glm-edge-1.5b"
+    assert main(["run", "glm-edge-1.5b", "hi", "--max-tokens", "3"]) == 0
