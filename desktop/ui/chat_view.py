@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QEvent, QObject, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -28,7 +28,8 @@ from desktop.engine.types import Chunk, GenerationParams
 from desktop.ui.conversations import Conversation, Turn
 from desktop.ui.look import icon
 from desktop.ui.message_widget import MessageWidget
-from desktop.ui.qmodels import ROW_ROLE, ConversationListModel
+from desktop.ui.persistence import ChatSaver
+from desktop.ui.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
 from desktop.ui.workers import GenerationWorker, StreamDelta, WorkerPool
 
 RENDER_INTERVAL_MS = 40  # repaint a streaming answer at most 25 times a second
@@ -51,11 +52,12 @@ class ChatView(QWidget):
     generation_finished = Signal(object)  # the finished answer's Turn, or None on error
     error = Signal(str)
 
-    def __init__(self, scheduler: Scheduler, pool: WorkerPool,
+    def __init__(self, scheduler: Scheduler, pool: WorkerPool, saver: ChatSaver | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._scheduler = scheduler
         self._pool = pool
+        self._saver = saver
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
@@ -71,6 +73,10 @@ class ChatView(QWidget):
         self._scroll_timer.setInterval(0)
         self._scroll_timer.timeout.connect(self._scroll_to_end)
         self._build()
+        if saver is not None:
+            for stored in reversed(saver.load_all()):  # the list shows newest first
+                self.chats.add(stored)
+            self.chats.renamed.connect(saver.rename)
         self.new_chat()
 
     # ------------------------------------------------------------------ layout
@@ -99,10 +105,9 @@ class ChatView(QWidget):
         self.search.setPlaceholderText(self.tr("Search chats"))
         self.search.setAccessibleName(self.tr("Search chats"))
         self.search.setClearButtonEnabled(True)
-        self._filter = QSortFilterProxyModel(self)
+        self._filter = ChatFilter(self)
         self._filter.setSourceModel(self.chats)
-        self._filter.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.search.textChanged.connect(self._filter.setFilterFixedString)
+        self.search.textChanged.connect(self._search)
         self.chat_list = QListView()
         self.chat_list.setObjectName("ChatList")
         self.chat_list.setAccessibleName(self.tr("Conversations"))
@@ -201,6 +206,13 @@ class ChatView(QWidget):
         composer.addLayout(actions)
         return composer
 
+    def _search(self, text: str) -> None:
+        matches: set[int] = set()
+        if self._saver is not None and text.strip():
+            found = self._saver.store.list_conversations(search=text)
+            matches = {c.id for c in found}
+        self._filter.set_search(text, matches)
+
     # ------------------------------------------------------------------ models
     def set_models(self, models: list[tuple[str, str]]) -> None:
         """Offer ``(label, reference)`` pairs in the model box; keeps the current choice."""
@@ -257,6 +269,8 @@ class ChatView(QWidget):
     def select(self, chat: Conversation) -> None:
         """Show ``chat`` (a generation in another chat keeps running)."""
         self.current = chat
+        if self._saver is not None:
+            self._saver.load_turns(chat)
         self._cancel_edit()
         self._show_model(chat.model)
         self.temperature.blockSignals(True)
@@ -265,6 +279,7 @@ class ChatView(QWidget):
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.blockSignals(True)
         self.ephemeral.setChecked(chat.ephemeral)
+        self.ephemeral.setEnabled(chat.store_id is None)  # saved chats cannot change store
         self.ephemeral.blockSignals(False)
         self._rebuild_transcript()
 
@@ -275,6 +290,8 @@ class ChatView(QWidget):
             return
         if self._streaming and self._streaming[0] is chat:
             self.stop()
+        if self._saver is not None:
+            self._saver.delete(chat)
         self.chats.remove(chat)
         self.current = None
         remaining = self.chats.chats()
@@ -419,9 +436,16 @@ class ChatView(QWidget):
     def _generate(self, chat: Conversation) -> None:
         turn = Turn("assistant", "")
         messages = chat.messages()
+        question_turns = len(chat.turns)
         chat.turns.append(turn)
         params = GenerationParams(max_tokens=chat.max_tokens, temperature=chat.temperature)
-        worker = GenerationWorker(self._scheduler, chat.model, messages, params)
+        saver = self._saver
+        worker = GenerationWorker(
+            self._scheduler, chat.model, messages, params,
+            before=None if saver is None else lambda: saver.sync(chat, question_turns),
+            after=None if saver is None else lambda final, text, reasoning:
+                saver.save_answer(chat, final, text, reasoning),
+        )
         worker.delta.connect(self._on_delta)
         worker.finished_chunk.connect(self._on_final)
         worker.failed.connect(self._on_failed)
@@ -470,6 +494,8 @@ class ChatView(QWidget):
         self._dirty = False
         self.send_button.setEnabled(True)
         self.stop_button.setEnabled(False)
+        if self.current is not None:
+            self.ephemeral.setEnabled(self.current.store_id is None)
         self._rebuild_transcript()
         self.generation_finished.emit(final)
 

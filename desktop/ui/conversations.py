@@ -1,7 +1,7 @@
-"""The window's conversations: turns, per-chat model and sampling, in memory.
+"""The window's conversations: turns, per-chat model and sampling.
 
-Chats live here while the window is open; persistence is the store's job and is wired
-in by the chat view when a store is available. Ephemeral chats are never persisted.
+This is what the window shows and edits; ``ChatSaver`` (persistence.py) mirrors it into
+the chat store. Ephemeral chats go to the store's in-memory part and never reach disk.
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ class Conversation:
     ephemeral: bool = False
     turns: list[Turn] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    store_id: int | None = None  # the store's id once the first message is saved
+    synced: int = 0  # how many leading turns the store holds
+    rewrite: bool = False  # an edit changed turns the store already holds
+    loaded: bool = True  # False until the turns of a stored chat are read
 
     def messages(self) -> list[Message]:
         """The conversation as the engine sees it (system prompt first, reasoning dropped)."""
@@ -57,3 +61,5 @@ class Conversation:
     def truncate(self, index: int) -> None:
         """Drop turn ``index`` and everything after it (edit-and-resend, regenerate)."""
         del self.turns[index:]
+        if index < self.synced:
+            self.rewrite = True

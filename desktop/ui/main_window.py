@@ -23,6 +23,7 @@ from desktop.errors import EdgeDeskError
 from desktop.ui.chat_view import ChatView
 from desktop.ui.look import apply_theme, icon
 from desktop.ui.models_view import ModelsView
+from desktop.ui.persistence import ChatSaver
 from desktop.ui.settings_dialog import SettingsDialog
 from desktop.ui.workers import TaskWorker, WorkerPool
 
@@ -40,7 +41,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.resize(1180, 760)
         self.pool = WorkerPool(self)
-        self.chat = ChatView(context.scheduler, self.pool)
+        self.chat = ChatView(context.scheduler, self.pool, ChatSaver(context.chat_store))
         self.models = ModelsView(context, self.pool)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.chat)

@@ -10,8 +10,11 @@ from PySide6.QtCore import (
     QAbstractListModel,
     QAbstractTableModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
+    QSortFilterProxyModel,
     Qt,
+    Signal,
 )
 from PySide6.QtGui import QColor
 
@@ -118,7 +121,9 @@ class CatalogTableModel(QAbstractTableModel):
 
 
 class ConversationListModel(QAbstractListModel):
-    """The chats in the sidebar, newest first."""
+    """The chats in the sidebar, newest first; ``renamed`` fires after an in-place rename."""
+
+    renamed = Signal(object)  # the Conversation
 
     def __init__(self) -> None:
         super().__init__()
@@ -156,6 +161,7 @@ class ConversationListModel(QAbstractListModel):
             return False
         self._chats[index.row()].title = name
         self.dataChanged.emit(index, index)
+        self.renamed.emit(self._chats[index.row()])
         return True
 
     def add(self, chat: Conversation) -> QModelIndex:
@@ -187,3 +193,28 @@ class ConversationListModel(QAbstractListModel):
     def chats(self) -> list[Conversation]:
         """All chats, newest first."""
         return list(self._chats)
+
+
+class ChatFilter(QSortFilterProxyModel):
+    """Chats whose title contains the search text, or whose messages matched in the store."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._text = ""
+        self._matches: set[int] = set()
+
+    def set_search(self, text: str, store_matches: set[int]) -> None:
+        """Filter by ``text`` in titles plus the stored chats in ``store_matches``."""
+        self.beginFilterChange()
+        self._text = text.casefold().strip()
+        self._matches = store_matches
+        self.endFilterChange()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: AnyIndex) -> bool:
+        """Keep a row when no search is active or it matches."""
+        if not self._text:
+            return True
+        chat = self.sourceModel().index(source_row, 0, source_parent).data(ROW_ROLE)
+        if not isinstance(chat, Conversation):
+            return False
+        return self._text in chat.title.casefold() or chat.store_id in self._matches

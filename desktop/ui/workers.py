@@ -37,6 +37,9 @@ class ChatStreamer(Protocol):
         ...
 
 
+AfterAnswer = Callable[[Chunk, str, str], None]  # final chunk, whole text, whole reasoning
+
+
 @dataclass(frozen=True)
 class StreamDelta:
     """Text and reasoning produced since the previous signal."""
@@ -92,12 +95,15 @@ class GenerationWorker(Worker):
     finished_chunk = Signal(object)  # the final Chunk (usage, timings, finish reason)
 
     def __init__(self, streamer: ChatStreamer, model: str, messages: Sequence[Message],
-                 params: GenerationParams) -> None:
+                 params: GenerationParams, *, before: Callable[[], None] | None = None,
+                 after: AfterAnswer | None = None) -> None:
         super().__init__()
         self._streamer = streamer
         self._model = model
         self._messages = list(messages)
         self._params = params
+        self._before = before  # e.g. save the question, on this thread
+        self._after = after  # e.g. save the answer (also a stopped one), on this thread
         self.stop_event = threading.Event()
 
     def cancel(self) -> None:
@@ -106,8 +112,12 @@ class GenerationWorker(Worker):
 
     def work(self) -> None:
         """Pull chunks and forward them in batches."""
+        if self._before is not None:
+            self._before()
         text: list[str] = []
         reasoning: list[str] = []
+        full_text: list[str] = []
+        full_reasoning: list[str] = []
         last = time.perf_counter()
         stream = self._streamer.stream_chat(self._model, self._messages, self._params,
                                             self.stop_event)
@@ -115,6 +125,8 @@ class GenerationWorker(Worker):
             assert isinstance(chunk, Chunk)
             text.append(chunk.text)
             reasoning.append(chunk.reasoning)
+            full_text.append(chunk.text)
+            full_reasoning.append(chunk.reasoning)
             now = time.perf_counter()
             if chunk.is_final or now - last >= EMIT_INTERVAL_S:
                 if any(text) or any(reasoning):
@@ -124,6 +136,8 @@ class GenerationWorker(Worker):
                 last = now
             if chunk.is_final:
                 self.finished_chunk.emit(chunk)
+                if self._after is not None:
+                    self._after(chunk, "".join(full_text), "".join(full_reasoning))
 
 
 class TaskWorker(Worker):

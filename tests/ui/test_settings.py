@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from desktop.app import AppContext, build_context
-from desktop.config import load_settings
+from desktop.config import NoPolicy, load_settings
 from desktop.ui.look import RESOURCES, apply_theme, install_translator
 from desktop.ui.main_window import MainWindow
 from desktop.ui.settings_dialog import SettingsDialog
@@ -77,7 +77,7 @@ def test_chinese_ui_loads(qtbot, context: AppContext) -> None:
         win.close()
     finally:
         app.removeTranslator(translator)
-    english = MainWindow(context)
+    english = MainWindow(build_context(policy=NoPolicy()))  # closing the first closed its context
     qtbot.addWidget(english)
     assert english.nav_buttons["chat"].text() == "Chats"
     english.close()

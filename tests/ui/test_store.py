@@ -1,0 +1,95 @@
+"""Chats survive a restart through the store; ephemeral ones never reach the disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop.app import build_context
+from desktop.config import NoPolicy
+from desktop.ui.main_window import MainWindow
+from tests.ui.conftest import send
+
+pytestmark = pytest.mark.qt
+
+
+def reopen(qtbot, tiny_chat: Path) -> MainWindow:
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    win.models.import_file(tiny_chat)
+    return win
+
+
+def stored_rows(win: MainWindow) -> list:
+    return [c for c in win.chat.chats.chats() if c.store_id is not None]
+
+
+def test_a_chat_is_there_after_a_restart(qtbot, window: MainWindow, tiny_chat: Path) -> None:
+    window.chat.system_prompt.setText("Be brief.")
+    window.chat.system_prompt.textEdited.emit("Be brief.")
+    answer = send(qtbot, window, "remember the giraffe")
+    window.close()
+
+    again = reopen(qtbot, tiny_chat)
+    (chat,) = stored_rows(again)
+    assert chat.title == "remember the giraffe" and chat.model == "tiny-chat"
+    row = again.chat._filter.mapFromSource(again.chat.chats.index(again.chat.chats.row_of(chat)))
+    again.chat.chat_list.setCurrentIndex(row)
+    assert [t.content for t in again.chat.current.turns] == ["remember the giraffe",
+                                                           answer.content]
+    assert again.chat.current.turns[1].usage.completion_tokens == answer.usage.completion_tokens
+    assert again.chat.system_prompt.text() == "Be brief."
+    assert "tok/s" in again.chat._bubbles[1].footer.text()
+    again.chat.search.setText("giraffe")  # finds chats by their messages, not only titles
+    assert again.chat._filter.rowCount() == 1
+    again.chat.search.setText("zebra")
+    assert again.chat._filter.rowCount() == 0
+    again.close()
+
+
+def test_a_stopped_answer_is_saved_with_what_was_generated(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    chat.current.max_tokens = 1900
+    chat.input.setPlainText("go on")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000) as finished:
+        chat.send()
+        qtbot.waitUntil(lambda: bool(chat.current.turns[-1].content), timeout=20_000)
+        qtbot.mouseClick(chat.stop_button, Qt.MouseButton.LeftButton)
+    saved = window.context.chat_store.get_messages(chat.current.store_id)
+    assert [m.role for m in saved] == ["user", "assistant"]
+    assert saved[1].content == finished.args[0].content != ""
+
+
+def test_edits_renames_and_deletes_reach_the_store(qtbot, window: MainWindow) -> None:
+    store = window.context.chat_store
+    chat = window.chat
+    send(qtbot, window, "one")
+    send(qtbot, window, "two")
+    chat.edit(0)
+    chat.input.setPlainText("uno")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        chat.send()
+    messages = store.get_messages(chat.current.store_id)
+    assert [m.content for m in messages if m.role == "user"] == ["uno"]
+    assert len(store.list_conversations()) == 1
+
+    index = chat.chats.index(chat.chats.row_of(chat.current))
+    chat.chats.setData(index, "Numbers")
+    assert store.get_conversation(chat.current.store_id).title == "Numbers"
+    chat.delete_current()
+    assert store.list_conversations() == []
+
+
+def test_ephemeral_chats_never_reach_the_disk(qtbot, window: MainWindow, tiny_chat: Path) -> None:
+    window.chat.ephemeral.setChecked(True)
+    send(qtbot, window, "secret pineapple")
+    assert window.chat.current.store_id < 0  # the store's in-memory part
+    assert not window.chat.ephemeral.isEnabled()
+    window.close()
+    database = window.context.paths.database
+    assert b"pineapple" not in database.read_bytes()
+    again = reopen(qtbot, tiny_chat)
+    assert stored_rows(again) == []
+    again.close()
