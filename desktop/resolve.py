@@ -6,11 +6,11 @@ this machine, and hands the engine a ``ModelSpec`` that names only a file and nu
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.catalog.download import sha256_of
 from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
@@ -113,11 +113,7 @@ class ModelResolver:
     def _sha256(self, path: Path) -> str:
         key = (path, path.stat().st_mtime)
         if key not in self._digest_cache:
-            digest = hashlib.sha256()
-            with path.open("rb") as handle:
-                for block in iter(lambda: handle.read(1024 * 1024), b""):
-                    digest.update(block)
-            self._digest_cache[key] = digest.hexdigest()
+            self._digest_cache[key] = sha256_of(path)
         return self._digest_cache[key]
 
     def check_allowed(self, model_id: str, files: list[Path]) -> None:
