@@ -24,6 +24,7 @@ from desktop.ui.chat_view import ChatView
 from desktop.ui.look import apply_theme, icon
 from desktop.ui.models_view import ModelsView
 from desktop.ui.persistence import ChatSaver
+from desktop.ui.server_view import ServerView
 from desktop.ui.settings_dialog import SettingsDialog
 from desktop.ui.workers import TaskWorker, WorkerPool
 
@@ -43,9 +44,10 @@ class MainWindow(QMainWindow):
         self.pool = WorkerPool(self)
         self.chat = ChatView(context.scheduler, self.pool, ChatSaver(context.chat_store))
         self.models = ModelsView(context, self.pool)
+        self.server = ServerView(context, self.pool)
         self.stack = QStackedWidget()
-        self.stack.addWidget(self.chat)
-        self.stack.addWidget(self.models)
+        for page in (self.chat, self.models, self.server):
+            self.stack.addWidget(page)
         central = QWidget()
         row = QHBoxLayout(central)
         row.setContentsMargins(0, 0, 0, 0)
@@ -66,6 +68,8 @@ class MainWindow(QMainWindow):
         self._reaper.start()
         if context.settings.engine.preload:
             self.pool.start(TaskWorker(context.preload))
+        if context.settings.server.start_with_app:
+            self.server.toggle_server()
 
     # ------------------------------------------------------------------ layout
     def _build_nav(self) -> QWidget:
@@ -76,7 +80,8 @@ class MainWindow(QMainWindow):
         self._nav = QButtonGroup(self)
         self.nav_buttons: dict[str, QToolButton] = {}
         for number, (key, label) in enumerate((("chat", self.tr("Chats")),
-                                               ("models", self.tr("Models")))):
+                                               ("models", self.tr("Models")),
+                                               ("server", self.tr("Server")))):
             button = self._nav_button(key, label)
             button.setCheckable(True)
             self._nav.addButton(button, number)
@@ -142,8 +147,8 @@ class MainWindow(QMainWindow):
         self.show_page("chat")
 
     def show_page(self, key: str) -> None:
-        """Show the ``chat`` or ``models`` screen."""
-        number = 0 if key == "chat" else 1
+        """Show the ``chat``, ``models`` or ``server`` screen."""
+        number = ("chat", "models", "server").index(key)
         self.stack.setCurrentIndex(number)
         self.nav_buttons[key].setChecked(True)
 
@@ -189,6 +194,7 @@ class MainWindow(QMainWindow):
         self._status_timer.stop()
         self._reaper.stop()
         self.chat.shutdown()
+        self.server.shutdown()
         self.pool.stop_all()
         self.context.close()
 

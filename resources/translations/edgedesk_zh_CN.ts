@@ -3,42 +3,42 @@
 <context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="47" />
+        <location filename="../../desktop/ui/qmodels.py" line="50" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="48" />
+        <location filename="../../desktop/ui/qmodels.py" line="51" />
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="49" />
+        <location filename="../../desktop/ui/qmodels.py" line="52" />
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="50" />
+        <location filename="../../desktop/ui/qmodels.py" line="53" />
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="51" />
+        <location filename="../../desktop/ui/qmodels.py" line="54" />
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="52" />
+        <location filename="../../desktop/ui/qmodels.py" line="55" />
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="53" />
+        <location filename="../../desktop/ui/qmodels.py" line="56" />
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="114" />
+        <location filename="../../desktop/ui/qmodels.py" line="117" />
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -46,144 +46,144 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="94" />
-        <location filename="../../desktop/ui/chat_view.py" line="95" />
+        <location filename="../../desktop/ui/chat_view.py" line="100" />
+        <location filename="../../desktop/ui/chat_view.py" line="101" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="96" />
+        <location filename="../../desktop/ui/chat_view.py" line="102" />
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="99" />
-        <location filename="../../desktop/ui/chat_view.py" line="100" />
+        <location filename="../../desktop/ui/chat_view.py" line="105" />
+        <location filename="../../desktop/ui/chat_view.py" line="106" />
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="108" />
+        <location filename="../../desktop/ui/chat_view.py" line="113" />
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="117" />
+        <location filename="../../desktop/ui/chat_view.py" line="122" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="119" />
+        <location filename="../../desktop/ui/chat_view.py" line="124" />
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="121" />
+        <location filename="../../desktop/ui/chat_view.py" line="126" />
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="122" />
+        <location filename="../../desktop/ui/chat_view.py" line="127" />
         <source>Export chat as Markdown</source>
         <translation>将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="138" />
+        <location filename="../../desktop/ui/chat_view.py" line="143" />
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="139" />
+        <location filename="../../desktop/ui/chat_view.py" line="144" />
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="144" />
+        <location filename="../../desktop/ui/chat_view.py" line="149" />
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="145" />
+        <location filename="../../desktop/ui/chat_view.py" line="150" />
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="147" />
+        <location filename="../../desktop/ui/chat_view.py" line="152" />
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="148" />
+        <location filename="../../desktop/ui/chat_view.py" line="153" />
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="149" />
+        <location filename="../../desktop/ui/chat_view.py" line="154" />
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="156" />
+        <location filename="../../desktop/ui/chat_view.py" line="161" />
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="157" />
+        <location filename="../../desktop/ui/chat_view.py" line="162" />
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="184" />
+        <location filename="../../desktop/ui/chat_view.py" line="189" />
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="185" />
+        <location filename="../../desktop/ui/chat_view.py" line="190" />
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="188" />
+        <location filename="../../desktop/ui/chat_view.py" line="193" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="190" />
+        <location filename="../../desktop/ui/chat_view.py" line="195" />
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="191" />
+        <location filename="../../desktop/ui/chat_view.py" line="196" />
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="193" />
+        <location filename="../../desktop/ui/chat_view.py" line="198" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="194" />
+        <location filename="../../desktop/ui/chat_view.py" line="199" />
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="195" />
+        <location filename="../../desktop/ui/chat_view.py" line="200" />
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="290" />
+        <location filename="../../desktop/ui/chat_view.py" line="307" />
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="349" />
+        <location filename="../../desktop/ui/chat_view.py" line="366" />
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="378" />
+        <location filename="../../desktop/ui/chat_view.py" line="395" />
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -191,57 +191,62 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="77" />
+        <location filename="../../desktop/ui/main_window.py" line="82" />
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="78" />
+        <location filename="../../desktop/ui/main_window.py" line="83" />
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="86" />
+        <location filename="../../desktop/ui/main_window.py" line="84" />
+        <source>Server</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="92" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="122" />
+        <location filename="../../desktop/ui/main_window.py" line="128" />
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="122" />
+        <location filename="../../desktop/ui/main_window.py" line="128" />
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="124" />
+        <location filename="../../desktop/ui/main_window.py" line="130" />
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="126" />
+        <location filename="../../desktop/ui/main_window.py" line="132" />
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="126" />
+        <location filename="../../desktop/ui/main_window.py" line="132" />
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="128" />
+        <location filename="../../desktop/ui/main_window.py" line="134" />
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="129" />
+        <location filename="../../desktop/ui/main_window.py" line="135" />
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="165" />
+        <location filename="../../desktop/ui/main_window.py" line="171" />
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
@@ -381,6 +386,131 @@
         <location filename="../../desktop/ui/models_view.py" line="169" />
         <source>loaded</source>
         <translation>已加载</translation>
+    </message>
+</context>
+<context>
+    <name>ServerView</name>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="74" />
+        <source>Local API server</source>
+        <translation>本地 API 服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="78" />
+        <source>Start the server with EdgeDesk</source>
+        <translation>随 EdgeDesk 启动服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="86" />
+        <source>Allowed browser origins, comma-separated (none by default)</source>
+        <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="88" />
+        <source>Allowed origins</source>
+        <translation>允许的来源</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="89" />
+        <source>Save origins</source>
+        <translation>保存来源</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="96" />
+        <source>Code snippet</source>
+        <translation>代码示例</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="98" />
+        <source>Use it from code</source>
+        <translation>在代码中使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="100" />
+        <source>Requests (no content is recorded)</source>
+        <translation>请求记录（不记录内容）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="104" />
+        <source>Request log</source>
+        <translation>请求日志</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="113" />
+        <location filename="../../desktop/ui/server_view.py" line="156" />
+        <source>Start server</source>
+        <translation>启动服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="115" />
+        <source>Start or stop the server</source>
+        <translation>启动或停止服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="117" />
+        <location filename="../../desktop/ui/server_view.py" line="157" />
+        <source>Stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="120" />
+        <source>Server address</source>
+        <translation>服务器地址</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="121" />
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="122" />
+        <source>Copy the server address</source>
+        <translation>复制服务器地址</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="133" />
+        <source>API keys</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="136" />
+        <source>New key…</source>
+        <translation>新建密钥…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="138" />
+        <source>Revoke</source>
+        <translation>吊销</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="156" />
+        <source>Stop server</source>
+        <translation>停止服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="157" />
+        <source>● Running</source>
+        <translation>● 运行中</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="208" />
+        <source>Key copied to the clipboard; it is shown only once: </source>
+        <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="213" />
+        <source>New API key</source>
+        <translation>新建 API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="214" />
+        <source>Name of the client (e.g. vscode):</source>
+        <translation>客户端名称（例如 vscode）：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="232" />
+        <source>Saved; applies the next time the server starts.</source>
+        <translation>已保存，下次启动服务器时生效。</translation>
     </message>
 </context>
 <context>

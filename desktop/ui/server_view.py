@@ -1,0 +1,246 @@
+"""The Server screen: start/stop the local OpenAI-compatible API, keys, origins, snippets
+and a live request log (no content)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app import AppContext
+from desktop.config import save_user_settings
+from desktop.errors import EdgeDeskError
+from desktop.server.metrics import AccessRecord
+from desktop.server.runner import key_store
+from desktop.ui.workers import TaskWorker, WorkerPool
+
+LOG_LINES = 500  # the live log keeps the last requests only; the file keeps them all
+
+
+def snippet(url: str) -> str:
+    """Ready-to-copy code for the ``openai`` client against this server."""
+    return (
+        "from openai import OpenAI\n\n"
+        f'client = OpenAI(base_url="{url}", api_key="YOUR-EDGEDESK-KEY")\n'
+        "reply = client.chat.completions.create(\n"
+        '    model="MODEL-ID",\n'
+        '    messages=[{"role": "user", "content": "Hello"}],\n'
+        ")\nprint(reply.choices[0].message.content)\n\n"
+        f"# IDEs (Continue, Cline, …): OpenAI-compatible provider, base URL {url}"
+    )
+
+
+def log_line(record: AccessRecord) -> str:
+    """One request as the live log shows it: who, what, status, tokens, latency."""
+    who = record.key_name or "-"
+    model = record.model or "-"
+    return (f"{record.time}  {record.method} {record.route}  {record.status}  {model}  "
+            f"{record.tokens_in}→{record.tokens_out} tok  {record.latency_ms:.0f} ms  {who}")
+
+
+class _RecordBridge(QObject):
+    """Carries access records from the server's thread to the window's (queued signal)."""
+
+    record = Signal(object)
+
+
+class ServerView(QWidget):
+    """Run the local API and manage who may call it."""
+
+    state_changed = Signal(bool)  # running
+
+    def __init__(self, context: AppContext, pool: WorkerPool,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._context = context
+        self._pool = pool
+        self._keys = key_store(context.paths.data_dir)
+        self._bridge = _RecordBridge(self)
+        self._bridge.record.connect(self._append_record)
+        self._unsubscribe: object = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        title = QLabel(self.tr("Local API server"))
+        title.setObjectName("Title")
+        layout.addWidget(title)
+        layout.addLayout(self._build_address())
+        self.start_with_app = QCheckBox(self.tr("Start the server with EdgeDesk"))
+        self.start_with_app.setChecked(context.settings.server.start_with_app)
+        self.start_with_app.toggled.connect(
+            lambda on: self._save({"server.start_with_app": on}))
+        layout.addWidget(self.start_with_app)
+        layout.addLayout(self._build_keys())
+        origins = QHBoxLayout()
+        self.origins = QLineEdit(", ".join(context.settings.server.allowed_origins))
+        self.origins.setPlaceholderText(self.tr("Allowed browser origins, comma-separated "
+                                                "(none by default)"))
+        self.origins.setAccessibleName(self.tr("Allowed origins"))
+        save_origins = QPushButton(self.tr("Save origins"))
+        save_origins.clicked.connect(self._save_origins)
+        origins.addWidget(self.origins, 1)
+        origins.addWidget(save_origins)
+        layout.addLayout(origins)
+        self.snippet = QPlainTextEdit()
+        self.snippet.setReadOnly(True)
+        self.snippet.setAccessibleName(self.tr("Code snippet"))
+        self.snippet.setMaximumHeight(150)
+        layout.addWidget(QLabel(self.tr("Use it from code")))
+        layout.addWidget(self.snippet)
+        layout.addWidget(QLabel(self.tr("Requests (no content is recorded)")))
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(LOG_LINES)
+        self.log.setAccessibleName(self.tr("Request log"))
+        layout.addWidget(self.log, 1)
+        self.notice = QLabel()
+        self.notice.setObjectName("Muted")
+        layout.addWidget(self.notice)
+        self._refresh()
+
+    def _build_address(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.toggle = QPushButton(self.tr("Start server"))
+        self.toggle.setObjectName("Primary")
+        self.toggle.setAccessibleName(self.tr("Start or stop the server"))
+        self.toggle.clicked.connect(self.toggle_server)
+        self.status = QLabel(self.tr("Stopped"))
+        self.address = QLineEdit()
+        self.address.setReadOnly(True)
+        self.address.setAccessibleName(self.tr("Server address"))
+        copy = QPushButton(self.tr("Copy"))
+        copy.setAccessibleName(self.tr("Copy the server address"))
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.address.text()))
+        for widget in (self.toggle, self.status):
+            row.addWidget(widget)
+        row.addWidget(self.address, 1)
+        row.addWidget(copy)
+        return row
+
+    def _build_keys(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.key_list = QListWidget()
+        self.key_list.setAccessibleName(self.tr("API keys"))
+        self.key_list.setMaximumHeight(90)
+        buttons = QVBoxLayout()
+        create = QPushButton(self.tr("New key…"))
+        create.clicked.connect(self._ask_key)
+        self.revoke_button = QPushButton(self.tr("Revoke"))
+        self.revoke_button.setObjectName("Danger")
+        self.revoke_button.clicked.connect(self._revoke_selected)
+        buttons.addWidget(create)
+        buttons.addWidget(self.revoke_button)
+        row.addWidget(self.key_list, 1)
+        row.addLayout(buttons)
+        self._list_keys()
+        return row
+
+    # ------------------------------------------------------------------ state
+    @property
+    def running(self) -> bool:
+        """Whether the server accepts connections."""
+        return "server" in self._context.__dict__ and bool(self._context.server.running)
+
+    def _refresh(self) -> None:
+        running = self.running
+        self.toggle.setText(self.tr("Stop server") if running else self.tr("Start server"))
+        self.status.setText(self.tr("● Running") if running else self.tr("Stopped"))
+        url = self._context.server.url if "server" in self._context.__dict__ else \
+            f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
+        self.address.setText(url)
+        self.snippet.setPlainText(snippet(url))
+        locked = self._context.effective.is_locked
+        self.start_with_app.setEnabled(not locked("server.start_with_app"))
+        self.origins.setEnabled(not locked("server.allowed_origins"))
+
+    def toggle_server(self) -> TaskWorker:
+        """Start or stop the server on a worker (both can take a moment)."""
+        runner = self._context.server
+        if runner.running:
+            worker = TaskWorker(runner.stop)
+        else:
+            if self._unsubscribe is None:
+                self._unsubscribe = runner.subscribe(self._bridge.record.emit)
+            worker = TaskWorker(runner.start)
+        self.toggle.setEnabled(False)
+        worker.failed.connect(self.notice.setText)
+        worker.done.connect(self._toggled)
+        self._pool.start(worker)
+        return worker
+
+    def _toggled(self) -> None:
+        self.toggle.setEnabled(True)
+        self._refresh()
+        self.state_changed.emit(self.running)
+
+    def _append_record(self, record: AccessRecord) -> None:
+        self.log.appendPlainText(log_line(record))
+
+    # ------------------------------------------------------------------ keys and origins
+    def _list_keys(self) -> None:
+        self.key_list.clear()
+        try:
+            keys = self._keys.list()
+        except EdgeDeskError as exc:
+            self.notice.setText(exc.message)
+            return
+        for info in keys:
+            self.key_list.addItem(f"{info.name}  (…{info.hint}, {info.created})")
+
+    def create_key(self, name: str) -> str | None:
+        """Make a key, copy it to the clipboard and show it once; None if refused."""
+        try:
+            key = self._keys.create(name)
+        except EdgeDeskError as exc:
+            self.notice.setText(exc.message)
+            return None
+        QGuiApplication.clipboard().setText(key)
+        self.notice.setText(self.tr("Key copied to the clipboard; it is shown only once: ") + key)
+        self._list_keys()
+        return key
+
+    def _ask_key(self) -> None:
+        name, ok = QInputDialog.getText(self, self.tr("New API key"),
+                                        self.tr("Name of the client (e.g. vscode):"))
+        if ok and name:
+            self.create_key(name)
+
+    def _revoke_selected(self) -> None:
+        item = self.key_list.currentItem()
+        if item is None:
+            return
+        name = item.text().split("  ", 1)[0]
+        try:
+            self._keys.revoke(name)
+        except EdgeDeskError as exc:
+            self.notice.setText(exc.message)
+        self._list_keys()
+
+    def _save_origins(self) -> None:
+        origins = [o.strip() for o in self.origins.text().split(",") if o.strip()]
+        if self._save({"server.allowed_origins": origins}):
+            self.notice.setText(self.tr("Saved; applies the next time the server starts."))
+
+    def _save(self, changes: dict[str, object]) -> bool:
+        try:
+            save_user_settings(self._context.paths, changes, self._context.effective)
+        except EdgeDeskError as exc:
+            self.notice.setText(exc.message)
+            return False
+        return True
+
+    def shutdown(self) -> None:
+        """Stop listening for log records (the context stops the server itself)."""
+        if callable(self._unsubscribe):
+            self._unsubscribe()
+            self._unsubscribe = None

@@ -1,0 +1,59 @@
+"""Starting and stopping the local API from the Server screen, with a key made there."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+
+from desktop.app import build_context
+from desktop.config import NoPolicy
+from desktop.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.qt
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_server_starts_serves_logs_and_stops_from_the_panel(qtbot, tiny_chat: Path) -> None:
+    port = free_port()
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"server.port": port}))
+    qtbot.addWidget(win)
+    win.models.import_file(tiny_chat)
+    panel = win.server
+    key = panel.create_key("pytest")
+    assert key and panel.key_list.count() == 1 and key not in panel.key_list.item(0).text()
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000) as started:
+        qtbot.mouseClick(panel.toggle, _left())
+    assert started.args == [True] and panel.toggle.text() == "Stop server"
+    url = panel.address.text()
+    assert url == f"http://127.0.0.1:{port}/v1" and url in panel.snippet.toPlainText()
+    assert httpx.get(f"{url}/models").status_code == 401  # keys are required
+    reply = httpx.get(f"{url}/models", headers={"Authorization": f"Bearer {key}"})
+    assert reply.status_code == 200
+    assert "tiny-chat" in {m["id"] for m in reply.json()["data"]}
+    qtbot.waitUntil(lambda: "/v1/models" in panel.log.toPlainText(), timeout=5000)
+    assert "pytest" in panel.log.toPlainText() and key not in panel.log.toPlainText()
+
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000) as stopped:
+        qtbot.mouseClick(panel.toggle, _left())
+    assert stopped.args == [False] and panel.toggle.text() == "Start server"
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/models", timeout=2)
+
+    panel.key_list.setCurrentRow(0)
+    panel._revoke_selected()
+    assert panel.key_list.count() == 0
+    win.close()
+
+
+def _left():
+    from PySide6.QtCore import Qt
+
+    return Qt.MouseButton.LeftButton
