@@ -475,7 +475,7 @@ class ChatView(QWidget):
         turn.tokens_per_s = chunk.tokens_per_s
         turn.finish_reason = chunk.finish_reason
 
-    def _on_failed(self, message: str) -> None:
+    def _on_failed(self, _key: str, message: str) -> None:
         if self._streaming is not None:
             chat, turn = self._streaming
             if not turn.content:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -11,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QProgressBar,
     QPushButton,
     QTableView,
     QVBoxLayout,
@@ -18,12 +21,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext
+from desktop.catalog.download import Progress
 from desktop.catalog.listing import CatalogRow, catalog_rows
+from desktop.catalog.pull import parse_target, pull
 from desktop.engine.types import LoadReport
 from desktop.errors import EdgeDeskError, ModelNotFound
 from desktop.ui.look import icon
-from desktop.ui.qmodels import CatalogTableModel
-from desktop.ui.workers import TaskWorker, WorkerPool
+from desktop.ui.qmodels import CatalogTableModel, human_size
+from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
 
 
 class ModelsView(QWidget):
@@ -39,6 +44,7 @@ class ModelsView(QWidget):
         self._context = context
         self._pool = pool
         self._imported: list[CatalogRow] = []
+        self._downloads: dict[str, DownloadWorker] = {}
         self.table_model = CatalogTableModel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
@@ -61,6 +67,10 @@ class ModelsView(QWidget):
         self.table.setAlternatingRowColors(False)
         self.table.doubleClicked.connect(lambda _index: self._use_selected())
         layout.addWidget(self.table, 1)
+        layout.addLayout(self._build_buttons(layout))
+        self.refresh()
+
+    def _build_buttons(self, layout: QVBoxLayout) -> QHBoxLayout:
         buttons = QHBoxLayout()
         self.import_button = QPushButton(icon("import"), self.tr("Import GGUF…"))
         self.import_button.setAccessibleName(self.tr("Import a local GGUF file"))
@@ -72,15 +82,27 @@ class ModelsView(QWidget):
         self.use_button.setObjectName("Primary")
         self.use_button.setAccessibleName(self.tr("Use the selected model in the chat"))
         self.use_button.clicked.connect(self._use_selected)
+        self.download_button = QPushButton(icon("import"), self.tr("Download"))
+        self.download_button.setAccessibleName(self.tr("Download the selected model"))
+        self.download_button.clicked.connect(self._download_selected)
+        self.pause_button = QPushButton(self.tr("Pause"))
+        self.pause_button.setAccessibleName(self.tr("Pause the download (resume continues it)"))
+        self.pause_button.clicked.connect(self._pause_selected)
         self.status = QLabel()
         self.status.setObjectName("Muted")
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName(self.tr("Download progress"))
+        self.progress.setRange(0, 1000)
+        self.progress.setVisible(False)
+        layout.addWidget(self.progress)
+        buttons.addWidget(self.download_button)
+        buttons.addWidget(self.pause_button)
         buttons.addWidget(self.import_button)
         buttons.addStretch(1)
         buttons.addWidget(self.status)
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.use_button)
-        layout.addLayout(buttons)
-        self.refresh()
+        return buttons
 
     # ------------------------------------------------------------------ rows
     def _installed(self, model_id: str) -> list[Path] | None:
@@ -157,12 +179,79 @@ class ModelsView(QWidget):
     def load(self, model_id: str) -> TaskWorker:
         """Load ``model_id`` on a worker thread; the Status column shows progress."""
         scheduler = self._context.scheduler
-        worker = TaskWorker(lambda: scheduler.load(model_id))
+        worker = TaskWorker(lambda: scheduler.load(model_id), model_id)
         self.table_model.set_status(model_id, self.tr("loading…"))
-        worker.result.connect(lambda report: self._loaded(model_id, report))
-        worker.failed.connect(lambda message: self._load_failed(model_id, message))
+        worker.result.connect(self._loaded)
+        worker.failed.connect(self._load_failed)
         self._pool.start(worker)
         return worker
+
+    # ------------------------------------------------------------------ downloads
+    def _download_selected(self) -> None:
+        row = self.selected()
+        if row is not None and not row.installed:
+            self.download(row.id)
+
+    def _pause_selected(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.pause(row.id)
+
+    def download(self, ref: str, quant: str | None = None) -> DownloadWorker | None:
+        """Download (or resume) ``ref`` on a worker, with progress in the table and bar."""
+        if ref in self._downloads:
+            return self._downloads[ref]
+        ctx = self._context
+        try:
+            target = parse_target(ref, ctx.catalog, quant)
+            ctx.net.ensure_online(f"download {ref}", download=True)
+        except EdgeDeskError as exc:
+            self._fail(exc.message)
+            return None
+
+        def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
+            return pull(target, hub=ctx.hub, downloader=ctx.downloader(), index=ctx.installed,
+                        models_dir=ctx.paths.models_dir, progress=progress, cancel=cancel)
+
+        worker = DownloadWorker(task, ref)
+        worker.progress.connect(self._on_progress)
+        worker.installed.connect(self._on_installed)
+        worker.paused.connect(self._on_paused)
+        worker.failed.connect(self._on_download_failed)
+        self._downloads[ref] = worker
+        self.table_model.set_status(ref, self.tr("starting…"))
+        self._pool.start(worker)
+        return worker
+
+    def pause(self, ref: str) -> None:
+        """Stop the download of ``ref``; Download resumes it from the bytes kept."""
+        worker = self._downloads.get(ref)
+        if worker is not None:
+            worker.cancel()
+
+    def _on_progress(self, ref: str, progress: Progress) -> None:
+        share = progress.done / progress.total if progress.total else 0.0
+        eta = f" · {progress.eta_s:.0f} s" if progress.eta_s is not None else ""
+        speed = human_size(int(progress.speed_bps)) + "/s"
+        self.table_model.set_status(ref, f"{share:.0%}")
+        self.progress.setVisible(True)
+        self.progress.setValue(int(share * 1000))
+        self.status.setText(f"{ref}: {share:.1%} · {speed}{eta}")
+
+    def _on_paused(self, ref: str) -> None:
+        self._downloads.pop(ref, None)
+        self.table_model.set_status(ref, self.tr("paused"))
+
+    def _on_download_failed(self, ref: str, message: str) -> None:
+        self._downloads.pop(ref, None)
+        self._load_failed(ref, message)
+
+    def _on_installed(self, ref: str, _model: object) -> None:
+        self._downloads.pop(ref, None)
+        self.table_model.set_status(ref, "")
+        self.progress.setVisible(False)
+        self.status.setText(self.tr("Installed and verified: ") + ref)
+        self.refresh()
 
     def _loaded(self, model_id: str, report: LoadReport) -> None:
         self.table_model.set_status(

@@ -173,10 +173,13 @@ class ServerView(QWidget):
                 self._unsubscribe = runner.subscribe(self._bridge.record.emit)
             worker = TaskWorker(runner.start)
         self.toggle.setEnabled(False)
-        worker.failed.connect(self.notice.setText)
+        worker.failed.connect(self._failed)
         worker.done.connect(self._toggled)
         self._pool.start(worker)
         return worker
+
+    def _failed(self, _key: str, message: str) -> None:
+        self.notice.setText(message)
 
     def _toggled(self) -> None:
         self.toggle.setEnabled(True)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.engine.types import Chunk, GenerationParams, Message
-from desktop.errors import EdgeDeskError
+from desktop.errors import Cancelled, EdgeDeskError
 
 # Coalesce streamed tokens into one signal per interval: a fast model yields thousands
 # of tokens a second, and one queued event per token would flood the event loop.
@@ -62,10 +62,19 @@ def _yield_cpu_to_the_window() -> None:
 
 
 class Worker(QObject):
-    """Base of all workers: ``run`` does the work on the worker's thread, then ``done``."""
+    """Base of all workers: ``run`` does the work on the worker's thread, then ``done``.
+
+    Connect signals only to methods of QObjects living on the window's thread (never to
+    lambdas): only then does Qt queue the call to that thread. Signals carry the worker's
+    ``key`` so one handler can serve many workers.
+    """
 
     done = Signal()
-    failed = Signal(str)
+    failed = Signal(str, str)  # key, message
+
+    def __init__(self, key: str = "") -> None:
+        super().__init__()
+        self.key = key
 
     @Slot()
     def run(self) -> None:
@@ -74,9 +83,9 @@ class Worker(QObject):
         try:
             self.work()
         except EdgeDeskError as exc:
-            self.failed.emit(exc.message)
+            self.failed.emit(self.key, exc.message)
         except Exception as exc:  # a worker must never take the app down
-            self.failed.emit(f"unexpected error: {exc}")
+            self.failed.emit(self.key, f"unexpected error: {exc}")
         finally:
             self.done.emit()
 
@@ -97,7 +106,7 @@ class GenerationWorker(Worker):
     def __init__(self, streamer: ChatStreamer, model: str, messages: Sequence[Message],
                  params: GenerationParams, *, before: Callable[[], None] | None = None,
                  after: AfterAnswer | None = None) -> None:
-        super().__init__()
+        super().__init__(model)
         self._streamer = streamer
         self._model = model
         self._messages = list(messages)
@@ -143,15 +152,15 @@ class GenerationWorker(Worker):
 class TaskWorker(Worker):
     """Runs one blocking call (load a model, unload idle ones) and emits its result."""
 
-    result = Signal(object)
+    result = Signal(str, object)  # key, what the task returned
 
-    def __init__(self, task: Callable[[], object]) -> None:
-        super().__init__()
+    def __init__(self, task: Callable[[], object], key: str = "") -> None:
+        super().__init__(key)
         self._task = task
 
     def work(self) -> None:
         """Call the task and report what it returned."""
-        self.result.emit(self._task())
+        self.result.emit(self.key, self._task())
 
 
 class WorkerPool(QObject):
@@ -166,15 +175,17 @@ class WorkerPool(QObject):
         thread = QThread()
         worker.moveToThread(thread)
         thread.started.connect(worker.run)
-        worker.done.connect(thread.quit)
-        thread.finished.connect(lambda: self._forget(worker))
+        worker.done.connect(self._worker_done)  # queued to this (the window's) thread
         self._running[worker] = thread
         thread.start(QThread.Priority.LowPriority)
         return worker
 
-    def _forget(self, worker: Worker) -> None:
-        thread = self._running.pop(worker, None)
+    @Slot()
+    def _worker_done(self) -> None:
+        worker = self.sender()
+        thread = self._running.pop(worker, None) if isinstance(worker, Worker) else None
         if thread is not None:
+            thread.quit()
             thread.wait()
 
     @property
@@ -191,3 +202,35 @@ class WorkerPool(QObject):
             clean = thread.wait(timeout_ms) and clean
         self._running.clear()
         return clean
+
+
+PullTask = Callable[[Callable[[object], None], threading.Event], object]
+
+
+class DownloadWorker(Worker):
+    """Runs a model pull; ``cancel`` pauses it (the partial file is kept for resume)."""
+
+    progress = Signal(str, object)  # key, catalog.download.Progress
+    installed = Signal(str, object)  # key, the InstalledModel
+    paused = Signal(str)  # key
+
+    def __init__(self, task: PullTask, key: str) -> None:
+        super().__init__(key)
+        self._task = task
+        self.stop_event = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop transferring soon; pulling again resumes where it stopped."""
+        self.stop_event.set()
+
+    def work(self) -> None:
+        """Pull, reporting progress; a pause is not a failure."""
+        try:
+            model = self._task(lambda p: self.progress.emit(self.key, p), self.stop_event)
+        except Cancelled:
+            self.paused.emit(self.key)
+            return
+        if self.stop_event.is_set():
+            self.paused.emit(self.key)
+        else:
+            self.installed.emit(self.key, model)

@@ -313,77 +313,117 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="45" />
+        <location filename="../../desktop/ui/models_view.py" line="51" />
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="53" />
+        <location filename="../../desktop/ui/models_view.py" line="59" />
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="65" />
+        <location filename="../../desktop/ui/models_view.py" line="75" />
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="66" />
+        <location filename="../../desktop/ui/models_view.py" line="76" />
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="68" />
+        <location filename="../../desktop/ui/models_view.py" line="78" />
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="69" />
+        <location filename="../../desktop/ui/models_view.py" line="79" />
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="71" />
+        <location filename="../../desktop/ui/models_view.py" line="81" />
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="73" />
+        <location filename="../../desktop/ui/models_view.py" line="83" />
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="96" />
+        <location filename="../../desktop/ui/models_view.py" line="85" />
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="86" />
+        <source>Download the selected model</source>
+        <translation>下载所选模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="88" />
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="89" />
+        <source>Pause the download (resume continues it)</source>
+        <translation>暂停下载（继续时从中断处接着下载）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="94" />
+        <source>Download progress</source>
+        <translation>下载进度</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="118" />
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="125" />
+        <location filename="../../desktop/ui/models_view.py" line="147" />
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="126" />
+        <location filename="../../desktop/ui/models_view.py" line="148" />
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="134" />
+        <location filename="../../desktop/ui/models_view.py" line="156" />
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="147" />
+        <location filename="../../desktop/ui/models_view.py" line="169" />
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="161" />
+        <location filename="../../desktop/ui/models_view.py" line="183" />
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="169" />
+        <location filename="../../desktop/ui/models_view.py" line="222" />
+        <source>starting…</source>
+        <translation>正在开始…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="243" />
+        <source>paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="253" />
+        <source>Installed and verified: </source>
+        <translation>已安装并校验：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="258" />
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -493,22 +533,22 @@
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="208" />
+        <location filename="../../desktop/ui/server_view.py" line="211" />
         <source>Key copied to the clipboard; it is shown only once: </source>
         <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="213" />
+        <location filename="../../desktop/ui/server_view.py" line="216" />
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="214" />
+        <location filename="../../desktop/ui/server_view.py" line="217" />
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="232" />
+        <location filename="../../desktop/ui/server_view.py" line="235" />
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
