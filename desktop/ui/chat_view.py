@@ -10,11 +10,9 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
@@ -25,25 +23,16 @@ from PySide6.QtWidgets import (
 
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk, GenerationParams
+from desktop.ui.chat_sidebar import ChatSidebar
 from desktop.ui.conversations import Conversation, Turn
 from desktop.ui.look import icon
 from desktop.ui.message_widget import MessageWidget
 from desktop.ui.persistence import ChatSaver
-from desktop.ui.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
+from desktop.ui.qmodels import ConversationListModel
 from desktop.ui.workers import GenerationWorker, StreamDelta, WorkerPool
 
 RENDER_INTERVAL_MS = 40  # repaint a streaming answer at most 25 times a second
 MAX_RENDER_INTERVAL_MS = 400
-
-
-def export_markdown(chat: Conversation) -> str:
-    """The chat as a Markdown document (what 'Export…' writes)."""
-    lines = [f"# {chat.title}", ""]
-    if chat.model:
-        lines += [f"_Model: {chat.model}_", ""]
-    for turn in chat.turns:
-        lines += [f"**{'You' if turn.role == 'user' else 'Assistant'}:**", "", turn.content, ""]
-    return "\n".join(lines)
 
 
 class ChatView(QWidget):
@@ -82,7 +71,14 @@ class ChatView(QWidget):
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self._build_sidebar())
+        self.sidebar = ChatSidebar(self.chats, self._saver, lambda: self.current)
+        self.sidebar.chosen.connect(self._select_row)
+        self.sidebar.new_requested.connect(self.new_chat)
+        self.sidebar.delete_requested.connect(self.delete_current)
+        # Shortcuts to the sidebar's parts, for the window and tests.
+        self.new_button, self.search = self.sidebar.new_button, self.sidebar.search
+        self.chat_list, self._filter = self.sidebar.chat_list, self.sidebar.filter
+        splitter.addWidget(self.sidebar)
         splitter.addWidget(self._build_chat())
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([240, 760])
@@ -92,46 +88,6 @@ class ChatView(QWidget):
         # Keys are read from the composer's own events (not window shortcuts) so they work
         # whichever window is active, e.g. with a dialog or a screen reader in front.
         self.input.installEventFilter(self)
-
-    def _build_sidebar(self) -> QWidget:
-        side = QWidget()
-        layout = QVBoxLayout(side)
-        layout.setContentsMargins(0, 0, 4, 0)
-        self.new_button = QPushButton(icon("new-chat"), self.tr("New chat"))
-        self.new_button.setAccessibleName(self.tr("New chat"))
-        self.new_button.setToolTip(self.tr("New chat (Ctrl+N)"))
-        self.new_button.clicked.connect(self.new_chat)
-        self.search = QLineEdit()
-        self.search.setPlaceholderText(self.tr("Search chats"))
-        self.search.setAccessibleName(self.tr("Search chats"))
-        self.search.setClearButtonEnabled(True)
-        self._filter = ChatFilter(self)
-        self._filter.setSourceModel(self.chats)
-        self.search.textChanged.connect(self._search)
-        self.chat_list = QListView()
-        self.chat_list.setObjectName("ChatList")
-        self.chat_list.setAccessibleName(self.tr("Conversations"))
-        self.chat_list.setModel(self._filter)
-        self.chat_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.chat_list.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.chat_list.setEditTriggers(QListView.EditTrigger.DoubleClicked
-                                       | QListView.EditTrigger.EditKeyPressed)
-        self.chat_list.selectionModel().currentChanged.connect(
-            lambda current, _previous: self._select_row(current.data(ROW_ROLE)))
-        buttons = QHBoxLayout()
-        self.delete_button = QPushButton(icon("delete"), self.tr("Delete"))
-        self.delete_button.setObjectName("Danger")
-        self.delete_button.setAccessibleName(self.tr("Delete chat"))
-        self.delete_button.clicked.connect(self.delete_current)
-        self.export_button = QPushButton(self.tr("Export…"))
-        self.export_button.setAccessibleName(self.tr("Export chat as Markdown"))
-        self.export_button.clicked.connect(self._export)
-        buttons.addWidget(self.delete_button)
-        buttons.addWidget(self.export_button)
-        for widget in (self.new_button, self.search, self.chat_list):
-            layout.addWidget(widget)
-        layout.addLayout(buttons)
-        return side
 
     def _build_chat(self) -> QWidget:
         panel = QWidget()
@@ -206,13 +162,6 @@ class ChatView(QWidget):
         composer.addLayout(actions)
         return composer
 
-    def _search(self, text: str) -> None:
-        matches: set[int] = set()
-        if self._saver is not None and text.strip():
-            found = self._saver.store.list_conversations(search=text)
-            matches = {c.id for c in found}
-        self._filter.set_search(text, matches)
-
     # ------------------------------------------------------------------ models
     def set_models(self, models: list[tuple[str, str]]) -> None:
         """Offer ``(label, reference)`` pairs in the model box; keeps the current choice."""
@@ -256,8 +205,8 @@ class ChatView(QWidget):
             model=previous.model if previous else str(self.model_box.currentData() or ""),
             temperature=previous.temperature if previous else 0.7,
         )
-        index = self.chats.add(chat)
-        self.chat_list.setCurrentIndex(self._filter.mapFromSource(index))
+        self.chats.add(chat)
+        self.sidebar.show_chat(chat)
         self.select(chat)
         self.input.setFocus()
         return chat
@@ -296,19 +245,10 @@ class ChatView(QWidget):
         self.current = None
         remaining = self.chats.chats()
         if remaining:
-            self.chat_list.setCurrentIndex(self._filter.mapFromSource(self.chats.index(0)))
+            self.sidebar.show_chat(remaining[0])
             self.select(remaining[0])
         else:
             self.new_chat()
-
-    def _export(self) -> None:
-        if self.current is None:
-            return
-        name, _ = QFileDialog.getSaveFileName(self, self.tr("Export chat"),
-                                              f"{self.current.title}.md", "Markdown (*.md)")
-        if name:
-            with open(name, "w", encoding="utf-8") as out:
-                out.write(export_markdown(self.current))
 
     # ------------------------------------------------------------------ transcript
     def _rebuild_transcript(self) -> None:

@@ -44,146 +44,149 @@
     </message>
 </context>
 <context>
-    <name>ChatView</name>
+    <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="100" />
-        <location filename="../../desktop/ui/chat_view.py" line="101" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="51" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="52" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="102" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="53" />
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="105" />
-        <location filename="../../desktop/ui/chat_view.py" line="106" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="56" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="57" />
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="113" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="64" />
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="122" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="72" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="124" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="74" />
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="126" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="76" />
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="127" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="77" />
         <source>Export chat as Markdown</source>
         <translation>将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="143" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="107" />
+        <source>Export chat</source>
+        <translation>导出对话</translation>
+    </message>
+</context>
+<context>
+    <name>ChatView</name>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="99" />
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="144" />
+        <location filename="../../desktop/ui/chat_view.py" line="100" />
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="149" />
+        <location filename="../../desktop/ui/chat_view.py" line="105" />
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="150" />
+        <location filename="../../desktop/ui/chat_view.py" line="106" />
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="152" />
+        <location filename="../../desktop/ui/chat_view.py" line="108" />
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="153" />
+        <location filename="../../desktop/ui/chat_view.py" line="109" />
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="154" />
+        <location filename="../../desktop/ui/chat_view.py" line="110" />
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="161" />
+        <location filename="../../desktop/ui/chat_view.py" line="117" />
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="162" />
+        <location filename="../../desktop/ui/chat_view.py" line="118" />
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="189" />
+        <location filename="../../desktop/ui/chat_view.py" line="145" />
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="190" />
+        <location filename="../../desktop/ui/chat_view.py" line="146" />
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="193" />
+        <location filename="../../desktop/ui/chat_view.py" line="149" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="195" />
+        <location filename="../../desktop/ui/chat_view.py" line="151" />
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="196" />
+        <location filename="../../desktop/ui/chat_view.py" line="152" />
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="198" />
+        <location filename="../../desktop/ui/chat_view.py" line="154" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="199" />
+        <location filename="../../desktop/ui/chat_view.py" line="155" />
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="200" />
+        <location filename="../../desktop/ui/chat_view.py" line="156" />
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="307" />
-        <source>Export chat</source>
-        <translation>导出对话</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="366" />
+        <location filename="../../desktop/ui/chat_view.py" line="306" />
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="395" />
+        <location filename="../../desktop/ui/chat_view.py" line="335" />
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
