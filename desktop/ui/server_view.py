@@ -4,7 +4,7 @@ and a live request log (no content)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -22,7 +22,7 @@ from desktop.app import AppContext
 from desktop.config import save_user_settings
 from desktop.errors import EdgeDeskError
 from desktop.server.metrics import AccessRecord
-from desktop.server.runner import key_store
+from desktop.server.security import KeyStore
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 LOG_LINES = 500  # the live log keeps the last requests only; the file keeps them all
@@ -65,7 +65,7 @@ class ServerView(QWidget):
         super().__init__(parent)
         self._context = context
         self._pool = pool
-        self._keys = key_store(context.paths.data_dir)
+        self._key_store: KeyStore | None = None
         self._bridge = _RecordBridge(self)
         self._bridge.record.connect(self._append_record)
         self._unsubscribe: object = None
@@ -142,8 +142,23 @@ class ServerView(QWidget):
         buttons.addWidget(self.revoke_button)
         row.addWidget(self.key_list, 1)
         row.addLayout(buttons)
-        self._list_keys()
         return row
+
+    @property
+    def _keys(self) -> KeyStore:
+        # The runner module pulls in uvicorn and FastAPI (~0.5 s): import it only when the
+        # Server screen is used, not while the window opens.
+        if self._key_store is None:
+            from desktop.server.runner import key_store
+
+            self._key_store = key_store(self._context.paths.data_dir)
+        return self._key_store
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """List the keys when the screen is first shown."""
+        if self._key_store is None:
+            self._list_keys()
+        super().showEvent(event)
 
     # ------------------------------------------------------------------ state
     @property
