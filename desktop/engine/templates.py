@@ -31,10 +31,16 @@ ARCHITECTURE_TEMPLATES: dict[str, str] = {
         "[gMASK]<sop>{%- for m in messages -%}<|{{ m['role'] }}|>\n{{ m['content'] }}"
         "{%- endfor -%}{%- if add_generation_prompt -%}<|assistant|>\n{% endif -%}"
     ),
+    # As Gemma's own template: no system role, so the system text opens the first user turn.
     "gemma3": (
-        "{{ bos_token }}{%- for m in messages -%}"
+        "{{ bos_token }}{%- set sys = '' -%}{%- set msgs = messages -%}"
+        "{%- if messages and messages[0]['role'] == 'system' -%}"
+        "{%- set sys = messages[0]['content'] | trim ~ '\n\n' -%}"
+        "{%- set msgs = messages[1:] -%}{%- endif -%}"
+        "{%- for m in msgs -%}"
         "{%- set role = 'model' if m['role'] == 'assistant' else 'user' -%}"
-        "<start_of_turn>{{ role }}\n{{ m['content'] | trim }}<end_of_turn>\n{%- endfor -%}"
+        "<start_of_turn>{{ role }}\n{{ (sys if loop.first else '') ~ (m['content'] | trim) }}"
+        "<end_of_turn>{{ '\\n' }}{%- endfor -%}"
         "{%- if add_generation_prompt -%}<start_of_turn>model\n{% endif -%}"
     ),
 }

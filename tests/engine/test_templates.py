@@ -56,3 +56,13 @@ def test_unclosed_partial_tag_is_released_at_the_end() -> None:
 def test_disabled_splitter_passes_text_through() -> None:
     splitter = ThinkSplitter(enabled=False)
     assert splitter.feed("<think>x</think>y") == ("<think>x</think>y", "")
+
+
+def test_gemma_format_folds_the_system_prompt_into_the_first_user_turn() -> None:
+    gemma = resolve_template(model_name="g", architecture="gemma3", gguf_template=None,
+                             catalog_template=None, bos_token="<bos>")
+    prompt = render_chat(gemma, [Message("system", "Be brief."), Message("user", "Hi"),
+                                 Message("assistant", "Hello"), Message("user", "Bye")])
+    assert prompt == ("<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n"
+                      "<start_of_turn>model\nHello<end_of_turn>\n"
+                      "<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n")
