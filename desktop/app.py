@@ -12,12 +12,10 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from desktop.catalog.download import Downloader
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import Hardware, detect_hardware
-from desktop.catalog.hub import HubClient, resolve_endpoint
 from desktop.catalog.installed import InstalledIndex
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
@@ -25,10 +23,14 @@ from desktop.errors import EdgeDeskError
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.resolve import ModelResolver
-from desktop.retrieval.indexer import Library, SchedulerEmbedder
-from desktop.retrieval.search import Searcher
-from desktop.store.chats import ChatStore, open_chat_store
-from desktop.store.db import Database, open_database
+
+if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
+    from desktop.catalog.download import Downloader
+    from desktop.catalog.hub import HubClient
+    from desktop.retrieval.indexer import Library
+    from desktop.retrieval.search import Searcher
+    from desktop.store.chats import ChatStore
+    from desktop.store.db import Database
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 
@@ -92,10 +94,14 @@ class AppContext:
     @functools.cached_property
     def hub(self) -> HubClient:
         """Hub metadata (the configured mirror, else HF_ENDPOINT, else huggingface.co)."""
+        from desktop.catalog.hub import HubClient, resolve_endpoint
+
         return HubClient(self.net, resolve_endpoint(self.settings.hub_endpoint, os.environ))
 
     def downloader(self, **options: Any) -> Downloader:
         """A downloader carrying the Hub token (read from the keyring only now)."""
+        from desktop.catalog.download import Downloader
+
         return Downloader(self.net, quarantine_dir=self.paths.models_dir / ".quarantine",
                           lock_dir=self.paths.cache_dir / "locks", token=self.hub.token(),
                           **options)
@@ -133,6 +139,8 @@ class AppContext:
     @functools.cached_property
     def chat_store(self) -> ChatStore:
         """Saved conversations; the retention period is applied when it is first opened."""
+        from desktop.store.chats import open_chat_store
+
         return open_chat_store(self.paths.database,
                                retention_days=self.settings.retention_days,
                                ephemeral_only=self.settings.ephemeral_only)
@@ -140,17 +148,23 @@ class AppContext:
     @functools.cached_property
     def documents_db(self) -> Database:
         """The database connection used for document collections and their search."""
+        from desktop.store.db import open_database
+
         return open_database(self.paths.database)
 
     @functools.cached_property
     def library(self) -> Library:
         """Document collections and their (incremental) indexing."""
+        from desktop.retrieval.indexer import Library, SchedulerEmbedder
+
         return Library(self.documents_db, lambda m: SchedulerEmbedder(self.scheduler, m),
                        default_model=DEFAULT_EMBEDDING_MODEL)
 
     @functools.cached_property
     def searcher(self) -> Searcher:
         """Hybrid search over the document collections."""
+        from desktop.retrieval.search import Searcher
+
         def embed(model: str, texts: Sequence[str]) -> list[list[float]]:
             # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
             return self.scheduler.embed(model, texts)

@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop.catalog.download import sha256_of
 from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
@@ -113,6 +112,8 @@ class ModelResolver:
     def _sha256(self, path: Path) -> str:
         key = (path, path.stat().st_mtime)
         if key not in self._digest_cache:
+            from desktop.catalog.download import sha256_of  # keeps httpx off start-up
+
             self._digest_cache[key] = sha256_of(path)
         return self._digest_cache[key]
 

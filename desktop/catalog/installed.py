@@ -19,7 +19,6 @@ from typing import Any
 
 from filelock import FileLock
 
-from desktop.catalog.download import sha256_of
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hub import SHARD_RE, shard_group
 from desktop.errors import InvalidRequest, ModelFileError, ModelNotFound
@@ -176,6 +175,8 @@ class InstalledIndex:
         existing = next((m for m in self.all() if m.files == tuple(map(str, files))), None)
         if existing is not None:
             return existing
+        from desktop.catalog.download import sha256_of  # httpx only when really needed
+
         digests = tuple(sha256_of(f) for f in files)
         model = InstalledModel(
             id=self.unique_id(model_id_for(path.name), tuple(map(str, files))),
