@@ -213,9 +213,12 @@ def measure_http(ctx: AppContext, model_id: str, path: Path, *, tokens: int, cli
     from desktop.config import ServerSettings
     from desktop.server.runner import ServerRunner
 
-    # Port 0: the runner binds the socket itself and reports the real port.
+    if not ctx.settings.server.enabled:
+        return {"skipped": "the local server is turned off by policy (ServerAllowed)"}
+    # Port 0: the runner binds the socket itself and reports the real port. Loopback and
+    # no key: the benchmark's own clients are the only ones that can reach it.
     settings = ServerSettings.model_construct(
-        **{**ServerSettings().model_dump(), "host": "127.0.0.1", "port": 0,
+        **{**ctx.settings.server.model_dump(), "host": "127.0.0.1", "port": 0,
            "require_key": False, "queue_max": max(16, clients + 1)})
     runner = ServerRunner.from_context(ctx, settings=settings)
     if model_id not in {"", None} and path.exists():
@@ -270,12 +273,15 @@ def run_bench(ctx: AppContext, model: str, *, tokens: int = 128, clients: int = 
 def _ratios(report: BenchReport, base_tps: float, base_ttft: float,
             base_prompt: dict[int, float]) -> dict[str, float]:
     ratios: dict[str, float] = {}
+    http = "generation_tokens_per_s" in report.http
     if base_tps > 0:
         ratios["generation_vs_direct"] = report.generation_tokens_per_s / base_tps
-        http_tps = float(report.http.get("generation_tokens_per_s", 0.0))
-        ratios["http_generation_vs_direct"] = http_tps / base_tps
-    ratios["http_ttft_overhead_ms"] = (
-        float(report.http.get("time_to_first_token_s", 0.0)) - base_ttft) * 1000
+        if http:
+            ratios["http_generation_vs_direct"] = (
+                float(report.http["generation_tokens_per_s"]) / base_tps)
+    if http:
+        ratios["http_ttft_overhead_ms"] = (
+            float(report.http["time_to_first_token_s"]) - base_ttft) * 1000
     ratios["ttft_overhead_ms"] = (report.time_to_first_token_s - base_ttft) * 1000
     for length, speed in base_prompt.items():
         if speed > 0 and length in report.prompt_tokens_per_s:

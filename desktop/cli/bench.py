@@ -101,7 +101,9 @@ def format_report(report: BenchReport) -> str:
                      f"{ratio['ttft_overhead_ms']:+.1f} ms vs direct"
                      if "ttft_overhead_ms" in ratio else ""))
     http = report.http
-    if http:
+    if "skipped" in http:
+        lines.append(row("HTTP figures", "skipped", str(http["skipped"])))
+    elif http:
         lines.append(row("HTTP streamed generation",
                          f"{http['generation_tokens_per_s']:.1f} tok/s",
                          f"x{ratio['http_generation_vs_direct']:.3f} of direct"

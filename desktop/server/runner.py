@@ -96,6 +96,9 @@ class ServerRunner:
                               timeout_graceful_shutdown=5, server_header=False)
 
     def _bind(self) -> socket.socket:
+        if not self.settings.enabled:  # checked here so every way of starting obeys it
+            raise ConfigError("the local API server is turned off by your organization's "
+                              "policy (ServerAllowed); ask IT if you need it")
         family = socket.AF_INET6 if ":" in self.settings.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:

@@ -14,7 +14,7 @@ import pytest
 from desktop.app import build_context
 from desktop.cli import main
 from desktop.config import Paths, load_settings
-from desktop.errors import ModelNotAllowed
+from desktop.errors import ConfigError, ModelNotAllowed
 from desktop.policy import KEYS, load_machine_policy, parse_policy
 from desktop.policy import sources as policy_sources
 
@@ -185,3 +185,17 @@ def test_shared_models_dir_serves_catalog_models_read_only(machine_policy, tmp_p
     spec = ctx.resolver("glm-edge-1.5b")
     assert spec.path == target and spec.model_id == "glm-edge-1.5b"
     assert main(["run", "glm-edge-1.5b", "hi", "--max-tokens", "3"]) == 0
+
+
+def test_server_forbidden_by_policy_refuses_every_way_to_start(machine_policy, capsys,
+                                                               tiny_chat: Path) -> None:
+    machine_policy({"ServerAllowed": False})
+    assert main(["serve", "--port", "8799", "--model", str(tiny_chat)]) == 2
+    assert "turned off by your organization's policy" in capsys.readouterr().err
+    ctx = build_context()
+    with pytest.raises(ConfigError, match="ServerAllowed"):
+        ctx.server.start()
+    from desktop.bench import measure_http
+
+    assert "skipped" in measure_http(ctx, "tiny-chat", tiny_chat, tokens=2, clients=1,
+                                     progress=lambda _s: None)
