@@ -119,6 +119,8 @@ class Settings(_Section):
     shared_models_dir: str | None = None
     theme: Literal["system", "light", "dark"] = "system"
     language: Literal["en", "zh_CN"] = "en"
+    embedding_model: str | None = None  # new document collections (None: the built-in default)
+    keep_in_tray: bool = False  # closing the window hides it while the server runs
     engine: EngineSettings = Field(default_factory=EngineSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
@@ -164,12 +166,13 @@ def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
-def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested settings mapping as dotted keys (``server.port``)."""
     flat: dict[str, Any] = {}
     for key, value in tree.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, Mapping):
-            flat.update(_flatten(value, dotted + "."))
+            flat.update(flatten(value, dotted + "."))
         else:
             flat[dotted] = value
     return flat
@@ -223,7 +226,7 @@ def load_settings(
     user = read_user_file(paths.settings_file)
     _validate(user, str(paths.settings_file))  # report the user's own mistakes by file
     layers: list[tuple[str, Mapping[str, Any]]] = [
-        ("user", _flatten(user)),
+        ("user", flatten(user)),
         ("environment", env_overrides(env)),
         ("command line", dict(cli or {})),
     ]

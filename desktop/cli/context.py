@@ -8,13 +8,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from desktop.app import AppContext, build_context
+from desktop.config import flatten
 
 
 def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None) -> AppContext:
     """The composition root, with this invocation's flags applied as settings."""
     from desktop.cli import cli_settings
 
-    ctx = build_context(cli_settings={**cli_settings(args), **(extra or {})})
+    flags = {**cli_settings(args), **(extra or {})}
+    ctx = build_context(cli_settings=flags)
     if ctx.policy_problem:
         print(f"edgedesk: warning: {ctx.policy_problem}", file=sys.stderr)
+    # The policy wins over flags; say so rather than let a flag look obeyed.
+    forced = flatten(ctx.effective.settings.model_dump())
+    for key in sorted(k for k in flags
+                      if ctx.effective.is_locked(k) and forced.get(k) != flags[k]):
+        print(f"edgedesk: warning: {key} is set by your organization; the command-line "
+              "value is ignored", file=sys.stderr)
     return ctx

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from desktop.cli.context import context_for
+from desktop.config import flatten
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,16 +22,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show.set_defaults(handler=handle_show)
 
 
-def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
 def handle_show(args: argparse.Namespace) -> int:
     """Print every setting with its value, source and lock state."""
     ctx = context_for(args)
@@ -39,7 +29,7 @@ def handle_show(args: argparse.Namespace) -> int:
     rows = [
         {"key": key, "value": value, "source": eff.sources.get(key, "default"),
          "locked": eff.is_locked(key)}
-        for key, value in sorted(_flatten(eff.settings.model_dump()).items())
+        for key, value in sorted(flatten(eff.settings.model_dump()).items())
     ]
     if args.json:
         print(json.dumps({"policy_problem": ctx.policy_problem, "settings": rows}, indent=2))

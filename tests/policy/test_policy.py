@@ -199,3 +199,12 @@ def test_server_forbidden_by_policy_refuses_every_way_to_start(machine_policy, c
 
     assert "skipped" in measure_http(ctx, "tiny-chat", tiny_chat, tokens=2, clients=1,
                                      progress=lambda _s: None)
+
+
+def test_flags_overridden_by_policy_are_reported(machine_policy, capsys) -> None:
+    machine_policy({"ForceOffline": False})
+    assert main(["--offline", "policy", "show"]) == 0
+    assert "offline is set by your organization" in capsys.readouterr().err
+    machine_policy({"ForceOffline": True})
+    assert main(["--offline", "policy", "show"]) == 0
+    assert "set by your organization; the command-line" not in capsys.readouterr().err
