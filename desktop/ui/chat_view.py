@@ -7,12 +7,8 @@ import time
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
@@ -23,11 +19,14 @@ from PySide6.QtWidgets import (
 
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk, GenerationParams
+from desktop.ui.chat_header import ChatHeader
 from desktop.ui.chat_sidebar import ChatSidebar
 from desktop.ui.conversations import Conversation, Turn
+from desktop.ui.grounding import Search, cite, preparer
 from desktop.ui.look import icon
 from desktop.ui.message_widget import MessageWidget
 from desktop.ui.persistence import ChatSaver
+from desktop.ui.presets import PresetStore
 from desktop.ui.qmodels import ConversationListModel
 from desktop.ui.workers import GenerationWorker, StreamDelta, WorkerPool
 
@@ -42,11 +41,14 @@ class ChatView(QWidget):
     error = Signal(str)
 
     def __init__(self, scheduler: Scheduler, pool: WorkerPool, saver: ChatSaver | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, search: Search | None = None,
+                 presets: PresetStore | None = None) -> None:
         super().__init__(parent)
         self._scheduler = scheduler
         self._pool = pool
         self._saver = saver
+        self._search = search  # retrieval for chats grounded in documents
+        self._presets = presets
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
@@ -93,31 +95,14 @@ class ChatView(QWidget):
         panel = QWidget()
         layout = QVBoxLayout(panel)
         layout.setContentsMargins(4, 0, 0, 0)
-        header = QHBoxLayout()
-        self.model_box = QComboBox()
-        self.model_box.setMinimumWidth(220)
-        self.model_box.setAccessibleName(self.tr("Model for this chat"))
-        self.model_box.setPlaceholderText(self.tr("Choose a model…"))
-        self.model_box.currentIndexChanged.connect(self._model_chosen)
-        self.temperature = QDoubleSpinBox()
-        self.temperature.setRange(0.0, 2.0)
-        self.temperature.setSingleStep(0.1)
-        self.temperature.setPrefix(self.tr("Temperature "))
-        self.temperature.setAccessibleName(self.tr("Temperature"))
-        self.temperature.valueChanged.connect(self._temperature_changed)
-        self.ephemeral = QCheckBox(self.tr("Ephemeral"))
-        self.ephemeral.setToolTip(self.tr("Ephemeral chats are never saved to disk"))
-        self.ephemeral.setAccessibleName(self.tr("Ephemeral chat"))
-        self.ephemeral.toggled.connect(self._ephemeral_changed)
-        header.addWidget(self.model_box, 1)
-        header.addWidget(self.temperature)
-        header.addWidget(self.ephemeral)
-        layout.addLayout(header)
-        self.system_prompt = QLineEdit()
-        self.system_prompt.setPlaceholderText(self.tr("System prompt (optional)"))
-        self.system_prompt.setAccessibleName(self.tr("System prompt"))
-        self.system_prompt.textEdited.connect(self._system_changed)
-        layout.addWidget(self.system_prompt)
+        self.header = ChatHeader(lambda: self.current, self._presets)
+        self.header.ephemeral_toggled.connect(self.chats.refresh)
+        self.header.error.connect(self._notify)
+        # Shortcuts to the header's parts, for the window, tests and screenshots.
+        self.model_box, self.temperature = self.header.model_box, self.header.temperature
+        self.ephemeral, self.system_prompt = self.header.ephemeral, self.header.system_prompt
+        self.collection_box = self.header.collection_box
+        layout.addWidget(self.header)
 
         self.transcript = QScrollArea()
         self.transcript.setObjectName("Transcript")
@@ -165,37 +150,11 @@ class ChatView(QWidget):
     # ------------------------------------------------------------------ models
     def set_models(self, models: list[tuple[str, str]]) -> None:
         """Offer ``(label, reference)`` pairs in the model box; keeps the current choice."""
-        keep = self.current.model if self.current else ""
-        self.model_box.blockSignals(True)
-        self.model_box.clear()
-        for label, ref in models:
-            self.model_box.addItem(label, ref)
-        self.model_box.blockSignals(False)
-        if self.current is not None and not self.current.model and models:
-            self.current.model = models[0][1]
-        self._show_model(keep or (self.current.model if self.current else ""))
+        self.header.set_models(models)
 
-    def _show_model(self, ref: str) -> None:
-        self.model_box.blockSignals(True)
-        self.model_box.setCurrentIndex(self.model_box.findData(ref))
-        self.model_box.blockSignals(False)
-
-    def _model_chosen(self, number: int) -> None:
-        if self.current is not None and number >= 0:
-            self.current.model = str(self.model_box.itemData(number))
-
-    def _temperature_changed(self, value: float) -> None:
-        if self.current is not None:
-            self.current.temperature = value
-
-    def _system_changed(self, text: str) -> None:
-        if self.current is not None:
-            self.current.system_prompt = text
-
-    def _ephemeral_changed(self, on: bool) -> None:
-        if self.current is not None:
-            self.current.ephemeral = on
-            self.chats.refresh(self.current)
+    def set_collections(self, names: list[str]) -> None:
+        """Offer the document collections a chat can be grounded in."""
+        self.header.set_collections(names)
 
     # ------------------------------------------------------------------ chats
     def new_chat(self) -> Conversation:
@@ -204,6 +163,7 @@ class ChatView(QWidget):
         chat = Conversation(
             model=previous.model if previous else str(self.model_box.currentData() or ""),
             temperature=previous.temperature if previous else 0.7,
+            collection=previous.collection if previous else "",
         )
         self.chats.add(chat)
         self.sidebar.show_chat(chat)
@@ -221,15 +181,7 @@ class ChatView(QWidget):
         if self._saver is not None:
             self._saver.load_turns(chat)
         self._cancel_edit()
-        self._show_model(chat.model)
-        self.temperature.blockSignals(True)
-        self.temperature.setValue(chat.temperature)
-        self.temperature.blockSignals(False)
-        self.system_prompt.setText(chat.system_prompt)
-        self.ephemeral.blockSignals(True)
-        self.ephemeral.setChecked(chat.ephemeral)
-        self.ephemeral.setEnabled(chat.store_id is None)  # saved chats cannot change store
-        self.ephemeral.blockSignals(False)
+        self.header.show_chat(chat)
         self._rebuild_transcript()
 
     def delete_current(self) -> None:
@@ -385,7 +337,10 @@ class ChatView(QWidget):
             before=None if saver is None else lambda: saver.sync(chat, question_turns),
             after=None if saver is None else lambda final, text, reasoning:
                 saver.save_answer(chat, final, text, reasoning),
+            prepare=preparer(self._search, chat.collection, messages)
+            if chat.collection and self._search is not None else None,
         )
+        worker.prepared.connect(self._on_prepared)
         worker.delta.connect(self._on_delta)
         worker.finished_chunk.connect(self._on_final)
         worker.failed.connect(self._on_failed)
@@ -398,6 +353,10 @@ class ChatView(QWidget):
         self._rebuild_transcript()
         self._render_timer.start(RENDER_INTERVAL_MS)
         self._pool.start(worker)
+
+    def _on_prepared(self, sources: object) -> None:
+        if self._streaming is not None and isinstance(sources, list):
+            self._streaming[1].sources = sources
 
     def _on_delta(self, delta: StreamDelta) -> None:
         if self._streaming is None:
@@ -414,6 +373,7 @@ class ChatView(QWidget):
         turn.usage = chunk.usage
         turn.tokens_per_s = chunk.tokens_per_s
         turn.finish_reason = chunk.finish_reason
+        cite(turn)  # [n] in the answer -> the files, pages and lines they point to
 
     def _on_failed(self, _key: str, message: str) -> None:
         if self._streaming is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from desktop.engine.types import Message, Role, Usage
 
@@ -24,6 +25,8 @@ class Turn:
     usage: Usage | None = None
     tokens_per_s: float = 0.0
     finish_reason: str | None = None
+    sources: list[Any] = field(default_factory=list)  # retrieval Hits given to the model
+    citations: list[Any] = field(default_factory=list)  # retrieval.answer Citations shown
 
 
 @dataclass
@@ -36,6 +39,7 @@ class Conversation:
     temperature: float = 0.7
     max_tokens: int = 1024
     ephemeral: bool = False
+    collection: str = ""  # the document collection that grounds answers ("" for none)
     turns: list[Turn] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     store_id: int | None = None  # the store's id once the first message is saved

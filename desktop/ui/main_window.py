@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import psutil
 from PySide6.QtCore import QSize, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
@@ -21,15 +24,22 @@ from PySide6.QtWidgets import (
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_view import ChatView
+from desktop.ui.documents_view import DocumentsView
+from desktop.ui.grounding import SOURCES_K
 from desktop.ui.look import apply_theme, icon
 from desktop.ui.models_view import ModelsView
 from desktop.ui.persistence import ChatSaver
+from desktop.ui.presets import PresetStore
 from desktop.ui.server_view import ServerView
 from desktop.ui.settings_dialog import SettingsDialog
 from desktop.ui.workers import TaskWorker, WorkerPool
 
+if TYPE_CHECKING:
+    from desktop.retrieval.search import Hit
+
 STATUS_INTERVAL_MS = 2000
 REAP_INTERVAL_MS = 30_000
+PAGES = ("chat", "models", "documents", "server")
 
 
 class MainWindow(QMainWindow):
@@ -42,11 +52,13 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.resize(1180, 760)
         self.pool = WorkerPool(self)
-        self.chat = ChatView(context.scheduler, self.pool, ChatSaver(context.chat_store))
+        self.chat = ChatView(context.scheduler, self.pool, ChatSaver(context.chat_store),
+                             search=self._search, presets=PresetStore(context.paths.config_dir))
         self.models = ModelsView(context, self.pool)
+        self.documents = DocumentsView(context, self.pool)
         self.server = ServerView(context, self.pool)
         self.stack = QStackedWidget()
-        for page in (self.chat, self.models, self.server):
+        for page in (self.chat, self.models, self.documents, self.server):
             self.stack.addWidget(page)
         central = QWidget()
         row = QHBoxLayout(central)
@@ -58,6 +70,8 @@ class MainWindow(QMainWindow):
         self._build_status()
         self.models.models_changed.connect(self._offer_models)
         self.models.use_in_chat.connect(self.use_model)
+        self.documents.collections_changed.connect(self._offer_collections)
+        self._offer_collections()
         self._offer_models()
         QShortcut(QKeySequence("Ctrl+N"), self, self._new_chat)
         QShortcut(QKeySequence("Ctrl+,"), self, self.open_settings)
@@ -81,6 +95,7 @@ class MainWindow(QMainWindow):
         self.nav_buttons: dict[str, QToolButton] = {}
         for number, (key, label) in enumerate((("chat", self.tr("Chats")),
                                                ("models", self.tr("Models")),
+                                               ("documents", self.tr("Documents")),
                                                ("server", self.tr("Server")))):
             button = self._nav_button(key, label)
             button.setCheckable(True)
@@ -138,6 +153,13 @@ class MainWindow(QMainWindow):
     def _offer_models(self) -> None:
         self.chat.set_models(self.models.chat_models())
 
+    def _offer_collections(self) -> None:
+        self.chat.set_collections(self.documents.names())
+
+    def _search(self, question: str, collections: Sequence[str]) -> list[Hit]:
+        # Called on the generation worker's thread (it embeds the question).
+        return self.context.searcher.search(question, list(collections), k=SOURCES_K)
+
     def use_model(self, ref: str) -> None:
         """Switch to the chat screen with ``ref`` as the current chat's model."""
         self._offer_models()
@@ -147,8 +169,8 @@ class MainWindow(QMainWindow):
         self.show_page("chat")
 
     def show_page(self, key: str) -> None:
-        """Show the ``chat``, ``models`` or ``server`` screen."""
-        number = ("chat", "models", "server").index(key)
+        """Show the ``chat``, ``models``, ``documents`` or ``server`` screen."""
+        number = PAGES.index(key)
         self.stack.setCurrentIndex(number)
         self.nav_buttons[key].setChecked(True)
 
@@ -194,6 +216,7 @@ class MainWindow(QMainWindow):
         self._status_timer.stop()
         self._reaper.stop()
         self.chat.shutdown()
+        self.documents.shutdown()
         self.server.shutdown()
         self.pool.stop_all()
         self.context.close()

@@ -10,6 +10,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop.ui.conversations import Turn
+from desktop.ui.grounding import CitationRow, was_cited
 from desktop.ui.look import icon
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -76,6 +77,10 @@ class MessageWidget(QFrame):
                                           | Qt.TextInteractionFlag.TextSelectableByKeyboard)
         self.body.setAccessibleName(self.tr("Message text"))
         layout.addWidget(self.body)
+        self.citations = CitationRow()
+        self.citations.setVisible(False)
+        self._shown_citations: list[object] = []
+        layout.addWidget(self.citations)
 
         row = QHBoxLayout()
         self.footer = QLabel()
@@ -117,6 +122,9 @@ class MessageWidget(QFrame):
         self.reasoning_toggle.setVisible(bool(turn.reasoning))
         self.footer.setText(footer_text(turn))
         self.copy_code_button.setVisible(bool(code_blocks(turn.content)))
+        if turn.citations != self._shown_citations:
+            self._shown_citations = list(turn.citations)
+            self.citations.show_citations(turn.citations, cited=was_cited(turn))
 
     def _copy(self) -> None:
         QGuiApplication.clipboard().setText(self._turn.content)

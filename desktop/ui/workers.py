@@ -102,10 +102,12 @@ class GenerationWorker(Worker):
 
     delta = Signal(object)  # StreamDelta
     finished_chunk = Signal(object)  # the final Chunk (usage, timings, finish reason)
+    prepared = Signal(object)  # what ``prepare`` returned besides the messages (sources)
 
     def __init__(self, streamer: ChatStreamer, model: str, messages: Sequence[Message],
                  params: GenerationParams, *, before: Callable[[], None] | None = None,
-                 after: AfterAnswer | None = None) -> None:
+                 after: AfterAnswer | None = None,
+                 prepare: Callable[[], tuple[list[Message], object]] | None = None) -> None:
         super().__init__(model)
         self._streamer = streamer
         self._model = model
@@ -113,6 +115,7 @@ class GenerationWorker(Worker):
         self._params = params
         self._before = before  # e.g. save the question, on this thread
         self._after = after  # e.g. save the answer (also a stopped one), on this thread
+        self._prepare = prepare  # e.g. retrieve sources and rewrite the prompt, on this thread
         self.stop_event = threading.Event()
 
     def cancel(self) -> None:
@@ -123,6 +126,9 @@ class GenerationWorker(Worker):
         """Pull chunks and forward them in batches."""
         if self._before is not None:
             self._before()
+        if self._prepare is not None:
+            self._messages, extra = self._prepare()
+            self.prepared.emit(extra)
         text: list[str] = []
         reasoning: list[str] = []
         full_text: list[str] = []
@@ -234,3 +240,27 @@ class DownloadWorker(Worker):
             self.paused.emit(self.key)
         else:
             self.installed.emit(self.key, model)
+
+
+IndexTask = Callable[[Callable[[object], None], threading.Event], object]
+
+
+class IndexWorker(Worker):
+    """Indexes a document collection; ``cancel`` stops after the file being indexed."""
+
+    progress = Signal(str, object)  # key (collection), retrieval.indexer.IndexProgress
+    report = Signal(str, object)  # key, the IndexReport (also after a cancel)
+
+    def __init__(self, task: IndexTask, key: str) -> None:
+        super().__init__(key)
+        self._task = task
+        self.stop_event = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop soon; files already indexed stay indexed."""
+        self.stop_event.set()
+
+    def work(self) -> None:
+        """Index, reporting progress, then the report."""
+        result = self._task(lambda p: self.progress.emit(self.key, p), self.stop_event)
+        self.report.emit(self.key, result)

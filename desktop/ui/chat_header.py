@@ -1,0 +1,215 @@
+"""The controls above a chat: model, temperature, ephemeral, system prompt with presets, and
+the document collection that grounds the answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.errors import EdgeDeskError
+from desktop.ui.conversations import Conversation
+from desktop.ui.presets import PresetStore
+
+
+class ChatHeader(QWidget):
+    """Edits the shown chat's settings in place; says when the ephemeral flag changed."""
+
+    ephemeral_toggled = Signal(object)  # the Conversation
+    error = Signal(str)
+
+    def __init__(self, current: Callable[[], Conversation | None],
+                 presets: PresetStore | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._current = current
+        self._presets = presets
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        self.model_box = QComboBox()
+        self.model_box.setMinimumWidth(220)
+        self.model_box.setAccessibleName(self.tr("Model for this chat"))
+        self.model_box.setPlaceholderText(self.tr("Choose a model…"))
+        self.model_box.currentIndexChanged.connect(self._model_chosen)
+        self.collection_box = QComboBox()
+        self.collection_box.setAccessibleName(self.tr("Documents that ground the answers"))
+        self.collection_box.setToolTip(
+            self.tr("Answer from a document collection, with numbered citations"))
+        self.collection_box.currentIndexChanged.connect(self._collection_chosen)
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.0, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setPrefix(self.tr("Temperature "))
+        self.temperature.setAccessibleName(self.tr("Temperature"))
+        self.temperature.valueChanged.connect(self._temperature_changed)
+        self.ephemeral = QCheckBox(self.tr("Ephemeral"))
+        self.ephemeral.setToolTip(self.tr("Ephemeral chats are never saved to disk"))
+        self.ephemeral.setAccessibleName(self.tr("Ephemeral chat"))
+        self.ephemeral.toggled.connect(self._ephemeral_changed)
+        row.addWidget(self.model_box, 1)
+        row.addWidget(self.collection_box)
+        row.addWidget(self.temperature)
+        row.addWidget(self.ephemeral)
+        layout.addLayout(row)
+        layout.addLayout(self._build_prompt_row())
+        self.set_collections([])
+        self.reload_presets()
+
+    def _build_prompt_row(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.system_prompt = QLineEdit()
+        self.system_prompt.setPlaceholderText(self.tr("System prompt (optional)"))
+        self.system_prompt.setAccessibleName(self.tr("System prompt"))
+        self.system_prompt.textEdited.connect(self._system_changed)
+        self.preset_box = QComboBox()
+        self.preset_box.setAccessibleName(self.tr("System prompt presets"))
+        self.preset_box.setPlaceholderText(self.tr("Presets"))
+        self.preset_box.activated.connect(self._preset_chosen)
+        self.save_preset_button = QPushButton(self.tr("Save preset…"))
+        self.save_preset_button.setAccessibleName(
+            self.tr("Save this system prompt as a named preset"))
+        self.save_preset_button.clicked.connect(self._ask_save_preset)
+        row.addWidget(self.system_prompt, 1)
+        row.addWidget(self.preset_box)
+        row.addWidget(self.save_preset_button)
+        return row
+
+    # ------------------------------------------------------------------ showing a chat
+    def show_chat(self, chat: Conversation) -> None:
+        """Show ``chat``'s settings without writing them back."""
+        for widget in (self.temperature, self.ephemeral, self.collection_box):
+            widget.blockSignals(True)
+        self.show_model(chat.model)
+        self.temperature.setValue(chat.temperature)
+        self.system_prompt.setText(chat.system_prompt)
+        self.ephemeral.setChecked(chat.ephemeral)
+        self.ephemeral.setEnabled(chat.store_id is None)  # saved chats cannot change store
+        self.collection_box.setCurrentIndex(max(0, self.collection_box.findData(
+            chat.collection)))
+        self.preset_box.setCurrentIndex(-1)
+        for widget in (self.temperature, self.ephemeral, self.collection_box):
+            widget.blockSignals(False)
+
+    def set_models(self, models: list[tuple[str, str]]) -> None:
+        """Offer ``(label, reference)`` pairs; keeps the current chat's choice."""
+        chat = self._current()
+        keep = chat.model if chat else ""
+        self.model_box.blockSignals(True)
+        self.model_box.clear()
+        for label, ref in models:
+            self.model_box.addItem(label, ref)
+        self.model_box.blockSignals(False)
+        if chat is not None and not chat.model and models:
+            chat.model = models[0][1]
+        self.show_model(keep or (chat.model if chat else ""))
+
+    def show_model(self, ref: str) -> None:
+        """Select ``ref`` in the model box (nothing if it is not offered)."""
+        self.model_box.blockSignals(True)
+        self.model_box.setCurrentIndex(self.model_box.findData(ref))
+        self.model_box.blockSignals(False)
+
+    def set_collections(self, names: list[str]) -> None:
+        """Offer the document collections (and 'No documents')."""
+        chat = self._current()
+        self.collection_box.blockSignals(True)
+        self.collection_box.clear()
+        self.collection_box.addItem(self.tr("No documents"), "")
+        for name in names:
+            self.collection_box.addItem(self.tr("Docs: ") + name, name)
+        if chat is not None and chat.collection not in names:
+            chat.collection = ""  # the collection was removed
+        found = self.collection_box.findData(chat.collection if chat else "")
+        self.collection_box.setCurrentIndex(max(0, found))
+        self.collection_box.blockSignals(False)
+
+    # ------------------------------------------------------------------ edits
+    def _model_chosen(self, number: int) -> None:
+        chat = self._current()
+        if chat is not None and number >= 0:
+            chat.model = str(self.model_box.itemData(number))
+
+    def _collection_chosen(self, number: int) -> None:
+        chat = self._current()
+        if chat is not None and number >= 0:
+            chat.collection = str(self.collection_box.itemData(number) or "")
+
+    def _temperature_changed(self, value: float) -> None:
+        chat = self._current()
+        if chat is not None:
+            chat.temperature = value
+
+    def _system_changed(self, text: str) -> None:
+        chat = self._current()
+        if chat is not None:
+            chat.system_prompt = text
+
+    def _ephemeral_changed(self, on: bool) -> None:
+        chat = self._current()
+        if chat is not None:
+            chat.ephemeral = on
+            self.ephemeral_toggled.emit(chat)
+
+    # ------------------------------------------------------------------ presets
+    def reload_presets(self) -> None:
+        """Re-read the saved presets into the preset box."""
+        self.preset_box.clear()
+        if self._presets is None:
+            self.preset_box.setEnabled(False)
+            self.save_preset_button.setEnabled(False)
+            return
+        try:
+            presets = self._presets.all()
+        except EdgeDeskError as exc:
+            self.error.emit(exc.message)
+            presets = {}
+        for name, prompt in presets.items():
+            self.preset_box.addItem(name, prompt)
+            self.preset_box.setItemData(self.preset_box.count() - 1, prompt,
+                                        Qt.ItemDataRole.ToolTipRole)
+        self.preset_box.setCurrentIndex(-1)
+
+    def choose_preset(self, name: str) -> bool:
+        """Use preset ``name`` as the shown chat's system prompt; False if there is none."""
+        number = self.preset_box.findText(name)
+        if number < 0:
+            return False
+        self.preset_box.setCurrentIndex(number)
+        self._preset_chosen(number)
+        return True
+
+    def _preset_chosen(self, number: int) -> None:
+        if number < 0:
+            return
+        prompt = str(self.preset_box.itemData(number))
+        self.system_prompt.setText(prompt)
+        self._system_changed(prompt)
+
+    def save_preset(self, name: str) -> None:
+        """Save the current system prompt as preset ``name``."""
+        if self._presets is None:
+            return
+        try:
+            self._presets.save(name, self.system_prompt.text())
+        except EdgeDeskError as exc:
+            self.error.emit(exc.message)
+            return
+        self.reload_presets()
+        self.preset_box.setCurrentIndex(self.preset_box.findText(" ".join(name.split())))
+
+    def _ask_save_preset(self) -> None:
+        name, ok = QInputDialog.getText(self, self.tr("Save preset"),
+                                        self.tr("Name for this system prompt:"))
+        if ok and name.strip():
+            self.save_preset(name)

@@ -1,0 +1,333 @@
+"""The Documents screen: collections, adding folders/files, indexing with cancel, skipped files."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
+from desktop.errors import EdgeDeskError
+from desktop.ui.look import icon
+from desktop.ui.workers import IndexWorker, WorkerPool
+
+if TYPE_CHECKING:
+    from desktop.retrieval.indexer import CollectionInfo, IndexProgress, IndexReport
+
+
+class DocumentsView(QWidget):
+    """Browse collections, add folders or files, (re-)index them, see what was skipped."""
+
+    collections_changed = Signal()
+    indexing_finished = Signal(object)  # the IndexReport
+    error = Signal(str)
+
+    def __init__(self, context: AppContext, pool: WorkerPool,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._context = context
+        self._pool = pool
+        self._worker: IndexWorker | None = None
+        self._infos: dict[str, CollectionInfo] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        title = QLabel(self.tr("Documents"))
+        title.setObjectName("Title")
+        self.model_label = QLabel()
+        self.model_label.setObjectName("Muted")
+        layout.addWidget(title)
+        layout.addWidget(self.model_label)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._build_list())
+        splitter.addWidget(self._build_details())
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([260, 700])
+        layout.addWidget(splitter, 1)
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName(self.tr("Indexing progress"))
+        self.progress.setVisible(False)
+        self.status = QLabel()
+        self.status.setObjectName("Muted")
+        self.status.setWordWrap(True)
+        self.cancel_button = QPushButton(icon("stop"), self.tr("Cancel"))
+        self.cancel_button.setAccessibleName(self.tr("Cancel indexing"))
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setEnabled(False)
+        row = QHBoxLayout()
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        layout.addLayout(row)
+        layout.addWidget(self.status)
+        self.refresh()
+
+    # ------------------------------------------------------------------ layout
+    def _build_list(self) -> QWidget:
+        panel = QWidget()
+        column = QVBoxLayout(panel)
+        column.setContentsMargins(0, 0, 0, 0)
+        self.collection_list = QListWidget()
+        self.collection_list.setAccessibleName(self.tr("Document collections"))
+        self.collection_list.currentItemChanged.connect(lambda *_: self._show_selected())
+        self.new_button = QPushButton(icon("new-chat"), self.tr("New collection…"))
+        self.new_button.setAccessibleName(self.tr("Create a document collection"))
+        self.new_button.clicked.connect(self._ask_new)
+        self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
+        self.remove_button.setAccessibleName(
+            self.tr("Remove the collection's index (your files are kept)"))
+        self.remove_button.clicked.connect(self._remove_selected)
+        column.addWidget(self.collection_list, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.new_button)
+        buttons.addWidget(self.remove_button)
+        column.addLayout(buttons)
+        return panel
+
+    def _build_details(self) -> QWidget:
+        panel = QWidget()
+        column = QVBoxLayout(panel)
+        column.setContentsMargins(8, 0, 0, 0)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.roots = QListWidget()
+        self.roots.setAccessibleName(self.tr("Folders and files in this collection"))
+        self.skipped = QTreeWidget()
+        self.skipped.setAccessibleName(self.tr("Skipped files and why"))
+        self.skipped.setHeaderLabels([self.tr("Skipped file"), self.tr("Reason")])
+        self.skipped.setRootIsDecorated(False)
+        buttons = QHBoxLayout()
+        self.add_folder_button = QPushButton(icon("import"), self.tr("Add folder…"))
+        self.add_folder_button.setAccessibleName(self.tr("Add a folder to the collection"))
+        self.add_folder_button.clicked.connect(self._ask_folder)
+        self.add_files_button = QPushButton(icon("import"), self.tr("Add files…"))
+        self.add_files_button.setAccessibleName(self.tr("Add files to the collection"))
+        self.add_files_button.clicked.connect(self._ask_files)
+        self.reindex_button = QPushButton(icon("regenerate"), self.tr("Re-index"))
+        self.reindex_button.setAccessibleName(
+            self.tr("Re-index the collection (only changed files are read)"))
+        self.reindex_button.clicked.connect(self._reindex_selected)
+        for button in (self.add_folder_button, self.add_files_button, self.reindex_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        column.addWidget(self.summary)
+        column.addLayout(buttons)
+        column.addWidget(QLabel(self.tr("Sources")))
+        column.addWidget(self.roots, 1)
+        column.addWidget(QLabel(self.tr("Skipped")))
+        column.addWidget(self.skipped, 1)
+        return panel
+
+    # ------------------------------------------------------------------ state
+    @property
+    def embedding_model(self) -> str:
+        """The embedding model new collections are built with (from the settings)."""
+        return str(self._context.settings.embedding_model or DEFAULT_EMBEDDING_MODEL)
+
+    @property
+    def is_indexing(self) -> bool:
+        """Whether a collection is being indexed now."""
+        return self._worker is not None
+
+    def names(self) -> list[str]:
+        """The collections' names, as listed."""
+        return list(self._infos)
+
+    def selected_name(self) -> str | None:
+        """The selected collection's name, if any."""
+        item = self.collection_list.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+
+    def refresh(self, select: str | None = None) -> None:
+        """Re-read the collections from the database and show them."""
+        keep = select or self.selected_name()
+        try:
+            infos = self._context.library.collections()
+        except EdgeDeskError as exc:
+            self._fail(exc.message)
+            infos = []
+        self._infos = {info.name: info for info in infos}
+        self.model_label.setText(self.tr("New collections are embedded with ")
+                                 + self.embedding_model)
+        self.collection_list.blockSignals(True)
+        self.collection_list.clear()
+        for info in infos:
+            item = QListWidgetItem(icon("documents"), info.name)
+            item.setData(Qt.ItemDataRole.UserRole, info.name)
+            item.setToolTip(self.tr("%n document(s)", "", info.documents))
+            self.collection_list.addItem(item)
+            if info.name == keep:
+                self.collection_list.setCurrentItem(item)
+        if self.collection_list.currentItem() is None and infos:
+            self.collection_list.setCurrentRow(0)
+        self.collection_list.blockSignals(False)
+        self._show_selected()
+        self.collections_changed.emit()
+
+    def _show_selected(self) -> None:
+        name = self.selected_name()
+        info = self._infos.get(name) if name else None
+        has = info is not None
+        for button in (self.add_folder_button, self.add_files_button, self.reindex_button,
+                       self.remove_button):
+            button.setEnabled(has and not self.is_indexing)
+        self.roots.clear()
+        self.skipped.clear()
+        if info is None:
+            self.summary.setText(self.tr("Create a collection, then add folders or files to "
+                                         "ask questions about them in a chat."))
+            return
+        self.summary.setText(
+            f"<b>{info.name}</b> — " + self.tr("%n document(s)", "", info.documents) + ", "
+            + self.tr("%n chunk(s)", "", info.chunks) + " · "
+            + self.tr("embedding model: ") + str(info.embedding_model))
+        self.roots.addItems(list(info.roots))
+        for skipped in info.skipped:
+            item = QTreeWidgetItem([skipped.path, skipped.reason])
+            item.setToolTip(0, skipped.path)
+            item.setToolTip(1, skipped.reason)
+            self.skipped.addTopLevelItem(item)
+        self.skipped.resizeColumnToContents(0)
+
+    # ------------------------------------------------------------------ actions
+    def _ask_new(self) -> None:
+        name, ok = QInputDialog.getText(self, self.tr("New collection"),
+                                        self.tr("Name of the collection:"))
+        if ok and name.strip():
+            self._ask_folder(name.strip())
+
+    def _ask_folder(self, name: str | None = None) -> None:
+        target = name or self.selected_name()
+        if not target:
+            return
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Add a folder"))
+        if folder:
+            self.add(target, [Path(folder)])
+
+    def _ask_files(self) -> None:
+        target = self.selected_name()
+        if not target:
+            return
+        names, _ = QFileDialog.getOpenFileNames(
+            self, self.tr("Add files"), "",
+            self.tr("Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;"
+                    "All files (*)"))
+        if names:
+            self.add(target, [Path(n) for n in names])
+
+    def _reindex_selected(self) -> None:
+        name = self.selected_name()
+        if name:
+            self.reindex(name)
+
+    def _remove_selected(self) -> None:
+        name = self.selected_name()
+        if name is None or self.is_indexing:
+            return
+        try:
+            self._context.library.remove(name)
+        except EdgeDeskError as exc:
+            self._fail(exc.message)
+            return
+        self.status.setText(self.tr("Removed the index of ") + name
+                            + self.tr(" (your files are untouched)"))
+        self.refresh()
+
+    def add(self, name: str, paths: Sequence[Path]) -> IndexWorker | None:
+        """Add ``paths`` to collection ``name`` (created if new) and index it on a worker."""
+        library = self._context.library
+        # Only a new collection gets the settings' model: naming another model for an
+        # existing one would throw its vectors away and re-embed everything.
+        model = None if name in self._infos else self.embedding_model
+
+        def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
+            return library.add(name, paths, model, progress=progress, cancel=cancel)
+
+        return self._start(name, task)
+
+    def reindex(self, name: str) -> IndexWorker | None:
+        """Bring ``name`` in line with the disk on a worker (unchanged files are not read)."""
+        library = self._context.library
+
+        def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
+            return library.rescan(name, progress=progress, cancel=cancel)
+
+        return self._start(name, task)
+
+    def _start(self, name: str, task: Callable[[Callable[[object], None], threading.Event],
+                                               object]) -> IndexWorker | None:
+        if self._worker is not None:
+            self._fail(self.tr("Wait for the current indexing to finish, or cancel it."))
+            return None
+        worker = IndexWorker(task, name)
+        worker.progress.connect(self._on_progress)
+        worker.report.connect(self._on_report)
+        worker.failed.connect(self._on_failed)
+        worker.done.connect(self._on_done)
+        self._worker = worker
+        self.progress.setRange(0, 0)  # busy until the files are counted
+        self.progress.setVisible(True)
+        self.cancel_button.setEnabled(True)
+        self.status.setText(self.tr("Indexing ") + name + "…")
+        self._show_selected()
+        self._pool.start(worker)
+        return worker
+
+    def cancel(self) -> None:
+        """Stop indexing after the current file; what is indexed stays searchable."""
+        if self._worker is not None:
+            self._worker.cancel()
+            self.status.setText(self.tr("Cancelling…"))
+
+    def _on_progress(self, name: str, update: IndexProgress) -> None:
+        self.progress.setRange(0, max(1, update.files_total))
+        self.progress.setValue(update.files_done)
+        shown = Path(update.path).name if update.path else ""
+        self.status.setText(f"{name}: {update.files_done}/{update.files_total} {shown}")
+
+    def _on_report(self, name: str, report: IndexReport) -> None:
+        text = (f"{name}: " + self.tr("%n added", "", report.added) + ", "
+                + self.tr("%n updated", "", report.updated) + ", "
+                + self.tr("%n unchanged", "", report.unchanged) + ", "
+                + self.tr("%n removed", "", report.removed) + ", "
+                + self.tr("%n skipped", "", len(report.skipped)))
+        if report.cancelled:
+            text += " — " + self.tr("cancelled")
+        self.status.setText(text)
+        self.refresh(select=name)
+        self.indexing_finished.emit(report)
+
+    def _on_failed(self, name: str, message: str) -> None:
+        self._fail(f"{name}: {message}")
+        self.refresh(select=name)
+
+    def _on_done(self) -> None:
+        self._worker = None
+        self.progress.setVisible(False)
+        self.cancel_button.setEnabled(False)
+        self._show_selected()
+
+    def _fail(self, message: str) -> None:
+        self.status.setText(message)
+        self.error.emit(message)
+
+    def shutdown(self) -> None:
+        """Stop indexing (window closing); files already indexed are kept."""
+        self.cancel()
