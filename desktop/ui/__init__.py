@@ -74,6 +74,7 @@ def run_app(args: argparse.Namespace) -> int:
     apply_theme(app, context.settings.theme)
     window = MainWindow(context)
     window.show()
+    window.maybe_first_run()
     _install_signal_handlers(app, window)
     # One line for people measuring start-up (and for the test that waits for the window).
     sys.stderr.write(f"edgedesk: window open {_process_age_s() * 1000:.0f} ms "

@@ -25,6 +25,7 @@ from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
+from desktop.ui.first_run import FirstRunDialog, is_settled
 from desktop.ui.grounding import SOURCES_K
 from desktop.ui.look import apply_theme, icon
 from desktop.ui.models_view import ModelsView
@@ -173,6 +174,18 @@ class MainWindow(QMainWindow):
         number = PAGES.index(key)
         self.stack.setCurrentIndex(number)
         self.nav_buttons[key].setChecked(True)
+
+    def maybe_first_run(self) -> FirstRunDialog | None:
+        """Offer first-run setup when nothing is installed and there are no chats (once)."""
+        data_dir = self.context.paths.data_dir
+        if is_settled(data_dir) or self.models.chat_models():
+            return None
+        if any(chat.store_id is not None or chat.turns for chat in self.chat.chats.chats()):
+            return None
+        dialog = FirstRunDialog(self.models, data_dir, self.context.hardware.describe(), self)
+        dialog.ready.connect(self.use_model)
+        dialog.open()
+        return dialog
 
     def _new_chat(self) -> None:
         self.show_page("chat")
