@@ -18,11 +18,20 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
+import numpy as np
 from llama_cpp.llama_cache import LlamaRAMCache
 from llama_cpp.llama_grammar import LlamaGrammar
 
 from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
-from desktop.engine.types import Chunk, FinishReason, GenerationParams, Message, Timings, Usage
+from desktop.engine.types import (
+    Chunk,
+    FinishReason,
+    GenerationParams,
+    Message,
+    Timings,
+    TokenLogprob,
+    Usage,
+)
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
 
 _NEVER = threading.Event()
@@ -51,10 +60,14 @@ class _CountingLlama(llama_cpp.Llama):
     evaluated_tokens = 0  # since load
     request_prompt_evaluated = 0  # prompt tokens actually decoded for the current request
     request_sampled = 0
+    logprob_top: int | None = None  # record logprobs (with this many alternatives) if set
+    request_logprobs: list[TokenLogprob]
 
-    def begin_request(self) -> None:
+    def begin_request(self, logprob_top: int | None = None) -> None:
         self.request_prompt_evaluated = 0
         self.request_sampled = 0
+        self.logprob_top = logprob_top
+        self.request_logprobs = []
 
     def eval(self, tokens: Sequence[int]) -> None:
         self.evaluated_tokens += len(tokens)
@@ -65,7 +78,34 @@ class _CountingLlama(llama_cpp.Llama):
     def generate(self, *args: Any, **kwargs: Any) -> Iterator[int]:  # type: ignore[override]
         for token in super().generate(*args, **kwargs):
             self.request_sampled += 1
+            if self.logprob_top is not None:
+                self._record_logprob(token, self.logprob_top)
             yield token
+
+    def _record_logprob(self, token: int, top: int) -> None:
+        """Log-softmax of the logits ``token`` was sampled from (the last decoded row).
+
+        Read now, before the next decode overwrites them; this avoids ``logits_all``,
+        which would keep a row per prompt token for every request.
+        """
+        vocab = self._model.vocab
+        if llama_cpp.llama_vocab_is_eog(vocab, token):
+            return  # end of generation: never part of the text, so not reported
+        n_vocab = int(self._n_vocab)
+        pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,)).astype(np.float64)
+        peak = float(logits.max())
+        logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
+        best: tuple[tuple[str, float], ...] = ()
+        if top > 0:
+            ids = np.argpartition(-logprobs, min(top, n_vocab - 1))[:top]
+            ids = ids[np.argsort(-logprobs[ids], kind="stable")]
+            best = tuple((self._piece(int(i)), float(logprobs[i])) for i in ids)
+        self.request_logprobs.append(
+            TokenLogprob(self._piece(token), float(logprobs[token]), best))
+
+    def _piece(self, token: int) -> str:
+        return bytes(self.detokenize([token])).decode("utf-8", errors="replace")
 
 
 class LlamaEngine:
@@ -191,6 +231,34 @@ class LlamaEngine:
         tokens = self.tokenize(prompt, add_bos=True, special=False)
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
 
+    def fim_tokens(self) -> tuple[int, int, int] | None:
+        """The model's fill-in-the-middle prefix/suffix/middle token ids, if it has them."""
+        vocab = self._llm._model.vocab
+        ids = (int(llama_cpp.llama_vocab_fim_pre(vocab)), int(llama_cpp.llama_vocab_fim_suf(vocab)),
+               int(llama_cpp.llama_vocab_fim_mid(vocab)))
+        return None if min(ids) < 0 else ids
+
+    def infill_tokens(self, prefix: str, suffix: str) -> list[int]:
+        """``[BOS] FIM_PRE prefix FIM_SUF suffix FIM_MID``, as llama.cpp's own server builds it."""
+        fim = self.fim_tokens()
+        if fim is None:
+            raise InvalidRequest(
+                f"{self.model_id} has no fill-in-the-middle tokens, so suffix cannot be "
+                "used; send the prompt alone or pick a code model with FIM support",
+                param="suffix")
+        pre, suf, mid = fim
+        vocab = self._llm._model.vocab
+        bos = int(llama_cpp.llama_vocab_bos(vocab))
+        head = [bos] if llama_cpp.llama_vocab_get_add_bos(vocab) and bos >= 0 else []
+        return [*head, pre, *self.tokenize(prefix, add_bos=False, special=False), suf,
+                *self.tokenize(suffix, add_bos=False, special=False), mid]
+
+    def stream_infill(self, prefix: str, suffix: str, params: GenerationParams,
+                      cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        """Stream the text that belongs between ``prefix`` and ``suffix`` (code models)."""
+        tokens = self.infill_tokens(prefix, suffix)
+        yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
+
     def _stream(self, tokens: list[int], params: GenerationParams,
                 cancel: threading.Event | None, stops: Sequence[str],
                 splitter: ThinkSplitter) -> Iterator[Chunk]:
@@ -206,7 +274,7 @@ class LlamaEngine:
         grammar = _grammar(params)
         started = time.perf_counter()
         llm = self._llm
-        llm.begin_request()
+        llm.begin_request(params.logprobs)
         limit = params.max_tokens if params.max_tokens is not None else n_ctx
         deadline = started + params.timeout_s if params.timeout_s is not None else math.inf
 
@@ -234,6 +302,14 @@ class LlamaEngine:
         )
         first_at: float | None = None
         stopped_by_model = False
+        reported = 0  # logprobs already attached to a chunk
+
+        def new_logprobs() -> tuple[TokenLogprob, ...]:
+            nonlocal reported
+            fresh = tuple(llm.request_logprobs[reported:])
+            reported += len(fresh)
+            return fresh
+
         try:
             for part in stream:
                 choice = part["choices"][0]
@@ -241,7 +317,7 @@ class LlamaEngine:
                 if content or reasoning:
                     if first_at is None:
                         first_at = time.perf_counter()
-                    yield Chunk(text=content, reasoning=reasoning)
+                    yield Chunk(text=content, reasoning=reasoning, logprobs=new_logprobs())
                 if choice.get("finish_reason") == "stop":
                     stopped_by_model = True
                 if cancel.is_set():
@@ -269,6 +345,7 @@ class LlamaEngine:
             usage=Usage(len(tokens), self._llm.request_sampled, max(0, len(tokens) - evaluated)),
             timings=Timings(prompt_s=first - started, time_to_first_token_s=first - started,
                             generation_s=end - first),
+            logprobs=new_logprobs(),
         )
 
     # ------------------------------------------------------------------ embeddings

@@ -38,6 +38,11 @@ class Engine(Protocol):
         """Stream a plain continuation."""
         ...
 
+    def stream_infill(self, prefix: str, suffix: str, params: GenerationParams,
+                      cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        """Stream fill-in-the-middle text (raises InvalidRequest without FIM tokens)."""
+        ...
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Normalised embeddings."""
         ...
@@ -251,6 +256,11 @@ class Scheduler:
                           cancel: threading.Event | None = None) -> Iterator[Chunk]:
         """Stream a plain-text completion from ``model`` once it is this request's turn."""
         return self._run_stream(model, lambda e: e.stream_completion(prompt, params, cancel))
+
+    def stream_infill(self, model: str, prefix: str, suffix: str, params: GenerationParams,
+                      cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        """Stream the text between ``prefix`` and ``suffix`` from ``model`` in its turn."""
+        return self._run_stream(model, lambda e: e.stream_infill(prefix, suffix, params, cancel))
 
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
         """Embeddings from ``model`` (waits for its turn like every other request)."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall, Usage
+from desktop.engine.types import Chunk, GenerationParams, Message, TokenLogprob, ToolCall, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import schemas as s
 from desktop.server.toolcalls import ParsedAnswer, parse_tool_calls
@@ -94,18 +94,18 @@ def _max_tokens(requested: int | None, limits: Limits, param: str) -> int:
 def _refuse_unsupported(req: s.ChatCompletionRequest | s.CompletionRequest) -> None:
     if req.n is not None and req.n > 1:
         raise InvalidRequest("n > 1 is not supported; send one request per answer", param="n")
-    if isinstance(req, s.ChatCompletionRequest) and req.logprobs:
-        raise InvalidRequest("logprobs are not supported by this server", param="logprobs")
+    if isinstance(req, s.ChatCompletionRequest):
+        if req.top_logprobs is not None and not req.logprobs:
+            raise InvalidRequest("top_logprobs needs logprobs: true", param="top_logprobs")
+        if forced_tools(req) and req.response_format is not None \
+                and req.response_format.type != "text":
+            raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
+                                 "response_format", param="tool_choice")
     if isinstance(req, s.CompletionRequest):
-        if req.logprobs:
-            raise InvalidRequest("logprobs are not supported by this server", param="logprobs")
         if req.echo:
             raise InvalidRequest("echo is not supported", param="echo")
         if req.best_of is not None and req.best_of > 1:
             raise InvalidRequest("best_of > 1 is not supported", param="best_of")
-        if req.suffix:
-            raise InvalidRequest("suffix (fill-in-the-middle) is not supported yet; "
-                                 "send the prefix only", param="suffix")
 
 
 def _json_schema(fmt: s.ResponseFormat | None) -> str | None:
@@ -126,9 +126,11 @@ def sampling_params(req: s.ChatCompletionRequest | s.CompletionRequest,
     if isinstance(req, s.ChatCompletionRequest):
         wanted = req.max_completion_tokens or req.max_tokens
         param = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
-        schema = _json_schema(req.response_format)
+        forced = forced_tools(req)
+        schema = forced_call_schema(forced) if forced else _json_schema(req.response_format)
+        logprobs = (req.top_logprobs or 0) if req.logprobs else None
     else:
-        wanted, param, schema = req.max_tokens, "max_tokens", None
+        wanted, param, schema, logprobs = req.max_tokens, "max_tokens", None, req.logprobs
     return GenerationParams(
         max_tokens=_max_tokens(wanted, limits, param),
         temperature=1.0 if req.temperature is None else req.temperature,
@@ -138,13 +140,43 @@ def sampling_params(req: s.ChatCompletionRequest | s.CompletionRequest,
         stop=_stops(req.stop),
         seed=req.seed,
         json_schema=schema,
+        logprobs=logprobs,
         timeout_s=limits.timeout_s,
     )
+
+
+def forced_tools(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | None:
+    """The tools one of which must be called (``required`` or a named choice), else None."""
+    if req.tool_choice == "required" or isinstance(req.tool_choice, s.NamedToolChoice):
+        return tools_for_engine(req)
+    return None
+
+
+def forced_call_schema(tools: Sequence[dict[str, Any]]) -> str:
+    """A JSON schema for exactly one ``{"name", "arguments"}`` call of one of ``tools``.
+
+    Sampling under its grammar makes a forced call happen whatever the model would
+    rather say; the answer is then a bare JSON call, which the tool-call parser reads.
+    """
+    options = []
+    for tool in tools:
+        function = tool["function"]
+        options.append({
+            "type": "object",
+            "properties": {"name": {"const": function["name"]},
+                           "arguments": function.get("parameters") or {"type": "object"}},
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        })
+    return json.dumps(options[0] if len(options) == 1 else {"anyOf": options})
 
 
 def tools_for_engine(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | None:
     """The tools to render into the prompt (a named ``tool_choice`` offers only that one)."""
     if not req.tools or req.tool_choice == "none":
+        if req.tool_choice == "required" or isinstance(req.tool_choice, s.NamedToolChoice):
+            raise InvalidRequest("tool_choice forces a tool call but no tools were given",
+                                 param="tool_choice")
         return None
     tools = [t.model_dump(exclude_none=True) for t in req.tools]
     if isinstance(req.tool_choice, s.NamedToolChoice):
@@ -221,9 +253,41 @@ def split_answer(text: str, tools: Sequence[dict[str, Any]] | None) -> ParsedAns
     return parse_tool_calls(text, tool_names(tools))
 
 
+def _bytes(token: str) -> list[int]:
+    return list(token.encode("utf-8"))
+
+
+def chat_logprobs(logprobs: Sequence[TokenLogprob] | None) -> s.ChatLogprobs | None:
+    """Chat ``logprobs`` for the sampled tokens (None when they were not asked for)."""
+    if logprobs is None:
+        return None
+    return s.ChatLogprobs(content=[
+        s.TokenLogprobOut(token=lp.token, logprob=lp.logprob, bytes=_bytes(lp.token),
+                          top_logprobs=[s.TopLogprob(token=t, logprob=v, bytes=_bytes(t))
+                                        for t, v in lp.top])
+        for lp in logprobs])
+
+
+def completion_logprobs(logprobs: Sequence[TokenLogprob] | None, offset: int = 0
+                        ) -> s.CompletionLogprobs | None:
+    """Legacy completion ``logprobs``; ``offset`` is where these tokens start in the text."""
+    if logprobs is None:
+        return None
+    offsets = []
+    for lp in logprobs:
+        offsets.append(offset)
+        offset += len(lp.token)
+    return s.CompletionLogprobs(
+        tokens=[lp.token for lp in logprobs],
+        token_logprobs=[lp.logprob for lp in logprobs],
+        top_logprobs=[dict(lp.top) for lp in logprobs],
+        text_offset=offsets)
+
+
 def chat_completion(*, request_id: str, model: str, created: int, text: str, reasoning: str,
-                    final: Chunk, tools: Sequence[dict[str, Any]] | None) -> s.ChatCompletion:
-    """A whole chat answer."""
+                    final: Chunk, tools: Sequence[dict[str, Any]] | None,
+                    logprobs: Sequence[TokenLogprob] | None = None) -> s.ChatCompletion:
+    """A whole chat answer (``logprobs`` None: not asked for)."""
     answer = split_answer(text, tools)
     message = s.ChatMessageOut(content=answer.content if answer.content or not answer.tool_calls
                                else None,
@@ -231,27 +295,32 @@ def chat_completion(*, request_id: str, model: str, created: int, text: str, rea
                                tool_calls=tool_calls_out(answer.tool_calls))
     return s.ChatCompletion(
         id=request_id, created=created, model=model, usage=usage_out(final.usage),
-        choices=[s.ChatChoice(message=message,
+        choices=[s.ChatChoice(message=message, logprobs=chat_logprobs(logprobs),
                               finish_reason=finish_reason(final, answer.tool_calls))])
 
 
 def text_completion(*, request_id: str, model: str, created: int, text: str,
-                    final: Chunk) -> s.Completion:
-    """A whole text completion."""
+                    final: Chunk, logprobs: Sequence[TokenLogprob] | None = None
+                    ) -> s.Completion:
+    """A whole text completion (``logprobs`` None: not asked for)."""
     return s.Completion(id=request_id, created=created, model=model,
                         usage=usage_out(final.usage),
-                        choices=[s.CompletionChoice(text=text, finish_reason=finish_reason(final))])
+                        choices=[s.CompletionChoice(text=text, finish_reason=finish_reason(final),
+                                                    logprobs=completion_logprobs(logprobs))])
 
 
 def chat_delta(*, request_id: str, model: str, created: int, delta: dict[str, Any],
                finish: str | None = None, usage: s.UsageOut | None = None,
-               with_usage_field: bool = False) -> dict[str, Any]:
+               with_usage_field: bool = False,
+               logprobs: Sequence[TokenLogprob] | None = None) -> dict[str, Any]:
     """One ``chat.completion.chunk`` event body."""
+    lp = chat_logprobs(logprobs)
     body: dict[str, Any] = {
         "id": request_id, "object": "chat.completion.chunk", "created": created,
         "model": model, "system_fingerprint": None,
         "choices": [] if usage is not None else
-        [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        [{"index": 0, "delta": delta, "logprobs": lp.model_dump() if lp else None,
+          "finish_reason": finish}],
     }
     if usage is not None or with_usage_field:
         body["usage"] = usage.model_dump() if usage is not None else None
@@ -277,13 +346,14 @@ def tool_call_deltas(calls: Sequence[ToolCall]) -> dict[str, Any]:
 
 
 def completion_delta(*, request_id: str, model: str, created: int, text: str,
-                     finish: str | None = None, usage: s.UsageOut | None = None
-                     ) -> dict[str, Any]:
+                     finish: str | None = None, usage: s.UsageOut | None = None,
+                     logprobs: s.CompletionLogprobs | None = None) -> dict[str, Any]:
     """One streamed ``text_completion`` event body."""
     body: dict[str, Any] = {
         "id": request_id, "object": "text_completion", "created": created, "model": model,
         "choices": [] if usage is not None else
-        [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}],
+        [{"index": 0, "text": text, "logprobs": logprobs.model_dump() if logprobs else None,
+          "finish_reason": finish}],
     }
     if usage is not None:
         body["usage"] = usage.model_dump()

@@ -18,13 +18,14 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
-from desktop.engine.types import Chunk
+from desktop.engine.types import Chunk, TokenLogprob
 from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
 from desktop.server import schemas as s
 from desktop.server.app import RequestInfo, Services
 from desktop.server.cache import embedding_key, is_deterministic, request_key
 from desktop.server.metrics import Gauges
+from desktop.server.toolcalls import StreamGate
 
 router = APIRouter()
 T = TypeVar("T")
@@ -141,14 +142,17 @@ async def _first_chunk(request: Request, stream: Iterator[Chunk], cancel: thread
     return first
 
 
-def _drain(first: Chunk, stream: Iterator[Chunk]) -> tuple[str, str, Chunk]:
+def _drain(first: Chunk, stream: Iterator[Chunk]
+           ) -> tuple[str, str, Chunk, list[TokenLogprob]]:
     text, reasoning, final = [first.text], [first.reasoning], first
+    logprobs = list(first.logprobs)
     if not first.is_final:
         for chunk in stream:
             text.append(chunk.text)
             reasoning.append(chunk.reasoning)
+            logprobs.extend(chunk.logprobs)
             final = chunk
-    return "".join(text), "".join(reasoning), final
+    return "".join(text), "".join(reasoning), final, logprobs
 
 
 def _count(info: RequestInfo, final: Chunk) -> None:
@@ -187,25 +191,37 @@ def metrics(request: Request) -> PlainTextResponse:
 
 
 def _chat_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str, created: int,
-                 tools: list[dict[str, Any]] | None, include_usage: bool,
-                 info: RequestInfo) -> Generator[bytes, None, None]:
+                 tools: list[dict[str, Any]] | None, forced: bool, logprobs: bool,
+                 include_usage: bool, info: RequestInfo) -> Generator[bytes, None, None]:
+    pending: list[TokenLogprob] = []  # logprobs of tokens whose text is not sent yet
+
     def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        lp = None
+        if logprobs and (pending or finish is not None):
+            lp = list(pending)
+            pending.clear()
         return oa.sse(oa.chat_delta(request_id=rid, model=model, created=created, delta=delta,
-                                    finish=finish, with_usage_field=include_usage))
+                                    finish=finish, with_usage_field=include_usage,
+                                    logprobs=lp))
 
     yield event({"role": "assistant", "content": ""})
-    held: list[str] = []  # with tools offered, the answer is held until it is parsed
+    # With tools offered, words stream until something may be a call; that is held
+    # until the answer is complete and parsed.
+    gate = StreamGate(oa.tool_names(tools), hold_all=forced) if tools else None
     chunk: Chunk | None = first
     final = first
     try:
         while chunk is not None:
             final = chunk
-            if tools:
-                held.append(chunk.text)
-                if chunk.reasoning:
-                    yield event({"reasoning_content": chunk.reasoning})
-            elif chunk.text or chunk.reasoning:
-                yield event(oa.chunk_delta(chunk))
+            pending.extend(chunk.logprobs)
+            delta = oa.chunk_delta(chunk)
+            if gate is not None:
+                delta.pop("content", None)
+                words = gate.feed(chunk.text)
+                if words:
+                    delta["content"] = words
+            if delta:
+                yield event(delta)
             if chunk.is_final:
                 break
             chunk = next(stream, None)
@@ -213,11 +229,10 @@ def _chat_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str,
         _close(stream)  # releases the scheduler's gate, also when the client left
     _count(info, final)
     calls: tuple[Any, ...] = ()
-    if tools:
-        answer = oa.split_answer("".join(held), tools)
-        calls = answer.tool_calls
-        if answer.content:
-            yield event({"content": answer.content})
+    if gate is not None:
+        rest, calls = gate.finish()
+        if rest:
+            yield event({"content": rest})
         if calls:
             yield event(oa.tool_call_deltas(calls))
     yield event({}, oa.finish_reason(final, calls))
@@ -254,16 +269,18 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
     if body.stream:
         include = bool(body.stream_options and body.stream_options.include_usage)
         events = _chat_events(first, stream, rid=rid, model=body.model, created=created,
-                              tools=tools, include_usage=include, info=info)
+                              tools=tools, forced=oa.forced_tools(body) is not None,
+                              logprobs=bool(body.logprobs), include_usage=include, info=info)
         return EventStream(_pump(events), cancel, events.close)
     try:
-        text, reasoning, final = await _watch_disconnect(
+        text, reasoning, final, logprobs = await _watch_disconnect(
             request, cancel, lambda: anyio.to_thread.run_sync(_drain, first, stream))
     finally:
         await anyio.to_thread.run_sync(_close, stream)
     _count(info, final)
     result = oa.chat_completion(request_id=rid, model=body.model, created=created, text=text,
-                                reasoning=reasoning, final=final, tools=tools)
+                                reasoning=reasoning, final=final, tools=tools,
+                                logprobs=logprobs if body.logprobs else None)
     data = result.model_dump(mode="json")
     if cacheable and svc.responses is not None and final.finish_reason in ("stop", "length"):
         svc.responses.put(cache_key, data)
@@ -286,16 +303,19 @@ def _detokenize(svc: Services, model: str, tokens: list[int]) -> str:
 
 
 def _completion_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str,
-                       created: int, include_usage: bool, info: RequestInfo
+                       created: int, include_usage: bool, logprobs: bool, info: RequestInfo
                        ) -> Generator[bytes, None, None]:
     chunk: Chunk | None = first
     final = first
+    offset = 0  # where the next chunk's text starts in the whole completion
     try:
         while chunk is not None:
             final = chunk
-            if chunk.text:
+            if chunk.text or (logprobs and chunk.logprobs):
+                lp = oa.completion_logprobs(chunk.logprobs, offset) if logprobs else None
+                offset += len(chunk.text)
                 yield oa.sse(oa.completion_delta(request_id=rid, model=model, created=created,
-                                                 text=chunk.text))
+                                                 text=chunk.text, logprobs=lp))
             if chunk.is_final:
                 break
             chunk = next(stream, None)
@@ -320,7 +340,10 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
     if isinstance(prompt, list):
         prompt = await anyio.to_thread.run_sync(_detokenize, svc, body.model, prompt)
     cancel = threading.Event()
-    stream = svc.scheduler.stream_completion(body.model, prompt, params, cancel)
+    if body.suffix is not None:  # fill-in-the-middle: the prompt is the prefix
+        stream = svc.scheduler.stream_infill(body.model, prompt, body.suffix, params, cancel)
+    else:
+        stream = svc.scheduler.stream_completion(body.model, prompt, params, cancel)
     rid, created = "cmpl-" + info.request_id, int(time.time())
     try:
         first = await _first_chunk(request, stream, cancel, info)
@@ -330,16 +353,18 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
     if body.stream:
         include = bool(body.stream_options and body.stream_options.include_usage)
         events = _completion_events(first, stream, rid=rid, model=body.model, created=created,
-                                    include_usage=include, info=info)
+                                    include_usage=include, logprobs=body.logprobs is not None,
+                                    info=info)
         return EventStream(_pump(events), cancel, events.close)
     try:
-        text, _, final = await _watch_disconnect(
+        text, _, final, logprobs = await _watch_disconnect(
             request, cancel, lambda: anyio.to_thread.run_sync(_drain, first, stream))
     finally:
         await anyio.to_thread.run_sync(_close, stream)
     _count(info, final)
     return oa.text_completion(request_id=rid, model=body.model, created=created, text=text,
-                              final=final)
+                              final=final,
+                              logprobs=logprobs if body.logprobs is not None else None)
 
 
 # ---------------------------------------------------------------- embeddings

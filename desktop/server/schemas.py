@@ -202,13 +202,43 @@ class ChatMessageOut(_Response):
     tool_calls: list[ToolCallOut] | None = None
 
 
+class TopLogprob(_Response):
+    """One likely token at a position, with its UTF-8 bytes."""
+
+    token: str
+    logprob: float
+    bytes: list[int] | None
+
+
+class TokenLogprobOut(TopLogprob):
+    """A sampled token's log-probability and the most likely alternatives."""
+
+    top_logprobs: list[TopLogprob]
+
+
+class ChatLogprobs(_Response):
+    """``choices[].logprobs`` of a chat answer."""
+
+    content: list[TokenLogprobOut] | None
+    refusal: list[TokenLogprobOut] | None = None
+
+
+class CompletionLogprobs(_Response):
+    """``choices[].logprobs`` of a (legacy) text completion."""
+
+    tokens: list[str]
+    token_logprobs: list[float]
+    top_logprobs: list[dict[str, float]]
+    text_offset: list[int]
+
+
 class ChatChoice(_Response):
     """One answer to a chat request."""
 
     index: int = 0
     message: ChatMessageOut
     finish_reason: str
-    logprobs: None = None
+    logprobs: ChatLogprobs | None = None
 
 
 class ChatCompletion(_Response):
@@ -229,7 +259,7 @@ class CompletionChoice(_Response):
     index: int = 0
     text: str
     finish_reason: str
-    logprobs: None = None
+    logprobs: CompletionLogprobs | None = None
 
 
 class Completion(_Response):

@@ -141,3 +141,81 @@ def _bare_call(text: str, known: Collection[str]) -> tuple[str, str] | None:
             return first.strip(), arguments
     return None
 
+
+
+_MARKERS = ("<tool_call>", "<|tool_calls_section_begin|>", "<|tool_call_begin|>")
+
+
+class StreamGate:
+    """Lets an answer's words stream while holding back whatever may be a tool call.
+
+    Text flows until a tool-call marker starts (a tail that could begin one waits for
+    the next piece). An answer that opens like a bare call (``{`` or a known tool name
+    on the first line) is held whole, because only the end tells whether it is one.
+    ``finish`` parses the whole answer and returns the words not yet sent.
+    """
+
+    def __init__(self, known: Collection[str], *, hold_all: bool = False) -> None:
+        self._known = tuple(known)
+        self._text = ""
+        self._sent = 0
+        self._holding = hold_all
+        self._opening_checked = hold_all
+
+    def feed(self, piece: str) -> str:
+        """Add generated text; return the part that is safe to send now."""
+        self._text += piece
+        if self._holding:
+            return ""
+        if not self._opening_checked:
+            verdict = self._opening()
+            if verdict != "no":
+                self._holding = verdict == "bare"
+                return ""
+            self._opening_checked = True
+        text = self._text
+        found = [i for i in (text.find(m, max(0, self._sent - 40)) for m in _MARKERS) if i >= 0]
+        if found:
+            end = min(found)
+            self._holding = True
+        else:
+            end = len(text) - _partial_marker(text)
+        out = text[self._sent:max(end, self._sent)]
+        self._sent = max(end, self._sent)
+        return out
+
+    def _opening(self) -> str:
+        """'bare' (held whole), 'maybe' (wait for more) or 'no' (ordinary words)."""
+        lead = self._text.lstrip()
+        if not lead:
+            return "maybe"
+        if lead.startswith("{"):
+            return "bare"
+        first, newline, _ = lead.partition("\n")
+        first = first.strip()
+        if newline:
+            return "bare" if first in self._known else "no"
+        return "maybe" if any(name.startswith(first) for name in self._known) else "no"
+
+    def finish(self, new_id: IdFactory = new_call_id) -> tuple[str, tuple[ToolCall, ...]]:
+        """The words still to send and the tool calls of the whole answer."""
+        parsed = parse_tool_calls(self._text, self._known, new_id)
+        sent = self._text[:self._sent]
+        if not parsed.tool_calls:
+            return self._text[self._sent:], ()
+        # The sent words open the parsed content (which is stripped); send the rest.
+        content, head = parsed.content, sent.lstrip()
+        if content.startswith(head):
+            return content[len(head):], parsed.tool_calls
+        return ("" if head.startswith(content) else content), parsed.tool_calls
+
+
+def _partial_marker(text: str) -> int:
+    """Length of the longest tail of ``text`` that could be the start of a marker."""
+    best = 0
+    for marker in _MARKERS:
+        for n in range(min(len(marker) - 1, len(text)), best, -1):
+            if text.endswith(marker[:n]):
+                best = n
+                break
+    return best

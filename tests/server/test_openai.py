@@ -8,11 +8,11 @@ import struct
 
 import pytest
 
-from desktop.engine.types import Chunk, Usage
+from desktop.engine.types import Chunk, TokenLogprob, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import openai as oa
 from desktop.server import schemas as s
-from desktop.server.toolcalls import parse_tool_calls
+from desktop.server.toolcalls import StreamGate, parse_tool_calls
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}
@@ -134,9 +134,12 @@ def test_sampling_defaults_limits_and_json_schema() -> None:
 
 
 @pytest.mark.parametrize("fields,param", [
-    ({"n": 2}, "n"), ({"logprobs": True}, "logprobs"),
+    ({"n": 2}, "n"), ({"top_logprobs": 2}, "top_logprobs"),
     ({"response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
      "response_format"),
+    ({"tool_choice": "required"}, "tool_choice"),
+    ({"tools": [WEATHER], "tool_choice": "required",
+      "response_format": {"type": "json_object"}}, "tool_choice"),
 ])
 def test_unsupported_chat_fields_are_refused_by_name(fields, param) -> None:
     with pytest.raises(InvalidRequest) as err:
@@ -215,3 +218,63 @@ def test_base64_embeddings_decode_to_the_same_floats() -> None:
 def test_error_body_shape() -> None:
     assert oa.error_body("m", type_="t", code="c", param="p") == {
         "error": {"message": "m", "type": "t", "param": "p", "code": "c"}}
+
+
+# ---------------------------------------------------------------- forced calls, streaming, logprobs
+
+def test_forced_tool_choice_becomes_a_schema_of_one_call() -> None:
+    other = {"type": "function", "function": {"name": "other"}}
+    params = oa.sampling_params(_chat(tools=[WEATHER, other], tool_choice="required"),
+                                oa.Limits())
+    schema = json.loads(params.json_schema or "")
+    assert [o["properties"]["name"] for o in schema["anyOf"]] == [
+        {"const": "get_weather"}, {"const": "other"}]
+    assert schema["anyOf"][0]["properties"]["arguments"] == WEATHER["function"]["parameters"]
+    named = oa.sampling_params(_chat(tools=[WEATHER, other], tool_choice={
+        "type": "function", "function": {"name": "other"}}), oa.Limits())
+    assert json.loads(named.json_schema or "")["properties"]["name"] == {"const": "other"}
+    assert oa.sampling_params(_chat(tools=[WEATHER], tool_choice="auto"),
+                              oa.Limits()).json_schema is None
+
+
+def _gate(pieces: list[str], hold_all: bool = False):
+    gate = StreamGate({"get_weather"}, hold_all=hold_all)
+    sent = [gate.feed(p) for p in pieces]
+    rest, calls = gate.finish(_ids())
+    return sent, rest, [(c.name, json.loads(c.arguments)) for c in calls]
+
+
+def test_stream_gate_sends_words_before_a_call_and_holds_the_call() -> None:
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    sent, rest, calls = _gate(["Let me ", "look.", "<tool", call[5:40], call[40:], " Done."])
+    assert sent == ["Let me ", "look.", "", "", "", ""]  # "<tool" waits: it may open a call
+    assert rest == " Done." and calls == [("get_weather", {"city": "Oslo"})]
+    # Words that merely look like a marker's start are sent once they cannot be one.
+    assert _gate(["a <", "b> c"]) == (["a ", "<b> c"], "", [])
+
+
+def test_stream_gate_holds_answers_that_open_like_a_bare_call() -> None:
+    assert _gate(['{"name": "get_weather",', ' "arguments": {}}']) == (
+        ["", ""], "", [("get_weather", {})])
+    assert _gate(["get_", 'weather\n{"city": "x"}']) == (["", ""], "", [
+        ("get_weather", {"city": "x"})])
+    # A first word that only starts like a tool name is released as soon as it differs.
+    assert _gate(["get", " me a coffee"]) == (["", "get me a coffee"], "", [])
+    assert _gate(["plain words"], hold_all=True) == ([""], "plain words", [])
+
+
+def test_logprobs_in_chat_and_legacy_shapes() -> None:
+    lps = [TokenLogprob("hé", -0.5, (("hé", -0.5), ("a", -1.5))), TokenLogprob("!", -0.1)]
+    chat = oa.chat_logprobs(lps)
+    assert chat is not None and chat.content is not None
+    first = chat.content[0]
+    assert (first.token, first.logprob, first.bytes) == ("hé", -0.5, [104, 195, 169])
+    assert [(t.token, t.logprob) for t in first.top_logprobs] == [("hé", -0.5), ("a", -1.5)]
+    legacy = oa.completion_logprobs(lps, offset=3)
+    assert legacy is not None
+    assert legacy.tokens == ["hé", "!"] and legacy.text_offset == [3, 5]
+    assert legacy.top_logprobs == [{"hé": -0.5, "a": -1.5}, {}]
+    assert oa.chat_logprobs(None) is None
+    assert oa.sampling_params(_chat(logprobs=True, top_logprobs=3), oa.Limits()).logprobs == 3
+    assert oa.sampling_params(_chat(logprobs=True), oa.Limits()).logprobs == 0
+    assert oa.sampling_params(_chat(), oa.Limits()).logprobs is None
