@@ -69,6 +69,7 @@ class ChatView(QWidget):
                 self.chats.add(stored)
             self.chats.renamed.connect(saver.rename)
         self.new_chat()
+        self.header.reload_presets()  # again, now that a damaged file can be reported
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:

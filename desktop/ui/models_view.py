@@ -6,13 +6,14 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QTableView,
@@ -26,6 +27,7 @@ from desktop.catalog.listing import CatalogRow, catalog_rows
 from desktop.catalog.pull import parse_target, pull
 from desktop.engine.types import LoadReport
 from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
@@ -67,7 +69,16 @@ class ModelsView(QWidget):
         self.table.setAlternatingRowColors(False)
         self.table.doubleClicked.connect(lambda _index: self._use_selected())
         layout.addWidget(self.table, 1)
+        self.details = QLabel()
+        self.details.setObjectName("Muted")
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.details)
         layout.addLayout(self._build_buttons(layout))
+        self.hub_search = HubSearch(context, pool, self.download)
+        self.hub_search.error.connect(self.error)
+        layout.addWidget(self.hub_search)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_details())
         self.refresh()
 
     def _build_buttons(self, layout: QVBoxLayout) -> QHBoxLayout:
@@ -88,6 +99,9 @@ class ModelsView(QWidget):
         self.pause_button = QPushButton(self.tr("Pause"))
         self.pause_button.setAccessibleName(self.tr("Pause the download (resume continues it)"))
         self.pause_button.clicked.connect(self._pause_selected)
+        self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
+        self.remove_button.setAccessibleName(self.tr("Remove the selected model"))
+        self.remove_button.clicked.connect(self._ask_remove)
         self.status = QLabel()
         self.status.setObjectName("Muted")
         self.progress = QProgressBar()
@@ -98,6 +112,7 @@ class ModelsView(QWidget):
         buttons.addWidget(self.download_button)
         buttons.addWidget(self.pause_button)
         buttons.addWidget(self.import_button)
+        buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
         buttons.addWidget(self.status)
         buttons.addWidget(self.load_button)
@@ -118,8 +133,43 @@ class ModelsView(QWidget):
         self.hardware_label.setText(self.tr("This machine: ") + ctx.hardware.describe())
         rows = catalog_rows(ctx.catalog, ctx.hardware, gpu_offload=ctx.gpu_offload,
                             installed=self._installed)
-        self.table_model.set_rows([*self._imported, *rows])
+        self.table_model.set_rows([*self._imported, *self._downloaded_elsewhere(), *rows])
+        self._show_details()
         self.models_changed.emit()
+
+    def _downloaded_elsewhere(self) -> list[CatalogRow]:
+        """Rows for models pulled from the Hub by repo and file (not catalog entries)."""
+        rows = []
+        for model in self._context.installed.all():
+            if model.catalog_id is not None or not model.paths:
+                continue
+            try:
+                kind = self._context.resolver(model.id).kind
+            except EdgeDeskError:
+                continue  # files gone or unreadable: 'edgedesk models list' explains
+            rows.append(CatalogRow(
+                id=model.id, name=model.paths[0].name, family="other", kind=kind,
+                tier="hub", repo=model.repo or str(model.paths[0].parent),
+                recommended_quant=model.quant, size_bytes=model.size, fit="—",
+                installed=model.files))
+        return rows
+
+    def _show_details(self) -> None:
+        row = self.selected()
+        if row is None or not row.installed:
+            self.details.setText("")
+            return
+        found = self._context.installed.matching(row.id)
+        if not found:
+            self.details.setText(self.tr("Imported in place: ") + ", ".join(row.installed))
+            return
+        model = found[0]
+        digests = " · ".join(f"{Path(f).name}: {d[:16]}…" for f, d in
+                             zip(model.files, model.sha256, strict=False))
+        self.details.setText(f"{human_size(model.size)} · "
+                             + self.tr("SHA-256 verified at download: ") + digests)
+        self.details.setToolTip("\n".join(f"{f}\n{d}" for f, d in
+                                           zip(model.files, model.sha256, strict=False)))
 
     def chat_models(self) -> list[tuple[str, str]]:
         """``(label, reference)`` of every chat model that can run now."""
@@ -185,6 +235,33 @@ class ModelsView(QWidget):
         worker.failed.connect(self._load_failed)
         self._pool.start(worker)
         return worker
+
+    def _ask_remove(self) -> None:
+        row = self.selected()
+        if row is None or not row.installed:
+            return
+        answer = QMessageBox.question(
+            self, self.tr("Remove model"),
+            self.tr("Remove %1? Downloaded files are deleted; imported files are only "
+                    "forgotten.").replace("%1", row.name))
+        if answer == QMessageBox.StandardButton.Yes:
+            self.remove(row.id)
+
+    def remove(self, model_id: str) -> bool:
+        """Forget ``model_id``; delete its files only if EdgeDesk downloaded them."""
+        before = len(self._imported)
+        self._imported = [r for r in self._imported if r.id != model_id]
+        removed = len(self._imported) < before
+        try:
+            self._context.installed.remove(model_id)
+            removed = True
+        except EdgeDeskError as exc:
+            if not removed:
+                self._fail(exc.message)
+                return False
+        self.status.setText(self.tr("Removed ") + model_id)
+        self.refresh()
+        return True
 
     # ------------------------------------------------------------------ downloads
     def _download_selected(self) -> None:

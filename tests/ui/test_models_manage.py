@@ -1,0 +1,100 @@
+"""Models screen: verified checksums shown, remove, and Hub search (gated by offline mode)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from desktop.app import build_context
+from desktop.config import NoPolicy
+from desktop.ui.main_window import MainWindow
+from tests.fixtures.fake_hub import FakeHub
+from tests.ui.test_downloads import CAT_FILE, CAT_ID, CAT_REPO
+
+pytestmark = pytest.mark.qt
+
+OTHER_REPO = "someone/Tiny-Chat-GGUF"
+OTHER_FILE = "tiny-chat-Q8_0.gguf"
+
+
+@pytest.fixture
+def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with FakeHub() as fake:
+        fake.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
+        fake.add_repo(OTHER_REPO, {OTHER_FILE: tiny_chat.read_bytes(), "README.md": b"hi"},
+                      downloads=7)
+        config = edgedesk_home / "config"
+        config.mkdir(parents=True)
+        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
+        yield fake
+
+
+def _row(view, model_id: str) -> int:
+    model = view.table_model
+    return next(n for n in range(model.rowCount()) if model.row_at(n).id == model_id)
+
+
+def test_installed_model_shows_its_checksum_and_can_be_removed(qtbot, hub: FakeHub,
+                                                               tiny_chat: Path) -> None:
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    view = win.models
+    worker = view.download(CAT_ID)
+    assert worker is not None
+    with qtbot.waitSignal(worker.installed, timeout=20_000):
+        pass
+    view.table.selectRow(_row(view, CAT_ID))
+    digest = hashlib.sha256(tiny_chat.read_bytes()).hexdigest()
+    assert f"{CAT_FILE}: {digest[:16]}…" in view.details.text()
+    assert digest in view.details.toolTip()
+    installed = Path(view.table_model.row_at(_row(view, CAT_ID)).installed[0])
+    assert installed.exists()
+
+    assert view.remove(CAT_ID)
+    assert not view.table_model.row_at(_row(view, CAT_ID)).installed
+    assert not installed.exists()  # downloaded by us: deleted
+    assert win.chat.model_box.findData(CAT_ID) < 0
+    assert tiny_chat.exists()
+    win.close()
+
+
+def test_hub_search_lists_quants_and_downloads_one(qtbot, hub: FakeHub) -> None:
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    search = win.models.hub_search
+    search.query.setText("tiny")
+    with qtbot.waitSignal(search.searched, timeout=10_000) as found:
+        assert search.search() is not None
+    assert [h.repo for h in found.args[0]] == [OTHER_REPO]
+    repo = search.results.topLevelItem(0)
+    assert repo.text(0) == OTHER_REPO and repo.childCount() == 1  # README is not a quant
+    quant = repo.child(0)
+    assert quant.text(0) == "Q8_0"
+    search.results.setCurrentItem(quant)
+    with qtbot.waitSignal(win.models.models_changed, timeout=20_000):
+        search.get_button.click()
+    qtbot.waitUntil(lambda: any(r.tier == "hub" for r in
+                                (win.models.table_model.row_at(n) for n in
+                                 range(win.models.table_model.rowCount()))), timeout=20_000)
+    row = next(win.models.table_model.row_at(n) for n in range(win.models.table_model.rowCount())
+               if win.models.table_model.row_at(n).tier == "hub")
+    assert row.name == OTHER_FILE and row.installed
+    assert win.chat.model_box.findData(row.id) >= 0
+    win.close()
+
+
+def test_offline_mode_refuses_hub_search(qtbot, hub: FakeHub) -> None:
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
+    qtbot.addWidget(win)
+    search = win.models.hub_search
+    search.query.setText("glm")
+    with qtbot.waitSignal(search.error, timeout=2000) as error:
+        assert search.search() is None
+    assert "offline" in error.args[0].lower()
+    assert "offline" in search.status.text().lower()
+    assert hub.log == []  # nothing reached the Hub
+    assert search.results.isHidden()
+    win.close()
