@@ -36,7 +36,7 @@ SIGNAL_POLL_MS = 150
 
 def _install_signal_handlers(app: QApplication, window: MainWindow) -> QTimer:
     def close_and_quit() -> None:
-        window.close()
+        window.quit_app()  # not close(): with a tray icon that would only hide the window
         app.quit()
 
     def close(_signum: int, _frame: FrameType | None) -> None:
@@ -73,6 +73,8 @@ def run_app(args: argparse.Namespace) -> int:
     translator = install_translator(app, context.settings.language)
     apply_theme(app, context.settings.theme)
     window = MainWindow(context)
+    # Hidden to the tray is not closed: the app quits from the tray menu or a signal.
+    app.setQuitOnLastWindowClosed(window.tray is None)
     window.show()
     window.maybe_first_run()
     _install_signal_handlers(app, window)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QStackedWidget,
+    QSystemTrayIcon,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -33,6 +34,7 @@ from desktop.ui.persistence import ChatSaver
 from desktop.ui.presets import PresetStore
 from desktop.ui.server_view import ServerView
 from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.tray import Tray, hides_on_close
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 if TYPE_CHECKING:
@@ -83,6 +85,12 @@ class MainWindow(QMainWindow):
         self._reaper.start()
         if context.settings.engine.preload:
             self.pool.start(TaskWorker(context.preload))
+        self._quitting = False
+        self.tray: Tray | None = None
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self.tray = Tray(self)
+            self.tray.show_requested.connect(self._show_from_tray)
+            self.tray.quit_requested.connect(self.quit_app)
         if context.settings.server.start_with_app:
             self.server.toggle_server()
 
@@ -234,7 +242,35 @@ class MainWindow(QMainWindow):
         self.pool.stop_all()
         self.context.close()
 
+    def hides_on_close(self) -> bool:
+        """Whether closing now hides the window to the tray (the server keeps serving)."""
+        return hides_on_close(keep_in_tray=bool(self.context.settings.keep_in_tray),
+                              tray_available=self.tray is not None,
+                              server_running=self.server.running, quitting=self._quitting)
+
+    def quit_app(self) -> None:
+        """Quit for real (tray menu, SIGINT/SIGTERM): close even if the tray would hide."""
+        self._quitting = True
+        self.close()
+        app = QApplication.instance()
+        if app is not None:
+            app.quit()
+
+    def _show_from_tray(self) -> None:
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing the window shuts the app down cleanly."""
+        """Closing the window shuts the app down cleanly, or hides it to the tray."""
+        if self.hides_on_close():
+            self.hide()
+            event.ignore()
+            if self.tray is not None:
+                self.tray.notify_hidden()
+            return
         self.shutdown()
         event.accept()
+        app = QApplication.instance()
+        if isinstance(app, QApplication) and not app.quitOnLastWindowClosed():
+            app.quit()  # with a tray, Qt leaves quitting to us

@@ -73,6 +73,7 @@ class SettingsDialog(QDialog):
             "engine.context_length": self.tr("Context length"),
             "offline": self.tr("Network"), "retention_days": self.tr("Delete chats after"),
             "theme": self.tr("Theme"), "language": self.tr("Language"),
+            "keep_in_tray": self.tr("Tray"),
         }
         for key, widget in self._fields.items():
             widget.setAccessibleName(labels[key])
@@ -120,11 +121,15 @@ class SettingsDialog(QDialog):
         self.language.addItem("English", "en")
         self.language.addItem("简体中文", "zh_CN")
         self.language.setCurrentIndex(self.language.findData(settings.language))
+        self.keep_in_tray = QCheckBox(self.tr("Closing the window keeps the server running "
+                                              "in the tray"))
+        self.keep_in_tray.setChecked(settings.keep_in_tray)
 
         self._fields: dict[str, QWidget] = {
             "engine.keep_alive_s": self.keep_alive, "engine.gpu_layers": self.gpu_layers,
             "engine.context_length": self.context_length, "offline": self.offline,
             "retention_days": self.retention, "theme": self.theme, "language": self.language,
+            "keep_in_tray": self.keep_in_tray,
         }
 
     def _locked_note(self, key: str, widget: QWidget) -> QWidget:
@@ -153,6 +158,7 @@ class SettingsDialog(QDialog):
             "retention_days": self.retention.value() or None,
             "theme": str(self.theme.currentData()),
             "language": str(self.language.currentData()),
+            "keep_in_tray": self.keep_in_tray.isChecked(),
         }
 
     def changes(self) -> dict[str, Any]:

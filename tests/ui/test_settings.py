@@ -32,13 +32,15 @@ def test_saved_settings_are_written_reloaded_and_applied(qtbot, context: AppCont
     dialog.context_length.setValue(4096)
     dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
     dialog.retention.setValue(30)
+    dialog.keep_in_tray.setChecked(True)
     dialog.accept()
     saved = tomllib.loads(context.paths.settings_file.read_text(encoding="utf-8"))
     assert saved == {"engine": {"keep_alive_s": 300.0, "context_length": 4096},
-                     "theme": "dark", "retention_days": 30}
+                     "theme": "dark", "retention_days": 30, "keep_in_tray": True}
     reloaded = load_settings(context.paths).settings
     assert reloaded.engine.keep_alive_s == 300.0 and reloaded.theme == "dark"
     assert context.scheduler.keep_alive_s == 300.0  # in force without a restart
+    assert context.settings.keep_in_tray  # the next close asks the tray
     assert context.resolver.engine_settings.context_length == 4096
     assert "#1b1d22" in QApplication.instance().styleSheet()  # the dark sheet is applied
 
