@@ -44,6 +44,104 @@
     </message>
 </context>
 <context>
+    <name>ChatHeader</name>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="42" />
+        <source>Model for this chat</source>
+        <translation>此对话使用的模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="43" />
+        <source>Choose a model…</source>
+        <translation>选择模型…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="46" />
+        <source>Documents that ground the answers</source>
+        <translation>用于支撑回答的文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="48" />
+        <source>Answer from a document collection, with numbered citations</source>
+        <translation>根据文档集回答，并附编号引用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="53" />
+        <source>Temperature </source>
+        <translation>温度 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="54" />
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="56" />
+        <source>Ephemeral</source>
+        <translation>临时</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="57" />
+        <source>Ephemeral chats are never saved to disk</source>
+        <translation>临时对话永远不会保存到磁盘</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="58" />
+        <source>Ephemeral chat</source>
+        <translation>临时对话</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="72" />
+        <source>System prompt (optional)</source>
+        <translation>系统提示词（可选）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="73" />
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="76" />
+        <source>System prompt presets</source>
+        <translation>系统提示词预设</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="77" />
+        <source>Presets</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="79" />
+        <source>Save preset…</source>
+        <translation>保存预设…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="81" />
+        <source>Save this system prompt as a named preset</source>
+        <translation>将此系统提示词保存为命名预设</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="128" />
+        <source>No documents</source>
+        <translation>不使用文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="130" />
+        <source>Docs: </source>
+        <translation>文档：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="212" />
+        <source>Save preset</source>
+        <translation>保存预设</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="213" />
+        <source>Name for this system prompt:</source>
+        <translation>此系统提示词的名称：</translation>
+    </message>
+</context>
+<context>
     <name>ChatSidebar</name>
     <message>
         <location filename="../../desktop/ui/chat_sidebar.py" line="51" />
@@ -96,160 +194,488 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="99" />
-        <source>Model for this chat</source>
-        <translation>此对话使用的模型</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="100" />
-        <source>Choose a model…</source>
-        <translation>选择模型…</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="105" />
-        <source>Temperature </source>
-        <translation>温度 </translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="106" />
-        <source>Temperature</source>
-        <translation>温度</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="108" />
-        <source>Ephemeral</source>
-        <translation>临时</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="109" />
-        <source>Ephemeral chats are never saved to disk</source>
-        <translation>临时对话永远不会保存到磁盘</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="110" />
-        <source>Ephemeral chat</source>
-        <translation>临时对话</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="117" />
-        <source>System prompt (optional)</source>
-        <translation>系统提示词（可选）</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="118" />
-        <source>System prompt</source>
-        <translation>系统提示词</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat_view.py" line="145" />
+        <location filename="../../desktop/ui/chat_view.py" line="131" />
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="146" />
+        <location filename="../../desktop/ui/chat_view.py" line="132" />
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="149" />
+        <location filename="../../desktop/ui/chat_view.py" line="135" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="151" />
+        <location filename="../../desktop/ui/chat_view.py" line="137" />
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="152" />
+        <location filename="../../desktop/ui/chat_view.py" line="138" />
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="154" />
+        <location filename="../../desktop/ui/chat_view.py" line="140" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="155" />
+        <location filename="../../desktop/ui/chat_view.py" line="141" />
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="156" />
+        <location filename="../../desktop/ui/chat_view.py" line="142" />
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="306" />
+        <location filename="../../desktop/ui/chat_view.py" line="259" />
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="335" />
+        <location filename="../../desktop/ui/chat_view.py" line="288" />
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
 </context>
 <context>
+    <name>CitationRow</name>
+    <message>
+        <location filename="../../desktop/ui/grounding.py" line="98" />
+        <source>Sources:</source>
+        <translation>来源：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/grounding.py" line="99" />
+        <source>Sources given (none cited):</source>
+        <translation>提供的来源（未被引用）：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/grounding.py" line="106" />
+        <source>Open source </source>
+        <translation>打开来源 </translation>
+    </message>
+</context>
+<context>
+    <name>DocumentsView</name>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="52" />
+        <source>Documents</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="65" />
+        <source>Indexing progress</source>
+        <translation>索引进度</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="70" />
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="71" />
+        <source>Cancel indexing</source>
+        <translation>取消索引</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="87" />
+        <source>Document collections</source>
+        <translation>文档集</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="89" />
+        <source>New collection…</source>
+        <translation>新建文档集…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="90" />
+        <source>Create a document collection</source>
+        <translation>创建文档集</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="92" />
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="94" />
+        <source>Remove the collection's index (your files are kept)</source>
+        <translation>移除该文档集的索引（保留您的文件）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="111" />
+        <source>Folders and files in this collection</source>
+        <translation>此文档集中的文件夹和文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="113" />
+        <source>Skipped files and why</source>
+        <translation>跳过的文件及原因</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="114" />
+        <source>Skipped file</source>
+        <translation>跳过的文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="114" />
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="117" />
+        <source>Add folder…</source>
+        <translation>添加文件夹…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="118" />
+        <source>Add a folder to the collection</source>
+        <translation>向文档集添加文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="120" />
+        <source>Add files…</source>
+        <translation>添加文件…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="121" />
+        <source>Add files to the collection</source>
+        <translation>向文档集添加文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="123" />
+        <source>Re-index</source>
+        <translation>重新索引</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="125" />
+        <source>Re-index the collection (only changed files are read)</source>
+        <translation>重新索引文档集（只读取有变化的文件）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="132" />
+        <source>Sources</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="134" />
+        <source>Skipped</source>
+        <translation>已跳过</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="167" />
+        <source>New collections are embedded with </source>
+        <translation>新文档集使用的嵌入模型：</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../desktop/ui/documents_view.py" line="174" />
+        <location filename="../../desktop/ui/documents_view.py" line="198" />
+        <source>%n document(s)</source>
+        <translation><numerusform>%n 个文档</numerusform></translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="194" />
+        <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
+        <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../desktop/ui/documents_view.py" line="199" />
+        <source>%n chunk(s)</source>
+        <translation><numerusform>%n 个片段</numerusform></translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="200" />
+        <source>embedding model: </source>
+        <translation>嵌入模型：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="211" />
+        <source>New collection</source>
+        <translation>新建文档集</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="212" />
+        <source>Name of the collection:</source>
+        <translation>文档集名称：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="220" />
+        <source>Add a folder</source>
+        <translation>添加文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="229" />
+        <source>Add files</source>
+        <translation>添加文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="230" />
+        <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
+        <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="249" />
+        <source>Removed the index of </source>
+        <translation>已移除索引：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="250" />
+        <source> (your files are untouched)</source>
+        <translation>（您的文件未被改动）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="277" />
+        <source>Wait for the current indexing to finish, or cancel it.</source>
+        <translation>请等待当前索引完成，或取消它。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="288" />
+        <source>Indexing </source>
+        <translation>正在索引 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="297" />
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../desktop/ui/documents_view.py" line="306" />
+        <source>%n added</source>
+        <translation><numerusform>新增 %n</numerusform></translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../desktop/ui/documents_view.py" line="307" />
+        <source>%n updated</source>
+        <translation><numerusform>更新 %n</numerusform></translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../desktop/ui/documents_view.py" line="308" />
+        <source>%n unchanged</source>
+        <translation><numerusform>未变 %n</numerusform></translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../desktop/ui/documents_view.py" line="309" />
+        <source>%n removed</source>
+        <translation><numerusform>移除 %n</numerusform></translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../desktop/ui/documents_view.py" line="310" />
+        <source>%n skipped</source>
+        <translation><numerusform>跳过 %n</numerusform></translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="312" />
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+</context>
+<context>
+    <name>FirstRunDialog</name>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="78" />
+        <source>Welcome to EdgeDesk</source>
+        <translation>欢迎使用 EdgeDesk</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="81" />
+        <source>Let's get a model onto this machine</source>
+        <translation>先为这台电脑准备一个模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="84" />
+        <source>This machine: </source>
+        <translation>本机：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="93" />
+        <source>Download progress</source>
+        <translation>下载进度</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="101" />
+        <source>Skip</source>
+        <translation>跳过</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="102" />
+        <source>Skip setup (choose a model later)</source>
+        <translation>跳过设置（稍后再选模型）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="104" />
+        <source>Download and start</source>
+        <translation>下载并开始</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="106" />
+        <source>Download the recommended model</source>
+        <translation>下载推荐的模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="118" />
+        <source>No catalog model fits this machine. Import a GGUF file on the Models screen instead.</source>
+        <translation>目录中没有适合本机的模型。请在“模型”页面导入 GGUF 文件。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="123" />
+        <source>Recommended: </source>
+        <translation>推荐：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="132" />
+        <source>Starting the download…</source>
+        <translation>正在开始下载…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="160" />
+        <source>Installed and verified: </source>
+        <translation>已安装并校验：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="166" />
+        <source>Resume download</source>
+        <translation>继续下载</translation>
+    </message>
+</context>
+<context>
+    <name>HubSearch</name>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="44" />
+        <source>Search the Hub for GGUF models (e.g. glm-4)</source>
+        <translation>在模型仓库中搜索 GGUF 模型（例如 glm-4）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="45" />
+        <source>Hub search</source>
+        <translation>模型仓库搜索</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="47" />
+        <source>Search Hub</source>
+        <translation>搜索模型仓库</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="48" />
+        <source>Search the model hub</source>
+        <translation>搜索模型仓库</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="50" />
+        <source>Download quant</source>
+        <translation>下载此量化版本</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="51" />
+        <source>Download the selected quant</source>
+        <translation>下载所选的量化版本</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="58" />
+        <source>Hub search results</source>
+        <translation>模型仓库搜索结果</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="59" />
+        <source>Repository / quant</source>
+        <translation>仓库 / 量化</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="59" />
+        <source>Downloads</source>
+        <translation>下载次数</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="60" />
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="88" />
+        <source>Searching…</source>
+        <translation>正在搜索…</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../desktop/ui/hub_search.py" line="107" />
+        <source>%n repositories found</source>
+        <translation><numerusform>找到 %n 个仓库</numerusform></translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="116" />
+        <source>Choose a quant under a repository first.</source>
+        <translation>请先在某个仓库下选择一个量化版本。</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="82" />
+        <location filename="../../desktop/ui/main_window.py" line="105" />
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="83" />
+        <location filename="../../desktop/ui/main_window.py" line="106" />
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="84" />
+        <location filename="../../desktop/ui/main_window.py" line="107" />
+        <source>Documents</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="108" />
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="92" />
+        <location filename="../../desktop/ui/main_window.py" line="116" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="128" />
+        <location filename="../../desktop/ui/main_window.py" line="152" />
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="128" />
+        <location filename="../../desktop/ui/main_window.py" line="152" />
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="130" />
+        <location filename="../../desktop/ui/main_window.py" line="154" />
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="132" />
+        <location filename="../../desktop/ui/main_window.py" line="156" />
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="132" />
+        <location filename="../../desktop/ui/main_window.py" line="156" />
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="134" />
+        <location filename="../../desktop/ui/main_window.py" line="158" />
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="135" />
+        <location filename="../../desktop/ui/main_window.py" line="159" />
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="171" />
+        <location filename="../../desktop/ui/main_window.py" line="214" />
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
@@ -257,58 +683,58 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="53" />
+        <location filename="../../desktop/ui/message_widget.py" line="54" />
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="53" />
+        <location filename="../../desktop/ui/message_widget.py" line="54" />
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="60" />
-        <location filename="../../desktop/ui/message_widget.py" line="110" />
+        <location filename="../../desktop/ui/message_widget.py" line="61" />
+        <location filename="../../desktop/ui/message_widget.py" line="115" />
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="61" />
+        <location filename="../../desktop/ui/message_widget.py" line="62" />
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="77" />
+        <location filename="../../desktop/ui/message_widget.py" line="78" />
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="84" />
+        <location filename="../../desktop/ui/message_widget.py" line="89" />
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="85" />
+        <location filename="../../desktop/ui/message_widget.py" line="90" />
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="86" />
+        <location filename="../../desktop/ui/message_widget.py" line="91" />
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="88" />
+        <location filename="../../desktop/ui/message_widget.py" line="93" />
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="90" />
+        <location filename="../../desktop/ui/message_widget.py" line="95" />
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="110" />
+        <location filename="../../desktop/ui/message_widget.py" line="115" />
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
@@ -316,117 +742,152 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="51" />
+        <location filename="../../desktop/ui/models_view.py" line="53" />
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="59" />
+        <location filename="../../desktop/ui/models_view.py" line="61" />
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="75" />
+        <location filename="../../desktop/ui/models_view.py" line="86" />
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="76" />
+        <location filename="../../desktop/ui/models_view.py" line="87" />
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="78" />
+        <location filename="../../desktop/ui/models_view.py" line="89" />
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="79" />
+        <location filename="../../desktop/ui/models_view.py" line="90" />
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="81" />
+        <location filename="../../desktop/ui/models_view.py" line="92" />
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="83" />
+        <location filename="../../desktop/ui/models_view.py" line="94" />
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="85" />
+        <location filename="../../desktop/ui/models_view.py" line="96" />
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="86" />
+        <location filename="../../desktop/ui/models_view.py" line="97" />
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="88" />
+        <location filename="../../desktop/ui/models_view.py" line="99" />
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="89" />
+        <location filename="../../desktop/ui/models_view.py" line="100" />
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="94" />
+        <location filename="../../desktop/ui/models_view.py" line="102" />
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="103" />
+        <source>Remove the selected model</source>
+        <translation>移除所选模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="108" />
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="118" />
+        <location filename="../../desktop/ui/models_view.py" line="133" />
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="147" />
+        <location filename="../../desktop/ui/models_view.py" line="164" />
+        <source>Imported in place: </source>
+        <translation>原位导入：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="170" />
+        <source>SHA-256 verified at download: </source>
+        <translation>下载时已校验 SHA-256：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="197" />
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="148" />
+        <location filename="../../desktop/ui/models_view.py" line="198" />
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="156" />
+        <location filename="../../desktop/ui/models_view.py" line="206" />
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="169" />
+        <location filename="../../desktop/ui/models_view.py" line="219" />
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="183" />
+        <location filename="../../desktop/ui/models_view.py" line="233" />
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="222" />
+        <location filename="../../desktop/ui/models_view.py" line="244" />
+        <source>Remove model</source>
+        <translation>移除模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="245" />
+        <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
+        <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="262" />
+        <source>Removed </source>
+        <translation>已移除 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="299" />
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="243" />
+        <location filename="../../desktop/ui/models_view.py" line="320" />
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="253" />
+        <location filename="../../desktop/ui/models_view.py" line="330" />
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="258" />
+        <location filename="../../desktop/ui/models_view.py" line="335" />
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -480,7 +941,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/server_view.py" line="113" />
-        <location filename="../../desktop/ui/server_view.py" line="156" />
+        <location filename="../../desktop/ui/server_view.py" line="171" />
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
@@ -491,7 +952,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/server_view.py" line="117" />
-        <location filename="../../desktop/ui/server_view.py" line="157" />
+        <location filename="../../desktop/ui/server_view.py" line="172" />
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
@@ -526,32 +987,32 @@
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="156" />
+        <location filename="../../desktop/ui/server_view.py" line="171" />
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="157" />
+        <location filename="../../desktop/ui/server_view.py" line="172" />
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="211" />
+        <location filename="../../desktop/ui/server_view.py" line="226" />
         <source>Key copied to the clipboard; it is shown only once: </source>
         <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="216" />
+        <location filename="../../desktop/ui/server_view.py" line="231" />
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="217" />
+        <location filename="../../desktop/ui/server_view.py" line="232" />
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="235" />
+        <location filename="../../desktop/ui/server_view.py" line="250" />
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
@@ -604,61 +1065,89 @@
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="80" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="76" />
+        <source>Tray</source>
+        <translation>托盘</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings_dialog.py" line="81" />
         <source>Language changes apply the next time EdgeDesk starts.</source>
         <translation>语言更改将在下次启动 EdgeDesk 时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="94" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="95" />
         <source> min</source>
         <translation> 分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="95" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="96" />
         <source>Unload right away</source>
         <translation>立即卸载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="99" />
-        <location filename="../../desktop/ui/settings_dialog.py" line="105" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="100" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="106" />
         <source>Auto (fit to this machine)</source>
         <translation>自动（适配本机）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="107" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="108" />
         <source>Offline: make no network connection at all</source>
         <translation>离线：完全不建立网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="111" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="112" />
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="112" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="113" />
         <source>Keep chats forever</source>
         <translation>永久保留对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="115" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="116" />
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="115" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="116" />
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="116" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="117" />
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="134" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="124" />
+        <source>Closing the window keeps the server running in the tray</source>
+        <translation>关闭窗口后服务器继续在托盘中运行</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/settings_dialog.py" line="139" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="144" />
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
+    </message>
+</context>
+<context>
+    <name>Tray</name>
+    <message>
+        <location filename="../../desktop/ui/tray.py" line="32" />
+        <source>Show EdgeDesk</source>
+        <translation>显示 EdgeDesk</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tray.py" line="34" />
+        <source>Quit (stops the server)</source>
+        <translation>退出（停止服务器）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tray.py" line="46" />
+        <source>The server keeps running. Quit from the tray icon's menu.</source>
+        <translation>服务器仍在运行。可从托盘图标的菜单退出。</translation>
     </message>
 </context>
 </TS>

@@ -76,6 +76,10 @@ def test_chinese_ui_loads(qtbot, context: AppContext) -> None:
         assert win.nav_buttons["chat"].text() == "聊天"
         assert win.chat.send_button.text() == "发送"
         assert win.models.table_model.headerData(5, _horizontal()) == "适配"
+        assert win.nav_buttons["documents"].text() == "文档"
+        assert win.documents.summary.text().startswith("创建文档集")
+        assert win.chat.temperature.prefix() == "温度 "  # moved to ChatHeader, still translated
+        assert win.chat.collection_box.itemText(0) == "不使用文档"
         win.close()
     finally:
         app.removeTranslator(translator)
