@@ -4,6 +4,8 @@ Each collection keeps its vectors in its own ``vec0`` table, sized for the embed
 model it was built with; the query is embedded with that same model, so vectors of two
 models are never compared. Rankings (one per collection's vectors, one for keywords)
 are merged with reciprocal-rank fusion, which needs no score calibration between them.
+Large collections are searched in two stages (binary-quantized scan, exact re-scoring):
+see ``vectors``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,21 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from desktop.errors import InvalidRequest, StoreError
+from desktop.retrieval.vectors import VectorIndex, exact_ranking, to_blob, vec_table
 from desktop.store.db import Database, fts_query
+
+__all__ = [
+    "Hit",
+    "Reranker",
+    "Searcher",
+    "drop_vec_table",
+    "ensure_vec_table",
+    "fuse",
+    "keyword_ranking",
+    "to_blob",
+    "vec_table",
+    "vector_ranking",
+]
 
 RRF_K = 60  # the constant from Cormack et al.; damps the weight of the very top ranks
 EmbedFn = Callable[[str, Sequence[str]], list[list[float]]]  # (model, texts) -> vectors
@@ -51,11 +67,6 @@ class Hit:
         return f"{self.path} " + (f"p. {self.page}, " if self.page else "") + where
 
 
-def vec_table(collection_id: int) -> str:
-    """The name of a collection's vector table."""
-    return f"vec_chunks_{int(collection_id)}"
-
-
 def ensure_vec_table(database: Database, collection_id: int, dimension: int) -> None:
     """Create the collection's vector table for ``dimension``-wide unit vectors."""
     if not database.vec_loaded:
@@ -68,13 +79,6 @@ def ensure_vec_table(database: Database, collection_id: int, dimension: int) -> 
 def drop_vec_table(database: Database, collection_id: int) -> None:
     """Remove a collection's vectors (when it is deleted or re-embedded)."""
     database.execute(f"DROP TABLE IF EXISTS {vec_table(collection_id)}")
-
-
-def to_blob(vector: Sequence[float]) -> bytes:
-    """A vector as sqlite-vec stores it (little-endian float32)."""
-    import sqlite_vec
-
-    return bytes(sqlite_vec.serialize_float32(list(vector)))
 
 
 def _collections(database: Database, names: Sequence[str] | None
@@ -92,10 +96,8 @@ def _collections(database: Database, names: Sequence[str] | None
 
 def vector_ranking(database: Database, collection_id: int, vector: Sequence[float],
                    limit: int) -> list[int]:
-    """Chunk ids nearest to ``vector`` in one collection, nearest first."""
-    sql = (f"SELECT rowid FROM {vec_table(collection_id)} "  # noqa: S608 - id is an int
-           "WHERE embedding MATCH ? AND k = ? ORDER BY distance")
-    return [int(r[0]) for r in database.query(sql, (to_blob(vector), limit))]
+    """Chunk ids nearest to ``vector`` in one collection by an exact scan, nearest first."""
+    return exact_ranking(database, collection_id, vector, limit)
 
 
 def keyword_ranking(database: Database, collection_ids: Sequence[int], query: str,
@@ -128,6 +130,7 @@ class Searcher:
         self.database = database
         self.embed = embed
         self.reranker = reranker
+        self.vectors = VectorIndex(database)
 
     def search(self, query: str, collections: Sequence[str] | None = None, *, k: int = 8,
                candidates: int = 50) -> list[Hit]:
@@ -143,8 +146,7 @@ class Searcher:
                 continue  # nothing indexed yet
             if model not in vectors:
                 vectors[model] = self.embed(model, [query])[0]
-            with self.database.lock:
-                ranking = vector_ranking(self.database, cid, vectors[model], candidates)
+            ranking = self.vectors.ranking(cid, vectors[model], candidates, wanted=k)
             rankings.append(ranking)
             for rank, chunk_id in enumerate(ranking, start=1):
                 vec_ranks[chunk_id] = min(rank, vec_ranks.get(chunk_id, rank))

@@ -145,9 +145,46 @@ DOCUMENT_SCHEMA = (
         PRIMARY KEY (collection_id, path))""",
 )
 
+BITS_SCHEMA = (
+    """CREATE TABLE chunk_bits (
+        chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+        collection_id INTEGER NOT NULL,
+        bits BLOB NOT NULL)""",
+    "CREATE INDEX chunk_bits_by_collection ON chunk_bits(collection_id)",
+    "ALTER TABLE collections ADD COLUMN bits_version INTEGER NOT NULL DEFAULT 0",
+    # Any change to a collection's bits bumps its version, so a cached matrix is reloaded.
+    """CREATE TRIGGER chunk_bits_insert AFTER INSERT ON chunk_bits BEGIN
+        UPDATE collections SET bits_version = bits_version + 1 WHERE id = new.collection_id;
+        END""",
+    """CREATE TRIGGER chunk_bits_delete AFTER DELETE ON chunk_bits BEGIN
+        UPDATE collections SET bits_version = bits_version + 1 WHERE id = old.collection_id;
+        END""",
+)
+
+
+def add_bits(database: sqlite_utils.Database) -> None:
+    """Migration step: create ``chunk_bits`` and quantize every stored vector into it."""
+    for statement in BITS_SCHEMA:
+        database.execute(statement)
+    try:
+        database.execute("SELECT vec_version()")
+    except Exception:  # no sqlite-vec here: no vectors were ever stored to quantize
+        return
+    names = {r[0] for r in database.execute("SELECT name FROM sqlite_master").fetchall()}
+    for (collection_id,) in database.execute(
+            "SELECT id FROM collections WHERE dimension IS NOT NULL").fetchall():
+        table = f"vec_chunks_{int(collection_id)}"  # retrieval.vectors.vec_table
+        if table in names:  # vectors exist only where sqlite-vec could be loaded
+            database.execute(
+                "INSERT INTO chunk_bits(chunk_id, collection_id, bits) "  # noqa: S608
+                f"SELECT v.rowid, ?, vec_quantize_binary(v.embedding) FROM {table} v",
+                (collection_id,))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
+    Migration(3, "binary-quantized chunk vectors for the two-stage search", add_bits),
 )
 
 

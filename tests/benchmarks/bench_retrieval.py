@@ -2,6 +2,10 @@
 
 Run: .venv/bin/python -m tests.benchmarks.bench_retrieval [--sizes 10000 100000]
      [--dims 384 1024] [--queries 50]
+Each row times the old exact vector search and the two-stage one (binary-quantized scan,
+exact re-scoring) query by query in the same run, and the two-stage recall@10 against
+the exact top 10 for random queries, and whether both put the same chunk first for
+queries near a stored vector.
 Search uses synthetic unit vectors and generated English text stored exactly as the
 indexer stores them (chunks, FTS5, sqlite-vec); the query vector is random, so the
 figure measures the database work, not a model. Indexing throughput uses the tiny BERT
@@ -16,7 +20,11 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
@@ -26,10 +34,10 @@ from desktop.retrieval.search import (
     Searcher,
     ensure_vec_table,
     keyword_ranking,
-    to_blob,
     vec_table,
     vector_ranking,
 )
+from desktop.retrieval.vectors import VectorIndex
 from desktop.store.db import fts_text, open_database
 from tests.fixtures.tiny_gguf import write_tiny_bert
 
@@ -46,10 +54,36 @@ def _unit(rng: random.Random, dim: int) -> list[float]:
     return [x / n for x in v]
 
 
-def search_latency(size: int, dim: int, queries: int, folder: Path
-                   ) -> tuple[float, float, float, float]:
-    """p50/p95 ms of Searcher.search over ``size`` chunks, and p50 of its two halves."""
+@dataclass
+class Row:
+    """One size x dimension: both methods' latencies (ms) and the two-stage recall@10."""
+
+    exact: list[float] = field(default_factory=list)
+    two_stage: list[float] = field(default_factory=list)
+    exact_vec: list[float] = field(default_factory=list)
+    two_stage_vec: list[float] = field(default_factory=list)
+    bm25: list[float] = field(default_factory=list)
+    recall_random: list[float] = field(default_factory=list)
+    top1_near: list[float] = field(default_factory=list)
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, int(len(ordered) * q + 0.5) - 1)] if q < 1 else ordered[-1]
+
+
+def _timed(work: Callable[[], object], into: list[float]) -> None:
+    started = time.perf_counter()
+    work()
+    into.append((time.perf_counter() - started) * 1000)
+
+
+def search_latency(size: int, dim: int, queries: int, folder: Path) -> Row:
+    """Exact and two-stage hybrid search over ``size`` chunks, timed query by query."""
     rng = random.Random(size + dim)
+    nrng = np.random.default_rng(size + dim)
+    stored = nrng.standard_normal((size, dim)).astype(np.float32)
+    stored /= np.linalg.norm(stored, axis=1, keepdims=True)
     database = open_database(folder / f"bench-{size}-{dim}.db")
     with database.transaction():
         database.execute("INSERT INTO collections(id, name, embedding_model, dimension, created)"
@@ -58,35 +92,43 @@ def search_latency(size: int, dim: int, queries: int, folder: Path
         ensure_vec_table(database, 1, dim)
         for i in range(1, size + 1):
             text = " ".join(rng.choices(VOCAB, WEIGHTS, k=60))
+            blob = stored[i - 1].tobytes()
             database.execute("INSERT INTO chunks VALUES (?, 1, 1, ?, NULL, ?, ?, ?, ?)",
                              (i, i, i, i, f"h{i}", text))
             database.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
                              (i, fts_text(text)))
             database.execute(f"INSERT INTO {vec_table(1)}(rowid, embedding) VALUES (?, ?)",
-                             (i, to_blob(_unit(rng, dim))))
-    queries_v = [_unit(rng, dim) for _ in range(queries)]
-    searcher = Searcher(database, lambda _m, _t: [queries_v[0]])
-    searcher.search("zebra river", k=8)  # warm the page cache
-    times: list[float] = []
-    vec_ms: list[float] = []
-    key_ms: list[float] = []
-    for q in range(queries):
-        vector = queries_v[q]
-        searcher.embed = lambda _m, _t, v=vector: [v]
+                             (i, blob))
+            database.execute("INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?))",
+                             (i, blob))
+    exact = Searcher(database, lambda _m, _t: [[0.0] * dim])
+    exact.vectors = VectorIndex(database, exact_max=size + 1)  # the old, exact method
+    two_stage = Searcher(database, exact.embed)
+    exact.search("zebra river", k=8)
+    two_stage.search("zebra river", k=8)  # warm the page cache and load the bits
+    row = Row()
+    for _ in range(queries):
+        vector = _unit(rng, dim)
+        def embed(_m: str, _t: Sequence[str], v: list[float] = vector) -> list[list[float]]:
+            return [v]
+        exact.embed = two_stage.embed = embed
         words = " ".join(rng.choices(VOCAB[20:2000], k=3))  # typical query words
-        started = time.perf_counter()
-        searcher.search(words, k=8)
-        times.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        vector_ranking(database, 1, vector, 50)
-        vec_ms.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        keyword_ranking(database, [1], words, 50)
-        key_ms.append((time.perf_counter() - started) * 1000)
+        _timed(lambda: exact.search(words, k=8), row.exact)
+        _timed(lambda: two_stage.search(words, k=8), row.two_stage)
+        _timed(lambda: vector_ranking(database, 1, vector, 50), row.exact_vec)
+        _timed(lambda: two_stage.vectors.ranking(1, vector, 50, wanted=8), row.two_stage_vec)
+        _timed(lambda: keyword_ranking(database, [1], words, 50), row.bm25)
+        truth = set(vector_ranking(database, 1, vector, 10))
+        row.recall_random.append(len(truth & set(two_stage.vectors.ranking(1, vector, 10))) / 10)
+        # A query near a stored chunk, as a question is near the passage that answers it.
+        near = stored[rng.randrange(size)] + 0.5 * nrng.standard_normal(dim).astype(
+            np.float32) / dim ** 0.5
+        near_v = (near / np.linalg.norm(near)).tolist()
+        # Random data has no neighbourhoods beyond that one vector: count top-1 agreement.
+        row.top1_near.append(float(vector_ranking(database, 1, near_v, 1)[0]
+                                   == two_stage.vectors.ranking(1, near_v, 10)[0]))
     database.close()
-    times.sort()
-    return (statistics.median(times), times[int(len(times) * 0.95) - 1],
-            statistics.median(vec_ms), statistics.median(key_ms))
+    return row
 
 
 def indexing_throughput(files: int, folder: Path) -> tuple[int, float]:
@@ -122,15 +164,22 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        print("| chunks | dim | hybrid p50 ms | hybrid p95 ms | vector p50 ms | BM25 p50 ms |")
-        print("|---:|---:|---:|---:|---:|---:|")
+        print("| chunks | dim | exact p50 / p95 ms | two-stage p50 / p95 ms | p50 ratio | "
+              "exact vector p50 | two-stage vector p50 | BM25 p50 | recall@10 / near top-1 |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for size in args.sizes:
             for dim in args.dims:
-                p50, p95, vec, key = search_latency(size, dim, args.queries, folder)
-                print(f"| {size:,} | {dim} | {p50:.1f} | {p95:.1f} | {vec:.1f} | {key:.1f} |",
-                      flush=True)
-        chunks, rate = indexing_throughput(args.files, folder)
-        print(f"\nindexing: {chunks} chunks, {rate:.0f} chunks/s (tiny BERT, CPU)")
+                r = search_latency(size, dim, args.queries, folder)
+                med = statistics.median
+                print(f"| {size:,} | {dim} | {med(r.exact):.1f} / {_p(r.exact, 0.95):.1f} | "
+                      f"{med(r.two_stage):.1f} / {_p(r.two_stage, 0.95):.1f} | "
+                      f"{med(r.exact) / med(r.two_stage):.1f}x | {med(r.exact_vec):.1f} | "
+                      f"{med(r.two_stage_vec):.1f} | {med(r.bm25):.1f} | "
+                      f"{statistics.mean(r.recall_random):.2f} / "
+                      f"{statistics.mean(r.top1_near):.2f} |", flush=True)
+        if args.files:
+            chunks, rate = indexing_throughput(args.files, folder)
+            print(f"\nindexing: {chunks} chunks, {rate:.0f} chunks/s (tiny BERT, CPU)")
 
 
 if __name__ == "__main__":
