@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from desktop.resolve import ModelResolver
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.catalog.download import Downloader
     from desktop.catalog.hub import HubClient
-    from desktop.retrieval.indexer import Library
+    from desktop.retrieval.indexer import IndexReport, Library
     from desktop.retrieval.search import Searcher
     from desktop.store.chats import ChatStore
     from desktop.store.db import Database
@@ -158,7 +159,7 @@ class AppContext:
         from desktop.retrieval.indexer import Library, SchedulerEmbedder
 
         return Library(self.documents_db, lambda m: SchedulerEmbedder(self.scheduler, m),
-                       default_model=DEFAULT_EMBEDDING_MODEL)
+                       default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL)
 
     @functools.cached_property
     def searcher(self) -> Searcher:
@@ -170,6 +171,11 @@ class AppContext:
             return self.scheduler.embed(model, texts)
 
         return Searcher(self.documents_db, embed)
+
+    @functools.cached_property
+    def maintenance_lock(self) -> threading.Lock:
+        """Held while ``maintenance`` runs, so two timers never rescan at once."""
+        return threading.Lock()
 
     @functools.cached_property
     def server(self) -> Any:
@@ -188,6 +194,49 @@ class AppContext:
             self.chat_store.close()
         if "documents_db" in self.__dict__:
             self.documents_db.close()
+
+
+@dataclass
+class MaintenanceReport:
+    """What one maintenance pass did: conversations deleted, collections rescanned, failures."""
+
+    conversations_deleted: int = 0
+    rescanned: list[IndexReport] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)  # collection (or "chats") -> why
+
+
+def maintenance(ctx: AppContext, *, cancel: threading.Event | None = None
+                ) -> MaintenanceReport:
+    """Apply the retention period and rescan every collection (blocking; call it hourly).
+
+    The server runner's timer thread and the GUI's timer call this, so edits made to
+    indexed files are picked up and old conversations go without a restart. A failure in
+    one part (a missing embedding model, a locked file) is recorded and the rest goes on.
+    """
+    report = MaintenanceReport()
+    if not ctx.maintenance_lock.acquire(blocking=False):
+        return report  # a pass is already running (the GUI's timer and the server's)
+    try:
+        _maintain(ctx, report, cancel)
+    finally:
+        ctx.maintenance_lock.release()
+    return report
+
+
+def _maintain(ctx: AppContext, report: MaintenanceReport,
+              cancel: threading.Event | None) -> None:
+    try:
+        report.conversations_deleted = ctx.chat_store.apply_retention(
+            ctx.settings.retention_days)
+    except EdgeDeskError as exc:
+        report.failures["chats"] = exc.message
+    for info in ctx.library.collections():
+        if cancel is not None and cancel.is_set():
+            break
+        try:
+            report.rescanned.append(ctx.library.rescan(info.name, cancel=cancel))
+        except EdgeDeskError as exc:
+            report.failures[info.name] = exc.message
 
 
 def build_context(

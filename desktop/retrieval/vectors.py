@@ -13,6 +13,7 @@ Small collections skip the coarse stage: an exact scan is as fast and loses noth
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,7 +110,8 @@ class VectorIndex:
             for chunk_id in candidates.tolist():
                 # One point lookup each: vec0 does not push "rowid IN (...)" down.
                 rows = self.database.query(sql, (blob, chunk_id))
-                if rows:
-                    scored.append((float(rows[0][0]), chunk_id))
+                if rows:  # NULL: a zero vector has no direction, so it ranks last
+                    scored.append((math.inf if rows[0][0] is None else float(rows[0][0]),
+                                   chunk_id))
         scored.sort()
         return [chunk_id for _, chunk_id in scored[:limit]]

@@ -7,6 +7,7 @@ on a small timer thread (the core starts no threads of its own).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import socket
 import threading
@@ -38,7 +39,8 @@ class ServerRunner:
 
     def __init__(self, scheduler: Any, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
-                 reap_interval_s: float = 30.0) -> None:
+                 reap_interval_s: float = 30.0, maintain: Callable[[], object] | None = None,
+                 maintain_interval_s: float = 3600.0) -> None:
         self.scheduler = scheduler
         self.settings = settings
         self.access_log = access_log or AccessLog(None)
@@ -46,6 +48,8 @@ class ServerRunner:
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
                               metrics=self.metrics)
         self._reap_interval = reap_interval_s
+        self._maintain = maintain  # retention + document rescans (desktop.app.maintenance)
+        self._maintain_interval = maintain_interval_s
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._stop_reaper = threading.Event()
@@ -60,8 +64,11 @@ class ServerRunner:
         for path in model_paths:
             ctx.resolver.register(path)
         keys = key_store(ctx.paths.data_dir) if server.require_key else None
+        from desktop.app import maintenance
+
         return cls(ctx.scheduler, ResolverDirectory(ctx.resolver), server, keys,
-                   access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE))
+                   access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE),
+                   maintain=functools.partial(maintenance, ctx))
 
     # ------------------------------------------------------------------ status
     @property
@@ -112,7 +119,15 @@ class ServerRunner:
 
     def _start_reaper(self) -> None:
         def reap() -> None:
+            # The first pass comes one tick after start: a rescan picks up offline edits.
+            maintain_due = time.monotonic() + self._reap_interval
             while not self._stop_reaper.wait(self._reap_interval):
+                if self._maintain is not None and time.monotonic() >= maintain_due:
+                    maintain_due = time.monotonic() + self._maintain_interval
+                    try:
+                        self._maintain()
+                    except Exception:  # keep the timer alive; the next pass retries
+                        log.exception("maintenance (retention, document rescan) failed")
                 try:
                     unloaded = self.scheduler.reap_idle()
                 except Exception:  # keep reaping; a bad unload must not kill the timer

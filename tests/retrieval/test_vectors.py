@@ -68,7 +68,7 @@ def test_new_and_deleted_vectors_are_seen_without_a_restart() -> None:
     _store(database, fresh, first_id=501)
     assert index.ranking(1, fresh[0].tolist(), 5)[0] == 501
     with database.transaction():
-        database.execute(f"DELETE FROM {vec_table(1)} WHERE rowid = 501")  # noqa: S608
+        database.execute(f"DELETE FROM {vec_table(1)} WHERE rowid = 501")
         database.execute("DELETE FROM chunks WHERE id = 501")  # cascades to chunk_bits
     assert 501 not in index.ranking(1, fresh[0].tolist(), 5)
     assert database.query("SELECT count(*) FROM chunk_bits")[0][0] == 500
