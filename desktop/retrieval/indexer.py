@@ -356,9 +356,9 @@ class Library:
                     f"INSERT INTO {vec_table(cid)}(rowid, embedding) VALUES (?, ?)",  # noqa: S608
                     (chunk_id, blob))
                 # The sign bits the two-stage search scans first (retrieval.vectors).
-                self.database.execute("INSERT INTO chunk_bits(chunk_id, collection_id, bits) "
-                                      "VALUES (?, ?, vec_quantize_binary(?))",
-                                      (chunk_id, cid, blob))
+                self.database.execute("INSERT INTO chunk_bits(chunk_id, collection_id, bits, "
+                                      "embedding) VALUES (?, ?, vec_quantize_binary(?), ?)",
+                                      (chunk_id, cid, blob, blob))
 
 
 def _file_hash(path: Path) -> str:

@@ -99,8 +99,8 @@ def search_latency(size: int, dim: int, queries: int, folder: Path) -> Row:
                              (i, fts_text(text)))
             database.execute(f"INSERT INTO {vec_table(1)}(rowid, embedding) VALUES (?, ?)",
                              (i, blob))
-            database.execute("INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?))",
-                             (i, blob))
+            database.execute("INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?), ?)",
+                             (i, blob, blob))
     exact = Searcher(database, lambda _m, _t: [[0.0] * dim])
     exact.vectors = VectorIndex(database, exact_max=size + 1)  # the old, exact method
     two_stage = Searcher(database, exact.embed)

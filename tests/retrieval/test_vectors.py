@@ -28,8 +28,9 @@ def _store(database: Database, vectors: np.ndarray, first_id: int = 1) -> None:
             database.execute(f"INSERT INTO {vec_table(1)}(rowid, embedding) VALUES (?, ?)",
                              (i, to_blob(vector.tolist())))
             if has_bits:
-                database.execute("INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?))",
-                                 (i, to_blob(vector.tolist())))
+                blob = to_blob(vector.tolist())
+                database.execute("INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?), "
+                                 "?)", (i, blob, blob))
 
 
 def _clustered(rng: np.random.Generator, count: int) -> np.ndarray:
@@ -84,10 +85,11 @@ def test_migration_quantizes_the_vectors_of_existing_collections() -> None:
     _store(old, stored)
     old.close()
     database = open_database(path)
-    rows = database.query("SELECT chunk_id, bits FROM chunk_bits ORDER BY chunk_id")
+    rows = database.query("SELECT chunk_id, bits, embedding FROM chunk_bits ORDER BY chunk_id")
     assert [r[0] for r in rows] == list(range(1, 41))
     expected = np.packbits(stored > 0, axis=1, bitorder="little")
     assert [bytes(r[1]) for r in rows] == [row.tobytes() for row in expected]
+    assert [bytes(r[2]) for r in rows] == [row.tobytes() for row in stored]  # migration 4
     index = VectorIndex(database, exact_max=0)
     assert index.ranking(1, stored[7].tolist(), 3)[0] == 8
     database.close()
