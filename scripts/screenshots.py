@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 import desktop.ui  # noqa: E402, F401  (applies the PySide6 workaround before any Qt call)
 from desktop.app import build_context  # noqa: E402
 from desktop.config import NoPolicy  # noqa: E402
+from desktop.ui.first_run import FirstRunDialog  # noqa: E402
 from desktop.ui.look import apply_theme  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
@@ -67,11 +68,25 @@ def _chat(window: MainWindow, model_id: str) -> None:
     _ask(window, "Write a short poem about the sea.")
 
 
+def _documents(window: MainWindow) -> None:
+    view = window.documents
+    view.add("EdgeDesk docs", [ROOT / "docs"])  # the screenshots themselves are skipped
+    deadline = time.monotonic() + 120
+    while view.is_indexing and time.monotonic() < deadline:
+        QTest.qWait(20)
+
+
 def main() -> int:
-    """Write chat (light and dark), models and settings screenshots."""
+    """Write chat (light and dark), models, documents, server, first-run and settings shots."""
     OUT.mkdir(parents=True, exist_ok=True)
     home = tempfile.mkdtemp(prefix="edgedesk-shots-")
     os.environ["EDGEDESK_HOME"] = home
+    # A tiny BERT GGUF (the test fixture) embeds the Documents shot's collection.
+    from tests.fixtures.tiny_gguf import write_tiny_bert
+
+    embed = write_tiny_bert(Path(home) / "tiny-embed.gguf")
+    (Path(home) / "config").mkdir(parents=True, exist_ok=True)
+    (Path(home) / "config" / "settings.toml").write_text(f'embedding_model = "{embed}"\n')
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     apply_theme(app, "light")
@@ -87,8 +102,16 @@ def main() -> int:
     apply_theme(app, "light")
     window.show_page("models")
     _save(window, "models.png", app)
+    window.show_page("documents")
+    _documents(window)
+    _save(window, "documents.png", app)
     window.show_page("server")
     _save(window, "server.png", app)
+    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware.describe(),
+                           window)
+    setup.show()
+    _save(setup, "first-run.png", app)
+    setup.reject()
     dialog = window.open_settings()
     _save(dialog, "settings.png", app)
     dialog.reject()

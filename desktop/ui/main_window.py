@@ -126,7 +126,7 @@ class MainWindow(QMainWindow):
         button.setToolTip(label)
         button.setAccessibleName(label)
         button.setToolButtonStyle(button.toolButtonStyle().ToolButtonTextUnderIcon)
-        button.setMinimumWidth(76)
+        button.setMinimumWidth(104)  # "Documents" fits unelided
         self.nav_buttons[key] = button
         return button
 

@@ -44,8 +44,8 @@ def test_installed_model_shows_its_checksum_and_can_be_removed(qtbot, hub: FakeH
     view = win.models
     worker = view.download(CAT_ID)
     assert worker is not None
-    with qtbot.waitSignal(worker.installed, timeout=20_000):
-        pass
+    qtbot.waitUntil(lambda: bool(view.table_model.row_at(_row(view, CAT_ID)).installed),
+                    timeout=20_000)  # the screen's own refresh has run
     view.table.selectRow(_row(view, CAT_ID))
     digest = hashlib.sha256(tiny_chat.read_bytes()).hexdigest()
     assert f"{CAT_FILE}: {digest[:16]}…" in view.details.text()
