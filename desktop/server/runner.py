@@ -107,7 +107,10 @@ class ServerRunner:
             raise ConfigError("the local API server is turned off by your organization's "
                               "policy (ServerAllowed); ask IT if you need it")
         family = socket.AF_INET6 if ":" in self.settings.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP matters: asyncio turns Nagle off (TCP_NODELAY) only on accepted
+        # sockets whose proto says TCP; with proto 0 every response on a kept-alive
+        # connection waited ~40 ms for the client's delayed ACK before its first token.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.bind((self.settings.host, self.settings.port))
         except OSError as exc:
