@@ -9,9 +9,12 @@ scheduler's gate is released by closing the iterator.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any, TypeVar
 
 import anyio
@@ -96,7 +99,7 @@ def _next(stream: Iterator[T]) -> T | None:
 class EventStream(StreamingResponse):
     """SSE that cancels generation when the client leaves and always frees the engine."""
 
-    def __init__(self, content: AsyncIterator[bytes], cancel: threading.Event,
+    def __init__(self, content: AsyncIterable[bytes], cancel: threading.Event,
                  close: Callable[[], None]) -> None:
         super().__init__(content, media_type="text/event-stream",
                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -119,17 +122,71 @@ class EventStream(StreamingResponse):
                     self._cancel.set()
                 group.cancel_scope.cancel()
         finally:
+            self._cancel.set()  # a finished stream ignores it; any early exit stops the engine
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._close)
 
 
-async def _pump(events: Iterator[bytes]) -> AsyncIterator[bytes]:
-    while True:
-        # Not abandonable: a cancelled await waits for the thread (at most one token).
-        item = await anyio.to_thread.run_sync(_next, events)
-        if item is None:
-            return
-        yield item
+class _Pump:
+    """Runs a blocking event iterator on a worker thread, ahead of the network.
+
+    The engine never waits for the event loop: each event is queued as soon as it is
+    made, and whatever piled up while the previous write went out is sent in one write.
+    (Pulling one event per thread hop made generation pause for every send: ~0.8 ms a
+    token, half the speed of the tiny test model and ~5% of a real one.)
+    """
+
+    _END = object()
+
+    def __init__(self, events: Generator[bytes, None, None]) -> None:
+        self._events = events
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._finished = threading.Event()
+        self._started = False
+
+    def _produce(self, loop: asyncio.AbstractEventLoop, ready: asyncio.Event) -> None:
+        try:
+            for item in self._events:
+                self._queue.put(item)
+                loop.call_soon_threadsafe(ready.set)
+        except BaseException as exc:  # handed to the consumer, raised there
+            self._queue.put(exc)
+        finally:
+            self._queue.put(self._END)
+            self._finished.set()
+            with contextlib.suppress(RuntimeError):  # the loop may already be closed
+                loop.call_soon_threadsafe(ready.set)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        loop = asyncio.get_running_loop()
+        ready = asyncio.Event()
+        self._started = True
+        # _produce never raises (it queues its exception), so the future needs no awaiting.
+        loop.run_in_executor(None, self._produce, loop, ready)
+        while True:
+            await ready.wait()
+            ready.clear()  # before draining: a put after this wakes the next wait
+            batch: list[bytes] = []
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is self._END:
+                    if batch:
+                        yield b"".join(batch)
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                batch.append(item)  # type: ignore[arg-type]
+            if batch:
+                yield b"".join(batch)
+
+    def close(self) -> None:
+        """Free the engine: wait for the producer (the caller set cancel), then close."""
+        if self._started:
+            self._finished.wait()
+        self._events.close()
 
 
 async def _first_chunk(request: Request, stream: Iterator[Chunk], cancel: threading.Event,
@@ -271,7 +328,8 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
         events = _chat_events(first, stream, rid=rid, model=body.model, created=created,
                               tools=tools, forced=oa.forced_tools(body) is not None,
                               logprobs=bool(body.logprobs), include_usage=include, info=info)
-        return EventStream(_pump(events), cancel, events.close)
+        pump = _Pump(events)
+        return EventStream(pump, cancel, pump.close)
     try:
         text, reasoning, final, logprobs = await _watch_disconnect(
             request, cancel, lambda: anyio.to_thread.run_sync(_drain, first, stream))
@@ -355,7 +413,8 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
         events = _completion_events(first, stream, rid=rid, model=body.model, created=created,
                                     include_usage=include, logprobs=body.logprobs is not None,
                                     info=info)
-        return EventStream(_pump(events), cancel, events.close)
+        pump = _Pump(events)
+        return EventStream(pump, cancel, pump.close)
     try:
         text, _, final, logprobs = await _watch_disconnect(
             request, cancel, lambda: anyio.to_thread.run_sync(_drain, first, stream))
