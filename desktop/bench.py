@@ -7,10 +7,8 @@ process as the baseline and reports our figures as ratios to it.
 
 from __future__ import annotations
 
-import math
 import os
 import resource
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -19,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from desktop.app import AppContext
+from desktop.bench_client import GENERATION_PROMPT
 from desktop.engine.types import GenerationParams
 
 Progress = Callable[[str], None]
 _FILLER = ("The quick brown fox jumps over the lazy dog while the river runs past the old "
            "mill and the lighthouse keeper writes down the weather. ")
-GENERATION_PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 
 
 @dataclass
@@ -148,69 +146,16 @@ def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: 
     return prompts
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    """The ``fraction`` percentile (nearest rank) of ``values``."""
-    ordered = sorted(values)
-    rank = math.ceil(fraction * len(ordered) - 1e-9)  # nearest rank; epsilon absorbs 0.29*100
-    index = min(len(ordered) - 1, max(0, rank - 1))
-    return ordered[index]
-
-
-def summarize_latencies(latencies: list[float]) -> dict[str, float]:
-    """p50/p90/p99 and mean of request latencies, in seconds."""
-    return {"p50_s": percentile(latencies, 0.50), "p90_s": percentile(latencies, 0.90),
-            "p99_s": percentile(latencies, 0.99), "mean_s": statistics.fmean(latencies)}
-
-
-async def _stream_once(client: Any, url: str, model: str, prompt: str, tokens: int
-                       ) -> tuple[float, float, int]:
-    """One streamed /v1/completions request: (total latency, TTFT, text chunks)."""
-    import json
-
-    body = {"model": model, "prompt": prompt, "max_tokens": tokens, "temperature": 0.0,
-            "stream": True}
-    started = time.perf_counter()
-    first: float | None = None
-    pieces = 0
-    async with client.stream("POST", f"{url}/completions", json=body) as response:
-        response.raise_for_status()
-        async for line in response.aiter_lines():
-            if not line.startswith("data: ") or line == "data: [DONE]":
-                continue
-            choices = json.loads(line[6:]).get("choices") or []
-            if choices and choices[0].get("text"):
-                pieces += 1
-                if first is None:
-                    first = time.perf_counter()
-    end = time.perf_counter()
-    return end - started, (first or end) - started, pieces
-
-
-async def _http_figures(url: str, model: str, tokens: int, clients: int) -> dict[str, Any]:
-    import asyncio
-
-    import httpx
-
-    async with httpx.AsyncClient(timeout=600) as client:
-        await _stream_once(client, url, model, "warm up", 2)
-        total, ttft, pieces = await _stream_once(
-            client, url, model, f"{time.time_ns()} {GENERATION_PROMPT}", tokens)
-        single = {"generation_tokens_per_s": (pieces - 1) / max(total - ttft, 1e-9),
-                  "time_to_first_token_s": ttft}
-        results = await asyncio.gather(*[
-            _stream_once(client, url, model, f"{time.time_ns()} client {i} {GENERATION_PROMPT}",
-                         tokens)
-            for i in range(clients)])
-    latencies = [r[0] for r in results]
-    return {**single, "clients": clients, "latency": summarize_latencies(latencies)}
-
-
 def measure_http(ctx: AppContext, model_id: str, path: Path, *, tokens: int, clients: int,
                  progress: Progress) -> dict[str, Any]:
     """Speed through the real local server (uvicorn on 127.0.0.1, no key, free port)."""
     import asyncio
+    import json
+    import subprocess
 
+    from desktop.bench_client import http_figures
     from desktop.config import ServerSettings
+    from desktop.errors import EdgeDeskError
     from desktop.server.runner import ServerRunner
 
     if not ctx.settings.server.enabled:
@@ -226,7 +171,18 @@ def measure_http(ctx: AppContext, model_id: str, path: Path, *, tokens: int, cli
     runner.start()
     try:
         progress(f"HTTP: streamed generation, then {clients} concurrent clients")
-        return asyncio.run(_http_figures(runner.url, model_id, tokens, clients))
+        if getattr(sys, "frozen", False):  # a frozen app cannot start `python -m`
+            return asyncio.run(http_figures(runner.url, model_id, tokens, clients))
+        # Clients run in their own process, as IDEs and scripts do: in this process
+        # they would share the GIL with the server and slow what they measure.
+        result = subprocess.run(  # noqa: S603 - our own interpreter and module, no shell
+            [sys.executable, "-m", "desktop.bench_client", runner.url, model_id,
+             str(tokens), str(clients)],
+            capture_output=True, text=True, timeout=3600, check=False)
+        if result.returncode != 0:
+            raise EdgeDeskError(f"the benchmark client failed: {result.stderr.strip()[-300:]}")
+        figures: dict[str, Any] = json.loads(result.stdout)
+        return figures
     finally:
         runner.stop()
 

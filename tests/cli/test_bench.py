@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from desktop.bench import build_prompt, percentile
+from desktop.bench import build_prompt
+from desktop.bench_client import percentile
 
 
 def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path) -> None:
