@@ -38,6 +38,25 @@ def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path)
     assert "prompt processing, 64 tokens" in result.stderr  # progress display
 
 
+def test_chart_renders_every_figure_to_png(tmp_path: Path) -> None:
+    from PySide6.QtGui import QImage
+
+    from desktop.ui.bench_chart import render_chart
+
+    report = {"model": "m", "backend": "cpu", "hardware": "test machine",
+              "prompt_tokens_per_s": {"128": 100.0}, "generation_tokens_per_s": 20.0,
+              "http": {"generation_tokens_per_s": 19.0},
+              "baseline": {"prompt_tokens_per_s": {"128": 110.0},
+                           "generation_tokens_per_s": 21.0}}
+    out = render_chart(report, tmp_path / "bench.png")
+    image = QImage(str(out))
+    assert not image.isNull() and image.width() == 900
+    # Three figures: prompt, generation, HTTP generation; each draws our blue bar.
+    blue = sum(1 for y in range(image.height())
+               if image.pixelColor(320, y).name() == "#2f6fdf")
+    assert blue >= 3 * 10
+
+
 def test_bench_rejects_bad_arguments(tiny_chat: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "desktop", "bench", str(tiny_chat),
                              "--prompt-lengths", "abc"], capture_output=True, text=True,
