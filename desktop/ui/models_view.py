@@ -307,6 +307,8 @@ class ModelsView(QWidget):
             worker.cancel()
 
     def _on_progress(self, ref: str, progress: Progress) -> None:
+        if ref not in self._downloads:
+            return  # a report queued before the pause landed after it: "paused" stands
         share = progress.done / progress.total if progress.total else 0.0
         eta = f" · {progress.eta_s:.0f} s" if progress.eta_s is not None else ""
         speed = human_size(int(progress.speed_bps)) + "/s"

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import json
 import struct
+import time
 
 import httpx
 import openai
@@ -156,7 +157,11 @@ def test_access_log_has_ids_and_counts_but_never_content(server: Served, client)
         temperature=0, extra_headers={"X-Request-ID": "trace-42"})
     reply = raw.parse()
     assert raw.headers["x-request-id"] == "trace-42"
-    log = (server.ctx.paths.log_dir / "access.log").read_text()
+    # The line is written once the response has gone out, so it may trail the reply.
+    path = server.ctx.paths.log_dir / "access.log"
+    deadline = time.monotonic() + 5
+    while "trace-42" not in (log := path.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.02)
     # Greedy, so the answer is always the same (a random 3-token answer can be a few
     # letters that occur in any log line by chance).
     assert secret not in log and reply.choices[0].message.content not in log.replace(

@@ -48,7 +48,8 @@ def test_download_shows_progress_pauses_resumes_and_installs(qtbot, hub: FakeHub
         view.pause(CAT_ID)
     row = next(n for n in range(view.table_model.rowCount())
                if view.table_model.row_at(n).id == CAT_ID)
-    assert view.table_model.index(row, 6).data() == "paused"
+    # The view hears the worker's signal through its own queued connection.
+    qtbot.waitUntil(lambda: view.table_model.index(row, 6).data() == "paused", timeout=5000)
     kept = sum(entry.sent for entry in hub.downloads())
     assert 0 < kept < size
 
