@@ -6,11 +6,13 @@ labelled with its value so the picture can be read without the JSON.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QImage, QPainter
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtWidgets import QApplication
 
 WIDTH, ROW, MARGIN, LABEL_W = 900, 34, 16, 300
 OURS, BASE = QColor("#2f6fdf"), QColor("#9aa4b2")
@@ -36,7 +38,11 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, float, float | None, str]]:
 def render_chart(report: dict[str, Any], out: Path) -> Path:
     """Draw the report's speed figures to ``out`` (PNG); returns the path."""
     # Fonts need a GUI application; offscreen is enough (no window is shown).
-    _app = QGuiApplication.instance() or QGuiApplication(["edgedesk-bench"])
+    # A QApplication (not just QGuiApplication), so a later widget app can share it; the
+    # offscreen platform draws on machines without a display (servers, CI, SSH).
+    if QApplication.instance() is None:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    _app = QApplication.instance() or QApplication(["edgedesk-bench"])
     rows = _rows(report)
     height = MARGIN * 2 + 60 + ROW * len(rows) + 30
     image = QImage(WIDTH, height, QImage.Format.Format_ARGB32)

@@ -38,7 +38,7 @@ def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path)
     assert "prompt processing, 64 tokens" in result.stderr  # progress display
 
 
-def test_chart_renders_every_figure_to_png(tmp_path: Path) -> None:
+def test_chart_renders_every_figure_to_png(qapp, tmp_path: Path) -> None:
     from PySide6.QtGui import QImage
 
     from desktop.ui.bench_chart import render_chart
