@@ -170,7 +170,13 @@ class AppContext:
             # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
             return self.scheduler.embed(model, texts)
 
-        return Searcher(self.documents_db, embed)
+        reranker_model = self.settings.reranker_model
+
+        def rerank(query: str, passages: Sequence[str]) -> list[float]:
+            return self.scheduler.rerank(reranker_model, query, passages)
+
+        return Searcher(self.documents_db, embed,
+                        reranker=rerank if reranker_model else None)
 
     @functools.cached_property
     def maintenance_lock(self) -> threading.Lock:

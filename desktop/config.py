@@ -120,6 +120,7 @@ class Settings(_Section):
     theme: Literal["system", "light", "dark"] = "system"
     language: Literal["en", "zh_CN"] = "en"
     embedding_model: str | None = None  # new document collections (None: the built-in default)
+    reranker_model: str | None = None  # e.g. "bge-reranker-v2-m3": re-orders document hits
     keep_in_tray: bool = False  # closing the window hides it while the server runs
     engine: EngineSettings = Field(default_factory=EngineSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)

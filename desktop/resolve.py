@@ -155,6 +155,8 @@ _ENCODER_ARCHS = frozenset({"bert", "nomic-bert", "jina-bert-v2", "xlm-roberta",
 
 
 def _kind_of(info: GGUFInfo) -> ModelKind:
+    if info.pooling_type == 4:  # llama.cpp rank pooling: a cross-encoder reranker
+        return "reranker"
     if info.architecture in _ENCODER_ARCHS:
         return "embedding"
     return "chat"

@@ -35,6 +35,7 @@ from desktop.engine.types import (
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
 
 _NEVER = threading.Event()
+RANK_POOLING = 4  # llama.cpp LLAMA_POOLING_TYPE_RANK: one relevance score per sequence
 
 
 def gpu_offload_supported() -> bool:
@@ -382,10 +383,36 @@ class LlamaEngine:
         tail = tokens[-1:] if len(tokens) > len(head) and tokens[-1] in ends else []
         return head, tokens[len(head) : len(tokens) - len(tail)], tail
 
-    def _decode_embeddings(self, sequences: list[list[int]]) -> list[list[float]]:
-        """Pooled vectors for token sequences, packing as many as fit into each decode."""
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        """Relevance of each document to ``query`` from a rank-pooling model (higher = better).
+
+        Pairs are laid out as llama.cpp's server does: ``[BOS] query [EOS] [SEP] doc [EOS]``
+        (for XLM-R rerankers such as bge-reranker-v2-m3 that is ``<s> q </s></s> d </s>``).
+        A document longer than the window is cut to fit, keeping the whole query; a
+        reranker only orders candidates, and the caller still has every full text.
+        """
+        if not self.options.embedding or int(self._llm.pooling_type()) != RANK_POOLING:
+            raise InvalidRequest(f"{self.model_id} is not a reranking model (no rank pooling)")
+        model = self._llm._model
+        sep, eos = model.token_sep(), model.token_eos()
+        close = [eos] if eos != -1 else [sep] if sep != -1 else []
+        head = self.tokenize(query, add_bos=True, special=False)
+        head += [sep] if sep != -1 else []
+        window = min(self.context_length, int(self._llm.n_batch))
+        room = window - len(head) - len(close)
+        if room < 1:
+            raise ContextOverflow(f"the query is {len(head)} tokens; the reranker's window "
+                                  f"is {window}")
+        sequences = [head + self.tokenize(doc, add_bos=False, special=False)[:room] + close
+                     for doc in documents]
+        return [vector[0] for vector in self._decode_embeddings(sequences, width=1)]
+
+    def _decode_embeddings(self, sequences: list[list[int]], width: int | None = None
+                           ) -> list[list[float]]:
+        """Pooled outputs for token sequences, packing as many as fit into each decode."""
         llm = self._llm
-        n_batch, n_embd = int(llm.n_batch), int(llm.n_embd())
+        n_batch = int(llm.n_batch)
+        n_embd = width if width is not None else int(llm.n_embd())
         n_seq_max = int(llm.context_params.n_seq_max)
         batch, ctx = llm._batch, llm._ctx
         out: list[list[float]] = []

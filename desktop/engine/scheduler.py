@@ -51,6 +51,10 @@ class Engine(Protocol):
         """The model's own tokens for ``text``."""
         ...
 
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        """Relevance scores of ``documents`` for ``query``."""
+        ...
+
     def close(self) -> None:
         """Free memory."""
         ...
@@ -269,6 +273,17 @@ class Scheduler:
             slot.requests += 1
             try:
                 return slot.engine.embed(texts)
+            finally:
+                slot.last_used = self._clock()
+
+    def rerank(self, model: str, query: str, documents: Sequence[str]) -> list[float]:
+        """Relevance scores from a reranker ``model`` (waits for its turn like the rest)."""
+        with self._gate.hold():
+            slot, _ = self._engine(model)
+            slot.requests += 1
+            try:
+                scores: list[float] = slot.engine.rerank(query, documents)
+                return scores
             finally:
                 slot.last_used = self._clock()
 

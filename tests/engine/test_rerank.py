@@ -1,0 +1,47 @@
+"""Reranking with a rank-pooling (cross-encoder) model through the engine and scheduler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.engine.llama import LlamaEngine, LoadOptions
+from desktop.engine.loader import load_engine
+from desktop.engine.scheduler import Scheduler
+from desktop.engine.types import ModelSpec
+from desktop.errors import InvalidRequest
+from tests.fixtures.tiny_gguf import write_tiny_bert
+
+
+@pytest.fixture(scope="module")
+def tiny_reranker(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_bert(tmp_path_factory.mktemp("rr") / "tiny-reranker.gguf", pooling=4,
+                           seed=5, name="tiny-reranker")
+
+
+def test_scores_one_per_document_depending_on_query_and_document(tiny_reranker: Path) -> None:
+    engine = LlamaEngine(tiny_reranker, LoadOptions(context_length=128, embedding=True))
+    docs = ["the cat is a dog", "hello world", "你好 世界", "model chat desk edge"]
+    scores = engine.rerank("hello world", docs)
+    assert len(scores) == 4 and len(set(scores)) == 4  # a real score per pair
+    assert engine.rerank("hello world", docs[1:2]) == pytest.approx(scores[1:2], rel=1e-4)
+    assert engine.rerank("the cat", docs) != pytest.approx(scores)  # the query matters
+    many = engine.rerank("hello", ["edge " * 500, "cat"])  # a long document is cut to fit
+    assert len(many) == 2
+
+
+def test_embedding_model_is_refused_for_reranking(tiny_embed: Path) -> None:
+    engine = LlamaEngine(tiny_embed, LoadOptions(context_length=128, embedding=True))
+    with pytest.raises(InvalidRequest, match="not a reranking model"):
+        engine.rerank("q", ["d"])
+
+
+def test_scheduler_reranks_and_the_searcher_reorders_by_it(tiny_reranker: Path) -> None:
+    spec = ModelSpec(tiny_reranker, "tiny-reranker", kind="reranker", context_length=128)
+    scheduler = Scheduler(load_engine, lambda _ref: spec)
+    docs = ["the cat is a dog", "hello world", "model chat desk edge"]
+    scores = scheduler.rerank("tiny-reranker", "hello world", docs)
+    assert len(scores) == 3
+    assert [m.model_id for m in scheduler.loaded()] == ["tiny-reranker"]
+    scheduler.close()
