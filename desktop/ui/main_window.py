@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import AppContext
+from desktop.app import AppContext, maintenance
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 STATUS_INTERVAL_MS = 2000
 REAP_INTERVAL_MS = 30_000
+MAINTENANCE_FIRST_MS = 10_000  # after start-up work, so the first window is not slowed
+MAINTENANCE_INTERVAL_MS = 3_600_000
 PAGES = ("chat", "models", "documents", "server")
 
 
@@ -83,6 +85,13 @@ class MainWindow(QMainWindow):
         self._reaper.setInterval(REAP_INTERVAL_MS)
         self._reaper.timeout.connect(self._reap_idle)
         self._reaper.start()
+        # Retention and a rescan of document collections: soon after start (the "rescan
+        # on start"), then hourly, on a worker; maintenance() skips if one is running.
+        self._maintenance = QTimer(self)
+        self._maintenance.setInterval(MAINTENANCE_INTERVAL_MS)
+        self._maintenance.timeout.connect(self._run_maintenance)
+        self._maintenance.start()
+        QTimer.singleShot(MAINTENANCE_FIRST_MS, self._run_maintenance)
         if context.settings.engine.preload:
             self.pool.start(TaskWorker(context.preload))
         self._quitting = False
@@ -221,6 +230,11 @@ class MainWindow(QMainWindow):
         if isinstance(app, QApplication):
             apply_theme(app, effective.settings.theme)
         self.refresh_status()
+
+    def _run_maintenance(self) -> None:
+        if not self._closed:
+            context = self.context
+            self.pool.start(TaskWorker(lambda: maintenance(context)))
 
     def _reap_idle(self) -> None:
         # Unloading a large model takes time; do it off the event loop.
