@@ -19,6 +19,7 @@ from typing import Any
 from desktop.app import AppContext
 from desktop.bench_client import GENERATION_PROMPT
 from desktop.engine.types import GenerationParams
+from desktop.resolve import looks_like_path
 
 Progress = Callable[[str], None]
 _FILLER = ("The quick brown fox jumps over the lazy dog while the river runs past the old "
@@ -146,7 +147,7 @@ def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: 
     return prompts
 
 
-def measure_http(ctx: AppContext, model_id: str, path: Path, *, tokens: int, clients: int,
+def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
                  progress: Progress) -> dict[str, Any]:
     """Speed through the real local server (uvicorn on 127.0.0.1, no key, free port)."""
     import asyncio
@@ -166,8 +167,9 @@ def measure_http(ctx: AppContext, model_id: str, path: Path, *, tokens: int, cli
         **{**ctx.settings.server.model_dump(), "host": "127.0.0.1", "port": 0,
            "require_key": False, "queue_max": max(16, clients + 1)})
     runner = ServerRunner.from_context(ctx, settings=settings)
-    if model_id not in {"", None} and path.exists():
-        ctx.resolver.registered.setdefault(model_id, path)
+    # A .gguf path is served under its stable id; catalog and installed ids keep their
+    # entry (chat template, reasoning format) by being resolved as themselves.
+    model_id = ctx.resolver.register(Path(model)) if looks_like_path(model) else model
     runner.start()
     try:
         progress(f"HTTP: streamed generation, then {clients} concurrent clients")
@@ -202,7 +204,7 @@ def run_bench(ctx: AppContext, model: str, *, tokens: int = 128, clients: int = 
     prompts = measure_engine(ctx, model, report, tokens=tokens, prompt_lengths=prompt_lengths,
                              progress=progress)
     ctx.scheduler.unload(spec.model_id)  # the server loads it again through the same path
-    report.http = measure_http(ctx, spec.model_id, spec.path, tokens=tokens, clients=clients,
+    report.http = measure_http(ctx, model, tokens=tokens, clients=clients,
                                progress=progress)
     if compare:
         from desktop.engine.baseline import run_baseline

@@ -197,7 +197,7 @@ def test_server_forbidden_by_policy_refuses_every_way_to_start(machine_policy, c
         ctx.server.start()
     from desktop.bench import measure_http
 
-    assert "skipped" in measure_http(ctx, "tiny-chat", tiny_chat, tokens=2, clients=1,
+    assert "skipped" in measure_http(ctx, str(tiny_chat), tokens=2, clients=1,
                                      progress=lambda _s: None)
 
 
