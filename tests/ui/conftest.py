@@ -10,6 +10,7 @@ import pytest
 from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy
 from desktop.ui.main_window import MainWindow
+from tests.fixtures.fake_hub import FakeHub
 
 
 @pytest.fixture
@@ -47,3 +48,20 @@ def _left():
     from PySide6.QtCore import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+CAT_ID = "glm-edge-1.5b"
+CAT_REPO = "THUDM/glm-edge-1.5b-chat-gguf"
+CAT_FILE = "ggml-model-Q4_K_M.gguf"
+
+
+@pytest.fixture
+def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
+    """A fake Hub serving the tiny model as the catalog's GLM-Edge 1.5B, set as endpoint."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with FakeHub() as fake:
+        fake.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
+        config = edgedesk_home / "config"
+        config.mkdir(parents=True)
+        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
+        yield fake

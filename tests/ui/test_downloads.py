@@ -10,23 +10,10 @@ from desktop.app import build_context
 from desktop.config import NoPolicy
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub, Fault
+from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO
 
 pytestmark = pytest.mark.qt
 
-CAT_ID = "glm-edge-1.5b"
-CAT_REPO = "THUDM/glm-edge-1.5b-chat-gguf"
-CAT_FILE = "ggml-model-Q4_K_M.gguf"
-
-
-@pytest.fixture
-def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeHub() as fake:
-        fake.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
 
 
 def test_download_shows_progress_pauses_resumes_and_installs(qtbot, hub: FakeHub,

@@ -13,20 +13,9 @@ from desktop.config import NoPolicy
 from desktop.ui.first_run import FirstRunDialog, recommend
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub, Fault
-from tests.ui.test_downloads import CAT_FILE, CAT_ID, CAT_REPO
+from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO
 
 pytestmark = pytest.mark.qt
-
-
-@pytest.fixture
-def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeHub() as fake:
-        fake.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
 
 
 def _window(qtbot) -> MainWindow:
