@@ -17,6 +17,14 @@ from typing import Any
 
 from desktop.errors import InvalidRequest, StoreError
 from desktop.store.db import Database, fts_query, fts_text, open_database
+from desktop.store.sources import (
+    Source,
+    decode_sources,
+    encode_sources,
+    parse_sources,
+    source_dicts,
+    sources_markdown,
+)
 
 EXPORT_VERSION = 1
 DAY_S = 86_400.0
@@ -33,6 +41,7 @@ class Conversation:
     created: float
     updated: float
     ephemeral: bool = False
+    collection: str | None = None  # the document collection that grounds its answers
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,7 @@ class ChatMessage:
     timings: dict[str, float] = field(default_factory=dict)
     created: float | None = None  # None: now
     id: int | None = None  # set when read back
+    sources: tuple[Source, ...] = ()  # what a grounded answer was given, and cited
 
 
 @dataclass(frozen=True)
@@ -70,12 +80,13 @@ class _Chats:
         self.clock = clock
 
     def create(self, title: str, model: str | None, tags: Sequence[str],
-               created: float | None = None) -> int:
+               created: float | None = None, collection: str | None = None) -> int:
         now = self.clock() if created is None else created
         with self.database.transaction():
             cur = self.database.execute(
-                "INSERT INTO conversations(title, model, tags, created, updated) "
-                "VALUES (?, ?, ?, ?, ?)", (title, model, json.dumps(list(tags)), now, now))
+                "INSERT INTO conversations(title, model, tags, created, updated, collection) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (title, model, json.dumps(list(tags)), now, now, collection or None))
             return int(cur.lastrowid)
 
     def add(self, conv_id: int, message: ChatMessage) -> int:
@@ -85,11 +96,12 @@ class _Chats:
                 raise InvalidRequest(f"conversation {conv_id} does not exist")
             cur = self.database.execute(
                 "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
-                "parameters, prompt_tokens, completion_tokens, timings, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "parameters, prompt_tokens, completion_tokens, timings, created, sources) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (conv_id, message.role, message.content, message.reasoning, message.model,
                  json.dumps(message.parameters), message.prompt_tokens,
-                 message.completion_tokens, json.dumps(message.timings), created))
+                 message.completion_tokens, json.dumps(message.timings), created,
+                 encode_sources(message.sources)))
             message_id = int(cur.lastrowid)
             self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
                                   (message_id, fts_text(message.content)))
@@ -99,10 +111,10 @@ class _Chats:
 
     def header(self, row: Sequence[Any], ephemeral: bool, sign: int) -> Conversation:
         return Conversation(sign * int(row[0]), row[1], row[2], tuple(json.loads(row[3])),
-                            float(row[4]), float(row[5]), ephemeral)
+                            float(row[4]), float(row[5]), ephemeral, row[6])
 
     def conversations(self, ids: Iterable[int] | None = None) -> list[tuple[Any, ...]]:
-        sql = "SELECT id, title, model, tags, created, updated FROM conversations"
+        sql = "SELECT id, title, model, tags, created, updated, collection FROM conversations"
         if ids is None:
             return self.database.query(sql + " ORDER BY updated DESC, id DESC")
         wanted = list(ids)
@@ -113,13 +125,14 @@ class _Chats:
     def messages(self, conv_id: int) -> list[ChatMessage]:
         rows = self.database.query(
             "SELECT id, role, content, reasoning, model, parameters, prompt_tokens, "
-            "completion_tokens, timings, created FROM messages WHERE conversation_id = ? "
-            "ORDER BY id",
+            "completion_tokens, timings, created, sources FROM messages "
+            "WHERE conversation_id = ? ORDER BY id",
             (conv_id,))
         return [ChatMessage(role=r[1], content=r[2], reasoning=r[3], model=r[4],
                             parameters=json.loads(r[5]), prompt_tokens=r[6],
                             completion_tokens=r[7], timings=json.loads(r[8]),
-                            created=float(r[9]), id=int(r[0])) for r in rows]
+                            created=float(r[9]), id=int(r[0]), sources=decode_sources(r[10]))
+                for r in rows]
 
     def search(self, query: str) -> list[tuple[Any, ...]]:
         match = fts_query(query)
@@ -171,11 +184,12 @@ class ChatStore:
 
     # ------------------------------------------------------------------ writing
     def create_conversation(self, title: str = "", model: str | None = None, *,
-                            ephemeral: bool = False, tags: Sequence[str] = ()) -> Conversation:
-        """Start a conversation; an ephemeral one is never written to disk."""
+                            ephemeral: bool = False, tags: Sequence[str] = (),
+                            collection: str | None = None) -> Conversation:
+        """Start a conversation (grounded in ``collection``); an ephemeral one stays in memory."""
         keep = self._memory if ephemeral or self._disk is None else self._disk
         sign = -1 if keep is self._memory else 1
-        row_id = keep.create(title, model, tags)
+        row_id = keep.create(title, model, tags, collection=collection)
         return self.get_conversation(sign * row_id)
 
     def add_message(self, conv_id: int, message: ChatMessage) -> int:
@@ -192,7 +206,12 @@ class ChatStore:
         self._update(conv_id, "UPDATE conversations SET tags = ? WHERE id = ?",
                      json.dumps(sorted(set(tags))))
 
-    def _update(self, conv_id: int, sql: str, value: str) -> None:
+    def set_collection(self, conv_id: int, collection: str | None) -> None:
+        """Ground the conversation in ``collection`` from now on (None or "": none)."""
+        self._update(conv_id, "UPDATE conversations SET collection = ? WHERE id = ?",
+                     collection or None)
+
+    def _update(self, conv_id: int, sql: str, value: str | None) -> None:
         chats, row_id = self._for(conv_id)
         with chats.database.transaction():
             cur = chats.database.execute(sql, (value, row_id))
@@ -283,14 +302,19 @@ class ChatStore:
             items = payload["conversations"]
         except (ValueError, KeyError, TypeError):
             raise InvalidRequest("not an EdgeDesk conversation export") from None
+        # Every message is read before anything is written: a malformed one further down
+        # must not leave half an import behind.
+        parsed = [(item, [_message_from(m) for m in item.get("messages", [])])
+                  for item in _objects(items)]
         imported: list[Conversation] = []
         target = self._disk or self._memory
         sign = 1 if target is self._disk else -1
-        for item in items:
+        for item, messages in parsed:
             row_id = target.create(item.get("title", ""), item.get("model"),
-                                   item.get("tags", []), created=item.get("created"))
-            for m in item.get("messages", []):
-                target.add(row_id, ChatMessage(**{k: v for k, v in m.items() if k != "id"}))
+                                   item.get("tags", []), created=item.get("created"),
+                                   collection=item.get("collection"))
+            for message in messages:
+                target.add(row_id, message)
             imported.append(self.get_conversation(sign * row_id))
         return imported
 
@@ -303,11 +327,14 @@ class ChatStore:
                      f"*{conv.model or 'unknown model'} · {when}*", ""]
             if conv.tags:
                 lines += ["Tags: " + ", ".join(conv.tags), ""]
+            if conv.collection:
+                lines += ["Documents: " + conv.collection, ""]
             for msg in self.get_messages(conv.id):
                 lines += [f"## {msg.role.capitalize()}", ""]
                 if msg.reasoning:
                     lines += ["> " + line for line in msg.reasoning.splitlines()] + [""]
                 lines += [msg.content, ""]
+                lines += sources_markdown(msg.sources)
             parts.append("\n".join(lines))
         return "\n---\n\n".join(parts)
 
@@ -324,13 +351,31 @@ class ChatStore:
 
 def _header_dict(conv: Conversation) -> dict[str, Any]:
     return {"title": conv.title, "model": conv.model, "tags": list(conv.tags),
-            "created": conv.created, "updated": conv.updated}
+            "created": conv.created, "updated": conv.updated, "collection": conv.collection}
 
 
 def _message_dict(message: ChatMessage) -> dict[str, Any]:
     data = asdict(message)
     data.pop("id")
+    data["sources"] = source_dicts(message.sources)
     return data
+
+
+def _objects(items: object) -> list[dict[str, Any]]:
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise InvalidRequest("not an EdgeDesk conversation export")
+    return items
+
+
+def _message_from(data: object) -> ChatMessage:
+    """A message of an export; older exports (before grounded chats) have no sources."""
+    if not isinstance(data, dict):
+        raise InvalidRequest("not an EdgeDesk conversation export: a message is not an object")
+    fields = {k: v for k, v in data.items() if k not in ("id", "sources")}
+    try:
+        return ChatMessage(**fields, sources=parse_sources(data.get("sources")))
+    except TypeError as exc:
+        raise InvalidRequest(f"not an EdgeDesk conversation export: {exc}") from None
 
 
 def _snippet(content: str, query: str, width: int = 80) -> str:

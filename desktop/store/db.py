@@ -201,12 +201,24 @@ def add_float_copies(database: sqlite_utils.Database) -> None:
                              "WHERE v.rowid = chunk_bits.chunk_id")
 
 
+GROUNDING_SCHEMA = (
+    # The collection a chat is grounded in (NULL: none); a name, not a foreign key, so
+    # deleting a collection keeps the chat and the window can say what went missing.
+    "ALTER TABLE conversations ADD COLUMN collection TEXT",
+    # JSON list of the numbered sources an answer was given, each marked cited or not
+    # (NULL: the answer was not grounded). See store.sources.
+    "ALTER TABLE messages ADD COLUMN sources TEXT",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
     Migration(3, "binary-quantized chunk vectors for the two-stage search", add_bits),
     Migration(4, "float chunk vectors beside their bits, for exact re-scoring",
               add_float_copies),
+    Migration(5, "a conversation's document collection and each answer's sources",
+              GROUNDING_SCHEMA),
 )
 
 
