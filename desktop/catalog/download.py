@@ -6,17 +6,18 @@ disk (re-hashed first, never trusted blindly). The SHA-256 is computed while wri
 compared with the Hub's; a match is renamed into place atomically, a mismatch is moved
 to a quarantine folder. A lock file per target keeps two pulls from writing one file.
 Blocking; progress goes to a callback and a ``threading.Event`` cancels (= pause: the
-``.part`` stays, pulling again resumes).
+``.part`` stays, pulling again resumes); ``discard`` throws a paused download away.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -25,7 +26,13 @@ import httpx
 from filelock import FileLock, Timeout
 
 from desktop.catalog.hub import RemoteFile
-from desktop.errors import AuthRequired, Cancelled, DownloadError, ModelNotFound
+from desktop.errors import (
+    AuthRequired,
+    Cancelled,
+    DownloadError,
+    InvalidRequest,
+    ModelNotFound,
+)
 from desktop.net import NetGate
 
 HASH_BLOCK = 4 * 1024 * 1024
@@ -165,6 +172,50 @@ class Downloader:
                 f"not enough free disk space in {probe}: the download needs {_gb(need)} "
                 f"(+{_gb(DISK_MARGIN)} headroom), only {_gb(free)} is free")
 
+    def discard(self, targets: list[Path], *, root: Path,
+                finished: Collection[Path] = ()) -> int:
+        """Delete the ``.part`` of every target, and the ``finished`` ones; returns bytes freed.
+
+        All the targets' locks are held first, so a pull still writing any of them (another
+        window, a terminal) is never cut short: that raises DownloadError and deletes
+        nothing. Other finished targets are never touched. Folders left empty under
+        ``root`` go too. The lock files stay: deleting a lock another process may be
+        waiting on would let two pulls hold "the" lock at once.
+        """
+        base = root.resolve()
+        for target in targets:
+            if base not in target.resolve().parents:
+                raise InvalidRequest(f"{target} is outside the models folder {root}; "
+                                     "not deleting anything there")
+        doomed = [_part(t) for t in targets] + [t for t in targets if t in set(finished)]
+        self.lock_dir.mkdir(parents=True, exist_ok=True)
+        freed = 0
+        with contextlib.ExitStack() as held:
+            for target in targets:
+                lock = FileLock(str(self._lock_path(target)))
+                try:
+                    lock.acquire(timeout=1.0)
+                except Timeout:
+                    raise DownloadError(
+                        f"{target.name} is still being downloaded (another window or "
+                        "'edgedesk models pull'); stop that download first") from None
+                held.callback(lock.release)
+            for path in doomed:
+                with contextlib.suppress(FileNotFoundError):
+                    size = path.stat().st_size
+                    path.unlink()
+                    freed += size
+        for parent in {t.resolve().parent for t in targets}:
+            folder = parent
+            while folder != base and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent
+        return freed
+
+    def _lock_path(self, target: Path) -> Path:
+        key = hashlib.sha1(str(target).encode(), usedforsecurity=False).hexdigest()[:16]
+        return self.lock_dir / f"{key}.lock"
+
     def fetch(self, remote: RemoteFile, target: Path, *, meter: _Meter | None = None,
               base: int = 0, cancel: threading.Event | None = None) -> Fetched:
         """One file into ``target``, resuming its ``.part``; verified before the rename."""
@@ -172,8 +223,7 @@ class Downloader:
         meter = meter or _Meter(remote.size, None, self.progress_interval_s)
         target.parent.mkdir(parents=True, exist_ok=True)
         self.lock_dir.mkdir(parents=True, exist_ok=True)
-        key = hashlib.sha1(str(target).encode(), usedforsecurity=False).hexdigest()[:16]
-        lock = FileLock(str(self.lock_dir / f"{key}.lock"))
+        lock = FileLock(str(self._lock_path(target)))
         while True:  # wait for another pull of this file, but stay cancellable
             try:
                 lock.acquire(timeout=0.5)

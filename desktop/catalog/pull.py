@@ -2,7 +2,8 @@
 
 The one sequence the CLI and the GUI share: pin the repo to a commit, read sizes and
 SHA-256 from the Hub, download every file of the model (split shards together), then
-record it in the installed index.
+record it in the installed index. ``discard_partial`` is the way back from a paused pull:
+it deletes what the pull left in ``.part`` files, and nothing else.
 """
 
 from __future__ import annotations
@@ -76,3 +77,46 @@ def pull(target: PullTarget, *, hub: HubClient, downloader: Downloader, index: I
         source="hub", repo=target.repo, revision=revision, catalog_id=target.catalog_id,
         quant=target.quant, managed=True)
     return index.add(model)
+
+
+def target_paths(target: PullTarget, models_dir: Path) -> list[Path]:
+    """Where every file of ``target`` lands (all shards of a split model), without the Hub."""
+    names: list[str] = []
+    for name in target.files:
+        match = SHARD_RE.match(name)
+        # A split model named by one shard: the others follow from "-000NN-of-000MM".
+        group = ([f"{match['stem']}-{i:05d}-of-{match['count']}.gguf"
+                  for i in range(1, int(match["count"]) + 1)] if match else [name])
+        names.extend(n for n in group if n not in names)
+    return [models_dir / target.repo / name for name in names]
+
+
+def partial_files(target: PullTarget, *, index: InstalledIndex, models_dir: Path) -> list[Path]:
+    """What an unfinished pull of ``target`` left on disk: ``.part`` files, finished shards.
+
+    A finished shard counts only while another shard is still missing and no installed
+    model lists it; a complete model is never "partial".
+    """
+    paths = target_paths(target, models_dir)
+    parts = [p.with_name(p.name + ".part") for p in paths]
+    return [p for p in parts if p.is_file()] + _unfinished_leftovers(paths, index)
+
+
+def _unfinished_leftovers(paths: list[Path], index: InstalledIndex) -> list[Path]:
+    if all(p.is_file() for p in paths):
+        return []
+    listed = {Path(f).resolve() for model in index.all() for f in model.files}
+    return [p for p in paths if p.is_file() and p.resolve() not in listed]
+
+
+def discard_partial(target: PullTarget, *, downloader: Downloader, index: InstalledIndex,
+                    models_dir: Path) -> int:
+    """Throw away an unfinished pull of ``target`` (every shard); returns the bytes freed.
+
+    Deletes its ``.part`` files and the shards it finished, so nothing is left over;
+    files an installed model lists, and a complete model, are never touched. A pull
+    still writing one of the files raises DownloadError instead.
+    """
+    paths = target_paths(target, models_dir)
+    return downloader.discard(paths, root=models_dir,
+                              finished=_unfinished_leftovers(paths, index))
