@@ -23,6 +23,8 @@ from desktop.engine.scheduler import Scheduler
 from desktop.errors import EdgeDeskError
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
+from desktop.relocate import DataFolderLock, relocate_at_start
+from desktop.relocate import ProgressFn as MoveProgress
 from desktop.resolve import ModelResolver
 
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
@@ -45,6 +47,8 @@ class AppContext:
     catalog: Catalog
     hardware_probe: Any = detect_hardware
     policy_problem: str | None = None  # set when the machine policy is invalid (fail closed)
+    notice: str | None = None  # what happened to a requested data move, shown once
+    data_lock: Any = None  # held for the context's life so a move waits for this process
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -250,10 +254,12 @@ def build_context(
     environ: Mapping[str, str] | None = None,
     cli_settings: Mapping[str, Any] | None = None,
     policy: PolicySource | None = None,
+    move_progress: MoveProgress | None = None,
 ) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
-    Without an explicit ``policy`` the OS's managed policy is read (it always wins).
+    Without an explicit ``policy`` the OS's managed policy is read (it always wins). A data
+    move the user asked for happens here, before anything opens the data folder.
     """
     if environ is None:
         quiet_libraries(os.environ)  # before any library that phones home is imported
@@ -262,6 +268,14 @@ def build_context(
     if policy is None:
         policy = load_machine_policy()
     effective = load_settings(paths, environ=environ, cli=cli_settings, policy=policy)
+    paths = paths.located(effective.settings.data_location)
+    chosen_policy = policy
+    start = relocate_at_start(paths, effective, lambda: load_settings(
+        paths, environ=environ, cli=cli_settings, policy=chosen_policy), move_progress)
+    paths = start.paths
+    paths.ensure()
+    lock = DataFolderLock(paths.data_dir)
+    lock.share()
     problem = policy.problem if isinstance(policy, MachinePolicy) else None
-    return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
-                      policy_problem=problem)
+    return AppContext(paths=paths, effective=start.effective, catalog=load_catalog(),
+                      policy_problem=problem, notice=start.notice, data_lock=lock)

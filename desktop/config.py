@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import platformdirs
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from desktop.errors import ConfigError
 
@@ -65,6 +65,12 @@ class Paths:
     def database(self) -> Path:
         """The one SQLite database for conversations, documents and indexes."""
         return self.data_dir / "edgedesk.db"
+
+    def located(self, data_location: str | None) -> Paths:
+        """These paths with the data folder moved to ``data_location`` (None: unchanged)."""
+        if not data_location:
+            return self
+        return replace(self, data_dir=Path(data_location).expanduser())
 
     def ensure(self) -> None:
         """Create the folders (idempotent)."""
@@ -122,8 +128,18 @@ class Settings(_Section):
     embedding_model: str | None = None  # new document collections (None: the built-in default)
     reranker_model: str | None = None  # e.g. "bge-reranker-v2-m3": re-orders document hits
     keep_in_tray: bool = False  # closing the window hides it while the server runs
+    # Chats, indexes, keys and models; None: the OS default (or EDGEDESK_HOME/data). The
+    # window changes it through a move at the next start (desktop/relocate.py).
+    data_location: str | None = None
     engine: EngineSettings = Field(default_factory=EngineSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @field_validator("data_location")
+    @classmethod
+    def _absolute_location(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).expanduser().is_absolute():
+            raise ValueError("must be an absolute folder path")
+        return value
 
 
 class PolicySource(Protocol):

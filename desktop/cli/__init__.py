@@ -20,9 +20,21 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _verb_modules() -> list[Any]:
-    from desktop.cli import auth, bench, chats, docs, keys, models, network, policy, run, serve
+    from desktop.cli import (
+        auth,
+        bench,
+        chats,
+        data,
+        docs,
+        keys,
+        models,
+        network,
+        policy,
+        run,
+        serve,
+    )
 
-    return [run, models, policy, network, auth, docs, chats, keys, serve, bench]
+    return [run, models, policy, network, auth, docs, chats, keys, serve, bench, data]
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from desktop.app import AppContext, build_context
 from desktop.config import flatten
 
 
-def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None) -> AppContext:
+def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None,
+                move_progress: Callable[[int, int], None] | None = None) -> AppContext:
     """The composition root, with this invocation's flags applied as settings."""
     from desktop.cli import cli_settings
 
     flags = {**cli_settings(args), **(extra or {})}
-    ctx = build_context(cli_settings=flags)
+    ctx = build_context(cli_settings=flags, move_progress=move_progress)
     if ctx.policy_problem:
         print(f"edgedesk: warning: {ctx.policy_problem}", file=sys.stderr)
+    if ctx.notice:
+        print(f"edgedesk: {ctx.notice}", file=sys.stderr)
     # The policy wins over flags; say so rather than let a flag look obeyed.
     forced = flatten(ctx.effective.settings.model_dump())
     for key in sorted(k for k in flags

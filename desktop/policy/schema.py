@@ -53,6 +53,9 @@ KEYS: tuple[PolicyKey, ...] = (
               "Delete conversations older than this many days.", None, 1, 36500),
     PolicyKey("EphemeralOnly", "bool", "ephemeral_only",
               "Never store conversations on disk.", True),
+    PolicyKey("DataLocation", "string", "data_location",
+              "Folder for chats, document indexes, keys and models (e.g. an encrypted "
+              "volume); users cannot move it.", None),
 )
 _BY_NAME = {key.name: key for key in KEYS}
 

@@ -24,7 +24,7 @@ FULL = {
     "HubEndpoint": "https://mirror.corp.example", "SharedModelsDir": "/srv/models",
     "ServerAllowed": False, "ServerBindAddress": "127.0.0.2", "ServerPort": 9443,
     "ServerRequireKey": True, "ServerAllowedOrigins": ["https://ide.corp.example"],
-    "RetentionDays": 14, "EphemeralOnly": True,
+    "RetentionDays": 14, "EphemeralOnly": True, "DataLocation": "/srv/edgedesk-data",
 }
 
 
@@ -44,7 +44,7 @@ def _settings(root: Path, home: Path, user: str = "", environ: dict[str, str] | 
 def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
     _write_linux_policy(tmp_path, json.dumps(FULL))
     user = ('offline = false\nallow_downloads = true\nretention_days = 365\n'
-            'ephemeral_only = false\n[server]\nenabled = true\nport = 1234\nhost = "0.0.0.0"\n'
+            'ephemeral_only = false\ndata_location = "/home/me/data"\n[server]\nenabled = true\nport = 1234\nhost = "0.0.0.0"\n'
             'require_key = false\nallowed_origins = ["*"]\n')
     eff = _settings(tmp_path, tmp_path / "home", user, {"EDGEDESK_OFFLINE": "0"})
     s = eff.settings
@@ -54,6 +54,7 @@ def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
         "/srv/models", False, "127.0.0.2", 9443)
     assert s.server.require_key is True and s.server.allowed_origins == ["https://ide.corp.example"]
     assert (s.retention_days, s.ephemeral_only) == (14, True)
+    assert s.data_location == "/srv/edgedesk-data"
     assert len(eff.locked) == len(KEYS)
     assert all(eff.sources[key.setting] == "policy" for key in KEYS)
 
