@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
@@ -22,8 +23,8 @@ from desktop.ui.pyside_fixes import make_none_immortal
 make_none_immortal()
 
 import psutil  # noqa: E402
-from PySide6.QtCore import QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QProgressDialog  # noqa: E402
 
 from desktop.cli.context import context_for  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
@@ -64,11 +65,29 @@ def _process_age_s() -> float:
         return time.time() - psutil.Process().create_time()
 
 
+def _move_progress() -> Callable[[int, int], None]:
+    """Shows a data move (requested in Settings) that copies across drives at start-up."""
+    dialog: list[QProgressDialog] = []
+
+    def report(done: int, total: int) -> None:
+        if not dialog:
+            box = QProgressDialog(QCoreApplication.translate("run_app", "Moving your data…"),
+                                  "", 0, 1000)
+            box.setCancelButton(None)  # all or nothing: a half-copied folder is worse
+            box.setWindowTitle("EdgeDesk")
+            box.setMinimumDuration(0)
+            dialog.append(box)
+        dialog[0].setValue(done * 1000 // total if total else 1000)
+        QCoreApplication.processEvents()
+
+    return report
+
+
 def run_app(args: argparse.Namespace) -> int:
     """Open the EdgeDesk window; returns the process exit code once it closes."""
-    context = context_for(args)
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
+    context = context_for(args, move_progress=_move_progress())
     app.setApplicationName("EdgeDesk")
     translator = install_translator(app, context.settings.language)
     apply_theme(app, context.settings.theme)

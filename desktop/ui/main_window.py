@@ -150,8 +150,9 @@ class MainWindow(QMainWindow):
         self._status_timer.setInterval(STATUS_INTERVAL_MS)
         self._status_timer.timeout.connect(self.refresh_status)
         self._status_timer.start()
-        if self.context.policy_problem:
-            bar.showMessage(self.context.policy_problem)
+        shown = [m for m in (self.context.policy_problem, self.context.notice) if m]
+        if shown:  # a data move's outcome is said once, here and on stderr
+            bar.showMessage("  ".join(shown))
         self.refresh_status()
 
     def refresh_status(self) -> None:

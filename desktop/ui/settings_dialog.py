@@ -1,5 +1,6 @@
-"""Settings: keep-alive, GPU layers and context (auto by default), offline, retention,
-theme and language; saved to ``settings.toml``; policy-locked values shown disabled."""
+"""Settings: data location, keep-alive, GPU layers and context (auto by default), offline,
+retention, theme and language; saved to ``settings.toml``; policy-locked values shown
+disabled."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.config import EffectiveSettings, Paths, Settings, save_user_settings
+from desktop.ui.data_location import DataLocationRow
 
 AUTO_CONTEXT = 255  # one below the smallest valid context: the spin box shows "Auto"
 AUTO_LAYERS = -1
@@ -62,10 +64,8 @@ class SettingsDialog(QDialog):
         self._effective = effective
         settings = effective.settings
         form = QFormLayout()
-        location = QLabel(str(paths.data_dir))
-        location.setObjectName("Muted")
-        location.setWordWrap(True)
-        form.addRow(self.tr("Data location"), location)
+        self.location = DataLocationRow(paths, effective)
+        form.addRow(self.tr("Data location"), self.location)
         self._build_fields(settings)
         labels = {
             "engine.keep_alive_s": self.tr("Keep models loaded for"),
@@ -172,4 +172,5 @@ class SettingsDialog(QDialog):
         changes = self.changes()
         if changes:
             save_user_settings(self._paths, changes, self._effective)
+        self.location.commit()
         return apply_changes(self._effective, changes)

@@ -106,3 +106,82 @@ def _horizontal():
     from PySide6.QtCore import Qt
 
     return Qt.Orientation.Horizontal
+
+
+def test_data_location_moves_everything_at_the_next_start(qtbot, monkeypatch,
+                                                         tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    context = build_context(policy=NoPolicy())
+    chat = context.chat_store.create_conversation("kept across the move")
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    dialog = win.open_settings()
+    row = dialog.location
+    assert row.path_label.text() == str(context.paths.data_dir)
+    assert not row.keep_button.isVisible()
+    target = tmp_path / "bigger-disk"
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(target))
+
+    def click_move(box: QMessageBox) -> int:
+        assert "Move your chats" in box.text()
+        box.buttons()[0].click()  # "Move my data"
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", click_move)
+    row.change_button.click()
+    assert str(target) in row.pending_label.text() and row.keep_button.isVisibleTo(dialog)
+    assert row.choose(context.paths.data_dir / "sub", move=True) is not None  # refused
+    dialog.accept()
+    win.close()
+    context.chat_store.close()
+    context.data_lock.release()  # the window's process has quit
+
+    restarted = build_context(policy=NoPolicy())
+    assert restarted.paths.data_dir == target
+    assert restarted.notice is not None and str(target) in restarted.notice
+    assert [c.id for c in restarted.chat_store.list_conversations()] == [chat.id]
+    restarted.chat_store.close()
+    restarted.data_lock.release()
+
+
+def test_keep_here_withdraws_a_requested_move(qtbot, tmp_path: Path) -> None:
+    context = build_context(policy=NoPolicy())
+    dialog = SettingsDialog(context.paths, context.effective)
+    qtbot.addWidget(dialog)
+    assert dialog.location.choose(tmp_path / "elsewhere", move=False) is None
+    dialog.save()
+    again = SettingsDialog(context.paths, context.effective)
+    qtbot.addWidget(again)
+    assert str(tmp_path / "elsewhere") in again.location.pending_label.text()
+    again.location.keep_button.click()
+    again.save()
+    context.data_lock.release()
+    assert build_context(policy=NoPolicy()).paths.data_dir == context.paths.data_dir
+
+
+def test_a_policy_data_location_cannot_be_changed(qtbot, tmp_path: Path) -> None:
+    class Pinned:
+        def forced(self) -> dict[str, object]:
+            return {"data_location": str(tmp_path / "srv")}
+
+    context = build_context(policy=Pinned())
+    dialog = SettingsDialog(context.paths, context.effective)
+    qtbot.addWidget(dialog)
+    assert dialog.location.path_label.text() == str(tmp_path / "srv")
+    assert not dialog.location.change_button.isEnabled()
+    assert "organization" in dialog.location.change_button.toolTip()
+
+
+def test_a_long_move_at_start_shows_progress(qtbot) -> None:
+    from PySide6.QtWidgets import QProgressDialog
+
+    from desktop.ui import _move_progress
+
+    report = _move_progress()
+    report(3 * 10**9, 12 * 10**9)
+    shown = [w for w in QApplication.topLevelWidgets() if isinstance(w, QProgressDialog)]
+    assert len(shown) == 1 and shown[0].value() == 250
+    report(12 * 10**9, 12 * 10**9)
+    shown[0].close()
+    shown[0].deleteLater()
