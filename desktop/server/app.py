@@ -44,7 +44,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = logging.getLogger("edgedesk.server")
 KNOWN_ROUTES = frozenset({"/v1/models", "/v1/chat/completions", "/v1/completions",
-                          "/v1/embeddings", "/health", "/metrics"})
+                          "/v1/embeddings", "/v1/rerank", "/health", "/metrics"})
 OPEN_ROUTES = frozenset({"/health", "/openapi.json"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 
@@ -54,6 +54,14 @@ class ModelDirectory(Protocol):
 
     def ids(self) -> list[str]:
         """Every id a request may name."""
+        ...
+
+    def has(self, model: str) -> bool:
+        """Whether ``model`` is among ``ids()`` (asked on every request, so kept cheap)."""
+        ...
+
+    def kind(self, model: str) -> tuple[str, int | None]:
+        """What ``model`` is (chat, embedding, reranker) and its GGUF pooling type, if any."""
         ...
 
 
@@ -73,6 +81,23 @@ class ResolverDirectory:
                 self.resolver.locate(entry.id)
                 found.append(entry.id)
         return found
+
+    def has(self, model: str) -> bool:
+        """The same answer as ``model in ids()`` without probing every catalog model."""
+        if model in self.resolver.registered:
+            return True
+        if not any(entry.id == model for entry in self.resolver.catalog):
+            return False
+        try:
+            self.resolver.locate(model)
+        except EdgeDeskError:
+            return False
+        return True
+
+    def kind(self, model: str) -> tuple[str, int | None]:
+        """The resolved kind (catalog entry, else from the header) and the pooling type."""
+        spec = self.resolver(model)
+        return spec.kind, self.resolver.info(spec.path).pooling_type
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from desktop.server import schemas as s
 from desktop.server.toolcalls import ParsedAnswer, parse_tool_calls
 
 DONE = b"data: [DONE]\n\n"
+MAX_RERANK_DOCUMENTS = 1000  # one request's worth; a reranker orders candidates, not corpora
+POOLING_NAMES = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}  # llama.cpp's enum
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,50 @@ def embedding_inputs(value: str | list[str] | list[int] | list[list[int]]
     if all(isinstance(v, int) for v in value):
         return [[int(v) for v in value]]  # type: ignore[arg-type]
     return [v if isinstance(v, str) else [int(t) for t in v] for v in value]  # type: ignore[union-attr]
+
+
+def rerank_texts(documents: Sequence[str | s.RerankDocument]) -> list[str]:
+    """The texts to rank, refusing an empty or oversized list with the field named."""
+    if not documents:
+        raise InvalidRequest("documents is empty; send at least one document to rank",
+                             param="documents")
+    if len(documents) > MAX_RERANK_DOCUMENTS:
+        raise InvalidRequest(f"documents has {len(documents)} items but at most "
+                             f"{MAX_RERANK_DOCUMENTS} can be ranked in one request; "
+                             "split them or pre-filter", param="documents")
+    return [d if isinstance(d, str) else d.text for d in documents]
+
+
+def check_reranker(model: str, kind: str, pooling: int | None) -> None:
+    """Refuse a model that is not a cross-encoder reranker before it is loaded for nothing."""
+    if kind == "reranker" and pooling in (None, 4):
+        return
+    name = POOLING_NAMES.get(pooling, str(pooling)) if pooling is not None else "none"
+    raise InvalidRequest(f"model {model} is not a reranking model ({kind}, pooling type "
+                         f"{name}); use a bge-reranker GGUF such as bge-reranker-v2-m3",
+                         param="model")
+
+
+def relevance(score: float) -> float:
+    """A reranker's raw logit as a 0-1 relevance (the sigmoid Jina and Cohere report)."""
+    if score >= 0:
+        return 1.0 / (1.0 + math.exp(-score))
+    small = math.exp(score)  # this form cannot overflow for very negative logits
+    return small / (1.0 + small)
+
+
+def rerank_response(*, request_id: str, model: str, texts: Sequence[str],
+                    scores: Sequence[float], top_n: int | None, return_documents: bool,
+                    tokens: int) -> s.RerankResponse:
+    """Results best first (ties keep request order), cut to ``top_n``."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])[:top_n]
+    return s.RerankResponse(
+        id=request_id, model=model,
+        usage=s.RerankUsage(prompt_tokens=tokens, total_tokens=tokens),
+        results=[s.RerankResult(index=i, relevance_score=relevance(scores[i]),
+                                document=s.RerankDocumentOut(text=texts[i])
+                                if return_documents else None)
+                 for i in order])
 
 
 # ---------------------------------------------------------------- engine → responses

@@ -1,4 +1,4 @@
-"""The endpoints: models, chat and text completions, embeddings, health, metrics.
+"""The endpoints: models, chat and text completions, embeddings, rerank, health, metrics.
 
 The scheduler's iterators block, so each chunk is pulled on a worker thread, one at a
 time. The first chunk is pulled before the response starts, so queue-full, unknown
@@ -48,8 +48,8 @@ def _info(request: Request) -> RequestInfo:
 
 def _check_model(svc: Services, info: RequestInfo, model: str) -> None:
     info.model = model[:200]
-    ids = svc.models.ids()
-    if model not in ids:
+    if not svc.models.has(model):
+        ids = svc.models.ids()
         shown = ", ".join(ids) or "none; start the server with --model"
         raise ModelNotFound(f"the model '{model}' does not exist here; available: {shown}",
                             param="model")
@@ -467,3 +467,37 @@ async def embeddings(body: s.EmbeddingRequest, request: Request) -> s.EmbeddingL
         model=body.model, usage=s.UsageOut(prompt_tokens=tokens, total_tokens=tokens),
         data=[s.EmbeddingItem(index=i, embedding=oa.encode_embedding(v, body.encoding_format))
               for i, v in enumerate(vectors)])
+
+
+# ---------------------------------------------------------------- rerank
+
+
+def _rerank(svc: Services, model: str, query: str, texts: list[str]) -> tuple[list[float], int]:
+    """Scores for ``texts`` and the tokens read, in one turn of the scheduler's gate."""
+    def work(engine: Any) -> tuple[list[float], int]:
+        scores: list[float] = engine.rerank(query, texts)
+        # Each pair is query + separator + document + end, cut to the window like the
+        # engine cuts it; counted so key budgets see what a rerank costs.
+        head = len(engine.tokenize(query, add_bos=True, special=False)) + 2
+        window = int(engine.context_length)
+        tokens = sum(min(window, head + len(engine.tokenize(t, add_bos=False, special=False)))
+                     for t in texts)
+        return scores, tokens
+    result: tuple[list[float], int] = svc.scheduler.with_engine(model, work)
+    return result
+
+
+@router.post("/v1/rerank", response_model=s.RerankResponse, response_model_exclude_none=True,
+             responses=_ERRORS)
+async def rerank(body: s.RerankRequest, request: Request) -> s.RerankResponse:
+    """Documents ordered by a cross-encoder reranker's relevance to the query, best first."""
+    svc, info = _services(request), _info(request)
+    _check_model(svc, info, body.model)
+    texts = oa.rerank_texts(body.documents)
+    kind, pooling = await anyio.to_thread.run_sync(svc.models.kind, body.model)
+    oa.check_reranker(body.model, kind, pooling)
+    scores, tokens = await anyio.to_thread.run_sync(_rerank, svc, body.model, body.query, texts)
+    info.tokens_in = tokens
+    return oa.rerank_response(request_id="rerank-" + info.request_id, model=body.model,
+                              texts=texts, scores=scores, top_n=body.top_n,
+                              return_documents=body.return_documents, tokens=tokens)

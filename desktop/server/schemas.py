@@ -156,6 +156,26 @@ class EmbeddingRequest(_Request):
     user: str | None = None
 
 
+class RerankDocument(_Request):
+    """A document given as an object (Jina, Cohere); only its text is ranked."""
+
+    text: str
+
+
+class RerankRequest(_Request):
+    """``POST /v1/rerank`` (the llama.cpp server / Jina / Cohere shape).
+
+    The document count is checked in ``openai.rerank_texts`` so the error can say how
+    many were sent and what the bound is.
+    """
+
+    model: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    documents: list[str | RerankDocument]
+    top_n: int | None = Field(default=None, ge=1)
+    return_documents: bool = False
+
+
 # ---------------------------------------------------------------- responses
 
 
@@ -289,6 +309,37 @@ class EmbeddingList(_Response):
     data: list[EmbeddingItem]
     model: str
     usage: UsageOut
+
+
+class RerankUsage(_Response):
+    """Tokens the reranker read (every query-document pair, as scored)."""
+
+    prompt_tokens: int
+    total_tokens: int
+
+
+class RerankDocumentOut(_Response):
+    """The ranked document's text (only with ``return_documents``)."""
+
+    text: str
+
+
+class RerankResult(_Response):
+    """One document's place in the ranking."""
+
+    index: int
+    relevance_score: float
+    document: RerankDocumentOut | None = None
+
+
+class RerankResponse(_Response):
+    """The body of a rerank answer: results best first."""
+
+    id: str
+    object: Literal["list"] = "list"
+    model: str
+    results: list[RerankResult]
+    usage: RerankUsage
 
 
 class ModelCard(_Response):

@@ -6,7 +6,7 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ class Served:
     keys: KeyStore
     key: str
     scheduler: Scheduler
+    journal: list[str] = field(default_factory=list)  # what slowed engines did, in order
 
     @property
     def url(self) -> str:
@@ -45,11 +46,12 @@ class Served:
 class SlowEngine:
     """The real engine, slowed per chunk so a test can hold a request open; counts chunks."""
 
-    def __init__(self, engine: Any, delay_s: float) -> None:
+    def __init__(self, engine: Any, delay_s: float, journal: list[str]) -> None:
         self.engine = engine
         self.delay_s = delay_s
         self.report = engine.report
         self.produced = 0
+        self.journal = journal
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
@@ -57,6 +59,7 @@ class SlowEngine:
     def _slow(self, stream: Iterator[Chunk]) -> Iterator[Chunk]:
         for chunk in stream:
             self.produced += 1
+            self.journal.append("chunk")
             time.sleep(self.delay_s)
             yield chunk
 
@@ -65,6 +68,11 @@ class SlowEngine:
 
     def stream_completion(self, *args: Any, **kwargs: Any) -> Iterator[Chunk]:
         return self._slow(self.engine.stream_completion(*args, **kwargs))
+
+    def rerank(self, *args: Any, **kwargs: Any) -> list[float]:
+        self.journal.append("rerank")
+        scores: list[float] = self.engine.rerank(*args, **kwargs)
+        return scores
 
 
 def free_port() -> int:
@@ -83,14 +91,15 @@ def serve(home: Path, models: list[Path], delay_s: float = 0.0, **settings: Any)
     key = keys.create("tests")
     for path in models:
         ctx.resolver.register(path)
-    scheduler = Scheduler(lambda spec: SlowEngine(load_engine(spec), delay_s), ctx.resolver,
+    journal: list[str] = []
+    scheduler = Scheduler(lambda spec: SlowEngine(load_engine(spec), delay_s, journal), ctx.resolver,
                           queue_max=server_settings.queue_max) if delay_s else ctx.scheduler
     runner = ServerRunner(scheduler, ResolverDirectory(ctx.resolver), server_settings,
                           keys if server_settings.require_key else None,
                           access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE))
     runner.start()
     try:
-        yield Served(runner, ctx, keys, key, scheduler)
+        yield Served(runner, ctx, keys, key, scheduler, journal)
     finally:
         runner.stop()
         scheduler.close()

@@ -278,3 +278,50 @@ def test_logprobs_in_chat_and_legacy_shapes() -> None:
     assert oa.sampling_params(_chat(logprobs=True, top_logprobs=3), oa.Limits()).logprobs == 3
     assert oa.sampling_params(_chat(logprobs=True), oa.Limits()).logprobs == 0
     assert oa.sampling_params(_chat(), oa.Limits()).logprobs is None
+
+
+def _rerank(**fields) -> s.RerankRequest:
+    return s.RerankRequest.model_validate({"model": "rr", "query": "q", **fields})
+
+
+def test_rerank_documents_as_strings_or_objects_within_bounds() -> None:
+    req = _rerank(documents=["a", {"text": "b"}, {"text": "", "title": "ignored"}])
+    assert oa.rerank_texts(req.documents) == ["a", "b", ""]
+    with pytest.raises(InvalidRequest, match="documents is empty") as empty:
+        oa.rerank_texts(_rerank(documents=[]).documents)
+    assert empty.value.param == "documents"
+    oa.rerank_texts(["d"] * oa.MAX_RERANK_DOCUMENTS)
+    with pytest.raises(InvalidRequest, match="1001 items but at most 1000") as many:
+        oa.rerank_texts(["d"] * (oa.MAX_RERANK_DOCUMENTS + 1))
+    assert many.value.param == "documents"
+
+
+def test_only_rank_pooling_models_may_rerank() -> None:
+    oa.check_reranker("bge-reranker-v2-m3", "reranker", 4)
+    oa.check_reranker("catalog-reranker", "reranker", None)  # header silent: the engine checks
+    with pytest.raises(InvalidRequest, match=r"^model bge-m3 is not a reranking model "
+                       r"\(embedding, pooling type cls\); use a bge-reranker GGUF") as err:
+        oa.check_reranker("bge-m3", "embedding", 2)
+    assert err.value.param == "model"
+    with pytest.raises(InvalidRequest, match=r"\(chat, pooling type none\)"):
+        oa.check_reranker("gemma", "chat", None)
+    with pytest.raises(InvalidRequest, match=r"\(reranker, pooling type mean\)"):
+        oa.check_reranker("odd", "reranker", 1)
+
+
+def test_rerank_results_best_first_with_relevance_between_0_and_1() -> None:
+    body = oa.rerank_response(request_id="rerank-1", model="rr", texts=["a", "b", "c", "d"],
+                              scores=[-1.0, 3.0, -1.0, 0.0], top_n=None,
+                              return_documents=False, tokens=12).model_dump(exclude_none=True)
+    assert [r["index"] for r in body["results"]] == [1, 3, 0, 2]  # ties keep request order
+    assert body["results"][1]["relevance_score"] == 0.5
+    assert body["usage"] == {"prompt_tokens": 12, "total_tokens": 12}
+    assert body["object"] == "list" and "document" not in body["results"][0]
+    top = oa.rerank_response(request_id="r", model="rr", texts=["a", "b"], scores=[0.1, 0.2],
+                             top_n=1, return_documents=True, tokens=2)
+    assert [(r.index, r.document and r.document.text) for r in top.results] == [(1, "b")]
+    # A very negative or positive logit must not overflow the sigmoid.
+    assert oa.relevance(-1000.0) == 0.0 and oa.relevance(1000.0) == 1.0
+    assert oa.relevance(2.0) == pytest.approx(0.8807970779778823)
+    with pytest.raises(ValueError):
+        _rerank(documents=["a"], top_n=0)

@@ -42,4 +42,5 @@ def test_no_server_errors(fuzz_server: Served) -> None:
                 assert set(response.json()["error"]) == {"message", "type", "param", "code"}
         check()
         checked.append(operation.path)
-    assert {"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} <= set(checked)
+    assert {"/v1/chat/completions", "/v1/completions", "/v1/embeddings",
+            "/v1/rerank"} <= set(checked)
