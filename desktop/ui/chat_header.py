@@ -27,6 +27,7 @@ class ChatHeader(QWidget):
     """Edits the shown chat's settings in place; says when the ephemeral flag changed."""
 
     ephemeral_toggled = Signal(object)  # the Conversation
+    collection_changed = Signal(object)  # the Conversation whose collection the user chose
     error = Signal(str)
 
     def __init__(self, current: Callable[[], Conversation | None],
@@ -44,9 +45,8 @@ class ChatHeader(QWidget):
         self.model_box.currentIndexChanged.connect(self._model_chosen)
         self.collection_box = QComboBox()
         self.collection_box.setAccessibleName(self.tr("Documents that ground the answers"))
-        self.collection_box.setToolTip(
-            self.tr("Answer from a document collection, with numbered citations"))
         self.collection_box.currentIndexChanged.connect(self._collection_chosen)
+        self._collections_known = False  # until set_collections: cannot tell one is gone
         self.temperature = QDoubleSpinBox()
         self.temperature.setRange(0.0, 2.0)
         self.temperature.setSingleStep(0.1)
@@ -63,7 +63,8 @@ class ChatHeader(QWidget):
         row.addWidget(self.ephemeral)
         layout.addLayout(row)
         layout.addLayout(self._build_prompt_row())
-        self.set_collections([])
+        self._fill_collections([])
+        self._say_missing("")
         self.reload_presets()
 
     def _build_prompt_row(self) -> QHBoxLayout:
@@ -95,11 +96,13 @@ class ChatHeader(QWidget):
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.setChecked(chat.ephemeral)
         self.ephemeral.setEnabled(chat.store_id is None)  # saved chats cannot change store
+        missing = self._drop_missing(chat)
         self.collection_box.setCurrentIndex(max(0, self.collection_box.findData(
             chat.collection)))
         self.preset_box.setCurrentIndex(-1)
         for widget in (self.temperature, self.ephemeral, self.collection_box):
             widget.blockSignals(False)
+        self._say_missing(missing)
 
     def set_models(self, models: list[tuple[str, str]]) -> None:
         """Offer ``(label, reference)`` pairs; keeps the current chat's choice."""
@@ -122,17 +125,47 @@ class ChatHeader(QWidget):
 
     def set_collections(self, names: list[str]) -> None:
         """Offer the document collections (and 'No documents')."""
+        self._collections_known = True
+        self._fill_collections(names)
         chat = self._current()
+        missing = "" if chat is None else self._drop_missing(chat)
+        self.collection_box.blockSignals(True)
+        found = self.collection_box.findData(chat.collection if chat else "")
+        self.collection_box.setCurrentIndex(max(0, found))
+        self.collection_box.blockSignals(False)
+        if missing:
+            self._say_missing(missing)
+
+    def _fill_collections(self, names: list[str]) -> None:
         self.collection_box.blockSignals(True)
         self.collection_box.clear()
         self.collection_box.addItem(self.tr("No documents"), "")
         for name in names:
             self.collection_box.addItem(self.tr("Docs: ") + name, name)
-        if chat is not None and chat.collection not in names:
-            chat.collection = ""  # the collection was removed
-        found = self.collection_box.findData(chat.collection if chat else "")
-        self.collection_box.setCurrentIndex(max(0, found))
         self.collection_box.blockSignals(False)
+
+    def _drop_missing(self, chat: Conversation) -> str:
+        """Unground ``chat`` if its collection was deleted; returns that collection's name.
+
+        Only the window's copy forgets it (the store keeps the name until the user picks
+        another): a collection list that failed to load must not erase every chat's choice.
+        """
+        name = chat.collection
+        if not name or not self._collections_known or self.collection_box.findData(name) >= 0:
+            return ""
+        chat.collection = ""
+        return name
+
+    def _say_missing(self, name: str) -> None:
+        """Tooltip (and notice) saying the chat's collection is gone, or the usual tooltip."""
+        if not name:
+            self.collection_box.setToolTip(
+                self.tr("Answer from a document collection, with numbered citations"))
+            return
+        text = self.tr("The document collection “%1” this chat used no longer exists; "
+                       "answers are not grounded in documents.").replace("%1", name)
+        self.collection_box.setToolTip(text)
+        self.error.emit(text)
 
     # ------------------------------------------------------------------ edits
     def _model_chosen(self, number: int) -> None:
@@ -144,6 +177,8 @@ class ChatHeader(QWidget):
         chat = self._current()
         if chat is not None and number >= 0:
             chat.collection = str(self.collection_box.itemData(number) or "")
+            self._say_missing("")
+            self.collection_changed.emit(chat)
 
     def _temperature_changed(self, value: float) -> None:
         chat = self._current()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk, GenerationParams
+from desktop.errors import EdgeDeskError
 from desktop.ui.chat_header import ChatHeader
 from desktop.ui.chat_sidebar import ChatSidebar
 from desktop.ui.conversations import Conversation, Turn
@@ -99,6 +101,7 @@ class ChatView(QWidget):
         self.header = ChatHeader(lambda: self.current, self._presets)
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
+        self.header.collection_changed.connect(self._collection_changed)
         # Shortcuts to the header's parts, for the window, tests and screenshots.
         self.model_box, self.temperature = self.header.model_box, self.header.temperature
         self.ephemeral, self.system_prompt = self.header.ephemeral, self.header.system_prompt
@@ -184,6 +187,15 @@ class ChatView(QWidget):
         self._cancel_edit()
         self.header.show_chat(chat)
         self._rebuild_transcript()
+
+    def _collection_changed(self, chat: object) -> None:
+        """Keep the chosen collection with the chat, so a restart shows it again."""
+        if self._saver is None or not isinstance(chat, Conversation):
+            return
+        try:
+            self._saver.set_collection(chat)
+        except EdgeDeskError as exc:
+            self._notify(exc.message)
 
     def delete_current(self) -> None:
         """Delete the shown chat (stopping its answer first) and show another."""
@@ -333,12 +345,13 @@ class ChatView(QWidget):
         chat.turns.append(turn)
         params = GenerationParams(max_tokens=chat.max_tokens, temperature=chat.temperature)
         saver = self._saver
+        given: list[Any] = []  # the sources, filled and then saved on the worker's thread
         worker = GenerationWorker(
             self._scheduler, chat.model, messages, params,
             before=None if saver is None else lambda: saver.sync(chat, question_turns),
             after=None if saver is None else lambda final, text, reasoning:
-                saver.save_answer(chat, final, text, reasoning),
-            prepare=preparer(self._search, chat.collection, messages)
+                saver.save_answer(chat, final, text, reasoning, given),
+            prepare=preparer(self._search, chat.collection, messages, given)
             if chat.collection and self._search is not None else None,
         )
         worker.prepared.connect(self._on_prepared)

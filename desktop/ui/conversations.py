@@ -25,7 +25,9 @@ class Turn:
     usage: Usage | None = None
     tokens_per_s: float = 0.0
     finish_reason: str | None = None
-    sources: list[Any] = field(default_factory=list)  # retrieval Hits given to the model
+    # The numbered sources given to the model: retrieval Hits while the answer is new,
+    # store.sources.Source once read back from the store (same path/page/lines/text).
+    sources: list[Any] = field(default_factory=list)
     citations: list[Any] = field(default_factory=list)  # retrieval.answer Citations shown
 
 

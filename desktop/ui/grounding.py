@@ -16,6 +16,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.engine.types import Message
+from desktop.store.sources import Source
 from desktop.ui.conversations import Turn
 
 if TYPE_CHECKING:
@@ -37,12 +38,18 @@ def grounded_messages(messages: Sequence[Message], hits: Sequence[Hit]) -> list[
     return [Message("system", system), *(m for m in messages if m.role != "system")]
 
 
-def preparer(search: Search, collection: str,
-             messages: Sequence[Message]) -> Callable[[], tuple[list[Message], object]]:
-    """A call for the worker thread: retrieve for the last question, build the prompt."""
+def preparer(search: Search, collection: str, messages: Sequence[Message],
+             given: list[Any] | None = None) -> Callable[[], tuple[list[Message], object]]:
+    """A call for the worker thread: retrieve for the last question, build the prompt.
+
+    The hits are also put in ``given``, for the saver that runs later on the same thread
+    (the window's copy arrives by a queued signal, possibly after the answer is saved).
+    """
     def prepare() -> tuple[list[Message], object]:
         question = messages[-1].content if messages else ""
         hits = search(question, [collection])
+        if given is not None:
+            given[:] = hits
         return grounded_messages(messages, hits), hits
     return prepare
 
@@ -58,6 +65,21 @@ def cite(turn: Turn) -> None:
     turn.citations = cited or [
         Citation(n, h.path, h.page, h.line_start, h.line_end, h.text)
         for n, h in enumerate(turn.sources, start=1)]
+
+
+def stored_sources(turn: Turn) -> tuple[Source, ...]:
+    """The turn's sources as the store keeps them, each marked whether the answer cites it.
+
+    ``turn.sources`` holds retrieval Hits while a chat is open, or the store's Sources
+    once it was read back; both have the path, page, lines and text needed here.
+    """
+    if not turn.sources:
+        return ()
+    from desktop.retrieval.answer import citations
+
+    cited = {c.number for c in citations(turn.content, turn.sources)}
+    return tuple(Source(n, s.path, s.page, s.line_start, s.line_end, s.text, n in cited)
+                 for n, s in enumerate(turn.sources, start=1))
 
 
 def was_cited(turn: Turn) -> bool:

@@ -9,12 +9,15 @@ chat's turns happens when it is first shown.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from desktop.engine.types import Chunk, Role, Usage
 from desktop.errors import EdgeDeskError
 from desktop.store.chats import ChatMessage, ChatStore
 from desktop.ui.conversations import Conversation, Turn
+from desktop.ui.grounding import cite, stored_sources
 
 
 def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
@@ -27,6 +30,7 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
         model=chat.model if turn.role == "assistant" else None, parameters=params,
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None, timings=timings,
+        sources=stored_sources(turn) if turn.role == "assistant" else (),
     )
 
 
@@ -35,8 +39,10 @@ def _to_turn(message: ChatMessage) -> Turn:
     if message.completion_tokens is not None:
         usage = Usage(message.prompt_tokens or 0, message.completion_tokens)
     role: Role = "assistant" if message.role == "assistant" else "user"
-    return Turn(role, message.content, message.reasoning or "", usage,
-                float(message.timings.get("tokens_per_s", 0.0)))
+    turn = Turn(role, message.content, message.reasoning or "", usage,
+                float(message.timings.get("tokens_per_s", 0.0)), sources=list(message.sources))
+    cite(turn)  # the same [n] buttons as when the answer was new: same text, same sources
+    return turn
 
 
 @dataclass
@@ -48,7 +54,8 @@ class ChatSaver:
     def load_all(self) -> list[Conversation]:
         """Every stored chat, most recently active first (turns read later)."""
         return [Conversation(model=c.model or "", title=c.title or "New chat",
-                             ephemeral=c.ephemeral, store_id=c.id, loaded=False)
+                             ephemeral=c.ephemeral, collection=c.collection or "",
+                             store_id=c.id, loaded=False)
                 for c in self.store.list_conversations()]
 
     def load_turns(self, chat: Conversation) -> None:
@@ -74,20 +81,28 @@ class ChatSaver:
         chat.rewrite = False
         if chat.store_id is None:
             created = self.store.create_conversation(chat.title, chat.model or None,
-                                                     ephemeral=chat.ephemeral)
+                                                     ephemeral=chat.ephemeral,
+                                                     collection=chat.collection or None)
             chat.store_id = created.id
         for turn in chat.turns[chat.synced:upto]:
             self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced = max(chat.synced, upto)
 
-    def save_answer(self, chat: Conversation, final: Chunk, text: str, reasoning: str) -> None:
-        """Save the finished (or stopped) answer as the chat's next turn (worker thread)."""
+    def save_answer(self, chat: Conversation, final: Chunk, text: str, reasoning: str,
+                    sources: Sequence[Any] = ()) -> None:
+        """Save the finished (or stopped) answer, with the sources it was given (worker
+        thread)."""
         if chat.store_id is None:
             return
         turn = Turn("assistant", text, reasoning, final.usage, final.tokens_per_s,
-                    final.finish_reason)
+                    final.finish_reason, sources=list(sources))
         self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced += 1
+
+    def set_collection(self, chat: Conversation) -> None:
+        """Store the chat's collection (a chat not saved yet gets it when it is created)."""
+        if chat.store_id is not None:
+            self.store.set_collection(chat.store_id, chat.collection or None)
 
     def rename(self, chat: Conversation) -> None:
         """Store a new title."""

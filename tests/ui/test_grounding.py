@@ -110,3 +110,157 @@ def test_a_chat_without_documents_shows_no_sources(qtbot, window) -> None:
     answer = send(qtbot, window, "Hello", max_tokens=4)
     assert answer.sources == [] and answer.citations == []
     assert window.chat._bubbles[-1].citations.isHidden()
+
+
+# ---------------------------------------------------------------- across a restart
+def reopen(qtbot, tiny_chat: Path) -> MainWindow:
+    """A new window on the same EDGEDESK_HOME: what the user sees after a restart."""
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    win.show()
+    win.models.import_file(tiny_chat)
+    return win
+
+
+def show_stored(win: MainWindow, store_id: int) -> None:
+    """Click the stored chat in the sidebar."""
+    chats = win.chat.chats
+    chat = next(c for c in chats.chats() if c.store_id == store_id)
+    win.chat.chat_list.setCurrentIndex(win.chat._filter.mapFromSource(
+        chats.index(chats.row_of(chat))))
+    assert win.chat.current is chat
+
+
+def shown_citations(win: MainWindow) -> tuple[str, list[tuple[str, str]]]:
+    row = win.chat._bubbles[-1].citations
+    if row.isHidden():
+        return "", []
+    return row.label.text(), [(b.text(), b.toolTip()) for b in row.buttons]
+
+
+def ask_grounded(qtbot, win: MainWindow, question: str = "How many days of leave?") -> int:
+    chat = win.chat
+    chat.collection_box.setCurrentIndex(chat.collection_box.findData("handbook"))
+    send(qtbot, win, question, max_tokens=8)
+    assert chat.current is not None and chat.current.store_id is not None
+    return chat.current.store_id
+
+
+def test_the_collection_and_citations_survive_a_restart(qtbot, grounded, tiny_chat: Path,
+                                                        opened) -> None:
+    win, docs = grounded
+    store_id = ask_grounded(qtbot, win)
+    before = shown_citations(win)
+    assert before[1][0][0] == "[1] leave.md"
+    win.close()
+
+    again = reopen(qtbot, tiny_chat)
+    show_stored(again, store_id)
+    assert again.chat.collection_box.currentData() == "handbook"
+    assert again.chat.current.collection == "handbook"
+    assert shown_citations(again) == before
+    again.chat._bubbles[-1].citations.buttons[0].click()
+    assert [u.toLocalFile() for u in opened.urls] == [str((docs / "leave.md").resolve())]
+    again.chat.collection_box.setCurrentIndex(0)  # 'No documents' is kept too
+    assert again.context.chat_store.get_conversation(store_id).collection is None
+    again.close()
+
+
+def test_a_deleted_collection_is_shown_as_none_and_said(qtbot, grounded,
+                                                        tiny_chat: Path) -> None:
+    win, _docs = grounded
+    store_id = ask_grounded(qtbot, win)
+    before = shown_citations(win)
+    win.close()
+
+    again = reopen(qtbot, tiny_chat)
+    show_stored(again, store_id)
+    assert again.chat.collection_box.currentData() == "handbook"
+    again.context.library.remove("handbook")  # deleted while the chat is open
+    again.documents.refresh()
+    assert again.chat.collection_box.currentIndex() == 0
+    assert "“handbook”" in again.chat.notice.text() and not again.chat.notice.isHidden()
+    again.close()
+
+    third = reopen(qtbot, tiny_chat)  # and after another restart
+    assert third.chat.notice.isHidden()  # nothing to say about the new empty chat
+    show_stored(third, store_id)
+    box = third.chat.collection_box
+    assert box.currentIndex() == 0 and third.chat.current.collection == ""
+    assert "“handbook” this chat used no longer exists" in box.toolTip()
+    assert "“handbook”" in third.chat.notice.text() and not third.chat.notice.isHidden()
+    assert shown_citations(third) == before  # what the answer was given is still listed
+    third.use_model("tiny-chat")
+    answer = send(qtbot, third, "And sick days?", max_tokens=4)
+    assert answer.sources == []  # no longer grounded
+    box.setCurrentIndex(0)
+    assert box.toolTip() == "Answer from a document collection, with numbered citations"
+    third.close()
+
+
+def test_regenerate_and_edit_replace_the_stored_sources(qtbot, grounded) -> None:
+    win, _docs = grounded
+    chat, store = win.chat, win.context.chat_store
+    ask_grounded(qtbot, win)
+
+    def stored() -> list[tuple[str, list[str]]]:
+        assert chat.current is not None and chat.current.store_id is not None
+        return [(m.role, [Path(s.path).name for s in m.sources])
+                for m in store.get_messages(chat.current.store_id)]
+
+    assert stored() == [("user", []), ("assistant", ["leave.md"])]
+    chat.collection_box.setCurrentIndex(0)
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        chat.regenerate()
+    assert stored() == [("user", []), ("assistant", [])]
+    assert shown_citations(win) == ("", [])
+
+    chat.collection_box.setCurrentIndex(chat.collection_box.findData("handbook"))
+    chat.edit(0)
+    chat.input.setPlainText("Days of paid leave?")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        chat.send()
+    assert stored() == [("user", []), ("assistant", ["leave.md"])]
+    [conv] = store.list_conversations()
+    assert conv.collection == "handbook"
+
+
+def test_an_ephemeral_grounded_chat_keeps_its_sources_while_open(qtbot, grounded) -> None:
+    win, _docs = grounded
+    win.chat.ephemeral.setChecked(True)
+    store_id = ask_grounded(qtbot, win)
+    assert store_id < 0  # the store's in-memory part
+    store = win.context.chat_store
+    assert store.get_conversation(store_id).collection == "handbook"
+    assert [Path(s.path).name for s in store.get_messages(store_id)[1].sources] == ["leave.md"]
+
+
+def test_cited_sources_come_back_as_cited(qtbot) -> None:
+    from desktop.config import Paths
+    from desktop.store.chats import ChatStore
+    from desktop.ui.conversations import Conversation
+    from desktop.ui.persistence import ChatSaver
+
+    path = Paths.from_env().database
+    store = ChatStore(path)
+    chat = Conversation(model="m", collection="handbook")
+    answer = Turn("assistant", "Leave is 25 days [2].")
+    answer.sources = [_hit(1, "/docs/travel.txt", None, (4, 4)),
+                      _hit(2, "/docs/policy.pdf", 3, (10, 14))]
+    chat.turns = [Turn("user", "Leave?"), answer]
+    ChatSaver(store).sync(chat, 2)
+    store.close()
+
+    store = ChatStore(path)
+    saver = ChatSaver(store)
+    [restored] = saver.load_all()
+    assert restored.collection == "handbook"
+    saver.load_turns(restored)
+    turn = restored.turns[1]
+    assert [(c.number, c.path, c.page) for c in turn.citations] == [(2, "/docs/policy.pdf", 3)]
+    assert [s.cited for s in store.get_messages(restored.store_id)[1].sources] == [False, True]
+    bubble = MessageWidget(1, turn, last=True)
+    qtbot.addWidget(bubble)
+    assert bubble.citations.label.text() == "Sources:"
+    assert [b.text() for b in bubble.citations.buttons] == ["[2] policy.pdf"]
+    store.close()
