@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -22,13 +20,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext
-from desktop.catalog.download import Progress
 from desktop.catalog.listing import CatalogRow, catalog_rows
-from desktop.catalog.pull import parse_target, pull
 from desktop.engine.types import LoadReport
 from desktop.errors import EdgeDeskError, ModelNotFound
 from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
+from desktop.ui.model_downloads import ModelDownloads
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
 
@@ -46,7 +43,6 @@ class ModelsView(QWidget):
         self._context = context
         self._pool = pool
         self._imported: list[CatalogRow] = []
-        self._downloads: dict[str, DownloadWorker] = {}
         self.table_model = CatalogTableModel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
@@ -75,10 +71,15 @@ class ModelsView(QWidget):
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.details)
         layout.addLayout(self._build_buttons(layout))
+        self.downloads = ModelDownloads(context, pool, self.table_model, bar=self.progress,
+                                        status=self.status, installed=self._installed)
+        self.downloads.changed.connect(self._update_buttons)
+        self.downloads.settled.connect(self.refresh)
+        self.downloads.error.connect(self._fail)
         self.hub_search = HubSearch(context, pool, self.download)
         self.hub_search.error.connect(self.error)
         layout.addWidget(self.hub_search)
-        self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_details())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.refresh()
 
     def _build_buttons(self, layout: QVBoxLayout) -> QHBoxLayout:
@@ -98,7 +99,16 @@ class ModelsView(QWidget):
         self.download_button.clicked.connect(self._download_selected)
         self.pause_button = QPushButton(self.tr("Pause"))
         self.pause_button.setAccessibleName(self.tr("Pause the download (resume continues it)"))
+        self.pause_button.setToolTip(self.tr("Stop for now and keep the downloaded part; "
+                                             "Download continues from there"))
         self.pause_button.clicked.connect(self._pause_selected)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.setAccessibleName(
+            self.tr("Cancel the download and delete its partial files"))
+        self.cancel_button.setToolTip(self.tr("Stop the download (running or paused) and "
+                                              "delete what was downloaded so far"))
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self._ask_cancel)
         self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
         self.remove_button.setAccessibleName(self.tr("Remove the selected model"))
         self.remove_button.clicked.connect(self._ask_remove)
@@ -111,6 +121,7 @@ class ModelsView(QWidget):
         layout.addWidget(self.progress)
         buttons.addWidget(self.download_button)
         buttons.addWidget(self.pause_button)
+        buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.import_button)
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
@@ -134,7 +145,7 @@ class ModelsView(QWidget):
         rows = catalog_rows(ctx.catalog, ctx.hardware, gpu_offload=ctx.gpu_offload,
                             installed=self._installed)
         self.table_model.set_rows([*self._imported, *self._downloaded_elsewhere(), *rows])
-        self._show_details()
+        self._selection_changed()
         self.models_changed.emit()
 
     def _downloaded_elsewhere(self) -> list[CatalogRow]:
@@ -153,6 +164,14 @@ class ModelsView(QWidget):
                 recommended_quant=model.quant, size_bytes=model.size, fit="—",
                 installed=model.files))
         return rows
+
+    def _selection_changed(self) -> None:
+        self._show_details()
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        row = self.selected()
+        self.cancel_button.setEnabled(row is not None and self.downloads.cancellable(row.id))
 
     def _show_details(self) -> None:
         row = self.selected()
@@ -274,63 +293,28 @@ class ModelsView(QWidget):
         if row is not None:
             self.pause(row.id)
 
+    def _ask_cancel(self) -> None:
+        row = self.selected()
+        if row is None or not self.downloads.cancellable(row.id):
+            return
+        answer = QMessageBox.question(
+            self, self.tr("Cancel download"),
+            self.tr("Cancel the download of %1 and delete what was downloaded so far? "
+                    "Pause keeps it instead.").replace("%1", row.name))
+        if answer == QMessageBox.StandardButton.Yes:
+            self.cancel(row.id)
+
     def download(self, ref: str, quant: str | None = None) -> DownloadWorker | None:
         """Download (or resume) ``ref`` on a worker, with progress in the table and bar."""
-        if ref in self._downloads:
-            return self._downloads[ref]
-        ctx = self._context
-        try:
-            target = parse_target(ref, ctx.catalog, quant)
-            ctx.net.ensure_online(f"download {ref}", download=True)
-        except EdgeDeskError as exc:
-            self._fail(exc.message)
-            return None
-
-        def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
-            return pull(target, hub=ctx.hub, downloader=ctx.downloader(), index=ctx.installed,
-                        models_dir=ctx.paths.models_dir, progress=progress, cancel=cancel)
-
-        worker = DownloadWorker(task, ref)
-        worker.progress.connect(self._on_progress)
-        worker.installed.connect(self._on_installed)
-        worker.paused.connect(self._on_paused)
-        worker.failed.connect(self._on_download_failed)
-        self._downloads[ref] = worker
-        self.table_model.set_status(ref, self.tr("starting…"))
-        self._pool.start(worker)
-        return worker
+        return self.downloads.start(ref, quant)
 
     def pause(self, ref: str) -> None:
         """Stop the download of ``ref``; Download resumes it from the bytes kept."""
-        worker = self._downloads.get(ref)
-        if worker is not None:
-            worker.cancel()
+        self.downloads.pause(ref)
 
-    def _on_progress(self, ref: str, progress: Progress) -> None:
-        if ref not in self._downloads:
-            return  # a report queued before the pause landed after it: "paused" stands
-        share = progress.done / progress.total if progress.total else 0.0
-        eta = f" · {progress.eta_s:.0f} s" if progress.eta_s is not None else ""
-        speed = human_size(int(progress.speed_bps)) + "/s"
-        self.table_model.set_status(ref, f"{share:.0%}")
-        self.progress.setVisible(True)
-        self.progress.setValue(int(share * 1000))
-        self.status.setText(f"{ref}: {share:.1%} · {speed}{eta}")
-
-    def _on_paused(self, ref: str) -> None:
-        self._downloads.pop(ref, None)
-        self.table_model.set_status(ref, self.tr("paused"))
-
-    def _on_download_failed(self, ref: str, message: str) -> None:
-        self._downloads.pop(ref, None)
-        self._load_failed(ref, message)
-
-    def _on_installed(self, ref: str, _model: object) -> None:
-        self._downloads.pop(ref, None)
-        self.table_model.set_status(ref, "")
-        self.progress.setVisible(False)
-        self.status.setText(self.tr("Installed and verified: ") + ref)
-        self.refresh()
+    def cancel(self, ref: str) -> None:
+        """Stop the download of ``ref`` (running or paused) and delete its partial files."""
+        self.downloads.cancel(ref)
 
     def _loaded(self, model_id: str, report: LoadReport) -> None:
         self.table_model.set_status(
