@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from desktop.catalog.download import Progress
-from desktop.catalog.installed import discover_hf_cache, hf_home
-from desktop.catalog.pull import parse_target, pull
+from desktop.catalog.entries import Catalog
+from desktop.catalog.installed import InstalledModel, discover_hf_cache, hf_home
+from desktop.catalog.pull import PullTarget, discard_partial, parse_target, partial_files, pull
 from desktop.cli.context import context_for
+from desktop.errors import EdgeDeskError, ModelNotFound
 
 
 def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,7 +30,8 @@ def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("model", metavar="ID|REPO:FILE")
     p.add_argument("--quant", metavar="Q", help="quantization of a catalog model (e.g. Q8_0)")
     p.set_defaults(handler=handle_pull)
-    r = msub.add_parser("rm", parents=[common], help="remove an installed model")
+    r = msub.add_parser("rm", parents=[common],
+                        help="remove an installed model, or the partial files of a paused pull")
     r.add_argument("model", metavar="ID")
     r.set_defaults(handler=handle_rm)
     i = msub.add_parser("import", parents=[common],
@@ -115,12 +118,38 @@ def handle_pull(args: argparse.Namespace) -> int:
 
 
 def handle_rm(args: argparse.Namespace) -> int:
-    """Forget an installed model; delete files we downloaded (imports stay on disk)."""
+    """Forget an installed model (deleting files we downloaded) and its partial download."""
     ctx = context_for(args)
-    model = ctx.installed.remove(args.model)
-    kept = "" if model.managed else " (imported file left in place)"
-    print(f"removed {model.id}{kept}")
+    target = _pull_target(args.model, ctx.catalog)
+    models_dir = ctx.paths.models_dir
+    partial = target is not None and bool(
+        partial_files(target, index=ctx.installed, models_dir=models_dir))
+    # The partial files go first: a pull still writing them stops rm before any change.
+    freed = discard_partial(target, downloader=ctx.downloader(), index=ctx.installed,
+                            models_dir=models_dir) if target is not None and partial else 0
+    model: InstalledModel | None = None
+    try:
+        model = ctx.installed.remove(args.model)
+    except ModelNotFound:
+        if not partial:
+            raise
+    if model is not None:
+        kept = "" if model.managed else " (imported file left in place)"
+        print(f"removed {model.id}{kept}")
+    if partial:
+        print(f"deleted the partial download of {args.model} ({_size(freed)} freed)")
     return 0
+
+
+def _pull_target(ref: str, catalog: Catalog) -> PullTarget | None:
+    """The pull ``ref`` names (catalog ``ID``, ``ID:QUANT`` or ``REPO:FILE``), if any."""
+    entry_id, _, quant = ref.partition(":")
+    try:
+        if "/" in ref:
+            return parse_target(ref, catalog)
+        return parse_target(entry_id, catalog, quant or None)
+    except EdgeDeskError:
+        return None  # an imported or REPO:FILE-pulled model's id: nothing to resume
 
 
 def handle_import(args: argparse.Namespace) -> int:
