@@ -2,7 +2,8 @@
 
 Pause keeps the ``.part`` files, so Download continues from the bytes kept; Cancel stops
 the worker and then deletes every partial file of the model on another worker. Strings
-are translated in the "ModelsView" context: they are the Models screen's words.
+are translated in the "ModelsView" context (a literal in each call, so lupdate finds
+them): they are the Models screen's words.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from desktop.catalog.pull import PullTarget, discard_partial, parse_target, part
 from desktop.errors import EdgeDeskError
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
-
-CONTEXT = "ModelsView"
 
 
 class ModelDownloads(QObject):
@@ -63,7 +62,7 @@ class ModelDownloads(QObject):
             return self.running[ref]
         if ref in self._cancelling:
             self._status.setText(QCoreApplication.translate(
-                CONTEXT, "Still deleting the cancelled download of ") + ref)
+                "ModelsView", "Still deleting the cancelled download of ") + ref)
             return None
         ctx = self._context
         try:
@@ -84,7 +83,7 @@ class ModelDownloads(QObject):
         worker.failed.connect(self._on_failed)
         self.running[ref] = worker
         self._targets[ref] = target
-        self._table.set_status(ref, QCoreApplication.translate(CONTEXT, "starting…"))
+        self._table.set_status(ref, QCoreApplication.translate("ModelsView", "starting…"))
         self._pool.start(worker)
         self.changed.emit()
         return worker
@@ -104,7 +103,7 @@ class ModelDownloads(QObject):
         if ref in self._cancelling:
             return
         self._cancelling.add(ref)
-        self._table.set_status(ref, QCoreApplication.translate(CONTEXT, "cancelling…"))
+        self._table.set_status(ref, QCoreApplication.translate("ModelsView", "cancelling…"))
         self.changed.emit()
         worker = self.running.get(ref)
         if worker is not None:
@@ -137,18 +136,18 @@ class ModelDownloads(QObject):
         if self._is_installed(ref) is not None:  # the pull finished before the cancel landed
             self._table.set_status(ref, "")
             self._status.setText(QCoreApplication.translate(
-                CONTEXT, "Finished before it could be cancelled; Remove deletes it: ") + ref)
+                "ModelsView", "Finished before it could be cancelled; Remove deletes it: ") + ref)
         else:
-            self._table.set_status(ref, QCoreApplication.translate(CONTEXT, "cancelled"))
+            self._table.set_status(ref, QCoreApplication.translate("ModelsView", "cancelled"))
             size = _amount(freed if isinstance(freed, int) else 0)
             self._status.setText(QCoreApplication.translate(
-                CONTEXT, "Cancelled %1; deleted %2 of partial download")
+                "ModelsView", "Cancelled %1; deleted %2 of partial download")
                 .replace("%1", ref).replace("%2", size))
         self.settled.emit()
 
     def _on_discard_failed(self, ref: str, message: str) -> None:
         self._cancelling.discard(ref)
-        self._table.set_status(ref, QCoreApplication.translate(CONTEXT, "paused"))  # kept
+        self._table.set_status(ref, QCoreApplication.translate("ModelsView", "paused"))  # kept
         self.changed.emit()
         self.error.emit(message)
 
@@ -168,7 +167,7 @@ class ModelDownloads(QObject):
         if ref in self._cancelling:
             self._discard(ref)  # the worker has let go of the files: delete them now
             return
-        self._table.set_status(ref, QCoreApplication.translate(CONTEXT, "paused"))
+        self._table.set_status(ref, QCoreApplication.translate("ModelsView", "paused"))
         self.changed.emit()
 
     def _on_failed(self, ref: str, message: str) -> None:
@@ -185,7 +184,7 @@ class ModelDownloads(QObject):
         self._cancelling.discard(ref)  # finished first: a complete model is kept
         self._table.set_status(ref, "")
         self._bar.setVisible(False)
-        self._status.setText(QCoreApplication.translate(CONTEXT, "Installed and verified: ")
+        self._status.setText(QCoreApplication.translate("ModelsView", "Installed and verified: ")
                              + ref)
         self.settled.emit()
 
