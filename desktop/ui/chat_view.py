@@ -44,13 +44,14 @@ class ChatView(QWidget):
 
     def __init__(self, scheduler: Scheduler, pool: WorkerPool, saver: ChatSaver | None = None,
                  parent: QWidget | None = None, *, search: Search | None = None,
-                 presets: PresetStore | None = None) -> None:
+                 presets: PresetStore | None = None, theme: str = "light") -> None:
         super().__init__(parent)
         self._scheduler = scheduler
         self._pool = pool
         self._saver = saver
         self._search = search  # retrieval for chats grounded in documents
         self._presets = presets
+        self.theme = theme  # "light" or "dark": the palette answers' code is coloured in
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
@@ -229,12 +230,19 @@ class ChatView(QWidget):
             return
         for number, turn in enumerate(chat.turns):
             last = number == len(chat.turns) - 1
-            bubble = MessageWidget(number, turn, last=last and not self.is_generating)
+            bubble = MessageWidget(number, turn, last=last and not self.is_generating,
+                                   theme=self.theme)
             bubble.edit_requested.connect(self.edit)
             bubble.regenerate_requested.connect(self.regenerate)
             self._messages.insertWidget(self._messages.count() - 1, bubble)
             self._bubbles.append(bubble)
         self._scroll_timer.start()
+
+    def set_theme(self, theme: str) -> None:
+        """Colour the transcript's code for the ``light`` or ``dark`` theme from now on."""
+        if theme != self.theme:
+            self.theme = theme
+            self._rebuild_transcript()
 
     def _scroll_to_end(self) -> None:
         bar = self.transcript.verticalScrollBar()

@@ -28,7 +28,7 @@ from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
 from desktop.ui.first_run import FirstRunDialog, is_settled
 from desktop.ui.grounding import SOURCES_K
-from desktop.ui.look import apply_theme, icon
+from desktop.ui.look import apply_theme, icon, resolve_theme
 from desktop.ui.models_view import ModelsView
 from desktop.ui.persistence import ChatSaver
 from desktop.ui.presets import PresetStore
@@ -58,7 +58,8 @@ class MainWindow(QMainWindow):
         self.resize(1180, 760)
         self.pool = WorkerPool(self)
         self.chat = ChatView(context.scheduler, self.pool, ChatSaver(context.chat_store),
-                             search=self._search, presets=PresetStore(context.paths.config_dir))
+                             search=self._search, presets=PresetStore(context.paths.config_dir),
+                             theme=resolve_theme(context.settings.theme))
         self.models = ModelsView(context, self.pool)
         self.documents = DocumentsView(context, self.pool)
         self.server = ServerView(context, self.pool)
@@ -229,7 +230,7 @@ class MainWindow(QMainWindow):
         self.context.resolver.engine_settings = engine  # next load uses the new plan
         app = QApplication.instance()
         if isinstance(app, QApplication):
-            apply_theme(app, effective.settings.theme)
+            self.chat.set_theme(apply_theme(app, effective.settings.theme))
         self.refresh_status()
 
     def _run_maintenance(self) -> None:

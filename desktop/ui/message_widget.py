@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
@@ -12,13 +11,9 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 from desktop.ui.conversations import Turn
 from desktop.ui.grounding import CitationRow, was_cited
 from desktop.ui.look import icon
+from desktop.ui.markdown_render import COPY_SCHEME, MarkdownRenderer, code_blocks
 
-_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-
-
-def code_blocks(markdown: str) -> list[str]:
-    """The contents of the fenced code blocks in ``markdown`` (an open fence counts)."""
-    return [block.rstrip("\n") for block in _FENCE.findall(markdown)]
+__all__ = ["MessageWidget", "code_blocks", "footer_text"]
 
 
 def footer_text(turn: Turn) -> str:
@@ -41,11 +36,15 @@ class MessageWidget(QFrame):
     edit_requested = Signal(int)
     regenerate_requested = Signal()
 
-    def __init__(self, index: int, turn: Turn, *, last: bool,
+    def __init__(self, index: int, turn: Turn, *, last: bool, theme: str = "light",
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.index = index
         self._turn = turn
+        # One renderer per bubble: it keeps the highlighted HTML of this answer's code blocks.
+        self._renderer = MarkdownRenderer(theme, copy_label=self.tr("Copy"))
+        self.shown_markdown: str | None = None  # the source of what the body shows now
+        self._visible_parts = 0
         is_user = turn.role == "user"
         self.setObjectName("UserBubble" if is_user else "AssistantBubble")
         layout = QVBoxLayout(self)
@@ -69,13 +68,7 @@ class MessageWidget(QFrame):
         layout.addWidget(self.reasoning_toggle)
         layout.addWidget(self.reasoning)
 
-        self.body = QLabel()
-        self.body.setTextFormat(Qt.TextFormat.MarkdownText)
-        self.body.setWordWrap(True)
-        self.body.setOpenExternalLinks(False)  # nothing in a chat may reach the network
-        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
-                                          | Qt.TextInteractionFlag.TextSelectableByKeyboard)
-        self.body.setAccessibleName(self.tr("Message text"))
+        self.body = self._build_body()
         layout.addWidget(self.body)
         self.citations = CitationRow()
         self.citations.setVisible(False)
@@ -99,6 +92,50 @@ class MessageWidget(QFrame):
         layout.addLayout(row)
         self.refresh()
 
+    def _build_body(self) -> QWidget:
+        # A column of labels, one per top-level code block and per stretch of prose between
+        # them: while an answer streams only the growing one is laid out again.
+        body = QWidget()
+        body.setAccessibleName(self.tr("Message text"))
+        self._parts_layout = QVBoxLayout(body)
+        self._parts_layout.setContentsMargins(0, 0, 0, 0)
+        self._parts_layout.setSpacing(0)
+        self.parts: list[QLabel] = []
+        self._shown_parts: list[str] = []
+        return body
+
+    def _new_part(self) -> QLabel:
+        part = QLabel()
+        part.setTextFormat(Qt.TextFormat.RichText)  # HTML from markdown_render, never raw
+        part.setWordWrap(True)
+        part.setOpenExternalLinks(False)  # nothing in a chat may reach the network
+        part.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard
+                                     | Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        part.linkActivated.connect(self._link)
+        part.setAccessibleName(self.tr("Message text"))
+        self._parts_layout.addWidget(part)
+        self.parts.append(part)
+        self._shown_parts.append("")
+        return part
+
+    def body_html(self) -> str:
+        """The rich text the body shows now, all parts together."""
+        return "".join(self._shown_parts[:self._visible_parts])
+
+    def _show(self, markdown: str) -> None:
+        html = self._renderer.render_parts(markdown)
+        while len(self.parts) < len(html):
+            self._new_part()
+        for number, part in enumerate(self.parts):
+            text = html[number] if number < len(html) else ""
+            if text != self._shown_parts[number]:  # finished parts keep their layout
+                part.setText(text)
+                self._shown_parts[number] = text
+            part.setVisible(number < len(html))
+        self._visible_parts = len(html)
+        self.shown_markdown = markdown
+
     def _action(self, row: QHBoxLayout, name: str, label: str,
                 slot: Callable[[], object]) -> QToolButton:
         button = QToolButton()
@@ -117,11 +154,13 @@ class MessageWidget(QFrame):
     def refresh(self) -> None:
         """Re-render from the turn (called while it streams, throttled by the view)."""
         turn = self._turn
-        self.body.setText(turn.content or ("…" if turn.role == "assistant" else ""))
+        markdown = turn.content or ("…" if turn.role == "assistant" else "")
+        if markdown != self.shown_markdown:  # the view also refreshes for the footer alone
+            self._show(markdown)
         self.reasoning.setText(turn.reasoning)
         self.reasoning_toggle.setVisible(bool(turn.reasoning))
         self.footer.setText(footer_text(turn))
-        self.copy_code_button.setVisible(bool(code_blocks(turn.content)))
+        self.copy_code_button.setVisible(bool(self._renderer.code))
         if turn.citations != self._shown_citations:
             self._shown_citations = list(turn.citations)
             self.citations.show_citations(turn.citations, cited=was_cited(turn))
@@ -130,4 +169,13 @@ class MessageWidget(QFrame):
         QGuiApplication.clipboard().setText(self._turn.content)
 
     def _copy_code(self) -> None:
-        QGuiApplication.clipboard().setText("\n\n".join(code_blocks(self._turn.content)))
+        QGuiApplication.clipboard().setText("\n\n".join(self._renderer.code))
+
+    def _link(self, url: str) -> None:
+        # Only our own copy:N links do something; a model's links never open (no network).
+        if not url.startswith(COPY_SCHEME):
+            return
+        blocks = self._renderer.code  # numbered as shown
+        number = url.removeprefix(COPY_SCHEME)
+        if number.isdigit() and int(number) < len(blocks):
+            QGuiApplication.clipboard().setText(blocks[int(number)])

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.qt
 
 
 def bodies(win: MainWindow) -> list[str]:
-    return [bubble.body.text() for bubble in win.chat._bubbles]
+    return [bubble.shown_markdown for bubble in win.chat._bubbles]
 
 
 def test_send_streams_the_answer_and_shows_its_statistics(qtbot, window: MainWindow) -> None:
@@ -32,7 +32,7 @@ def test_send_streams_the_answer_and_shows_its_statistics(qtbot, window: MainWin
     assert all(turn.content.startswith(text) for text in partial)
     assert [t.role for t in chat.current.turns] == ["user", "assistant"]
     last = chat._bubbles[-1]
-    assert last.body.text() == turn.content
+    assert last.shown_markdown == turn.content
     assert "600 tokens" in last.footer.text() and "tok/s" in last.footer.text()
     assert chat.chats.data(chat.chats.index(0)) == "hello"  # titled from the question
     assert chat.send_button.isEnabled() and not chat.stop_button.isEnabled()
