@@ -96,6 +96,10 @@ class MessageWidget(QFrame):
         # A column of labels, one per top-level code block and per stretch of prose between
         # them: while an answer streams only the growing one is laid out again.
         body = QWidget()
+        body.setObjectName("MessageBody")
+        # The bubble's colour shows through: the themes paint bare widgets the window colour,
+        # which would show between and around the parts' rounded labels.
+        body.setStyleSheet("#MessageBody, #MessageBody QLabel { background: transparent; }")
         body.setAccessibleName(self.tr("Message text"))
         self._parts_layout = QVBoxLayout(body)
         self._parts_layout.setContentsMargins(0, 0, 0, 0)
