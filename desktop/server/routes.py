@@ -1,37 +1,34 @@
 """The endpoints: models, chat and text completions, embeddings, rerank, health, metrics.
 
-The scheduler's iterators block, so each chunk is pulled on a worker thread, one at a
-time. The first chunk is pulled before the response starts, so queue-full, unknown
-model and context overflow still answer with their own status. When the client goes
-away the request's cancel event is set: the engine stops within one token and the
-scheduler's gate is released by closing the iterator.
+Generation runs on worker threads (``streaming.py``): a streamed answer on one thread
+that turns chunks into SSE bytes, a whole answer in one blocking drain. Errors that
+come before the first chunk (queue full, unknown model, context overflow) still answer
+with their own status.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import queue
 import threading
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterator
-from typing import Any, TypeVar
+from collections.abc import Generator, Iterator
+from typing import Any
 
 import anyio
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 
-from desktop.engine.types import Chunk, TokenLogprob
+from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
 from desktop.server import schemas as s
 from desktop.server.app import RequestInfo, Services
 from desktop.server.cache import embedding_key, is_deterministic, request_key
 from desktop.server.metrics import Gauges
+from desktop.server.sse import ChatEvents, CompletionEvents
+from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
 from desktop.server.toolcalls import StreamGate
 
 router = APIRouter()
-T = TypeVar("T")
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": s.ErrorBody} for code in (400, 401, 403, 404, 413, 422, 429, 503)}
 
@@ -58,163 +55,6 @@ def _check_model(svc: Services, info: RequestInfo, model: str) -> None:
 def _limits(svc: Services) -> oa.Limits:
     return oa.Limits(max_tokens=svc.settings.max_tokens_limit,
                      timeout_s=svc.settings.generation_timeout_s)
-
-
-async def _watch_disconnect(request: Request, cancel: threading.Event,
-                            work: Callable[[], Awaitable[T]]) -> T:
-    """Run ``work``; if the client disconnects meanwhile, set ``cancel``."""
-    result: list[T] = []
-
-    async def watch() -> None:
-        while True:
-            message = await request.receive()
-            if message["type"] == "http.disconnect":
-                cancel.set()
-                return
-
-    failure: list[Exception] = []
-    async with anyio.create_task_group() as group:
-        group.start_soon(watch)
-        try:
-            result.append(await work())
-        except Exception as exc:  # re-raised bare below, not wrapped in an ExceptionGroup
-            failure.append(exc)
-        group.cancel_scope.cancel()
-    if failure:
-        raise failure[0]
-    return result[0]
-
-
-def _close(stream: object) -> None:
-    """Close a generator so its ``finally`` (the scheduler's gate) runs now."""
-    close = getattr(stream, "close", None)
-    if close is not None:
-        close()
-
-
-def _next(stream: Iterator[T]) -> T | None:
-    return next(stream, None)
-
-
-class EventStream(StreamingResponse):
-    """SSE that cancels generation when the client leaves and always frees the engine."""
-
-    def __init__(self, content: AsyncIterable[bytes], cancel: threading.Event,
-                 close: Callable[[], None]) -> None:
-        super().__init__(content, media_type="text/event-stream",
-                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-        self._cancel = cancel
-        self._close = close
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """Stream until done or disconnected; then close the engine stream off-loop."""
-        async def watch() -> None:
-            await self.listen_for_disconnect(receive)
-            self._cancel.set()
-            group.cancel_scope.cancel()
-
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(watch)
-                try:
-                    await self.stream_response(send)
-                except OSError:
-                    self._cancel.set()
-                group.cancel_scope.cancel()
-        finally:
-            self._cancel.set()  # a finished stream ignores it; any early exit stops the engine
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._close)
-
-
-class _Pump:
-    """Runs a blocking event iterator on a worker thread, ahead of the network.
-
-    The engine never waits for the event loop: each event is queued as soon as it is
-    made, and whatever piled up while the previous write went out is sent in one write.
-    (Pulling one event per thread hop made generation pause for every send: ~0.8 ms a
-    token, half the speed of the tiny test model and ~5% of a real one.)
-    """
-
-    _END = object()
-
-    def __init__(self, events: Generator[bytes, None, None]) -> None:
-        self._events = events
-        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._finished = threading.Event()
-        self._started = False
-
-    def _produce(self, loop: asyncio.AbstractEventLoop, ready: asyncio.Event) -> None:
-        try:
-            for item in self._events:
-                self._queue.put(item)
-                loop.call_soon_threadsafe(ready.set)
-        except BaseException as exc:  # handed to the consumer, raised there
-            self._queue.put(exc)
-        finally:
-            self._queue.put(self._END)
-            self._finished.set()
-            with contextlib.suppress(RuntimeError):  # the loop may already be closed
-                loop.call_soon_threadsafe(ready.set)
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        loop = asyncio.get_running_loop()
-        ready = asyncio.Event()
-        self._started = True
-        # _produce never raises (it queues its exception), so the future needs no awaiting.
-        loop.run_in_executor(None, self._produce, loop, ready)
-        while True:
-            await ready.wait()
-            ready.clear()  # before draining: a put after this wakes the next wait
-            batch: list[bytes] = []
-            while True:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is self._END:
-                    if batch:
-                        yield b"".join(batch)
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                batch.append(item)  # type: ignore[arg-type]
-            if batch:
-                yield b"".join(batch)
-
-    def close(self) -> None:
-        """Free the engine: wait for the producer (the caller set cancel), then close."""
-        if self._started:
-            self._finished.wait()
-        self._events.close()
-
-
-async def _first_chunk(request: Request, stream: Iterator[Chunk], cancel: threading.Event,
-                       info: RequestInfo) -> Chunk:
-    first = await _watch_disconnect(request, cancel,
-                                    lambda: anyio.to_thread.run_sync(_next, stream))
-    if first is None:  # the engine always ends with a final chunk; be safe anyway
-        first = Chunk(finish_reason="stop")
-    info.ttft_s = time.perf_counter() - info.started
-    return first
-
-
-def _drain(first: Chunk, stream: Iterator[Chunk]
-           ) -> tuple[str, str, Chunk, list[TokenLogprob]]:
-    text, reasoning, final = [first.text], [first.reasoning], first
-    logprobs = list(first.logprobs)
-    if not first.is_final:
-        for chunk in stream:
-            text.append(chunk.text)
-            reasoning.append(chunk.reasoning)
-            logprobs.extend(chunk.logprobs)
-            final = chunk
-    return "".join(text), "".join(reasoning), final, logprobs
-
-
-def _count(info: RequestInfo, final: Chunk) -> None:
-    if final.usage is not None:
-        info.tokens_in, info.tokens_out = final.usage.prompt_tokens, final.usage.completion_tokens
 
 
 # ---------------------------------------------------------------- models, health, metrics
@@ -247,9 +87,17 @@ def metrics(request: Request) -> PlainTextResponse:
 # ---------------------------------------------------------------- chat
 
 
-def _chat_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str, created: int,
-                 tools: list[dict[str, Any]] | None, forced: bool, logprobs: bool,
-                 include_usage: bool, info: RequestInfo) -> Generator[bytes, None, None]:
+def _closing(usage: Usage | None, events: ChatEvents | CompletionEvents, include_usage: bool
+             ) -> Iterator[bytes]:
+    """What every stream ends with: the usage event when asked for, then ``[DONE]``."""
+    if include_usage:
+        yield events.usage(usage)
+    yield oa.DONE
+
+
+def _chat_events(chunks: Chunks, events: ChatEvents, *, tools: list[dict[str, Any]] | None,
+                 forced: bool, logprobs: bool, include_usage: bool
+                 ) -> Generator[bytes, None, None]:
     pending: list[TokenLogprob] = []  # logprobs of tokens whose text is not sent yet
 
     def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -257,19 +105,17 @@ def _chat_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str,
         if logprobs and (pending or finish is not None):
             lp = list(pending)
             pending.clear()
-        return oa.sse(oa.chat_delta(request_id=rid, model=model, created=created, delta=delta,
-                                    finish=finish, with_usage_field=include_usage,
-                                    logprobs=lp))
+        return events.event(delta, finish, lp)
 
-    yield event({"role": "assistant", "content": ""})
     # With tools offered, words stream until something may be a call; that is held
     # until the answer is complete and parsed.
     gate = StreamGate(oa.tool_names(tools), hold_all=forced) if tools else None
-    chunk: Chunk | None = first
-    final = first
-    try:
-        while chunk is not None:
-            final = chunk
+    # Sent with the first chunk's event: before it, an error can still get its own status.
+    opening = events.event({"role": "assistant", "content": ""})
+    for chunk in chunks:
+        if gate is None and not logprobs and not chunk.reasoning:
+            out = events.content(chunk.text) if chunk.text else b""  # the common case
+        else:
             pending.extend(chunk.logprobs)
             delta = oa.chunk_delta(chunk)
             if gate is not None:
@@ -277,14 +123,13 @@ def _chat_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str,
                 words = gate.feed(chunk.text)
                 if words:
                     delta["content"] = words
-            if delta:
-                yield event(delta)
-            if chunk.is_final:
-                break
-            chunk = next(stream, None)
-    finally:
-        _close(stream)  # releases the scheduler's gate, also when the client left
-    _count(info, final)
+            out = event(delta) if delta else b""
+        if opening:
+            out, opening = opening + out, b""
+        if out:
+            yield out
+    if opening:
+        yield opening
     calls: tuple[Any, ...] = ()
     if gate is not None:
         rest, calls = gate.finish()
@@ -292,11 +137,8 @@ def _chat_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str,
             yield event({"content": rest})
         if calls:
             yield event(oa.tool_call_deltas(calls))
-    yield event({}, oa.finish_reason(final, calls))
-    if include_usage:
-        yield oa.sse(oa.chat_delta(request_id=rid, model=model, created=created, delta={},
-                                   usage=oa.usage_out(final.usage)))
-    yield oa.DONE
+    yield event({}, oa.finish_reason(chunks.final, calls))
+    yield from _closing(chunks.final.usage, events, include_usage)
 
 
 @router.post("/v1/chat/completions", response_model=s.ChatCompletion, responses=_ERRORS)
@@ -316,26 +158,18 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
         if hit is not None:
             return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
     cancel = threading.Event()
-    stream = svc.scheduler.stream_chat(body.model, messages, params, cancel, tools)
+    chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools),
+                    info)
     rid, created = "chatcmpl-" + info.request_id, int(time.time())
-    try:
-        first = await _first_chunk(request, stream, cancel, info)
-    except BaseException:
-        _close(stream)
-        raise
     if body.stream:
         include = bool(body.stream_options and body.stream_options.include_usage)
-        events = _chat_events(first, stream, rid=rid, model=body.model, created=created,
-                              tools=tools, forced=oa.forced_tools(body) is not None,
-                              logprobs=bool(body.logprobs), include_usage=include, info=info)
-        pump = _Pump(events)
-        return EventStream(pump, cancel, pump.close)
-    try:
-        text, reasoning, final, logprobs = await _watch_disconnect(
-            request, cancel, lambda: anyio.to_thread.run_sync(_drain, first, stream))
-    finally:
-        await anyio.to_thread.run_sync(_close, stream)
-    _count(info, final)
+        events = ChatEvents(request_id=rid, model=body.model, created=created,
+                            include_usage=include)
+        return await start_stream(request, _chat_events(
+            chunks, events, tools=tools, forced=oa.forced_tools(body) is not None,
+            logprobs=bool(body.logprobs), include_usage=include), cancel)
+    text, reasoning, final, logprobs = await watch_disconnect(
+        request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     result = oa.chat_completion(request_id=rid, model=body.model, created=created, text=text,
                                 reasoning=reasoning, final=final, tools=tools,
                                 logprobs=logprobs if body.logprobs else None)
@@ -360,32 +194,19 @@ def _detokenize(svc: Services, model: str, tokens: list[int]) -> str:
     return str(svc.scheduler.with_engine(model, work))
 
 
-def _completion_events(first: Chunk, stream: Iterator[Chunk], *, rid: str, model: str,
-                       created: int, include_usage: bool, logprobs: bool, info: RequestInfo
-                       ) -> Generator[bytes, None, None]:
-    chunk: Chunk | None = first
-    final = first
+def _completion_events(chunks: Chunks, events: CompletionEvents, *, include_usage: bool,
+                       logprobs: bool) -> Generator[bytes, None, None]:
     offset = 0  # where the next chunk's text starts in the whole completion
-    try:
-        while chunk is not None:
-            final = chunk
-            if chunk.text or (logprobs and chunk.logprobs):
-                lp = oa.completion_logprobs(chunk.logprobs, offset) if logprobs else None
+    for chunk in chunks:
+        if logprobs:
+            if chunk.text or chunk.logprobs:
+                lp = oa.completion_logprobs(chunk.logprobs, offset)
                 offset += len(chunk.text)
-                yield oa.sse(oa.completion_delta(request_id=rid, model=model, created=created,
-                                                 text=chunk.text, logprobs=lp))
-            if chunk.is_final:
-                break
-            chunk = next(stream, None)
-    finally:
-        _close(stream)
-    _count(info, final)
-    yield oa.sse(oa.completion_delta(request_id=rid, model=model, created=created, text="",
-                                     finish=oa.finish_reason(final)))
-    if include_usage:
-        yield oa.sse(oa.completion_delta(request_id=rid, model=model, created=created, text="",
-                                         usage=oa.usage_out(final.usage)))
-    yield oa.DONE
+                yield events.event(chunk.text, logprobs=lp)
+        elif chunk.text:
+            yield events.text(chunk.text)  # the common case
+    yield events.event("", finish=oa.finish_reason(chunks.final))
+    yield from _closing(chunks.final.usage, events, include_usage)
 
 
 @router.post("/v1/completions", response_model=s.Completion, responses=_ERRORS)
@@ -402,25 +223,15 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
         stream = svc.scheduler.stream_infill(body.model, prompt, body.suffix, params, cancel)
     else:
         stream = svc.scheduler.stream_completion(body.model, prompt, params, cancel)
+    chunks = Chunks(stream, info)
     rid, created = "cmpl-" + info.request_id, int(time.time())
-    try:
-        first = await _first_chunk(request, stream, cancel, info)
-    except BaseException:
-        _close(stream)
-        raise
     if body.stream:
         include = bool(body.stream_options and body.stream_options.include_usage)
-        events = _completion_events(first, stream, rid=rid, model=body.model, created=created,
-                                    include_usage=include, logprobs=body.logprobs is not None,
-                                    info=info)
-        pump = _Pump(events)
-        return EventStream(pump, cancel, pump.close)
-    try:
-        text, _, final, logprobs = await _watch_disconnect(
-            request, cancel, lambda: anyio.to_thread.run_sync(_drain, first, stream))
-    finally:
-        await anyio.to_thread.run_sync(_close, stream)
-    _count(info, final)
+        events = CompletionEvents(request_id=rid, model=body.model, created=created)
+        return await start_stream(request, _completion_events(
+            chunks, events, include_usage=include, logprobs=body.logprobs is not None), cancel)
+    text, _, final, logprobs = await watch_disconnect(
+        request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     return oa.text_completion(request_id=rid, model=body.model, created=created, text=text,
                               final=final,
                               logprobs=logprobs if body.logprobs is not None else None)

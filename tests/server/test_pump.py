@@ -7,7 +7,15 @@ import threading
 
 import pytest
 
-from desktop.server.routes import _Pump
+from desktop.server.streaming import Pump
+
+
+async def _all(pump: Pump, delay_s: float = 0.0) -> list[bytes]:
+    writes = []
+    async for chunk in pump.rest(await pump.start()):
+        writes.append(chunk)
+        await asyncio.sleep(delay_s)  # a slow client / network
+    return writes
 
 
 def test_producer_runs_ahead_of_a_slow_consumer_and_writes_are_batched() -> None:
@@ -18,19 +26,20 @@ def test_producer_runs_ahead_of_a_slow_consumer_and_writes_are_batched() -> None
             produced.append(i)
             yield f"data: {i}\n\n".encode()
 
-    pump = _Pump(events())
-
-    async def consume() -> list[bytes]:
-        writes = []
-        async for chunk in pump:
-            writes.append(chunk)
-            await asyncio.sleep(0.02)  # a slow client / network
-        return writes
-
-    writes = asyncio.run(consume())
+    pump = Pump(events())
+    writes = asyncio.run(_all(pump, 0.02))
     assert b"".join(writes) == b"".join(f"data: {i}\n\n".encode() for i in range(50))
     assert len(writes) < 50  # bursts were coalesced, not one write per event
     pump.close()
+
+
+def test_every_event_arrives_when_producer_and_consumer_race() -> None:
+    # No sleeps: wake-ups skipped while one is pending must never strand an event.
+    for _ in range(20):
+        pump = Pump(f"{i},".encode() for i in range(2000))
+        assert b"".join(asyncio.run(_all(pump))) == b"".join(
+            f"{i},".encode() for i in range(2000))
+        pump.close()
 
 
 def test_close_waits_for_the_producer_then_closes_the_generator() -> None:
@@ -44,17 +53,27 @@ def test_close_waits_for_the_producer_then_closes_the_generator() -> None:
         finally:
             closed.set()
 
-    pump = _Pump(events())
+    pump = Pump(events())
 
     async def read_one_then_leave() -> bytes:
-        async for chunk in pump:
-            cancel.set()  # what the EventStream does when the client disconnects
-            await asyncio.to_thread(pump.close)  # as the EventStream does, off the loop
-            return chunk
-        return b""
+        first = await pump.start()
+        cancel.set()  # what the EventStream does when the client disconnects
+        await asyncio.to_thread(pump.close)  # as the EventStream does, off the loop
+        return first or b""
 
     assert asyncio.run(read_one_then_leave()).startswith(b"x")
     assert closed.is_set()
+
+
+def test_errors_before_the_first_event_raise_from_start() -> None:
+    def events():
+        raise RuntimeError("queue full")
+        yield b"never"
+
+    pump = Pump(events())
+    with pytest.raises(RuntimeError, match="queue full"):
+        asyncio.run(pump.start())
+    pump.close()
 
 
 def test_errors_in_the_producer_reach_the_consumer() -> None:
@@ -62,9 +81,9 @@ def test_errors_in_the_producer_reach_the_consumer() -> None:
         yield b"a"
         raise RuntimeError("engine failed")
 
-    async def consume() -> None:
-        async for _chunk in _Pump(events()):
-            pass
-
     with pytest.raises(RuntimeError, match="engine failed"):
-        asyncio.run(consume())
+        asyncio.run(_all(Pump(events())))
+
+
+def test_a_producer_that_makes_nothing_ends_the_stream() -> None:
+    assert asyncio.run(_all(Pump(b"" for _ in ()))) == []
