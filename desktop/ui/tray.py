@@ -35,6 +35,10 @@ class Tray(QObject):
         quit_action.triggered.connect(self.quit_requested)
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._activated)
+        # Without a notification service Qt draws the message itself, over the icon on a
+        # top panel: a click there must bring the window back just like the icon would.
+        self.icon.messageClicked.connect(self.show_requested)
+        self._told = False
         self.icon.show()
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
@@ -42,6 +46,9 @@ class Tray(QObject):
             self.show_requested.emit()
 
     def notify_hidden(self) -> None:
-        """Tell the user the server keeps running in the background."""
+        """Tell the user, the first time only, that the server keeps running."""
+        if self._told:
+            return
+        self._told = True
         self.icon.showMessage("EdgeDesk", self.tr("The server keeps running. Quit from the "
                                                   "tray icon's menu."))

@@ -1,0 +1,155 @@
+"""The tray on a real X11 desktop (Xvfb + openbox + trayer, the app on Qt's xcb platform).
+
+Offscreen Qt has no system tray, so tests/ui/test_tray.py can only stand a fake in for
+the icon. Here the real ``edgedesk`` process embeds its icon in a freedesktop tray:
+closing the window (as the window manager does) hides it while the server keeps
+answering, clicking the icon brings it back, and SIGTERM still quits cleanly.
+CI installs the tools (.ci/run); without them the test says what is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from desktop.ui.first_run import settle
+from tests.ui.test_server_view import free_port
+
+TOOLS = ("Xvfb", "openbox", "trayer", "xdotool", "wmctrl", "xwininfo")
+MISSING = [tool for tool in TOOLS if shutil.which(tool) is None]
+pytestmark = pytest.mark.skipif(
+    bool(MISSING), reason=f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)")
+
+# `xwininfo -root -tree` lines: id "name": (class) WxH+x+y  +absx+absy
+_WINDOW = re.compile(r'(0x[0-9a-f]+) "EdgeDesk": \(.*\)\s+(\d+)x(\d+)\+-?\d+\+-?\d+\s+'
+                     r"\+(-?\d+)\+(-?\d+)")
+
+
+def _wait(what: str, check: Callable[[], object], timeout: float = 60.0) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def x_session(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """An X display with a window manager and a system tray; yields its environment."""
+    log = (tmp_path / "x.log").open("w")
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1280x800x24",
+                             "-nolisten", "tcp"], stdout=subprocess.PIPE, stderr=log)
+    assert xvfb.stdout is not None
+    display = f":{xvfb.stdout.readline().decode().strip()}"
+    env = {**os.environ, "DISPLAY": display}
+    helpers = [subprocess.Popen(["openbox", "--sm-disable"], env=env, stdout=log, stderr=log)]
+    time.sleep(0.5)
+    helpers.append(subprocess.Popen(
+        ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
+         "--height", "24", "--SetDockType", "true"], env=env, stdout=log, stderr=log))
+    _wait("the tray", lambda: "trayer" in _tree(env))
+    try:
+        yield env
+    finally:
+        for process in [*reversed(helpers), xvfb]:
+            process.terminate()
+            process.wait(timeout=10)
+        xvfb.stdout.close()
+        log.close()
+
+
+def _tree(env: dict[str, str]) -> str:
+    return subprocess.run(["xwininfo", "-root", "-tree"], env=env, capture_output=True,
+                          text=True, check=False).stdout
+
+
+def _edgedesk_windows(env: dict[str, str]) -> list[tuple[str, int, int, int, int]]:
+    return [(m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5]))
+            for m in _WINDOW.finditer(_tree(env))]
+
+
+def _viewable(env: dict[str, str], window: str) -> bool:
+    info = subprocess.run(["xwininfo", "-id", window], env=env, capture_output=True,
+                          text=True, check=False).stdout
+    return "IsViewable" in info
+
+
+def _click(env: dict[str, str], window: tuple[str, int, int, int, int]) -> None:
+    _, width, height, x, y = window
+    subprocess.run(["xdotool", "mousemove", str(x + width // 2), str(y + height // 2)],
+                   env=env, check=True)
+    time.sleep(0.5)  # as a hand would: the pointer arrives before the button goes down
+    subprocess.run(["xdotool", "click", "1"], env=env, check=True)
+
+
+def _health(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_tray_keeps_the_server_running_and_brings_the_window_back(
+        x_session: dict[str, str], edgedesk_home: Path, tmp_path: Path) -> None:
+    port = free_port()
+    (edgedesk_home / "config").mkdir(parents=True)
+    (edgedesk_home / "config" / "settings.toml").write_text(
+        f"keep_in_tray = true\n[server]\nstart_with_app = true\nport = {port}\n"
+        "require_key = false\n")
+    (edgedesk_home / "data").mkdir()
+    settle(edgedesk_home / "data", "skipped")  # straight to the window, no setup dialog
+    stderr = tmp_path / "app.log"
+    with stderr.open("w") as err:
+        app = subprocess.Popen([sys.executable, "-m", "desktop"], stderr=err,
+                               stdout=subprocess.DEVNULL,
+                               env={**x_session, "QT_QPA_PLATFORM": "xcb",
+                                    "EDGEDESK_HOME": str(edgedesk_home)})
+    try:
+        _wait("the window", lambda: "window open" in stderr.read_text(), 90)
+        windows = _wait("the tray icon", lambda: [w for w in _edgedesk_windows(x_session)
+                                                  if 16 <= w[1] <= 64 and 16 <= w[2] <= 64], 30)
+        icon = windows[0]  # type: ignore[index]
+        main = max(_edgedesk_windows(x_session), key=lambda w: w[1] * w[2])
+        assert main[1] >= 640 and _viewable(x_session, main[0])
+        _wait("the server", lambda: _health(port), 30)
+
+        subprocess.run(["wmctrl", "-c", "EdgeDesk"], env=x_session, check=True)
+        _wait("the window to hide", lambda: not _viewable(x_session, main[0]), 15)
+        time.sleep(1.0)
+        assert app.poll() is None, stderr.read_text()  # hidden, not quit
+        assert _health(port)  # IDEs keep their endpoint while the window is closed
+
+        balloon = [w for w in _edgedesk_windows(x_session) if w[0] not in (icon[0], main[0])
+                   and w[1] > 64 and _viewable(x_session, w[0])]
+        assert balloon, "the first hide tells the user the server keeps running"
+        _click(x_session, balloon[0])  # it covers the icon on a top panel: a click restores
+        _wait("the window to come back", lambda: _viewable(x_session, main[0]), 15)
+        time.sleep(1.5)  # let the window manager frame it again before the next close
+
+        subprocess.run(["wmctrl", "-c", "EdgeDesk"], env=x_session, check=True)
+        _wait("the window to hide again", lambda: not _viewable(x_session, main[0]), 15)
+        time.sleep(1.0)  # the window manager unframes the hidden window first
+        _click(x_session, icon)  # no message the second time: the icon itself is clicked
+        _wait("the window to come back from the icon",
+              lambda: _viewable(x_session, main[0]), 15)
+        assert _health(port)
+
+        app.send_signal(signal.SIGTERM)
+        assert app.wait(timeout=20) == 0, stderr.read_text()
+        assert not _health(port)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
