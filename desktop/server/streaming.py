@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import queue
 import threading
 import time
@@ -27,6 +28,12 @@ from desktop.engine.types import Chunk, TokenLogprob
 from desktop.server.app import RequestInfo
 
 T = TypeVar("T")
+# At most ~200 writes a second: a token that comes sooner after the last write waits for
+# the next one. Only models faster than 200 tok/s ever wait (by < 5 ms, less than a
+# display frame), and each write costs the event loop CPU that the engine then lacks
+# (tiny model on 2 cores: ~50 instead of ~210 writes per 256 tokens; figures in
+# docs/benchmarks.md). The first write is never held.
+WRITE_GAP_S = 0.005
 
 
 def close_stream(stream: object) -> None:
@@ -110,13 +117,16 @@ class Pump:
     made, and whatever piled up while the previous write went out is sent in one write.
     (Pulling one event per thread hop made generation pause for every send: ~0.8 ms a
     token, half the speed of the tiny test model and ~5% of a real one.) The loop is
-    woken once per batch, not once per event.
+    woken once per batch, not once per event, and writes are at least ``min_gap_s``
+    apart.
     """
 
     _END = object()
 
-    def __init__(self, events: Generator[bytes, None, None]) -> None:
+    def __init__(self, events: Generator[bytes, None, None],
+                 min_gap_s: float = WRITE_GAP_S) -> None:
         self._events = events
+        self.min_gap_s = min_gap_s  # least time between writes; events meanwhile share one
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._finished = threading.Event()
         self._started = False
@@ -124,6 +134,7 @@ class Pump:
         self._done = False
         self._ready: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._last_write = -math.inf
 
     def _wake(self) -> None:
         # Set False by the consumer *before* it drains, so an event queued after a
@@ -151,6 +162,10 @@ class Pump:
         assert self._ready is not None
         while not self._done:
             await self._ready.wait()
+            assert self._loop is not None
+            wait = self._last_write + self.min_gap_s - self._loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
             self._ready.clear()  # before draining: a put after this wakes the next wait
             self._wake_pending = False
             batch: list[bytes] = []
@@ -167,6 +182,7 @@ class Pump:
                     raise item
                 batch.append(item)  # type: ignore[arg-type]
             if batch:
+                self._last_write = self._loop.time()
                 return b"".join(batch)
         return None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
@@ -36,10 +37,34 @@ def test_producer_runs_ahead_of_a_slow_consumer_and_writes_are_batched() -> None
 def test_every_event_arrives_when_producer_and_consumer_race() -> None:
     # No sleeps: wake-ups skipped while one is pending must never strand an event.
     for _ in range(20):
-        pump = Pump(f"{i},".encode() for i in range(2000))
+        pump = Pump((f"{i},".encode() for i in range(2000)), min_gap_s=0)
         assert b"".join(asyncio.run(_all(pump))) == b"".join(
             f"{i},".encode() for i in range(2000))
         pump.close()
+
+
+def test_writes_are_spaced_but_the_first_is_not_held() -> None:
+    gap = 0.2
+
+    def events():
+        for i in range(100):
+            time.sleep(0.001)  # a model far faster than any reader: up to 1,000 tok/s
+            yield f"{i},".encode()
+
+    pump = Pump(events(), min_gap_s=gap)
+
+    async def consume() -> tuple[float, float, list[bytes]]:
+        started = time.perf_counter()
+        first = await pump.start()
+        waited = time.perf_counter() - started
+        rest = [w async for w in pump.rest(None)]
+        return waited, time.perf_counter() - started, [first or b"", *rest]
+
+    waited, elapsed, writes = asyncio.run(consume())
+    assert waited < gap and writes[0].startswith(b"0,")  # the first write is not held
+    assert b"".join(writes) == b"".join(f"{i},".encode() for i in range(100))
+    assert len(writes) <= elapsed / gap + 2  # each later write waited out the gap
+    pump.close()
 
 
 def test_close_waits_for_the_producer_then_closes_the_generator() -> None:
