@@ -34,6 +34,7 @@ T = TypeVar("T")
 # (tiny model on 2 cores: ~50 instead of ~210 writes per 256 tokens; figures in
 # docs/benchmarks.md). The first write is never held.
 WRITE_GAP_S = 0.005
+FIRST_HANDOFF_S = 0.05  # the most the producer waits for the loop to take the first event
 
 
 def close_stream(stream: object) -> None:
@@ -131,6 +132,7 @@ class Pump:
         self._finished = threading.Event()
         self._started = False
         self._wake_pending = False  # a wake-up is on its way to the loop
+        self._first_taken = threading.Event()
         self._done = False
         self._ready: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -150,6 +152,12 @@ class Pump:
             for item in self._events:
                 self._queue.put(item)
                 self._wake()
+                if not self._first_taken.is_set():
+                    # Let the loop take the first event before the engine's Python holds
+                    # the GIL again: otherwise the loop can wait ~1-5 ms (the GIL's
+                    # switch interval) to send the first token. Bounded, in case the loop
+                    # is busy elsewhere.
+                    self._first_taken.wait(FIRST_HANDOFF_S)
         except BaseException as exc:  # handed to the consumer, raised there
             self._queue.put(exc)
         finally:
@@ -182,6 +190,7 @@ class Pump:
                     raise item
                 batch.append(item)  # type: ignore[arg-type]
             if batch:
+                self._first_taken.set()
                 self._last_write = self._loop.time()
                 return b"".join(batch)
         return None
