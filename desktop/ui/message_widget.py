@@ -12,6 +12,7 @@ from desktop.ui.conversations import Turn
 from desktop.ui.grounding import CitationRow, was_cited
 from desktop.ui.look import icon
 from desktop.ui.markdown_render import COPY_SCHEME, MarkdownRenderer, code_blocks
+from desktop.ui.rich_text import RichTextPart
 
 __all__ = ["MessageWidget", "code_blocks", "footer_text"]
 
@@ -99,23 +100,18 @@ class MessageWidget(QFrame):
         body.setObjectName("MessageBody")
         # The bubble's colour shows through: the themes paint bare widgets the window colour,
         # which would show between and around the parts' rounded labels.
-        body.setStyleSheet("#MessageBody, #MessageBody QLabel { background: transparent; }")
+        body.setStyleSheet("#MessageBody, #MessageBody QTextBrowser "
+                           "{ background: transparent; border: none; }")
         body.setAccessibleName(self.tr("Message text"))
         self._parts_layout = QVBoxLayout(body)
         self._parts_layout.setContentsMargins(0, 0, 0, 0)
         self._parts_layout.setSpacing(0)
-        self.parts: list[QLabel] = []
+        self.parts: list[RichTextPart] = []
         self._shown_parts: list[str] = []
         return body
 
-    def _new_part(self) -> QLabel:
-        part = QLabel()
-        part.setTextFormat(Qt.TextFormat.RichText)  # HTML from markdown_render, never raw
-        part.setWordWrap(True)
-        part.setOpenExternalLinks(False)  # nothing in a chat may reach the network
-        part.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
-                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard
-                                     | Qt.TextInteractionFlag.LinksAccessibleByMouse)
+    def _new_part(self) -> RichTextPart:
+        part = RichTextPart()  # HTML from markdown_render, never the model's raw text
         part.linkActivated.connect(self._link)
         part.setAccessibleName(self.tr("Message text"))
         self._parts_layout.addWidget(part)
