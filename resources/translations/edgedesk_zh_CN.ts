@@ -46,22 +46,22 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="42" />
+        <location filename="../../desktop/ui/chat_header.py" line="43" />
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="43" />
+        <location filename="../../desktop/ui/chat_header.py" line="44" />
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="46" />
+        <location filename="../../desktop/ui/chat_header.py" line="47" />
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="48" />
+        <location filename="../../desktop/ui/chat_header.py" line="163" />
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
@@ -91,52 +91,57 @@
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="72" />
+        <location filename="../../desktop/ui/chat_header.py" line="73" />
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="73" />
+        <location filename="../../desktop/ui/chat_header.py" line="74" />
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="76" />
+        <location filename="../../desktop/ui/chat_header.py" line="77" />
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="77" />
+        <location filename="../../desktop/ui/chat_header.py" line="78" />
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="79" />
+        <location filename="../../desktop/ui/chat_header.py" line="80" />
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="81" />
+        <location filename="../../desktop/ui/chat_header.py" line="82" />
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="128" />
+        <location filename="../../desktop/ui/chat_header.py" line="142" />
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="130" />
+        <location filename="../../desktop/ui/chat_header.py" line="144" />
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="212" />
+        <location filename="../../desktop/ui/chat_header.py" line="165" />
+        <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
+        <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="247" />
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="213" />
+        <location filename="../../desktop/ui/chat_header.py" line="248" />
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -194,52 +199,52 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="131" />
+        <location filename="../../desktop/ui/chat_view.py" line="135" />
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="132" />
+        <location filename="../../desktop/ui/chat_view.py" line="136" />
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="135" />
+        <location filename="../../desktop/ui/chat_view.py" line="139" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="137" />
+        <location filename="../../desktop/ui/chat_view.py" line="141" />
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="138" />
+        <location filename="../../desktop/ui/chat_view.py" line="142" />
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="140" />
+        <location filename="../../desktop/ui/chat_view.py" line="144" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="141" />
+        <location filename="../../desktop/ui/chat_view.py" line="145" />
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="142" />
+        <location filename="../../desktop/ui/chat_view.py" line="146" />
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="259" />
+        <location filename="../../desktop/ui/chat_view.py" line="279" />
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="288" />
+        <location filename="../../desktop/ui/chat_view.py" line="308" />
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -247,19 +252,98 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="98" />
+        <location filename="../../desktop/ui/grounding.py" line="120" />
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="99" />
+        <location filename="../../desktop/ui/grounding.py" line="121" />
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="106" />
+        <location filename="../../desktop/ui/grounding.py" line="128" />
         <source>Open source </source>
         <translation>打开来源 </translation>
+    </message>
+</context>
+<context>
+    <name>DataLocationRow</name>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="40" />
+        <source>Data location</source>
+        <translation>数据位置</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="43" />
+        <source>Change…</source>
+        <translation>更改…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="44" />
+        <source>Choose a new data folder</source>
+        <translation>选择新的数据文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="46" />
+        <source>Move chats, document indexes, API keys and downloaded models to another folder</source>
+        <translation>将对话、文档索引、API 密钥和已下载的模型移到另一个文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="48" />
+        <source>Keep here</source>
+        <translation>保留在此处</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="49" />
+        <source>Cancel the data move</source>
+        <translation>取消数据迁移</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="54" />
+        <location filename="../../desktop/ui/data_location.py" line="66" />
+        <source>set by your organization</source>
+        <translation>由您的组织设置</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="103" />
+        <source>Your data moves to {0} when EdgeDesk next starts.</source>
+        <translation>下次启动 EdgeDesk 时，您的数据将移至 {0}。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="106" />
+        <source>EdgeDesk switches to {0} (nothing is copied) when it next starts.</source>
+        <translation>下次启动时 EdgeDesk 将改用 {0}（不复制任何内容）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="112" />
+        <source>Choose a folder for your data</source>
+        <translation>为您的数据选择文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="117" />
+        <source>Change data location</source>
+        <translation>更改数据位置</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="118" />
+        <source>Move your chats, document indexes, API keys and models ({0:.1f} GB) to {1}?</source>
+        <translation>将您的对话、文档索引、API 密钥和模型（{0:.1f} GB）移至 {1}？</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="120" />
+        <source>Move my data</source>
+        <translation>迁移我的数据</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="121" />
+        <source>Use the folder as it is</source>
+        <translation>按原样使用该文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/data_location.py" line="129" />
+        <source>Cannot use this folder</source>
+        <translation>无法使用此文件夹</translation>
     </message>
 </context>
 <context>
@@ -378,7 +462,9 @@
         <location filename="../../desktop/ui/documents_view.py" line="174" />
         <location filename="../../desktop/ui/documents_view.py" line="198" />
         <source>%n document(s)</source>
-        <translation><numerusform>%n 个文档</numerusform></translation>
+        <translation>
+            <numerusform>%n 个文档</numerusform>
+        </translation>
     </message>
     <message>
         <location filename="../../desktop/ui/documents_view.py" line="194" />
@@ -388,7 +474,9 @@
     <message numerus="yes">
         <location filename="../../desktop/ui/documents_view.py" line="199" />
         <source>%n chunk(s)</source>
-        <translation><numerusform>%n 个片段</numerusform></translation>
+        <translation>
+            <numerusform>%n 个片段</numerusform>
+        </translation>
     </message>
     <message>
         <location filename="../../desktop/ui/documents_view.py" line="200" />
@@ -448,27 +536,37 @@
     <message numerus="yes">
         <location filename="../../desktop/ui/documents_view.py" line="306" />
         <source>%n added</source>
-        <translation><numerusform>新增 %n</numerusform></translation>
+        <translation>
+            <numerusform>新增 %n</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <location filename="../../desktop/ui/documents_view.py" line="307" />
         <source>%n updated</source>
-        <translation><numerusform>更新 %n</numerusform></translation>
+        <translation>
+            <numerusform>更新 %n</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <location filename="../../desktop/ui/documents_view.py" line="308" />
         <source>%n unchanged</source>
-        <translation><numerusform>未变 %n</numerusform></translation>
+        <translation>
+            <numerusform>未变 %n</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <location filename="../../desktop/ui/documents_view.py" line="309" />
         <source>%n removed</source>
-        <translation><numerusform>移除 %n</numerusform></translation>
+        <translation>
+            <numerusform>移除 %n</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <location filename="../../desktop/ui/documents_view.py" line="310" />
         <source>%n skipped</source>
-        <translation><numerusform>跳过 %n</numerusform></translation>
+        <translation>
+            <numerusform>跳过 %n</numerusform>
+        </translation>
     </message>
     <message>
         <location filename="../../desktop/ui/documents_view.py" line="312" />
@@ -604,7 +702,9 @@
     <message numerus="yes">
         <location filename="../../desktop/ui/hub_search.py" line="107" />
         <source>%n repositories found</source>
-        <translation><numerusform>找到 %n 个仓库</numerusform></translation>
+        <translation>
+            <numerusform>找到 %n 个仓库</numerusform>
+        </translation>
     </message>
     <message>
         <location filename="../../desktop/ui/hub_search.py" line="116" />
@@ -615,67 +715,67 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="105" />
+        <location filename="../../desktop/ui/main_window.py" line="115" />
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="106" />
+        <location filename="../../desktop/ui/main_window.py" line="116" />
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="107" />
+        <location filename="../../desktop/ui/main_window.py" line="117" />
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="108" />
+        <location filename="../../desktop/ui/main_window.py" line="118" />
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="116" />
+        <location filename="../../desktop/ui/main_window.py" line="126" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="152" />
+        <location filename="../../desktop/ui/main_window.py" line="163" />
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="152" />
+        <location filename="../../desktop/ui/main_window.py" line="163" />
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="154" />
+        <location filename="../../desktop/ui/main_window.py" line="165" />
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="156" />
+        <location filename="../../desktop/ui/main_window.py" line="167" />
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="156" />
+        <location filename="../../desktop/ui/main_window.py" line="167" />
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="158" />
+        <location filename="../../desktop/ui/main_window.py" line="169" />
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="159" />
+        <location filename="../../desktop/ui/main_window.py" line="170" />
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="214" />
+        <location filename="../../desktop/ui/main_window.py" line="225" />
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
@@ -694,7 +794,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/message_widget.py" line="61" />
-        <location filename="../../desktop/ui/message_widget.py" line="115" />
+        <location filename="../../desktop/ui/message_widget.py" line="152" />
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
@@ -704,37 +804,43 @@
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="78" />
+        <location filename="../../desktop/ui/message_widget.py" line="105" />
+        <location filename="../../desktop/ui/message_widget.py" line="116" />
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="89" />
+        <location filename="../../desktop/ui/message_widget.py" line="83" />
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="90" />
+        <location filename="../../desktop/ui/message_widget.py" line="46" />
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/message_widget.py" line="84" />
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="91" />
+        <location filename="../../desktop/ui/message_widget.py" line="85" />
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="93" />
+        <location filename="../../desktop/ui/message_widget.py" line="87" />
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="95" />
+        <location filename="../../desktop/ui/message_widget.py" line="89" />
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="115" />
+        <location filename="../../desktop/ui/message_widget.py" line="152" />
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
@@ -742,152 +848,208 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="53" />
+        <location filename="../../desktop/ui/models_view.py" line="49" />
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="61" />
+        <location filename="../../desktop/ui/models_view.py" line="57" />
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="86" />
+        <location filename="../../desktop/ui/models_view.py" line="87" />
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="87" />
+        <location filename="../../desktop/ui/models_view.py" line="88" />
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="89" />
+        <location filename="../../desktop/ui/models_view.py" line="90" />
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="90" />
+        <location filename="../../desktop/ui/models_view.py" line="91" />
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="92" />
+        <location filename="../../desktop/ui/models_view.py" line="93" />
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="94" />
+        <location filename="../../desktop/ui/models_view.py" line="95" />
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="96" />
+        <location filename="../../desktop/ui/models_view.py" line="97" />
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="97" />
+        <location filename="../../desktop/ui/models_view.py" line="98" />
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="99" />
+        <location filename="../../desktop/ui/models_view.py" line="100" />
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="100" />
+        <location filename="../../desktop/ui/models_view.py" line="101" />
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/models_view.py" line="102" />
+        <source>Stop for now and keep the downloaded part; Download continues from there</source>
+        <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="105" />
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="107" />
+        <source>Cancel the download and delete its partial files</source>
+        <translation>取消下载并删除其未完成的文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="108" />
+        <source>Stop the download (running or paused) and delete what was downloaded so far</source>
+        <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="112" />
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="103" />
+        <location filename="../../desktop/ui/models_view.py" line="113" />
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="108" />
+        <location filename="../../desktop/ui/models_view.py" line="118" />
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="133" />
+        <location filename="../../desktop/ui/models_view.py" line="144" />
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="164" />
+        <location filename="../../desktop/ui/models_view.py" line="183" />
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="170" />
+        <location filename="../../desktop/ui/models_view.py" line="189" />
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="197" />
+        <location filename="../../desktop/ui/models_view.py" line="216" />
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="198" />
+        <location filename="../../desktop/ui/models_view.py" line="217" />
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="206" />
+        <location filename="../../desktop/ui/models_view.py" line="225" />
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="219" />
+        <location filename="../../desktop/ui/models_view.py" line="238" />
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="233" />
+        <location filename="../../desktop/ui/models_view.py" line="252" />
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="244" />
+        <location filename="../../desktop/ui/models_view.py" line="263" />
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="245" />
+        <location filename="../../desktop/ui/models_view.py" line="264" />
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="262" />
+        <location filename="../../desktop/ui/models_view.py" line="281" />
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="299" />
+        <location filename="../../desktop/ui/models_view.py" line="301" />
+        <source>Cancel download</source>
+        <translation>取消下载</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="302" />
+        <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
+        <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_downloads.py" line="64" />
+        <source>Still deleting the cancelled download of </source>
+        <translation>仍在删除已取消的下载：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_downloads.py" line="86" />
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="320" />
+        <location filename="../../desktop/ui/model_downloads.py" line="106" />
+        <source>cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_downloads.py" line="138" />
+        <source>Finished before it could be cancelled; Remove deletes it: </source>
+        <translation>取消前已下载完成；可用“移除”删除：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_downloads.py" line="141" />
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_downloads.py" line="143" />
+        <source>Cancelled %1; deleted %2 of partial download</source>
+        <translation>已取消 %1；删除了 %2 的未完成下载</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_downloads.py" line="150" />
+        <location filename="../../desktop/ui/model_downloads.py" line="170" />
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="330" />
+        <location filename="../../desktop/ui/model_downloads.py" line="187" />
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="335" />
+        <location filename="../../desktop/ui/models_view.py" line="321" />
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -1020,7 +1182,7 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="59" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="61" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
@@ -1145,9 +1307,17 @@
         <translation>退出（停止服务器）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tray.py" line="46" />
+        <location filename="../../desktop/ui/tray.py" line="53" />
         <source>The server keeps running. Quit from the tray icon's menu.</source>
         <translation>服务器仍在运行。可从托盘图标的菜单退出。</translation>
+    </message>
+</context>
+<context>
+    <name>run_app</name>
+    <message>
+        <location filename="../../desktop/ui/__init__.py" line="74" />
+        <source>Moving your data…</source>
+        <translation>正在迁移您的数据…</translation>
     </message>
 </context>
 </TS>

@@ -102,6 +102,22 @@ def test_compiled_translations_match_their_source(tmp_path: Path) -> None:
     assert 'type="unfinished"' not in source.read_text(encoding="utf-8")
 
 
+def test_every_string_in_the_window_has_a_chinese_translation(tmp_path: Path) -> None:
+    lupdate = shutil.which("pyside6-lupdate") or str(
+        Path(__file__).resolve().parents[2] / ".venv" / "bin" / "pyside6-lupdate")
+    if not Path(lupdate).exists():
+        pytest.skip("pyside6-lupdate is not installed")
+    ui = Path(__file__).resolve().parents[2] / "desktop" / "ui"
+    scratch = tmp_path / "edgedesk_zh_CN.ts"
+    shutil.copy(RESOURCES / "translations" / "edgedesk_zh_CN.ts", scratch)
+    subprocess.run([lupdate, *map(str, sorted(ui.glob("*.py"))), "-ts", str(scratch)],
+                   check=True, capture_output=True)
+    text = scratch.read_text(encoding="utf-8")
+    untranslated = [chunk.split("<source>")[1].split("</source>")[0]
+                    for chunk in text.split("<message>")[1:] if 'type="unfinished"' in chunk]
+    assert untranslated == [], "translate these in resources/translations/edgedesk_zh_CN.ts"
+
+
 def _horizontal():
     from PySide6.QtCore import Qt
 
