@@ -68,6 +68,37 @@ def _chat(window: MainWindow, model_id: str) -> None:
     _ask(window, "Write a short poem about the sea.")
 
 
+# Gemma 3 270M is a base model and writes no code, so the code-rendering shot shows this
+# answer, written for the picture (the README says so); everything else is generated.
+SAMPLE_QUESTION = "How do I read a large CSV file in chunks?"
+SAMPLE_ANSWER = """Use **pandas** with `chunksize`, so only one chunk is in memory at a time:
+
+```python
+import pandas as pd
+
+total = 0
+for chunk in pd.read_csv("sales.csv", chunksize=100_000):
+    total += chunk["amount"].sum()  # each chunk is a DataFrame
+print(f"total: {total:,.2f}")
+```
+
+From the shell, count the rows first:
+
+```bash
+wc -l sales.csv
+```
+"""
+
+
+def _code_chat(window: MainWindow) -> None:
+    from desktop.ui.conversations import Turn
+
+    chat = window.chat.new_chat()
+    chat.title = "Reading a large CSV"
+    chat.turns += [Turn("user", SAMPLE_QUESTION), Turn("assistant", SAMPLE_ANSWER)]
+    window.chat.select(chat)
+
+
 def _documents(window: MainWindow) -> None:
     view = window.documents
     view.add("EdgeDesk docs", [ROOT / "docs"])  # the screenshots themselves are skipped
@@ -77,7 +108,7 @@ def _documents(window: MainWindow) -> None:
 
 
 def main() -> int:
-    """Write chat (light and dark), models, documents, server, first-run and settings shots."""
+    """Write chat (light, dark, code), models, documents, server, first-run and settings."""
     OUT.mkdir(parents=True, exist_ok=True)
     home = tempfile.mkdtemp(prefix="edgedesk-shots-")
     os.environ["EDGEDESK_HOME"] = home
@@ -98,8 +129,13 @@ def main() -> int:
     _chat(window, model_id)
     _save(window, "chat-light.png", app)
     apply_theme(app, "dark")
+    window.chat.set_theme("dark")
     _save(window, "chat-dark.png", app)
+    _code_chat(window)
+    _save(window, "chat-code-dark.png", app)
     apply_theme(app, "light")
+    window.chat.set_theme("light")
+    _save(window, "chat-code-light.png", app)
     window.show_page("models")
     _save(window, "models.png", app)
     window.show_page("documents")

@@ -59,7 +59,7 @@ class SettingsDialog(QDialog):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings"))
-        self.setMinimumWidth(480)
+        self.setMinimumWidth(620)  # the longest checkbox text and the data path fit
         self._paths = paths
         self._effective = effective
         settings = effective.settings
