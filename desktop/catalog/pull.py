@@ -17,7 +17,7 @@ from desktop.catalog.download import Downloader, ProgressFn
 from desktop.catalog.entries import Catalog
 from desktop.catalog.hub import SHARD_RE, HubClient, quant_of, shard_group
 from desktop.catalog.installed import InstalledIndex, InstalledModel, model_id_for
-from desktop.errors import InvalidRequest
+from desktop.errors import EdgeDeskError, InvalidRequest
 
 _REPO_FILE = re.compile(r"^(?P<repo>[\w.\-]+/[\w.\-]+):(?P<file>[^:]+\.gguf)$")
 
@@ -120,3 +120,26 @@ def discard_partial(target: PullTarget, *, downloader: Downloader, index: Instal
     paths = target_paths(target, models_dir)
     return downloader.discard(paths, root=models_dir,
                               finished=_unfinished_leftovers(paths, index))
+
+
+def unfinished_pulls(models_dir: Path, catalog: Catalog) -> list[str]:
+    """``REPO:FILE`` of each pull from outside the catalog that left a ``.part`` file.
+
+    Paused, interrupted or killed: the Models screen lists them so they can be resumed or
+    cancelled after a restart. Catalog models are left out (their own rows show them); a
+    split model is named by its first shard, as a pull of it would be.
+    """
+    refs: list[str] = []
+    for part in sorted(models_dir.glob("*/*/*.gguf.part")):
+        name = part.name.removesuffix(".part")
+        match = SHARD_RE.match(name)
+        if match:
+            name = f"{match['stem']}-00001-of-{match['count']}.gguf"
+        ref = f"{part.parent.parent.name}/{part.parent.name}:{name}"
+        try:
+            target = parse_target(ref, catalog)
+        except EdgeDeskError:
+            continue  # a name our REPO:FILE form cannot carry; `models rm` still finds it
+        if target.catalog_id is None and ref not in refs:
+            refs.append(ref)
+    return refs

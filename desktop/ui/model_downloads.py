@@ -16,7 +16,16 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 
 from desktop.app import AppContext
 from desktop.catalog.download import Progress
-from desktop.catalog.pull import PullTarget, discard_partial, parse_target, partial_files, pull
+from desktop.catalog.hub import quant_of
+from desktop.catalog.listing import CatalogRow
+from desktop.catalog.pull import (
+    PullTarget,
+    discard_partial,
+    parse_target,
+    partial_files,
+    pull,
+    unfinished_pulls,
+)
 from desktop.errors import EdgeDeskError
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
@@ -42,6 +51,25 @@ class ModelDownloads(QObject):
         self.running: dict[str, DownloadWorker] = {}
         self._targets: dict[str, PullTarget] = {}  # the quant each download fetches
         self._cancelling: set[str] = set()  # stopping, then deleting the partial files
+
+    def hub_rows(self, shown: set[str]) -> list[CatalogRow]:
+        """Rows for downloads from Hub search (``REPO:FILE``) that no other row shows:
+        running, cancelling, or left paused by this or an earlier session."""
+        ctx = self._context
+        refs = [*self.running, *self._targets, *self._cancelling,
+                *unfinished_pulls(ctx.paths.models_dir, ctx.catalog)]
+        rows: list[CatalogRow] = []
+        for ref in dict.fromkeys(refs):
+            if ref in shown or ":" not in ref:
+                continue
+            repo, name = ref.split(":", 1)
+            rows.append(CatalogRow(id=ref, name=name, family="other", kind="—", tier="hub",
+                                   repo=repo, recommended_quant=quant_of(name),
+                                   size_bytes=None, fit="—", installed=None))
+            if ref not in self.running and ref not in self._cancelling:
+                self._table.set_status(ref, QCoreApplication.translate("ModelsView",
+                                                                       "paused"))
+        return rows
 
     def cancellable(self, ref: str) -> bool:
         """A download of ``ref`` runs, or one left partial files (paused, interrupted)."""

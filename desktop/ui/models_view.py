@@ -144,7 +144,9 @@ class ModelsView(QWidget):
         self.hardware_label.setText(self.tr("This machine: ") + ctx.hardware.describe())
         rows = catalog_rows(ctx.catalog, ctx.hardware, gpu_offload=ctx.gpu_offload,
                             installed=self._installed)
-        self.table_model.set_rows([*self._imported, *self._downloaded_elsewhere(), *rows])
+        rows = [*self._imported, *self._downloaded_elsewhere(), *rows]
+        rows += self.downloads.hub_rows({row.id for row in rows})
+        self.table_model.set_rows(rows)
         self._selection_changed()
         self.models_changed.emit()
 
@@ -306,7 +308,11 @@ class ModelsView(QWidget):
 
     def download(self, ref: str, quant: str | None = None) -> DownloadWorker | None:
         """Download (or resume) ``ref`` on a worker, with progress in the table and bar."""
-        return self.downloads.start(ref, quant)
+        worker = self.downloads.start(ref, quant)
+        shown = (self.table_model.row_at(n).id for n in range(self.table_model.rowCount()))
+        if worker is not None and ref not in shown:
+            self.refresh()  # a Hub search pick: give it a row, with Pause and Cancel
+        return worker
 
     def pause(self, ref: str) -> None:
         """Stop the download of ``ref``; Download resumes it from the bytes kept."""

@@ -176,3 +176,29 @@ def test_a_target_outside_the_models_folder_is_refused(tmp_path):
     with pytest.raises(InvalidRequest, match="outside the models folder"):
         rig.discard(PullTarget("org/../..", ("keep.gguf",), "keep"))
     assert outside.read_bytes() == b"mine"
+
+
+def test_unfinished_pulls_lists_paused_hub_pulls_but_not_catalog_or_complete_ones(
+        tmp_path: Path) -> None:
+    from desktop.catalog.pull import unfinished_pulls
+
+    catalog = load_catalog()
+    models = tmp_path / "models"
+    split = models / "org" / "split-GGUF"
+    split.mkdir(parents=True)
+    (split / "m-Q4_K_M-00002-of-00003.gguf.part").write_bytes(b"x")  # shard 2 of a split
+    (split / "m-Q4_K_M-00003-of-00003.gguf.part").write_bytes(b"x")
+    single = models / "someone" / "Other-GGUF"
+    single.mkdir(parents=True)
+    (single / "Other-Q8_0.gguf.part").write_bytes(b"x")
+    (single / "Done-Q8_0.gguf").write_bytes(b"x")  # finished: nothing to resume
+    entry = next(iter(catalog))
+    quant = entry.quants[0]
+    in_catalog = models / entry.repo / (quant.files[0] + ".part")
+    in_catalog.parent.mkdir(parents=True)
+    in_catalog.write_bytes(b"x")  # its catalog row shows it already
+    assert unfinished_pulls(models, catalog) == [
+        "org/split-GGUF:m-Q4_K_M-00001-of-00003.gguf",  # one entry, named as pulled
+        "someone/Other-GGUF:Other-Q8_0.gguf",
+    ]
+    assert unfinished_pulls(tmp_path / "nothing-yet", catalog) == []

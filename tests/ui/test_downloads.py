@@ -190,3 +190,44 @@ def test_a_part_left_by_an_earlier_session_can_be_cancelled(
     assert "deleted 4.9 KB" in view.status.text()
     assert hub.downloads() == []
     win.close()
+
+
+HUB_REPO, HUB_FILE = "someone/Other-Chat-GGUF", "Other-Chat-Q4_K_M.gguf"
+HUB_REF = f"{HUB_REPO}:{HUB_FILE}"
+
+
+def _hub_status(view: ModelsView) -> str | None:
+    rows = [n for n in range(view.table_model.rowCount())
+            if view.table_model.row_at(n).id == HUB_REF]
+    return str(view.table_model.index(rows[0], 6).data() or "") if rows else None
+
+
+def test_a_hub_search_download_gets_a_row_with_pause_and_cancel_across_restarts(
+        qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    size = len(tiny_chat.read_bytes())
+    hub.add_repo(HUB_REPO, {HUB_FILE: tiny_chat.read_bytes()})
+    hub.add_fault(HUB_REPO, HUB_FILE, Fault("throttle", bytes_per_s=size // 4, times=1))
+    win, ctx = _window(qtbot)
+    view = win.models
+    assert _hub_status(view) is None
+    worker = view.download(HUB_REF)  # what Hub search's "Download quant" calls
+    assert worker is not None and _hub_status(view) is not None
+    qtbot.waitUntil(lambda: bool(_parts(ctx)), timeout=10_000)
+    with qtbot.waitSignal(worker.paused, timeout=10_000):
+        view.pause(HUB_REF)
+    qtbot.waitUntil(lambda: _hub_status(view) == "paused", timeout=5000)
+    win.close()
+
+    again, _ = _window(qtbot)  # a restart: the paused pull is still listed, not forgotten
+    view = again.models
+    assert _hub_status(view) == "paused"
+    row = next(n for n in range(view.table_model.rowCount())
+               if view.table_model.row_at(n).id == HUB_REF)
+    assert view.table_model.row_at(row).name == HUB_FILE
+    view.table.selectRow(row)
+    assert view.cancel_button.isEnabled()
+    _answer(monkeypatch, QMessageBox.StandardButton.Yes)
+    qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: _hub_status(view) is None, timeout=10_000)  # row gone
+    assert _parts(ctx) == [] and ctx.installed.all() == []
+    again.close()
