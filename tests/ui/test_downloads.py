@@ -96,13 +96,19 @@ def _window(qtbot) -> tuple[MainWindow, AppContext]:
     return win, ctx
 
 
-def test_cancel_stops_a_running_download_deletes_it_and_the_next_starts_at_zero(
-        qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    size = len(tiny_chat.read_bytes())
+def _throttled(qtbot, hub: FakeHub, model: Path) -> tuple[MainWindow, AppContext, int]:
+    """The Models screen with the catalog model's row selected; its download is slow."""
+    size = len(model.read_bytes())
     hub.add_fault(CAT_REPO, CAT_FILE, Fault("throttle", bytes_per_s=size // 4, times=1))
     win, ctx = _window(qtbot)
+    win.models.table.selectRow(_row(win.models))
+    return win, ctx, size
+
+
+def test_cancel_stops_a_running_download_deletes_it_and_the_next_starts_at_zero(
+        qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    win, ctx, size = _throttled(qtbot, hub, tiny_chat)
     view = win.models
-    view.table.selectRow(_row(view))
     assert not view.cancel_button.isEnabled()  # nothing to cancel yet
     seen: list[float] = []
     worker = view.download(CAT_ID)
@@ -139,11 +145,8 @@ def test_cancel_stops_a_running_download_deletes_it_and_the_next_starts_at_zero(
 
 def test_cancel_a_paused_download_deletes_its_part_without_restarting(
         qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    size = len(tiny_chat.read_bytes())
-    hub.add_fault(CAT_REPO, CAT_FILE, Fault("throttle", bytes_per_s=size // 4, times=1))
-    win, ctx = _window(qtbot)
+    win, ctx, size = _throttled(qtbot, hub, tiny_chat)
     view = win.models
-    view.table.selectRow(_row(view))
     worker = view.download(CAT_ID)
     assert worker is not None
     qtbot.waitUntil(lambda: bool(_parts(ctx)) and _parts(ctx)[0].stat().st_size > 0,
