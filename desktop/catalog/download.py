@@ -25,6 +25,7 @@ from typing import BinaryIO
 import httpx
 from filelock import FileLock, Timeout
 
+from desktop.catalog.cancel import wake_on_cancel
 from desktop.catalog.hub import RemoteFile
 from desktop.errors import (
     AuthRequired,
@@ -266,6 +267,8 @@ class Downloader:
                     wait, last = None, f"{type(exc).__name__} {exc}".strip()
                 finally:
                     out.flush()
+                if cancel.is_set():  # the cancel itself ended the read: not a failure
+                    raise self._paused(remote, part.offset)
                 # Only consecutive tries that brought no bytes count towards giving up.
                 failures = 1 if part.offset > before else failures + 1
                 if failures >= self.max_attempts:
@@ -286,38 +289,48 @@ class Downloader:
         """One GET from ``part.offset``, appending to the part; raises to retry."""
         with client.stream("GET", remote.url,
                            headers={"Range": f"bytes={part.offset}-"}) as resp:
-            status = resp.status_code
-            if status == 416 and part.offset:
-                if part.offset != remote.size:
-                    part.restart()  # our part does not fit the file any more
+            if not self._accept(resp, remote, part):
                 return
-            if status in (401, 403):
-                raise AuthRequired(
-                    f"the Hub refused {remote.filename} from {remote.repo} ({status}): the "
-                    "repo is gated or private; accept its terms on the Hub and run "
-                    "'edgedesk auth login'")
-            if status == 404:
-                raise ModelNotFound(f"{remote.filename} not found in {remote.repo} at "
-                                    f"revision {remote.revision[:12]}")
-            if status == 429 or status >= 500:
-                raise _Retryable(f"HTTP {status}", _retry_after(resp.headers.get("Retry-After")))
-            if status == 200 and part.offset:
-                part.restart()  # the server ignored our Range: never append a second copy
-            elif status == 206:
-                start = _content_range_start(resp.headers.get("Content-Range"))
-                if start != part.offset:
-                    raise _Retryable(f"server sent bytes from {start}, asked for {part.offset}")
-            elif status != 200:
-                raise DownloadError(f"{remote.filename} from {remote.repo}: unexpected HTTP "
-                                    f"{status}")
-            # No chunk_size: httpx would buffer up to it and lose those bytes on a drop.
-            for chunk in resp.iter_bytes():
-                part.append(chunk)
-                meter.report(remote.filename, base + part.offset)
-                if cancel.is_set():
-                    raise self._paused(remote, part.offset)
+            undo = wake_on_cancel(cancel, resp)
+            try:
+                # No chunk_size: httpx would buffer up to it and lose those bytes on a drop.
+                for chunk in resp.iter_bytes():
+                    part.append(chunk)
+                    meter.report(remote.filename, base + part.offset)
+                    if cancel.is_set():
+                        raise self._paused(remote, part.offset)
+            finally:
+                undo()
         if part.offset < remote.size:
             raise _Retryable(f"connection closed at byte {part.offset}")
+
+    def _accept(self, resp: httpx.Response, remote: RemoteFile, part: _Part) -> bool:
+        """Whether the body should be appended; raises for refusals and retryable answers."""
+        status = resp.status_code
+        if status == 416 and part.offset:
+            if part.offset != remote.size:
+                part.restart()  # our part does not fit the file any more
+            return False
+        if status in (401, 403):
+            raise AuthRequired(
+                f"the Hub refused {remote.filename} from {remote.repo} ({status}): the "
+                "repo is gated or private; accept its terms on the Hub and run "
+                "'edgedesk auth login'")
+        if status == 404:
+            raise ModelNotFound(f"{remote.filename} not found in {remote.repo} at "
+                                f"revision {remote.revision[:12]}")
+        if status == 429 or status >= 500:
+            raise _Retryable(f"HTTP {status}", _retry_after(resp.headers.get("Retry-After")))
+        if status == 200 and part.offset:
+            part.restart()  # the server ignored our Range: never append a second copy
+        elif status == 206:
+            start = _content_range_start(resp.headers.get("Content-Range"))
+            if start != part.offset:
+                raise _Retryable(f"server sent bytes from {start}, asked for {part.offset}")
+        elif status != 200:
+            raise DownloadError(f"{remote.filename} from {remote.repo}: unexpected HTTP "
+                                f"{status}")
+        return True
 
     def _paused(self, remote: RemoteFile, offset: int) -> Cancelled:
         pct = 100 * offset // max(remote.size, 1)

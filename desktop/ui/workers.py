@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from desktop.catalog.cancel import CancelEvent
 from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.errors import Cancelled, EdgeDeskError
 
@@ -223,10 +224,10 @@ class DownloadWorker(Worker):
     def __init__(self, task: PullTask, key: str) -> None:
         super().__init__(key)
         self._task = task
-        self.stop_event = threading.Event()
+        self.stop_event = CancelEvent()  # wakes a read stalled on a silent server too
 
     def cancel(self) -> None:
-        """Stop transferring soon; pulling again resumes where it stopped."""
+        """Stop transferring now; pulling again resumes where it stopped."""
         self.stop_event.set()
 
     def work(self) -> None:

@@ -236,3 +236,45 @@ def test_split_shards_are_one_model(tmp_path, tiny_chat):
     assert [p.name for p in model.paths] == sorted(shards)
     assert b"".join(p.read_bytes() for p in model.paths) == data
     assert index.lookup("m-Q4_K_M") == model.paths
+
+
+@pytest.mark.parametrize("waking", [True, False])
+def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, tmp_path,
+                                                                  waking):
+    from desktop.catalog.cancel import CancelEvent
+
+    hub.add_fault(REPO, BIG, Fault("stall", after=200_000, stall_s=30))
+    rig = Rig(hub, tmp_path, stall_s=3.0)  # the stall timeout a plain event must wait out
+    cancel = CancelEvent() if waking else threading.Event()
+    part = rig.models / REPO / (BIG + ".part")
+
+    def cancel_once_stalled() -> None:
+        while not (part.exists() and part.stat().st_size >= 200_000):
+            time.sleep(0.02)
+        time.sleep(0.3)  # the server is silent now; the download blocks in a read
+        cancel.set()
+
+    threading.Thread(target=cancel_once_stalled, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled, match="paused"):
+        rig.fetch(BIG, cancel=cancel)
+    waited = time.monotonic() - started
+    if waking:
+        assert waited < 2.0  # the socket was shut: no waiting for the stall timeout
+    else:
+        assert waited >= 3.0  # a plain event is only seen when the read times out
+    assert part.stat().st_size == 200_000  # what arrived is kept for the resume
+    assert len(hub.downloads()) == 1  # cancelled, not retried
+
+
+def test_a_cancel_event_runs_late_wakers_at_once_and_forgets_undone_ones():
+    from desktop.catalog.cancel import CancelEvent
+
+    cancel, calls = CancelEvent(), []
+    undo = cancel.on_set(lambda: calls.append("first"))
+    cancel.on_set(lambda: calls.append("second"))
+    undo()
+    cancel.set()
+    assert calls == ["second"]
+    cancel.on_set(lambda: calls.append("late"))
+    assert calls == ["second", "late"]
