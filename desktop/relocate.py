@@ -49,6 +49,10 @@ def _pending_path(paths: Paths) -> Path:
     return paths.config_dir / PENDING_FILE
 
 
+def _size_text(size: int) -> str:
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
+
+
 def _entries(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
@@ -298,7 +302,7 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
     if report is not None:
         (report.source / LOCK_NAME).unlink(missing_ok=True)
     effective = reload()
-    moved = (f"Moved your data ({report.moved_bytes / 1e9:.2f} GB) to {report.target}."
+    moved = (f"Moved your data ({_size_text(report.moved_bytes)}) to {report.target}."
              if report is not None and report.moved else
              f"EdgeDesk now keeps its data in {pending.target}.")
     return StartLocation(paths.located(effective.settings.data_location), effective, moved,
