@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from desktop.errors import EdgeDeskError
 from desktop.ui.conversations import Conversation
 from desktop.ui.presets import PresetStore
+from desktop.ui.rich_text import literal_tooltip
 
 
 class ChatHeader(QWidget):
@@ -164,7 +165,8 @@ class ChatHeader(QWidget):
             return
         text = self.tr("The document collection “%1” this chat used no longer exists; "
                        "answers are not grounded in documents.").replace("%1", name)
-        self.collection_box.setToolTip(text)
+        # The name comes from the user's data or an imported chat: shown as text, not HTML.
+        self.collection_box.setToolTip(literal_tooltip(text))
         self.error.emit(text)
 
     # ------------------------------------------------------------------ edits
@@ -211,7 +213,7 @@ class ChatHeader(QWidget):
             presets = {}
         for name, prompt in presets.items():
             self.preset_box.addItem(name, prompt)
-            self.preset_box.setItemData(self.preset_box.count() - 1, prompt,
+            self.preset_box.setItemData(self.preset_box.count() - 1, literal_tooltip(prompt),
                                         Qt.ItemDataRole.ToolTipRole)
         self.preset_box.setCurrentIndex(-1)
 

@@ -123,6 +123,7 @@ class ChatView(QWidget):
         self.notice = QLabel()
         self.notice.setObjectName("Muted")
         self.notice.setWordWrap(True)
+        self.notice.setTextFormat(Qt.TextFormat.PlainText)  # may quote names from user data
         self.notice.setVisible(False)
         layout.addWidget(self.notice)
         layout.addLayout(self._build_composer())

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 from desktop.engine.types import Message
 from desktop.store.sources import Source
 from desktop.ui.conversations import Turn
+from desktop.ui.rich_text import literal_tooltip
 
 if TYPE_CHECKING:
     from desktop.retrieval.answer import Citation
@@ -124,7 +125,8 @@ class CitationRow(QWidget):
             button.setObjectName("Small")
             button.setText(f"[{item.number}] {Path(item.path).name}")
             snippet = " ".join(item.text.split())
-            button.setToolTip(f"{item.location}\n\n{snippet[:300]}")
+            # The path and snippet come from documents (or an imported chat): shown as text.
+            button.setToolTip(literal_tooltip(f"{item.location}\n\n{snippet[:300]}"))
             button.setAccessibleName(self.tr("Open source ") + str(item.number))
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             button.clicked.connect(self._open_handler(item.path))

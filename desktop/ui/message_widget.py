@@ -63,6 +63,7 @@ class MessageWidget(QFrame):
         self.reasoning = QLabel()
         self.reasoning.setObjectName("Reasoning")
         self.reasoning.setWordWrap(True)
+        self.reasoning.setTextFormat(Qt.TextFormat.PlainText)  # the model's words, never HTML
         self.reasoning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.reasoning.setVisible(False)
         self.reasoning_toggle.toggled.connect(self._toggle_reasoning)

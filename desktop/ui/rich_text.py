@@ -9,9 +9,20 @@ about 12 ms for the same answer (measured by the responsiveness benchmark in the
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
+
+
+def literal_tooltip(text: str) -> str:
+    """Tooltip rich text that shows ``text`` exactly as written, tags and line breaks too.
+
+    Qt reads a tooltip as HTML whenever its first line looks like markup, so text from
+    documents, models or an imported chat could otherwise fetch images or restyle the tip.
+    """
+    return f"<p style='white-space:pre-wrap'>{escape(text, quote=False)}</p>"
 
 
 class RichTextPart(QTextBrowser):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, QUrl, Slot
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtGui import QDesktopServices, QTextDocumentFragment
 
 from desktop.app import build_context
 from desktop.config import NoPolicy
@@ -18,6 +18,11 @@ from desktop.ui.message_widget import MessageWidget
 from tests.ui.conftest import send
 
 pytestmark = pytest.mark.qt
+
+
+def read(tooltip: str) -> str:
+    """The words a tooltip shows (Qt renders it as rich text)."""
+    return QTextDocumentFragment.fromHtml(tooltip).toPlainText()
 
 
 class Opened(QObject):
@@ -100,10 +105,38 @@ def test_citations_in_an_answer_map_to_files_pages_and_lines(qtbot, opened) -> N
     assert bubble.citations.label.text() == "Sources:"
     first, second = bubble.citations.buttons
     assert first.text() == "[2] policy.pdf"
-    assert first.toolTip().startswith("/docs/policy.pdf p. 3, lines 10-14")
-    assert second.toolTip().startswith("/docs/travel.txt line 4")
+    assert read(first.toolTip()).startswith("/docs/policy.pdf p. 3, lines 10-14")
+    assert read(second.toolTip()).startswith("/docs/travel.txt line 4")
     first.click()
     assert [u.toLocalFile() for u in opened.urls] == ["/docs/policy.pdf"]
+
+
+def test_markup_in_a_cited_document_is_shown_as_text(qtbot) -> None:
+    # A document (or an imported chat) could hold markup that would fetch an image or
+    # restyle the tooltip if Qt read it as HTML.
+    turn = Turn("assistant", "See [1].")
+    snippet = '<img src="http://x/y.png"> <b>bold</b> & more'
+    turn.sources = [Hit(1, "handbook", "/docs/<b>a</b>.md", None, 1, 2, snippet, 1.0)]
+    cite(turn)
+    bubble = MessageWidget(0, turn, last=True)
+    qtbot.addWidget(bubble)
+    tip = bubble.citations.buttons[0].toolTip()
+    assert "<img" not in tip and "<b>" not in tip and "&lt;img" in tip
+    assert read(tip) == f"/docs/<b>a</b>.md lines 1-2\n\n{snippet}"
+
+
+def test_a_missing_collection_with_markup_in_its_name_is_named_as_text(qtbot, window) -> None:
+    # The name comes from the store, where an imported chat export can put anything.
+    from desktop.ui.conversations import Conversation
+
+    name = '<img src="file:///etc/x.png"><b>docs</b>'
+    header = window.chat.header
+    header.set_collections([])
+    header.show_chat(Conversation(model="m", collection=name))
+    tip = header.collection_box.toolTip()
+    assert "<img" not in tip and f"“{name}” this chat used no longer exists" in read(tip)
+    notice = window.chat.notice
+    assert notice.textFormat() == Qt.TextFormat.PlainText and f"“{name}”" in notice.text()
 
 
 def test_a_chat_without_documents_shows_no_sources(qtbot, window) -> None:
@@ -135,7 +168,7 @@ def shown_citations(win: MainWindow) -> tuple[str, list[tuple[str, str]]]:
     row = win.chat._bubbles[-1].citations
     if row.isHidden():
         return "", []
-    return row.label.text(), [(b.text(), b.toolTip()) for b in row.buttons]
+    return row.label.text(), [(b.text(), read(b.toolTip())) for b in row.buttons]
 
 
 def ask_grounded(qtbot, win: MainWindow, question: str = "How many days of leave?") -> int:
@@ -187,7 +220,7 @@ def test_a_deleted_collection_is_shown_as_none_and_said(qtbot, grounded,
     show_stored(third, store_id)
     box = third.chat.collection_box
     assert box.currentIndex() == 0 and third.chat.current.collection == ""
-    assert "“handbook” this chat used no longer exists" in box.toolTip()
+    assert "“handbook” this chat used no longer exists" in read(box.toolTip())
     assert "“handbook”" in third.chat.notice.text() and not third.chat.notice.isHidden()
     assert shown_citations(third) == before  # what the answer was given is still listed
     third.use_model("tiny-chat")

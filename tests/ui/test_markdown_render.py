@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage
 
 import desktop.ui.markdown_render as markdown_render
@@ -58,6 +59,15 @@ def test_raw_html_and_images_from_the_model_never_become_markup() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "cat.png" not in html and "[a cat]" in html  # an image is shown as its alt text
     assert "steal()" in html
+
+
+@pytest.mark.qt
+def test_markup_in_the_reasoning_is_shown_as_text(qtbot) -> None:
+    reasoning = '<b>bold</b><img src="http://x/y.png"><table><tr><td>t</td></tr></table>'
+    bubble = MessageWidget(0, Turn("assistant", "Answer", reasoning=reasoning), last=True)
+    qtbot.addWidget(bubble)
+    assert bubble.reasoning.textFormat() == Qt.TextFormat.PlainText
+    assert bubble.reasoning.text() == reasoning
 
 
 def test_an_unterminated_fence_renders_as_highlighted_code() -> None:
