@@ -235,6 +235,7 @@ class ChatView(QWidget):
                                    theme=self.theme)
             bubble.edit_requested.connect(self.edit)
             bubble.regenerate_requested.connect(self.regenerate)
+            bubble.citations.unavailable.connect(self._notify)
             self._messages.insertWidget(self._messages.count() - 1, bubble)
             self._bubbles.append(bubble)
         self._scroll_timer.start()

@@ -7,6 +7,7 @@ before the first token; the window only maps ``[n]`` back to files once the answ
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,8 +91,19 @@ def was_cited(turn: Turn) -> bool:
     return bool(turn.sources) and bool(citations(turn.content, turn.sources))
 
 
+def is_local_file(path: str) -> bool:
+    """Whether ``path`` names an existing regular file on this computer (no network share)."""
+    # Checked as text first: merely looking at \\host\share on Windows connects to the host
+    # and sends the user's credentials, and cited paths can come from an imported chat.
+    if path[:2] in {"\\\\", "//", "\\/", "/\\"}:
+        return False
+    return os.path.isabs(path) and os.path.isfile(path)  # False, not an error, for odd names
+
+
 def open_source(path: str) -> bool:
-    """Open a cited file in the desktop's viewer (a local file: no network)."""
+    """Open a cited file in the desktop's viewer; opens nothing (False) unless is_local_file."""
+    if not is_local_file(path):
+        return False
     return QDesktopServices.openUrl(QUrl.fromLocalFile(path))
 
 
@@ -100,6 +112,7 @@ class CitationRow(QWidget):
     the page and lines."""
 
     opened = Signal(str)  # the path opened
+    unavailable = Signal(str)  # a sentence for the user: the cited file cannot be opened
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -138,4 +151,7 @@ class CitationRow(QWidget):
             # Runs on the window's thread: a button's clicked is a direct connection.
             if open_source(path):
                 self.opened.emit(path)
+            elif not is_local_file(path):
+                self.unavailable.emit(self.tr(
+                    "The cited file is not on this computer any more: %1").replace("%1", path))
         return handler

@@ -93,10 +93,13 @@ def _hit(n: int, path: str, page: int | None, lines: tuple[int, int]) -> Hit:
     return Hit(n, "handbook", path, page, lines[0], lines[1], f"text {n}", 1.0)
 
 
-def test_citations_in_an_answer_map_to_files_pages_and_lines(qtbot, opened) -> None:
+def test_citations_in_an_answer_map_to_files_pages_and_lines(qtbot, opened,
+                                                              tmp_path: Path) -> None:
+    travel, policy = tmp_path / "travel.txt", tmp_path / "policy.pdf"
+    travel.write_text("trains")
+    policy.write_bytes(b"%PDF-1.4")
     turn = Turn("assistant", "Leave is 25 days [2], trains under four hours [1, 2]. [7]")
-    turn.sources = [_hit(1, "/docs/travel.txt", None, (4, 4)),
-                    _hit(2, "/docs/policy.pdf", 3, (10, 14))]
+    turn.sources = [_hit(1, str(travel), None, (4, 4)), _hit(2, str(policy), 3, (10, 14))]
     cite(turn)
     assert [c.number for c in turn.citations] == [2, 1]  # order of first use; [7] dropped
     bubble = MessageWidget(0, turn, last=True)
@@ -105,10 +108,37 @@ def test_citations_in_an_answer_map_to_files_pages_and_lines(qtbot, opened) -> N
     assert bubble.citations.label.text() == "Sources:"
     first, second = bubble.citations.buttons
     assert first.text() == "[2] policy.pdf"
-    assert read(first.toolTip()).startswith("/docs/policy.pdf p. 3, lines 10-14")
-    assert read(second.toolTip()).startswith("/docs/travel.txt line 4")
-    first.click()
-    assert [u.toLocalFile() for u in opened.urls] == ["/docs/policy.pdf"]
+    assert read(first.toolTip()).startswith(f"{policy} p. 3, lines 10-14")
+    assert read(second.toolTip()).startswith(f"{travel} line 4")
+    with qtbot.assertNotEmitted(bubble.citations.unavailable):
+        first.click()
+    assert [u.toLocalFile() for u in opened.urls] == [str(policy)]
+
+
+@pytest.mark.parametrize("path", [
+    "\\\\attacker\\share\\x.pdf",  # a Windows network share: would send credentials
+    "//attacker/share/x.pdf",
+    "\\\\?\\UNC\\attacker\\share\\x.pdf",
+    "relative/notes.txt",
+    "/no/such/dir/gone.pdf",  # deleted or moved since
+    "DIRECTORY",
+])
+def test_a_cited_file_that_is_not_here_is_not_opened_and_said(qtbot, window, opened,
+                                                              tmp_path: Path, path: str) -> None:
+    # Cited paths are stored with the chat, and a crafted chat export can set them.
+    path = str(tmp_path) if path == "DIRECTORY" else path
+    turn = Turn("assistant", "See [1].")
+    turn.sources = [_hit(1, path, None, (1, 1))]
+    cite(turn)
+    window.chat.current.turns = [Turn("user", "?"), turn]
+    window.chat._rebuild_transcript()
+    row = window.chat._bubbles[-1].citations
+    with qtbot.assertNotEmitted(row.opened):
+        row.buttons[0].click()
+    assert opened.urls == []
+    notice = window.chat.notice
+    assert not notice.isHidden()
+    assert notice.text() == f"The cited file is not on this computer any more: {path}"
 
 
 def test_markup_in_a_cited_document_is_shown_as_text(qtbot) -> None:
