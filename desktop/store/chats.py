@@ -17,6 +17,7 @@ from typing import Any
 
 from desktop.errors import InvalidRequest, StoreError
 from desktop.store.db import Database, fts_query, fts_text, open_database
+from desktop.store.export_fields import CONVERSATION_FIELDS, MESSAGE_FIELDS, check_fields
 from desktop.store.sources import (
     Source,
     decode_sources,
@@ -81,32 +82,41 @@ class _Chats:
 
     def create(self, title: str, model: str | None, tags: Sequence[str],
                created: float | None = None, collection: str | None = None) -> int:
-        now = self.clock() if created is None else created
         with self.database.transaction():
-            cur = self.database.execute(
-                "INSERT INTO conversations(title, model, tags, created, updated, collection) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (title, model, json.dumps(list(tags)), now, now, collection or None))
-            return int(cur.lastrowid)
+            return self.insert(title, model, tags, created, collection)
+
+    def insert(self, title: str, model: str | None, tags: Sequence[str],
+               created: float | None = None, collection: str | None = None) -> int:
+        """``create`` inside the caller's transaction."""
+        now = self.clock() if created is None else created
+        cur = self.database.execute(
+            "INSERT INTO conversations(title, model, tags, created, updated, collection) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (title, model, json.dumps(list(tags)), now, now, collection or None))
+        return int(cur.lastrowid)
 
     def add(self, conv_id: int, message: ChatMessage) -> int:
-        created = self.clock() if message.created is None else message.created
         with self.database.transaction():
             if not self.database.query("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)):
                 raise InvalidRequest(f"conversation {conv_id} does not exist")
-            cur = self.database.execute(
-                "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
-                "parameters, prompt_tokens, completion_tokens, timings, created, sources) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (conv_id, message.role, message.content, message.reasoning, message.model,
-                 json.dumps(message.parameters), message.prompt_tokens,
-                 message.completion_tokens, json.dumps(message.timings), created,
-                 encode_sources(message.sources)))
-            message_id = int(cur.lastrowid)
-            self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
-                                  (message_id, fts_text(message.content)))
-            self.database.execute("UPDATE conversations SET updated = max(updated, ?) "
-                                  "WHERE id = ?", (created, conv_id))
+            return self.append(conv_id, message)
+
+    def append(self, conv_id: int, message: ChatMessage) -> int:
+        """``add`` inside the caller's transaction, to a conversation known to exist."""
+        created = self.clock() if message.created is None else message.created
+        cur = self.database.execute(
+            "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
+            "parameters, prompt_tokens, completion_tokens, timings, created, sources) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (conv_id, message.role, message.content, message.reasoning, message.model,
+             json.dumps(message.parameters), message.prompt_tokens,
+             message.completion_tokens, json.dumps(message.timings), created,
+             encode_sources(message.sources)))
+        message_id = int(cur.lastrowid)
+        self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
+                              (message_id, fts_text(message.content)))
+        self.database.execute("UPDATE conversations SET updated = max(updated, ?) "
+                              "WHERE id = ?", (created, conv_id))
         return message_id
 
     def header(self, row: Sequence[Any], ephemeral: bool, sign: int) -> Conversation:
@@ -302,21 +312,22 @@ class ChatStore:
             items = payload["conversations"]
         except (ValueError, KeyError, TypeError):
             raise InvalidRequest("not an EdgeDesk conversation export") from None
-        # Every message is read before anything is written: a malformed one further down
-        # must not leave half an import behind.
-        parsed = [(item, [_message_from(m) for m in item.get("messages", [])])
-                  for item in _objects(items)]
-        imported: list[Conversation] = []
+        # Every field is checked before anything is written, and all is written in one
+        # transaction: a malformed conversation further down leaves nothing behind.
+        parsed = [_conversation_from(item, number)
+                  for number, item in enumerate(_objects(items), start=1)]
         target = self._disk or self._memory
         sign = 1 if target is self._disk else -1
-        for item, messages in parsed:
-            row_id = target.create(item.get("title", ""), item.get("model"),
-                                   item.get("tags", []), created=item.get("created"),
-                                   collection=item.get("collection"))
-            for message in messages:
-                target.add(row_id, message)
-            imported.append(self.get_conversation(sign * row_id))
-        return imported
+        row_ids: list[int] = []
+        with target.database.transaction():
+            for item, messages in parsed:
+                row_id = target.insert(item.get("title", ""), item.get("model"),
+                                       item.get("tags", []), created=item.get("created"),
+                                       collection=item.get("collection"))
+                for message in messages:
+                    target.append(row_id, message)
+                row_ids.append(row_id)
+        return [self.get_conversation(sign * row_id) for row_id in row_ids]
 
     def export_markdown(self, conv_ids: Sequence[int] | None = None) -> str:
         """The given conversations (default: all) as readable Markdown."""
@@ -367,10 +378,20 @@ def _objects(items: object) -> list[dict[str, Any]]:
     return items
 
 
-def _message_from(data: object) -> ChatMessage:
+def _conversation_from(item: dict[str, Any],
+                       number: int) -> tuple[dict[str, Any], list[ChatMessage]]:
+    """The ``number``th conversation of an export, every field checked, and its messages."""
+    where = f"conversation {number}"
+    check_fields(item, CONVERSATION_FIELDS, where)
+    return item, [_message_from(m, f"{where}, message {n}")
+                  for n, m in enumerate(item.get("messages", []), start=1)]
+
+
+def _message_from(data: object, where: str) -> ChatMessage:
     """A message of an export; older exports (before grounded chats) have no sources."""
     if not isinstance(data, dict):
-        raise InvalidRequest("not an EdgeDesk conversation export: a message is not an object")
+        raise InvalidRequest(f"not an EdgeDesk conversation export: {where} is not an object")
+    check_fields(data, MESSAGE_FIELDS, where)
     fields = {k: v for k, v in data.items() if k not in ("id", "sources")}
     try:
         return ChatMessage(**fields, sources=parse_sources(data.get("sources")))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -163,6 +164,58 @@ def test_json_export_round_trips_and_markdown_is_readable(store: ChatStore,
     md = store.export_markdown([conv.id])
     assert md.startswith("# Recipe") and "## Assistant" in md and "番茄炒蛋怎么做?" in md
     other.close()
+
+
+def _export(*conversations: dict[str, object]) -> str:
+    return json.dumps({"edgedesk_export": 1, "conversations": list(conversations)})
+
+
+def _good(title: str) -> dict[str, object]:
+    return {"title": title, "model": "m", "tags": ["t"], "created": 1.0, "collection": None,
+            "messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.mark.parametrize(("field", "value", "where"), [
+    ("collection", 5, "conversation 3: 'collection' must be text or null, not a number"),
+    ("title", ["x"], "conversation 3: 'title' must be text, not a list"),
+    ("model", {"a": 1}, "'model' must be text or null, not an object"),
+    ("tags", "travel", "'tags' must be a list of text, not text"),
+    ("tags", [1], "'tags' must be a list of text, not a list"),
+    ("created", "yesterday", "'created' must be a number or null, not text"),
+    ("created", True, "'created' must be a number or null, not true/false"),
+    ("messages", "hi", "'messages' must be a list, not text"),
+    ("messages", [{"role": "user", "content": 5}],
+     "conversation 3, message 1: 'content' must be text, not a number"),
+    ("messages", [{"role": "user", "content": "x", "prompt_tokens": "9"}],
+     "'prompt_tokens' must be a whole number or null, not text"),
+])
+def test_a_malformed_import_names_the_field_and_adds_nothing(
+        store: ChatStore, field: str, value: object, where: str) -> None:
+    store.create_conversation("already here")
+    bad = {**_good("third"), field: value}
+    with pytest.raises(InvalidRequest, match=re.escape(where)):
+        store.import_json(_export(_good("one"), _good("two"), bad))
+    assert [c.title for c in store.list_conversations()] == ["already here"]
+    assert len(store.import_json(_export(_good("one"), _good("two")))) == 2  # still usable
+
+
+def test_an_import_that_fails_while_writing_leaves_nothing(store: ChatStore,
+                                                           monkeypatch) -> None:
+    # Past the checks, a failure inside SQLite (disk full, ...) rolls the whole import back.
+    import desktop.store.chats as chats
+
+    calls = []
+
+    def failing_fts_text(text: str) -> str:
+        calls.append(text)
+        if len(calls) == 3:
+            raise StoreError("disk full")
+        return text
+
+    monkeypatch.setattr(chats, "fts_text", failing_fts_text)
+    with pytest.raises(StoreError):
+        store.import_json(_export(_good("one"), _good("two"), _good("three")))
+    assert store.list_conversations() == []
 
 
 _WRITER = textwrap.dedent("""

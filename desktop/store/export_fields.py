@@ -1,0 +1,65 @@
+"""The fields of a conversation export and the JSON type each must have.
+
+An export may be edited by hand or crafted by someone else; every field is checked before
+anything is stored, so a wrong type is refused by name instead of failing half-way
+through an import inside SQLite.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from desktop.errors import InvalidRequest
+
+CONVERSATION_FIELDS = {
+    "title": "text", "model": "text or null", "tags": "a list of text",
+    "created": "a number or null", "updated": "a number or null",
+    "collection": "text or null", "messages": "a list",
+}
+MESSAGE_FIELDS = {
+    "role": "text", "content": "text", "reasoning": "text or null", "model": "text or null",
+    "parameters": "an object", "prompt_tokens": "a whole number or null",
+    "completion_tokens": "a whole number or null", "timings": "an object",
+    "created": "a number or null",
+}
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+_CHECKS: dict[str, Callable[[object], bool]] = {
+    "text": lambda value: isinstance(value, str),
+    "a number": _number,
+    "a whole number": lambda value: isinstance(value, int) and value >= 0,
+    "a list of text": lambda value: (isinstance(value, list)
+                                     and all(isinstance(v, str) for v in value)),
+    "a list": lambda value: isinstance(value, list),
+    "an object": lambda value: isinstance(value, dict),
+}
+
+
+def _fits(value: object, kind: str) -> bool:
+    if value is None:
+        return kind.endswith(" or null")
+    # JSON true/false arrives as a Python int, and no field here is a flag.
+    return not isinstance(value, bool) and _CHECKS[kind.removesuffix(" or null")](value)
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    kinds = {str: "text", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def check_fields(data: dict[str, Any], kinds: dict[str, str], where: str) -> None:
+    """InvalidRequest naming the first field of ``data`` whose value is not of its kind."""
+    for name, kind in kinds.items():
+        if name in data and not _fits(data[name], kind):
+            raise InvalidRequest(f"not an EdgeDesk conversation export: {where}: '{name}' "
+                                 f"must be {kind}, not {_json_kind(data[name])}")
