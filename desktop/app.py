@@ -20,7 +20,7 @@ from desktop.catalog.hardware import Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import EdgeDeskError
+from desktop.errors import ConfigError, EdgeDeskError
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.relocate import DataFolderLock, relocate_at_start
@@ -249,33 +249,64 @@ def _maintain(ctx: AppContext, report: MaintenanceReport,
             report.failures[info.name] = exc.message
 
 
+def _available(paths: Paths, effective: EffectiveSettings) -> bool:
+    """Whether the data folder is there to use (or may be created: the default, a policy)."""
+    chosen = effective.settings.data_location
+    if not chosen or effective.sources.get("data_location") == "policy":
+        return True
+    # A folder the user moved the data to that is gone now is a drive not connected: a
+    # new empty folder in its place would hide their chats until they noticed.
+    return paths.data_dir.is_dir()
+
+
 def build_context(
     *,
     environ: Mapping[str, str] | None = None,
     cli_settings: Mapping[str, Any] | None = None,
     policy: PolicySource | None = None,
+    apply_moves: bool = False,
     move_progress: MoveProgress | None = None,
+    require_data: bool = True,
 ) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
-    Without an explicit ``policy`` the OS's managed policy is read (it always wins). A data
-    move the user asked for happens here, before anything opens the data folder.
+    Without an explicit ``policy`` the OS's managed policy is read (it always wins). With
+    ``apply_moves`` (the window, ``edgedesk data move|use``) a data move the user asked for
+    happens here, before anything opens the data folder. A user-chosen data folder that
+    is missing raises ConfigError, unless ``require_data`` is off (to choose another).
     """
     if environ is None:
         quiet_libraries(os.environ)  # before any library that phones home is imported
-    paths = Paths.from_env(environ)
-    paths.ensure()
-    if policy is None:
-        policy = load_machine_policy()
-    effective = load_settings(paths, environ=environ, cli=cli_settings, policy=policy)
-    paths = paths.located(effective.settings.data_location)
-    chosen_policy = policy
-    start = relocate_at_start(paths, effective, lambda: load_settings(
-        paths, environ=environ, cli=cli_settings, policy=chosen_policy), move_progress)
-    paths = start.paths
-    paths.ensure()
-    lock = DataFolderLock(paths.data_dir)
-    lock.share()
-    problem = policy.problem if isinstance(policy, MachinePolicy) else None
-    return AppContext(paths=paths, effective=start.effective, catalog=load_catalog(),
-                      policy_problem=problem, notice=start.notice, data_lock=lock)
+    base = Paths.from_env(environ)
+    base.ensure(data=False)
+    chosen: PolicySource = load_machine_policy() if policy is None else policy
+
+    def settings() -> EffectiveSettings:
+        return load_settings(base, environ=environ, cli=cli_settings, policy=chosen)
+
+    effective, notice = settings(), None
+    if apply_moves:
+        start = relocate_at_start(base.located(effective.settings.data_location), effective,
+                                  settings, move_progress)
+        effective, notice = start.effective, start.notice
+    lock = DataFolderLock(base.data_dir)
+    for _ in range(3):  # another process's move may land while we wait for the lock
+        paths = base.located(effective.settings.data_location)
+        if not _available(paths, effective):
+            if require_data:
+                raise ConfigError(
+                    f"the data folder {paths.data_dir} is not available (is its drive "
+                    "connected?); connect it and start again, or choose another folder "
+                    "with 'edgedesk data use FOLDER'")
+            break
+        paths.ensure()
+        lock = DataFolderLock(paths.data_dir)
+        lock.share()
+        again = settings()
+        if again.settings.data_location == effective.settings.data_location:
+            break
+        lock.release()
+        effective = again
+    problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
+    return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
+                      policy_problem=problem, notice=notice, data_lock=lock)

@@ -26,6 +26,12 @@ HOME_ENV = "EDGEDESK_HOME"
 OFFLINE_ENV = "EDGEDESK_OFFLINE"
 
 
+def expand_path(value: str) -> Path:
+    """A folder setting as a path: ``~`` and environment variables expanded, so one
+    machine policy can name a per-user folder (``%LOCALAPPDATA%\\EdgeDesk``, ``$HOME/x``)."""
+    return Path(os.path.expandvars(value)).expanduser()
+
+
 @dataclass(frozen=True)
 class Paths:
     """Every folder the app writes to; ``EDGEDESK_HOME`` puts them all under one root."""
@@ -70,11 +76,12 @@ class Paths:
         """These paths with the data folder moved to ``data_location`` (None: unchanged)."""
         if not data_location:
             return self
-        return replace(self, data_dir=Path(data_location).expanduser())
+        return replace(self, data_dir=expand_path(data_location))
 
-    def ensure(self) -> None:
-        """Create the folders (idempotent)."""
-        for folder in (self.config_dir, self.data_dir, self.cache_dir, self.log_dir):
+    def ensure(self, *, data: bool = True) -> None:
+        """Create the folders (idempotent); ``data=False`` leaves the data folder alone."""
+        for folder in (self.config_dir, self.cache_dir, self.log_dir,
+                       *((self.data_dir,) if data else ())):
             folder.mkdir(parents=True, exist_ok=True)
 
 
@@ -137,8 +144,9 @@ class Settings(_Section):
     @field_validator("data_location")
     @classmethod
     def _absolute_location(cls, value: str | None) -> str | None:
-        if value is not None and not Path(value).expanduser().is_absolute():
-            raise ValueError("must be an absolute folder path")
+        if value is not None and not expand_path(value).is_absolute():
+            raise ValueError("must be an absolute folder path (~, $HOME or %LOCALAPPDATA% "
+                             "may start it)")
         return value
 
 

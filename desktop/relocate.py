@@ -15,7 +15,7 @@ import shutil
 import sys
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
@@ -43,6 +43,7 @@ class MoveReport:
     target: Path
     moved_bytes: int
     moved: bool
+    left_behind: list[Path] = field(default_factory=list)  # originals that could not go
 
 
 def _pending_path(paths: Paths) -> Path:
@@ -63,8 +64,8 @@ class DataFolderLock:
     """Held shared by every EdgeDesk process using a data folder; a move needs it alone.
 
     POSIX ``flock``: the kernel drops it when a process dies, so a crash never leaves the
-    folder stuck. On Windows there is no lock; renaming an open file fails there instead,
-    and the move rolls back.
+    folder stuck. Windows has no shared flock: there the test is whether the database can
+    be renamed, which fails while another process has it open (not tested on Windows here).
     """
 
     def __init__(self, folder: Path) -> None:
@@ -97,6 +98,16 @@ class DataFolderLock:
     def try_exclusive(self) -> bool:
         """Whether no other EdgeDesk process uses the folder (then it is ours alone)."""
         if sys.platform == "win32":
+            # No shared flock there; SQLite opens its file without FILE_SHARE_DELETE, so
+            # renaming the database fails while any EdgeDesk has it open.
+            database = self._path.parent / "edgedesk.db"
+            probe = database.with_name(database.name + ".moving")
+            try:
+                if database.exists():
+                    database.rename(probe)
+                    probe.rename(database)
+            except OSError:
+                return False
             return True
         import fcntl
 
@@ -132,7 +143,10 @@ def check_target(source: Path, target: Path, *, move: bool) -> None:
         if clashes:
             raise ConfigError(f"{target} already holds {', '.join(clashes[:3])}; choose an "
                               "empty folder, or use the folder as it is without moving")
-    probe = target if target.exists() else next(p for p in target.parents if p.exists())
+    probe = next((p for p in (target, *target.parents) if p.exists()), None)
+    if probe is None or not probe.is_dir():
+        raise ConfigError(f"{target} cannot be created here ({probe or 'no such drive'}); "
+                          "choose a folder on a connected drive")
     if not os.access(probe, os.W_OK):
         raise ConfigError(f"cannot write to {probe}; choose a folder you own")
 
@@ -144,8 +158,11 @@ def request_move(paths: Paths, effective: EffectiveSettings, target: Path, *,
         raise ConfigError("the data location is set by your organization and cannot be changed")
     check_target(paths.data_dir, target, move=move)
     pending = PendingMove(target.resolve(), move)
-    _pending_path(paths).write_text(
-        json.dumps({"target": str(pending.target), "move": move}), encoding="utf-8")
+    try:
+        _pending_path(paths).write_text(
+            json.dumps({"target": str(pending.target), "move": move}), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot record the move in {paths.config_dir} ({exc})") from None
     return pending
 
 
@@ -170,12 +187,22 @@ def cancel_move(paths: Paths) -> bool:
     return existed
 
 
-def move_data(source: Path, target: Path, progress: ProgressFn | None = None) -> int:
-    """Move every entry of ``source`` into ``target``; all or nothing. Returns bytes moved.
+@dataclass
+class _Moved:
+    """Data that arrived in the target; ``undo`` takes it back, ``finish`` tidies the source."""
 
-    On one file system each entry is renamed (instant, even for 40 GB models); across
-    file systems everything is copied first and the originals are removed only after the
-    last copy succeeded, so a full disk or a yanked drive leaves the source intact.
+    size: int
+    undo: Callable[[], None]
+    finish: Callable[[], list[Path]]  # returns what could not be removed
+
+
+def move_data(source: Path, target: Path, progress: ProgressFn | None = None) -> _Moved:
+    """Bring every entry of ``source`` into ``target``; all or nothing.
+
+    On one file system each entry is renamed (instant, even for 40 GB models, rolled
+    back on error). Across file systems everything is copied first; the originals are
+    removed only by ``finish``, after the caller committed to the new place, so a full
+    disk, a yanked drive or a crash leaves the source intact.
     """
     check_target(source, target, move=True)
     target.mkdir(parents=True, exist_ok=True)
@@ -191,23 +218,41 @@ def move_data(source: Path, target: Path, progress: ProgressFn | None = None) ->
 
 
 def _rename_all(entries: list[Path], target: Path, total: int,
-                progress: ProgressFn | None) -> int:
+                progress: ProgressFn | None) -> _Moved:
     done: list[Path] = []
+
+    def undo() -> None:
+        for entry in reversed(done):  # put back what already moved
+            (target / entry.name).rename(entry)
+
     try:
         for entry in entries:
             entry.rename(target / entry.name)
             done.append(entry)
     except OSError as exc:
-        for entry in reversed(done):  # put back what already moved
-            (target / entry.name).rename(entry)
-        raise ConfigError(f"could not move {entry.name} to {target}: {exc.strerror}") from None
+        undo()
+        raise ConfigError(f"could not move {entry.name} to {target} ({exc.strerror}; is "
+                          "EdgeDesk still running?); nothing was moved") from None
     if progress is not None:
         progress(total, total)
-    return total
+    return _Moved(total, undo, list)
+
+
+def _remove(paths: list[Path]) -> list[Path]:
+    left: list[Path] = []
+    for path in paths:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:
+            left.append(path)
+    return left
 
 
 def _copy_all(entries: list[Path], target: Path, total: int,
-              progress: ProgressFn | None) -> int:
+              progress: ProgressFn | None) -> _Moved:
     copied: list[Path] = []
     moved = 0
 
@@ -223,32 +268,29 @@ def _copy_all(entries: list[Path], target: Path, total: int,
         for entry in entries:
             destination = target / entry.name
             copied.append(destination)
-            if entry.is_dir() and not entry.is_symlink():
+            if entry.is_symlink():  # e.g. models/ linked to another disk: keep the link
+                os.symlink(os.readlink(entry), destination)
+            elif entry.is_dir():
                 shutil.copytree(entry, destination, symlinks=True, copy_function=copy_file)
             else:
                 copy_file(str(entry), str(destination))
     except OSError as exc:
-        for destination in copied:
-            if destination.is_dir() and not destination.is_symlink():
-                shutil.rmtree(destination, ignore_errors=True)
-            else:
-                destination.unlink(missing_ok=True)
+        _remove(copied)
         raise ConfigError(f"could not copy EdgeDesk's data to {target} ({exc}); "
                           "nothing was moved") from None
-    for entry in entries:
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    return moved
+    def undo() -> None:
+        _remove(copied)
+
+    return _Moved(moved, undo, lambda: _remove(entries))
 
 
 def apply_pending_move(paths: Paths, effective: EffectiveSettings,
                        progress: ProgressFn | None = None) -> MoveReport | None:
     """Carry out a requested move at start-up, then point ``data_location`` at the target.
 
-    The request is consumed either way; a failure raises ConfigError with the data still
-    in ``paths.data_dir``.
+    The request is consumed either way. The new location is saved only once every file
+    arrived; until then a failure raises ConfigError with the data still in
+    ``paths.data_dir``. Originals a cross-drive copy could not remove are reported.
     """
     pending = pending_move(paths)
     if pending is None:
@@ -258,12 +300,22 @@ def apply_pending_move(paths: Paths, effective: EffectiveSettings,
         raise ConfigError("the data location is set by your organization; the move you "
                           "asked for was not made")
     source = paths.data_dir
-    moved = move_data(source, pending.target, progress) if pending.move else 0
-    if not pending.move:
-        check_target(source, pending.target, move=False)
-        pending.target.mkdir(parents=True, exist_ok=True)
-    save_user_settings(paths, {"data_location": str(pending.target)}, effective)
-    return MoveReport(source, pending.target, moved, pending.move)
+    try:
+        if pending.move:
+            moved = move_data(source, pending.target, progress)
+        else:
+            check_target(source, pending.target, move=False)
+            pending.target.mkdir(parents=True, exist_ok=True)
+            moved = _Moved(0, lambda: None, list)
+        try:
+            save_user_settings(paths, {"data_location": str(pending.target)}, effective)
+        except (ConfigError, OSError):
+            moved.undo()
+            raise
+    except OSError as exc:
+        raise ConfigError(f"could not move EdgeDesk's data to {pending.target} ({exc}); "
+                          "nothing was moved") from None
+    return MoveReport(source, pending.target, moved.size, pending.move, moved.finish())
 
 
 @dataclass(frozen=True)
@@ -289,7 +341,8 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
         return StartLocation(paths, effective, None)
     lock = DataFolderLock(paths.data_dir)
     try:
-        if not lock.try_exclusive():
+        # A data folder that is gone (a drive not connected) has nobody to wait for.
+        if paths.data_dir.is_dir() and not lock.try_exclusive():
             return StartLocation(paths, effective, (
                 f"Your data will move to {pending.target} once every other EdgeDesk window "
                 "and server has quit."), "waiting")
@@ -298,12 +351,13 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
         return StartLocation(paths, effective,
                              f"Your data stays in {paths.data_dir}: {exc.message}", "failed")
     finally:
-        lock.release()
-    if report is not None:
-        (report.source / LOCK_NAME).unlink(missing_ok=True)
+        lock.release()  # the lock file stays: a process still waiting on it keeps its lock
     effective = reload()
     moved = (f"Moved your data ({_size_text(report.moved_bytes)}) to {report.target}."
              if report is not None and report.moved else
              f"EdgeDesk now keeps its data in {pending.target}.")
+    if report is not None and report.left_behind:
+        moved += (" These could not be removed from the old folder; delete them when "
+                  "nothing uses them: " + ", ".join(str(p) for p in report.left_behind))
     return StartLocation(paths.located(effective.settings.data_location), effective, moved,
                          "moved")

@@ -39,8 +39,10 @@ class _Pinned:
         return {"data_location": str(self.folder)}
 
 
-def _context(policy: Any = None) -> AppContext:
-    return build_context(environ=dict(os.environ), policy=policy or _NoPolicy())
+def _context(policy: Any = None, **options: Any) -> AppContext:
+    """A start of the window: it carries out a requested move."""
+    return build_context(environ=dict(os.environ), policy=policy or _NoPolicy(),
+                         apply_moves=True, **options)
 
 
 def _with_a_chat_and_a_model(ctx: AppContext) -> tuple[int, Path]:
@@ -131,8 +133,10 @@ def test_copy_across_drives_reports_progress_and_removes_the_originals(tmp_path:
     seen: list[tuple[int, int]] = []
     moved = relocate._copy_all(relocate._entries(source), target, 4000,
                                lambda done, total: seen.append((done, total)))
-    assert moved == 4000 and seen[-1] == (4000, 4000)
+    assert moved.size == 4000 and seen[-1] == (4000, 4000)
     assert (target / "models" / "org" / "m.gguf").stat().st_size == 3000
+    assert len(list(source.iterdir())) == 2  # originals stay until the move is committed
+    assert moved.finish() == []
     assert list(source.iterdir()) == []
 
 
@@ -234,3 +238,133 @@ def test_cli_data_move_and_show(tmp_path: Path, edgedesk_home: Path) -> None:
     refused = _cli("move", str(target / "sub"), home=edgedesk_home)
     assert refused.returncode == 2 and "contain each other" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def _across_drives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every rename fail as it does between two drives (EXDEV), forcing the copy."""
+    real_stat = os.stat
+
+    class _Device:
+        def __init__(self, result: os.stat_result, device: int) -> None:
+            self._result, self.st_dev = result, device
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._result, name)
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        result = real_stat(path, *args, **kwargs)
+        return _Device(result, hash(str(path)) & 0xFFFF)  # every folder its own "drive"
+
+    monkeypatch.setattr(relocate.os, "stat", stat)
+
+
+def test_pulled_models_are_still_installed_after_a_move(tmp_path: Path) -> None:
+    from desktop.catalog.installed import InstalledModel
+
+    ctx = _context()
+    model_file = ctx.paths.models_dir / "someone" / "Other-GGUF" / "Other-Q8_0.gguf"
+    model_file.parent.mkdir(parents=True)
+    model_file.write_bytes(b"GGUF" + bytes(64))
+    ctx.installed.add(InstalledModel(
+        id="Other-Q8_0", files=(str(model_file),), size=68, sha256=("ab" * 32,),
+        source="hub", repo="someone/Other-GGUF", managed=True))
+    request_move(ctx.paths, ctx.effective, tmp_path / "new", move=True)
+    _quit(ctx)
+    moved = _context()
+    found = moved.installed.lookup("Other-Q8_0")  # REPO:FILE pulls keep absolute paths
+    assert found == [tmp_path / "new" / "models" / "someone" / "Other-GGUF" / "Other-Q8_0.gguf"]
+    _quit(moved)
+
+
+def test_originals_that_cannot_be_removed_are_reported_not_lost(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _context()
+    _with_a_chat_and_a_model(ctx)
+    request_move(ctx.paths, ctx.effective, tmp_path / "usb", move=True)
+    _quit(ctx)
+    _across_drives(monkeypatch)
+    real_rmtree = shutil.rmtree
+
+    def busy(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).name == "models" and Path(path).parent == ctx.paths.data_dir:
+            raise PermissionError(13, "in use by another program")
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(relocate.shutil, "rmtree", busy)
+    moved = _context()
+    assert moved.paths.data_dir == tmp_path / "usb"  # committed: the copy is complete
+    assert [c.title for c in moved.chat_store.list_conversations()] == ["budget notes"]
+    assert moved.notice is not None and "could not be removed" in moved.notice
+    assert str(ctx.paths.models_dir) in moved.notice
+    moved.chat_store.close()
+    _quit(moved)
+
+
+def test_a_failed_commit_puts_renamed_data_back(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _context()
+    _with_a_chat_and_a_model(ctx)
+    request_move(ctx.paths, ctx.effective, tmp_path / "same-drive", move=True)
+    _quit(ctx)
+
+    def read_only(*_args: Any, **_kwargs: Any) -> None:
+        raise PermissionError(13, "settings.toml is read-only")
+
+    monkeypatch.setattr(relocate, "save_user_settings", read_only)
+    after = _context()
+    assert after.paths.data_dir == ctx.paths.data_dir
+    assert after.notice is not None and after.notice.startswith("Your data stays in")
+    assert (ctx.paths.data_dir / "edgedesk.db").exists()
+    assert not (tmp_path / "same-drive" / "edgedesk.db").exists()
+    _quit(after)
+
+
+def test_a_linked_models_folder_stays_a_link_across_drives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source, target = tmp_path / "a", tmp_path / "b"
+    big_disk = tmp_path / "big-disk"
+    (big_disk / "org").mkdir(parents=True)
+    (big_disk / "org" / "m.gguf").write_bytes(bytes(100))
+    source.mkdir()
+    (source / "models").symlink_to(big_disk)
+    (source / "edgedesk.db").write_bytes(bytes(10))
+    _across_drives(monkeypatch)
+    moved = move_data(source, target)
+    assert (target / "models").is_symlink()
+    assert (target / "models").resolve() == big_disk.resolve()
+    moved.finish()
+    assert (big_disk / "org" / "m.gguf").exists()  # the link went, not what it points at
+
+
+def test_a_user_data_folder_that_is_gone_is_not_recreated_empty(tmp_path: Path) -> None:
+    ctx = _context()
+    drive = tmp_path / "usb-drive"
+    request_move(ctx.paths, ctx.effective, drive / "EdgeDesk", move=True)
+    _quit(ctx)
+    _quit(_context())
+    shutil.rmtree(drive)  # the drive is not connected
+    with pytest.raises(ConfigError, match="not available.*edgedesk data use"):
+        _context()
+    assert not drive.exists()
+    rescue = _context(require_data=False)  # what 'edgedesk data use' builds
+    request_move(rescue.paths, rescue.effective, tmp_path / "local", move=False)
+    _quit(rescue)
+    assert _context().paths.data_dir == tmp_path / "local"
+
+
+def test_a_policy_location_may_name_a_per_user_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDGEDESK_TEST_PROFILE", str(tmp_path / "profile"))
+    ctx = _context(_Pinned(Path("$EDGEDESK_TEST_PROFILE/EdgeDesk")))
+    assert ctx.paths.data_dir == tmp_path / "profile" / "EdgeDesk"
+    _quit(ctx)
+
+
+def test_other_commands_leave_a_requested_move_waiting(tmp_path: Path) -> None:
+    ctx = _context()
+    request_move(ctx.paths, ctx.effective, tmp_path / "later", move=True)
+    _quit(ctx)
+    listing = build_context(environ=dict(os.environ), policy=_NoPolicy())  # e.g. models list
+    assert listing.paths.data_dir == ctx.paths.data_dir and listing.notice is None
+    assert pending_move(ctx.paths) is not None
+    _quit(listing)

@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,8 @@ class InstalledIndex:
             return {}
         try:
             raw = json.loads(self.index_path.read_text(encoding="utf-8"))
-            return {m["id"]: _model(m) for m in raw.get("models", [])}
+            models = (_model(m) for m in raw.get("models", []))
+            return {m.id: self._found_here(m) for m in models}
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelFileError(f"{self.index_path} is damaged ({exc}); move it away and "
                                  "re-import your models") from None
@@ -91,6 +92,25 @@ class InstalledIndex:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.index_path)
+
+    def _found_here(self, model: InstalledModel) -> InstalledModel:
+        """``model`` with downloaded files that moved along with the data folder found again.
+
+        The index keeps absolute paths; after the data folder moved (``edgedesk data
+        move``, a copied folder used with ``data use``, a restored backup) they name the
+        old place. A managed file lives under some ``.../models/<rest>``: the same
+        ``<rest>`` under this index's models folder is the file, if it is there.
+        """
+        if not model.managed or all(p.exists() for p in model.paths):
+            return model
+        files = []
+        for path in model.paths:
+            moved = next((self.models_dir.joinpath(*path.parts[i + 1:])
+                          for i in range(len(path.parts) - 2, -1, -1)
+                          if path.parts[i] == "models"
+                          and self.models_dir.joinpath(*path.parts[i + 1:]).is_file()), None)
+            files.append(str(moved) if moved is not None and not path.exists() else str(path))
+        return replace(model, files=tuple(files))
 
     def all(self) -> list[InstalledModel]:
         """Every installed model, in the order installed."""

@@ -11,13 +11,19 @@ from desktop.app import AppContext, build_context
 from desktop.config import flatten
 
 
-def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None,
+def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None, *,
+                apply_moves: bool = False, require_data: bool = True,
                 move_progress: Callable[[int, int], None] | None = None) -> AppContext:
-    """The composition root, with this invocation's flags applied as settings."""
+    """The composition root, with this invocation's flags applied as settings.
+
+    Only the window and ``edgedesk data move|use`` carry out a requested data move: any
+    other command must not start a copy of many gigabytes without saying so.
+    """
     from desktop.cli import cli_settings
 
     flags = {**cli_settings(args), **(extra or {})}
-    ctx = build_context(cli_settings=flags, move_progress=move_progress)
+    ctx = build_context(cli_settings=flags, apply_moves=apply_moves,
+                        require_data=require_data, move_progress=move_progress)
     if ctx.policy_problem:
         print(f"edgedesk: warning: {ctx.policy_problem}", file=sys.stderr)
     if ctx.notice:

@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle_show(args: argparse.Namespace) -> int:
     """Print the folders in use."""
-    ctx = context_for(args)
+    ctx = context_for(args, require_data=False)
     pending = pending_move(ctx.paths)
     info = {
         "data_dir": str(ctx.paths.data_dir),
@@ -66,11 +66,12 @@ def _progress(done: int, total: int) -> None:
 
 
 def _relocate(args: argparse.Namespace, *, move: bool) -> int:
-    ctx = context_for(args)
+    ctx = context_for(args, require_data=False)
     target = Path(args.folder).expanduser().resolve()
     request_move(ctx.paths, ctx.effective, target, move=move)
     ctx.data_lock.release()  # this process must not count as "still using it"
-    after = context_for(args, move_progress=_progress if move else None)
+    after = context_for(args, apply_moves=True, require_data=False,
+                        move_progress=_progress if move else None)
     if move:
         print(file=sys.stderr)
     if pending_move(ctx.paths) is not None:

@@ -24,9 +24,10 @@ make_none_immortal()
 
 import psutil  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication, QProgressDialog  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog  # noqa: E402
 
 from desktop.cli.context import context_for  # noqa: E402
+from desktop.errors import EdgeDeskError  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
@@ -87,7 +88,12 @@ def run_app(args: argparse.Namespace) -> int:
     """Open the EdgeDesk window; returns the process exit code once it closes."""
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
-    context = context_for(args, move_progress=_move_progress())
+    try:
+        context = context_for(args, apply_moves=True, move_progress=_move_progress())
+    except EdgeDeskError as exc:  # e.g. a broken settings file, a data drive not connected
+        if app.platformName() not in ("offscreen", "minimal"):  # nobody could close it
+            QMessageBox.critical(None, "EdgeDesk", exc.message)
+        raise
     app.setApplicationName("EdgeDesk")
     translator = install_translator(app, context.settings.language)
     apply_theme(app, context.settings.theme)

@@ -170,7 +170,7 @@ class SettingsDialog(QDialog):
     def save(self) -> EffectiveSettings:
         """Write the changes to ``settings.toml``; returns the settings now in force."""
         changes = self.changes()
+        self.location.commit()  # first: a folder that cannot be used stops the whole save
         if changes:
             save_user_settings(self._paths, changes, self._effective)
-        self.location.commit()
         return apply_changes(self._effective, changes)

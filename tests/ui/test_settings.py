@@ -153,7 +153,7 @@ def test_data_location_moves_everything_at_the_next_start(qtbot, monkeypatch,
     context.chat_store.close()
     context.data_lock.release()  # the window's process has quit
 
-    restarted = build_context(policy=NoPolicy())
+    restarted = build_context(policy=NoPolicy(), apply_moves=True)
     assert restarted.paths.data_dir == target
     assert restarted.notice is not None and str(target) in restarted.notice
     assert [c.id for c in restarted.chat_store.list_conversations()] == [chat.id]
@@ -173,7 +173,8 @@ def test_keep_here_withdraws_a_requested_move(qtbot, tmp_path: Path) -> None:
     again.location.keep_button.click()
     again.save()
     context.data_lock.release()
-    assert build_context(policy=NoPolicy()).paths.data_dir == context.paths.data_dir
+    assert build_context(policy=NoPolicy(),
+                         apply_moves=True).paths.data_dir == context.paths.data_dir
 
 
 def test_a_policy_data_location_cannot_be_changed(qtbot, tmp_path: Path) -> None:
