@@ -174,21 +174,22 @@ class Downloader:
                 f"(+{_gb(DISK_MARGIN)} headroom), only {_gb(free)} is free")
 
     def discard(self, targets: list[Path], *, root: Path,
-                finished: Collection[Path] = ()) -> int:
-        """Delete the ``.part`` of every target, and the ``finished`` ones; returns bytes freed.
+                finished: Callable[[], Collection[Path]] = tuple) -> int:
+        """Delete the ``.part`` of every target, and the ``finished()`` ones; returns bytes freed.
 
         All the targets' locks are held first, so a pull still writing any of them (another
         window, a terminal) is never cut short: that raises DownloadError and deletes
-        nothing. Other finished targets are never touched. Folders left empty under
-        ``root`` go too. The lock files stay: deleting a lock another process may be
-        waiting on would let two pulls hold "the" lock at once.
+        nothing. ``finished`` is asked only then: a pull that completed the model while
+        this waited must not lose the shards it just installed. Other finished targets are
+        never touched. Folders left empty under ``root`` go too. The lock files stay:
+        deleting a lock another process may be waiting on would let two pulls hold "the"
+        lock at once.
         """
         base = root.resolve()
         for target in targets:
             if base not in target.resolve().parents:
                 raise InvalidRequest(f"{target} is outside the models folder {root}; "
                                      "not deleting anything there")
-        doomed = [_part(t) for t in targets] + [t for t in targets if t in set(finished)]
         self.lock_dir.mkdir(parents=True, exist_ok=True)
         freed = 0
         with contextlib.ExitStack() as held:
@@ -201,7 +202,8 @@ class Downloader:
                         f"{target.name} is still being downloaded (another window or "
                         "'edgedesk models pull'); stop that download first") from None
                 held.callback(lock.release)
-            for path in doomed:
+            done = set(finished())
+            for path in [_part(t) for t in targets] + [t for t in targets if t in done]:
                 with contextlib.suppress(FileNotFoundError):
                     size = path.stat().st_size
                     path.unlink()

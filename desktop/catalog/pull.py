@@ -118,8 +118,10 @@ def discard_partial(target: PullTarget, *, downloader: Downloader, index: Instal
     still writing one of the files raises DownloadError instead.
     """
     paths = target_paths(target, models_dir)
+    # Which shards are leftovers is decided under the locks: another pull may finish the
+    # model (and list it in the index) while this waits for them.
     return downloader.discard(paths, root=models_dir,
-                              finished=_unfinished_leftovers(paths, index))
+                              finished=lambda: _unfinished_leftovers(paths, index))
 
 
 def unfinished_pulls(models_dir: Path, catalog: Catalog) -> list[str]:

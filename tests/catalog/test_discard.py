@@ -138,6 +138,43 @@ def test_installed_or_complete_files_are_never_deleted(tmp_path, tiny_chat):
     assert [p.exists() for p in paths] == [True, False, False]
 
 
+def test_a_model_finished_while_cancel_waits_for_the_locks_is_kept(tmp_path, monkeypatch):
+    # Another process holds a shard's lock and finishes the model while Cancel waits for
+    # that lock: what is a leftover must be decided after the wait, not before.
+    import desktop.catalog.download as download
+
+    rig = Rig(tmp_path)
+    target = PullTarget(REPO, tuple(SHARDS), "m-Q4_K_M")
+    paths = target_paths(target, rig.models)
+    paths[0].parent.mkdir(parents=True)
+    paths[0].write_bytes(b"1" * 4)
+    paths[1].write_bytes(b"2" * 4)
+    last_part = paths[2].with_name(SHARDS[2] + ".part")
+    last_part.write_bytes(b"3" * 4)
+    assert partial_files(target, index=rig.index, models_dir=rig.models) == [
+        last_part, paths[0], paths[1]]
+
+    def the_other_pull_finishes() -> None:
+        last_part.rename(paths[2])
+        rig.index.add(InstalledModel(id="m", files=tuple(map(str, paths)), size=12,
+                                     sha256=("0" * 64,) * 3, source="hub"))
+
+    class RacingLock(download.FileLock):
+        raced = False
+
+        def acquire(self, *args: object, **kwargs: object) -> object:
+            if not RacingLock.raced:
+                RacingLock.raced = True
+                the_other_pull_finishes()
+            return super().acquire(*args, **kwargs)
+
+    monkeypatch.setattr(download, "FileLock", RacingLock)
+    assert rig.discard(target) == 0
+    assert RacingLock.raced
+    assert [p.read_bytes() for p in paths] == [b"1" * 4, b"2" * 4, b"3" * 4]
+    assert [m.id for m in rig.index.all()] == ["m"]
+
+
 def test_a_pull_still_writing_is_not_cut_short(split_hub, tmp_path):
     rig = Rig(tmp_path, split_hub.url)
     target = parse_target(f"{REPO}:{SHARDS[1]}", load_catalog())
