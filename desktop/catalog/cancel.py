@@ -53,7 +53,9 @@ def wake_on_cancel(cancel: threading.Event, response: httpx.Response) -> Callabl
         return lambda: None
 
     def shut() -> None:
+        # The plain socket's shutdown, also for TLS: SSLSocket.shutdown first drops its
+        # SSL object, and a read in between fails with errors httpx does not translate.
         with contextlib.suppress(OSError):  # already closed: nothing is blocked on it
-            sock.shutdown(socket.SHUT_RDWR)
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
     return cancel.on_set(shut)

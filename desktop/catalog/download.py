@@ -263,10 +263,19 @@ class Downloader:
                 try:
                     self._stream(client, remote, part, meter=meter, base=base, cancel=cancel)
                     continue
+                except Cancelled:
+                    raise
                 except _Retryable as exc:
                     wait, last = exc.wait_s, str(exc)
                 except httpx.TransportError as exc:  # drops, resets, stalls (read timeout)
                     wait, last = None, f"{type(exc).__name__} {exc}".strip()
+                except Exception:
+                    # The socket shut down for a cancel can end a read with errors httpx
+                    # does not map to TransportError (ValueError from a TLS socket): once
+                    # cancelled, whatever ended the read is the pause the user asked for.
+                    if not cancel.is_set():
+                        raise
+                    raise self._paused(remote, part.offset) from None
                 finally:
                     out.flush()
                 if cancel.is_set():  # the cancel itself ended the read: not a failure

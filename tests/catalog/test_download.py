@@ -267,6 +267,51 @@ def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, t
     assert len(hub.downloads()) == 1  # cancelled, not retried
 
 
+def test_a_read_ended_oddly_by_the_cancel_is_the_pause(hub, payload, tmp_path, monkeypatch):
+    # Shutting a TLS socket for a cancel can end the blocked read with a ValueError
+    # ("Read on closed or unwrapped SSL socket") that httpx does not turn into a
+    # TransportError; a Pause must still be a pause, not a failed download.
+    import httpx
+
+    rig = Rig(hub, tmp_path)
+    cancel = threading.Event()
+    original = httpx.Response.iter_bytes
+
+    def iter_bytes(self, *args, **kwargs):
+        got = 0
+        for chunk in original(self, *args, **kwargs):
+            yield chunk
+            got += len(chunk)
+            if got > 400_000:  # the user pauses while the worker waits for the next read
+                cancel.set()
+                raise ValueError("Read on closed or unwrapped SSL socket.")
+
+    monkeypatch.setattr(httpx.Response, "iter_bytes", iter_bytes)
+    with pytest.raises(Cancelled, match="paused.*run the same pull again"):
+        rig.fetch(BIG, cancel=cancel)
+    part = rig.models / REPO / (BIG + ".part")
+    kept = part.stat().st_size
+    assert 400_000 < kept < BIG_SIZE  # what arrived is kept for the resume
+    assert len(hub.downloads()) == 1  # paused, not retried
+
+    monkeypatch.undo()
+    _, fetched = rig.fetch(BIG)
+    assert fetched.path.read_bytes() == payload[BIG]
+    assert hub.downloads()[-1].range == f"bytes={kept}-"
+
+
+def test_the_same_error_without_a_cancel_is_not_hidden(hub, tmp_path, monkeypatch):
+    import httpx
+
+    def iter_bytes(self, *args, **kwargs):
+        raise ValueError("something else broke")
+        yield b""  # a generator, like the real one
+
+    monkeypatch.setattr(httpx.Response, "iter_bytes", iter_bytes)
+    with pytest.raises(ValueError, match="something else broke"):
+        Rig(hub, tmp_path).fetch(BIG, cancel=threading.Event())
+
+
 def test_a_cancel_event_runs_late_wakers_at_once_and_forgets_undone_ones():
     from desktop.catalog.cancel import CancelEvent
 
