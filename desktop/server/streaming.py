@@ -1,6 +1,6 @@
 """Moving the scheduler's blocking chunk iterators onto the event loop, and back out.
 
-A streamed answer is produced by one worker thread (``Pump``) that pulls the engine's
+A streamed answer is produced on its own thread (``Pump``), which pulls the engine's
 chunks, turns them into SSE bytes and queues them; the event loop sends whatever piled
 up in one write. The route waits for the pump's first bytes before it answers, so
 queue-full, unknown model and context overflow still get their own status, and the
@@ -112,7 +112,7 @@ def drain(chunks: Chunks) -> tuple[str, str, Chunk, list[TokenLogprob]]:
 
 
 class Pump:
-    """Runs a blocking event generator on a worker thread, ahead of the network.
+    """Runs a blocking event generator on its own thread, ahead of the network.
 
     The engine never waits for the event loop: each event is queued as soon as it is
     made, and whatever piled up while the previous write went out is sent in one write.
@@ -120,6 +120,12 @@ class Pump:
     token, half the speed of the tiny test model and ~5% of a real one.) The loop is
     woken once per batch, not once per event, and writes are at least ``min_gap_s``
     apart.
+
+    The thread is the stream's own, not one of a shared pool: it spends most of a queued
+    request's life waiting for the scheduler's gate, and a pool (asyncio's default one
+    has cpu + 4 threads) filled with such waits kept later requests from even reaching
+    the scheduler, so they hung instead of getting ``429 queue full``. Their number is
+    bounded by the scheduler, which refuses requests beyond its queue at once.
     """
 
     _END = object()
@@ -135,6 +141,8 @@ class Pump:
         self._first_taken = threading.Event()
         self._done = False
         self._ready: asyncio.Event | None = None
+        self._ended: asyncio.Event | None = None  # set on the loop once the producer ended
+        self._error: BaseException | None = None  # raised once the events before it are sent
         self._loop: asyncio.AbstractEventLoop | None = None
         self._last_write = -math.inf
 
@@ -143,9 +151,13 @@ class Pump:
         # skipped wake-up is always picked up by the drain that follows.
         if not self._wake_pending:
             self._wake_pending = True
-            assert self._loop is not None and self._ready is not None
-            with contextlib.suppress(RuntimeError):  # the loop may already be closed
-                self._loop.call_soon_threadsafe(self._ready.set)
+            assert self._ready is not None
+            self._on_loop(self._ready.set)
+
+    def _on_loop(self, callback: Callable[[], object]) -> None:
+        assert self._loop is not None
+        with contextlib.suppress(RuntimeError):  # the loop may already be closed
+            self._loop.call_soon_threadsafe(callback)
 
     def _produce(self) -> None:
         try:
@@ -164,9 +176,11 @@ class Pump:
             self._queue.put(self._END)
             self._finished.set()
             self._wake()
+            assert self._ended is not None
+            self._on_loop(self._ended.set)
 
     async def _batch(self) -> bytes | None:
-        """The next bytes to send (None at the end); raises what the producer raised."""
+        """The next bytes to send (None at the end); then raises what the producer raised."""
         assert self._ready is not None
         while not self._done:
             await self._ready.wait()
@@ -186,22 +200,28 @@ class Pump:
                     self._done = True
                     break
                 if isinstance(item, BaseException):
-                    self._done = True
-                    raise item
+                    # The events made before the failure still go out first.
+                    self._done, self._error = True, item
+                    break
                 batch.append(item)  # type: ignore[arg-type]
             if batch:
                 self._first_taken.set()
                 self._last_write = self._loop.time()
                 return b"".join(batch)
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
         return None
 
     async def start(self) -> bytes | None:
         """Start the producer and wait for its first bytes (None: it made none)."""
         self._loop = asyncio.get_running_loop()
         self._ready = asyncio.Event()
+        self._ended = asyncio.Event()
         self._started = True
-        # _produce never raises (it queues its exception), so the future needs no awaiting.
-        self._loop.run_in_executor(None, self._produce)
+        # _produce never raises (it queues its exception) and always ends once the caller
+        # sets cancel; daemon so that a stream stuck in a model cannot hold up exit.
+        threading.Thread(target=self._produce, name="edgedesk-stream", daemon=True).start()
         return await self._batch()
 
     async def rest(self, first: bytes | None) -> AsyncIterator[bytes]:
@@ -217,6 +237,18 @@ class Pump:
             self._finished.wait()
         self._events.close()
 
+    async def aclose(self) -> None:
+        """``close`` awaited on the loop, holding no thread while the producer finishes.
+
+        A stream still queued for the gate ends only once its turn comes (then at once,
+        as cancel is set); waiting here rather than on a worker thread keeps many such
+        disconnects from using up the threads other requests need.
+        """
+        if self._started:
+            assert self._ended is not None
+            await self._ended.wait()
+        self._events.close()  # the producer ran it to its end; this frees a never-started one
+
 
 class EventStream(StreamingResponse):
     """SSE that cancels generation when the client leaves and always frees the engine."""
@@ -225,10 +257,10 @@ class EventStream(StreamingResponse):
         super().__init__(pump.rest(first), media_type="text/event-stream",
                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         self._cancel = cancel
-        self._close = pump.close
+        self._pump = pump
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """Stream until done or disconnected; then close the engine stream off-loop."""
+        """Stream until done or disconnected; then wait until the engine stream ended."""
         async def watch() -> None:
             await self.listen_for_disconnect(receive)
             self._cancel.set()
@@ -245,7 +277,9 @@ class EventStream(StreamingResponse):
         finally:
             self._cancel.set()  # a finished stream ignores it; any early exit stops the engine
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._close)
+                # The response ends only after the engine is free: server shutdown waits
+                # for responses, and unloads models only after that.
+                await self._pump.aclose()
 
 
 async def start_stream(request: Request, events: Generator[bytes, None, None],
@@ -257,6 +291,6 @@ async def start_stream(request: Request, events: Generator[bytes, None, None],
     except BaseException:
         cancel.set()
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(pump.close)
+            await pump.aclose()
         raise
     return EventStream(pump, first, cancel)

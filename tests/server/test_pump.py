@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -112,3 +113,68 @@ def test_errors_in_the_producer_reach_the_consumer() -> None:
 
 def test_a_producer_that_makes_nothing_ends_the_stream() -> None:
     assert asyncio.run(_all(Pump(b"" for _ in ()))) == []
+
+
+def test_events_made_before_an_error_are_sent_before_it() -> None:
+    def events():
+        yield b"a"
+        yield b"b"  # piles up with the error while the first write's gap runs
+        raise RuntimeError("engine failed")
+
+    pump = Pump(events(), min_gap_s=0.2)
+    writes: list[bytes] = []
+
+    async def consume() -> None:
+        async for chunk in pump.rest(await pump.start()):
+            writes.append(chunk)
+
+    with pytest.raises(RuntimeError, match="engine failed"):
+        asyncio.run(consume())
+    assert b"".join(writes) == b"ab"
+
+
+def _no_pool(loop: asyncio.AbstractEventLoop) -> None:
+    """Make any use of the loop's default executor fail."""
+    pool = ThreadPoolExecutor(1)
+    pool.shutdown()
+    loop.set_default_executor(pool)
+
+
+def test_waiting_streams_hold_no_pool_thread_and_their_threads_end() -> None:
+    # Like streams queued for the scheduler's gate: more of them than any shared pool.
+    gate = threading.Event()
+    cancel = threading.Event()
+    closed: list[int] = []
+
+    def events(i: int):
+        try:
+            gate.wait()
+            yield f"{i}".encode()
+            while not cancel.is_set():  # the engine stops once the client has gone
+                yield b"."
+                time.sleep(0.001)
+        finally:
+            closed.append(i)
+
+    async def main() -> list[bytes]:
+        _no_pool(asyncio.get_running_loop())
+        pumps = [Pump(events(i)) for i in range(40)]
+        starts = [asyncio.ensure_future(p.start()) for p in pumps]
+        await asyncio.sleep(0.1)
+        assert not any(s.done() for s in starts)  # all still waiting for their turn
+        gate.set()
+        firsts = [await s for s in starts]
+        cancel.set()  # every client leaves after its first event
+        await asyncio.wait_for(asyncio.gather(*(p.aclose() for p in pumps)), 10)
+        return [f or b"" for f in firsts]
+
+    def streams() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "edgedesk-stream"}
+
+    before = streams()
+    firsts = asyncio.run(main())
+    assert [f.rstrip(b".") for f in firsts] == [f"{i}".encode() for i in range(40)]
+    assert sorted(closed) == list(range(40))
+    for thread in streams() - before:  # each ends right after it said so
+        thread.join(5)
+    assert not streams() - before
