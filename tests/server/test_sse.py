@@ -8,11 +8,13 @@ import pytest
 
 from desktop.engine.types import TokenLogprob, Usage
 from desktop.server import openai as oa
+from desktop.server import sse
 from desktop.server.sse import ChatEvents, CompletionEvents
 
 TEXTS = ["", "hello", " world", 'quo"te \\ back', "line\nbreak\ttab\r", "\x00\x1f\x7f",
          "héllo wörld", "你好", "🦙 emoji", "\u2028\u2029", "</script>", "{\"a\": 1}"]
 IDS = {"request_id": "chatcmpl-req_1", "model": "tiny-chat", "created": 1700000000}
+_KEYS = {"model": "model", "request_id": "id"}  # where each id lands in an event
 
 
 @pytest.mark.parametrize("include_usage", [False, True])
@@ -48,8 +50,22 @@ def test_other_events_are_the_dict_path() -> None:
                                                            usage=oa.usage_out(usage)))
 
 
-def test_an_id_holding_the_splice_marker_falls_back_to_the_dict_path() -> None:
-    odd = {**IDS, "model": "x\x00edgedesk-text\x00y"}
+@pytest.mark.parametrize("field", ["model", "request_id"])
+def test_an_id_equal_to_the_splice_marker_falls_back_to_the_dict_path(field: str) -> None:
+    # Only an id that *is* the marker serialises to the same JSON string, so the event
+    # holds it twice and cannot be split in two: the template must not be used.
+    odd = {**IDS, field: sse._MARKER}
+    assert sse._template(oa.completion_delta(**odd, text=sse._MARKER)) is None
+    chat, cmpl = ChatEvents(**odd, include_usage=False), CompletionEvents(**odd)
+    for text in TEXTS:
+        assert chat.content(text) == oa.sse(oa.chat_delta(**odd, delta={"content": text}))
+        assert cmpl.text(text) == oa.sse(oa.completion_delta(**odd, text=text))
+        assert json.loads(chat.content(text)[6:])[_KEYS[field]] == sse._MARKER
+
+
+def test_an_id_merely_containing_the_marker_keeps_the_fast_path() -> None:
+    odd = {**IDS, "model": "x" + sse._MARKER + "y"}  # escaped inside other text: no clash
+    assert sse._template(oa.completion_delta(**odd, text=sse._MARKER)) is not None
     assert ChatEvents(**odd, include_usage=False).content("hi") == oa.sse(
         oa.chat_delta(**odd, delta={"content": "hi"}))
     assert CompletionEvents(**odd).text("hi") == oa.sse(oa.completion_delta(**odd, text="hi"))
