@@ -9,6 +9,7 @@ CI installs the tools (.ci/run); without them the test says what is missing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -45,29 +46,99 @@ def _wait(what: str, check: Callable[[], object], timeout: float = 60.0) -> obje
     raise AssertionError(f"timed out waiting for {what}")
 
 
+# What ties a process to the developer's own desktop session: with these, Qt would show
+# the icon through that desktop's D-Bus tray (or libdbus would find its bus under
+# XDG_RUNTIME_DIR) instead of the test's X11 tray, and notifications would pop up there.
+_SESSION_VARS = ("WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "XDG_SESSION_DESKTOP",
+                 "XDG_SESSION_TYPE", "DESKTOP_SESSION", "QT_QPA_PLATFORMTHEME")
+TRAYER = ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
+          "--height", "24", "--SetDockType", "true"]
+
+
+def _session_env(display: str, runtime: Path) -> dict[str, str]:
+    """This process's environment on ``display``, cut off from the desktop it runs in."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("DBUS_") and k not in _SESSION_VARS}
+    return {**env, "DISPLAY": display, "XDG_RUNTIME_DIR": str(runtime)}
+
+
+@contextlib.contextmanager
+def _x_session(tmp_path: Path, tray: list[str] = TRAYER,
+               timeout: float = 60.0) -> Iterator[dict[str, str]]:
+    """Xvfb, openbox and ``tray``, all stopped (and their pipes closed) however it ends."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    processes: list[subprocess.Popen[bytes]] = []
+    with (tmp_path / "x.log").open("w") as log:
+        try:
+            xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0",
+                                     "1280x800x24", "-nolisten", "tcp"],
+                                    stdout=subprocess.PIPE, stderr=log)
+            processes.append(xvfb)
+            assert xvfb.stdout is not None
+            number = xvfb.stdout.readline().decode().strip()
+            assert number, "Xvfb did not start; see x.log"
+            env = _session_env(f":{number}", runtime)
+            processes.append(subprocess.Popen(["openbox", "--sm-disable"], env=env,
+                                              stdout=log, stderr=log))
+            time.sleep(0.5)
+            processes.append(subprocess.Popen(tray, env=env, stdout=log, stderr=log))
+            _wait("the tray", lambda: "trayer" in _tree(env), timeout)
+            yield env
+        finally:
+            for process in reversed(processes):  # the helpers before their X server
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+                if process.stdout is not None:
+                    process.stdout.close()
+
+
 @pytest.fixture
 def x_session(tmp_path: Path) -> Iterator[dict[str, str]]:
     """An X display with a window manager and a system tray; yields its environment."""
-    log = (tmp_path / "x.log").open("w")
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1280x800x24",
-                             "-nolisten", "tcp"], stdout=subprocess.PIPE, stderr=log)
-    assert xvfb.stdout is not None
-    display = f":{xvfb.stdout.readline().decode().strip()}"
-    env = {**os.environ, "DISPLAY": display}
-    helpers = [subprocess.Popen(["openbox", "--sm-disable"], env=env, stdout=log, stderr=log)]
-    time.sleep(0.5)
-    helpers.append(subprocess.Popen(
-        ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
-         "--height", "24", "--SetDockType", "true"], env=env, stdout=log, stderr=log))
-    _wait("the tray", lambda: "trayer" in _tree(env))
-    try:
+    with _x_session(tmp_path) as env:
         yield env
+
+
+def test_a_session_that_fails_to_start_leaves_nothing_running(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    started: list[subprocess.Popen[bytes]] = []
+
+    class Recorded(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            started.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    try:
+        with pytest.raises(AssertionError, match="timed out waiting for the tray"), \
+                _x_session(tmp_path, tray=["sleep", "60"], timeout=1.0):
+            pass
+        assert [p.args[0] for p in started[:3]] == ["Xvfb", "openbox", "sleep"]
+        assert [p.poll() is None for p in started] == [False] * len(started)
+        assert started[0].stdout is not None and started[0].stdout.closed
     finally:
-        for process in [*reversed(helpers), xvfb]:
-            process.terminate()
-            process.wait(timeout=10)
-        xvfb.stdout.close()
-        log.close()
+        for process in started:  # whatever a broken fixture left behind
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+
+
+def test_the_session_is_cut_off_from_the_desktops_dbus(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus")
+    monkeypatch.setenv("DBUS_STARTER_ADDRESS", "unix:path=/run/user/1000/bus")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+    monkeypatch.setenv("XDG_CURRENT_DESKTOP", "GNOME")
+    env = _session_env(":99", tmp_path)
+    assert not [k for k in env if k.startswith("DBUS_")]
+    assert env["XDG_RUNTIME_DIR"] == str(tmp_path) and "XDG_CURRENT_DESKTOP" not in env
+    assert env["DISPLAY"] == ":99" and env["PATH"] == os.environ["PATH"]
 
 
 def _tree(env: dict[str, str]) -> str:
