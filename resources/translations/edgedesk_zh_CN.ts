@@ -46,102 +46,102 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="43" />
+        <location filename="../../desktop/ui/chat_header.py" line="44" />
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="44" />
+        <location filename="../../desktop/ui/chat_header.py" line="45" />
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="47" />
+        <location filename="../../desktop/ui/chat_header.py" line="48" />
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="163" />
+        <location filename="../../desktop/ui/chat_header.py" line="164" />
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="53" />
+        <location filename="../../desktop/ui/chat_header.py" line="54" />
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="54" />
+        <location filename="../../desktop/ui/chat_header.py" line="55" />
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="56" />
+        <location filename="../../desktop/ui/chat_header.py" line="57" />
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="57" />
+        <location filename="../../desktop/ui/chat_header.py" line="58" />
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="58" />
+        <location filename="../../desktop/ui/chat_header.py" line="59" />
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="73" />
+        <location filename="../../desktop/ui/chat_header.py" line="74" />
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="74" />
+        <location filename="../../desktop/ui/chat_header.py" line="75" />
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="77" />
+        <location filename="../../desktop/ui/chat_header.py" line="78" />
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="78" />
+        <location filename="../../desktop/ui/chat_header.py" line="79" />
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="80" />
+        <location filename="../../desktop/ui/chat_header.py" line="81" />
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="82" />
+        <location filename="../../desktop/ui/chat_header.py" line="83" />
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="142" />
+        <location filename="../../desktop/ui/chat_header.py" line="143" />
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="144" />
+        <location filename="../../desktop/ui/chat_header.py" line="145" />
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="165" />
+        <location filename="../../desktop/ui/chat_header.py" line="166" />
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="247" />
+        <location filename="../../desktop/ui/chat_header.py" line="249" />
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="248" />
+        <location filename="../../desktop/ui/chat_header.py" line="250" />
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -199,52 +199,52 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="135" />
+        <location filename="../../desktop/ui/chat_view.py" line="136" />
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="136" />
+        <location filename="../../desktop/ui/chat_view.py" line="137" />
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="139" />
+        <location filename="../../desktop/ui/chat_view.py" line="140" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="141" />
+        <location filename="../../desktop/ui/chat_view.py" line="142" />
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="142" />
+        <location filename="../../desktop/ui/chat_view.py" line="143" />
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="144" />
+        <location filename="../../desktop/ui/chat_view.py" line="145" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="145" />
+        <location filename="../../desktop/ui/chat_view.py" line="146" />
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="146" />
+        <location filename="../../desktop/ui/chat_view.py" line="147" />
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="279" />
+        <location filename="../../desktop/ui/chat_view.py" line="281" />
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="308" />
+        <location filename="../../desktop/ui/chat_view.py" line="310" />
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -252,19 +252,24 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="120" />
+        <location filename="../../desktop/ui/grounding.py" line="134" />
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="121" />
+        <location filename="../../desktop/ui/grounding.py" line="135" />
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="128" />
+        <location filename="../../desktop/ui/grounding.py" line="143" />
         <source>Open source </source>
         <translation>打开来源 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/grounding.py" line="156" />
+        <source>The cited file is not on this computer any more: %1</source>
+        <translation>引用的文件已不在这台电脑上：%1</translation>
     </message>
 </context>
 <context>
@@ -794,7 +799,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/message_widget.py" line="61" />
-        <location filename="../../desktop/ui/message_widget.py" line="152" />
+        <location filename="../../desktop/ui/message_widget.py" line="153" />
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
@@ -804,13 +809,13 @@
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="105" />
-        <location filename="../../desktop/ui/message_widget.py" line="116" />
+        <location filename="../../desktop/ui/message_widget.py" line="106" />
+        <location filename="../../desktop/ui/message_widget.py" line="117" />
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="83" />
+        <location filename="../../desktop/ui/message_widget.py" line="84" />
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
@@ -820,27 +825,27 @@
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="84" />
+        <location filename="../../desktop/ui/message_widget.py" line="85" />
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="85" />
+        <location filename="../../desktop/ui/message_widget.py" line="86" />
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="87" />
+        <location filename="../../desktop/ui/message_widget.py" line="88" />
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="89" />
+        <location filename="../../desktop/ui/message_widget.py" line="90" />
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="152" />
+        <location filename="../../desktop/ui/message_widget.py" line="153" />
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
@@ -948,108 +953,109 @@
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="183" />
+        <location filename="../../desktop/ui/models_view.py" line="185" />
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="189" />
+        <location filename="../../desktop/ui/models_view.py" line="191" />
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="216" />
+        <location filename="../../desktop/ui/models_view.py" line="218" />
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="217" />
+        <location filename="../../desktop/ui/models_view.py" line="219" />
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="225" />
+        <location filename="../../desktop/ui/models_view.py" line="227" />
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="238" />
+        <location filename="../../desktop/ui/models_view.py" line="240" />
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="252" />
+        <location filename="../../desktop/ui/models_view.py" line="254" />
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="263" />
+        <location filename="../../desktop/ui/models_view.py" line="265" />
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="264" />
+        <location filename="../../desktop/ui/models_view.py" line="266" />
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="281" />
+        <location filename="../../desktop/ui/models_view.py" line="283" />
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="301" />
+        <location filename="../../desktop/ui/models_view.py" line="303" />
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="302" />
+        <location filename="../../desktop/ui/models_view.py" line="304" />
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="64" />
+        <location filename="../../desktop/ui/model_downloads.py" line="92" />
         <source>Still deleting the cancelled download of </source>
         <translation>仍在删除已取消的下载：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="86" />
+        <location filename="../../desktop/ui/model_downloads.py" line="114" />
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="106" />
+        <location filename="../../desktop/ui/model_downloads.py" line="134" />
         <source>cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="138" />
+        <location filename="../../desktop/ui/model_downloads.py" line="166" />
         <source>Finished before it could be cancelled; Remove deletes it: </source>
         <translation>取消前已下载完成；可用“移除”删除：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="141" />
+        <location filename="../../desktop/ui/model_downloads.py" line="169" />
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="143" />
+        <location filename="../../desktop/ui/model_downloads.py" line="171" />
         <source>Cancelled %1; deleted %2 of partial download</source>
         <translation>已取消 %1；删除了 %2 的未完成下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="150" />
-        <location filename="../../desktop/ui/model_downloads.py" line="170" />
+        <location filename="../../desktop/ui/model_downloads.py" line="70" />
+        <location filename="../../desktop/ui/model_downloads.py" line="178" />
+        <location filename="../../desktop/ui/model_downloads.py" line="198" />
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="187" />
+        <location filename="../../desktop/ui/model_downloads.py" line="215" />
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="321" />
+        <location filename="../../desktop/ui/models_view.py" line="327" />
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -1315,7 +1321,7 @@
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="74" />
+        <location filename="../../desktop/ui/__init__.py" line="75" />
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>
