@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
 from desktop.errors import EdgeDeskError
 from desktop.ui.look import icon
+from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.workers import IndexWorker, WorkerPool
 
 if TYPE_CHECKING:
@@ -201,8 +202,8 @@ class DocumentsView(QWidget):
         self.roots.addItems(list(info.roots))
         for skipped in info.skipped:
             item = QTreeWidgetItem([skipped.path, skipped.reason])
-            item.setToolTip(0, skipped.path)
-            item.setToolTip(1, skipped.reason)
+            item.setToolTip(0, literal_tooltip(skipped.path))
+            item.setToolTip(1, literal_tooltip(skipped.reason))
             self.skipped.addTopLevelItem(item)
         self.skipped.resizeColumnToContents(0)
 

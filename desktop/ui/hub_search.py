@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
 from desktop.ui.qmodels import human_size
+from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 SEARCH_LIMIT = 10
@@ -98,7 +99,7 @@ class HubSearch(QWidget):
                 child = QTreeWidgetItem([quant.quant, "", human_size(quant.size)])
                 # A split quant is pulled by its first shard; the rest follow.
                 child.setData(0, Qt.ItemDataRole.UserRole, f"{hit.repo}:{quant.files[0]}")
-                child.setToolTip(0, "\n".join(quant.files))
+                child.setToolTip(0, literal_tooltip("\n".join(quant.files)))
                 repo.addChild(child)
             self.results.addTopLevelItem(repo)
             repo.setExpanded(True)

@@ -56,7 +56,9 @@ class ModelDownloads(QObject):
         """Rows for downloads from Hub search (``REPO:FILE``) that no other row shows:
         running, cancelling, or left paused by this or an earlier session."""
         ctx = self._context
-        refs = [*self.running, *self._targets, *self._cancelling,
+        # A stopped download is listed only while its part is on disk (resumable): a
+        # failed one that kept nothing has nothing to offer.
+        refs = [*self.running, *self._cancelling,
                 *unfinished_pulls(ctx.paths.models_dir, ctx.catalog)]
         rows: list[CatalogRow] = []
         for ref in dict.fromkeys(refs):

@@ -27,6 +27,7 @@ from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
 from desktop.ui.model_downloads import ModelDownloads
 from desktop.ui.qmodels import CatalogTableModel, human_size
+from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
 
 
@@ -189,8 +190,8 @@ class ModelsView(QWidget):
                              zip(model.files, model.sha256, strict=False))
         self.details.setText(f"{human_size(model.size)} · "
                              + self.tr("SHA-256 verified at download: ") + digests)
-        self.details.setToolTip("\n".join(f"{f}\n{d}" for f, d in
-                                           zip(model.files, model.sha256, strict=False)))
+        self.details.setToolTip(literal_tooltip("\n".join(
+            f"{f}\n{d}" for f, d in zip(model.files, model.sha256, strict=False))))
 
     def chat_models(self) -> list[tuple[str, str]]:
         """``(label, reference)`` of every chat model that can run now."""

@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
 from desktop.ui.conversations import Conversation
+from desktop.ui.rich_text import literal_tooltip
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -107,7 +108,7 @@ class CatalogTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and column == 5:
             return QColor(FIT_COLOURS.get(row.fit, "#888888"))
         if role == Qt.ItemDataRole.ToolTipRole and column == 0:
-            return f"{row.repo}\n{row.id}"
+            return literal_tooltip(f"{row.repo}\n{row.id}")
         return None
 
     def _text(self, row: CatalogRow, column: int) -> str:
@@ -143,7 +144,7 @@ class ConversationListModel(QAbstractListModel):
         if role == ROW_ROLE:
             return chat
         if role == Qt.ItemDataRole.ToolTipRole:
-            return chat.model or None
+            return literal_tooltip(chat.model) if chat.model else None
         return None
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:

@@ -76,11 +76,14 @@ def test_hub_search_lists_quants_and_downloads_one(qtbot, hub: FakeHub) -> None:
     search.results.setCurrentItem(quant)
     with qtbot.waitSignal(win.models.models_changed, timeout=20_000):
         search.get_button.click()
-    qtbot.waitUntil(lambda: any(r.tier == "hub" for r in
+    # While it downloads the pick has a row of its own; once installed, only the model's.
+    qtbot.waitUntil(lambda: any(r.tier == "hub" and r.installed for r in
                                 (win.models.table_model.row_at(n) for n in
                                  range(win.models.table_model.rowCount()))), timeout=20_000)
-    row = next(win.models.table_model.row_at(n) for n in range(win.models.table_model.rowCount())
-               if win.models.table_model.row_at(n).tier == "hub")
+    rows = [win.models.table_model.row_at(n) for n in range(win.models.table_model.rowCount())
+            if win.models.table_model.row_at(n).tier == "hub"]
+    assert len(rows) == 1
+    row = rows[0]
     assert row.name == OTHER_FILE and row.installed
     assert win.chat.model_box.findData(row.id) >= 0
     win.close()
