@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from desktop.engine.types import Chunk, GenerationParams, LoadReport, Message, ModelSpec
-from desktop.errors import EdgeDeskError, ModelLoadError, QueueFull
+from desktop.errors import Cancelled, EdgeDeskError, ModelLoadError, QueueFull
+
+# How often a waiting request looks at its cancel event (a condition has no other wake-up).
+CANCEL_POLL_S = 0.05
 
 
 class Engine(Protocol):
@@ -101,8 +104,13 @@ class _FifoGate:
         return self._busy
 
     @contextmanager
-    def hold(self) -> Iterator[float]:
-        """Wait for our turn (yields the seconds spent waiting)."""
+    def hold(self, cancel: threading.Event | None = None) -> Iterator[float]:
+        """Wait for our turn (yields the seconds spent waiting).
+
+        A request whose ``cancel`` is set while it waits leaves the line (Cancelled): an
+        IDE abandons most completions as the user types on, and each would otherwise
+        keep a place in the queue and then pay its whole prompt before noticing.
+        """
         ticket = object()
         started = time.perf_counter()
         with self._cond:
@@ -113,7 +121,11 @@ class _FifoGate:
                 )
             self._line.append(ticket)
             while self._busy or self._line[0] is not ticket:
-                self._cond.wait()
+                if cancel is not None and cancel.is_set():
+                    self._line.remove(ticket)
+                    self._cond.notify_all()  # the next in line may be first now
+                    raise Cancelled("stopped while waiting for the model")
+                self._cond.wait(CANCEL_POLL_S if cancel is not None else None)
             self._line.popleft()
             self._busy = True
         try:
@@ -238,9 +250,11 @@ class Scheduler:
                 self._unload_slot(model_id)
 
     # ------------------------------------------------------------------ work
-    def _run_stream(self, model: str, produce: Callable[[Engine], Iterator[Chunk]]
-                    ) -> Iterator[Chunk]:
-        with self._gate.hold() as waited:
+    def _run_stream(self, model: str, produce: Callable[[Engine], Iterator[Chunk]],
+                    cancel: threading.Event | None) -> Iterator[Chunk]:
+        with self._gate.hold(cancel) as waited:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("stopped before it started")
             slot, load_s = self._engine(model)
             slot.requests += 1
             try:
@@ -254,17 +268,20 @@ class Scheduler:
                     cancel: threading.Event | None = None,
                     tools: Sequence[dict[str, Any]] | None = None) -> Iterator[Chunk]:
         """Stream a chat answer from ``model`` once it is this request's turn."""
-        return self._run_stream(model, lambda e: e.stream_chat(messages, params, cancel, tools))
+        return self._run_stream(model, lambda e: e.stream_chat(messages, params, cancel, tools),
+                                cancel)
 
     def stream_completion(self, model: str, prompt: str, params: GenerationParams,
                           cancel: threading.Event | None = None) -> Iterator[Chunk]:
         """Stream a plain-text completion from ``model`` once it is this request's turn."""
-        return self._run_stream(model, lambda e: e.stream_completion(prompt, params, cancel))
+        return self._run_stream(model, lambda e: e.stream_completion(prompt, params, cancel),
+                                cancel)
 
     def stream_infill(self, model: str, prefix: str, suffix: str, params: GenerationParams,
                       cancel: threading.Event | None = None) -> Iterator[Chunk]:
         """Stream the text between ``prefix`` and ``suffix`` from ``model`` in its turn."""
-        return self._run_stream(model, lambda e: e.stream_infill(prefix, suffix, params, cancel))
+        return self._run_stream(
+            model, lambda e: e.stream_infill(prefix, suffix, params, cancel), cancel)
 
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
         """Embeddings from ``model`` (waits for its turn like every other request)."""

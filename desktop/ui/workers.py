@@ -130,13 +130,25 @@ class GenerationWorker(Worker):
         if self._prepare is not None:
             self._messages, extra = self._prepare()
             self.prepared.emit(extra)
+        stream = self._streamer.stream_chat(self._model, self._messages, self._params,
+                                            self.stop_event)
+        try:
+            self._forward(stream)
+        except Cancelled:
+            if not self.stop_event.is_set():
+                raise
+            # Stopped while waiting for the model: an answer that ended before it began.
+            final = Chunk(finish_reason="cancelled")
+            self.finished_chunk.emit(final)
+            if self._after is not None:
+                self._after(final, "", "")
+
+    def _forward(self, stream: Any) -> None:
         text: list[str] = []
         reasoning: list[str] = []
         full_text: list[str] = []
         full_reasoning: list[str] = []
         last = time.perf_counter()
-        stream = self._streamer.stream_chat(self._model, self._messages, self._params,
-                                            self.stop_event)
         for chunk in stream:
             assert isinstance(chunk, Chunk)
             text.append(chunk.text)

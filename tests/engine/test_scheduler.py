@@ -13,7 +13,7 @@ import pytest
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk, GenerationParams, LoadReport, Message, ModelSpec, Usage
-from desktop.errors import ModelFileError, ModelLoadError, QueueFull
+from desktop.errors import Cancelled, ModelFileError, ModelLoadError, QueueFull
 
 PARAMS = GenerationParams(max_tokens=8, temperature=0.0)
 
@@ -107,6 +107,53 @@ def test_full_queue_is_refused_with_retry_hint() -> None:
     gate.set()
     list(running)
     waiter.join(5)
+
+
+def test_a_request_cancelled_while_waiting_leaves_the_line_without_running() -> None:
+    gate = threading.Event()
+    prompts: list[str] = []
+
+    class CountingEngine(FakeEngine):
+        def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
+                        cancel: threading.Event | None = None,
+                        tools: Any = None) -> Iterator[Chunk]:
+            prompts.append(messages[-1].content)  # the prompt would be processed here
+            yield from super().stream_chat(messages, params, cancel, tools)
+
+    scheduler = Scheduler(lambda s: CountingEngine(s, gate), _resolver(), queue_max=2)
+    running = scheduler.stream_chat("m", [Message("user", "typing")], PARAMS)
+    next(running)
+    abandoned = threading.Event()  # an IDE completion the user typed past
+    outcome: list[object] = []
+
+    def wait_then_give_up() -> None:
+        try:
+            outcome.append(_text(scheduler.stream_chat(
+                "m", [Message("user", "stale")], PARAMS, abandoned)))
+        except Cancelled as exc:
+            outcome.append(exc)
+
+    waiter = threading.Thread(target=wait_then_give_up)
+    waiter.start()
+    while scheduler.queue_depth < 1:
+        time.sleep(0.005)
+    later = threading.Thread(target=lambda: outcome.append(_text(scheduler.stream_chat(
+        "m", [Message("user", "fresh")], PARAMS))))
+    later.start()
+    while scheduler.queue_depth < 2:
+        time.sleep(0.005)
+    with pytest.raises(QueueFull):  # the line is full...
+        next(scheduler.stream_chat("m", [Message("user", "x")], PARAMS))
+    started = time.monotonic()
+    abandoned.set()
+    waiter.join(5)
+    assert time.monotonic() - started < 1.0 and isinstance(outcome[0], Cancelled)
+    assert scheduler.queue_depth == 1  # ...until the abandoned one left its place
+    gate.set()
+    list(running)
+    later.join(5)
+    assert outcome[1] == "m:fresh"
+    assert prompts == ["typing", "fresh"]  # the abandoned prompt never reached the model
 
 
 def test_models_swap_within_budget_least_recently_used_first() -> None:

@@ -54,6 +54,43 @@ def test_stop_keeps_the_partial_answer(qtbot, window: MainWindow) -> None:
     assert "stopped" in chat._bubbles[-1].footer.text()
 
 
+def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
+        qtbot, window: MainWindow) -> None:
+    import threading
+
+    from desktop.engine.types import GenerationParams, Message
+
+    chat = window.chat
+    scheduler = window.context.scheduler
+    model = chat.current.model
+    busy = threading.Event()  # e.g. an IDE's long request through the local server
+    release = threading.Event()
+
+    def ide_request() -> None:
+        stream = scheduler.stream_chat(model, [Message("user", "long")],
+                                       GenerationParams(max_tokens=4000), release)
+        next(stream)
+        busy.set()
+        for _ in stream:
+            pass
+
+    other = threading.Thread(target=ide_request)
+    other.start()
+    assert busy.wait(20)
+    chat.input.setPlainText("my question waits in line")
+    with qtbot.waitSignal(chat.generation_finished, timeout=10_000) as finished:
+        chat.send()
+        qtbot.waitUntil(lambda: scheduler.queue_depth == 1, timeout=5000)
+        QTest.keyClick(chat.input, Qt.Key.Key_Escape)
+    turn = finished.args[0]
+    assert turn.finish_reason == "cancelled" and turn.content == ""
+    assert "stopped" in chat._bubbles[-1].footer.text()
+    assert scheduler.queue_depth == 0  # it left the line; the IDE's request runs on
+    assert other.is_alive()
+    release.set()
+    other.join(20)
+
+
 def test_regenerate_replaces_the_last_answer(qtbot, window: MainWindow) -> None:
     chat = window.chat
     first = send(qtbot, window, "hello")
