@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from desktop.config import expand_path
 from desktop.errors import ConfigError
 
 ValueType = Literal["bool", "int", "string", "list"]
@@ -80,6 +81,11 @@ def _coerce(key: PolicyKey, value: Any) -> Any:
     if key.type == "string":
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"policy key {key.name} must be a non-empty string, got {value!r}")
+        if key.setting == "data_location" and not expand_path(value.strip()).is_absolute():
+            # Caught here, the policy fails closed with a reason; in the settings it would
+            # stop every user's start.
+            raise ConfigError(f"policy key {key.name} must be an absolute folder (after "
+                              f"expanding ~ and variables), got {value!r}")
         return value.strip()
     if isinstance(value, str):  # registry REG_MULTI_SZ or a comma list in a plain string
         value = [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]

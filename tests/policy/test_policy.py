@@ -70,6 +70,7 @@ def test_no_policy_file_means_no_locks(tmp_path: Path) -> None:
     ('{"ServerPort": 70000}', "ServerPort must be between 1 and 65535"),
     ('{"ForceOffline": "yes"}', "ForceOffline must be true or false"),
     ('{"AllowModels": []}', "unknown policy key 'AllowModels'"),
+    ('{"DataLocation": "EdgeDesk data"}', "DataLocation must be an absolute folder"),
 ])
 def test_invalid_policy_fails_closed_with_a_visible_reason(tmp_path: Path, content: str,
                                                            reason: str) -> None:
