@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from desktop.config import Paths
 from desktop.retrieval.search import ensure_vec_table, to_blob, vec_table, vector_ranking
@@ -16,10 +17,11 @@ def _store(database: Database, vectors: np.ndarray, first_id: int = 1) -> None:
     """Chunks with these vectors in collection 1, written as the indexer writes them."""
     with database.transaction():
         if not database.query("SELECT 1 FROM collections WHERE id = 1"):
+            dim = vectors.shape[1]
             database.execute("INSERT INTO collections(id, name, embedding_model, dimension, "
-                             "created) VALUES (1, 'c', 'm', ?, 0)", (DIM,))
+                             "created) VALUES (1, 'c', 'm', ?, 0)", (dim,))
             database.execute("INSERT INTO documents VALUES (1, 1, 'a.txt', 0, 0, '', 0)")
-            ensure_vec_table(database, 1, DIM)
+            ensure_vec_table(database, 1, dim)
         has_bits = bool(database.query("SELECT 1 FROM sqlite_master WHERE name='chunk_bits'"))
         for offset, vector in enumerate(vectors):
             i = first_id + offset
@@ -33,10 +35,10 @@ def _store(database: Database, vectors: np.ndarray, first_id: int = 1) -> None:
                                  "?)", (i, blob, blob))
 
 
-def _clustered(rng: np.random.Generator, count: int) -> np.ndarray:
+def _clustered(rng: np.random.Generator, count: int, dim: int = DIM) -> np.ndarray:
     """Unit vectors around 50 centres, as embeddings of related texts are."""
-    centres = rng.standard_normal((50, DIM))
-    points = centres[rng.integers(0, 50, count)] + 0.6 * rng.standard_normal((count, DIM))
+    centres = rng.standard_normal((50, dim))
+    points = centres[rng.integers(0, 50, count)] + 0.6 * rng.standard_normal((count, dim))
     return (points / np.linalg.norm(points, axis=1, keepdims=True)).astype(np.float32)
 
 
@@ -56,6 +58,19 @@ def test_two_stage_search_finds_what_the_exact_scan_finds() -> None:
         overlap.append(len(set(two_stage) & set(exact)) / 10)
     # Bits packed in another order than sqlite-vec's would make this near chance (~0.03).
     assert np.mean(overlap) >= 0.9
+    database.close()
+
+
+@pytest.mark.parametrize("dim", [40, 128])  # bytes scanned as bytes, and as 8-byte words
+def test_two_stage_search_works_at_any_width(dim: int) -> None:
+    rng = np.random.default_rng(dim)
+    database = open_database(Paths.from_env().database)
+    stored = _clustered(rng, 600, dim)
+    _store(database, stored)
+    index = VectorIndex(database, exact_max=0)
+    for source in rng.integers(0, 600, 10):
+        query = stored[source] + 0.01 * rng.standard_normal(dim).astype(np.float32)
+        assert index.ranking(1, (query / np.linalg.norm(query)).tolist(), 5)[0] == source + 1
     database.close()
 
 
