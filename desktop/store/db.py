@@ -162,23 +162,35 @@ BITS_SCHEMA = (
 )
 
 
+def _vector_tables(database: sqlite_utils.Database) -> list[tuple[int, str]]:
+    """``(collection id, vec0 table)`` of every collection with stored vectors.
+
+    Vectors exist only where sqlite-vec could be loaded; without it there is nothing for
+    a migration step to convert.
+    """
+    try:
+        database.execute("SELECT vec_version()")
+    except Exception:
+        return []
+    names = {r[0] for r in database.execute("SELECT name FROM sqlite_master").fetchall()}
+    found = []
+    for (collection_id,) in database.execute(
+            "SELECT id FROM collections WHERE dimension IS NOT NULL").fetchall():
+        table = f"vec_chunks_{int(collection_id)}"  # retrieval.vectors.vec_table
+        if table in names:
+            found.append((int(collection_id), table))
+    return found
+
+
 def add_bits(database: sqlite_utils.Database) -> None:
     """Migration step: create ``chunk_bits`` and quantize every stored vector into it."""
     for statement in BITS_SCHEMA:
         database.execute(statement)
-    try:
-        database.execute("SELECT vec_version()")
-    except Exception:  # no sqlite-vec here: no vectors were ever stored to quantize
-        return
-    names = {r[0] for r in database.execute("SELECT name FROM sqlite_master").fetchall()}
-    for (collection_id,) in database.execute(
-            "SELECT id FROM collections WHERE dimension IS NOT NULL").fetchall():
-        table = f"vec_chunks_{int(collection_id)}"  # retrieval.vectors.vec_table
-        if table in names:  # vectors exist only where sqlite-vec could be loaded
-            database.execute(
-                "INSERT INTO chunk_bits(chunk_id, collection_id, bits) "  # noqa: S608
-                f"SELECT v.rowid, ?, vec_quantize_binary(v.embedding) FROM {table} v",
-                (collection_id,))
+    for collection_id, table in _vector_tables(database):
+        database.execute(
+            "INSERT INTO chunk_bits(chunk_id, collection_id, bits) "  # noqa: S608
+            f"SELECT v.rowid, ?, vec_quantize_binary(v.embedding) FROM {table} v",
+            (collection_id,))
 
 
 def add_float_copies(database: sqlite_utils.Database) -> None:
@@ -188,17 +200,9 @@ def add_float_copies(database: sqlite_utils.Database) -> None:
     dimensions), so re-scoring 80 candidates from it cost more than the exact scan saved.
     """
     database.execute("ALTER TABLE chunk_bits ADD COLUMN embedding BLOB")
-    try:
-        database.execute("SELECT vec_version()")
-    except Exception:  # no sqlite-vec here: no vectors were ever stored to copy
-        return
-    names = {r[0] for r in database.execute("SELECT name FROM sqlite_master").fetchall()}
-    for (collection_id,) in database.execute(
-            "SELECT id FROM collections WHERE dimension IS NOT NULL").fetchall():
-        table = f"vec_chunks_{int(collection_id)}"  # retrieval.vectors.vec_table
-        if table in names:
-            database.execute(f"UPDATE chunk_bits SET embedding = v.embedding FROM {table} v "  # noqa: S608
-                             "WHERE v.rowid = chunk_bits.chunk_id")
+    for _, table in _vector_tables(database):
+        database.execute(f"UPDATE chunk_bits SET embedding = v.embedding FROM {table} v "  # noqa: S608
+                         "WHERE v.rowid = chunk_bits.chunk_id")
 
 
 GROUNDING_SCHEMA = (
