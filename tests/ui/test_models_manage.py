@@ -11,7 +11,7 @@ from desktop.app import build_context
 from desktop.config import NoPolicy
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
-from tests.ui.test_downloads import CAT_FILE, CAT_ID, CAT_REPO
+from tests.ui.conftest import CAT_FILE, CAT_ID
 
 pytestmark = pytest.mark.qt
 
@@ -20,16 +20,11 @@ OTHER_FILE = "tiny-chat-Q8_0.gguf"
 
 
 @pytest.fixture
-def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeHub() as fake:
-        fake.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
-        fake.add_repo(OTHER_REPO, {OTHER_FILE: tiny_chat.read_bytes(), "README.md": b"hi"},
-                      downloads=7)
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
+def hub(hub: FakeHub, tiny_chat: Path) -> FakeHub:
+    """The shared fake Hub (tests/ui/conftest.py), plus a repo outside the catalog."""
+    hub.add_repo(OTHER_REPO, {OTHER_FILE: tiny_chat.read_bytes(), "README.md": b"hi"},
+                 downloads=7)
+    return hub
 
 
 def _row(view, model_id: str) -> int:
