@@ -221,7 +221,8 @@ class Library:
         files = sorted(set(_walk(roots)))
         known = {r[0]: (int(r[1]), int(r[2]), float(r[3]), r[4]) for r in self.database.query(
             "SELECT path, id, size, mtime, hash FROM documents WHERE collection_id = ?", (cid,))}
-        gone = [known[p][0] for p in known if Path(p) not in set(files)]
+        present = {str(f) for f in files}
+        gone = [known[p][0] for p in known if p not in present]
         with self.database.transaction():
             for doc_id in gone:
                 self._delete_document(cid, doc_id)
@@ -267,7 +268,9 @@ class Library:
             report.unchanged += 1
             return
         try:
-            digest = _file_hash(path) if stat.st_size <= self.max_file_bytes else ""
+            # Type and size first: a folder's images and archives are never read in full.
+            loaders.check(path, stat.st_size, max_bytes=self.max_file_bytes)
+            digest = _file_hash(path)
             if known is not None and digest == known[3]:
                 with self.database.transaction():
                     self.database.execute("UPDATE documents SET mtime = ? WHERE id = ?",

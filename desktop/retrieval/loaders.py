@@ -67,19 +67,25 @@ def paragraphs(text: str, page: int | None = None) -> list[Block]:
     return blocks
 
 
-def load(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Block]:
-    """The text of ``path`` as blocks; raises SkipFile if it cannot or should not be read."""
+def check(path: Path, size: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Raise SkipFile for a file not worth reading (type, size), without opening it."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile(f"unsupported file type '{suffix or path.name}'")
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise SkipFile(f"cannot read ({exc.strerror})") from None
     if size > max_bytes:
         raise SkipFile(f"too large ({size / 1e6:.0f} MB; the limit is {max_bytes / 1e6:.0f} MB)")
     if size == 0:
         raise SkipFile("empty file")
+
+
+def load(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Block]:
+    """The text of ``path`` as blocks; raises SkipFile if it cannot or should not be read."""
+    suffix = path.suffix.lower()
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise SkipFile(f"cannot read ({exc.strerror})") from None
+    check(path, size, max_bytes=max_bytes)
     if suffix == ".pdf":
         blocks = _load_pdf(path)
     elif suffix == ".docx":

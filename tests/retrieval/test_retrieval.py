@@ -195,3 +195,17 @@ def test_keyword_search_stays_inside_the_chosen_collections(library: Library,
     assert sorted(_paths(searcher.search("okapi", k=5))) == ["travel.txt", "zoo.txt"]
     assert sorted(_paths(searcher.search("okapi", ["zoo", "travel"], k=5))) == [
         "travel.txt", "zoo.txt"]  # every collection named: the unfiltered query
+
+
+def test_files_that_cannot_be_indexed_are_never_read(library: Library, corpus: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from desktop.retrieval import indexer
+
+    read: list[str] = []
+    real_hash = indexer._file_hash
+    monkeypatch.setattr(indexer, "_file_hash",
+                        lambda path: read.append(path.name) or real_hash(path))
+    report = library.add("docs", [corpus])
+    assert "blob.bin" in {Path(s.path).name for s in report.skipped}  # still reported
+    assert "blob.bin" not in read  # but an unsupported file is not hashed (every hour)
+    assert "report.pdf" in read
