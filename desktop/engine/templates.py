@@ -8,13 +8,14 @@ refused with a message that says what to do.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from jinja2 import TemplateError
+from jinja2 import Template, TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from desktop.engine.types import Message
@@ -105,6 +106,13 @@ def _environment() -> ImmutableSandboxedEnvironment:
     return env
 
 
+@functools.lru_cache(maxsize=32)
+def _compiled(text: str) -> Template:
+    # Compiling a chat template takes 8-20 ms (rendering it 0.05 ms): once per template
+    # text, not once per request, or every chat pays it before its first token.
+    return _environment().from_string(text)
+
+
 def message_dict(message: Message) -> dict[str, Any]:
     """The HF-style dict a Jinja chat template expects for one message."""
     data: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -135,7 +143,7 @@ def render_chat(
     if not messages:
         raise InvalidRequest("a chat needs at least one message", param="messages")
     try:
-        compiled = _environment().from_string(template.text)
+        compiled = _compiled(template.text)
         return compiled.render(
             messages=[message_dict(m) for m in messages],
             tools=list(tools) if tools else None,

@@ -43,11 +43,6 @@ class Block:
     line_end: int
 
 
-def is_supported(path: Path) -> bool:
-    """Whether we know how to read files with this name."""
-    return path.suffix.lower() in SUPPORTED_SUFFIXES
-
-
 def paragraphs(text: str, page: int | None = None) -> list[Block]:
     """Split text at blank lines, keeping each paragraph's line range."""
     blocks: list[Block] = []
