@@ -24,6 +24,7 @@ DEFAULT_ENDPOINT = "https://huggingface.co"
 KEYRING_SERVICE = "edgedesk"
 KEYRING_USER = "huggingface"
 # Split GGUFs: name-00001-of-00003.gguf (llama.cpp's gguf-split naming).
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 SHARD_RE = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 QUANT_RE = re.compile(
     r"(?<![A-Za-z0-9])(I?Q\d(?:_[A-Z0-9]+)*|BF16|F16|F32|MXFP4(?:_MOE)?)(?![A-Za-z0-9])",
@@ -266,8 +267,11 @@ class HubClient:
 
     def files(self, repo: str, filenames: list[str], revision: str | None = None,
               ) -> list[RemoteFile]:
-        """Size, SHA-256 and pinned URL of each file (404 names the missing file)."""
-        sha = self.commit(repo, revision)
+        """Size, SHA-256 and pinned URL of each file (404 names the missing file).
+
+        A ``revision`` that already is a commit SHA is used as it is (no second lookup).
+        """
+        sha = revision if revision and _COMMIT.fullmatch(revision) else self.commit(repo, revision)
         infos = self._call(repo, lambda: self._api().get_paths_info(
             repo, filenames, revision=sha), filenames[0])
         by_path = {i.path: i for i in infos}

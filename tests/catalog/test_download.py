@@ -236,6 +236,9 @@ def test_split_shards_are_one_model(tmp_path, tiny_chat):
     assert [p.name for p in model.paths] == sorted(shards)
     assert b"".join(p.read_bytes() for p in model.paths) == data
     assert index.lookup("m-Q4_K_M") == model.paths
+    commits = [e.path for e in fake.log if e.path.startswith("/api/models/org/split-GGUF")
+               and "/paths-info/" not in e.path and "/tree/" not in e.path]
+    assert len(commits) == 1, commits  # the commit is resolved once per pull
 
 
 @pytest.mark.parametrize("waking", [True, False])
