@@ -265,6 +265,30 @@ def load_settings(
     return EffectiveSettings(settings, sources, frozenset(forced))
 
 
+def setting_value(settings: Settings, key: str) -> Any:
+    """The value of dotted ``key`` (``server.port``) in ``settings``."""
+    node: Any = settings
+    for part in key.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def apply_changes(current: EffectiveSettings, changes: Mapping[str, Any]) -> EffectiveSettings:
+    """The settings in force after ``save_user_settings(…, changes, current)``.
+
+    Keys still overridden by the environment, a command-line flag or the policy keep
+    their overriding value: the saved value takes effect once the override is gone.
+    """
+    tree = current.settings.model_dump()
+    sources = dict(current.sources)
+    for key, value in changes.items():
+        if sources.get(key, "user") != "user":
+            continue
+        _set_dotted(tree, key, value if value is not None else setting_value(Settings(), key))
+        sources[key] = "user"
+    return EffectiveSettings(Settings.model_validate(tree), sources, current.locked)
+
+
 def save_user_settings(
     paths: Paths, changes: Mapping[str, Any], current: EffectiveSettings
 ) -> None:

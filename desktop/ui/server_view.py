@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext
-from desktop.config import save_user_settings
+from desktop.config import apply_changes, save_user_settings
 from desktop.errors import EdgeDeskError
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyStore
@@ -184,6 +184,13 @@ class ServerView(QWidget):
         if runner.running:
             worker = TaskWorker(runner.stop)
         else:
+            if runner.settings != self._context.settings.server:
+                # Saved since this runner was built (e.g. allowed origins): build it anew.
+                if callable(self._unsubscribe):
+                    self._unsubscribe()
+                self._unsubscribe = None
+                del self._context.__dict__["server"]
+                runner = self._context.server
             if self._unsubscribe is None:
                 self._unsubscribe = runner.subscribe(self._bridge.record.emit)
             worker = TaskWorker(runner.start)
@@ -255,6 +262,7 @@ class ServerView(QWidget):
         except EdgeDeskError as exc:
             self.notice.setText(exc.message)
             return False
+        self._context.effective = apply_changes(self._context.effective, changes)
         return True
 
     def shutdown(self) -> None:

@@ -18,38 +18,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.config import EffectiveSettings, Paths, Settings, save_user_settings
+from desktop.config import (
+    EffectiveSettings,
+    Paths,
+    Settings,
+    apply_changes,
+    save_user_settings,
+    setting_value,
+)
 from desktop.ui.data_location import DataLocationRow
 
 AUTO_CONTEXT = 255  # one below the smallest valid context: the spin box shows "Auto"
 AUTO_LAYERS = -1
-
-
-def _get(settings: Settings, key: str) -> Any:
-    node: Any = settings
-    for part in key.split("."):
-        node = getattr(node, part)
-    return node
-
-
-def apply_changes(current: EffectiveSettings, changes: dict[str, Any]) -> EffectiveSettings:
-    """The settings in force after saving ``changes`` to the user file.
-
-    Keys still overridden by the environment, a command-line flag or the policy keep
-    their overriding value: the saved value takes effect once the override is gone.
-    """
-    tree = current.settings.model_dump()
-    sources = dict(current.sources)
-    for key, value in changes.items():
-        if sources.get(key, "user") != "user":
-            continue
-        *parents, leaf = key.split(".")
-        node = tree
-        for part in parents:
-            node = node[part]
-        node[leaf] = value if value is not None else _get(Settings(), key)
-        sources[key] = "user"
-    return EffectiveSettings(Settings.model_validate(tree), sources, current.locked)
 
 
 class SettingsDialog(QDialog):
@@ -165,7 +145,7 @@ class SettingsDialog(QDialog):
         """The unlocked values that differ from the settings in force."""
         settings = self._effective.settings
         return {key: value for key, value in self.values().items()
-                if not self._effective.is_locked(key) and _get(settings, key) != value}
+                if not self._effective.is_locked(key) and setting_value(settings, key) != value}
 
     def save(self) -> EffectiveSettings:
         """Write the changes to ``settings.toml``; returns the settings now in force."""

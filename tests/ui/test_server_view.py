@@ -57,3 +57,23 @@ def _left():
     from PySide6.QtCore import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+def test_saved_origins_apply_when_the_server_next_starts(qtbot) -> None:
+    port = free_port()
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"server.port": port}))
+    qtbot.addWidget(win)
+    panel = win.server
+    url = f"http://127.0.0.1:{port}/v1/models"
+    ide = {"Origin": "https://ide.example", "Access-Control-Request-Method": "GET"}
+    for expected in (None, "https://ide.example"):
+        with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+            qtbot.mouseClick(panel.toggle, _left())
+        preflight = httpx.options(url, headers=ide)
+        assert preflight.headers.get("access-control-allow-origin") == expected
+        with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+            qtbot.mouseClick(panel.toggle, _left())
+        panel.origins.setText("https://ide.example")
+        panel._save_origins()  # saved while stopped: the next start must obey it
+    assert "next time the server starts" in panel.notice.text()
+    win.close()
