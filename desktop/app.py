@@ -192,7 +192,8 @@ class AppContext:
         """The local API server (a ``ServerRunner``; not started until ``.start()``)."""
         from desktop.server.runner import ServerRunner
 
-        return ServerRunner.from_context(self)
+        # The GUI's own timers reap idle models and run maintenance; the runner must not too.
+        return ServerRunner.from_context(self, housekeeping=False)
 
     def close(self) -> None:
         """Release models (and anything else holding resources)."""

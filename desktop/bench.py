@@ -166,7 +166,8 @@ def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
     settings = ServerSettings.model_construct(
         **{**ctx.settings.server.model_dump(), "host": "127.0.0.1", "port": 0,
            "require_key": False, "queue_max": max(16, clients + 1)})
-    runner = ServerRunner.from_context(ctx, settings=settings)
+    # No housekeeping timer: a reap or a collection rescan must not land mid-measurement.
+    runner = ServerRunner.from_context(ctx, settings=settings, housekeeping=False)
     # A .gguf path is served under its stable id; catalog and installed ids keep their
     # entry (chat template, reasoning format) by being resolved as themselves.
     model_id = ctx.resolver.register(Path(model)) if looks_like_path(model) else model

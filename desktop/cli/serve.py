@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.cli.context import context_for
 from desktop.resolve import looks_like_path
+
+if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
+    from desktop.server.runner import ServerRunner
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,17 +42,25 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
+def build_runner(ctx: Any, models: list[str]) -> ServerRunner:
+    """The headless server over ``ctx`` offering ``models``, with its housekeeping timer."""
+    from desktop.server.runner import ServerRunner
+
+    paths = [Path(m) for m in models if looks_like_path(m)]
+    for ref in models:
+        if not looks_like_path(ref):
+            ctx.resolver.locate(ref)  # fail now, not on the first request
+    # Headless, nothing else unloads idle models or rescans collections: the runner does.
+    return ServerRunner.from_context(ctx, model_paths=paths, housekeeping=True)
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the verb; returns the exit code once the server has stopped."""
-    from desktop.server.runner import ServerRunner, key_store
+    from desktop.server.runner import key_store
 
     ctx = context_for(args, _overrides(args))
     try:
-        paths = [Path(m) for m in args.model if looks_like_path(m)]
-        for ref in args.model:
-            if not looks_like_path(ref):
-                ctx.resolver.locate(ref)  # fail now, not on the first request
-        runner = ServerRunner.from_context(ctx, model_paths=paths)
+        runner = build_runner(ctx, args.model)
         settings = ctx.settings.server
         if settings.require_key and not key_store(ctx.paths.data_dir).list():
             print("edgedesk: no API keys yet; create one with 'edgedesk keys create NAME'",

@@ -1,7 +1,9 @@
 """Run the server: on a background thread for the GUI, or headless for ``edgedesk serve``.
 
-Both keep loaded models on their keep-alive clock by calling ``scheduler.reap_idle()``
-on a small timer thread (the core starts no threads of its own).
+Headless, the runner also keeps loaded models on their keep-alive clock
+(``scheduler.reap_idle()``) and runs ``maintenance`` hourly on a small timer thread (the
+core starts no threads of its own). That housekeeping is opt-in: the GUI runs both on its
+own timers, and a benchmark must not have a collection rescan land mid-measurement.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from desktop.server.security import KeyStore
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
 ACCESS_LOG_FILE = "access.log"
+REAP_INTERVAL_S = 30.0  # how often a headless server checks keep-alive clocks
 
 
 def key_store(data_dir: Path) -> KeyStore:
@@ -39,7 +42,8 @@ class ServerRunner:
 
     def __init__(self, scheduler: Any, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
-                 reap_interval_s: float = 30.0, maintain: Callable[[], object] | None = None,
+                 reap_interval_s: float | None = None,
+                 maintain: Callable[[], object] | None = None,
                  maintain_interval_s: float = 3600.0) -> None:
         self.scheduler = scheduler
         self.settings = settings
@@ -47,7 +51,7 @@ class ServerRunner:
         self.metrics = Metrics()
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
                               metrics=self.metrics)
-        self._reap_interval = reap_interval_s
+        self._reap_interval = reap_interval_s  # None: no timer thread (someone else reaps)
         self._maintain = maintain  # retention + document rescans (desktop.app.maintenance)
         self._maintain_interval = maintain_interval_s
         self._server: uvicorn.Server | None = None
@@ -58,17 +62,31 @@ class ServerRunner:
 
     @classmethod
     def from_context(cls, ctx: Any, *, settings: ServerSettings | None = None,
-                     model_paths: Sequence[Path] = ()) -> ServerRunner:
-        """A runner over an ``AppContext`` (its scheduler, resolver, paths and settings)."""
+                     model_paths: Sequence[Path] = (),
+                     housekeeping: bool = False) -> ServerRunner:
+        """A runner over an ``AppContext``; ``housekeeping`` adds the reap/maintenance timer.
+
+        Only a headless server wants it: the GUI has its own timers for both, and a second
+        copy here would double every rescan and unload.
+        """
         server = settings or ctx.settings.server
         for path in model_paths:
             ctx.resolver.register(path)
         keys = key_store(ctx.paths.data_dir) if server.require_key else None
+        access_log = AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE)
+        if not housekeeping:
+            return cls(ctx.scheduler, ResolverDirectory(ctx.resolver), server, keys,
+                       access_log=access_log)
         from desktop.app import maintenance
 
         return cls(ctx.scheduler, ResolverDirectory(ctx.resolver), server, keys,
-                   access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE),
+                   access_log=access_log, reap_interval_s=REAP_INTERVAL_S,
                    maintain=functools.partial(maintenance, ctx))
+
+    @property
+    def housekeeping(self) -> bool:
+        """Whether this runner reaps idle models (and runs maintenance) on its own timer."""
+        return self._reap_interval is not None
 
     # ------------------------------------------------------------------ status
     @property
@@ -121,10 +139,14 @@ class ServerRunner:
         return sock
 
     def _start_reaper(self) -> None:
+        interval = self._reap_interval
+        if interval is None:
+            return
+
         def reap() -> None:
             # The first pass comes one tick after start: a rescan picks up offline edits.
-            maintain_due = time.monotonic() + self._reap_interval
-            while not self._stop_reaper.wait(self._reap_interval):
+            maintain_due = time.monotonic() + interval
+            while not self._stop_reaper.wait(interval):
                 if self._maintain is not None and time.monotonic() >= maintain_due:
                     maintain_due = time.monotonic() + self._maintain_interval
                     try:
