@@ -22,7 +22,7 @@ from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
 from desktop.server import schemas as s
 from desktop.server.app import RequestInfo, Services
-from desktop.server.cache import embedding_key, is_deterministic, request_key
+from desktop.server.cache import LRUCache, embedding_key, is_deterministic, request_key
 from desktop.server.metrics import Gauges
 from desktop.server.sse import ChatEvents, CompletionEvents
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
@@ -149,14 +149,17 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
     messages = oa.to_messages(body.messages)
     params = oa.sampling_params(body, _limits(svc))
     tools = oa.tools_for_engine(body)
-    raw = body.model_dump(mode="json", by_alias=True, exclude_none=True)
-    cache_key = request_key("chat", raw)
-    cacheable = svc.responses is not None and not body.stream and is_deterministic(raw)
-    if cacheable and svc.responses is not None:
-        hit = svc.responses.get(cache_key)
-        svc.metrics.cache_event("response", hit is not None)
-        if hit is not None:
-            return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
+    # The key hashes the whole conversation: only made when the answer may be cached
+    # (the cache is off by default and streams never are).
+    slot: tuple[LRUCache[dict[str, Any]], str] | None = None
+    if svc.responses is not None and not body.stream:
+        raw = body.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if is_deterministic(raw):
+            slot = (svc.responses, request_key("chat", raw))
+            hit = svc.responses.get(slot[1])
+            svc.metrics.cache_event("response", hit is not None)
+            if hit is not None:
+                return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
     cancel = threading.Event()
     chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools),
                     info)
@@ -174,8 +177,8 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
                                 reasoning=reasoning, final=final, tools=tools,
                                 logprobs=logprobs if body.logprobs else None)
     data = result.model_dump(mode="json")
-    if cacheable and svc.responses is not None and final.finish_reason in ("stop", "length"):
-        svc.responses.put(cache_key, data)
+    if slot is not None and final.finish_reason in ("stop", "length"):
+        slot[0].put(slot[1], data)
     return JSONResponse(data)
 
 
