@@ -182,8 +182,10 @@ class Guard:
                 ) -> JSONResponse | None:
         svc = self.services
         if not host_allowed(headers.get("host"), svc.allowed, svc.bound_host):
+            # The socket's own port: settings say 0 when the runner picked a free one.
+            server = scope.get("server") or (None, svc.settings.port)
             return _json(403, "the Host header does not name this server; use "
-                         f"http://{svc.bound_host}:{svc.settings.port}", "invalid_request_error",
+                         f"http://{svc.bound_host}:{server[1]}", "invalid_request_error",
                          "invalid_host")
         path = scope.get("path", "")
         if path in OPEN_ROUTES or scope.get("method") == "OPTIONS":

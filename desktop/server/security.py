@@ -56,6 +56,27 @@ class KeyStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        # The parsed file and the stat it was read under: every request checks a key,
+        # and one stat (not a read and parse) is enough to see a revocation at once.
+        self._cached: tuple[tuple[int, int, int] | None, dict[str, dict[str, str]]] | None = None
+
+    def _signature(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        # The inode too: every write is a new file (os.replace), so even a same-size
+        # rewrite within the clock's resolution reads as a change.
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    def _current(self) -> dict[str, dict[str, str]]:
+        """The keys, parsed again only when the file changed since the last look."""
+        signature = self._signature()
+        if self._cached is None or self._cached[0] != signature:
+            # Stat before read: if a write lands in between, the newer keys are kept under
+            # the older stat, and the next look reads the file again.
+            self._cached = (signature, self._read())
+        return self._cached[1]
 
     def _read(self) -> dict[str, dict[str, str]]:
         try:
@@ -114,10 +135,10 @@ class KeyStore:
             self._write(keys)
 
     def verify(self, key: str) -> str | None:
-        """The client name owning ``key``, or None; re-reads the file so revocation is live."""
+        """The client name owning ``key``, or None; a changed file is re-read at once."""
         digest = _digest(key)
         with self._lock:
-            keys = self._read()
+            keys = self._current()
         found = None
         for name, entry in keys.items():
             if hmac.compare_digest(entry.get("sha256", ""), digest):

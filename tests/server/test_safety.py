@@ -14,6 +14,7 @@ import pytest
 from desktop.config import ServerSettings
 from desktop.errors import ConfigError
 from desktop.server.app import ResolverDirectory, create_app
+from desktop.server.security import KeyStore
 from tests.server.conftest import Served, serve
 
 HI = [{"role": "user", "content": "hello"}]
@@ -49,11 +50,48 @@ def test_keys_missing_wrong_and_revoked(server: Served) -> None:
     assert temp not in stored and server.key not in stored
 
 
+def test_a_key_revoked_elsewhere_is_refused_on_the_next_request(server: Served) -> None:
+    # 'edgedesk keys revoke' runs in another process: its own KeyStore on the same file.
+    temp = server.keys.create("other-client")
+    client = openai.OpenAI(base_url=server.url, api_key=temp, max_retries=0)
+    assert client.models.list().data
+    assert client.models.list().data  # served from the parsed copy this time
+    KeyStore(server.keys.path).revoke("other-client")
+    with pytest.raises(openai.AuthenticationError):
+        client.models.list()
+
+
+class CountingKeyStore(KeyStore):
+    """A key store that counts how often it parses its file."""
+
+    parses = 0
+
+    def _read(self) -> dict[str, dict[str, str]]:
+        self.parses += 1
+        return super()._read()
+
+
+def test_verify_parses_the_key_file_only_when_it_changed(tmp_path: Path) -> None:
+    keys = CountingKeyStore(tmp_path / "api_keys.json")
+    key = keys.create("ide")
+    keys.parses = 0
+    assert [keys.verify(key) for _ in range(50)] == ["ide"] * 50
+    assert keys.verify("edk-wrong") is None
+    assert keys.parses == 1
+    other = KeyStore(keys.path).create("script")  # written by another instance
+    assert keys.verify(other) == "script" and keys.parses == 2
+    KeyStore(keys.path).revoke("ide")
+    assert keys.verify(key) is None
+    keys.path.unlink()  # a deleted file means no keys, not the last ones read
+    assert keys.verify(other) is None
+
+
 def test_host_header_must_name_the_server(server: Served) -> None:
     port = server.runner.port
     rebinding = httpx.get(f"{server.url}/models", headers={**_auth(server),
                                                            "Host": f"evil.example:{port}"})
-    assert _error(rebinding, 403)["code"] == "invalid_host"
+    err = _error(rebinding, 403)
+    assert err["code"] == "invalid_host" and f"127.0.0.1:{port}" in err["message"]
     assert httpx.get(f"{server.url}/models", headers={
         **_auth(server), "Host": f"localhost:{port}"}).status_code == 200
 
