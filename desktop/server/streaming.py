@@ -135,7 +135,6 @@ class Pump:
         self._events = events
         self.min_gap_s = min_gap_s  # least time between writes; events meanwhile share one
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._finished = threading.Event()
         self._started = False
         self._wake_pending = False  # a wake-up is on its way to the loop
         self._first_taken = threading.Event()
@@ -174,7 +173,6 @@ class Pump:
             self._queue.put(exc)
         finally:
             self._queue.put(self._END)
-            self._finished.set()
             self._wake()
             assert self._ended is not None
             self._on_loop(self._ended.set)
@@ -231,14 +229,8 @@ class Pump:
         while (batch := await self._batch()) is not None:
             yield batch
 
-    def close(self) -> None:
-        """Free the engine: wait for the producer (the caller set cancel), then close."""
-        if self._started:
-            self._finished.wait()
-        self._events.close()
-
     async def aclose(self) -> None:
-        """``close`` awaited on the loop, holding no thread while the producer finishes.
+        """Free the engine: wait for the producer (the caller set cancel), then close.
 
         A stream still queued for the gate ends only once its turn comes (then at once,
         as cancel is set); waiting here rather than on a worker thread keeps many such

@@ -14,9 +14,12 @@ from desktop.server.streaming import Pump
 
 async def _all(pump: Pump, delay_s: float = 0.0) -> list[bytes]:
     writes = []
-    async for chunk in pump.rest(await pump.start()):
-        writes.append(chunk)
-        await asyncio.sleep(delay_s)  # a slow client / network
+    try:
+        async for chunk in pump.rest(await pump.start()):
+            writes.append(chunk)
+            await asyncio.sleep(delay_s)  # a slow client / network
+    finally:
+        await pump.aclose()  # on the loop that ran it, as the EventStream does
     return writes
 
 
@@ -32,7 +35,6 @@ def test_producer_runs_ahead_of_a_slow_consumer_and_writes_are_batched() -> None
     writes = asyncio.run(_all(pump, 0.02))
     assert b"".join(writes) == b"".join(f"data: {i}\n\n".encode() for i in range(50))
     assert len(writes) < 50  # bursts were coalesced, not one write per event
-    pump.close()
 
 
 def test_every_event_arrives_when_producer_and_consumer_race() -> None:
@@ -41,7 +43,6 @@ def test_every_event_arrives_when_producer_and_consumer_race() -> None:
         pump = Pump((f"{i},".encode() for i in range(2000)), min_gap_s=0)
         assert b"".join(asyncio.run(_all(pump))) == b"".join(
             f"{i},".encode() for i in range(2000))
-        pump.close()
 
 
 def test_writes_are_spaced_but_the_first_is_not_held() -> None:
@@ -59,16 +60,17 @@ def test_writes_are_spaced_but_the_first_is_not_held() -> None:
         first = await pump.start()
         waited = time.perf_counter() - started
         rest = [w async for w in pump.rest(None)]
-        return waited, time.perf_counter() - started, [first or b"", *rest]
+        elapsed = time.perf_counter() - started
+        await pump.aclose()
+        return waited, elapsed, [first or b"", *rest]
 
     waited, elapsed, writes = asyncio.run(consume())
     assert waited < gap and writes[0].startswith(b"0,")  # the first write is not held
     assert b"".join(writes) == b"".join(f"{i},".encode() for i in range(100))
     assert len(writes) <= elapsed / gap + 2  # each later write waited out the gap
-    pump.close()
 
 
-def test_close_waits_for_the_producer_then_closes_the_generator() -> None:
+def test_aclose_waits_for_the_producer_then_closes_the_generator() -> None:
     cancel = threading.Event()
     closed = threading.Event()
 
@@ -84,7 +86,7 @@ def test_close_waits_for_the_producer_then_closes_the_generator() -> None:
     async def read_one_then_leave() -> bytes:
         first = await pump.start()
         cancel.set()  # what the EventStream does when the client disconnects
-        await asyncio.to_thread(pump.close)  # as the EventStream does, off the loop
+        await pump.aclose()  # as the EventStream does, on the loop, holding no thread
         return first or b""
 
     assert asyncio.run(read_one_then_leave()).startswith(b"x")
@@ -97,9 +99,15 @@ def test_errors_before_the_first_event_raise_from_start() -> None:
         yield b"never"
 
     pump = Pump(events())
+
+    async def start_then_close() -> None:
+        try:
+            await pump.start()
+        finally:
+            await pump.aclose()
+
     with pytest.raises(RuntimeError, match="queue full"):
-        asyncio.run(pump.start())
-    pump.close()
+        asyncio.run(start_then_close())
 
 
 def test_errors_in_the_producer_reach_the_consumer() -> None:
@@ -125,8 +133,11 @@ def test_events_made_before_an_error_are_sent_before_it() -> None:
     writes: list[bytes] = []
 
     async def consume() -> None:
-        async for chunk in pump.rest(await pump.start()):
-            writes.append(chunk)
+        try:
+            async for chunk in pump.rest(await pump.start()):
+                writes.append(chunk)
+        finally:
+            await pump.aclose()
 
     with pytest.raises(RuntimeError, match="engine failed"):
         asyncio.run(consume())
