@@ -76,7 +76,7 @@ class SlowEngine:
 
 
 def free_port() -> int:
-    """A loopback port nobody listens on right now."""
+    """A loopback port nobody listens on right now (racy: prefer a runner on port 0)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -86,7 +86,9 @@ def free_port() -> int:
 def serve(home: Path, models: list[Path], delay_s: float = 0.0, **settings: Any) -> Iterator[Served]:
     """Start a server with ``settings`` over ``models``; stop it and free models after."""
     ctx = build_context(environ={"EDGEDESK_HOME": str(home)})
-    server_settings = ServerSettings(port=free_port(), **settings)
+    # Port 0: the runner binds the socket itself and reports the real port (no race with
+    # another process taking a port found free a moment before).
+    server_settings = ServerSettings(**settings).model_copy(update={"port": 0})
     keys = key_store(ctx.paths.data_dir)
     key = keys.create("tests")
     for path in models:
