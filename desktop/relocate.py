@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO
 
 from desktop.config import EffectiveSettings, Paths, save_user_settings
 from desktop.errors import ConfigError
@@ -325,7 +325,6 @@ class StartLocation:
     paths: Paths
     effective: EffectiveSettings
     notice: str | None
-    outcome: Literal["none", "moved", "waiting", "failed"] = "none"
 
 
 def relocate_at_start(paths: Paths, effective: EffectiveSettings,
@@ -345,11 +344,11 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
         if paths.data_dir.is_dir() and not lock.try_exclusive():
             return StartLocation(paths, effective, (
                 f"Your data will move to {pending.target} once every other EdgeDesk window "
-                "and server has quit."), "waiting")
+                "and server has quit."))
         report = apply_pending_move(paths, effective, progress)
     except ConfigError as exc:
         return StartLocation(paths, effective,
-                             f"Your data stays in {paths.data_dir}: {exc.message}", "failed")
+                             f"Your data stays in {paths.data_dir}: {exc.message}")
     finally:
         lock.release()  # the lock file stays: a process still waiting on it keeps its lock
     effective = reload()
@@ -359,5 +358,4 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
     if report is not None and report.left_behind:
         moved += (" These could not be removed from the old folder; delete them when "
                   "nothing uses them: " + ", ".join(str(p) for p in report.left_behind))
-    return StartLocation(paths.located(effective.settings.data_location), effective, moved,
-                         "moved")
+    return StartLocation(paths.located(effective.settings.data_location), effective, moved)

@@ -16,7 +16,7 @@ import pytest
 
 from desktop import relocate
 from desktop.app import AppContext, build_context
-from desktop.config import ConfigError, Paths, load_settings
+from desktop.config import ConfigError, NoPolicy, Paths, load_settings
 from desktop.relocate import (
     DataFolderLock,
     move_data,
@@ -24,11 +24,6 @@ from desktop.relocate import (
     request_move,
 )
 from desktop.store.chats import ChatMessage
-
-
-class _NoPolicy:
-    def forced(self) -> Mapping[str, Any]:
-        return {}
 
 
 class _Pinned:
@@ -41,7 +36,7 @@ class _Pinned:
 
 def _context(policy: Any = None, **options: Any) -> AppContext:
     """A start of the window: it carries out a requested move."""
-    return build_context(environ=dict(os.environ), policy=policy or _NoPolicy(),
+    return build_context(environ=dict(os.environ), policy=policy or NoPolicy(),
                          apply_moves=True, **options)
 
 
@@ -140,20 +135,17 @@ def test_copy_across_drives_reports_progress_and_removes_the_originals(tmp_path:
     assert list(source.iterdir()) == []
 
 
-def test_a_failed_start_move_keeps_the_old_folder_and_says_why(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_start_move_keeps_the_old_folder_and_says_why(tmp_path: Path) -> None:
     ctx = _context()
     _with_a_chat_and_a_model(ctx)
-    request_move(ctx.paths, ctx.effective, tmp_path / "target", move=True)
+    target = tmp_path / "target"
+    request_move(ctx.paths, ctx.effective, target, move=True)
     _quit(ctx)
-
-    def broken(*_args: Any, **_kwargs: Any) -> int:
-        raise ConfigError("could not move models to the target: Permission denied")
-
-    monkeypatch.setattr(relocate, "move_data", broken)
+    (target / "models").mkdir(parents=True)  # meanwhile something else claimed the target
     after = _context()
     assert after.paths.data_dir == ctx.paths.data_dir
     assert after.notice is not None and after.notice.startswith("Your data stays in")
+    assert "already holds models" in after.notice
     assert [c.title for c in after.chat_store.list_conversations()] == ["budget notes"]
     assert after.effective.settings.data_location is None
     after.chat_store.close()
@@ -241,7 +233,7 @@ def test_cli_data_move_and_show(tmp_path: Path, edgedesk_home: Path) -> None:
 
 
 def _across_drives(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every rename fail as it does between two drives (EXDEV), forcing the copy."""
+    """Make every folder report its own device, as two drives do, forcing the copy."""
     real_stat = os.stat
 
     class _Device:
@@ -364,7 +356,7 @@ def test_other_commands_leave_a_requested_move_waiting(tmp_path: Path) -> None:
     ctx = _context()
     request_move(ctx.paths, ctx.effective, tmp_path / "later", move=True)
     _quit(ctx)
-    listing = build_context(environ=dict(os.environ), policy=_NoPolicy())  # e.g. models list
+    listing = build_context(environ=dict(os.environ), policy=NoPolicy())  # e.g. models list
     assert listing.paths.data_dir == ctx.paths.data_dir and listing.notice is None
     assert pending_move(ctx.paths) is not None
     _quit(listing)
