@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -21,15 +21,7 @@ from desktop.ui.look import icon
 from desktop.ui.persistence import ChatSaver
 from desktop.ui.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
 
-
-def export_markdown(chat: Conversation) -> str:
-    """The chat as a Markdown document (what 'Export…' writes)."""
-    lines = [f"# {chat.title}", ""]
-    if chat.model:
-        lines += [f"_Model: {chat.model}_", ""]
-    for turn in chat.turns:
-        lines += [f"**{'You' if turn.role == 'user' else 'Assistant'}:**", "", turn.content, ""]
-    return "\n".join(lines)
+SEARCH_DELAY_MS = 200  # search once typing pauses, not on every keystroke
 
 
 class ChatSidebar(QWidget):
@@ -58,7 +50,13 @@ class ChatSidebar(QWidget):
         self.search.setClearButtonEnabled(True)
         self.filter = ChatFilter(self)
         self.filter.setSourceModel(chats)
-        self.search.textChanged.connect(self._search)
+        # The message search is a store query on this (the UI) thread: run it once the
+        # user pauses, so typing stays smooth however many chats there are.
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._run_search)
+        self.search.textChanged.connect(self._search_timer.start)
         self.chat_list = QListView()
         self.chat_list.setObjectName("ChatList")
         self.chat_list.setAccessibleName(self.tr("Conversations"))
@@ -93,19 +91,31 @@ class ChatSidebar(QWidget):
         if row >= 0:
             self.chat_list.setCurrentIndex(self.filter.mapFromSource(self._chats.index(row)))
 
-    def _search(self, text: str) -> None:
+    def _run_search(self) -> None:
+        text = self.search.text()
         matches: set[int] = set()
         if self._saver is not None and text.strip():
             found = self._saver.store.list_conversations(search=text)
             matches = {c.id for c in found}
         self.filter.set_search(text, matches)
 
+    def export_markdown(self) -> str | None:
+        """The shown chat as Markdown, exactly as ``edgedesk chats export`` writes it
+        (reasoning, sources, date, collection); None while nothing of it is saved."""
+        chat = self._current()
+        if chat is None or chat.store_id is None or self._saver is None:
+            return None
+        # Ephemeral chats have a (negative) id in the store's in-memory part, so this
+        # exports them too without anything reaching the disk.
+        return self._saver.store.export_markdown([chat.store_id])
+
     def _export(self) -> None:
         chat = self._current()
-        if chat is None:
+        text = self.export_markdown()
+        if chat is None or text is None:
             return
         name, _ = QFileDialog.getSaveFileName(self, self.tr("Export chat"),
                                               f"{chat.title}.md", "Markdown (*.md)")
         if name:
             with open(name, "w", encoding="utf-8") as out:
-                out.write(export_markdown(chat))
+                out.write(text)

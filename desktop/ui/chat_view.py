@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -58,6 +58,7 @@ class ChatView(QWidget):
         self._streaming: tuple[Conversation, Turn] | None = None
         self._editing: int | None = None
         self._bubbles: list[MessageWidget] = []
+        self._shown: list[Turn] = []  # the turn each bubble shows, in order
         self._dirty = False
         self._render_timer = QTimer(self)
         self._render_timer.setInterval(RENDER_INTERVAL_MS)
@@ -172,10 +173,16 @@ class ChatView(QWidget):
             collection=previous.collection if previous else "",
         )
         self.chats.add(chat)
-        self.sidebar.show_chat(chat)
-        self.select(chat)
+        self._show(chat)
         self.input.setFocus()
         return chat
+
+    def _show(self, chat: Conversation) -> None:
+        # Highlighting the row selects the chat (through ``_select_row``); select here
+        # only when it did not, e.g. when the search hides the row.
+        self.sidebar.show_chat(chat)
+        if self.current is not chat:
+            self.select(chat)
 
     def _select_row(self, chat: object) -> None:
         if isinstance(chat, Conversation) and chat is not self.current:
@@ -208,37 +215,68 @@ class ChatView(QWidget):
             self.stop()
         if self._saver is not None:
             self._saver.delete(chat)
-        self.chats.remove(chat)
         self.current = None
+        # Removing the row moves the list's highlight to a neighbour; show only the chat
+        # chosen below, not that neighbour first (each showing renders a transcript).
+        with QSignalBlocker(self.sidebar):
+            self.chats.remove(chat)
         remaining = self.chats.chats()
         if remaining:
-            self.sidebar.show_chat(remaining[0])
-            self.select(remaining[0])
+            self._show(remaining[0])
         else:
             self.new_chat()
 
     # ------------------------------------------------------------------ transcript
     def _rebuild_transcript(self) -> None:
-        for bubble in self._bubbles:
+        """Make every bubble afresh (another chat, or another theme)."""
+        self._drop_bubbles(0)
+        self._sync_transcript()
+
+    def _drop_bubbles(self, keep: int) -> None:
+        for bubble in self._bubbles[keep:]:
             # Not setParent(None): that makes the bubble a top-level window for a moment,
             # which can take the focus (and keyboard shortcuts) away from this window.
             self._messages.removeWidget(bubble)
             bubble.hide()
             bubble.deleteLater()
-        self._bubbles = []
+        del self._bubbles[keep:]
+        del self._shown[keep:]
+
+    def _sync_transcript(self) -> None:
+        """Bring the bubbles in line with the current chat's turns, making only new ones.
+
+        Rendering a bubble (Markdown and highlighted code) is the slow part, so bubbles
+        still showing the same turns are kept; only those after the first difference
+        (a new question, a regenerated or edited turn) are made again.
+        """
         chat = self.current
-        if chat is None:
+        turns = chat.turns if chat is not None else []
+        keep = 0
+        for shown, turn in zip(self._shown, turns, strict=False):
+            if shown is not turn:
+                break
+            keep += 1
+        if keep == len(self._bubbles) == len(turns):
+            self._show_regenerate()
             return
-        for number, turn in enumerate(chat.turns):
-            last = number == len(chat.turns) - 1
-            bubble = MessageWidget(number, turn, last=last and not self.is_generating,
-                                   theme=self.theme)
+        self._drop_bubbles(keep)
+        for number in range(keep, len(turns)):
+            bubble = MessageWidget(number, turns[number], last=False, theme=self.theme)
             bubble.edit_requested.connect(self.edit)
             bubble.regenerate_requested.connect(self.regenerate)
             bubble.citations.unavailable.connect(self._notify)
             self._messages.insertWidget(self._messages.count() - 1, bubble)
             self._bubbles.append(bubble)
+            self._shown.append(turns[number])
+        self._show_regenerate()
         self._scroll_timer.start()
+
+    def _show_regenerate(self) -> None:
+        """Offer Regenerate under the last answer only, and not while one is generated."""
+        for number, (bubble, turn) in enumerate(zip(self._bubbles, self._shown, strict=True)):
+            last = number == len(self._bubbles) - 1
+            bubble.regenerate_button.setVisible(
+                last and turn.role == "assistant" and not self.is_generating)
 
     def set_theme(self, theme: str) -> None:
         """Colour the transcript's code for the ``light`` or ``dark`` theme from now on."""
@@ -374,7 +412,8 @@ class ChatView(QWidget):
         self.send_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.notice.setVisible(False)
-        self._rebuild_transcript()
+        if chat is self.current:
+            self._sync_transcript()  # the question's and the answer's bubbles, no others
         self._render_timer.start(RENDER_INTERVAL_MS)
         self._pool.start(worker)
 
@@ -420,7 +459,9 @@ class ChatView(QWidget):
         self.stop_button.setEnabled(False)
         if self.current is not None:
             self.ephemeral.setEnabled(self.current.store_id is None)
-        self._rebuild_transcript()
+        self._sync_transcript()  # drops a failed empty answer; keeps the other bubbles
+        if self._bubbles:
+            self._bubbles[-1].refresh()  # the last tokens and the footer's statistics
         self.generation_finished.emit(final)
 
     def shutdown(self) -> None:

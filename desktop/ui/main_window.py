@@ -185,7 +185,8 @@ class MainWindow(QMainWindow):
         self._offer_models()
         if self.chat.current is not None:
             self.chat.current.model = ref
-            self.chat.select(self.chat.current)
+            # Only the header changes; re-rendering the transcript here froze the window.
+            self.chat.header.show_chat(self.chat.current)
         self.show_page("chat")
 
     def show_page(self, key: str) -> None:

@@ -172,3 +172,76 @@ def test_ctrl_n_starts_a_new_chat(qtbot, window: MainWindow) -> None:
     QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert window.chat.chats.rowCount() == before + 1
     assert window.chat.current.turns == [] and window.chat.current.model == "tiny-chat"
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records the index of every message bubble the chat screen makes."""
+    import desktop.ui.chat_view as chat_view
+
+    indexes: list[int] = []
+
+    class Counted(chat_view.MessageWidget):  # type: ignore[misc]
+        def __init__(self, index: int, *args, **kwargs) -> None:
+            indexes.append(index)
+            super().__init__(index, *args, **kwargs)
+
+    monkeypatch.setattr(chat_view, "MessageWidget", Counted)
+    return indexes
+
+
+def test_sending_in_a_long_chat_makes_only_the_two_new_bubbles(
+        qtbot, window: MainWindow, made: list[int]) -> None:
+    # Re-rendering every earlier answer (Markdown, highlighted code) froze the window for
+    # hundreds of milliseconds per message in a long chat.
+    from desktop.ui.conversations import Turn
+
+    chat = window.chat
+    for number in range(10):
+        chat.current.turns += [Turn("user", f"question {number}"),
+                               Turn("assistant", f"```python\nx = {number}\n```")]
+    chat._rebuild_transcript()
+    made.clear()
+    chat.current.max_tokens = 24
+    chat.input.setPlainText("one more")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000) as finished:
+        qtbot.mouseClick(chat.send_button, Qt.MouseButton.LeftButton)
+        assert made == [20, 21]  # the question and the (streaming) answer, nothing else
+    assert made == [20, 21]  # finishing the answer makes no bubble
+    assert len(chat._bubbles) == 22 and bodies(window)[20] == "one more"
+    assert bodies(window)[-1] == finished.args[0].content
+    assert "tok/s" in chat._bubbles[-1].footer.text()
+    qtbot.waitUntil(chat._bubbles[-1].regenerate_button.isVisible, timeout=2000)
+    assert not any(b.regenerate_button.isVisible() for b in chat._bubbles[:-1])
+
+
+def test_regenerate_remakes_only_the_answer(qtbot, window: MainWindow, made: list[int]) -> None:
+    chat = window.chat
+    send(qtbot, window, "first")
+    send(qtbot, window, "second")
+    made.clear()
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000) as finished:
+        qtbot.mouseClick(chat._bubbles[-1].regenerate_button, Qt.MouseButton.LeftButton)
+    assert made == [3]
+    assert bodies(window)[:3] == ["first", chat.current.turns[1].content, "second"]
+    assert bodies(window)[3] == finished.args[0].content and len(bodies(window)) == 4
+
+
+def test_new_chat_delete_and_choosing_a_model_build_the_transcript_at_most_once(
+        qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    chat = window.chat
+    send(qtbot, window, "keep me")
+    built: list[object] = []
+    rebuild = chat._rebuild_transcript
+    monkeypatch.setattr(chat, "_rebuild_transcript", lambda: (built.append(chat.current),
+                                                              rebuild()))
+    first = chat.current
+    fresh = chat.new_chat()
+    assert built == [fresh] and chat.current is fresh
+    built.clear()
+    chat.delete_current()
+    assert built == [first] and bodies(window)[0] == "keep me"
+    built.clear()
+    window.use_model("tiny-chat")
+    assert built == [] and chat.model_box.currentData() == "tiny-chat"
+    assert bodies(window)[0] == "keep me"

@@ -43,9 +43,9 @@ def test_a_chat_is_there_after_a_restart(qtbot, window: MainWindow, tiny_chat: P
     assert again.chat.system_prompt.text() == "Be brief."
     assert "tok/s" in again.chat._bubbles[1].footer.text()
     again.chat.search.setText("giraffe")  # finds chats by their messages, not only titles
-    assert again.chat._filter.rowCount() == 1
+    qtbot.waitUntil(lambda: again.chat._filter.rowCount() == 1, timeout=2000)
     again.chat.search.setText("zebra")
-    assert again.chat._filter.rowCount() == 0
+    qtbot.waitUntil(lambda: again.chat._filter.rowCount() == 0, timeout=2000)
     again.close()
 
 
@@ -93,3 +93,56 @@ def test_ephemeral_chats_never_reach_the_disk(qtbot, window: MainWindow, tiny_ch
     again = reopen(qtbot, tiny_chat)
     assert stored_rows(again) == []
     again.close()
+
+
+def test_the_windows_export_is_the_stores_with_reasoning_and_sources(
+        qtbot, context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from desktop.store.chats import ChatMessage
+    from desktop.store.sources import Source
+
+    store = context.chat_store
+    conv = store.create_conversation("Leave", "tiny-chat", collection="handbook")
+    store.add_message(conv.id, ChatMessage("user", "How much leave?"))
+    store.add_message(conv.id, ChatMessage(
+        "assistant", "25 days [1].", reasoning="Look in the handbook.", model="tiny-chat",
+        sources=(Source(1, "/docs/leave.md", None, 3, 3, "25 days", cited=True),)))
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    chat = win.chat
+    (stored,) = [c for c in chat.chats.chats() if c.store_id == conv.id]
+    chat.chat_list.setCurrentIndex(chat._filter.mapFromSource(
+        chat.chats.index(chat.chats.row_of(stored))))
+    target = tmp_path / "leave.md"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    qtbot.mouseClick(chat.sidebar.export_button, Qt.MouseButton.LeftButton)
+    text = target.read_text(encoding="utf-8")
+    assert text == store.export_markdown([conv.id])  # what `edgedesk chats export` writes
+    assert "**Sources:**" in text and "[1] leave.md" in text and "— cited" in text
+    assert "> Look in the handbook." in text and "Documents: handbook" in text
+    win.close()
+
+
+def test_an_ephemeral_chat_exports_from_memory(qtbot, window: MainWindow) -> None:
+    window.chat.ephemeral.setChecked(True)
+    answer = send(qtbot, window, "secret pineapple")
+    text = window.chat.sidebar.export_markdown()
+    assert text is not None and "secret pineapple" in text and answer.content in text
+
+
+def test_typing_a_search_queries_the_store_once_it_pauses(
+        qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    send(qtbot, window, "remember the giraffe")
+    store = window.context.chat_store
+    queries: list[str | None] = []
+    listed = store.list_conversations
+    monkeypatch.setattr(store, "list_conversations",
+                        lambda search=None: (queries.append(search), listed(search))[1])
+    window.chat.new_chat()
+    qtbot.keyClicks(window.chat.search, "giraf")
+    assert queries == []  # nothing while typing
+    qtbot.waitUntil(lambda: queries == ["giraf"], timeout=2000)
+    assert window.chat._filter.rowCount() == 1
+    qtbot.wait(300)
+    assert queries == ["giraf"]
