@@ -6,7 +6,6 @@ access log and metrics) before the routes; every error leaves in OpenAI's shape.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import secrets
@@ -23,7 +22,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from desktop.config import ServerSettings
 from desktop.errors import EdgeDeskError, QueueFull
-from desktop.resolve import ModelResolver
+from desktop.resolve import ModelResolver, looks_like_path
 from desktop.server.cache import LRUCache
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics, now_iso
 from desktop.server.openai import error_body
@@ -67,26 +66,26 @@ class ModelDirectory(Protocol):
 
 @dataclass
 class ResolverDirectory:
-    """Models registered with ``--model`` plus downloaded catalog models."""
+    """Every model the resolver can serve: registered, downloaded or imported, catalog."""
 
     resolver: ModelResolver
+    installed: Callable[[], list[str]] = list  # ids in the installed index (pulls, imports)
 
     def ids(self) -> list[str]:
-        """Registered ids first, then catalog models whose files are all present."""
-        found = list(self.resolver.registered)
+        """Registered ids, then installed ones, then catalog models present on disk."""
+        found = list(dict.fromkeys([*self.resolver.registered, *self.installed()]))
+        found = [ref for ref in found if self.has(ref)]
         for entry in self.resolver.catalog:
-            if entry.id in found:
-                continue
-            with contextlib.suppress(EdgeDeskError):
-                self.resolver.locate(entry.id)
+            if entry.id not in found and self.has(entry.id):
                 found.append(entry.id)
         return found
 
     def has(self, model: str) -> bool:
-        """The same answer as ``model in ids()`` without probing every catalog model."""
-        if model in self.resolver.registered:
-            return True
-        if not any(entry.id == model for entry in self.resolver.catalog):
+        """Whether the scheduler could serve ``model``, by the resolver's own lookup.
+
+        A file path is never a model id here: clients must not name files on this disk.
+        """
+        if looks_like_path(model) and model not in self.resolver.registered:
             return False
         try:
             self.resolver.locate(model)

@@ -74,12 +74,12 @@ class ServerRunner:
             ctx.resolver.register(path)
         keys = key_store(ctx.paths.data_dir) if server.require_key else None
         access_log = AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE)
+        models = ResolverDirectory(ctx.resolver, lambda: [m.id for m in ctx.installed.all()])
         if not housekeeping:
-            return cls(ctx.scheduler, ResolverDirectory(ctx.resolver), server, keys,
-                       access_log=access_log)
+            return cls(ctx.scheduler, models, server, keys, access_log=access_log)
         from desktop.app import maintenance
 
-        return cls(ctx.scheduler, ResolverDirectory(ctx.resolver), server, keys,
+        return cls(ctx.scheduler, models, server, keys,
                    access_log=access_log, reap_interval_s=REAP_INTERVAL_S,
                    maintain=functools.partial(maintenance, ctx))
 

@@ -91,3 +91,37 @@ def test_the_housekeeping_timer_runs_maintenance_and_survives_its_failures(
         runner.stop()
         ctx.close()
     assert not _reapers()
+
+
+def test_models_pulled_outside_the_catalog_are_served_and_paths_are_not(
+        tmp_path: Path, tiny_chat: Path) -> None:
+    import shutil
+
+    import httpx
+
+    from desktop.catalog.installed import InstalledModel
+
+    ctx = build_context(environ={"EDGEDESK_HOME": str(tmp_path)},
+                        cli_settings={"server.port": free_port(),
+                                      "server.require_key": False})
+    pulled = ctx.paths.models_dir / "someone" / "Tiny-GGUF" / "tiny-Q8_0.gguf"
+    pulled.parent.mkdir(parents=True)
+    shutil.copy(tiny_chat, pulled)
+    ctx.installed.add(InstalledModel(id="tiny-Q8_0", files=(str(pulled),),
+                                     size=pulled.stat().st_size, sha256=("0" * 64,),
+                                     source="hub", repo="someone/Tiny-GGUF"))
+    runner = ctx.server
+    try:
+        runner.start()
+        listed = httpx.get(f"{runner.url}/models").json()["data"]
+        assert "tiny-Q8_0" in {m["id"] for m in listed}  # a REPO:FILE pull is listed
+        answer = httpx.post(f"{runner.url}/chat/completions", timeout=60, json={
+            "model": "tiny-Q8_0", "max_tokens": 4,
+            "messages": [{"role": "user", "content": "hi"}]})
+        assert answer.status_code == 200, answer.text  # and served
+        refused = httpx.post(f"{runner.url}/chat/completions", json={
+            "model": str(pulled), "messages": [{"role": "user", "content": "hi"}]})
+        assert refused.status_code == 404  # a client cannot name a file on this disk
+    finally:
+        runner.stop()
+        ctx.close()
