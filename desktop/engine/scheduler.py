@@ -285,29 +285,19 @@ class Scheduler:
 
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
         """Embeddings from ``model`` (waits for its turn like every other request)."""
-        with self._gate.hold():
-            slot, _ = self._engine(model)
-            slot.requests += 1
-            try:
-                return slot.engine.embed(texts)
-            finally:
-                slot.last_used = self._clock()
+        vectors: list[list[float]] = self.with_engine(model, lambda e: e.embed(texts))
+        return vectors
 
     def rerank(self, model: str, query: str, documents: Sequence[str]) -> list[float]:
         """Relevance scores from a reranker ``model`` (waits for its turn like the rest)."""
+        scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents))
+        return scores
+
+    def with_engine(self, model: str, work: Callable[[Engine], Any]) -> Any:
+        """Run ``work`` with exclusive use of ``model``'s engine, counted as one request."""
         with self._gate.hold():
             slot, _ = self._engine(model)
             slot.requests += 1
-            try:
-                scores: list[float] = slot.engine.rerank(query, documents)
-                return scores
-            finally:
-                slot.last_used = self._clock()
-
-    def with_engine(self, model: str, work: Callable[[Engine], Any]) -> Any:
-        """Run ``work`` with exclusive use of ``model``'s engine (tokenizing, benchmarks)."""
-        with self._gate.hold():
-            slot, _ = self._engine(model)
             try:
                 return work(slot.engine)
             finally:
