@@ -237,8 +237,11 @@ class Downloader:
                                     ) from None
         try:
             if target.exists() and target.stat().st_size == remote.size:
-                meter.report(remote.filename, base + remote.size)
-                return Fetched(target, remote.size, remote.sha256 or _hash_file(target))
+                # Already here: trusted only if its bytes are the Hub's (same size is not).
+                digest = _hash_file(target)
+                if remote.sha256 is None or digest == remote.sha256:
+                    meter.report(remote.filename, base + remote.size)
+                    return Fetched(target, remote.size, digest)
             return self._transfer(remote, target, meter, base, cancel)
         finally:
             lock.release()
