@@ -247,20 +247,25 @@ def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, t
     from desktop.catalog.cancel import CancelEvent
 
     hub.add_fault(REPO, BIG, Fault("stall", after=200_000, stall_s=30))
-    rig = Rig(hub, tmp_path, stall_s=3.0)  # the stall timeout a plain event must wait out
+    # The stall timeout a plain event must wait out; every chunk reported.
+    rig = Rig(hub, tmp_path, stall_s=3.0, progress_interval_s=0)
     cancel = CancelEvent() if waking else threading.Event()
     part = rig.models / REPO / (BIG + ".part")
+    received = threading.Event()
+
+    def seen(progress: Progress) -> None:
+        if progress.done >= 200_000:  # the part file itself is buffered: not a signal
+            received.set()
 
     def cancel_once_stalled() -> None:
-        while not (part.exists() and part.stat().st_size >= 200_000):
-            time.sleep(0.02)
+        received.wait(10)
         time.sleep(0.3)  # the server is silent now; the download blocks in a read
         cancel.set()
 
     threading.Thread(target=cancel_once_stalled, daemon=True).start()
     started = time.monotonic()
     with pytest.raises(Cancelled, match="paused"):
-        rig.fetch(BIG, cancel=cancel)
+        rig.fetch(BIG, cancel=cancel, progress=seen)
     waited = time.monotonic() - started
     if waking:
         assert waited < 2.0  # the socket was shut: no waiting for the stall timeout
@@ -326,3 +331,16 @@ def test_a_cancel_event_runs_late_wakers_at_once_and_forgets_undone_ones():
     assert calls == ["second"]
     cancel.on_set(lambda: calls.append("late"))
     assert calls == ["second", "late"]
+
+
+def test_a_same_size_file_with_other_bytes_is_downloaded_again(hub, payload, tmp_path):
+    rig = Rig(hub, tmp_path)
+    target = rig.models / REPO / BIG
+    target.parent.mkdir(parents=True)
+    target.write_bytes(bytes(BIG_SIZE))  # right size, wrong bytes (a damaged copy)
+    remote, fetched = rig.fetch(BIG)
+    assert fetched.path.read_bytes() == payload[BIG]
+    assert fetched.sha256 == remote.sha256
+    assert hub.bytes_served() == BIG_SIZE
+    _, again = rig.fetch(BIG)  # a good copy is kept as it is
+    assert again.sha256 == remote.sha256 and hub.bytes_served() == BIG_SIZE
