@@ -12,7 +12,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import numpy as np
 from llama_cpp.llama_cache import LlamaRAMCache
 from llama_cpp.llama_grammar import LlamaGrammar
 
+from desktop.engine.grammar import gbnf_for
 from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
 from desktop.engine.types import (
     Chunk,
@@ -200,15 +201,15 @@ class LlamaEngine:
             )
         return self._template
 
-    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None
-               ) -> str:
-        """The prompt text for a conversation."""
+    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
+               template_kwargs: Mapping[str, Any] | None = None) -> str:
+        """The prompt text for a conversation (``template_kwargs`` go to the template)."""
         template = self.template()
         if tools and "tools" not in template.text:
             # The template cannot show tools, so describe them in a system turn instead
             # of dropping them silently.
             messages = _tools_system_turn(tools, messages)
-        return render_chat(template, messages, tools=tools)
+        return render_chat(template, messages, tools=tools, extra=template_kwargs)
 
     def prompt_tokens(self, prompt: str) -> list[int]:
         """Tokens for a rendered prompt, adding BOS only if the template did not."""
@@ -218,9 +219,10 @@ class LlamaEngine:
 
     def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
                     cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None) -> Iterator[Chunk]:
+                    tools: Sequence[dict[str, Any]] | None = None,
+                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
         """Stream the assistant's answer to ``messages``."""
-        prompt = self.render(messages, tools)
+        prompt = self.render(messages, tools, template_kwargs)
         stops = tuple(dict.fromkeys((*params.stop, *self.template().stop_strings())))
         starts_thinking = prompt.rstrip().endswith(ThinkSplitter.OPEN)
         splitter = ThinkSplitter(enabled=self._reasoning, start_in_reasoning=starts_thinking)
@@ -461,15 +463,14 @@ def _tools_system_turn(tools: Sequence[dict[str, Any]], messages: Sequence[Messa
 
 def _grammar(params: GenerationParams) -> LlamaGrammar | None:
     """The sampling grammar for ``params``: GBNF text, or one built from a JSON schema."""
+    text = gbnf_for(params)
+    if text is None:
+        return None
     try:
-        if params.json_schema:
-            return LlamaGrammar.from_json_schema(params.json_schema, verbose=False)
-        if params.grammar:
-            return LlamaGrammar.from_string(params.grammar, verbose=False)
+        return LlamaGrammar.from_string(text, verbose=False)
     except (ValueError, RuntimeError, KeyError, TypeError) as exc:
         which = "json_schema" if params.json_schema else "grammar"
         raise InvalidRequest(f"invalid {which}: {exc}", param=which) from None
-    return None
 
 
 def _pool(vectors: Sequence[Sequence[float]], weights: Sequence[int]) -> list[float]:

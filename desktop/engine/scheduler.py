@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -32,8 +32,9 @@ class Engine(Protocol):
 
     def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
                     cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None) -> Iterator[Chunk]:
-        """Stream an answer to a conversation."""
+                    tools: Sequence[dict[str, Any]] | None = None,
+                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
+        """Stream an answer to a conversation (``template_kwargs``: e.g. enable_thinking)."""
         ...
 
     def stream_completion(self, prompt: str, params: GenerationParams,
@@ -266,10 +267,12 @@ class Scheduler:
 
     def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
                     cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None) -> Iterator[Chunk]:
+                    tools: Sequence[dict[str, Any]] | None = None,
+                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
         """Stream a chat answer from ``model`` once it is this request's turn."""
-        return self._run_stream(model, lambda e: e.stream_chat(messages, params, cancel, tools),
-                                cancel)
+        return self._run_stream(
+            model, lambda e: e.stream_chat(messages, params, cancel, tools, template_kwargs),
+            cancel)
 
     def stream_completion(self, model: str, prompt: str, params: GenerationParams,
                           cancel: threading.Event | None = None) -> Iterator[Chunk]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -138,19 +138,26 @@ def render_chat(
     *,
     tools: Sequence[dict[str, Any]] | None = None,
     add_generation_prompt: bool = True,
+    extra: Mapping[str, Any] | None = None,
 ) -> str:
-    """Render the conversation into the prompt text the model was trained on."""
+    """Render the conversation into the prompt text the model was trained on.
+
+    ``extra`` are further template variables (``chat_template_kwargs``, e.g.
+    ``enable_thinking``); they never override the ones set here.
+    """
     if not messages:
         raise InvalidRequest("a chat needs at least one message", param="messages")
     try:
         compiled = _compiled(template.text)
-        return compiled.render(
+        variables: dict[str, Any] = dict(extra or {})
+        variables.update(
             messages=[message_dict(m) for m in messages],
             tools=list(tools) if tools else None,
             add_generation_prompt=add_generation_prompt,
             bos_token=template.bos_token,
             eos_token=template.eos_token,
         )
+        return compiled.render(**variables)
     except TemplateError as exc:
         raise TemplateMissing(
             f"the chat template ({template.source}) failed to render: {exc}; "

@@ -28,7 +28,8 @@ class FakeEngine:
         self.report = LoadReport(spec.model_id, spec.path, 512, 0, False, 0.0, 0, "fake")
 
     def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None, tools: Any = None) -> Iterator[Chunk]:
+                    cancel: threading.Event | None = None, tools: Any = None,
+                    template_kwargs: Any = None) -> Iterator[Chunk]:
         yield Chunk(text=f"{self.spec.model_id}:{messages[-1].content}")
         if self.gate is not None:
             self.gate.wait(5)
@@ -116,7 +117,7 @@ def test_a_request_cancelled_while_waiting_leaves_the_line_without_running() -> 
     class CountingEngine(FakeEngine):
         def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
                         cancel: threading.Event | None = None,
-                        tools: Any = None) -> Iterator[Chunk]:
+                        tools: Any = None, template_kwargs: Any = None) -> Iterator[Chunk]:
             prompts.append(messages[-1].content)  # the prompt would be processed here
             yield from super().stream_chat(messages, params, cancel, tools)
 
