@@ -139,3 +139,20 @@ class LoadReport:
     estimated_bytes: int
     template_source: str
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    """What a loaded engine has done since load, for /metrics and the benchmark.
+
+    ``decode_steps`` counts llama_decode calls for generation; ``tokens_decoded`` the
+    tokens they carried, so tokens_decoded / decode_steps is the batching achieved.
+    """
+
+    slots_total: int = 1
+    slots_busy: int = 0
+    prompt_tokens_processed: int = 0  # prompt tokens actually decoded
+    prompt_tokens_cached: int = 0  # prompt tokens served from a slot's kept prefix
+    decode_steps: int = 0
+    tokens_decoded: int = 0
+    embed_decodes: int = 0
