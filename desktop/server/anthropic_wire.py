@@ -59,6 +59,7 @@ class MessagesRequest(CountTokensRequest):
     metadata: dict[str, Any] | None = None
     service_tier: str | None = None
     container: str | dict[str, Any] | None = None
+    output_config: dict[str, Any] | None = None
 
 
 def refuse_unsupported(req: CountTokensRequest) -> None:
@@ -241,7 +242,7 @@ def template_kwargs(req: CountTokensRequest) -> dict[str, Any] | None:
     if req.thinking is None:
         return None
     kind = req.thinking.get("type")
-    if kind not in ("enabled", "disabled", "adaptive"):
+    if kind not in ("enabled", "disabled", "adaptive", "between_tools"):
         raise InvalidRequest("thinking.type must be 'enabled' or 'disabled'",
                              param="thinking.type")
     return thinking_kwargs(kind != "disabled")
@@ -251,13 +252,29 @@ def generation_params(req: MessagesRequest, limits: oa.Limits,
                       tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
     """Sampling (Anthropic's default temperature 1; a forced call is grammar-constrained)."""
     stops = tuple(s for s in req.stop_sequences or () if s)
+    schema = output_schema(req)
+    if schema is not None and is_forced(req):
+        raise InvalidRequest("a forced tool_choice cannot be combined with "
+                             "output_config.format", param="tool_choice")
     return GenerationParams(
         max_tokens=capped_max_tokens(req.max_tokens, limits.max_tokens, "max_tokens"),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         top_k=40 if req.top_k is None else req.top_k,
         stop=stops, timeout_s=limits.timeout_s,
-        json_schema=oa.forced_call_schema(tools) if tools and is_forced(req) else None)
+        json_schema=oa.forced_call_schema(tools) if tools and is_forced(req) else schema)
+
+
+def output_schema(req: MessagesRequest) -> str | None:
+    """``output_config.format`` (structured output) as JSON schema text, enforced by grammar."""
+    fmt = (req.output_config or {}).get("format")
+    if fmt is None:
+        return None
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or \
+            not isinstance(fmt.get("schema"), dict):
+        raise InvalidRequest("output_config.format must be {'type': 'json_schema', "
+                             "'schema': {...}}", param="output_config.format")
+    return json.dumps(fmt["schema"])
 
 
 # ---------------------------------------------------------------- answer → message
