@@ -55,7 +55,8 @@ _STORED_RESPONSE = re.compile(r"^/v1/responses/[^/]+(/input_items)?$")
 _ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                     403: "permission_error", 404: "not_found_error", 413: "request_too_large",
                     422: "invalid_request_error", 429: "rate_limit_error", 503: "overloaded_error"}
-OPEN_ROUTES = frozenset({"/health", "/openapi.json"})
+# Like /health, Ollama's version check reveals nothing and clients probe it before a key.
+OPEN_ROUTES = frozenset({"/health", "/openapi.json", "/api/version"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 
 
