@@ -21,7 +21,6 @@ from desktop.server.blocks import (
     Ending,
     Piece,
     arguments_object,
-    capped_max_tokens,
     function_tool,
     only_tool,
     thinking_kwargs,
@@ -257,7 +256,10 @@ def generation_params(req: MessagesRequest, limits: oa.Limits,
         raise InvalidRequest("a forced tool_choice cannot be combined with "
                              "output_config.format", param="tool_choice")
     return GenerationParams(
-        max_tokens=capped_max_tokens(req.max_tokens, limits.max_tokens, "max_tokens"),
+        # Required by the protocol, and clients ask for far more than they expect (Claude
+        # Code sends 32000): lowered to the server's limit rather than refused; reaching
+        # it still says stop_reason "max_tokens".
+        max_tokens=min(req.max_tokens, limits.max_tokens),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         top_k=40 if req.top_k is None else req.top_k,
