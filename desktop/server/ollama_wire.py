@@ -215,14 +215,19 @@ def to_messages(messages: Sequence[dict[str, Any]]) -> list[Message]:
         if role in ("system", "user"):
             out.append(Message(role, content))
         elif role == "assistant":
+            raw_calls = message.get("tool_calls") or []
+            if not isinstance(raw_calls, list):
+                raise InvalidRequest(f"{where}.tool_calls must be a list",
+                                     param=f"messages.{i}.tool_calls")
             calls = tuple(_call(c, f"{where}.tool_calls[{j}]", f"call_{i}_{j}")
-                          for j, c in enumerate(message.get("tool_calls") or ()))
+                          for j, c in enumerate(raw_calls))
             pending += calls
             thinking = message.get("thinking")
             out.append(Message("assistant", content, tool_calls=calls,
                                reasoning=thinking if isinstance(thinking, str) else None))
         elif role == "tool":
-            name = message.get("tool_name") or message.get("name")
+            given = message.get("tool_name") or message.get("name")
+            name = given if isinstance(given, str) else None
             match = next((c for c in pending if c.name == name), pending[0] if pending else None)
             if match is not None:
                 pending.remove(match)
