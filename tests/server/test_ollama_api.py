@@ -131,3 +131,29 @@ def test_refusals_and_keep_alive(lama: ollama.Client) -> None:
     assert refused.value.status_code == 400 and "mirostat" in refused.value.error
     lama.chat(model="tiny-chat", messages=HI, options={"num_predict": 1}, keep_alive=0)
     assert "tiny-chat" not in [m.model for m in lama.ps().models]
+
+
+def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
+    import time as clock
+
+    from desktop.engine.types import Chunk, Usage
+    from desktop.server.app import RequestInfo
+    from desktop.server.ollama_routes import _lines
+    from desktop.server.streaming import Chunks
+
+    tools = [{"type": "function", "function": {"name": "get_time", "parameters": {}}}]
+    chunks = Chunks(iter([Chunk(reasoning="let me see"), Chunk(text="Checking. "),
+                          Chunk(text='<tool_call>{"name": "get_time", "arguments": {}}'),
+                          Chunk(text="</tool_call>"),
+                          Chunk(finish_reason="stop", usage=Usage(9, 4))]),
+                    RequestInfo("req_1", clock.perf_counter()))
+    after: list[str] = []
+    lines = [json.loads(raw) for raw in _lines(chunks, "m", tools, chat=True,
+                                               after=lambda: after.append("done"))]
+    messages = [line["message"] for line in lines]
+    assert messages[0] == {"role": "assistant", "content": ""}  # the first-chunk line
+    assert messages[1] == {"role": "assistant", "content": "", "thinking": "let me see"}
+    assert "".join(m["content"] for m in messages) == "Checking. "  # sent before the call
+    assert messages[-2]["tool_calls"] == [
+        {"function": {"index": 0, "name": "get_time", "arguments": {}}}]
+    assert lines[-1]["done"] and lines[-1]["eval_count"] == 4 and after == ["done"]

@@ -107,3 +107,10 @@ def test_listing_and_show_from_header_facts() -> None:
     assert shown["capabilities"] == ["completion", "tools"]
     assert shown["model_info"]["llama.context_length"] == 2048
     assert ow.show("e", {**facts, "kind": "embedding"})["capabilities"] == ["embedding"]
+
+
+def test_think_is_the_thinking_switch() -> None:
+    assert ow.template_kwargs(None) is None
+    assert ow.template_kwargs(True) == {"enable_thinking": True}
+    assert ow.template_kwargs(False) == {"enable_thinking": False}
+    assert ow.template_kwargs("high") == {"enable_thinking": True}
