@@ -109,7 +109,7 @@ def _describe_all(svc: Services) -> list[dict[str, Any]]:
     for model in svc.models.ids():
         try:
             found.append(ow.describe(model, svc.models.describe(model)))
-        except EdgeDeskError:
+        except (EdgeDeskError, OSError):
             continue  # a file that went away between listing and reading its header
     return found
 

@@ -78,7 +78,7 @@ def _keeper(store: Any, body: rw.ResponsesRequest, items: list[dict[str, Any]]
     def keep(response: dict[str, Any]) -> None:
         try:
             store.put(response["id"], body.model, response, [*items, *response["output"]])
-        except EdgeDeskError:
+        except Exception:  # the answer was given; a full or locked disk must not undo that
             log.exception("could not store response %s", response["id"])
     return keep
 
