@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import anthropic
 import httpx
 import openai
 import pytest
 
-from tests.server.conftest import Served
+from tests.server.conftest import Served, serve
 
 HI = [{"role": "user", "content": "hello world"}]
 TOOLS = [
@@ -138,3 +139,48 @@ def test_keys_errors_and_refusals_in_anthropics_shape(server: Served) -> None:
                        headers={"x-api-key": server.key, "anthropic-version": "2023-06-01"})
     assert reply.status_code == 400
     assert reply.json()["type"] == "error" and "max_tokens" in reply.json()["error"]["message"]
+
+
+def test_a_claude_code_shaped_request_is_served(tmp_path: Path, tiny_chat: Path) -> None:
+    # What Claude Code sends: system blocks and tools with cache_control, metadata,
+    # thinking, a beta query flag and headers, earlier thinking blocks with signatures,
+    # and max_tokens 32000 (lowered to this server's limit of 8).
+    with serve(tmp_path / "cc", [tiny_chat], max_tokens_limit=8) as server:
+        _claude_code_request(server)
+
+
+def _claude_code_request(server: Served) -> None:
+    body = {
+        "model": "tiny-chat", "max_tokens": 32000, "stream": True, "temperature": 1,
+        "metadata": {"user_id": "user_abc_account__session_1"},
+        "system": [{"type": "text", "text": "You are Claude Code.",
+                    "cache_control": {"type": "ephemeral"}}],
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "tools": [{"name": "Bash", "description": "Run a command", "input_schema": {
+            "type": "object", "properties": {"command": {"type": "string"}},
+            "required": ["command"]}, "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x"
+                                          "</system-reminder>"},
+                                         {"type": "text", "text": "list files",
+                                          "cache_control": {"type": "ephemeral"}}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "run ls", "signature": "sig"},
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                 "input": {"command": "ls"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                          "content": "README.md", "is_error": False}]},
+        ],
+    }
+    headers = {"x-api-key": server.key, "anthropic-version": "2023-06-01",
+               "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14"}
+    with httpx.stream("POST", f"{server.root}/v1/messages?beta=true", json=body,
+                      headers=headers, timeout=60) as reply:
+        assert reply.status_code == 200
+        lines = list(reply.iter_lines())
+    names = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
+    data = [json.loads(line.removeprefix("data: ")) for line in lines
+            if line.startswith("data: ")]
+    assert names[0] == "message_start" and names[-1] == "message_stop"
+    delta = next(d for d in data if d["type"] == "message_delta")
+    assert delta["usage"]["output_tokens"] <= 8

@@ -152,3 +152,37 @@ def test_ephemeral_only_refuses_store_true_and_keeps_nothing(ephemeral: Served) 
         assert reply.store is False
         with pytest.raises(openai.NotFoundError):
             c.responses.retrieve(reply.id)
+
+
+def test_a_codex_shaped_request_streams_to_the_end(server: Served) -> None:
+    # The fields Codex CLI sends with a custom model provider (wire_api = "responses").
+    body = {
+        "model": "tiny-chat", "instructions": "You are a coding agent.",
+        "input": [
+            {"type": "message", "role": "developer",
+             "content": [{"type": "input_text", "text": "<permissions>…</permissions>"}]},
+            {"type": "message", "role": "user",
+             "content": [{"type": "input_text", "text": "list the files"}]},
+            {"type": "reasoning", "summary": [], "content": None, "encrypted_content": None},
+            {"type": "function_call", "name": "shell", "call_id": "call_1",
+             "arguments": '{"command": ["ls"]}'},
+            {"type": "function_call_output", "call_id": "call_1",
+             "output": '{"output": "README.md\\n", "metadata": {"exit_code": 0}}'},
+        ],
+        "tools": [{"type": "function", "name": "shell", "description": "Runs a command",
+                   "strict": False, "parameters": {
+                       "type": "object", "properties": {"command": {
+                           "type": "array", "items": {"type": "string"}}},
+                       "required": ["command"], "additionalProperties": False}}],
+        "tool_choice": "auto", "parallel_tool_calls": False, "reasoning": None,
+        "store": False, "stream": True, "include": [], "prompt_cache_key": "0199-abc",
+        "max_output_tokens": 8,
+    }
+    with httpx.stream("POST", f"{server.url}/responses", json=body, timeout=60,
+                      headers={"Authorization": f"Bearer {server.key}"}) as reply:
+        assert reply.status_code == 200
+        data = [json.loads(line.removeprefix("data: ")) for line in reply.iter_lines()
+                if line.startswith("data: ")]
+    assert data[0]["type"] == "response.created"
+    assert data[-1]["type"] in ("response.completed", "response.incomplete")
+    assert data[-1]["response"]["usage"]["input_tokens"] > 40
