@@ -98,3 +98,22 @@ def test_metrics_access_log_and_rate_limits_cover_every_protocol(tmp_path: Path,
         log = (srv.ctx.paths.log_dir / "access.log").read_text()
     assert secret not in log and srv.key not in log
     assert all(f'"route": "{path}"' in log for path, _ in calls)
+
+
+def test_host_check_and_cors_hold_on_the_new_routes(server: Served, tmp_path: Path,
+                                                    tiny_chat) -> None:
+    port = server.runner.port
+    evil = {**_auth(server), "Host": f"evil.example:{port}"}
+    assert httpx.get(f"{server.root}/api/tags", headers=evil).json() == {
+        "error": f"the Host header does not name this server; use http://127.0.0.1:{port}"}
+    anthropic_shape = httpx.post(f"{server.root}/v1/messages", headers=evil, json={}).json()
+    assert anthropic_shape["error"]["type"] == "permission_error"
+    preflight = {"Origin": "http://ide.example", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "x-api-key,anthropic-version,content-type"}
+    assert "access-control-allow-origin" not in httpx.options(
+        f"{server.root}/v1/messages", headers=preflight).headers
+    with serve(tmp_path / "cors", [tiny_chat], allowed_origins=["http://ide.example"]) as srv:
+        ok = httpx.options(f"{srv.root}/v1/messages", headers=preflight)
+        assert ok.headers["access-control-allow-origin"] == "http://ide.example"
+        allowed = ok.headers["access-control-allow-headers"].lower()
+        assert "x-api-key" in allowed and "anthropic-version" in allowed
