@@ -31,13 +31,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export.set_defaults(handler=handle_export)
     rm = csub.add_parser("rm", parents=[common], help="delete conversations")
     rm.add_argument("ids", nargs="*", type=int, metavar="ID")
-    rm.add_argument("--all", action="store_true", help="delete every conversation and every "
-                    "response stored by the local API, and scrub the database file")
+    rm.add_argument("--all", action="store_true", help="delete every conversation and scrub "
+                    "the database file")
     rm.set_defaults(handler=handle_rm)
 
 
 def _store(args: argparse.Namespace) -> ChatStore:
     return context_for(args).chat_store  # retention is applied as it opens
+
+
+def _delete_stored_responses(args: argparse.Namespace) -> None:
+    """``rm --all`` also deletes what the local API stored (Responses API ``store``)."""
+    ctx = context_for(args)
+    try:
+        kept = ctx.response_store
+        if kept.enabled:
+            print(f"deleted {kept.delete_all()} stored API responses")
+    finally:
+        ctx.close()
 
 
 def handle_list(args: argparse.Namespace) -> int:
@@ -80,18 +91,15 @@ def handle_rm(args: argparse.Namespace) -> int:
     """Delete the given conversations, or all of them."""
     if bool(args.ids) == bool(args.all):
         raise InvalidRequest("name conversation ids to delete, or --all (not both)")
-    ctx = context_for(args)
-    store = ctx.chat_store
+    store = _store(args)
     try:
         if args.all:
             print(f"deleted {store.delete_all()} conversations")
-            kept = ctx.response_store
-            if kept.enabled:
-                print(f"deleted {kept.delete_all()} stored API responses")
+            _delete_stored_responses(args)
             return 0
         missing = [i for i in args.ids if not store.delete(i)]
     finally:
-        ctx.close()
+        store.close()
     if missing:
         raise InvalidRequest(f"no conversation with id {missing[0]}")
     print(f"deleted {len(args.ids)} conversation(s)")
