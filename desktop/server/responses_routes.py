@@ -3,11 +3,13 @@
 The request is translated by ``responses_wire`` into the chat route's engine request
 (``scheduler.stream_chat``); streaming goes through the same pump, cancel-on-disconnect
 and access-log bookkeeping. ``store`` keeps the response and its conversation in the
-local database (``store.responses``) for ``GET``/``DELETE`` and ``previous_response_id``.
+local database (``store.responses``) for ``GET``/``DELETE`` and ``previous_response_id``,
+each visible only to the API key that stored it.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import threading
@@ -73,11 +75,17 @@ def _events(chunks: Chunks, events: rw.ResponseEvents, tools: list[dict[str, Any
         done(events.response)
 
 
-def _keeper(store: Any, body: rw.ResponsesRequest, items: list[dict[str, Any]]
+def _owner(request: Request) -> str:
+    """Whose stored responses a request may see: its key's name ('' without keys)."""
+    return _info(request).key_name or ""
+
+
+def _keeper(store: Any, body: rw.ResponsesRequest, items: list[dict[str, Any]], owner: str
             ) -> Callable[[dict[str, Any]], None]:
     def keep(response: dict[str, Any]) -> None:
         try:
-            store.put(response["id"], body.model, response, [*items, *response["output"]])
+            store.put(response["id"], body.model, response, [*items, *response["output"]],
+                      owner=owner)
         except Exception:  # the answer was given; a full or locked disk must not undo that
             log.exception("could not store response %s", response["id"])
     return keep
@@ -95,7 +103,8 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
         raise InvalidRequest(store.refusal, param="store")
     history: list[dict[str, Any]] = []
     if body.previous_response_id:
-        previous = await anyio.to_thread.run_sync(store.get, body.previous_response_id)
+        previous = await anyio.to_thread.run_sync(
+            functools.partial(store.get, body.previous_response_id, owner=_owner(request)))
         if previous is None:
             raise PreviousResponseNotFound(
                 f"previous response '{body.previous_response_id}' was not found here (it was "
@@ -111,7 +120,7 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
                                               template_kwargs=rw.template_kwargs(body)), info)
     ids = rw.Ids("resp_" + secrets.token_hex(16))
     created = int(time.time())
-    keeper = _keeper(store, body, [*history, *items])
+    keeper = _keeper(store, body, [*history, *items], _owner(request))
     if body.stream:
         events = rw.ResponseEvents(body, ids, created, keep)
         return await start_stream(request, _events(
@@ -130,7 +139,8 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
 
 
 async def _stored(request: Request, response_id: str) -> Any:
-    found = await anyio.to_thread.run_sync(_services(request).stored.get, response_id)
+    found = await anyio.to_thread.run_sync(functools.partial(
+        _services(request).stored.get, response_id, owner=_owner(request)))
     if found is None:
         raise ResponseNotFound(f"no stored response with id '{response_id}' (it was not "
                                "stored, was deleted or has expired)", param="response_id")
@@ -156,7 +166,8 @@ async def get_input_items(response_id: str, request: Request) -> JSONResponse:
 async def delete_response(response_id: str, request: Request) -> JSONResponse:
     """Delete a stored response."""
     store = _services(request).stored
-    if not await anyio.to_thread.run_sync(store.delete, response_id):
+    if not await anyio.to_thread.run_sync(functools.partial(store.delete, response_id,
+                                                            owner=_owner(request))):
         raise ResponseNotFound(f"no stored response with id '{response_id}'",
                                param="response_id")
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})

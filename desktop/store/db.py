@@ -218,9 +218,11 @@ GROUNDING_SCHEMA = (
 RESPONSES_SCHEMA = (
     # Responses stored by POST /v1/responses (``store``), for GET and previous_response_id:
     # the response object and the conversation items that led to it (input + output),
-    # as JSON. ``created`` drives retention like a conversation's ``updated``.
+    # as JSON. ``created`` drives retention like a conversation's ``updated``; ``owner``
+    # is the API key's name (each client sees only its own; '' without keys).
     """CREATE TABLE api_responses (
         id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL DEFAULT '',
         model TEXT NOT NULL,
         created REAL NOT NULL,
         response TEXT NOT NULL,

@@ -59,34 +59,37 @@ class ResponseStore:
         return self._db
 
     def put(self, response_id: str, model: str, response: dict[str, Any],
-            items: list[dict[str, Any]]) -> None:
-        """Keep ``response`` and its conversation ``items`` under ``response_id``."""
+            items: list[dict[str, Any]], *, owner: str = "") -> None:
+        """Keep ``response`` and its conversation ``items`` for ``owner`` (a key's name)."""
         db = self._database()
         with db.transaction():
-            db.execute("INSERT OR REPLACE INTO api_responses VALUES (?, ?, ?, ?, ?)",
-                       (response_id, model, self._clock(),
+            db.execute("INSERT OR REPLACE INTO api_responses(id, owner, model, created, "
+                       "response, items) VALUES (?, ?, ?, ?, ?, ?)",
+                       (response_id, owner, model, self._clock(),
                         json.dumps(response, ensure_ascii=False),
                         json.dumps(items, ensure_ascii=False)))
 
-    def get(self, response_id: str) -> StoredResponse | None:
-        """The kept response with this id, or None (also when nothing is kept)."""
+    def get(self, response_id: str, *, owner: str = "") -> StoredResponse | None:
+        """``owner``'s kept response with this id, or None (also when nothing is kept)."""
         if self._db is None:
             return None
         with self._db.lock:
             rows = self._db.query("SELECT id, model, created, response, items FROM "
-                                  "api_responses WHERE id = ?", (response_id,))
+                                  "api_responses WHERE id = ? AND owner = ?",
+                                  (response_id, owner))
         if not rows:
             return None
         rid, model, created, response, items = rows[0]
         return StoredResponse(str(rid), str(model), float(created), json.loads(response),
                               json.loads(items))
 
-    def delete(self, response_id: str) -> bool:
-        """Delete one kept response; True if it existed."""
+    def delete(self, response_id: str, *, owner: str = "") -> bool:
+        """Delete ``owner``'s kept response; True if it existed."""
         if self._db is None:
             return False
         with self._db.transaction():
-            cur = self._db.execute("DELETE FROM api_responses WHERE id = ?", (response_id,))
+            cur = self._db.execute("DELETE FROM api_responses WHERE id = ? AND owner = ?",
+                                   (response_id, owner))
         return bool(cur.rowcount)
 
     def delete_before(self, cutoff: float) -> int:

@@ -112,6 +112,22 @@ def test_previous_response_id_get_and_delete(client: openai.OpenAI, server: Serv
         client.responses.retrieve(alone.id)  # store: false keeps nothing
 
 
+def test_another_key_cannot_read_continue_or_delete_a_response(client: openai.OpenAI,
+                                                               server: Served) -> None:
+    mine = client.responses.create(model="tiny-chat", input="a secret", max_output_tokens=2)
+    with openai.OpenAI(base_url=server.url, api_key=server.keys.create("other-client"),
+                       max_retries=0) as other:
+        with pytest.raises(openai.NotFoundError):
+            other.responses.retrieve(mine.id)
+        with pytest.raises(openai.NotFoundError):
+            other.responses.delete(mine.id)
+        with pytest.raises(openai.BadRequestError) as caught:
+            other.responses.create(model="tiny-chat", input="and?",
+                                   previous_response_id=mine.id)
+        assert caught.value.body["code"] == "previous_response_not_found"
+    assert client.responses.retrieve(mine.id).id == mine.id
+
+
 def test_unsupported_fields_and_items_are_refused_by_name(client: openai.OpenAI) -> None:
     for extra, param in (({"background": True}, "background"),
                          ({"tools": [{"type": "web_search"}]}, "tools.0.type"),

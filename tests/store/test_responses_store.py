@@ -32,6 +32,16 @@ def test_kept_read_back_and_deleted(tmp_path: Path) -> None:
     store.close()
 
 
+def test_each_key_sees_only_its_own_responses(tmp_path: Path) -> None:
+    store = ResponseStore(open_database(tmp_path / "db.sqlite"))
+    store.put("resp_1", "m", RESPONSE, ITEMS, owner="codex")
+    assert store.get("resp_1", owner="codex") is not None
+    assert store.get("resp_1", owner="vscode") is None and store.get("resp_1") is None
+    assert not store.delete("resp_1", owner="vscode")
+    assert store.delete("resp_1", owner="codex")
+    store.close()
+
+
 def test_retention_deletes_only_old_responses(tmp_path: Path) -> None:
     now = [1_000_000.0]
     store = ResponseStore(open_database(tmp_path / "db.sqlite"), clock=lambda: now[0])
