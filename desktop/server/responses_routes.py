@@ -59,7 +59,14 @@ def _events(chunks: Chunks, events: rw.ResponseEvents, tools: list[dict[str, Any
             if not started:  # held until the engine answers: earlier errors keep their status
                 started = True
                 out = events.opening()
-            out += events.ending(item) if isinstance(item, Ending) else events.piece(item)
+            if isinstance(item, Ending):
+                out += events.ending(item)
+                # Kept before the last event goes out: a client may name it as
+                # previous_response_id the moment it has read response.completed.
+                if events.response is not None and item.final.finish_reason != "cancelled":
+                    done(events.response)
+            else:
+                out += events.piece(item)
             if out:
                 yield out
     except Exception as exc:
@@ -70,9 +77,6 @@ def _events(chunks: Chunks, events: rw.ResponseEvents, tools: list[dict[str, Any
         code, message = (exc.code, exc.message) if isinstance(exc, EdgeDeskError) else \
             ("server_error", f"internal error ({type(exc).__name__}); see the server log")
         yield events.failed(code, message)
-        return
-    if events.response is not None and chunks.final.finish_reason != "cancelled":
-        done(events.response)
 
 
 def _owner(request: Request) -> str:

@@ -112,6 +112,19 @@ def test_previous_response_id_get_and_delete(client: openai.OpenAI, server: Serv
         client.responses.retrieve(alone.id)  # store: false keeps nothing
 
 
+def test_a_streamed_response_is_stored_as_it_ended(client: openai.OpenAI) -> None:
+    events = list(client.responses.create(model="tiny-chat", input="hello", stream=True,
+                                          max_output_tokens=4))
+    final = events[-1].response
+    assert final.store is True
+    kept = client.responses.retrieve(final.id)
+    assert kept.output_text == final.output[0].content[0].text
+    assert kept.usage.output_tokens == final.usage.output_tokens == 4
+    follow = client.responses.create(model="tiny-chat", input="more", max_output_tokens=1,
+                                     previous_response_id=final.id)
+    assert follow.usage.input_tokens > final.usage.input_tokens + 4
+
+
 def test_another_key_cannot_read_continue_or_delete_a_response(client: openai.OpenAI,
                                                                server: Served) -> None:
     mine = client.responses.create(model="tiny-chat", input="a secret", max_output_tokens=2)
