@@ -26,6 +26,7 @@ from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
 from desktop.server.blocks import Ending, answer_pieces, whole_answer
+from desktop.server.responses_events import ResponseEvents
 from desktop.server.routes import _check_model, _info, _limits, _services
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
 
@@ -49,7 +50,7 @@ class ResponseNotFound(EdgeDeskError):
     error_type = "invalid_request_error"
 
 
-def _events(chunks: Chunks, events: rw.ResponseEvents, tools: list[dict[str, Any]] | None,
+def _events(chunks: Chunks, events: ResponseEvents, tools: list[dict[str, Any]] | None,
             forced: bool, done: Callable[[dict[str, Any]], None]
             ) -> Generator[bytes, None, None]:
     started = False
@@ -126,7 +127,7 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
     created = int(time.time())
     keeper = _keeper(store, body, [*history, *items], _owner(request))
     if body.stream:
-        events = rw.ResponseEvents(body, ids, created, keep)
+        events = ResponseEvents(body, ids, created, keep)
         return await start_stream(request, _events(
             chunks, events, tools, rw.is_forced(body),
             keeper if keep else (lambda _: None)), cancel)
