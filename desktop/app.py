@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.retrieval.search import Searcher
     from desktop.store.chats import ChatStore
     from desktop.store.db import Database
+    from desktop.store.responses import ResponseStore
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 
@@ -151,6 +152,15 @@ class AppContext:
                                ephemeral_only=self.settings.ephemeral_only)
 
     @functools.cached_property
+    def response_store(self) -> ResponseStore:
+        """Responses kept by the Responses API (none under EphemeralOnly); retention applied."""
+        from desktop.store.responses import open_response_store
+
+        return open_response_store(self.paths.database,
+                                   retention_days=self.settings.retention_days,
+                                   ephemeral_only=self.settings.ephemeral_only)
+
+    @functools.cached_property
     def documents_db(self) -> Database:
         """The database connection used for document collections and their search."""
         from desktop.store.db import open_database
@@ -203,6 +213,8 @@ class AppContext:
             self.scheduler.close()
         if "chat_store" in self.__dict__:
             self.chat_store.close()
+        if "response_store" in self.__dict__:
+            self.response_store.close()
         if "documents_db" in self.__dict__:
             self.documents_db.close()
 
@@ -212,6 +224,7 @@ class MaintenanceReport:
     """What one maintenance pass did: conversations deleted, collections rescanned, failures."""
 
     conversations_deleted: int = 0
+    responses_deleted: int = 0  # stored Responses API responses past the retention period
     rescanned: list[IndexReport] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # collection (or "chats") -> why
 
@@ -241,6 +254,11 @@ def _maintain(ctx: AppContext, report: MaintenanceReport,
             ctx.settings.retention_days)
     except EdgeDeskError as exc:
         report.failures["chats"] = exc.message
+    try:
+        report.responses_deleted = ctx.response_store.apply_retention(
+            ctx.settings.retention_days)
+    except EdgeDeskError as exc:
+        report.failures["responses"] = exc.message
     for info in ctx.library.collections():
         if cancel is not None and cancel.is_set():
             break

@@ -40,6 +40,17 @@ def _store(args: argparse.Namespace) -> ChatStore:
     return context_for(args).chat_store  # retention is applied as it opens
 
 
+def _delete_stored_responses(args: argparse.Namespace) -> None:
+    """``rm --all`` also deletes what the local API stored (Responses API ``store``)."""
+    ctx = context_for(args)
+    try:
+        kept = ctx.response_store
+        if kept.enabled:
+            print(f"deleted {kept.delete_all()} stored API responses")
+    finally:
+        ctx.close()
+
+
 def handle_list(args: argparse.Namespace) -> int:
     """Print the conversations."""
     store = _store(args)
@@ -84,6 +95,7 @@ def handle_rm(args: argparse.Namespace) -> int:
     try:
         if args.all:
             print(f"deleted {store.delete_all()} conversations")
+            _delete_stored_responses(args)
             return 0
         missing = [i for i in args.ids if not store.delete(i)]
     finally:

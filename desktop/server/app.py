@@ -1,7 +1,9 @@
 """``create_app``: the ASGI app, built from its dependencies (no globals).
 
 Every request passes one guard (request id, Host check, key, rate limit, body limit,
-access log and metrics) before the routes; every error leaves in OpenAI's shape.
+access log and metrics) before the routes; every error leaves in the shape of the
+protocol its route speaks (OpenAI's; Anthropic's under ``/v1/messages``; Ollama's under
+``/api/``).
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ from desktop.server.security import (
     KeyStore,
     RateLimiter,
     allowed_hosts,
-    bearer_token,
+    api_key,
     check_bind,
     host_allowed,
 )
+from desktop.store.responses import ResponseStore
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -43,8 +46,17 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = logging.getLogger("edgedesk.server")
 KNOWN_ROUTES = frozenset({"/v1/models", "/v1/chat/completions", "/v1/completions",
-                          "/v1/embeddings", "/v1/rerank", "/health", "/metrics"})
-OPEN_ROUTES = frozenset({"/health", "/openapi.json"})
+                          "/v1/embeddings", "/v1/rerank", "/health", "/metrics",
+                          "/v1/responses", "/v1/messages", "/v1/messages/count_tokens",
+                          "/api/tags", "/api/show", "/api/chat", "/api/generate", "/api/embed",
+                          "/api/embeddings", "/api/version", "/api/ps"})
+_STORED_RESPONSE = re.compile(r"^/v1/responses/[^/]+(/input_items)?$")
+# Anthropic's error types by status (their SDK raises by status; the body names the type).
+_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+                    403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+                    422: "invalid_request_error", 429: "rate_limit_error", 503: "overloaded_error"}
+# Like /health, Ollama's version check reveals nothing and clients probe it before a key.
+OPEN_ROUTES = frozenset({"/health", "/openapi.json", "/api/version"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 
 
@@ -61,6 +73,10 @@ class ModelDirectory(Protocol):
 
     def kind(self, model: str) -> tuple[str, int | None]:
         """What ``model`` is (chat, embedding, reranker) and its GGUF pooling type, if any."""
+        ...
+
+    def describe(self, model: str) -> dict[str, Any]:
+        """Header facts about ``model`` (kind, architecture, sizes, template), not loading it."""
         ...
 
 
@@ -98,6 +114,19 @@ class ResolverDirectory:
         spec = self.resolver(model)
         return spec.kind, self.resolver.info(spec.path).pooling_type
 
+    def describe(self, model: str) -> dict[str, Any]:
+        """Header facts about ``model`` for Ollama's listings; reads the header only."""
+        spec = self.resolver(model)
+        info = self.resolver.info(spec.path)
+        return {"kind": spec.kind, "architecture": info.architecture,
+                "parameters": info.parameters, "file_bytes": info.file_bytes,
+                "context_length": info.context_length,
+                "embedding_length": info.embedding_length, "block_count": info.block_count,
+                "file_type": info.file_type,
+                "chat_template": spec.chat_template or info.chat_template,
+                "reasoning": spec.reasoning_format == "think",
+                "modified": spec.path.stat().st_mtime}
+
 
 @dataclass
 class RequestInfo:
@@ -127,15 +156,35 @@ class Services:
     responses: LRUCache[dict[str, Any]] | None
     embeddings: LRUCache[list[float]]
     allowed: frozenset[str] = field(default_factory=frozenset)
+    stored: ResponseStore = field(default_factory=lambda: ResponseStore(None))
 
 
 class _BodyTooLarge(Exception):
     pass
 
 
+def route_label(path: str) -> str:
+    """The route name metrics and rate limits see (one label per stored-response route)."""
+    if path in KNOWN_ROUTES:
+        return path
+    return "/v1/responses/{id}" if _STORED_RESPONSE.match(path) else "other"
+
+
+def error_payload(path: str, status: int, message: str, *, type_: str, code: str | None,
+                  param: str | None = None) -> dict[str, Any]:
+    """An error body in the shape the route's own clients parse."""
+    if path.startswith("/v1/messages"):
+        return {"type": "error", "error": {
+            "type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message}}
+    if path.startswith("/api/"):
+        return {"error": message}
+    return error_body(message, type_=type_, code=code, param=param)
+
+
 def _json(status: int, message: str, type_: str, code: str, *, param: str | None = None,
-          headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(error_body(message, type_=type_, code=code, param=param),
+          headers: dict[str, str] | None = None, path: str = "") -> JSONResponse:
+    return JSONResponse(error_payload(path, status, message, type_=type_, code=code,
+                                      param=param),
                         status_code=status, headers=headers)
 
 
@@ -185,33 +234,33 @@ class Guard:
             server = scope.get("server") or (None, svc.settings.port)
             return _json(403, "the Host header does not name this server; use "
                          f"http://{svc.bound_host}:{server[1]}", "invalid_request_error",
-                         "invalid_host")
+                         "invalid_host", path=scope.get("path", ""))
         path = scope.get("path", "")
         if path in OPEN_ROUTES or scope.get("method") == "OPTIONS":
             return None
         if svc.keys is not None:
-            token = bearer_token(headers.get("authorization"))
+            token = api_key(headers.get("authorization"), headers.get("x-api-key"))
             name = svc.keys.verify(token) if token else None
             if name is None:
                 what = "a wrong or revoked" if token else "no"
                 return _json(401, f"{what} API key was sent; pass 'Authorization: Bearer KEY' "
-                             "(create one with 'edgedesk keys create NAME')",
-                             "invalid_request_error", "invalid_api_key")
+                             "or 'x-api-key: KEY' (create one with 'edgedesk keys create "
+                             "NAME')", "invalid_request_error", "invalid_api_key", path=path)
             info.key_name = name
         wait = svc.limiter.check(info.key_name or "-")
         if wait is not None:
             return _json(429, f"rate limit reached for this key; retry in {wait} s",
                          "rate_limit_error", "rate_limit_exceeded",
-                         headers={"Retry-After": str(wait)})
+                         headers={"Retry-After": str(wait)}, path=path)
         length = headers.get("content-length")
         if length and length.isdigit() and int(length) > svc.settings.max_body_bytes:
-            return self._too_large()
+            return self._too_large(path)
         return None
 
-    def _too_large(self) -> JSONResponse:
+    def _too_large(self, path: str) -> JSONResponse:
         return _json(413, f"the request body is larger than "
                      f"{self.services.settings.max_body_bytes} bytes", "invalid_request_error",
-                     "request_too_large")
+                     "request_too_large", path=path)
 
     async def _run(self, scope: Scope, receive: Receive, send: Send,
                    headers: dict[str, str]) -> None:
@@ -236,12 +285,12 @@ class Guard:
             await self.app(scope, receive_limited, send_tracked)
         except _BodyTooLarge:
             if not started[0]:
-                await self._too_large()(scope, receive, send)
+                await self._too_large(scope.get("path", ""))(scope, receive, send)
 
     def _record(self, scope: Scope, path: str, status: int, info: RequestInfo) -> None:
         svc = self.services
         latency = time.perf_counter() - info.started
-        route = path if path in KNOWN_ROUTES else "other"
+        route = route_label(path)
         svc.metrics.record(route, status, latency, info.ttft_s, tokens_in=info.tokens_in,
                            tokens_out=info.tokens_out)
         if info.key_name:
@@ -258,44 +307,52 @@ class Guard:
 
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(EdgeDeskError)
-    async def _edgedesk(_: Request, exc: EdgeDeskError) -> JSONResponse:
+    async def _edgedesk(request: Request, exc: EdgeDeskError) -> JSONResponse:
         headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, QueueFull) else None
         status = exc.http_status if exc.http_status != 499 else 400
         return _json(status, exc.message, exc.error_type, exc.code, param=exc.param,
-                     headers=headers)
+                     headers=headers, path=request.url.path)
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        path = request.url.path
         first = exc.errors()[0] if exc.errors() else {"msg": "invalid request", "loc": ()}
         loc = [str(p) for p in first.get("loc", ()) if p != "body"]
         if first.get("type") == "json_invalid":
             ctx = first.get("ctx")
             why = ctx.get("error", first["msg"]) if isinstance(ctx, dict) else first["msg"]
             return _json(400, f"the request body is not valid JSON ({why})",
-                         "invalid_request_error", "invalid_json")
+                         "invalid_request_error", "invalid_json", path=path)
         param = ".".join(loc) or None
         where = f"'{param}': " if param else ""
         return _json(400, f"{where}{first['msg']}", "invalid_request_error", "invalid_value",
-                     param=param)
+                     param=param, path=path)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return _json(exc.status_code, str(exc.detail), "invalid_request_error", code,
-                     headers=dict(exc.headers or {}))
+                     headers=dict(exc.headers or {}), path=request.url.path)
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error in %s", request.url.path, exc_info=exc)
         return _json(500, f"internal error ({type(exc).__name__}); see the server log",
-                     "server_error", "internal_error")
+                     "server_error", "internal_error", path=request.url.path)
 
 
 def create_app(scheduler: Any, models: ModelDirectory, settings: ServerSettings,
                keys: KeyStore | None, *, access_log: AccessLog | None = None,
                metrics: Metrics | None = None, bound_host: str | None = None,
-               extra_hosts: tuple[str, ...] = ()) -> FastAPI:
-    """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth."""
+               extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None
+               ) -> FastAPI:
+    """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
+
+    ``stored`` keeps Responses API responses (None: ``store: true`` is refused).
+    """
+    from desktop.server.anthropic_routes import router as anthropic_router
+    from desktop.server.ollama_routes import router as ollama_router
+    from desktop.server.responses_routes import router as responses_router
     from desktop.server.routes import router
 
     host = bound_host or settings.host
@@ -306,18 +363,23 @@ def create_app(scheduler: Any, models: ModelDirectory, settings: ServerSettings,
         limiter=RateLimiter(settings.requests_per_minute, settings.tokens_per_minute),
         responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
-        allowed=allowed_hosts(host, extra_hosts))
+        allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None))
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services
     app.include_router(router)
+    app.include_router(responses_router)
+    app.include_router(anthropic_router)
+    app.include_router(ollama_router)
     _install_error_handlers(app)
     app.add_middleware(Guard, services=services)
     if settings.allowed_origins:
         # Keys travel in the Authorization header, never cookies: no credentials mode, so
         # even an allowed origin cannot ride on a browser's ambient authority.
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.allowed_origins),
-                           allow_credentials=False, allow_methods=["GET", "POST", "OPTIONS"],
-                           allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+                           allow_credentials=False,
+                           allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+                           allow_headers=["Authorization", "Content-Type", "X-Request-ID",
+                                          "x-api-key", "anthropic-version", "anthropic-beta"],
                            expose_headers=["X-Request-ID", "Retry-After"])
     return app

@@ -25,6 +25,7 @@ from desktop.errors import ConfigError
 from desktop.server.app import ModelDirectory, ResolverDirectory, create_app
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics
 from desktop.server.security import KeyStore
+from desktop.store.responses import ResponseStore
 
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
@@ -44,13 +45,14 @@ class ServerRunner:
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
                  reap_interval_s: float | None = None,
                  maintain: Callable[[], object] | None = None,
-                 maintain_interval_s: float = 3600.0) -> None:
+                 maintain_interval_s: float = 3600.0,
+                 stored: ResponseStore | None = None) -> None:
         self.scheduler = scheduler
         self.settings = settings
         self.access_log = access_log or AccessLog(None)
         self.metrics = Metrics()
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
-                              metrics=self.metrics)
+                              metrics=self.metrics, stored=stored)
         self._reap_interval = reap_interval_s  # None: no timer thread (someone else reaps)
         self._maintain = maintain  # retention + document rescans (desktop.app.maintenance)
         self._maintain_interval = maintain_interval_s
@@ -76,12 +78,13 @@ class ServerRunner:
         access_log = AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE)
         models = ResolverDirectory(ctx.resolver, lambda: [m.id for m in ctx.installed.all()])
         if not housekeeping:
-            return cls(ctx.scheduler, models, server, keys, access_log=access_log)
+            return cls(ctx.scheduler, models, server, keys, access_log=access_log,
+                       stored=ctx.response_store)
         from desktop.app import maintenance
 
         return cls(ctx.scheduler, models, server, keys,
                    access_log=access_log, reap_interval_s=REAP_INTERVAL_S,
-                   maintain=functools.partial(maintenance, ctx))
+                   maintain=functools.partial(maintenance, ctx), stored=ctx.response_store)
 
     @property
     def housekeeping(self) -> bool:

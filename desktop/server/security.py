@@ -154,6 +154,15 @@ def bearer_token(header: str | None) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
+def api_key(authorization: str | None, x_api_key: str | None) -> str | None:
+    """The key a request carries: ``Authorization: Bearer`` or Anthropic's ``x-api-key``.
+
+    Both carry the same keys; Claude Code and the Anthropic SDK send ``x-api-key`` (or a
+    Bearer token when given ``ANTHROPIC_AUTH_TOKEN``).
+    """
+    return bearer_token(authorization) or (x_api_key or "").strip() or None
+
+
 # ---------------------------------------------------------------- host and bind
 
 

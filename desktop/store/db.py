@@ -215,6 +215,22 @@ GROUNDING_SCHEMA = (
 )
 
 
+RESPONSES_SCHEMA = (
+    # Responses stored by POST /v1/responses (``store``), for GET and previous_response_id:
+    # the response object and the conversation items that led to it (input + output),
+    # as JSON. ``created`` drives retention like a conversation's ``updated``; ``owner``
+    # is the API key's name (each client sees only its own; '' without keys).
+    """CREATE TABLE api_responses (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL,
+        created REAL NOT NULL,
+        response TEXT NOT NULL,
+        items TEXT NOT NULL)""",
+    "CREATE INDEX api_responses_by_created ON api_responses(created)",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -223,6 +239,7 @@ MIGRATIONS: tuple[Migration, ...] = (
               add_float_copies),
     Migration(5, "a conversation's document collection and each answer's sources",
               GROUNDING_SCHEMA),
+    Migration(6, "responses stored by the Responses API", RESPONSES_SCHEMA),
 )
 
 

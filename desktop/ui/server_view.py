@@ -7,6 +7,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 from desktop.app import AppContext
 from desktop.config import apply_changes, save_user_settings
 from desktop.errors import EdgeDeskError
+from desktop.server.client_setups import python_openai, setups
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyStore
 from desktop.ui.workers import TaskWorker, WorkerPool
@@ -30,15 +32,8 @@ LOG_LINES = 500  # the live log keeps the last requests only; the file keeps the
 
 def snippet(url: str) -> str:
     """Ready-to-copy code for the ``openai`` client against this server."""
-    return (
-        "from openai import OpenAI\n\n"
-        f'client = OpenAI(base_url="{url}", api_key="YOUR-EDGEDESK-KEY")\n'
-        "reply = client.chat.completions.create(\n"
-        '    model="MODEL-ID",\n'
-        '    messages=[{"role": "user", "content": "Hello"}],\n'
-        ")\nprint(reply.choices[0].message.content)\n\n"
-        f"# IDEs (Continue, Cline, …): OpenAI-compatible provider, base URL {url}"
-    )
+    return python_openai(url) + (
+        f"\n# IDEs (Continue, Cline, …): OpenAI-compatible provider, base URL {url}")
 
 
 def log_line(record: AccessRecord) -> str:
@@ -91,12 +86,7 @@ class ServerView(QWidget):
         origins.addWidget(self.origins, 1)
         origins.addWidget(save_origins)
         layout.addLayout(origins)
-        self.snippet = QPlainTextEdit()
-        self.snippet.setReadOnly(True)
-        self.snippet.setAccessibleName(self.tr("Code snippet"))
-        self.snippet.setMaximumHeight(150)
-        layout.addWidget(QLabel(self.tr("Use it from code")))
-        layout.addWidget(self.snippet)
+        self._build_snippets(layout)
         layout.addWidget(QLabel(self.tr("Requests (no content is recorded)")))
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
@@ -161,6 +151,29 @@ class ServerView(QWidget):
         super().showEvent(event)
 
     # ------------------------------------------------------------------ state
+    def _build_snippets(self, layout: QVBoxLayout) -> None:
+        self._url = ""  # the address the snippets show (set by _refresh)
+        self.snippet = QPlainTextEdit()
+        self.snippet.setReadOnly(True)
+        self.snippet.setAccessibleName(self.tr("Code snippet"))
+        self.snippet.setMaximumHeight(170)
+        # The same setups docs/api.md shows (Codex CLI, Claude Code, Continue, Zed, Copilot,
+        # JetBrains), with this server's real address.
+        self.client_picker = QComboBox()
+        self.client_picker.setAccessibleName(self.tr("Client to set up"))
+        self.client_picker.addItems(list(setups("http://127.0.0.1/v1")))
+        self.client_picker.currentIndexChanged.connect(self._show_snippet)
+        pick = QHBoxLayout()
+        pick.addWidget(QLabel(self.tr("Use it from")))
+        pick.addWidget(self.client_picker, 1)
+        layout.addLayout(pick)
+        layout.addWidget(self.snippet)
+
+    def _show_snippet(self) -> None:
+        name = self.client_picker.currentText()
+        text = snippet(self._url) if name == "Python (openai)" else setups(self._url)[name]
+        self.snippet.setPlainText(text)
+
     @property
     def running(self) -> bool:
         """Whether the server accepts connections."""
@@ -173,7 +186,8 @@ class ServerView(QWidget):
         url = self._context.server.url if "server" in self._context.__dict__ else \
             f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
         self.address.setText(url)
-        self.snippet.setPlainText(snippet(url))
+        self._url = url
+        self._show_snippet()
         locked = self._context.effective.is_locked
         self.start_with_app.setEnabled(not locked("server.start_with_app"))
         self.origins.setEnabled(not locked("server.allowed_origins"))

@@ -98,7 +98,8 @@ def serve(home: Path, models: list[Path], delay_s: float = 0.0, **settings: Any)
                           queue_max=server_settings.queue_max) if delay_s else ctx.scheduler
     runner = ServerRunner(scheduler, ResolverDirectory(ctx.resolver), server_settings,
                           keys if server_settings.require_key else None,
-                          access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE))
+                          access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE),
+                          stored=ctx.response_store)
     runner.start()
     try:
         yield Served(runner, ctx, keys, key, scheduler, journal)

@@ -59,7 +59,7 @@ def test_an_existing_database_upgrades_and_keeps_its_chats(db_path: Path) -> Non
     store.set_collection(conv.id, "papers")  # the new columns are writable
     store.close()
     reopened = Database(db_path)
-    assert [v for v, _ in applied_migrations(reopened)] == [1, 2, 3, 4, 5]
+    assert [v for v, _ in applied_migrations(reopened)] == [m.version for m in MIGRATIONS]
     assert reopened.query("SELECT sources FROM messages") == [(None,), (None,)]
     assert reopened.query("SELECT collection FROM conversations") == [("papers",)]
     reopened.close()

@@ -53,6 +53,24 @@ def test_server_starts_serves_logs_and_stops_from_the_panel(qtbot, tiny_chat: Pa
     win.close()
 
 
+def test_the_panel_shows_each_clients_setup_with_the_real_address(qtbot) -> None:
+    port = free_port()
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"server.port": port}))
+    qtbot.addWidget(win)
+    panel = win.server
+    names = [panel.client_picker.itemText(i) for i in range(panel.client_picker.count())]
+    assert {"Codex CLI", "Claude Code", "Continue", "Zed", "VS Code Copilot",
+            "JetBrains AI Assistant"} <= set(names)
+    panel.client_picker.setCurrentText("Codex CLI")
+    codex = panel.snippet.toPlainText()
+    assert f'base_url = "http://127.0.0.1:{port}/v1"' in codex and 'wire_api = "responses"' in codex
+    panel.client_picker.setCurrentText("Claude Code")
+    claude = panel.snippet.toPlainText()
+    assert f"ANTHROPIC_BASE_URL=http://127.0.0.1:{port}\n" in claude
+    assert "ANTHROPIC_AUTH_TOKEN=YOUR-EDGEDESK-KEY" in claude
+    win.close()
+
+
 def _left():
     from PySide6.QtCore import Qt
 

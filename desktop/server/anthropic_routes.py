@@ -1,0 +1,99 @@
+"""``/v1/messages`` and ``/v1/messages/count_tokens``: Anthropic's Messages API.
+
+Translated by ``anthropic_wire`` into the chat route's engine request and run through
+the same queue, pump and cancel-on-disconnect; errors leave in Anthropic's shape (the
+app's error handlers pick it by path). Keys come as ``x-api-key`` or Bearer; the
+``anthropic-version`` and ``anthropic-beta`` headers are accepted and not needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Generator, Sequence
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from desktop.engine.types import Message
+from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.server import anthropic_wire as aw
+from desktop.server.blocks import Ending, answer_pieces, whole_answer
+from desktop.server.routes import _check_model, _info, _limits, _services
+from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
+
+router = APIRouter()
+log = logging.getLogger("edgedesk.server")
+
+
+def _events(chunks: Chunks, events: aw.MessageEvents, tools: list[dict[str, Any]] | None,
+            forced: bool) -> Generator[bytes, None, None]:
+    started = False
+    try:
+        for item in answer_pieces(chunks, tools, forced=forced):
+            out = b""
+            if not started:  # held until the engine answers: earlier errors keep their status
+                started = True
+                out = events.opening()
+            out += events.ending(item) if isinstance(item, Ending) else events.piece(item)
+            if out:
+                yield out
+    except Exception as exc:
+        if not started:
+            raise
+        if not isinstance(exc, EdgeDeskError):
+            log.exception("a streamed message failed", exc_info=exc)
+        yield events.failed(exc.message if isinstance(exc, EdgeDeskError)
+                            else f"internal error ({type(exc).__name__}); see the server log")
+
+
+@router.post("/v1/messages")
+async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
+    """Anthropic Messages: whole or streamed."""
+    svc, info = _services(request), _info(request)
+    aw.refuse_unsupported(body)
+    _check_model(svc, info, body.model)
+    messages = aw.to_messages(body.system, body.messages)
+    tools = aw.tools_for_engine(body)
+    params = aw.generation_params(body, _limits(svc), tools)
+    cancel = threading.Event()
+    chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools,
+                                              template_kwargs=aw.template_kwargs(body)), info)
+    message_id = "msg_" + secrets.token_hex(12)
+    if body.stream:
+        return await start_stream(request, _events(
+            chunks, aw.MessageEvents(message_id, body.model), tools, aw.is_forced(body)),
+            cancel)
+    text, reasoning, final, _ = await watch_disconnect(
+        request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
+    content, calls = whole_answer(text, tools)
+    return JSONResponse(aw.message_object(
+        message_id=message_id, model=body.model,
+        content=aw.content_blocks(reasoning, content, calls),
+        stop=Ending(calls, final).stop, usage=final.usage))
+
+
+def _count(svc: Any, model: str, messages: Sequence[Message],
+           tools: list[dict[str, Any]] | None, kwargs: dict[str, Any] | None) -> int:
+    def work(engine: Any) -> int:
+        render = getattr(engine, "render", None)
+        if render is None:
+            raise InvalidRequest(f"{model} cannot count chat tokens", param="model")
+        return len(engine.prompt_tokens(render(messages, tools, kwargs)))
+    return int(svc.scheduler.with_engine(model, work))
+
+
+@router.post("/v1/messages/count_tokens")
+async def count_tokens(body: aw.CountTokensRequest, request: Request) -> JSONResponse:
+    """The prompt's token count under the model's own chat template (nothing generated)."""
+    svc, info = _services(request), _info(request)
+    aw.refuse_unsupported(body)
+    _check_model(svc, info, body.model)
+    messages = aw.to_messages(body.system, body.messages)
+    tools = aw.tools_for_engine(body)
+    tokens = await anyio.to_thread.run_sync(_count, svc, body.model, messages, tools,
+                                            aw.template_kwargs(body))
+    return JSONResponse({"input_tokens": tokens})  # nothing generated: not charged

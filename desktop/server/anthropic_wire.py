@@ -1,0 +1,389 @@
+"""Pure translation between Anthropic's Messages API and the engine's plain values.
+
+Requests become the chat route's engine request (messages, sampling, OpenAI-shaped tools
+for the chat template, the thinking switch); answers become ``message`` objects and the
+``message_start`` … ``message_stop`` event stream with ``ping``. No I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from desktop.engine.types import GenerationParams, Message, ToolCall, Usage
+from desktop.errors import InvalidRequest
+from desktop.server import openai as oa
+from desktop.server.blocks import (
+    Ending,
+    Piece,
+    arguments_object,
+    function_tool,
+    only_tool,
+    thinking_kwargs,
+)
+
+STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+_REFUSED_BLOCKS = ("image", "document", "search_result", "container_upload")
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class CountTokensRequest(_Lenient):
+    """``POST /v1/messages/count_tokens``; blocks are checked in ``to_messages``."""
+
+    model: str = Field(min_length=1)
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    system: str | list[dict[str, Any]] | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: dict[str, Any] | None = None
+    thinking: dict[str, Any] | None = None
+    mcp_servers: list[dict[str, Any]] | None = None
+
+
+class MessagesRequest(CountTokensRequest):
+    """``POST /v1/messages``."""
+
+    max_tokens: int = Field(ge=1)
+    stop_sequences: list[str] | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=1.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=1)
+    stream: bool = False
+    metadata: dict[str, Any] | None = None
+    service_tier: str | None = None
+    container: str | dict[str, Any] | None = None
+    output_config: dict[str, Any] | None = None
+
+
+def refuse_unsupported(req: CountTokensRequest) -> None:
+    """A 400 naming a field we know but cannot honour."""
+    if req.mcp_servers:
+        raise InvalidRequest("mcp_servers is not supported; run MCP tools in the client and "
+                             "pass them as tools", param="mcp_servers")
+    if isinstance(req, MessagesRequest) and req.container is not None:
+        raise InvalidRequest("container is not supported (no code execution here)",
+                             param="container")
+
+
+# ---------------------------------------------------------------- request → engine
+
+
+def _param(where: str) -> str:
+    """``messages[0].content[1]`` as the dotted ``param`` errors carry."""
+    return re.sub(r"\[(\d+)\]", r".\1", where)
+
+
+def _blocks(content: object, where: str) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+        raise InvalidRequest(f"{where}.content must be a string or a list of blocks",
+                             param=_param(f"{where}.content"))
+    return content
+
+
+def _block_text(block: dict[str, Any], key: str, where: str) -> str:
+    value = block.get(key)
+    if not isinstance(value, str):
+        raise InvalidRequest(f"{where}.{key} must be a string", param=_param(f"{where}.{key}"))
+    return value
+
+
+def _refuse_block(kind: object, where: str) -> InvalidRequest:
+    hint = " (images and documents are not supported by the local models)" \
+        if kind in _REFUSED_BLOCKS else ""
+    return InvalidRequest(f"{where}: content block type '{kind}' is not supported here"
+                          f"{hint}", param=_param(f"{where}.type"))
+
+
+def system_text(system: str | list[dict[str, Any]] | None) -> str:
+    """``system`` as one text (a list's text blocks joined)."""
+    if system is None or isinstance(system, str):
+        return system or ""
+    parts = []
+    for j, block in enumerate(system):
+        if block.get("type") != "text":
+            raise _refuse_block(block.get("type"), f"system[{j}]")
+        parts.append(_block_text(block, "text", f"system[{j}]"))
+    return "\n".join(parts)
+
+
+def _tool_result(block: dict[str, Any], where: str) -> str:
+    content = block.get("content", "")
+    if isinstance(content, str):
+        return content
+    texts = []
+    for j, part in enumerate(_blocks(content, where)):
+        if part.get("type") != "text":
+            raise _refuse_block(part.get("type"), f"{where}.content[{j}]")
+        texts.append(_block_text(part, "text", f"{where}.content[{j}]"))
+    return "\n".join(texts)
+
+
+def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
+               ) -> list[Message]:
+    out: list[Message] = []
+    texts: list[str] = []
+    for j, block in enumerate(blocks):
+        kind, at = block.get("type"), f"{where}.content[{j}]"
+        if kind == "text":
+            texts.append(_block_text(block, "text", at))
+        elif kind == "tool_result":
+            call_id = _block_text(block, "tool_use_id", at)
+            out.append(Message("tool", _tool_result(block, at), tool_call_id=call_id,
+                               name=names.get(call_id)))
+        else:
+            raise _refuse_block(kind, at)
+    if texts:
+        out.append(Message("user", "\n".join(texts)))
+    return out
+
+
+def _assistant_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
+                    ) -> Message:
+    texts: list[str] = []
+    thoughts: list[str] = []
+    calls: list[ToolCall] = []
+    for j, block in enumerate(blocks):
+        kind, at = block.get("type"), f"{where}.content[{j}]"
+        if kind == "text":
+            texts.append(_block_text(block, "text", at))
+        elif kind == "thinking":
+            thoughts.append(_block_text(block, "thinking", at))
+        elif kind == "redacted_thinking":
+            continue  # encrypted by Anthropic: nothing a local model can read
+        elif kind == "tool_use":
+            arguments = block.get("input", {})
+            if not isinstance(arguments, dict):
+                raise InvalidRequest(f"{at}.input must be an object", param=_param(f"{at}.input"))
+            call = ToolCall(_block_text(block, "id", at), _block_text(block, "name", at),
+                            json.dumps(arguments, ensure_ascii=False))
+            names[call.id] = call.name
+            calls.append(call)
+        else:
+            raise _refuse_block(kind, at)
+    return Message("assistant", "".join(texts), tool_calls=tuple(calls),
+                   reasoning="".join(thoughts) or None)
+
+
+def to_messages(system: str | list[dict[str, Any]] | None,
+                messages: Sequence[dict[str, Any]]) -> list[Message]:
+    """The conversation as engine messages (tool results become tool turns)."""
+    text = system_text(system)
+    out: list[Message] = [Message("system", text)] if text else []
+    names: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        where, role = f"messages[{i}]", message.get("role")
+        blocks = _blocks(message.get("content"), where)
+        if role == "user":
+            out += _user_turn(blocks, where, names)
+        elif role == "assistant":
+            out.append(_assistant_turn(blocks, where, names))
+        else:
+            raise InvalidRequest(f"{where}.role must be 'user' or 'assistant'",
+                                 param=f"messages.{i}.role")
+    if messages and messages[-1].get("role") == "assistant":
+        raise InvalidRequest("a final assistant message (prefill) is not supported; end "
+                             "with a user message", param=f"messages.{len(messages) - 1}")
+    return out
+
+
+def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
+    """Client tools in the shape the engine renders (a named choice offers only it)."""
+    tools: list[dict[str, Any]] = []
+    for i, tool in enumerate(req.tools or ()):
+        kind = tool.get("type")
+        if kind not in (None, "custom"):
+            raise InvalidRequest(f"tools[{i}]: server tool '{kind}' is not supported; only "
+                                 "client tools (name, input_schema) run locally",
+                                 param=f"tools.{i}.type")
+        tools.append(function_tool(tool.get("name"), tool.get("description"),
+                                   tool.get("input_schema"), f"tools[{i}]"))
+    kind = _choice(req)
+    if not tools or kind == "none":
+        if kind in ("any", "tool"):
+            raise InvalidRequest("tool_choice forces a tool call but no tools were given",
+                                 param="tool_choice")
+        return None
+    if kind == "tool":
+        name = (req.tool_choice or {}).get("name")
+        if not isinstance(name, str):
+            raise InvalidRequest("tool_choice of type 'tool' needs a name",
+                                 param="tool_choice.name")
+        return only_tool(tools, name, "tool_choice.name")
+    return tools
+
+
+def _choice(req: CountTokensRequest) -> str:
+    if req.tool_choice is None:
+        return "auto"
+    kind = req.tool_choice.get("type")
+    if kind not in ("auto", "any", "tool", "none"):
+        raise InvalidRequest("tool_choice.type must be auto, any, tool or none",
+                             param="tool_choice.type")
+    return str(kind)
+
+
+def is_forced(req: CountTokensRequest) -> bool:
+    """Whether the answer must be a tool call (``any`` or a named ``tool``)."""
+    return bool(req.tools) and req.tool_choice is not None and \
+        req.tool_choice.get("type") in ("any", "tool")
+
+
+def template_kwargs(req: CountTokensRequest) -> dict[str, Any] | None:
+    """``thinking`` as the thinking switch (``budget_tokens`` is not enforced)."""
+    if req.thinking is None:
+        return None
+    kind = req.thinking.get("type")
+    if kind not in ("enabled", "disabled", "adaptive", "between_tools"):
+        raise InvalidRequest("thinking.type must be 'enabled' or 'disabled'",
+                             param="thinking.type")
+    return thinking_kwargs(kind != "disabled")
+
+
+def generation_params(req: MessagesRequest, limits: oa.Limits,
+                      tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
+    """Sampling (Anthropic's default temperature 1; a forced call is grammar-constrained)."""
+    stops = tuple(s for s in req.stop_sequences or () if s)
+    schema = output_schema(req)
+    if schema is not None and is_forced(req):
+        raise InvalidRequest("a forced tool_choice cannot be combined with "
+                             "output_config.format", param="tool_choice")
+    return GenerationParams(
+        # Required by the protocol, and clients ask for far more than they expect (Claude
+        # Code sends 32000): lowered to the server's limit rather than refused; reaching
+        # it still says stop_reason "max_tokens".
+        max_tokens=min(req.max_tokens, limits.max_tokens),
+        temperature=1.0 if req.temperature is None else req.temperature,
+        top_p=1.0 if req.top_p is None else req.top_p,
+        top_k=40 if req.top_k is None else req.top_k,
+        stop=stops, timeout_s=limits.timeout_s,
+        json_schema=oa.forced_call_schema(tools) if tools and is_forced(req) else schema)
+
+
+def output_schema(req: MessagesRequest) -> str | None:
+    """``output_config.format`` (structured output) as JSON schema text, enforced by grammar."""
+    fmt = (req.output_config or {}).get("format")
+    if fmt is None:
+        return None
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or \
+            not isinstance(fmt.get("schema"), dict):
+        raise InvalidRequest("output_config.format must be {'type': 'json_schema', "
+                             "'schema': {...}}", param="output_config.format")
+    return json.dumps(fmt["schema"])
+
+
+# ---------------------------------------------------------------- answer → message
+
+
+def tool_use_id(call: ToolCall) -> str:
+    """Anthropic's id for a call (``toolu_…``)."""
+    return "toolu_" + call.id.removeprefix("call_")
+
+
+def usage_out(usage: Usage | None) -> dict[str, int]:
+    """Usage in Anthropic's shape: prompt tokens served from the KV cache count as cache reads."""
+    u = usage or Usage()
+    return {"input_tokens": u.prompt_tokens - u.cached_tokens,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": u.cached_tokens,
+            "output_tokens": u.completion_tokens}
+
+
+def content_blocks(thinking: str, text: str, calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    """A whole answer's content: thinking, text, then tool_use blocks."""
+    blocks: list[dict[str, Any]] = []
+    if thinking:
+        blocks.append({"type": "thinking", "thinking": thinking, "signature": ""})
+    if text:
+        blocks.append({"type": "text", "text": text})
+    blocks += [{"type": "tool_use", "id": tool_use_id(c), "name": c.name,
+                "input": arguments_object(c.arguments)} for c in calls]
+    return blocks
+
+
+def message_object(*, message_id: str, model: str, content: list[dict[str, Any]],
+                   stop: str | None, usage: Usage | None) -> dict[str, Any]:
+    """The ``message`` body (``stop`` None: still streaming)."""
+    return {"id": message_id, "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": STOP_REASONS.get(stop) if stop else None,
+            "stop_sequence": None, "usage": usage_out(usage)}
+
+
+def sse(type_: str, body: dict[str, Any]) -> bytes:
+    """One named server-sent event."""
+    return f"event: {type_}\ndata: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
+
+
+class MessageEvents:
+    """The event stream of one streamed message, content blocks numbered in order."""
+
+    def __init__(self, message_id: str, model: str) -> None:
+        self._id, self._model = message_id, model
+        self._index = 0
+        self._open: Literal["thinking", "text"] | None = None
+
+    def opening(self) -> bytes:
+        """``message_start`` (usage not known yet) and a ``ping``."""
+        message = message_object(message_id=self._id, model=self._model, content=[],
+                                 stop=None, usage=None)
+        return sse("message_start", {"type": "message_start", "message": message}) + \
+            sse("ping", {"type": "ping"})
+
+    def _close(self) -> bytes:
+        if self._open is None:
+            return b""
+        self._open = None
+        self._index += 1
+        return sse("content_block_stop", {"type": "content_block_stop",
+                                          "index": self._index - 1})
+
+    def _start(self, block: dict[str, Any]) -> bytes:
+        return sse("content_block_start", {"type": "content_block_start",
+                                           "index": self._index, "content_block": block})
+
+    def _delta(self, delta: dict[str, Any]) -> bytes:
+        return sse("content_block_delta", {"type": "content_block_delta",
+                                           "index": self._index, "delta": delta})
+
+    def piece(self, piece: Piece) -> bytes:
+        """The events of some generated words (a new block when the kind changes)."""
+        if not piece.text:
+            return b""
+        kind: Literal["thinking", "text"] = "thinking" if piece.kind == "reasoning" else "text"
+        out = b""
+        if self._open != kind:
+            out += self._close()
+            self._open = kind
+            out += self._start({"type": "thinking", "thinking": "", "signature": ""}
+                               if kind == "thinking" else {"type": "text", "text": ""})
+        if kind == "thinking":
+            return out + self._delta({"type": "thinking_delta", "thinking": piece.text})
+        return out + self._delta({"type": "text_delta", "text": piece.text})
+
+    def ending(self, ending: Ending) -> bytes:
+        """Close the open block, send each tool_use block, then message_delta and _stop."""
+        out = self._close()
+        for call in ending.calls:
+            out += self._start({"type": "tool_use", "id": tool_use_id(call), "name": call.name,
+                                "input": {}})
+            out += self._delta({"type": "input_json_delta", "partial_json": call.arguments})
+            out += sse("content_block_stop", {"type": "content_block_stop",
+                                              "index": self._index})
+            self._index += 1
+        out += sse("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": STOP_REASONS[ending.stop],
+                                               "stop_sequence": None},
+                                     "usage": usage_out(ending.final.usage)})
+        return out + sse("message_stop", {"type": "message_stop"})
+
+    @staticmethod
+    def failed(message: str) -> bytes:
+        """An ``error`` event for a failure after the stream began."""
+        return sse("error", {"type": "error", "error": {"type": "api_error",
+                                                        "message": message}})

@@ -1,0 +1,130 @@
+"""Ready-to-paste setups for the IDE and agent tools that speak to the local server.
+
+One source for ``docs/api.md`` and the window's Server screen, so both show the same
+text with the real address (and a key placeholder: keys are shown only once, at
+creation). Pure string building; no Qt.
+"""
+
+from __future__ import annotations
+
+KEY = "YOUR-EDGEDESK-KEY"
+MODEL = "MODEL-ID"
+
+
+def _root(url: str) -> str:
+    """The server root (``…/v1`` stripped): Anthropic and Ollama clients add their paths."""
+    return url.rstrip("/").removesuffix("/v1")
+
+
+def python_openai(url: str) -> str:
+    """The ``openai`` Python client."""
+    return (
+        "from openai import OpenAI\n\n"
+        f'client = OpenAI(base_url="{url}", api_key="{KEY}")\n'
+        "reply = client.chat.completions.create(\n"
+        f'    model="{MODEL}",\n'
+        '    messages=[{"role": "user", "content": "Hello"}],\n'
+        ")\nprint(reply.choices[0].message.content)\n"
+    )
+
+
+def codex_cli(url: str) -> str:
+    """Codex CLI (Responses API only): a provider in ``~/.codex/config.toml``."""
+    return (
+        "# ~/.codex/config.toml\n"
+        f'model = "{MODEL}"\n'
+        'model_provider = "edgedesk"\n\n'
+        "[model_providers.edgedesk]\n"
+        'name = "EdgeDesk"\n'
+        f'base_url = "{url}"\n'
+        'wire_api = "responses"\n'
+        'env_key = "EDGEDESK_API_KEY"\n\n'
+        f"# then, in the shell: export EDGEDESK_API_KEY={KEY}\n"
+    )
+
+
+def claude_code(url: str) -> str:
+    """Claude Code (Anthropic Messages API): environment variables."""
+    return (
+        f"export ANTHROPIC_BASE_URL={_root(url)}\n"
+        f"export ANTHROPIC_AUTH_TOKEN={KEY}\n"
+        f"export ANTHROPIC_MODEL={MODEL}\n"
+        f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={MODEL}\n"
+        "claude\n"
+    )
+
+
+def continue_dev(url: str) -> str:
+    """Continue: chat over the OpenAI API, autocomplete (FIM) over Ollama's."""
+    return (
+        "# ~/.continue/config.yaml\n"
+        "name: EdgeDesk\n"
+        "version: 0.0.1\n"
+        "schema: v1\n"
+        "models:\n"
+        "  - name: EdgeDesk chat\n"
+        "    provider: openai\n"
+        f"    model: {MODEL}\n"
+        f"    apiBase: {url}\n"
+        f"    apiKey: {KEY}\n"
+        "    roles: [chat, edit, apply]\n"
+        "  - name: EdgeDesk autocomplete\n"
+        "    provider: ollama\n"
+        "    model: CODE-MODEL-ID\n"
+        f"    apiBase: {_root(url)}\n"
+        "    requestOptions:\n"
+        "      headers:\n"
+        f"        Authorization: Bearer {KEY}\n"
+        "    roles: [autocomplete]\n"
+    )
+
+
+def zed(url: str) -> str:
+    """Zed: an OpenAI-compatible provider (the key goes into the Agent panel's settings)."""
+    return (
+        "// ~/.config/zed/settings.json\n"
+        '"language_models": {\n'
+        '  "openai_compatible": {\n'
+        '    "EdgeDesk": {\n'
+        f'      "api_url": "{url}",\n'
+        f'      "available_models": [{{"name": "{MODEL}", "max_tokens": 8192}}]\n'
+        "    }\n"
+        "  }\n"
+        "}\n"
+        f"// Agent panel > Settings > EdgeDesk: API key {KEY}\n"
+    )
+
+
+def vscode_copilot(url: str) -> str:
+    """VS Code Copilot's local models: its Ollama provider (it sends no key)."""
+    return (
+        "// settings.json (Copilot Chat > Manage Models > Ollama)\n"
+        f'"github.copilot.chat.byok.ollamaEndpoint": "{_root(url)}"\n'
+        "// Copilot sends no API key: serve without one, on loopback only:\n"
+        "//   edgedesk serve --no-auth --model MODEL\n"
+    )
+
+
+def jetbrains(url: str) -> str:
+    """JetBrains AI Assistant: a third-party OpenAI-compatible (or Ollama) provider."""
+    return (
+        "Settings > Tools > AI Assistant > Models > Third-party AI providers\n"
+        f"  Provider: OpenAI-compatible   URL: {url}   API key: {KEY}\n"
+        f"  (or Provider: Ollama   URL: {_root(url)}   with 'edgedesk serve --no-auth')\n"
+    )
+
+
+SETUPS = {
+    "Python (openai)": python_openai,
+    "Codex CLI": codex_cli,
+    "Claude Code": claude_code,
+    "Continue": continue_dev,
+    "Zed": zed,
+    "VS Code Copilot": vscode_copilot,
+    "JetBrains AI Assistant": jetbrains,
+}
+
+
+def setups(url: str) -> dict[str, str]:
+    """Every client's setup for the server at ``url`` (the ``…/v1`` base URL), by name."""
+    return {name: make(url) for name, make in SETUPS.items()}

@@ -1,0 +1,135 @@
+"""The ``response.*`` server-sent events of one streamed Responses API answer.
+
+Built from the blocks ``blocks.answer_pieces`` yields; each event carries its
+``sequence_number``, and every output item is opened (``output_item.added``), filled
+(deltas) and closed (``.done`` events) in the documented order. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from desktop.server.blocks import Ending, Piece
+from desktop.server.responses_wire import (
+    Ids,
+    ResponsesRequest,
+    call_item,
+    message_item,
+    reasoning_item,
+    response_object,
+    text_part,
+)
+
+
+class ResponseEvents:
+    """The ``response.*`` server-sent events of one streamed response, numbered in order."""
+
+    def __init__(self, req: ResponsesRequest, ids: Ids, created_at: int,
+                 stored: bool) -> None:
+        self._req, self._ids, self._created_at, self._stored = req, ids, created_at, stored
+        self._seq = 0
+        self.output: list[dict[str, Any]] = []  # finished items, in order
+        self._open: Literal["reasoning", "message"] | None = None
+        self._reasoning: list[str] = []
+        self._text: list[str] = []
+        self.response: dict[str, Any] | None = None  # the final object, once ended
+
+    def _event(self, type_: str, **fields: Any) -> bytes:
+        body = {"type": type_, "sequence_number": self._seq, **fields}
+        self._seq += 1
+        data = json.dumps(body, ensure_ascii=False)
+        return f"event: {type_}\ndata: {data}\n\n".encode()
+
+    def _object(self, status: str, **extra: Any) -> dict[str, Any]:
+        return response_object(self._req, ids=self._ids, created_at=self._created_at,
+                               status=status, stored=self._stored, **extra)
+
+    def opening(self) -> bytes:
+        """``response.created`` then ``response.in_progress``."""
+        snapshot = self._object("in_progress", output=[])
+        return (self._event("response.created", response=snapshot)
+                + self._event("response.in_progress", response=snapshot))
+
+    def _close(self) -> bytes:
+        index = len(self.output)
+        if self._open == "reasoning":
+            text = "".join(self._reasoning)
+            item = reasoning_item(self._ids, text)
+            out = self._event("response.reasoning_text.done", item_id=self._ids.reasoning,
+                              output_index=index, content_index=0, text=text)
+        elif self._open == "message":
+            text = "".join(self._text)
+            item = message_item(self._ids, text)
+            out = (self._event("response.output_text.done", item_id=self._ids.message,
+                               output_index=index, content_index=0, text=text, logprobs=[])
+                   + self._event("response.content_part.done", item_id=self._ids.message,
+                                 output_index=index, content_index=0, part=text_part(text)))
+        else:
+            return b""
+        self._open = None
+        self.output.append(item)
+        return out + self._event("response.output_item.done", output_index=index, item=item)
+
+    def _open_message(self, index: int) -> bytes:
+        self._open = "message"
+        return (self._event("response.output_item.added", output_index=index,
+                            item=message_item(self._ids, None, "in_progress"))
+                + self._event("response.content_part.added", item_id=self._ids.message,
+                              output_index=index, content_index=0, part=text_part("")))
+
+    def piece(self, piece: Piece) -> bytes:
+        """The events for some generated words (opening an item when the kind changes)."""
+        if not piece.text:
+            return b""
+        index = len(self.output)
+        out = b""
+        if piece.kind == "reasoning":
+            if self._open != "reasoning":
+                out += self._close()
+                index = len(self.output)
+                self._open = "reasoning"
+                out += self._event("response.output_item.added", output_index=index,
+                                   item=reasoning_item(self._ids, "", "in_progress"))
+            self._reasoning.append(piece.text)
+            return out + self._event("response.reasoning_text.delta",
+                                     item_id=self._ids.reasoning, output_index=index,
+                                     content_index=0, delta=piece.text)
+        if self._open != "message":
+            out += self._close()
+            index = len(self.output)
+            out += self._open_message(index)
+        self._text.append(piece.text)
+        return out + self._event("response.output_text.delta", item_id=self._ids.message,
+                                 output_index=index, content_index=0, delta=piece.text,
+                                 logprobs=[])
+
+    def ending(self, ending: Ending) -> bytes:
+        """Close the open item, send each function call, then the completed response."""
+        out = self._close()
+        if not self.output and not ending.calls:
+            # An empty answer still gets its (empty) message item, as the whole body has.
+            out += self._open_message(0) + self._close()
+        for n, call in enumerate(ending.calls):
+            index = len(self.output)
+            item_id = self._ids.call(n)
+            out += (self._event("response.output_item.added", output_index=index,
+                                item=call_item(self._ids, n, call, "in_progress", ""))
+                    + self._event("response.function_call_arguments.delta", item_id=item_id,
+                                  output_index=index, delta=call.arguments)
+                    + self._event("response.function_call_arguments.done", item_id=item_id,
+                                  output_index=index, name=call.name,
+                                  arguments=call.arguments))
+            item = call_item(self._ids, n, call)
+            self.output.append(item)
+            out += self._event("response.output_item.done", output_index=index, item=item)
+        self.response = self._object("completed", output=self.output,
+                                     usage=ending.final.usage, stop=ending.stop)
+        kind = "response.incomplete" if self.response["status"] == "incomplete" \
+            else "response.completed"
+        return out + self._event(kind, response=self.response)
+
+    def failed(self, code: str, message: str) -> bytes:
+        """``response.failed`` for an error after the stream began."""
+        return self._event("response.failed", response=self._object(
+            "failed", output=self.output, error={"code": code, "message": message}))

@@ -1,0 +1,178 @@
+"""``/v1/responses``: OpenAI's Responses API over the same engine path as chat completions.
+
+The request is translated by ``responses_wire`` into the chat route's engine request
+(``scheduler.stream_chat``); streaming goes through the same pump, cancel-on-disconnect
+and access-log bookkeeping. ``store`` keeps the response and its conversation in the
+local database (``store.responses``) for ``GET``/``DELETE`` and ``previous_response_id``,
+each visible only to the API key that stored it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from desktop.engine.types import Message
+from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.server import responses_wire as rw
+from desktop.server import schemas as s
+from desktop.server.blocks import Ending, answer_pieces, whole_answer
+from desktop.server.responses_events import ResponseEvents
+from desktop.server.routes import _check_model, _info, _limits, _services
+from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
+
+router = APIRouter()
+log = logging.getLogger("edgedesk.server")
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": s.ErrorBody} for code in (400, 401, 403, 404, 413, 422, 429, 503)}
+
+
+class PreviousResponseNotFound(InvalidRequest):
+    """``previous_response_id`` names no stored response."""
+
+    code = "previous_response_not_found"
+
+
+class ResponseNotFound(EdgeDeskError):
+    """No stored response has this id."""
+
+    http_status = 404
+    code = "not_found"
+    error_type = "invalid_request_error"
+
+
+def _events(chunks: Chunks, events: ResponseEvents, tools: list[dict[str, Any]] | None,
+            forced: bool, done: Callable[[dict[str, Any]], None]
+            ) -> Generator[bytes, None, None]:
+    started = False
+    try:
+        for item in answer_pieces(chunks, tools, forced=forced):
+            out = b""
+            if not started:  # held until the engine answers: earlier errors keep their status
+                started = True
+                out = events.opening()
+            if isinstance(item, Ending):
+                out += events.ending(item)
+                # Kept before the last event goes out: a client may name it as
+                # previous_response_id the moment it has read response.completed.
+                if events.response is not None and item.final.finish_reason != "cancelled":
+                    done(events.response)
+            else:
+                out += events.piece(item)
+            if out:
+                yield out
+    except Exception as exc:
+        if not started:
+            raise
+        if not isinstance(exc, EdgeDeskError):
+            log.exception("a streamed response failed", exc_info=exc)
+        code, message = (exc.code, exc.message) if isinstance(exc, EdgeDeskError) else \
+            ("server_error", f"internal error ({type(exc).__name__}); see the server log")
+        yield events.failed(code, message)
+
+
+def _owner(request: Request) -> str:
+    """Whose stored responses a request may see: its key's name ('' without keys)."""
+    return _info(request).key_name or ""
+
+
+def _keeper(store: Any, body: rw.ResponsesRequest, items: list[dict[str, Any]], owner: str
+            ) -> Callable[[dict[str, Any]], None]:
+    def keep(response: dict[str, Any]) -> None:
+        try:
+            store.put(response["id"], body.model, response, [*items, *response["output"]],
+                      owner=owner)
+        except Exception:  # the answer was given; a full or locked disk must not undo that
+            log.exception("could not store response %s", response["id"])
+    return keep
+
+
+@router.post("/v1/responses", responses=_ERRORS)
+async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
+    """OpenAI Responses: whole or streamed (``response.*`` events)."""
+    svc, info = _services(request), _info(request)
+    rw.refuse_unsupported(body)
+    _check_model(svc, info, body.model)
+    store = svc.stored
+    keep = store.enabled if body.store is None else body.store
+    if keep and not store.enabled:
+        raise InvalidRequest(store.refusal, param="store")
+    history: list[dict[str, Any]] = []
+    if body.previous_response_id:
+        previous = await anyio.to_thread.run_sync(
+            functools.partial(store.get, body.previous_response_id, owner=_owner(request)))
+        if previous is None:
+            raise PreviousResponseNotFound(
+                f"previous response '{body.previous_response_id}' was not found here (it was "
+                "not stored, was deleted or has expired); send the conversation in input",
+                param="previous_response_id")
+        history = previous.items
+    items = rw.input_items(body.input)
+    messages: list[Message] = rw.to_messages(body.instructions, [*history, *items])
+    tools = rw.tools_for_engine(body)
+    params = rw.generation_params(body, _limits(svc), tools)
+    cancel = threading.Event()
+    chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools,
+                                              template_kwargs=rw.template_kwargs(body)), info)
+    ids = rw.Ids("resp_" + secrets.token_hex(16))
+    created = int(time.time())
+    keeper = _keeper(store, body, [*history, *items], _owner(request))
+    if body.stream:
+        events = ResponseEvents(body, ids, created, keep)
+        return await start_stream(request, _events(
+            chunks, events, tools, rw.is_forced(body),
+            keeper if keep else (lambda _: None)), cancel)
+    text, reasoning, final, _ = await watch_disconnect(
+        request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
+    content, calls = whole_answer(text, tools)
+    response = rw.response_object(
+        body, ids=ids, created_at=created, status="completed",
+        output=rw.output_items(ids, reasoning, content, calls), usage=final.usage,
+        stop=Ending(calls, final).stop, stored=keep)
+    if keep:
+        await anyio.to_thread.run_sync(keeper, response)
+    return JSONResponse(response)
+
+
+async def _stored(request: Request, response_id: str) -> Any:
+    found = await anyio.to_thread.run_sync(functools.partial(
+        _services(request).stored.get, response_id, owner=_owner(request)))
+    if found is None:
+        raise ResponseNotFound(f"no stored response with id '{response_id}' (it was not "
+                               "stored, was deleted or has expired)", param="response_id")
+    return found
+
+
+@router.get("/v1/responses/{response_id}", responses=_ERRORS)
+async def get_response(response_id: str, request: Request) -> JSONResponse:
+    """A stored response, as it was returned."""
+    return JSONResponse((await _stored(request, response_id)).response)
+
+
+@router.get("/v1/responses/{response_id}/input_items", responses=_ERRORS)
+async def get_input_items(response_id: str, request: Request) -> JSONResponse:
+    """The items a stored response answered (earlier turns included), oldest first."""
+    found = await _stored(request, response_id)
+    items = found.items[:len(found.items) - len(found.response.get("output", []))]
+    return JSONResponse({"object": "list", "data": items, "has_more": False,
+                         "first_id": None, "last_id": None})
+
+
+@router.delete("/v1/responses/{response_id}", responses=_ERRORS)
+async def delete_response(response_id: str, request: Request) -> JSONResponse:
+    """Delete a stored response."""
+    store = _services(request).stored
+    if not await anyio.to_thread.run_sync(functools.partial(store.delete, response_id,
+                                                            owner=_owner(request))):
+        raise ResponseNotFound(f"no stored response with id '{response_id}'",
+                               param="response_id")
+    return JSONResponse({"id": response_id, "object": "response", "deleted": True})

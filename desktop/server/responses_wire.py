@@ -1,0 +1,388 @@
+"""Pure translation between OpenAI's Responses API and the engine's plain values.
+
+Requests become the same ``Message`` list, ``GenerationParams``, tools and template
+switches the chat route makes; answers (blocks from ``blocks.py``) become response
+objects and the documented stream of ``response.*`` events with sequence numbers.
+No I/O: the route (``responses_routes.py``) runs the engine and the store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from desktop.engine.types import GenerationParams, Message, ToolCall, Usage
+from desktop.errors import InvalidRequest
+from desktop.server import openai as oa
+from desktop.server.blocks import (
+    capped_max_tokens,
+    function_tool,
+    only_tool,
+    thinking_kwargs,
+)
+
+ACCEPTED_INCLUDES = frozenset({"reasoning.encrypted_content"})  # ours is plain text anyway
+
+# ---------------------------------------------------------------- request body
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class TextFormat(_Lenient):
+    """``text.format``: plain text, any JSON object, or JSON matching a schema."""
+
+    type: Literal["text", "json_object", "json_schema"] = "text"
+    name: str | None = None
+    description: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+
+
+class TextConfig(_Lenient):
+    """``text``: the output format (``verbosity`` is accepted and ignored)."""
+
+    format: TextFormat | None = None
+    verbosity: str | None = None
+
+
+class ReasoningConfig(_Lenient):
+    """``reasoning``: whether a thinking model thinks (``effort``); summaries are not made."""
+
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    summary: str | None = None
+    generate_summary: str | None = None
+
+
+class ResponsesRequest(_Lenient):
+    """``POST /v1/responses``; items of ``input`` are checked in ``to_messages``."""
+
+    model: str = Field(min_length=1)
+    input: str | list[dict[str, Any]]
+    instructions: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: Literal["none", "auto", "required"] | dict[str, Any] | None = None
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    text: TextConfig | None = None
+    reasoning: ReasoningConfig | None = None
+    store: bool | None = None
+    previous_response_id: str | None = Field(default=None, min_length=1, max_length=200)
+    stream: bool = False
+    metadata: dict[str, str] | None = None
+    parallel_tool_calls: bool | None = None
+    user: str | None = None
+    include: list[str] | None = None
+    background: bool | None = None
+    conversation: str | dict[str, Any] | None = None
+    prompt: dict[str, Any] | None = None
+    truncation: Literal["auto", "disabled"] | None = None
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    max_tool_calls: int | None = Field(default=None, ge=1)
+
+
+def refuse_unsupported(req: ResponsesRequest) -> None:
+    """A 400 naming the first field we know but cannot honour."""
+    refusals = (
+        (req.background, "background", "background responses are not supported; "
+         "send the request and wait, or stream it"),
+        (req.conversation is not None, "conversation", "conversation objects are not "
+         "supported; use previous_response_id or send the items in input"),
+        (req.prompt is not None, "prompt", "stored prompt templates are not supported; "
+         "send instructions and input"),
+        (req.truncation == "auto", "truncation", "truncation 'auto' is not supported; the "
+         "conversation is never cut silently (a prompt that does not fit gets a 400)"),
+        (bool(req.top_logprobs), "top_logprobs", "top_logprobs is not supported on "
+         "/v1/responses; use /v1/chat/completions with logprobs"),
+    )
+    for refused, param, message in refusals:
+        if refused:
+            raise InvalidRequest(message, param=param)
+    for i, name in enumerate(req.include or ()):
+        if name not in ACCEPTED_INCLUDES:
+            raise InvalidRequest(f"include '{name}' is not supported", param=f"include.{i}")
+
+
+# ---------------------------------------------------------------- input → engine
+
+
+def input_items(value: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``input`` as items (a string is one user message)."""
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user",
+                 "content": [{"type": "input_text", "text": value}]}]
+    return list(value)
+
+
+def _param(where: str) -> str:
+    """``input[0].content[1]`` as the dotted ``param`` errors carry."""
+    return re.sub(r"\[(\d+)\]", r".\1", where)
+
+
+def _text(content: object, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise InvalidRequest(f"{where}.content must be a string or a list of parts",
+                             param=_param(f"{where}.content"))
+    parts: list[str] = []
+    for j, part in enumerate(content):
+        got = part if isinstance(part, dict) else {}
+        kind = got.get("type")
+        key = "refusal" if kind == "refusal" else "text"
+        if kind in ("input_text", "output_text", "text", "summary_text", "reasoning_text",
+                    "refusal") and isinstance(got.get(key), str):
+            parts.append(got[key])
+        else:
+            raise InvalidRequest(f"{where}.content[{j}]: part type '{kind}' is not supported; "
+                                 "send text parts only", param=_param(f"{where}.content.{j}"))
+    return "".join(parts)
+
+
+def _string(item: dict[str, Any], key: str, where: str) -> str:
+    value = item.get(key)
+    if not isinstance(value, str) or not value:
+        raise InvalidRequest(f"{where}.{key} must be a non-empty string",
+                             param=_param(f"{where}.{key}"))
+    return value
+
+
+def _arguments(item: dict[str, Any], where: str) -> str:
+    raw = item.get("arguments", "{}")
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else None
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise InvalidRequest(f"{where}.arguments must be a JSON object in a string",
+                             param=_param(f"{where}.arguments"))
+    return str(raw)
+
+
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+
+
+def _message(item: dict[str, Any], where: str, i: int, reasoning: str | None) -> Message:
+    role = _ROLES.get(str(item.get("role")))
+    if role is None:
+        raise InvalidRequest(f"{where}.role must be user, assistant, system or developer",
+                             param=f"input.{i}.role")
+    text = _text(item.get("content"), where)
+    if role == "assistant":
+        return Message("assistant", text, reasoning=reasoning)
+    return Message(role, text)  # type: ignore[arg-type]
+
+
+def to_messages(instructions: str | None, items: Sequence[object]) -> list[Message]:
+    """The conversation as engine messages: instructions first, items in order."""
+    out: list[Message] = [Message("system", instructions)] if instructions else []
+    reasoning: str | None = None  # a reasoning item belongs to the assistant turn after it
+    names: dict[str, str] = {}
+    for i, item in enumerate(items):
+        where = f"input[{i}]"
+        if not isinstance(item, dict):
+            raise InvalidRequest(f"{where} must be an object", param=f"input.{i}")
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            out.append(_message(item, where, i, reasoning))
+            reasoning = None if out[-1].role == "assistant" else reasoning
+        elif kind == "function_call":
+            call = ToolCall(_string(item, "call_id", where), _string(item, "name", where),
+                            _arguments(item, where))
+            names[call.id] = call.name
+            last = out[-1] if out else None
+            if last is not None and last.role == "assistant" and reasoning is None:
+                out[-1] = replace(last, tool_calls=(*last.tool_calls, call))
+            else:
+                out.append(Message("assistant", "", tool_calls=(call,), reasoning=reasoning))
+                reasoning = None
+        elif kind == "function_call_output":
+            call_id = _string(item, "call_id", where)
+            output = item.get("output", "")
+            text = output if isinstance(output, str) else _text(output, where + ".output")
+            out.append(Message("tool", text, tool_call_id=call_id, name=names.get(call_id)))
+        elif kind == "reasoning":
+            parts = item.get("content") or item.get("summary") or []
+            reasoning = _text(parts, where) or None
+        else:
+            raise InvalidRequest(f"{where}: item type '{kind}' is not supported; send "
+                                 "message, function_call, function_call_output or reasoning "
+                                 "items", param=f"input.{i}.type")
+    if not any(m.role != "system" for m in out):
+        raise InvalidRequest("input has no message to answer", param="input")
+    return out
+
+
+def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
+    """Function tools in the shape the engine renders (a named choice offers only it)."""
+    tools: list[dict[str, Any]] = []
+    for i, tool in enumerate(req.tools or ()):
+        if tool.get("type", "function") != "function":
+            raise InvalidRequest(f"tools[{i}]: tool type '{tool.get('type')}' is not "
+                                 "supported; only function tools run locally",
+                                 param=f"tools.{i}.type")
+        tools.append(function_tool(tool.get("name"), tool.get("description"),
+                                   tool.get("parameters"), f"tools[{i}]"))
+    choice = req.tool_choice
+    forced = choice == "required" or isinstance(choice, dict)
+    if not tools or choice == "none":
+        if forced:
+            raise InvalidRequest("tool_choice forces a tool call but no tools were given",
+                                 param="tool_choice")
+        return None
+    if isinstance(choice, dict):
+        if choice.get("type") != "function" or not isinstance(choice.get("name"), str):
+            raise InvalidRequest("tool_choice must be 'none', 'auto', 'required' or "
+                                 "{'type': 'function', 'name': ...}", param="tool_choice")
+        return only_tool(tools, choice["name"], "tool_choice")
+    return tools
+
+
+def is_forced(req: ResponsesRequest) -> bool:
+    """Whether the answer must be a tool call."""
+    return bool(req.tools) and (req.tool_choice == "required" or isinstance(req.tool_choice,
+                                                                           dict))
+
+
+def _schema(req: ResponsesRequest) -> str | None:
+    fmt = req.text.format if req.text else None
+    if fmt is None or fmt.type == "text":
+        return None
+    if fmt.type == "json_object":
+        return json.dumps({"type": "object"})
+    if fmt.schema_ is None:
+        raise InvalidRequest("text.format json_schema needs a schema", param="text.format.schema")
+    return json.dumps(fmt.schema_)
+
+
+def generation_params(req: ResponsesRequest, limits: oa.Limits,
+                      tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
+    """Sampling for a request (OpenAI's defaults; a forced call is grammar-constrained)."""
+    schema = _schema(req)
+    if is_forced(req) and tools:
+        if schema is not None:
+            raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
+                                 "text.format", param="tool_choice")
+        schema = oa.forced_call_schema(tools)
+    return GenerationParams(
+        max_tokens=capped_max_tokens(req.max_output_tokens, limits.max_tokens,
+                                     "max_output_tokens"),
+        temperature=1.0 if req.temperature is None else req.temperature,
+        top_p=1.0 if req.top_p is None else req.top_p,
+        json_schema=schema, timeout_s=limits.timeout_s)
+
+
+def template_kwargs(req: ResponsesRequest) -> dict[str, Any] | None:
+    """``reasoning.effort`` as the thinking switch ('none'/'minimal' turn it off)."""
+    if req.reasoning is None:
+        return None
+    return thinking_kwargs(req.reasoning.effort not in ("none", "minimal"))
+
+
+# ---------------------------------------------------------------- answer → response
+
+
+@dataclass(frozen=True)
+class Ids:
+    """The ids of one response and its output items (derived from the request id)."""
+
+    response: str
+
+    @property
+    def message(self) -> str:
+        """The message item's id."""
+        return "msg_" + self.response.removeprefix("resp_")
+
+    @property
+    def reasoning(self) -> str:
+        """The reasoning item's id."""
+        return "rs_" + self.response.removeprefix("resp_")
+
+    def call(self, n: int) -> str:
+        """The ``n``-th function call item's id."""
+        return f"fc_{self.response.removeprefix('resp_')}_{n}"
+
+
+def reasoning_item(ids: Ids, text: str, status: str = "completed") -> dict[str, Any]:
+    """A reasoning output item carrying the model's thinking as reasoning text."""
+    content = [{"type": "reasoning_text", "text": text}] if text else []
+    return {"type": "reasoning", "id": ids.reasoning, "summary": [], "content": content,
+            "status": status}
+
+
+def text_part(text: str) -> dict[str, Any]:
+    """An ``output_text`` content part."""
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+def message_item(ids: Ids, text: str | None, status: str = "completed") -> dict[str, Any]:
+    """The assistant's message item (``None``: no content parts yet)."""
+    return {"type": "message", "id": ids.message, "status": status, "role": "assistant",
+            "content": [] if text is None else [text_part(text)]}
+
+
+def call_item(ids: Ids, n: int, call: ToolCall, status: str = "completed",
+              arguments: str | None = None) -> dict[str, Any]:
+    """A function call output item."""
+    return {"type": "function_call", "id": ids.call(n), "call_id": call.id,
+            "name": call.name, "arguments": call.arguments if arguments is None else arguments,
+            "status": status}
+
+
+def output_items(ids: Ids, reasoning: str, text: str, calls: Sequence[ToolCall]
+                 ) -> list[dict[str, Any]]:
+    """A whole answer's output items: reasoning, message, then function calls."""
+    items: list[dict[str, Any]] = []
+    if reasoning:
+        items.append(reasoning_item(ids, reasoning))
+    if text or not calls:
+        items.append(message_item(ids, text))
+    items += [call_item(ids, n, c) for n, c in enumerate(calls)]
+    return items
+
+
+def usage_out(usage: Usage | None) -> dict[str, Any]:
+    """Usage in the Responses shape."""
+    u = usage or Usage()
+    return {"input_tokens": u.prompt_tokens,
+            "input_tokens_details": {"cached_tokens": u.cached_tokens},
+            "output_tokens": u.completion_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": u.total_tokens}
+
+
+def response_object(req: ResponsesRequest, *, ids: Ids, created_at: int, status: str,
+                    output: list[dict[str, Any]], usage: Usage | None = None,
+                    stop: str | None = None, error: dict[str, Any] | None = None,
+                    stored: bool = False) -> dict[str, Any]:
+    """The ``response`` object, echoing the request's settings as OpenAI does."""
+    fmt = req.text.format if req.text and req.text.format else TextFormat()
+    if stop == "length" and status == "completed":
+        status = "incomplete"
+    return {
+        "id": ids.response, "object": "response", "created_at": created_at,
+        "status": status, "error": error,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete"
+        else None,
+        "instructions": req.instructions, "max_output_tokens": req.max_output_tokens,
+        "model": req.model, "output": output,
+        "parallel_tool_calls": True if req.parallel_tool_calls is None
+        else req.parallel_tool_calls,
+        "previous_response_id": req.previous_response_id,
+        "reasoning": {"effort": req.reasoning.effort if req.reasoning else None,
+                      "summary": None},
+        "store": stored,
+        "temperature": 1.0 if req.temperature is None else req.temperature,
+        "text": {"format": fmt.model_dump(by_alias=True, exclude_none=True)},
+        "tool_choice": req.tool_choice if req.tool_choice is not None else "auto",
+        "tools": req.tools or [], "top_p": 1.0 if req.top_p is None else req.top_p,
+        "truncation": "disabled", "usage": usage_out(usage) if usage is not None else None,
+        "user": req.user, "metadata": req.metadata or {},
+    }

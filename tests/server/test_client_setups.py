@@ -1,0 +1,27 @@
+"""The client setups the docs and the Server screen show are the same, with the real address."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop.server.client_setups import setups
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+
+
+def test_docs_show_every_setup_verbatim_for_the_default_address() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    for name, setup in setups("http://127.0.0.1:8765/v1").items():
+        if name != "Python (openai)":  # the docs have their own, longer Python example
+            assert setup in text, name
+
+
+def test_protocol_roots_and_base_urls_follow_the_address() -> None:
+    shown = setups("http://[::1]:9000/v1")
+    assert 'base_url = "http://[::1]:9000/v1"' in shown["Codex CLI"]
+    assert 'wire_api = "responses"' in shown["Codex CLI"]
+    # Anthropic's and Ollama's clients add /v1/messages and /api/... themselves.
+    assert "ANTHROPIC_BASE_URL=http://[::1]:9000\n" in shown["Claude Code"]
+    assert '"github.copilot.chat.byok.ollamaEndpoint": "http://[::1]:9000"' in \
+        shown["VS Code Copilot"]
+    assert "apiBase: http://[::1]:9000\n" in shown["Continue"]

@@ -1,0 +1,66 @@
+"""The streamed Responses API events, without a server: order, numbering, calls, failure."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop.engine.types import Chunk, ToolCall, Usage
+from desktop.server import responses_wire as rw
+from desktop.server.blocks import Ending, answer_pieces
+from desktop.server.responses_events import ResponseEvents
+
+
+def _req(**fields: Any) -> rw.ResponsesRequest:
+    return rw.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
+
+
+def _events(raw: bytes) -> list[dict[str, Any]]:
+    out = []
+    for block in raw.decode().split("\n\n"):
+        if block:
+            name, data = block.split("\n")
+            body = json.loads(data.removeprefix("data: "))
+            assert name == "event: " + body["type"]
+            out.append(body)
+    return out
+
+
+def test_stream_events_are_numbered_in_the_documented_order() -> None:
+    chunks = [Chunk(reasoning="hmm"), Chunk(text="Hel"), Chunk(text="lo"),
+              Chunk(finish_reason="stop", usage=Usage(5, 3))]
+    events = ResponseEvents(_req(), rw.Ids("resp_x"), 1, stored=False)
+    raw = events.opening()
+    for item in answer_pieces(chunks, None, forced=False):
+        raw += events.ending(item) if isinstance(item, Ending) else events.piece(item)
+    got = _events(raw)
+    assert [e["sequence_number"] for e in got] == list(range(len(got)))
+    assert [e["type"] for e in got] == [
+        "response.created", "response.in_progress",
+        "response.output_item.added", "response.reasoning_text.delta",
+        "response.reasoning_text.done", "response.output_item.done",
+        "response.output_item.added", "response.content_part.added",
+        "response.output_text.delta", "response.output_text.delta",
+        "response.output_text.done", "response.content_part.done",
+        "response.output_item.done", "response.completed"]
+    assert got[10]["text"] == "Hello"
+    final = got[-1]["response"]
+    assert [i["type"] for i in final["output"]] == ["reasoning", "message"]
+    assert final["output"][1]["content"][0]["text"] == "Hello"
+    assert final["usage"]["output_tokens"] == 3
+
+
+def test_streamed_calls_and_failure_events() -> None:
+    events = ResponseEvents(_req(), rw.Ids("resp_y"), 1, stored=True)
+    call = ToolCall("call_9", "get_weather", '{"city": "Oslo"}')
+    got = _events(events.opening() + events.ending(Ending((call,), Chunk(finish_reason="stop"))))
+    assert [e["type"] for e in got[2:]] == [
+        "response.output_item.added", "response.function_call_arguments.delta",
+        "response.function_call_arguments.done", "response.output_item.done",
+        "response.completed"]
+    assert got[4]["arguments"] == call.arguments
+    assert got[-1]["response"]["store"] is True
+    failed = _events(events.failed("context_length_exceeded", "too long"))[0]
+    assert failed["type"] == "response.failed"
+    assert failed["response"]["error"] == {"code": "context_length_exceeded",
+                                           "message": "too long"}

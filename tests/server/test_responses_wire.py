@@ -1,0 +1,120 @@
+"""The Responses API translation, without a server: input items, tools, events."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from desktop.engine.types import ToolCall, Usage
+from desktop.errors import InvalidRequest
+from desktop.server import openai as oa
+from desktop.server import responses_wire as rw
+
+LIMITS = oa.Limits(max_tokens=100, timeout_s=5)
+WEATHER = {"type": "function", "name": "get_weather", "description": "Weather",
+           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+
+
+def _req(**fields: Any) -> rw.ResponsesRequest:
+    return rw.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
+
+
+def test_items_become_the_conversation_with_calls_results_and_reasoning() -> None:
+    items = [
+        {"role": "developer", "content": "be brief"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+        {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text",
+                                                         "text": "need a tool"}]},
+        {"type": "function_call", "call_id": "c1", "name": "get_weather",
+         "arguments": '{"city": "Oslo"}'},
+        {"type": "function_call", "call_id": "c2", "name": "get_weather",
+         "arguments": '{"city": "Rome"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "rain"},
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Rain in Oslo."}]},
+    ]
+    messages = rw.to_messages("You are helpful.", items)
+    assert [(m.role, m.content) for m in messages] == [
+        ("system", "You are helpful."), ("system", "be brief"), ("user", "Weather?"),
+        ("assistant", ""), ("tool", "rain"), ("assistant", "Rain in Oslo.")]
+    calls = messages[3].tool_calls
+    assert [(c.id, c.name) for c in calls] == [("c1", "get_weather"), ("c2", "get_weather")]
+    assert messages[3].reasoning == "need a tool"
+    assert (messages[4].tool_call_id, messages[4].name) == ("c1", "get_weather")
+
+
+@pytest.mark.parametrize(("items", "param"), [
+    ([{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}],
+     "input.0.content.0"),
+    ([{"type": "item_reference", "id": "x"}], "input.0.type"),
+    ([{"type": "function_call", "call_id": "c", "name": "f", "arguments": "[1]"},
+      {"role": "user", "content": "x"}], "input.0.arguments"),
+    ([{"role": "wizard", "content": "x"}], "input.0.role"),
+    (["just a string"], "input.0"),
+    ([{"role": "system", "content": "only rules"}], "input"),
+])
+def test_bad_items_are_refused_naming_where(items: list[Any], param: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        rw.to_messages(None, items)
+    assert caught.value.param == param
+
+
+@pytest.mark.parametrize(("fields", "param"), [
+    ({"background": True}, "background"),
+    ({"conversation": "conv_1"}, "conversation"),
+    ({"truncation": "auto"}, "truncation"),
+    ({"include": ["reasoning.encrypted_content", "file_search_call.results"]}, "include.1"),
+    ({"top_logprobs": 3}, "top_logprobs"),
+])
+def test_unsupported_fields_are_refused_by_name(fields: dict[str, Any], param: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        rw.refuse_unsupported(_req(**fields))
+    assert caught.value.param == param
+
+
+def test_tools_choices_and_sampling() -> None:
+    assert rw.tools_for_engine(_req(tools=[WEATHER]))[0]["function"]["name"] == "get_weather"
+    assert rw.tools_for_engine(_req(tools=[WEATHER], tool_choice="none")) is None
+    with pytest.raises(InvalidRequest, match="web_search"):
+        rw.tools_for_engine(_req(tools=[{"type": "web_search"}]))
+    with pytest.raises(InvalidRequest) as caught:
+        rw.tools_for_engine(_req(tools=[WEATHER], tool_choice={"type": "function",
+                                                                 "name": "nope"}))
+    assert caught.value.param == "tool_choice"
+    forced = _req(tools=[WEATHER], tool_choice="required")
+    params = rw.generation_params(forced, LIMITS, rw.tools_for_engine(forced))
+    assert json.loads(params.json_schema or "")["properties"]["name"] == {"const": "get_weather"}
+    plain = rw.generation_params(_req(max_output_tokens=7), LIMITS, None)
+    assert (plain.max_tokens, plain.temperature, plain.top_p) == (7, 1.0, 1.0)
+    with pytest.raises(InvalidRequest) as caught:
+        rw.generation_params(_req(max_output_tokens=101), LIMITS, None)
+    assert caught.value.param == "max_output_tokens"
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    fmt = _req(text={"format": {"type": "json_schema", "name": "x", "schema": schema}})
+    assert json.loads(rw.generation_params(fmt, LIMITS, None).json_schema or "") == schema
+
+
+def test_reasoning_effort_is_the_thinking_switch() -> None:
+    assert rw.template_kwargs(_req()) is None
+    assert rw.template_kwargs(_req(reasoning={"effort": "high"})) == {"enable_thinking": True}
+    assert rw.template_kwargs(_req(reasoning={"effort": "none"})) == {"enable_thinking": False}
+
+
+def test_whole_response_items_status_and_usage() -> None:
+    ids = rw.Ids("resp_abc")
+    call = ToolCall("call_1", "get_weather", '{"city": "Oslo"}')
+    output = rw.output_items(ids, "thinking…", "", [call])
+    assert [i["type"] for i in output] == ["reasoning", "function_call"]
+    assert output[1]["call_id"] == "call_1" and output[1]["id"] == "fc_abc_0"
+    body = rw.response_object(_req(), ids=ids, created_at=1, status="completed",
+                              output=output, usage=Usage(10, 4, 3), stop="tool_calls")
+    assert body["status"] == "completed" and body["incomplete_details"] is None
+    assert body["usage"] == {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 3},
+                             "output_tokens": 4, "output_tokens_details": {"reasoning_tokens": 0},
+                             "total_tokens": 14}
+    cut = rw.response_object(_req(), ids=ids, created_at=1, status="completed",
+                             output=rw.output_items(ids, "", "Hel", []), stop="length")
+    assert cut["status"] == "incomplete"
+    assert cut["incomplete_details"] == {"reason": "max_output_tokens"}

@@ -1,0 +1,85 @@
+"""Stored Responses API responses: kept, expired by retention, deleted by ``chats rm --all``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.app import build_context, maintenance
+from desktop.cli import main
+from desktop.errors import InvalidRequest
+from desktop.store.db import open_database
+from desktop.store.responses import (
+    DAY_S,
+    EPHEMERAL_ONLY,
+    ResponseStore,
+    open_response_store,
+)
+
+RESPONSE = {"id": "resp_1", "object": "response", "output": [{"type": "message"}]}
+ITEMS = [{"role": "user", "content": "hi"}, {"type": "message"}]
+
+
+def test_kept_read_back_and_deleted(tmp_path: Path) -> None:
+    store = ResponseStore(open_database(tmp_path / "db.sqlite"))
+    store.put("resp_1", "m", RESPONSE, ITEMS)
+    found = store.get("resp_1")
+    assert found is not None and (found.response, found.items) == (RESPONSE, ITEMS)
+    assert store.get("resp_other") is None
+    assert store.delete("resp_1") and not store.delete("resp_1")
+    assert store.get("resp_1") is None
+    store.close()
+
+
+def test_each_key_sees_only_its_own_responses(tmp_path: Path) -> None:
+    store = ResponseStore(open_database(tmp_path / "db.sqlite"))
+    store.put("resp_1", "m", RESPONSE, ITEMS, owner="codex")
+    assert store.get("resp_1", owner="codex") is not None
+    assert store.get("resp_1", owner="vscode") is None and store.get("resp_1") is None
+    assert not store.delete("resp_1", owner="vscode")
+    assert store.delete("resp_1", owner="codex")
+    store.close()
+
+
+def test_retention_deletes_only_old_responses(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    store = ResponseStore(open_database(tmp_path / "db.sqlite"), clock=lambda: now[0])
+    store.put("resp_old", "m", RESPONSE, ITEMS)
+    now[0] += 31 * DAY_S
+    store.put("resp_new", "m", RESPONSE, ITEMS)
+    assert store.apply_retention(30) == 1
+    assert store.get("resp_old") is None and store.get("resp_new") is not None
+    assert store.apply_retention(None) == 0
+    with pytest.raises(InvalidRequest):
+        store.apply_retention(0)
+    store.close()
+
+
+def test_ephemeral_only_keeps_nothing_and_says_why(tmp_path: Path) -> None:
+    store = open_response_store(tmp_path / "db.sqlite", ephemeral_only=True)
+    assert not store.enabled and store.refusal == EPHEMERAL_ONLY
+    with pytest.raises(InvalidRequest, match="EphemeralOnly") as caught:
+        store.put("resp_1", "m", RESPONSE, ITEMS)
+    assert caught.value.param == "store"
+    assert not (tmp_path / "db.sqlite").exists()
+
+
+def test_chats_rm_all_and_maintenance_delete_stored_responses(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    ctx = build_context()
+    ctx.response_store.put("resp_1", "m", RESPONSE, ITEMS)
+    ctx.close()
+    assert main(["chats", "rm", "--all"]) == 0
+    assert "deleted 1 stored API responses" in capsys.readouterr().out
+    ctx = build_context(cli_settings={"retention_days": 30})
+    assert ctx.response_store.get("resp_1") is None
+    ctx.response_store.put("resp_2", "m", RESPONSE, ITEMS)
+    long_ago = ResponseStore(open_database(ctx.paths.database), clock=lambda: 0.0)
+    long_ago.put("resp_3", "m", RESPONSE, ITEMS)
+    long_ago.close()
+    report = maintenance(ctx)
+    assert report.responses_deleted == 1
+    assert ctx.response_store.get("resp_3") is None
+    assert ctx.response_store.get("resp_2") is not None
+    ctx.close()
