@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from desktop.errors import InvalidRequest, StoreError
-from desktop.retrieval.stopwords import content_terms, term_in
+from desktop.retrieval.stopwords import content_terms, is_cjk
 from desktop.retrieval.vectors import VectorIndex, exact_ranking, to_blob, vec_table
 from desktop.store.db import Database, fts_text
 
@@ -51,6 +51,7 @@ KEYWORD_WEIGHT = 0.15
 # a one-word lookup ("kangaroos") finds the passages that say it. Measured: no loss on
 # either evaluation set (0.3 to 1.0 all equal there).
 FULL_MATCH_BONUS = 1.0
+_WORD = re.compile(r"\w+")
 EmbedFn = Callable[[str, Sequence[str]], list[list[float]]]  # (model, texts) -> vectors
 
 
@@ -182,13 +183,23 @@ def normalised(scores: dict[int, float]) -> dict[int, float]:
     return {i: (v - low) / (high - low) for i, v in scores.items()}
 
 
-def coverage(terms: Sequence[str], text: str) -> float:
-    """The share of the query's content words that ``text`` contains (0..1)."""
-    if not terms:
-        return 0.0
-    words = set(re.findall(r"\w+", fts_text(text).lower()))
-    flat = re.sub(r"\s+", "", text.lower())
-    return sum(term_in(t, words, flat) for t in set(terms)) / len(set(terms))
+def coverage(terms: Sequence[str]) -> Callable[[str], float]:
+    """A scorer of the share of ``terms`` (the query's content words) a text contains."""
+    unique = list(dict.fromkeys(terms))
+    words = {t for t in unique if not is_cjk(t)}
+    runs = [t for t in unique if is_cjk(t)]
+
+    def share(text: str) -> float:
+        if not unique:
+            return 0.0
+        lower = text.lower()
+        found = len(words & set(_WORD.findall(lower))) if words else 0
+        if runs:
+            flat = re.sub(r"\s+", "", lower)  # a Chinese word may wrap across lines
+            found += sum(1 for r in runs if r in flat)
+        return found / len(unique)
+
+    return share
 
 
 def hybrid_scores(vector: dict[int, float], keyword: Sequence[tuple[int, float]],
@@ -249,8 +260,9 @@ class Searcher:
             with self.database.lock:
                 cosines = cosine_similarities(self.database, vectors[model], ids)
             vector_scores.update(normalised(cosines))
-        terms = content_terms(query)
-        covered = {h.chunk_id: coverage(terms, h.text) for h in found}
+        share = coverage(content_terms(query))
+        matched = {chunk_id for chunk_id, _ in keywords}  # only keyword hits need it
+        covered = {h.chunk_id: share(h.text) for h in found if h.chunk_id in matched}
         scores = hybrid_scores(vector_scores, keywords, covered)
         key_ranks = {chunk_id: rank for rank, (chunk_id, _) in enumerate(keywords, start=1)}
         hits = [Hit(**{**h.__dict__, "score": scores.get(h.chunk_id, 0.0),

@@ -10,7 +10,6 @@ Pure functions; safe on any thread.
 from __future__ import annotations
 
 import re
-from collections.abc import Set
 
 ENGLISH = frozenset((
     "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
@@ -61,8 +60,6 @@ def content_terms(query: str) -> list[str]:
     return _terms(query, drop=True) or _terms(query, drop=False)
 
 
-def term_in(term: str, words: Set[str], flat_text: str) -> bool:
-    """Whether a text contains ``term``: a word among ``words``, a Chinese run in the text."""
-    if _CJK_RUN.search(term):
-        return term in flat_text
-    return term in words
+def is_cjk(term: str) -> bool:
+    """Whether ``term`` holds Chinese, Japanese or Korean characters (no word boundaries)."""
+    return bool(_CJK_RUN.search(term))
