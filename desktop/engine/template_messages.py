@@ -7,9 +7,10 @@ as role ``tool``); the templates models were trained with read others:
   (as vLLM and llama.cpp's server pass them).
 - Templates that test ``arguments is string`` (Kimi K2 Instruct/Thinking) print a string
   as it is, so they get the original text and a call round-trips exactly.
-- GLM-4-0414 / GLM-Z1 render a past call as an assistant turn whose ``metadata`` is the
-  function name and whose content is the arguments, and a result as role
-  ``observation``; OpenAI history is mapped to that, or it would vanish from the prompt.
+- GLM-4 (glm-4-9b-chat, GLM-4-0414, GLM-Z1) render a past call as an assistant turn
+  whose ``metadata`` is the function name and whose content is the arguments, and a
+  result as role ``observation``; OpenAI history is mapped to that, or it would vanish
+  from the prompt.
 
 Pure functions of plain values; safe on any thread.
 """
@@ -25,7 +26,8 @@ from typing import Any
 from desktop.engine.types import Message
 
 _ARGS_AS_STRING = re.compile(r"arguments['\"]?\]?\s+is\s+(?:not\s+)?string")
-_METADATA_STYLE = re.compile(r"""get\(\s*['"]metadata['"]""")
+# GLM-4-0414/Z1 read message.get("metadata"), glm-4-9b-chat item['metadata'].
+_METADATA_STYLE = re.compile(r"""get\(\s*['"]metadata['"]|\[\s*['"]metadata['"]\s*\]""")
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,7 @@ def style_of(template_text: str) -> TemplateStyle:
     """Read from the template text which message shapes it understands."""
     return TemplateStyle(
         string_arguments=bool(_ARGS_AS_STRING.search(template_text)),
-        glm_metadata=bool(_METADATA_STYLE.search(template_text))
-        and "observation" in template_text)
+        glm_metadata=bool(_METADATA_STYLE.search(template_text)))
 
 
 def _arguments(text: str, as_string: bool) -> Any:

@@ -184,3 +184,14 @@ def test_moonlight_catalog_template_uses_the_published_default_system_prompt() -
     assert prompt == ("<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|>"
                       "<|im_user|>user<|im_middle|>Is 123 a prime?<|im_end|>"
                       "<|im_assistant|>assistant<|im_middle|>")
+
+
+def test_glm4_9b_chat_style_metadata_gets_the_same_mapping() -> None:
+    # glm-4-9b-chat's turns, as llama.cpp's test-chat-template.cpp records its template.
+    text = ("[gMASK]<sop>{% for item in messages %}{% if item['content'] %}"
+            "<|{{ item['role'] }}|>{{ item['metadata'] }}\n{{ item['content'] }}{% endif %}"
+            "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
+    template = ResolvedTemplate("gguf", text, "", "", "glm-4-9b-chat")
+    prompt = render_chat(template, _edgedesk_conversation("call_1"))
+    assert ('<|assistant|>get_weather\n{"city": "東京", "days": 2, "zip": "100"}'
+            '<|observation|>\n{"temp": 21}') in prompt
