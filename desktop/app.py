@@ -23,6 +23,7 @@ from desktop.engine.scheduler import Scheduler
 from desktop.errors import ConfigError, EdgeDeskError
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
+from desktop.private import repair_tree, restrict_new_files
 from desktop.relocate import DataFolderLock, relocate_at_start
 from desktop.relocate import ProgressFn as MoveProgress
 from desktop.resolve import ModelResolver
@@ -296,6 +297,7 @@ def build_context(
     """
     if environ is None:
         quiet_libraries(os.environ)  # before any library that phones home is imported
+    restrict_new_files()  # chats, documents, logs and exports are the owner's alone
     base = Paths.from_env(environ)
     base.ensure(data=False)
     chosen: PolicySource = load_machine_policy() if policy is None else policy
@@ -326,6 +328,9 @@ def build_context(
             break
         lock.release()
         effective = again
+    # Checked and repaired at every start: data from an older version, a copy or a
+    # restore may still be readable by other local users.
+    repair_tree((paths.data_dir, paths.log_dir, paths.config_dir, paths.cache_dir))
     problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
     return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
                       policy_problem=problem, notice=notice, data_lock=lock)

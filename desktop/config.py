@@ -20,6 +20,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from desktop.errors import ConfigError
+from desktop.private import private_folder
 
 APP_NAME = "EdgeDesk"
 HOME_ENV = "EDGEDESK_HOME"
@@ -79,10 +80,10 @@ class Paths:
         return replace(self, data_dir=expand_path(data_location))
 
     def ensure(self, *, data: bool = True) -> None:
-        """Create the folders (idempotent); ``data=False`` leaves the data folder alone."""
+        """Create the folders owner-only (idempotent); ``data=False`` skips the data folder."""
         for folder in (self.config_dir, self.cache_dir, self.log_dir,
                        *((self.data_dir,) if data else ())):
-            folder.mkdir(parents=True, exist_ok=True)
+            private_folder(folder)
 
 
 class _Section(BaseModel):

@@ -144,3 +144,12 @@ class StoreError(EdgeDeskError):
     exit_code = 9
     http_status = 500
     code = "store_error"
+
+
+class TemplateFailed(EdgeDeskError):
+    """The model's chat template could not render this conversation (its own fault)."""
+
+    exit_code = 3
+    http_status = 422
+    code = "chat_template_error"
+    error_type = "invalid_request_error"

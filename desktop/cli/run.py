@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="context length (default: fitted to this machine)")
     parser.add_argument("--raw", action="store_true",
                         help="send PROMPT as plain text completion, no chat template")
+    parser.add_argument("--no-think", action="store_true",
+                        help="ask a reasoning model to answer without thinking first "
+                        "(sets the chat template's enable_thinking to false)")
     parser.add_argument("--stats", action="store_true",
                         help="print token counts and speed to stderr at the end")
     parser.set_defaults(handler=handle)
@@ -40,6 +43,8 @@ def handle(args: argparse.Namespace) -> int:
         raise InvalidRequest("--max-tokens must be at least 1")
     if not 0.0 <= args.temperature <= 5.0:
         raise InvalidRequest("--temperature must be between 0 and 5")
+    if args.no_think and args.raw:
+        raise InvalidRequest("--no-think needs the chat template; it cannot go with --raw")
     if args.ctx is not None and not 256 <= args.ctx <= 1_048_576:
         raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 256 to 1048576 tokens")
     ctx = context_for(args, {"engine.context_length": args.ctx} if args.ctx else None)
@@ -53,7 +58,9 @@ def handle(args: argparse.Namespace) -> int:
             messages = [Message("user", args.prompt)]
             if args.system:
                 messages.insert(0, Message("system", args.system))
-            stream = ctx.scheduler.stream_chat(args.model, messages, params, cancel)
+            stream = ctx.scheduler.stream_chat(
+                args.model, messages, params, cancel,
+                template_kwargs={"enable_thinking": False} if args.no_think else None)
         final = _print_stream(stream)
     except KeyboardInterrupt:
         cancel.set()

@@ -8,18 +8,16 @@ refused with a message that says what to do.
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from jinja2 import Template, TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2 import TemplateError
 
+from desktop.engine.jinja_env import TemplateRaised, compiled
+from desktop.engine.template_messages import template_messages
 from desktop.engine.types import Message
-from desktop.errors import InvalidRequest, TemplateMissing
+from desktop.errors import InvalidRequest, TemplateFailed, TemplateMissing
 
 # Formats whose architecture name tells us the family for certain. "llama" is absent on
 # purpose: dozens of families share it, so guessing would be the bug we refuse to have.
@@ -57,6 +55,13 @@ class ResolvedTemplate:
     text: str
     bos_token: str
     eos_token: str
+    model: str = ""
+
+    def describe(self) -> str:
+        """How error messages name this template: whose it is and where it came from."""
+        where = {"gguf": "from its GGUF", "catalog": "from models.toml"}.get(
+            self.source, f"built in for {self.source.partition(':')[2]}")
+        return f"the chat template of {self.model or 'the model'} ({where})"
 
     def stop_strings(self) -> tuple[str, ...]:
         """Strings that end a turn in this format (only those the template uses)."""
@@ -79,12 +84,13 @@ def resolve_template(
 ) -> ResolvedTemplate:
     """Pick the chat template (GGUF, catalog, architecture) or raise TemplateMissing."""
     if gguf_template and gguf_template.strip():
-        return ResolvedTemplate("gguf", gguf_template, bos_token, eos_token)
+        return ResolvedTemplate("gguf", gguf_template, bos_token, eos_token, model_name)
     if catalog_template and catalog_template.strip():
-        return ResolvedTemplate("catalog", catalog_template, bos_token, eos_token)
+        return ResolvedTemplate("catalog", catalog_template, bos_token, eos_token, model_name)
     known = ARCHITECTURE_TEMPLATES.get(architecture)
     if known:
-        return ResolvedTemplate(f"architecture:{architecture}", known, bos_token, eos_token)
+        return ResolvedTemplate(f"architecture:{architecture}", known, bos_token, eos_token,
+                                model_name)
     raise TemplateMissing(
         f"{model_name} has no chat template (architecture '{architecture}'), so EdgeDesk "
         "cannot know its prompt format; add chat_template to its models.toml entry, "
@@ -92,44 +98,8 @@ def resolve_template(
     )
 
 
-def _raise(message: str) -> None:
-    raise InvalidRequest(f"the model's chat template rejected the conversation: {message}")
-
-
-def _environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    env.globals["raise_exception"] = _raise
-    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
-    env.filters["tojson"] = lambda value, indent=None: json.dumps(
-        value, ensure_ascii=False, indent=indent
-    )
-    return env
-
-
-@functools.lru_cache(maxsize=32)
-def _compiled(text: str) -> Template:
-    # Compiling a chat template takes 8-20 ms (rendering it 0.05 ms): once per template
-    # text, not once per request, or every chat pays it before its first token.
-    return _environment().from_string(text)
-
-
-def message_dict(message: Message) -> dict[str, Any]:
-    """The HF-style dict a Jinja chat template expects for one message."""
-    data: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.name:
-        data["name"] = message.name
-    if message.tool_call_id:
-        data["tool_call_id"] = message.tool_call_id
-    if message.tool_calls:
-        data["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": json.loads(c.arguments or "{}")},
-            }
-            for c in message.tool_calls
-        ]
-    return data
+def _cause(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}" if not isinstance(exc, TemplateRaised) else str(exc)
 
 
 def render_chat(
@@ -143,26 +113,38 @@ def render_chat(
     """Render the conversation into the prompt text the model was trained on.
 
     ``extra`` are further template variables (``chat_template_kwargs``, e.g.
-    ``enable_thinking``); they never override the ones set here.
+    ``enable_thinking``); they never override the ones set here. Any failure of the
+    template is an error naming the template and its cause (a 4xx), never a crash.
     """
     if not messages:
         raise InvalidRequest("a chat needs at least one message", param="messages")
+    name = template.describe()
     try:
-        compiled = _compiled(template.text)
-        variables: dict[str, Any] = dict(extra or {})
-        variables.update(
-            messages=[message_dict(m) for m in messages],
-            tools=list(tools) if tools else None,
-            add_generation_prompt=add_generation_prompt,
-            bos_token=template.bos_token,
-            eos_token=template.eos_token,
-        )
-        return compiled.render(**variables)
+        compiled_template = compiled(template.text)
     except TemplateError as exc:
-        raise TemplateMissing(
-            f"the chat template ({template.source}) failed to render: {exc}; "
-            "set a working chat_template in models.toml"
-        ) from None
+        raise TemplateFailed(
+            f"{name} cannot be compiled: {_cause(exc)}; set a working chat_template in "
+            "models.toml") from None
+    variables: dict[str, Any] = dict(extra or {})
+    variables.update(
+        messages=template_messages(messages, template.text),
+        tools=[dict(t) for t in tools] if tools else None,
+        add_generation_prompt=add_generation_prompt,
+        bos_token=template.bos_token,
+        eos_token=template.eos_token,
+    )
+    try:
+        return compiled_template.render(**variables)
+    except TemplateRaised as exc:
+        # The template's own check (e.g. "roles must alternate"): the caller's to fix.
+        raise InvalidRequest(f"{name} rejected the conversation: {exc}",
+                             param="messages") from None
+    except RecursionError:
+        raise TemplateFailed(f"{name} failed to render: it recursed too deeply") from None
+    except Exception as exc:  # a template is foreign code: TypeError, KeyError, ... all 4xx
+        raise TemplateFailed(
+            f"{name} failed to render: {_cause(exc)}; set a working chat_template in "
+            "models.toml") from None
 
 
 class ThinkSplitter:
@@ -178,6 +160,15 @@ class ThinkSplitter:
         self._enabled = enabled
         self._thinking = enabled and start_in_reasoning
         self._pending = ""
+        # GLM-4.5+ writes "</think>\n\n" before the answer; its reference reasoning
+        # parsers strip those newlines, so the answer does not open with blank lines.
+        self._after_close = False
+
+    def _content(self, text: str) -> str:
+        if self._after_close:
+            text = text.lstrip("\n")
+            self._after_close = not text
+        return text
 
     def feed(self, text: str) -> tuple[str, str]:
         """Consume ``text``; return (content, reasoning) that are now certain."""
@@ -191,12 +182,19 @@ class ThinkSplitter:
             tag = self.CLOSE if self._thinking else self.OPEN
             index = buffer.find(tag)
             if index >= 0:
-                (reasoning if self._thinking else content).append(buffer[:index])
+                if self._thinking:
+                    reasoning.append(buffer[:index])
+                else:
+                    content.append(self._content(buffer[:index]))
                 buffer = buffer[index + len(tag) :]
+                self._after_close = self._thinking
                 self._thinking = not self._thinking
                 continue
             keep = _partial_suffix(buffer, tag)
-            (reasoning if self._thinking else content).append(buffer[: len(buffer) - keep])
+            if self._thinking:
+                reasoning.append(buffer[: len(buffer) - keep])
+            else:
+                content.append(self._content(buffer[: len(buffer) - keep]))
             self._pending = buffer[len(buffer) - keep :]
             break
         return "".join(content), "".join(reasoning)
@@ -204,7 +202,7 @@ class ThinkSplitter:
     def flush(self) -> tuple[str, str]:
         """Release whatever is held back at the end of the stream."""
         pending, self._pending = self._pending, ""
-        return ("", pending) if self._thinking else (pending, "")
+        return ("", pending) if self._thinking else (self._content(pending), "")
 
 
 def _partial_suffix(text: str, tag: str) -> int:

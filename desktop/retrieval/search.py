@@ -1,22 +1,33 @@
-"""Hybrid retrieval: sqlite-vec nearest neighbours + FTS5 BM25, fused by reciprocal rank.
+"""Hybrid retrieval: sqlite-vec nearest neighbours + FTS5 BM25, fused by normalised score.
 
 Each collection keeps its vectors in its own ``vec0`` table, sized for the embedding
 model it was built with; the query is embedded with that same model, so vectors of two
-models are never compared. Rankings (one per collection's vectors, one for keywords)
-are merged with reciprocal-rank fusion, which needs no score calibration between them.
-Large collections are searched in two stages (binary-quantized scan, exact re-scoring):
-see ``vectors``.
+models are never compared. Large collections are searched in two stages (binary-quantized
+scan, exact re-scoring): see ``vectors``.
+
+Fusion, decided from measurements (tests/benchmarks/bench_retrieval_quality.py, the
+table in docs/benchmarks.md): reciprocal-rank fusion let incidental keyword matches
+("how", "the", "keeps") outvote a clear vector winner, so a hybrid answer was worse than
+vector search alone on paraphrased questions. Now each candidate's score is its cosine
+similarity, min-max normalised over the candidates of its collection (1 = best), plus
+``KEYWORD_WEIGHT`` x its BM25 relative to the best keyword match x the share of the
+query's content words it contains, plus ``FULL_MATCH_BONUS`` when it contains them all
+(an exact lookup finds what says it). Stop words (English and Chinese) are dropped from the
+keyword query. Keywords thus break near-ties (an error code, a part number, a name that
+embeddings blur) but cannot overturn a clear semantic winner.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from desktop.errors import InvalidRequest, StoreError
+from desktop.retrieval.stopwords import content_terms, is_cjk
 from desktop.retrieval.vectors import VectorIndex, exact_ranking, to_blob, vec_table
-from desktop.store.db import Database, fts_query
+from desktop.store.db import Database, fts_text
 
 __all__ = [
     "Hit",
@@ -24,14 +35,23 @@ __all__ = [
     "Searcher",
     "drop_vec_table",
     "ensure_vec_table",
-    "fuse",
+    "hybrid_scores",
+    "keyword_query",
     "keyword_ranking",
     "to_blob",
     "vec_table",
     "vector_ranking",
 ]
 
-RRF_K = 60  # the constant from Cormack et al.; damps the weight of the very top ranks
+# The keyword evidence's weight against the normalised vector score (0..1). Measured:
+# 0.12-0.17 keeps hybrid >= the better of vector-only and keyword-only on both sets;
+# above 0.17 keyword matches start to overturn right vector answers.
+KEYWORD_WEIGHT = 0.15
+# A passage holding every content word of the query is lifted by one full vector spread:
+# a one-word lookup ("kangaroos") finds the passages that say it. Measured: no loss on
+# either evaluation set (0.3 to 1.0 all equal there).
+FULL_MATCH_BONUS = 1.0
+_WORD = re.compile(r"\w+")
 EmbedFn = Callable[[str, Sequence[str]], list[list[float]]]  # (model, texts) -> vectors
 
 
@@ -100,10 +120,24 @@ def vector_ranking(database: Database, collection_id: int, vector: Sequence[floa
     return exact_ranking(database, collection_id, vector, limit)
 
 
+def keyword_query(query: str) -> str | None:
+    """The FTS5 MATCH expression for ``query``: any of its content words (None: none)."""
+    terms = content_terms(query)
+    if not terms:
+        return None
+    return " OR ".join('"' + " ".join(fts_text(t).split()) + '"' for t in terms)
+
+
 def keyword_ranking(database: Database, collection_ids: Sequence[int], query: str,
                     limit: int) -> list[int]:
-    """Chunk ids matching any word of ``query`` in the collections, best BM25 first."""
-    match = fts_query(query, any_term=True)
+    """Chunk ids matching any content word of ``query`` in the collections, best first."""
+    return [chunk_id for chunk_id, _ in keyword_scores(database, collection_ids, query, limit)]
+
+
+def keyword_scores(database: Database, collection_ids: Sequence[int], query: str,
+                   limit: int) -> list[tuple[int, float]]:
+    """(chunk id, BM25 score, higher is better) for the best keyword matches."""
+    match = keyword_query(query)
     if match is None or not collection_ids:
         return []
     every = database.query("SELECT count(*) FROM collections")[0][0]
@@ -111,22 +145,78 @@ def keyword_ranking(database: Database, collection_ids: Sequence[int], query: st
         # Searching every collection (the common case: one): no join to filter by it.
         # A common word matches tens of thousands of chunks at 100k, and the join per
         # match was about half the keyword search's time (p95 60 -> 36 ms).
-        every_sql = ("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+        every_sql = ("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
                      "ORDER BY bm25(chunks_fts) LIMIT ?")
-        return [int(r[0]) for r in database.query(every_sql, (match, limit))]
-    marks = ",".join("?" * len(collection_ids))
-    sql = ("SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "  # noqa: S608
-           f"WHERE chunks_fts MATCH ? AND c.collection_id IN ({marks}) "
-           "ORDER BY bm25(chunks_fts) LIMIT ?")
-    return [int(r[0]) for r in database.query(sql, (match, *collection_ids, limit))]
+        rows = database.query(every_sql, (match, limit))
+    else:
+        marks = ",".join("?" * len(collection_ids))
+        sql = ("SELECT f.rowid, bm25(chunks_fts) FROM chunks_fts f "  # noqa: S608
+               "JOIN chunks c ON c.id = f.rowid "
+               f"WHERE chunks_fts MATCH ? AND c.collection_id IN ({marks}) "
+               "ORDER BY bm25(chunks_fts) LIMIT ?")
+        rows = database.query(sql, (match, *collection_ids, limit))
+    # SQLite's bm25() is negative, more negative for better matches.
+    return [(int(r[0]), -float(r[1])) for r in rows]
 
 
-def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> dict[int, float]:
-    """Reciprocal-rank fusion: each list adds 1/(k + rank) to the ids it ranks."""
-    scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+def cosine_similarities(database: Database, vector: Sequence[float],
+                        chunk_ids: Sequence[int]) -> dict[int, float]:
+    """Exact cosine similarity of ``vector`` to each of the chunks (of one model)."""
+    if not chunk_ids:
+        return {}
+    marks = ",".join("?" * len(chunk_ids))
+    # By primary key only: a collection_id condition made SQLite scan the collection's
+    # index (100,000 rows) instead of looking up the few ids (ids are unique anyway).
+    rows = database.query(
+        "SELECT chunk_id, vec_distance_cosine(embedding, ?) FROM chunk_bits "  # noqa: S608
+        f"WHERE chunk_id IN ({marks})", (to_blob(vector), *chunk_ids))
+    return {int(i): 1.0 - float(d) for i, d in rows if d is not None}
+
+
+def normalised(scores: dict[int, float]) -> dict[int, float]:
+    """Scores min-max scaled to 0..1 (all equal: all 1)."""
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    if high - low < 1e-9:
+        return dict.fromkeys(scores, 1.0)
+    return {i: (v - low) / (high - low) for i, v in scores.items()}
+
+
+def coverage(terms: Sequence[str]) -> Callable[[str], float]:
+    """A scorer of the share of ``terms`` (the query's content words) a text contains."""
+    unique = list(dict.fromkeys(terms))
+    words = {t for t in unique if not is_cjk(t)}
+    runs = [t for t in unique if is_cjk(t)]
+
+    def share(text: str) -> float:
+        if not unique:
+            return 0.0
+        lower = text.lower()
+        found = len(words & set(_WORD.findall(lower))) if words else 0
+        if runs:
+            flat = re.sub(r"\s+", "", lower)  # a Chinese word may wrap across lines
+            found += sum(1 for r in runs if r in flat)
+        return found / len(unique)
+
+    return share
+
+
+def hybrid_scores(vector: dict[int, float], keyword: Sequence[tuple[int, float]],
+                  covered: dict[int, float], weight: float = KEYWORD_WEIGHT
+                  ) -> dict[int, float]:
+    """Normalised vector score plus weighted, coverage-gated relative BM25 per chunk.
+
+    ``covered`` is each chunk's share of the query's content words; a chunk with all of
+    them also gets ``FULL_MATCH_BONUS``.
+    """
+    scores = dict(vector)
+    best = max((b for _, b in keyword), default=0.0)
+    for chunk_id, bm25 in keyword:
+        relative = bm25 / best if best > 0 else 0.0
+        share = covered.get(chunk_id, 0.0)
+        scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * relative * share \
+            + (FULL_MATCH_BONUS if share >= 1.0 else 0.0)
     return scores
 
 
@@ -147,7 +237,6 @@ class Searcher:
             raise InvalidRequest("the search query is empty")
         chosen = _collections(self.database, collections)
         vectors: dict[str, list[float]] = {}
-        rankings: list[list[int]] = []
         vec_ranks: dict[int, int] = {}
         for cid, _, model, dimension in chosen:
             if model is None or dimension is None:
@@ -155,21 +244,33 @@ class Searcher:
             if model not in vectors:
                 vectors[model] = self.embed(model, [query])[0]
             ranking = self.vectors.ranking(cid, vectors[model], candidates, wanted=k)
-            rankings.append(ranking)
             for rank, chunk_id in enumerate(ranking, start=1):
                 vec_ranks[chunk_id] = min(rank, vec_ranks.get(chunk_id, rank))
         with self.database.lock:
-            keywords = keyword_ranking(self.database, [c[0] for c in chosen], query, candidates)
-        rankings.append(keywords)
-        scores = fuse(rankings)
-        best = sorted(scores, key=lambda i: -scores[i])[: max(k, candidates if self.reranker
-                                                              else k)]
-        key_ranks = {chunk_id: rank for rank, chunk_id in enumerate(keywords, start=1)}
-        hits = [Hit(**{**h.__dict__, "score": scores[h.chunk_id],
+            keywords = keyword_scores(self.database, [c[0] for c in chosen], query,
+                                      candidates)
+        found = self.fetch(list(dict.fromkeys([*vec_ranks, *(i for i, _ in keywords)])))
+        vector_scores: dict[int, float] = {}
+        for _, name, model, dimension in chosen:
+            if model is None or dimension is None:
+                continue
+            # Keyword-only candidates get their exact similarity too, and each
+            # collection is normalised on its own (its model's cosines are its own).
+            ids = [h.chunk_id for h in found if h.collection == name]
+            with self.database.lock:
+                cosines = cosine_similarities(self.database, vectors[model], ids)
+            vector_scores.update(normalised(cosines))
+        share = coverage(content_terms(query))
+        matched = {chunk_id for chunk_id, _ in keywords}  # only keyword hits need it
+        covered = {h.chunk_id: share(h.text) for h in found if h.chunk_id in matched}
+        scores = hybrid_scores(vector_scores, keywords, covered)
+        key_ranks = {chunk_id: rank for rank, (chunk_id, _) in enumerate(keywords, start=1)}
+        hits = [Hit(**{**h.__dict__, "score": scores.get(h.chunk_id, 0.0),
                        "vector_rank": vec_ranks.get(h.chunk_id),
                        "keyword_rank": key_ranks.get(h.chunk_id)})
-                for h in self.fetch(best)]
-        hits.sort(key=lambda h: -h.score)
+                for h in found]
+        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+        hits = hits[: max(k, candidates if self.reranker else k)]
         if self.reranker is not None and hits:
             rescored = self.reranker(query, [h.text for h in hits])
             hits = [Hit(**{**h.__dict__, "score": float(s)})

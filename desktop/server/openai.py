@@ -148,6 +148,33 @@ def sampling_params(req: s.ChatCompletionRequest | s.CompletionRequest,
     )
 
 
+# Template variables render_chat sets itself; a request may not replace them.
+RESERVED_TEMPLATE_VARIABLES = frozenset({"messages", "tools", "add_generation_prompt",
+                                         "bos_token", "eos_token"})
+# OpenAI's reasoning_effort as the templates' switch: "none" and "minimal" turn thinking
+# off (GLM and Qwen-style templates have no partial setting); the rest leave it on.
+THINKING_BY_EFFORT = {"none": False, "minimal": False, "low": True, "medium": True,
+                      "high": True}
+
+
+def template_kwargs(req: s.ChatCompletionRequest) -> dict[str, Any] | None:
+    """Variables for the chat template: ``chat_template_kwargs`` plus ``reasoning_effort``."""
+    kwargs = dict(req.chat_template_kwargs or {})
+    reserved = sorted(RESERVED_TEMPLATE_VARIABLES & kwargs.keys())
+    if reserved:
+        raise InvalidRequest(f"chat_template_kwargs cannot set {', '.join(reserved)}; "
+                             "send those as request fields", param="chat_template_kwargs")
+    if req.reasoning_effort is not None:
+        wanted = THINKING_BY_EFFORT[req.reasoning_effort]
+        given = kwargs.setdefault("enable_thinking", wanted)
+        if given != wanted:
+            raise InvalidRequest(
+                f"reasoning_effort '{req.reasoning_effort}' contradicts "
+                f"chat_template_kwargs.enable_thinking={json.dumps(given)}; send one of them",
+                param="reasoning_effort")
+    return kwargs or None
+
+
 def forced_tools(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | None:
     """The tools one of which must be called (``required`` or a named choice), else None."""
     if req.tool_choice == "required" or isinstance(req.tool_choice, s.NamedToolChoice):
@@ -191,9 +218,9 @@ def tools_for_engine(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | Non
     return tools
 
 
-def tool_names(tools: Sequence[dict[str, Any]] | None) -> frozenset[str]:
-    """Names of the offered functions."""
-    return frozenset(t["function"]["name"] for t in tools or ())
+def tool_names(tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
+    """The offered functions by name, each with its parameters schema (None if absent)."""
+    return {t["function"]["name"]: t["function"].get("parameters") for t in tools or ()}
 
 
 def completion_prompt(prompt: str | list[str] | list[int] | list[list[int]]

@@ -149,6 +149,7 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
     messages = oa.to_messages(body.messages)
     params = oa.sampling_params(body, _limits(svc))
     tools = oa.tools_for_engine(body)
+    template_kwargs = oa.template_kwargs(body)
     # The key hashes the whole conversation: only made when the answer may be cached
     # (the cache is off by default and streams never are).
     slot: tuple[LRUCache[dict[str, Any]], str] | None = None
@@ -161,8 +162,8 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
             if hit is not None:
                 return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
     cancel = threading.Event()
-    chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools),
-                    info)
+    chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools,
+                                              template_kwargs), info)
     rid, created = "chatcmpl-" + info.request_id, int(time.time())
     if body.stream:
         include = bool(body.stream_options and body.stream_options.include_usage)

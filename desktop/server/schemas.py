@@ -134,6 +134,10 @@ class ChatCompletionRequest(_Sampling):
     response_format: ResponseFormat | None = None
     logprobs: bool | None = None
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    # Variables for the model's chat template, as vLLM and llama-server accept them
+    # (e.g. {"enable_thinking": false}); and OpenAI's reasoning switch, mapped onto it.
+    chat_template_kwargs: dict[str, Any] | None = None
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = None
 
 
 class CompletionRequest(_Sampling):

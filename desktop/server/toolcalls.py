@@ -8,7 +8,11 @@ Pure functions over text, so each format is tested without a model:
 - Kimi K2: ``<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>``
 - a bare ``{"name": KNOWN, "arguments": {...}}`` object as the whole answer
 
-Arguments always come out as JSON text, exactly as OpenAI transmits them.
+Arguments always come out as JSON text, exactly as OpenAI transmits them. ``known`` may
+be a mapping of tool name to its parameters schema: then a GLM argument the schema
+declares a string stays a string (``"123"`` is not turned into ``123``). Kimi's call ids
+(``functions.NAME:IDX``) are kept as the OpenAI ids, so the history a client sends back
+renders exactly as the model wrote it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +33,9 @@ _GLM_ARG = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>"
 _KIMI_SECTION = re.compile(
     r"<\|tool_calls_section_begin\|>.*?(?:<\|tool_calls_section_end\|>|$)", re.DOTALL)
 _KIMI_CALL = re.compile(
-    r"<\|tool_call_begin\|>\s*(?:functions\.)?([\w.\-]+?)(?::\d+)?\s*"
+    r"<\|tool_call_begin\|>\s*((?:functions\.)?([\w.\-]+?)(?::\d+)?)\s*"
     r"<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>", re.DOTALL)
+_KIMI_ID = re.compile(r"functions\.[\w.\-]+:\d+")
 
 
 @dataclass(frozen=True)
@@ -76,15 +81,33 @@ def _from_json_object(text: str) -> tuple[str, str] | None:
     return name, args
 
 
-def _glm_value(raw: str) -> Any:
-    raw = raw.strip()
+def _string_parameters(schema: Any) -> frozenset[str]:
+    """Names of the properties ``schema`` declares as strings (only strings)."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return frozenset()
+    names = set()
+    for key, spec in props.items():
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        kinds = set(kind) if isinstance(kind, list) else {kind}
+        if "string" in kinds and not kinds & {"number", "integer", "boolean", "object",
+                                               "array"}:
+            names.add(key)
+    return frozenset(names)
+
+
+def _glm_value(raw: str, is_string: bool) -> Any:
+    # The GLM-4.5+ templates write strings unquoted and everything else as JSON, so only
+    # the tool's schema can tell "123" the string from 123 the number.
+    if is_string:
+        return raw
     try:
-        return json.loads(raw)
+        return json.loads(raw.strip())
     except json.JSONDecodeError:
-        return raw  # GLM writes plain strings unquoted
+        return raw.strip()
 
 
-def _from_tag_body(body: str) -> tuple[str, str] | None:
+def _from_tag_body(body: str, known: Collection[str]) -> tuple[str, str] | None:
     body = body.strip()
     if body.startswith("{"):
         return _from_json_object(body)
@@ -92,8 +115,10 @@ def _from_tag_body(body: str) -> tuple[str, str] | None:
     name = name.strip()
     if not name or any(c in name for c in "<>{}\n "):
         return None
-    args = {k.strip(): _glm_value(v) for k, v in _GLM_ARG.findall("<arg_key>" + rest)} \
-        if rest else {}
+    strings = _string_parameters(known.get(name)) if isinstance(known, Mapping) \
+        else frozenset()
+    args = {k.strip(): _glm_value(v, k.strip() in strings)
+            for k, v in _GLM_ARG.findall("<arg_key>" + rest)} if rest else {}
     return name, json.dumps(args, ensure_ascii=False)
 
 
@@ -101,16 +126,19 @@ def parse_tool_calls(text: str, known: Collection[str] = (),
                      new_id: IdFactory = new_call_id) -> ParsedAnswer:
     """Split ``text`` into content and tool calls; ``known`` are the offered tool names."""
     found: list[tuple[str, str]] = []
+    kimi_ids: dict[int, str] = {}
     content = text
     if "<|tool_call_begin|>" in text:
-        for name, args in _KIMI_CALL.findall(text):
+        for raw_id, name, args in _KIMI_CALL.findall(text):
             arguments = _arguments_text(args)
             if arguments is not None:
+                if _KIMI_ID.fullmatch(raw_id):
+                    kimi_ids[len(found)] = raw_id
                 found.append((name, arguments))
         content = _KIMI_SECTION.sub("", text)
     elif "<tool_call>" in text:
         for body in _TAGGED.findall(text):
-            call = _from_tag_body(body)
+            call = _from_tag_body(body, known)
             if call is not None:
                 found.append(call)
         content = _TAGGED.sub("", text)
@@ -119,11 +147,13 @@ def parse_tool_calls(text: str, known: Collection[str] = (),
         if call is not None:
             found.append(call)
             content = ""
+    numbered = list(enumerate(found))
     if known:
-        found = [c for c in found if c[0] in known]
-        if not found:
+        numbered = [(i, c) for i, c in numbered if c[0] in known]
+        if not numbered:
             content = text  # nothing we could honour: give the words back untouched
-    calls = tuple(ToolCall(new_id(), name, args) for name, args in found)
+    calls = tuple(ToolCall(kimi_ids.get(i) or new_id(), name, args)
+                  for i, (name, args) in numbered)
     return ParsedAnswer(content.strip() if calls else content, calls)
 
 
@@ -156,7 +186,9 @@ class StreamGate:
     """
 
     def __init__(self, known: Collection[str], *, hold_all: bool = False) -> None:
-        self._known = tuple(known)
+        # A mapping (name -> parameters schema) is kept whole: the parser reads the schemas.
+        self._known: Collection[str] = dict(known) if isinstance(known, Mapping) \
+            else tuple(known)
         self._text = ""
         self._sent = 0
         self._holding = hold_all

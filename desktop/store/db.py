@@ -22,6 +22,7 @@ from typing import Any
 import sqlite_utils
 
 from desktop.errors import StoreError
+from desktop.private import private_file, restrict_files
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -255,6 +256,10 @@ class Database:
         target = ":memory:" if path is None else str(path)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                private_file(path)  # conversations are owner-only (SQLite copies the mode)
+            except OSError as exc:
+                raise StoreError(f"cannot create the database {path}: {exc}") from None
         try:
             conn = driver.connect(target, check_same_thread=False, isolation_level=None)
         except driver.Error as exc:
@@ -269,6 +274,8 @@ class Database:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise StoreError(f"{path}: could not switch the database to WAL mode")
+            # WAL/SHM files left by an older version may still be readable by others.
+            restrict_files(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm"))
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         # Freed pages are zeroed, so deleted conversations do not linger in the file.
         conn.execute("PRAGMA secure_delete = ON")

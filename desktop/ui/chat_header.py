@@ -32,10 +32,12 @@ class ChatHeader(QWidget):
     error = Signal(str)
 
     def __init__(self, current: Callable[[], Conversation | None],
-                 presets: PresetStore | None = None, parent: QWidget | None = None) -> None:
+                 presets: PresetStore | None = None, parent: QWidget | None = None, *,
+                 reasoning: Callable[[str], bool] | None = None) -> None:
         super().__init__(parent)
         self._current = current
         self._presets = presets
+        self._reasoning = reasoning or (lambda _ref: False)  # does this model think first?
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -58,10 +60,17 @@ class ChatHeader(QWidget):
         self.ephemeral.setToolTip(self.tr("Ephemeral chats are never saved to disk"))
         self.ephemeral.setAccessibleName(self.tr("Ephemeral chat"))
         self.ephemeral.toggled.connect(self._ephemeral_changed)
+        self.think = QCheckBox(self.tr("Think"))
+        self.think.setToolTip(self.tr("Let this reasoning model think before it answers; "
+                                      "off, it answers at once (faster, less careful)"))
+        self.think.setAccessibleName(self.tr("Think before answering"))
+        self.think.toggled.connect(self._think_changed)
+        self.think.setVisible(False)
         row.addWidget(self.model_box, 1)
         row.addWidget(self.collection_box)
         row.addWidget(self.temperature)
         row.addWidget(self.ephemeral)
+        row.addWidget(self.think)
         layout.addLayout(row)
         layout.addLayout(self._build_prompt_row())
         self._fill_collections([])
@@ -90,9 +99,11 @@ class ChatHeader(QWidget):
     # ------------------------------------------------------------------ showing a chat
     def show_chat(self, chat: Conversation) -> None:
         """Show ``chat``'s settings without writing them back."""
-        for widget in (self.temperature, self.ephemeral, self.collection_box):
+        for widget in (self.temperature, self.ephemeral, self.collection_box, self.think):
             widget.blockSignals(True)
         self.show_model(chat.model)
+        self.think.setChecked(chat.think)
+        self._show_think(chat.model)
         self.temperature.setValue(chat.temperature)
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.setChecked(chat.ephemeral)
@@ -101,7 +112,7 @@ class ChatHeader(QWidget):
         self.collection_box.setCurrentIndex(max(0, self.collection_box.findData(
             chat.collection)))
         self.preset_box.setCurrentIndex(-1)
-        for widget in (self.temperature, self.ephemeral, self.collection_box):
+        for widget in (self.temperature, self.ephemeral, self.collection_box, self.think):
             widget.blockSignals(False)
         self._say_missing(missing)
 
@@ -174,6 +185,22 @@ class ChatHeader(QWidget):
         chat = self._current()
         if chat is not None and number >= 0:
             chat.model = str(self.model_box.itemData(number))
+            self._show_think(chat.model)
+
+    def _show_think(self, ref: str) -> None:
+        # Only reasoning models have a switch to offer; others would ignore it.
+        self.think.setVisible(bool(ref) and self._reasoning(ref))
+
+    def thinking_kwargs(self, chat: Conversation) -> dict[str, bool] | None:
+        """Template variables for ``chat``'s next answer: thinking off when unticked."""
+        if chat.think or not self._reasoning(chat.model):
+            return None
+        return {"enable_thinking": False}
+
+    def _think_changed(self, checked: bool) -> None:
+        chat = self._current()
+        if chat is not None:
+            chat.think = checked
 
     def _collection_chosen(self, number: int) -> None:
         chat = self._current()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal
@@ -44,8 +45,10 @@ class ChatView(QWidget):
 
     def __init__(self, scheduler: Scheduler, pool: WorkerPool, saver: ChatSaver | None = None,
                  parent: QWidget | None = None, *, search: Search | None = None,
-                 presets: PresetStore | None = None, theme: str = "light") -> None:
+                 presets: PresetStore | None = None, theme: str = "light",
+                 reasoning: Callable[[str], bool] | None = None) -> None:
         super().__init__(parent)
+        self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._scheduler = scheduler
         self._pool = pool
         self._saver = saver
@@ -100,7 +103,8 @@ class ChatView(QWidget):
         panel = QWidget()
         layout = QVBoxLayout(panel)
         layout.setContentsMargins(4, 0, 0, 0)
-        self.header = ChatHeader(lambda: self.current, self._presets)
+        self.header = ChatHeader(lambda: self.current, self._presets,
+                                 reasoning=self._reasoning)
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
@@ -401,6 +405,7 @@ class ChatView(QWidget):
                 saver.save_answer(chat, final, text, reasoning, given),
             prepare=preparer(self._search, chat.collection, messages, given)
             if chat.collection and self._search is not None else None,
+            template_kwargs=self.header.thinking_kwargs(chat),
         )
         worker.prepared.connect(self._on_prepared)
         worker.delta.connect(self._on_delta)

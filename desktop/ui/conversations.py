@@ -42,6 +42,7 @@ class Conversation:
     max_tokens: int = 1024
     ephemeral: bool = False
     collection: str = ""  # the document collection that grounds answers ("" for none)
+    think: bool = True  # a reasoning model may think first (False: enable_thinking off)
     turns: list[Turn] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     store_id: int | None = None  # the store's id once the first message is saved

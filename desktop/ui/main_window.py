@@ -47,6 +47,18 @@ MAINTENANCE_INTERVAL_MS = 3_600_000
 PAGES = ("chat", "models", "documents", "server")
 
 
+def thinks(context: AppContext, ref: str) -> bool:
+    """Whether model ``ref`` reasons before answering (catalog, else its own template)."""
+    entry = context.catalog.find(ref)
+    if entry is not None:
+        return entry.reasoning == "think"
+    try:
+        template = context.resolver.info(context.resolver(ref).path).chat_template or ""
+    except EdgeDeskError:
+        return False
+    return "enable_thinking" in template or "<think>" in template
+
+
 class MainWindow(QMainWindow):
     """EdgeDesk's window; closing it stops every worker and releases the models."""
 
@@ -59,7 +71,8 @@ class MainWindow(QMainWindow):
         self.pool = WorkerPool(self)
         self.chat = ChatView(context.scheduler, self.pool, ChatSaver(context.chat_store),
                              search=self._search, presets=PresetStore(context.paths.config_dir),
-                             theme=resolve_theme(context.settings.theme))
+                             theme=resolve_theme(context.settings.theme),
+                             reasoning=lambda ref: thinks(context, ref))
         self.models = ModelsView(context, self.pool)
         self.documents = DocumentsView(context, self.pool)
         self.server = ServerView(context, self.pool)

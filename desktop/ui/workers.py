@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,8 +33,9 @@ class ChatStreamer(Protocol):
 
     def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
                     cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None) -> Any:
-        """Stream chunks of an answer."""
+                    tools: Sequence[dict[str, Any]] | None = None, *,
+                    template_kwargs: Mapping[str, Any] | None = None) -> Any:
+        """Stream chunks of an answer (``template_kwargs``: e.g. enable_thinking)."""
         ...
 
 
@@ -108,8 +109,10 @@ class GenerationWorker(Worker):
     def __init__(self, streamer: ChatStreamer, model: str, messages: Sequence[Message],
                  params: GenerationParams, *, before: Callable[[], None] | None = None,
                  after: AfterAnswer | None = None,
-                 prepare: Callable[[], tuple[list[Message], object]] | None = None) -> None:
+                 prepare: Callable[[], tuple[list[Message], object]] | None = None,
+                 template_kwargs: Mapping[str, Any] | None = None) -> None:
         super().__init__(model)
+        self._template_kwargs = template_kwargs  # e.g. {"enable_thinking": False}
         self._streamer = streamer
         self._model = model
         self._messages = list(messages)
@@ -131,7 +134,8 @@ class GenerationWorker(Worker):
             self._messages, extra = self._prepare()
             self.prepared.emit(extra)
         stream = self._streamer.stream_chat(self._model, self._messages, self._params,
-                                            self.stop_event)
+                                            self.stop_event,
+                                            template_kwargs=self._template_kwargs)
         try:
             self._forward(stream)
         except Cancelled:

@@ -93,10 +93,10 @@ def test_dropped_connection_resumes_without_refetching(hub, payload, tmp_path):
 def test_stall_is_detected_and_retried(hub, payload, tmp_path):
     hub.add_fault(REPO, BIG, Fault("stall", after=200_000, stall_s=30))
     rig = Rig(hub, tmp_path, stall_s=0.5)
-    started = time.monotonic()
     _, fetched = rig.fetch(BIG)
-    assert time.monotonic() - started < 10
     assert fetched.path.read_bytes() == payload[BIG]
+    # Two requests: the stall was detected and resumed (an undetected one would sit out
+    # the server's 30 s and finish in one request).
     assert len(hub.downloads()) == 2
 
 
@@ -247,8 +247,11 @@ def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, t
     from desktop.catalog.cancel import CancelEvent
 
     hub.add_fault(REPO, BIG, Fault("stall", after=200_000, stall_s=30))
-    # The stall timeout a plain event must wait out; every chunk reported.
-    rig = Rig(hub, tmp_path, stall_s=3.0, progress_interval_s=0)
+    # The stall timeout a plain event must wait out; every chunk reported. A waking event
+    # gets a timeout longer than the server's stall: were the socket not shut, the server
+    # would resume first and more than the 200,000 bytes would land (checked below), so
+    # no clock decides the verdict.
+    rig = Rig(hub, tmp_path, stall_s=120.0 if waking else 3.0, progress_interval_s=0)
     cancel = CancelEvent() if waking else threading.Event()
     part = rig.models / REPO / (BIG + ".part")
     received = threading.Event()
@@ -267,9 +270,7 @@ def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, t
     with pytest.raises(Cancelled, match="paused"):
         rig.fetch(BIG, cancel=cancel, progress=seen)
     waited = time.monotonic() - started
-    if waking:
-        assert waited < 2.0  # the socket was shut: no waiting for the stall timeout
-    else:
+    if not waking:
         assert waited >= 3.0  # a plain event is only seen when the read times out
     assert part.stat().st_size == 200_000  # what arrived is kept for the resume
     assert len(hub.downloads()) == 1  # cancelled, not retried

@@ -28,7 +28,28 @@ def test_run_streams_an_answer_from_a_gguf_path(tiny_chat: Path) -> None:
 
 def test_run_with_seed_is_reproducible(tiny_chat: Path) -> None:
     args = ("run", str(tiny_chat), "hello", "--max-tokens", "10", "--seed", "42")
-    assert edgedesk(*args).stdout == edgedesk(*args).stdout
+    first, second = edgedesk(*args), edgedesk(*args)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.strip() and first.stdout == second.stdout
+
+
+def test_no_think_reaches_the_chat_template(tmp_path: Path) -> None:
+    from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
+
+    # A template that, like GLM's, writes more when thinking is switched off.
+    template = TINY_TEMPLATE + ("{% if enable_thinking is defined and not enable_thinking %}"
+                                "the cat is the dog of the world{% endif %}")
+    model = write_tiny_llama(tmp_path / "think.gguf", chat_template=template)
+    args = ("run", str(model), "hello", "--max-tokens", "2", "--temperature", "0", "--stats")
+    thinking, plain = edgedesk(*args), edgedesk(*args, "--no-think")
+    assert thinking.returncode == 0 and plain.returncode == 0, thinking.stderr + plain.stderr
+
+    def prompt_tokens(stderr: str) -> int:
+        return int(stderr.rsplit("[", 1)[1].split(" prompt", maxsplit=1)[0])
+
+    assert prompt_tokens(plain.stderr) > prompt_tokens(thinking.stderr) + 5
+    raw = edgedesk("run", str(model), "hi", "--raw", "--no-think")
+    assert raw.returncode == 2 and "cannot go with --raw" in raw.stderr
 
 
 @pytest.mark.parametrize(("make", "message", "code"), [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.engine.templates import ThinkSplitter, render_chat, resolve_template
+from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
 from desktop.engine.types import Message
-from desktop.errors import TemplateMissing
+from desktop.errors import InvalidRequest, TemplateFailed, TemplateMissing
 
 
 def test_gguf_template_wins_then_catalog_then_architecture() -> None:
@@ -66,3 +66,70 @@ def test_gemma_format_folds_the_system_prompt_into_the_first_user_turn() -> None
     assert prompt == ("<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n"
                       "<start_of_turn>model\nHello<end_of_turn>\n"
                       "<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n")
+
+
+def test_glm_answer_after_think_does_not_open_with_blank_lines() -> None:
+    assert _split(["<think>plan</think>", "\n", "\nThe answer"]) == ("The answer", "plan")
+    assert _split(["</think>\n\n", "Hi\n\nthere"], start_in_reasoning=True) == ("Hi\n\nthere", "")
+
+
+def _custom(text: str) -> ResolvedTemplate:
+    return ResolvedTemplate("catalog", text, "", "", "evil-model")
+
+
+@pytest.mark.parametrize("text", [
+    "{{ ''.__class__ }}",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ cycler.__init__.__globals__ }}",
+    "{{ joiner.__init__.__globals__.os }}",
+    "{{ namespace.__init__ }}",
+    "{{ raise_exception.__globals__ }}",
+    "{{ lipsum.__globals__['os'].popen('id').read() }}",
+    "{{ messages[0].__class__.__base__ }}",
+    "{{ strftime_now.__code__ }}",
+    "{% set x = range.__globals__ %}{{ x }}",
+    "{{ self._TemplateReference__context }}",
+])
+def test_hostile_templates_are_refused_with_the_template_named(text: str) -> None:
+    with pytest.raises(TemplateFailed, match="chat template of evil-model .*models.toml") as e:
+        render_chat(_custom(text), [Message("user", "hi")])
+    assert e.value.http_status == 422
+    assert "not allowed" in str(e.value) or "unsafe" in str(e.value) or "undefined" in str(e.value)
+
+
+def test_list_and_dict_mutation_that_real_templates_use_is_allowed() -> None:
+    text = ("{% set ns = namespace(ids=[]) %}{% set d = {} %}"
+            "{% for m in messages %}{% set _ = ns.ids.append(m['role']) %}"
+            "{% set _ = d.update({m['role']: m['content']}) %}{% endfor %}"
+            "{{ ns.ids.pop(0) }}|{{ ns.ids | join(',') }}|{{ d | tojson(sort_keys=True) }}"
+            "{% for i in range(3) %}{% if i == 1 %}{% break %}{% endif %}{{ i }}{% endfor %}")
+    out = render_chat(_custom(text), [Message("user", "a"), Message("assistant", "b")])
+    assert out == 'user|assistant|{"assistant": "b", "user": "a"}0'
+
+
+def test_tojson_takes_huggingface_options() -> None:
+    text = ("{{ messages[0] | tojson(ensure_ascii=True) }}|"
+            "{{ messages[0] | tojson(separators=(',', ':'), sort_keys=True) }}|"
+            "{{ {'a': 1} | tojson(indent=2) }}")
+    out = render_chat(_custom(text), [Message("user", "é<b>")])
+    assert out == ('{"role": "user", "content": "\\u00e9<b>"}|'
+                   '{"content":"é<b>","role":"user"}|{\n  "a": 1\n}')
+
+
+@pytest.mark.parametrize(("text", "cause"), [
+    ("{{ messages[0]['content'] + 1 }}", "TypeError"),
+    ("{{ tojson(1, 2, 3, 4, 5, 6) }}", "UndefinedError"),
+    ("{{ messages | tojson(no_such_option=True) }}", "TypeError"),
+    ("{% for %}", "TemplateSyntaxError"),
+    ("{{ messages[7]['content'] | upper }}", "UndefinedError"),
+])
+def test_any_template_failure_is_a_4xx_naming_template_and_cause(text: str, cause: str) -> None:
+    with pytest.raises(TemplateFailed, match=f"evil-model \\(from models.toml\\).*{cause}"):
+        render_chat(_custom(text), [Message("user", "hi")])
+
+
+def test_template_raise_exception_is_the_callers_400() -> None:
+    text = "{{ raise_exception('Conversation roles must alternate') }}"
+    with pytest.raises(InvalidRequest, match="evil-model.*rejected.*roles must alternate") as e:
+        render_chat(_custom(text), [Message("user", "hi")])
+    assert e.value.http_status == 400

@@ -91,6 +91,38 @@ def test_macos_managed_preferences_are_read(tmp_path: Path) -> None:
     assert policy.problem is None and dict(policy.forced()) == {"offline": True, "server.port": 9000}
 
 
+@pytest.mark.parametrize(("content", "reason"), [
+    (b"\x00garbage, not a plist", "is not a readable property list"),
+    (plistlib.dumps(["ForceOffline"]), "must hold a dictionary of policy keys"),
+    (plistlib.dumps({"ServerPort": "eighty"}), "ServerPort"),
+])
+def test_malformed_macos_policy_fails_closed(tmp_path: Path, content: bytes,
+                                             reason: str) -> None:
+    plist = tmp_path / "Library" / "Managed Preferences" / f"{policy_sources.MACOS_BUNDLE_ID}.plist"
+    plist.parent.mkdir(parents=True)
+    plist.write_bytes(content)
+    policy = load_machine_policy(tmp_path, "darwin")
+    assert policy.problem is not None and reason in policy.problem
+    assert str(plist) in policy.problem and "locked down" in policy.problem
+    forced = dict(policy.forced())
+    assert forced["offline"] is True and forced["server.enabled"] is False
+
+
+@pytest.mark.parametrize(("values", "reason"), [
+    ({"ServerPort": "eighty"}, "ServerPort"),
+    ({"ForceOffline": "maybe"}, "ForceOffline"),
+    ({"RetentionDays": -3}, "RetentionDays"),
+])
+def test_malformed_registry_policy_fails_closed(monkeypatch: pytest.MonkeyPatch,
+                                                values: dict[str, Any], reason: str) -> None:
+    origin = "HKLM\\" + policy_sources.WINDOWS_POLICY_KEY
+    monkeypatch.setattr(policy_sources, "_read_windows", lambda: (origin, values))
+    policy = load_machine_policy(Path("/"), "win32")
+    assert policy.problem is not None and reason in policy.problem and origin in policy.problem
+    forced = dict(policy.forced())
+    assert forced["offline"] is True and forced["allow_downloads"] is False
+
+
 def test_registry_style_values_are_accepted() -> None:
     assert parse_policy({"ForceOffline": 1, "AllowedModels": "a\nb"}) == {
         "ForceOffline": True, "AllowedModels": ["a", "b"]}
@@ -120,11 +152,36 @@ def test_policy_show_reports_sources_and_locks(machine_policy, capsys) -> None:
     assert "[locked: set by your organization]" in capsys.readouterr().out
 
 
-def test_cli_flag_cannot_loosen_policy(machine_policy, capsys) -> None:
-    machine_policy({"ForceOffline": True})
+def test_cli_flag_cannot_loosen_policy(machine_policy, monkeypatch: pytest.MonkeyPatch,
+                                      capsys) -> None:
+    import httpx
+
+    from desktop.server.runner import ServerRunner
+
+    machine_policy({"ForceOffline": True, "ServerBindAddress": "127.0.0.1",
+                    "ServerRequireKey": True})
+    seen: dict[str, Any] = {}
+
+    def serve_briefly(self: ServerRunner, on_ready: Any = None) -> None:
+        # The real server, started as `serve` starts it, asked once, then stopped.
+        self.start()
+        try:
+            seen["host"], seen["url"] = self.settings.host, self.url
+            seen["status"] = httpx.get(f"{self.url}/models", timeout=30).status_code
+        finally:
+            self.stop()
+
+    monkeypatch.setattr(ServerRunner, "serve_forever", serve_briefly)
+    from tests.server.conftest import free_port
+
+    port = str(free_port())
+    assert main(["serve", "--no-auth", "--host", "0.0.0.0", "--port", port]) == 0
+    assert seen["host"] == "127.0.0.1" and seen["url"].startswith("http://127.0.0.1:")
+    assert seen["status"] == 401  # a key is still required
     main(["policy", "show", "--json"])
     rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["settings"]}
     assert rows["offline"]["value"] is True
+    assert rows["server.require_key"]["value"] is True
 
 
 def test_invalid_policy_warns_on_every_command(machine_policy, capsys) -> None:

@@ -17,7 +17,7 @@ from desktop.retrieval.answer import build_messages, citations, prepare
 from desktop.retrieval.chunking import chunk_blocks
 from desktop.retrieval.indexer import IndexProgress, Library
 from desktop.retrieval.loaders import Block, SkipFile, load, paragraphs
-from desktop.retrieval.search import Searcher, fuse, vector_ranking
+from desktop.retrieval.search import Searcher, hybrid_scores, normalised, vector_ranking
 from tests.retrieval.conftest import MODEL, CountingEmbedder, write_pdf
 
 
@@ -178,9 +178,18 @@ def test_answer_prompt_numbers_sources_and_maps_citations(library: Library,
     assert "no sources" in build_messages("q", [])[0].content
 
 
-def test_rrf_rewards_agreement() -> None:
-    scores = fuse([[1, 2, 3], [3, 4]])
-    assert max(scores, key=scores.__getitem__) == 3
+def test_keywords_break_near_ties_but_cannot_overturn_a_clear_vector_winner() -> None:
+    # Chunk 1 is the clear semantic winner; 2 and 3 are nearly tied behind it.
+    vector = normalised({1: 0.80, 2: 0.52, 3: 0.51, 4: 0.30})
+    keyword = [(3, 9.0), (1, 1.0)]
+    scores = hybrid_scores(vector, keyword, {3: 0.5, 1: 0.5})
+    assert sorted(scores, key=lambda i: -scores[i])[:3] == [1, 3, 2]
+    # A passage with every content word of the query is what a lookup wants.
+    full = hybrid_scores(vector, keyword, {3: 1.0, 1: 0.5})
+    assert max(full, key=full.__getitem__) == 3
+    # An incidental match of one word in four counts for a quarter.
+    weak = hybrid_scores(vector, [(2, 9.0)], {2: 0.25})
+    assert weak[2] - vector[2] == pytest.approx(0.15 * 0.25)
 
 
 def test_keyword_search_stays_inside_the_chosen_collections(library: Library,

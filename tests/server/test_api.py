@@ -115,11 +115,33 @@ def test_json_schema_output_is_valid(client) -> None:
         model="tiny-chat", messages=HI, max_tokens=200, temperature=0.7, seed=5,
         response_format={"type": "json_schema", "json_schema": {"name": "a", "schema": schema}})
     assert json.loads(reply.choices[0].message.content)["answer"] in ("yes", "no")
-    obj = client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=300,
+    # A schema whose every answer is short: the grammar must end it, so the random model
+    # stops by itself and the whole answer parses (no "if it happened to stop" escape).
+    flag = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
+            "additionalProperties": False}
+    for seed in (1, 2, 3):
+        done = client.chat.completions.create(
+            model="tiny-chat", messages=HI, max_tokens=60, temperature=1.0, seed=seed,
+            response_format={"type": "json_schema",
+                             "json_schema": {"name": "flag", "schema": flag}})
+        assert done.choices[0].finish_reason == "stop"
+        assert set(json.loads(done.choices[0].message.content)) == {"ok"}
+    obj = client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=30,
                                          temperature=0, response_format={"type": "json_object"})
-    if obj.choices[0].finish_reason == "stop":  # a random model may ramble until the limit
-        assert isinstance(json.loads(obj.choices[0].message.content), dict)
     assert obj.choices[0].message.content.lstrip().startswith("{")
+
+
+@pytest.mark.parametrize(("schema", "named"), [
+    ({"type": "no-such-type"}, "at type"),
+    ({"not": {"type": "string"}}, "'not'"),
+])
+def test_a_schema_llama_cpp_cannot_use_is_a_400_naming_it(client, schema, named) -> None:
+    with pytest.raises(openai.BadRequestError) as err:
+        client.chat.completions.create(
+            model="tiny-chat", messages=HI, max_tokens=5,
+            response_format={"type": "json_schema", "json_schema": {"name": "x",
+                                                                    "schema": schema}})
+    assert named in err.value.body["message"] and err.value.body["param"] == "json_schema"
 
 
 def test_embeddings_float_base64_tokens_and_cache(client, server: Served) -> None:

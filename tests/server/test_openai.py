@@ -325,3 +325,48 @@ def test_rerank_results_best_first_with_relevance_between_0_and_1() -> None:
     assert oa.relevance(2.0) == pytest.approx(0.8807970779778823)
     with pytest.raises(ValueError):
         _rerank(documents=["a"], top_n=0)
+
+
+def test_kimi_call_ids_are_kept_so_history_round_trips() -> None:
+    text = ("<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+            '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'
+            "<|tool_call_begin|>functions.get_weather:1"
+            '<|tool_call_argument_begin|>{"city": "Rome"}<|tool_call_end|>'
+            "<|tool_calls_section_end|>")
+    parsed = parse_tool_calls(text, {"get_weather"}, _ids())
+    assert [c.id for c in parsed.tool_calls] == ["functions.get_weather:0",
+                                                 "functions.get_weather:1"]
+    # A call without Kimi's id form still gets an OpenAI-style one.
+    bare = text.replace("functions.get_weather:0", "get_weather")
+    assert parse_tool_calls(bare, {"get_weather"}, _ids()).tool_calls[0].id == "call_0"
+
+
+def test_glm45_string_arguments_stay_strings_when_the_schema_says_so() -> None:
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {
+        "type": "object", "properties": {"zip": {"type": "string"}, "n": {"type": "integer"},
+                                         "tags": {"type": "array"}}}}}]
+    text = ("<tool_call>lookup<arg_key>zip</arg_key><arg_value>123</arg_value>"
+            "<arg_key>n</arg_key><arg_value>5</arg_value>"
+            '<arg_key>tags</arg_key><arg_value>["a", "b"]</arg_value></tool_call>')
+    call = oa.split_answer(text, tools).tool_calls[0]
+    assert json.loads(call.arguments) == {"zip": "123", "n": 5, "tags": ["a", "b"]}
+    # The streaming gate parses with the same schemas.
+    gate = StreamGate(oa.tool_names(tools))
+    gate.feed(text)
+    assert json.loads(gate.finish()[1][0].arguments)["zip"] == "123"
+
+
+def test_thinking_switch_from_chat_template_kwargs_and_reasoning_effort() -> None:
+    assert oa.template_kwargs(_chat()) is None
+    assert oa.template_kwargs(_chat(chat_template_kwargs={"enable_thinking": False})) == {
+        "enable_thinking": False}
+    assert oa.template_kwargs(_chat(reasoning_effort="none")) == {"enable_thinking": False}
+    assert oa.template_kwargs(_chat(reasoning_effort="high")) == {"enable_thinking": True}
+    both = _chat(reasoning_effort="low", chat_template_kwargs={"clear_thinking": False})
+    assert oa.template_kwargs(both) == {"clear_thinking": False, "enable_thinking": True}
+    with pytest.raises(InvalidRequest, match="contradicts") as e:
+        oa.template_kwargs(_chat(reasoning_effort="none",
+                                 chat_template_kwargs={"enable_thinking": True}))
+    assert e.value.param == "reasoning_effort"
+    with pytest.raises(InvalidRequest, match="cannot set messages"):
+        oa.template_kwargs(_chat(chat_template_kwargs={"messages": []}))
