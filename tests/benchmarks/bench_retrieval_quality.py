@@ -19,8 +19,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import llama_cpp
-
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
@@ -33,7 +31,6 @@ MODEL_NAME = "minilm"
 MINILM = Path(__file__).resolve().parents[2].parent / "shared" / "models" \
     / "all-minilm-l6-v2-q8_0.gguf"
 DEPTH = 10
-_DEFAULT_PARAMS = llama_cpp.llama_cpp.llama_model_default_params
 METHODS = ("vector", "keyword", "hybrid")
 
 
@@ -44,18 +41,6 @@ class Scores:
     hit1: float
     hit3: float
     mrr: float
-
-
-def plain_model_params() -> llama_cpp.llama_model_params:
-    """llama.cpp's default model parameters without the extra (repacking) buffer types.
-
-    On the shared 2-core VM, llama.cpp's AMX-INT8 repack of Q8_0 weights dies with
-    SIGILL (the CPU reports AMX, the hypervisor traps it). Plain CPU buffers give the
-    same vectors, only slower, so the figures do not depend on it.
-    """
-    params = _DEFAULT_PARAMS()
-    params.use_extra_bufts = False
-    return params
 
 
 def minilm_path() -> Path:
@@ -135,7 +120,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=minilm_path())
     args = parser.parse_args(argv)
-    llama_cpp.llama_cpp.llama_model_default_params = plain_model_params
     print("| set | method | hit@1 | hit@3 | MRR |\n|---|---|---|---|---|")
     for set_name, cases in SETS.items():
         with tempfile.TemporaryDirectory() as tmp, \

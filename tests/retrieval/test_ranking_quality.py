@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import llama_cpp
 import pytest
 
 from tests.benchmarks import bench_retrieval_quality as quality
@@ -18,12 +17,9 @@ from tests.benchmarks.retrieval_sets import SETS
 
 @pytest.mark.slow
 @pytest.mark.parametrize("set_name", sorted(SETS))
-def test_hybrid_is_never_worse_than_its_better_half(set_name: str, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hybrid_is_never_worse_than_its_better_half(set_name: str, tmp_path: Path) -> None:
     model = quality.minilm_path()
     assert model.exists(), f"the MiniLM test model is missing: {model} (see its README)"
-    monkeypatch.setattr(llama_cpp.llama_cpp, "llama_model_default_params",
-                        quality.plain_model_params)
     cases = SETS[set_name]
     with quality.evaluation(cases, model, tmp_path) as ev:
         scores = ev.scores(cases)
