@@ -134,12 +134,15 @@ def build_deb(freeze_dir: Path, out: Path, version: str, compression: str = "gzi
     with tempfile.TemporaryDirectory(prefix="edgedesk-deb-") as tmp:
         stage = stage_linux(freeze_dir, Path(tmp) / "root", version)
         debian = stage / "DEBIAN"
-        debian.mkdir(mode=0o755)
+        debian.mkdir()
+        debian.chmod(0o755)  # dpkg-deb demands it; mkdir's mode is cut by a strict umask
         control = (LINUX / "control.in").read_text(encoding="utf-8").format(
             version=version, arch=arch, installed_size=_installed_kib(stage),
             depends=f"libc6 (>= {_glibc()})")
         (debian / "control").write_text(control, encoding="utf-8")
         shutil.copy(LINUX / "conffiles", debian / "conffiles")
+        for meta in debian.iterdir():
+            meta.chmod(0o644)
         target = out / f"edgedesk_{version}_{arch}.deb"
         fakeroot = ["fakeroot"] if shutil.which("fakeroot") else []
         _run([*fakeroot, "dpkg-deb", "--root-owner-group", f"-Z{compression}", "--build",
