@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.catalog.hub import HubClient
     from desktop.retrieval.indexer import IndexReport, Library
     from desktop.retrieval.search import Searcher
+    from desktop.server.security import KeyStore
     from desktop.store.chats import ChatStore
     from desktop.store.db import Database
 
@@ -181,6 +182,13 @@ class AppContext:
 
         return Searcher(self.documents_db, embed,
                         reranker=rerank if reranker_model else None)
+
+    @functools.cached_property
+    def key_store(self) -> KeyStore:
+        """The local API's keys, in the data folder in use (it moves with the data)."""
+        from desktop.server.runner import key_store
+
+        return key_store(self.paths.data_dir)
 
     @functools.cached_property
     def maintenance_lock(self) -> threading.Lock:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import re
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.cli.context import context_for
+from desktop.crash import shown
+from desktop.errors import InvalidRequest
 from desktop.resolve import looks_like_path
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
@@ -31,8 +36,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=handle)
 
 
+def check_host(host: str) -> None:
+    """Refuse a ``--host`` that names no address of this machine, before binding.
+
+    An empty one would make uvicorn listen on every interface, the opposite of what a
+    person leaving it blank expects; a mistyped one would fail as "port in use".
+    """
+    if not host.strip():
+        raise InvalidRequest("--host is empty; give an address such as 127.0.0.1 (the "
+                             "default, this machine only)", param="host")
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    if re.fullmatch(r"[\d.]+", host) or not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", host):
+        raise InvalidRequest(f"--host {shown(host, 80)} is not an IP address or host name; "
+                             "use e.g. 127.0.0.1", param="host")
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise InvalidRequest(f"--host {shown(host, 80)} is not an address of this machine; "
+                             "use e.g. 127.0.0.1", param="host") from None
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
+    if args.host is not None:
+        check_host(args.host)
+    if args.port is not None and not 1 <= args.port <= 65535:
+        raise InvalidRequest(f"--port {args.port} is out of range; use 1 to 65535",
+                             param="port")
     if args.host is not None:
         overrides["server.host"] = args.host
     if args.port is not None:
@@ -56,13 +90,11 @@ def build_runner(ctx: Any, models: list[str]) -> ServerRunner:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the verb; returns the exit code once the server has stopped."""
-    from desktop.server.runner import key_store
-
     ctx = context_for(args, _overrides(args))
     try:
         runner = build_runner(ctx, args.model)
         settings = ctx.settings.server
-        if settings.require_key and not key_store(ctx.paths.data_dir).list():
+        if settings.require_key and not ctx.key_store.list():
             print("edgedesk: no API keys yet; create one with 'edgedesk keys create NAME'",
                   file=sys.stderr)
 
