@@ -69,3 +69,23 @@ def report_crash(exc: BaseException, where: str, log_dir: Path | None = None) ->
         saved = "the details could not be saved"
     return (f"unexpected error ({type(exc).__name__}: {shown(exc, 160)}); {saved}; "
             "please report it")
+
+
+def install_thread_net(where: str) -> None:
+    """Route an exception that ends a background thread (the server's, a timer's) to the
+    crash log with one line on stderr, instead of Python's printed traceback."""
+    import sys
+    import threading
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if args.exc_value is None or isinstance(args.exc_value, SystemExit):
+            return
+        thread = args.thread.name if args.thread is not None else "a thread"
+        line = report_crash(args.exc_value, f"{where}, thread {thread}")
+        try:
+            sys.stderr.write(f"edgedesk: error: {line}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+    threading.excepthook = hook

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from desktop.cli.version import VersionAction
-from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, report_crash, shown
+from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, install_thread_net, report_crash, shown
 from desktop.errors import EdgeDeskError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -87,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A non-UTF-8 file name echoed by argparse or a library must not crash a print.
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    if argv is None:  # the real process (not a caller passing its own arguments)
+        install_thread_net("edgedesk")  # the server's and the timers' threads too
     try:
         return _run(argv)
     except KeyboardInterrupt:

@@ -67,3 +67,15 @@ def test_ctrl_c_as_soon_as_the_command_starts_is_one_line_and_130(
     if proc.returncode != 0:  # it may have finished before the signal landed
         assert proc.returncode == EXIT_INTERRUPTED
         assert err.strip().splitlines()[-1] == "edgedesk: error: interrupted"
+
+
+def test_a_background_thread_that_dies_is_logged_not_printed(edgedesk_home: Path) -> None:
+    code = ("from desktop.crash import install_thread_net; install_thread_net('serve'); "
+            "import threading; t = threading.Thread(target=lambda: 1 / 0, name='edgedesk-"
+            "server'); t.start(); t.join()")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert "Traceback" not in result.stderr
+    assert "unexpected error (ZeroDivisionError" in result.stderr
+    log = (edgedesk_home / "logs" / "crash.log").read_text()
+    assert "serve, thread edgedesk-server" in log and "ZeroDivisionError" in log
