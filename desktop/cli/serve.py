@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import re
 import socket
@@ -46,10 +47,12 @@ def check_host(host: str) -> None:
         raise InvalidRequest("--host is empty; give an address such as 127.0.0.1 (the "
                              "default, this machine only)", param="host")
     try:
-        ipaddress.ip_address(host)
-        return
+        address = ipaddress.ip_address(host)
     except ValueError:
         pass
+    else:
+        _check_local(address)
+        return
     if re.fullmatch(r"[\d.]+", host) or not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", host):
         raise InvalidRequest(f"--host {shown(host, 80)} is not an IP address or host name; "
                              "use e.g. 127.0.0.1", param="host")
@@ -58,6 +61,19 @@ def check_host(host: str) -> None:
     except (OSError, UnicodeError):
         raise InvalidRequest(f"--host {shown(host, 80)} is not an address of this machine; "
                              "use e.g. 127.0.0.1", param="host") from None
+
+
+def _check_local(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    """Refuse an address no interface of this machine has (binding says "cannot assign")."""
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((str(address), 0))
+        except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise InvalidRequest(f"--host {address} is not an address of this machine; "
+                                     "use 127.0.0.1 (this machine only) or one of its "
+                                     "network addresses", param="host") from None
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
