@@ -134,9 +134,23 @@ class InstalledIndex:
         return [m for m in models.values() if m.catalog_id == ref]
 
     def lookup(self, ref: str) -> list[Path] | None:
-        """The resolver hook: files of the installed model ``ref`` (None if not installed)."""
-        found = [m for m in self.matching(ref) if all(p.exists() for p in m.paths)]
-        return found[0].paths if found else None
+        """The resolver hook: files of the installed model ``ref`` (None if not installed).
+
+        An imported model whose file was deleted or moved raises ModelNotFound saying so:
+        "unknown model" would send the person looking in the catalog.
+        """
+        matches = self.matching(ref)
+        found = [m for m in matches if all(p.exists() for p in m.paths)]
+        if found:
+            return found[0].paths
+        imported = next((m for m in matches if not m.managed), None)
+        if imported is not None:
+            missing = next(p for p in imported.paths if not p.exists())
+            raise ModelNotFound(
+                f"{ref} was imported from {missing}, which is no longer there; import the "
+                f"file again from where it is now, or forget it with 'edgedesk models rm "
+                f"{imported.id}'")
+        return None
 
     def add(self, model: InstalledModel) -> InstalledModel:
         """Record ``model`` (replacing an entry with the same id)."""

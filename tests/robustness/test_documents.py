@@ -205,3 +205,15 @@ def test_the_size_limit_message_shows_two_different_numbers(tmp_path: Path) -> N
     size, limit = caught.value.reason.removeprefix("too large (").rstrip(")").split(
         "; the limit is ")
     assert size != limit
+
+
+def test_an_imported_model_whose_file_was_deleted_is_named_as_such(
+        tmp_path: Path, tiny_chat: Path) -> None:
+    mine = tmp_path / "my-model.gguf"
+    shutil.copyfile(tiny_chat, mine)
+    assert_clean(edgedesk("models", "import", str(mine)), failed=False)
+    mine.unlink()
+    result = edgedesk("run", "my-model", "hi")
+    assert_clean(result, failed=True)
+    assert f"my-model was imported from {mine}, which is no longer there" in result.stderr
+    assert "unknown model" not in result.stderr
