@@ -1,4 +1,4 @@
-"""File names as text the database can hold, and back.
+"""File names as text the database can hold, and back; walking folders.
 
 On Linux a file name is bytes; one that is not UTF-8 reaches Python with its odd bytes
 as lone surrogates (``surrogateescape``), which SQLite refuses. Such a name is stored
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 _ESCAPED_BYTE = re.compile(rb"\\x([0-9a-f]{2})")
@@ -33,3 +34,26 @@ def fs_path(text: str) -> Path:
     raw = _ESCAPED_BYTE.sub(lambda m: bytes([int(m[1], 16)]), text.encode("utf-8"))
     restored = Path(os.fsdecode(raw))
     return restored if restored.exists() else plain
+
+
+def walk(roots: Sequence[Path], unreadable: list[tuple[Path, str]]) -> Iterator[Path]:
+    """Files under the roots; hidden files and folders (.git, .venv) are left out.
+
+    A folder that cannot be listed (no permission, a path over the system's limit) is
+    added to ``unreadable`` with why, so it is reported as skipped, not silently missed.
+    """
+    def failed(exc: OSError) -> None:
+        where = Path(exc.filename) if exc.filename else Path("?")
+        unreadable.append((where, f"cannot read folder ({exc.strerror or exc})"))
+
+    for root in roots:
+        if root.is_file():
+            yield root
+            continue
+        if not root.is_dir():
+            continue  # a root that vanished: its documents leave the index
+        for folder, dirs, names in os.walk(root, onerror=failed):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for filename in sorted(names):
+                if not filename.startswith("."):
+                    yield Path(folder) / filename

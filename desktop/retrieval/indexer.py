@@ -23,9 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from filelock import FileLock, Timeout
-
-from desktop.errors import Cancelled, InvalidRequest
+from desktop.errors import InvalidRequest
 from desktop.retrieval import loaders
 from desktop.retrieval.chunking import (
     DEFAULT_MAX_TOKENS,
@@ -33,7 +31,8 @@ from desktop.retrieval.chunking import (
     TextChunk,
     chunk_blocks,
 )
-from desktop.retrieval.fsnames import fs_path, path_text
+from desktop.retrieval.fsnames import fs_path, path_text, walk
+from desktop.retrieval.scanlock import collection_lock
 from desktop.retrieval.search import drop_vec_table, ensure_vec_table, to_blob, vec_table
 from desktop.store.db import Database, fts_text
 
@@ -125,7 +124,6 @@ class CollectionInfo:
 
 ProgressFn = Callable[[IndexProgress], None]
 PARTIAL = ""  # the hash of a document whose chunks are still being stored
-LOCK_POLL_S = 0.2  # how often a scan waiting for the collection's lock checks its cancel
 
 
 class Library:
@@ -208,35 +206,16 @@ class Library:
     @contextmanager
     def _scan_lock(self, name: str, progress: ProgressFn | None,
                    cancel: threading.Event | None) -> Iterator[None]:
-        """Hold collection ``name``'s lock, shared with every process on this data folder.
-
-        Two scans of one collection at once would both insert the same new files; the
-        second waits (saying so through ``progress``) and then finds them indexed.
-        """
+        """Hold collection ``name``'s lock (``scanlock``); a wait is reported via progress."""
         if self.lock_dir is None:
             yield
             return
-        self.lock_dir.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:24]
-        lock = FileLock(str(self.lock_dir / f"collection-{digest}.lock"))
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
+
+        def waiting() -> None:
             if progress is not None:
                 progress(IndexProgress(0, 0, None, 0, waiting=True))
-            while True:
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled("stopped while waiting for the other indexing of "
-                                    f"'{name}' to finish") from None
-                try:
-                    lock.acquire(timeout=LOCK_POLL_S)
-                    break
-                except Timeout:
-                    continue
-        try:
+        with collection_lock(self.lock_dir, name, on_wait=waiting, cancel=cancel):
             yield
-        finally:
-            lock.release()
 
     def _reset_vectors(self, cid: int, model: str) -> None:
         """Forget every vector of a collection; the next scan re-embeds with ``model``."""
@@ -280,7 +259,7 @@ class Library:
         roots = [fs_path(r[0]) for r in self.database.query(
             "SELECT path FROM collection_roots WHERE collection_id = ?", (cid,))]
         unreadable: list[tuple[Path, str]] = []
-        files = sorted(set(_walk(roots, unreadable)))
+        files = sorted(set(walk(roots, unreadable)))
         known = {r[0]: (int(r[1]), int(r[2]), float(r[3]), r[4]) for r in self.database.query(
             "SELECT path, id, size, mtime, hash FROM documents WHERE collection_id = ?", (cid,))}
         present = {path_text(f) for f in files}
@@ -460,31 +439,9 @@ class Library:
 
 
 def _file_hash(path: Path) -> str:
+    """SHA-256 of the file's bytes, read a megabyte at a time."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _walk(roots: Sequence[Path], unreadable: list[tuple[Path, str]]) -> Iterator[Path]:
-    """Files under the roots; hidden files and folders (.git, .venv) are left out.
-
-    A folder that cannot be listed (no permission, a path over the system's limit) is
-    added to ``unreadable`` with why, so it is reported as skipped, not silently missed.
-    """
-    def failed(exc: OSError) -> None:
-        where = Path(exc.filename) if exc.filename else Path("?")
-        unreadable.append((where, f"cannot read folder ({exc.strerror or exc})"))
-
-    for root in roots:
-        if root.is_file():
-            yield root
-            continue
-        if not root.is_dir():
-            continue  # a root that vanished: its documents leave the index
-        for folder, dirs, names in os.walk(root, onerror=failed):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for filename in sorted(names):
-                if not filename.startswith("."):
-                    yield Path(folder) / filename
