@@ -122,3 +122,31 @@ def test_an_interrupted_big_file_keeps_its_batches_and_the_next_scan_finishes_it
     [done] = library.collections()
     assert done.documents == 1 and done.chunks > kept
     assert library.rescan("big").unchanged == 1
+
+
+def test_docs_add_in_a_terminal_waits_for_the_window_and_says_so(
+        tmp_path: Path, tiny_embed: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from desktop.retrieval.scanlock import collection_lock
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("zebras\n")
+    with collection_lock(Paths.from_env().data_dir / "locks", "papers", on_wait=lambda: None):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "desktop", "docs", "add", str(folder), "--collection",
+             "papers", "--embedding-model", str(tiny_embed)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+        try:
+            assert proc.stderr is not None
+            line = proc.stderr.readline()  # blocks until the command reports its wait
+            assert "is indexing this collection; waiting for it to finish" in line
+        except BaseException:
+            proc.kill()
+            raise
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "papers: 1 added" in out and "Traceback" not in err
