@@ -82,7 +82,13 @@ class Paths:
         """Create the folders (idempotent); ``data=False`` leaves the data folder alone."""
         for folder in (self.config_dir, self.cache_dir, self.log_dir,
                        *((self.data_dir,) if data else ())):
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # EDGEDESK_HOME naming a file, a read-only place…
+                raise ConfigError(
+                    f"cannot create the folder {folder} ({exc.strerror or exc}); check "
+                    f"{HOME_ENV} or the data location, and that you may write there"
+                ) from None
 
 
 class _Section(BaseModel):

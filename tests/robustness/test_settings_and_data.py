@@ -59,3 +59,12 @@ def test_data_use_of_a_missing_folder_changes_nothing(tmp_path: Path,
     assert "is not an existing folder" in result.stderr
     assert not (tmp_path / "typo").exists()
     assert edgedesk("data", "show", "--json").stdout == before
+
+
+def test_edgedesk_home_naming_a_file_is_one_clear_line(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "home.txt"
+    not_a_folder.write_text("oops")
+    result = edgedesk("chats", "list", home=not_a_folder)
+    assert_clean(result, failed=True)
+    assert result.returncode == 2
+    assert "cannot create the folder" in result.stderr and "EDGEDESK_HOME" in result.stderr
