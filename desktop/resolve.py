@@ -15,7 +15,7 @@ from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
 from desktop.config import EngineSettings, Paths
 from desktop.engine.types import ModelKind, ModelSpec
-from desktop.errors import InvalidRequest, ModelNotAllowed, ModelNotFound
+from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
 
 MAX_CONTEXT = 1_048_576
 # An installed-model lookup: catalog id -> local file(s), filled by the model store.
@@ -135,6 +135,14 @@ class ModelResolver:
         path, entry, files = self.locate(ref)
         self.check_allowed(entry.id if entry else stable_id(path), files)
         info = self.info(path)
+        if entry is not None and (entry.kind == "chat") != (_kind_of(info) == "chat"):
+            # A file installed under a catalog id that holds another kind of model (an
+            # import from before ids stopped being taken from file names): the catalog's
+            # kind would send a chat model to embed, which crashes llama.cpp.
+            raise ModelFileError(
+                f"{path} is installed as {entry.id} but holds {_a(_kind_of(info))} model, "
+                f"not {_a(entry.kind)} model; remove it with 'edgedesk models rm {ref}' and pull "
+                "or import the right file")
         plan = self.fit(info, context_length)
         kind = entry.kind if entry else _kind_of(info)
         return ModelSpec(
@@ -160,6 +168,10 @@ def _kind_of(info: GGUFInfo) -> ModelKind:
     if info.architecture in _ENCODER_ARCHS:
         return "embedding"
     return "chat"
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
 def installed_from_mapping(mapping: Mapping[str, list[Path]]) -> InstalledLookup:

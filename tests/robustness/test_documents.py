@@ -217,3 +217,17 @@ def test_an_imported_model_whose_file_was_deleted_is_named_as_such(
     assert_clean(result, failed=True)
     assert f"my-model was imported from {mine}, which is no longer there" in result.stderr
     assert "unknown model" not in result.stderr
+
+
+def test_a_chat_model_imported_under_a_catalog_embedder_id_before_the_fix_is_refused(
+        folder: Path, tiny_chat: Path) -> None:
+    from desktop.catalog.installed import InstalledIndex, InstalledModel
+    from desktop.config import Paths
+
+    data = Paths.from_env().data_dir
+    legacy = InstalledIndex(data / "installed.json", data / "models")  # no reserved ids
+    legacy.add(InstalledModel(id="bge-small-en-v1.5", files=(str(tiny_chat),), size=1,
+                              sha256=("0" * 64,), source="import", managed=False))
+    result = edgedesk("docs", "add", folder, "--collection", "mine")
+    assert_clean(result, failed=True)  # not a segfault in llama.cpp
+    assert "is installed as bge-small-en-v1.5 but holds a chat model" in result.stderr
