@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import re
 import shutil
@@ -176,15 +178,27 @@ def test_run_reads_the_prompt_from_standard_input(tiny_chat: Path) -> None:
     assert counted is not None and int(counted[1]) >= 200_000
 
 
+ONE_PIXEL_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6k"
+                 "gAAAABJRU5ErkJggg==")
+
+
 def _docx_with_zeros(path: Path, zeros: int) -> Path:
+    """A letter with a picture whose bytes are ``zeros`` zero bytes (tiny once zipped)."""
+    png = io.BytesIO(base64.b64decode(ONE_PIXEL_PNG))
     document = docx.Document()
     document.add_paragraph("A short letter.")
+    document.add_picture(png)  # a part python-docx reads whole when it opens the file
     document.save(str(path))
-    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
-        with archive.open("word/media/zeros.bin", "w", force_zip64=True) as member:
-            chunk = bytes(1 << 20)
-            for _ in range(zeros >> 20):
-                member.write(chunk)
+    with zipfile.ZipFile(path) as original:
+        parts = [(info, original.read(info)) for info in original.infolist()]
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for info, data in parts:
+            if not info.filename.startswith("word/media/"):
+                archive.writestr(info, data)
+                continue
+            with archive.open(info.filename, "w", force_zip64=True) as member:
+                for _ in range(zeros >> 20):
+                    member.write(bytes(1 << 20))
     return path
 
 
