@@ -204,6 +204,8 @@ class InstalledIndex:
                     revision: str | None = None) -> InstalledModel:
         """Register a local GGUF (all its shards) in place: checked, hashed, not copied."""
         path = path.expanduser()
+        if path.is_dir():
+            raise ModelFileError(f"{path} is a folder; name the .gguf file to import")
         if not path.is_file():
             raise ModelNotFound(f"no such file: {path}")
         if path.suffix != ".gguf":

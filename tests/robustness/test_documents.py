@@ -245,3 +245,9 @@ def test_a_chat_model_imported_under_a_catalog_embedder_id_before_the_fix_is_ref
     result = edgedesk("docs", "add", folder, "--collection", "mine")
     assert_clean(result, failed=True)  # not a segfault in llama.cpp
     assert "is installed as bge-small-en-v1.5 but holds a chat model" in result.stderr
+
+
+def test_importing_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
+    result = edgedesk("models", "import", str(tmp_path))
+    assert_clean(result, failed=True)
+    assert f"{tmp_path} is a folder; name the .gguf file to import" in result.stderr
