@@ -21,7 +21,7 @@ from desktop.cli import main
 from desktop.config import NoPolicy, Paths, load_settings
 from desktop.crash import EXIT_BUG
 from desktop.errors import ConfigError
-from tests.robustness.cli import integrity_ok
+from tests.robustness.cli import assert_clean, edgedesk, integrity_ok
 
 FIXTURES_PER_RUN = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 
@@ -135,4 +135,16 @@ def test_any_file_name_is_indexed_or_skipped_and_shown_safely(
     assert main(args) == 0
     again = capsys.readouterr().out
     assert " 0 added, 0 updated, " in again and " 0 removed, " in again
+    integrity_ok(edgedesk_home)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=FIXTURES_PER_RUN)
+@given(verb=_verbs, words=st.lists(_words, max_size=3))
+def test_any_command_line_in_a_real_process_never_shows_a_traceback(
+        verb: list[str], words: list[str], edgedesk_home: Path, tmp_path: Path) -> None:
+    result = edgedesk(*verb, *words, cwd=tmp_path)
+    assert_clean(result)
+    assert result.returncode != EXIT_BUG, result.stderr
+    if result.returncode != 0:
+        assert result.stderr.strip(), "a failure must say why"
     integrity_ok(edgedesk_home)
