@@ -68,3 +68,21 @@ def test_edgedesk_home_naming_a_file_is_one_clear_line(tmp_path: Path) -> None:
     assert_clean(result, failed=True)
     assert result.returncode == 2
     assert "cannot create the folder" in result.stderr and "EDGEDESK_HOME" in result.stderr
+
+
+def test_data_move_while_a_server_runs_says_only_that_nothing_moved(
+        tmp_path: Path, edgedesk_home: Path) -> None:
+    from desktop.relocate import DataFolderLock
+
+    assert_clean(edgedesk("data", "show"), failed=False)  # the data folder exists
+    server = DataFolderLock(edgedesk_home / "data")  # what a running serve holds
+    server.share()
+    try:
+        result = edgedesk("data", "move", str(tmp_path / "elsewhere"))
+    finally:
+        server.release()
+    assert_clean(result, failed=True)
+    assert "nothing was moved" in result.stderr
+    assert "will move" not in result.stderr
+    assert not (tmp_path / "elsewhere").exists() or not any((tmp_path / "elsewhere").iterdir())
+    assert "waiting" not in edgedesk("data", "show").stdout  # no move left pending
