@@ -6,6 +6,8 @@ this machine, and hands the engine a ``ModelSpec`` that names only a file and nu
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +119,27 @@ class ModelResolver:
             self._digest_cache[key] = sha256_of(path)
         return self._digest_cache[key]
 
+    def _loadable(self, path: Path) -> Path:
+        """``path``, or a link to it named in UTF-8: llama.cpp takes a path as UTF-8 text,
+        which cannot spell a file name holding other bytes (possible on Linux)."""
+        try:
+            os.fspath(path).encode("utf-8")
+            return path
+        except UnicodeEncodeError:
+            pass
+        digest = hashlib.sha256(os.fsencode(path)).hexdigest()[:32]
+        link = self.paths.cache_dir / "model-links" / f"{digest}.gguf"
+        try:
+            link.parent.mkdir(parents=True, exist_ok=True)
+            if not (link.is_symlink() and os.readlink(link) == os.fspath(path)):
+                staged = link.with_name(f"{digest}.{os.getpid()}.tmp")
+                staged.unlink(missing_ok=True)
+                staged.symlink_to(path)
+                os.replace(staged, link)
+        except OSError:
+            return path  # the engine then names the file in its error
+        return link
+
     def check_allowed(self, model_id: str, files: list[Path]) -> None:
         """Refuse a model the machine policy does not list (by id or file SHA-256)."""
         allowed = self.allowed_models
@@ -146,7 +169,7 @@ class ModelResolver:
         plan = self.fit(info, context_length)
         kind = entry.kind if entry else _kind_of(info)
         return ModelSpec(
-            path=path,
+            path=self._loadable(path) if len(files) == 1 else path,
             model_id=entry.id if entry else stable_id(path),
             kind=kind,
             context_length=plan.context_length,
