@@ -1,5 +1,11 @@
 """`python -m desktop` runs the same entry point as the `edgedesk` command."""
 
-from desktop.cli import main
+import sys
+
+try:
+    from desktop.cli import main
+except KeyboardInterrupt:  # Ctrl-C while Python loads the command: still one line
+    sys.stderr.write("edgedesk: error: interrupted\n")
+    raise SystemExit(130) from None
 
 raise SystemExit(main())

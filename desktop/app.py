@@ -20,7 +20,7 @@ from desktop.catalog.hardware import Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import ConfigError, EdgeDeskError
+from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.private import repair_tree, restrict_new_files
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.catalog.hub import HubClient
     from desktop.retrieval.indexer import IndexReport, Library
     from desktop.retrieval.search import Searcher
+    from desktop.server.security import KeyStore
     from desktop.store.chats import ChatStore
     from desktop.store.db import Database
     from desktop.store.responses import ResponseStore
@@ -96,7 +97,8 @@ class AppContext:
     @functools.cached_property
     def installed(self) -> InstalledIndex:
         """The index of downloaded and imported models."""
-        return InstalledIndex(self.paths.data_dir / "installed.json", self.paths.models_dir)
+        return InstalledIndex(self.paths.data_dir / "installed.json", self.paths.models_dir,
+                              reserved_ids={entry.id for entry in self.catalog})
 
     @functools.cached_property
     def hub(self) -> HubClient:
@@ -174,7 +176,18 @@ class AppContext:
         from desktop.retrieval.indexer import Library, SchedulerEmbedder
 
         return Library(self.documents_db, lambda m: SchedulerEmbedder(self.scheduler, m),
-                       default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL)
+                       default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL,
+                       lock_dir=self.paths.data_dir / "locks",
+                       check_model=self.check_embedding_model)
+
+    def check_embedding_model(self, model: str) -> None:
+        """Raise unless ``model`` resolves to an embedding model (read from its header)."""
+        kind = self.resolver(model).kind
+        if kind != "embedding":
+            article = "an" if kind[0] in "aeiou" else "a"
+            raise InvalidRequest(f"{model} is {article} {kind} model, not an embedding model; "
+                                 "pick one such as bge-small-en-v1.5 or bge-m3",
+                                 param="embedding_model")
 
     @functools.cached_property
     def searcher(self) -> Searcher:
@@ -192,6 +205,13 @@ class AppContext:
 
         return Searcher(self.documents_db, embed,
                         reranker=rerank if reranker_model else None)
+
+    @functools.cached_property
+    def key_store(self) -> KeyStore:
+        """The local API's keys, in the data folder in use (it moves with the data)."""
+        from desktop.server.runner import key_store
+
+        return key_store(self.paths.data_dir)
 
     @functools.cached_property
     def maintenance_lock(self) -> threading.Lock:

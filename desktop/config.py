@@ -83,7 +83,13 @@ class Paths:
         """Create the folders owner-only (idempotent); ``data=False`` skips the data folder."""
         for folder in (self.config_dir, self.cache_dir, self.log_dir,
                        *((self.data_dir,) if data else ())):
-            private_folder(folder)
+            try:
+                private_folder(folder)
+            except OSError as exc:  # EDGEDESK_HOME naming a file, a read-only place…
+                raise ConfigError(
+                    f"cannot create the folder {folder} ({exc.strerror or exc}); check "
+                    f"{HOME_ENV} or the data location, and that you may write there"
+                ) from None
 
 
 class _Section(BaseModel):
@@ -210,11 +216,31 @@ def _validate(tree: dict[str, Any], origin: str) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        shown = first.get("input")
+        try:
+            shown = repr(first.get("input"))
+        except RecursionError:
+            shown = "a value nested too deeply"
+        if len(shown) > _MAX_ECHO:  # a pasted megabyte is named, not echoed whole
+            shown = shown[:_MAX_ECHO] + f"… ({len(shown)} characters)"
         raise ConfigError(
-            f"{origin}: '{where}': {first['msg']} (got {shown!r}); "
+            f"{origin}: '{where}': {first['msg']} (got {shown}); "
             "fix or remove that line and try again"
         ) from None
+
+
+_MAX_ECHO = 80
+MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file is a few lines; refuse a stray huge file
+
+
+def _settings_text(path: Path, data: bytes) -> str:
+    """The file's text: UTF-8 (with or without a BOM) or UTF-16 with a BOM (as Windows
+    Notepad saves it); anything else is named with how to fix it."""
+    encoding = "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig"
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start + 1} cannot be read); "
+                          "save it as UTF-8 or delete it") from None
 
 
 def read_user_file(path: Path) -> dict[str, Any]:
@@ -222,11 +248,20 @@ def read_user_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SETTINGS_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read settings ({exc.strerror or exc})") from None
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_SETTINGS_BYTES // 1024} KB, so not a "
+                          "settings file; move it away or delete it")
+    try:
+        return tomllib.loads(_settings_text(path, data))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or delete it") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read settings ({exc.strerror})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to be EdgeDesk settings; fix the file "
+                          "or delete it") from None
 
 
 def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:

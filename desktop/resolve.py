@@ -6,6 +6,8 @@ this machine, and hands the engine a ``ModelSpec`` that names only a file and nu
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +17,7 @@ from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
 from desktop.config import EngineSettings, Paths
 from desktop.engine.types import ModelKind, ModelSpec
-from desktop.errors import InvalidRequest, ModelNotAllowed, ModelNotFound
+from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
 
 MAX_CONTEXT = 1_048_576
 # An installed-model lookup: catalog id -> local file(s), filled by the model store.
@@ -117,6 +119,27 @@ class ModelResolver:
             self._digest_cache[key] = sha256_of(path)
         return self._digest_cache[key]
 
+    def _loadable(self, path: Path) -> Path:
+        """``path``, or a link to it named in UTF-8: llama.cpp takes a path as UTF-8 text,
+        which cannot spell a file name holding other bytes (possible on Linux)."""
+        try:
+            os.fspath(path).encode("utf-8")
+            return path
+        except UnicodeEncodeError:
+            pass
+        digest = hashlib.sha256(os.fsencode(path)).hexdigest()[:32]
+        link = self.paths.cache_dir / "model-links" / f"{digest}.gguf"
+        try:
+            link.parent.mkdir(parents=True, exist_ok=True)
+            if not (link.is_symlink() and os.readlink(link) == os.fspath(path)):
+                staged = link.with_name(f"{digest}.{os.getpid()}.tmp")
+                staged.unlink(missing_ok=True)
+                staged.symlink_to(path)
+                os.replace(staged, link)
+        except OSError:
+            return path  # the engine then names the file in its error
+        return link
+
     def check_allowed(self, model_id: str, files: list[Path]) -> None:
         """Refuse a model the machine policy does not list (by id or file SHA-256)."""
         allowed = self.allowed_models
@@ -135,10 +158,18 @@ class ModelResolver:
         path, entry, files = self.locate(ref)
         self.check_allowed(entry.id if entry else stable_id(path), files)
         info = self.info(path)
+        if entry is not None and (entry.kind == "chat") != (_kind_of(info) == "chat"):
+            # A file installed under a catalog id that holds another kind of model (an
+            # import from before ids stopped being taken from file names): the catalog's
+            # kind would send a chat model to embed, which crashes llama.cpp.
+            raise ModelFileError(
+                f"{path} is installed as {entry.id} but holds {_a(_kind_of(info))} model, "
+                f"not {_a(entry.kind)} model; remove it with 'edgedesk models rm {ref}' and pull "
+                "or import the right file")
         plan = self.fit(info, context_length)
         kind = entry.kind if entry else _kind_of(info)
         return ModelSpec(
-            path=path,
+            path=self._loadable(path) if len(files) == 1 else path,
             model_id=entry.id if entry else stable_id(path),
             kind=kind,
             context_length=plan.context_length,
@@ -160,6 +191,10 @@ def _kind_of(info: GGUFInfo) -> ModelKind:
     if info.architecture in _ENCODER_ARCHS:
         return "embedding"
     return "chat"
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
 def installed_from_mapping(mapping: Mapping[str, list[Path]]) -> InstalledLookup:

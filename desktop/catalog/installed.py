@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,16 +67,22 @@ def model_id_for(filename: str) -> str:
 class InstalledIndex:
     """Reads and atomically updates ``installed.json``."""
 
-    def __init__(self, index_path: Path, models_dir: Path) -> None:
+    def __init__(self, index_path: Path, models_dir: Path, *,
+                 reserved_ids: Collection[str] = ()) -> None:
         self.index_path = index_path
         self.models_dir = models_dir
+        # Catalog ids: a file named like one must not take its id, or its catalog entry
+        # (kind, template) would be applied to whatever the file really holds.
+        self.reserved_ids = frozenset(reserved_ids)
         self._lock = FileLock(str(index_path) + ".lock")
 
     def _read(self) -> dict[str, InstalledModel]:
         if not self.index_path.exists():
             return {}
         try:
-            raw = json.loads(self.index_path.read_text(encoding="utf-8"))
+            # surrogateescape both ways: a file name that is not UTF-8 round-trips.
+            raw = json.loads(self.index_path.read_text(encoding="utf-8",
+                                                       errors="surrogateescape"))
             models = (_model(m) for m in raw.get("models", []))
             return {m.id: self._found_here(m) for m in models}
         except (ValueError, KeyError, TypeError) as exc:
@@ -87,7 +93,7 @@ class InstalledIndex:
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
         data = {"version": INDEX_VERSION, "models": [asdict(m) for m in models.values()]}
         tmp = self.index_path.with_name(self.index_path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
+        with tmp.open("w", encoding="utf-8", errors="surrogateescape") as handle:
             json.dump(data, handle, indent=2, ensure_ascii=False)
             handle.flush()
             os.fsync(handle.fileno())
@@ -128,9 +134,23 @@ class InstalledIndex:
         return [m for m in models.values() if m.catalog_id == ref]
 
     def lookup(self, ref: str) -> list[Path] | None:
-        """The resolver hook: files of the installed model ``ref`` (None if not installed)."""
-        found = [m for m in self.matching(ref) if all(p.exists() for p in m.paths)]
-        return found[0].paths if found else None
+        """The resolver hook: files of the installed model ``ref`` (None if not installed).
+
+        An imported model whose file was deleted or moved raises ModelNotFound saying so:
+        "unknown model" would send the person looking in the catalog.
+        """
+        matches = self.matching(ref)
+        found = [m for m in matches if all(p.exists() for p in m.paths)]
+        if found:
+            return found[0].paths
+        imported = next((m for m in matches if not m.managed), None)
+        if imported is not None:
+            missing = next(p for p in imported.paths if not p.exists())
+            raise ModelNotFound(
+                f"{ref} was imported from {missing}, which is no longer there; import the "
+                f"file again from where it is now, or forget it with 'edgedesk models rm "
+                f"{imported.id}'")
+        return None
 
     def add(self, model: InstalledModel) -> InstalledModel:
         """Record ``model`` (replacing an entry with the same id)."""
@@ -184,6 +204,8 @@ class InstalledIndex:
                     revision: str | None = None) -> InstalledModel:
         """Register a local GGUF (all its shards) in place: checked, hashed, not copied."""
         path = path.expanduser()
+        if path.is_dir():
+            raise ModelFileError(f"{path} is a folder; name the .gguf file to import")
         if not path.is_file():
             raise ModelNotFound(f"no such file: {path}")
         if path.suffix != ".gguf":
@@ -198,8 +220,11 @@ class InstalledIndex:
         from desktop.catalog.download import sha256_of  # httpx only when really needed
 
         digests = tuple(sha256_of(f) for f in files)
+        base = model_id_for(path.name)
+        if base in self.reserved_ids:
+            base += "-local"
         model = InstalledModel(
-            id=self.unique_id(model_id_for(path.name), tuple(map(str, files))),
+            id=self.unique_id(base, tuple(map(str, files))),
             files=tuple(map(str, files)), size=sum(f.stat().st_size for f in files),
             sha256=digests, source=source, repo=repo, revision=revision, managed=False)
         return self.add(model)

@@ -1,19 +1,21 @@
 """The ``edgedesk`` command: parse arguments, build the context, run one verb.
 
 Each verb lives in its own module with a ``register(subparsers)`` function that sets
-``handler`` on its parser. Errors the user can fix print one line and exit non-zero;
-only a bug shows a traceback.
+``handler`` on its parser. Errors the user can fix print one line and exit non-zero; a
+bug prints one line naming the log file that holds its traceback (``desktop.crash``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from desktop.cli.version import VersionAction
+from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, install_thread_net, report_crash, shown
 from desktop.errors import EdgeDeskError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -70,12 +72,40 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"edgedesk: error: {message}", file=sys.stderr)
+    with contextlib.suppress(OSError, ValueError):  # stderr gone: the exit code still tells
+        print(f"edgedesk: error: {shown(message, 2000)}", file=sys.stderr, flush=True)
     return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``edgedesk`` command line; returns the process exit code."""
+    """Run the ``edgedesk`` command line; returns the process exit code.
+
+    Nothing escapes as a traceback: Ctrl-C at any moment is one line and 130, a bug is
+    one line naming the crash log and ``EXIT_BUG``.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        # A non-UTF-8 file name echoed by argparse or a library must not crash a print.
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    if argv is None:  # the real process (not a caller passing its own arguments)
+        install_thread_net("edgedesk")  # the server's and the timers' threads too
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    except SystemExit:
+        raise  # argparse's usage errors and --help: already said, with their own code
+    except EdgeDeskError as exc:  # raised while handling another error (e.g. in close())
+        return _fail(exc.message, exc.exit_code)
+    except Exception as exc:
+        try:
+            return _fail(report_crash(exc, "edgedesk " + " ".join(
+                shown(a, 40) for a in (sys.argv[1:] if argv is None else argv))), EXIT_BUG)
+        except KeyboardInterrupt:
+            return EXIT_INTERRUPTED
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
@@ -87,8 +117,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except EdgeDeskError as exc:
         return _fail(exc.message, exc.exit_code)
-    except KeyboardInterrupt:
-        return _fail("interrupted", 130)
     except BrokenPipeError:
         # `edgedesk ... | head` closed the pipe: not an error worth a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -1,15 +1,33 @@
-"""``edgedesk chats list|export|rm``: the saved conversations on this device."""
+"""``edgedesk chats list|export|import|rm``: the saved conversations on this device."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from desktop.cli.context import context_for
+from desktop.cli.context import context_for, text_arg
+from desktop.crash import shown
 from desktop.errors import InvalidRequest
-from desktop.store.chats import ChatStore
+from desktop.store.chats import MAX_ID, ChatStore
+
+MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a bigger "export" is not one; refuse before reading
+
+
+def conversation_id(text: str) -> int:
+    """An ``ID`` argument: a whole number SQLite can hold (argparse reports a bad one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{shown(text, 40)}' is not a conversation id "
+                                         "(a whole number from 'edgedesk chats list')") from None
+    if not 1 <= value <= MAX_ID:
+        raise argparse.ArgumentTypeError(f"no conversation has id {shown(text, 40)}")
+    return value
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,19 +39,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                            "saved conversations")
     csub = chats.add_subparsers(dest="chats_verb", metavar="ACTION", required=True)
     listing = csub.add_parser("list", parents=[common], help="saved conversations, newest first")
-    listing.add_argument("--search", metavar="WORDS", help="only conversations with these words")
+    listing.add_argument("--search", metavar="WORDS", type=text_arg,
+                         help="only conversations with these words")
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=handle_list)
     export = csub.add_parser("export", parents=[common], help="export as Markdown or JSON")
-    export.add_argument("ids", nargs="*", type=int, metavar="ID", help="default: all")
+    export.add_argument("ids", nargs="*", type=conversation_id, metavar="ID",
+                        help="default: all")
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
     export.set_defaults(handler=handle_export)
     rm = csub.add_parser("rm", parents=[common], help="delete conversations")
-    rm.add_argument("ids", nargs="*", type=int, metavar="ID")
+    rm.add_argument("ids", nargs="*", type=conversation_id, metavar="ID")
     rm.add_argument("--all", action="store_true", help="delete every conversation and scrub "
                     "the database file")
     rm.set_defaults(handler=handle_rm)
+    imp = csub.add_parser("import", parents=[common], help="add the conversations of a JSON "
+                          "export (from 'chats export --format json')")
+    imp.add_argument("file", metavar="FILE", help="the export file, or - for standard input")
+    imp.set_defaults(handler=handle_import)
 
 
 def _store(args: argparse.Namespace) -> ChatStore:
@@ -64,10 +88,12 @@ def handle_list(args: argparse.Namespace) -> int:
                          ensure_ascii=False, indent=2))
         return 0
     if not convs:
-        print("no saved conversations")
+        print(f"no conversation matches '{shown(args.search)}'" if args.search
+              else "no saved conversations")
     for conv in convs:
         when = datetime.fromtimestamp(conv.updated).strftime("%Y-%m-%d %H:%M")
-        print(f"{conv.id:>6}  {when}  {conv.title or '(untitled)'}  [{conv.model or '-'}]")
+        print(f"{conv.id:>6}  {when}  {shown(conv.title) or '(untitled)'}  "
+              f"[{shown(conv.model or '-')}]")
     return 0
 
 
@@ -80,11 +106,83 @@ def handle_export(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.output:
-        args.output.write_text(text + "\n", encoding="utf-8")
-        print(f"wrote {args.output}")
+        write_export(args.output, text + "\n")
+        print(f"wrote {shown(args.output)}")
     else:
         print(text)
     return 0
+
+
+def write_export(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all; a failure is one clear message.
+
+    A regular file is written beside itself and renamed over, so a full disk never
+    leaves a previous export cut short; a device or pipe (``/dev/stdout``) is written
+    directly.
+    """
+    target = path.expanduser()
+    if target.is_dir():
+        raise InvalidRequest(f"{shown(path)} is a folder; name a file to write, e.g. "
+                             f"{shown(path / 'chats.md')}")
+    folder = target.parent
+    if not folder.is_dir():
+        raise InvalidRequest(f"the folder {shown(folder)} does not exist; create it or "
+                             "choose another place")
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        if target.exists() and not target.is_file():
+            with target.open("wb") as handle:
+                handle.write(data)
+            return
+        fd, tmp = tempfile.mkstemp(prefix=".edgedesk-export-", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise InvalidRequest(f"cannot write {shown(path)} ({exc.strerror or exc}); nothing "
+                             "was written there") from None
+
+
+def handle_import(args: argparse.Namespace) -> int:
+    """Add the conversations of an export file; all of them or none."""
+    text = _read_import(args.file)
+    store = _store(args)
+    try:
+        added = store.import_json(text)
+    finally:
+        store.close()
+    print(f"imported {len(added)} conversation(s)" + (
+        f" (ids {added[0].id}–{added[-1].id})" if len(added) > 1 else
+        f" (id {added[0].id})" if added else ""))
+    return 0
+
+
+def _read_import(name: str) -> str:
+    try:
+        if name == "-":
+            data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+        else:
+            path = Path(name).expanduser()
+            if path.is_dir():
+                raise InvalidRequest(f"{shown(name)} is a folder; name an export file")
+            with path.open("rb") as handle:
+                data = handle.read(MAX_IMPORT_BYTES + 1)
+    except OSError as exc:
+        raise InvalidRequest(f"cannot read {shown(name)} ({exc.strerror or exc})") from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise InvalidRequest(f"{shown(name)} is larger than "
+                             f"{MAX_IMPORT_BYTES // 2**20} MiB; not an EdgeDesk export")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidRequest(f"{shown(name)} is not an EdgeDesk conversation export (not "
+                             "UTF-8 text)") from None
 
 
 def handle_rm(args: argparse.Namespace) -> int:
@@ -97,10 +195,8 @@ def handle_rm(args: argparse.Namespace) -> int:
             print(f"deleted {store.delete_all()} conversations")
             _delete_stored_responses(args)
             return 0
-        missing = [i for i in args.ids if not store.delete(i)]
+        deleted = store.delete_many(args.ids)
     finally:
         store.close()
-    if missing:
-        raise InvalidRequest(f"no conversation with id {missing[0]}")
-    print(f"deleted {len(args.ids)} conversation(s)")
+    print(f"deleted {deleted} conversation(s)")
     return 0

@@ -13,7 +13,8 @@ from desktop.config import flatten
 
 def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None, *,
                 apply_moves: bool = False, require_data: bool = True,
-                move_progress: Callable[[int, int], None] | None = None) -> AppContext:
+                move_progress: Callable[[int, int], None] | None = None,
+                show_notice: bool = True) -> AppContext:
     """The composition root, with this invocation's flags applied as settings.
 
     Only the window and ``edgedesk data move|use`` carry out a requested data move: any
@@ -26,7 +27,7 @@ def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None
                         require_data=require_data, move_progress=move_progress)
     if ctx.policy_problem:
         print(f"edgedesk: warning: {ctx.policy_problem}", file=sys.stderr)
-    if ctx.notice:
+    if ctx.notice and show_notice:
         print(f"edgedesk: {ctx.notice}", file=sys.stderr)
     # The policy wins over flags; say so rather than let a flag look obeyed.
     forced = flatten(ctx.effective.settings.model_dump())
@@ -35,3 +36,17 @@ def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None
         print(f"edgedesk: warning: {key} is set by your organization; the command-line "
               "value is ignored", file=sys.stderr)
     return ctx
+
+
+def text_arg(value: str) -> str:
+    """An argparse type for words, names and prompts: text, not a file name's raw bytes.
+
+    A shell passes any bytes; ones that are not UTF-8 arrive as lone surrogates that no
+    database, model or terminal accepts (file and folder arguments keep them).
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(
+            "holds bytes that are not UTF-8 text; check the terminal's encoding") from None
+    return value

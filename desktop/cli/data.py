@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from desktop.cli.context import context_for
+from desktop.crash import shown
 from desktop.errors import ConfigError
 from desktop.relocate import cancel_move, pending_move, request_move
 
@@ -68,16 +69,24 @@ def _progress(done: int, total: int) -> None:
 def _relocate(args: argparse.Namespace, *, move: bool) -> int:
     ctx = context_for(args, require_data=False)
     target = Path(args.folder).expanduser().resolve()
+    if not move and not target.is_dir():
+        # A typo would otherwise switch to a new empty folder: every chat seems gone.
+        raise ConfigError(
+            f"{shown(target)} is not an existing folder; to take your data there use "
+            f"'edgedesk data move {shown(args.folder)}', to start empty there create the "
+            "folder first")
     request_move(ctx.paths, ctx.effective, target, move=move)
     ctx.data_lock.release()  # this process must not count as "still using it"
-    after = context_for(args, apply_moves=True, require_data=False,
+    after = context_for(args, apply_moves=True, require_data=False, show_notice=False,
                         move_progress=_progress if move else None)
     if move:
         print(file=sys.stderr)
     if pending_move(ctx.paths) is not None:
-        cancel_move(ctx.paths)
+        cancel_move(ctx.paths)  # not "will move later": this command promised it now
         raise ConfigError("another EdgeDesk window or server is using your data; quit it "
                           "and try again (nothing was moved)")
+    if after.notice:
+        print(f"edgedesk: {shown(after.notice, 2000)}", file=sys.stderr)
     if after.paths.data_dir.resolve() != target:
         return 1  # the reason was printed as the context's notice
     print(f"data folder: {after.paths.data_dir}")

@@ -9,7 +9,8 @@ import threading
 from pathlib import Path
 
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
-from desktop.cli.context import context_for
+from desktop.cli.context import context_for, text_arg
+from desktop.crash import shown
 from desktop.engine.types import GenerationParams
 from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.resolve import looks_like_path
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add = dsub.add_parser("add", parents=[common], help="add files or folders to a collection "
                           "(again: rescan for changes)")
     add.add_argument("paths", nargs="+", metavar="PATH", type=Path)
-    add.add_argument("--collection", required=True, metavar="NAME")
+    add.add_argument("--collection", required=True, metavar="NAME", type=text_arg)
     add.add_argument("--embedding-model", metavar="ID_OR_PATH", default=None,
                      help=f"embedding model (default {DEFAULT_EMBEDDING_MODEL}; "
                      "a new model re-indexes the collection)")
@@ -36,19 +37,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=handle_list)
     search = dsub.add_parser("search", parents=[common], help="hybrid search (vectors + words)")
-    search.add_argument("query", metavar="QUERY")
-    search.add_argument("--collection", action="append", metavar="NAME",
+    search.add_argument("query", metavar="QUERY", type=text_arg)
+    search.add_argument("--collection", action="append", metavar="NAME", type=text_arg,
                         help="search only this collection (repeatable; default all)")
     search.add_argument("-k", type=int, default=5, metavar="N", help="hits to show")
     search.set_defaults(handler=handle_search)
     rm = dsub.add_parser("rm", parents=[common], help="delete a collection's index (not files)")
-    rm.add_argument("name", metavar="NAME")
+    rm.add_argument("name", metavar="NAME", type=text_arg)
     rm.set_defaults(handler=handle_rm)
 
     ask = sub.add_parser("ask", parents=[common], help="answer a question from a collection, "
                          "with numbered citations")
-    ask.add_argument("question", metavar="QUESTION")
-    ask.add_argument("--collection", action="append", required=True, metavar="NAME")
+    ask.add_argument("question", metavar="QUESTION", type=text_arg)
+    ask.add_argument("--collection", action="append", required=True, metavar="NAME",
+                     type=text_arg)
     ask.add_argument("--model", metavar="ID_OR_PATH", default=None,
                      help="chat model (default: the first downloaded catalog chat model)")
     ask.add_argument("-k", type=int, default=5, metavar="N", help="sources to give the model")
@@ -63,17 +65,22 @@ def model_ref(ref: str) -> str:
 
 
 def _progress(update: IndexProgress) -> None:
-    if sys.stderr.isatty() and update.path:
-        print(f"\r[{update.files_done + 1}/{update.files_total}] {Path(update.path).name[:60]:60}",
+    if update.waiting:
+        print("another EdgeDesk window or command is indexing this collection; waiting for "
+              "it to finish (Ctrl+C stops waiting)", file=sys.stderr, flush=True)
+    elif sys.stderr.isatty() and update.path:
+        chunks = f" ({update.chunks_embedded} chunks)" if update.chunks_embedded else ""
+        name = shown(Path(update.path).name, 50) + chunks
+        print(f"\r[{update.files_done + 1}/{update.files_total}] {name[:66]:66}",
               end="", file=sys.stderr, flush=True)
 
 
 def _print_report(report: IndexReport) -> None:
     if sys.stderr.isatty():
-        print("\r" + " " * 72 + "\r", end="", file=sys.stderr)
+        print("\r" + " " * 78 + "\r", end="", file=sys.stderr)
     for skipped in report.skipped:
-        print(f"skipped {skipped.path}: {skipped.reason}")
-    print(f"{report.collection}: {report.added} added, {report.updated} updated, "
+        print(f"skipped {shown(skipped.path, 500)}: {shown(skipped.reason)}")
+    print(f"{shown(report.collection)}: {report.added} added, {report.updated} updated, "
           f"{report.unchanged} unchanged, {report.removed} removed, "
           f"{len(report.skipped)} skipped; {report.chunks_embedded} chunks embedded"
           + (" (cancelled)" if report.cancelled else ""))
@@ -115,10 +122,10 @@ def handle_list(args: argparse.Namespace) -> int:
     if not infos:
         print("no collections yet; add one with: edgedesk docs add PATH --collection NAME")
     for info in infos:
-        print(f"{info.name}: {info.documents} documents, {info.chunks} chunks, "
-              f"{len(info.skipped)} skipped, model {info.embedding_model}")
+        print(f"{shown(info.name)}: {info.documents} documents, {info.chunks} chunks, "
+              f"{len(info.skipped)} skipped, model {shown(info.embedding_model)}")
         for root in info.roots:
-            print(f"  {root}")
+            print(f"  {shown(root, 500)}")
     return 0
 
 
@@ -136,7 +143,8 @@ def handle_search(args: argparse.Namespace) -> int:
         print("no matches")
     for number, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())
-        print(f"{number}. {hit.location}\n   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
+        print(f"{number}. {shown(hit.location, 500)}\n   {shown(snippet[:200])}"
+              f"{'…' if len(snippet) > 200 else ''}")
     return 0
 
 
@@ -146,10 +154,10 @@ def handle_rm(args: argparse.Namespace) -> int:
     library = ctx.library
     try:
         if not library.remove(args.name):
-            raise InvalidRequest(f"no collection named '{args.name}'")
+            raise InvalidRequest(f"no collection named '{shown(args.name)}'")
     finally:
         ctx.close()
-    print(f"removed collection {args.name} (your files are untouched)")
+    print(f"removed collection {shown(args.name)} (your files are untouched)")
     return 0
 
 
@@ -190,8 +198,8 @@ def handle_ask(args: argparse.Namespace) -> int:
     print("\nSources:" if cited else "\nSources given to the model (none cited):")
     if cited:
         for c in cited:
-            print(f"[{c.number}] {c.location}")
+            print(f"[{c.number}] {shown(c.location, 500)}")
     else:
         for number, hit in enumerate(prepared.sources, start=1):
-            print(f"[{number}] {hit.location}")
+            print(f"[{number}] {shown(hit.location, 500)}")
     return 0

@@ -13,9 +13,10 @@ from typing import Any, TextIO
 
 from desktop.catalog.download import Progress
 from desktop.catalog.entries import Catalog
-from desktop.catalog.installed import InstalledModel, discover_hf_cache, hf_home
+from desktop.catalog.installed import InstalledModel, discover_hf_cache, hf_home, model_id_for
 from desktop.catalog.pull import PullTarget, discard_partial, parse_target, partial_files, pull
 from desktop.cli.context import context_for
+from desktop.crash import shown
 from desktop.errors import EdgeDeskError, ModelNotFound
 
 
@@ -162,15 +163,21 @@ def handle_import(args: argparse.Namespace) -> int:
         for cached in found:
             model = ctx.installed.import_file(cached.path, source="hf-cache", repo=cached.repo,
                                               revision=cached.revision)
-            print(f"imported {model.id} ({_size(model.size)}) from the Hugging Face cache")
+            print(f"imported {shown(model.id)} ({_size(model.size)}) from the Hugging Face "
+                  "cache")
         return 0
     if not args.path:
         from desktop.errors import InvalidRequest
 
         raise InvalidRequest("give a PATH to a .gguf file, or --hf-cache")
     model = ctx.installed.import_file(Path(args.path))
-    print(f"imported {model.id} ({_size(model.size)}, SHA-256 {model.sha256[0][:16]}…) "
-          f"from {model.paths[0]}")
+    print(f"imported {shown(model.id)} ({_size(model.size)}, SHA-256 "
+          f"{model.sha256[0][:16]}…) from {shown(model.paths[0])}")
+    named = model_id_for(Path(args.path).name)
+    if named in ctx.installed.reserved_ids:
+        print(f"note: '{shown(named)}' is a catalog id, so this file is known as "
+              f"'{shown(model.id)}'; 'edgedesk models pull {shown(named)}' gets the catalog's",
+              file=sys.stderr)
     return 0
 
 

@@ -6,7 +6,9 @@ import argparse
 import sys
 import threading
 
-from desktop.cli.context import context_for
+from desktop.app import AppContext
+from desktop.cli.context import context_for, text_arg
+from desktop.crash import shown
 from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.errors import InvalidRequest
 
@@ -20,8 +22,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                             description="Stream an answer from MODEL (a catalog id or a .gguf "
                             "path) to PROMPT.")
     parser.add_argument("model", metavar="MODEL")
-    parser.add_argument("prompt", metavar="PROMPT")
-    parser.add_argument("--system", metavar="S", help="system prompt")
+    parser.add_argument("prompt", metavar="PROMPT", type=text_arg,
+                        help="what to ask; - reads it from standard input (for long prompts)")
+    parser.add_argument("--system", metavar="S", type=text_arg, help="system prompt")
     parser.add_argument("--max-tokens", type=int, default=512, metavar="N")
     parser.add_argument("--temperature", type=float, default=0.8, metavar="T")
     parser.add_argument("--seed", type=int, default=None, metavar="S")
@@ -47,15 +50,20 @@ def handle(args: argparse.Namespace) -> int:
         raise InvalidRequest("--no-think needs the chat template; it cannot go with --raw")
     if args.ctx is not None and not 256 <= args.ctx <= 1_048_576:
         raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 256 to 1048576 tokens")
+    prompt = read_prompt(args.prompt)
+    if not prompt.strip() and args.raw:
+        raise InvalidRequest("the prompt is empty; --raw continues a text, so give one "
+                             "(or - to read it from standard input)")
     ctx = context_for(args, {"engine.context_length": args.ctx} if args.ctx else None)
     params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature,
                               seed=args.seed)
     cancel = threading.Event()
     try:
+        require_chat_model(ctx, args.model)
         if args.raw:
-            stream = ctx.scheduler.stream_completion(args.model, args.prompt, params, cancel)
+            stream = ctx.scheduler.stream_completion(args.model, prompt, params, cancel)
         else:
-            messages = [Message("user", args.prompt)]
+            messages = [Message("user", prompt)]
             if args.system:
                 messages.insert(0, Message("system", args.system))
             stream = ctx.scheduler.stream_chat(
@@ -73,6 +81,38 @@ def handle(args: argparse.Namespace) -> int:
               f"{final.timings.time_to_first_token_s * 1000:.0f} ms, "
               f"finish: {final.finish_reason}]", file=sys.stderr)
     return 0
+
+
+MAX_STDIN_PROMPT = 64 * 1024 * 1024  # far beyond any context window; a runaway pipe stops
+
+
+def read_prompt(prompt: str) -> str:
+    """The prompt: ``-`` reads standard input (no 128 KB argument limit), else as given."""
+    if prompt != "-":
+        return prompt
+    if sys.stdin is None or sys.stdin.isatty():
+        print("edgedesk: reading the prompt from standard input; end it with Ctrl+D",
+              file=sys.stderr)
+    if sys.stdin is None:
+        return ""
+    data = sys.stdin.buffer.read(MAX_STDIN_PROMPT + 1)
+    if len(data) > MAX_STDIN_PROMPT:
+        raise InvalidRequest(f"the prompt on standard input is over "
+                             f"{MAX_STDIN_PROMPT // 2**20} MiB; no model's context holds it")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidRequest("the prompt on standard input is not UTF-8 text") from None
+
+
+def require_chat_model(ctx: AppContext, model: str) -> None:
+    """Refuse an embedding or reranking model before the engine is asked to generate."""
+    spec = ctx.resolver(model)
+    if spec.kind != "chat":
+        article = "an" if spec.kind[0] in "aeiou" else "a"
+        raise InvalidRequest(f"{shown(model)} is {article} {spec.kind} model and cannot write "
+                             "answers; 'run' needs a chat model (see 'edgedesk models "
+                             "list')", param="model")
 
 
 def _print_stream(stream: object) -> Chunk | None:

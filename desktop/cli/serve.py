@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import ipaddress
+import re
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.cli.context import context_for
+from desktop.crash import shown
+from desktop.errors import InvalidRequest
 from desktop.resolve import looks_like_path
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
@@ -31,8 +37,52 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=handle)
 
 
+def check_host(host: str) -> None:
+    """Refuse a ``--host`` that names no address of this machine, before binding.
+
+    An empty one would make uvicorn listen on every interface, the opposite of what a
+    person leaving it blank expects; a mistyped one would fail as "port in use".
+    """
+    if not host.strip():
+        raise InvalidRequest("--host is empty; give an address such as 127.0.0.1 (the "
+                             "default, this machine only)", param="host")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        _check_local(address)
+        return
+    if re.fullmatch(r"[\d.]+", host) or not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", host):
+        raise InvalidRequest(f"--host {shown(host, 80)} is not an IP address or host name; "
+                             "use e.g. 127.0.0.1", param="host")
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise InvalidRequest(f"--host {shown(host, 80)} is not an address of this machine; "
+                             "use e.g. 127.0.0.1", param="host") from None
+
+
+def _check_local(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    """Refuse an address no interface of this machine has (binding says "cannot assign")."""
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((str(address), 0))
+        except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise InvalidRequest(f"--host {address} is not an address of this machine; "
+                                     "use 127.0.0.1 (this machine only) or one of its "
+                                     "network addresses", param="host") from None
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
+    if args.host is not None:
+        check_host(args.host)
+    if args.port is not None and not 1 <= args.port <= 65535:
+        raise InvalidRequest(f"--port {args.port} is out of range; use 1 to 65535",
+                             param="port")
     if args.host is not None:
         overrides["server.host"] = args.host
     if args.port is not None:
@@ -56,13 +106,11 @@ def build_runner(ctx: Any, models: list[str]) -> ServerRunner:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the verb; returns the exit code once the server has stopped."""
-    from desktop.server.runner import key_store
-
     ctx = context_for(args, _overrides(args))
     try:
         runner = build_runner(ctx, args.model)
         settings = ctx.settings.server
-        if settings.require_key and not key_store(ctx.paths.data_dir).list():
+        if settings.require_key and not ctx.key_store.list():
             print("edgedesk: no API keys yet; create one with 'edgedesk keys create NAME'",
                   file=sys.stderr)
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from desktop.retrieval.loaders import Block
+from desktop.retrieval.loaders import MAX_LINE_CHARS, Block, split_line
 
 # Counts tokens for many texts in one call (one trip through the scheduler).
 TokenCounter = Callable[[Sequence[str]], list[int]]
@@ -61,7 +61,28 @@ def _split_long_line(block: Block, tokens: int, max_tokens: int) -> list[_Unit]:
     return units
 
 
+def _bounded(blocks: Sequence[Block]) -> list[Block]:
+    """The blocks with any over-long one cut into lines and pieces of bounded length.
+
+    Token counting and splitting a huge block (a web page that is one text node) would
+    otherwise hold and copy all of it at once; small pieces keep memory flat.
+    """
+    out: list[Block] = []
+    for block in blocks:
+        if len(block.text) <= MAX_LINE_CHARS:
+            out.append(block)
+            continue
+        lines = block.text.split("\n")
+        numbered = len(lines) == block.line_end - block.line_start + 1
+        for i, line in enumerate(lines):
+            where = block.line_start + i if numbered else block.line_start
+            end = where if numbered else block.line_end
+            out += [Block(piece, block.page, where, end) for piece in split_line(line)]
+    return out
+
+
 def _units(blocks: Sequence[Block], count: TokenCounter, max_tokens: int) -> list[_Unit]:
+    blocks = _bounded(blocks)
     counts = count([b.text for b in blocks])
     units: list[_Unit] = []
     for block, tokens in zip(blocks, counts, strict=True):

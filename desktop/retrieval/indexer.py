@@ -4,8 +4,11 @@ A collection is a set of folders and files ("roots") plus the embedding model it
 built with. ``rescan`` brings the index in line with the disk: unchanged files are not
 read (size and mtime), changed files whose bytes are the same are not re-chunked (hash),
 chunks whose text is unchanged reuse their stored vector, and files that vanished leave
-the index. Every file is committed on its own, so a cancel or a crash loses at most the
-file being indexed. Blocking, with a progress callback and a cancel event.
+the index. Every file is committed on its own, a big one batch by batch, so a cancel or
+a crash loses at most one batch: a file left half-indexed is marked changed and the next
+scan finishes it, reusing every vector already stored. One scan at a time per collection,
+across processes (the window and a terminal): a file lock in the data folder serialises
+them. Blocking, with a progress callback and a cancel event.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +31,8 @@ from desktop.retrieval.chunking import (
     TextChunk,
     chunk_blocks,
 )
+from desktop.retrieval.fsnames import fs_path, path_text, walk
+from desktop.retrieval.scanlock import collection_lock
 from desktop.retrieval.search import drop_vec_table, ensure_vec_table, to_blob, vec_table
 from desktop.store.db import Database, fts_text
 
@@ -85,6 +91,7 @@ class IndexProgress:
     files_total: int
     path: str | None
     chunks_embedded: int
+    waiting: bool = False  # another process (or window) is indexing this collection
 
 
 @dataclass
@@ -116,6 +123,7 @@ class CollectionInfo:
 
 
 ProgressFn = Callable[[IndexProgress], None]
+PARTIAL = ""  # the hash of a document whose chunks are still being stored
 
 
 class Library:
@@ -124,7 +132,9 @@ class Library:
     def __init__(self, database: Database, embedder_for: Callable[[str], Embedder], *,
                  default_model: str, max_tokens: int = DEFAULT_MAX_TOKENS,
                  overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, batch_size: int = 32,
-                 max_file_bytes: int = loaders.DEFAULT_MAX_BYTES) -> None:
+                 max_file_bytes: int = loaders.DEFAULT_MAX_BYTES,
+                 lock_dir: Path | None = None,
+                 check_model: Callable[[str], None] | None = None) -> None:
         self.database = database
         self.embedder_for = embedder_for
         self.default_model = default_model
@@ -132,6 +142,8 @@ class Library:
         self.overlap_tokens = overlap_tokens
         self.batch_size = batch_size
         self.max_file_bytes = max_file_bytes
+        self.lock_dir = lock_dir  # None: no other process shares this database
+        self.check_model = check_model  # raises if a model cannot embed (missing, a chat model)
 
     # ------------------------------------------------------------------ collections
     def _row(self, name: str) -> tuple[int, str | None, int | None] | None:
@@ -167,7 +179,17 @@ class Library:
             raise InvalidRequest("a collection needs a name")
         for path in paths:
             if not path.exists():
-                raise InvalidRequest(f"no such file or folder: {path}")
+                raise InvalidRequest(f"no such file or folder: {path_text(path)}")
+        with self._scan_lock(name, progress, cancel):
+            row = self._row(name)
+            if self.check_model is not None and (row is None or model is not None):
+                # Before anything is recorded: a bad model must not leave an empty
+                # collection behind (nor reach the engine as an embedder).
+                self.check_model(model or (row[1] if row else None) or self.default_model)
+            self._record(name, paths, model)
+            return self._rescan(name, progress=progress, cancel=cancel)
+
+    def _record(self, name: str, paths: Sequence[Path], model: str | None) -> None:
         with self.database.transaction():
             row = self._row(name)
             if row is None:
@@ -179,8 +201,21 @@ class Library:
             cid = self._row(name)[0]  # type: ignore[index]
             for path in paths:
                 self.database.execute("INSERT OR IGNORE INTO collection_roots VALUES (?, ?)",
-                                      (cid, str(path.expanduser().resolve())))
-        return self.rescan(name, progress=progress, cancel=cancel)
+                                      (cid, path_text(path.expanduser().resolve())))
+
+    @contextmanager
+    def _scan_lock(self, name: str, progress: ProgressFn | None,
+                   cancel: threading.Event | None) -> Iterator[None]:
+        """Hold collection ``name``'s lock (``scanlock``); a wait is reported via progress."""
+        if self.lock_dir is None:
+            yield
+            return
+
+        def waiting() -> None:
+            if progress is not None:
+                progress(IndexProgress(0, 0, None, 0, waiting=True))
+        with collection_lock(self.lock_dir, name, on_wait=waiting, cancel=cancel):
+            yield
 
     def _reset_vectors(self, cid: int, model: str) -> None:
         """Forget every vector of a collection; the next scan re-embeds with ``model``."""
@@ -209,6 +244,11 @@ class Library:
     def rescan(self, name: str, *, progress: ProgressFn | None = None,
                cancel: threading.Event | None = None) -> IndexReport:
         """Bring collection ``name`` in line with the files on disk."""
+        with self._scan_lock(name, progress, cancel):
+            return self._rescan(name, progress=progress, cancel=cancel)
+
+    def _rescan(self, name: str, *, progress: ProgressFn | None,
+                cancel: threading.Event | None) -> IndexReport:
         row = self._row(name)
         if row is None:
             raise InvalidRequest(
@@ -216,26 +256,33 @@ class Library:
         cid, model, _ = row
         embedder = self.embedder_for(model or self.default_model)
         report = IndexReport(name)
-        roots = [Path(r[0]) for r in self.database.query(
+        roots = [fs_path(r[0]) for r in self.database.query(
             "SELECT path FROM collection_roots WHERE collection_id = ?", (cid,))]
-        files = sorted(set(_walk(roots)))
+        unreadable: list[tuple[Path, str]] = []
+        files = sorted(set(walk(roots, unreadable)))
         known = {r[0]: (int(r[1]), int(r[2]), float(r[3]), r[4]) for r in self.database.query(
             "SELECT path, id, size, mtime, hash FROM documents WHERE collection_id = ?", (cid,))}
-        present = {str(f) for f in files}
+        present = {path_text(f) for f in files}
         gone = [known[p][0] for p in known if p not in present]
         with self.database.transaction():
             for doc_id in gone:
                 self._delete_document(cid, doc_id)
             self.database.execute("DELETE FROM skipped_files WHERE collection_id = ?", (cid,))
         report.removed = len(gone)
+        for folder, reason in unreadable:
+            self._skip(cid, folder, reason, report, None)
         for done, path in enumerate(files):
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
                 break
-            if progress is not None:
-                progress(IndexProgress(done, len(files), str(path), report.chunks_embedded))
-            self._index_file(cid, path, known=known.get(str(path)), embedder=embedder,
-                             report=report, cancel=cancel)
+
+            def tick(done: int = done, path: Path = path) -> None:
+                if progress is not None:
+                    progress(IndexProgress(done, len(files), path_text(path),
+                                           report.chunks_embedded))
+            tick()
+            self._index_file(cid, path, known=known.get(path_text(path)), embedder=embedder,
+                             report=report, cancel=cancel, tick=tick)
         if progress is not None and not report.cancelled:
             progress(IndexProgress(len(files), len(files), None, report.chunks_embedded))
         return report
@@ -248,17 +295,18 @@ class Library:
 
     def _skip(self, cid: int, path: Path, reason: str, report: IndexReport,
               known: tuple[int, int, float, str] | None) -> None:
-        report.skipped.append(SkippedFile(str(path), reason))
+        reason = path_text(reason)  # it may quote the file's name
+        report.skipped.append(SkippedFile(path_text(path), reason))
         with self.database.transaction():
             if known is not None:  # an indexed file that became unreadable: drop stale text
                 self._delete_document(cid, known[0])
                 report.removed += 1
             self.database.execute("INSERT OR REPLACE INTO skipped_files VALUES (?, ?, ?, ?)",
-                                  (cid, str(path), reason, time.time()))
+                                  (cid, path_text(path), reason, time.time()))
 
     def _index_file(self, cid: int, path: Path, *, known: tuple[int, int, float, str] | None,
                     embedder: Embedder, report: IndexReport,
-                    cancel: threading.Event | None) -> None:
+                    cancel: threading.Event | None, tick: Callable[[], None]) -> None:
         try:
             stat = path.stat()
         except OSError as exc:
@@ -286,41 +334,77 @@ class Library:
             return
         chunks = chunk_blocks(blocks, embedder.count_tokens, max_tokens=self.max_tokens,
                               overlap_tokens=self.overlap_tokens)
-        vectors = self._vectors(cid, chunks, embedder, report, cancel)
-        if vectors is None:
-            return
-        self._store(cid, path, stat=stat, digest=digest, known=known, chunks=chunks,
-                    vectors=vectors)
-        if known is None:
-            report.added += 1
-        else:
-            report.updated += 1
+        if self._store_in_batches(cid, path, stat=stat, digest=digest, known=known,
+                                  chunks=chunks, embedder=embedder, report=report,
+                                  cancel=cancel, tick=tick):
+            if known is None:
+                report.added += 1
+            else:
+                report.updated += 1
 
-    def _vectors(self, cid: int, chunks: Sequence[TextChunk], embedder: Embedder,
-                 report: IndexReport, cancel: threading.Event | None) -> list[bytes] | None:
-        """A stored-format vector per chunk: reused by hash, else embedded in batches."""
+    def _reusable(self, cid: int, chunks: Sequence[TextChunk]) -> dict[str, bytes]:
+        """Stored vectors of chunks with the same text (hash), found before anything moves."""
         reused: dict[str, bytes] = {}
         if self.database.query("SELECT 1 FROM sqlite_master WHERE name = ?", (vec_table(cid),)):
             for chunk in chunks:
+                if chunk.hash in reused:
+                    continue
                 rows = self.database.query(
                     f"SELECT v.embedding FROM chunks c JOIN {vec_table(cid)} v "  # noqa: S608
                     "ON v.rowid = c.id WHERE c.collection_id = ? AND c.hash = ? LIMIT 1",
                     (cid, chunk.hash))
                 if rows:
                     reused[chunk.hash] = bytes(rows[0][0])
-        todo = list(dict.fromkeys(c.hash for c in chunks if c.hash not in reused))
-        texts = {c.hash: c.text for c in chunks}
-        for start in range(0, len(todo), self.batch_size):
+        return reused
+
+    def _store_in_batches(self, cid: int, path: Path, *, stat: os.stat_result, digest: str,
+                          known: tuple[int, int, float, str] | None,
+                          chunks: Sequence[TextChunk], embedder: Embedder,
+                          report: IndexReport, cancel: threading.Event | None,
+                          tick: Callable[[], None]) -> bool:
+        """Embed and store ``chunks`` a batch at a time, each batch its own commit.
+
+        A file of one batch replaces its old version in one transaction. A bigger one
+        is kept as it goes (searchable, marked PARTIAL so the next scan finishes it):
+        a 45 MB one-line text embeds for a long while, and an interrupt must not throw
+        that work away. True when the whole file is stored.
+        """
+        vectors = self._reusable(cid, chunks)
+        report.chunks_reused += sum(1 for c in chunks if c.hash in vectors)
+        doc_id: int | None = None
+        starts = range(0, len(chunks), self.batch_size) if chunks else range(1)
+        for start in starts:
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
-                return None
-            batch = todo[start : start + self.batch_size]
-            vectors = embedder.embed([texts[h] for h in batch])
-            self._check_dimension(cid, len(vectors[0]), embedder.model)
-            reused.update({h: to_blob(v) for h, v in zip(batch, vectors, strict=True)})
-            report.chunks_embedded += len(batch)
-        report.chunks_reused += len(chunks) - len(todo)
-        return [reused[c.hash] for c in chunks]
+                return False
+            batch = chunks[start : start + self.batch_size]
+            todo = list(dict.fromkeys(c.hash for c in batch if c.hash not in vectors))
+            if todo:
+                texts = {c.hash: c.text for c in batch}
+                embedded = embedder.embed([texts[h] for h in todo])
+                self._check_dimension(cid, len(embedded[0]), embedder.model)
+                vectors.update({h: to_blob(v) for h, v in zip(todo, embedded, strict=True)})
+                report.chunks_embedded += len(todo)
+            last = start + self.batch_size >= len(chunks)
+            with self.database.transaction():
+                if doc_id is None:
+                    if known is not None:
+                        self._delete_document(cid, known[0])
+                    cur = self.database.execute(
+                        "INSERT INTO documents(collection_id, path, size, mtime, hash, indexed) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (cid, path_text(path), stat.st_size,
+                         stat.st_mtime if last else -1.0, digest if last else PARTIAL,
+                         time.time()))
+                    doc_id = int(cur.lastrowid)
+                elif last:
+                    self.database.execute("UPDATE documents SET mtime = ?, hash = ? WHERE id = ?",
+                                          (stat.st_mtime, digest, doc_id))
+                for ordinal, chunk in enumerate(batch, start=start):
+                    self._insert_chunk(cid, doc_id, ordinal, chunk, vectors[chunk.hash])
+            if not last:
+                tick()
+        return True
 
     def _check_dimension(self, cid: int, dimension: int, model: str) -> None:
         with self.database.transaction():
@@ -335,53 +419,29 @@ class Library:
                     f"{model} makes {dimension}-dimensional vectors but this collection was "
                     f"built with {recorded}; add it again with --embedding-model to re-index")
 
-    def _store(self, cid: int, path: Path, *, stat: os.stat_result, digest: str,
-               known: tuple[int, int, float, str] | None, chunks: Sequence[TextChunk],
-               vectors: Sequence[bytes]) -> None:
-        with self.database.transaction():
-            if known is not None:
-                self._delete_document(cid, known[0])
-            cur = self.database.execute(
-                "INSERT INTO documents(collection_id, path, size, mtime, hash, indexed) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (cid, str(path), stat.st_size, stat.st_mtime, digest, time.time()))
-            doc_id = int(cur.lastrowid)
-            for ordinal, (chunk, blob) in enumerate(zip(chunks, vectors, strict=True)):
-                cur = self.database.execute(
-                    "INSERT INTO chunks(collection_id, document_id, ordinal, page, line_start, "
-                    "line_end, hash, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (cid, doc_id, ordinal, chunk.page, chunk.line_start, chunk.line_end,
-                     chunk.hash, chunk.text))
-                chunk_id = int(cur.lastrowid)
-                self.database.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                                      (chunk_id, fts_text(chunk.text)))
-                self.database.execute(
-                    f"INSERT INTO {vec_table(cid)}(rowid, embedding) VALUES (?, ?)",  # noqa: S608
-                    (chunk_id, blob))
-                # The sign bits the two-stage search scans first (retrieval.vectors).
-                self.database.execute("INSERT INTO chunk_bits(chunk_id, collection_id, bits, "
-                                      "embedding) VALUES (?, ?, vec_quantize_binary(?), ?)",
-                                      (chunk_id, cid, blob, blob))
+    def _insert_chunk(self, cid: int, doc_id: int, ordinal: int, chunk: TextChunk,
+                      blob: bytes) -> None:
+        cur = self.database.execute(
+            "INSERT INTO chunks(collection_id, document_id, ordinal, page, line_start, "
+            "line_end, hash, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (cid, doc_id, ordinal, chunk.page, chunk.line_start, chunk.line_end,
+             chunk.hash, chunk.text))
+        chunk_id = int(cur.lastrowid)
+        self.database.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
+                              (chunk_id, fts_text(chunk.text)))
+        self.database.execute(
+            f"INSERT INTO {vec_table(cid)}(rowid, embedding) VALUES (?, ?)",  # noqa: S608
+            (chunk_id, blob))
+        # The sign bits the two-stage search scans first (retrieval.vectors).
+        self.database.execute("INSERT INTO chunk_bits(chunk_id, collection_id, bits, "
+                              "embedding) VALUES (?, ?, vec_quantize_binary(?), ?)",
+                              (chunk_id, cid, blob, blob))
 
 
 def _file_hash(path: Path) -> str:
+    """SHA-256 of the file's bytes, read a megabyte at a time."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _walk(roots: Sequence[Path]) -> Iterator[Path]:
-    """Files under the roots; hidden files and folders (.git, .venv) are left out."""
-    for root in roots:
-        if root.is_file():
-            yield root
-            continue
-        if not root.is_dir():
-            continue  # a root that vanished: its documents leave the index
-        for folder, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for filename in sorted(names):
-                if not filename.startswith("."):
-                    yield Path(folder) / filename

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+import zipfile
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -23,6 +24,12 @@ CODE_SUFFIXES = frozenset({
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | CODE_SUFFIXES | HTML_SUFFIXES | {".pdf", ".docx"}
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+# A DOCX is a zip: its parts are read whole into memory, so what counts is their
+# unpacked size (a 3 MB file can hold a 3 GiB image of zeros).
+UNPACKED_FACTOR = 4
+# Longer lines are cut at spaces before chunking: a 45 MB one-line text must become many
+# small pieces, not one string the tokenizer and the chunker hold (and copy) whole.
+MAX_LINE_CHARS = 2000
 
 
 class SkipFile(Exception):
@@ -50,7 +57,12 @@ def paragraphs(text: str, page: int | None = None) -> list[Block]:
     start = 0
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
-        if line.strip():
+        if len(line) > MAX_LINE_CHARS:
+            if current:
+                blocks.append(Block("\n".join(current), page, start, number - 1))
+                current = []
+            blocks += [Block(piece, page, number, number) for piece in split_line(line)]
+        elif line.strip():
             if not current:
                 start = number
             current.append(line.rstrip())
@@ -62,13 +74,39 @@ def paragraphs(text: str, page: int | None = None) -> list[Block]:
     return blocks
 
 
+def split_line(line: str, size: int = MAX_LINE_CHARS) -> list[str]:
+    """``line`` in pieces of at most ``size`` characters, cut at a space where one is near."""
+    pieces: list[str] = []
+    at = 0
+    while at < len(line):
+        end = min(at + size, len(line))
+        if end < len(line):
+            space = line.rfind(" ", at + size // 2, end)
+            end = space + 1 if space > 0 else end
+        piece = line[at:end].strip()
+        if piece:
+            pieces.append(piece)
+        at = end
+    return pieces
+
+
+def _size(size: int, limit: int) -> tuple[str, str]:
+    """Two sizes that read as different numbers (not "52 MB; the limit is 52 MB")."""
+    for unit, scale in (("MB", 1e6), ("KB", 1e3)):
+        shown = (f"{size / scale:.1f} {unit}", f"{limit / scale:.1f} {unit}")
+        if shown[0] != shown[1]:
+            return shown
+    return f"{size} bytes", f"{limit} bytes"
+
+
 def check(path: Path, size: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Raise SkipFile for a file not worth reading (type, size), without opening it."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile(f"unsupported file type '{suffix or path.name}'")
     if size > max_bytes:
-        raise SkipFile(f"too large ({size / 1e6:.0f} MB; the limit is {max_bytes / 1e6:.0f} MB)")
+        got, limit = _size(size, max_bytes)
+        raise SkipFile(f"too large ({got}; the limit is {limit})")
     if size == 0:
         raise SkipFile("empty file")
 
@@ -84,7 +122,7 @@ def load(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Block]:
     if suffix == ".pdf":
         blocks = _load_pdf(path)
     elif suffix == ".docx":
-        blocks = _load_docx(path)
+        blocks = _load_docx(path, max_unpacked=max_bytes * UNPACKED_FACTOR)
     elif suffix in HTML_SUFFIXES:
         blocks = _load_html(_read_text(path))
     else:
@@ -136,9 +174,28 @@ def _load_pdf(path: Path) -> list[Block]:
     return blocks
 
 
-def _load_docx(path: Path) -> list[Block]:
+def _check_unpacked(path: Path, limit: int) -> None:
+    """SkipFile when the zip's parts would unpack to more than ``limit`` bytes.
+
+    The sizes come from the zip's directory; a part that claims less than it holds is
+    cut off at its claimed size by ``zipfile`` (and fails its checksum), so the claim
+    bounds the memory.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            unpacked = sum(member.file_size for member in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        raise SkipFile("not a readable DOCX (not a zip file)") from None
+    if unpacked > limit:
+        got, most = _size(unpacked, limit)
+        raise SkipFile(f"too large when unpacked ({got}; the limit is {most})")
+
+
+def _load_docx(path: Path, *, max_unpacked: int = DEFAULT_MAX_BYTES * UNPACKED_FACTOR
+               ) -> list[Block]:
     import docx
 
+    _check_unpacked(path, max_unpacked)
     try:
         document = docx.Document(str(path))
     except Exception as exc:  # python-docx wraps zip and XML errors inconsistently

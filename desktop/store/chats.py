@@ -29,6 +29,7 @@ from desktop.store.sources import (
 
 EXPORT_VERSION = 1
 DAY_S = 86_400.0
+MAX_ID = 2**63 - 1  # SQLite's largest integer; a bigger one cannot name a conversation
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,8 @@ class ChatStore:
         return None if self._disk is None else self._disk.database.path
 
     def _for(self, conv_id: int) -> tuple[_Chats, int]:
+        if not -MAX_ID <= conv_id <= MAX_ID:
+            raise InvalidRequest(f"no conversation with id {conv_id}")
         if conv_id < 0 or self._disk is None:
             return self._memory, abs(conv_id)
         return self._disk, conv_id
@@ -266,6 +269,8 @@ class ChatStore:
     # ------------------------------------------------------------------ deleting
     def delete(self, conv_id: int) -> bool:
         """Delete one conversation and its messages; True if it existed."""
+        if not self._exists(conv_id):
+            return False
         chats, row_id = self._for(conv_id)
         gone = chats.delete(row_id)
         if gone:
@@ -275,6 +280,29 @@ class ChatStore:
                 if chats.database.path is not None:
                     chats.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return gone
+
+    def delete_many(self, conv_ids: Sequence[int]) -> int:
+        """Delete the given conversations, or none if any id names no conversation.
+
+        All or nothing: a typo in the third id must not leave the first two deleted with
+        only an error on screen. Returns how many were deleted (repeats count once).
+        """
+        wanted = list(dict.fromkeys(conv_ids))
+        missing = [i for i in wanted if not self._exists(i)]
+        if missing:
+            raise InvalidRequest(
+                f"no conversation with id {', '.join(map(str, missing))}; nothing was "
+                "deleted (see 'edgedesk chats list')")
+        for conv_id in wanted:
+            self.delete(conv_id)
+        return len(wanted)
+
+    def _exists(self, conv_id: int) -> bool:
+        try:
+            chats, row_id = self._for(conv_id)
+        except InvalidRequest:
+            return False
+        return bool(chats.conversations([row_id]))
 
     def delete_all(self) -> int:
         """Delete every conversation and scrub the file (VACUUM); returns how many."""
@@ -310,7 +338,7 @@ class ChatStore:
         try:
             payload = json.loads(text)
             items = payload["conversations"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # nesting too deep too
             raise InvalidRequest("not an EdgeDesk conversation export") from None
         # Every field is checked before anything is written, and all is written in one
         # transaction: a malformed conversation further down leaves nothing behind.

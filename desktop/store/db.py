@@ -271,7 +271,13 @@ class Database:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         if path is not None:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            try:  # the first statement that reads the file: a foreign file fails here
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            except driver.DatabaseError as exc:
+                conn.close()
+                raise StoreError(
+                    f"{path} is not a readable EdgeDesk database ({exc}); move it away "
+                    "(EdgeDesk then starts an empty one) or put back a backup") from None
             if str(mode).lower() != "wal":
                 raise StoreError(f"{path}: could not switch the database to WAL mode")
             # WAL/SHM files left by an older version may still be readable by others.

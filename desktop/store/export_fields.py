@@ -26,16 +26,32 @@ MESSAGE_FIELDS = {
 }
 
 
+_MAX_INT = 2**63 - 1  # SQLite's integers; a bigger one would fail inside the insert
+
+
 def _number(value: object) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value)
+    if isinstance(value, int):
+        return -_MAX_INT <= value <= _MAX_INT
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _text(value: object) -> bool:
+    """Text SQLite can store: JSON may carry a lone surrogate (``"\\ud800"``) it cannot."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _CHECKS: dict[str, Callable[[object], bool]] = {
-    "text": lambda value: isinstance(value, str),
+    "text": _text,
     "a number": _number,
-    "a whole number": lambda value: isinstance(value, int) and value >= 0,
+    "a whole number": lambda value: isinstance(value, int) and 0 <= value <= _MAX_INT,
     "a list of text": lambda value: (isinstance(value, list)
-                                     and all(isinstance(v, str) for v in value)),
+                                     and all(_text(v) for v in value)),
     "a list": lambda value: isinstance(value, list),
     "an object": lambda value: isinstance(value, dict),
 }

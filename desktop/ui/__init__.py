@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
+from types import FrameType, TracebackType
 
 from desktop.ui.pyside_fixes import make_none_immortal
 
@@ -27,6 +27,7 @@ from PySide6.QtCore import QCoreApplication, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog  # noqa: E402
 
 from desktop.cli.context import context_for  # noqa: E402
+from desktop.crash import report_crash  # noqa: E402
 from desktop.errors import EdgeDeskError  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
@@ -52,6 +53,27 @@ def _install_signal_handlers(app: QApplication, window: MainWindow) -> QTimer:
     timer.timeout.connect(lambda: None)
     timer.start(SIGNAL_POLL_MS)
     return timer
+
+
+def _install_crash_net(app: QApplication) -> Callable[..., object]:
+    """A bug in a slot becomes a logged traceback and one clear message, not a dead window.
+
+    Qt calls Python slots from its C++ loop, where an exception cannot reach ``main``'s
+    net: PySide hands it to ``sys.excepthook``, which would only print it.
+    """
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            app.quit()
+            return
+        line = report_crash(exc.with_traceback(tb), "window")
+        sys.stderr.write(f"edgedesk: error: {line}\n")
+        sys.stderr.flush()
+        if app.platformName() not in ("offscreen", "minimal"):  # nobody could close it
+            QMessageBox.critical(None, "EdgeDesk", line)
+
+    previous = sys.excepthook
+    sys.excepthook = hook
+    return previous
 
 
 def _process_age_s() -> float:
@@ -103,11 +125,15 @@ def run_app(args: argparse.Namespace) -> int:
     window.show()
     window.maybe_first_run()
     _install_signal_handlers(app, window)
+    previous_hook = _install_crash_net(app)
     # One line for people measuring start-up (and for the test that waits for the window).
     sys.stderr.write(f"edgedesk: window open {_process_age_s() * 1000:.0f} ms "
                      "after the process started\n")
     sys.stderr.flush()
-    code = app.exec()
-    window.shutdown()
+    try:
+        code = app.exec()
+        window.shutdown()
+    finally:
+        sys.excepthook = previous_hook
     del translator
     return code

@@ -298,6 +298,11 @@ class DocumentsView(QWidget):
             self.status.setText(self.tr("Cancelling…"))
 
     def _on_progress(self, name: str, update: IndexProgress) -> None:
+        if update.waiting:  # a terminal (or another window) is indexing this collection
+            self.progress.setRange(0, 0)
+            self.status.setText(self.tr("%1: waiting for another indexing of this collection "
+                                        "to finish…").replace("%1", name))
+            return
         self.progress.setRange(0, max(1, update.files_total))
         self.progress.setValue(update.files_done)
         shown = Path(update.path).name if update.path else ""

@@ -92,3 +92,22 @@ def test_a_second_indexing_waits_and_remove_keeps_the_files(qtbot, window: MainW
     view.remove_button.click()
     assert view.names() == []
     assert (folder / "leave.md").exists()
+
+
+def test_indexing_a_collection_a_terminal_is_indexing_waits_and_says_so(
+        qtbot, window: MainWindow, folder: Path) -> None:
+    from contextlib import ExitStack
+
+    from desktop.config import Paths
+    from desktop.retrieval.scanlock import collection_lock
+
+    view = window.documents
+    with ExitStack() as terminal:  # what ``edgedesk docs add`` holds while it indexes
+        terminal.enter_context(collection_lock(Paths.from_env().data_dir / "locks",
+                                               "handbook", on_wait=lambda: None))
+        view.add("handbook", [folder])
+        qtbot.waitUntil(lambda: "waiting for another indexing" in view.status.text(),
+                        timeout=30_000)
+        assert view.is_indexing
+    qtbot.waitUntil(lambda: not view.is_indexing, timeout=60_000)
+    assert "2 document(s)" in view.summary.text()

@@ -1,0 +1,81 @@
+"""The last line of defence: a bug is one line naming its log, Ctrl-C is one line and 130."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from desktop.cli import keys, main
+from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, shown
+
+
+def test_a_bug_becomes_one_line_naming_the_log_that_holds_the_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        edgedesk_home: Path) -> None:
+    def broken(_args: object) -> int:
+        raise RuntimeError("a bug nobody foresaw")
+    monkeypatch.setattr(keys, "handle", broken)  # registered when the parser is built
+
+    assert main(["keys", "list"]) == EXIT_BUG
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    log = edgedesk_home / "logs" / "crash.log"
+    assert str(log) in err and "a bug nobody foresaw" in err
+    text = log.read_text()
+    assert "Traceback (most recent call last)" in text and "RuntimeError" in text
+
+
+def test_shown_escapes_what_a_terminal_would_obey() -> None:
+    assert shown("a\x1b[31mb\nc\u202ed") == "a\\x1b[31mb\\nc\\u202ed"
+    assert shown(os.fsdecode(b"bad\xffname")) == "bad\\xffname"
+    assert shown("向量 👩‍💻") == "向量 👩‍💻"
+    assert len(shown("x" * 10_000)) == 300
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT is how POSIX delivers Ctrl-C")
+@pytest.mark.parametrize("args", [["chats", "list"], ["docs", "list"], ["keys", "list"]])
+def test_ctrl_c_as_soon_as_the_command_starts_is_one_line_and_130(
+        args: list[str], edgedesk_home: Path) -> None:
+    # The config folder is the first thing a command makes: from then on it is our code
+    # running (before it, Python itself is still starting and handles the signal).
+    proc = subprocess.Popen([sys.executable, "-m", "desktop", *args], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        _wait_for(edgedesk_home / "config", proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err
+    if proc.returncode != 0:  # it may have finished before the signal landed
+        assert proc.returncode == EXIT_INTERRUPTED
+        assert err.strip().splitlines()[-1] == "edgedesk: error: interrupted"
+
+
+def test_a_background_thread_that_dies_is_logged_not_printed(edgedesk_home: Path) -> None:
+    code = ("from desktop.crash import install_thread_net; install_thread_net('serve'); "
+            "import threading; t = threading.Thread(target=lambda: 1 / 0, name='edgedesk-"
+            "server'); t.start(); t.join()")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert "Traceback" not in result.stderr
+    assert "unexpected error (ZeroDivisionError" in result.stderr
+    log = (edgedesk_home / "logs" / "crash.log").read_text()
+    assert "serve, thread edgedesk-server" in log and "ZeroDivisionError" in log
