@@ -12,6 +12,7 @@
 #   EDGEDESK_WHEEL_CACHE=DIR             built wheels (default ~/.cache/edgedesk/gpu-wheels)
 #   VULKAN_INCLUDE_DIR=DIR               Vulkan headers newer than the system's (docs/gpu.md)
 #   CUDA_HOME=DIR                        a CUDA toolkit outside PATH and /usr/local/cuda
+#   EDGEDESK_CMAKE_ARGS="-D..."          more llama.cpp build flags, e.g. -DGGML_NATIVE=OFF
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -145,7 +146,8 @@ build_wheel() {  # $1 variant, $2 CMAKE_ARGS; sets WHEEL to the cached wheel's p
 install_variant() {  # $1 variant; returns 1 with REASON set on failure
   local got
   cmake_args_for "$1" || return 1
-  build_wheel "$1" "$ARGS" || return 1
+  ARGS="$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}"
+  build_wheel "$1" "${ARGS# }" || return 1
   "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "$WHEEL"
   "$VENV/bin/python" -m pip install --quiet -e ".${EXTRAS:+[$EXTRAS]}"
   # Proof that the built library loads and carries the backend we asked for.
