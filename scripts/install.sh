@@ -13,6 +13,8 @@
 #   VULKAN_INCLUDE_DIR=DIR               Vulkan headers newer than the system's (docs/gpu.md)
 #   CUDA_HOME=DIR                        a CUDA toolkit outside PATH and /usr/local/cuda
 #   EDGEDESK_CMAKE_ARGS="-D..."          more llama.cpp build flags, e.g. -DGGML_NATIVE=OFF
+#
+#   ./scripts/install.sh --dry-run       print the choice and the build flags; change nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -99,6 +101,9 @@ cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set i
       elif [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
       else
         say "no CUDA toolkit on this machine: fetching nvcc and the runtime from PyPI"
+        if [ -n "$DRY_RUN" ]; then
+          ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs (toolkit from PyPI)"; return 0
+        fi
         root=$(cuda_toolkit_from_pypi) || { REASON="could not install the CUDA toolkit from PyPI"; return 1; }
         nvcc="$root/bin/nvcc"
         ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DCMAKE_CUDA_COMPILER=$nvcc -DCUDAToolkit_ROOT=$root -DCMAKE_INSTALL_RPATH=$root/lib64"
@@ -159,11 +164,21 @@ install_variant() {  # $1 variant; returns 1 with REASON set on failure
   fi
 }
 
-[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --upgrade pip
+DRY_RUN=""
+[ "${1:-}" != --dry-run ] || DRY_RUN=1
 choose_gpu
 say "GPU backend: $GPU ($WHY)"
 REASON=""
+if [ -n "$DRY_RUN" ]; then
+  if cmake_args_for "$GPU"; then
+    say "would build $GPU with CMAKE_ARGS='$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}'"
+  else
+    say "would fall back to the CPU build: $REASON"
+  fi
+  exit 0
+fi
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
 if ! install_variant "$GPU"; then
   [ "$GPU" != cpu ] || { say "the CPU build failed: $REASON"; exit 1; }
   say "falling back to the CPU build: $REASON"
