@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.catalog.entries import Catalog, load_catalog
-from desktop.catalog.hardware import Hardware, detect_hardware
+from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
@@ -41,6 +41,20 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 
 
+def engine_gpus() -> list[GPU]:
+    """The GPUs llama.cpp's backend will offload to, with the memory it reports free."""
+    from desktop.engine.devices import GPU_BACKENDS, gpu_devices
+
+    return [GPU(d.description or d.name, d.total_bytes, d.free_bytes,
+                backend=GPU_BACKENDS.get(d.backend, d.backend.lower()))
+            for d in gpu_devices()]
+
+
+def probe_hardware() -> Hardware:
+    """This machine's RAM and GPUs, GPU memory as the llama.cpp backend reports it."""
+    return detect_hardware(gpu_probe=engine_gpus)
+
+
 @dataclass
 class AppContext:
     """Everything a command, the server or the window needs, built lazily and once."""
@@ -48,7 +62,7 @@ class AppContext:
     paths: Paths
     effective: EffectiveSettings
     catalog: Catalog
-    hardware_probe: Any = detect_hardware
+    hardware_probe: Any = probe_hardware
     policy_problem: str | None = None  # set when the machine policy is invalid (fail closed)
     notice: str | None = None  # what happened to a requested data move, shown once
     data_lock: Any = None  # held for the context's life so a move waits for this process

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -85,14 +86,29 @@ def _nvidia_gpus() -> tuple[GPU, ...]:
             pynvml.nvmlShutdown()
 
 
-def detect_hardware() -> Hardware:
-    """Read RAM, cores and NVIDIA GPUs (via NVML when present; otherwise none)."""
+GpuProbe = Callable[[], Sequence[GPU]]
+
+
+def detect_hardware(gpu_probe: GpuProbe | None = None) -> Hardware:
+    """Read RAM, cores and GPUs: the backend's own device report first, else NVML.
+
+    ``gpu_probe`` (passed in by the composition root) asks llama.cpp's backend which
+    devices it will offload to and how much memory each has free: that covers Vulkan and
+    Metal, and is what the backend allocates against. NVML is the fallback, so a CPU-only
+    build still shows the NVIDIA GPU it is not using. A probe that fails counts as none.
+    """
     memory = psutil.virtual_memory()
+    gpus: tuple[GPU, ...] = ()
+    if gpu_probe is not None:
+        try:
+            gpus = tuple(gpu_probe())
+        except Exception:  # a broken driver must not stop the app from starting
+            gpus = ()
     return Hardware(
         ram_total_bytes=int(memory.total),
         ram_available_bytes=int(memory.available),
         cpu_count=os.cpu_count() or 1,
-        gpus=_nvidia_gpus(),
+        gpus=gpus or _nvidia_gpus(),
     )
 
 

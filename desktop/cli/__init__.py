@@ -28,6 +28,7 @@ def _verb_modules() -> list[Any]:
         chats,
         data,
         docs,
+        doctor,
         keys,
         models,
         network,
@@ -36,7 +37,8 @@ def _verb_modules() -> list[Any]:
         serve,
     )
 
-    return [run, models, policy, network, auth, docs, chats, keys, serve, bench, data]
+    return [run, models, policy, network, auth, docs, chats, keys, serve, bench, data,
+            doctor]
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext, maintenance
+from desktop.cli.doctor import doctor_report, format_report
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
@@ -228,6 +229,11 @@ class MainWindow(QMainWindow):
         """Show the settings dialog (non-blocking) and apply what is saved."""
         dialog = SettingsDialog(self.context.paths, self.context.effective, self)
         dialog.accepted.connect(lambda: self.apply_settings(dialog))
+        context = self.context
+        report = TaskWorker(lambda: format_report(doctor_report(context)), "hardware")
+        report.result.connect(dialog.hardware.show_report)
+        report.failed.connect(dialog.hardware.show_failure)
+        self.pool.start(report)
         dialog.open()
         return dialog
 

@@ -1,6 +1,6 @@
 """Settings: data location, keep-alive, GPU layers and context (auto by default), offline,
 retention, theme and language; saved to ``settings.toml``; policy-locked values shown
-disabled."""
+disabled; below them, the read-only hardware report (``edgedesk doctor``)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from desktop.config import (
     setting_value,
 )
 from desktop.ui.data_location import DataLocationRow
+from desktop.ui.hardware_panel import HardwarePanel
 
 AUTO_CONTEXT = 255  # one below the smallest valid context: the spin box shows "Auto"
 AUTO_LAYERS = -1
@@ -64,9 +65,11 @@ class SettingsDialog(QDialog):
                                    | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        self.hardware = HardwarePanel()  # filled by the window from a worker (doctor)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(note)
+        layout.addWidget(self.hardware)
         layout.addWidget(buttons)
 
     def _build_fields(self, settings: Settings) -> None:

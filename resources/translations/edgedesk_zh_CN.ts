@@ -648,6 +648,29 @@
     </message>
 </context>
 <context>
+    <name>HardwarePanel</name>
+    <message>
+        <location filename="../../desktop/ui/hardware_panel.py" line="19"/>
+        <source>Hardware and GPU</source>
+        <translation>硬件与 GPU</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_panel.py" line="22"/>
+        <source>Hardware and GPU report</source>
+        <translation>硬件与 GPU 报告</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_panel.py" line="26"/>
+        <source>Checking this machine…</source>
+        <translation>正在检查本机…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_panel.py" line="39"/>
+        <source>Could not read the hardware: {0}</source>
+        <translation>无法读取硬件信息：{0}</translation>
+    </message>
+</context>
+<context>
     <name>HubSearch</name>
     <message>
         <location filename="../../desktop/ui/hub_search.py" line="44" />

@@ -202,3 +202,17 @@ def test_a_long_move_at_start_shows_progress(qtbot) -> None:
     report(12 * 10**9, 12 * 10**9)
     shown[0].close()
     shown[0].deleteLater()
+
+
+def test_settings_shows_the_hardware_report_read_only(qtbot, context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    dialog = win.open_settings()
+    panel = dialog.hardware.text
+    assert panel.isReadOnly()
+    qtbot.waitUntil(lambda: "backend:" in panel.toPlainText(), timeout=60_000)
+    text = panel.toPlainText()
+    # The same words `edgedesk doctor` prints: this CI machine runs the CPU build.
+    assert "backend:   cpu" in text and "GPU:       not used" in text
+    assert "scripts/install.sh" in text
+    dialog.reject()

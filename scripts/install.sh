@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Install EdgeDesk into .venv with llama-cpp-python built for this machine's GPU.
+#
+# Detects an NVIDIA GPU (nvidia-smi), a Vulkan GPU (vulkaninfo / Vulkan ICDs: AMD, Intel,
+# NVIDIA) or Apple Silicon (Metal), builds llama-cpp-python for it, and says what it chose
+# and why. A GPU build that fails falls back to the CPU build with the reason: never a
+# broken install. Built wheels are cached, so a rerun takes seconds.
+#
+#   EDGEDESK_GPU=cuda|vulkan|metal|cpu   override the detection
+#   EDGEDESK_VENV=DIR                    the virtual environment (default .venv)
+#   EDGEDESK_EXTRAS=test                 extras to install with EdgeDesk (e.g. test)
+#   EDGEDESK_WHEEL_CACHE=DIR             built wheels (default ~/.cache/edgedesk/gpu-wheels)
+#   VULKAN_INCLUDE_DIR=DIR               Vulkan headers newer than the system's (docs/gpu.md)
+#   CUDA_HOME=DIR                        a CUDA toolkit outside PATH and /usr/local/cuda
+#   EDGEDESK_CMAKE_ARGS="-D..."          more llama.cpp build flags, e.g. -DGGML_NATIVE=OFF
+#
+#   ./scripts/install.sh --dry-run       print the choice and the build flags; change nothing
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+VENV=${EDGEDESK_VENV:-.venv}
+EXTRAS=${EDGEDESK_EXTRAS:-}
+CACHE=${EDGEDESK_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edgedesk/gpu-wheels}
+LLAMA_VERSION=$(sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
+
+say() { printf 'edgedesk install: %s\n' "$*"; }
+
+nvidia_query() {  # "name, compute_cap" per GPU, or nothing
+  command -v nvidia-smi >/dev/null 2>&1 || return 0
+  nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null || true
+}
+
+vulkan_gpu() {  # the first hardware Vulkan GPU's name, or nothing
+  if command -v vulkaninfo >/dev/null 2>&1; then
+    vulkaninfo --summary 2>/dev/null | awk -F'= ' '
+      /deviceType/ { hw = ($2 ~ /DISCRETE_GPU|INTEGRATED_GPU/) }
+      /deviceName/ && hw { print $2; exit }'
+    return 0
+  fi
+  # No vulkaninfo: a vendor ICD (not the lvp/llvmpipe software one) means a driver is there.
+  local icd
+  for icd in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json; do
+    [ -e "$icd" ] || continue
+    case "$(basename "$icd")" in lvp_*|*lavapipe*|*swiftshader*) continue ;; esac
+    echo "Vulkan driver $(basename "$icd" .json)"
+    return 0
+  done
+}
+
+choose_gpu() {  # sets GPU and WHY
+  if [ -n "${EDGEDESK_GPU:-}" ]; then
+    case "$EDGEDESK_GPU" in
+      cuda|vulkan|metal|cpu) GPU=$EDGEDESK_GPU; WHY="EDGEDESK_GPU=$EDGEDESK_GPU" ;;
+      *) say "EDGEDESK_GPU=$EDGEDESK_GPU is not one of cuda, vulkan, metal, cpu"; exit 2 ;;
+    esac
+    return
+  fi
+  if [ "$(uname -s)" = Darwin ] && [ "$(uname -m)" = arm64 ]; then
+    GPU=metal; WHY="Apple Silicon: Metal"; return
+  fi
+  local nvidia vk
+  nvidia=$(nvidia_query)
+  if [ -n "$nvidia" ]; then
+    GPU=cuda; WHY="NVIDIA GPU found: $(echo "$nvidia" | head -n 1)"; return
+  fi
+  vk=$(vulkan_gpu)
+  if [ -n "$vk" ]; then
+    GPU=vulkan; WHY="Vulkan GPU found: $vk"; return
+  fi
+  GPU=cpu
+  WHY="no NVIDIA GPU (nvidia-smi), no Vulkan GPU (vulkaninfo or a vendor ICD), not Apple Silicon"
+}
+
+cuda_toolkit_from_pypi() {  # NVIDIA's PyPI packages, arranged as one toolkit folder
+  local site root pkg
+  "$VENV/bin/python" -m pip install --quiet nvidia-cuda-nvcc-cu12 nvidia-cuda-runtime-cu12 \
+    nvidia-cublas-cu12 nvidia-cuda-cccl-cu12 >&2
+  site=$("$VENV/bin/python" -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))')
+  root="$VENV/cuda-toolkit"
+  rm -rf "$root"; mkdir -p "$root/include" "$root/lib64"
+  cp -r "$site/nvidia/cuda_nvcc/." "$root/"  # nvcc finds nvvm/ and include/ next to bin/
+  for pkg in cuda_runtime cublas cuda_cccl; do
+    [ -d "$site/nvidia/$pkg/include" ] && cp -r "$site/nvidia/$pkg/include/." "$root/include/"
+    [ -d "$site/nvidia/$pkg/lib" ] && cp -r "$site/nvidia/$pkg/lib/." "$root/lib64/"
+  done
+  for lib in "$root"/lib64/lib*.so.*; do  # the linker wants the unversioned names
+    [ -e "$lib" ] && ln -sf "$(basename "$lib")" "${lib%%.so.*}.so"
+  done
+  echo "$root"
+}
+
+cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set if it cannot build
+  case "$1" in
+    cpu) ARGS="" ;;
+    metal) ARGS="-DGGML_METAL=on" ;;
+    cuda)
+      local nvcc="" root archs
+      archs=$(nvidia_query | awk -F', *' '{ gsub(/\./, "", $2); print $2 }' | sort -u | paste -sd';' -)
+      [ -n "$archs" ] || archs=native
+      if command -v nvcc >/dev/null 2>&1; then nvcc=$(command -v nvcc)
+      elif [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
+      else
+        say "no CUDA toolkit on this machine: fetching nvcc and the runtime from PyPI"
+        if [ -n "$DRY_RUN" ]; then
+          ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs (toolkit from PyPI)"; return 0
+        fi
+        root=$(cuda_toolkit_from_pypi) || { REASON="could not install the CUDA toolkit from PyPI"; return 1; }
+        nvcc="$root/bin/nvcc"
+        ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DCMAKE_CUDA_COMPILER=$nvcc -DCUDAToolkit_ROOT=$root -DCMAKE_INSTALL_RPATH=$root/lib64"
+        return 0
+      fi
+      ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DCMAKE_CUDA_COMPILER=$nvcc" ;;
+    vulkan)
+      if ! command -v glslc >/dev/null 2>&1; then
+        REASON="the Vulkan build needs the shader compiler glslc and the Vulkan headers (Debian/Ubuntu: apt install glslc libvulkan-dev; else the LunarG Vulkan SDK)"
+        return 1
+      fi
+      local hdr="${VULKAN_INCLUDE_DIR:-${VULKAN_SDK:+$VULKAN_SDK/include}}"
+      hdr="${hdr:-/usr/include}/vulkan/vulkan_core.h"
+      # llama.cpp's Vulkan backend uses VK_EXT_layer_settings (headers >= 1.3.2xx);
+      # Debian bookworm and Ubuntu 22.04 ship older ones. Say so before a 6-minute build.
+      if [ -f "$hdr" ] && ! grep -q VK_EXT_layer_settings "$hdr"; then
+        REASON="the Vulkan headers in $hdr (version $(sed -n 's/^#define VK_HEADER_VERSION //p' "$hdr")) are too old for llama.cpp; point VULKAN_INCLUDE_DIR at newer ones (docs/gpu.md says how)"
+        return 1
+      fi
+      ARGS="-DGGML_VULKAN=on${VULKAN_INCLUDE_DIR:+ -DVulkan_INCLUDE_DIR=$VULKAN_INCLUDE_DIR}" ;;
+  esac
+}
+
+build_wheel() {  # $1 variant, $2 CMAKE_ARGS; sets WHEEL to the cached wheel's path
+  local key dir log
+  key=$(printf '%s|%s|%s|%s' "$LLAMA_VERSION" "$1" "$2" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" \
+        | sha256sum | cut -c1-12)
+  dir="$CACHE/$1-$key"
+  if ! compgen -G "$dir/llama_cpp_python-*.whl" >/dev/null; then
+    log="$CACHE/$1-$key.log"
+    mkdir -p "$CACHE"; rm -rf "$dir.tmp"
+    say "building llama-cpp-python $LLAMA_VERSION for $1 (CMAKE_ARGS='$2'; log: $log); this takes minutes"
+    if ! CMAKE_ARGS="$2" "$VENV/bin/python" -m pip wheel --no-deps --no-cache-dir \
+         --no-binary llama-cpp-python "llama-cpp-python==$LLAMA_VERSION" -w "$dir.tmp" >"$log" 2>&1; then
+      REASON="the $1 build failed: $(grep -m1 -iE 'error' "$log" || tail -n 1 "$log") (full log: $log)"
+      return 1
+    fi
+    mv "$dir.tmp" "$dir"
+  else
+    say "using the cached $1 build in $dir"
+  fi
+  for WHEEL in "$dir"/llama_cpp_python-*.whl; do break; done
+}
+
+install_variant() {  # $1 variant; returns 1 with REASON set on failure
+  local got
+  cmake_args_for "$1" || return 1
+  ARGS="$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}"
+  build_wheel "$1" "${ARGS# }" || return 1
+  "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "$WHEEL"
+  "$VENV/bin/python" -m pip install --quiet -e ".${EXTRAS:+[$EXTRAS]}"
+  # Proof that the built library loads and carries the backend we asked for.
+  got=$("$VENV/bin/python" -c 'from desktop.engine.backend import backend_info; print(backend_info().compiled_gpu or "cpu")' 2>&1) \
+    || { REASON="the $1 build does not load: $(echo "$got" | tail -n 1)"; return 1; }
+  got=$(echo "$got" | tail -n 1)
+  if [ "$got" != "$1" ]; then
+    REASON="the $1 build reports backend '$got'"; return 1
+  fi
+}
+
+DRY_RUN=""
+[ "${1:-}" != --dry-run ] || DRY_RUN=1
+choose_gpu
+say "GPU backend: $GPU ($WHY)"
+REASON=""
+if [ -n "$DRY_RUN" ]; then
+  if cmake_args_for "$GPU"; then
+    say "would build $GPU with CMAKE_ARGS='$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}'"
+  else
+    say "would fall back to the CPU build: $REASON"
+  fi
+  exit 0
+fi
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+if ! install_variant "$GPU"; then
+  [ "$GPU" != cpu ] || { say "the CPU build failed: $REASON"; exit 1; }
+  say "falling back to the CPU build: $REASON"
+  install_variant cpu || { say "the CPU build failed too: $REASON"; exit 1; }
+fi
+"$VENV/bin/edgedesk" --version

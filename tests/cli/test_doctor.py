@@ -1,0 +1,76 @@
+"""`edgedesk doctor`: the backend, the devices, why no GPU is used, and model fit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from desktop.cli.doctor import format_report, parse_vulkaninfo
+
+
+def _edgedesk(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "desktop", *args], capture_output=True,
+                          text=True, timeout=120, check=False,
+                          env={**os.environ, "EDGEDESK_HOME": str(home)})
+
+
+def test_doctor_explains_this_cpu_machine_and_fits_installed_models(
+        tiny_chat: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    imported = _edgedesk("models", "import", str(tiny_chat), home=home)
+    assert imported.returncode == 0, imported.stderr
+    done = _edgedesk("doctor", "--json", home=home)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["backend"]["name"] == "cpu" and "CPU" in report["backend"]["compiled"]
+    cpu = [d for d in report["devices"] if d["kind"] == "cpu"]
+    assert cpu and cpu[0]["memory_total_bytes"] > 0 and not cpu[0]["offload"]
+    assert report["gpu_used"] is False
+    assert "CPU only" in report["why_not_gpu"] and "install.sh" in report["why_not_gpu"]
+    [model] = report["models"]
+    assert model["fit"].startswith("fits in RAM") and model["gpu_layers"] == 0
+
+    text = _edgedesk("doctor", home=home)
+    assert text.returncode == 0, text.stderr
+    assert "backend:   cpu" in text.stdout and "GPU:       not used" in text.stdout
+    assert model["id"] in text.stdout
+
+
+def test_a_damaged_model_is_reported_not_fatal(tiny_chat: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    copy = tmp_path / "damaged.gguf"
+    copy.write_bytes(tiny_chat.read_bytes())
+    assert _edgedesk("models", "import", str(copy), home=home).returncode == 0
+    copy.write_bytes(copy.read_bytes()[:64])  # the disk lost the rest
+    done = _edgedesk("doctor", "--json", home=home)
+    assert done.returncode == 0, done.stderr
+    [model] = json.loads(done.stdout)["models"]
+    assert model["fit"] == "unreadable" and model["reason"]
+
+
+def test_vulkan_driver_names_come_from_vulkaninfo() -> None:
+    summary = """GPU0:
+	deviceType         = PHYSICAL_DEVICE_TYPE_CPU
+	deviceName         = llvmpipe (LLVM 15.0.6, 256 bits)
+	driverID           = DRIVER_ID_MESA_LLVMPIPE
+	driverName         = llvmpipe
+	driverInfo         = Mesa 22.3.6 (LLVM 15.0.6)
+"""
+    assert parse_vulkaninfo(summary) == {
+        "llvmpipe (LLVM 15.0.6, 256 bits)": "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"}
+
+
+def test_the_text_report_names_each_device_and_its_driver() -> None:
+    report = {"version": "1", "hardware": "RAM 1/2 GiB free", "gpu_used": True,
+              "why_not_gpu": "", "models": [],
+              "backend": {"describe": "vulkan (GPU offload)", "compiled": ["Vulkan", "CPU"]},
+              "devices": [{"name": "Vulkan0", "description": "Radeon", "kind": "gpu",
+                           "offload": True, "memory_free_bytes": 2 * 1024**3,
+                           "memory_total_bytes": 8 * 1024**3, "driver": "radv Mesa 24"}]}
+    text = "\n".join(format_report(report))
+    assert "vulkan (GPU offload)  (compiled in: Vulkan, CPU)" in text
+    assert "Vulkan0    Radeon  [gpu, offload]  2.0 GiB free of 8.0 GiB  driver: radv Mesa 24" in text
+    assert "GPU:       used" in text

@@ -1,0 +1,94 @@
+"""scripts/install.sh: which llama.cpp backend it builds on which machine, and why.
+
+Run with --dry-run (it prints the choice and the build flags and changes nothing), with
+fake vendor tools first on PATH standing in for the machine's GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NO_NVIDIA = "#!/bin/sh\nexit 9\n"  # nvidia-smi without a driver fails
+LAVAPIPE_ONLY = """#!/bin/sh
+cat <<'OUT'
+GPU0:
+	deviceType         = PHYSICAL_DEVICE_TYPE_CPU
+	deviceName         = llvmpipe (LLVM 15.0.6, 256 bits)
+OUT
+"""
+RADEON = """#!/bin/sh
+cat <<'OUT'
+GPU0:
+	deviceType         = PHYSICAL_DEVICE_TYPE_CPU
+	deviceName         = llvmpipe (LLVM 15.0.6, 256 bits)
+GPU1:
+	deviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU
+	deviceName         = AMD Radeon RX 7600 (RADV NAVI33)
+OUT
+"""
+TWO_NVIDIA = "#!/bin/sh\nprintf 'NVIDIA GeForce RTX 4070, 8.9\\nNVIDIA RTX A6000, 8.6\\n'\n"
+
+
+def _dry_run(tmp_path: Path, tools: dict[str, str], **env: str) -> subprocess.CompletedProcess[str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    tools = {"nvidia-smi": NO_NVIDIA, "vulkaninfo": LAVAPIPE_ONLY, "glslc": "#!/bin/sh\n",
+             **tools}
+    for name, text in tools.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    headers = tmp_path / "vk" / "vulkan"
+    headers.mkdir(parents=True, exist_ok=True)
+    (headers / "vulkan_core.h").write_text("#define VK_HEADER_VERSION 309\n"
+                                           "#define VK_EXT_layer_settings 1\n")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("EDGEDESK_", "VULKAN"))}
+    return subprocess.run(
+        [str(ROOT / "scripts" / "install.sh"), "--dry-run"], capture_output=True, text=True,
+        timeout=60, check=False,
+        env={**base, "PATH": f"{bin_dir}:/usr/bin:/bin",
+             "VULKAN_INCLUDE_DIR": str(tmp_path / "vk"), **env})
+
+
+def test_an_nvidia_machine_gets_cuda_for_its_compute_capabilities_only(tmp_path: Path) -> None:
+    done = _dry_run(tmp_path, {"nvidia-smi": TWO_NVIDIA, "nvcc": "#!/bin/sh\n"})
+    assert done.returncode == 0, done.stderr
+    assert "GPU backend: cuda (NVIDIA GPU found: NVIDIA GeForce RTX 4070, 8.9)" in done.stdout
+    assert "-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=86;89 " in done.stdout
+    assert f"-DCMAKE_CUDA_COMPILER={tmp_path}/bin/nvcc" in done.stdout
+
+
+def test_without_a_cuda_toolkit_it_comes_from_pypi(tmp_path: Path) -> None:
+    done = _dry_run(tmp_path, {"nvidia-smi": TWO_NVIDIA}, CUDA_HOME=str(tmp_path / "none"))
+    assert "toolkit from PyPI" in done.stdout
+
+
+def test_an_amd_vulkan_gpu_gets_vulkan(tmp_path: Path) -> None:
+    done = _dry_run(tmp_path, {"vulkaninfo": RADEON})
+    assert "GPU backend: vulkan (Vulkan GPU found: AMD Radeon RX 7600 (RADV NAVI33))" in done.stdout
+    assert f"-DGGML_VULKAN=on -DVulkan_INCLUDE_DIR={tmp_path}/vk" in done.stdout
+
+
+def test_a_software_vulkan_device_is_not_a_gpu(tmp_path: Path) -> None:
+    done = _dry_run(tmp_path, {})
+    assert "GPU backend: cpu (no NVIDIA GPU" in done.stdout
+    assert "would build cpu" in done.stdout
+
+
+def test_old_vulkan_headers_fall_back_to_the_cpu_with_the_reason(tmp_path: Path) -> None:
+    old = tmp_path / "old" / "vulkan"
+    old.mkdir(parents=True)
+    (old / "vulkan_core.h").write_text("#define VK_HEADER_VERSION 239\n")
+    done = _dry_run(tmp_path, {"vulkaninfo": RADEON}, VULKAN_INCLUDE_DIR=str(tmp_path / "old"))
+    assert "would fall back to the CPU build: the Vulkan headers" in done.stdout
+    assert "(version 239) are too old" in done.stdout
+
+
+def test_edgedesk_gpu_overrides_and_is_checked(tmp_path: Path) -> None:
+    forced = _dry_run(tmp_path, {"nvidia-smi": TWO_NVIDIA}, EDGEDESK_GPU="cpu")
+    assert "GPU backend: cpu (EDGEDESK_GPU=cpu)" in forced.stdout
+    wrong = _dry_run(tmp_path, {}, EDGEDESK_GPU="rocm")
+    assert wrong.returncode == 2
+    assert "EDGEDESK_GPU=rocm is not one of cuda, vulkan, metal, cpu" in wrong.stdout
