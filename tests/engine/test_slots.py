@@ -1,8 +1,7 @@
 """The slot engine with real llama.cpp and a tiny random-weight model: many streams at once.
 
-The decode loop reports every step to an observer; ``LoopGate`` can hold the loop
-inside that callback, so a test lines up requests to start together and then checks
-what each step carried (structure, not wall-clock).
+Requests are lined up with ``LoopGate`` (tests/engine/loop_gate.py) and checked by what
+each decode step carried: structure, not wall-clock.
 """
 
 from __future__ import annotations
@@ -14,49 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.batching import Step
 from desktop.engine.llama import LlamaEngine, LoadOptions
 from desktop.engine.types import Chunk, GenerationParams, Message
+from tests.engine.loop_gate import LoopGate, together, wait_for
 
 GREEDY = GenerationParams(max_tokens=24, temperature=0.0)
 PROMPTS = ["hello world the cat", "the dog is a model", "edge desk chat", "你好 world cat dog"]
-
-
-class LoopGate:
-    """Step observer that records steps and can hold the decode loop until released."""
-
-    def __init__(self) -> None:
-        self.steps: list[Step] = []
-        self._hold = False
-        self._open = threading.Event()
-        self.held = threading.Event()  # the loop is waiting inside the callback
-
-    def __call__(self, step: Step) -> None:
-        self.steps.append(step)
-        if self._hold:
-            self.held.set()
-            self._open.wait()
-
-    def hold(self) -> None:
-        """Hold the loop after its next decode."""
-        self._open.clear()
-        self.held.clear()
-        self._hold = True
-
-    def release(self) -> None:
-        """Let the loop run freely again."""
-        self._hold = False
-        self._open.set()
-
-
-def wait_for(condition: Callable[[], bool]) -> None:
-    """Wait until ``condition`` holds (it is state the engine reports, not a clock)."""
-    pause = threading.Event()
-    for _ in range(20_000):
-        if condition():
-            return
-        pause.wait(0.001)
-    raise AssertionError("condition never became true")
 
 
 @pytest.fixture(scope="module")
@@ -82,36 +44,13 @@ def _completion(engine: LlamaEngine, prompt: str,
     return _run(engine.stream_completion(prompt, params))
 
 
-def _together(engine: LlamaEngine, gate: LoopGate,
-              jobs: list[Callable[[], tuple[str, Chunk]]]) -> list[tuple[str, Chunk]]:
-    """Run ``jobs`` on their own threads, all admitted before the loop goes on."""
-    results: list[tuple[str, Chunk] | None] = [None] * len(jobs)
-
-    def work(i: int) -> None:
-        results[i] = jobs[i]()
-
-    gate.hold()
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(jobs))]
-    for thread in threads:
-        thread.start()
-    try:
-        wait_for(lambda: gate.held.is_set() and (s := engine.stats()).slots_busy
-                 + s.requests_waiting == len(jobs))
-    finally:
-        gate.release()
-    for thread in threads:
-        thread.join()
-    assert all(r is not None for r in results)
-    return [r for r in results if r is not None]
-
-
 def test_greedy_output_is_the_same_alone_and_beside_three_others(
         engine: LlamaEngine, gate: LoopGate) -> None:
     solo = [_completion(engine, p)[0] for p in PROMPTS]
     first = len(gate.steps)
-    together = _together(engine, gate, [lambda p=p: _completion(engine, p) for p in PROMPTS])
+    results_together = together(engine, gate, [lambda p=p: _completion(engine, p) for p in PROMPTS])
     assert max(s.generation_tokens for s in gate.steps[first:]) == 4  # really batched
-    assert [text for text, _ in together] == solo
+    assert [text for text, _ in results_together] == solo
 
 
 def test_eight_streams_of_mixed_lengths_all_complete(engine: LlamaEngine, gate: LoopGate) -> None:
@@ -119,9 +58,9 @@ def test_eight_streams_of_mixed_lengths_all_complete(engine: LlamaEngine, gate: 
     params = [GenerationParams(max_tokens=4 + 5 * i, temperature=0.0) for i in range(8)]
     solo = [_completion(engine, p, q) for p, q in zip(prompts, params, strict=True)]
     first = len(gate.steps)
-    together = _together(engine, gate, [lambda p=p, q=q: _completion(engine, p, q)
+    results_together = together(engine, gate, [lambda p=p, q=q: _completion(engine, p, q)
                                         for p, q in zip(prompts, params, strict=True)])
-    for (text, final), (solo_text, solo_final) in zip(together, solo, strict=True):
+    for (text, final), (solo_text, solo_final) in zip(results_together, solo, strict=True):
         assert final.usage is not None and solo_final.usage is not None
         assert final.usage.completion_tokens == solo_final.usage.completion_tokens
         assert final.finish_reason == solo_final.finish_reason
@@ -148,7 +87,7 @@ def test_cancelling_one_of_four_leaves_the_others_untouched(
 
     jobs: list[Callable[[], tuple[str, Chunk]]] = [cancelled]
     jobs += [lambda p=p: _completion(engine, p, params) for p in PROMPTS[1:]]
-    results = _together(engine, gate, jobs)
+    results = together(engine, gate, jobs)
     final = results[0][1]
     assert final.finish_reason == "cancelled"
     assert final.usage is not None and final.usage.completion_tokens <= 4
@@ -287,7 +226,7 @@ def test_json_schema_on_two_slots_at_once(engine: LlamaEngine, gate: LoopGate) -
     schema = json.dumps({"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}},
                          "required": ["answer"], "additionalProperties": False})
     params = GenerationParams(max_tokens=60, temperature=0.0, json_schema=schema)
-    results = _together(engine, gate, [
+    results = together(engine, gate, [
         lambda p=p: _run(engine.stream_chat([Message("user", p)], params)) for p in PROMPTS[:2]])
     for text, final in results:
         assert final.finish_reason == "stop"
