@@ -345,6 +345,9 @@ class LlamaEngine:
         """Check the request, build its sampler and queue it on the decode loop."""
         if self._loop is None:
             raise InvalidRequest(f"{self.model_id} is an embedding model; it cannot generate")
+        if not tokens:
+            raise InvalidRequest("the prompt is empty; send at least one token of text",
+                                 param="prompt")
         n_ctx = self.context_length
         if len(tokens) >= n_ctx:
             raise ContextOverflow(
