@@ -194,8 +194,13 @@ class LlamaEngine:
     # ------------------------------------------------------------------ facts
     @property
     def parallel(self) -> int:
-        """How many generation streams run at once (slots); 1 for embedding models."""
-        return 1 if self.options.embedding else max(1, self.options.parallel)
+        """How many generation streams run at once (slots), as loaded.
+
+        Embedding models keep it too, though they have no slots: any number of their
+        embed/rerank calls may run at once (they are merged into shared decodes), and a
+        scheduler that serialises engines with ``parallel == 1`` must not do so to them.
+        """
+        return max(1, self.options.parallel)
 
     @property
     def context_length(self) -> int:
