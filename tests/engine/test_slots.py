@@ -215,6 +215,7 @@ def test_concurrent_embed_calls_share_decodes(tiny_embed: Path) -> None:
         for thread in threads:
             thread.join()
         assert engine.embed_decodes - before == 2  # four callers, two decodes
+        assert engine.parallel == 4  # the scheduler lets embed callers in together
         assert engine.stats().embed_decodes == engine.embed_decodes
         assert all(len(r) == 1 and len(r[0]) == engine.embedding_dim() for r in results)
         assert sum(a * b for a, b in zip(results[0][0], solo[0], strict=True)) > 0.9999
