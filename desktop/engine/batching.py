@@ -61,6 +61,7 @@ class DecodeLoop:
         self._pending: deque[Request] = deque()
         self._lock = threading.Condition()
         self._stopping = False
+        self._failure: EdgeDeskError | None = None
         self._steps = 0
         self._counts = {"processed": 0, "cached": 0, "tokens": 0}
         self._thread = threading.Thread(target=self._run, name="edgedesk-decode", daemon=True)
@@ -70,6 +71,8 @@ class DecodeLoop:
     def submit(self, request: Request) -> None:
         """Queue ``request``; it joins a slot at the next step where one is free."""
         with self._lock:
+            if self._failure is not None:
+                raise self._failure
             if self._stopping:
                 raise EdgeDeskError("the model was unloaded; send the request again")
             self._pending.append(request)
@@ -98,23 +101,37 @@ class DecodeLoop:
 
     # ------------------------------------------------------------- loop thread
     def _run(self) -> None:
+        error: EdgeDeskError | None = None
+        try:
+            self._serve()
+        except Exception as exc:  # a bug must reach the callers, never leave them hanging
+            error = EdgeDeskError(f"the engine stopped unexpectedly ({exc!r}); load the "
+                                  "model again")
+        with self._lock:
+            self._stopping = True
+            self._failure = error
+            pending = list(self._pending)
+            self._pending.clear()
+        reason: FinishReason = "stop" if error is not None else "cancelled"
+        for slot in self._slots:
+            if slot.request is not None:
+                self._finish(slot, reason, error)
+        for request in pending:
+            request.sampler.close()
+            request.events.put(Finished(reason, len(request.tokens), 0, 0, error))
+
+    def _serve(self) -> None:
         while True:
             with self._lock:
                 while not self._stopping and not self._pending and not any(
                         s.busy for s in self._slots):
                     self._lock.wait()
                 if self._stopping:
-                    break
+                    return
                 self._admit()
             self._retire()
             if any(s.busy for s in self._slots):
                 self._step()
-        for slot in self._slots:
-            if slot.request is not None:
-                self._finish(slot, "cancelled")
-        for request in self._pending:
-            request.sampler.close()
-            request.events.put(Finished("cancelled", len(request.tokens), 0, 0))
 
     def _admit(self) -> None:
         """Move queued requests into idle slots (caller holds the lock)."""

@@ -90,7 +90,18 @@ class EmbedLoop:
                         job.done.set()
                     return
                 plan = self._pack()
-            self._decode(plan)
+            try:
+                self._decode(plan)
+            except Exception as exc:  # a bug must reach the callers, never leave them hanging
+                self._fail(plan, EdgeDeskError(f"embedding failed unexpectedly ({exc!r})"))
+
+    def _fail(self, plan: list[tuple[_Job, int]], error: Exception) -> None:
+        with self._lock:
+            for job in {id(j): j for j, _ in plan}.values():
+                job.error = error
+                if job in self._jobs:
+                    self._jobs.remove(job)
+                job.done.set()
 
     def _pack(self) -> list[tuple[_Job, int]]:
         """Sequences for the next decode, from as many waiting callers as fit (lock held)."""

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from desktop.engine.batching import Step
 from desktop.engine.llama import LlamaEngine, LoadOptions
 from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.errors import EdgeDeskError
 from tests.engine.loop_gate import LoopGate, together, wait_for
 
 GREEDY = GenerationParams(max_tokens=24, temperature=0.0)
@@ -248,5 +250,33 @@ def test_a_conversation_pushed_out_of_every_slot_comes_back_from_ram(tiny_chat: 
         assert final.usage.cached_tokens >= first_a.usage.prompt_tokens - 1
         processed = engine.stats().prompt_tokens_processed - before.prompt_tokens_processed
         assert processed == final.usage.prompt_tokens - final.usage.cached_tokens
+    finally:
+        engine.close()
+
+
+def test_a_failure_in_the_decode_loop_reaches_every_caller(tiny_chat: Path) -> None:
+    def broken(_step: Step) -> None:
+        raise RuntimeError("boom")
+
+    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=256, parallel=2),
+                         on_step=broken)
+    try:
+        with pytest.raises(EdgeDeskError, match="stopped unexpectedly.*boom"):
+            _completion(engine, PROMPTS[0])
+        with pytest.raises(EdgeDeskError, match="stopped unexpectedly"):  # not queued forever
+            _completion(engine, PROMPTS[1])
+    finally:
+        engine.close()
+
+
+def test_a_failure_while_embedding_reaches_the_caller(tiny_embed: Path) -> None:
+    def broken(_sequences: int) -> None:
+        raise RuntimeError("boom")
+
+    engine = LlamaEngine(tiny_embed, LoadOptions(context_length=128, embedding=True),
+                         on_embed_decode=broken)
+    try:
+        with pytest.raises(EdgeDeskError, match="embedding failed unexpectedly.*boom"):
+            engine.embed(["hello world"])
     finally:
         engine.close()
