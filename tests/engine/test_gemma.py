@@ -93,3 +93,21 @@ def test_next_turn_after_a_prompt_longer_than_the_window_reuses_it(gemma: LlamaE
     assert second.usage.cached_tokens >= first.usage.prompt_tokens
     processed = gemma.stats().prompt_tokens_processed - before.prompt_tokens_processed
     assert processed == second.usage.prompt_tokens - second.usage.cached_tokens < 40
+
+
+def test_a_chat_pushed_out_of_the_only_slot_comes_back_from_ram_unchanged(
+        gemma_path: Path, gemma: LlamaEngine) -> None:
+    one_slot = LlamaEngine(gemma_path, LoadOptions(context_length=2048, parallel=1))
+    try:
+        params = GenerationParams(max_tokens=8, temperature=0.0)
+        turn1 = [Message("system", " ".join(f"Rule {i}: be brief." for i in range(40))),
+                 Message("user", "Name a colour.")]
+        answer, first = _answer(one_slot, turn1, params)
+        _answer(one_slot, [Message("user", "Something else entirely.")], params)
+        turn2 = [*turn1, Message("assistant", answer), Message("user", "Another.")]
+        text, second = _answer(one_slot, turn2, params)
+        assert first.usage is not None and second.usage is not None
+        assert second.usage.cached_tokens >= first.usage.prompt_tokens  # restored, not redone
+        assert text == _answer(gemma, turn2, params)[0]  # and the restored state is right
+    finally:
+        one_slot.close()
