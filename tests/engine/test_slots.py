@@ -15,7 +15,7 @@ import pytest
 
 from desktop.engine.batching import Step
 from desktop.engine.llama import LlamaEngine, LoadOptions
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import Chunk, GenerationParams, Message, TokenLogprob
 from desktop.errors import EdgeDeskError
 from tests.engine.loop_gate import LoopGate, together, wait_for
 
@@ -280,3 +280,26 @@ def test_a_failure_while_embedding_reaches_the_caller(tiny_embed: Path) -> None:
             engine.embed(["hello world"])
     finally:
         engine.close()
+
+
+def test_a_request_out_of_time_ends_with_timeout(engine: LlamaEngine) -> None:
+    _, final = _completion(engine, PROMPTS[0], GenerationParams(max_tokens=50, timeout_s=0.0))
+    assert final.finish_reason == "timeout"
+    assert final.usage is not None and final.usage.completion_tokens == 0
+
+
+def test_logprobs_come_with_each_token_from_its_own_slot(engine: LlamaEngine,
+                                                        gate: LoopGate) -> None:
+    params = GenerationParams(max_tokens=6, temperature=0.0, logprobs=2)
+
+    def with_logprobs(prompt: str) -> tuple[str, list[TokenLogprob]]:
+        chunks = list(engine.stream_completion(prompt, params))
+        return "".join(c.text for c in chunks), [p for c in chunks for p in c.logprobs]
+
+    for text, logprobs in together(engine, gate, [lambda p=p: with_logprobs(p)
+                                                  for p in PROMPTS[:2]]):
+        assert "".join(p.token for p in logprobs) == text  # one per token, in order
+        assert len(logprobs) == 6
+        for entry in logprobs:  # greedy: the token is its own best alternative
+            assert len(entry.top) == 2 and entry.top[0] == (entry.token, entry.logprob)
+            assert entry.logprob <= 0.0
