@@ -1,31 +1,42 @@
 """The only code that touches llama.cpp: load, stream chat and completions, embed.
 
-Every call blocks the calling thread; streaming calls are iterators that stop within
-one token of ``cancel`` being set. The engine takes a file path and load options, never
-a catalog entry, so it can be tested with any GGUF.
+A chat model serves up to ``LoadOptions.parallel`` streams at once: each request
+thread hands its prompt to the engine's decode loop (``batching.py``), which runs
+all of them in shared decodes, and reads its tokens back from its own queue. The
+engine takes a file path and load options, never a catalog entry, so it can be tested
+with any GGUF.
 """
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
 import json
 import math
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import llama_cpp
-import numpy as np
-from llama_cpp.llama_cache import LlamaRAMCache
-from llama_cpp.llama_grammar import LlamaGrammar
 
-from desktop.engine.grammar import gbnf_for
+from desktop.engine.batching import DecodeLoop, StepObserver
+from desktop.engine.embedding import EmbedLoop, pool
+from desktop.engine.native import (  # LoadOptions and gpu_offload_supported: re-exported
+    LoadOptions,
+    gpu_offload_supported,
+    load_context,
+    physical_cores,
+    warm_up,
+)
+from desktop.engine.sampling import SamplerChain
+from desktop.engine.slots import Finished, Request
+from desktop.engine.streaming import TextAssembler
 from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
 from desktop.engine.types import (
     Chunk,
+    EngineStats,
     FinishReason,
     GenerationParams,
     Message,
@@ -35,171 +46,151 @@ from desktop.engine.types import (
 )
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
 
+__all__ = ["LlamaEngine", "LoadOptions", "gpu_offload_supported", "physical_cores"]
+
 _NEVER = threading.Event()
 RANK_POOLING = 4  # llama.cpp LLAMA_POOLING_TYPE_RANK: one relevance score per sequence
 
 
-def gpu_offload_supported() -> bool:
-    """Whether this llama.cpp build can put layers on a GPU (CUDA, Metal, Vulkan…)."""
-    return bool(llama_cpp.llama_supports_gpu_offload())
-
-
-@dataclass(frozen=True)
-class LoadOptions:
-    """How to load one model file; already fitted to the machine by the caller."""
-
-    context_length: int
-    gpu_layers: int = 0
-    threads: int | None = None
-    embedding: bool = False
-    state_cache_bytes: int = 512 * 1024 * 1024
-    seed: int = 0
-
-
-class _CountingLlama(llama_cpp.Llama):
-    """llama_cpp.Llama that counts what it evaluates and samples, so prefix reuse shows."""
-
-    evaluated_tokens = 0  # since load
-    request_prompt_evaluated = 0  # prompt tokens actually decoded for the current request
-    request_sampled = 0
-    logprob_top: int | None = None  # record logprobs (with this many alternatives) if set
-    request_logprobs: list[TokenLogprob]
-
-    def begin_request(self, logprob_top: int | None = None) -> None:
-        self.request_prompt_evaluated = 0
-        self.request_sampled = 0
-        self.logprob_top = logprob_top
-        self.request_logprobs = []
-
-    def eval(self, tokens: Sequence[int]) -> None:
-        self.evaluated_tokens += len(tokens)
-        if self.request_sampled == 0:
-            self.request_prompt_evaluated += len(tokens)
-        super().eval(tokens)
-
-    def generate(self, *args: Any, **kwargs: Any) -> Iterator[int]:  # type: ignore[override]
-        for token in super().generate(*args, **kwargs):
-            self.request_sampled += 1
-            if self.logprob_top is not None:
-                self._record_logprob(token, self.logprob_top)
-            yield token
-
-    def _record_logprob(self, token: int, top: int) -> None:
-        """Log-softmax of the logits ``token`` was sampled from (the last decoded row).
-
-        Read now, before the next decode overwrites them; this avoids ``logits_all``,
-        which would keep a row per prompt token for every request.
-        """
-        vocab = self._model.vocab
-        if llama_cpp.llama_vocab_is_eog(vocab, token):
-            return  # end of generation: never part of the text, so not reported
-        n_vocab = int(self._n_vocab)
-        pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, -1)
-        logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,)).astype(np.float64)
-        peak = float(logits.max())
-        logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
-        best: tuple[tuple[str, float], ...] = ()
-        if top > 0:
-            ids = np.argpartition(-logprobs, min(top, n_vocab - 1))[:top]
-            ids = ids[np.argsort(-logprobs[ids], kind="stable")]
-            best = tuple((self._piece(int(i)), float(logprobs[i])) for i in ids)
-        self.request_logprobs.append(
-            TokenLogprob(self._piece(token), float(logprobs[token]), best))
-
-    def _piece(self, token: int) -> str:
-        return bytes(self.detokenize([token])).decode("utf-8", errors="replace")
-
-
 class LlamaEngine:
-    """One loaded model; not thread-safe: the scheduler serialises calls."""
+    """One loaded model; serves ``parallel`` streams and any number of embed calls at once.
+
+    Threads: ``stream_chat``, ``stream_completion``, ``stream_infill``, ``embed``,
+    ``rerank``, ``tokenize``, ``detokenize``, ``render``, ``template`` and ``stats`` may
+    be called from any thread, concurrently. Each stream's iterator is consumed by one
+    thread. A decode loop thread, started here and stopped by ``close()``, makes every
+    llama_decode call. ``close()`` may be called only when no call is in flight.
+    ``on_step`` / ``on_embed_decode`` are called on the loop thread after each decode
+    (tests and benchmarks watch the batching through them).
+    """
 
     def __init__(self, path: Path, options: LoadOptions, *, model_id: str = "",
-                 chat_template: str | None = None, reasoning: bool = False) -> None:
+                 chat_template: str | None = None, reasoning: bool = False,
+                 on_step: StepObserver | None = None,
+                 on_embed_decode: Callable[[int], None] | None = None) -> None:
         self.path = path
         self.options = options
         self.model_id = model_id or path.stem
         self._reasoning = reasoning
         self._catalog_template = chat_template
-        self._llm = self._load(path, options)
-        self.embed_decodes = 0  # decode calls spent on embeddings (batching shows here)
         self._template: ResolvedTemplate | None = None
-
-    @staticmethod
-    def _load(path: Path, options: LoadOptions) -> Any:
-        kwargs: dict[str, Any] = {
-            "model_path": str(path),
-            "n_ctx": options.context_length,
-            "n_gpu_layers": options.gpu_layers if gpu_offload_supported() else 0,
-            "n_threads": options.threads,
-            "seed": options.seed,
-            "use_mmap": True,
-            "verbose": False,
-        }
-        if options.embedding:
-            # Non-causal encoders need the whole input in one micro-batch.
-            kwargs.update(embedding=True, n_batch=options.context_length,
-                          n_ubatch=options.context_length)
+        self._template_lock = threading.Lock()
+        self._pieces: dict[int, bytes] = {}
+        self._model, self._ctx = load_context(path, options)
+        self._vocab = self._model.vocab
+        self._n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
+        self._loop: DecodeLoop | None = None
+        self._embedder: EmbedLoop | None = None
         try:
-            llm = _CountingLlama(**kwargs)
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ModelLoadError(f"llama.cpp could not load {path.name}: {exc}") from None
-        if not options.embedding and options.state_cache_bytes > 0:
-            # Keeps the KV state of recent conversations so switching back is cheap.
-            llm.set_cache(LlamaRAMCache(capacity_bytes=options.state_cache_bytes))
-        return llm
+            warm_up(self._ctx, self._vocab, path.name)
+        except ModelLoadError:
+            self._free()
+            raise
+        n_batch = int(llama_cpp.llama_n_batch(self._ctx))
+        if options.embedding:
+            self._embedder = EmbedLoop(self._ctx, n_batch=n_batch,
+                                       n_seq_max=int(llama_cpp.llama_n_seq_max(self._ctx)),
+                                       on_decode=on_embed_decode)
+        else:
+            self._loop = DecodeLoop(
+                self._ctx, self._vocab, n_vocab=self._n_vocab, n_batch=n_batch,
+                n_slots=self.parallel, slot_context=self.context_length,
+                n_swa=int(llama_cpp.llama_model_n_swa(self._model.model)),
+                piece=self._piece_text, state_cache_bytes=options.state_cache_bytes,
+                on_step=on_step)
 
     # ------------------------------------------------------------------ facts
     @property
+    def parallel(self) -> int:
+        """How many generation streams run at once (slots), as loaded.
+
+        Embedding models keep it too, though they have no slots: any number of their
+        embed/rerank calls may run at once (they are merged into shared decodes), and a
+        scheduler that serialises engines with ``parallel == 1`` must not do so to them.
+        """
+        return max(1, self.options.parallel)
+
+    @property
     def context_length(self) -> int:
-        """The context window the model was loaded with."""
-        return int(self._llm.n_ctx())
+        """The context one request may use (per slot)."""
+        if self.options.embedding:
+            return int(llama_cpp.llama_n_ctx(self._ctx))
+        return int(llama_cpp.llama_n_ctx_seq(self._ctx))
 
     @property
     def metadata(self) -> dict[str, str]:
         """The GGUF metadata as llama.cpp read it."""
-        return dict(self._llm.metadata)
+        return dict(self._model.metadata())
 
     @property
     def evaluated_tokens(self) -> int:
         """Total tokens pushed through the model since load (prompt and generated)."""
-        return int(self._llm.evaluated_tokens)
+        return self.stats().tokens_decoded
+
+    @property
+    def embed_decodes(self) -> int:
+        """Decode calls spent on embeddings (fewer than calls when callers shared one)."""
+        return self._embedder.decodes if self._embedder is not None else 0
+
+    def stats(self) -> EngineStats:
+        """What the engine has done since load: slots, prompt tokens, decodes."""
+        if self._loop is None:
+            return EngineStats(slots_total=0, embed_decodes=self.embed_decodes)
+        return replace(self._loop.stats(), embed_decodes=self.embed_decodes)
 
     def embedding_dim(self) -> int:
         """Width of the model's embedding vectors."""
-        return int(self._llm.n_embd())
+        return int(llama_cpp.llama_model_n_embd(self._model.model))
 
     def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
         """The model's own tokens for ``text``."""
-        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
+        return list(self._model.tokenize(text.encode("utf-8"), add_bos=add_bos,
+                                         special=special))
 
     def detokenize(self, tokens: Sequence[int]) -> str:
         """Text for ``tokens`` (invalid UTF-8 is replaced); ids outside the vocabulary raise."""
-        n_vocab = int(self._llm.n_vocab())
-        bad = next((t for t in tokens if not 0 <= t < n_vocab), None)
+        bad = next((t for t in tokens if not 0 <= t < self._n_vocab), None)
         if bad is not None:  # llama.cpp reads out of bounds (and crashes) on these
             raise InvalidRequest(f"token id {bad} is outside the model's vocabulary "
-                                 f"(0 to {n_vocab - 1})", param="prompt")
-        return bytes(self._llm.detokenize(list(tokens))).decode("utf-8", errors="replace")
+                                 f"(0 to {self._n_vocab - 1})", param="prompt")
+        return bytes(self._model.detokenize(list(tokens))).decode("utf-8", errors="replace")
+
+    def _piece(self, token: int) -> bytes:
+        """The bytes one generated token adds to the text (cached; pieces never change)."""
+        piece = self._pieces.get(token)
+        if piece is None:
+            size = 64
+            while True:
+                buffer = ctypes.create_string_buffer(size)
+                n = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, size, 0, False)
+                if n <= size:
+                    break
+                size = n
+            piece = buffer.raw[: max(0, n)]
+            self._pieces[token] = piece
+        return piece
+
+    def _piece_text(self, token: int) -> str:
+        return self._piece(token).decode("utf-8", errors="replace")
 
     def _token_text(self, token_id: int) -> str:
-        if token_id < 0:
-            return ""
         return self.detokenize([token_id]) if token_id >= 0 else ""
 
     # ------------------------------------------------------------------ chat
     def template(self) -> ResolvedTemplate:
         """The chat template in use (resolved once; raises TemplateMissing)."""
-        if self._template is None:
-            meta = self.metadata
-            self._template = resolve_template(
-                model_name=self.model_id,
-                architecture=meta.get("general.architecture", "unknown"),
-                gguf_template=meta.get("tokenizer.chat_template"),
-                catalog_template=self._catalog_template,
-                bos_token=self._token_text(self._llm.token_bos()),
-                eos_token=self._token_text(self._llm.token_eos()),
-            )
-        return self._template
+        with self._template_lock:
+            if self._template is None:
+                meta = self.metadata
+                self._template = resolve_template(
+                    model_name=self.model_id,
+                    architecture=meta.get("general.architecture", "unknown"),
+                    gguf_template=meta.get("tokenizer.chat_template"),
+                    catalog_template=self._catalog_template,
+                    bos_token=self._token_text(self._model.token_bos()),
+                    eos_token=self._token_text(self._model.token_eos()),
+                )
+            return self._template
 
     def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
                template_kwargs: Mapping[str, Any] | None = None) -> str:
@@ -236,7 +227,7 @@ class LlamaEngine:
 
     def fim_tokens(self) -> tuple[int, int, int] | None:
         """The model's fill-in-the-middle prefix/suffix/middle token ids, if it has them."""
-        vocab = self._llm._model.vocab
+        vocab = self._vocab
         ids = (int(llama_cpp.llama_vocab_fim_pre(vocab)), int(llama_cpp.llama_vocab_fim_suf(vocab)),
                int(llama_cpp.llama_vocab_fim_mid(vocab)))
         return None if min(ids) < 0 else ids
@@ -250,7 +241,7 @@ class LlamaEngine:
                 "used; send the prompt alone or pick a code model with FIM support",
                 param="suffix")
         pre, suf, mid = fim
-        vocab = self._llm._model.vocab
+        vocab = self._vocab
         bos = int(llama_cpp.llama_vocab_bos(vocab))
         head = [bos] if llama_cpp.llama_vocab_get_add_bos(vocab) and bos >= 0 else []
         return [*head, pre, *self.tokenize(prefix, add_bos=False, special=False), suf,
@@ -262,10 +253,14 @@ class LlamaEngine:
         tokens = self.infill_tokens(prefix, suffix)
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
 
-    def _stream(self, tokens: list[int], params: GenerationParams,
-                cancel: threading.Event | None, stops: Sequence[str],
-                splitter: ThinkSplitter) -> Iterator[Chunk]:
-        cancel = cancel or _NEVER
+    def _submit(self, tokens: list[int], params: GenerationParams,
+                cancel: threading.Event) -> Request:
+        """Check the request, build its sampler and queue it on the decode loop."""
+        if self._loop is None:
+            raise InvalidRequest(f"{self.model_id} is an embedding model; it cannot generate")
+        if not tokens:
+            raise InvalidRequest("the prompt is empty; send at least one token of text",
+                                 param="prompt")
         n_ctx = self.context_length
         if len(tokens) >= n_ctx:
             raise ContextOverflow(
@@ -274,89 +269,81 @@ class LlamaEngine:
             )
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")
-        grammar = _grammar(params)
-        started = time.perf_counter()
-        llm = self._llm
-        llm.begin_request(params.logprobs)
-        limit = params.max_tokens if params.max_tokens is not None else n_ctx
-        deadline = started + params.timeout_s if params.timeout_s is not None else math.inf
-
-        def should_stop(_ids: Any, _logits: Any) -> bool:
-            # Runs inside llama.cpp's loop after every sampled token, so a cancel lands
-            # within one token even while text is held back for stop strings.
-            return (cancel.is_set() or llm.request_sampled >= limit
-                    or time.perf_counter() > deadline)
-
-        stream = llm.create_completion(
-            tokens,
-            max_tokens=limit,
-            temperature=params.temperature,
-            top_p=params.top_p,
-            top_k=params.top_k,
-            min_p=params.min_p,
-            repeat_penalty=params.repeat_penalty,
-            presence_penalty=params.presence_penalty,
-            frequency_penalty=params.frequency_penalty,
-            stop=list(stops),
-            seed=params.seed,
-            grammar=grammar,
-            stopping_criteria=llama_cpp.StoppingCriteriaList([should_stop]),
-            stream=True,
-        )
-        first_at: float | None = None
-        stopped_by_model = False
-        reported = 0  # logprobs already attached to a chunk
-
-        def new_logprobs() -> tuple[TokenLogprob, ...]:
-            nonlocal reported
-            fresh = tuple(llm.request_logprobs[reported:])
-            reported += len(fresh)
-            return fresh
-
+        sampler = SamplerChain(self._vocab, self._n_vocab, params)
+        request = Request(
+            tokens=tokens, sampler=sampler,
+            max_tokens=params.max_tokens if params.max_tokens is not None else n_ctx,
+            deadline=(time.perf_counter() + params.timeout_s if params.timeout_s is not None
+                      else math.inf),
+            cancel=cancel, logprobs=params.logprobs)
         try:
-            for part in stream:
-                choice = part["choices"][0]
-                content, reasoning = splitter.feed(choice.get("text") or "")
+            self._loop.submit(request)
+        except Exception:
+            sampler.close()
+            raise
+        return request
+
+    def _stream(self, tokens: list[int], params: GenerationParams,
+                cancel: threading.Event | None, stops: Sequence[str],
+                splitter: ThinkSplitter) -> Iterator[Chunk]:
+        cancel = cancel or _NEVER
+        started = time.perf_counter()
+        request = self._submit(tokens, params, cancel)
+        text = TextAssembler(stops)
+        first_at: float | None = None
+        received = 0
+        logprobs: list[TokenLogprob] = []
+        finished: Finished | None = None
+        try:
+            while True:
+                event = request.events.get()
+                if isinstance(event, Finished):
+                    finished = event
+                    break
+                received += 1
+                if event.logprob is not None:
+                    logprobs.append(event.logprob)
+                content, reasoning = splitter.feed(text.feed(self._piece(event.id)))
                 if content or reasoning:
                     if first_at is None:
                         first_at = time.perf_counter()
-                    yield Chunk(text=content, reasoning=reasoning, logprobs=new_logprobs())
-                if choice.get("finish_reason") == "stop":
-                    stopped_by_model = True
-                if cancel.is_set():
+                    yield Chunk(text=content, reasoning=reasoning, logprobs=tuple(logprobs))
+                    logprobs = []
+                if text.stopped or cancel.is_set():
                     break
         finally:
-            with contextlib.suppress(Exception):
-                stream.close()
+            # Closing the iterator early (or a stop string) frees the slot next step.
+            request.abandoned.set()
+        if finished is not None and finished.error is not None:
+            raise finished.error
         finish: FinishReason
         if cancel.is_set():
             finish = "cancelled"
-        elif time.perf_counter() > deadline:
-            finish = "timeout"
-        elif llm.request_sampled >= limit or not stopped_by_model:
-            finish = "length"
-        else:
+        elif text.stopped or finished is None:
             finish = "stop"
-        content, reasoning = splitter.flush()
+        else:
+            finish = finished.reason
+        sampled = finished.sampled if finished is not None else received
+        content, reasoning = splitter.feed(text.flush())
+        tail_content, tail_reasoning = splitter.flush()
         end = time.perf_counter()
         first = first_at if first_at is not None else end
-        evaluated = self._llm.request_prompt_evaluated
         yield Chunk(
-            text=content,
-            reasoning=reasoning,
+            text=content + tail_content,
+            reasoning=reasoning + tail_reasoning,
             finish_reason=finish,
-            usage=Usage(len(tokens), self._llm.request_sampled, max(0, len(tokens) - evaluated)),
+            usage=Usage(len(tokens), sampled, request.cached),
             timings=Timings(prompt_s=first - started, time_to_first_token_s=first - started,
                             generation_s=end - first),
-            logprobs=new_logprobs(),
+            logprobs=tuple(logprobs),
         )
 
     # ------------------------------------------------------------------ embeddings
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length vectors for ``texts``; long texts are windowed and pooled, not cut."""
-        if not self.options.embedding:
+        if self._embedder is None:
             raise InvalidRequest(f"{self.model_id} is not loaded as an embedding model")
-        window = min(self.context_length, int(self._llm.n_batch))
+        window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
         sequences: list[list[int]] = []
         plan: list[list[int]] = []  # per input: indexes of its windows in ``sequences``
         for text in texts:
@@ -372,13 +359,13 @@ class LlamaEngine:
                 indexes.append(len(sequences))
                 sequences.append(head + body[start : start + step] + tail)
             plan.append(indexes)
-        vectors = self._decode_embeddings(sequences)
+        vectors = self._embedder.run(sequences, self.embedding_dim())
         return [
-            _pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan
+            pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan
         ]
 
     def _split_specials(self, tokens: list[int]) -> tuple[list[int], list[int], list[int]]:
-        model = self._llm._model
+        model = self._model
         starts = {model.token_bos(), model.token_cls()} - {-1}
         ends = {model.token_eos(), model.token_sep()} - {-1}
         head = tokens[:1] if tokens and tokens[0] in starts else []
@@ -393,60 +380,38 @@ class LlamaEngine:
         A document longer than the window is cut to fit, keeping the whole query; a
         reranker only orders candidates, and the caller still has every full text.
         """
-        if not self.options.embedding or int(self._llm.pooling_type()) != RANK_POOLING:
+        if (self._embedder is None
+                or int(llama_cpp.llama_pooling_type(self._ctx)) != RANK_POOLING):
             raise InvalidRequest(f"{self.model_id} is not a reranking model (no rank pooling)")
-        model = self._llm._model
+        model = self._model
         sep, eos = model.token_sep(), model.token_eos()
         close = [eos] if eos != -1 else [sep] if sep != -1 else []
         head = self.tokenize(query, add_bos=True, special=False)
         head += [sep] if sep != -1 else []
-        window = min(self.context_length, int(self._llm.n_batch))
+        window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
         room = window - len(head) - len(close)
         if room < 1:
             raise ContextOverflow(f"the query is {len(head)} tokens; the reranker's window "
                                   f"is {window}")
         sequences = [head + self.tokenize(doc, add_bos=False, special=False)[:room] + close
                      for doc in documents]
-        return [vector[0] for vector in self._decode_embeddings(sequences, width=1)]
-
-    def _decode_embeddings(self, sequences: list[list[int]], width: int | None = None
-                           ) -> list[list[float]]:
-        """Pooled outputs for token sequences, packing as many as fit into each decode."""
-        llm = self._llm
-        n_batch = int(llm.n_batch)
-        n_embd = width if width is not None else int(llm.n_embd())
-        n_seq_max = int(llm.context_params.n_seq_max)
-        batch, ctx = llm._batch, llm._ctx
-        out: list[list[float]] = []
-
-        def flush(count: int) -> None:
-            ctx.kv_cache_clear()
-            ctx.decode(batch)
-            batch.reset()
-            self.embed_decodes += 1
-            for seq in range(count):
-                pointer = llama_cpp.llama_get_embeddings_seq(ctx.ctx, seq)
-                out.append([float(x) for x in pointer[:n_embd]])
-
-        batch.reset()
-        used = count = 0
-        for tokens in sequences:
-            if count and (used + len(tokens) > n_batch or count >= n_seq_max):
-                flush(count)
-                used = count = 0
-            batch.add_sequence(tokens, count, True)
-            used += len(tokens)
-            count += 1
-        if count:
-            flush(count)
-        ctx.kv_cache_clear()
-        llm.reset()
-        return out
+        return [vector[0] for vector in self._embedder.run(sequences, 1)]
 
     def close(self) -> None:
-        """Free the model's memory now rather than at garbage collection."""
-        with contextlib.suppress(Exception):
-            self._llm.close()
+        """Stop the decode loop and free the model's memory now, not at garbage collection."""
+        if self._loop is not None:
+            self._loop.stop()
+            self._loop = None
+        if self._embedder is not None:
+            self._embedder.stop()
+            self._embedder = None
+        self._free()
+
+    def _free(self) -> None:
+        if self._ctx is not None:
+            llama_cpp.llama_free(self._ctx)
+            self._ctx = None
+        self._model.close()  # type: ignore[no-untyped-call]  # unannotated upstream
 
 
 def _tools_system_turn(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
@@ -461,25 +426,3 @@ def _tools_system_turn(tools: Sequence[dict[str, Any]], messages: Sequence[Messa
     return [Message("system", text), *messages]
 
 
-def _grammar(params: GenerationParams) -> LlamaGrammar | None:
-    """The sampling grammar for ``params``: GBNF text, or one built from a JSON schema."""
-    text = gbnf_for(params)
-    if text is None:
-        return None
-    try:
-        return LlamaGrammar.from_string(text, verbose=False)
-    except (ValueError, RuntimeError, KeyError, TypeError) as exc:
-        which = "json_schema" if params.json_schema else "grammar"
-        raise InvalidRequest(f"invalid {which}: {exc}", param=which) from None
-
-
-def _pool(vectors: Sequence[Sequence[float]], weights: Sequence[int]) -> list[float]:
-    """Token-weighted mean of window vectors, then L2-normalised."""
-    if len(vectors) == 1:
-        pooled = list(vectors[0])
-    else:
-        total = float(sum(weights))
-        pooled = [sum(v[d] * w for v, w in zip(vectors, weights, strict=True)) / total
-                  for d in range(len(vectors[0]))]
-    norm = math.sqrt(sum(x * x for x in pooled))
-    return [x / norm for x in pooled] if norm > 0 else pooled

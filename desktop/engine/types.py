@@ -156,3 +156,4 @@ class EngineStats:
     decode_steps: int = 0
     tokens_decoded: int = 0
     embed_decodes: int = 0
+    requests_waiting: int = 0  # generation requests queued in the engine for a free slot

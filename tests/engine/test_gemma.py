@@ -1,4 +1,5 @@
-"""The real Gemma 3 270M model: real tokenizer, determinism, and parity with llama-cpp-python."""
+"""The real Gemma 3 270M model: real tokenizer, determinism, parity with llama-cpp-python,
+and the slot engine on a real sliding-window (SWA) model."""
 
 from __future__ import annotations
 
@@ -11,15 +12,28 @@ import llama_cpp
 import pytest
 
 from desktop.engine.llama import LlamaEngine, LoadOptions
-from desktop.engine.types import GenerationParams, Message
+from desktop.engine.types import Chunk, GenerationParams, Message
+from tests.engine.loop_gate import LoopGate, together
 
 pytestmark = pytest.mark.slow
 PROMPT = "The capital of France is"
 
 
 @pytest.fixture(scope="module")
-def gemma(gemma_path: Path) -> LlamaEngine:
-    return LlamaEngine(gemma_path, LoadOptions(context_length=1024), model_id="gemma")
+def gate() -> LoopGate:
+    return LoopGate()
+
+
+@pytest.fixture(scope="module")
+def gemma(gemma_path: Path, gate: LoopGate) -> LlamaEngine:
+    return LlamaEngine(gemma_path, LoadOptions(context_length=2048), model_id="gemma",
+                       on_step=gate)
+
+
+def _answer(engine: LlamaEngine, messages: list[Message],
+            params: GenerationParams) -> tuple[str, Chunk]:
+    chunks = list(engine.stream_chat(messages, params))
+    return "".join(c.text for c in chunks), chunks[-1]
 
 
 def test_greedy_completion_is_deterministic_and_sensible(gemma: LlamaEngine) -> None:
@@ -49,3 +63,51 @@ def test_edgedesk_run_raw_matches_llama_cpp_python(gemma_path: Path, tmp_path: P
         capture_output=True, text=True, env=env, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout == expected + "\n"
+
+
+def test_greedy_answers_are_the_same_alone_and_beside_three_others(
+        gemma: LlamaEngine, gate: LoopGate) -> None:
+    questions = ["Name a colour.", "What is two plus two?", "Say hello in French.",
+                 "Name a planet."]
+    params = GenerationParams(max_tokens=16, temperature=0.0)
+    solo = [_answer(gemma, [Message("user", q)], params)[0] for q in questions]
+    first = len(gate.steps)
+    results = together(gemma, gate, [lambda q=q: _answer(gemma, [Message("user", q)], params)
+                                     for q in questions])
+    assert max(s.generation_tokens for s in gate.steps[first:]) == 4
+    assert [text for text, _ in results] == solo
+
+
+def test_next_turn_after_a_prompt_longer_than_the_window_reuses_it(gemma: LlamaEngine) -> None:
+    # Gemma 3's sliding window is 512 tokens and the engine keeps no full-size SWA cache;
+    # a chat's next turn continues at the end of the slot, so its prefix stays usable.
+    system = " ".join(f"Rule {i}: answer briefly and politely." for i in range(120))
+    turn1 = [Message("system", system), Message("user", "Name a colour.")]
+    params = GenerationParams(max_tokens=8, temperature=0.0)
+    answer, first = _answer(gemma, turn1, params)
+    assert first.usage is not None and first.usage.prompt_tokens > 1000
+    before = gemma.stats()
+    turn2 = [*turn1, Message("assistant", answer), Message("user", "Another one.")]
+    _, second = _answer(gemma, turn2, params)
+    assert second.usage is not None
+    assert second.usage.cached_tokens >= first.usage.prompt_tokens
+    processed = gemma.stats().prompt_tokens_processed - before.prompt_tokens_processed
+    assert processed == second.usage.prompt_tokens - second.usage.cached_tokens < 40
+
+
+def test_a_chat_pushed_out_of_the_only_slot_comes_back_from_ram_unchanged(
+        gemma_path: Path, gemma: LlamaEngine) -> None:
+    one_slot = LlamaEngine(gemma_path, LoadOptions(context_length=2048, parallel=1))
+    try:
+        params = GenerationParams(max_tokens=8, temperature=0.0)
+        turn1 = [Message("system", " ".join(f"Rule {i}: be brief." for i in range(40))),
+                 Message("user", "Name a colour.")]
+        answer, first = _answer(one_slot, turn1, params)
+        _answer(one_slot, [Message("user", "Something else entirely.")], params)
+        turn2 = [*turn1, Message("assistant", answer), Message("user", "Another.")]
+        text, second = _answer(one_slot, turn2, params)
+        assert first.usage is not None and second.usage is not None
+        assert second.usage.cached_tokens >= first.usage.prompt_tokens  # restored, not redone
+        assert text == _answer(gemma, turn2, params)[0]  # and the restored state is right
+    finally:
+        one_slot.close()

@@ -45,3 +45,12 @@ def test_scheduler_reranks_and_the_searcher_reorders_by_it(tiny_reranker: Path) 
     assert len(scores) == 3
     assert [m.model_id for m in scheduler.loaded()] == ["tiny-reranker"]
     scheduler.close()
+
+
+def test_a_documents_score_does_not_depend_on_what_shares_its_decode(tiny_reranker: Path) -> None:
+    engine = LlamaEngine(tiny_reranker, LoadOptions(context_length=256, embedding=True))
+    docs = ["walruses live in the arctic " * 3, "giraffes are tall", "the cat sat"]
+    together = engine.rerank("walruses giraffes", docs)  # one decode, a long neighbour
+    alone = [engine.rerank("walruses giraffes", [doc])[0] for doc in docs]
+    assert together == pytest.approx(alone, rel=1e-5, abs=1e-6)
+    engine.close()

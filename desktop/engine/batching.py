@@ -1,0 +1,291 @@
+"""The continuous-batching step loop: every generating slot plus one prompt chunk per decode.
+
+Each step decodes one token for every slot that is generating and then fills the rest
+of the batch (up to ``n_batch`` tokens) with pending prompt tokens, so a long prompt
+delays running streams by at most one chunk per token. New requests join at the next
+step; finished, cancelled and abandoned ones leave at the start of a step.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import llama_cpp
+
+from desktop.engine.sampling import token_logprob
+from desktop.engine.slots import Finished, Request, Slot, Token, choose_slot
+from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
+from desktop.engine.types import EngineStats, FinishReason
+from desktop.errors import EdgeDeskError
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one decode carried, for tests and the benchmark to see the batching."""
+
+    index: int
+    generation_tokens: int  # one per generating slot
+    prompt_tokens: int  # pending prompt tokens decoded in this step (at most one chunk)
+
+
+StepObserver = Callable[[Step], None]
+
+
+class DecodeLoop:
+    """Owns the llama context's generation: one thread runs ``_run``; others ``submit``.
+
+    ``submit``, ``stats`` and ``stop`` may be called from any thread. Everything else,
+    including every llama.cpp call on the context, happens on the loop's own thread.
+    """
+
+    def __init__(self, ctx: llama_cpp.llama_context_p, vocab: llama_cpp.llama_vocab_p, *,
+                 n_vocab: int, n_batch: int, n_slots: int, slot_context: int, n_swa: int,
+                 piece: Callable[[int], str], state_cache_bytes: int = 0,
+                 on_step: StepObserver | None = None) -> None:
+        self._ctx = ctx
+        self._memory = llama_cpp.llama_get_memory(ctx)
+        self._vocab = vocab
+        self._n_vocab = n_vocab
+        self._n_batch = n_batch
+        self._slot_context = slot_context
+        self._n_swa = n_swa
+        self._piece = piece
+        self._on_step = on_step
+        self._slots = [Slot(seq) for seq in range(n_slots)]
+        self._states = StateCache(ctx, state_cache_bytes)
+        self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        self._pending: deque[Request] = deque()
+        self._lock = threading.Condition()
+        self._stopping = False
+        self._failure: EdgeDeskError | None = None
+        self._steps = 0
+        self._counts = {"processed": 0, "cached": 0, "tokens": 0}
+        self._thread = threading.Thread(target=self._run, name="edgedesk-decode", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------- any thread
+    def submit(self, request: Request) -> None:
+        """Queue ``request``; it joins a slot at the next step where one is free."""
+        with self._lock:
+            if self._failure is not None:
+                raise self._failure
+            if self._stopping:
+                raise EdgeDeskError("the model was unloaded; send the request again")
+            self._pending.append(request)
+            self._lock.notify()
+
+    def stats(self) -> EngineStats:
+        """Counters since load (a consistent snapshot)."""
+        with self._lock:
+            return EngineStats(
+                slots_total=len(self._slots),
+                slots_busy=sum(1 for s in self._slots if s.busy),
+                prompt_tokens_processed=self._counts["processed"],
+                prompt_tokens_cached=self._counts["cached"],
+                decode_steps=self._steps,
+                tokens_decoded=self._counts["tokens"],
+                requests_waiting=len(self._pending),
+            )
+
+    def stop(self) -> None:
+        """End the loop thread (requests still running finish as cancelled) and free the batch."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify()
+        self._thread.join()
+        llama_cpp.llama_batch_free(self._batch)
+
+    # ------------------------------------------------------------- loop thread
+    def _run(self) -> None:
+        error: EdgeDeskError | None = None
+        try:
+            self._serve()
+        except Exception as exc:  # a bug must reach the callers, never leave them hanging
+            error = EdgeDeskError(f"the engine stopped unexpectedly ({exc!r}); load the "
+                                  "model again")
+        with self._lock:
+            self._stopping = True
+            self._failure = error
+            pending = list(self._pending)
+            self._pending.clear()
+        reason: FinishReason = "stop" if error is not None else "cancelled"
+        for slot in self._slots:
+            if slot.request is not None:
+                self._finish(slot, reason, error)
+        for request in pending:
+            request.sampler.close()
+            request.events.put(Finished(reason, len(request.tokens), 0, 0, error))
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                while not self._stopping and not self._pending and not any(
+                        s.busy for s in self._slots):
+                    self._lock.wait()
+                if self._stopping:
+                    return
+                self._admit()
+            self._retire()
+            if any(s.busy for s in self._slots):
+                self._step()
+
+    def _admit(self) -> None:
+        """Move queued requests into idle slots (caller holds the lock)."""
+        now = time.perf_counter()
+        for request in list(self._pending):
+            gone = request.cancel.is_set() or request.abandoned.is_set()
+            if gone or now > request.deadline:
+                self._pending.remove(request)
+                request.sampler.close()
+                reason: FinishReason = "cancelled" if gone else "timeout"
+                request.events.put(Finished(reason, len(request.tokens), 0, 0))
+                continue
+            choice = choose_slot(self._slots, request.tokens)
+            if choice is None:
+                return
+            self._pending.remove(request)
+            slot, reuse = choice
+            self._start(slot, request, reuse)
+
+    def _start(self, slot: Slot, request: Request, reuse: int) -> None:
+        prompt = request.tokens
+        if reuse < len(slot.tokens) // 2:  # the slot's conversation is being pushed out
+            self._states.save(slot.seq, slot.tokens)
+        saved = self._states.best(prompt)
+        if saved is not None and saved[1] >= reuse + MIN_SAVED_TOKENS // 2:
+            if self._states.restore(saved[0], slot.seq):
+                slot.tokens = list(saved[0])
+                reuse = saved[1]
+            else:  # the sequence was emptied on the way
+                slot.tokens = []
+                reuse = 0
+        # At least one prompt token is decoded, so there are logits to sample from.
+        keep = min(reuse, len(prompt) - 1)
+        if keep > 0 and self._n_swa > 0:
+            # Without a full-size SWA cache, positions older than the window are gone;
+            # a prefix that ends before them cannot be continued.
+            pos_min = llama_cpp.llama_memory_seq_pos_min(self._memory, slot.seq)
+            if pos_min > max(0, keep - self._n_swa):
+                keep = 0
+        if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, keep, -1):
+            keep = 0
+            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+        if keep == 0:
+            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+        slot.tokens = list(prompt[:keep])
+        slot.pending = list(prompt[keep:])
+        slot.request = request
+        slot.next_token = None
+        slot.sampled = 0
+        slot.cached = request.cached = keep
+        slot.last_used = self._steps
+        self._counts["cached"] += keep
+        self._counts["processed"] += len(slot.pending)
+
+    def _retire(self) -> None:
+        """Free the slots of requests that were cancelled, abandoned or ran out of time."""
+        now = time.perf_counter()
+        for slot in self._slots:
+            request = slot.request
+            if request is None:
+                continue
+            if request.cancel.is_set() or request.abandoned.is_set():
+                self._finish(slot, "cancelled")
+            elif now > request.deadline:
+                self._finish(slot, "timeout")
+
+    def _finish(self, slot: Slot, reason: FinishReason, error: Exception | None = None) -> None:
+        request = slot.request
+        assert request is not None
+        request.sampler.close()
+        request.events.put(Finished(reason, len(request.tokens), slot.cached, slot.sampled,
+                                    error))
+        if slot.pending:  # the prompt was cut short: the cache holds only what was decoded
+            slot.pending = []
+        slot.request = None
+        slot.next_token = None
+        with self._lock:
+            self._lock.notify_all()
+
+    def _step(self) -> None:
+        batch = self._batch
+        n = 0
+        generating = 0
+        for slot in self._slots:
+            slot.output_index = -1
+            if slot.request is not None and slot.next_token is not None:
+                n = self._add(n, slot, [slot.next_token], last_logits=True)
+                slot.tokens.append(slot.next_token)
+                slot.next_token = None
+                generating += 1
+        prompt = 0
+        for slot in self._slots:
+            if slot.request is None or not slot.pending or n >= self._n_batch:
+                continue
+            take = min(len(slot.pending), self._n_batch - n)
+            chunk = slot.pending[:take]
+            del slot.pending[:take]
+            n = self._add(n, slot, chunk, last_logits=not slot.pending)
+            slot.tokens.extend(chunk)
+            prompt += take
+        if n == 0:
+            return
+        batch.n_tokens = n
+        code = llama_cpp.llama_decode(self._ctx, batch)
+        with self._lock:
+            self._steps += 1
+            self._counts["tokens"] += n
+        if self._on_step is not None:
+            self._on_step(Step(self._steps, generating, prompt))
+        if code != 0:
+            error = EdgeDeskError(f"llama.cpp could not decode (code {code}); the model may "
+                                  "be out of memory: lower the context or parallel slots")
+            for slot in self._slots:
+                if slot.request is not None and slot.output_index >= 0:
+                    llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+                    slot.tokens = []
+                    self._finish(slot, "stop", error)
+            return
+        for slot in self._slots:
+            if slot.request is not None and slot.output_index >= 0:
+                self._sample(slot)
+
+    def _add(self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool) -> int:
+        batch = self._batch
+        pos = len(slot.tokens)
+        seq = slot.seq
+        count = len(tokens)
+        for i, token in enumerate(tokens):
+            j = n + i
+            batch.token[j] = token
+            batch.pos[j] = pos + i
+            batch.n_seq_id[j] = 1
+            batch.seq_id[j][0] = seq
+            batch.logits[j] = 0
+        if last_logits:
+            batch.logits[n + count - 1] = 1
+            slot.output_index = n + count - 1
+        return n + count
+
+    def _sample(self, slot: Slot) -> None:
+        request = slot.request
+        assert request is not None
+        index = slot.output_index
+        token = request.sampler.sample(self._ctx, index)
+        slot.sampled += 1
+        if llama_cpp.llama_vocab_is_eog(self._vocab, token):
+            self._finish(slot, "stop")
+            return
+        logprob = None
+        if request.logprobs is not None:
+            logprob = token_logprob(self._ctx, index, n_vocab=self._n_vocab, token=token,
+                                    top=request.logprobs, piece=self._piece)
+        request.events.put(Token(token, logprob))
+        if slot.sampled >= request.max_tokens or len(slot.tokens) >= self._slot_context:
+            self._finish(slot, "length")
+        else:
+            slot.next_token = token

@@ -1,0 +1,122 @@
+"""llama.cpp's native objects for one model: load options, model, context, warm-up.
+
+Kept apart from the engine so the defaults (threads, batch sizes, KV layout) are in
+one place, with the reasons for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+import psutil
+from llama_cpp._internals import LlamaModel
+from llama_cpp._logger import set_verbose
+
+from desktop.errors import ModelLoadError
+
+# llama-server's defaults: a logical batch of 2048 prompt tokens per decode, computed
+# in micro-batches of 512.
+DEFAULT_N_BATCH = 2048
+DEFAULT_N_UBATCH = 512
+
+
+def gpu_offload_supported() -> bool:
+    """Whether this llama.cpp build can put layers on a GPU (CUDA, Metal, Vulkan…)."""
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def physical_cores() -> int:
+    """The machine's physical cores (what llama-server uses by default), at least 1."""
+    return max(1, psutil.cpu_count(logical=False) or psutil.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to load one model file; already fitted to the machine by the caller.
+
+    ``context_length`` is per slot (what one request may use); a chat model allocates
+    ``context_length × parallel`` in one KV cache. None means the engine's default:
+    physical cores for threads, llama-server's 2048 / 512 for n_batch / n_ubatch.
+    """
+
+    context_length: int
+    gpu_layers: int = 0
+    threads: int | None = None
+    embedding: bool = False
+    state_cache_bytes: int = 512 * 1024 * 1024
+    seed: int = 0
+    parallel: int = 4
+    batch_threads: int | None = None
+    n_batch: int | None = None
+    n_ubatch: int | None = None
+
+
+def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
+    """The model and a llama context for ``options``; raises ModelLoadError, never crashes."""
+    set_verbose(False)
+    model_params = llama_cpp.llama_model_default_params()
+    model_params.n_gpu_layers = options.gpu_layers if gpu_offload_supported() else 0
+    model_params.use_mmap = True
+    try:
+        model = LlamaModel(path_model=str(path), params=model_params, verbose=False)
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise ModelLoadError(f"llama.cpp could not load {path.name}: {exc}") from None
+    params = llama_cpp.llama_context_default_params()
+    threads = options.threads or physical_cores()
+    params.n_threads = threads
+    params.n_threads_batch = options.batch_threads or threads
+    if options.embedding:
+        # Non-causal encoders need the whole input in one micro-batch.
+        params.n_ctx = params.n_batch = params.n_ubatch = options.context_length
+        params.n_seq_max = min(options.context_length,
+                               int(llama_cpp.llama_max_parallel_sequences()))
+        params.kv_unified = True
+        params.embeddings = True
+        # Flash attention makes a sequence's vector depend on the other sequences packed
+        # into the same decode (measured ~1e-3 on the tiny BERT); without it, a text's
+        # vector and a document's rerank score are the same alone or batched.
+        params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+    else:
+        parallel = max(1, options.parallel)
+        params.n_ctx = options.context_length * parallel
+        params.n_seq_max = parallel
+        params.n_batch = options.n_batch or DEFAULT_N_BATCH
+        params.n_ubatch = min(options.n_ubatch or DEFAULT_N_UBATCH, params.n_batch)
+        # One stream of cells per slot: each request attends only to its own
+        # tokens, and one slot can never crowd another out of the cache.
+        params.kv_unified = False
+        # Sliding-window layers keep only their window (llama-server's default);
+        # prefix reuse checks what is left (see DecodeLoop._start).
+        params.swa_full = False
+    ctx = llama_cpp.llama_init_from_model(model.model, params)
+    if not ctx:
+        model.close()  # type: ignore[no-untyped-call]  # llama-cpp-python leaves it unannotated
+        raise ModelLoadError(
+            f"llama.cpp could not load {path.name}: no memory for a context of "
+            f"{params.n_ctx} tokens; lower the context or the parallel slots")
+    return model, ctx
+
+def warm_up(ctx: Any, vocab: Any, name: str) -> None:
+    """One real decode now, as llama-server does, so a lack of memory fails the load."""
+    bos = int(llama_cpp.llama_vocab_bos(vocab))
+    token = bos if bos >= 0 else 0
+    batch = llama_cpp.llama_batch_init(1, 0, 1)
+    try:
+        batch.n_tokens = 1
+        batch.token[0] = token
+        batch.pos[0] = 0
+        batch.n_seq_id[0] = 1
+        batch.seq_id[0][0] = 0
+        batch.logits[0] = 1
+        code = llama_cpp.llama_decode(ctx, batch)
+    finally:
+        llama_cpp.llama_batch_free(batch)
+    memory = llama_cpp.llama_get_memory(ctx)
+    if memory is not None:
+        llama_cpp.llama_memory_clear(memory, True)
+    if code != 0:
+        raise ModelLoadError(f"llama.cpp could not run {name} (decode code "
+                             f"{code}); there may not be enough memory")

@@ -1,0 +1,108 @@
+"""Slots: one KV-cache sequence each, the tokens it holds, and which slot a request gets.
+
+A slot keeps the tokens of its last request after it finishes, so the next request
+that starts the same way (the next turn of a chat, an IDE request on the same file)
+decodes only its new suffix. Pure bookkeeping: nothing here touches llama.cpp.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.engine.types import FinishReason, TokenLogprob
+
+# A slot's kept tokens are worth keeping unless a request reuses at least this share of
+# them; below it an empty or least recently used slot is taken instead, so one chat does
+# not evict another only because both start with the same template header.
+MIN_REUSE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Token:
+    """A sampled token on its way from the decode loop to the request's thread."""
+
+    id: int
+    logprob: TokenLogprob | None = None
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The decode loop is done with a request (no more tokens will come)."""
+
+    reason: FinishReason
+    prompt_tokens: int
+    cached_tokens: int
+    sampled: int
+    error: Exception | None = None
+
+
+@dataclass(eq=False)
+class Request:
+    """One generation request, shared between its own thread and the decode loop.
+
+    The request thread creates it and reads ``events``; the decode loop fills ``events``
+    and reads the rest. ``abandon`` is the request thread's way to say "stop now".
+    """
+
+    tokens: list[int]
+    sampler: Any  # SamplerChain; typed loosely so this module stays free of llama_cpp
+    max_tokens: int
+    deadline: float
+    cancel: threading.Event
+    logprobs: int | None = None
+    cached: int = 0  # prompt tokens reused from the slot's kept prefix (set at admission)
+    events: queue.SimpleQueue[Token | Finished] = field(default_factory=queue.SimpleQueue)
+    abandoned: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(eq=False)
+class Slot:
+    """One sequence of the shared KV cache; touched only by the decode loop thread."""
+
+    seq: int
+    tokens: list[int] = field(default_factory=list)  # what the KV cache holds, in order
+    last_used: int = 0  # decode step of its last admission, for least-recently-used
+    request: Request | None = None
+    pending: list[int] = field(default_factory=list)  # prompt tokens not yet decoded
+    next_token: int | None = None  # sampled, to be decoded next step
+    sampled: int = 0
+    cached: int = 0
+    output_index: int = -1  # batch row whose logits this slot samples from this step
+
+    @property
+    def busy(self) -> bool:
+        """Whether a request holds this slot."""
+        return self.request is not None
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Number of leading tokens ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def choose_slot(slots: Sequence[Slot], prompt: Sequence[int]) -> tuple[Slot, int] | None:
+    """The idle slot for ``prompt`` and how many of its tokens it reuses; None if all busy.
+
+    Longest reused prefix wins when it is worth it (see MIN_REUSE_SHARE); otherwise, and
+    on ties, the empty or least recently used slot.
+    """
+    best: tuple[int, int, int] | None = None  # (useful reuse, -last_used, index)
+    choice: tuple[Slot, int] | None = None
+    for index, slot in enumerate(slots):
+        if slot.busy:
+            continue
+        reuse = common_prefix(slot.tokens, prompt)
+        useful = reuse if slot.tokens and reuse >= MIN_REUSE_SHARE * len(slot.tokens) else 0
+        key = (useful, -slot.last_used if slot.tokens else 1, -index)
+        if best is None or key > best:
+            best, choice = key, (slot, reuse)
+    return choice

@@ -1,0 +1,54 @@
+"""Token bytes to text on the request's thread: UTF-8 across tokens, and stop strings.
+
+A character can be split across tokens, and a stop string across pieces, so both are
+held back until the next piece decides them; nothing of a stop string ever reaches the
+caller.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Sequence
+
+
+class TextAssembler:
+    """Turns token pieces into text that is safe to show; owned by one request thread."""
+
+    def __init__(self, stops: Sequence[str]) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._stops = tuple(s for s in stops if s)
+        self._held = ""
+        self.stopped = False  # a stop string was found; the answer ends here
+
+    def feed(self, piece: bytes) -> str:
+        """Consume one token's bytes; return the text that is now certain."""
+        if self.stopped:
+            return ""
+        text = self._held + self._decoder.decode(piece)
+        if not self._stops:
+            self._held = ""
+            return text
+        cut = min((i for i in (text.find(s) for s in self._stops) if i >= 0), default=-1)
+        if cut >= 0:
+            self.stopped = True
+            self._held = ""
+            return text[:cut]
+        keep = max(_partial_suffix(text, stop) for stop in self._stops)
+        self._held = text[len(text) - keep:]
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        """What is still held back, at the end of a stream that did not hit a stop string."""
+        if self.stopped:
+            return ""
+        text = self._held + self._decoder.decode(b"", final=True)
+        self._held = ""
+        return text
+
+
+def _partial_suffix(text: str, stop: str) -> int:
+    """Length of the longest end of ``text`` that begins ``stop``."""
+    for size in range(min(len(stop) - 1, len(text)), 0, -1):
+        if text.endswith(stop[:size]):
+            return size
+    return 0

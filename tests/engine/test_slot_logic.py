@@ -1,0 +1,57 @@
+"""The slot engine's pure parts: text assembly across tokens, and which slot a request gets."""
+
+from __future__ import annotations
+
+from desktop.engine.slots import Request, Slot, choose_slot
+from desktop.engine.streaming import TextAssembler
+
+
+def _feed(assembler: TextAssembler, pieces: list[bytes]) -> str:
+    return "".join(assembler.feed(p) for p in pieces)
+
+
+def test_a_character_split_across_tokens_arrives_whole() -> None:
+    text = TextAssembler(())
+    euro = "€".encode()
+    assert text.feed(euro[:1]) == "" and text.feed(euro[1:]) == "€"
+    assert text.flush() == ""
+
+
+def test_a_stop_string_split_across_pieces_is_never_shown() -> None:
+    text = TextAssembler(("</end>",))
+    shown = _feed(text, [b"hello </", b"en", b"d> more"])
+    assert shown == "hello " and text.stopped
+    assert text.flush() == ""
+
+
+def test_a_false_start_of_a_stop_string_is_released() -> None:
+    text = TextAssembler(("STOP",))
+    shown = _feed(text, [b"ST", b"ATE of", b" ST"])
+    assert shown == "STATE of " and not text.stopped
+    assert text.flush() == "ST"
+
+
+def _slot(seq: int, tokens: list[int], last_used: int, busy: bool = False) -> Slot:
+    slot = Slot(seq, tokens=tokens, last_used=last_used)
+    if busy:
+        slot.request = Request([1], None, 1, 0.0, None)  # type: ignore[arg-type]
+    return slot
+
+
+def test_a_continued_conversation_goes_back_to_its_slot() -> None:
+    slots = [_slot(0, [1, 2, 3, 4], 5), _slot(1, [1, 9, 9, 9], 9), _slot(2, [], 0)]
+    choice = choose_slot(slots, [1, 2, 3, 4, 5, 6])
+    assert choice == (slots[0], 4)
+
+
+def test_a_new_conversation_takes_an_empty_slot_not_one_sharing_only_a_header() -> None:
+    slots = [_slot(0, [1, 2, 3, 4, 5, 6], 5), _slot(1, [], 0)]
+    choice = choose_slot(slots, [1, 2, 7, 7])
+    assert choice == (slots[1], 0)
+
+
+def test_without_an_empty_slot_the_least_recently_used_is_taken() -> None:
+    slots = [_slot(0, [5, 5, 5], 7), _slot(1, [6, 6, 6], 3), _slot(2, [1], 1, busy=True)]
+    choice = choose_slot(slots, [8, 8])
+    assert choice == (slots[1], 0)
+    assert choose_slot([_slot(0, [1], 1, busy=True)], [1]) is None
