@@ -1,44 +1,45 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="50" />
+        <location filename="../../desktop/ui/qmodels.py" line="51"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="51" />
+        <location filename="../../desktop/ui/qmodels.py" line="52"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="52" />
+        <location filename="../../desktop/ui/qmodels.py" line="53"/>
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="53" />
+        <location filename="../../desktop/ui/qmodels.py" line="54"/>
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="54" />
+        <location filename="../../desktop/ui/qmodels.py" line="55"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="55" />
+        <location filename="../../desktop/ui/qmodels.py" line="56"/>
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="56" />
+        <location filename="../../desktop/ui/qmodels.py" line="57"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="117" />
+        <location filename="../../desktop/ui/qmodels.py" line="118"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -46,102 +47,117 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="44" />
+        <location filename="../../desktop/ui/chat_header.py" line="46"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="45" />
+        <location filename="../../desktop/ui/chat_header.py" line="47"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="48" />
+        <location filename="../../desktop/ui/chat_header.py" line="50"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="164" />
+        <location filename="../../desktop/ui/chat_header.py" line="175"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="54" />
+        <location filename="../../desktop/ui/chat_header.py" line="56"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="55" />
+        <location filename="../../desktop/ui/chat_header.py" line="57"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="57" />
+        <location filename="../../desktop/ui/chat_header.py" line="59"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="58" />
+        <location filename="../../desktop/ui/chat_header.py" line="60"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="59" />
+        <location filename="../../desktop/ui/chat_header.py" line="61"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="74" />
+        <location filename="../../desktop/ui/chat_header.py" line="63"/>
+        <source>Think</source>
+        <translation>思考</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="64"/>
+        <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
+        <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="66"/>
+        <source>Think before answering</source>
+        <translation>回答前先思考</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="83"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="75" />
+        <location filename="../../desktop/ui/chat_header.py" line="84"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="78" />
+        <location filename="../../desktop/ui/chat_header.py" line="87"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="79" />
+        <location filename="../../desktop/ui/chat_header.py" line="88"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="81" />
+        <location filename="../../desktop/ui/chat_header.py" line="90"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="83" />
+        <location filename="../../desktop/ui/chat_header.py" line="92"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="143" />
+        <location filename="../../desktop/ui/chat_header.py" line="154"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="145" />
+        <location filename="../../desktop/ui/chat_header.py" line="156"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="166" />
+        <location filename="../../desktop/ui/chat_header.py" line="177"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="249" />
+        <location filename="../../desktop/ui/chat_header.py" line="276"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="250" />
+        <location filename="../../desktop/ui/chat_header.py" line="277"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -149,49 +165,49 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="51" />
-        <location filename="../../desktop/ui/chat_sidebar.py" line="52" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="43"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="44"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="53" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="45"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="56" />
-        <location filename="../../desktop/ui/chat_sidebar.py" line="57" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="48"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="49"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="64" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="62"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="72" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="70"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="74" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="72"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="76" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="74"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="77" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
         <source>Export chat as Markdown</source>
         <translation>将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="107" />
+        <location filename="../../desktop/ui/chat_sidebar.py" line="117"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
@@ -199,52 +215,52 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="136" />
+        <location filename="../../desktop/ui/chat_view.py" line="141"/>
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="137" />
+        <location filename="../../desktop/ui/chat_view.py" line="142"/>
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="140" />
+        <location filename="../../desktop/ui/chat_view.py" line="145"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="142" />
+        <location filename="../../desktop/ui/chat_view.py" line="147"/>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="143" />
+        <location filename="../../desktop/ui/chat_view.py" line="148"/>
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="145" />
+        <location filename="../../desktop/ui/chat_view.py" line="150"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="146" />
+        <location filename="../../desktop/ui/chat_view.py" line="151"/>
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="147" />
+        <location filename="../../desktop/ui/chat_view.py" line="152"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="281" />
+        <location filename="../../desktop/ui/chat_view.py" line="323"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="310" />
+        <location filename="../../desktop/ui/chat_view.py" line="352"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -252,22 +268,22 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="134" />
+        <location filename="../../desktop/ui/grounding.py" line="134"/>
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="135" />
+        <location filename="../../desktop/ui/grounding.py" line="135"/>
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="143" />
+        <location filename="../../desktop/ui/grounding.py" line="143"/>
         <source>Open source </source>
         <translation>打开来源 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="156" />
+        <location filename="../../desktop/ui/grounding.py" line="156"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
     </message>
@@ -275,78 +291,78 @@
 <context>
     <name>DataLocationRow</name>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="40" />
+        <location filename="../../desktop/ui/data_location.py" line="40"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="43" />
+        <location filename="../../desktop/ui/data_location.py" line="43"/>
         <source>Change…</source>
         <translation>更改…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="44" />
+        <location filename="../../desktop/ui/data_location.py" line="44"/>
         <source>Choose a new data folder</source>
         <translation>选择新的数据文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="46" />
+        <location filename="../../desktop/ui/data_location.py" line="46"/>
         <source>Move chats, document indexes, API keys and downloaded models to another folder</source>
         <translation>将对话、文档索引、API 密钥和已下载的模型移到另一个文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="48" />
+        <location filename="../../desktop/ui/data_location.py" line="48"/>
         <source>Keep here</source>
         <translation>保留在此处</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="49" />
+        <location filename="../../desktop/ui/data_location.py" line="49"/>
         <source>Cancel the data move</source>
         <translation>取消数据迁移</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="54" />
-        <location filename="../../desktop/ui/data_location.py" line="66" />
+        <location filename="../../desktop/ui/data_location.py" line="54"/>
+        <location filename="../../desktop/ui/data_location.py" line="66"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="103" />
+        <location filename="../../desktop/ui/data_location.py" line="103"/>
         <source>Your data moves to {0} when EdgeDesk next starts.</source>
         <translation>下次启动 EdgeDesk 时，您的数据将移至 {0}。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="106" />
+        <location filename="../../desktop/ui/data_location.py" line="106"/>
         <source>EdgeDesk switches to {0} (nothing is copied) when it next starts.</source>
         <translation>下次启动时 EdgeDesk 将改用 {0}（不复制任何内容）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="112" />
+        <location filename="../../desktop/ui/data_location.py" line="112"/>
         <source>Choose a folder for your data</source>
         <translation>为您的数据选择文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="117" />
+        <location filename="../../desktop/ui/data_location.py" line="117"/>
         <source>Change data location</source>
         <translation>更改数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="118" />
+        <location filename="../../desktop/ui/data_location.py" line="118"/>
         <source>Move your chats, document indexes, API keys and models ({0:.1f} GB) to {1}?</source>
         <translation>将您的对话、文档索引、API 密钥和模型（{0:.1f} GB）移至 {1}？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="120" />
+        <location filename="../../desktop/ui/data_location.py" line="120"/>
         <source>Move my data</source>
         <translation>迁移我的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="121" />
+        <location filename="../../desktop/ui/data_location.py" line="121"/>
         <source>Use the folder as it is</source>
         <translation>按原样使用该文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="129" />
+        <location filename="../../desktop/ui/data_location.py" line="129"/>
         <source>Cannot use this folder</source>
         <translation>无法使用此文件夹</translation>
     </message>
@@ -354,227 +370,232 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="52" />
+        <location filename="../../desktop/ui/documents_view.py" line="53"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="65" />
+        <location filename="../../desktop/ui/documents_view.py" line="66"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="70" />
+        <location filename="../../desktop/ui/documents_view.py" line="71"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="71" />
+        <location filename="../../desktop/ui/documents_view.py" line="72"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="87" />
+        <location filename="../../desktop/ui/documents_view.py" line="88"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="89" />
+        <location filename="../../desktop/ui/documents_view.py" line="90"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="90" />
+        <location filename="../../desktop/ui/documents_view.py" line="91"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="92" />
+        <location filename="../../desktop/ui/documents_view.py" line="93"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="94" />
-        <source>Remove the collection's index (your files are kept)</source>
+        <location filename="../../desktop/ui/documents_view.py" line="95"/>
+        <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="111" />
+        <location filename="../../desktop/ui/documents_view.py" line="112"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="113" />
+        <location filename="../../desktop/ui/documents_view.py" line="114"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="114" />
+        <location filename="../../desktop/ui/documents_view.py" line="115"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="114" />
+        <location filename="../../desktop/ui/documents_view.py" line="115"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="117" />
+        <location filename="../../desktop/ui/documents_view.py" line="118"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="118" />
+        <location filename="../../desktop/ui/documents_view.py" line="119"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="120" />
+        <location filename="../../desktop/ui/documents_view.py" line="121"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="121" />
+        <location filename="../../desktop/ui/documents_view.py" line="122"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="123" />
+        <location filename="../../desktop/ui/documents_view.py" line="124"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="125" />
+        <location filename="../../desktop/ui/documents_view.py" line="126"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="132" />
+        <location filename="../../desktop/ui/documents_view.py" line="133"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="134" />
+        <location filename="../../desktop/ui/documents_view.py" line="135"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="167" />
+        <location filename="../../desktop/ui/documents_view.py" line="168"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="174" />
-        <location filename="../../desktop/ui/documents_view.py" line="198" />
+        <location filename="../../desktop/ui/documents_view.py" line="175"/>
+        <location filename="../../desktop/ui/documents_view.py" line="199"/>
         <source>%n document(s)</source>
         <translation>
             <numerusform>%n 个文档</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="194" />
+        <location filename="../../desktop/ui/documents_view.py" line="195"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="199" />
+        <location filename="../../desktop/ui/documents_view.py" line="200"/>
         <source>%n chunk(s)</source>
         <translation>
             <numerusform>%n 个片段</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="200" />
+        <location filename="../../desktop/ui/documents_view.py" line="201"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="211" />
+        <location filename="../../desktop/ui/documents_view.py" line="212"/>
         <source>New collection</source>
         <translation>新建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="212" />
+        <location filename="../../desktop/ui/documents_view.py" line="213"/>
         <source>Name of the collection:</source>
         <translation>文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="220" />
+        <location filename="../../desktop/ui/documents_view.py" line="221"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="229" />
+        <location filename="../../desktop/ui/documents_view.py" line="230"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="230" />
+        <location filename="../../desktop/ui/documents_view.py" line="231"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="249" />
+        <location filename="../../desktop/ui/documents_view.py" line="250"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="250" />
+        <location filename="../../desktop/ui/documents_view.py" line="251"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="277" />
+        <location filename="../../desktop/ui/documents_view.py" line="278"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="288" />
+        <location filename="../../desktop/ui/documents_view.py" line="289"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="297" />
+        <location filename="../../desktop/ui/documents_view.py" line="298"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="303"/>
+        <source>%1: waiting for another indexing of this collection to finish…</source>
+        <translation>%1：正在等待此集合的另一次索引完成…</translation>
+    </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="306" />
+        <location filename="../../desktop/ui/documents_view.py" line="312"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="307" />
+        <location filename="../../desktop/ui/documents_view.py" line="313"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="308" />
+        <location filename="../../desktop/ui/documents_view.py" line="314"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="309" />
+        <location filename="../../desktop/ui/documents_view.py" line="315"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="310" />
+        <location filename="../../desktop/ui/documents_view.py" line="316"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="312" />
+        <location filename="../../desktop/ui/documents_view.py" line="318"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -582,67 +603,67 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="78" />
+        <location filename="../../desktop/ui/first_run.py" line="78"/>
         <source>Welcome to EdgeDesk</source>
         <translation>欢迎使用 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="81" />
-        <source>Let's get a model onto this machine</source>
+        <location filename="../../desktop/ui/first_run.py" line="81"/>
+        <source>Let&apos;s get a model onto this machine</source>
         <translation>先为这台电脑准备一个模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="84" />
+        <location filename="../../desktop/ui/first_run.py" line="84"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="93" />
+        <location filename="../../desktop/ui/first_run.py" line="93"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="101" />
+        <location filename="../../desktop/ui/first_run.py" line="101"/>
         <source>Skip</source>
         <translation>跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="102" />
+        <location filename="../../desktop/ui/first_run.py" line="102"/>
         <source>Skip setup (choose a model later)</source>
         <translation>跳过设置（稍后再选模型）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="104" />
+        <location filename="../../desktop/ui/first_run.py" line="104"/>
         <source>Download and start</source>
         <translation>下载并开始</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="106" />
+        <location filename="../../desktop/ui/first_run.py" line="106"/>
         <source>Download the recommended model</source>
         <translation>下载推荐的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="118" />
+        <location filename="../../desktop/ui/first_run.py" line="118"/>
         <source>No catalog model fits this machine. Import a GGUF file on the Models screen instead.</source>
         <translation>目录中没有适合本机的模型。请在“模型”页面导入 GGUF 文件。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="123" />
+        <location filename="../../desktop/ui/first_run.py" line="123"/>
         <source>Recommended: </source>
         <translation>推荐：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="132" />
+        <location filename="../../desktop/ui/first_run.py" line="132"/>
         <source>Starting the download…</source>
         <translation>正在开始下载…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="160" />
+        <location filename="../../desktop/ui/first_run.py" line="160"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="166" />
+        <location filename="../../desktop/ui/first_run.py" line="166"/>
         <source>Resume download</source>
         <translation>继续下载</translation>
     </message>
@@ -673,69 +694,69 @@
 <context>
     <name>HubSearch</name>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="44" />
+        <location filename="../../desktop/ui/hub_search.py" line="45"/>
         <source>Search the Hub for GGUF models (e.g. glm-4)</source>
         <translation>在模型仓库中搜索 GGUF 模型（例如 glm-4）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="45" />
+        <location filename="../../desktop/ui/hub_search.py" line="46"/>
         <source>Hub search</source>
         <translation>模型仓库搜索</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="47" />
+        <location filename="../../desktop/ui/hub_search.py" line="48"/>
         <source>Search Hub</source>
         <translation>搜索模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="48" />
+        <location filename="../../desktop/ui/hub_search.py" line="49"/>
         <source>Search the model hub</source>
         <translation>搜索模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="50" />
+        <location filename="../../desktop/ui/hub_search.py" line="51"/>
         <source>Download quant</source>
         <translation>下载此量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="51" />
+        <location filename="../../desktop/ui/hub_search.py" line="52"/>
         <source>Download the selected quant</source>
         <translation>下载所选的量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="58" />
+        <location filename="../../desktop/ui/hub_search.py" line="59"/>
         <source>Hub search results</source>
         <translation>模型仓库搜索结果</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="59" />
+        <location filename="../../desktop/ui/hub_search.py" line="60"/>
         <source>Repository / quant</source>
         <translation>仓库 / 量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="59" />
+        <location filename="../../desktop/ui/hub_search.py" line="60"/>
         <source>Downloads</source>
         <translation>下载次数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="60" />
+        <location filename="../../desktop/ui/hub_search.py" line="61"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="88" />
+        <location filename="../../desktop/ui/hub_search.py" line="89"/>
         <source>Searching…</source>
         <translation>正在搜索…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/hub_search.py" line="107" />
+        <location filename="../../desktop/ui/hub_search.py" line="108"/>
         <source>%n repositories found</source>
         <translation>
             <numerusform>找到 %n 个仓库</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="116" />
+        <location filename="../../desktop/ui/hub_search.py" line="117"/>
         <source>Choose a quant under a repository first.</source>
         <translation>请先在某个仓库下选择一个量化版本。</translation>
     </message>
@@ -743,67 +764,67 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="115" />
+        <location filename="../../desktop/ui/main_window.py" line="129"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="116" />
+        <location filename="../../desktop/ui/main_window.py" line="130"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="117" />
+        <location filename="../../desktop/ui/main_window.py" line="131"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="118" />
+        <location filename="../../desktop/ui/main_window.py" line="132"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="126" />
+        <location filename="../../desktop/ui/main_window.py" line="140"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="163" />
+        <location filename="../../desktop/ui/main_window.py" line="177"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="163" />
+        <location filename="../../desktop/ui/main_window.py" line="177"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="165" />
+        <location filename="../../desktop/ui/main_window.py" line="179"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="167" />
+        <location filename="../../desktop/ui/main_window.py" line="181"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="167" />
+        <location filename="../../desktop/ui/main_window.py" line="181"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="169" />
+        <location filename="../../desktop/ui/main_window.py" line="183"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="170" />
+        <location filename="../../desktop/ui/main_window.py" line="184"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="225" />
+        <location filename="../../desktop/ui/main_window.py" line="245"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
@@ -811,64 +832,64 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="54" />
+        <location filename="../../desktop/ui/message_widget.py" line="54"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="54" />
+        <location filename="../../desktop/ui/message_widget.py" line="54"/>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="61" />
-        <location filename="../../desktop/ui/message_widget.py" line="153" />
+        <location filename="../../desktop/ui/message_widget.py" line="61"/>
+        <location filename="../../desktop/ui/message_widget.py" line="153"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="62" />
+        <location filename="../../desktop/ui/message_widget.py" line="62"/>
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="106" />
-        <location filename="../../desktop/ui/message_widget.py" line="117" />
+        <location filename="../../desktop/ui/message_widget.py" line="106"/>
+        <location filename="../../desktop/ui/message_widget.py" line="117"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="84" />
+        <location filename="../../desktop/ui/message_widget.py" line="84"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="46" />
+        <location filename="../../desktop/ui/message_widget.py" line="46"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="85" />
+        <location filename="../../desktop/ui/message_widget.py" line="85"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="86" />
+        <location filename="../../desktop/ui/message_widget.py" line="86"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="88" />
+        <location filename="../../desktop/ui/message_widget.py" line="88"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="90" />
+        <location filename="../../desktop/ui/message_widget.py" line="90"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="153" />
+        <location filename="../../desktop/ui/message_widget.py" line="153"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
@@ -876,209 +897,209 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="49" />
+        <location filename="../../desktop/ui/models_view.py" line="50"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="57" />
+        <location filename="../../desktop/ui/models_view.py" line="58"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="87" />
+        <location filename="../../desktop/ui/models_view.py" line="88"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="88" />
+        <location filename="../../desktop/ui/models_view.py" line="89"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="90" />
+        <location filename="../../desktop/ui/models_view.py" line="91"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="91" />
+        <location filename="../../desktop/ui/models_view.py" line="92"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="93" />
+        <location filename="../../desktop/ui/models_view.py" line="94"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="95" />
+        <location filename="../../desktop/ui/models_view.py" line="96"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="97" />
+        <location filename="../../desktop/ui/models_view.py" line="98"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="98" />
+        <location filename="../../desktop/ui/models_view.py" line="99"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="100" />
+        <location filename="../../desktop/ui/models_view.py" line="101"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="101" />
+        <location filename="../../desktop/ui/models_view.py" line="102"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="102" />
+        <location filename="../../desktop/ui/models_view.py" line="103"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="105" />
+        <location filename="../../desktop/ui/models_view.py" line="106"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="107" />
+        <location filename="../../desktop/ui/models_view.py" line="108"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="108" />
+        <location filename="../../desktop/ui/models_view.py" line="109"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="112" />
+        <location filename="../../desktop/ui/models_view.py" line="113"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="113" />
+        <location filename="../../desktop/ui/models_view.py" line="114"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="118" />
+        <location filename="../../desktop/ui/models_view.py" line="119"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="144" />
+        <location filename="../../desktop/ui/models_view.py" line="145"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="185" />
+        <location filename="../../desktop/ui/models_view.py" line="186"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="191" />
+        <location filename="../../desktop/ui/models_view.py" line="192"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="218" />
+        <location filename="../../desktop/ui/models_view.py" line="219"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="219" />
+        <location filename="../../desktop/ui/models_view.py" line="220"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="227" />
+        <location filename="../../desktop/ui/models_view.py" line="228"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="240" />
+        <location filename="../../desktop/ui/models_view.py" line="241"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="254" />
+        <location filename="../../desktop/ui/models_view.py" line="255"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="265" />
+        <location filename="../../desktop/ui/models_view.py" line="266"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="266" />
+        <location filename="../../desktop/ui/models_view.py" line="267"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="283" />
+        <location filename="../../desktop/ui/models_view.py" line="284"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="303" />
+        <location filename="../../desktop/ui/models_view.py" line="304"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="304" />
+        <location filename="../../desktop/ui/models_view.py" line="305"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="92" />
+        <location filename="../../desktop/ui/model_downloads.py" line="94"/>
         <source>Still deleting the cancelled download of </source>
         <translation>仍在删除已取消的下载：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="114" />
+        <location filename="../../desktop/ui/model_downloads.py" line="116"/>
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="134" />
+        <location filename="../../desktop/ui/model_downloads.py" line="136"/>
         <source>cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="166" />
+        <location filename="../../desktop/ui/model_downloads.py" line="168"/>
         <source>Finished before it could be cancelled; Remove deletes it: </source>
         <translation>取消前已下载完成；可用“移除”删除：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="169" />
+        <location filename="../../desktop/ui/model_downloads.py" line="171"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="171" />
+        <location filename="../../desktop/ui/model_downloads.py" line="173"/>
         <source>Cancelled %1; deleted %2 of partial download</source>
         <translation>已取消 %1；删除了 %2 的未完成下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="70" />
-        <location filename="../../desktop/ui/model_downloads.py" line="178" />
-        <location filename="../../desktop/ui/model_downloads.py" line="198" />
+        <location filename="../../desktop/ui/model_downloads.py" line="72"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="180"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="200"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="215" />
+        <location filename="../../desktop/ui/model_downloads.py" line="217"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="327" />
+        <location filename="../../desktop/ui/models_view.py" line="328"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -1086,124 +1107,133 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="74" />
+        <location filename="../../desktop/ui/server_view.py" line="69"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="78" />
+        <location filename="../../desktop/ui/server_view.py" line="73"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="86" />
+        <location filename="../../desktop/ui/server_view.py" line="81"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="88" />
+        <location filename="../../desktop/ui/server_view.py" line="83"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="89" />
+        <location filename="../../desktop/ui/server_view.py" line="84"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="96" />
+        <location filename="../../desktop/ui/server_view.py" line="158"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="98" />
         <source>Use it from code</source>
-        <translation>在代码中使用</translation>
+        <translation type="vanished">在代码中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="100" />
+        <location filename="../../desktop/ui/server_view.py" line="90"/>
         <source>Requests (no content is recorded)</source>
         <translation>请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="104" />
+        <location filename="../../desktop/ui/server_view.py" line="94"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="113" />
-        <location filename="../../desktop/ui/server_view.py" line="171" />
+        <location filename="../../desktop/ui/server_view.py" line="103"/>
+        <location filename="../../desktop/ui/server_view.py" line="184"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="115" />
+        <location filename="../../desktop/ui/server_view.py" line="105"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="117" />
-        <location filename="../../desktop/ui/server_view.py" line="172" />
+        <location filename="../../desktop/ui/server_view.py" line="107"/>
+        <location filename="../../desktop/ui/server_view.py" line="185"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="120" />
+        <location filename="../../desktop/ui/server_view.py" line="110"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="121" />
+        <location filename="../../desktop/ui/server_view.py" line="111"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="122" />
+        <location filename="../../desktop/ui/server_view.py" line="112"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="133" />
+        <location filename="../../desktop/ui/server_view.py" line="123"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="136" />
+        <location filename="../../desktop/ui/server_view.py" line="126"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="138" />
+        <location filename="../../desktop/ui/server_view.py" line="128"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="171" />
+        <location filename="../../desktop/ui/server_view.py" line="163"/>
+        <source>Client to set up</source>
+        <translation>要设置的客户端</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="167"/>
+        <source>Use it from</source>
+        <translation>在以下工具中使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="184"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="172" />
+        <location filename="../../desktop/ui/server_view.py" line="185"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="226" />
+        <location filename="../../desktop/ui/server_view.py" line="247"/>
         <source>Key copied to the clipboard; it is shown only once: </source>
         <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="231" />
+        <location filename="../../desktop/ui/server_view.py" line="252"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="232" />
+        <location filename="../../desktop/ui/server_view.py" line="253"/>
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="250" />
+        <location filename="../../desktop/ui/server_view.py" line="271"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
@@ -1211,114 +1241,114 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="61" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="42"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="68" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="49"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="71" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="52"/>
         <source>Keep models loaded for</source>
         <translation>模型保持加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="72" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="53"/>
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="73" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="54"/>
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="74" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="55"/>
         <source>Network</source>
         <translation>网络</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="74" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="55"/>
         <source>Delete chats after</source>
         <translation>对话保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="75" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="56"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="75" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="56"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="76" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="57"/>
         <source>Tray</source>
         <translation>托盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="81" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="62"/>
         <source>Language changes apply the next time EdgeDesk starts.</source>
         <translation>语言更改将在下次启动 EdgeDesk 时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="95" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="78"/>
         <source> min</source>
         <translation> 分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="96" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="79"/>
         <source>Unload right away</source>
         <translation>立即卸载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="100" />
-        <location filename="../../desktop/ui/settings_dialog.py" line="106" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="83"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="89"/>
         <source>Auto (fit to this machine)</source>
         <translation>自动（适配本机）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="108" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="91"/>
         <source>Offline: make no network connection at all</source>
         <translation>离线：完全不建立网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="112" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="95"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="113" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="96"/>
         <source>Keep chats forever</source>
         <translation>永久保留对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="116" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="99"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="116" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="99"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="117" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="100"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="124" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="107"/>
         <source>Closing the window keeps the server running in the tray</source>
         <translation>关闭窗口后服务器继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="139" />
-        <location filename="../../desktop/ui/settings_dialog.py" line="144" />
+        <location filename="../../desktop/ui/settings_dialog.py" line="122"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="127"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
@@ -1326,25 +1356,25 @@
 <context>
     <name>Tray</name>
     <message>
-        <location filename="../../desktop/ui/tray.py" line="32" />
+        <location filename="../../desktop/ui/tray.py" line="32"/>
         <source>Show EdgeDesk</source>
         <translation>显示 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tray.py" line="34" />
+        <location filename="../../desktop/ui/tray.py" line="34"/>
         <source>Quit (stops the server)</source>
         <translation>退出（停止服务器）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tray.py" line="53" />
-        <source>The server keeps running. Quit from the tray icon's menu.</source>
+        <location filename="../../desktop/ui/tray.py" line="53"/>
+        <source>The server keeps running. Quit from the tray icon&apos;s menu.</source>
         <translation>服务器仍在运行。可从托盘图标的菜单退出。</translation>
     </message>
 </context>
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="75" />
+        <location filename="../../desktop/ui/__init__.py" line="97"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>
