@@ -21,6 +21,8 @@ PYTHON=${PYTHON:-python3}
 VENV=${EDGEDESK_VENV:-.venv}
 EXTRAS=${EDGEDESK_EXTRAS:-}
 CACHE=${EDGEDESK_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edgedesk/gpu-wheels}
+# llama.cpp is compiled for this CPU; leave AMX out where the CPU lists it but can't run it.
+source scripts/amx-check.sh
 LLAMA_VERSION=$(sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
 
 say() { printf 'edgedesk install: %s\n' "$*"; }
@@ -129,7 +131,7 @@ cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set i
 
 build_wheel() {  # $1 variant, $2 CMAKE_ARGS; sets WHEEL to the cached wheel's path
   local key dir log
-  key=$(printf '%s|%s|%s|%s' "$LLAMA_VERSION" "$1" "$2" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" \
+  key=$(printf '%s|%s|%s|%s|%s' "$LLAMA_VERSION" "$1" "$2" "${CFLAGS:-}" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" \
         | sha256sum | cut -c1-12)
   dir="$CACHE/$1-$key"
   if ! compgen -G "$dir/llama_cpp_python-*.whl" >/dev/null; then

@@ -4,13 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-# llama-cpp-python compiles llama.cpp for this CPU (-march=native). Some virtual machines
-# advertise Intel AMX yet fault on its instructions (SIGILL in the first matrix multiply),
-# so test builds leave AMX out; GCC honours an explicit -mno-* whatever -march says.
-if [ "$(uname -m)" = x86_64 ] && grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then
-  NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
-  export CFLAGS="${CFLAGS:-} $NO_AMX" CXXFLAGS="${CXXFLAGS:-} $NO_AMX"
-fi
+# llama.cpp is compiled for this CPU; leave AMX out where the CPU lists it but can't run it.
+source scripts/amx-check.sh
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
