@@ -30,6 +30,10 @@ from desktop.resolve import ModelResolver
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.catalog.download import Downloader
     from desktop.catalog.hub import HubClient
+    from desktop.engine.scheduler import Engine
+    from desktop.engine.types import ModelSpec
+    from desktop.net import Transport
+    from desktop.remote.registry import RemoteRegistry
     from desktop.retrieval.indexer import IndexReport, Library
     from desktop.retrieval.search import Searcher
     from desktop.store.chats import ChatStore
@@ -84,7 +88,69 @@ class AppContext:
             shared_models_dir=(Path(self.settings.shared_models_dir)
                                if self.settings.shared_models_dir else None),
             installed=self.installed.lookup,
+            remote=self._remote_spec,
         )
+
+    @functools.cached_property
+    def remotes(self) -> RemoteRegistry:
+        """Remote engines: IT's (policy RemoteEndpoints) and the user's own."""
+        from desktop.remote.registry import RemoteRegistry
+
+        return RemoteRegistry(self.paths.config_dir / "remotes.json",
+                              policy_entries=self.settings.remote_endpoints,
+                              allow_user=self.settings.allow_user_remotes)
+
+    @functools.cached_property
+    def transport(self) -> Transport:
+        """TLS roots (OS store + CaBundle) and proxy for outbound HTTPS."""
+        from desktop.net import Transport
+
+        return Transport(ca_bundle=self.settings.ca_bundle, proxy=self.settings.proxy)
+
+    def _remote_spec(self, ref: str) -> ModelSpec | None:
+        if "/" not in ref:
+            return None  # cheap: most names are local and need no registry read
+        from desktop.remote.engine import remote_spec
+
+        found = self.remotes.split(ref)
+        return None if found is None else remote_spec(*found)
+
+    def remote_models(self) -> dict[str, list[str] | str]:
+        """Each remote's NAME/MODEL ids, or why it could not be listed (one call each)."""
+        from desktop.remote.engine import list_models
+
+        listed: dict[str, list[str] | str] = {}
+        for remote in self.remotes.all():
+            try:
+                ids = list_models(remote, key=self.remotes.key(remote.name), net=self.net,
+                                  transport=self.transport)
+                listed[remote.name] = [f"{remote.name}/{m}" for m in ids]
+            except EdgeDeskError as exc:
+                listed[remote.name] = exc.message
+        return listed
+
+    def remote_model_ids(self) -> list[str]:
+        """Every NAME/MODEL the reachable remotes list (none offline: nothing is asked)."""
+        if self.net.refusal() is not None:
+            return []
+        return [m for ids in self.remote_models().values() if isinstance(ids, list)
+                for m in ids]
+
+    def load_model(self, spec: ModelSpec) -> Engine:
+        """The scheduler's load function: a local GGUF, or a remote engine's model."""
+        remote = spec.options.get("remote")
+        if remote is None:
+            from desktop.engine.loader import load_engine
+
+            return load_engine(spec)
+        from desktop.remote.engine import RemoteEngine
+
+        endpoint = self.remotes.get(remote["name"])
+        if endpoint is None:
+            raise ConfigError(f"the remote '{remote['name']}' is no longer configured")
+        return RemoteEngine(spec, endpoint, remote["model"], key=self.remotes.key(endpoint.name),
+                            net=self.net, transport=self.transport,
+                            timeout_s=self.settings.server.generation_timeout_s)
 
     @functools.cached_property
     def net(self) -> NetGate:
@@ -115,12 +181,10 @@ class AppContext:
     @functools.cached_property
     def scheduler(self) -> Scheduler:
         """The single gate in front of llama.cpp."""
-        from desktop.engine.loader import load_engine
-
         engine = self.settings.engine
         budget = int(engine.memory_budget_gb * 1024**3) if engine.memory_budget_gb else None
         return Scheduler(
-            load_engine,
+            self.load_model,
             self.resolver,
             budget_bytes=budget,
             max_loaded=engine.max_loaded_models,

@@ -30,11 +30,13 @@ def _verb_modules() -> list[Any]:
         models,
         network,
         policy,
+        remotes,
         run,
         serve,
     )
 
-    return [run, models, policy, network, auth, docs, chats, keys, serve, bench, data]
+    return [run, models, policy, network, auth, docs, chats, keys, serve, bench, data,
+            remotes]
 
 
 def common_options() -> argparse.ArgumentParser:
