@@ -67,6 +67,8 @@ def build_app(fake: Fake) -> Starlette:
         fake.bodies.append(body)
         if not authorised(request):
             return denied()
+        if model not in MODELS:
+            return JSONResponse({"error": {"message": f"model {model} not found"}}, 404)
         if model == "busy":
             return JSONResponse({"error": {"message": "too many requests"}}, 429,
                                 headers={"retry-after": "7"})
