@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from desktop.errors import NetworkBlocked
+from desktop.errors import ConfigError, NetworkBlocked
 
 # Environment switches that stop libraries calling home unasked. huggingface_hub 2.x
 # builds its User-Agent with ``detect_agent()``, which fetches
@@ -180,7 +180,7 @@ class Transport:
             try:
                 context.load_verify_locations(cafile=str(path))
             except (OSError, ssl.SSLError) as exc:
-                raise NetworkBlocked(
+                raise ConfigError(
                     f"the CA bundle {path} (setting 'ca_bundle' / policy CaBundle) cannot be "
                     f"used: {exc}; point it at a PEM file of certificates") from None
         return context

@@ -9,14 +9,15 @@ sends two events and cuts the connection; ``endless`` streams until the client l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import select
 import socket
-import ssl
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -129,14 +130,14 @@ def build_app(fake: Fake) -> Starlette:
 
 
 @contextmanager
-def run_uvicorn(app: Any, ssl_context: ssl.SSLContext | None = None) -> Iterator[str]:
+def run_uvicorn(app: Any, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
     """Serve ``app`` on a free loopback port; yields its base URL (with /v1)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="error", lifespan="off")
-    if ssl_context is not None:
-        config.ssl = ssl_context
+    config = uvicorn.Config(app, log_level="error", lifespan="off",
+                            ssl_certfile=str(tls[0]) if tls else None,
+                            ssl_keyfile=str(tls[1]) if tls else None)
     server = uvicorn.Server(config)
     started = threading.Event()
     original = server.startup
@@ -149,7 +150,7 @@ def run_uvicorn(app: Any, ssl_context: ssl.SSLContext | None = None) -> Iterator
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     assert started.wait(30), "the fake server did not start"
-    scheme = "https" if ssl_context is not None else "http"
+    scheme = "https" if tls is not None else "http"
     try:
         yield f"{scheme}://127.0.0.1:{port}/v1"
     finally:
@@ -159,11 +160,11 @@ def run_uvicorn(app: Any, ssl_context: ssl.SSLContext | None = None) -> Iterator
 
 
 @contextmanager
-def fake_server(key: str | None = None, ssl_context: ssl.SSLContext | None = None
+def fake_server(key: str | None = None, tls: tuple[Path, Path] | None = None
                 ) -> Iterator[Fake]:
-    """A running fake OpenAI server."""
+    """A running fake OpenAI server (HTTPS with ``tls``: certificate and key PEM files)."""
     fake = Fake(key=key)
-    with run_uvicorn(build_app(fake), ssl_context) as url:
+    with run_uvicorn(build_app(fake), tls) as url:
         fake.url = url
         yield fake
 
@@ -208,10 +209,14 @@ def connect_proxy(refuse: bool = False) -> Iterator[Proxy]:
                 while not stop.is_set():
                     ready, _, _ = select.select(pair, [], [], 0.2)
                     for sock in ready:
-                        data = sock.recv(65536)
+                        try:
+                            data = sock.recv(65536)
+                            if data:
+                                (upstream if sock is client else client).sendall(data)
+                        except OSError:  # either side hung up hard: the tunnel is over
+                            data = b""
                         if not data:
                             return
-                        (upstream if sock is client else client).sendall(data)
 
     def accept() -> None:
         while not stop.is_set():
@@ -227,5 +232,7 @@ def connect_proxy(refuse: bool = False) -> Iterator[Proxy]:
         yield proxy
     finally:
         stop.set()
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
         listener.close()
         thread.join(5)
