@@ -48,6 +48,16 @@ def handle_add(args: argparse.Namespace) -> int:
         key = sys.stdin.readline().strip()
         if not key or any(c.isspace() for c in key):
             raise InvalidRequest("no API key on standard input (one line, no spaces)")
+    policy = next((r for r in ctx.remotes.policy if r.name == args.name), None)
+    if policy is not None:
+        # IT names the endpoint; the user (or IT's script) only supplies their key.
+        if not key:
+            raise InvalidRequest(f"'{args.name}' is set by your organization; only its key can "
+                                 "be stored, with --api-key-stdin")
+        keyring_set(policy.name, key)
+        print(f"key for '{policy.name}' ({policy.base_url}, set by your organization) stored "
+              "in the OS keyring; the URL given was not used")
+        return 0
     endpoint = ctx.remotes.add(args.name, args.url)
     if key:
         keyring_set(endpoint.name, key)

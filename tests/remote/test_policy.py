@@ -15,6 +15,7 @@ from desktop.errors import ConfigError, InvalidRequest, NetworkBlocked
 from desktop.net import read_log
 from desktop.policy import MachinePolicy
 from desktop.remote.registry import keyring_set
+from tests.remote.conftest import MemoryKeyring
 from tests.remote.fake_openai import Fake
 
 
@@ -87,3 +88,18 @@ def test_policy_show_lists_remote_keys(monkeypatch: pytest.MonkeyPatch,
     rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["settings"]}
     assert rows["remote_endpoints"]["value"] == ["gpu=http://gpu-01:8000"]
     assert rows["allow_user_remotes"]["locked"] and rows["proxy"]["value"] == "http://p:3128"
+
+
+def test_user_stores_only_the_key_of_an_it_endpoint(
+        fake: Fake, monkeypatch: pytest.MonkeyPatch, memory_keyring: MemoryKeyring,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    policy = MachinePolicy("test", {"RemoteEndpoints": [f"corp={fake.url}"],
+                                    "AllowUserRemotes": False})
+    monkeypatch.setattr("desktop.app.load_machine_policy", lambda: policy)
+    monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
+    assert main(["remotes", "add", "corp", "http://elsewhere/v1", "--api-key-stdin"]) == 0
+    assert memory_keyring.store[("EdgeDesk remote engine", "corp")] == "sk-remote"
+    capsys.readouterr()
+    assert main(["run", "corp/echo", "key works"]) == 0
+    assert capsys.readouterr().out.strip() == "key works"
+    assert fake.requests[-1] == "POST /v1/chat/completions echo"
