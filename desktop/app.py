@@ -168,7 +168,8 @@ class AppContext:
         """Hub metadata (the configured mirror, else HF_ENDPOINT, else huggingface.co)."""
         from desktop.catalog.hub import HubClient, resolve_endpoint
 
-        return HubClient(self.net, resolve_endpoint(self.settings.hub_endpoint, os.environ))
+        return HubClient(self.net, resolve_endpoint(self.settings.hub_endpoint, os.environ),
+                         transport=self.transport)
 
     def downloader(self, **options: Any) -> Downloader:
         """A downloader carrying the Hub token (read from the keyring only now)."""
@@ -176,7 +177,7 @@ class AppContext:
 
         return Downloader(self.net, quarantine_dir=self.paths.models_dir / ".quarantine",
                           lock_dir=self.paths.cache_dir / "locks", token=self.hub.token(),
-                          **options)
+                          **{"transport": self.transport, **options})
 
     @functools.cached_property
     def scheduler(self) -> Scheduler:

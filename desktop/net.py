@@ -185,13 +185,17 @@ class Transport:
                     f"used: {exc}; point it at a PEM file of certificates") from None
         return context
 
+    def httpx_options(self) -> dict[str, Any]:
+        """``verify``, ``proxy`` and ``trust_env`` for an httpx (or httpx2) client."""
+        return {"verify": self.ssl_context(), "proxy": self.proxy or None,
+                "trust_env": self.proxy is None}
+
     def client(self, *, timeout: Any = 30.0, hooks: list[Any] | None = None,
                headers: dict[str, str] | None = None) -> Any:
         """An ``httpx.Client`` that verifies and proxies as configured."""
         import httpx
 
-        return httpx.Client(verify=self.ssl_context(), proxy=self.proxy or None,
-                            trust_env=self.proxy is None, timeout=timeout,
+        return httpx.Client(**self.httpx_options(), timeout=timeout,
                             headers=headers, follow_redirects=False,
                             event_hooks={"request": hooks or []})
 

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+BLOB = b"GGUF" + bytes(range(256)) * 8  # a "model file" for download tests
 MODELS = ["echo", "busy", "drop", "endless", "stall", "embedder"]
 
 
@@ -121,7 +122,12 @@ def build_app(fake: Fake) -> Starlette:
         return JSONResponse({"object": "list", "data": data[::-1], "model": body["model"],
                              "usage": {"prompt_tokens": 1, "total_tokens": 1}})
 
+    async def blob(request: Request) -> Response:
+        fake.requests.append("GET /files/blob")
+        return Response(BLOB, media_type="application/octet-stream")
+
     return Starlette(routes=[
+        Route("/files/blob", blob),
         Route("/v1/models", models),
         Route("/v1/chat/completions", generate, methods=["POST"]),
         Route("/v1/completions", generate, methods=["POST"]),

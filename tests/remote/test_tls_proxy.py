@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,11 @@ import pytest
 import trustme
 
 from desktop.app import AppContext, build_context
+from desktop.catalog.hub import RemoteFile
 from desktop.config import NoPolicy
 from desktop.engine.types import GenerationParams, Message
-from desktop.errors import ConfigError, RemoteError
-from tests.remote.fake_openai import Fake, connect_proxy, fake_server
+from desktop.errors import ConfigError, DownloadError, RemoteError
+from tests.remote.fake_openai import BLOB, Fake, connect_proxy, fake_server
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +95,21 @@ def test_refusing_proxy_is_named(tls_fake: Fake, ca_files: tuple[Path, Path, Pat
         ctx = _context(tls_fake, ca_bundle=str(ca_files[0]), proxy=proxy.url)
         with pytest.raises(RemoteError, match="proxy refused the connection"):
             _ask(ctx)
+
+
+def test_downloads_use_the_same_trust_and_proxy(tls_fake: Fake, edgedesk_home: Path,
+                                                ca_files: tuple[Path, Path, Path]) -> None:
+    """The Hub, mirrors and remotes share one transport: a mirror behind the corporate CA."""
+    base = tls_fake.url.removesuffix("/v1")
+    blob = RemoteFile("corp/mirror", "blob.gguf", "0" * 40, len(BLOB),
+                      hashlib.sha256(BLOB).hexdigest(), f"{base}/files/blob")
+    refused = build_context(policy=NoPolicy())
+    with pytest.raises(DownloadError, match="not trusted by this machine"):
+        refused.downloader(max_attempts=1).fetch(blob, edgedesk_home / "a.gguf")
+    refused.close()
+    with connect_proxy() as proxy:
+        ctx = build_context(policy=NoPolicy(),
+                            cli_settings={"ca_bundle": str(ca_files[0]), "proxy": proxy.url})
+        fetched = ctx.downloader(max_attempts=1).fetch(blob, edgedesk_home / "b.gguf")
+        ctx.close()
+    assert fetched.path.read_bytes() == BLOB and len(proxy.tunnels) == 1
