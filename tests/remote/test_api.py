@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 
@@ -116,3 +117,17 @@ def test_unknown_remote_model_is_a_404(local: Local) -> None:
     with pytest.raises(openai.NotFoundError):
         local.client.chat.completions.create(
             model="gpu/nope", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_responses_and_messages_routes_reach_the_remote(local: Local) -> None:
+    base = str(local.client.base_url).rstrip("/")
+    with httpx.Client(timeout=60) as http:
+        answer = http.post(f"{base}/responses", json={"model": "gpu/echo",
+                                                      "input": "through responses"})
+        assert answer.status_code == 200, answer.text
+        assert "through responses" in answer.text
+        message = http.post(f"{base}/messages", json={
+            "model": "gpu/echo", "max_tokens": 16,
+            "messages": [{"role": "user", "content": "through messages"}]})
+        assert message.status_code == 200, message.text
+        assert message.json()["content"][0]["text"] == "through messages "
