@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.store.responses import ResponseStore
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
+REMOTE_LIST_TTL_S = 30.0  # how long a remote's model list is reused
 
 
 @dataclass
@@ -115,10 +116,21 @@ class AppContext:
         found = self.remotes.split(ref)
         return None if found is None else remote_spec(*found)
 
-    def remote_models(self) -> dict[str, list[str] | str]:
-        """Each remote's NAME/MODEL ids, or why it could not be listed (one call each)."""
+    def remote_models(self, *, max_age_s: float = REMOTE_LIST_TTL_S
+                      ) -> dict[str, list[str] | str]:
+        """Each remote's NAME/MODEL ids, or why it could not be listed (one call each).
+
+        Kept for ``max_age_s``: every /v1/models (and every unknown-model error, which
+        lists the models) would otherwise call every remote, each up to its timeout.
+        """
+        import time
+
         from desktop.remote.engine import list_models
 
+        cached = self._cache.get("remote_models")
+        if cached is not None and time.monotonic() - cached[0] < max_age_s:
+            result: dict[str, list[str] | str] = cached[1]
+            return result
         listed: dict[str, list[str] | str] = {}
         for remote in self.remotes.all():
             try:
@@ -127,6 +139,7 @@ class AppContext:
                 listed[remote.name] = [f"{remote.name}/{m}" for m in ids]
             except EdgeDeskError as exc:
                 listed[remote.name] = exc.message
+        self._cache["remote_models"] = (time.monotonic(), listed)
         return listed
 
     def remote_model_ids(self) -> list[str]:

@@ -118,7 +118,7 @@ def remote_rows(ctx: AppContext) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     if ctx.net.refusal() is not None:
         return rows  # offline: no remote is asked, none is listed
-    for name, ids in ctx.remote_models().items():
+    for name, ids in ctx.remote_models(max_age_s=0).items():
         if isinstance(ids, str):
             rows.append({"id": f"{name}/*", "kind": "remote", "remote": name, "error": ids})
             continue

@@ -43,9 +43,13 @@ def local(fake: Fake) -> Iterator[Local]:
         ctx.close()
 
 
-def test_remote_models_are_listed(local: Local) -> None:
+def test_remote_models_are_listed(local: Local, fake: Fake) -> None:
+    before = fake.requests.count("GET /v1/models")
     ids = [m.id for m in local.client.models.list()]
     assert {"gpu/echo", "gpu/embedder"} <= set(ids)
+    assert [m.id for m in local.client.models.list()] == ids
+    # An IDE polls /v1/models; the remote is asked once per TTL, not per poll.
+    assert fake.requests.count("GET /v1/models") == before + 1
 
 
 def test_chat_whole_and_streamed(local: Local, fake: Fake, edgedesk_home: Path) -> None:
