@@ -13,6 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -113,11 +114,7 @@ class RemoteEngine:
         url = self._url(route)
         self._gate("POST", url)
         data = json.dumps(body).encode()
-        received, error = 0, ""
-        started = time.perf_counter()
-        first: float | None = None
-        finish: FinishReason | None = None
-        usage: Usage | None = None
+        state = _StreamState(time.perf_counter())
         with self._lock:
             self._busy += 1
             self._requests += 1
@@ -126,42 +123,31 @@ class RemoteEngine:
                     "Content-Type": "application/json", "Accept": "text/event-stream"}) as resp:
                 if resp.status_code >= 400:
                     resp.read()
-                    received = len(resp.content)
-                    error = f"HTTP {resp.status_code}"
+                    state.received = len(resp.content)
+                    state.error = f"HTTP {resp.status_code}"
                     raise wire.status_error(resp.status_code, _json_or_text(resp),
                                             self.endpoint.name, resp.headers.get("retry-after"))
-                ended = False
-
-                def lines() -> Iterator[str]:
-                    nonlocal received, ended
-                    for line in resp.iter_lines():
-                        received += len(line) + 1
-                        if line.strip() == "data: [DONE]":
-                            ended = True
-                        yield line
-
-                for payload in wire.sse_payloads(lines()):
+                for payload in wire.sse_payloads(state.lines(resp)):
                     if cancel is not None and cancel.is_set():
-                        error = "cancelled"
-                        yield Chunk(finish_reason="cancelled", usage=usage or Usage(),
-                                    timings=self._timings(started, first))
+                        state.error = "cancelled"
+                        yield Chunk(finish_reason="cancelled", usage=state.usage or Usage(),
+                                    timings=state.timings())
                         return  # leaving the with-block closes the upstream stream
-                    usage = wire.usage_of(payload) or usage
-                    text, reasoning, done = wire.delta_of(payload, chat=chat)
-                    finish = done or finish
-                    if text or reasoning:
-                        first = first or time.perf_counter()
-                        yield Chunk(text=text, reasoning=reasoning)
-                if not ended and finish is None:
-                    error = "dropped"
+                    piece = state.take(payload, chat=chat)
+                    if piece is not None:
+                        yield piece
+                if not state.ended and state.finish is None:
+                    state.error = "dropped"
                     raise RemoteError(f"remote '{self.endpoint.name}' closed the stream before "
                                       "the answer ended; try again", code="remote_stream_dropped")
-            self._count(usage)
-            yield Chunk(finish_reason=finish or "stop", usage=usage or Usage(),
-                        timings=self._timings(started, first))
+            self._count(state.usage)
+            if state.calls:
+                yield Chunk(text=wire.tool_calls_text(state.calls))
+            yield Chunk(finish_reason=state.finish or "stop", usage=state.usage or Usage(),
+                        timings=state.timings())
         except httpx.HTTPError as exc:
-            error = type(exc).__name__
-            if first is not None and not isinstance(exc, httpx.TimeoutException):
+            state.error = type(exc).__name__
+            if state.first is not None and not isinstance(exc, httpx.TimeoutException):
                 raise RemoteError(f"the connection to remote '{self.endpoint.name}' dropped "
                                   f"mid-answer ({exc or type(exc).__name__}); try again",
                                   code="remote_stream_dropped") from None
@@ -169,14 +155,8 @@ class RemoteEngine:
         finally:
             with self._lock:
                 self._busy -= 1
-            self._net.record("POST", url, PURPOSE, sent=len(data), received=received,
-                             error=error)
-
-    def _timings(self, started: float, first: float | None) -> Timings:
-        now = time.perf_counter()
-        ttft = (first or now) - started
-        return Timings(prompt_s=ttft, time_to_first_token_s=ttft,
-                       generation_s=now - (first or now))
+            self._net.record("POST", url, PURPOSE, sent=len(data), received=state.received,
+                             error=state.error)
 
     def _count(self, usage: Usage | None) -> None:
         if usage is not None:
@@ -239,6 +219,48 @@ class RemoteEngine:
     def close(self) -> None:
         """Close the connection pool."""
         self._client.close()
+
+
+@dataclass
+class _StreamState:
+    """What one streamed answer has brought so far (bytes, first token, usage, calls)."""
+
+    started: float
+    received: int = 0
+    ended: bool = False  # saw [DONE]
+    first: float | None = None
+    finish: FinishReason | None = None
+    usage: Usage | None = None
+    error: str = ""
+    calls: dict[int, tuple[str, str]] = field(default_factory=dict)  # index -> name, args
+
+    def lines(self, response: httpx.Response) -> Iterator[str]:
+        """The response's lines, counting bytes and noting the end marker."""
+        for line in response.iter_lines():
+            self.received += len(line) + 1
+            if line.strip() == "data: [DONE]":
+                self.ended = True
+            yield line
+
+    def take(self, payload: Mapping[str, Any], *, chat: bool) -> Chunk | None:
+        """Fold one event in; the text chunk to pass on, if it carries text."""
+        self.usage = wire.usage_of(payload) or self.usage
+        for index, name, arguments in wire.tool_call_pieces(payload):
+            known = self.calls.get(index, ("", ""))
+            self.calls[index] = (known[0] + name, known[1] + arguments)
+        text, reasoning, done = wire.delta_of(payload, chat=chat)
+        self.finish = done or self.finish
+        if not (text or reasoning):
+            return None
+        self.first = self.first or time.perf_counter()
+        return Chunk(text=text, reasoning=reasoning)
+
+    def timings(self) -> Timings:
+        """Time to first token and generation time after it."""
+        now = time.perf_counter()
+        ttft = (self.first or now) - self.started
+        return Timings(prompt_s=ttft, time_to_first_token_s=ttft,
+                       generation_s=now - (self.first or now))
 
 
 def _json_or_text(response: httpx.Response) -> Any:

@@ -145,3 +145,34 @@ def status_error(status: int, body: Any, remote: str, retry_after: str | None = 
 def final_chunk(finish: FinishReason | None, usage: Usage | None) -> Chunk:
     """The closing chunk of a remote stream (``stop`` if the server named no reason)."""
     return Chunk(finish_reason=finish or "stop", usage=usage or Usage())
+
+
+def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str]]:
+    """(index, name piece, arguments piece) of the tool-call deltas in one chat event."""
+    choices = payload.get("choices") or []
+    if not choices or not isinstance(choices[0], dict):
+        return []
+    delta = choices[0].get("delta") or {}
+    pieces = []
+    for call in delta.get("tool_calls") or []:
+        function = call.get("function") or {}
+        pieces.append((int(call.get("index") or 0), str(function.get("name") or ""),
+                       str(function.get("arguments") or "")))
+    return pieces
+
+
+def tool_calls_text(calls: Mapping[int, tuple[str, str]]) -> str:
+    """The remote's structured calls in the tagged form the server's parser reads back.
+
+    Our engines hand the server text and it finds the calls there (server/toolcalls.py);
+    writing the remote's calls the same way keeps one path for every model.
+    """
+    parts = []
+    for _, (name, arguments) in sorted(calls.items()):
+        try:
+            args: Any = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            args = arguments  # passed on as the remote sent it; the client judges it
+        parts.append("<tool_call>" + json.dumps({"name": name, "arguments": args},
+                                                ensure_ascii=False) + "</tool_call>")
+    return "".join(parts)

@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 BLOB = b"GGUF" + bytes(range(256)) * 8  # a "model file" for download tests
-MODELS = ["echo", "busy", "drop", "endless", "stall", "embedder"]
+MODELS = ["tooler", "echo", "busy", "drop", "endless", "stall", "embedder"]
 
 
 @dataclass
@@ -95,6 +95,17 @@ def build_app(fake: Fake) -> Starlette:
                 yield _event(piece(words[0]))
                 yield _event(piece("again "))
                 raise ConnectionResetError("the fake drops the stream")
+            if model == "tooler":
+                call = {"index": 0, "id": "call_1", "type": "function",
+                        "function": {"name": "get_weather", "arguments": ""}}
+                yield _event({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+                for part in ('{"city": ', '"Paris"}'):
+                    yield _event({"choices": [{"index": 0, "delta": {"tool_calls": [
+                        {"index": 0, "function": {"arguments": part}}]}}]})
+                yield _event({"choices": [{"index": 0, "delta": {},
+                                           "finish_reason": "tool_calls"}]})
+                yield b"data: [DONE]\n\n"
+                return
             if model == "endless":
                 try:
                     while True:

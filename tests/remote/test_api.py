@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,3 +136,19 @@ def test_responses_and_messages_routes_reach_the_remote(local: Local) -> None:
             "messages": [{"role": "user", "content": "through messages"}]})
         assert message.status_code == 200, message.text
         assert message.json()["content"][0]["text"] == "through messages "
+
+
+WEATHER = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Weather of a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+def test_remote_tool_calls_reach_the_client(local: Local, fake: Fake) -> None:
+    answer = local.client.chat.completions.create(
+        model="gpu/tooler", messages=[{"role": "user", "content": "weather in Paris?"}],
+        tools=WEATHER)  # type: ignore[arg-type]
+    calls = answer.choices[0].message.tool_calls
+    assert answer.choices[0].finish_reason == "tool_calls" and calls
+    assert calls[0].function.name == "get_weather"  # type: ignore[union-attr]
+    assert json.loads(calls[0].function.arguments) == {"city": "Paris"}  # type: ignore[union-attr]
+    assert fake.bodies[-1]["tools"][0]["function"]["name"] == "get_weather"
