@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,16 @@ def test_bad_url_and_name_are_refused(capsys: pytest.CaptureFixture[str]) -> Non
     assert "not an http(s) URL" in capsys.readouterr().err
     assert main(["remotes", "add", "a/b", "http://x/v1"]) == 2
     assert "not a usable remote name" in capsys.readouterr().err
+
+
+def test_unreachable_remote_is_named_in_models_list(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:  # a port nobody listens on: bound, never listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        assert main(["remotes", "add", "down", f"http://127.0.0.1:{port}"]) == 0
+        capsys.readouterr()
+        assert main(["models", "list"]) == 0
+        out = capsys.readouterr().out
+    assert "down/*" in out and "cannot connect to 127.0.0.1" in out
+    assert main(["remotes", "test", "down"]) == 10
+    assert "remote 'down': cannot connect" in capsys.readouterr().err
