@@ -20,7 +20,7 @@ from desktop.catalog.hardware import Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import ConfigError, EdgeDeskError
+from desktop.errors import ConfigError, EdgeDeskError, ModelNotAllowed
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.relocate import DataFolderLock, relocate_at_start
@@ -114,7 +114,15 @@ class AppContext:
         from desktop.remote.engine import remote_spec
 
         found = self.remotes.split(ref)
-        return None if found is None else remote_spec(*found)
+        if found is None:
+            return None
+        allowed = self.settings.allowed_models
+        if found[0].source == "user" and allowed is not None and ref not in allowed:
+            # IT's own endpoints are allowed by naming them; a user's are not.
+            raise ModelNotAllowed(
+                f"{ref} is blocked by your organization's policy (AllowedModels); use a "
+                "remote your organization provides, or ask IT to allow it")
+        return remote_spec(*found)
 
     def remote_models(self, *, max_age_s: float = REMOTE_LIST_TTL_S
                       ) -> dict[str, list[str] | str]:

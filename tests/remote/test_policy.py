@@ -11,7 +11,7 @@ import pytest
 from desktop.app import AppContext, build_context
 from desktop.cli import main
 from desktop.engine.types import GenerationParams, Message
-from desktop.errors import ConfigError, InvalidRequest, NetworkBlocked
+from desktop.errors import ConfigError, InvalidRequest, ModelNotAllowed, NetworkBlocked
 from desktop.net import read_log
 from desktop.policy import MachinePolicy
 from desktop.remote.registry import keyring_set
@@ -103,3 +103,19 @@ def test_user_stores_only_the_key_of_an_it_endpoint(
     assert main(["run", "corp/echo", "key works"]) == 0
     assert capsys.readouterr().out.strip() == "key works"
     assert fake.requests[-1] == "POST /v1/chat/completions echo"
+
+
+def test_allowed_models_covers_user_remotes_not_it_endpoints(fake: Fake) -> None:
+    mine = build_context(policy=MachinePolicy())
+    mine.remotes.add("mine", fake.url)
+    mine.close()
+    ctx = build_context(policy=MachinePolicy("test", {
+        "AllowedModels": ["glm-4-9b-0414"], "RemoteEndpoints": [f"corp={fake.url}"]}))
+    keyring_set("corp", "sk-remote")
+    keyring_set("mine", "sk-remote")
+    try:
+        with pytest.raises(ModelNotAllowed, match="AllowedModels"):
+            _ask(ctx, "mine/echo")
+        assert _ask(ctx, "corp/echo") == "quarterly numbers "
+    finally:
+        ctx.close()
