@@ -38,6 +38,7 @@ class Fake:
     requests: list[str] = field(default_factory=list)  # "METHOD /path model"
     bodies: list[dict[str, Any]] = field(default_factory=list)
     abandoned: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)  # ends a "stall"
     url: str = ""
 
 
@@ -75,7 +76,8 @@ def build_app(fake: Fake) -> Starlette:
             return JSONResponse({"error": {"message": "too many requests"}}, 429,
                                 headers={"retry-after": "7"})
         if model == "stall":
-            await asyncio.Event().wait()
+            while not fake.release.is_set():  # holds the answer until the test lets go
+                await asyncio.sleep(0.02)
         if chat:
             text = str(body["messages"][-1]["content"])
         else:

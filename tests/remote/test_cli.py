@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -103,3 +104,17 @@ def test_unreachable_remote_is_named_in_models_list(capsys: pytest.CaptureFixtur
     assert "down/*" in out and "cannot connect to 127.0.0.1" in out
     assert main(["remotes", "test", "down"]) == 10
     assert "remote 'down': cannot connect" in capsys.readouterr().err
+
+
+def test_a_remote_that_does_not_answer_times_out_with_the_reason(
+        fake: Fake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _add(fake, monkeypatch)
+    (Path(os.environ["EDGEDESK_HOME"]) / "config" / "settings.toml").write_text(
+        "[server]\ngeneration_timeout_s = 0.5\n")
+    capsys.readouterr()
+    fake.release.clear()
+    try:
+        assert main(["run", "gpu/stall", "hello"]) == 10
+    finally:
+        fake.release.set()
+    assert "remote 'gpu' (127.0.0.1) did not answer in time" in capsys.readouterr().err
