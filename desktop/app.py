@@ -20,7 +20,7 @@ from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
 from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest
+from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, ModelNotAllowed
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.private import repair_tree, restrict_new_files
@@ -31,6 +31,10 @@ from desktop.resolve import ModelResolver
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.catalog.download import Downloader
     from desktop.catalog.hub import HubClient
+    from desktop.engine.scheduler import Engine
+    from desktop.engine.types import ModelSpec
+    from desktop.net import Transport
+    from desktop.remote.registry import RemoteRegistry
     from desktop.retrieval.indexer import IndexReport, Library
     from desktop.retrieval.search import Searcher
     from desktop.server.security import KeyStore
@@ -39,6 +43,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.store.responses import ResponseStore
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
+REMOTE_LIST_TTL_S = 30.0  # how long a remote's model list is reused
 
 
 def engine_gpus() -> list[GPU]:
@@ -100,7 +105,89 @@ class AppContext:
             shared_models_dir=(Path(self.settings.shared_models_dir)
                                if self.settings.shared_models_dir else None),
             installed=self.installed.lookup,
+            remote=self._remote_spec,
         )
+
+    @functools.cached_property
+    def remotes(self) -> RemoteRegistry:
+        """Remote engines: IT's (policy RemoteEndpoints) and the user's own."""
+        from desktop.remote.registry import RemoteRegistry
+
+        return RemoteRegistry(self.paths.config_dir / "remotes.json",
+                              policy_entries=self.settings.remote_endpoints,
+                              allow_user=self.settings.allow_user_remotes)
+
+    @functools.cached_property
+    def transport(self) -> Transport:
+        """TLS roots (OS store + CaBundle) and proxy for outbound HTTPS."""
+        from desktop.net import Transport
+
+        return Transport(ca_bundle=self.settings.ca_bundle, proxy=self.settings.proxy)
+
+    def _remote_spec(self, ref: str) -> ModelSpec | None:
+        if "/" not in ref:
+            return None  # cheap: most names are local and need no registry read
+        from desktop.remote.engine import remote_spec
+
+        found = self.remotes.split(ref)
+        if found is None:
+            return None
+        allowed = self.settings.allowed_models
+        if found[0].source == "user" and allowed is not None and ref not in allowed:
+            # IT's own endpoints are allowed by naming them; a user's are not.
+            raise ModelNotAllowed(
+                f"{ref} is blocked by your organization's policy (AllowedModels); use a "
+                "remote your organization provides, or ask IT to allow it")
+        return remote_spec(*found)
+
+    def remote_models(self, *, max_age_s: float = REMOTE_LIST_TTL_S
+                      ) -> dict[str, list[str] | str]:
+        """Each remote's NAME/MODEL ids, or why it could not be listed (one call each).
+
+        Kept for ``max_age_s``: every /v1/models (and every unknown-model error, which
+        lists the models) would otherwise call every remote, each up to its timeout.
+        """
+        import time
+
+        from desktop.remote.engine import list_models
+
+        cached = self._cache.get("remote_models")
+        if cached is not None and time.monotonic() - cached[0] < max_age_s:
+            result: dict[str, list[str] | str] = cached[1]
+            return result
+        listed: dict[str, list[str] | str] = {}
+        for remote in self.remotes.all():
+            try:
+                ids = list_models(remote, key=self.remotes.key(remote.name), net=self.net,
+                                  transport=self.transport)
+                listed[remote.name] = [f"{remote.name}/{m}" for m in ids]
+            except EdgeDeskError as exc:
+                listed[remote.name] = exc.message
+        self._cache["remote_models"] = (time.monotonic(), listed)
+        return listed
+
+    def remote_model_ids(self) -> list[str]:
+        """Every NAME/MODEL the reachable remotes list (none offline: nothing is asked)."""
+        if self.net.refusal() is not None:
+            return []
+        return [m for ids in self.remote_models().values() if isinstance(ids, list)
+                for m in ids]
+
+    def load_model(self, spec: ModelSpec) -> Engine:
+        """The scheduler's load function: a local GGUF, or a remote engine's model."""
+        remote = spec.options.get("remote")
+        if remote is None:
+            from desktop.engine.loader import load_engine
+
+            return load_engine(spec)
+        from desktop.remote.engine import RemoteEngine
+
+        endpoint = self.remotes.get(remote["name"])
+        if endpoint is None:
+            raise ConfigError(f"the remote '{remote['name']}' is no longer configured")
+        return RemoteEngine(spec, endpoint, remote["model"], key=self.remotes.key(endpoint.name),
+                            net=self.net, transport=self.transport,
+                            timeout_s=self.settings.server.generation_timeout_s)
 
     @functools.cached_property
     def net(self) -> NetGate:
@@ -119,7 +206,8 @@ class AppContext:
         """Hub metadata (the configured mirror, else HF_ENDPOINT, else huggingface.co)."""
         from desktop.catalog.hub import HubClient, resolve_endpoint
 
-        return HubClient(self.net, resolve_endpoint(self.settings.hub_endpoint, os.environ))
+        return HubClient(self.net, resolve_endpoint(self.settings.hub_endpoint, os.environ),
+                         transport=self.transport)
 
     def downloader(self, **options: Any) -> Downloader:
         """A downloader carrying the Hub token (read from the keyring only now)."""
@@ -127,17 +215,15 @@ class AppContext:
 
         return Downloader(self.net, quarantine_dir=self.paths.models_dir / ".quarantine",
                           lock_dir=self.paths.cache_dir / "locks", token=self.hub.token(),
-                          **options)
+                          **{"transport": self.transport, **options})
 
     @functools.cached_property
     def scheduler(self) -> Scheduler:
         """The single gate in front of llama.cpp."""
-        from desktop.engine.loader import load_engine
-
         engine = self.settings.engine
         budget = int(engine.memory_budget_gb * 1024**3) if engine.memory_budget_gb else None
         return Scheduler(
-            load_engine,
+            self.load_model,
             self.resolver,
             budget_bytes=budget,
             max_loaded=engine.max_loaded_models,

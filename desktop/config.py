@@ -145,6 +145,12 @@ class Settings(_Section):
     # Chats, indexes, keys and models; None: the OS default (or EDGEDESK_HOME/data). The
     # window changes it through a move at the next start (desktop/relocate.py).
     data_location: str | None = None
+    # Remote engines (desktop/remote): IT's endpoints as NAME=URL, whether users may add
+    # their own; extra PEM roots and a proxy for every outbound HTTPS call.
+    remote_endpoints: list[str] = Field(default_factory=list)
+    allow_user_remotes: bool = True
+    ca_bundle: str | None = None
+    proxy: str | None = None
     engine: EngineSettings = Field(default_factory=EngineSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 

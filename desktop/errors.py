@@ -153,3 +153,18 @@ class TemplateFailed(EdgeDeskError):
     http_status = 422
     code = "chat_template_error"
     error_type = "invalid_request_error"
+
+
+class RemoteError(EdgeDeskError):
+    """A remote engine failed, refused us, or could not be reached."""
+
+    exit_code = 10
+    http_status = 502
+    code = "remote_error"
+
+    def __init__(self, message: str, *, status: int = 502, code: str = "remote_error") -> None:
+        super().__init__(message)
+        self.http_status = status
+        self.code = code
+        if status == 429:
+            self.error_type = "rate_limit_error"

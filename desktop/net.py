@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from desktop.errors import NetworkBlocked
+from desktop.errors import ConfigError, NetworkBlocked
 
 # Environment switches that stop libraries calling home unasked. huggingface_hub 2.x
 # builds its User-Agent with ``detect_agent()``, which fetches
@@ -60,6 +60,9 @@ class Connection:
     purpose: str
     allowed: bool
     reason: str = ""
+    # Filled for remote-engine calls once they end; 0 for entries logged before a request.
+    bytes_sent: int = 0
+    bytes_received: int = 0
 
 
 class NetGate:
@@ -105,6 +108,13 @@ class NetGate:
         if reason is not None:
             raise NetworkBlocked(f"cannot {purpose}: {reason}")
 
+    def record(self, method: str, url: str, purpose: str, *, sent: int, received: int,
+               error: str = "") -> None:
+        """Log a finished call with its byte counts (never its content)."""
+        parts = urlsplit(url)
+        self._append(Connection(self._clock(), parts.hostname or "", method.upper(),
+                                parts.path, purpose, True, error, sent, received))
+
     def hook(self, purpose: str, *, download: bool = False) -> Callable[[_RequestLike], None]:
         """An httpx ``request`` event hook that sends every request through ``check``."""
 
@@ -142,3 +152,74 @@ def log_path_in(log_dir: Path) -> Path:
     """Where the network log lives inside the app's log folder."""
     return log_dir / LOG_NAME
 
+
+
+# ---------------------------------------------------------------- TLS and proxies
+
+
+@dataclass(frozen=True)
+class Transport:
+    """How outbound HTTPS is made here: the OS trust store, extra roots, a proxy."""
+
+    ca_bundle: str | None = None  # PEM file of extra roots (a TLS-inspecting proxy's CA)
+    proxy: str | None = None  # None: HTTPS_PROXY / NO_PROXY from the environment
+
+    def ssl_context(self) -> Any:
+        """Verify against the machine's trust store plus ``ca_bundle``.
+
+        The OS store (``truststore``) is what makes a proxy the machine already trusts
+        work; certifi's bundle, which most Python tools use, does not know it.
+        """
+        import ssl
+
+        import truststore
+
+        context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        if self.ca_bundle:
+            path = Path(self.ca_bundle).expanduser()
+            try:
+                context.load_verify_locations(cafile=str(path))
+            except (OSError, ssl.SSLError) as exc:
+                raise ConfigError(
+                    f"the CA bundle {path} (setting 'ca_bundle' / policy CaBundle) cannot be "
+                    f"used: {exc}; point it at a PEM file of certificates") from None
+        return context
+
+    def httpx_options(self) -> dict[str, Any]:
+        """``verify``, ``proxy`` and ``trust_env`` for an httpx (or httpx2) client."""
+        return {"verify": self.ssl_context(), "proxy": self.proxy or None,
+                "trust_env": self.proxy is None}
+
+    def client(self, *, timeout: Any = 30.0, hooks: list[Any] | None = None,
+               headers: dict[str, str] | None = None) -> Any:
+        """An ``httpx.Client`` that verifies and proxies as configured."""
+        import httpx
+
+        return httpx.Client(**self.httpx_options(), timeout=timeout,
+                            headers=headers, follow_redirects=False,
+                            event_hooks={"request": hooks or []})
+
+
+def explain(exc: BaseException, host: str) -> str:
+    """A transport failure in words a user (or their IT) can act on."""
+    import ssl
+
+    import httpx
+
+    text = str(exc)
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in \
+                str(cause):
+            return (f"the certificate of {host} is not trusted by this machine; if your "
+                    "network inspects TLS, ask IT for its root certificate and set it as "
+                    "'ca_bundle' (policy CaBundle)")
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(exc, httpx.ProxyError) or ("407" in text and "proxy" in text.lower()):
+        return (f"the proxy refused the connection to {host} ({text}); check the 'proxy' "
+                "setting (policy Proxy) or HTTPS_PROXY / NO_PROXY")
+    if isinstance(exc, httpx.TimeoutException):
+        return f"{host} did not answer in time"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect to {host} ({text or 'connection refused'})"
+    return f"the connection to {host} failed ({text or type(exc).__name__})"

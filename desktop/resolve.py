@@ -53,6 +53,8 @@ class ModelResolver:
     registered: dict[str, Path] = field(default_factory=dict)
     allowed_models: list[str] | None = None  # machine policy: ids or SHA-256 digests
     shared_models_dir: Path | None = None  # read-only models pre-seeded by IT
+    # Remote engines: NAME/MODEL -> a spec the load function sends to the remote (or None).
+    remote: Callable[[str], ModelSpec | None] | None = None
     _digest_cache: dict[tuple[Path, float], str] = field(default_factory=dict, repr=False)
     _info_cache: dict[tuple[Path, float], GGUFInfo] = field(default_factory=dict, repr=False)
 
@@ -155,6 +157,8 @@ class ModelResolver:
 
     def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
         """Resolve ``ref`` to a ModelSpec fitted to this machine."""
+        if self.remote is not None and (spec := self.remote(ref)) is not None:
+            return spec
         path, entry, files = self.locate(ref)
         self.check_allowed(entry.id if entry else stable_id(path), files)
         info = self.info(path)

@@ -34,7 +34,7 @@ from desktop.errors import (
     InvalidRequest,
     ModelNotFound,
 )
-from desktop.net import NetGate
+from desktop.net import NetGate, Transport, explain
 
 HASH_BLOCK = 4 * 1024 * 1024
 # Keep some room after the download: a full disk breaks far more than our file.
@@ -126,8 +126,9 @@ class Downloader:
     def __init__(self, gate: NetGate, *, quarantine_dir: Path, lock_dir: Path,
                  token: str | None = None, stall_s: float = 30.0, connect_s: float = 15.0,
                  max_attempts: int = 8, backoff_s: float = 1.0, max_backoff_s: float = 60.0,
-                 progress_interval_s: float = 0.25) -> None:
+                 progress_interval_s: float = 0.25, transport: Transport | None = None) -> None:
         self.gate = gate
+        self.transport = transport  # OS trust store + CaBundle, proxy (None: httpx defaults)
         self.quarantine_dir = quarantine_dir
         self.lock_dir = lock_dir
         self.token = token
@@ -254,8 +255,9 @@ class Downloader:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         hook = self.gate.hook(f"download {remote.repo}/{remote.filename}", download=True)
         failures, last = 0, ""
+        tls = self.transport.httpx_options() if self.transport is not None else {}
         with httpx.Client(timeout=httpx.Timeout(self.stall_s, connect=self.connect_s),
-                          follow_redirects=True, headers=headers,
+                          follow_redirects=True, headers=headers, **tls,
                           event_hooks={"request": [hook]}) as client, \
                 part_path.open("ab") as out:
             part = _Part(out, part_path)  # re-hashes what an earlier run left
@@ -271,7 +273,9 @@ class Downloader:
                 except _Retryable as exc:
                     wait, last = exc.wait_s, str(exc)
                 except httpx.TransportError as exc:  # drops, resets, stalls (read timeout)
-                    wait, last = None, f"{type(exc).__name__} {exc}".strip()
+                    # Named for the user: an untrusted certificate or a refusing proxy is
+                    # something IT fixes, not a flaky line.
+                    wait, last = None, explain(exc, httpx.URL(remote.url).host)
                 except Exception:
                     # The socket shut down for a cancel can end a read with errors httpx
                     # does not map to TransportError (ValueError from a TLS socket): once

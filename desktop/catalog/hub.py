@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from desktop.errors import AuthRequired, ConfigError, DownloadError, ModelNotFound, NetworkBlocked
-from desktop.net import NetGate
+from desktop.net import NetGate, Transport
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 KEYRING_SERVICE = "edgedesk"
@@ -152,8 +152,9 @@ def _gate_request(request: Any) -> None:
     gate.check(request.method, str(request.url), "Hub metadata")
 
 
-def _route_hub_library_through_gates() -> None:
-    """Make huggingface_hub's shared HTTP client send every request through a gate."""
+def _route_hub_library_through_gates(transport: Transport | None = None) -> None:
+    """Make huggingface_hub's shared HTTP client send every request through a gate
+    (verifying TLS and proxying as ``transport`` says; the first caller's wins)."""
     import httpx2
     from huggingface_hub import get_session, set_client_factory
 
@@ -161,8 +162,9 @@ def _route_hub_library_through_gates() -> None:
         return
 
     def factory() -> httpx2.Client:
+        tls = transport.httpx_options() if transport is not None else {}
         return httpx2.Client(event_hooks={"request": [_gate_request]}, follow_redirects=True,
-                             timeout=30.0)
+                             timeout=30.0, **tls)
 
     set_client_factory(factory)
 
@@ -172,8 +174,10 @@ class HubClient:
 
     def __init__(self, gate: NetGate, endpoint: str, *, token_source: TokenSource = stored_token,
                  timeout_s: float = 30.0, retries: int = 3,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 transport: Transport | None = None) -> None:
         self.gate = gate
+        self.transport = transport
         self.endpoint = endpoint.rstrip("/")
         self._token_source = token_source
         self._token: str | None = None
@@ -195,7 +199,7 @@ class HubClient:
             from huggingface_hub import HfApi
 
             _quiet_hub_library()
-            _route_hub_library_through_gates()
+            _route_hub_library_through_gates(self.transport)
             # token=False, not None: never fall back to a token file another tool left.
             self._api_obj = HfApi(endpoint=self.endpoint, token=self.token() or False)
         return self._api_obj

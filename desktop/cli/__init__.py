@@ -33,12 +33,13 @@ def _verb_modules() -> list[Any]:
         models,
         network,
         policy,
+        remotes,
         run,
         serve,
     )
 
     return [run, models, policy, network, auth, docs, chats, keys, serve, bench, data,
-            doctor]
+            doctor, remotes]
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -11,6 +11,7 @@ from desktop.app import AppContext
 from desktop.catalog import listing
 from desktop.catalog.entries import ModelEntry
 from desktop.cli.context import context_for
+from desktop.cli.remotes import remote_rows
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.resolve import looks_like_path
 
@@ -86,9 +87,10 @@ def handle_list(args: argparse.Namespace) -> int:
     """Print the catalog and other installed models with fit verdicts."""
     ctx = context_for(args)
     rows = catalog_rows(ctx) + local_rows(ctx)
+    remote = remote_rows(ctx)
     if args.json:
         print(json.dumps({"hardware": ctx.hardware.describe(),
-                          "gpu_offload": ctx.gpu_offload, "models": rows}, indent=2))
+                          "gpu_offload": ctx.gpu_offload, "models": rows + remote}, indent=2))
         return 0
     print(f"This machine: {ctx.hardware.describe()}; GPU offload in this build: "
           f"{'yes' if ctx.gpu_offload else 'no'}")
@@ -98,6 +100,8 @@ def handle_list(args: argparse.Namespace) -> int:
         print(f"{row['id']:<22} {row['kind']:<10} {row['tier']:<12} "
               f"{row['recommended_quant'] or '-':<7} {_gib(row['size_bytes']):>8}  "
               f"{row['fit']:<26} {'yes' if row['installed'] else '-'}")
+    for rrow in remote:
+        print(f"{rrow['id']:<40} {rrow.get('location') or 'unavailable: ' + str(rrow['error'])}")
     return 0
 
 

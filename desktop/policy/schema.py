@@ -57,6 +57,16 @@ KEYS: tuple[PolicyKey, ...] = (
     PolicyKey("DataLocation", "string", "data_location",
               "Folder for chats, document indexes, keys and models (e.g. an encrypted "
               "volume); users cannot move it.", None),
+    PolicyKey("RemoteEndpoints", "list", "remote_endpoints",
+              "Remote engines IT provides, each NAME=URL (an OpenAI-compatible base URL); "
+              "their models appear as NAME/MODEL.", []),
+    PolicyKey("AllowUserRemotes", "bool", "allow_user_remotes",
+              "Allow users to add remote engines of their own.", False),
+    PolicyKey("CaBundle", "string", "ca_bundle",
+              "PEM file of extra root certificates (e.g. a TLS-inspecting proxy's) trusted "
+              "besides the OS trust store.", None),
+    PolicyKey("Proxy", "string", "proxy",
+              "Proxy URL for every outbound HTTPS connection (default: HTTPS_PROXY).", None),
 )
 _BY_NAME = {key.name: key for key in KEYS}
 

@@ -86,6 +86,7 @@ class ResolverDirectory:
 
     resolver: ModelResolver
     installed: Callable[[], list[str]] = list  # ids in the installed index (pulls, imports)
+    remote_ids: Callable[[], list[str]] = list  # NAME/MODEL ids the remote engines list
 
     def ids(self) -> list[str]:
         """Registered ids, then installed ones, then catalog models present on disk."""
@@ -94,13 +95,15 @@ class ResolverDirectory:
         for entry in self.resolver.catalog:
             if entry.id not in found and self.has(entry.id):
                 found.append(entry.id)
-        return found
+        return found + [m for m in self.remote_ids() if m not in found]
 
     def has(self, model: str) -> bool:
         """Whether the scheduler could serve ``model``, by the resolver's own lookup.
 
         A file path is never a model id here: clients must not name files on this disk.
         """
+        if self.resolver.remote is not None and self.resolver.remote(model) is not None:
+            return True  # a known remote; the remote itself says if MODEL exists
         if looks_like_path(model) and model not in self.resolver.registered:
             return False
         try:
@@ -112,11 +115,15 @@ class ResolverDirectory:
     def kind(self, model: str) -> tuple[str, int | None]:
         """The resolved kind (catalog entry, else from the header) and the pooling type."""
         spec = self.resolver(model)
+        if "remote" in spec.options:
+            return spec.kind, None
         return spec.kind, self.resolver.info(spec.path).pooling_type
 
     def describe(self, model: str) -> dict[str, Any]:
         """Header facts about ``model`` for Ollama's listings; reads the header only."""
         spec = self.resolver(model)
+        if "remote" in spec.options:
+            return {"kind": spec.kind, "remote": spec.options["remote"]["name"]}
         info = self.resolver.info(spec.path)
         return {"kind": spec.kind, "architecture": info.architecture,
                 "parameters": info.parameters, "file_bytes": info.file_bytes,

@@ -76,7 +76,8 @@ class ServerRunner:
             ctx.resolver.register(path)
         keys = key_store(ctx.paths.data_dir) if server.require_key else None
         access_log = AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE)
-        models = ResolverDirectory(ctx.resolver, lambda: [m.id for m in ctx.installed.all()])
+        models = ResolverDirectory(ctx.resolver, lambda: [m.id for m in ctx.installed.all()],
+                                   remote_ids=ctx.remote_model_ids)
         if not housekeeping:
             return cls(ctx.scheduler, models, server, keys, access_log=access_log,
                        stored=ctx.response_store)

@@ -44,6 +44,7 @@ class ModelsView(QWidget):
         self._context = context
         self._pool = pool
         self._imported: list[CatalogRow] = []
+        self._remote: list[CatalogRow] | None = None  # None: not asked yet (network, worker)
         self.table_model = CatalogTableModel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
@@ -147,9 +148,38 @@ class ModelsView(QWidget):
                             installed=self._installed)
         rows = [*self._imported, *self._downloaded_elsewhere(), *rows]
         rows += self.downloads.hub_rows({row.id for row in rows})
+        rows += self._remote or []
         self.table_model.set_rows(rows)
         self._selection_changed()
         self.models_changed.emit()
+        if self._remote is None:
+            self._ask_remotes()
+
+    def _ask_remotes(self) -> None:
+        """List the remote engines' models on a worker (a network call per remote)."""
+        ctx = self._context
+        self._remote = []
+        if not ctx.remotes.all() or ctx.net.refusal() is not None:
+            return  # none configured, or offline: nothing is asked
+        worker = TaskWorker(ctx.remote_models, "remotes")
+        worker.result.connect(self._remotes_listed)
+        self._pool.start(worker)
+
+    def _remotes_listed(self, key: str, listed: object) -> None:
+        rows = []
+        for name, ids in dict(listed).items():  # type: ignore[call-overload]
+            if not isinstance(ids, list):
+                continue  # unreachable now; 'edgedesk remotes test NAME' says why
+            endpoint = self._context.remotes.get(name)
+            for model_id in ids:
+                rows.append(CatalogRow(
+                    id=model_id, name=remote_label(self.tr("runs on {0} — leaves this device"),
+                                                   model_id, name),
+                    family="remote", kind="chat", tier="remote",
+                    repo=endpoint.base_url if endpoint else name, recommended_quant=None,
+                    size_bytes=None, fit="—", installed=("remote",)))
+        self._remote = rows
+        self.refresh()
 
     def _downloaded_elsewhere(self) -> list[CatalogRow]:
         """Rows for models pulled from the Hub by repo and file (not catalog entries)."""
@@ -335,3 +365,7 @@ class ModelsView(QWidget):
         self.status.setText(message)
         self.error.emit(message)
 
+
+def remote_label(template: str, model_id: str, remote: str) -> str:
+    """A remote model's name with its badge: ``glm-4.6 (runs on gpu — leaves this device)``."""
+    return f"{model_id.removeprefix(remote + '/')} ({template.format(remote)})"

@@ -25,6 +25,8 @@ FULL = {
     "ServerAllowed": False, "ServerBindAddress": "127.0.0.2", "ServerPort": 9443,
     "ServerRequireKey": True, "ServerAllowedOrigins": ["https://ide.corp.example"],
     "RetentionDays": 14, "EphemeralOnly": True, "DataLocation": "/srv/edgedesk-data",
+    "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
+    "CaBundle": "/etc/ssl/corp.pem", "Proxy": "http://proxy.corp.example:3128",
 }
 
 

