@@ -185,7 +185,7 @@ def test_disconnect_mid_stream_frees_the_model(tmp_path: Path, tiny_chat) -> Non
             for _ in range(4):
                 next(lines)
         _wait(lambda: not srv.scheduler.busy, timeout=5)
-        engine = srv.scheduler._slots["tiny-chat"].engine
+        engine = srv.scheduler._models["tiny-chat"].engine
         assert engine.produced < 100  # far from the 1000 asked for
         started = time.perf_counter()
         client = openai.OpenAI(base_url=srv.url, api_key=srv.key, max_retries=0)
