@@ -25,6 +25,7 @@ FULL = {
     "ServerAllowed": False, "ServerBindAddress": "127.0.0.2", "ServerPort": 9443,
     "ServerRequireKey": True, "ServerAllowedOrigins": ["https://ide.corp.example"],
     "RetentionDays": 14, "EphemeralOnly": True, "DataLocation": "/srv/edgedesk-data",
+    "MaxParallel": 2,
 }
 
 
@@ -54,7 +55,7 @@ def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
         "/srv/models", False, "127.0.0.2", 9443)
     assert s.server.require_key is True and s.server.allowed_origins == ["https://ide.corp.example"]
     assert (s.retention_days, s.ephemeral_only) == (14, True)
-    assert s.data_location == "/srv/edgedesk-data"
+    assert s.data_location == "/srv/edgedesk-data" and s.engine.max_parallel == 2
     assert len(eff.locked) == len(KEYS)
     assert all(eff.sources[key.setting] == "policy" for key in KEYS)
 
