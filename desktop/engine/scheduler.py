@@ -105,6 +105,7 @@ class _Model:
     streams: int = 0  # slots taken by admitted requests
     in_use: int = 0  # every admitted request, streams or not; > 0 forbids close()
     requests: int = 0
+    peak_streams: int = 0  # most slots busy at once since load
 
 
 @dataclass(eq=False)
@@ -130,6 +131,7 @@ class LoadedModel:
     slots_total: int = 1
     in_use: int = 0
     stats: EngineStats | None = None
+    peak_slots_busy: int = 0  # since load
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ class Scheduler:
         self._cond = threading.Condition()
         self._models: dict[str, _Model] = {}
         self._line: list[_Ticket] = []
+        self._peak_line = 0
 
     # ------------------------------------------------------------------ status
     @property
@@ -175,8 +178,15 @@ class Scheduler:
         with self._cond:
             models = sorted(self._models.values(), key=lambda m: -m.last_used)
             return [LoadedModel(m.spec.model_id, m.engine.report, now - m.last_used,
-                                m.requests, m.streams, m.parallel, m.in_use, m.engine.stats())
+                                m.requests, m.streams, m.parallel, m.in_use, m.engine.stats(),
+                                m.peak_streams)
                     for m in models if m.engine is not None]
+
+    @property
+    def peak_queue_depth(self) -> int:
+        """The longest the waiting line has been since this scheduler started."""
+        with self._cond:
+            return self._peak_line
 
     def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Block until ``predicate()`` (read of this scheduler's status) holds; False on timeout.
@@ -249,6 +259,7 @@ class Scheduler:
             if model.streams + need > model.parallel:
                 return False
             model.streams += need
+            model.peak_streams = max(model.peak_streams, model.streams)
             ticket.slots = need
         else:
             victims = self._victims(spec)
@@ -279,6 +290,7 @@ class Scheduler:
                         f"every slot is busy and {len(self._line)} requests are already "
                         "waiting for the model; retry shortly", retry_after_s=RETRY_AFTER_S)
                 self._line.append(ticket)
+                self._peak_line = max(self._peak_line, len(self._line))
                 self._cond.notify_all()
                 try:
                     while not self._try_admit(ticket, spec):
@@ -324,6 +336,7 @@ class Scheduler:
             model.parallel = max(1, int(engine.parallel))
             ticket.slots = self._slots_needed(ticket, model)
             model.streams += ticket.slots
+            model.peak_streams = max(model.peak_streams, model.streams)
             self._cond.notify_all()
         return time.perf_counter() - started
 
