@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import shutil
@@ -129,9 +130,10 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], headers: dict[str, str]
 
 
 @contextmanager
-def _process(cmd: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _process(cmd: list[str], env: dict[str, str], log: Path,
+             cwd: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
         try:
             yield proc
         finally:
@@ -158,13 +160,14 @@ def llama_server(binary: Path, model: Path, work: Path) -> Iterator[tuple[str, s
 
 
 @contextmanager
-def edgedesk_server(model: Path, work: Path) -> Iterator[tuple[str, str]]:
-    """`edgedesk serve --model` at its defaults (own EDGEDESK_HOME); yields (URL, model id)."""
+def edgedesk_server(model: Path, work: Path, src: Path) -> Iterator[tuple[str, str]]:
+    """`edgedesk serve --model` at its defaults (own EDGEDESK_HOME), run from the checkout
+    ``src`` (its ``desktop`` package); yields (URL, model id)."""
     port = _free_port()
     env = {**os.environ, "EDGEDESK_HOME": str(work / "home"), "EDGEDESK_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(model), "--port", str(port),
            "--no-auth"]
-    with _process(cmd, env, work / "edgedesk.log") as proc:
+    with _process(cmd, env, work / "edgedesk.log", cwd=src) as proc:
         url = f"http://127.0.0.1:{port}"
         _wait_ready(url, proc, {})
         yield url, model.name.removesuffix(".gguf")
@@ -282,7 +285,10 @@ async def interleaved(side: Side, url: str, model: str, tokens: int) -> None:
 async def _metrics(url: str) -> dict[str, Any] | None:
     async with httpx.AsyncClient(timeout=10) as client:
         response = await client.get(f"{url}/metrics", params={"format": "json"})
-    return response.json() if response.status_code == 200 else None
+    try:
+        return response.json() if response.status_code == 200 else None
+    except ValueError:  # a checkout from before /metrics?format=json
+        return None
 
 
 def measure(sides: dict[str, Side], servers: dict[str, Any], clients: list[int], tokens: int,
@@ -301,34 +307,44 @@ def measure(sides: dict[str, Side], servers: dict[str, Any], clients: list[int],
             asyncio.run(interleaved(side, url, model, 32))
             print(f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
                   f"{side.follow_up_ttft_s:.3f} s", flush=True)
-            if name == "edgedesk":
+            if name != "llama-server":
                 side.details["metrics"] = asyncio.run(_metrics(url))
             for message in side.details.get("error_messages", [])[:5]:
                 print(f"{name:>12}: error {message}", flush=True)
 
 
-def table(ref: Side, ours: Side, clients: list[int]) -> str:
-    """The comparison as a Markdown table (ratios: EdgeDesk / llama-server)."""
-    rows = ["| | llama-server (`-np 4`) | `edgedesk serve` | ratio |", "|---|---|---|---|"]
+def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
+    """The comparison as a Markdown table; each EdgeDesk column has its ratio to llama-server."""
+    head = "| | llama-server (`-np 4`) | " + " | ".join(f"{o.name} | ratio" for o in ours) + " |"
+    rows = [head, "|---|---|" + "---|---|" * len(ours)]
 
     def ratio(a: float, b: float) -> str:
         return f"{b / a:.2f}×" if a else "n/a"
 
+    def line(label: str, ref_text: str, cells: list[tuple[str, str]]) -> None:
+        rows.append(f"| {label} | {ref_text} | " + " | ".join(f"{t} | {r}" for t, r in cells)
+                    + " |")
+
     for n in clients:
-        a, b = ref.concurrency.get(n, {}), ours.concurrency.get(n, {})
-        at, bt = a.get("aggregate_tokens_per_s", 0.0), b.get("aggregate_tokens_per_s", 0.0)
-        rows.append(f"| {n} client{'s' if n > 1 else ''}, aggregate tok/s | {at:.1f} | "
-                    f"{bt:.1f} | {ratio(at, bt)} |")
-        rows.append(f"| {n} client{'s' if n > 1 else ''}, p50 / p99 latency | "
-                    f"{a.get('p50_s', 0):.2f} / {a.get('p99_s', 0):.2f} s | "
-                    f"{b.get('p50_s', 0):.2f} / {b.get('p99_s', 0):.2f} s | |")
-    rows.append(f"| TTFT of a 4th request while 3 stream | {ref.newcomer_ttft_s:.2f} s | "
-                f"{ours.newcomer_ttft_s:.2f} s | {ratio(ref.newcomer_ttft_s, ours.newcomer_ttft_s)} |")
-    rows.append(f"| interleaved chats: follow-up TTFT ÷ first turn | "
-                f"{ref.follow_up_ratio:.2f} ({ref.follow_up_ttft_s:.2f} s) | "
-                f"{ours.follow_up_ratio:.2f} ({ours.follow_up_ttft_s:.2f} s) | "
-                f"{ratio(ref.follow_up_ratio, ours.follow_up_ratio)} |")
-    rows.append(f"| errors | {ref.errors} | {ours.errors} | |")
+        a = ref.concurrency.get(n, {})
+        at = a.get("aggregate_tokens_per_s", 0.0)
+        plural = "s" if n > 1 else ""
+        line(f"{n} client{plural}, aggregate tok/s", f"{at:.1f}",
+             [(f"{o.concurrency.get(n, {}).get('aggregate_tokens_per_s', 0.0):.1f}",
+               ratio(at, o.concurrency.get(n, {}).get("aggregate_tokens_per_s", 0.0)))
+              for o in ours])
+        line(f"{n} client{plural}, p50 / p99 latency",
+             f"{a.get('p50_s', 0):.2f} / {a.get('p99_s', 0):.2f} s",
+             [(f"{o.concurrency.get(n, {}).get('p50_s', 0):.2f} / "
+               f"{o.concurrency.get(n, {}).get('p99_s', 0):.2f} s", "") for o in ours])
+    line("TTFT of a 4th request while 3 stream", f"{ref.newcomer_ttft_s:.2f} s",
+         [(f"{o.newcomer_ttft_s:.2f} s", ratio(ref.newcomer_ttft_s, o.newcomer_ttft_s))
+          for o in ours])
+    line("interleaved chats: follow-up TTFT ÷ first turn",
+         f"{ref.follow_up_ratio:.2f} ({ref.follow_up_ttft_s:.2f} s)",
+         [(f"{o.follow_up_ratio:.2f} ({o.follow_up_ttft_s:.2f} s)",
+           ratio(ref.follow_up_ratio, o.follow_up_ratio)) for o in ours])
+    line("errors", str(ref.errors), [(str(o.errors), "") for o in ours])
     return "\n".join(rows)
 
 
@@ -342,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, metavar="FILE")
     parser.add_argument("--model", type=Path, default=None,
                         help="another GGUF (default: Gemma 3 270M Q4_K_M from PyPI)")
+    parser.add_argument("--edgedesk", action="append", default=[], metavar="LABEL=DIR",
+                        help="an EdgeDesk checkout to serve from (repeatable; default: this "
+                        "one), e.g. to compare main and a branch in the same run")
     args = parser.parse_args(argv)
     clients = [int(c) for c in args.clients.split(",") if c.strip()]
     model = args.model or gemma_file()
@@ -349,9 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.only != "edgedesk":
         binary = llama_server_binary(args.llama_server)
         servers["llama-server"] = lambda work: llama_server(binary, model, _mk(work))
+    checkouts = [tuple(item.split("=", 1)) for item in args.edgedesk] or [("edgedesk", ".")]
     if args.only != "llama-server":
-        servers["edgedesk"] = lambda work: edgedesk_server(model, _mk(work))
-    sides = {name: Side(name) for name in ("llama-server", "edgedesk")}
+        for label, src in checkouts:
+            servers[label] = functools.partial(_edgedesk_at, model, Path(src).resolve())
+    sides = {name: Side(name) for name in ["llama-server", *(c[0] for c in checkouts)]}
     work = Path(tempfile.mkdtemp(prefix="edgedesk-vs-llama-server-"))
     try:
         measure(sides, servers, clients, args.tokens, work)
@@ -359,11 +380,15 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\n{model.name}, {args.tokens} tokens per request, {os.cpu_count()} CPUs "
           "(shared with other work: compare ratios, not absolute figures)\n")
-    print(table(sides["llama-server"], sides["edgedesk"], clients))
+    print(table(sides["llama-server"], [sides[c[0]] for c in checkouts], clients))
     if args.json:
         args.json.write_text(json.dumps({k: {**asdict(v), "follow_up_ratio": v.follow_up_ratio}
                                          for k, v in sides.items()}, indent=2))
     return 0
+
+
+def _edgedesk_at(model: Path, src: Path, work: Path) -> Any:
+    return edgedesk_server(model, _mk(work), src)
 
 
 def _mk(path: Path) -> Path:
