@@ -97,21 +97,27 @@ def llama_server_binary(explicit: str | None) -> Path:
 
 
 def library_links(binary: Path, into: Path) -> str:
-    """Recreate the version-suffixed .so names in ``into``; returns LD_LIBRARY_PATH."""
+    """Recreate the version-suffixed .so names in ``into``; returns LD_LIBRARY_PATH.
+
+    The wheel ships each library once (``libllama.so.0.5.0``) and lists the soname links
+    the binary asks for (``libllama.so.0`` -> ``libllama.so.0.5.0``) in
+    ``_symlinks.json``; without that file, the links are derived from the file names.
+    """
     bin_dir = binary.parent
-    links = bin_dir / "_symlinks.json"
-    mapping: dict[str, str] = json.loads(links.read_text()) if links.exists() else {}
+    for lib in bin_dir.glob("lib*.so*"):
+        if lib.is_file() and not (into / lib.name).exists():
+            (into / lib.name).symlink_to(lib.resolve())
+    listed = bin_dir / "_symlinks.json"
+    mapping: dict[str, str] = json.loads(listed.read_text()) if listed.exists() else {}
+    if not mapping:
+        for lib in bin_dir.glob("lib*.so.*"):
+            stem, _, version = lib.name.partition(".so.")
+            mapping[f"{stem}.so.{version.split('.')[0]}"] = lib.name
+            mapping[f"{stem}.so"] = lib.name
     for name, target in mapping.items():
-        source = bin_dir / Path(target).name
-        if source.exists() and not (into / name).exists():
-            (into / name).symlink_to(source)
-    # Also libfoo.so.N for every libfoo.so shipped without its soname link.
-    for lib in bin_dir.glob("lib*.so"):
-        for suffix in (".0", ".1"):
-            alias = into / f"{lib.name}{suffix}"
-            if not alias.exists() and not (bin_dir / alias.name).exists():
-                alias.symlink_to(lib)
-    parts = [str(into), str(bin_dir), os.environ.get("LD_LIBRARY_PATH", "")]
+        if not (into / name).exists():
+            (into / name).symlink_to(Path(target).name)  # relative: resolved inside ``into``
+    parts = [str(into), os.environ.get("LD_LIBRARY_PATH", "")]
     return os.pathsep.join(p for p in parts if p)
 
 
