@@ -50,6 +50,9 @@ STORY = "Write a short story about a lighthouse keeper who finds a message in a 
 _SYSTEM_SENTENCE = ("You are a careful assistant for the {name} team; you answer in plain "
                     "words, cite the handbook section you used, and never invent numbers. ")
 READY_TIMEOUT_S = 300.0
+# A new connection per request: llama-server closes idle keep-alive connections, and a
+# request sent on one it just closed fails with "Server disconnected" (seen in run 1).
+FRESH = httpx.Limits(max_keepalive_connections=0)
 
 
 @dataclass
@@ -216,7 +219,7 @@ def _story(i: int) -> list[dict[str, str]]:
 
 async def concurrency(side: Side, url: str, model: str, clients: int, tokens: int) -> None:
     """``clients`` streams at once: aggregate tokens/s and latency percentiles."""
-    async with httpx.AsyncClient(timeout=600) as client:
+    async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
         started = time.perf_counter()
         results = await asyncio.gather(*[_chat(client, url, model, _story(i), tokens)
                                          for i in range(clients)], return_exceptions=True)
@@ -234,7 +237,7 @@ async def concurrency(side: Side, url: str, model: str, clients: int, tokens: in
 
 async def newcomer(side: Side, url: str, model: str, tokens: int) -> None:
     """TTFT of a request arriving while 3 others stream."""
-    async with httpx.AsyncClient(timeout=600) as client:
+    async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
         streaming = [asyncio.Event() for _ in range(3)]
 
         async def runner(i: int) -> None:
@@ -270,7 +273,7 @@ async def interleaved(side: Side, url: str, model: str, tokens: int) -> None:
                  "Summarise both in one line."]
     first: list[float] = []
     later: list[float] = []
-    async with httpx.AsyncClient(timeout=600) as client:
+    async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
         for turn, question in enumerate(questions):
             for key in "AB":
                 talk = talks[key]
