@@ -8,12 +8,11 @@ load report.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any
 
 from desktop.engine.llama import LlamaEngine, LoadOptions, gpu_offload_supported
-from desktop.engine.types import EngineStats, LoadReport, ModelSpec
+from desktop.engine.types import LoadReport, ModelSpec
 from desktop.errors import ModelLoadError
 
 MIN_RETRY_CONTEXT = 512
@@ -23,40 +22,22 @@ _TUNING_KEYS = ("batch_threads", "n_batch", "n_ubatch")
 
 
 class LoadedEngine(LlamaEngine):
-    """An engine together with the report of how it was loaded.
-
-    ``parallel`` and ``stats()`` come from the slot engine; on an engine without slots
-    (one llama_context driven by one thread) they report one slot, so the scheduler
-    never runs two requests on it at once.
-    """
+    """An engine together with the report of how it was loaded."""
 
     report: LoadReport
 
-    @property
-    def parallel(self) -> int:
-        """How many generation streams the engine runs at once."""
-        return int(getattr(super(), "parallel", 1))
-
-    def stats(self) -> EngineStats:
-        """The engine's counters since load (one idle slot when it keeps none)."""
-        own = getattr(super(), "stats", None)
-        return own() if callable(own) else EngineStats()
-
 
 def _options(spec: ModelSpec, context: int, layers: int) -> LoadOptions:
-    wanted: dict[str, Any] = {
-        "context_length": context,  # per slot: what one request may use
-        "gpu_layers": layers,
-        "threads": spec.threads,
-        "embedding": spec.kind != "chat",
-        "state_cache_bytes": int(spec.options.get("state_cache_bytes", 512 * 1024 * 1024)),
-        "parallel": int(spec.options.get("parallel", DEFAULT_PARALLEL)),
-        **{key: spec.options.get(key) for key in _TUNING_KEYS},
-    }
-    # Only the fields this engine knows: the slot engine adds parallel and the tuning
-    # knobs; passing them to an engine without slots would fail every load.
-    known = {f.name for f in dataclasses.fields(LoadOptions)}
-    return LoadOptions(**{k: v for k, v in wanted.items() if k in known})
+    tuning: dict[str, Any] = {key: spec.options.get(key) for key in _TUNING_KEYS}
+    return LoadOptions(
+        context_length=context,  # per slot: what one request may use
+        gpu_layers=layers,
+        threads=spec.threads,
+        embedding=spec.kind != "chat",
+        state_cache_bytes=int(spec.options.get("state_cache_bytes", 512 * 1024 * 1024)),
+        parallel=int(spec.options.get("parallel", DEFAULT_PARALLEL)),
+        **tuning,
+    )
 
 
 def load_engine(spec: ModelSpec) -> LoadedEngine:
