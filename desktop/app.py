@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
-from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
+from desktop.config import (
+    EffectiveSettings,
+    Paths,
+    PolicySource,
+    apply_changes,
+    load_settings,
+    save_user_settings,
+)
 from desktop.engine.scheduler import Scheduler
 from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, ModelNotAllowed
 from desktop.net import NetGate, log_path_in, quiet_libraries
@@ -44,6 +51,20 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 REMOTE_LIST_TTL_S = 30.0  # how long a remote's model list is reused
+
+# Settings read once by something long-lived that cannot take a new value in place:
+# they apply at the next start (the window's language, the data folder, the scheduler's
+# memory limits once it exists).
+RESTART_KEYS = frozenset({"language", "data_location"})
+SCHEDULER_RESTART_KEYS = frozenset({"engine.memory_budget_gb", "engine.max_loaded_models",
+                                    "server.queue_max"})
+# Built from these settings and cheap to build again: dropped so the next use rebuilds.
+REBUILT_FROM = {
+    "transport": frozenset({"ca_bundle", "proxy"}),
+    "hub": frozenset({"hub_endpoint", "ca_bundle", "proxy"}),
+    "searcher": frozenset({"reranker_model"}),
+    "remotes": frozenset({"remote_endpoints", "allow_user_remotes"}),
+}
 
 
 def engine_gpus() -> list[GPU]:
@@ -325,6 +346,52 @@ class AppContext:
 
         # The GUI's own timers reap idle models and run maintenance; the runner must not too.
         return ServerRunner.from_context(self, housekeeping=False)
+
+    def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
+        """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.
+
+        The one place settings change while the app runs (window, server screen): every
+        object built from settings gets the new values or is rebuilt on next use, so, for
+        one, ticking Offline stops Hub searches and downloads before the next request.
+        Raises ConfigError for locked keys (nothing is saved then). Call from one thread
+        at a time (the window's); workers pick the new objects up on their next call.
+        """
+        save_user_settings(self.paths, changes, self.effective)
+        self.effective = apply_changes(self.effective, changes)
+        settings = self.settings
+        built = self.__dict__
+        if "net" in built:
+            self.net.offline = settings.offline
+            self.net.allow_downloads = settings.allow_downloads
+        for name, keys in REBUILT_FROM.items():
+            if name in built and keys.intersection(changes):
+                del built[name]
+        self._cache.pop("remote_models", None)
+        if "resolver" in built:
+            self.resolver.engine_settings = settings.engine  # the next load's plan
+            self.resolver.allowed_models = settings.allowed_models
+            self.resolver.shared_models_dir = (Path(settings.shared_models_dir)
+                                               if settings.shared_models_dir else None)
+        if "library" in built:
+            self.library.default_model = settings.embedding_model or DEFAULT_EMBEDDING_MODEL
+        restart = sorted(RESTART_KEYS.intersection(changes))
+        if "scheduler" in built:
+            self.scheduler.keep_alive_s = settings.engine.keep_alive_s
+            restart += sorted(SCHEDULER_RESTART_KEYS.intersection(changes))
+        server_keys = sorted(k for k in changes if k.startswith("server."))
+        if "server" in built and server_keys:
+            if self.server.running:
+                restart += server_keys  # applies when the server next starts
+            else:
+                del built["server"]  # a stopped runner is rebuilt with the new settings
+        return sorted(restart)
+
+    def fresh_server(self) -> Any:
+        """The server runner, rebuilt if it is stopped and settings changed since it was built."""
+        if ("server" in self.__dict__ and not self.server.running
+                and self.server.settings != self.settings.server):
+            del self.__dict__["server"]
+        return self.server
 
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
