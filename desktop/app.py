@@ -22,6 +22,7 @@ from desktop.config import (
     EffectiveSettings,
     Paths,
     PolicySource,
+    ServerSettings,
     apply_changes,
     load_settings,
     save_user_settings,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.remote.registry import RemoteRegistry
     from desktop.retrieval.indexer import IndexReport, Library
     from desktop.retrieval.search import Searcher
+    from desktop.server.runner import ServerRunner
     from desktop.server.security import KeyStore
     from desktop.store.chats import ChatStore
     from desktop.store.db import Database
@@ -340,12 +342,37 @@ class AppContext:
         return threading.Lock()
 
     @functools.cached_property
-    def server(self) -> Any:
-        """The local API server (a ``ServerRunner``; not started until ``.start()``)."""
-        from desktop.server.runner import ServerRunner
-
+    def server(self) -> ServerRunner:
+        """The local API server (not started until ``.start()``)."""
         # The GUI's own timers reap idle models and run maintenance; the runner must not too.
-        return ServerRunner.from_context(self, housekeeping=False)
+        return self.server_runner(housekeeping=False)
+
+    def server_runner(self, *, settings: ServerSettings | None = None,
+                      model_paths: Sequence[Path] = (),
+                      housekeeping: bool = False) -> ServerRunner:
+        """A new server runner over this context; ``housekeeping`` adds the reap/maintenance timer.
+
+        Only a headless server wants it: the GUI has its own timers for both, and a second
+        copy there would double every rescan and unload.
+        """
+        from desktop.server.app import ResolverDirectory
+        from desktop.server.metrics import AccessLog
+        from desktop.server.runner import ACCESS_LOG_FILE, REAP_INTERVAL_S, ServerRunner, key_store
+
+        server = settings or self.settings.server
+        for path in model_paths:
+            self.resolver.register(path)
+        keys = key_store(self.paths.data_dir) if server.require_key else None
+        access_log = AccessLog(self.paths.log_dir / ACCESS_LOG_FILE)
+        models = ResolverDirectory(self.resolver, lambda: [m.id for m in self.installed.all()],
+                                   remote_ids=self.remote_model_ids)
+        if not housekeeping:
+            return ServerRunner(self.scheduler, models, server, keys, access_log=access_log,
+                                stored=self.response_store)
+        return ServerRunner(self.scheduler, models, server, keys, access_log=access_log,
+                            reap_interval_s=REAP_INTERVAL_S,
+                            maintain=functools.partial(maintenance, self),
+                            stored=self.response_store)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.
@@ -386,7 +413,7 @@ class AppContext:
                 del built["server"]  # a stopped runner is rebuilt with the new settings
         return sorted(restart)
 
-    def fresh_server(self) -> Any:
+    def fresh_server(self) -> ServerRunner:
         """The server runner, rebuilt if it is stopped and settings changed since it was built."""
         if ("server" in self.__dict__ and not self.server.running
                 and self.server.settings != self.settings.server):

@@ -20,7 +20,7 @@ def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None
     Only the window and ``edgedesk data move|use`` carry out a requested data move: any
     other command must not start a copy of many gigabytes without saying so.
     """
-    from desktop.cli import cli_settings
+    from desktop.cli.options import cli_settings
 
     flags = {**cli_settings(args), **(extra or {})}
     ctx = build_context(cli_settings=flags, apply_moves=apply_moves,

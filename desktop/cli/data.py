@@ -15,7 +15,7 @@ from desktop.relocate import cancel_move, pending_move, request_move
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``data`` verb group."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     data = sub.add_parser("data", parents=[common_options()],
                           help="where EdgeDesk keeps your data, and moving it")

@@ -24,7 +24,7 @@ from desktop.errors import EdgeDeskError
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``doctor`` verb."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     doctor = sub.add_parser("doctor", parents=[common_options()],
                             help="backend, GPUs, why a GPU is not used, fit of installed models")
