@@ -41,10 +41,11 @@ def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
         else:
             continue
         for target in targets:
-            while target and target not in known:
-                target = target.rpartition(".")[0]  # ``import a.b.c`` where c is a name
-            if target and target != module:
-                yield target
+            found = target
+            while found and found not in known:
+                found = found.rpartition(".")[0]  # ``import a.b.c`` where c is a name
+            if found and found != module:
+                yield found
 
 
 def cycles(package: Path) -> list[list[str]]:
