@@ -7,10 +7,12 @@ context with fakes where needed.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
+import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,7 @@ from desktop.config import (
     PolicySource,
     ServerSettings,
     apply_changes,
+    flatten,
     load_settings,
     save_user_settings,
 )
@@ -548,3 +551,41 @@ def build_context(
     problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
     return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
                       policy_problem=problem, notice=notice, data_lock=lock)
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Settings overridden by the global flags (``--offline``)."""
+    return {"offline": True} if getattr(args, "offline", None) else {}
+
+
+def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None, *,
+                apply_moves: bool = False, require_data: bool = True,
+                move_progress: MoveProgress | None = None,
+                show_notice: bool = True,
+                warn: Callable[[str], None] | None = None) -> AppContext:
+    """The context for one command or window, with its flags applied as settings.
+
+    Only the window and ``edgedesk data move|use`` carry out a requested data move: any
+    other command must not start a copy of many gigabytes without saying so. Warnings
+    (an invalid policy, a flag the policy overrides) go to ``warn``, by default stderr.
+    """
+    say = warn or _to_stderr
+    flags = {**flag_settings(args), **(extra or {})}
+    ctx = build_context(cli_settings=flags, apply_moves=apply_moves,
+                        require_data=require_data, move_progress=move_progress)
+    if ctx.policy_problem:
+        say(f"edgedesk: warning: {ctx.policy_problem}")
+    if ctx.notice and show_notice:
+        say(f"edgedesk: {ctx.notice}")
+    # The policy wins over flags; say so rather than let a flag look obeyed.
+    forced = flatten(ctx.effective.settings.model_dump())
+    for key in sorted(k for k in flags
+                      if ctx.effective.is_locked(k) and forced.get(k) != flags[k]):
+        say(f"edgedesk: warning: {key} is set by your organization; the command-line "
+            "value is ignored")
+    return ctx

@@ -14,13 +14,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from desktop.cli.options import cli_settings, common_options
+from desktop.cli.options import common_options
 from desktop.cli.version import VersionAction
 from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, install_thread_net, report_crash, shown
 from desktop.errors import EdgeDeskError
 
 Handler = Callable[[argparse.Namespace], int]
-__all__ = ["Handler", "build_parser", "cli_settings", "common_options", "main"]
+__all__ = ["Handler", "build_parser", "common_options", "main"]
 
 
 def _verb_modules() -> list[Any]:

@@ -1,4 +1,4 @@
-"""Flags every verb shares, and the settings they override.
+"""Flags every verb shares (the settings they override: ``app.flag_settings``).
 
 Their own module: the verbs import it, and the package's ``__init__`` imports the verbs.
 """
@@ -6,7 +6,6 @@ Their own module: the verbs import it, and the package's ``__init__`` imports th
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -17,11 +16,3 @@ def common_options() -> argparse.ArgumentParser:
     parent.add_argument("--offline", action="store_true", default=argparse.SUPPRESS,
                         help="make no network connection at all (same as EDGEDESK_OFFLINE=1)")
     return parent
-
-
-def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Settings overridden by global flags."""
-    overrides: dict[str, Any] = {}
-    if getattr(args, "offline", None):
-        overrides["offline"] = True
-    return overrides

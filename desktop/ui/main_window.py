@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext, maintenance
-from desktop.cli.doctor import doctor_report, format_report
+from desktop.doctor import doctor_report, format_report
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
