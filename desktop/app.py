@@ -93,10 +93,11 @@ class AppContext:
     paths: Paths
     effective: EffectiveSettings
     catalog: Catalog
-    hardware_probe: Any = probe_hardware
+    hardware_probe: Callable[[], Hardware] = probe_hardware
     policy_problem: str | None = None  # set when the machine policy is invalid (fail closed)
     notice: str | None = None  # what happened to a requested data move, shown once
-    data_lock: Any = None  # held for the context's life so a move waits for this process
+    # Held for the context's life so a move waits for this process.
+    data_lock: DataFolderLock | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -107,9 +108,7 @@ class AppContext:
     @functools.cached_property
     def hardware(self) -> Hardware:
         """This machine's RAM and GPUs (probed once)."""
-        probe: Any = self.hardware_probe
-        result: Hardware = probe()
-        return result
+        return self.hardware_probe()
 
     @functools.cached_property
     def gpu_offload(self) -> bool:

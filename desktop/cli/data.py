@@ -76,7 +76,8 @@ def _relocate(args: argparse.Namespace, *, move: bool) -> int:
             f"'edgedesk data move {shown(args.folder)}', to start empty there create the "
             "folder first")
     request_move(ctx.paths, ctx.effective, target, move=move)
-    ctx.data_lock.release()  # this process must not count as "still using it"
+    if ctx.data_lock is not None:
+        ctx.data_lock.release()  # this process must not count as "still using it"
     after = context_for(args, apply_moves=True, require_data=False, show_notice=False,
                         move_progress=_progress if move else None)
     if move:
