@@ -14,7 +14,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -38,6 +38,9 @@ from desktop.server.security import (
 )
 from desktop.server.services import ModelDirectory, RequestInfo, Services
 from desktop.store.responses import ResponseStore
+
+if TYPE_CHECKING:
+    from desktop.engine.scheduler import Scheduler
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -302,7 +305,7 @@ def _install_error_handlers(app: FastAPI) -> None:
                      "server_error", "internal_error", path=request.url.path)
 
 
-def create_app(scheduler: Any, models: ModelDirectory, settings: ServerSettings,
+def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                keys: KeyStore | None, *, access_log: AccessLog | None = None,
                metrics: Metrics | None = None, bound_host: str | None = None,
                extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None

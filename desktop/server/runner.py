@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
@@ -26,6 +26,9 @@ from desktop.server.metrics import AccessLog, AccessRecord, Metrics
 from desktop.server.security import KeyStore
 from desktop.server.services import ModelDirectory
 from desktop.store.responses import ResponseStore
+
+if TYPE_CHECKING:
+    from desktop.engine.scheduler import Scheduler
 
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
@@ -41,7 +44,7 @@ def key_store(data_dir: Path) -> KeyStore:
 class ServerRunner:
     """One server: ``start()``/``stop()`` on a thread, or ``serve_forever()`` in the foreground."""
 
-    def __init__(self, scheduler: Any, models: ModelDirectory, settings: ServerSettings,
+    def __init__(self, scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
                  reap_interval_s: float | None = None,
                  maintain: Callable[[], object] | None = None,

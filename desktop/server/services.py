@@ -13,6 +13,7 @@ from desktop.config import ServerSettings
 from desktop.store.responses import ResponseStore
 
 if TYPE_CHECKING:  # annotations only: these modules never import this one's importers
+    from desktop.engine.scheduler import Scheduler
     from desktop.server.cache import LRUCache
     from desktop.server.metrics import AccessLog, Metrics
     from desktop.server.security import KeyStore, RateLimiter
@@ -57,7 +58,7 @@ class RequestInfo:
 class Services:
     """Everything the routes use, hung on ``app.state.services``."""
 
-    scheduler: Any
+    scheduler: Scheduler
     models: ModelDirectory
     settings: ServerSettings
     keys: KeyStore | None
