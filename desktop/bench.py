@@ -42,6 +42,7 @@ class BenchReport:
     generation_tokens_per_s: float = 0.0
     time_to_first_token_s: float = 0.0
     http: dict[str, Any] = field(default_factory=dict)
+    engine: dict[str, Any] = field(default_factory=dict)  # slots, queue, cache, batching
     peak_ram_bytes: int = 0
     peak_vram_bytes: int | None = None
     baseline: dict[str, Any] | None = None
@@ -147,8 +148,26 @@ def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: 
     return prompts
 
 
+def slot_figures(scheduler: Any, model_id: str) -> dict[str, Any]:
+    """Slots used at most at once, the longest queue, and the engine's prompt-cache and
+    batching counters, for ``model_id`` since it was loaded."""
+    figures: dict[str, Any] = {"peak_queue_length": scheduler.peak_queue_depth}
+    for loaded in scheduler.loaded():
+        if loaded.model_id != model_id:
+            continue
+        figures.update(slots_total=loaded.slots_total, peak_slots_busy=loaded.peak_slots_busy)
+        if loaded.stats is not None:
+            steps = loaded.stats.decode_steps
+            figures.update(prompt_tokens_cached=loaded.stats.prompt_tokens_cached,
+                           prompt_tokens_processed=loaded.stats.prompt_tokens_processed,
+                           decode_steps=steps,
+                           tokens_per_decode_step=loaded.stats.tokens_decoded / steps
+                           if steps else 0.0)
+    return figures
+
+
 def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
-                 progress: Progress) -> dict[str, Any]:
+                 progress: Progress, engine: dict[str, Any] | None = None) -> dict[str, Any]:
     """Speed through the real local server (uvicorn on 127.0.0.1, no key, free port)."""
     import asyncio
     import json
@@ -187,6 +206,8 @@ def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
         figures: dict[str, Any] = json.loads(result.stdout)
         return figures
     finally:
+        if engine is not None:
+            engine.update(slot_figures(ctx.scheduler, ctx.resolver(model).model_id))
         runner.stop()
 
 
@@ -206,7 +227,7 @@ def run_bench(ctx: AppContext, model: str, *, tokens: int = 128, clients: int = 
                              progress=progress)
     ctx.scheduler.unload(spec.model_id)  # the server loads it again through the same path
     report.http = measure_http(ctx, model, tokens=tokens, clients=clients,
-                               progress=progress)
+                               progress=progress, engine=report.engine)
     if compare:
         from desktop.engine.baseline import run_baseline
 

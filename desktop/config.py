@@ -120,9 +120,24 @@ class EngineSettings(_Section):
 
     keep_alive_s: float = Field(default=600.0, ge=0)
     preload: list[str] = Field(default_factory=list)
-    context_length: int | None = Field(default=None, ge=256, le=1_048_576)
+    context_length: int | None = Field(
+        default=None, ge=256, le=1_048_576,
+        description="Context per slot (per request); unset: 8192, or the model's trained "
+                    "context if smaller, shrunk until every slot fits in memory")
     gpu_layers: int | None = Field(default=None, ge=0)
-    threads: int | None = Field(default=None, ge=1, le=512)
+    threads: int | None = Field(
+        default=None, ge=1, le=512,
+        description="CPU threads for generation; unset: every physical core (like llama-server)")
+    batch_threads: int | None = Field(
+        default=None, ge=1, le=512,
+        description="CPU threads for prompt processing; unset: the same as threads")
+    parallel: int = Field(
+        default=4, ge=1, le=64,
+        description="Requests one model serves at once (slots); each slot gets the whole "
+                    "context_length, fitted to memory (fewer slots or a smaller context)")
+    max_parallel: int | None = Field(
+        default=None, ge=1, le=64,
+        description="Upper bound on parallel, set by the MaxParallel machine policy")
     memory_budget_gb: float | None = Field(default=None, gt=0)
     max_loaded_models: int = Field(default=2, ge=1)
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
 from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
@@ -32,6 +34,18 @@ def stable_id(path: Path) -> str:
 def looks_like_path(ref: str) -> bool:
     """Whether ``ref`` names a file rather than a catalog id."""
     return ref.endswith(".gguf") or "/" in ref or "\\" in ref or ref.startswith(".")
+
+
+def physical_cores() -> int:
+    """CPU cores without hyper-threading siblings: llama.cpp's decode is memory-bound, so
+    extra logical threads only contend (llama-server's default is the same)."""
+    return psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+
+
+def effective_parallel(settings: EngineSettings) -> int:
+    """Slots per model: ``engine.parallel``, capped by ``engine.max_parallel`` (policy)."""
+    cap = settings.max_parallel
+    return min(settings.parallel, cap) if cap is not None else settings.parallel
 
 
 def default_files(entry: ModelEntry, paths: Paths, quant: str | None = None) -> list[Path]:
@@ -111,7 +125,8 @@ class ModelResolver:
                 param="context_length",
             )
         return fit_model(info, self.hardware, gpu_offload=self.gpu_offload, context_length=ctx,
-                         gpu_layers=self.engine_settings.gpu_layers)
+                         gpu_layers=self.engine_settings.gpu_layers,
+                         parallel=effective_parallel(self.engine_settings))
 
     def _sha256(self, path: Path) -> str:
         key = (path, path.stat().st_mtime)
@@ -172,6 +187,7 @@ class ModelResolver:
                 "or import the right file")
         plan = self.fit(info, context_length)
         kind = entry.kind if entry else _kind_of(info)
+        threads = self.engine_settings.threads or physical_cores()
         return ModelSpec(
             path=self._loadable(path) if len(files) == 1 else path,
             model_id=entry.id if entry else stable_id(path),
@@ -180,9 +196,10 @@ class ModelResolver:
             gpu_layers=plan.gpu_layers,
             chat_template=entry.chat_template if entry else None,
             reasoning_format=entry.reasoning if entry else "none",
-            threads=self.engine_settings.threads,
+            threads=threads,
             extra_files=tuple(files[1:]),
-            options={"estimated_bytes": plan.estimated_bytes},
+            options={"estimated_bytes": plan.estimated_bytes, "parallel": plan.parallel,
+                     "batch_threads": self.engine_settings.batch_threads or threads},
         )
 
 

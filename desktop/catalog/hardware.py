@@ -131,6 +131,7 @@ class Fit:
     total_layers: int
     estimated_bytes: int
     reason: str
+    parallel: int = 1  # slots, each with ``context_length`` tokens of KV cache
 
     @property
     def runs(self) -> bool:
@@ -156,18 +157,28 @@ def fit_model(
     gpu_offload: bool,
     context_length: int | None = None,
     gpu_layers: int | None = None,
+    parallel: int = 1,
 ) -> Fit:
-    """Choose context and GPU layers for ``info`` on ``hardware``; explicit values win."""
+    """Choose per-slot context, slots and GPU layers for ``info``; explicit values win.
+
+    Every one of ``parallel`` slots gets the whole per-slot context (one KV cache of
+    context x slots). When that does not fit, the automatic context halves first (not
+    below MIN_CONTEXT), then slots are dropped, never below one.
+    """
     trained = max(info.context_length, MIN_CONTEXT)
     ctx = context_length if context_length is not None else min(trained, DEFAULT_CONTEXT)
+    slots = max(1, parallel)
     ram = int(hardware.ram_available_bytes * RAM_HEADROOM)
     vram = hardware.vram_free_bytes if gpu_offload else 0
     # Shrink the context (never below MIN_CONTEXT) until the model fits somewhere.
-    while context_length is None and ctx > MIN_CONTEXT and info.estimate_bytes(ctx) > ram + vram:
+    while (context_length is None and ctx > MIN_CONTEXT
+           and info.estimate_bytes(ctx * slots) > ram + vram):
         ctx //= 2
-    estimate = info.estimate_bytes(ctx)
+    while slots > 1 and info.estimate_bytes(ctx * slots) > ram + vram:
+        slots -= 1
+    estimate = info.estimate_bytes(ctx * slots)
     total_layers = info.block_count + 1
-    layers = gpu_layers if gpu_layers is not None else _layers_on_gpu(info, ctx, vram)
+    layers = gpu_layers if gpu_layers is not None else _layers_on_gpu(info, ctx * slots, vram)
     layers = min(layers, total_layers) if gpu_offload else 0
     on_gpu_bytes = int(estimate * layers / total_layers) if total_layers else 0
     if estimate > ram + vram or estimate - on_gpu_bytes > ram:
@@ -182,7 +193,9 @@ def fit_model(
     else:
         why = "no GPU offload in this build" if not gpu_offload else "no GPU memory free"
         verdict, reason = Verdict.CPU, f"runs on the CPU ({why})"
-    return Fit(verdict, ctx, layers, total_layers, estimate, reason)
+    if slots < parallel:
+        reason += f"; {slots} of {parallel} slots fit in memory"
+    return Fit(verdict, ctx, layers, total_layers, estimate, reason, slots)
 
 
 def _gib(value: int) -> str:

@@ -115,6 +115,17 @@ def format_report(report: BenchReport) -> str:
         latency = http["latency"]
         lines.append(row(f"latency, {http['clients']} clients p50/p90/p99",
                          f"{latency['p50_s']:.2f}/{latency['p90_s']:.2f}/{latency['p99_s']:.2f} s"))
+    engine = report.engine
+    if engine:
+        lines.append(row("slots busy (peak) / total",
+                         f"{engine.get('peak_slots_busy', 0)} / {engine.get('slots_total', '?')}"))
+        lines.append(row("queue length (peak)", str(engine.get("peak_queue_length", 0))))
+        if "decode_steps" in engine:
+            lines.append(row("prompt tokens cached / processed",
+                             f"{engine['prompt_tokens_cached']} / "
+                             f"{engine['prompt_tokens_processed']}"))
+            lines.append(row("tokens per decode step",
+                             f"{engine['tokens_per_decode_step']:.2f}"))
     lines.append(row("peak RAM (process)", f"{report.peak_ram_bytes / 1024**2:.0f} MiB"))
     if report.peak_vram_bytes is not None:
         lines.append(row("VRAM in use", f"{report.peak_vram_bytes / 1024**2:.0f} MiB"))

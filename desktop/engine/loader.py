@@ -1,19 +1,24 @@
 """Load a model as planned, and back off once when memory runs out.
 
-The plan (context, GPU layers) comes from the catalog's fit; llama.cpp can still fail
-when another program took the VRAM in the meantime. Then we retry once with half the
-GPU layers (or half the context on CPU) and *say so* in the load report.
+The plan (per-slot context, slots, GPU layers, threads) comes from the resolver's fit;
+llama.cpp can still fail when another program took the VRAM in the meantime. Then we
+retry once with half the GPU layers (or half the context on CPU) and *say so* in the
+load report.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from desktop.engine.llama import LlamaEngine, LoadOptions, gpu_offload_supported
 from desktop.engine.types import LoadReport, ModelSpec
 from desktop.errors import ModelLoadError
 
 MIN_RETRY_CONTEXT = 512
+DEFAULT_PARALLEL = 4
+# ModelSpec.options keys passed through to LoadOptions when set (None: engine default).
+_TUNING_KEYS = ("batch_threads", "n_batch", "n_ubatch")
 
 
 class LoadedEngine(LlamaEngine):
@@ -23,12 +28,15 @@ class LoadedEngine(LlamaEngine):
 
 
 def _options(spec: ModelSpec, context: int, layers: int) -> LoadOptions:
+    tuning: dict[str, Any] = {key: spec.options.get(key) for key in _TUNING_KEYS}
     return LoadOptions(
-        context_length=context,
+        context_length=context,  # per slot: what one request may use
         gpu_layers=layers,
         threads=spec.threads,
         embedding=spec.kind != "chat",
         state_cache_bytes=int(spec.options.get("state_cache_bytes", 512 * 1024 * 1024)),
+        parallel=int(spec.options.get("parallel", DEFAULT_PARALLEL)),
+        **tuning,
     )
 
 

@@ -1,34 +1,60 @@
-"""The one gate in front of llama.cpp, shared by the chat window and the HTTP server.
+"""Admission in front of llama.cpp, shared by the chat window and the HTTP server.
 
-Requests are served strictly in arrival order, one at a time (llama.cpp contexts are not
-thread-safe and one GPU gains nothing from interleaving). A new request never cancels
-one in progress: it waits, or is refused with QueueFull when the queue is full. Models
-are loaded on demand through a swappable ``load`` function, swapped within a memory
-budget, and unloaded after ``keep_alive_s`` idle seconds by ``reap_idle()``, which the
-UI and the server runner call on their own timers (the core starts no threads).
+Each loaded model admits up to ``engine.parallel`` generation streams at once (the slot
+engine decodes them together); embedding, rerank and tokenizer work is admitted beside
+them, since the engine merges such calls itself (on a one-slot engine it takes the slot,
+so an engine that is not thread-safe is never used by two threads). Requests that cannot
+start wait in one bounded line in arrival order: a later request never overtakes an
+earlier one for the same model, a new request never cancels one in progress, and a full
+line refuses with QueueFull. A request cancelled while it waits leaves at once.
+
+Models are loaded on demand through a swappable ``load`` function, swapped least recently
+used first within a memory budget, and unloaded after ``keep_alive_s`` idle seconds by
+``reap_idle()``, which the UI and the server runner call on their own timers (the core
+starts no threads). Every use of an engine is counted per model under the one lock, and
+a model is closed (swap, keep-alive, unload) only while its count is 0: closing an
+engine a request still uses would be a use-after-free inside llama.cpp.
+
+Threads: every public method may be called from any thread.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from desktop.engine.types import Chunk, GenerationParams, LoadReport, Message, ModelSpec
+from desktop.engine.types import (
+    Chunk,
+    EngineStats,
+    GenerationParams,
+    LoadReport,
+    Message,
+    ModelSpec,
+)
 from desktop.errors import Cancelled, EdgeDeskError, ModelLoadError, QueueFull
 
 # How often a waiting request looks at its cancel event (a condition has no other wake-up).
 CANCEL_POLL_S = 0.05
+RETRY_AFTER_S = 2
 
 
 class Engine(Protocol):
-    """What the scheduler needs from a loaded model."""
+    """What the scheduler needs from a loaded model; its methods are thread-safe."""
 
     report: LoadReport
+
+    @property
+    def parallel(self) -> int:
+        """How many generation streams the engine runs at once (its slots)."""
+        ...
+
+    def stats(self) -> EngineStats:
+        """Counters since load: slots busy, prompt tokens cached, decode steps."""
+        ...
 
     def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
                     cancel: threading.Event | None = None,
@@ -60,7 +86,7 @@ class Engine(Protocol):
         ...
 
     def close(self) -> None:
-        """Free memory."""
+        """Free memory (called only when no request uses the engine)."""
         ...
 
 
@@ -69,11 +95,28 @@ ResolveFn = Callable[[str], ModelSpec]
 
 
 @dataclass
-class _Slot:
+class _Model:
+    """One model in memory (or being loaded: ``engine`` is None until the load returns)."""
+
     spec: ModelSpec
-    engine: Engine
+    engine: Engine | None
     last_used: float
+    parallel: int = 1
+    streams: int = 0  # slots taken by admitted requests
+    in_use: int = 0  # every admitted request, streams or not; > 0 forbids close()
     requests: int = 0
+    peak_streams: int = 0  # most slots busy at once since load
+
+
+@dataclass(eq=False)
+class _Ticket:
+    """A request's place in the line."""
+
+    model_id: str
+    stream: bool
+    slots: int = 0  # slots it took once admitted
+    loads: bool = False  # admitted as the one that loads the model
+    swap: bool = False  # waits for busy models to drain so this one fits
 
 
 @dataclass(frozen=True)
@@ -84,61 +127,22 @@ class LoadedModel:
     report: LoadReport
     idle_s: float
     requests: int
+    slots_busy: int = 0
+    slots_total: int = 1
+    in_use: int = 0
+    stats: EngineStats | None = None
+    peak_slots_busy: int = 0  # since load
 
 
-class _FifoGate:
-    """A lock granted in strict arrival order, with a bounded waiting line."""
-
-    def __init__(self, queue_max: int) -> None:
-        self._cond = threading.Condition()
-        self._line: deque[object] = deque()
-        self._busy = False
-        self.queue_max = queue_max
-
-    @property
-    def waiting(self) -> int:
-        with self._cond:
-            return len(self._line)
-
-    @property
-    def busy(self) -> bool:
-        return self._busy
-
-    @contextmanager
-    def hold(self, cancel: threading.Event | None = None) -> Iterator[float]:
-        """Wait for our turn (yields the seconds spent waiting).
-
-        A request whose ``cancel`` is set while it waits leaves the line (Cancelled): an
-        IDE abandons most completions as the user types on, and each would otherwise
-        keep a place in the queue and then pay its whole prompt before noticing.
-        """
-        ticket = object()
-        started = time.perf_counter()
-        with self._cond:
-            if self._busy and len(self._line) >= self.queue_max:
-                raise QueueFull(
-                    f"{len(self._line)} requests are already waiting for the model; "
-                    "retry shortly", retry_after_s=2,
-                )
-            self._line.append(ticket)
-            while self._busy or self._line[0] is not ticket:
-                if cancel is not None and cancel.is_set():
-                    self._line.remove(ticket)
-                    self._cond.notify_all()  # the next in line may be first now
-                    raise Cancelled("stopped while waiting for the model")
-                self._cond.wait(CANCEL_POLL_S if cancel is not None else None)
-            self._line.popleft()
-            self._busy = True
-        try:
-            yield time.perf_counter() - started
-        finally:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+@dataclass(frozen=True)
+class _Lease:
+    engine: Engine
+    waited_s: float
+    load_s: float
 
 
 class Scheduler:
-    """Serialises all model work; loads, swaps and unloads models on demand."""
+    """Admits work per model up to its slots; loads, swaps and unloads models on demand."""
 
     def __init__(self, load: LoadFn, resolve: ResolveFn, *, budget_bytes: int | None = None,
                  max_loaded: int = 2, keep_alive_s: float = 600.0, queue_max: int = 16,
@@ -148,167 +152,272 @@ class Scheduler:
         self._budget = budget_bytes
         self._max_loaded = max_loaded
         self.keep_alive_s = keep_alive_s
+        self.queue_max = queue_max
         self._clock = clock
-        self._gate = _FifoGate(queue_max)
-        self._slots: dict[str, _Slot] = {}
-        self._slots_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._models: dict[str, _Model] = {}
+        self._line: list[_Ticket] = []
+        self._peak_line = 0
 
     # ------------------------------------------------------------------ status
     @property
     def queue_depth(self) -> int:
-        """Requests waiting for their turn (not counting the one running)."""
-        return self._gate.waiting
+        """Requests waiting for a slot or a model swap (not counting running ones)."""
+        with self._cond:
+            return len(self._line)
 
     @property
     def busy(self) -> bool:
-        """Whether a request is running now."""
-        return self._gate.busy
+        """Whether any request is using a model now."""
+        with self._cond:
+            return any(m.in_use for m in self._models.values())
 
     def loaded(self) -> list[LoadedModel]:
-        """Models in memory, most recently used first."""
+        """Models in memory with their slots and engine counters, most recently used first."""
         now = self._clock()
-        with self._slots_lock:
-            slots = sorted(self._slots.values(), key=lambda s: -s.last_used)
-            return [LoadedModel(s.spec.model_id, s.engine.report, now - s.last_used, s.requests)
-                    for s in slots]
+        with self._cond:
+            models = sorted(self._models.values(), key=lambda m: -m.last_used)
+            return [LoadedModel(m.spec.model_id, m.engine.report, now - m.last_used,
+                                m.requests, m.streams, m.parallel, m.in_use, m.engine.stats(),
+                                m.peak_streams)
+                    for m in models if m.engine is not None]
 
-    # ------------------------------------------------------------------ model lifecycle
+    @property
+    def peak_queue_depth(self) -> int:
+        """The longest the waiting line has been since this scheduler started."""
+        with self._cond:
+            return self._peak_line
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Block until ``predicate()`` (read of this scheduler's status) holds; False on timeout.
+
+        Woken by every admission, release, queue change and unload, so callers (tests,
+        shutdown) wait on the event itself rather than polling.
+        """
+        with self._cond:
+            return self._cond.wait_for(predicate, timeout)
+
+    # ------------------------------------------------------------------ admission
+    def _slots_needed(self, ticket: _Ticket, model: _Model) -> int:
+        return 1 if ticket.stream or model.parallel <= 1 else 0
+
+    def _blocked(self, ticket: _Ticket) -> bool:
+        """Whether an earlier request in the line must go first (FIFO fairness)."""
+        model = self._models.get(ticket.model_id)
+        for earlier in self._line:
+            if earlier is ticket:
+                return False
+            if earlier.swap:
+                return True  # let the models it waits for drain, or it starves
+            if earlier.model_id != ticket.model_id:
+                continue
+            if (model is None or model.engine is None or earlier.stream or ticket.stream
+                    or self._slots_needed(ticket, model)):
+                return True
+        return False
+
     def _estimate(self, spec: ModelSpec) -> int:
         return int(spec.options.get("estimated_bytes", 0))
 
-    def _evict_for(self, spec: ModelSpec) -> None:
+    def _victims(self, spec: ModelSpec) -> list[_Model]:
+        """Models to unload so ``spec`` fits: idle ones first, least recently used first."""
         need = self._estimate(spec)
+        left = sorted(self._models.values(), key=lambda m: (m.in_use > 0, m.last_used))
+        chosen: list[_Model] = []
+        while left:
+            used = sum(self._estimate(m.spec) for m in left)
+            over = len(left) >= self._max_loaded or (
+                self._budget is not None and used + need > self._budget)
+            if not over:
+                break
+            chosen.append(left.pop(0))
+        return chosen
 
-        def over() -> bool:
-            if len(self._slots) >= self._max_loaded:
-                return True
-            if self._budget is None:
+    def _close(self, model: _Model) -> None:
+        """Drop ``model``; caller holds the lock and has checked that nothing uses it."""
+        assert model.in_use == 0
+        self._models.pop(model.spec.model_id, None)
+        if model.engine is not None:
+            model.engine.close()
+        self._cond.notify_all()
+
+    def _try_admit(self, ticket: _Ticket, spec: ModelSpec) -> bool:
+        """Admit ``ticket`` if it may start now (caller holds the lock)."""
+        if self._blocked(ticket):
+            return False
+        model = self._models.get(spec.model_id)
+        if model is not None and model.spec != spec:
+            if model.in_use:  # settings changed: reload once the old plan is unused
+                ticket.swap = True
                 return False
-            used = sum(self._estimate(s.spec) for s in self._slots.values())
-            return used + need > self._budget
+            self._close(model)
+            model = None
+        if model is not None:
+            if model.engine is None:
+                return False  # another request is loading it
+            need = self._slots_needed(ticket, model)
+            if model.streams + need > model.parallel:
+                return False
+            model.streams += need
+            model.peak_streams = max(model.peak_streams, model.streams)
+            ticket.slots = need
+        else:
+            victims = self._victims(spec)
+            if any(v.in_use for v in victims):
+                ticket.swap = True
+                return False
+            for victim in victims:
+                self._close(victim)
+            model = _Model(spec, None, self._clock())
+            self._models[spec.model_id] = model
+            ticket.loads = True
+        ticket.swap = False
+        model.in_use += 1
+        model.last_used = self._clock()
+        return True
 
-        while self._slots and over():
-            oldest = min(self._slots.values(), key=lambda s: s.last_used)
-            self._unload_slot(oldest.spec.model_id)
+    @contextmanager
+    def _use(self, ref: str, *, stream: bool, cancel: threading.Event | None = None,
+             count: bool = True) -> Iterator[_Lease]:
+        """Hold one admission to ``ref``'s engine (loading it first if needed)."""
+        spec = self._resolve(ref)
+        started = time.perf_counter()
+        ticket = _Ticket(spec.model_id, stream)
+        with self._cond:
+            if not self._try_admit(ticket, spec):
+                if len(self._line) >= self.queue_max:
+                    raise QueueFull(
+                        f"every slot is busy and {len(self._line)} requests are already "
+                        "waiting for the model; retry shortly", retry_after_s=RETRY_AFTER_S)
+                self._line.append(ticket)
+                self._peak_line = max(self._peak_line, len(self._line))
+                self._cond.notify_all()
+                try:
+                    while not self._try_admit(ticket, spec):
+                        if cancel is not None and cancel.is_set():
+                            raise Cancelled("stopped while waiting for the model")
+                        self._cond.wait(CANCEL_POLL_S if cancel is not None else None)
+                finally:
+                    self._line.remove(ticket)
+                    self._cond.notify_all()  # the next in line may be first now
+            model = self._models[spec.model_id]
+            if count:
+                model.requests += 1
+        waited = time.perf_counter() - started
+        load_s = 0.0
+        if ticket.loads:
+            load_s = self._load_into(model, ticket)
+        assert model.engine is not None
+        try:
+            yield _Lease(model.engine, waited, load_s)
+        finally:
+            with self._cond:
+                model.in_use -= 1
+                model.streams -= ticket.slots
+                model.last_used = self._clock()
+                self._cond.notify_all()
 
-    def _unload_slot(self, model_id: str) -> None:
-        slot = self._slots.pop(model_id, None)
-        if slot is not None:
-            slot.engine.close()
-
-    def _engine(self, model: str) -> tuple[_Slot, float]:
-        """The loaded engine for ``model`` (loading it first); caller holds the gate."""
-        spec = self._resolve(model)
-        with self._slots_lock:
-            slot = self._slots.get(spec.model_id)
-            if slot is not None and slot.spec != spec:
-                self._unload_slot(spec.model_id)  # settings changed: reload with the new plan
-                slot = None
-            if slot is not None:
-                return slot, 0.0
-            self._evict_for(spec)
+    def _load_into(self, model: _Model, ticket: _Ticket) -> float:
+        """Load the engine for the reserved ``model`` record, outside the lock."""
         started = time.perf_counter()
         try:
-            engine = self._load(spec)
-        except EdgeDeskError:
-            raise
-        except Exception as exc:  # a bad file must not take the app down
-            raise ModelLoadError(f"could not load {spec.model_id}: {exc}") from None
-        slot = _Slot(spec, engine, self._clock())
-        with self._slots_lock:
-            self._slots[spec.model_id] = slot
-        return slot, time.perf_counter() - started
+            engine = self._load(model.spec)
+        except BaseException as exc:
+            with self._cond:
+                model.in_use -= 1
+                self._models.pop(model.spec.model_id, None)
+                self._cond.notify_all()
+            if isinstance(exc, EdgeDeskError) or not isinstance(exc, Exception):
+                raise
+            # A bad file must not take the app down.
+            raise ModelLoadError(f"could not load {model.spec.model_id}: {exc}") from None
+        with self._cond:
+            model.engine = engine
+            model.parallel = max(1, int(engine.parallel))
+            ticket.slots = self._slots_needed(ticket, model)
+            model.streams += ticket.slots
+            model.peak_streams = max(model.peak_streams, model.streams)
+            self._cond.notify_all()
+        return time.perf_counter() - started
 
+    # ------------------------------------------------------------------ model lifecycle
     def load(self, model: str) -> LoadReport:
         """Load ``model`` now (preload / warm-up) and return how it was loaded."""
-        with self._gate.hold():
-            slot, _ = self._engine(model)
-            slot.last_used = self._clock()
-            return slot.engine.report
+        with self._use(model, stream=False, count=False) as lease:
+            return lease.engine.report
 
     def unload(self, model: str) -> bool:
         """Free ``model`` once no request is using it; True if it was loaded."""
-        with self._gate.hold(), self._slots_lock:
-            present = any(s.spec.model_id == model for s in self._slots.values())
-            self._unload_slot(model)
-            return present
+        with self._cond:
+            self._cond.wait_for(lambda: self._models.get(model) is None
+                                or self._models[model].in_use == 0)
+            present = self._models.get(model)
+            if present is not None:
+                self._close(present)
+            return present is not None
 
     def reap_idle(self) -> list[str]:
-        """Unload models idle longer than keep-alive; never blocks behind a running request."""
-        if self._gate.busy:
-            return []
+        """Unload models idle longer than keep-alive; never one a request is using."""
         now = self._clock()
-        with self._slots_lock:
-            idle = [mid for mid, s in self._slots.items() if now - s.last_used >= self.keep_alive_s]
-            for model_id in idle:
-                self._unload_slot(model_id)
-        return idle
+        with self._cond:
+            idle = [m for m in self._models.values() if m.in_use == 0
+                    and m.engine is not None and now - m.last_used >= self.keep_alive_s]
+            for model in idle:
+                self._close(model)
+        return [m.spec.model_id for m in idle]
 
     def close(self) -> None:
-        """Unload everything (app shutdown)."""
-        with self._slots_lock:
-            for model_id in list(self._slots):
-                self._unload_slot(model_id)
+        """Unload everything (app shutdown, after the window and server stopped)."""
+        with self._cond:
+            for model in list(self._models.values()):
+                self._models.pop(model.spec.model_id, None)
+                if model.engine is not None:
+                    model.engine.close()
+            self._cond.notify_all()
 
     # ------------------------------------------------------------------ work
     def _run_stream(self, model: str, produce: Callable[[Engine], Iterator[Chunk]],
                     cancel: threading.Event | None) -> Iterator[Chunk]:
-        with self._gate.hold(cancel) as waited:
+        with self._use(model, stream=True, cancel=cancel) as lease:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("stopped before it started")
-            slot, load_s = self._engine(model)
-            slot.requests += 1
-            try:
-                for chunk in produce(slot.engine):
-                    yield chunk if chunk.timings is None else _with_queue_timings(
-                        chunk, waited, load_s)
-            finally:
-                slot.last_used = self._clock()
+            for chunk in produce(lease.engine):
+                yield chunk if chunk.timings is None else replace(chunk, timings=replace(
+                    chunk.timings, queue_s=lease.waited_s, load_s=lease.load_s))
 
-    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
-        """Stream a chat answer from ``model`` once it is this request's turn."""
+    def stream_chat(  # noqa: PLR0917 -- the engine's positional order, plus the model
+            self, model: str, messages: Sequence[Message], params: GenerationParams,
+            cancel: threading.Event | None = None,
+            tools: Sequence[dict[str, Any]] | None = None,
+            template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
+        """Stream a chat answer from ``model`` once it has a free slot."""
         return self._run_stream(
             model, lambda e: e.stream_chat(messages, params, cancel, tools, template_kwargs),
             cancel)
 
     def stream_completion(self, model: str, prompt: str, params: GenerationParams,
                           cancel: threading.Event | None = None) -> Iterator[Chunk]:
-        """Stream a plain-text completion from ``model`` once it is this request's turn."""
+        """Stream a plain-text completion from ``model`` once it has a free slot."""
         return self._run_stream(model, lambda e: e.stream_completion(prompt, params, cancel),
                                 cancel)
 
     def stream_infill(self, model: str, prefix: str, suffix: str, params: GenerationParams,
                       cancel: threading.Event | None = None) -> Iterator[Chunk]:
-        """Stream the text between ``prefix`` and ``suffix`` from ``model`` in its turn."""
+        """Stream the text between ``prefix`` and ``suffix`` from ``model`` in a free slot."""
         return self._run_stream(
             model, lambda e: e.stream_infill(prefix, suffix, params, cancel), cancel)
 
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
-        """Embeddings from ``model`` (waits for its turn like every other request)."""
+        """Embeddings from ``model``, admitted beside running work (the engine batches)."""
         vectors: list[list[float]] = self.with_engine(model, lambda e: e.embed(texts))
         return vectors
 
     def rerank(self, model: str, query: str, documents: Sequence[str]) -> list[float]:
-        """Relevance scores from a reranker ``model`` (waits for its turn like the rest)."""
+        """Relevance scores from a reranker ``model``, admitted beside running work."""
         scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents))
         return scores
 
     def with_engine(self, model: str, work: Callable[[Engine], Any]) -> Any:
-        """Run ``work`` with exclusive use of ``model``'s engine, counted as one request."""
-        with self._gate.hold():
-            slot, _ = self._engine(model)
-            slot.requests += 1
-            try:
-                return work(slot.engine)
-            finally:
-                slot.last_used = self._clock()
-
-
-def _with_queue_timings(chunk: Chunk, waited: float, load_s: float) -> Chunk:
-    from dataclasses import replace
-
-    assert chunk.timings is not None
-    return replace(chunk, timings=replace(chunk.timings, queue_s=waited, load_s=load_s))
+        """Run ``work`` (thread-safe engine calls, no streams) on ``model``, as one request."""
+        with self._use(model, stream=False) as lease:
+            return work(lease.engine)

@@ -54,6 +54,9 @@ KEYS: tuple[PolicyKey, ...] = (
               "Delete conversations older than this many days.", None, 1, 36500),
     PolicyKey("EphemeralOnly", "bool", "ephemeral_only",
               "Never store conversations on disk.", True),
+    PolicyKey("MaxParallel", "int", "engine.max_parallel",
+              "Most requests one model serves at once (caps the engine.parallel slots; "
+              "fewer slots need less memory).", None, 1, 64),
     PolicyKey("DataLocation", "string", "data_location",
               "Folder for chats, document indexes, keys and models (e.g. an encrypted "
               "volume); users cannot move it.", None),

@@ -10,9 +10,12 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+from desktop.engine.types import EngineStats
 
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 TTFT_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -53,12 +56,72 @@ class _Histogram:
 
 
 @dataclass(frozen=True)
+class ModelGauges:
+    """One loaded model's slots (from the scheduler) and engine counters."""
+
+    model_id: str
+    slots_busy: int
+    slots_total: int
+    stats: EngineStats = field(default_factory=EngineStats)
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Tokens each generation decode carried on average: the batching achieved."""
+        steps = self.stats.decode_steps
+        return self.stats.tokens_decoded / steps if steps else 0.0
+
+
+@dataclass(frozen=True)
 class Gauges:
     """Live values read when /metrics is scraped."""
 
     queue_depth: int
     busy: bool
     loaded_models: list[str]
+    models: tuple[ModelGauges, ...] = ()
+
+
+def gauges_from(scheduler: Any) -> Gauges:
+    """Read the scheduler's queue, slots and each loaded engine's counters now."""
+    loaded = scheduler.loaded()
+    return Gauges(scheduler.queue_depth, scheduler.busy, [m.model_id for m in loaded],
+                  tuple(ModelGauges(m.model_id, m.slots_busy, m.slots_total,
+                                    m.stats or EngineStats()) for m in loaded))
+
+
+def _model_lines(models: tuple[ModelGauges, ...]) -> list[str]:
+    """Slots, prompt cache and batching per loaded model, in Prometheus text."""
+    out: list[str] = []
+
+    def family(name: str, kind: str, help_: str,
+               values: list[tuple[Labels, float | int]]) -> None:
+        out.extend([f"# HELP {name} {help_}", f"# TYPE {name} {kind}"])
+        out.extend(f"{name}{_labels(k)} {v}" for k, v in values)
+
+    def per_model(get: Callable[[ModelGauges], float | int]) -> list[tuple[Labels, float | int]]:
+        return [((("model", m.model_id),), get(m)) for m in models]
+
+    family("edgedesk_slots_busy", "gauge", "Generation slots streaming now.",
+           per_model(lambda m: m.slots_busy))
+    family("edgedesk_slots_total", "gauge", "Generation slots of the loaded model.",
+           per_model(lambda m: m.slots_total))
+    family("edgedesk_prompt_tokens_total", "counter",
+           "Prompt tokens served from a slot's kept prefix (cached) or decoded (processed).",
+           [v for m in models for v in (
+               ((("model", m.model_id), ("source", "cached")), m.stats.prompt_tokens_cached),
+               ((("model", m.model_id), ("source", "processed")),
+                m.stats.prompt_tokens_processed))])
+    family("edgedesk_decode_steps_total", "counter", "llama_decode calls for generation.",
+           per_model(lambda m: m.stats.decode_steps))
+    family("edgedesk_decoded_tokens_total", "counter", "Tokens those decode calls carried.",
+           per_model(lambda m: m.stats.tokens_decoded))
+    family("edgedesk_tokens_per_decode_step", "gauge",
+           "Average tokens per generation decode since load (batching across slots).",
+           per_model(lambda m: round(m.tokens_per_step, 3)))
+    family("edgedesk_embed_decodes_total", "counter",
+           "Decode calls for embeddings and rerank (shared by concurrent clients).",
+           per_model(lambda m: m.stats.embed_decodes))
+    return out
 
 
 class Metrics:
@@ -132,7 +195,31 @@ class Metrics:
                 "# TYPE edgedesk_model_loaded gauge"]
         out += [f"edgedesk_model_loaded{_labels((('model', m),))} 1"
                 for m in gauges.loaded_models]
+        out += _model_lines(gauges.models)
         return "\n".join(out) + "\n"
+
+    def snapshot(self, gauges: Gauges) -> dict[str, Any]:
+        """The same figures as one JSON document (``/metrics?format=json``)."""
+        with self._lock:
+            requests = [{**dict(k), "count": v} for k, v in sorted(self.requests.items())]
+            tokens = {dict(k)["direction"]: v for k, v in self.tokens.items()}
+        return {
+            "queue_depth": gauges.queue_depth,
+            "busy": gauges.busy,
+            "requests": requests,
+            "tokens": tokens,
+            "models": [{
+                "model": m.model_id,
+                "slots_busy": m.slots_busy,
+                "slots_total": m.slots_total,
+                "prompt_tokens_cached": m.stats.prompt_tokens_cached,
+                "prompt_tokens_processed": m.stats.prompt_tokens_processed,
+                "decode_steps": m.stats.decode_steps,
+                "tokens_decoded": m.stats.tokens_decoded,
+                "tokens_per_decode_step": round(m.tokens_per_step, 3),
+                "embed_decodes": m.stats.embed_decodes,
+            } for m in gauges.models],
+        }
 
 
 @dataclass

@@ -14,15 +14,15 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
 from desktop.server import schemas as s
 from desktop.server.cache import LRUCache, embedding_key, is_deterministic, request_key
-from desktop.server.metrics import Gauges
+from desktop.server.metrics import gauges_from
 from desktop.server.services import RequestInfo, Services
 from desktop.server.sse import ChatEvents, CompletionEvents
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
@@ -75,11 +75,13 @@ def health(request: Request) -> s.Health:
 
 
 @router.get("/metrics", response_class=PlainTextResponse, responses=_ERRORS)
-def metrics(request: Request) -> PlainTextResponse:
-    """Prometheus text exposition."""
+def metrics(request: Request, fmt: str = Query("prometheus", alias="format",
+                                               pattern="^(prometheus|json)$")) -> Response:
+    """Prometheus text exposition, or the same figures as JSON with ``?format=json``."""
     svc = _services(request)
-    gauges = Gauges(svc.scheduler.queue_depth, svc.scheduler.busy,
-                    [m.model_id for m in svc.scheduler.loaded()])
+    gauges = gauges_from(svc.scheduler)
+    if fmt == "json":
+        return JSONResponse(svc.metrics.snapshot(gauges))
     return PlainTextResponse(svc.metrics.render(gauges),
                              media_type="text/plain; version=0.0.4; charset=utf-8")
 

@@ -897,162 +897,167 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="50"/>
+        <location filename="../../desktop/ui/models_view.py" line="51"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="58"/>
+        <location filename="../../desktop/ui/models_view.py" line="59"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="88"/>
+        <location filename="../../desktop/ui/models_view.py" line="89"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="89"/>
+        <location filename="../../desktop/ui/models_view.py" line="90"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="91"/>
+        <location filename="../../desktop/ui/models_view.py" line="92"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="92"/>
+        <location filename="../../desktop/ui/models_view.py" line="93"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="94"/>
+        <location filename="../../desktop/ui/models_view.py" line="95"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="96"/>
+        <location filename="../../desktop/ui/models_view.py" line="97"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="98"/>
+        <location filename="../../desktop/ui/models_view.py" line="99"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="99"/>
+        <location filename="../../desktop/ui/models_view.py" line="100"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="101"/>
+        <location filename="../../desktop/ui/models_view.py" line="102"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="102"/>
+        <location filename="../../desktop/ui/models_view.py" line="103"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="103"/>
+        <location filename="../../desktop/ui/models_view.py" line="104"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="106"/>
+        <location filename="../../desktop/ui/models_view.py" line="107"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="108"/>
+        <location filename="../../desktop/ui/models_view.py" line="109"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="109"/>
+        <location filename="../../desktop/ui/models_view.py" line="110"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="113"/>
+        <location filename="../../desktop/ui/models_view.py" line="114"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="114"/>
+        <location filename="../../desktop/ui/models_view.py" line="115"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="119"/>
+        <location filename="../../desktop/ui/models_view.py" line="120"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="145"/>
+        <location filename="../../desktop/ui/models_view.py" line="146"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="186"/>
+        <location filename="../../desktop/ui/models_view.py" line="176"/>
+        <source>runs on {0} — leaves this device</source>
+        <translation>在 {0} 上运行 — 数据会离开本设备</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="216"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="192"/>
+        <location filename="../../desktop/ui/models_view.py" line="222"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="219"/>
+        <location filename="../../desktop/ui/models_view.py" line="249"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="220"/>
+        <location filename="../../desktop/ui/models_view.py" line="250"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="228"/>
+        <location filename="../../desktop/ui/models_view.py" line="258"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="241"/>
+        <location filename="../../desktop/ui/models_view.py" line="271"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="255"/>
+        <location filename="../../desktop/ui/models_view.py" line="285"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="266"/>
+        <location filename="../../desktop/ui/models_view.py" line="296"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="267"/>
+        <location filename="../../desktop/ui/models_view.py" line="297"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="284"/>
+        <location filename="../../desktop/ui/models_view.py" line="314"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="304"/>
+        <location filename="../../desktop/ui/models_view.py" line="334"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="305"/>
+        <location filename="../../desktop/ui/models_view.py" line="335"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
@@ -1099,7 +1104,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="328"/>
+        <location filename="../../desktop/ui/models_view.py" line="358"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>

@@ -35,6 +35,9 @@ def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path)
     assert {"generation_vs_direct", "http_generation_vs_direct", "ttft_overhead_ms",
             "prompt_64_vs_direct"} <= set(report["ratios"])
     assert report["peak_ram_bytes"] > 10 * 1024**2
+    engine = report["engine"]  # what the slots did while the HTTP clients ran
+    assert engine["slots_total"] >= 1 and 1 <= engine["peak_slots_busy"] <= engine["slots_total"]
+    assert {"peak_queue_length", "prompt_tokens_cached", "tokens_per_decode_step"} <= set(engine)
     assert "prompt processing, 64 tokens" in result.stderr  # progress display
 
 

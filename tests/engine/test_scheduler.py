@@ -1,10 +1,9 @@
-"""The scheduler: FIFO order, no cancel-on-arrival, queue limit, swaps, keep-alive."""
+"""The scheduler: slots per model, FIFO line, queue limit, swaps, keep-alive without races."""
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,28 +11,71 @@ import pytest
 
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import Chunk, GenerationParams, LoadReport, Message, ModelSpec, Usage
+from desktop.engine.types import (
+    Chunk,
+    EngineStats,
+    GenerationParams,
+    LoadReport,
+    Message,
+    ModelSpec,
+    Usage,
+)
 from desktop.errors import Cancelled, ModelFileError, ModelLoadError, QueueFull
 
 PARAMS = GenerationParams(max_tokens=8, temperature=0.0)
+WAIT_S = 5.0  # generous bound on every wait for an event; a hang fails instead of blocking
 
 
 class FakeEngine:
-    """Stands in for llama.cpp where the test is about ordering, not tokens."""
+    """Stands in for llama.cpp where the test is about admission, not tokens.
 
-    def __init__(self, spec: ModelSpec, gate: threading.Event | None = None) -> None:
+    Each stream yields its first chunk, then waits for ``gate`` before finishing, so a
+    test holds streams open as long as it likes.
+    """
+
+    def __init__(self, spec: ModelSpec, gate: threading.Event | None = None,
+                 parallel: int = 1) -> None:
         self.spec = spec
         self.gate = gate
+        self.parallel = parallel
         self.closed = False
+        self.closed_while_in_use = False
+        self.active = 0
+        self.max_active = 0
+        self.started: list[str] = []  # prompts in the order their streams began
+        self._lock = threading.Condition()
         self.report = LoadReport(spec.model_id, spec.path, 512, 0, False, 0.0, 0, "fake")
+
+    def stats(self) -> EngineStats:
+        return EngineStats(slots_total=self.parallel, slots_busy=self.active)
+
+    def _enter(self, prompt: str) -> None:
+        with self._lock:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+            self.started.append(prompt)
+            self._lock.notify_all()
+
+    def wait_started(self, n: int) -> bool:
+        """Wait until ``n`` streams have begun."""
+        with self._lock:
+            return self._lock.wait_for(lambda: len(self.started) >= n, WAIT_S)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.active -= 1
 
     def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
                     cancel: threading.Event | None = None, tools: Any = None,
                     template_kwargs: Any = None) -> Iterator[Chunk]:
-        yield Chunk(text=f"{self.spec.model_id}:{messages[-1].content}")
-        if self.gate is not None:
-            self.gate.wait(5)
-        yield Chunk(finish_reason="stop", usage=Usage(1, 1))
+        self._enter(messages[-1].content)
+        try:
+            yield Chunk(text=f"{self.spec.model_id}:{messages[-1].content}")
+            if self.gate is not None:
+                assert self.gate.wait(WAIT_S)
+            yield Chunk(finish_reason="stop", usage=Usage(1, 1))
+        finally:
+            self._leave()
 
     def stream_completion(self, prompt: str, params: GenerationParams,
                           cancel: threading.Event | None = None) -> Iterator[Chunk]:
@@ -43,10 +85,11 @@ class FakeEngine:
         return [[1.0] for _ in texts]
 
     def close(self) -> None:
+        self.closed_while_in_use = self.closed_while_in_use or self.active > 0
         self.closed = True
 
 
-def _resolver(sizes: dict[str, int] | None = None):
+def _resolver(sizes: dict[str, int] | None = None) -> Callable[[str], ModelSpec]:
     def resolve(ref: str) -> ModelSpec:
         if ref == "missing":
             raise ModelFileError("model file not found: missing")
@@ -59,55 +102,101 @@ def _text(stream: Iterator[Chunk]) -> str:
     return "".join(c.text for c in stream)
 
 
-def test_requests_run_in_arrival_order_and_never_cancel_each_other() -> None:
+def _background(target: Callable[[], None]) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def _ask(scheduler: Scheduler, model: str, text: str, results: list[str],
+         cancel: threading.Event | None = None) -> threading.Thread:
+    """Run one chat request on its own thread, appending its text (or the error)."""
+    def run() -> None:
+        try:
+            results.append(_text(scheduler.stream_chat(model, [Message("user", text)], PARAMS,
+                                                       cancel)))
+        except (Cancelled, QueueFull) as exc:
+            results.append(type(exc).__name__)
+    return _background(run)
+
+
+def _queued(scheduler: Scheduler, n: int) -> None:
+    assert scheduler.wait_until(lambda: scheduler.queue_depth == n, WAIT_S)
+
+
+def test_one_slot_serves_in_arrival_order_and_never_cancels_the_running_request() -> None:
     gate = threading.Event()
-    engines: dict[str, FakeEngine] = {}
+    engines: list[FakeEngine] = []
 
     def load(spec: ModelSpec) -> FakeEngine:
-        engines[spec.model_id] = FakeEngine(spec, gate)
-        return engines[spec.model_id]
+        engines.append(FakeEngine(spec, gate))
+        return engines[-1]
 
     scheduler = Scheduler(load, _resolver())
     results: list[str] = []
     first = scheduler.stream_chat("m", [Message("user", "1")], PARAMS)
-    assert next(first).text == "m:1"  # request 1 is now mid-stream, holding the model
-
-    def later(n: str) -> None:
-        results.append(_text(scheduler.stream_chat("m", [Message("user", n)], PARAMS)))
-
+    assert next(first).text == "m:1"  # request 1 is now mid-stream, holding the slot
     threads = []
     for n in ("2", "3"):
-        threads.append(threading.Thread(target=later, args=(n,)))
-        threads[-1].start()
-        deadline = time.monotonic() + 5
-        while scheduler.queue_depth < len(threads) and time.monotonic() < deadline:
-            time.sleep(0.005)
-    assert scheduler.queue_depth == 2 and scheduler.busy
+        threads.append(_ask(scheduler, "m", n, results))
+        _queued(scheduler, len(threads))  # so "2" is surely ahead of "3"
+    assert scheduler.busy
     gate.set()
     rest = list(first)
     assert rest[-1].finish_reason == "stop"  # the running request finished normally
     for thread in threads:
-        thread.join(5)
-    assert results == ["m:2", "m:3"]
-    assert scheduler.queue_depth == 0
+        thread.join(WAIT_S)
+    assert sorted(results) == ["m:2", "m:3"]
+    assert engines[0].started == ["1", "2", "3"]
+    assert scheduler.queue_depth == 0 and not scheduler.busy
 
 
-def test_full_queue_is_refused_with_retry_hint() -> None:
+def test_streams_run_side_by_side_up_to_the_engines_slots_then_queue() -> None:
     gate = threading.Event()
-    scheduler = Scheduler(lambda s: FakeEngine(s, gate), _resolver(), queue_max=1)
-    running = scheduler.stream_chat("m", [Message("user", "a")], PARAMS)
-    next(running)
-    waiter = threading.Thread(target=lambda: list(scheduler.stream_chat(
-        "m", [Message("user", "b")], PARAMS)))
-    waiter.start()
-    while scheduler.queue_depth < 1:
-        time.sleep(0.005)
+    engines: list[FakeEngine] = []
+
+    def load(spec: ModelSpec) -> FakeEngine:
+        engines.append(FakeEngine(spec, gate, parallel=3))
+        return engines[-1]
+
+    scheduler = Scheduler(load, _resolver())
+    running = [scheduler.stream_chat("m", [Message("user", str(n))], PARAMS) for n in range(3)]
+    assert [next(s).text for s in running] == ["m:0", "m:1", "m:2"]  # all three started
+    [slots] = scheduler.loaded()
+    assert (slots.slots_busy, slots.slots_total) == (3, 3)
+    results: list[str] = []
+    fourth = _ask(scheduler, "m", "3", results)
+    _queued(scheduler, 1)  # every slot is busy: the fourth waits
+    assert results == []
+    running[1].close()  # a client went away: its slot is free at once
+    _queued(scheduler, 0)
+    assert engines[0].wait_started(4)
+    assert engines[0].active == 3
+    gate.set()
+    fourth.join(WAIT_S)
+    for stream in (running[0], running[2]):
+        assert list(stream)[-1].finish_reason == "stop"
+    assert results == ["m:3"]
+    assert engines[0].max_active == 3 and len(engines) == 1
+
+
+def test_full_slots_and_full_queue_are_refused_with_retry_hint() -> None:
+    gate = threading.Event()
+    scheduler = Scheduler(lambda s: FakeEngine(s, gate, parallel=2), _resolver(), queue_max=1)
+    running = [scheduler.stream_chat("m", [Message("user", n)], PARAMS) for n in "ab"]
+    for stream in running:
+        next(stream)
+    results: list[str] = []
+    waiter = _ask(scheduler, "m", "c", results)
+    _queued(scheduler, 1)
     with pytest.raises(QueueFull) as refused:
-        next(scheduler.stream_chat("m", [Message("user", "c")], PARAMS))
+        next(scheduler.stream_chat("m", [Message("user", "d")], PARAMS))
     assert refused.value.retry_after_s >= 1
     gate.set()
-    list(running)
-    waiter.join(5)
+    for stream in running:
+        list(stream)
+    waiter.join(WAIT_S)
+    assert results == ["m:c"]
 
 
 def test_a_request_cancelled_while_waiting_leaves_the_line_without_running() -> None:
@@ -125,36 +214,119 @@ def test_a_request_cancelled_while_waiting_leaves_the_line_without_running() -> 
     running = scheduler.stream_chat("m", [Message("user", "typing")], PARAMS)
     next(running)
     abandoned = threading.Event()  # an IDE completion the user typed past
-    outcome: list[object] = []
-
-    def wait_then_give_up() -> None:
-        try:
-            outcome.append(_text(scheduler.stream_chat(
-                "m", [Message("user", "stale")], PARAMS, abandoned)))
-        except Cancelled as exc:
-            outcome.append(exc)
-
-    waiter = threading.Thread(target=wait_then_give_up)
-    waiter.start()
-    while scheduler.queue_depth < 1:
-        time.sleep(0.005)
-    later = threading.Thread(target=lambda: outcome.append(_text(scheduler.stream_chat(
-        "m", [Message("user", "fresh")], PARAMS))))
-    later.start()
-    while scheduler.queue_depth < 2:
-        time.sleep(0.005)
+    stale: list[str] = []
+    fresh: list[str] = []
+    waiter = _ask(scheduler, "m", "stale", stale, abandoned)
+    _queued(scheduler, 1)
+    later = _ask(scheduler, "m", "fresh", fresh)
+    _queued(scheduler, 2)
     with pytest.raises(QueueFull):  # the line is full...
         next(scheduler.stream_chat("m", [Message("user", "x")], PARAMS))
-    started = time.monotonic()
     abandoned.set()
-    waiter.join(5)
-    assert time.monotonic() - started < 1.0 and isinstance(outcome[0], Cancelled)
+    waiter.join(WAIT_S)  # leaves while the running request still holds the slot
+    assert stale == ["Cancelled"]
     assert scheduler.queue_depth == 1  # ...until the abandoned one left its place
     gate.set()
     list(running)
-    later.join(5)
-    assert outcome[1] == "m:fresh"
+    later.join(WAIT_S)
+    assert fresh == ["m:fresh"]
     assert prompts == ["typing", "fresh"]  # the abandoned prompt never reached the model
+
+
+def test_embeddings_are_admitted_beside_busy_slots_and_each_other() -> None:
+    gate = threading.Event()
+    both_inside = threading.Barrier(2, timeout=WAIT_S)
+
+    class MeetingEngine(FakeEngine):
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            both_inside.wait()  # breaks (and fails) unless both calls run at once
+            return super().embed(texts)
+
+    scheduler = Scheduler(lambda s: MeetingEngine(s, gate, parallel=2), _resolver())
+    running = [scheduler.stream_chat("m", [Message("user", n)], PARAMS) for n in "ab"]
+    for stream in running:
+        next(stream)  # every slot streams
+    vectors: list[list[list[float]]] = []
+    clients = [_background(lambda: vectors.append(scheduler.embed("m", ["x"]))) for _ in "12"]
+    for client in clients:
+        client.join(WAIT_S)
+    assert vectors == [[[1.0]], [[1.0]]] and scheduler.queue_depth == 0
+    gate.set()
+    for stream in running:
+        list(stream)
+
+
+def test_a_swap_waits_until_the_old_model_is_no_longer_used() -> None:
+    gate = threading.Event()
+    engines: list[FakeEngine] = []
+
+    def load(spec: ModelSpec) -> FakeEngine:
+        engines.append(FakeEngine(spec, gate, parallel=2))
+        return engines[-1]
+
+    scheduler = Scheduler(load, _resolver(), max_loaded=1)
+    running = scheduler.stream_chat("a", [Message("user", "1")], PARAMS)
+    next(running)
+    swapped: list[str] = []
+    swap = _ask(scheduler, "b", "2", swapped)
+    _queued(scheduler, 1)
+    # A free slot on "a" does not let a later request overtake the one waiting for "b".
+    later: list[str] = []
+    after = _ask(scheduler, "a", "3", later)
+    _queued(scheduler, 2)
+    assert [e.spec.model_id for e in engines] == ["a"] and not engines[0].closed
+    gate.set()
+    assert list(running)[-1].finish_reason == "stop"
+    swap.join(WAIT_S)
+    after.join(WAIT_S)
+    assert (swapped, later) == (["b:2"], ["a:3"])
+    assert [e.spec.model_id for e in engines] == ["a", "b", "a"]  # b ran before a's return
+    assert not any(e.closed_while_in_use for e in engines)
+
+
+def test_keep_alive_never_closes_an_engine_a_request_is_using() -> None:
+    """The reaper decides, a request takes the engine, then the reaper closes: never."""
+    now = [0.0]
+    between: list[Callable[[], None]] = []  # runs inside the reaper's read of the clock
+
+    def clock() -> float:
+        while between:
+            between.pop()()
+        return now[0]
+
+    gate = threading.Event()
+    engines: list[FakeEngine] = []
+
+    def load(spec: ModelSpec) -> FakeEngine:
+        engines.append(FakeEngine(spec, gate))
+        return engines[-1]
+
+    scheduler = Scheduler(load, _resolver(), keep_alive_s=600, clock=clock)
+    scheduler.load("m")
+    now[0] = 700.0  # idle past keep-alive
+    streaming = threading.Event()
+    chunks: list[Chunk] = []
+
+    def request() -> None:
+        stream = scheduler.stream_chat("m", [Message("user", "hi")], PARAMS)
+        chunks.append(next(stream))
+        streaming.set()
+        chunks.extend(stream)
+
+    worker = threading.Thread(target=request, daemon=True)
+
+    def let_a_request_in() -> None:
+        worker.start()
+        assert streaming.wait(WAIT_S)
+
+    between.append(let_a_request_in)
+    reaped = scheduler.reap_idle()
+    gate.set()
+    worker.join(WAIT_S)
+    assert not engines[0].closed_while_in_use  # in llama.cpp: a use-after-free
+    assert reaped == [] and chunks[-1].finish_reason == "stop"
+    now[0] = 2000.0
+    assert scheduler.reap_idle() == ["m"] and engines[0].closed
 
 
 def test_models_swap_within_budget_least_recently_used_first() -> None:
@@ -198,7 +370,7 @@ def test_failed_load_leaves_scheduler_usable() -> None:
     with pytest.raises(ModelFileError):
         list(scheduler.stream_chat("missing", [Message("user", "x")], PARAMS))
     assert _text(scheduler.stream_chat("ok", [Message("user", "y")], PARAMS)) == "ok:y"
-    assert not scheduler.busy
+    assert not scheduler.busy and [m.model_id for m in scheduler.loaded()] == ["ok"]
 
 
 def test_real_engine_through_scheduler_serves_chat_and_embeddings(
@@ -209,10 +381,11 @@ def test_real_engine_through_scheduler_serves_chat_and_embeddings(
     }
     scheduler = Scheduler(load_engine, specs.__getitem__)
     chunks = list(scheduler.stream_chat("chat", [Message("user", "hello")], PARAMS))
-    assert chunks[-1].usage.completion_tokens == 8
-    assert chunks[-1].timings.load_s > 0  # the first request paid for the load
+    usage, timings = chunks[-1].usage, chunks[-1].timings
+    assert usage is not None and usage.completion_tokens == 8
+    assert timings is not None and timings.load_s > 0  # the first request paid for the load
     again = list(scheduler.stream_chat("chat", [Message("user", "hello")], PARAMS))
-    assert again[-1].timings.load_s == 0  # warm: no reload
+    assert again[-1].timings is not None and again[-1].timings.load_s == 0  # warm: no reload
     vectors = scheduler.embed("embed", ["a", "b"])
     assert len(vectors) == 2
     assert {m.model_id for m in scheduler.loaded()} == {"chat", "embed"}

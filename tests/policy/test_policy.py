@@ -27,6 +27,7 @@ FULL = {
     "RetentionDays": 14, "EphemeralOnly": True, "DataLocation": "/srv/edgedesk-data",
     "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
     "CaBundle": "/etc/ssl/corp.pem", "Proxy": "http://proxy.corp.example:3128",
+    "MaxParallel": 2,
 }
 
 
@@ -56,7 +57,7 @@ def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
         "/srv/models", False, "127.0.0.2", 9443)
     assert s.server.require_key is True and s.server.allowed_origins == ["https://ide.corp.example"]
     assert (s.retention_days, s.ephemeral_only) == (14, True)
-    assert s.data_location == "/srv/edgedesk-data"
+    assert s.data_location == "/srv/edgedesk-data" and s.engine.max_parallel == 2
     assert len(eff.locked) == len(KEYS)
     assert all(eff.sources[key.setting] == "policy" for key in KEYS)
 

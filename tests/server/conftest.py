@@ -83,9 +83,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(home: Path, models: list[Path], delay_s: float = 0.0, **settings: Any) -> Iterator[Served]:
-    """Start a server with ``settings`` over ``models``; stop it and free models after."""
-    ctx = build_context(environ={"EDGEDESK_HOME": str(home)})
+def serve(home: Path, models: list[Path], delay_s: float = 0.0, parallel: int | None = None,
+          **settings: Any) -> Iterator[Served]:
+    """Start a server with ``settings`` over ``models``; stop it and free models after.
+
+    ``parallel`` sets ``engine.parallel`` (slots per model) for tests about queueing.
+    """
+    ctx = build_context(environ={"EDGEDESK_HOME": str(home)},
+                        cli_settings={"engine.parallel": parallel} if parallel else None)
     # Port 0: the runner binds the socket itself and reports the real port (no race with
     # another process taking a port found free a moment before).
     server_settings = ServerSettings(**settings).model_copy(update={"port": 0})

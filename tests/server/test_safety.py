@@ -167,7 +167,7 @@ def test_oversize_body_is_413(tmp_path: Path, tiny_chat) -> None:
 
 
 def test_queue_is_fifo_and_full_queue_is_429(tmp_path: Path, tiny_chat) -> None:
-    with serve(tmp_path / "q", [tiny_chat], delay_s=0.02, queue_max=1) as srv:
+    with serve(tmp_path / "q", [tiny_chat], delay_s=0.02, queue_max=1, parallel=1) as srv:
         client = openai.OpenAI(base_url=srv.url, api_key=srv.key, max_retries=0, timeout=60)
         results: dict[str, object] = {}
 
@@ -191,7 +191,7 @@ def test_queue_is_fifo_and_full_queue_is_429(tmp_path: Path, tiny_chat) -> None:
 
 
 def test_disconnect_mid_stream_frees_the_model(tmp_path: Path, tiny_chat) -> None:
-    with serve(tmp_path / "dc", [tiny_chat], delay_s=0.02) as srv:
+    with serve(tmp_path / "dc", [tiny_chat], delay_s=0.02, parallel=1) as srv:
         body = {"model": "tiny-chat", "messages": HI, "max_tokens": 1000, "stream": True}
         with httpx.stream("POST", f"{srv.url}/chat/completions", json=body,
                           headers=_auth(srv), timeout=30) as response:
@@ -199,7 +199,7 @@ def test_disconnect_mid_stream_frees_the_model(tmp_path: Path, tiny_chat) -> Non
             for _ in range(4):
                 next(lines)
         _wait(lambda: not srv.scheduler.busy, timeout=30)
-        engine = srv.scheduler._slots["tiny-chat"].engine
+        engine = srv.scheduler._models["tiny-chat"].engine
         assert engine.produced < 100  # far from the 1000 asked for
         # The model is free: the next request is answered, not queued behind the orphan.
         client = openai.OpenAI(base_url=srv.url, api_key=srv.key, max_retries=0, timeout=60)

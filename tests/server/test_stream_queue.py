@@ -33,7 +33,9 @@ def _wait(condition, timeout: float) -> bool:
 def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
         tmp_path: Path, tiny_chat) -> None:
     queue_max, extra = DEFAULT_POOL, 3
-    with serve(tmp_path / "sq", [tiny_chat], delay_s=0.02, queue_max=queue_max) as srv:
+    # One slot: the holder below occupies it, so every later stream queues.
+    with serve(tmp_path / "sq", [tiny_chat], delay_s=0.02, queue_max=queue_max,
+               parallel=1) as srv:
         url, auth = f"{srv.url}/chat/completions", {"Authorization": f"Bearer {srv.key}"}
         body = {"model": "tiny-chat", "messages": HI, "max_tokens": 3, "stream": True}
         answers: dict[int, tuple[int, str | None, bytes, float]] = {}

