@@ -7,10 +7,12 @@ context with fakes where needed.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
+import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +20,16 @@ from typing import TYPE_CHECKING, Any
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
-from desktop.config import EffectiveSettings, Paths, PolicySource, load_settings
+from desktop.config import (
+    EffectiveSettings,
+    Paths,
+    PolicySource,
+    ServerSettings,
+    apply_changes,
+    flatten,
+    load_settings,
+    save_user_settings,
+)
 from desktop.engine.scheduler import Scheduler
 from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, ModelNotAllowed
 from desktop.net import NetGate, log_path_in, quiet_libraries
@@ -37,6 +48,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.remote.registry import RemoteRegistry
     from desktop.retrieval.indexer import IndexReport, Library
     from desktop.retrieval.search import Searcher
+    from desktop.server.runner import ServerRunner
     from desktop.server.security import KeyStore
     from desktop.store.chats import ChatStore
     from desktop.store.db import Database
@@ -44,6 +56,20 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 REMOTE_LIST_TTL_S = 30.0  # how long a remote's model list is reused
+
+# Settings read once by something long-lived that cannot take a new value in place:
+# they apply at the next start (the window's language, the data folder, the scheduler's
+# memory limits once it exists).
+RESTART_KEYS = frozenset({"language", "data_location"})
+SCHEDULER_RESTART_KEYS = frozenset({"engine.memory_budget_gb", "engine.max_loaded_models",
+                                    "server.queue_max"})
+# Built from these settings and cheap to build again: dropped so the next use rebuilds.
+REBUILT_FROM = {
+    "transport": frozenset({"ca_bundle", "proxy"}),
+    "hub": frozenset({"hub_endpoint", "ca_bundle", "proxy"}),
+    "searcher": frozenset({"reranker_model"}),
+    "remotes": frozenset({"remote_endpoints", "allow_user_remotes"}),
+}
 
 
 def engine_gpus() -> list[GPU]:
@@ -67,10 +93,11 @@ class AppContext:
     paths: Paths
     effective: EffectiveSettings
     catalog: Catalog
-    hardware_probe: Any = probe_hardware
+    hardware_probe: Callable[[], Hardware] = probe_hardware
     policy_problem: str | None = None  # set when the machine policy is invalid (fail closed)
     notice: str | None = None  # what happened to a requested data move, shown once
-    data_lock: Any = None  # held for the context's life so a move waits for this process
+    # Held for the context's life so a move waits for this process.
+    data_lock: DataFolderLock | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -81,9 +108,7 @@ class AppContext:
     @functools.cached_property
     def hardware(self) -> Hardware:
         """This machine's RAM and GPUs (probed once)."""
-        probe: Any = self.hardware_probe
-        result: Hardware = probe()
-        return result
+        return self.hardware_probe()
 
     @functools.cached_property
     def gpu_offload(self) -> bool:
@@ -319,12 +344,83 @@ class AppContext:
         return threading.Lock()
 
     @functools.cached_property
-    def server(self) -> Any:
-        """The local API server (a ``ServerRunner``; not started until ``.start()``)."""
-        from desktop.server.runner import ServerRunner
-
+    def server(self) -> ServerRunner:
+        """The local API server (not started until ``.start()``)."""
         # The GUI's own timers reap idle models and run maintenance; the runner must not too.
-        return ServerRunner.from_context(self, housekeeping=False)
+        return self.server_runner(housekeeping=False)
+
+    def server_runner(self, *, settings: ServerSettings | None = None,
+                      model_paths: Sequence[Path] = (),
+                      housekeeping: bool = False) -> ServerRunner:
+        """A new server runner over this context; ``housekeeping`` adds the reap/maintenance timer.
+
+        Only a headless server wants it: the GUI has its own timers for both, and a second
+        copy there would double every rescan and unload.
+        """
+        from desktop.server.app import ResolverDirectory
+        from desktop.server.metrics import AccessLog
+        from desktop.server.runner import ACCESS_LOG_FILE, REAP_INTERVAL_S, ServerRunner, key_store
+
+        server = settings or self.settings.server
+        for path in model_paths:
+            self.resolver.register(path)
+        keys = key_store(self.paths.data_dir) if server.require_key else None
+        access_log = AccessLog(self.paths.log_dir / ACCESS_LOG_FILE)
+        models = ResolverDirectory(self.resolver, lambda: [m.id for m in self.installed.all()],
+                                   remote_ids=self.remote_model_ids)
+        if not housekeeping:
+            return ServerRunner(self.scheduler, models, server, keys, access_log=access_log,
+                                stored=self.response_store)
+        return ServerRunner(self.scheduler, models, server, keys, access_log=access_log,
+                            reap_interval_s=REAP_INTERVAL_S,
+                            maintain=functools.partial(maintenance, self),
+                            stored=self.response_store)
+
+    def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
+        """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.
+
+        The one place settings change while the app runs (window, server screen): every
+        object built from settings gets the new values or is rebuilt on next use, so, for
+        one, ticking Offline stops Hub searches and downloads before the next request.
+        Raises ConfigError for locked keys (nothing is saved then). Call from one thread
+        at a time (the window's); workers pick the new objects up on their next call.
+        """
+        save_user_settings(self.paths, changes, self.effective)
+        self.effective = apply_changes(self.effective, changes)
+        settings = self.settings
+        built = self.__dict__
+        if "net" in built:
+            self.net.offline = settings.offline
+            self.net.allow_downloads = settings.allow_downloads
+        for name, keys in REBUILT_FROM.items():
+            if name in built and keys.intersection(changes):
+                del built[name]
+        self._cache.pop("remote_models", None)
+        if "resolver" in built:
+            self.resolver.engine_settings = settings.engine  # the next load's plan
+            self.resolver.allowed_models = settings.allowed_models
+            self.resolver.shared_models_dir = (Path(settings.shared_models_dir)
+                                               if settings.shared_models_dir else None)
+        if "library" in built:
+            self.library.default_model = settings.embedding_model or DEFAULT_EMBEDDING_MODEL
+        restart = sorted(RESTART_KEYS.intersection(changes))
+        if "scheduler" in built:
+            self.scheduler.keep_alive_s = settings.engine.keep_alive_s
+            restart += sorted(SCHEDULER_RESTART_KEYS.intersection(changes))
+        server_keys = sorted(k for k in changes if k.startswith("server."))
+        if "server" in built and server_keys:
+            if self.server.running:
+                restart += server_keys  # applies when the server next starts
+            else:
+                del built["server"]  # a stopped runner is rebuilt with the new settings
+        return sorted(restart)
+
+    def fresh_server(self) -> ServerRunner:
+        """The server runner, rebuilt if it is stopped and settings changed since it was built."""
+        if ("server" in self.__dict__ and not self.server.running
+                and self.server.settings != self.settings.server):
+            del self.__dict__["server"]
+        return self.server
 
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
@@ -454,3 +550,41 @@ def build_context(
     problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
     return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
                       policy_problem=problem, notice=notice, data_lock=lock)
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Settings overridden by the global flags (``--offline``)."""
+    return {"offline": True} if getattr(args, "offline", None) else {}
+
+
+def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None, *,
+                apply_moves: bool = False, require_data: bool = True,
+                move_progress: MoveProgress | None = None,
+                show_notice: bool = True,
+                warn: Callable[[str], None] | None = None) -> AppContext:
+    """The context for one command or window, with its flags applied as settings.
+
+    Only the window and ``edgedesk data move|use`` carry out a requested data move: any
+    other command must not start a copy of many gigabytes without saying so. Warnings
+    (an invalid policy, a flag the policy overrides) go to ``warn``, by default stderr.
+    """
+    say = warn or _to_stderr
+    flags = {**flag_settings(args), **(extra or {})}
+    ctx = build_context(cli_settings=flags, apply_moves=apply_moves,
+                        require_data=require_data, move_progress=move_progress)
+    if ctx.policy_problem:
+        say(f"edgedesk: warning: {ctx.policy_problem}")
+    if ctx.notice and show_notice:
+        say(f"edgedesk: {ctx.notice}")
+    # The policy wins over flags; say so rather than let a flag look obeyed.
+    forced = flatten(ctx.effective.settings.model_dump())
+    for key in sorted(k for k in flags
+                      if ctx.effective.is_locked(k) and forced.get(k) != flags[k]):
+        say(f"edgedesk: warning: {key} is set by your organization; the command-line "
+            "value is ignored")
+    return ctx

@@ -14,11 +14,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from desktop.cli.options import common_options
 from desktop.cli.version import VersionAction
 from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, install_thread_net, report_crash, shown
 from desktop.errors import EdgeDeskError
 
 Handler = Callable[[argparse.Namespace], int]
+__all__ = ["Handler", "build_parser", "common_options", "main"]
 
 
 def _verb_modules() -> list[Any]:
@@ -42,16 +44,6 @@ def _verb_modules() -> list[Any]:
             doctor, remotes]
 
 
-def common_options() -> argparse.ArgumentParser:
-    """Flags every verb accepts (``--offline``)."""
-    parent = argparse.ArgumentParser(add_help=False)
-    # SUPPRESS, not None: a verb's parser would otherwise reset a global --offline given
-    # before the verb (argparse copies sub-parser defaults over the parent's values).
-    parent.add_argument("--offline", action="store_true", default=argparse.SUPPRESS,
-                        help="make no network connection at all (same as EDGEDESK_OFFLINE=1)")
-    return parent
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every verb registered."""
     parser = argparse.ArgumentParser(
@@ -64,14 +56,6 @@ def build_parser() -> argparse.ArgumentParser:
     for module in _verb_modules():
         module.register(sub)
     return parser
-
-
-def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Settings overridden by global flags."""
-    overrides: dict[str, Any] = {}
-    if getattr(args, "offline", None):
-        overrides["offline"] = True
-    return overrides
 
 
 def _fail(message: str, code: int) -> int:

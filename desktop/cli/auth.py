@@ -12,7 +12,7 @@ from desktop.errors import InvalidRequest
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``auth`` verb group."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     auth = sub.add_parser("auth", parents=[common_options()],
                           help="Hugging Face token for gated models")

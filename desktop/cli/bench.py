@@ -15,7 +15,7 @@ from desktop.errors import InvalidRequest
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``bench`` verb."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     parser = sub.add_parser("bench", parents=[common_options()],
                             help="measure a model's speed on this machine",

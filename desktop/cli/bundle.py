@@ -13,7 +13,7 @@ from desktop.errors import InvalidRequest, ModelNotFound
 
 def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``bundle`` and ``import-bundle`` to ``edgedesk models``."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     common = common_options()
     b = msub.add_parser("bundle", parents=[common],

@@ -32,7 +32,7 @@ def conversation_id(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``chats`` verb group."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     common = common_options()
     chats = sub.add_parser("chats", parents=[common], help="list, export and delete "

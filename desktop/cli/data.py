@@ -15,7 +15,7 @@ from desktop.relocate import cancel_move, pending_move, request_move
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``data`` verb group."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     data = sub.add_parser("data", parents=[common_options()],
                           help="where EdgeDesk keeps your data, and moving it")
@@ -76,7 +76,8 @@ def _relocate(args: argparse.Namespace, *, move: bool) -> int:
             f"'edgedesk data move {shown(args.folder)}', to start empty there create the "
             "folder first")
     request_move(ctx.paths, ctx.effective, target, move=move)
-    ctx.data_lock.release()  # this process must not count as "still using it"
+    if ctx.data_lock is not None:
+        ctx.data_lock.release()  # this process must not count as "still using it"
     after = context_for(args, apply_moves=True, require_data=False, show_notice=False,
                         move_progress=_progress if move else None)
     if move:

@@ -20,7 +20,7 @@ from desktop.retrieval.indexer import IndexProgress, IndexReport
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``docs`` verb group and ``ask``."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     common = common_options()
     docs = sub.add_parser("docs", parents=[common], help="index and search your documents")

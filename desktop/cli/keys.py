@@ -11,7 +11,7 @@ from desktop.crash import shown
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``keys`` verb and its actions."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     parser = sub.add_parser("keys", parents=[common_options()],
                             help="API keys for the local server",

@@ -18,7 +18,7 @@ from desktop.resolve import looks_like_path
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``models`` verb group."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     models = sub.add_parser("models", parents=[common_options()],
                             help="list, inspect and manage models")

@@ -12,7 +12,7 @@ from desktop.cli.context import context_for
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``network`` verb group."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     network = sub.add_parser("network", parents=[common_options()],
                              help="what EdgeDesk sent over the network")

@@ -11,7 +11,7 @@ from desktop.config import flatten
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``policy`` verb group."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     policy = sub.add_parser("policy", parents=[common_options()],
                             help="show the machine policy and effective settings")

@@ -22,7 +22,7 @@ from desktop.errors import EdgeDeskError, ModelNotFound
 
 def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``pull``, ``rm``, ``import`` and ``search`` to ``edgedesk models``."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     common = common_options()
     p = msub.add_parser("pull", parents=[common], help="download a model (resumable, verified)",

@@ -13,7 +13,7 @@ from desktop.errors import InvalidRequest, ModelNotFound
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``remotes`` verb group."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     remotes = sub.add_parser("remotes", parents=[common_options()],
                              help="remote engines (vLLM, SGLang, llama-server, Ollama) as models")

@@ -17,12 +17,13 @@ from desktop.errors import InvalidRequest
 from desktop.resolve import looks_like_path
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
+    from desktop.app import AppContext
     from desktop.server.runner import ServerRunner
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve`` verb."""
-    from desktop.cli import common_options
+    from desktop.cli.options import common_options
 
     parser = sub.add_parser(
         "serve", parents=[common_options()], help="serve the local OpenAI-compatible API",
@@ -92,16 +93,14 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
-def build_runner(ctx: Any, models: list[str]) -> ServerRunner:
+def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:
     """The headless server over ``ctx`` offering ``models``, with its housekeeping timer."""
-    from desktop.server.runner import ServerRunner
-
     paths = [Path(m) for m in models if looks_like_path(m)]
     for ref in models:
         if not looks_like_path(ref):
             ctx.resolver.locate(ref)  # fail now, not on the first request
     # Headless, nothing else unloads idle models or rescans collections: the runner does.
-    return ServerRunner.from_context(ctx, model_paths=paths, housekeeping=True)
+    return ctx.server_runner(model_paths=paths, housekeeping=True)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -13,8 +13,8 @@ import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -36,7 +36,11 @@ from desktop.server.security import (
     check_bind,
     host_allowed,
 )
+from desktop.server.services import ModelDirectory, RequestInfo, Services
 from desktop.store.responses import ResponseStore
+
+if TYPE_CHECKING:
+    from desktop.engine.scheduler import Scheduler
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -45,6 +49,10 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = logging.getLogger("edgedesk.server")
+
+__all__ = ["ModelDirectory", "RequestInfo", "ResolverDirectory", "Services", "create_app"]
+
+
 KNOWN_ROUTES = frozenset({"/v1/models", "/v1/chat/completions", "/v1/completions",
                           "/v1/embeddings", "/v1/rerank", "/health", "/metrics",
                           "/v1/responses", "/v1/messages", "/v1/messages/count_tokens",
@@ -58,26 +66,6 @@ _ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
 # Like /health, Ollama's version check reveals nothing and clients probe it before a key.
 OPEN_ROUTES = frozenset({"/health", "/openapi.json", "/api/version"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
-
-
-class ModelDirectory(Protocol):
-    """The models the server may answer with, by their stable ids."""
-
-    def ids(self) -> list[str]:
-        """Every id a request may name."""
-        ...
-
-    def has(self, model: str) -> bool:
-        """Whether ``model`` is among ``ids()`` (asked on every request, so kept cheap)."""
-        ...
-
-    def kind(self, model: str) -> tuple[str, int | None]:
-        """What ``model`` is (chat, embedding, reranker) and its GGUF pooling type, if any."""
-        ...
-
-    def describe(self, model: str) -> dict[str, Any]:
-        """Header facts about ``model`` (kind, architecture, sizes, template), not loading it."""
-        ...
 
 
 @dataclass
@@ -133,37 +121,6 @@ class ResolverDirectory:
                 "chat_template": spec.chat_template or info.chat_template,
                 "reasoning": spec.reasoning_format == "think",
                 "modified": spec.path.stat().st_mtime}
-
-
-@dataclass
-class RequestInfo:
-    """What the routes learn about a request, for the access log and metrics."""
-
-    request_id: str
-    started: float
-    key_name: str | None = None
-    model: str | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
-    ttft_s: float | None = None
-
-
-@dataclass
-class Services:
-    """Everything the routes use, hung on ``app.state.services``."""
-
-    scheduler: Any
-    models: ModelDirectory
-    settings: ServerSettings
-    keys: KeyStore | None
-    access_log: AccessLog
-    metrics: Metrics
-    bound_host: str
-    limiter: RateLimiter
-    responses: LRUCache[dict[str, Any]] | None
-    embeddings: LRUCache[list[float]]
-    allowed: frozenset[str] = field(default_factory=frozenset)
-    stored: ResponseStore = field(default_factory=lambda: ResponseStore(None))
 
 
 class _BodyTooLarge(Exception):
@@ -348,7 +305,7 @@ def _install_error_handlers(app: FastAPI) -> None:
                      "server_error", "internal_error", path=request.url.path)
 
 
-def create_app(scheduler: Any, models: ModelDirectory, settings: ServerSettings,
+def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                keys: KeyStore | None, *, access_log: AccessLog | None = None,
                metrics: Metrics | None = None, bound_host: str | None = None,
                extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None

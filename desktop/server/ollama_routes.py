@@ -20,9 +20,9 @@ from fastapi.responses import JSONResponse
 
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import ollama_wire as ow
-from desktop.server.app import RequestInfo, Services
 from desktop.server.blocks import Ending, answer_pieces, whole_answer
 from desktop.server.routes import _check_model, _embed, _info, _limits, _services
+from desktop.server.services import RequestInfo, Services
 from desktop.server.streaming import Chunks, EventStream, drain, start_stream, watch_disconnect
 
 router = APIRouter()

@@ -21,9 +21,9 @@ from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
 from desktop.server import schemas as s
-from desktop.server.app import RequestInfo, Services
 from desktop.server.cache import LRUCache, embedding_key, is_deterministic, request_key
 from desktop.server.metrics import gauges_from
+from desktop.server.services import RequestInfo, Services
 from desktop.server.sse import ChatEvents, CompletionEvents
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
 from desktop.server.toolcalls import StreamGate

@@ -9,23 +9,26 @@ own timers, and a benchmark must not have a collection rescan land mid-measureme
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
 from desktop.config import ServerSettings
 from desktop.errors import ConfigError
-from desktop.server.app import ModelDirectory, ResolverDirectory, create_app
+from desktop.server.app import create_app
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics
 from desktop.server.security import KeyStore
+from desktop.server.services import ModelDirectory
 from desktop.store.responses import ResponseStore
+
+if TYPE_CHECKING:
+    from desktop.engine.scheduler import Scheduler
 
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
@@ -41,7 +44,7 @@ def key_store(data_dir: Path) -> KeyStore:
 class ServerRunner:
     """One server: ``start()``/``stop()`` on a thread, or ``serve_forever()`` in the foreground."""
 
-    def __init__(self, scheduler: Any, models: ModelDirectory, settings: ServerSettings,
+    def __init__(self, scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
                  reap_interval_s: float | None = None,
                  maintain: Callable[[], object] | None = None,
@@ -66,26 +69,10 @@ class ServerRunner:
     def from_context(cls, ctx: Any, *, settings: ServerSettings | None = None,
                      model_paths: Sequence[Path] = (),
                      housekeeping: bool = False) -> ServerRunner:
-        """A runner over an ``AppContext``; ``housekeeping`` adds the reap/maintenance timer.
-
-        Only a headless server wants it: the GUI has its own timers for both, and a second
-        copy here would double every rescan and unload.
-        """
-        server = settings or ctx.settings.server
-        for path in model_paths:
-            ctx.resolver.register(path)
-        keys = key_store(ctx.paths.data_dir) if server.require_key else None
-        access_log = AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE)
-        models = ResolverDirectory(ctx.resolver, lambda: [m.id for m in ctx.installed.all()],
-                                   remote_ids=ctx.remote_model_ids)
-        if not housekeeping:
-            return cls(ctx.scheduler, models, server, keys, access_log=access_log,
-                       stored=ctx.response_store)
-        from desktop.app import maintenance
-
-        return cls(ctx.scheduler, models, server, keys,
-                   access_log=access_log, reap_interval_s=REAP_INTERVAL_S,
-                   maintain=functools.partial(maintenance, ctx), stored=ctx.response_store)
+        """Same as ``ctx.server_runner(...)``, which the composition root now owns."""
+        runner: ServerRunner = ctx.server_runner(settings=settings, model_paths=model_paths,
+                                                 housekeeping=housekeeping)
+        return runner
 
     @property
     def housekeeping(self) -> bool:

@@ -25,7 +25,7 @@ from fastapi import Request
 from fastapi.responses import StreamingResponse
 
 from desktop.engine.types import Chunk, TokenLogprob
-from desktop.server.app import RequestInfo
+from desktop.server.services import RequestInfo
 
 T = TypeVar("T")
 # At most ~200 writes a second: a token that comes sooner after the last write waits for

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext, maintenance
-from desktop.cli.doctor import doctor_report, format_report
+from desktop.doctor import doctor_report, format_report
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
@@ -240,17 +240,14 @@ class MainWindow(QMainWindow):
     def apply_settings(self, dialog: SettingsDialog) -> None:
         """Save the dialog's changes and put them in force where possible without restart."""
         try:
-            effective = dialog.save()
+            dialog.location.commit()  # first: a folder that cannot be used stops the save
+            self.context.apply_settings(dialog.changes())
         except EdgeDeskError as exc:
             QMessageBox.warning(self, self.tr("Settings not saved"), exc.message)
             return
-        self.context.effective = effective
-        engine = effective.settings.engine
-        self.context.scheduler.keep_alive_s = engine.keep_alive_s
-        self.context.resolver.engine_settings = engine  # next load uses the new plan
         app = QApplication.instance()
         if isinstance(app, QApplication):
-            self.chat.set_theme(apply_theme(app, effective.settings.theme))
+            self.chat.set_theme(apply_theme(app, self.context.settings.theme))
         self.refresh_status()
 
     def _run_maintenance(self) -> None:

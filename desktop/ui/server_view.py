@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext
-from desktop.config import apply_changes, save_user_settings
 from desktop.errors import EdgeDeskError
 from desktop.server.client_setups import python_openai, setups
 from desktop.server.metrics import AccessRecord
@@ -64,6 +63,7 @@ class ServerView(QWidget):
         self._bridge = _RecordBridge(self)
         self._bridge.record.connect(self._append_record)
         self._unsubscribe: object = None
+        self._listening_to: object = None  # the runner whose log records we show
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
         title = QLabel(self.tr("Local API server"))
@@ -198,15 +198,13 @@ class ServerView(QWidget):
         if runner.running:
             worker = TaskWorker(runner.stop)
         else:
-            if runner.settings != self._context.settings.server:
-                # Saved since this runner was built (e.g. allowed origins): build it anew.
+            # Rebuilt when settings were saved since it was built (e.g. allowed origins).
+            runner = self._context.fresh_server()
+            if self._listening_to is not runner:
                 if callable(self._unsubscribe):
                     self._unsubscribe()
-                self._unsubscribe = None
-                del self._context.__dict__["server"]
-                runner = self._context.server
-            if self._unsubscribe is None:
                 self._unsubscribe = runner.subscribe(self._bridge.record.emit)
+                self._listening_to = runner
             worker = TaskWorker(runner.start)
         self.toggle.setEnabled(False)
         worker.failed.connect(self._failed)
@@ -272,11 +270,10 @@ class ServerView(QWidget):
 
     def _save(self, changes: dict[str, object]) -> bool:
         try:
-            save_user_settings(self._context.paths, changes, self._context.effective)
+            self._context.apply_settings(changes)
         except EdgeDeskError as exc:
             self.notice.setText(exc.message)
             return False
-        self._context.effective = apply_changes(self._context.effective, changes)
         return True
 
     def shutdown(self) -> None:
@@ -284,3 +281,4 @@ class ServerView(QWidget):
         if callable(self._unsubscribe):
             self._unsubscribe()
             self._unsubscribe = None
+            self._listening_to = None

@@ -96,3 +96,29 @@ def test_offline_mode_refuses_hub_search(qtbot, hub: FakeHub) -> None:
     assert hub.log == []  # nothing reached the Hub
     assert search.results.isHidden()
     win.close()
+
+
+def test_offline_ticked_then_unticked_in_settings_governs_the_hub_search(
+        qtbot, hub: FakeHub) -> None:
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    search = win.models.hub_search
+    search.query.setText("tiny")
+    dialog = win.open_settings()
+    dialog.offline.setChecked(True)
+    dialog.accept()
+    assert "Offline" in win.offline_status.text()
+    with qtbot.waitSignal(search.error, timeout=2000) as error:
+        assert search.search() is None
+    assert "offline" in error.args[0].lower()
+    assert hub.log == []  # nothing reached the Hub
+
+    again = win.open_settings()
+    again.offline.setChecked(False)
+    again.accept()
+    assert "Online" in win.offline_status.text()
+    with qtbot.waitSignal(search.searched, timeout=10_000) as found:
+        assert search.search() is not None
+    assert [h.repo for h in found.args[0]] == [OTHER_REPO]
+    assert hub.log
+    win.close()

@@ -55,6 +55,22 @@ def test_saved_settings_are_written_reloaded_and_applied(qtbot, context: AppCont
     win.close()
 
 
+def test_ticking_offline_in_the_window_closes_the_network_gate_at_once(
+        qtbot, context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    assert context.net.refusal(download=True) is None  # the gate is built while online
+    dialog = win.open_settings()
+    dialog.offline.setChecked(True)
+    dialog.accept()
+    assert context.net.refusal(download=True) is not None  # Hub and downloads refused
+    again = win.open_settings()
+    again.offline.setChecked(False)
+    again.accept()
+    assert context.net.refusal(download=True) is None
+    win.close()
+
+
 def test_policy_locked_settings_are_shown_disabled(qtbot) -> None:
     context = build_context(policy=ForceOffline())
     dialog = SettingsDialog(context.paths, context.effective)

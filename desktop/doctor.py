@@ -1,0 +1,154 @@
+"""This machine in one report, as llama.cpp sees it: shared by ``edgedesk doctor`` and the window.
+
+The backend compiled in, the devices ggml's registry lists (name, memory total/free,
+driver), why a GPU is not used (in a sentence that says what to do), and how each
+installed model fits. Everything here is a blocking call; the window runs it on a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from typing import Any
+
+from desktop import __version__
+from desktop.app import AppContext
+from desktop.errors import EdgeDeskError
+
+
+def _run(command: list[str]) -> str:
+    """A diagnostic tool's output, or '' when it is absent, fails or hangs."""
+    if shutil.which(command[0]) is None:
+        return ""
+    try:
+        done = subprocess.run(  # noqa: S603 - fixed vendor tools, no shell
+            command, capture_output=True, text=True, timeout=15, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout if done.returncode == 0 else ""
+
+
+def parse_vulkaninfo(summary: str) -> dict[str, str]:
+    """deviceName -> 'driverName driverInfo' from ``vulkaninfo --summary`` output."""
+    drivers: dict[str, str] = {}
+    name = driver = ""
+    for line in summary.splitlines():
+        key, _, value = (part.strip() for part in line.partition("="))
+        if key == "deviceName":
+            name, driver = value, ""
+        elif key == "driverName":
+            driver = value
+        elif key == "driverInfo" and name:
+            drivers[name] = f"{driver} {value}".strip()
+    return drivers
+
+
+def driver_versions(backend: str) -> dict[str, str]:
+    """Device description -> driver version, from the vendor's own tool (best effort)."""
+    if backend == "CUDA":
+        out = _run(["nvidia-smi", "--query-gpu=name,driver_version",
+                    "--format=csv,noheader"])
+        pairs = (line.rsplit(",", 1) for line in out.splitlines() if "," in line)
+        return {n.strip(): f"NVIDIA {v.strip()}" for n, v in pairs}
+    if backend == "Vulkan":
+        return parse_vulkaninfo(_run(["vulkaninfo", "--summary"]))
+    if backend in ("Metal", "MTL") and platform.system() == "Darwin":
+        return {"*": f"macOS {platform.mac_ver()[0]}"}
+    return {}
+
+
+def _devices(backend: Any) -> list[dict[str, Any]]:
+    rows, drivers = [], {}
+    for dev in backend.devices:
+        if dev.backend not in drivers:
+            drivers[dev.backend] = driver_versions(dev.backend)
+        known = drivers[dev.backend]
+        rows.append({
+            "name": dev.name, "description": dev.description, "backend": dev.backend,
+            "kind": dev.kind, "offload": dev.is_gpu,
+            "memory_total_bytes": dev.total_bytes, "memory_free_bytes": dev.free_bytes,
+            "driver": known.get(dev.description) or known.get("*"),
+        })
+    return rows
+
+
+def _why_not(ctx: AppContext, backend: Any) -> str:
+    from desktop.engine.backend import why_no_gpu
+
+    if not backend.gpu_offload:
+        why = why_no_gpu(backend)
+        unused = [g.name for g in ctx.hardware.gpus]
+        if unused:
+            why += f" (GPU present but unused: {', '.join(unused)}.)"
+        return why
+    if ctx.settings.engine.gpu_layers == 0:
+        return "gpu_layers = 0 in settings keeps every layer on the CPU; remove it for automatic."
+    return ""
+
+
+def _models(ctx: AppContext) -> list[dict[str, Any]]:
+    rows = []
+    for model in ctx.installed.all():
+        row: dict[str, Any] = {"id": model.id, "path": model.files[0] if model.files else ""}
+        try:
+            plan = ctx.resolver.fit(ctx.resolver.info(model.paths[0]))
+        except (EdgeDeskError, OSError) as exc:
+            row.update(fit="unreadable", reason=str(getattr(exc, "message", exc)))
+        else:
+            row.update(fit=str(plan.verdict), reason=plan.reason,
+                       gpu_layers=plan.gpu_layers, total_layers=plan.total_layers,
+                       context_length=plan.context_length,
+                       estimated_bytes=plan.estimated_bytes)
+        rows.append(row)
+    return rows
+
+
+def doctor_report(ctx: AppContext) -> dict[str, Any]:
+    """The whole report as plain data (what ``--json`` prints and Settings shows)."""
+    from desktop.engine.backend import backend_info
+    from desktop.engine.devices import list_backends
+
+    backend = backend_info()
+    return {
+        "version": __version__,
+        "backend": {"name": backend.name, "describe": backend.describe(),
+                    "compiled": list_backends(), "compiled_gpu": backend.compiled_gpu,
+                    "gpu_offload": backend.gpu_offload},
+        "devices": _devices(backend),
+        "gpu_used": backend.gpu_offload and ctx.settings.engine.gpu_layers != 0,
+        "why_not_gpu": _why_not(ctx, backend),
+        "hardware": ctx.hardware.describe(),
+        "models": _models(ctx),
+    }
+
+
+def _gib(value: int) -> str:
+    return f"{value / 1024**3:.1f} GiB"
+
+
+def format_report(report: dict[str, Any]) -> list[str]:
+    """The report as lines for people (the CLI prints them; Settings shows them)."""
+    backend = report["backend"]
+    lines = [f"edgedesk {report['version']}",
+             f"backend:   {backend['describe']}  (compiled in: "
+             f"{', '.join(backend['compiled']) or 'unknown'})",
+             f"machine:   {report['hardware']}", "devices:"]
+    for dev in report["devices"]:
+        role = "offload" if dev["offload"] else "host"
+        driver = dev["driver"] or ("unknown" if dev["offload"] else "-")
+        lines.append(f"  {dev['name']:<10} {dev['description']}  [{dev['kind']}, {role}]  "
+                     f"{_gib(dev['memory_free_bytes'])} free of "
+                     f"{_gib(dev['memory_total_bytes'])}  driver: {driver}")
+    if not report["devices"]:
+        lines.append("  (none reported)")
+    lines.append("GPU:       " + ("used" if report["gpu_used"] else "not used"))
+    if report["why_not_gpu"]:
+        lines.append(f"  why:     {report['why_not_gpu']}")
+    lines.append("installed models:")
+    for model in report["models"]:
+        lines.append(f"  {model['id']:<28} {model['fit']}: {model['reason']}")
+    if not report["models"]:
+        lines.append("  (none; 'edgedesk models pull ID' or 'edgedesk models import FILE')")
+    return lines

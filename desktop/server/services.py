@@ -1,0 +1,74 @@
+"""The types the server's modules share: what the routes are given and learn per request.
+
+Imports nothing else from ``desktop.server`` at run time, so the app factory, the routes
+and the streaming helpers can all depend on it without depending on each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from desktop.config import ServerSettings
+from desktop.store.responses import ResponseStore
+
+if TYPE_CHECKING:  # annotations only: these modules never import this one's importers
+    from desktop.engine.scheduler import Scheduler
+    from desktop.server.cache import LRUCache
+    from desktop.server.metrics import AccessLog, Metrics
+    from desktop.server.security import KeyStore, RateLimiter
+
+
+class ModelDirectory(Protocol):
+    """The models the server may answer with, by their stable ids."""
+
+    def ids(self) -> list[str]:
+        """Every id a request may name."""
+        ...
+
+    def has(self, model: str) -> bool:
+        """Whether ``model`` is among ``ids()`` (asked on every request, so kept cheap)."""
+        ...
+
+    def kind(self, model: str) -> tuple[str, int | None]:
+        """What ``model`` is (chat, embedding, reranker) and its GGUF pooling type, if any."""
+        ...
+
+    def describe(self, model: str) -> dict[str, Any]:
+        """Header facts about ``model`` (kind, architecture, sizes, template), not loading it."""
+        ...
+
+
+
+
+@dataclass
+class RequestInfo:
+    """What the routes learn about a request, for the access log and metrics."""
+
+    request_id: str
+    started: float
+    key_name: str | None = None
+    model: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    ttft_s: float | None = None
+
+
+@dataclass
+class Services:
+    """Everything the routes use, hung on ``app.state.services``."""
+
+    scheduler: Scheduler
+    models: ModelDirectory
+    settings: ServerSettings
+    keys: KeyStore | None
+    access_log: AccessLog
+    metrics: Metrics
+    bound_host: str
+    limiter: RateLimiter
+    responses: LRUCache[dict[str, Any]] | None
+    embeddings: LRUCache[list[float]]
+    allowed: frozenset[str] = field(default_factory=frozenset)
+    stored: ResponseStore = field(default_factory=lambda: ResponseStore(None))
+
+
