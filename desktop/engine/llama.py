@@ -336,6 +336,7 @@ class LlamaEngine:
             timings=Timings(prompt_s=first - started, time_to_first_token_s=first - started,
                             generation_s=end - first),
             logprobs=tuple(logprobs),
+            stop_sequence=text.matched if finish == "stop" else None,
         )
 
     # ------------------------------------------------------------------ embeddings

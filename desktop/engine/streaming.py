@@ -19,6 +19,7 @@ class TextAssembler:
         self._stops = tuple(s for s in stops if s)
         self._held = ""
         self.stopped = False  # a stop string was found; the answer ends here
+        self.matched: str | None = None  # which one (the earliest in the text)
 
     def feed(self, piece: bytes) -> str:
         """Consume one token's bytes; return the text that is now certain."""
@@ -28,8 +29,9 @@ class TextAssembler:
         if not self._stops:
             self._held = ""
             return text
-        cut = min((i for i in (text.find(s) for s in self._stops) if i >= 0), default=-1)
-        if cut >= 0:
+        found = [(i, stop) for stop in self._stops if (i := text.find(stop)) >= 0]
+        if found:
+            cut, self.matched = min(found, key=lambda hit: hit[0])
             self.stopped = True
             self._held = ""
             return text[:cut]

@@ -96,6 +96,7 @@ class Chunk:
     usage: Usage | None = None
     timings: Timings | None = None
     logprobs: tuple[TokenLogprob, ...] = ()
+    stop_sequence: str | None = None  # final chunk: the stop string that ended the answer
 
     @property
     def is_final(self) -> bool:

@@ -65,7 +65,8 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
     message_id = "msg_" + secrets.token_hex(12)
     if body.stream:
         return await start_stream(request, _events(
-            chunks, aw.MessageEvents(message_id, body.model), tools, aw.is_forced(body)),
+            chunks, aw.MessageEvents(message_id, body.model, body.stop_sequences), tools,
+            aw.is_forced(body)),
             cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
@@ -73,7 +74,8 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
     return JSONResponse(aw.message_object(
         message_id=message_id, model=body.model,
         content=aw.content_blocks(reasoning, content, calls),
-        stop=Ending(calls, final).stop, usage=final.usage))
+        stop=Ending(calls, final).stop, usage=final.usage, final=final,
+        requested_stops=body.stop_sequences))
 
 
 def _count(svc: Any, model: str, messages: Sequence[Message],

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from desktop.engine.types import GenerationParams, Message, ToolCall, Usage
+from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import openai as oa
 from desktop.server.blocks import (
@@ -307,12 +307,26 @@ def content_blocks(thinking: str, text: str, calls: Sequence[ToolCall]) -> list[
     return blocks
 
 
+def stop_fields(stop: str, final: Chunk, requested: Sequence[str] | None
+                ) -> tuple[str, str | None]:
+    """``stop_reason`` and ``stop_sequence``: which of the client's stop_sequences ended it.
+
+    The engine also stops on the template's turn markers; those end the turn as usual.
+    """
+    if stop == "stop" and final.stop_sequence and final.stop_sequence in (requested or ()):
+        return "stop_sequence", final.stop_sequence
+    return STOP_REASONS[stop], None
+
+
 def message_object(*, message_id: str, model: str, content: list[dict[str, Any]],
-                   stop: str | None, usage: Usage | None) -> dict[str, Any]:
+                   stop: str | None, usage: Usage | None, final: Chunk | None = None,
+                   requested_stops: Sequence[str] | None = None) -> dict[str, Any]:
     """The ``message`` body (``stop`` None: still streaming)."""
+    reason, sequence = (stop_fields(stop, final, requested_stops) if stop and final
+                        else (STOP_REASONS.get(stop) if stop else None, None))
     return {"id": message_id, "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": STOP_REASONS.get(stop) if stop else None,
-            "stop_sequence": None, "usage": usage_out(usage)}
+            "content": content, "stop_reason": reason, "stop_sequence": sequence,
+            "usage": usage_out(usage)}
 
 
 def sse(type_: str, body: dict[str, Any]) -> bytes:
@@ -323,8 +337,10 @@ def sse(type_: str, body: dict[str, Any]) -> bytes:
 class MessageEvents:
     """The event stream of one streamed message, content blocks numbered in order."""
 
-    def __init__(self, message_id: str, model: str) -> None:
+    def __init__(self, message_id: str, model: str,
+                 stop_sequences: Sequence[str] | None = None) -> None:
         self._id, self._model = message_id, model
+        self._stop_sequences = tuple(stop_sequences or ())
         self._index = 0
         self._open: Literal["thinking", "text"] | None = None
 
@@ -376,9 +392,10 @@ class MessageEvents:
             out += sse("content_block_stop", {"type": "content_block_stop",
                                               "index": self._index})
             self._index += 1
+        reason, sequence = stop_fields(ending.stop, ending.final, self._stop_sequences)
         out += sse("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": STOP_REASONS[ending.stop],
-                                               "stop_sequence": None},
+                                     "delta": {"stop_reason": reason,
+                                               "stop_sequence": sequence},
                                      "usage": usage_out(ending.final.usage)})
         return out + sse("message_stop", {"type": "message_stop"})
 

@@ -73,7 +73,7 @@ def test_stop_strings_end_the_answer(chat_engine: LlamaEngine) -> None:
     stopped, chunks = _answer(chat_engine, [Message("user", "hello")],
                               GenerationParams(max_tokens=40, temperature=0.0, stop=(stop,)))
     assert stop not in stopped
-    assert chunks[-1].finish_reason == "stop"
+    assert chunks[-1].finish_reason == "stop" and chunks[-1].stop_sequence == stop
 
 
 def test_prefix_of_a_conversation_is_reused_across_turns(chat_engine: LlamaEngine) -> None:

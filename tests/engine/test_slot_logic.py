@@ -20,14 +20,14 @@ def test_a_character_split_across_tokens_arrives_whole() -> None:
 def test_a_stop_string_split_across_pieces_is_never_shown() -> None:
     text = TextAssembler(("</end>",))
     shown = _feed(text, [b"hello </", b"en", b"d> more"])
-    assert shown == "hello " and text.stopped
+    assert shown == "hello " and text.stopped and text.matched == "</end>"
     assert text.flush() == ""
 
 
 def test_a_false_start_of_a_stop_string_is_released() -> None:
     text = TextAssembler(("STOP",))
     shown = _feed(text, [b"ST", b"ATE of", b" ST"])
-    assert shown == "STATE of " and not text.stopped
+    assert shown == "STATE of " and not text.stopped and text.matched is None
     assert text.flush() == "ST"
 
 
@@ -55,3 +55,9 @@ def test_without_an_empty_slot_the_least_recently_used_is_taken() -> None:
     choice = choose_slot(slots, [8, 8])
     assert choice == (slots[1], 0)
     assert choose_slot([_slot(0, [1], 1, busy=True)], [1]) is None
+
+
+def test_the_earliest_stop_string_is_the_one_named() -> None:
+    text = TextAssembler(("later", "soon"))
+    assert _feed(text, [b"it ends soon, not later"]) == "it ends "
+    assert text.matched == "soon"

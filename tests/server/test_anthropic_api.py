@@ -184,3 +184,23 @@ def _claude_code_request(server: Served) -> None:
     assert names[0] == "message_start" and names[-1] == "message_stop"
     delta = next(d for d in data if d["type"] == "message_delta")
     assert delta["usage"]["output_tokens"] <= 8
+
+
+def test_a_stop_sequence_is_named_as_the_reason(claude: anthropic.Anthropic) -> None:
+    zero = {"temperature": 0}
+    whole = claude.messages.create(model="tiny-chat", max_tokens=12, messages=HI,
+                                   extra_body=zero).content[0].text
+    middle = len(whole) // 2
+    stop = whole[middle:middle + 2]
+    assert stop.strip(), f"the tiny model's answer has no middle to stop at: {whole!r}"
+    before = whole[:whole.find(stop)]
+    reply = claude.messages.create(model="tiny-chat", max_tokens=12, messages=HI,
+                                   stop_sequences=[stop, "never-said"], extra_body=zero)
+    assert reply.stop_reason == "stop_sequence" and reply.stop_sequence == stop
+    assert "".join(b.text for b in reply.content if b.type == "text") == before
+    with claude.messages.stream(model="tiny-chat", max_tokens=12, messages=HI,
+                                stop_sequences=[stop], extra_body=zero) as stream:
+        streamed = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert streamed == before
+    assert final.stop_reason == "stop_sequence" and final.stop_sequence == stop

@@ -137,3 +137,14 @@ def test_stream_event_sequence() -> None:
     assert tail[0]["content_block"]["type"] == "tool_use"
     assert tail[1]["delta"] == {"type": "input_json_delta", "partial_json": '{"a": 1}'}
     assert tail[3]["delta"]["stop_reason"] == "tool_use"
+
+
+def test_only_the_clients_stop_sequences_are_named() -> None:
+    from desktop.engine.types import Chunk
+
+    hit = Chunk(finish_reason="stop", stop_sequence="END")
+    assert aw.stop_fields("stop", hit, ["END"]) == ("stop_sequence", "END")
+    # A template's turn marker also stops the engine: that is an ordinary end of turn.
+    marker = Chunk(finish_reason="stop", stop_sequence="<|user|>")
+    assert aw.stop_fields("stop", marker, ["END"]) == ("end_turn", None)
+    assert aw.stop_fields("length", hit, ["END"]) == ("max_tokens", None)
