@@ -1,11 +1,17 @@
-"""`python -m desktop` runs the same entry point as the `edgedesk` command."""
+"""The `edgedesk` command and `python -m desktop`: one entry point for both."""
 
 import sys
 
-try:
-    from desktop.cli import main
-except KeyboardInterrupt:  # Ctrl-C while Python loads the command: still one line
-    sys.stderr.write("edgedesk: error: interrupted\n")
-    raise SystemExit(130) from None
 
-raise SystemExit(main())
+def main() -> int:
+    """Run the command line; Ctrl-C while Python still loads it is one line, exit 130."""
+    try:
+        from desktop.cli import main as cli_main
+    except KeyboardInterrupt:
+        sys.stderr.write("edgedesk: error: interrupted\n")
+        return 130
+    return cli_main()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
