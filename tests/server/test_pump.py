@@ -46,7 +46,9 @@ def test_every_event_arrives_when_producer_and_consumer_race() -> None:
 
 
 def test_writes_are_spaced_but_the_first_is_not_held() -> None:
-    gap = 0.2
+    # A gap far longer than any scheduling delay on a loaded machine: a held first write
+    # would wait all of it, an unheld one waits for one event.
+    gap = 2.0
 
     def events():
         for i in range(100):
