@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog  # noqa
 from desktop.app import context_for  # noqa: E402
 from desktop.crash import report_crash  # noqa: E402
 from desktop.errors import EdgeDeskError  # noqa: E402
+from desktop.ui.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
@@ -126,6 +127,8 @@ def run_app(args: argparse.Namespace) -> int:
     window.maybe_first_run()
     _install_signal_handlers(app, window)
     previous_hook = _install_crash_net(app)
+    collector = GuiThreadCollector(app)
+    collector.start()
     # One line for people measuring start-up (and for the test that waits for the window).
     sys.stderr.write(f"edgedesk: window open {_process_age_s() * 1000:.0f} ms "
                      "after the process started\n")
@@ -134,6 +137,7 @@ def run_app(args: argparse.Namespace) -> int:
         code = app.exec()
         window.shutdown()
     finally:
+        collector.stop()
         sys.excepthook = previous_hook
     del translator
     return code

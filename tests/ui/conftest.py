@@ -65,3 +65,18 @@ def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
         config.mkdir(parents=True)
         (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
         yield fake
+
+
+@pytest.fixture(autouse=True)
+def gui_thread_gc(qapp) -> Iterator[None]:
+    """As in the app: cyclic garbage (closed dialogs among it) is collected on this thread.
+
+    Without it a worker thread may run the collector and delete a Qt object from the
+    wrong thread: an intermittent segmentation fault mid-suite.
+    """
+    from desktop.ui.gc_guard import GuiThreadCollector
+
+    collector = GuiThreadCollector()
+    collector.start()
+    yield
+    collector.stop()
