@@ -4,7 +4,6 @@ available, llama.cpp's own ``llama-server``. Both run as child processes on 127.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -15,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+
+from tests.benchmarks.bench_vs_llama_server import library_links
 
 READY_TIMEOUT_S = 180.0  # a cold start on a loaded CI machine; the loop ends as soon as ready
 REPO = Path(__file__).resolve().parents[2]
@@ -39,17 +40,9 @@ def llama_server_binary() -> Path | None:
 
 
 def _library_path(binary: Path, into: Path) -> str:
-    """The wheel ships each .so once; recreate the soname links the binary asks for."""
+    """The soname links llama-server needs, made as the benchmark makes them."""
     into.mkdir(parents=True, exist_ok=True)
-    for lib in binary.parent.glob("lib*.so*"):
-        if lib.is_file() and not (into / lib.name).exists():
-            (into / lib.name).symlink_to(lib.resolve())
-    listed = binary.parent / "_symlinks.json"
-    mapping: dict[str, str] = json.loads(listed.read_text()) if listed.exists() else {}
-    for name, target in mapping.items():
-        if not (into / name).exists():
-            (into / name).symlink_to(Path(target).name)
-    return os.pathsep.join(p for p in (str(into), os.environ.get("LD_LIBRARY_PATH", "")) if p)
+    return library_links(binary, into)
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
