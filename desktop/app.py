@@ -32,6 +32,7 @@ from desktop.config import (
 )
 from desktop.engine.scheduler import Scheduler
 from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, ModelNotAllowed
+from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.private import repair_tree, restrict_new_files
@@ -46,7 +47,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.engine.types import ModelSpec
     from desktop.net import Transport
     from desktop.remote.registry import RemoteRegistry
-    from desktop.retrieval.indexer import IndexReport, Library
+    from desktop.retrieval.indexer import Library
     from desktop.retrieval.search import Searcher
     from desktop.server.runner import ServerRunner
     from desktop.server.security import KeyStore
@@ -339,41 +340,39 @@ class AppContext:
         return key_store(self.paths.data_dir)
 
     @functools.cached_property
-    def maintenance_lock(self) -> threading.Lock:
-        """Held while ``maintenance`` runs, so two timers never rescan at once."""
-        return threading.Lock()
+    def housekeeping(self) -> Housekeeping:
+        """Keep-alive reaping and hourly maintenance; started by the window or ``serve``."""
+        def reap() -> list[str]:
+            # A context that never built the scheduler has no model to unload.
+            return self.scheduler.reap_idle() if "scheduler" in self.__dict__ else []
+
+        return Housekeeping(reap, lambda cancel: self.maintenance(cancel=cancel))
+
+    def maintenance(self, *, cancel: threading.Event | None = None) -> MaintenanceReport:
+        """Apply the retention period and rescan every collection (blocking)."""
+        return maintain(self.chat_store, self.response_store, self.library,
+                        self.settings.retention_days, cancel)
 
     @functools.cached_property
     def server(self) -> ServerRunner:
-        """The local API server (not started until ``.start()``)."""
-        # The GUI's own timers reap idle models and run maintenance; the runner must not too.
-        return self.server_runner(housekeeping=False)
+        """The window's local API server (not started until ``.start()``)."""
+        return self.server_runner()
 
     def server_runner(self, *, settings: ServerSettings | None = None,
-                      model_paths: Sequence[Path] = (),
-                      housekeeping: bool = False) -> ServerRunner:
-        """A new server runner over this context; ``housekeeping`` adds the reap/maintenance timer.
-
-        Only a headless server wants it: the GUI has its own timers for both, and a second
-        copy there would double every rescan and unload.
-        """
+                      model_paths: Sequence[Path] = ()) -> ServerRunner:
+        """A new server runner over this context (housekeeping is ``self.housekeeping``'s)."""
         from desktop.server.app import ResolverDirectory
         from desktop.server.metrics import AccessLog
-        from desktop.server.runner import ACCESS_LOG_FILE, REAP_INTERVAL_S, ServerRunner, key_store
+        from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner, key_store
 
         server = settings or self.settings.server
         for path in model_paths:
             self.resolver.register(path)
         keys = key_store(self.paths.data_dir) if server.require_key else None
-        access_log = AccessLog(self.paths.log_dir / ACCESS_LOG_FILE)
         models = ResolverDirectory(self.resolver, lambda: [m.id for m in self.installed.all()],
                                    remote_ids=self.remote_model_ids)
-        if not housekeeping:
-            return ServerRunner(self.scheduler, models, server, keys, access_log=access_log,
-                                stored=self.response_store)
-        return ServerRunner(self.scheduler, models, server, keys, access_log=access_log,
-                            reap_interval_s=REAP_INTERVAL_S,
-                            maintain=functools.partial(maintenance, self),
+        return ServerRunner(self.scheduler, models, server, keys,
+                            access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
                             stored=self.response_store)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
@@ -424,6 +423,8 @@ class AppContext:
 
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
+        if "housekeeping" in self.__dict__:
+            self.housekeeping.stop()  # first: a maintenance pass uses the stores
         if "server" in self.__dict__:
             self.server.stop()
         if "scheduler" in self.__dict__:
@@ -434,55 +435,6 @@ class AppContext:
             self.response_store.close()
         if "documents_db" in self.__dict__:
             self.documents_db.close()
-
-
-@dataclass
-class MaintenanceReport:
-    """What one maintenance pass did: conversations deleted, collections rescanned, failures."""
-
-    conversations_deleted: int = 0
-    responses_deleted: int = 0  # stored Responses API responses past the retention period
-    rescanned: list[IndexReport] = field(default_factory=list)
-    failures: dict[str, str] = field(default_factory=dict)  # collection (or "chats") -> why
-
-
-def maintenance(ctx: AppContext, *, cancel: threading.Event | None = None
-                ) -> MaintenanceReport:
-    """Apply the retention period and rescan every collection (blocking; call it hourly).
-
-    The server runner's timer thread and the GUI's timer call this, so edits made to
-    indexed files are picked up and old conversations go without a restart. A failure in
-    one part (a missing embedding model, a locked file) is recorded and the rest goes on.
-    """
-    report = MaintenanceReport()
-    if not ctx.maintenance_lock.acquire(blocking=False):
-        return report  # a pass is already running (the GUI's timer and the server's)
-    try:
-        _maintain(ctx, report, cancel)
-    finally:
-        ctx.maintenance_lock.release()
-    return report
-
-
-def _maintain(ctx: AppContext, report: MaintenanceReport,
-              cancel: threading.Event | None) -> None:
-    try:
-        report.conversations_deleted = ctx.chat_store.apply_retention(
-            ctx.settings.retention_days)
-    except EdgeDeskError as exc:
-        report.failures["chats"] = exc.message
-    try:
-        report.responses_deleted = ctx.response_store.apply_retention(
-            ctx.settings.retention_days)
-    except EdgeDeskError as exc:
-        report.failures["responses"] = exc.message
-    for info in ctx.library.collections():
-        if cancel is not None and cancel.is_set():
-            break
-        try:
-            report.rescanned.append(ctx.library.rescan(info.name, cancel=cancel))
-        except EdgeDeskError as exc:
-            report.failures[info.name] = exc.message
 
 
 def _available(paths: Paths, effective: EffectiveSettings) -> bool:
