@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from desktop.config import (
     save_user_settings,
 )
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, ModelNotAllowed
+from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest
 from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.engine.scheduler import Engine
     from desktop.engine.types import ModelSpec
     from desktop.net import Transport
+    from desktop.remote.models import RemoteModels
     from desktop.remote.registry import RemoteRegistry
     from desktop.retrieval.indexer import Library
     from desktop.retrieval.search import Searcher
@@ -56,7 +57,6 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.store.responses import ResponseStore
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
-REMOTE_LIST_TTL_S = 30.0  # how long a remote's model list is reused
 
 # Settings read once by something long-lived that cannot take a new value in place:
 # they apply at the next start (the window's language, the data folder, the scheduler's
@@ -99,7 +99,6 @@ class AppContext:
     notice: str | None = None  # what happened to a requested data move, shown once
     # Held for the context's life so a move waits for this process.
     data_lock: DataFolderLock | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def settings(self) -> Any:
@@ -131,7 +130,7 @@ class AppContext:
             shared_models_dir=(Path(self.settings.shared_models_dir)
                                if self.settings.shared_models_dir else None),
             installed=self.installed.lookup,
-            remote=self._remote_spec,
+            remote=lambda ref: self.remote.spec(ref),  # noqa: PLW0108 - rebuilt on change
         )
 
     @functools.cached_property
@@ -150,70 +149,30 @@ class AppContext:
 
         return Transport(ca_bundle=self.settings.ca_bundle, proxy=self.settings.proxy)
 
-    def _remote_spec(self, ref: str) -> ModelSpec | None:
-        if "/" not in ref:
-            return None  # cheap: most names are local and need no registry read
-        from desktop.remote.engine import remote_spec
+    @functools.cached_property
+    def remote(self) -> RemoteModels:
+        """Remote models under the settings in force (rebuilt after every settings change)."""
+        from desktop.remote.models import RemoteModels
 
-        found = self.remotes.split(ref)
-        if found is None:
-            return None
-        allowed = self.settings.allowed_models
-        if found[0].source == "user" and allowed is not None and ref not in allowed:
-            # IT's own endpoints are allowed by naming them; a user's are not.
-            raise ModelNotAllowed(
-                f"{ref} is blocked by your organization's policy (AllowedModels); use a "
-                "remote your organization provides, or ask IT to allow it")
-        return remote_spec(*found)
+        return RemoteModels(self.remotes, self.net, self.transport,
+                            allowed_models=self.settings.allowed_models,
+                            timeout_s=self.settings.server.generation_timeout_s)
 
-    def remote_models(self, *, max_age_s: float = REMOTE_LIST_TTL_S
-                      ) -> dict[str, list[str] | str]:
-        """Each remote's NAME/MODEL ids, or why it could not be listed (one call each).
-
-        Kept for ``max_age_s``: every /v1/models (and every unknown-model error, which
-        lists the models) would otherwise call every remote, each up to its timeout.
-        """
-        import time
-
-        from desktop.remote.engine import list_models
-
-        cached = self._cache.get("remote_models")
-        if cached is not None and time.monotonic() - cached[0] < max_age_s:
-            result: dict[str, list[str] | str] = cached[1]
-            return result
-        listed: dict[str, list[str] | str] = {}
-        for remote in self.remotes.all():
-            try:
-                ids = list_models(remote, key=self.remotes.key(remote.name), net=self.net,
-                                  transport=self.transport)
-                listed[remote.name] = [f"{remote.name}/{m}" for m in ids]
-            except EdgeDeskError as exc:
-                listed[remote.name] = exc.message
-        self._cache["remote_models"] = (time.monotonic(), listed)
-        return listed
+    def remote_models(self, *, max_age_s: float | None = None) -> dict[str, list[str] | str]:
+        """Each remote's NAME/MODEL ids, or why it could not be listed (cached a while)."""
+        return self.remote.listed(max_age_s=max_age_s)
 
     def remote_model_ids(self) -> list[str]:
         """Every NAME/MODEL the reachable remotes list (none offline: nothing is asked)."""
-        if self.net.refusal() is not None:
-            return []
-        return [m for ids in self.remote_models().values() if isinstance(ids, list)
-                for m in ids]
+        return self.remote.ids()
 
     def load_model(self, spec: ModelSpec) -> Engine:
         """The scheduler's load function: a local GGUF, or a remote engine's model."""
-        remote = spec.options.get("remote")
-        if remote is None:
-            from desktop.engine.loader import load_engine
+        if "remote" in spec.options:
+            return self.remote.engine(spec)
+        from desktop.engine.loader import load_engine
 
-            return load_engine(spec)
-        from desktop.remote.engine import RemoteEngine
-
-        endpoint = self.remotes.get(remote["name"])
-        if endpoint is None:
-            raise ConfigError(f"the remote '{remote['name']}' is no longer configured")
-        return RemoteEngine(spec, endpoint, remote["model"], key=self.remotes.key(endpoint.name),
-                            net=self.net, transport=self.transport,
-                            timeout_s=self.settings.server.generation_timeout_s)
+        return load_engine(spec)
 
     @functools.cached_property
     def net(self) -> NetGate:
@@ -394,7 +353,7 @@ class AppContext:
         for name, keys in REBUILT_FROM.items():
             if name in built and keys.intersection(changes):
                 del built[name]
-        self._cache.pop("remote_models", None)
+        built.pop("remote", None)  # its listing, allowed models and timeout are stale
         if "resolver" in built:
             self.resolver.engine_settings = settings.engine  # the next load's plan
             self.resolver.allowed_models = settings.allowed_models
