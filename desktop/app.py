@@ -7,10 +7,8 @@ context with fakes where needed.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,18 +23,18 @@ from desktop.config import (
     Paths,
     PolicySource,
     ServerSettings,
+    Settings,
     apply_changes,
-    flatten,
     load_settings,
     save_user_settings,
 )
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest
+from desktop.errors import EdgeDeskError
 from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.private import repair_tree, restrict_new_files
-from desktop.relocate import DataFolderLock, relocate_at_start
+from desktop.relocate import DataFolderLock, open_data_folder, relocate_at_start
 from desktop.relocate import ProgressFn as MoveProgress
 from desktop.resolve import ModelResolver
 
@@ -101,7 +99,7 @@ class AppContext:
     data_lock: DataFolderLock | None = None
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> Settings:
         """The settings in force (user, environment, flags and policy merged)."""
         return self.effective.settings
 
@@ -120,18 +118,14 @@ class AppContext:
     @functools.cached_property
     def resolver(self) -> ModelResolver:
         """Model reference -> fitted load plan."""
-        return ModelResolver(
-            catalog=self.catalog,
-            paths=self.paths,
-            engine_settings=self.settings.engine,
-            hardware=self.hardware,
-            gpu_offload=self.gpu_offload,
-            allowed_models=self.settings.allowed_models,
-            shared_models_dir=(Path(self.settings.shared_models_dir)
-                               if self.settings.shared_models_dir else None),
+        resolver = ModelResolver(
+            catalog=self.catalog, paths=self.paths, engine_settings=self.settings.engine,
+            hardware=self.hardware, gpu_offload=self.gpu_offload,
             installed=self.installed.lookup,
             remote=lambda ref: self.remote.spec(ref),  # noqa: PLW0108 - rebuilt on change
         )
+        resolver.apply(self.settings)
+        return resolver
 
     @functools.cached_property
     def remotes(self) -> RemoteRegistry:
@@ -207,20 +201,14 @@ class AppContext:
         """The single gate in front of llama.cpp."""
         engine = self.settings.engine
         budget = int(engine.memory_budget_gb * 1024**3) if engine.memory_budget_gb else None
-        return Scheduler(
-            self.load_model,
-            self.resolver,
-            budget_bytes=budget,
-            max_loaded=engine.max_loaded_models,
-            keep_alive_s=engine.keep_alive_s,
-            queue_max=self.settings.server.queue_max,
-        )
+        return Scheduler(self.load_model, self.resolver, budget_bytes=budget,
+                         max_loaded=engine.max_loaded_models, keep_alive_s=engine.keep_alive_s,
+                         queue_max=self.settings.server.queue_max)
 
     def preload(self) -> dict[str, str]:
-        """Load the models named in ``engine.preload`` (blocking; run it on a worker).
+        """Load ``engine.preload``'s models (blocking); returns failures: model -> message.
 
-        Returns the models that failed with their messages: a bad preload entry must not
-        stop the app from starting.
+        A bad preload entry must not stop the app from starting.
         """
         failures: dict[str, str] = {}
         for model in self.settings.engine.preload:
@@ -263,33 +251,18 @@ class AppContext:
         return Library(self.documents_db, lambda m: SchedulerEmbedder(self.scheduler, m),
                        default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL,
                        lock_dir=self.paths.data_dir / "locks",
-                       check_model=self.check_embedding_model)
-
-    def check_embedding_model(self, model: str) -> None:
-        """Raise unless ``model`` resolves to an embedding model (read from its header)."""
-        kind = self.resolver(model).kind
-        if kind != "embedding":
-            article = "an" if kind[0] in "aeiou" else "a"
-            raise InvalidRequest(f"{model} is {article} {kind} model, not an embedding model; "
-                                 "pick one such as bge-small-en-v1.5 or bge-m3",
-                                 param="embedding_model")
+                       check_model=lambda m: self.resolver.check_embedding(m))  # noqa: PLW0108
 
     @functools.cached_property
     def searcher(self) -> Searcher:
         """Hybrid search over the document collections."""
         from desktop.retrieval.search import Searcher
 
-        def embed(model: str, texts: Sequence[str]) -> list[list[float]]:
-            # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
-            return self.scheduler.embed(model, texts)
-
-        reranker_model = self.settings.reranker_model
-
-        def rerank(query: str, passages: Sequence[str]) -> list[float]:
-            return self.scheduler.rerank(reranker_model, query, passages)
-
-        return Searcher(self.documents_db, embed,
-                        reranker=rerank if reranker_model else None)
+        model = self.settings.reranker_model
+        # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
+        return Searcher(self.documents_db, lambda m, t: self.scheduler.embed(m, t),  # noqa: PLW0108
+                        reranker=(lambda q, passages: self.scheduler.rerank(model, q, passages))
+                        if model else None)
 
     @functools.cached_property
     def key_store(self) -> KeyStore:
@@ -305,9 +278,9 @@ class AppContext:
             # A context that never built the scheduler has no model to unload.
             return self.scheduler.reap_idle() if "scheduler" in self.__dict__ else []
 
-        return Housekeeping(reap, lambda cancel: self.maintenance(cancel=cancel))
+        return Housekeeping(reap, self.maintenance)
 
-    def maintenance(self, *, cancel: threading.Event | None = None) -> MaintenanceReport:
+    def maintenance(self, cancel: threading.Event | None = None) -> MaintenanceReport:
         """Apply the retention period and rescan every collection (blocking)."""
         return maintain(self.chat_store, self.response_store, self.library,
                         self.settings.retention_days, cancel)
@@ -322,12 +295,12 @@ class AppContext:
         """A new server runner over this context (housekeeping is ``self.housekeeping``'s)."""
         from desktop.server.app import ResolverDirectory
         from desktop.server.metrics import AccessLog
-        from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner, key_store
+        from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner
 
         server = settings or self.settings.server
         for path in model_paths:
             self.resolver.register(path)
-        keys = key_store(self.paths.data_dir) if server.require_key else None
+        keys = self.key_store if server.require_key else None
         models = ResolverDirectory(self.resolver, lambda: [m.id for m in self.installed.all()],
                                    remote_ids=self.remote_model_ids)
         return ServerRunner(self.scheduler, models, server, keys,
@@ -355,10 +328,7 @@ class AppContext:
                 del built[name]
         built.pop("remote", None)  # its listing, allowed models and timeout are stale
         if "resolver" in built:
-            self.resolver.engine_settings = settings.engine  # the next load's plan
-            self.resolver.allowed_models = settings.allowed_models
-            self.resolver.shared_models_dir = (Path(settings.shared_models_dir)
-                                               if settings.shared_models_dir else None)
+            self.resolver.apply(settings)  # the next load's plan
         if "library" in built:
             self.library.default_model = settings.embedding_model or DEFAULT_EMBEDDING_MODEL
         restart = sorted(RESTART_KEYS.intersection(changes))
@@ -382,39 +352,21 @@ class AppContext:
 
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
-        if "housekeeping" in self.__dict__:
+        built = self.__dict__
+        if "housekeeping" in built:
             self.housekeeping.stop()  # first: a maintenance pass uses the stores
-        if "server" in self.__dict__:
+        if "server" in built:
             self.server.stop()
-        if "scheduler" in self.__dict__:
-            self.scheduler.close()
-        if "chat_store" in self.__dict__:
-            self.chat_store.close()
-        if "response_store" in self.__dict__:
-            self.response_store.close()
-        if "documents_db" in self.__dict__:
-            self.documents_db.close()
+        for name in ("scheduler", "chat_store", "response_store", "documents_db"):
+            if name in built:
+                built[name].close()  # the models, then the database connections
 
 
-def _available(paths: Paths, effective: EffectiveSettings) -> bool:
-    """Whether the data folder is there to use (or may be created: the default, a policy)."""
-    chosen = effective.settings.data_location
-    if not chosen or effective.sources.get("data_location") == "policy":
-        return True
-    # A folder the user moved the data to that is gone now is a drive not connected: a
-    # new empty folder in its place would hide their chats until they noticed.
-    return paths.data_dir.is_dir()
-
-
-def build_context(
-    *,
-    environ: Mapping[str, str] | None = None,
-    cli_settings: Mapping[str, Any] | None = None,
-    policy: PolicySource | None = None,
-    apply_moves: bool = False,
-    move_progress: MoveProgress | None = None,
-    require_data: bool = True,
-) -> AppContext:
+def build_context(*, environ: Mapping[str, str] | None = None,
+                  cli_settings: Mapping[str, Any] | None = None,
+                  policy: PolicySource | None = None, apply_moves: bool = False,
+                  move_progress: MoveProgress | None = None, require_data: bool = True
+                  ) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
     Without an explicit ``policy`` the OS's managed policy is read (it always wins). With
@@ -437,65 +389,11 @@ def build_context(
         start = relocate_at_start(base.located(effective.settings.data_location), effective,
                                   settings, move_progress)
         effective, notice = start.effective, start.notice
-    lock = DataFolderLock(base.data_dir)
-    for _ in range(3):  # another process's move may land while we wait for the lock
-        paths = base.located(effective.settings.data_location)
-        if not _available(paths, effective):
-            if require_data:
-                raise ConfigError(
-                    f"the data folder {paths.data_dir} is not available (is its drive "
-                    "connected?); connect it and start again, or choose another folder "
-                    "with 'edgedesk data use FOLDER'")
-            break
-        paths.ensure()
-        lock = DataFolderLock(paths.data_dir)
-        lock.share()
-        again = settings()
-        if again.settings.data_location == effective.settings.data_location:
-            break
-        lock.release()
-        effective = again
+    paths, effective, lock = open_data_folder(base, effective, settings,
+                                              require_data=require_data)
     # Checked and repaired at every start: data from an older version, a copy or a
     # restore may still be readable by other local users.
     repair_tree((paths.data_dir, paths.log_dir, paths.config_dir, paths.cache_dir))
     problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
     return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
                       policy_problem=problem, notice=notice, data_lock=lock)
-
-
-def _to_stderr(line: str) -> None:
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
-
-
-def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Settings overridden by the global flags (``--offline``)."""
-    return {"offline": True} if getattr(args, "offline", None) else {}
-
-
-def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None, *,
-                apply_moves: bool = False, require_data: bool = True,
-                move_progress: MoveProgress | None = None,
-                show_notice: bool = True,
-                warn: Callable[[str], None] | None = None) -> AppContext:
-    """The context for one command or window, with its flags applied as settings.
-
-    Only the window and ``edgedesk data move|use`` carry out a requested data move: any
-    other command must not start a copy of many gigabytes without saying so. Warnings
-    (an invalid policy, a flag the policy overrides) go to ``warn``, by default stderr.
-    """
-    say = warn or _to_stderr
-    flags = {**flag_settings(args), **(extra or {})}
-    ctx = build_context(cli_settings=flags, apply_moves=apply_moves,
-                        require_data=require_data, move_progress=move_progress)
-    if ctx.policy_problem:
-        say(f"edgedesk: warning: {ctx.policy_problem}")
-    if ctx.notice and show_notice:
-        say(f"edgedesk: {ctx.notice}")
-    # The policy wins over flags; say so rather than let a flag look obeyed.
-    forced = flatten(ctx.effective.settings.model_dump())
-    for key in sorted(k for k in flags
-                      if ctx.effective.is_locked(k) and forced.get(k) != flags[k]):
-        say(f"edgedesk: warning: {key} is set by your organization; the command-line "
-            "value is ignored")
-    return ctx

@@ -359,3 +359,43 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
         moved += (" These could not be removed from the old folder; delete them when "
                   "nothing uses them: " + ", ".join(str(p) for p in report.left_behind))
     return StartLocation(paths.located(effective.settings.data_location), effective, moved)
+
+
+def data_available(paths: Paths, effective: EffectiveSettings) -> bool:
+    """Whether the data folder is there to use (or may be created: the default, a policy)."""
+    chosen = effective.settings.data_location
+    if not chosen or effective.sources.get("data_location") == "policy":
+        return True
+    # A folder the user moved the data to that is gone now is a drive not connected: a
+    # new empty folder in its place would hide their chats until they noticed.
+    return paths.data_dir.is_dir()
+
+
+def open_data_folder(base: Paths, effective: EffectiveSettings,
+                     reload: Callable[[], EffectiveSettings], *, require_data: bool = True
+                     ) -> tuple[Paths, EffectiveSettings, DataFolderLock]:
+    """The data folder in use, created if needed and shared-locked for this process.
+
+    A user-chosen folder that is missing raises ConfigError unless ``require_data`` is
+    off (then nothing is created or locked, so another folder can be chosen).
+    """
+    lock = DataFolderLock(base.data_dir)
+    paths = base
+    for _ in range(3):  # another process's move may land while we wait for the lock
+        paths = base.located(effective.settings.data_location)
+        if not data_available(paths, effective):
+            if require_data:
+                raise ConfigError(
+                    f"the data folder {paths.data_dir} is not available (is its drive "
+                    "connected?); connect it and start again, or choose another folder "
+                    "with 'edgedesk data use FOLDER'")
+            break
+        paths.ensure()
+        lock = DataFolderLock(paths.data_dir)
+        lock.share()
+        again = reload()
+        if again.settings.data_location == effective.settings.data_location:
+            break
+        lock.release()
+        effective = again
+    return paths, effective, lock
