@@ -18,6 +18,7 @@ from typing import Any
 
 from desktop.app import AppContext
 from desktop.bench_client import GENERATION_PROMPT
+from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import GenerationParams
 from desktop.resolve import looks_like_path
 
@@ -148,7 +149,7 @@ def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: 
     return prompts
 
 
-def slot_figures(scheduler: Any, model_id: str) -> dict[str, Any]:
+def slot_figures(scheduler: Scheduler, model_id: str) -> dict[str, Any]:
     """Slots used at most at once, the longest queue, and the engine's prompt-cache and
     batching counters, for ``model_id`` since it was loaded."""
     figures: dict[str, Any] = {"peak_queue_length": scheduler.peak_queue_depth}

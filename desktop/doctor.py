@@ -11,11 +11,14 @@ from __future__ import annotations
 import platform
 import shutil
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop import __version__
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
+
+if TYPE_CHECKING:  # llama.cpp is loaded only when the report is asked for
+    from desktop.engine.backend import BackendInfo
 
 
 def _run(command: list[str]) -> str:
@@ -74,7 +77,7 @@ def _devices(backend: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _why_not(ctx: AppContext, backend: Any) -> str:
+def _why_not(ctx: AppContext, backend: BackendInfo) -> str:
     from desktop.engine.backend import why_no_gpu
 
     if not backend.gpu_offload:
