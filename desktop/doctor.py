@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from desktop import __version__
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
+from desktop.filebytes import format_bytes
 
 if TYPE_CHECKING:  # llama.cpp is loaded only when the report is asked for
     from desktop.engine.backend import BackendInfo
@@ -128,7 +129,7 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
 
 
 def _gib(value: int) -> str:
-    return f"{value / 1024**3:.1f} GiB"
+    return format_bytes(value, memory=True)
 
 
 def format_report(report: dict[str, Any]) -> list[str]:

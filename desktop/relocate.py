@@ -21,6 +21,7 @@ from typing import IO
 
 from desktop.config import EffectiveSettings, Paths, save_user_settings
 from desktop.errors import ConfigError
+from desktop.filebytes import format_bytes
 
 PENDING_FILE = "data-move.json"
 LOCK_NAME = ".in-use"
@@ -48,10 +49,6 @@ class MoveReport:
 
 def _pending_path(paths: Paths) -> Path:
     return paths.config_dir / PENDING_FILE
-
-
-def _size_text(size: int) -> str:
-    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -212,8 +209,8 @@ def move_data(source: Path, target: Path, progress: ProgressFn | None = None) ->
         return _rename_all(entries, target, total, progress)
     free = shutil.disk_usage(target).free
     if total > free:
-        raise ConfigError(f"{target} has {free / 1e9:.1f} GB free but EdgeDesk's data needs "
-                          f"{total / 1e9:.1f} GB; free some space or choose another drive")
+        raise ConfigError(f"{target} has {format_bytes(free)} free but EdgeDesk's data needs "
+                          f"{format_bytes(total)}; free some space or choose another drive")
     return _copy_all(entries, target, total, progress)
 
 
@@ -352,7 +349,7 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
     finally:
         lock.release()  # the lock file stays: a process still waiting on it keeps its lock
     effective = reload()
-    moved = (f"Moved your data ({_size_text(report.moved_bytes)}) to {report.target}."
+    moved = (f"Moved your data ({format_bytes(report.moved_bytes)}) to {report.target}."
              if report is not None and report.moved else
              f"EdgeDesk now keeps its data in {pending.target}.")
     if report is not None and report.left_behind:

@@ -20,6 +20,7 @@ from desktop.catalog.hardware import Fit, Hardware, fit_model
 from desktop.config import EngineSettings, Paths, Settings
 from desktop.engine.types import ModelKind, ModelSpec
 from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
+from desktop.filebytes import sha256_file
 
 MAX_CONTEXT = 1_048_576
 # An installed-model lookup: catalog id -> local file(s), filled by the model store.
@@ -147,9 +148,7 @@ class ModelResolver:
     def _sha256(self, path: Path) -> str:
         key = (path, path.stat().st_mtime)
         if key not in self._digest_cache:
-            from desktop.catalog.download import sha256_of  # keeps httpx off start-up
-
-            self._digest_cache[key] = sha256_of(path)
+            self._digest_cache[key] = sha256_file(path)
         return self._digest_cache[key]
 
     def _loadable(self, path: Path) -> Path:

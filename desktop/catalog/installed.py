@@ -20,8 +20,9 @@ from typing import Any
 from filelock import FileLock
 
 from desktop.catalog.gguf_info import read_gguf
-from desktop.catalog.hub import SHARD_RE, shard_group
+from desktop.catalog.shards import is_first_shard, shard_group, shard_stem
 from desktop.errors import InvalidRequest, ModelFileError, ModelNotFound
+from desktop.filebytes import sha256_file
 
 INDEX_VERSION = 1
 
@@ -59,9 +60,7 @@ class CachedGGUF:
 
 def model_id_for(filename: str) -> str:
     """The id a file is known by: its name without ``.gguf`` and without a shard suffix."""
-    name = filename.rsplit("/", 1)[-1]
-    match = SHARD_RE.match(name)
-    return match["stem"] if match else name.removesuffix(".gguf")
+    return shard_stem(filename)
 
 
 class InstalledIndex:
@@ -250,9 +249,7 @@ class InstalledIndex:
         existing = next((m for m in self.all() if m.files == tuple(map(str, files))), None)
         if existing is not None:
             return existing
-        from desktop.catalog.download import sha256_of  # httpx only when really needed
-
-        digests = tuple(sha256_of(f) for f in files)
+        digests = tuple(sha256_file(f) for f in files)
         base = model_id_for(path.name)
         if base in self.reserved_ids:
             base += "-local"
@@ -288,8 +285,7 @@ def discover_hf_cache(home: Path) -> list[CachedGGUF]:
         repo = repo_dir.name.removeprefix("models--").replace("--", "/", 1)
         for snapshot in sorted((repo_dir / "snapshots").glob("*")):
             for gguf in sorted(snapshot.rglob("*.gguf")):
-                match = SHARD_RE.match(gguf.name)
-                if match and int(match["index"]) != 1:
+                if not is_first_shard(gguf.name):
                     continue
                 if gguf.exists():  # a dangling link means the blob is still downloading
                     found.append(CachedGGUF(repo, snapshot.name, gguf))

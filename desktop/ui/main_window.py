@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from desktop.app import AppContext
 from desktop.doctor import doctor_report, format_report
 from desktop.errors import EdgeDeskError
+from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
 from desktop.ui.first_run import FirstRunDialog, is_settled
@@ -165,7 +166,7 @@ class MainWindow(QMainWindow):
         self.model_status.setText(
             self.tr("Model: ") + loaded[0].model_id if loaded else self.tr("No model loaded"))
         rss = psutil.Process().memory_info().rss
-        self.memory_status.setText(self.tr("Memory: ") + f"{rss / 1024**3:.2f} GB")
+        self.memory_status.setText(self.tr("Memory: ") + format_bytes(rss, memory=True))
         offline = bool(self.context.settings.offline)
         self.offline_status.setText(self.tr("● Offline") if offline else self.tr("● Online"))
         self.offline_status.setToolTip(

@@ -123,7 +123,7 @@ def test_disk_full_reports_numbers(hub, capsys, monkeypatch):
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**12, 10**12, 5 * 10**6))
     assert main(["models", "pull", f"{REPO}:{BIG}"]) == 7
-    assert "needs 0.00 GB" in capsys.readouterr().err
+    assert "needs 2.1 MB (+268.4 MB headroom), only 5.0 MB is free" in capsys.readouterr().err
     assert hub.downloads() == []
 
 
