@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 from desktop.app import build_context
+from desktop.config import NoPolicy
 from desktop.housekeeping import Housekeeping
 from tests.server.conftest import free_port
 
@@ -105,3 +109,39 @@ def test_the_server_runner_leaves_housekeeping_to_the_context(tmp_path: Path) ->
     finally:
         ctx.close()
     assert not _threads()  # closing the context stops it
+
+
+def test_edgedesk_serve_keeps_collections_fresh_on_its_own(tmp_path: Path,
+                                                          tiny_embed: Path) -> None:
+    # Headless, nothing else rescans: a file deleted while the server runs leaves the
+    # index at the first maintenance pass (10 s after start), with no user action.
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "keep.md").write_text("hello world\n\nthe cat is a dog\n")
+    (folder / "gone.md").write_text("model chat desk edge\n")
+    ctx = build_context(policy=NoPolicy(), cli_settings={"embedding_model": str(tiny_embed)})
+    try:
+        ctx.library.add("notes", [folder])
+    finally:
+        ctx.close()
+        assert ctx.data_lock is not None
+        ctx.data_lock.release()
+    (folder / "gone.md").unlink()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "desktop", "serve", "--no-auth", "--port", str(free_port())],
+            stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).resolve().parents[1])
+        try:
+            watcher = build_context(policy=NoPolicy())
+            try:
+                deadline = time.monotonic() + 120
+                while watcher.library.collections()[0].documents != 1:
+                    assert serve.poll() is None, log.read_text()
+                    assert time.monotonic() < deadline, log.read_text()
+                    time.sleep(0.2)  # polling another process that gives no other signal
+            finally:
+                watcher.close()
+        finally:
+            serve.terminate()
+            serve.wait(30)
