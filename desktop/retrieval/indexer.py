@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from desktop.errors import InvalidRequest
 from desktop.filebytes import sha256_file
@@ -35,6 +35,11 @@ from desktop.retrieval.fsnames import fs_path, path_text, walk
 from desktop.retrieval.scanlock import collection_lock
 from desktop.retrieval.search import drop_vec_table, ensure_vec_table, to_blob, vec_table
 from desktop.store.db import Database, fts_text
+
+if TYPE_CHECKING:
+    from desktop.engine.scheduler import Engine
+
+T = TypeVar("T")
 
 
 class Embedder(Protocol):
@@ -53,7 +58,7 @@ class Embedder(Protocol):
 
 class _EngineScheduler(Protocol):
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]: ...
-    def with_engine(self, model: str, work: Callable[[Any], Any]) -> Any: ...
+    def with_engine(self, model: str, work: Callable[[Engine], T]) -> T: ...
 
 
 @dataclass
@@ -69,10 +74,9 @@ class SchedulerEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Token counts with the model's own tokenizer, in one scheduler turn."""
-        def work(engine: Any) -> list[int]:
+        def work(engine: Engine) -> list[int]:
             return [len(engine.tokenize(t, add_bos=False, special=False)) for t in texts]
-        result: list[int] = self.scheduler.with_engine(self.model, work)
-        return result
+        return self.scheduler.with_engine(self.model, work)
 
 
 @dataclass(frozen=True)
