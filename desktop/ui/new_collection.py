@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLabel,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
 from desktop.errors import EdgeDeskError, ModelNotFound
 from desktop.ui.qmodels import human_size
+from desktop.ui.text_fit import TextFitDialog
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def embedding_choices(context: AppContext) -> list[EmbeddingChoice]:
     return [*([first] if first else []), *here.values(), *missing.values()]
 
 
-class NewCollectionDialog(QDialog):
+class NewCollectionDialog(TextFitDialog):
     """Ask for a collection's name and embedding model; ``choice()`` after it is accepted."""
 
     def __init__(self, choices: list[EmbeddingChoice], parent: QWidget | None = None) -> None:
@@ -128,16 +128,15 @@ class NewCollectionDialog(QDialog):
         model = self.chosen_model()
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         if model is None:
-            self.note.setText(self.tr("No embedding model is available: import one on the "
-                                      "Models screen."))
+            note = self.tr("No embedding model is available: import one on the Models screen.")
         elif model.installed:
-            self.note.setText(self.tr("Documents are embedded with %1 on this device.")
-                              .replace("%1", model.ref))
+            note = self.tr("Documents are embedded with %1 on this device.").replace(
+                "%1", model.ref)
         else:
-            self.note.setText(self.tr("%1 is not downloaded yet: it is downloaded first "
-                                      "(%2), then your documents are indexed.")
-                              .replace("%1", model.name)
-                              .replace("%2", human_size(model.size_bytes)))
+            note = (self.tr("%1 is not downloaded yet: it is downloaded first (%2), then your "
+                            "documents are indexed.")
+                    .replace("%1", model.name).replace("%2", human_size(model.size_bytes)))
+        self.say(self.note, note)
         ok.setText(self.tr("Create") if model is None or model.installed
                    else self.tr("Download and create"))
         ok.setEnabled(self.choice() is not None)
