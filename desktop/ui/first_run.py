@@ -23,8 +23,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.catalog.download import Progress
-from desktop.catalog.hardware import Verdict
+from desktop.catalog.hardware import Hardware, Verdict
 from desktop.catalog.listing import CatalogRow
+from desktop.ui.core_text import machine_summary, verdict_text
 from desktop.ui.models_view import ModelsView
 from desktop.ui.qmodels import human_size
 from desktop.ui.text_fit import TextFitDialog
@@ -70,7 +71,7 @@ class FirstRunDialog(TextFitDialog):
 
     ready = Signal(str)  # the installed model's reference
 
-    def __init__(self, models: ModelsView, data_dir: Path, hardware: str,
+    def __init__(self, models: ModelsView, data_dir: Path, hardware: Hardware | str,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._models = models
@@ -84,7 +85,10 @@ class FirstRunDialog(TextFitDialog):
         title.setObjectName("Title")
         title.setWordWrap(True)
         layout.addWidget(title)
-        machine = QLabel(self.tr("This machine: ") + hardware)
+        if isinstance(hardware, Hardware):  # said in the window's language
+            hardware = machine_summary(hardware)
+        self.machine = QLabel(self.tr("This machine: ") + hardware)
+        machine = self.machine
         machine.setObjectName("Muted")
         machine.setWordWrap(True)
         layout.addWidget(machine)
@@ -123,7 +127,8 @@ class FirstRunDialog(TextFitDialog):
             self.start_button.setEnabled(False)
             return
         self.say(self.choice, self.tr("Recommended: ") + f"<b>{row.name}</b> "
-                 f"({row.recommended_quant}, {human_size(row.size_bytes)}) — {row.fit}")
+                 f"({row.recommended_quant}, {human_size(row.size_bytes)}) — "
+                 + verdict_text(row.fit))
 
     def start(self) -> None:
         """Download the recommended model (resumes if a previous try was paused)."""

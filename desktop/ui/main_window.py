@@ -216,7 +216,7 @@ class MainWindow(QMainWindow):
             return None
         if any(chat.store_id is not None or chat.turns for chat in self.chat.chats.chats()):
             return None
-        dialog = FirstRunDialog(self.models, data_dir, self.context.hardware.describe(), self)
+        dialog = FirstRunDialog(self.models, data_dir, self.context.hardware, self)
         dialog.ready.connect(self.use_model)
         dialog.open()
         return dialog

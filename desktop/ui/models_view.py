@@ -23,6 +23,7 @@ from desktop.app import AppContext
 from desktop.catalog.listing import CatalogRow, catalog_rows
 from desktop.engine.types import LoadReport
 from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.ui.core_text import machine_summary
 from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
 from desktop.ui.model_downloads import ModelDownloads
@@ -143,7 +144,7 @@ class ModelsView(QWidget):
     def refresh(self) -> None:
         """Rebuild the rows (catalog fit on this machine, what is installed, imports)."""
         ctx = self._context
-        self.hardware_label.setText(self.tr("This machine: ") + ctx.hardware.describe())
+        self.hardware_label.setText(self.tr("This machine: ") + machine_summary(ctx.hardware))
         rows = catalog_rows(ctx.catalog, ctx.hardware, gpu_offload=ctx.gpu_offload,
                             installed=self._installed)
         rows = [*self._imported, *self._downloaded_elsewhere(), *rows]
