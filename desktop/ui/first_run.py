@@ -165,6 +165,11 @@ class FirstRunDialog(TextFitDialog):
         settle(self._data_dir, "installed", ref)
         self.progress.setValue(1000)
         self.say(self.status, self.tr("Installed and verified: ") + ref)
+        # The Models screen re-lists on a worker (it heard ``installed`` first): the chat
+        # can offer the model once its row says installed.
+        self._models.when_listed(lambda: self._ready(ref))
+
+    def _ready(self, ref: str) -> None:
         self.ready.emit(ref)
         self.accept()
 

@@ -14,6 +14,7 @@ from desktop.ui.core_text import machine_summary, verdict_text
 from desktop.ui.first_run import FirstRunDialog
 from desktop.ui.look import install_translator
 from desktop.ui.main_window import MainWindow
+from tests.ui.conftest import wait_listed
 
 pytestmark = pytest.mark.qt
 
@@ -39,6 +40,7 @@ def test_the_chinese_models_screen_and_first_run_show_no_english_core_text(
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     win.models.import_file(tiny_chat)  # an imported file's verdict too
+    wait_listed(qtbot, win)
     view = win.models
     texts = [view.hardware_label.text()]
     model = view.table_model

@@ -13,6 +13,7 @@ from desktop.ui.core_text import verdict_text
 from desktop.ui.first_run import FirstRunDialog
 from desktop.ui.look import apply_theme, install_translator
 from desktop.ui.main_window import MainWindow
+from tests.ui.conftest import wait_listed
 
 pytestmark = pytest.mark.qt
 
@@ -53,6 +54,7 @@ def clipped(dialog: FirstRunDialog) -> list[str]:
 def test_every_label_fits_its_text(qtbot, language: str) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
+    wait_listed(qtbot, win)
     dialog = FirstRunDialog(win.models, win.context.paths.data_dir, LONG_MACHINE, win)
     qtbot.addWidget(dialog)
     dialog.show()
