@@ -96,6 +96,39 @@ def test_a_missing_catalog_model_is_downloaded_then_the_collection_indexed(
     assert not view.download_button.isVisible()
     assert window.models._installed(BGE_ID) is not None  # the Models screen knows it too
 
+    assert window.models.remove(BGE_ID)  # gone later: re-indexing offers it again
+    (folder / "travel.txt").write_text("Book trains for trips under five hours.\n")
+    assert view.reindex("handbook") is None
+    assert view.download_button.isVisible() and "edgedesk models pull" not in view.status.text()
+    with qtbot.waitSignal(view.indexing_finished, timeout=30_000) as again:
+        view.download_button.click()
+    assert (again.args[0].updated, again.args[0].unchanged) == (1, 1)
+    assert len(bge_hub.downloads()) == 2
+
+
+def test_new_collection_button_asks_name_model_and_folder_then_indexes(
+        qtbot, window: MainWindow, tiny_embed: Path, folder: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from desktop.ui.new_collection import NewCollectionDialog
+
+    imported = window.models.import_file(tiny_embed)
+
+    def user_fills_in(dialog: NewCollectionDialog) -> int:
+        dialog.name.setText("handbook")
+        assert dialog.select(imported)
+        qtbot.mouseClick(dialog.buttons.button(dialog.buttons.StandardButton.Ok), _left())
+        return int(dialog.result())
+
+    monkeypatch.setattr(NewCollectionDialog, "exec", user_fills_in)
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a: str(folder))
+    view = window.documents
+    with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
+        qtbot.mouseClick(view.new_button, _left())
+    assert view.names() == ["handbook"]
+    assert f"embedding model: {imported}" in view.summary.text()
+
 
 def test_offline_the_download_is_refused_and_nothing_is_created(
         qtbot, bge_hub: FakeHub, folder: Path) -> None:
