@@ -11,12 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop.app import AppContext
 from desktop.catalog.hardware import Hardware
 from desktop.catalog.listing import CatalogRow, catalog_rows
 from desktop.catalog.pull import unfinished_pulls
 from desktop.errors import EdgeDeskError, ModelNotFound
+
+if TYPE_CHECKING:
+    from desktop.remote.registry import RemoteRegistry
 
 
 @dataclass(frozen=True)
@@ -66,3 +70,25 @@ def list_models(context: AppContext) -> Listing:
                         installed=lambda ref: installed_files(context, ref))
     unfinished = unfinished_pulls(context.paths.models_dir, context.catalog)
     return Listing((*downloaded_elsewhere(context), *rows), tuple(unfinished), hardware)
+
+
+def remote_rows(listed: object, remotes: RemoteRegistry, badge: str) -> list[CatalogRow]:
+    """Rows for the models each remote listed (``AppContext.remote_models``), badged with
+    ``badge`` ("runs on {0} — leaves this device", translated by the caller)."""
+    rows = []
+    for name, ids in dict(listed).items():  # type: ignore[call-overload]
+        if not isinstance(ids, list):
+            continue  # unreachable now; 'edgedesk remotes test NAME' says why
+        endpoint = remotes.get(name)
+        for model_id in ids:
+            rows.append(CatalogRow(
+                id=model_id, name=remote_label(badge, model_id, name),
+                family="remote", kind="chat", tier="remote",
+                repo=endpoint.base_url if endpoint else name, recommended_quant=None,
+                size_bytes=None, fit="—", installed=("remote",)))
+    return rows
+
+
+def remote_label(template: str, model_id: str, remote: str) -> str:
+    """A remote model's name with its badge: ``glm-4.6 (runs on gpu — leaves this device)``."""
+    return f"{model_id.removeprefix(remote + '/')} ({template.format(remote)})"

@@ -32,7 +32,13 @@ from desktop.ui.core_text import machine_summary
 from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
 from desktop.ui.model_downloads import ModelDownloads
-from desktop.ui.model_listing import Lister, Listing, installed_files, list_models
+from desktop.ui.model_listing import (
+    Lister,
+    Listing,
+    installed_files,
+    list_models,
+    remote_rows,
+)
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
@@ -224,18 +230,8 @@ class ModelsView(QWidget):
         self._pool.start(worker)
 
     def _remotes_listed(self, key: str, listed: object) -> None:
-        rows = []
-        for name, ids in dict(listed).items():  # type: ignore[call-overload]
-            if not isinstance(ids, list):
-                continue  # unreachable now; 'edgedesk remotes test NAME' says why
-            endpoint = self._context.remotes.get(name)
-            for model_id in ids:
-                rows.append(CatalogRow(
-                    id=model_id, name=remote_label(self.tr("runs on {0} — leaves this device"),
-                                                   model_id, name),
-                    family="remote", kind="chat", tier="remote",
-                    repo=endpoint.base_url if endpoint else name, recommended_quant=None,
-                    size_bytes=None, fit="—", installed=("remote",)))
+        rows = remote_rows(listed, self._context.remotes,
+                           self.tr("runs on {0} — leaves this device"))
         self._remote = rows
         self._apply()  # nothing on disk changed: no need to list again
 
@@ -407,7 +403,3 @@ class ModelsView(QWidget):
         self.status.setText(message)
         self.error.emit(message)
 
-
-def remote_label(template: str, model_id: str, remote: str) -> str:
-    """A remote model's name with its badge: ``glm-4.6 (runs on gpu — leaves this device)``."""
-    return f"{model_id.removeprefix(remote + '/')} ({template.format(remote)})"
