@@ -790,7 +790,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="173"/>
+        <location filename="../../desktop/ui/first_run.py" line="178"/>
         <source>Resume download</source>
         <translation>继续下载</translation>
     </message>
@@ -1024,214 +1024,214 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="52"/>
+        <location filename="../../desktop/ui/models_view.py" line="73"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="60"/>
+        <location filename="../../desktop/ui/models_view.py" line="81"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="90"/>
+        <location filename="../../desktop/ui/models_view.py" line="111"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="91"/>
+        <location filename="../../desktop/ui/models_view.py" line="112"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="93"/>
+        <location filename="../../desktop/ui/models_view.py" line="114"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="94"/>
+        <location filename="../../desktop/ui/models_view.py" line="115"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="96"/>
+        <location filename="../../desktop/ui/models_view.py" line="117"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="98"/>
+        <location filename="../../desktop/ui/models_view.py" line="119"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="100"/>
+        <location filename="../../desktop/ui/models_view.py" line="121"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="101"/>
+        <location filename="../../desktop/ui/models_view.py" line="122"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="103"/>
+        <location filename="../../desktop/ui/models_view.py" line="124"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="104"/>
+        <location filename="../../desktop/ui/models_view.py" line="125"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="105"/>
+        <location filename="../../desktop/ui/models_view.py" line="126"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="108"/>
+        <location filename="../../desktop/ui/models_view.py" line="129"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="110"/>
+        <location filename="../../desktop/ui/models_view.py" line="131"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="111"/>
+        <location filename="../../desktop/ui/models_view.py" line="132"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="115"/>
+        <location filename="../../desktop/ui/models_view.py" line="136"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="116"/>
+        <location filename="../../desktop/ui/models_view.py" line="137"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="121"/>
+        <location filename="../../desktop/ui/models_view.py" line="142"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="147"/>
+        <location filename="../../desktop/ui/models_view.py" line="209"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="177"/>
+        <location filename="../../desktop/ui/models_view.py" line="234"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="217"/>
+        <location filename="../../desktop/ui/models_view.py" line="253"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="223"/>
+        <location filename="../../desktop/ui/models_view.py" line="259"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="250"/>
+        <location filename="../../desktop/ui/models_view.py" line="287"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="251"/>
+        <location filename="../../desktop/ui/models_view.py" line="288"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="259"/>
+        <location filename="../../desktop/ui/models_view.py" line="296"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="272"/>
+        <location filename="../../desktop/ui/models_view.py" line="309"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="286"/>
+        <location filename="../../desktop/ui/models_view.py" line="323"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="297"/>
+        <location filename="../../desktop/ui/models_view.py" line="334"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="298"/>
+        <location filename="../../desktop/ui/models_view.py" line="335"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="315"/>
+        <location filename="../../desktop/ui/models_view.py" line="352"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="335"/>
+        <location filename="../../desktop/ui/models_view.py" line="372"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="336"/>
+        <location filename="../../desktop/ui/models_view.py" line="373"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="94"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="92"/>
         <source>Still deleting the cancelled download of </source>
         <translation>仍在删除已取消的下载：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="116"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="114"/>
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="136"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="134"/>
         <source>cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="168"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="166"/>
         <source>Finished before it could be cancelled; Remove deletes it: </source>
         <translation>取消前已下载完成；可用“移除”删除：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="171"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="169"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="173"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="171"/>
         <source>Cancelled %1; deleted %2 of partial download</source>
         <translation>已取消 %1；删除了 %2 的未完成下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="72"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="180"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="200"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="70"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="178"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="198"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="217"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="215"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="359"/>
+        <location filename="../../desktop/ui/models_view.py" line="396"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
