@@ -206,7 +206,9 @@ class ServerView(QWidget):
     def _show_snippet(self) -> None:
         name = self.client_picker.currentText()
         text = snippet(self._url) if name == "Python (openai)" else setups(self._url)[name]
-        model = snippet_model(self._context)
+        # Found when the screen is shown (showEvent): while the window opens, the model
+        # list (and the hardware probe behind the resolver) is read on a worker instead.
+        model = snippet_model(self._context) if self.isVisible() else None
         self.snippet.setPlainText(with_model(text, model))
         self.model_hint.setText(
             self.tr("No chat model is installed yet: download or import one on the Models "
