@@ -127,7 +127,8 @@ class RemoteEngine:
                     state.error = f"HTTP {resp.status_code}"
                     raise wire.status_error(resp.status_code, _json_or_text(resp),
                                             self.endpoint.name, resp.headers.get("retry-after"))
-                for payload in wire.sse_payloads(state.lines(resp)):
+                for payload in wire.sse_payloads(state.lines(resp),
+                                                  f"remote '{self.endpoint.name}'"):
                     if cancel is not None and cancel.is_set():
                         state.error = "cancelled"
                         yield Chunk(finish_reason="cancelled", usage=state.usage or Usage(),
