@@ -18,9 +18,10 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from desktop.engine.types import TokenLogprob, Usage
-from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
 from desktop.server import schemas as s
+from desktop.server.blocks import guarded
 from desktop.server.cache import LRUCache, embedding_key, is_deterministic, request_key
 from desktop.server.metrics import gauges_from
 from desktop.server.services import RequestInfo, Services
@@ -97,6 +98,10 @@ def _closing(usage: Usage | None, events: ChatEvents | CompletionEvents, include
     yield oa.DONE
 
 
+def _stream_error(error: EdgeDeskError) -> bytes:
+    return oa.stream_error(error.message, type_=error.error_type, code=error.code)
+
+
 def _chat_events(chunks: Chunks, events: ChatEvents, *, tools: list[dict[str, Any]] | None,
                  forced: bool, logprobs: bool, include_usage: bool
                  ) -> Generator[bytes, None, None]:
@@ -171,9 +176,9 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
         include = bool(body.stream_options and body.stream_options.include_usage)
         events = ChatEvents(request_id=rid, model=body.model, created=created,
                             include_usage=include)
-        return await start_stream(request, _chat_events(
+        return await start_stream(request, guarded(_chat_events(
             chunks, events, tools=tools, forced=oa.forced_tools(body) is not None,
-            logprobs=bool(body.logprobs), include_usage=include), cancel)
+            logprobs=bool(body.logprobs), include_usage=include), _stream_error), cancel)
     text, reasoning, final, logprobs = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     result = oa.chat_completion(request_id=rid, model=body.model, created=created, text=text,
@@ -234,8 +239,9 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
     if body.stream:
         include = bool(body.stream_options and body.stream_options.include_usage)
         events = CompletionEvents(request_id=rid, model=body.model, created=created)
-        return await start_stream(request, _completion_events(
-            chunks, events, include_usage=include, logprobs=body.logprobs is not None), cancel)
+        return await start_stream(request, guarded(_completion_events(
+            chunks, events, include_usage=include, logprobs=body.logprobs is not None),
+            _stream_error), cancel)
     text, _, final, logprobs = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     return oa.text_completion(request_id=rid, model=body.model, created=created, text=text,

@@ -3,45 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.config import NoPolicy, ServerSettings
 from desktop.net import read_log
 from desktop.remote.registry import keyring_set
-from desktop.server.runner import ServerRunner
+from tests.remote.conftest import Local
 from tests.remote.fake_openai import Fake
-
-
-@dataclass
-class Local:
-    """The local EdgeDesk server whose remote ``gpu`` is the fake."""
-
-    ctx: AppContext
-    client: openai.OpenAI
-
-
-@pytest.fixture
-def local(fake: Fake) -> Iterator[Local]:
-    ctx = build_context(policy=NoPolicy())
-    ctx.remotes.add("gpu", fake.url)
-    keyring_set("gpu", "sk-remote")
-    runner = ServerRunner.from_context(ctx, settings=ServerSettings(require_key=False).model_copy(
-        update={"port": 0}))
-    runner.start()
-    try:
-        with openai.OpenAI(base_url=runner.url, api_key="unused", max_retries=0,
-                           timeout=60) as client:
-            yield Local(ctx, client)
-    finally:
-        runner.stop()
-        ctx.close()
 
 
 def test_remote_models_are_listed(local: Local, fake: Fake) -> None:
