@@ -421,3 +421,21 @@ def test_remote_models_do_not_count_toward_max_loaded() -> None:
     _text(scheduler.stream_chat("b", [Message("user", "x")], PARAMS))  # a local one still swaps
     assert engines["a"][0].closed
     assert {m.model_id for m in scheduler.loaded()} == {"b", "gpu/big", "gpu/other"}
+
+
+def test_a_changed_load_option_reloads_the_model_at_its_next_request() -> None:
+    engines: list[FakeEngine] = []
+    parallel = {"a": 1}
+
+    def load(spec: ModelSpec) -> FakeEngine:
+        engines.append(FakeEngine(spec, parallel=spec.options["parallel"]))
+        return engines[-1]
+
+    scheduler = Scheduler(load, _remote_or_local(parallel))
+    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
+    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
+    assert len(engines) == 1  # same plan: kept
+    parallel["a"] = 3  # as engine.parallel changes in the settings
+    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
+    assert len(engines) == 2 and engines[0].closed
+    assert [m.slots_total for m in scheduler.loaded()] == [3]
