@@ -252,22 +252,41 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
 # ---------------------------------------------------------------- embeddings
 
 
+def _embed_counted(engine: Any, texts: list[str]) -> tuple[list[list[float]], int | None]:
+    """Vectors, and the tokens the engine counted if it counts them itself (a remote)."""
+    counted = getattr(engine, "embed_counted", None)
+    if counted is not None:
+        result: tuple[list[list[float]], int | None] = counted(texts)
+        return result
+    return engine.embed(texts), None
+
+
 def _embed(svc: Services, model: str, inputs: list[str | list[int]]
            ) -> tuple[list[list[float]], int]:
-    """Vectors for ``inputs`` (cache first) and the prompt token count, in one engine turn."""
+    """Vectors for ``inputs`` (cache first) and the prompt token count, in one engine turn.
+
+    Tokens are the model's own count: the local tokenizer's, or the remote's
+    ``usage.prompt_tokens`` for the texts it embedded (texts served from the cache, and
+    those of a remote that reports no usage, are estimated by its ``tokenize``).
+    """
     def work(engine: Any) -> tuple[list[list[float]], int]:
         texts = [i if isinstance(i, str) else engine.detokenize(i) for i in inputs]
-        tokens = sum(len(engine.tokenize(t, add_bos=True, special=False)) for t in texts)
         keys = [embedding_key(model, t) for t in texts]
         vectors: list[list[float] | None] = [svc.embeddings.get(k) for k in keys]
         for v in vectors:
             svc.metrics.cache_event("embeddings", v is not None)
         missing = [i for i, v in enumerate(vectors) if v is None]
+        counted: int | None = None
         if missing:
-            fresh = engine.embed([texts[i] for i in missing])
+            fresh, counted = _embed_counted(engine, [texts[i] for i in missing])
             for i, vector in zip(missing, fresh, strict=True):
                 vectors[i] = vector
                 svc.embeddings.put(keys[i], vector)
+        embedded = set(missing)
+        uncounted = texts if counted is None else [t for i, t in enumerate(texts)
+                                                   if i not in embedded]
+        tokens = (counted or 0) + sum(len(engine.tokenize(t, add_bos=True, special=False))
+                                      for t in uncounted)
         return [v for v in vectors if v is not None], tokens
     result: tuple[list[list[float]], int] = svc.scheduler.with_engine(model, work)
     return result
