@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.chat.conversation import Conversation
 from desktop.errors import EdgeDeskError
-from desktop.ui.conversations import Conversation
 from desktop.ui.presets import PresetStore
 from desktop.ui.rich_text import literal_tooltip
 

@@ -16,9 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.conversations import Conversation
+from desktop.chat.conversation import Conversation
+from desktop.chat.persistence import ChatSaver
 from desktop.ui.look import icon
-from desktop.ui.persistence import ChatSaver
 from desktop.ui.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
 
 SEARCH_DELAY_MS = 200  # search once typing pauses, not on every keystroke

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
@@ -19,16 +18,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.chat.conversation import Conversation, Turn
+from desktop.chat.grounding import Search, cite
+from desktop.chat.persistence import ChatSaver
+from desktop.chat.session import ChatCore, PendingTurn
 from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import Chunk, GenerationParams
+from desktop.engine.types import Chunk
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_header import ChatHeader
 from desktop.ui.chat_sidebar import ChatSidebar
-from desktop.ui.conversations import Conversation, Turn
-from desktop.ui.grounding import Search, cite, preparer
 from desktop.ui.look import icon
 from desktop.ui.message_widget import MessageWidget
-from desktop.ui.persistence import ChatSaver
 from desktop.ui.presets import PresetStore
 from desktop.ui.qmodels import ConversationListModel
 from desktop.ui.workers import GenerationWorker, StreamDelta, WorkerPool
@@ -38,7 +38,12 @@ MAX_RENDER_INTERVAL_MS = 400
 
 
 class ChatView(QWidget):
-    """Chats: start, switch, stream, stop, regenerate, edit-and-resend."""
+    """Chats: start, switch, stream, stop, regenerate, edit-and-resend.
+
+    A view over ``desktop.chat.ChatCore``: the window's thread changes the conversations
+    (through the core's ``ask``/``regenerate``); a GenerationWorker's thread runs the
+    core's blocking parts (saving, retrieval) around the stream.
+    """
 
     generation_finished = Signal(object)  # the finished answer's Turn, or None on error
     error = Signal(str)
@@ -54,6 +59,7 @@ class ChatView(QWidget):
         self._saver = saver
         self._search = search  # retrieval for chats grounded in documents
         self._presets = presets
+        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning)
         self.theme = theme  # "light" or "dark": the palette answers' code is coloured in
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
@@ -323,23 +329,27 @@ class ChatView(QWidget):
             self._notify(self.tr("Choose a model for this chat first (Models → Import or "
                                  "download one)."))
             return
-        if self._editing is not None:
-            chat.truncate(self._editing)
+        try:
+            pending = self.core.ask(chat, text, replace=self._editing)
+        except EdgeDeskError as exc:
+            self._notify(exc.message)
+            return
         self._cancel_edit()
-        chat.turns.append(Turn("user", text))
-        chat.name_from_first_message()
         self.chats.refresh(chat)
         self.input.clear()
-        self._generate(chat)
+        self._generate(pending)
 
     def regenerate(self) -> None:
         """Answer the last question again (the previous answer is replaced)."""
         chat = self.current
         if chat is None or self.is_generating or not chat.turns:
             return
-        if chat.turns[-1].role == "assistant":
-            chat.truncate(len(chat.turns) - 1)
-        self._generate(chat)
+        try:
+            pending = self.core.regenerate(chat)
+        except EdgeDeskError as exc:
+            self._notify(exc.message)
+            return
+        self._generate(pending)
 
     def edit(self, index: int) -> None:
         """Load message ``index`` into the composer; sending replaces it and what followed."""
@@ -390,22 +400,18 @@ class ChatView(QWidget):
         if self._worker is not None:
             self._worker.cancel()
 
-    def _generate(self, chat: Conversation) -> None:
-        turn = Turn("assistant", "")
-        messages = chat.messages()
-        question_turns = len(chat.turns)
-        chat.turns.append(turn)
-        params = GenerationParams(max_tokens=chat.max_tokens, temperature=chat.temperature)
-        saver = self._saver
-        given: list[Any] = []  # the sources, filled and then saved on the worker's thread
+    def _generate(self, pending: PendingTurn) -> None:
+        chat, turn, core = pending.chat, pending.answer, self.core
+        # The worker streams into signals (the window's thread fills the Turn); the core's
+        # blocking parts run on the worker's thread around that stream.
         worker = GenerationWorker(
-            self._scheduler, chat.model, messages, params,
-            before=None if saver is None else lambda: saver.sync(chat, question_turns),
-            after=None if saver is None else lambda final, text, reasoning:
-                saver.save_answer(chat, final, text, reasoning, given),
-            prepare=preparer(self._search, chat.collection, messages, given)
-            if chat.collection and self._search is not None else None,
-            template_kwargs=self.header.thinking_kwargs(chat),
+            self._scheduler, chat.model, pending.messages, pending.params,
+            before=None if self._saver is None else lambda: core.save_question(pending),
+            after=None if self._saver is None else lambda final, text, reasoning:
+                core.save_answer(pending, final, text, reasoning),
+            prepare=(lambda: core.prepare(pending))
+            if pending.grounded and self._search is not None else None,
+            template_kwargs=pending.template_kwargs,
         )
         worker.prepared.connect(self._on_prepared)
         worker.delta.connect(self._on_delta)
