@@ -49,7 +49,8 @@ def _to_turn(message: ChatMessage) -> Turn:
 class ChatSaver:
     """Loads stored chats and saves a view's chats as they change.
 
-    ``load_all``, ``load_turns``, ``set_collection``, ``rename`` and ``delete`` are called
+    ``load_all``, ``load_turns``, ``set_collection``, ``set_think``, ``rename`` and
+    ``delete`` are called
     by the thread that owns the conversations; ``sync``, ``save_answer`` and ``keep`` by
     the thread generating that chat's answer (one at a time per chat).
     """
@@ -60,7 +61,7 @@ class ChatSaver:
         """Every stored chat, most recently active first (turns read later)."""
         return [Conversation(model=c.model or "", title=c.title or "New chat",
                              ephemeral=c.ephemeral, collection=c.collection or "",
-                             store_id=c.id, loaded=False)
+                             think=c.think, store_id=c.id, loaded=False)
                 for c in self.store.list_conversations()]
 
     def load_turns(self, chat: Conversation) -> None:
@@ -87,7 +88,8 @@ class ChatSaver:
         if chat.store_id is None:
             created = self.store.create_conversation(chat.title, chat.model or None,
                                                      ephemeral=chat.ephemeral,
-                                                     collection=chat.collection or None)
+                                                     collection=chat.collection or None,
+                                                     think=chat.think)
             chat.store_id = created.id
         for turn in chat.turns[chat.synced:upto]:
             self.store.add_message(chat.store_id, _to_message(turn, chat))
@@ -119,6 +121,11 @@ class ChatSaver:
         """Store the chat's collection (a chat not saved yet gets it when it is created)."""
         if chat.store_id is not None:
             self.store.set_collection(chat.store_id, chat.collection or None)
+
+    def set_think(self, chat: Conversation) -> None:
+        """Store the chat's Think switch (a chat not saved yet gets it when it is created)."""
+        if chat.store_id is not None:
+            self.store.set_think(chat.store_id, chat.think)
 
     def rename(self, chat: Conversation) -> None:
         """Store a new title."""

@@ -29,6 +29,7 @@ class ChatHeader(QWidget):
 
     ephemeral_toggled = Signal(object)  # the Conversation
     collection_changed = Signal(object)  # the Conversation whose collection the user chose
+    think_changed = Signal(object)  # the Conversation whose Think switch the user flipped
     error = Signal(str)
 
     def __init__(self, current: Callable[[], Conversation | None],
@@ -201,6 +202,7 @@ class ChatHeader(QWidget):
         chat = self._current()
         if chat is not None:
             chat.think = checked
+            self.think_changed.emit(chat)
 
     def _collection_chosen(self, number: int) -> None:
         chat = self._current()

@@ -109,6 +109,7 @@ class ChatView(QWidget):
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
+        self.header.think_changed.connect(self._think_changed)
         # Shortcuts to the header's parts, for the window, tests and screenshots.
         self.model_box, self.temperature = self.header.model_box, self.header.temperature
         self.ephemeral, self.system_prompt = self.header.ephemeral, self.header.system_prompt
@@ -203,6 +204,15 @@ class ChatView(QWidget):
             return
         try:
             self._saver.set_collection(chat)
+        except EdgeDeskError as exc:
+            self._notify(exc.message)
+
+    def _think_changed(self, chat: object) -> None:
+        """Keep the Think switch with the chat, so reopening it shows the same choice."""
+        if self._saver is None or not isinstance(chat, Conversation):
+            return
+        try:
+            self._saver.set_think(chat)
         except EdgeDeskError as exc:
             self._notify(exc.message)
 

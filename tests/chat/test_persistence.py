@@ -65,3 +65,18 @@ def test_keeping_an_ephemeral_chat_writes_it_to_disk() -> None:
     messages = store.get_messages(conv.id)
     assert [m.content for m in messages] == ["secret?", "kept [1]."]
     assert messages[1].sources[0].cited
+
+
+def test_the_think_switch_is_saved_with_the_chat_and_read_back() -> None:
+    store = ChatStore(Paths.from_env().database)
+    saver = ChatSaver(store)
+    quiet = Conversation(model="m", think=False)
+    _answered(saver, quiet, "answer at once", "ok")
+    thinking = Conversation(model="m")
+    _answered(saver, thinking, "take your time", "ok")
+    thinking.think = False
+    saver.set_think(thinking)  # flipped after the chat was saved
+    store.close()
+
+    again = ChatSaver(ChatStore(Paths.from_env().database))
+    assert [c.think for c in again.load_all()] == [False, False]
