@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import io
+import os
+import select
 import signal
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -120,7 +124,8 @@ def test_model_defaults_to_the_installed_chat_model(monkeypatch: pytest.MonkeyPa
     capsys.readouterr()
     assert chat(monkeypatch, "hello\n") == 0
     [(_title, messages)] = stored()
-    assert messages[0] == ("user", "hello") and messages[1][1] == capsys.readouterr().out.strip()
+    assert messages[0] == ("user", "hello")
+    assert capsys.readouterr().out == messages[1][1] + "\n"  # the answer, as it was saved
 
 
 def test_bad_lines_are_said_and_the_chat_goes_on(monkeypatch: pytest.MonkeyPatch,
@@ -191,3 +196,50 @@ def test_a_remote_model_chats_too(fake: Fake, monkeypatch: pytest.MonkeyPatch,  
     assert capsys.readouterr().out.strip() == "hello from the terminal"
     [(_title, messages)] = stored()
     assert messages[1][1].strip() == "hello from the terminal"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_at_a_terminal_ctrl_c_stops_the_answer_and_twice_at_the_prompt_quits(
+        tiny_chat: Path, edgedesk_home: Path) -> None:
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: edgedesk chat at a real (pseudo) terminal
+        try:
+            os.execv(sys.executable, [sys.executable, "-m", "desktop", "chat",
+                                      str(tiny_chat), "--max-tokens", "1900"])
+        finally:
+            os._exit(127)  # never run the rest of the test suite in the child
+    seen = bytearray()
+
+    def until(text: bytes) -> bytes:
+        """Read the terminal until ``text`` appears (the deadline only guards a hang)."""
+        deadline = time.monotonic() + 60
+        while text not in seen:
+            assert time.monotonic() < deadline, seen.decode(errors="replace")
+            if select.select([fd], [], [], 1)[0]:
+                seen.extend(os.read(fd, 4096))
+        return bytes(seen)
+
+    until(b"> ")
+    os.write(fd, b"tell me a long story\r")
+    before = len(until(b"tell me a long story\r\n"))
+    deadline = time.monotonic() + 60
+    while len(seen) < before + 40:  # some of the answer is on the screen
+        assert time.monotonic() < deadline, seen.decode(errors="replace")
+        if select.select([fd], [], [], 1)[0]:
+            seen.extend(os.read(fd, 4096))
+    os.write(fd, b"\x03")
+    until(b"(stopped)\r\n> ")
+    os.write(fd, b"\x03")
+    until(b"Ctrl-C again or /quit to leave")
+    os.write(fd, b"\x03")
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    store = ChatStore(Paths.from_env().database)
+    [conv] = store.list_conversations()
+    [question, answer] = store.get_messages(conv.id)
+    store.close()
+    assert question.content == "tell me a long story" and answer.content
+    assert answer.completion_tokens is not None and answer.completion_tokens < 1900
