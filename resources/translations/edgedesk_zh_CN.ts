@@ -211,6 +211,11 @@
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="117"/>
+        <source>Nothing to export: this chat has no messages yet.</source>
+        <translation>没有可导出的内容：此对话还没有消息。</translation>
+    </message>
 </context>
 <context>
     <name>ChatView</name>
