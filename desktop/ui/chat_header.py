@@ -192,12 +192,6 @@ class ChatHeader(QWidget):
         # Only reasoning models have a switch to offer; others would ignore it.
         self.think.setVisible(bool(ref) and self._reasoning(ref))
 
-    def thinking_kwargs(self, chat: Conversation) -> dict[str, bool] | None:
-        """Template variables for ``chat``'s next answer: thinking off when unticked."""
-        if chat.think or not self._reasoning(chat.model):
-            return None
-        return {"enable_thinking": False}
-
     def _think_changed(self, checked: bool) -> None:
         chat = self._current()
         if chat is not None:
