@@ -198,7 +198,7 @@ def test_sending_in_a_long_chat_makes_only_the_two_new_bubbles(
         qtbot, window: MainWindow, made: list[int]) -> None:
     # Re-rendering every earlier answer (Markdown, highlighted code) froze the window for
     # hundreds of milliseconds per message in a long chat.
-    from desktop.ui.conversations import Turn
+    from desktop.chat.conversation import Turn
 
     chat = window.chat
     for number in range(10):
