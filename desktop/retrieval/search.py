@@ -35,6 +35,7 @@ from desktop.errors import InvalidRequest, StoreError
 from desktop.retrieval.stopwords import is_cjk, search_terms
 from desktop.retrieval.vectors import VectorIndex, exact_ranking, to_blob, vec_table
 from desktop.store.db import Database, fts_text
+from desktop.store.sources import location
 
 __all__ = [
     "Hit",
@@ -89,10 +90,7 @@ class Hit:
     @property
     def location(self) -> str:
         """``file.pdf p. 3, lines 10-14`` — what a citation shows."""
-        where = f"lines {self.line_start}-{self.line_end}"
-        if self.line_start == self.line_end:
-            where = f"line {self.line_start}"
-        return f"{self.path} " + (f"p. {self.page}, " if self.page else "") + where
+        return location(self.path, self.page, self.line_start, self.line_end)
 
 
 def ensure_vec_table(database: Database, collection_id: int, dimension: int) -> None:

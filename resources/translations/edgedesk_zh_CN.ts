@@ -47,117 +47,117 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="46"/>
+        <location filename="../../desktop/ui/chat_header.py" line="47"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="47"/>
+        <location filename="../../desktop/ui/chat_header.py" line="48"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="50"/>
+        <location filename="../../desktop/ui/chat_header.py" line="51"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="175"/>
+        <location filename="../../desktop/ui/chat_header.py" line="176"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="56"/>
+        <location filename="../../desktop/ui/chat_header.py" line="57"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="57"/>
+        <location filename="../../desktop/ui/chat_header.py" line="58"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="59"/>
+        <location filename="../../desktop/ui/chat_header.py" line="60"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="60"/>
+        <location filename="../../desktop/ui/chat_header.py" line="61"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="61"/>
+        <location filename="../../desktop/ui/chat_header.py" line="62"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="63"/>
+        <location filename="../../desktop/ui/chat_header.py" line="64"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="64"/>
+        <location filename="../../desktop/ui/chat_header.py" line="65"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="66"/>
+        <location filename="../../desktop/ui/chat_header.py" line="67"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="83"/>
+        <location filename="../../desktop/ui/chat_header.py" line="84"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="84"/>
+        <location filename="../../desktop/ui/chat_header.py" line="85"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="87"/>
+        <location filename="../../desktop/ui/chat_header.py" line="88"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="88"/>
+        <location filename="../../desktop/ui/chat_header.py" line="89"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="90"/>
+        <location filename="../../desktop/ui/chat_header.py" line="91"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="92"/>
+        <location filename="../../desktop/ui/chat_header.py" line="93"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="154"/>
+        <location filename="../../desktop/ui/chat_header.py" line="155"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="156"/>
+        <location filename="../../desktop/ui/chat_header.py" line="157"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="177"/>
+        <location filename="../../desktop/ui/chat_header.py" line="178"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="276"/>
+        <location filename="../../desktop/ui/chat_header.py" line="272"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="277"/>
+        <location filename="../../desktop/ui/chat_header.py" line="273"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -165,102 +165,107 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="43"/>
         <location filename="../../desktop/ui/chat_sidebar.py" line="44"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="45"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="45"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="46"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="48"/>
         <location filename="../../desktop/ui/chat_sidebar.py" line="49"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="50"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="62"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="63"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="70"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="71"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="72"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="73"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="74"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="76"/>
         <source>Export chat as Markdown</source>
         <translation>将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="117"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="122"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="117"/>
+        <source>Nothing to export: this chat has no messages yet.</source>
+        <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
 </context>
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="141"/>
+        <location filename="../../desktop/ui/chat_view.py" line="138"/>
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="142"/>
+        <location filename="../../desktop/ui/chat_view.py" line="139"/>
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="145"/>
+        <location filename="../../desktop/ui/chat_view.py" line="142"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="147"/>
+        <location filename="../../desktop/ui/chat_view.py" line="144"/>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="148"/>
+        <location filename="../../desktop/ui/chat_view.py" line="145"/>
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="150"/>
+        <location filename="../../desktop/ui/chat_view.py" line="147"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="151"/>
+        <location filename="../../desktop/ui/chat_view.py" line="148"/>
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="152"/>
+        <location filename="../../desktop/ui/chat_view.py" line="149"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="323"/>
+        <location filename="../../desktop/ui/chat_view.py" line="293"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="352"/>
+        <location filename="../../desktop/ui/chat_view.py" line="326"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -268,22 +273,22 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="134"/>
+        <location filename="../../desktop/ui/grounding.py" line="66"/>
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="135"/>
+        <location filename="../../desktop/ui/grounding.py" line="67"/>
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="143"/>
+        <location filename="../../desktop/ui/grounding.py" line="75"/>
         <source>Open source </source>
         <translation>打开来源 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="156"/>
+        <location filename="../../desktop/ui/grounding.py" line="88"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
     </message>
@@ -959,64 +964,64 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="54"/>
+        <location filename="../../desktop/ui/message_widget.py" line="55"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="54"/>
+        <location filename="../../desktop/ui/message_widget.py" line="55"/>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="61"/>
-        <location filename="../../desktop/ui/message_widget.py" line="153"/>
+        <location filename="../../desktop/ui/message_widget.py" line="62"/>
+        <location filename="../../desktop/ui/message_widget.py" line="154"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="62"/>
+        <location filename="../../desktop/ui/message_widget.py" line="63"/>
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="106"/>
-        <location filename="../../desktop/ui/message_widget.py" line="117"/>
+        <location filename="../../desktop/ui/message_widget.py" line="107"/>
+        <location filename="../../desktop/ui/message_widget.py" line="118"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="84"/>
+        <location filename="../../desktop/ui/message_widget.py" line="85"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="46"/>
+        <location filename="../../desktop/ui/message_widget.py" line="47"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="85"/>
+        <location filename="../../desktop/ui/message_widget.py" line="86"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="86"/>
+        <location filename="../../desktop/ui/message_widget.py" line="87"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="88"/>
+        <location filename="../../desktop/ui/message_widget.py" line="89"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="90"/>
+        <location filename="../../desktop/ui/message_widget.py" line="91"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="153"/>
+        <location filename="../../desktop/ui/message_widget.py" line="154"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
@@ -1342,7 +1347,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/server_view.py" line="132"/>
-        <location filename="../../desktop/ui/server_view.py" line="225"/>
+        <location filename="../../desktop/ui/server_view.py" line="227"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
@@ -1353,7 +1358,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/server_view.py" line="136"/>
-        <location filename="../../desktop/ui/server_view.py" line="226"/>
+        <location filename="../../desktop/ui/server_view.py" line="228"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
@@ -1398,42 +1403,42 @@
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="212"/>
+        <location filename="../../desktop/ui/server_view.py" line="214"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="215"/>
+        <location filename="../../desktop/ui/server_view.py" line="217"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="225"/>
+        <location filename="../../desktop/ui/server_view.py" line="227"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="226"/>
+        <location filename="../../desktop/ui/server_view.py" line="228"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="286"/>
+        <location filename="../../desktop/ui/server_view.py" line="288"/>
         <source>Key copied to the clipboard; it is shown only once: </source>
         <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="291"/>
+        <location filename="../../desktop/ui/server_view.py" line="293"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="292"/>
+        <location filename="../../desktop/ui/server_view.py" line="294"/>
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="310"/>
+        <location filename="../../desktop/ui/server_view.py" line="312"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
