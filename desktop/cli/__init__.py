@@ -27,6 +27,7 @@ def _verb_modules() -> list[Any]:
     from desktop.cli import (
         auth,
         bench,
+        chat,
         chats,
         data,
         docs,
@@ -40,7 +41,7 @@ def _verb_modules() -> list[Any]:
         serve,
     )
 
-    return [run, models, policy, network, auth, docs, chats, keys, serve, bench, data,
+    return [run, chat, models, policy, network, auth, docs, chats, keys, serve, bench, data,
             doctor, remotes]
 
 

@@ -6,16 +6,20 @@ import argparse
 import json
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
+from desktop.chat.conversation import Conversation
+from desktop.chat.grounding import was_cited
+from desktop.chat.session import ChatCore
 from desktop.cli.context import context_for, text_arg
 from desktop.crash import shown
-from desktop.engine.types import GenerationParams
+from desktop.engine.types import Chunk
 from desktop.errors import InvalidRequest, ModelNotFound
 from desktop.resolve import looks_like_path
-from desktop.retrieval.answer import citations, prepare
 from desktop.retrieval.indexer import IndexProgress, IndexReport
+from desktop.retrieval.search import Hit
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -179,27 +183,29 @@ def handle_ask(args: argparse.Namespace) -> int:
     ctx = context_for(args)
     searcher = ctx.searcher
     cancel = threading.Event()
+    collections = list(args.collection)
+
+    def search(question: str, _named: Sequence[str]) -> list[Hit]:
+        return searcher.search(question, collections, k=args.k)  # every --collection
+
     try:
         model = model_ref(args.model) if args.model else _default_chat_model(ctx)
-        prepared = prepare(searcher, args.question, args.collection, k=args.k)
-        params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature)
-        answer = ""
-        for chunk in ctx.scheduler.stream_chat(model, prepared.messages, params, cancel):
-            answer += chunk.text
+        core = ChatCore(ctx.scheduler, search=search)  # no saver: ask keeps no chat
+        chat = Conversation(model=model, collection=collections[0],
+                            temperature=args.temperature, max_tokens=args.max_tokens)
+
+        def show(chunk: Chunk) -> None:
             sys.stdout.write(chunk.text)
             sys.stdout.flush()
+
+        turn = core.run(core.ask(chat, args.question), show, cancel)
         print()
     except KeyboardInterrupt:
         cancel.set()
         raise
     finally:
         ctx.close()
-    cited = citations(answer, prepared.sources)
-    print("\nSources:" if cited else "\nSources given to the model (none cited):")
-    if cited:
-        for c in cited:
-            print(f"[{c.number}] {shown(c.location, 500)}")
-    else:
-        for number, hit in enumerate(prepared.sources, start=1):
-            print(f"[{number}] {shown(hit.location, 500)}")
+    print("\nSources:" if was_cited(turn) else "\nSources given to the model (none cited):")
+    for c in turn.citations:
+        print(f"[{c.number}] {shown(c.location, 500)}")
     return 0

@@ -117,18 +117,27 @@ def require_chat_model(ctx: AppContext, model: str) -> None:
 
 def _print_stream(stream: object) -> Chunk | None:
     final: Chunk | None = None
-    in_reasoning = False
+    in_reasoning = wrote = False
     out = sys.stdout
-    for chunk in stream:  # type: ignore[attr-defined]
-        if chunk.reasoning:
-            if not in_reasoning:
-                print("[thinking] ", end="", file=sys.stderr)
-                in_reasoning = True
-            print(chunk.reasoning, end="", file=sys.stderr, flush=True)
-        if chunk.text:
-            out.write(chunk.text)
+    try:
+        for chunk in stream:  # type: ignore[attr-defined]
+            if chunk.reasoning:
+                if not in_reasoning:
+                    print("[thinking] ", end="", file=sys.stderr)
+                    in_reasoning = True
+                print(chunk.reasoning, end="", file=sys.stderr, flush=True)
+            if chunk.text:
+                out.write(chunk.text)
+                out.flush()
+                wrote = True
+            if chunk.is_final:
+                final = chunk
+    except BaseException:
+        if wrote:  # the model failed mid-answer: the error line gets a line of its own
+            out.write("\n")
             out.flush()
-        if chunk.is_final:
-            final = chunk
+        if in_reasoning:
+            print(file=sys.stderr)
+        raise
     out.write("\n")
     return final

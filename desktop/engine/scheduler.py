@@ -9,11 +9,14 @@ earlier one for the same model, a new request never cancels one in progress, and
 line refuses with QueueFull. A request cancelled while it waits leaves at once.
 
 Models are loaded on demand through a swappable ``load`` function, swapped least recently
-used first within a memory budget, and unloaded after ``keep_alive_s`` idle seconds by
-``reap_idle()``, which the UI and the server runner call on their own timers (the core
-starts no threads). Every use of an engine is counted per model under the one lock, and
-a model is closed (swap, keep-alive, unload) only while its count is 0: closing an
-engine a request still uses would be a use-after-free inside llama.cpp.
+used first within a memory budget and ``max_loaded`` (remote models hold no memory here
+and count toward neither), reloaded at their next request when their plan changed (any
+spec field or load option, such as ``engine.parallel``), and unloaded after
+``keep_alive_s`` idle seconds by ``reap_idle()``, which the UI and the server runner call
+on their own timers (the core starts no threads). Every use of an engine is counted per
+model under the one lock, and a model is closed (swap, keep-alive, unload) only while its
+count is 0: closing an engine a request still uses would be a use-after-free inside
+llama.cpp.
 
 Threads: every public method may be called from any thread.
 """
@@ -106,6 +109,24 @@ class Engine(Protocol):
 LoadFn = Callable[[ModelSpec], Engine]
 T = TypeVar("T")
 ResolveFn = Callable[[str], ModelSpec]
+# Options that are bookkeeping, not how a model is loaded: a change does not reload it.
+_NOT_LOAD_OPTIONS = frozenset({"estimated_bytes"})
+
+
+def is_local(spec: ModelSpec) -> bool:
+    """Whether ``spec`` loads into this machine's memory (a remote model's does not)."""
+    return spec.options.get("remote") is None
+
+
+def same_plan(loaded: ModelSpec, wanted: ModelSpec) -> bool:
+    """Whether a model loaded as ``loaded`` serves ``wanted`` as is (else: reload it).
+
+    Every field and every load option counts (``engine.parallel`` is the option
+    ``parallel``), so a changed setting takes effect at the model's next request.
+    """
+    def load_options(spec: ModelSpec) -> dict[str, Any]:
+        return {k: v for k, v in spec.options.items() if k not in _NOT_LOAD_OPTIONS}
+    return loaded == wanted and load_options(loaded) == load_options(wanted)
 
 
 @dataclass
@@ -234,9 +255,16 @@ class Scheduler:
         return int(spec.options.get("estimated_bytes", 0))
 
     def _victims(self, spec: ModelSpec) -> list[_Model]:
-        """Models to unload so ``spec`` fits: idle ones first, least recently used first."""
+        """Local models to unload so ``spec`` fits: idle ones first, least recently used first.
+
+        A remote model (``remote_spec``) holds no memory here: it neither counts toward
+        ``max_loaded`` and the budget nor makes a local model leave.
+        """
+        if not is_local(spec):
+            return []
         need = self._estimate(spec)
-        left = sorted(self._models.values(), key=lambda m: (m.in_use > 0, m.last_used))
+        left = sorted((m for m in self._models.values() if is_local(m.spec)),
+                      key=lambda m: (m.in_use > 0, m.last_used))
         chosen: list[_Model] = []
         while left:
             used = sum(self._estimate(m.spec) for m in left)
@@ -260,7 +288,7 @@ class Scheduler:
         if self._blocked(ticket):
             return False
         model = self._models.get(spec.model_id)
-        if model is not None and model.spec != spec:
+        if model is not None and not same_plan(model.spec, spec):
             if model.in_use:  # settings changed: reload once the old plan is unused
                 ticket.swap = True
                 return False

@@ -127,7 +127,8 @@ class RemoteEngine:
                     state.error = f"HTTP {resp.status_code}"
                     raise wire.status_error(resp.status_code, _json_or_text(resp),
                                             self.endpoint.name, resp.headers.get("retry-after"))
-                for payload in wire.sse_payloads(state.lines(resp)):
+                for payload in wire.sse_payloads(state.lines(resp),
+                                                  f"remote '{self.endpoint.name}'"):
                     if cancel is not None and cancel.is_set():
                         state.error = "cancelled"
                         yield Chunk(finish_reason="cancelled", usage=state.usage or Usage(),
@@ -190,13 +191,26 @@ class RemoteEngine:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """The remote's embeddings of ``texts``, in order."""
+        return self.embed_counted(texts)[0]
+
+    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+        """The embeddings and the prompt tokens the remote counted (None: it did not say).
+
+        Only the remote knows its tokenizer; ``tokenize`` here is an estimate, so usage
+        reports and key budgets take the remote's count whenever it sends one.
+        """
         answer = self._request("/embeddings", {"model": self.model, "input": list(texts)})
         try:
             items = sorted(answer["data"], key=lambda d: d["index"])
-            return [[float(x) for x in item["embedding"]] for item in items]
+            vectors = [[float(x) for x in item["embedding"]] for item in items]
         except (KeyError, TypeError) as exc:
             raise RemoteError(f"remote '{self.endpoint.name}' sent embeddings we cannot read "
                               f"({exc})") from None
+        usage = wire.usage_of(answer) if isinstance(answer, dict) else None
+        if usage is None or usage.prompt_tokens <= 0:
+            return vectors, None
+        self._count(usage)
+        return vectors, usage.prompt_tokens
 
     def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
         """An estimate (about 4 characters a token) for usage accounting: the remote's own

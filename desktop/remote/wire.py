@@ -68,9 +68,16 @@ def completion_body(model: str, prompt: str, params: GenerationParams,
     return body
 
 
-def sse_payloads(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
-    """The JSON objects of an SSE stream's ``data:`` lines, up to ``[DONE]``."""
+def sse_payloads(lines: Iterable[str], remote: str = "the remote"
+                 ) -> Iterator[dict[str, Any]]:
+    """The JSON objects of an SSE stream's ``data:`` lines, up to ``[DONE]``.
+
+    An error the remote reports mid-answer raises: as OpenAI and vLLM send it (a
+    ``data:`` event holding ``error``) or as llama-server has (an ``error:`` line).
+    """
     for line in lines:
+        if line.startswith("error:"):
+            raise _failed(remote, _json_or(line[6:].strip()))
         if not line.startswith("data:"):
             continue
         data = line[5:].strip()
@@ -79,11 +86,22 @@ def sse_payloads(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         try:
             payload = json.loads(data)
         except ValueError:
-            raise RemoteError(f"the remote sent a malformed event: {data[:80]!r}") from None
+            raise RemoteError(f"{remote} sent a malformed event: {data[:80]!r}") from None
         if isinstance(payload, dict) and "error" in payload:
-            raise RemoteError(f"the remote failed mid-answer: {error_message(payload)}")
+            raise _failed(remote, payload)
         if isinstance(payload, dict):
             yield payload
+
+
+def _json_or(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _failed(remote: str, body: Any) -> RemoteError:
+    return RemoteError(f"{remote} failed mid-answer: {error_message(body)}")
 
 
 def usage_of(payload: Mapping[str, Any]) -> Usage | None:

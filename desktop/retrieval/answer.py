@@ -15,6 +15,7 @@ from pathlib import Path
 
 from desktop.engine.types import Message
 from desktop.retrieval.search import Hit, Searcher
+from desktop.store.sources import Source, place
 
 SYSTEM_PROMPT = (
     "Answer the question using only the numbered sources below. After each claim, cite "
@@ -24,23 +25,8 @@ SYSTEM_PROMPT = (
 _CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
 
 
-@dataclass(frozen=True)
-class Citation:
-    """A ``[n]`` in an answer and the exact place it points to."""
-
-    number: int
-    path: str
-    page: int | None
-    line_start: int
-    line_end: int
-    text: str
-
-    @property
-    def location(self) -> str:
-        """``notes.pdf p. 2, lines 3-9``."""
-        lines = (f"line {self.line_start}" if self.line_start == self.line_end
-                 else f"lines {self.line_start}-{self.line_end}")
-        return f"{self.path} " + (f"p. {self.page}, " if self.page else "") + lines
+# A ``[n]`` in an answer and the exact place it points to: the store's Source, cited.
+Citation = Source
 
 
 @dataclass(frozen=True)
@@ -68,9 +54,7 @@ def build_messages(question: str, sources: Sequence[Hit], *,
 
 
 def _where(hit: Hit) -> str:
-    lines = (f"line {hit.line_start}" if hit.line_start == hit.line_end
-             else f"lines {hit.line_start}-{hit.line_end}")
-    return (f"page {hit.page}, " if hit.page else "") + lines
+    return place(hit.page, hit.line_start, hit.line_end, page_word="page")
 
 
 def prepare(searcher: Searcher, question: str, collections: Sequence[str] | None = None,
@@ -80,7 +64,7 @@ def prepare(searcher: Searcher, question: str, collections: Sequence[str] | None
     return Prepared(build_messages(question, sources), sources)
 
 
-def citations(answer: str, sources: Sequence[Hit]) -> list[Citation]:
+def citations(answer: str, sources: Sequence[Hit | Source]) -> list[Citation]:
     """The sources cited in ``answer`` as ``[n]`` or ``[n, m]``, in order of first use."""
     seen: dict[int, Citation] = {}
     for match in _CITATION.finditer(answer):
@@ -89,5 +73,5 @@ def citations(answer: str, sources: Sequence[Hit]) -> list[Citation]:
             if 1 <= number <= len(sources) and number not in seen:
                 hit = sources[number - 1]
                 seen[number] = Citation(number, hit.path, hit.page, hit.line_start,
-                                        hit.line_end, hit.text)
+                                        hit.line_end, hit.text, cited=True)
     return list(seen.values())

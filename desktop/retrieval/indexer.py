@@ -13,125 +13,41 @@ them. Blocking, with a progress callback and a cancel event.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from desktop.errors import InvalidRequest
 from desktop.filebytes import sha256_file
 from desktop.retrieval import loaders
-from desktop.retrieval.chunking import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_OVERLAP_TOKENS,
-    TextChunk,
-    chunk_blocks,
-)
+from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, chunk_blocks
+from desktop.retrieval.chunkstore import PARTIAL, ChunkStore
+from desktop.retrieval.embedder import Embedder, SchedulerEmbedder
 from desktop.retrieval.fsnames import fs_path, path_text, walk
+from desktop.retrieval.reports import (
+    CollectionInfo,
+    IndexProgress,
+    IndexReport,
+    ProgressFn,
+    SkippedFile,
+)
 from desktop.retrieval.scanlock import collection_lock
-from desktop.retrieval.search import drop_vec_table, ensure_vec_table, to_blob, vec_table
-from desktop.store.db import Database, fts_text
+from desktop.retrieval.search import drop_vec_table
+from desktop.store.db import Database
 
-if TYPE_CHECKING:
-    from desktop.engine.scheduler import Engine
-
-T = TypeVar("T")
-
-
-class Embedder(Protocol):
-    """An embedding model: vectors and token counts for many texts per call."""
-
-    model: str
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Unit vectors, one per text."""
-        ...
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """The model's token count of each text."""
-        ...
-
-
-class _EngineScheduler(Protocol):
-    def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]: ...
-    def with_engine(self, model: str, work: Callable[[Engine], T]) -> T: ...
-
-
-@dataclass
-class SchedulerEmbedder:
-    """An Embedder backed by the app's Scheduler (the model is loaded on first use)."""
-
-    scheduler: _EngineScheduler
-    model: str
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Unit vectors from the engine, batched in one scheduler turn."""
-        return self.scheduler.embed(self.model, texts)
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Token counts with the model's own tokenizer, in one scheduler turn."""
-        def work(engine: Engine) -> list[int]:
-            return [len(engine.tokenize(t, add_bos=False, special=False)) for t in texts]
-        return self.scheduler.with_engine(self.model, work)
-
-
-@dataclass(frozen=True)
-class SkippedFile:
-    """A file left out of the index, and why."""
-
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class IndexProgress:
-    """Where an indexing run is: files done of total, the file now, chunks embedded."""
-
-    files_done: int
-    files_total: int
-    path: str | None
-    chunks_embedded: int
-    waiting: bool = False  # another process (or window) is indexing this collection
-
-
-@dataclass
-class IndexReport:
-    """What a (re)scan changed."""
-
-    collection: str
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    chunks_embedded: int = 0
-    chunks_reused: int = 0
-    skipped: list[SkippedFile] = field(default_factory=list)
-    cancelled: bool = False
-
-
-@dataclass(frozen=True)
-class CollectionInfo:
-    """A collection as the documents view lists it."""
-
-    name: str
-    embedding_model: str | None
-    dimension: int | None
-    roots: tuple[str, ...]
-    documents: int
-    chunks: int
-    skipped: tuple[SkippedFile, ...]
-
-
-ProgressFn = Callable[[IndexProgress], None]
-PARTIAL = ""  # the hash of a document whose chunks are still being stored
+# Callers import these from here, as before the module was split.
+__all__ = ["PARTIAL", "CollectionInfo", "Embedder", "IndexProgress", "IndexReport", "Library",
+           "SchedulerEmbedder", "SkippedFile"]
 
 
 class Library:
-    """The document collections in the shared database, and their indexing."""
+    """The document collections in the shared database, and their indexing.
+
+    Blocking calls for a worker thread (never the window's); scans of one collection are
+    serialised by its scan lock, and each file's chunks are written by ``ChunkStore``.
+    """
 
     def __init__(self, database: Database, embedder_for: Callable[[str], Embedder], *,
                  default_model: str, max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -144,7 +60,7 @@ class Library:
         self.default_model = default_model
         self.max_tokens = max_tokens
         self.overlap_tokens = overlap_tokens
-        self.batch_size = batch_size
+        self.store = ChunkStore(database, batch_size)
         self.max_file_bytes = max_file_bytes
         self.lock_dir = lock_dir  # None: no other process shares this database
         self.check_model = check_model  # raises if a model cannot embed (missing, a chat model)
@@ -270,7 +186,7 @@ class Library:
         gone = [known[p][0] for p in known if p not in present]
         with self.database.transaction():
             for doc_id in gone:
-                self._delete_document(cid, doc_id)
+                self.store.delete_document(cid, doc_id)
             self.database.execute("DELETE FROM skipped_files WHERE collection_id = ?", (cid,))
         report.removed = len(gone)
         for folder, reason in unreadable:
@@ -291,19 +207,13 @@ class Library:
             progress(IndexProgress(len(files), len(files), None, report.chunks_embedded))
         return report
 
-    def _delete_document(self, cid: int, doc_id: int) -> None:
-        if self.database.query("SELECT 1 FROM sqlite_master WHERE name = ?", (vec_table(cid),)):
-            self.database.execute(f"DELETE FROM {vec_table(cid)} WHERE rowid IN "  # noqa: S608
-                                  "(SELECT id FROM chunks WHERE document_id = ?)", (doc_id,))
-        self.database.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
-
     def _skip(self, cid: int, path: Path, reason: str, report: IndexReport,
               known: tuple[int, int, float, str] | None) -> None:
         reason = path_text(reason)  # it may quote the file's name
         report.skipped.append(SkippedFile(path_text(path), reason))
         with self.database.transaction():
             if known is not None:  # an indexed file that became unreadable: drop stale text
-                self._delete_document(cid, known[0])
+                self.store.delete_document(cid, known[0])
                 report.removed += 1
             self.database.execute("INSERT OR REPLACE INTO skipped_files VALUES (?, ?, ?, ?)",
                                   (cid, path_text(path), reason, time.time()))
@@ -338,105 +248,10 @@ class Library:
             return
         chunks = chunk_blocks(blocks, embedder.count_tokens, max_tokens=self.max_tokens,
                               overlap_tokens=self.overlap_tokens)
-        if self._store_in_batches(cid, path, stat=stat, digest=digest, known=known,
+        if self.store.store_in_batches(cid, path, stat=stat, digest=digest, known=known,
                                   chunks=chunks, embedder=embedder, report=report,
                                   cancel=cancel, tick=tick):
             if known is None:
                 report.added += 1
             else:
                 report.updated += 1
-
-    def _reusable(self, cid: int, chunks: Sequence[TextChunk]) -> dict[str, bytes]:
-        """Stored vectors of chunks with the same text (hash), found before anything moves."""
-        reused: dict[str, bytes] = {}
-        if self.database.query("SELECT 1 FROM sqlite_master WHERE name = ?", (vec_table(cid),)):
-            for chunk in chunks:
-                if chunk.hash in reused:
-                    continue
-                rows = self.database.query(
-                    f"SELECT v.embedding FROM chunks c JOIN {vec_table(cid)} v "  # noqa: S608
-                    "ON v.rowid = c.id WHERE c.collection_id = ? AND c.hash = ? LIMIT 1",
-                    (cid, chunk.hash))
-                if rows:
-                    reused[chunk.hash] = bytes(rows[0][0])
-        return reused
-
-    def _store_in_batches(self, cid: int, path: Path, *, stat: os.stat_result, digest: str,
-                          known: tuple[int, int, float, str] | None,
-                          chunks: Sequence[TextChunk], embedder: Embedder,
-                          report: IndexReport, cancel: threading.Event | None,
-                          tick: Callable[[], None]) -> bool:
-        """Embed and store ``chunks`` a batch at a time, each batch its own commit.
-
-        A file of one batch replaces its old version in one transaction. A bigger one
-        is kept as it goes (searchable, marked PARTIAL so the next scan finishes it):
-        a 45 MB one-line text embeds for a long while, and an interrupt must not throw
-        that work away. True when the whole file is stored.
-        """
-        vectors = self._reusable(cid, chunks)
-        report.chunks_reused += sum(1 for c in chunks if c.hash in vectors)
-        doc_id: int | None = None
-        starts = range(0, len(chunks), self.batch_size) if chunks else range(1)
-        for start in starts:
-            if cancel is not None and cancel.is_set():
-                report.cancelled = True
-                return False
-            batch = chunks[start : start + self.batch_size]
-            todo = list(dict.fromkeys(c.hash for c in batch if c.hash not in vectors))
-            if todo:
-                texts = {c.hash: c.text for c in batch}
-                embedded = embedder.embed([texts[h] for h in todo])
-                self._check_dimension(cid, len(embedded[0]), embedder.model)
-                vectors.update({h: to_blob(v) for h, v in zip(todo, embedded, strict=True)})
-                report.chunks_embedded += len(todo)
-            last = start + self.batch_size >= len(chunks)
-            with self.database.transaction():
-                if doc_id is None:
-                    if known is not None:
-                        self._delete_document(cid, known[0])
-                    cur = self.database.execute(
-                        "INSERT INTO documents(collection_id, path, size, mtime, hash, indexed) "
-                        "VALUES (?, ?, ?, ?, ?, ?)",
-                        (cid, path_text(path), stat.st_size,
-                         stat.st_mtime if last else -1.0, digest if last else PARTIAL,
-                         time.time()))
-                    doc_id = int(cur.lastrowid)
-                elif last:
-                    self.database.execute("UPDATE documents SET mtime = ?, hash = ? WHERE id = ?",
-                                          (stat.st_mtime, digest, doc_id))
-                for ordinal, chunk in enumerate(batch, start=start):
-                    self._insert_chunk(cid, doc_id, ordinal, chunk, vectors[chunk.hash])
-            if not last:
-                tick()
-        return True
-
-    def _check_dimension(self, cid: int, dimension: int, model: str) -> None:
-        with self.database.transaction():
-            recorded = self.database.query("SELECT dimension FROM collections WHERE id = ?",
-                                           (cid,))[0][0]
-            if recorded is None:
-                self.database.execute("UPDATE collections SET dimension = ? WHERE id = ?",
-                                      (dimension, cid))
-                ensure_vec_table(self.database, cid, dimension)
-            elif recorded != dimension:
-                raise InvalidRequest(
-                    f"{model} makes {dimension}-dimensional vectors but this collection was "
-                    f"built with {recorded}; add it again with --embedding-model to re-index")
-
-    def _insert_chunk(self, cid: int, doc_id: int, ordinal: int, chunk: TextChunk,
-                      blob: bytes) -> None:
-        cur = self.database.execute(
-            "INSERT INTO chunks(collection_id, document_id, ordinal, page, line_start, "
-            "line_end, hash, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (cid, doc_id, ordinal, chunk.page, chunk.line_start, chunk.line_end,
-             chunk.hash, chunk.text))
-        chunk_id = int(cur.lastrowid)
-        self.database.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                              (chunk_id, fts_text(chunk.text)))
-        self.database.execute(
-            f"INSERT INTO {vec_table(cid)}(rowid, embedding) VALUES (?, ?)",  # noqa: S608
-            (chunk_id, blob))
-        # The sign bits the two-stage search scans first (retrieval.vectors).
-        self.database.execute("INSERT INTO chunk_bits(chunk_id, collection_id, bits, "
-                              "embedding) VALUES (?, ?, vec_quantize_binary(?), ?)",
-                              (chunk_id, cid, blob, blob))

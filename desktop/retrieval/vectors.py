@@ -7,7 +7,10 @@ sqlite-vec's ``vec_quantize_binary``) in ``chunk_bits``: 32x less to scan. The b
 collection are held in memory as one numpy matrix (12.8 MB at 100,000 x 1024), the
 Hamming distance to the query's bits picks ``oversample x k`` candidates, and those are
 re-scored with their exact float vectors, kept beside the bits (a ``vec0`` point lookup
-reads far more than one vector: 80 of them cost more than the exact scan). A counter on
+reads far more than one vector: 80 of them cost more than the exact scan). The matrix is
+kept transposed (one row per 64-bit word, one column per chunk), so the Hamming distance
+is a few whole-row XOR + popcount + adds rather than a numpy sum over a short axis per
+chunk (100,000 chunks: 3.9 -> 0.6 ms at 384 dims, 8.1 -> 2.9 ms at 1024). A counter on
 the collection, bumped by triggers whenever its bits change, tells when the matrix must
 be reloaded.
 Small collections skip the coarse stage: an exact scan is as fast and loses nothing.
@@ -42,7 +45,17 @@ def to_blob(vector: Sequence[float]) -> bytes:
 class _Bits:
     version: int
     ids: Any  # int64[n] chunk ids
-    bits: Any  # uint64[n, dim/64] (uint8[n, dim/8] when dim is not a multiple of 64)
+    bits: Any  # uint64[dim/64, n] (uint8[dim/8, n] when dim is not a multiple of 64)
+
+    def distances(self, query: Any) -> Any:
+        """int32[n] Hamming distances of every chunk's bits to ``query``'s sign bits."""
+        qbits = np.packbits(query > 0, bitorder="little").view(self.bits.dtype)
+        total = np.zeros(self.bits.shape[1], dtype=np.int32)
+        scratch = np.empty(self.bits.shape[1], dtype=self.bits.dtype)
+        for row, word in zip(self.bits, qbits, strict=True):
+            np.bitwise_xor(row, word, out=scratch)
+            total += np.bitwise_count(scratch)
+        return total
 
 
 def exact_ranking(database: Database, collection_id: int, vector: Sequence[float],
@@ -86,7 +99,7 @@ class VectorIndex:
             # Eight bytes per element: numpy's per-element cost made the XOR + popcount
             # scan twice as slow on bytes (1024 dims, 100k chunks: 14 -> 7 ms).
             bits = bits.copy().view(np.uint64)  # the copy is 8-byte aligned
-        loaded = _Bits(version, ids, bits)
+        loaded = _Bits(version, ids, np.ascontiguousarray(bits.T))
         self._cache[collection_id] = loaded
         return loaded
 
@@ -97,14 +110,23 @@ class VectorIndex:
         ``wanted`` is how many of the top ids must be right (default ``limit``): the coarse
         stage keeps ``oversample x wanted`` candidates (never fewer than ``limit``).
         """
+        return [chunk_id for chunk_id, _ in self.scored(collection_id, vector, limit,
+                                                        wanted=wanted)]
+
+    def scored(self, collection_id: int, vector: Sequence[float], limit: int, *,
+               wanted: int | None = None) -> list[tuple[int, float | None]]:
+        """As ``ranking``, each id with its exact cosine similarity when it was computed.
+
+        The two stages compute the similarity exactly as ``vec_distance_cosine`` does, so
+        hybrid search reuses it; the exact scan gives None (its distances come from
+        ``vec0``'s own code, and fusion must see the same figures for every candidate).
+        """
         with self.database.lock:
             cached = self._bits(collection_id)
             if cached is None or len(cached.ids) <= max(self.exact_max, limit):
-                return exact_ranking(self.database, collection_id, vector, limit)
-            query = np.asarray(vector, dtype=np.float32)
-            qbits = np.packbits(query > 0, bitorder="little").view(cached.bits.dtype)
-            distances = np.bitwise_count(np.bitwise_xor(cached.bits, qbits)).sum(
-                axis=1, dtype=np.int32)
+                return [(chunk_id, None) for chunk_id in
+                        exact_ranking(self.database, collection_id, vector, limit)]
+            distances = cached.distances(np.asarray(vector, dtype=np.float32))
             count = min(len(distances), max(limit, self.oversample * (wanted or limit)))
             if count < len(distances):
                 candidates = cached.ids[np.argpartition(distances, count - 1)[:count]]
@@ -114,6 +136,6 @@ class VectorIndex:
             rows = self.database.query(
                 "SELECT chunk_id, vec_distance_cosine(embedding, ?) FROM chunk_bits "  # noqa: S608
                 f"WHERE chunk_id IN ({marks})", (to_blob(vector), *candidates.tolist()))
-        # NULL: a zero vector has no direction, so it ranks last.
+        # NULL: a zero vector has no direction, so it ranks last (and has no similarity).
         scored = sorted((math.inf if d is None else float(d), int(i)) for i, d in rows)
-        return [chunk_id for _, chunk_id in scored[:limit]]
+        return [(chunk_id, None if math.isinf(d) else 1.0 - d) for d, chunk_id in scored[:limit]]

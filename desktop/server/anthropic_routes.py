@@ -8,10 +8,9 @@ app's error handlers pick it by path). Keys come as ``x-api-key`` or Bearer; the
 
 from __future__ import annotations
 
-import logging
 import secrets
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -22,34 +21,16 @@ from desktop.engine.scheduler import Engine
 from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError
 from desktop.server import anthropic_wire as aw
-from desktop.server.blocks import Ending, answer_pieces, whole_answer
+from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
 from desktop.server.routes import _check_model, _info, _limits, _services
 from desktop.server.services import Services
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
 
 router = APIRouter()
-log = logging.getLogger("edgedesk.server")
 
 
-def _events(chunks: Chunks, events: aw.MessageEvents, tools: list[dict[str, Any]] | None,
-            forced: bool) -> Generator[bytes, None, None]:
-    started = False
-    try:
-        for item in answer_pieces(chunks, tools, forced=forced):
-            out = b""
-            if not started:  # held until the engine answers: earlier errors keep their status
-                started = True
-                out = events.opening()
-            out += events.ending(item) if isinstance(item, Ending) else events.piece(item)
-            if out:
-                yield out
-    except Exception as exc:
-        if not started:
-            raise
-        if not isinstance(exc, EdgeDeskError):
-            log.exception("a streamed message failed", exc_info=exc)
-        yield events.failed(exc.message if isinstance(exc, EdgeDeskError)
-                            else f"internal error ({type(exc).__name__}); see the server log")
+def _failed(error: EdgeDeskError) -> bytes:
+    return aw.MessageEvents.failed(error.message, error.http_status)
 
 
 @router.post("/v1/messages")
@@ -66,10 +47,9 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
                                               template_kwargs=aw.template_kwargs(body)), info)
     message_id = "msg_" + secrets.token_hex(12)
     if body.stream:
-        return await start_stream(request, _events(
-            chunks, aw.MessageEvents(message_id, body.model, body.stop_sequences), tools,
-            aw.is_forced(body)),
-            cancel)
+        events = aw.MessageEvents(message_id, body.model, body.stop_sequences)
+        return await start_stream(request, guarded(block_stream(
+            chunks, tools, forced=aw.is_forced(body), events=events), _failed), cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     content, calls = whole_answer(text, tools)

@@ -27,6 +27,9 @@ from desktop.server.blocks import (
 )
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+               403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+               422: "invalid_request_error", 429: "rate_limit_error", 503: "overloaded_error"}
 _REFUSED_BLOCKS = ("image", "document", "search_result", "container_upload")
 
 
@@ -400,7 +403,7 @@ class MessageEvents:
         return out + sse("message_stop", {"type": "message_stop"})
 
     @staticmethod
-    def failed(message: str) -> bytes:
-        """An ``error`` event for a failure after the stream began."""
-        return sse("error", {"type": "error", "error": {"type": "api_error",
-                                                        "message": message}})
+    def failed(message: str, status: int = 500) -> bytes:
+        """An ``error`` event for a failure after the stream began (typed by ``status``)."""
+        return sse("error", {"type": "error", "error": {
+            "type": ERROR_TYPES.get(status, "api_error"), "message": message}})

@@ -25,6 +25,7 @@ from starlette.middleware.cors import CORSMiddleware
 from desktop.config import ServerSettings
 from desktop.errors import EdgeDeskError, QueueFull
 from desktop.resolve import ModelResolver, looks_like_path
+from desktop.server.anthropic_wire import ERROR_TYPES as _ANTHROPIC_TYPES
 from desktop.server.cache import LRUCache
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics, now_iso
 from desktop.server.openai import error_body
@@ -60,9 +61,6 @@ KNOWN_ROUTES = frozenset({"/v1/models", "/v1/chat/completions", "/v1/completions
                           "/api/embeddings", "/api/version", "/api/ps"})
 _STORED_RESPONSE = re.compile(r"^/v1/responses/[^/]+(/input_items)?$")
 # Anthropic's error types by status (their SDK raises by status; the body names the type).
-_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
-                    403: "permission_error", 404: "not_found_error", 413: "request_too_large",
-                    422: "invalid_request_error", 429: "rate_limit_error", 503: "overloaded_error"}
 # Like /health, Ollama's version check reveals nothing and clients probe it before a key.
 OPEN_ROUTES = frozenset({"/health", "/openapi.json", "/api/version"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")

@@ -9,14 +9,18 @@ so each protocol module only renders it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import logging
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from desktop.engine.types import Chunk, ToolCall
-from desktop.errors import InvalidRequest
+from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import openai as oa
+from desktop.server.streaming import close_stream
 from desktop.server.toolcalls import StreamGate
+
+log = logging.getLogger("edgedesk.server")
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,77 @@ def answer_pieces(chunks: Iterable[Chunk], tools: Sequence[dict[str, Any]] | Non
         if rest:
             yield Piece("text", rest)
     yield Ending(calls, final)
+
+
+class BlockEvents(Protocol):
+    """A protocol's renderer of one streamed answer's blocks (Responses, Anthropic, Ollama)."""
+
+    def opening(self) -> bytes:
+        """What goes out with the first piece (may be empty)."""
+        ...
+
+    def piece(self, piece: Piece) -> bytes:
+        """The events for some generated words."""
+        ...
+
+    def ending(self, ending: Ending) -> bytes:
+        """The events that close the answer."""
+        ...
+
+
+def block_stream(chunks: Iterable[Chunk], tools: Sequence[dict[str, Any]] | None, *,
+                 forced: bool, events: BlockEvents,
+                 on_end: Callable[[Ending], None] | None = None) -> Iterator[bytes]:
+    """A streamed answer's bytes: the opening with the first piece, pieces, the ending.
+
+    ``on_end`` runs once the ending's events are made, before they go out (a stored
+    response must exist when the client reads that it completed).
+    """
+    opening: bytes | None = None
+    for item in answer_pieces(chunks, tools, forced=forced):
+        out = b""
+        if opening is None:  # held until the engine answers: earlier errors keep their status
+            opening = out = events.opening()
+        if isinstance(item, Ending):
+            out += events.ending(item)
+            if on_end is not None:
+                on_end(item)
+        else:
+            out += events.piece(item)
+        if out:
+            yield out
+
+
+def stream_failure(exc: Exception) -> EdgeDeskError:
+    """The error a stream that broke mid-way reports (a bug is logged, not shown)."""
+    if isinstance(exc, EdgeDeskError):
+        return exc
+    log.error("a stream failed mid-way", exc_info=exc)
+    return EdgeDeskError(f"internal error ({type(exc).__name__}); see the server log")
+
+
+def guarded(events: Iterator[bytes], failed: Callable[[EdgeDeskError], bytes]
+            ) -> Generator[bytes, None, None]:
+    """``events``; an error after bytes went out ends the stream with ``failed(error)``.
+
+    Once a stream has begun its HTTP status is sent, so an engine that fails mid-answer
+    (a remote that drops the connection, times out or reports an error; a local engine
+    fault) can only be told in the stream, in the protocol's own error event, after the
+    tokens already sent. Before the first bytes the error is raised, so the route still
+    answers with the error's own status. Closing this closes ``events`` (and so frees
+    the scheduler's gate) at once.
+    """
+    started = False
+    try:
+        for out in events:
+            started = True
+            yield out
+    except Exception as exc:
+        if not started:
+            raise
+        yield failed(stream_failure(exc))
+    finally:
+        close_stream(events)
 
 
 def whole_answer(text: str, tools: Sequence[dict[str, Any]] | None

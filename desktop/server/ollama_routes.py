@@ -8,10 +8,9 @@ path). ``keep_alive: 0`` unloads the model once the answer is done.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import anyio
@@ -20,13 +19,12 @@ from fastapi.responses import JSONResponse
 
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import ollama_wire as ow
-from desktop.server.blocks import Ending, answer_pieces, whole_answer
+from desktop.server.blocks import Ending, answer_pieces, guarded, whole_answer
 from desktop.server.routes import _check_model, _embed, _info, _limits, _services
 from desktop.server.services import RequestInfo, Services
 from desktop.server.streaming import Chunks, EventStream, drain, start_stream, watch_disconnect
 
 router = APIRouter()
-log = logging.getLogger("edgedesk.server")
 NDJSON = "application/x-ndjson"
 
 
@@ -52,29 +50,22 @@ def _head(model: str) -> dict[str, Any]:
 
 
 def _lines(chunks: Chunks, model: str, tools: list[dict[str, Any]] | None, *, chat: bool,
-           after: Callable[[], None]) -> Generator[bytes, None, None]:
-    started = False
-    try:
-        for item in answer_pieces(chunks, tools, forced=False):
-            started = True
-            if isinstance(item, Ending):
-                yield from _final_lines(model, item, chat=chat)
-                continue
-            key = ("thinking" if item.kind == "reasoning" else "content") if chat else \
-                ("thinking" if item.kind == "reasoning" else "response")
-            body: dict[str, Any] = {"role": "assistant", "content": ""} if chat else {}
-            body[key] = item.text
-            yield ow.line({**_head(model), **({"message": body} if chat else
-                                              {"response": "", **body}), "done": False})
-    except Exception as exc:
-        if not started:
-            raise
-        if not isinstance(exc, EdgeDeskError):
-            log.exception("a streamed Ollama answer failed", exc_info=exc)
-        yield ow.line({"error": exc.message if isinstance(exc, EdgeDeskError)
-                       else f"internal error ({type(exc).__name__}); see the server log"})
-        return
+           after: Callable[[], None]) -> Iterator[bytes]:
+    for item in answer_pieces(chunks, tools, forced=False):
+        if isinstance(item, Ending):
+            yield from _final_lines(model, item, chat=chat)
+            continue
+        key = ("thinking" if item.kind == "reasoning" else "content") if chat else \
+            ("thinking" if item.kind == "reasoning" else "response")
+        body: dict[str, Any] = {"role": "assistant", "content": ""} if chat else {}
+        body[key] = item.text
+        yield ow.line({**_head(model), **({"message": body} if chat else
+                                          {"response": "", **body}), "done": False})
     after()
+
+
+def _failed(error: EdgeDeskError) -> bytes:
+    return ow.line({"error": error.message})  # Ollama's last line of a stream that failed
 
 
 def _final_lines(model: str, ending: Ending, *, chat: bool) -> Generator[bytes, None, None]:
@@ -171,8 +162,8 @@ async def chat(body: ow.ChatRequest, request: Request) -> Any:
                                               template_kwargs=ow.template_kwargs(body.think)),
                     info)
     if body.stream:
-        return await _ndjson(request, _lines(chunks, model, tools, chat=True, after=after),
-                             cancel)
+        return await _ndjson(request, guarded(
+            _lines(chunks, model, tools, chat=True, after=after), _failed), cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     content, calls = whole_answer(text, tools)
@@ -210,8 +201,8 @@ async def generate(body: ow.GenerateRequest, request: Request) -> Any:
                                            None, template_kwargs=ow.template_kwargs(body.think))
     chunks = Chunks(stream, info)
     if body.stream:
-        return await _ndjson(request, _lines(chunks, model, None, chat=False, after=after),
-                             cancel)
+        return await _ndjson(request, guarded(
+            _lines(chunks, model, None, chat=False, after=after), _failed), cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     await anyio.to_thread.run_sync(after)

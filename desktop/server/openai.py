@@ -451,3 +451,13 @@ def error_body(message: str, *, type_: str, code: str | None, param: str | None 
     """The OpenAI error envelope."""
     return s.ErrorBody(error=s.ErrorDetail(message=message, type=type_, param=param,
                                            code=code)).model_dump()
+
+
+def stream_error(message: str, *, type_: str, code: str | None) -> bytes:
+    """The end of a chat/completions stream that failed mid-way: the error, then ``[DONE]``.
+
+    As OpenAI and vLLM send it: a ``data:`` event whose body is the error envelope (the
+    ``openai`` client raises an ``APIError`` with its message); ``[DONE]`` after it, as
+    vLLM sends, so clients that read until ``[DONE]`` end cleanly too.
+    """
+    return sse(error_body(message, type_=type_, code=code)) + DONE

@@ -14,7 +14,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -25,7 +25,7 @@ from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
-from desktop.server.blocks import Ending, answer_pieces, whole_answer
+from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
 from desktop.server.responses_events import ResponseEvents
 from desktop.server.routes import _check_model, _info, _limits, _services
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
@@ -50,34 +50,18 @@ class ResponseNotFound(EdgeDeskError):
     error_type = "invalid_request_error"
 
 
-def _events(chunks: Chunks, events: ResponseEvents, tools: list[dict[str, Any]] | None,
-            forced: bool, done: Callable[[dict[str, Any]], None]
-            ) -> Generator[bytes, None, None]:
-    started = False
-    try:
-        for item in answer_pieces(chunks, tools, forced=forced):
-            out = b""
-            if not started:  # held until the engine answers: earlier errors keep their status
-                started = True
-                out = events.opening()
-            if isinstance(item, Ending):
-                out += events.ending(item)
-                # Kept before the last event goes out: a client may name it as
-                # previous_response_id the moment it has read response.completed.
-                if events.response is not None and item.final.finish_reason != "cancelled":
-                    done(events.response)
-            else:
-                out += events.piece(item)
-            if out:
-                yield out
-    except Exception as exc:
-        if not started:
-            raise
-        if not isinstance(exc, EdgeDeskError):
-            log.exception("a streamed response failed", exc_info=exc)
-        code, message = (exc.code, exc.message) if isinstance(exc, EdgeDeskError) else \
-            ("server_error", f"internal error ({type(exc).__name__}); see the server log")
-        yield events.failed(code, message)
+def _failed(events: ResponseEvents) -> Callable[[EdgeDeskError], bytes]:
+    return lambda error: events.failed(error.code, error.message)
+
+
+def _on_end(events: ResponseEvents, done: Callable[[dict[str, Any]], None]
+            ) -> Callable[[Ending], None]:
+    def end(ending: Ending) -> None:
+        # Kept before the last event goes out: a client may name it as
+        # previous_response_id the moment it has read response.completed.
+        if events.response is not None and ending.final.finish_reason != "cancelled":
+            done(events.response)
+    return end
 
 
 def _owner(request: Request) -> str:
@@ -128,9 +112,9 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
     keeper = _keeper(store, body, [*history, *items], _owner(request))
     if body.stream:
         events = ResponseEvents(body, ids, created, keep)
-        return await start_stream(request, _events(
-            chunks, events, tools, rw.is_forced(body),
-            keeper if keep else (lambda _: None)), cancel)
+        return await start_stream(request, guarded(block_stream(
+            chunks, tools, forced=rw.is_forced(body), events=events,
+            on_end=_on_end(events, keeper) if keep else None), _failed(events)), cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     content, calls = whole_answer(text, tools)

@@ -19,9 +19,10 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from desktop.engine.scheduler import Engine
 from desktop.engine.types import TokenLogprob, Usage
-from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
 from desktop.server import schemas as s
+from desktop.server.blocks import guarded
 from desktop.server.cache import LRUCache, embedding_key, is_deterministic, request_key
 from desktop.server.metrics import gauges_from
 from desktop.server.services import RequestInfo, Services
@@ -98,6 +99,10 @@ def _closing(usage: Usage | None, events: ChatEvents | CompletionEvents, include
     yield oa.DONE
 
 
+def _stream_error(error: EdgeDeskError) -> bytes:
+    return oa.stream_error(error.message, type_=error.error_type, code=error.code)
+
+
 def _chat_events(chunks: Chunks, events: ChatEvents, *, tools: list[dict[str, Any]] | None,
                  forced: bool, logprobs: bool, include_usage: bool
                  ) -> Generator[bytes, None, None]:
@@ -172,9 +177,9 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
         include = bool(body.stream_options and body.stream_options.include_usage)
         events = ChatEvents(request_id=rid, model=body.model, created=created,
                             include_usage=include)
-        return await start_stream(request, _chat_events(
+        return await start_stream(request, guarded(_chat_events(
             chunks, events, tools=tools, forced=oa.forced_tools(body) is not None,
-            logprobs=bool(body.logprobs), include_usage=include), cancel)
+            logprobs=bool(body.logprobs), include_usage=include), _stream_error), cancel)
     text, reasoning, final, logprobs = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     result = oa.chat_completion(request_id=rid, model=body.model, created=created, text=text,
@@ -234,8 +239,9 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
     if body.stream:
         include = bool(body.stream_options and body.stream_options.include_usage)
         events = CompletionEvents(request_id=rid, model=body.model, created=created)
-        return await start_stream(request, _completion_events(
-            chunks, events, include_usage=include, logprobs=body.logprobs is not None), cancel)
+        return await start_stream(request, guarded(_completion_events(
+            chunks, events, include_usage=include, logprobs=body.logprobs is not None),
+            _stream_error), cancel)
     text, _, final, logprobs = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     return oa.text_completion(request_id=rid, model=body.model, created=created, text=text,
@@ -246,22 +252,41 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
 # ---------------------------------------------------------------- embeddings
 
 
+def _embed_counted(engine: Any, texts: list[str]) -> tuple[list[list[float]], int | None]:
+    """Vectors, and the tokens the engine counted if it counts them itself (a remote)."""
+    counted = getattr(engine, "embed_counted", None)
+    if counted is not None:
+        result: tuple[list[list[float]], int | None] = counted(texts)
+        return result
+    return engine.embed(texts), None
+
+
 def _embed(svc: Services, model: str, inputs: list[str | list[int]]
            ) -> tuple[list[list[float]], int]:
-    """Vectors for ``inputs`` (cache first) and the prompt token count, in one engine turn."""
+    """Vectors for ``inputs`` (cache first) and the prompt token count, in one engine turn.
+
+    Tokens are the model's own count: the local tokenizer's, or the remote's
+    ``usage.prompt_tokens`` for the texts it embedded (texts served from the cache, and
+    those of a remote that reports no usage, are estimated by its ``tokenize``).
+    """
     def work(engine: Engine) -> tuple[list[list[float]], int]:
         texts = [i if isinstance(i, str) else engine.detokenize(i) for i in inputs]
-        tokens = sum(len(engine.tokenize(t, add_bos=True, special=False)) for t in texts)
         keys = [embedding_key(model, t) for t in texts]
         vectors: list[list[float] | None] = [svc.embeddings.get(k) for k in keys]
         for v in vectors:
             svc.metrics.cache_event("embeddings", v is not None)
         missing = [i for i, v in enumerate(vectors) if v is None]
+        counted: int | None = None
         if missing:
-            fresh = engine.embed([texts[i] for i in missing])
+            fresh, counted = _embed_counted(engine, [texts[i] for i in missing])
             for i, vector in zip(missing, fresh, strict=True):
                 vectors[i] = vector
                 svc.embeddings.put(keys[i], vector)
+        embedded = set(missing)
+        uncounted = texts if counted is None else [t for i, t in enumerate(texts)
+                                                   if i not in embedded]
+        tokens = (counted or 0) + sum(len(engine.tokenize(t, add_bos=True, special=False))
+                                      for t in uncounted)
         return [v for v in vectors if v is not None], tokens
     result: tuple[list[list[float]], int] = svc.scheduler.with_engine(model, work)
     return result

@@ -44,6 +44,7 @@ class Conversation:
     updated: float
     ephemeral: bool = False
     collection: str | None = None  # the document collection that grounds its answers
+    think: bool = True  # a reasoning model may think first (the window's Think switch)
 
 
 @dataclass(frozen=True)
@@ -82,18 +83,20 @@ class _Chats:
         self.clock = clock
 
     def create(self, title: str, model: str | None, tags: Sequence[str],
-               created: float | None = None, collection: str | None = None) -> int:
+               created: float | None = None, collection: str | None = None, *,
+               think: bool = True) -> int:
         with self.database.transaction():
-            return self.insert(title, model, tags, created, collection)
+            return self.insert(title, model, tags, created, collection, think=think)
 
     def insert(self, title: str, model: str | None, tags: Sequence[str],
-               created: float | None = None, collection: str | None = None) -> int:
+               created: float | None = None, collection: str | None = None, *,
+               think: bool = True) -> int:
         """``create`` inside the caller's transaction."""
         now = self.clock() if created is None else created
         cur = self.database.execute(
-            "INSERT INTO conversations(title, model, tags, created, updated, collection) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (title, model, json.dumps(list(tags)), now, now, collection or None))
+            "INSERT INTO conversations(title, model, tags, created, updated, collection, "
+            "think) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (title, model, json.dumps(list(tags)), now, now, collection or None, int(think)))
         return int(cur.lastrowid)
 
     def add(self, conv_id: int, message: ChatMessage) -> int:
@@ -122,10 +125,11 @@ class _Chats:
 
     def header(self, row: Sequence[Any], ephemeral: bool, sign: int) -> Conversation:
         return Conversation(sign * int(row[0]), row[1], row[2], tuple(json.loads(row[3])),
-                            float(row[4]), float(row[5]), ephemeral, row[6])
+                            float(row[4]), float(row[5]), ephemeral, row[6], row[7] != 0)
 
     def conversations(self, ids: Iterable[int] | None = None) -> list[tuple[Any, ...]]:
-        sql = "SELECT id, title, model, tags, created, updated, collection FROM conversations"
+        sql = ("SELECT id, title, model, tags, created, updated, collection, think "
+               "FROM conversations")
         if ids is None:
             return self.database.query(sql + " ORDER BY updated DESC, id DESC")
         wanted = list(ids)
@@ -198,11 +202,11 @@ class ChatStore:
     # ------------------------------------------------------------------ writing
     def create_conversation(self, title: str = "", model: str | None = None, *,
                             ephemeral: bool = False, tags: Sequence[str] = (),
-                            collection: str | None = None) -> Conversation:
+                            collection: str | None = None, think: bool = True) -> Conversation:
         """Start a conversation (grounded in ``collection``); an ephemeral one stays in memory."""
         keep = self._memory if ephemeral or self._disk is None else self._disk
         sign = -1 if keep is self._memory else 1
-        row_id = keep.create(title, model, tags, collection=collection)
+        row_id = keep.create(title, model, tags, collection=collection, think=think)
         return self.get_conversation(sign * row_id)
 
     def add_message(self, conv_id: int, message: ChatMessage) -> int:
@@ -224,7 +228,11 @@ class ChatStore:
         self._update(conv_id, "UPDATE conversations SET collection = ? WHERE id = ?",
                      collection or None)
 
-    def _update(self, conv_id: int, sql: str, value: str | None) -> None:
+    def set_think(self, conv_id: int, think: bool) -> None:
+        """Whether the conversation's reasoning model may think first, from now on."""
+        self._update(conv_id, "UPDATE conversations SET think = ? WHERE id = ?", int(think))
+
+    def _update(self, conv_id: int, sql: str, value: str | int | None) -> None:
         chats, row_id = self._for(conv_id)
         with chats.database.transaction():
             cur = chats.database.execute(sql, (value, row_id))

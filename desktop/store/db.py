@@ -232,6 +232,13 @@ RESPONSES_SCHEMA = (
 )
 
 
+THINK_SCHEMA = (
+    # Whether the chat's reasoning model may think before answering (the window's Think
+    # switch): 0 off, 1 or NULL (chats from before this column) on.
+    "ALTER TABLE conversations ADD COLUMN think INTEGER",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -241,6 +248,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "a conversation's document collection and each answer's sources",
               GROUNDING_SCHEMA),
     Migration(6, "responses stored by the Responses API", RESPONSES_SCHEMA),
+    Migration(7, "whether a conversation's model may think first", THINK_SCHEMA),
 )
 
 

@@ -1,5 +1,8 @@
 """The document passages an answer was grounded in, as the chat store keeps them.
 
+``Source`` is also the citation type everywhere (``retrieval.answer.Citation`` is this
+class), and ``location`` the one "file, page, lines" formatter.
+
 A grounded answer is stored with the numbered sources the model was given and which of
 them it cited, so a reopened chat shows the same ``[n]`` citations without searching
 again (the collection may have changed or been deleted since). Each source keeps a
@@ -35,9 +38,19 @@ class Source:
     @property
     def location(self) -> str:
         """``/docs/notes.pdf p. 2, lines 3-9``."""
-        lines = (f"line {self.line_start}" if self.line_start == self.line_end
-                 else f"lines {self.line_start}-{self.line_end}")
-        return f"{self.path} " + (f"p. {self.page}, " if self.page else "") + lines
+        return location(self.path, self.page, self.line_start, self.line_end)
+
+
+def place(page: int | None, line_start: int, line_end: int, *, page_word: str = "p.") -> str:
+    """``p. 2, lines 3-9`` (``line 3`` for one line; no page where a file has none)."""
+    lines = (f"line {line_start}" if line_start == line_end
+             else f"lines {line_start}-{line_end}")
+    return (f"{page_word} {page}, " if page else "") + lines
+
+
+def location(path: str, page: int | None, line_start: int, line_end: int) -> str:
+    """``/docs/notes.pdf p. 2, lines 3-9``: the one way a cited place is written."""
+    return f"{path} {place(page, line_start, line_end)}"
 
 
 def source_dicts(sources: Iterable[Source]) -> list[dict[str, Any]]:

@@ -124,7 +124,7 @@ def run_app(args: argparse.Namespace) -> int:
     # Hidden to the tray is not closed: the app quits from the tray menu or a signal.
     app.setQuitOnLastWindowClosed(window.tray is None)
     window.show()
-    window.maybe_first_run()
+    window.models.when_listed(window.maybe_first_run)  # rows are read on a worker
     _install_signal_handlers(app, window)
     previous_hook = _install_crash_net(app)
     collector = GuiThreadCollector(app)

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.chat.conversation import Conversation
 from desktop.errors import EdgeDeskError
-from desktop.ui.conversations import Conversation
 from desktop.ui.presets import PresetStore
 from desktop.ui.rich_text import literal_tooltip
 
@@ -29,6 +29,7 @@ class ChatHeader(QWidget):
 
     ephemeral_toggled = Signal(object)  # the Conversation
     collection_changed = Signal(object)  # the Conversation whose collection the user chose
+    think_changed = Signal(object)  # the Conversation whose Think switch the user flipped
     error = Signal(str)
 
     def __init__(self, current: Callable[[], Conversation | None],
@@ -191,16 +192,11 @@ class ChatHeader(QWidget):
         # Only reasoning models have a switch to offer; others would ignore it.
         self.think.setVisible(bool(ref) and self._reasoning(ref))
 
-    def thinking_kwargs(self, chat: Conversation) -> dict[str, bool] | None:
-        """Template variables for ``chat``'s next answer: thinking off when unticked."""
-        if chat.think or not self._reasoning(chat.model):
-            return None
-        return {"enable_thinking": False}
-
     def _think_changed(self, checked: bool) -> None:
         chat = self._current()
         if chat is not None:
             chat.think = checked
+            self.think_changed.emit(chat)
 
     def _collection_chosen(self, number: int) -> None:
         chat = self._current()

@@ -16,9 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.conversations import Conversation
+from desktop.chat.conversation import Conversation
+from desktop.chat.persistence import ChatSaver
 from desktop.ui.look import icon
-from desktop.ui.persistence import ChatSaver
 from desktop.ui.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
 
 SEARCH_DELAY_MS = 200  # search once typing pauses, not on every keystroke
@@ -30,6 +30,7 @@ class ChatSidebar(QWidget):
     chosen = Signal(object)  # the Conversation clicked
     new_requested = Signal()
     delete_requested = Signal()
+    notice = Signal(str)  # a sentence for the user (e.g. why nothing was exported)
 
     def __init__(self, chats: ConversationListModel, saver: ChatSaver | None,
                  current: Callable[[], Conversation | None],
@@ -111,8 +112,12 @@ class ChatSidebar(QWidget):
 
     def _export(self) -> None:
         chat = self._current()
+        if chat is None or not chat.turns:
+            # An empty file would look like a failed export; say why there is none.
+            self.notice.emit(self.tr("Nothing to export: this chat has no messages yet."))
+            return
         text = self.export_markdown()
-        if chat is None or text is None:
+        if text is None:
             return
         name, _ = QFileDialog.getSaveFileName(self, self.tr("Export chat"),
                                               f"{chat.title}.md", "Markdown (*.md)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
@@ -13,24 +12,25 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop.chat.conversation import Conversation, Turn
+from desktop.chat.grounding import Search, cite
+from desktop.chat.persistence import ChatSaver
+from desktop.chat.session import ChatCore, PendingTurn
 from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import Chunk, GenerationParams
+from desktop.engine.types import Chunk
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_header import ChatHeader
 from desktop.ui.chat_sidebar import ChatSidebar
-from desktop.ui.conversations import Conversation, Turn
-from desktop.ui.grounding import Search, cite, preparer
 from desktop.ui.look import icon
 from desktop.ui.message_widget import MessageWidget
-from desktop.ui.persistence import ChatSaver
 from desktop.ui.presets import PresetStore
 from desktop.ui.qmodels import ConversationListModel
+from desktop.ui.transcript import Transcript
 from desktop.ui.workers import GenerationWorker, StreamDelta, WorkerPool
 
 RENDER_INTERVAL_MS = 40  # repaint a streaming answer at most 25 times a second
@@ -38,7 +38,12 @@ MAX_RENDER_INTERVAL_MS = 400
 
 
 class ChatView(QWidget):
-    """Chats: start, switch, stream, stop, regenerate, edit-and-resend."""
+    """Chats: start, switch, stream, stop, regenerate, edit-and-resend.
+
+    A view over ``desktop.chat.ChatCore``: the window's thread changes the conversations
+    (through the core's ``ask``/``regenerate``); a GenerationWorker's thread runs the
+    core's blocking parts (saving, retrieval) around the stream.
+    """
 
     generation_finished = Signal(object)  # the finished answer's Turn, or None on error
     error = Signal(str)
@@ -54,22 +59,17 @@ class ChatView(QWidget):
         self._saver = saver
         self._search = search  # retrieval for chats grounded in documents
         self._presets = presets
-        self.theme = theme  # "light" or "dark": the palette answers' code is coloured in
+        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning)
+        self._theme = theme
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
         self._streaming: tuple[Conversation, Turn] | None = None
         self._editing: int | None = None
-        self._bubbles: list[MessageWidget] = []
-        self._shown: list[Turn] = []  # the turn each bubble shows, in order
         self._dirty = False
         self._render_timer = QTimer(self)
         self._render_timer.setInterval(RENDER_INTERVAL_MS)
         self._render_timer.timeout.connect(self._render_streaming)
-        self._scroll_timer = QTimer(self)  # scroll once the new bubbles have been laid out
-        self._scroll_timer.setSingleShot(True)
-        self._scroll_timer.setInterval(0)
-        self._scroll_timer.timeout.connect(self._scroll_to_end)
         self._build()
         if saver is not None:
             for stored in reversed(saver.load_all()):  # the list shows newest first
@@ -85,6 +85,7 @@ class ChatView(QWidget):
         self.sidebar.chosen.connect(self._select_row)
         self.sidebar.new_requested.connect(self.new_chat)
         self.sidebar.delete_requested.connect(self.delete_current)
+        self.sidebar.notice.connect(self._notify)
         # Shortcuts to the sidebar's parts, for the window and tests.
         self.new_button, self.search = self.sidebar.new_button, self.sidebar.search
         self.chat_list, self._filter = self.sidebar.chat_list, self.sidebar.filter
@@ -108,21 +109,17 @@ class ChatView(QWidget):
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
+        self.header.think_changed.connect(self._think_changed)
         # Shortcuts to the header's parts, for the window, tests and screenshots.
         self.model_box, self.temperature = self.header.model_box, self.header.temperature
         self.ephemeral, self.system_prompt = self.header.ephemeral, self.header.system_prompt
         self.collection_box = self.header.collection_box
         layout.addWidget(self.header)
 
-        self.transcript = QScrollArea()
-        self.transcript.setObjectName("Transcript")
-        self.transcript.setWidgetResizable(True)
-        self._body = QWidget()
-        self._body.setObjectName("TranscriptBody")
-        self._messages = QVBoxLayout(self._body)
-        self._messages.setSpacing(10)
-        self._messages.addStretch(1)
-        self.transcript.setWidget(self._body)
+        self.transcript = Transcript(self._theme)
+        self.transcript.edit_requested.connect(self.edit)
+        self.transcript.regenerate_requested.connect(self.regenerate)
+        self.transcript.unavailable.connect(self._notify)
         layout.addWidget(self.transcript, 1)
 
         self.notice = QLabel()
@@ -210,6 +207,15 @@ class ChatView(QWidget):
         except EdgeDeskError as exc:
             self._notify(exc.message)
 
+    def _think_changed(self, chat: object) -> None:
+        """Keep the Think switch with the chat, so reopening it shows the same choice."""
+        if self._saver is None or not isinstance(chat, Conversation):
+            return
+        try:
+            self._saver.set_think(chat)
+        except EdgeDeskError as exc:
+            self._notify(exc.message)
+
     def delete_current(self) -> None:
         """Delete the shown chat (stopping its answer first) and show another."""
         chat = self.current
@@ -231,66 +237,30 @@ class ChatView(QWidget):
             self.new_chat()
 
     # ------------------------------------------------------------------ transcript
+    @property
+    def theme(self) -> str:
+        """``light`` or ``dark``: the palette answers' code is coloured in."""
+        return self._theme
+
+    @property
+    def _bubbles(self) -> list[MessageWidget]:
+        return self.transcript.bubbles
+
     def _rebuild_transcript(self) -> None:
         """Make every bubble afresh (another chat, or another theme)."""
-        self._drop_bubbles(0)
-        self._sync_transcript()
-
-    def _drop_bubbles(self, keep: int) -> None:
-        for bubble in self._bubbles[keep:]:
-            # Not setParent(None): that makes the bubble a top-level window for a moment,
-            # which can take the focus (and keyboard shortcuts) away from this window.
-            self._messages.removeWidget(bubble)
-            bubble.hide()
-            bubble.deleteLater()
-        del self._bubbles[keep:]
-        del self._shown[keep:]
+        turns = self.current.turns if self.current is not None else []
+        self.transcript.rebuild(turns, generating=self.is_generating)
 
     def _sync_transcript(self) -> None:
-        """Bring the bubbles in line with the current chat's turns, making only new ones.
-
-        Rendering a bubble (Markdown and highlighted code) is the slow part, so bubbles
-        still showing the same turns are kept; only those after the first difference
-        (a new question, a regenerated or edited turn) are made again.
-        """
-        chat = self.current
-        turns = chat.turns if chat is not None else []
-        keep = 0
-        for shown, turn in zip(self._shown, turns, strict=False):
-            if shown is not turn:
-                break
-            keep += 1
-        if keep == len(self._bubbles) == len(turns):
-            self._show_regenerate()
-            return
-        self._drop_bubbles(keep)
-        for number in range(keep, len(turns)):
-            bubble = MessageWidget(number, turns[number], last=False, theme=self.theme)
-            bubble.edit_requested.connect(self.edit)
-            bubble.regenerate_requested.connect(self.regenerate)
-            bubble.citations.unavailable.connect(self._notify)
-            self._messages.insertWidget(self._messages.count() - 1, bubble)
-            self._bubbles.append(bubble)
-            self._shown.append(turns[number])
-        self._show_regenerate()
-        self._scroll_timer.start()
-
-    def _show_regenerate(self) -> None:
-        """Offer Regenerate under the last answer only, and not while one is generated."""
-        for number, (bubble, turn) in enumerate(zip(self._bubbles, self._shown, strict=True)):
-            last = number == len(self._bubbles) - 1
-            bubble.regenerate_button.setVisible(
-                last and turn.role == "assistant" and not self.is_generating)
+        """Bring the bubbles in line with the current chat's turns, making only new ones."""
+        turns = self.current.turns if self.current is not None else []
+        self.transcript.sync(turns, generating=self.is_generating)
 
     def set_theme(self, theme: str) -> None:
         """Colour the transcript's code for the ``light`` or ``dark`` theme from now on."""
-        if theme != self.theme:
-            self.theme = theme
+        if theme != self._theme:
+            self._theme = self.transcript.theme = theme
             self._rebuild_transcript()
-
-    def _scroll_to_end(self) -> None:
-        bar = self.transcript.verticalScrollBar()
-        bar.setValue(bar.maximum())
 
     def _render_streaming(self) -> None:
         if not self._dirty or self._streaming is None:
@@ -299,8 +269,8 @@ class ChatView(QWidget):
         chat, _turn = self._streaming
         if chat is self.current and self._bubbles:
             started = time.perf_counter()
-            self._bubbles[-1].refresh()
-            self._scroll_to_end()
+            self.transcript.refresh_last()
+            self.transcript.scroll_to_end()
             # Laying out a long Markdown answer gets slower as it grows; spend at most
             # about a tenth of the time rendering so the window stays responsive.
             cost_ms = (time.perf_counter() - started) * 1000
@@ -323,23 +293,27 @@ class ChatView(QWidget):
             self._notify(self.tr("Choose a model for this chat first (Models → Import or "
                                  "download one)."))
             return
-        if self._editing is not None:
-            chat.truncate(self._editing)
+        try:
+            pending = self.core.ask(chat, text, replace=self._editing)
+        except EdgeDeskError as exc:
+            self._notify(exc.message)
+            return
         self._cancel_edit()
-        chat.turns.append(Turn("user", text))
-        chat.name_from_first_message()
         self.chats.refresh(chat)
         self.input.clear()
-        self._generate(chat)
+        self._generate(pending)
 
     def regenerate(self) -> None:
         """Answer the last question again (the previous answer is replaced)."""
         chat = self.current
         if chat is None or self.is_generating or not chat.turns:
             return
-        if chat.turns[-1].role == "assistant":
-            chat.truncate(len(chat.turns) - 1)
-        self._generate(chat)
+        try:
+            pending = self.core.regenerate(chat)
+        except EdgeDeskError as exc:
+            self._notify(exc.message)
+            return
+        self._generate(pending)
 
     def edit(self, index: int) -> None:
         """Load message ``index`` into the composer; sending replaces it and what followed."""
@@ -390,22 +364,18 @@ class ChatView(QWidget):
         if self._worker is not None:
             self._worker.cancel()
 
-    def _generate(self, chat: Conversation) -> None:
-        turn = Turn("assistant", "")
-        messages = chat.messages()
-        question_turns = len(chat.turns)
-        chat.turns.append(turn)
-        params = GenerationParams(max_tokens=chat.max_tokens, temperature=chat.temperature)
-        saver = self._saver
-        given: list[Any] = []  # the sources, filled and then saved on the worker's thread
+    def _generate(self, pending: PendingTurn) -> None:
+        chat, turn, core = pending.chat, pending.answer, self.core
+        # The worker streams into signals (the window's thread fills the Turn); the core's
+        # blocking parts run on the worker's thread around that stream.
         worker = GenerationWorker(
-            self._scheduler, chat.model, messages, params,
-            before=None if saver is None else lambda: saver.sync(chat, question_turns),
-            after=None if saver is None else lambda final, text, reasoning:
-                saver.save_answer(chat, final, text, reasoning, given),
-            prepare=preparer(self._search, chat.collection, messages, given)
-            if chat.collection and self._search is not None else None,
-            template_kwargs=self.header.thinking_kwargs(chat),
+            self._scheduler, chat.model, pending.messages, pending.params,
+            before=None if self._saver is None else lambda: core.save_question(pending),
+            after=None if self._saver is None else lambda final, text, reasoning:
+                core.save_answer(pending, final, text, reasoning),
+            prepare=(lambda: core.prepare(pending))
+            if pending.grounded and self._search is not None else None,
+            template_kwargs=pending.template_kwargs,
         )
         worker.prepared.connect(self._on_prepared)
         worker.delta.connect(self._on_delta)
@@ -465,8 +435,7 @@ class ChatView(QWidget):
         if self.current is not None:
             self.ephemeral.setEnabled(self.current.store_id is None)
         self._sync_transcript()  # drops a failed empty answer; keeps the other bubbles
-        if self._bubbles:
-            self._bubbles[-1].refresh()  # the last tokens and the footer's statistics
+        self.transcript.refresh_last()  # the last tokens and the footer's statistics
         self.generation_finished.emit(final)
 
     def shutdown(self) -> None:

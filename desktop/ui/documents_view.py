@@ -1,4 +1,10 @@
-"""The Documents screen: collections, adding folders/files, indexing with cancel, skipped files."""
+"""The Documents screen: collections, adding folders/files, indexing with cancel, skipped files.
+
+A collection's embedding model is picked when it is created; one from the catalog that
+is not downloaded yet (also the model of an existing collection whose files are gone)
+is offered for download, through the Models screen's downloads, and the indexing
+continues once it is installed.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -25,28 +30,44 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
-from desktop.errors import EdgeDeskError
+from desktop.errors import EdgeDeskError, ModelNotFound
 from desktop.ui.look import icon
+from desktop.ui.new_collection import NewCollectionDialog, embedding_choices
+from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
-from desktop.ui.workers import IndexWorker, WorkerPool
+from desktop.ui.workers import DownloadWorker, IndexWorker, WorkerPool
 
 if TYPE_CHECKING:
+    from desktop.catalog.download import Progress
     from desktop.retrieval.indexer import CollectionInfo, IndexProgress, IndexReport
 
 
+Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
+IndexStart = Callable[[], object]
+
+
 class DocumentsView(QWidget):
-    """Browse collections, add folders or files, (re-)index them, see what was skipped."""
+    """Browse collections, add folders or files, (re-)index them, see what was skipped.
+
+    Lives on the window's thread; indexing and downloads run on workers. ``download`` is
+    the Models screen's download starter (None: a missing model is only explained).
+    """
 
     collections_changed = Signal()
     indexing_finished = Signal(object)  # the IndexReport
     error = Signal(str)
 
     def __init__(self, context: AppContext, pool: WorkerPool,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, download: Download | None = None) -> None:
         super().__init__(parent)
         self._context = context
         self._pool = pool
+        self._download = download
         self._worker: IndexWorker | None = None
+        # A download offered or running for an embedding model, and what to do once it
+        # is installed (the indexing the user asked for).
+        self._offer: tuple[str, IndexStart] | None = None
+        self._downloading: str | None = None
         self._infos: dict[str, CollectionInfo] = {}
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
@@ -72,8 +93,14 @@ class DocumentsView(QWidget):
         self.cancel_button.setAccessibleName(self.tr("Cancel indexing"))
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
+        self.download_button = QPushButton(icon("import"), self.tr("Download"))
+        self.download_button.setAccessibleName(
+            self.tr("Download the embedding model, then index"))
+        self.download_button.clicked.connect(self.download_offered)
+        self.download_button.setVisible(False)
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
+        row.addWidget(self.download_button)
         row.addWidget(self.cancel_button)
         layout.addLayout(row)
         layout.addWidget(self.status)
@@ -208,14 +235,25 @@ class DocumentsView(QWidget):
         self.skipped.resizeColumnToContents(0)
 
     # ------------------------------------------------------------------ actions
-    def _ask_new(self) -> None:
-        name, ok = QInputDialog.getText(self, self.tr("New collection"),
-                                        self.tr("Name of the collection:"))
-        if ok and name.strip():
-            self._ask_folder(name.strip())
+    def new_collection_dialog(self) -> NewCollectionDialog:
+        """The New collection dialog, offering this machine's embedding models."""
+        dialog = NewCollectionDialog(embedding_choices(self._context), self)
+        dialog.select(self.embedding_model)
+        return dialog
 
-    def _ask_folder(self, name: str | None = None) -> None:
-        target = name or self.selected_name()
+    def _ask_new(self) -> None:
+        dialog = self.new_collection_dialog()
+        if dialog.exec() != NewCollectionDialog.DialogCode.Accepted:
+            return
+        picked = dialog.choice()
+        if picked is None:
+            return
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Add a folder"))
+        if folder:
+            self.add(picked[0], [Path(folder)], picked[1].ref)
+
+    def _ask_folder(self) -> None:
+        target = self.selected_name()
         if not target:
             return
         folder = QFileDialog.getExistingDirectory(self, self.tr("Add a folder"))
@@ -251,26 +289,120 @@ class DocumentsView(QWidget):
                             + self.tr(" (your files are untouched)"))
         self.refresh()
 
-    def add(self, name: str, paths: Sequence[Path]) -> IndexWorker | None:
-        """Add ``paths`` to collection ``name`` (created if new) and index it on a worker."""
+    def add(self, name: str, paths: Sequence[Path],
+            model: str | None = None) -> IndexWorker | None:
+        """Add ``paths`` to collection ``name`` (created if new, embedded with ``model`` or
+        the settings' model) and index it on a worker.
+
+        None when it cannot start now; when the embedding model is a catalog model not
+        downloaded yet, its download is offered and the indexing follows it.
+        """
         library = self._context.library
-        # Only a new collection gets the settings' model: naming another model for an
-        # existing one would throw its vectors away and re-embed everything.
-        model = None if name in self._infos else self.embedding_model
+        # Only a new collection gets a model: naming another model for an existing one
+        # would throw its vectors away and re-embed everything.
+        info = self._infos.get(name)
+        chosen = None if info is not None else (model or self.embedding_model)
+        needed = str(info.embedding_model) if info is not None else str(chosen)
+        if self._offer_download(needed, name, lambda: self.add(name, paths, model)):
+            return None
 
         def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
-            return library.add(name, paths, model, progress=progress, cancel=cancel)
+            return library.add(name, paths, chosen, progress=progress, cancel=cancel)
 
         return self._start(name, task)
 
     def reindex(self, name: str) -> IndexWorker | None:
         """Bring ``name`` in line with the disk on a worker (unchanged files are not read)."""
         library = self._context.library
+        info = self._infos.get(name)
+        if info is not None and self._offer_download(str(info.embedding_model), name,
+                                                     lambda: self.reindex(name)):
+            return None
 
         def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
             return library.rescan(name, progress=progress, cancel=cancel)
 
         return self._start(name, task)
+
+    # ------------------------------------------------------------------ model downloads
+    def _not_downloaded(self, model: str) -> int | None:
+        """The catalog size of ``model`` when it is a catalog model not on disk, else None."""
+        ctx = self._context
+        try:
+            ctx.resolver.locate(model)
+        except ModelNotFound:
+            entry = ctx.catalog.find(model)
+            return (entry.quant().size or 0) if entry is not None else None
+        except EdgeDeskError:
+            return None  # blocked or unreadable: the indexing worker says why
+        return None
+
+    def _offer_download(self, model: str, name: str, then: IndexStart) -> bool:
+        """Offer to download ``model`` when it is missing; True if it is (``then`` waits)."""
+        size = self._not_downloaded(model)
+        if size is None:
+            return False
+        if self._downloading == model:
+            self._offer = (model, then)  # already coming: index once it is here
+            return True
+        self._offer = (model, then)
+        if self._download is None:
+            self._fail(self.tr("%1 needs the embedding model %2: download it on the Models "
+                               "screen first.").replace("%1", name).replace("%2", model))
+            return True
+        self.download_button.setVisible(True)
+        self.download_button.setEnabled(True)
+        self.status.setText(self.tr("%1 needs the embedding model %2, which is not downloaded "
+                                    "yet (%3). Download it, then the indexing starts.")
+                            .replace("%1", name).replace("%2", model)
+                            .replace("%3", human_size(size)))
+        return True
+
+    def download_offered(self) -> DownloadWorker | None:
+        """Download the embedding model offered; the indexing waiting for it follows."""
+        if self._offer is None or self._download is None:
+            return None
+        model = self._offer[0]
+        worker = self._download(model)
+        if worker is None:
+            return None  # offline, blocked…: the Models screen said why (error signal)
+        self._downloading = model
+        self.download_button.setEnabled(False)
+        worker.progress.connect(self._on_download_progress)
+        worker.installed.connect(self._on_downloaded)
+        worker.paused.connect(self._on_download_stopped)
+        worker.failed.connect(self._on_download_failed)
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.status.setText(self.tr("Downloading ") + model + "…")
+        return worker
+
+    def _on_download_progress(self, ref: str, progress: Progress) -> None:
+        share = progress.done / progress.total if progress.total else 0.0
+        self.progress.setValue(int(share * 1000))
+        self.status.setText(f"{ref}: {share:.0%} · " + self.tr("downloading the embedding model"))
+
+    def _on_downloaded(self, ref: str, _model: object) -> None:
+        self._downloading = None
+        self.progress.setVisible(False)
+        self.download_button.setVisible(False)
+        offer, self._offer = self._offer, None
+        if offer is not None and offer[0] == ref:
+            offer[1]()  # the indexing the user asked for
+
+    def _on_download_stopped(self, ref: str) -> None:
+        self._downloading = None
+        self.progress.setVisible(False)
+        self.download_button.setEnabled(True)
+        self.status.setText(self.tr("The download of %1 is paused; Download resumes it.")
+                            .replace("%1", ref))
+
+    def _on_download_failed(self, ref: str, message: str) -> None:
+        self._downloading = None
+        self.progress.setVisible(False)
+        self.download_button.setEnabled(True)
+        self._fail(f"{ref}: {message}")
 
     def _start(self, name: str, task: Callable[[Callable[[object], None], threading.Event],
                                                object]) -> IndexWorker | None:

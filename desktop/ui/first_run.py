@@ -14,7 +14,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QDialog,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -24,10 +23,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.catalog.download import Progress
-from desktop.catalog.hardware import Verdict
+from desktop.catalog.hardware import Hardware, Verdict
 from desktop.catalog.listing import CatalogRow
+from desktop.ui.core_text import machine_summary, verdict_text
 from desktop.ui.models_view import ModelsView
 from desktop.ui.qmodels import human_size
+from desktop.ui.text_fit import TextFitDialog
 
 STATE_FILE = "first_run.json"
 # On a GPU the best GLM that fits is worth it up to about this size; on a CPU a small
@@ -63,12 +64,14 @@ def settle(data_dir: Path, outcome: str, model: str | None = None) -> None:
                                                 "at": time.time()}), encoding="utf-8")
 
 
-class FirstRunDialog(QDialog):
-    """Welcome, the recommended model, Download and start, or Skip."""
+class FirstRunDialog(TextFitDialog):
+    """Welcome, the recommended model, Download and start, or Skip (window thread).
+
+    Every label wraps and the dialog grows to fit it, in any language."""
 
     ready = Signal(str)  # the installed model's reference
 
-    def __init__(self, models: ModelsView, data_dir: Path, hardware: str,
+    def __init__(self, models: ModelsView, data_dir: Path, hardware: Hardware | str,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._models = models
@@ -80,8 +83,12 @@ class FirstRunDialog(QDialog):
         layout = QVBoxLayout(self)
         title = QLabel(self.tr("Let's get a model onto this machine"))
         title.setObjectName("Title")
+        title.setWordWrap(True)
         layout.addWidget(title)
-        machine = QLabel(self.tr("This machine: ") + hardware)
+        if isinstance(hardware, Hardware):  # said in the window's language
+            hardware = machine_summary(hardware)
+        self.machine = QLabel(self.tr("This machine: ") + hardware)
+        machine = self.machine
         machine.setObjectName("Muted")
         machine.setWordWrap(True)
         layout.addWidget(machine)
@@ -115,13 +122,13 @@ class FirstRunDialog(QDialog):
     def _describe(self) -> None:
         row = self.recommended
         if row is None:
-            self.choice.setText(self.tr("No catalog model fits this machine. Import a GGUF "
-                                        "file on the Models screen instead."))
+            self.say(self.choice, self.tr("No catalog model fits this machine. Import a GGUF "
+                                          "file on the Models screen instead."))
             self.start_button.setEnabled(False)
             return
-        self.choice.setText(
-            self.tr("Recommended: ") + f"<b>{row.name}</b> ({row.recommended_quant}, "
-            f"{human_size(row.size_bytes)}) — {row.fit}")
+        self.say(self.choice, self.tr("Recommended: ") + f"<b>{row.name}</b> "
+                 f"({row.recommended_quant}, {human_size(row.size_bytes)}) — "
+                 + verdict_text(row.fit))
 
     def start(self) -> None:
         """Download the recommended model (resumes if a previous try was paused)."""
@@ -129,7 +136,7 @@ class FirstRunDialog(QDialog):
         if row is None:
             return
         self.start_button.setEnabled(False)
-        self.status.setText(self.tr("Starting the download…"))
+        self.say(self.status, self.tr("Starting the download…"))
         worker = self._models.download(row.id)
         if worker is None:
             self.start_button.setEnabled(True)
@@ -150,14 +157,19 @@ class FirstRunDialog(QDialog):
     def _on_progress(self, _ref: str, progress: Progress) -> None:
         share = progress.done / progress.total if progress.total else 0.0
         self.progress.setValue(int(share * 1000))
-        self.status.setText(f"{share:.0%} · {human_size(int(progress.speed_bps))}/s"
+        self.say(self.status, f"{share:.0%} · {human_size(int(progress.speed_bps))}/s"
                             + (f" · {progress.eta_s:.0f} s" if progress.eta_s is not None
                                else ""))
 
     def _on_installed(self, ref: str, _model: object) -> None:
         settle(self._data_dir, "installed", ref)
         self.progress.setValue(1000)
-        self.status.setText(self.tr("Installed and verified: ") + ref)
+        self.say(self.status, self.tr("Installed and verified: ") + ref)
+        # The Models screen re-lists on a worker (it heard ``installed`` first): the chat
+        # can offer the model once its row says installed.
+        self._models.when_listed(lambda: self._ready(ref))
+
+    def _ready(self, ref: str) -> None:
         self.ready.emit(ref)
         self.accept()
 
@@ -169,5 +181,5 @@ class FirstRunDialog(QDialog):
         self._on_error(message)
 
     def _on_error(self, message: str) -> None:
-        self.status.setText(message)
+        self.say(self.status, message)
         self.start_button.setEnabled(self.recommended is not None)

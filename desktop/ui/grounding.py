@@ -1,8 +1,5 @@
-"""Answers grounded in a document collection: the prompt with numbered sources, and the
-clickable citations under the answer.
-
-Retrieval embeds the question, so it runs on the generation worker's thread (``prepare``)
-before the first token; the window only maps ``[n]`` back to files once the answer ends.
+"""The clickable citations under a grounded answer (the grounding itself is the core's,
+``desktop.chat.grounding``; its names are re-exported here for the window's modules).
 """
 
 from __future__ import annotations
@@ -16,79 +13,14 @@ from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from desktop.engine.types import Message
-from desktop.store.sources import Source
-from desktop.ui.conversations import Turn
+from desktop.chat.grounding import SOURCES_K, Search, cite, was_cited
 from desktop.ui.rich_text import literal_tooltip
 
 if TYPE_CHECKING:
-    from desktop.retrieval.answer import Citation
-    from desktop.retrieval.search import Hit
+    from desktop.store.sources import Source
 
-SOURCES_K = 5
-Search = Callable[[str, Sequence[str]], "list[Hit]"]  # question, collections -> best chunks
-
-
-def grounded_messages(messages: Sequence[Message], hits: Sequence[Hit]) -> list[Message]:
-    """The chat with the numbered sources in front; the user's own system prompt is kept."""
-    from desktop.retrieval.answer import build_messages
-
-    question = messages[-1].content if messages else ""
-    sources_prompt = build_messages(question, hits)[0].content
-    own = [m.content for m in messages if m.role == "system" and m.content.strip()]
-    system = "\n\n".join([*own, sources_prompt])
-    return [Message("system", system), *(m for m in messages if m.role != "system")]
-
-
-def preparer(search: Search, collection: str, messages: Sequence[Message],
-             given: list[Any] | None = None) -> Callable[[], tuple[list[Message], object]]:
-    """A call for the worker thread: retrieve for the last question, build the prompt.
-
-    The hits are also put in ``given``, for the saver that runs later on the same thread
-    (the window's copy arrives by a queued signal, possibly after the answer is saved).
-    """
-    def prepare() -> tuple[list[Message], object]:
-        question = messages[-1].content if messages else ""
-        hits = search(question, [collection])
-        if given is not None:
-            given[:] = hits
-        return grounded_messages(messages, hits), hits
-    return prepare
-
-
-def cite(turn: Turn) -> None:
-    """Fill ``turn.citations`` from the ``[n]`` in its answer (all sources if none cited)."""
-    if not turn.sources:
-        turn.citations = []
-        return
-    from desktop.retrieval.answer import Citation, citations
-
-    cited = citations(turn.content, turn.sources)
-    turn.citations = cited or [
-        Citation(n, h.path, h.page, h.line_start, h.line_end, h.text)
-        for n, h in enumerate(turn.sources, start=1)]
-
-
-def stored_sources(turn: Turn) -> tuple[Source, ...]:
-    """The turn's sources as the store keeps them, each marked whether the answer cites it.
-
-    ``turn.sources`` holds retrieval Hits while a chat is open, or the store's Sources
-    once it was read back; both have the path, page, lines and text needed here.
-    """
-    if not turn.sources:
-        return ()
-    from desktop.retrieval.answer import citations
-
-    cited = {c.number for c in citations(turn.content, turn.sources)}
-    return tuple(Source(n, s.path, s.page, s.line_start, s.line_end, s.text, n in cited)
-                 for n, s in enumerate(turn.sources, start=1))
-
-
-def was_cited(turn: Turn) -> bool:
-    """Whether the answer itself cites the sources shown (else they were only given)."""
-    from desktop.retrieval.answer import citations
-
-    return bool(turn.sources) and bool(citations(turn.content, turn.sources))
+__all__ = ["SOURCES_K", "CitationRow", "Search", "cite", "is_local_file", "open_source",
+           "was_cited"]
 
 
 def is_local_file(path: str) -> bool:
@@ -124,7 +56,7 @@ class CitationRow(QWidget):
         self._row.addStretch(1)
         self.buttons: list[QToolButton] = []
 
-    def show_citations(self, items: Sequence[Citation], *, cited: bool) -> None:
+    def show_citations(self, items: Sequence[Source], *, cited: bool) -> None:
         """One button per citation (hidden when there are none)."""
         for button in self.buttons:
             self._row.removeWidget(button)

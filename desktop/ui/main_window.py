@@ -73,7 +73,7 @@ class MainWindow(QMainWindow):
                              theme=resolve_theme(context.settings.theme),
                              reasoning=lambda ref: thinks(context, ref))
         self.models = ModelsView(context, self.pool)
-        self.documents = DocumentsView(context, self.pool)
+        self.documents = DocumentsView(context, self.pool, download=self.models.download)
         self.server = ServerView(context, self.pool)
         self.stack = QStackedWidget()
         for page in (self.chat, self.models, self.documents, self.server):
@@ -206,7 +206,7 @@ class MainWindow(QMainWindow):
             return None
         if any(chat.store_id is not None or chat.turns for chat in self.chat.chats.chats()):
             return None
-        dialog = FirstRunDialog(self.models, data_dir, self.context.hardware.describe(), self)
+        dialog = FirstRunDialog(self.models, data_dir, self.context.hardware, self)
         dialog.ready.connect(self.use_model)
         dialog.open()
         return dialog

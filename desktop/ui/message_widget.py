@@ -8,8 +8,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from desktop.ui.conversations import Turn
-from desktop.ui.grounding import CitationRow, was_cited
+from desktop.chat.conversation import Turn
+from desktop.chat.grounding import was_cited
+from desktop.ui.grounding import CitationRow
 from desktop.ui.look import icon
 from desktop.ui.markdown_render import COPY_SCHEME, MarkdownRenderer, code_blocks
 from desktop.ui.rich_text import RichTextPart

@@ -9,7 +9,7 @@ them): they are the Models screen's words.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar
@@ -24,7 +24,6 @@ from desktop.catalog.pull import (
     parse_target,
     partial_files,
     pull,
-    unfinished_pulls,
 )
 from desktop.errors import EdgeDeskError
 from desktop.ui.qmodels import CatalogTableModel, human_size
@@ -52,14 +51,13 @@ class ModelDownloads(QObject):
         self._targets: dict[str, PullTarget] = {}  # the quant each download fetches
         self._cancelling: set[str] = set()  # stopping, then deleting the partial files
 
-    def hub_rows(self, shown: set[str]) -> list[CatalogRow]:
+    def hub_rows(self, shown: set[str], unfinished: Sequence[str]) -> list[CatalogRow]:
         """Rows for downloads from Hub search (``REPO:FILE``) that no other row shows:
-        running, cancelling, or left paused by this or an earlier session."""
-        ctx = self._context
+        running, cancelling, or left paused by this or an earlier session (``unfinished``:
+        ``catalog.pull.unfinished_pulls``, read by the listing worker)."""
         # A stopped download is listed only while its part is on disk (resumable): a
         # failed one that kept nothing has nothing to offer.
-        refs = [*self.running, *self._cancelling,
-                *unfinished_pulls(ctx.paths.models_dir, ctx.catalog)]
+        refs = [*self.running, *self._cancelling, *unfinished]
         rows: list[CatalogRow] = []
         for ref in dict.fromkeys(refs):
             if ref in shown or ":" not in ref:

@@ -1,7 +1,12 @@
-"""The Models screen: the catalog with fit badges, imported files, load and use in chat."""
+"""The Models screen: the catalog with fit badges, imported files, load and use in chat.
+
+Rows are read from disk on a worker (``model_listing``) and applied on the window's
+thread; refreshes asked for while a listing runs are folded into one more listing.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -20,29 +25,46 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext
-from desktop.catalog.listing import CatalogRow, catalog_rows
+from desktop.catalog.listing import CatalogRow
 from desktop.engine.types import LoadReport
-from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.errors import EdgeDeskError
+from desktop.ui.core_text import machine_summary
 from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
 from desktop.ui.model_downloads import ModelDownloads
+from desktop.ui.model_listing import (
+    Lister,
+    Listing,
+    installed_files,
+    list_models,
+    remote_rows,
+)
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
 
 
 class ModelsView(QWidget):
-    """Browse the catalog, import a local GGUF, load a model, pick it for chat."""
+    """Browse the catalog, import a local GGUF, load a model, pick it for chat.
+
+    Lives on the window's thread; ``lister`` (default: ``list_models`` over the context)
+    runs on a worker and ``listed`` fires once its rows are in the table.
+    """
 
     models_changed = Signal()
+    listed = Signal()  # the rows read from disk are shown (no listing is running)
     use_in_chat = Signal(str)  # model reference
     error = Signal(str)
 
     def __init__(self, context: AppContext, pool: WorkerPool,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, lister: Lister | None = None) -> None:
         super().__init__(parent)
         self._context = context
         self._pool = pool
+        self._lister: Lister = lister or (lambda: list_models(context))
+        self._listing: TaskWorker | None = None  # the listing running now
+        self._relist = False  # asked to refresh while it ran: list once more after it
+        self._listed: Listing | None = None  # the last listing applied (None: none yet)
         self._imported: list[CatalogRow] = []
         self._remote: list[CatalogRow] | None = None  # None: not asked yet (network, worker)
         self.table_model = CatalogTableModel()
@@ -134,25 +156,67 @@ class ModelsView(QWidget):
 
     # ------------------------------------------------------------------ rows
     def _installed(self, model_id: str) -> list[Path] | None:
-        try:
-            _, _, files = self._context.resolver.locate(model_id)
-        except ModelNotFound:
-            return None
-        return files
+        return installed_files(self._context, model_id)
+
+    @property
+    def is_listed(self) -> bool:
+        """Whether the rows read from disk are shown and no listing is running."""
+        return self._listed is not None and self._listing is None
+
+    def when_listed(self, then: Callable[[], object]) -> None:
+        """Call ``then`` now if the rows are listed, else once they are."""
+        if self.is_listed:
+            then()
+            return
+
+        def once() -> None:
+            self.listed.disconnect(once)
+            then()
+
+        self.listed.connect(once)
 
     def refresh(self) -> None:
-        """Rebuild the rows (catalog fit on this machine, what is installed, imports)."""
-        ctx = self._context
-        self.hardware_label.setText(self.tr("This machine: ") + ctx.hardware.describe())
-        rows = catalog_rows(ctx.catalog, ctx.hardware, gpu_offload=ctx.gpu_offload,
-                            installed=self._installed)
-        rows = [*self._imported, *self._downloaded_elsewhere(), *rows]
-        rows += self.downloads.hub_rows({row.id for row in rows})
+        """Re-read the rows (catalog fit on this machine, what is installed) on a worker;
+        they replace the table's when ready. Returns at once."""
+        if self._listing is not None:
+            self._relist = True  # the running listing may have missed this change
+            return
+        worker = TaskWorker(self._lister, "models")
+        worker.result.connect(self._on_listed)
+        worker.failed.connect(self._on_list_failed)
+        self._listing = worker
+        self._pool.start(worker)
+
+    def _on_listed(self, _key: str, listing: object) -> None:
+        self._listing = None
+        if isinstance(listing, Listing):
+            self._listed = listing
+        if self._relist:
+            self._relist = False
+            self.refresh()
+        self._apply()
+
+    def _on_list_failed(self, _key: str, message: str) -> None:
+        self._listing = None
+        self._listed = self._listed or Listing()
+        self._fail(message)
+        self._apply()
+
+    def _apply(self) -> None:
+        """Show the last listing with this session's imports, downloads and remote models."""
+        listing = self._listed or Listing()
+        if listing.hardware is not None:
+            self.hardware_label.setText(self.tr("This machine: ")
+                                        + machine_summary(listing.hardware))
+        rows = [*self._imported, *listing.rows]
+        rows += self.downloads.hub_rows({row.id for row in rows}, listing.unfinished)
         rows += self._remote or []
         self.table_model.set_rows(rows)
         self._selection_changed()
         self.models_changed.emit()
-        if self._remote is None:
+        if self.is_listed:
+            self.listed.emit()
+        if self._remote is None and self._listed is not None:
             self._ask_remotes()
 
     def _ask_remotes(self) -> None:
@@ -166,37 +230,10 @@ class ModelsView(QWidget):
         self._pool.start(worker)
 
     def _remotes_listed(self, key: str, listed: object) -> None:
-        rows = []
-        for name, ids in dict(listed).items():  # type: ignore[call-overload]
-            if not isinstance(ids, list):
-                continue  # unreachable now; 'edgedesk remotes test NAME' says why
-            endpoint = self._context.remotes.get(name)
-            for model_id in ids:
-                rows.append(CatalogRow(
-                    id=model_id, name=remote_label(self.tr("runs on {0} — leaves this device"),
-                                                   model_id, name),
-                    family="remote", kind="chat", tier="remote",
-                    repo=endpoint.base_url if endpoint else name, recommended_quant=None,
-                    size_bytes=None, fit="—", installed=("remote",)))
+        rows = remote_rows(listed, self._context.remotes,
+                           self.tr("runs on {0} — leaves this device"))
         self._remote = rows
-        self.refresh()
-
-    def _downloaded_elsewhere(self) -> list[CatalogRow]:
-        """Rows for models pulled from the Hub by repo and file (not catalog entries)."""
-        rows = []
-        for model in self._context.installed.all():
-            if model.catalog_id is not None or not model.paths:
-                continue
-            try:
-                kind = self._context.resolver(model.id).kind
-            except EdgeDeskError:
-                continue  # files gone or unreadable: 'edgedesk models list' explains
-            rows.append(CatalogRow(
-                id=model.id, name=model.paths[0].name, family="other", kind=kind,
-                tier="hub", repo=model.repo or str(model.paths[0].parent),
-                recommended_quant=model.quant, size_bytes=model.size, fit="—",
-                installed=model.files))
-        return rows
+        self._apply()  # nothing on disk changed: no need to list again
 
     def _selection_changed(self) -> None:
         self._show_details()
@@ -242,6 +279,7 @@ class ModelsView(QWidget):
             installed=(str(spec.path),),
         )
         self._imported = [r for r in self._imported if r.id != model_id] + [row]
+        self._apply()  # usable at once; the listing below catches up with the disk
         self.refresh()
         return model_id
 
@@ -342,7 +380,7 @@ class ModelsView(QWidget):
         worker = self.downloads.start(ref, quant)
         shown = (self.table_model.row_at(n).id for n in range(self.table_model.rowCount()))
         if worker is not None and ref not in shown:
-            self.refresh()  # a Hub search pick: give it a row, with Pause and Cancel
+            self._apply()  # a Hub search pick: a row of its own now, with Pause and Cancel
         return worker
 
     def pause(self, ref: str) -> None:
@@ -365,7 +403,3 @@ class ModelsView(QWidget):
         self.status.setText(message)
         self.error.emit(message)
 
-
-def remote_label(template: str, model_id: str, remote: str) -> str:
-    """A remote model's name with its badge: ``glm-4.6 (runs on gpu — leaves this device)``."""
-    return f"{model_id.removeprefix(remote + '/')} ({template.format(remote)})"

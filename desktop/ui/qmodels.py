@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
 from desktop.ui.conversations import Conversation
+from desktop.ui.core_text import kind_text, tier_text, verdict_text
 from desktop.ui.rich_text import literal_tooltip
 
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -116,8 +117,9 @@ class CatalogTableModel(QAbstractTableModel):
             if row.id in self._status:
                 return self._status[row.id]
             return self.tr("installed") if row.installed else ""
-        cells = (row.name, row.kind, row.tier, row.recommended_quant or "—",
-                 human_size(row.size_bytes), f"● {row.fit}")
+        cells = (row.name, kind_text(row.kind), tier_text(row.tier),
+                 row.recommended_quant or "—", human_size(row.size_bytes),
+                 f"● {verdict_text(row.fit)}")
         return cells[column]
 
 

@@ -3,6 +3,8 @@ and a live request log (no content)."""
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
@@ -21,18 +23,45 @@ from PySide6.QtWidgets import (
 
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
-from desktop.server.client_setups import python_openai, setups
+from desktop.resolve import looks_like_path
+from desktop.server.client_setups import MODEL, python_openai, setups
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyStore
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 LOG_LINES = 500  # the live log keeps the last requests only; the file keeps them all
+# The chat model placeholder, not the one inside CODE-MODEL-ID (an autocomplete model).
+_MODEL_PLACEHOLDER = re.compile(r"(?<![\w-])" + re.escape(MODEL) + r"(?![\w-])")
 
 
 def snippet(url: str) -> str:
     """Ready-to-copy code for the ``openai`` client against this server."""
     return python_openai(url) + (
         f"\n# IDEs (Continue, Cline, …): OpenAI-compatible provider, base URL {url}")
+
+
+def with_model(text: str, model: str | None) -> str:
+    """``text`` naming ``model`` where it says MODEL-ID (kept as is when there is none)."""
+    return text if model is None else _MODEL_PLACEHOLDER.sub(lambda _m: model, text)
+
+
+def snippet_model(context: AppContext) -> str | None:
+    """The chat model the snippets name: the first preloaded chat model, else the first one
+    here (imported, downloaded, catalog files on disk); None when none is installed."""
+    resolver = context.resolver
+    refs: list[str] = [*map(str, context.settings.engine.preload), *resolver.registered,
+            *(m.id for m in context.installed.all()),
+            *(e.id for e in context.catalog if e.kind == "chat")]
+    for ref in dict.fromkeys(refs):
+        if looks_like_path(ref) and ref not in resolver.registered:
+            continue  # the server never accepts a file path as a model id
+        try:
+            resolver.locate(ref)
+            if resolver(ref).kind == "chat":
+                return ref
+        except EdgeDeskError:
+            continue  # not here, not allowed, unreadable: not an id a client can use
+    return None
 
 
 def log_line(record: AccessRecord) -> str:
@@ -145,9 +174,10 @@ class ServerView(QWidget):
         return self._key_store
 
     def showEvent(self, event: QShowEvent) -> None:
-        """List the keys when the screen is first shown."""
+        """List the keys when the screen is first shown; name a model installed since."""
         if self._key_store is None:
             self._list_keys()
+        self._show_snippet()
         super().showEvent(event)
 
     # ------------------------------------------------------------------ state
@@ -168,11 +198,24 @@ class ServerView(QWidget):
         pick.addWidget(self.client_picker, 1)
         layout.addLayout(pick)
         layout.addWidget(self.snippet)
+        self.model_hint = QLabel()
+        self.model_hint.setObjectName("Muted")
+        self.model_hint.setWordWrap(True)
+        layout.addWidget(self.model_hint)
 
     def _show_snippet(self) -> None:
         name = self.client_picker.currentText()
         text = snippet(self._url) if name == "Python (openai)" else setups(self._url)[name]
-        self.snippet.setPlainText(text)
+        # Found when the screen is shown (showEvent): while the window opens, the model
+        # list (and the hardware probe behind the resolver) is read on a worker instead.
+        model = snippet_model(self._context) if self.isVisible() else None
+        self.snippet.setPlainText(with_model(text, model))
+        self.model_hint.setText(
+            self.tr("No chat model is installed yet: download or import one on the Models "
+                    "screen, then use its id in place of %1.").replace("%1", MODEL)
+            if model is None else
+            self.tr("%1 is a chat model on this device; any id from /v1/models works.")
+            .replace("%1", model))
 
     @property
     def running(self) -> bool:

@@ -153,23 +153,30 @@ class GenerationWorker(Worker):
         full_text: list[str] = []
         full_reasoning: list[str] = []
         last = time.perf_counter()
-        for chunk in stream:
-            assert isinstance(chunk, Chunk)
-            text.append(chunk.text)
-            reasoning.append(chunk.reasoning)
-            full_text.append(chunk.text)
-            full_reasoning.append(chunk.reasoning)
-            now = time.perf_counter()
-            if chunk.is_final or now - last >= EMIT_INTERVAL_S:
-                if any(text) or any(reasoning):
-                    self.delta.emit(StreamDelta("".join(text), "".join(reasoning)))
-                text.clear()
-                reasoning.clear()
-                last = now
-            if chunk.is_final:
-                self.finished_chunk.emit(chunk)
-                if self._after is not None:
-                    self._after(chunk, "".join(full_text), "".join(full_reasoning))
+        try:
+            for chunk in stream:
+                assert isinstance(chunk, Chunk)
+                text.append(chunk.text)
+                reasoning.append(chunk.reasoning)
+                full_text.append(chunk.text)
+                full_reasoning.append(chunk.reasoning)
+                now = time.perf_counter()
+                if chunk.is_final or now - last >= EMIT_INTERVAL_S:
+                    if any(text) or any(reasoning):
+                        self.delta.emit(StreamDelta("".join(text), "".join(reasoning)))
+                    text.clear()
+                    reasoning.clear()
+                    last = now
+                if chunk.is_final:
+                    self.finished_chunk.emit(chunk)
+                    if self._after is not None:
+                        self._after(chunk, "".join(full_text), "".join(full_reasoning))
+        except Exception:
+            # The model failed mid-answer (a remote dropped the stream): every word that
+            # came stays on screen above the error, not only those of earlier batches.
+            if any(text) or any(reasoning):
+                self.delta.emit(StreamDelta("".join(text), "".join(reasoning)))
+            raise
 
 
 class TaskWorker(Worker):

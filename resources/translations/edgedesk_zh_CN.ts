@@ -4,42 +4,42 @@
 <context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="51"/>
+        <location filename="../../desktop/ui/qmodels.py" line="52"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="52"/>
+        <location filename="../../desktop/ui/qmodels.py" line="53"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="53"/>
+        <location filename="../../desktop/ui/qmodels.py" line="54"/>
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="54"/>
+        <location filename="../../desktop/ui/qmodels.py" line="55"/>
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="55"/>
+        <location filename="../../desktop/ui/qmodels.py" line="56"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="56"/>
+        <location filename="../../desktop/ui/qmodels.py" line="57"/>
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="57"/>
+        <location filename="../../desktop/ui/qmodels.py" line="58"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="118"/>
+        <location filename="../../desktop/ui/qmodels.py" line="119"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -47,117 +47,117 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="46"/>
+        <location filename="../../desktop/ui/chat_header.py" line="47"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="47"/>
+        <location filename="../../desktop/ui/chat_header.py" line="48"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="50"/>
+        <location filename="../../desktop/ui/chat_header.py" line="51"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="175"/>
+        <location filename="../../desktop/ui/chat_header.py" line="176"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="56"/>
+        <location filename="../../desktop/ui/chat_header.py" line="57"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="57"/>
+        <location filename="../../desktop/ui/chat_header.py" line="58"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="59"/>
+        <location filename="../../desktop/ui/chat_header.py" line="60"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="60"/>
+        <location filename="../../desktop/ui/chat_header.py" line="61"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="61"/>
+        <location filename="../../desktop/ui/chat_header.py" line="62"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="63"/>
+        <location filename="../../desktop/ui/chat_header.py" line="64"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="64"/>
+        <location filename="../../desktop/ui/chat_header.py" line="65"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="66"/>
+        <location filename="../../desktop/ui/chat_header.py" line="67"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="83"/>
+        <location filename="../../desktop/ui/chat_header.py" line="84"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="84"/>
+        <location filename="../../desktop/ui/chat_header.py" line="85"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="87"/>
+        <location filename="../../desktop/ui/chat_header.py" line="88"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="88"/>
+        <location filename="../../desktop/ui/chat_header.py" line="89"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="90"/>
+        <location filename="../../desktop/ui/chat_header.py" line="91"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="92"/>
+        <location filename="../../desktop/ui/chat_header.py" line="93"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="154"/>
+        <location filename="../../desktop/ui/chat_header.py" line="155"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="156"/>
+        <location filename="../../desktop/ui/chat_header.py" line="157"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="177"/>
+        <location filename="../../desktop/ui/chat_header.py" line="178"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="276"/>
+        <location filename="../../desktop/ui/chat_header.py" line="272"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="277"/>
+        <location filename="../../desktop/ui/chat_header.py" line="273"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -165,102 +165,107 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="43"/>
         <location filename="../../desktop/ui/chat_sidebar.py" line="44"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="45"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="45"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="46"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="48"/>
         <location filename="../../desktop/ui/chat_sidebar.py" line="49"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="50"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="62"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="63"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="70"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="71"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="72"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="73"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="74"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="76"/>
         <source>Export chat as Markdown</source>
         <translation>将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="117"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="122"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="117"/>
+        <source>Nothing to export: this chat has no messages yet.</source>
+        <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
 </context>
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="141"/>
+        <location filename="../../desktop/ui/chat_view.py" line="138"/>
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="142"/>
+        <location filename="../../desktop/ui/chat_view.py" line="139"/>
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="145"/>
+        <location filename="../../desktop/ui/chat_view.py" line="142"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="147"/>
+        <location filename="../../desktop/ui/chat_view.py" line="144"/>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="148"/>
+        <location filename="../../desktop/ui/chat_view.py" line="145"/>
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="150"/>
+        <location filename="../../desktop/ui/chat_view.py" line="147"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="151"/>
+        <location filename="../../desktop/ui/chat_view.py" line="148"/>
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="152"/>
+        <location filename="../../desktop/ui/chat_view.py" line="149"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="323"/>
+        <location filename="../../desktop/ui/chat_view.py" line="293"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="352"/>
+        <location filename="../../desktop/ui/chat_view.py" line="326"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -268,24 +273,117 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="134"/>
+        <location filename="../../desktop/ui/grounding.py" line="66"/>
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="135"/>
+        <location filename="../../desktop/ui/grounding.py" line="67"/>
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="143"/>
+        <location filename="../../desktop/ui/grounding.py" line="75"/>
         <source>Open source </source>
         <translation>打开来源 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="156"/>
+        <location filename="../../desktop/ui/grounding.py" line="88"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
+    </message>
+</context>
+<context>
+    <name>CoreText</name>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="18"/>
+        <source>fits on GPU</source>
+        <translation>适合 GPU</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="19"/>
+        <source>fits in RAM, slower</source>
+        <translation>内存可容纳，较慢</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="20"/>
+        <source>fits in RAM, slower (CPU)</source>
+        <translation>内存可容纳，较慢（CPU）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="21"/>
+        <source>won&apos;t fit</source>
+        <translation>无法运行</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="24"/>
+        <source>chat</source>
+        <translation>聊天</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="25"/>
+        <source>embedding</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="26"/>
+        <source>reranker</source>
+        <translation>重排序</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="29"/>
+        <source>laptop</source>
+        <translation>笔记本</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="30"/>
+        <source>desktop</source>
+        <translation>台式机</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="31"/>
+        <source>workstation</source>
+        <translation>工作站</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="32"/>
+        <source>local</source>
+        <translation>本地</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="33"/>
+        <source>hub</source>
+        <translation>模型库</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="34"/>
+        <source>remote</source>
+        <translation>远程</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="64"/>
+        <source>RAM %1/%2 GiB free</source>
+        <translation>内存可用 %1/%2 GiB</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="67"/>
+        <source>%1 CPU threads</source>
+        <translation>%1 个 CPU 线程</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="70"/>
+        <source>%1 %2/%3 GiB free</source>
+        <translation>%1 可用 %2/%3 GiB</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="75"/>
+        <source>no GPU detected</source>
+        <translation>未检测到 GPU</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="76"/>
+        <source>, </source>
+        <translation>，</translation>
     </message>
 </context>
 <context>
@@ -370,232 +468,266 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="53"/>
+        <location filename="../../desktop/ui/documents_view.py" line="74"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="66"/>
+        <location filename="../../desktop/ui/documents_view.py" line="87"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="71"/>
+        <location filename="../../desktop/ui/documents_view.py" line="92"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="72"/>
+        <location filename="../../desktop/ui/documents_view.py" line="93"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="88"/>
+        <location filename="../../desktop/ui/documents_view.py" line="96"/>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="98"/>
+        <source>Download the embedding model, then index</source>
+        <translation>下载嵌入模型，然后建立索引</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="115"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="90"/>
+        <location filename="../../desktop/ui/documents_view.py" line="117"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="91"/>
+        <location filename="../../desktop/ui/documents_view.py" line="118"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="93"/>
+        <location filename="../../desktop/ui/documents_view.py" line="120"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="95"/>
+        <location filename="../../desktop/ui/documents_view.py" line="122"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="112"/>
+        <location filename="../../desktop/ui/documents_view.py" line="139"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="114"/>
+        <location filename="../../desktop/ui/documents_view.py" line="141"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="115"/>
+        <location filename="../../desktop/ui/documents_view.py" line="142"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="115"/>
+        <location filename="../../desktop/ui/documents_view.py" line="142"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="118"/>
+        <location filename="../../desktop/ui/documents_view.py" line="145"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="119"/>
+        <location filename="../../desktop/ui/documents_view.py" line="146"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="121"/>
+        <location filename="../../desktop/ui/documents_view.py" line="148"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="122"/>
+        <location filename="../../desktop/ui/documents_view.py" line="149"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="124"/>
+        <location filename="../../desktop/ui/documents_view.py" line="151"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="126"/>
+        <location filename="../../desktop/ui/documents_view.py" line="153"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="133"/>
+        <location filename="../../desktop/ui/documents_view.py" line="160"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="135"/>
+        <location filename="../../desktop/ui/documents_view.py" line="162"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="168"/>
+        <location filename="../../desktop/ui/documents_view.py" line="195"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="175"/>
-        <location filename="../../desktop/ui/documents_view.py" line="199"/>
+        <location filename="../../desktop/ui/documents_view.py" line="202"/>
+        <location filename="../../desktop/ui/documents_view.py" line="226"/>
         <source>%n document(s)</source>
         <translation>
             <numerusform>%n 个文档</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="195"/>
+        <location filename="../../desktop/ui/documents_view.py" line="222"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="200"/>
+        <location filename="../../desktop/ui/documents_view.py" line="227"/>
         <source>%n chunk(s)</source>
         <translation>
             <numerusform>%n 个片段</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="201"/>
+        <location filename="../../desktop/ui/documents_view.py" line="228"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="212"/>
         <source>New collection</source>
-        <translation>新建文档集</translation>
+        <translation type="vanished">新建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="213"/>
         <source>Name of the collection:</source>
-        <translation>文档集名称：</translation>
+        <translation type="vanished">文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="221"/>
+        <location filename="../../desktop/ui/documents_view.py" line="251"/>
+        <location filename="../../desktop/ui/documents_view.py" line="259"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="230"/>
+        <location filename="../../desktop/ui/documents_view.py" line="268"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="231"/>
+        <location filename="../../desktop/ui/documents_view.py" line="269"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="250"/>
+        <location filename="../../desktop/ui/documents_view.py" line="288"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="251"/>
+        <location filename="../../desktop/ui/documents_view.py" line="289"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="278"/>
+        <location filename="../../desktop/ui/documents_view.py" line="350"/>
+        <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
+        <translation>%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="355"/>
+        <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
+        <translation>%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="378"/>
+        <source>Downloading </source>
+        <translation>正在下载 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="384"/>
+        <source>downloading the embedding model</source>
+        <translation>正在下载嵌入模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="398"/>
+        <source>The download of %1 is paused; Download resumes it.</source>
+        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="410"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="289"/>
+        <location filename="../../desktop/ui/documents_view.py" line="421"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="298"/>
+        <location filename="../../desktop/ui/documents_view.py" line="430"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="303"/>
+        <location filename="../../desktop/ui/documents_view.py" line="435"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="312"/>
+        <location filename="../../desktop/ui/documents_view.py" line="444"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="313"/>
+        <location filename="../../desktop/ui/documents_view.py" line="445"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="314"/>
+        <location filename="../../desktop/ui/documents_view.py" line="446"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="315"/>
+        <location filename="../../desktop/ui/documents_view.py" line="447"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="316"/>
+        <location filename="../../desktop/ui/documents_view.py" line="448"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="318"/>
+        <location filename="../../desktop/ui/documents_view.py" line="450"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -603,67 +735,67 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="78"/>
+        <location filename="../../desktop/ui/first_run.py" line="81"/>
         <source>Welcome to EdgeDesk</source>
         <translation>欢迎使用 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="81"/>
+        <location filename="../../desktop/ui/first_run.py" line="84"/>
         <source>Let&apos;s get a model onto this machine</source>
         <translation>先为这台电脑准备一个模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="84"/>
+        <location filename="../../desktop/ui/first_run.py" line="90"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="93"/>
+        <location filename="../../desktop/ui/first_run.py" line="100"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="101"/>
+        <location filename="../../desktop/ui/first_run.py" line="108"/>
         <source>Skip</source>
         <translation>跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="102"/>
+        <location filename="../../desktop/ui/first_run.py" line="109"/>
         <source>Skip setup (choose a model later)</source>
         <translation>跳过设置（稍后再选模型）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="104"/>
+        <location filename="../../desktop/ui/first_run.py" line="111"/>
         <source>Download and start</source>
         <translation>下载并开始</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="106"/>
+        <location filename="../../desktop/ui/first_run.py" line="113"/>
         <source>Download the recommended model</source>
         <translation>下载推荐的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="118"/>
+        <location filename="../../desktop/ui/first_run.py" line="125"/>
         <source>No catalog model fits this machine. Import a GGUF file on the Models screen instead.</source>
         <translation>目录中没有适合本机的模型。请在“模型”页面导入 GGUF 文件。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="123"/>
+        <location filename="../../desktop/ui/first_run.py" line="129"/>
         <source>Recommended: </source>
         <translation>推荐：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="132"/>
+        <location filename="../../desktop/ui/first_run.py" line="139"/>
         <source>Starting the download…</source>
         <translation>正在开始下载…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="160"/>
+        <location filename="../../desktop/ui/first_run.py" line="167"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="166"/>
+        <location filename="../../desktop/ui/first_run.py" line="178"/>
         <source>Resume download</source>
         <translation>继续下载</translation>
     </message>
@@ -824,7 +956,7 @@
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="245"/>
+        <location filename="../../desktop/ui/main_window.py" line="246"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
@@ -832,64 +964,64 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="54"/>
+        <location filename="../../desktop/ui/message_widget.py" line="55"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="54"/>
+        <location filename="../../desktop/ui/message_widget.py" line="55"/>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="61"/>
-        <location filename="../../desktop/ui/message_widget.py" line="153"/>
+        <location filename="../../desktop/ui/message_widget.py" line="62"/>
+        <location filename="../../desktop/ui/message_widget.py" line="154"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="62"/>
+        <location filename="../../desktop/ui/message_widget.py" line="63"/>
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="106"/>
-        <location filename="../../desktop/ui/message_widget.py" line="117"/>
+        <location filename="../../desktop/ui/message_widget.py" line="107"/>
+        <location filename="../../desktop/ui/message_widget.py" line="118"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="84"/>
+        <location filename="../../desktop/ui/message_widget.py" line="85"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="46"/>
+        <location filename="../../desktop/ui/message_widget.py" line="47"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="85"/>
+        <location filename="../../desktop/ui/message_widget.py" line="86"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="86"/>
+        <location filename="../../desktop/ui/message_widget.py" line="87"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="88"/>
+        <location filename="../../desktop/ui/message_widget.py" line="89"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="90"/>
+        <location filename="../../desktop/ui/message_widget.py" line="91"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="153"/>
+        <location filename="../../desktop/ui/message_widget.py" line="154"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
@@ -897,247 +1029,305 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="51"/>
+        <location filename="../../desktop/ui/models_view.py" line="73"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="59"/>
+        <location filename="../../desktop/ui/models_view.py" line="81"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="89"/>
+        <location filename="../../desktop/ui/models_view.py" line="111"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="90"/>
+        <location filename="../../desktop/ui/models_view.py" line="112"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="92"/>
+        <location filename="../../desktop/ui/models_view.py" line="114"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="93"/>
+        <location filename="../../desktop/ui/models_view.py" line="115"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="95"/>
+        <location filename="../../desktop/ui/models_view.py" line="117"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="97"/>
+        <location filename="../../desktop/ui/models_view.py" line="119"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="99"/>
+        <location filename="../../desktop/ui/models_view.py" line="121"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="100"/>
+        <location filename="../../desktop/ui/models_view.py" line="122"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="102"/>
+        <location filename="../../desktop/ui/models_view.py" line="124"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="103"/>
+        <location filename="../../desktop/ui/models_view.py" line="125"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="104"/>
+        <location filename="../../desktop/ui/models_view.py" line="126"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="107"/>
+        <location filename="../../desktop/ui/models_view.py" line="129"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="109"/>
+        <location filename="../../desktop/ui/models_view.py" line="131"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="110"/>
+        <location filename="../../desktop/ui/models_view.py" line="132"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="114"/>
+        <location filename="../../desktop/ui/models_view.py" line="136"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="115"/>
+        <location filename="../../desktop/ui/models_view.py" line="137"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="120"/>
+        <location filename="../../desktop/ui/models_view.py" line="142"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="146"/>
+        <location filename="../../desktop/ui/models_view.py" line="209"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="176"/>
+        <location filename="../../desktop/ui/models_view.py" line="234"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="216"/>
+        <location filename="../../desktop/ui/models_view.py" line="253"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="222"/>
+        <location filename="../../desktop/ui/models_view.py" line="259"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="249"/>
+        <location filename="../../desktop/ui/models_view.py" line="287"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="250"/>
+        <location filename="../../desktop/ui/models_view.py" line="288"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="258"/>
+        <location filename="../../desktop/ui/models_view.py" line="296"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="271"/>
+        <location filename="../../desktop/ui/models_view.py" line="309"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="285"/>
+        <location filename="../../desktop/ui/models_view.py" line="323"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="296"/>
+        <location filename="../../desktop/ui/models_view.py" line="334"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="297"/>
+        <location filename="../../desktop/ui/models_view.py" line="335"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="314"/>
+        <location filename="../../desktop/ui/models_view.py" line="352"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="334"/>
+        <location filename="../../desktop/ui/models_view.py" line="372"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="335"/>
+        <location filename="../../desktop/ui/models_view.py" line="373"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="94"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="92"/>
         <source>Still deleting the cancelled download of </source>
         <translation>仍在删除已取消的下载：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="116"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="114"/>
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="136"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="134"/>
         <source>cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="168"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="166"/>
         <source>Finished before it could be cancelled; Remove deletes it: </source>
         <translation>取消前已下载完成；可用“移除”删除：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="171"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="169"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="173"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="171"/>
         <source>Cancelled %1; deleted %2 of partial download</source>
         <translation>已取消 %1；删除了 %2 的未完成下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="72"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="180"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="200"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="70"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="178"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="198"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="217"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="215"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="358"/>
+        <location filename="../../desktop/ui/models_view.py" line="396"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
 </context>
 <context>
+    <name>NewCollectionDialog</name>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="76"/>
+        <source>New collection</source>
+        <translation>新建文档集</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="81"/>
+        <source>Name of the collection</source>
+        <translation>文档集名称</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="84"/>
+        <source>Embedding model</source>
+        <translation>嵌入模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="87"/>
+        <source>not downloaded</source>
+        <translation>未下载</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="93"/>
+        <source>Name:</source>
+        <translation>名称：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="94"/>
+        <source>Embedding model:</source>
+        <translation>嵌入模型：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="131"/>
+        <source>No embedding model is available: import one on the Models screen.</source>
+        <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="133"/>
+        <source>Documents are embedded with %1 on this device.</source>
+        <translation>文档将在本机用 %1 生成嵌入。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="136"/>
+        <source>%1 is not downloaded yet: it is downloaded first (%2), then your documents are indexed.</source>
+        <translation>%1 尚未下载：将先下载（%2），然后为你的文档建立索引。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="140"/>
+        <source>Create</source>
+        <translation>创建</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/new_collection.py" line="141"/>
+        <source>Download and create</source>
+        <translation>下载并创建</translation>
+    </message>
+</context>
+<context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="69"/>
+        <location filename="../../desktop/ui/server_view.py" line="98"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="73"/>
+        <location filename="../../desktop/ui/server_view.py" line="102"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="81"/>
+        <location filename="../../desktop/ui/server_view.py" line="110"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="83"/>
+        <location filename="../../desktop/ui/server_view.py" line="112"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="84"/>
+        <location filename="../../desktop/ui/server_view.py" line="113"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="158"/>
+        <location filename="../../desktop/ui/server_view.py" line="188"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
@@ -1146,99 +1336,109 @@
         <translation type="vanished">在代码中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="90"/>
+        <location filename="../../desktop/ui/server_view.py" line="119"/>
         <source>Requests (no content is recorded)</source>
         <translation>请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="94"/>
+        <location filename="../../desktop/ui/server_view.py" line="123"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="103"/>
-        <location filename="../../desktop/ui/server_view.py" line="184"/>
+        <location filename="../../desktop/ui/server_view.py" line="132"/>
+        <location filename="../../desktop/ui/server_view.py" line="227"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="105"/>
+        <location filename="../../desktop/ui/server_view.py" line="134"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="107"/>
-        <location filename="../../desktop/ui/server_view.py" line="185"/>
+        <location filename="../../desktop/ui/server_view.py" line="136"/>
+        <location filename="../../desktop/ui/server_view.py" line="228"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="110"/>
+        <location filename="../../desktop/ui/server_view.py" line="139"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="111"/>
+        <location filename="../../desktop/ui/server_view.py" line="140"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="112"/>
+        <location filename="../../desktop/ui/server_view.py" line="141"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="123"/>
+        <location filename="../../desktop/ui/server_view.py" line="152"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="126"/>
+        <location filename="../../desktop/ui/server_view.py" line="155"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="128"/>
+        <location filename="../../desktop/ui/server_view.py" line="157"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="163"/>
+        <location filename="../../desktop/ui/server_view.py" line="193"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="167"/>
+        <location filename="../../desktop/ui/server_view.py" line="197"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="184"/>
+        <location filename="../../desktop/ui/server_view.py" line="214"/>
+        <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
+        <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="217"/>
+        <source>%1 is a chat model on this device; any id from /v1/models works.</source>
+        <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="227"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="185"/>
+        <location filename="../../desktop/ui/server_view.py" line="228"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="247"/>
+        <location filename="../../desktop/ui/server_view.py" line="288"/>
         <source>Key copied to the clipboard; it is shown only once: </source>
         <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="252"/>
+        <location filename="../../desktop/ui/server_view.py" line="293"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="253"/>
+        <location filename="../../desktop/ui/server_view.py" line="294"/>
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="271"/>
+        <location filename="../../desktop/ui/server_view.py" line="312"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
@@ -1379,7 +1579,7 @@
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="97"/>
+        <location filename="../../desktop/ui/__init__.py" line="98"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>

@@ -7,6 +7,9 @@ exactly one document:
   (and common ones: "how", "the", "keeps") with its document; vector search's home turf.
 - ``IDENTIFIERS``: questions naming error codes, part numbers, commands and people's
   names, over documents that read alike otherwise; keyword search's home turf.
+- ``CHINESE``: short Chinese documents and questions that say it in other words, as a
+  Chinese user asks (sharing a noun or two, not the sentence). MiniLM knows little
+  Chinese, so here the vector half is the weak one and must not drag hybrid down.
 
 Hybrid search must do at least as well as the better of its two halves on each.
 """
@@ -111,4 +114,52 @@ IDENTIFIERS: list[Case] = [
      "status of INV-2024-0971"),
 ]
 
-SETS: dict[str, list[Case]] = {"paraphrase": PARAPHRASE, "identifiers": IDENTIFIERS}
+CHINESE: list[Case] = [
+    ("bees", "蜜蜂把采来的花蜜带回蜂巢，扇动翅膀让水分蒸发，再加入酶，酿成蜂蜜后用蜂蜡封住巢房。",
+     "那些嗡嗡叫的小虫子是怎么做出甜甜的蜜的？"),
+    ("tides", "月球的引力把海水拉成隆起，所以海岸每天大约会出现两次涨潮和两次落潮。",
+     "为什么海边的水一天要涨落两回？"),
+    ("vaccine", "疫苗让免疫系统先认识病原体无害的一部分，真正感染时身体已经准备好了抗体。",
+     "打预防针为什么能让人不容易生病？"),
+    ("thermos", "保温杯的内外两层之间是真空，热量无法通过传导和对流散失，所以水能保持很久的热度。",
+     "为什么杯子里的热水放一整天还是烫的？"),
+    ("rainbow", "阳光射入雨滴后发生折射和反射，白光被分解成不同颜色，于是天空出现彩虹。",
+     "下完雨天上那道七彩的弧是怎么来的？"),
+    ("compost", "厨余和落叶在真菌、细菌和蚯蚓的分解下变成堆肥，经常翻动肥堆可以补充氧气。",
+     "剩菜叶子怎样变成种花用的肥料？"),
+    ("password", "每个网站使用不同的长密码，交给密码管理器保存，并尽量开启两步验证。",
+     "怎样才能让我的网上账号不被盗？"),
+    ("jetlag", "跨越多个时区后，生物钟和当地的昼夜不同步；早上多晒太阳、按时睡觉有助于调整。",
+     "坐长途飞机去国外以后怎么倒时差？"),
+    ("bicycle", "自行车爆胎时，先拆下车轮，撬开外胎，找到内胎上的破洞，再涂胶贴上补丁。",
+     "单车轮胎被扎破了，在路边该怎么补？"),
+    ("photosynthesis", "植物用叶绿素吸收阳光，把二氧化碳和水转化为糖，同时释放出氧气。",
+     "绿叶是怎样给自己制造养分的？"),
+    ("earthquake", "断层上积累的应力使岩石突然错动，地震波由此传遍地面，造成地震。",
+     "大地为什么会剧烈摇晃？"),
+    ("espresso", "意式浓缩咖啡是用高压热水快速穿过压实的细咖啡粉，大约三十秒就萃取完成。",
+     "早上喝的那一小杯很浓的咖啡是怎么做出来的？"),
+    ("budget", "先列出每月收入，减去房租水电等固定开支，再把剩下的钱分给储蓄、吃饭和娱乐。",
+     "工资发下来以后该怎么计划着花？"),
+    ("glacier", "在降雪多于融化的地方，积雪被压实成冰，冰川在自身重量下缓慢向山下流动。",
+     "高山上那些会流动的冰河是怎么形成的？"),
+    ("sleep", "成年人每晚需要七到九小时睡眠，卧室保持黑暗凉爽、睡前不看手机能提高睡眠质量。",
+     "大人一晚上该睡多久，怎么睡得更好？"),
+    ("volcano", "岩浆沿着地壳裂缝上升，气体压力积累到一定程度就喷发出熔岩和火山灰。",
+     "有些山为什么会喷出滚烫的石头？"),
+    ("recycling", "塑料瓶和易拉罐要冲洗干净，纸箱压扁，厨余不要放进可回收垃圾桶。",
+     "扔瓶子和纸盒之前要做些什么处理？"),
+    ("memory", "间隔重复法在快要遗忘之前安排复习，间隔越来越长，知识就记得更牢。",
+     "有什么学习方法能让背过的东西很多年都不忘？"),
+    ("battery", "锂电池的电量保持在百分之二十到八十之间，并远离高温，寿命会更长。",
+     "怎样让手机电池多用几年？"),
+    ("tea", "绿茶不发酵，用八十度左右的水冲泡，水太烫会把茶叶泡苦。",
+     "泡绿茶用开水为什么会发苦？"),
+    ("dumplings", "包饺子时，面皮要擀得中间厚边缘薄，馅料不要太多，捏紧边缘煮的时候才不会破。",
+     "怎样包的饺子下锅煮不会散开？"),
+    ("subway", "地铁早晚高峰时段人最多，错峰出行或选择靠近车厢两端的位置会宽松一些。",
+     "上下班时坐地铁太挤，有什么办法？"),
+]
+
+SETS: dict[str, list[Case]] = {"paraphrase": PARAPHRASE, "identifiers": IDENTIFIERS,
+                               "chinese": CHINESE}

@@ -391,3 +391,51 @@ def test_real_engine_through_scheduler_serves_chat_and_embeddings(
     assert {m.model_id for m in scheduler.loaded()} == {"chat", "embed"}
     scheduler.close()
     assert scheduler.loaded() == []
+
+
+def _remote_or_local(parallel: dict[str, int]) -> Callable[[str], ModelSpec]:
+    """Local models ``a``/``b`` (slots from ``parallel``, read at each resolve) and a remote."""
+    def resolve(ref: str) -> ModelSpec:
+        if ref.startswith("gpu/"):
+            return ModelSpec(Path(f"remote/{ref}"), ref, options={
+                "remote": {"name": "gpu", "model": ref[4:]}, "estimated_bytes": 0})
+        return ModelSpec(Path(f"/{ref}.gguf"), ref, options={
+            "estimated_bytes": 100, "parallel": parallel.get(ref, 1)})
+    return resolve
+
+
+def test_remote_models_do_not_count_toward_max_loaded() -> None:
+    engines: dict[str, list[FakeEngine]] = {}
+
+    def load(spec: ModelSpec) -> FakeEngine:
+        engines.setdefault(spec.model_id, []).append(FakeEngine(spec))
+        return engines[spec.model_id][-1]
+
+    scheduler = Scheduler(load, _remote_or_local({}), budget_bytes=100, max_loaded=1)
+    assert _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS)) == "a:x"
+    for model in ("gpu/big", "gpu/other"):  # remote models: no memory used here
+        _text(scheduler.stream_chat(model, [Message("user", "x")], PARAMS))
+    assert _text(scheduler.stream_chat("a", [Message("user", "y")], PARAMS)) == "a:y"
+    assert len(engines["a"]) == 1 and not engines["a"][0].closed  # never evicted
+    assert {m.model_id for m in scheduler.loaded()} == {"a", "gpu/big", "gpu/other"}
+    _text(scheduler.stream_chat("b", [Message("user", "x")], PARAMS))  # a local one still swaps
+    assert engines["a"][0].closed
+    assert {m.model_id for m in scheduler.loaded()} == {"b", "gpu/big", "gpu/other"}
+
+
+def test_a_changed_load_option_reloads_the_model_at_its_next_request() -> None:
+    engines: list[FakeEngine] = []
+    parallel = {"a": 1}
+
+    def load(spec: ModelSpec) -> FakeEngine:
+        engines.append(FakeEngine(spec, parallel=spec.options["parallel"]))
+        return engines[-1]
+
+    scheduler = Scheduler(load, _remote_or_local(parallel))
+    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
+    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
+    assert len(engines) == 1  # same plan: kept
+    parallel["a"] = 3  # as engine.parallel changes in the settings
+    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
+    assert len(engines) == 2 and engines[0].closed
+    assert [m.slots_total for m in scheduler.loaded()] == [3]

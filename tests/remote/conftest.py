@@ -1,13 +1,18 @@
-"""Remote-engine fixtures: an in-memory OS keyring, a fake remote, a context using it."""
+"""Remote-engine fixtures: an in-memory OS keyring, a fake remote, a local server using it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import keyring
+import openai
 import pytest
 from keyring.backend import KeyringBackend
 
+from desktop.app import AppContext, build_context
+from desktop.config import NoPolicy, ServerSettings
+from desktop.remote.registry import keyring_set
 from tests.remote.fake_openai import Fake, fake_server
 
 
@@ -47,3 +52,34 @@ def fake() -> Iterator[Fake]:
     """A fake OpenAI-compatible remote that wants the key ``sk-remote``."""
     with fake_server(key="sk-remote") as server:
         yield server
+
+
+@dataclass
+class Local:
+    """The local EdgeDesk server whose remote ``gpu`` is the fake."""
+
+    ctx: AppContext
+    client: openai.OpenAI
+
+    @property
+    def root(self) -> str:
+        """The server's address without ``/v1`` (Anthropic and Ollama clients want it)."""
+        return str(self.client.base_url).rstrip("/").removesuffix("/v1")
+
+
+@pytest.fixture
+def local(fake: Fake) -> Iterator[Local]:
+    """A local server (no key) with the fake added as remote ``gpu``."""
+    ctx = build_context(policy=NoPolicy())
+    ctx.remotes.add("gpu", fake.url)
+    keyring_set("gpu", "sk-remote")
+    runner = ctx.server_runner(settings=ServerSettings(require_key=False).model_copy(
+        update={"port": 0}))
+    runner.start()
+    try:
+        with openai.OpenAI(base_url=runner.url, api_key="unused", max_retries=0,
+                           timeout=60) as client:
+            yield Local(ctx, client)
+    finally:
+        runner.stop()
+        ctx.close()

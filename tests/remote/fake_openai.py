@@ -2,8 +2,10 @@
 
 The fake's behaviour is chosen by the model name a request asks for:
 ``echo`` streams the last user message back word by word; ``busy`` answers 429; ``drop``
-sends two events and cuts the connection; ``endless`` streams until the client leaves
-(and then sets ``abandoned``); ``stall`` never answers. Every request is counted.
+sends two events and cuts the connection; ``fails`` sends two events, then an error
+event; ``halts`` sends two events, then nothing until ``release`` is set; ``endless``
+streams until the client leaves (and then sets ``abandoned``); ``stall`` never answers.
+``embedder`` reports its own token counts, ``bare-embedder`` none. Every request is counted.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 BLOB = b"GGUF" + bytes(range(256)) * 8  # a "model file" for download tests
-MODELS = ["tooler", "echo", "busy", "drop", "endless", "stall", "embedder"]
+MODELS = ["tooler", "echo", "busy", "drop", "fails", "halts", "endless", "stall", "embedder",
+          "bare-embedder"]
+EMBED_TOKENS_EACH = 7  # the fake's token count per embedded text (no estimate gives it)
+FAILURE = "the GPU node fell over"  # what ``fails`` reports mid-answer
 
 
 @dataclass
@@ -97,6 +102,17 @@ def build_app(fake: Fake) -> Starlette:
                 yield _event(piece(words[0]))
                 yield _event(piece("again "))
                 raise ConnectionResetError("the fake drops the stream")
+            if model == "halts":
+                yield _event(piece(words[0]))
+                yield _event(piece("again "))
+                while not fake.release.is_set():
+                    await asyncio.sleep(0.02)
+                return
+            if model == "fails":
+                yield _event(piece(words[0]))
+                yield _event(piece("again "))
+                yield _event({"error": {"message": FAILURE, "type": "server_error"}})
+                return
             if model == "tooler":
                 call = {"index": 0, "id": "call_1", "type": "function",
                         "function": {"name": "get_weather", "arguments": ""}}
@@ -132,8 +148,11 @@ def build_app(fake: Fake) -> Starlette:
             return denied()
         data = [{"index": i, "object": "embedding",
                  "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(body["input"])]
-        return JSONResponse({"object": "list", "data": data[::-1], "model": body["model"],
-                             "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+        answer: dict[str, Any] = {"object": "list", "data": data[::-1], "model": body["model"]}
+        if body["model"] != "bare-embedder":  # that one reports no usage
+            tokens = EMBED_TOKENS_EACH * len(body["input"])
+            answer["usage"] = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return JSONResponse(answer)
 
     async def blob(request: Request) -> Response:
         fake.requests.append("GET /files/blob")

@@ -3,44 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.config import NoPolicy, ServerSettings
 from desktop.net import read_log
 from desktop.remote.registry import keyring_set
-from tests.remote.fake_openai import Fake
-
-
-@dataclass
-class Local:
-    """The local EdgeDesk server whose remote ``gpu`` is the fake."""
-
-    ctx: AppContext
-    client: openai.OpenAI
-
-
-@pytest.fixture
-def local(fake: Fake) -> Iterator[Local]:
-    ctx = build_context(policy=NoPolicy())
-    ctx.remotes.add("gpu", fake.url)
-    keyring_set("gpu", "sk-remote")
-    runner = ctx.server_runner(settings=ServerSettings(require_key=False).model_copy(
-        update={"port": 0}))
-    runner.start()
-    try:
-        with openai.OpenAI(base_url=runner.url, api_key="unused", max_retries=0,
-                           timeout=60) as client:
-            yield Local(ctx, client)
-    finally:
-        runner.stop()
-        ctx.close()
+from tests.remote.conftest import Local
+from tests.remote.fake_openai import EMBED_TOKENS_EACH, Fake
 
 
 def test_remote_models_are_listed(local: Local, fake: Fake) -> None:
@@ -74,6 +46,19 @@ def test_completions_and_embeddings(local: Local) -> None:
     assert done.choices[0].text == "once upon "
     vectors = local.client.embeddings.create(model="gpu/embedder", input=["a", "abc"])
     assert [v.embedding[0] for v in vectors.data] == [1.0, 3.0]  # remote order restored
+
+
+def test_embedding_usage_is_the_remotes_own_count_when_it_sends_one(local: Local) -> None:
+    texts = ["a short text", "and a somewhat longer second text to embed"]
+    counted = local.client.embeddings.create(model="gpu/embedder", input=texts)
+    assert counted.usage.prompt_tokens == EMBED_TOKENS_EACH * 2  # as the remote counted
+    # A remote that sends no usage: estimated (about four characters a token).
+    estimated = local.client.embeddings.create(model="gpu/bare-embedder", input=texts)
+    assert estimated.usage.prompt_tokens == sum((len(t) + 3) // 4 for t in texts)
+    # Ollama's route reports the same count.
+    reply = httpx.post(f"{local.root}/api/embed", timeout=60,
+                       json={"model": "gpu/embedder", "input": ["x", "y", "z"]})
+    assert reply.json()["prompt_eval_count"] == EMBED_TOKENS_EACH * 3
 
 
 def test_rate_limit_reaches_the_client_as_429(local: Local) -> None:

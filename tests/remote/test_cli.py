@@ -118,3 +118,25 @@ def test_a_remote_that_does_not_answer_times_out_with_the_reason(
     finally:
         fake.release.set()
     assert "remote 'gpu' (127.0.0.1) did not answer in time" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("model", "cause"), [
+    ("fails", "remote 'gpu' failed mid-answer: the GPU node fell over"),
+    ("drop", "remote 'gpu'"),
+    ("halts", "remote 'gpu' (127.0.0.1) did not answer in time"),
+])
+def test_run_keeps_the_words_and_then_says_why_the_answer_broke_off(
+        fake: Fake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        model: str, cause: str) -> None:
+    _add(fake, monkeypatch)
+    (Path(os.environ["EDGEDESK_HOME"]) / "config" / "settings.toml").write_text(
+        "[server]\ngeneration_timeout_s = 1\n")
+    capsys.readouterr()
+    fake.release.clear()
+    try:
+        assert main(["run", f"gpu/{model}", "hi"]) == 10
+    finally:
+        fake.release.set()
+    out, err = capsys.readouterr()
+    assert out == "hi again \n"  # the words that came, ended so the error has its own line
+    assert err.startswith("edgedesk: error: ") and cause in err

@@ -10,7 +10,7 @@ from desktop.app import build_context
 from desktop.config import NoPolicy
 from desktop.remote.registry import keyring_set
 from desktop.ui.main_window import MainWindow
-from tests.remote.fake_openai import Fake
+from tests.remote.fake_openai import FAILURE, Fake
 from tests.ui.conftest import send
 
 pytestmark = pytest.mark.qt
@@ -32,4 +32,22 @@ def test_remote_models_carry_the_leaves_this_device_badge(qtbot: Any, fake: Fake
     assert len(saved) == 1
     assert [m.content for m in ctx.chat_store.get_messages(saved[0].id)] == ["kept on this device",
                                                    "kept on this device "]
+    win.close()
+
+
+def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any,
+                                                                fake: Fake) -> None:
+    ctx = build_context(policy=NoPolicy())
+    ctx.remotes.add("gpu", fake.url)
+    keyring_set("gpu", "sk-remote")
+    win = MainWindow(ctx)
+    qtbot.addWidget(win)
+    box = win.chat.model_box
+    qtbot.waitUntil(lambda: box.findData("gpu/fails") >= 0, timeout=20_000)
+    box.setCurrentIndex(box.findData("gpu/fails"))
+    send(qtbot, win, "hi")
+    assert not win.chat.notice.isHidden()
+    assert win.chat.notice.text() == f"remote 'gpu' failed mid-answer: {FAILURE}"
+    assert win.chat.current is not None
+    assert win.chat.current.turns[-1].content == "hi again "  # what came before the failure
     win.close()

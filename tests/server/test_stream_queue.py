@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import threading
 import time
 from pathlib import Path
@@ -39,20 +41,27 @@ def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
         url, auth = f"{srv.url}/chat/completions", {"Authorization": f"Bearer {srv.key}"}
         body = {"model": "tiny-chat", "messages": HI, "max_tokens": 3, "stream": True}
         answers: dict[int, tuple[int, str | None, bytes, float]] = {}
-        left: list[BaseException] = []
+        left: list[bool] = []
 
         def ask(i: int) -> None:
             with httpx.stream("POST", url, json=body, headers=auth, timeout=60) as response:
                 answers[i] = (response.status_code, response.headers.get("retry-after"),
                               response.read(), time.monotonic())
 
-        def leave() -> None:  # a client that gives up while queued
-            try:
-                with httpx.stream("POST", url, json=body, headers=auth,
-                                  timeout=httpx.Timeout(60, read=0.5)) as response:
-                    response.read()
-            except httpx.ReadTimeout as exc:
-                left.append(exc)
+        hang_up = threading.Event()
+
+        def leave() -> None:  # a client that gives up while queued, when the test says so
+            # A raw socket, so hanging up waits on the test's event, not on a read timeout
+            # that a loaded machine can reach before the other clients are even queued.
+            host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+            payload = json.dumps(body).encode()
+            head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                    f"Authorization: Bearer {srv.key}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(payload)}\r\n\r\n").encode()
+            with socket.create_connection((host, int(port)), timeout=60) as sock:
+                sock.sendall(head + payload)
+                hang_up.wait(60)
+            left.append(True)
 
         holder = {**body, "max_tokens": 1000}
         with httpx.stream("POST", url, json=holder, headers=auth, timeout=60) as running:
@@ -71,8 +80,9 @@ def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
             # Refused while the holder still holds the model: at once, not when a turn came.
             assert all(a[1] is not None and int(a[1]) >= 1 for a in refused())
             assert srv.scheduler.queue_depth == queue_max
+            hang_up.set()
             leaver.join(10)
-            assert left  # it timed out waiting and hung up
+            assert left  # it hung up while queued
         for thread in threads:
             thread.join(60)
         served = [a for a in answers.values() if a[0] == 200]

@@ -80,3 +80,8 @@ def gui_thread_gc(qapp) -> Iterator[None]:
     collector.start()
     yield
     collector.stop()
+
+
+def wait_listed(qtbot, win: MainWindow) -> None:
+    """Wait until the Models screen shows the rows its worker read from disk."""
+    qtbot.waitUntil(lambda: win.models.is_listed, timeout=20_000)

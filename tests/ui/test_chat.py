@@ -181,16 +181,16 @@ def test_ctrl_n_starts_a_new_chat(qtbot, window: MainWindow) -> None:
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Records the index of every message bubble the chat screen makes."""
-    import desktop.ui.chat_view as chat_view
+    import desktop.ui.transcript as transcript
 
     indexes: list[int] = []
 
-    class Counted(chat_view.MessageWidget):  # type: ignore[misc]
+    class Counted(transcript.MessageWidget):  # type: ignore[misc]
         def __init__(self, index: int, *args, **kwargs) -> None:
             indexes.append(index)
             super().__init__(index, *args, **kwargs)
 
-    monkeypatch.setattr(chat_view, "MessageWidget", Counted)
+    monkeypatch.setattr(transcript, "MessageWidget", Counted)
     return indexes
 
 
@@ -198,7 +198,7 @@ def test_sending_in_a_long_chat_makes_only_the_two_new_bubbles(
         qtbot, window: MainWindow, made: list[int]) -> None:
     # Re-rendering every earlier answer (Markdown, highlighted code) froze the window for
     # hundreds of milliseconds per message in a long chat.
-    from desktop.ui.conversations import Turn
+    from desktop.chat.conversation import Turn
 
     chat = window.chat
     for number in range(10):

@@ -14,7 +14,7 @@ from desktop.config import NoPolicy
 from desktop.ui.main_window import MainWindow
 from desktop.ui.models_view import ModelsView
 from tests.fixtures.fake_hub import FakeHub, Fault
-from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO
+from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO, wait_listed
 
 pytestmark = pytest.mark.qt
 
@@ -93,6 +93,7 @@ def _window(qtbot) -> tuple[MainWindow, AppContext]:
     qtbot.addWidget(win)
     win.show()
     win.show_page("models")
+    wait_listed(qtbot, win)
     return win, ctx
 
 
@@ -183,6 +184,7 @@ def test_a_part_left_by_an_earlier_session_can_be_cancelled(
     part.write_bytes(b"x" * 5000)  # what a pull killed by a reboot leaves
     win = MainWindow(ctx)
     qtbot.addWidget(win)
+    wait_listed(qtbot, win)
     view = win.models
     view.table.selectRow(_row(view))
     assert view.cancel_button.isEnabled()

@@ -13,7 +13,7 @@ from desktop.config import NoPolicy
 from desktop.ui.first_run import FirstRunDialog, recommend
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub, Fault
-from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO
+from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO, wait_listed
 
 pytestmark = pytest.mark.qt
 
@@ -22,6 +22,7 @@ def _window(qtbot) -> MainWindow:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     win.show()
+    wait_listed(qtbot, win)  # as the app does before it offers first-run setup
     return win
 
 

@@ -9,10 +9,10 @@ from PySide6.QtCore import QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QTextDocumentFragment
 
 from desktop.app import build_context
+from desktop.chat.conversation import Turn
+from desktop.chat.grounding import cite
 from desktop.config import NoPolicy
 from desktop.retrieval.search import Hit
-from desktop.ui.conversations import Turn
-from desktop.ui.grounding import cite
 from desktop.ui.main_window import MainWindow
 from desktop.ui.message_widget import MessageWidget
 from tests.ui.conftest import send
@@ -157,7 +157,7 @@ def test_markup_in_a_cited_document_is_shown_as_text(qtbot) -> None:
 
 def test_a_missing_collection_with_markup_in_its_name_is_named_as_text(qtbot, window) -> None:
     # The name comes from the store, where an imported chat export can put anything.
-    from desktop.ui.conversations import Conversation
+    from desktop.chat.conversation import Conversation
 
     name = '<img src="file:///etc/x.png"><b>docs</b>'
     header = window.chat.header
@@ -299,10 +299,10 @@ def test_an_ephemeral_grounded_chat_keeps_its_sources_while_open(qtbot, grounded
 
 
 def test_cited_sources_come_back_as_cited(qtbot) -> None:
+    from desktop.chat.conversation import Conversation
+    from desktop.chat.persistence import ChatSaver
     from desktop.config import Paths
     from desktop.store.chats import ChatStore
-    from desktop.ui.conversations import Conversation
-    from desktop.ui.persistence import ChatSaver
 
     path = Paths.from_env().database
     store = ChatStore(path)

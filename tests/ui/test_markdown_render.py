@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage
 
 import desktop.ui.markdown_render as markdown_render
-from desktop.ui.conversations import Turn
+from desktop.chat.conversation import Turn
 from desktop.ui.markdown_render import MarkdownRenderer, code_blocks
 from desktop.ui.message_widget import MessageWidget
 

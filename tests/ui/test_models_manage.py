@@ -11,7 +11,7 @@ from desktop.app import build_context
 from desktop.config import NoPolicy
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
-from tests.ui.conftest import CAT_FILE, CAT_ID
+from tests.ui.conftest import CAT_FILE, CAT_ID, wait_listed
 
 pytestmark = pytest.mark.qt
 
@@ -36,6 +36,7 @@ def test_installed_model_shows_its_checksum_and_can_be_removed(qtbot, hub: FakeH
                                                                tiny_chat: Path) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
+    wait_listed(qtbot, win)
     view = win.models
     worker = view.download(CAT_ID)
     assert worker is not None
@@ -48,7 +49,8 @@ def test_installed_model_shows_its_checksum_and_can_be_removed(qtbot, hub: FakeH
     installed = Path(view.table_model.row_at(_row(view, CAT_ID)).installed[0])
     assert installed.exists()
 
-    assert view.remove(CAT_ID)
+    with qtbot.waitSignal(view.listed, timeout=10_000):  # re-read on a worker
+        assert view.remove(CAT_ID)
     assert not view.table_model.row_at(_row(view, CAT_ID)).installed
     assert not installed.exists()  # downloaded by us: deleted
     assert win.chat.model_box.findData(CAT_ID) < 0

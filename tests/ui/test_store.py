@@ -124,6 +124,19 @@ def test_the_windows_export_is_the_stores_with_reasoning_and_sources(
     win.close()
 
 
+def test_exporting_an_empty_chat_says_there_is_nothing_to_export(
+        qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    asked: list[object] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda *a, **k: asked.append(a) or ("/tmp/never.md", ""))
+    qtbot.mouseClick(window.chat.sidebar.export_button, Qt.MouseButton.LeftButton)
+    assert asked == []  # no file chosen, none written
+    assert window.chat.notice.isVisible()
+    assert window.chat.notice.text() == "Nothing to export: this chat has no messages yet."
+
+
 def test_an_ephemeral_chat_exports_from_memory(qtbot, window: MainWindow) -> None:
     window.chat.ephemeral.setChecked(True)
     answer = send(qtbot, window, "secret pineapple")

@@ -41,6 +41,35 @@ def test_think_switch_is_per_chat_and_reaches_the_template(qtbot, window: MainWi
     assert first.think and header.think.isChecked()
 
 
+def test_the_think_switch_is_remembered_after_a_restart(qtbot, window: MainWindow,
+                                                        tmp_path: Path) -> None:
+    from desktop.app import build_context
+    from desktop.config import NoPolicy
+
+    model = write_tiny_llama(tmp_path / "thinker.gguf", chat_template=THINKING_TEMPLATE)
+    window.use_model(window.models.import_file(model))
+    header = window.chat.header
+    qtbot.mouseClick(header.think, _left())  # untick before the chat is saved
+    send(qtbot, window, "answer at once", max_tokens=2)
+    other = window.chat.new_chat()
+    send(qtbot, window, "think first", max_tokens=2)
+    qtbot.mouseClick(header.think, _left())  # untick after it is saved ...
+    qtbot.mouseClick(header.think, _left())  # ... and tick again
+    assert other.think
+    window.close()
+
+    again = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(again)
+    again.show()
+    again.models.import_file(model)
+    saved = {c.title: c for c in again.chat.chats.chats() if c.store_id is not None}
+    again.chat.select(saved["answer at once"])
+    assert again.chat.header.think.isVisible() and not again.chat.header.think.isChecked()
+    again.chat.select(saved["think first"])
+    assert again.chat.header.think.isChecked()
+    again.close()
+
+
 def _left():
     from PySide6.QtCore import Qt
 

@@ -1,0 +1,75 @@
+"""Conversations as every view holds them: turns, per-chat model and sampling.
+
+This is what the window and the terminal chat show and edit; ``ChatSaver``
+(persistence.py) mirrors it into the chat store. Ephemeral chats go to the store's
+in-memory part and never reach disk. A Conversation belongs to one thread (the one
+that shows it); the core's worker only reads it and appends to the store.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.engine.types import Message, Role, Usage
+from desktop.store.sources import Source
+
+DEFAULT_TITLE = "New chat"
+
+
+@dataclass
+class Turn:
+    """One message as a view shows it, with the answer's statistics."""
+
+    role: Role
+    content: str
+    reasoning: str = ""
+    usage: Usage | None = None
+    tokens_per_s: float = 0.0
+    finish_reason: str | None = None
+    # The numbered sources given to the model: retrieval Hits while the answer is new,
+    # store.sources.Source once read back from the store (same path/page/lines/text).
+    sources: list[Any] = field(default_factory=list)
+    citations: list[Source] = field(default_factory=list)  # the cited sources shown
+
+
+@dataclass
+class Conversation:
+    """A chat with its own model, system prompt and temperature."""
+
+    model: str = ""
+    title: str = DEFAULT_TITLE
+    system_prompt: str = ""
+    temperature: float = 0.7
+    max_tokens: int = 1024
+    ephemeral: bool = False
+    collection: str = ""  # the document collection that grounds answers ("" for none)
+    think: bool = True  # a reasoning model may think first (False: enable_thinking off)
+    turns: list[Turn] = field(default_factory=list)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    store_id: int | None = None  # the store's id once the first message is saved
+    synced: int = 0  # how many leading turns the store holds
+    rewrite: bool = False  # an edit changed turns the store already holds
+    loaded: bool = True  # False until the turns of a stored chat are read
+
+    def messages(self) -> list[Message]:
+        """The conversation as the engine sees it (system prompt first, reasoning dropped)."""
+        out = [Message("system", self.system_prompt)] if self.system_prompt.strip() else []
+        out += [Message(t.role, t.content) for t in self.turns if t.content or t.role == "user"]
+        return out
+
+    def name_from_first_message(self) -> None:
+        """Title the chat from its first question, as people recognise it later."""
+        if self.title != DEFAULT_TITLE:
+            return
+        first = next((t.content for t in self.turns if t.role == "user"), "")
+        line = " ".join(first.split())
+        if line:
+            self.title = line[:40] + ("…" if len(line) > 40 else "")
+
+    def truncate(self, index: int) -> None:
+        """Drop turn ``index`` and everything after it (edit-and-resend, regenerate)."""
+        del self.turns[index:]
+        if index < self.synced:
+            self.rewrite = True

@@ -1,0 +1,76 @@
+"""Answers grounded in a document collection: the prompt with numbered sources, and the
+``[n]`` citations mapped back to files, pages and lines.
+
+Retrieval embeds the question, so it runs on the thread that generates the answer
+(``preparer``) before the first token; citations are read once the answer ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from desktop.chat.conversation import Turn
+from desktop.engine.types import Message
+from desktop.retrieval.answer import Citation, build_messages, citations
+from desktop.store.sources import Source
+
+if TYPE_CHECKING:
+    from desktop.retrieval.search import Hit
+
+SOURCES_K = 5
+Search = Callable[[str, Sequence[str]], "list[Hit]"]  # question, collections -> best chunks
+
+
+def grounded_messages(messages: Sequence[Message], hits: Sequence[Hit]) -> list[Message]:
+    """The chat with the numbered sources in front; the user's own system prompt is kept."""
+    question = messages[-1].content if messages else ""
+    sources_prompt = build_messages(question, hits)[0].content
+    own = [m.content for m in messages if m.role == "system" and m.content.strip()]
+    system = "\n\n".join([*own, sources_prompt])
+    return [Message("system", system), *(m for m in messages if m.role != "system")]
+
+
+def preparer(search: Search, collection: str, messages: Sequence[Message],
+             given: list[Any] | None = None) -> Callable[[], tuple[list[Message], object]]:
+    """A call for the generating thread: retrieve for the last question, build the prompt.
+
+    The hits are also put in ``given``, for the saver that runs later on the same thread
+    (a window's copy arrives by a queued signal, possibly after the answer is saved).
+    """
+    def prepare() -> tuple[list[Message], object]:
+        question = messages[-1].content if messages else ""
+        hits = search(question, [collection])
+        if given is not None:
+            given[:] = hits
+        return grounded_messages(messages, hits), hits
+    return prepare
+
+
+def cite(turn: Turn) -> None:
+    """Fill ``turn.citations`` from the ``[n]`` in its answer (all sources if none cited)."""
+    if not turn.sources:
+        turn.citations = []
+        return
+    cited = citations(turn.content, turn.sources)
+    turn.citations = cited or [
+        Citation(n, h.path, h.page, h.line_start, h.line_end, h.text)
+        for n, h in enumerate(turn.sources, start=1)]
+
+
+def stored_sources(turn: Turn) -> tuple[Source, ...]:
+    """The turn's sources as the store keeps them, each marked whether the answer cites it.
+
+    ``turn.sources`` holds retrieval Hits while a chat is open, or the store's Sources
+    once it was read back; both have the path, page, lines and text needed here.
+    """
+    if not turn.sources:
+        return ()
+    cited = {c.number for c in citations(turn.content, turn.sources)}
+    return tuple(Source(n, s.path, s.page, s.line_start, s.line_end, s.text, n in cited)
+                 for n, s in enumerate(turn.sources, start=1))
+
+
+def was_cited(turn: Turn) -> bool:
+    """Whether the answer itself cites the sources shown (else they were only given)."""
+    return bool(turn.sources) and bool(citations(turn.content, turn.sources))

@@ -1,0 +1,140 @@
+"""Mirror conversations (the window's, the terminal's) into the chat store.
+
+Saving runs on the thread that generates the answer (the store is thread-safe and every
+write is fsynced, which must not stall a window): the question before the answer is
+generated, the answer (or the part produced before Stop) once it ends. Reading a stored
+chat's turns happens when it is first shown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.chat.conversation import Conversation, Turn
+from desktop.chat.grounding import cite, stored_sources
+from desktop.engine.types import Chunk, Role, Usage
+from desktop.errors import EdgeDeskError
+from desktop.store.chats import ChatMessage, ChatStore
+
+
+def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
+    params = {"temperature": chat.temperature, "system_prompt": chat.system_prompt} \
+        if turn.role == "assistant" else {}
+    usage = turn.usage
+    timings = {"tokens_per_s": turn.tokens_per_s} if turn.tokens_per_s else {}
+    return ChatMessage(
+        role=turn.role, content=turn.content, reasoning=turn.reasoning or None,
+        model=chat.model if turn.role == "assistant" else None, parameters=params,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None, timings=timings,
+        sources=stored_sources(turn) if turn.role == "assistant" else (),
+    )
+
+
+def _to_turn(message: ChatMessage) -> Turn:
+    usage = None
+    if message.completion_tokens is not None:
+        usage = Usage(message.prompt_tokens or 0, message.completion_tokens)
+    role: Role = "assistant" if message.role == "assistant" else "user"
+    turn = Turn(role, message.content, message.reasoning or "", usage,
+                float(message.timings.get("tokens_per_s", 0.0)), sources=list(message.sources))
+    cite(turn)  # the same [n] buttons as when the answer was new: same text, same sources
+    return turn
+
+
+@dataclass
+class ChatSaver:
+    """Loads stored chats and saves a view's chats as they change.
+
+    ``load_all``, ``load_turns``, ``set_collection``, ``set_think``, ``rename`` and
+    ``delete`` are called
+    by the thread that owns the conversations; ``sync``, ``save_answer`` and ``keep`` by
+    the thread generating that chat's answer (one at a time per chat).
+    """
+
+    store: ChatStore
+
+    def load_all(self) -> list[Conversation]:
+        """Every stored chat, most recently active first (turns read later)."""
+        return [Conversation(model=c.model or "", title=c.title or "New chat",
+                             ephemeral=c.ephemeral, collection=c.collection or "",
+                             think=c.think, store_id=c.id, loaded=False)
+                for c in self.store.list_conversations()]
+
+    def load_turns(self, chat: Conversation) -> None:
+        """Read a stored chat's turns and its last system prompt and temperature."""
+        if chat.loaded or chat.store_id is None:
+            return
+        messages = self.store.get_messages(chat.store_id)
+        chat.turns = [_to_turn(m) for m in messages if m.role in {"user", "assistant"}]
+        chat.synced = len(chat.turns)
+        answers = [m for m in messages if m.role == "assistant" and m.parameters]
+        if answers:
+            chat.temperature = float(answers[-1].parameters.get("temperature",
+                                                                 chat.temperature))
+            chat.system_prompt = str(answers[-1].parameters.get("system_prompt", ""))
+        chat.loaded = True
+
+    def sync(self, chat: Conversation, upto: int) -> None:
+        """Make the store hold exactly ``chat.turns[:upto]`` (worker thread)."""
+        if chat.rewrite and chat.store_id is not None:
+            # The store appends only; an edited history is saved as a fresh copy.
+            self.store.delete(chat.store_id)
+            chat.store_id, chat.synced = None, 0
+        chat.rewrite = False
+        if chat.store_id is None:
+            created = self.store.create_conversation(chat.title, chat.model or None,
+                                                     ephemeral=chat.ephemeral,
+                                                     collection=chat.collection or None,
+                                                     think=chat.think)
+            chat.store_id = created.id
+        for turn in chat.turns[chat.synced:upto]:
+            self.store.add_message(chat.store_id, _to_message(turn, chat))
+        chat.synced = max(chat.synced, upto)
+
+    def save_answer(self, chat: Conversation, final: Chunk, text: str, reasoning: str,
+                    sources: Sequence[Any] = ()) -> None:
+        """Save the finished (or stopped) answer, with the sources it was given (worker
+        thread)."""
+        if chat.store_id is None:
+            return
+        turn = Turn("assistant", text, reasoning, final.usage, final.tokens_per_s,
+                    final.finish_reason, sources=list(sources))
+        self.store.add_message(chat.store_id, _to_message(turn, chat))
+        chat.synced += 1
+
+    def keep(self, chat: Conversation) -> None:
+        """Save an ephemeral chat to disk after all (its in-memory copy is dropped)."""
+        if not chat.ephemeral:
+            self.sync(chat, len(chat.turns))
+            return
+        if chat.store_id is not None:
+            with contextlib.suppress(EdgeDeskError):
+                self.store.delete(chat.store_id)
+        chat.ephemeral, chat.store_id, chat.synced, chat.rewrite = False, None, 0, False
+        self.sync(chat, len(chat.turns))
+
+    def set_collection(self, chat: Conversation) -> None:
+        """Store the chat's collection (a chat not saved yet gets it when it is created)."""
+        if chat.store_id is not None:
+            self.store.set_collection(chat.store_id, chat.collection or None)
+
+    def set_think(self, chat: Conversation) -> None:
+        """Store the chat's Think switch (a chat not saved yet gets it when it is created)."""
+        if chat.store_id is not None:
+            self.store.set_think(chat.store_id, chat.think)
+
+    def rename(self, chat: Conversation) -> None:
+        """Store a new title."""
+        if chat.store_id is not None:
+            self.store.rename(chat.store_id, chat.title)
+
+    def delete(self, chat: Conversation) -> None:
+        """Delete a chat and its messages from the store (scrubbed from the file)."""
+        if chat.store_id is not None:
+            with contextlib.suppress(EdgeDeskError):  # already gone: nothing to delete
+                self.store.delete(chat.store_id)
+            chat.store_id = None

@@ -1,0 +1,310 @@
+"""``edgedesk chat [MODEL]``: a conversation in the terminal, on the same core as the window.
+
+Answers stream to standard output (a reasoning model's thinking to standard error);
+grounded answers end with their numbered sources. Conversations are saved to the same
+store as the window's (unless ``--ephemeral``), so they are listed there and by
+``edgedesk chats list``. When standard input is not a terminal it is read as a script:
+one message or slash command a line, ending at EOF with status 0.
+
+Exit status: 0 when the chat ends (/quit, Ctrl-D, EOF, Ctrl-C twice at the prompt); 2
+when MODEL or --collection cannot be used (the message says why), before anything is
+asked. An error during the chat (a model that fails to load, a bad /model) is printed
+and the chat goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import FrameType
+
+from desktop.app import AppContext
+from desktop.chat.conversation import Conversation
+from desktop.chat.grounding import SOURCES_K, was_cited
+from desktop.chat.persistence import ChatSaver
+from desktop.chat.session import ChatCore, PendingTurn
+from desktop.cli.context import context_for, text_arg
+from desktop.crash import shown
+from desktop.engine.types import Chunk
+from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.retrieval.search import Hit
+
+HELP = """commands:
+  /new               start a new chat (same model, system prompt and collection)
+  /regenerate        answer the last question again
+  /model ID          use another model from the next answer on
+  /collection NAME   ground answers in a document collection (/collection alone: none)
+  /save              save this chat (one started with --ephemeral is otherwise forgotten)
+  /quit              leave (so do Ctrl-D and Ctrl-C twice at the prompt)
+  /help              this list
+Ctrl-C while an answer streams stops the answer. A line starting with // is sent as a
+message starting with /."""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``chat`` verb."""
+    from desktop.cli.options import common_options
+
+    parser = sub.add_parser(
+        "chat", parents=[common_options()], help="chat with a model in the terminal",
+        description="Chat with MODEL (a catalog id, an installed id, a .gguf path or\n"
+        "REMOTE/MODEL; default: the installed chat model). Conversations are saved like\n"
+        "the window's. Reads a script of lines from standard input when it is not a\n"
+        "terminal; exits 2 when MODEL or --collection cannot be used.", epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", metavar="MODEL", nargs="?", default=None)
+    parser.add_argument("--collection", metavar="NAME", type=text_arg, default=None,
+                        help="ground answers in this document collection, with citations")
+    parser.add_argument("--system", metavar="TEXT", type=text_arg, default="",
+                        help="system prompt")
+    parser.add_argument("--ephemeral", action="store_true",
+                        help="keep the chat in memory only (/save saves it after all)")
+    parser.add_argument("--max-tokens", type=int, default=1024, metavar="N")
+    parser.add_argument("--temperature", type=float, default=0.7, metavar="T")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the chat until /quit or the end of input; returns the exit code."""
+    if args.max_tokens < 1:
+        raise InvalidRequest("--max-tokens must be at least 1")
+    if not 0.0 <= args.temperature <= 5.0:
+        raise InvalidRequest("--temperature must be between 0 and 5")
+    ctx = context_for(args)
+    try:
+        model = check_model(ctx, model_ref(args.model)) if args.model \
+            else default_chat_model(ctx)
+        if args.collection:
+            check_collection(ctx, args.collection)
+        chat = Conversation(model=model, system_prompt=args.system, ephemeral=args.ephemeral,
+                            collection=args.collection or "", temperature=args.temperature,
+                            max_tokens=args.max_tokens)
+        terminal = TerminalChat(ctx, chat)
+        interactive = sys.stdin is not None and sys.stdin.isatty()
+        if interactive:
+            print(f"chatting with {shown(model)}; /help lists commands, /quit leaves",
+                  file=sys.stderr)
+        terminal.loop(_prompted() if interactive else _script())
+    finally:
+        ctx.close()
+    return 0
+
+
+def model_ref(ref: str) -> str:
+    """A file made absolute (the chat is saved and reopened elsewhere); ids as given."""
+    path = Path(ref).expanduser()
+    return str(path.resolve()) if path.is_file() else ref  # NAME/MODEL is no file
+
+
+def check_model(ctx: AppContext, ref: str) -> str:
+    """``ref`` if it names a chat model this machine can use; else InvalidRequest (2)."""
+    try:
+        spec = ctx.resolver(ref)
+    except EdgeDeskError as exc:
+        raise InvalidRequest(exc.message, param="model") from None
+    if spec.kind != "chat":
+        raise InvalidRequest(f"{shown(ref)} is not a chat model (it is for {spec.kind}); "
+                             "see 'edgedesk models list'", param="model")
+    return ref
+
+
+def installed_chat_models(ctx: AppContext) -> list[str]:
+    """Ids of the installed models that can chat, catalog ones first."""
+    found = []
+    for ref in [e.id for e in ctx.catalog if e.kind == "chat"] + \
+            [m.id for m in ctx.installed.all()]:
+        if ref in found:
+            continue
+        try:
+            ctx.resolver.locate(ref)
+            if ctx.resolver(ref).kind == "chat":
+                found.append(ref)
+        except EdgeDeskError:
+            continue  # not installed, damaged or not allowed: not a default
+    return found
+
+
+def default_chat_model(ctx: AppContext) -> str:
+    """The installed chat model (the first, and says so, when there are several)."""
+    found = installed_chat_models(ctx)
+    if not found:
+        raise InvalidRequest("no chat model is installed; name one as MODEL (a catalog id, "
+                             "a .gguf path or REMOTE/MODEL), or install one with 'edgedesk "
+                             "models pull glm-4-9b-0414' or 'edgedesk models import FILE'",
+                             param="model")
+    if len(found) > 1:
+        print(f"using {shown(found[0])} (also installed: "
+              f"{', '.join(shown(f) for f in found[1:])}; name one as MODEL)", file=sys.stderr)
+    return found[0]
+
+
+def check_collection(ctx: AppContext, name: str) -> None:
+    """InvalidRequest (2) naming the collections there are, unless ``name`` is one."""
+    names = [c.name for c in ctx.library.collections()]
+    if name not in names:
+        there = ", ".join(shown(n) for n in names) if names else "none yet"
+        raise InvalidRequest(f"no collection named '{shown(name)}' (collections: {there}; "
+                             "add one with 'edgedesk docs add PATH --collection NAME')",
+                             param="collection")
+
+
+def _prompted() -> Iterator[str | None]:
+    """Lines typed at a ``> `` prompt; None for a Ctrl-C there."""
+    while True:
+        try:
+            yield input("> ")
+        except EOFError:
+            print(file=sys.stderr)
+            return
+        except KeyboardInterrupt:
+            yield None
+
+
+def _script() -> Iterator[str | None]:
+    """Lines of standard input (a script), to EOF."""
+    if sys.stdin is None:
+        return
+    for line in sys.stdin:
+        yield line.rstrip("\r\n")
+
+
+class TerminalChat:
+    """One terminal conversation over ``ChatCore``.
+
+    Runs on the main thread only: the core's blocking turn too, with SIGINT turned into
+    the answer's cancel event while it streams (Ctrl-C stops the answer, not the chat).
+    """
+
+    def __init__(self, ctx: AppContext, chat: Conversation) -> None:
+        self.ctx = ctx
+        self.saver = ChatSaver(ctx.chat_store)
+        self.core = ChatCore(ctx.scheduler, self.saver, search=self._search)
+        self.chat = chat
+        self._in_reasoning = False
+
+    def _search(self, question: str, collections: Sequence[str]) -> list[Hit]:
+        return self.ctx.searcher.search(question, list(collections), k=SOURCES_K)
+
+    def loop(self, lines: Iterator[str | None]) -> None:
+        """Handle lines until /quit or their end; None (Ctrl-C) twice in a row quits."""
+        interrupted = False
+        for line in lines:
+            if line is None:
+                if interrupted:
+                    print(file=sys.stderr)
+                    return
+                interrupted = True
+                print("\n(Ctrl-C again or /quit to leave)", file=sys.stderr)
+                continue
+            interrupted = False
+            try:
+                if not self.handle(line):
+                    return
+            except EdgeDeskError as exc:
+                print(f"edgedesk: error: {shown(exc.message, 2000)}", file=sys.stderr)
+
+    def handle(self, line: str) -> bool:
+        """Send a message or run a slash command; False for /quit."""
+        text = line.strip()
+        if not text:
+            return True
+        if text.startswith("//"):
+            self.answer(self.core.ask(self.chat, text[1:]))
+        elif text.startswith("/"):
+            name, _, arg = text[1:].partition(" ")
+            return self.command(name.lower(), arg.strip())
+        else:
+            self.answer(self.core.ask(self.chat, text))
+        return True
+
+    def command(self, name: str, arg: str) -> bool:
+        """Run one slash command; False for /quit."""
+        chat = self.chat
+        if name in {"quit", "exit", "q"}:
+            return False
+        if name == "help":
+            print(HELP, file=sys.stderr)
+        elif name == "new":
+            self.chat = Conversation(model=chat.model, system_prompt=chat.system_prompt,
+                                     ephemeral=chat.ephemeral, collection=chat.collection,
+                                     temperature=chat.temperature, max_tokens=chat.max_tokens)
+            print("(new chat)", file=sys.stderr)
+        elif name == "regenerate":
+            self.answer(self.core.regenerate(chat))
+        elif name == "model":
+            if not arg:
+                raise InvalidRequest(f"/model needs an id; this chat uses {shown(chat.model)}")
+            chat.model = check_model(self.ctx, model_ref(arg))
+            print(f"(model: {shown(chat.model)})", file=sys.stderr)
+        elif name == "collection":
+            if arg:
+                check_collection(self.ctx, arg)
+            chat.collection = arg
+            self.saver.set_collection(chat)
+            print(f"(grounded in {shown(arg)})" if arg else "(not grounded)", file=sys.stderr)
+        elif name == "save":
+            self._save()
+        else:
+            raise InvalidRequest(f"unknown command /{shown(name)}; /help lists them")
+        return True
+
+    def _save(self) -> None:
+        chat = self.chat
+        if not chat.turns:
+            print("(nothing to save yet)", file=sys.stderr)
+            return
+        self.saver.keep(chat)
+        print(f"(saved as chat {chat.store_id}: {shown(chat.title)}; see 'edgedesk chats "
+              "list')", file=sys.stderr)
+
+    def answer(self, pending: PendingTurn) -> None:
+        """Stream the answer (Ctrl-C stops it), then list its sources."""
+        cancel = threading.Event()
+        self._in_reasoning = False
+        with _interrupt_sets(cancel):
+            turn = self.core.run(pending, self._show, cancel)
+        if self._in_reasoning:
+            print(file=sys.stderr)
+        sys.stdout.write("\n")
+        if turn.finish_reason == "cancelled":
+            print("(stopped)", file=sys.stderr)
+        if turn.citations:
+            print("Sources:" if was_cited(turn) else "Sources given (none cited):")
+            for c in turn.citations:
+                print(f"[{c.number}] {shown(c.location, 500)}")
+        sys.stdout.flush()
+
+    def _show(self, chunk: Chunk) -> None:
+        if chunk.reasoning:
+            if not self._in_reasoning:
+                print("[thinking] ", end="", file=sys.stderr)
+                self._in_reasoning = True
+            print(chunk.reasoning, end="", file=sys.stderr, flush=True)
+        if chunk.text:
+            if self._in_reasoning:
+                print(file=sys.stderr)
+                self._in_reasoning = False
+            sys.stdout.write(chunk.text)
+            sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def _interrupt_sets(cancel: threading.Event) -> Iterator[None]:
+    """While inside, Ctrl-C sets ``cancel`` instead of raising (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        cancel.set()
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

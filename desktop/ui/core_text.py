@@ -1,0 +1,76 @@
+"""Words the core makes in English, said in the window's language.
+
+The catalog describes the machine (``Hardware.describe``) and fits (``Verdict``) in
+English for the terminal; the window formats the same numbers and enum values itself
+through Qt's translation ("CoreText" context), so the Chinese window shows no English
+verdict or machine summary. Callable from the window's thread only (Qt translators).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+
+from desktop.catalog.hardware import Hardware, Verdict
+
+GIB = 1024**3
+
+VERDICTS = {
+    str(Verdict.GPU): QT_TRANSLATE_NOOP("CoreText", "fits on GPU"),
+    str(Verdict.PARTIAL): QT_TRANSLATE_NOOP("CoreText", "fits in RAM, slower"),
+    str(Verdict.CPU): QT_TRANSLATE_NOOP("CoreText", "fits in RAM, slower (CPU)"),
+    str(Verdict.NO): QT_TRANSLATE_NOOP("CoreText", "won't fit"),
+}
+KINDS = {
+    "chat": QT_TRANSLATE_NOOP("CoreText", "chat"),
+    "embedding": QT_TRANSLATE_NOOP("CoreText", "embedding"),
+    "reranker": QT_TRANSLATE_NOOP("CoreText", "reranker"),
+}
+TIERS = {
+    "laptop": QT_TRANSLATE_NOOP("CoreText", "laptop"),
+    "desktop": QT_TRANSLATE_NOOP("CoreText", "desktop"),
+    "workstation": QT_TRANSLATE_NOOP("CoreText", "workstation"),
+    "local": QT_TRANSLATE_NOOP("CoreText", "local"),
+    "hub": QT_TRANSLATE_NOOP("CoreText", "hub"),
+    "remote": QT_TRANSLATE_NOOP("CoreText", "remote"),
+}
+
+
+def _translated(table: dict[str, object], value: str) -> str:
+    source = table.get(value)  # QT_TRANSLATE_NOOP's stubs say object: it is the text
+    return QCoreApplication.translate("CoreText", str(source)) if source else value
+
+
+def verdict_text(fit: str) -> str:
+    """A fit verdict (``Verdict`` value) in the window's language; other text as is."""
+    return _translated(VERDICTS, fit)
+
+
+def kind_text(kind: str) -> str:
+    """A model kind (chat, embedding, reranker) in the window's language."""
+    return _translated(KINDS, kind)
+
+
+def tier_text(tier: str) -> str:
+    """A catalog tier or row origin (laptop, hub, local…) in the window's language."""
+    return _translated(TIERS, tier)
+
+
+def machine_summary(hardware: Hardware) -> str:
+    """RAM, CPU threads and GPUs as ``Hardware.describe`` says them, translated."""
+    def gib(value: int) -> str:
+        return f"{value / GIB:.1f}"
+
+    parts = [
+        QCoreApplication.translate("CoreText", "RAM %1/%2 GiB free")
+        .replace("%1", gib(hardware.ram_available_bytes))
+        .replace("%2", gib(hardware.ram_total_bytes)),
+        QCoreApplication.translate("CoreText", "%1 CPU threads")
+        .replace("%1", str(hardware.cpu_count)),
+    ]
+    parts += [QCoreApplication.translate("CoreText", "%1 %2/%3 GiB free")
+              .replace("%1", gpu.name).replace("%2", gib(gpu.free_bytes))
+              .replace("%3", gib(gpu.total_bytes))
+              for gpu in hardware.gpus]
+    if not hardware.gpus:
+        parts.append(QCoreApplication.translate("CoreText", "no GPU detected"))
+    return QCoreApplication.translate("CoreText", ", ").join(parts)

@@ -1,0 +1,94 @@
+"""What the Models screen lists, read from disk on a worker thread.
+
+Building the rows reads installed files, GGUF headers of models pulled by repo and
+file, the partial downloads on disk and the machine's memory (the first probe imports
+llama.cpp): too slow for the window's thread with many models. ``list_models`` is the
+blocking part; the screen applies its ``Listing`` on the window's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from desktop.app import AppContext
+from desktop.catalog.hardware import Hardware
+from desktop.catalog.listing import CatalogRow, catalog_rows
+from desktop.catalog.pull import unfinished_pulls
+from desktop.errors import EdgeDeskError, ModelNotFound
+
+if TYPE_CHECKING:
+    from desktop.remote.registry import RemoteRegistry
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Rows read from disk (models pulled by repo and file, then the catalog), the
+    ``REPO:FILE`` downloads left partial on disk, and the machine they were fitted to."""
+
+    rows: tuple[CatalogRow, ...] = ()
+    unfinished: tuple[str, ...] = ()
+    hardware: Hardware | None = None
+
+
+Lister = Callable[[], Listing]
+
+
+def installed_files(context: AppContext, model_id: str) -> list[Path] | None:
+    """The files of ``model_id`` when it is on disk, else None (any thread)."""
+    try:
+        _, _, files = context.resolver.locate(model_id)
+    except ModelNotFound:
+        return None
+    return files
+
+
+def downloaded_elsewhere(context: AppContext) -> list[CatalogRow]:
+    """Rows for models pulled from the Hub by repo and file (not catalog entries)."""
+    rows = []
+    for model in context.installed.all():
+        if model.catalog_id is not None or not model.paths:
+            continue
+        try:
+            kind = context.resolver(model.id).kind  # reads the GGUF header
+        except EdgeDeskError:
+            continue  # files gone or unreadable: 'edgedesk models list' explains
+        rows.append(CatalogRow(
+            id=model.id, name=model.paths[0].name, family="other", kind=kind,
+            tier="hub", repo=model.repo or str(model.paths[0].parent),
+            recommended_quant=model.quant, size_bytes=model.size, fit="—",
+            installed=model.files))
+    return rows
+
+
+def list_models(context: AppContext) -> Listing:
+    """Everything the Models screen reads from disk (blocking: call it on a worker)."""
+    hardware = context.hardware
+    rows = catalog_rows(context.catalog, hardware, gpu_offload=context.gpu_offload,
+                        installed=lambda ref: installed_files(context, ref))
+    unfinished = unfinished_pulls(context.paths.models_dir, context.catalog)
+    return Listing((*downloaded_elsewhere(context), *rows), tuple(unfinished), hardware)
+
+
+def remote_rows(listed: object, remotes: RemoteRegistry, badge: str) -> list[CatalogRow]:
+    """Rows for the models each remote listed (``AppContext.remote_models``), badged with
+    ``badge`` ("runs on {0} — leaves this device", translated by the caller)."""
+    rows = []
+    for name, ids in dict(listed).items():  # type: ignore[call-overload]
+        if not isinstance(ids, list):
+            continue  # unreachable now; 'edgedesk remotes test NAME' says why
+        endpoint = remotes.get(name)
+        for model_id in ids:
+            rows.append(CatalogRow(
+                id=model_id, name=remote_label(badge, model_id, name),
+                family="remote", kind="chat", tier="remote",
+                repo=endpoint.base_url if endpoint else name, recommended_quant=None,
+                size_bytes=None, fit="—", installed=("remote",)))
+    return rows
+
+
+def remote_label(template: str, model_id: str, remote: str) -> str:
+    """A remote model's name with its badge: ``glm-4.6 (runs on gpu — leaves this device)``."""
+    return f"{model_id.removeprefix(remote + '/')} ({template.format(remote)})"

@@ -1,0 +1,124 @@
+"""One turn through the core with the real scheduler, tiny models and the chat store."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.app import AppContext
+from desktop.chat.conversation import Conversation
+from desktop.chat.persistence import ChatSaver
+from desktop.chat.session import ChatCore
+from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.errors import InvalidRequest
+
+
+def _core(context: AppContext) -> ChatCore:
+    return ChatCore(context.scheduler, ChatSaver(context.chat_store),
+                    search=lambda q, cols: context.searcher.search(q, list(cols), k=5))
+
+
+def _chat(tiny_chat: Path, **kwargs: object) -> Conversation:
+    return Conversation(model=str(tiny_chat), max_tokens=8, **kwargs)  # type: ignore[arg-type]
+
+
+def _stored(context: AppContext) -> list[tuple[str, str]]:
+    [conv] = context.chat_store.list_conversations()
+    return [(m.role, m.content) for m in context.chat_store.get_messages(conv.id)]
+
+
+def test_a_turn_streams_saves_and_titles_the_chat(context: AppContext, tiny_chat: Path) -> None:
+    core = _core(context)
+    chat = _chat(tiny_chat)
+    seen: list[Chunk] = []
+    turn = core.run(core.ask(chat, "Hello there"), seen.append)
+    assert turn.content and turn.content == "".join(c.text for c in seen)
+    assert turn.usage is not None and 0 < turn.usage.completion_tokens <= 8
+    assert chat.title == "Hello there"
+    assert _stored(context) == [("user", "Hello there"), ("assistant", turn.content)]
+
+
+def test_regenerate_and_edit_replace_what_they_answer(context: AppContext,
+                                                      tiny_chat: Path) -> None:
+    core = _core(context)
+    chat = _chat(tiny_chat, temperature=1.0)
+    core.run(core.ask(chat, "first"))
+    again = core.run(core.regenerate(chat))
+    assert [t.role for t in chat.turns] == ["user", "assistant"]
+    assert _stored(context) == [("user", "first"), ("assistant", again.content)]
+
+    core.run(core.ask(chat, "second"))
+    edited = core.run(core.ask(chat, "second, edited", replace=2))
+    assert [t.content for t in chat.turns][::2] == ["first", "second, edited"]
+    assert _stored(context)[2:] == [("user", "second, edited"), ("assistant", edited.content)]
+
+
+def test_bad_requests_are_refused_before_anything_changes(context: AppContext,
+                                                          tiny_chat: Path) -> None:
+    core = _core(context)
+    chat = _chat(tiny_chat)
+    with pytest.raises(InvalidRequest, match="no question"):
+        core.regenerate(chat)
+    with pytest.raises(InvalidRequest, match="empty"):
+        core.ask(chat, "   ")
+    with pytest.raises(InvalidRequest, match="choose a model"):
+        core.ask(Conversation(), "hi")
+    assert chat.turns == []
+
+
+def test_a_grounded_answer_is_given_numbered_sources_and_cites_the_file(
+        context: AppContext, tiny_chat: Path, handbook: Path) -> None:
+    sent: list[list[Message]] = []
+
+    class Recording:
+        """The real scheduler, remembering the prompt it was sent."""
+
+        def stream_chat(self, model: str, messages: Sequence[Message],
+                        params: GenerationParams, cancel: threading.Event | None = None,
+                        tools: Sequence[dict[str, Any]] | None = None, *,
+                        template_kwargs: Mapping[str, Any] | None = None) -> Any:
+            sent.append(list(messages))
+            return context.scheduler.stream_chat(model, messages, params, cancel,
+                                                 template_kwargs=template_kwargs)
+
+    core = ChatCore(Recording(), ChatSaver(context.chat_store),
+                    search=lambda q, cols: context.searcher.search(q, list(cols), k=5))
+    chat = _chat(tiny_chat, collection="handbook", system_prompt="Be brief.")
+    turn = core.run(core.ask(chat, "How many days of leave?"))
+    system = sent[0][0].content
+    assert system.startswith("Be brief.") and "[1] leave.md, lines 1-3" in system
+    assert [c.location for c in turn.citations] == [f"{handbook} lines 1-3"]
+    [conv] = context.chat_store.list_conversations()
+    assert conv.collection == "handbook"
+    answer = context.chat_store.get_messages(conv.id)[1]
+    assert [s.path for s in answer.sources] == [str(handbook)]
+
+
+def test_a_stopped_answer_keeps_what_it_had_and_is_saved(context: AppContext,
+                                                         tiny_chat: Path) -> None:
+    core = _core(context)
+    chat = _chat(tiny_chat)
+    chat.max_tokens = 1900
+    cancel = threading.Event()
+
+    def stop_after_first(chunk: Chunk) -> None:
+        if chunk.text:
+            cancel.set()
+
+    turn = core.run(core.ask(chat, "go on"), stop_after_first, cancel)
+    assert turn.finish_reason == "cancelled" and turn.content
+    assert turn.usage is not None and turn.usage.completion_tokens < 1900
+    assert _stored(context)[1] == ("assistant", turn.content)
+
+
+def test_an_ephemeral_chat_never_reaches_the_disk(context: AppContext, tiny_chat: Path) -> None:
+    core = _core(context)
+    chat = _chat(tiny_chat, ephemeral=True)
+    core.run(core.ask(chat, "secret pineapple"))
+    assert chat.store_id is not None and chat.store_id < 0  # the store's in-memory part
+    context.close()
+    assert b"pineapple" not in context.paths.database.read_bytes()

@@ -1,0 +1,245 @@
+"""``edgedesk chat`` driven through standard input, with the tiny chat and embedding models."""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from desktop.cli import main
+from desktop.config import Paths
+from desktop.store.chats import ChatStore
+from tests.fixtures.tiny_gguf import write_tiny_llama
+from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
+from tests.remote.fake_openai import Fake
+
+
+def chat(monkeypatch: pytest.MonkeyPatch, script: str, *args: str) -> int:
+    """Run ``edgedesk chat ARGS`` reading ``script`` from a (non-terminal) stdin."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(script))
+    return main(["chat", *args, "--max-tokens", "8"])
+
+
+def stored() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every saved conversation (oldest first): its title and its messages."""
+    store = ChatStore(Paths.from_env().database)
+    try:
+        return [(c.title, [(m.role, m.content) for m in store.get_messages(c.id)])
+                for c in reversed(store.list_conversations())]
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def handbook(tmp_path: Path, tiny_embed: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    docs = tmp_path / "handbook"
+    docs.mkdir()
+    (docs / "leave.md").write_text("# Leave\n\nStaff get 25 days of paid leave a year.\n",
+                                   encoding="utf-8")
+    assert main(["docs", "add", str(docs), "--collection", "hb",
+                 "--embedding-model", str(tiny_embed)]) == 0
+    capsys.readouterr()
+    return docs / "leave.md"
+
+
+def test_a_grounded_answer_cites_its_file_and_the_chat_is_listed(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path,
+        handbook: Path) -> None:
+    code = chat(monkeypatch, "How many days of leave?\n", str(tiny_chat), "--collection", "hb",
+                "--system", "Be brief.")
+    assert code == 0
+    out = capsys.readouterr().out
+    assert f"[1] {handbook} lines 1-3" in out.splitlines()
+    [(title, messages)] = stored()
+    assert title == "How many days of leave?"
+    assert [role for role, _ in messages] == ["user", "assistant"]
+    store = ChatStore(Paths.from_env().database)
+    [conv] = store.list_conversations()
+    assert conv.collection == "hb"
+    assert [s.path for s in store.get_messages(conv.id)[1].sources] == [str(handbook)]
+    store.close()
+
+    assert main(["chats", "list"]) == 0
+    assert "How many days of leave?" in capsys.readouterr().out
+
+
+def test_new_regenerate_and_model_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str],
+                                           tiny_chat: Path) -> None:
+    other = write_tiny_llama(tmp_path / "other-chat.gguf", seed=11)
+    script = f"first\n/regenerate\n/new\nsecond\n/model {other}\nthird\n/quit\nnever sent\n"
+    assert chat(monkeypatch, script, str(tiny_chat)) == 0
+    err = capsys.readouterr().err
+    assert "(new chat)" in err and f"(model: {other})" in err
+    [(first, one), (second, two)] = stored()
+    assert first == "first" and [r for r, _ in one] == ["user", "assistant"]  # replaced
+    assert second == "second" and [c for r, c in two if r == "user"] == ["second", "third"]
+    store = ChatStore(Paths.from_env().database)
+    newest = store.list_conversations()[0]
+    models = [m.model for m in store.get_messages(newest.id) if m.role == "assistant"]
+    store.close()
+    assert models == [str(tiny_chat), str(other)]
+
+
+def test_an_ephemeral_chat_is_saved_only_by_save(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 tiny_chat: Path) -> None:
+    assert chat(monkeypatch, "secret pineapple\n", str(tiny_chat), "--ephemeral") == 0
+    assert stored() == []
+    assert b"pineapple" not in Paths.from_env().database.read_bytes()
+
+    assert chat(monkeypatch, "kept mango\n/save\n", str(tiny_chat), "--ephemeral") == 0
+    assert "(saved as chat 1: kept mango" in capsys.readouterr().err
+    [(title, messages)] = stored()
+    assert title == "kept mango" and messages[0] == ("user", "kept mango")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["nope"], "unknown model 'nope'"),
+    (["{embed}"], "is not a chat model (it is for embedding)"),
+    (["{chat}", "--collection", "nope"], "no collection named 'nope' (collections: none yet"),
+    ([], "no chat model is installed; name one as MODEL"),
+])
+def test_a_model_or_collection_that_cannot_be_used_exits_2(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path,
+        tiny_embed: Path, args: list[str], message: str) -> None:
+    given = [a.format(embed=tiny_embed, chat=tiny_chat) for a in args]
+    assert chat(monkeypatch, "hello\n", *given) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert stored() == []
+
+
+def test_model_defaults_to_the_installed_chat_model(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    tiny_chat: Path, tiny_embed: Path) -> None:
+    assert main(["models", "import", str(tiny_embed)]) == 0
+    assert main(["models", "import", str(tiny_chat)]) == 0
+    capsys.readouterr()
+    assert chat(monkeypatch, "hello\n") == 0
+    [(_title, messages)] = stored()
+    assert messages[0] == ("user", "hello")
+    assert capsys.readouterr().out == messages[1][1] + "\n"  # the answer, as it was saved
+
+
+def test_bad_lines_are_said_and_the_chat_goes_on(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 tiny_chat: Path) -> None:
+    script = "/bogus\n/model nope\n/collection nope\n/regenerate\n//slash\n"
+    assert chat(monkeypatch, script, str(tiny_chat)) == 0
+    err = capsys.readouterr().err
+    assert "unknown command /bogus" in err and "unknown model 'nope'" in err
+    assert "no collection named 'nope'" in err and "no question to answer again" in err
+    [(_title, messages)] = stored()
+    assert messages[0] == ("user", "/slash")
+
+
+class CtrlCOnFirstToken(io.StringIO):
+    """A terminal whose user presses Ctrl-C as soon as the answer starts to appear."""
+
+    pressed = False
+
+    def write(self, text: str) -> int:
+        if text.strip() and not self.pressed:
+            self.pressed = True
+            signal.raise_signal(signal.SIGINT)
+        return super().write(text)
+
+
+def test_ctrl_c_stops_the_answer_not_the_chat(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str],
+                                             tiny_chat: Path) -> None:
+    terminal = CtrlCOnFirstToken()
+    monkeypatch.setattr("sys.stdin", io.StringIO("tell me a long story\nand then?\n"))
+    monkeypatch.setattr("sys.stdout", terminal)
+    assert main(["chat", str(tiny_chat), "--max-tokens", "1900"]) == 0
+    assert "(stopped)" in capsys.readouterr().err
+    [(_title, messages)] = stored()
+    assert [r for r, _ in messages] == ["user", "assistant", "user", "assistant"]
+    store = ChatStore(Paths.from_env().database)
+    [conv] = store.list_conversations()
+    stopped = store.get_messages(conv.id)[1]
+    store.close()
+    assert stopped.content and stopped.completion_tokens is not None
+    assert stopped.completion_tokens < 1900
+
+
+def test_a_second_ctrl_c_at_the_prompt_quits(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str],
+                                             tiny_chat: Path) -> None:
+    from desktop.app import build_context
+    from desktop.chat.conversation import Conversation
+    from desktop.cli.chat import TerminalChat
+    from desktop.config import NoPolicy
+
+    ctx = build_context(policy=NoPolicy())
+    terminal = TerminalChat(ctx, Conversation(model=str(tiny_chat), max_tokens=4))
+    terminal.loop(iter([None, "hello", None, None, "never sent"]))
+    ctx.close()
+    assert capsys.readouterr().err.count("Ctrl-C again or /quit to leave") == 2
+    assert [t.content for t in terminal.chat.turns if t.role == "user"] == ["hello"]
+
+
+def test_a_remote_model_chats_too(fake: Fake, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+                                  memory_keyring: MemoryKeyring,  # noqa: F811
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
+    assert main(["remotes", "add", "gpu", fake.url, "--api-key-stdin"]) == 0
+    capsys.readouterr()
+    assert chat(monkeypatch, "hello from the terminal\n", "gpu/echo") == 0
+    assert capsys.readouterr().out.strip() == "hello from the terminal"
+    [(_title, messages)] = stored()
+    assert messages[1][1].strip() == "hello from the terminal"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_at_a_terminal_ctrl_c_stops_the_answer_and_twice_at_the_prompt_quits(
+        tiny_chat: Path, edgedesk_home: Path) -> None:
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: edgedesk chat at a real (pseudo) terminal
+        try:
+            os.execv(sys.executable, [sys.executable, "-m", "desktop", "chat",
+                                      str(tiny_chat), "--max-tokens", "1900"])
+        finally:
+            os._exit(127)  # never run the rest of the test suite in the child
+    seen = bytearray()
+
+    def until(text: bytes) -> bytes:
+        """Read the terminal until ``text`` appears (the deadline only guards a hang)."""
+        deadline = time.monotonic() + 60
+        while text not in seen:
+            assert time.monotonic() < deadline, seen.decode(errors="replace")
+            if select.select([fd], [], [], 1)[0]:
+                seen.extend(os.read(fd, 4096))
+        return bytes(seen)
+
+    until(b"> ")
+    os.write(fd, b"tell me a long story\r")
+    before = len(until(b"tell me a long story\r\n"))
+    deadline = time.monotonic() + 60
+    while len(seen) < before + 40:  # some of the answer is on the screen
+        assert time.monotonic() < deadline, seen.decode(errors="replace")
+        if select.select([fd], [], [], 1)[0]:
+            seen.extend(os.read(fd, 4096))
+    os.write(fd, b"\x03")
+    until(b"(stopped)\r\n> ")
+    os.write(fd, b"\x03")
+    until(b"Ctrl-C again or /quit to leave")
+    os.write(fd, b"\x03")
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    store = ChatStore(Paths.from_env().database)
+    [conv] = store.list_conversations()
+    [question, answer] = store.get_messages(conv.id)
+    store.close()
+    assert question.content == "tell me a long story" and answer.content
+    assert answer.completion_tokens is not None and answer.completion_tokens < 1900

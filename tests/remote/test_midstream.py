@@ -1,0 +1,130 @@
+"""A remote that fails after some tokens: each API's client gets the tokens, then our error.
+
+The fake remote's ``drop`` model sends two words and cuts the connection; ``fails`` sends
+two words and then an error event. The local server has already answered 200 by then, so
+the failure must arrive inside the stream, in the shape each protocol's clients parse.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from tests.remote.conftest import Local
+from tests.remote.fake_openai import FAILURE, Fake
+
+HI = [{"role": "user", "content": "hi"}]
+# What each failing model means for the user: the remote's name and the cause.
+CAUSES = {"drop": "remote 'gpu'", "fails": f"remote 'gpu' failed mid-answer: {FAILURE}"}
+
+
+def _sse_data(text: str) -> list[str]:
+    return [line[6:] for line in text.splitlines() if line.startswith("data: ")]
+
+
+@pytest.mark.parametrize("model", ["drop", "fails"])
+def test_chat_stream_ends_with_an_error_event_after_the_tokens(local: Local,
+                                                               model: str) -> None:
+    words: list[str] = []
+    with pytest.raises(openai.APIError) as caught:
+        stream = local.client.chat.completions.create(
+            model=f"gpu/{model}", messages=HI, stream=True)  # type: ignore[arg-type]
+        for chunk in stream:
+            if chunk.choices:
+                words.append(chunk.choices[0].delta.content or "")
+    assert "".join(words) == "hi again "  # what the remote sent before failing
+    assert not isinstance(caught.value, openai.APIConnectionError)  # not a dropped socket
+    assert CAUSES[model] in caught.value.message
+    body = caught.value.body
+    assert isinstance(body, dict) and str(body["code"]).startswith("remote_")
+
+
+def test_chat_stream_error_is_followed_by_done(local: Local) -> None:
+    with httpx.stream("POST", f"{local.client.base_url}chat/completions", timeout=60,
+                      json={"model": "gpu/fails", "messages": HI, "stream": True}) as reply:
+        assert reply.status_code == 200
+        events = _sse_data(reply.read().decode())
+    assert events[-1] == "[DONE]"
+    error = json.loads(events[-2])["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert FAILURE in error["message"] and error["code"] == "remote_error"
+
+
+def test_completions_stream_ends_with_the_error(local: Local) -> None:
+    text: list[str] = []
+    with pytest.raises(openai.APIError) as caught:
+        for piece in local.client.completions.create(model="gpu/drop", prompt="hello there",
+                                                     stream=True):
+            text.append(piece.choices[0].text if piece.choices else "")
+    assert "".join(text) == "hello again "
+    assert "remote 'gpu'" in caught.value.message
+
+
+def test_anthropic_client_raises_our_error_after_the_text(local: Local) -> None:
+    text: list[str] = []
+    with anthropic.Anthropic(base_url=local.root, api_key="unused", max_retries=0) as claude, \
+            pytest.raises(anthropic.APIStatusError) as caught:
+        with claude.messages.stream(model="gpu/fails", max_tokens=16,
+                                    messages=HI) as stream:  # type: ignore[arg-type]
+            for piece in stream.text_stream:
+                text.append(piece)
+    assert "".join(text) == "hi again "
+    body = caught.value.body
+    assert isinstance(body, dict) and body["error"]["type"] == "api_error"
+    assert FAILURE in body["error"]["message"]
+
+
+def test_responses_stream_ends_with_response_failed(local: Local) -> None:
+    with httpx.stream("POST", f"{local.client.base_url}responses", timeout=60,
+                      json={"model": "gpu/drop", "input": "hi", "stream": True}) as reply:
+        assert reply.status_code == 200
+        events: list[dict[str, Any]] = [json.loads(d) for d in _sse_data(reply.read().decode())]
+    deltas = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+    assert deltas == "hi again "
+    last = events[-1]
+    assert last["type"] == "response.failed"
+    assert last["response"]["status"] == "failed"
+    assert last["response"]["error"]["code"] == "remote_stream_dropped"
+    assert "remote 'gpu'" in last["response"]["error"]["message"]
+    numbers = [e["sequence_number"] for e in events]
+    assert numbers == list(range(len(events)))  # still one numbered sequence
+
+
+@pytest.mark.parametrize(("path", "body", "key"), [
+    ("/api/chat", {"messages": HI}, "message"),
+    ("/api/generate", {"prompt": "hi"}, "response"),
+])
+def test_ollama_stream_ends_with_an_error_line(local: Local, path: str, body: dict[str, Any],
+                                               key: str) -> None:
+    with httpx.stream("POST", local.root + path, timeout=60,
+                      json={"model": "gpu/fails", **body}) as reply:
+        assert reply.status_code == 200
+        lines = [json.loads(line) for line in reply.iter_lines() if line]
+    assert set(lines[-1]) == {"error"} and FAILURE in lines[-1]["error"]
+    said = "".join(line[key]["content"] if key == "message" else line[key]
+                   for line in lines[:-1])
+    assert said == "hi again " and not any(line.get("done") for line in lines[:-1])
+
+
+def test_a_remote_that_stops_sending_mid_answer_times_out_in_the_stream(
+        local: Local, fake: Fake) -> None:
+    local.ctx.apply_settings({"server.generation_timeout_s": 1})
+    local.ctx.scheduler.unload("gpu/halts")
+    fake.release.clear()
+    try:
+        with httpx.stream("POST", f"{local.client.base_url}chat/completions", timeout=60,
+                          json={"model": "gpu/halts", "messages": HI,
+                                "stream": True}) as reply:
+            events = _sse_data(reply.read().decode())
+    finally:
+        fake.release.set()
+    error = json.loads(events[-2])["error"]
+    assert error["code"] == "remote_timeout" and "did not answer in time" in error["message"]
+    said = "".join(json.loads(e)["choices"][0]["delta"].get("content") or ""
+                   for e in events[:-2])
+    assert said == "hi again "

@@ -1,0 +1,40 @@
+"""Migration 7: a conversation keeps its Think switch, across restarts and upgrades."""
+
+from __future__ import annotations
+
+from desktop.config import Paths
+from desktop.store.chats import ChatStore
+from desktop.store.db import MIGRATIONS, Database, applied_migrations, migrate
+
+
+def test_chats_from_before_the_switch_was_kept_may_think() -> None:
+    path = Paths.from_env().database
+    old = Database(path)
+    migrate(old, MIGRATIONS[:6])  # the schema before migration 7
+    old.execute("INSERT INTO conversations(title, model, tags, created, updated) "
+                "VALUES ('Old chat', 'glm', '[]', 100.0, 200.0)")
+    old.close()
+
+    store = ChatStore(path)
+    [conv] = store.list_conversations()
+    assert conv.title == "Old chat" and conv.think  # thinking was on for every chat
+    store.set_think(conv.id, False)
+    store.close()
+    reopened = ChatStore(path)
+    assert [c.think for c in reopened.list_conversations()] == [False]
+    reopened.close()
+    database = Database(path)
+    assert [v for v, _ in applied_migrations(database)] == [m.version for m in MIGRATIONS]
+    database.close()
+
+
+def test_the_switch_is_kept_for_new_and_ephemeral_chats() -> None:
+    store = ChatStore(Paths.from_env().database)
+    quiet = store.create_conversation("quiet", "glm", think=False)
+    thinking = store.create_conversation("thinking", "glm")
+    secret = store.create_conversation("secret", "glm", ephemeral=True, think=False)
+    assert [store.get_conversation(c.id).think for c in (quiet, thinking, secret)] == [
+        False, True, False]
+    store.set_think(secret.id, True)
+    assert store.get_conversation(secret.id).think
+    store.close()

@@ -1,0 +1,52 @@
+"""The Server screen's snippets name a chat model that is really here, or say there is none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.app import build_context
+from desktop.config import NoPolicy
+from desktop.ui.main_window import MainWindow
+from desktop.ui.server_view import with_model
+
+pytestmark = pytest.mark.qt
+
+
+def test_without_a_chat_model_the_snippet_keeps_the_placeholder_and_says_why(qtbot) -> None:
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("server")
+    panel = win.server
+    assert 'model="MODEL-ID"' in panel.snippet.toPlainText()
+    assert "No chat model is installed yet" in panel.model_hint.text()
+    win.close()
+
+
+def test_the_snippets_name_the_installed_chat_model(qtbot, tiny_chat: Path,
+                                                   tiny_embed: Path) -> None:
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    win.show()
+    win.models.import_file(tiny_embed)  # an embedding model is not what a chat client names
+    chat_id = win.models.import_file(tiny_chat)
+    win.show_page("server")  # shown after the import: the snippet names it
+    panel = win.server
+    assert f'model="{chat_id}"' in panel.snippet.toPlainText()
+    assert "MODEL-ID" not in panel.snippet.toPlainText()
+    assert chat_id in panel.model_hint.text()
+    panel.client_picker.setCurrentText("Continue")
+    continue_setup = panel.snippet.toPlainText()
+    assert f"model: {chat_id}\n" in continue_setup
+    assert "model: CODE-MODEL-ID" in continue_setup  # the autocomplete model is another one
+    panel.client_picker.setCurrentText("Claude Code")
+    assert f"ANTHROPIC_MODEL={chat_id}\n" in panel.snippet.toPlainText()
+    win.close()
+
+
+def test_with_model_replaces_only_the_chat_placeholder() -> None:
+    text = 'model="MODEL-ID"\nmodel: CODE-MODEL-ID\n--model MODEL\n'
+    assert with_model(text, "glm-4-9b") == 'model="glm-4-9b"\nmodel: CODE-MODEL-ID\n--model MODEL\n'
+    assert with_model(text, None) == text
