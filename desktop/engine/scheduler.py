@@ -88,6 +88,10 @@ class Engine(Protocol):
         """Relevance scores of ``documents`` for ``query``."""
         ...
 
+    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+        """``embed``, plus the prompt tokens the engine counted itself (None: not counted)."""
+        ...
+
     def detokenize(self, tokens: Sequence[int]) -> str:
         """Text for token ids (InvalidRequest for ids it cannot take)."""
         ...

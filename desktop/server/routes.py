@@ -252,15 +252,6 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
 # ---------------------------------------------------------------- embeddings
 
 
-def _embed_counted(engine: Any, texts: list[str]) -> tuple[list[list[float]], int | None]:
-    """Vectors, and the tokens the engine counted if it counts them itself (a remote)."""
-    counted = getattr(engine, "embed_counted", None)
-    if counted is not None:
-        result: tuple[list[list[float]], int | None] = counted(texts)
-        return result
-    return engine.embed(texts), None
-
-
 def _embed(svc: Services, model: str, inputs: list[str | list[int]]
            ) -> tuple[list[list[float]], int]:
     """Vectors for ``inputs`` (cache first) and the prompt token count, in one engine turn.
@@ -278,7 +269,7 @@ def _embed(svc: Services, model: str, inputs: list[str | list[int]]
         missing = [i for i, v in enumerate(vectors) if v is None]
         counted: int | None = None
         if missing:
-            fresh, counted = _embed_counted(engine, [texts[i] for i in missing])
+            fresh, counted = engine.embed_counted([texts[i] for i in missing])
             for i, vector in zip(missing, fresh, strict=True):
                 vectors[i] = vector
                 svc.embeddings.put(keys[i], vector)
