@@ -266,17 +266,29 @@ class TerminalChat:
         """Stream the answer (Ctrl-C stops it), then list its sources."""
         cancel = threading.Event()
         self._in_reasoning = False
-        with _interrupt_sets(cancel):
-            turn = self.core.run(pending, self._show, cancel)
-        if self._in_reasoning:
-            print(file=sys.stderr)
-        sys.stdout.write("\n")
+        try:
+            with _interrupt_sets(cancel):
+                turn = self.core.run(pending, self._show, cancel)
+        except EdgeDeskError:
+            # The words that came are kept and saved as broken off; the error follows them.
+            if pending.answer.content or pending.answer.reasoning:
+                self._end_lines()
+                print("(broken off)", file=sys.stderr)
+            raise
+        self._end_lines()
         if turn.finish_reason == "cancelled":
             print("(stopped)", file=sys.stderr)
         if turn.citations:
             print("Sources:" if was_cited(turn) else "Sources given (none cited):")
             for c in turn.citations:
                 print(f"[{c.number}] {shown(c.location, 500)}")
+        sys.stdout.flush()
+
+    def _end_lines(self) -> None:
+        if self._in_reasoning:
+            print(file=sys.stderr)
+            self._in_reasoning = False
+        sys.stdout.write("\n")
         sys.stdout.flush()
 
     def _show(self, chunk: Chunk) -> None:

@@ -22,7 +22,7 @@ MESSAGE_FIELDS = {
     "role": "text", "content": "text", "reasoning": "text or null", "model": "text or null",
     "parameters": "an object", "prompt_tokens": "a whole number or null",
     "completion_tokens": "a whole number or null", "timings": "an object",
-    "created": "a number or null",
+    "created": "a number or null", "finish_reason": "text or null", "error": "text or null",
 }
 
 

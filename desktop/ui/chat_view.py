@@ -376,6 +376,8 @@ class ChatView(QWidget):
             prepare=(lambda: core.prepare(pending))
             if pending.grounded and self._search is not None else None,
             template_kwargs=pending.template_kwargs,
+            broken=None if self._saver is None else lambda text, reasoning, message:
+                core.save_broken(pending, text, reasoning, message),
         )
         worker.prepared.connect(self._on_prepared)
         worker.delta.connect(self._on_delta)
@@ -416,7 +418,10 @@ class ChatView(QWidget):
     def _on_failed(self, _key: str, message: str) -> None:
         if self._streaming is not None:
             chat, turn = self._streaming
-            if not turn.content:
+            if turn.content or turn.reasoning:  # broken off: kept, and said so under it
+                turn.finish_reason, turn.error = "error", message
+                cite(turn)
+            else:
                 chat.turns.remove(turn)
         self._notify(message)
         self.error.emit(message)
@@ -425,7 +430,7 @@ class ChatView(QWidget):
         final = None
         if self._streaming is not None:
             turn = self._streaming[1]
-            final = turn if turn.finish_reason else None
+            final = turn if turn.finish_reason not in (None, "error") else None
         self._render_timer.stop()
         self._worker = None
         self._streaming = None

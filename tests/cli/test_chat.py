@@ -17,7 +17,7 @@ from desktop.config import Paths
 from desktop.store.chats import ChatStore
 from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
-from tests.remote.fake_openai import Fake
+from tests.remote.fake_openai import FAILURE, Fake
 
 
 def chat(monkeypatch: pytest.MonkeyPatch, script: str, *args: str) -> int:
@@ -168,6 +168,7 @@ def test_ctrl_c_stops_the_answer_not_the_chat(monkeypatch: pytest.MonkeyPatch,
     store.close()
     assert stopped.content and stopped.completion_tokens is not None
     assert stopped.completion_tokens < 1900
+    assert stopped.finish_reason == "cancelled"  # reopened or exported, it says "stopped"
 
 
 def test_a_second_ctrl_c_at_the_prompt_quits(monkeypatch: pytest.MonkeyPatch,
@@ -243,3 +244,22 @@ def test_at_a_terminal_ctrl_c_stops_the_answer_and_twice_at_the_prompt_quits(
     store.close()
     assert question.content == "tell me a long story" and answer.content
     assert answer.completion_tokens is not None and answer.completion_tokens < 1900
+
+
+def test_an_answer_that_breaks_off_is_shown_saved_and_exported_as_such(
+        fake: Fake, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+        memory_keyring: MemoryKeyring,  # noqa: F811
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
+    assert main(["remotes", "add", "gpu", fake.url, "--api-key-stdin"]) == 0
+    capsys.readouterr()
+    assert chat(monkeypatch, "hi\n/model gpu/echo\nstill there?\n", "gpu/fails") == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[:2] == ["hi again ", "still there? "]
+    assert "(broken off)" in err and FAILURE in err
+    [(_title, messages)] = stored()
+    assert messages[:2] == [("user", "hi"), ("assistant", "hi again ")]
+    assert main(["chats", "export", "-o",
+                 str(tmp_path / "out.md")]) == 0
+    assert f"*(broken off: remote 'gpu' failed mid-answer: {FAILURE})*" in \
+        (tmp_path / "out.md").read_text(encoding="utf-8")
