@@ -28,6 +28,7 @@ from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import SOURCES_K, was_cited
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
+from desktop.chat.thinking import model_thinks
 from desktop.cli.context import context_for, text_arg
 from desktop.crash import shown
 from desktop.engine.types import Chunk
@@ -39,6 +40,8 @@ HELP = """commands:
   /regenerate        answer the last question again
   /model ID          use another model from the next answer on
   /collection NAME   ground answers in a document collection (/collection alone: none)
+  /think on|off      let a reasoning model think before answering, or answer at once
+                     (kept with the chat, like the window's Think switch)
   /save              save this chat (one started with --ephemeral is otherwise forgotten)
   /quit              leave (so do Ctrl-D and Ctrl-C twice at the prompt)
   /help              this list
@@ -62,6 +65,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="ground answers in this document collection, with citations")
     parser.add_argument("--system", metavar="TEXT", type=text_arg, default="",
                         help="system prompt")
+    parser.add_argument("--no-think", action="store_true",
+                        help="a reasoning model answers at once, without thinking first "
+                        "(/think on switches it back)")
     parser.add_argument("--ephemeral", action="store_true",
                         help="keep the chat in memory only (/save saves it after all)")
     parser.add_argument("--max-tokens", type=int, default=1024, metavar="N")
@@ -83,7 +89,7 @@ def handle(args: argparse.Namespace) -> int:
             check_collection(ctx, args.collection)
         chat = Conversation(model=model, system_prompt=args.system, ephemeral=args.ephemeral,
                             collection=args.collection or "", temperature=args.temperature,
-                            max_tokens=args.max_tokens)
+                            max_tokens=args.max_tokens, think=not args.no_think)
         terminal = TerminalChat(ctx, chat)
         interactive = sys.stdin is not None and sys.stdin.isatty()
         if interactive:
@@ -183,9 +189,13 @@ class TerminalChat:
     def __init__(self, ctx: AppContext, chat: Conversation) -> None:
         self.ctx = ctx
         self.saver = ChatSaver(ctx.chat_store)
-        self.core = ChatCore(ctx.scheduler, self.saver, search=self._search)
+        self.core = ChatCore(ctx.scheduler, self.saver, search=self._search,
+                             thinks=self._thinks)
         self.chat = chat
         self._in_reasoning = False
+
+    def _thinks(self, ref: str) -> bool:
+        return model_thinks(self.ctx.catalog, self.ctx.resolver, ref)
 
     def _search(self, question: str, collections: Sequence[str]) -> list[Hit]:
         return self.ctx.searcher.search(question, list(collections), k=SOURCES_K)
@@ -232,7 +242,8 @@ class TerminalChat:
         elif name == "new":
             self.chat = Conversation(model=chat.model, system_prompt=chat.system_prompt,
                                      ephemeral=chat.ephemeral, collection=chat.collection,
-                                     temperature=chat.temperature, max_tokens=chat.max_tokens)
+                                     temperature=chat.temperature, max_tokens=chat.max_tokens,
+                                     think=chat.think)
             print("(new chat)", file=sys.stderr)
         elif name == "regenerate":
             self.answer(self.core.regenerate(chat))
@@ -247,11 +258,25 @@ class TerminalChat:
             chat.collection = arg
             self.saver.set_collection(chat)
             print(f"(grounded in {shown(arg)})" if arg else "(not grounded)", file=sys.stderr)
+        elif name == "think":
+            self._think(arg.lower())
         elif name == "save":
             self._save()
         else:
             raise InvalidRequest(f"unknown command /{shown(name)}; /help lists them")
         return True
+
+    def _think(self, arg: str) -> None:
+        chat = self.chat
+        if arg not in {"", "on", "off"}:
+            raise InvalidRequest(f"/think takes on or off, not '{shown(arg)}'")
+        if arg:
+            chat.think = arg == "on"
+            self.saver.set_think(chat)
+        state = "on" if chat.think else "off (answers at once)"
+        aside = "" if self._thinks(chat.model) else \
+            f"; {shown(chat.model)} does not think first anyway"
+        print(f"(thinking {state}{aside})", file=sys.stderr)
 
     def _save(self) -> None:
         chat = self.chat

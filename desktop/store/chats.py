@@ -369,7 +369,8 @@ class ChatStore:
             for item, messages in parsed:
                 row_id = target.insert(item.get("title", ""), item.get("model"),
                                        item.get("tags", []), created=item.get("created"),
-                                       collection=item.get("collection"))
+                                       collection=item.get("collection"),
+                                       think=item.get("think", True))
                 for message in messages:
                     target.append(row_id, message)
                 row_ids.append(row_id)
@@ -386,6 +387,9 @@ class ChatStore:
                 lines += ["Tags: " + ", ".join(conv.tags), ""]
             if conv.collection:
                 lines += ["Documents: " + conv.collection, ""]
+            if not conv.think:
+                lines += ["Thinking: off (the Think switch; answers without thinking first)",
+                          ""]
             for msg in self.get_messages(conv.id):
                 lines += [f"## {msg.role.capitalize()}", ""]
                 if msg.reasoning:
@@ -421,7 +425,8 @@ def ending_note(finish_reason: str | None, error: str | None) -> str | None:
 
 def _header_dict(conv: Conversation) -> dict[str, Any]:
     return {"title": conv.title, "model": conv.model, "tags": list(conv.tags),
-            "created": conv.created, "updated": conv.updated, "collection": conv.collection}
+            "created": conv.created, "updated": conv.updated, "collection": conv.collection,
+            "think": conv.think}
 
 
 def _message_dict(message: ChatMessage) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import pytest
 from desktop.cli import main
 from desktop.config import Paths
 from desktop.store.chats import ChatStore
-from tests.fixtures.tiny_gguf import write_tiny_llama
+from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
 from tests.remote.fake_openai import FAILURE, Fake
 
@@ -263,3 +263,45 @@ def test_an_answer_that_breaks_off_is_shown_saved_and_exported_as_such(
                  str(tmp_path / "out.md")]) == 0
     assert f"*(broken off: remote 'gpu' failed mid-answer: {FAILURE})*" in \
         (tmp_path / "out.md").read_text(encoding="utf-8")
+
+
+# Like GLM's, this template writes more of the prompt when thinking is switched off.
+THINKING_TEMPLATE = TINY_TEMPLATE + (
+    "{% if enable_thinking is defined and not enable_thinking %}"
+    "<think></think>the cat is the dog of the world{% endif %}")
+
+
+def test_no_think_and_the_think_command_reach_the_template_and_are_kept(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    thinker = write_tiny_llama(tmp_path / "thinker.gguf", chat_template=THINKING_TEMPLATE)
+    script = "hello\n/new\n/think on\nhello!\n/think off\n/think\n/think maybe\n/help\n"
+    assert chat(monkeypatch, script, str(thinker), "--no-think") == 0
+    err = capsys.readouterr().err
+    assert "(thinking on)" in err and err.count("(thinking off (answers at once))") == 2
+    assert "/think takes on or off, not 'maybe'" in err
+    assert "/think on|off" in err  # /help lists it
+    store = ChatStore(Paths.from_env().database)
+    quiet, thinking = reversed(store.list_conversations())
+    # The second chat was switched off after its answer: kept for its next answers.
+    assert (quiet.think, thinking.think) == (False, False)
+    asked = [store.get_messages(c.id)[1].prompt_tokens or 0 for c in (quiet, thinking)]
+    assert asked[0] > asked[1] + 5  # without thinking, the template wrote more
+
+    exported = store.export_json([quiet.id])
+    store.close()
+    assert main(["chats", "export", str(quiet.id), "-o", str(tmp_path / "quiet.md")]) == 0
+    assert "Thinking: off" in (tmp_path / "quiet.md").read_text(encoding="utf-8")
+    (tmp_path / "quiet.json").write_text(exported, encoding="utf-8")
+    assert main(["chats", "import", str(tmp_path / "quiet.json")]) == 0
+    store = ChatStore(Paths.from_env().database)
+    assert [c.think for c in store.list_conversations() if c.title == quiet.title] == [
+        False, False]  # the original and its imported copy
+    store.close()
+
+
+def test_the_think_command_says_when_the_model_does_not_think(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tiny_chat: Path) -> None:
+    assert chat(monkeypatch, "/think off\n", str(tiny_chat)) == 0
+    assert "does not think first anyway" in capsys.readouterr().err
