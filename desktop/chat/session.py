@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from desktop.chat.conversation import Conversation, Turn
-from desktop.chat.grounding import Search, cite, preparer
+from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
 from desktop.chat.persistence import ChatSaver
 from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.errors import Cancelled, EdgeDeskError, InvalidRequest
@@ -73,11 +73,14 @@ class ChatCore:
 
     def __init__(self, streamer: ChatStreamer, saver: ChatSaver | None = None, *,
                  search: Search | None = None,
-                 thinks: Callable[[str], bool] | None = None) -> None:
+                 thinks: Callable[[str], bool] | None = None,
+                 missing: MissingModel | None = None) -> None:
         self.streamer = streamer
         self.saver = saver  # None: nothing is saved (tests, a view without a store)
         self.search = search  # retrieval for grounded chats; None: grounding unavailable
         self._thinks = thinks or (lambda _ref: False)
+        # A grounded chat's collection -> the catalog embedding model it lacks, if any.
+        self.missing = missing
 
     # ------------------------------------------------------------- owner's thread
     def ask(self, chat: Conversation, text: str, *, replace: int | None = None) -> PendingTurn:
@@ -126,9 +129,16 @@ class ChatCore:
             self.saver.sync(pending.chat, pending.question_turns)
 
     def prepare(self, pending: PendingTurn) -> tuple[list[Message], object]:
-        """Retrieve sources and build the grounded prompt (worker thread; may embed)."""
+        """Retrieve sources and build the grounded prompt (worker thread; may embed).
+
+        EmbeddingModelMissing (naming the model) when the collection's catalog embedding
+        model is not downloaded: a view may offer the download, then answer again.
+        """
         if not pending.grounded or self.search is None:
             return pending.messages, []
+        needed = self.missing(pending.chat.collection) if self.missing is not None else None
+        if needed:
+            raise EmbeddingModelMissing(pending.chat.collection, needed)
         return preparer(self.search, pending.chat.collection, pending.messages,
                         pending.sources)()
 

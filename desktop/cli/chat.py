@@ -25,7 +25,12 @@ from types import FrameType
 
 from desktop.app import AppContext
 from desktop.chat.conversation import Conversation
-from desktop.chat.grounding import SOURCES_K, was_cited
+from desktop.chat.grounding import (
+    SOURCES_K,
+    EmbeddingModelMissing,
+    missing_embedding_model,
+    was_cited,
+)
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
@@ -150,13 +155,17 @@ def default_chat_model(ctx: AppContext) -> str:
 
 
 def check_collection(ctx: AppContext, name: str) -> None:
-    """InvalidRequest (2) naming the collections there are, unless ``name`` is one."""
+    """InvalidRequest (2) naming the collections there are, unless ``name`` is one, or the
+    'edgedesk models pull' to run when its catalog embedding model is not downloaded."""
     names = [c.name for c in ctx.library.collections()]
     if name not in names:
         there = ", ".join(shown(n) for n in names) if names else "none yet"
         raise InvalidRequest(f"no collection named '{shown(name)}' (collections: {there}; "
                              "add one with 'edgedesk docs add PATH --collection NAME')",
                              param="collection")
+    missing = missing_embedding_model(ctx.library, ctx.resolver, name)
+    if missing:
+        raise InvalidRequest(EmbeddingModelMissing(name, missing).message, param="collection")
 
 
 def _prompted() -> Iterator[str | None]:
@@ -189,13 +198,18 @@ class TerminalChat:
     def __init__(self, ctx: AppContext, chat: Conversation) -> None:
         self.ctx = ctx
         self.saver = ChatSaver(ctx.chat_store)
+        # A collection whose catalog embedding model is missing: a message naming the
+        # 'edgedesk models pull' to run, with the collection, before anything is embedded.
         self.core = ChatCore(ctx.scheduler, self.saver, search=self._search,
-                             thinks=self._thinks)
+                             thinks=self._thinks, missing=self._missing)
         self.chat = chat
         self._in_reasoning = False
 
     def _thinks(self, ref: str) -> bool:
         return model_thinks(self.ctx.catalog, self.ctx.resolver, ref)
+
+    def _missing(self, collection: str) -> str | None:
+        return missing_embedding_model(self.ctx.library, self.ctx.resolver, collection)
 
     def _search(self, question: str, collections: Sequence[str]) -> list[Hit]:
         return self.ctx.searcher.search(question, list(collections), k=SOURCES_K)

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.catalog.cancel import CancelEvent
+from desktop.chat.grounding import EmbeddingModelMissing
 from desktop.chat.session import failure_message
 from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.errors import Cancelled, EdgeDeskError
@@ -107,6 +108,7 @@ class GenerationWorker(Worker):
     delta = Signal(object)  # StreamDelta
     finished_chunk = Signal(object)  # the final Chunk (usage, timings, finish reason)
     prepared = Signal(object)  # what ``prepare`` returned besides the messages (sources)
+    model_missing = Signal(str)  # a grounded chat's embedding model is not downloaded
 
     def __init__(self, streamer: ChatStreamer, model: str, messages: Sequence[Message],
                  params: GenerationParams, *, before: Callable[[], None] | None = None,
@@ -135,7 +137,11 @@ class GenerationWorker(Worker):
         if self._before is not None:
             self._before()
         if self._prepare is not None:
-            self._messages, extra = self._prepare()
+            try:
+                self._messages, extra = self._prepare()
+            except EmbeddingModelMissing as exc:
+                self.model_missing.emit(exc.model)  # before ``failed``: the view offers it
+                raise
             self.prepared.emit(extra)
         stream = self._streamer.stream_chat(self._model, self._messages, self._params,
                                             self.stop_event,

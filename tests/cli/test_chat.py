@@ -8,6 +8,7 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from desktop.cli import main
 from desktop.config import Paths
 from desktop.store.chats import ChatStore
+from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
 from tests.remote.fake_openai import FAILURE, Fake
@@ -305,3 +307,37 @@ def test_the_think_command_says_when_the_model_does_not_think(
         tiny_chat: Path) -> None:
     assert chat(monkeypatch, "/think off\n", str(tiny_chat)) == 0
     assert "does not think first anyway" in capsys.readouterr().err
+
+
+@pytest.fixture
+def bge_hub(tiny_embed: Path, edgedesk_home: Path,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """A fake Hub serving the tiny embedding model as the catalog's BGE small EN."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with FakeHub() as hub:
+        hub.add_repo("CompendiumLabs/bge-small-en-v1.5-gguf",
+                     {"bge-small-en-v1.5-q8_0.gguf": tiny_embed.read_bytes()}, downloads=10)
+        config = edgedesk_home / "config"
+        config.mkdir(parents=True)
+        (config / "settings.toml").write_text(f'hub_endpoint = "{hub.url}"\n')
+        yield hub
+
+
+def test_a_collection_whose_embedding_model_is_missing_names_the_pull_to_run(
+        bge_hub: FakeHub, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], tiny_chat: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "handbook"
+    docs.mkdir()
+    (docs / "leave.md").write_text("Staff get 25 days of paid leave a year.\n")
+    assert main(["models", "pull", "bge-small-en-v1.5"]) == 0
+    assert main(["docs", "add", str(docs), "--collection", "hb",
+                 "--embedding-model", "bge-small-en-v1.5"]) == 0
+    assert main(["models", "rm", "bge-small-en-v1.5"]) == 0
+    capsys.readouterr()
+    pull = "run 'edgedesk models pull bge-small-en-v1.5' first"
+    assert chat(monkeypatch, "hello\n", str(tiny_chat), "--collection", "hb") == 2
+    assert pull in capsys.readouterr().err
+    assert chat(monkeypatch, "/collection hb\nhello\n", str(tiny_chat)) == 0
+    err = capsys.readouterr().err
+    assert "the collection 'hb' needs the embedding model bge-small-en-v1.5" in err
+    assert pull in err
