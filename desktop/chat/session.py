@@ -66,8 +66,8 @@ class ChatCore:
 
     Threads: ``ask``, ``regenerate`` and ``begin`` run on the thread that owns the
     Conversation (a window's thread, the terminal's only thread). ``run``,
-    ``save_question``, ``prepare`` and ``save_answer`` block and run on one worker
-    thread per turn; ``run`` alone also writes the answer into its Turn, so a view that
+    ``save_question``, ``prepare``, ``save_answer`` and ``save_broken`` block and run on
+    one worker thread per turn; ``run`` alone also writes the answer into its Turn, so a view that
     changes the Turn itself (from streamed signals) uses the three parts instead.
     """
 
