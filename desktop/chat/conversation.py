@@ -27,7 +27,8 @@ class Turn:
     reasoning: str = ""
     usage: Usage | None = None
     tokens_per_s: float = 0.0
-    finish_reason: str | None = None
+    finish_reason: str | None = None  # "cancelled": stopped; "error": broken off (see error)
+    error: str | None = None  # why an answer broke off mid-way
     # The numbered sources given to the model: retrieval Hits while the answer is new,
     # store.sources.Source once read back from the store (same path/page/lines/text).
     sources: list[Any] = field(default_factory=list)

@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.chat.conversation import Turn
 from desktop.engine.types import Message
+from desktop.errors import EdgeDeskError, ModelNotFound
 from desktop.retrieval.answer import Citation, build_messages, citations
 from desktop.store.sources import Source
 
 if TYPE_CHECKING:
+    from desktop.resolve import ModelResolver
+    from desktop.retrieval.indexer import Library
     from desktop.retrieval.search import Hit
 
 SOURCES_K = 5
@@ -74,3 +77,37 @@ def stored_sources(turn: Turn) -> tuple[Source, ...]:
 def was_cited(turn: Turn) -> bool:
     """Whether the answer itself cites the sources shown (else they were only given)."""
     return bool(turn.sources) and bool(citations(turn.content, turn.sources))
+
+
+class EmbeddingModelMissing(ModelNotFound):
+    """A grounded chat's collection needs a catalog embedding model not downloaded yet."""
+
+    def __init__(self, collection: str, model: str) -> None:
+        super().__init__(f"the collection '{collection}' needs the embedding model {model}, "
+                         f"which is not downloaded yet; run 'edgedesk models pull {model}' "
+                         "first")
+        self.collection = collection
+        self.model = model
+
+
+MissingModel = Callable[[str], "str | None"]  # collection -> catalog model to download
+
+
+def missing_embedding_model(library: Library, resolver: ModelResolver,
+                            collection: str) -> str | None:
+    """The catalog embedding model ``collection`` needs and lacks (None: nothing to get).
+
+    Blocks briefly (reads the collection list, looks for the model's files); a model that
+    is not a catalog one, or is blocked, is left to fail with its own message.
+    """
+    info = next((c for c in library.collections() if c.name == collection), None)
+    model = info.embedding_model if info is not None else None
+    if not model:
+        return None
+    try:
+        resolver.locate(model)
+    except ModelNotFound:
+        return model if resolver.catalog.find(model) is not None else None
+    except EdgeDeskError:
+        return None
+    return None

@@ -31,6 +31,7 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None, timings=timings,
         sources=stored_sources(turn) if turn.role == "assistant" else (),
+        finish_reason=turn.finish_reason, error=turn.error,
     )
 
 
@@ -40,7 +41,8 @@ def _to_turn(message: ChatMessage) -> Turn:
         usage = Usage(message.prompt_tokens or 0, message.completion_tokens)
     role: Role = "assistant" if message.role == "assistant" else "user"
     turn = Turn(role, message.content, message.reasoning or "", usage,
-                float(message.timings.get("tokens_per_s", 0.0)), sources=list(message.sources))
+                float(message.timings.get("tokens_per_s", 0.0)), message.finish_reason,
+                message.error, sources=list(message.sources))
     cite(turn)  # the same [n] buttons as when the answer was new: same text, same sources
     return turn
 
@@ -96,13 +98,14 @@ class ChatSaver:
         chat.synced = max(chat.synced, upto)
 
     def save_answer(self, chat: Conversation, final: Chunk, text: str, reasoning: str,
-                    sources: Sequence[Any] = ()) -> None:
-        """Save the finished (or stopped) answer, with the sources it was given (worker
-        thread)."""
+                    sources: Sequence[Any] = (), *, error: str | None = None) -> None:
+        """Save the finished, stopped or (with ``error``) broken-off answer, with the
+        sources it was given (worker thread)."""
         if chat.store_id is None:
             return
         turn = Turn("assistant", text, reasoning, final.usage, final.tokens_per_s,
-                    final.finish_reason, sources=list(sources))
+                    "error" if error is not None else final.finish_reason, error,
+                    sources=list(sources))
         self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced += 1
 

@@ -10,16 +10,26 @@ worker thread per turn: ``run`` does it all, or a view with its own worker calls
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from desktop.chat.conversation import Conversation, Turn
-from desktop.chat.grounding import Search, cite, preparer
+from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
 from desktop.chat.persistence import ChatSaver
 from desktop.engine.types import Chunk, GenerationParams, Message
-from desktop.errors import Cancelled, InvalidRequest
+from desktop.errors import Cancelled, EdgeDeskError, InvalidRequest
+
+
+def failure_message(exc: BaseException) -> str:
+    """What the user is told about an error that broke an answer off (as views show it)."""
+    if isinstance(exc, EdgeDeskError):
+        return exc.message
+    if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: the program stopped
+        return "interrupted"
+    return f"unexpected error: {exc}"
 
 
 class ChatStreamer(Protocol):
@@ -56,18 +66,21 @@ class ChatCore:
 
     Threads: ``ask``, ``regenerate`` and ``begin`` run on the thread that owns the
     Conversation (a window's thread, the terminal's only thread). ``run``,
-    ``save_question``, ``prepare`` and ``save_answer`` block and run on one worker
-    thread per turn; ``run`` alone also writes the answer into its Turn, so a view that
+    ``save_question``, ``prepare``, ``save_answer`` and ``save_broken`` block and run on
+    one worker thread per turn; ``run`` alone also writes the answer into its Turn, so a view that
     changes the Turn itself (from streamed signals) uses the three parts instead.
     """
 
     def __init__(self, streamer: ChatStreamer, saver: ChatSaver | None = None, *,
                  search: Search | None = None,
-                 thinks: Callable[[str], bool] | None = None) -> None:
+                 thinks: Callable[[str], bool] | None = None,
+                 missing: MissingModel | None = None) -> None:
         self.streamer = streamer
         self.saver = saver  # None: nothing is saved (tests, a view without a store)
         self.search = search  # retrieval for grounded chats; None: grounding unavailable
         self._thinks = thinks or (lambda _ref: False)
+        # A grounded chat's collection -> the catalog embedding model it lacks, if any.
+        self.missing = missing
 
     # ------------------------------------------------------------- owner's thread
     def ask(self, chat: Conversation, text: str, *, replace: int | None = None) -> PendingTurn:
@@ -116,9 +129,16 @@ class ChatCore:
             self.saver.sync(pending.chat, pending.question_turns)
 
     def prepare(self, pending: PendingTurn) -> tuple[list[Message], object]:
-        """Retrieve sources and build the grounded prompt (worker thread; may embed)."""
+        """Retrieve sources and build the grounded prompt (worker thread; may embed).
+
+        EmbeddingModelMissing (naming the model) when the collection's catalog embedding
+        model is not downloaded: a view may offer the download, then answer again.
+        """
         if not pending.grounded or self.search is None:
             return pending.messages, []
+        needed = self.missing(pending.chat.collection) if self.missing is not None else None
+        if needed:
+            raise EmbeddingModelMissing(pending.chat.collection, needed)
         return preparer(self.search, pending.chat.collection, pending.messages,
                         pending.sources)()
 
@@ -128,13 +148,28 @@ class ChatCore:
         if self.saver is not None:
             self.saver.save_answer(pending.chat, final, text, reasoning, pending.sources)
 
+    def save_broken(self, pending: PendingTurn, text: str, reasoning: str,
+                    message: str) -> None:
+        """Save the words an answer had when an error broke it off, marked with ``message``.
+
+        Worker thread. Nothing is saved when no word came (the question stays unanswered).
+        A store that fails now is not reported over the error that broke the answer.
+        """
+        if self.saver is None or not (text or reasoning):
+            return
+        with contextlib.suppress(EdgeDeskError):
+            self.saver.save_answer(pending.chat, Chunk(), text, reasoning, pending.sources,
+                                   error=message)
+
     def run(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,
             cancel: threading.Event | None = None) -> Turn:
         """Generate the answer into its Turn, save it, map its citations (blocks).
 
         ``on_chunk`` sees every streamed chunk (text and reasoning apart). A ``cancel``
         set while waiting or generating keeps what was produced, with the finish reason
-        ``cancelled``; an error leaves an answer with no text out of the chat.
+        ``cancelled``. An error mid-answer keeps (and saves) the words produced, with the
+        finish reason ``error`` and the error's message, then is raised; an error before
+        any word leaves the answer out of the chat.
         """
         cancel = cancel or threading.Event()
         turn = pending.answer
@@ -143,8 +178,12 @@ class ChatCore:
             messages, _hits = self.prepare(pending)
             turn.sources = list(pending.sources)
             final = self._stream(pending, messages, on_chunk, cancel)
-        except BaseException:
-            if not turn.content and turn in pending.chat.turns:
+        except BaseException as exc:
+            if turn.content or turn.reasoning:
+                turn.finish_reason, turn.error = "error", failure_message(exc)
+                self.save_broken(pending, turn.content, turn.reasoning, turn.error)
+                cite(turn)
+            elif turn in pending.chat.turns:
                 pending.chat.turns.remove(turn)
             raise
         turn.usage, turn.tokens_per_s = final.usage, final.tokens_per_s

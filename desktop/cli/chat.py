@@ -25,9 +25,15 @@ from types import FrameType
 
 from desktop.app import AppContext
 from desktop.chat.conversation import Conversation
-from desktop.chat.grounding import SOURCES_K, was_cited
+from desktop.chat.grounding import (
+    SOURCES_K,
+    EmbeddingModelMissing,
+    missing_embedding_model,
+    was_cited,
+)
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
+from desktop.chat.thinking import model_thinks
 from desktop.cli.context import context_for, text_arg
 from desktop.crash import shown
 from desktop.engine.types import Chunk
@@ -39,6 +45,8 @@ HELP = """commands:
   /regenerate        answer the last question again
   /model ID          use another model from the next answer on
   /collection NAME   ground answers in a document collection (/collection alone: none)
+  /think on|off      let a reasoning model think before answering, or answer at once
+                     (kept with the chat, like the window's Think switch)
   /save              save this chat (one started with --ephemeral is otherwise forgotten)
   /quit              leave (so do Ctrl-D and Ctrl-C twice at the prompt)
   /help              this list
@@ -62,6 +70,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="ground answers in this document collection, with citations")
     parser.add_argument("--system", metavar="TEXT", type=text_arg, default="",
                         help="system prompt")
+    parser.add_argument("--no-think", action="store_true",
+                        help="a reasoning model answers at once, without thinking first "
+                        "(/think on switches it back)")
     parser.add_argument("--ephemeral", action="store_true",
                         help="keep the chat in memory only (/save saves it after all)")
     parser.add_argument("--max-tokens", type=int, default=1024, metavar="N")
@@ -83,7 +94,7 @@ def handle(args: argparse.Namespace) -> int:
             check_collection(ctx, args.collection)
         chat = Conversation(model=model, system_prompt=args.system, ephemeral=args.ephemeral,
                             collection=args.collection or "", temperature=args.temperature,
-                            max_tokens=args.max_tokens)
+                            max_tokens=args.max_tokens, think=not args.no_think)
         terminal = TerminalChat(ctx, chat)
         interactive = sys.stdin is not None and sys.stdin.isatty()
         if interactive:
@@ -144,13 +155,17 @@ def default_chat_model(ctx: AppContext) -> str:
 
 
 def check_collection(ctx: AppContext, name: str) -> None:
-    """InvalidRequest (2) naming the collections there are, unless ``name`` is one."""
+    """InvalidRequest (2) naming the collections there are, unless ``name`` is one, or the
+    'edgedesk models pull' to run when its catalog embedding model is not downloaded."""
     names = [c.name for c in ctx.library.collections()]
     if name not in names:
         there = ", ".join(shown(n) for n in names) if names else "none yet"
         raise InvalidRequest(f"no collection named '{shown(name)}' (collections: {there}; "
                              "add one with 'edgedesk docs add PATH --collection NAME')",
                              param="collection")
+    missing = missing_embedding_model(ctx.library, ctx.resolver, name)
+    if missing:
+        raise InvalidRequest(EmbeddingModelMissing(name, missing).message, param="collection")
 
 
 def _prompted() -> Iterator[str | None]:
@@ -183,9 +198,18 @@ class TerminalChat:
     def __init__(self, ctx: AppContext, chat: Conversation) -> None:
         self.ctx = ctx
         self.saver = ChatSaver(ctx.chat_store)
-        self.core = ChatCore(ctx.scheduler, self.saver, search=self._search)
+        # A collection whose catalog embedding model is missing: a message naming the
+        # 'edgedesk models pull' to run, with the collection, before anything is embedded.
+        self.core = ChatCore(ctx.scheduler, self.saver, search=self._search,
+                             thinks=self._thinks, missing=self._missing)
         self.chat = chat
         self._in_reasoning = False
+
+    def _thinks(self, ref: str) -> bool:
+        return model_thinks(self.ctx.catalog, self.ctx.resolver, ref)
+
+    def _missing(self, collection: str) -> str | None:
+        return missing_embedding_model(self.ctx.library, self.ctx.resolver, collection)
 
     def _search(self, question: str, collections: Sequence[str]) -> list[Hit]:
         return self.ctx.searcher.search(question, list(collections), k=SOURCES_K)
@@ -232,7 +256,8 @@ class TerminalChat:
         elif name == "new":
             self.chat = Conversation(model=chat.model, system_prompt=chat.system_prompt,
                                      ephemeral=chat.ephemeral, collection=chat.collection,
-                                     temperature=chat.temperature, max_tokens=chat.max_tokens)
+                                     temperature=chat.temperature, max_tokens=chat.max_tokens,
+                                     think=chat.think)
             print("(new chat)", file=sys.stderr)
         elif name == "regenerate":
             self.answer(self.core.regenerate(chat))
@@ -247,11 +272,25 @@ class TerminalChat:
             chat.collection = arg
             self.saver.set_collection(chat)
             print(f"(grounded in {shown(arg)})" if arg else "(not grounded)", file=sys.stderr)
+        elif name == "think":
+            self._think(arg.lower())
         elif name == "save":
             self._save()
         else:
             raise InvalidRequest(f"unknown command /{shown(name)}; /help lists them")
         return True
+
+    def _think(self, arg: str) -> None:
+        chat = self.chat
+        if arg not in {"", "on", "off"}:
+            raise InvalidRequest(f"/think takes on or off, not '{shown(arg)}'")
+        if arg:
+            chat.think = arg == "on"
+            self.saver.set_think(chat)
+        state = "on" if chat.think else "off (answers at once)"
+        aside = "" if self._thinks(chat.model) else \
+            f"; {shown(chat.model)} does not think first anyway"
+        print(f"(thinking {state}{aside})", file=sys.stderr)
 
     def _save(self) -> None:
         chat = self.chat
@@ -266,17 +305,29 @@ class TerminalChat:
         """Stream the answer (Ctrl-C stops it), then list its sources."""
         cancel = threading.Event()
         self._in_reasoning = False
-        with _interrupt_sets(cancel):
-            turn = self.core.run(pending, self._show, cancel)
-        if self._in_reasoning:
-            print(file=sys.stderr)
-        sys.stdout.write("\n")
+        try:
+            with _interrupt_sets(cancel):
+                turn = self.core.run(pending, self._show, cancel)
+        except EdgeDeskError:
+            # The words that came are kept and saved as broken off; the error follows them.
+            if pending.answer.content or pending.answer.reasoning:
+                self._end_lines()
+                print("(broken off)", file=sys.stderr)
+            raise
+        self._end_lines()
         if turn.finish_reason == "cancelled":
             print("(stopped)", file=sys.stderr)
         if turn.citations:
             print("Sources:" if was_cited(turn) else "Sources given (none cited):")
             for c in turn.citations:
                 print(f"[{c.number}] {shown(c.location, 500)}")
+        sys.stdout.flush()
+
+    def _end_lines(self) -> None:
+        if self._in_reasoning:
+            print(file=sys.stderr)
+            self._in_reasoning = False
+        sys.stdout.write("\n")
         sys.stdout.flush()
 
     def _show(self, chunk: Chunk) -> None:

@@ -49,7 +49,8 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
     if body.stream:
         events = aw.MessageEvents(message_id, body.model, body.stop_sequences)
         return await start_stream(request, guarded(block_stream(
-            chunks, tools, forced=aw.is_forced(body), events=events), _failed), cancel)
+            chunks, tools, forced=aw.is_forced(body), events=events), _failed, info=info),
+            cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     content, calls = whole_answer(text, tools)

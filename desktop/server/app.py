@@ -264,7 +264,7 @@ class Guard:
             tokens_in=info.tokens_in, tokens_out=info.tokens_out,
             ttft_ms=round(info.ttft_s * 1000, 1) if info.ttft_s is not None else None,
             latency_ms=round(latency * 1000, 1),
-            client=f"{client[0]}:{client[1]}" if client else None))
+            client=f"{client[0]}:{client[1]}" if client else None, error=info.error))
 
 
 def _install_error_handlers(app: FastAPI) -> None:

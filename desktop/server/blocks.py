@@ -17,10 +17,12 @@ from typing import Any, Literal, Protocol
 from desktop.engine.types import Chunk, ToolCall
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import openai as oa
+from desktop.server.services import RequestInfo
 from desktop.server.streaming import close_stream
 from desktop.server.toolcalls import StreamGate
 
 log = logging.getLogger("edgedesk.server")
+MAX_LOGGED_ERROR = 300  # characters of a mid-stream error kept in the access log
 
 
 @dataclass(frozen=True)
@@ -117,16 +119,17 @@ def stream_failure(exc: Exception) -> EdgeDeskError:
     return EdgeDeskError(f"internal error ({type(exc).__name__}); see the server log")
 
 
-def guarded(events: Iterator[bytes], failed: Callable[[EdgeDeskError], bytes]
-            ) -> Generator[bytes, None, None]:
+def guarded(events: Iterator[bytes], failed: Callable[[EdgeDeskError], bytes], *,
+            info: RequestInfo) -> Generator[bytes, None, None]:
     """``events``; an error after bytes went out ends the stream with ``failed(error)``.
 
     Once a stream has begun its HTTP status is sent, so an engine that fails mid-answer
     (a remote that drops the connection, times out or reports an error; a local engine
     fault) can only be told in the stream, in the protocol's own error event, after the
     tokens already sent. Before the first bytes the error is raised, so the route still
-    answers with the error's own status. Closing this closes ``events`` (and so frees
-    the scheduler's gate) at once.
+    answers with the error's own status. A failure after the first bytes is recorded in
+    ``info.error``, so the access log tells it apart from an answer that completed.
+    Closing this closes ``events`` (and so frees the scheduler's gate) at once.
     """
     started = False
     try:
@@ -136,7 +139,9 @@ def guarded(events: Iterator[bytes], failed: Callable[[EdgeDeskError], bytes]
     except Exception as exc:
         if not started:
             raise
-        yield failed(stream_failure(exc))
+        error = stream_failure(exc)
+        info.error = error.message[:MAX_LOGGED_ERROR]
+        yield failed(error)
     finally:
         close_stream(events)
 

@@ -241,6 +241,8 @@ class AccessRecord:
     ttft_ms: float | None = None
     latency_ms: float = 0.0
     client: str | None = None
+    # A streamed answer that failed after its status (200) went out: the error's message.
+    error: str | None = None
 
     def line(self) -> str:
         """The record as one JSON line."""

@@ -163,7 +163,7 @@ async def chat(body: ow.ChatRequest, request: Request) -> Any:
                     info)
     if body.stream:
         return await _ndjson(request, guarded(
-            _lines(chunks, model, tools, chat=True, after=after), _failed), cancel)
+            _lines(chunks, model, tools, chat=True, after=after), _failed, info=info), cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     content, calls = whole_answer(text, tools)
@@ -202,7 +202,7 @@ async def generate(body: ow.GenerateRequest, request: Request) -> Any:
     chunks = Chunks(stream, info)
     if body.stream:
         return await _ndjson(request, guarded(
-            _lines(chunks, model, None, chat=False, after=after), _failed), cancel)
+            _lines(chunks, model, None, chat=False, after=after), _failed, info=info), cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     await anyio.to_thread.run_sync(after)

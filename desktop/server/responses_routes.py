@@ -114,7 +114,8 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
         events = ResponseEvents(body, ids, created, keep)
         return await start_stream(request, guarded(block_stream(
             chunks, tools, forced=rw.is_forced(body), events=events,
-            on_end=_on_end(events, keeper) if keep else None), _failed(events)), cancel)
+            on_end=_on_end(events, keeper) if keep else None), _failed(events), info=info),
+            cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     content, calls = whole_answer(text, tools)

@@ -179,7 +179,8 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
                             include_usage=include)
         return await start_stream(request, guarded(_chat_events(
             chunks, events, tools=tools, forced=oa.forced_tools(body) is not None,
-            logprobs=bool(body.logprobs), include_usage=include), _stream_error), cancel)
+            logprobs=bool(body.logprobs), include_usage=include), _stream_error, info=info),
+            cancel)
     text, reasoning, final, logprobs = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     result = oa.chat_completion(request_id=rid, model=body.model, created=created, text=text,
@@ -241,7 +242,7 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
         events = CompletionEvents(request_id=rid, model=body.model, created=created)
         return await start_stream(request, guarded(_completion_events(
             chunks, events, include_usage=include, logprobs=body.logprobs is not None),
-            _stream_error), cancel)
+            _stream_error, info=info), cancel)
     text, _, final, logprobs = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     return oa.text_completion(request_id=rid, model=body.model, created=created, text=text,

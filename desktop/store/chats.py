@@ -62,6 +62,15 @@ class ChatMessage:
     created: float | None = None  # None: now
     id: int | None = None  # set when read back
     sources: tuple[Source, ...] = ()  # what a grounded answer was given, and cited
+    # How an answer ended ("stop", "length", "cancelled": stopped by the user, "error":
+    # broken off) and, when it broke off, why; None when not known (older messages).
+    finish_reason: str | None = None
+    error: str | None = None
+
+    @property
+    def ending(self) -> str | None:
+        """A short note on an answer that did not end by itself ("stopped", "broken off")."""
+        return ending_note(self.finish_reason, self.error)
 
 
 @dataclass(frozen=True)
@@ -110,12 +119,12 @@ class _Chats:
         created = self.clock() if message.created is None else message.created
         cur = self.database.execute(
             "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
-            "parameters, prompt_tokens, completion_tokens, timings, created, sources) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "parameters, prompt_tokens, completion_tokens, timings, created, sources, "
+            "finish_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (conv_id, message.role, message.content, message.reasoning, message.model,
              json.dumps(message.parameters), message.prompt_tokens,
              message.completion_tokens, json.dumps(message.timings), created,
-             encode_sources(message.sources)))
+             encode_sources(message.sources), message.finish_reason, message.error))
         message_id = int(cur.lastrowid)
         self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
                               (message_id, fts_text(message.content)))
@@ -140,13 +149,14 @@ class _Chats:
     def messages(self, conv_id: int) -> list[ChatMessage]:
         rows = self.database.query(
             "SELECT id, role, content, reasoning, model, parameters, prompt_tokens, "
-            "completion_tokens, timings, created, sources FROM messages "
+            "completion_tokens, timings, created, sources, finish_reason, error FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conv_id,))
         return [ChatMessage(role=r[1], content=r[2], reasoning=r[3], model=r[4],
                             parameters=json.loads(r[5]), prompt_tokens=r[6],
                             completion_tokens=r[7], timings=json.loads(r[8]),
-                            created=float(r[9]), id=int(r[0]), sources=decode_sources(r[10]))
+                            created=float(r[9]), id=int(r[0]), sources=decode_sources(r[10]),
+                            finish_reason=r[11], error=r[12])
                 for r in rows]
 
     def search(self, query: str) -> list[tuple[Any, ...]]:
@@ -359,7 +369,8 @@ class ChatStore:
             for item, messages in parsed:
                 row_id = target.insert(item.get("title", ""), item.get("model"),
                                        item.get("tags", []), created=item.get("created"),
-                                       collection=item.get("collection"))
+                                       collection=item.get("collection"),
+                                       think=item.get("think", True))
                 for message in messages:
                     target.append(row_id, message)
                 row_ids.append(row_id)
@@ -376,11 +387,16 @@ class ChatStore:
                 lines += ["Tags: " + ", ".join(conv.tags), ""]
             if conv.collection:
                 lines += ["Documents: " + conv.collection, ""]
+            if not conv.think:
+                lines += ["Thinking: off (the Think switch; answers without thinking first)",
+                          ""]
             for msg in self.get_messages(conv.id):
                 lines += [f"## {msg.role.capitalize()}", ""]
                 if msg.reasoning:
                     lines += ["> " + line for line in msg.reasoning.splitlines()] + [""]
                 lines += [msg.content, ""]
+                if msg.ending:
+                    lines += [f"*({msg.ending})*", ""]
                 lines += sources_markdown(msg.sources)
             parts.append("\n".join(lines))
         return "\n---\n\n".join(parts)
@@ -396,9 +412,21 @@ class ChatStore:
             chats.database.close()
 
 
+def ending_note(finish_reason: str | None, error: str | None) -> str | None:
+    """What a reader is told about an answer that did not end by itself, else None."""
+    if finish_reason == "error":
+        return f"broken off: {error}" if error else "broken off"
+    if finish_reason == "cancelled":
+        return "stopped"
+    if finish_reason == "length":
+        return "hit the token limit"
+    return None
+
+
 def _header_dict(conv: Conversation) -> dict[str, Any]:
     return {"title": conv.title, "model": conv.model, "tags": list(conv.tags),
-            "created": conv.created, "updated": conv.updated, "collection": conv.collection}
+            "created": conv.created, "updated": conv.updated, "collection": conv.collection,
+            "think": conv.think}
 
 
 def _message_dict(message: ChatMessage) -> dict[str, Any]:

@@ -239,6 +239,15 @@ THINK_SCHEMA = (
 )
 
 
+ENDING_SCHEMA = (
+    # How an answer ended: the engine's finish reason ("stop", "length", "cancelled" for
+    # one stopped by the user) or "error" for one that broke off, with the error's message;
+    # NULL for messages from before this column (and for questions).
+    "ALTER TABLE messages ADD COLUMN finish_reason TEXT",
+    "ALTER TABLE messages ADD COLUMN error TEXT",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -249,6 +258,7 @@ MIGRATIONS: tuple[Migration, ...] = (
               GROUNDING_SCHEMA),
     Migration(6, "responses stored by the Responses API", RESPONSES_SCHEMA),
     Migration(7, "whether a conversation's model may think first", THINK_SCHEMA),
+    Migration(8, "how each answer ended: stopped, broken off and why", ENDING_SCHEMA),
 )
 
 

@@ -16,13 +16,13 @@ from desktop.errors import InvalidRequest
 CONVERSATION_FIELDS = {
     "title": "text", "model": "text or null", "tags": "a list of text",
     "created": "a number or null", "updated": "a number or null",
-    "collection": "text or null", "messages": "a list",
+    "collection": "text or null", "think": "true/false", "messages": "a list",
 }
 MESSAGE_FIELDS = {
     "role": "text", "content": "text", "reasoning": "text or null", "model": "text or null",
     "parameters": "an object", "prompt_tokens": "a whole number or null",
     "completion_tokens": "a whole number or null", "timings": "an object",
-    "created": "a number or null",
+    "created": "a number or null", "finish_reason": "text or null", "error": "text or null",
 }
 
 
@@ -58,9 +58,11 @@ _CHECKS: dict[str, Callable[[object], bool]] = {
 
 
 def _fits(value: object, kind: str) -> bool:
+    if kind == "true/false":
+        return isinstance(value, bool)
     if value is None:
         return kind.endswith(" or null")
-    # JSON true/false arrives as a Python int, and no field here is a flag.
+    # JSON true/false arrives as a Python int: only a flag's kind takes it.
     return not isinstance(value, bool) and _CHECKS[kind.removesuffix(" or null")](value)
 
 

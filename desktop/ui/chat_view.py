@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
@@ -18,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.chat.conversation import Conversation, Turn
-from desktop.chat.grounding import Search, cite
+from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.engine.scheduler import Scheduler
@@ -29,9 +30,14 @@ from desktop.ui.chat_sidebar import ChatSidebar
 from desktop.ui.look import icon
 from desktop.ui.message_widget import MessageWidget
 from desktop.ui.presets import PresetStore
-from desktop.ui.qmodels import ConversationListModel
+from desktop.ui.qmodels import ConversationListModel, human_size
 from desktop.ui.transcript import Transcript
-from desktop.ui.workers import GenerationWorker, StreamDelta, WorkerPool
+from desktop.ui.workers import DownloadWorker, GenerationWorker, StreamDelta, WorkerPool
+
+if TYPE_CHECKING:
+    from desktop.app import AppContext
+
+Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
 
 RENDER_INTERVAL_MS = 40  # repaint a streaming answer at most 25 times a second
 MAX_RENDER_INTERVAL_MS = 400
@@ -67,6 +73,10 @@ class ChatView(QWidget):
         self._streaming: tuple[Conversation, Turn] | None = None
         self._editing: int | None = None
         self._dirty = False
+        self._context: AppContext | None = None
+        self._download: Download | None = None  # set by ``offer_downloads``
+        self._offer: tuple[Conversation, str] | None = None  # a chat, the model it lacks
+        self._missing: str | None = None  # the model the running answer found missing
         self._render_timer = QTimer(self)
         self._render_timer.setInterval(RENDER_INTERVAL_MS)
         self._render_timer.timeout.connect(self._render_streaming)
@@ -127,7 +137,14 @@ class ChatView(QWidget):
         self.notice.setWordWrap(True)
         self.notice.setTextFormat(Qt.TextFormat.PlainText)  # may quote names from user data
         self.notice.setVisible(False)
-        layout.addWidget(self.notice)
+        notice_row = QHBoxLayout()
+        notice_row.addWidget(self.notice, 1)
+        self.download_button = QPushButton(icon("import"), self.tr("Download"))
+        self.download_button.setAccessibleName(self.tr("Download the embedding model"))
+        self.download_button.clicked.connect(self.download_offered)
+        self.download_button.setVisible(False)
+        notice_row.addWidget(self.download_button)
+        layout.addLayout(notice_row)
         layout.addLayout(self._build_composer())
         return panel
 
@@ -159,6 +176,15 @@ class ChatView(QWidget):
     def set_models(self, models: list[tuple[str, str]]) -> None:
         """Offer ``(label, reference)`` pairs in the model box; keeps the current choice."""
         self.header.set_models(models)
+
+    def offer_downloads(self, context: AppContext, download: Download) -> None:
+        """Offer a grounded chat's missing catalog embedding model for ``download``.
+
+        Without this, such a chat only says which ``edgedesk models pull`` to run.
+        """
+        self._context, self._download = context, download
+        self.core.missing = lambda collection: missing_embedding_model(
+            context.library, context.resolver, collection)
 
     def set_collections(self, names: list[str]) -> None:
         """Offer the document collections a chat can be grounded in."""
@@ -376,8 +402,11 @@ class ChatView(QWidget):
             prepare=(lambda: core.prepare(pending))
             if pending.grounded and self._search is not None else None,
             template_kwargs=pending.template_kwargs,
+            broken=None if self._saver is None else lambda text, reasoning, message:
+                core.save_broken(pending, text, reasoning, message),
         )
         worker.prepared.connect(self._on_prepared)
+        worker.model_missing.connect(self._on_model_missing)
         worker.delta.connect(self._on_delta)
         worker.finished_chunk.connect(self._on_final)
         worker.failed.connect(self._on_failed)
@@ -387,6 +416,8 @@ class ChatView(QWidget):
         self.send_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.notice.setVisible(False)
+        self.download_button.setVisible(False)
+        self._offer = self._missing = None
         if chat is self.current:
             self._sync_transcript()  # the question's and the answer's bubbles, no others
         self._render_timer.start(RENDER_INTERVAL_MS)
@@ -413,19 +444,79 @@ class ChatView(QWidget):
         turn.finish_reason = chunk.finish_reason
         cite(turn)  # [n] in the answer -> the files, pages and lines they point to
 
+    def _on_model_missing(self, model: str) -> None:
+        self._missing = model
+
     def _on_failed(self, _key: str, message: str) -> None:
         if self._streaming is not None:
             chat, turn = self._streaming
-            if not turn.content:
+            if turn.content or turn.reasoning:  # broken off: kept, and said so under it
+                turn.finish_reason, turn.error = "error", message
+                cite(turn)
+            else:
                 chat.turns.remove(turn)
+            if self._missing and self._download is not None:
+                self._offer_download(chat, self._missing)
+                return
         self._notify(message)
         self.error.emit(message)
+
+    # ------------------------------------------------------------------ model downloads
+    def _offer_download(self, chat: Conversation, model: str) -> None:
+        """Say which embedding model the chat's collection lacks and offer Download."""
+        self._offer = (chat, model)
+        entry = self._context.catalog.find(model) if self._context is not None else None
+        size = entry.quant().size if entry is not None else None
+        self._notify(self.tr("The collection %1 needs the embedding model %2, which is not "
+                             "downloaded yet%3. Download it, then the answer follows.")
+                     .replace("%1", chat.collection).replace("%2", model)
+                     .replace("%3", f" ({human_size(size)})" if size else ""))
+        self.download_button.setVisible(True)
+        self.download_button.setEnabled(True)
+
+    def download_offered(self) -> DownloadWorker | None:
+        """Download the embedding model offered; the question is answered once it is in."""
+        if self._offer is None or self._download is None:
+            return None
+        model = self._offer[1]
+        worker = self._download(model)
+        if worker is None:
+            return None  # offline, blocked…: the Models screen said why
+        self.download_button.setEnabled(False)
+        self._notify(self.tr("Downloading %1…").replace("%1", model))
+        worker.installed.connect(self._on_model_downloaded)
+        worker.paused.connect(self._on_model_download_stopped)
+        worker.failed.connect(self._on_model_download_failed)
+        return worker
+
+    def _on_model_downloaded(self, ref: str, _model: object) -> None:
+        offer = self._offer
+        if offer is None or offer[1] != ref:
+            return
+        self._offer = None
+        self.download_button.setVisible(False)
+        self.notice.setVisible(False)
+        chat = offer[0]
+        if chat is self.current and not self.is_generating and chat.turns \
+                and chat.turns[-1].role == "user":
+            self.regenerate()  # the question that was waiting for the model
+
+    def _on_model_download_stopped(self, ref: str) -> None:
+        if self._offer is not None and self._offer[1] == ref:
+            self.download_button.setEnabled(True)
+            self._notify(self.tr("The download of %1 is paused; Download resumes it.")
+                         .replace("%1", ref))
+
+    def _on_model_download_failed(self, ref: str, message: str) -> None:
+        if self._offer is not None and self._offer[1] == ref:
+            self.download_button.setEnabled(True)
+            self._notify(f"{ref}: {message}")
 
     def _on_done(self) -> None:
         final = None
         if self._streaming is not None:
             turn = self._streaming[1]
-            final = turn if turn.finish_reason else None
+            final = turn if turn.finish_reason not in (None, "error") else None
         self._render_timer.stop()
         self._worker = None
         self._streaming = None

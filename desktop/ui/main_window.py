@@ -73,6 +73,7 @@ class MainWindow(QMainWindow):
                              theme=resolve_theme(context.settings.theme),
                              reasoning=lambda ref: thinks(context, ref))
         self.models = ModelsView(context, self.pool)
+        self.chat.offer_downloads(context, self.models.download)
         self.documents = DocumentsView(context, self.pool, download=self.models.download)
         self.server = ServerView(context, self.pool)
         self.stack = QStackedWidget()

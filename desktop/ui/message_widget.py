@@ -29,6 +29,8 @@ def footer_text(turn: Turn) -> str:
         parts.append("stopped")
     elif turn.finish_reason == "length":
         parts.append("hit the token limit")
+    elif turn.finish_reason == "error":
+        parts.append(f"broken off: {turn.error}" if turn.error else "broken off")
     return " · ".join(parts)
 
 

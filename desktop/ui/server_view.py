@@ -68,8 +68,10 @@ def log_line(record: AccessRecord) -> str:
     """One request as the live log shows it: who, what, status, tokens, latency."""
     who = record.key_name or "-"
     model = record.model or "-"
-    return (f"{record.time}  {record.method} {record.route}  {record.status}  {model}  "
+    line = (f"{record.time}  {record.method} {record.route}  {record.status}  {model}  "
             f"{record.tokens_in}→{record.tokens_out} tok  {record.latency_ms:.0f} ms  {who}")
+    # A 200 whose stream then failed: the status alone would read as a success.
+    return line + f"  failed mid-stream: {record.error}" if record.error else line
 
 
 class _RecordBridge(QObject):

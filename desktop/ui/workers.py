@@ -19,6 +19,8 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.catalog.cancel import CancelEvent
+from desktop.chat.grounding import EmbeddingModelMissing
+from desktop.chat.session import failure_message
 from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.errors import Cancelled, EdgeDeskError
 
@@ -40,6 +42,7 @@ class ChatStreamer(Protocol):
 
 
 AfterAnswer = Callable[[Chunk, str, str], None]  # final chunk, whole text, whole reasoning
+BrokenAnswer = Callable[[str, str, str], None]  # text and reasoning so far, the error
 
 
 @dataclass(frozen=True)
@@ -105,12 +108,14 @@ class GenerationWorker(Worker):
     delta = Signal(object)  # StreamDelta
     finished_chunk = Signal(object)  # the final Chunk (usage, timings, finish reason)
     prepared = Signal(object)  # what ``prepare`` returned besides the messages (sources)
+    model_missing = Signal(str)  # a grounded chat's embedding model is not downloaded
 
     def __init__(self, streamer: ChatStreamer, model: str, messages: Sequence[Message],
                  params: GenerationParams, *, before: Callable[[], None] | None = None,
                  after: AfterAnswer | None = None,
                  prepare: Callable[[], tuple[list[Message], object]] | None = None,
-                 template_kwargs: Mapping[str, Any] | None = None) -> None:
+                 template_kwargs: Mapping[str, Any] | None = None,
+                 broken: BrokenAnswer | None = None) -> None:
         super().__init__(model)
         self._template_kwargs = template_kwargs  # e.g. {"enable_thinking": False}
         self._streamer = streamer
@@ -119,6 +124,7 @@ class GenerationWorker(Worker):
         self._params = params
         self._before = before  # e.g. save the question, on this thread
         self._after = after  # e.g. save the answer (also a stopped one), on this thread
+        self._broken = broken  # e.g. save the words of an answer an error broke off
         self._prepare = prepare  # e.g. retrieve sources and rewrite the prompt, on this thread
         self.stop_event = threading.Event()
 
@@ -131,7 +137,11 @@ class GenerationWorker(Worker):
         if self._before is not None:
             self._before()
         if self._prepare is not None:
-            self._messages, extra = self._prepare()
+            try:
+                self._messages, extra = self._prepare()
+            except EmbeddingModelMissing as exc:
+                self.model_missing.emit(exc.model)  # before ``failed``: the view offers it
+                raise
             self.prepared.emit(extra)
         stream = self._streamer.stream_chat(self._model, self._messages, self._params,
                                             self.stop_event,
@@ -171,11 +181,15 @@ class GenerationWorker(Worker):
                     self.finished_chunk.emit(chunk)
                     if self._after is not None:
                         self._after(chunk, "".join(full_text), "".join(full_reasoning))
-        except Exception:
+        except Exception as exc:
             # The model failed mid-answer (a remote dropped the stream): every word that
-            # came stays on screen above the error, not only those of earlier batches.
+            # came stays on screen above the error, not only those of earlier batches,
+            # and is saved marked as broken off before the window hears of the failure.
             if any(text) or any(reasoning):
                 self.delta.emit(StreamDelta("".join(text), "".join(reasoning)))
+            if self._broken is not None:
+                self._broken("".join(full_text), "".join(full_reasoning),
+                             failure_message(exc))
             raise
 
 

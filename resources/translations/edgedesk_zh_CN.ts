@@ -220,54 +220,79 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="138"/>
+        <location filename="../../desktop/ui/chat_view.py" line="142"/>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="143"/>
+        <source>Download the embedding model</source>
+        <translation>下载嵌入模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="155"/>
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="139"/>
+        <location filename="../../desktop/ui/chat_view.py" line="156"/>
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="142"/>
+        <location filename="../../desktop/ui/chat_view.py" line="159"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="144"/>
+        <location filename="../../desktop/ui/chat_view.py" line="161"/>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="145"/>
+        <location filename="../../desktop/ui/chat_view.py" line="162"/>
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="147"/>
+        <location filename="../../desktop/ui/chat_view.py" line="164"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="148"/>
+        <location filename="../../desktop/ui/chat_view.py" line="165"/>
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="149"/>
+        <location filename="../../desktop/ui/chat_view.py" line="166"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="293"/>
+        <location filename="../../desktop/ui/chat_view.py" line="319"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="326"/>
+        <location filename="../../desktop/ui/chat_view.py" line="352"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="470"/>
+        <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
+        <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="486"/>
+        <source>Downloading %1…</source>
+        <translation>正在下载 %1…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="507"/>
+        <source>The download of %1 is paused; Download resumes it.</source>
+        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
 </context>
 <context>
@@ -896,67 +921,67 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="129"/>
+        <location filename="../../desktop/ui/main_window.py" line="130"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="130"/>
+        <location filename="../../desktop/ui/main_window.py" line="131"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="131"/>
+        <location filename="../../desktop/ui/main_window.py" line="132"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="132"/>
+        <location filename="../../desktop/ui/main_window.py" line="133"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="140"/>
+        <location filename="../../desktop/ui/main_window.py" line="141"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="177"/>
+        <location filename="../../desktop/ui/main_window.py" line="178"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="177"/>
+        <location filename="../../desktop/ui/main_window.py" line="178"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="179"/>
+        <location filename="../../desktop/ui/main_window.py" line="180"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="181"/>
+        <location filename="../../desktop/ui/main_window.py" line="182"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="181"/>
+        <location filename="../../desktop/ui/main_window.py" line="182"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="183"/>
+        <location filename="../../desktop/ui/main_window.py" line="184"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="184"/>
+        <location filename="../../desktop/ui/main_window.py" line="185"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="246"/>
+        <location filename="../../desktop/ui/main_window.py" line="247"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
@@ -964,64 +989,64 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="55"/>
+        <location filename="../../desktop/ui/message_widget.py" line="57"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="55"/>
+        <location filename="../../desktop/ui/message_widget.py" line="57"/>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="62"/>
-        <location filename="../../desktop/ui/message_widget.py" line="154"/>
+        <location filename="../../desktop/ui/message_widget.py" line="64"/>
+        <location filename="../../desktop/ui/message_widget.py" line="156"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="63"/>
+        <location filename="../../desktop/ui/message_widget.py" line="65"/>
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="107"/>
-        <location filename="../../desktop/ui/message_widget.py" line="118"/>
+        <location filename="../../desktop/ui/message_widget.py" line="109"/>
+        <location filename="../../desktop/ui/message_widget.py" line="120"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="85"/>
+        <location filename="../../desktop/ui/message_widget.py" line="87"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="47"/>
+        <location filename="../../desktop/ui/message_widget.py" line="49"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="86"/>
+        <location filename="../../desktop/ui/message_widget.py" line="88"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="87"/>
+        <location filename="../../desktop/ui/message_widget.py" line="89"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="89"/>
+        <location filename="../../desktop/ui/message_widget.py" line="91"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="91"/>
+        <location filename="../../desktop/ui/message_widget.py" line="93"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="154"/>
+        <location filename="../../desktop/ui/message_widget.py" line="156"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
@@ -1302,32 +1327,32 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="98"/>
+        <location filename="../../desktop/ui/server_view.py" line="100"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="102"/>
+        <location filename="../../desktop/ui/server_view.py" line="104"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="110"/>
+        <location filename="../../desktop/ui/server_view.py" line="112"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="112"/>
+        <location filename="../../desktop/ui/server_view.py" line="114"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="113"/>
+        <location filename="../../desktop/ui/server_view.py" line="115"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="188"/>
+        <location filename="../../desktop/ui/server_view.py" line="190"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
@@ -1336,109 +1361,109 @@
         <translation type="vanished">在代码中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="119"/>
+        <location filename="../../desktop/ui/server_view.py" line="121"/>
         <source>Requests (no content is recorded)</source>
         <translation>请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="123"/>
+        <location filename="../../desktop/ui/server_view.py" line="125"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="132"/>
-        <location filename="../../desktop/ui/server_view.py" line="227"/>
+        <location filename="../../desktop/ui/server_view.py" line="134"/>
+        <location filename="../../desktop/ui/server_view.py" line="229"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="134"/>
+        <location filename="../../desktop/ui/server_view.py" line="136"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="136"/>
-        <location filename="../../desktop/ui/server_view.py" line="228"/>
+        <location filename="../../desktop/ui/server_view.py" line="138"/>
+        <location filename="../../desktop/ui/server_view.py" line="230"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="139"/>
+        <location filename="../../desktop/ui/server_view.py" line="141"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="140"/>
+        <location filename="../../desktop/ui/server_view.py" line="142"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="141"/>
+        <location filename="../../desktop/ui/server_view.py" line="143"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="152"/>
+        <location filename="../../desktop/ui/server_view.py" line="154"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="155"/>
+        <location filename="../../desktop/ui/server_view.py" line="157"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="157"/>
+        <location filename="../../desktop/ui/server_view.py" line="159"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="193"/>
+        <location filename="../../desktop/ui/server_view.py" line="195"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="197"/>
+        <location filename="../../desktop/ui/server_view.py" line="199"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="214"/>
+        <location filename="../../desktop/ui/server_view.py" line="216"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="217"/>
+        <location filename="../../desktop/ui/server_view.py" line="219"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="227"/>
+        <location filename="../../desktop/ui/server_view.py" line="229"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="228"/>
+        <location filename="../../desktop/ui/server_view.py" line="230"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="288"/>
+        <location filename="../../desktop/ui/server_view.py" line="290"/>
         <source>Key copied to the clipboard; it is shown only once: </source>
         <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="293"/>
+        <location filename="../../desktop/ui/server_view.py" line="295"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="294"/>
+        <location filename="../../desktop/ui/server_view.py" line="296"/>
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="312"/>
+        <location filename="../../desktop/ui/server_view.py" line="314"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>

@@ -14,7 +14,10 @@ from desktop.chat.conversation import Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
 from desktop.engine.types import Chunk, GenerationParams, Message
-from desktop.errors import InvalidRequest
+from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.remote.registry import keyring_set
+from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
+from tests.remote.fake_openai import FAILURE, Fake
 
 
 def _core(context: AppContext) -> ChatCore:
@@ -122,3 +125,55 @@ def test_an_ephemeral_chat_never_reaches_the_disk(context: AppContext, tiny_chat
     assert chat.store_id is not None and chat.store_id < 0  # the store's in-memory part
     context.close()
     assert b"pineapple" not in context.paths.database.read_bytes()
+
+
+def test_a_stopped_answer_reads_back_as_stopped(context: AppContext, tiny_chat: Path) -> None:
+    core = _core(context)
+    chat = _chat(tiny_chat)
+    chat.max_tokens = 1900
+    cancel = threading.Event()
+
+    def stop_after_first(chunk: Chunk) -> None:
+        if chunk.text:
+            cancel.set()
+
+    core.run(core.ask(chat, "go on"), stop_after_first, cancel)
+    [reopened] = ChatSaver(context.chat_store).load_all()
+    ChatSaver(context.chat_store).load_turns(reopened)
+    assert reopened.turns[1].finish_reason == "cancelled"
+    assert "*(stopped)*" in context.chat_store.export_markdown()
+
+
+def test_an_answer_that_breaks_off_is_saved_with_its_words_and_why(
+        context: AppContext, fake: Fake,  # noqa: F811
+        memory_keyring: MemoryKeyring) -> None:  # noqa: F811
+    context.remotes.add("gpu", fake.url)
+    keyring_set("gpu", "sk-remote")
+    core = _core(context)
+    chat = Conversation(model="gpu/fails", max_tokens=8)
+    with pytest.raises(EdgeDeskError) as failed:
+        core.run(core.ask(chat, "hi"))
+    assert FAILURE in failed.value.message
+    turn = chat.turns[-1]
+    assert (turn.content, turn.finish_reason) == ("hi again ", "error")
+    assert turn.error == failed.value.message
+
+    [reopened] = ChatSaver(context.chat_store).load_all()
+    ChatSaver(context.chat_store).load_turns(reopened)
+    again = reopened.turns[-1]
+    assert (again.role, again.content, again.finish_reason, again.error) == (
+        "assistant", "hi again ", "error", failed.value.message)
+    assert f"*(broken off: {failed.value.message})*" in context.chat_store.export_markdown()
+
+
+def test_an_error_before_any_word_leaves_the_question_unanswered(
+        context: AppContext, fake: Fake,  # noqa: F811
+        memory_keyring: MemoryKeyring) -> None:  # noqa: F811
+    context.remotes.add("gpu", fake.url)
+    keyring_set("gpu", "wrong key")  # refused with 401 before anything streams
+    core = _core(context)
+    chat = Conversation(model="gpu/echo", max_tokens=8)
+    with pytest.raises(EdgeDeskError):
+        core.run(core.ask(chat, "hi"))
+    assert [t.role for t in chat.turns] == ["user"]
+    assert _stored(context) == [("user", "hi")]

@@ -8,6 +8,7 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,10 @@ import pytest
 from desktop.cli import main
 from desktop.config import Paths
 from desktop.store.chats import ChatStore
-from tests.fixtures.tiny_gguf import write_tiny_llama
+from tests.fixtures.fake_hub import FakeHub
+from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
-from tests.remote.fake_openai import Fake
+from tests.remote.fake_openai import FAILURE, Fake
 
 
 def chat(monkeypatch: pytest.MonkeyPatch, script: str, *args: str) -> int:
@@ -168,6 +170,7 @@ def test_ctrl_c_stops_the_answer_not_the_chat(monkeypatch: pytest.MonkeyPatch,
     store.close()
     assert stopped.content and stopped.completion_tokens is not None
     assert stopped.completion_tokens < 1900
+    assert stopped.finish_reason == "cancelled"  # reopened or exported, it says "stopped"
 
 
 def test_a_second_ctrl_c_at_the_prompt_quits(monkeypatch: pytest.MonkeyPatch,
@@ -243,3 +246,98 @@ def test_at_a_terminal_ctrl_c_stops_the_answer_and_twice_at_the_prompt_quits(
     store.close()
     assert question.content == "tell me a long story" and answer.content
     assert answer.completion_tokens is not None and answer.completion_tokens < 1900
+
+
+def test_an_answer_that_breaks_off_is_shown_saved_and_exported_as_such(
+        fake: Fake, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+        memory_keyring: MemoryKeyring,  # noqa: F811
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
+    assert main(["remotes", "add", "gpu", fake.url, "--api-key-stdin"]) == 0
+    capsys.readouterr()
+    assert chat(monkeypatch, "hi\n/model gpu/echo\nstill there?\n", "gpu/fails") == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[:2] == ["hi again ", "still there? "]
+    assert "(broken off)" in err and FAILURE in err
+    [(_title, messages)] = stored()
+    assert messages[:2] == [("user", "hi"), ("assistant", "hi again ")]
+    assert main(["chats", "export", "-o",
+                 str(tmp_path / "out.md")]) == 0
+    assert f"*(broken off: remote 'gpu' failed mid-answer: {FAILURE})*" in \
+        (tmp_path / "out.md").read_text(encoding="utf-8")
+
+
+# Like GLM's, this template writes more of the prompt when thinking is switched off.
+THINKING_TEMPLATE = TINY_TEMPLATE + (
+    "{% if enable_thinking is defined and not enable_thinking %}"
+    "<think></think>the cat is the dog of the world{% endif %}")
+
+
+def test_no_think_and_the_think_command_reach_the_template_and_are_kept(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    thinker = write_tiny_llama(tmp_path / "thinker.gguf", chat_template=THINKING_TEMPLATE)
+    script = "hello\n/new\n/think on\nhello!\n/think off\n/think\n/think maybe\n/help\n"
+    assert chat(monkeypatch, script, str(thinker), "--no-think") == 0
+    err = capsys.readouterr().err
+    assert "(thinking on)" in err and err.count("(thinking off (answers at once))") == 2
+    assert "/think takes on or off, not 'maybe'" in err
+    assert "/think on|off" in err  # /help lists it
+    store = ChatStore(Paths.from_env().database)
+    quiet, thinking = reversed(store.list_conversations())
+    # The second chat was switched off after its answer: kept for its next answers.
+    assert (quiet.think, thinking.think) == (False, False)
+    asked = [store.get_messages(c.id)[1].prompt_tokens or 0 for c in (quiet, thinking)]
+    assert asked[0] > asked[1] + 5  # without thinking, the template wrote more
+
+    exported = store.export_json([quiet.id])
+    store.close()
+    assert main(["chats", "export", str(quiet.id), "-o", str(tmp_path / "quiet.md")]) == 0
+    assert "Thinking: off" in (tmp_path / "quiet.md").read_text(encoding="utf-8")
+    (tmp_path / "quiet.json").write_text(exported, encoding="utf-8")
+    assert main(["chats", "import", str(tmp_path / "quiet.json")]) == 0
+    store = ChatStore(Paths.from_env().database)
+    assert [c.think for c in store.list_conversations() if c.title == quiet.title] == [
+        False, False]  # the original and its imported copy
+    store.close()
+
+
+def test_the_think_command_says_when_the_model_does_not_think(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tiny_chat: Path) -> None:
+    assert chat(monkeypatch, "/think off\n", str(tiny_chat)) == 0
+    assert "does not think first anyway" in capsys.readouterr().err
+
+
+@pytest.fixture
+def bge_hub(tiny_embed: Path, edgedesk_home: Path,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """A fake Hub serving the tiny embedding model as the catalog's BGE small EN."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with FakeHub() as hub:
+        hub.add_repo("CompendiumLabs/bge-small-en-v1.5-gguf",
+                     {"bge-small-en-v1.5-q8_0.gguf": tiny_embed.read_bytes()}, downloads=10)
+        config = edgedesk_home / "config"
+        config.mkdir(parents=True)
+        (config / "settings.toml").write_text(f'hub_endpoint = "{hub.url}"\n')
+        yield hub
+
+
+def test_a_collection_whose_embedding_model_is_missing_names_the_pull_to_run(
+        bge_hub: FakeHub, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], tiny_chat: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "handbook"
+    docs.mkdir()
+    (docs / "leave.md").write_text("Staff get 25 days of paid leave a year.\n")
+    assert main(["models", "pull", "bge-small-en-v1.5"]) == 0
+    assert main(["docs", "add", str(docs), "--collection", "hb",
+                 "--embedding-model", "bge-small-en-v1.5"]) == 0
+    assert main(["models", "rm", "bge-small-en-v1.5"]) == 0
+    capsys.readouterr()
+    pull = "run 'edgedesk models pull bge-small-en-v1.5' first"
+    assert chat(monkeypatch, "hello\n", str(tiny_chat), "--collection", "hb") == 2
+    assert pull in capsys.readouterr().err
+    assert chat(monkeypatch, "/collection hb\nhello\n", str(tiny_chat)) == 0
+    err = capsys.readouterr().err
+    assert "the collection 'hb' needs the embedding model bge-small-en-v1.5" in err
+    assert pull in err

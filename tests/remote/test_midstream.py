@@ -8,6 +8,9 @@ the failure must arrive inside the stream, in the shape each protocol's clients 
 from __future__ import annotations
 
 import json
+import logging
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -128,3 +131,55 @@ def test_a_remote_that_stops_sending_mid_answer_times_out_in_the_stream(
     said = "".join(json.loads(e)["choices"][0]["delta"].get("content") or ""
                    for e in events[:-2])
     assert said == "hi again "
+
+
+class AccessLines(logging.Handler):
+    """The access log's records, as they are written; ``seen`` waits for a request id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: dict[str, dict[str, Any]] = {}
+        self.written = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = json.loads(record.getMessage())
+        with self.written:
+            self.records[line["request_id"]] = line
+            self.written.notify_all()
+
+    def seen(self, request_id: str) -> dict[str, Any]:
+        """The record of ``request_id`` (written once the response has gone out)."""
+        with self.written:
+            assert self.written.wait_for(lambda: request_id in self.records, timeout=30)
+            return self.records[request_id]
+
+
+@pytest.fixture
+def access() -> Iterator[AccessLines]:
+    logger = logging.getLogger("edgedesk.access")
+    lines, level = AccessLines(), logger.level
+    logger.addHandler(lines)
+    logger.setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(lines)
+        logger.setLevel(level)
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/api/chat"])
+def test_the_access_log_records_a_stream_that_failed_mid_way(local: Local,
+                                                             access: AccessLines,
+                                                             path: str) -> None:
+    body: dict[str, Any] = {"model": "gpu/fails", "messages": HI, "stream": True,
+                            "max_tokens": 8}
+    for model, request_id in (("gpu/fails", f"broken{len(path)}"), ("gpu/echo", "whole")):
+        with httpx.stream("POST", local.root + path, timeout=60,
+                          json={**body, "model": model},
+                          headers={"X-Request-ID": request_id}) as reply:
+            assert reply.status_code == 200
+            reply.read()
+    broken, whole = access.seen(f"broken{len(path)}"), access.seen("whole")
+    assert broken["status"] == 200  # what the client was told before the failure
+    assert broken["error"] == CAUSES["fails"]
+    assert whole["status"] == 200 and whole["error"] is None

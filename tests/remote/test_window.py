@@ -50,4 +50,16 @@ def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any,
     assert win.chat.notice.text() == f"remote 'gpu' failed mid-answer: {FAILURE}"
     assert win.chat.current is not None
     assert win.chat.current.turns[-1].content == "hi again "  # what came before the failure
+    assert win.chat.transcript.bubbles[-1].footer.text() == \
+        f"broken off: remote 'gpu' failed mid-answer: {FAILURE}"
     win.close()
+
+    # Reopened, the chat shows the words that came and that the answer broke off.
+    again = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(again)
+    [stored] = [c for c in again.chat.chats.chats() if c.model == "gpu/fails"]
+    again.chat.select(stored)
+    assert [t.content for t in stored.turns] == ["hi", "hi again "]
+    assert again.chat.transcript.bubbles[-1].footer.text() == \
+        f"broken off: remote 'gpu' failed mid-answer: {FAILURE}"
+    again.close()

@@ -38,3 +38,28 @@ def test_the_switch_is_kept_for_new_and_ephemeral_chats() -> None:
     store.set_think(secret.id, True)
     assert store.get_conversation(secret.id).think
     store.close()
+
+
+def test_exports_carry_the_switch_and_an_import_restores_it() -> None:
+    import json
+
+    import pytest
+
+    from desktop.errors import InvalidRequest
+
+    store = ChatStore(Paths.from_env().database)
+    quiet = store.create_conversation("quiet", "glm", think=False)
+    payload = json.loads(store.export_json([quiet.id]))
+    assert payload["conversations"][0]["think"] is False
+    assert "Thinking: off" in store.export_markdown([quiet.id])
+    assert "Thinking" not in store.export_markdown(
+        [store.create_conversation("thinking", "glm").id])
+    [copy] = store.import_json(json.dumps(payload))
+    assert not copy.think
+    del payload["conversations"][0]["think"]  # an export from before the switch was kept
+    [older] = store.import_json(json.dumps(payload))
+    assert older.think
+    payload["conversations"][0]["think"] = "no"
+    with pytest.raises(InvalidRequest, match="'think' must be true/false, not text"):
+        store.import_json(json.dumps(payload))
+    store.close()

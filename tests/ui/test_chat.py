@@ -48,6 +48,12 @@ def test_stop_keeps_the_partial_answer(qtbot, window: MainWindow) -> None:
     assert turn.finish_reason == "cancelled" and turn.content
     assert turn.usage.completion_tokens < 1900
     assert "stopped" in chat._bubbles[-1].footer.text()
+    # Saved as stopped: a reopened chat and its export say so too.
+    store = window.context.chat_store
+    [conv] = store.list_conversations()
+    saved = store.get_messages(conv.id)[-1]
+    assert (saved.content, saved.finish_reason) == (turn.content, "cancelled")
+    assert "*(stopped)*" in store.export_markdown([conv.id])
 
 
 def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
