@@ -7,13 +7,11 @@ context with fakes where needed.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,17 +23,18 @@ from desktop.config import (
     Paths,
     PolicySource,
     ServerSettings,
+    Settings,
     apply_changes,
-    flatten,
     load_settings,
     save_user_settings,
 )
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, ModelNotAllowed
+from desktop.errors import EdgeDeskError
+from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.private import repair_tree, restrict_new_files
-from desktop.relocate import DataFolderLock, relocate_at_start
+from desktop.relocate import DataFolderLock, open_data_folder, relocate_at_start
 from desktop.relocate import ProgressFn as MoveProgress
 from desktop.resolve import ModelResolver
 
@@ -45,8 +44,9 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.engine.scheduler import Engine
     from desktop.engine.types import ModelSpec
     from desktop.net import Transport
+    from desktop.remote.models import RemoteModels
     from desktop.remote.registry import RemoteRegistry
-    from desktop.retrieval.indexer import IndexReport, Library
+    from desktop.retrieval.indexer import Library
     from desktop.retrieval.search import Searcher
     from desktop.server.runner import ServerRunner
     from desktop.server.security import KeyStore
@@ -55,7 +55,6 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.store.responses import ResponseStore
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
-REMOTE_LIST_TTL_S = 30.0  # how long a remote's model list is reused
 
 # Settings read once by something long-lived that cannot take a new value in place:
 # they apply at the next start (the window's language, the data folder, the scheduler's
@@ -98,10 +97,9 @@ class AppContext:
     notice: str | None = None  # what happened to a requested data move, shown once
     # Held for the context's life so a move waits for this process.
     data_lock: DataFolderLock | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> Settings:
         """The settings in force (user, environment, flags and policy merged)."""
         return self.effective.settings
 
@@ -120,18 +118,14 @@ class AppContext:
     @functools.cached_property
     def resolver(self) -> ModelResolver:
         """Model reference -> fitted load plan."""
-        return ModelResolver(
-            catalog=self.catalog,
-            paths=self.paths,
-            engine_settings=self.settings.engine,
-            hardware=self.hardware,
-            gpu_offload=self.gpu_offload,
-            allowed_models=self.settings.allowed_models,
-            shared_models_dir=(Path(self.settings.shared_models_dir)
-                               if self.settings.shared_models_dir else None),
+        resolver = ModelResolver(
+            catalog=self.catalog, paths=self.paths, engine_settings=self.settings.engine,
+            hardware=self.hardware, gpu_offload=self.gpu_offload,
             installed=self.installed.lookup,
-            remote=self._remote_spec,
+            remote=lambda ref: self.remote.spec(ref),  # noqa: PLW0108 - rebuilt on change
         )
+        resolver.apply(self.settings)
+        return resolver
 
     @functools.cached_property
     def remotes(self) -> RemoteRegistry:
@@ -149,70 +143,30 @@ class AppContext:
 
         return Transport(ca_bundle=self.settings.ca_bundle, proxy=self.settings.proxy)
 
-    def _remote_spec(self, ref: str) -> ModelSpec | None:
-        if "/" not in ref:
-            return None  # cheap: most names are local and need no registry read
-        from desktop.remote.engine import remote_spec
+    @functools.cached_property
+    def remote(self) -> RemoteModels:
+        """Remote models under the settings in force (rebuilt after every settings change)."""
+        from desktop.remote.models import RemoteModels
 
-        found = self.remotes.split(ref)
-        if found is None:
-            return None
-        allowed = self.settings.allowed_models
-        if found[0].source == "user" and allowed is not None and ref not in allowed:
-            # IT's own endpoints are allowed by naming them; a user's are not.
-            raise ModelNotAllowed(
-                f"{ref} is blocked by your organization's policy (AllowedModels); use a "
-                "remote your organization provides, or ask IT to allow it")
-        return remote_spec(*found)
+        return RemoteModels(self.remotes, self.net, self.transport,
+                            allowed_models=self.settings.allowed_models,
+                            timeout_s=self.settings.server.generation_timeout_s)
 
-    def remote_models(self, *, max_age_s: float = REMOTE_LIST_TTL_S
-                      ) -> dict[str, list[str] | str]:
-        """Each remote's NAME/MODEL ids, or why it could not be listed (one call each).
-
-        Kept for ``max_age_s``: every /v1/models (and every unknown-model error, which
-        lists the models) would otherwise call every remote, each up to its timeout.
-        """
-        import time
-
-        from desktop.remote.engine import list_models
-
-        cached = self._cache.get("remote_models")
-        if cached is not None and time.monotonic() - cached[0] < max_age_s:
-            result: dict[str, list[str] | str] = cached[1]
-            return result
-        listed: dict[str, list[str] | str] = {}
-        for remote in self.remotes.all():
-            try:
-                ids = list_models(remote, key=self.remotes.key(remote.name), net=self.net,
-                                  transport=self.transport)
-                listed[remote.name] = [f"{remote.name}/{m}" for m in ids]
-            except EdgeDeskError as exc:
-                listed[remote.name] = exc.message
-        self._cache["remote_models"] = (time.monotonic(), listed)
-        return listed
+    def remote_models(self, *, max_age_s: float | None = None) -> dict[str, list[str] | str]:
+        """Each remote's NAME/MODEL ids, or why it could not be listed (cached a while)."""
+        return self.remote.listed(max_age_s=max_age_s)
 
     def remote_model_ids(self) -> list[str]:
         """Every NAME/MODEL the reachable remotes list (none offline: nothing is asked)."""
-        if self.net.refusal() is not None:
-            return []
-        return [m for ids in self.remote_models().values() if isinstance(ids, list)
-                for m in ids]
+        return self.remote.ids()
 
     def load_model(self, spec: ModelSpec) -> Engine:
         """The scheduler's load function: a local GGUF, or a remote engine's model."""
-        remote = spec.options.get("remote")
-        if remote is None:
-            from desktop.engine.loader import load_engine
+        if "remote" in spec.options:
+            return self.remote.engine(spec)
+        from desktop.engine.loader import load_engine
 
-            return load_engine(spec)
-        from desktop.remote.engine import RemoteEngine
-
-        endpoint = self.remotes.get(remote["name"])
-        if endpoint is None:
-            raise ConfigError(f"the remote '{remote['name']}' is no longer configured")
-        return RemoteEngine(spec, endpoint, remote["model"], key=self.remotes.key(endpoint.name),
-                            net=self.net, transport=self.transport,
-                            timeout_s=self.settings.server.generation_timeout_s)
+        return load_engine(spec)
 
     @functools.cached_property
     def net(self) -> NetGate:
@@ -247,20 +201,14 @@ class AppContext:
         """The single gate in front of llama.cpp."""
         engine = self.settings.engine
         budget = int(engine.memory_budget_gb * 1024**3) if engine.memory_budget_gb else None
-        return Scheduler(
-            self.load_model,
-            self.resolver,
-            budget_bytes=budget,
-            max_loaded=engine.max_loaded_models,
-            keep_alive_s=engine.keep_alive_s,
-            queue_max=self.settings.server.queue_max,
-        )
+        return Scheduler(self.load_model, self.resolver, budget_bytes=budget,
+                         max_loaded=engine.max_loaded_models, keep_alive_s=engine.keep_alive_s,
+                         queue_max=self.settings.server.queue_max)
 
     def preload(self) -> dict[str, str]:
-        """Load the models named in ``engine.preload`` (blocking; run it on a worker).
+        """Load ``engine.preload``'s models (blocking); returns failures: model -> message.
 
-        Returns the models that failed with their messages: a bad preload entry must not
-        stop the app from starting.
+        A bad preload entry must not stop the app from starting.
         """
         failures: dict[str, str] = {}
         for model in self.settings.engine.preload:
@@ -303,33 +251,18 @@ class AppContext:
         return Library(self.documents_db, lambda m: SchedulerEmbedder(self.scheduler, m),
                        default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL,
                        lock_dir=self.paths.data_dir / "locks",
-                       check_model=self.check_embedding_model)
-
-    def check_embedding_model(self, model: str) -> None:
-        """Raise unless ``model`` resolves to an embedding model (read from its header)."""
-        kind = self.resolver(model).kind
-        if kind != "embedding":
-            article = "an" if kind[0] in "aeiou" else "a"
-            raise InvalidRequest(f"{model} is {article} {kind} model, not an embedding model; "
-                                 "pick one such as bge-small-en-v1.5 or bge-m3",
-                                 param="embedding_model")
+                       check_model=lambda m: self.resolver.check_embedding(m))  # noqa: PLW0108
 
     @functools.cached_property
     def searcher(self) -> Searcher:
         """Hybrid search over the document collections."""
         from desktop.retrieval.search import Searcher
 
-        def embed(model: str, texts: Sequence[str]) -> list[list[float]]:
-            # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
-            return self.scheduler.embed(model, texts)
-
-        reranker_model = self.settings.reranker_model
-
-        def rerank(query: str, passages: Sequence[str]) -> list[float]:
-            return self.scheduler.rerank(reranker_model, query, passages)
-
-        return Searcher(self.documents_db, embed,
-                        reranker=rerank if reranker_model else None)
+        model = self.settings.reranker_model
+        # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
+        return Searcher(self.documents_db, lambda m, t: self.scheduler.embed(m, t),  # noqa: PLW0108
+                        reranker=(lambda q, passages: self.scheduler.rerank(model, q, passages))
+                        if model else None)
 
     @functools.cached_property
     def key_store(self) -> KeyStore:
@@ -339,41 +272,39 @@ class AppContext:
         return key_store(self.paths.data_dir)
 
     @functools.cached_property
-    def maintenance_lock(self) -> threading.Lock:
-        """Held while ``maintenance`` runs, so two timers never rescan at once."""
-        return threading.Lock()
+    def housekeeping(self) -> Housekeeping:
+        """Keep-alive reaping and hourly maintenance; started by the window or ``serve``."""
+        def reap() -> list[str]:
+            # A context that never built the scheduler has no model to unload.
+            return self.scheduler.reap_idle() if "scheduler" in self.__dict__ else []
+
+        return Housekeeping(reap, self.maintenance)
+
+    def maintenance(self, cancel: threading.Event | None = None) -> MaintenanceReport:
+        """Apply the retention period and rescan every collection (blocking)."""
+        return maintain(self.chat_store, self.response_store, self.library,
+                        self.settings.retention_days, cancel)
 
     @functools.cached_property
     def server(self) -> ServerRunner:
-        """The local API server (not started until ``.start()``)."""
-        # The GUI's own timers reap idle models and run maintenance; the runner must not too.
-        return self.server_runner(housekeeping=False)
+        """The window's local API server (not started until ``.start()``)."""
+        return self.server_runner()
 
     def server_runner(self, *, settings: ServerSettings | None = None,
-                      model_paths: Sequence[Path] = (),
-                      housekeeping: bool = False) -> ServerRunner:
-        """A new server runner over this context; ``housekeeping`` adds the reap/maintenance timer.
-
-        Only a headless server wants it: the GUI has its own timers for both, and a second
-        copy there would double every rescan and unload.
-        """
+                      model_paths: Sequence[Path] = ()) -> ServerRunner:
+        """A new server runner over this context (housekeeping is ``self.housekeeping``'s)."""
         from desktop.server.app import ResolverDirectory
         from desktop.server.metrics import AccessLog
-        from desktop.server.runner import ACCESS_LOG_FILE, REAP_INTERVAL_S, ServerRunner, key_store
+        from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner
 
         server = settings or self.settings.server
         for path in model_paths:
             self.resolver.register(path)
-        keys = key_store(self.paths.data_dir) if server.require_key else None
-        access_log = AccessLog(self.paths.log_dir / ACCESS_LOG_FILE)
+        keys = self.key_store if server.require_key else None
         models = ResolverDirectory(self.resolver, lambda: [m.id for m in self.installed.all()],
                                    remote_ids=self.remote_model_ids)
-        if not housekeeping:
-            return ServerRunner(self.scheduler, models, server, keys, access_log=access_log,
-                                stored=self.response_store)
-        return ServerRunner(self.scheduler, models, server, keys, access_log=access_log,
-                            reap_interval_s=REAP_INTERVAL_S,
-                            maintain=functools.partial(maintenance, self),
+        return ServerRunner(self.scheduler, models, server, keys,
+                            access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
                             stored=self.response_store)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
@@ -395,12 +326,9 @@ class AppContext:
         for name, keys in REBUILT_FROM.items():
             if name in built and keys.intersection(changes):
                 del built[name]
-        self._cache.pop("remote_models", None)
+        built.pop("remote", None)  # its listing, allowed models and timeout are stale
         if "resolver" in built:
-            self.resolver.engine_settings = settings.engine  # the next load's plan
-            self.resolver.allowed_models = settings.allowed_models
-            self.resolver.shared_models_dir = (Path(settings.shared_models_dir)
-                                               if settings.shared_models_dir else None)
+            self.resolver.apply(settings)  # the next load's plan
         if "library" in built:
             self.library.default_model = settings.embedding_model or DEFAULT_EMBEDDING_MODEL
         restart = sorted(RESTART_KEYS.intersection(changes))
@@ -424,86 +352,21 @@ class AppContext:
 
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
-        if "server" in self.__dict__:
+        built = self.__dict__
+        if "housekeeping" in built:
+            self.housekeeping.stop()  # first: a maintenance pass uses the stores
+        if "server" in built:
             self.server.stop()
-        if "scheduler" in self.__dict__:
-            self.scheduler.close()
-        if "chat_store" in self.__dict__:
-            self.chat_store.close()
-        if "response_store" in self.__dict__:
-            self.response_store.close()
-        if "documents_db" in self.__dict__:
-            self.documents_db.close()
+        for name in ("scheduler", "chat_store", "response_store", "documents_db"):
+            if name in built:
+                built[name].close()  # the models, then the database connections
 
 
-@dataclass
-class MaintenanceReport:
-    """What one maintenance pass did: conversations deleted, collections rescanned, failures."""
-
-    conversations_deleted: int = 0
-    responses_deleted: int = 0  # stored Responses API responses past the retention period
-    rescanned: list[IndexReport] = field(default_factory=list)
-    failures: dict[str, str] = field(default_factory=dict)  # collection (or "chats") -> why
-
-
-def maintenance(ctx: AppContext, *, cancel: threading.Event | None = None
-                ) -> MaintenanceReport:
-    """Apply the retention period and rescan every collection (blocking; call it hourly).
-
-    The server runner's timer thread and the GUI's timer call this, so edits made to
-    indexed files are picked up and old conversations go without a restart. A failure in
-    one part (a missing embedding model, a locked file) is recorded and the rest goes on.
-    """
-    report = MaintenanceReport()
-    if not ctx.maintenance_lock.acquire(blocking=False):
-        return report  # a pass is already running (the GUI's timer and the server's)
-    try:
-        _maintain(ctx, report, cancel)
-    finally:
-        ctx.maintenance_lock.release()
-    return report
-
-
-def _maintain(ctx: AppContext, report: MaintenanceReport,
-              cancel: threading.Event | None) -> None:
-    try:
-        report.conversations_deleted = ctx.chat_store.apply_retention(
-            ctx.settings.retention_days)
-    except EdgeDeskError as exc:
-        report.failures["chats"] = exc.message
-    try:
-        report.responses_deleted = ctx.response_store.apply_retention(
-            ctx.settings.retention_days)
-    except EdgeDeskError as exc:
-        report.failures["responses"] = exc.message
-    for info in ctx.library.collections():
-        if cancel is not None and cancel.is_set():
-            break
-        try:
-            report.rescanned.append(ctx.library.rescan(info.name, cancel=cancel))
-        except EdgeDeskError as exc:
-            report.failures[info.name] = exc.message
-
-
-def _available(paths: Paths, effective: EffectiveSettings) -> bool:
-    """Whether the data folder is there to use (or may be created: the default, a policy)."""
-    chosen = effective.settings.data_location
-    if not chosen or effective.sources.get("data_location") == "policy":
-        return True
-    # A folder the user moved the data to that is gone now is a drive not connected: a
-    # new empty folder in its place would hide their chats until they noticed.
-    return paths.data_dir.is_dir()
-
-
-def build_context(
-    *,
-    environ: Mapping[str, str] | None = None,
-    cli_settings: Mapping[str, Any] | None = None,
-    policy: PolicySource | None = None,
-    apply_moves: bool = False,
-    move_progress: MoveProgress | None = None,
-    require_data: bool = True,
-) -> AppContext:
+def build_context(*, environ: Mapping[str, str] | None = None,
+                  cli_settings: Mapping[str, Any] | None = None,
+                  policy: PolicySource | None = None, apply_moves: bool = False,
+                  move_progress: MoveProgress | None = None, require_data: bool = True
+                  ) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
     Without an explicit ``policy`` the OS's managed policy is read (it always wins). With
@@ -526,65 +389,11 @@ def build_context(
         start = relocate_at_start(base.located(effective.settings.data_location), effective,
                                   settings, move_progress)
         effective, notice = start.effective, start.notice
-    lock = DataFolderLock(base.data_dir)
-    for _ in range(3):  # another process's move may land while we wait for the lock
-        paths = base.located(effective.settings.data_location)
-        if not _available(paths, effective):
-            if require_data:
-                raise ConfigError(
-                    f"the data folder {paths.data_dir} is not available (is its drive "
-                    "connected?); connect it and start again, or choose another folder "
-                    "with 'edgedesk data use FOLDER'")
-            break
-        paths.ensure()
-        lock = DataFolderLock(paths.data_dir)
-        lock.share()
-        again = settings()
-        if again.settings.data_location == effective.settings.data_location:
-            break
-        lock.release()
-        effective = again
+    paths, effective, lock = open_data_folder(base, effective, settings,
+                                              require_data=require_data)
     # Checked and repaired at every start: data from an older version, a copy or a
     # restore may still be readable by other local users.
     repair_tree((paths.data_dir, paths.log_dir, paths.config_dir, paths.cache_dir))
     problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
     return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
                       policy_problem=problem, notice=notice, data_lock=lock)
-
-
-def _to_stderr(line: str) -> None:
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
-
-
-def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Settings overridden by the global flags (``--offline``)."""
-    return {"offline": True} if getattr(args, "offline", None) else {}
-
-
-def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None, *,
-                apply_moves: bool = False, require_data: bool = True,
-                move_progress: MoveProgress | None = None,
-                show_notice: bool = True,
-                warn: Callable[[str], None] | None = None) -> AppContext:
-    """The context for one command or window, with its flags applied as settings.
-
-    Only the window and ``edgedesk data move|use`` carry out a requested data move: any
-    other command must not start a copy of many gigabytes without saying so. Warnings
-    (an invalid policy, a flag the policy overrides) go to ``warn``, by default stderr.
-    """
-    say = warn or _to_stderr
-    flags = {**flag_settings(args), **(extra or {})}
-    ctx = build_context(cli_settings=flags, apply_moves=apply_moves,
-                        require_data=require_data, move_progress=move_progress)
-    if ctx.policy_problem:
-        say(f"edgedesk: warning: {ctx.policy_problem}")
-    if ctx.notice and show_notice:
-        say(f"edgedesk: {ctx.notice}")
-    # The policy wins over flags; say so rather than let a flag look obeyed.
-    forced = flatten(ctx.effective.settings.model_dump())
-    for key in sorted(k for k in flags
-                      if ctx.effective.is_locked(k) and forced.get(k) != flags[k]):
-        say(f"edgedesk: warning: {key} is set by your organization; the command-line "
-            "value is ignored")
-    return ctx

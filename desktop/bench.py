@@ -18,6 +18,7 @@ from typing import Any
 
 from desktop.app import AppContext
 from desktop.bench_client import GENERATION_PROMPT
+from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import GenerationParams
 from desktop.resolve import looks_like_path
 
@@ -148,7 +149,7 @@ def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: 
     return prompts
 
 
-def slot_figures(scheduler: Any, model_id: str) -> dict[str, Any]:
+def slot_figures(scheduler: Scheduler, model_id: str) -> dict[str, Any]:
     """Slots used at most at once, the longest queue, and the engine's prompt-cache and
     batching counters, for ``model_id`` since it was loaded."""
     figures: dict[str, Any] = {"peak_queue_length": scheduler.peak_queue_depth}
@@ -176,7 +177,6 @@ def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
     from desktop.bench_client import http_figures
     from desktop.config import ServerSettings
     from desktop.errors import EdgeDeskError
-    from desktop.server.runner import ServerRunner
 
     if not ctx.settings.server.enabled:
         return {"skipped": "the local server is turned off by policy (ServerAllowed)"}
@@ -185,8 +185,8 @@ def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
     settings = ServerSettings.model_construct(
         **{**ctx.settings.server.model_dump(), "host": "127.0.0.1", "port": 0,
            "require_key": False, "queue_max": max(16, clients + 1)})
-    # No housekeeping timer: a reap or a collection rescan must not land mid-measurement.
-    runner = ServerRunner.from_context(ctx, settings=settings, housekeeping=False)
+    # Housekeeping is not started: a reap or a rescan must not land mid-measurement.
+    runner = ctx.server_runner(settings=settings)
     # A .gguf path is served under its stable id; catalog and installed ids keep their
     # entry (chat template, reasoning format) by being resolved as themselves.
     model_id = ctx.resolver.register(Path(model)) if looks_like_path(model) else model

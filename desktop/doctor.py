@@ -11,11 +11,15 @@ from __future__ import annotations
 import platform
 import shutil
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop import __version__
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
+from desktop.filebytes import format_bytes
+
+if TYPE_CHECKING:  # llama.cpp is loaded only when the report is asked for
+    from desktop.engine.backend import BackendInfo
 
 
 def _run(command: list[str]) -> str:
@@ -74,7 +78,7 @@ def _devices(backend: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _why_not(ctx: AppContext, backend: Any) -> str:
+def _why_not(ctx: AppContext, backend: BackendInfo) -> str:
     from desktop.engine.backend import why_no_gpu
 
     if not backend.gpu_offload:
@@ -125,7 +129,7 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
 
 
 def _gib(value: int) -> str:
-    return f"{value / 1024**3:.1f} GiB"
+    return format_bytes(value, memory=True)
 
 
 def format_report(report: dict[str, Any]) -> list[str]:

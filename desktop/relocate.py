@@ -21,6 +21,7 @@ from typing import IO
 
 from desktop.config import EffectiveSettings, Paths, save_user_settings
 from desktop.errors import ConfigError
+from desktop.filebytes import format_bytes
 
 PENDING_FILE = "data-move.json"
 LOCK_NAME = ".in-use"
@@ -48,10 +49,6 @@ class MoveReport:
 
 def _pending_path(paths: Paths) -> Path:
     return paths.config_dir / PENDING_FILE
-
-
-def _size_text(size: int) -> str:
-    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -212,8 +209,8 @@ def move_data(source: Path, target: Path, progress: ProgressFn | None = None) ->
         return _rename_all(entries, target, total, progress)
     free = shutil.disk_usage(target).free
     if total > free:
-        raise ConfigError(f"{target} has {free / 1e9:.1f} GB free but EdgeDesk's data needs "
-                          f"{total / 1e9:.1f} GB; free some space or choose another drive")
+        raise ConfigError(f"{target} has {format_bytes(free)} free but EdgeDesk's data needs "
+                          f"{format_bytes(total)}; free some space or choose another drive")
     return _copy_all(entries, target, total, progress)
 
 
@@ -352,10 +349,50 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
     finally:
         lock.release()  # the lock file stays: a process still waiting on it keeps its lock
     effective = reload()
-    moved = (f"Moved your data ({_size_text(report.moved_bytes)}) to {report.target}."
+    moved = (f"Moved your data ({format_bytes(report.moved_bytes)}) to {report.target}."
              if report is not None and report.moved else
              f"EdgeDesk now keeps its data in {pending.target}.")
     if report is not None and report.left_behind:
         moved += (" These could not be removed from the old folder; delete them when "
                   "nothing uses them: " + ", ".join(str(p) for p in report.left_behind))
     return StartLocation(paths.located(effective.settings.data_location), effective, moved)
+
+
+def data_available(paths: Paths, effective: EffectiveSettings) -> bool:
+    """Whether the data folder is there to use (or may be created: the default, a policy)."""
+    chosen = effective.settings.data_location
+    if not chosen or effective.sources.get("data_location") == "policy":
+        return True
+    # A folder the user moved the data to that is gone now is a drive not connected: a
+    # new empty folder in its place would hide their chats until they noticed.
+    return paths.data_dir.is_dir()
+
+
+def open_data_folder(base: Paths, effective: EffectiveSettings,
+                     reload: Callable[[], EffectiveSettings], *, require_data: bool = True
+                     ) -> tuple[Paths, EffectiveSettings, DataFolderLock]:
+    """The data folder in use, created if needed and shared-locked for this process.
+
+    A user-chosen folder that is missing raises ConfigError unless ``require_data`` is
+    off (then nothing is created or locked, so another folder can be chosen).
+    """
+    lock = DataFolderLock(base.data_dir)
+    paths = base
+    for _ in range(3):  # another process's move may land while we wait for the lock
+        paths = base.located(effective.settings.data_location)
+        if not data_available(paths, effective):
+            if require_data:
+                raise ConfigError(
+                    f"the data folder {paths.data_dir} is not available (is its drive "
+                    "connected?); connect it and start again, or choose another folder "
+                    "with 'edgedesk data use FOLDER'")
+            break
+        paths.ensure()
+        lock = DataFolderLock(paths.data_dir)
+        lock.share()
+        again = reload()
+        if again.settings.data_location == effective.settings.data_location:
+            break
+        lock.release()
+        effective = again
+    return paths, effective, lock

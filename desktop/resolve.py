@@ -17,9 +17,10 @@ import psutil
 from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
-from desktop.config import EngineSettings, Paths
+from desktop.config import EngineSettings, Paths, Settings
 from desktop.engine.types import ModelKind, ModelSpec
 from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
+from desktop.filebytes import sha256_file
 
 MAX_CONTEXT = 1_048_576
 # An installed-model lookup: catalog id -> local file(s), filled by the model store.
@@ -71,6 +72,22 @@ class ModelResolver:
     remote: Callable[[str], ModelSpec | None] | None = None
     _digest_cache: dict[tuple[Path, float], str] = field(default_factory=dict, repr=False)
     _info_cache: dict[tuple[Path, float], GGUFInfo] = field(default_factory=dict, repr=False)
+
+    def apply(self, settings: Settings) -> None:
+        """Plan the next loads under ``settings``: engine options, allowed models, shared folder."""
+        self.engine_settings = settings.engine
+        self.allowed_models = settings.allowed_models
+        self.shared_models_dir = (Path(settings.shared_models_dir)
+                                  if settings.shared_models_dir else None)
+
+    def check_embedding(self, model: str) -> None:
+        """Raise unless ``model`` resolves to an embedding model (read from its header)."""
+        kind = self(model).kind
+        if kind != "embedding":
+            article = "an" if kind[0] in "aeiou" else "a"
+            raise InvalidRequest(f"{model} is {article} {kind} model, not an embedding model; "
+                                 "pick one such as bge-small-en-v1.5 or bge-m3",
+                                 param="embedding_model")
 
     def register(self, path: Path) -> str:
         """Make a .gguf file known under its stable id (``--model`` on the server)."""
@@ -131,9 +148,7 @@ class ModelResolver:
     def _sha256(self, path: Path) -> str:
         key = (path, path.stat().st_mtime)
         if key not in self._digest_cache:
-            from desktop.catalog.download import sha256_of  # keeps httpx off start-up
-
-            self._digest_cache[key] = sha256_of(path)
+            self._digest_cache[key] = sha256_file(path)
         return self._digest_cache[key]
 
     def _loadable(self, path: Path) -> Path:

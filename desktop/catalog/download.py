@@ -34,9 +34,9 @@ from desktop.errors import (
     InvalidRequest,
     ModelNotFound,
 )
+from desktop.filebytes import format_bytes, hash_into, sha256_file
 from desktop.net import NetGate, Transport, explain
 
-HASH_BLOCK = 4 * 1024 * 1024
 # Keep some room after the download: a full disk breaks far more than our file.
 DISK_MARGIN = 256 * 1024 * 1024
 
@@ -68,10 +68,6 @@ class _Retryable(Exception):
     def __init__(self, reason: str, wait_s: float | None = None) -> None:
         super().__init__(reason)
         self.wait_s = wait_s
-
-
-def _gb(n: int) -> str:
-    return f"{n / 1e9:.2f} GB"
 
 
 class _Meter:
@@ -107,7 +103,7 @@ class _Part:
     def __init__(self, out: BinaryIO, path: Path) -> None:
         self.out = out
         self.hasher = hashlib.sha256()
-        self.offset = _hash_into(path, self.hasher)
+        self.offset = hash_into(path, self.hasher)
 
     def append(self, chunk: bytes) -> None:
         self.out.write(chunk)
@@ -171,8 +167,8 @@ class Downloader:
         free = shutil.disk_usage(probe).free
         if free < need + DISK_MARGIN:
             raise DownloadError(
-                f"not enough free disk space in {probe}: the download needs {_gb(need)} "
-                f"(+{_gb(DISK_MARGIN)} headroom), only {_gb(free)} is free")
+                f"not enough free disk space in {probe}: the download needs {format_bytes(need)} "
+                f"(+{format_bytes(DISK_MARGIN)} headroom), only {format_bytes(free)} is free")
 
     def discard(self, targets: list[Path], *, root: Path,
                 finished: Callable[[], Collection[Path]] = tuple) -> int:
@@ -239,7 +235,7 @@ class Downloader:
         try:
             if target.exists() and target.stat().st_size == remote.size:
                 # Already here: trusted only if its bytes are the Hub's (same size is not).
-                digest = _hash_file(target)
+                digest = sha256_file(target)
                 if remote.sha256 is None or digest == remote.sha256:
                     meter.report(remote.filename, base + remote.size)
                     return Fetched(target, remote.size, digest)
@@ -374,23 +370,6 @@ def _part(target: Path) -> Path:
     return target.with_name(target.name + ".part")
 
 
-def _hash_into(path: Path, hasher: hashlib._Hash) -> int:
-    """Feed an existing file into ``hasher``; returns its length."""
-    size = 0
-    with path.open("rb") as handle:
-        while block := handle.read(HASH_BLOCK):
-            hasher.update(block)
-            size += len(block)
-    return size
-
-
-def _hash_file(path: Path) -> str:
-    """The SHA-256 of a file, streamed."""
-    hasher = hashlib.sha256()
-    _hash_into(path, hasher)
-    return hasher.hexdigest()
-
-
 def _content_range_start(value: str | None) -> int:
     # "bytes 100-199/200"
     try:
@@ -404,8 +383,3 @@ def _retry_after(value: str | None) -> float | None:
         return min(float(value), 120.0) if value else None
     except ValueError:
         return None
-
-
-def sha256_of(path: Path) -> str:
-    """The SHA-256 of ``path`` (hex), read in blocks."""
-    return _hash_file(path)

@@ -17,15 +17,14 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from desktop.catalog.shards import shard_stem
 from desktop.errors import AuthRequired, ConfigError, DownloadError, ModelNotFound, NetworkBlocked
 from desktop.net import NetGate, Transport
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 KEYRING_SERVICE = "edgedesk"
 KEYRING_USER = "huggingface"
-# Split GGUFs: name-00001-of-00003.gguf (llama.cpp's gguf-split naming).
 _COMMIT = re.compile(r"[0-9a-f]{40}")
-SHARD_RE = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 QUANT_RE = re.compile(
     r"(?<![A-Za-z0-9])(I?Q\d(?:_[A-Z0-9]+)*|BF16|F16|F32|MXFP4(?:_MOE)?)(?![A-Za-z0-9])",
     re.IGNORECASE,
@@ -104,19 +103,6 @@ def delete_token() -> bool:
     except (PasswordDeleteError, KeyringError):
         return False
     return True
-
-
-def shard_group(filename: str, repo_files: list[str]) -> list[str]:
-    """All shards of a split GGUF (sorted), or just ``filename`` when it is not split."""
-    match = SHARD_RE.match(filename)
-    if not match:
-        return [filename]
-    stem, count = match["stem"], int(match["count"])
-    wanted = [f"{stem}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1)]
-    missing = [w for w in wanted if w not in repo_files]
-    if missing:
-        raise ModelNotFound(f"split model {stem} is incomplete: {missing[0]} is missing")
-    return wanted
 
 
 def quant_of(filename: str) -> str:
@@ -315,8 +301,7 @@ def group_quants(files: list[tuple[str, int]]) -> tuple[QuantFiles, ...]:
     for name, size in files:
         if not name.endswith(".gguf"):
             continue
-        match = SHARD_RE.match(name)
-        key = match["stem"] if match else name.removesuffix(".gguf")
+        key = shard_stem(name)
         groups.setdefault(key, []).append((name, size))
     quants = [QuantFiles(quant_of(key), tuple(sorted(n for n, _ in group)),
                          sum(s for _, s in group)) for key, group in groups.items()]

@@ -20,8 +20,9 @@ from typing import Any
 from filelock import FileLock
 
 from desktop.catalog.gguf_info import read_gguf
-from desktop.catalog.hub import SHARD_RE, shard_group
+from desktop.catalog.shards import is_first_shard, shard_group, shard_stem
 from desktop.errors import InvalidRequest, ModelFileError, ModelNotFound
+from desktop.filebytes import sha256_file
 
 INDEX_VERSION = 1
 
@@ -59,13 +60,15 @@ class CachedGGUF:
 
 def model_id_for(filename: str) -> str:
     """The id a file is known by: its name without ``.gguf`` and without a shard suffix."""
-    name = filename.rsplit("/", 1)[-1]
-    match = SHARD_RE.match(name)
-    return match["stem"] if match else name.removesuffix(".gguf")
+    return shard_stem(filename)
 
 
 class InstalledIndex:
-    """Reads and atomically updates ``installed.json``."""
+    """Reads and atomically updates ``installed.json``; any thread, any process may call it.
+
+    Files under ``models_dir`` are stored relative to it (the data folder can move);
+    others absolute. The file is parsed again only when it changed on disk.
+    """
 
     def __init__(self, index_path: Path, models_dir: Path, *,
                  reserved_ids: Collection[str] = ()) -> None:
@@ -75,15 +78,28 @@ class InstalledIndex:
         # (kind, template) would be applied to whatever the file really holds.
         self.reserved_ids = frozenset(reserved_ids)
         self._lock = FileLock(str(index_path) + ".lock")
+        self._parsed: tuple[tuple[int, int, int], dict[str, InstalledModel]] | None = None
 
     def _read(self) -> dict[str, InstalledModel]:
-        if not self.index_path.exists():
+        """The index as it is on disk now, parsed only when the file changed since last time."""
+        try:
+            stat = self.index_path.stat()
+        except FileNotFoundError:
             return {}
+        # os.replace gives every write a new inode: a change is seen even within one tick.
+        signature = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        cached = self._parsed
+        if cached is None or cached[0] != signature:
+            cached = (signature, self._parse())
+            self._parsed = cached  # one assignment: a reader sees the old or the new parse
+        return dict(cached[1])  # callers edit their copy before _write
+
+    def _parse(self) -> dict[str, InstalledModel]:
         try:
             # surrogateescape both ways: a file name that is not UTF-8 round-trips.
             raw = json.loads(self.index_path.read_text(encoding="utf-8",
                                                        errors="surrogateescape"))
-            models = (_model(m) for m in raw.get("models", []))
+            models = (self._from_disk(_model(m)) for m in raw.get("models", []))
             return {m.id: self._found_here(m) for m in models}
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelFileError(f"{self.index_path} is damaged ({exc}); move it away and "
@@ -91,7 +107,8 @@ class InstalledIndex:
 
     def _write(self, models: Mapping[str, InstalledModel]) -> None:
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": INDEX_VERSION, "models": [asdict(m) for m in models.values()]}
+        data = {"version": INDEX_VERSION,
+                "models": [asdict(self._to_disk(m)) for m in models.values()]}
         tmp = self.index_path.with_name(self.index_path.name + ".tmp")
         with tmp.open("w", encoding="utf-8", errors="surrogateescape") as handle:
             json.dump(data, handle, indent=2, ensure_ascii=False)
@@ -99,13 +116,28 @@ class InstalledIndex:
             os.fsync(handle.fileno())
         os.replace(tmp, self.index_path)
 
+    def _to_disk(self, model: InstalledModel) -> InstalledModel:
+        """Files under the models folder recorded relative to it, so they move with it."""
+        root = self.models_dir.absolute()
+        files = tuple(path.relative_to(root).as_posix() if path.is_relative_to(root)
+                      else str(path) for path in (Path(f).absolute() for f in model.files))
+        return replace(model, files=files)
+
+    def _from_disk(self, model: InstalledModel) -> InstalledModel:
+        """Relative entries joined to this models folder; absolute ones (older indexes,
+        imports kept elsewhere) as they are."""
+        return replace(model, files=tuple(str(self.models_dir.absolute() / f)
+                                          if not Path(f).is_absolute() else f
+                                          for f in model.files))
+
     def _found_here(self, model: InstalledModel) -> InstalledModel:
         """``model`` with downloaded files that moved along with the data folder found again.
 
-        The index keeps absolute paths; after the data folder moved (``edgedesk data
-        move``, a copied folder used with ``data use``, a restored backup) they name the
-        old place. A managed file lives under some ``.../models/<rest>``: the same
-        ``<rest>`` under this index's models folder is the file, if it is there.
+        Indexes written before paths were kept relative hold absolute ones; after the
+        data folder moved (``edgedesk data move``, a copied folder used with ``data
+        use``, a restored backup) they name the old place. A managed file lives under
+        some ``.../models/<rest>``: the same ``<rest>`` under this index's models
+        folder is the file, if it is there.
         """
         if not model.managed or all(p.exists() for p in model.paths):
             return model
@@ -217,9 +249,7 @@ class InstalledIndex:
         existing = next((m for m in self.all() if m.files == tuple(map(str, files))), None)
         if existing is not None:
             return existing
-        from desktop.catalog.download import sha256_of  # httpx only when really needed
-
-        digests = tuple(sha256_of(f) for f in files)
+        digests = tuple(sha256_file(f) for f in files)
         base = model_id_for(path.name)
         if base in self.reserved_ids:
             base += "-local"
@@ -255,8 +285,7 @@ def discover_hf_cache(home: Path) -> list[CachedGGUF]:
         repo = repo_dir.name.removeprefix("models--").replace("--", "/", 1)
         for snapshot in sorted((repo_dir / "snapshots").glob("*")):
             for gguf in sorted(snapshot.rglob("*.gguf")):
-                match = SHARD_RE.match(gguf.name)
-                if match and int(match["index"]) != 1:
+                if not is_first_shard(gguf.name):
                     continue
                 if gguf.exists():  # a dangling link means the blob is still downloading
                     found.append(CachedGGUF(repo, snapshot.name, gguf))

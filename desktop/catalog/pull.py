@@ -15,8 +15,9 @@ from pathlib import Path
 
 from desktop.catalog.download import Downloader, ProgressFn
 from desktop.catalog.entries import Catalog
-from desktop.catalog.hub import SHARD_RE, HubClient, quant_of, shard_group
+from desktop.catalog.hub import HubClient, quant_of
 from desktop.catalog.installed import InstalledIndex, InstalledModel, model_id_for
+from desktop.catalog.shards import SHARD_RE, first_shard, shard_group, shard_names
 from desktop.errors import EdgeDeskError, InvalidRequest
 
 _REPO_FILE = re.compile(r"^(?P<repo>[\w.\-]+/[\w.\-]+):(?P<file>[^:]+\.gguf)$")
@@ -83,11 +84,8 @@ def target_paths(target: PullTarget, models_dir: Path) -> list[Path]:
     """Where every file of ``target`` lands (all shards of a split model), without the Hub."""
     names: list[str] = []
     for name in target.files:
-        match = SHARD_RE.match(name)
         # A split model named by one shard: the others follow from "-000NN-of-000MM".
-        group = ([f"{match['stem']}-{i:05d}-of-{match['count']}.gguf"
-                  for i in range(1, int(match["count"]) + 1)] if match else [name])
-        names.extend(n for n in group if n not in names)
+        names.extend(n for n in shard_names(name) if n not in names)
     return [models_dir / target.repo / name for name in names]
 
 
@@ -133,10 +131,7 @@ def unfinished_pulls(models_dir: Path, catalog: Catalog) -> list[str]:
     """
     refs: list[str] = []
     for part in sorted(models_dir.glob("*/*/*.gguf.part")):
-        name = part.name.removesuffix(".part")
-        match = SHARD_RE.match(name)
-        if match:
-            name = f"{match['stem']}-00001-of-{match['count']}.gguf"
+        name = first_shard(part.name.removesuffix(".part"))
         ref = f"{part.parent.parent.name}/{part.parent.name}:{name}"
         try:
             target = parse_target(ref, catalog)

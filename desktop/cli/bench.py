@@ -11,6 +11,7 @@ from pathlib import Path
 from desktop.bench import BenchReport, run_bench
 from desktop.cli.context import context_for
 from desktop.errors import InvalidRequest
+from desktop.filebytes import format_bytes
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -126,7 +127,7 @@ def format_report(report: BenchReport) -> str:
                              f"{engine['prompt_tokens_processed']}"))
             lines.append(row("tokens per decode step",
                              f"{engine['tokens_per_decode_step']:.2f}"))
-    lines.append(row("peak RAM (process)", f"{report.peak_ram_bytes / 1024**2:.0f} MiB"))
+    lines.append(row("peak RAM (process)", format_bytes(report.peak_ram_bytes, memory=True)))
     if report.peak_vram_bytes is not None:
-        lines.append(row("VRAM in use", f"{report.peak_vram_bytes / 1024**2:.0f} MiB"))
+        lines.append(row("VRAM in use", format_bytes(report.peak_vram_bytes, memory=True)))
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from pathlib import Path
 from desktop.catalog.bundle import import_bundle, write_bundle
 from desktop.cli.context import context_for
 from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.filebytes import format_bytes
 
 
 def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,5 +66,5 @@ def handle_import_bundle(args: argparse.Namespace) -> int:
     key = _read_key(args.public_key, "public key")
     ctx = context_for(args)
     for model in import_bundle(args.folder, key, ctx.installed, _progress):
-        print(f"installed {model.id} ({model.size / 1024**2:.1f} MB, verified)")
+        print(f"installed {model.id} ({format_bytes(model.size)}, verified)")
     return 0

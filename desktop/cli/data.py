@@ -10,6 +10,7 @@ from pathlib import Path
 from desktop.cli.context import context_for
 from desktop.crash import shown
 from desktop.errors import ConfigError
+from desktop.filebytes import format_bytes
 from desktop.relocate import cancel_move, pending_move, request_move
 
 
@@ -62,7 +63,7 @@ def handle_show(args: argparse.Namespace) -> int:
 
 def _progress(done: int, total: int) -> None:
     share = done * 100 // total if total else 100
-    print(f"\rmoving {done / 1e9:.2f} / {total / 1e9:.2f} GB ({share}%)", end="",
+    print(f"\rmoving {format_bytes(done)} / {format_bytes(total)} ({share}%)", end="",
           file=sys.stderr, flush=True)
 
 

@@ -13,6 +13,7 @@ from desktop.catalog.entries import ModelEntry
 from desktop.cli.context import context_for
 from desktop.cli.remotes import remote_rows
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
+from desktop.filebytes import format_bytes
 from desktop.resolve import looks_like_path
 
 
@@ -43,8 +44,8 @@ def _extensions() -> list[Any]:
     return [pull, bundle]
 
 
-def _gib(value: int | None) -> str:
-    return "?" if not value else f"{value / 1024**3:.1f} GB"
+def _gib(value: int | None, *, memory: bool = False) -> str:
+    return "?" if not value else format_bytes(value, memory=memory)
 
 
 def _installed_files(ctx: AppContext, model_id: str) -> list[Path] | None:
@@ -139,7 +140,8 @@ def handle_info(args: argparse.Namespace) -> int:
     print(f"  context        trained {info.context_length}, planned {plan.context_length}")
     print(f"  KV cache       {info.kv_bytes_per_token()} bytes/token")
     print(f"  chat template  {'in GGUF' if info.chat_template else 'none in GGUF'}")
-    print(f"  memory         ~{_gib(plan.estimated_bytes)} at context {plan.context_length}")
+    print(f"  memory         ~{_gib(plan.estimated_bytes, memory=True)} at context "
+          f"{plan.context_length}")
     print(f"  fit            {plan.verdict}: {plan.reason}")
     return 0
 

@@ -1,4 +1,4 @@
-"""Flags every verb shares (the settings they override: ``app.flag_settings``).
+"""Flags every verb shares (the settings they override: ``startup.flag_settings``).
 
 Their own module: the verbs import it, and the package's ``__init__`` imports the verbs.
 """

@@ -18,6 +18,7 @@ from desktop.catalog.pull import PullTarget, discard_partial, parse_target, part
 from desktop.cli.context import context_for
 from desktop.crash import shown
 from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.filebytes import format_bytes
 
 
 def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,14 +49,6 @@ def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     s.set_defaults(handler=handle_search)
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} TB"
-
-
 def _eta(seconds: float | None) -> str:
     if seconds is None:
         return "--:--"
@@ -76,8 +69,8 @@ class ProgressLine:
     def __call__(self, p: Progress) -> None:
         """Show ``p``."""
         pct = 100 * p.done / p.total if p.total else 100.0
-        text = (f"{p.filename}: {pct:5.1f}%  {_size(p.done)} / {_size(p.total)}  "
-                f"{_size(p.speed_bps)}/s  ETA {_eta(p.eta_s)}")
+        text = (f"{p.filename}: {pct:5.1f}%  {format_bytes(p.done)} / {format_bytes(p.total)}  "
+                f"{format_bytes(p.speed_bps)}/s  ETA {_eta(p.eta_s)}")
         now = time.monotonic()
         if self.tty:
             self.stream.write("\r" + text.ljust(78))
@@ -111,7 +104,7 @@ def handle_pull(args: argparse.Namespace) -> int:
         return 130
     finally:
         bar.end()
-    print(f"installed {model.id} ({_size(model.size)}, SHA-256 verified) from "
+    print(f"installed {model.id} ({format_bytes(model.size)}, SHA-256 verified) from "
           f"{model.repo}@{(model.revision or '')[:12]}")
     for path in model.paths:
         print(f"  {path}")
@@ -138,7 +131,7 @@ def handle_rm(args: argparse.Namespace) -> int:
         kept = "" if model.managed else " (imported file left in place)"
         print(f"removed {model.id}{kept}")
     if partial:
-        print(f"deleted the partial download of {args.model} ({_size(freed)} freed)")
+        print(f"deleted the partial download of {args.model} ({format_bytes(freed)} freed)")
     return 0
 
 
@@ -163,7 +156,7 @@ def handle_import(args: argparse.Namespace) -> int:
         for cached in found:
             model = ctx.installed.import_file(cached.path, source="hf-cache", repo=cached.repo,
                                               revision=cached.revision)
-            print(f"imported {shown(model.id)} ({_size(model.size)}) from the Hugging Face "
+            print(f"imported {shown(model.id)} ({format_bytes(model.size)}) from the Hugging Face "
                   "cache")
         return 0
     if not args.path:
@@ -171,7 +164,7 @@ def handle_import(args: argparse.Namespace) -> int:
 
         raise InvalidRequest("give a PATH to a .gguf file, or --hf-cache")
     model = ctx.installed.import_file(Path(args.path))
-    print(f"imported {shown(model.id)} ({_size(model.size)}, SHA-256 "
+    print(f"imported {shown(model.id)} ({format_bytes(model.size)}, SHA-256 "
           f"{model.sha256[0][:16]}…) from {shown(model.paths[0])}")
     named = model_id_for(Path(args.path).name)
     if named in ctx.installed.reserved_ids:
@@ -198,6 +191,6 @@ def handle_search(args: argparse.Namespace) -> int:
         print(f"{hit.repo}  ({hit.downloads} downloads)")
         for q in hit.quants:
             shards = f", {len(q.files)} files" if len(q.files) > 1 else ""
-            print(f"  {q.quant:<10} {_size(q.size):>9}{shards}  "
+            print(f"  {q.quant:<10} {format_bytes(q.size):>9}{shards}  "
                   f"edgedesk models pull {hit.repo}:{q.files[0]}")
     return 0

@@ -94,13 +94,12 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:
-    """The headless server over ``ctx`` offering ``models``, with its housekeeping timer."""
+    """The headless server over ``ctx`` offering ``models``."""
     paths = [Path(m) for m in models if looks_like_path(m)]
     for ref in models:
         if not looks_like_path(ref):
             ctx.resolver.locate(ref)  # fail now, not on the first request
-    # Headless, nothing else unloads idle models or rescans collections: the runner does.
-    return ctx.server_runner(model_paths=paths, housekeeping=True)
+    return ctx.server_runner(model_paths=paths)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -118,6 +117,8 @@ def handle(args: argparse.Namespace) -> int:
             print(f"Serving the OpenAI-compatible API on {url} ({auth}); Ctrl+C stops",
                   file=sys.stderr, flush=True)
 
+        # Headless, nothing else unloads idle models or rescans collections.
+        ctx.housekeeping.start()
         runner.serve_forever(on_ready=ready)
     finally:
         ctx.close()

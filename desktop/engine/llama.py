@@ -340,6 +340,10 @@ class LlamaEngine:
         )
 
     # ------------------------------------------------------------------ embeddings
+    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+        """``embed``; the tokens are left to ``tokenize`` (the same tokenizer, exact)."""
+        return self.embed(texts), None
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length vectors for ``texts``; long texts are windowed and pooled, not cut."""
         if self._embedder is None:

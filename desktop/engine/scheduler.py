@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from desktop.engine.types import (
     Chunk,
@@ -88,12 +88,30 @@ class Engine(Protocol):
         """Relevance scores of ``documents`` for ``query``."""
         ...
 
+    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+        """``embed``, plus the prompt tokens the engine counted itself (None: not counted)."""
+        ...
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """Text for token ids (InvalidRequest for ids it cannot take)."""
+        ...
+
+    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
+               template_kwargs: Mapping[str, Any] | None = None) -> str:
+        """The prompt text for a conversation (InvalidRequest where no template is known)."""
+        ...
+
+    def prompt_tokens(self, prompt: str) -> list[int]:
+        """Tokens of a rendered prompt (BOS added only if the template did not)."""
+        ...
+
     def close(self) -> None:
         """Free memory (called only when no request uses the engine)."""
         ...
 
 
 LoadFn = Callable[[ModelSpec], Engine]
+T = TypeVar("T")
 ResolveFn = Callable[[str], ModelSpec]
 # Options that are bookkeeping, not how a model is loaded: a change does not reload it.
 _NOT_LOAD_OPTIONS = frozenset({"estimated_bytes"})
@@ -445,7 +463,7 @@ class Scheduler:
         scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents))
         return scores
 
-    def with_engine(self, model: str, work: Callable[[Engine], Any]) -> Any:
+    def with_engine(self, model: str, work: Callable[[Engine], T]) -> T:
         """Run ``work`` (thread-safe engine calls, no streams) on ``model``, as one request."""
         with self._use(model, stream=False) as lease:
             return work(lease.engine)

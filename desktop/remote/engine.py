@@ -222,6 +222,20 @@ class RemoteEngine:
         raise InvalidRequest(f"{self.endpoint.name}/{self.model} is a remote model; reranking "
                              "runs on local reranker models only", param="model")
 
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """Not offered: the remote's vocabulary is not reachable through the OpenAI API."""
+        raise InvalidRequest("this model cannot take token ids; send text", param="prompt")
+
+    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
+               template_kwargs: Mapping[str, Any] | None = None) -> str:
+        """Not offered: the remote applies its own chat template."""
+        raise InvalidRequest(f"{self.endpoint.name}/{self.model} cannot count chat tokens",
+                             param="model")
+
+    def prompt_tokens(self, prompt: str) -> list[int]:
+        """The same estimate as ``tokenize``."""
+        return self.tokenize(prompt)
+
     def stats(self) -> EngineStats:
         """Requests in flight and tokens the remote reported."""
         with self._lock:

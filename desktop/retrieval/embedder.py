@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from desktop.engine.scheduler import Engine
+
+T = TypeVar("T")
 
 
 class Embedder(Protocol):
@@ -23,7 +28,7 @@ class Embedder(Protocol):
 
 class _EngineScheduler(Protocol):
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]: ...
-    def with_engine(self, model: str, work: Callable[[Any], Any]) -> Any: ...
+    def with_engine(self, model: str, work: Callable[[Engine], T]) -> T: ...
 
 
 @dataclass
@@ -39,7 +44,6 @@ class SchedulerEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Token counts with the model's own tokenizer, in one scheduler turn."""
-        def work(engine: Any) -> list[int]:
+        def work(engine: Engine) -> list[int]:
             return [len(engine.tokenize(t, add_bos=False, special=False)) for t in texts]
-        result: list[int] = self.scheduler.with_engine(self.model, work)
-        return result
+        return self.scheduler.with_engine(self.model, work)

@@ -13,7 +13,6 @@ them. Blocking, with a progress callback and a cancel event.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -21,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from desktop.errors import InvalidRequest
+from desktop.filebytes import sha256_file
 from desktop.retrieval import loaders
 from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, chunk_blocks
 from desktop.retrieval.chunkstore import PARTIAL, ChunkStore
@@ -232,7 +232,7 @@ class Library:
         try:
             # Type and size first: a folder's images and archives are never read in full.
             loaders.check(path, stat.st_size, max_bytes=self.max_file_bytes)
-            digest = _file_hash(path)
+            digest = sha256_file(path)
             if known is not None and digest == known[3]:
                 with self.database.transaction():
                     self.database.execute("UPDATE documents SET mtime = ? WHERE id = ?",
@@ -255,13 +255,3 @@ class Library:
                 report.added += 1
             else:
                 report.updated += 1
-
-
-
-def _file_hash(path: Path) -> str:
-    """SHA-256 of the file's bytes, read a megabyte at a time."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

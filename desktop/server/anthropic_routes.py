@@ -17,11 +17,13 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from desktop.engine.scheduler import Engine
 from desktop.engine.types import Message
-from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.errors import EdgeDeskError
 from desktop.server import anthropic_wire as aw
 from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
 from desktop.server.routes import _check_model, _info, _limits, _services
+from desktop.server.services import Services
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
 
 router = APIRouter()
@@ -59,14 +61,11 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
         requested_stops=body.stop_sequences))
 
 
-def _count(svc: Any, model: str, messages: Sequence[Message],
+def _count(svc: Services, model: str, messages: Sequence[Message],
            tools: list[dict[str, Any]] | None, kwargs: dict[str, Any] | None) -> int:
-    def work(engine: Any) -> int:
-        render = getattr(engine, "render", None)
-        if render is None:
-            raise InvalidRequest(f"{model} cannot count chat tokens", param="model")
-        return len(engine.prompt_tokens(render(messages, tools, kwargs)))
-    return int(svc.scheduler.with_engine(model, work))
+    def work(engine: Engine) -> int:
+        return len(engine.prompt_tokens(engine.render(messages, tools, kwargs)))
+    return svc.scheduler.with_engine(model, work)
 
 
 @router.post("/v1/messages/count_tokens")

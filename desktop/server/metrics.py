@@ -13,9 +13,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.engine.types import EngineStats
+
+if TYPE_CHECKING:
+    from desktop.engine.scheduler import Scheduler
 
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 TTFT_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -81,7 +84,7 @@ class Gauges:
     models: tuple[ModelGauges, ...] = ()
 
 
-def gauges_from(scheduler: Any) -> Gauges:
+def gauges_from(scheduler: Scheduler) -> Gauges:
     """Read the scheduler's queue, slots and each loaded engine's counters now."""
     loaded = scheduler.loaded()
     return Gauges(scheduler.queue_depth, scheduler.busy, [m.model_id for m in loaded],

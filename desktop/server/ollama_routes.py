@@ -131,13 +131,13 @@ def running(request: Request) -> dict[str, Any]:
     models = []
     for loaded in sched.loaded():
         report = loaded.report
-        size = int(getattr(report, "estimated_bytes", 0))
+        size = report.estimated_bytes
         expires = now + max(0.0, float(sched.keep_alive_s) - loaded.idle_s)
         models.append({"name": loaded.model_id, "model": loaded.model_id, "size": size,
                        "digest": "", "details": {"format": "gguf"},
                        "expires_at": ow.timestamp(expires),
-                       "size_vram": size if getattr(report, "gpu_layers", 0) else 0,
-                       "context_length": int(getattr(report, "context_length", 0))})
+                       "size_vram": size if report.gpu_layers else 0,
+                       "context_length": report.context_length})
     return {"models": models}
 
 

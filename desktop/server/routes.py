@@ -17,6 +17,7 @@ import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from desktop.engine.scheduler import Engine
 from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
@@ -195,15 +196,14 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
 
 
 def _detokenize(svc: Services, model: str, tokens: list[int]) -> str:
-    def work(engine: Any) -> str:
-        detok = getattr(engine, "detokenize", None)
-        if detok is None:
-            raise InvalidRequest("this model cannot take token ids; send text", param="prompt")
+    def work(engine: Engine) -> str:
         try:
-            return str(detok(tokens))
+            return engine.detokenize(tokens)
+        except InvalidRequest:
+            raise  # the engine's own message (an id outside the vocabulary, a remote)
         except Exception as exc:  # out-of-vocabulary ids
             raise InvalidRequest(f"token ids are not valid for {model}: {exc}") from None
-    return str(svc.scheduler.with_engine(model, work))
+    return svc.scheduler.with_engine(model, work)
 
 
 def _completion_events(chunks: Chunks, events: CompletionEvents, *, include_usage: bool,
@@ -253,15 +253,6 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
 # ---------------------------------------------------------------- embeddings
 
 
-def _embed_counted(engine: Any, texts: list[str]) -> tuple[list[list[float]], int | None]:
-    """Vectors, and the tokens the engine counted if it counts them itself (a remote)."""
-    counted = getattr(engine, "embed_counted", None)
-    if counted is not None:
-        result: tuple[list[list[float]], int | None] = counted(texts)
-        return result
-    return engine.embed(texts), None
-
-
 def _embed(svc: Services, model: str, inputs: list[str | list[int]]
            ) -> tuple[list[list[float]], int]:
     """Vectors for ``inputs`` (cache first) and the prompt token count, in one engine turn.
@@ -270,7 +261,7 @@ def _embed(svc: Services, model: str, inputs: list[str | list[int]]
     ``usage.prompt_tokens`` for the texts it embedded (texts served from the cache, and
     those of a remote that reports no usage, are estimated by its ``tokenize``).
     """
-    def work(engine: Any) -> tuple[list[list[float]], int]:
+    def work(engine: Engine) -> tuple[list[list[float]], int]:
         texts = [i if isinstance(i, str) else engine.detokenize(i) for i in inputs]
         keys = [embedding_key(model, t) for t in texts]
         vectors: list[list[float] | None] = [svc.embeddings.get(k) for k in keys]
@@ -279,7 +270,7 @@ def _embed(svc: Services, model: str, inputs: list[str | list[int]]
         missing = [i for i, v in enumerate(vectors) if v is None]
         counted: int | None = None
         if missing:
-            fresh, counted = _embed_counted(engine, [texts[i] for i in missing])
+            fresh, counted = engine.embed_counted([texts[i] for i in missing])
             for i, vector in zip(missing, fresh, strict=True):
                 vectors[i] = vector
                 svc.embeddings.put(keys[i], vector)
@@ -317,12 +308,12 @@ async def embeddings(body: s.EmbeddingRequest, request: Request) -> s.EmbeddingL
 
 def _rerank(svc: Services, model: str, query: str, texts: list[str]) -> tuple[list[float], int]:
     """Scores for ``texts`` and the tokens read, in one turn of the scheduler's gate."""
-    def work(engine: Any) -> tuple[list[float], int]:
+    def work(engine: Engine) -> tuple[list[float], int]:
         scores: list[float] = engine.rerank(query, texts)
         # Each pair is query + separator + document + end, cut to the window like the
         # engine cuts it; counted so key budgets see what a rerank costs.
         head = len(engine.tokenize(query, add_bos=True, special=False)) + 2
-        window = int(engine.context_length)
+        window = engine.report.context_length  # per request, as loaded
         tokens = sum(min(window, head + len(engine.tokenize(t, add_bos=False, special=False)))
                      for t in texts)
         return scores, tokens

@@ -1,9 +1,7 @@
 """Run the server: on a background thread for the GUI, or headless for ``edgedesk serve``.
 
-Headless, the runner also keeps loaded models on their keep-alive clock
-(``scheduler.reap_idle()``) and runs ``maintenance`` hourly on a small timer thread (the
-core starts no threads of its own). That housekeeping is opt-in: the GUI runs both on its
-own timers, and a benchmark must not have a collection rescan land mid-measurement.
+The runner only serves: unloading idle models and maintenance are the app's one
+``desktop.housekeeping.Housekeeping``, which the window or ``edgedesk serve`` starts.
 """
 
 from __future__ import annotations
@@ -13,9 +11,9 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import uvicorn
 
@@ -33,7 +31,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
 ACCESS_LOG_FILE = "access.log"
-REAP_INTERVAL_S = 30.0  # how often a headless server checks keep-alive clocks
 
 
 def key_store(data_dir: Path) -> KeyStore:
@@ -42,13 +39,15 @@ def key_store(data_dir: Path) -> KeyStore:
 
 
 class ServerRunner:
-    """One server: ``start()``/``stop()`` on a thread, or ``serve_forever()`` in the foreground."""
+    """One server: ``start()``/``stop()`` on a thread, or ``serve_forever()`` in the foreground.
+
+    ``start``, ``stop`` and ``serve_forever`` are called by one owning thread (the
+    window's worker, ``edgedesk serve``'s main thread); ``running``, ``url`` and
+    ``subscribe`` from any thread. Subscribers are called on the server's thread.
+    """
 
     def __init__(self, scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
-                 reap_interval_s: float | None = None,
-                 maintain: Callable[[], object] | None = None,
-                 maintain_interval_s: float = 3600.0,
                  stored: ResponseStore | None = None) -> None:
         self.scheduler = scheduler
         self.settings = settings
@@ -56,28 +55,9 @@ class ServerRunner:
         self.metrics = Metrics()
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
                               metrics=self.metrics, stored=stored)
-        self._reap_interval = reap_interval_s  # None: no timer thread (someone else reaps)
-        self._maintain = maintain  # retention + document rescans (desktop.app.maintenance)
-        self._maintain_interval = maintain_interval_s
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self._stop_reaper = threading.Event()
-        self._reaper: threading.Thread | None = None
         self._port = settings.port
-
-    @classmethod
-    def from_context(cls, ctx: Any, *, settings: ServerSettings | None = None,
-                     model_paths: Sequence[Path] = (),
-                     housekeeping: bool = False) -> ServerRunner:
-        """Same as ``ctx.server_runner(...)``, which the composition root now owns."""
-        runner: ServerRunner = ctx.server_runner(settings=settings, model_paths=model_paths,
-                                                 housekeeping=housekeeping)
-        return runner
-
-    @property
-    def housekeeping(self) -> bool:
-        """Whether this runner reaps idle models (and runs maintenance) on its own timer."""
-        return self._reap_interval is not None
 
     # ------------------------------------------------------------------ status
     @property
@@ -129,32 +109,6 @@ class ServerRunner:
         self._port = int(sock.getsockname()[1])
         return sock
 
-    def _start_reaper(self) -> None:
-        interval = self._reap_interval
-        if interval is None:
-            return
-
-        def reap() -> None:
-            # The first pass comes one tick after start: a rescan picks up offline edits.
-            maintain_due = time.monotonic() + interval
-            while not self._stop_reaper.wait(interval):
-                if self._maintain is not None and time.monotonic() >= maintain_due:
-                    maintain_due = time.monotonic() + self._maintain_interval
-                    try:
-                        self._maintain()
-                    except Exception:  # keep the timer alive; the next pass retries
-                        log.exception("maintenance (retention, document rescan) failed")
-                try:
-                    unloaded = self.scheduler.reap_idle()
-                except Exception:  # keep reaping; a bad unload must not kill the timer
-                    log.exception("reaping idle models failed")
-                    continue
-                if unloaded:
-                    log.info("unloaded idle models: %s", ", ".join(unloaded))
-        self._stop_reaper.clear()
-        self._reaper = threading.Thread(target=reap, name="edgedesk-reaper", daemon=True)
-        self._reaper.start()
-
     def start(self, timeout_s: float = 10.0) -> None:
         """Serve on a background thread; returns once connections are accepted."""
         if self._thread is not None:
@@ -172,32 +126,26 @@ class ServerRunner:
         if not server.started:
             self.stop()
             raise ConfigError(f"the server did not start on {self.url}; see the log")
-        self._start_reaper()
         log.info("serving the OpenAI-compatible API on %s", self.url)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop accepting, finish (or cancel) what runs, and join the thread."""
-        self._stop_reaper.set()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout_s)
-        if self._reaper is not None:
-            self._reaper.join(timeout_s)
-        self._thread = self._server = self._reaper = None
+        self._thread = self._server = None
 
     def serve_forever(self, on_ready: Callable[[str], None] | None = None) -> None:
         """Serve in the foreground until SIGINT/SIGTERM, then shut down gracefully."""
         sock = self._bind()
         server = uvicorn.Server(self._config())
         self._server = server
-        self._start_reaper()
         if on_ready is not None:
             on_ready(self.url)
         try:
             server.run(sockets=[sock])
         finally:
-            self._stop_reaper.set()
             self._server = None
             with contextlib.suppress(OSError):
                 sock.close()

@@ -26,9 +26,9 @@ import psutil  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog  # noqa: E402
 
-from desktop.app import context_for  # noqa: E402
 from desktop.crash import report_crash  # noqa: E402
 from desktop.errors import EdgeDeskError  # noqa: E402
+from desktop.startup import context_for  # noqa: E402
 from desktop.ui.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from desktop.config import EffectiveSettings, Paths
 from desktop.errors import ConfigError
+from desktop.filebytes import format_bytes
 from desktop.relocate import PendingMove, cancel_move, check_target, pending_move, request_move
 
 
@@ -113,10 +114,10 @@ class DataLocationRow(QWidget):
                                                   str(self._paths.data_dir.parent))
         if not chosen:
             return
-        size = folder_size(self._paths.data_dir) / 1e9
+        size = format_bytes(folder_size(self._paths.data_dir))
         box = QMessageBox(QMessageBox.Icon.Question, self.tr("Change data location"),
                           self.tr("Move your chats, document indexes, API keys and models "
-                                  "({0:.1f} GB) to {1}?").format(size, chosen), parent=self)
+                                  "({0}) to {1}?").format(size, chosen), parent=self)
         move = box.addButton(self.tr("Move my data"), QMessageBox.ButtonRole.AcceptRole)
         use = box.addButton(self.tr("Use the folder as it is"),
                             QMessageBox.ButtonRole.ActionRole)

@@ -22,9 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import AppContext, maintenance
+from desktop.app import AppContext
 from desktop.doctor import doctor_report, format_report
 from desktop.errors import EdgeDeskError
+from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
 from desktop.ui.first_run import FirstRunDialog, is_settled
@@ -42,9 +43,6 @@ if TYPE_CHECKING:
     from desktop.retrieval.search import Hit
 
 STATUS_INTERVAL_MS = 2000
-REAP_INTERVAL_MS = 30_000
-MAINTENANCE_FIRST_MS = 10_000  # after start-up work, so the first window is not slowed
-MAINTENANCE_INTERVAL_MS = 3_600_000
 PAGES = ("chat", "models", "documents", "server")
 
 
@@ -97,17 +95,9 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+N"), self, self._new_chat)
         QShortcut(QKeySequence("Ctrl+,"), self, self.open_settings)
         self._closed = False
-        self._reaper = QTimer(self)
-        self._reaper.setInterval(REAP_INTERVAL_MS)
-        self._reaper.timeout.connect(self._reap_idle)
-        self._reaper.start()
-        # Retention and a rescan of document collections: soon after start (the "rescan
-        # on start"), then hourly, on a worker; maintenance() skips if one is running.
-        self._maintenance = QTimer(self)
-        self._maintenance.setInterval(MAINTENANCE_INTERVAL_MS)
-        self._maintenance.timeout.connect(self._run_maintenance)
-        self._maintenance.start()
-        QTimer.singleShot(MAINTENANCE_FIRST_MS, self._run_maintenance)
+        # Keep-alive unloads, retention and a rescan of document collections (soon after
+        # start, then hourly) run on the app's one housekeeping thread, not the event loop.
+        context.housekeeping.start()
         if context.settings.engine.preload:
             self.pool.start(TaskWorker(context.preload))
         self._quitting = False
@@ -177,7 +167,7 @@ class MainWindow(QMainWindow):
         self.model_status.setText(
             self.tr("Model: ") + loaded[0].model_id if loaded else self.tr("No model loaded"))
         rss = psutil.Process().memory_info().rss
-        self.memory_status.setText(self.tr("Memory: ") + f"{rss / 1024**3:.2f} GB")
+        self.memory_status.setText(self.tr("Memory: ") + format_bytes(rss, memory=True))
         offline = bool(self.context.settings.offline)
         self.offline_status.setText(self.tr("● Offline") if offline else self.tr("● Online"))
         self.offline_status.setToolTip(
@@ -251,17 +241,6 @@ class MainWindow(QMainWindow):
             self.chat.set_theme(apply_theme(app, self.context.settings.theme))
         self.refresh_status()
 
-    def _run_maintenance(self) -> None:
-        if not self._closed:
-            context = self.context
-            self.pool.start(TaskWorker(lambda: maintenance(context)))
-
-    def _reap_idle(self) -> None:
-        # Unloading a large model takes time; do it off the event loop.
-        scheduler = self.context.scheduler
-        if not scheduler.busy and scheduler.loaded():
-            self.pool.start(TaskWorker(scheduler.reap_idle))
-
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
         """Stop generation and workers, then release the models (idempotent)."""
@@ -269,7 +248,7 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self._status_timer.stop()
-        self._reaper.stop()
+        self.context.housekeeping.stop()  # a rescan in progress is cancelled
         self.chat.shutdown()
         self.documents.shutdown()
         self.server.shutdown()

@@ -471,8 +471,8 @@
     </message>
     <message>
         <location filename="../../desktop/ui/data_location.py" line="118"/>
-        <source>Move your chats, document indexes, API keys and models ({0:.1f} GB) to {1}?</source>
-        <translation>将您的对话、文档索引、API 密钥和模型（{0:.1f} GB）移至 {1}？</translation>
+        <source>Move your chats, document indexes, API keys and models ({0}) to {1}?</source>
+        <translation>将您的对话、文档索引、API 密钥和模型（{0}）移至 {1}？</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/data_location.py" line="120"/>

@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop.app import build_context
 from desktop.config import NoPolicy, ServerSettings
-from desktop.server.runner import ServerRunner
 from tests.remote.fake_openai import fake_server
 from tests.remote.upstreams import (
     edgedesk_serve,
@@ -98,8 +97,8 @@ def main() -> int:
         with upstream as url:
             ctx = build_context(policy=NoPolicy())
             ctx.remotes.add("org", url)
-            runner = ServerRunner.from_context(
-                ctx, settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
+            runner = ctx.server_runner(
+                settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
             runner.start()
             try:
                 direct = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=300)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -95,3 +96,71 @@ def test_resolver_sees_imported_models(tiny_chat, edgedesk_home):
     path, entry, files = ctx.resolver.locate(model.id)
     assert (path, entry, files) == (tiny_chat.absolute(), None, [tiny_chat.absolute()])
     assert ctx.resolver(model.id).model_id == tiny_chat.name.removesuffix(".gguf")
+
+
+def _downloaded(index: InstalledIndex, tiny_chat: Path) -> InstalledModel:
+    path = index.models_dir / "org" / "Tiny-GGUF" / "tiny-Q8_0.gguf"
+    path.parent.mkdir(parents=True)
+    shutil.copy(tiny_chat, path)
+    return index.add(InstalledModel(id="tiny-Q8_0", files=(str(path),),
+                                    size=path.stat().st_size, sha256=("0" * 64,),
+                                    source="hub", repo="org/Tiny-GGUF"))
+
+
+def test_downloaded_files_are_recorded_relative_and_move_with_the_data_folder(
+        index, tiny_chat, tmp_path):
+    _downloaded(index, tiny_chat)
+    local = tmp_path / "mine" / "kept-elsewhere.gguf"
+    local.parent.mkdir()
+    shutil.copy(tiny_chat, local)
+    index.import_file(local)
+    stored = {m["id"]: m["files"] for m in json.loads(index.index_path.read_text())["models"]}
+    assert stored == {"tiny-Q8_0": ["org/Tiny-GGUF/tiny-Q8_0.gguf"],
+                      "kept-elsewhere": [str(local.absolute())]}
+    # The whole data folder copied elsewhere (as 'edgedesk data move' across drives),
+    # the old one gone: every entry still names a file that is there.
+    moved = tmp_path / "new-drive" / "data"
+    shutil.copytree(index.index_path.parent, moved)
+    shutil.rmtree(index.index_path.parent)
+    there = InstalledIndex(moved / "installed.json", moved / "models")
+    assert there.lookup("tiny-Q8_0") == [moved / "models" / "org" / "Tiny-GGUF" /
+                                         "tiny-Q8_0.gguf"]
+    assert there.lookup("kept-elsewhere") == [local.absolute()]
+
+
+def test_an_older_index_with_absolute_paths_still_reads(index, tiny_chat, tmp_path):
+    path = tmp_path / "old-place" / "models" / "org" / "Tiny-GGUF" / "tiny-Q8_0.gguf"
+    path.parent.mkdir(parents=True)
+    shutil.copy(tiny_chat, path)
+    index.index_path.parent.mkdir(parents=True)
+    index.index_path.write_text(json.dumps({"version": 1, "models": [{
+        "id": "tiny-Q8_0", "files": [str(path)], "size": 1, "sha256": ["0" * 64],
+        "source": "hub", "managed": True, "installed_at": 1.0}]}))
+    assert index.lookup("tiny-Q8_0") == [path]
+    shutil.copytree(path.parents[2], index.models_dir)  # the data folder moved: found again
+    shutil.rmtree(tmp_path / "old-place")
+    fresh = InstalledIndex(index.index_path, index.models_dir)
+    assert fresh.lookup("tiny-Q8_0") == [index.models_dir / "org" / "Tiny-GGUF" /
+                                         "tiny-Q8_0.gguf"]
+
+
+def test_the_index_is_parsed_once_per_change(index, tiny_chat, monkeypatch):
+    from desktop.catalog import installed
+
+    _downloaded(index, tiny_chat)
+    other = InstalledIndex(index.index_path, index.models_dir)  # another process
+    assert other.get("tiny-Q8_0") is not None
+    parses: list[str] = []
+    real_loads = installed.json.loads
+
+    def counting_loads(text: str) -> object:
+        parses.append(text)
+        return real_loads(text)
+
+    monkeypatch.setattr(installed.json, "loads", counting_loads)
+    for _ in range(5):  # the Models screen and /v1/models list often
+        assert [m.id for m in index.all()] == ["tiny-Q8_0"]
+        assert index.lookup("tiny-Q8_0") is not None
+    assert len(parses) == 1
+    other.remove("tiny-Q8_0")  # it had parsed this version already
+    assert index.all() == [] and len(parses) == 2

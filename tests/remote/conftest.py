@@ -13,7 +13,6 @@ from keyring.backend import KeyringBackend
 from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy, ServerSettings
 from desktop.remote.registry import keyring_set
-from desktop.server.runner import ServerRunner
 from tests.remote.fake_openai import Fake, fake_server
 
 
@@ -74,7 +73,7 @@ def local(fake: Fake) -> Iterator[Local]:
     ctx = build_context(policy=NoPolicy())
     ctx.remotes.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
-    runner = ServerRunner.from_context(ctx, settings=ServerSettings(require_key=False).model_copy(
+    runner = ctx.server_runner(settings=ServerSettings(require_key=False).model_copy(
         update={"port": 0}))
     runner.start()
     try:

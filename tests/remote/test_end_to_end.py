@@ -13,7 +13,6 @@ from desktop.app import build_context
 from desktop.cli import main
 from desktop.config import NoPolicy, ServerSettings
 from desktop.net import read_log
-from desktop.server.runner import ServerRunner
 from tests.remote.upstreams import edgedesk_serve, llama_server, llama_server_binary
 
 pytestmark = pytest.mark.slow
@@ -47,8 +46,8 @@ def test_add_list_run_and_local_api(upstream: tuple[str, str], edgedesk_home: Pa
     assert capsys.readouterr().out.strip()
 
     ctx = build_context(policy=NoPolicy())
-    runner = ServerRunner.from_context(
-        ctx, settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
+    runner = ctx.server_runner(
+        settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
     runner.start()
     try:
         with openai.OpenAI(base_url=runner.url, api_key="x", max_retries=0,

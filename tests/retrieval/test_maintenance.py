@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from desktop.app import build_context, maintenance
+from desktop.app import build_context
 from desktop.retrieval.indexer import Library
 from desktop.store.chats import ChatStore
 
@@ -26,7 +26,7 @@ def test_maintenance_applies_retention_and_picks_up_edited_files(
     old_clock.close()
     (folder / "b.txt").write_text("Pelicans fish in the bay.\n", encoding="utf-8")
     (folder / "a.txt").unlink()
-    report = maintenance(ctx)
+    report = ctx.maintenance()
     assert report.failures == {}
     assert report.conversations_deleted == 1
     assert [c.title for c in ctx.chat_store.list_conversations()] == ["today"]

@@ -213,8 +213,8 @@ def test_files_that_cannot_be_indexed_are_never_read(library: Library, corpus: P
     from desktop.retrieval import indexer
 
     read: list[str] = []
-    real_hash = indexer._file_hash
-    monkeypatch.setattr(indexer, "_file_hash",
+    real_hash = indexer.sha256_file
+    monkeypatch.setattr(indexer, "sha256_file",
                         lambda path: read.append(path.name) or real_hash(path))
     report = library.add("docs", [corpus])
     assert "blob.bin" in {Path(s.path).name for s in report.skipped}  # still reported

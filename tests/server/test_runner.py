@@ -1,17 +1,12 @@
-"""The runner: Nagle off on every accepted connection, and who reaps idle models."""
+"""The runner: Nagle off on every accepted connection, and which models it serves."""
 
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from pathlib import Path
 
-from desktop.app import AppContext, build_context
-from desktop.cli.serve import build_runner
-from desktop.config import ServerSettings
-from desktop.server.app import ResolverDirectory
-from desktop.server.runner import ServerRunner
+from desktop.app import build_context
 from tests.server.conftest import Served, free_port
 
 
@@ -31,66 +26,6 @@ def test_accepted_connections_have_nagle_off(server: Served) -> None:
         assert accepted
         for sock in accepted:
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
-
-
-def _reapers() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "edgedesk-reaper"]
-
-
-def _context(home: Path) -> AppContext:
-    return build_context(environ={"EDGEDESK_HOME": str(home)},
-                         cli_settings={"server.port": free_port()})
-
-
-def test_the_windows_server_leaves_reaping_and_maintenance_to_the_windows_timers(
-        tmp_path: Path) -> None:
-    # The window reaps idle models and runs maintenance itself: a second timer here
-    # doubled every collection rescan and unload.
-    ctx = _context(tmp_path)
-    try:
-        runner = ctx.server
-        assert not runner.housekeeping
-        runner.start()
-        assert runner.running and not _reapers()
-    finally:
-        ctx.close()
-
-
-def test_the_headless_server_reaps_and_maintains_on_its_own_timer(tmp_path: Path) -> None:
-    ctx = _context(tmp_path)
-    try:
-        runner = build_runner(ctx, [])
-        assert runner.housekeeping
-        runner.start()
-        assert len(_reapers()) == 1
-        runner.stop()
-        assert not _reapers()  # stopping the server ends its timer too
-    finally:
-        ctx.close()
-
-
-def test_the_housekeeping_timer_runs_maintenance_and_survives_its_failures(
-        tmp_path: Path) -> None:
-    ctx = build_context(environ={"EDGEDESK_HOME": str(tmp_path)})
-    calls: list[float] = []
-
-    def maintain() -> None:
-        calls.append(time.monotonic())
-        raise RuntimeError("a locked file")  # logged; the next pass still comes
-
-    settings = ServerSettings(require_key=False).model_copy(update={"port": 0})
-    runner = ServerRunner(ctx.scheduler, ResolverDirectory(ctx.resolver), settings, None,
-                          reap_interval_s=0.02, maintain=maintain, maintain_interval_s=0)
-    try:
-        runner.start()
-        deadline = time.monotonic() + 5
-        while len(calls) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert len(calls) >= 2
-    finally:
-        runner.stop()
-        ctx.close()
-    assert not _reapers()
 
 
 def test_models_pulled_outside_the_catalog_are_served_and_paths_are_not(

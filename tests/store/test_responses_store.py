@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context, maintenance
+from desktop.app import build_context
 from desktop.cli import main
 from desktop.errors import InvalidRequest
 from desktop.store.db import open_database
@@ -78,7 +78,7 @@ def test_chats_rm_all_and_maintenance_delete_stored_responses(
     long_ago = ResponseStore(open_database(ctx.paths.database), clock=lambda: 0.0)
     long_ago.put("resp_3", "m", RESPONSE, ITEMS)
     long_ago.close()
-    report = maintenance(ctx)
+    report = ctx.maintenance()
     assert report.responses_deleted == 1
     assert ctx.response_store.get("resp_3") is None
     assert ctx.response_store.get("resp_2") is not None

@@ -8,16 +8,14 @@ import pytest
 
 from desktop.app import build_context
 from desktop.config import NoPolicy
-from desktop.ui import main_window
+from desktop.housekeeping import Housekeeping
 from desktop.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
 
 def test_deleted_file_leaves_the_index_without_user_action(qtbot, tmp_path: Path,
-                                                           tiny_embed: Path,
-                                                           monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
+                                                           tiny_embed: Path) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "keep.md").write_text("hello world\n\nthe cat is a dog\n")
@@ -27,7 +25,9 @@ def test_deleted_file_leaves_the_index_without_user_action(qtbot, tmp_path: Path
     context.library.add("notes", [folder])
     assert context.library.collections()[0].documents == 2
     (folder / "gone.md").unlink()
-    monkeypatch.setattr(main_window, "MAINTENANCE_FIRST_MS", 50)
+    # The app's housekeeping, with its first pass due at once instead of after 10 s.
+    context.__dict__["housekeeping"] = Housekeeping(
+        lambda: [], lambda cancel: context.maintenance(cancel=cancel), maintain_first_s=0)
     win = MainWindow(context)
     qtbot.addWidget(win)
     qtbot.waitUntil(lambda: context.library.collections()[0].documents == 1, timeout=20_000)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tomllib
@@ -157,6 +158,8 @@ def test_data_location_moves_everything_at_the_next_start(qtbot, monkeypatch,
 
     def click_move(box: QMessageBox) -> int:
         assert "Move your chats" in box.text()
+        # The data's size as every screen writes sizes (the database: some KB).
+        assert re.search(r"models \(\d+(\.\d)? [KM]?B\) to ", box.text()), box.text()
         box.buttons()[0].click()  # "Move my data"
         return 0
 
