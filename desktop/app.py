@@ -41,7 +41,7 @@ from desktop.resolve import ModelResolver
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.catalog.download import Downloader
     from desktop.catalog.hub import HubClient
-    from desktop.engine.scheduler import Engine
+    from desktop.engine.protocol import Engine
     from desktop.engine.types import ModelSpec
     from desktop.net import Transport
     from desktop.remote.models import RemoteModels

@@ -17,7 +17,7 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from desktop.engine.scheduler import Engine
+from desktop.engine.protocol import Engine
 from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError
 from desktop.server import anthropic_wire as aw

@@ -17,7 +17,7 @@ import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from desktop.engine.scheduler import Engine
+from desktop.engine.protocol import Engine
 from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
