@@ -1,7 +1,8 @@
 """The engine protocol a loaded model implements, and the scheduler's record of one.
 
 The scheduler and the API routes need only this from a loaded model. Local llama.cpp
-engines (``engine.llama``) and remote ones (``remote.engine``) implement it; callers type against it so they never depend on which one they hold.
+engines (``engine.llama``) and remote ones (``remote.engine``) implement it;
+callers type against it so they never depend on which one they hold.
 
 Threads: an implementation's methods are thread-safe (see each engine's docstring).
 """
