@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from desktop.config import Paths
-from desktop.store.chats import ChatMessage, ChatStore
+from desktop.store.chat_records import ChatMessage
+from desktop.store.chats import ChatStore
 from desktop.store.db import MIGRATIONS, Database, applied_migrations, migrate
 
 
