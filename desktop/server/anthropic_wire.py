@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
-from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
     Ending,
     Piece,
@@ -250,7 +250,7 @@ def template_kwargs(req: CountTokensRequest) -> dict[str, Any] | None:
     return thinking_kwargs(kind != "disabled")
 
 
-def generation_params(req: MessagesRequest, limits: oa.Limits,
+def generation_params(req: MessagesRequest, limits: oq.Limits,
                       tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
     """Sampling (Anthropic's default temperature 1; a forced call is grammar-constrained)."""
     stops = tuple(s for s in req.stop_sequences or () if s)
@@ -267,7 +267,7 @@ def generation_params(req: MessagesRequest, limits: oa.Limits,
         top_p=1.0 if req.top_p is None else req.top_p,
         top_k=40 if req.top_k is None else req.top_k,
         stop=stops, timeout_s=limits.timeout_s,
-        json_schema=oa.forced_call_schema(tools) if tools and is_forced(req) else schema)
+        json_schema=oq.forced_call_schema(tools) if tools and is_forced(req) else schema)
 
 
 def output_schema(req: MessagesRequest) -> str | None:

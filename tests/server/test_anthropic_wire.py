@@ -10,10 +10,10 @@ import pytest
 from desktop.engine.types import Chunk, ToolCall, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import anthropic_wire as aw
-from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server.blocks import Ending, answer_pieces
 
-LIMITS = oa.Limits(max_tokens=100, timeout_s=5)
+LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
 WEATHER = {"name": "get_weather", "description": "Weather",
            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
            "cache_control": {"type": "ephemeral"}}
