@@ -111,7 +111,7 @@ class AppContext:
     @functools.cached_property
     def gpu_offload(self) -> bool:
         """Whether the installed llama.cpp can offload to a GPU."""
-        from desktop.engine.llama import gpu_offload_supported
+        from desktop.engine.native import gpu_offload_supported
 
         return gpu_offload_supported()
 
