@@ -18,7 +18,8 @@ from desktop.config import Paths
 from desktop.errors import InvalidRequest, StoreError
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore, open_chat_store
-from desktop.store.db import MIGRATIONS, Migration, applied_migrations, migrate, open_database
+from desktop.store.db import applied_migrations, migrate, open_database
+from desktop.store.migrations import MIGRATIONS, Migration
 
 DAY = 86_400.0
 
