@@ -2,7 +2,8 @@
 engine the scheduler drives like a local model.
 
 Every call passes the network gate first (offline mode and ForceOffline refuse it before
-any connection) and is logged with host, path, purpose and byte counts, never content.
+any connection) and is logged with host, path, purpose and byte counts, never content;
+a stream that began but ended before the answer did is logged as broken off, with why.
 Streams stop within one event of ``cancel`` being set: leaving the ``with`` block closes
 the upstream response, so the remote stops generating for a client that went away.
 """
