@@ -35,6 +35,7 @@ from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
 from desktop.cli.context import context_for, text_arg
+from desktop.cli.options import check_sampling
 from desktop.crash import shown
 from desktop.engine.types import Chunk
 from desktop.errors import EdgeDeskError, InvalidRequest
@@ -56,7 +57,7 @@ message starting with /."""
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``chat`` verb."""
-    from desktop.cli.options import common_options
+    from desktop.cli.options import common_options, sampling_options
 
     parser = sub.add_parser(
         "chat", parents=[common_options()], help="chat with a model in the terminal",
@@ -75,17 +76,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "(/think on switches it back)")
     parser.add_argument("--ephemeral", action="store_true",
                         help="keep the chat in memory only (/save saves it after all)")
-    parser.add_argument("--max-tokens", type=int, default=1024, metavar="N")
-    parser.add_argument("--temperature", type=float, default=0.7, metavar="T")
+    sampling_options(parser, max_tokens=1024, temperature=0.7)
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     """Run the chat until /quit or the end of input; returns the exit code."""
-    if args.max_tokens < 1:
-        raise InvalidRequest("--max-tokens must be at least 1")
-    if not 0.0 <= args.temperature <= 5.0:
-        raise InvalidRequest("--temperature must be between 0 and 5")
+    check_sampling(args)
     ctx = context_for(args)
     try:
         model = check_model(ctx, model_ref(args.model)) if args.model \

@@ -9,14 +9,16 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
+from desktop.app import DEFAULT_EMBEDDING_MODEL
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import was_cited
 from desktop.chat.session import ChatCore
+from desktop.cli.chat import default_chat_model
 from desktop.cli.context import context_for, text_arg
+from desktop.cli.options import check_sampling
 from desktop.crash import shown
 from desktop.engine.types import Chunk
-from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.errors import InvalidRequest
 from desktop.resolve import looks_like_path
 from desktop.retrieval.indexer import IndexProgress, IndexReport
 from desktop.retrieval.search import Hit
@@ -24,7 +26,7 @@ from desktop.retrieval.search import Hit
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``docs`` verb group and ``ask``."""
-    from desktop.cli.options import common_options
+    from desktop.cli.options import common_options, sampling_options
 
     common = common_options()
     docs = sub.add_parser("docs", parents=[common], help="index and search your documents")
@@ -58,8 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ask.add_argument("--model", metavar="ID_OR_PATH", default=None,
                      help="chat model (default: the first downloaded catalog chat model)")
     ask.add_argument("-k", type=int, default=5, metavar="N", help="sources to give the model")
-    ask.add_argument("--max-tokens", type=int, default=512, metavar="N")
-    ask.add_argument("--temperature", type=float, default=0.2, metavar="T")
+    sampling_options(ask, max_tokens=512, temperature=0.2)
     ask.set_defaults(handler=handle_ask)
 
 
@@ -165,21 +166,9 @@ def handle_rm(args: argparse.Namespace) -> int:
     return 0
 
 
-def _default_chat_model(ctx: AppContext) -> str:
-    for entry in ctx.catalog:
-        if entry.kind != "chat":
-            continue
-        try:
-            ctx.resolver.locate(entry.id)
-        except ModelNotFound:
-            continue
-        return entry.id
-    raise ModelNotFound("no chat model is downloaded; pass --model ID_OR_PATH or run "
-                        "'edgedesk models pull glm-4-9b-0414'")
-
-
 def handle_ask(args: argparse.Namespace) -> int:
     """Answer from the collection, streaming, then list the cited sources."""
+    check_sampling(args)
     ctx = context_for(args)
     searcher = ctx.searcher
     cancel = threading.Event()
@@ -189,7 +178,7 @@ def handle_ask(args: argparse.Namespace) -> int:
         return searcher.search(question, collections, k=args.k)  # every --collection
 
     try:
-        model = model_ref(args.model) if args.model else _default_chat_model(ctx)
+        model = model_ref(args.model) if args.model else default_chat_model(ctx)
         core = ChatCore(ctx.scheduler, search=search)  # no saver: ask keeps no chat
         chat = Conversation(model=model, collection=collections[0],
                             temperature=args.temperature, max_tokens=args.max_tokens)

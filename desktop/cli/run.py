@@ -8,6 +8,7 @@ import threading
 
 from desktop.app import AppContext
 from desktop.cli.context import context_for, text_arg
+from desktop.cli.options import check_sampling
 from desktop.crash import shown
 from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.errors import InvalidRequest
@@ -15,7 +16,7 @@ from desktop.errors import InvalidRequest
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` verb."""
-    from desktop.cli.options import common_options
+    from desktop.cli.options import common_options, sampling_options
 
     parser = sub.add_parser("run", parents=[common_options()],
                             help="stream an answer from a model",
@@ -25,8 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("prompt", metavar="PROMPT", type=text_arg,
                         help="what to ask; - reads it from standard input (for long prompts)")
     parser.add_argument("--system", metavar="S", type=text_arg, help="system prompt")
-    parser.add_argument("--max-tokens", type=int, default=512, metavar="N")
-    parser.add_argument("--temperature", type=float, default=0.8, metavar="T")
+    sampling_options(parser, max_tokens=512, temperature=0.8)
     parser.add_argument("--seed", type=int, default=None, metavar="S")
     parser.add_argument("--ctx", type=int, default=None, metavar="N",
                         help="context length (default: fitted to this machine)")
@@ -42,10 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the verb; returns the exit code."""
-    if args.max_tokens < 1:
-        raise InvalidRequest("--max-tokens must be at least 1")
-    if not 0.0 <= args.temperature <= 5.0:
-        raise InvalidRequest("--temperature must be between 0 and 5")
+    check_sampling(args)
     if args.no_think and args.raw:
         raise InvalidRequest("--no-think needs the chat template; it cannot go with --raw")
     if args.ctx is not None and not 256 <= args.ctx <= 1_048_576:

@@ -71,6 +71,20 @@ def test_ask_answers_with_sources(folder: Path, tiny_embed: Path, tiny_chat: Pat
     assert "Sources" in out and f"{folder / 'zoo.txt'} lines 1-3" in out
 
 
+@pytest.mark.parametrize("verb", [["ask", "why?", "--collection", "mine"],
+                                  ["run", "model-x", "hi"], ["chat", "model-x"]])
+@pytest.mark.parametrize(("flag", "message"), [
+    (["--max-tokens", "0"], "--max-tokens must be at least 1"),
+    (["--temperature", "9"], "--temperature must be between 0 and 5"),
+])
+def test_answering_verbs_refuse_unusable_sampling_flags_alike(
+        verb: list[str], flag: list[str], message: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Checked before any model or collection is looked up, so the message is about the flag.
+    assert main([*verb, *flag]) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_chats_list_export_rm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = ChatStore(Paths.from_env().database)
     conv = store.create_conversation("Holiday 假期", "glm")
