@@ -97,7 +97,15 @@ def handle(args: argparse.Namespace) -> int:
         if interactive:
             print(f"chatting with {shown(model)}; /help lists commands, /quit leaves",
                   file=sys.stderr)
-        terminal.loop(_prompted() if interactive else _script())
+        if not interactive:
+            terminal.loop(_script())
+        else:
+            ctrl_c = _CtrlC()
+            previous = signal.signal(signal.SIGINT, ctrl_c)
+            try:
+                terminal.loop(_prompted(ctrl_c))
+            finally:
+                signal.signal(signal.SIGINT, previous)
     finally:
         ctx.close()
     return 0
@@ -165,16 +173,49 @@ def check_collection(ctx: AppContext, name: str) -> None:
         raise InvalidRequest(EmbeddingModelMissing(name, missing).message, param="collection")
 
 
-def _prompted() -> Iterator[str | None]:
-    """Lines typed at a ``> `` prompt; None for a Ctrl-C there."""
+class _CtrlC:
+    """SIGINT for a whole terminal session: stops a streaming answer, interrupts the
+    prompt, or (between the two) is kept for the next prompt.
+
+    Installed on the main thread, which alone runs the session. Python's own handler
+    raises KeyboardInterrupt wherever the main thread happens to be, so a Ctrl-C that
+    lands between an answer and the next prompt used to end the program with status 130.
+    """
+
+    def __init__(self) -> None:
+        self.cancel: threading.Event | None = None  # set while an answer streams
+        self.at_prompt = False
+        self.pending = False
+
+    def __call__(self, _signum: int, _frame: FrameType | None) -> None:
+        if self.cancel is not None:
+            self.cancel.set()
+        elif self.at_prompt:
+            raise KeyboardInterrupt
+        else:
+            self.pending = True
+
+
+def _prompted(ctrl_c: _CtrlC) -> Iterator[str | None]:
+    """Lines typed at a ``> `` prompt; None for a Ctrl-C there (or just before it)."""
     while True:
+        if ctrl_c.pending:
+            ctrl_c.pending = False
+            yield None
+            continue
         try:
-            yield input("> ")
+            ctrl_c.at_prompt = True
+            try:
+                line = input("> ")
+            finally:
+                ctrl_c.at_prompt = False
         except EOFError:
             print(file=sys.stderr)
             return
         except KeyboardInterrupt:
             yield None
+            continue
+        yield line
 
 
 def _script() -> Iterator[str | None]:
@@ -346,6 +387,14 @@ def _interrupt_sets(cancel: threading.Event) -> Iterator[None]:
     """While inside, Ctrl-C sets ``cancel`` instead of raising (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
+        return
+    session = signal.getsignal(signal.SIGINT)
+    if isinstance(session, _CtrlC):  # an interactive session's own handler
+        session.cancel = cancel
+        try:
+            yield
+        finally:
+            session.cancel = None
         return
 
     def stop(_signum: int, _frame: FrameType | None) -> None:

@@ -7,6 +7,7 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
+from desktop.cli.chat import _CtrlC, _prompted
 from desktop.config import Paths
 from desktop.store.chats import ChatStore
 from tests.fixtures.fake_hub import FakeHub
@@ -199,6 +201,21 @@ def test_a_remote_model_chats_too(fake: Fake, monkeypatch: pytest.MonkeyPatch,  
     assert capsys.readouterr().out.strip() == "hello from the terminal"
     [(_title, messages)] = stored()
     assert messages[1][1].strip() == "hello from the terminal"
+
+
+def test_a_ctrl_c_between_an_answer_and_the_prompt_is_a_ctrl_c_at_the_prompt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ctrl_c, cancel = _CtrlC(), threading.Event()
+    ctrl_c.cancel = cancel
+    ctrl_c(signal.SIGINT, None)  # while an answer streams: it stops the answer
+    assert cancel.is_set() and not ctrl_c.pending
+    ctrl_c.cancel = None
+    ctrl_c(signal.SIGINT, None)  # after the answer, before the prompt: kept, never fatal
+    typed = iter(["hello"])
+    monkeypatch.setattr("builtins.input", lambda _prompt: next(typed))
+    lines = _prompted(ctrl_c)
+    assert next(lines) is None  # the kept Ctrl-C counts as one at the prompt
+    assert next(lines) == "hello"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
