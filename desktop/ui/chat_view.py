@@ -22,7 +22,6 @@ from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
-from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_header import ChatHeader
@@ -32,7 +31,13 @@ from desktop.ui.message_widget import MessageWidget
 from desktop.ui.presets import PresetStore
 from desktop.ui.qmodels import ConversationListModel, human_size
 from desktop.ui.transcript import Transcript
-from desktop.ui.workers import DownloadWorker, GenerationWorker, StreamDelta, WorkerPool
+from desktop.ui.workers import (
+    ChatStreamer,
+    DownloadWorker,
+    GenerationWorker,
+    StreamDelta,
+    WorkerPool,
+)
 
 if TYPE_CHECKING:
     from desktop.app import AppContext
@@ -54,7 +59,7 @@ class ChatView(QWidget):
     generation_finished = Signal(object)  # the finished answer's Turn, or None on error
     error = Signal(str)
 
-    def __init__(self, scheduler: Scheduler, pool: WorkerPool, saver: ChatSaver | None = None,
+    def __init__(self, scheduler: ChatStreamer, pool: WorkerPool, saver: ChatSaver | None = None,
                  parent: QWidget | None = None, *, search: Search | None = None,
                  presets: PresetStore | None = None, theme: str = "light",
                  reasoning: Callable[[str], bool] | None = None) -> None:

@@ -318,8 +318,8 @@ class ModelsView(QWidget):
 
     def load(self, model_id: str) -> TaskWorker:
         """Load ``model_id`` on a worker thread; the Status column shows progress."""
-        scheduler = self._context.scheduler
-        worker = TaskWorker(lambda: scheduler.load(model_id), model_id)
+        context = self._context  # the scheduler is built on the worker if need be
+        worker = TaskWorker(lambda: context.scheduler.load(model_id), model_id)
         self.table_model.set_status(model_id, self.tr("loading…"))
         worker.result.connect(self._loaded)
         worker.failed.connect(self._load_failed)
