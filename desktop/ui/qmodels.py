@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor
 
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
-from desktop.ui.conversations import Conversation
+from desktop.chat.conversation import Conversation
 from desktop.ui.core_text import kind_text, tier_text, verdict_text
 from desktop.ui.rich_text import literal_tooltip
 
