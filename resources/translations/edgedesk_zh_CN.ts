@@ -4,42 +4,42 @@
 <context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="52"/>
+        <location filename="../../desktop/ui/qmodels.py" line="49"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="53"/>
+        <location filename="../../desktop/ui/qmodels.py" line="50"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="54"/>
+        <location filename="../../desktop/ui/qmodels.py" line="51"/>
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="55"/>
+        <location filename="../../desktop/ui/qmodels.py" line="52"/>
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="56"/>
+        <location filename="../../desktop/ui/qmodels.py" line="53"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="57"/>
+        <location filename="../../desktop/ui/qmodels.py" line="54"/>
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="58"/>
+        <location filename="../../desktop/ui/qmodels.py" line="55"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="119"/>
+        <location filename="../../desktop/ui/qmodels.py" line="116"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -220,77 +220,77 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="142"/>
+        <location filename="../../desktop/ui/chat_view.py" line="147"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="143"/>
+        <location filename="../../desktop/ui/chat_view.py" line="148"/>
         <source>Download the embedding model</source>
         <translation>下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="155"/>
+        <location filename="../../desktop/ui/chat_view.py" line="160"/>
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="156"/>
+        <location filename="../../desktop/ui/chat_view.py" line="161"/>
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="159"/>
+        <location filename="../../desktop/ui/chat_view.py" line="164"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="161"/>
+        <location filename="../../desktop/ui/chat_view.py" line="166"/>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="162"/>
+        <location filename="../../desktop/ui/chat_view.py" line="167"/>
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="164"/>
+        <location filename="../../desktop/ui/chat_view.py" line="169"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="165"/>
+        <location filename="../../desktop/ui/chat_view.py" line="170"/>
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="166"/>
+        <location filename="../../desktop/ui/chat_view.py" line="171"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="319"/>
+        <location filename="../../desktop/ui/chat_view.py" line="324"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="352"/>
+        <location filename="../../desktop/ui/chat_view.py" line="357"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="470"/>
+        <location filename="../../desktop/ui/chat_view.py" line="475"/>
         <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
         <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="486"/>
+        <location filename="../../desktop/ui/chat_view.py" line="491"/>
         <source>Downloading %1…</source>
         <translation>正在下载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="507"/>
+        <location filename="../../desktop/ui/chat_view.py" line="512"/>
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
@@ -321,92 +321,100 @@
 <context>
     <name>CoreText</name>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="18"/>
+        <location filename="../../desktop/ui/core_text.py" line="17"/>
         <source>fits on GPU</source>
         <translation>适合 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="19"/>
+        <location filename="../../desktop/ui/core_text.py" line="18"/>
         <source>fits in RAM, slower</source>
         <translation>内存可容纳，较慢</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="20"/>
+        <location filename="../../desktop/ui/core_text.py" line="19"/>
         <source>fits in RAM, slower (CPU)</source>
         <translation>内存可容纳，较慢（CPU）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="21"/>
+        <location filename="../../desktop/ui/core_text.py" line="20"/>
         <source>won&apos;t fit</source>
         <translation>无法运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="24"/>
+        <location filename="../../desktop/ui/core_text.py" line="23"/>
         <source>chat</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="25"/>
+        <location filename="../../desktop/ui/core_text.py" line="24"/>
         <source>embedding</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="26"/>
+        <location filename="../../desktop/ui/core_text.py" line="25"/>
         <source>reranker</source>
         <translation>重排序</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="29"/>
+        <location filename="../../desktop/ui/core_text.py" line="28"/>
         <source>laptop</source>
         <translation>笔记本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="30"/>
+        <location filename="../../desktop/ui/core_text.py" line="29"/>
         <source>desktop</source>
         <translation>台式机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="31"/>
+        <location filename="../../desktop/ui/core_text.py" line="30"/>
         <source>workstation</source>
         <translation>工作站</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="32"/>
+        <location filename="../../desktop/ui/core_text.py" line="31"/>
         <source>local</source>
         <translation>本地</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="33"/>
+        <location filename="../../desktop/ui/core_text.py" line="32"/>
         <source>hub</source>
         <translation>模型库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="34"/>
+        <location filename="../../desktop/ui/core_text.py" line="33"/>
         <source>remote</source>
         <translation>远程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="64"/>
-        <source>RAM %1/%2 GiB free</source>
-        <translation>内存可用 %1/%2 GiB</translation>
+        <location filename="../../desktop/ui/core_text.py" line="63"/>
+        <source>RAM %1 free of %2</source>
+        <translation>内存可用 %1（共 %2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="67"/>
+        <location filename="../../desktop/ui/core_text.py" line="69"/>
+        <source>%1 %2 free of %3</source>
+        <translation>%1 可用 %2（共 %3）</translation>
+    </message>
+    <message>
+        <source>RAM %1/%2 GiB free</source>
+        <translation type="vanished">内存可用 %1/%2 GiB</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="66"/>
         <source>%1 CPU threads</source>
         <translation>%1 个 CPU 线程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="70"/>
         <source>%1 %2/%3 GiB free</source>
-        <translation>%1 可用 %2/%3 GiB</translation>
+        <translation type="vanished">%1 可用 %2/%3 GiB</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="75"/>
+        <location filename="../../desktop/ui/core_text.py" line="74"/>
         <source>no GPU detected</source>
         <translation>未检测到 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="76"/>
+        <location filename="../../desktop/ui/core_text.py" line="75"/>
         <source>, </source>
         <translation>，</translation>
     </message>
@@ -414,78 +422,78 @@
 <context>
     <name>DataLocationRow</name>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="40"/>
+        <location filename="../../desktop/ui/data_location.py" line="41"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="43"/>
+        <location filename="../../desktop/ui/data_location.py" line="44"/>
         <source>Change…</source>
         <translation>更改…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="44"/>
+        <location filename="../../desktop/ui/data_location.py" line="45"/>
         <source>Choose a new data folder</source>
         <translation>选择新的数据文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="46"/>
+        <location filename="../../desktop/ui/data_location.py" line="47"/>
         <source>Move chats, document indexes, API keys and downloaded models to another folder</source>
         <translation>将对话、文档索引、API 密钥和已下载的模型移到另一个文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="48"/>
+        <location filename="../../desktop/ui/data_location.py" line="49"/>
         <source>Keep here</source>
         <translation>保留在此处</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="49"/>
+        <location filename="../../desktop/ui/data_location.py" line="50"/>
         <source>Cancel the data move</source>
         <translation>取消数据迁移</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="54"/>
-        <location filename="../../desktop/ui/data_location.py" line="66"/>
+        <location filename="../../desktop/ui/data_location.py" line="55"/>
+        <location filename="../../desktop/ui/data_location.py" line="67"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="103"/>
+        <location filename="../../desktop/ui/data_location.py" line="104"/>
         <source>Your data moves to {0} when EdgeDesk next starts.</source>
         <translation>下次启动 EdgeDesk 时，您的数据将移至 {0}。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="106"/>
+        <location filename="../../desktop/ui/data_location.py" line="107"/>
         <source>EdgeDesk switches to {0} (nothing is copied) when it next starts.</source>
         <translation>下次启动时 EdgeDesk 将改用 {0}（不复制任何内容）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="112"/>
+        <location filename="../../desktop/ui/data_location.py" line="113"/>
         <source>Choose a folder for your data</source>
         <translation>为您的数据选择文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="117"/>
+        <location filename="../../desktop/ui/data_location.py" line="118"/>
         <source>Change data location</source>
         <translation>更改数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="118"/>
+        <location filename="../../desktop/ui/data_location.py" line="119"/>
         <source>Move your chats, document indexes, API keys and models ({0}) to {1}?</source>
         <translation>将您的对话、文档索引、API 密钥和模型（{0}）移至 {1}？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="120"/>
+        <location filename="../../desktop/ui/data_location.py" line="121"/>
         <source>Move my data</source>
         <translation>迁移我的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="121"/>
+        <location filename="../../desktop/ui/data_location.py" line="122"/>
         <source>Use the folder as it is</source>
         <translation>按原样使用该文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="129"/>
+        <location filename="../../desktop/ui/data_location.py" line="130"/>
         <source>Cannot use this folder</source>
         <translation>无法使用此文件夹</translation>
     </message>
@@ -921,67 +929,67 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="130"/>
+        <location filename="../../desktop/ui/main_window.py" line="140"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="131"/>
+        <location filename="../../desktop/ui/main_window.py" line="141"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="132"/>
+        <location filename="../../desktop/ui/main_window.py" line="142"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="133"/>
+        <location filename="../../desktop/ui/main_window.py" line="143"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="141"/>
+        <location filename="../../desktop/ui/main_window.py" line="151"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="178"/>
+        <location filename="../../desktop/ui/main_window.py" line="189"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="178"/>
+        <location filename="../../desktop/ui/main_window.py" line="189"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="180"/>
+        <location filename="../../desktop/ui/main_window.py" line="191"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="182"/>
+        <location filename="../../desktop/ui/main_window.py" line="193"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="182"/>
+        <location filename="../../desktop/ui/main_window.py" line="193"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="184"/>
+        <location filename="../../desktop/ui/main_window.py" line="195"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="185"/>
+        <location filename="../../desktop/ui/main_window.py" line="196"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="247"/>
+        <location filename="../../desktop/ui/main_window.py" line="274"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
@@ -1219,44 +1227,44 @@
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="92"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="93"/>
         <source>Still deleting the cancelled download of </source>
         <translation>仍在删除已取消的下载：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="114"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="115"/>
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="134"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="135"/>
         <source>cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="166"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="167"/>
         <source>Finished before it could be cancelled; Remove deletes it: </source>
         <translation>取消前已下载完成；可用“移除”删除：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="169"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="170"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="171"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="172"/>
         <source>Cancelled %1; deleted %2 of partial download</source>
         <translation>已取消 %1；删除了 %2 的未完成下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="70"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="178"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="198"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="71"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="179"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="199"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="215"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="216"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
