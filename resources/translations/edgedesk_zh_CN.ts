@@ -2,6 +2,39 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AnswerFooter</name>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="21"/>
+        <source>%1 prompt · %2 tokens</source>
+        <translation>提示 %1 · 生成 %2 个词元</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="25"/>
+        <source>%1 tok/s</source>
+        <translation>%1 词元/秒</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="28"/>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="30"/>
+        <source>hit the token limit</source>
+        <translation>已达词元上限</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="33"/>
+        <source>broken off: %1</source>
+        <translation>已中断：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="36"/>
+        <source>broken off</source>
+        <translation>已中断</translation>
+    </message>
+</context>
+<context>
     <name>CatalogTableModel</name>
     <message>
         <location filename="../../desktop/ui/qmodels.py" line="49"/>
@@ -997,64 +1030,64 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="57"/>
+        <location filename="../../desktop/ui/message_widget.py" line="42"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="57"/>
+        <location filename="../../desktop/ui/message_widget.py" line="42"/>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="64"/>
-        <location filename="../../desktop/ui/message_widget.py" line="156"/>
+        <location filename="../../desktop/ui/message_widget.py" line="49"/>
+        <location filename="../../desktop/ui/message_widget.py" line="141"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="65"/>
+        <location filename="../../desktop/ui/message_widget.py" line="50"/>
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="109"/>
-        <location filename="../../desktop/ui/message_widget.py" line="120"/>
+        <location filename="../../desktop/ui/message_widget.py" line="94"/>
+        <location filename="../../desktop/ui/message_widget.py" line="105"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="87"/>
+        <location filename="../../desktop/ui/message_widget.py" line="72"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="49"/>
+        <location filename="../../desktop/ui/message_widget.py" line="34"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="88"/>
+        <location filename="../../desktop/ui/message_widget.py" line="73"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="89"/>
+        <location filename="../../desktop/ui/message_widget.py" line="74"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="91"/>
+        <location filename="../../desktop/ui/message_widget.py" line="76"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="93"/>
+        <location filename="../../desktop/ui/message_widget.py" line="78"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="156"/>
+        <location filename="../../desktop/ui/message_widget.py" line="141"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
