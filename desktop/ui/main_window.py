@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from desktop.app import AppContext
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.thinking import model_thinks
-from desktop.doctor import doctor_report, format_report
+from desktop.doctor import doctor_report
 from desktop.errors import EdgeDeskError
 from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
@@ -258,7 +258,7 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.context.paths, self.context.effective, self)
         dialog.accepted.connect(lambda: self.apply_settings(dialog))
         context = self.context
-        report = TaskWorker(lambda: format_report(doctor_report(context)), "hardware")
+        report = TaskWorker(lambda: doctor_report(context), "hardware")  # worded there
         report.result.connect(dialog.hardware.show_report)
         report.failed.connect(dialog.hardware.show_failure)
         self.pool.start(report)

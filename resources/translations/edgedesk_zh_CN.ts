@@ -869,24 +869,168 @@
 <context>
     <name>HardwarePanel</name>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="19"/>
+        <location filename="../../desktop/ui/hardware_panel.py" line="23"/>
         <source>Hardware and GPU</source>
         <translation>硬件与 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="22"/>
+        <location filename="../../desktop/ui/hardware_panel.py" line="26"/>
         <source>Hardware and GPU report</source>
         <translation>硬件与 GPU 报告</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="26"/>
+        <location filename="../../desktop/ui/hardware_panel.py" line="30"/>
         <source>Checking this machine…</source>
         <translation>正在检查本机…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="39"/>
+        <location filename="../../desktop/ui/hardware_panel.py" line="45"/>
         <source>Could not read the hardware: {0}</source>
         <translation>无法读取硬件信息：{0}</translation>
+    </message>
+</context>
+<context>
+    <name>HardwareReport</name>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="23"/>
+        <source>This llama-cpp-python was built for the CPU only. Reinstall with ./scripts/install.sh (it detects the GPU; EDGEDESK_GPU=cuda|vulkan|metal forces one) to use a GPU.</source>
+        <translation>此 llama-cpp-python 仅为 CPU 构建。要使用 GPU，请用 ./scripts/install.sh 重新安装（它会检测 GPU；EDGEDESK_GPU=cuda|vulkan|metal 可强制指定）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="28"/>
+        <source>The Vulkan backend found no device. Install the GPU&apos;s Vulkan driver (Mesa RADV/ANV, NVIDIA, AMD). Software devices such as llvmpipe/lavapipe are skipped unless GGML_VK_VISIBLE_DEVICES selects them.</source>
+        <translation>Vulkan 后端未找到设备。请安装显卡的 Vulkan 驱动（Mesa RADV/ANV、NVIDIA、AMD）。llvmpipe/lavapipe 等软件设备会被跳过，除非 GGML_VK_VISIBLE_DEVICES 选中它们。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="33"/>
+        <source>The Vulkan backend found no device. GGML_VK_VISIBLE_DEVICES=%1 selected no usable device.</source>
+        <translation>Vulkan 后端未找到设备。GGML_VK_VISIBLE_DEVICES=%1 未选中任何可用设备。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="37"/>
+        <source>The CUDA backend found no device: install or update the NVIDIA driver (nvidia-smi must list the GPU), or check CUDA_VISIBLE_DEVICES.</source>
+        <translation>CUDA 后端未找到设备：请安装或更新 NVIDIA 驱动（nvidia-smi 须能列出该 GPU），或检查 CUDA_VISIBLE_DEVICES。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="41"/>
+        <source>The Metal backend found no device (Apple Silicon or a Metal GPU is needed).</source>
+        <translation>Metal 后端未找到设备（需要 Apple 芯片或支持 Metal 的 GPU）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="44"/>
+        <source>The %1 backend found no device: check its driver/runtime.</source>
+        <translation>%1 后端未找到设备：请检查其驱动或运行时。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="46"/>
+        <source>gpu_layers = 0 in settings keeps every layer on the CPU; remove it for automatic.</source>
+        <translation>设置中的 gpu_layers = 0 让所有层都留在 CPU 上；删除该项即可自动分配。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="65"/>
+        <source> (GPU present but unused: %1.)</source>
+        <translation>（有 GPU 但未使用：%1。）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="83"/>
+        <source>needs ~%1 at context %2</source>
+        <translation>上下文为 %2 时约需 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="87"/>
+        <source>all %1 layers on the GPU</source>
+        <translation>全部 %1 层在 GPU 上</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="90"/>
+        <source>%1/%2 layers on the GPU, rest on CPU</source>
+        <translation>%1/%2 层在 GPU 上，其余在 CPU 上</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="95"/>
+        <source>runs on the CPU (no GPU memory free)</source>
+        <translation>在 CPU 上运行（GPU 无空闲显存）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="98"/>
+        <source>runs on the CPU (no GPU offload in this build)</source>
+        <translation>在 CPU 上运行（此构建不支持 GPU 加速）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="107"/>
+        <source>%1 (GPU offload)</source>
+        <translation>%1（GPU 加速）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="109"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="120"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="112"/>
+        <source>backend:   %1  (compiled in: %2)</source>
+        <translation>后端：    %1（编译支持：%2）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="114"/>
+        <source>machine:   %1</source>
+        <translation>本机：    %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="116"/>
+        <source>devices:</source>
+        <translation>设备：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="118"/>
+        <source>offload</source>
+        <translation>可加速</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="119"/>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="122"/>
+        <source>  %1 %2  [%3, %4]  %5 free of %6  driver: %7</source>
+        <translation>  %1 %2  [%3，%4]  可用 %5（共 %6）  驱动：%7</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="130"/>
+        <source>  (none reported)</source>
+        <translation>  （未报告任何设备）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="131"/>
+        <source>GPU:       used</source>
+        <translation>GPU：      已使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="133"/>
+        <source>GPU:       not used</source>
+        <translation>GPU：      未使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="136"/>
+        <source>  why:     %1</source>
+        <translation>  原因：    %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="138"/>
+        <source>installed models:</source>
+        <translation>已安装的模型：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="142"/>
+        <source>unreadable</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="146"/>
+        <source>  (none; &apos;edgedesk models pull ID&apos; or &apos;edgedesk models import FILE&apos;)</source>
+        <translation>  （无；请在“模型”页面下载或导入模型）</translation>
     </message>
 </context>
 <context>

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from desktop.app import build_context
+from desktop.catalog.hardware import Verdict
 from desktop.chat.conversation import Turn
+from desktop.config import NoPolicy
+from desktop.doctor import doctor_report, format_report, why_not_kind
+from desktop.engine.backend import BackendInfo, why_no_gpu
 from desktop.engine.types import Usage
 from desktop.ui.answer_footer import footer_text
+from desktop.ui.hardware_report import report_lines, why_not_gpu
 from desktop.ui.look import install_translator
+from desktop.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
@@ -50,3 +58,84 @@ def test_answer_footers_in_english(qapp) -> None:
     assert footers[3].endswith(" · broken off")
     assert footers[4].endswith(" · broken off: 设备已断开")
     assert not re.search(r"[\u4e00-\u9fff]", "".join(footers[:4]))
+
+
+# ------------------------------------------------------------------ hardware report
+REPORT_ENGLISH = ("backend:", "machine:", "devices:", "GPU:  ", "why:", "installed models",
+                  "compiled in", "free of", "CPU threads", "no GPU detected", "found no device",
+                  "built for the CPU", "layers on the GPU", "runs on the CPU", "needs ~",
+                  "offload", "host", "driver:", "none", "unknown", "unused", "fits", "won't")
+GIB = 1024**3
+
+
+def report_english_in(lines: list[str]) -> list[tuple[str, str]]:
+    return [(line, word) for line in lines for word in REPORT_ENGLISH if word in line]
+
+
+def _synthetic_report(kind: dict[str, str]) -> dict[str, Any]:
+    model = {"id": "m", "path": "m.gguf", "gpu_layers": 10, "total_layers": 29,
+             "context_length": 4096, "estimated_bytes": 3 * GIB}
+    return {
+        "version": "1", "hardware": "RAM …",
+        "backend": {"name": "vulkan", "describe": "vulkan", "compiled": ["Vulkan", "CPU"],
+                    "compiled_gpu": "vulkan", "gpu_offload": False},
+        "devices": [{"name": "Vulkan0", "description": "Radeon", "kind": "gpu",
+                     "offload": True, "memory_free_bytes": 2 * GIB,
+                     "memory_total_bytes": 8 * GIB, "driver": None}],
+        "machine": {"ram_total_bytes": 16 * GIB, "ram_available_bytes": 8 * GIB,
+                    "cpu_count": 4, "gpus": [{"name": "Radeon", "total_bytes": 8 * GIB,
+                                              "free_bytes": 2 * GIB}]},
+        "gpu_used": False, "why_not_gpu": "English words", "why_not_gpu_kind": kind,
+        "models": [{**model, "id": f"m{n}", "fit": str(verdict)}
+                   for n, verdict in enumerate(Verdict)]
+        + [{"id": "broken", "path": "b.gguf", "fit": "unreadable", "reason": "坏文件"}],
+    }
+
+
+def test_the_hardware_report_in_chinese_has_no_english_words(chinese) -> None:
+    for kind in ({"kind": "cpu_build"}, {"kind": "vulkan_no_device"},
+                 {"kind": "vulkan_selected_none", "value": "7"}, {"kind": "cuda_no_device"},
+                 {"kind": "metal_no_device"}, {"kind": "no_device", "backend": "sycl"},
+                 {"kind": "gpu_layers_zero"}):
+        lines = report_lines(_synthetic_report(kind))
+        assert report_english_in(lines) == [], kind
+        text = "\n".join(lines)
+        assert "后端" in text and "未使用" in text and "原因" in text
+        assert "2.0 GiB" in text and "8.0 GiB" in text and "Radeon" in text
+        assert "10/29" in text and "3.0 GiB" in text and "坏文件" in text
+
+
+@pytest.mark.parametrize("backend,environ", [
+    (BackendInfo("cpu", None, False), {}),
+    (BackendInfo("cpu", "vulkan", False), {}),
+    (BackendInfo("cpu", "vulkan", False), {"GGML_VK_VISIBLE_DEVICES": "3"}),
+    (BackendInfo("cpu", "cuda", False), {}),
+    (BackendInfo("cpu", "metal", False), {}),
+    (BackendInfo("cpu", "sycl", False), {}),
+])
+def test_in_english_the_window_gives_the_terminals_reason_for_no_gpu(
+        qapp, backend: BackendInfo, environ: dict[str, str]) -> None:
+    report = {"why_not_gpu_kind": why_not_kind(backend, None, environ),
+              "backend": {"gpu_offload": False}, "machine": {"gpus": []}}
+    assert why_not_gpu(report) == why_no_gpu(backend, environ)
+
+
+def test_in_english_the_window_shows_what_edgedesk_doctor_prints(qapp) -> None:
+    context = build_context(policy=NoPolicy())
+    report = doctor_report(context)
+    assert report_lines(report) == format_report(report)
+    context.close()
+
+
+def test_the_chinese_settings_dialog_shows_the_hardware_report_in_chinese(
+        qtbot, chinese) -> None:
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    dialog = win.open_settings()
+    panel = dialog.hardware.text
+    qtbot.waitUntil(lambda: "后端" in panel.toPlainText(), timeout=60_000)
+    lines = panel.toPlainText().splitlines()
+    assert report_english_in(lines) == []
+    assert any("本机" in line and "GiB" in line for line in lines)
+    dialog.reject()
+    win.close()
