@@ -26,6 +26,7 @@ from desktop.engine.types import Chunk
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_header import ChatHeader
 from desktop.ui.chat_sidebar import ChatSidebar
+from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.message_widget import MessageWidget
 from desktop.ui.presets import PresetStore
@@ -236,7 +237,7 @@ class ChatView(QWidget):
         try:
             self._saver.set_collection(chat)
         except EdgeDeskError as exc:
-            self._notify(exc.message)
+            self._notify(error_text(exc))
 
     def _think_changed(self, chat: object) -> None:
         """Keep the Think switch with the chat, so reopening it shows the same choice."""
@@ -245,7 +246,7 @@ class ChatView(QWidget):
         try:
             self._saver.set_think(chat)
         except EdgeDeskError as exc:
-            self._notify(exc.message)
+            self._notify(error_text(exc))
 
     def delete_current(self) -> None:
         """Delete the shown chat (stopping its answer first) and show another."""
@@ -327,7 +328,7 @@ class ChatView(QWidget):
         try:
             pending = self.core.ask(chat, text, replace=self._editing)
         except EdgeDeskError as exc:
-            self._notify(exc.message)
+            self._notify(error_text(exc))
             return
         self._cancel_edit()
         self.chats.refresh(chat)
@@ -342,7 +343,7 @@ class ChatView(QWidget):
         try:
             pending = self.core.regenerate(chat)
         except EdgeDeskError as exc:
-            self._notify(exc.message)
+            self._notify(error_text(exc))
             return
         self._generate(pending)
 

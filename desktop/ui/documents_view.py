@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
 from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.new_collection import NewCollectionDialog, embedding_choices
 from desktop.ui.qmodels import human_size
@@ -189,7 +190,7 @@ class DocumentsView(QWidget):
         try:
             infos = self._context.library.collections()
         except EdgeDeskError as exc:
-            self._fail(exc.message)
+            self._fail(error_text(exc))
             infos = []
         self._infos = {info.name: info for info in infos}
         self.model_label.setText(self.tr("New collections are embedded with ")
@@ -283,7 +284,7 @@ class DocumentsView(QWidget):
         try:
             self._context.library.remove(name)
         except EdgeDeskError as exc:
-            self._fail(exc.message)
+            self._fail(error_text(exc))
             return
         self.status.setText(self.tr("Removed the index of ") + name
                             + self.tr(" (your files are untouched)"))

@@ -31,6 +31,7 @@ from desktop.errors import EdgeDeskError
 from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
+from desktop.ui.error_text import error_text
 from desktop.ui.first_run import FirstRunDialog, is_settled
 from desktop.ui.grounding import SOURCES_K
 from desktop.ui.look import apply_theme, icon, resolve_theme
@@ -271,7 +272,7 @@ class MainWindow(QMainWindow):
             dialog.location.commit()  # first: a folder that cannot be used stops the save
             self.context.apply_settings(dialog.changes())
         except EdgeDeskError as exc:
-            QMessageBox.warning(self, self.tr("Settings not saved"), exc.message)
+            QMessageBox.warning(self, self.tr("Settings not saved"), error_text(exc))
             return
         app = QApplication.instance()
         if isinstance(app, QApplication):

@@ -27,6 +27,7 @@ from desktop.catalog.pull import (
 )
 from desktop.errors import EdgeDeskError
 from desktop.filebytes import format_bytes
+from desktop.ui.error_text import error_text
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
 
@@ -98,7 +99,7 @@ class ModelDownloads(QObject):
             target = parse_target(ref, ctx.catalog, quant)
             ctx.net.ensure_online(f"download {ref}", download=True)
         except EdgeDeskError as exc:
-            self.error.emit(exc.message)
+            self.error.emit(error_text(exc))
             return None
 
         def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
@@ -146,7 +147,7 @@ class ModelDownloads(QObject):
             target = self._targets.get(ref) or parse_target(ref, ctx.catalog)
         except EdgeDeskError as exc:
             self._cancelling.discard(ref)
-            self._fail(ref, exc.message)
+            self._fail(ref, error_text(exc))
             return
 
         def task() -> int:

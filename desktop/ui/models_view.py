@@ -29,6 +29,7 @@ from desktop.catalog.listing import CatalogRow
 from desktop.engine.types import LoadReport
 from desktop.errors import EdgeDeskError
 from desktop.ui.core_text import machine_summary
+from desktop.ui.error_text import error_text
 from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
 from desktop.ui.model_downloads import ModelDownloads
@@ -291,7 +292,7 @@ class ModelsView(QWidget):
         try:
             model_id = self.import_file(Path(name))
         except EdgeDeskError as exc:
-            self._fail(exc.message)
+            self._fail(error_text(exc))
             return
         self.status.setText(self.tr("Imported ") + model_id)
 
@@ -347,7 +348,7 @@ class ModelsView(QWidget):
             removed = True
         except EdgeDeskError as exc:
             if not removed:
-                self._fail(exc.message)
+                self._fail(error_text(exc))
                 return False
         self.status.setText(self.tr("Removed ") + model_id)
         self.refresh()

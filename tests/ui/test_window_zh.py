@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,10 +17,14 @@ from desktop.config import NoPolicy
 from desktop.doctor import doctor_report, format_report, why_not_kind
 from desktop.engine.backend import BackendInfo, why_no_gpu
 from desktop.engine.types import Usage
+from desktop.errors import EdgeDeskError
+from desktop.net import NetGate
 from desktop.ui.answer_footer import footer_text
+from desktop.ui.error_text import SENTENCES, error_text
 from desktop.ui.hardware_report import report_lines, why_not_gpu
 from desktop.ui.look import install_translator
 from desktop.ui.main_window import MainWindow
+from tests.fixtures.fake_hub import FakeHub
 
 pytestmark = pytest.mark.qt
 
@@ -138,4 +143,78 @@ def test_the_chinese_settings_dialog_shows_the_hardware_report_in_chinese(
     assert report_english_in(lines) == []
     assert any("本机" in line and "GiB" in line for line in lines)
     dialog.reject()
+    win.close()
+
+
+# ------------------------------------------------------------------ common errors
+DESKTOP = Path(__file__).resolve().parents[2] / "desktop"
+ENGLISH_PHRASE = re.compile(r"\b[A-Za-z]{2,} [a-z]{2,} [a-z]{2,}\b")  # three English words
+
+
+def _common_errors(tmp_path: Path) -> list[EdgeDeskError]:
+    """The core's own refusals, raised the way the window meets them."""
+    context = build_context(policy=NoPolicy())
+    resolver = context.resolver
+    resolver.allowed_models = ["some-other-model"]
+    calls = [
+        lambda: NetGate(tmp_path / "a.log", offline=True).ensure_online("search the Hub"),
+        lambda: NetGate(tmp_path / "b.log", allow_downloads=False).ensure_online(
+            "download glm-edge-1.5b", download=True),
+        lambda: context.catalog.get("no-such-model"),
+        lambda: resolver.locate("glm-edge-1.5b"),
+        lambda: resolver.locate("./missing-model.gguf"),
+        lambda: context.installed.remove("nothing-here"),
+        lambda: resolver.check_allowed("glm-edge-1.5b", []),
+    ]
+    errors: list[EdgeDeskError] = []
+    for call in calls:
+        with pytest.raises(EdgeDeskError) as raised:
+            call()
+        errors.append(raised.value)
+    context.close()
+    return errors
+
+
+def test_common_core_errors_read_in_chinese(chinese, tmp_path: Path) -> None:
+    errors = _common_errors(tmp_path)
+    kinds = [error.kind for error in errors]
+    assert kinds == ["offline", "downloads_off", "unknown_model", "not_downloaded",
+                     "file_not_found", "not_installed", "policy_blocked"]
+    for error in errors:
+        text = error_text(error)
+        assert re.search(r"[\u4e00-\u9fff]", text), text
+        assert not ENGLISH_PHRASE.search(text), text
+        for value in error.params.values():
+            if value != "search the Hub" and not value.startswith("download "):
+                assert value in text  # the names and numbers stay
+
+
+def test_in_english_the_window_shows_the_cores_own_words(qapp, tmp_path: Path) -> None:
+    for error in _common_errors(tmp_path):
+        assert error_text(error) == error.message
+
+
+def test_every_error_kind_the_core_raises_has_a_chinese_sentence(chinese) -> None:
+    raised = {m for path in DESKTOP.rglob("*.py")
+              for m in re.findall(r'\bkind="(\w+)",\s*params=', path.read_text(encoding="utf-8"))}
+    raised |= {"offline", "downloads_off"}  # NetGate._refused_kind
+    assert raised - set(SENTENCES) == set()
+    for kind, (_source, names) in SENTENCES.items():
+        error = EdgeDeskError("English", kind=kind, params={n: "X1" for n in names})
+        text = error_text(error)
+        assert text != "English" and not ENGLISH_PHRASE.search(text), (kind, text)
+        assert text.count("X1") == len(names), (kind, text)
+
+
+def test_the_chinese_window_refuses_an_offline_hub_search_in_chinese(
+        qtbot, chinese, hub: FakeHub) -> None:
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
+    qtbot.addWidget(win)
+    search = win.models.hub_search
+    search.query.setText("glm")
+    with qtbot.waitSignal(search.error, timeout=2000) as error:
+        assert search.search() is None
+    assert "离线" in error.args[0] and "离线" in search.status.text()
+    assert "offline mode" not in search.status.text()
+    assert hub.log == []
     win.close()
