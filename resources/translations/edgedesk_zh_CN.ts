@@ -196,6 +196,34 @@
     </message>
 </context>
 <context>
+    <name>ChatNotice</name>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="42"/>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="43"/>
+        <source>Download the embedding model</source>
+        <translation>下载嵌入模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="76"/>
+        <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
+        <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="92"/>
+        <source>Downloading %1…</source>
+        <translation>正在下载 %1…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="108"/>
+        <source>The download of %1 is paused; Download resumes it.</source>
+        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
+    </message>
+</context>
+<context>
     <name>ChatSidebar</name>
     <message>
         <location filename="../../desktop/ui/chat_sidebar.py" line="44"/>
@@ -253,79 +281,66 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="148"/>
         <source>Download</source>
-        <translation>下载</translation>
+        <translation type="vanished">下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="149"/>
         <source>Download the embedding model</source>
-        <translation>下载嵌入模型</translation>
+        <translation type="vanished">下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="161"/>
         <source>Message the model — Ctrl+Enter to send</source>
-        <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
+        <translation type="vanished">向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="162"/>
         <source>Message</source>
-        <translation>消息</translation>
+        <translation type="vanished">消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="165"/>
         <source>Send</source>
-        <translation>发送</translation>
+        <translation type="vanished">发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="167"/>
         <source>Send message</source>
-        <translation>发送消息</translation>
+        <translation type="vanished">发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="168"/>
         <source>Send (Ctrl+Enter)</source>
-        <translation>发送 (Ctrl+Enter)</translation>
+        <translation type="vanished">发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="170"/>
         <source>Stop</source>
-        <translation>停止</translation>
+        <translation type="vanished">停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="171"/>
         <source>Stop generating</source>
-        <translation>停止生成</translation>
+        <translation type="vanished">停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="172"/>
         <source>Stop (Esc)</source>
-        <translation>停止 (Esc)</translation>
+        <translation type="vanished">停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="325"/>
+        <location filename="../../desktop/ui/chat_view.py" line="259"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="358"/>
+        <location filename="../../desktop/ui/chat_view.py" line="292"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="476"/>
         <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
-        <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
+        <translation type="vanished">文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="492"/>
         <source>Downloading %1…</source>
-        <translation>正在下载 %1…</translation>
+        <translation type="vanished">正在下载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="513"/>
         <source>The download of %1 is paused; Download resumes it.</source>
-        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
+        <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
 </context>
 <context>
@@ -349,6 +364,49 @@
         <location filename="../../desktop/ui/grounding.py" line="88"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
+    </message>
+</context>
+<context>
+    <name>Composer</name>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="27"/>
+        <source>Message the model — Ctrl+Enter to send</source>
+        <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="28"/>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="30"/>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="32"/>
+        <source>Send message</source>
+        <translation>发送消息</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="33"/>
+        <source>Send (Ctrl+Enter)</source>
+        <translation>发送 (Ctrl+Enter)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="35"/>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="36"/>
+        <source>Stop generating</source>
+        <translation>停止生成</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="37"/>
+        <source>Stop (Esc)</source>
+        <translation>停止 (Esc)</translation>
     </message>
 </context>
 <context>
