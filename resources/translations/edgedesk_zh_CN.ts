@@ -592,147 +592,147 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="75"/>
+        <location filename="../../desktop/ui/documents_view.py" line="67"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="88"/>
+        <location filename="../../desktop/ui/documents_view.py" line="80"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="93"/>
+        <location filename="../../desktop/ui/documents_view.py" line="85"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="94"/>
+        <location filename="../../desktop/ui/documents_view.py" line="86"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="97"/>
+        <location filename="../../desktop/ui/documents_view.py" line="89"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="99"/>
+        <location filename="../../desktop/ui/documents_view.py" line="91"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="116"/>
+        <location filename="../../desktop/ui/documents_view.py" line="111"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="118"/>
+        <location filename="../../desktop/ui/documents_view.py" line="113"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="119"/>
+        <location filename="../../desktop/ui/documents_view.py" line="114"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="121"/>
+        <location filename="../../desktop/ui/documents_view.py" line="116"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="123"/>
+        <location filename="../../desktop/ui/documents_view.py" line="118"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="140"/>
+        <location filename="../../desktop/ui/documents_view.py" line="135"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="142"/>
+        <location filename="../../desktop/ui/documents_view.py" line="137"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="143"/>
+        <location filename="../../desktop/ui/documents_view.py" line="138"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="143"/>
+        <location filename="../../desktop/ui/documents_view.py" line="138"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="146"/>
+        <location filename="../../desktop/ui/documents_view.py" line="141"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="147"/>
+        <location filename="../../desktop/ui/documents_view.py" line="142"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="149"/>
+        <location filename="../../desktop/ui/documents_view.py" line="144"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="150"/>
+        <location filename="../../desktop/ui/documents_view.py" line="145"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="152"/>
+        <location filename="../../desktop/ui/documents_view.py" line="147"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="154"/>
+        <location filename="../../desktop/ui/documents_view.py" line="149"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="161"/>
+        <location filename="../../desktop/ui/documents_view.py" line="156"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="163"/>
+        <location filename="../../desktop/ui/documents_view.py" line="158"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="196"/>
+        <location filename="../../desktop/ui/documents_view.py" line="191"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="203"/>
-        <location filename="../../desktop/ui/documents_view.py" line="227"/>
+        <location filename="../../desktop/ui/documents_view.py" line="198"/>
+        <location filename="../../desktop/ui/documents_view.py" line="222"/>
         <source>%n document(s)</source>
         <translation>
             <numerusform>%n 个文档</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="223"/>
+        <location filename="../../desktop/ui/documents_view.py" line="218"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="228"/>
+        <location filename="../../desktop/ui/documents_view.py" line="223"/>
         <source>%n chunk(s)</source>
         <translation>
             <numerusform>%n 个片段</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="229"/>
+        <location filename="../../desktop/ui/documents_view.py" line="224"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
@@ -745,115 +745,138 @@
         <translation type="vanished">文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="252"/>
-        <location filename="../../desktop/ui/documents_view.py" line="260"/>
+        <location filename="../../desktop/ui/documents_view.py" line="247"/>
+        <location filename="../../desktop/ui/documents_view.py" line="255"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="269"/>
+        <location filename="../../desktop/ui/documents_view.py" line="264"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="270"/>
+        <location filename="../../desktop/ui/documents_view.py" line="265"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="289"/>
+        <location filename="../../desktop/ui/documents_view.py" line="284"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="290"/>
+        <location filename="../../desktop/ui/documents_view.py" line="285"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="351"/>
         <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
-        <translation>%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
+        <translation type="vanished">%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="356"/>
         <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
-        <translation>%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
+        <translation type="vanished">%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="379"/>
         <source>Downloading </source>
-        <translation>正在下载 </translation>
+        <translation type="vanished">正在下载 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="385"/>
         <source>downloading the embedding model</source>
-        <translation>正在下载嵌入模型</translation>
+        <translation type="vanished">正在下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="399"/>
         <source>The download of %1 is paused; Download resumes it.</source>
-        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
+        <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="411"/>
+        <location filename="../../desktop/ui/documents_view.py" line="330"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="422"/>
+        <location filename="../../desktop/ui/documents_view.py" line="341"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="431"/>
+        <location filename="../../desktop/ui/documents_view.py" line="350"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="436"/>
+        <location filename="../../desktop/ui/documents_view.py" line="355"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="445"/>
+        <location filename="../../desktop/ui/documents_view.py" line="364"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="446"/>
+        <location filename="../../desktop/ui/documents_view.py" line="365"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="447"/>
+        <location filename="../../desktop/ui/documents_view.py" line="366"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="448"/>
+        <location filename="../../desktop/ui/documents_view.py" line="367"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="449"/>
+        <location filename="../../desktop/ui/documents_view.py" line="368"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="451"/>
+        <location filename="../../desktop/ui/documents_view.py" line="370"/>
         <source>cancelled</source>
         <translation>已取消</translation>
+    </message>
+</context>
+<context>
+    <name>EmbeddingDownload</name>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="68"/>
+        <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
+        <translation>%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="73"/>
+        <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
+        <translation>%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="97"/>
+        <source>Downloading </source>
+        <translation>正在下载 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="104"/>
+        <source>downloading the embedding model</source>
+        <translation>正在下载嵌入模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="118"/>
+        <source>The download of %1 is paused; Download resumes it.</source>
+        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
 </context>
 <context>
