@@ -36,6 +36,7 @@ from desktop.ui.model_downloads import ModelDownloads
 from desktop.ui.model_listing import (
     Lister,
     Listing,
+    imported_row,
     installed_files,
     list_models,
     remote_rows,
@@ -268,21 +269,11 @@ class ModelsView(QWidget):
 
     def import_file(self, path: Path) -> str:
         """Use a GGUF where it lies (no copy); returns the id it is known by."""
-        resolver = self._context.resolver
-        model_id = resolver.register(path)
-        spec = resolver(model_id)
-        info = resolver.info(spec.path)
-        plan = resolver.fit(info)
-        row = CatalogRow(
-            id=model_id, name=spec.path.name, family="other", kind=spec.kind, tier="local",
-            repo=str(spec.path.parent), recommended_quant=info.file_type,
-            size_bytes=spec.path.stat().st_size, fit=str(plan.verdict),
-            installed=(str(spec.path),),
-        )
-        self._imported = [r for r in self._imported if r.id != model_id] + [row]
+        row = imported_row(self._context, path)
+        self._imported = [r for r in self._imported if r.id != row.id] + [row]
         self._apply()  # usable at once; the listing below catches up with the disk
         self.refresh()
-        return model_id
+        return row.id
 
     def _ask_import(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, self.tr("Import a GGUF model"), "",
