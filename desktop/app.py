@@ -41,7 +41,7 @@ from desktop.resolve import ModelResolver
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.catalog.download import Downloader
     from desktop.catalog.hub import HubClient
-    from desktop.engine.scheduler import Engine
+    from desktop.engine.protocol import Engine
     from desktop.engine.types import ModelSpec
     from desktop.net import Transport
     from desktop.remote.models import RemoteModels
@@ -111,7 +111,7 @@ class AppContext:
     @functools.cached_property
     def gpu_offload(self) -> bool:
         """Whether the installed llama.cpp can offload to a GPU."""
-        from desktop.engine.llama import gpu_offload_supported
+        from desktop.engine.native import gpu_offload_supported
 
         return gpu_offload_supported()
 

@@ -63,6 +63,9 @@ class Connection:
     # Filled for remote-engine calls once they end; 0 for entries logged before a request.
     bytes_sent: int = 0
     bytes_received: int = 0
+    # A remote stream that began but ended before the answer did (``reason`` says why):
+    # ``bytes_received`` is then what arrived before it broke off, not a whole answer.
+    broken_off: bool = False
 
 
 class NetGate:
@@ -115,11 +118,11 @@ class NetGate:
         return "offline" if self.offline else "downloads_off"
 
     def record(self, method: str, url: str, purpose: str, *, sent: int, received: int,
-               error: str = "") -> None:
+               error: str = "", broken_off: bool = False) -> None:
         """Log a finished call with its byte counts (never its content)."""
         parts = urlsplit(url)
         self._append(Connection(self._clock(), parts.hostname or "", method.upper(),
-                                parts.path, purpose, True, error, sent, received))
+                                parts.path, purpose, True, error, sent, received, broken_off))
 
     def hook(self, purpose: str, *, download: bool = False) -> Callable[[_RequestLike], None]:
         """An httpx ``request`` event hook that sends every request through ``check``."""

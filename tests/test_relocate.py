@@ -23,7 +23,7 @@ from desktop.relocate import (
     pending_move,
     request_move,
 )
-from desktop.store.chats import ChatMessage
+from desktop.store.chat_records import ChatMessage
 
 
 class _Pinned:

@@ -17,7 +17,8 @@ from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.grounding import cite, stored_sources
 from desktop.engine.types import Chunk, Role, Usage
 from desktop.errors import EdgeDeskError
-from desktop.store.chats import ChatMessage, ChatStore
+from desktop.store.chat_records import ChatMessage
+from desktop.store.chats import ChatStore
 
 
 def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:

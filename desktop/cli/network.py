@@ -36,7 +36,10 @@ def handle_log(args: argparse.Namespace) -> int:
         return 0
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time))
-        verdict = "sent   " if e.allowed else "BLOCKED"
+        verdict = "BROKEN " if e.broken_off else "sent   " if e.allowed else "BLOCKED"
+        detail = e.reason
+        if e.broken_off:  # how much arrived tells a partial answer from a whole one
+            detail += f"; {e.bytes_received} bytes received"
         print(f"{when}  {verdict}  {e.method:<4} {e.host}{e.path}  — {e.purpose}"
-              + (f" ({e.reason})" if e.reason else ""))
+              + (f" ({detail})" if detail else ""))
     return 0

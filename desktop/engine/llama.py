@@ -21,32 +21,20 @@ from typing import Any
 
 import llama_cpp
 
+from desktop.engine.answer_stream import read_answer
 from desktop.engine.batching import DecodeLoop, StepObserver
 from desktop.engine.embedding import EmbedLoop, pool
-from desktop.engine.native import (  # LoadOptions and gpu_offload_supported: re-exported
-    LoadOptions,
-    gpu_offload_supported,
-    load_context,
-    physical_cores,
-    warm_up,
-)
+from desktop.engine.native import LoadOptions, load_context, warm_up
 from desktop.engine.sampling import SamplerChain
-from desktop.engine.slots import Finished, Request
-from desktop.engine.streaming import TextAssembler
+from desktop.engine.slots import Request
 from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
 from desktop.engine.types import (
     Chunk,
     EngineStats,
-    FinishReason,
     GenerationParams,
     Message,
-    Timings,
-    TokenLogprob,
-    Usage,
 )
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
-
-__all__ = ["LlamaEngine", "LoadOptions", "gpu_offload_supported", "physical_cores"]
 
 _NEVER = threading.Event()
 RANK_POOLING = 4  # llama.cpp LLAMA_POOLING_TYPE_RANK: one relevance score per sequence
@@ -289,55 +277,8 @@ class LlamaEngine:
         cancel = cancel or _NEVER
         started = time.perf_counter()
         request = self._submit(tokens, params, cancel)
-        text = TextAssembler(stops)
-        first_at: float | None = None
-        received = 0
-        logprobs: list[TokenLogprob] = []
-        finished: Finished | None = None
-        try:
-            while True:
-                event = request.events.get()
-                if isinstance(event, Finished):
-                    finished = event
-                    break
-                received += 1
-                if event.logprob is not None:
-                    logprobs.append(event.logprob)
-                content, reasoning = splitter.feed(text.feed(self._piece(event.id)))
-                if content or reasoning:
-                    if first_at is None:
-                        first_at = time.perf_counter()
-                    yield Chunk(text=content, reasoning=reasoning, logprobs=tuple(logprobs))
-                    logprobs = []
-                if text.stopped or cancel.is_set():
-                    break
-        finally:
-            # Closing the iterator early (or a stop string) frees the slot next step.
-            request.abandoned.set()
-        if finished is not None and finished.error is not None:
-            raise finished.error
-        finish: FinishReason
-        if cancel.is_set():
-            finish = "cancelled"
-        elif text.stopped or finished is None:
-            finish = "stop"
-        else:
-            finish = finished.reason
-        sampled = finished.sampled if finished is not None else received
-        content, reasoning = splitter.feed(text.flush())
-        tail_content, tail_reasoning = splitter.flush()
-        end = time.perf_counter()
-        first = first_at if first_at is not None else end
-        yield Chunk(
-            text=content + tail_content,
-            reasoning=reasoning + tail_reasoning,
-            finish_reason=finish,
-            usage=Usage(len(tokens), sampled, request.cached),
-            timings=Timings(prompt_s=first - started, time_to_first_token_s=first - started,
-                            generation_s=end - first),
-            logprobs=tuple(logprobs),
-            stop_sequence=text.matched if finish == "stop" else None,
-        )
+        yield from read_answer(request, len(tokens), self._piece, cancel, stops, splitter,
+                               started=started)
 
     # ------------------------------------------------------------------ embeddings
     def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from desktop.engine.llama import LlamaEngine, LoadOptions, gpu_offload_supported
+from desktop.engine.llama import LlamaEngine
+from desktop.engine.native import LoadOptions, gpu_offload_supported
 from desktop.engine.types import LoadReport, ModelSpec
 from desktop.errors import ModelLoadError
 

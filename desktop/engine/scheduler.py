@@ -28,11 +28,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
+from desktop.engine.protocol import Engine, LoadedModel
 from desktop.engine.types import (
     Chunk,
-    EngineStats,
     GenerationParams,
     LoadReport,
     Message,
@@ -43,71 +43,6 @@ from desktop.errors import Cancelled, EdgeDeskError, ModelLoadError, QueueFull
 # How often a waiting request looks at its cancel event (a condition has no other wake-up).
 CANCEL_POLL_S = 0.05
 RETRY_AFTER_S = 2
-
-
-class Engine(Protocol):
-    """What the scheduler needs from a loaded model; its methods are thread-safe."""
-
-    report: LoadReport
-
-    @property
-    def parallel(self) -> int:
-        """How many generation streams the engine runs at once (its slots)."""
-        ...
-
-    def stats(self) -> EngineStats:
-        """Counters since load: slots busy, prompt tokens cached, decode steps."""
-        ...
-
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
-        """Stream an answer to a conversation (``template_kwargs``: e.g. enable_thinking)."""
-        ...
-
-    def stream_completion(self, prompt: str, params: GenerationParams,
-                          cancel: threading.Event | None = None) -> Iterator[Chunk]:
-        """Stream a plain continuation."""
-        ...
-
-    def stream_infill(self, prefix: str, suffix: str, params: GenerationParams,
-                      cancel: threading.Event | None = None) -> Iterator[Chunk]:
-        """Stream fill-in-the-middle text (raises InvalidRequest without FIM tokens)."""
-        ...
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Normalised embeddings."""
-        ...
-
-    def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
-        """The model's own tokens for ``text``."""
-        ...
-
-    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
-        """Relevance scores of ``documents`` for ``query``."""
-        ...
-
-    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
-        """``embed``, plus the prompt tokens the engine counted itself (None: not counted)."""
-        ...
-
-    def detokenize(self, tokens: Sequence[int]) -> str:
-        """Text for token ids (InvalidRequest for ids it cannot take)."""
-        ...
-
-    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
-               template_kwargs: Mapping[str, Any] | None = None) -> str:
-        """The prompt text for a conversation (InvalidRequest where no template is known)."""
-        ...
-
-    def prompt_tokens(self, prompt: str) -> list[int]:
-        """Tokens of a rendered prompt (BOS added only if the template did not)."""
-        ...
-
-    def close(self) -> None:
-        """Free memory (called only when no request uses the engine)."""
-        ...
 
 
 LoadFn = Callable[[ModelSpec], Engine]
@@ -156,21 +91,6 @@ class _Ticket:
     slots: int = 0  # slots it took once admitted
     loads: bool = False  # admitted as the one that loads the model
     swap: bool = False  # waits for busy models to drain so this one fits
-
-
-@dataclass(frozen=True)
-class LoadedModel:
-    """A model currently in memory, for status displays and /metrics."""
-
-    model_id: str
-    report: LoadReport
-    idle_s: float
-    requests: int
-    slots_busy: int = 0
-    slots_total: int = 1
-    in_use: int = 0
-    stats: EngineStats | None = None
-    peak_slots_busy: int = 0  # since load
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 engine the scheduler drives like a local model.
 
 Every call passes the network gate first (offline mode and ForceOffline refuse it before
-any connection) and is logged with host, path, purpose and byte counts, never content.
+any connection) and is logged with host, path, purpose and byte counts, never content;
+a stream that began but ended before the answer did is logged as broken off, with why.
 Streams stop within one event of ``cancel`` being set: leaving the ``with`` block closes
 the upstream response, so the remote stops generating for a client that went away.
 """
@@ -127,6 +128,7 @@ class RemoteEngine:
                     state.error = f"HTTP {resp.status_code}"
                     raise wire.status_error(resp.status_code, _json_or_text(resp),
                                             self.endpoint.name, resp.headers.get("retry-after"))
+                state.opened = True
                 for payload in wire.sse_payloads(state.lines(resp),
                                                   f"remote '{self.endpoint.name}'"):
                     if cancel is not None and cancel.is_set():
@@ -138,14 +140,18 @@ class RemoteEngine:
                     if piece is not None:
                         yield piece
                 if not state.ended and state.finish is None:
-                    state.error = "dropped"
+                    state.error = "the remote closed the stream before the answer ended"
                     raise RemoteError(f"remote '{self.endpoint.name}' closed the stream before "
                                       "the answer ended; try again", code="remote_stream_dropped")
+            state.complete = True  # all of the answer arrived, whatever the caller does now
             self._count(state.usage)
             if state.calls:
                 yield Chunk(text=wire.tool_calls_text(state.calls))
             yield Chunk(finish_reason=state.finish or "stop", usage=state.usage or Usage(),
                         timings=state.timings())
+        except RemoteError as exc:
+            state.error = state.error or str(exc)  # an error event the remote sent mid-answer
+            raise
         except httpx.HTTPError as exc:
             state.error = type(exc).__name__
             if state.first is not None and not isinstance(exc, httpx.TimeoutException):
@@ -153,11 +159,18 @@ class RemoteEngine:
                                   f"mid-answer ({exc or type(exc).__name__}); try again",
                                   code="remote_stream_dropped") from None
             raise _transport_error(exc, self.host, self.endpoint.name) from None
+        except GeneratorExit:
+            # The local caller stopped reading (its client went away): we closed the stream.
+            if not state.complete:
+                state.error = state.error or "the caller left before the answer ended"
+            raise
         finally:
             with self._lock:
                 self._busy -= 1
+            broken = state.broken_off()
             self._net.record("POST", url, PURPOSE, sent=len(data), received=state.received,
-                             error=state.error)
+                             error=f"broke off: {state.error}"[:300] if broken else state.error,
+                             broken_off=broken)
 
     def _count(self, usage: Usage | None) -> None:
         if usage is not None:
@@ -261,6 +274,12 @@ class _StreamState:
     usage: Usage | None = None
     error: str = ""
     calls: dict[int, tuple[str, str]] = field(default_factory=dict)  # index -> name, args
+    opened: bool = False  # the remote accepted the request and began to stream
+    complete: bool = False  # the whole answer arrived
+
+    def broken_off(self) -> bool:
+        """Whether the stream began but ended before the answer did (not by a cancel)."""
+        return self.opened and not self.complete and self.error != "cancelled"
 
     def lines(self, response: httpx.Response) -> Iterator[str]:
         """The response's lines, counting bytes and noting the end marker."""

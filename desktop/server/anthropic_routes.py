@@ -17,9 +17,10 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from desktop.engine.scheduler import Engine
+from desktop.engine.protocol import Engine
 from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError
+from desktop.server import anthropic_events as ae
 from desktop.server import anthropic_wire as aw
 from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
 from desktop.server.routes import _check_model, _info, _limits, _services
@@ -30,7 +31,7 @@ router = APIRouter()
 
 
 def _failed(error: EdgeDeskError) -> bytes:
-    return aw.MessageEvents.failed(error.message, error.http_status)
+    return ae.MessageEvents.failed(error.message, error.http_status)
 
 
 @router.post("/v1/messages")
@@ -47,16 +48,16 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
                                               template_kwargs=aw.template_kwargs(body)), info)
     message_id = "msg_" + secrets.token_hex(12)
     if body.stream:
-        events = aw.MessageEvents(message_id, body.model, body.stop_sequences)
+        events = ae.MessageEvents(message_id, body.model, body.stop_sequences)
         return await start_stream(request, guarded(block_stream(
             chunks, tools, forced=aw.is_forced(body), events=events), _failed, info=info),
             cancel)
     text, reasoning, final, _ = await watch_disconnect(
         request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
     content, calls = whole_answer(text, tools)
-    return JSONResponse(aw.message_object(
+    return JSONResponse(ae.message_object(
         message_id=message_id, model=body.model,
-        content=aw.content_blocks(reasoning, content, calls),
+        content=ae.content_blocks(reasoning, content, calls),
         stop=Ending(calls, final).stop, usage=final.usage, final=final,
         requested_stops=body.stop_sequences))
 

@@ -25,7 +25,7 @@ from starlette.middleware.cors import CORSMiddleware
 from desktop.config import ServerSettings
 from desktop.errors import EdgeDeskError, QueueFull
 from desktop.resolve import ModelResolver, looks_like_path
-from desktop.server.anthropic_wire import ERROR_TYPES as _ANTHROPIC_TYPES
+from desktop.server.anthropic_events import ERROR_TYPES as _ANTHROPIC_TYPES
 from desktop.server.cache import LRUCache
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics, now_iso
 from desktop.server.openai import error_body

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 from desktop.engine.types import Chunk, ToolCall
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server.services import RequestInfo
 from desktop.server.streaming import close_stream
 from desktop.server.toolcalls import StreamGate
@@ -51,7 +52,7 @@ class Ending:
 def answer_pieces(chunks: Iterable[Chunk], tools: Sequence[dict[str, Any]] | None, *,
                   forced: bool) -> Iterator[Piece | Ending]:
     """Reasoning and text pieces as they come (possible calls held back), then the Ending."""
-    gate = StreamGate(oa.tool_names(tools), hold_all=forced) if tools else None
+    gate = StreamGate(oq.tool_names(tools), hold_all=forced) if tools else None
     final = Chunk(finish_reason="stop")
     first = True
     for chunk in chunks:

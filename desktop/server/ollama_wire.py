@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
     arguments_object,
     capped_max_tokens,
@@ -167,7 +168,7 @@ def _schema(fmt: str | dict[str, Any] | None) -> str | None:
     raise InvalidRequest("format must be 'json' or a JSON schema object", param="format")
 
 
-def generation_params(req: _Generation, limits: oa.Limits) -> GenerationParams:
+def generation_params(req: _Generation, limits: oq.Limits) -> GenerationParams:
     """Sampling from ``options`` with Ollama's defaults (0.8 / top_p 0.9 / top_k 40)."""
     options = req.options or {}
     _check_options(options)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import GenerationParams, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
-from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
     capped_max_tokens,
     function_tool,
@@ -262,7 +262,7 @@ def _schema(req: ResponsesRequest) -> str | None:
     return json.dumps(fmt.schema_)
 
 
-def generation_params(req: ResponsesRequest, limits: oa.Limits,
+def generation_params(req: ResponsesRequest, limits: oq.Limits,
                       tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
     """Sampling for a request (OpenAI's defaults; a forced call is grammar-constrained)."""
     schema = _schema(req)
@@ -270,7 +270,7 @@ def generation_params(req: ResponsesRequest, limits: oa.Limits,
         if schema is not None:
             raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
                                  "text.format", param="tool_choice")
-        schema = oa.forced_call_schema(tools)
+        schema = oq.forced_call_schema(tools)
     return GenerationParams(
         max_tokens=capped_max_tokens(req.max_output_tokens, limits.max_tokens,
                                      "max_output_tokens"),

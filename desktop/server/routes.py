@@ -17,10 +17,11 @@ import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from desktop.engine.scheduler import Engine
+from desktop.engine.protocol import Engine
 from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server import schemas as s
 from desktop.server.blocks import guarded
 from desktop.server.cache import LRUCache, embedding_key, is_deterministic, request_key
@@ -54,8 +55,8 @@ def _check_model(svc: Services, info: RequestInfo, model: str) -> None:
                             param="model")
 
 
-def _limits(svc: Services) -> oa.Limits:
-    return oa.Limits(max_tokens=svc.settings.max_tokens_limit,
+def _limits(svc: Services) -> oq.Limits:
+    return oq.Limits(max_tokens=svc.settings.max_tokens_limit,
                      timeout_s=svc.settings.generation_timeout_s)
 
 
@@ -117,7 +118,7 @@ def _chat_events(chunks: Chunks, events: ChatEvents, *, tools: list[dict[str, An
 
     # With tools offered, words stream until something may be a call; that is held
     # until the answer is complete and parsed.
-    gate = StreamGate(oa.tool_names(tools), hold_all=forced) if tools else None
+    gate = StreamGate(oq.tool_names(tools), hold_all=forced) if tools else None
     # Sent with the first chunk's event: before it, an error can still get its own status.
     opening = events.event({"role": "assistant", "content": ""})
     for chunk in chunks:
@@ -154,10 +155,10 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
     """OpenAI chat completions, streamed (SSE) or whole."""
     svc, info = _services(request), _info(request)
     _check_model(svc, info, body.model)
-    messages = oa.to_messages(body.messages)
-    params = oa.sampling_params(body, _limits(svc))
-    tools = oa.tools_for_engine(body)
-    template_kwargs = oa.template_kwargs(body)
+    messages = oq.to_messages(body.messages)
+    params = oq.sampling_params(body, _limits(svc))
+    tools = oq.tools_for_engine(body)
+    template_kwargs = oq.template_kwargs(body)
     # The key hashes the whole conversation: only made when the answer may be cached
     # (the cache is off by default and streams never are).
     slot: tuple[LRUCache[dict[str, Any]], str] | None = None
@@ -178,7 +179,7 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
         events = ChatEvents(request_id=rid, model=body.model, created=created,
                             include_usage=include)
         return await start_stream(request, guarded(_chat_events(
-            chunks, events, tools=tools, forced=oa.forced_tools(body) is not None,
+            chunks, events, tools=tools, forced=oq.forced_tools(body) is not None,
             logprobs=bool(body.logprobs), include_usage=include), _stream_error, info=info),
             cancel)
     text, reasoning, final, logprobs = await watch_disconnect(
@@ -226,8 +227,8 @@ async def completions(body: s.CompletionRequest, request: Request) -> Any:
     """OpenAI (legacy) text completions, streamed or whole."""
     svc, info = _services(request), _info(request)
     _check_model(svc, info, body.model)
-    params = oa.sampling_params(body, _limits(svc))
-    prompt = oa.completion_prompt(body.prompt)
+    params = oq.sampling_params(body, _limits(svc))
+    prompt = oq.completion_prompt(body.prompt)
     if isinstance(prompt, list):
         prompt = await anyio.to_thread.run_sync(_detokenize, svc, body.model, prompt)
     cancel = threading.Event()
@@ -292,7 +293,7 @@ async def embeddings(body: s.EmbeddingRequest, request: Request) -> s.EmbeddingL
     if body.dimensions is not None:
         raise InvalidRequest("dimensions is not supported; the model's own width is used",
                              param="dimensions")
-    inputs = oa.embedding_inputs(body.input)
+    inputs = oq.embedding_inputs(body.input)
     if any(isinstance(i, str) and not i for i in inputs):
         raise InvalidRequest("input must not contain empty strings", param="input")
     vectors, tokens = await anyio.to_thread.run_sync(_embed, svc, body.model, inputs)
@@ -327,9 +328,9 @@ async def rerank(body: s.RerankRequest, request: Request) -> s.RerankResponse:
     """Documents ordered by a cross-encoder reranker's relevance to the query, best first."""
     svc, info = _services(request), _info(request)
     _check_model(svc, info, body.model)
-    texts = oa.rerank_texts(body.documents)
+    texts = oq.rerank_texts(body.documents)
     kind, pooling = await anyio.to_thread.run_sync(svc.models.kind, body.model)
-    oa.check_reranker(body.model, kind, pooling)
+    oq.check_reranker(body.model, kind, pooling)
     scores, tokens = await anyio.to_thread.run_sync(_rerank, svc, body.model, body.query, texts)
     info.tokens_in = tokens
     return oa.rerank_response(request_id="rerank-" + info.request_id, model=body.model,

@@ -10,78 +10,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from desktop.errors import InvalidRequest, StoreError
+from desktop.store.chat_export import json_export, markdown_export, parse_export
+from desktop.store.chat_records import ChatMessage, Conversation, SearchHit
 from desktop.store.db import Database, fts_query, fts_text, open_database
-from desktop.store.export_fields import CONVERSATION_FIELDS, MESSAGE_FIELDS, check_fields
-from desktop.store.sources import (
-    Source,
-    decode_sources,
-    encode_sources,
-    parse_sources,
-    source_dicts,
-    sources_markdown,
-)
+from desktop.store.sources import decode_sources, encode_sources
 
-EXPORT_VERSION = 1
 DAY_S = 86_400.0
 MAX_ID = 2**63 - 1  # SQLite's largest integer; a bigger one cannot name a conversation
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """One conversation's header."""
-
-    id: int
-    title: str
-    model: str | None
-    tags: tuple[str, ...]
-    created: float
-    updated: float
-    ephemeral: bool = False
-    collection: str | None = None  # the document collection that grounds its answers
-    think: bool = True  # a reasoning model may think first (the window's Think switch)
-
-
-@dataclass(frozen=True)
-class ChatMessage:
-    """One stored turn with what produced it (model, parameters, tokens, timings)."""
-
-    role: str
-    content: str = ""
-    reasoning: str | None = None
-    model: str | None = None
-    parameters: dict[str, Any] = field(default_factory=dict)
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    created: float | None = None  # None: now
-    id: int | None = None  # set when read back
-    sources: tuple[Source, ...] = ()  # what a grounded answer was given, and cited
-    # How an answer ended ("stop", "length", "cancelled": stopped by the user, "error":
-    # broken off) and, when it broke off, why; None when not known (older messages).
-    finish_reason: str | None = None
-    error: str | None = None
-
-    @property
-    def ending(self) -> str | None:
-        """A short note on an answer that did not end by itself ("stopped", "broken off")."""
-        return ending_note(self.finish_reason, self.error)
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """A message that matched a search, with its conversation."""
-
-    conversation_id: int
-    conversation_title: str
-    message_id: int
-    role: str
-    snippet: str
 
 
 class _Chats:
@@ -345,23 +284,13 @@ class ChatStore:
     # ------------------------------------------------------------------ export / import
     def export_json(self, conv_ids: Sequence[int] | None = None) -> str:
         """The given conversations (default: all) as JSON that ``import_json`` reads back."""
-        convs = self._selected(conv_ids)
-        payload = {"edgedesk_export": EXPORT_VERSION, "conversations": [
-            {**_header_dict(c), "messages": [_message_dict(m) for m in self.get_messages(c.id)]}
-            for c in convs]}
-        return json.dumps(payload, ensure_ascii=False, indent=2)
+        return json_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)])
 
     def import_json(self, text: str) -> list[Conversation]:
         """Add the conversations of an ``export_json`` document; returns the new headers."""
-        try:
-            payload = json.loads(text)
-            items = payload["conversations"]
-        except (ValueError, KeyError, TypeError, RecursionError):  # nesting too deep too
-            raise InvalidRequest("not an EdgeDesk conversation export") from None
         # Every field is checked before anything is written, and all is written in one
         # transaction: a malformed conversation further down leaves nothing behind.
-        parsed = [_conversation_from(item, number)
-                  for number, item in enumerate(_objects(items), start=1)]
+        parsed = parse_export(text)
         target = self._disk or self._memory
         sign = 1 if target is self._disk else -1
         row_ids: list[int] = []
@@ -378,28 +307,7 @@ class ChatStore:
 
     def export_markdown(self, conv_ids: Sequence[int] | None = None) -> str:
         """The given conversations (default: all) as readable Markdown."""
-        parts: list[str] = []
-        for conv in self._selected(conv_ids):
-            when = datetime.fromtimestamp(conv.created, UTC).strftime("%Y-%m-%d %H:%M UTC")
-            lines = [f"# {conv.title or 'Untitled conversation'}", "",
-                     f"*{conv.model or 'unknown model'} · {when}*", ""]
-            if conv.tags:
-                lines += ["Tags: " + ", ".join(conv.tags), ""]
-            if conv.collection:
-                lines += ["Documents: " + conv.collection, ""]
-            if not conv.think:
-                lines += ["Thinking: off (the Think switch; answers without thinking first)",
-                          ""]
-            for msg in self.get_messages(conv.id):
-                lines += [f"## {msg.role.capitalize()}", ""]
-                if msg.reasoning:
-                    lines += ["> " + line for line in msg.reasoning.splitlines()] + [""]
-                lines += [msg.content, ""]
-                if msg.ending:
-                    lines += [f"*({msg.ending})*", ""]
-                lines += sources_markdown(msg.sources)
-            parts.append("\n".join(lines))
-        return "\n---\n\n".join(parts)
+        return markdown_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)])
 
     def _selected(self, conv_ids: Sequence[int] | None) -> list[Conversation]:
         if conv_ids is None:
@@ -410,57 +318,6 @@ class ChatStore:
         """Close the databases."""
         for chats, _, _ in self._parts():
             chats.database.close()
-
-
-def ending_note(finish_reason: str | None, error: str | None) -> str | None:
-    """What a reader is told about an answer that did not end by itself, else None."""
-    if finish_reason == "error":
-        return f"broken off: {error}" if error else "broken off"
-    if finish_reason == "cancelled":
-        return "stopped"
-    if finish_reason == "length":
-        return "hit the token limit"
-    return None
-
-
-def _header_dict(conv: Conversation) -> dict[str, Any]:
-    return {"title": conv.title, "model": conv.model, "tags": list(conv.tags),
-            "created": conv.created, "updated": conv.updated, "collection": conv.collection,
-            "think": conv.think}
-
-
-def _message_dict(message: ChatMessage) -> dict[str, Any]:
-    data = asdict(message)
-    data.pop("id")
-    data["sources"] = source_dicts(message.sources)
-    return data
-
-
-def _objects(items: object) -> list[dict[str, Any]]:
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise InvalidRequest("not an EdgeDesk conversation export")
-    return items
-
-
-def _conversation_from(item: dict[str, Any],
-                       number: int) -> tuple[dict[str, Any], list[ChatMessage]]:
-    """The ``number``th conversation of an export, every field checked, and its messages."""
-    where = f"conversation {number}"
-    check_fields(item, CONVERSATION_FIELDS, where)
-    return item, [_message_from(m, f"{where}, message {n}")
-                  for n, m in enumerate(item.get("messages", []), start=1)]
-
-
-def _message_from(data: object, where: str) -> ChatMessage:
-    """A message of an export; older exports (before grounded chats) have no sources."""
-    if not isinstance(data, dict):
-        raise InvalidRequest(f"not an EdgeDesk conversation export: {where} is not an object")
-    check_fields(data, MESSAGE_FIELDS, where)
-    fields = {k: v for k, v in data.items() if k not in ("id", "sources")}
-    try:
-        return ChatMessage(**fields, sources=parse_sources(data.get("sources")))
-    except TypeError as exc:
-        raise InvalidRequest(f"not an EdgeDesk conversation export: {exc}") from None
 
 
 def _snippet(content: str, query: str, width: int = 80) -> str:

@@ -9,7 +9,8 @@ import pytest
 
 from desktop.cli import main
 from desktop.config import Paths
-from desktop.store.chats import ChatMessage, ChatStore
+from desktop.store.chat_records import ChatMessage
+from desktop.store.chats import ChatStore
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from pathlib import Path
 import llama_cpp
 import pytest
 
-from desktop.engine.llama import LlamaEngine, LoadOptions
+from desktop.engine.llama import LlamaEngine
+from desktop.engine.native import LoadOptions
 from desktop.engine.types import Chunk, GenerationParams, Message
 from tests.engine.loop_gate import LoopGate, together
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.llama import LlamaEngine, LoadOptions
+from desktop.engine.llama import LlamaEngine
+from desktop.engine.native import LoadOptions
 from desktop.engine.types import GenerationParams, Message
 from desktop.errors import ContextOverflow, ModelLoadError, TemplateMissing
 

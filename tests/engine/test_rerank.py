@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.llama import LlamaEngine, LoadOptions
+from desktop.engine.llama import LlamaEngine
 from desktop.engine.loader import load_engine
+from desktop.engine.native import LoadOptions
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
 from desktop.errors import InvalidRequest

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from desktop.engine.batching import Step
-from desktop.engine.llama import LlamaEngine, LoadOptions
+from desktop.engine.llama import LlamaEngine
+from desktop.engine.native import LoadOptions
 from desktop.engine.types import Chunk, GenerationParams, Message, TokenLogprob
 from desktop.errors import EdgeDeskError
 from tests.engine.loop_gate import LoopGate, together, wait_for

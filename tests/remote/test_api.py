@@ -91,7 +91,8 @@ def test_dropped_stream_is_an_error_not_a_short_answer(local: Local) -> None:
             pass
 
 
-def test_client_disconnect_closes_the_upstream_stream(local: Local, fake: Fake) -> None:
+def test_client_disconnect_closes_the_upstream_stream(local: Local, fake: Fake,
+                                                     edgedesk_home: Path) -> None:
     fake.abandoned.clear()
     stream = local.client.chat.completions.create(
         model="gpu/endless", messages=[{"role": "user", "content": "go"}], stream=True)
@@ -100,6 +101,13 @@ def test_client_disconnect_closes_the_upstream_stream(local: Local, fake: Fake) 
             break
     stream.close()
     assert fake.abandoned.wait(30), "the remote kept generating for a client that left"
+    scheduler = local.ctx.scheduler
+    assert scheduler.wait_until(lambda: not scheduler.busy, 30)  # the call has ended
+    entry = read_log(edgedesk_home / "logs" / "network.jsonl")[-1]
+    # The network log does not show it as a whole answer: stopped on purpose (the server
+    # cancels the stream for a client that left), or closed before the end.
+    assert entry.path == "/v1/chat/completions" and entry.bytes_received > 0
+    assert entry.reason in {"cancelled", "broke off: the caller left before the answer ended"}
 
 
 def test_unknown_remote_model_is_a_404(local: Local) -> None:

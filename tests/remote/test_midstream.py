@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -18,6 +19,8 @@ import httpx
 import openai
 import pytest
 
+from desktop.cli import main
+from desktop.net import read_log
 from tests.remote.conftest import Local
 from tests.remote.fake_openai import FAILURE, Fake
 
@@ -183,3 +186,29 @@ def test_the_access_log_records_a_stream_that_failed_mid_way(local: Local,
     assert broken["status"] == 200  # what the client was told before the failure
     assert broken["error"] == CAUSES["fails"]
     assert whole["status"] == 200 and whole["error"] is None
+
+
+@pytest.mark.parametrize("model", ["drop", "fails"])
+def test_the_network_log_says_a_remote_stream_broke_off(local: Local, model: str,
+                                                        edgedesk_home: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    for name in (model, "echo"):
+        with httpx.stream("POST", f"{local.client.base_url}chat/completions", timeout=60,
+                          json={"model": f"gpu/{name}", "messages": HI,
+                                "stream": True}) as reply:
+            assert reply.status_code == 200
+            reply.read()  # ends after [DONE]: by then the remote call has been logged
+    log = [e for e in read_log(edgedesk_home / "logs" / "network.jsonl")
+           if e.path == "/v1/chat/completions"]
+    broken, whole = log[-2:]
+    assert broken.broken_off and broken.reason.startswith("broke off: ")
+    if model == "fails":
+        assert FAILURE in broken.reason  # the remote's own word on why
+    assert broken.bytes_received > 0  # the two words that did arrive
+    assert not whole.broken_off and whole.reason == "" and whole.bytes_received > 0
+    capsys.readouterr()
+    assert main(["network", "log", "--limit", "2"]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert "BROKEN" in first and f"{broken.bytes_received} bytes received" in first
+    assert "BROKEN" not in second and "sent" in second

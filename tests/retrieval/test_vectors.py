@@ -8,7 +8,8 @@ import pytest
 from desktop.config import Paths
 from desktop.retrieval.search import ensure_vec_table, to_blob, vec_table, vector_ranking
 from desktop.retrieval.vectors import VectorIndex
-from desktop.store.db import MIGRATIONS, Database, migrate, open_database
+from desktop.store.db import Database, migrate, open_database
+from desktop.store.migrations import MIGRATIONS
 
 DIM = 64
 

@@ -10,7 +10,7 @@ import pytest
 
 from desktop.app import build_context
 from desktop.config import NoPolicy
-from desktop.store.chats import ChatMessage
+from desktop.store.chat_records import ChatMessage
 from tests.robustness.cli import assert_clean, edgedesk, integrity_ok
 
 

@@ -9,11 +9,12 @@ import pytest
 
 from desktop.engine.types import Chunk, ToolCall, Usage
 from desktop.errors import InvalidRequest
+from desktop.server import anthropic_events as ae
 from desktop.server import anthropic_wire as aw
-from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server.blocks import Ending, answer_pieces
 
-LIMITS = oa.Limits(max_tokens=100, timeout_s=5)
+LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
 WEATHER = {"name": "get_weather", "description": "Weather",
            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
            "cache_control": {"type": "ephemeral"}}
@@ -104,8 +105,8 @@ def test_sampling_stop_sequences_and_thinking() -> None:
 
 def test_whole_message_content_stop_reason_and_usage() -> None:
     call = ToolCall("call_ab", "get_weather", '{"city": "Oslo"}')
-    body = aw.message_object(message_id="msg_1", model="m",
-                             content=aw.content_blocks("hmm", "Checking.", [call]),
+    body = ae.message_object(message_id="msg_1", model="m",
+                             content=ae.content_blocks("hmm", "Checking.", [call]),
                              stop="tool_calls", usage=Usage(20, 5, 8))
     assert [b["type"] for b in body["content"]] == ["thinking", "text", "tool_use"]
     assert body["content"][2] == {"type": "tool_use", "id": "toolu_ab", "name": "get_weather",
@@ -118,7 +119,7 @@ def test_whole_message_content_stop_reason_and_usage() -> None:
 def test_stream_event_sequence() -> None:
     chunks = [Chunk(reasoning="hm"), Chunk(text="Hi"), Chunk(text="!"),
               Chunk(finish_reason="length", usage=Usage(4, 3))]
-    events = aw.MessageEvents("msg_1", "m")
+    events = ae.MessageEvents("msg_1", "m")
     raw = events.opening()
     for item in answer_pieces(chunks, None, forced=False):
         raw += events.ending(item) if isinstance(item, Ending) else events.piece(item)
@@ -132,7 +133,7 @@ def test_stream_event_sequence() -> None:
     assert got[9]["delta"]["stop_reason"] == "max_tokens"
     assert got[9]["usage"]["output_tokens"] == 3
     call = ToolCall("call_z", "f", '{"a": 1}')
-    tail = _events(aw.MessageEvents("m2", "m").ending(Ending((call,),
+    tail = _events(ae.MessageEvents("m2", "m").ending(Ending((call,),
                                                               Chunk(finish_reason="stop"))))
     assert tail[0]["content_block"]["type"] == "tool_use"
     assert tail[1]["delta"] == {"type": "input_json_delta", "partial_json": '{"a": 1}'}
@@ -143,8 +144,8 @@ def test_only_the_clients_stop_sequences_are_named() -> None:
     from desktop.engine.types import Chunk
 
     hit = Chunk(finish_reason="stop", stop_sequence="END")
-    assert aw.stop_fields("stop", hit, ["END"]) == ("stop_sequence", "END")
+    assert ae.stop_fields("stop", hit, ["END"]) == ("stop_sequence", "END")
     # A template's turn marker also stops the engine: that is an ordinary end of turn.
     marker = Chunk(finish_reason="stop", stop_sequence="<|user|>")
-    assert aw.stop_fields("stop", marker, ["END"]) == ("end_turn", None)
-    assert aw.stop_fields("length", hit, ["END"]) == ("max_tokens", None)
+    assert ae.stop_fields("stop", marker, ["END"]) == ("end_turn", None)
+    assert ae.stop_fields("length", hit, ["END"]) == ("max_tokens", None)

@@ -10,9 +10,9 @@ import pytest
 from desktop.engine.types import Chunk, Timings, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import ollama_wire as ow
-from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 
-LIMITS = oa.Limits(max_tokens=100, timeout_s=5)
+LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
 
 
 def _chat(**fields: Any) -> ow.ChatRequest:

@@ -11,6 +11,7 @@ import pytest
 from desktop.engine.types import Chunk, TokenLogprob, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server import schemas as s
 from desktop.server.toolcalls import StreamGate, parse_tool_calls
 
@@ -98,7 +99,7 @@ def test_messages_translate_roles_parts_and_tool_turns() -> None:
             {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "42"},
     ])
-    msgs = oa.to_messages(req.messages)
+    msgs = oq.to_messages(req.messages)
     assert [m.role for m in msgs] == ["system", "user", "assistant", "tool"]
     assert msgs[1].content == "ab"
     assert msgs[2].tool_calls[0].name == "f" and msgs[3].tool_call_id == "c1"
@@ -106,31 +107,31 @@ def test_messages_translate_roles_parts_and_tool_turns() -> None:
 
 def test_image_parts_and_bad_tool_arguments_are_refused() -> None:
     with pytest.raises(InvalidRequest, match="image_url"):
-        oa.to_messages(_chat(messages=[{"role": "user", "content": [
+        oq.to_messages(_chat(messages=[{"role": "user", "content": [
             {"type": "image_url"}]}]).messages)
     with pytest.raises(InvalidRequest, match="JSON object"):
-        oa.to_messages(_chat(messages=[{"role": "assistant", "tool_calls": [
+        oq.to_messages(_chat(messages=[{"role": "assistant", "tool_calls": [
             {"id": "c", "function": {"name": "f", "arguments": "[1]"}}]}]).messages)
     with pytest.raises(InvalidRequest, match="tool_call_id"):
-        oa.to_messages(_chat(messages=[{"role": "tool", "content": "x"}]).messages)
+        oq.to_messages(_chat(messages=[{"role": "tool", "content": "x"}]).messages)
 
 
 def test_sampling_defaults_limits_and_json_schema() -> None:
-    limits = oa.Limits(max_tokens=100, timeout_s=5)
-    params = oa.sampling_params(_chat(stop="END", seed=3), limits)
+    limits = oq.Limits(max_tokens=100, timeout_s=5)
+    params = oq.sampling_params(_chat(stop="END", seed=3), limits)
     assert (params.max_tokens, params.temperature, params.top_p, params.stop, params.seed,
             params.timeout_s) == (100, 1.0, 1.0, ("END",), 3, 5)
-    assert oa.sampling_params(_chat(max_completion_tokens=7, max_tokens=50),
+    assert oq.sampling_params(_chat(max_completion_tokens=7, max_tokens=50),
                               limits).max_tokens == 7
     with pytest.raises(InvalidRequest, match="at most 100") as err:
-        oa.sampling_params(_chat(max_tokens=101), limits)
+        oq.sampling_params(_chat(max_tokens=101), limits)
     assert err.value.param == "max_tokens"
     fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "integer"}}}
-    assert json.loads(oa.sampling_params(_chat(response_format=fmt), limits).json_schema or "") \
+    assert json.loads(oq.sampling_params(_chat(response_format=fmt), limits).json_schema or "") \
         == {"type": "integer"}
-    assert json.loads(oa.sampling_params(_chat(response_format={"type": "json_object"}),
+    assert json.loads(oq.sampling_params(_chat(response_format={"type": "json_object"}),
                                          limits).json_schema or "") == {"type": "object"}
-    assert oa.sampling_params(_chat(response_format={"type": "text"}), limits).json_schema is None
+    assert oq.sampling_params(_chat(response_format={"type": "text"}), limits).json_schema is None
 
 
 @pytest.mark.parametrize("fields,param", [
@@ -143,33 +144,33 @@ def test_sampling_defaults_limits_and_json_schema() -> None:
 ])
 def test_unsupported_chat_fields_are_refused_by_name(fields, param) -> None:
     with pytest.raises(InvalidRequest) as err:
-        oa.sampling_params(_chat(**fields), oa.Limits())
+        oq.sampling_params(_chat(**fields), oq.Limits())
     assert err.value.param == param
 
 
 def test_tool_choice_none_and_named() -> None:
     other = {"type": "function", "function": {"name": "other"}}
-    assert oa.tools_for_engine(_chat(tools=[WEATHER], tool_choice="none")) is None
+    assert oq.tools_for_engine(_chat(tools=[WEATHER], tool_choice="none")) is None
     named = _chat(tools=[WEATHER, other],
                   tool_choice={"type": "function", "function": {"name": "other"}})
-    assert [t["function"]["name"] for t in oa.tools_for_engine(named) or []] == ["other"]
+    assert [t["function"]["name"] for t in oq.tools_for_engine(named) or []] == ["other"]
     with pytest.raises(InvalidRequest):
-        oa.tools_for_engine(_chat(tools=[WEATHER],
+        oq.tools_for_engine(_chat(tools=[WEATHER],
                                   tool_choice={"type": "function", "function": {"name": "x"}}))
 
 
 def test_prompts_and_embedding_inputs() -> None:
-    assert oa.completion_prompt("a") == "a"
-    assert oa.completion_prompt(["a"]) == "a"
-    assert oa.completion_prompt([1, 2]) == [1, 2]
-    assert oa.completion_prompt([[1, 2]]) == [1, 2]
+    assert oq.completion_prompt("a") == "a"
+    assert oq.completion_prompt(["a"]) == "a"
+    assert oq.completion_prompt([1, 2]) == [1, 2]
+    assert oq.completion_prompt([[1, 2]]) == [1, 2]
     with pytest.raises(InvalidRequest):
-        oa.completion_prompt(["a", "b"])
-    assert oa.embedding_inputs("x") == ["x"]
-    assert oa.embedding_inputs([5, 6]) == [[5, 6]]
-    assert oa.embedding_inputs(["x", "y"]) == ["x", "y"]
+        oq.completion_prompt(["a", "b"])
+    assert oq.embedding_inputs("x") == ["x"]
+    assert oq.embedding_inputs([5, 6]) == [[5, 6]]
+    assert oq.embedding_inputs(["x", "y"]) == ["x", "y"]
     with pytest.raises(InvalidRequest):
-        oa.embedding_inputs([])
+        oq.embedding_inputs([])
 
 
 # ---------------------------------------------------------------- engine → responses
@@ -224,17 +225,17 @@ def test_error_body_shape() -> None:
 
 def test_forced_tool_choice_becomes_a_schema_of_one_call() -> None:
     other = {"type": "function", "function": {"name": "other"}}
-    params = oa.sampling_params(_chat(tools=[WEATHER, other], tool_choice="required"),
-                                oa.Limits())
+    params = oq.sampling_params(_chat(tools=[WEATHER, other], tool_choice="required"),
+                                oq.Limits())
     schema = json.loads(params.json_schema or "")
     assert [o["properties"]["name"] for o in schema["anyOf"]] == [
         {"const": "get_weather"}, {"const": "other"}]
     assert schema["anyOf"][0]["properties"]["arguments"] == WEATHER["function"]["parameters"]
-    named = oa.sampling_params(_chat(tools=[WEATHER, other], tool_choice={
-        "type": "function", "function": {"name": "other"}}), oa.Limits())
+    named = oq.sampling_params(_chat(tools=[WEATHER, other], tool_choice={
+        "type": "function", "function": {"name": "other"}}), oq.Limits())
     assert json.loads(named.json_schema or "")["properties"]["name"] == {"const": "other"}
-    assert oa.sampling_params(_chat(tools=[WEATHER], tool_choice="auto"),
-                              oa.Limits()).json_schema is None
+    assert oq.sampling_params(_chat(tools=[WEATHER], tool_choice="auto"),
+                              oq.Limits()).json_schema is None
 
 
 def _gate(pieces: list[str], hold_all: bool = False):
@@ -275,9 +276,9 @@ def test_logprobs_in_chat_and_legacy_shapes() -> None:
     assert legacy.tokens == ["hé", "!"] and legacy.text_offset == [3, 5]
     assert legacy.top_logprobs == [{"hé": -0.5, "a": -1.5}, {}]
     assert oa.chat_logprobs(None) is None
-    assert oa.sampling_params(_chat(logprobs=True, top_logprobs=3), oa.Limits()).logprobs == 3
-    assert oa.sampling_params(_chat(logprobs=True), oa.Limits()).logprobs == 0
-    assert oa.sampling_params(_chat(), oa.Limits()).logprobs is None
+    assert oq.sampling_params(_chat(logprobs=True, top_logprobs=3), oq.Limits()).logprobs == 3
+    assert oq.sampling_params(_chat(logprobs=True), oq.Limits()).logprobs == 0
+    assert oq.sampling_params(_chat(), oq.Limits()).logprobs is None
 
 
 def _rerank(**fields) -> s.RerankRequest:
@@ -286,27 +287,27 @@ def _rerank(**fields) -> s.RerankRequest:
 
 def test_rerank_documents_as_strings_or_objects_within_bounds() -> None:
     req = _rerank(documents=["a", {"text": "b"}, {"text": "", "title": "ignored"}])
-    assert oa.rerank_texts(req.documents) == ["a", "b", ""]
+    assert oq.rerank_texts(req.documents) == ["a", "b", ""]
     with pytest.raises(InvalidRequest, match="documents is empty") as empty:
-        oa.rerank_texts(_rerank(documents=[]).documents)
+        oq.rerank_texts(_rerank(documents=[]).documents)
     assert empty.value.param == "documents"
-    oa.rerank_texts(["d"] * oa.MAX_RERANK_DOCUMENTS)
+    oq.rerank_texts(["d"] * oq.MAX_RERANK_DOCUMENTS)
     with pytest.raises(InvalidRequest, match="1001 items but at most 1000") as many:
-        oa.rerank_texts(["d"] * (oa.MAX_RERANK_DOCUMENTS + 1))
+        oq.rerank_texts(["d"] * (oq.MAX_RERANK_DOCUMENTS + 1))
     assert many.value.param == "documents"
 
 
 def test_only_rank_pooling_models_may_rerank() -> None:
-    oa.check_reranker("bge-reranker-v2-m3", "reranker", 4)
-    oa.check_reranker("catalog-reranker", "reranker", None)  # header silent: the engine checks
+    oq.check_reranker("bge-reranker-v2-m3", "reranker", 4)
+    oq.check_reranker("catalog-reranker", "reranker", None)  # header silent: the engine checks
     with pytest.raises(InvalidRequest, match=r"^model bge-m3 is not a reranking model "
                        r"\(embedding, pooling type cls\); use a bge-reranker GGUF") as err:
-        oa.check_reranker("bge-m3", "embedding", 2)
+        oq.check_reranker("bge-m3", "embedding", 2)
     assert err.value.param == "model"
     with pytest.raises(InvalidRequest, match=r"\(chat, pooling type none\)"):
-        oa.check_reranker("gemma", "chat", None)
+        oq.check_reranker("gemma", "chat", None)
     with pytest.raises(InvalidRequest, match=r"\(reranker, pooling type mean\)"):
-        oa.check_reranker("odd", "reranker", 1)
+        oq.check_reranker("odd", "reranker", 1)
 
 
 def test_rerank_results_best_first_with_relevance_between_0_and_1() -> None:
@@ -351,22 +352,22 @@ def test_glm45_string_arguments_stay_strings_when_the_schema_says_so() -> None:
     call = oa.split_answer(text, tools).tool_calls[0]
     assert json.loads(call.arguments) == {"zip": "123", "n": 5, "tags": ["a", "b"]}
     # The streaming gate parses with the same schemas.
-    gate = StreamGate(oa.tool_names(tools))
+    gate = StreamGate(oq.tool_names(tools))
     gate.feed(text)
     assert json.loads(gate.finish()[1][0].arguments)["zip"] == "123"
 
 
 def test_thinking_switch_from_chat_template_kwargs_and_reasoning_effort() -> None:
-    assert oa.template_kwargs(_chat()) is None
-    assert oa.template_kwargs(_chat(chat_template_kwargs={"enable_thinking": False})) == {
+    assert oq.template_kwargs(_chat()) is None
+    assert oq.template_kwargs(_chat(chat_template_kwargs={"enable_thinking": False})) == {
         "enable_thinking": False}
-    assert oa.template_kwargs(_chat(reasoning_effort="none")) == {"enable_thinking": False}
-    assert oa.template_kwargs(_chat(reasoning_effort="high")) == {"enable_thinking": True}
+    assert oq.template_kwargs(_chat(reasoning_effort="none")) == {"enable_thinking": False}
+    assert oq.template_kwargs(_chat(reasoning_effort="high")) == {"enable_thinking": True}
     both = _chat(reasoning_effort="low", chat_template_kwargs={"clear_thinking": False})
-    assert oa.template_kwargs(both) == {"clear_thinking": False, "enable_thinking": True}
+    assert oq.template_kwargs(both) == {"clear_thinking": False, "enable_thinking": True}
     with pytest.raises(InvalidRequest, match="contradicts") as e:
-        oa.template_kwargs(_chat(reasoning_effort="none",
+        oq.template_kwargs(_chat(reasoning_effort="none",
                                  chat_template_kwargs={"enable_thinking": True}))
     assert e.value.param == "reasoning_effort"
     with pytest.raises(InvalidRequest, match="cannot set messages"):
-        oa.template_kwargs(_chat(chat_template_kwargs={"messages": []}))
+        oq.template_kwargs(_chat(chat_template_kwargs={"messages": []}))

@@ -15,7 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.server.openai import MAX_RERANK_DOCUMENTS, relevance
+from desktop.server.openai import relevance
+from desktop.server.openai_requests import MAX_RERANK_DOCUMENTS
 from tests.fixtures.tiny_gguf import write_tiny_bert
 from tests.server.conftest import Served, serve
 

@@ -9,10 +9,10 @@ import pytest
 
 from desktop.engine.types import ToolCall, Usage
 from desktop.errors import InvalidRequest
-from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server import responses_wire as rw
 
-LIMITS = oa.Limits(max_tokens=100, timeout_s=5)
+LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
 WEATHER = {"type": "function", "name": "get_weather", "description": "Weather",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
 

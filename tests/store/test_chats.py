@@ -16,8 +16,10 @@ import pytest
 
 from desktop.config import Paths
 from desktop.errors import InvalidRequest, StoreError
-from desktop.store.chats import ChatMessage, ChatStore, open_chat_store
-from desktop.store.db import MIGRATIONS, Migration, applied_migrations, migrate, open_database
+from desktop.store.chat_records import ChatMessage
+from desktop.store.chats import ChatStore, open_chat_store
+from desktop.store.db import applied_migrations, migrate, open_database
+from desktop.store.migrations import MIGRATIONS, Migration
 
 DAY = 86_400.0
 
@@ -221,7 +223,8 @@ def test_an_import_that_fails_while_writing_leaves_nothing(store: ChatStore,
 _WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from desktop.store.chats import ChatMessage, ChatStore
+    from desktop.store.chat_records import ChatMessage
+    from desktop.store.chats import ChatStore
     store = ChatStore(Path(sys.argv[1]))
     conv = store.create_conversation("crash test")
     i = 0

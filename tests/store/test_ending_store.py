@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 from desktop.config import Paths
-from desktop.store.chats import ChatMessage, ChatStore
-from desktop.store.db import MIGRATIONS, Database, applied_migrations, migrate
+from desktop.store.chat_records import ChatMessage
+from desktop.store.chats import ChatStore
+from desktop.store.db import Database, applied_migrations, migrate
+from desktop.store.migrations import MIGRATIONS
 
 
 def test_answers_from_before_the_column_read_back_with_no_ending() -> None:

@@ -11,8 +11,10 @@ import pytest
 from desktop.cli import main
 from desktop.config import Paths
 from desktop.errors import InvalidRequest
-from desktop.store.chats import ChatMessage, ChatStore
-from desktop.store.db import MIGRATIONS, Database, applied_migrations, migrate
+from desktop.store.chat_records import ChatMessage
+from desktop.store.chats import ChatStore
+from desktop.store.db import Database, applied_migrations, migrate
+from desktop.store.migrations import MIGRATIONS
 from desktop.store.sources import SNIPPET_CHARS, Source
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from desktop.config import Paths
 from desktop.store.chats import ChatStore
-from desktop.store.db import MIGRATIONS, Database, applied_migrations, migrate
+from desktop.store.db import Database, applied_migrations, migrate
+from desktop.store.migrations import MIGRATIONS
 
 
 def test_chats_from_before_the_switch_was_kept_may_think() -> None:

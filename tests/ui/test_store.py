@@ -99,7 +99,7 @@ def test_the_windows_export_is_the_stores_with_reasoning_and_sources(
         qtbot, context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from PySide6.QtWidgets import QFileDialog
 
-    from desktop.store.chats import ChatMessage
+    from desktop.store.chat_records import ChatMessage
     from desktop.store.sources import Source
 
     store = context.chat_store

@@ -1,0 +1,268 @@
+"""Pure translation of OpenAI requests into the engine's plain values, with their checks.
+
+No I/O and no state: request schemas become ``Message``/``GenerationParams``, tool lists,
+template variables, prompts and inputs; a bad field raises InvalidRequest naming it.
+The other direction (engine chunks → response bodies and SSE) is ``server.openai``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.engine.types import GenerationParams, Message, ToolCall
+from desktop.errors import InvalidRequest
+from desktop.server import schemas as s
+
+MAX_RERANK_DOCUMENTS = 1000  # one request's worth; a reranker orders candidates, not corpora
+POOLING_NAMES = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}  # llama.cpp's enum
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The server's limits that shape generation parameters."""
+
+    max_tokens: int = 8192
+    timeout_s: float | None = 600.0
+
+
+# ---------------------------------------------------------------- requests → engine
+
+
+def _text_of(content: str | list[s.ContentPart] | None, index: int) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    parts = []
+    for part in content:
+        if part.type != "text" or part.text is None:
+            raise InvalidRequest(
+                f"messages[{index}]: content part type '{part.type}' is not supported; "
+                "send text parts only", param=f"messages.{index}.content")
+        parts.append(part.text)
+    return "".join(parts)
+
+
+def to_messages(messages: Sequence[s.ChatMessageIn]) -> list[Message]:
+    """The conversation as engine messages (``developer`` is treated as ``system``)."""
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        role = "system" if m.role == "developer" else m.role
+        if role == "tool" and not m.tool_call_id:
+            raise InvalidRequest(f"messages[{i}]: a tool message needs tool_call_id",
+                                 param=f"messages.{i}.tool_call_id")
+        calls = tuple(
+            ToolCall(c.id, c.function.name, _checked_arguments(c.function.arguments, i))
+            for c in m.tool_calls or ())
+        out.append(Message(role, _text_of(m.content, i), name=m.name,
+                           tool_call_id=m.tool_call_id, tool_calls=calls,
+                           reasoning=m.reasoning_content))
+    return out
+
+
+def _checked_arguments(arguments: str, index: int) -> str:
+    try:
+        value = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise InvalidRequest(
+            f"messages[{index}]: tool call arguments must be a JSON object in a string",
+            param=f"messages.{index}.tool_calls")
+    return arguments or "{}"
+
+
+def _stops(stop: s.Stop) -> tuple[str, ...]:
+    if stop is None:
+        return ()
+    stops = (stop,) if isinstance(stop, str) else tuple(stop)
+    return tuple(x for x in stops if x)
+
+
+def _max_tokens(requested: int | None, limits: Limits, param: str) -> int:
+    if requested is None:
+        return limits.max_tokens
+    if requested > limits.max_tokens:
+        raise InvalidRequest(
+            f"{param} is {requested} but this server allows at most {limits.max_tokens}; "
+            f"ask for fewer tokens", param=param)
+    return requested
+
+
+def _refuse_unsupported(req: s.ChatCompletionRequest | s.CompletionRequest) -> None:
+    if req.n is not None and req.n > 1:
+        raise InvalidRequest("n > 1 is not supported; send one request per answer", param="n")
+    if isinstance(req, s.ChatCompletionRequest):
+        if req.top_logprobs is not None and not req.logprobs:
+            raise InvalidRequest("top_logprobs needs logprobs: true", param="top_logprobs")
+        if forced_tools(req) and req.response_format is not None \
+                and req.response_format.type != "text":
+            raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
+                                 "response_format", param="tool_choice")
+    if isinstance(req, s.CompletionRequest):
+        if req.echo:
+            raise InvalidRequest("echo is not supported", param="echo")
+        if req.best_of is not None and req.best_of > 1:
+            raise InvalidRequest("best_of > 1 is not supported", param="best_of")
+
+
+def _json_schema(fmt: s.ResponseFormat | None) -> str | None:
+    if fmt is None or fmt.type == "text":
+        return None
+    if fmt.type == "json_object":
+        return json.dumps({"type": "object"})
+    if fmt.json_schema is None or fmt.json_schema.schema_ is None:
+        raise InvalidRequest("response_format json_schema needs json_schema.schema",
+                             param="response_format")
+    return json.dumps(fmt.json_schema.schema_)
+
+
+def sampling_params(req: s.ChatCompletionRequest | s.CompletionRequest,
+                    limits: Limits) -> GenerationParams:
+    """Generation parameters for a request, with OpenAI's defaults and our limits."""
+    _refuse_unsupported(req)
+    if isinstance(req, s.ChatCompletionRequest):
+        wanted = req.max_completion_tokens or req.max_tokens
+        param = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
+        forced = forced_tools(req)
+        schema = forced_call_schema(forced) if forced else _json_schema(req.response_format)
+        logprobs = (req.top_logprobs or 0) if req.logprobs else None
+    else:
+        wanted, param, schema, logprobs = req.max_tokens, "max_tokens", None, req.logprobs
+    return GenerationParams(
+        max_tokens=_max_tokens(wanted, limits, param),
+        temperature=1.0 if req.temperature is None else req.temperature,
+        top_p=1.0 if req.top_p is None else req.top_p,
+        presence_penalty=req.presence_penalty or 0.0,
+        frequency_penalty=req.frequency_penalty or 0.0,
+        stop=_stops(req.stop),
+        seed=req.seed,
+        json_schema=schema,
+        logprobs=logprobs,
+        timeout_s=limits.timeout_s,
+    )
+
+
+# Template variables render_chat sets itself; a request may not replace them.
+RESERVED_TEMPLATE_VARIABLES = frozenset({"messages", "tools", "add_generation_prompt",
+                                         "bos_token", "eos_token"})
+# OpenAI's reasoning_effort as the templates' switch: "none" and "minimal" turn thinking
+# off (GLM and Qwen-style templates have no partial setting); the rest leave it on.
+THINKING_BY_EFFORT = {"none": False, "minimal": False, "low": True, "medium": True,
+                      "high": True}
+
+
+def template_kwargs(req: s.ChatCompletionRequest) -> dict[str, Any] | None:
+    """Variables for the chat template: ``chat_template_kwargs`` plus ``reasoning_effort``."""
+    kwargs = dict(req.chat_template_kwargs or {})
+    reserved = sorted(RESERVED_TEMPLATE_VARIABLES & kwargs.keys())
+    if reserved:
+        raise InvalidRequest(f"chat_template_kwargs cannot set {', '.join(reserved)}; "
+                             "send those as request fields", param="chat_template_kwargs")
+    if req.reasoning_effort is not None:
+        wanted = THINKING_BY_EFFORT[req.reasoning_effort]
+        given = kwargs.setdefault("enable_thinking", wanted)
+        if given != wanted:
+            raise InvalidRequest(
+                f"reasoning_effort '{req.reasoning_effort}' contradicts "
+                f"chat_template_kwargs.enable_thinking={json.dumps(given)}; send one of them",
+                param="reasoning_effort")
+    return kwargs or None
+
+
+def forced_tools(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | None:
+    """The tools one of which must be called (``required`` or a named choice), else None."""
+    if req.tool_choice == "required" or isinstance(req.tool_choice, s.NamedToolChoice):
+        return tools_for_engine(req)
+    return None
+
+
+def forced_call_schema(tools: Sequence[dict[str, Any]]) -> str:
+    """A JSON schema for exactly one ``{"name", "arguments"}`` call of one of ``tools``.
+
+    Sampling under its grammar makes a forced call happen whatever the model would
+    rather say; the answer is then a bare JSON call, which the tool-call parser reads.
+    """
+    options = []
+    for tool in tools:
+        function = tool["function"]
+        options.append({
+            "type": "object",
+            "properties": {"name": {"const": function["name"]},
+                           "arguments": function.get("parameters") or {"type": "object"}},
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        })
+    return json.dumps(options[0] if len(options) == 1 else {"anyOf": options})
+
+
+def tools_for_engine(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | None:
+    """The tools to render into the prompt (a named ``tool_choice`` offers only that one)."""
+    if not req.tools or req.tool_choice == "none":
+        if req.tool_choice == "required" or isinstance(req.tool_choice, s.NamedToolChoice):
+            raise InvalidRequest("tool_choice forces a tool call but no tools were given",
+                                 param="tool_choice")
+        return None
+    tools = [t.model_dump(exclude_none=True) for t in req.tools]
+    if isinstance(req.tool_choice, s.NamedToolChoice):
+        name = req.tool_choice.function.name
+        tools = [t for t in tools if t["function"]["name"] == name]
+        if not tools:
+            raise InvalidRequest(f"tool_choice names '{name}', which is not in tools",
+                                 param="tool_choice")
+    return tools
+
+
+def tool_names(tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
+    """The offered functions by name, each with its parameters schema (None if absent)."""
+    return {t["function"]["name"]: t["function"].get("parameters") for t in tools or ()}
+
+
+def completion_prompt(prompt: str | list[str] | list[int] | list[list[int]]
+                      ) -> str | list[int]:
+    """The one prompt of a completion request: text, or token ids to detokenize."""
+    if isinstance(prompt, str):
+        return prompt
+    if len(prompt) == 0:
+        raise InvalidRequest("prompt is empty", param="prompt")
+    if all(isinstance(p, int) for p in prompt):
+        return [int(p) for p in prompt]  # type: ignore[arg-type]
+    if len(prompt) > 1:
+        raise InvalidRequest("only one prompt per request is supported", param="prompt")
+    only = prompt[0]
+    return only if isinstance(only, str) else [int(t) for t in only]  # type: ignore[union-attr]
+
+
+def embedding_inputs(value: str | list[str] | list[int] | list[list[int]]
+                     ) -> list[str | list[int]]:
+    """Each input to embed: a text, or token ids to detokenize first."""
+    if isinstance(value, str):
+        return [value]
+    if len(value) == 0:
+        raise InvalidRequest("input is empty", param="input")
+    if all(isinstance(v, int) for v in value):
+        return [[int(v) for v in value]]  # type: ignore[arg-type]
+    return [v if isinstance(v, str) else [int(t) for t in v] for v in value]  # type: ignore[union-attr]
+
+
+def rerank_texts(documents: Sequence[str | s.RerankDocument]) -> list[str]:
+    """The texts to rank, refusing an empty or oversized list with the field named."""
+    if not documents:
+        raise InvalidRequest("documents is empty; send at least one document to rank",
+                             param="documents")
+    if len(documents) > MAX_RERANK_DOCUMENTS:
+        raise InvalidRequest(f"documents has {len(documents)} items but at most "
+                             f"{MAX_RERANK_DOCUMENTS} can be ranked in one request; "
+                             "split them or pre-filter", param="documents")
+    return [d if isinstance(d, str) else d.text for d in documents]
+
+
+def check_reranker(model: str, kind: str, pooling: int | None) -> None:
+    """Refuse a model that is not a cross-encoder reranker before it is loaded for nothing."""
+    if kind == "reranker" and pooling in (None, 4):
+        return
+    name = POOLING_NAMES.get(pooling, str(pooling)) if pooling is not None else "none"
+    raise InvalidRequest(f"model {model} is not a reranking model ({kind}, pooling type "
+                         f"{name}); use a bge-reranker GGUF such as bge-reranker-v2-m3",
+                         param="model")
