@@ -8,9 +8,11 @@ worker thread.
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import subprocess
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from desktop import __version__
@@ -92,6 +94,25 @@ def _why_not(ctx: AppContext, backend: BackendInfo) -> str:
     return ""
 
 
+def why_not_kind(backend: BackendInfo, gpu_layers: int | None,
+                 environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Which of ``why_no_gpu``'s sentences applies, as a kind and its parameters.
+
+    The window says the sentence in its own language from these; {} when a GPU is used.
+    """
+    env = os.environ if environ is None else environ
+    if backend.gpu_offload:
+        return {"kind": "gpu_layers_zero"} if gpu_layers == 0 else {}
+    compiled = backend.compiled_gpu
+    if not compiled:
+        return {"kind": "cpu_build"}
+    if compiled == "vulkan" and "GGML_VK_VISIBLE_DEVICES" in env:
+        return {"kind": "vulkan_selected_none", "value": env["GGML_VK_VISIBLE_DEVICES"]}
+    if compiled in ("vulkan", "cuda", "metal"):
+        return {"kind": f"{compiled}_no_device"}
+    return {"kind": "no_device", "backend": compiled}
+
+
 def _models(ctx: AppContext) -> list[dict[str, Any]]:
     rows = []
     for model in ctx.installed.all():
@@ -124,11 +145,18 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
         "gpu_used": backend.gpu_offload and ctx.settings.engine.gpu_layers != 0,
         "why_not_gpu": _why_not(ctx, backend),
         "hardware": ctx.hardware.describe(),
+        # The same as numbers, with the reason as a kind: the window words them itself.
+        "machine": {"ram_total_bytes": ctx.hardware.ram_total_bytes,
+                    "ram_available_bytes": ctx.hardware.ram_available_bytes,
+                    "cpu_count": ctx.hardware.cpu_count,
+                    "gpus": [{"name": g.name, "total_bytes": g.total_bytes,
+                              "free_bytes": g.free_bytes} for g in ctx.hardware.gpus]},
+        "why_not_gpu_kind": why_not_kind(backend, ctx.settings.engine.gpu_layers),
         "models": _models(ctx),
     }
 
 
-def _gib(value: int) -> str:
+def _memory(value: int) -> str:
     return format_bytes(value, memory=True)
 
 
@@ -143,8 +171,8 @@ def format_report(report: dict[str, Any]) -> list[str]:
         role = "offload" if dev["offload"] else "host"
         driver = dev["driver"] or ("unknown" if dev["offload"] else "-")
         lines.append(f"  {dev['name']:<10} {dev['description']}  [{dev['kind']}, {role}]  "
-                     f"{_gib(dev['memory_free_bytes'])} free of "
-                     f"{_gib(dev['memory_total_bytes'])}  driver: {driver}")
+                     f"{_memory(dev['memory_free_bytes'])} free of "
+                     f"{_memory(dev['memory_total_bytes'])}  driver: {driver}")
     if not report["devices"]:
         lines.append("  (none reported)")
     lines.append("GPU:       " + ("used" if report["gpu_used"] else "not used"))

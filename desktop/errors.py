@@ -3,9 +3,15 @@
 The CLI prints ``str(error)`` as a single line and exits with ``exit_code``; the HTTP
 server maps ``http_status`` and ``code`` to an OpenAI-style error body. Nothing in the
 product should surface a traceback for a problem the user can fix.
+
+The most common errors also carry ``kind`` (a stable name for the sentence) and
+``params`` (its values as text), so the window can say the same thing in its own
+language; the English ``message`` is what the CLI and the API show.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 
 class EdgeDeskError(Exception):
@@ -16,10 +22,13 @@ class EdgeDeskError(Exception):
     code = "internal_error"
     error_type = "server_error"
 
-    def __init__(self, message: str, *, param: str | None = None) -> None:
+    def __init__(self, message: str, *, param: str | None = None, kind: str | None = None,
+                 params: Mapping[str, object] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.param = param
+        self.kind = kind  # None: no translated sentence; views show ``message``
+        self.params = {key: str(value) for key, value in (params or {}).items()}
 
 
 class ConfigError(EdgeDeskError):

@@ -98,7 +98,8 @@ class NetGate:
         """Fail at once with NetworkBlocked if a request for ``purpose`` could not go out."""
         reason = self.refusal(download=download)
         if reason is not None:
-            raise NetworkBlocked(f"cannot {purpose}: {reason}")
+            raise NetworkBlocked(f"cannot {purpose}: {reason}", kind=self._refused_kind(),
+                                 params={"purpose": purpose})
 
     def check(self, method: str, url: str, purpose: str, *, download: bool = False) -> None:
         """Log a request about to be sent; raise NetworkBlocked (logged too) if refused."""
@@ -109,7 +110,12 @@ class NetGate:
                            parts.path, purpose, reason is None, reason or "")
         self._append(entry)
         if reason is not None:
-            raise NetworkBlocked(f"cannot {purpose}: {reason}")
+            raise NetworkBlocked(f"cannot {purpose}: {reason}", kind=self._refused_kind(),
+                                 params={"purpose": purpose})
+
+    def _refused_kind(self) -> str:
+        """Which of ``refusal``'s reasons applies (``errors`` kind), for translated views."""
+        return "offline" if self.offline else "downloads_off"
 
     def record(self, method: str, url: str, purpose: str, *, sent: int, received: int,
                error: str = "", broken_off: bool = False) -> None:

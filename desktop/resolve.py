@@ -100,7 +100,8 @@ class ModelResolver:
         """The GGUF header of ``path`` (cached by path and modification time)."""
         resolved = path.expanduser().resolve()
         if not resolved.exists():
-            raise ModelNotFound(f"model file not found: {path}")
+            raise ModelNotFound(f"model file not found: {path}", kind="file_not_found",
+                                params={"path": path})
         key = (resolved, resolved.stat().st_mtime)
         if key not in self._info_cache:
             self._info_cache[key] = read_gguf(resolved)
@@ -114,7 +115,8 @@ class ModelResolver:
         if looks_like_path(ref):
             path = Path(ref).expanduser()
             if not path.exists():
-                raise ModelNotFound(f"model file not found: {ref}")
+                raise ModelNotFound(f"model file not found: {ref}", kind="file_not_found",
+                                    params={"path": ref})
             return path.resolve(), None, [path.resolve()]
         installed = self.installed(ref) if self.installed else None
         if installed:
@@ -129,7 +131,8 @@ class ModelResolver:
             files = shared if all(f.exists() for f in shared) else files
         if not all(f.exists() for f in files):
             raise ModelNotFound(
-                f"{ref} is not downloaded yet; run 'edgedesk models pull {ref}' first"
+                f"{ref} is not downloaded yet; run 'edgedesk models pull {ref}' first",
+                kind="not_downloaded", params={"model": ref},
             )
         return files[0], entry, files
 
@@ -182,7 +185,8 @@ class ModelResolver:
             return
         raise ModelNotAllowed(
             f"{model_id} is blocked by your organization's policy (AllowedModels); "
-            "ask IT to allow it or pick an allowed model"
+            "ask IT to allow it or pick an allowed model",
+            kind="policy_blocked", params={"model": model_id},
         )
 
     def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:

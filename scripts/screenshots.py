@@ -91,7 +91,7 @@ wc -l sales.csv
 
 
 def _code_chat(window: MainWindow) -> None:
-    from desktop.ui.conversations import Turn
+    from desktop.chat.conversation import Turn
 
     chat = window.chat.new_chat()
     chat.title = "Reading a large CSV"

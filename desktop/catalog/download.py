@@ -168,7 +168,10 @@ class Downloader:
         if free < need + DISK_MARGIN:
             raise DownloadError(
                 f"not enough free disk space in {probe}: the download needs {format_bytes(need)} "
-                f"(+{format_bytes(DISK_MARGIN)} headroom), only {format_bytes(free)} is free")
+                f"(+{format_bytes(DISK_MARGIN)} headroom), only {format_bytes(free)} is free",
+                kind="no_disk_space",
+                params={"folder": probe, "need": format_bytes(need),
+                        "headroom": format_bytes(DISK_MARGIN), "free": format_bytes(free)})
 
     def discard(self, targets: list[Path], *, root: Path,
                 finished: Callable[[], Collection[Path]] = tuple) -> int:
@@ -197,7 +200,8 @@ class Downloader:
                 except Timeout:
                     raise DownloadError(
                         f"{target.name} is still being downloaded (another window or "
-                        "'edgedesk models pull'); stop that download first") from None
+                        "'edgedesk models pull'); stop that download first",
+                        kind="download_busy", params={"file": target.name}) from None
                 held.callback(lock.release)
             done = set(finished())
             for path in [_part(t) for t in targets] + [t for t in targets if t in done]:
@@ -289,7 +293,9 @@ class Downloader:
                     raise DownloadError(
                         f"{remote.filename} from {remote.repo}: gave up after {failures} tries "
                         f"({last}); {part.offset} of {remote.size} bytes kept, run the same "
-                        "pull again to resume")
+                        "pull again to resume", kind="download_gave_up",
+                        params={"file": remote.filename, "repo": remote.repo,
+                                "tries": failures})
                 delay = wait if wait is not None else min(
                     self.backoff_s * 2 ** (failures - 1), self.max_backoff_s)
                 if cancel.wait(delay):
@@ -361,7 +367,8 @@ class Downloader:
             raise DownloadError(
                 f"{remote.filename} from {remote.repo} is corrupt (SHA-256 {digest[:16]}…, "
                 f"expected {expected[:16]}…; {size} of {remote.size} bytes); moved to {bad}; "
-                "run the pull again to download it afresh")
+                "run the pull again to download it afresh", kind="download_corrupt",
+                params={"file": remote.filename, "repo": remote.repo, "moved_to": bad})
         os.replace(part, target)
         return Fetched(target, size, digest)
 

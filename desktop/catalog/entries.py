@@ -114,7 +114,8 @@ class Catalog(_Strict):
                 return entry
         close = [m.id for m in self.model if model_id.lower() in m.id or m.id in model_id.lower()]
         hint = f"; did you mean {', '.join(close)}?" if close else "; see 'edgedesk models list'"
-        raise ModelNotFound(f"unknown model '{model_id}'{hint}")
+        raise ModelNotFound(f"unknown model '{model_id}'{hint}", kind="unknown_model",
+                            params={"model": model_id})
 
     def find(self, model_id: str) -> ModelEntry | None:
         """The entry for ``model_id`` or None."""

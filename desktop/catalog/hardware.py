@@ -17,6 +17,7 @@ from typing import Any
 import psutil
 
 from desktop.catalog.gguf_info import GGUFInfo
+from desktop.filebytes import format_bytes
 
 DEFAULT_CONTEXT = 8192
 MIN_CONTEXT = 512
@@ -52,12 +53,11 @@ class Hardware:
 
     def describe(self) -> str:
         """One line for people: RAM, cores, GPUs."""
-        gib = 1024**3
         parts = [
-            f"RAM {self.ram_available_bytes / gib:.1f}/{self.ram_total_bytes / gib:.1f} GiB free",
+            f"RAM {_memory(self.ram_available_bytes)} free of {_memory(self.ram_total_bytes)}",
             f"{self.cpu_count} CPU threads",
         ]
-        parts += [f"{g.name} {g.free_bytes / gib:.1f}/{g.total_bytes / gib:.1f} GiB free"
+        parts += [f"{g.name} {_memory(g.free_bytes)} free of {_memory(g.total_bytes)}"
                   for g in self.gpus]
         return ", ".join(parts) if self.gpus else ", ".join([*parts, "no GPU detected"])
 
@@ -183,8 +183,8 @@ def fit_model(
     on_gpu_bytes = int(estimate * layers / total_layers) if total_layers else 0
     if estimate > ram + vram or estimate - on_gpu_bytes > ram:
         verdict, reason = Verdict.NO, (
-            f"needs ~{_gib(estimate)} at context {ctx}; "
-            f"{_gib(ram)} RAM{f' + {_gib(vram)} VRAM' if vram else ''} usable"
+            f"needs ~{_memory(estimate)} at context {ctx}; "
+            f"{_memory(ram)} RAM{f' + {_memory(vram)} VRAM' if vram else ''} usable"
         )
     elif layers >= total_layers and layers > 0:
         verdict, reason = Verdict.GPU, f"all {total_layers} layers on the GPU"
@@ -198,8 +198,8 @@ def fit_model(
     return Fit(verdict, ctx, layers, total_layers, estimate, reason, slots)
 
 
-def _gib(value: int) -> str:
-    return f"{value / 1024**3:.1f} GiB"
+def _memory(value: int) -> str:
+    return format_bytes(value, memory=True)
 
 
 def fit_from_size(file_bytes: int, hardware: Hardware, *, gpu_offload: bool,

@@ -228,13 +228,19 @@ class HubClient:
                 status = exc.response.status_code if exc.response is not None else 0
                 if status in {401, 403}:
                     raise AuthRequired(f"{self.endpoint} refused access to {repo} ({status}); "
-                                       "run 'edgedesk auth login'") from None
+                                       "run 'edgedesk auth login'", kind="hub_refused",
+                                       params={"endpoint": self.endpoint, "repo": repo,
+                                               "status": status}) from None
                 if (status != 429 and status < 500) or attempt == self.retries:
                     raise DownloadError(f"{self.endpoint} answered {status} for {repo}; "
-                                        "try again later") from None
+                                        "try again later", kind="hub_status",
+                                        params={"endpoint": self.endpoint, "repo": repo,
+                                                "status": status}) from None
             except httpx2.TransportError as exc:
                 if attempt == self.retries:
-                    raise DownloadError(f"cannot reach {self.endpoint}: {exc}") from None
+                    raise DownloadError(f"cannot reach {self.endpoint}: {exc}",
+                                        kind="hub_unreachable",
+                                        params={"endpoint": self.endpoint}) from None
             finally:
                 _CURRENT_GATE.reset(scope)
             self._sleep(delay)

@@ -208,7 +208,8 @@ class InstalledIndex:
             found = [m for m in models.values() if m.id == ref] or [
                 m for m in models.values() if m.catalog_id == ref]
             if not found:
-                raise ModelNotFound(f"{ref} is not installed; see 'edgedesk models list'")
+                raise ModelNotFound(f"{ref} is not installed; see 'edgedesk models list'",
+                                    kind="not_installed", params={"model": ref})
             if len(found) > 1:
                 raise InvalidRequest(f"{ref} is installed as {', '.join(m.id for m in found)}; "
                                      "name the one to remove")

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog  # noqa
 from desktop.crash import report_crash  # noqa: E402
 from desktop.errors import EdgeDeskError  # noqa: E402
 from desktop.startup import context_for  # noqa: E402
+from desktop.ui.error_text import error_text  # noqa: E402
 from desktop.ui.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
@@ -115,7 +116,7 @@ def run_app(args: argparse.Namespace) -> int:
         context = context_for(args, apply_moves=True, move_progress=_move_progress())
     except EdgeDeskError as exc:  # e.g. a broken settings file, a data drive not connected
         if app.platformName() not in ("offscreen", "minimal"):  # nobody could close it
-            QMessageBox.critical(None, "EdgeDesk", exc.message)
+            QMessageBox.critical(None, "EdgeDesk", error_text(exc))
         raise
     app.setApplicationName("EdgeDesk")
     translator = install_translator(app, context.settings.language)

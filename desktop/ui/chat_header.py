@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from desktop.chat.conversation import Conversation
 from desktop.errors import EdgeDeskError
+from desktop.ui.error_text import error_text
 from desktop.ui.presets import PresetStore
 from desktop.ui.rich_text import literal_tooltip
 
@@ -232,7 +233,7 @@ class ChatHeader(QWidget):
         try:
             presets = self._presets.all()
         except EdgeDeskError as exc:
-            self.error.emit(exc.message)
+            self.error.emit(error_text(exc))
             presets = {}
         for name, prompt in presets.items():
             self.preset_box.addItem(name, prompt)
@@ -263,7 +264,7 @@ class ChatHeader(QWidget):
         try:
             self._presets.save(name, self.system_prompt.text())
         except EdgeDeskError as exc:
-            self.error.emit(exc.message)
+            self.error.emit(error_text(exc))
             return
         self.reload_presets()
         self.preset_box.setCurrentIndex(self.preset_box.findText(" ".join(name.split())))

@@ -2,45 +2,38 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QSplitter, QVBoxLayout, QWidget
 
-from desktop.chat.conversation import Conversation, Turn
+from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import Chunk
 from desktop.errors import EdgeDeskError
+from desktop.ui.chat_composer import Composer
 from desktop.ui.chat_header import ChatHeader
+from desktop.ui.chat_notice import ChatNotice, Download
 from desktop.ui.chat_sidebar import ChatSidebar
-from desktop.ui.look import icon
+from desktop.ui.chat_stream import StreamingAnswer
+from desktop.ui.error_text import error_text
 from desktop.ui.message_widget import MessageWidget
 from desktop.ui.presets import PresetStore
-from desktop.ui.qmodels import ConversationListModel, human_size
+from desktop.ui.qmodels import ConversationListModel
 from desktop.ui.transcript import Transcript
-from desktop.ui.workers import DownloadWorker, GenerationWorker, StreamDelta, WorkerPool
+from desktop.ui.workers import (
+    ChatStreamer,
+    DownloadWorker,
+    GenerationWorker,
+    WorkerPool,
+)
 
 if TYPE_CHECKING:
     from desktop.app import AppContext
 
-Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
-
-RENDER_INTERVAL_MS = 40  # repaint a streaming answer at most 25 times a second
-MAX_RENDER_INTERVAL_MS = 400
 
 
 class ChatView(QWidget):
@@ -54,7 +47,7 @@ class ChatView(QWidget):
     generation_finished = Signal(object)  # the finished answer's Turn, or None on error
     error = Signal(str)
 
-    def __init__(self, scheduler: Scheduler, pool: WorkerPool, saver: ChatSaver | None = None,
+    def __init__(self, scheduler: ChatStreamer, pool: WorkerPool, saver: ChatSaver | None = None,
                  parent: QWidget | None = None, *, search: Search | None = None,
                  presets: PresetStore | None = None, theme: str = "light",
                  reasoning: Callable[[str], bool] | None = None) -> None:
@@ -70,16 +63,8 @@ class ChatView(QWidget):
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
-        self._streaming: tuple[Conversation, Turn] | None = None
         self._editing: int | None = None
-        self._dirty = False
-        self._context: AppContext | None = None
-        self._download: Download | None = None  # set by ``offer_downloads``
-        self._offer: tuple[Conversation, str] | None = None  # a chat, the model it lacks
         self._missing: str | None = None  # the model the running answer found missing
-        self._render_timer = QTimer(self)
-        self._render_timer.setInterval(RENDER_INTERVAL_MS)
-        self._render_timer.timeout.connect(self._render_streaming)
         self._build()
         if saver is not None:
             for stored in reversed(saver.load_all()):  # the list shows newest first
@@ -106,9 +91,6 @@ class ChatView(QWidget):
         outer = QHBoxLayout(self)
         outer.setContentsMargins(8, 8, 8, 8)
         outer.addWidget(splitter)
-        # Keys are read from the composer's own events (not window shortcuts) so they work
-        # whichever window is active, e.g. with a dialog or a screen reader in front.
-        self.input.installEventFilter(self)
 
     def _build_chat(self) -> QWidget:
         panel = QWidget()
@@ -131,46 +113,19 @@ class ChatView(QWidget):
         self.transcript.regenerate_requested.connect(self.regenerate)
         self.transcript.unavailable.connect(self._notify)
         layout.addWidget(self.transcript, 1)
+        self.stream = StreamingAnswer(self.transcript, lambda: self.current, self)
 
-        self.notice = QLabel()
-        self.notice.setObjectName("Muted")
-        self.notice.setWordWrap(True)
-        self.notice.setTextFormat(Qt.TextFormat.PlainText)  # may quote names from user data
-        self.notice.setVisible(False)
-        notice_row = QHBoxLayout()
-        notice_row.addWidget(self.notice, 1)
-        self.download_button = QPushButton(icon("import"), self.tr("Download"))
-        self.download_button.setAccessibleName(self.tr("Download the embedding model"))
-        self.download_button.clicked.connect(self.download_offered)
-        self.download_button.setVisible(False)
-        notice_row.addWidget(self.download_button)
-        layout.addLayout(notice_row)
-        layout.addLayout(self._build_composer())
+        self.notes = ChatNotice()
+        self.notes.model_arrived.connect(self._on_model_arrived)
+        self.notice, self.download_button = self.notes.notice, self.notes.download_button
+        layout.addWidget(self.notes)
+        self.composer = Composer()
+        self.composer.send_requested.connect(self.send)
+        self.composer.stop_requested.connect(self.stop)
+        self.input = self.composer.input
+        self.send_button, self.stop_button = self.composer.send_button, self.composer.stop_button
+        layout.addWidget(self.composer)
         return panel
-
-    def _build_composer(self) -> QHBoxLayout:
-        composer = QHBoxLayout()
-        self.input = QPlainTextEdit()
-        self.input.setObjectName("Composer")
-        self.input.setPlaceholderText(self.tr("Message the model — Ctrl+Enter to send"))
-        self.input.setAccessibleName(self.tr("Message"))
-        self.input.setFixedHeight(84)
-        actions = QVBoxLayout()
-        self.send_button = QPushButton(icon("send"), self.tr("Send"))
-        self.send_button.setObjectName("Primary")
-        self.send_button.setAccessibleName(self.tr("Send message"))
-        self.send_button.setToolTip(self.tr("Send (Ctrl+Enter)"))
-        self.send_button.clicked.connect(self.send)
-        self.stop_button = QPushButton(icon("stop"), self.tr("Stop"))
-        self.stop_button.setAccessibleName(self.tr("Stop generating"))
-        self.stop_button.setToolTip(self.tr("Stop (Esc)"))
-        self.stop_button.clicked.connect(self.stop)
-        self.stop_button.setEnabled(False)
-        actions.addWidget(self.send_button)
-        actions.addWidget(self.stop_button)
-        composer.addWidget(self.input, 1)
-        composer.addLayout(actions)
-        return composer
 
     # ------------------------------------------------------------------ models
     def set_models(self, models: list[tuple[str, str]]) -> None:
@@ -182,7 +137,7 @@ class ChatView(QWidget):
 
         Without this, such a chat only says which ``edgedesk models pull`` to run.
         """
-        self._context, self._download = context, download
+        self.notes.offer_downloads(context, download)
         self.core.missing = lambda collection: missing_embedding_model(
             context.library, context.resolver, collection)
 
@@ -231,7 +186,7 @@ class ChatView(QWidget):
         try:
             self._saver.set_collection(chat)
         except EdgeDeskError as exc:
-            self._notify(exc.message)
+            self._notify(error_text(exc))
 
     def _think_changed(self, chat: object) -> None:
         """Keep the Think switch with the chat, so reopening it shows the same choice."""
@@ -240,14 +195,14 @@ class ChatView(QWidget):
         try:
             self._saver.set_think(chat)
         except EdgeDeskError as exc:
-            self._notify(exc.message)
+            self._notify(error_text(exc))
 
     def delete_current(self) -> None:
         """Delete the shown chat (stopping its answer first) and show another."""
         chat = self.current
         if chat is None:
             return
-        if self._streaming and self._streaming[0] is chat:
+        if self.stream.current and self.stream.current[0] is chat:
             self.stop()
         if self._saver is not None:
             self._saver.delete(chat)
@@ -288,21 +243,6 @@ class ChatView(QWidget):
             self._theme = self.transcript.theme = theme
             self._rebuild_transcript()
 
-    def _render_streaming(self) -> None:
-        if not self._dirty or self._streaming is None:
-            return
-        self._dirty = False
-        chat, _turn = self._streaming
-        if chat is self.current and self._bubbles:
-            started = time.perf_counter()
-            self.transcript.refresh_last()
-            self.transcript.scroll_to_end()
-            # Laying out a long Markdown answer gets slower as it grows; spend at most
-            # about a tenth of the time rendering so the window stays responsive.
-            cost_ms = (time.perf_counter() - started) * 1000
-            self._render_timer.setInterval(
-                int(min(MAX_RENDER_INTERVAL_MS, max(RENDER_INTERVAL_MS, cost_ms * 10))))
-
     # ------------------------------------------------------------------ generation
     @property
     def is_generating(self) -> bool:
@@ -322,7 +262,7 @@ class ChatView(QWidget):
         try:
             pending = self.core.ask(chat, text, replace=self._editing)
         except EdgeDeskError as exc:
-            self._notify(exc.message)
+            self._notify(error_text(exc))
             return
         self._cancel_edit()
         self.chats.refresh(chat)
@@ -337,7 +277,7 @@ class ChatView(QWidget):
         try:
             pending = self.core.regenerate(chat)
         except EdgeDeskError as exc:
-            self._notify(exc.message)
+            self._notify(error_text(exc))
             return
         self._generate(pending)
 
@@ -356,16 +296,6 @@ class ChatView(QWidget):
         self._editing = None
         self.notice.setVisible(False)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Ctrl+Enter in the composer sends."""
-        if watched is self.input and event.type() == QEvent.Type.KeyPress:
-            assert isinstance(event, QKeyEvent)
-            ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
-            if ctrl and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                self.send()
-                return True
-        return super().eventFilter(watched, event)
-
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Esc (here or in any child that does not use it) stops, or cancels an edit."""
         if event.key() == Qt.Key.Key_Escape:
@@ -382,8 +312,7 @@ class ChatView(QWidget):
             self.input.clear()
 
     def _notify(self, text: str) -> None:
-        self.notice.setText(text)
-        self.notice.setVisible(True)
+        self.notes.say(text)
 
     def stop(self) -> None:
         """Stop the running answer; what was generated so far is kept."""
@@ -405,124 +334,56 @@ class ChatView(QWidget):
             broken=None if self._saver is None else lambda text, reasoning, message:
                 core.save_broken(pending, text, reasoning, message),
         )
-        worker.prepared.connect(self._on_prepared)
+        worker.prepared.connect(self.stream.on_prepared)
         worker.model_missing.connect(self._on_model_missing)
-        worker.delta.connect(self._on_delta)
-        worker.finished_chunk.connect(self._on_final)
+        worker.delta.connect(self.stream.on_delta)
+        worker.finished_chunk.connect(self.stream.on_final)
         worker.failed.connect(self._on_failed)
         worker.done.connect(self._on_done)
         self._worker = worker
-        self._streaming = (chat, turn)
-        self.send_button.setEnabled(False)
-        self.stop_button.setEnabled(True)
-        self.notice.setVisible(False)
-        self.download_button.setVisible(False)
-        self._offer = self._missing = None
+        self.stream.start(chat, turn)
+        self.composer.set_generating(True)
+        self.notes.clear()
+        self._missing = None
         if chat is self.current:
             self._sync_transcript()  # the question's and the answer's bubbles, no others
-        self._render_timer.start(RENDER_INTERVAL_MS)
         self._pool.start(worker)
-
-    def _on_prepared(self, sources: object) -> None:
-        if self._streaming is not None and isinstance(sources, list):
-            self._streaming[1].sources = sources
-
-    def _on_delta(self, delta: StreamDelta) -> None:
-        if self._streaming is None:
-            return
-        turn = self._streaming[1]
-        turn.content += delta.text
-        turn.reasoning += delta.reasoning
-        self._dirty = True
-
-    def _on_final(self, chunk: Chunk) -> None:
-        if self._streaming is None:
-            return
-        turn = self._streaming[1]
-        turn.usage = chunk.usage
-        turn.tokens_per_s = chunk.tokens_per_s
-        turn.finish_reason = chunk.finish_reason
-        cite(turn)  # [n] in the answer -> the files, pages and lines they point to
 
     def _on_model_missing(self, model: str) -> None:
         self._missing = model
 
     def _on_failed(self, _key: str, message: str) -> None:
-        if self._streaming is not None:
-            chat, turn = self._streaming
+        if self.stream.current is not None:
+            chat, turn = self.stream.current
             if turn.content or turn.reasoning:  # broken off: kept, and said so under it
                 turn.finish_reason, turn.error = "error", message
                 cite(turn)
             else:
                 chat.turns.remove(turn)
-            if self._missing and self._download is not None:
-                self._offer_download(chat, self._missing)
+            if self._missing and self.notes.can_download:
+                self.notes.offer(chat, self._missing)
                 return
         self._notify(message)
         self.error.emit(message)
 
-    # ------------------------------------------------------------------ model downloads
-    def _offer_download(self, chat: Conversation, model: str) -> None:
-        """Say which embedding model the chat's collection lacks and offer Download."""
-        self._offer = (chat, model)
-        entry = self._context.catalog.find(model) if self._context is not None else None
-        size = entry.quant().size if entry is not None else None
-        self._notify(self.tr("The collection %1 needs the embedding model %2, which is not "
-                             "downloaded yet%3. Download it, then the answer follows.")
-                     .replace("%1", chat.collection).replace("%2", model)
-                     .replace("%3", f" ({human_size(size)})" if size else ""))
-        self.download_button.setVisible(True)
-        self.download_button.setEnabled(True)
-
     def download_offered(self) -> DownloadWorker | None:
         """Download the embedding model offered; the question is answered once it is in."""
-        if self._offer is None or self._download is None:
-            return None
-        model = self._offer[1]
-        worker = self._download(model)
-        if worker is None:
-            return None  # offline, blocked…: the Models screen said why
-        self.download_button.setEnabled(False)
-        self._notify(self.tr("Downloading %1…").replace("%1", model))
-        worker.installed.connect(self._on_model_downloaded)
-        worker.paused.connect(self._on_model_download_stopped)
-        worker.failed.connect(self._on_model_download_failed)
-        return worker
+        return self.notes.download_offered()
 
-    def _on_model_downloaded(self, ref: str, _model: object) -> None:
-        offer = self._offer
-        if offer is None or offer[1] != ref:
-            return
-        self._offer = None
-        self.download_button.setVisible(False)
-        self.notice.setVisible(False)
-        chat = offer[0]
-        if chat is self.current and not self.is_generating and chat.turns \
-                and chat.turns[-1].role == "user":
+    def _on_model_arrived(self, chat: object) -> None:
+        current = self.current
+        if current is not None and chat is current and not self.is_generating \
+                and current.turns and current.turns[-1].role == "user":
             self.regenerate()  # the question that was waiting for the model
-
-    def _on_model_download_stopped(self, ref: str) -> None:
-        if self._offer is not None and self._offer[1] == ref:
-            self.download_button.setEnabled(True)
-            self._notify(self.tr("The download of %1 is paused; Download resumes it.")
-                         .replace("%1", ref))
-
-    def _on_model_download_failed(self, ref: str, message: str) -> None:
-        if self._offer is not None and self._offer[1] == ref:
-            self.download_button.setEnabled(True)
-            self._notify(f"{ref}: {message}")
 
     def _on_done(self) -> None:
         final = None
-        if self._streaming is not None:
-            turn = self._streaming[1]
+        if self.stream.current is not None:
+            turn = self.stream.current[1]
             final = turn if turn.finish_reason not in (None, "error") else None
-        self._render_timer.stop()
+        self.stream.stop()
         self._worker = None
-        self._streaming = None
-        self._dirty = False
-        self.send_button.setEnabled(True)
-        self.stop_button.setEnabled(False)
+        self.composer.set_generating(False)
         if self.current is not None:
             self.ephemeral.setEnabled(self.current.store_id is None)
         self._sync_transcript()  # drops a failed empty answer; keeps the other bubbles
@@ -532,4 +393,4 @@ class ChatView(QWidget):
     def shutdown(self) -> None:
         """Stop any answer in progress (window closing)."""
         self.stop()
-        self._render_timer.stop()
+        self.stream.stop()

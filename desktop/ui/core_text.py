@@ -11,8 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from desktop.catalog.hardware import Hardware, Verdict
-
-GIB = 1024**3
+from desktop.filebytes import format_bytes
 
 VERDICTS = {
     str(Verdict.GPU): QT_TRANSLATE_NOOP("CoreText", "fits on GPU"),
@@ -57,19 +56,19 @@ def tier_text(tier: str) -> str:
 
 def machine_summary(hardware: Hardware) -> str:
     """RAM, CPU threads and GPUs as ``Hardware.describe`` says them, translated."""
-    def gib(value: int) -> str:
-        return f"{value / GIB:.1f}"
+    def memory(value: int) -> str:
+        return format_bytes(value, memory=True)
 
     parts = [
-        QCoreApplication.translate("CoreText", "RAM %1/%2 GiB free")
-        .replace("%1", gib(hardware.ram_available_bytes))
-        .replace("%2", gib(hardware.ram_total_bytes)),
+        QCoreApplication.translate("CoreText", "RAM %1 free of %2")
+        .replace("%1", memory(hardware.ram_available_bytes))
+        .replace("%2", memory(hardware.ram_total_bytes)),
         QCoreApplication.translate("CoreText", "%1 CPU threads")
         .replace("%1", str(hardware.cpu_count)),
     ]
-    parts += [QCoreApplication.translate("CoreText", "%1 %2/%3 GiB free")
-              .replace("%1", gpu.name).replace("%2", gib(gpu.free_bytes))
-              .replace("%3", gib(gpu.total_bytes))
+    parts += [QCoreApplication.translate("CoreText", "%1 %2 free of %3")
+              .replace("%1", gpu.name).replace("%2", memory(gpu.free_bytes))
+              .replace("%3", memory(gpu.total_bytes))
               for gpu in hardware.gpus]
     if not hardware.gpus:
         parts.append(QCoreApplication.translate("CoreText", "no GPU detected"))

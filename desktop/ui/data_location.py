@@ -19,6 +19,7 @@ from desktop.config import EffectiveSettings, Paths
 from desktop.errors import ConfigError
 from desktop.filebytes import format_bytes
 from desktop.relocate import PendingMove, cancel_move, check_target, pending_move, request_move
+from desktop.ui.error_text import error_text
 
 
 def folder_size(folder: Path) -> int:
@@ -78,7 +79,7 @@ class DataLocationRow(QWidget):
         try:
             check_target(self._paths.data_dir, folder, move=move)
         except ConfigError as exc:
-            return exc.message
+            return error_text(exc)
         self._choice = PendingMove(folder.resolve(), move)
         self._show_choice()
         return None

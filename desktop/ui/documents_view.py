@@ -30,20 +30,18 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
-from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.errors import EdgeDeskError
+from desktop.ui.embedding_download import Download, EmbeddingDownload
+from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.new_collection import NewCollectionDialog, embedding_choices
-from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.workers import DownloadWorker, IndexWorker, WorkerPool
 
 if TYPE_CHECKING:
-    from desktop.catalog.download import Progress
     from desktop.retrieval.indexer import CollectionInfo, IndexProgress, IndexReport
 
 
-Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
-IndexStart = Callable[[], object]
 
 
 class DocumentsView(QWidget):
@@ -62,12 +60,7 @@ class DocumentsView(QWidget):
         super().__init__(parent)
         self._context = context
         self._pool = pool
-        self._download = download
         self._worker: IndexWorker | None = None
-        # A download offered or running for an embedding model, and what to do once it
-        # is installed (the indexing the user asked for).
-        self._offer: tuple[str, IndexStart] | None = None
-        self._downloading: str | None = None
         self._infos: dict[str, CollectionInfo] = {}
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
@@ -104,6 +97,9 @@ class DocumentsView(QWidget):
         row.addWidget(self.cancel_button)
         layout.addLayout(row)
         layout.addWidget(self.status)
+        self.downloads = EmbeddingDownload(
+            context, download, progress=self.progress, status=self.status,
+            button=self.download_button, fail=self._fail, parent=self)
         self.refresh()
 
     # ------------------------------------------------------------------ layout
@@ -189,7 +185,7 @@ class DocumentsView(QWidget):
         try:
             infos = self._context.library.collections()
         except EdgeDeskError as exc:
-            self._fail(exc.message)
+            self._fail(error_text(exc))
             infos = []
         self._infos = {info.name: info for info in infos}
         self.model_label.setText(self.tr("New collections are embedded with ")
@@ -283,7 +279,7 @@ class DocumentsView(QWidget):
         try:
             self._context.library.remove(name)
         except EdgeDeskError as exc:
-            self._fail(exc.message)
+            self._fail(error_text(exc))
             return
         self.status.setText(self.tr("Removed the index of ") + name
                             + self.tr(" (your files are untouched)"))
@@ -303,7 +299,7 @@ class DocumentsView(QWidget):
         info = self._infos.get(name)
         chosen = None if info is not None else (model or self.embedding_model)
         needed = str(info.embedding_model) if info is not None else str(chosen)
-        if self._offer_download(needed, name, lambda: self.add(name, paths, model)):
+        if self.downloads.offer(needed, name, lambda: self.add(name, paths, model)):
             return None
 
         def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
@@ -315,7 +311,7 @@ class DocumentsView(QWidget):
         """Bring ``name`` in line with the disk on a worker (unchanged files are not read)."""
         library = self._context.library
         info = self._infos.get(name)
-        if info is not None and self._offer_download(str(info.embedding_model), name,
+        if info is not None and self.downloads.offer(str(info.embedding_model), name,
                                                      lambda: self.reindex(name)):
             return None
 
@@ -324,85 +320,9 @@ class DocumentsView(QWidget):
 
         return self._start(name, task)
 
-    # ------------------------------------------------------------------ model downloads
-    def _not_downloaded(self, model: str) -> int | None:
-        """The catalog size of ``model`` when it is a catalog model not on disk, else None."""
-        ctx = self._context
-        try:
-            ctx.resolver.locate(model)
-        except ModelNotFound:
-            entry = ctx.catalog.find(model)
-            return (entry.quant().size or 0) if entry is not None else None
-        except EdgeDeskError:
-            return None  # blocked or unreadable: the indexing worker says why
-        return None
-
-    def _offer_download(self, model: str, name: str, then: IndexStart) -> bool:
-        """Offer to download ``model`` when it is missing; True if it is (``then`` waits)."""
-        size = self._not_downloaded(model)
-        if size is None:
-            return False
-        if self._downloading == model:
-            self._offer = (model, then)  # already coming: index once it is here
-            return True
-        self._offer = (model, then)
-        if self._download is None:
-            self._fail(self.tr("%1 needs the embedding model %2: download it on the Models "
-                               "screen first.").replace("%1", name).replace("%2", model))
-            return True
-        self.download_button.setVisible(True)
-        self.download_button.setEnabled(True)
-        self.status.setText(self.tr("%1 needs the embedding model %2, which is not downloaded "
-                                    "yet (%3). Download it, then the indexing starts.")
-                            .replace("%1", name).replace("%2", model)
-                            .replace("%3", human_size(size)))
-        return True
-
     def download_offered(self) -> DownloadWorker | None:
         """Download the embedding model offered; the indexing waiting for it follows."""
-        if self._offer is None or self._download is None:
-            return None
-        model = self._offer[0]
-        worker = self._download(model)
-        if worker is None:
-            return None  # offline, blocked…: the Models screen said why (error signal)
-        self._downloading = model
-        self.download_button.setEnabled(False)
-        worker.progress.connect(self._on_download_progress)
-        worker.installed.connect(self._on_downloaded)
-        worker.paused.connect(self._on_download_stopped)
-        worker.failed.connect(self._on_download_failed)
-        self.progress.setRange(0, 1000)
-        self.progress.setValue(0)
-        self.progress.setVisible(True)
-        self.status.setText(self.tr("Downloading ") + model + "…")
-        return worker
-
-    def _on_download_progress(self, ref: str, progress: Progress) -> None:
-        share = progress.done / progress.total if progress.total else 0.0
-        self.progress.setValue(int(share * 1000))
-        self.status.setText(f"{ref}: {share:.0%} · " + self.tr("downloading the embedding model"))
-
-    def _on_downloaded(self, ref: str, _model: object) -> None:
-        self._downloading = None
-        self.progress.setVisible(False)
-        self.download_button.setVisible(False)
-        offer, self._offer = self._offer, None
-        if offer is not None and offer[0] == ref:
-            offer[1]()  # the indexing the user asked for
-
-    def _on_download_stopped(self, ref: str) -> None:
-        self._downloading = None
-        self.progress.setVisible(False)
-        self.download_button.setEnabled(True)
-        self.status.setText(self.tr("The download of %1 is paused; Download resumes it.")
-                            .replace("%1", ref))
-
-    def _on_download_failed(self, ref: str, message: str) -> None:
-        self._downloading = None
-        self.progress.setVisible(False)
-        self.download_button.setEnabled(True)
-        self._fail(f"{ref}: {message}")
+        return self.downloads.download_offered()
 
     def _start(self, name: str, task: Callable[[Callable[[object], None], threading.Event],
                                                object]) -> IndexWorker | None:

@@ -6,9 +6,13 @@ Built on the window's thread; the report itself is made on a worker (it may run
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QGroupBox, QPlainTextEdit, QVBoxLayout, QWidget
+
+from desktop.ui.hardware_report import report_lines
 
 
 class HardwarePanel(QGroupBox):
@@ -28,10 +32,12 @@ class HardwarePanel(QGroupBox):
         layout.addWidget(self.text)
 
     @Slot(str, object)
-    def show_report(self, _key: str, lines: object) -> None:
-        """Show the report's lines (what ``edgedesk doctor`` prints)."""
-        self.text.setPlainText("\n".join(str(line) for line in lines)
-                               if isinstance(lines, list) else str(lines))
+    def show_report(self, _key: str, report: object) -> None:
+        """Show ``doctor_report``'s data worded as ``edgedesk doctor`` words it, translated."""
+        if isinstance(report, Mapping):
+            report = report_lines(report)
+        self.text.setPlainText("\n".join(str(line) for line in report)
+                               if isinstance(report, list) else str(report))
 
     @Slot(str, str)
     def show_failure(self, _key: str, message: str) -> None:

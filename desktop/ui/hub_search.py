@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
+from desktop.ui.error_text import error_text
 from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.workers import TaskWorker, WorkerPool
@@ -77,7 +78,7 @@ class HubSearch(QWidget):
         try:
             ctx.net.ensure_online(f"search the Hub for '{text}'")
         except EdgeDeskError as exc:
-            self._fail(exc.message)
+            self._fail(error_text(exc))
             return None
         hub = ctx.hub
         worker = TaskWorker(lambda: hub.search(text, SEARCH_LIMIT), text)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import psutil
 from PySide6.QtCore import QSize, QTimer
@@ -23,16 +24,18 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import AppContext
-from desktop.doctor import doctor_report, format_report
+from desktop.chat.persistence import ChatSaver
+from desktop.chat.thinking import model_thinks
+from desktop.doctor import doctor_report
 from desktop.errors import EdgeDeskError
 from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
+from desktop.ui.error_text import error_text
 from desktop.ui.first_run import FirstRunDialog, is_settled
 from desktop.ui.grounding import SOURCES_K
 from desktop.ui.look import apply_theme, icon, resolve_theme
 from desktop.ui.models_view import ModelsView
-from desktop.ui.persistence import ChatSaver
 from desktop.ui.presets import PresetStore
 from desktop.ui.server_view import ServerView
 from desktop.ui.settings_dialog import SettingsDialog
@@ -40,22 +43,36 @@ from desktop.ui.tray import Tray, hides_on_close
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 if TYPE_CHECKING:
+    from desktop.engine.types import GenerationParams, Message
     from desktop.retrieval.search import Hit
 
 STATUS_INTERVAL_MS = 2000
 PAGES = ("chat", "models", "documents", "server")
 
 
-def thinks(context: AppContext, ref: str) -> bool:
-    """Whether model ``ref`` reasons before answering (catalog, else its own template)."""
-    entry = context.catalog.find(ref)
-    if entry is not None:
-        return entry.reasoning == "think"
-    try:
-        template = context.resolver.info(context.resolver(ref).path).chat_template or ""
-    except EdgeDeskError:
-        return False
-    return "enable_thinking" in template or "<think>" in template
+class LateScheduler:
+    """The context's scheduler, built by the first thread that streams through it.
+
+    Building it probes the hardware and imports llama.cpp (seconds): the window hands
+    this to the chat instead, so opening the window never waits for that. Threads:
+    ``stream_chat`` runs on a generation worker, so that is where a first build waits.
+    """
+
+    def __init__(self, context: AppContext) -> None:
+        self._context = context
+
+    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
+                    cancel: threading.Event | None = None,
+                    tools: Sequence[dict[str, Any]] | None = None, *,
+                    template_kwargs: Mapping[str, Any] | None = None) -> Any:
+        """The scheduler's ``stream_chat`` (building the scheduler first if need be)."""
+        return self._context.scheduler.stream_chat(model, messages, params, cancel, tools,
+                                                   template_kwargs=template_kwargs)
+
+
+def built(context: AppContext, name: str) -> bool:
+    """Whether the context has already built ``name`` (using it now costs nothing)."""
+    return name in context.__dict__
 
 
 class MainWindow(QMainWindow):
@@ -68,10 +85,10 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.resize(1180, 760)
         self.pool = WorkerPool(self)
-        self.chat = ChatView(context.scheduler, self.pool, ChatSaver(context.chat_store),
+        self.chat = ChatView(LateScheduler(context), self.pool, ChatSaver(context.chat_store),
                              search=self._search, presets=PresetStore(context.paths.config_dir),
                              theme=resolve_theme(context.settings.theme),
-                             reasoning=lambda ref: thinks(context, ref))
+                             reasoning=self.thinks)
         self.models = ModelsView(context, self.pool)
         self.chat.offer_downloads(context, self.models.download)
         self.documents = DocumentsView(context, self.pool, download=self.models.download)
@@ -95,6 +112,10 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+N"), self, self._new_chat)
         QShortcut(QKeySequence("Ctrl+,"), self, self.open_settings)
         self._closed = False
+        # The scheduler (hardware probe, llama.cpp import: seconds) is built off this thread.
+        warm_up = TaskWorker(lambda: context.scheduler, "warm-up")
+        warm_up.result.connect(self._warmed_up)
+        self.pool.start(warm_up)
         # Keep-alive unloads, retention and a rescan of document collections (soon after
         # start, then hourly) run on the app's one housekeeping thread, not the event loop.
         context.housekeeping.start()
@@ -163,7 +184,8 @@ class MainWindow(QMainWindow):
 
     def refresh_status(self) -> None:
         """Loaded model, this process's memory, and whether the app is offline."""
-        loaded = self.context.scheduler.loaded()
+        # Until the warm-up has built the scheduler, no model can be loaded.
+        loaded = self.context.scheduler.loaded() if built(self.context, "scheduler") else []
         self.model_status.setText(
             self.tr("Model: ") + loaded[0].model_id if loaded else self.tr("No model loaded"))
         rss = psutil.Process().memory_info().rss
@@ -175,6 +197,22 @@ class MainWindow(QMainWindow):
             else self.tr("Downloads may connect to the model hub"))
 
     # ------------------------------------------------------------------ actions
+    def thinks(self, ref: str) -> bool:
+        """Whether model ``ref`` reasons before answering (it has a Think switch).
+
+        A model outside the catalog is read through the resolver; until the warm-up has
+        built it, the answer is no, and the header is asked again once it has.
+        """
+        context = self.context
+        if context.catalog.find(ref) is None and not built(context, "resolver"):
+            return False
+        return model_thinks(context.catalog, context.resolver, ref)
+
+    def _warmed_up(self, _key: str, _scheduler: object) -> None:
+        if self.chat.current is not None:
+            self.chat.header.show_chat(self.chat.current)  # its Think switch, now known
+        self.refresh_status()
+
     def _offer_models(self) -> None:
         self.chat.set_models(self.models.chat_models())
 
@@ -221,7 +259,7 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.context.paths, self.context.effective, self)
         dialog.accepted.connect(lambda: self.apply_settings(dialog))
         context = self.context
-        report = TaskWorker(lambda: format_report(doctor_report(context)), "hardware")
+        report = TaskWorker(lambda: doctor_report(context), "hardware")  # worded there
         report.result.connect(dialog.hardware.show_report)
         report.failed.connect(dialog.hardware.show_failure)
         self.pool.start(report)
@@ -234,7 +272,7 @@ class MainWindow(QMainWindow):
             dialog.location.commit()  # first: a folder that cannot be used stops the save
             self.context.apply_settings(dialog.changes())
         except EdgeDeskError as exc:
-            QMessageBox.warning(self, self.tr("Settings not saved"), exc.message)
+            QMessageBox.warning(self, self.tr("Settings not saved"), error_text(exc))
             return
         app = QApplication.instance()
         if isinstance(app, QApplication):

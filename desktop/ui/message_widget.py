@@ -10,28 +10,13 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 
 from desktop.chat.conversation import Turn
 from desktop.chat.grounding import was_cited
+from desktop.ui.answer_footer import footer_text
 from desktop.ui.grounding import CitationRow
 from desktop.ui.look import icon
 from desktop.ui.markdown_render import COPY_SCHEME, MarkdownRenderer, code_blocks
 from desktop.ui.rich_text import RichTextPart
 
 __all__ = ["MessageWidget", "code_blocks", "footer_text"]
-
-
-def footer_text(turn: Turn) -> str:
-    """Token counts and speed under an answer; says when it was stopped or cut short."""
-    parts: list[str] = []
-    if turn.usage is not None:
-        parts.append(f"{turn.usage.prompt_tokens} prompt · {turn.usage.completion_tokens} tokens")
-    if turn.tokens_per_s > 0:
-        parts.append(f"{turn.tokens_per_s:.1f} tok/s")
-    if turn.finish_reason == "cancelled":
-        parts.append("stopped")
-    elif turn.finish_reason == "length":
-        parts.append("hit the token limit")
-    elif turn.finish_reason == "error":
-        parts.append(f"broken off: {turn.error}" if turn.error else "broken off")
-    return " · ".join(parts)
 
 
 class MessageWidget(QFrame):

@@ -26,6 +26,8 @@ from desktop.catalog.pull import (
     pull,
 )
 from desktop.errors import EdgeDeskError
+from desktop.filebytes import format_bytes
+from desktop.ui.error_text import error_text
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
 
@@ -97,7 +99,7 @@ class ModelDownloads(QObject):
             target = parse_target(ref, ctx.catalog, quant)
             ctx.net.ensure_online(f"download {ref}", download=True)
         except EdgeDeskError as exc:
-            self.error.emit(exc.message)
+            self.error.emit(error_text(exc))
             return None
 
         def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
@@ -145,7 +147,7 @@ class ModelDownloads(QObject):
             target = self._targets.get(ref) or parse_target(ref, ctx.catalog)
         except EdgeDeskError as exc:
             self._cancelling.discard(ref)
-            self._fail(ref, exc.message)
+            self._fail(ref, error_text(exc))
             return
 
         def task() -> int:
@@ -167,7 +169,7 @@ class ModelDownloads(QObject):
                 "ModelsView", "Finished before it could be cancelled; Remove deletes it: ") + ref)
         else:
             self._table.set_status(ref, QCoreApplication.translate("ModelsView", "cancelled"))
-            size = _amount(freed if isinstance(freed, int) else 0)
+            size = format_bytes(freed if isinstance(freed, int) else 0)
             self._status.setText(QCoreApplication.translate(
                 "ModelsView", "Cancelled %1; deleted %2 of partial download")
                 .replace("%1", ref).replace("%2", size))
@@ -220,7 +222,3 @@ class ModelDownloads(QObject):
         self._table.set_status(ref, "")
         self.error.emit(message)
 
-
-def _amount(size: int) -> str:
-    """Bytes deleted, readable at any size (``human_size`` rounds a small part to 0 MB)."""
-    return f"{size / 1024:.1f} KB" if size < 1024**2 else human_size(size)

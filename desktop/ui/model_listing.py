@@ -92,3 +92,18 @@ def remote_rows(listed: object, remotes: RemoteRegistry, badge: str) -> list[Cat
 def remote_label(template: str, model_id: str, remote: str) -> str:
     """A remote model's name with its badge: ``glm-4.6 (runs on gpu — leaves this device)``."""
     return f"{model_id.removeprefix(remote + '/')} ({template.format(remote)})"
+
+
+def imported_row(context: AppContext, path: Path) -> CatalogRow:
+    """Register the GGUF at ``path`` where it lies (no copy); its row, fitted (blocking)."""
+    resolver = context.resolver
+    model_id = resolver.register(path)
+    spec = resolver(model_id)
+    info = resolver.info(spec.path)
+    plan = resolver.fit(info)
+    return CatalogRow(
+        id=model_id, name=spec.path.name, family="other", kind=spec.kind, tier="local",
+        repo=str(spec.path.parent), recommended_quant=info.file_type,
+        size_bytes=spec.path.stat().st_size, fit=str(plan.verdict),
+        installed=(str(spec.path),),
+    )

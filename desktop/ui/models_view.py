@@ -29,12 +29,14 @@ from desktop.catalog.listing import CatalogRow
 from desktop.engine.types import LoadReport
 from desktop.errors import EdgeDeskError
 from desktop.ui.core_text import machine_summary
+from desktop.ui.error_text import error_text
 from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
 from desktop.ui.model_downloads import ModelDownloads
 from desktop.ui.model_listing import (
     Lister,
     Listing,
+    imported_row,
     installed_files,
     list_models,
     remote_rows,
@@ -267,21 +269,11 @@ class ModelsView(QWidget):
 
     def import_file(self, path: Path) -> str:
         """Use a GGUF where it lies (no copy); returns the id it is known by."""
-        resolver = self._context.resolver
-        model_id = resolver.register(path)
-        spec = resolver(model_id)
-        info = resolver.info(spec.path)
-        plan = resolver.fit(info)
-        row = CatalogRow(
-            id=model_id, name=spec.path.name, family="other", kind=spec.kind, tier="local",
-            repo=str(spec.path.parent), recommended_quant=info.file_type,
-            size_bytes=spec.path.stat().st_size, fit=str(plan.verdict),
-            installed=(str(spec.path),),
-        )
-        self._imported = [r for r in self._imported if r.id != model_id] + [row]
+        row = imported_row(self._context, path)
+        self._imported = [r for r in self._imported if r.id != row.id] + [row]
         self._apply()  # usable at once; the listing below catches up with the disk
         self.refresh()
-        return model_id
+        return row.id
 
     def _ask_import(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, self.tr("Import a GGUF model"), "",
@@ -291,7 +283,7 @@ class ModelsView(QWidget):
         try:
             model_id = self.import_file(Path(name))
         except EdgeDeskError as exc:
-            self._fail(exc.message)
+            self._fail(error_text(exc))
             return
         self.status.setText(self.tr("Imported ") + model_id)
 
@@ -318,8 +310,8 @@ class ModelsView(QWidget):
 
     def load(self, model_id: str) -> TaskWorker:
         """Load ``model_id`` on a worker thread; the Status column shows progress."""
-        scheduler = self._context.scheduler
-        worker = TaskWorker(lambda: scheduler.load(model_id), model_id)
+        context = self._context  # the scheduler is built on the worker if need be
+        worker = TaskWorker(lambda: context.scheduler.load(model_id), model_id)
         self.table_model.set_status(model_id, self.tr("loading…"))
         worker.result.connect(self._loaded)
         worker.failed.connect(self._load_failed)
@@ -347,7 +339,7 @@ class ModelsView(QWidget):
             removed = True
         except EdgeDeskError as exc:
             if not removed:
-                self._fail(exc.message)
+                self._fail(error_text(exc))
                 return False
         self.status.setText(self.tr("Removed ") + model_id)
         self.refresh()

@@ -20,7 +20,8 @@ from PySide6.QtGui import QColor
 
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
-from desktop.ui.conversations import Conversation
+from desktop.chat.conversation import Conversation
+from desktop.filebytes import format_bytes
 from desktop.ui.core_text import kind_text, tier_text, verdict_text
 from desktop.ui.rich_text import literal_tooltip
 
@@ -37,12 +38,8 @@ FIT_COLOURS = {
 
 
 def human_size(value: int | None) -> str:
-    """Bytes as people read them (GB with one decimal)."""
-    if not value:
-        return "—"
-    if value < 1024**3:
-        return f"{value / 1024**2:.0f} MB"
-    return f"{value / 1024**3:.1f} GB"
+    """A file or download size as ``format_bytes`` writes it; "—" when unknown."""
+    return format_bytes(value) if value else "—"
 
 
 class CatalogTableModel(QAbstractTableModel):

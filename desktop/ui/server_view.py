@@ -27,6 +27,7 @@ from desktop.resolve import looks_like_path
 from desktop.server.client_setups import MODEL, python_openai, setups
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyStore
+from desktop.ui.error_text import error_text
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 LOG_LINES = 500  # the live log keeps the last requests only; the file keeps them all
@@ -274,7 +275,7 @@ class ServerView(QWidget):
         try:
             keys = self._keys.list()
         except EdgeDeskError as exc:
-            self.notice.setText(exc.message)
+            self.notice.setText(error_text(exc))
             return
         for info in keys:
             self.key_list.addItem(f"{info.name}  (…{info.hint}, {info.created})")
@@ -284,7 +285,7 @@ class ServerView(QWidget):
         try:
             key = self._keys.create(name)
         except EdgeDeskError as exc:
-            self.notice.setText(exc.message)
+            self.notice.setText(error_text(exc))
             return None
         QGuiApplication.clipboard().setText(key)
         self.notice.setText(self.tr("Key copied to the clipboard; it is shown only once: ") + key)
@@ -305,7 +306,7 @@ class ServerView(QWidget):
         try:
             self._keys.revoke(name)
         except EdgeDeskError as exc:
-            self.notice.setText(exc.message)
+            self.notice.setText(error_text(exc))
         self._list_keys()
 
     def _save_origins(self) -> None:
@@ -317,7 +318,7 @@ class ServerView(QWidget):
         try:
             self._context.apply_settings(changes)
         except EdgeDeskError as exc:
-            self.notice.setText(exc.message)
+            self.notice.setText(error_text(exc))
             return False
         return True
 

@@ -23,6 +23,7 @@ from desktop.chat.grounding import EmbeddingModelMissing
 from desktop.chat.session import failure_message
 from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.errors import Cancelled, EdgeDeskError
+from desktop.ui.error_text import error_text
 
 # Coalesce streamed tokens into one signal per interval: a fast model yields thousands
 # of tokens a second, and one queued event per token would flood the event loop.
@@ -88,9 +89,9 @@ class Worker(QObject):
         try:
             self.work()
         except EdgeDeskError as exc:
-            self.failed.emit(self.key, exc.message)
+            self.failed.emit(self.key, error_text(exc))
         except Exception as exc:  # a worker must never take the app down
-            self.failed.emit(self.key, f"unexpected error: {exc}")
+            self.failed.emit(self.key, error_text(exc))
         finally:
             self.done.emit()
 

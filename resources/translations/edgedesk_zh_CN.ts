@@ -2,44 +2,77 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AnswerFooter</name>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="21"/>
+        <source>%1 prompt · %2 tokens</source>
+        <translation>提示 %1 · 生成 %2 个词元</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="25"/>
+        <source>%1 tok/s</source>
+        <translation>%1 词元/秒</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="28"/>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="30"/>
+        <source>hit the token limit</source>
+        <translation>已达词元上限</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="33"/>
+        <source>broken off: %1</source>
+        <translation>已中断：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="36"/>
+        <source>broken off</source>
+        <translation>已中断</translation>
+    </message>
+</context>
+<context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="52"/>
+        <location filename="../../desktop/ui/qmodels.py" line="49"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="53"/>
+        <location filename="../../desktop/ui/qmodels.py" line="50"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="54"/>
+        <location filename="../../desktop/ui/qmodels.py" line="51"/>
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="55"/>
+        <location filename="../../desktop/ui/qmodels.py" line="52"/>
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="56"/>
+        <location filename="../../desktop/ui/qmodels.py" line="53"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="57"/>
+        <location filename="../../desktop/ui/qmodels.py" line="54"/>
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="58"/>
+        <location filename="../../desktop/ui/qmodels.py" line="55"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="119"/>
+        <location filename="../../desktop/ui/qmodels.py" line="116"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -47,119 +80,147 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="47"/>
+        <location filename="../../desktop/ui/chat_header.py" line="48"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="48"/>
+        <location filename="../../desktop/ui/chat_header.py" line="49"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="51"/>
+        <location filename="../../desktop/ui/chat_header.py" line="52"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="176"/>
+        <location filename="../../desktop/ui/chat_header.py" line="177"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="57"/>
+        <location filename="../../desktop/ui/chat_header.py" line="58"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="58"/>
+        <location filename="../../desktop/ui/chat_header.py" line="59"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="60"/>
+        <location filename="../../desktop/ui/chat_header.py" line="61"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="61"/>
+        <location filename="../../desktop/ui/chat_header.py" line="62"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="62"/>
+        <location filename="../../desktop/ui/chat_header.py" line="63"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="64"/>
+        <location filename="../../desktop/ui/chat_header.py" line="65"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="65"/>
+        <location filename="../../desktop/ui/chat_header.py" line="66"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="67"/>
+        <location filename="../../desktop/ui/chat_header.py" line="68"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="84"/>
+        <location filename="../../desktop/ui/chat_header.py" line="85"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="85"/>
+        <location filename="../../desktop/ui/chat_header.py" line="86"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="88"/>
+        <location filename="../../desktop/ui/chat_header.py" line="89"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="89"/>
+        <location filename="../../desktop/ui/chat_header.py" line="90"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="91"/>
+        <location filename="../../desktop/ui/chat_header.py" line="92"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="93"/>
+        <location filename="../../desktop/ui/chat_header.py" line="94"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="155"/>
+        <location filename="../../desktop/ui/chat_header.py" line="156"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="157"/>
+        <location filename="../../desktop/ui/chat_header.py" line="158"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="178"/>
+        <location filename="../../desktop/ui/chat_header.py" line="179"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="272"/>
+        <location filename="../../desktop/ui/chat_header.py" line="273"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="273"/>
+        <location filename="../../desktop/ui/chat_header.py" line="274"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
+    </message>
+</context>
+<context>
+    <name>ChatNotice</name>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="42"/>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="43"/>
+        <source>Download the embedding model</source>
+        <translation>下载嵌入模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="76"/>
+        <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
+        <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="92"/>
+        <source>Downloading %1…</source>
+        <translation>正在下载 %1…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="108"/>
+        <source>The download of %1 is paused; Download resumes it.</source>
+        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
 </context>
 <context>
@@ -220,79 +281,66 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="142"/>
         <source>Download</source>
-        <translation>下载</translation>
+        <translation type="vanished">下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="143"/>
         <source>Download the embedding model</source>
-        <translation>下载嵌入模型</translation>
+        <translation type="vanished">下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="155"/>
         <source>Message the model — Ctrl+Enter to send</source>
-        <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
+        <translation type="vanished">向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="156"/>
         <source>Message</source>
-        <translation>消息</translation>
+        <translation type="vanished">消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="159"/>
         <source>Send</source>
-        <translation>发送</translation>
+        <translation type="vanished">发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="161"/>
         <source>Send message</source>
-        <translation>发送消息</translation>
+        <translation type="vanished">发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="162"/>
         <source>Send (Ctrl+Enter)</source>
-        <translation>发送 (Ctrl+Enter)</translation>
+        <translation type="vanished">发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="164"/>
         <source>Stop</source>
-        <translation>停止</translation>
+        <translation type="vanished">停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="165"/>
         <source>Stop generating</source>
-        <translation>停止生成</translation>
+        <translation type="vanished">停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="166"/>
         <source>Stop (Esc)</source>
-        <translation>停止 (Esc)</translation>
+        <translation type="vanished">停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="319"/>
+        <location filename="../../desktop/ui/chat_view.py" line="259"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="352"/>
+        <location filename="../../desktop/ui/chat_view.py" line="292"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="470"/>
         <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
-        <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
+        <translation type="vanished">文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="486"/>
         <source>Downloading %1…</source>
-        <translation>正在下载 %1…</translation>
+        <translation type="vanished">正在下载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="507"/>
         <source>The download of %1 is paused; Download resumes it.</source>
-        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
+        <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
 </context>
 <context>
@@ -319,94 +367,145 @@
     </message>
 </context>
 <context>
+    <name>Composer</name>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="27"/>
+        <source>Message the model — Ctrl+Enter to send</source>
+        <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="28"/>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="30"/>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="32"/>
+        <source>Send message</source>
+        <translation>发送消息</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="33"/>
+        <source>Send (Ctrl+Enter)</source>
+        <translation>发送 (Ctrl+Enter)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="35"/>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="36"/>
+        <source>Stop generating</source>
+        <translation>停止生成</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="37"/>
+        <source>Stop (Esc)</source>
+        <translation>停止 (Esc)</translation>
+    </message>
+</context>
+<context>
     <name>CoreText</name>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="18"/>
+        <location filename="../../desktop/ui/core_text.py" line="17"/>
         <source>fits on GPU</source>
         <translation>适合 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="19"/>
+        <location filename="../../desktop/ui/core_text.py" line="18"/>
         <source>fits in RAM, slower</source>
         <translation>内存可容纳，较慢</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="20"/>
+        <location filename="../../desktop/ui/core_text.py" line="19"/>
         <source>fits in RAM, slower (CPU)</source>
         <translation>内存可容纳，较慢（CPU）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="21"/>
+        <location filename="../../desktop/ui/core_text.py" line="20"/>
         <source>won&apos;t fit</source>
         <translation>无法运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="24"/>
+        <location filename="../../desktop/ui/core_text.py" line="23"/>
         <source>chat</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="25"/>
+        <location filename="../../desktop/ui/core_text.py" line="24"/>
         <source>embedding</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="26"/>
+        <location filename="../../desktop/ui/core_text.py" line="25"/>
         <source>reranker</source>
         <translation>重排序</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="29"/>
+        <location filename="../../desktop/ui/core_text.py" line="28"/>
         <source>laptop</source>
         <translation>笔记本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="30"/>
+        <location filename="../../desktop/ui/core_text.py" line="29"/>
         <source>desktop</source>
         <translation>台式机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="31"/>
+        <location filename="../../desktop/ui/core_text.py" line="30"/>
         <source>workstation</source>
         <translation>工作站</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="32"/>
+        <location filename="../../desktop/ui/core_text.py" line="31"/>
         <source>local</source>
         <translation>本地</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="33"/>
+        <location filename="../../desktop/ui/core_text.py" line="32"/>
         <source>hub</source>
         <translation>模型库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="34"/>
+        <location filename="../../desktop/ui/core_text.py" line="33"/>
         <source>remote</source>
         <translation>远程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="64"/>
-        <source>RAM %1/%2 GiB free</source>
-        <translation>内存可用 %1/%2 GiB</translation>
+        <location filename="../../desktop/ui/core_text.py" line="63"/>
+        <source>RAM %1 free of %2</source>
+        <translation>内存可用 %1（共 %2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="67"/>
+        <location filename="../../desktop/ui/core_text.py" line="69"/>
+        <source>%1 %2 free of %3</source>
+        <translation>%1 可用 %2（共 %3）</translation>
+    </message>
+    <message>
+        <source>RAM %1/%2 GiB free</source>
+        <translation type="vanished">内存可用 %1/%2 GiB</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="66"/>
         <source>%1 CPU threads</source>
         <translation>%1 个 CPU 线程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="70"/>
         <source>%1 %2/%3 GiB free</source>
-        <translation>%1 可用 %2/%3 GiB</translation>
+        <translation type="vanished">%1 可用 %2/%3 GiB</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="75"/>
+        <location filename="../../desktop/ui/core_text.py" line="74"/>
         <source>no GPU detected</source>
         <translation>未检测到 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="76"/>
+        <location filename="../../desktop/ui/core_text.py" line="75"/>
         <source>, </source>
         <translation>，</translation>
     </message>
@@ -414,78 +513,78 @@
 <context>
     <name>DataLocationRow</name>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="40"/>
+        <location filename="../../desktop/ui/data_location.py" line="42"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="43"/>
+        <location filename="../../desktop/ui/data_location.py" line="45"/>
         <source>Change…</source>
         <translation>更改…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="44"/>
+        <location filename="../../desktop/ui/data_location.py" line="46"/>
         <source>Choose a new data folder</source>
         <translation>选择新的数据文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="46"/>
+        <location filename="../../desktop/ui/data_location.py" line="48"/>
         <source>Move chats, document indexes, API keys and downloaded models to another folder</source>
         <translation>将对话、文档索引、API 密钥和已下载的模型移到另一个文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="48"/>
+        <location filename="../../desktop/ui/data_location.py" line="50"/>
         <source>Keep here</source>
         <translation>保留在此处</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="49"/>
+        <location filename="../../desktop/ui/data_location.py" line="51"/>
         <source>Cancel the data move</source>
         <translation>取消数据迁移</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="54"/>
-        <location filename="../../desktop/ui/data_location.py" line="66"/>
+        <location filename="../../desktop/ui/data_location.py" line="56"/>
+        <location filename="../../desktop/ui/data_location.py" line="68"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="103"/>
+        <location filename="../../desktop/ui/data_location.py" line="105"/>
         <source>Your data moves to {0} when EdgeDesk next starts.</source>
         <translation>下次启动 EdgeDesk 时，您的数据将移至 {0}。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="106"/>
+        <location filename="../../desktop/ui/data_location.py" line="108"/>
         <source>EdgeDesk switches to {0} (nothing is copied) when it next starts.</source>
         <translation>下次启动时 EdgeDesk 将改用 {0}（不复制任何内容）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="112"/>
+        <location filename="../../desktop/ui/data_location.py" line="114"/>
         <source>Choose a folder for your data</source>
         <translation>为您的数据选择文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="117"/>
+        <location filename="../../desktop/ui/data_location.py" line="119"/>
         <source>Change data location</source>
         <translation>更改数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="118"/>
+        <location filename="../../desktop/ui/data_location.py" line="120"/>
         <source>Move your chats, document indexes, API keys and models ({0}) to {1}?</source>
         <translation>将您的对话、文档索引、API 密钥和模型（{0}）移至 {1}？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="120"/>
+        <location filename="../../desktop/ui/data_location.py" line="122"/>
         <source>Move my data</source>
         <translation>迁移我的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="121"/>
+        <location filename="../../desktop/ui/data_location.py" line="123"/>
         <source>Use the folder as it is</source>
         <translation>按原样使用该文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="129"/>
+        <location filename="../../desktop/ui/data_location.py" line="131"/>
         <source>Cannot use this folder</source>
         <translation>无法使用此文件夹</translation>
     </message>
@@ -493,147 +592,147 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="74"/>
+        <location filename="../../desktop/ui/documents_view.py" line="67"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="87"/>
+        <location filename="../../desktop/ui/documents_view.py" line="80"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="92"/>
+        <location filename="../../desktop/ui/documents_view.py" line="85"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="93"/>
+        <location filename="../../desktop/ui/documents_view.py" line="86"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="96"/>
+        <location filename="../../desktop/ui/documents_view.py" line="89"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="98"/>
+        <location filename="../../desktop/ui/documents_view.py" line="91"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="115"/>
+        <location filename="../../desktop/ui/documents_view.py" line="111"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="117"/>
+        <location filename="../../desktop/ui/documents_view.py" line="113"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="118"/>
+        <location filename="../../desktop/ui/documents_view.py" line="114"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="120"/>
+        <location filename="../../desktop/ui/documents_view.py" line="116"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="122"/>
+        <location filename="../../desktop/ui/documents_view.py" line="118"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="139"/>
+        <location filename="../../desktop/ui/documents_view.py" line="135"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="141"/>
+        <location filename="../../desktop/ui/documents_view.py" line="137"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="142"/>
+        <location filename="../../desktop/ui/documents_view.py" line="138"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="142"/>
+        <location filename="../../desktop/ui/documents_view.py" line="138"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="145"/>
+        <location filename="../../desktop/ui/documents_view.py" line="141"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="146"/>
+        <location filename="../../desktop/ui/documents_view.py" line="142"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="148"/>
+        <location filename="../../desktop/ui/documents_view.py" line="144"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="149"/>
+        <location filename="../../desktop/ui/documents_view.py" line="145"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="151"/>
+        <location filename="../../desktop/ui/documents_view.py" line="147"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="153"/>
+        <location filename="../../desktop/ui/documents_view.py" line="149"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="160"/>
+        <location filename="../../desktop/ui/documents_view.py" line="156"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="162"/>
+        <location filename="../../desktop/ui/documents_view.py" line="158"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="195"/>
+        <location filename="../../desktop/ui/documents_view.py" line="191"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="202"/>
-        <location filename="../../desktop/ui/documents_view.py" line="226"/>
+        <location filename="../../desktop/ui/documents_view.py" line="198"/>
+        <location filename="../../desktop/ui/documents_view.py" line="222"/>
         <source>%n document(s)</source>
         <translation>
             <numerusform>%n 个文档</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="222"/>
+        <location filename="../../desktop/ui/documents_view.py" line="218"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="227"/>
+        <location filename="../../desktop/ui/documents_view.py" line="223"/>
         <source>%n chunk(s)</source>
         <translation>
             <numerusform>%n 个片段</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="228"/>
+        <location filename="../../desktop/ui/documents_view.py" line="224"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
@@ -646,115 +745,216 @@
         <translation type="vanished">文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="251"/>
-        <location filename="../../desktop/ui/documents_view.py" line="259"/>
+        <location filename="../../desktop/ui/documents_view.py" line="247"/>
+        <location filename="../../desktop/ui/documents_view.py" line="255"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="268"/>
+        <location filename="../../desktop/ui/documents_view.py" line="264"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="269"/>
+        <location filename="../../desktop/ui/documents_view.py" line="265"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="288"/>
+        <location filename="../../desktop/ui/documents_view.py" line="284"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="289"/>
+        <location filename="../../desktop/ui/documents_view.py" line="285"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="350"/>
         <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
-        <translation>%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
+        <translation type="vanished">%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="355"/>
         <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
-        <translation>%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
+        <translation type="vanished">%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="378"/>
         <source>Downloading </source>
-        <translation>正在下载 </translation>
+        <translation type="vanished">正在下载 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="384"/>
         <source>downloading the embedding model</source>
-        <translation>正在下载嵌入模型</translation>
+        <translation type="vanished">正在下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="398"/>
         <source>The download of %1 is paused; Download resumes it.</source>
-        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
+        <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="410"/>
+        <location filename="../../desktop/ui/documents_view.py" line="330"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="421"/>
+        <location filename="../../desktop/ui/documents_view.py" line="341"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="430"/>
+        <location filename="../../desktop/ui/documents_view.py" line="350"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="435"/>
+        <location filename="../../desktop/ui/documents_view.py" line="355"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="444"/>
+        <location filename="../../desktop/ui/documents_view.py" line="364"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="445"/>
+        <location filename="../../desktop/ui/documents_view.py" line="365"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="446"/>
+        <location filename="../../desktop/ui/documents_view.py" line="366"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="447"/>
+        <location filename="../../desktop/ui/documents_view.py" line="367"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="448"/>
+        <location filename="../../desktop/ui/documents_view.py" line="368"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="450"/>
+        <location filename="../../desktop/ui/documents_view.py" line="370"/>
         <source>cancelled</source>
         <translation>已取消</translation>
+    </message>
+</context>
+<context>
+    <name>EmbeddingDownload</name>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="68"/>
+        <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
+        <translation>%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="73"/>
+        <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
+        <translation>%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="97"/>
+        <source>Downloading </source>
+        <translation>正在下载 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="104"/>
+        <source>downloading the embedding model</source>
+        <translation>正在下载嵌入模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/embedding_download.py" line="118"/>
+        <source>The download of %1 is paused; Download resumes it.</source>
+        <translation>%1 的下载已暂停；点击“下载”继续。</translation>
+    </message>
+</context>
+<context>
+    <name>ErrorText</name>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="20"/>
+        <source>Cannot connect: offline mode is on (Settings, EDGEDESK_OFFLINE=1 or --offline); no network connection is made.</source>
+        <translation>无法联网：离线模式已开启（设置、EDGEDESK_OFFLINE=1 或 --offline），不会建立任何网络连接。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="24"/>
+        <source>Cannot connect: model downloads are turned off (allow_downloads = false).</source>
+        <translation>无法联网：模型下载已关闭（allow_downloads = false）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="27"/>
+        <source>Not enough free disk space in %1: the download needs %2 (+%3 headroom), only %4 is free.</source>
+        <translation>%1 的磁盘空间不足：下载需要 %2（另需 %3 余量），但只剩 %4 可用。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="31"/>
+        <source>%1 is still being downloaded (another window or a terminal); stop that download first.</source>
+        <translation>%1 仍在下载中（另一个窗口或终端）；请先停止该下载。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="35"/>
+        <source>The download of %1 from %2 gave up after %3 tries; what came is kept, download again to resume.</source>
+        <translation>从 %2 下载 %1 在尝试 %3 次后放弃；已下载的部分已保留，再次下载即可续传。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="39"/>
+        <source>%1 from %2 arrived corrupt and was moved aside to %3; download it again.</source>
+        <translation>来自 %2 的 %1 已损坏，已移至 %3；请重新下载。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="43"/>
+        <source>%1 refused access to %2 (%3): sign in with a Hugging Face token first.</source>
+        <translation>%1 拒绝访问 %2（%3）：请先使用 Hugging Face 令牌登录。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="47"/>
+        <source>%1 answered %2 for %3; try again later.</source>
+        <translation>%1 对 %3 返回了 %2；请稍后再试。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="50"/>
+        <source>Cannot reach %1; check the network connection and try again.</source>
+        <translation>无法连接 %1；请检查网络连接后重试。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="53"/>
+        <source>%1 is blocked by your organization&apos;s policy (AllowedModels); ask IT to allow it or pick an allowed model.</source>
+        <translation>%1 被贵组织的策略（AllowedModels）禁止；请联系 IT 放行，或选择允许的模型。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="57"/>
+        <source>There is no model called %1; the Models screen lists them.</source>
+        <translation>没有名为 %1 的模型；可在“模型”页面查看所有模型。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="60"/>
+        <source>%1 is not installed; the Models screen lists what is.</source>
+        <translation>%1 尚未安装；可在“模型”页面查看已安装的模型。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="62"/>
+        <source>%1 is not downloaded yet; download it on the Models screen first.</source>
+        <translation>%1 尚未下载；请先在“模型”页面下载。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="65"/>
+        <source>Model file not found: %1</source>
+        <translation>找不到模型文件：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="73"/>
+        <source>unexpected error: %1</source>
+        <translation>意外错误：%1</translation>
     </message>
 </context>
 <context>
@@ -828,92 +1028,236 @@
 <context>
     <name>HardwarePanel</name>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="19"/>
+        <location filename="../../desktop/ui/hardware_panel.py" line="23"/>
         <source>Hardware and GPU</source>
         <translation>硬件与 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="22"/>
+        <location filename="../../desktop/ui/hardware_panel.py" line="26"/>
         <source>Hardware and GPU report</source>
         <translation>硬件与 GPU 报告</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="26"/>
+        <location filename="../../desktop/ui/hardware_panel.py" line="30"/>
         <source>Checking this machine…</source>
         <translation>正在检查本机…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="39"/>
+        <location filename="../../desktop/ui/hardware_panel.py" line="45"/>
         <source>Could not read the hardware: {0}</source>
         <translation>无法读取硬件信息：{0}</translation>
     </message>
 </context>
 <context>
+    <name>HardwareReport</name>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="23"/>
+        <source>This llama-cpp-python was built for the CPU only. Reinstall with ./scripts/install.sh (it detects the GPU; EDGEDESK_GPU=cuda|vulkan|metal forces one) to use a GPU.</source>
+        <translation>此 llama-cpp-python 仅为 CPU 构建。要使用 GPU，请用 ./scripts/install.sh 重新安装（它会检测 GPU；EDGEDESK_GPU=cuda|vulkan|metal 可强制指定）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="28"/>
+        <source>The Vulkan backend found no device. Install the GPU&apos;s Vulkan driver (Mesa RADV/ANV, NVIDIA, AMD). Software devices such as llvmpipe/lavapipe are skipped unless GGML_VK_VISIBLE_DEVICES selects them.</source>
+        <translation>Vulkan 后端未找到设备。请安装显卡的 Vulkan 驱动（Mesa RADV/ANV、NVIDIA、AMD）。llvmpipe/lavapipe 等软件设备会被跳过，除非 GGML_VK_VISIBLE_DEVICES 选中它们。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="33"/>
+        <source>The Vulkan backend found no device. GGML_VK_VISIBLE_DEVICES=%1 selected no usable device.</source>
+        <translation>Vulkan 后端未找到设备。GGML_VK_VISIBLE_DEVICES=%1 未选中任何可用设备。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="37"/>
+        <source>The CUDA backend found no device: install or update the NVIDIA driver (nvidia-smi must list the GPU), or check CUDA_VISIBLE_DEVICES.</source>
+        <translation>CUDA 后端未找到设备：请安装或更新 NVIDIA 驱动（nvidia-smi 须能列出该 GPU），或检查 CUDA_VISIBLE_DEVICES。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="41"/>
+        <source>The Metal backend found no device (Apple Silicon or a Metal GPU is needed).</source>
+        <translation>Metal 后端未找到设备（需要 Apple 芯片或支持 Metal 的 GPU）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="44"/>
+        <source>The %1 backend found no device: check its driver/runtime.</source>
+        <translation>%1 后端未找到设备：请检查其驱动或运行时。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="46"/>
+        <source>gpu_layers = 0 in settings keeps every layer on the CPU; remove it for automatic.</source>
+        <translation>设置中的 gpu_layers = 0 让所有层都留在 CPU 上；删除该项即可自动分配。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="65"/>
+        <source> (GPU present but unused: %1.)</source>
+        <translation>（有 GPU 但未使用：%1。）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="83"/>
+        <source>needs ~%1 at context %2</source>
+        <translation>上下文为 %2 时约需 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="87"/>
+        <source>all %1 layers on the GPU</source>
+        <translation>全部 %1 层在 GPU 上</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="90"/>
+        <source>%1/%2 layers on the GPU, rest on CPU</source>
+        <translation>%1/%2 层在 GPU 上，其余在 CPU 上</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="95"/>
+        <source>runs on the CPU (no GPU memory free)</source>
+        <translation>在 CPU 上运行（GPU 无空闲显存）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="98"/>
+        <source>runs on the CPU (no GPU offload in this build)</source>
+        <translation>在 CPU 上运行（此构建不支持 GPU 加速）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="107"/>
+        <source>%1 (GPU offload)</source>
+        <translation>%1（GPU 加速）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="109"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="120"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="112"/>
+        <source>backend:   %1  (compiled in: %2)</source>
+        <translation>后端：    %1（编译支持：%2）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="114"/>
+        <source>machine:   %1</source>
+        <translation>本机：    %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="116"/>
+        <source>devices:</source>
+        <translation>设备：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="118"/>
+        <source>offload</source>
+        <translation>可加速</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="119"/>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="122"/>
+        <source>  %1 %2  [%3, %4]  %5 free of %6  driver: %7</source>
+        <translation>  %1 %2  [%3，%4]  可用 %5（共 %6）  驱动：%7</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="130"/>
+        <source>  (none reported)</source>
+        <translation>  （未报告任何设备）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="131"/>
+        <source>GPU:       used</source>
+        <translation>GPU：      已使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="133"/>
+        <source>GPU:       not used</source>
+        <translation>GPU：      未使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="136"/>
+        <source>  why:     %1</source>
+        <translation>  原因：    %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="138"/>
+        <source>installed models:</source>
+        <translation>已安装的模型：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="142"/>
+        <source>unreadable</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="146"/>
+        <source>  (none; &apos;edgedesk models pull ID&apos; or &apos;edgedesk models import FILE&apos;)</source>
+        <translation>  （无；请在“模型”页面下载或导入模型）</translation>
+    </message>
+</context>
+<context>
     <name>HubSearch</name>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="45"/>
+        <location filename="../../desktop/ui/hub_search.py" line="46"/>
         <source>Search the Hub for GGUF models (e.g. glm-4)</source>
         <translation>在模型仓库中搜索 GGUF 模型（例如 glm-4）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="46"/>
+        <location filename="../../desktop/ui/hub_search.py" line="47"/>
         <source>Hub search</source>
         <translation>模型仓库搜索</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="48"/>
+        <location filename="../../desktop/ui/hub_search.py" line="49"/>
         <source>Search Hub</source>
         <translation>搜索模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="49"/>
+        <location filename="../../desktop/ui/hub_search.py" line="50"/>
         <source>Search the model hub</source>
         <translation>搜索模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="51"/>
+        <location filename="../../desktop/ui/hub_search.py" line="52"/>
         <source>Download quant</source>
         <translation>下载此量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="52"/>
+        <location filename="../../desktop/ui/hub_search.py" line="53"/>
         <source>Download the selected quant</source>
         <translation>下载所选的量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="59"/>
+        <location filename="../../desktop/ui/hub_search.py" line="60"/>
         <source>Hub search results</source>
         <translation>模型仓库搜索结果</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="60"/>
+        <location filename="../../desktop/ui/hub_search.py" line="61"/>
         <source>Repository / quant</source>
         <translation>仓库 / 量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="60"/>
+        <location filename="../../desktop/ui/hub_search.py" line="61"/>
         <source>Downloads</source>
         <translation>下载次数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="61"/>
+        <location filename="../../desktop/ui/hub_search.py" line="62"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="89"/>
+        <location filename="../../desktop/ui/hub_search.py" line="90"/>
         <source>Searching…</source>
         <translation>正在搜索…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/hub_search.py" line="108"/>
+        <location filename="../../desktop/ui/hub_search.py" line="109"/>
         <source>%n repositories found</source>
         <translation>
             <numerusform>找到 %n 个仓库</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="117"/>
+        <location filename="../../desktop/ui/hub_search.py" line="118"/>
         <source>Choose a quant under a repository first.</source>
         <translation>请先在某个仓库下选择一个量化版本。</translation>
     </message>
@@ -921,67 +1265,67 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="130"/>
+        <location filename="../../desktop/ui/main_window.py" line="141"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="131"/>
+        <location filename="../../desktop/ui/main_window.py" line="142"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="132"/>
+        <location filename="../../desktop/ui/main_window.py" line="143"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="133"/>
+        <location filename="../../desktop/ui/main_window.py" line="144"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="141"/>
+        <location filename="../../desktop/ui/main_window.py" line="152"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="178"/>
+        <location filename="../../desktop/ui/main_window.py" line="190"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="178"/>
+        <location filename="../../desktop/ui/main_window.py" line="190"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="180"/>
+        <location filename="../../desktop/ui/main_window.py" line="192"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="182"/>
+        <location filename="../../desktop/ui/main_window.py" line="194"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="182"/>
+        <location filename="../../desktop/ui/main_window.py" line="194"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="184"/>
+        <location filename="../../desktop/ui/main_window.py" line="196"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="185"/>
+        <location filename="../../desktop/ui/main_window.py" line="197"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="247"/>
+        <location filename="../../desktop/ui/main_window.py" line="275"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
@@ -989,64 +1333,64 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="57"/>
+        <location filename="../../desktop/ui/message_widget.py" line="42"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="57"/>
+        <location filename="../../desktop/ui/message_widget.py" line="42"/>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="64"/>
-        <location filename="../../desktop/ui/message_widget.py" line="156"/>
+        <location filename="../../desktop/ui/message_widget.py" line="49"/>
+        <location filename="../../desktop/ui/message_widget.py" line="141"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="65"/>
+        <location filename="../../desktop/ui/message_widget.py" line="50"/>
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="109"/>
-        <location filename="../../desktop/ui/message_widget.py" line="120"/>
+        <location filename="../../desktop/ui/message_widget.py" line="94"/>
+        <location filename="../../desktop/ui/message_widget.py" line="105"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="87"/>
+        <location filename="../../desktop/ui/message_widget.py" line="72"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="49"/>
+        <location filename="../../desktop/ui/message_widget.py" line="34"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="88"/>
+        <location filename="../../desktop/ui/message_widget.py" line="73"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="89"/>
+        <location filename="../../desktop/ui/message_widget.py" line="74"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="91"/>
+        <location filename="../../desktop/ui/message_widget.py" line="76"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="93"/>
+        <location filename="../../desktop/ui/message_widget.py" line="78"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="156"/>
+        <location filename="../../desktop/ui/message_widget.py" line="141"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
@@ -1054,214 +1398,214 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="73"/>
+        <location filename="../../desktop/ui/models_view.py" line="74"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="81"/>
+        <location filename="../../desktop/ui/models_view.py" line="82"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="111"/>
+        <location filename="../../desktop/ui/models_view.py" line="112"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="112"/>
+        <location filename="../../desktop/ui/models_view.py" line="113"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="114"/>
+        <location filename="../../desktop/ui/models_view.py" line="115"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="115"/>
+        <location filename="../../desktop/ui/models_view.py" line="116"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="117"/>
+        <location filename="../../desktop/ui/models_view.py" line="118"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="119"/>
+        <location filename="../../desktop/ui/models_view.py" line="120"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="121"/>
+        <location filename="../../desktop/ui/models_view.py" line="122"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="122"/>
+        <location filename="../../desktop/ui/models_view.py" line="123"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="124"/>
+        <location filename="../../desktop/ui/models_view.py" line="125"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="125"/>
+        <location filename="../../desktop/ui/models_view.py" line="126"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="126"/>
+        <location filename="../../desktop/ui/models_view.py" line="127"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="129"/>
+        <location filename="../../desktop/ui/models_view.py" line="130"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="131"/>
+        <location filename="../../desktop/ui/models_view.py" line="132"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="132"/>
+        <location filename="../../desktop/ui/models_view.py" line="133"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="136"/>
+        <location filename="../../desktop/ui/models_view.py" line="137"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="137"/>
+        <location filename="../../desktop/ui/models_view.py" line="138"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="142"/>
+        <location filename="../../desktop/ui/models_view.py" line="143"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="209"/>
+        <location filename="../../desktop/ui/models_view.py" line="210"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="234"/>
+        <location filename="../../desktop/ui/models_view.py" line="235"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="253"/>
+        <location filename="../../desktop/ui/models_view.py" line="254"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="259"/>
+        <location filename="../../desktop/ui/models_view.py" line="260"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="287"/>
+        <location filename="../../desktop/ui/models_view.py" line="288"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="288"/>
+        <location filename="../../desktop/ui/models_view.py" line="289"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="296"/>
+        <location filename="../../desktop/ui/models_view.py" line="297"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="309"/>
+        <location filename="../../desktop/ui/models_view.py" line="310"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="323"/>
+        <location filename="../../desktop/ui/models_view.py" line="324"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="334"/>
+        <location filename="../../desktop/ui/models_view.py" line="335"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="335"/>
+        <location filename="../../desktop/ui/models_view.py" line="336"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="352"/>
+        <location filename="../../desktop/ui/models_view.py" line="353"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="372"/>
+        <location filename="../../desktop/ui/models_view.py" line="373"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="373"/>
+        <location filename="../../desktop/ui/models_view.py" line="374"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="92"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="94"/>
         <source>Still deleting the cancelled download of </source>
         <translation>仍在删除已取消的下载：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="114"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="116"/>
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="134"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="136"/>
         <source>cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="166"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="168"/>
         <source>Finished before it could be cancelled; Remove deletes it: </source>
         <translation>取消前已下载完成；可用“移除”删除：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="169"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="171"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="171"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="173"/>
         <source>Cancelled %1; deleted %2 of partial download</source>
         <translation>已取消 %1；删除了 %2 的未完成下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="70"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="178"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="198"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="72"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="180"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="200"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="215"/>
+        <location filename="../../desktop/ui/model_downloads.py" line="217"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="396"/>
+        <location filename="../../desktop/ui/models_view.py" line="397"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -1327,32 +1671,32 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="100"/>
+        <location filename="../../desktop/ui/server_view.py" line="101"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="104"/>
+        <location filename="../../desktop/ui/server_view.py" line="105"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="112"/>
+        <location filename="../../desktop/ui/server_view.py" line="113"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="114"/>
+        <location filename="../../desktop/ui/server_view.py" line="115"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="115"/>
+        <location filename="../../desktop/ui/server_view.py" line="116"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="190"/>
+        <location filename="../../desktop/ui/server_view.py" line="191"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
@@ -1361,109 +1705,109 @@
         <translation type="vanished">在代码中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="121"/>
+        <location filename="../../desktop/ui/server_view.py" line="122"/>
         <source>Requests (no content is recorded)</source>
         <translation>请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="125"/>
+        <location filename="../../desktop/ui/server_view.py" line="126"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="134"/>
-        <location filename="../../desktop/ui/server_view.py" line="229"/>
+        <location filename="../../desktop/ui/server_view.py" line="135"/>
+        <location filename="../../desktop/ui/server_view.py" line="230"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="136"/>
+        <location filename="../../desktop/ui/server_view.py" line="137"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="138"/>
-        <location filename="../../desktop/ui/server_view.py" line="230"/>
+        <location filename="../../desktop/ui/server_view.py" line="139"/>
+        <location filename="../../desktop/ui/server_view.py" line="231"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="141"/>
+        <location filename="../../desktop/ui/server_view.py" line="142"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="142"/>
+        <location filename="../../desktop/ui/server_view.py" line="143"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="143"/>
+        <location filename="../../desktop/ui/server_view.py" line="144"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="154"/>
+        <location filename="../../desktop/ui/server_view.py" line="155"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="157"/>
+        <location filename="../../desktop/ui/server_view.py" line="158"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="159"/>
+        <location filename="../../desktop/ui/server_view.py" line="160"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="195"/>
+        <location filename="../../desktop/ui/server_view.py" line="196"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="199"/>
+        <location filename="../../desktop/ui/server_view.py" line="200"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="216"/>
+        <location filename="../../desktop/ui/server_view.py" line="217"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="219"/>
+        <location filename="../../desktop/ui/server_view.py" line="220"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="229"/>
+        <location filename="../../desktop/ui/server_view.py" line="230"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="230"/>
+        <location filename="../../desktop/ui/server_view.py" line="231"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="290"/>
+        <location filename="../../desktop/ui/server_view.py" line="291"/>
         <source>Key copied to the clipboard; it is shown only once: </source>
         <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="295"/>
+        <location filename="../../desktop/ui/server_view.py" line="296"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="296"/>
+        <location filename="../../desktop/ui/server_view.py" line="297"/>
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="314"/>
+        <location filename="../../desktop/ui/server_view.py" line="315"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
@@ -1604,7 +1948,7 @@
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="98"/>
+        <location filename="../../desktop/ui/__init__.py" line="99"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>

@@ -46,7 +46,7 @@ def test_gpu_memory_comes_from_the_backend_probe_for_any_vendor() -> None:
     radeon = GPU("AMD Radeon RX 7600", 8 * GIB, 7 * GIB, backend="vulkan")
     hardware = detect_hardware(gpu_probe=lambda: [radeon])
     assert hardware.gpus == (radeon,) and hardware.vram_free_bytes == 7 * GIB
-    assert "AMD Radeon RX 7600 7.0/8.0 GiB free" in hardware.describe()
+    assert "AMD Radeon RX 7600 7.0 GiB free of 8.0 GiB" in hardware.describe()
 
 
 def test_a_failing_probe_does_not_stop_the_app() -> None:

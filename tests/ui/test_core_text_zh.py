@@ -58,8 +58,8 @@ def test_the_chinese_models_screen_and_first_run_show_no_english_core_text(
 def test_machine_summary_in_chinese_keeps_the_numbers_and_gpu_names(chinese: None) -> None:
     hardware = Hardware(24 * GIB, 12 * GIB, 8, (GPU("NVIDIA RTX 4060", 8 * GIB, 6 * GIB),))
     text = machine_summary(hardware)
-    assert "12.0/24.0" in text and "8 " in text
-    assert "NVIDIA RTX 4060" in text and "6.0/8.0" in text
+    assert "12.0 GiB" in text and "24.0 GiB" in text and "8 " in text
+    assert "NVIDIA RTX 4060" in text and "6.0 GiB" in text and "8.0 GiB" in text
     assert english_in(text) == []
     assert "未检测到 GPU" in machine_summary(Hardware(24 * GIB, 12 * GIB, 8))
 

@@ -1,0 +1,84 @@
+"""The core's most common errors said in the window's language.
+
+``EdgeDeskError`` carries an English ``message`` (what the CLI and the API show) and,
+for the errors people meet most (offline, not downloaded, no disk space, a failed
+download, a policy refusal), a ``kind`` with ``params``. Here each kind has a sentence
+in Qt's translation ("ErrorText" context). Without a translation for it (an English
+window) the core's own message is shown, word for word, so English is unchanged.
+Callable from any thread: ``QCoreApplication.translate`` is thread-safe, and workers
+word their failures before they signal them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+
+from desktop.errors import EdgeDeskError
+
+# kind -> (English sentence with %1…, the params that fill %1, %2… in order)
+SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
+    "offline": (QT_TRANSLATE_NOOP(
+        "ErrorText",
+        "Cannot connect: offline mode is on (Settings, EDGEDESK_OFFLINE=1 or --offline); "
+        "no network connection is made."), ()),
+    "downloads_off": (QT_TRANSLATE_NOOP(
+        "ErrorText", "Cannot connect: model downloads are turned off (allow_downloads = false)."),
+        ()),
+    "no_disk_space": (QT_TRANSLATE_NOOP(
+        "ErrorText",
+        "Not enough free disk space in %1: the download needs %2 (+%3 headroom), only %4 "
+        "is free."), ("folder", "need", "headroom", "free")),
+    "download_busy": (QT_TRANSLATE_NOOP(
+        "ErrorText",
+        "%1 is still being downloaded (another window or a terminal); stop that download "
+        "first."), ("file",)),
+    "download_gave_up": (QT_TRANSLATE_NOOP(
+        "ErrorText",
+        "The download of %1 from %2 gave up after %3 tries; what came is kept, download "
+        "again to resume."), ("file", "repo", "tries")),
+    "download_corrupt": (QT_TRANSLATE_NOOP(
+        "ErrorText",
+        "%1 from %2 arrived corrupt and was moved aside to %3; download it again."),
+        ("file", "repo", "moved_to")),
+    "hub_refused": (QT_TRANSLATE_NOOP(
+        "ErrorText",
+        "%1 refused access to %2 (%3): sign in with a Hugging Face token first."),
+        ("endpoint", "repo", "status")),
+    "hub_status": (QT_TRANSLATE_NOOP(
+        "ErrorText", "%1 answered %2 for %3; try again later."),
+        ("endpoint", "status", "repo")),
+    "hub_unreachable": (QT_TRANSLATE_NOOP(
+        "ErrorText", "Cannot reach %1; check the network connection and try again."),
+        ("endpoint",)),
+    "policy_blocked": (QT_TRANSLATE_NOOP(
+        "ErrorText",
+        "%1 is blocked by your organization's policy (AllowedModels); ask IT to allow it "
+        "or pick an allowed model."), ("model",)),
+    "unknown_model": (QT_TRANSLATE_NOOP(
+        "ErrorText", "There is no model called %1; the Models screen lists them."),
+        ("model",)),
+    "not_installed": (QT_TRANSLATE_NOOP(
+        "ErrorText", "%1 is not installed; the Models screen lists what is."), ("model",)),
+    "not_downloaded": (QT_TRANSLATE_NOOP(
+        "ErrorText", "%1 is not downloaded yet; download it on the Models screen first."),
+        ("model",)),
+    "file_not_found": (QT_TRANSLATE_NOOP(
+        "ErrorText", "Model file not found: %1"), ("path",)),
+}
+
+
+def error_text(exc: BaseException) -> str:
+    """What the window says about ``exc``: its kind's sentence translated, else its message."""
+    if not isinstance(exc, EdgeDeskError):
+        return QCoreApplication.translate("ErrorText", "unexpected error: %1") \
+            .replace("%1", str(exc))
+    sentence = SENTENCES.get(exc.kind or "")
+    if sentence is None:
+        return exc.message
+    source, names = sentence
+    translated = QCoreApplication.translate("ErrorText", str(source))
+    if translated == str(source):  # no translation (an English window): the core's words
+        return exc.message
+    for number, name in enumerate(names, 1):
+        translated = translated.replace(f"%{number}", exc.params.get(name, "?"))
+    return translated
