@@ -15,13 +15,11 @@ and the chat goes on.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import FrameType
 
 from desktop.app import AppContext
 from desktop.chat.conversation import Conversation
@@ -36,6 +34,7 @@ from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
 from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
+from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script
 from desktop.crash import shown
 from desktop.engine.types import Chunk
 from desktop.errors import EdgeDeskError, InvalidRequest
@@ -98,12 +97,12 @@ def handle(args: argparse.Namespace) -> int:
             print(f"chatting with {shown(model)}; /help lists commands, /quit leaves",
                   file=sys.stderr)
         if not interactive:
-            terminal.loop(_script())
+            terminal.loop(script())
         else:
-            ctrl_c = _CtrlC()
+            ctrl_c = CtrlC()
             previous = signal.signal(signal.SIGINT, ctrl_c)
             try:
-                terminal.loop(_prompted(ctrl_c))
+                terminal.loop(prompted(ctrl_c))
             finally:
                 signal.signal(signal.SIGINT, previous)
     finally:
@@ -171,59 +170,6 @@ def check_collection(ctx: AppContext, name: str) -> None:
     missing = missing_embedding_model(ctx.library, ctx.resolver, name)
     if missing:
         raise InvalidRequest(EmbeddingModelMissing(name, missing).message, param="collection")
-
-
-class _CtrlC:
-    """SIGINT for a whole terminal session: stops a streaming answer, interrupts the
-    prompt, or (between the two) is kept for the next prompt.
-
-    Installed on the main thread, which alone runs the session. Python's own handler
-    raises KeyboardInterrupt wherever the main thread happens to be, so a Ctrl-C that
-    lands between an answer and the next prompt used to end the program with status 130.
-    """
-
-    def __init__(self) -> None:
-        self.cancel: threading.Event | None = None  # set while an answer streams
-        self.at_prompt = False
-        self.pending = False
-
-    def __call__(self, _signum: int, _frame: FrameType | None) -> None:
-        if self.cancel is not None:
-            self.cancel.set()
-        elif self.at_prompt:
-            raise KeyboardInterrupt
-        else:
-            self.pending = True
-
-
-def _prompted(ctrl_c: _CtrlC) -> Iterator[str | None]:
-    """Lines typed at a ``> `` prompt; None for a Ctrl-C there (or just before it)."""
-    while True:
-        if ctrl_c.pending:
-            ctrl_c.pending = False
-            yield None
-            continue
-        try:
-            ctrl_c.at_prompt = True
-            try:
-                line = input("> ")
-            finally:
-                ctrl_c.at_prompt = False
-        except EOFError:
-            print(file=sys.stderr)
-            return
-        except KeyboardInterrupt:
-            yield None
-            continue
-        yield line
-
-
-def _script() -> Iterator[str | None]:
-    """Lines of standard input (a script), to EOF."""
-    if sys.stdin is None:
-        return
-    for line in sys.stdin:
-        yield line.rstrip("\r\n")
 
 
 class TerminalChat:
@@ -344,7 +290,7 @@ class TerminalChat:
         cancel = threading.Event()
         self._in_reasoning = False
         try:
-            with _interrupt_sets(cancel):
+            with interrupt_sets(cancel):
                 turn = self.core.run(pending, self._show, cancel)
         except EdgeDeskError:
             # The words that came are kept and saved as broken off; the error follows them.
@@ -380,28 +326,3 @@ class TerminalChat:
                 self._in_reasoning = False
             sys.stdout.write(chunk.text)
             sys.stdout.flush()
-
-
-@contextlib.contextmanager
-def _interrupt_sets(cancel: threading.Event) -> Iterator[None]:
-    """While inside, Ctrl-C sets ``cancel`` instead of raising (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    session = signal.getsignal(signal.SIGINT)
-    if isinstance(session, _CtrlC):  # an interactive session's own handler
-        session.cancel = cancel
-        try:
-            yield
-        finally:
-            session.cancel = None
-        return
-
-    def stop(_signum: int, _frame: FrameType | None) -> None:
-        cancel.set()
-
-    previous = signal.signal(signal.SIGINT, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.cli.chat import _CtrlC, _prompted
+from desktop.cli.terminal_input import CtrlC, prompted
 from desktop.config import Paths
 from desktop.store.chats import ChatStore
 from tests.fixtures.fake_hub import FakeHub
@@ -205,7 +205,7 @@ def test_a_remote_model_chats_too(fake: Fake, monkeypatch: pytest.MonkeyPatch,  
 
 def test_a_ctrl_c_between_an_answer_and_the_prompt_is_a_ctrl_c_at_the_prompt(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    ctrl_c, cancel = _CtrlC(), threading.Event()
+    ctrl_c, cancel = CtrlC(), threading.Event()
     ctrl_c.cancel = cancel
     ctrl_c(signal.SIGINT, None)  # while an answer streams: it stops the answer
     assert cancel.is_set() and not ctrl_c.pending
@@ -213,7 +213,7 @@ def test_a_ctrl_c_between_an_answer_and_the_prompt_is_a_ctrl_c_at_the_prompt(
     ctrl_c(signal.SIGINT, None)  # after the answer, before the prompt: kept, never fatal
     typed = iter(["hello"])
     monkeypatch.setattr("builtins.input", lambda _prompt: next(typed))
-    lines = _prompted(ctrl_c)
+    lines = prompted(ctrl_c)
     assert next(lines) is None  # the kept Ctrl-C counts as one at the prompt
     assert next(lines) == "hello"
 
