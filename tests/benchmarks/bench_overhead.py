@@ -114,6 +114,12 @@ def _snapshot(proc: subprocess.Popen[bytes], report: Path) -> dict[str, float]:
     return dict(json.loads(report.read_text()))
 
 
+def _delta(before: dict[str, float], after: dict[str, float], seconds: float
+           ) -> dict[str, float]:
+    """Counter growth from ``before`` to ``after``, per ``seconds``."""
+    return {k: (after.get(k, 0.0) - before.get(k, 0.0)) / seconds for k in after}
+
+
 def _stream(client: openai.OpenAI, model: str, tokens: int, i: int) -> int:
     stream = client.chat.completions.create(
         model=model, messages=[{"role": "user", "content": f"({i}, {time.time_ns()}) {PROMPT}"}],
@@ -132,6 +138,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--clients", default="1,4")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--idle-s", type=float, default=3.0,
+                        help="seconds of idle server measured first")
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -162,6 +170,12 @@ def main() -> None:
             client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
             name = model.name.removesuffix(".gguf")
             _stream(client, name, 8, -1)  # warm-up: the model loads on first use
+            # What the server spends with nothing to do (timers, housekeeping) is taken
+            # off each workload's figures, so a slow run does not look like overhead.
+            before = _snapshot(proc, report)
+            idle_started = time.perf_counter()
+            time.sleep(args.idle_s)
+            idle = _delta(before, _snapshot(proc, report), time.perf_counter() - idle_started)
             for clients in [int(c) for c in args.clients.split(",")]:
                 for _ in range(args.rounds):
                     before = _snapshot(proc, report)
@@ -171,14 +185,16 @@ def main() -> None:
                                             range(clients)))
                     wall = time.perf_counter() - started
                     after = _snapshot(proc, report)
-                    delta = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
+                    delta = {k: v - idle.get(k, 0.0) * wall
+                             for k, v in _delta(before, after, 1.0).items()}
                     per = {k: 1000 * v / used for k, v in delta.items() if k != "decodes"}
-                    decode_py = per.get("decode", 0.0) - per["in-decode"]
+                    per["decode-py"] = per.get("decode", 0.0) - per["in-decode"]
+                    kinds = ("decode-py", "stream", "loop", "other")
+                    figures = " ".join(f"{k}={per.get(k, 0.0):.3f}" for k in kinds)
+                    total = sum(per.get(k, 0.0) for k in kinds)
                     print(f"clients={clients} tokens={used} decodes={delta['decodes']:.0f} "
-                          f"tok/s={used / wall:.1f} | ms/token: decode-py={decode_py:.3f} "
-                          f"stream={per.get('stream', 0.0):.3f} loop={per.get('loop', 0.0):.3f} "
-                          f"other={per.get('other', 0.0):.3f} in-decode={per['in-decode']:.3f} "
-                          f"python-total={decode_py + per.get('stream', 0.0) + per.get('loop', 0.0) + per.get('other', 0.0):.3f}",
+                          f"tok/s={used / wall:.1f} | CPU ms/token: {figures} "
+                          f"python-total={total:.3f} in-decode={per['in-decode']:.3f}",
                           flush=True)
         finally:
             proc.terminate()
