@@ -3,8 +3,9 @@
 The chain mirrors llama-cpp-python's high-level ``Llama`` (penalties, grammar, then
 greedy or top-k / typical / top-p / min-p / temperature / dist), so greedy output is
 token-for-token what ``Llama.create_completion`` gives. Sampling reads the logits row
-of one batch index straight from the context; Python never touches the vocabulary
-unless the request asked for logprobs.
+of one batch index straight from the context; Python touches the vocabulary only for
+logprobs and for plain greedy, which is one numpy argmax over that row (the same token,
+without copying the row into the chain's candidate array first).
 """
 
 from __future__ import annotations
