@@ -8,7 +8,6 @@ step; finished, cancelled and abandoned ones leave at the start of a step.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 
 import llama_cpp
 
+from desktop.engine.native import BatchWorker
 from desktop.engine.sampling import token_logprob
 from desktop.engine.slots import Finished, Request, Slot, Token, choose_slot
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
@@ -35,7 +35,7 @@ class Step:
 StepObserver = Callable[[Step], None]
 
 
-class DecodeLoop:
+class DecodeLoop(BatchWorker):
     """Owns the llama context's generation: one thread runs ``_run``; others ``submit``.
 
     ``submit``, ``stats`` and ``stop`` may be called from any thread. Everything else,
@@ -46,6 +46,7 @@ class DecodeLoop:
                  n_vocab: int, n_batch: int, n_slots: int, slot_context: int, n_swa: int,
                  piece: Callable[[int], str], state_cache_bytes: int = 0,
                  on_step: StepObserver | None = None) -> None:
+        super().__init__(n_batch, "edgedesk-decode", self._run)
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
         self._vocab = vocab
@@ -57,15 +58,11 @@ class DecodeLoop:
         self._on_step = on_step
         self._slots = [Slot(seq) for seq in range(n_slots)]
         self._states = StateCache(ctx, state_cache_bytes)
-        self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self._pending: deque[Request] = deque()
-        self._lock = threading.Condition()
-        self._stopping = False
         self._failure: EdgeDeskError | None = None
         self._steps = 0
         self._counts = {"processed": 0, "cached": 0, "tokens": 0}
-        self._thread = threading.Thread(target=self._run, name="edgedesk-decode", daemon=True)
-        self._thread.start()
+        self._start_worker()
 
     # ------------------------------------------------------------- any thread
     def submit(self, request: Request) -> None:
@@ -90,14 +87,6 @@ class DecodeLoop:
                 tokens_decoded=self._counts["tokens"],
                 requests_waiting=len(self._pending),
             )
-
-    def stop(self) -> None:
-        """End the loop thread (requests still running finish as cancelled) and free the batch."""
-        with self._lock:
-            self._stopping = True
-            self._lock.notify()
-        self._thread.join()
-        llama_cpp.llama_batch_free(self._batch)
 
     # ------------------------------------------------------------- loop thread
     def _run(self) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import llama_cpp
 
+from desktop.engine.native import BatchWorker
 from desktop.errors import EdgeDeskError
 
 
@@ -29,7 +30,7 @@ class _Job:
     next: int = 0  # first sequence not yet packed into a decode
 
 
-class EmbedLoop:
+class EmbedLoop(BatchWorker):
     """Owns an embedding context's decodes on its own thread.
 
     ``run``, ``decodes`` and ``stop`` may be called from any thread; llama.cpp is only
@@ -38,18 +39,15 @@ class EmbedLoop:
 
     def __init__(self, ctx: llama_cpp.llama_context_p, *, n_batch: int, n_seq_max: int,
                  on_decode: Callable[[int], None] | None = None) -> None:
+        super().__init__(n_batch, "edgedesk-embed", self._work)
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
         self._n_batch = n_batch
         self._n_seq_max = n_seq_max
         self._on_decode = on_decode  # called on the worker after each decode (tests)
-        self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self._jobs: deque[_Job] = deque()
-        self._lock = threading.Condition()
-        self._stopping = False
         self.decodes = 0  # decode calls since load; fewer than callers means they shared
-        self._thread = threading.Thread(target=self._work, name="edgedesk-embed", daemon=True)
-        self._thread.start()
+        self._start_worker()
 
     def run(self, sequences: list[list[int]], width: int) -> list[list[float]]:
         """Pooled output vectors (``width`` floats each) for ``sequences``, in order."""
@@ -70,14 +68,6 @@ class EmbedLoop:
         """Callers waiting for their vectors (tests use it to line callers up)."""
         with self._lock:
             return len(self._jobs)
-
-    def stop(self) -> None:
-        """End the worker; callers still waiting get an error."""
-        with self._lock:
-            self._stopping = True
-            self._lock.notify()
-        self._thread.join()
-        llama_cpp.llama_batch_free(self._batch)
 
     def _work(self) -> None:
         while True:

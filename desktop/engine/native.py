@@ -6,6 +6,8 @@ one place, with the reasons for them.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,6 +100,35 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
             f"llama.cpp could not load {path.name}: no memory for a context of "
             f"{params.n_ctx} tokens; lower the context or the parallel slots")
     return model, ctx
+
+class BatchWorker:
+    """A thread that owns one ``llama_batch`` and makes a context's decodes.
+
+    The generation loop and the embedding loop share this lifetime: the subclass's
+    ``_lock`` guards ``_stopping`` and wakes its worker; ``stop`` may be called from any
+    thread (once the worker may end), and frees the batch only after the worker ended.
+    """
+
+    def __init__(self, n_batch: int, name: str, work: Callable[[], None]) -> None:
+        self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        self._lock = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=work, name=name, daemon=True)
+
+    def _start_worker(self) -> None:
+        """Start the worker, once the subclass has set up everything it reads."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End the worker (what each loop does with unfinished work is its own), free the batch."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+        self._thread.join()
+        if self._batch is not None:  # a second stop must not free it twice
+            llama_cpp.llama_batch_free(self._batch)
+            self._batch = None
+
 
 def warm_up(ctx: Any, vocab: Any, name: str) -> None:
     """One real decode now, as llama-server does, so a lack of memory fails the load."""

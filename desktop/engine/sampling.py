@@ -3,8 +3,9 @@
 The chain mirrors llama-cpp-python's high-level ``Llama`` (penalties, grammar, then
 greedy or top-k / typical / top-p / min-p / temperature / dist), so greedy output is
 token-for-token what ``Llama.create_completion`` gives. Sampling reads the logits row
-of one batch index straight from the context; Python never touches the vocabulary
-unless the request asked for logprobs.
+of one batch index straight from the context; Python touches the vocabulary only for
+logprobs and for plain greedy, which is one numpy argmax over that row (the same token,
+without copying the row into the chain's candidate array first).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class SamplerChain:
     def __init__(self, vocab: llama_cpp.llama_vocab_p, n_vocab: int,
                  params: GenerationParams) -> None:
         grammar = gbnf_for(params)  # raises InvalidRequest for a bad schema, before any work
+        self.n_vocab = n_vocab
+        self._argmax = False
         self._chain = llama_cpp.llama_sampler_chain_init(
             llama_cpp.llama_sampler_chain_default_params())
         add = self._add
@@ -50,6 +53,12 @@ class SamplerChain:
                 raise InvalidRequest(f"invalid {which}: llama.cpp could not parse the "
                                      "grammar", param=which)
             add(sampler)
+        # Plain greedy (no penalties, no grammar) is an argmax over the logits row, which
+        # numpy does ~15x faster than the chain (0.04 vs 0.6 ms on a 262k vocabulary):
+        # the chain first copies the whole row into a candidate array. Same token: both
+        # take the first of equal maxima. This time is spent on the decode thread,
+        # before the next decode can start, once per generating slot.
+        self._argmax = params.temperature <= 0.0 and not self._has_samplers()
         if params.temperature <= 0.0:
             add(llama_cpp.llama_sampler_init_greedy())
         else:
@@ -60,13 +69,18 @@ class SamplerChain:
             add(llama_cpp.llama_sampler_init_min_p(params.min_p, 1))
             add(llama_cpp.llama_sampler_init_temp(params.temperature))
             add(llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-        self.n_vocab = n_vocab
 
     def _add(self, sampler: llama_cpp.llama_sampler_p) -> None:
         llama_cpp.llama_sampler_chain_add(self._chain, sampler)
 
+    def _has_samplers(self) -> bool:
+        return int(llama_cpp.llama_sampler_chain_n(self._chain)) > 0
+
     def sample(self, ctx: llama_cpp.llama_context_p, index: int) -> int:
         """Sample (and accept) the next token from batch row ``index`` of the last decode."""
+        if self._argmax:  # greedy keeps no state, so there is nothing to accept
+            row = llama_cpp.llama_get_logits_ith(ctx, index)
+            return int(np.ctypeslib.as_array(row, shape=(self.n_vocab,)).argmax())
         return int(llama_cpp.llama_sampler_sample(self._chain, ctx, index))
 
     def close(self) -> None:

@@ -29,13 +29,18 @@ class TextAssembler:
         if not self._stops:
             self._held = ""
             return text
-        found = [(i, stop) for stop in self._stops if (i := text.find(stop)) >= 0]
-        if found:
-            cut, self.matched = min(found, key=lambda hit: hit[0])
+        cut = -1
+        for stop in self._stops:
+            i = text.find(stop)
+            if i >= 0 and (cut < 0 or i < cut):
+                cut, self.matched = i, stop
+        if cut >= 0:
             self.stopped = True
             self._held = ""
             return text[:cut]
-        keep = max(_partial_suffix(text, stop) for stop in self._stops)
+        keep = 0
+        for stop in self._stops:
+            keep = max(keep, _partial_suffix(text, stop))
         self._held = text[len(text) - keep:]
         return text[: len(text) - keep]
 
@@ -49,8 +54,15 @@ class TextAssembler:
 
 
 def _partial_suffix(text: str, stop: str) -> int:
-    """Length of the longest end of ``text`` that begins ``stop``."""
-    for size in range(min(len(stop) - 1, len(text)), 0, -1):
-        if text.endswith(stop[:size]):
-            return size
+    """Length of the longest end of ``text`` that begins ``stop``.
+
+    Runs once per token per stop string: only places where ``stop``'s first character
+    occurs near the end are compared (one C-level find), not every suffix length.
+    """
+    start = max(0, len(text) - len(stop) + 1)
+    i = text.find(stop[0], start)
+    while i >= 0:
+        if stop.startswith(text[i:]):
+            return len(text) - i
+        i = text.find(stop[0], i + 1)
     return 0

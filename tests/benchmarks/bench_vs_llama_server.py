@@ -1,7 +1,7 @@
 """`edgedesk serve` against llama.cpp's own llama-server, each at its own defaults.
 
 Run: .venv/bin/python -m tests.benchmarks.bench_vs_llama_server [--tokens 96]
-     [--clients 1,2,4,8] [--llama-server PATH] [--json FILE]
+     [--clients 1,2,4,8] [--llama-server PATH] [--json FILE] [--rounds N]
 
 Same model (Gemma 3 270M Q4_K_M from its PyPI package), same machine, same run; both
 servers are started by this script with nothing but the model (and ``-np 4`` for
@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -301,25 +301,64 @@ async def _metrics(url: str) -> dict[str, Any] | None:
 
 
 def measure(sides: dict[str, Side], servers: dict[str, Any], clients: list[int], tokens: int,
-            work: Path) -> None:
-    """Run every scenario on each server in turn (llama-server first), one server up at a time
-    so they never compete for the cores; warm-up first."""
-    for name, start in servers.items():
-        side = sides[name]
-        with start(work / name) as (url, model):
+            work: Path, rounds: int = 1) -> None:
+    """Run every scenario on each server (llama-server first), warm-up first.
+
+    With ``rounds`` > 1 all servers stay up (an idle one uses next to no CPU) and each
+    scenario runs on every server in turn, round after round; each figure is then the
+    median over rounds. On a machine whose load drifts, the servers then see the same
+    minutes, instead of one of them getting a quiet stretch and the other a busy one.
+    """
+    if rounds <= 1:
+        for name, start in servers.items():
+            with start(work / name) as (url, model):
+                asyncio.run(concurrency(Side("warm-up"), url, model, 1, 8))
+                _scenarios(sides[name], url, model, clients, tokens)
+        return
+    with ExitStack() as stack:
+        ups: dict[str, tuple[str, str]] = {
+            name: stack.enter_context(start(work / name)) for name, start in servers.items()}
+        trials: dict[str, list[Side]] = {name: [] for name in servers}
+        for url, model in ups.values():
             asyncio.run(concurrency(Side("warm-up"), url, model, 1, 8))
-            for n in clients:
-                asyncio.run(concurrency(side, url, model, n, tokens))
-                print(f"{name:>12}: {n} clients {side.concurrency[n]}", flush=True)
-            asyncio.run(newcomer(side, url, model, tokens))
-            print(f"{name:>12}: newcomer TTFT {side.newcomer_ttft_s:.3f} s", flush=True)
-            asyncio.run(interleaved(side, url, model, 32))
-            print(f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
-                  f"{side.follow_up_ttft_s:.3f} s", flush=True)
-            if name != "llama-server":
-                side.details["metrics"] = asyncio.run(_metrics(url))
-            for message in side.details.get("error_messages", [])[:5]:
-                print(f"{name:>12}: error {message}", flush=True)
+        for index in range(rounds):
+            for name, (url, model) in ups.items():
+                print(f"--- round {index + 1} of {rounds}: {name}", flush=True)
+                trial = Side(name)
+                _scenarios(trial, url, model, clients, tokens)
+                trials[name].append(trial)
+        for name, done in trials.items():
+            _median_into(sides[name], done)
+
+
+def _scenarios(side: Side, url: str, model: str, clients: list[int], tokens: int) -> None:
+    name = side.name
+    for n in clients:
+        asyncio.run(concurrency(side, url, model, n, tokens))
+        print(f"{name:>12}: {n} clients {side.concurrency[n]}", flush=True)
+    asyncio.run(newcomer(side, url, model, tokens))
+    print(f"{name:>12}: newcomer TTFT {side.newcomer_ttft_s:.3f} s", flush=True)
+    asyncio.run(interleaved(side, url, model, 32))
+    print(f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
+          f"{side.follow_up_ttft_s:.3f} s", flush=True)
+    if name != "llama-server":
+        side.details["metrics"] = asyncio.run(_metrics(url))
+    for message in side.details.get("error_messages", [])[:5]:
+        print(f"{name:>12}: error {message}", flush=True)
+
+
+def _median_into(side: Side, trials: list[Side]) -> None:
+    """Each figure of ``side``: the median of the rounds' (errors: their sum)."""
+    for n in trials[0].concurrency:
+        figures = [t.concurrency[n] for t in trials if n in t.concurrency]
+        side.concurrency[n] = {key: statistics.median(f[key] for f in figures)
+                               for key in figures[0]}
+        side.concurrency[n]["errors"] = sum(f["errors"] for f in figures)
+    side.newcomer_ttft_s = statistics.median(t.newcomer_ttft_s for t in trials)
+    side.first_turn_ttft_s = statistics.median(t.first_turn_ttft_s for t in trials)
+    side.follow_up_ttft_s = statistics.median(t.follow_up_ttft_s for t in trials)
+    side.errors = sum(t.errors for t in trials)
+    side.details["rounds"] = [asdict(t) for t in trials]
 
 
 def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
@@ -365,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llama-server", default=None, metavar="PATH")
     parser.add_argument("--only", choices=["llama-server", "edgedesk"], default=None)
     parser.add_argument("--json", type=Path, default=None, metavar="FILE")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="alternate the servers this many times; figures are medians")
     parser.add_argument("--model", type=Path, default=None,
                         help="another GGUF (default: Gemma 3 270M Q4_K_M from PyPI)")
     parser.add_argument("--edgedesk", action="append", default=[], metavar="LABEL=DIR",
@@ -384,10 +425,11 @@ def main(argv: list[str] | None = None) -> int:
     sides = {name: Side(name) for name in ["llama-server", *(c[0] for c in checkouts)]}
     work = Path(tempfile.mkdtemp(prefix="edgedesk-vs-llama-server-"))
     try:
-        measure(sides, servers, clients, args.tokens, work)
+        measure(sides, servers, clients, args.tokens, work, args.rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"\n{model.name}, {args.tokens} tokens per request, {os.cpu_count()} CPUs "
+    rounds = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
+    print(f"\n{model.name}, {args.tokens} tokens per request{rounds}, {os.cpu_count()} CPUs "
           "(shared with other work: compare ratios, not absolute figures)\n")
     print(table(sides["llama-server"], [sides[c[0]] for c in checkouts], clients))
     if args.json:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from desktop.engine.slots import Request, Slot, choose_slot
 from desktop.engine.streaming import TextAssembler
 
@@ -61,3 +63,30 @@ def test_the_earliest_stop_string_is_the_one_named() -> None:
     text = TextAssembler(("later", "soon"))
     assert _feed(text, [b"it ends soon, not later"]) == "it ends "
     assert text.matched == "soon"
+
+
+def _reference(stops: tuple[str, ...], pieces: list[str]) -> tuple[str, str | None]:
+    """Every suffix length tried one by one: slow and obviously right."""
+    shown, held = "", ""
+    for piece in pieces:
+        text = held + piece
+        found = [(i, stop) for stop in stops if (i := text.find(stop)) >= 0]
+        if found:
+            cut, stop = min(found, key=lambda hit: hit[0])
+            return shown + text[:cut], stop
+        keep = max(next((n for n in range(min(len(s) - 1, len(text)), 0, -1)
+                         if text.endswith(s[:n])), 0) for s in stops)
+        shown, held = shown + text[: len(text) - keep], text[len(text) - keep:]
+    return shown + held, None
+
+
+def test_stop_strings_hold_back_exactly_what_may_start_one() -> None:
+    # Pieces over a tiny alphabet make near-misses, overlaps and repeats common.
+    rng = random.Random(7)
+    stops = ("aab", "ba", "<e>", "abab")
+    for _ in range(2000):
+        pieces = ["".join(rng.choice("ab<e>") for _ in range(rng.randint(0, 4)))
+                  for _ in range(rng.randint(1, 8))]
+        text = TextAssembler(stops)
+        shown = _feed(text, [p.encode() for p in pieces]) + text.flush()
+        assert (shown, text.matched) == _reference(stops, pieces), pieces

@@ -56,6 +56,22 @@ def test_greedy_output_is_the_same_alone_and_beside_three_others(
     assert [text for text, _ in results_together] == solo
 
 
+def test_greedy_output_is_what_llama_cpp_python_gives(engine: LlamaEngine,
+                                                        tiny_chat: Path) -> None:
+    # Plain greedy skips llama.cpp's sampler chain (an argmax over the logits row); the
+    # random-weight model's flat logits make near-ties common, so this would catch a
+    # different choice between equal or close maxima.
+    import llama_cpp
+
+    direct = llama_cpp.Llama(str(tiny_chat), n_ctx=512, verbose=False)
+    try:
+        for prompt in PROMPTS:
+            expected = direct.create_completion(prompt, max_tokens=24, temperature=0.0)
+            assert _completion(engine, prompt)[0] == expected["choices"][0]["text"]
+    finally:
+        direct.close()
+
+
 def test_eight_streams_of_mixed_lengths_all_complete(engine: LlamaEngine, gate: LoopGate) -> None:
     prompts = [PROMPTS[i % 4] + " " + "cat " * i for i in range(8)]
     params = [GenerationParams(max_tokens=4 + 5 * i, temperature=0.0) for i in range(8)]
