@@ -3,8 +3,10 @@
 ``EdgeDeskError`` carries an English ``message`` (what the CLI and the API show) and,
 for the errors people meet most (offline, not downloaded, no disk space, a failed
 download, a policy refusal), a ``kind`` with ``params``. Here each kind has a sentence
-in Qt's translation ("ErrorText" context). Without a translation for it (an English
-window) the core's own message is shown, word for word, so English is unchanged.
+in Qt's translation ("ErrorText" context); every other error gets its class's translated
+lead ("The model could not be loaded: …") before the core's own detail. Without a
+translation (an English window) the core's own message is shown, word for word, so
+English is unchanged.
 Callable from any thread: ``QCoreApplication.translate`` is thread-safe, and workers
 word their failures before they signal them.
 """
@@ -13,7 +15,24 @@ from __future__ import annotations
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
-from desktop.errors import EdgeDeskError
+from desktop.errors import (
+    AuthRequired,
+    ConfigError,
+    ContextOverflow,
+    DownloadError,
+    EdgeDeskError,
+    InvalidRequest,
+    ModelFileError,
+    ModelLoadError,
+    ModelNotAllowed,
+    ModelNotFound,
+    NetworkBlocked,
+    QueueFull,
+    RemoteError,
+    StoreError,
+    TemplateFailed,
+    TemplateMissing,
+)
 
 # kind -> (English sentence with %1…, the params that fill %1, %2… in order)
 SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
@@ -66,6 +85,40 @@ SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
         "ErrorText", "Model file not found: %1"), ("path",)),
 }
 
+# Errors without a sentence of their own: a translated lead naming what went wrong, then
+# the core's detail (file names, llama.cpp's or a remote's words) as it was written.
+# Most specific class first: the first isinstance match wins.
+LEADS: tuple[tuple[type[EdgeDeskError], object], ...] = (
+    (ModelLoadError, QT_TRANSLATE_NOOP("ErrorText", "The model could not be loaded")),
+    (ModelFileError, QT_TRANSLATE_NOOP("ErrorText", "The model file cannot be used")),
+    (TemplateMissing, QT_TRANSLATE_NOOP("ErrorText", "The model has no chat template")),
+    (TemplateFailed, QT_TRANSLATE_NOOP("ErrorText", "The model's chat template failed")),
+    (ContextOverflow, QT_TRANSLATE_NOOP(
+        "ErrorText", "The conversation is too long for this model")),
+    (QueueFull, QT_TRANSLATE_NOOP("ErrorText", "The model is busy")),
+    (RemoteError, QT_TRANSLATE_NOOP("ErrorText", "The remote model failed")),
+    (ModelNotAllowed, QT_TRANSLATE_NOOP("ErrorText", "Your organization's policy blocks this")),
+    (ModelNotFound, QT_TRANSLATE_NOOP("ErrorText", "Model not found")),
+    (NetworkBlocked, QT_TRANSLATE_NOOP("ErrorText", "No network connection is allowed")),
+    (DownloadError, QT_TRANSLATE_NOOP("ErrorText", "The download failed")),
+    (AuthRequired, QT_TRANSLATE_NOOP("ErrorText", "A Hugging Face sign-in is needed")),
+    (StoreError, QT_TRANSLATE_NOOP("ErrorText", "Your saved data could not be read or written")),
+    (ConfigError, QT_TRANSLATE_NOOP("ErrorText", "A setting is not valid")),
+    (InvalidRequest, QT_TRANSLATE_NOOP("ErrorText", "This cannot be done")),
+)
+
+
+def _with_lead(exc: EdgeDeskError) -> str:
+    """The class's translated lead and the core's message; the message alone in English."""
+    for cls, source in LEADS:
+        if isinstance(exc, cls):
+            lead = QCoreApplication.translate("ErrorText", str(source))
+            if lead == str(source):  # an English window: the core's words are enough
+                return exc.message
+            return QCoreApplication.translate("ErrorText", "%1: %2") \
+                .replace("%1", lead).replace("%2", exc.message)
+    return exc.message
+
 
 def error_text(exc: BaseException) -> str:
     """What the window says about ``exc``: its kind's sentence translated, else its message."""
@@ -74,7 +127,7 @@ def error_text(exc: BaseException) -> str:
             .replace("%1", str(exc))
     sentence = SENTENCES.get(exc.kind or "")
     if sentence is None:
-        return exc.message
+        return _with_lead(exc)
     source, names = sentence
     translated = QCoreApplication.translate("ErrorText", str(source))
     if translated == str(source):  # no translation (an English window): the core's words

@@ -882,77 +882,157 @@
 <context>
     <name>ErrorText</name>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="20"/>
+        <location filename="../../desktop/ui/error_text.py" line="39"/>
         <source>Cannot connect: offline mode is on (Settings, EDGEDESK_OFFLINE=1 or --offline); no network connection is made.</source>
         <translation>无法联网：离线模式已开启（设置、EDGEDESK_OFFLINE=1 或 --offline），不会建立任何网络连接。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="24"/>
+        <location filename="../../desktop/ui/error_text.py" line="43"/>
         <source>Cannot connect: model downloads are turned off (allow_downloads = false).</source>
         <translation>无法联网：模型下载已关闭（allow_downloads = false）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="27"/>
+        <location filename="../../desktop/ui/error_text.py" line="46"/>
         <source>Not enough free disk space in %1: the download needs %2 (+%3 headroom), only %4 is free.</source>
         <translation>%1 的磁盘空间不足：下载需要 %2（另需 %3 余量），但只剩 %4 可用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="31"/>
+        <location filename="../../desktop/ui/error_text.py" line="50"/>
         <source>%1 is still being downloaded (another window or a terminal); stop that download first.</source>
         <translation>%1 仍在下载中（另一个窗口或终端）；请先停止该下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="35"/>
+        <location filename="../../desktop/ui/error_text.py" line="54"/>
         <source>The download of %1 from %2 gave up after %3 tries; what came is kept, download again to resume.</source>
         <translation>从 %2 下载 %1 在尝试 %3 次后放弃；已下载的部分已保留，再次下载即可续传。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="39"/>
+        <location filename="../../desktop/ui/error_text.py" line="58"/>
         <source>%1 from %2 arrived corrupt and was moved aside to %3; download it again.</source>
         <translation>来自 %2 的 %1 已损坏，已移至 %3；请重新下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="43"/>
+        <location filename="../../desktop/ui/error_text.py" line="62"/>
         <source>%1 refused access to %2 (%3): sign in with a Hugging Face token first.</source>
         <translation>%1 拒绝访问 %2（%3）：请先使用 Hugging Face 令牌登录。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="47"/>
+        <location filename="../../desktop/ui/error_text.py" line="66"/>
         <source>%1 answered %2 for %3; try again later.</source>
         <translation>%1 对 %3 返回了 %2；请稍后再试。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="50"/>
+        <location filename="../../desktop/ui/error_text.py" line="69"/>
         <source>Cannot reach %1; check the network connection and try again.</source>
         <translation>无法连接 %1；请检查网络连接后重试。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="53"/>
+        <location filename="../../desktop/ui/error_text.py" line="72"/>
         <source>%1 is blocked by your organization&apos;s policy (AllowedModels); ask IT to allow it or pick an allowed model.</source>
         <translation>%1 被贵组织的策略（AllowedModels）禁止；请联系 IT 放行，或选择允许的模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="57"/>
+        <location filename="../../desktop/ui/error_text.py" line="76"/>
         <source>There is no model called %1; the Models screen lists them.</source>
         <translation>没有名为 %1 的模型；可在“模型”页面查看所有模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="60"/>
+        <location filename="../../desktop/ui/error_text.py" line="79"/>
         <source>%1 is not installed; the Models screen lists what is.</source>
         <translation>%1 尚未安装；可在“模型”页面查看已安装的模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="62"/>
+        <location filename="../../desktop/ui/error_text.py" line="81"/>
         <source>%1 is not downloaded yet; download it on the Models screen first.</source>
         <translation>%1 尚未下载；请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="65"/>
+        <location filename="../../desktop/ui/error_text.py" line="84"/>
         <source>Model file not found: %1</source>
         <translation>找不到模型文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="73"/>
+        <location filename="../../desktop/ui/error_text.py" line="92"/>
+        <source>The model could not be loaded</source>
+        <translation>无法加载模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="93"/>
+        <source>The model file cannot be used</source>
+        <translation>模型文件无法使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="94"/>
+        <source>The model has no chat template</source>
+        <translation>该模型没有对话模板</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="95"/>
+        <source>The model&apos;s chat template failed</source>
+        <translation>模型的对话模板出错</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="96"/>
+        <source>The conversation is too long for this model</source>
+        <translation>对话太长，超出了该模型的上下文</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="98"/>
+        <source>The model is busy</source>
+        <translation>模型正忙</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="99"/>
+        <source>The remote model failed</source>
+        <translation>远程模型出错</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="100"/>
+        <source>Your organization&apos;s policy blocks this</source>
+        <translation>贵组织的策略禁止此操作</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="101"/>
+        <source>Model not found</source>
+        <translation>找不到模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="102"/>
+        <source>No network connection is allowed</source>
+        <translation>不允许任何网络连接</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="103"/>
+        <source>The download failed</source>
+        <translation>下载失败</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="104"/>
+        <source>A Hugging Face sign-in is needed</source>
+        <translation>需要登录 Hugging Face</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="105"/>
+        <source>Your saved data could not be read or written</source>
+        <translation>无法读取或写入已保存的数据</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="106"/>
+        <source>A setting is not valid</source>
+        <translation>某项设置无效</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="107"/>
+        <source>This cannot be done</source>
+        <translation>无法执行此操作</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="118"/>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="126"/>
         <source>unexpected error: %1</source>
         <translation>意外错误：%1</translation>
     </message>
@@ -1398,167 +1478,167 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="74"/>
+        <location filename="../../desktop/ui/models_view.py" line="75"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="82"/>
+        <location filename="../../desktop/ui/models_view.py" line="83"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="112"/>
+        <location filename="../../desktop/ui/models_view.py" line="113"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="113"/>
+        <location filename="../../desktop/ui/models_view.py" line="114"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="115"/>
+        <location filename="../../desktop/ui/models_view.py" line="116"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="116"/>
+        <location filename="../../desktop/ui/models_view.py" line="117"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="118"/>
+        <location filename="../../desktop/ui/models_view.py" line="119"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="120"/>
+        <location filename="../../desktop/ui/models_view.py" line="121"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="122"/>
+        <location filename="../../desktop/ui/models_view.py" line="123"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="123"/>
+        <location filename="../../desktop/ui/models_view.py" line="124"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="125"/>
+        <location filename="../../desktop/ui/models_view.py" line="126"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="126"/>
+        <location filename="../../desktop/ui/models_view.py" line="127"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="127"/>
+        <location filename="../../desktop/ui/models_view.py" line="128"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="130"/>
+        <location filename="../../desktop/ui/models_view.py" line="131"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="132"/>
+        <location filename="../../desktop/ui/models_view.py" line="133"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="133"/>
+        <location filename="../../desktop/ui/models_view.py" line="134"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="137"/>
+        <location filename="../../desktop/ui/models_view.py" line="138"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="138"/>
+        <location filename="../../desktop/ui/models_view.py" line="139"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="143"/>
+        <location filename="../../desktop/ui/models_view.py" line="144"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="210"/>
+        <location filename="../../desktop/ui/models_view.py" line="211"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="235"/>
+        <location filename="../../desktop/ui/models_view.py" line="236"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="254"/>
+        <location filename="../../desktop/ui/models_view.py" line="255"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="260"/>
+        <location filename="../../desktop/ui/models_view.py" line="261"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="288"/>
+        <location filename="../../desktop/ui/models_view.py" line="279"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="289"/>
+        <location filename="../../desktop/ui/models_view.py" line="280"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="297"/>
+        <location filename="../../desktop/ui/models_view.py" line="288"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="310"/>
+        <location filename="../../desktop/ui/models_view.py" line="301"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="324"/>
+        <location filename="../../desktop/ui/models_view.py" line="315"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="335"/>
+        <location filename="../../desktop/ui/models_view.py" line="326"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="336"/>
+        <location filename="../../desktop/ui/models_view.py" line="327"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="353"/>
+        <location filename="../../desktop/ui/models_view.py" line="344"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="373"/>
+        <location filename="../../desktop/ui/models_view.py" line="364"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="374"/>
+        <location filename="../../desktop/ui/models_view.py" line="365"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
@@ -1605,7 +1685,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="397"/>
+        <location filename="../../desktop/ui/models_view.py" line="388"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>

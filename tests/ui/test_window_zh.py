@@ -17,7 +17,14 @@ from desktop.config import NoPolicy
 from desktop.doctor import doctor_report, format_report, why_not_kind
 from desktop.engine.backend import BackendInfo, why_no_gpu
 from desktop.engine.types import Usage
-from desktop.errors import EdgeDeskError
+from desktop.errors import (
+    ContextOverflow,
+    EdgeDeskError,
+    InvalidRequest,
+    ModelLoadError,
+    RemoteError,
+    TemplateFailed,
+)
 from desktop.net import NetGate
 from desktop.ui.answer_footer import footer_text
 from desktop.ui.error_text import SENTENCES, error_text
@@ -204,6 +211,28 @@ def test_every_error_kind_the_core_raises_has_a_chinese_sentence(chinese) -> Non
         text = error_text(error)
         assert text != "English" and not ENGLISH_PHRASE.search(text), (kind, text)
         assert text.count("X1") == len(names), (kind, text)
+
+
+def _errors_without_a_sentence() -> list[EdgeDeskError]:
+    return [ModelLoadError("llama.cpp failed to load model.gguf (out of memory)"),
+            RemoteError("gpu-01: 401 Unauthorized"),
+            TemplateFailed("template line 3: 'tools' is undefined"),
+            ContextOverflow("prompt is 9000 tokens; the context holds 8192"),
+            InvalidRequest("--max-tokens must be at least 1")]
+
+
+def test_errors_without_a_sentence_lead_in_chinese_then_keep_the_cores_detail(
+        chinese) -> None:
+    for error in _errors_without_a_sentence():
+        text = error_text(error)
+        lead, _, detail = text.partition("：")
+        assert re.search(r"[\u4e00-\u9fff]", lead) and not re.search(r"[A-Za-z]", lead), text
+        assert detail == error.message  # file names, llama.cpp's and a remote's own words
+
+
+def test_in_english_errors_without_a_sentence_are_the_cores_words(qapp) -> None:
+    for error in _errors_without_a_sentence():
+        assert error_text(error) == error.message
 
 
 def test_the_chinese_window_refuses_an_offline_hub_search_in_chinese(
