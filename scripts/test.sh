@@ -12,6 +12,7 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test,packaging]'
 export QT_QPA_PLATFORM=offscreen
+echo "== commits";       PYTHON=.venv/bin/python ./scripts/check-commits.sh
 echo "== ruff";          .venv/bin/ruff check desktop tests packaging
 echo "== mypy (strict)"; .venv/bin/mypy
 echo "== import-linter"; .venv/bin/lint-imports

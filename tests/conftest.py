@@ -7,8 +7,11 @@ a few hundred KB); the Gemma 3 270M GGUF comes from its PyPI package.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -19,6 +22,27 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ.pop("HF_ENDPOINT", None)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+T = TypeVar("T")
+
+
+def wait_until(predicate: Callable[[], T], timeout: float = 30.0, what: str = "") -> T:
+    """Return ``predicate()``'s first truthy value, checked until ``timeout`` seconds pass.
+
+    The one poller of the suite, for state another thread or process reports with no
+    event to wait on (a log line written after the response, a child server's port). The
+    timeout only bounds a failure: a passing test never waits it out. Raises
+    AssertionError naming ``what`` when the state never comes.
+    """
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened within {timeout:g} s: {what or predicate}")
+        pause.wait(0.01)
 
 
 @pytest.fixture(autouse=True)

@@ -7,13 +7,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import keyring
 import pytest
 from keyring.backend import KeyringBackend
 
 from desktop.cli import main
+from tests.conftest import wait_until
 from tests.fixtures.fake_hub import GOOD_TOKEN, FakeHub, Fault
 
 CAT_REPO = "THUDM/glm-edge-1.5b-chat-gguf"
@@ -155,10 +155,10 @@ def test_killed_pull_resumes_from_its_part(hub, edgedesk_home):
     proc = subprocess.Popen([sys.executable, "-m", "desktop", "models", "pull", f"{REPO}:{BIG}"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     part = edgedesk_home / "data" / "models" / REPO / (BIG + ".part")
-    deadline = time.monotonic() + 30
-    while not (part.exists() and part.stat().st_size > 300_000):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
+    def part_grown() -> bool:
+        assert proc.poll() is None
+        return part.exists() and part.stat().st_size > 300_000
+    wait_until(part_grown, 30, "300,000 bytes in the part file")
     proc.kill()
     proc.wait(10)
     kept = part.stat().st_size

@@ -8,6 +8,7 @@ from typing import Any
 
 from desktop.engine.batching import Step
 from desktop.engine.llama import LlamaEngine
+from tests.conftest import wait_until
 
 
 class LoopGate:
@@ -39,12 +40,7 @@ class LoopGate:
 
 def wait_for(condition: Callable[[], bool]) -> None:
     """Wait until ``condition`` holds (it is state the engine reports, not a clock)."""
-    pause = threading.Event()
-    for _ in range(20_000):
-        if condition():
-            return
-        pause.wait(0.001)
-    raise AssertionError("condition never became true")
+    wait_until(condition, 20, "the engine state")
 
 
 def together(engine: LlamaEngine, gate: LoopGate,

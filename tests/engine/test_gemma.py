@@ -66,17 +66,42 @@ def test_edgedesk_run_raw_matches_llama_cpp_python(gemma_path: Path, tmp_path: P
     assert result.stdout == expected + "\n"
 
 
+# Float rounding depends on how many rows a matrix product has, and llama.cpp's CPU kernels
+# differ by instruction set (AVX2, AVX-512, AMX): neither llama.cpp nor llama-server
+# promises that a batched answer equals the answer alone bit for bit. What a user must see
+# is the same answer wherever the model is decided; a flip may only come where the model's
+# two best next tokens were a near tie (Gemma 270M goes flat after a few words: on an
+# AVX-512 machine "Name a colour." flipped at a 0.13-nat tie).
+NEAR_TIE_NATS = 0.5
+
+
+def _greedy_tokens(engine: LlamaEngine, question: str) -> list[tuple[str, float]]:
+    """(token, margin over the runner-up in nats) for each token of a greedy answer."""
+    params = GenerationParams(max_tokens=16, temperature=0.0, logprobs=2)
+    steps = [lp for c in engine.stream_chat([Message("user", question)], params)
+             for lp in c.logprobs]
+    return [(lp.token, lp.logprob - max((p for t, p in lp.top if t != lp.token),
+                                        default=float("-inf"))) for lp in steps]
+
+
 def test_greedy_answers_are_the_same_alone_and_beside_three_others(
         gemma: LlamaEngine, gate: LoopGate) -> None:
     questions = ["Name a colour.", "What is two plus two?", "Say hello in French.",
                  "Name a planet."]
-    params = GenerationParams(max_tokens=16, temperature=0.0)
-    solo = [_answer(gemma, [Message("user", q)], params)[0] for q in questions]
+    solo = [_greedy_tokens(gemma, q) for q in questions]
     first = len(gate.steps)
-    results = together(gemma, gate, [lambda q=q: _answer(gemma, [Message("user", q)], params)
-                                     for q in questions])
+    batched = together(gemma, gate, [lambda q=q: _greedy_tokens(gemma, q) for q in questions])
     assert max(s.generation_tokens for s in gate.steps[first:]) == 4
-    assert [text for text, _ in results] == solo
+    agreed = 0
+    for alone, beside in zip(solo, batched, strict=True):
+        for (token, margin), (other, _) in zip(alone, beside, strict=False):
+            if token != other:
+                assert margin < NEAR_TIE_NATS, (token, other, margin, alone, beside)
+                break
+            agreed += 1
+        else:
+            assert len(alone) == len(beside)
+    assert agreed >= 4 * 3  # every answer starts the same: the sequences are not mixed up
 
 
 def test_next_turn_after_a_prompt_longer_than_the_window_reuses_it(gemma: LlamaEngine) -> None:

@@ -6,13 +6,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from desktop.cli import keys, main
 from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, shown
+from tests.conftest import wait_until
 
 
 def test_a_bug_becomes_one_line_naming_the_log_that_holds_the_traceback(
@@ -39,11 +39,10 @@ def test_shown_escapes_what_a_terminal_would_obey() -> None:
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while not path.exists():
+    def appeared() -> bool:
         assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.01)
+        return path.exists()
+    wait_until(appeared, 60, f"{path} appears")
 
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT is how POSIX delivers Ctrl-C")

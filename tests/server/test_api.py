@@ -6,12 +6,12 @@ import asyncio
 import base64
 import json
 import struct
-import time
 
 import httpx
 import openai
 import pytest
 
+from tests.conftest import wait_until
 from tests.server.conftest import Served
 
 HI = [{"role": "user", "content": "hello world"}]
@@ -181,9 +181,8 @@ def test_access_log_has_ids_and_counts_but_never_content(server: Served, client)
     assert raw.headers["x-request-id"] == "trace-42"
     # The line is written once the response has gone out, so it may trail the reply.
     path = server.ctx.paths.log_dir / "access.log"
-    deadline = time.monotonic() + 5
-    while "trace-42" not in (log := path.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    log = wait_until(lambda: next((t for t in [path.read_text()] if "trace-42" in t), ""), 5,
+                     "the request's access-log line")
     # Greedy, so the answer is always the same (a random 3-token answer can be a few
     # letters that occur in any log line by chance).
     assert secret not in log and reply.choices[0].message.content not in log.replace(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import inspect
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import anthropic
@@ -13,16 +11,10 @@ import httpx
 import openai
 import pytest
 
+from tests.conftest import wait_until
 from tests.server.conftest import Served, serve
 
 HI = [{"role": "user", "content": "hello world"}]
-
-
-def _wait(condition: Callable[[], bool], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
 
 
 def _auth(srv: Served) -> dict[str, str]:
@@ -45,10 +37,10 @@ def test_a_full_queue_is_429_with_retry_after_in_each_shape(tmp_path: Path, tiny
             done.append(reply.usage.completion_tokens)
         running = threading.Thread(target=ask, args=(40,))
         running.start()
-        _wait(lambda: srv.scheduler.busy)
+        wait_until(lambda: srv.scheduler.busy, 20, "the engine busy")
         waiting = threading.Thread(target=ask, args=(2,))
         waiting.start()
-        _wait(lambda: srv.scheduler.queue_depth == 1)
+        wait_until(lambda: srv.scheduler.queue_depth == 1, 20, "one request queued")
         with pytest.raises(openai.RateLimitError) as full:
             client.responses.create(model="tiny-chat", input="hi", max_output_tokens=2)
         assert int(full.value.response.headers["retry-after"]) >= 1
@@ -78,7 +70,7 @@ def test_a_client_leaving_mid_stream_stops_generation(tmp_path: Path, tiny_chat,
             lines = response.iter_lines()
             for _ in range(6):
                 next(lines)
-        _wait(lambda: not srv.scheduler.busy, timeout=5)
+        wait_until(lambda: not srv.scheduler.busy, 5, "the engine idle again")
         assert srv.journal.count("chunk") < 100  # far from the 1000 asked for
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from desktop.server.openai import relevance
 from desktop.server.openai_requests import MAX_RERANK_DOCUMENTS
+from tests.conftest import wait_until
 from tests.fixtures.tiny_gguf import write_tiny_bert
 from tests.server.conftest import Served, serve
 
@@ -118,9 +118,8 @@ def test_key_is_required_and_requests_are_logged_and_counted(rr_server: Served) 
                            "documents": ["secret-doc-828"]}, **{"X-Request-ID": "rr-log"})
     assert ok.status_code == 200
     path = rr_server.ctx.paths.log_dir / "access.log"
-    deadline = time.monotonic() + 5
-    while "rr-log" not in (log := path.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    log = wait_until(lambda: next((t for t in [path.read_text()] if "rr-log" in t), ""), 5,
+                     "the request's access-log line")
     assert "secret-query-271" not in log and "secret-doc-828" not in log
     record = next(json.loads(line) for line in log.splitlines() if "rr-log" in line)
     assert record["route"] == "/v1/rerank" and record["model"] == "tiny-reranker"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 
 from desktop.app import build_context
+from tests.conftest import wait_until
 from tests.server.conftest import Served, free_port
 
 
@@ -18,9 +18,7 @@ def test_accepted_connections_have_nagle_off(server: Served) -> None:
         assert b"200" in client.recv(4096)
         uvicorn_server = server.runner._server
         assert uvicorn_server is not None
-        deadline = time.monotonic() + 5
-        while not uvicorn_server.server_state.connections and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: uvicorn_server.server_state.connections, 5, "the connection seen")
         accepted = [c.transport.get_extra_info("socket")
                     for c in uvicorn_server.server_state.connections]
         assert accepted

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -14,6 +13,7 @@ from desktop.config import ServerSettings
 from desktop.errors import ConfigError
 from desktop.server.app import ResolverDirectory, create_app
 from desktop.server.security import KeyStore
+from tests.conftest import wait_until
 from tests.server.conftest import Served, serve
 
 HI = [{"role": "user", "content": "hello"}]
@@ -176,10 +176,10 @@ def test_queue_is_fifo_and_full_queue_is_429(tmp_path: Path, tiny_chat) -> None:
                                                            max_tokens=tokens)
         first = threading.Thread(target=ask, args=("first", 40))
         first.start()
-        _wait(lambda: srv.scheduler.busy)
+        wait_until(lambda: srv.scheduler.busy, 10, "the engine busy")
         second = threading.Thread(target=ask, args=("second", 3))
         second.start()
-        _wait(lambda: srv.scheduler.queue_depth == 1)
+        wait_until(lambda: srv.scheduler.queue_depth == 1, 10, "one request queued")
         with pytest.raises(openai.RateLimitError) as err:
             client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=3)
         assert int(err.value.response.headers["retry-after"]) >= 1
@@ -198,7 +198,7 @@ def test_disconnect_mid_stream_frees_the_model(tmp_path: Path, tiny_chat) -> Non
             lines = response.iter_lines()
             for _ in range(4):
                 next(lines)
-        _wait(lambda: not srv.scheduler.busy, timeout=30)
+        wait_until(lambda: not srv.scheduler.busy, 30, "the engine idle again")
         engine = srv.scheduler._models["tiny-chat"].engine
         assert engine.produced < 100  # far from the 1000 asked for
         # The model is free: the next request is answered, not queued behind the orphan.
@@ -238,13 +238,6 @@ def test_no_auth_on_loopback(tmp_path: Path, tiny_chat) -> None:
     with serve(tmp_path / "na", [tiny_chat], require_key=False) as srv:
         client = openai.OpenAI(base_url=srv.url, api_key="anything", max_retries=0)
         assert [m.id for m in client.models.list()] == ["tiny-chat"]
-
-
-def _wait(condition, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
 
 
 def test_error_json_is_parseable_for_unknown_route(server: Served) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.conftest import wait_until
 from tests.server.conftest import serve
 
 HI = [{"role": "user", "content": "hello"}]
@@ -21,15 +22,6 @@ DEFAULT_POOL = min(32, (os.cpu_count() or 1) + 4)
 
 def _stream_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "edgedesk-stream"]
-
-
-def _wait(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
@@ -69,14 +61,13 @@ def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
             next(lines)  # its first event is out: it holds the model
             leaver = threading.Thread(target=leave, daemon=True)
             leaver.start()
-            assert _wait(lambda: srv.scheduler.queue_depth == 1, 10)
+            wait_until(lambda: srv.scheduler.queue_depth == 1, 10, "one stream queued")
             threads = [threading.Thread(target=ask, args=(i,), daemon=True)
                        for i in range(queue_max - 1 + extra)]
             for thread in threads:
                 thread.start()
             refused = lambda: [a for a in answers.values() if a[0] == 429]  # noqa: E731
-            assert _wait(lambda: len(refused()) == extra, 10), (
-                f"{len(refused())} of {extra} refused; queue depth {srv.scheduler.queue_depth}")
+            wait_until(lambda: len(refused()) == extra, 10, f"{extra} streams refused")
             # Refused while the holder still holds the model: at once, not when a turn came.
             assert all(a[1] is not None and int(a[1]) >= 1 for a in refused())
             assert srv.scheduler.queue_depth == queue_max
@@ -89,7 +80,7 @@ def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
         assert len(served) == queue_max - 1
         assert all(a[2].rstrip().endswith(b"data: [DONE]") for a in served)
         # Every stream's thread ended: finished, refused, abandoned or cut off.
-        assert _wait(lambda: not _stream_threads(), 10), _stream_threads()
+        wait_until(lambda: not _stream_threads(), 10, "every stream's thread ended")
         assert not srv.scheduler.busy and srv.scheduler.queue_depth == 0
 
 
@@ -101,4 +92,4 @@ def test_a_client_that_leaves_mid_stream_ends_its_thread(tmp_path: Path, tiny_ch
             lines = response.iter_lines()
             next(lines)
             assert _stream_threads()  # the producer runs on its own thread
-        assert _wait(lambda: not _stream_threads(), 5), "the stream's thread outlived it"
+        wait_until(lambda: not _stream_threads(), 5, "the stream's thread ends with it")
