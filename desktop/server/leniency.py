@@ -13,6 +13,7 @@ Pure functions of plain values; safe on any thread.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,10 @@ CONTEXT_HEADER = "x-edgedesk-context"
 # answer (OpenAI documents only max_output_tokens and content_filter; Codex prints any
 # reason it gets, and this one names what to change).
 CONTEXT_REASON = "context_length_exceeded"
+# A header and log line carry only these characters of a client's tool type, and so many.
+_SAFE = re.compile(r"[^A-Za-z0-9_.:-]")
+MAX_LABEL = 64
+MAX_LABELS = 32
 
 
 @dataclass(frozen=True)
@@ -43,9 +48,10 @@ class Hosted:
 
 def hosted(tool: dict[str, Any]) -> Hosted:
     """The record of a tool that is left out."""
-    kind = str(tool.get("type"))
+    kind = _SAFE.sub("", str(tool.get("type")))[:MAX_LABEL] or "unknown"
     name = tool.get("name") or tool.get("server_label")
-    inner = tuple(str(t["name"]) for t in tool.get("tools") or ()
+    group = tool.get("tools")
+    inner = tuple(str(t["name"]) for t in (group if isinstance(group, list) else ())
                   if isinstance(t, dict) and isinstance(t.get("name"), str))
     return Hosted(kind, name if isinstance(name, str) else None, inner)
 
@@ -56,7 +62,7 @@ def split_tools(tools: Sequence[dict[str, Any]] | None, runs: Iterable[str | Non
 
     A tool that is not an object is kept, so the per-tool check names its index.
     """
-    kinds = set(runs)
+    kinds = tuple(runs)  # compared with ==: a client's type may be any JSON value
     kept: list[tuple[int, dict[str, Any]]] = []
     left: list[Hosted] = []
     for i, tool in enumerate(tools or ()):
@@ -69,7 +75,7 @@ def split_tools(tools: Sequence[dict[str, Any]] | None, runs: Iterable[str | Non
 
 def labels(left: Sequence[Hosted]) -> list[str]:
     """The header's names of what was left out: each tool type once, in order."""
-    return list(dict.fromkeys(h.kind for h in left))
+    return list(dict.fromkeys(h.kind for h in left))[:MAX_LABELS]
 
 
 def refuse_forced(name: str | None, left: Sequence[Hosted], param: str = "tool_choice"

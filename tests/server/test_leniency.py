@@ -53,6 +53,11 @@ def test_split_keeps_what_runs_and_names_the_rest() -> None:
     with pytest.raises(InvalidRequest, match="'create_issue', a namespace tool"):
         lv.refuse_forced("create_issue", left)
     lv.refuse_forced("get_weather", left)  # a function tool: not this rule's to refuse
+    # Whatever a client puts in ``type`` cannot break the header or the server.
+    odd = [{"type": ["x"]}, {"type": "evil\r\nSet-Cookie: a=b"}, {"type": "namespace",
+                                                                   "tools": 5}]
+    assert lv.labels(lv.split_tools(odd, ("function", None))[1]) == \
+        ["x", "evilSet-Cookie:ab", "namespace"]
 
 
 def test_output_limit_is_lowered_never_refused() -> None:
