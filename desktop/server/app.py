@@ -214,8 +214,9 @@ class Guard:
         out: list[tuple[bytes, bytes]] = []
         if info.dropped_tools:
             names = ",".join(info.dropped_tools)
-            log.info("%s: left out tools this server does not run: %s", info.request_id,
-                     names)
+            # The access line names them too (``dropped=``); this one says why.
+            log.debug("%s: left out tools this server does not run: %s", info.request_id,
+                      names)
             out.append((DROPPED_TOOLS_HEADER.encode(), names.encode("latin-1", "replace")))
         context = context_of(self.services.scheduler, info.model) if info.model else None
         if context is not None:
