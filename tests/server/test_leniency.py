@@ -136,6 +136,7 @@ def claude(server: Served) -> Iterator[anthropic.Anthropic]:
 
 
 def _context(server: Served) -> int:
+    server.scheduler.load("tiny-chat")  # a no-op once an earlier test loaded it
     [loaded] = [m for m in server.scheduler.loaded() if m.model_id == "tiny-chat"]
     return loaded.report.context_length
 
@@ -314,6 +315,15 @@ def test_an_answer_the_context_cut_says_so(client: openai.OpenAI,
     chat = client.chat.completions.create(model="tiny-chat", temperature=0,
                                           messages=[{"role": "user", "content": text}])
     assert chat.choices[0].finish_reason == "length"
+    # Streamed, the closing events say the same.
+    events = list(client.responses.create(model="tiny-chat", input=text, store=False,
+                                          temperature=0, stream=True))
+    assert events[-1].type == "response.incomplete"
+    assert events[-1].response.incomplete_details.reason == "context_length_exceeded"
+    with claude.messages.stream(model="tiny-chat", max_tokens=32000,
+                                messages=[{"role": "user", "content": text}],
+                                extra_body={"temperature": 0}) as stream:
+        assert stream.get_final_message().stop_reason == "model_context_window_exceeded"
 
 
 def test_ollama_version_is_one_codex_accepts_and_a_setting(tmp_path: Path, tiny_chat: Path,
