@@ -4,8 +4,9 @@
 two halves. ``ask``/``regenerate``/``begin`` change the Conversation (append the question,
 drop what an edit or a regenerate replaces, add the empty answer) and are quick; the
 rest blocks (retrieval embeds the question, generation, fsynced writes) and runs on one
-worker thread per turn: ``run`` does it all, or a view with its own worker calls
-``save_question``, ``prepare`` and ``save_answer`` itself around its own stream.
+worker thread per turn: ``drive`` is the one turn driver (it reports through callbacks
+and leaves the Turn alone, for a window that fills it from queued signals); ``run``
+drives and fills the Turn (the terminal).
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ class ChatCore:
     """Turns of conversations: ask, regenerate, edit-and-resend, grounded or not, saved.
 
     Threads: ``ask``, ``regenerate`` and ``begin`` run on the thread that owns the
-    Conversation (a window's thread, the terminal's only thread). ``run``,
-    ``save_question``, ``prepare``, ``save_answer`` and ``save_broken`` block and run on
-    one worker thread per turn; ``run`` alone also writes the answer into its Turn, so a view that
-    changes the Turn itself (from streamed signals) uses the three parts instead.
+    Conversation (a window's thread, the terminal's only thread). ``drive``, ``run``
+    and their parts (``save_question``, ``prepare``, ``save_answer``, ``save_broken``)
+    block and run on one worker thread per turn; ``run`` alone also writes the answer
+    into its Turn, so a view that changes the Turn itself (from queued signals) calls
+    ``drive``.
     """
 
     def __init__(self, streamer: ChatStreamer, saver: ChatSaver | None = None, *,
@@ -161,6 +163,49 @@ class ChatCore:
             self.saver.save_answer(pending.chat, Chunk(), text, reasoning, pending.sources,
                                    error=message)
 
+    def drive(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,
+              cancel: threading.Event | None = None, *,
+              on_sources: Callable[[list[Any]], None] | None = None) -> Chunk:
+        """Run a turn on the worker thread without touching its Turn; return the final chunk.
+
+        The one turn driver: save the question, prepare (retrieve; ``on_sources`` then gets
+        the numbered sources), stream (``on_chunk`` sees every chunk), save the answer. A
+        ``cancel`` set while waiting for the model ends the answer before it began
+        (finish reason ``cancelled``, saved empty). An error saves the words produced so
+        far marked broken off, then is raised. A view that fills the Turn itself (from
+        queued signals) calls this; ``run`` fills the Turn here.
+        """
+        cancel = cancel or threading.Event()
+        text: list[str] = []
+        reasoning: list[str] = []
+        self.save_question(pending)
+        messages, _hits = self.prepare(pending)
+        if on_sources is not None:
+            on_sources(list(pending.sources))
+        final = Chunk(finish_reason="cancelled")
+        try:
+            try:
+                stream = self.streamer.stream_chat(
+                    pending.chat.model, messages, pending.params, cancel,
+                    template_kwargs=pending.template_kwargs)
+                for chunk in stream:
+                    text.append(chunk.text)
+                    reasoning.append(chunk.reasoning)
+                    if on_chunk is not None:
+                        on_chunk(chunk)
+                    if chunk.is_final:
+                        final = chunk
+            except Cancelled:
+                if not cancel.is_set():
+                    raise
+                # Stopped while waiting for the model: an answer that ended before it began.
+        except BaseException as exc:
+            self.save_broken(pending, "".join(text), "".join(reasoning),
+                             failure_message(exc))
+            raise
+        self.save_answer(pending, final, "".join(text), "".join(reasoning))
+        return final
+
     def run(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,
             cancel: threading.Event | None = None) -> Turn:
         """Generate the answer into its Turn, save it, map its citations (blocks).
@@ -171,43 +216,27 @@ class ChatCore:
         finish reason ``error`` and the error's message, then is raised; an error before
         any word leaves the answer out of the chat.
         """
-        cancel = cancel or threading.Event()
         turn = pending.answer
+
+        def fill(chunk: Chunk) -> None:
+            turn.content += chunk.text
+            turn.reasoning += chunk.reasoning
+            if on_chunk is not None:
+                on_chunk(chunk)
+
+        def given(sources: list[Any]) -> None:
+            turn.sources = sources
+
         try:
-            self.save_question(pending)
-            messages, _hits = self.prepare(pending)
-            turn.sources = list(pending.sources)
-            final = self._stream(pending, messages, on_chunk, cancel)
+            final = self.drive(pending, fill, cancel, on_sources=given)
         except BaseException as exc:
             if turn.content or turn.reasoning:
                 turn.finish_reason, turn.error = "error", failure_message(exc)
-                self.save_broken(pending, turn.content, turn.reasoning, turn.error)
                 cite(turn)
             elif turn in pending.chat.turns:
                 pending.chat.turns.remove(turn)
             raise
         turn.usage, turn.tokens_per_s = final.usage, final.tokens_per_s
         turn.finish_reason = final.finish_reason
-        self.save_answer(pending, final, turn.content, turn.reasoning)
         cite(turn)
         return turn
-
-    def _stream(self, pending: PendingTurn, messages: list[Message],
-                on_chunk: Callable[[Chunk], None] | None, cancel: threading.Event) -> Chunk:
-        turn = pending.answer
-        final = Chunk(finish_reason="cancelled")
-        try:
-            stream = self.streamer.stream_chat(pending.chat.model, messages, pending.params,
-                                               cancel, template_kwargs=pending.template_kwargs)
-            for chunk in stream:
-                turn.content += chunk.text
-                turn.reasoning += chunk.reasoning
-                if on_chunk is not None:
-                    on_chunk(chunk)
-                if chunk.is_final:
-                    final = chunk
-        except Cancelled:
-            if not cancel.is_set():
-                raise
-            # Stopped while waiting for the model: an answer that ended before it began.
-        return final

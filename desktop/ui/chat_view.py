@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QSplitter, QVBoxLayout, QWidget
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore, PendingTurn
+from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_composer import Composer
 from desktop.ui.chat_header import ChatHeader
@@ -24,12 +24,7 @@ from desktop.ui.message_widget import MessageWidget
 from desktop.ui.presets import PresetStore
 from desktop.ui.qmodels import ConversationListModel
 from desktop.ui.transcript import Transcript
-from desktop.ui.workers import (
-    ChatStreamer,
-    DownloadWorker,
-    GenerationWorker,
-    WorkerPool,
-)
+from desktop.ui.workers import DownloadWorker, GenerationWorker, WorkerPool
 
 if TYPE_CHECKING:
     from desktop.app import AppContext
@@ -320,20 +315,10 @@ class ChatView(QWidget):
             self._worker.cancel()
 
     def _generate(self, pending: PendingTurn) -> None:
-        chat, turn, core = pending.chat, pending.answer, self.core
-        # The worker streams into signals (the window's thread fills the Turn); the core's
-        # blocking parts run on the worker's thread around that stream.
-        worker = GenerationWorker(
-            self._scheduler, chat.model, pending.messages, pending.params,
-            before=None if self._saver is None else lambda: core.save_question(pending),
-            after=None if self._saver is None else lambda final, text, reasoning:
-                core.save_answer(pending, final, text, reasoning),
-            prepare=(lambda: core.prepare(pending))
-            if pending.grounded and self._search is not None else None,
-            template_kwargs=pending.template_kwargs,
-            broken=None if self._saver is None else lambda text, reasoning, message:
-                core.save_broken(pending, text, reasoning, message),
-        )
+        chat, turn = pending.chat, pending.answer
+        # The core drives the turn on the worker's thread; its callbacks arrive here as
+        # queued signals, and the window's thread fills the Turn from them.
+        worker = GenerationWorker(self.core, pending)
         worker.prepared.connect(self.stream.on_prepared)
         worker.model_missing.connect(self._on_model_missing)
         worker.delta.connect(self.stream.on_delta)
