@@ -39,10 +39,11 @@ def _verb_modules() -> list[Any]:
         remotes,
         run,
         serve,
+        tools,
     )
 
     return [run, chat, models, policy, network, auth, docs, chats, keys, serve, bench, data,
-            doctor, remotes]
+            doctor, remotes, tools]
 
 
 def build_parser() -> argparse.ArgumentParser:
