@@ -15,7 +15,7 @@ from desktop.chat.conversation import Conversation, ToolOutcome, ToolStep, Turn
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, Decision
 from desktop.engine.templates import render_chat
-from desktop.engine.types import Message, ToolCall
+from desktop.engine.types import GenerationParams, Message, ToolCall
 from desktop.tools.audit import ToolAudit
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import McpPolicy, ServerList
@@ -180,3 +180,29 @@ def test_saved_tool_turns_render_byte_exactly_after_a_restart(
     reference = hf_reference.render(template.text, corpus._hf_conversation(call_id),
                                     tools=[corpus.WEATHER_TOOL], mutable=mutable)
     assert ours == reference
+
+
+def test_a_real_tiny_model_forced_to_call_a_tool_gets_its_result(
+        context: AppContext, tmp_path: Path, clients: McpClients, tiny_chat: Path) -> None:
+    # A grammar forces the tiny model's words to be one call: the real engine's text goes
+    # through the same parser, approval, MCP call and next prompt as a real model's.
+    forced = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
+    sent: list[list[Message]] = []
+
+    class Recording:
+        def stream_chat(self, model, messages, params, cancel=None, tools=None, *,
+                        template_kwargs=None):
+            sent.append(list(messages))
+            return context.scheduler.stream_chat(model, messages, params, cancel, tools,
+                                                 template_kwargs=template_kwargs)
+
+    core = ChatCore(Recording(), tools=_toolbox(tmp_path, clients), max_tool_steps=1)
+    pending = core.ask(Conversation(model=str(tiny_chat), max_tokens=256), "2+3?")
+    pending.params = GenerationParams(max_tokens=256, temperature=0.0,
+                                      grammar=f"root ::= {json.dumps(forced)}")
+    asked = Asked("once")
+    turn = core.run(pending, approve=asked)
+    assert asked.seen == [("add", '{"a": 2, "b": 3}')]
+    [step] = turn.tool_steps
+    assert step.results[0].text == "5" and step.results[0].status == "ok"
+    assert sent[1][-1] == Message("tool", "5", tool_call_id=step.calls[0].id)
