@@ -338,6 +338,7 @@ class AppContext:
                       model_paths: Sequence[Path] = ()) -> ServerRunner:
         """A new server runner over this context (housekeeping is ``self.housekeeping``'s)."""
         from desktop.server.app import ResolverDirectory
+        from desktop.server.mcp_server import McpEndpoint
         from desktop.server.metrics import AccessLog
         from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner
 
@@ -349,7 +350,8 @@ class AppContext:
                                    remote_ids=self.remote_model_ids)
         return ServerRunner(self.scheduler, models, server, keys,
                             access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
-                            stored=self.response_store)
+                            stored=self.response_store,
+                            mcp=McpEndpoint(self.document_tools()))
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.

@@ -33,6 +33,7 @@ def _verb_modules() -> list[Any]:
         docs,
         doctor,
         keys,
+        mcp,
         models,
         network,
         policy,
@@ -43,7 +44,7 @@ def _verb_modules() -> list[Any]:
     )
 
     return [run, chat, models, policy, network, auth, docs, chats, keys, serve, bench, data,
-            doctor, remotes, tools]
+            doctor, remotes, tools, mcp]
 
 
 def build_parser() -> argparse.ArgumentParser:

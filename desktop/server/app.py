@@ -58,7 +58,7 @@ KNOWN_ROUTES = frozenset({"/v1/models", "/v1/chat/completions", "/v1/completions
                           "/v1/embeddings", "/v1/rerank", "/health", "/metrics",
                           "/v1/responses", "/v1/messages", "/v1/messages/count_tokens",
                           "/api/tags", "/api/show", "/api/chat", "/api/generate", "/api/embed",
-                          "/api/embeddings", "/api/version", "/api/ps"})
+                          "/api/embeddings", "/api/version", "/api/ps", "/mcp"})
 _STORED_RESPONSE = re.compile(r"^/v1/responses/[^/]+(/input_items)?$")
 # Anthropic's error types by status (their SDK raises by status; the body names the type).
 # Like /health, Ollama's version check reveals nothing and clients probe it before a key.
@@ -306,11 +306,12 @@ def _install_error_handlers(app: FastAPI) -> None:
 def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                keys: KeyStore | None, *, access_log: AccessLog | None = None,
                metrics: Metrics | None = None, bound_host: str | None = None,
-               extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None
-               ) -> FastAPI:
+               extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None,
+               mcp: ASGIApp | None = None) -> FastAPI:
     """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
 
-    ``stored`` keeps Responses API responses (None: ``store: true`` is refused).
+    ``stored`` keeps Responses API responses (None: ``store: true`` is refused); ``mcp``
+    serves ``/mcp`` (EdgeDesk's documents as an MCP server), behind the same key.
     """
     from desktop.server.anthropic_routes import router as anthropic_router
     from desktop.server.ollama_routes import router as ollama_router
@@ -333,6 +334,10 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
     app.include_router(responses_router)
     app.include_router(anthropic_router)
     app.include_router(ollama_router)
+    if mcp is not None:
+        from starlette.routing import Route
+
+        app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     _install_error_handlers(app)
     app.add_middleware(Guard, services=services)
     if settings.allowed_origins:

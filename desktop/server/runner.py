@@ -19,7 +19,7 @@ import uvicorn
 
 from desktop.config import ServerSettings
 from desktop.errors import ConfigError
-from desktop.server.app import create_app
+from desktop.server.app import ASGIApp, create_app
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics
 from desktop.server.security import KeyStore
 from desktop.server.services import ModelDirectory
@@ -48,13 +48,13 @@ class ServerRunner:
 
     def __init__(self, scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
-                 stored: ResponseStore | None = None) -> None:
+                 stored: ResponseStore | None = None, mcp: ASGIApp | None = None) -> None:
         self.scheduler = scheduler
         self.settings = settings
         self.access_log = access_log or AccessLog(None)
         self.metrics = Metrics()
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
-                              metrics=self.metrics, stored=stored)
+                              metrics=self.metrics, stored=stored, mcp=mcp)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = settings.port

@@ -222,7 +222,7 @@ class McpClients:
         config = held.config
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport(config, stack))
+                read, write = await self._open(config, stack)
                 session = await stack.enter_async_context(
                     ClientSession(read, write, read_timeout_seconds=None))
                 await session.initialize()
@@ -245,7 +245,9 @@ class McpClients:
             if self._sessions.get(config.name) is held:
                 del self._sessions[config.name]
 
-    def _transport(self, config: ServerConfig, stack: contextlib.AsyncExitStack) -> Any:
+    async def _open(self, config: ServerConfig, stack: contextlib.AsyncExitStack) -> Any:
+        """The transport's read and write streams, closed (with the process or the HTTP
+        connections) when ``stack`` closes."""
         if config.is_http:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -263,12 +265,15 @@ class McpClients:
 
             client = httpx2.AsyncClient(headers=headers, event_hooks={"request": [check]},
                                         timeout=httpx2.Timeout(30.0, read=300.0))
-            return streamable_http_client(config.url, http_client=client)
+            await stack.enter_async_context(client)  # the SDK leaves a given client open
+            return await stack.enter_async_context(
+                streamable_http_client(config.url, http_client=client))
         from mcp import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(command=config.command, args=list(config.args),
                                        env=dict(config.env) or None)
-        return stdio_client(params, errlog=self._errlog(config, stack))
+        return await stack.enter_async_context(
+            stdio_client(params, errlog=self._errlog(config, stack)))
 
     def _errlog(self, config: ServerConfig, stack: contextlib.AsyncExitStack) -> TextIO:
         # A server's own messages go to a log of its own, not into the terminal or window.
