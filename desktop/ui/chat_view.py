@@ -23,11 +23,13 @@ from desktop.ui.error_text import error_text
 from desktop.ui.message_widget import MessageWidget
 from desktop.ui.presets import PresetStore
 from desktop.ui.qmodels import ConversationListModel
+from desktop.ui.tool_approval import ToolApproval
 from desktop.ui.transcript import Transcript
-from desktop.ui.workers import DownloadWorker, GenerationWorker, WorkerPool
+from desktop.ui.workers import ApprovalRequest, DownloadWorker, GenerationWorker, WorkerPool
 
 if TYPE_CHECKING:
     from desktop.app import AppContext
+    from desktop.tools.toolbox import ToolBox
 
 
 
@@ -45,7 +47,8 @@ class ChatView(QWidget):
     def __init__(self, scheduler: ChatStreamer, pool: WorkerPool, saver: ChatSaver | None = None,
                  parent: QWidget | None = None, *, search: Search | None = None,
                  presets: PresetStore | None = None, theme: str = "light",
-                 reasoning: Callable[[str], bool] | None = None) -> None:
+                 reasoning: Callable[[str], bool] | None = None,
+                 tools: ToolBox | None = None) -> None:
         super().__init__(parent)
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._scheduler = scheduler
@@ -53,7 +56,7 @@ class ChatView(QWidget):
         self._saver = saver
         self._search = search  # retrieval for chats grounded in documents
         self._presets = presets
-        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning)
+        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning, tools=tools)
         self._theme = theme
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
@@ -323,6 +326,8 @@ class ChatView(QWidget):
         worker.model_missing.connect(self._on_model_missing)
         worker.delta.connect(self.stream.on_delta)
         worker.finished_chunk.connect(self.stream.on_final)
+        worker.tool_step.connect(self.stream.on_tool_step)
+        worker.approval_needed.connect(self._approve)
         worker.failed.connect(self._on_failed)
         worker.done.connect(self._on_done)
         self._worker = worker
@@ -333,6 +338,14 @@ class ChatView(QWidget):
         if chat is self.current:
             self._sync_transcript()  # the question's and the answer's bubbles, no others
         self._pool.start(worker)
+
+    def _approve(self, request: ApprovalRequest) -> None:
+        """Ask before an MCP tool runs; the worker waits for the answer."""
+        tools = self.core.tools
+        dialog = ToolApproval(request, always_allowed=not (tools and tools.require_approval),
+                              parent=self)
+        dialog.exec()
+        request.answer(dialog.decision)
 
     def _on_model_missing(self, model: str) -> None:
         self._missing = model

@@ -88,7 +88,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView(LateScheduler(context), self.pool, ChatSaver(context.chat_store),
                              search=self._search, presets=PresetStore(context.paths.config_dir),
                              theme=resolve_theme(context.settings.theme),
-                             reasoning=self.thinks)
+                             reasoning=self.thinks, tools=context.toolbox)
         self.models = ModelsView(context, self.pool)
         self.chat.offer_downloads(context, self.models.download)
         self.documents = DocumentsView(context, self.pool, download=self.models.download)

@@ -13,21 +13,38 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.catalog.cancel import CancelEvent
+from desktop.chat.conversation import ToolStep
 from desktop.chat.grounding import EmbeddingModelMissing
-from desktop.chat.session import ChatCore, PendingTurn
-from desktop.engine.types import Chunk
+from desktop.chat.session import ChatCore, Decision, PendingTurn
+from desktop.engine.types import Chunk, ToolCall
 from desktop.errors import Cancelled, EdgeDeskError
+from desktop.tools.types import ToolSpec
 from desktop.ui.error_text import error_text
 
 # Coalesce streamed tokens into one signal per interval: a fast model yields thousands
 # of tokens a second, and one queued event per token would flood the event loop.
 EMIT_INTERVAL_S = 0.03
 WORKER_NICE = 5
+
+
+@dataclass
+class ApprovalRequest:
+    """A tool call waiting for the user: the worker blocks until ``answer`` is called."""
+
+    spec: ToolSpec
+    call: ToolCall
+    decision: Decision = "deny"
+    answered: threading.Event = field(default_factory=threading.Event)
+
+    def answer(self, decision: Decision) -> None:
+        """The user's choice (window's thread); wakes the waiting worker."""
+        self.decision = decision
+        self.answered.set()
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,8 @@ class GenerationWorker(Worker):
     finished_chunk = Signal(object)  # the final Chunk (usage, timings, finish reason)
     prepared = Signal(object)  # the numbered sources a grounded answer is given
     model_missing = Signal(str)  # a grounded chat's embedding model is not downloaded
+    tool_step = Signal(object)  # a finished round of tool calls (chat.conversation.ToolStep)
+    approval_needed = Signal(object)  # ApprovalRequest: the window asks, then answers it
 
     def __init__(self, core: ChatCore, pending: PendingTurn) -> None:
         super().__init__(pending.chat.model)
@@ -119,7 +138,8 @@ class GenerationWorker(Worker):
         self._last = time.perf_counter()
         try:
             final = self._core.drive(self._pending, self._on_chunk, self.stop_event,
-                                     on_sources=self.prepared.emit)
+                                     on_sources=self.prepared.emit, approve=self._approve,
+                                     on_step=self._on_step)
         except EmbeddingModelMissing as exc:
             self.model_missing.emit(exc.model)  # before ``failed``: the view offers it
             raise
@@ -130,6 +150,19 @@ class GenerationWorker(Worker):
             raise
         self._flush()
         self.finished_chunk.emit(final)
+
+    def _approve(self, spec: ToolSpec, call: ToolCall) -> Decision:
+        """Ask the window and wait (Stop counts as Deny)."""
+        request = ApprovalRequest(spec, call)
+        self.approval_needed.emit(request)
+        while not request.answered.wait(0.1):
+            if self.stop_event.is_set():
+                return "deny"
+        return request.decision
+
+    def _on_step(self, step: ToolStep) -> None:
+        self._flush()  # the round's words reach the window before the round itself
+        self.tool_step.emit(step)
 
     def _on_chunk(self, chunk: Chunk) -> None:
         self._text.append(chunk.text)
