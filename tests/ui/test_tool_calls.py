@@ -70,3 +70,29 @@ def test_a_denied_call_is_told_to_the_model(
     turn = send(qtbot, window, "20+22?")
     assert turn.tool_steps[0].results[0].status == "denied"
     assert engine.prompts[1][-1].content == "The user did not allow this call."
+
+
+def test_the_tools_page_lists_servers_and_their_tools(qtbot, window: MainWindow) -> None:
+    config = window.context.tool_servers.path
+    config.write_text(json.dumps({"mcpServers": {
+        "calc": {"command": sys.executable, "args": [str(SERVERS), "calc"]},
+        "wiki": {"url": "http://127.0.0.1:9/mcp"}}}))  # loopback; nothing listens
+    window.show_page("tools")
+    page = window.tools
+    page.reload()
+    tree = page.tree
+    rows = {tree.topLevelItem(i).text(0): tree.topLevelItem(i)
+            for i in range(tree.topLevelItemCount())}
+    assert rows["calc"].text(1) == "allowed"
+    assert rows["wiki"].text(2) == "http://127.0.0.1:9/mcp"
+    builtin = rows["Built-in (documents)"]
+    assert {builtin.child(i).text(0) for i in range(builtin.childCount())} == {
+        "search_documents", "read_document_passage"}
+    qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=60_000)
+    calc = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+                if tree.topLevelItem(i).text(0) == "calc")
+    assert {calc.child(i).text(0) for i in range(calc.childCount())} == {"add", "divide"}
+    wiki = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+                if tree.topLevelItem(i).text(0) == "wiki")
+    assert wiki.text(1).startswith("failed: ")  # not reachable: a clear reason
