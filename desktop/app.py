@@ -351,7 +351,8 @@ class AppContext:
         return ServerRunner(self.scheduler, models, server, keys,
                             access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
                             stored=self.response_store,
-                            mcp=McpEndpoint(self.document_tools()))
+                            mcp=McpEndpoint(self.document_tools()),
+                            tool_servers=self.tool_servers)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.

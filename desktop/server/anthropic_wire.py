@@ -59,9 +59,6 @@ class MessagesRequest(CountTokensRequest):
 
 def refuse_unsupported(req: CountTokensRequest) -> None:
     """A 400 naming a field we know but cannot honour."""
-    if req.mcp_servers:
-        raise InvalidRequest("mcp_servers is not supported; run MCP tools in the client and "
-                             "pass them as tools", param="mcp_servers")
     if isinstance(req, MessagesRequest) and req.container is not None:
         raise InvalidRequest("container is not supported (no code execution here)",
                              param="container")

@@ -42,6 +42,7 @@ from desktop.store.responses import ResponseStore
 
 if TYPE_CHECKING:
     from desktop.engine.scheduler import Scheduler
+    from desktop.tools.servers import ServerList
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -307,7 +308,8 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
                keys: KeyStore | None, *, access_log: AccessLog | None = None,
                metrics: Metrics | None = None, bound_host: str | None = None,
                extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None,
-               mcp: ASGIApp | None = None) -> FastAPI:
+               mcp: ASGIApp | None = None, tool_servers: ServerList | None = None
+               ) -> FastAPI:
     """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
 
     ``stored`` keeps Responses API responses (None: ``store: true`` is refused); ``mcp``
@@ -326,7 +328,8 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
         limiter=RateLimiter(settings.requests_per_minute, settings.tokens_per_minute),
         responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
-        allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None))
+        allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None),
+        tool_servers=tool_servers)
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services

@@ -87,8 +87,7 @@ def test_tool_choice_auto_any_tool_none() -> None:
     with pytest.raises(InvalidRequest) as caught:
         aw.tools_for_engine(_req(tools=[{"type": "web_search_20250305", "name": "w"}]))
     assert caught.value.param == "tools.0.type"
-    with pytest.raises(InvalidRequest):
-        aw.refuse_unsupported(_req(mcp_servers=[{"url": "x"}]))
+    # mcp_servers is answered by the route, naming the policy (tests/server/test_mcp_server.py)
 
 
 def test_sampling_stop_sequences_and_thinking() -> None:
