@@ -94,7 +94,12 @@ class ToolBox:
         found = ToolSet({name: b.spec for name, b in self.builtins.items()})
         if not mcp:
             return found
-        for state in self.states():
+        try:
+            states = self.states()
+        except EdgeDeskError as exc:  # a damaged mcp.json: chat on with the built-ins
+            found.problems.append(exc.message)
+            return found
+        for state in states:
             if state.error is not None:
                 found.problems.append(state.error)
             for spec in state.tools:

@@ -81,3 +81,18 @@ def test_tools_add_list_test_rm(capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert main(["tools", "list"]) == 0
     assert "wiki" not in capsys.readouterr().out
+
+
+def test_a_damaged_mcp_json_leaves_the_built_in_tools(tmp_path: Path) -> None:
+    from desktop.tools.audit import ToolAudit
+    from desktop.tools.mcp_client import McpClients
+    from desktop.tools.toolbox import BuiltinTool, ToolBox
+    from desktop.tools.types import ToolResult, ToolSpec
+
+    path = tmp_path / "mcp.json"
+    path.write_text("{not json", encoding="utf-8")
+    echo = BuiltinTool(ToolSpec("echo", "Echo.", needs_approval=False),
+                       lambda args: ToolResult(str(args)))
+    toolbox = ToolBox(ServerList(path), McpClients(), ToolAudit(None), [echo])
+    offered = toolbox.available()
+    assert list(offered.specs) == ["echo"] and "mcp.json is damaged" in offered.problems[0]
