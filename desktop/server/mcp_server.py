@@ -2,7 +2,7 @@
 ``search_documents``, ``list_collections`` and ``read_document_passage``.
 
 The same ``MCPServer`` (the official SDK) runs over stdio (``edgedesk mcp serve``) and at
-``/mcp`` on the local HTTP server (Streamable HTTP, stateless, JSON answers), where the
+``/mcp`` on the local HTTP server (Streamable HTTP with sessions, JSON answers), where the
 server's Guard checks the API key and Host header like every other route. Tool handlers
 block (search embeds the query); the SDK runs them on worker threads.
 """
@@ -68,8 +68,10 @@ class McpEndpoint:
 
         self.server = document_server(tools)
         # The Guard in front of every route already checks the Host header and the key.
+        # Sessions (not stateless): a stateless request builds a server per call, which
+        # tripled search_documents' latency (tests/benchmarks/bench_tools.py).
         app = self.server.streamable_http_app(
-            streamable_http_path="/mcp", stateless_http=True, json_response=True,
+            streamable_http_path="/mcp", stateless_http=False, json_response=True,
             transport_security=TransportSecuritySettings(
                 enable_dns_rebinding_protection=False))
         self._handler: Any = app.routes[0].endpoint  # type: ignore[attr-defined]

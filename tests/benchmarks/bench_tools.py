@@ -7,7 +7,7 @@ Run: .venv/bin/python -m tests.benchmarks.bench_tools [--calls 200] [--size 1000
    (parse with the per-family parser, ToolBox.call through the SDK to the test calculator
    server over stdio, audit line, Message built), per call, the server already running.
 2. search_documents: the SDK's client session calls /mcp on a real local server (Guard,
-   stateless Streamable HTTP, JSON) over a synthetic 100k-chunk collection built as
+   Streamable HTTP with a session, JSON) over a synthetic 100k-chunk collection built as
    bench_retrieval builds it (384 dims; the query vector is random, so the figure is the
    search and transport work, not a model). ``--db-dir`` keeps the database for reuse.
 Targets (issue #26): overhead p50 <= 30 ms; search p95 <= 50 ms.
