@@ -258,7 +258,9 @@ class ChatCore:
                out: _Words, cancel: threading.Event) -> tuple[Chunk, tuple[ToolCall, ...]]:
         """Stream one reply of the model; its final chunk and the tool calls it made."""
         final = Chunk(finish_reason="cancelled")
-        gate = StreamGate(tools.schemas()) if tools is not None else None
+        # Tagged call markup is held back; an answer that merely opens with "{" streams
+        # (a bare call found at the end moves those words into the round, out of sight).
+        gate = StreamGate(tools.schemas(), hold_bare=False) if tools is not None else None
         calls: tuple[ToolCall, ...] = ()
         try:
             stream = self.streamer.stream_chat(

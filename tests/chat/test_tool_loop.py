@@ -206,3 +206,22 @@ def test_a_real_tiny_model_forced_to_call_a_tool_gets_its_result(
     [step] = turn.tool_steps
     assert step.results[0].text == "5" and step.results[0].status == "ok"
     assert sent[1][-1] == Message("tool", "5", tool_call_id=step.calls[0].id)
+
+
+def test_an_answer_opening_with_a_brace_still_streams(
+        context: AppContext, tmp_path: Path, clients: McpClients) -> None:
+    engine = Scripted('{"json": "is just an answer here"}')
+    core = ChatCore(engine, tools=context.toolbox)
+    seen: list[str] = []
+    turn = core.run(core.ask(Conversation(model="any"), "json please"),
+                    lambda c: seen.append(c.text))
+    assert len([s for s in seen if s]) > 1  # word by word, not held to the end
+    assert turn.content == '{"json": "is just an answer here"}' and not turn.tool_steps
+
+
+def test_a_bare_json_call_streamed_as_words_moves_into_its_round(
+        context: AppContext, tmp_path: Path, clients: McpClients) -> None:
+    engine = Scripted('{"name": "add", "arguments": {"a": 1, "b": 2}}', "3.")
+    core = ChatCore(engine, tools=_toolbox(tmp_path, clients), preapproved={"add"})
+    turn = core.run(core.ask(Conversation(model="any"), "1+2"))
+    assert turn.content == "3." and turn.tool_steps[0].results[0].text == "3"
