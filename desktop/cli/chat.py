@@ -52,7 +52,8 @@ HELP = """commands:
   /quit              leave (so do Ctrl-D and Ctrl-C twice at the prompt)
   /help              this list
 Ctrl-C while an answer streams stops the answer. A line starting with // is sent as a
-message starting with /."""
+message starting with /. When the model calls an MCP tool, the next line answers
+"o" (allow once), "a" (always for this tool) or "d" (deny); see 'edgedesk tools list'."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

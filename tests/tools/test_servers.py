@@ -77,6 +77,8 @@ def test_tools_add_list_test_rm(capsys: pytest.CaptureFixture[str]) -> None:
     assert "add: Add two whole numbers." in capsys.readouterr().out
     assert main(["--offline", "tools", "test", "wiki"]) == 2
     assert "offline mode is on" in capsys.readouterr().err
+    assert main(["tools", "log"]) == 0
+    assert "no tool calls yet" in capsys.readouterr().out  # listing tools is not a call
     assert main(["tools", "rm", "wiki"]) == 0
     capsys.readouterr()
     assert main(["tools", "list"]) == 0
