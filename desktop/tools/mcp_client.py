@@ -30,6 +30,7 @@ T = TypeVar("T")
 START_TIMEOUT_S = 20.0
 CALL_TIMEOUT_S = 30.0
 IDLE_S = 300.0
+RETRY_AFTER_S = 60.0  # a server that failed to start is not tried again sooner
 MAX_RESULT_CHARS = 64_000  # a tool's answer beyond this is cut for the model's context
 
 
@@ -97,6 +98,9 @@ class McpClients:
         self._lock = threading.Lock()
         self._sessions: dict[str, _Session] = {}  # touched on the loop's thread only
         self._background: set[asyncio.Task[None]] = set()  # stops under way, reaper
+        # name -> (config, when, error) of a failed start: every chat turn lists the tools,
+        # and a server that hangs at start must not cost each turn the start timeout.
+        self._failed: dict[str, tuple[ServerConfig, float, ToolError]] = {}
 
     # ------------------------------------------------------------ any thread
     def tools(self, config: ServerConfig) -> list[ToolSpec]:
@@ -195,6 +199,10 @@ class McpClients:
                                  or held.task.done()):
             await self._stop(config.name)
             held = None
+        failed = self._failed.get(config.name)
+        if held is None and failed is not None and failed[0] == config \
+                and time.monotonic() - failed[1] < RETRY_AFTER_S:
+            raise failed[2]
         if held is None:  # first use (or a changed entry): start it
             held = _Session(config)
             held.ready = asyncio.get_running_loop().create_future()
@@ -205,15 +213,21 @@ class McpClients:
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.start_timeout_s)
         except TimeoutError:
-            await self._stop(config.name)
-            raise ToolError(f"the tool server '{config.name}' did not start within "
-                            f"{self.start_timeout_s:g} s ({config.target})",
-                            kind="tool_timeout") from None
+            self._stop_soon(config.name)
+            raise self._remember(config, ToolError(
+                f"the tool server '{config.name}' did not start within "
+                f"{self.start_timeout_s:g} s ({config.target})", kind="tool_timeout")) from None
         except Exception as exc:
             self._sessions.pop(config.name, None)
-            raise ToolError(f"the tool server '{config.name}' could not start "
-                            f"({_why(exc)}; {config.target})", kind="tool_failed") from None
+            raise self._remember(config, ToolError(
+                f"the tool server '{config.name}' could not start ({_why(exc)}; "
+                f"{config.target})", kind="tool_failed")) from None
+        self._failed.pop(config.name, None)
         return held
+
+    def _remember(self, config: ServerConfig, error: ToolError) -> ToolError:
+        self._failed[config.name] = (config, time.monotonic(), error)
+        return error
 
     async def _hold(self, held: _Session, ready: asyncio.Future[None]) -> None:
         """Open the transport and session, list the tools, keep them open until stopped."""

@@ -82,3 +82,19 @@ def test_a_published_server_from_pypi_runs_as_a_user_would(clients: McpClients) 
     answer = clients.call(time_server, "get_current_time", {"timezone": "Asia/Tokyo"})
     assert not answer.is_error
     assert json.loads(answer.text)["timezone"] == "Asia/Tokyo"
+
+
+def test_a_server_that_hangs_at_start_costs_one_timeout_not_one_per_turn(
+        tmp_path: Path) -> None:
+    clients = McpClients(log_dir=tmp_path, token=lambda _n: None, start_timeout_s=2.0)
+    mute = ServerConfig("mute", command=sys.executable,
+                        args=("-c", "import time; time.sleep(120)"))
+    try:
+        with pytest.raises(ToolError, match="'mute' did not start within 2 s"):
+            clients.tools(mute)
+        started = time.monotonic()
+        with pytest.raises(ToolError, match="'mute' did not start within 2 s"):
+            clients.tools(mute)  # the next turn: told at once, not after 2 s more
+        assert time.monotonic() - started < 1.0
+    finally:
+        clients.close()
