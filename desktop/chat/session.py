@@ -307,7 +307,7 @@ class ChatCore:
             self.tools.record_denied(spec)
             return ToolOutcome(call.id, call.name, spec.server,
                                "The user did not allow this call.", "denied")
-        result = self.tools.call(spec, call.arguments)
+        result = self.tools.call(spec, call.arguments, cancel)
         return ToolOutcome(call.id, call.name, spec.server, result.text,
                            "error" if result.is_error else "ok")
 

@@ -108,11 +108,13 @@ class McpClients:
         return self._run(self._tools(config), self.start_timeout_s + 5)
 
     def call(self, config: ServerConfig, tool: str, arguments: dict[str, Any],
-             timeout_s: float | None = None) -> ToolResult:
-        """Call ``tool``; ToolError when the server cannot start, crashes or times out."""
+             timeout_s: float | None = None,
+             cancel: threading.Event | None = None) -> ToolResult:
+        """Call ``tool``; ToolError when the server cannot start, crashes or times out, or
+        at once when ``cancel`` is set (Stop: the request is cancelled at the server)."""
         limit = timeout_s or self.call_timeout_s
         return self._run(self._call(config, tool, arguments, limit),
-                         self.start_timeout_s + limit + 5)
+                         self.start_timeout_s + limit + 5, cancel)
 
     def running(self) -> list[str]:
         """Names of the servers running now."""
@@ -134,14 +136,22 @@ class McpClients:
         thread.join(5)
         self._loop = self._thread = None
 
-    def _run(self, coro: Coroutine[Any, Any, T], deadline_s: float) -> T:
+    def _run(self, coro: Coroutine[Any, Any, T], deadline_s: float,
+             cancel: threading.Event | None = None) -> T:
         loop = self._started()
         future = asyncio.run_coroutine_threadsafe(coro, loop)
-        try:
-            return future.result(deadline_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise ToolError("a tool server did not answer in time") from None
+        deadline = time.monotonic() + deadline_s
+        while True:
+            try:
+                return future.result(0.1 if cancel is not None else deadline_s)
+            except concurrent.futures.TimeoutError:
+                if cancel is not None and cancel.is_set():
+                    future.cancel()
+                    raise ToolError("stopped before the tool server answered",
+                                    kind="cancelled") from None
+                if time.monotonic() >= deadline:
+                    future.cancel()
+                    raise ToolError("a tool server did not answer in time") from None
 
     def _started(self) -> asyncio.AbstractEventLoop:
         with self._lock:

@@ -8,6 +8,7 @@ the tool's result (so it can say so or try otherwise) and the audit log records 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -109,8 +110,10 @@ class ToolBox:
                                              spec.server)
         return found
 
-    def call(self, spec: ToolSpec, arguments: str) -> ToolResult:
-        """Run one call (arguments as JSON text); a failure comes back as an error result."""
+    def call(self, spec: ToolSpec, arguments: str,
+             cancel: threading.Event | None = None) -> ToolResult:
+        """Run one call (arguments as JSON text); a failure comes back as an error result.
+        ``cancel`` (Stop) abandons an MCP call still waiting for its server."""
         started = time.perf_counter()
         error = ""
         try:
@@ -122,7 +125,7 @@ class ToolBox:
                                 f"({exc})", True)
             error = "bad_arguments"
         else:
-            result, error = self._run(spec, args)
+            result, error = self._run(spec, args, cancel)
         self.audit.write(ToolCallRecord(now(), spec.name, spec.server,
                                         round((time.perf_counter() - started) * 1000, 2),
                                         not result.is_error, error))
@@ -132,11 +135,12 @@ class ToolBox:
         """Audit a call the user (or the policy) did not allow."""
         self.audit.write(ToolCallRecord(now(), spec.name, spec.server, 0.0, False, "denied"))
 
-    def _run(self, spec: ToolSpec, args: dict[str, Any]) -> tuple[ToolResult, str]:
+    def _run(self, spec: ToolSpec, args: dict[str, Any],
+             cancel: threading.Event | None) -> tuple[ToolResult, str]:
         """The result and, for a failure, its kind for the audit log ("" when ok)."""
         if spec.server == BUILTIN:
             return self._run_builtin(spec, args)
-        return self._run_mcp(spec, args)
+        return self._run_mcp(spec, args, cancel)
 
     def _run_builtin(self, spec: ToolSpec, args: dict[str, Any]) -> tuple[ToolResult, str]:
         builtin = self.builtins.get(spec.name)
@@ -148,14 +152,15 @@ class ToolBox:
             return ToolResult(f"error: {exc.message}", True), "failed"
         return result, "" if not result.is_error else "failed"
 
-    def _run_mcp(self, spec: ToolSpec, args: dict[str, Any]) -> tuple[ToolResult, str]:
+    def _run_mcp(self, spec: ToolSpec, args: dict[str, Any],
+                 cancel: threading.Event | None) -> tuple[ToolResult, str]:
         try:
             config = self.servers.get(spec.server)
             reason = self.servers.refusal(config)
             if reason is not None:
                 return ToolResult(f"error: {reason}", True), "refused"
             original = spec.name.removeprefix(f"{spec.server}__")
-            result = self.clients.call(config, original, args)
+            result = self.clients.call(config, original, args, cancel=cancel)
         except ToolError as exc:
             return ToolResult(f"error: {exc.message}", True), exc.kind or "failed"
         except EdgeDeskError as exc:

@@ -98,3 +98,18 @@ def test_a_server_that_hangs_at_start_costs_one_timeout_not_one_per_turn(
         assert time.monotonic() - started < 1.0
     finally:
         clients.close()
+
+
+def test_stop_abandons_a_call_waiting_for_its_server(clients: McpClients) -> None:
+    import threading
+
+    hang = server("hang")
+    clients.tools(hang)
+    cancel = threading.Event()
+    timer = threading.Timer(0.3, cancel.set)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="stopped before the tool server answered"):
+        clients.call(hang, "wait_forever", {}, timeout_s=60, cancel=cancel)
+    assert time.monotonic() - started < 2.5  # not the 60 s the call may take
+    timer.join()
