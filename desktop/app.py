@@ -41,6 +41,7 @@ from desktop.resolve import ModelResolver
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.catalog.download import Downloader
     from desktop.catalog.hub import HubClient
+    from desktop.chat.document_tools import DocumentTools
     from desktop.engine.protocol import Engine
     from desktop.engine.types import ModelSpec
     from desktop.net import Transport
@@ -53,6 +54,9 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.store.chats import ChatStore
     from desktop.store.db import Database
     from desktop.store.responses import ResponseStore
+    from desktop.tools.mcp_client import McpClients
+    from desktop.tools.servers import ServerList
+    from desktop.tools.toolbox import ToolBox
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 
@@ -68,6 +72,10 @@ REBUILT_FROM = {
     "hub": frozenset({"hub_endpoint", "ca_bundle", "proxy"}),
     "searcher": frozenset({"reranker_model"}),
     "remotes": frozenset({"remote_endpoints", "allow_user_remotes"}),
+    "tool_servers": frozenset({"mcp_servers", "allow_user_mcp", "mcp_require_approval",
+                               "offline"}),
+    "toolbox": frozenset({"mcp_servers", "allow_user_mcp", "mcp_require_approval",
+                          "offline", "reranker_model"}),
 }
 
 
@@ -135,6 +143,42 @@ class AppContext:
         return RemoteRegistry(self.paths.config_dir / "remotes.json",
                               policy_entries=self.settings.remote_endpoints,
                               allow_user=self.settings.allow_user_remotes)
+
+    @functools.cached_property
+    def tool_servers(self) -> ServerList:
+        """MCP tool servers: IT's (policy McpServers) and the user's own (mcp.json)."""
+        from desktop.tools.servers import FILE_NAME, McpPolicy, ServerList
+
+        settings = self.settings
+        return ServerList(self.paths.config_dir / FILE_NAME, McpPolicy(
+            tuple(settings.mcp_servers), settings.allow_user_mcp,
+            settings.mcp_require_approval, settings.offline))
+
+    @functools.cached_property
+    def mcp_clients(self) -> McpClients:
+        """Running MCP sessions (their own asyncio thread, started on first use)."""
+        from desktop.tools.mcp_client import McpClients
+
+        return McpClients(gate=self.net, log_dir=self.paths.log_dir)
+
+    @functools.cached_property
+    def toolbox(self) -> ToolBox:
+        """The tools chats may call: the document tools, then allowed MCP servers'."""
+        from desktop.tools.audit import LOG_NAME, ToolAudit
+        from desktop.tools.toolbox import ToolBox
+
+        return ToolBox(self.tool_servers, self.mcp_clients,
+                       ToolAudit(self.paths.log_dir / LOG_NAME),
+                       self.document_tools().builtins())
+
+    def document_tools(self) -> DocumentTools:
+        """search_documents, read_document_passage and list_collections over the library."""
+        from desktop.chat.document_tools import DocumentAccess, DocumentTools
+
+        return DocumentTools(DocumentAccess(
+            lambda q, cols, k: self.searcher.search(q, list(cols), k=k),
+            lambda ids: self.searcher.fetch(ids),  # noqa: PLW0108 - rebuilt on change
+            lambda: self.library.collections()))  # noqa: PLW0108
 
     @functools.cached_property
     def transport(self) -> Transport:
@@ -294,6 +338,7 @@ class AppContext:
                       model_paths: Sequence[Path] = ()) -> ServerRunner:
         """A new server runner over this context (housekeeping is ``self.housekeeping``'s)."""
         from desktop.server.app import ResolverDirectory
+        from desktop.server.mcp_server import McpEndpoint
         from desktop.server.metrics import AccessLog
         from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner
 
@@ -305,7 +350,9 @@ class AppContext:
                                    remote_ids=self.remote_model_ids)
         return ServerRunner(self.scheduler, models, server, keys,
                             access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
-                            stored=self.response_store)
+                            stored=self.response_store,
+                            mcp=McpEndpoint(self.document_tools()),
+                            tool_servers=self.tool_servers)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.
@@ -357,6 +404,8 @@ class AppContext:
             self.housekeeping.stop()  # first: a maintenance pass uses the stores
         if "server" in built:
             self.server.stop()
+        if "mcp_clients" in built:
+            self.mcp_clients.close()  # the tool servers' processes end with the app
         for name in ("scheduler", "chat_store", "response_store", "documents_db"):
             if name in built:
                 built[name].close()  # the models, then the database connections

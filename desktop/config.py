@@ -170,6 +170,11 @@ class Settings(_Section):
     allow_user_remotes: bool = True
     ca_bundle: str | None = None
     proxy: str | None = None
+    # MCP tool servers (desktop/tools): IT's as NAME=COMMAND or NAME=URL (also the
+    # allow-list), whether users' own servers run, whether every MCP call must be approved.
+    mcp_servers: list[str] = Field(default_factory=list)
+    allow_user_mcp: bool = True
+    mcp_require_approval: bool = False
     engine: EngineSettings = Field(default_factory=EngineSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 

@@ -12,10 +12,64 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.engine.types import Message, Role, Usage
+from desktop.engine.types import Message, Role, ToolCall, Usage
 from desktop.store.sources import Source
 
 DEFAULT_TITLE = "New chat"
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one tool call came to: the text the model was given back, and how it went."""
+
+    call_id: str
+    name: str
+    server: str
+    text: str
+    status: str = "ok"  # "ok", "error" (the tool failed) or "denied" (the user said no)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON values for the store and exports."""
+        return {"call_id": self.call_id, "name": self.name, "server": self.server,
+                "text": self.text, "status": self.status}
+
+
+@dataclass
+class ToolStep:
+    """One round of an answer that called tools: the words and reasoning the model wrote
+    before its calls, the calls, and their outcomes (in call order)."""
+
+    content: str
+    reasoning: str
+    calls: tuple[ToolCall, ...]
+    results: list[ToolOutcome] = field(default_factory=list)
+
+    def messages(self) -> list[Message]:
+        """The round as the template reads it again: the calls, then each result."""
+        out = [Message("assistant", self.content, tool_calls=self.calls,
+                       reasoning=self.reasoning or None)]
+        out += [Message("tool", r.text, tool_call_id=r.call_id) for r in self.results]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON values for the store and exports."""
+        return {"content": self.content, "reasoning": self.reasoning,
+                "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                          for c in self.calls],
+                "results": [r.to_json() for r in self.results]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolStep:
+        """A stored round (fields a damaged record lacks read as empty)."""
+        calls = tuple(ToolCall(str(c.get("id", "")), str(c.get("name", "")),
+                               str(c.get("arguments", "{}")))
+                      for c in data.get("calls", []) if isinstance(c, dict))
+        results = [ToolOutcome(str(r.get("call_id", "")), str(r.get("name", "")),
+                               str(r.get("server", "")), str(r.get("text", "")),
+                               str(r.get("status", "ok")))
+                   for r in data.get("results", []) if isinstance(r, dict)]
+        return cls(str(data.get("content", "")), str(data.get("reasoning", "")), calls,
+                   results)
 
 
 @dataclass
@@ -33,6 +87,8 @@ class Turn:
     # store.sources.Source once read back from the store (same path/page/lines/text).
     sources: list[Any] = field(default_factory=list)
     citations: list[Source] = field(default_factory=list)  # the cited sources shown
+    # An answer that called tools: its rounds before the final words (``content``).
+    tool_steps: list[ToolStep] = field(default_factory=list)
 
 
 @dataclass
@@ -57,7 +113,11 @@ class Conversation:
     def messages(self) -> list[Message]:
         """The conversation as the engine sees it (system prompt first, reasoning dropped)."""
         out = [Message("system", self.system_prompt)] if self.system_prompt.strip() else []
-        out += [Message(t.role, t.content) for t in self.turns if t.content or t.role == "user"]
+        for turn in self.turns:
+            for step in turn.tool_steps:  # the calls and results, as the model saw them
+                out += step.messages()
+            if turn.content or turn.role == "user":
+                out.append(Message(turn.role, turn.content))
         return out
 
     def name_from_first_message(self) -> None:

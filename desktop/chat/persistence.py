@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.chat.conversation import Conversation, Turn
+from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.grounding import cite, stored_sources
 from desktop.engine.types import Chunk, Role, Usage
 from desktop.errors import EdgeDeskError
@@ -33,6 +33,7 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
         completion_tokens=usage.completion_tokens if usage else None, timings=timings,
         sources=stored_sources(turn) if turn.role == "assistant" else (),
         finish_reason=turn.finish_reason, error=turn.error,
+        tool_steps=tuple(step.to_json() for step in turn.tool_steps),
     )
 
 
@@ -43,7 +44,8 @@ def _to_turn(message: ChatMessage) -> Turn:
     role: Role = "assistant" if message.role == "assistant" else "user"
     turn = Turn(role, message.content, message.reasoning or "", usage,
                 float(message.timings.get("tokens_per_s", 0.0)), message.finish_reason,
-                message.error, sources=list(message.sources))
+                message.error, sources=list(message.sources),
+                tool_steps=[ToolStep.from_json(s) for s in message.tool_steps])
     cite(turn)  # the same [n] buttons as when the answer was new: same text, same sources
     return turn
 
@@ -99,14 +101,15 @@ class ChatSaver:
         chat.synced = max(chat.synced, upto)
 
     def save_answer(self, chat: Conversation, final: Chunk, text: str, reasoning: str,
-                    sources: Sequence[Any] = (), *, error: str | None = None) -> None:
+                    sources: Sequence[Any] = (), *, error: str | None = None,
+                    steps: Sequence[ToolStep] = ()) -> None:
         """Save the finished, stopped or (with ``error``) broken-off answer, with the
-        sources it was given (worker thread)."""
+        sources it was given and the tool rounds it made (worker thread)."""
         if chat.store_id is None:
             return
         turn = Turn("assistant", text, reasoning, final.usage, final.tokens_per_s,
                     "error" if error is not None else final.finish_reason, error,
-                    sources=list(sources))
+                    sources=list(sources), tool_steps=list(steps))
         self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced += 1
 

@@ -4,23 +4,32 @@
 two halves. ``ask``/``regenerate``/``begin`` change the Conversation (append the question,
 drop what an edit or a regenerate replaces, add the empty answer) and are quick; the
 rest blocks (retrieval embeds the question, generation, fsynced writes) and runs on one
-worker thread per turn: ``run`` does it all, or a view with its own worker calls
-``save_question``, ``prepare`` and ``save_answer`` itself around its own stream.
+worker thread per turn: ``drive`` is the one turn driver (it reports through callbacks
+and leaves the Turn alone, for a window that fills it from queued signals); ``run``
+drives and fills the Turn (the terminal).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
 
-from desktop.chat.conversation import Conversation, Turn
+from desktop.chat.conversation import Conversation, ToolOutcome, ToolStep, Turn
 from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
 from desktop.chat.persistence import ChatSaver
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.toolcalls import StreamGate
+from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall
 from desktop.errors import Cancelled, EdgeDeskError, InvalidRequest
+from desktop.tools.toolbox import ToolBox, ToolSet
+from desktop.tools.types import ToolSpec
+
+MAX_TOOL_STEPS = 8  # rounds of tool calls in one answer before it must answer in words
+Decision = Literal["once", "always", "deny"]
+# Asked on the worker thread for each call that needs approval (blocks until answered).
+Approver = Callable[[ToolSpec, ToolCall], Decision]
 
 
 def failure_message(exc: BaseException) -> str:
@@ -61,26 +70,60 @@ class PendingTurn:
         return bool(self.chat.collection)
 
 
+class _Words:
+    """The words and reasoning of the model's current reply, passed on as they come."""
+
+    def __init__(self, on_chunk: Callable[[Chunk], None] | None) -> None:
+        self._on_chunk = on_chunk
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+
+    def add(self, chunk: Chunk) -> None:
+        self._text.append(chunk.text)
+        self._reasoning.append(chunk.reasoning)
+        if self._on_chunk is not None and (chunk.text or chunk.reasoning or chunk.is_final):
+            self._on_chunk(chunk)
+
+    def clear(self) -> None:
+        self._text.clear()
+        self._reasoning.clear()
+
+    @property
+    def text(self) -> str:
+        return "".join(self._text)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self._reasoning)
+
+
 class ChatCore:
     """Turns of conversations: ask, regenerate, edit-and-resend, grounded or not, saved.
 
     Threads: ``ask``, ``regenerate`` and ``begin`` run on the thread that owns the
-    Conversation (a window's thread, the terminal's only thread). ``run``,
-    ``save_question``, ``prepare``, ``save_answer`` and ``save_broken`` block and run on
-    one worker thread per turn; ``run`` alone also writes the answer into its Turn, so a view that
-    changes the Turn itself (from streamed signals) uses the three parts instead.
+    Conversation (a window's thread, the terminal's only thread). ``drive``, ``run``
+    and their parts (``save_question``, ``prepare``, ``save_answer``, ``save_broken``)
+    block and run on one worker thread per turn; ``run`` alone also writes the answer
+    into its Turn, so a view that changes the Turn itself (from queued signals) calls
+    ``drive``.
     """
 
     def __init__(self, streamer: ChatStreamer, saver: ChatSaver | None = None, *,
                  search: Search | None = None,
                  thinks: Callable[[str], bool] | None = None,
-                 missing: MissingModel | None = None) -> None:
+                 missing: MissingModel | None = None, tools: ToolBox | None = None,
+                 preapproved: Collection[str] = (),
+                 max_tool_steps: int = MAX_TOOL_STEPS) -> None:
         self.streamer = streamer
         self.saver = saver  # None: nothing is saved (tests, a view without a store)
         self.search = search  # retrieval for grounded chats; None: grounding unavailable
         self._thinks = thinks or (lambda _ref: False)
         # A grounded chat's collection -> the catalog embedding model it lacks, if any.
         self.missing = missing
+        self.tools = tools  # None: the model is offered no tools
+        self.preapproved = frozenset(preapproved)  # --yes-tools: run without asking
+        self.always: set[str] = set()  # "Always for this tool" answers, this session
+        self.max_tool_steps = max_tool_steps
 
     # ------------------------------------------------------------- owner's thread
     def ask(self, chat: Conversation, text: str, *, replace: int | None = None) -> PendingTurn:
@@ -143,26 +186,145 @@ class ChatCore:
                         pending.sources)()
 
     def save_answer(self, pending: PendingTurn, final: Chunk, text: str,
-                    reasoning: str) -> None:
-        """Save the finished (or stopped) answer with its sources (worker thread)."""
+                    reasoning: str, steps: Sequence[ToolStep] = ()) -> None:
+        """Save the finished (or stopped) answer with its sources and tool rounds (worker
+        thread)."""
         if self.saver is not None:
-            self.saver.save_answer(pending.chat, final, text, reasoning, pending.sources)
+            self.saver.save_answer(pending.chat, final, text, reasoning, pending.sources,
+                                   steps=steps)
 
     def save_broken(self, pending: PendingTurn, text: str, reasoning: str,
-                    message: str) -> None:
+                    message: str, steps: Sequence[ToolStep] = ()) -> None:
         """Save the words an answer had when an error broke it off, marked with ``message``.
 
         Worker thread. Nothing is saved when no word came (the question stays unanswered).
         A store that fails now is not reported over the error that broke the answer.
         """
-        if self.saver is None or not (text or reasoning):
+        if self.saver is None or not (text or reasoning or steps):
             return
         with contextlib.suppress(EdgeDeskError):
             self.saver.save_answer(pending.chat, Chunk(), text, reasoning, pending.sources,
-                                   error=message)
+                                   error=message, steps=steps)
+
+    def drive(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,
+              cancel: threading.Event | None = None, *,
+              on_sources: Callable[[list[Any]], None] | None = None,
+              approve: Approver | None = None,
+              on_step: Callable[[ToolStep], None] | None = None) -> Chunk:
+        """Run a turn on the worker thread without touching its Turn; return the final chunk.
+
+        The one turn driver: save the question, prepare (retrieve; ``on_sources`` then gets
+        the numbered sources), stream (``on_chunk`` sees every chunk, tool-call markup held
+        back), run the tool calls the model makes (``approve`` asks about each call that
+        needs it; ``on_step`` gets each finished round, whose words ``on_chunk`` already
+        showed and which now belong to the round) and stream again, up to
+        ``max_tool_steps`` rounds; then save the answer. A ``cancel`` set while waiting
+        for the model ends the answer before it began (finish reason ``cancelled``, saved
+        empty). An error saves the words produced so far marked broken off, then is
+        raised. A view that fills the Turn itself (from queued signals) calls this;
+        ``run`` fills the Turn here.
+        """
+        cancel = cancel or threading.Event()
+        self.save_question(pending)
+        messages, _hits = self.prepare(pending)
+        if on_sources is not None:
+            on_sources(list(pending.sources))
+        offered = self._offered(approve)
+        steps: list[ToolStep] = []
+        out = _Words(on_chunk)
+        final = Chunk(finish_reason="cancelled")
+        try:
+            while True:
+                tools = offered if offered.specs and len(steps) < self.max_tool_steps \
+                    else None
+                out.clear()
+                final, calls = self._round(pending, messages, tools, out, cancel)
+                if not calls or tools is None or cancel.is_set():
+                    break
+                step = ToolStep(out.text.strip(), out.reasoning, calls)
+                for call in calls:
+                    step.results.append(self._call(tools, call, approve, cancel))
+                steps.append(step)
+                messages = [*messages, *step.messages()]
+                if on_step is not None:
+                    on_step(step)
+        except BaseException as exc:
+            self.save_broken(pending, out.text, out.reasoning, failure_message(exc), steps)
+            raise
+        self.save_answer(pending, final, out.text, out.reasoning, steps)
+        return final
+
+    def _round(self, pending: PendingTurn, messages: list[Message], tools: ToolSet | None,
+               out: _Words, cancel: threading.Event) -> tuple[Chunk, tuple[ToolCall, ...]]:
+        """Stream one reply of the model; its final chunk and the tool calls it made."""
+        final = Chunk(finish_reason="cancelled")
+        # Tagged call markup is held back; an answer that merely opens with "{" streams
+        # (a bare call found at the end moves those words into the round, out of sight).
+        gate = StreamGate(tools.schemas(), hold_bare=False) if tools is not None else None
+        calls: tuple[ToolCall, ...] = ()
+        try:
+            stream = self.streamer.stream_chat(
+                pending.chat.model, messages, pending.params, cancel,
+                tools.openai() if tools is not None else None,
+                template_kwargs=pending.template_kwargs)
+            for chunk in stream:
+                shown = chunk.text if gate is None else gate.feed(chunk.text)
+                if chunk.is_final:
+                    final = chunk
+                    if gate is not None:
+                        rest, calls = gate.finish()
+                        shown += rest
+                if calls:  # the turn goes on after the calls: not its end yet
+                    out.add(Chunk(text=shown, reasoning=chunk.reasoning))
+                else:
+                    out.add(chunk if shown == chunk.text else replace(chunk, text=shown))
+        except Cancelled:
+            if not cancel.is_set():
+                raise
+            # Stopped while waiting for the model: an answer that ended before it began.
+        return final, calls
+
+    def _offered(self, approve: Approver | None) -> ToolSet:
+        """The tools this answer may call: built-ins always; MCP tools when each call can
+        be approved (a view that asks, or tools pre-approved with --yes-tools)."""
+        if self.tools is None:
+            return ToolSet()
+        can_ask = approve is not None or bool(self.preapproved)
+        return self.tools.available(mcp=can_ask)
+
+    def _call(self, tools: ToolSet, call: ToolCall, approve: Approver | None,
+              cancel: threading.Event) -> ToolOutcome:
+        """Approve (when needed) and run one call; its outcome as the model will read it."""
+        assert self.tools is not None
+        spec = tools.specs.get(call.name)
+        if spec is None:
+            return ToolOutcome(call.id, call.name, "", f"error: no tool named {call.name}",
+                               "error")
+        if cancel.is_set():
+            return ToolOutcome(call.id, call.name, spec.server,
+                               "The user stopped the answer before this call ran.", "denied")
+        if spec.needs_approval and not self._approved(spec, call, approve):
+            self.tools.record_denied(spec)
+            return ToolOutcome(call.id, call.name, spec.server,
+                               "The user did not allow this call.", "denied")
+        result = self.tools.call(spec, call.arguments, cancel)
+        return ToolOutcome(call.id, call.name, spec.server, result.text,
+                           "error" if result.is_error else "ok")
+
+    def _approved(self, spec: ToolSpec, call: ToolCall, approve: Approver | None) -> bool:
+        forced = self.tools is not None and self.tools.require_approval
+        if not forced and (spec.name in self.always or spec.name in self.preapproved):
+            return True
+        if approve is None:
+            return False
+        decision = approve(spec, call)
+        if decision == "always" and not forced:
+            self.always.add(spec.name)
+        return decision in ("once", "always")
 
     def run(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,
-            cancel: threading.Event | None = None) -> Turn:
+            cancel: threading.Event | None = None, *,
+            approve: Approver | None = None) -> Turn:
         """Generate the answer into its Turn, save it, map its citations (blocks).
 
         ``on_chunk`` sees every streamed chunk (text and reasoning apart). A ``cancel``
@@ -171,43 +333,33 @@ class ChatCore:
         finish reason ``error`` and the error's message, then is raised; an error before
         any word leaves the answer out of the chat.
         """
-        cancel = cancel or threading.Event()
         turn = pending.answer
+
+        def fill(chunk: Chunk) -> None:
+            turn.content += chunk.text
+            turn.reasoning += chunk.reasoning
+            if on_chunk is not None:
+                on_chunk(chunk)
+
+        def given(sources: list[Any]) -> None:
+            turn.sources = sources
+
+        def stepped(step: ToolStep) -> None:
+            # The words shown so far were the round's; the answer's own come next.
+            turn.tool_steps.append(step)
+            turn.content, turn.reasoning = "", ""
+
         try:
-            self.save_question(pending)
-            messages, _hits = self.prepare(pending)
-            turn.sources = list(pending.sources)
-            final = self._stream(pending, messages, on_chunk, cancel)
+            final = self.drive(pending, fill, cancel, on_sources=given, approve=approve,
+                               on_step=stepped)
         except BaseException as exc:
             if turn.content or turn.reasoning:
                 turn.finish_reason, turn.error = "error", failure_message(exc)
-                self.save_broken(pending, turn.content, turn.reasoning, turn.error)
                 cite(turn)
             elif turn in pending.chat.turns:
                 pending.chat.turns.remove(turn)
             raise
         turn.usage, turn.tokens_per_s = final.usage, final.tokens_per_s
         turn.finish_reason = final.finish_reason
-        self.save_answer(pending, final, turn.content, turn.reasoning)
         cite(turn)
         return turn
-
-    def _stream(self, pending: PendingTurn, messages: list[Message],
-                on_chunk: Callable[[Chunk], None] | None, cancel: threading.Event) -> Chunk:
-        turn = pending.answer
-        final = Chunk(finish_reason="cancelled")
-        try:
-            stream = self.streamer.stream_chat(pending.chat.model, messages, pending.params,
-                                               cancel, template_kwargs=pending.template_kwargs)
-            for chunk in stream:
-                turn.content += chunk.text
-                turn.reasoning += chunk.reasoning
-                if on_chunk is not None:
-                    on_chunk(chunk)
-                if chunk.is_final:
-                    final = chunk
-        except Cancelled:
-            if not cancel.is_set():
-                raise
-            # Stopped while waiting for the model: an answer that ended before it began.
-        return final

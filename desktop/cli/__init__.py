@@ -33,16 +33,18 @@ def _verb_modules() -> list[Any]:
         docs,
         doctor,
         keys,
+        mcp,
         models,
         network,
         policy,
         remotes,
         run,
         serve,
+        tools,
     )
 
     return [run, chat, models, policy, network, auth, docs, chats, keys, serve, bench, data,
-            doctor, remotes]
+            doctor, remotes, tools, mcp]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,7 +18,7 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from desktop.app import AppContext
@@ -35,6 +35,7 @@ from desktop.chat.thinking import model_thinks
 from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script
+from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option
 from desktop.crash import shown
 from desktop.engine.types import Chunk
 from desktop.errors import EdgeDeskError, InvalidRequest
@@ -51,7 +52,8 @@ HELP = """commands:
   /quit              leave (so do Ctrl-D and Ctrl-C twice at the prompt)
   /help              this list
 Ctrl-C while an answer streams stops the answer. A line starting with // is sent as a
-message starting with /."""
+message starting with /. When the model calls an MCP tool, the next line answers
+"o" (allow once), "a" (always for this tool) or "d" (deny); see 'edgedesk tools list'."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,6 +77,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "(/think on switches it back)")
     parser.add_argument("--ephemeral", action="store_true",
                         help="keep the chat in memory only (/save saves it after all)")
+    yes_tools_option(parser)
     sampling_options(parser, max_tokens=1024, temperature=0.7)
     parser.set_defaults(handler=handle)
 
@@ -91,7 +94,7 @@ def handle(args: argparse.Namespace) -> int:
         chat = Conversation(model=model, system_prompt=args.system, ephemeral=args.ephemeral,
                             collection=args.collection or "", temperature=args.temperature,
                             max_tokens=args.max_tokens, think=not args.no_think)
-        terminal = TerminalChat(ctx, chat)
+        terminal = TerminalChat(ctx, chat, yes_tools=preapproved(args))
         interactive = sys.stdin is not None and sys.stdin.isatty()
         if interactive:
             print(f"chatting with {shown(model)}; /help lists commands, /quit leaves",
@@ -179,15 +182,19 @@ class TerminalChat:
     the answer's cancel event while it streams (Ctrl-C stops the answer, not the chat).
     """
 
-    def __init__(self, ctx: AppContext, chat: Conversation) -> None:
+    def __init__(self, ctx: AppContext, chat: Conversation, *,
+                 yes_tools: Collection[str] = ()) -> None:
         self.ctx = ctx
         self.saver = ChatSaver(ctx.chat_store)
         # A collection whose catalog embedding model is missing: a message naming the
         # 'edgedesk models pull' to run, with the collection, before anything is embedded.
         self.core = ChatCore(ctx.scheduler, self.saver, search=self._search,
-                             thinks=self._thinks, missing=self._missing)
+                             thinks=self._thinks, missing=self._missing,
+                             tools=ctx.toolbox, preapproved=yes_tools)
         self.chat = chat
         self._in_reasoning = False
+        self._lines: Iterator[str | None] | None = None  # the input, for tool approvals
+        self._approve = terminal_approver(lambda: self._lines)
 
     def _thinks(self, ref: str) -> bool:
         return model_thinks(self.ctx.catalog, self.ctx.resolver, ref)
@@ -201,6 +208,8 @@ class TerminalChat:
     def loop(self, lines: Iterator[str | None]) -> None:
         """Handle lines until /quit or their end; None (Ctrl-C) twice in a row quits."""
         interrupted = False
+        lines = iter(lines)
+        self._lines = lines  # a tool approval reads its answer from the next line
         for line in lines:
             if line is None:
                 if interrupted:
@@ -291,7 +300,7 @@ class TerminalChat:
         self._in_reasoning = False
         try:
             with interrupt_sets(cancel):
-                turn = self.core.run(pending, self._show, cancel)
+                turn = self.core.run(pending, self._show, cancel, approve=self._approve)
         except EdgeDeskError:
             # The words that came are kept and saved as broken off; the error follows them.
             if pending.answer.content or pending.answer.reasoning:
@@ -299,6 +308,9 @@ class TerminalChat:
                 print("(broken off)", file=sys.stderr)
             raise
         self._end_lines()
+        for step in turn.tool_steps:
+            for outcome in step.results:
+                print(f"(tool {shown(outcome.name)}: {outcome.status})", file=sys.stderr)
         if turn.finish_reason == "cancelled":
             print("(stopped)", file=sys.stderr)
         if turn.citations:

@@ -16,6 +16,12 @@ from desktop.chat.session import ChatCore
 from desktop.cli.chat import default_chat_model
 from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
+from desktop.cli.tool_approval import (
+    preapproved,
+    stdin_lines,
+    terminal_approver,
+    yes_tools_option,
+)
 from desktop.crash import shown
 from desktop.engine.types import Chunk
 from desktop.errors import InvalidRequest
@@ -60,6 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ask.add_argument("--model", metavar="ID_OR_PATH", default=None,
                      help="chat model (default: the first downloaded catalog chat model)")
     ask.add_argument("-k", type=int, default=5, metavar="N", help="sources to give the model")
+    yes_tools_option(ask)
     sampling_options(ask, max_tokens=512, temperature=0.2)
     ask.set_defaults(handler=handle_ask)
 
@@ -179,7 +186,10 @@ def handle_ask(args: argparse.Namespace) -> int:
 
     try:
         model = model_ref(args.model) if args.model else default_chat_model(ctx)
-        core = ChatCore(ctx.scheduler, search=search)  # no saver: ask keeps no chat
+        # No saver: ask keeps no chat. Tools: the documents tools and, asked at a terminal
+        # (or pre-approved with --yes-tools), the MCP servers'.
+        core = ChatCore(ctx.scheduler, search=search, tools=ctx.toolbox,
+                        preapproved=preapproved(args))
         chat = Conversation(model=model, collection=collections[0],
                             temperature=args.temperature, max_tokens=args.max_tokens)
 
@@ -187,7 +197,9 @@ def handle_ask(args: argparse.Namespace) -> int:
             sys.stdout.write(chunk.text)
             sys.stdout.flush()
 
-        turn = core.run(core.ask(chat, args.question), show, cancel)
+        turn = core.run(core.ask(chat, args.question), show, cancel,
+                        approve=terminal_approver(stdin_lines)
+                        if sys.stdin is not None and sys.stdin.isatty() else None)
         print()
     except KeyboardInterrupt:
         cancel.set()

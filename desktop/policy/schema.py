@@ -70,6 +70,13 @@ KEYS: tuple[PolicyKey, ...] = (
               "besides the OS trust store.", None),
     PolicyKey("Proxy", "string", "proxy",
               "Proxy URL for every outbound HTTPS connection (default: HTTPS_PROXY).", None),
+    PolicyKey("McpServers", "list", "mcp_servers",
+              "MCP tool servers IT provides and allows, each NAME=COMMAND LINE (stdio) or "
+              "NAME=URL (Streamable HTTP).", []),
+    PolicyKey("AllowUserMcp", "bool", "allow_user_mcp",
+              "Allow users' own MCP tool servers (off: only those McpServers lists).", False),
+    PolicyKey("McpRequireApproval", "bool", "mcp_require_approval",
+              "Ask the user before every MCP tool call (no 'Always allow').", True),
 )
 _BY_NAME = {key.name: key for key in KEYS}
 

@@ -182,7 +182,7 @@ def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str]]:
 def tool_calls_text(calls: Mapping[int, tuple[str, str]]) -> str:
     """The remote's structured calls in the tagged form the server's parser reads back.
 
-    Our engines hand the server text and it finds the calls there (server/toolcalls.py);
+    Our engines hand the server text and it finds the calls there (engine/toolcalls.py);
     writing the remote's calls the same way keeps one path for every model.
     """
     parts = []

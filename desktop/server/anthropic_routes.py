@@ -24,6 +24,7 @@ from desktop.server import anthropic_events as ae
 from desktop.server import anthropic_wire as aw
 from desktop.server import leniency as lv
 from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
+from desktop.server.mcp_server import mcp_refusal
 from desktop.server.routes import _check_model, _info, _limits, _services
 from desktop.server.services import Services
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
@@ -39,6 +40,9 @@ def _failed(error: EdgeDeskError) -> bytes:
 async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
     """Anthropic Messages: whole or streamed."""
     svc, info = _services(request), _info(request)
+    if body.mcp_servers:  # hosted MCP: refused, naming the policy or configuration
+        raise mcp_refusal([(s.get("name"), s.get("url")) for s in body.mcp_servers],
+                          svc.tool_servers, "mcp_servers")
     aw.refuse_unsupported(body)
     _check_model(svc, info, body.model)
     messages = aw.to_messages(body.system, body.messages)
@@ -76,6 +80,9 @@ def _count(svc: Services, model: str, messages: Sequence[Message],
 async def count_tokens(body: aw.CountTokensRequest, request: Request) -> JSONResponse:
     """The prompt's token count under the model's own chat template (nothing generated)."""
     svc, info = _services(request), _info(request)
+    if body.mcp_servers:  # hosted MCP: refused, naming the policy or configuration
+        raise mcp_refusal([(s.get("name"), s.get("url")) for s in body.mcp_servers],
+                          svc.tool_servers, "mcp_servers")
     aw.refuse_unsupported(body)
     _check_model(svc, info, body.model)
     messages = aw.to_messages(body.system, body.messages)

@@ -59,7 +59,7 @@ class MessagesRequest(CountTokensRequest):
 
 
 def refuse_unsupported(req: CountTokensRequest) -> None:
-    """A 400 naming a field we know but cannot honour (``mcp_servers`` is left out)."""
+    """A 400 naming a field we know but cannot honour."""
     if isinstance(req, MessagesRequest) and req.container is not None:
         raise InvalidRequest("container is not supported (no code execution here)",
                              param="container")

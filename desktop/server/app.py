@@ -43,6 +43,7 @@ from desktop.store.responses import ResponseStore
 
 if TYPE_CHECKING:
     from desktop.engine.scheduler import Scheduler
+    from desktop.tools.servers import ServerList
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -59,7 +60,7 @@ KNOWN_ROUTES = frozenset({"/v1/models", "/v1/chat/completions", "/v1/completions
                           "/v1/embeddings", "/v1/rerank", "/health", "/metrics",
                           "/v1/responses", "/v1/messages", "/v1/messages/count_tokens",
                           "/api/tags", "/api/show", "/api/chat", "/api/generate", "/api/embed",
-                          "/api/embeddings", "/api/version", "/api/ps"})
+                          "/api/embeddings", "/api/version", "/api/ps", "/mcp"})
 _STORED_RESPONSE = re.compile(r"^/v1/responses/[^/]+(/input_items)?$")
 # Anthropic's error types by status (their SDK raises by status; the body names the type).
 # Like /health, Ollama's version check reveals nothing and clients probe it before a key.
@@ -376,11 +377,13 @@ def _install_error_handlers(app: FastAPI) -> None:
 def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                keys: KeyStore | None, *, access_log: AccessLog | None = None,
                metrics: Metrics | None = None, bound_host: str | None = None,
-               extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None
+               extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None,
+               mcp: ASGIApp | None = None, tool_servers: ServerList | None = None
                ) -> FastAPI:
     """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
 
-    ``stored`` keeps Responses API responses (None: ``store: true`` is refused).
+    ``stored`` keeps Responses API responses (None: ``store: true`` is refused); ``mcp``
+    serves ``/mcp`` (EdgeDesk's documents as an MCP server), behind the same key.
     """
     from desktop.server.anthropic_routes import router as anthropic_router
     from desktop.server.ollama_routes import router as ollama_router
@@ -395,7 +398,8 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
         limiter=RateLimiter(settings.requests_per_minute, settings.tokens_per_minute),
         responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
-        allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None))
+        allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None),
+        tool_servers=tool_servers)
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services
@@ -403,6 +407,10 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
     app.include_router(responses_router)
     app.include_router(anthropic_router)
     app.include_router(ollama_router)
+    if mcp is not None:
+        from starlette.routing import Route
+
+        app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     _install_error_handlers(app)
     app.add_middleware(Guard, services=services)
     if settings.allowed_origins:

@@ -14,13 +14,13 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from desktop.engine.toolcalls import StreamGate
 from desktop.engine.types import Chunk, ToolCall
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
 from desktop.server.services import RequestInfo
 from desktop.server.streaming import close_stream
-from desktop.server.toolcalls import StreamGate
 
 log = logging.getLogger("edgedesk.server")
 MAX_LOGGED_ERROR = 300  # characters of a mid-stream error kept in the access log

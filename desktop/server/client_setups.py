@@ -114,6 +114,25 @@ def jetbrains(url: str) -> str:
     )
 
 
+def documents_mcp(url: str) -> str:
+    """The indexed documents as MCP tools for Claude Code, Codex and Continue."""
+    return (
+        "# Claude Code: over stdio, or over HTTP with a key\n"
+        "claude mcp add edgedesk -- edgedesk mcp serve\n"
+        f"claude mcp add --transport http edgedesk-http {_root(url)}/mcp "
+        f'--header "Authorization: Bearer {KEY}"\n\n'
+        "# Codex: ~/.codex/config.toml\n"
+        "[mcp_servers.edgedesk]\n"
+        'command = "edgedesk"\n'
+        'args = ["mcp", "serve"]\n\n'
+        "# Continue: ~/.continue/config.yaml\n"
+        "mcpServers:\n"
+        "  - name: EdgeDesk documents\n"
+        "    command: edgedesk\n"
+        "    args: [mcp, serve]\n"
+    )
+
+
 SETUPS = {
     "Python (openai)": python_openai,
     "Codex CLI": codex_cli,
@@ -122,6 +141,7 @@ SETUPS = {
     "Zed": zed,
     "VS Code Copilot": vscode_copilot,
     "JetBrains AI Assistant": jetbrains,
+    "Documents over MCP": documents_mcp,
 }
 
 

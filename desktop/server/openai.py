@@ -14,10 +14,10 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from desktop.engine.toolcalls import ParsedAnswer, parse_tool_calls
 from desktop.engine.types import Chunk, TokenLogprob, ToolCall, Usage
 from desktop.server import schemas as s
 from desktop.server.openai_requests import tool_names
-from desktop.server.toolcalls import ParsedAnswer, parse_tool_calls
 
 DONE = b"data: [DONE]\n\n"
 

@@ -27,6 +27,7 @@ from desktop.server import leniency as lv
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
 from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
+from desktop.server.mcp_server import mcp_refusal
 from desktop.server.responses_events import ResponseEvents
 from desktop.server.routes import _check_model, _info, _limits, _services
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
@@ -85,6 +86,10 @@ def _keeper(store: Any, body: rw.ResponsesRequest, items: list[dict[str, Any]], 
 async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
     """OpenAI Responses: whole or streamed (``response.*`` events)."""
     svc, info = _services(request), _info(request)
+    hosted = [t for t in body.tools or () if t.get("type") == "mcp"]
+    if hosted:  # hosted MCP: refused, naming the policy or configuration
+        raise mcp_refusal([(t.get("server_label"), t.get("server_url")) for t in hosted],
+                          svc.tool_servers, "tools")
     rw.refuse_unsupported(body)
     _check_model(svc, info, body.model)
     store = svc.stored

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from desktop.engine.protocol import Engine
+from desktop.engine.toolcalls import StreamGate
 from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.server import leniency as lv
@@ -30,7 +31,6 @@ from desktop.server.metrics import gauges_from
 from desktop.server.services import RequestInfo, Services
 from desktop.server.sse import ChatEvents, CompletionEvents
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
-from desktop.server.toolcalls import StreamGate
 
 router = APIRouter()
 _ERRORS: dict[int | str, dict[str, Any]] = {

@@ -19,7 +19,7 @@ import uvicorn
 
 from desktop.config import ServerSettings
 from desktop.errors import ConfigError
-from desktop.server.app import create_app
+from desktop.server.app import ASGIApp, create_app
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics
 from desktop.server.security import KeyStore
 from desktop.server.services import ModelDirectory
@@ -27,6 +27,7 @@ from desktop.store.responses import ResponseStore
 
 if TYPE_CHECKING:
     from desktop.engine.scheduler import Scheduler
+    from desktop.tools.servers import ServerList
 
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
@@ -48,13 +49,15 @@ class ServerRunner:
 
     def __init__(self, scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
-                 stored: ResponseStore | None = None) -> None:
+                 stored: ResponseStore | None = None, mcp: ASGIApp | None = None,
+                 tool_servers: ServerList | None = None) -> None:
         self.scheduler = scheduler
         self.settings = settings
         self.access_log = access_log or AccessLog(None)
         self.metrics = Metrics()
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
-                              metrics=self.metrics, stored=stored)
+                              metrics=self.metrics, stored=stored, mcp=mcp,
+                              tool_servers=tool_servers)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = settings.port

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # annotations only: these modules never import this one's imp
     from desktop.server.cache import LRUCache
     from desktop.server.metrics import AccessLog, Metrics
     from desktop.server.security import KeyStore, RateLimiter
+    from desktop.tools.servers import ServerList
 
 
 class ModelDirectory(Protocol):
@@ -79,5 +80,6 @@ class Services:
     embeddings: LRUCache[list[float]]
     allowed: frozenset[str] = field(default_factory=frozenset)
     stored: ResponseStore = field(default_factory=lambda: ResponseStore(None))
+    tool_servers: ServerList | None = None  # MCP servers a request may name (policy applies)
 
 

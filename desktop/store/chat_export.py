@@ -58,12 +58,32 @@ def markdown_export(conversations: Exported) -> str:
             lines += [f"## {msg.role.capitalize()}", ""]
             if msg.reasoning:
                 lines += ["> " + line for line in msg.reasoning.splitlines()] + [""]
+            lines += tools_markdown(msg.tool_steps)
             lines += [msg.content, ""]
             if msg.ending:
                 lines += [f"*({msg.ending})*", ""]
             lines += sources_markdown(msg.sources)
         parts.append("\n".join(lines))
     return "\n---\n\n".join(parts)
+
+
+def tools_markdown(steps: Sequence[dict[str, Any]]) -> list[str]:
+    """An answer's tool calls as collapsed blocks (``<details>``), one per call."""
+    lines: list[str] = []
+    for step in steps:
+        if step.get("content"):
+            lines += [str(step["content"]), ""]
+        results = {r.get("call_id"): r for r in step.get("results", [])
+                   if isinstance(r, dict)}
+        for call in step.get("calls", []):
+            if not isinstance(call, dict):
+                continue
+            result = results.get(call.get("id"), {})
+            status = result.get("status", "not run")
+            lines += [f"<details><summary>Tool {call.get('name')} ({status})</summary>", "",
+                      "```json", str(call.get("arguments", "")), "```", "",
+                      "```", str(result.get("text", "")), "```", "", "</details>", ""]
+    return lines
 
 
 def _header_dict(conv: Conversation) -> dict[str, Any]:
@@ -99,8 +119,13 @@ def _message_from(data: object, where: str) -> ChatMessage:
     if not isinstance(data, dict):
         raise InvalidRequest(f"not an EdgeDesk conversation export: {where} is not an object")
     check_fields(data, MESSAGE_FIELDS, where)
-    fields = {k: v for k, v in data.items() if k not in ("id", "sources")}
+    fields = {k: v for k, v in data.items() if k not in ("id", "sources", "tool_steps")}
+    steps = data.get("tool_steps") or []
+    if not all(isinstance(s, dict) for s in steps):
+        raise InvalidRequest(f"not an EdgeDesk conversation export: {where}'s tool_steps "
+                             "must be objects")
     try:
-        return ChatMessage(**fields, sources=parse_sources(data.get("sources")))
+        return ChatMessage(**fields, sources=parse_sources(data.get("sources")),
+                           tool_steps=tuple(steps))
     except TypeError as exc:
         raise InvalidRequest(f"not an EdgeDesk conversation export: {exc}") from None

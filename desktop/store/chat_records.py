@@ -45,6 +45,10 @@ class ChatMessage:
     # broken off) and, when it broke off, why; None when not known (older messages).
     finish_reason: str | None = None
     error: str | None = None
+    # An answer that called tools: each round as plain JSON values ({"content",
+    # "reasoning", "calls": [{"id", "name", "arguments"}], "results": [{"call_id", "name",
+    # "server", "text", "status"}]}); the chat layer reads them into ToolSteps.
+    tool_steps: tuple[dict[str, Any], ...] = ()
 
     @property
     def ending(self) -> str | None:

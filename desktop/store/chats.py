@@ -59,11 +59,14 @@ class _Chats:
         cur = self.database.execute(
             "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
             "parameters, prompt_tokens, completion_tokens, timings, created, sources, "
-            "finish_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "finish_reason, error, tool_steps) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (conv_id, message.role, message.content, message.reasoning, message.model,
              json.dumps(message.parameters), message.prompt_tokens,
              message.completion_tokens, json.dumps(message.timings), created,
-             encode_sources(message.sources), message.finish_reason, message.error))
+             encode_sources(message.sources), message.finish_reason, message.error,
+             json.dumps(list(message.tool_steps), ensure_ascii=False)
+             if message.tool_steps else None))
         message_id = int(cur.lastrowid)
         self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
                               (message_id, fts_text(message.content)))
@@ -88,14 +91,16 @@ class _Chats:
     def messages(self, conv_id: int) -> list[ChatMessage]:
         rows = self.database.query(
             "SELECT id, role, content, reasoning, model, parameters, prompt_tokens, "
-            "completion_tokens, timings, created, sources, finish_reason, error FROM messages "
+            "completion_tokens, timings, created, sources, finish_reason, error, tool_steps "
+            "FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conv_id,))
         return [ChatMessage(role=r[1], content=r[2], reasoning=r[3], model=r[4],
                             parameters=json.loads(r[5]), prompt_tokens=r[6],
                             completion_tokens=r[7], timings=json.loads(r[8]),
                             created=float(r[9]), id=int(r[0]), sources=decode_sources(r[10]),
-                            finish_reason=r[11], error=r[12])
+                            finish_reason=r[11], error=r[12],
+                            tool_steps=_steps(r[13]))
                 for r in rows]
 
     def search(self, query: str) -> list[tuple[Any, ...]]:
@@ -339,3 +344,14 @@ def open_chat_store(path: Path, *, retention_days: int | None = None,
         store.close()
         raise
     return store
+
+
+def _steps(raw: str | None) -> tuple[dict[str, Any], ...]:
+    """Stored tool rounds; a damaged value reads as none rather than hiding the chat."""
+    if not raw:
+        return ()
+    try:
+        steps = json.loads(raw)
+    except ValueError:
+        return ()
+    return tuple(s for s in steps if isinstance(s, dict)) if isinstance(steps, list) else ()

@@ -196,6 +196,13 @@ ENDING_SCHEMA = (
 )
 
 
+TOOLS_SCHEMA = (
+    # An answer that called tools: its rounds as JSON, each the words and reasoning before
+    # the calls, the calls (id, name, arguments text) and their results; NULL for none.
+    "ALTER TABLE messages ADD COLUMN tool_steps TEXT",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -207,4 +214,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "responses stored by the Responses API", RESPONSES_SCHEMA),
     Migration(7, "whether a conversation's model may think first", THINK_SCHEMA),
     Migration(8, "how each answer ended: stopped, broken off and why", ENDING_SCHEMA),
+    Migration(9, "the tool calls an answer made and their results", TOOLS_SCHEMA),
 )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
-from desktop.chat.conversation import Conversation, Turn
+from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.grounding import cite
 from desktop.engine.types import Chunk
 from desktop.ui.transcript import Transcript
@@ -51,6 +51,15 @@ class StreamingAnswer(QObject):
         """The numbered sources a grounded answer was given."""
         if self.current is not None and isinstance(sources, list):
             self.current[1].sources = sources
+
+    def on_tool_step(self, step: ToolStep) -> None:
+        """A round of tool calls ended: the words shown so far were its own."""
+        if self.current is None:
+            return
+        turn = self.current[1]
+        turn.tool_steps.append(step)
+        turn.content, turn.reasoning = "", ""
+        self._dirty = True
 
     def on_delta(self, delta: StreamDelta) -> None:
         """Text and reasoning that came since the last delta."""

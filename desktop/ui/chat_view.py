@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QSplitter, QVBoxLayout, QWidget
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore, PendingTurn
+from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_composer import Composer
 from desktop.ui.chat_header import ChatHeader
@@ -23,16 +23,13 @@ from desktop.ui.error_text import error_text
 from desktop.ui.message_widget import MessageWidget
 from desktop.ui.presets import PresetStore
 from desktop.ui.qmodels import ConversationListModel
+from desktop.ui.tool_approval import ToolApproval
 from desktop.ui.transcript import Transcript
-from desktop.ui.workers import (
-    ChatStreamer,
-    DownloadWorker,
-    GenerationWorker,
-    WorkerPool,
-)
+from desktop.ui.workers import ApprovalRequest, DownloadWorker, GenerationWorker, WorkerPool
 
 if TYPE_CHECKING:
     from desktop.app import AppContext
+    from desktop.tools.toolbox import ToolBox
 
 
 
@@ -50,7 +47,8 @@ class ChatView(QWidget):
     def __init__(self, scheduler: ChatStreamer, pool: WorkerPool, saver: ChatSaver | None = None,
                  parent: QWidget | None = None, *, search: Search | None = None,
                  presets: PresetStore | None = None, theme: str = "light",
-                 reasoning: Callable[[str], bool] | None = None) -> None:
+                 reasoning: Callable[[str], bool] | None = None,
+                 tools: ToolBox | None = None) -> None:
         super().__init__(parent)
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._scheduler = scheduler
@@ -58,7 +56,7 @@ class ChatView(QWidget):
         self._saver = saver
         self._search = search  # retrieval for chats grounded in documents
         self._presets = presets
-        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning)
+        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning, tools=tools)
         self._theme = theme
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
@@ -320,24 +318,16 @@ class ChatView(QWidget):
             self._worker.cancel()
 
     def _generate(self, pending: PendingTurn) -> None:
-        chat, turn, core = pending.chat, pending.answer, self.core
-        # The worker streams into signals (the window's thread fills the Turn); the core's
-        # blocking parts run on the worker's thread around that stream.
-        worker = GenerationWorker(
-            self._scheduler, chat.model, pending.messages, pending.params,
-            before=None if self._saver is None else lambda: core.save_question(pending),
-            after=None if self._saver is None else lambda final, text, reasoning:
-                core.save_answer(pending, final, text, reasoning),
-            prepare=(lambda: core.prepare(pending))
-            if pending.grounded and self._search is not None else None,
-            template_kwargs=pending.template_kwargs,
-            broken=None if self._saver is None else lambda text, reasoning, message:
-                core.save_broken(pending, text, reasoning, message),
-        )
+        chat, turn = pending.chat, pending.answer
+        # The core drives the turn on the worker's thread; its callbacks arrive here as
+        # queued signals, and the window's thread fills the Turn from them.
+        worker = GenerationWorker(self.core, pending)
         worker.prepared.connect(self.stream.on_prepared)
         worker.model_missing.connect(self._on_model_missing)
         worker.delta.connect(self.stream.on_delta)
         worker.finished_chunk.connect(self.stream.on_final)
+        worker.tool_step.connect(self.stream.on_tool_step)
+        worker.approval_needed.connect(self._approve)
         worker.failed.connect(self._on_failed)
         worker.done.connect(self._on_done)
         self._worker = worker
@@ -348,6 +338,14 @@ class ChatView(QWidget):
         if chat is self.current:
             self._sync_transcript()  # the question's and the answer's bubbles, no others
         self._pool.start(worker)
+
+    def _approve(self, request: ApprovalRequest) -> None:
+        """Ask before an MCP tool runs; the worker waits for the answer."""
+        tools = self.core.tools
+        dialog = ToolApproval(request, always_allowed=not (tools and tools.require_approval),
+                              parent=self)
+        dialog.exec()
+        request.answer(dialog.decision)
 
     def _on_model_missing(self, model: str) -> None:
         self._missing = model

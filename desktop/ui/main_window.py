@@ -39,6 +39,7 @@ from desktop.ui.models_view import ModelsView
 from desktop.ui.presets import PresetStore
 from desktop.ui.server_view import ServerView
 from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.tools_view import ToolsView
 from desktop.ui.tray import Tray, hides_on_close
 from desktop.ui.workers import TaskWorker, WorkerPool
 
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from desktop.retrieval.search import Hit
 
 STATUS_INTERVAL_MS = 2000
-PAGES = ("chat", "models", "documents", "server")
+PAGES = ("chat", "models", "documents", "server", "tools")
 
 
 class LateScheduler:
@@ -88,13 +89,14 @@ class MainWindow(QMainWindow):
         self.chat = ChatView(LateScheduler(context), self.pool, ChatSaver(context.chat_store),
                              search=self._search, presets=PresetStore(context.paths.config_dir),
                              theme=resolve_theme(context.settings.theme),
-                             reasoning=self.thinks)
+                             reasoning=self.thinks, tools=context.toolbox)
         self.models = ModelsView(context, self.pool)
         self.chat.offer_downloads(context, self.models.download)
         self.documents = DocumentsView(context, self.pool, download=self.models.download)
         self.server = ServerView(context, self.pool)
+        self.tools = ToolsView(context, self.pool)
         self.stack = QStackedWidget()
-        for page in (self.chat, self.models, self.documents, self.server):
+        for page in (self.chat, self.models, self.documents, self.server, self.tools):
             self.stack.addWidget(page)
         central = QWidget()
         row = QHBoxLayout(central)
@@ -141,7 +143,8 @@ class MainWindow(QMainWindow):
         for number, (key, label) in enumerate((("chat", self.tr("Chats")),
                                                ("models", self.tr("Models")),
                                                ("documents", self.tr("Documents")),
-                                               ("server", self.tr("Server")))):
+                                               ("server", self.tr("Server")),
+                                               ("tools", self.tr("Tools")))):
             button = self._nav_button(key, label)
             button.setCheckable(True)
             self._nav.addButton(button, number)
@@ -233,7 +236,7 @@ class MainWindow(QMainWindow):
         self.show_page("chat")
 
     def show_page(self, key: str) -> None:
-        """Show the ``chat``, ``models``, ``documents`` or ``server`` screen."""
+        """Show the ``chat``, ``models``, ``documents``, ``server`` or ``tools`` screen."""
         number = PAGES.index(key)
         self.stack.setCurrentIndex(number)
         self.nav_buttons[key].setChecked(True)

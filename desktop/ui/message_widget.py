@@ -58,6 +58,8 @@ class MessageWidget(QFrame):
         layout.addWidget(self.reasoning_toggle)
         layout.addWidget(self.reasoning)
 
+        self._build_tools(layout)
+
         self.body = self._build_body()
         layout.addWidget(self.body)
         self.citations = CitationRow()
@@ -81,6 +83,22 @@ class MessageWidget(QFrame):
         self.regenerate_button.setVisible(not is_user and last)
         layout.addLayout(row)
         self.refresh()
+
+    def _build_tools(self, layout: QVBoxLayout) -> None:
+        # The answer's tool calls, collapsed: one line each, the result under it when open.
+        self.tools_toggle = QToolButton()
+        self.tools_toggle.setObjectName("Small")
+        self.tools_toggle.setCheckable(True)
+        self.tools_toggle.setVisible(False)
+        self.tools = QLabel()
+        self.tools.setObjectName("Reasoning")
+        self.tools.setWordWrap(True)
+        self.tools.setTextFormat(Qt.TextFormat.PlainText)  # tools' words, never HTML
+        self.tools.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.tools.setVisible(False)
+        self.tools_toggle.toggled.connect(self._toggle_tools)
+        layout.addWidget(self.tools_toggle)
+        layout.addWidget(self.tools)
 
     def _build_body(self) -> QWidget:
         # A column of labels, one per top-level code block and per stretch of prose between
@@ -140,9 +158,23 @@ class MessageWidget(QFrame):
         self.reasoning.setVisible(shown)
         self.reasoning_toggle.setText(self.tr("▾ Reasoning") if shown else self.tr("▸ Reasoning"))
 
+    def _toggle_tools(self, shown: bool) -> None:
+        self.tools.setVisible(shown)
+        self._label_tools()
+
+    def _label_tools(self) -> None:
+        calls = sum(len(step.calls) for step in self._turn.tool_steps)
+        arrow = "▾" if self.tools_toggle.isChecked() else "▸"
+        self.tools_toggle.setText(self.tr("{arrow} Tools ({n} calls)").format(
+            arrow=arrow, n=calls))
+
     def refresh(self) -> None:
         """Re-render from the turn (called while it streams, throttled by the view)."""
         turn = self._turn
+        self.tools_toggle.setVisible(bool(turn.tool_steps))
+        if turn.tool_steps:
+            self._label_tools()
+            self.tools.setText(tools_text(turn))
         markdown = turn.content or ("…" if turn.role == "assistant" else "")
         if markdown != self.shown_markdown:  # the view also refreshes for the footer alone
             self._show(markdown)
@@ -168,3 +200,20 @@ class MessageWidget(QFrame):
         number = url.removeprefix(COPY_SCHEME)
         if number.isdigit() and int(number) < len(blocks):
             QGuiApplication.clipboard().setText(blocks[int(number)])
+
+
+def tools_text(turn: Turn) -> str:
+    """Each call of the answer with its arguments, outcome and (shortened) result."""
+    lines: list[str] = []
+    for step in turn.tool_steps:
+        if step.content:
+            lines.append(step.content)
+        outcomes = {r.call_id: r for r in step.results}
+        for call in step.calls:
+            outcome = outcomes.get(call.id)
+            status = outcome.status if outcome is not None else "not run"
+            lines.append(f"{call.name} {call.arguments} → {status}")
+            if outcome is not None and outcome.text:
+                text = outcome.text if len(outcome.text) <= 600 else outcome.text[:600] + " …"
+                lines.append("  " + text.replace("\n", "\n  "))
+    return "\n".join(lines)

@@ -12,17 +12,18 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.catalog.cancel import CancelEvent
+from desktop.chat.conversation import ToolStep
 from desktop.chat.grounding import EmbeddingModelMissing
-from desktop.chat.session import failure_message
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.chat.session import ChatCore, Decision, PendingTurn
+from desktop.engine.types import Chunk, ToolCall
 from desktop.errors import Cancelled, EdgeDeskError
+from desktop.tools.types import ToolSpec
 from desktop.ui.error_text import error_text
 
 # Coalesce streamed tokens into one signal per interval: a fast model yields thousands
@@ -31,19 +32,19 @@ EMIT_INTERVAL_S = 0.03
 WORKER_NICE = 5
 
 
-class ChatStreamer(Protocol):
-    """What the generation worker needs: the scheduler's ``stream_chat``."""
+@dataclass
+class ApprovalRequest:
+    """A tool call waiting for the user: the worker blocks until ``answer`` is called."""
 
-    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None, *,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Any:
-        """Stream chunks of an answer (``template_kwargs``: e.g. enable_thinking)."""
-        ...
+    spec: ToolSpec
+    call: ToolCall
+    decision: Decision = "deny"
+    answered: threading.Event = field(default_factory=threading.Event)
 
-
-AfterAnswer = Callable[[Chunk, str, str], None]  # final chunk, whole text, whole reasoning
-BrokenAnswer = Callable[[str, str, str], None]  # text and reasoning so far, the error
+    def answer(self, decision: Decision) -> None:
+        """The user's choice (window's thread); wakes the waiting worker."""
+        self.decision = decision
+        self.answered.set()
 
 
 @dataclass(frozen=True)
@@ -104,94 +105,78 @@ class Worker(QObject):
 
 
 class GenerationWorker(Worker):
-    """Streams one chat answer from the scheduler; ``cancel`` stops it within a token."""
+    """Runs one turn through ``ChatCore.drive`` and turns its callbacks into signals.
+
+    The turn itself (saving the question, retrieval, streaming, a cancel while waiting,
+    saving the answer or marking it broken off) is the core's; this worker only batches
+    the streamed words and hands everything to the window's thread. ``cancel`` stops the
+    answer within a token.
+    """
 
     delta = Signal(object)  # StreamDelta
     finished_chunk = Signal(object)  # the final Chunk (usage, timings, finish reason)
-    prepared = Signal(object)  # what ``prepare`` returned besides the messages (sources)
+    prepared = Signal(object)  # the numbered sources a grounded answer is given
     model_missing = Signal(str)  # a grounded chat's embedding model is not downloaded
+    tool_step = Signal(object)  # a finished round of tool calls (chat.conversation.ToolStep)
+    approval_needed = Signal(object)  # ApprovalRequest: the window asks, then answers it
 
-    def __init__(self, streamer: ChatStreamer, model: str, messages: Sequence[Message],
-                 params: GenerationParams, *, before: Callable[[], None] | None = None,
-                 after: AfterAnswer | None = None,
-                 prepare: Callable[[], tuple[list[Message], object]] | None = None,
-                 template_kwargs: Mapping[str, Any] | None = None,
-                 broken: BrokenAnswer | None = None) -> None:
-        super().__init__(model)
-        self._template_kwargs = template_kwargs  # e.g. {"enable_thinking": False}
-        self._streamer = streamer
-        self._model = model
-        self._messages = list(messages)
-        self._params = params
-        self._before = before  # e.g. save the question, on this thread
-        self._after = after  # e.g. save the answer (also a stopped one), on this thread
-        self._broken = broken  # e.g. save the words of an answer an error broke off
-        self._prepare = prepare  # e.g. retrieve sources and rewrite the prompt, on this thread
+    def __init__(self, core: ChatCore, pending: PendingTurn) -> None:
+        super().__init__(pending.chat.model)
+        self._core = core
+        self._pending = pending
         self.stop_event = threading.Event()
+        self._text: list[str] = []  # words not yet signalled
+        self._reasoning: list[str] = []
+        self._last = 0.0
 
     def cancel(self) -> None:
         """Stop generating; the partial answer is kept and ends with 'cancelled'."""
         self.stop_event.set()
 
     def work(self) -> None:
-        """Pull chunks and forward them in batches."""
-        if self._before is not None:
-            self._before()
-        if self._prepare is not None:
-            try:
-                self._messages, extra = self._prepare()
-            except EmbeddingModelMissing as exc:
-                self.model_missing.emit(exc.model)  # before ``failed``: the view offers it
-                raise
-            self.prepared.emit(extra)
-        stream = self._streamer.stream_chat(self._model, self._messages, self._params,
-                                            self.stop_event,
-                                            template_kwargs=self._template_kwargs)
+        """Drive the turn; forward its chunks in batches, then the final one."""
+        self._last = time.perf_counter()
         try:
-            self._forward(stream)
-        except Cancelled:
-            if not self.stop_event.is_set():
-                raise
-            # Stopped while waiting for the model: an answer that ended before it began.
-            final = Chunk(finish_reason="cancelled")
-            self.finished_chunk.emit(final)
-            if self._after is not None:
-                self._after(final, "", "")
-
-    def _forward(self, stream: Any) -> None:
-        text: list[str] = []
-        reasoning: list[str] = []
-        full_text: list[str] = []
-        full_reasoning: list[str] = []
-        last = time.perf_counter()
-        try:
-            for chunk in stream:
-                assert isinstance(chunk, Chunk)
-                text.append(chunk.text)
-                reasoning.append(chunk.reasoning)
-                full_text.append(chunk.text)
-                full_reasoning.append(chunk.reasoning)
-                now = time.perf_counter()
-                if chunk.is_final or now - last >= EMIT_INTERVAL_S:
-                    if any(text) or any(reasoning):
-                        self.delta.emit(StreamDelta("".join(text), "".join(reasoning)))
-                    text.clear()
-                    reasoning.clear()
-                    last = now
-                if chunk.is_final:
-                    self.finished_chunk.emit(chunk)
-                    if self._after is not None:
-                        self._after(chunk, "".join(full_text), "".join(full_reasoning))
-        except Exception as exc:
-            # The model failed mid-answer (a remote dropped the stream): every word that
-            # came stays on screen above the error, not only those of earlier batches,
-            # and is saved marked as broken off before the window hears of the failure.
-            if any(text) or any(reasoning):
-                self.delta.emit(StreamDelta("".join(text), "".join(reasoning)))
-            if self._broken is not None:
-                self._broken("".join(full_text), "".join(full_reasoning),
-                             failure_message(exc))
+            final = self._core.drive(self._pending, self._on_chunk, self.stop_event,
+                                     on_sources=self.prepared.emit, approve=self._approve,
+                                     on_step=self._on_step)
+        except EmbeddingModelMissing as exc:
+            self.model_missing.emit(exc.model)  # before ``failed``: the view offers it
             raise
+        except Exception:
+            # The model failed mid-answer (a remote dropped the stream): every word that
+            # came stays on screen above the error, not only those of earlier batches.
+            self._flush()
+            raise
+        self._flush()
+        self.finished_chunk.emit(final)
+
+    def _approve(self, spec: ToolSpec, call: ToolCall) -> Decision:
+        """Ask the window and wait (Stop counts as Deny)."""
+        request = ApprovalRequest(spec, call)
+        self.approval_needed.emit(request)
+        while not request.answered.wait(0.1):
+            if self.stop_event.is_set():
+                return "deny"
+        return request.decision
+
+    def _on_step(self, step: ToolStep) -> None:
+        self._flush()  # the round's words reach the window before the round itself
+        self.tool_step.emit(step)
+
+    def _on_chunk(self, chunk: Chunk) -> None:
+        self._text.append(chunk.text)
+        self._reasoning.append(chunk.reasoning)
+        now = time.perf_counter()
+        if now - self._last >= EMIT_INTERVAL_S:
+            self._flush()
+            self._last = now
+
+    def _flush(self) -> None:
+        if any(self._text) or any(self._reasoning):
+            self.delta.emit(StreamDelta("".join(self._text), "".join(self._reasoning)))
+        self._text.clear()
+        self._reasoning.clear()
 
 
 class TaskWorker(Worker):

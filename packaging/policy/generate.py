@@ -31,6 +31,8 @@ EXAMPLE = {
     "EphemeralOnly": False, "DataLocation": "/srv/edgedesk-data", "MaxParallel": 4,
     "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
     "CaBundle": "/etc/ssl/corp-root.pem", "Proxy": "http://proxy.corp.example:3128",
+    "McpServers": ["time=uvx mcp-server-time", "wiki=https://wiki.corp.example/mcp"],
+    "AllowUserMcp": False, "McpRequireApproval": True,
 }
 
 

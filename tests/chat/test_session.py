@@ -16,6 +16,7 @@ from desktop.chat.session import ChatCore
 from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.remote.registry import keyring_set
+from tests.chat.scripted import Scripted
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
 from tests.remote.fake_openai import FAILURE, Fake
 
@@ -177,3 +178,33 @@ def test_an_error_before_any_word_leaves_the_question_unanswered(
         core.run(core.ask(chat, "hi"))
     assert [t.role for t in chat.turns] == ["user"]
     assert _stored(context) == [("user", "hi")]
+
+
+def test_drive_reports_through_callbacks_and_leaves_the_turn_to_its_view(
+        context: AppContext) -> None:
+    core = ChatCore(Scripted("Paris is the capital."), ChatSaver(context.chat_store))
+    chat = Conversation(model="any")
+    pending = core.ask(chat, "Capital of France?")
+    seen: list[str] = []
+    sources: list[list[Any]] = []
+    final = core.drive(pending, lambda c: seen.append(c.text), on_sources=sources.append)
+    assert "".join(seen) == "Paris is the capital."
+    assert final.finish_reason == "stop" and sources == [[]]
+    assert pending.answer.content == ""  # the window's thread fills its Turn from signals
+    assert _stored(context) == [("user", "Capital of France?"),
+                                ("assistant", "Paris is the capital.")]
+
+
+def test_a_stop_while_waiting_for_the_model_ends_the_answer_before_it_began(
+        context: AppContext) -> None:
+    waiting = threading.Event()
+    core = ChatCore(Scripted("never", wait=waiting), ChatSaver(context.chat_store))
+    chat = Conversation(model="any")
+    cancel = threading.Event()
+    pending = core.ask(chat, "hi")
+    stopper = threading.Thread(target=lambda: (waiting.wait(10), cancel.set()))
+    stopper.start()
+    turn = core.run(pending, cancel=cancel)
+    stopper.join()
+    assert (turn.content, turn.finish_reason) == ("", "cancelled")
+    assert _stored(context) == [("user", "hi"), ("assistant", "")]

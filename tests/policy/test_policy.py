@@ -27,7 +27,8 @@ FULL = {
     "RetentionDays": 14, "EphemeralOnly": True, "DataLocation": "/srv/edgedesk-data",
     "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
     "CaBundle": "/etc/ssl/corp.pem", "Proxy": "http://proxy.corp.example:3128",
-    "MaxParallel": 2,
+    "MaxParallel": 2, "McpServers": ["time=uvx mcp-server-time"], "AllowUserMcp": False,
+    "McpRequireApproval": True,
 }
 
 
@@ -58,6 +59,8 @@ def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
     assert s.server.require_key is True and s.server.allowed_origins == ["https://ide.corp.example"]
     assert (s.retention_days, s.ephemeral_only) == (14, True)
     assert s.data_location == "/srv/edgedesk-data" and s.engine.max_parallel == 2
+    assert (s.mcp_servers, s.allow_user_mcp, s.mcp_require_approval) == (
+        ["time=uvx mcp-server-time"], False, True)
     assert len(eff.locked) == len(KEYS)
     assert all(eff.sources[key.setting] == "policy" for key in KEYS)
 

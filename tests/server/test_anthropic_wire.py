@@ -93,7 +93,7 @@ def test_tool_choice_auto_any_tool_none() -> None:
     assert [h.kind for h in aw.left_out_tools(_req(tools=hosted,
                                                    mcp_servers=[{"name": "gh", "url": "x"}]))] \
         == ["web_search_20250305", "bash_20250124", "mcp_servers"]
-    aw.refuse_unsupported(_req(mcp_servers=[{"url": "x"}]))  # left out, not refused
+    aw.refuse_unsupported(_req(mcp_servers=[{"url": "x"}]))  # not the wire's to refuse
     with pytest.raises(InvalidRequest, match="'web_search'.*does not run") as caught:
         aw.tools_for_engine(_req(tools=hosted, tool_choice={"type": "tool",
                                                             "name": "web_search"}))
@@ -101,6 +101,7 @@ def test_tool_choice_auto_any_tool_none() -> None:
     with pytest.raises(InvalidRequest, match="every tool given"):
         aw.tools_for_engine(_req(tools=hosted[:1], tool_choice={"type": "any"}))
     assert not aw.is_forced(_req(tools=hosted[:1], tool_choice={"type": "any"}))
+    # mcp_servers is answered by the route, naming the policy (tests/server/test_mcp_server.py)
 
 
 def test_sampling_stop_sequences_and_thinking() -> None:

@@ -8,12 +8,12 @@ import struct
 
 import pytest
 
+from desktop.engine.toolcalls import StreamGate, parse_tool_calls
 from desktop.engine.types import Chunk, TokenLogprob, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
 from desktop.server import schemas as s
-from desktop.server.toolcalls import StreamGate, parse_tool_calls
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}

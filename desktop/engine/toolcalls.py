@@ -185,14 +185,17 @@ class StreamGate:
     ``finish`` parses the whole answer and returns the words not yet sent.
     """
 
-    def __init__(self, known: Collection[str], *, hold_all: bool = False) -> None:
+    def __init__(self, known: Collection[str], *, hold_all: bool = False,
+                 hold_bare: bool = True) -> None:
         # A mapping (name -> parameters schema) is kept whole: the parser reads the schemas.
         self._known: Collection[str] = dict(known) if isinstance(known, Mapping) \
             else tuple(known)
         self._text = ""
         self._sent = 0
         self._holding = hold_all
-        self._opening_checked = hold_all
+        # hold_bare=False: an answer opening like a bare call streams anyway (a view that
+        # can take the words back once a call is found, as the chat core does).
+        self._opening_checked = hold_all or not hold_bare
 
     def feed(self, piece: str) -> str:
         """Add generated text; return the part that is safe to send now."""

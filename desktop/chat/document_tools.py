@@ -1,0 +1,132 @@
+"""The built-in tools over the user's indexed documents: search, read a passage, list.
+
+They only read what the user already gave EdgeDesk, so a chat runs them without asking.
+The same tools are what ``edgedesk mcp serve`` and ``/mcp`` offer to local agents.
+Handlers block (search embeds the query) and run on the caller's thread.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.tools.toolbox import BuiltinTool
+from desktop.tools.types import ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from desktop.retrieval.reports import CollectionInfo
+    from desktop.retrieval.search import Hit
+
+SEARCH_K = 5
+SNIPPET_CHARS = 800  # a search hit's text; read_document_passage gives the whole chunk
+_SOURCE = re.compile(r"^\s*(?:chunk:)?(\d+)\s*$")
+
+SEARCH_SPEC = ToolSpec(
+    "search_documents",
+    "Search the user's indexed documents (hybrid keyword and meaning search). Returns the "
+    "best passages, each with its source id, file, page and lines; cite them as [n].",
+    {"type": "object", "properties": {
+        "collection": {"type": "string",
+                       "description": "The document collection to search ('' for all)."},
+        "query": {"type": "string", "description": "What to look for."}},
+     "required": ["query"]},
+    needs_approval=False)
+READ_SPEC = ToolSpec(
+    "read_document_passage",
+    "Read the whole passage behind a source id that search_documents returned "
+    "(e.g. 'chunk:42').",
+    {"type": "object", "properties": {
+        "source": {"type": "string", "description": "A source id such as 'chunk:42'."}},
+     "required": ["source"]},
+    needs_approval=False)
+LIST_SPEC = ToolSpec(
+    "list_collections",
+    "List the user's document collections with how many documents and passages each has.",
+    {"type": "object", "properties": {}}, needs_approval=False)
+
+
+@dataclass(frozen=True)
+class DocumentAccess:
+    """What the document tools read: search, chunks by id, the collection list."""
+
+    search: Callable[[str, Sequence[str], int], list[Hit]]  # query, collections, k
+    fetch: Callable[[Sequence[int]], list[Hit]]
+    collections: Callable[[], list[CollectionInfo]]
+
+
+def hits_text(hits: Sequence[Hit]) -> str:
+    """Numbered passages with their source ids and locations, as the model reads them."""
+    if not hits:
+        return "No passage matched."
+    parts = []
+    for n, hit in enumerate(hits, start=1):
+        text = hit.text if len(hit.text) <= SNIPPET_CHARS else hit.text[:SNIPPET_CHARS] + " …"
+        parts.append(f"[{n}] source chunk:{hit.chunk_id} · {hit.location}\n{text}")
+    return "\n\n".join(parts)
+
+
+class DocumentTools:
+    """search_documents, read_document_passage and list_collections over ``access``.
+
+    Any thread; each call blocks (search embeds the query).
+    """
+
+    def __init__(self, access: DocumentAccess, *, k: int = SEARCH_K) -> None:
+        self.access = access
+        self.k = k
+
+    def search_documents(self, args: dict[str, Any]) -> ToolResult:
+        """The best passages for ``query`` in ``collection`` (all when empty)."""
+        query = str(args.get("query", "")).strip()
+        collection = str(args.get("collection", "") or "").strip()
+        if not query:
+            return ToolResult("error: give a query to search for", True)
+        names = [c.name for c in self.access.collections()]
+        if collection and collection not in names:
+            there = ", ".join(names) or "none yet"
+            return ToolResult(f"error: no collection named '{collection}' (collections: "
+                              f"{there})", True)
+        try:
+            hits = self.access.search(query, [collection] if collection else names, self.k)
+        except EdgeDeskError as exc:
+            return ToolResult(f"error: {exc.message}", True)
+        return ToolResult(hits_text(hits))
+
+    def read_document_passage(self, args: dict[str, Any]) -> ToolResult:
+        """The whole passage behind a source id (``chunk:N``)."""
+        source = str(args.get("source", ""))
+        match = _SOURCE.match(source)
+        if match is None:
+            return ToolResult(f"error: '{source}' is not a source id; use one that "
+                              "search_documents returned, such as 'chunk:42'", True)
+        found = self.access.fetch([int(match.group(1))])
+        if not found:
+            return ToolResult(f"error: there is no passage {source} (the document may "
+                              "have been re-indexed; search again)", True)
+        hit = found[0]
+        return ToolResult(f"source chunk:{hit.chunk_id} · {hit.location}\n{hit.text}")
+
+    def list_collections(self, _args: dict[str, Any]) -> ToolResult:
+        """Each collection with its document and passage counts."""
+        infos = self.access.collections()
+        if not infos:
+            return ToolResult("There are no document collections yet.")
+        return ToolResult("\n".join(f"{c.name}: {c.documents} documents, {c.chunks} "
+                                    "passages" for c in infos))
+
+    def builtins(self, *, listing: bool = False) -> list[BuiltinTool]:
+        """The tools a chat offers (``listing``: with list_collections, as /mcp has)."""
+        tools = [BuiltinTool(SEARCH_SPEC, self.search_documents),
+                 BuiltinTool(READ_SPEC, self.read_document_passage)]
+        if listing:
+            tools.append(BuiltinTool(LIST_SPEC, self.list_collections))
+        return tools
+
+
+def refuse_unknown(name: str) -> InvalidRequest:
+    """The error for a tool name the document tools do not have."""
+    return InvalidRequest(f"no tool named '{name}' (tools: search_documents, "
+                          "read_document_passage, list_collections)")

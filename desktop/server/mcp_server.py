@@ -1,0 +1,119 @@
+"""EdgeDesk's documents as an MCP server for local agents (Claude Code, Codex, Continue):
+``search_documents``, ``list_collections`` and ``read_document_passage``.
+
+The same ``MCPServer`` (the official SDK) runs over stdio (``edgedesk mcp serve``) and at
+``/mcp`` on the local HTTP server (Streamable HTTP with sessions, JSON answers), where the
+server's Guard checks the API key and Host header like every other route. Tool handlers
+block (search embeds the query); the SDK runs them on worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from desktop.chat.document_tools import LIST_SPEC, READ_SPEC, SEARCH_SPEC, DocumentTools
+from desktop.errors import InvalidRequest
+from desktop.tools.servers import ServerList
+from desktop.tools.types import ToolResult
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from starlette.types import Receive, Scope, Send
+
+INSTRUCTIONS = ("Private documents indexed by EdgeDesk on this machine. Search them with "
+                "search_documents, read a whole passage with read_document_passage, and "
+                "cite the file and lines each passage names.")
+
+
+def _answer(result: ToolResult) -> str:
+    if result.is_error:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        raise ToolError(result.text.removeprefix("error: "))
+    return result.text
+
+
+def document_server(tools: DocumentTools) -> MCPServer:
+    """An MCP server offering the document tools (not started)."""
+    from mcp.server.mcpserver import MCPServer
+
+    from desktop import __version__
+
+    server: MCPServer = MCPServer("edgedesk", instructions=INSTRUCTIONS, version=__version__,
+                                  log_level="WARNING")
+
+    @server.tool(description=SEARCH_SPEC.description)
+    def search_documents(query: str, collection: str = "") -> str:
+        return _answer(tools.search_documents({"query": query, "collection": collection}))
+
+    @server.tool(description=LIST_SPEC.description)
+    def list_collections() -> str:
+        return _answer(tools.list_collections({}))
+
+    @server.tool(description=READ_SPEC.description)
+    def read_document_passage(source: str) -> str:
+        return _answer(tools.read_document_passage({"source": source}))
+
+    return server
+
+
+class McpEndpoint:
+    """The ASGI endpoint ``/mcp``: the SDK's Streamable HTTP handler, its session manager
+    started on the first request (the local server runs without a lifespan) and kept for
+    the server's life. Runs on the server's event loop."""
+
+    def __init__(self, tools: DocumentTools) -> None:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        self.server = document_server(tools)
+        # The Guard in front of every route already checks the Host header and the key.
+        # Sessions (not stateless): a stateless request builds a server per call, which
+        # tripled search_documents' latency (tests/benchmarks/bench_tools.py).
+        app = self.server.streamable_http_app(
+            streamable_http_path="/mcp", stateless_http=False, json_response=True,
+            transport_security=TransportSecuritySettings(
+                enable_dns_rebinding_protection=False))
+        self._handler: Any = app.routes[0].endpoint  # type: ignore[attr-defined]
+        self._ready: asyncio.Event | None = None
+        self._holder: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one MCP request (starting the session manager first, once)."""
+        if self._ready is None:
+            self._ready = asyncio.Event()
+            self._holder = asyncio.get_running_loop().create_task(self._hold(self._ready))
+        await self._ready.wait()
+        await self._handler(scope, receive, send)
+
+    async def _hold(self, ready: asyncio.Event) -> None:
+        async with self.server.session_manager.run():
+            ready.set()
+            await asyncio.Event().wait()  # until the server's loop ends
+
+
+def mcp_refusal(requested: list[tuple[object, object]], servers: ServerList | None,
+                param: str) -> InvalidRequest:
+    """The 400 for hosted MCP tools in an API request (Anthropic ``mcp_servers``,
+    Responses ``mcp`` tools): which server, and whether the policy or the configuration
+    stands in the way. EdgeDesk's API does not run MCP tools for the client (yet), so
+    even an allowed server is refused, with what to do instead."""
+    for name, url in requested:
+        label = str(name or url or "?")
+        config = None
+        if servers is not None:
+            config = next((s for s in servers.all()
+                           if s.name == name or (url and s.url == url)), None)
+        if config is None:
+            return InvalidRequest(
+                f"the MCP server '{label}' is not configured on this machine (policy "
+                "McpServers or 'edgedesk tools add'); MCP servers named in a request are "
+                "not connected to", param=param)
+        assert servers is not None
+        reason = servers.refusal(config)
+        if reason is not None:
+            return InvalidRequest(reason, param=param)
+    return InvalidRequest(
+        "MCP servers named in a request are not run by this API yet; offer their tools as "
+        "function tools and run them in the client (EdgeDesk's own chats do run them)",
+        param=param)

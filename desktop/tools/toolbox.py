@@ -1,0 +1,168 @@
+"""Every tool a chat may call: the built-in ones the core adds, then the tools of the MCP
+servers the policy allows, each call timed and written to the audit log.
+
+``ToolBox.call`` never raises for a tool that fails: the model is given the failure as
+the tool's result (so it can say so or try otherwise) and the audit log records it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.errors import EdgeDeskError
+from desktop.tools.audit import ToolAudit, ToolCallRecord, now
+from desktop.tools.mcp_client import McpClients
+from desktop.tools.servers import ServerConfig, ServerList
+from desktop.tools.types import BUILTIN, ToolError, ToolResult, ToolSpec
+
+Handler = Callable[[dict[str, Any]], ToolResult]
+
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    """A tool EdgeDesk itself runs (read-only over what the user gave it)."""
+
+    spec: ToolSpec
+    run: Handler
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """A configured server as the Tools page and ``tools list`` show it."""
+
+    config: ServerConfig
+    refusal: str | None  # why the policy keeps it from running (None: allowed)
+    tools: tuple[ToolSpec, ...] = ()
+    error: str | None = None  # why it could not be started or listed
+
+
+@dataclass
+class ToolSet:
+    """The tools offered for one answer, by the name the model calls."""
+
+    specs: dict[str, ToolSpec] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # servers that could not start
+
+    def openai(self) -> list[dict[str, Any]]:
+        """The ``tools`` list the chat template renders."""
+        return [spec.openai() for spec in self.specs.values()]
+
+    def schemas(self) -> dict[str, Any]:
+        """Tool name -> parameters schema (the call parsers read string types from it)."""
+        return {name: spec.parameters for name, spec in self.specs.items()}
+
+
+class ToolBox:
+    """Built-ins plus allowed MCP servers' tools; calls them and audits every call.
+
+    Threads: every method blocks and may be called from any thread (a chat's worker, a
+    server route, the CLI); MCP sessions run on ``McpClients``' own thread.
+    """
+
+    def __init__(self, servers: ServerList, clients: McpClients, audit: ToolAudit,
+                 builtins: Sequence[BuiltinTool] = ()) -> None:
+        self.servers = servers
+        self.clients = clients
+        self.audit = audit
+        self.builtins = {b.spec.name: b for b in builtins}
+
+    @property
+    def require_approval(self) -> bool:
+        """Whether policy McpRequireApproval makes every MCP call ask (no "Always")."""
+        return self.servers.policy.require_approval
+
+    def states(self, *, start: bool = True) -> list[ServerState]:
+        """Every configured server, whether it may run, and (``start``) its tools."""
+        found = []
+        for config in self.servers.all():
+            reason = self.servers.refusal(config)
+            if reason is not None or not start:
+                found.append(ServerState(config, reason))
+                continue
+            try:
+                found.append(ServerState(config, None, tuple(self.clients.tools(config))))
+            except EdgeDeskError as exc:
+                found.append(ServerState(config, None, error=exc.message))
+        return found
+
+    def available(self, *, mcp: bool = True) -> ToolSet:
+        """The tools to offer now: built-ins, then allowed servers' (started if needed)."""
+        found = ToolSet({name: b.spec for name, b in self.builtins.items()})
+        if not mcp:
+            return found
+        try:
+            states = self.states()
+        except EdgeDeskError as exc:  # a damaged mcp.json: chat on with the built-ins
+            found.problems.append(exc.message)
+            return found
+        for state in states:
+            if state.error is not None:
+                found.problems.append(state.error)
+            for spec in state.tools:
+                name = spec.name if spec.name not in found.specs \
+                    else f"{state.config.name}__{spec.name}"
+                found.specs[name] = ToolSpec(name, spec.description, spec.parameters,
+                                             spec.server)
+        return found
+
+    def call(self, spec: ToolSpec, arguments: str,
+             cancel: threading.Event | None = None) -> ToolResult:
+        """Run one call (arguments as JSON text); a failure comes back as an error result.
+        ``cancel`` (Stop) abandons an MCP call still waiting for its server."""
+        started = time.perf_counter()
+        error = ""
+        try:
+            args = json.loads(arguments or "{}")
+            if not isinstance(args, dict):
+                raise ValueError("the arguments are not a JSON object")
+        except ValueError as exc:
+            result = ToolResult(f"error: the arguments of {spec.name} are not valid JSON "
+                                f"({exc})", True)
+            error = "bad_arguments"
+        else:
+            result, error = self._run(spec, args, cancel)
+        self.audit.write(ToolCallRecord(now(), spec.name, spec.server,
+                                        round((time.perf_counter() - started) * 1000, 2),
+                                        not result.is_error, error))
+        return result
+
+    def record_denied(self, spec: ToolSpec) -> None:
+        """Audit a call the user (or the policy) did not allow."""
+        self.audit.write(ToolCallRecord(now(), spec.name, spec.server, 0.0, False, "denied"))
+
+    def _run(self, spec: ToolSpec, args: dict[str, Any],
+             cancel: threading.Event | None) -> tuple[ToolResult, str]:
+        """The result and, for a failure, its kind for the audit log ("" when ok)."""
+        if spec.server == BUILTIN:
+            return self._run_builtin(spec, args)
+        return self._run_mcp(spec, args, cancel)
+
+    def _run_builtin(self, spec: ToolSpec, args: dict[str, Any]) -> tuple[ToolResult, str]:
+        builtin = self.builtins.get(spec.name)
+        if builtin is None:
+            return ToolResult(f"error: no tool named {spec.name}", True), "unknown_tool"
+        try:
+            result = builtin.run(args)
+        except EdgeDeskError as exc:
+            return ToolResult(f"error: {exc.message}", True), "failed"
+        return result, "" if not result.is_error else "failed"
+
+    def _run_mcp(self, spec: ToolSpec, args: dict[str, Any],
+                 cancel: threading.Event | None) -> tuple[ToolResult, str]:
+        try:
+            config = self.servers.get(spec.server)
+            reason = self.servers.refusal(config)
+            if reason is not None:
+                return ToolResult(f"error: {reason}", True), "refused"
+            original = spec.name.removeprefix(f"{spec.server}__")
+            result = self.clients.call(config, original, args, cancel=cancel)
+        except ToolError as exc:
+            return ToolResult(f"error: {exc.message}", True), exc.kind or "failed"
+        except EdgeDeskError as exc:
+            return ToolResult(f"error: {exc.message}", True), "failed"
+        return result, "" if not result.is_error else "tool_error"

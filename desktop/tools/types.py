@@ -1,0 +1,39 @@
+"""Plain values of the tool layer: a tool as the model is offered it, a call's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.errors import EdgeDeskError
+
+BUILTIN = "edgedesk"  # the "server" name of the built-in document tools
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: the name the model calls, what it does, its JSON Schema, where it runs."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    server: str = BUILTIN
+    needs_approval: bool = True  # built-in read-only tools: False
+
+    def openai(self) -> dict[str, Any]:
+        """The tool as an OpenAI ``tools`` entry (what chat templates render)."""
+        schema = self.parameters or {"type": "object", "properties": {}}
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": schema}}
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a call returned, as text for the model; ``is_error``: the tool failed."""
+
+    text: str
+    is_error: bool = False
+
+
+class ToolError(EdgeDeskError):
+    """A tool could not be called (server refused, crashed, timed out, unknown tool)."""

@@ -1,0 +1,120 @@
+"""The Tools screen: the MCP servers a chat may call, whether the policy lets each run
+(and why not), and their tools once tested. Window's thread; starting a server to list
+its tools runs on a worker."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.errors import EdgeDeskError
+from desktop.tools.toolbox import ServerState
+from desktop.ui.error_text import error_text
+from desktop.ui.workers import TaskWorker, WorkerPool
+
+if TYPE_CHECKING:
+    from desktop.app import AppContext
+
+
+class ToolsView(QWidget):
+    """Built-in tools, then each configured server with its state and (tested) tools."""
+
+    def __init__(self, context: AppContext, pool: WorkerPool,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._context = context
+        self._pool = pool
+        layout = QVBoxLayout(self)
+        title = QLabel(self.tr("Tools"))
+        title.setObjectName("PageTitle")
+        layout.addWidget(title)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        layout.addWidget(self.note)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels([self.tr("Server or tool"), self.tr("State"),
+                                   self.tr("Command or URL")])
+        self.tree.setAccessibleName(self.tr("Tool servers"))
+        layout.addWidget(self.tree, 1)
+        row = QHBoxLayout()
+        self.test_button = QPushButton(self.tr("Start and list tools"))
+        self.test_button.clicked.connect(self.test_servers)
+        self.reload_button = QPushButton(self.tr("Reload"))
+        self.reload_button.clicked.connect(self.reload)
+        row.addWidget(self.test_button)
+        row.addWidget(self.reload_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        hint = QLabel(self.tr("Add servers with 'edgedesk tools add NAME -- COMMAND…' or "
+                              "'edgedesk tools add NAME URL' (or paste an mcp.json)."))
+        hint.setWordWrap(True)
+        hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(hint)
+        self.reload()
+
+    def reload(self) -> None:
+        """List the servers as configured, without starting any."""
+        try:
+            self.show_states(self._context.toolbox.states(start=False))
+        except EdgeDeskError as exc:
+            self.tree.clear()
+            self.note.setText(error_text(exc))
+
+    def test_servers(self) -> None:
+        """Start every allowed server on a worker and show the tools each offers."""
+        self.test_button.setEnabled(False)
+        worker = TaskWorker(lambda: self._context.toolbox.states(start=True), "tools")
+        worker.result.connect(self._tested)
+        worker.failed.connect(self._failed)
+        self._pool.start(worker)
+
+    def _tested(self, _key: str, states: object) -> None:
+        self.test_button.setEnabled(True)
+        if isinstance(states, list):
+            self.show_states(states)
+
+    def _failed(self, _key: str, message: str) -> None:
+        self.test_button.setEnabled(True)
+        self.note.setText(message)
+
+    def show_states(self, states: list[ServerState]) -> None:
+        """Fill the tree: built-ins first, then each server and its tools."""
+        toolbox = self._context.toolbox
+        self.tree.clear()
+        builtin = QTreeWidgetItem([self.tr("Built-in (documents)"), self.tr("no approval"),
+                                   ""])
+        for name in sorted(toolbox.builtins):
+            builtin.addChild(QTreeWidgetItem([name, "", ""]))
+        self.tree.addTopLevelItem(builtin)
+        for state in states:
+            if state.refusal is not None:
+                text = self.tr("refused: {why}").format(why=state.refusal)
+            elif state.error is not None:
+                text = self.tr("failed: {why}").format(why=state.error)
+            else:
+                text = self.tr("allowed")
+            item = QTreeWidgetItem([state.config.name, text, state.config.target])
+            item.setToolTip(1, text)
+            for tool in state.tools:
+                item.addChild(QTreeWidgetItem([tool.name, "", tool.description]))
+            self.tree.addTopLevelItem(item)
+        self.tree.expandAll()
+        policy = toolbox.servers.policy
+        notes = []
+        if toolbox.require_approval:
+            notes.append(self.tr("Your organization requires approval of every tool call."))
+        if not policy.allow_user:
+            notes.append(self.tr("Only the tool servers your organization lists may run."))
+        if not states:
+            notes.append(self.tr("No tool servers yet."))
+        self.note.setText(" ".join(notes))

@@ -1,0 +1,178 @@
+"""EdgeDesk's documents as an MCP server: the SDK's own client lists and calls the tools
+over stdio (``edgedesk mcp serve``) and at ``/mcp`` (behind the API key)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from desktop.app import AppContext, build_context
+from desktop.config import NoPolicy, ServerSettings
+from desktop.server.mcp_server import mcp_refusal
+from desktop.server.runner import ServerRunner
+from desktop.tools.mcp_client import McpClients
+from desktop.tools.servers import McpPolicy, ServerConfig, ServerList
+from desktop.tools.types import ToolError
+
+TOOLS = {"search_documents", "list_collections", "read_document_passage"}
+
+
+@dataclass
+class Served:
+    """A running local server with /mcp, its key, and the indexed handbook."""
+
+    ctx: AppContext
+    runner: ServerRunner
+    key: str
+    handbook: Path
+
+    @property
+    def url(self) -> str:
+        return self.runner.url.rstrip("/").removesuffix("/v1") + "/mcp"
+
+
+@pytest.fixture
+def indexed(tiny_embed: Path, tmp_path: Path) -> Iterator[tuple[AppContext, Path]]:
+    ctx = build_context(policy=NoPolicy())
+    docs = tmp_path / "handbook"
+    docs.mkdir()
+    (docs / "leave.md").write_text("# Leave\n\nStaff get 25 days of paid leave a year.\n",
+                                   encoding="utf-8")
+    ctx.library.add("handbook", [docs], str(tiny_embed))
+    yield ctx, docs / "leave.md"
+    ctx.close()
+
+
+@pytest.fixture
+def served(indexed: tuple[AppContext, Path]) -> Iterator[Served]:
+    ctx, handbook = indexed
+    runner = ctx.server_runner(settings=ServerSettings(require_key=True).model_copy(
+        update={"port": 0}))
+    key = ctx.key_store.create("agent")
+    runner.start()
+    try:
+        yield Served(ctx, runner, key, handbook)
+    finally:
+        runner.stop()
+
+
+async def _use(session: ClientSession, handbook: Path) -> None:
+    await session.initialize()
+    listed = await session.list_tools()
+    assert {t.name for t in listed.tools} == TOOLS
+    collections = await session.call_tool("list_collections", {})
+    assert collections.content[0].text == "handbook: 1 documents, 1 passages"  # type: ignore[union-attr]
+    found = await session.call_tool("search_documents",
+                                    {"query": "paid leave", "collection": "handbook"})
+    text = found.content[0].text  # type: ignore[union-attr]
+    assert not found.is_error and "25 days of paid leave" in text
+    assert f"{handbook} lines 1-3" in text
+    source = text.split("source ")[1].split(" ")[0]
+    passage = await session.call_tool("read_document_passage", {"source": source})
+    assert "25 days of paid leave" in passage.content[0].text  # type: ignore[union-attr]
+    missing = await session.call_tool("search_documents",
+                                      {"query": "x", "collection": "nope"})
+    assert missing.is_error and "no collection named 'nope'" in str(missing.content)
+
+
+def test_edgedesk_mcp_serve_over_stdio(indexed: tuple[AppContext, Path]) -> None:
+    _ctx, handbook = indexed
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "desktop", "mcp", "serve"],
+                                   env={"EDGEDESK_HOME": os.environ["EDGEDESK_HOME"]},
+                                   cwd=str(Path(__file__).parents[2]))
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await _use(s, handbook)
+
+    anyio.run(main)
+
+
+@asynccontextmanager
+async def _http(url: str, key: str | None) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http, \
+            streamable_http_client(url, http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        yield session
+
+
+def test_the_same_tools_at_slash_mcp_behind_the_key(served: Served) -> None:
+    async def main() -> None:
+        async with _http(served.url, served.key) as session:
+            await _use(session, served.handbook)
+
+    anyio.run(main)
+    records = [r for r in served.ctx.paths.log_dir.glob("access*")]
+    assert records and "/mcp" in records[0].read_text(encoding="utf-8")
+
+
+def test_slash_mcp_refuses_a_missing_key(served: Served) -> None:
+    response = httpx2.post(served.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                           headers={"Accept": "application/json, text/event-stream"})
+    assert response.status_code == 401 and "API key" in response.text
+
+
+def test_an_http_mcp_server_is_called_through_the_network_log(served: Served) -> None:
+    # EdgeDesk's own /mcp as a user's Streamable HTTP server: the calls are logged.
+    clients = McpClients(gate=served.ctx.net, token=lambda _n: served.key)
+    try:
+        config = ServerConfig("docs", url=served.url)
+        assert {t.name for t in clients.tools(config)} == TOOLS
+        assert "handbook" in clients.call(config, "list_collections", {}).text
+    finally:
+        clients.close()
+    logged = [c for c in served.ctx.net.entries() if c.path == "/mcp"]
+    assert logged and all(c.purpose == "call the MCP tool server docs" for c in logged)
+    assert all(c.allowed for c in logged)
+    served.ctx.net.offline = True
+    offline = McpClients(gate=served.ctx.net, token=lambda _n: served.key)
+    try:
+        with pytest.raises(ToolError, match="offline"):
+            offline.tools(ServerConfig("docs2", url=served.url))
+    finally:
+        offline.close()
+
+
+
+
+def test_hosted_mcp_in_a_request_is_refused_naming_policy_or_configuration(
+        tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"wiki": {"url": "https://wiki.corp/mcp"}}}')
+    locked = ServerList(path, McpPolicy(("search=https://search.corp/mcp",),
+                                        allow_user=False))
+    unknown = mcp_refusal([("ghost", "https://ghost/mcp")], locked, "mcp_servers")
+    assert "'ghost' is not configured" in unknown.message and unknown.param == "mcp_servers"
+    refused = mcp_refusal([("wiki", "https://wiki.corp/mcp")], locked, "tools")
+    assert "AllowUserMcp is off" in refused.message
+    offline = ServerList(path, McpPolicy(offline=True))
+    assert "ForceOffline" in mcp_refusal([("wiki", None)], offline, "tools").message
+    allowed = mcp_refusal([("search", None)], locked, "tools")
+    assert "not run by this API yet" in allowed.message
+
+
+def test_the_api_answers_mcp_servers_with_a_400_naming_the_server(served: Served) -> None:
+    base = served.url.removesuffix("/mcp")
+    headers = {"Authorization": f"Bearer {served.key}"}
+    anthropic = httpx2.post(f"{base}/v1/messages", headers=headers, json={
+        "model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}],
+        "mcp_servers": [{"type": "url", "url": "https://ghost/mcp", "name": "ghost"}]})
+    assert anthropic.status_code == 400
+    assert "'ghost' is not configured" in anthropic.json()["error"]["message"]
+    responses = httpx2.post(f"{base}/v1/responses", headers=headers, json={
+        "model": "m", "input": "hi",
+        "tools": [{"type": "mcp", "server_label": "ghost", "server_url": "https://g/mcp"}]})
+    assert responses.status_code == 400
+    assert responses.json()["error"]["param"] == "tools"

@@ -1,0 +1,98 @@
+"""Tool calls in the window: the approval dialog with the arguments, the collapsed calls
+under the answer, and Deny. A scripted engine calls the test calculator server."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop.tools.audit import ToolAudit
+from desktop.tools.mcp_client import McpClients
+from desktop.tools.servers import ServerList
+from desktop.tools.toolbox import ToolBox
+from desktop.ui.main_window import MainWindow
+from desktop.ui.tool_approval import ToolApproval
+from tests.chat.scripted import Scripted
+from tests.tools.conftest import SERVERS
+from tests.ui.conftest import send
+
+CALL = '<tool_call>{"name": "add", "arguments": {"a": 20, "b": 22}}</tool_call>'
+
+
+@pytest.fixture
+def toolbox(tmp_path: Path) -> Iterator[ToolBox]:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"calc": {
+        "command": sys.executable, "args": [str(SERVERS), "calc"]}}}))
+    clients = McpClients(log_dir=tmp_path, token=lambda _n: None)
+    yield ToolBox(ServerList(path), clients, ToolAudit(tmp_path / "tools.jsonl"))
+    clients.close()
+
+
+def _answering(monkeypatch: pytest.MonkeyPatch, button: str, shown: list[str]) -> None:
+    def exec_(self: ToolApproval) -> int:
+        shown.append(self.text() + "\n" + self.detailedText())
+        getattr(self, button).click()  # what a user's click does
+        return 0
+
+    monkeypatch.setattr(ToolApproval, "exec", exec_)
+
+
+def test_an_allowed_call_runs_and_shows_collapsed_under_the_answer(
+        qtbot, window: MainWindow, toolbox: ToolBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    window.chat.core.streamer = Scripted(CALL, "It is 42.")
+    window.chat.core.tools = toolbox
+    shown: list[str] = []
+    _answering(monkeypatch, "once", shown)
+    turn = send(qtbot, window, "20+22?")
+    assert turn is not None and turn.content == "It is 42."
+    assert "add on the tool server calc" in shown[0] and '"a": 20' in shown[0]
+    [step] = turn.tool_steps
+    assert step.results[0].text == "42"
+    bubble = window.chat._bubbles[-1]
+    assert bubble.tools_toggle.isVisible() and not bubble.tools.isVisible()
+    assert bubble.tools_toggle.text() == "▸ Tools (1 calls)"
+    qtbot.mouseClick(bubble.tools_toggle, Qt.MouseButton.LeftButton)
+    assert bubble.tools.isVisible() and "add" in bubble.tools.text() and "42" in bubble.tools.text()
+
+
+def test_a_denied_call_is_told_to_the_model(
+        qtbot, window: MainWindow, toolbox: ToolBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = Scripted(CALL, "I may not.")
+    window.chat.core.streamer = engine
+    window.chat.core.tools = toolbox
+    _answering(monkeypatch, "deny", [])
+    turn = send(qtbot, window, "20+22?")
+    assert turn.tool_steps[0].results[0].status == "denied"
+    assert engine.prompts[1][-1].content == "The user did not allow this call."
+
+
+def test_the_tools_page_lists_servers_and_their_tools(qtbot, window: MainWindow) -> None:
+    config = window.context.tool_servers.path
+    config.write_text(json.dumps({"mcpServers": {
+        "calc": {"command": sys.executable, "args": [str(SERVERS), "calc"]},
+        "wiki": {"url": "http://127.0.0.1:9/mcp"}}}))  # loopback; nothing listens
+    window.show_page("tools")
+    page = window.tools
+    page.reload()
+    tree = page.tree
+    rows = {tree.topLevelItem(i).text(0): tree.topLevelItem(i)
+            for i in range(tree.topLevelItemCount())}
+    assert rows["calc"].text(1) == "allowed"
+    assert rows["wiki"].text(2) == "http://127.0.0.1:9/mcp"
+    builtin = rows["Built-in (documents)"]
+    assert {builtin.child(i).text(0) for i in range(builtin.childCount())} == {
+        "search_documents", "read_document_passage"}
+    qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=60_000)
+    calc = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+                if tree.topLevelItem(i).text(0) == "calc")
+    assert {calc.child(i).text(0) for i in range(calc.childCount())} == {"add", "divide"}
+    wiki = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+                if tree.topLevelItem(i).text(0) == "wiki")
+    assert wiki.text(1).startswith("failed: ")  # not reachable: a clear reason
