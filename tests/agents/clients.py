@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -72,10 +73,23 @@ def claude_env(home: Path, url: str, model: str, key: str) -> dict[str, str]:
 
 
 def run_client(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run a client to completion with no stdin (it must not wait for a terminal)."""
+    """Run a client to completion with no stdin (it must not wait for a terminal).
+
+    The npm launchers start the native binary as a child: the client runs in its own
+    process group, and all of it is killed if it overruns.
+    """
     cwd.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(cmd, check=False, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=CLIENT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{Path(cmd[0]).name} did not finish in {CLIENT_TIMEOUT_S} s:\n"
+                    f"{(out + err)[-3000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 @dataclass

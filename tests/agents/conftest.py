@@ -1,22 +1,24 @@
-"""What the real-agent tests share: one ``edgedesk serve`` over Gemma 3 270M, sized for agents.
+"""What the real-agent tests share: one ``edgedesk serve`` sized for agents' prompts.
 
-Coding agents send 1k–13k-token prompts (system prompt plus tool schemas), so each slot
-gets Gemma's whole trained context; answers are kept short (``max_tokens_limit``) so a
-test waits for prompt processing, not for generation. Two slots keep the two biggest
-prompts (Claude Code's and Codex's) in the KV prefix cache, so the live clients' turns
-reuse what the captured requests already processed (tests run in file order).
+Coding agents send 1k–13k-token prompts (system prompt plus tool schemas). The model is
+``tiny_agent_model``'s: Gemma 3's tokenizer, chat format and 32k context on a tiny body,
+so a 13k-token prompt counts and renders as on Gemma but reads in about a second. Each
+slot gets the whole context; answers are kept short (``max_tokens_limit``). Two slots
+keep the two biggest prompts (Claude Code's and Codex's) in the KV prefix cache, so the
+live clients' turns reuse what the captured requests processed (tests run in file order).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.agents.clients import Serving, edgedesk_serve
+from tests.agents.tiny_agent_model import CONTEXT, write_tiny_gemma_vocab
 
-CONTEXT = 32768  # Gemma 3 270M's trained context
 SLOTS = 2
 ANSWER_LIMIT = 64  # tokens per answer (the clients ask for up to 32000); a forced call fits
 
@@ -31,9 +33,17 @@ def agent_settings(home: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory, gemma_path: Path) -> Iterator[Serving]:
-    """``edgedesk serve --model GEMMA`` with a key, as a child process on loopback."""
+def agent_model(gemma_path: Path) -> Path:
+    """The tiny Gemma-vocabulary model, written once per machine next to Gemma's GGUF."""
+    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE",
+                                Path.home() / ".cache" / "edgedesk-tests"))
+    return write_tiny_gemma_vocab(gemma_path, cache / "tiny-gemma-vocab-v1.gguf")
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory, agent_model: Path) -> Iterator[Serving]:
+    """``edgedesk serve --model MODEL`` with a key, as a child process on loopback."""
     home = tmp_path_factory.mktemp("agents-serve")
     agent_settings(home)
-    with edgedesk_serve(home, gemma_path) as serving:
+    with edgedesk_serve(home, agent_model) as serving:
         yield serving

@@ -1,6 +1,7 @@
 """The real Codex CLI and Claude Code, set up as the docs say, complete turns on EdgeDesk.
 
-``edgedesk serve`` runs as a child process over Gemma 3 270M with a key; each client runs
+``edgedesk serve`` runs as a child process with a key, over a tiny model with Gemma's
+tokenizer and chat format (``tiny_agent_model``); each client runs
 from ``scripts/agent-clients.sh``'s install (skipped, saying so, where npm is absent).
 A turn completes when the client exits 0 having printed the model's answer. For the tool
 turn a relay forces the first call (no CLI has a flag for ``tool_choice``): the client
