@@ -113,6 +113,10 @@ class ServerSettings(_Section):
     tokens_per_minute: int | None = Field(default=None, ge=1)
     response_cache: bool = False
     cache_entries: int = Field(default=256, ge=1)
+    ollama_version: str = Field(
+        default="0.13.5", pattern=r"^\d+\.\d+\.\d+$",
+        description="What Ollama's /api/version answers; clients refuse older servers "
+                    "(Codex --oss needs 0.13.4 or newer)")
 
 
 class EngineSettings(_Section):

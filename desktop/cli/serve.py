@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import errno
 import ipaddress
+import logging
 import re
 import socket
 import sys
@@ -20,6 +21,9 @@ if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when
     from desktop.app import AppContext
     from desktop.server.runner import ServerRunner
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+MIN_BODY_BYTES = 1024  # server.max_body_bytes' own lower bound
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve`` verb."""
@@ -33,8 +37,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--port", type=int, default=None, help="port (default 8765)")
     parser.add_argument("--model", action="append", default=[], metavar="ID_OR_PATH",
                         help="a catalog id or .gguf path to offer (repeatable)")
-    parser.add_argument("--no-auth", action="store_true",
-                        help="accept requests without a key (only on a loopback address)")
+    auth = parser.add_mutually_exclusive_group()
+    auth.add_argument("--no-auth", action="store_true",
+                      help="accept requests without a key (only on a loopback address)")
+    auth.add_argument("--require-key", action="store_true",
+                      help="require an API key (the default; overrides require_key = false)")
+    parser.add_argument("--allowed-origins", default=None, metavar="URL[,URL…]",
+                        help="browser origins allowed by CORS, comma-separated ('' for none)")
+    parser.add_argument("--max-body-bytes", type=int, default=None, metavar="N",
+                        help="largest request body accepted (default 8 MiB; 413 above)")
+    parser.add_argument("--max-tokens-limit", type=int, default=None, metavar="N",
+                        help="most tokens one answer may generate (default 8192; larger "
+                        "requests are lowered to it)")
+    parser.add_argument("--log-level", default="warning", type=str.lower,
+                        choices=LOG_LEVELS,
+                        help="console log: info prints one line per request, debug adds "
+                        "the engine's lines (default warning)")
     parser.set_defaults(handler=handle)
 
 
@@ -78,6 +96,7 @@ def _check_local(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``[server]`` settings the flags override (the composition root applies them)."""
     overrides: dict[str, Any] = {}
     if args.host is not None:
         check_host(args.host)
@@ -90,7 +109,38 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["server.port"] = args.port
     if args.no_auth:
         overrides["server.require_key"] = False
+    if args.require_key:
+        overrides["server.require_key"] = True
+    if args.allowed_origins is not None:
+        overrides["server.allowed_origins"] = [
+            o.strip() for o in args.allowed_origins.split(",") if o.strip()]
+    if args.max_body_bytes is not None:
+        if args.max_body_bytes < MIN_BODY_BYTES:
+            raise InvalidRequest(f"--max-body-bytes {args.max_body_bytes} is too small; use "
+                                 f"at least {MIN_BODY_BYTES}", param="max_body_bytes")
+        overrides["server.max_body_bytes"] = args.max_body_bytes
+    if args.max_tokens_limit is not None:
+        if args.max_tokens_limit < 1:
+            raise InvalidRequest("--max-tokens-limit must be at least 1",
+                                 param="max_tokens_limit")
+        overrides["server.max_tokens_limit"] = args.max_tokens_limit
     return overrides
+
+
+def configure_logging(level: str) -> None:
+    """Print EdgeDesk's log lines at ``level`` and above on stderr (one handler, once).
+
+    ``info`` shows the access log's line per request (``edgedesk.access``) and the
+    server's notes (tools left out); ``debug`` adds the engine's (``edgedesk.engine``).
+    """
+    logger = logging.getLogger("edgedesk")
+    logger.setLevel(level.upper())
+    if not any(getattr(h, "edgedesk_console", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: "
+                                               "%(message)s"))
+        handler.edgedesk_console = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
 
 
 def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:
@@ -104,7 +154,9 @@ def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the verb; returns the exit code once the server has stopped."""
-    ctx = context_for(args, _overrides(args))
+    overrides = _overrides(args)
+    configure_logging(args.log_level)
+    ctx = context_for(args, overrides)
     try:
         runner = build_runner(ctx, args.model)
         settings = ctx.settings.server

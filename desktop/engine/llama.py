@@ -253,7 +253,8 @@ class LlamaEngine:
         if len(tokens) >= n_ctx:
             raise ContextOverflow(
                 f"the prompt is {len(tokens)} tokens but the model's context is {n_ctx}; "
-                "shorten the conversation or load the model with a larger context"
+                "shorten the conversation or load the model with a larger context",
+                params={"prompt_tokens": len(tokens), "context": n_ctx},
             )
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")

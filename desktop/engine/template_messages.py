@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop.engine.types import Message
@@ -95,3 +95,38 @@ def template_messages(messages: Sequence[Message], template_text: str) -> list[d
     if style.glm_metadata:
         return [d for m in messages for d in _glm_metadata_dicts(m)]
     return [_openai_dict(m, style) for m in messages]
+
+
+def late_system_texts(messages: Sequence[Message]) -> list[str]:
+    """The texts of the system messages after the first message (a template's one place)."""
+    return [m.content for m in messages[1:] if m.role == "system" and m.content.strip()]
+
+
+def fold_system_turns(messages: Sequence[Message]) -> list[Message]:
+    """The conversation with one leading system turn and no system turn after it.
+
+    For templates that have no place for a system message after the first (Gemma's and
+    Mistral's check that roles alternate; others skip it): the leading ones are joined
+    into one, and each later one opens the next user turn (or closes the last one when
+    no user turn follows), so its words still reach the model where they were said and
+    the turns still alternate.
+    """
+    lead: list[str] = []
+    out: list[Message] = []
+    pending: list[str] = []
+    for m in messages:
+        if m.role == "system":
+            (pending if out else lead).append(m.content)
+        elif m.role == "user" and pending:
+            out.append(replace(m, content="\n\n".join([*pending, m.content])))
+            pending = []
+        else:
+            out.append(m)
+    if pending:
+        last = out[-1] if out else None
+        if last is not None and last.role == "user":
+            out[-1] = replace(last, content="\n\n".join([last.content, *pending]))
+        else:
+            out.append(Message("user", "\n\n".join(pending)))
+    head = [Message("system", "\n\n".join(lead))] if lead else []
+    return head + out

@@ -15,7 +15,11 @@ from typing import Any
 from jinja2 import TemplateError
 
 from desktop.engine.jinja_env import TemplateRaised, compiled
-from desktop.engine.template_messages import template_messages
+from desktop.engine.template_messages import (
+    fold_system_turns,
+    late_system_texts,
+    template_messages,
+)
 from desktop.engine.types import Message
 from desktop.errors import InvalidRequest, TemplateFailed, TemplateMissing
 
@@ -125,6 +129,27 @@ def render_chat(
         raise TemplateFailed(
             f"{name} cannot be compiled: {_cause(exc)}; set a working chat_template in "
             "models.toml") from None
+    late = late_system_texts(messages)
+    if late:
+        # A system message after the first: the template renders it where it stands if
+        # it can (ChatML, Llama 3, GLM); if it refuses the conversation or leaves the
+        # text out (Gemma, Mistral), it is folded into the user turn beside it.
+        try:
+            prompt = _render(compiled_template, template, messages, tools=tools,
+                             add_generation_prompt=add_generation_prompt, extra=extra,
+                             name=name)
+        except InvalidRequest:
+            prompt = None
+        if prompt is not None and all(t.strip() in prompt for t in late):
+            return prompt
+        messages = fold_system_turns(messages)
+    return _render(compiled_template, template, messages, tools=tools,
+                   add_generation_prompt=add_generation_prompt, extra=extra, name=name)
+
+
+def _render(compiled_template: Any, template: ResolvedTemplate, messages: Sequence[Message],
+            *, tools: Sequence[dict[str, Any]] | None, add_generation_prompt: bool,
+            extra: Mapping[str, Any] | None, name: str) -> str:
     variables: dict[str, Any] = dict(extra or {})
     variables.update(
         messages=template_messages(messages, template.text),
@@ -134,7 +159,7 @@ def render_chat(
         eos_token=template.eos_token,
     )
     try:
-        return compiled_template.render(**variables)
+        return str(compiled_template.render(**variables))
     except TemplateRaised as exc:
         # The template's own check (e.g. "roles must alternate"): the caller's to fix.
         raise InvalidRequest(f"{name} rejected the conversation: {exc}",

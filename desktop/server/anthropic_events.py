@@ -13,8 +13,10 @@ from typing import Any, Literal
 
 from desktop.engine.types import Chunk, ToolCall, Usage
 from desktop.server.blocks import Ending, Piece, arguments_object
+from desktop.server.leniency import ended_by_context
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+CONTEXT_STOP = "model_context_window_exceeded"
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                403: "permission_error", 404: "not_found_error", 413: "request_too_large",
                422: "invalid_request_error", 429: "rate_limit_error", 503: "overloaded_error"}
@@ -45,22 +47,27 @@ def content_blocks(thinking: str, text: str, calls: Sequence[ToolCall]) -> list[
     return blocks
 
 
-def stop_fields(stop: str, final: Chunk, requested: Sequence[str] | None
-                ) -> tuple[str, str | None]:
+def stop_fields(stop: str, final: Chunk, requested: Sequence[str] | None,
+                max_tokens: int | None = None) -> tuple[str, str | None]:
     """``stop_reason`` and ``stop_sequence``: which of the client's stop_sequences ended it.
 
     The engine also stops on the template's turn markers; those end the turn as usual.
+    With ``max_tokens`` (the limit used) known, an answer the context cut short says
+    ``model_context_window_exceeded``, as Anthropic's API does, not ``max_tokens``.
     """
     if stop == "stop" and final.stop_sequence and final.stop_sequence in (requested or ()):
         return "stop_sequence", final.stop_sequence
+    if stop == "length" and max_tokens is not None and ended_by_context(final, max_tokens):
+        return CONTEXT_STOP, None
     return STOP_REASONS[stop], None
 
 
 def message_object(*, message_id: str, model: str, content: list[dict[str, Any]],
                    stop: str | None, usage: Usage | None, final: Chunk | None = None,
-                   requested_stops: Sequence[str] | None = None) -> dict[str, Any]:
+                   requested_stops: Sequence[str] | None = None,
+                   max_tokens: int | None = None) -> dict[str, Any]:
     """The ``message`` body (``stop`` None: still streaming)."""
-    reason, sequence = (stop_fields(stop, final, requested_stops) if stop and final
+    reason, sequence = (stop_fields(stop, final, requested_stops, max_tokens) if stop and final
                         else (STOP_REASONS.get(stop) if stop else None, None))
     return {"id": message_id, "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": reason, "stop_sequence": sequence,
@@ -76,8 +83,10 @@ class MessageEvents:
     """The event stream of one streamed message, content blocks numbered in order."""
 
     def __init__(self, message_id: str, model: str,
-                 stop_sequences: Sequence[str] | None = None) -> None:
+                 stop_sequences: Sequence[str] | None = None,
+                 max_tokens: int | None = None) -> None:
         self._id, self._model = message_id, model
+        self._max_tokens = max_tokens  # the output limit used: tells it from the context
         self._stop_sequences = tuple(stop_sequences or ())
         self._index = 0
         self._open: Literal["thinking", "text"] | None = None
@@ -130,7 +139,8 @@ class MessageEvents:
             out += sse("content_block_stop", {"type": "content_block_stop",
                                               "index": self._index})
             self._index += 1
-        reason, sequence = stop_fields(ending.stop, ending.final, self._stop_sequences)
+        reason, sequence = stop_fields(ending.stop, ending.final, self._stop_sequences,
+                                       self._max_tokens)
         out += sse("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": reason,
                                                "stop_sequence": sequence},

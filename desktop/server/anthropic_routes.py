@@ -22,6 +22,7 @@ from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError
 from desktop.server import anthropic_events as ae
 from desktop.server import anthropic_wire as aw
+from desktop.server import leniency as lv
 from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
 from desktop.server.routes import _check_model, _info, _limits, _services
 from desktop.server.services import Services
@@ -41,6 +42,7 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
     aw.refuse_unsupported(body)
     _check_model(svc, info, body.model)
     messages = aw.to_messages(body.system, body.messages)
+    info.dropped_tools = lv.labels(aw.left_out_tools(body))
     tools = aw.tools_for_engine(body)
     params = aw.generation_params(body, _limits(svc), tools)
     cancel = threading.Event()
@@ -48,7 +50,8 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
                                               template_kwargs=aw.template_kwargs(body)), info)
     message_id = "msg_" + secrets.token_hex(12)
     if body.stream:
-        events = ae.MessageEvents(message_id, body.model, body.stop_sequences)
+        events = ae.MessageEvents(message_id, body.model, body.stop_sequences,
+                                  max_tokens=params.max_tokens)
         return await start_stream(request, guarded(block_stream(
             chunks, tools, forced=aw.is_forced(body), events=events), _failed, info=info),
             cancel)
@@ -59,7 +62,7 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
         message_id=message_id, model=body.model,
         content=ae.content_blocks(reasoning, content, calls),
         stop=Ending(calls, final).stop, usage=final.usage, final=final,
-        requested_stops=body.stop_sequences))
+        requested_stops=body.stop_sequences, max_tokens=params.max_tokens))
 
 
 def _count(svc: Services, model: str, messages: Sequence[Message],
@@ -76,6 +79,7 @@ async def count_tokens(body: aw.CountTokensRequest, request: Request) -> JSONRes
     aw.refuse_unsupported(body)
     _check_model(svc, info, body.model)
     messages = aw.to_messages(body.system, body.messages)
+    info.dropped_tools = lv.labels(aw.left_out_tools(body))
     tools = aw.tools_for_engine(body)
     tokens = await anyio.to_thread.run_sync(_count, svc, body.model, messages, tools,
                                             aw.template_kwargs(body))

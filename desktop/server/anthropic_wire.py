@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import GenerationParams, Message, ToolCall
 from desktop.errors import InvalidRequest
+from desktop.server import leniency as lv
 from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
     function_tool,
@@ -58,10 +59,7 @@ class MessagesRequest(CountTokensRequest):
 
 
 def refuse_unsupported(req: CountTokensRequest) -> None:
-    """A 400 naming a field we know but cannot honour."""
-    if req.mcp_servers:
-        raise InvalidRequest("mcp_servers is not supported; run MCP tools in the client and "
-                             "pass them as tools", param="mcp_servers")
+    """A 400 naming a field we know but cannot honour (``mcp_servers`` is left out)."""
     if isinstance(req, MessagesRequest) and req.container is not None:
         raise InvalidRequest("container is not supported (no code execution here)",
                              param="container")
@@ -168,9 +166,24 @@ def _assistant_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, s
                    reasoning="".join(thoughts) or None)
 
 
+def _system_turn(blocks: list[dict[str, Any]], where: str) -> Message:
+    """A ``system`` message inside ``messages`` (Claude Code's reminders): its text."""
+    texts = []
+    for j, block in enumerate(blocks):
+        if block.get("type") != "text":
+            raise _refuse_block(block.get("type"), f"{where}.content[{j}]")
+        texts.append(_block_text(block, "text", f"{where}.content[{j}]"))
+    return Message("system", "\n".join(texts))
+
+
 def to_messages(system: str | list[dict[str, Any]] | None,
                 messages: Sequence[dict[str, Any]]) -> list[Message]:
-    """The conversation as engine messages (tool results become tool turns)."""
+    """The conversation as engine messages (tool results become tool turns).
+
+    A ``system`` message among them (Claude Code sends reminders so) stays a system turn
+    where it stands; the chat template renders it, or the engine folds it into the user
+    turn beside it when the template has no place for it (``fold_system_turns``).
+    """
     text = system_text(system)
     out: list[Message] = [Message("system", text)] if text else []
     names: dict[str, str] = {}
@@ -181,34 +194,52 @@ def to_messages(system: str | list[dict[str, Any]] | None,
             out += _user_turn(blocks, where, names)
         elif role == "assistant":
             out.append(_assistant_turn(blocks, where, names))
+        elif role == "system":
+            out.append(_system_turn(blocks, where))
         else:
-            raise InvalidRequest(f"{where}.role must be 'user' or 'assistant'",
+            raise InvalidRequest(f"{where}.role must be 'user', 'assistant' or 'system'",
                                  param=f"messages.{i}.role")
     if messages and messages[-1].get("role") == "assistant":
         raise InvalidRequest("a final assistant message (prefill) is not supported; end "
                              "with a user message", param=f"messages.{len(messages) - 1}")
+    if not any(m.role != "system" for m in out):
+        raise InvalidRequest("messages has no user message to answer", param="messages")
     return out
+
+
+# Client tools have no ``type`` (or ``custom``); every typed tool is one Anthropic defines
+# (web_search_…, web_fetch_…, code_execution_…, bash_…, text_editor_…, computer_…,
+# mcp_toolset, memory_…): the model is trained on their schemas, which a local model
+# never saw, and the server ones run on Anthropic's side. All are left out.
+_CLIENT_TOOL_TYPES = (None, "custom")
+
+
+def left_out_tools(req: CountTokensRequest) -> list[lv.Hosted]:
+    """The tools (and MCP servers) this server does not run, left out of the prompt."""
+    left = lv.split_tools(req.tools, _CLIENT_TOOL_TYPES)[1]
+    servers = [lv.Hosted("mcp_servers", s.get("name") if isinstance(s.get("name"), str)
+                         else None) for s in req.mcp_servers or () if isinstance(s, dict)]
+    return left + servers
 
 
 def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
     """Client tools in the shape the engine renders (a named choice offers only it)."""
+    kept, left = lv.split_tools(req.tools, _CLIENT_TOOL_TYPES)
     tools: list[dict[str, Any]] = []
-    for i, tool in enumerate(req.tools or ()):
-        kind = tool.get("type")
-        if kind not in (None, "custom"):
-            raise InvalidRequest(f"tools[{i}]: server tool '{kind}' is not supported; only "
-                                 "client tools (name, input_schema) run locally",
-                                 param=f"tools.{i}.type")
+    for i, tool in kept:
+        if not isinstance(tool, dict):
+            raise InvalidRequest(f"tools[{i}] must be an object", param=f"tools.{i}")
         tools.append(function_tool(tool.get("name"), tool.get("description"),
                                    tool.get("input_schema"), f"tools[{i}]"))
     kind = _choice(req)
+    name = (req.tool_choice or {}).get("name") if kind == "tool" else None
+    if isinstance(name, str) and not any(t["function"]["name"] == name for t in tools):
+        lv.refuse_forced(name, left, "tool_choice.name")
     if not tools or kind == "none":
         if kind in ("any", "tool"):
-            raise InvalidRequest("tool_choice forces a tool call but no tools were given",
-                                 param="tool_choice")
+            lv.refuse_nothing_to_force(left)
         return None
     if kind == "tool":
-        name = (req.tool_choice or {}).get("name")
         if not isinstance(name, str):
             raise InvalidRequest("tool_choice of type 'tool' needs a name",
                                  param="tool_choice.name")
@@ -228,7 +259,8 @@ def _choice(req: CountTokensRequest) -> str:
 
 def is_forced(req: CountTokensRequest) -> bool:
     """Whether the answer must be a tool call (``any`` or a named ``tool``)."""
-    return bool(req.tools) and req.tool_choice is not None and \
+    functions = lv.split_tools(req.tools, _CLIENT_TOOL_TYPES)[0]
+    return bool(functions) and req.tool_choice is not None and \
         req.tool_choice.get("type") in ("any", "tool")
 
 
@@ -255,7 +287,7 @@ def generation_params(req: MessagesRequest, limits: oq.Limits,
         # Required by the protocol, and clients ask for far more than they expect (Claude
         # Code sends 32000): lowered to the server's limit rather than refused; reaching
         # it still says stop_reason "max_tokens".
-        max_tokens=min(req.max_tokens, limits.max_tokens),
+        max_tokens=lv.capped_max_tokens(req.max_tokens, limits.max_tokens),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         top_k=40 if req.top_k is None else req.top_k,

@@ -27,6 +27,7 @@ from desktop.errors import EdgeDeskError, QueueFull
 from desktop.resolve import ModelResolver, looks_like_path
 from desktop.server.anthropic_events import ERROR_TYPES as _ANTHROPIC_TYPES
 from desktop.server.cache import LRUCache
+from desktop.server.leniency import CONTEXT_HEADER, DROPPED_TOOLS_HEADER
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics, now_iso
 from desktop.server.openai import error_body
 from desktop.server.security import (
@@ -125,6 +126,25 @@ class _BodyTooLarge(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class _Refusal:
+    """A request the guard turns away before any route sees it."""
+
+    status: int
+    message: str
+    type_: str
+    code: str
+    headers: dict[str, str] | None = None
+
+
+def context_of(scheduler: Scheduler, model: str) -> int | None:
+    """The context ``model`` was loaded with (None: not loaded), for the context header."""
+    for loaded in scheduler.loaded():
+        if loaded.model_id == model:
+            return loaded.report.context_length
+    return None
+
+
 def route_label(path: str) -> str:
     """The route name metrics and rate limits see (one label per stored-response route)."""
     if path in KNOWN_ROUTES:
@@ -175,6 +195,7 @@ class Guard:
                 status_holder[0] = message["status"]
                 raw = list(message.get("headers", []))
                 raw.append((b"x-request-id", info.request_id.encode("latin-1")))
+                raw += self._told(info)
                 message["headers"] = raw
             await send(message)
 
@@ -188,15 +209,38 @@ class Guard:
         finally:
             self._record(scope, path, status_holder[0], info)
 
+    def _told(self, info: RequestInfo) -> list[tuple[bytes, bytes]]:
+        """Headers that say what the server did with the request: tools left out, context."""
+        out: list[tuple[bytes, bytes]] = []
+        if info.dropped_tools:
+            names = ",".join(info.dropped_tools)
+            # The access line names them too (``dropped=``); this one says why.
+            log.debug("%s: left out tools this server does not run: %s", info.request_id,
+                      names)
+            out.append((DROPPED_TOOLS_HEADER.encode(), names.encode("latin-1", "replace")))
+        context = context_of(self.services.scheduler, info.model) if info.model else None
+        if context is not None:
+            out.append((CONTEXT_HEADER.encode(), str(context).encode()))
+        return out
+
     def _refuse(self, scope: Scope, headers: dict[str, str], info: RequestInfo
                 ) -> JSONResponse | None:
+        refusal = self._refusal(scope, headers, info)
+        if refusal is not None:
+            info.error_code, info.error_type = refusal.code, refusal.type_
+            return _json(refusal.status, refusal.message, refusal.type_, refusal.code,
+                         headers=refusal.headers, path=scope.get("path", ""))
+        return None
+
+    def _refusal(self, scope: Scope, headers: dict[str, str], info: RequestInfo
+                 ) -> _Refusal | None:
         svc = self.services
         if not host_allowed(headers.get("host"), svc.allowed, svc.bound_host):
             # The socket's own port: settings say 0 when the runner picked a free one.
             server = scope.get("server") or (None, svc.settings.port)
-            return _json(403, "the Host header does not name this server; use "
-                         f"http://{svc.bound_host}:{server[1]}", "invalid_request_error",
-                         "invalid_host", path=scope.get("path", ""))
+            return _Refusal(403, "the Host header does not name this server; use "
+                            f"http://{svc.bound_host}:{server[1]}", "invalid_request_error",
+                            "invalid_host")
         path = scope.get("path", "")
         if path in OPEN_ROUTES or scope.get("method") == "OPTIONS":
             return None
@@ -205,24 +249,24 @@ class Guard:
             name = svc.keys.verify(token) if token else None
             if name is None:
                 what = "a wrong or revoked" if token else "no"
-                return _json(401, f"{what} API key was sent; pass 'Authorization: Bearer KEY' "
-                             "or 'x-api-key: KEY' (create one with 'edgedesk keys create "
-                             "NAME')", "invalid_request_error", "invalid_api_key", path=path)
+                return _Refusal(401, f"{what} API key was sent; pass 'Authorization: Bearer "
+                                "KEY' or 'x-api-key: KEY' (create one with 'edgedesk keys "
+                                "create NAME')", "invalid_request_error", "invalid_api_key")
             info.key_name = name
         wait = svc.limiter.check(info.key_name or "-")
         if wait is not None:
-            return _json(429, f"rate limit reached for this key; retry in {wait} s",
-                         "rate_limit_error", "rate_limit_exceeded",
-                         headers={"Retry-After": str(wait)}, path=path)
+            return _Refusal(429, f"rate limit reached for this key; retry in {wait} s",
+                            "rate_limit_error", "rate_limit_exceeded",
+                            headers={"Retry-After": str(wait)})
         length = headers.get("content-length")
         if length and length.isdigit() and int(length) > svc.settings.max_body_bytes:
-            return self._too_large(path)
+            return self._too_large()
         return None
 
-    def _too_large(self, path: str) -> JSONResponse:
-        return _json(413, f"the request body is larger than "
-                     f"{self.services.settings.max_body_bytes} bytes", "invalid_request_error",
-                     "request_too_large", path=path)
+    def _too_large(self) -> _Refusal:
+        return _Refusal(413, f"the request body is larger than "
+                        f"{self.services.settings.max_body_bytes} bytes",
+                        "invalid_request_error", "request_too_large")
 
     async def _run(self, scope: Scope, receive: Receive, send: Send,
                    headers: dict[str, str]) -> None:
@@ -247,7 +291,11 @@ class Guard:
             await self.app(scope, receive_limited, send_tracked)
         except _BodyTooLarge:
             if not started[0]:
-                await self._too_large(scope.get("path", ""))(scope, receive, send)
+                refusal = self._too_large()
+                info: RequestInfo = scope["state"]["edgedesk"]
+                info.error_code, info.error_type = refusal.code, refusal.type_
+                await _json(refusal.status, refusal.message, refusal.type_, refusal.code,
+                            path=scope.get("path", ""))(scope, receive, send)
 
     def _record(self, scope: Scope, path: str, status: int, info: RequestInfo) -> None:
         svc = self.services
@@ -264,7 +312,24 @@ class Guard:
             tokens_in=info.tokens_in, tokens_out=info.tokens_out,
             ttft_ms=round(info.ttft_s * 1000, 1) if info.ttft_s is not None else None,
             latency_ms=round(latency * 1000, 1),
-            client=f"{client[0]}:{client[1]}" if client else None, error=info.error))
+            client=f"{client[0]}:{client[1]}" if client else None, error=info.error,
+            error_code=info.error_code, error_type=info.error_type,
+            dropped_tools=list(info.dropped_tools) or None))
+
+
+def _noted(request: Request, code: str, type_: str, tokens_in: int | None = None) -> None:
+    """Keep a refusal's code and type (and the tokens counted) for the access log."""
+    info = getattr(request.state, "edgedesk", None)
+    if isinstance(info, RequestInfo):
+        info.error_code, info.error_type = code, type_
+        if tokens_in is not None:
+            info.tokens_in = tokens_in
+
+
+def _counted(exc: EdgeDeskError) -> int | None:
+    """The prompt tokens an error counted before it refused (a context overflow's)."""
+    value = exc.params.get("prompt_tokens")
+    return int(value) if value is not None and value.isdigit() else None
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -272,6 +337,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def _edgedesk(request: Request, exc: EdgeDeskError) -> JSONResponse:
         headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, QueueFull) else None
         status = exc.http_status if exc.http_status != 499 else 400
+        _noted(request, exc.code, exc.error_type, _counted(exc))
         return _json(status, exc.message, exc.error_type, exc.code, param=exc.param,
                      headers=headers, path=request.url.path)
 
@@ -283,22 +349,26 @@ def _install_error_handlers(app: FastAPI) -> None:
         if first.get("type") == "json_invalid":
             ctx = first.get("ctx")
             why = ctx.get("error", first["msg"]) if isinstance(ctx, dict) else first["msg"]
+            _noted(request, "invalid_json", "invalid_request_error")
             return _json(400, f"the request body is not valid JSON ({why})",
                          "invalid_request_error", "invalid_json", path=path)
         param = ".".join(loc) or None
         where = f"'{param}': " if param else ""
+        _noted(request, "invalid_value", "invalid_request_error")
         return _json(400, f"{where}{first['msg']}", "invalid_request_error", "invalid_value",
                      param=param, path=path)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        _noted(request, code, "invalid_request_error")
         return _json(exc.status_code, str(exc.detail), "invalid_request_error", code,
                      headers=dict(exc.headers or {}), path=request.url.path)
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error in %s", request.url.path, exc_info=exc)
+        _noted(request, "internal_error", "server_error")
         return _json(500, f"internal error ({type(exc).__name__}); see the server log",
                      "server_error", "internal_error", path=request.url.path)
 
@@ -343,5 +413,6 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
                            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                            allow_headers=["Authorization", "Content-Type", "X-Request-ID",
                                           "x-api-key", "anthropic-version", "anthropic-beta"],
-                           expose_headers=["X-Request-ID", "Retry-After"])
+                           expose_headers=["X-Request-ID", "Retry-After",
+                                           DROPPED_TOOLS_HEADER, CONTEXT_HEADER])
     return app

@@ -142,6 +142,7 @@ def guarded(events: Iterator[bytes], failed: Callable[[EdgeDeskError], bytes], *
             raise
         error = stream_failure(exc)
         info.error = error.message[:MAX_LOGGED_ERROR]
+        info.error_code, info.error_type = error.code, error.error_type
         yield failed(error)
     finally:
         close_stream(events)
@@ -190,16 +191,6 @@ def arguments_object(arguments: str) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def capped_max_tokens(requested: int | None, limit: int, param: str) -> int:
-    """Tokens to generate: ``requested`` (400 naming ``param`` above ``limit``), else ``limit``."""
-    if requested is None:
-        return limit
-    if requested > limit:
-        raise InvalidRequest(f"{param} is {requested} but this server allows at most {limit}; "
-                             "ask for fewer tokens", param=param)
-    return requested
 
 
 def thinking_kwargs(enabled: bool | None) -> dict[str, Any] | None:

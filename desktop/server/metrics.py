@@ -243,10 +243,25 @@ class AccessRecord:
     client: str | None = None
     # A streamed answer that failed after its status (200) went out: the error's message.
     error: str | None = None
+    # Any refusal or failure: its error code and type (``context_length_exceeded``…).
+    error_code: str | None = None
+    error_type: str | None = None
+    dropped_tools: list[str] | None = None  # tool types left out of the prompt
 
     def line(self) -> str:
         """The record as one JSON line."""
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    def summary(self) -> str:
+        """One short line for the console (``serve --log-level info``): no content."""
+        parts = [self.request_id, self.method, self.route, f"model={self.model or '-'}",
+                 f"status={self.status}", f"tokens={self.tokens_in}+{self.tokens_out}",
+                 f"{self.latency_ms:.0f}ms"]
+        if self.error_code:
+            parts.append(f"error={self.error_code}")
+        if self.dropped_tools:
+            parts.append(f"dropped={','.join(self.dropped_tools)}")
+        return " ".join(parts)
 
 
 Subscriber = Callable[[AccessRecord], None]
@@ -275,7 +290,7 @@ class AccessLog:
     def write(self, record: AccessRecord) -> None:
         """Log one request; a failing subscriber or disk never fails the request."""
         line = record.line()
-        self.logger.info(line)
+        self.logger.info(record.summary())
         with self._lock:
             subscribers = list(self._subscribers)
             if self.path is not None:

@@ -90,9 +90,9 @@ async def _ndjson(request: Request, events: Generator[bytes, None, None],
 
 
 @router.get("/api/version")
-def version() -> dict[str, str]:
-    """The Ollama API level served."""
-    return {"version": ow.API_VERSION}
+def version(request: Request) -> dict[str, str]:
+    """The Ollama API level served (``server.ollama_version``: clients check it)."""
+    return {"version": _services(request).settings.ollama_version}
 
 
 def _describe_all(svc: Services) -> list[dict[str, Any]]:

@@ -24,12 +24,11 @@ from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
     arguments_object,
-    capped_max_tokens,
     function_tool,
     thinking_kwargs,
 )
+from desktop.server.leniency import capped_max_tokens
 
-API_VERSION = "0.13.0"  # the Ollama API level served; clients such as Copilot check it
 MAPPED_OPTIONS = frozenset({"num_predict", "temperature", "top_p", "top_k", "seed", "stop",
                             "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"})
 # Load-time settings: EdgeDesk fits context and GPU layers to the machine when it loads a
@@ -179,7 +178,7 @@ def generation_params(req: _Generation, limits: oq.Limits) -> GenerationParams:
     top_k = _number(options, "top_k", integer=True)
     seed = _number(options, "seed", integer=True)
     params = GenerationParams(
-        max_tokens=capped_max_tokens(wanted, limits.max_tokens, "options.num_predict"),
+        max_tokens=capped_max_tokens(wanted, limits.max_tokens),
         temperature=0.8 if temperature is None else max(0.0, temperature),
         top_p=0.9 if top_p is None or not 0 < top_p <= 1 else top_p,
         top_k=40 if top_k is None else max(0, int(top_k)),

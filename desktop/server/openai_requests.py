@@ -12,9 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from desktop.engine.types import GenerationParams, Message, ToolCall
 from desktop.errors import InvalidRequest
+from desktop.server import leniency as lv
 from desktop.server import schemas as s
+from desktop.server.leniency import capped_max_tokens
 
 MAX_RERANK_DOCUMENTS = 1000  # one request's worth; a reranker orders candidates, not corpora
 POOLING_NAMES = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}  # llama.cpp's enum
@@ -80,16 +84,6 @@ def _stops(stop: s.Stop) -> tuple[str, ...]:
     return tuple(x for x in stops if x)
 
 
-def _max_tokens(requested: int | None, limits: Limits, param: str) -> int:
-    if requested is None:
-        return limits.max_tokens
-    if requested > limits.max_tokens:
-        raise InvalidRequest(
-            f"{param} is {requested} but this server allows at most {limits.max_tokens}; "
-            f"ask for fewer tokens", param=param)
-    return requested
-
-
 def _refuse_unsupported(req: s.ChatCompletionRequest | s.CompletionRequest) -> None:
     if req.n is not None and req.n > 1:
         raise InvalidRequest("n > 1 is not supported; send one request per answer", param="n")
@@ -124,14 +118,14 @@ def sampling_params(req: s.ChatCompletionRequest | s.CompletionRequest,
     _refuse_unsupported(req)
     if isinstance(req, s.ChatCompletionRequest):
         wanted = req.max_completion_tokens or req.max_tokens
-        param = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
         forced = forced_tools(req)
         schema = forced_call_schema(forced) if forced else _json_schema(req.response_format)
         logprobs = (req.top_logprobs or 0) if req.logprobs else None
     else:
-        wanted, param, schema, logprobs = req.max_tokens, "max_tokens", None, req.logprobs
+        wanted, schema, logprobs = req.max_tokens, None, req.logprobs
     return GenerationParams(
-        max_tokens=_max_tokens(wanted, limits, param),
+        # Above the server's limit: lowered, not refused (see leniency.capped_max_tokens).
+        max_tokens=capped_max_tokens(wanted, limits.max_tokens),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         presence_penalty=req.presence_penalty or 0.0,
@@ -197,14 +191,38 @@ def forced_call_schema(tools: Sequence[dict[str, Any]]) -> str:
     return json.dumps(options[0] if len(options) == 1 else {"anyOf": options})
 
 
+def left_out_tools(req: s.ChatCompletionRequest) -> list[lv.Hosted]:
+    """The tools this server does not run (every type but ``function``), left out."""
+    return lv.split_tools(req.tools, ("function", None))[1]
+
+
+def _function_tools(req: s.ChatCompletionRequest) -> list[dict[str, Any]]:
+    tools = []
+    for i, tool in lv.split_tools(req.tools, ("function", None))[0]:
+        try:
+            checked = s.ToolDef.model_validate(tool)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(["tools", str(i), *(str(p) for p in first.get("loc", ()))])
+            raise InvalidRequest(f"'{where}': {first['msg']}", param=where) from None
+        tools.append(checked.model_dump(exclude_none=True))
+    return tools
+
+
 def tools_for_engine(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | None:
-    """The tools to render into the prompt (a named ``tool_choice`` offers only that one)."""
-    if not req.tools or req.tool_choice == "none":
+    """The tools to render into the prompt (a named ``tool_choice`` offers only that one).
+
+    Tools of other types than ``function`` are left out (``left_out_tools``).
+    """
+    tools = _function_tools(req)
+    if isinstance(req.tool_choice, s.NamedToolChoice):
+        name = req.tool_choice.function.name
+        if not any(t["function"]["name"] == name for t in tools):
+            lv.refuse_forced(name, left_out_tools(req))
+    if not tools or req.tool_choice == "none":
         if req.tool_choice == "required" or isinstance(req.tool_choice, s.NamedToolChoice):
-            raise InvalidRequest("tool_choice forces a tool call but no tools were given",
-                                 param="tool_choice")
+            lv.refuse_nothing_to_force(left_out_tools(req))
         return None
-    tools = [t.model_dump(exclude_none=True) for t in req.tools]
     if isinstance(req.tool_choice, s.NamedToolChoice):
         name = req.tool_choice.function.name
         tools = [t for t in tools if t["function"]["name"] == name]

@@ -11,6 +11,7 @@ import json
 from typing import Any, Literal
 
 from desktop.server.blocks import Ending, Piece
+from desktop.server.leniency import ended_by_context
 from desktop.server.responses_wire import (
     Ids,
     ResponsesRequest,
@@ -26,8 +27,9 @@ class ResponseEvents:
     """The ``response.*`` server-sent events of one streamed response, numbered in order."""
 
     def __init__(self, req: ResponsesRequest, ids: Ids, created_at: int,
-                 stored: bool) -> None:
+                 stored: bool, max_tokens: int | None = None) -> None:
         self._req, self._ids, self._created_at, self._stored = req, ids, created_at, stored
+        self._max_tokens = max_tokens  # the output limit used: tells it from the context
         self._seq = 0
         self.output: list[dict[str, Any]] = []  # finished items, in order
         self._open: Literal["reasoning", "message"] | None = None
@@ -124,7 +126,9 @@ class ResponseEvents:
             self.output.append(item)
             out += self._event("response.output_item.done", output_index=index, item=item)
         self.response = self._object("completed", output=self.output,
-                                     usage=ending.final.usage, stop=ending.stop)
+                                     usage=ending.final.usage, stop=ending.stop,
+                                     by_context=ended_by_context(ending.final,
+                                                                 self._max_tokens))
         kind = "response.incomplete" if self.response["status"] == "incomplete" \
             else "response.completed"
         return out + self._event(kind, response=self.response)

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse
 
 from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.server import leniency as lv
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
 from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
@@ -102,6 +103,7 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
         history = previous.items
     items = rw.input_items(body.input)
     messages: list[Message] = rw.to_messages(body.instructions, [*history, *items])
+    info.dropped_tools = lv.labels(rw.left_out_tools(body))
     tools = rw.tools_for_engine(body)
     params = rw.generation_params(body, _limits(svc), tools)
     cancel = threading.Event()
@@ -111,7 +113,7 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
     created = int(time.time())
     keeper = _keeper(store, body, [*history, *items], _owner(request))
     if body.stream:
-        events = ResponseEvents(body, ids, created, keep)
+        events = ResponseEvents(body, ids, created, keep, max_tokens=params.max_tokens)
         return await start_stream(request, guarded(block_stream(
             chunks, tools, forced=rw.is_forced(body), events=events,
             on_end=_on_end(events, keeper) if keep else None), _failed(events), info=info),
@@ -122,7 +124,8 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
     response = rw.response_object(
         body, ids=ids, created_at=created, status="completed",
         output=rw.output_items(ids, reasoning, content, calls), usage=final.usage,
-        stop=Ending(calls, final).stop, stored=keep)
+        stop=Ending(calls, final).stop, stored=keep,
+        by_context=lv.ended_by_context(final, params.max_tokens))
     if keep:
         await anyio.to_thread.run_sync(keeper, response)
     return JSONResponse(response)

@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import GenerationParams, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
+from desktop.server import leniency as lv
 from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
-    capped_max_tokens,
     function_tool,
     only_tool,
     thinking_kwargs,
@@ -220,22 +220,36 @@ def to_messages(instructions: str | None, items: Sequence[object]) -> list[Messa
     return out
 
 
+def left_out_tools(req: ResponsesRequest) -> list[lv.Hosted]:
+    """The tools this server does not run (every type but ``function``), left out."""
+    return lv.split_tools(req.tools, ("function", None))[1]
+
+
 def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
-    """Function tools in the shape the engine renders (a named choice offers only it)."""
+    """Function tools in the shape the engine renders (a named choice offers only it).
+
+    Hosted tools (``web_search``, ``namespace``, ``file_search``, ``mcp``, ``custom``…)
+    are left out (``left_out_tools``); forcing one of them is a 400.
+    """
+    kept, left = lv.split_tools(req.tools, ("function", None))
     tools: list[dict[str, Any]] = []
-    for i, tool in enumerate(req.tools or ()):
-        if tool.get("type", "function") != "function":
-            raise InvalidRequest(f"tools[{i}]: tool type '{tool.get('type')}' is not "
-                                 "supported; only function tools run locally",
-                                 param=f"tools.{i}.type")
+    for i, tool in kept:
+        if not isinstance(tool, dict):
+            raise InvalidRequest(f"tools[{i}] must be an object", param=f"tools.{i}")
         tools.append(function_tool(tool.get("name"), tool.get("description"),
                                    tool.get("parameters"), f"tools[{i}]"))
     choice = req.tool_choice
     forced = choice == "required" or isinstance(choice, dict)
+    if isinstance(choice, dict):
+        kind = choice.get("type")
+        name = choice.get("name") if kind in ("function", "custom") else kind
+        if kind == "mcp":
+            name = choice.get("server_label") or kind
+        if not any(t["function"]["name"] == name for t in tools):
+            lv.refuse_forced(name if isinstance(name, str) else None, left)
     if not tools or choice == "none":
         if forced:
-            raise InvalidRequest("tool_choice forces a tool call but no tools were given",
-                                 param="tool_choice")
+            lv.refuse_nothing_to_force(left)
         return None
     if isinstance(choice, dict):
         if choice.get("type") != "function" or not isinstance(choice.get("name"), str):
@@ -246,9 +260,10 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
 
 
 def is_forced(req: ResponsesRequest) -> bool:
-    """Whether the answer must be a tool call."""
-    return bool(req.tools) and (req.tool_choice == "required" or isinstance(req.tool_choice,
-                                                                           dict))
+    """Whether the answer must be a tool call (of a function tool: others are left out)."""
+    functions = lv.split_tools(req.tools, ("function", None))[0]
+    return bool(functions) and (req.tool_choice == "required"
+                                or isinstance(req.tool_choice, dict))
 
 
 def _schema(req: ResponsesRequest) -> str | None:
@@ -272,8 +287,7 @@ def generation_params(req: ResponsesRequest, limits: oq.Limits,
                                  "text.format", param="tool_choice")
         schema = oq.forced_call_schema(tools)
     return GenerationParams(
-        max_tokens=capped_max_tokens(req.max_output_tokens, limits.max_tokens,
-                                     "max_output_tokens"),
+        max_tokens=lv.capped_max_tokens(req.max_output_tokens, limits.max_tokens),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         json_schema=schema, timeout_s=limits.timeout_s)
@@ -361,16 +375,20 @@ def usage_out(usage: Usage | None) -> dict[str, Any]:
 def response_object(req: ResponsesRequest, *, ids: Ids, created_at: int, status: str,
                     output: list[dict[str, Any]], usage: Usage | None = None,
                     stop: str | None = None, error: dict[str, Any] | None = None,
-                    stored: bool = False) -> dict[str, Any]:
-    """The ``response`` object, echoing the request's settings as OpenAI does."""
+                    stored: bool = False, by_context: bool = False) -> dict[str, Any]:
+    """The ``response`` object, echoing the request's settings as OpenAI does.
+
+    ``by_context``: the model's context, not ``max_output_tokens``, cut the answer; the
+    reason then says so rather than name a limit the client may never have set.
+    """
     fmt = req.text.format if req.text and req.text.format else TextFormat()
     if stop == "length" and status == "completed":
         status = "incomplete"
+    reason = lv.CONTEXT_REASON if by_context else "max_output_tokens"
     return {
         "id": ids.response, "object": "response", "created_at": created_at,
         "status": status, "error": error,
-        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete"
-        else None,
+        "incomplete_details": {"reason": reason} if status == "incomplete" else None,
         "instructions": req.instructions, "max_output_tokens": req.max_output_tokens,
         "model": req.model, "output": output,
         "parallel_tool_calls": True if req.parallel_tool_calls is None

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from desktop.engine.protocol import Engine
 from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
+from desktop.server import leniency as lv
 from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
 from desktop.server import schemas as s
@@ -156,6 +157,7 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
     svc, info = _services(request), _info(request)
     _check_model(svc, info, body.model)
     messages = oq.to_messages(body.messages)
+    info.dropped_tools = lv.labels(oq.left_out_tools(body))
     params = oq.sampling_params(body, _limits(svc))
     tools = oq.tools_for_engine(body)
     template_kwargs = oq.template_kwargs(body)

@@ -55,6 +55,12 @@ class RequestInfo:
     # Why a streamed answer failed after its 200 status went out (``blocks.guarded``):
     # the status cannot say so, the access log's ``error`` does. None: it did not fail.
     error: str | None = None
+    # The error code and type of a refusal or failure (``context_length_exceeded``,
+    # ``invalid_request_error``…), for the access log: never the request's content.
+    error_code: str | None = None
+    error_type: str | None = None
+    # Tools left out of the prompt (``leniency``): the response header names them.
+    dropped_tools: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -133,3 +133,65 @@ def test_template_raise_exception_is_the_callers_400() -> None:
     with pytest.raises(InvalidRequest, match="evil-model.*rejected.*roles must alternate") as e:
         render_chat(_custom(text), [Message("user", "hi")])
     assert e.value.http_status == 400
+
+
+# Gemma 3's own GGUF template, shortened: the first system message opens the first user
+# turn, and every later turn must alternate user/model (its raise_exception).
+STRICT = (
+    "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}"
+    "{%- set prefix = messages[0]['content'] + '\n\n' -%}{%- set loop_messages = messages[1:] -%}"
+    "{%- else -%}{%- set prefix = '' -%}{%- set loop_messages = messages -%}{%- endif -%}"
+    "{%- for m in loop_messages -%}"
+    "{%- if (m['role'] == 'user') != (loop.index0 % 2 == 0) -%}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+    "{%- endif -%}"
+    "<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
+    "{{ (prefix if loop.first else '') ~ m['content'] }}<end_of_turn>{{ '\\n' }}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<start_of_turn>model\n{% endif -%}")
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+          "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+# Renders only a first system message and skips the rest without a word.
+SKIPS = ("{% for m in messages %}{% if m['role'] != 'system' or loop.first %}"
+         "[{{ m['role'] }}]{{ m['content'] }}{% endif %}{% endfor %}[assistant]")
+# Claude Code's shape: a reminder as a system message in the middle of the conversation.
+AGENT = [Message("system", "You are an agent."), Message("user", "fix the bug"),
+         Message("assistant", "Looking."), Message("system", "<reminder>todo</reminder>"),
+         Message("user", "go on")]
+
+
+def _template(text: str) -> ResolvedTemplate:
+    return ResolvedTemplate("gguf", text, "<bos>", "<eos>", "m")
+
+
+def test_a_late_system_message_stays_where_the_template_can_render_it() -> None:
+    prompt = render_chat(_template(CHATML), AGENT)
+    assert "<|im_end|>\n<|im_start|>system\n<reminder>todo</reminder><|im_end|>\n" \
+           "<|im_start|>user\ngo on" in prompt
+
+
+def test_a_late_system_message_opens_the_next_user_turn_where_roles_must_alternate() -> None:
+    with pytest.raises(InvalidRequest, match="alternate"):
+        render_chat(_template(STRICT), [*AGENT[:3], Message("user", "x"), Message("user", "y")])
+    prompt = render_chat(_template(STRICT), AGENT)
+    assert prompt == ("<bos><start_of_turn>user\nYou are an agent.\n\nfix the bug<end_of_turn>\n"
+                      "<start_of_turn>model\nLooking.<end_of_turn>\n"
+                      "<start_of_turn>user\n<reminder>todo</reminder>\n\ngo on<end_of_turn>\n"
+                      "<start_of_turn>model\n")
+
+
+def test_a_late_system_message_a_template_would_skip_is_folded_in() -> None:
+    prompt = render_chat(_template(SKIPS), AGENT)
+    assert prompt == ("[system]You are an agent.[user]fix the bug[assistant]Looking."
+                      "[user]<reminder>todo</reminder>\n\ngo on[assistant]")
+    trailing = render_chat(_template(SKIPS), [*AGENT[:2], Message("system", "late")])
+    assert trailing == "[system]You are an agent.[user]fix the bug\n\nlate[assistant]"
+
+
+def test_fold_joins_leading_system_messages_and_keeps_other_turns() -> None:
+    from desktop.engine.template_messages import fold_system_turns
+
+    folded = fold_system_turns([Message("system", "a"), Message("system", "b"), *AGENT[1:3],
+                                Message("system", "c")])
+    assert [(m.role, m.content) for m in folded] == [
+        ("system", "a\n\nb"), ("user", "fix the bug"), ("assistant", "Looking."),
+        ("user", "c")]

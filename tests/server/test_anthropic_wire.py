@@ -62,7 +62,8 @@ def test_blocks_become_turns_with_tool_calls_results_and_thinking() -> None:
 @pytest.mark.parametrize(("messages", "param"), [
     ([{"role": "user", "content": [{"type": "image", "source": {}}]}],
      "messages.0.content.0.type"),
-    ([{"role": "system", "content": "x"}], "messages.0.role"),
+    ([{"role": "system", "content": "x"}], "messages"),
+    ([{"role": "tool", "content": "x"}], "messages.0.role"),
     ([{"role": "user", "content": "x"}, {"role": "assistant", "content": "Sure"}],
      "messages.1"),
     ([{"role": "user", "content": 5}], "messages.0.content"),
@@ -84,11 +85,22 @@ def test_tool_choice_auto_any_tool_none() -> None:
     with pytest.raises(InvalidRequest) as caught:
         aw.tools_for_engine(_req(tools=[WEATHER], tool_choice={"type": "tool", "name": "x"}))
     assert caught.value.param == "tool_choice.name"
-    with pytest.raises(InvalidRequest) as caught:
-        aw.tools_for_engine(_req(tools=[{"type": "web_search_20250305", "name": "w"}]))
-    assert caught.value.param == "tools.0.type"
-    with pytest.raises(InvalidRequest):
-        aw.refuse_unsupported(_req(mcp_servers=[{"url": "x"}]))
+    # Anthropic-defined tools are left out, named; forcing one of them is refused.
+    hosted = [{"type": "web_search_20250305", "name": "web_search"},
+              {"type": "bash_20250124", "name": "bash"}, WEATHER]
+    assert [t["function"]["name"] for t in aw.tools_for_engine(_req(tools=hosted)) or []] \
+        == ["get_weather"]
+    assert [h.kind for h in aw.left_out_tools(_req(tools=hosted,
+                                                   mcp_servers=[{"name": "gh", "url": "x"}]))] \
+        == ["web_search_20250305", "bash_20250124", "mcp_servers"]
+    aw.refuse_unsupported(_req(mcp_servers=[{"url": "x"}]))  # left out, not refused
+    with pytest.raises(InvalidRequest, match="'web_search'.*does not run") as caught:
+        aw.tools_for_engine(_req(tools=hosted, tool_choice={"type": "tool",
+                                                            "name": "web_search"}))
+    assert caught.value.param == "tool_choice.name"
+    with pytest.raises(InvalidRequest, match="every tool given"):
+        aw.tools_for_engine(_req(tools=hosted[:1], tool_choice={"type": "any"}))
+    assert not aw.is_forced(_req(tools=hosted[:1], tool_choice={"type": "any"}))
 
 
 def test_sampling_stop_sequences_and_thinking() -> None:

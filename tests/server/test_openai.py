@@ -123,9 +123,9 @@ def test_sampling_defaults_limits_and_json_schema() -> None:
             params.timeout_s) == (100, 1.0, 1.0, ("END",), 3, 5)
     assert oq.sampling_params(_chat(max_completion_tokens=7, max_tokens=50),
                               limits).max_tokens == 7
-    with pytest.raises(InvalidRequest, match="at most 100") as err:
-        oq.sampling_params(_chat(max_tokens=101), limits)
-    assert err.value.param == "max_tokens"
+    # Above the server's limit: lowered to it, not refused (opencode asks for 32000).
+    assert oq.sampling_params(_chat(max_tokens=32000), limits).max_tokens == 100
+    assert oq.sampling_params(_chat(max_completion_tokens=32000), limits).max_tokens == 100
     fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "integer"}}}
     assert json.loads(oq.sampling_params(_chat(response_format=fmt), limits).json_schema or "") \
         == {"type": "integer"}

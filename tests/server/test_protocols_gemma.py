@@ -89,3 +89,22 @@ def test_ollama_chat(gemma_server: Served, model: str, prompt_tokens: int) -> No
     assert parts[-1].done and parts[-1].done_reason in ("stop", "length")
     assert parts[-1].prompt_eval_count == prompt_tokens
     assert _words("".join(p.message.content for p in parts))
+
+
+def test_claude_code_system_reminders_on_gemmas_own_template(gemma_server: Served,
+                                                             model: str) -> None:
+    # Gemma's template refuses a system turn where a user turn must come: the reminder
+    # is folded into the next user turn, so the request is answered and counts its words.
+    turns = [{"role": "user", "content": QUESTION},
+             {"role": "assistant", "content": "Paris."},
+             {"role": "system", "content": "<system-reminder>Answer briefly.</system-reminder>"},
+             {"role": "user", "content": "And of Italy?"}]
+    with anthropic.Anthropic(base_url=gemma_server.root, api_key=gemma_server.key,
+                             max_retries=0, timeout=120) as claude:
+        reply = claude.messages.create(model=model, max_tokens=24, messages=turns,
+                                       system="You are a geography tutor.",
+                                       extra_body={"temperature": 0})
+        counted = [claude.messages.count_tokens(model=model, messages=m).input_tokens
+                   for m in (turns, [t for t in turns if t["role"] != "system"])]
+    assert _words(reply.content[0].text)
+    assert counted[0] > counted[1] + 5  # the reminder's words are in the prompt

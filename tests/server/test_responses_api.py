@@ -143,7 +143,7 @@ def test_another_key_cannot_read_continue_or_delete_a_response(client: openai.Op
 
 def test_unsupported_fields_and_items_are_refused_by_name(client: openai.OpenAI) -> None:
     for extra, param in (({"background": True}, "background"),
-                         ({"tools": [{"type": "web_search"}]}, "tools.0.type"),
+                         ({"truncation": "auto"}, "truncation"),
                          ({"input": [{"role": "user", "content": [
                              {"type": "input_image", "image_url": "data:,"}]}]},
                           "input.0.content.0")):

@@ -77,8 +77,25 @@ def test_unsupported_fields_are_refused_by_name(fields: dict[str, Any], param: s
 def test_tools_choices_and_sampling() -> None:
     assert rw.tools_for_engine(_req(tools=[WEATHER]))[0]["function"]["name"] == "get_weather"
     assert rw.tools_for_engine(_req(tools=[WEATHER], tool_choice="none")) is None
-    with pytest.raises(InvalidRequest, match="web_search"):
-        rw.tools_for_engine(_req(tools=[{"type": "web_search"}]))
+    # What Codex sends besides its functions is left out and named, not refused.
+    codex = [{"type": "web_search", "external_web_access": False},
+             {"type": "namespace", "name": "mcp__github__", "description": "GitHub",
+              "tools": [{"type": "function", "name": "create_issue", "parameters": {}}]},
+             {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
+             WEATHER]
+    assert [t["function"]["name"] for t in rw.tools_for_engine(_req(tools=codex)) or []] \
+        == ["get_weather"]
+    assert [h.kind for h in rw.left_out_tools(_req(tools=codex))] == \
+        ["web_search", "namespace", "custom"]
+    assert rw.tools_for_engine(_req(tools=codex[:1])) is None
+    for choice, named in (({"type": "web_search"}, "web_search"),
+                          ({"type": "function", "name": "create_issue"}, "create_issue"),
+                          ({"type": "custom", "name": "apply_patch"}, "apply_patch")):
+        with pytest.raises(InvalidRequest, match=f"forces '{named}'") as caught:
+            rw.tools_for_engine(_req(tools=codex, tool_choice=choice))
+        assert caught.value.param == "tool_choice"
+    with pytest.raises(InvalidRequest, match="every tool given.*web_search"):
+        rw.tools_for_engine(_req(tools=codex[:1], tool_choice="required"))
     with pytest.raises(InvalidRequest) as caught:
         rw.tools_for_engine(_req(tools=[WEATHER], tool_choice={"type": "function",
                                                                  "name": "nope"}))
@@ -88,9 +105,8 @@ def test_tools_choices_and_sampling() -> None:
     assert json.loads(params.json_schema or "")["properties"]["name"] == {"const": "get_weather"}
     plain = rw.generation_params(_req(max_output_tokens=7), LIMITS, None)
     assert (plain.max_tokens, plain.temperature, plain.top_p) == (7, 1.0, 1.0)
-    with pytest.raises(InvalidRequest) as caught:
-        rw.generation_params(_req(max_output_tokens=101), LIMITS, None)
-    assert caught.value.param == "max_output_tokens"
+    # Above the server's limit: lowered to it, not refused.
+    assert rw.generation_params(_req(max_output_tokens=32000), LIMITS, None).max_tokens == 100
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
     fmt = _req(text={"format": {"type": "json_schema", "name": "x", "schema": schema}})
     assert json.loads(rw.generation_params(fmt, LIMITS, None).json_schema or "") == schema

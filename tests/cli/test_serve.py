@@ -1,0 +1,119 @@
+"""``edgedesk serve``'s flags: the settings docs/api.md names, and a console log per request."""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from desktop.cli import build_parser
+from desktop.cli.serve import _overrides, configure_logging
+from desktop.errors import InvalidRequest
+from tests.server.conftest import free_port
+
+
+def _flags(*argv: str) -> dict[str, object]:
+    return _overrides(build_parser().parse_args(["serve", *argv]))
+
+
+def test_flags_override_the_server_settings_by_their_documented_names() -> None:
+    assert _flags() == {}
+    assert _flags("--require-key", "--allowed-origins", "http://a.test, http://b.test",
+                  "--max-body-bytes", "4096", "--max-tokens-limit", "64") == {
+        "server.require_key": True,
+        "server.allowed_origins": ["http://a.test", "http://b.test"],
+        "server.max_body_bytes": 4096, "server.max_tokens_limit": 64}
+    assert _flags("--no-auth", "--allowed-origins", "") == {
+        "server.require_key": False, "server.allowed_origins": []}
+    with pytest.raises(SystemExit):  # argparse: not both
+        _flags("--no-auth", "--require-key")
+    with pytest.raises(InvalidRequest, match="--max-body-bytes 10 is too small"):
+        _flags("--max-body-bytes", "10")
+    with pytest.raises(InvalidRequest, match="--max-tokens-limit must be at least 1"):
+        _flags("--max-tokens-limit", "0")
+
+
+def test_debug_level_shows_the_engines_lines_and_warning_hides_requests(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    logger = logging.getLogger("edgedesk")
+    before = (logger.level, list(logger.handlers))
+    try:
+        configure_logging("warning")
+        logging.getLogger("edgedesk.access").info("req_hidden")
+        configure_logging("debug")
+        configure_logging("debug")  # twice: still one handler, one line per record
+        logging.getLogger("edgedesk.engine").debug("slot 0 reused 12 tokens")
+        err = capsys.readouterr().err
+    finally:
+        for handler in logger.handlers[len(before[1]):]:
+            logger.removeHandler(handler)
+        logger.setLevel(before[0])
+    assert "req_hidden" not in err
+    assert err.count("DEBUG edgedesk.engine: slot 0 reused 12 tokens") == 1
+
+
+@pytest.fixture
+def running(tmp_path: Path, tiny_chat: Path) -> Iterator[tuple[str, queue.Queue[str]]]:
+    """A real ``edgedesk serve --log-level info`` process; its URL and its stderr lines."""
+    port = free_port()
+    env = {**os.environ, "EDGEDESK_HOME": str(tmp_path / "home")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "serve", "--no-auth", "--model", str(tiny_chat),
+         "--port", str(port), "--log-level", "info", "--max-tokens-limit", "3",
+         "--allowed-origins", "http://ide.test", "--max-body-bytes", "2048"],
+        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        text=True, env=env)
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line.rstrip("\n"))
+        lines.put("<eof>")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    with process:
+        try:
+            while "Serving" not in (line := lines.get(timeout=60)):
+                assert line != "<eof>", "the server stopped before serving"
+            yield f"http://127.0.0.1:{port}", lines
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            reader.join(timeout=30)  # it read to the end: the pipe can close
+
+
+def _line_with(lines: queue.Queue[str], needle: str) -> str:
+    while needle not in (line := lines.get(timeout=60)):
+        assert line != "<eof>"
+    return line
+
+
+def test_serve_prints_a_line_per_request_and_applies_its_flags(
+        running: tuple[str, queue.Queue[str]]) -> None:
+    url, lines = running
+    reply = httpx.post(f"{url}/v1/chat/completions", timeout=60,
+                       headers={"Origin": "http://ide.test"},
+                       json={"model": "tiny-chat", "max_tokens": 32000,
+                             "messages": [{"role": "user", "content": "hello"}]})
+    assert reply.status_code == 200
+    assert reply.json()["usage"]["completion_tokens"] <= 3  # --max-tokens-limit
+    assert reply.headers["access-control-allow-origin"] == "http://ide.test"
+    line = _line_with(lines, reply.headers["x-request-id"])
+    assert re.search(r"INFO edgedesk\.access: req_\w+ POST /v1/chat/completions "
+                     r"model=tiny-chat status=200 tokens=\d+\+\d+ \d+ms$", line), line
+    too_big = httpx.post(f"{url}/v1/chat/completions", content=b"x" * 4096,
+                         headers={"Content-Type": "application/json"})
+    assert too_big.status_code == 413  # --max-body-bytes
+    line = _line_with(lines, too_big.headers["x-request-id"])
+    assert line.endswith("error=request_too_large")
