@@ -29,7 +29,10 @@ def python_openai(url: str) -> str:
 
 
 def codex_cli(url: str) -> str:
-    """Codex CLI (Responses API only): a provider in ``~/.codex/config.toml``."""
+    """Codex CLI (Responses API only): a provider in ``~/.codex/config.toml``.
+
+    ``tests/agents/test_real_agents.py`` runs ``codex exec`` with exactly this file.
+    """
     return (
         "# ~/.codex/config.toml\n"
         f'model = "{MODEL}"\n'
@@ -44,12 +47,16 @@ def codex_cli(url: str) -> str:
 
 
 def claude_code(url: str) -> str:
-    """Claude Code (Anthropic Messages API): environment variables."""
+    """Claude Code (Anthropic Messages API): environment variables.
+
+    ``tests/agents/test_real_agents.py`` runs Claude Code with exactly these.
+    """
     return (
         f"export ANTHROPIC_BASE_URL={_root(url)}\n"
         f"export ANTHROPIC_AUTH_TOKEN={KEY}\n"
         f"export ANTHROPIC_MODEL={MODEL}\n"
         f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={MODEL}\n"
+        "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1  # no update checks, no telemetry\n"
         "claude\n"
     )
 
