@@ -187,6 +187,7 @@ class ChatCore:
                 pending.chat.turns.remove(turn)
             raise
         turn.usage, turn.tokens_per_s = final.usage, final.tokens_per_s
+        turn.placement = final.placement
         turn.finish_reason = final.finish_reason
         self.save_answer(pending, final, turn.content, turn.reasoning)
         cite(turn)

@@ -4,32 +4,47 @@
 <context>
     <name>AnswerFooter</name>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="21"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="18"/>
+        <source>CPU only</source>
+        <translation>仅 CPU</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="19"/>
+        <source>%1/%2 layers on %3</source>
+        <translation>%3 上 %1/%2 层</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="25"/>
+        <source>, %1 on the CPU</source>
+        <translation>，%1 层在 CPU 上</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="38"/>
         <source>%1 prompt · %2 tokens</source>
         <translation>提示 %1 · 生成 %2 个词元</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="25"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="42"/>
         <source>%1 tok/s</source>
         <translation>%1 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="28"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="47"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="30"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="49"/>
         <source>hit the token limit</source>
         <translation>已达词元上限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="33"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="52"/>
         <source>broken off: %1</source>
         <translation>已中断：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="36"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="55"/>
         <source>broken off</source>
         <translation>已中断</translation>
     </message>
@@ -2028,7 +2043,7 @@
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="99"/>
+        <location filename="../../desktop/ui/__init__.py" line="100"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>
