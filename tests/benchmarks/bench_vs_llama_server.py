@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
 import json
 import os
@@ -106,7 +107,7 @@ def peer_binary(explicit: str | None, work: Path) -> Candidate:
         environ = {**environ, "EDGEDESK_TEST_LLAMA_SERVER": explicit}
     found = candidates(environ)
     if explicit:
-        found = found[:1]
+        found = [dataclasses.replace(found[0], origin="--llama-server")]
     peer = choose(found, write_tiny_llama(_mk(work) / "tiny.gguf"), work / "probe")
     if peer.chosen is None:
         sys.exit(peer.reason())
