@@ -69,9 +69,8 @@ def wheel_cache(environ: Mapping[str, str]) -> Path:
 
 def _recorded_build(binary: Path, otherwise: str) -> str:
     record = binary.parent / "BUILD"
-    if record.is_file():
-        return record.read_text(encoding="utf-8").strip().splitlines()[0]
-    return otherwise
+    lines = record.read_text(encoding="utf-8").strip().splitlines() if record.is_file() else []
+    return lines[0] if lines else otherwise
 
 
 def candidates(environ: Mapping[str, str] | None = None) -> list[Candidate]:
