@@ -133,6 +133,7 @@ def _models(ctx: AppContext) -> list[dict[str, Any]]:
 def doctor_report(ctx: AppContext) -> dict[str, Any]:
     """The whole report as plain data (what ``--json`` prints and Settings shows)."""
     from desktop.engine.backend import backend_info
+    from desktop.engine.cpu_features import as_report, cpu_features
     from desktop.engine.devices import list_backends
 
     backend = backend_info()
@@ -153,11 +154,28 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
                               "free_bytes": g.free_bytes} for g in ctx.hardware.gpus]},
         "why_not_gpu_kind": why_not_kind(backend, ctx.settings.engine.gpu_layers),
         "models": _models(ctx),
+        # The CPU features llama.cpp was compiled for, against this machine's.
+        "cpu": dict(as_report(cpu_features())),
     }
 
 
 def _memory(value: int) -> str:
     return format_bytes(value, memory=True)
+
+
+def _cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
+    """Built-for against this CPU, feature by feature, and a warning for any it lacks."""
+    if not cpu:
+        return []
+    built = [f for f, on in cpu["built"].items() if on]
+    have = [f for f, on in cpu["machine"].items() if on and f != "AMX_INT8"]
+    lines = [f"cpu:       llama.cpp built for {', '.join(built) or 'no extension (generic)'}",
+             f"           this CPU has {', '.join(have) or 'none of them'}; AMX: {cpu['amx']}"]
+    if cpu["missing"]:
+        lines.append(f"  warning: llama.cpp was built for {', '.join(cpu['missing'])}, which "
+                     "this CPU cannot run: it would stop with SIGILL. Rebuild it for this "
+                     "machine with ./scripts/install.sh")
+    return lines
 
 
 def format_report(report: dict[str, Any]) -> list[str]:
@@ -175,6 +193,7 @@ def format_report(report: dict[str, Any]) -> list[str]:
                      f"{_memory(dev['memory_total_bytes'])}  driver: {driver}")
     if not report["devices"]:
         lines.append("  (none reported)")
+    lines += _cpu_lines(report.get("cpu"))
     lines.append("GPU:       " + ("used" if report["gpu_used"] else "not used"))
     if report["why_not_gpu"]:
         lines.append(f"  why:     {report['why_not_gpu']}")

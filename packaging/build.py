@@ -88,6 +88,57 @@ def _glibc() -> str:
     return found.split()[-1]
 
 
+# What the frozen window needs from the system (Qt's xcb platform plugin): the one list,
+# shared with the window's start-up check (desktop/ui/system_libraries.py).
+WINDOW_LIBRARIES = ROOT / "desktop" / "data" / "linux_window_libraries.json"
+# glibc's own libraries: the "libc6 (>= ...)" / "glibc >= ..." line already covers them.
+GLIBC_SONAMES = re.compile(r"^(libc|libm|libdl|libpthread|librt|ld-linux[\w-]*)\.so")
+
+
+def window_libraries() -> dict[str, str]:
+    """soname -> Debian package (``A | B`` for either) of every library Qt's xcb plugin loads."""
+    table: dict[str, str] = json.loads(WINDOW_LIBRARIES.read_text(encoding="utf-8"))["libraries"]
+    return table
+
+
+def deb_depends() -> str:
+    """The .deb's Depends: glibc, then every package the window's libraries come from."""
+    packages = sorted({pkg for so, pkg in window_libraries().items()
+                       if not GLIBC_SONAMES.match(so)})
+    return ", ".join([f"libc6 (>= {_glibc()})", *packages])
+
+
+def rpm_requires() -> list[str]:
+    """The .rpm's Requires: glibc, then each library by its soname capability."""
+    return [f"glibc >= {_glibc()}",
+            *(f"{so}()(64bit)" for so in sorted(window_libraries())
+              if not GLIBC_SONAMES.match(so))]
+
+
+def ldd_sonames(binary: Path, own: Path) -> dict[str, str | None]:
+    """soname -> resolved path (None: not found) of what ``binary`` loads from the system,
+    as ldd lists it; libraries resolved under ``own`` (Qt's own) are left out."""
+    listing = _run(["ldd", binary]).stdout
+    found: dict[str, str | None] = {}
+    for line in listing.splitlines():
+        name, arrow, rest = line.strip().partition(" => ")
+        if not arrow:
+            continue  # linux-vdso, the loader itself
+        where = rest.split(" (")[0].strip()
+        if where == "not found":
+            found[name] = None
+        elif not Path(where).resolve().is_relative_to(own.resolve()):
+            found[name] = where
+    return found
+
+
+def qt_window_plugins(qt: Path) -> list[Path]:
+    """Qt's xcb platform plugin and its GL integrations under PySide6's ``Qt`` folder."""
+    plugins = qt / "plugins"
+    return [plugins / "platforms" / "libqxcb.so",
+            *sorted((plugins / "xcbglintegrations").glob("*.so"))]
+
+
 def stage_linux(freeze_dir: Path, stage: Path, version: str) -> Path:
     """Lay out the installed file tree (/opt, /usr, /etc) under ``stage``."""
     if stage.exists():
@@ -138,7 +189,7 @@ def build_deb(freeze_dir: Path, out: Path, version: str, compression: str = "gzi
         debian.chmod(0o755)  # dpkg-deb demands it; mkdir's mode is cut by a strict umask
         control = (LINUX / "control.in").read_text(encoding="utf-8").format(
             version=version, arch=arch, installed_size=_installed_kib(stage),
-            depends=f"libc6 (>= {_glibc()})")
+            depends=deb_depends())
         (debian / "control").write_text(control, encoding="utf-8")
         shutil.copy(LINUX / "conffiles", debian / "conffiles")
         for meta in debian.iterdir():
@@ -158,7 +209,9 @@ def build_rpm(freeze_dir: Path, out: Path, version: str) -> Path:
         spec = Path(tmp) / "edgedesk.spec"
         spec.write_text((LINUX / "edgedesk.spec.in").read_text(encoding="utf-8")
                         .replace("{rpm_version}", version.replace("-", "~"))
-                        .replace("{glibc}", _glibc()).replace("{stage}", str(stage)),
+                        .replace("{requires}", "\n".join(f"Requires:       {r}"
+                                                          for r in rpm_requires()))
+                        .replace("{stage}", str(stage)),
                         encoding="utf-8")
         _run(["rpmbuild", "-bb", "--quiet", "--define", f"_topdir {tmp}/top",
               "--define", f"_rpmdir {out}",

@@ -12,6 +12,17 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test,packaging]'
+# Which CPU this run had: the tests that run prebuilt llama-server binaries skip or pass
+# over them by what it can execute (tests/benchmarks/llama_server_peer.py).
+if [ -r /proc/cpuinfo ]; then
+  echo "== cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1);" \
+    "$(grep -m1 '^flags' /proc/cpuinfo | grep -owE 'avx2|avx512f|avx512_vnni|amx_tile|amx_int8' | paste -sd' ' -)"
+fi
+# llama-server for this CPU (scripts/build-llama-server.sh) takes longer than CI allows
+# (measured: docs/gpu.md), so only on request; without a runnable one its tests skip.
+if [ "${EDGEDESK_BUILD_LLAMA_SERVER:-}" = 1 ]; then
+  scripts/build-llama-server.sh
+fi
 export QT_QPA_PLATFORM=offscreen
 echo "== commits";       PYTHON=.venv/bin/python ./scripts/check-commits.sh
 echo "== ruff";          .venv/bin/ruff check desktop tests packaging

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.engine.types import Message, Role, ToolCall, Usage
+from desktop.engine.types import Message, Placement, Role, ToolCall, Usage
 from desktop.store.sources import Source
 
 DEFAULT_TITLE = "New chat"
@@ -83,6 +83,7 @@ class Turn:
     tokens_per_s: float = 0.0
     finish_reason: str | None = None  # "cancelled": stopped; "error": broken off (see error)
     error: str | None = None  # why an answer broke off mid-way
+    placement: Placement | None = None  # where a local model ran this answer (new answers)
     # The numbered sources given to the model: retrieval Hits while the answer is new,
     # store.sources.Source once read back from the store (same path/page/lines/text).
     sources: list[Any] = field(default_factory=list)

@@ -360,6 +360,7 @@ class ChatCore:
                 pending.chat.turns.remove(turn)
             raise
         turn.usage, turn.tokens_per_s = final.usage, final.tokens_per_s
+        turn.placement = final.placement
         turn.finish_reason = final.finish_reason
         cite(turn)
         return turn

@@ -73,10 +73,12 @@ def handle(args: argparse.Namespace) -> int:
     finally:
         ctx.close()
     if args.stats and final is not None and final.usage and final.timings:
+        # Where a local model ran ("19/19 layers on Vulkan0 (llvmpipe)", "CPU only").
+        where = f", {final.placement.describe()}" if final.placement is not None else ""
         print(f"[{final.usage.prompt_tokens} prompt + {final.usage.completion_tokens} generated "
               f"tokens, {final.tokens_per_s:.1f} tok/s, first token after "
               f"{final.timings.time_to_first_token_s * 1000:.0f} ms, "
-              f"finish: {final.finish_reason}]", file=sys.stderr)
+              f"finish: {final.finish_reason}{where}]", file=sys.stderr)
     return 0
 
 

@@ -152,6 +152,16 @@ def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:
     return ctx.server_runner(model_paths=paths)
 
 
+def _where_models_run() -> str:
+    """``local models run on Vulkan0 (llvmpipe)`` or ``… on the CPU only``, as llama.cpp
+    will place them (each loaded model's layers: /v1/models, ``run --stats``)."""
+    from desktop.engine.placement import default_devices
+
+    devices = default_devices()
+    return f"local models run on {', '.join(devices)}" if devices else \
+        "local models run on the CPU only"
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the verb; returns the exit code once the server has stopped."""
     overrides = _overrides(args)
@@ -166,8 +176,10 @@ def handle(args: argparse.Namespace) -> int:
 
         def ready(url: str) -> None:
             auth = "key required" if settings.require_key else "NO AUTH (loopback only)"
-            print(f"Serving the OpenAI-compatible API on {url} ({auth}); Ctrl+C stops",
-                  file=sys.stderr, flush=True)
+            print(f"Serving the OpenAI-compatible API on {url} ({auth}); {where}; "
+                  "Ctrl+C stops", file=sys.stderr, flush=True)
+
+        where = _where_models_run()
 
         # Headless, nothing else unloads idle models or rescans collections.
         ctx.housekeeping.start()

@@ -17,14 +17,23 @@ from collections.abc import Callable, Iterator, Sequence
 from desktop.engine.slots import Finished, Request
 from desktop.engine.streaming import TextAssembler
 from desktop.engine.templates import ThinkSplitter
-from desktop.engine.types import Chunk, FinishReason, Timings, TokenLogprob, Usage
+from desktop.engine.types import (
+    Chunk,
+    FinishReason,
+    Placement,
+    Timings,
+    TokenLogprob,
+    Usage,
+)
 
 
 def read_answer(request: Request, prompt_tokens: int,  # noqa: PLR0917 -- one stream's parts
                 piece: Callable[[int], bytes], cancel: threading.Event,
                 stops: Sequence[str], splitter: ThinkSplitter, *,
-                started: float) -> Iterator[Chunk]:
-    """Stream ``request``'s answer; closing the iterator early frees its slot next step."""
+                started: float, placement: Placement | None = None) -> Iterator[Chunk]:
+    """Stream ``request``'s answer; closing the iterator early frees its slot next step.
+
+    The final chunk carries ``placement``: where the model that answered runs."""
     text = TextAssembler(stops)
     first_at: float | None = None
     received = 0
@@ -73,4 +82,5 @@ def read_answer(request: Request, prompt_tokens: int,  # noqa: PLR0917 -- one st
                         generation_s=end - first),
         logprobs=tuple(logprobs),
         stop_sequence=text.matched if finish == "stop" else None,
+        placement=placement,
     )

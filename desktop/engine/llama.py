@@ -25,6 +25,7 @@ from desktop.engine.answer_stream import read_answer
 from desktop.engine.batching import DecodeLoop, StepObserver
 from desktop.engine.embedding import EmbedLoop, pool
 from desktop.engine.native import LoadOptions, load_context, warm_up
+from desktop.engine.placement import model_placement
 from desktop.engine.sampling import SamplerChain
 from desktop.engine.slots import Request
 from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
@@ -33,6 +34,7 @@ from desktop.engine.types import (
     EngineStats,
     GenerationParams,
     Message,
+    Placement,
 )
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
 
@@ -74,6 +76,8 @@ class LlamaEngine:
         except ModelLoadError:
             self._free()
             raise
+        # Where llama.cpp put the layers, asked once now that the model is loaded.
+        self.placement: Placement = model_placement(self._model.model, options.gpu_layers)
         n_batch = int(llama_cpp.llama_n_batch(self._ctx))
         if options.embedding:
             self._embedder = EmbedLoop(self._ctx, n_batch=n_batch,
@@ -279,7 +283,7 @@ class LlamaEngine:
         started = time.perf_counter()
         request = self._submit(tokens, params, cancel)
         yield from read_answer(request, len(tokens), self._piece, cancel, stops, splitter,
-                               started=started)
+                               started=started, placement=self.placement)
 
     # ------------------------------------------------------------------ embeddings
     def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:

@@ -91,6 +91,7 @@ def load_engine(spec: ModelSpec) -> LoadedEngine:
             estimated_bytes=int(spec.options.get("estimated_bytes", 0)),
             template_source=template_source,
             notes=tuple(notes),
+            placement=engine.placement,
         )
         return engine
     assert failure is not None

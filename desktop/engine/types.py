@@ -97,6 +97,7 @@ class Chunk:
     timings: Timings | None = None
     logprobs: tuple[TokenLogprob, ...] = ()
     stop_sequence: str | None = None  # final chunk: the stop string that ended the answer
+    placement: Placement | None = None  # final chunk of a local model: where it ran
 
     @property
     def is_final(self) -> bool:
@@ -140,6 +141,7 @@ class LoadReport:
     estimated_bytes: int
     template_source: str
     notes: tuple[str, ...] = ()
+    placement: Placement | None = None  # None: not a local llama.cpp model
 
 
 @dataclass(frozen=True)
@@ -158,3 +160,31 @@ class EngineStats:
     tokens_decoded: int = 0
     embed_decodes: int = 0
     requests_waiting: int = 0  # generation requests queued in the engine for a free slot
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a loaded model's layers are: how many on which GPU devices, or the CPU only.
+
+    ``layers_total`` counts as llama.cpp does (repeating layers plus the output layer), so
+    Gemma 3 270M fully offloaded is 19/19.
+    """
+
+    layers_total: int
+    layers_offloaded: int = 0
+    devices: tuple[str, ...] = ()  # e.g. ("Vulkan0 (llvmpipe)",), in llama.cpp's order
+
+    @property
+    def cpu_only(self) -> bool:
+        """True when no layer is on a GPU."""
+        return self.layers_offloaded <= 0 or not self.devices
+
+    def describe(self) -> str:
+        """``19/19 layers on Vulkan0 (llvmpipe)``, ``10/19 layers on CUDA0 (…), 9 on the
+        CPU`` or ``CPU only``."""
+        if self.cpu_only:
+            return "CPU only"
+        text = (f"{self.layers_offloaded}/{self.layers_total} layers on "
+                f"{', '.join(self.devices)}")
+        rest = self.layers_total - self.layers_offloaded
+        return f"{text}, {rest} on the CPU" if rest > 0 else text

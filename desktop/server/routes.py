@@ -64,10 +64,22 @@ def _limits(svc: Services) -> oq.Limits:
 # ---------------------------------------------------------------- models, health, metrics
 
 
-@router.get("/v1/models", response_model=s.ModelList, responses=_ERRORS)
+@router.get("/v1/models", response_model=s.ModelList, responses=_ERRORS,
+            response_model_exclude_none=True)
 def list_models(request: Request) -> s.ModelList:
-    """Every model a request may name."""
-    return s.ModelList(data=[s.ModelCard(id=m) for m in _services(request).models.ids()])
+    """Every model a request may name; a loaded local one says where it runs."""
+    svc = _services(request)
+    placed = {m.model_id: m.report.placement for m in svc.scheduler.loaded()}
+
+    def info(model_id: str) -> s.EdgeDeskModelInfo | None:
+        where = placed.get(model_id)
+        if where is None:
+            return None
+        return s.EdgeDeskModelInfo(placement=where.describe(), layers_total=where.layers_total,
+                                   layers_offloaded=where.layers_offloaded,
+                                   devices=list(where.devices))
+
+    return s.ModelList(data=[s.ModelCard(id=m, edgedesk=info(m)) for m in svc.models.ids()])
 
 
 @router.get("/health", response_model=s.Health)

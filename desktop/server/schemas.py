@@ -348,13 +348,23 @@ class RerankResponse(_Response):
     usage: RerankUsage
 
 
+class EdgeDeskModelInfo(_Response):
+    """EdgeDesk's own facts about a loaded local model: where llama.cpp put it."""
+
+    placement: str  # "19/19 layers on Vulkan0 (llvmpipe)" or "CPU only"
+    layers_total: int
+    layers_offloaded: int
+    devices: list[str]
+
+
 class ModelCard(_Response):
-    """One model the server can answer with."""
+    """One model the server can answer with (``edgedesk``: only while it is loaded)."""
 
     id: str
     object: Literal["model"] = "model"
     created: int = 0
     owned_by: str = "edgedesk"
+    edgedesk: EdgeDeskModelInfo | None = None
 
 
 class ModelList(_Response):

@@ -33,6 +33,7 @@ from desktop.ui.error_text import error_text  # noqa: E402
 from desktop.ui.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
+from desktop.ui.system_libraries import window_library_problem  # noqa: E402
 
 # Python runs signal handlers only between bytecodes; while Qt's C++ loop waits for
 # events none run, so a timer hands control back to Python this often.
@@ -110,6 +111,12 @@ def _move_progress() -> Callable[[int, int], None]:
 
 def run_app(args: argparse.Namespace) -> int:
     """Open the EdgeDesk window; returns the process exit code once it closes."""
+    if QApplication.instance() is None:
+        # Qt aborts with a paragraph about plugins when X11 libraries are missing; say
+        # which package to install instead, before Qt is started.
+        problem = window_library_problem(os.environ, sys.platform)
+        if problem is not None:
+            raise EdgeDeskError(problem)
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     try:

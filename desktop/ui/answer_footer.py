@@ -9,10 +9,27 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 
 from desktop.chat.conversation import Turn
+from desktop.engine.types import Placement
+
+
+def placement_text(placement: Placement) -> str:
+    """``19/19 layers on Vulkan0 (llvmpipe)`` or ``CPU only``, in the window's language."""
+    if placement.cpu_only:
+        return QCoreApplication.translate("AnswerFooter", "CPU only")
+    text = (QCoreApplication.translate("AnswerFooter", "%1/%2 layers on %3")
+            .replace("%1", str(placement.layers_offloaded))
+            .replace("%2", str(placement.layers_total))
+            .replace("%3", ", ".join(placement.devices)))
+    rest = placement.layers_total - placement.layers_offloaded
+    if rest > 0:
+        text += QCoreApplication.translate("AnswerFooter", ", %1 on the CPU").replace(
+            "%1", str(rest))
+    return text
 
 
 def footer_text(turn: Turn) -> str:
-    """Token counts and speed under an answer; says when it was stopped or cut short.
+    """Token counts, speed and where the model ran under an answer; says when it was
+    stopped or cut short.
 
     In the language of the window (on its thread only: Qt translators).
     """
@@ -24,6 +41,8 @@ def footer_text(turn: Turn) -> str:
     if turn.tokens_per_s > 0:
         parts.append(QCoreApplication.translate("AnswerFooter", "%1 tok/s")
                      .replace("%1", f"{turn.tokens_per_s:.1f}"))
+    if turn.placement is not None:
+        parts.append(placement_text(turn.placement))
     if turn.finish_reason == "cancelled":
         parts.append(QCoreApplication.translate("AnswerFooter", "stopped"))
     elif turn.finish_reason == "length":

@@ -100,6 +100,33 @@ def fit_reason(model: Mapping[str, Any], *, gpu_offload: bool) -> str:
     return str(model.get("reason", ""))  # unreadable: the file's problem, as it was said
 
 
+def cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
+    """llama.cpp's compiled CPU features against this CPU's, as ``format_report`` says them."""
+    if not cpu:
+        return []
+    amx = {"absent": QCoreApplication.translate("HardwareReport", "absent"),
+           "usable": QCoreApplication.translate("HardwareReport", "usable"),
+           "listed, not usable": QCoreApplication.translate("HardwareReport",
+                                                            "listed, not usable"),
+           "listed, not checked": QCoreApplication.translate("HardwareReport",
+                                                             "listed, not checked")}
+    built = ", ".join(f for f, on in cpu["built"].items() if on) or \
+        QCoreApplication.translate("HardwareReport", "no extension (generic)")
+    have = ", ".join(f for f, on in cpu["machine"].items() if on and f != "AMX_INT8") or \
+        QCoreApplication.translate("HardwareReport", "none of them")
+    lines = [QCoreApplication.translate("HardwareReport", "cpu:       llama.cpp built for %1")
+             .replace("%1", built),
+             QCoreApplication.translate("HardwareReport", "           this CPU has %1; AMX: %2")
+             .replace("%1", have).replace("%2", amx.get(str(cpu["amx"]), str(cpu["amx"])))]
+    if cpu["missing"]:
+        lines.append(QCoreApplication.translate(
+            "HardwareReport",
+            "  warning: llama.cpp was built for %1, which this CPU cannot run: it would stop "
+            "with SIGILL. Rebuild it for this machine with ./scripts/install.sh")
+            .replace("%1", ", ".join(cpu["missing"])))
+    return lines
+
+
 def report_lines(report: Mapping[str, Any]) -> list[str]:
     """The report as lines, worded as ``format_report`` words them, translated."""
     backend = report["backend"]
@@ -128,6 +155,7 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
             .replace("%7", str(driver)))
     if not report["devices"]:
         lines.append(QCoreApplication.translate("HardwareReport", "  (none reported)"))
+    lines += cpu_lines(report.get("cpu"))
     lines.append(QCoreApplication.translate("HardwareReport", "GPU:       used")
                  if report["gpu_used"]
                  else QCoreApplication.translate("HardwareReport", "GPU:       not used"))

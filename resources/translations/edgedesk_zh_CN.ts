@@ -4,32 +4,47 @@
 <context>
     <name>AnswerFooter</name>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="21"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="18"/>
+        <source>CPU only</source>
+        <translation>仅 CPU</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="19"/>
+        <source>%1/%2 layers on %3</source>
+        <translation>%3 上 %1/%2 层</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="25"/>
+        <source>, %1 on the CPU</source>
+        <translation>，%1 层在 CPU 上</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/answer_footer.py" line="38"/>
         <source>%1 prompt · %2 tokens</source>
         <translation>提示 %1 · 生成 %2 个词元</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="25"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="42"/>
         <source>%1 tok/s</source>
         <translation>%1 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="28"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="47"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="30"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="49"/>
         <source>hit the token limit</source>
         <translation>已达词元上限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="33"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="52"/>
         <source>broken off: %1</source>
         <translation>已中断：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="36"/>
+        <location filename="../../desktop/ui/answer_footer.py" line="55"/>
         <source>broken off</source>
         <translation>已中断</translation>
     </message>
@@ -1197,77 +1212,122 @@
     </message>
     <message>
         <location filename="../../desktop/ui/hardware_report.py" line="107"/>
+        <source>absent</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="108"/>
+        <source>usable</source>
+        <translation>可用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="109"/>
+        <source>listed, not usable</source>
+        <translation>已列出，但不可用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="111"/>
+        <source>listed, not checked</source>
+        <translation>已列出，未检验</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="114"/>
+        <source>no extension (generic)</source>
+        <translation>无扩展指令（通用）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="116"/>
+        <source>none of them</source>
+        <translation>都没有</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="117"/>
+        <source>cpu:       llama.cpp built for %1</source>
+        <translation>CPU：      llama.cpp 编译时启用 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="119"/>
+        <source>           this CPU has %1; AMX: %2</source>
+        <translation>           本机 CPU 支持 %1；AMX：%2</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="122"/>
+        <source>  warning: llama.cpp was built for %1, which this CPU cannot run: it would stop with SIGILL. Rebuild it for this machine with ./scripts/install.sh</source>
+        <translation>  警告：llama.cpp 启用了本机 CPU 无法执行的 %1，运行时会因 SIGILL 中止。请用 ./scripts/install.sh 为本机重新编译</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hardware_report.py" line="134"/>
         <source>%1 (GPU offload)</source>
         <translation>%1（GPU 加速）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="109"/>
-        <location filename="../../desktop/ui/hardware_report.py" line="120"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="136"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="147"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="112"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="139"/>
         <source>backend:   %1  (compiled in: %2)</source>
         <translation>后端：    %1（编译支持：%2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="114"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="141"/>
         <source>machine:   %1</source>
         <translation>本机：    %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="116"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="143"/>
         <source>devices:</source>
         <translation>设备：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="118"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="145"/>
         <source>offload</source>
         <translation>可加速</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="119"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="146"/>
         <source>host</source>
         <translation>主机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="122"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="149"/>
         <source>  %1 %2  [%3, %4]  %5 free of %6  driver: %7</source>
         <translation>  %1 %2  [%3，%4]  可用 %5（共 %6）  驱动：%7</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="130"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="157"/>
         <source>  (none reported)</source>
         <translation>  （未报告任何设备）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="131"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="159"/>
         <source>GPU:       used</source>
         <translation>GPU：      已使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="133"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="161"/>
         <source>GPU:       not used</source>
         <translation>GPU：      未使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="136"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="164"/>
         <source>  why:     %1</source>
         <translation>  原因：    %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="138"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="166"/>
         <source>installed models:</source>
         <translation>已安装的模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="142"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="170"/>
         <source>unreadable</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="146"/>
+        <location filename="../../desktop/ui/hardware_report.py" line="174"/>
         <source>  (none; &apos;edgedesk models pull ID&apos; or &apos;edgedesk models import FILE&apos;)</source>
         <translation>  （无；请在“模型”页面下载或导入模型）</translation>
     </message>
@@ -2028,7 +2088,7 @@
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="99"/>
+        <location filename="../../desktop/ui/__init__.py" line="100"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>

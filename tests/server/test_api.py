@@ -25,6 +25,17 @@ def test_models_lists_registered_files_by_stable_id(client) -> None:
     assert [m.id for m in client.models.list()] == ["tiny-chat", "tiny-embed"]
 
 
+def test_a_loaded_model_says_where_it_runs_and_others_say_nothing(client, server) -> None:
+    client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=1)
+    loaded = {m.model_id for m in server.scheduler.loaded()}
+    cards = {m.id: m.to_dict() for m in client.models.list()}
+    # This CPU build of llama.cpp puts none of the tiny model's 3 layers on a GPU.
+    assert cards["tiny-chat"]["edgedesk"] == {"placement": "CPU only", "layers_total": 3,
+                                              "layers_offloaded": 0, "devices": []}
+    for model_id, card in cards.items():
+        assert ("edgedesk" in card) == (model_id in loaded)
+
+
 def test_chat_answer_with_usage_and_request_id(client) -> None:
     raw = client.chat.completions.with_raw_response.create(
         model="tiny-chat", messages=HI, max_tokens=6, temperature=0, seed=1)

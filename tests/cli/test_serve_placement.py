@@ -1,0 +1,37 @@
+"""``edgedesk serve`` says on its start-up line where local models will run."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_the_start_up_line_names_where_models_run(tiny_chat: Path) -> None:
+    cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(tiny_chat), "--no-auth",
+           "--port", str(_free_port())]
+    serve = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                             env=dict(os.environ))
+    try:
+        assert serve.stderr is not None
+        lines = []
+        for line in serve.stderr:  # blocks until the server writes its next line
+            lines.append(line)
+            if line.startswith("Serving"):
+                break
+        start_up = lines[-1] if lines else ""
+        # This CPU build of llama.cpp offloads nothing: no device is named.
+        assert "; local models run on the CPU only;" in start_up, "".join(lines)
+    finally:
+        serve.terminate()
+        serve.wait(30)
+        if serve.stderr is not None:
+            serve.stderr.close()
