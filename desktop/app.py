@@ -7,10 +7,11 @@ context with fakes where needed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from desktop.config import (
     save_user_settings,
 )
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import EdgeDeskError
+from desktop.errors import ConfigError, EdgeDeskError
 from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
@@ -50,7 +51,9 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.retrieval.search import Searcher
     from desktop.server.runner import ServerRunner
     from desktop.server.security import KeyStore
+    from desktop.store.atrest import AtRest
     from desktop.store.chats import ChatStore
+    from desktop.store.cipher import DatabaseKey
     from desktop.store.db import Database
     from desktop.store.responses import ResponseStore
 
@@ -97,6 +100,8 @@ class AppContext:
     notice: str | None = None  # what happened to a requested data move, shown once
     # Held for the context's life so a move waits for this process.
     data_lock: DataFolderLock | None = None
+    # The database passphrase `edgedesk unlock` asked for (held in memory only).
+    passphrase: str | None = None
 
     @property
     def settings(self) -> Settings:
@@ -219,13 +224,53 @@ class AppContext:
         return failures
 
     @functools.cached_property
+    def at_rest(self) -> AtRest:
+        """The database's encryption: its state, its key, switching it on and off."""
+        from desktop.store.atrest import AtRest
+
+        return AtRest(self.paths.database, passphrase=self.passphrase)
+
+    @functools.cached_property
+    def database_key(self) -> DatabaseKey | None:
+        """The key of the encrypted database (None: plaintext), settled before it opens.
+
+        Finishes a switch a killed ``data encrypt|decrypt`` left half done, encrypts a new
+        install where the OS keyring works, and under policy EncryptAtRest encrypts a
+        plaintext database or refuses to start saying why. KeyMissing when the key is gone.
+        """
+        choice = self.settings.encrypt_at_rest
+        if not self.at_rest.needs_conversion(required=choice is True):
+            return self.at_rest.open_key(required=choice is True,
+                                         new_default=choice is not False)
+        with self.data_alone():
+            return self.at_rest.open_key(required=choice is True,
+                                         new_default=choice is not False)
+
+    @contextlib.contextmanager
+    def data_alone(self) -> Iterator[None]:
+        """This process alone on the data folder for the block (a database conversion).
+
+        ConfigError when another EdgeDesk window or server uses it; shared again after.
+        """
+        lock = self.data_lock
+        if lock is not None and not lock.try_exclusive():
+            raise ConfigError("another EdgeDesk window or server is using your data; quit "
+                              "it and try again (nothing was changed)")
+        try:
+            yield
+        finally:
+            if lock is not None:
+                lock.share()
+
+    @functools.cached_property
     def chat_store(self) -> ChatStore:
         """Saved conversations; the retention period is applied when it is first opened."""
         from desktop.store.chats import open_chat_store
 
         return open_chat_store(self.paths.database,
                                retention_days=self.settings.retention_days,
-                               ephemeral_only=self.settings.ephemeral_only)
+                               ephemeral_only=self.settings.ephemeral_only,
+                               key=None if self.settings.ephemeral_only else self.database_key)
 
     @functools.cached_property
     def response_store(self) -> ResponseStore:
@@ -234,14 +279,16 @@ class AppContext:
 
         return open_response_store(self.paths.database,
                                    retention_days=self.settings.retention_days,
-                                   ephemeral_only=self.settings.ephemeral_only)
+                                   ephemeral_only=self.settings.ephemeral_only,
+                                   key=None if self.settings.ephemeral_only
+                                   else self.database_key)
 
     @functools.cached_property
     def documents_db(self) -> Database:
         """The database connection used for document collections and their search."""
         from desktop.store.db import open_database
 
-        return open_database(self.paths.database)
+        return open_database(self.paths.database, key=self.database_key)
 
     @functools.cached_property
     def library(self) -> Library:
@@ -365,8 +412,8 @@ class AppContext:
 def build_context(*, environ: Mapping[str, str] | None = None,
                   cli_settings: Mapping[str, Any] | None = None,
                   policy: PolicySource | None = None, apply_moves: bool = False,
-                  move_progress: MoveProgress | None = None, require_data: bool = True
-                  ) -> AppContext:
+                  move_progress: MoveProgress | None = None, require_data: bool = True,
+                  passphrase: str | None = None) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
     Without an explicit ``policy`` the OS's managed policy is read (it always wins). With
@@ -396,4 +443,5 @@ def build_context(*, environ: Mapping[str, str] | None = None,
     repair_tree((paths.data_dir, paths.log_dir, paths.config_dir, paths.cache_dir))
     problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
     return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
-                      policy_problem=problem, notice=notice, data_lock=lock)
+                      policy_problem=problem, notice=notice, data_lock=lock,
+                      passphrase=passphrase)

@@ -150,6 +150,9 @@ class Settings(_Section):
     hub_endpoint: str | None = None
     retention_days: int | None = Field(default=None, ge=1)
     ephemeral_only: bool = False
+    # Encryption at rest: None encrypts new installs where the OS keyring works; True
+    # (policy EncryptAtRest) requires it; False leaves new installs plaintext.
+    encrypt_at_rest: bool | None = None
     allowed_models: list[str] | None = None  # None: any; else ids or file SHA-256 digests
     shared_models_dir: str | None = None
     theme: Literal["system", "light", "dark"] = "system"

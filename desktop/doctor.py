@@ -153,7 +153,18 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
                               "free_bytes": g.free_bytes} for g in ctx.hardware.gpus]},
         "why_not_gpu_kind": why_not_kind(backend, ctx.settings.engine.gpu_layers),
         "models": _models(ctx),
+        "data": _data(ctx),
     }
+
+
+def _data(ctx: AppContext) -> dict[str, Any]:
+    """Whether the database is encrypted, with what, and where its key comes from."""
+    try:
+        status = ctx.at_rest.status()
+    except EdgeDeskError as exc:  # an unreadable key file: say so, the report goes on
+        return {"database": str(ctx.paths.database), "encrypted": None, "cipher": None,
+                "key_source": None, "problem": exc.message}
+    return {**status, "problem": None}
 
 
 def _memory(value: int) -> str:
@@ -183,4 +194,12 @@ def format_report(report: dict[str, Any]) -> list[str]:
         lines.append(f"  {model['id']:<28} {model['fit']}: {model['reason']}")
     if not report["models"]:
         lines.append("  (none; 'edgedesk models pull ID' or 'edgedesk models import FILE')")
+    data = report.get("data")
+    if data:
+        if data["problem"]:
+            lines.append(f"encrypted: unknown ({data['problem']})")
+        elif data["encrypted"]:
+            lines.append(f"encrypted: yes, {data['cipher']}; key: {data['key_source']}")
+        else:
+            lines.append("encrypted: no  (edgedesk data encrypt)")
     return lines

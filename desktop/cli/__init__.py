@@ -32,6 +32,7 @@ def _verb_modules() -> list[Any]:
         data,
         docs,
         doctor,
+        encryption,
         keys,
         models,
         network,
@@ -42,7 +43,7 @@ def _verb_modules() -> list[Any]:
     )
 
     return [run, chat, models, policy, network, auth, docs, chats, keys, serve, bench, data,
-            doctor, remotes]
+            doctor, remotes, encryption]
 
 
 def build_parser() -> argparse.ArgumentParser:

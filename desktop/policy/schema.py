@@ -54,6 +54,10 @@ KEYS: tuple[PolicyKey, ...] = (
               "Delete conversations older than this many days.", None, 1, 36500),
     PolicyKey("EphemeralOnly", "bool", "ephemeral_only",
               "Never store conversations on disk.", True),
+    PolicyKey("EncryptAtRest", "bool", "encrypt_at_rest",
+              "Keep conversations and document indexes encrypted on disk (SQLCipher, key in "
+              "the OS keyring); a plaintext database is encrypted at start, or EdgeDesk "
+              "refuses to start saying why.", None),
     PolicyKey("MaxParallel", "int", "engine.max_parallel",
               "Most requests one model serves at once (caps the engine.parallel slots; "
               "fewer slots need less memory).", None, 1, 64),

@@ -23,6 +23,8 @@ import sqlite_utils
 
 from desktop.errors import StoreError
 from desktop.private import private_file, restrict_files
+from desktop.store import cipher
+from desktop.store.cipher import DatabaseKey
 from desktop.store.migrations import MIGRATIONS, Migration
 
 BUSY_TIMEOUT_MS = 5000
@@ -73,8 +75,10 @@ class Database:
     lock makes each public store call atomic with respect to the others.
     """
 
-    def __init__(self, path: Path | None, *, synchronous: str = "NORMAL") -> None:
-        driver = _driver()
+    def __init__(self, path: Path | None, *, synchronous: str = "NORMAL",
+                 key: DatabaseKey | None = None) -> None:
+        # An encrypted file (a key given) is opened by SQLCipher, a plaintext one by sqlean.
+        driver = _driver() if key is None or path is None else cipher.driver()
         target = ":memory:" if path is None else str(path)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,11 +86,15 @@ class Database:
                 private_file(path)  # conversations are owner-only (SQLite copies the mode)
             except OSError as exc:
                 raise StoreError(f"cannot create the database {path}: {exc}") from None
-        try:
-            conn = driver.connect(target, check_same_thread=False, isolation_level=None)
-        except driver.Error as exc:
-            raise StoreError(f"cannot open the database {target}: {exc}") from None
+        if key is not None and path is not None:
+            conn = cipher.connect(path, key)  # KeyRejected when the key does not fit
+        else:
+            try:
+                conn = driver.connect(target, check_same_thread=False, isolation_level=None)
+            except driver.Error as exc:
+                raise StoreError(f"cannot open the database {target}: {exc}") from None
         self.path = path
+        self.encrypted = key is not None and path is not None
         self.conn: Any = conn
         self.lock = threading.RLock()
         self.vec_loaded = _load_vec(conn)
@@ -192,9 +200,13 @@ def migrate(database: Database, migrations: Sequence[Migration] = MIGRATIONS) ->
     return ran
 
 
-def open_database(path: Path | None, *, synchronous: str = "NORMAL") -> Database:
-    """Open (creating if needed) and migrate the database at ``path``; None = in memory."""
-    database = Database(path, synchronous=synchronous)
+def open_database(path: Path | None, *, synchronous: str = "NORMAL",
+                  key: DatabaseKey | None = None) -> Database:
+    """Open (creating if needed) and migrate the database at ``path``; None = in memory.
+
+    With ``key`` the file is a SQLCipher one (created encrypted when it does not exist).
+    """
+    database = Database(path, synchronous=synchronous, key=key)
     try:
         migrate(database)
     except Exception as exc:

@@ -27,7 +27,7 @@ FULL = {
     "RetentionDays": 14, "EphemeralOnly": True, "DataLocation": "/srv/edgedesk-data",
     "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
     "CaBundle": "/etc/ssl/corp.pem", "Proxy": "http://proxy.corp.example:3128",
-    "MaxParallel": 2,
+    "MaxParallel": 2, "EncryptAtRest": True,
 }
 
 
