@@ -19,6 +19,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ.pop("HF_ENDPOINT", None)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Never the developer's OS keyring, even for a keyring first used by a module fixture.
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 
 @pytest.fixture(autouse=True)
