@@ -316,7 +316,8 @@ class AppContext:
         """The local API's keys, in the data folder in use (it moves with the data)."""
         from desktop.server.runner import key_store
 
-        return key_store(self.paths.data_dir)
+        return key_store(self.paths.data_dir,
+                         max_lifetime_days=self.settings.server.max_key_lifetime_days)
 
     @functools.cached_property
     def housekeeping(self) -> Housekeeping:

@@ -111,6 +111,8 @@ class ServerSettings(_Section):
     queue_max: int = Field(default=16, ge=1)
     requests_per_minute: int | None = Field(default=None, ge=1)
     tokens_per_minute: int | None = Field(default=None, ge=1)
+    # Policy MaxKeyLifetimeDays: every API key expires within this many days of creation.
+    max_key_lifetime_days: int | None = Field(default=None, ge=1)
     response_cache: bool = False
     cache_entries: int = Field(default=256, ge=1)
 

@@ -50,6 +50,9 @@ KEYS: tuple[PolicyKey, ...] = (
               "Require an API key for every request to the local server.", True),
     PolicyKey("ServerAllowedOrigins", "list", "server.allowed_origins",
               "Browser origins allowed to call the local server (CORS).", []),
+    PolicyKey("MaxKeyLifetimeDays", "int", "server.max_key_lifetime_days",
+              "API keys of the local server expire within this many days of their "
+              "creation (older keys too); a longer --expires is refused.", None, 1, 3650),
     PolicyKey("RetentionDays", "int", "retention_days",
               "Delete conversations older than this many days.", None, 1, 36500),
     PolicyKey("EphemeralOnly", "bool", "ephemeral_only",

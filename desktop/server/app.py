@@ -200,16 +200,13 @@ class Guard:
         path = scope.get("path", "")
         if path in OPEN_ROUTES or scope.get("method") == "OPTIONS":
             return None
+        rpm = None
         if svc.keys is not None:
-            token = api_key(headers.get("authorization"), headers.get("x-api-key"))
-            name = svc.keys.verify(token) if token else None
-            if name is None:
-                what = "a wrong or revoked" if token else "no"
-                return _json(401, f"{what} API key was sent; pass 'Authorization: Bearer KEY' "
-                             "or 'x-api-key: KEY' (create one with 'edgedesk keys create "
-                             "NAME')", "invalid_request_error", "invalid_api_key", path=path)
-            info.key_name = name
-        wait = svc.limiter.check(info.key_name or "-")
+            refused = self._check_key(svc.keys, scope, headers, info)
+            if isinstance(refused, JSONResponse):
+                return refused
+            rpm = refused
+        wait = svc.limiter.check(info.key_name or "-", rpm)
         if wait is not None:
             return _json(429, f"rate limit reached for this key; retry in {wait} s",
                          "rate_limit_error", "rate_limit_exceeded",
@@ -218,6 +215,31 @@ class Guard:
         if length and length.isdigit() and int(length) > svc.settings.max_body_bytes:
             return self._too_large(path)
         return None
+
+    @staticmethod
+    def _check_key(keys: KeyStore, scope: Scope, headers: dict[str, str],
+                   info: RequestInfo) -> JSONResponse | int | None:
+        """The refusal for the request's key (401 none/wrong/expired, 403 out of scope),
+        else the key's own requests-per-minute (None: no limit of its own)."""
+        path = scope.get("path", "")
+        token = api_key(headers.get("authorization"), headers.get("x-api-key"))
+        found = keys.check(token) if token else None
+        if found is None:
+            what = "a wrong or revoked" if token else "no"
+            return _json(401, f"{what} API key was sent; pass 'Authorization: Bearer KEY' "
+                         "or 'x-api-key: KEY' (create one with 'edgedesk keys create "
+                         "NAME')", "invalid_request_error", "invalid_api_key", path=path)
+        info.key_name = found.name
+        if found.expired:
+            return _json(401, f"the API key '{found.name}' expired; create a new one "
+                         "with 'edgedesk keys create NAME'", "invalid_request_error",
+                         "expired_api_key", path=path)
+        if not found.scope.allows_endpoint(path, str(scope.get("method", ""))):
+            return _json(403, f"the API key '{found.name}' may not call {path} (its "
+                         f"scope: {found.scope.describe()})", "permission_error",
+                         "key_scope", path=path)
+        info.key_models = found.scope.models
+        return found.scope.rate_per_min
 
     def _too_large(self, path: str) -> JSONResponse:
         return _json(413, f"the request body is larger than "

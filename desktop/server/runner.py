@@ -33,9 +33,9 @@ KEYS_FILE = "api_keys.json"
 ACCESS_LOG_FILE = "access.log"
 
 
-def key_store(data_dir: Path) -> KeyStore:
-    """The API key store of an installation."""
-    return KeyStore(data_dir / KEYS_FILE)
+def key_store(data_dir: Path, *, max_lifetime_days: int | None = None) -> KeyStore:
+    """The API key store of an installation (keys capped at ``max_lifetime_days``)."""
+    return KeyStore(data_dir / KEYS_FILE, max_lifetime_days=max_lifetime_days)
 
 
 class ServerRunner:

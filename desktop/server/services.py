@@ -48,6 +48,7 @@ class RequestInfo:
     request_id: str
     started: float
     key_name: str | None = None
+    key_models: tuple[str, ...] | None = None  # the key's model scope (None: any model)
     model: str | None = None
     tokens_in: int = 0
     tokens_out: int = 0

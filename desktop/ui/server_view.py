@@ -278,7 +278,10 @@ class ServerView(QWidget):
             self.notice.setText(error_text(exc))
             return
         for info in keys:
-            self.key_list.addItem(f"{info.name}  (…{info.hint}, {info.created})")
+            # The scope and last use as `keys list` words them (scopes are set there).
+            used = info.last_used or self.tr("never")
+            self.key_list.addItem(f"{info.name}  (…{info.hint}, {info.created})  "
+                                  f"{info.scope.describe()}  ·  {self.tr('last used')} {used}")
 
     def create_key(self, name: str) -> str | None:
         """Make a key, copy it to the clipboard and show it once; None if refused."""
