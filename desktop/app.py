@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop.audit import AuditLog, Auditor, NoAudit
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
@@ -26,6 +28,8 @@ from desktop.config import (
     ServerSettings,
     Settings,
     apply_changes,
+    expand_path,
+    flatten,
     load_settings,
     save_user_settings,
 )
@@ -174,10 +178,40 @@ class AppContext:
         return load_engine(spec)
 
     @functools.cached_property
+    def audit(self) -> Auditor:
+        """The audit log (``NoAudit`` when off); notes a policy change since it last looked."""
+        if not self.settings.audit_log:
+            return NoAudit()
+        folder = (expand_path(self.settings.audit_log_path) if self.settings.audit_log_path
+                  else self.paths.log_dir / "audit")
+        log = AuditLog(folder)
+        forced = {k: v for k, v in flatten(self.settings.model_dump()).items()
+                  if self.effective.is_locked(k)}
+        seen = json.dumps(forced, sort_keys=True, default=str)
+        marker = folder / "policy.seen.json"
+        try:
+            before = marker.read_text(encoding="utf-8")
+        except OSError:
+            before = None
+        if before != seen and (before is not None or forced):  # a first start, no policy: quiet
+            log.record("policy.changed", settings=sorted(forced), values=forced,
+                       problem=self.policy_problem)
+            with contextlib.suppress(OSError):
+                marker.write_text(seen, encoding="utf-8")
+        return log
+
+    @functools.cached_property
     def net(self) -> NetGate:
         """The one gate for outbound connections (offline mode, policy, network log)."""
-        return NetGate(log_path_in(self.paths.log_dir), offline=self.settings.offline,
+        gate = NetGate(log_path_in(self.paths.log_dir), offline=self.settings.offline,
                        allow_downloads=self.settings.allow_downloads)
+        audit = self.audit
+        if isinstance(audit, AuditLog):
+            gate.observer = lambda c: audit.record(
+                "remote.call", host=c.host, method=c.method, path=c.path[:200],
+                allowed=c.allowed, error=c.reason or None, bytes_sent=c.bytes_sent,
+                bytes_received=c.bytes_received) if c.purpose == "remote engine" else None
+        return gate
 
     @functools.cached_property
     def installed(self) -> InstalledIndex:
@@ -228,7 +262,7 @@ class AppContext:
         """The database's encryption: its state, its key, switching it on and off."""
         from desktop.store.atrest import AtRest
 
-        return AtRest(self.paths.database, passphrase=self.passphrase)
+        return AtRest(self.paths.database, passphrase=self.passphrase, audit=self.audit)
 
     @functools.cached_property
     def database_key(self) -> DatabaseKey | None:
@@ -317,7 +351,8 @@ class AppContext:
         from desktop.server.runner import key_store
 
         return key_store(self.paths.data_dir,
-                         max_lifetime_days=self.settings.server.max_key_lifetime_days)
+                         max_lifetime_days=self.settings.server.max_key_lifetime_days,
+                         audit=self.audit)
 
     @functools.cached_property
     def housekeeping(self) -> Housekeeping:
@@ -353,7 +388,7 @@ class AppContext:
                                    remote_ids=self.remote_model_ids)
         return ServerRunner(self.scheduler, models, server, keys,
                             access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
-                            stored=self.response_store)
+                            stored=self.response_store, audit=self.audit)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.

@@ -155,6 +155,10 @@ class Settings(_Section):
     # Encryption at rest: None encrypts new installs where the OS keyring works; True
     # (policy EncryptAtRest) requires it; False leaves new installs plaintext.
     encrypt_at_rest: bool | None = None
+    # The audit log (desktop/audit.py; policy AuditLog, AuditLogPath): off by default;
+    # its folder is LOG_DIR/audit unless IT names one.
+    audit_log: bool = False
+    audit_log_path: str | None = None
     allowed_models: list[str] | None = None  # None: any; else ids or file SHA-256 digests
     shared_models_dir: str | None = None
     theme: Literal["system", "light", "dark"] = "system"

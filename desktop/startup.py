@@ -45,6 +45,7 @@ def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None
                         passphrase=getattr(args, "unlocked_passphrase", None))
     if ctx.policy_problem:
         say(f"edgedesk: warning: {ctx.policy_problem}")
+    ctx.audit  # noqa: B018 - a policy change since the last start goes into the audit log
     if ctx.notice and show_notice:
         say(f"edgedesk: {ctx.notice}")
     # The policy wins over flags; say so rather than let a flag look obeyed.

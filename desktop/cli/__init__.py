@@ -25,6 +25,7 @@ __all__ = ["Handler", "build_parser", "common_options", "main"]
 
 def _verb_modules() -> list[Any]:
     from desktop.cli import (
+        audit,
         auth,
         bench,
         chat,
@@ -43,7 +44,7 @@ def _verb_modules() -> list[Any]:
     )
 
     return [run, chat, models, policy, network, auth, docs, chats, keys, serve, bench, data,
-            doctor, remotes, encryption]
+            doctor, remotes, encryption, audit]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -96,6 +96,8 @@ def _relocate(args: argparse.Namespace, *, move: bool) -> int:
         print(f"edgedesk: {shown(after.notice, 2000)}", file=sys.stderr)
     if after.paths.data_dir.resolve() != target:
         return 1  # the reason was printed as the context's notice
+    after.audit.record("data.moved" if move else "data.switched",
+                       source=str(ctx.paths.data_dir), target=str(after.paths.data_dir))
     print(f"data folder: {after.paths.data_dir}")
     return 0
 

@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
+from desktop.audit import Auditor, NoAudit
 from desktop.config import ServerSettings
 from desktop.errors import EdgeDeskError, QueueFull
 from desktop.resolve import ModelResolver, looks_like_path
@@ -287,6 +288,11 @@ class Guard:
             ttft_ms=round(info.ttft_s * 1000, 1) if info.ttft_s is not None else None,
             latency_ms=round(latency * 1000, 1),
             client=f"{client[0]}:{client[1]}" if client else None, error=info.error))
+        # The audit trail (a separate file, hash-chained): who called what, no content.
+        svc.audit.record("api.call", key=info.key_name, method=scope.get("method", ""),
+                         endpoint=path[:200], model=info.model, tokens_in=info.tokens_in,
+                         tokens_out=info.tokens_out, status=status,
+                         request_id=info.request_id)
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -328,8 +334,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                keys: KeyStore | None, *, access_log: AccessLog | None = None,
                metrics: Metrics | None = None, bound_host: str | None = None,
-               extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None
-               ) -> FastAPI:
+               extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None,
+               audit: Auditor | None = None) -> FastAPI:
     """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
 
     ``stored`` keeps Responses API responses (None: ``store: true`` is refused).
@@ -347,7 +353,8 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
         limiter=RateLimiter(settings.requests_per_minute, settings.tokens_per_minute),
         responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
-        allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None))
+        allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None),
+        audit=audit or NoAudit())
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services

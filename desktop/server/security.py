@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from desktop.audit import Auditor, NoAudit
 from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest
 
 KEY_PREFIX = "edk-"
@@ -181,8 +182,9 @@ class KeyStore:
     """API keys in a JSON file (hashes only), written atomically; safe across threads."""
 
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time,
-                 max_lifetime_days: int | None = None) -> None:
+                 max_lifetime_days: int | None = None, audit: Auditor | None = None) -> None:
         self.path = path
+        self.audit = audit or NoAudit()
         self.usage_path = path.with_name(path.stem + ".used.json")
         self.clock = clock
         self.max_lifetime_days = max_lifetime_days
@@ -257,6 +259,8 @@ class KeyStore:
                           "created": _iso(self.clock()), **self._scope_fields(
                               models, endpoints, expires_in_s, rate_per_min, read_only_docs)}
             self._write(keys)
+        self.audit.record("key.created", key=name,
+                          scope=_scope(keys[name], self.max_lifetime_days).describe())
         return key
 
     def _scope_fields(self, models: Sequence[str] | None, endpoints: Sequence[str] | None,
@@ -340,6 +344,7 @@ class KeyStore:
             del keys[name]
             self._write(keys)
             self._used.pop(name, None)
+        self.audit.record("key.revoked", key=name)
 
     def verify(self, key: str) -> str | None:
         """The client name owning ``key`` (expired or not), or None."""

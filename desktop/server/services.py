@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from desktop.audit import Auditor, NoAudit
 from desktop.config import ServerSettings
 from desktop.store.responses import ResponseStore
 
@@ -74,5 +75,6 @@ class Services:
     embeddings: LRUCache[list[float]]
     allowed: frozenset[str] = field(default_factory=frozenset)
     stored: ResponseStore = field(default_factory=lambda: ResponseStore(None))
+    audit: Auditor = field(default_factory=NoAudit)
 
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from desktop.audit import Auditor, NoAudit
 from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, StoreError
 from desktop.private import private_file
 from desktop.store import cipher
@@ -109,8 +110,9 @@ class AtRest:
     """
 
     def __init__(self, database: Path, *, environ: Mapping[str, str] | None = None,
-                 passphrase: str | None = None) -> None:
+                 passphrase: str | None = None, audit: Auditor | None = None) -> None:
         self.database = database
+        self.audit = audit or NoAudit()
         self.info_path = Path(f"{database}.key.json")
         self.marker_path = Path(f"{database}.converting.json")
         env = os.environ if environ is None else environ
@@ -248,6 +250,8 @@ class AtRest:
             plan = {"to": "encrypted", "source": "keyring", "key_id": key_id}
         if self.state() == "missing":
             _write_json(self.info_path, {k: v for k, v in plan.items() if k != "to"})
+            self.audit.record("data.encrypted", database=str(self.database),
+                              key_source=plan["source"], new=True)
             key = self.key()
             assert key is not None
             return key
@@ -295,6 +299,9 @@ class AtRest:
                 Path(f"{self.database}.new"))):
             leftover.unlink(missing_ok=True)
         self.marker_path.unlink()
+        self.audit.record("data.encrypted" if plan.get("to") == "encrypted"
+                          else "data.decrypted", database=str(self.database),
+                          key_source=plan.get("source"))
         step("done")
         return True
 
@@ -309,6 +316,8 @@ class AtRest:
             raise InvalidRequest("the database is encrypted with a passphrase: the "
                                  "passphrase is the key, keep it safe")
         key = self._key_for(info)
+        self.audit.record("key.exported", database=str(self.database),
+                          key_id=str(info["key_id"]))
         return f"{EXPORT_HEADER} {info['key_id']} {key.secret}\n"
 
     def import_key(self, text: str) -> None:
@@ -325,4 +334,5 @@ class AtRest:
             raise ConfigError("no usable OS keyring on this machine to keep the key in; "
                               "use a passphrase instead")
         _write_json(self.info_path, {"source": "keyring", "key_id": key_id})
+        self.audit.record("key.imported", database=str(self.database), key_id=key_id)
 

@@ -28,7 +28,8 @@ EXAMPLE = {
     "SharedModelsDir": "/opt/edgedesk/models",
     "ServerAllowed": True, "ServerBindAddress": "127.0.0.1", "ServerPort": 8765,
     "ServerRequireKey": True, "ServerAllowedOrigins": [], "RetentionDays": 30,
-    "EphemeralOnly": False, "EncryptAtRest": True, "MaxKeyLifetimeDays": 90, "DataLocation": "/srv/edgedesk-data", "MaxParallel": 4,
+    "EphemeralOnly": False, "EncryptAtRest": True, "MaxKeyLifetimeDays": 90, "AuditLog": True,
+    "AuditLogPath": "/var/log/edgedesk-audit", "DataLocation": "/srv/edgedesk-data", "MaxParallel": 4,
     "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
     "CaBundle": "/etc/ssl/corp-root.pem", "Proxy": "http://proxy.corp.example:3128",
 }

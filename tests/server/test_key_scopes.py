@@ -15,6 +15,7 @@ import openai
 import pytest
 
 from desktop.app import AppContext, build_context
+from desktop.audit import AuditLog
 from desktop.config import ServerSettings
 from desktop.errors import InvalidRequest
 from desktop.server.app import ResolverDirectory
@@ -52,7 +53,8 @@ def scoped(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
     clock = Clock()
     keys = KeyStore(home / "api_keys.json", clock=clock)
     runner = ServerRunner(ctx.scheduler, ResolverDirectory(ctx.resolver),
-                          ServerSettings().model_copy(update={"port": 0}), keys)
+                          ServerSettings().model_copy(update={"port": 0}), keys,
+                          audit=AuditLog(home / "audit"))
     runner.start()
     try:
         yield Scoped(ctx, runner, keys, clock)
@@ -171,3 +173,24 @@ def test_keys_create_and_list_on_the_command_line() -> None:
             info["last_used"]) == ("vscode", ["qwen", "glm"], ["chat"], 60, None)
     text = edgedesk("list").stdout
     assert "models qwen,glm" in text and "60/min" in text and "last used never" in text
+
+
+def test_every_api_call_is_in_the_audit_log_without_its_content(scoped: Scoped) -> None:
+    key = scoped.keys.create("auditor-check", models=["tiny-chat"])
+    reply = _post(scoped, key, "/chat/completions", {
+        "model": "tiny-chat", "max_tokens": 2,
+        "messages": [{"role": "user", "content": "okapi-secret-word"}]})
+    assert reply.status_code == 200
+    refused = _post(scoped, key, "/chat/completions", {
+        "model": "tiny-embed", "messages": [{"role": "user", "content": "x"}]})
+    assert refused.status_code == 403
+    audit = scoped.runner.app.state.services.audit
+    assert isinstance(audit, AuditLog)
+    calls = [e for e in audit.entries() if e.get("key") == "auditor-check"]
+    assert [(c["event"], c["endpoint"], c["model"], c["status"]) for c in calls] == [
+        ("api.call", "/v1/chat/completions", "tiny-chat", 200),
+        ("api.call", "/v1/chat/completions", "tiny-embed", 403)]
+    assert calls[0]["tokens_in"] > 0 and calls[0]["tokens_out"] > 0
+    assert calls[0]["request_id"] == reply.headers["x-request-id"]
+    assert all(b"okapi-secret-word" not in f.read_bytes() for f in audit.files())
+    assert audit.verify().ok
