@@ -1,10 +1,15 @@
 """The one SQLite database: how it is opened, and how its numbered migrations are applied.
 
-Connections come from ``sqlean`` (a SQLite build that can load extensions on every OS;
-many Python builds, macOS's among them, ship a ``sqlite3`` that cannot) so the vector
-extension ``sqlite-vec`` is always available. Migrations are only ever *added*: each has
-a number, runs once inside a transaction, and is recorded in ``schema_migrations``;
-the migrations themselves are listed in ``store.migrations``.
+Connections come from ``sqlcipher3`` (SQLCipher 4: a SQLite build that can load
+extensions on every OS, and encrypt; many Python builds, macOS's among them, ship a
+``sqlite3`` that cannot) so the vector extension ``sqlite-vec`` is always available.
+Every connection of the process, plaintext or encrypted, uses that one SQLite: a
+loadable extension keeps one pointer to the SQLite that loaded it last, so ``sqlite-vec``
+loaded into two different SQLite libraries calls the wrong one and crashes.
+
+Migrations are only ever *added*: each has a number, runs once inside a transaction, and
+is recorded in ``schema_migrations``; the migrations themselves are listed in
+``store.migrations``.
 """
 
 from __future__ import annotations
@@ -31,11 +36,13 @@ BUSY_TIMEOUT_MS = 5000
 
 
 def _driver() -> ModuleType:
-    """sqlean when installed (extension loading everywhere), else the stdlib sqlite3."""
-    try:
-        return importlib.import_module("sqlean")
-    except ImportError:  # pragma: no cover - sqlean is a dependency; stdlib keeps chats working
-        return importlib.import_module("sqlite3")
+    """sqlcipher3 (extensions and encryption everywhere), else sqlean, else stdlib sqlite3."""
+    for name in ("sqlcipher3", "sqlean"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:  # pragma: no cover - sqlcipher3 is a dependency
+            continue
+    return importlib.import_module("sqlite3")  # pragma: no cover - chats still work
 
 
 _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af])")
@@ -77,7 +84,6 @@ class Database:
 
     def __init__(self, path: Path | None, *, synchronous: str = "NORMAL",
                  key: DatabaseKey | None = None) -> None:
-        # An encrypted file (a key given) is opened by SQLCipher, a plaintext one by sqlean.
         driver = _driver() if key is None or path is None else cipher.driver()
         target = ":memory:" if path is None else str(path)
         if path is not None:
