@@ -205,20 +205,29 @@ class AtRest:
             return key
         if state == "missing" and (required or new_default):
             try:
-                return self.encrypt()
+                return self._encrypt_somehow()
             except ConfigError:
                 if required:
                     raise
                 return None  # no keyring here: a new install stays plaintext
         if state == "plaintext" and required:
             try:
-                return self.encrypt()
+                return self._encrypt_somehow()
             except EdgeDeskError as exc:
                 raise ConfigError(
                     "your organization requires encrypted data (policy EncryptAtRest) and "
                     f"the plaintext database {self.database} could not be encrypted: "
                     f"{exc}. EdgeDesk will not start with it; it is unchanged") from None
         return None
+
+    def _encrypt_somehow(self) -> DatabaseKey:
+        """Encrypt with a keyring key, or with the passphrase given where no keyring works."""
+        try:
+            return self.encrypt()
+        except ConfigError:
+            if not self._passphrase:
+                raise
+            return self.encrypt(passphrase=self._passphrase)
 
     # -- switching ---------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from desktop.store.cipher import DatabaseKey
 from desktop.store.migrations import MIGRATIONS, Migration
 
 BUSY_TIMEOUT_MS = 5000
+ENCRYPTED_CACHE_KIB = 65_536
 
 
 def _driver() -> ModuleType:
@@ -121,6 +122,10 @@ class Database:
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         # Freed pages are zeroed, so deleted conversations do not linger in the file.
         conn.execute("PRAGMA secure_delete = ON")
+        if self.encrypted:
+            # SQLCipher decrypts and checks every page it reads from the file: a larger
+            # cache (64 MiB at most, used as needed) keeps the hot pages decrypted.
+            conn.execute(f"PRAGMA cache_size = -{ENCRYPTED_CACHE_KIB}")
         self.db = sqlite_utils.Database(conn)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:

@@ -171,9 +171,8 @@ class ServerView(QWidget):
         # The runner module pulls in uvicorn and FastAPI (~0.5 s): import it only when the
         # Server screen is used, not while the window opens.
         if self._key_store is None:
-            from desktop.server.runner import key_store
-
-            self._key_store = key_store(self._context.paths.data_dir)
+            # The context's: policy MaxKeyLifetimeDays and the audit log apply here too.
+            self._key_store = self._context.key_store
         return self._key_store
 
     def showEvent(self, event: QShowEvent) -> None:

@@ -164,6 +164,14 @@ def test_policy_refuses_a_plaintext_database_it_cannot_encrypt_and_says_why(
     assert hashlib.sha256(db_path.read_bytes()).hexdigest() == digest
 
 
+def test_policy_uses_the_passphrase_given_where_no_keyring_works(db_path: Path) -> None:
+    ChatStore(db_path).close()
+    env = {"EDGEDESK_PASSPHRASE": "server secret"}
+    key = AtRest(db_path, environ=env).open_key(required=True, new_default=True)
+    assert key is not None and key.passphrase and cipher.file_state(db_path) == "encrypted"
+    assert AtRest(db_path, environ=env).status()["key_source"] == "passphrase"
+
+
 def test_policy_encrypts_a_plaintext_database_at_start(db_path: Path,
                                                        file_keyring: Path) -> None:
     store = ChatStore(db_path)
