@@ -280,6 +280,12 @@ class Guard:
                            tokens_out=info.tokens_out)
         if info.key_name:
             svc.limiter.spend(info.key_name, info.tokens_in + info.tokens_out)
+        # The audit trail first (a separate file, hash-chained): who called what, no
+        # content; an access-log subscriber then knows the audit line is there.
+        svc.audit.record("api.call", key=info.key_name, method=scope.get("method", ""),
+                         endpoint=path[:200], model=info.model, tokens_in=info.tokens_in,
+                         tokens_out=info.tokens_out, status=status,
+                         request_id=info.request_id)
         client = scope.get("client")
         svc.access_log.write(AccessRecord(
             time=now_iso(), request_id=info.request_id, key_name=info.key_name,
@@ -288,11 +294,6 @@ class Guard:
             ttft_ms=round(info.ttft_s * 1000, 1) if info.ttft_s is not None else None,
             latency_ms=round(latency * 1000, 1),
             client=f"{client[0]}:{client[1]}" if client else None, error=info.error))
-        # The audit trail (a separate file, hash-chained): who called what, no content.
-        svc.audit.record("api.call", key=info.key_name, method=scope.get("method", ""),
-                         endpoint=path[:200], model=info.model, tokens_in=info.tokens_in,
-                         tokens_out=info.tokens_out, status=status,
-                         request_id=info.request_id)
 
 
 def _install_error_handlers(app: FastAPI) -> None:

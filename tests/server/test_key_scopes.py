@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from desktop.audit import AuditLog
 from desktop.config import ServerSettings
 from desktop.errors import InvalidRequest
 from desktop.server.app import ResolverDirectory
+from desktop.server.metrics import AccessRecord
 from desktop.server.runner import ServerRunner
 from desktop.server.security import DAY_S, KeyStore, endpoint_of
 
@@ -177,6 +179,16 @@ def test_keys_create_and_list_on_the_command_line() -> None:
 
 def test_every_api_call_is_in_the_audit_log_without_its_content(scoped: Scoped) -> None:
     key = scoped.keys.create("auditor-check", models=["tiny-chat"])
+    logged: list[str] = []
+    both = threading.Event()
+
+    def seen(record: AccessRecord) -> None:  # the audit line is written before this call
+        if record.key_name == "auditor-check":
+            logged.append(record.request_id)
+            if len(logged) == 2:
+                both.set()
+
+    unsubscribe = scoped.runner.subscribe(seen)
     reply = _post(scoped, key, "/chat/completions", {
         "model": "tiny-chat", "max_tokens": 2,
         "messages": [{"role": "user", "content": "okapi-secret-word"}]})
@@ -184,6 +196,8 @@ def test_every_api_call_is_in_the_audit_log_without_its_content(scoped: Scoped) 
     refused = _post(scoped, key, "/chat/completions", {
         "model": "tiny-embed", "messages": [{"role": "user", "content": "x"}]})
     assert refused.status_code == 403
+    assert both.wait(30)
+    unsubscribe()
     audit = scoped.runner.app.state.services.audit
     assert isinstance(audit, AuditLog)
     calls = [e for e in audit.entries() if e.get("key") == "auditor-check"]
