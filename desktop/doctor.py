@@ -194,12 +194,16 @@ def format_report(report: dict[str, Any]) -> list[str]:
         lines.append(f"  {model['id']:<28} {model['fit']}: {model['reason']}")
     if not report["models"]:
         lines.append("  (none; 'edgedesk models pull ID' or 'edgedesk models import FILE')")
-    data = report.get("data")
-    if data:
-        if data["problem"]:
-            lines.append(f"encrypted: unknown ({data['problem']})")
-        elif data["encrypted"]:
-            lines.append(f"encrypted: yes, {data['cipher']}; key: {data['key_source']}")
-        else:
-            lines.append("encrypted: no  (edgedesk data encrypt)")
     return lines
+
+
+def data_line(report: dict[str, Any]) -> str | None:
+    """``edgedesk doctor``'s line on encryption at rest (None: the report has no data part)."""
+    data = report.get("data")
+    if not data:
+        return None
+    if data["problem"]:
+        return f"encrypted: unknown ({data['problem']})"
+    if data["encrypted"]:
+        return f"encrypted: yes, {data['cipher']}; key: {data['key_source']}"
+    return "encrypted: no  (edgedesk data encrypt)"
