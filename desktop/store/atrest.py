@@ -176,7 +176,13 @@ class AtRest:
         if info is None:
             if state == "missing":
                 return None
-            raise self._missing(f"the file naming its key ({self.info_path.name}) is gone")
+            # Not SQLite and no key named for it: a foreign or damaged file, or an
+            # encrypted one whose key file was lost. Both ways out, and nothing changed.
+            raise StoreError(
+                f"{self.database} is not a readable EdgeDesk database (not plain SQLite, and "
+                f"no {self.info_path.name} names a key for it). If it is an encrypted EdgeDesk "
+                "database, restore its key with 'edgedesk data import-key FILE'; otherwise "
+                "move it away (EdgeDesk then starts an empty one) or put back a backup")
         try:
             return self._key_for(info)
         except KeyMissing:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Paths
-from desktop.errors import InvalidRequest
+from desktop.errors import InvalidRequest, StoreError
 from desktop.store import cipher
 from desktop.store.atrest import EXIT_KEY, AtRest, KeyMissing, ring_delete
 from desktop.store.chat_records import ChatMessage
@@ -138,6 +138,14 @@ def test_a_key_missing_from_the_keyring_says_how_to_recover_and_changes_nothing(
     store = ChatStore(db_path, key=AtRest(db_path).key())
     assert len(store.list_conversations()) == 2
     store.close()
+
+    at_rest.info_path.unlink()  # the key file lost too: still recoverable, still untouched
+    with pytest.raises(StoreError, match="edgedesk data import-key") as no_file:
+        AtRest(db_path).key()
+    assert no_file.value.exit_code == 9
+    AtRest(db_path).import_key(exported)
+    ChatStore(db_path, key=AtRest(db_path).key()).close()
+    assert cipher.file_state(db_path) == "encrypted"
 
 
 def test_a_passphrase_opens_it_without_a_keyring(db_path: Path) -> None:
