@@ -7,14 +7,17 @@ context with fakes where needed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop.audit import AuditLog, Auditor, NoAudit
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
@@ -25,11 +28,13 @@ from desktop.config import (
     ServerSettings,
     Settings,
     apply_changes,
+    expand_path,
+    flatten,
     load_settings,
     save_user_settings,
 )
 from desktop.engine.scheduler import Scheduler
-from desktop.errors import EdgeDeskError
+from desktop.errors import ConfigError, EdgeDeskError
 from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
@@ -51,7 +56,9 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.retrieval.search import Searcher
     from desktop.server.runner import ServerRunner
     from desktop.server.security import KeyStore
+    from desktop.store.atrest import AtRest
     from desktop.store.chats import ChatStore
+    from desktop.store.cipher import DatabaseKey
     from desktop.store.db import Database
     from desktop.store.responses import ResponseStore
     from desktop.tools.mcp_client import McpClients
@@ -105,6 +112,8 @@ class AppContext:
     notice: str | None = None  # what happened to a requested data move, shown once
     # Held for the context's life so a move waits for this process.
     data_lock: DataFolderLock | None = None
+    # The database passphrase `edgedesk unlock` asked for (held in memory only).
+    passphrase: str | None = None
 
     @property
     def settings(self) -> Settings:
@@ -213,10 +222,40 @@ class AppContext:
         return load_engine(spec)
 
     @functools.cached_property
+    def audit(self) -> Auditor:
+        """The audit log (``NoAudit`` when off); notes a policy change since it last looked."""
+        if not self.settings.audit_log:
+            return NoAudit()
+        folder = (expand_path(self.settings.audit_log_path) if self.settings.audit_log_path
+                  else self.paths.log_dir / "audit")
+        log = AuditLog(folder)
+        forced = {k: v for k, v in flatten(self.settings.model_dump()).items()
+                  if self.effective.is_locked(k)}
+        seen = json.dumps(forced, sort_keys=True, default=str)
+        marker = folder / "policy.seen.json"
+        try:
+            before = marker.read_text(encoding="utf-8")
+        except OSError:
+            before = None
+        if before != seen and (before is not None or forced):  # a first start, no policy: quiet
+            log.record("policy.changed", settings=sorted(forced), values=forced,
+                       problem=self.policy_problem)
+            with contextlib.suppress(OSError):
+                marker.write_text(seen, encoding="utf-8")
+        return log
+
+    @functools.cached_property
     def net(self) -> NetGate:
         """The one gate for outbound connections (offline mode, policy, network log)."""
-        return NetGate(log_path_in(self.paths.log_dir), offline=self.settings.offline,
+        gate = NetGate(log_path_in(self.paths.log_dir), offline=self.settings.offline,
                        allow_downloads=self.settings.allow_downloads)
+        audit = self.audit
+        if isinstance(audit, AuditLog):
+            gate.observer = lambda c: audit.record(
+                "remote.call", host=c.host, method=c.method, path=c.path[:200],
+                allowed=c.allowed, error=c.reason or None, bytes_sent=c.bytes_sent,
+                bytes_received=c.bytes_received) if c.purpose == "remote engine" else None
+        return gate
 
     @functools.cached_property
     def installed(self) -> InstalledIndex:
@@ -263,13 +302,53 @@ class AppContext:
         return failures
 
     @functools.cached_property
+    def at_rest(self) -> AtRest:
+        """The database's encryption: its state, its key, switching it on and off."""
+        from desktop.store.atrest import AtRest
+
+        return AtRest(self.paths.database, passphrase=self.passphrase, audit=self.audit)
+
+    @functools.cached_property
+    def database_key(self) -> DatabaseKey | None:
+        """The key of the encrypted database (None: plaintext), settled before it opens.
+
+        Finishes a switch a killed ``data encrypt|decrypt`` left half done, encrypts a new
+        install where the OS keyring works, and under policy EncryptAtRest encrypts a
+        plaintext database or refuses to start saying why. KeyMissing when the key is gone.
+        """
+        choice = self.settings.encrypt_at_rest
+        if not self.at_rest.needs_conversion(required=choice is True):
+            return self.at_rest.open_key(required=choice is True,
+                                         new_default=choice is not False)
+        with self.data_alone():
+            return self.at_rest.open_key(required=choice is True,
+                                         new_default=choice is not False)
+
+    @contextlib.contextmanager
+    def data_alone(self) -> Iterator[None]:
+        """This process alone on the data folder for the block (a database conversion).
+
+        ConfigError when another EdgeDesk window or server uses it; shared again after.
+        """
+        lock = self.data_lock
+        if lock is not None and not lock.try_exclusive():
+            raise ConfigError("another EdgeDesk window or server is using your data; quit "
+                              "it and try again (nothing was changed)")
+        try:
+            yield
+        finally:
+            if lock is not None:
+                lock.share()
+
+    @functools.cached_property
     def chat_store(self) -> ChatStore:
         """Saved conversations; the retention period is applied when it is first opened."""
         from desktop.store.chats import open_chat_store
 
         return open_chat_store(self.paths.database,
                                retention_days=self.settings.retention_days,
-                               ephemeral_only=self.settings.ephemeral_only)
+                               ephemeral_only=self.settings.ephemeral_only,
+                               key=None if self.settings.ephemeral_only else self.database_key)
 
     @functools.cached_property
     def response_store(self) -> ResponseStore:
@@ -278,14 +357,16 @@ class AppContext:
 
         return open_response_store(self.paths.database,
                                    retention_days=self.settings.retention_days,
-                                   ephemeral_only=self.settings.ephemeral_only)
+                                   ephemeral_only=self.settings.ephemeral_only,
+                                   key=None if self.settings.ephemeral_only
+                                   else self.database_key)
 
     @functools.cached_property
     def documents_db(self) -> Database:
         """The database connection used for document collections and their search."""
         from desktop.store.db import open_database
 
-        return open_database(self.paths.database)
+        return open_database(self.paths.database, key=self.database_key)
 
     @functools.cached_property
     def library(self) -> Library:
@@ -313,7 +394,9 @@ class AppContext:
         """The local API's keys, in the data folder in use (it moves with the data)."""
         from desktop.server.runner import key_store
 
-        return key_store(self.paths.data_dir)
+        return key_store(self.paths.data_dir,
+                         max_lifetime_days=self.settings.server.max_key_lifetime_days,
+                         audit=self.audit)
 
     @functools.cached_property
     def housekeeping(self) -> Housekeeping:
@@ -350,7 +433,7 @@ class AppContext:
                                    remote_ids=self.remote_model_ids)
         return ServerRunner(self.scheduler, models, server, keys,
                             access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
-                            stored=self.response_store,
+                            stored=self.response_store, audit=self.audit,
                             mcp=McpEndpoint(self.document_tools()),
                             tool_servers=self.tool_servers)
 
@@ -414,8 +497,8 @@ class AppContext:
 def build_context(*, environ: Mapping[str, str] | None = None,
                   cli_settings: Mapping[str, Any] | None = None,
                   policy: PolicySource | None = None, apply_moves: bool = False,
-                  move_progress: MoveProgress | None = None, require_data: bool = True
-                  ) -> AppContext:
+                  move_progress: MoveProgress | None = None, require_data: bool = True,
+                  passphrase: str | None = None) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
     Without an explicit ``policy`` the OS's managed policy is read (it always wins). With
@@ -445,4 +528,5 @@ def build_context(*, environ: Mapping[str, str] | None = None,
     repair_tree((paths.data_dir, paths.log_dir, paths.config_dir, paths.cache_dir))
     problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
     return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
-                      policy_problem=problem, notice=notice, data_lock=lock)
+                      policy_problem=problem, notice=notice, data_lock=lock,
+                      passphrase=passphrase)

@@ -111,6 +111,8 @@ class ServerSettings(_Section):
     queue_max: int = Field(default=16, ge=1)
     requests_per_minute: int | None = Field(default=None, ge=1)
     tokens_per_minute: int | None = Field(default=None, ge=1)
+    # Policy MaxKeyLifetimeDays: every API key expires within this many days of creation.
+    max_key_lifetime_days: int | None = Field(default=None, ge=1)
     response_cache: bool = False
     cache_entries: int = Field(default=256, ge=1)
     ollama_version: str = Field(
@@ -154,6 +156,13 @@ class Settings(_Section):
     hub_endpoint: str | None = None
     retention_days: int | None = Field(default=None, ge=1)
     ephemeral_only: bool = False
+    # Encryption at rest: None encrypts new installs where the OS keyring works; True
+    # (policy EncryptAtRest) requires it; False leaves new installs plaintext.
+    encrypt_at_rest: bool | None = None
+    # The audit log (desktop/audit.py; policy AuditLog, AuditLogPath): off by default;
+    # its folder is LOG_DIR/audit unless IT names one.
+    audit_log: bool = False
+    audit_log_path: str | None = None
     allowed_models: list[str] | None = None  # None: any; else ids or file SHA-256 digests
     shared_models_dir: str | None = None
     theme: Literal["system", "light", "dark"] = "system"

@@ -156,7 +156,18 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
         "models": _models(ctx),
         # The CPU features llama.cpp was compiled for, against this machine's.
         "cpu": dict(as_report(cpu_features())),
+        "data": _data(ctx),
     }
+
+
+def _data(ctx: AppContext) -> dict[str, Any]:
+    """Whether the database is encrypted, with what, and where its key comes from."""
+    try:
+        status = ctx.at_rest.status()
+    except EdgeDeskError as exc:  # an unreadable key file: say so, the report goes on
+        return {"database": str(ctx.paths.database), "encrypted": None, "cipher": None,
+                "key_source": None, "problem": exc.message}
+    return {**status, "problem": None}
 
 
 def _memory(value: int) -> str:
@@ -203,3 +214,15 @@ def format_report(report: dict[str, Any]) -> list[str]:
     if not report["models"]:
         lines.append("  (none; 'edgedesk models pull ID' or 'edgedesk models import FILE')")
     return lines
+
+
+def data_line(report: dict[str, Any]) -> str | None:
+    """``edgedesk doctor``'s line on encryption at rest (None: the report has no data part)."""
+    data = report.get("data")
+    if not data:
+        return None
+    if data["problem"]:
+        return f"encrypted: unknown ({data['problem']})"
+    if data["encrypted"]:
+        return f"encrypted: yes, {data['cipher']}; key: {data['key_source']}"
+    return "encrypted: no  (edgedesk data encrypt)"

@@ -84,6 +84,8 @@ class NetGate:
         self.allow_downloads = allow_downloads
         self._clock = clock
         self._lock = threading.Lock()
+        # Told of every logged entry (the audit log's remote-engine calls); None: nobody.
+        self.observer: Callable[[Connection], None] | None = None
 
     def refusal(self, *, download: bool = False) -> str | None:
         """Why a request would be refused right now, or None when it may go out."""
@@ -138,6 +140,8 @@ class NetGate:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             with self.log_path.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
+        if self.observer is not None:
+            self.observer(entry)
 
     def entries(self, limit: int | None = None) -> list[Connection]:
         """The logged requests, oldest first (the last ``limit`` if given)."""

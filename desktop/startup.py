@@ -41,9 +41,11 @@ def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None
     say = warn or _to_stderr
     flags = {**flag_settings(args), **(extra or {})}
     ctx = build_context(cli_settings=flags, apply_moves=apply_moves,
-                        require_data=require_data, move_progress=move_progress)
+                        require_data=require_data, move_progress=move_progress,
+                        passphrase=getattr(args, "unlocked_passphrase", None))
     if ctx.policy_problem:
         say(f"edgedesk: warning: {ctx.policy_problem}")
+    ctx.audit  # noqa: B018 - a policy change since the last start goes into the audit log
     if ctx.notice and show_notice:
         say(f"edgedesk: {ctx.notice}")
     # The policy wins over flags; say so rather than let a flag look obeyed.

@@ -22,6 +22,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ.pop("HF_ENDPOINT", None)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Never the developer's OS keyring, even for a keyring first used by a module fixture.
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 T = TypeVar("T")
 
@@ -52,6 +54,38 @@ def edgedesk_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("EDGEDESK_HOME", str(home))
     monkeypatch.delenv("EDGEDESK_OFFLINE", raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test reaches the developer's OS keyring, in process or in a subprocess.
+
+    Without a keyring a new install stays plaintext, as on a headless server; tests of
+    encryption choose ``file_keyring`` (a later autouse keyring fixture wins too).
+    """
+    import keyring
+    from keyring.backends import fail
+
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.delenv("EDGEDESK_PASSPHRASE", raising=False)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A working keyring in a file, shared with subprocesses (never the OS keyring)."""
+    import keyring
+
+    from tests.fixtures.file_keyring import BACKEND, ENV, FileKeyring
+
+    path = tmp_path / "keyring.json"
+    monkeypatch.setenv(ENV, str(path))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", BACKEND)
+    keyring.set_keyring(FileKeyring())
+    yield path
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ __all__ = ["Handler", "build_parser", "common_options", "main"]
 
 def _verb_modules() -> list[Any]:
     from desktop.cli import (
+        audit,
         auth,
         bench,
         chat,
@@ -32,6 +33,7 @@ def _verb_modules() -> list[Any]:
         data,
         docs,
         doctor,
+        encryption,
         keys,
         mcp,
         models,
@@ -44,7 +46,7 @@ def _verb_modules() -> list[Any]:
     )
 
     return [run, chat, models, policy, network, auth, docs, chats, keys, serve, bench, data,
-            doctor, remotes, tools, mcp]
+            doctor, remotes, tools, mcp, encryption, audit]
 
 
 def build_parser() -> argparse.ArgumentParser:

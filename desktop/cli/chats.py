@@ -110,7 +110,19 @@ def handle_export(args: argparse.Namespace) -> int:
         print(f"wrote {shown(args.output)}")
     else:
         print(text)
+    _audit(args, "chats.exported", format=args.format,
+           conversations=len(args.ids) if args.ids else "all",
+           to="file" if args.output else "stdout")
     return 0
+
+
+def _audit(args: argparse.Namespace, event: str, **fields: object) -> None:
+    """One event in the audit log (no titles, no text: what was done, to how many)."""
+    ctx = context_for(args, show_notice=False, warn=lambda _line: None)
+    try:
+        ctx.audit.record(event, **fields)
+    finally:
+        ctx.close()
 
 
 def write_export(path: Path, text: str) -> None:
@@ -192,11 +204,14 @@ def handle_rm(args: argparse.Namespace) -> int:
     store = _store(args)
     try:
         if args.all:
-            print(f"deleted {store.delete_all()} conversations")
+            count = store.delete_all()
+            print(f"deleted {count} conversations")
             _delete_stored_responses(args)
+            _audit(args, "chats.deleted", conversations=count, all=True)
             return 0
         deleted = store.delete_many(args.ids)
     finally:
         store.close()
     print(f"deleted {deleted} conversation(s)")
+    _audit(args, "chats.deleted", conversations=deleted, ids=list(args.ids))
     return 0

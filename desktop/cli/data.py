@@ -1,4 +1,7 @@
-"""``edgedesk data show|move|use``: where chats, indexes, keys and models live, and moving them."""
+"""``edgedesk data show|move|use``: where chats, indexes, keys and models live, and moving them.
+
+``encrypt|decrypt|export-key|import-key`` are ``desktop.cli.encryption``'s.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import sys
 from pathlib import Path
 
 from desktop.cli.context import context_for
+from desktop.cli.encryption import add_data_actions
 from desktop.crash import shown
 from desktop.errors import ConfigError
 from desktop.filebytes import format_bytes
@@ -33,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           help="switch to FOLDER as it is (copies nothing)")
     use.add_argument("folder", metavar="FOLDER")
     use.set_defaults(handler=handle_use)
+    add_data_actions(dsub)
 
 
 def handle_show(args: argparse.Namespace) -> int:
@@ -91,6 +96,8 @@ def _relocate(args: argparse.Namespace, *, move: bool) -> int:
         print(f"edgedesk: {shown(after.notice, 2000)}", file=sys.stderr)
     if after.paths.data_dir.resolve() != target:
         return 1  # the reason was printed as the context's notice
+    after.audit.record("data.moved" if move else "data.switched",
+                       source=str(ctx.paths.data_dir), target=str(after.paths.data_dir))
     print(f"data folder: {after.paths.data_dir}")
     return 0
 

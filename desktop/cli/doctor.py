@@ -12,7 +12,7 @@ import argparse
 import json
 
 from desktop.cli.context import context_for
-from desktop.doctor import doctor_report, format_report, parse_vulkaninfo
+from desktop.doctor import data_line, doctor_report, format_report, parse_vulkaninfo
 
 __all__ = ["doctor_report", "format_report", "handle_doctor", "parse_vulkaninfo", "register"]
 
@@ -38,4 +38,7 @@ def handle_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print("\n".join(format_report(report)))
+        line = data_line(report)  # the CLI's (the window's Settings shows the hardware)
+        if line:
+            print(line)
     return 0

@@ -50,10 +50,23 @@ KEYS: tuple[PolicyKey, ...] = (
               "Require an API key for every request to the local server.", True),
     PolicyKey("ServerAllowedOrigins", "list", "server.allowed_origins",
               "Browser origins allowed to call the local server (CORS).", []),
+    PolicyKey("MaxKeyLifetimeDays", "int", "server.max_key_lifetime_days",
+              "API keys of the local server expire within this many days of their "
+              "creation (older keys too); a longer --expires is refused.", None, 1, 3650),
     PolicyKey("RetentionDays", "int", "retention_days",
               "Delete conversations older than this many days.", None, 1, 36500),
     PolicyKey("EphemeralOnly", "bool", "ephemeral_only",
               "Never store conversations on disk.", True),
+    PolicyKey("EncryptAtRest", "bool", "encrypt_at_rest",
+              "Keep conversations and document indexes encrypted on disk (SQLCipher, key in "
+              "the OS keyring); a plaintext database is encrypted at start, or EdgeDesk "
+              "refuses to start saying why.", None),
+    PolicyKey("AuditLog", "bool", "audit_log",
+              "Keep an append-only, hash-chained, content-free audit log of API calls, "
+              "keys, exports, deletions, data moves, encryption and policy changes.", True),
+    PolicyKey("AuditLogPath", "string", "audit_log_path",
+              "Folder for the audit log's daily files (default: the log folder's 'audit').",
+              None),
     PolicyKey("MaxParallel", "int", "engine.max_parallel",
               "Most requests one model serves at once (caps the engine.parallel slots; "
               "fewer slots need less memory).", None, 1, 64),
@@ -101,7 +114,8 @@ def _coerce(key: PolicyKey, value: Any) -> Any:
     if key.type == "string":
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"policy key {key.name} must be a non-empty string, got {value!r}")
-        if key.setting == "data_location" and not expand_path(value.strip()).is_absolute():
+        if key.setting in ("data_location", "audit_log_path") and not expand_path(
+                value.strip()).is_absolute():
             # Caught here, the policy fails closed with a reason; in the settings it would
             # stop every user's start.
             raise ConfigError(f"policy key {key.name} must be an absolute folder (after "

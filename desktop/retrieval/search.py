@@ -97,7 +97,7 @@ def ensure_vec_table(database: Database, collection_id: int, dimension: int) -> 
     """Create the collection's vector table for ``dimension``-wide unit vectors."""
     if not database.vec_loaded:
         raise StoreError("this SQLite cannot load sqlite-vec; reinstall EdgeDesk "
-                         "(the sqlean.py package provides one that can)")
+                         "(the sqlcipher3 package provides one that can)")
     database.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vec_table(collection_id)} "
                      f"USING vec0(embedding float[{int(dimension)}] distance_metric=cosine)")
 

@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
+from desktop.audit import Auditor, NoAudit
 from desktop.config import ServerSettings
 from desktop.errors import EdgeDeskError, QueueFull
 from desktop.resolve import ModelResolver, looks_like_path
@@ -245,16 +246,13 @@ class Guard:
         path = scope.get("path", "")
         if path in OPEN_ROUTES or scope.get("method") == "OPTIONS":
             return None
+        rpm = None
         if svc.keys is not None:
-            token = api_key(headers.get("authorization"), headers.get("x-api-key"))
-            name = svc.keys.verify(token) if token else None
-            if name is None:
-                what = "a wrong or revoked" if token else "no"
-                return _Refusal(401, f"{what} API key was sent; pass 'Authorization: Bearer "
-                                "KEY' or 'x-api-key: KEY' (create one with 'edgedesk keys "
-                                "create NAME')", "invalid_request_error", "invalid_api_key")
-            info.key_name = name
-        wait = svc.limiter.check(info.key_name or "-")
+            refused = self._check_key(svc.keys, scope, headers, info)
+            if isinstance(refused, _Refusal):
+                return refused
+            rpm = refused
+        wait = svc.limiter.check(info.key_name or "-", rpm)
         if wait is not None:
             return _Refusal(429, f"rate limit reached for this key; retry in {wait} s",
                             "rate_limit_error", "rate_limit_exceeded",
@@ -268,6 +266,31 @@ class Guard:
         return _Refusal(413, f"the request body is larger than "
                         f"{self.services.settings.max_body_bytes} bytes",
                         "invalid_request_error", "request_too_large")
+
+    @staticmethod
+    def _check_key(keys: KeyStore, scope: Scope, headers: dict[str, str],
+                   info: RequestInfo) -> _Refusal | int | None:
+        """The refusal for the request's key (401 none/wrong/expired, 403 out of scope),
+        else the key's own requests-per-minute (None: no limit of its own)."""
+        path = scope.get("path", "")
+        token = api_key(headers.get("authorization"), headers.get("x-api-key"))
+        found = keys.check(token) if token else None
+        if found is None:
+            what = "a wrong or revoked" if token else "no"
+            return _Refusal(401, f"{what} API key was sent; pass 'Authorization: Bearer KEY' "
+                            "or 'x-api-key: KEY' (create one with 'edgedesk keys create "
+                            "NAME')", "invalid_request_error", "invalid_api_key")
+        info.key_name = found.name
+        if found.expired:
+            return _Refusal(401, f"the API key '{found.name}' expired; create a new one "
+                            "with 'edgedesk keys create NAME'", "invalid_request_error",
+                            "expired_api_key")
+        if not found.scope.allows_endpoint(path, str(scope.get("method", ""))):
+            return _Refusal(403, f"the API key '{found.name}' may not call {path} (its "
+                            f"scope: {found.scope.describe()})", "permission_error",
+                            "key_scope")
+        info.key_models = found.scope.models
+        return found.scope.rate_per_min
 
     async def _run(self, scope: Scope, receive: Receive, send: Send,
                    headers: dict[str, str]) -> None:
@@ -306,6 +329,12 @@ class Guard:
                            tokens_out=info.tokens_out)
         if info.key_name:
             svc.limiter.spend(info.key_name, info.tokens_in + info.tokens_out)
+        # The audit trail first (a separate file, hash-chained): who called what, no
+        # content; an access-log subscriber then knows the audit line is there.
+        svc.audit.record("api.call", key=info.key_name, method=scope.get("method", ""),
+                         endpoint=path[:200], model=info.model, tokens_in=info.tokens_in,
+                         tokens_out=info.tokens_out, status=status,
+                         request_id=info.request_id)
         client = scope.get("client")
         svc.access_log.write(AccessRecord(
             time=now_iso(), request_id=info.request_id, key_name=info.key_name,
@@ -378,8 +407,8 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
                keys: KeyStore | None, *, access_log: AccessLog | None = None,
                metrics: Metrics | None = None, bound_host: str | None = None,
                extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None,
-               mcp: ASGIApp | None = None, tool_servers: ServerList | None = None
-               ) -> FastAPI:
+               mcp: ASGIApp | None = None, tool_servers: ServerList | None = None,
+               audit: Auditor | None = None) -> FastAPI:
     """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
 
     ``stored`` keeps Responses API responses (None: ``store: true`` is refused); ``mcp``
@@ -399,7 +428,7 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
         responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
         allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None),
-        tool_servers=tool_servers)
+        tool_servers=tool_servers, audit=audit or NoAudit())
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services

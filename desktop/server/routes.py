@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from desktop.engine.protocol import Engine
 from desktop.engine.toolcalls import StreamGate
 from desktop.engine.types import TokenLogprob, Usage
-from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
+from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotAllowed, ModelNotFound
 from desktop.server import leniency as lv
 from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
@@ -49,6 +49,10 @@ def _info(request: Request) -> RequestInfo:
 
 def _check_model(svc: Services, info: RequestInfo, model: str) -> None:
     info.model = model[:200]
+    if info.key_models is not None and model not in info.key_models:
+        raise ModelNotAllowed(f"the API key '{info.key_name}' may not use the model "
+                              f"'{model}'; it may use: {', '.join(info.key_models)}",
+                              param="model")
     if not svc.models.has(model):
         ids = svc.models.ids()
         shown = ", ".join(ids) or "none; start the server with --model"

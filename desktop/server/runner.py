@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
+from desktop.audit import Auditor
 from desktop.config import ServerSettings
 from desktop.errors import ConfigError
 from desktop.server.app import ASGIApp, create_app
@@ -34,9 +35,10 @@ KEYS_FILE = "api_keys.json"
 ACCESS_LOG_FILE = "access.log"
 
 
-def key_store(data_dir: Path) -> KeyStore:
-    """The API key store of an installation."""
-    return KeyStore(data_dir / KEYS_FILE)
+def key_store(data_dir: Path, *, max_lifetime_days: int | None = None,
+              audit: Auditor | None = None) -> KeyStore:
+    """The API key store of an installation (keys capped at ``max_lifetime_days``)."""
+    return KeyStore(data_dir / KEYS_FILE, max_lifetime_days=max_lifetime_days, audit=audit)
 
 
 class ServerRunner:
@@ -50,14 +52,14 @@ class ServerRunner:
     def __init__(self, scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
                  stored: ResponseStore | None = None, mcp: ASGIApp | None = None,
-                 tool_servers: ServerList | None = None) -> None:
+                 tool_servers: ServerList | None = None, audit: Auditor | None = None) -> None:
         self.scheduler = scheduler
         self.settings = settings
         self.access_log = access_log or AccessLog(None)
         self.metrics = Metrics()
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
                               metrics=self.metrics, stored=stored, mcp=mcp,
-                              tool_servers=tool_servers)
+                              tool_servers=tool_servers, audit=audit)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = settings.port

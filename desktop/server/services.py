@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from desktop.audit import Auditor, NoAudit
 from desktop.config import ServerSettings
 from desktop.store.responses import ResponseStore
 
@@ -49,6 +50,7 @@ class RequestInfo:
     request_id: str
     started: float
     key_name: str | None = None
+    key_models: tuple[str, ...] | None = None  # the key's model scope (None: any model)
     model: str | None = None
     tokens_in: int = 0
     tokens_out: int = 0
@@ -81,5 +83,6 @@ class Services:
     allowed: frozenset[str] = field(default_factory=frozenset)
     stored: ResponseStore = field(default_factory=lambda: ResponseStore(None))
     tool_servers: ServerList | None = None  # MCP servers a request may name (policy applies)
+    audit: Auditor = field(default_factory=NoAudit)
 
 

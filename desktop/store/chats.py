@@ -16,6 +16,7 @@ from typing import Any
 from desktop.errors import InvalidRequest, StoreError
 from desktop.store.chat_export import json_export, markdown_export, parse_export
 from desktop.store.chat_records import ChatMessage, Conversation, SearchHit
+from desktop.store.cipher import DatabaseKey
 from desktop.store.db import Database, fts_query, fts_text, open_database
 from desktop.store.sources import decode_sources, encode_sources
 
@@ -128,11 +129,11 @@ class ChatStore:
     """Every conversation on this device; ephemeral ones (negative ids) only in memory."""
 
     def __init__(self, path: Path | None, *, clock: Callable[[], float] = time.time,
-                 ephemeral_only: bool = False) -> None:
+                 ephemeral_only: bool = False, key: DatabaseKey | None = None) -> None:
         self._clock = clock
         # Full sync: a message reported saved must survive a power cut, not only a crash.
         self._disk = None if path is None or ephemeral_only else _Chats(
-            open_database(path, synchronous="FULL"), clock)
+            open_database(path, synchronous="FULL", key=key), clock)
         self._memory = _Chats(open_database(None), clock)
 
     @property
@@ -335,9 +336,9 @@ def _snippet(content: str, query: str, width: int = 80) -> str:
 
 
 def open_chat_store(path: Path, *, retention_days: int | None = None,
-                    ephemeral_only: bool = False) -> ChatStore:
+                    ephemeral_only: bool = False, key: DatabaseKey | None = None) -> ChatStore:
     """Open the store at ``path`` and apply the retention period (as at every start)."""
-    store = ChatStore(path, ephemeral_only=ephemeral_only)
+    store = ChatStore(path, ephemeral_only=ephemeral_only, key=key)
     try:
         store.apply_retention(retention_days)
     except StoreError:

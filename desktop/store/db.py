@@ -1,10 +1,15 @@
 """The one SQLite database: how it is opened, and how its numbered migrations are applied.
 
-Connections come from ``sqlean`` (a SQLite build that can load extensions on every OS;
-many Python builds, macOS's among them, ship a ``sqlite3`` that cannot) so the vector
-extension ``sqlite-vec`` is always available. Migrations are only ever *added*: each has
-a number, runs once inside a transaction, and is recorded in ``schema_migrations``;
-the migrations themselves are listed in ``store.migrations``.
+Connections come from ``sqlcipher3`` (SQLCipher 4: a SQLite build that can load
+extensions on every OS, and encrypt; many Python builds, macOS's among them, ship a
+``sqlite3`` that cannot) so the vector extension ``sqlite-vec`` is always available.
+Every connection of the process, plaintext or encrypted, uses that one SQLite: a
+loadable extension keeps one pointer to the SQLite that loaded it last, so ``sqlite-vec``
+loaded into two different SQLite libraries calls the wrong one and crashes.
+
+Migrations are only ever *added*: each has a number, runs once inside a transaction, and
+is recorded in ``schema_migrations``; the migrations themselves are listed in
+``store.migrations``.
 """
 
 from __future__ import annotations
@@ -23,17 +28,22 @@ import sqlite_utils
 
 from desktop.errors import StoreError
 from desktop.private import private_file, restrict_files
+from desktop.store import cipher
+from desktop.store.cipher import DatabaseKey
 from desktop.store.migrations import MIGRATIONS, Migration
 
 BUSY_TIMEOUT_MS = 5000
+ENCRYPTED_CACHE_KIB = 65_536
 
 
 def _driver() -> ModuleType:
-    """sqlean when installed (extension loading everywhere), else the stdlib sqlite3."""
-    try:
-        return importlib.import_module("sqlean")
-    except ImportError:  # pragma: no cover - sqlean is a dependency; stdlib keeps chats working
-        return importlib.import_module("sqlite3")
+    """sqlcipher3 (extensions and encryption everywhere), else sqlean, else stdlib sqlite3."""
+    for name in ("sqlcipher3", "sqlean"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:  # pragma: no cover - sqlcipher3 is a dependency
+            continue
+    return importlib.import_module("sqlite3")  # pragma: no cover - chats still work
 
 
 _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af])")
@@ -73,8 +83,9 @@ class Database:
     lock makes each public store call atomic with respect to the others.
     """
 
-    def __init__(self, path: Path | None, *, synchronous: str = "NORMAL") -> None:
-        driver = _driver()
+    def __init__(self, path: Path | None, *, synchronous: str = "NORMAL",
+                 key: DatabaseKey | None = None) -> None:
+        driver = _driver() if key is None or path is None else cipher.driver()
         target = ":memory:" if path is None else str(path)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,11 +93,15 @@ class Database:
                 private_file(path)  # conversations are owner-only (SQLite copies the mode)
             except OSError as exc:
                 raise StoreError(f"cannot create the database {path}: {exc}") from None
-        try:
-            conn = driver.connect(target, check_same_thread=False, isolation_level=None)
-        except driver.Error as exc:
-            raise StoreError(f"cannot open the database {target}: {exc}") from None
+        if key is not None and path is not None:
+            conn = cipher.connect(path, key)  # KeyRejected when the key does not fit
+        else:
+            try:
+                conn = driver.connect(target, check_same_thread=False, isolation_level=None)
+            except driver.Error as exc:
+                raise StoreError(f"cannot open the database {target}: {exc}") from None
         self.path = path
+        self.encrypted = key is not None and path is not None
         self.conn: Any = conn
         self.lock = threading.RLock()
         self.vec_loaded = _load_vec(conn)
@@ -107,6 +122,10 @@ class Database:
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         # Freed pages are zeroed, so deleted conversations do not linger in the file.
         conn.execute("PRAGMA secure_delete = ON")
+        if self.encrypted:
+            # SQLCipher decrypts and checks every page it reads from the file: a larger
+            # cache (64 MiB at most, used as needed) keeps the hot pages decrypted.
+            conn.execute(f"PRAGMA cache_size = -{ENCRYPTED_CACHE_KIB}")
         self.db = sqlite_utils.Database(conn)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
@@ -192,9 +211,13 @@ def migrate(database: Database, migrations: Sequence[Migration] = MIGRATIONS) ->
     return ran
 
 
-def open_database(path: Path | None, *, synchronous: str = "NORMAL") -> Database:
-    """Open (creating if needed) and migrate the database at ``path``; None = in memory."""
-    database = Database(path, synchronous=synchronous)
+def open_database(path: Path | None, *, synchronous: str = "NORMAL",
+                  key: DatabaseKey | None = None) -> Database:
+    """Open (creating if needed) and migrate the database at ``path``; None = in memory.
+
+    With ``key`` the file is a SQLCipher one (created encrypted when it does not exist).
+    """
+    database = Database(path, synchronous=synchronous, key=key)
     try:
         migrate(database)
     except Exception as exc:

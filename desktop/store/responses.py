@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.errors import InvalidRequest
+from desktop.store.cipher import DatabaseKey
 from desktop.store.db import Database, open_database
 
 DAY_S = 86_400.0
@@ -130,11 +131,12 @@ class ResponseStore:
 
 
 def open_response_store(path: Path, *, retention_days: int | None = None,
-                        ephemeral_only: bool = False) -> ResponseStore:
+                        ephemeral_only: bool = False,
+                        key: DatabaseKey | None = None) -> ResponseStore:
     """The store in the database at ``path`` with retention applied (none if ephemeral only)."""
     if ephemeral_only:
         return ResponseStore(None, refusal=EPHEMERAL_ONLY)
-    store = ResponseStore(open_database(path, synchronous="FULL"))
+    store = ResponseStore(open_database(path, synchronous="FULL", key=key))
     try:
         store.apply_retention(retention_days)
     except Exception:

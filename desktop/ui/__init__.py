@@ -121,6 +121,8 @@ def run_app(args: argparse.Namespace) -> int:
     assert isinstance(app, QApplication)
     try:
         context = context_for(args, apply_moves=True, move_progress=_move_progress())
+        # An encrypted database whose key is gone (or a policy refusal): said in a box.
+        context.database_key  # noqa: B018
     except EdgeDeskError as exc:  # e.g. a broken settings file, a data drive not connected
         if app.platformName() not in ("offscreen", "minimal"):  # nobody could close it
             QMessageBox.critical(None, "EdgeDesk", error_text(exc))

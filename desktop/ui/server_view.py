@@ -171,9 +171,8 @@ class ServerView(QWidget):
         # The runner module pulls in uvicorn and FastAPI (~0.5 s): import it only when the
         # Server screen is used, not while the window opens.
         if self._key_store is None:
-            from desktop.server.runner import key_store
-
-            self._key_store = key_store(self._context.paths.data_dir)
+            # The context's: policy MaxKeyLifetimeDays and the audit log apply here too.
+            self._key_store = self._context.key_store
         return self._key_store
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -278,7 +277,10 @@ class ServerView(QWidget):
             self.notice.setText(error_text(exc))
             return
         for info in keys:
-            self.key_list.addItem(f"{info.name}  (…{info.hint}, {info.created})")
+            # The scope and last use as `keys list` words them (scopes are set there).
+            used = info.last_used or self.tr("never")
+            self.key_list.addItem(f"{info.name}  (…{info.hint}, {info.created})  "
+                                  f"{info.scope.describe()}  ·  {self.tr('last used')} {used}")
 
     def create_key(self, name: str) -> str | None:
         """Make a key, copy it to the clipboard and show it once; None if refused."""

@@ -17,6 +17,7 @@ import pytest
 from desktop.cli import main
 from desktop.cli.terminal_input import CtrlC, prompted
 from desktop.config import Paths
+from desktop.store.atrest import AtRest
 from desktop.store.chats import ChatStore
 from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
@@ -30,9 +31,15 @@ def chat(monkeypatch: pytest.MonkeyPatch, script: str, *args: str) -> int:
     return main(["chat", *args, "--max-tokens", "8"])
 
 
+def saved_store() -> ChatStore:
+    """The saved conversations as the app opens them (its memory keyring encrypts them)."""
+    path = Paths.from_env().database
+    return ChatStore(path, key=AtRest(path).key())
+
+
 def stored() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every saved conversation (oldest first): its title and its messages."""
-    store = ChatStore(Paths.from_env().database)
+    store = saved_store()
     try:
         return [(c.title, [(m.role, m.content) for m in store.get_messages(c.id)])
                 for c in reversed(store.list_conversations())]
@@ -63,7 +70,7 @@ def test_a_grounded_answer_cites_its_file_and_the_chat_is_listed(
     [(title, messages)] = stored()
     assert title == "How many days of leave?"
     assert [role for role, _ in messages] == ["user", "assistant"]
-    store = ChatStore(Paths.from_env().database)
+    store = saved_store()
     [conv] = store.list_conversations()
     assert conv.collection == "hb"
     assert [s.path for s in store.get_messages(conv.id)[1].sources] == [str(handbook)]
@@ -84,7 +91,7 @@ def test_new_regenerate_and_model_commands(monkeypatch: pytest.MonkeyPatch, tmp_
     [(first, one), (second, two)] = stored()
     assert first == "first" and [r for r, _ in one] == ["user", "assistant"]  # replaced
     assert second == "second" and [c for r, c in two if r == "user"] == ["second", "third"]
-    store = ChatStore(Paths.from_env().database)
+    store = saved_store()
     newest = store.list_conversations()[0]
     models = [m.model for m in store.get_messages(newest.id) if m.role == "assistant"]
     store.close()
@@ -166,7 +173,7 @@ def test_ctrl_c_stops_the_answer_not_the_chat(monkeypatch: pytest.MonkeyPatch,
     assert "(stopped)" in capsys.readouterr().err
     [(_title, messages)] = stored()
     assert [r for r, _ in messages] == ["user", "assistant", "user", "assistant"]
-    store = ChatStore(Paths.from_env().database)
+    store = saved_store()
     [conv] = store.list_conversations()
     stopped = store.get_messages(conv.id)[1]
     store.close()
@@ -257,7 +264,7 @@ def test_at_a_terminal_ctrl_c_stops_the_answer_and_twice_at_the_prompt_quits(
     _, status = os.waitpid(pid, 0)
     os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
-    store = ChatStore(Paths.from_env().database)
+    store = saved_store()
     [conv] = store.list_conversations()
     [question, answer] = store.get_messages(conv.id)
     store.close()
@@ -300,7 +307,7 @@ def test_no_think_and_the_think_command_reach_the_template_and_are_kept(
     assert "(thinking on)" in err and err.count("(thinking off (answers at once))") == 2
     assert "/think takes on or off, not 'maybe'" in err
     assert "/think on|off" in err  # /help lists it
-    store = ChatStore(Paths.from_env().database)
+    store = saved_store()
     quiet, thinking = reversed(store.list_conversations())
     # The second chat was switched off after its answer: kept for its next answers.
     assert (quiet.think, thinking.think) == (False, False)
@@ -313,7 +320,7 @@ def test_no_think_and_the_think_command_reach_the_template_and_are_kept(
     assert "Thinking: off" in (tmp_path / "quiet.md").read_text(encoding="utf-8")
     (tmp_path / "quiet.json").write_text(exported, encoding="utf-8")
     assert main(["chats", "import", str(tmp_path / "quiet.json")]) == 0
-    store = ChatStore(Paths.from_env().database)
+    store = saved_store()
     assert [c.think for c in store.list_conversations() if c.title == quiet.title] == [
         False, False]  # the original and its imported copy
     store.close()

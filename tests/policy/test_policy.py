@@ -28,7 +28,8 @@ FULL = {
     "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
     "CaBundle": "/etc/ssl/corp.pem", "Proxy": "http://proxy.corp.example:3128",
     "MaxParallel": 2, "McpServers": ["time=uvx mcp-server-time"], "AllowUserMcp": False,
-    "McpRequireApproval": True,
+    "McpRequireApproval": True, "EncryptAtRest": True,
+    "MaxKeyLifetimeDays": 90, "AuditLog": True, "AuditLogPath": "/var/log/edgedesk-audit",
 }
 
 
