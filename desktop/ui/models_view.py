@@ -56,6 +56,7 @@ class ModelsView(QWidget):
     models_changed = Signal()
     listed = Signal()  # the rows read from disk are shown (no listing is running)
     use_in_chat = Signal(str)  # model reference
+    imported = Signal(str)  # the id an import from the window is known by
     error = Signal(str)
 
     def __init__(self, context: AppContext, pool: WorkerPool,
@@ -210,6 +211,10 @@ class ModelsView(QWidget):
         if listing.hardware is not None:
             self.hardware_label.setText(self.tr("This machine: ")
                                         + machine_summary(listing.hardware))
+        listed = {row.id for row in listing.rows}
+        # An import is shown at once; once a listing has read it from installed.json
+        # that row (the same model) takes its place.
+        self._imported = [row for row in self._imported if row.id not in listed]
         rows = [*self._imported, *listing.rows]
         rows += self.downloads.hub_rows({row.id for row in rows}, listing.unfinished)
         rows += self._remote or []
@@ -255,6 +260,12 @@ class ModelsView(QWidget):
             self.details.setText(self.tr("Imported in place: ") + ", ".join(row.installed))
             return
         model = found[0]
+        if not model.managed:
+            self.details.setText(self.tr("Imported in place: ") + ", ".join(model.files)
+                                 + f" · {human_size(model.size)}")
+            self.details.setToolTip(literal_tooltip("\n".join(
+                f"{f}\nSHA-256 {d}" for f, d in zip(model.files, model.sha256, strict=False))))
+            return
         digests = " · ".join(f"{Path(f).name}: {d[:16]}…" for f, d in
                              zip(model.files, model.sha256, strict=False))
         self.details.setText(f"{human_size(model.size)} · "
@@ -268,8 +279,11 @@ class ModelsView(QWidget):
         return [(row.name, row.id) for row in rows if row.installed and row.kind == "chat"]
 
     def import_file(self, path: Path) -> str:
-        """Use a GGUF where it lies (no copy); returns the id it is known by."""
-        row = imported_row(self._context, path)
+        """Import a GGUF where it lies (no copy; remembered in installed.json, as
+        ``edgedesk models import`` does); returns the id it is known by (blocking)."""
+        return self._imported_now(imported_row(self._context, path))
+
+    def _imported_now(self, row: CatalogRow) -> str:
         self._imported = [r for r in self._imported if r.id != row.id] + [row]
         self._apply()  # usable at once; the listing below catches up with the disk
         self.refresh()
@@ -278,14 +292,28 @@ class ModelsView(QWidget):
     def _ask_import(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, self.tr("Import a GGUF model"), "",
                                               self.tr("GGUF models (*.gguf)"))
-        if not name:
-            return
-        try:
-            model_id = self.import_file(Path(name))
-        except EdgeDeskError as exc:
-            self._fail(error_text(exc))
-            return
-        self.status.setText(self.tr("Imported ") + model_id)
+        if name:
+            self.import_later(Path(name))
+
+    def import_later(self, path: Path) -> TaskWorker:
+        """Import ``path`` on a worker (a big file takes seconds to hash); the row and
+        "Imported …" appear when it is done, an error in the status line if it fails."""
+        context = self._context
+        worker = TaskWorker(lambda: imported_row(context, path), "import")
+        worker.result.connect(self._import_done)
+        worker.failed.connect(self._import_failed)
+        self.status.setText(self.tr("Importing ") + path.name + "…")
+        self._pool.start(worker)
+        return worker
+
+    def _import_done(self, _key: str, row: object) -> None:
+        if isinstance(row, CatalogRow):
+            model_id = self._imported_now(row)
+            self.status.setText(self.tr("Imported ") + model_id)
+            self.imported.emit(model_id)
+
+    def _import_failed(self, _key: str, message: str) -> None:
+        self._fail(message)
 
     # ------------------------------------------------------------------ actions
     def selected(self) -> CatalogRow | None:
