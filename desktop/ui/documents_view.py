@@ -36,6 +36,7 @@ from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.new_collection import NewCollectionDialog, embedding_choices
 from desktop.ui.rich_text import literal_tooltip
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import DownloadWorker, IndexWorker, WorkerPool
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class DocumentsView(QWidget):
         layout.setContentsMargins(16, 12, 16, 12)
         title = QLabel(self.tr("Documents"))
         title.setObjectName("Title")
-        self.model_label = QLabel()
+        self.model_label = FitLabel()
         self.model_label.setObjectName("Muted")
         layout.addWidget(title)
         layout.addWidget(self.model_label)
@@ -79,9 +80,8 @@ class DocumentsView(QWidget):
         self.progress = QProgressBar()
         self.progress.setAccessibleName(self.tr("Indexing progress"))
         self.progress.setVisible(False)
-        self.status = QLabel()
+        self.status = FitLabel()
         self.status.setObjectName("Muted")
-        self.status.setWordWrap(True)
         self.cancel_button = QPushButton(icon("stop"), self.tr("Cancel"))
         self.cancel_button.setAccessibleName(self.tr("Cancel indexing"))
         self.cancel_button.clicked.connect(self.cancel)
@@ -128,8 +128,7 @@ class DocumentsView(QWidget):
         panel = QWidget()
         column = QVBoxLayout(panel)
         column.setContentsMargins(8, 0, 0, 0)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
+        self.summary = FitLabel()
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.roots = QListWidget()
         self.roots.setAccessibleName(self.tr("Folders and files in this collection"))

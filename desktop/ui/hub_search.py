@@ -7,7 +7,6 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QTreeWidget,
@@ -21,6 +20,7 @@ from desktop.errors import EdgeDeskError
 from desktop.ui.error_text import error_text
 from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 SEARCH_LIMIT = 10
@@ -63,9 +63,8 @@ class HubSearch(QWidget):
         self.results.setMaximumHeight(170)
         self.results.setVisible(False)
         self.results.itemDoubleClicked.connect(lambda *_: self._download_selected())
-        self.status = QLabel()
+        self.status = FitLabel()
         self.status.setObjectName("Muted")
-        self.status.setWordWrap(True)
         layout.addWidget(self.results)
         layout.addWidget(self.status)
 

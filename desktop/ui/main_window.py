@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QButtonGroup,
     QHBoxLayout,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QStackedWidget,
@@ -39,6 +38,7 @@ from desktop.ui.models_view import ModelsView
 from desktop.ui.presets import PresetStore
 from desktop.ui.server_view import ServerView
 from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.text_fit import ElidedLabel
 from desktop.ui.tray import Tray, hides_on_close
 from desktop.ui.workers import TaskWorker, WorkerPool
 
@@ -168,9 +168,12 @@ class MainWindow(QMainWindow):
 
     def _build_status(self) -> None:
         bar = self.statusBar()
-        self.model_status = QLabel()
-        self.memory_status = QLabel()
-        self.offline_status = QLabel()
+        # Elided fields and messages: no status text can widen the window past the screen.
+        self.message = ElidedLabel(max_width=10_000)
+        bar.addWidget(self.message, 1)
+        self.model_status = ElidedLabel(max_width=360)
+        self.memory_status = ElidedLabel(max_width=200)
+        self.offline_status = ElidedLabel(max_width=160)
         for label in (self.model_status, self.memory_status, self.offline_status):
             bar.addPermanentWidget(label)
         self._status_timer = QTimer(self)
@@ -179,8 +182,12 @@ class MainWindow(QMainWindow):
         self._status_timer.start()
         shown = [m for m in (self.context.policy_problem, self.context.notice) if m]
         if shown:  # a data move's outcome is said once, here and on stderr
-            bar.showMessage("  ".join(shown))
+            self.say("  ".join(shown))
         self.refresh_status()
+
+    def say(self, message: str) -> None:
+        """Show ``message`` in the status bar, elided to its width (whole in the tooltip)."""
+        self.message.setText(message)
 
     def refresh_status(self) -> None:
         """Loaded model, this process's memory, and whether the app is offline."""

@@ -43,6 +43,7 @@ from desktop.ui.model_listing import (
 )
 from desktop.ui.qmodels import CatalogTableModel, human_size
 from desktop.ui.rich_text import literal_tooltip
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
 
 
@@ -75,7 +76,7 @@ class ModelsView(QWidget):
         layout.setContentsMargins(16, 12, 16, 12)
         title = QLabel(self.tr("Models"))
         title.setObjectName("Title")
-        self.hardware_label = QLabel()
+        self.hardware_label = FitLabel()
         self.hardware_label.setObjectName("Muted")
         layout.addWidget(title)
         layout.addWidget(self.hardware_label)
@@ -92,12 +93,12 @@ class ModelsView(QWidget):
         self.table.setAlternatingRowColors(False)
         self.table.doubleClicked.connect(lambda _index: self._use_selected())
         layout.addWidget(self.table, 1)
-        self.details = QLabel()
+        self.details = FitLabel()
         self.details.setObjectName("Muted")
-        self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.details)
         layout.addLayout(self._build_buttons(layout))
+        layout.addWidget(self.status)
         self.downloads = ModelDownloads(context, pool, self.table_model, bar=self.progress,
                                         status=self.status, installed=self._installed)
         self.downloads.changed.connect(self._update_buttons)
@@ -139,7 +140,7 @@ class ModelsView(QWidget):
         self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
         self.remove_button.setAccessibleName(self.tr("Remove the selected model"))
         self.remove_button.clicked.connect(self._ask_remove)
-        self.status = QLabel()
+        self.status = FitLabel()  # under the buttons: a long error wraps there
         self.status.setObjectName("Muted")
         self.progress = QProgressBar()
         self.progress.setAccessibleName(self.tr("Download progress"))
@@ -152,7 +153,6 @@ class ModelsView(QWidget):
         buttons.addWidget(self.import_button)
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
-        buttons.addWidget(self.status)
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.use_button)
         return buttons

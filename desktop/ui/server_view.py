@@ -28,6 +28,7 @@ from desktop.server.client_setups import MODEL, python_openai, setups
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyStore
 from desktop.ui.error_text import error_text
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 LOG_LINES = 500  # the live log keeps the last requests only; the file keeps them all
@@ -125,7 +126,7 @@ class ServerView(QWidget):
         self.log.setMaximumBlockCount(LOG_LINES)
         self.log.setAccessibleName(self.tr("Request log"))
         layout.addWidget(self.log, 1)
-        self.notice = QLabel()
+        self.notice = FitLabel()
         self.notice.setObjectName("Muted")
         layout.addWidget(self.notice)
         self._refresh()
@@ -201,9 +202,8 @@ class ServerView(QWidget):
         pick.addWidget(self.client_picker, 1)
         layout.addLayout(pick)
         layout.addWidget(self.snippet)
-        self.model_hint = QLabel()
+        self.model_hint = FitLabel()
         self.model_hint.setObjectName("Muted")
-        self.model_hint.setWordWrap(True)
         layout.addWidget(self.model_hint)
 
     def _show_snippet(self) -> None:
