@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
@@ -302,8 +303,11 @@ class MainWindow(QMainWindow):
 
     def hides_on_close(self) -> bool:
         """Whether closing now hides the window to the tray (the server keeps serving)."""
+        # Asked now, not only at start: a tray (a panel, an extension) can go away, and
+        # hiding with no icon to come back from would lose the window for good.
+        tray = self.tray is not None and self.tray.available()
         return hides_on_close(keep_in_tray=bool(self.context.settings.keep_in_tray),
-                              tray_available=self.tray is not None,
+                              tray_available=tray,
                               server_running=self.server.running, quitting=self._quitting)
 
     def quit_app(self) -> None:
@@ -318,6 +322,18 @@ class MainWindow(QMainWindow):
         self.showNormal()
         self.raise_()
         self.activateWindow()
+
+    def bring_to_front(self, path: str = "") -> None:
+        """Show the window in front (a later launch asked), and open ``path`` if given:
+        a .gguf is imported on the Models screen."""
+        self._show_from_tray()
+        if not path:
+            return
+        if path.lower().endswith(".gguf"):
+            self.show_page("models")
+            self.models.import_later(Path(path))
+            return
+        self.say(self.tr("EdgeDesk cannot open this file: ") + path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Closing the window shuts the app down cleanly, or hides it to the tray."""
