@@ -310,6 +310,7 @@ class ModelsView(QWidget):
         if isinstance(row, CatalogRow):
             model_id = self._imported_now(row)
             self.status.setText(self.tr("Imported ") + model_id)
+            self.hub_search.clear_status()  # an earlier search's error is over now
             self.imported.emit(model_id)
 
     def _import_failed(self, _key: str, message: str) -> None:
@@ -422,4 +423,9 @@ class ModelsView(QWidget):
     def _fail(self, message: str) -> None:
         self.status.setText(message)
         self.error.emit(message)
+
+    def forget_error(self, message: str) -> None:
+        """Clear the status line if it still shows ``message`` (what it was about is over)."""
+        if message and self.status.text() == message:
+            self.status.setText("")
 
