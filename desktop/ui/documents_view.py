@@ -232,8 +232,11 @@ class DocumentsView(QWidget):
     # ------------------------------------------------------------------ actions
     def new_collection_dialog(self) -> NewCollectionDialog:
         """The New collection dialog, offering this machine's embedding models."""
-        dialog = NewCollectionDialog(embedding_choices(self._context), self)
-        dialog.select(self.embedding_model)
+        choices = embedding_choices(self._context)
+        dialog = NewCollectionDialog(choices, self)
+        # The settings' model when it is here (else the first that is: see the choices).
+        if any(c.ref == self.embedding_model and c.installed for c in choices):
+            dialog.select(self.embedding_model)
         return dialog
 
     def _ask_new(self) -> None:
