@@ -29,7 +29,9 @@ def apply_theme(app: QApplication, theme: str) -> str:
     """Load the light or dark style sheet onto ``app``; returns the one applied."""
     chosen = resolve_theme(theme)
     sheet = RESOURCES / "styles" / f"{chosen}.qss"
-    app.setStyleSheet(sheet.read_text(encoding="utf-8") if sheet.exists() else "")
+    text = sheet.read_text(encoding="utf-8") if sheet.exists() else ""
+    # Images the sheets draw (spin box arrows) live in resources/, wherever that is.
+    app.setStyleSheet(text.replace("%RES%", RESOURCES.as_posix()))
     return chosen
 
 
