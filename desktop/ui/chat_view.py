@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import Search, cite, missing_embedding_model
@@ -79,7 +79,7 @@ class ChatView(QWidget):
         self.sidebar = ChatSidebar(self.chats, self._saver, lambda: self.current)
         self.sidebar.chosen.connect(self._select_row)
         self.sidebar.new_requested.connect(self.new_chat)
-        self.sidebar.delete_requested.connect(self.delete_current)
+        self.sidebar.delete_requested.connect(self.ask_delete)
         self.sidebar.notice.connect(self._notify)
         # Shortcuts to the sidebar's parts, for the window and tests.
         self.new_button, self.search = self.sidebar.new_button, self.sidebar.search
@@ -196,6 +196,22 @@ class ChatView(QWidget):
             self._saver.set_think(chat)
         except EdgeDeskError as exc:
             self._notify(error_text(exc))
+
+    def ask_delete(self) -> bool:
+        """Delete the shown chat after the user confirms (an empty one at once): a
+        deleted chat cannot be brought back. True if it was deleted."""
+        chat = self.current
+        if chat is None:
+            return False
+        if chat.turns or chat.store_id is not None:
+            answer = QMessageBox.question(
+                self, self.tr("Delete chat"),
+                self.tr("Delete “%1” and all its messages? This cannot be undone.")
+                .replace("%1", chat.title))
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+        self.delete_current()
+        return True
 
     def delete_current(self) -> None:
         """Delete the shown chat (stopping its answer first) and show another."""
