@@ -23,6 +23,7 @@ from desktop.errors import EdgeDeskError
 from desktop.ui.error_text import error_text
 from desktop.ui.presets import PresetStore
 from desktop.ui.rich_text import literal_tooltip
+from desktop.ui.text_fit import FitLabel
 
 
 class ChatHeader(QWidget):
@@ -75,6 +76,12 @@ class ChatHeader(QWidget):
         row.addWidget(self.think)
         layout.addLayout(row)
         layout.addLayout(self._build_prompt_row())
+        # Said in words above the transcript: the list's marker alone went unnoticed.
+        self.ephemeral_banner = FitLabel(self.tr("Ephemeral chat: nothing of it is saved to "
+                                                 "disk; it is gone when EdgeDesk closes."))
+        self.ephemeral_banner.setObjectName("Banner")
+        self.ephemeral_banner.setVisible(False)
+        layout.addWidget(self.ephemeral_banner)
         self._fill_collections([])
         self._say_missing("")
         self.reload_presets()
@@ -110,6 +117,7 @@ class ChatHeader(QWidget):
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.setChecked(chat.ephemeral)
         self.ephemeral.setEnabled(chat.store_id is None)  # saved chats cannot change store
+        self.ephemeral_banner.setVisible(chat.ephemeral)
         missing = self._drop_missing(chat)
         self.collection_box.setCurrentIndex(max(0, self.collection_box.findData(
             chat.collection)))
@@ -220,6 +228,7 @@ class ChatHeader(QWidget):
         chat = self._current()
         if chat is not None:
             chat.ephemeral = on
+            self.ephemeral_banner.setVisible(on)
             self.ephemeral_toggled.emit(chat)
 
     # ------------------------------------------------------------------ presets

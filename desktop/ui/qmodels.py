@@ -138,8 +138,11 @@ class ConversationListModel(QAbstractListModel):
         if not index.isValid():
             return None
         chat = self._chats[index.row()]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            return f"{chat.title}  ⌀" if chat.ephemeral else chat.title
+        if role == Qt.ItemDataRole.DisplayRole:
+            # First, not last: a long title was cut off with the marker in it.
+            return f"⌀ {chat.title}" if chat.ephemeral else chat.title
+        if role == Qt.ItemDataRole.EditRole:
+            return chat.title  # renaming edits the title, not the marker
         if role == ROW_ROLE:
             return chat
         if role == Qt.ItemDataRole.ToolTipRole:

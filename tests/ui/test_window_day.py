@@ -41,3 +41,22 @@ def test_deleting_a_chat_asks_first(qtbot, window: MainWindow,
     chat.new_chat()
     qtbot.mouseClick(chat.sidebar.delete_button, Qt.MouseButton.LeftButton)
     assert asked == []  # nothing to lose: an empty chat goes at once
+
+
+def test_an_ephemeral_chat_says_so_however_long_its_title(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    saved = chat.current
+    send(qtbot, window, "a saved chat with a long first message that becomes its title")
+    assert not chat.header.ephemeral_banner.isVisible()
+    fresh = chat.new_chat()
+    qtbot.mouseClick(chat.ephemeral, Qt.MouseButton.LeftButton)
+    assert fresh.ephemeral and chat.header.ephemeral_banner.isVisible()
+    send(qtbot, window, "an ephemeral chat with a long first message that becomes its title")
+    row = chat.chats.chats().index(fresh)
+    shown = chat.chats.index(row, 0).data()
+    assert shown.startswith("⌀ ")  # the marker leads: eliding the title cannot cut it off
+    assert chat.chats.index(row, 0).data(Qt.ItemDataRole.EditRole) == fresh.title
+    chat.select(saved)  # type: ignore[arg-type]
+    assert not chat.header.ephemeral_banner.isVisible()
+    chat.select(fresh)
+    assert chat.header.ephemeral_banner.isVisible()
