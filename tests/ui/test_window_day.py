@@ -60,3 +60,35 @@ def test_an_ephemeral_chat_says_so_however_long_its_title(qtbot, window: MainWin
     assert not chat.header.ephemeral_banner.isVisible()
     chat.select(fresh)
     assert chat.header.ephemeral_banner.isVisible()
+
+
+def test_the_server_screen_copies_snippets_and_shows_a_new_key_once(
+        qtbot, window: MainWindow) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    from desktop.server.client_setups import KEY
+
+    panel = window.server
+    window.show_page("server")
+    clipboard = QGuiApplication.clipboard()
+    clipboard.setText("before")
+    key = panel.create_key("vscode")
+    assert key is not None
+    assert clipboard.text() == "before"  # not put on the clipboard behind the user's back
+    assert panel.key_field.text() == key and panel.key_row.isVisible()
+    for number in range(panel.client_picker.count()):
+        panel.client_picker.setCurrentIndex(number)
+        text = panel.snippet.toPlainText()
+        assert KEY not in text, panel.client_picker.currentText()
+    panel.client_picker.setCurrentIndex(panel.client_picker.findText("Python (openai)"))
+    assert key in panel.snippet.toPlainText() and "max_tokens=" in panel.snippet.toPlainText()
+    qtbot.mouseClick(panel.copy_snippet, Qt.MouseButton.LeftButton)
+    assert clipboard.text() == panel.snippet.toPlainText()  # the whole snippet, not the URL
+    assert "/v1/responses" in panel.log_title.text()  # it stores prompts: the page says so
+    assert "until deleted" in panel.log_title.text()
+
+    window.show_page("chat")  # leaving the screen: the key is not shown again
+    window.show_page("server")
+    assert not panel.key_row.isVisible() and key not in panel.key_field.text()
+    assert key not in panel.snippet.toPlainText() and KEY in panel.snippet.toPlainText()
+    assert key not in panel.notice.text()
