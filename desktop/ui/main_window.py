@@ -106,7 +106,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self._build_status()
         self.models.models_changed.connect(self._offer_models)
-        self.models.use_in_chat.connect(self.use_model)
+        self.models.use_in_chat.connect(self.use_in_new_chat)
         self.documents.collections_changed.connect(self._offer_collections)
         self._offer_collections()
         self._offer_models()
@@ -239,6 +239,14 @@ class MainWindow(QMainWindow):
             # Only the header changes; re-rendering the transcript here froze the window.
             self.chat.header.show_chat(self.chat.current)
         self.show_page("chat")
+
+    def use_in_new_chat(self, ref: str) -> None:
+        """Models → Use in chat: a chat with ``ref``; a new one unless the shown chat is
+        still empty (the open conversation keeps the model it was held with)."""
+        current = self.chat.current
+        if current is not None and current.turns:
+            self.chat.new_chat()
+        self.use_model(ref)
 
     def show_page(self, key: str) -> None:
         """Show the ``chat``, ``models``, ``documents`` or ``server`` screen."""

@@ -329,6 +329,11 @@ class ModelsView(QWidget):
         if not row.installed:
             self._fail(self.tr("Download this model first: ") + row.id)
             return
+        if row.kind != "chat":  # it cannot answer: choosing it emptied the chat's model
+            self._fail((self.tr("%1 is an embedding model: it cannot chat. Documents → New "
+                                "collection uses it to index files.") if row.kind ==
+                        "embedding" else self.tr("%1 cannot chat.")).replace("%1", row.name))
+            return
         self.use_in_chat.emit(row.id)
 
     def _load_selected(self) -> None:

@@ -92,3 +92,31 @@ def test_the_server_screen_copies_snippets_and_shows_a_new_key_once(
     assert not panel.key_row.isVisible() and key not in panel.key_field.text()
     assert key not in panel.snippet.toPlainText() and KEY in panel.snippet.toPlainText()
     assert key not in panel.notice.text()
+
+
+def _select(win: MainWindow, ref: str) -> None:
+    view = win.models
+    row = next(n for n in range(view.table_model.rowCount())
+               if view.table_model.row_at(n).id == ref)
+    view.table.selectRow(row)
+
+
+def test_use_in_chat_starts_a_chat_and_refuses_an_embedding_model(
+        qtbot, window: MainWindow, tiny_embed) -> None:
+    chat = window.chat
+    send(qtbot, window, "an open conversation")
+    talked = chat.current
+    assert talked is not None
+    embed = window.models.import_file(tiny_embed)
+    window.show_page("models")
+    _select(window, embed)
+    qtbot.mouseClick(window.models.use_button, Qt.MouseButton.LeftButton)
+    assert chat.current is talked and talked.model == "tiny-chat"  # not emptied
+    assert "embedding model" in window.models.status.text()
+    assert window.stack.currentWidget() is window.models
+
+    _select(window, "tiny-chat")
+    qtbot.mouseClick(window.models.use_button, Qt.MouseButton.LeftButton)
+    assert window.stack.currentWidget() is window.chat
+    assert chat.current is not talked and not chat.current.turns  # a new chat for it
+    assert chat.current.model == "tiny-chat" and len(talked.turns) == 2
