@@ -9,7 +9,7 @@ from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
-from desktop.chat.conversation import Conversation
+from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
@@ -275,11 +275,19 @@ class ChatView(QWidget):
             self._notify(self.tr("Choose a model for this chat first (Models → Import or "
                                  "download one)."))
             return
+        # An edited first question re-titles a chat titled from it (not a renamed one).
+        retitle = self._editing is not None and chat.titled_by(self._editing)
+        title = chat.title
+        if retitle:
+            chat.title = DEFAULT_TITLE  # the core titles it from the new question
         try:
             pending = self.core.ask(chat, text, replace=self._editing)
         except EdgeDeskError as exc:
+            chat.title = title
             self._notify(error_text(exc))
             return
+        if retitle and chat.title != title and self._saver is not None:
+            self._saver.rename(chat)
         self._cancel_edit()
         self.chats.refresh(chat)
         self.input.clear()

@@ -120,3 +120,26 @@ def test_use_in_chat_starts_a_chat_and_refuses_an_embedding_model(
     assert window.stack.currentWidget() is window.chat
     assert chat.current is not talked and not chat.current.turns  # a new chat for it
     assert chat.current.model == "tiny-chat" and len(talked.turns) == 2
+
+
+def test_tab_leaves_the_composer_and_an_edited_first_question_retitles(
+        qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    chat.input.setFocus()
+    qtbot.waitUntil(chat.input.hasFocus, timeout=2000)
+    qtbot.keyClick(chat.input, Qt.Key.Key_Tab)
+    assert "\t" not in chat.input.toPlainText() and not chat.input.hasFocus()
+
+    send(qtbot, window, "What is the capital of France")
+    talked = chat.current
+    assert talked is not None and talked.title == "What is the capital of France"
+    chat.edit(0)
+    send(qtbot, window, "What is the capital of Italy")
+    assert talked.title == "What is the capital of Italy"
+    stored = {c.id: c.title for c in window.context.chat_store.list_conversations()}
+    assert stored[talked.store_id] == "What is the capital of Italy"  # kept after a restart
+
+    chat.chats.setData(chat.chats.index(chat.chats.chats().index(talked), 0), "Travel")
+    chat.edit(0)
+    send(qtbot, window, "What is the capital of Spain")
+    assert talked.title == "Travel"  # a name the user gave stays
