@@ -81,6 +81,7 @@ class ChatView(QWidget):
         self.sidebar.new_requested.connect(self.new_chat)
         self.sidebar.delete_requested.connect(self.ask_delete)
         self.sidebar.notice.connect(self._notify)
+        self.sidebar.imported.connect(self._show_imported)
         # Shortcuts to the sidebar's parts, for the window and tests.
         self.new_button, self.search = self.sidebar.new_button, self.sidebar.search
         self.chat_list, self._filter = self.sidebar.chat_list, self.sidebar.filter
@@ -196,6 +197,14 @@ class ChatView(QWidget):
             self._saver.set_think(chat)
         except EdgeDeskError as exc:
             self._notify(error_text(exc))
+
+    def _show_imported(self, chats: object) -> None:
+        added = [c for c in chats if isinstance(c, Conversation)] \
+            if isinstance(chats, list) else []
+        for chat in reversed(added):  # the list shows newest first
+            self.chats.add(chat)
+        if added:
+            self._show(added[0])
 
     def ask_delete(self) -> bool:
         """Delete the shown chat after the user confirms (an empty one at once): a

@@ -143,3 +143,34 @@ def test_tab_leaves_the_composer_and_an_edited_first_question_retitles(
     chat.edit(0)
     send(qtbot, window, "What is the capital of Spain")
     assert talked.title == "Travel"  # a name the user gave stays
+
+
+def test_export_names_a_valid_file_and_writes_json_that_imports_back(
+        qtbot, window: MainWindow, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    chat = window.chat
+    send(qtbot, window, 'Why? "Really": a/b <c> | d*')
+    talked = chat.current
+    suggested: list[str] = []
+    target = tmp_path / "chat.json"
+
+    def save_as(_parent: object, _title: str, name: str, filters: str) -> tuple[str, str]:
+        suggested.append(name)
+        assert "JSON (*.json)" in filters
+        return str(target), "JSON (*.json)"
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
+    qtbot.mouseClick(chat.sidebar.export_button, Qt.MouseButton.LeftButton)
+    assert not any(c in suggested[0] for c in '<>:"/\\|?*')  # Windows refuses these
+    assert suggested[0].endswith(".md") and suggested[0].startswith("Why_")
+    store = window.context.chat_store
+    assert target.read_text(encoding="utf-8") == store.export_json([talked.store_id])
+
+    before = len(chat.chats.chats())
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(target), ""))
+    qtbot.mouseClick(chat.sidebar.import_button, Qt.MouseButton.LeftButton)
+    assert len(chat.chats.chats()) == before + 1 and chat.current is not talked
+    assert chat.current.title == talked.title
+    assert [t.content for t in chat.current.turns] == [t.content for t in talked.turns]
+    assert chat.notice.text() == "Imported 1 chat."
