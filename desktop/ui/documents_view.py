@@ -194,7 +194,7 @@ class DocumentsView(QWidget):
         for info in infos:
             item = QListWidgetItem(icon("documents"), info.name)
             item.setData(Qt.ItemDataRole.UserRole, info.name)
-            item.setToolTip(self.tr("%n document(s)", "", info.documents))
+            item.setToolTip(self._documents(info.documents))
             self.collection_list.addItem(item)
             if info.name == keep:
                 self.collection_list.setCurrentItem(item)
@@ -217,9 +217,10 @@ class DocumentsView(QWidget):
             self.summary.setText(self.tr("Create a collection, then add folders or files to "
                                          "ask questions about them in a chat."))
             return
+        # Plain text: the name is the user's. The separator is the language's own comma.
         self.summary.setText(
-            f"<b>{info.name}</b> — " + self.tr("%n document(s)", "", info.documents) + ", "
-            + self.tr("%n chunk(s)", "", info.chunks) + " · "
+            f"{info.name} — " + self._documents(info.documents) + self.tr(", ")
+            + self._chunks(info.chunks) + " · "
             + self.tr("embedding model: ") + str(info.embedding_model))
         self.roots.addItems(list(info.roots))
         for skipped in info.skipped:
@@ -230,6 +231,16 @@ class DocumentsView(QWidget):
         self.skipped.resizeColumnToContents(0)
 
     # ------------------------------------------------------------------ actions
+    def _documents(self, count: int) -> str:
+        """"1 document", "4 documents" (not "4 document(s)")."""
+        return self.tr("1 document") if count == 1 else \
+            self.tr("%1 documents").replace("%1", str(count))
+
+    def _chunks(self, count: int) -> str:
+        """"1 chunk", "4 chunks"."""
+        return self.tr("1 chunk") if count == 1 else \
+            self.tr("%1 chunks").replace("%1", str(count))
+
     def new_collection_dialog(self) -> NewCollectionDialog:
         """The New collection dialog, offering this machine's embedding models."""
         choices = embedding_choices(self._context)

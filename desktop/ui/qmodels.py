@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor
 
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
-from desktop.chat.conversation import Conversation
+from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.filebytes import format_bytes
 from desktop.ui.core_text import kind_text, tier_text, verdict_text
 from desktop.ui.rich_text import literal_tooltip
@@ -103,6 +103,13 @@ class CatalogTableModel(QAbstractTableModel):
             return row
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(row, column)
+        return self._decoration(row, column, role)
+
+    def _decoration(self, row: CatalogRow, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            # One baseline for every cell: a Chinese name (a fallback font, other metrics)
+            # otherwise sat higher than the columns beside it.
+            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and column == 5:
             return QColor(FIT_COLOURS.get(row.fit, "#888888"))
         if role == Qt.ItemDataRole.ToolTipRole and column == 0:
@@ -139,8 +146,10 @@ class ConversationListModel(QAbstractListModel):
             return None
         chat = self._chats[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
+            # The default title is the core's English words: shown in the window's language.
+            title = self.tr("New chat") if chat.title == DEFAULT_TITLE else chat.title
             # First, not last: a long title was cut off with the marker in it.
-            return f"⌀ {chat.title}" if chat.ephemeral else chat.title
+            return f"⌀ {title}" if chat.ephemeral else title
         if role == Qt.ItemDataRole.EditRole:
             return chat.title  # renaming edits the title, not the marker
         if role == ROW_ROLE:

@@ -174,3 +174,45 @@ def test_export_names_a_valid_file_and_writes_json_that_imports_back(
     assert chat.current.title == talked.title
     assert [t.content for t in chat.current.turns] == [t.content for t in talked.turns]
     assert chat.notice.text() == "Imported 1 chat."
+
+
+def test_the_chinese_window_titles_buttons_dialogs_and_commas_in_chinese(
+        qtbot, qapp, context, tiny_chat, tmp_path) -> None:
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from desktop.ui.look import install_translator
+
+    translator = install_translator(qapp, "zh_CN")
+    assert translator is not None
+    try:
+        win = MainWindow(context)
+        qtbot.addWidget(win)
+        chat = win.chat
+        assert chat.chats.index(chat.chats.row_of(chat.current), 0).data() == "新对话"
+        settings = win.open_settings()
+        box = settings.findChild(QDialogButtonBox)
+        texts = {b.text().replace("&", "") for b in box.buttons()}
+        assert not texts & {"Save", "Cancel"}, texts  # Qt's own words, from qtbase_zh_CN
+        settings.reject()
+        # What Qt's file dialogs say ("Look in:", "Directory:", "Choose").
+        for context_name, words in (("QFileDialog", "Look in:"), ("QFileDialog", "Directory:"),
+                                    ("QFileDialog", "&Choose")):
+            assert QCoreApplication.translate(context_name, words) != words
+        assert win.documents.tr(", ") == "，"  # "4 个文档，4 个片段", not an ASCII comma
+    finally:
+        qapp.removeTranslator(translator)
+    assert QCoreApplication.translate("QFileDialog", "Look in:") == "Look in:"  # all gone
+
+
+def test_the_documents_summary_uses_the_languages_comma_and_plurals(qtbot, window) -> None:
+    view = window.documents
+    assert view._documents(1) == "1 document" and view._documents(4) == "4 documents"
+    assert view._chunks(4) == "4 chunks"
+
+
+def test_every_models_cell_sits_on_one_line_height(window) -> None:
+    model = window.models.table_model
+    for column in range(model.columnCount()):
+        alignment = model.index(0, column).data(Qt.ItemDataRole.TextAlignmentRole)
+        assert alignment is not None and Qt.AlignmentFlag(alignment) & Qt.AlignmentFlag.AlignVCenter
