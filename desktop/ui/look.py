@@ -66,4 +66,4 @@ class _WithQt(QTranslator):
                   n: int = -1) -> str:
         """Our translation of ``source``, else Qt's (else '': Qt keeps the source)."""
         found = super().translate(context, source, disambiguation, n)
-        return found or self._qt.translate(context, source, disambiguation, n)
+        return found or self._qt.translate(context, source, disambiguation, n) or ""
