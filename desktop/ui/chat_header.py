@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,6 +24,16 @@ from desktop.ui.error_text import error_text
 from desktop.ui.presets import PresetStore
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.text_fit import FitLabel
+
+
+class ShrinkingCombo(QComboBox):
+    """A drop-down as wide as its longest item when there is room, narrower (elided) when
+    the window is: its contents never set the window's minimum width."""
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for a few characters."""
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), 120), hint.height())
 
 
 class ChatHeader(QWidget):
@@ -49,7 +59,12 @@ class ChatHeader(QWidget):
         self.model_box.setAccessibleName(self.tr("Model for this chat"))
         self.model_box.setPlaceholderText(self.tr("Choose a model…"))
         self.model_box.currentIndexChanged.connect(self._model_chosen)
-        self.collection_box = QComboBox()
+        self.collection_box = ShrinkingCombo()
+        # As wide as its longest name: a fixed width showed "Docs: Company" for "Docs:
+        # Company handbook".
+        self.collection_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.collection_box.setMaximumWidth(360)  # and no wider: the window must fit
         self.collection_box.setAccessibleName(self.tr("Documents that ground the answers"))
         self.collection_box.currentIndexChanged.connect(self._collection_chosen)
         self._collections_known = False  # until set_collections: cannot tell one is gone

@@ -92,8 +92,13 @@ class ChatSidebar(QWidget):
         self.import_button.clicked.connect(self._ask_import)
         buttons.addWidget(self.delete_button)
         buttons.addWidget(self.export_button)
-        buttons.addWidget(self.import_button)
-        for widget in (self.new_button, self.search, self.chat_list):
+        # Import sits beside New chat (both add chats): three buttons in one row made the
+        # list, and so the window, wider.
+        top = QHBoxLayout()
+        top.addWidget(self.new_button, 1)
+        top.addWidget(self.import_button)
+        layout.addLayout(top)
+        for widget in (self.search, self.chat_list):
             layout.addWidget(widget)
         layout.addLayout(buttons)
 

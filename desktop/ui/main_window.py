@@ -200,6 +200,8 @@ class MainWindow(QMainWindow):
         self.memory_status.setText(self.tr("Memory: ") + format_bytes(rss, memory=True))
         offline = bool(self.context.settings.offline)
         self.offline_status.setText(self.tr("● Offline") if offline else self.tr("● Online"))
+        # The dot in colour (it was drawn in the text's black): amber offline, green online.
+        self.offline_status.setStyleSheet(f"color: {'#c98a12' if offline else '#2e9d57'};")
         self.offline_status.setToolTip(
             self.tr("No network connection will be made") if offline
             else self.tr("Downloads may connect to the model hub"))

@@ -41,7 +41,7 @@ from desktop.ui.model_listing import (
     list_models,
     remote_rows,
 )
-from desktop.ui.qmodels import CatalogTableModel, human_size
+from desktop.ui.qmodels import CatalogTableModel, FitDelegate, human_size
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
@@ -82,6 +82,7 @@ class ModelsView(QWidget):
         layout.addWidget(self.hardware_label)
         self.table = QTableView()
         self.table.setModel(self.table_model)
+        self.table.setItemDelegateForColumn(5, FitDelegate(self.table))
         self.table.setAccessibleName(self.tr("Model catalog"))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

@@ -16,7 +16,8 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
@@ -35,6 +36,18 @@ FIT_COLOURS = {
     str(Verdict.CPU): "#c98a12",
     str(Verdict.NO): "#c8453b",
 }
+
+
+class FitDelegate(QStyledItemDelegate):
+    """Draws the Fit badge in its colour on a selected row too (selected text is drawn
+    in the selection's colour otherwise, and the badge turned black)."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: AnyIndex) -> None:
+        """Qt's options, with the badge's colour kept for the selected state."""
+        super().initStyleOption(option, index)
+        colour = index.data(Qt.ItemDataRole.ForegroundRole)
+        if isinstance(colour, QColor):
+            option.palette.setColor(QPalette.ColorRole.HighlightedText, colour)
 
 
 def human_size(value: int | None) -> str:

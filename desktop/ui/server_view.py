@@ -268,6 +268,7 @@ class ServerView(QWidget):
         running = self.running
         self.toggle.setText(self.tr("Stop server") if running else self.tr("Start server"))
         self.status.setText(self.tr("● Running") if running else self.tr("Stopped"))
+        self.status.setStyleSheet("color: #2e9d57;" if running else "")  # a green dot
         url = self._context.server.url if "server" in self._context.__dict__ else \
             f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
         self.address.setText(url)

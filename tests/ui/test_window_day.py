@@ -216,3 +216,50 @@ def test_every_models_cell_sits_on_one_line_height(window) -> None:
     for column in range(model.columnCount()):
         alignment = model.index(0, column).data(Qt.ItemDataRole.TextAlignmentRole)
         assert alignment is not None and Qt.AlignmentFlag(alignment) & Qt.AlignmentFlag.AlignVCenter
+
+
+def _colours(image, rect) -> set[tuple[int, int, int]]:
+    return {(c.red(), c.green(), c.blue()) for c in
+            (image.pixelColor(x, y) for y in range(rect.top(), rect.bottom())
+             for x in range(rect.left(), min(rect.right(), image.width())))}
+
+
+def _coloured(rgb: tuple[int, int, int]) -> bool:
+    return max(rgb) - min(rgb) > 60  # not black, grey or white: a hue
+
+
+def test_the_fit_badge_and_status_dots_keep_their_colour(qtbot, window: MainWindow) -> None:
+    from tests.ui.conftest import wait_listed
+
+    wait_listed(qtbot, window)
+    window.show_page("models")
+    table = window.models.table
+    table.selectRow(0)
+    qtbot.waitUntil(lambda: window.models.selected() is not None, timeout=2000)
+    rect = table.visualRect(window.models.table_model.index(0, 5))
+    image = table.viewport().grab().toImage()
+    assert any(_coloured(rgb) for rgb in _colours(image, rect))  # selected, still coloured
+    label = window.offline_status
+    image = label.grab().toImage()
+    assert any(_coloured(rgb) for rgb in _colours(image, image.rect()))
+
+
+def test_a_long_collection_name_is_not_clipped(qtbot, window: MainWindow) -> None:
+    box = window.chat.collection_box
+    window.chat.set_collections(["Docs: Company handbook and travel policy"])
+    index = box.findData("Docs: Company handbook and travel policy")
+    assert index >= 0
+    box.setCurrentIndex(index)
+    need = box.fontMetrics().horizontalAdvance(box.itemText(index))
+    assert box.sizeHint().width() > need
+
+
+def test_markdown_table_borders_show_on_the_light_bubble() -> None:
+    from PySide6.QtGui import QColor
+
+    from desktop.ui.markdown_render import PALETTES
+    from tests.ui.test_theme_contrast import _contrast
+
+    bubble = {"light": QColor("#ffffff"), "dark": QColor("#23262d")}
+    for theme, palette in PALETTES.items():
+        assert _contrast(QColor(palette.rule), bubble[theme]) >= 2.5, theme
