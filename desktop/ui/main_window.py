@@ -106,6 +106,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self._build_status()
         self.models.models_changed.connect(self._offer_models)
+        # Said at once (not at the next tick): the first answer waits for its model's load.
+        self.chat.composer.send_requested.connect(self.refresh_status)
+        self.chat.generation_finished.connect(self._answered)
         self.models.use_in_chat.connect(self.use_in_new_chat)
         self.documents.collections_changed.connect(self._offer_collections)
         self._offer_collections()
@@ -186,6 +189,9 @@ class MainWindow(QMainWindow):
             self.say("  ".join(shown))
         self.refresh_status()
 
+    def _answered(self, _turn: object) -> None:
+        self.refresh_status()  # "Loading …" gives way to the model now loaded
+
     def say(self, message: str) -> None:
         """Show ``message`` in the status bar, elided to its width (whole in the tooltip)."""
         self.message.setText(message)
@@ -194,8 +200,13 @@ class MainWindow(QMainWindow):
         """Loaded model, this process's memory, and whether the app is offline."""
         # Until the warm-up has built the scheduler, no model can be loaded.
         loaded = self.context.scheduler.loaded() if built(self.context, "scheduler") else []
-        self.model_status.setText(
-            self.tr("Model: ") + loaded[0].model_id if loaded else self.tr("No model loaded"))
+        asked = self.chat.current.model if self.chat.current is not None else ""
+        if loaded:
+            self.model_status.setText(self.tr("Model: ") + loaded[0].model_id)
+        elif self.chat.is_generating and asked:  # the first answer waits for the load
+            self.model_status.setText(self.tr("Loading %1…").replace("%1", asked))
+        else:
+            self.model_status.setText(self.tr("No model loaded"))
         rss = psutil.Process().memory_info().rss
         self.memory_status.setText(self.tr("Memory: ") + format_bytes(rss, memory=True))
         offline = bool(self.context.settings.offline)

@@ -37,42 +37,42 @@
 <context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="49"/>
+        <location filename="../../desktop/ui/qmodels.py" line="62"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="50"/>
+        <location filename="../../desktop/ui/qmodels.py" line="63"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="51"/>
+        <location filename="../../desktop/ui/qmodels.py" line="64"/>
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="52"/>
+        <location filename="../../desktop/ui/qmodels.py" line="65"/>
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="53"/>
+        <location filename="../../desktop/ui/qmodels.py" line="66"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="54"/>
+        <location filename="../../desktop/ui/qmodels.py" line="67"/>
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="55"/>
+        <location filename="../../desktop/ui/qmodels.py" line="68"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="120"/>
+        <location filename="../../desktop/ui/qmodels.py" line="136"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -80,122 +80,122 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="49"/>
+        <location filename="../../desktop/ui/chat_header.py" line="59"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="50"/>
+        <location filename="../../desktop/ui/chat_header.py" line="60"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="53"/>
+        <location filename="../../desktop/ui/chat_header.py" line="68"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="185"/>
+        <location filename="../../desktop/ui/chat_header.py" line="200"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="59"/>
+        <location filename="../../desktop/ui/chat_header.py" line="74"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="60"/>
+        <location filename="../../desktop/ui/chat_header.py" line="75"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="62"/>
+        <location filename="../../desktop/ui/chat_header.py" line="77"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="63"/>
+        <location filename="../../desktop/ui/chat_header.py" line="78"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="64"/>
+        <location filename="../../desktop/ui/chat_header.py" line="79"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="66"/>
+        <location filename="../../desktop/ui/chat_header.py" line="81"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="67"/>
+        <location filename="../../desktop/ui/chat_header.py" line="82"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="69"/>
+        <location filename="../../desktop/ui/chat_header.py" line="84"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="80"/>
+        <location filename="../../desktop/ui/chat_header.py" line="95"/>
         <source>Ephemeral chat: nothing of it is saved to disk; it is gone when EdgeDesk closes.</source>
         <translation>临时对话：不会保存到磁盘，关闭 EdgeDesk 后即消失。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="92"/>
+        <location filename="../../desktop/ui/chat_header.py" line="107"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="93"/>
+        <location filename="../../desktop/ui/chat_header.py" line="108"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="96"/>
+        <location filename="../../desktop/ui/chat_header.py" line="111"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="97"/>
+        <location filename="../../desktop/ui/chat_header.py" line="112"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="99"/>
+        <location filename="../../desktop/ui/chat_header.py" line="114"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="101"/>
+        <location filename="../../desktop/ui/chat_header.py" line="116"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="164"/>
+        <location filename="../../desktop/ui/chat_header.py" line="179"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="166"/>
+        <location filename="../../desktop/ui/chat_header.py" line="181"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="187"/>
+        <location filename="../../desktop/ui/chat_header.py" line="202"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="282"/>
+        <location filename="../../desktop/ui/chat_header.py" line="297"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="283"/>
+        <location filename="../../desktop/ui/chat_header.py" line="298"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -283,27 +283,27 @@
         <translation>从 JSON 导出文件导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="152"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="157"/>
         <source>The chat was not exported: %1</source>
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="156"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="161"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="170"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="175"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="179"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="184"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="180"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -312,12 +312,12 @@
         <translation type="vanished">将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="139"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="144"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="133"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="138"/>
         <source>Nothing to export: this chat has no messages yet.</source>
         <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
@@ -471,7 +471,7 @@
 <context>
     <name>ConversationListModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="147"/>
+        <location filename="../../desktop/ui/qmodels.py" line="163"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
@@ -1474,72 +1474,77 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="142"/>
+        <location filename="../../desktop/ui/main_window.py" line="145"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="143"/>
+        <location filename="../../desktop/ui/main_window.py" line="146"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="144"/>
+        <location filename="../../desktop/ui/main_window.py" line="147"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="145"/>
+        <location filename="../../desktop/ui/main_window.py" line="148"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="153"/>
+        <location filename="../../desktop/ui/main_window.py" line="156"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="198"/>
+        <location filename="../../desktop/ui/main_window.py" line="205"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="198"/>
+        <location filename="../../desktop/ui/main_window.py" line="207"/>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="209"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="200"/>
+        <location filename="../../desktop/ui/main_window.py" line="211"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="202"/>
+        <location filename="../../desktop/ui/main_window.py" line="213"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="202"/>
+        <location filename="../../desktop/ui/main_window.py" line="213"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="204"/>
+        <location filename="../../desktop/ui/main_window.py" line="217"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="205"/>
+        <location filename="../../desktop/ui/main_window.py" line="218"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="291"/>
+        <location filename="../../desktop/ui/main_window.py" line="304"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="344"/>
+        <location filename="../../desktop/ui/main_window.py" line="357"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -1617,178 +1622,178 @@
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="85"/>
+        <location filename="../../desktop/ui/models_view.py" line="86"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="115"/>
+        <location filename="../../desktop/ui/models_view.py" line="116"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="116"/>
+        <location filename="../../desktop/ui/models_view.py" line="117"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="118"/>
+        <location filename="../../desktop/ui/models_view.py" line="119"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="119"/>
+        <location filename="../../desktop/ui/models_view.py" line="120"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="121"/>
+        <location filename="../../desktop/ui/models_view.py" line="122"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="123"/>
+        <location filename="../../desktop/ui/models_view.py" line="124"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="125"/>
+        <location filename="../../desktop/ui/models_view.py" line="126"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="126"/>
+        <location filename="../../desktop/ui/models_view.py" line="127"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="128"/>
+        <location filename="../../desktop/ui/models_view.py" line="129"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="129"/>
+        <location filename="../../desktop/ui/models_view.py" line="130"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="130"/>
+        <location filename="../../desktop/ui/models_view.py" line="131"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="133"/>
+        <location filename="../../desktop/ui/models_view.py" line="134"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="135"/>
+        <location filename="../../desktop/ui/models_view.py" line="136"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="136"/>
+        <location filename="../../desktop/ui/models_view.py" line="137"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="140"/>
+        <location filename="../../desktop/ui/models_view.py" line="141"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="141"/>
+        <location filename="../../desktop/ui/models_view.py" line="142"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="146"/>
+        <location filename="../../desktop/ui/models_view.py" line="147"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="212"/>
+        <location filename="../../desktop/ui/models_view.py" line="213"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="241"/>
+        <location filename="../../desktop/ui/models_view.py" line="242"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="260"/>
-        <location filename="../../desktop/ui/models_view.py" line="264"/>
+        <location filename="../../desktop/ui/models_view.py" line="261"/>
+        <location filename="../../desktop/ui/models_view.py" line="265"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="272"/>
+        <location filename="../../desktop/ui/models_view.py" line="273"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="293"/>
+        <location filename="../../desktop/ui/models_view.py" line="294"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="294"/>
+        <location filename="../../desktop/ui/models_view.py" line="295"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="305"/>
+        <location filename="../../desktop/ui/models_view.py" line="306"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="312"/>
+        <location filename="../../desktop/ui/models_view.py" line="313"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="330"/>
+        <location filename="../../desktop/ui/models_view.py" line="331"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="333"/>
+        <location filename="../../desktop/ui/models_view.py" line="334"/>
         <source>%1 is an embedding model: it cannot chat. Documents → New collection uses it to index files.</source>
         <translation>%1 是嵌入模型，不能用于对话。请在“文档 → 新建文档集”中用它为文件建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="335"/>
+        <location filename="../../desktop/ui/models_view.py" line="336"/>
         <source>%1 cannot chat.</source>
         <translation>%1 不能用于对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="349"/>
+        <location filename="../../desktop/ui/models_view.py" line="350"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="360"/>
+        <location filename="../../desktop/ui/models_view.py" line="361"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="361"/>
+        <location filename="../../desktop/ui/models_view.py" line="362"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="378"/>
+        <location filename="../../desktop/ui/models_view.py" line="379"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="398"/>
+        <location filename="../../desktop/ui/models_view.py" line="399"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="399"/>
+        <location filename="../../desktop/ui/models_view.py" line="400"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
@@ -1835,7 +1840,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="422"/>
+        <location filename="../../desktop/ui/models_view.py" line="423"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -1971,7 +1976,7 @@
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="334"/>
+        <location filename="../../desktop/ui/server_view.py" line="335"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
@@ -2079,17 +2084,17 @@
         <translation type="vanished">密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="351"/>
+        <location filename="../../desktop/ui/server_view.py" line="352"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="352"/>
+        <location filename="../../desktop/ui/server_view.py" line="353"/>
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="370"/>
+        <location filename="../../desktop/ui/server_view.py" line="371"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>

@@ -263,3 +263,13 @@ def test_markdown_table_borders_show_on_the_light_bubble() -> None:
     bubble = {"light": QColor("#ffffff"), "dark": QColor("#23262d")}
     for theme, palette in PALETTES.items():
         assert _contrast(QColor(palette.rule), bubble[theme]) >= 2.5, theme
+
+
+def test_the_first_send_says_the_model_is_loading(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    chat.current.max_tokens = 8
+    chat.input.setPlainText("hello")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        qtbot.mouseClick(chat.send_button, Qt.MouseButton.LeftButton)
+        assert window.model_status.text() == "Loading tiny-chat…"
+    assert window.model_status.text() == "Model: tiny-chat"
