@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -35,6 +36,7 @@ from desktop.ui.embedding_download import Download, EmbeddingDownload
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.new_collection import NewCollectionDialog, embedding_choices
+from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import DownloadWorker, IndexWorker, WorkerPool
@@ -187,8 +189,11 @@ class DocumentsView(QWidget):
             self._fail(error_text(exc))
             infos = []
         self._infos = {info.name: info for info in infos}
-        self.model_label.setText(self.tr("New collections are embedded with ")
-                                 + self.embedding_model)
+        if self.isVisible():
+            self._say_model()
+        else:  # shown on the screen's first showing; no model lookups while the window opens
+            self.model_label.setText(self.tr("New collections are embedded with ")
+                                     + self.embedding_model)
         self.collection_list.blockSignals(True)
         self.collection_list.clear()
         for info in infos:
@@ -231,6 +236,27 @@ class DocumentsView(QWidget):
         self.skipped.resizeColumnToContents(0)
 
     # ------------------------------------------------------------------ actions
+    def showEvent(self, event: QShowEvent) -> None:
+        """Name the embedding model a new collection would get now (models may have come
+        or gone since the screen was last shown)."""
+        self._say_model()
+        super().showEvent(event)
+
+    def _say_model(self) -> None:
+        """The model the New collection dialog preselects: one on disk if there is one
+        (the settings' default was named even when it was not downloaded)."""
+        choices = embedding_choices(self._context)
+        first = choices[0] if choices else None
+        if first is not None and first.installed:
+            text = self.tr("New collections are embedded with ") + first.ref
+        elif first is not None:
+            text = (self.tr("No embedding model is on this device yet: a new collection "
+                            "downloads %1 (%2) first.")
+                    .replace("%1", first.ref).replace("%2", human_size(first.size_bytes)))
+        else:
+            text = self.tr("No embedding model is available: import one on the Models screen.")
+        self.model_label.setText(text)
+
     def _documents(self, count: int) -> str:
         """"1 document", "4 documents" (not "4 document(s)")."""
         return self.tr("1 document") if count == 1 else \

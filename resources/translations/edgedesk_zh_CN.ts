@@ -659,147 +659,158 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="68"/>
+        <location filename="../../desktop/ui/documents_view.py" line="70"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="81"/>
+        <location filename="../../desktop/ui/documents_view.py" line="83"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="85"/>
+        <location filename="../../desktop/ui/documents_view.py" line="87"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="86"/>
+        <location filename="../../desktop/ui/documents_view.py" line="88"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="89"/>
+        <location filename="../../desktop/ui/documents_view.py" line="91"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="91"/>
+        <location filename="../../desktop/ui/documents_view.py" line="93"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="111"/>
+        <location filename="../../desktop/ui/documents_view.py" line="113"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="113"/>
+        <location filename="../../desktop/ui/documents_view.py" line="115"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="114"/>
+        <location filename="../../desktop/ui/documents_view.py" line="116"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="116"/>
+        <location filename="../../desktop/ui/documents_view.py" line="118"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="118"/>
+        <location filename="../../desktop/ui/documents_view.py" line="120"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="134"/>
+        <location filename="../../desktop/ui/documents_view.py" line="136"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="136"/>
+        <location filename="../../desktop/ui/documents_view.py" line="138"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="137"/>
+        <location filename="../../desktop/ui/documents_view.py" line="139"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="137"/>
+        <location filename="../../desktop/ui/documents_view.py" line="139"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="140"/>
+        <location filename="../../desktop/ui/documents_view.py" line="142"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="141"/>
+        <location filename="../../desktop/ui/documents_view.py" line="143"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="143"/>
+        <location filename="../../desktop/ui/documents_view.py" line="145"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="144"/>
+        <location filename="../../desktop/ui/documents_view.py" line="146"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="146"/>
+        <location filename="../../desktop/ui/documents_view.py" line="148"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="148"/>
+        <location filename="../../desktop/ui/documents_view.py" line="150"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="155"/>
+        <location filename="../../desktop/ui/documents_view.py" line="157"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="157"/>
+        <location filename="../../desktop/ui/documents_view.py" line="159"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="190"/>
+        <location filename="../../desktop/ui/documents_view.py" line="195"/>
+        <location filename="../../desktop/ui/documents_view.py" line="251"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="222"/>
+        <location filename="../../desktop/ui/documents_view.py" line="227"/>
         <source>, </source>
         <translation>，</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="236"/>
+        <location filename="../../desktop/ui/documents_view.py" line="253"/>
+        <source>No embedding model is on this device yet: a new collection downloads %1 (%2) first.</source>
+        <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="257"/>
+        <source>No embedding model is available: import one on the Models screen.</source>
+        <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="262"/>
         <source>1 document</source>
         <translation>1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="237"/>
+        <location filename="../../desktop/ui/documents_view.py" line="263"/>
         <source>%1 documents</source>
         <translation>%1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="241"/>
+        <location filename="../../desktop/ui/documents_view.py" line="267"/>
         <source>1 chunk</source>
         <translation>1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="242"/>
+        <location filename="../../desktop/ui/documents_view.py" line="268"/>
         <source>%1 chunks</source>
         <translation>%1 个片段</translation>
     </message>
@@ -810,7 +821,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="217"/>
+        <location filename="../../desktop/ui/documents_view.py" line="222"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
@@ -821,7 +832,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="224"/>
+        <location filename="../../desktop/ui/documents_view.py" line="229"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
@@ -834,28 +845,28 @@
         <translation type="vanished">文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="260"/>
-        <location filename="../../desktop/ui/documents_view.py" line="268"/>
+        <location filename="../../desktop/ui/documents_view.py" line="286"/>
+        <location filename="../../desktop/ui/documents_view.py" line="294"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="277"/>
+        <location filename="../../desktop/ui/documents_view.py" line="303"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="278"/>
+        <location filename="../../desktop/ui/documents_view.py" line="304"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="297"/>
+        <location filename="../../desktop/ui/documents_view.py" line="323"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="298"/>
+        <location filename="../../desktop/ui/documents_view.py" line="324"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
@@ -880,62 +891,62 @@
         <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="343"/>
+        <location filename="../../desktop/ui/documents_view.py" line="369"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="354"/>
+        <location filename="../../desktop/ui/documents_view.py" line="380"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="363"/>
+        <location filename="../../desktop/ui/documents_view.py" line="389"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="368"/>
+        <location filename="../../desktop/ui/documents_view.py" line="394"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="377"/>
+        <location filename="../../desktop/ui/documents_view.py" line="403"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="378"/>
+        <location filename="../../desktop/ui/documents_view.py" line="404"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="379"/>
+        <location filename="../../desktop/ui/documents_view.py" line="405"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="380"/>
+        <location filename="../../desktop/ui/documents_view.py" line="406"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="381"/>
+        <location filename="../../desktop/ui/documents_view.py" line="407"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="383"/>
+        <location filename="../../desktop/ui/documents_view.py" line="409"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>

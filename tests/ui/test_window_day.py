@@ -273,3 +273,15 @@ def test_the_first_send_says_the_model_is_loading(qtbot, window: MainWindow) -> 
         qtbot.mouseClick(chat.send_button, Qt.MouseButton.LeftButton)
         assert window.model_status.text() == "Loading tiny-chat…"
     assert window.model_status.text() == "Model: tiny-chat"
+
+
+def test_the_documents_header_names_a_model_that_is_here(qtbot, window: MainWindow,
+                                                         tiny_embed) -> None:
+    window.show_page("documents")
+    label = window.documents.model_label.text()
+    assert "No embedding model is on this device yet" in label  # not "embedded with bge…"
+    assert "bge-small-en-v1.5" in label  # what a new collection would download
+    imported = window.models.import_file(tiny_embed)
+    window.show_page("chat")
+    window.show_page("documents")
+    assert window.documents.model_label.text() == f"New collections are embedded with {imported}"
