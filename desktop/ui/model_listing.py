@@ -53,14 +53,16 @@ def downloaded_elsewhere(context: AppContext) -> list[CatalogRow]:
         if model.catalog_id is not None or not model.paths:
             continue
         try:
-            kind = context.resolver(model.id).kind  # reads the GGUF header
+            spec = context.resolver(model.id)  # reads the GGUF header
+            info = context.resolver.info(spec.path)
+            fit = str(context.resolver.fit(info).verdict)
         except EdgeDeskError:
             continue  # files gone or unreadable: 'edgedesk models list' explains
         rows.append(CatalogRow(
-            id=model.id, name=model.paths[0].name, family="other", kind=kind,
+            id=model.id, name=model.paths[0].name, family="other", kind=spec.kind,
             tier="hub" if model.source == "hub" else "local",
             repo=model.repo or str(model.paths[0].parent),
-            recommended_quant=model.quant, size_bytes=model.size, fit="—",
+            recommended_quant=model.quant or info.file_type, size_bytes=model.size, fit=fit,
             installed=model.files))
     return rows
 

@@ -45,3 +45,17 @@ def test_an_import_from_the_window_is_listed_and_answers_after_a_restart(
     turn = send(qtbot, again, "Hello")
     assert turn.error is None and turn.content
     again.close()
+
+
+def test_an_imported_model_lists_its_quant_and_fit_after_a_restart(
+        qtbot, edgedesk_home: Path, tiny_chat: Path) -> None:
+    first = _open(qtbot)
+    model_id = first.models.import_file(tiny_chat)
+    fresh = first.models.table_model.row_at(0)
+    first.close()
+    again = _open(qtbot)
+    row = again.models.table_model.row_at(0)
+    assert row.id == model_id and row.tier == "local"
+    assert (row.recommended_quant, row.fit) == (fresh.recommended_quant, fresh.fit)
+    assert row.fit != "—"
+    again.close()
