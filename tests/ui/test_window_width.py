@@ -68,3 +68,61 @@ def test_long_texts_in_every_status_place_leave_the_window_resizable(qtbot, edge
     assert win.model_status.toolTip() == text
     first.reject()
     win.close()
+
+
+# The same, on a real X11 desktop with a window manager (which is where a window grown
+# past the screen could no longer be made smaller): a child process, on Qt's xcb platform.
+SCRIPT = """
+import json, sys
+from PySide6.QtWidgets import QApplication
+import desktop.ui
+from desktop.app import build_context
+from desktop.config import NoPolicy
+from desktop.ui.main_window import MainWindow
+from tests.ui.test_window_width import LONG_EN, LONG_ZH, _places
+app = QApplication([])
+win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
+win.show()
+win.models.when_listed(lambda: None)
+while not win.models.is_listed:
+    app.processEvents()
+places, first = _places(win)
+for text in (LONG_EN, LONG_ZH):
+    for say in places:
+        say(text)
+app.processEvents()
+screen = win.screen().availableGeometry().width()
+win.showMaximized()
+for _ in range(50):
+    app.processEvents()
+maximized = win.frameGeometry().width()
+win.showNormal()
+win.resize(900, 600)
+for _ in range(50):
+    app.processEvents()
+print(json.dumps({"screen": screen, "maximized": maximized, "normal": win.width(),
+                  "minimum": win.minimumSizeHint().width()}))
+win.close()
+"""
+
+
+def test_on_a_real_desktop_the_window_fits_the_screen_after_long_texts(
+        tmp_path, edgedesk_home) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from tests.ui.test_tray_session import MISSING, _x_session
+
+    if MISSING:
+        pytest.skip(f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)")
+    with _x_session(tmp_path) as env:
+        done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                              check=False,
+                              timeout=120, env={**env, "QT_QPA_PLATFORM": "xcb",
+                                                "EDGEDESK_HOME": str(edgedesk_home)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    sizes = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sizes["minimum"] <= SMALLEST
+    assert sizes["maximized"] <= sizes["screen"]  # 1280 px: Xvfb's screen in the session
+    assert sizes["normal"] == SMALLEST  # it can still be made smaller
