@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     _save(window, "documents.png", app, out)
     window.show_page("server")
     _save(window, "server.png", app, out)
-    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware.describe(),
+    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware,
                            window)
     setup.show()
     _save(setup, "first-run.png", app, out)
