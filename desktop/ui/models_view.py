@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -80,6 +81,7 @@ class ModelsView(QWidget):
         self.hardware_label.setObjectName("Muted")
         layout.addWidget(title)
         layout.addWidget(self.hardware_label)
+        layout.addWidget(self._build_filter())
         self.table = QTableView()
         self.table.setModel(self.table_model)
         self.table.setItemDelegateForColumn(5, FitDelegate(self.table))
@@ -110,6 +112,15 @@ class ModelsView(QWidget):
         layout.addWidget(self.hub_search)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.refresh()
+
+    def _build_filter(self) -> QLineEdit:
+        # Filters the rows shown here (the Hub search below looks online).
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText(self.tr("Filter these models (name, kind, quant)"))
+        self.filter.setAccessibleName(self.tr("Filter the model list"))
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._apply_filter)
+        return self.filter
 
     def _build_buttons(self, layout: QVBoxLayout) -> QHBoxLayout:
         buttons = QHBoxLayout()
@@ -220,12 +231,22 @@ class ModelsView(QWidget):
         rows += self.downloads.hub_rows({row.id for row in rows}, listing.unfinished)
         rows += self._remote or []
         self.table_model.set_rows(rows)
+        self._apply_filter()
         self._selection_changed()
         self.models_changed.emit()
         if self.is_listed:
             self.listed.emit()
         if self._remote is None and self._listed is not None:
             self._ask_remotes()
+
+    def _apply_filter(self) -> None:
+        """Hide the rows none of whose shown cells (or id) hold every word typed."""
+        words = self.filter.text().casefold().split()
+        model = self.table_model
+        for number in range(model.rowCount()):
+            cells = [str(model.index(number, c).data() or "") for c in range(model.columnCount())]
+            text = " ".join([*cells, model.row_at(number).id]).casefold()
+            self.table.setRowHidden(number, not all(word in text for word in words))
 
     def _ask_remotes(self) -> None:
         """List the remote engines' models on a worker (a network call per remote)."""

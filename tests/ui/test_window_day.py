@@ -285,3 +285,24 @@ def test_the_documents_header_names_a_model_that_is_here(qtbot, window: MainWind
     window.show_page("chat")
     window.show_page("documents")
     assert window.documents.model_label.text() == f"New collections are embedded with {imported}"
+
+
+def test_the_local_catalog_can_be_filtered(qtbot, window: MainWindow) -> None:
+    from tests.ui.conftest import wait_listed
+
+    wait_listed(qtbot, window)
+    view = window.models
+    model = view.table_model
+    shown = lambda: [model.row_at(n).id for n in range(model.rowCount())  # noqa: E731
+                     if not view.table.isRowHidden(n)]
+    everything = shown()
+    qtbot.keyClicks(view.filter, "bge embedding")
+    assert shown() and all(ref.startswith("bge") for ref in shown())
+    assert "bge-reranker-v2-m3" not in shown()  # a reranker, not an embedding model
+    view.filter.clear()
+    assert shown() == everything
+    qtbot.keyClicks(view.filter, "tiny")
+    assert shown() == ["tiny-chat"]
+    view.refresh()  # a new listing keeps the filter
+    qtbot.waitUntil(lambda: view.is_listed, timeout=20_000)
+    assert shown() == ["tiny-chat"]
