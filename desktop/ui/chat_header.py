@@ -33,7 +33,7 @@ class ShrinkingCombo(QComboBox):
     def minimumSizeHint(self) -> QSize:
         """Room for a few characters."""
         hint = super().minimumSizeHint()
-        return QSize(min(hint.width(), 120), hint.height())
+        return QSize(min(hint.width(), 100), hint.height())
 
 
 class ChatHeader(QWidget):

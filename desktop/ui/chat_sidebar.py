@@ -87,13 +87,14 @@ class ChatSidebar(QWidget):
         self.export_button = QPushButton(self.tr("Export…"))
         self.export_button.setAccessibleName(self.tr("Export chat as Markdown or JSON"))
         self.export_button.clicked.connect(self._export)
-        self.import_button = QPushButton(self.tr("Import…"))
+        # An icon beside New chat (both add chats): a worded button made the list wider.
+        self.import_button = QPushButton(icon("import"), "")
+        self.import_button.setToolTip(self.tr("Import chats from a JSON export…"))
         self.import_button.setAccessibleName(self.tr("Import chats from a JSON export"))
         self.import_button.clicked.connect(self._ask_import)
         buttons.addWidget(self.delete_button)
         buttons.addWidget(self.export_button)
-        # Import sits beside New chat (both add chats): three buttons in one row made the
-        # list, and so the window, wider.
+        # Three buttons in the bottom row made the list, and so the window, wider.
         top = QHBoxLayout()
         top.addWidget(self.new_button, 1)
         top.addWidget(self.import_button)

@@ -273,37 +273,41 @@
         <translation>将对话导出为 Markdown 或 JSON</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="90"/>
-        <source>Import…</source>
-        <translation>导入…</translation>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="92"/>
+        <source>Import chats from a JSON export…</source>
+        <translation>从 JSON 导出文件导入对话…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="91"/>
+        <source>Import…</source>
+        <translation type="vanished">导入…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="93"/>
         <source>Import chats from a JSON export</source>
         <translation>从 JSON 导出文件导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="157"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="158"/>
         <source>The chat was not exported: %1</source>
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="161"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="162"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="175"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="176"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="184"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="186"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -312,12 +316,12 @@
         <translation type="vanished">将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="144"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="145"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="138"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="139"/>
         <source>Nothing to export: this chat has no messages yet.</source>
         <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
@@ -1628,183 +1632,193 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="77"/>
+        <location filename="../../desktop/ui/models_view.py" line="78"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="86"/>
+        <location filename="../../desktop/ui/models_view.py" line="88"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="116"/>
+        <location filename="../../desktop/ui/models_view.py" line="119"/>
+        <source>Filter these models (name, kind, quant)</source>
+        <translation>筛选这些模型（名称、类型、量化）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="120"/>
+        <source>Filter the model list</source>
+        <translation>筛选模型列表</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="127"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="117"/>
+        <location filename="../../desktop/ui/models_view.py" line="128"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="119"/>
+        <location filename="../../desktop/ui/models_view.py" line="130"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="120"/>
+        <location filename="../../desktop/ui/models_view.py" line="131"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="122"/>
+        <location filename="../../desktop/ui/models_view.py" line="133"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="124"/>
+        <location filename="../../desktop/ui/models_view.py" line="135"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="126"/>
+        <location filename="../../desktop/ui/models_view.py" line="137"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="127"/>
+        <location filename="../../desktop/ui/models_view.py" line="138"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="129"/>
+        <location filename="../../desktop/ui/models_view.py" line="140"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="130"/>
+        <location filename="../../desktop/ui/models_view.py" line="141"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="131"/>
+        <location filename="../../desktop/ui/models_view.py" line="142"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="134"/>
+        <location filename="../../desktop/ui/models_view.py" line="145"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="136"/>
+        <location filename="../../desktop/ui/models_view.py" line="147"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="137"/>
+        <location filename="../../desktop/ui/models_view.py" line="148"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="141"/>
+        <location filename="../../desktop/ui/models_view.py" line="152"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="142"/>
+        <location filename="../../desktop/ui/models_view.py" line="153"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="147"/>
+        <location filename="../../desktop/ui/models_view.py" line="158"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="213"/>
+        <location filename="../../desktop/ui/models_view.py" line="224"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="242"/>
+        <location filename="../../desktop/ui/models_view.py" line="263"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="261"/>
-        <location filename="../../desktop/ui/models_view.py" line="265"/>
+        <location filename="../../desktop/ui/models_view.py" line="282"/>
+        <location filename="../../desktop/ui/models_view.py" line="286"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="273"/>
+        <location filename="../../desktop/ui/models_view.py" line="294"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="294"/>
+        <location filename="../../desktop/ui/models_view.py" line="315"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="295"/>
+        <location filename="../../desktop/ui/models_view.py" line="316"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="306"/>
+        <location filename="../../desktop/ui/models_view.py" line="327"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="313"/>
+        <location filename="../../desktop/ui/models_view.py" line="334"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="331"/>
+        <location filename="../../desktop/ui/models_view.py" line="352"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="334"/>
+        <location filename="../../desktop/ui/models_view.py" line="355"/>
         <source>%1 is an embedding model: it cannot chat. Documents → New collection uses it to index files.</source>
         <translation>%1 是嵌入模型，不能用于对话。请在“文档 → 新建文档集”中用它为文件建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="336"/>
+        <location filename="../../desktop/ui/models_view.py" line="357"/>
         <source>%1 cannot chat.</source>
         <translation>%1 不能用于对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="350"/>
+        <location filename="../../desktop/ui/models_view.py" line="371"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="361"/>
+        <location filename="../../desktop/ui/models_view.py" line="382"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="362"/>
+        <location filename="../../desktop/ui/models_view.py" line="383"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="379"/>
+        <location filename="../../desktop/ui/models_view.py" line="400"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="399"/>
+        <location filename="../../desktop/ui/models_view.py" line="420"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="400"/>
+        <location filename="../../desktop/ui/models_view.py" line="421"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
@@ -1851,7 +1865,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="423"/>
+        <location filename="../../desktop/ui/models_view.py" line="444"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>

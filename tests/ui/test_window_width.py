@@ -7,11 +7,14 @@ screen, and the window could no longer be made smaller.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from PySide6.QtWidgets import QApplication
 
 from desktop.app import build_context
 from desktop.config import NoPolicy
+from desktop.ui.look import apply_theme
 from desktop.ui.main_window import MainWindow
 from tests.ui.conftest import CAT_ID, wait_listed
 
@@ -22,7 +25,7 @@ LONG_EN = ("Cannot download glm-edge-1.5b: the connection to the model hub faile
            "while offline mode was off, and a very long explanation follows " * 3 + URL)
 LONG_ZH = ("无法下载模型：连接模型中心失败，请检查网络设置或切换到离线模式后重试。" * 6
            + "/home/用户/非常长的文件夹名称/" * 8)
-SMALLEST = 900  # the smallest window the layouts are made for
+SMALLEST = 925  # the narrowest the themed layouts were before issue 24 (913 px now)
 
 
 def _places(win: MainWindow):
@@ -37,13 +40,25 @@ def _places(win: MainWindow):
     return places, first
 
 
+@pytest.fixture(params=["light", "dark"])
+def themed(request, qapp) -> Iterator[str]:
+    """The app's style sheet, as users have it (padding makes widgets wider)."""
+    apply_theme(qapp, request.param)
+    yield request.param
+    qapp.setStyleSheet("")
+
+
 @pytest.mark.parametrize("text", [LONG_EN, LONG_ZH], ids=["english", "chinese"])
 def test_long_texts_in_every_status_place_leave_the_window_resizable(qtbot, edgedesk_home,
+                                                                     themed: str,
                                                                      text: str) -> None:
     win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
     qtbot.addWidget(win)
     win.show()
     wait_listed(qtbot, win)
+    # What the layouts need with no message shown: no text may add to it.
+    base = win.minimumSizeHint().width()
+    assert base <= SMALLEST, themed
     # The path the issue walked: offline, a catalog model, Download.
     with qtbot.waitSignal(win.models.error, timeout=5000):
         win.models.download(CAT_ID)
@@ -55,7 +70,7 @@ def test_long_texts_in_every_status_place_leave_the_window_resizable(qtbot, edge
         for say in places:
             say(text)
         QApplication.processEvents()
-        assert win.minimumSizeHint().width() <= SMALLEST, page
+        assert win.minimumSizeHint().width() <= base, page  # no text widened it
         assert win.minimumWidth() <= SMALLEST
         win.resize(SMALLEST, 600)
         QApplication.processEvents()
@@ -79,8 +94,10 @@ import desktop.ui
 from desktop.app import build_context
 from desktop.config import NoPolicy
 from desktop.ui.main_window import MainWindow
-from tests.ui.test_window_width import LONG_EN, LONG_ZH, _places
+from desktop.ui.look import apply_theme
+from tests.ui.test_window_width import LONG_EN, LONG_ZH, SMALLEST, _places
 app = QApplication([])
+apply_theme(app, "light")
 win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
 win.show()
 win.models.when_listed(lambda: None)
@@ -97,7 +114,7 @@ for _ in range(50):
     app.processEvents()
 maximized = win.frameGeometry().width()
 win.showNormal()
-win.resize(900, 600)
+win.resize(SMALLEST, 600)
 for _ in range(50):
     app.processEvents()
 print(json.dumps({"screen": screen, "maximized": maximized, "normal": win.width(),
