@@ -8,6 +8,7 @@ continues once it is installed.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -227,7 +228,7 @@ class DocumentsView(QWidget):
             f"{info.name} — " + self._documents(info.documents) + self.tr(", ")
             + self._chunks(info.chunks) + " · "
             + self.tr("embedding model: ") + str(info.embedding_model))
-        self.roots.addItems(list(info.roots))
+        self._list_sources(info)
         for skipped in info.skipped:
             item = QTreeWidgetItem([skipped.path, skipped.reason])
             item.setToolTip(0, literal_tooltip(skipped.path))
@@ -236,6 +237,23 @@ class DocumentsView(QWidget):
         self.skipped.resizeColumnToContents(0)
 
     # ------------------------------------------------------------------ actions
+    def _list_sources(self, info: CollectionInfo) -> None:
+        """Each folder or file added, and under a folder the files indexed from it (it
+        listed only the folder)."""
+        files = list(info.files)
+        for root in info.roots:
+            self.roots.addItem(root)
+            inside = [f for f in files if f.startswith(root.rstrip("/\\") + os.sep)]
+            for path in inside:
+                item = QListWidgetItem("    " + os.path.relpath(path, root))
+                item.setToolTip(literal_tooltip(path))
+                self.roots.addItem(item)
+            taken = set(inside)
+            files = [f for f in files if f not in taken]
+        more = info.documents - len(info.files)
+        if more > 0:
+            self.roots.addItem(self.tr("… and %1 more files").replace("%1", str(more)))
+
     def showEvent(self, event: QShowEvent) -> None:
         """Name the embedding model a new collection would get now (models may have come
         or gone since the screen was last shown)."""

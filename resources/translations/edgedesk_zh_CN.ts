@@ -663,158 +663,163 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="70"/>
+        <location filename="../../desktop/ui/documents_view.py" line="71"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="83"/>
+        <location filename="../../desktop/ui/documents_view.py" line="84"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="87"/>
+        <location filename="../../desktop/ui/documents_view.py" line="88"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="88"/>
+        <location filename="../../desktop/ui/documents_view.py" line="89"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="91"/>
+        <location filename="../../desktop/ui/documents_view.py" line="92"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="93"/>
+        <location filename="../../desktop/ui/documents_view.py" line="94"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="113"/>
+        <location filename="../../desktop/ui/documents_view.py" line="114"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="115"/>
+        <location filename="../../desktop/ui/documents_view.py" line="116"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="116"/>
+        <location filename="../../desktop/ui/documents_view.py" line="117"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="118"/>
+        <location filename="../../desktop/ui/documents_view.py" line="119"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="120"/>
+        <location filename="../../desktop/ui/documents_view.py" line="121"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="136"/>
+        <location filename="../../desktop/ui/documents_view.py" line="137"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="138"/>
+        <location filename="../../desktop/ui/documents_view.py" line="139"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="139"/>
+        <location filename="../../desktop/ui/documents_view.py" line="140"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="139"/>
+        <location filename="../../desktop/ui/documents_view.py" line="140"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="142"/>
+        <location filename="../../desktop/ui/documents_view.py" line="143"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="143"/>
+        <location filename="../../desktop/ui/documents_view.py" line="144"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="145"/>
+        <location filename="../../desktop/ui/documents_view.py" line="146"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="146"/>
+        <location filename="../../desktop/ui/documents_view.py" line="147"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="148"/>
+        <location filename="../../desktop/ui/documents_view.py" line="149"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="150"/>
+        <location filename="../../desktop/ui/documents_view.py" line="151"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="157"/>
+        <location filename="../../desktop/ui/documents_view.py" line="158"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="159"/>
+        <location filename="../../desktop/ui/documents_view.py" line="160"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="195"/>
-        <location filename="../../desktop/ui/documents_view.py" line="251"/>
+        <location filename="../../desktop/ui/documents_view.py" line="196"/>
+        <location filename="../../desktop/ui/documents_view.py" line="269"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="227"/>
+        <location filename="../../desktop/ui/documents_view.py" line="228"/>
         <source>, </source>
         <translation>，</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="253"/>
+        <location filename="../../desktop/ui/documents_view.py" line="255"/>
+        <source>… and %1 more files</source>
+        <translation>……另有 %1 个文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="271"/>
         <source>No embedding model is on this device yet: a new collection downloads %1 (%2) first.</source>
         <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="257"/>
+        <location filename="../../desktop/ui/documents_view.py" line="275"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="262"/>
+        <location filename="../../desktop/ui/documents_view.py" line="280"/>
         <source>1 document</source>
         <translation>1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="263"/>
+        <location filename="../../desktop/ui/documents_view.py" line="281"/>
         <source>%1 documents</source>
         <translation>%1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="267"/>
+        <location filename="../../desktop/ui/documents_view.py" line="285"/>
         <source>1 chunk</source>
         <translation>1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="268"/>
+        <location filename="../../desktop/ui/documents_view.py" line="286"/>
         <source>%1 chunks</source>
         <translation>%1 个片段</translation>
     </message>
@@ -825,7 +830,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="222"/>
+        <location filename="../../desktop/ui/documents_view.py" line="223"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
@@ -836,7 +841,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="229"/>
+        <location filename="../../desktop/ui/documents_view.py" line="230"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
@@ -849,28 +854,28 @@
         <translation type="vanished">文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="286"/>
-        <location filename="../../desktop/ui/documents_view.py" line="294"/>
+        <location filename="../../desktop/ui/documents_view.py" line="304"/>
+        <location filename="../../desktop/ui/documents_view.py" line="312"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="303"/>
+        <location filename="../../desktop/ui/documents_view.py" line="321"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="304"/>
+        <location filename="../../desktop/ui/documents_view.py" line="322"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="323"/>
+        <location filename="../../desktop/ui/documents_view.py" line="341"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="324"/>
+        <location filename="../../desktop/ui/documents_view.py" line="342"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
@@ -895,62 +900,62 @@
         <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="369"/>
+        <location filename="../../desktop/ui/documents_view.py" line="387"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="380"/>
+        <location filename="../../desktop/ui/documents_view.py" line="398"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="389"/>
+        <location filename="../../desktop/ui/documents_view.py" line="407"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="394"/>
+        <location filename="../../desktop/ui/documents_view.py" line="412"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="403"/>
+        <location filename="../../desktop/ui/documents_view.py" line="421"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="404"/>
+        <location filename="../../desktop/ui/documents_view.py" line="422"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="405"/>
+        <location filename="../../desktop/ui/documents_view.py" line="423"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="406"/>
+        <location filename="../../desktop/ui/documents_view.py" line="424"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="407"/>
+        <location filename="../../desktop/ui/documents_view.py" line="425"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="409"/>
+        <location filename="../../desktop/ui/documents_view.py" line="427"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>

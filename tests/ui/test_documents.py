@@ -111,3 +111,14 @@ def test_indexing_a_collection_a_terminal_is_indexing_waits_and_says_so(
         assert view.is_indexing
     qtbot.waitUntil(lambda: not view.is_indexing, timeout=60_000)
     assert "2 documents" in view.summary.text()
+
+
+def test_sources_list_the_files_indexed_under_each_folder(qtbot, window: MainWindow,
+                                                          folder: Path) -> None:
+    view = window.documents
+    with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
+        view.add("handbook", [folder])
+    shown = [view.roots.item(n).text() for n in range(view.roots.count())]
+    indexed = window.context.library.collections()[0].files
+    assert shown[0] == str(folder) and len(indexed) == 2
+    assert [s.strip() for s in shown[1:]] == [str(Path(f).relative_to(folder)) for f in indexed]
