@@ -213,6 +213,23 @@ class Transport:
                             event_hooks={"request": hooks or []})
 
 
+# What the resolver says when a host name cannot be looked up (Linux, macOS, Windows):
+# no network at all, or no DNS. Shown raw it read "[Errno -2] Name or service not known".
+_NAME_NOT_FOUND = ("Name or service not known", "nodename nor servname",
+                   "Temporary failure in name resolution", "getaddrinfo failed",
+                   "No address associated with hostname", "Name does not resolve")
+
+
+def cannot_resolve(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is a host name that could not be looked up."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if any(words in str(cause) for words in _NAME_NOT_FOUND):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def explain(exc: BaseException, host: str) -> str:
     """A transport failure in words a user (or their IT) can act on."""
     import ssl
@@ -231,6 +248,9 @@ def explain(exc: BaseException, host: str) -> str:
     if isinstance(exc, httpx.ProxyError) or ("407" in text and "proxy" in text.lower()):
         return (f"the proxy refused the connection to {host} ({text}); check the 'proxy' "
                 "setting (policy Proxy) or HTTPS_PROXY / NO_PROXY")
+    if cannot_resolve(exc):
+        return (f"cannot find {host}: this computer seems to have no network connection "
+                "(its name cannot be looked up)")
     if isinstance(exc, httpx.TimeoutException):
         return f"{host} did not answer in time"
     if isinstance(exc, httpx.ConnectError):

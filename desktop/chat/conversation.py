@@ -92,6 +92,12 @@ class Turn:
     tool_steps: list[ToolStep] = field(default_factory=list)
 
 
+def title_for(question: str) -> str:
+    """The title a chat gets from its first question ('' for a blank one)."""
+    line = " ".join(question.split())
+    return line[:40] + ("…" if len(line) > 40 else "") if line else ""
+
+
 @dataclass
 class Conversation:
     """A chat with its own model, system prompt and temperature."""
@@ -126,9 +132,15 @@ class Conversation:
         if self.title != DEFAULT_TITLE:
             return
         first = next((t.content for t in self.turns if t.role == "user"), "")
-        line = " ".join(first.split())
-        if line:
-            self.title = line[:40] + ("…" if len(line) > 40 else "")
+        if title_for(first):
+            self.title = title_for(first)
+
+    def titled_by(self, index: int) -> bool:
+        """Whether turn ``index`` is the first question and the title was made from it (so
+        an edit of that question should re-title the chat)."""
+        firsts = [n for n, t in enumerate(self.turns) if t.role == "user"]
+        return bool(firsts) and firsts[0] == index \
+            and self.title == title_for(self.turns[index].content)
 
     def truncate(self, index: int) -> None:
         """Drop turn ``index`` and everything after it (edit-and-resend, regenerate)."""

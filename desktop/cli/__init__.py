@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common_options()],
     )
     parser.add_argument("--version", action=VersionAction)
+    parser.add_argument("--open", metavar="FILE",
+                        help="open FILE in the window (a .gguf model is imported, a chat "
+                        "export is added); if EdgeDesk is already open, that window does it")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
     for module in _verb_modules():
         module.register(sub)

@@ -27,6 +27,7 @@ from desktop.retrieval.chunkstore import PARTIAL, ChunkStore
 from desktop.retrieval.embedder import Embedder, SchedulerEmbedder
 from desktop.retrieval.fsnames import fs_path, path_text, walk
 from desktop.retrieval.reports import (
+    FILES_LISTED,
     CollectionInfo,
     IndexProgress,
     IndexReport,
@@ -85,7 +86,11 @@ class Library:
             skipped = tuple(SkippedFile(p, r) for p, r in self.database.query(
                 "SELECT path, reason FROM skipped_files WHERE collection_id = ? ORDER BY path",
                 (cid,)))
-            infos.append(CollectionInfo(name, model, dim, roots, int(docs), int(chunks), skipped))
+            files = tuple(r[0] for r in self.database.query(
+                "SELECT path FROM documents WHERE collection_id = ? ORDER BY path LIMIT ?",
+                (cid, FILES_LISTED)))
+            infos.append(CollectionInfo(name, model, dim, roots, int(docs), int(chunks), skipped,
+                                        files))
         return infos
 
     def add(self, name: str, paths: Sequence[Path], model: str | None = None, *,

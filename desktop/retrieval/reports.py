@@ -43,6 +43,9 @@ class IndexReport:
     cancelled: bool = False
 
 
+FILES_LISTED = 500  # a collection of 100k files lists its first ones (``documents`` counts)
+
+
 @dataclass(frozen=True)
 class CollectionInfo:
     """A collection as the documents view lists it."""
@@ -54,6 +57,7 @@ class CollectionInfo:
     documents: int
     chunks: int
     skipped: tuple[SkippedFile, ...]
+    files: tuple[str, ...] = ()  # the indexed files, first FILES_LISTED by path
 
 
 ProgressFn = Callable[[IndexProgress], None]

@@ -24,6 +24,7 @@ def python_openai(url: str) -> str:
         "reply = client.chat.completions.create(\n"
         f'    model="{MODEL}",\n'
         '    messages=[{"role": "user", "content": "Hello"}],\n'
+        "    max_tokens=512,  # without a limit a model may write thousands of tokens\n"
         ")\nprint(reply.choices[0].message.content)\n"
     )
 

@@ -26,6 +26,7 @@ import psutil  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog  # noqa: E402
 
+from desktop.config import HOME_ENV, Paths  # noqa: E402
 from desktop.crash import report_crash  # noqa: E402
 from desktop.errors import EdgeDeskError  # noqa: E402
 from desktop.startup import context_for  # noqa: E402
@@ -33,6 +34,7 @@ from desktop.ui.error_text import error_text  # noqa: E402
 from desktop.ui.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
+from desktop.ui.single_instance import SingleInstance  # noqa: E402
 from desktop.ui.system_libraries import window_library_problem  # noqa: E402
 
 # Python runs signal handlers only between bytecodes; while Qt's C++ loop waits for
@@ -109,6 +111,26 @@ def _move_progress() -> Callable[[int, int], None]:
     return report
 
 
+def _one_instance(to_open: str | None) -> SingleInstance | None:
+    """This launch's claim on its config folder, or None when it handed over to the
+    window already open there (which shows itself and opens ``to_open``)."""
+    instance = SingleInstance(Paths.from_env().config_dir)
+    if instance.claim():
+        return instance
+    if to_open:
+        to_open = str(Path(to_open).expanduser().absolute())  # the other's cwd differs
+    if instance.hand_over(to_open):
+        sys.stderr.write("edgedesk: EdgeDesk is already open; its window was brought to "
+                         "the front\n")
+        sys.stderr.flush()
+        return None
+    if instance.claim():  # the other window closed while we asked
+        return instance
+    raise EdgeDeskError(
+        "another EdgeDesk window uses this data folder but does not answer; close it (or "
+        f"end its process), or set {HOME_ENV} to use another folder")
+
+
 def run_app(args: argparse.Namespace) -> int:
     """Open the EdgeDesk window; returns the process exit code once it closes."""
     if QApplication.instance() is None:
@@ -119,6 +141,10 @@ def run_app(args: argparse.Namespace) -> int:
             raise EdgeDeskError(problem)
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
+    to_open = getattr(args, "open", None)
+    instance = _one_instance(to_open)
+    if instance is None:
+        return 0  # the window already open over this data shows itself instead
     try:
         context = context_for(args, apply_moves=True, move_progress=_move_progress())
         # An encrypted database whose key is gone (or a policy refusal): said in a box.
@@ -131,10 +157,14 @@ def run_app(args: argparse.Namespace) -> int:
     translator = install_translator(app, context.settings.language)
     apply_theme(app, context.settings.theme)
     window = MainWindow(context)
+    instance.setParent(window)
+    instance.requested.connect(window.bring_to_front)
     # Hidden to the tray is not closed: the app quits from the tray menu or a signal.
     app.setQuitOnLastWindowClosed(window.tray is None)
     window.show()
     window.models.when_listed(window.maybe_first_run)  # rows are read on a worker
+    if to_open:
+        window.bring_to_front(to_open)
     _install_signal_handlers(app, window)
     previous_hook = _install_crash_net(app)
     collector = GuiThreadCollector(app)
@@ -147,6 +177,7 @@ def run_app(args: argparse.Namespace) -> int:
         code = app.exec()
         window.shutdown()
     finally:
+        instance.release()
         collector.stop()
         sys.excepthook = previous_hook
     del translator

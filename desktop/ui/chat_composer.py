@@ -27,6 +27,9 @@ class Composer(QWidget):
         self.input.setPlaceholderText(self.tr("Message the model — Ctrl+Enter to send"))
         self.input.setAccessibleName(self.tr("Message"))
         self.input.setFixedHeight(84)
+        # Tab moves on to Send and the other controls, as keyboard users expect; a tab
+        # character is rarely wanted in a chat message.
+        self.input.setTabChangesFocus(True)
         self.send_button = QPushButton(icon("send"), self.tr("Send"))
         self.send_button.setObjectName("Primary")
         self.send_button.setAccessibleName(self.tr("Send message"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,6 +23,17 @@ from desktop.errors import EdgeDeskError
 from desktop.ui.error_text import error_text
 from desktop.ui.presets import PresetStore
 from desktop.ui.rich_text import literal_tooltip
+from desktop.ui.text_fit import FitLabel
+
+
+class ShrinkingCombo(QComboBox):
+    """A drop-down as wide as its longest item when there is room, narrower (elided) when
+    the window is: its contents never set the window's minimum width."""
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for a few characters."""
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), 100), hint.height())
 
 
 class ChatHeader(QWidget):
@@ -48,7 +59,12 @@ class ChatHeader(QWidget):
         self.model_box.setAccessibleName(self.tr("Model for this chat"))
         self.model_box.setPlaceholderText(self.tr("Choose a model…"))
         self.model_box.currentIndexChanged.connect(self._model_chosen)
-        self.collection_box = QComboBox()
+        self.collection_box = ShrinkingCombo()
+        # As wide as its longest name: a fixed width showed "Docs: Company" for "Docs:
+        # Company handbook".
+        self.collection_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.collection_box.setMaximumWidth(360)  # and no wider: the window must fit
         self.collection_box.setAccessibleName(self.tr("Documents that ground the answers"))
         self.collection_box.currentIndexChanged.connect(self._collection_chosen)
         self._collections_known = False  # until set_collections: cannot tell one is gone
@@ -75,6 +91,12 @@ class ChatHeader(QWidget):
         row.addWidget(self.think)
         layout.addLayout(row)
         layout.addLayout(self._build_prompt_row())
+        # Said in words above the transcript: the list's marker alone went unnoticed.
+        self.ephemeral_banner = FitLabel(self.tr("Ephemeral chat: nothing of it is saved to "
+                                                 "disk; it is gone when EdgeDesk closes."))
+        self.ephemeral_banner.setObjectName("Banner")
+        self.ephemeral_banner.setVisible(False)
+        layout.addWidget(self.ephemeral_banner)
         self._fill_collections([])
         self._say_missing("")
         self.reload_presets()
@@ -110,6 +132,7 @@ class ChatHeader(QWidget):
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.setChecked(chat.ephemeral)
         self.ephemeral.setEnabled(chat.store_id is None)  # saved chats cannot change store
+        self.ephemeral_banner.setVisible(chat.ephemeral)
         missing = self._drop_missing(chat)
         self.collection_box.setCurrentIndex(max(0, self.collection_box.findData(
             chat.collection)))
@@ -220,6 +243,7 @@ class ChatHeader(QWidget):
         chat = self._current()
         if chat is not None:
             chat.ephemeral = on
+            self.ephemeral_banner.setVisible(on)
             self.ephemeral_toggled.emit(chat)
 
     # ------------------------------------------------------------------ presets

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from desktop.chat.conversation import Conversation
 from desktop.ui.look import icon
 from desktop.ui.qmodels import human_size
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import DownloadWorker
 
 if TYPE_CHECKING:
@@ -34,10 +35,8 @@ class ChatNotice(QWidget):
         self._context: AppContext | None = None
         self._download: Download | None = None  # set by ``offer_downloads``
         self._offer: tuple[Conversation, str] | None = None  # a chat, the model it lacks
-        self.notice = QLabel()
+        self.notice = FitLabel()  # plain text: it may quote names from user data
         self.notice.setObjectName("Muted")
-        self.notice.setWordWrap(True)
-        self.notice.setTextFormat(Qt.TextFormat.PlainText)  # may quote names from user data
         self.notice.setVisible(False)
         self.download_button = QPushButton(icon("import"), self.tr("Download"))
         self.download_button.setAccessibleName(self.tr("Download the embedding model"))

@@ -1,8 +1,9 @@
 """The chat list beside the transcript: new, search (titles and message text), rename in
-place, delete and export."""
+place, delete, export (Markdown or JSON) and import."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
@@ -16,12 +17,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.chat.conversation import Conversation
+from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.chat.persistence import ChatSaver
+from desktop.errors import EdgeDeskError
+from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
 
 SEARCH_DELAY_MS = 200  # search once typing pauses, not on every keystroke
+# Characters no file name may hold on Windows (and "/" nowhere), and control characters.
+_NOT_IN_NAMES = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
+
+
+def file_name(title: str) -> str:
+    """``title`` as a file name any system accepts ("chat" when nothing is left)."""
+    name = _NOT_IN_NAMES.sub("_", title).strip().rstrip(". ")
+    return name[:80] or "chat"
 
 
 class ChatSidebar(QWidget):
@@ -31,6 +42,7 @@ class ChatSidebar(QWidget):
     new_requested = Signal()
     delete_requested = Signal()
     notice = Signal(str)  # a sentence for the user (e.g. why nothing was exported)
+    imported = Signal(object)  # the list of Conversations an import added
 
     def __init__(self, chats: ConversationListModel, saver: ChatSaver | None,
                  current: Callable[[], Conversation | None],
@@ -73,11 +85,21 @@ class ChatSidebar(QWidget):
         self.delete_button.setAccessibleName(self.tr("Delete chat"))
         self.delete_button.clicked.connect(self.delete_requested)
         self.export_button = QPushButton(self.tr("Export…"))
-        self.export_button.setAccessibleName(self.tr("Export chat as Markdown"))
+        self.export_button.setAccessibleName(self.tr("Export chat as Markdown or JSON"))
         self.export_button.clicked.connect(self._export)
+        # An icon beside New chat (both add chats): a worded button made the list wider.
+        self.import_button = QPushButton(icon("import"), "")
+        self.import_button.setToolTip(self.tr("Import chats from a JSON export…"))
+        self.import_button.setAccessibleName(self.tr("Import chats from a JSON export"))
+        self.import_button.clicked.connect(self._ask_import)
         buttons.addWidget(self.delete_button)
         buttons.addWidget(self.export_button)
-        for widget in (self.new_button, self.search, self.chat_list):
+        # Three buttons in the bottom row made the list, and so the window, wider.
+        top = QHBoxLayout()
+        top.addWidget(self.new_button, 1)
+        top.addWidget(self.import_button)
+        layout.addLayout(top)
+        for widget in (self.search, self.chat_list):
             layout.addWidget(widget)
         layout.addLayout(buttons)
 
@@ -116,11 +138,50 @@ class ChatSidebar(QWidget):
             # An empty file would look like a failed export; say why there is none.
             self.notice.emit(self.tr("Nothing to export: this chat has no messages yet."))
             return
-        text = self.export_markdown()
-        if text is None:
+        if chat.store_id is None or self._saver is None:
             return
-        name, _ = QFileDialog.getSaveFileName(self, self.tr("Export chat"),
-                                              f"{chat.title}.md", "Markdown (*.md)")
-        if name:
+        markdown, json_files = "Markdown (*.md)", "JSON (*.json)"
+        name, chosen = QFileDialog.getSaveFileName(
+            self, self.tr("Export chat"), f"{file_name(chat.title)}.md",
+            f"{markdown};;{json_files}")
+        if not name:
+            return
+        as_json = chosen == json_files or name.lower().endswith(".json")
+        store = self._saver.store
+        # Exactly what `edgedesk chats export` writes (JSON: what `chats import` reads).
+        text = (store.export_json([chat.store_id]) if as_json
+                else store.export_markdown([chat.store_id]))
+        try:
             with open(name, "w", encoding="utf-8") as out:
                 out.write(text)
+        except OSError as exc:
+            self.notice.emit(self.tr("The chat was not exported: %1")
+                             .replace("%1", exc.strerror or str(exc)))
+
+    def _ask_import(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, self.tr("Import chats"), "",
+                                              "JSON (*.json)")
+        if name:
+            self.import_file(name)
+
+    def import_file(self, name: str) -> list[Conversation]:
+        """Add the chats of a JSON export (all of them or none) to the list; returns them."""
+        if self._saver is None:
+            return []
+        try:
+            with open(name, encoding="utf-8") as source:
+                text = source.read()
+            added = self._saver.store.import_json(text)
+        except (OSError, UnicodeDecodeError) as exc:
+            self.notice.emit(self.tr("The file could not be read: %1").replace("%1", str(exc)))
+            return []
+        except EdgeDeskError as exc:
+            self.notice.emit(error_text(exc))
+            return []
+        chats = [Conversation(model=c.model or "", title=c.title or DEFAULT_TITLE,
+                              ephemeral=c.ephemeral, collection=c.collection or "",
+                              think=c.think, store_id=c.id, loaded=False) for c in added]
+        self.imported.emit(chats)
+        self.notice.emit(self.tr("Imported %1 chats.").replace("%1", str(len(chats)))
+                         if len(chats) != 1 else self.tr("Imported 1 chat."))
+        return chats

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
-from desktop.chat.conversation import Conversation
+from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
@@ -77,8 +77,9 @@ class ChatView(QWidget):
         self.sidebar = ChatSidebar(self.chats, self._saver, lambda: self.current)
         self.sidebar.chosen.connect(self._select_row)
         self.sidebar.new_requested.connect(self.new_chat)
-        self.sidebar.delete_requested.connect(self.delete_current)
+        self.sidebar.delete_requested.connect(self.ask_delete)
         self.sidebar.notice.connect(self._notify)
+        self.sidebar.imported.connect(self._show_imported)
         # Shortcuts to the sidebar's parts, for the window and tests.
         self.new_button, self.search = self.sidebar.new_button, self.sidebar.search
         self.chat_list, self._filter = self.sidebar.chat_list, self.sidebar.filter
@@ -195,6 +196,30 @@ class ChatView(QWidget):
         except EdgeDeskError as exc:
             self._notify(error_text(exc))
 
+    def _show_imported(self, chats: object) -> None:
+        added = [c for c in chats if isinstance(c, Conversation)] \
+            if isinstance(chats, list) else []
+        for chat in reversed(added):  # the list shows newest first
+            self.chats.add(chat)
+        if added:
+            self._show(added[0])
+
+    def ask_delete(self) -> bool:
+        """Delete the shown chat after the user confirms (an empty one at once): a
+        deleted chat cannot be brought back. True if it was deleted."""
+        chat = self.current
+        if chat is None:
+            return False
+        if chat.turns or chat.store_id is not None:
+            answer = QMessageBox.question(
+                self, self.tr("Delete chat"),
+                self.tr("Delete “%1” and all its messages? This cannot be undone.")
+                .replace("%1", chat.title))
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+        self.delete_current()
+        return True
+
     def delete_current(self) -> None:
         """Delete the shown chat (stopping its answer first) and show another."""
         chat = self.current
@@ -257,11 +282,19 @@ class ChatView(QWidget):
             self._notify(self.tr("Choose a model for this chat first (Models → Import or "
                                  "download one)."))
             return
+        # An edited first question re-titles a chat titled from it (not a renamed one).
+        retitle = self._editing is not None and chat.titled_by(self._editing)
+        title = chat.title
+        if retitle:
+            chat.title = DEFAULT_TITLE  # the core titles it from the new question
         try:
             pending = self.core.ask(chat, text, replace=self._editing)
         except EdgeDeskError as exc:
+            chat.title = title
             self._notify(error_text(exc))
             return
+        if retitle and chat.title != title and self._saver is not None:
+            self._saver.rename(chat)
         self._cancel_edit()
         self.chats.refresh(chat)
         self.input.clear()

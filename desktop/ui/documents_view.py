@@ -8,12 +8,14 @@ continues once it is installed.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -35,7 +37,9 @@ from desktop.ui.embedding_download import Download, EmbeddingDownload
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.new_collection import NewCollectionDialog, embedding_choices
+from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import DownloadWorker, IndexWorker, WorkerPool
 
 if TYPE_CHECKING:
@@ -66,7 +70,7 @@ class DocumentsView(QWidget):
         layout.setContentsMargins(16, 12, 16, 12)
         title = QLabel(self.tr("Documents"))
         title.setObjectName("Title")
-        self.model_label = QLabel()
+        self.model_label = FitLabel()
         self.model_label.setObjectName("Muted")
         layout.addWidget(title)
         layout.addWidget(self.model_label)
@@ -79,9 +83,8 @@ class DocumentsView(QWidget):
         self.progress = QProgressBar()
         self.progress.setAccessibleName(self.tr("Indexing progress"))
         self.progress.setVisible(False)
-        self.status = QLabel()
+        self.status = FitLabel()
         self.status.setObjectName("Muted")
-        self.status.setWordWrap(True)
         self.cancel_button = QPushButton(icon("stop"), self.tr("Cancel"))
         self.cancel_button.setAccessibleName(self.tr("Cancel indexing"))
         self.cancel_button.clicked.connect(self.cancel)
@@ -128,8 +131,7 @@ class DocumentsView(QWidget):
         panel = QWidget()
         column = QVBoxLayout(panel)
         column.setContentsMargins(8, 0, 0, 0)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
+        self.summary = FitLabel()
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.roots = QListWidget()
         self.roots.setAccessibleName(self.tr("Folders and files in this collection"))
@@ -188,14 +190,17 @@ class DocumentsView(QWidget):
             self._fail(error_text(exc))
             infos = []
         self._infos = {info.name: info for info in infos}
-        self.model_label.setText(self.tr("New collections are embedded with ")
-                                 + self.embedding_model)
+        if self.isVisible():
+            self._say_model()
+        else:  # shown on the screen's first showing; no model lookups while the window opens
+            self.model_label.setText(self.tr("New collections are embedded with ")
+                                     + self.embedding_model)
         self.collection_list.blockSignals(True)
         self.collection_list.clear()
         for info in infos:
             item = QListWidgetItem(icon("documents"), info.name)
             item.setData(Qt.ItemDataRole.UserRole, info.name)
-            item.setToolTip(self.tr("%n document(s)", "", info.documents))
+            item.setToolTip(self._documents(info.documents))
             self.collection_list.addItem(item)
             if info.name == keep:
                 self.collection_list.setCurrentItem(item)
@@ -218,11 +223,12 @@ class DocumentsView(QWidget):
             self.summary.setText(self.tr("Create a collection, then add folders or files to "
                                          "ask questions about them in a chat."))
             return
+        # Plain text: the name is the user's. The separator is the language's own comma.
         self.summary.setText(
-            f"<b>{info.name}</b> — " + self.tr("%n document(s)", "", info.documents) + ", "
-            + self.tr("%n chunk(s)", "", info.chunks) + " · "
+            f"{info.name} — " + self._documents(info.documents) + self.tr(", ")
+            + self._chunks(info.chunks) + " · "
             + self.tr("embedding model: ") + str(info.embedding_model))
-        self.roots.addItems(list(info.roots))
+        self._list_sources(info)
         for skipped in info.skipped:
             item = QTreeWidgetItem([skipped.path, skipped.reason])
             item.setToolTip(0, literal_tooltip(skipped.path))
@@ -231,10 +237,61 @@ class DocumentsView(QWidget):
         self.skipped.resizeColumnToContents(0)
 
     # ------------------------------------------------------------------ actions
+    def _list_sources(self, info: CollectionInfo) -> None:
+        """Each folder or file added, and under a folder the files indexed from it (it
+        listed only the folder)."""
+        files = list(info.files)
+        for root in info.roots:
+            self.roots.addItem(root)
+            inside = [f for f in files if f.startswith(root.rstrip("/\\") + os.sep)]
+            for path in inside:
+                item = QListWidgetItem("    " + os.path.relpath(path, root))
+                item.setToolTip(literal_tooltip(path))
+                self.roots.addItem(item)
+            taken = set(inside)
+            files = [f for f in files if f not in taken]
+        more = info.documents - len(info.files)
+        if more > 0:
+            self.roots.addItem(self.tr("… and %1 more files").replace("%1", str(more)))
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Name the embedding model a new collection would get now (models may have come
+        or gone since the screen was last shown)."""
+        self._say_model()
+        super().showEvent(event)
+
+    def _say_model(self) -> None:
+        """The model the New collection dialog preselects: one on disk if there is one
+        (the settings' default was named even when it was not downloaded)."""
+        choices = embedding_choices(self._context)
+        first = choices[0] if choices else None
+        if first is not None and first.installed:
+            text = self.tr("New collections are embedded with ") + first.ref
+        elif first is not None:
+            text = (self.tr("No embedding model is on this device yet: a new collection "
+                            "downloads %1 (%2) first.")
+                    .replace("%1", first.ref).replace("%2", human_size(first.size_bytes)))
+        else:
+            text = self.tr("No embedding model is available: import one on the Models screen.")
+        self.model_label.setText(text)
+
+    def _documents(self, count: int) -> str:
+        """"1 document", "4 documents" (not "4 document(s)")."""
+        return self.tr("1 document") if count == 1 else \
+            self.tr("%1 documents").replace("%1", str(count))
+
+    def _chunks(self, count: int) -> str:
+        """"1 chunk", "4 chunks"."""
+        return self.tr("1 chunk") if count == 1 else \
+            self.tr("%1 chunks").replace("%1", str(count))
+
     def new_collection_dialog(self) -> NewCollectionDialog:
         """The New collection dialog, offering this machine's embedding models."""
-        dialog = NewCollectionDialog(embedding_choices(self._context), self)
-        dialog.select(self.embedding_model)
+        choices = embedding_choices(self._context)
+        dialog = NewCollectionDialog(choices, self)
+        # The settings' model when it is here (else the first that is: see the choices).
+        if any(c.ref == self.embedding_model and c.installed for c in choices):
+            dialog.select(self.embedding_model)
         return dialog
 
     def _ask_new(self) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.ui.error_text import error_text
 from desktop.ui.qmodels import human_size
 from desktop.ui.workers import DownloadWorker
 
@@ -82,9 +83,14 @@ class EmbeddingDownload(QObject):
         if self._offer is None or self._download is None:
             return None
         model = self._offer[0]
+        try:  # said here: the Models screen, which also says it, is not in view
+            self._context.net.ensure_online(f"download {model}", download=True)
+        except EdgeDeskError as exc:
+            self._fail(error_text(exc))
+            return None
         worker = self._download(model)
         if worker is None:
-            return None  # offline, blocked…: the Models screen said why (error signal)
+            return None  # blocked by policy…: the Models screen said why (error signal)
         self._downloading = model
         self._button.setEnabled(False)
         worker.progress.connect(self._on_progress)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -28,7 +29,7 @@ from desktop.catalog.listing import CatalogRow
 from desktop.ui.core_text import machine_summary, verdict_text
 from desktop.ui.models_view import ModelsView
 from desktop.ui.qmodels import human_size
-from desktop.ui.text_fit import TextFitDialog
+from desktop.ui.text_fit import FitLabel, TextFitDialog
 
 STATE_FILE = "first_run.json"
 # On a GPU the best GLM that fits is worth it up to about this size; on a CPU a small
@@ -100,10 +101,17 @@ class FirstRunDialog(TextFitDialog):
         self.progress.setAccessibleName(self.tr("Download progress"))
         self.progress.setVisible(False)
         layout.addWidget(self.progress)
-        self.status = QLabel()
+        self.status = FitLabel()
         self.status.setObjectName("Muted")
-        self.status.setWordWrap(True)
         layout.addWidget(self.status)
+        layout.addLayout(self._build_buttons())
+        models.error.connect(self._on_error)
+        models.imported.connect(self._on_imported)
+        self._errors: list[str] = []  # said here and in the Models bar: gone with the dialog
+        self.finished.connect(self._forget_errors)
+        self._describe()
+
+    def _build_buttons(self) -> QHBoxLayout:
         buttons = QHBoxLayout()
         self.skip_button = QPushButton(self.tr("Skip"))
         self.skip_button.setAccessibleName(self.tr("Skip setup (choose a model later)"))
@@ -112,12 +120,30 @@ class FirstRunDialog(TextFitDialog):
         self.start_button.setObjectName("Primary")
         self.start_button.setAccessibleName(self.tr("Download the recommended model"))
         self.start_button.clicked.connect(self.start)
+        self.import_button = QPushButton(self.tr("Import a file I have…"))
+        self.import_button.setAccessibleName(self.tr("Import a GGUF model file from this computer"))
+        self.import_button.clicked.connect(self.ask_import)
+        buttons.addWidget(self.import_button)
         buttons.addStretch(1)
         buttons.addWidget(self.skip_button)
         buttons.addWidget(self.start_button)
-        layout.addLayout(buttons)
-        models.error.connect(self._on_error)
-        self._describe()
+        return buttons
+
+    def ask_import(self) -> None:
+        """Pick a GGUF already on this computer; it is imported and chosen for the chat."""
+        name, _ = QFileDialog.getOpenFileName(self, self.tr("Import a GGUF model"), "",
+                                              self.tr("GGUF models (*.gguf)"))
+        if name:
+            self.say(self.status, self.tr("Importing ") + Path(name).name + "…")
+            self._models.import_later(Path(name))
+
+    def _on_imported(self, ref: str) -> None:
+        settle(self._data_dir, "installed", ref)
+        self._models.when_listed(lambda: self._ready(ref))
+
+    def _forget_errors(self) -> None:
+        for message in self._errors:
+            self._models.forget_error(message)
 
     def _describe(self) -> None:
         row = self.recommended
@@ -181,5 +207,6 @@ class FirstRunDialog(TextFitDialog):
         self._on_error(message)
 
     def _on_error(self, message: str) -> None:
+        self._errors.append(message)
         self.say(self.status, message)
         self.start_button.setEnabled(self.recommended is not None)

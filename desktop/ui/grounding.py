@@ -86,4 +86,8 @@ class CitationRow(QWidget):
             elif not is_local_file(path):
                 self.unavailable.emit(self.tr(
                     "The cited file is not on this computer any more: %1").replace("%1", path))
+            else:  # the desktop has no program for it (it only logged a line)
+                self.unavailable.emit(self.tr(
+                    "No program on this computer opens this file; open it yourself: %1")
+                    .replace("%1", path))
         return handler

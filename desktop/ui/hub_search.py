@@ -7,7 +7,6 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QTreeWidget,
@@ -21,6 +20,7 @@ from desktop.errors import EdgeDeskError
 from desktop.ui.error_text import error_text
 from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 SEARCH_LIMIT = 10
@@ -52,8 +52,13 @@ class HubSearch(QWidget):
         self.get_button = QPushButton(self.tr("Download quant"))
         self.get_button.setAccessibleName(self.tr("Download the selected quant"))
         self.get_button.clicked.connect(self._download_selected)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.setAccessibleName(self.tr("Cancel the Hub search"))
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setVisible(False)
         row.addWidget(self.query, 1)
         row.addWidget(self.search_button)
+        row.addWidget(self.cancel_button)
         row.addWidget(self.get_button)
         layout.addLayout(row)
         self.results = QTreeWidget()
@@ -63,9 +68,8 @@ class HubSearch(QWidget):
         self.results.setMaximumHeight(170)
         self.results.setVisible(False)
         self.results.itemDoubleClicked.connect(lambda *_: self._download_selected())
-        self.status = QLabel()
+        self.status = FitLabel()
         self.status.setObjectName("Muted")
-        self.status.setWordWrap(True)
         layout.addWidget(self.results)
         layout.addWidget(self.status)
 
@@ -87,11 +91,29 @@ class HubSearch(QWidget):
         worker.done.connect(self._on_done)
         self._worker = worker
         self.search_button.setEnabled(False)
+        self.cancel_button.setVisible(True)
         self.status.setText(self.tr("Searching…"))
         self._pool.start(worker)
         return worker
 
+    def cancel(self) -> None:
+        """Give up on the running search: the screen is free at once, and what it
+        finds later is dropped (a request cannot be cut off mid-way, only ignored)."""
+        if self._worker is None:
+            return
+        self._worker = None
+        self.search_button.setEnabled(True)
+        self.cancel_button.setVisible(False)
+        self.status.setText(self.tr("Search cancelled."))
+
+    def _current(self) -> bool:
+        """Whether the worker that just reported is the running search (not cancelled)."""
+        worker = self.sender()
+        return worker is not None and worker is self._worker
+
     def _on_result(self, _query: str, hits: object) -> None:
+        if not self._current():
+            return
         self.results.clear()
         found = list(hits) if isinstance(hits, list) else []
         for hit in found:
@@ -118,11 +140,20 @@ class HubSearch(QWidget):
             self.status.setText(self.tr("Choose a quant under a repository first."))
 
     def _on_failed(self, _query: str, message: str) -> None:
-        self._fail(message)
+        if self._current():
+            self._fail(message)
 
     def _on_done(self) -> None:
+        if not self._current():
+            return
         self._worker = None
         self.search_button.setEnabled(True)
+        self.cancel_button.setVisible(False)
+
+    def clear_status(self) -> None:
+        """Forget the last search's message (what it was about is over)."""
+        if self._worker is None:
+            self.status.setText("")
 
     def _fail(self, message: str) -> None:
         self.status.setText(message)

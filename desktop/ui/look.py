@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QLocale, Qt, QTranslator
+from PySide6.QtCore import QLibraryInfo, QLocale, QObject, Qt, QTranslator
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication
 
@@ -29,7 +29,9 @@ def apply_theme(app: QApplication, theme: str) -> str:
     """Load the light or dark style sheet onto ``app``; returns the one applied."""
     chosen = resolve_theme(theme)
     sheet = RESOURCES / "styles" / f"{chosen}.qss"
-    app.setStyleSheet(sheet.read_text(encoding="utf-8") if sheet.exists() else "")
+    text = sheet.read_text(encoding="utf-8") if sheet.exists() else ""
+    # Images the sheets draw (spin box arrows) live in resources/, wherever that is.
+    app.setStyleSheet(text.replace("%RES%", RESOURCES.as_posix()))
     return chosen
 
 
@@ -40,9 +42,28 @@ def install_translator(app: QApplication, language: str) -> QTranslator | None:
     """
     if language == "en":
         return None
-    translator = QTranslator(app)
+    # Qt's own words (file dialogs' "Look in", standard Save/Cancel buttons) come from
+    # the qtbase translations PySide6 ships; ours fall back to them.
+    qt = QTranslator(app)
+    qt.load(QLocale(language), "qtbase", "_",
+            QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))
+    translator = _WithQt(qt, app)
     folder = str(RESOURCES / "translations")
     if not translator.load(QLocale(language), "edgedesk", "_", folder):
         return None
     app.installTranslator(translator)
     return translator
+
+
+class _WithQt(QTranslator):
+    """EdgeDesk's translations, then Qt's: one translator, so removing it removes both."""
+
+    def __init__(self, qt: QTranslator, parent: QObject) -> None:
+        super().__init__(parent)
+        self._qt = qt
+
+    def translate(self, context: str, source: str, disambiguation: str | None = None,
+                  n: int = -1) -> str:
+        """Our translation of ``source``, else Qt's (else '': Qt keeps the source)."""
+        found = super().translate(context, source, disambiguation, n)
+        return found or self._qt.translate(context, source, disambiguation, n) or ""

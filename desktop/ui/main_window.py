@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
@@ -13,7 +14,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QButtonGroup,
     QHBoxLayout,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QStackedWidget,
@@ -39,6 +39,7 @@ from desktop.ui.models_view import ModelsView
 from desktop.ui.presets import PresetStore
 from desktop.ui.server_view import ServerView
 from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.text_fit import ElidedLabel
 from desktop.ui.tools_view import ToolsView
 from desktop.ui.tray import Tray, hides_on_close
 from desktop.ui.workers import TaskWorker, WorkerPool
@@ -107,7 +108,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self._build_status()
         self.models.models_changed.connect(self._offer_models)
-        self.models.use_in_chat.connect(self.use_model)
+        # Said at once (not at the next tick): the first answer waits for its model's load.
+        self.chat.composer.send_requested.connect(self.refresh_status)
+        self.chat.generation_finished.connect(self._answered)
+        self.models.use_in_chat.connect(self.use_in_new_chat)
         self.documents.collections_changed.connect(self._offer_collections)
         self._offer_collections()
         self._offer_models()
@@ -171,9 +175,12 @@ class MainWindow(QMainWindow):
 
     def _build_status(self) -> None:
         bar = self.statusBar()
-        self.model_status = QLabel()
-        self.memory_status = QLabel()
-        self.offline_status = QLabel()
+        # Elided fields and messages: no status text can widen the window past the screen.
+        self.message = ElidedLabel(max_width=10_000)
+        bar.addWidget(self.message, 1)
+        self.model_status = ElidedLabel(max_width=360)
+        self.memory_status = ElidedLabel(max_width=200)
+        self.offline_status = ElidedLabel(max_width=160)
         for label in (self.model_status, self.memory_status, self.offline_status):
             bar.addPermanentWidget(label)
         self._status_timer = QTimer(self)
@@ -182,19 +189,33 @@ class MainWindow(QMainWindow):
         self._status_timer.start()
         shown = [m for m in (self.context.policy_problem, self.context.notice) if m]
         if shown:  # a data move's outcome is said once, here and on stderr
-            bar.showMessage("  ".join(shown))
+            self.say("  ".join(shown))
         self.refresh_status()
+
+    def _answered(self, _turn: object) -> None:
+        self.refresh_status()  # "Loading …" gives way to the model now loaded
+
+    def say(self, message: str) -> None:
+        """Show ``message`` in the status bar, elided to its width (whole in the tooltip)."""
+        self.message.setText(message)
 
     def refresh_status(self) -> None:
         """Loaded model, this process's memory, and whether the app is offline."""
         # Until the warm-up has built the scheduler, no model can be loaded.
         loaded = self.context.scheduler.loaded() if built(self.context, "scheduler") else []
-        self.model_status.setText(
-            self.tr("Model: ") + loaded[0].model_id if loaded else self.tr("No model loaded"))
+        asked = self.chat.current.model if self.chat.current is not None else ""
+        if loaded:
+            self.model_status.setText(self.tr("Model: ") + loaded[0].model_id)
+        elif self.chat.is_generating and asked:  # the first answer waits for the load
+            self.model_status.setText(self.tr("Loading %1…").replace("%1", asked))
+        else:
+            self.model_status.setText(self.tr("No model loaded"))
         rss = psutil.Process().memory_info().rss
         self.memory_status.setText(self.tr("Memory: ") + format_bytes(rss, memory=True))
         offline = bool(self.context.settings.offline)
         self.offline_status.setText(self.tr("● Offline") if offline else self.tr("● Online"))
+        # The dot in colour (it was drawn in the text's black): amber offline, green online.
+        self.offline_status.setStyleSheet(f"color: {'#c98a12' if offline else '#2e9d57'};")
         self.offline_status.setToolTip(
             self.tr("No network connection will be made") if offline
             else self.tr("Downloads may connect to the model hub"))
@@ -234,6 +255,14 @@ class MainWindow(QMainWindow):
             # Only the header changes; re-rendering the transcript here froze the window.
             self.chat.header.show_chat(self.chat.current)
         self.show_page("chat")
+
+    def use_in_new_chat(self, ref: str) -> None:
+        """Models → Use in chat: a chat with ``ref``; a new one unless the shown chat is
+        still empty (the open conversation keeps the model it was held with)."""
+        current = self.chat.current
+        if current is not None and current.turns:
+            self.chat.new_chat()
+        self.use_model(ref)
 
     def show_page(self, key: str) -> None:
         """Show the ``chat``, ``models``, ``documents``, ``server`` or ``tools`` screen."""
@@ -298,8 +327,11 @@ class MainWindow(QMainWindow):
 
     def hides_on_close(self) -> bool:
         """Whether closing now hides the window to the tray (the server keeps serving)."""
+        # Asked now, not only at start: a tray (a panel, an extension) can go away, and
+        # hiding with no icon to come back from would lose the window for good.
+        tray = self.tray is not None and self.tray.available()
         return hides_on_close(keep_in_tray=bool(self.context.settings.keep_in_tray),
-                              tray_available=self.tray is not None,
+                              tray_available=tray,
                               server_running=self.server.running, quitting=self._quitting)
 
     def quit_app(self) -> None:
@@ -314,6 +346,18 @@ class MainWindow(QMainWindow):
         self.showNormal()
         self.raise_()
         self.activateWindow()
+
+    def bring_to_front(self, path: str = "") -> None:
+        """Show the window in front (a later launch asked), and open ``path`` if given:
+        a .gguf is imported on the Models screen."""
+        self._show_from_tray()
+        if not path:
+            return
+        if path.lower().endswith(".gguf"):
+            self.show_page("models")
+            self.models.import_later(Path(path))
+            return
+        self.say(self.tr("EdgeDesk cannot open this file: ") + path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Closing the window shuts the app down cleanly, or hides it to the tray."""

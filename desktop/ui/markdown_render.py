@@ -38,12 +38,14 @@ class Palette:
     inline_background: str
     link: str
     muted: str
+    rule: str = "#9aa1ad"  # table borders: visible on the bubble (border was too faint)
 
 
 # Chosen to sit on the bubbles of resources/styles/{light,dark}.qss.
 PALETTES = {
     "light": Palette("default", "#1f2328", "#e1e4ea", "#eef0f4", "#2f5bd8", "#6b7280"),
-    "dark": Palette("one-dark", "#e3e6eb", "#3a3f49", "#2f333b", "#8fb0ff", "#8c93a0"),
+    "dark": Palette("one-dark", "#e3e6eb", "#3a3f49", "#2f333b", "#8fb0ff", "#8c93a0",
+                    "#6b7280"),
 }
 
 
@@ -180,4 +182,4 @@ class MarkdownRenderer:
     def _table_open(self, _tokens: Sequence[MdToken], _idx: int,
                     _options: OptionsDict, _env: EnvType) -> str:
         return (f'<table border="1" cellspacing="0" cellpadding="4" style="border-color:'
-                f'{self.palette.border}; border-style: solid;">\n')
+                f'{self.palette.rule}; border-style: solid;">\n')

@@ -46,19 +46,23 @@ def installed_files(context: AppContext, model_id: str) -> list[Path] | None:
 
 
 def downloaded_elsewhere(context: AppContext) -> list[CatalogRow]:
-    """Rows for models pulled from the Hub by repo and file (not catalog entries)."""
+    """Rows for models pulled from the Hub by repo and file, and for imported files
+    (not catalog entries)."""
     rows = []
     for model in context.installed.all():
         if model.catalog_id is not None or not model.paths:
             continue
         try:
-            kind = context.resolver(model.id).kind  # reads the GGUF header
+            spec = context.resolver(model.id)  # reads the GGUF header
+            info = context.resolver.info(spec.path)
+            fit = str(context.resolver.fit(info).verdict)
         except EdgeDeskError:
             continue  # files gone or unreadable: 'edgedesk models list' explains
         rows.append(CatalogRow(
-            id=model.id, name=model.paths[0].name, family="other", kind=kind,
-            tier="hub", repo=model.repo or str(model.paths[0].parent),
-            recommended_quant=model.quant, size_bytes=model.size, fit="—",
+            id=model.id, name=model.paths[0].name, family="other", kind=spec.kind,
+            tier="hub" if model.source == "hub" else "local",
+            repo=model.repo or str(model.paths[0].parent),
+            recommended_quant=model.quant or info.file_type, size_bytes=model.size, fit=fit,
             installed=model.files))
     return rows
 
@@ -95,9 +99,11 @@ def remote_label(template: str, model_id: str, remote: str) -> str:
 
 
 def imported_row(context: AppContext, path: Path) -> CatalogRow:
-    """Register the GGUF at ``path`` where it lies (no copy); its row, fitted (blocking)."""
+    """Import the GGUF at ``path`` where it lies (no copy) into the installed index, as
+    ``edgedesk models import`` does, so it is still there at the next start; its row,
+    fitted (blocking: the file is hashed)."""
     resolver = context.resolver
-    model_id = resolver.register(path)
+    model_id = context.installed.import_file(path).id
     spec = resolver(model_id)
     info = resolver.info(spec.path)
     plan = resolver.fit(info)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -41,8 +42,9 @@ from desktop.ui.model_listing import (
     list_models,
     remote_rows,
 )
-from desktop.ui.qmodels import CatalogTableModel, human_size
+from desktop.ui.qmodels import CatalogTableModel, FitDelegate, human_size
 from desktop.ui.rich_text import literal_tooltip
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import DownloadWorker, TaskWorker, WorkerPool
 
 
@@ -56,6 +58,7 @@ class ModelsView(QWidget):
     models_changed = Signal()
     listed = Signal()  # the rows read from disk are shown (no listing is running)
     use_in_chat = Signal(str)  # model reference
+    imported = Signal(str)  # the id an import from the window is known by
     error = Signal(str)
 
     def __init__(self, context: AppContext, pool: WorkerPool,
@@ -74,12 +77,14 @@ class ModelsView(QWidget):
         layout.setContentsMargins(16, 12, 16, 12)
         title = QLabel(self.tr("Models"))
         title.setObjectName("Title")
-        self.hardware_label = QLabel()
+        self.hardware_label = FitLabel()
         self.hardware_label.setObjectName("Muted")
         layout.addWidget(title)
         layout.addWidget(self.hardware_label)
+        layout.addWidget(self._build_filter())
         self.table = QTableView()
         self.table.setModel(self.table_model)
+        self.table.setItemDelegateForColumn(5, FitDelegate(self.table))
         self.table.setAccessibleName(self.tr("Model catalog"))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -91,12 +96,12 @@ class ModelsView(QWidget):
         self.table.setAlternatingRowColors(False)
         self.table.doubleClicked.connect(lambda _index: self._use_selected())
         layout.addWidget(self.table, 1)
-        self.details = QLabel()
+        self.details = FitLabel()
         self.details.setObjectName("Muted")
-        self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.details)
         layout.addLayout(self._build_buttons(layout))
+        layout.addWidget(self.status)
         self.downloads = ModelDownloads(context, pool, self.table_model, bar=self.progress,
                                         status=self.status, installed=self._installed)
         self.downloads.changed.connect(self._update_buttons)
@@ -107,6 +112,15 @@ class ModelsView(QWidget):
         layout.addWidget(self.hub_search)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.refresh()
+
+    def _build_filter(self) -> QLineEdit:
+        # Filters the rows shown here (the Hub search below looks online).
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText(self.tr("Filter these models (name, kind, quant)"))
+        self.filter.setAccessibleName(self.tr("Filter the model list"))
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._apply_filter)
+        return self.filter
 
     def _build_buttons(self, layout: QVBoxLayout) -> QHBoxLayout:
         buttons = QHBoxLayout()
@@ -138,7 +152,7 @@ class ModelsView(QWidget):
         self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
         self.remove_button.setAccessibleName(self.tr("Remove the selected model"))
         self.remove_button.clicked.connect(self._ask_remove)
-        self.status = QLabel()
+        self.status = FitLabel()  # under the buttons: a long error wraps there
         self.status.setObjectName("Muted")
         self.progress = QProgressBar()
         self.progress.setAccessibleName(self.tr("Download progress"))
@@ -151,7 +165,6 @@ class ModelsView(QWidget):
         buttons.addWidget(self.import_button)
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
-        buttons.addWidget(self.status)
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.use_button)
         return buttons
@@ -210,16 +223,30 @@ class ModelsView(QWidget):
         if listing.hardware is not None:
             self.hardware_label.setText(self.tr("This machine: ")
                                         + machine_summary(listing.hardware))
+        listed = {row.id for row in listing.rows}
+        # An import is shown at once; once a listing has read it from installed.json
+        # that row (the same model) takes its place.
+        self._imported = [row for row in self._imported if row.id not in listed]
         rows = [*self._imported, *listing.rows]
         rows += self.downloads.hub_rows({row.id for row in rows}, listing.unfinished)
         rows += self._remote or []
         self.table_model.set_rows(rows)
+        self._apply_filter()
         self._selection_changed()
         self.models_changed.emit()
         if self.is_listed:
             self.listed.emit()
         if self._remote is None and self._listed is not None:
             self._ask_remotes()
+
+    def _apply_filter(self) -> None:
+        """Hide the rows none of whose shown cells (or id) hold every word typed."""
+        words = self.filter.text().casefold().split()
+        model = self.table_model
+        for number in range(model.rowCount()):
+            cells = [str(model.index(number, c).data() or "") for c in range(model.columnCount())]
+            text = " ".join([*cells, model.row_at(number).id]).casefold()
+            self.table.setRowHidden(number, not all(word in text for word in words))
 
     def _ask_remotes(self) -> None:
         """List the remote engines' models on a worker (a network call per remote)."""
@@ -255,6 +282,12 @@ class ModelsView(QWidget):
             self.details.setText(self.tr("Imported in place: ") + ", ".join(row.installed))
             return
         model = found[0]
+        if not model.managed:
+            self.details.setText(self.tr("Imported in place: ") + ", ".join(model.files)
+                                 + f" · {human_size(model.size)}")
+            self.details.setToolTip(literal_tooltip("\n".join(
+                f"{f}\nSHA-256 {d}" for f, d in zip(model.files, model.sha256, strict=False))))
+            return
         digests = " · ".join(f"{Path(f).name}: {d[:16]}…" for f, d in
                              zip(model.files, model.sha256, strict=False))
         self.details.setText(f"{human_size(model.size)} · "
@@ -268,8 +301,11 @@ class ModelsView(QWidget):
         return [(row.name, row.id) for row in rows if row.installed and row.kind == "chat"]
 
     def import_file(self, path: Path) -> str:
-        """Use a GGUF where it lies (no copy); returns the id it is known by."""
-        row = imported_row(self._context, path)
+        """Import a GGUF where it lies (no copy; remembered in installed.json, as
+        ``edgedesk models import`` does); returns the id it is known by (blocking)."""
+        return self._imported_now(imported_row(self._context, path))
+
+    def _imported_now(self, row: CatalogRow) -> str:
         self._imported = [r for r in self._imported if r.id != row.id] + [row]
         self._apply()  # usable at once; the listing below catches up with the disk
         self.refresh()
@@ -278,14 +314,29 @@ class ModelsView(QWidget):
     def _ask_import(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, self.tr("Import a GGUF model"), "",
                                               self.tr("GGUF models (*.gguf)"))
-        if not name:
-            return
-        try:
-            model_id = self.import_file(Path(name))
-        except EdgeDeskError as exc:
-            self._fail(error_text(exc))
-            return
-        self.status.setText(self.tr("Imported ") + model_id)
+        if name:
+            self.import_later(Path(name))
+
+    def import_later(self, path: Path) -> TaskWorker:
+        """Import ``path`` on a worker (a big file takes seconds to hash); the row and
+        "Imported …" appear when it is done, an error in the status line if it fails."""
+        context = self._context
+        worker = TaskWorker(lambda: imported_row(context, path), "import")
+        worker.result.connect(self._import_done)
+        worker.failed.connect(self._import_failed)
+        self.status.setText(self.tr("Importing ") + path.name + "…")
+        self._pool.start(worker)
+        return worker
+
+    def _import_done(self, _key: str, row: object) -> None:
+        if isinstance(row, CatalogRow):
+            model_id = self._imported_now(row)
+            self.status.setText(self.tr("Imported ") + model_id)
+            self.hub_search.clear_status()  # an earlier search's error is over now
+            self.imported.emit(model_id)
+
+    def _import_failed(self, _key: str, message: str) -> None:
+        self._fail(message)
 
     # ------------------------------------------------------------------ actions
     def selected(self) -> CatalogRow | None:
@@ -299,6 +350,11 @@ class ModelsView(QWidget):
             return
         if not row.installed:
             self._fail(self.tr("Download this model first: ") + row.id)
+            return
+        if row.kind != "chat":  # it cannot answer: choosing it emptied the chat's model
+            self._fail((self.tr("%1 is an embedding model: it cannot chat. Documents → New "
+                                "collection uses it to index files.") if row.kind ==
+                        "embedding" else self.tr("%1 cannot chat.")).replace("%1", row.name))
             return
         self.use_in_chat.emit(row.id)
 
@@ -394,4 +450,9 @@ class ModelsView(QWidget):
     def _fail(self, message: str) -> None:
         self.status.setText(message)
         self.error.emit(message)
+
+    def forget_error(self, message: str) -> None:
+        """Clear the status line if it still shows ``message`` (what it was about is over)."""
+        if message and self.status.text() == message:
+            self.status.setText("")
 

@@ -1,8 +1,9 @@
 """The New collection dialog: a name and the embedding model its documents are embedded with.
 
-The models offered are the embedding models that can run now (the settings' default,
-catalog models on disk, pulled or imported files whose header says "embedding") and,
-marked as such, the catalog's embedding models not downloaded yet: picking one of those
+The models offered are the embedding models that can run now (the settings' default
+first if it is on disk, catalog models on disk, pulled or imported files whose header
+says "embedding") and, marked as such and after them, the catalog's embedding models not
+downloaded yet: picking one of those
 downloads it first (the Documents screen does that through the Models screen).
 """
 
@@ -64,8 +65,13 @@ def embedding_choices(context: AppContext) -> list[EmbeddingChoice]:
                 here[ref] = EmbeddingChoice(ref, ref, True)
         except EdgeDeskError:
             continue  # files gone, not allowed, not a GGUF: nothing to offer
-    first = here.pop(default, None) or missing.pop(default, None)
-    return [*([first] if first else []), *here.values(), *missing.values()]
+    # What is on disk comes first: a default that is not downloaded (offline, it cannot
+    # be) is offered after every model that can index now.
+    first = here.pop(default, None)
+    if first is not None:
+        return [first, *here.values(), *missing.values()]
+    later = missing.pop(default, None)
+    return [*here.values(), *([later] if later else []), *missing.values()]
 
 
 class NewCollectionDialog(TextFitDialog):

@@ -16,11 +16,12 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
-from desktop.chat.conversation import Conversation
+from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.filebytes import format_bytes
 from desktop.ui.core_text import kind_text, tier_text, verdict_text
 from desktop.ui.rich_text import literal_tooltip
@@ -35,6 +36,18 @@ FIT_COLOURS = {
     str(Verdict.CPU): "#c98a12",
     str(Verdict.NO): "#c8453b",
 }
+
+
+class FitDelegate(QStyledItemDelegate):
+    """Draws the Fit badge in its colour on a selected row too (selected text is drawn
+    in the selection's colour otherwise, and the badge turned black)."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: AnyIndex) -> None:
+        """Qt's options, with the badge's colour kept for the selected state."""
+        super().initStyleOption(option, index)
+        colour = index.data(Qt.ItemDataRole.ForegroundRole)
+        if isinstance(colour, QColor):
+            option.palette.setColor(QPalette.ColorRole.HighlightedText, colour)
 
 
 def human_size(value: int | None) -> str:
@@ -103,6 +116,13 @@ class CatalogTableModel(QAbstractTableModel):
             return row
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(row, column)
+        return self._decoration(row, column, role)
+
+    def _decoration(self, row: CatalogRow, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            # One baseline for every cell: a Chinese name (a fallback font, other metrics)
+            # otherwise sat higher than the columns beside it.
+            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and column == 5:
             return QColor(FIT_COLOURS.get(row.fit, "#888888"))
         if role == Qt.ItemDataRole.ToolTipRole and column == 0:
@@ -138,8 +158,13 @@ class ConversationListModel(QAbstractListModel):
         if not index.isValid():
             return None
         chat = self._chats[index.row()]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            return f"{chat.title}  ⌀" if chat.ephemeral else chat.title
+        if role == Qt.ItemDataRole.DisplayRole:
+            # The default title is the core's English words: shown in the window's language.
+            title = self.tr("New chat") if chat.title == DEFAULT_TITLE else chat.title
+            # First, not last: a long title was cut off with the marker in it.
+            return f"⌀ {title}" if chat.ephemeral else title
+        if role == Qt.ItemDataRole.EditRole:
+            return chat.title  # renaming edits the title, not the marker
         if role == ROW_ROLE:
             return chat
         if role == Qt.ItemDataRole.ToolTipRole:

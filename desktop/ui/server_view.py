@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QGuiApplication, QShowEvent
+from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,10 +24,11 @@ from PySide6.QtWidgets import (
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
 from desktop.resolve import looks_like_path
-from desktop.server.client_setups import MODEL, python_openai, setups
+from desktop.server.client_setups import KEY, MODEL, python_openai, setups
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyStore
 from desktop.ui.error_text import error_text
+from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 LOG_LINES = 500  # the live log keeps the last requests only; the file keeps them all
@@ -119,16 +120,30 @@ class ServerView(QWidget):
         origins.addWidget(save_origins)
         layout.addLayout(origins)
         self._build_snippets(layout)
-        layout.addWidget(QLabel(self.tr("Requests (no content is recorded)")))
+        self.log_title = FitLabel()
+        layout.addWidget(self.log_title)
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(LOG_LINES)
         self.log.setAccessibleName(self.tr("Request log"))
         layout.addWidget(self.log, 1)
-        self.notice = QLabel()
+        self.notice = FitLabel()
         self.notice.setObjectName("Muted")
         layout.addWidget(self.notice)
+        self._say_what_is_kept()
         self._refresh()
+
+    def _say_what_is_kept(self) -> None:
+        """The log keeps no content, but /v1/responses stores prompts and answers: say
+        so, with how long they are kept."""
+        days = self._context.settings.retention_days
+        kept = (self.tr("kept for 1 day") if days == 1 else
+                self.tr("kept for %1 days").replace("%1", str(days)) if days else
+                self.tr("kept until deleted; set a retention period in Settings"))
+        self.log_title.setText(
+            self.tr("Requests (the log keeps no content). Note: /v1/responses stores its "
+                    "prompts and answers unless a request says store: false — %1.")
+            .replace("%1", kept))
 
     def _build_address(self) -> QHBoxLayout:
         row = QHBoxLayout()
@@ -140,16 +155,17 @@ class ServerView(QWidget):
         self.address = QLineEdit()
         self.address.setReadOnly(True)
         self.address.setAccessibleName(self.tr("Server address"))
-        copy = QPushButton(self.tr("Copy"))
+        copy = QPushButton(self.tr("Copy address"))
         copy.setAccessibleName(self.tr("Copy the server address"))
         copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.address.text()))
+        self.copy_address = copy
         for widget in (self.toggle, self.status):
             row.addWidget(widget)
         row.addWidget(self.address, 1)
         row.addWidget(copy)
         return row
 
-    def _build_keys(self) -> QHBoxLayout:
+    def _build_keys(self) -> QVBoxLayout:
         row = QHBoxLayout()
         self.key_list = QListWidget()
         self.key_list.setAccessibleName(self.tr("API keys"))
@@ -164,7 +180,23 @@ class ServerView(QWidget):
         buttons.addWidget(self.revoke_button)
         row.addWidget(self.key_list, 1)
         row.addLayout(buttons)
-        return row
+        column = QVBoxLayout()
+        column.addLayout(row)
+        self.key_row = QWidget()
+        shown = QHBoxLayout(self.key_row)
+        shown.setContentsMargins(0, 0, 0, 0)
+        self.key_field = QLineEdit()
+        self.key_field.setReadOnly(True)
+        self.key_field.setAccessibleName(self.tr("The new API key"))
+        copy_key = QPushButton(self.tr("Copy key"))
+        copy_key.setAccessibleName(self.tr("Copy the new API key"))
+        copy_key.clicked.connect(
+            lambda: QGuiApplication.clipboard().setText(self.key_field.text()))
+        shown.addWidget(self.key_field, 1)
+        shown.addWidget(copy_key)
+        self.key_row.setVisible(False)
+        column.addWidget(self.key_row)
+        return column
 
     @property
     def _keys(self) -> KeyStore:
@@ -185,6 +217,7 @@ class ServerView(QWidget):
     # ------------------------------------------------------------------ state
     def _build_snippets(self, layout: QVBoxLayout) -> None:
         self._url = ""  # the address the snippets show (set by _refresh)
+        self._new_key = ""  # a key created on this visit: shown once, in the snippets too
         self.snippet = QPlainTextEdit()
         self.snippet.setReadOnly(True)
         self.snippet.setAccessibleName(self.tr("Code snippet"))
@@ -195,14 +228,18 @@ class ServerView(QWidget):
         self.client_picker.setAccessibleName(self.tr("Client to set up"))
         self.client_picker.addItems(list(setups("http://127.0.0.1/v1")))
         self.client_picker.currentIndexChanged.connect(self._show_snippet)
+        self.copy_snippet = QPushButton(self.tr("Copy snippet"))
+        self.copy_snippet.setAccessibleName(self.tr("Copy the code snippet"))
+        self.copy_snippet.clicked.connect(
+            lambda: QGuiApplication.clipboard().setText(self.snippet.toPlainText()))
         pick = QHBoxLayout()
         pick.addWidget(QLabel(self.tr("Use it from")))
         pick.addWidget(self.client_picker, 1)
+        pick.addWidget(self.copy_snippet)
         layout.addLayout(pick)
         layout.addWidget(self.snippet)
-        self.model_hint = QLabel()
+        self.model_hint = FitLabel()
         self.model_hint.setObjectName("Muted")
-        self.model_hint.setWordWrap(True)
         layout.addWidget(self.model_hint)
 
     def _show_snippet(self) -> None:
@@ -211,6 +248,8 @@ class ServerView(QWidget):
         # Found when the screen is shown (showEvent): while the window opens, the model
         # list (and the hardware probe behind the resolver) is read on a worker instead.
         model = snippet_model(self._context) if self.isVisible() else None
+        if self._new_key:  # the key just made, until the user leaves this screen
+            text = text.replace(KEY, self._new_key)
         self.snippet.setPlainText(with_model(text, model))
         self.model_hint.setText(
             self.tr("No chat model is installed yet: download or import one on the Models "
@@ -228,6 +267,7 @@ class ServerView(QWidget):
         running = self.running
         self.toggle.setText(self.tr("Stop server") if running else self.tr("Start server"))
         self.status.setText(self.tr("● Running") if running else self.tr("Stopped"))
+        self.status.setStyleSheet("color: #2e9d57;" if running else "")  # a green dot
         url = self._context.server.url if "server" in self._context.__dict__ else \
             f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
         self.address.setText(url)
@@ -289,10 +329,26 @@ class ServerView(QWidget):
         except EdgeDeskError as exc:
             self.notice.setText(error_text(exc))
             return None
-        QGuiApplication.clipboard().setText(key)
-        self.notice.setText(self.tr("Key copied to the clipboard; it is shown only once: ") + key)
+        # Shown here and in the snippets (not put on the clipboard behind the user's
+        # back), until the user leaves the screen: then it is not shown again.
+        self._new_key = key
+        self.key_field.setText(key)
+        self.key_row.setVisible(True)
+        self.notice.setText(self.tr("New key for %1: copy it now, it is shown only while "
+                                    "this screen is open.").replace("%1", name))
         self._list_keys()
+        self._show_snippet()
         return key
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Leaving the screen hides a new key for good (it is shown only once)."""
+        if self._new_key:
+            self._new_key = ""
+            self.key_field.clear()
+            self.key_row.setVisible(False)
+            self.notice.setText("")
+            self._show_snippet()
+        super().hideEvent(event)
 
     def _ask_key(self) -> None:
         name, ok = QInputDialog.getText(self, self.tr("New API key"),

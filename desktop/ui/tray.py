@@ -41,6 +41,10 @@ class Tray(QObject):
         self._told = False
         self.icon.show()
 
+    def available(self) -> bool:
+        """Whether the desktop shows the icon now (a tray can go away after start)."""
+        return self.icon.isVisible() and QSystemTrayIcon.isSystemTrayAvailable()
+
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
             self.show_requested.emit()

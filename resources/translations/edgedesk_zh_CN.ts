@@ -52,42 +52,42 @@
 <context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="49"/>
+        <location filename="../../desktop/ui/qmodels.py" line="62"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="50"/>
+        <location filename="../../desktop/ui/qmodels.py" line="63"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="51"/>
+        <location filename="../../desktop/ui/qmodels.py" line="64"/>
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="52"/>
+        <location filename="../../desktop/ui/qmodels.py" line="65"/>
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="53"/>
+        <location filename="../../desktop/ui/qmodels.py" line="66"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="54"/>
+        <location filename="../../desktop/ui/qmodels.py" line="67"/>
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="55"/>
+        <location filename="../../desktop/ui/qmodels.py" line="68"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="116"/>
+        <location filename="../../desktop/ui/qmodels.py" line="136"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -95,117 +95,122 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="48"/>
+        <location filename="../../desktop/ui/chat_header.py" line="59"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="49"/>
+        <location filename="../../desktop/ui/chat_header.py" line="60"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="52"/>
+        <location filename="../../desktop/ui/chat_header.py" line="68"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="177"/>
+        <location filename="../../desktop/ui/chat_header.py" line="200"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="58"/>
+        <location filename="../../desktop/ui/chat_header.py" line="74"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="59"/>
+        <location filename="../../desktop/ui/chat_header.py" line="75"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="61"/>
+        <location filename="../../desktop/ui/chat_header.py" line="77"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="62"/>
+        <location filename="../../desktop/ui/chat_header.py" line="78"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="63"/>
+        <location filename="../../desktop/ui/chat_header.py" line="79"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="65"/>
+        <location filename="../../desktop/ui/chat_header.py" line="81"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="66"/>
+        <location filename="../../desktop/ui/chat_header.py" line="82"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="68"/>
+        <location filename="../../desktop/ui/chat_header.py" line="84"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="85"/>
+        <location filename="../../desktop/ui/chat_header.py" line="95"/>
+        <source>Ephemeral chat: nothing of it is saved to disk; it is gone when EdgeDesk closes.</source>
+        <translation>临时对话：不会保存到磁盘，关闭 EdgeDesk 后即消失。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="107"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="86"/>
+        <location filename="../../desktop/ui/chat_header.py" line="108"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="89"/>
+        <location filename="../../desktop/ui/chat_header.py" line="111"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="90"/>
+        <location filename="../../desktop/ui/chat_header.py" line="112"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="92"/>
+        <location filename="../../desktop/ui/chat_header.py" line="114"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="94"/>
+        <location filename="../../desktop/ui/chat_header.py" line="116"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="156"/>
+        <location filename="../../desktop/ui/chat_header.py" line="179"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="158"/>
+        <location filename="../../desktop/ui/chat_header.py" line="181"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="179"/>
+        <location filename="../../desktop/ui/chat_header.py" line="202"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="273"/>
+        <location filename="../../desktop/ui/chat_header.py" line="297"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="274"/>
+        <location filename="../../desktop/ui/chat_header.py" line="298"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -213,27 +218,27 @@
 <context>
     <name>ChatNotice</name>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="42"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="41"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="43"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="42"/>
         <source>Download the embedding model</source>
         <translation>下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="76"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="75"/>
         <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
         <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="92"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="91"/>
         <source>Downloading %1…</source>
         <translation>正在下载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="108"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="107"/>
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
@@ -241,54 +246,97 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="44"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="45"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="56"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="57"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="46"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="58"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="49"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="50"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="61"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="62"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="63"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="71"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="83"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="73"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="85"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="87"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="76"/>
-        <source>Export chat as Markdown</source>
-        <translation>将对话导出为 Markdown</translation>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="88"/>
+        <source>Export chat as Markdown or JSON</source>
+        <translation>将对话导出为 Markdown 或 JSON</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="122"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="92"/>
+        <source>Import chats from a JSON export…</source>
+        <translation>从 JSON 导出文件导入对话…</translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation type="vanished">导入…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="93"/>
+        <source>Import chats from a JSON export</source>
+        <translation>从 JSON 导出文件导入对话</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="158"/>
+        <source>The chat was not exported: %1</source>
+        <translation>对话未导出：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="162"/>
+        <source>Import chats</source>
+        <translation>导入对话</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="176"/>
+        <source>The file could not be read: %1</source>
+        <translation>无法读取该文件：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
+        <source>Imported %1 chats.</source>
+        <translation>已导入 %1 个对话。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="186"/>
+        <source>Imported 1 chat.</source>
+        <translation>已导入 1 个对话。</translation>
+    </message>
+    <message>
+        <source>Export chat as Markdown</source>
+        <translation type="vanished">将对话导出为 Markdown</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="145"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="117"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="139"/>
         <source>Nothing to export: this chat has no messages yet.</source>
         <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
@@ -336,12 +384,22 @@
         <translation type="vanished">停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="259"/>
+        <location filename="../../desktop/ui/chat_view.py" line="215"/>
+        <source>Delete chat</source>
+        <translation>删除对话</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="216"/>
+        <source>Delete “%1” and all its messages? This cannot be undone.</source>
+        <translation>删除“%1”及其全部消息？此操作无法撤销。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="282"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="292"/>
+        <location filename="../../desktop/ui/chat_view.py" line="323"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -380,6 +438,11 @@
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
     </message>
+    <message>
+        <location filename="../../desktop/ui/grounding.py" line="91"/>
+        <source>No program on this computer opens this file; open it yourself: %1</source>
+        <translation>此电脑上没有可打开该文件的程序，请手动打开：%1</translation>
+    </message>
 </context>
 <context>
     <name>Composer</name>
@@ -394,34 +457,42 @@
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="30"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="33"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="32"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="35"/>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="33"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="36"/>
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="35"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="38"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="36"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="39"/>
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="37"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="40"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
+    </message>
+</context>
+<context>
+    <name>ConversationListModel</name>
+    <message>
+        <location filename="../../desktop/ui/qmodels.py" line="163"/>
+        <source>New chat</source>
+        <translation>新对话</translation>
     </message>
 </context>
 <context>
@@ -607,147 +678,185 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="67"/>
+        <location filename="../../desktop/ui/documents_view.py" line="71"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="80"/>
+        <location filename="../../desktop/ui/documents_view.py" line="84"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="85"/>
+        <location filename="../../desktop/ui/documents_view.py" line="88"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="86"/>
+        <location filename="../../desktop/ui/documents_view.py" line="89"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="89"/>
+        <location filename="../../desktop/ui/documents_view.py" line="92"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="91"/>
+        <location filename="../../desktop/ui/documents_view.py" line="94"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="111"/>
+        <location filename="../../desktop/ui/documents_view.py" line="114"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="113"/>
+        <location filename="../../desktop/ui/documents_view.py" line="116"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="114"/>
+        <location filename="../../desktop/ui/documents_view.py" line="117"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="116"/>
+        <location filename="../../desktop/ui/documents_view.py" line="119"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="118"/>
+        <location filename="../../desktop/ui/documents_view.py" line="121"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="135"/>
+        <location filename="../../desktop/ui/documents_view.py" line="137"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="137"/>
+        <location filename="../../desktop/ui/documents_view.py" line="139"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="138"/>
+        <location filename="../../desktop/ui/documents_view.py" line="140"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="138"/>
+        <location filename="../../desktop/ui/documents_view.py" line="140"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="141"/>
+        <location filename="../../desktop/ui/documents_view.py" line="143"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="142"/>
+        <location filename="../../desktop/ui/documents_view.py" line="144"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="144"/>
+        <location filename="../../desktop/ui/documents_view.py" line="146"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="145"/>
+        <location filename="../../desktop/ui/documents_view.py" line="147"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="147"/>
+        <location filename="../../desktop/ui/documents_view.py" line="149"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="149"/>
+        <location filename="../../desktop/ui/documents_view.py" line="151"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="156"/>
+        <location filename="../../desktop/ui/documents_view.py" line="158"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="158"/>
+        <location filename="../../desktop/ui/documents_view.py" line="160"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="191"/>
+        <location filename="../../desktop/ui/documents_view.py" line="196"/>
+        <location filename="../../desktop/ui/documents_view.py" line="269"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="228"/>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="255"/>
+        <source>… and %1 more files</source>
+        <translation>……另有 %1 个文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="271"/>
+        <source>No embedding model is on this device yet: a new collection downloads %1 (%2) first.</source>
+        <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="275"/>
+        <source>No embedding model is available: import one on the Models screen.</source>
+        <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="280"/>
+        <source>1 document</source>
+        <translation>1 个文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="281"/>
+        <source>%1 documents</source>
+        <translation>%1 个文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="285"/>
+        <source>1 chunk</source>
+        <translation>1 个片段</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents_view.py" line="286"/>
+        <source>%1 chunks</source>
+        <translation>%1 个片段</translation>
+    </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="198"/>
-        <location filename="../../desktop/ui/documents_view.py" line="222"/>
         <source>%n document(s)</source>
-        <translation>
+        <translation type="vanished">
             <numerusform>%n 个文档</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="218"/>
+        <location filename="../../desktop/ui/documents_view.py" line="223"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="223"/>
         <source>%n chunk(s)</source>
-        <translation>
+        <translation type="vanished">
             <numerusform>%n 个片段</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="224"/>
+        <location filename="../../desktop/ui/documents_view.py" line="230"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
@@ -760,28 +869,28 @@
         <translation type="vanished">文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="247"/>
-        <location filename="../../desktop/ui/documents_view.py" line="255"/>
+        <location filename="../../desktop/ui/documents_view.py" line="304"/>
+        <location filename="../../desktop/ui/documents_view.py" line="312"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="264"/>
+        <location filename="../../desktop/ui/documents_view.py" line="321"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="265"/>
+        <location filename="../../desktop/ui/documents_view.py" line="322"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="284"/>
+        <location filename="../../desktop/ui/documents_view.py" line="341"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="285"/>
+        <location filename="../../desktop/ui/documents_view.py" line="342"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
@@ -806,62 +915,62 @@
         <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="330"/>
+        <location filename="../../desktop/ui/documents_view.py" line="387"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="341"/>
+        <location filename="../../desktop/ui/documents_view.py" line="398"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="350"/>
+        <location filename="../../desktop/ui/documents_view.py" line="407"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="355"/>
+        <location filename="../../desktop/ui/documents_view.py" line="412"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="364"/>
+        <location filename="../../desktop/ui/documents_view.py" line="421"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="365"/>
+        <location filename="../../desktop/ui/documents_view.py" line="422"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="366"/>
+        <location filename="../../desktop/ui/documents_view.py" line="423"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="367"/>
+        <location filename="../../desktop/ui/documents_view.py" line="424"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="368"/>
+        <location filename="../../desktop/ui/documents_view.py" line="425"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="370"/>
+        <location filename="../../desktop/ui/documents_view.py" line="427"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -869,27 +978,27 @@
 <context>
     <name>EmbeddingDownload</name>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="68"/>
+        <location filename="../../desktop/ui/embedding_download.py" line="69"/>
         <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
         <translation>%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="73"/>
+        <location filename="../../desktop/ui/embedding_download.py" line="74"/>
         <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
         <translation>%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="97"/>
+        <location filename="../../desktop/ui/embedding_download.py" line="103"/>
         <source>Downloading </source>
         <translation>正在下载 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="104"/>
+        <location filename="../../desktop/ui/embedding_download.py" line="110"/>
         <source>downloading the embedding model</source>
         <translation>正在下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="118"/>
+        <location filename="../../desktop/ui/embedding_download.py" line="124"/>
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
@@ -1055,67 +1164,92 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="81"/>
+        <location filename="../../desktop/ui/first_run.py" line="82"/>
         <source>Welcome to EdgeDesk</source>
         <translation>欢迎使用 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="84"/>
+        <location filename="../../desktop/ui/first_run.py" line="85"/>
         <source>Let&apos;s get a model onto this machine</source>
         <translation>先为这台电脑准备一个模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="90"/>
+        <location filename="../../desktop/ui/first_run.py" line="91"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="100"/>
+        <location filename="../../desktop/ui/first_run.py" line="101"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="108"/>
+        <location filename="../../desktop/ui/first_run.py" line="116"/>
         <source>Skip</source>
         <translation>跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="109"/>
+        <location filename="../../desktop/ui/first_run.py" line="117"/>
         <source>Skip setup (choose a model later)</source>
         <translation>跳过设置（稍后再选模型）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="111"/>
+        <location filename="../../desktop/ui/first_run.py" line="119"/>
         <source>Download and start</source>
         <translation>下载并开始</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="113"/>
+        <location filename="../../desktop/ui/first_run.py" line="121"/>
         <source>Download the recommended model</source>
         <translation>下载推荐的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="125"/>
+        <location filename="../../desktop/ui/first_run.py" line="123"/>
+        <source>Import a file I have…</source>
+        <translation>导入已有的文件…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="124"/>
+        <source>Import a GGUF model file from this computer</source>
+        <translation>从此电脑导入 GGUF 模型文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="134"/>
+        <source>Import a GGUF model</source>
+        <translation>导入 GGUF 模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="135"/>
+        <source>GGUF models (*.gguf)</source>
+        <translation>GGUF 模型 (*.gguf)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="137"/>
+        <source>Importing </source>
+        <translation>正在导入 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/first_run.py" line="151"/>
         <source>No catalog model fits this machine. Import a GGUF file on the Models screen instead.</source>
         <translation>目录中没有适合本机的模型。请在“模型”页面导入 GGUF 文件。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="129"/>
+        <location filename="../../desktop/ui/first_run.py" line="155"/>
         <source>Recommended: </source>
         <translation>推荐：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="139"/>
+        <location filename="../../desktop/ui/first_run.py" line="165"/>
         <source>Starting the download…</source>
         <translation>正在开始下载…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="167"/>
+        <location filename="../../desktop/ui/first_run.py" line="193"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="178"/>
+        <location filename="../../desktop/ui/first_run.py" line="204"/>
         <source>Resume download</source>
         <translation>继续下载</translation>
     </message>
@@ -1365,39 +1499,54 @@
         <translation>下载所选的量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="60"/>
+        <location filename="../../desktop/ui/hub_search.py" line="55"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="56"/>
+        <source>Cancel the Hub search</source>
+        <translation>取消模型中心搜索</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="65"/>
         <source>Hub search results</source>
         <translation>模型仓库搜索结果</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="61"/>
+        <location filename="../../desktop/ui/hub_search.py" line="66"/>
         <source>Repository / quant</source>
         <translation>仓库 / 量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="61"/>
+        <location filename="../../desktop/ui/hub_search.py" line="66"/>
         <source>Downloads</source>
         <translation>下载次数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="62"/>
+        <location filename="../../desktop/ui/hub_search.py" line="67"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="90"/>
+        <location filename="../../desktop/ui/hub_search.py" line="95"/>
         <source>Searching…</source>
         <translation>正在搜索…</translation>
     </message>
+    <message>
+        <location filename="../../desktop/ui/hub_search.py" line="107"/>
+        <source>Search cancelled.</source>
+        <translation>已取消搜索。</translation>
+    </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/hub_search.py" line="109"/>
+        <location filename="../../desktop/ui/hub_search.py" line="131"/>
         <source>%n repositories found</source>
         <translation>
             <numerusform>找到 %n 个仓库</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="118"/>
+        <location filename="../../desktop/ui/hub_search.py" line="140"/>
         <source>Choose a quant under a repository first.</source>
         <translation>请先在某个仓库下选择一个量化版本。</translation>
     </message>
@@ -1405,69 +1554,84 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="141"/>
+        <location filename="../../desktop/ui/main_window.py" line="147"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="142"/>
+        <location filename="../../desktop/ui/main_window.py" line="148"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="143"/>
+        <location filename="../../desktop/ui/main_window.py" line="149"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="144"/>
+        <location filename="../../desktop/ui/main_window.py" line="150"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="152"/>
+        <location filename="../../desktop/ui/main_window.py" line="151"/>
+        <source>Tools</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="159"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="190"/>
+        <location filename="../../desktop/ui/main_window.py" line="208"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="190"/>
+        <location filename="../../desktop/ui/main_window.py" line="210"/>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="212"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="192"/>
+        <location filename="../../desktop/ui/main_window.py" line="214"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="194"/>
+        <location filename="../../desktop/ui/main_window.py" line="216"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="194"/>
+        <location filename="../../desktop/ui/main_window.py" line="216"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="196"/>
+        <location filename="../../desktop/ui/main_window.py" line="220"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="197"/>
+        <location filename="../../desktop/ui/main_window.py" line="221"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="275"/>
+        <location filename="../../desktop/ui/main_window.py" line="307"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="360"/>
+        <source>EdgeDesk cannot open this file: </source>
+        <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
 </context>
 <context>
@@ -1484,7 +1648,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/message_widget.py" line="49"/>
-        <location filename="../../desktop/ui/message_widget.py" line="141"/>
+        <location filename="../../desktop/ui/message_widget.py" line="159"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
@@ -1494,13 +1658,13 @@
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="94"/>
-        <location filename="../../desktop/ui/message_widget.py" line="105"/>
+        <location filename="../../desktop/ui/message_widget.py" line="112"/>
+        <location filename="../../desktop/ui/message_widget.py" line="123"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="72"/>
+        <location filename="../../desktop/ui/message_widget.py" line="74"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
@@ -1510,195 +1674,226 @@
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="73"/>
+        <location filename="../../desktop/ui/message_widget.py" line="75"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="74"/>
+        <location filename="../../desktop/ui/message_widget.py" line="76"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="76"/>
+        <location filename="../../desktop/ui/message_widget.py" line="78"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="78"/>
+        <location filename="../../desktop/ui/message_widget.py" line="80"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="141"/>
+        <location filename="../../desktop/ui/message_widget.py" line="159"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/message_widget.py" line="168"/>
+        <source>{arrow} Tools ({n} calls)</source>
+        <translation>{arrow} 工具（{n} 次调用）</translation>
     </message>
 </context>
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="75"/>
+        <location filename="../../desktop/ui/models_view.py" line="78"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="83"/>
+        <location filename="../../desktop/ui/models_view.py" line="88"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="113"/>
+        <location filename="../../desktop/ui/models_view.py" line="119"/>
+        <source>Filter these models (name, kind, quant)</source>
+        <translation>筛选这些模型（名称、类型、量化）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="120"/>
+        <source>Filter the model list</source>
+        <translation>筛选模型列表</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="127"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="114"/>
+        <location filename="../../desktop/ui/models_view.py" line="128"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="116"/>
+        <location filename="../../desktop/ui/models_view.py" line="130"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="117"/>
+        <location filename="../../desktop/ui/models_view.py" line="131"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="119"/>
+        <location filename="../../desktop/ui/models_view.py" line="133"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="121"/>
+        <location filename="../../desktop/ui/models_view.py" line="135"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="123"/>
+        <location filename="../../desktop/ui/models_view.py" line="137"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="124"/>
+        <location filename="../../desktop/ui/models_view.py" line="138"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="126"/>
+        <location filename="../../desktop/ui/models_view.py" line="140"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="127"/>
+        <location filename="../../desktop/ui/models_view.py" line="141"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="128"/>
+        <location filename="../../desktop/ui/models_view.py" line="142"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="131"/>
+        <location filename="../../desktop/ui/models_view.py" line="145"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="133"/>
+        <location filename="../../desktop/ui/models_view.py" line="147"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="134"/>
+        <location filename="../../desktop/ui/models_view.py" line="148"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="138"/>
+        <location filename="../../desktop/ui/models_view.py" line="152"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="139"/>
+        <location filename="../../desktop/ui/models_view.py" line="153"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="144"/>
+        <location filename="../../desktop/ui/models_view.py" line="158"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="211"/>
+        <location filename="../../desktop/ui/models_view.py" line="224"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="236"/>
+        <location filename="../../desktop/ui/models_view.py" line="263"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="255"/>
+        <location filename="../../desktop/ui/models_view.py" line="282"/>
+        <location filename="../../desktop/ui/models_view.py" line="286"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="261"/>
+        <location filename="../../desktop/ui/models_view.py" line="294"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="279"/>
+        <location filename="../../desktop/ui/models_view.py" line="315"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="280"/>
+        <location filename="../../desktop/ui/models_view.py" line="316"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="288"/>
+        <location filename="../../desktop/ui/models_view.py" line="327"/>
+        <source>Importing </source>
+        <translation>正在导入 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="334"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="301"/>
+        <location filename="../../desktop/ui/models_view.py" line="352"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="315"/>
+        <location filename="../../desktop/ui/models_view.py" line="355"/>
+        <source>%1 is an embedding model: it cannot chat. Documents → New collection uses it to index files.</source>
+        <translation>%1 是嵌入模型，不能用于对话。请在“文档 → 新建文档集”中用它为文件建立索引。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="357"/>
+        <source>%1 cannot chat.</source>
+        <translation>%1 不能用于对话。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="371"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="326"/>
+        <location filename="../../desktop/ui/models_view.py" line="382"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="327"/>
+        <location filename="../../desktop/ui/models_view.py" line="383"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="344"/>
+        <location filename="../../desktop/ui/models_view.py" line="400"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="364"/>
+        <location filename="../../desktop/ui/models_view.py" line="420"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="365"/>
+        <location filename="../../desktop/ui/models_view.py" line="421"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
@@ -1745,7 +1940,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="388"/>
+        <location filename="../../desktop/ui/models_view.py" line="444"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -1753,57 +1948,57 @@
 <context>
     <name>NewCollectionDialog</name>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="76"/>
+        <location filename="../../desktop/ui/new_collection.py" line="82"/>
         <source>New collection</source>
         <translation>新建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="81"/>
+        <location filename="../../desktop/ui/new_collection.py" line="87"/>
         <source>Name of the collection</source>
         <translation>文档集名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="84"/>
+        <location filename="../../desktop/ui/new_collection.py" line="90"/>
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="87"/>
+        <location filename="../../desktop/ui/new_collection.py" line="93"/>
         <source>not downloaded</source>
         <translation>未下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="93"/>
+        <location filename="../../desktop/ui/new_collection.py" line="99"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="94"/>
+        <location filename="../../desktop/ui/new_collection.py" line="100"/>
         <source>Embedding model:</source>
         <translation>嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="131"/>
+        <location filename="../../desktop/ui/new_collection.py" line="137"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="133"/>
+        <location filename="../../desktop/ui/new_collection.py" line="139"/>
         <source>Documents are embedded with %1 on this device.</source>
         <translation>文档将在本机用 %1 生成嵌入。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="136"/>
+        <location filename="../../desktop/ui/new_collection.py" line="142"/>
         <source>%1 is not downloaded yet: it is downloaded first (%2), then your documents are indexed.</source>
         <translation>%1 尚未下载：将先下载（%2），然后为你的文档建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="140"/>
+        <location filename="../../desktop/ui/new_collection.py" line="146"/>
         <source>Create</source>
         <translation>创建</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="141"/>
+        <location filename="../../desktop/ui/new_collection.py" line="147"/>
         <source>Download and create</source>
         <translation>下载并创建</translation>
     </message>
@@ -1811,143 +2006,200 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="101"/>
+        <location filename="../../desktop/ui/server_view.py" line="102"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="105"/>
+        <location filename="../../desktop/ui/server_view.py" line="106"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="113"/>
+        <location filename="../../desktop/ui/server_view.py" line="114"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="115"/>
+        <location filename="../../desktop/ui/server_view.py" line="116"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="116"/>
+        <location filename="../../desktop/ui/server_view.py" line="117"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
+        <location filename="../../desktop/ui/server_view.py" line="140"/>
+        <source>kept for 1 day</source>
+        <translation>保留 1 天</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="141"/>
+        <source>kept for %1 days</source>
+        <translation>保留 %1 天</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="142"/>
+        <source>kept until deleted; set a retention period in Settings</source>
+        <translation>保留至删除；可在设置中设定保留期限</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="144"/>
+        <source>Requests (the log keeps no content). Note: /v1/responses stores its prompts and answers unless a request says store: false — %1.</source>
+        <translation>请求（日志不记录内容）。注意：/v1/responses 会保存提示和回答，除非请求中指定 store: false —— %1。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="158"/>
+        <source>Copy address</source>
+        <translation>复制地址</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="190"/>
+        <source>The new API key</source>
+        <translation>新的 API 密钥</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/server_view.py" line="191"/>
+        <source>Copy key</source>
+        <translation>复制密钥</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="192"/>
+        <source>Copy the new API key</source>
+        <translation>复制新的 API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="223"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="321"/>
+        <source>never</source>
+        <translation>从未</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="337"/>
+        <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
+        <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
     <message>
         <source>Use it from code</source>
         <translation type="vanished">在代码中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="122"/>
         <source>Requests (no content is recorded)</source>
-        <translation>请求记录（不记录内容）</translation>
+        <translation type="vanished">请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="126"/>
+        <location filename="../../desktop/ui/server_view.py" line="128"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="135"/>
-        <location filename="../../desktop/ui/server_view.py" line="230"/>
+        <location filename="../../desktop/ui/server_view.py" line="150"/>
+        <location filename="../../desktop/ui/server_view.py" line="268"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="137"/>
+        <location filename="../../desktop/ui/server_view.py" line="152"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="139"/>
-        <location filename="../../desktop/ui/server_view.py" line="231"/>
+        <location filename="../../desktop/ui/server_view.py" line="154"/>
+        <location filename="../../desktop/ui/server_view.py" line="269"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="142"/>
+        <location filename="../../desktop/ui/server_view.py" line="157"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="143"/>
         <source>Copy</source>
-        <translation>复制</translation>
+        <translation type="vanished">复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="144"/>
+        <location filename="../../desktop/ui/server_view.py" line="159"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="155"/>
+        <location filename="../../desktop/ui/server_view.py" line="171"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="158"/>
+        <location filename="../../desktop/ui/server_view.py" line="174"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="160"/>
+        <location filename="../../desktop/ui/server_view.py" line="176"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="196"/>
+        <location filename="../../desktop/ui/server_view.py" line="228"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="200"/>
+        <location filename="../../desktop/ui/server_view.py" line="231"/>
+        <source>Copy snippet</source>
+        <translation>复制代码</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="232"/>
+        <source>Copy the code snippet</source>
+        <translation>复制代码片段</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="236"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="217"/>
+        <location filename="../../desktop/ui/server_view.py" line="255"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="220"/>
+        <location filename="../../desktop/ui/server_view.py" line="258"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="230"/>
+        <location filename="../../desktop/ui/server_view.py" line="268"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="231"/>
+        <location filename="../../desktop/ui/server_view.py" line="269"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="291"/>
         <source>Key copied to the clipboard; it is shown only once: </source>
-        <translation>密钥已复制到剪贴板，仅显示这一次：</translation>
+        <translation type="vanished">密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="296"/>
+        <location filename="../../desktop/ui/server_view.py" line="354"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="297"/>
+        <location filename="../../desktop/ui/server_view.py" line="355"/>
         <source>Name of the client (e.g. vscode):</source>
         <translation>客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="315"/>
+        <location filename="../../desktop/ui/server_view.py" line="373"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
@@ -2068,6 +2320,122 @@
     </message>
 </context>
 <context>
+    <name>ToolApproval</name>
+    <message>
+        <location filename="../../desktop/ui/tool_approval.py" line="28"/>
+        <source>Allow a tool?</source>
+        <translation>允许调用工具？</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tool_approval.py" line="30"/>
+        <source>The model wants to run {tool} on the tool server {server}.</source>
+        <translation>模型想在工具服务器 {server} 上运行 {tool}。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tool_approval.py" line="32"/>
+        <source>Arguments:</source>
+        <translation>参数：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tool_approval.py" line="34"/>
+        <source>Allow once</source>
+        <translation>允许一次</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tool_approval.py" line="36"/>
+        <source>Always for this tool</source>
+        <translation>始终允许此工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tool_approval.py" line="39"/>
+        <source>Deny</source>
+        <translation>拒绝</translation>
+    </message>
+</context>
+<context>
+    <name>ToolsView</name>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="38"/>
+        <source>Tools</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="45"/>
+        <source>Server or tool</source>
+        <translation>服务器或工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="45"/>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="46"/>
+        <source>Command or URL</source>
+        <translation>命令或网址</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="47"/>
+        <source>Tool servers</source>
+        <translation>工具服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="50"/>
+        <source>Start and list tools</source>
+        <translation>启动并列出工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="52"/>
+        <source>Reload</source>
+        <translation>重新载入</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="58"/>
+        <source>Add servers with &apos;edgedesk tools add NAME -- COMMAND…&apos; or &apos;edgedesk tools add NAME URL&apos; (or paste an mcp.json).</source>
+        <translation>用 &apos;edgedesk tools add NAME -- COMMAND…&apos; 或 &apos;edgedesk tools add NAME URL&apos; 添加服务器（或粘贴一个 mcp.json）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="94"/>
+        <source>Built-in (documents)</source>
+        <translation>内置（文档）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="94"/>
+        <source>no approval</source>
+        <translation>无需批准</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="101"/>
+        <source>refused: {why}</source>
+        <translation>已拒绝：{why}</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="103"/>
+        <source>failed: {why}</source>
+        <translation>失败：{why}</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="105"/>
+        <source>allowed</source>
+        <translation>已允许</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="115"/>
+        <source>Your organization requires approval of every tool call.</source>
+        <translation>你的组织要求每次调用工具前都须批准。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="117"/>
+        <source>Only the tool servers your organization lists may run.</source>
+        <translation>只能运行你的组织列出的工具服务器。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="119"/>
+        <source>No tool servers yet.</source>
+        <translation>还没有工具服务器。</translation>
+    </message>
+</context>
+<context>
     <name>Tray</name>
     <message>
         <location filename="../../desktop/ui/tray.py" line="32"/>
@@ -2080,7 +2448,7 @@
         <translation>退出（停止服务器）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tray.py" line="53"/>
+        <location filename="../../desktop/ui/tray.py" line="57"/>
         <source>The server keeps running. Quit from the tray icon&apos;s menu.</source>
         <translation>服务器仍在运行。可从托盘图标的菜单退出。</translation>
     </message>
@@ -2088,7 +2456,7 @@
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="100"/>
+        <location filename="../../desktop/ui/__init__.py" line="102"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>

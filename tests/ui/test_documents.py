@@ -50,7 +50,7 @@ def test_add_a_folder_indexes_it_and_lists_skipped_files(qtbot, window: MainWind
     assert report.added == 2 and not report.cancelled
     qtbot.waitUntil(lambda: not view.is_indexing)
     assert view.names() == ["handbook"] and view.selected_name() == "handbook"
-    assert "2 document(s)" in view.summary.text()
+    assert "2 documents" in view.summary.text()
     assert view.roots.item(0).text() == str(folder.resolve())
     skipped = {view.skipped.topLevelItem(n).text(0).rsplit("/", 1)[-1]:
                view.skipped.topLevelItem(n).text(1)
@@ -74,11 +74,11 @@ def test_cancel_stops_indexing_and_reindex_finishes_it(qtbot, window: MainWindow
         view.cancel()  # before the worker reached the first file
     assert finished.args[0].cancelled
     assert "cancelled" in view.status.text()
-    assert "0 document(s)" in view.summary.text()
+    assert "0 documents" in view.summary.text()
     qtbot.waitUntil(lambda: not view.is_indexing)
     with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
         view.reindex("handbook")
-    assert "2 document(s)" in view.summary.text()
+    assert "2 documents" in view.summary.text()
 
 
 def test_a_second_indexing_waits_and_remove_keeps_the_files(qtbot, window: MainWindow,
@@ -110,4 +110,15 @@ def test_indexing_a_collection_a_terminal_is_indexing_waits_and_says_so(
                         timeout=30_000)
         assert view.is_indexing
     qtbot.waitUntil(lambda: not view.is_indexing, timeout=60_000)
-    assert "2 document(s)" in view.summary.text()
+    assert "2 documents" in view.summary.text()
+
+
+def test_sources_list_the_files_indexed_under_each_folder(qtbot, window: MainWindow,
+                                                          folder: Path) -> None:
+    view = window.documents
+    with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
+        view.add("handbook", [folder])
+    shown = [view.roots.item(n).text() for n in range(view.roots.count())]
+    indexed = window.context.library.collections()[0].files
+    assert shown[0] == str(folder) and len(indexed) == 2
+    assert [s.strip() for s in shown[1:]] == [str(Path(f).relative_to(folder)) for f in indexed]

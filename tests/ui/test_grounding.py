@@ -327,3 +327,20 @@ def test_cited_sources_come_back_as_cited(qtbot) -> None:
     assert bubble.citations.label.text() == "Sources:"
     assert [b.text() for b in bubble.citations.buttons] == ["[2] policy.pdf"]
     store.close()
+
+
+def test_a_cited_file_no_program_opens_is_said(qtbot, window, tmp_path: Path) -> None:
+    # Offscreen Qt, like a desktop with no handler for the file type, opens nothing.
+    policy = tmp_path / "policy.xyz"
+    policy.write_text("Staff get 25 days of paid leave a year.\n")
+    turn = Turn("assistant", "See [1].")
+    turn.sources = [_hit(1, str(policy), None, (1, 1))]
+    cite(turn)
+    window.chat.current.turns = [Turn("user", "?"), turn]
+    window.chat._rebuild_transcript()
+    row = window.chat._bubbles[-1].citations
+    with qtbot.waitSignal(row.unavailable, timeout=2000):
+        row.buttons[0].click()
+    assert not window.chat.notice.isHidden()
+    assert window.chat.notice.text() == ("No program on this computer opens this file; open "
+                                         f"it yourself: {policy}")

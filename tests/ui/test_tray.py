@@ -48,6 +48,9 @@ def test_with_a_tray_closing_hides_while_the_server_runs(qtbot, edgedesk_home: P
     class FakeTray:  # offscreen Qt has no system tray; stands in for the icon only
         notified = 0
 
+        def available(self) -> bool:
+            return True  # the real one asks the desktop (tests/ui/test_tray_session.py)
+
         def notify_hidden(self) -> None:
             FakeTray.notified += 1
 

@@ -63,12 +63,14 @@ def _session_env(display: str, runtime: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def _x_session(tmp_path: Path, tray: list[str] = TRAYER,
-               timeout: float = 60.0) -> Iterator[dict[str, str]]:
-    """Xvfb, openbox and ``tray``, all stopped (and their pipes closed) however it ends."""
+def _x_session(tmp_path: Path, tray: list[str] = TRAYER, timeout: float = 60.0,
+               processes: list[subprocess.Popen[bytes]] | None = None,
+               ) -> Iterator[dict[str, str]]:
+    """Xvfb, openbox and ``tray``, all stopped (and their pipes closed) however it ends;
+    ``processes`` (if given) receives them, in that order, while the session runs."""
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
-    processes: list[subprocess.Popen[bytes]] = []
+    processes = [] if processes is None else processes
     with (tmp_path / "x.log").open("w") as log:
         try:
             xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0",
