@@ -99,11 +99,11 @@ def imported_row(context: AppContext, path: Path) -> CatalogRow:
     resolver = context.resolver
     model_id = resolver.register(path)
     spec = resolver(model_id)
-    info = resolver.info(spec.path)
+    info = resolver.info(spec.file)
     plan = resolver.fit(info)
     return CatalogRow(
-        id=model_id, name=spec.path.name, family="other", kind=spec.kind, tier="local",
-        repo=str(spec.path.parent), recommended_quant=info.file_type,
-        size_bytes=spec.path.stat().st_size, fit=str(plan.verdict),
-        installed=(str(spec.path),),
+        id=model_id, name=spec.file.name, family="other", kind=spec.kind, tier="local",
+        repo=str(spec.file.parent), recommended_quant=info.file_type,
+        size_bytes=spec.file.stat().st_size, fit=str(plan.verdict),
+        installed=(str(spec.file),),
     )
