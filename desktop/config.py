@@ -145,6 +145,11 @@ class EngineSettings(_Section):
         default="auto",
         description="KV cache element type; auto: f16, or q8_0 where the trained context "
                     "does not fit in memory at f16 (before the context is lowered)")
+    prompt_lookup_tokens: int = Field(
+        default=0, ge=0, le=64,
+        description="Prompt-lookup (n-gram) speculative decoding: tokens guessed from "
+                    "the prompt per step (8 is a good value); 0: off. Off by default: on "
+                    "a CPU it measured slower (docs/benchmarks.md)")
     prompt_cache_disk_mb: int = Field(
         default=1024, ge=0, le=1_048_576,
         description="Disk for conversations' KV caches kept across restarts (in the "

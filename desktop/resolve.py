@@ -224,6 +224,7 @@ class ModelResolver:
                            prompt_cache_dir=self.paths.cache_dir / "prompt-cache",
                            prompt_cache_disk_bytes=(
                                self.engine_settings.prompt_cache_disk_mb * 1024 * 1024),
+                           lookup_draft=self.engine_settings.prompt_lookup_tokens,
                            estimated_bytes=plan.estimated_bytes),
         )
 

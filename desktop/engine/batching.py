@@ -14,6 +14,7 @@ cells ends with ``length``. So a full cache defers or shortens, never hangs or f
 
 from __future__ import annotations
 
+import struct
 import time
 from collections import deque
 from collections.abc import Callable
@@ -24,7 +25,7 @@ import llama_cpp
 
 from desktop.engine.native import BatchWorker
 from desktop.engine.sampling import token_logprob
-from desktop.engine.slots import Finished, Request, Slot, Token, choose_slot
+from desktop.engine.slots import Finished, Request, Slot, Token, choose_slot, lookup_draft
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
 from desktop.engine.types import EngineStats, FinishReason
 from desktop.errors import EdgeDeskError
@@ -40,6 +41,7 @@ class Step:
 
 
 StepObserver = Callable[[Step], None]
+_TOKEN = struct.Struct("<i")
 
 
 class DecodeLoop(BatchWorker):
@@ -53,7 +55,7 @@ class DecodeLoop(BatchWorker):
                  n_vocab: int, n_batch: int, n_slots: int, n_ctx: int, n_swa: int,
                  piece: Callable[[int], str], state_cache_bytes: int = 0,
                  state_disk: Path | None = None, state_disk_bytes: int = 0,
-                 on_step: StepObserver | None = None) -> None:
+                 draft_max: int = 0, on_step: StepObserver | None = None) -> None:
         super().__init__(n_batch, "edgedesk-decode", self._run)
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
@@ -61,6 +63,7 @@ class DecodeLoop(BatchWorker):
         self._n_vocab = n_vocab
         self._n_batch = n_batch
         self._n_ctx = n_ctx
+        self._draft_max = draft_max  # prompt-lookup tokens guessed per step; 0: off
         self._n_swa = n_swa
         self._piece = piece
         self._on_step = on_step
@@ -69,7 +72,7 @@ class DecodeLoop(BatchWorker):
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
-        self._counts = {"processed": 0, "cached": 0, "tokens": 0}
+        self._counts = {"processed": 0, "cached": 0, "tokens": 0, "drafted": 0, "accepted": 0}
         self._start_worker()
 
     # ------------------------------------------------------------- any thread
@@ -94,6 +97,8 @@ class DecodeLoop(BatchWorker):
                 decode_steps=self._steps,
                 tokens_decoded=self._counts["tokens"],
                 requests_waiting=len(self._pending),
+                draft_tokens=self._counts["drafted"],
+                draft_accepted=self._counts["accepted"],
             )
 
     def persist(self) -> int:
@@ -221,6 +226,9 @@ class DecodeLoop(BatchWorker):
         slot.next_token = None
         slot.sampled = 0
         slot.cached = request.cached = keep
+        slot.draft = []
+        if self._draft_max > 0:
+            request.history = bytearray(struct.pack(f"<{len(prompt)}i", *prompt))
         slot.last_used = self._steps
         self._counts["cached"] += keep
         self._counts["processed"] += len(slot.pending)
@@ -259,17 +267,36 @@ class DecodeLoop(BatchWorker):
             self._finish(longest, "length")
             growing.remove(longest)
 
+    def _draft(self, slot: Slot, rows: int, cells: int) -> list[int]:
+        """Prompt-lookup guesses to decode after the slot's next token, within ``rows``
+        batch rows and ``cells`` free cells (none when drafting is off)."""
+        request = slot.request
+        if self._draft_max <= 0 or request is None:
+            return []
+        room = min(self._draft_max, rows, cells, self._n_ctx - len(slot.tokens) - 2,
+                   request.max_tokens - slot.sampled - 1)
+        return lookup_draft(request.history, room) if room > 0 else []
+
     def _step(self) -> None:
         batch = self._batch
         n = 0
         generating = 0
         self._make_room_for_generation()
+        growing = [s for s in self._slots if s.request is not None and s.next_token is not None]
+        spare = self._n_ctx - sum(self._cells(s) for s in self._slots) - len(growing)
         for slot in self._slots:
             slot.output_index = -1
             if slot.request is not None and slot.next_token is not None:
-                n = self._add(n, slot, [slot.next_token], last_logits=True)
+                rows = self._n_batch - n - (len(growing) - generating)
+                draft = self._draft(slot, rows, spare)
+                spare -= len(draft)
+                first = n
+                n = self._add(n, slot, [slot.next_token, *draft], last_logits=True,
+                              all_logits=bool(draft))
+                slot.output_index = first
                 slot.tokens.append(slot.next_token)
                 slot.next_token = None
+                slot.draft = draft
                 generating += 1
         prompt = 0
         for slot in self._slots:
@@ -297,13 +324,15 @@ class DecodeLoop(BatchWorker):
                 if slot.request is not None and slot.output_index >= 0:
                     llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
                     slot.tokens = []
+                    slot.draft = []
                     self._finish(slot, "stop", error)
             return
         for slot in self._slots:
             if slot.request is not None and slot.output_index >= 0:
                 self._sample(slot)
 
-    def _add(self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool) -> int:
+    def _add(self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool,
+             all_logits: bool = False) -> int:
         batch = self._batch
         pos = len(slot.tokens)
         seq = slot.seq
@@ -314,27 +343,53 @@ class DecodeLoop(BatchWorker):
             batch.pos[j] = pos + i
             batch.n_seq_id[j] = 1
             batch.seq_id[j][0] = seq
-            batch.logits[j] = 0
+            batch.logits[j] = int(all_logits)
         if last_logits:
             batch.logits[n + count - 1] = 1
             slot.output_index = n + count - 1
         return n + count
 
     def _sample(self, slot: Slot) -> None:
+        """Sample the slot's next token; with a draft, keep sampling while each sample
+        equals the guess decoded after it (exactly what one-by-one decoding would give,
+        as every sample sees the same tokens before it), then drop the rest of the guess
+        from the cache."""
         request = slot.request
         assert request is not None
+        draft, slot.draft = slot.draft, []
         index = slot.output_index
-        token = request.sampler.sample(self._ctx, index)
+        accepted = 0
+        for i in range(len(draft) + 1):
+            token = request.sampler.sample(self._ctx, index + i)
+            if not self._emit(slot, request, token, index + i):
+                break
+            if i < len(draft) and token == draft[i]:
+                slot.tokens.append(token)  # its cells were decoded with the guess
+                accepted += 1
+                continue
+            slot.next_token = token
+            break
+        if draft:
+            with self._lock:
+                self._counts["drafted"] += len(draft)
+                self._counts["accepted"] += accepted
+            if accepted < len(draft):
+                llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, len(slot.tokens), -1)
+
+    def _emit(self, slot: Slot, request: Request, token: int, index: int) -> bool:
+        """Hand a sampled token to its request; False when that ended the request."""
         slot.sampled += 1
         if llama_cpp.llama_vocab_is_eog(self._vocab, token):
             self._finish(slot, "stop")
-            return
+            return False
         logprob = None
         if request.logprobs is not None:
             logprob = token_logprob(self._ctx, index, n_vocab=self._n_vocab, token=token,
                                     top=request.logprobs, piece=self._piece)
         request.events.put(Token(token, logprob))
+        if self._draft_max > 0:
+            request.history += _TOKEN.pack(token)
         if slot.sampled >= request.max_tokens or len(slot.tokens) >= self._n_ctx:
             self._finish(slot, "length")
-        else:
-            slot.next_token = token
+            return False
+        return True

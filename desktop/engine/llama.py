@@ -88,7 +88,8 @@ class LlamaEngine:
                 n_swa=int(llama_cpp.llama_model_n_swa(self._model.model)),
                 piece=self._piece_text, state_cache_bytes=options.state_cache_bytes,
                 state_disk=_state_folder(path, options),
-                state_disk_bytes=options.prompt_cache_disk_bytes, on_step=on_step)
+                state_disk_bytes=options.prompt_cache_disk_bytes,
+                draft_max=options.lookup_draft, on_step=on_step)
 
     # ------------------------------------------------------------------ facts
     @property

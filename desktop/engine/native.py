@@ -65,6 +65,7 @@ class LoadOptions:
     cache_type: str = "f16"
     prompt_cache_dir: Path | None = None  # where conversations' KV caches outlive a load
     prompt_cache_disk_bytes: int = 0
+    lookup_draft: int = 0  # prompt-lookup tokens guessed per decode step; 0: off
 
 
 def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:

@@ -133,6 +133,7 @@ class LocalPlan:
     cache_type: CacheType = "f16"
     prompt_cache_dir: Path | None = None  # None: conversations are not kept on disk
     prompt_cache_disk_bytes: int = 0
+    lookup_draft: int = 0  # prompt-lookup (n-gram) tokens guessed per step; 0: off
     estimated_bytes: int = field(default=0, compare=False)
 
 
@@ -214,3 +215,5 @@ class EngineStats:
     tokens_decoded: int = 0
     embed_decodes: int = 0
     requests_waiting: int = 0  # generation requests queued in the engine for a free slot
+    draft_tokens: int = 0  # prompt-lookup guesses decoded
+    draft_accepted: int = 0  # of which the model then sampled (free tokens)

@@ -57,10 +57,14 @@ def test_default_plan_uses_every_physical_core_and_four_slots(tmp_path: Path,
 def test_settings_and_flags_override_the_defaults(tmp_path: Path, gemma_path: Path) -> None:
     spec, options = _spec_options(
         tmp_path / "home", gemma_path,
-        "[engine]\nthreads = 1\nbatch_threads = 2\nparallel = 2\n",
+        "[engine]\nthreads = 1\nbatch_threads = 2\nparallel = 2\ncache_type = \"q8_0\"\n"
+        "prompt_lookup_tokens = 8\nprompt_cache_disk_mb = 3\n",
         cli={"engine.context_length": 2048})  # what --ctx sets
     assert (spec.threads, options.batch_threads, options.parallel) == (1, 2, 2)
     assert spec.context_length == 2048
+    assert (options.cache_type, options.lookup_draft) == ("q8_0", 8)
+    assert options.prompt_cache_disk_bytes == 3 * 1024 * 1024
+    assert options.prompt_cache_dir == tmp_path / "home" / "cache" / "prompt-cache"
 
 
 def test_policy_caps_the_number_of_slots(tmp_path: Path, gemma_path: Path) -> None:

@@ -185,3 +185,20 @@ def test_a_request_waiting_for_room_can_still_be_cancelled(
     waiter.join()
     assert finals[0].finish_reason == "cancelled"
     hog.close()
+
+
+@pytest.mark.slow
+def test_a_q8_0_cache_loads_on_the_cpu_and_answers_like_f16(gemma_path: Path) -> None:
+    # A quantized V cache needs flash attention (llama.cpp refuses it otherwise).
+    ask = [Message("user", "What is the capital of France? One word.")]
+    answers = []
+    for cache in ("f16", "q8_0"):
+        engine = LlamaEngine(gemma_path, LoadOptions(context_length=1024, cache_type=cache),
+                             model_id="gemma")
+        try:
+            text, final = _run(engine.stream_chat(ask, GREEDY))
+        finally:
+            engine.close()
+        assert final.finish_reason in {"stop", "length"}
+        answers.append(text)
+    assert answers[0] and answers[1] == answers[0]  # 8 tokens: no room to drift
