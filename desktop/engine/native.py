@@ -66,6 +66,9 @@ class LoadOptions:
     prompt_cache_dir: Path | None = None  # where conversations' KV caches outlive a load
     prompt_cache_disk_bytes: int = 0
     lookup_draft: int = 0  # prompt-lookup tokens guessed per decode step; 0: off
+    # False: one stream of context_length cells per slot (llama-server --no-kv-unified):
+    # four times the memory, but each slot's numbers never depend on its neighbours.
+    kv_unified: bool = True
 
 
 def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
@@ -95,14 +98,14 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
         params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
     else:
         parallel = max(1, options.parallel)
-        params.n_ctx = options.context_length
+        params.n_ctx = options.context_length * (1 if options.kv_unified else parallel)
         params.n_seq_max = parallel
         params.n_batch = options.n_batch or DEFAULT_N_BATCH
         params.n_ubatch = min(options.n_ubatch or DEFAULT_N_UBATCH, params.n_batch)
         # One pool of cells for every slot (llama-server's default): one long request
         # may use the whole context while shorter ones share what is free; the decode
         # loop keeps the slots' sum within it (see DecodeLoop._room).
-        params.kv_unified = True
+        params.kv_unified = options.kv_unified
         if options.cache_type not in CACHE_TYPES:
             raise ModelLoadError(f"unknown KV cache type {options.cache_type!r}; "
                                  f"use one of {', '.join(CACHE_TYPES)}")
@@ -112,9 +115,12 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
             # greedy output depended on which requests ran beside it (2 of 4 runs of
             # tests/engine/test_slots.py); with it on, never (the CPU backend has it).
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-        # Sliding-window layers keep only their window (llama-server's default);
-        # prefix reuse checks what is left (see DecodeLoop._start).
-        params.swa_full = False
+        # Sliding-window layers keep every position too (the fit's estimate always
+        # counted them): with only their window, a prompt that leaves the previous one
+        # before its answer's end (an agent's next turn, its tool call re-rendered)
+        # could reuse nothing, since the window had moved past the shared prefix.
+        # llama-server keeps checkpoints of the window instead; a full cache is simpler.
+        params.swa_full = True
     ctx = llama_cpp.llama_init_from_model(model.model, params)
     if not ctx:
         model.close()  # type: ignore[no-untyped-call]  # llama-cpp-python leaves it unannotated

@@ -20,6 +20,10 @@ from desktop.engine.types import FinishReason, TokenLogprob
 # them; below it an empty or least recently used slot is taken instead, so one chat does
 # not evict another only because both start with the same template header.
 MIN_REUSE_SHARE = 0.5
+# ...or at least this many tokens: longer than any template header, so it is a shared
+# system prompt and tools (an agent's next turn after a long answer, another client of
+# the same agent); the conversation it cuts is kept in the RAM state cache.
+MIN_REUSE_TOKENS = 256
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,8 @@ def choose_slot(slots: Sequence[Slot], prompt: Sequence[int]) -> tuple[Slot, int
         if slot.busy:
             continue
         reuse = common_prefix(slot.tokens, prompt)
-        useful = reuse if slot.tokens and reuse >= MIN_REUSE_SHARE * len(slot.tokens) else 0
+        worth = reuse >= MIN_REUSE_SHARE * len(slot.tokens) or reuse >= MIN_REUSE_TOKENS
+        useful = reuse if slot.tokens and worth else 0
         key = (useful, -slot.last_used if slot.tokens else 1, -index)
         if best is None or key > best:
             best, choice = key, (slot, reuse)

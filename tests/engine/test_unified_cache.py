@@ -202,3 +202,24 @@ def test_a_q8_0_cache_loads_on_the_cpu_and_answers_like_f16(gemma_path: Path) ->
         assert final.finish_reason in {"stop", "length"}
         answers.append(text)
     assert answers[0] and answers[1] == answers[0]  # 8 tokens: no room to drift
+
+
+@pytest.mark.slow
+def test_an_agents_next_turn_reuses_its_prompt_after_a_long_answer(gemma_path: Path) -> None:
+    # Gemma 3 has sliding-window layers (512 tokens). The next turn replaces the answer
+    # with the client's own rendering, so only the prompt before it is shared; after an
+    # answer longer than the window that prefix must still be reusable.
+    engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096), model_id="gemma")
+    try:
+        first = [Message("system", "You are a careful coding agent. Read files first. " * 30),
+                 Message("user", "Fix the failing test.")]
+        _, one = _run(engine.stream_chat(first, GenerationParams(max_tokens=560,
+                                                                 temperature=0.0)))
+        second = [*first, Message("assistant", "Let me look at module 1."),
+                  Message("user", "tool output: ok")]
+        _, two = _run(engine.stream_chat(second, GREEDY))
+    finally:
+        engine.close()
+    assert one.usage is not None and two.usage is not None
+    assert one.usage.completion_tokens > 512 or one.finish_reason == "stop"
+    assert two.usage.cached_tokens >= one.usage.prompt_tokens - 1
