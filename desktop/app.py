@@ -34,6 +34,7 @@ from desktop.config import (
     save_user_settings,
 )
 from desktop.engine.scheduler import Scheduler
+from desktop.engine.types import RemotePlan
 from desktop.errors import ConfigError, EdgeDeskError
 from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
 from desktop.net import NetGate, log_path_in, quiet_libraries
@@ -215,8 +216,8 @@ class AppContext:
 
     def load_model(self, spec: ModelSpec) -> Engine:
         """The scheduler's load function: a local GGUF, or a remote engine's model."""
-        if "remote" in spec.options:
-            return self.remote.engine(spec)
+        if isinstance(spec.plan, RemotePlan):
+            return self.remote.engine(spec, spec.plan)
         from desktop.engine.loader import load_engine
 
         return load_engine(spec)

@@ -108,7 +108,7 @@ def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: 
     spec = ctx.resolver(model)
     progress("load (cold, from disk)")
     scheduler.unload(spec.model_id)
-    _evict_page_cache(spec.path)
+    _evict_page_cache(spec.file)
     started = time.perf_counter()
     scheduler.load(model)
     report.load_cold_s = time.perf_counter() - started
@@ -219,7 +219,7 @@ def run_bench(ctx: AppContext, model: str, *, tokens: int = 128, clients: int = 
     from desktop.engine.backend import backend_info
 
     spec = ctx.resolver(model, context_length=context_length)
-    report = BenchReport(model=spec.model_id, path=str(spec.path),
+    report = BenchReport(model=spec.model_id, path=str(spec.file),
                          hardware=ctx.hardware.describe(), backend=backend_info().describe(),
                          context_length=spec.context_length or 0,
                          gpu_layers=spec.gpu_layers or 0)
@@ -233,7 +233,7 @@ def run_bench(ctx: AppContext, model: str, *, tokens: int = 128, clients: int = 
 
         ctx.scheduler.close()  # free memory: the baseline loads its own copy
         progress("baseline: llama-cpp-python called directly")
-        base = run_baseline(spec.path, context_length=report.context_length,
+        base = run_baseline(spec.file, context_length=report.context_length,
                             gpu_layers=report.gpu_layers, threads=spec.threads,
                             prompts=prompts,
                             generation_prompt=f"{time.time_ns()} {GENERATION_PROMPT}",

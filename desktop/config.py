@@ -128,8 +128,9 @@ class EngineSettings(_Section):
     preload: list[str] = Field(default_factory=list)
     context_length: int | None = Field(
         default=None, ge=256, le=1_048_576,
-        description="Context per slot (per request); unset: 8192, or the model's trained "
-                    "context if smaller, shrunk until every slot fits in memory")
+        description="Context of the KV cache the slots share (one request may use it "
+                    "all); unset: the model's trained context where memory allows (KV "
+                    "cache q8_0 first, then a smaller context)")
     gpu_layers: int | None = Field(default=None, ge=0)
     threads: int | None = Field(
         default=None, ge=1, le=512,
@@ -139,13 +140,27 @@ class EngineSettings(_Section):
         description="CPU threads for prompt processing; unset: the same as threads")
     parallel: int = Field(
         default=4, ge=1, le=64,
-        description="Requests one model serves at once (slots); each slot gets the whole "
-                    "context_length, fitted to memory (fewer slots or a smaller context)")
+        description="Requests one model serves at once (slots); they share one KV cache "
+                    "of context_length, so one request may use all of it")
     max_parallel: int | None = Field(
         default=None, ge=1, le=64,
         description="Upper bound on parallel, set by the MaxParallel machine policy")
     memory_budget_gb: float | None = Field(default=None, gt=0)
     max_loaded_models: int = Field(default=2, ge=1)
+    cache_type: Literal["auto", "f16", "q8_0"] = Field(
+        default="auto",
+        description="KV cache element type; auto: f16, or q8_0 where the trained context "
+                    "does not fit in memory at f16 (before the context is lowered)")
+    prompt_lookup_tokens: int = Field(
+        default=0, ge=0, le=64,
+        description="Prompt-lookup (n-gram) speculative decoding: tokens guessed from "
+                    "the prompt per step (8 is a good value); 0: off. Off by default: on "
+                    "a CPU it measured slower (docs/benchmarks.md)")
+    prompt_cache_disk_mb: int = Field(
+        default=1024, ge=0, le=1_048_576,
+        description="Disk for conversations' KV caches kept across restarts (in the "
+                    "cache folder), so an agent session resumes without re-reading its "
+                    "prompt; 0: off")
 
 
 class Settings(_Section):

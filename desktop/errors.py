@@ -93,12 +93,23 @@ class ModelLoadError(EdgeDeskError):
 
 
 class ContextOverflow(EdgeDeskError):
-    """The prompt (plus requested output) does not fit the model's context window."""
+    """The prompt (plus requested output) does not fit the model's context window.
+
+    ``prompt_tokens`` and ``n_ctx`` are the two numbers (0 where unknown), so a route can
+    name both without parsing the message.
+    """
 
     exit_code = 2
     http_status = 400
     code = "context_length_exceeded"
     error_type = "invalid_request_error"
+
+    def __init__(self, message: str, *, prompt_tokens: int = 0, n_ctx: int = 0,
+                 param: str | None = None, kind: str | None = None,
+                 params: Mapping[str, object] | None = None) -> None:
+        super().__init__(message, param=param, kind=kind, params=params)
+        self.prompt_tokens = prompt_tokens
+        self.n_ctx = n_ctx
 
 
 class QueueFull(EdgeDeskError):

@@ -18,7 +18,7 @@ from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
 from desktop.config import EngineSettings, Paths, Settings
-from desktop.engine.types import ModelKind, ModelSpec
+from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
 from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
 from desktop.filebytes import sha256_file
 
@@ -146,7 +146,8 @@ class ModelResolver:
             )
         return fit_model(info, self.hardware, gpu_offload=self.gpu_offload, context_length=ctx,
                          gpu_layers=self.engine_settings.gpu_layers,
-                         parallel=effective_parallel(self.engine_settings))
+                         parallel=effective_parallel(self.engine_settings),
+                         cache_type=self.engine_settings.cache_type)
 
     def _sha256(self, path: Path) -> str:
         key = (path, path.stat().st_mtime)
@@ -217,8 +218,14 @@ class ModelResolver:
             reasoning_format=entry.reasoning if entry else "none",
             threads=threads,
             extra_files=tuple(files[1:]),
-            options={"estimated_bytes": plan.estimated_bytes, "parallel": plan.parallel,
-                     "batch_threads": self.engine_settings.batch_threads or threads},
+            plan=LocalPlan(parallel=plan.parallel,
+                           batch_threads=self.engine_settings.batch_threads or threads,
+                           cache_type="q8_0" if plan.cache_type == "q8_0" else "f16",
+                           prompt_cache_dir=self.paths.cache_dir / "prompt-cache",
+                           prompt_cache_disk_bytes=(
+                               self.engine_settings.prompt_cache_disk_mb * 1024 * 1024),
+                           lookup_draft=self.engine_settings.prompt_lookup_tokens,
+                           estimated_bytes=plan.estimated_bytes),
         )
 
 

@@ -18,7 +18,8 @@ from desktop.errors import ModelFileError
 GGUF_MAGIC = b"GGUF"
 # Architectures whose attention caches a compressed latent instead of full K/V (MLA).
 _MLA_ARCHS = frozenset({"deepseek2", "kimi-linear", "kimi-k2"})
-_KV_BYTES_PER_ELEMENT = 2  # llama.cpp caches K/V in f16 by default
+# Bytes per cached K/V element: f16 by default; q8_0 stores blocks of 32 in 34 bytes.
+KV_BYTES_PER_ELEMENT = {"f16": 2.0, "q8_0": 34 / 32}
 _COMPUTE_OVERHEAD_BYTES = 96 * 1024 * 1024
 
 
@@ -46,18 +47,19 @@ class GGUFInfo:
     pooling_type: int | None
     split_count: int
 
-    def kv_bytes_per_token(self) -> int:
-        """Bytes of KV cache one token of context costs at f16."""
+    def kv_bytes_per_token(self, cache_type: str = "f16") -> int:
+        """Bytes of KV cache one token of context costs (f16, or q8_0: about half)."""
         if self.architecture in _MLA_ARCHS and self.kv_lora_rank:
             per_layer = self.kv_lora_rank + (self.rope_dimension or 64)
         else:
             per_layer = self.head_count_kv * (self.key_length + self.value_length)
-        return self.block_count * per_layer * _KV_BYTES_PER_ELEMENT
+        return int(self.block_count * per_layer * KV_BYTES_PER_ELEMENT[cache_type])
 
-    def estimate_bytes(self, context_length: int) -> int:
+    def estimate_bytes(self, context_length: int, cache_type: str = "f16") -> int:
         """Memory to run at ``context_length``: weights + KV cache + compute buffers."""
         compute = _COMPUTE_OVERHEAD_BYTES + context_length * self.embedding_length * 4
-        return self.weight_bytes + self.kv_bytes_per_token() * context_length + compute
+        return (self.weight_bytes + self.kv_bytes_per_token(cache_type) * context_length
+                + compute)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly view (the chat template is shortened)."""

@@ -131,7 +131,8 @@ class Fit:
     total_layers: int
     estimated_bytes: int
     reason: str
-    parallel: int = 1  # slots, each with ``context_length`` tokens of KV cache
+    parallel: int = 1  # slots, sharing ``context_length`` tokens of KV cache
+    cache_type: str = "f16"  # the KV cache's element type: "f16" or "q8_0"
 
     @property
     def runs(self) -> bool:
@@ -139,15 +140,25 @@ class Fit:
         return self.verdict is not Verdict.NO
 
 
-def _layers_on_gpu(info: GGUFInfo, ctx: int, vram: int) -> int:
+def _layers_on_gpu(info: GGUFInfo, ctx: int, vram: int, cache_type: str = "f16") -> int:
     layers = max(info.block_count, 1)
     budget = vram - VRAM_RESERVE_BYTES
     if budget <= 0:
         return 0
-    if info.estimate_bytes(ctx) <= budget:
+    if info.estimate_bytes(ctx, cache_type) <= budget:
         return layers + 1  # every repeating layer plus the output layer
-    per_layer = (info.weight_bytes + info.kv_bytes_per_token() * ctx) / layers
+    per_layer = (info.weight_bytes + info.kv_bytes_per_token(cache_type) * ctx) / layers
     return max(0, min(layers, int(budget // per_layer)))
+
+
+def _shrink(info: GGUFInfo, ctx: int, cache: str, *, limit: int, floor: int,
+            quantize: bool) -> tuple[int, str]:
+    """``ctx`` and cache type within ``limit`` bytes: q8_0 first, then halving to ``floor``."""
+    if quantize and info.estimate_bytes(ctx, cache) > limit:
+        cache = "q8_0"
+    while ctx > floor and info.estimate_bytes(ctx, cache) > limit:
+        ctx = max(floor, ctx // 2)
+    return ctx, cache
 
 
 def fit_model(
@@ -158,27 +169,39 @@ def fit_model(
     context_length: int | None = None,
     gpu_layers: int | None = None,
     parallel: int = 1,
+    cache_type: str = "auto",
 ) -> Fit:
-    """Choose per-slot context, slots and GPU layers for ``info``; explicit values win.
+    """Choose the context, KV cache type and GPU layers for ``info``; explicit values win.
 
-    Every one of ``parallel`` slots gets the whole per-slot context (one KV cache of
-    context x slots). When that does not fit, the automatic context halves first (not
-    below MIN_CONTEXT), then slots are dropped, never below one.
+    The ``parallel`` slots share one KV cache (unified, as llama-server's): one request
+    may use the whole context, so memory does not grow with slots. Unset, the context is
+    the model's trained one where memory allows; when it does not, the cache is first
+    quantized to q8_0 (``cache_type`` "auto"), then the context halves (not below
+    MIN_CONTEXT). A model that would run wholly on the GPU at DEFAULT_CONTEXT is fitted
+    to VRAM the same way, down to DEFAULT_CONTEXT at most, so a longer context never
+    pushes its layers onto the CPU.
     """
     trained = max(info.context_length, MIN_CONTEXT)
-    ctx = context_length if context_length is not None else min(trained, DEFAULT_CONTEXT)
+    ctx = context_length if context_length is not None else trained
+    quantize = cache_type == "auto"
+    cache = "f16" if quantize else cache_type
     slots = max(1, parallel)
     ram = int(hardware.ram_available_bytes * RAM_HEADROOM)
     vram = hardware.vram_free_bytes if gpu_offload else 0
-    # Shrink the context (never below MIN_CONTEXT) until the model fits somewhere.
-    while (context_length is None and ctx > MIN_CONTEXT
-           and info.estimate_bytes(ctx * slots) > ram + vram):
-        ctx //= 2
-    while slots > 1 and info.estimate_bytes(ctx * slots) > ram + vram:
-        slots -= 1
-    estimate = info.estimate_bytes(ctx * slots)
+    if context_length is None:
+        gpu_budget = vram - VRAM_RESERVE_BYTES
+        small = min(trained, DEFAULT_CONTEXT)
+        if gpu_layers is None and 0 < info.estimate_bytes(small, cache) <= gpu_budget:
+            ctx, cache = _shrink(info, ctx, cache, limit=gpu_budget, floor=small,
+                                 quantize=quantize)
+        ctx, cache = _shrink(info, ctx, cache, limit=ram + vram, floor=MIN_CONTEXT,
+                             quantize=quantize)
+    elif quantize and info.estimate_bytes(ctx, cache) > ram + vram:
+        cache = "q8_0"
+    estimate = info.estimate_bytes(ctx, cache)
     total_layers = info.block_count + 1
-    layers = gpu_layers if gpu_layers is not None else _layers_on_gpu(info, ctx * slots, vram)
+    layers = (gpu_layers if gpu_layers is not None
+              else _layers_on_gpu(info, ctx, vram, cache))
     layers = min(layers, total_layers) if gpu_offload else 0
     on_gpu_bytes = int(estimate * layers / total_layers) if total_layers else 0
     if estimate > ram + vram or estimate - on_gpu_bytes > ram:
@@ -193,9 +216,9 @@ def fit_model(
     else:
         why = "no GPU offload in this build" if not gpu_offload else "no GPU memory free"
         verdict, reason = Verdict.CPU, f"runs on the CPU ({why})"
-    if slots < parallel:
-        reason += f"; {slots} of {parallel} slots fit in memory"
-    return Fit(verdict, ctx, layers, total_layers, estimate, reason, slots)
+    if cache != "f16":
+        reason += f"; KV cache {cache}"
+    return Fit(verdict, ctx, layers, total_layers, estimate, reason, slots, cache)
 
 
 def _memory(value: int) -> str:

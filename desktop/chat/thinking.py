@@ -18,7 +18,10 @@ def model_thinks(catalog: Catalog, resolver: ModelResolver, ref: str) -> bool:
     if entry is not None:
         return entry.reasoning == "think"
     try:
-        template = resolver.info(resolver(ref).path).chat_template or ""
+        path = resolver(ref).path
+        if path is None:
+            return False  # a remote model: no switch to offer
+        template = resolver.info(path).chat_template or ""
     except EdgeDeskError:
         return False  # a remote model, or one that cannot be read: no switch to offer
     return "enable_thinking" in template or "<think>" in template

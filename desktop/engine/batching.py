@@ -4,20 +4,28 @@ Each step decodes one token for every slot that is generating and then fills the
 of the batch (up to ``n_batch`` tokens) with pending prompt tokens, so a long prompt
 delays running streams by at most one chunk per token. New requests join at the next
 step; finished, cancelled and abandoned ones leave at the start of a step.
+
+The slots share one KV cache of ``n_ctx`` cells (unified): one request may use all of
+it. A request is admitted only when its prompt fits beside the running ones (idle
+slots' kept prefixes are copied to RAM and dropped to make room); otherwise it waits
+for them to finish. When generating slots fill the cache, the one holding the most
+cells ends with ``length``. So a full cache defers or shortens, never hangs or fails.
 """
 
 from __future__ import annotations
 
+import struct
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import llama_cpp
 
 from desktop.engine.native import BatchWorker
 from desktop.engine.sampling import token_logprob
-from desktop.engine.slots import Finished, Request, Slot, Token, choose_slot
+from desktop.engine.slots import Finished, Request, Slot, Token, choose_slot, lookup_draft
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
 from desktop.engine.types import EngineStats, FinishReason
 from desktop.errors import EdgeDeskError
@@ -33,6 +41,7 @@ class Step:
 
 
 StepObserver = Callable[[Step], None]
+_TOKEN = struct.Struct("<i")
 
 
 class DecodeLoop(BatchWorker):
@@ -43,25 +52,27 @@ class DecodeLoop(BatchWorker):
     """
 
     def __init__(self, ctx: llama_cpp.llama_context_p, vocab: llama_cpp.llama_vocab_p, *,
-                 n_vocab: int, n_batch: int, n_slots: int, slot_context: int, n_swa: int,
+                 n_vocab: int, n_batch: int, n_slots: int, n_ctx: int, n_swa: int,
                  piece: Callable[[int], str], state_cache_bytes: int = 0,
-                 on_step: StepObserver | None = None) -> None:
+                 state_disk: Path | None = None, state_disk_bytes: int = 0,
+                 draft_max: int = 0, on_step: StepObserver | None = None) -> None:
         super().__init__(n_batch, "edgedesk-decode", self._run)
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
         self._vocab = vocab
         self._n_vocab = n_vocab
         self._n_batch = n_batch
-        self._slot_context = slot_context
+        self._n_ctx = n_ctx
+        self._draft_max = draft_max  # prompt-lookup tokens guessed per step; 0: off
         self._n_swa = n_swa
         self._piece = piece
         self._on_step = on_step
         self._slots = [Slot(seq) for seq in range(n_slots)]
-        self._states = StateCache(ctx, state_cache_bytes)
+        self._states = StateCache(ctx, state_cache_bytes, state_disk, state_disk_bytes)
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
-        self._counts = {"processed": 0, "cached": 0, "tokens": 0}
+        self._counts = {"processed": 0, "cached": 0, "tokens": 0, "drafted": 0, "accepted": 0}
         self._start_worker()
 
     # ------------------------------------------------------------- any thread
@@ -86,7 +97,20 @@ class DecodeLoop(BatchWorker):
                 decode_steps=self._steps,
                 tokens_decoded=self._counts["tokens"],
                 requests_waiting=len(self._pending),
+                draft_tokens=self._counts["drafted"],
+                draft_accepted=self._counts["accepted"],
             )
+
+    def persist(self) -> int:
+        """After ``stop``: write what the slots and the RAM cache hold to the disk folder
+        (if any), so the next load resumes these conversations; returns files written."""
+        assert not self._thread.is_alive(), "persist only after the loop stopped"
+        written = self._states.persist()
+        for slot in sorted(self._slots, key=lambda s: s.last_used):
+            if len(slot.tokens) >= MIN_SAVED_TOKENS:
+                self._states.save(slot.seq, slot.tokens)
+                written += self._states.persist()
+        return written
 
     # ------------------------------------------------------------- loop thread
     def _run(self) -> None:
@@ -136,16 +160,47 @@ class DecodeLoop(BatchWorker):
             choice = choose_slot(self._slots, request.tokens)
             if choice is None:
                 return
+            # The prompt and its first token must fit beside the running requests;
+            # else it waits for them (in order: no later request overtakes it).
+            if self._busy_cells() + len(request.tokens) + 1 > self._n_ctx:
+                return
             self._pending.remove(request)
             slot, reuse = choice
             self._start(slot, request, reuse)
 
+    @staticmethod
+    def _cells(slot: Slot) -> int:
+        """KV cells a slot holds or has been promised (its prompt still to decode)."""
+        return len(slot.tokens) + len(slot.pending)
+
+    def _busy_cells(self) -> int:
+        return sum(self._cells(s) for s in self._slots if s.busy)
+
+    def _room(self, need: int, keep: Slot | None = None) -> int:
+        """Free cells, after dropping idle slots' prefixes (LRU first, saved to RAM) until
+        ``need`` fit; ``keep``'s own cells are left alone."""
+        free = self._n_ctx - sum(self._cells(s) for s in self._slots if s is not keep)
+        idle = sorted((s for s in self._slots if not s.busy and s is not keep and s.tokens),
+                      key=lambda s: s.last_used)
+        for slot in idle:
+            if free >= need:
+                break
+            self._states.save(slot.seq, slot.tokens)
+            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+            free += len(slot.tokens)
+            slot.tokens = []
+        return free
+
     def _start(self, slot: Slot, request: Request, reuse: int) -> None:
         prompt = request.tokens
-        if reuse < len(slot.tokens) // 2:  # the slot's conversation is being pushed out
+        if len(slot.tokens) - reuse >= MIN_SAVED_TOKENS:
+            # The slot's conversation is being cut or pushed out: keep a copy in RAM,
+            # so its next turn (or another client sharing its start) reuses it.
             self._states.save(slot.seq, slot.tokens)
+        free = self._room(len(prompt) + 1, keep=slot) + len(slot.tokens)
         saved = self._states.best(prompt)
-        if saved is not None and saved[1] >= reuse + MIN_SAVED_TOKENS // 2:
+        if (saved is not None and saved[1] >= reuse + MIN_SAVED_TOKENS // 2
+                and len(saved[0]) <= free):  # restored whole, then cut to the shared part
             if self._states.restore(saved[0], slot.seq):
                 slot.tokens = list(saved[0])
                 reuse = saved[1]
@@ -171,6 +226,9 @@ class DecodeLoop(BatchWorker):
         slot.next_token = None
         slot.sampled = 0
         slot.cached = request.cached = keep
+        slot.draft = []
+        if self._draft_max > 0:
+            request.history = bytearray(struct.pack(f"<{len(prompt)}i", *prompt))
         slot.last_used = self._steps
         self._counts["cached"] += keep
         self._counts["processed"] += len(slot.pending)
@@ -200,16 +258,45 @@ class DecodeLoop(BatchWorker):
         with self._lock:
             self._lock.notify_all()
 
+    def _make_room_for_generation(self) -> None:
+        """Each generating slot needs one more cell this step; when the cache is full,
+        idle prefixes go first, then the request holding the most cells ends (length)."""
+        growing = [s for s in self._slots if s.request is not None and s.next_token is not None]
+        while growing and self._room(len(growing)) < len(growing):
+            longest = max(growing, key=self._cells)
+            self._finish(longest, "length")
+            growing.remove(longest)
+
+    def _draft(self, slot: Slot, rows: int, cells: int) -> list[int]:
+        """Prompt-lookup guesses to decode after the slot's next token, within ``rows``
+        batch rows and ``cells`` free cells (none when drafting is off)."""
+        request = slot.request
+        if self._draft_max <= 0 or request is None:
+            return []
+        room = min(self._draft_max, rows, cells, self._n_ctx - len(slot.tokens) - 2,
+                   request.max_tokens - slot.sampled - 1)
+        return lookup_draft(request.history, room) if room > 0 else []
+
     def _step(self) -> None:
         batch = self._batch
         n = 0
         generating = 0
+        self._make_room_for_generation()
+        growing = [s for s in self._slots if s.request is not None and s.next_token is not None]
+        spare = self._n_ctx - sum(self._cells(s) for s in self._slots) - len(growing)
         for slot in self._slots:
             slot.output_index = -1
             if slot.request is not None and slot.next_token is not None:
-                n = self._add(n, slot, [slot.next_token], last_logits=True)
+                rows = self._n_batch - n - (len(growing) - generating)
+                draft = self._draft(slot, rows, spare)
+                spare -= len(draft)
+                first = n
+                n = self._add(n, slot, [slot.next_token, *draft], last_logits=True,
+                              all_logits=bool(draft))
+                slot.output_index = first
                 slot.tokens.append(slot.next_token)
                 slot.next_token = None
+                slot.draft = draft
                 generating += 1
         prompt = 0
         for slot in self._slots:
@@ -237,13 +324,15 @@ class DecodeLoop(BatchWorker):
                 if slot.request is not None and slot.output_index >= 0:
                     llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
                     slot.tokens = []
+                    slot.draft = []
                     self._finish(slot, "stop", error)
             return
         for slot in self._slots:
             if slot.request is not None and slot.output_index >= 0:
                 self._sample(slot)
 
-    def _add(self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool) -> int:
+    def _add(self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool,
+             all_logits: bool = False) -> int:
         batch = self._batch
         pos = len(slot.tokens)
         seq = slot.seq
@@ -254,27 +343,53 @@ class DecodeLoop(BatchWorker):
             batch.pos[j] = pos + i
             batch.n_seq_id[j] = 1
             batch.seq_id[j][0] = seq
-            batch.logits[j] = 0
+            batch.logits[j] = int(all_logits)
         if last_logits:
             batch.logits[n + count - 1] = 1
             slot.output_index = n + count - 1
         return n + count
 
     def _sample(self, slot: Slot) -> None:
+        """Sample the slot's next token; with a draft, keep sampling while each sample
+        equals the guess decoded after it (exactly what one-by-one decoding would give,
+        as every sample sees the same tokens before it), then drop the rest of the guess
+        from the cache."""
         request = slot.request
         assert request is not None
+        draft, slot.draft = slot.draft, []
         index = slot.output_index
-        token = request.sampler.sample(self._ctx, index)
+        accepted = 0
+        for i in range(len(draft) + 1):
+            token = request.sampler.sample(self._ctx, index + i)
+            if not self._emit(slot, request, token, index + i):
+                break
+            if i < len(draft) and token == draft[i]:
+                slot.tokens.append(token)  # its cells were decoded with the guess
+                accepted += 1
+                continue
+            slot.next_token = token
+            break
+        if draft:
+            with self._lock:
+                self._counts["drafted"] += len(draft)
+                self._counts["accepted"] += accepted
+            if accepted < len(draft):
+                llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, len(slot.tokens), -1)
+
+    def _emit(self, slot: Slot, request: Request, token: int, index: int) -> bool:
+        """Hand a sampled token to its request; False when that ended the request."""
         slot.sampled += 1
         if llama_cpp.llama_vocab_is_eog(self._vocab, token):
             self._finish(slot, "stop")
-            return
+            return False
         logprob = None
         if request.logprobs is not None:
             logprob = token_logprob(self._ctx, index, n_vocab=self._n_vocab, token=token,
                                     top=request.logprobs, piece=self._piece)
         request.events.put(Token(token, logprob))
-        if slot.sampled >= request.max_tokens or len(slot.tokens) >= self._slot_context:
+        if self._draft_max > 0:
+            request.history += _TOKEN.pack(token)
+        if slot.sampled >= request.max_tokens or len(slot.tokens) >= self._n_ctx:
             self._finish(slot, "length")
-        else:
-            slot.next_token = token
+            return False
+        return True

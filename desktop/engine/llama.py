@@ -10,6 +10,7 @@ with any GGUF.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import math
 import threading
@@ -36,6 +37,7 @@ from desktop.engine.types import (
     Message,
     Placement,
 )
+from desktop.engine.volatile import stable_messages
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
 
 _NEVER = threading.Event()
@@ -86,10 +88,12 @@ class LlamaEngine:
         else:
             self._loop = DecodeLoop(
                 self._ctx, self._vocab, n_vocab=self._n_vocab, n_batch=n_batch,
-                n_slots=self.parallel, slot_context=self.context_length,
+                n_slots=self.parallel, n_ctx=self.context_length,
                 n_swa=int(llama_cpp.llama_model_n_swa(self._model.model)),
                 piece=self._piece_text, state_cache_bytes=options.state_cache_bytes,
-                on_step=on_step)
+                state_disk=_state_folder(path, options),
+                state_disk_bytes=options.prompt_cache_disk_bytes,
+                draft_max=options.lookup_draft, on_step=on_step)
 
     # ------------------------------------------------------------------ facts
     @property
@@ -104,7 +108,7 @@ class LlamaEngine:
 
     @property
     def context_length(self) -> int:
-        """The context one request may use (per slot)."""
+        """The context one request may use (the whole cache, shared by the slots)."""
         if self.options.embedding:
             return int(llama_cpp.llama_n_ctx(self._ctx))
         return int(llama_cpp.llama_n_ctx_seq(self._ctx))
@@ -186,8 +190,13 @@ class LlamaEngine:
 
     def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
                template_kwargs: Mapping[str, Any] | None = None) -> str:
-        """The prompt text for a conversation (``template_kwargs`` go to the template)."""
+        """The prompt text for a conversation (``template_kwargs`` go to the template).
+
+        Volatile lines in system turns (``volatile.VOLATILE_PATTERNS``: a per-request
+        billing header) are left out, so the next turn reuses the cached prefix.
+        """
         template = self.template()
+        messages = stable_messages(messages)
         if tools and "tools" not in template.text:
             # The template cannot show tools, so describe them in a system turn instead
             # of dropping them silently.
@@ -258,8 +267,8 @@ class LlamaEngine:
             raise ContextOverflow(
                 f"the prompt is {len(tokens)} tokens but the model's context is {n_ctx}; "
                 "shorten the conversation or load the model with a larger context",
-                params={"prompt_tokens": len(tokens), "context": n_ctx},
-            )
+                prompt_tokens=len(tokens), n_ctx=n_ctx,
+                params={"prompt_tokens": len(tokens), "context": n_ctx})
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")
         sampler = SamplerChain(self._vocab, self._n_vocab, params)
@@ -343,7 +352,7 @@ class LlamaEngine:
         room = window - len(head) - len(close)
         if room < 1:
             raise ContextOverflow(f"the query is {len(head)} tokens; the reranker's window "
-                                  f"is {window}")
+                                  f"is {window}", prompt_tokens=len(head), n_ctx=window)
         sequences = [head + self.tokenize(doc, add_bos=False, special=False)[:room] + close
                      for doc in documents]
         return [vector[0] for vector in self._embedder.run(sequences, 1)]
@@ -352,7 +361,10 @@ class LlamaEngine:
         """Stop the decode loop and free the model's memory now, not at garbage collection."""
         if self._loop is not None:
             self._loop.stop()
-            self._loop = None
+            try:
+                self._loop.persist()
+            finally:
+                self._loop = None
         if self._embedder is not None:
             self._embedder.stop()
             self._embedder = None
@@ -363,6 +375,19 @@ class LlamaEngine:
             llama_cpp.llama_free(self._ctx)
             self._ctx = None
         self._model.close()  # type: ignore[no-untyped-call]  # unannotated upstream
+
+
+def _state_folder(path: Path, options: LoadOptions) -> Path | None:
+    """This model's folder of saved conversations: one per file and KV cache type, so a
+    state is only ever restored into a context of the layout that wrote it."""
+    if options.prompt_cache_dir is None or options.prompt_cache_disk_bytes <= 0:
+        return None
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    identity = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}"
+    return options.prompt_cache_dir / hashlib.sha256(identity.encode()).hexdigest()[:24]
 
 
 def _tools_system_turn(tools: Sequence[dict[str, Any]], messages: Sequence[Message]

@@ -9,17 +9,13 @@ load report.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions, gpu_offload_supported
-from desktop.engine.types import LoadReport, ModelSpec
+from desktop.engine.types import LoadReport, LocalPlan, ModelSpec
 from desktop.errors import ModelLoadError
 
 MIN_RETRY_CONTEXT = 512
-DEFAULT_PARALLEL = 4
-# ModelSpec.options keys passed through to LoadOptions when set (None: engine default).
-_TUNING_KEYS = ("batch_threads", "n_batch", "n_ubatch")
 
 
 class LoadedEngine(LlamaEngine):
@@ -28,21 +24,30 @@ class LoadedEngine(LlamaEngine):
     report: LoadReport
 
 
-def _options(spec: ModelSpec, context: int, layers: int) -> LoadOptions:
-    tuning: dict[str, Any] = {key: spec.options.get(key) for key in _TUNING_KEYS}
+def _options(spec: ModelSpec, plan: LocalPlan, context: int, layers: int,
+             cache_type: str) -> LoadOptions:
     return LoadOptions(
-        context_length=context,  # per slot: what one request may use
+        context_length=context,  # shared by the slots: one request may use all of it
         gpu_layers=layers,
         threads=spec.threads,
         embedding=spec.kind != "chat",
-        state_cache_bytes=int(spec.options.get("state_cache_bytes", 512 * 1024 * 1024)),
-        parallel=int(spec.options.get("parallel", DEFAULT_PARALLEL)),
-        **tuning,
+        state_cache_bytes=plan.state_cache_bytes,
+        parallel=plan.parallel,
+        batch_threads=plan.batch_threads,
+        n_batch=plan.n_batch,
+        n_ubatch=plan.n_ubatch,
+        cache_type=cache_type,
+        prompt_cache_dir=plan.prompt_cache_dir,
+        prompt_cache_disk_bytes=plan.prompt_cache_disk_bytes,
+        lookup_draft=plan.lookup_draft,
     )
 
 
 def load_engine(spec: ModelSpec) -> LoadedEngine:
     """Load ``spec``; on failure retry once with a smaller plan, else raise ModelLoadError."""
+    plan = spec.local
+    if plan is None:
+        raise ModelLoadError(f"{spec.model_id} is a remote model; it does not load here")
     context = spec.context_length or 4096
     layers = spec.gpu_layers or 0
     offload = gpu_offload_supported()
@@ -51,18 +56,21 @@ def load_engine(spec: ModelSpec) -> LoadedEngine:
     notes: list[str] = []
     if not offload and (spec.gpu_layers or 0) > 0:
         notes.append("this llama.cpp build has no GPU offload; running on the CPU")
-    attempts = [(context, layers)]
+    cache = plan.cache_type
+    attempts = [(context, layers, cache)]
     if layers > 0:
-        attempts.append((context, layers // 2))
+        attempts.append((context, layers // 2, cache))
     elif context > MIN_RETRY_CONTEXT:
-        attempts.append((max(MIN_RETRY_CONTEXT, context // 2), 0))
+        attempts.append((max(MIN_RETRY_CONTEXT, context // 2), 0, cache))
+    if cache != "f16":  # a quantized V cache needs flash attention, which a device may lack
+        attempts.append((attempts[-1][0], attempts[-1][1], "f16"))
     started = time.perf_counter()
     failure: ModelLoadError | None = None
-    for attempt, (ctx, n_layers) in enumerate(attempts):
+    for attempt, (ctx, n_layers, cache) in enumerate(attempts):
         try:
             engine = LoadedEngine(
-                spec.path,
-                _options(spec, ctx, n_layers),
+                spec.file,
+                _options(spec, plan, ctx, n_layers, cache),
                 model_id=spec.model_id,
                 chat_template=spec.chat_template,
                 reasoning=spec.reasoning_format == "think",
@@ -72,8 +80,8 @@ def load_engine(spec: ModelSpec) -> LoadedEngine:
             continue
         if attempt > 0:
             notes.append(
-                f"first load failed ({failure}); loaded with context {ctx} and "
-                f"{n_layers} GPU layers instead"
+                f"first load failed ({failure}); loaded with context {ctx}, "
+                f"{n_layers} GPU layers and a {cache} KV cache instead"
             )
         template_source = "n/a"
         if spec.kind == "chat":
@@ -88,8 +96,9 @@ def load_engine(spec: ModelSpec) -> LoadedEngine:
             gpu_layers=n_layers,
             offload_supported=offload,
             load_s=time.perf_counter() - started,
-            estimated_bytes=int(spec.options.get("estimated_bytes", 0)),
+            estimated_bytes=plan.estimated_bytes,
             template_source=template_source,
+            cache_type=cache,
             notes=tuple(notes),
             placement=engine.placement,
         )

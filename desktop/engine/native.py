@@ -17,6 +17,7 @@ import psutil
 from llama_cpp._internals import LlamaModel
 from llama_cpp._logger import set_verbose
 
+from desktop.engine.types import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES
 from desktop.errors import ModelLoadError
 
 # llama-server's defaults: a logical batch of 2048 prompt tokens per decode, computed
@@ -35,25 +36,39 @@ def physical_cores() -> int:
     return max(1, psutil.cpu_count(logical=False) or psutil.cpu_count() or 1)
 
 
+# KV-cache element types by their llama.cpp names (ggml_type values).
+CACHE_TYPES = {"f16": int(llama_cpp.GGML_TYPE_F16), "q8_0": int(llama_cpp.GGML_TYPE_Q8_0)}
+
+
 @dataclass(frozen=True)
 class LoadOptions:
     """How to load one model file; already fitted to the machine by the caller.
 
-    ``context_length`` is per slot (what one request may use); a chat model allocates
-    ``context_length × parallel`` in one KV cache. None means the engine's default:
-    physical cores for threads, llama-server's 2048 / 512 for n_batch / n_ubatch.
+    ``context_length`` is the one KV cache a chat model's ``parallel`` slots share
+    (unified, as llama-server's default): one request may use all of it, and requests
+    running together share what is free. None means the engine's default: physical
+    cores for threads, llama-server's 2048 / 512 for n_batch / n_ubatch.
+    ``cache_type`` is the KV cache's element type (``CACHE_TYPES``); a quantized one
+    needs flash attention, which llama.cpp then turns on.
     """
 
     context_length: int
     gpu_layers: int = 0
     threads: int | None = None
     embedding: bool = False
-    state_cache_bytes: int = 512 * 1024 * 1024
+    state_cache_bytes: int = DEFAULT_STATE_CACHE_BYTES
     seed: int = 0
-    parallel: int = 4
+    parallel: int = DEFAULT_PARALLEL
     batch_threads: int | None = None
     n_batch: int | None = None
     n_ubatch: int | None = None
+    cache_type: str = "f16"
+    prompt_cache_dir: Path | None = None  # where conversations' KV caches outlive a load
+    prompt_cache_disk_bytes: int = 0
+    lookup_draft: int = 0  # prompt-lookup tokens guessed per decode step; 0: off
+    # False: one stream of context_length cells per slot (llama-server --no-kv-unified):
+    # four times the memory, but each slot's numbers never depend on its neighbours.
+    kv_unified: bool = True
 
 
 def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
@@ -83,22 +98,35 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
         params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
     else:
         parallel = max(1, options.parallel)
-        params.n_ctx = options.context_length * parallel
+        params.n_ctx = options.context_length * (1 if options.kv_unified else parallel)
         params.n_seq_max = parallel
         params.n_batch = options.n_batch or DEFAULT_N_BATCH
         params.n_ubatch = min(options.n_ubatch or DEFAULT_N_UBATCH, params.n_batch)
-        # One stream of cells per slot: each request attends only to its own
-        # tokens, and one slot can never crowd another out of the cache.
-        params.kv_unified = False
-        # Sliding-window layers keep only their window (llama-server's default);
-        # prefix reuse checks what is left (see DecodeLoop._start).
-        params.swa_full = False
+        # One pool of cells for every slot (llama-server's default): one long request
+        # may use the whole context while shorter ones share what is free; the decode
+        # loop keeps the slots' sum within it (see DecodeLoop._room).
+        params.kv_unified = options.kv_unified
+        if options.cache_type not in CACHE_TYPES:
+            raise ModelLoadError(f"unknown KV cache type {options.cache_type!r}; "
+                                 f"use one of {', '.join(CACHE_TYPES)}")
+        params.type_k = params.type_v = CACHE_TYPES[options.cache_type]
+        if model_params.n_gpu_layers == 0:
+            # On the CPU, flash attention explicitly: with "auto" and a unified cache,
+            # greedy output depended on which requests ran beside it (2 of 4 runs of
+            # tests/engine/test_slots.py); with it on, never (the CPU backend has it).
+            params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        # Sliding-window layers keep every position too (the fit's estimate always
+        # counted them): with only their window, a prompt that leaves the previous one
+        # before its answer's end (an agent's next turn, its tool call re-rendered)
+        # could reuse nothing, since the window had moved past the shared prefix.
+        # llama-server keeps checkpoints of the window instead; a full cache is simpler.
+        params.swa_full = True
     ctx = llama_cpp.llama_init_from_model(model.model, params)
     if not ctx:
         model.close()  # type: ignore[no-untyped-call]  # llama-cpp-python leaves it unannotated
         raise ModelLoadError(
             f"llama.cpp could not load {path.name}: no memory for a context of "
-            f"{params.n_ctx} tokens; lower the context or the parallel slots")
+            f"{params.n_ctx} tokens (KV cache {options.cache_type}); lower the context")
     return model, ctx
 
 class BatchWorker:

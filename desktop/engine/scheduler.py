@@ -48,24 +48,11 @@ RETRY_AFTER_S = 2
 LoadFn = Callable[[ModelSpec], Engine]
 T = TypeVar("T")
 ResolveFn = Callable[[str], ModelSpec]
-# Options that are bookkeeping, not how a model is loaded: a change does not reload it.
-_NOT_LOAD_OPTIONS = frozenset({"estimated_bytes"})
 
 
 def is_local(spec: ModelSpec) -> bool:
     """Whether ``spec`` loads into this machine's memory (a remote model's does not)."""
-    return spec.options.get("remote") is None
-
-
-def same_plan(loaded: ModelSpec, wanted: ModelSpec) -> bool:
-    """Whether a model loaded as ``loaded`` serves ``wanted`` as is (else: reload it).
-
-    Every field and every load option counts (``engine.parallel`` is the option
-    ``parallel``), so a changed setting takes effect at the model's next request.
-    """
-    def load_options(spec: ModelSpec) -> dict[str, Any]:
-        return {k: v for k, v in spec.options.items() if k not in _NOT_LOAD_OPTIONS}
-    return loaded == wanted and load_options(loaded) == load_options(wanted)
+    return spec.local is not None
 
 
 @dataclass
@@ -176,7 +163,7 @@ class Scheduler:
         return False
 
     def _estimate(self, spec: ModelSpec) -> int:
-        return int(spec.options.get("estimated_bytes", 0))
+        return spec.estimated_bytes
 
     def _victims(self, spec: ModelSpec) -> list[_Model]:
         """Local models to unload so ``spec`` fits: idle ones first, least recently used first.
@@ -212,7 +199,7 @@ class Scheduler:
         if self._blocked(ticket):
             return False
         model = self._models.get(spec.model_id)
-        if model is not None and not same_plan(model.spec, spec):
+        if model is not None and model.spec != spec:
             if model.in_use:  # settings changed: reload once the old plan is unused
                 ticket.swap = True
                 return False

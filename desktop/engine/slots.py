@@ -8,6 +8,7 @@ decodes only its new suffix. Pure bookkeeping: nothing here touches llama.cpp.
 from __future__ import annotations
 
 import queue
+import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,10 @@ from desktop.engine.types import FinishReason, TokenLogprob
 # them; below it an empty or least recently used slot is taken instead, so one chat does
 # not evict another only because both start with the same template header.
 MIN_REUSE_SHARE = 0.5
+# ...or at least this many tokens: longer than any template header, so it is a shared
+# system prompt and tools (an agent's next turn after a long answer, another client of
+# the same agent); the conversation it cuts is kept in the RAM state cache.
+MIN_REUSE_TOKENS = 256
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class Request:
     cancel: threading.Event
     logprobs: int | None = None
     cached: int = 0  # prompt tokens reused from the slot's kept prefix (set at admission)
+    # Prompt and answer as int32 bytes, for prompt-lookup drafting (decode loop only).
+    history: bytearray = field(default_factory=bytearray)
     events: queue.SimpleQueue[Token | Finished] = field(default_factory=queue.SimpleQueue)
     abandoned: threading.Event = field(default_factory=threading.Event)
 
@@ -72,6 +79,7 @@ class Slot:
     sampled: int = 0
     cached: int = 0
     output_index: int = -1  # batch row whose logits this slot samples from this step
+    draft: list[int] = field(default_factory=list)  # guessed tokens decoded after next_token
 
     @property
     def busy(self) -> bool:
@@ -89,6 +97,36 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
+LOOKUP_NGRAM = 3  # tokens that must match before a lookup draft is proposed
+_TOKEN = struct.Struct("<i")
+
+
+def lookup_draft(history: bytes | bytearray, n_max: int, ngram: int = LOOKUP_NGRAM
+                 ) -> list[int]:
+    """Prompt-lookup drafting: up to ``n_max`` tokens that followed the latest earlier
+    occurrence of the last ``ngram`` tokens of ``history`` (int32 bytes); [] if none.
+
+    What an agent asks for (a file rewritten with small changes, a quoted tool result)
+    mostly repeats its prompt, so these guesses are often right.
+    """
+    width = _TOKEN.size
+    size = len(history)
+    if n_max <= 0 or size < (ngram + 1) * width:
+        return []
+    tail = bytes(history[size - ngram * width:])
+    end = size - width  # a match must end before the last token
+    while True:
+        pos = history.rfind(tail, 0, end)
+        if pos < 0:
+            return []
+        if pos % width == 0:
+            break
+        end = pos + len(tail) - 1  # misaligned: look further back
+    start = pos + ngram * width
+    follow = bytes(history[start:min(size, start + n_max * width)])
+    return [value for (value,) in _TOKEN.iter_unpack(follow)]
+
+
 def choose_slot(slots: Sequence[Slot], prompt: Sequence[int]) -> tuple[Slot, int] | None:
     """The idle slot for ``prompt`` and how many of its tokens it reuses; None if all busy.
 
@@ -101,7 +139,8 @@ def choose_slot(slots: Sequence[Slot], prompt: Sequence[int]) -> tuple[Slot, int
         if slot.busy:
             continue
         reuse = common_prefix(slot.tokens, prompt)
-        useful = reuse if slot.tokens and reuse >= MIN_REUSE_SHARE * len(slot.tokens) else 0
+        worth = reuse >= MIN_REUSE_SHARE * len(slot.tokens) or reuse >= MIN_REUSE_TOKENS
+        useful = reuse if slot.tokens and worth else 0
         key = (useful, -slot.last_used if slot.tokens else 1, -index)
         if best is None or key > best:
             best, choice = key, (slot, reuse)

@@ -1,15 +1,27 @@
-"""RAM copies of KV-cache sequences pushed out of every slot, so switching back is cheap.
+"""RAM (and disk) copies of KV-cache sequences pushed out of every slot.
 
 When a slot is handed to an unrelated request, the conversation it held is copied out
 with ``llama_state_seq_get_data``; a later request that starts the same way gets it
 copied back into its slot (``llama_state_seq_set_data``) and decodes only the rest.
 Bounded by bytes, least recently used out first.
+
+With a disk folder, ``persist`` writes the saved sequences there when the model is
+unloaded (shutdown, keep-alive, swap) and the next load lists them, so an agent
+session resumes after a restart without re-reading its prompt. A file is read back
+only when a request continues it. Files are checked (magic, length, SHA-256) before
+llama.cpp sees them; a bad one is deleted and counts as a miss.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import hashlib
+import os
+import struct
 from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
 
 import llama_cpp
 
@@ -18,24 +30,44 @@ from desktop.engine.slots import common_prefix
 # Saving costs a copy of the sequence's KV cells; below this many tokens recomputing
 # is as cheap, so short sequences are not kept.
 MIN_SAVED_TOKENS = 32
+_MAGIC = b"EDKV1\0"
+_HEADER = struct.Struct("<6sI32s")  # magic, token count, SHA-256 of tokens + state
+_SUFFIX = ".kv"
+
+
+@dataclass(eq=False)
+class _Entry:
+    """One saved sequence: in RAM (``buffer``), on disk (``path``), or both."""
+
+    buffer: ctypes.Array[ctypes.c_uint8] | None = None
+    path: Path | None = None
 
 
 class StateCache:
-    """Saved sequences keyed by their tokens; used only by the decode loop thread."""
+    """Saved sequences keyed by their tokens; used only by the decode loop thread
+    (``persist`` also after that thread ended)."""
 
-    def __init__(self, ctx: llama_cpp.llama_context_p, capacity_bytes: int) -> None:
+    def __init__(self, ctx: llama_cpp.llama_context_p, capacity_bytes: int,
+                 disk: Path | None = None, disk_bytes: int = 0) -> None:
         self._ctx = ctx
         self._capacity = capacity_bytes
-        self._entries: OrderedDict[tuple[int, ...], ctypes.Array[ctypes.c_uint8]] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, ...], _Entry] = OrderedDict()
         self._bytes = 0
+        self._disk = disk if disk is not None and disk_bytes > 0 else None
+        self._disk_bytes = disk_bytes
         self.restores = 0  # sequences copied back into a slot since load
+        self.disk_restores = 0  # of which read from disk
+        if self._disk is not None:
+            self._list_disk(self._disk)
 
+    # ------------------------------------------------------------------ RAM
     def save(self, seq: int, tokens: list[int]) -> None:
         """Copy sequence ``seq`` (holding ``tokens``) out, if it is worth it and fits."""
         if self._capacity <= 0 or len(tokens) < MIN_SAVED_TOKENS:
             return
         key = tuple(tokens)
-        if key in self._entries:
+        entry = self._entries.get(key)
+        if entry is not None and entry.buffer is not None:
             self._entries.move_to_end(key)
             return
         size = int(llama_cpp.llama_state_seq_get_size(self._ctx, seq))
@@ -44,11 +76,25 @@ class StateCache:
         buffer = (ctypes.c_uint8 * size)()
         if int(llama_cpp.llama_state_seq_get_data(self._ctx, buffer, size, seq)) != size:
             return
-        while self._entries and self._bytes + size > self._capacity:
-            _, old = self._entries.popitem(last=False)
-            self._bytes -= len(old)
-        self._entries[key] = buffer
+        self._evict_ram(size)
+        if entry is None:
+            entry = self._entries[key] = _Entry()
+        entry.buffer = buffer
+        self._entries.move_to_end(key)
         self._bytes += size
+
+    def _evict_ram(self, size: int) -> None:
+        """Free RAM for ``size`` bytes: least recently used first (a copy on disk stays)."""
+        for key in list(self._entries):
+            if self._bytes + size <= self._capacity:
+                return
+            entry = self._entries[key]
+            if entry.buffer is None:
+                continue
+            self._bytes -= len(entry.buffer)
+            entry.buffer = None
+            if entry.path is None:
+                del self._entries[key]
 
     def best(self, prompt: list[int]) -> tuple[tuple[int, ...], int] | None:
         """The saved sequence sharing the longest prefix with ``prompt``, and that length."""
@@ -61,12 +107,127 @@ class StateCache:
 
     def restore(self, key: tuple[int, ...], seq: int) -> bool:
         """Copy the saved ``key`` into (emptied) sequence ``seq``; False if llama.cpp refused."""
-        buffer = self._entries.pop(key)
-        self._bytes -= len(buffer)
+        entry = self._entries.pop(key)
+        buffer = entry.buffer
+        from_disk = buffer is None
+        if buffer is not None:
+            self._bytes -= len(buffer)
+        elif entry.path is not None:
+            buffer = _read(entry.path, key)
+        if entry.path is not None:
+            # The slot holds it now; what it grows into is written at the next persist.
+            entry.path.unlink(missing_ok=True)
         memory = llama_cpp.llama_get_memory(self._ctx)
         llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
-        if int(llama_cpp.llama_state_seq_set_data(self._ctx, buffer, len(buffer), seq)) == 0:
+        if buffer is None or int(llama_cpp.llama_state_seq_set_data(
+                self._ctx, buffer, len(buffer), seq)) == 0:
             llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
             return False
         self.restores += 1
+        self.disk_restores += int(from_disk)
         return True
+
+    # ------------------------------------------------------------------ disk
+    def persist(self) -> int:
+        """Write every sequence held only in RAM to the disk folder, newest first, within
+        its byte budget (oldest files out); returns how many were written."""
+        if self._disk is None:
+            return 0
+        with contextlib.suppress(OSError):
+            self._disk.mkdir(parents=True, exist_ok=True)
+        written = 0
+        keys = list(self._entries)
+        for key in reversed(keys):  # newest first: the budget keeps the latest sessions
+            entry = self._entries[key]
+            if entry.path is not None or entry.buffer is None:
+                continue
+            if any(len(other) > len(key) and other[:len(key)] == key for other in keys):
+                continue  # a longer saved sequence holds this one's tokens
+            path = self._disk / f"{hashlib.sha256(_token_bytes(key)).hexdigest()[:32]}{_SUFFIX}"
+            if _write(path, key, bytes(entry.buffer)):
+                entry.path = path
+                written += 1
+        self._prune_disk()
+        return written
+
+    def _list_disk(self, folder: Path) -> None:
+        """Know the sequences saved in ``folder`` (oldest first), reading only their tokens."""
+        try:
+            files = sorted(folder.glob(f"*{_SUFFIX}"), key=lambda p: p.stat().st_mtime)
+        except OSError:
+            return
+        for path in files:
+            tokens = _read_tokens(path)
+            if tokens is None:
+                path.unlink(missing_ok=True)
+                continue
+            self._entries[tokens] = _Entry(path=path)
+
+    def _prune_disk(self) -> None:
+        assert self._disk is not None
+        try:
+            files = sorted(self._disk.glob(f"*{_SUFFIX}"), key=lambda p: p.stat().st_mtime,
+                           reverse=True)
+            total = 0
+            for path in files:
+                total += path.stat().st_size
+                if total > self._disk_bytes:
+                    path.unlink(missing_ok=True)
+                    for entry in self._entries.values():
+                        if entry.path == path:
+                            entry.path = None
+        except OSError:
+            return
+        for key in [k for k, e in self._entries.items() if e.path is None and e.buffer is None]:
+            del self._entries[key]
+
+
+def _token_bytes(tokens: tuple[int, ...]) -> bytes:
+    return struct.pack(f"<{len(tokens)}i", *tokens)
+
+
+def _write(path: Path, tokens: tuple[int, ...], state: bytes) -> bool:
+    """Write one sequence atomically (a crash leaves the old file or none)."""
+    body = _token_bytes(tokens)
+    digest = hashlib.sha256(body + state).digest()
+    staged = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with staged.open("wb") as out:
+            out.write(_HEADER.pack(_MAGIC, len(tokens), digest))
+            out.write(body)
+            out.write(state)
+        os.replace(staged, path)
+    except OSError:
+        staged.unlink(missing_ok=True)
+        return False
+    return True
+
+
+def _read_tokens(path: Path) -> tuple[int, ...] | None:
+    try:
+        with path.open("rb") as data:
+            magic, count, _ = _HEADER.unpack(data.read(_HEADER.size))
+            body = data.read(4 * count)
+    except (OSError, struct.error):
+        return None
+    if magic != _MAGIC or len(body) != 4 * count or count < MIN_SAVED_TOKENS:
+        return None
+    return tuple(struct.unpack(f"<{count}i", body))
+
+
+def _read(path: Path, tokens: tuple[int, ...]) -> ctypes.Array[ctypes.c_uint8] | None:
+    """The state saved in ``path`` for ``tokens``, or None if the file is not intact."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    body = _token_bytes(tokens)
+    start = _HEADER.size + len(body)
+    if len(raw) <= start:
+        return None
+    magic, count, digest = _HEADER.unpack_from(raw)
+    if (magic != _MAGIC or count != len(tokens) or raw[_HEADER.size:start] != body
+            or hashlib.sha256(raw[_HEADER.size:]).digest() != digest):
+        return None
+    state = raw[start:]
+    return (ctypes.c_uint8 * len(state)).from_buffer_copy(state)

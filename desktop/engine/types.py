@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
 ModelKind = Literal["chat", "embedding", "reranker"]
+CacheType = Literal["f16", "q8_0"]  # KV-cache element types the fit plans with
 FinishReason = Literal["stop", "length", "tool_calls", "cancelled", "timeout"]
 
 
@@ -112,11 +113,49 @@ class Chunk:
         return self.usage.completion_tokens / self.timings.generation_s
 
 
+DEFAULT_PARALLEL = 4  # slots per chat model, as llama-server's default
+DEFAULT_STATE_CACHE_BYTES = 512 * 1024 * 1024  # RAM for conversations pushed out of the slots
+
+
+@dataclass(frozen=True)
+class LocalPlan:
+    """How a GGUF file is loaded on this machine, beyond the spec's context and layers.
+
+    None means the engine's default (threads for batch_threads, llama-server's
+    2048 / 512 for n_batch / n_ubatch). ``estimated_bytes`` is the fit's estimate,
+    bookkeeping for the scheduler's memory budget: a change does not reload a model.
+    """
+
+    parallel: int = DEFAULT_PARALLEL
+    batch_threads: int | None = None
+    n_batch: int | None = None
+    n_ubatch: int | None = None
+    state_cache_bytes: int = DEFAULT_STATE_CACHE_BYTES
+    cache_type: CacheType = "f16"
+    prompt_cache_dir: Path | None = None  # None: conversations are not kept on disk
+    prompt_cache_disk_bytes: int = 0
+    lookup_draft: int = 0  # prompt-lookup (n-gram) tokens guessed per step; 0: off
+    estimated_bytes: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class RemotePlan:
+    """A model served by a configured remote endpoint (``NAME/MODEL``): nothing loads here."""
+
+    name: str
+    base_url: str
+    model: str
+
+
 @dataclass(frozen=True)
 class ModelSpec:
-    """What the engine needs to load one model: a file, not a catalog entry."""
+    """What the engine needs to load one model: a file, not a catalog entry.
 
-    path: Path
+    Two specs are equal when a model loaded as one serves the other as is (every
+    field and the plan count, except the plan's estimate): else the scheduler reloads.
+    """
+
+    path: Path | None  # None for a remote model
     model_id: str
     kind: ModelKind = "chat"
     context_length: int | None = None  # None: fit automatically
@@ -125,7 +164,24 @@ class ModelSpec:
     reasoning_format: Literal["none", "think"] = "none"
     threads: int | None = None
     extra_files: tuple[Path, ...] = ()  # the other shards of a split GGUF
-    options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    plan: LocalPlan | RemotePlan = field(default_factory=LocalPlan)
+
+    @property
+    def file(self) -> Path:
+        """The GGUF file of a local model; raises ValueError for a remote one."""
+        if self.path is None:
+            raise ValueError(f"{self.model_id} is a remote model: it has no file")
+        return self.path
+
+    @property
+    def local(self) -> LocalPlan | None:
+        """The local load plan, or None for a remote model."""
+        return self.plan if isinstance(self.plan, LocalPlan) else None
+
+    @property
+    def estimated_bytes(self) -> int:
+        """Memory the fit expects this model to take here (0 for a remote model)."""
+        return self.plan.estimated_bytes if isinstance(self.plan, LocalPlan) else 0
 
 
 @dataclass(frozen=True)
@@ -133,7 +189,7 @@ class LoadReport:
     """How a model was actually loaded, for the UI, logs and the benchmark."""
 
     model_id: str
-    path: Path
+    path: Path | None
     context_length: int
     gpu_layers: int
     offload_supported: bool
@@ -142,6 +198,7 @@ class LoadReport:
     template_source: str
     notes: tuple[str, ...] = ()
     placement: Placement | None = None  # None: not a local llama.cpp model
+    cache_type: str = "f16"  # the KV cache's element type as loaded
 
 
 @dataclass(frozen=True)
@@ -160,6 +217,8 @@ class EngineStats:
     tokens_decoded: int = 0
     embed_decodes: int = 0
     requests_waiting: int = 0  # generation requests queued in the engine for a free slot
+    draft_tokens: int = 0  # prompt-lookup guesses decoded
+    draft_accepted: int = 0  # of which the model then sampled (free tokens)
 
 
 @dataclass(frozen=True)

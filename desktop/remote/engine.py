@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +28,7 @@ from desktop.engine.types import (
     LoadReport,
     Message,
     ModelSpec,
+    RemotePlan,
     Timings,
     Usage,
 )
@@ -354,8 +354,7 @@ def list_models(endpoint: RemoteEndpoint, *, key: str | None, net: NetGate,
 
 
 def remote_spec(endpoint: RemoteEndpoint, model: str) -> ModelSpec:
-    """The scheduler's spec for ``NAME/MODEL``: no file, the endpoint in its options."""
-    return ModelSpec(path=Path(f"remote/{endpoint.name}/{model}"),
-                     model_id=f"{endpoint.name}/{model}", kind="chat",
-                     options={"remote": {"name": endpoint.name, "base_url": endpoint.base_url,
-                                         "model": model}, "estimated_bytes": 0})
+    """The scheduler's spec for ``NAME/MODEL``: no file, the endpoint in its plan."""
+    return ModelSpec(path=None, model_id=f"{endpoint.name}/{model}", kind="chat",
+                     plan=RemotePlan(name=endpoint.name, base_url=endpoint.base_url,
+                                     model=model))

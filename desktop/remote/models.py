@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from desktop.engine.types import ModelSpec
+from desktop.engine.types import ModelSpec, RemotePlan
 from desktop.errors import ConfigError, EdgeDeskError, ModelNotAllowed
 from desktop.net import NetGate, Transport
 from desktop.remote.engine import RemoteEngine, list_models, remote_spec
@@ -79,12 +79,11 @@ class RemoteModels:
             return []
         return [m for ids in self.listed().values() if isinstance(ids, list) for m in ids]
 
-    def engine(self, spec: ModelSpec) -> RemoteEngine:
-        """The engine for a plan made by ``spec`` (the remote must still be configured)."""
-        remote = spec.options["remote"]
-        endpoint = self.registry.get(remote["name"])
+    def engine(self, spec: ModelSpec, plan: RemotePlan) -> RemoteEngine:
+        """The engine for ``spec`` planned as ``plan`` (the remote must still be configured)."""
+        endpoint = self.registry.get(plan.name)
         if endpoint is None:
-            raise ConfigError(f"the remote '{remote['name']}' is no longer configured")
-        return RemoteEngine(spec, endpoint, remote["model"],
+            raise ConfigError(f"the remote '{plan.name}' is no longer configured")
+        return RemoteEngine(spec, endpoint, plan.model,
                             key=self.registry.key(endpoint.name), net=self._net,
                             transport=self._transport, timeout_s=self._timeout_s)

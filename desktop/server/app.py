@@ -24,6 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from desktop.audit import Auditor, NoAudit
 from desktop.config import ServerSettings
+from desktop.engine.types import RemotePlan
 from desktop.errors import EdgeDeskError, QueueFull
 from desktop.resolve import ModelResolver, looks_like_path
 from desktop.server.anthropic_events import ERROR_TYPES as _ANTHROPIC_TYPES
@@ -104,16 +105,16 @@ class ResolverDirectory:
     def kind(self, model: str) -> tuple[str, int | None]:
         """The resolved kind (catalog entry, else from the header) and the pooling type."""
         spec = self.resolver(model)
-        if "remote" in spec.options:
+        if isinstance(spec.plan, RemotePlan):
             return spec.kind, None
-        return spec.kind, self.resolver.info(spec.path).pooling_type
+        return spec.kind, self.resolver.info(spec.file).pooling_type
 
     def describe(self, model: str) -> dict[str, Any]:
         """Header facts about ``model`` for Ollama's listings; reads the header only."""
         spec = self.resolver(model)
-        if "remote" in spec.options:
-            return {"kind": spec.kind, "remote": spec.options["remote"]["name"]}
-        info = self.resolver.info(spec.path)
+        if isinstance(spec.plan, RemotePlan):
+            return {"kind": spec.kind, "remote": spec.plan.name}
+        info = self.resolver.info(spec.file)
         return {"kind": spec.kind, "architecture": info.architecture,
                 "parameters": info.parameters, "file_bytes": info.file_bytes,
                 "context_length": info.context_length,
@@ -121,7 +122,7 @@ class ResolverDirectory:
                 "file_type": info.file_type,
                 "chat_template": spec.chat_template or info.chat_template,
                 "reasoning": spec.reasoning_format == "think",
-                "modified": spec.path.stat().st_mtime}
+                "modified": spec.file.stat().st_mtime}
 
 
 class _BodyTooLarge(Exception):

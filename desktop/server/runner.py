@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import socket
 import threading
 import time
@@ -148,9 +149,24 @@ class ServerRunner:
         self._server = server
         if on_ready is not None:
             on_ready(self.url)
+        # uvicorn shuts down gracefully on SIGTERM, then raises the signal again; its
+        # default action would end the process before the caller's cleanup (models
+        # unloading, their conversations' caches saved to disk).
+        previous = signal.signal(signal.SIGTERM, _terminated)
         try:
             server.run(sockets=[sock])
+        except _Terminated:
+            pass
         finally:
+            signal.signal(signal.SIGTERM, previous)
             self._server = None
             with contextlib.suppress(OSError):
                 sock.close()
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived after uvicorn's own graceful shutdown."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated

@@ -54,7 +54,7 @@ def downloaded_elsewhere(context: AppContext) -> list[CatalogRow]:
             continue
         try:
             spec = context.resolver(model.id)  # reads the GGUF header
-            info = context.resolver.info(spec.path)
+            info = context.resolver.info(spec.file)
             fit = str(context.resolver.fit(info).verdict)
         except EdgeDeskError:
             continue  # files gone or unreadable: 'edgedesk models list' explains
@@ -105,11 +105,11 @@ def imported_row(context: AppContext, path: Path) -> CatalogRow:
     resolver = context.resolver
     model_id = context.installed.import_file(path).id
     spec = resolver(model_id)
-    info = resolver.info(spec.path)
+    info = resolver.info(spec.file)
     plan = resolver.fit(info)
     return CatalogRow(
-        id=model_id, name=spec.path.name, family="other", kind=spec.kind, tier="local",
-        repo=str(spec.path.parent), recommended_quant=info.file_type,
-        size_bytes=spec.path.stat().st_size, fit=str(plan.verdict),
-        installed=(str(spec.path),),
+        id=model_id, name=spec.file.name, family="other", kind=spec.kind, tier="local",
+        repo=str(spec.file.parent), recommended_quant=info.file_type,
+        size_bytes=spec.file.stat().st_size, fit=str(plan.verdict),
+        installed=(str(spec.file),),
     )

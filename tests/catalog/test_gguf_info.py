@@ -79,9 +79,10 @@ def test_partial_offload_when_vram_is_short() -> None:
                    32, 8, 128, 128, None, None, None, "Q4_K_M", None, 1)
     plan = fit_model(big, _hw(32, 4), gpu_offload=True)
     assert plan.verdict is Verdict.PARTIAL and 0 < plan.gpu_layers < 40
-    assert plan.context_length == 8192  # capped default, not the trained 32K
+    assert plan.context_length == 32768  # the trained context: RAM holds the rest
     tight = fit_model(replace(big, weight_bytes=20 * GIB), _hw(24), gpu_offload=False)
-    assert tight.context_length < 8192 or tight.verdict is Verdict.NO
+    assert tight.cache_type == "q8_0"  # quantized before the context shrinks
+    assert tight.context_length < 32768 or tight.verdict is Verdict.NO
 
 
 def test_recommended_quant_depends_on_the_machine() -> None:

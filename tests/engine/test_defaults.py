@@ -12,8 +12,9 @@ import pytest
 
 from desktop.app import build_context
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
-from desktop.catalog.hardware import Hardware, fit_model
+from desktop.catalog.hardware import GPU, Hardware, Verdict, fit_model
 from desktop.config import Paths
+from desktop.engine.types import LocalPlan, ModelSpec
 from desktop.errors import ConfigError
 
 GIB = 1024**3
@@ -29,7 +30,7 @@ class _Policy:
 
 def _spec_options(home: Path, model: Path, settings: str = "",
                   policy: Mapping[str, Any] | None = None,
-                  cli: Mapping[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+                  cli: Mapping[str, Any] | None = None) -> tuple[ModelSpec, LocalPlan]:
     paths = Paths.from_env({"EDGEDESK_HOME": str(home)})
     paths.ensure()
     paths.settings_file.write_text(settings)
@@ -39,32 +40,37 @@ def _spec_options(home: Path, model: Path, settings: str = "",
         spec = ctx.resolver(str(model))
     finally:
         ctx.close()
-    return spec, spec.options
+    assert isinstance(spec.plan, LocalPlan)
+    return spec, spec.plan
 
 
 def test_default_plan_uses_every_physical_core_and_four_slots(tmp_path: Path,
                                                               gemma_path: Path) -> None:
     spec, options = _spec_options(tmp_path / "home", gemma_path)
     cores = psutil.cpu_count(logical=False) or psutil.cpu_count()
-    assert spec.threads == cores and options["batch_threads"] == cores
-    assert options["parallel"] == 4
-    # Gemma 3 270M was trained on 32K; each slot gets the capped default of 8192.
-    assert spec.context_length == 8192
+    assert spec.threads == cores and options.batch_threads == cores
+    assert options.parallel == 4
+    # Gemma 3 270M was trained on 32K: the four slots share one cache of all of it.
+    assert spec.context_length == 32768 and options.cache_type == "f16"
 
 
 def test_settings_and_flags_override_the_defaults(tmp_path: Path, gemma_path: Path) -> None:
     spec, options = _spec_options(
         tmp_path / "home", gemma_path,
-        "[engine]\nthreads = 1\nbatch_threads = 2\nparallel = 2\n",
+        "[engine]\nthreads = 1\nbatch_threads = 2\nparallel = 2\ncache_type = \"q8_0\"\n"
+        "prompt_lookup_tokens = 8\nprompt_cache_disk_mb = 3\n",
         cli={"engine.context_length": 2048})  # what --ctx sets
-    assert (spec.threads, options["batch_threads"], options["parallel"]) == (1, 2, 2)
+    assert (spec.threads, options.batch_threads, options.parallel) == (1, 2, 2)
     assert spec.context_length == 2048
+    assert (options.cache_type, options.lookup_draft) == ("q8_0", 8)
+    assert options.prompt_cache_disk_bytes == 3 * 1024 * 1024
+    assert options.prompt_cache_dir == tmp_path / "home" / "cache" / "prompt-cache"
 
 
 def test_policy_caps_the_number_of_slots(tmp_path: Path, gemma_path: Path) -> None:
     _, options = _spec_options(tmp_path / "home", gemma_path, "[engine]\nparallel = 8\n",
                                policy={"engine.max_parallel": 2})
-    assert options["parallel"] == 2
+    assert options.parallel == 2
 
 
 @pytest.mark.parametrize("value", ["0", "65", '"four"'])
@@ -79,27 +85,42 @@ def _big() -> GGUFInfo:
                     4096, 32, 8, 128, 128, None, None, None, "Q4_K_M", None, 1)
 
 
-def test_every_slot_gets_the_per_slot_context_within_memory() -> None:
+def test_the_slots_share_the_trained_context_when_memory_allows() -> None:
     roomy = Hardware(64 * GIB, 64 * GIB, 8)
     plan = fit_model(_big(), roomy, gpu_offload=False, parallel=4)
-    assert (plan.context_length, plan.parallel) == (8192, 4)
-    assert plan.estimated_bytes == _big().estimate_bytes(4 * 8192)  # one cache for 4 slots
+    assert (plan.context_length, plan.parallel, plan.cache_type) == (32768, 4, "f16")
+    assert plan.estimated_bytes == _big().estimate_bytes(32768)  # one cache, not four
 
 
-def test_tight_memory_shrinks_the_context_then_the_slots() -> None:
+def test_tight_memory_quantizes_the_cache_before_shrinking_the_context() -> None:
     info = replace(_big(), weight_bytes=12 * GIB)
-    # Enough for about 8K tokens of KV in all: 4 slots of 2K, not 4 of 8K.
-    ram = int((info.estimate_bytes(8192) + GIB // 8) / 0.85)
+    # Room for the trained 32K only with a q8_0 cache (about half of f16's bytes).
+    ram = int((info.estimate_bytes(32768, "q8_0") + GIB // 8) / 0.85)
+    assert info.estimate_bytes(32768) > ram * 0.85
     plan = fit_model(info, Hardware(ram, ram, 8), gpu_offload=False, parallel=4)
-    assert (plan.context_length, plan.parallel) == (2048, 4)
-    # An explicit context is kept; slots give way, and the plan says so.
-    fixed = fit_model(info, Hardware(ram, ram, 8), gpu_offload=False, parallel=4,
-                      context_length=4096)
-    assert (fixed.context_length, fixed.parallel) == (4096, 2)
-    assert "2 of 4 slots fit" in fixed.reason
+    assert (plan.context_length, plan.parallel, plan.cache_type) == (32768, 4, "q8_0")
+    assert "KV cache q8_0" in plan.reason
+    # Tighter still: q8_0, then the context halves until it fits; slots stay.
+    ram = int((info.estimate_bytes(8192, "q8_0") + GIB // 8) / 0.85)
+    plan = fit_model(info, Hardware(ram, ram, 8), gpu_offload=False, parallel=4)
+    assert (plan.context_length, plan.parallel, plan.cache_type) == (8192, 4, "q8_0")
+    # An explicit cache type is kept: f16 gives a smaller context instead.
+    f16 = fit_model(info, Hardware(ram, ram, 8), gpu_offload=False, parallel=4,
+                    cache_type="f16")
+    assert f16.cache_type == "f16" and f16.context_length < 8192
+
+
+def test_a_model_that_fits_the_gpu_keeps_all_its_layers_there() -> None:
+    # 6 GiB of weights on an 8 GiB GPU: the trained 32K would spill layers to the CPU,
+    # so the context stops where every layer still fits (never below 8192).
+    gpu = GPU("test GPU", 8 * GIB, 8 * GIB)
+    plan = fit_model(_big(), Hardware(64 * GIB, 64 * GIB, 8, (gpu,)), gpu_offload=True,
+                     parallel=4)
+    assert plan.verdict is Verdict.GPU and plan.gpu_layers == _big().block_count + 1
+    assert 8192 <= plan.context_length < 32768
 
 
 def test_gemma_fits_four_slots_on_a_small_machine(gemma_path: Path) -> None:
     plan = fit_model(read_gguf(gemma_path), Hardware(4 * GIB, 4 * GIB, 2), gpu_offload=False,
                      parallel=4)
-    assert (plan.context_length, plan.parallel) == (8192, 4)
+    assert (plan.context_length, plan.parallel) == (32768, 4)

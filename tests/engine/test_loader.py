@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from desktop.engine import loader
-from desktop.engine.types import ModelSpec
+from desktop.engine.types import LocalPlan, ModelSpec
 from desktop.errors import ModelLoadError
 
 
@@ -56,7 +56,7 @@ def test_the_plan_reaches_the_engine_and_an_engine_without_slots_serves_one(
 
     monkeypatch.setattr(loader, "LoadedEngine", Recording)
     spec = ModelSpec(tiny_chat, "tiny", context_length=512, threads=2,
-                     options={"parallel": 3, "batch_threads": 2, "n_batch": 256})
+                     plan=LocalPlan(parallel=3, batch_threads=2, n_batch=256))
     engine = loader.load_engine(spec)
     [options] = seen
     assert (options.context_length, options.threads) == (512, 2)  # per slot

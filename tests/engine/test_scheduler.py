@@ -16,8 +16,10 @@ from desktop.engine.types import (
     EngineStats,
     GenerationParams,
     LoadReport,
+    LocalPlan,
     Message,
     ModelSpec,
+    RemotePlan,
     Usage,
 )
 from desktop.errors import Cancelled, ModelFileError, ModelLoadError, QueueFull
@@ -94,7 +96,7 @@ def _resolver(sizes: dict[str, int] | None = None) -> Callable[[str], ModelSpec]
         if ref == "missing":
             raise ModelFileError("model file not found: missing")
         return ModelSpec(Path(f"/{ref}.gguf"), ref,
-                         options={"estimated_bytes": (sizes or {}).get(ref, 100)})
+                         plan=LocalPlan(estimated_bytes=(sizes or {}).get(ref, 100)))
     return resolve
 
 
@@ -397,10 +399,9 @@ def _remote_or_local(parallel: dict[str, int]) -> Callable[[str], ModelSpec]:
     """Local models ``a``/``b`` (slots from ``parallel``, read at each resolve) and a remote."""
     def resolve(ref: str) -> ModelSpec:
         if ref.startswith("gpu/"):
-            return ModelSpec(Path(f"remote/{ref}"), ref, options={
-                "remote": {"name": "gpu", "model": ref[4:]}, "estimated_bytes": 0})
-        return ModelSpec(Path(f"/{ref}.gguf"), ref, options={
-            "estimated_bytes": 100, "parallel": parallel.get(ref, 1)})
+            return ModelSpec(None, ref, plan=RemotePlan("gpu", "http://gpu", ref[4:]))
+        return ModelSpec(Path(f"/{ref}.gguf"), ref, plan=LocalPlan(
+            estimated_bytes=100, parallel=parallel.get(ref, 1)))
     return resolve
 
 
@@ -428,7 +429,7 @@ def test_a_changed_load_option_reloads_the_model_at_its_next_request() -> None:
     parallel = {"a": 1}
 
     def load(spec: ModelSpec) -> FakeEngine:
-        engines.append(FakeEngine(spec, parallel=spec.options["parallel"]))
+        engines.append(FakeEngine(spec, parallel=spec.local.parallel if spec.local else 1))
         return engines[-1]
 
     scheduler = Scheduler(load, _remote_or_local(parallel))

@@ -1,0 +1,81 @@
+"""Prompt-lookup (n-gram) drafting: the same greedy answer with and without, fewer steps."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop.engine.llama import LlamaEngine
+from desktop.engine.native import LoadOptions
+from desktop.engine.slots import lookup_draft
+from desktop.engine.types import Chunk, GenerationParams, Message
+from tests.engine.loop_gate import LoopGate
+
+
+def _bytes(tokens: list[int]) -> bytes:
+    return struct.pack(f"<{len(tokens)}i", *tokens)
+
+
+def test_lookup_proposes_what_followed_the_latest_match() -> None:
+    history = [1, 2, 3, 4, 5, 9, 1, 2, 3, 7, 8, 6, 1, 2, 3]
+    assert lookup_draft(_bytes(history), 3) == [7, 8, 6]  # the later of two matches
+    assert lookup_draft(_bytes(history), 1) == [7]
+    assert lookup_draft(_bytes([1, 2, 3, 4]), 4) == []  # no earlier occurrence
+    assert lookup_draft(_bytes(history), 0) == []
+    # A byte pattern straddling two tokens is not a token match.
+    assert lookup_draft(_bytes([256, 0, 0, 1, 1, 5, 1, 1]), 2) == []
+
+
+def _text(chunks: Iterator[Chunk]) -> tuple[str, Chunk]:
+    got = list(chunks)
+    return "".join(c.text for c in got), got[-1]
+
+
+CODE = "\n".join(f"def f{i}(x):\n    return x * {i} + {i * 7}\n" for i in range(12))
+
+
+def _rewrite(engine: LlamaEngine, params: GenerationParams) -> tuple[str, Chunk]:
+    ask = [Message("user", f"Repeat this code exactly, then stop:\n\n{CODE}")]
+    return _text(engine.stream_chat(ask, params))
+
+
+def test_tiny_model_greedy_answer_is_the_same_with_lookup(tiny_chat: Path) -> None:
+    # The random-weight model's guesses are nearly all wrong: what this checks is that
+    # rejected guesses leave no trace in the cache or the answer.
+    params = GenerationParams(max_tokens=300, temperature=0.0)
+    prompt = "the the the the the the"
+    answers = []
+    for draft in (0, 8):
+        engine = LlamaEngine(tiny_chat, LoadOptions(context_length=1024, parallel=2,
+                                                    lookup_draft=draft))
+        try:
+            answers.append(_text(engine.stream_completion(prompt, params)))
+            stats = engine.stats()
+        finally:
+            engine.close()
+    (plain, plain_final), (drafted, drafted_final) = answers
+    assert drafted == plain
+    assert drafted_final.usage == plain_final.usage
+    assert stats.draft_tokens > 0  # it really guessed (and was refused)
+
+
+@pytest.mark.slow
+def test_gemma_rewrites_the_same_code_in_fewer_steps_with_lookup(gemma_path: Path) -> None:
+    params = GenerationParams(max_tokens=160, temperature=0.0)
+    results = []
+    for draft in (0, 8):
+        gate = LoopGate()
+        engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096, lookup_draft=draft),
+                             model_id="gemma", on_step=gate)
+        try:
+            text, final = _rewrite(engine, params)
+            results.append((text, final, len(gate.steps), engine.stats()))
+        finally:
+            engine.close()
+    (plain, plain_final, plain_steps, _), (drafted, final, steps, stats) = results
+    assert drafted == plain  # greedy: identical with and without drafting
+    assert final.usage == plain_final.usage
+    assert stats.draft_accepted > 0 and steps < plain_steps
