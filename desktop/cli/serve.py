@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.cli.context import context_for
 from desktop.crash import shown
-from desktop.errors import InvalidRequest
+from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.resolve import looks_like_path
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
@@ -152,11 +152,25 @@ def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:
     return ctx.server_runner(model_paths=paths)
 
 
-def _where_models_run() -> str:
-    """``local models run on Vulkan0 (llvmpipe)`` or ``… on the CPU only``, as llama.cpp
-    will place them (each loaded model's layers: /v1/models, ``run --stats``)."""
-    from desktop.engine.placement import default_devices
+def _where_models_run(ctx: AppContext, models: list[str]) -> str:
+    """``gemma: 19/19 layers on Vulkan0 (llvmpipe)`` for each ``--model`` (planned from its
+    header: it loads on its first request; /v1/models and ``run --stats`` then say where it
+    did), or where any local model would run when none is named."""
+    from desktop.engine.placement import default_devices, planned_placement
 
+    parts = []
+    for ref in models:
+        try:
+            spec = ctx.resolver(ref)
+            if spec.path is None:  # a remote NAME/MODEL runs elsewhere
+                continue
+            info = ctx.resolver.info(spec.file)
+        except EdgeDeskError:
+            continue  # said when it is first asked for
+        where = planned_placement(info.block_count, spec.gpu_layers or 0).describe()  # as loader
+        parts.append(f"{spec.model_id}: {where}")
+    if parts:
+        return "; ".join(parts)
     devices = default_devices()
     return f"local models run on {', '.join(devices)}" if devices else \
         "local models run on the CPU only"
@@ -179,7 +193,7 @@ def handle(args: argparse.Namespace) -> int:
             print(f"Serving the OpenAI-compatible API on {url} ({auth}); {where}; "
                   "Ctrl+C stops", file=sys.stderr, flush=True)
 
-        where = _where_models_run()
+        where = _where_models_run(ctx, args.model)
 
         # Headless, nothing else unloads idle models or rescans collections.
         ctx.housekeeping.start()

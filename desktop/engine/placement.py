@@ -51,6 +51,13 @@ def placement_for(layers: int, gpu_layers: int, offload: bool,
                      devices=tuple(device_label(d) for d in used) if on_gpu else ())
 
 
+def planned_placement(block_count: int, gpu_layers: int) -> Placement:
+    """Where a model whose GGUF header says ``block_count`` layers will go, before it loads."""
+    offload = gpu_offload_supported()
+    return placement_for(block_count, gpu_layers if offload else 0, offload,
+                         list_devices() if offload else [])
+
+
 def model_placement(model: Any, gpu_layers: int) -> Placement:
     """Where llama.cpp put the loaded ``model`` (a ``llama_model`` pointer) given ``gpu_layers``."""
     layers = int(llama_cpp.llama_model_n_layer(model))

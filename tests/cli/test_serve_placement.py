@@ -28,8 +28,23 @@ def test_the_start_up_line_names_where_models_run(tiny_chat: Path) -> None:
             if line.startswith("Serving"):
                 break
         start_up = lines[-1] if lines else ""
-        # This CPU build of llama.cpp offloads nothing: no device is named.
-        assert "; local models run on the CPU only;" in start_up, "".join(lines)
+        # This CPU build of llama.cpp offloads nothing: the named model runs on the CPU.
+        assert "; tiny-chat: CPU only;" in start_up, "".join(lines)
+    finally:
+        serve.terminate()
+        serve.wait(30)
+        if serve.stderr is not None:
+            serve.stderr.close()
+
+
+def test_with_no_model_named_the_line_says_where_any_would_run() -> None:
+    cmd = [sys.executable, "-m", "desktop", "serve", "--no-auth", "--port", str(_free_port())]
+    serve = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                             env=dict(os.environ))
+    try:
+        assert serve.stderr is not None
+        start_up = next((line for line in serve.stderr if line.startswith("Serving")), "")
+        assert "; local models run on the CPU only;" in start_up
     finally:
         serve.terminate()
         serve.wait(30)
