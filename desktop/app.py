@@ -283,9 +283,12 @@ class AppContext:
     @functools.cached_property
     def scheduler(self) -> Scheduler:
         """The single gate in front of llama.cpp."""
+        # The resolver may probe the hardware first (a second or more, often on a worker):
+        # read the settings after it, so a change applied meanwhile is not lost.
+        resolver = self.resolver
         engine = self.settings.engine
         budget = int(engine.memory_budget_gb * 1024**3) if engine.memory_budget_gb else None
-        return Scheduler(self.load_model, self.resolver, budget_bytes=budget,
+        return Scheduler(self.load_model, resolver, budget_bytes=budget,
                          max_loaded=engine.max_loaded_models, keep_alive_s=engine.keep_alive_s,
                          queue_max=self.settings.server.queue_max)
 
