@@ -40,13 +40,18 @@ def _serve(model: Path, home: Path) -> Iterator[str]:
                 ready.set()
         ready.set()
 
-    threading.Thread(target=watch, daemon=True).start()
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     try:
         assert ready.wait(120) and proc.poll() is None, "edgedesk serve did not start"
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == 0  # shut down cleanly: models unloaded, caches saved
+        code = proc.wait(60)
+        watcher.join(10)  # it ends when the server's stderr does
+        assert proc.stderr is not None
+        proc.stderr.close()
+        assert code == 0  # shut down cleanly: models unloaded, caches saved
 
 
 def _ask(url: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
