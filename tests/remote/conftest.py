@@ -14,6 +14,7 @@ from keyring.backend import KeyringBackend
 from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy, ServerSettings
 from desktop.remote.registry import keyring_set
+from desktop.server.runner import ServerRunner
 from tests.benchmarks.llama_server_peer import Choice, candidates, choose
 from tests.remote.fake_openai import Fake, fake_server
 
@@ -62,6 +63,7 @@ class Local:
 
     ctx: AppContext
     client: openai.OpenAI
+    runner: ServerRunner
 
     @property
     def root(self) -> str:
@@ -81,7 +83,7 @@ def local(fake: Fake) -> Iterator[Local]:
     try:
         with openai.OpenAI(base_url=runner.url, api_key="unused", max_retries=0,
                            timeout=60) as client:
-            yield Local(ctx, client)
+            yield Local(ctx, client, runner)
     finally:
         runner.stop()
         ctx.close()

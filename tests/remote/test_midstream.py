@@ -8,7 +8,6 @@ the failure must arrive inside the stream, in the shape each protocol's clients 
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 
 from desktop.cli import main
 from desktop.net import read_log
+from desktop.server.metrics import AccessRecord
 from tests.remote.conftest import Local
 from tests.remote.fake_openai import FAILURE, Fake
 
@@ -136,16 +136,15 @@ def test_a_remote_that_stops_sending_mid_answer_times_out_in_the_stream(
     assert said == "hi again "
 
 
-class AccessLines(logging.Handler):
+class AccessLines:
     """The access log's records, as they are written; ``seen`` waits for a request id."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.records: dict[str, dict[str, Any]] = {}
         self.written = threading.Condition()
 
-    def emit(self, record: logging.LogRecord) -> None:
-        line = json.loads(record.getMessage())
+    def __call__(self, record: AccessRecord) -> None:
+        line = json.loads(record.line())  # the JSON line the file gets
         with self.written:
             self.records[line["request_id"]] = line
             self.written.notify_all()
@@ -158,16 +157,13 @@ class AccessLines(logging.Handler):
 
 
 @pytest.fixture
-def access() -> Iterator[AccessLines]:
-    logger = logging.getLogger("edgedesk.access")
-    lines, level = AccessLines(), logger.level
-    logger.addHandler(lines)
-    logger.setLevel(logging.INFO)
+def access(local: Local) -> Iterator[AccessLines]:
+    lines = AccessLines()
+    unsubscribe = local.runner.access_log.subscribe(lines)
     try:
         yield lines
     finally:
-        logger.removeHandler(lines)
-        logger.setLevel(level)
+        unsubscribe()
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/api/chat"])
