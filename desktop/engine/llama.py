@@ -13,6 +13,7 @@ import ctypes
 import hashlib
 import json
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -386,8 +387,10 @@ def _state_folder(path: Path, options: LoadOptions) -> Path | None:
         stat = path.stat()
     except OSError:
         return None
-    identity = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}"
-    return options.prompt_cache_dir / hashlib.sha256(identity.encode()).hexdigest()[:24]
+    # The file's own bytes: a name that is not UTF-8 (possible on Linux) must hash too.
+    identity = os.fsencode(path.resolve()) + (
+        f"|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}".encode())
+    return options.prompt_cache_dir / hashlib.sha256(identity).hexdigest()[:24]
 
 
 def _tools_system_turn(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
