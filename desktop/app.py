@@ -436,7 +436,7 @@ class AppContext:
                             access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
                             stored=self.response_store, audit=self.audit,
                             mcp=McpEndpoint(self.document_tools()),
-                            tool_servers=self.tool_servers)
+                            tool_servers=self.tool_servers, toolbox=self.toolbox)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.

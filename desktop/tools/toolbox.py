@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,11 +65,18 @@ class ToolBox:
     """
 
     def __init__(self, servers: ServerList, clients: McpClients, audit: ToolAudit,
-                 builtins: Sequence[BuiltinTool] = ()) -> None:
+                 builtins: Sequence[BuiltinTool] = (),
+                 only: Collection[str] | None = None) -> None:
         self.servers = servers
         self.clients = clients
         self.audit = audit
         self.builtins = {b.spec.name: b for b in builtins}
+        self.only = frozenset(only) if only is not None else None  # None: every server
+
+    def limited(self, names: Collection[str]) -> ToolBox:
+        """The same servers and clients, offering only the servers ``names`` (no
+        built-ins): what an API request that names its MCP servers may call."""
+        return ToolBox(self.servers, self.clients, self.audit, only=names)
 
     @property
     def require_approval(self) -> bool:
@@ -80,6 +87,8 @@ class ToolBox:
         """Every configured server, whether it may run, and (``start``) its tools."""
         found = []
         for config in self.servers.all():
+            if self.only is not None and config.name not in self.only:
+                continue
             reason = self.servers.refusal(config)
             if reason is not None or not start:
                 found.append(ServerState(config, reason))
