@@ -261,3 +261,12 @@ def test_not_configured_or_not_allowed_stays_a_400(tmp_path: Path) -> None:
     allowed = hosted([("search", None)], locked, box, "tools")
     assert allowed.labels == {"search": "search"}
     assert allowed.toolbox.only == frozenset({"search"}) and not allowed.toolbox.builtins
+
+
+def test_function_tools_beside_mcp_tools_are_refused(hosting: Hosting) -> None:
+    with hosting.openai() as client, pytest.raises(openai.BadRequestError) as err:
+        client.responses.create(model=MODEL, input="hi", tools=[
+            {"type": "mcp", "server_label": "calc", "server_url": "stdio://calc"},
+            {"type": "function", "name": "lookup", "parameters": {"type": "object"}}])
+    assert "function tools and mcp tools" in str(err.value)
+    assert hosting.engine.prompts == []
