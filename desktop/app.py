@@ -174,12 +174,15 @@ class AppContext:
     @functools.cached_property
     def toolbox(self) -> ToolBox:
         """The tools chats may call: the document tools, then allowed MCP servers'."""
+        from desktop.tools.approvals import FILE_NAME as APPROVALS
+        from desktop.tools.approvals import Approvals
         from desktop.tools.audit import LOG_NAME, ToolAudit
         from desktop.tools.toolbox import ToolBox
 
         return ToolBox(self.tool_servers, self.mcp_clients,
                        ToolAudit(self.paths.log_dir / LOG_NAME),
-                       self.document_tools().builtins())
+                       self.document_tools().builtins(),
+                       approvals=Approvals(self.paths.config_dir / APPROVALS))
 
     def document_tools(self) -> DocumentTools:
         """search_documents, read_document_passage and list_collections over the library."""
@@ -439,7 +442,7 @@ class AppContext:
                             access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
                             stored=self.response_store, audit=self.audit,
                             mcp=McpEndpoint(self.document_tools()),
-                            tool_servers=self.tool_servers)
+                            tool_servers=self.tool_servers, toolbox=self.toolbox)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.

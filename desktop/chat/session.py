@@ -313,13 +313,16 @@ class ChatCore:
 
     def _approved(self, spec: ToolSpec, call: ToolCall, approve: Approver | None) -> bool:
         forced = self.tools is not None and self.tools.require_approval
-        if not forced and (spec.name in self.always or spec.name in self.preapproved):
+        if not forced and (spec.name in self.always or spec.name in self.preapproved
+                           or (self.tools is not None and self.tools.always_allowed(spec))):
             return True
         if approve is None:
             return False
         decision = approve(spec, call)
         if decision == "always" and not forced:
             self.always.add(spec.name)
+            if self.tools is not None:
+                self.tools.remember(spec)  # kept across restarts
         return decision in ("once", "always")
 
     def run(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,

@@ -1,4 +1,4 @@
-"""``edgedesk tools add|list|test|rm|log``: MCP tool servers a chat's model may call."""
+"""``edgedesk tools add|list|test|rm|forget|log``: MCP tool servers a chat's model may call."""
 
 from __future__ import annotations
 
@@ -45,6 +45,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          help="remove a server (and its token)")
     rm.add_argument("name", metavar="NAME")
     rm.set_defaults(handler=handle_rm)
+    forget = tsub.add_parser("forget", parents=[common_options()],
+                             help="ask again before a tool you allowed 'Always' runs")
+    forget.add_argument("server", metavar="SERVER")
+    forget.add_argument("tool", nargs="?", metavar="TOOL",
+                        help="one tool (default: every tool of SERVER)")
+    forget.set_defaults(handler=handle_forget)
     log = tsub.add_parser("log", parents=[common_options()],
                           help="the tool calls made (tool, server, time, ok; no content)")
     log.add_argument("--limit", type=int, default=50)
@@ -97,8 +103,11 @@ def handle_list(args: argparse.Namespace) -> int:
              "allowed": s.refusal is None, "refusal": s.refusal, "error": s.error,
              "tools": [t.name for t in s.tools]} for s in states]
     builtins = sorted(ctx.toolbox.builtins)
+    approvals = ctx.toolbox.approvals
+    always = [f"{s}/{t}" for s, t in approvals.all()] if approvals is not None else []
     if args.json:
         print(json.dumps({"servers": rows, "builtin_tools": builtins,
+                          "always_allowed": always,
                           "allow_user_mcp": ctx.tool_servers.policy.allow_user,
                           "require_approval": ctx.toolbox.require_approval}, indent=2))
         return 0
@@ -115,6 +124,11 @@ def handle_list(args: argparse.Namespace) -> int:
             print(f"  error: {row['error']}")
         if row["tools"]:
             print(f"  tools: {', '.join(row['tools'])}")
+    if always:
+        note = " (not honoured: policy McpRequireApproval asks every time)" \
+            if ctx.toolbox.require_approval else ""
+        print(f"always allowed{note}: {', '.join(always)}; "
+              "'edgedesk tools forget SERVER [TOOL]' asks again")
     return 0
 
 
@@ -140,6 +154,19 @@ def handle_rm(args: argparse.Namespace) -> int:
     ctx = context_for(args)
     ctx.tool_servers.remove(args.name)
     print(f"removed tool server '{args.name}'")
+    return 0
+
+
+def handle_forget(args: argparse.Namespace) -> int:
+    """Forget "Always for this tool" answers: the next call asks again."""
+    ctx = context_for(args)
+    approvals = ctx.toolbox.approvals
+    gone = approvals.forget(args.server, args.tool) if approvals is not None else 0
+    what = f"{args.server}/{args.tool}" if args.tool else f"the tools of {args.server}"
+    if not gone:
+        print(f"no 'Always' answer kept for {what}")
+        return 1
+    print(f"forgot {gone} 'Always' answer(s) for {what}; the next call asks again")
     return 0
 
 

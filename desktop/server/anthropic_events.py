@@ -129,6 +129,13 @@ class MessageEvents:
             return out + self._delta({"type": "thinking_delta", "thinking": piece.text})
         return out + self._delta({"type": "text_delta", "text": piece.text})
 
+    def whole_block(self, block: dict[str, Any]) -> bytes:
+        """A finished content block (an MCP tool use or result): start, then stop."""
+        out = self._close() + self._start(block)
+        out += sse("content_block_stop", {"type": "content_block_stop", "index": self._index})
+        self._index += 1
+        return out
+
     def ending(self, ending: Ending) -> bytes:
         """Close the open block, send each tool_use block, then message_delta and _stop."""
         out = self._close()

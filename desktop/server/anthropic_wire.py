@@ -140,7 +140,10 @@ def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
 
 
 def _assistant_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
-                    ) -> Message:
+                    ) -> list[Message]:
+    """The turn's messages: one, or (hosted MCP rounds) each round's calls and results,
+    then the words that followed."""
+    out: list[Message] = []
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[ToolCall] = []
@@ -152,7 +155,15 @@ def _assistant_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, s
             thoughts.append(_block_text(block, "thinking", at))
         elif kind == "redacted_thinking":
             continue  # encrypted by Anthropic: nothing a local model can read
-        elif kind == "tool_use":
+        elif kind == "mcp_tool_result":  # EdgeDesk ran the call: the round ends here
+            if calls or texts or thoughts:
+                out.append(Message("assistant", "".join(texts), tool_calls=tuple(calls),
+                                   reasoning="".join(thoughts) or None))
+                texts, thoughts, calls = [], [], []
+            call_id = _block_text(block, "tool_use_id", at)
+            out.append(Message("tool", _tool_result(block, at), tool_call_id=call_id,
+                               name=names.get(call_id)))
+        elif kind in ("tool_use", "mcp_tool_use"):
             arguments = block.get("input", {})
             if not isinstance(arguments, dict):
                 raise InvalidRequest(f"{at}.input must be an object", param=_param(f"{at}.input"))
@@ -162,8 +173,10 @@ def _assistant_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, s
             calls.append(call)
         else:
             raise _refuse_block(kind, at)
-    return Message("assistant", "".join(texts), tool_calls=tuple(calls),
-                   reasoning="".join(thoughts) or None)
+    if texts or thoughts or calls or not out:
+        out.append(Message("assistant", "".join(texts), tool_calls=tuple(calls),
+                           reasoning="".join(thoughts) or None))
+    return out
 
 
 def _system_turn(blocks: list[dict[str, Any]], where: str) -> Message:
@@ -193,7 +206,7 @@ def to_messages(system: str | list[dict[str, Any]] | None,
         if role == "user":
             out += _user_turn(blocks, where, names)
         elif role == "assistant":
-            out.append(_assistant_turn(blocks, where, names))
+            out += _assistant_turn(blocks, where, names)
         elif role == "system":
             out.append(_system_turn(blocks, where))
         else:

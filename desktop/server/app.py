@@ -46,6 +46,7 @@ from desktop.store.responses import ResponseStore
 if TYPE_CHECKING:
     from desktop.engine.scheduler import Scheduler
     from desktop.tools.servers import ServerList
+    from desktop.tools.toolbox import ToolBox
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -409,7 +410,7 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
                metrics: Metrics | None = None, bound_host: str | None = None,
                extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None,
                mcp: ASGIApp | None = None, tool_servers: ServerList | None = None,
-               audit: Auditor | None = None) -> FastAPI:
+               audit: Auditor | None = None, toolbox: ToolBox | None = None) -> FastAPI:
     """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
 
     ``stored`` keeps Responses API responses (None: ``store: true`` is refused); ``mcp``
@@ -429,7 +430,7 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
         responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
         allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None),
-        tool_servers=tool_servers, audit=audit or NoAudit())
+        tool_servers=tool_servers, audit=audit or NoAudit(), toolbox=toolbox)
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services

@@ -13,8 +13,6 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from desktop.chat.document_tools import LIST_SPEC, READ_SPEC, SEARCH_SPEC, DocumentTools
-from desktop.errors import InvalidRequest
-from desktop.tools.servers import ServerList
 from desktop.tools.types import ToolResult
 
 if TYPE_CHECKING:
@@ -90,30 +88,3 @@ class McpEndpoint:
         async with self.server.session_manager.run():
             ready.set()
             await asyncio.Event().wait()  # until the server's loop ends
-
-
-def mcp_refusal(requested: list[tuple[object, object]], servers: ServerList | None,
-                param: str) -> InvalidRequest:
-    """The 400 for hosted MCP tools in an API request (Anthropic ``mcp_servers``,
-    Responses ``mcp`` tools): which server, and whether the policy or the configuration
-    stands in the way. EdgeDesk's API does not run MCP tools for the client (yet), so
-    even an allowed server is refused, with what to do instead."""
-    for name, url in requested:
-        label = str(name or url or "?")
-        config = None
-        if servers is not None:
-            config = next((s for s in servers.all()
-                           if s.name == name or (url and s.url == url)), None)
-        if config is None:
-            return InvalidRequest(
-                f"the MCP server '{label}' is not configured on this machine (policy "
-                "McpServers or 'edgedesk tools add'); MCP servers named in a request are "
-                "not connected to", param=param)
-        assert servers is not None
-        reason = servers.refusal(config)
-        if reason is not None:
-            return InvalidRequest(reason, param=param)
-    return InvalidRequest(
-        "MCP servers named in a request are not run by this API yet; offer their tools as "
-        "function tools and run them in the client (EdgeDesk's own chats do run them)",
-        param=param)

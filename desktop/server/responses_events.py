@@ -8,6 +8,7 @@ Built from the blocks ``blocks.answer_pieces`` yields; each event carries its
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from desktop.server.blocks import Ending, Piece
@@ -105,6 +106,18 @@ class ResponseEvents:
         return out + self._event("response.output_text.delta", item_id=self._ids.message,
                                  output_index=index, content_index=0, delta=piece.text,
                                  logprobs=[])
+
+    def whole_item(self, item: dict[str, Any], progress: Sequence[str] = ()) -> bytes:
+        """A finished output item (an MCP listing or call): added, its ``progress``
+        events, done."""
+        out = self._close()
+        index = len(self.output)
+        added = {**item, "status": "in_progress"} if "status" in item else item
+        out += self._event("response.output_item.added", output_index=index, item=added)
+        for kind in progress:
+            out += self._event(kind, item_id=item["id"], output_index=index)
+        self.output.append(item)
+        return out + self._event("response.output_item.done", output_index=index, item=item)
 
     def ending(self, ending: Ending) -> bytes:
         """Close the open item, send each function call, then the completed response."""

@@ -14,23 +14,25 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from desktop.chat.conversation import ToolStep
 from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.server import hosted_mcp as hm
 from desktop.server import leniency as lv
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
-from desktop.server.blocks import Ending, block_stream, guarded, whole_answer
-from desktop.server.mcp_server import mcp_refusal
+from desktop.server.blocks import Ending, Piece, block_stream, guarded, whole_answer
 from desktop.server.responses_events import ResponseEvents
 from desktop.server.routes import _check_model, _info, _limits, _services
 from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
+from desktop.tools.toolbox import ToolSet
 
 router = APIRouter()
 log = logging.getLogger("edgedesk.server")
@@ -86,10 +88,10 @@ def _keeper(store: Any, body: rw.ResponsesRequest, items: list[dict[str, Any]], 
 async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
     """OpenAI Responses: whole or streamed (``response.*`` events)."""
     svc, info = _services(request), _info(request)
-    hosted = [t for t in body.tools or () if t.get("type") == "mcp"]
-    if hosted:  # hosted MCP: refused, naming the policy or configuration
-        raise mcp_refusal([(t.get("server_label"), t.get("server_url")) for t in hosted],
-                          svc.tool_servers, "tools")
+    named = [t for t in body.tools or () if t.get("type") == "mcp"]
+    # Hosted MCP: run here when allowed and configured, else a 400 naming what refuses.
+    hosting = hm.hosted([(t.get("server_label"), t.get("server_url")) for t in named],
+                        svc.tool_servers, svc.toolbox, "tools") if named else None
     rw.refuse_unsupported(body)
     _check_model(svc, info, body.model)
     store = svc.stored
@@ -108,15 +110,26 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
         history = previous.items
     items = rw.input_items(body.input)
     messages: list[Message] = rw.to_messages(body.instructions, [*history, *items])
-    info.dropped_tools = lv.labels(rw.left_out_tools(body))
+    info.dropped_tools = lv.labels([h for h in rw.left_out_tools(body)
+                                    if hosting is None or h.kind != "mcp"])
     tools = rw.tools_for_engine(body)
     params = rw.generation_params(body, _limits(svc), tools)
     cancel = threading.Event()
-    chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools,
-                                              template_kwargs=rw.template_kwargs(body)), info)
     ids = rw.Ids("resp_" + secrets.token_hex(16))
     created = int(time.time())
     keeper = _keeper(store, body, [*history, *items], _owner(request))
+    if hosting is not None:
+        if tools:
+            raise InvalidRequest("function tools and mcp tools in one request are not "
+                                 "supported here; send one kind", param="tools")
+        loop = hm.run(hm.Counted(svc.scheduler, lambda s: Chunks(s, info)), hosting.toolbox,
+                      body.model, messages, params=params,
+                      template_kwargs=rw.template_kwargs(body), cancel=cancel)
+        return await _hosted_answer(request, body, hosting, loop, ids=ids, created=created,
+                                    keep=keep, keeper=keeper,
+                                    max_tokens=params.max_tokens, cancel=cancel)
+    chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools,
+                                              template_kwargs=rw.template_kwargs(body)), info)
     if body.stream:
         events = ResponseEvents(body, ids, created, keep, max_tokens=params.max_tokens)
         return await start_stream(request, guarded(block_stream(
@@ -131,6 +144,71 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
         output=rw.output_items(ids, reasoning, content, calls), usage=final.usage,
         stop=Ending(calls, final).stop, stored=keep,
         by_context=lv.ended_by_context(final, params.max_tokens))
+    if keep:
+        await anyio.to_thread.run_sync(keeper, response)
+    return JSONResponse(response)
+
+
+_LISTED = ("response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed")
+
+
+def _hosted_events(events: ResponseEvents, hosting: hm.Hosted, loop: Iterator[hm.Event],
+                   ids: rw.Ids, keeper: Callable[[dict[str, Any]], None] | None
+                   ) -> Iterator[bytes]:
+    """A streamed hosted-MCP response: the listings, each call, the words, the end."""
+    base = ids.response.removeprefix("resp_")
+    tools = ToolSet()
+    made = 0
+    for event in loop:
+        if isinstance(event, ToolSet):
+            tools = event
+            yield events.opening() + b"".join(
+                events.whole_item(item, _LISTED) for item in hm.list_items(base, hosting, tools))
+        elif isinstance(event, ToolStep):
+            out = b""
+            for item in hm.call_items(base, hosting, tools, event, made):
+                ended = "completed" if item["status"] == "completed" else "failed"
+                out += events.whole_item(item, ("response.mcp_call.in_progress",
+                                                f"response.mcp_call.{ended}"))
+            made += len(event.calls)
+            yield out
+        elif event.is_final:
+            ending = events.ending(Ending((), event))
+            if keeper is not None:
+                _on_end(events, keeper)(Ending((), event))
+            yield ending
+        else:
+            yield events.piece(Piece("reasoning", event.reasoning)) + \
+                events.piece(Piece("text", event.text))
+
+
+async def _hosted_answer(request: Request, body: rw.ResponsesRequest, hosting: hm.Hosted,
+                         loop: Iterator[hm.Event], *, ids: rw.Ids, created: int, keep: bool,
+                         keeper: Callable[[dict[str, Any]], None],
+                         max_tokens: int | None, cancel: threading.Event) -> Any:
+    """A response whose MCP tools EdgeDesk ran, whole or streamed."""
+    info = _info(request)
+    if body.stream:
+        events = ResponseEvents(body, ids, created, keep, max_tokens=max_tokens)
+        return await start_stream(request, guarded(_hosted_events(
+            events, hosting, loop, ids, keeper if keep else None), _failed(events),
+            info=info), cancel)
+    got = await watch_disconnect(request, cancel,
+                                 lambda: anyio.to_thread.run_sync(hm.collect, loop))
+    base = ids.response.removeprefix("resp_")
+    output = hm.list_items(base, hosting, got.tools)
+    made = 0
+    for n, step in enumerate(got.steps):
+        if step.content:
+            output.append({**rw.message_item(ids, step.content), "id": f"{ids.message}_{n}"})
+        output += hm.call_items(base, hosting, got.tools, step, made)
+        made += len(step.calls)
+    output += [item for item in rw.output_items(ids, got.reasoning, got.text, ())
+               if item["type"] != "message" or got.text]
+    response = rw.response_object(
+        body, ids=ids, created_at=created, status="completed", output=output,
+        usage=got.final.usage, stop=Ending((), got.final).stop, stored=keep,
+        by_context=lv.ended_by_context(got.final, max_tokens))
     if keep:
         await anyio.to_thread.run_sync(keeper, response)
     return JSONResponse(response)

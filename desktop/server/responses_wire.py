@@ -180,6 +180,20 @@ def _message(item: dict[str, Any], where: str, i: int, reasoning: str | None) ->
     return Message(role, text)  # type: ignore[arg-type]
 
 
+def _hosted_item(item: dict[str, Any], where: str, reasoning: str | None) -> list[Message]:
+    """A hosted MCP item EdgeDesk returned: a call with its answer (a listing: nothing,
+    it is what the model was offered, not a turn of the conversation)."""
+    if item.get("type") != "mcp_call":
+        return []
+    call = ToolCall(_string(item, "id", where), _string(item, "name", where),
+                    _arguments(item, where))
+    result = item.get("output")
+    if not isinstance(result, str):
+        result = "error: " + json.dumps(item.get("error"), ensure_ascii=False)
+    return [Message("assistant", "", tool_calls=(call,), reasoning=reasoning),
+            Message("tool", result, tool_call_id=call.id, name=call.name)]
+
+
 def to_messages(instructions: str | None, items: Sequence[object]) -> list[Message]:
     """The conversation as engine messages: instructions first, items in order."""
     out: list[Message] = [Message("system", instructions)] if instructions else []
@@ -208,13 +222,16 @@ def to_messages(instructions: str | None, items: Sequence[object]) -> list[Messa
             output = item.get("output", "")
             text = output if isinstance(output, str) else _text(output, where + ".output")
             out.append(Message("tool", text, tool_call_id=call_id, name=names.get(call_id)))
+        elif kind in ("mcp_call", "mcp_list_tools"):
+            out += _hosted_item(item, where, reasoning)
+            reasoning = None if kind == "mcp_call" else reasoning
         elif kind == "reasoning":
             parts = item.get("content") or item.get("summary") or []
             reasoning = _text(parts, where) or None
         else:
             raise InvalidRequest(f"{where}: item type '{kind}' is not supported; send "
-                                 "message, function_call, function_call_output or reasoning "
-                                 "items", param=f"input.{i}.type")
+                                 "message, function_call, function_call_output, reasoning or "
+                                 "mcp_call items", param=f"input.{i}.type")
     if not any(m.role != "system" for m in out):
         raise InvalidRequest("input has no message to answer", param="input")
     return out

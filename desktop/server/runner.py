@@ -30,6 +30,7 @@ from desktop.store.responses import ResponseStore
 if TYPE_CHECKING:
     from desktop.engine.scheduler import Scheduler
     from desktop.tools.servers import ServerList
+    from desktop.tools.toolbox import ToolBox
 
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
@@ -53,14 +54,16 @@ class ServerRunner:
     def __init__(self, scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
                  stored: ResponseStore | None = None, mcp: ASGIApp | None = None,
-                 tool_servers: ServerList | None = None, audit: Auditor | None = None) -> None:
+                 tool_servers: ServerList | None = None, audit: Auditor | None = None,
+                 toolbox: ToolBox | None = None) -> None:
         self.scheduler = scheduler
         self.settings = settings
         self.access_log = access_log or AccessLog(None)
         self.metrics = Metrics()
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
                               metrics=self.metrics, stored=stored, mcp=mcp,
-                              tool_servers=tool_servers, audit=audit)
+                              tool_servers=tool_servers, audit=audit,
+                              toolbox=toolbox)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = settings.port

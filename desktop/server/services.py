@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # annotations only: these modules never import this one's imp
     from desktop.server.metrics import AccessLog, Metrics
     from desktop.server.security import KeyStore, RateLimiter
     from desktop.tools.servers import ServerList
+    from desktop.tools.toolbox import ToolBox
 
 
 class ModelDirectory(Protocol):
@@ -83,6 +84,7 @@ class Services:
     allowed: frozenset[str] = field(default_factory=frozenset)
     stored: ResponseStore = field(default_factory=lambda: ResponseStore(None))
     tool_servers: ServerList | None = None  # MCP servers a request may name (policy applies)
+    toolbox: ToolBox | None = None  # runs a request's MCP servers (None: refused)
     audit: Auditor = field(default_factory=NoAudit)
 
 

@@ -10,17 +10,23 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.errors import EdgeDeskError
+from desktop.tools.approvals import Approvals
 from desktop.tools.audit import ToolAudit, ToolCallRecord, now
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import ServerConfig, ServerList
 from desktop.tools.types import BUILTIN, ToolError, ToolResult, ToolSpec
 
 Handler = Callable[[dict[str, Any]], ToolResult]
+
+
+def own_name(spec: ToolSpec) -> str:
+    """The tool's name on its server (the model may know it as ``SERVER__NAME``)."""
+    return spec.name.removeprefix(f"{spec.server}__")
 
 
 @dataclass(frozen=True)
@@ -65,11 +71,32 @@ class ToolBox:
     """
 
     def __init__(self, servers: ServerList, clients: McpClients, audit: ToolAudit,
-                 builtins: Sequence[BuiltinTool] = ()) -> None:
+                 builtins: Sequence[BuiltinTool] = (), *,
+                 only: Collection[str] | None = None,
+                 approvals: Approvals | None = None) -> None:
         self.servers = servers
         self.clients = clients
         self.audit = audit
         self.builtins = {b.spec.name: b for b in builtins}
+        self.only = frozenset(only) if only is not None else None  # None: every server
+        self.approvals = approvals  # "Always for this tool" kept across restarts (None: not)
+
+    def limited(self, names: Collection[str]) -> ToolBox:
+        """The same servers and clients, offering only the servers ``names`` (no
+        built-ins): what an API request that names its MCP servers may call."""
+        return ToolBox(self.servers, self.clients, self.audit, only=names)
+
+    def always_allowed(self, spec: ToolSpec) -> bool:
+        """Whether the user said "Always" for this tool before (never under
+        McpRequireApproval)."""
+        return (not self.require_approval and self.approvals is not None
+                and self.approvals.has(spec.server, own_name(spec)))
+
+    def remember(self, spec: ToolSpec) -> None:
+        """Keep an "Always for this tool" answer across restarts (not under
+        McpRequireApproval)."""
+        if not self.require_approval and self.approvals is not None:
+            self.approvals.add(spec.server, own_name(spec))
 
     @property
     def require_approval(self) -> bool:
@@ -80,6 +107,8 @@ class ToolBox:
         """Every configured server, whether it may run, and (``start``) its tools."""
         found = []
         for config in self.servers.all():
+            if self.only is not None and config.name not in self.only:
+                continue
             reason = self.servers.refusal(config)
             if reason is not None or not start:
                 found.append(ServerState(config, reason))
@@ -159,8 +188,7 @@ class ToolBox:
             reason = self.servers.refusal(config)
             if reason is not None:
                 return ToolResult(f"error: {reason}", True), "refused"
-            original = spec.name.removeprefix(f"{spec.server}__")
-            result = self.clients.call(config, original, args, cancel=cancel)
+            result = self.clients.call(config, own_name(spec), args, cancel=cancel)
         except ToolError as exc:
             return ToolResult(f"error: {exc.message}", True), exc.kind or "failed"
         except EdgeDeskError as exc:

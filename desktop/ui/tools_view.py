@@ -51,8 +51,13 @@ class ToolsView(QWidget):
         self.test_button.clicked.connect(self.test_servers)
         self.reload_button = QPushButton(self.tr("Reload"))
         self.reload_button.clicked.connect(self.reload)
+        self.forget_button = QPushButton(self.tr("Ask again"))
+        self.forget_button.setToolTip(self.tr("Forget the selected 'Always for this tool' "
+                                              "answer: its next call asks again"))
+        self.forget_button.clicked.connect(self.forget_selected)
         row.addWidget(self.test_button)
         row.addWidget(self.reload_button)
+        row.addWidget(self.forget_button)
         row.addStretch(1)
         layout.addLayout(row)
         hint = QLabel(self.tr("Add servers with 'edgedesk tools add NAME -- COMMAND…' or "
@@ -87,6 +92,21 @@ class ToolsView(QWidget):
         self.test_button.setEnabled(True)
         self.note.setText(message)
 
+    def forget_selected(self) -> None:
+        """Forget the selected "Always" answer (the next call of that tool asks again)."""
+        item = self.tree.currentItem()
+        kept = item.data(0, Qt.ItemDataRole.UserRole) if item is not None else None
+        approvals = self._context.toolbox.approvals
+        if not kept or approvals is None:
+            self.note.setText(self.tr("Select a tool under 'Always allowed' first."))
+            return
+        try:
+            approvals.forget(*kept)
+        except OSError as exc:
+            self.note.setText(str(exc))
+            return
+        self.reload()
+
     def show_states(self, states: list[ServerState]) -> None:
         """Fill the tree: built-ins first, then each server and its tools."""
         toolbox = self._context.toolbox
@@ -108,6 +128,17 @@ class ToolsView(QWidget):
             for tool in state.tools:
                 item.addChild(QTreeWidgetItem([tool.name, "", tool.description]))
             self.tree.addTopLevelItem(item)
+        approvals = toolbox.approvals
+        kept = approvals.all() if approvals is not None else []
+        if kept:
+            how = self.tr("not honoured: approval required") if toolbox.require_approval \
+                else self.tr("runs without asking")
+            always = QTreeWidgetItem([self.tr("Always allowed"), how, ""])
+            for server, name in kept:
+                child = QTreeWidgetItem([f"{server}/{name}", "", ""])
+                child.setData(0, Qt.ItemDataRole.UserRole, (server, name))
+                always.addChild(child)
+            self.tree.addTopLevelItem(always)
         self.tree.expandAll()
         policy = toolbox.servers.policy
         notes = []

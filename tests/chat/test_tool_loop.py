@@ -225,3 +225,49 @@ def test_a_bare_json_call_streamed_as_words_moves_into_its_round(
     core = ChatCore(engine, tools=_toolbox(tmp_path, clients), preapproved={"add"})
     turn = core.run(core.ask(Conversation(model="any"), "1+2"))
     assert turn.content == "3." and turn.tool_steps[0].results[0].text == "3"
+
+
+def test_always_is_kept_across_a_restart_and_can_be_forgotten(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from desktop.app import build_context
+    from desktop.cli import main
+    from desktop.config import NoPolicy
+
+    assert main(["tools", "add", "calc", "--", sys.executable, str(SERVERS), "calc"]) == 0
+
+    def answer(approve: Asked) -> list[str]:
+        ctx = build_context(policy=NoPolicy())  # a fresh start of the app each time
+        try:
+            core = ChatCore(Scripted(_call("add", a=1, b=1), "ok"), tools=ctx.toolbox)
+            turn = core.run(core.ask(Conversation(model="any"), "add"), approve=approve)
+            return [r.text for s in turn.tool_steps for r in s.results]
+        finally:
+            ctx.close()
+
+    first = Asked("always")
+    assert answer(first) == ["2"] and len(first.seen) == 1
+    assert answer(Asked()) == ["2"]  # not asked again after the restart
+    capsys.readouterr()
+    assert main(["tools", "list"]) == 0
+    assert "always allowed: calc/add" in capsys.readouterr().out
+    assert main(["tools", "forget", "calc", "add"]) == 0
+    assert main(["tools", "forget", "calc", "add"]) == 1  # nothing left to forget
+    again = Asked("deny")
+    assert answer(again) == ["The user did not allow this call."] and len(again.seen) == 1
+
+
+def test_required_approval_never_remembers_always(tmp_path: Path, clients: McpClients) -> None:
+    from desktop.tools.approvals import Approvals
+
+    approvals = Approvals(tmp_path / "tool-approvals.json")
+    approvals.add("calc", "divide")  # kept from before IT set the policy
+    policy = McpPolicy(require_approval=True)
+    toolbox = ToolBox(_toolbox(tmp_path, clients, policy).servers, clients,
+                      ToolAudit(tmp_path / "tools.jsonl"), approvals=approvals)
+    engine = Scripted(_call("add", a=1, b=1), _call("divide", a=4, b=2), "ok")
+    asked = Asked("always", "once")
+    ChatCore(engine, tools=toolbox).run(
+        ChatCore(engine, tools=toolbox).ask(Conversation(model="any"), "add, divide"),
+        approve=asked)
+    assert [name for name, _ in asked.seen] == ["add", "divide"]  # both asked
+    assert approvals.all() == [("calc", "divide")]  # "always" under the policy: not kept

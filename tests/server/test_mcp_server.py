@@ -18,10 +18,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy, ServerSettings
-from desktop.server.mcp_server import mcp_refusal
 from desktop.server.runner import ServerRunner
 from desktop.tools.mcp_client import McpClients
-from desktop.tools.servers import McpPolicy, ServerConfig, ServerList
+from desktop.tools.servers import ServerConfig
 from desktop.tools.types import ToolError
 
 TOOLS = {"search_documents", "list_collections", "read_document_passage"}
@@ -145,22 +144,6 @@ def test_an_http_mcp_server_is_called_through_the_network_log(served: Served) ->
         offline.close()
 
 
-
-
-def test_hosted_mcp_in_a_request_is_refused_naming_policy_or_configuration(
-        tmp_path: Path) -> None:
-    path = tmp_path / "mcp.json"
-    path.write_text('{"mcpServers": {"wiki": {"url": "https://wiki.corp/mcp"}}}')
-    locked = ServerList(path, McpPolicy(("search=https://search.corp/mcp",),
-                                        allow_user=False))
-    unknown = mcp_refusal([("ghost", "https://ghost/mcp")], locked, "mcp_servers")
-    assert "'ghost' is not configured" in unknown.message and unknown.param == "mcp_servers"
-    refused = mcp_refusal([("wiki", "https://wiki.corp/mcp")], locked, "tools")
-    assert "AllowUserMcp is off" in refused.message
-    offline = ServerList(path, McpPolicy(offline=True))
-    assert "ForceOffline" in mcp_refusal([("wiki", None)], offline, "tools").message
-    allowed = mcp_refusal([("search", None)], locked, "tools")
-    assert "not run by this API yet" in allowed.message
 
 
 def test_the_api_answers_mcp_servers_with_a_400_naming_the_server(served: Served) -> None:
