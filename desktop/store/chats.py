@@ -160,6 +160,11 @@ class ChatStore:
         """The database file (None when nothing is kept on disk)."""
         return None if self._disk is None else self._disk.database.path
 
+    @property
+    def database(self) -> Database | None:
+        """The database on disk (None when nothing is kept on disk)."""
+        return None if self._disk is None else self._disk.database
+
     def _for(self, conv_id: int) -> tuple[_Chats, int]:
         if not -MAX_ID <= conv_id <= MAX_ID:
             raise InvalidRequest(f"no conversation with id {conv_id}")
