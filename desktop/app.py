@@ -325,6 +325,20 @@ class AppContext:
             return self.at_rest.open_key(required=choice is True,
                                          new_default=choice is not False)
 
+    def unlock(self, passphrase: str) -> None:
+        """Use ``passphrase`` for the database from now on, once it is checked to open it.
+
+        KeyRejected (nothing changed) when it does not; call before the database opens.
+        """
+        from desktop.store import cipher
+        from desktop.store.cipher import DatabaseKey
+
+        cipher.connect(self.paths.database, DatabaseKey(passphrase, passphrase=True,
+                                                        source="passphrase")).close()
+        self.passphrase = passphrase
+        for name in ("at_rest", "database_key"):  # built with no passphrase: again
+            self.__dict__.pop(name, None)
+
     def switch_encryption(self, encrypt: bool, *, passphrase: str | None = None,
                           step: Callable[[str], None] = lambda name: None) -> None:
         """Encrypt (a keyring key, or ``passphrase``) or decrypt the database in place.

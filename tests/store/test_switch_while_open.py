@@ -66,3 +66,21 @@ def test_a_passphrase_switch_and_a_policy_that_forbids_turning_it_off(tmp_path: 
     assert cipher.file_state(forced.paths.database) == "encrypted"
     assert len(forced.chat_store.search(SECRET)) == 1  # open again after the refusal
     forced.close()
+
+
+def test_unlock_checks_the_passphrase_before_the_database_opens(tmp_path: Path) -> None:
+    from desktop.store.cipher import KeyRejected
+
+    ctx = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
+    ctx.chat_store.create_conversation("c", "m")
+    ctx.switch_encryption(True, passphrase="correct horse")
+    ctx.close()
+    later = build_context(policy=NoPolicy())
+    assert later.at_rest.needs_passphrase()
+    with pytest.raises(KeyRejected):
+        later.unlock("wrong horse")
+    assert later.at_rest.needs_passphrase()
+    later.unlock("correct horse")
+    assert not later.at_rest.needs_passphrase()
+    assert [c.title for c in later.chat_store.list_conversations()] == ["c"]
+    later.close()
