@@ -246,49 +246,49 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="56"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="57"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="58"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="59"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="58"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="60"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="61"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="62"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="63"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="64"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="77"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="83"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="85"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="85"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="87"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="87"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="89"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="88"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="90"/>
         <source>Export chat as Markdown or JSON</source>
         <translation>将对话导出为 Markdown 或 JSON</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="92"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="94"/>
         <source>Import chats from a JSON export…</source>
         <translation>从 JSON 导出文件导入对话…</translation>
     </message>
@@ -297,32 +297,67 @@
         <translation type="vanished">导入…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="93"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="95"/>
         <source>Import chats from a JSON export</source>
         <translation>从 JSON 导出文件导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="158"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="146"/>
+        <source>Encrypted, opened with a passphrase (*%1)</source>
+        <translation>加密，需密码短语打开 (*%1)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="176"/>
         <source>The chat was not exported: %1</source>
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="162"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="183"/>
+        <source>Encrypted export</source>
+        <translation>加密导出</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="184"/>
+        <source>Passphrase for this export (needed to import it):</source>
+        <translation>此导出文件的密码短语（导入时需要）：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
+        <source>Passphrase of this encrypted export:</source>
+        <translation>此加密导出文件的密码短语：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="190"/>
+        <source>The same passphrase again:</source>
+        <translation>再次输入相同的密码短语：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="195"/>
+        <source>The two passphrases differ; nothing was exported.</source>
+        <translation>两次输入的密码短语不一致；未导出任何内容。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="201"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="176"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="202"/>
+        <source>Chat exports (*.json *%1)</source>
+        <translation>对话导出文件 (*.json *%1)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="221"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="230"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="186"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="231"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -331,12 +366,12 @@
         <translation type="vanished">将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="145"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="149"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="139"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="141"/>
         <source>Nothing to export: this chat has no messages yet.</source>
         <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
