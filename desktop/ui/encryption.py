@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, Signal, Slot
+from PySide6.QtCore import QCoreApplication, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -122,6 +122,8 @@ class SwitchProgress(QProgressDialog):
         self.setLabelText(self.tr("Encrypting your data…") if encrypt
                           else self.tr("Decrypting your data…"))
         self.setCancelButton(None)  # all or nothing: the old file stays until the new verifies
+        # The chats wait on the database meanwhile: nothing to click in the window.
+        self.setWindowModality(Qt.WindowModality.WindowModal)
         self.setAutoReset(False)  # the full bar stays until the worker has ended
         self.setAutoClose(False)
         self.setRange(0, len(STAGES))

@@ -12,7 +12,7 @@ from desktop.config import NoPolicy
 from desktop.policy import MachinePolicy
 from desktop.store import cipher
 from desktop.store.chat_records import ChatMessage
-from desktop.ui.encryption import PassphraseDialog, passphrase_check
+from desktop.ui.encryption import PassphraseDialog, passphrase_check, unlock_at_start
 from desktop.ui.main_window import MainWindow
 from desktop.ui.settings_dialog import SettingsDialog
 
@@ -122,3 +122,28 @@ def test_the_passphrase_is_asked_until_it_opens_the_data(qtbot) -> None:
     assert dialog.result() == QDialog.DialogCode.Accepted
     assert [c.title for c in context.chat_store.list_conversations()] == ["kept"]
     context.close()
+
+
+def test_the_start_asks_only_for_a_passphrase_database_and_cancel_stops_it(
+        qtbot, file_keyring: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[bool] = []
+
+    def cancelled(_dialog: PassphraseDialog) -> int:
+        asked.append(True)
+        return int(QDialog.DialogCode.Rejected)
+
+    monkeypatch.setattr(PassphraseDialog, "exec", cancelled)
+    keyring_db = build_context(policy=NoPolicy())
+    keyring_db.chat_store.create_conversation("c", "m")  # a new install: keyring-encrypted
+    assert keyring_db.at_rest.status()["key_source"] == "OS keyring"
+    assert unlock_at_start(keyring_db) and asked == []
+    keyring_db.switch_encryption(False)
+    keyring_db.switch_encryption(True, passphrase="correct horse")
+    keyring_db.close()
+    assert keyring_db.data_lock is not None
+    keyring_db.data_lock.release()
+
+    later = build_context(policy=NoPolicy())
+    assert not unlock_at_start(later) and asked == [True]
+    assert later.at_rest.needs_passphrase()  # nothing opened, nothing changed
+    assert cipher.file_state(later.paths.database) == "encrypted"
