@@ -331,6 +331,53 @@ class AppContext:
             return self.at_rest.open_key(required=choice is True,
                                          new_default=choice is not False)
 
+    def unlock(self, passphrase: str) -> None:
+        """Use ``passphrase`` for the database from now on, once it is checked to open it.
+
+        KeyRejected (nothing changed) when it does not; call before the database opens.
+        """
+        from desktop.store import cipher
+        from desktop.store.cipher import DatabaseKey
+
+        cipher.connect(self.paths.database, DatabaseKey(passphrase, passphrase=True,
+                                                        source="passphrase")).close()
+        self.passphrase = passphrase
+        for name in ("at_rest", "database_key"):  # built with no passphrase: again
+            self.__dict__.pop(name, None)
+
+    def switch_encryption(self, encrypt: bool, *, passphrase: str | None = None,
+                          step: Callable[[str], None] = lambda name: None) -> None:
+        """Encrypt (a keyring key, or ``passphrase``) or decrypt the database in place.
+
+        What ``edgedesk data encrypt|decrypt`` do, while this process has the database
+        open: every open connection is closed for the switch (their callers wait) and
+        opened again with the new key. Blocking: the window calls it on a worker.
+        ConfigError when policy EncryptAtRest forbids decrypting or another EdgeDesk
+        uses the data; the database is then unchanged.
+        """
+        if not encrypt and self.settings.encrypt_at_rest is True:
+            raise ConfigError("your organization requires encrypted data (policy "
+                              "EncryptAtRest); nothing was changed")
+        built = self.__dict__
+        open_dbs = [db for db in (
+            built["chat_store"].database if "chat_store" in built else None,
+            built["response_store"].database if "response_store" in built else None,
+            built.get("documents_db")) if db is not None]
+
+        def new_key() -> DatabaseKey | None:
+            built.pop("database_key", None)
+            return self.database_key
+
+        with self.data_alone(), contextlib.ExitStack() as released:
+            for db in open_dbs:
+                released.enter_context(db.released(new_key))
+            if encrypt:
+                self.at_rest.encrypt(passphrase=passphrase, step=step)
+            else:
+                self.at_rest.decrypt(step=step)
+            if passphrase is not None:
+                self.passphrase = passphrase
+
     @contextlib.contextmanager
     def data_alone(self) -> Iterator[None]:
         """This process alone on the data folder for the block (a database conversion).

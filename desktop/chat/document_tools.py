@@ -78,12 +78,23 @@ class DocumentTools:
         self.access = access
         self.k = k
 
+    def scoped(self, collection: str, key_name: str) -> DocumentTools:
+        """The same tools limited to one ``collection`` (an API key's read-only scope).
+
+        Another collection is refused naming the scope; the list shows only this one;
+        a passage of another collection is not there.
+        """
+        return _ScopedTools(self.access, collection, key_name, k=self.k)
+
     def search_documents(self, args: dict[str, Any]) -> ToolResult:
         """The best passages for ``query`` in ``collection`` (all when empty)."""
         query = str(args.get("query", "")).strip()
         collection = str(args.get("collection", "") or "").strip()
         if not query:
             return ToolResult("error: give a query to search for", True)
+        return self._search(query, collection)
+
+    def _search(self, query: str, collection: str) -> ToolResult:
         names = [c.name for c in self.access.collections()]
         if collection and collection not in names:
             there = ", ".join(names) or "none yet"
@@ -124,6 +135,32 @@ class DocumentTools:
         if listing:
             tools.append(BuiltinTool(LIST_SPEC, self.list_collections))
         return tools
+
+
+class _ScopedTools(DocumentTools):
+    """DocumentTools an API key scoped to one collection (``--read-only-docs``) calls."""
+
+    def __init__(self, access: DocumentAccess, collection: str, key_name: str, *,
+                 k: int) -> None:
+        only = collection
+
+        def collections() -> list[CollectionInfo]:
+            return [c for c in access.collections() if c.name == only]
+
+        def fetch(ids: Sequence[int]) -> list[Hit]:
+            return [h for h in access.fetch(ids) if h.collection == only]
+
+        super().__init__(DocumentAccess(access.search, fetch, collections), k=k)
+        self.collection = collection
+        self.key_name = key_name
+
+    def _search(self, query: str, collection: str) -> ToolResult:
+        if collection and collection != self.collection:
+            return ToolResult(
+                f"error: the API key '{self.key_name}' may read only the collection "
+                f"'{self.collection}' (its scope: --read-only-docs {self.collection}); "
+                f"not '{collection}'", True)
+        return super()._search(query, self.collection)
 
 
 def refuse_unknown(name: str) -> InvalidRequest:

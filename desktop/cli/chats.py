@@ -13,6 +13,7 @@ from pathlib import Path
 from desktop.cli.context import context_for, text_arg
 from desktop.crash import shown
 from desktop.errors import InvalidRequest
+from desktop.store import sealed
 from desktop.store.chats import MAX_ID, ChatStore
 
 MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a bigger "export" is not one; refuse before reading
@@ -48,6 +49,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="default: all")
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
+    export.add_argument("--encrypt", action="store_true",
+                        help="write a file only a passphrase (asked now) opens: AES-256-GCM, "
+                        "key from scrypt; 'chats import' asks for it")
+    export.add_argument("--passphrase-stdin", action="store_true",
+                        help="with --encrypt: read the passphrase from the first line of stdin")
     export.set_defaults(handler=handle_export)
     rm = csub.add_parser("rm", parents=[common], help="delete conversations")
     rm.add_argument("ids", nargs="*", type=conversation_id, metavar="ID")
@@ -57,6 +63,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imp = csub.add_parser("import", parents=[common], help="add the conversations of a JSON "
                           "export (from 'chats export --format json')")
     imp.add_argument("file", metavar="FILE", help="the export file, or - for standard input")
+    imp.add_argument("--passphrase-stdin", action="store_true",
+                     help="an encrypted export's passphrase from the first line of stdin")
     imp.set_defaults(handler=handle_import)
 
 
@@ -105,15 +113,34 @@ def handle_export(args: argparse.Namespace) -> int:
         text = store.export_json(ids) if args.format == "json" else store.export_markdown(ids)
     finally:
         store.close()
+    data = (text + "\n").encode("utf-8", "surrogatepass")
+    if args.encrypt:
+        data = sealed.seal(data, _export_passphrase(args.passphrase_stdin))
     if args.output:
-        write_export(args.output, text + "\n")
-        print(f"wrote {shown(args.output)}")
-    else:
+        write_export(args.output, data)
+        print(f"wrote {shown(args.output)}" + (" (encrypted)" if args.encrypt else ""))
+    elif not args.encrypt:
         print(text)
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
     _audit(args, "chats.exported", format=args.format,
            conversations=len(args.ids) if args.ids else "all",
-           to="file" if args.output else "stdout")
+           to="file" if args.output else "stdout", encrypted=bool(args.encrypt))
     return 0
+
+
+def _export_passphrase(from_stdin: bool) -> str:
+    """The passphrase to seal an export with: asked twice on a terminal."""
+    import getpass
+
+    from desktop.cli.encryption import read_passphrase
+
+    value = read_passphrase(from_stdin, "Passphrase for the export: ")
+    if not from_stdin and sys.stdin.isatty() and getpass.getpass("Again: ") != value:
+        raise InvalidRequest("the two passphrases differ; nothing was written")
+    return value
 
 
 def _audit(args: argparse.Namespace, event: str, **fields: object) -> None:
@@ -125,7 +152,7 @@ def _audit(args: argparse.Namespace, event: str, **fields: object) -> None:
         ctx.close()
 
 
-def write_export(path: Path, text: str) -> None:
+def write_export(path: Path, text: str | bytes) -> None:
     """Write ``text`` to ``path`` whole or not at all; a failure is one clear message.
 
     A regular file is written beside itself and renamed over, so a full disk never
@@ -140,7 +167,7 @@ def write_export(path: Path, text: str) -> None:
     if not folder.is_dir():
         raise InvalidRequest(f"the folder {shown(folder)} does not exist; create it or "
                              "choose another place")
-    data = text.encode("utf-8", "surrogatepass")
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
     try:
         if target.exists() and not target.is_file():
             with target.open("wb") as handle:
@@ -163,7 +190,7 @@ def write_export(path: Path, text: str) -> None:
 
 def handle_import(args: argparse.Namespace) -> int:
     """Add the conversations of an export file; all of them or none."""
-    text = _read_import(args.file)
+    text = _read_import(args.file, args.passphrase_stdin)
     store = _store(args)
     try:
         added = store.import_json(text)
@@ -175,7 +202,7 @@ def handle_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_import(name: str) -> str:
+def _read_import(name: str, passphrase_stdin: bool = False) -> str:
     try:
         if name == "-":
             data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
@@ -190,6 +217,11 @@ def _read_import(name: str) -> str:
     if len(data) > MAX_IMPORT_BYTES:
         raise InvalidRequest(f"{shown(name)} is larger than "
                              f"{MAX_IMPORT_BYTES // 2**20} MiB; not an EdgeDesk export")
+    if sealed.is_sealed(data):
+        from desktop.cli.encryption import read_passphrase
+
+        data = sealed.unseal(data, read_passphrase(passphrase_stdin,
+                                                   "Passphrase of the export: "))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -292,6 +292,7 @@ class Guard:
                             f"scope: {found.scope.describe()})", "permission_error",
                             "key_scope")
         info.key_models = found.scope.models
+        info.key_collection = found.scope.read_only_docs
         return found.scope.rate_per_min
 
     async def _run(self, scope: Scope, receive: Receive, send: Send,

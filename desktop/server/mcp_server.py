@@ -16,7 +16,7 @@ from desktop.chat.document_tools import LIST_SPEC, READ_SPEC, SEARCH_SPEC, Docum
 from desktop.tools.types import ToolResult
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from starlette.types import Receive, Scope, Send
 
 INSTRUCTIONS = ("Private documents indexed by EdgeDesk on this machine. Search them with "
@@ -41,19 +41,40 @@ def document_server(tools: DocumentTools) -> MCPServer:
     server: MCPServer = MCPServer("edgedesk", instructions=INSTRUCTIONS, version=__version__,
                                   log_level="WARNING")
 
-    @server.tool(description=SEARCH_SPEC.description)
-    def search_documents(query: str, collection: str = "") -> str:
-        return _answer(tools.search_documents({"query": query, "collection": collection}))
+    from mcp.server.mcpserver import Context
 
-    @server.tool(description=LIST_SPEC.description)
-    def list_collections() -> str:
-        return _answer(tools.list_collections({}))
+    def search_documents(query: str, ctx: Context, collection: str = "") -> str:
+        return _answer(_for_key(tools, ctx).search_documents(
+            {"query": query, "collection": collection}))
 
-    @server.tool(description=READ_SPEC.description)
-    def read_document_passage(source: str) -> str:
-        return _answer(tools.read_document_passage({"source": source}))
+    def list_collections(ctx: Context) -> str:
+        return _answer(_for_key(tools, ctx).list_collections({}))
 
+    def read_document_passage(source: str, ctx: Context) -> str:
+        return _answer(_for_key(tools, ctx).read_document_passage({"source": source}))
+
+    for handler, spec in ((search_documents, SEARCH_SPEC), (list_collections, LIST_SPEC),
+                          (read_document_passage, READ_SPEC)):
+        # The SDK finds the Context parameter by its resolved type; this module imports
+        # the SDK lazily, so the string annotation would not resolve in its globals.
+        handler.__annotations__["ctx"] = Context
+        server.tool(description=spec.description)(handler)
     return server
+
+
+def _for_key(tools: DocumentTools, ctx: Context[Any, Any]) -> DocumentTools:
+    """``tools`` as the request's API key may use them: one collection under
+    ``--read-only-docs`` (over HTTP; stdio has no key and reads everything)."""
+    try:
+        request = ctx.request_context.request
+    except ValueError:  # not within a request
+        return tools
+    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+    info = state.get("edgedesk")
+    collection = getattr(info, "key_collection", None)
+    if not collection:
+        return tools
+    return tools.scoped(collection, str(getattr(info, "key_name", None) or "?"))
 
 
 class McpEndpoint:

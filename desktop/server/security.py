@@ -48,7 +48,9 @@ DAY_S = 86_400.0
 _CHAT_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages",
                "/api/chat", "/api/generate")
 _EMBEDDING_PATHS = ("/v1/embeddings", "/v1/rerank", "/api/embed", "/api/embeddings")
-_DOCUMENT_PATHS = ("/v1/documents", "/v1/collections", "/v1/search")
+# /mcp's tools (search_documents, read_document_passage, list_collections) read documents.
+_DOCUMENT_PATHS = ("/v1/documents", "/v1/collections", "/v1/search", "/mcp")
+_READ_ONLY_PATHS = ("/mcp",)  # POSTs that only read (JSON-RPC): open to read-only keys
 
 
 def endpoint_of(path: str) -> str | None:
@@ -94,7 +96,8 @@ class KeyScope:
             return False
         # A read-only documents key reads; it never indexes, changes or deletes.
         return not (needed == "documents" and self.read_only_docs
-                    and method.upper() not in ("GET", "HEAD"))
+                    and method.upper() not in ("GET", "HEAD")
+                    and path.rstrip("/") not in _READ_ONLY_PATHS)
 
     def allows_model(self, model: str) -> bool:
         """Whether the key may use ``model``."""

@@ -52,6 +52,8 @@ class RequestInfo:
     started: float
     key_name: str | None = None
     key_models: tuple[str, ...] | None = None  # the key's model scope (None: any model)
+    # The one document collection the key may read (--read-only-docs; None: any).
+    key_collection: str | None = None
     model: str | None = None
     tokens_in: int = 0
     tokens_out: int = 0

@@ -124,6 +124,12 @@ class AtRest:
 
     # -- what is there ---------------------------------------------------------------
 
+    def needs_passphrase(self) -> bool:
+        """Whether the database is encrypted with a passphrase not given to this process."""
+        info = _read_json(self.info_path) or {}
+        return (info.get("source") == "passphrase" and not self._passphrase
+                and self.state() == "encrypted")
+
     def state(self) -> cipher.FileState:
         """``missing``, ``plaintext`` or ``encrypted`` (read from the file's first bytes)."""
         return cipher.file_state(self.database)

@@ -108,11 +108,30 @@ class _Chats:
         match = fts_query(query)
         if match is None:
             return []
+        # The best 200 rowids first, from the FTS index alone; only then are those
+        # messages' rows read. Joining before the sort read (and, encrypted, decrypted)
+        # every matching message's page, most of them thrown away by the LIMIT.
         return self.database.query(
             "SELECT m.conversation_id, c.title, m.id, m.role, m.content "
-            "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+            "FROM (SELECT rowid, bm25(messages_fts) AS rank FROM messages_fts "
+            "      WHERE messages_fts MATCH ? ORDER BY rank LIMIT 200) AS f "
+            "JOIN messages m ON m.id = f.rowid "
             "JOIN conversations c ON c.id = m.conversation_id "
-            "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT 200", (match,))
+            "ORDER BY f.rank, m.id", (match,))
+
+    def matching_conversations(self, query: str) -> set[int]:
+        """The conversations of the best 200 hits, read from the index alone."""
+        match = fts_query(query)
+        if match is None:
+            return set()
+        # INDEXED BY: the planner would look the rowid up in the table itself, one
+        # (decrypted) page per hit; the covering index holds the same answer.
+        return {int(r[0]) for r in self.database.query(
+            "SELECT DISTINCT m.conversation_id "
+            "FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? "
+            "      ORDER BY bm25(messages_fts) LIMIT 200) AS f "
+            "JOIN messages m INDEXED BY messages_conversation_by_id ON m.id = f.rowid",
+            (match,))}
 
     def delete(self, conv_id: int) -> bool:
         with self.database.transaction():
@@ -140,6 +159,11 @@ class ChatStore:
     def path(self) -> Path | None:
         """The database file (None when nothing is kept on disk)."""
         return None if self._disk is None else self._disk.database.path
+
+    @property
+    def database(self) -> Database | None:
+        """The database on disk (None when nothing is kept on disk)."""
+        return None if self._disk is None else self._disk.database
 
     def _for(self, conv_id: int) -> tuple[_Chats, int]:
         if not -MAX_ID <= conv_id <= MAX_ID:
@@ -210,7 +234,7 @@ class ChatStore:
         for chats, ephemeral, sign in self._parts():
             ids = None
             if search:
-                ids = {int(r[0]) for r in chats.search(search)}
+                ids = chats.matching_conversations(search)
                 if not ids:
                     continue
             found += [chats.header(r, ephemeral, sign) for r in chats.conversations(ids)]

@@ -18,7 +18,7 @@ import importlib
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -85,6 +85,14 @@ class Database:
 
     def __init__(self, path: Path | None, *, synchronous: str = "NORMAL",
                  key: DatabaseKey | None = None) -> None:
+        self.path = path
+        self.lock = threading.RLock()
+        self._synchronous = synchronous
+        self._open(key)
+
+    def _open(self, key: DatabaseKey | None) -> None:
+        """Connect to the file with ``key`` (None: plaintext) and set the pragmas."""
+        path, synchronous = self.path, self._synchronous
         driver = _driver() if key is None or path is None else cipher.driver()
         target = ":memory:" if path is None else str(path)
         if path is not None:
@@ -100,10 +108,8 @@ class Database:
                 conn = driver.connect(target, check_same_thread=False, isolation_level=None)
             except driver.Error as exc:
                 raise StoreError(f"cannot open the database {target}: {exc}") from None
-        self.path = path
         self.encrypted = key is not None and path is not None
         self.conn: Any = conn
-        self.lock = threading.RLock()
         self.vec_loaded = _load_vec(conn)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -158,6 +164,18 @@ class Database:
             self.execute("VACUUM")
             if self.path is not None:
                 self.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @contextmanager
+    def released(self, key_after: Callable[[], DatabaseKey | None]) -> Iterator[None]:
+        """The file closed for the block (every caller waits on the lock meanwhile), then
+        opened again with the key ``key_after()`` gives: an encryption switch rewrites
+        the file in between, and this object (held by stores and views) stays valid."""
+        with self.lock:
+            self.conn.close()
+            try:
+                yield
+            finally:
+                self._open(key_after())
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

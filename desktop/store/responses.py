@@ -54,6 +54,11 @@ class ResponseStore:
         """Whether responses can be kept at all."""
         return self._db is not None
 
+    @property
+    def database(self) -> Database | None:
+        """The database on disk the responses are kept in (None: none kept)."""
+        return self._db
+
     def _database(self) -> Database:
         if self._db is None:
             raise InvalidRequest(self.refusal, param="store")

@@ -30,6 +30,8 @@ from desktop.config import HOME_ENV, Paths  # noqa: E402
 from desktop.crash import report_crash  # noqa: E402
 from desktop.errors import EdgeDeskError  # noqa: E402
 from desktop.startup import context_for  # noqa: E402
+from desktop.store.atrest import EXIT_KEY  # noqa: E402
+from desktop.ui.encryption import unlock_at_start  # noqa: E402
 from desktop.ui.error_text import error_text  # noqa: E402
 from desktop.ui.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
@@ -147,6 +149,11 @@ def run_app(args: argparse.Namespace) -> int:
         return 0  # the window already open over this data shows itself instead
     try:
         context = context_for(args, apply_moves=True, move_progress=_move_progress())
+        # First: the passphrase prompt below speaks the user's language too.
+        translator = install_translator(app, context.settings.language)
+        # Encrypted with a passphrase: asked once per session, before the data opens.
+        if not unlock_at_start(context):
+            return EXIT_KEY
         # An encrypted database whose key is gone (or a policy refusal): said in a box.
         context.database_key  # noqa: B018
     except EdgeDeskError as exc:  # e.g. a broken settings file, a data drive not connected
@@ -154,7 +161,6 @@ def run_app(args: argparse.Namespace) -> int:
             QMessageBox.critical(None, "EdgeDesk", error_text(exc))
         raise
     app.setApplicationName("EdgeDesk")
-    translator = install_translator(app, context.settings.language)
     apply_theme(app, context.settings.theme)
     window = MainWindow(context)
     instance.setParent(window)

@@ -10,6 +10,7 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QInputDialog,
     QLineEdit,
     QListView,
     QPushButton,
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.errors import EdgeDeskError
+from desktop.store import sealed
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
@@ -141,26 +143,63 @@ class ChatSidebar(QWidget):
         if chat.store_id is None or self._saver is None:
             return
         markdown, json_files = "Markdown (*.md)", "JSON (*.json)"
+        locked = self.tr("Encrypted, opened with a passphrase (*%1)").replace(
+            "%1", sealed.SUFFIX)
         name, chosen = QFileDialog.getSaveFileName(
             self, self.tr("Export chat"), f"{file_name(chat.title)}.md",
-            f"{markdown};;{json_files}")
+            f"{markdown};;{json_files};;{locked}")
         if not name:
             return
-        as_json = chosen == json_files or name.lower().endswith(".json")
+        encrypt = chosen == locked or name.lower().endswith(sealed.SUFFIX)
+        as_json = encrypt or chosen == json_files or name.lower().endswith(".json")
+        self.export_to(name, chat.store_id, as_json=as_json, encrypt=encrypt)
+
+    def export_to(self, name: str, store_id: int, *, as_json: bool,
+                  encrypt: bool = False) -> bool:
+        """Write one chat to ``name`` (encrypted: JSON sealed with a passphrase asked now)."""
+        if self._saver is None:
+            return False
         store = self._saver.store
         # Exactly what `edgedesk chats export` writes (JSON: what `chats import` reads).
-        text = (store.export_json([chat.store_id]) if as_json
-                else store.export_markdown([chat.store_id]))
+        text = (store.export_json([store_id]) if as_json
+                else store.export_markdown([store_id]))
+        data = text.encode("utf-8", "surrogatepass")
+        if encrypt:
+            passphrase = self.ask_passphrase(True)
+            if not passphrase:
+                return False
+            data = sealed.seal(data, passphrase)
         try:
-            with open(name, "w", encoding="utf-8") as out:
-                out.write(text)
+            with open(name, "wb") as out:
+                out.write(data)
         except OSError as exc:
             self.notice.emit(self.tr("The chat was not exported: %1")
                              .replace("%1", exc.strerror or str(exc)))
+            return False
+        return True
+
+    def ask_passphrase(self, new: bool) -> str | None:
+        """A passphrase from the user (``new``: typed twice); None when cancelled."""
+        title = self.tr("Encrypted export")
+        label = (self.tr("Passphrase for this export (needed to import it):") if new
+                 else self.tr("Passphrase of this encrypted export:"))
+        first, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Password)
+        if not ok or not first:
+            return None
+        if new:
+            again, ok = QInputDialog.getText(self, title, self.tr("The same passphrase again:"),
+                                             QLineEdit.EchoMode.Password)
+            if not ok:
+                return None
+            if again != first:
+                self.notice.emit(self.tr("The two passphrases differ; nothing was exported."))
+                return None
+        return str(first)
 
     def _ask_import(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, self.tr("Import chats"), "",
-                                              "JSON (*.json)")
+        name, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Import chats"), "",
+            self.tr("Chat exports (*.json *%1)").replace("%1", sealed.SUFFIX))
         if name:
             self.import_file(name)
 
@@ -169,8 +208,14 @@ class ChatSidebar(QWidget):
         if self._saver is None:
             return []
         try:
-            with open(name, encoding="utf-8") as source:
-                text = source.read()
+            with open(name, "rb") as source:
+                data = source.read()
+            if sealed.is_sealed(data):
+                passphrase = self.ask_passphrase(False)
+                if passphrase is None:
+                    return []
+                data = sealed.unseal(data, passphrase)  # a wrong one: said, nothing added
+            text = data.decode("utf-8-sig")
             added = self._saver.store.import_json(text)
         except (OSError, UnicodeDecodeError) as exc:
             self.notice.emit(self.tr("The file could not be read: %1").replace("%1", str(exc)))

@@ -31,6 +31,7 @@ from desktop.errors import EdgeDeskError
 from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
 from desktop.ui.documents_view import DocumentsView
+from desktop.ui.encryption import start_switch
 from desktop.ui.error_text import error_text
 from desktop.ui.first_run import FirstRunDialog, is_settled
 from desktop.ui.grounding import SOURCES_K
@@ -288,7 +289,8 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> SettingsDialog:
         """Show the settings dialog (non-blocking) and apply what is saved."""
-        dialog = SettingsDialog(self.context.paths, self.context.effective, self)
+        dialog = SettingsDialog(self.context.paths, self.context.effective, self,
+                                encryption=self.context.at_rest.status())
         dialog.accepted.connect(lambda: self.apply_settings(dialog))
         context = self.context
         report = TaskWorker(lambda: doctor_report(context), "hardware")  # worded there
@@ -310,6 +312,12 @@ class MainWindow(QMainWindow):
         if isinstance(app, QApplication):
             self.chat.set_theme(apply_theme(app, self.context.settings.theme))
         self.refresh_status()
+        switch = dialog.encryption
+        wanted = None if switch is None else switch.wanted()
+        if switch is not None and wanted is not None:
+            # The migration copies the whole database: on a worker, behind a progress box.
+            self.encryption_switch = start_switch(self.context, self.pool, wanted,
+                                                  switch.passphrase.text(), self)
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:

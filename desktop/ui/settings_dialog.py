@@ -1,9 +1,11 @@
-"""Settings: data location, keep-alive, GPU layers and context (auto by default), offline,
-retention, theme and language; saved to ``settings.toml``; policy-locked values shown
-disabled; below them, the read-only hardware report (``edgedesk doctor``)."""
+"""Settings: data location, encryption at rest, keep-alive, GPU layers and context (auto
+by default), offline, retention, theme and language; saved to ``settings.toml``;
+policy-locked values shown disabled; below them, the read-only hardware report
+(``edgedesk doctor``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -27,6 +29,7 @@ from desktop.config import (
     setting_value,
 )
 from desktop.ui.data_location import DataLocationRow
+from desktop.ui.encryption import EncryptionSwitch
 from desktop.ui.hardware_panel import HardwarePanel
 
 AUTO_CONTEXT = 255  # one below the smallest valid context: the spin box shows "Auto"
@@ -37,7 +40,8 @@ class SettingsDialog(QDialog):
     """Edit the user's settings; ``changes()`` says what differs from what is in force."""
 
     def __init__(self, paths: Paths, effective: EffectiveSettings,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *,
+                 encryption: Mapping[str, Any] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings"))
         self.setMinimumWidth(620)  # the longest checkbox text and the data path fit
@@ -48,6 +52,13 @@ class SettingsDialog(QDialog):
         self.location = DataLocationRow(paths, effective)
         form.addRow(self.tr("Data location"), self.location)
         self._build_fields(settings)
+        # The database's encryption (AtRest.status()): a switch, run by the window.
+        self.encryption: EncryptionSwitch | None = None
+        if encryption is not None:
+            self.encryption = EncryptionSwitch(
+                encryption, effective.is_locked("encrypt_at_rest")
+                and settings.encrypt_at_rest is True)
+            form.addRow(self.tr("Encryption"), self.encryption)
         labels = {
             "engine.keep_alive_s": self.tr("Keep models loaded for"),
             "engine.gpu_layers": self.tr("GPU layers"),

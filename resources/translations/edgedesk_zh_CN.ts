@@ -246,49 +246,49 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="56"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="57"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="58"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="59"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="58"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="60"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="61"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="62"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="63"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="64"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="75"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="77"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="83"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="85"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="85"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="87"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="87"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="89"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="88"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="90"/>
         <source>Export chat as Markdown or JSON</source>
         <translation>将对话导出为 Markdown 或 JSON</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="92"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="94"/>
         <source>Import chats from a JSON export…</source>
         <translation>从 JSON 导出文件导入对话…</translation>
     </message>
@@ -297,32 +297,67 @@
         <translation type="vanished">导入…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="93"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="95"/>
         <source>Import chats from a JSON export</source>
         <translation>从 JSON 导出文件导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="158"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="146"/>
+        <source>Encrypted, opened with a passphrase (*%1)</source>
+        <translation>加密，需密码短语打开 (*%1)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="176"/>
         <source>The chat was not exported: %1</source>
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="162"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="183"/>
+        <source>Encrypted export</source>
+        <translation>加密导出</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="184"/>
+        <source>Passphrase for this export (needed to import it):</source>
+        <translation>此导出文件的密码短语（导入时需要）：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
+        <source>Passphrase of this encrypted export:</source>
+        <translation>此加密导出文件的密码短语：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="190"/>
+        <source>The same passphrase again:</source>
+        <translation>再次输入相同的密码短语：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="195"/>
+        <source>The two passphrases differ; nothing was exported.</source>
+        <translation>两次输入的密码短语不一致；未导出任何内容。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="201"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="176"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="202"/>
+        <source>Chat exports (*.json *%1)</source>
+        <translation>对话导出文件 (*.json *%1)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="221"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="230"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="186"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="231"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -331,12 +366,12 @@
         <translation type="vanished">将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="145"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="149"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="139"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="141"/>
         <source>Nothing to export: this chat has no messages yet.</source>
         <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
@@ -1004,6 +1039,50 @@
     </message>
 </context>
 <context>
+    <name>EncryptionSwitch</name>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="47"/>
+        <location filename="../../desktop/ui/encryption.py" line="49"/>
+        <source>Encrypt my data at rest</source>
+        <translation>加密保存我的数据</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="51"/>
+        <source>your passphrase</source>
+        <translation>您的密码短语</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="52"/>
+        <source>the OS keyring</source>
+        <translation>系统密钥环</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="53"/>
+        <source>Encrypted (%1); the key is in %2.</source>
+        <translation>已加密（%1）；密钥保存在%2中。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="56"/>
+        <source>Not encrypted: conversations and document indexes are plain files, readable by anyone who gets a copy.</source>
+        <translation>未加密：对话和文档索引是普通文件，任何拿到副本的人都能读取。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="64"/>
+        <source>Passphrase (optional: instead of the OS keyring)</source>
+        <translation>密码短语（可选：代替系统密钥环）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="65"/>
+        <source>Passphrase</source>
+        <translation>密码短语</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="75"/>
+        <source>Your organization requires encrypted data (policy EncryptAtRest): it cannot be turned off.</source>
+        <translation>您的组织要求数据加密（策略 EncryptAtRest）：无法关闭。</translation>
+    </message>
+</context>
+<context>
     <name>ErrorText</name>
     <message>
         <location filename="../../desktop/ui/error_text.py" line="39"/>
@@ -1554,82 +1633,82 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="147"/>
+        <location filename="../../desktop/ui/main_window.py" line="148"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="148"/>
+        <location filename="../../desktop/ui/main_window.py" line="149"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="149"/>
+        <location filename="../../desktop/ui/main_window.py" line="150"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="150"/>
+        <location filename="../../desktop/ui/main_window.py" line="151"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="151"/>
+        <location filename="../../desktop/ui/main_window.py" line="152"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="159"/>
+        <location filename="../../desktop/ui/main_window.py" line="160"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="208"/>
+        <location filename="../../desktop/ui/main_window.py" line="209"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="210"/>
+        <location filename="../../desktop/ui/main_window.py" line="211"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="212"/>
+        <location filename="../../desktop/ui/main_window.py" line="213"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="214"/>
+        <location filename="../../desktop/ui/main_window.py" line="215"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="216"/>
+        <location filename="../../desktop/ui/main_window.py" line="217"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="216"/>
+        <location filename="../../desktop/ui/main_window.py" line="217"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="220"/>
+        <location filename="../../desktop/ui/main_window.py" line="221"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="221"/>
+        <location filename="../../desktop/ui/main_window.py" line="222"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="307"/>
+        <location filename="../../desktop/ui/main_window.py" line="309"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="360"/>
+        <location filename="../../desktop/ui/main_window.py" line="368"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -2004,6 +2083,24 @@
     </message>
 </context>
 <context>
+    <name>PassphraseDialog</name>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="181"/>
+        <source>Unlock EdgeDesk</source>
+        <translation>解锁 EdgeDesk</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="182"/>
+        <source>Your conversations and documents are encrypted with a passphrase. Enter it to open them (asked once per session).</source>
+        <translation>您的对话和文档已用密码短语加密。请输入密码短语以打开它们（每次会话只问一次）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="187"/>
+        <source>Passphrase</source>
+        <translation>密码短语</translation>
+    </message>
+</context>
+<context>
     <name>ServerView</name>
     <message>
         <location filename="../../desktop/ui/server_view.py" line="102"/>
@@ -2207,116 +2304,159 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="42"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="46"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="49"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="53"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="52"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="61"/>
+        <source>Encryption</source>
+        <translation>加密</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings_dialog.py" line="63"/>
         <source>Keep models loaded for</source>
         <translation>模型保持加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="53"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="64"/>
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="54"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="65"/>
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="55"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="66"/>
         <source>Network</source>
         <translation>网络</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="55"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="66"/>
         <source>Delete chats after</source>
         <translation>对话保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="56"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="67"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="56"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="67"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="57"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="68"/>
         <source>Tray</source>
         <translation>托盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="62"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="73"/>
         <source>Language changes apply the next time EdgeDesk starts.</source>
         <translation>语言更改将在下次启动 EdgeDesk 时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="78"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="89"/>
         <source> min</source>
         <translation> 分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="79"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="90"/>
         <source>Unload right away</source>
         <translation>立即卸载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="83"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="89"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="94"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="100"/>
         <source>Auto (fit to this machine)</source>
         <translation>自动（适配本机）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="91"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="102"/>
         <source>Offline: make no network connection at all</source>
         <translation>离线：完全不建立网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="95"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="106"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="96"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="107"/>
         <source>Keep chats forever</source>
         <translation>永久保留对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="99"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="110"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="99"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="110"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="100"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="111"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="107"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="118"/>
         <source>Closing the window keeps the server running in the tray</source>
         <translation>关闭窗口后服务器继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="122"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="127"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="133"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="138"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
+    </message>
+</context>
+<context>
+    <name>SwitchProgress</name>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="121"/>
+        <source>Encryption</source>
+        <translation>加密</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="122"/>
+        <source>Encrypting your data…</source>
+        <translation>正在加密您的数据…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="123"/>
+        <source>Decrypting your data…</source>
+        <translation>正在解密您的数据…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="135"/>
+        <source>Copied into a new file…</source>
+        <translation>已复制到新文件…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="136"/>
+        <source>The copy checked row for row…</source>
+        <translation>副本已逐行核对…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="137"/>
+        <source>The new file took the old one&apos;s place…</source>
+        <translation>新文件已替换旧文件…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="148"/>
+        <source>Encryption not changed</source>
+        <translation>加密设置未更改</translation>
     </message>
 </context>
 <context>
@@ -2454,9 +2594,22 @@
     </message>
 </context>
 <context>
+    <name>encryption</name>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="219"/>
+        <source>Enter the passphrase.</source>
+        <translation>请输入密码短语。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/encryption.py" line="224"/>
+        <source>That passphrase does not open your data. Nothing was changed; try again.</source>
+        <translation>该密码短语无法打开您的数据。未做任何更改，请重试。</translation>
+    </message>
+</context>
+<context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="102"/>
+        <location filename="../../desktop/ui/__init__.py" line="104"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>

@@ -159,3 +159,44 @@ def test_the_api_answers_mcp_servers_with_a_400_naming_the_server(served: Served
         "tools": [{"type": "mcp", "server_label": "ghost", "server_url": "https://g/mcp"}]})
     assert responses.status_code == 400
     assert responses.json()["error"]["param"] == "tools"
+
+
+def test_a_key_scoped_to_one_collection_reads_no_other_over_slash_mcp(
+        served: Served, tiny_embed: Path, tmp_path: Path) -> None:
+    ctx = served.ctx
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "budget.md").write_text("# Budget\n\nThe zanzibar merger budget is 9 million.\n",
+                                       encoding="utf-8")
+    ctx.library.add("secrets", [secrets], str(tiny_embed))
+    (secret_hit,) = [h for h in ctx.searcher.search("zanzibar merger budget", ["secrets"], k=1)]
+    scoped = ctx.key_store.create("handbook-reader", read_only_docs="handbook")
+    chat_only = ctx.key_store.create("chat-only", endpoints=["chat"])
+
+    async def main() -> None:
+        async with _http(served.url, scoped) as session:
+            await session.initialize()
+            listed = await session.call_tool("list_collections", {})
+            assert listed.content[0].text == "handbook: 1 documents, 1 passages"  # type: ignore[union-attr]
+            refused = await session.call_tool("search_documents",
+                                              {"query": "budget", "collection": "secrets"})
+            assert refused.is_error
+            assert "may read only the collection 'handbook'" in str(refused.content)
+            everywhere = await session.call_tool("search_documents",
+                                                 {"query": "zanzibar merger budget"})
+            assert "zanzibar" not in str(everywhere.content)  # "all" means its one collection
+            own = await session.call_tool("search_documents", {"query": "paid leave"})
+            assert "25 days of paid leave" in str(own.content)
+            passage = await session.call_tool("read_document_passage",
+                                              {"source": f"chunk:{secret_hit.chunk_id}"})
+            assert passage.is_error and "zanzibar" not in str(passage.content)
+        async with _http(served.url, served.key) as session:  # an unscoped key reads both
+            await session.initialize()
+            both = await session.call_tool("list_collections", {})
+            assert "secrets" in both.content[0].text  # type: ignore[union-attr]
+
+    anyio.run(main)
+    refused = httpx2.post(served.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                          headers={"Accept": "application/json, text/event-stream",
+                                   "Authorization": f"Bearer {chat_only}"})
+    assert refused.status_code == 403 and "chat-only" in refused.text

@@ -76,6 +76,31 @@ def test_search_finds_chinese_and_english_words(store: ChatStore) -> None:
     assert store.search('") OR *') == []  # query syntax from the user cannot break FTS
 
 
+def test_search_ranks_best_first_and_the_sidebar_search_reads_only_the_index(
+        store: ChatStore) -> None:
+    weak = store.create_conversation("weak")
+    store.add_message(weak.id, ChatMessage("user", "zebracorn " + "filler words " * 40))
+    strong = store.create_conversation("strong")
+    store.add_message(strong.id, ChatMessage("user", "zebracorn zebracorn zebracorn"))
+    assert [h.conversation_id for h in store.search("zebracorn")] == [strong.id, weak.id]
+    assert {c.id for c in store.list_conversations(search="zebracorn")} == {
+        strong.id, weak.id}
+    assert [c.id for c in store.list_conversations(search="向量")] == []
+    # Encrypted, every table page read is decrypted: the sidebar's search must find a
+    # hit's conversation in the small covering index, not in the message's own row.
+    disk = store._disk
+    assert disk is not None
+    statements: list[str] = []
+    disk.database.conn.set_trace_callback(statements.append)
+    store.list_conversations(search="zebracorn")
+    disk.database.conn.set_trace_callback(None)
+    plans = [" ".join(str(r[3]) for r in disk.database.query("EXPLAIN QUERY PLAN " + sql))
+             for sql in statements if "MATCH" in sql]
+    assert plans and all("messages m USING" not in p and "SEARCH m USING INTEGER" not in p
+                         for p in plans)
+    assert any("COVERING INDEX messages_conversation_by_id" in p for p in plans)
+
+
 def test_delete_removes_messages_from_search_and_delete_all_scrubs_the_file(
         store: ChatStore, db_path: Path) -> None:
     keep = store.create_conversation("keep")
