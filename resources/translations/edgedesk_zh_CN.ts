@@ -2085,17 +2085,17 @@
 <context>
     <name>PassphraseDialog</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="181"/>
+        <location filename="../../desktop/ui/encryption.py" line="183"/>
         <source>Unlock EdgeDesk</source>
         <translation>解锁 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="182"/>
+        <location filename="../../desktop/ui/encryption.py" line="184"/>
         <source>Your conversations and documents are encrypted with a passphrase. Enter it to open them (asked once per session).</source>
         <translation>您的对话和文档已用密码短语加密。请输入密码短语以打开它们（每次会话只问一次）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="187"/>
+        <location filename="../../desktop/ui/encryption.py" line="189"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
@@ -2439,22 +2439,22 @@
         <translation>正在解密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="135"/>
+        <location filename="../../desktop/ui/encryption.py" line="137"/>
         <source>Copied into a new file…</source>
         <translation>已复制到新文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="136"/>
+        <location filename="../../desktop/ui/encryption.py" line="138"/>
         <source>The copy checked row for row…</source>
         <translation>副本已逐行核对…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="137"/>
+        <location filename="../../desktop/ui/encryption.py" line="139"/>
         <source>The new file took the old one&apos;s place…</source>
         <translation>新文件已替换旧文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="148"/>
+        <location filename="../../desktop/ui/encryption.py" line="150"/>
         <source>Encryption not changed</source>
         <translation>加密设置未更改</translation>
     </message>
@@ -2530,47 +2530,77 @@
         <translation>重新载入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="58"/>
+        <location filename="../../desktop/ui/tools_view.py" line="54"/>
+        <source>Ask again</source>
+        <translation>再次询问</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="55"/>
+        <source>Forget the selected &apos;Always for this tool&apos; answer: its next call asks again</source>
+        <translation>忘记所选的“始终允许此工具”答复：下次调用时会再次询问</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="63"/>
         <source>Add servers with &apos;edgedesk tools add NAME -- COMMAND…&apos; or &apos;edgedesk tools add NAME URL&apos; (or paste an mcp.json).</source>
         <translation>用 &apos;edgedesk tools add NAME -- COMMAND…&apos; 或 &apos;edgedesk tools add NAME URL&apos; 添加服务器（或粘贴一个 mcp.json）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="94"/>
+        <location filename="../../desktop/ui/tools_view.py" line="101"/>
+        <source>Select a tool under &apos;Always allowed&apos; first.</source>
+        <translation>请先在“始终允许”下选择一个工具。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="114"/>
         <source>Built-in (documents)</source>
         <translation>内置（文档）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="94"/>
+        <location filename="../../desktop/ui/tools_view.py" line="114"/>
         <source>no approval</source>
         <translation>无需批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="101"/>
+        <location filename="../../desktop/ui/tools_view.py" line="121"/>
         <source>refused: {why}</source>
         <translation>已拒绝：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="103"/>
+        <location filename="../../desktop/ui/tools_view.py" line="123"/>
         <source>failed: {why}</source>
         <translation>失败：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="105"/>
+        <location filename="../../desktop/ui/tools_view.py" line="125"/>
         <source>allowed</source>
         <translation>已允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="115"/>
+        <location filename="../../desktop/ui/tools_view.py" line="134"/>
+        <source>not honoured: approval required</source>
+        <translation>未生效：需要批准</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="135"/>
+        <source>runs without asking</source>
+        <translation>无需询问即可运行</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="136"/>
+        <source>Always allowed</source>
+        <translation>始终允许</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools_view.py" line="146"/>
         <source>Your organization requires approval of every tool call.</source>
         <translation>你的组织要求每次调用工具前都须批准。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="117"/>
+        <location filename="../../desktop/ui/tools_view.py" line="148"/>
         <source>Only the tool servers your organization lists may run.</source>
         <translation>只能运行你的组织列出的工具服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="119"/>
+        <location filename="../../desktop/ui/tools_view.py" line="150"/>
         <source>No tool servers yet.</source>
         <translation>还没有工具服务器。</translation>
     </message>
@@ -2596,12 +2626,12 @@
 <context>
     <name>encryption</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="219"/>
+        <location filename="../../desktop/ui/encryption.py" line="221"/>
         <source>Enter the passphrase.</source>
         <translation>请输入密码短语。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="224"/>
+        <location filename="../../desktop/ui/encryption.py" line="226"/>
         <source>That passphrase does not open your data. Nothing was changed; try again.</source>
         <translation>该密码短语无法打开您的数据。未做任何更改，请重试。</translation>
     </message>
