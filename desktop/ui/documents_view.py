@@ -338,6 +338,8 @@ class DocumentsView(QWidget):
         except EdgeDeskError as exc:
             self._fail(error_text(exc))
             return
+        # Its name only (as a key's scope names it), never a document's text.
+        self._context.audit.record("collection.removed", collection=name, source="window")
         self.status.setText(self.tr("Removed the index of ") + name
                             + self.tr(" (your files are untouched)"))
         self.refresh()
