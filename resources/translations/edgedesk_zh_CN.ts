@@ -312,52 +312,52 @@
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="183"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="187"/>
         <source>Encrypted export</source>
         <translation>加密导出</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="184"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="188"/>
         <source>Passphrase for this export (needed to import it):</source>
         <translation>此导出文件的密码短语（导入时需要）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="189"/>
         <source>Passphrase of this encrypted export:</source>
         <translation>此加密导出文件的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="190"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="194"/>
         <source>The same passphrase again:</source>
         <translation>再次输入相同的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="195"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="199"/>
         <source>The two passphrases differ; nothing was exported.</source>
         <translation>两次输入的密码短语不一致；未导出任何内容。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="201"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="205"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="202"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="206"/>
         <source>Chat exports (*.json *%1)</source>
         <translation>对话导出文件 (*.json *%1)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="221"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="225"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="230"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="234"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="231"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="235"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -920,12 +920,12 @@
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="341"/>
+        <location filename="../../desktop/ui/documents_view.py" line="343"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="342"/>
+        <location filename="../../desktop/ui/documents_view.py" line="344"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
@@ -950,62 +950,62 @@
         <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="387"/>
+        <location filename="../../desktop/ui/documents_view.py" line="389"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="398"/>
+        <location filename="../../desktop/ui/documents_view.py" line="400"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="407"/>
+        <location filename="../../desktop/ui/documents_view.py" line="409"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="412"/>
+        <location filename="../../desktop/ui/documents_view.py" line="414"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="421"/>
+        <location filename="../../desktop/ui/documents_view.py" line="423"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="422"/>
+        <location filename="../../desktop/ui/documents_view.py" line="424"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="423"/>
+        <location filename="../../desktop/ui/documents_view.py" line="425"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="424"/>
+        <location filename="../../desktop/ui/documents_view.py" line="426"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="425"/>
+        <location filename="../../desktop/ui/documents_view.py" line="427"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="427"/>
+        <location filename="../../desktop/ui/documents_view.py" line="429"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -1741,82 +1741,82 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="148"/>
+        <location filename="../../desktop/ui/main_window.py" line="150"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="149"/>
+        <location filename="../../desktop/ui/main_window.py" line="151"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="150"/>
+        <location filename="../../desktop/ui/main_window.py" line="152"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="151"/>
+        <location filename="../../desktop/ui/main_window.py" line="153"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="152"/>
+        <location filename="../../desktop/ui/main_window.py" line="154"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="160"/>
+        <location filename="../../desktop/ui/main_window.py" line="162"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="209"/>
+        <location filename="../../desktop/ui/main_window.py" line="211"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="211"/>
+        <location filename="../../desktop/ui/main_window.py" line="213"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="213"/>
+        <location filename="../../desktop/ui/main_window.py" line="215"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="215"/>
+        <location filename="../../desktop/ui/main_window.py" line="217"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="217"/>
+        <location filename="../../desktop/ui/main_window.py" line="219"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="217"/>
+        <location filename="../../desktop/ui/main_window.py" line="219"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="221"/>
+        <location filename="../../desktop/ui/main_window.py" line="223"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="222"/>
+        <location filename="../../desktop/ui/main_window.py" line="224"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="309"/>
+        <location filename="../../desktop/ui/main_window.py" line="311"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="368"/>
+        <location filename="../../desktop/ui/main_window.py" line="370"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>

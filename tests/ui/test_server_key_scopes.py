@@ -48,7 +48,9 @@ def test_a_key_made_and_edited_in_the_window_is_scoped(qtbot) -> None:  # type: 
     win = MainWindow(ctx)
     qtbot.addWidget(win)
     panel = win.server
-    dialog = panel._ask_key()
+    qtbot.mouseClick(panel.new_key_button, _left())
+    dialog = panel.scope_dialog
+    assert dialog is not None and dialog.expiry.value() == 0  # never, by default
     dialog.name.setText("ide")
     dialog.models.setText("qwen, gemma")
     dialog.endpoints["embeddings"].setChecked(False)
@@ -113,4 +115,8 @@ def test_the_policy_caps_a_window_keys_expiry(qtbot) -> None:  # type: ignore[no
     # Editing past the cap through the store is refused, as `keys create --expires` is.
     assert not panel.edit_scope("capped", ScopeChoice(expires_in_s=30 * DAY_S))
     assert "MaxKeyLifetimeDays" in panel.notice.text()
+    # A key that may call no endpoint at all is refused, not made useless.
+    assert not panel.edit_scope("capped", ScopeChoice(endpoints=()))
+    assert panel.create_key("none", ScopeChoice(endpoints=())) is None
+    assert [i.name for i in ctx.key_store.list()] == ["capped"]
     win.close()
