@@ -399,21 +399,36 @@ class AppContext:
         """Saved conversations; the retention period is applied when it is first opened."""
         from desktop.store.chats import open_chat_store
 
-        return open_chat_store(self.paths.database,
-                               retention_days=self.settings.retention_days,
-                               ephemeral_only=self.settings.ephemeral_only,
-                               key=None if self.settings.ephemeral_only else self.database_key)
+        store = open_chat_store(self.paths.database,
+                                ephemeral_only=self.settings.ephemeral_only,
+                                key=None if self.settings.ephemeral_only else self.database_key)
+        self._apply_retention(store, "conversations")
+        return store
 
     @functools.cached_property
     def response_store(self) -> ResponseStore:
         """Responses kept by the Responses API (none under EphemeralOnly); retention applied."""
         from desktop.store.responses import open_response_store
 
-        return open_response_store(self.paths.database,
-                                   retention_days=self.settings.retention_days,
-                                   ephemeral_only=self.settings.ephemeral_only,
-                                   key=None if self.settings.ephemeral_only
-                                   else self.database_key)
+        store = open_response_store(self.paths.database,
+                                    ephemeral_only=self.settings.ephemeral_only,
+                                    key=None if self.settings.ephemeral_only
+                                    else self.database_key)
+        self._apply_retention(store, "responses")
+        return store
+
+    def _apply_retention(self, store: ChatStore | ResponseStore, counted: str) -> None:
+        """The retention period applied as a store opens; what went is audited (how many)."""
+        days = self.settings.retention_days
+        try:
+            removed = store.apply_retention(days)
+        except Exception:
+            store.close()
+            raise
+        if removed:
+            # The event the maintenance pass and `edgedesk chats rm` record (no titles).
+            self.audit.record("chats.deleted", **{counted: removed}, reason="retention",
+                              retention_days=days)
 
     @functools.cached_property
     def documents_db(self) -> Database:
@@ -464,7 +479,7 @@ class AppContext:
     def maintenance(self, cancel: threading.Event | None = None) -> MaintenanceReport:
         """Apply the retention period and rescan every collection (blocking)."""
         return maintain(self.chat_store, self.response_store, self.library,
-                        self.settings.retention_days, cancel)
+                        self.settings.retention_days, cancel, audit=self.audit)
 
     @functools.cached_property
     def server(self) -> ServerRunner:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from desktop.audit import Auditor, NoAudit
 from desktop.errors import EdgeDeskError
 
 log = logging.getLogger("edgedesk.housekeeping")
@@ -162,8 +163,8 @@ class MaintenanceReport:
 
 
 def maintain(chats: Retention, responses: Retention, library: Collections,
-             retention_days: int | None, cancel: threading.Event | None = None
-             ) -> MaintenanceReport:
+             retention_days: int | None, cancel: threading.Event | None = None, *,
+             audit: Auditor | None = None) -> MaintenanceReport:
     """Apply the retention period and rescan every collection (blocking).
 
     Edits made to indexed files are picked up and old conversations go without a
@@ -179,6 +180,11 @@ def maintain(chats: Retention, responses: Retention, library: Collections,
         report.responses_deleted = responses.apply_retention(retention_days)
     except EdgeDeskError as exc:
         report.failures["responses"] = exc.message
+    if report.conversations_deleted or report.responses_deleted:
+        # The event `edgedesk chats rm` records, with how many went and why (no titles).
+        (audit or NoAudit()).record("chats.deleted", conversations=report.conversations_deleted,
+                                    responses=report.responses_deleted, reason="retention",
+                                    retention_days=retention_days)
     for info in library.collections():
         if cancel is not None and cancel.is_set():
             break

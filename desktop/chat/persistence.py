@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.audit import Auditor, NoAudit
 from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.grounding import cite, stored_sources
 from desktop.engine.types import Chunk, Role, Usage
@@ -61,6 +62,8 @@ class ChatSaver:
     """
 
     store: ChatStore
+    # Exports and deletions made through this saver are recorded here (content-free).
+    audit: Auditor = field(default_factory=NoAudit)
 
     def load_all(self) -> list[Conversation]:
         """Every stored chat, most recently active first (turns read later)."""
@@ -144,4 +147,8 @@ class ChatSaver:
         if chat.store_id is not None:
             with contextlib.suppress(EdgeDeskError):  # already gone: nothing to delete
                 self.store.delete(chat.store_id)
+            if not chat.ephemeral:  # an ephemeral chat never reached the disk
+                # The event `edgedesk chats rm` records: how many, which ids, no title.
+                self.audit.record("chats.deleted", conversations=1, ids=[chat.store_id],
+                                  source="window")
             chat.store_id = None

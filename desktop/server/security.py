@@ -266,6 +266,24 @@ class KeyStore:
                           scope=_scope(keys[name], self.max_lifetime_days).describe())
         return key
 
+    def set_scope(self, name: str, *, models: Sequence[str] | None = None,
+                  endpoints: Sequence[str] | None = None, expires_in_s: float | None = None,
+                  rate_per_min: int | None = None, read_only_docs: str | None = None) -> KeyScope:
+        """Replace the scope of client ``name``'s key (same rules as ``create``); the key
+        itself is unchanged, so its client keeps working within the new scope at once."""
+        with self._lock:
+            keys = self._read()
+            if name not in keys:
+                raise KeyNotFound(f"no API key named '{name}'; see 'edgedesk keys list'")
+            fields = self._scope_fields(models, endpoints, expires_in_s, rate_per_min,
+                                        read_only_docs)
+            kept = {k: v for k, v in keys[name].items() if k in ("sha256", "hint", "created")}
+            keys[name] = {**kept, **fields}
+            self._write(keys)
+        scope = _scope(keys[name], self.max_lifetime_days)
+        self.audit.record("key.scope_changed", key=name, scope=scope.describe())
+        return scope
+
     def _scope_fields(self, models: Sequence[str] | None, endpoints: Sequence[str] | None,
                       expires_in_s: float | None, rate_per_min: int | None,
                       read_only_docs: str | None) -> dict[str, Any]:

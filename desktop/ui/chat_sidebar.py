@@ -176,6 +176,10 @@ class ChatSidebar(QWidget):
             self.notice.emit(self.tr("The chat was not exported: %1")
                              .replace("%1", exc.strerror or str(exc)))
             return False
+        # The event `edgedesk chats export` records: the format and how many, no content.
+        self._saver.audit.record("chats.exported", format="json" if as_json else "md",
+                                 conversations=1, to="file", encrypted=encrypt,
+                                 source="window")
         return True
 
     def ask_passphrase(self, new: bool) -> str | None:

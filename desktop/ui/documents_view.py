@@ -334,10 +334,13 @@ class DocumentsView(QWidget):
         if name is None or self.is_indexing:
             return
         try:
-            self._context.library.remove(name)
+            removed = self._context.library.remove(name)
         except EdgeDeskError as exc:
             self._fail(error_text(exc))
             return
+        if removed:  # its name only (as a key's scope names it), never a document's text
+            self._context.audit.record("collection.removed", collection=name,
+                                       source="window")
         self.status.setText(self.tr("Removed the index of ") + name
                             + self.tr(" (your files are untouched)"))
         self.refresh()

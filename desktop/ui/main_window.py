@@ -88,7 +88,9 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.resize(1180, 760)
         self.pool = WorkerPool(self)
-        self.chat = ChatView(LateScheduler(context), self.pool, ChatSaver(context.chat_store),
+        # The saver records the window's chat deletions and exports in the audit log.
+        saver = ChatSaver(context.chat_store, context.audit)
+        self.chat = ChatView(LateScheduler(context), self.pool, saver,
                              search=self._search, presets=PresetStore(context.paths.config_dir),
                              theme=resolve_theme(context.settings.theme),
                              reasoning=self.thinks, tools=context.toolbox)

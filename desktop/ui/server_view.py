@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -26,8 +25,9 @@ from desktop.errors import EdgeDeskError
 from desktop.resolve import looks_like_path
 from desktop.server.client_setups import KEY, MODEL, python_openai, setups
 from desktop.server.metrics import AccessRecord
-from desktop.server.security import KeyStore
+from desktop.server.security import KeyInfo, KeyStore
 from desktop.ui.error_text import error_text
+from desktop.ui.key_scope import KeyScopeDialog, ScopeChoice
 from desktop.ui.text_fit import FitLabel
 from desktop.ui.workers import TaskWorker, WorkerPool
 
@@ -93,6 +93,8 @@ class ServerView(QWidget):
         self._context = context
         self._pool = pool
         self._key_store: KeyStore | None = None
+        self._key_infos: list[KeyInfo] = []  # the listed keys, row by row
+        self.scope_dialog: KeyScopeDialog | None = None  # the one open, if any
         self._bridge = _RecordBridge(self)
         self._bridge.record.connect(self._append_record)
         self._unsubscribe: object = None
@@ -171,12 +173,16 @@ class ServerView(QWidget):
         self.key_list.setAccessibleName(self.tr("API keys"))
         self.key_list.setMaximumHeight(90)
         buttons = QVBoxLayout()
-        create = QPushButton(self.tr("New key…"))
-        create.clicked.connect(self._ask_key)
+        self.new_key_button = QPushButton(self.tr("New key…"))
+        self.new_key_button.clicked.connect(self._ask_key)
+        self.edit_button = QPushButton(self.tr("Edit scope…"))
+        self.edit_button.setAccessibleName(self.tr("Edit the selected key's scope"))
+        self.edit_button.clicked.connect(self._edit_selected)
         self.revoke_button = QPushButton(self.tr("Revoke"))
         self.revoke_button.setObjectName("Danger")
         self.revoke_button.clicked.connect(self._revoke_selected)
-        buttons.addWidget(create)
+        buttons.addWidget(self.new_key_button)
+        buttons.addWidget(self.edit_button)
         buttons.addWidget(self.revoke_button)
         row.addWidget(self.key_list, 1)
         row.addLayout(buttons)
@@ -311,21 +317,29 @@ class ServerView(QWidget):
     # ------------------------------------------------------------------ keys and origins
     def _list_keys(self) -> None:
         self.key_list.clear()
+        self._key_infos = []
         try:
             keys = self._keys.list()
         except EdgeDeskError as exc:
             self.notice.setText(error_text(exc))
             return
+        self._key_infos = keys
         for info in keys:
-            # The scope and last use as `keys list` words them (scopes are set there).
+            # The scope and last use as `keys list` words them.
             used = info.last_used or self.tr("never")
             self.key_list.addItem(f"{info.name}  (…{info.hint}, {info.created})  "
                                   f"{info.scope.describe()}  ·  {self.tr('last used')} {used}")
 
-    def create_key(self, name: str) -> str | None:
-        """Make a key, copy it to the clipboard and show it once; None if refused."""
+    def create_key(self, name: str, scope: ScopeChoice | None = None) -> str | None:
+        """Make a key (limited to ``scope``) and show it once; None if refused."""
+        scope = scope or ScopeChoice()
+        if scope.endpoints == ():
+            self.notice.setText(self.tr("Pick at least one endpoint for the key."))
+            return None
         try:
-            key = self._keys.create(name)
+            key = self._keys.create(name, models=scope.models, endpoints=scope.endpoints,
+                                    expires_in_s=scope.expires_in_s,
+                                    rate_per_min=scope.rate_per_min)
         except EdgeDeskError as exc:
             self.notice.setText(error_text(exc))
             return None
@@ -350,17 +364,56 @@ class ServerView(QWidget):
             self._show_snippet()
         super().hideEvent(event)
 
-    def _ask_key(self) -> None:
-        name, ok = QInputDialog.getText(self, self.tr("New API key"),
-                                        self.tr("Name of the client (e.g. vscode):"))
-        if ok and name:
-            self.create_key(name)
+    def edit_scope(self, name: str, scope: ScopeChoice) -> bool:
+        """Replace key ``name``'s scope (its read-only collection kept); False if refused."""
+        if scope.endpoints == ():
+            self.notice.setText(self.tr("Pick at least one endpoint for the key."))
+            return False
+        kept = next((i.scope.read_only_docs for i in self._key_infos if i.name == name), None)
+        try:
+            self._keys.set_scope(name, models=scope.models, endpoints=scope.endpoints,
+                                 expires_in_s=scope.expires_in_s,
+                                 rate_per_min=scope.rate_per_min, read_only_docs=kept)
+        except EdgeDeskError as exc:
+            self.notice.setText(error_text(exc))
+            return False
+        self.notice.setText(self.tr("Changed the scope of the key for %1; it applies to its "
+                                    "next request.").replace("%1", name))
+        self._list_keys()
+        return True
+
+    def _open_dialog(self, info: KeyInfo | None) -> KeyScopeDialog:
+        dialog = KeyScopeDialog(
+            self, name=None if info is None else info.name,
+            scope=None if info is None else info.scope, now=self._keys.clock(),
+            max_days=self._context.settings.server.max_key_lifetime_days)
+        if info is None:
+            dialog.accepted.connect(
+                lambda: self.create_key(dialog.client_name(), dialog.choice())
+                if dialog.client_name() else None)
+        else:
+            dialog.accepted.connect(lambda: self.edit_scope(info.name, dialog.choice()))
+        dialog.finished.connect(dialog.deleteLater)
+        self.scope_dialog = dialog
+        dialog.open()  # window-modal, without a nested event loop
+        return dialog
+
+    def _ask_key(self) -> KeyScopeDialog:
+        return self._open_dialog(None)
+
+    def _selected(self) -> KeyInfo | None:
+        row = self.key_list.currentRow()
+        return self._key_infos[row] if 0 <= row < len(self._key_infos) else None
+
+    def _edit_selected(self) -> KeyScopeDialog | None:
+        info = self._selected()
+        return None if info is None else self._open_dialog(info)
 
     def _revoke_selected(self) -> None:
-        item = self.key_list.currentItem()
-        if item is None:
+        info = self._selected()
+        if info is None:
             return
-        name = item.text().split("  ", 1)[0]
+        name = info.name
         try:
             self._keys.revoke(name)
         except EdgeDeskError as exc:

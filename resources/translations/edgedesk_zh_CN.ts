@@ -312,52 +312,52 @@
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="183"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="187"/>
         <source>Encrypted export</source>
         <translation>加密导出</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="184"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="188"/>
         <source>Passphrase for this export (needed to import it):</source>
         <translation>此导出文件的密码短语（导入时需要）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="185"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="189"/>
         <source>Passphrase of this encrypted export:</source>
         <translation>此加密导出文件的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="190"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="194"/>
         <source>The same passphrase again:</source>
         <translation>再次输入相同的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="195"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="199"/>
         <source>The two passphrases differ; nothing was exported.</source>
         <translation>两次输入的密码短语不一致；未导出任何内容。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="201"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="205"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="202"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="206"/>
         <source>Chat exports (*.json *%1)</source>
         <translation>对话导出文件 (*.json *%1)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="221"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="225"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="230"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="234"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="231"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="235"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -920,12 +920,12 @@
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="341"/>
+        <location filename="../../desktop/ui/documents_view.py" line="343"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="342"/>
+        <location filename="../../desktop/ui/documents_view.py" line="344"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
@@ -950,62 +950,62 @@
         <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="387"/>
+        <location filename="../../desktop/ui/documents_view.py" line="389"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="398"/>
+        <location filename="../../desktop/ui/documents_view.py" line="400"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="407"/>
+        <location filename="../../desktop/ui/documents_view.py" line="409"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="412"/>
+        <location filename="../../desktop/ui/documents_view.py" line="414"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="421"/>
+        <location filename="../../desktop/ui/documents_view.py" line="423"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="422"/>
+        <location filename="../../desktop/ui/documents_view.py" line="424"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="423"/>
+        <location filename="../../desktop/ui/documents_view.py" line="425"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="424"/>
+        <location filename="../../desktop/ui/documents_view.py" line="426"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="425"/>
+        <location filename="../../desktop/ui/documents_view.py" line="427"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="427"/>
+        <location filename="../../desktop/ui/documents_view.py" line="429"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -1631,84 +1631,192 @@
     </message>
 </context>
 <context>
-    <name>MainWindow</name>
+    <name>KeyScopeDialog</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="148"/>
-        <source>Chats</source>
-        <translation>聊天</translation>
+        <location filename="../../desktop/ui/key_scope.py" line="49"/>
+        <source>Edit the key&apos;s scope</source>
+        <translation>编辑密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="149"/>
-        <source>Models</source>
-        <translation>模型</translation>
+        <location filename="../../desktop/ui/key_scope.py" line="50"/>
+        <source>New API key</source>
+        <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="150"/>
+        <location filename="../../desktop/ui/key_scope.py" line="55"/>
+        <source>e.g. vscode</source>
+        <translation>例如 vscode</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="56"/>
+        <source>Name of the client</source>
+        <translation>客户端名称</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="57"/>
+        <source>Client name:</source>
+        <translation>客户端名称：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="59"/>
+        <source>Any model; or model ids, comma-separated</source>
+        <translation>任意模型；或填写模型 ID，以逗号分隔</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="60"/>
+        <source>Models the key may use</source>
+        <translation>该密钥可使用的模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="61"/>
+        <source>Models:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="62"/>
+        <source>Chat</source>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="62"/>
+        <source>Embeddings</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="63"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
+        <location filename="../../desktop/ui/key_scope.py" line="72"/>
+        <source>Endpoints:</source>
+        <translation>接口：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="75"/>
+        <source>never</source>
+        <translation>永不过期</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="76"/>
+        <source> days</source>
+        <translation> 天</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="77"/>
+        <source>Expires after this many days</source>
+        <translation>在这么多天后过期</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="81"/>
+        <source>Expires in:</source>
+        <translation>有效期：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="84"/>
+        <source>no limit</source>
+        <translation>不限</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="85"/>
+        <source> per minute</source>
+        <translation> 次/分钟</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="86"/>
+        <source>Requests a minute</source>
+        <translation>每分钟请求数</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="88"/>
+        <source>Rate:</source>
+        <translation>速率：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/key_scope.py" line="91"/>
+        <source>Your organization limits API keys to %1 days.</source>
+        <translation>贵组织将 API 密钥的有效期限制为 %1 天。</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="150"/>
+        <source>Chats</source>
+        <translation>聊天</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/main_window.py" line="151"/>
+        <source>Models</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="152"/>
+        <source>Documents</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/main_window.py" line="153"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="152"/>
+        <location filename="../../desktop/ui/main_window.py" line="154"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="160"/>
+        <location filename="../../desktop/ui/main_window.py" line="162"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="209"/>
+        <location filename="../../desktop/ui/main_window.py" line="211"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="211"/>
+        <location filename="../../desktop/ui/main_window.py" line="213"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="213"/>
+        <location filename="../../desktop/ui/main_window.py" line="215"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="215"/>
+        <location filename="../../desktop/ui/main_window.py" line="217"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="217"/>
+        <location filename="../../desktop/ui/main_window.py" line="219"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="217"/>
+        <location filename="../../desktop/ui/main_window.py" line="219"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="221"/>
+        <location filename="../../desktop/ui/main_window.py" line="223"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="222"/>
+        <location filename="../../desktop/ui/main_window.py" line="224"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="309"/>
+        <location filename="../../desktop/ui/main_window.py" line="311"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="368"/>
+        <location filename="../../desktop/ui/main_window.py" line="370"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -2103,84 +2211,105 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="102"/>
+        <location filename="../../desktop/ui/server_view.py" line="104"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="106"/>
+        <location filename="../../desktop/ui/server_view.py" line="108"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="114"/>
+        <location filename="../../desktop/ui/server_view.py" line="116"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="116"/>
+        <location filename="../../desktop/ui/server_view.py" line="118"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="117"/>
+        <location filename="../../desktop/ui/server_view.py" line="119"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="140"/>
+        <location filename="../../desktop/ui/server_view.py" line="142"/>
         <source>kept for 1 day</source>
         <translation>保留 1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="141"/>
+        <location filename="../../desktop/ui/server_view.py" line="143"/>
         <source>kept for %1 days</source>
         <translation>保留 %1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="142"/>
+        <location filename="../../desktop/ui/server_view.py" line="144"/>
         <source>kept until deleted; set a retention period in Settings</source>
         <translation>保留至删除；可在设置中设定保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="144"/>
+        <location filename="../../desktop/ui/server_view.py" line="146"/>
         <source>Requests (the log keeps no content). Note: /v1/responses stores its prompts and answers unless a request says store: false — %1.</source>
         <translation>请求（日志不记录内容）。注意：/v1/responses 会保存提示和回答，除非请求中指定 store: false —— %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="158"/>
+        <location filename="../../desktop/ui/server_view.py" line="160"/>
         <source>Copy address</source>
         <translation>复制地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="190"/>
+        <location filename="../../desktop/ui/server_view.py" line="178"/>
+        <source>Edit scope…</source>
+        <translation>编辑权限范围…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="179"/>
+        <source>Edit the selected key&apos;s scope</source>
+        <translation>编辑所选密钥的权限范围</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="196"/>
         <source>The new API key</source>
         <translation>新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="191"/>
+        <location filename="../../desktop/ui/server_view.py" line="197"/>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="192"/>
+        <location filename="../../desktop/ui/server_view.py" line="198"/>
         <source>Copy the new API key</source>
         <translation>复制新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="223"/>
+        <location filename="../../desktop/ui/server_view.py" line="229"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="321"/>
+        <location filename="../../desktop/ui/server_view.py" line="329"/>
         <source>never</source>
         <translation>从未</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/server_view.py" line="337"/>
+        <location filename="../../desktop/ui/server_view.py" line="370"/>
+        <source>Pick at least one endpoint for the key.</source>
+        <translation>请为该密钥至少选择一个接口。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="351"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="380"/>
+        <source>Changed the scope of the key for %1; it applies to its next request.</source>
+        <translation>已更改 %1 的密钥权限范围；从其下一个请求起生效。</translation>
     </message>
     <message>
         <source>Use it from code</source>
@@ -2191,29 +2320,29 @@
         <translation type="vanished">请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="128"/>
+        <location filename="../../desktop/ui/server_view.py" line="130"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="150"/>
-        <location filename="../../desktop/ui/server_view.py" line="268"/>
+        <location filename="../../desktop/ui/server_view.py" line="152"/>
+        <location filename="../../desktop/ui/server_view.py" line="274"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="152"/>
+        <location filename="../../desktop/ui/server_view.py" line="154"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="154"/>
-        <location filename="../../desktop/ui/server_view.py" line="269"/>
+        <location filename="../../desktop/ui/server_view.py" line="156"/>
+        <location filename="../../desktop/ui/server_view.py" line="275"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="157"/>
+        <location filename="../../desktop/ui/server_view.py" line="159"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
@@ -2222,62 +2351,62 @@
         <translation type="vanished">复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="159"/>
+        <location filename="../../desktop/ui/server_view.py" line="161"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="171"/>
+        <location filename="../../desktop/ui/server_view.py" line="173"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="174"/>
+        <location filename="../../desktop/ui/server_view.py" line="176"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="176"/>
+        <location filename="../../desktop/ui/server_view.py" line="181"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="228"/>
+        <location filename="../../desktop/ui/server_view.py" line="234"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="231"/>
+        <location filename="../../desktop/ui/server_view.py" line="237"/>
         <source>Copy snippet</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="232"/>
+        <location filename="../../desktop/ui/server_view.py" line="238"/>
         <source>Copy the code snippet</source>
         <translation>复制代码片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="236"/>
+        <location filename="../../desktop/ui/server_view.py" line="242"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="255"/>
+        <location filename="../../desktop/ui/server_view.py" line="261"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="258"/>
+        <location filename="../../desktop/ui/server_view.py" line="264"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="268"/>
+        <location filename="../../desktop/ui/server_view.py" line="274"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="269"/>
+        <location filename="../../desktop/ui/server_view.py" line="275"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
@@ -2286,17 +2415,15 @@
         <translation type="vanished">密钥已复制到剪贴板，仅显示这一次：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="354"/>
         <source>New API key</source>
-        <translation>新建 API 密钥</translation>
+        <translation type="vanished">新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="355"/>
         <source>Name of the client (e.g. vscode):</source>
-        <translation>客户端名称（例如 vscode）：</translation>
+        <translation type="vanished">客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="373"/>
+        <location filename="../../desktop/ui/server_view.py" line="426"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>

@@ -22,7 +22,7 @@ from desktop.errors import InvalidRequest
 from desktop.server.app import ResolverDirectory
 from desktop.server.metrics import AccessRecord
 from desktop.server.runner import ServerRunner
-from desktop.server.security import DAY_S, KeyStore, endpoint_of
+from desktop.server.security import DAY_S, KeyNotFound, KeyStore, endpoint_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,6 +156,31 @@ def test_policy_caps_every_keys_lifetime(tmp_path: Path) -> None:
     assert capped.check(old).expired is False  # type: ignore[union-attr]
     clock.now += 30 * DAY_S
     assert capped.check(old).expired and capped.check(new).expired  # type: ignore[union-attr]
+
+
+def test_a_keys_scope_changes_in_place_and_is_audited(tmp_path: Path) -> None:
+    clock = Clock()
+    audit = AuditLog(tmp_path / "audit")
+    keys = KeyStore(tmp_path / "keys.json", clock=clock, audit=audit)
+    key = keys.create("ide", models=["a"], endpoints=["chat"], rate_per_min=10)
+    scope = keys.set_scope("ide", endpoints=["embeddings"], expires_in_s=2 * DAY_S)
+    assert scope.models is None and scope.endpoints == ("embeddings",)
+    assert scope.rate_per_min is None and scope.expires == clock.now + 2 * DAY_S
+    found = keys.check(key)  # the same secret, the new scope
+    assert found is not None and found.scope == scope
+    with pytest.raises(InvalidRequest):
+        keys.set_scope("ide", endpoints=["images"])
+    with pytest.raises(KeyNotFound):
+        keys.set_scope("nobody", models=["a"])
+    assert keys.check(key) == found  # a refused change leaves the key as it was
+    events = audit.entries()
+    assert [(e["event"], e["key"]) for e in events] == [("key.created", "ide"),
+                                                       ("key.scope_changed", "ide")]
+    assert events[1]["scope"].startswith("endpoints embeddings; expires ")
+    assert audit.verify().ok
+    capped = KeyStore(tmp_path / "keys.json", clock=clock, max_lifetime_days=7)
+    with pytest.raises(InvalidRequest, match="MaxKeyLifetimeDays"):
+        capped.set_scope("ide", expires_in_s=30 * DAY_S)
 
 
 def test_keys_create_and_list_on_the_command_line() -> None:
