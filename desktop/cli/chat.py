@@ -34,7 +34,7 @@ from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
 from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
-from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script
+from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking
 from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option
 from desktop.crash import shown
 from desktop.engine.types import Chunk
@@ -108,6 +108,7 @@ def handle(args: argparse.Namespace) -> int:
                 terminal.loop(prompted(ctrl_c))
             finally:
                 signal.signal(signal.SIGINT, previous)
+                stop_waking()
     finally:
         ctx.close()
     return 0

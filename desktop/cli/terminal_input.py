@@ -47,7 +47,8 @@ def prompted(ctrl_c: CtrlC) -> Iterator[str | None]:
         try:
             ctrl_c.at_prompt = True
             try:
-                line = input("> ")
+                with _waking():
+                    line = input("> ")
             finally:
                 ctrl_c.at_prompt = False
         except EOFError:
@@ -57,6 +58,45 @@ def prompted(ctrl_c: CtrlC) -> Iterator[str | None]:
             yield None
             continue
         yield line
+
+
+WAKE_S = 0.1  # how often the prompt wakes to run a Ctrl-C that missed its wait
+
+
+def _woken(_signum: int, _frame: FrameType | None) -> None:
+    """Does nothing: its only work is to interrupt the prompt's wait (see _waking)."""
+
+
+@contextlib.contextmanager
+def _waking() -> Iterator[None]:
+    """While inside, the main thread's blocking wait is interrupted every WAKE_S seconds.
+
+    readline shows the prompt, then waits in select(); Python runs a signal's handler only
+    when that wait is interrupted. A Ctrl-C that lands between the two (a loaded machine
+    pauses the process right after the prompt) only marks the signal and the wait goes on
+    until the next key: the prompt ignored Ctrl-C. A periodic SIGALRM interrupts the wait,
+    and the marked Ctrl-C then runs. POSIX only (Windows has no setitimer, nor readline).
+    """
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not \
+            threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGALRM)
+    try:  # armed inside: a Ctrl-C raised at any point still disarms it
+        signal.signal(signal.SIGALRM, _woken)
+        signal.setitimer(signal.ITIMER_REAL, WAKE_S, WAKE_S)
+        yield
+    finally:
+        stop_waking()
+        signal.signal(signal.SIGALRM, previous)
+
+
+def stop_waking() -> None:
+    """Disarm the prompt's timer (again, at the session's end: a Ctrl-C landing in
+    _waking's clean-up could leave it armed, and once Python resets its handlers at exit
+    an alarm would kill the process)."""
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def script() -> Iterator[str | None]:
