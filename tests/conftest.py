@@ -47,6 +47,22 @@ def wait_until(predicate: Callable[[], T], timeout: float = 30.0, what: str = ""
         pause.wait(0.01)
 
 
+@pytest.fixture
+def gui_thread_gc(qapp: object) -> Iterator[None]:
+    """As in the app: cyclic garbage (closed dialogs among it) is collected on this thread.
+
+    Without it a worker thread (a uvicorn or engine thread) may run the collector and
+    delete a Qt object from the wrong thread: a segmentation fault mid-suite. Every test
+    that builds a window uses it (tests/ui does for all its tests).
+    """
+    from desktop.ui.gc_guard import GuiThreadCollector
+
+    collector = GuiThreadCollector()
+    collector.start()
+    yield
+    collector.stop()
+
+
 @pytest.fixture(autouse=True)
 def edgedesk_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own EDGEDESK_HOME; nothing touches the real user folders."""

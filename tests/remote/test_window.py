@@ -13,7 +13,7 @@ from desktop.ui.main_window import MainWindow
 from tests.remote.fake_openai import FAILURE, Fake
 from tests.ui.conftest import send
 
-pytestmark = pytest.mark.qt
+pytestmark = [pytest.mark.qt, pytest.mark.usefixtures("gui_thread_gc")]
 
 
 def test_remote_models_carry_the_leaves_this_device_badge(qtbot: Any, fake: Fake) -> None:

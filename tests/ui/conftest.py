@@ -68,18 +68,8 @@ def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture(autouse=True)
-def gui_thread_gc(qapp) -> Iterator[None]:
-    """As in the app: cyclic garbage (closed dialogs among it) is collected on this thread.
-
-    Without it a worker thread may run the collector and delete a Qt object from the
-    wrong thread: an intermittent segmentation fault mid-suite.
-    """
-    from desktop.ui.gc_guard import GuiThreadCollector
-
-    collector = GuiThreadCollector()
-    collector.start()
-    yield
-    collector.stop()
+def _gui_thread_gc_everywhere_here(gui_thread_gc: None) -> None:
+    """Every window test collects cyclic garbage on the GUI thread (tests/conftest.py)."""
 
 
 def wait_listed(qtbot, win: MainWindow) -> None:
