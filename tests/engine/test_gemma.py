@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import llama_cpp
@@ -14,6 +15,7 @@ import pytest
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.types import Chunk, GenerationParams, Message
+from tests.benchmarks.bench_vs_llama_server import _system_prompt
 from tests.engine.loop_gate import LoopGate, together
 
 pytestmark = pytest.mark.slow
@@ -137,3 +139,31 @@ def test_a_chat_pushed_out_of_the_only_slot_comes_back_from_ram_unchanged(
         assert text == _answer(gemma, turn2, params)[0]  # and the restored state is right
     finally:
         one_slot.close()
+
+
+def test_interleaved_chats_keep_their_prefix_after_a_burst(gemma_path: Path) -> None:
+    # A sliding-window model in a unified cache lost a chat's cells outside its window to
+    # the other chat's decode, so every follow-up re-read its prompt (0.06 s -> 2.5 s).
+    engine = LlamaEngine(gemma_path, LoadOptions(context_length=8192), model_id="gemma")
+    try:
+        params = GenerationParams(max_tokens=96, temperature=0.0)
+        burst = [threading.Thread(target=_answer, args=(
+            engine, [Message("user", f"Write a story number {i}.")], params)) for i in range(8)]
+        for thread in burst:
+            thread.start()
+        for thread in burst:
+            thread.join()
+        talks = {k: [Message("system", _system_prompt(f"{k}-team", tokens=2000))] for k in "AB"}
+        firsts = {}
+        for turn, question in enumerate(["What about backups?", "And passwords?"]):
+            for key, talk in talks.items():
+                talk.append(Message("user", question))
+                text, last = _answer(engine, talk, params)
+                talk.append(Message("assistant", text))
+                assert last.usage is not None
+                if turn == 0:
+                    firsts[key] = last.usage.prompt_tokens
+                else:  # the whole first turn is reused, not re-read
+                    assert last.usage.cached_tokens >= firsts[key], (key, last.usage)
+    finally:
+        engine.close()
