@@ -21,9 +21,29 @@ class ToolCall:
     arguments: str  # JSON text, exactly as OpenAI transmits it
 
 
+MEDIA_MARKER = "<__media__>"  # stands for one image in Message.content (mtmd's default)
+
+
+@dataclass(frozen=True)
+class Image:
+    """One picture attached to a message: the encoded file bytes, never decoded here.
+
+    ``sha256`` (hex of ``data``) identifies the picture in prefix-cache keys and logs,
+    so a conversation that repeats an image reuses its KV prefix.
+    """
+
+    data: bytes
+    mime: str  # "image/png", "image/jpeg", ... as sniffed from the bytes
+    sha256: str
+
+
 @dataclass(frozen=True)
 class Message:
-    """One turn of a conversation."""
+    """One turn of a conversation.
+
+    ``images`` are in the order their MEDIA_MARKER placeholders appear in ``content``;
+    a message with images and no marker has them before its text.
+    """
 
     role: Role
     content: str = ""
@@ -31,6 +51,7 @@ class Message:
     tool_call_id: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str | None = None
+    images: tuple[Image, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,6 +156,7 @@ class LocalPlan:
     prompt_cache_dir: Path | None = None  # None: conversations are not kept on disk
     prompt_cache_disk_bytes: int = 0
     lookup_draft: int = 0  # prompt-lookup (n-gram) tokens guessed per step; 0: off
+    projector: Path | None = None  # mmproj GGUF of a vision model; None: text only
     estimated_bytes: int = field(default=0, compare=False)
 
 
