@@ -18,12 +18,14 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from desktop.catalog.shards import shard_stem
-from desktop.errors import AuthRequired, ConfigError, DownloadError, ModelNotFound, NetworkBlocked
+from desktop.errors import AuthRequired, DownloadError, ModelNotFound, NetworkBlocked
+from desktop.keychain import Keychain
 from desktop.net import NetGate, Transport, cannot_resolve, explain
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 KEYRING_SERVICE = "edgedesk"
 KEYRING_USER = "huggingface"
+HUB_TOKEN = Keychain(KEYRING_SERVICE, "token")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 QUANT_RE = re.compile(
     r"(?<![A-Za-z0-9])(I?Q\d(?:_[A-Z0-9]+)*|BF16|F16|F32|MXFP4(?:_MOE)?)(?![A-Za-z0-9])",
@@ -71,38 +73,17 @@ def resolve_endpoint(setting: str | None, environ: Mapping[str, str]) -> str:
 
 def stored_token() -> str | None:
     """The Hub token ``edgedesk auth login`` saved in the OS keyring, if any."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    try:
-        token: str | None = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
-    except KeyringError:
-        return None  # no usable keyring on this machine: behave as logged out
-    return token
+    return HUB_TOKEN.get(KEYRING_USER)  # no usable keyring: behave as logged out
 
 
 def save_token(token: str) -> None:
     """Store the Hub token in the OS keyring (never in a file of ours)."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    try:
-        keyring.set_password(KEYRING_SERVICE, KEYRING_USER, token)
-    except KeyringError as exc:
-        raise ConfigError(f"no usable OS keyring to store the token in ({exc}); the token "
-                          "is never written to a file, so gated models need a keyring") from None
+    HUB_TOKEN.set(KEYRING_USER, token, why_needed="gated models need a keyring")
 
 
 def delete_token() -> bool:
     """Remove the stored Hub token; False if there was none."""
-    import keyring
-    from keyring.errors import KeyringError, PasswordDeleteError
-
-    try:
-        keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
-    except (PasswordDeleteError, KeyringError):
-        return False
-    return True
+    return HUB_TOKEN.delete(KEYRING_USER)
 
 
 def quant_of(filename: str) -> str:

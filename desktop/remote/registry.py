@@ -6,7 +6,6 @@ are named ``NAME/MODEL`` (MODEL may itself contain slashes, as vLLM's ids do).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -15,8 +14,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from desktop.errors import ConfigError, InvalidRequest, ModelNotFound
+from desktop.keychain import Keychain
 
 KEYRING_SERVICE = "EdgeDesk remote engine"
+REMOTE_KEYS = Keychain(KEYRING_SERVICE, "API key")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
@@ -63,35 +64,17 @@ KeyGetter = Callable[[str], str | None]
 
 def keyring_get(name: str) -> str | None:
     """The API key stored for remote ``name`` (None if none, or no usable keyring)."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    try:
-        value: str | None = keyring.get_password(KEYRING_SERVICE, name)
-    except KeyringError:
-        return None
-    return value
+    return REMOTE_KEYS.get(name)
 
 
 def keyring_set(name: str, key: str) -> None:
     """Store remote ``name``'s API key in the OS keyring (never in a file of ours)."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    try:
-        keyring.set_password(KEYRING_SERVICE, name, key)
-    except KeyringError as exc:
-        raise ConfigError(f"no usable OS keyring to store the key in ({exc}); remote keys "
-                          "are never written to a file") from None
+    REMOTE_KEYS.set(name, key)
 
 
 def keyring_delete(name: str) -> None:
     """Forget remote ``name``'s API key if one is stored."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    with contextlib.suppress(KeyringError):
-        keyring.delete_password(KEYRING_SERVICE, name)
+    REMOTE_KEYS.delete(name)
 
 
 class RemoteRegistry:

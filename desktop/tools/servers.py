@@ -12,7 +12,6 @@ never in the file.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shlex
@@ -23,8 +22,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from desktop.errors import ConfigError, InvalidRequest
+from desktop.keychain import Keychain
 
 KEYRING_SERVICE = "EdgeDesk MCP server"
+SERVER_TOKENS = Keychain(KEYRING_SERVICE, "token")
 FILE_NAME = "mcp.json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -217,32 +218,14 @@ class ServerList:
 
 def token_get(name: str) -> str | None:
     """The bearer token stored for HTTP server ``name`` (None: none, or no keyring)."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    try:
-        value: str | None = keyring.get_password(KEYRING_SERVICE, name)
-    except KeyringError:
-        return None
-    return value
+    return SERVER_TOKENS.get(name)
 
 
 def token_set(name: str, token: str) -> None:
     """Keep server ``name``'s bearer token in the OS keyring (never in a file of ours)."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    try:
-        keyring.set_password(KEYRING_SERVICE, name, token)
-    except KeyringError as exc:
-        raise ConfigError(f"no usable OS keyring to store the token in ({exc}); tokens "
-                          "are never written to a file") from None
+    SERVER_TOKENS.set(name, token)
 
 
 def token_delete(name: str) -> None:
     """Forget server ``name``'s token if one is stored."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    with contextlib.suppress(KeyringError):
-        keyring.delete_password(KEYRING_SERVICE, name)
+    SERVER_TOKENS.delete(name)
