@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.audit import AuditLog, Auditor, NoAudit
+from desktop.audit import AuditLog, Auditor
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
@@ -28,17 +27,16 @@ from desktop.config import (
     ServerSettings,
     Settings,
     apply_changes,
-    expand_path,
-    flatten,
     load_settings,
     save_user_settings,
 )
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import RemotePlan
 from desktop.errors import ConfigError, EdgeDeskError
-from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
+from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain, retained_at_open
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
+from desktop.policy.audited import open_audit
 from desktop.private import repair_tree, restrict_new_files
 from desktop.relocate import DataFolderLock, open_data_folder, relocate_at_start
 from desktop.relocate import ProgressFn as MoveProgress
@@ -228,25 +226,7 @@ class AppContext:
     @functools.cached_property
     def audit(self) -> Auditor:
         """The audit log (``NoAudit`` when off); notes a policy change since it last looked."""
-        if not self.settings.audit_log:
-            return NoAudit()
-        folder = (expand_path(self.settings.audit_log_path) if self.settings.audit_log_path
-                  else self.paths.log_dir / "audit")
-        log = AuditLog(folder)
-        forced = {k: v for k, v in flatten(self.settings.model_dump()).items()
-                  if self.effective.is_locked(k)}
-        seen = json.dumps(forced, sort_keys=True, default=str)
-        marker = folder / "policy.seen.json"
-        try:
-            before = marker.read_text(encoding="utf-8")
-        except OSError:
-            before = None
-        if before != seen and (before is not None or forced):  # a first start, no policy: quiet
-            log.record("policy.changed", settings=sorted(forced), values=forced,
-                       problem=self.policy_problem)
-            with contextlib.suppress(OSError):
-                marker.write_text(seen, encoding="utf-8")
-        return log
+        return open_audit(self.effective, self.paths.log_dir / "audit", self.policy_problem)
 
     @functools.cached_property
     def net(self) -> NetGate:
@@ -402,8 +382,7 @@ class AppContext:
         store = open_chat_store(self.paths.database,
                                 ephemeral_only=self.settings.ephemeral_only,
                                 key=None if self.settings.ephemeral_only else self.database_key)
-        self._apply_retention(store, "conversations")
-        return store
+        return retained_at_open(store, self.settings.retention_days, self.audit, "conversations")
 
     @functools.cached_property
     def response_store(self) -> ResponseStore:
@@ -414,21 +393,7 @@ class AppContext:
                                     ephemeral_only=self.settings.ephemeral_only,
                                     key=None if self.settings.ephemeral_only
                                     else self.database_key)
-        self._apply_retention(store, "responses")
-        return store
-
-    def _apply_retention(self, store: ChatStore | ResponseStore, counted: str) -> None:
-        """The retention period applied as a store opens; what went is audited (how many)."""
-        days = self.settings.retention_days
-        try:
-            removed = store.apply_retention(days)
-        except Exception:
-            store.close()
-            raise
-        if removed:
-            # The event the maintenance pass and `edgedesk chats rm` record (no titles).
-            self.audit.record("chats.deleted", **{counted: removed}, reason="retention",
-                              retention_days=days)
+        return retained_at_open(store, self.settings.retention_days, self.audit, "responses")
 
     @functools.cached_property
     def documents_db(self) -> Database:
