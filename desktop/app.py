@@ -8,16 +8,14 @@ context with fakes where needed.
 from __future__ import annotations
 
 import contextlib
-import functools
-import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.audit import AuditLog, Auditor, NoAudit
+from desktop.audit import AuditLog, Auditor
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
@@ -28,17 +26,17 @@ from desktop.config import (
     ServerSettings,
     Settings,
     apply_changes,
-    expand_path,
-    flatten,
     load_settings,
     save_user_settings,
 )
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import RemotePlan
 from desktop.errors import ConfigError, EdgeDeskError
-from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain
+from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain, retained_at_open
+from desktop.lazy import Lazies, lazy
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
+from desktop.policy.audited import open_audit
 from desktop.private import repair_tree, restrict_new_files
 from desktop.relocate import DataFolderLock, open_data_folder, relocate_at_start
 from desktop.relocate import ProgressFn as MoveProgress
@@ -74,17 +72,10 @@ DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 RESTART_KEYS = frozenset({"language", "data_location"})
 SCHEDULER_RESTART_KEYS = frozenset({"engine.memory_budget_gb", "engine.max_loaded_models",
                                     "server.queue_max"})
-# Built from these settings and cheap to build again: dropped so the next use rebuilds.
-REBUILT_FROM = {
-    "transport": frozenset({"ca_bundle", "proxy"}),
-    "hub": frozenset({"hub_endpoint", "ca_bundle", "proxy"}),
-    "searcher": frozenset({"reranker_model"}),
-    "remotes": frozenset({"remote_endpoints", "allow_user_remotes"}),
-    "tool_servers": frozenset({"mcp_servers", "allow_user_mcp", "mcp_require_approval",
-                               "offline"}),
-    "toolbox": frozenset({"mcp_servers", "allow_user_mcp", "mcp_require_approval",
-                          "offline", "reranker_model"}),
-}
+# What a member is rebuilt on when it holds another member built from settings: it lists
+# that one's keys too (the hub holds the transport, the toolbox the tool servers).
+TLS = ("ca_bundle", "proxy")
+MCP = ("mcp_servers", "allow_user_mcp", "mcp_require_approval", "offline")
 
 
 def engine_gpus() -> list[GPU]:
@@ -103,7 +94,13 @@ def probe_hardware() -> Hardware:
 
 @dataclass
 class AppContext:
-    """Everything a command, the server or the window needs, built lazily and once."""
+    """Everything a command, the server or the window needs, built lazily and once.
+
+    Each ``@lazy`` member declares beside its builder the settings it is rebuilt on;
+    ``apply_settings`` drops exactly those (``desktop.lazy``). Threads: members may be
+    built and used from any thread (a first build runs once); ``apply_settings``,
+    ``unlock`` and ``close`` from one thread at a time (the window's, or the command's).
+    """
 
     paths: Paths
     effective: EffectiveSettings
@@ -115,38 +112,42 @@ class AppContext:
     data_lock: DataFolderLock | None = None
     # The database passphrase `edgedesk unlock` asked for (held in memory only).
     passphrase: str | None = None
+    lazies: Lazies = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.lazies = Lazies(self)  # one holder per @lazy member below
 
     @property
     def settings(self) -> Settings:
         """The settings in force (user, environment, flags and policy merged)."""
         return self.effective.settings
 
-    @functools.cached_property
+    @lazy()
     def hardware(self) -> Hardware:
         """This machine's RAM and GPUs (probed once)."""
         return self.hardware_probe()
 
-    @functools.cached_property
+    @lazy()
     def gpu_offload(self) -> bool:
         """Whether the installed llama.cpp can offload to a GPU."""
         from desktop.engine.native import gpu_offload_supported
 
         return gpu_offload_supported()
 
-    @functools.cached_property
+    @lazy()
     def resolver(self) -> ModelResolver:
         """Model reference -> fitted load plan."""
         resolver = ModelResolver(
             catalog=self.catalog, paths=self.paths, engine_settings=self.settings.engine,
             hardware=self.hardware, gpu_offload=self.gpu_offload,
             installed=self.installed.lookup,
-            remote=lambda ref: self.remote.spec(ref),  # noqa: PLW0108 - rebuilt on change
+            remote=lambda ref: self.remote_directory.spec(ref),  # noqa: PLW0108 - rebuilt
         )
         resolver.apply(self.settings)
         return resolver
 
-    @functools.cached_property
-    def remotes(self) -> RemoteRegistry:
+    @lazy(rebuilt_on=("remote_endpoints", "allow_user_remotes"))
+    def remote_registry(self) -> RemoteRegistry:
         """Remote engines: IT's (policy RemoteEndpoints) and the user's own."""
         from desktop.remote.registry import RemoteRegistry
 
@@ -154,7 +155,7 @@ class AppContext:
                               policy_entries=self.settings.remote_endpoints,
                               allow_user=self.settings.allow_user_remotes)
 
-    @functools.cached_property
+    @lazy(rebuilt_on=MCP)
     def tool_servers(self) -> ServerList:
         """MCP tool servers: IT's (policy McpServers) and the user's own (mcp.json)."""
         from desktop.tools.servers import FILE_NAME, McpPolicy, ServerList
@@ -164,14 +165,14 @@ class AppContext:
             tuple(settings.mcp_servers), settings.allow_user_mcp,
             settings.mcp_require_approval, settings.offline))
 
-    @functools.cached_property
+    @lazy()
     def mcp_clients(self) -> McpClients:
         """Running MCP sessions (their own asyncio thread, started on first use)."""
         from desktop.tools.mcp_client import McpClients
 
         return McpClients(gate=self.net, log_dir=self.paths.log_dir)
 
-    @functools.cached_property
+    @lazy(rebuilt_on=(*MCP, "reranker_model"))
     def toolbox(self) -> ToolBox:
         """The tools chats may call: the document tools, then allowed MCP servers'."""
         from desktop.tools.approvals import FILE_NAME as APPROVALS
@@ -193,62 +194,44 @@ class AppContext:
             lambda ids: self.searcher.fetch(ids),  # noqa: PLW0108 - rebuilt on change
             lambda: self.library.collections()))  # noqa: PLW0108
 
-    @functools.cached_property
+    @lazy(rebuilt_on=TLS)
     def transport(self) -> Transport:
         """TLS roots (OS store + CaBundle) and proxy for outbound HTTPS."""
         from desktop.net import Transport
 
         return Transport(ca_bundle=self.settings.ca_bundle, proxy=self.settings.proxy)
 
-    @functools.cached_property
-    def remote(self) -> RemoteModels:
-        """Remote models under the settings in force (rebuilt after every settings change)."""
+    @lazy(rebuilt_on=("*",))  # its listing, allowed models and timeout go stale
+    def remote_directory(self) -> RemoteModels:
+        """Remote models under the settings in force: resolve, list and open NAME/MODEL."""
         from desktop.remote.models import RemoteModels
 
-        return RemoteModels(self.remotes, self.net, self.transport,
+        return RemoteModels(self.remote_registry, self.net, self.transport,
                             allowed_models=self.settings.allowed_models,
                             timeout_s=self.settings.server.generation_timeout_s)
 
     def remote_models(self, *, max_age_s: float | None = None) -> dict[str, list[str] | str]:
         """Each remote's NAME/MODEL ids, or why it could not be listed (cached a while)."""
-        return self.remote.listed(max_age_s=max_age_s)
+        return self.remote_directory.listed(max_age_s=max_age_s)
 
     def remote_model_ids(self) -> list[str]:
         """Every NAME/MODEL the reachable remotes list (none offline: nothing is asked)."""
-        return self.remote.ids()
+        return self.remote_directory.ids()
 
     def load_model(self, spec: ModelSpec) -> Engine:
         """The scheduler's load function: a local GGUF, or a remote engine's model."""
         if isinstance(spec.plan, RemotePlan):
-            return self.remote.engine(spec, spec.plan)
+            return self.remote_directory.engine(spec, spec.plan)
         from desktop.engine.loader import load_engine
 
         return load_engine(spec)
 
-    @functools.cached_property
+    @lazy()
     def audit(self) -> Auditor:
         """The audit log (``NoAudit`` when off); notes a policy change since it last looked."""
-        if not self.settings.audit_log:
-            return NoAudit()
-        folder = (expand_path(self.settings.audit_log_path) if self.settings.audit_log_path
-                  else self.paths.log_dir / "audit")
-        log = AuditLog(folder)
-        forced = {k: v for k, v in flatten(self.settings.model_dump()).items()
-                  if self.effective.is_locked(k)}
-        seen = json.dumps(forced, sort_keys=True, default=str)
-        marker = folder / "policy.seen.json"
-        try:
-            before = marker.read_text(encoding="utf-8")
-        except OSError:
-            before = None
-        if before != seen and (before is not None or forced):  # a first start, no policy: quiet
-            log.record("policy.changed", settings=sorted(forced), values=forced,
-                       problem=self.policy_problem)
-            with contextlib.suppress(OSError):
-                marker.write_text(seen, encoding="utf-8")
-        return log
+        return open_audit(self.effective, self.paths.log_dir / "audit", self.policy_problem)
 
-    @functools.cached_property
+    @lazy()
     def net(self) -> NetGate:
         """The one gate for outbound connections (offline mode, policy, network log)."""
         gate = NetGate(log_path_in(self.paths.log_dir), offline=self.settings.offline,
@@ -261,13 +244,13 @@ class AppContext:
                 bytes_received=c.bytes_received) if c.purpose == "remote engine" else None
         return gate
 
-    @functools.cached_property
+    @lazy()
     def installed(self) -> InstalledIndex:
         """The index of downloaded and imported models."""
         return InstalledIndex(self.paths.data_dir / "installed.json", self.paths.models_dir,
                               reserved_ids={entry.id for entry in self.catalog})
 
-    @functools.cached_property
+    @lazy(rebuilt_on=("hub_endpoint", *TLS))
     def hub(self) -> HubClient:
         """Hub metadata (the configured mirror, else HF_ENDPOINT, else huggingface.co)."""
         from desktop.catalog.hub import HubClient, resolve_endpoint
@@ -283,7 +266,7 @@ class AppContext:
                           lock_dir=self.paths.cache_dir / "locks", token=self.hub.token(),
                           **{"transport": self.transport, **options})
 
-    @functools.cached_property
+    @lazy()
     def scheduler(self) -> Scheduler:
         """The single gate in front of llama.cpp."""
         # The resolver may probe the hardware first (a second or more, often on a worker):
@@ -308,14 +291,14 @@ class AppContext:
                 failures[model] = exc.message
         return failures
 
-    @functools.cached_property
+    @lazy()
     def at_rest(self) -> AtRest:
         """The database's encryption: its state, its key, switching it on and off."""
         from desktop.store.atrest import AtRest
 
         return AtRest(self.paths.database, passphrase=self.passphrase, audit=self.audit)
 
-    @functools.cached_property
+    @lazy()
     def database_key(self) -> DatabaseKey | None:
         """The key of the encrypted database (None: plaintext), settled before it opens.
 
@@ -342,8 +325,8 @@ class AppContext:
         cipher.connect(self.paths.database, DatabaseKey(passphrase, passphrase=True,
                                                         source="passphrase")).close()
         self.passphrase = passphrase
-        for name in ("at_rest", "database_key"):  # built with no passphrase: again
-            self.__dict__.pop(name, None)
+        for member in (AppContext.at_rest, AppContext.database_key):
+            member.of(self).reset()  # built with no passphrase: again
 
     def switch_encryption(self, encrypt: bool, *, passphrase: str | None = None,
                           step: Callable[[str], None] = lambda name: None) -> None:
@@ -358,14 +341,14 @@ class AppContext:
         if not encrypt and self.settings.encrypt_at_rest is True:
             raise ConfigError("your organization requires encrypted data (policy "
                               "EncryptAtRest); nothing was changed")
-        built = self.__dict__
-        open_dbs = [db for db in (
-            built["chat_store"].database if "chat_store" in built else None,
-            built["response_store"].database if "response_store" in built else None,
-            built.get("documents_db")) if db is not None]
+        chats = AppContext.chat_store.of(self).if_built()
+        responses = AppContext.response_store.of(self).if_built()
+        open_dbs = [db for db in (None if chats is None else chats.database,
+                                  None if responses is None else responses.database,
+                                  AppContext.documents_db.of(self).if_built()) if db is not None]
 
         def new_key() -> DatabaseKey | None:
-            built.pop("database_key", None)
+            AppContext.database_key.of(self).reset()
             return self.database_key
 
         with self.data_alone(), contextlib.ExitStack() as released:
@@ -394,7 +377,7 @@ class AppContext:
             if lock is not None:
                 lock.share()
 
-    @functools.cached_property
+    @lazy()
     def chat_store(self) -> ChatStore:
         """Saved conversations; the retention period is applied when it is first opened."""
         from desktop.store.chats import open_chat_store
@@ -402,10 +385,9 @@ class AppContext:
         store = open_chat_store(self.paths.database,
                                 ephemeral_only=self.settings.ephemeral_only,
                                 key=None if self.settings.ephemeral_only else self.database_key)
-        self._apply_retention(store, "conversations")
-        return store
+        return retained_at_open(store, self.settings.retention_days, self.audit, "conversations")
 
-    @functools.cached_property
+    @lazy()
     def response_store(self) -> ResponseStore:
         """Responses kept by the Responses API (none under EphemeralOnly); retention applied."""
         from desktop.store.responses import open_response_store
@@ -414,30 +396,16 @@ class AppContext:
                                     ephemeral_only=self.settings.ephemeral_only,
                                     key=None if self.settings.ephemeral_only
                                     else self.database_key)
-        self._apply_retention(store, "responses")
-        return store
+        return retained_at_open(store, self.settings.retention_days, self.audit, "responses")
 
-    def _apply_retention(self, store: ChatStore | ResponseStore, counted: str) -> None:
-        """The retention period applied as a store opens; what went is audited (how many)."""
-        days = self.settings.retention_days
-        try:
-            removed = store.apply_retention(days)
-        except Exception:
-            store.close()
-            raise
-        if removed:
-            # The event the maintenance pass and `edgedesk chats rm` record (no titles).
-            self.audit.record("chats.deleted", **{counted: removed}, reason="retention",
-                              retention_days=days)
-
-    @functools.cached_property
+    @lazy()
     def documents_db(self) -> Database:
         """The database connection used for document collections and their search."""
         from desktop.store.db import open_database
 
         return open_database(self.paths.database, key=self.database_key)
 
-    @functools.cached_property
+    @lazy()
     def library(self) -> Library:
         """Document collections and their (incremental) indexing."""
         from desktop.retrieval.indexer import Library, SchedulerEmbedder
@@ -447,7 +415,7 @@ class AppContext:
                        lock_dir=self.paths.data_dir / "locks",
                        check_model=lambda m: self.resolver.check_embedding(m))  # noqa: PLW0108
 
-    @functools.cached_property
+    @lazy(rebuilt_on=("reranker_model",))
     def searcher(self) -> Searcher:
         """Hybrid search over the document collections."""
         from desktop.retrieval.search import Searcher
@@ -458,7 +426,7 @@ class AppContext:
                         reranker=(lambda q, passages: self.scheduler.rerank(model, q, passages))
                         if model else None)
 
-    @functools.cached_property
+    @lazy()
     def key_store(self) -> KeyStore:
         """The local API's keys, in the data folder in use (it moves with the data)."""
         from desktop.server.runner import key_store
@@ -467,12 +435,12 @@ class AppContext:
                          max_lifetime_days=self.settings.server.max_key_lifetime_days,
                          audit=self.audit)
 
-    @functools.cached_property
+    @lazy()
     def housekeeping(self) -> Housekeeping:
         """Keep-alive reaping and hourly maintenance; started by the window or ``serve``."""
         def reap() -> list[str]:
             # A context that never built the scheduler has no model to unload.
-            return self.scheduler.reap_idle() if "scheduler" in self.__dict__ else []
+            return self.scheduler.reap_idle() if self.scheduler_built else []
 
         return Housekeeping(reap, self.maintenance)
 
@@ -481,14 +449,50 @@ class AppContext:
         return maintain(self.chat_store, self.response_store, self.library,
                         self.settings.retention_days, cancel, audit=self.audit)
 
-    @functools.cached_property
-    def server(self) -> ServerRunner:
-        """The window's local API server (not started until ``.start()``)."""
-        return self.server_runner()
+    @property
+    def scheduler_built(self) -> bool:
+        """Whether the scheduler exists (asking it now neither probes nor loads llama.cpp)."""
+        return AppContext.scheduler.of(self).built
 
-    def server_runner(self, *, settings: ServerSettings | None = None,
-                      model_paths: Sequence[Path] = ()) -> ServerRunner:
-        """A new server runner over this context (housekeeping is ``self.housekeeping``'s)."""
+    @property
+    def resolver_built(self) -> bool:
+        """Whether the resolver exists (asking it now does not probe the hardware)."""
+        return AppContext.resolver.of(self).built
+
+    @lazy(rebuilt_on=("server.*",), kept_while=lambda runner: runner.running)
+    def api_server(self) -> ServerRunner:
+        """The window's local API server (not started until ``.start()``).
+
+        A stopped one is rebuilt when server settings change; a running one keeps its
+        settings until it is started again (``api_server_to_start``).
+        """
+        return self.new_api_server()
+
+    @property
+    def api_server_built(self) -> bool:
+        """Whether the window's API server runner exists (it may still be stopped)."""
+        return AppContext.api_server.of(self).built
+
+    @property
+    def api_server_running(self) -> bool:
+        """Whether the window's API server accepts connections."""
+        runner = AppContext.api_server.of(self).if_built()
+        return runner is not None and runner.running
+
+    def api_server_to_start(self) -> ServerRunner:
+        """The window's API server, rebuilt if it is stopped and settings changed since."""
+        held = AppContext.api_server.of(self)
+        runner = held.if_built()
+        if runner is not None and not runner.running and runner.settings != self.settings.server:
+            held.reset()
+        return self.api_server
+
+    def new_api_server(self, *, settings: ServerSettings | None = None,
+                       model_paths: Sequence[Path] = ()) -> ServerRunner:
+        """A new server runner over this context, not held by it (``edgedesk serve``, bench).
+
+        Housekeeping is ``self.housekeeping``'s.
+        """
         from desktop.server.app import ResolverDirectory
         from desktop.server.mcp_server import McpEndpoint
         from desktop.server.metrics import AccessLog
@@ -518,49 +522,38 @@ class AppContext:
         save_user_settings(self.paths, changes, self.effective)
         self.effective = apply_changes(self.effective, changes)
         settings = self.settings
-        built = self.__dict__
-        if "net" in built:
-            self.net.offline = settings.offline
-            self.net.allow_downloads = settings.allow_downloads
-        for name, keys in REBUILT_FROM.items():
-            if name in built and keys.intersection(changes):
-                del built[name]
-        built.pop("remote", None)  # its listing, allowed models and timeout are stale
-        if "resolver" in built:
-            self.resolver.apply(settings)  # the next load's plan
-        if "library" in built:
-            self.library.default_model = settings.embedding_model or DEFAULT_EMBEDDING_MODEL
+        if (net := AppContext.net.of(self).if_built()) is not None:
+            net.offline = settings.offline
+            net.allow_downloads = settings.allow_downloads
         restart = sorted(RESTART_KEYS.intersection(changes))
-        if "scheduler" in built:
-            self.scheduler.keep_alive_s = settings.engine.keep_alive_s
+        if self.api_server_running:
+            # Kept (see api_server): the new values apply when the server next starts.
+            restart += sorted(k for k in changes if k.startswith("server."))
+        self.lazies.reset_for(changes)  # what each @lazy member declares it is rebuilt on
+        if (resolver := AppContext.resolver.of(self).if_built()) is not None:
+            resolver.apply(settings)  # the next load's plan
+        if (library := AppContext.library.of(self).if_built()) is not None:
+            library.default_model = settings.embedding_model or DEFAULT_EMBEDDING_MODEL
+        if (scheduler := AppContext.scheduler.of(self).if_built()) is not None:
+            scheduler.keep_alive_s = settings.engine.keep_alive_s
             restart += sorted(SCHEDULER_RESTART_KEYS.intersection(changes))
-        server_keys = sorted(k for k in changes if k.startswith("server."))
-        if "server" in built and server_keys:
-            if self.server.running:
-                restart += server_keys  # applies when the server next starts
-            else:
-                del built["server"]  # a stopped runner is rebuilt with the new settings
         return sorted(restart)
-
-    def fresh_server(self) -> ServerRunner:
-        """The server runner, rebuilt if it is stopped and settings changed since it was built."""
-        if ("server" in self.__dict__ and not self.server.running
-                and self.server.settings != self.settings.server):
-            del self.__dict__["server"]
-        return self.server
 
     def close(self) -> None:
         """Release models (and anything else holding resources)."""
-        built = self.__dict__
-        if "housekeeping" in built:
-            self.housekeeping.stop()  # first: a maintenance pass uses the stores
-        if "server" in built:
-            self.server.stop()
-        if "mcp_clients" in built:
-            self.mcp_clients.close()  # the tool servers' processes end with the app
-        for name in ("scheduler", "chat_store", "response_store", "documents_db"):
-            if name in built:
-                built[name].close()  # the models, then the database connections
+        if (housekeeping := AppContext.housekeeping.of(self).if_built()) is not None:
+            housekeeping.stop()  # first: a maintenance pass uses the stores
+        if (runner := AppContext.api_server.of(self).if_built()) is not None:
+            runner.stop()
+        if (clients := AppContext.mcp_clients.of(self).if_built()) is not None:
+            clients.close()  # the tool servers' processes end with the app
+        opened: list[Scheduler | ChatStore | ResponseStore | Database | None] = [
+            AppContext.scheduler.of(self).if_built(), AppContext.chat_store.of(self).if_built(),
+            AppContext.response_store.of(self).if_built(),
+            AppContext.documents_db.of(self).if_built()]
+        for held in opened:
+            if held is not None:
+                held.close()  # the models, then the database connections
 
 
 def build_context(*, environ: Mapping[str, str] | None = None,

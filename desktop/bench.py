@@ -186,7 +186,7 @@ def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
         **{**ctx.settings.server.model_dump(), "host": "127.0.0.1", "port": 0,
            "require_key": False, "queue_max": max(16, clients + 1)})
     # Housekeeping is not started: a reap or a rescan must not land mid-measurement.
-    runner = ctx.server_runner(settings=settings)
+    runner = ctx.new_api_server(settings=settings)
     # A .gguf path is served under its stable id; catalog and installed ids keep their
     # entry (chat template, reasoning format) by being resolved as themselves.
     model_id = ctx.resolver.register(Path(model)) if looks_like_path(model) else model

@@ -1,4 +1,5 @@
-"""Housekeeping: idle models unloaded on their keep-alive clock, and hourly maintenance.
+"""Housekeeping: idle models unloaded on their keep-alive clock, hourly maintenance, and
+the retention period applied to a store as it opens.
 
 One ``Housekeeping`` per app, built by the composition root and started by whoever keeps
 the app alive (the window, or ``edgedesk serve``): before, the window had Qt timers and the
@@ -13,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from desktop.audit import Auditor, NoAudit
 from desktop.errors import EdgeDeskError
@@ -115,6 +116,32 @@ class Retention(Protocol):
     def apply_retention(self, days: int | None) -> int:
         """Delete what is older than ``days`` (None: keep all); returns how many went."""
         ...
+
+
+class OpeningStore(Retention, Protocol):
+    """A store just opened, which the retention period may still refuse."""
+
+    def close(self) -> None:
+        """Close its connection."""
+        ...
+
+
+S = TypeVar("S", bound=OpeningStore)
+
+
+def retained_at_open(store: S, days: int | None, audit: Auditor, counted: str) -> S:
+    """``store`` with the retention period applied (closed if that fails); what went is
+    audited as ``counted`` (how many, never which)."""
+    try:
+        removed = store.apply_retention(days)
+    except Exception:
+        store.close()
+        raise
+    if removed:
+        # The event the maintenance pass and `edgedesk chats rm` record (no titles).
+        audit.record("chats.deleted", **{counted: removed}, reason="retention",
+                     retention_days=days)
+    return store
 
 
 class Rescan(Protocol):

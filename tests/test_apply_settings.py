@@ -10,9 +10,10 @@ import pytest
 from desktop.app import AppContext, build_context
 from desktop.catalog.installed import InstalledModel
 from desktop.catalog.pull import parse_target, pull
-from desktop.config import NoPolicy
+from desktop.config import NoPolicy, Settings, flatten
 from desktop.errors import ConfigError, NetworkBlocked
 from tests.fixtures.fake_hub import FakeHub
+from tests.server.conftest import free_port
 
 REPO = "org/tiny-GGUF"
 FILE = "tiny-Q4_K_M.gguf"
@@ -74,14 +75,14 @@ def test_a_new_hub_endpoint_is_used_by_the_next_search(hub: FakeHub, ctx: AppCon
 
 def test_a_stopped_server_is_rebuilt_and_restart_only_keys_are_named(ctx: AppContext):
     ctx.scheduler  # noqa: B018 - built, so its limits need a restart to change
-    old = ctx.server
+    old = ctx.api_server
     needs_restart = ctx.apply_settings({"server.port": 8799, "language": "zh_CN",
                                         "engine.keep_alive_s": 5.0,
                                         "engine.max_loaded_models": 3})
     assert needs_restart == ["engine.max_loaded_models", "language"]
     assert ctx.scheduler.keep_alive_s == 5.0
-    assert ctx.server is not old
-    assert ctx.server.settings.port == 8799
+    assert ctx.api_server is not old
+    assert ctx.api_server.settings.port == 8799
 
 
 def test_a_locked_setting_is_refused_and_nothing_changes(hub: FakeHub, edgedesk_home: Path):
@@ -97,3 +98,73 @@ def test_a_locked_setting_is_refused_and_nothing_changes(hub: FakeHub, edgedesk_
         assert context.settings.retention_days is None
     finally:
         context.close()
+
+
+# What a change of each setting rebuilds: today's rules, written out once more by hand so
+# that a member renamed or a key dropped from its declaration fails a test.
+TLS = {"ca_bundle", "proxy"}
+MCP = {"mcp_servers", "allow_user_mcp", "mcp_require_approval", "offline"}
+REBUILT_ON = {
+    "transport": TLS,
+    "hub": {"hub_endpoint"} | TLS,
+    "searcher": {"reranker_model"},
+    "remote_registry": {"remote_endpoints", "allow_user_remotes"},
+    "tool_servers": MCP,
+    "toolbox": MCP | {"reranker_model"},
+}
+
+
+def rebuilt_by(key: str) -> list[str]:
+    """The members a change of ``key`` rebuilds (the remote directory: every change; the
+    window's server, while stopped: every server setting)."""
+    names = {name for name, keys in REBUILT_ON.items() if key in keys} | {"remote_directory"}
+    if key.startswith("server."):
+        names.add("api_server")
+    return sorted(names)
+
+
+def test_every_setting_rebuilds_exactly_the_members_it_always_did(ctx: AppContext) -> None:
+    keys = sorted(flatten(Settings().model_dump()))
+    assert {"proxy", "server.port", "engine.keep_alive_s"} <= set(keys)
+    assert {k: ctx.lazies.rebuilt_by([k]) for k in keys} == {k: rebuilt_by(k) for k in keys}
+
+
+KEPT = ["net", "audit", "installed", "key_store", "scheduler", "library", "mcp_clients"]
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("proxy", "http://127.0.0.1:9"),
+    ("hub_endpoint", "http://127.0.0.1:9"),
+    ("reranker_model", "bge-reranker-v2-m3"),
+    ("allow_user_remotes", False),
+    ("mcp_require_approval", True),
+    ("offline", True),
+    ("allowed_models", ["qwen"]),
+    ("server.port", 8799),
+    ("engine.keep_alive_s", 5.0),
+])
+def test_a_change_gives_new_objects_only_where_it_is_declared(ctx: AppContext, key: str,
+                                                              value: object) -> None:
+    names = sorted({*REBUILT_ON, "remote_directory", "api_server", *KEPT})
+    before = {name: getattr(ctx, name) for name in names}
+    ctx.apply_settings({key: value})
+    renewed = [name for name in names if getattr(ctx, name) is not before[name]]
+    assert renewed == rebuilt_by(key)
+
+
+def test_a_running_server_keeps_its_settings_until_it_starts_again(ctx: AppContext) -> None:
+    ctx.apply_settings({"server.port": free_port()})
+    runner = ctx.api_server
+    runner.start()
+    try:
+        assert ctx.api_server_running
+        assert ctx.apply_settings({"server.requests_per_minute": 30}) == [
+            "server.requests_per_minute"]
+        assert ctx.api_server is runner and runner.settings.requests_per_minute is None
+        runner.stop()
+        assert not ctx.api_server_running and ctx.api_server is runner
+        fresh = ctx.api_server_to_start()
+        assert fresh is not runner and fresh.settings.requests_per_minute == 30
+        assert ctx.api_server_to_start() is fresh  # up to date: kept
+    finally:
+        runner.stop()

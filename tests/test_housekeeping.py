@@ -102,8 +102,8 @@ def test_the_server_runner_leaves_housekeeping_to_the_context(tmp_path: Path) ->
     ctx = build_context(environ={"EDGEDESK_HOME": str(tmp_path)},
                         cli_settings={"server.port": free_port(), "server.require_key": False})
     try:
-        ctx.server.start()
-        assert ctx.server.running and not _threads()
+        ctx.api_server.start()
+        assert ctx.api_server.running and not _threads()
         ctx.housekeeping.start()
         assert len(_threads()) == 1
     finally:

@@ -48,7 +48,7 @@ def handle_add(args: argparse.Namespace) -> int:
         key = sys.stdin.readline().strip()
         if not key or any(c.isspace() for c in key):
             raise InvalidRequest("no API key on standard input (one line, no spaces)")
-    policy = next((r for r in ctx.remotes.policy if r.name == args.name), None)
+    policy = next((r for r in ctx.remote_registry.policy if r.name == args.name), None)
     if policy is not None:
         # IT names the endpoint; the user (or IT's script) only supplies their key.
         if not key:
@@ -58,7 +58,7 @@ def handle_add(args: argparse.Namespace) -> int:
         print(f"key for '{policy.name}' ({policy.base_url}, set by your organization) stored "
               "in the OS keyring; the URL given was not used")
         return 0
-    endpoint = ctx.remotes.add(args.name, args.url)
+    endpoint = ctx.remote_registry.add(args.name, args.url)
     if key:
         keyring_set(endpoint.name, key)
     print(f"added remote '{endpoint.name}' at {endpoint.base_url}"
@@ -70,10 +70,11 @@ def handle_add(args: argparse.Namespace) -> int:
 def handle_list(args: argparse.Namespace) -> int:
     """Print the remotes, who set them up, and whether a key is stored (never the key)."""
     ctx = context_for(args)
+    registry = ctx.remote_registry
     rows = [{"name": r.name, "url": r.base_url, "source": r.source,
-             "key_stored": ctx.remotes.key(r.name) is not None} for r in ctx.remotes.all()]
+             "key_stored": registry.key(r.name) is not None} for r in registry.all()]
     if args.json:
-        print(json.dumps({"remotes": rows, "allow_user_remotes": ctx.remotes.allow_user,
+        print(json.dumps({"remotes": rows, "allow_user_remotes": registry.allow_user,
                           "offline": ctx.net.refusal() is not None}, indent=2))
         return 0
     if not rows:
@@ -91,10 +92,10 @@ def handle_test(args: argparse.Namespace) -> int:
     from desktop.remote.engine import list_models
 
     ctx = context_for(args)
-    remote = ctx.remotes.get(args.name)
+    remote = ctx.remote_registry.get(args.name)
     if remote is None:
         raise ModelNotFound(f"no remote called '{args.name}'; see 'edgedesk remotes list'")
-    models = list_models(remote, key=ctx.remotes.key(remote.name), net=ctx.net,
+    models = list_models(remote, key=ctx.remote_registry.key(remote.name), net=ctx.net,
                          transport=ctx.transport)
     print(f"{remote.name} ({remote.base_url}) answers with {len(models)} model(s):")
     for model in models:
@@ -107,7 +108,7 @@ def handle_rm(args: argparse.Namespace) -> int:
     from desktop.remote.registry import keyring_delete
 
     ctx = context_for(args)
-    removed = ctx.remotes.remove(args.name)
+    removed = ctx.remote_registry.remove(args.name)
     keyring_delete(args.name)
     print(f"removed remote '{args.name}'" if removed else f"no remote called '{args.name}'")
     return 0 if removed else 3

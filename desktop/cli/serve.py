@@ -149,7 +149,7 @@ def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:
     for ref in models:
         if not looks_like_path(ref):
             ctx.resolver.locate(ref)  # fail now, not on the first request
-    return ctx.server_runner(model_paths=paths)
+    return ctx.new_api_server(model_paths=paths)
 
 
 def _where_models_run(ctx: AppContext, models: list[str]) -> str:

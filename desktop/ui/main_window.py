@@ -73,11 +73,6 @@ class LateScheduler:
                                                    template_kwargs=template_kwargs)
 
 
-def built(context: AppContext, name: str) -> bool:
-    """Whether the context has already built ``name`` (using it now costs nothing)."""
-    return name in context.__dict__
-
-
 class MainWindow(QMainWindow):
     """EdgeDesk's window; closing it stops every worker and releases the models."""
 
@@ -205,7 +200,7 @@ class MainWindow(QMainWindow):
     def refresh_status(self) -> None:
         """Loaded model, this process's memory, and whether the app is offline."""
         # Until the warm-up has built the scheduler, no model can be loaded.
-        loaded = self.context.scheduler.loaded() if built(self.context, "scheduler") else []
+        loaded = self.context.scheduler.loaded() if self.context.scheduler_built else []
         asked = self.chat.current.model if self.chat.current is not None else ""
         if loaded:
             self.model_status.setText(self.tr("Model: ") + loaded[0].model_id)
@@ -231,7 +226,7 @@ class MainWindow(QMainWindow):
         built it, the answer is no, and the header is asked again once it has.
         """
         context = self.context
-        if context.catalog.find(ref) is None and not built(context, "resolver"):
+        if context.catalog.find(ref) is None and not context.resolver_built:
             return False
         return model_thinks(context.catalog, context.resolver, ref)
 

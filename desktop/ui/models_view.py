@@ -252,14 +252,14 @@ class ModelsView(QWidget):
         """List the remote engines' models on a worker (a network call per remote)."""
         ctx = self._context
         self._remote = []
-        if not ctx.remotes.all() or ctx.net.refusal() is not None:
+        if not ctx.remote_registry.all() or ctx.net.refusal() is not None:
             return  # none configured, or offline: nothing is asked
         worker = TaskWorker(ctx.remote_models, "remotes")
         worker.result.connect(self._remotes_listed)
         self._pool.start(worker)
 
     def _remotes_listed(self, key: str, listed: object) -> None:
-        rows = remote_rows(listed, self._context.remotes,
+        rows = remote_rows(listed, self._context.remote_registry,
                            self.tr("runs on {0} — leaves this device"))
         self._remote = rows
         self._apply()  # nothing on disk changed: no need to list again

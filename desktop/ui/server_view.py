@@ -267,14 +267,14 @@ class ServerView(QWidget):
     @property
     def running(self) -> bool:
         """Whether the server accepts connections."""
-        return "server" in self._context.__dict__ and bool(self._context.server.running)
+        return self._context.api_server_running
 
     def _refresh(self) -> None:
         running = self.running
         self.toggle.setText(self.tr("Stop server") if running else self.tr("Start server"))
         self.status.setText(self.tr("● Running") if running else self.tr("Stopped"))
         self.status.setStyleSheet("color: #2e9d57;" if running else "")  # a green dot
-        url = self._context.server.url if "server" in self._context.__dict__ else \
+        url = self._context.api_server.url if self._context.api_server_built else \
             f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
         self.address.setText(url)
         self._url = url
@@ -285,12 +285,12 @@ class ServerView(QWidget):
 
     def toggle_server(self) -> TaskWorker:
         """Start or stop the server on a worker (both can take a moment)."""
-        runner = self._context.server
+        runner = self._context.api_server
         if runner.running:
             worker = TaskWorker(runner.stop)
         else:
             # Rebuilt when settings were saved since it was built (e.g. allowed origins).
-            runner = self._context.fresh_server()
+            runner = self._context.api_server_to_start()
             if self._listening_to is not runner:
                 if callable(self._unsubscribe):
                     self._unsubscribe()

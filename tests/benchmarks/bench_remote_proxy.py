@@ -95,8 +95,8 @@ def main() -> int:
         os.environ["EDGEDESK_HOME"] = str(work / "local-home")
         with upstream as url:
             ctx = build_context(policy=NoPolicy())
-            ctx.remotes.add("org", url)
-            runner = ctx.server_runner(
+            ctx.remote_registry.add("org", url)
+            runner = ctx.new_api_server(
                 settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
             runner.start()
             try:

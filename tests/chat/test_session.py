@@ -150,7 +150,7 @@ def test_a_stopped_answer_reads_back_as_stopped(context: AppContext, tiny_chat: 
 def test_an_answer_that_breaks_off_is_saved_with_its_words_and_why(
         context: AppContext, fake: Fake,  # noqa: F811
         memory_keyring: MemoryKeyring) -> None:  # noqa: F811
-    context.remotes.add("gpu", fake.url)
+    context.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
     core = _core(context)
     chat = Conversation(model="gpu/fails", max_tokens=8)
@@ -172,7 +172,7 @@ def test_an_answer_that_breaks_off_is_saved_with_its_words_and_why(
 def test_an_error_before_any_word_leaves_the_question_unanswered(
         context: AppContext, fake: Fake,  # noqa: F811
         memory_keyring: MemoryKeyring) -> None:  # noqa: F811
-    context.remotes.add("gpu", fake.url)
+    context.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "wrong key")  # refused with 401 before anything streams
     core = _core(context)
     chat = Conversation(model="gpu/echo", max_tokens=8)

@@ -24,7 +24,7 @@ def test_changing_engine_parallel_reloads_the_model_at_its_next_request(
     ctx = build_context()
     try:
         ctx.apply_settings({"engine.parallel": 2})
-        runner = ctx.server_runner(
+        runner = ctx.new_api_server(
             settings=ServerSettings(require_key=False).model_copy(update={"port": 0}),
             model_paths=[tiny_chat])
         runner.start()

@@ -260,7 +260,7 @@ def test_server_forbidden_by_policy_refuses_every_way_to_start(machine_policy, c
     assert "turned off by your organization's policy" in capsys.readouterr().err
     ctx = build_context()
     with pytest.raises(ConfigError, match="ServerAllowed"):
-        ctx.server.start()
+        ctx.api_server.start()
     from desktop.bench import measure_http
 
     assert "skipped" in measure_http(ctx, str(tiny_chat), tokens=2, clients=1,

@@ -75,9 +75,9 @@ class Local:
 def local(fake: Fake) -> Iterator[Local]:
     """A local server (no key) with the fake added as remote ``gpu``."""
     ctx = build_context(policy=NoPolicy())
-    ctx.remotes.add("gpu", fake.url)
+    ctx.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
-    runner = ctx.server_runner(settings=ServerSettings(require_key=False).model_copy(
+    runner = ctx.new_api_server(settings=ServerSettings(require_key=False).model_copy(
         update={"port": 0}))
     runner.start()
     try:

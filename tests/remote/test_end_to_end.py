@@ -47,7 +47,7 @@ def test_add_list_run_and_local_api(upstream: tuple[str, str], edgedesk_home: Pa
     assert capsys.readouterr().out.strip()
 
     ctx = build_context(policy=NoPolicy())
-    runner = ctx.server_runner(
+    runner = ctx.new_api_server(
         settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
     runner.start()
     try:

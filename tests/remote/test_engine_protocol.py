@@ -17,9 +17,9 @@ from tests.remote.fake_openai import Fake
 @pytest.fixture
 def runner(fake: Fake) -> Iterator[ServerRunner]:
     ctx = build_context(policy=NoPolicy())
-    ctx.remotes.add("gpu", fake.url)
+    ctx.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
-    served = ctx.server_runner(
+    served = ctx.new_api_server(
         settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
     served.start()
     try:

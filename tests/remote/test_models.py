@@ -38,7 +38,7 @@ def test_offline_lists_no_remote_models_and_asks_nothing(
         fake: Fake, memory_keyring: MemoryKeyring) -> None:
     ctx = build_context(cli_settings={"offline": True})
     try:
-        ctx.remotes.add("gpu", fake.url)
+        ctx.remote_registry.add("gpu", fake.url)
         before = _listings(fake)
         assert ctx.remote_model_ids() == []
         assert _listings(fake) == before
@@ -50,7 +50,7 @@ def test_a_settings_change_drops_the_cached_listing(
         fake: Fake, memory_keyring: MemoryKeyring) -> None:
     ctx = build_context()
     try:
-        ctx.remotes.add("gpu", fake.url)
+        ctx.remote_registry.add("gpu", fake.url)
         keyring_set("gpu", "sk-remote")
         before = _listings(fake)
         assert "gpu/echo" in ctx.remote_model_ids()

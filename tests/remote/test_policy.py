@@ -29,24 +29,24 @@ def test_it_endpoints_are_usable_and_listed(fake: Fake) -> None:
     ctx = build_context(policy=MachinePolicy("test", {"RemoteEndpoints": [f"corp={fake.url}"]}))
     keyring_set("corp", "sk-remote")
     try:
-        assert [(r.name, r.source) for r in ctx.remotes.all()] == [("corp", "policy")]
+        assert [(r.name, r.source) for r in ctx.remote_registry.all()] == [("corp", "policy")]
         assert "corp/echo" in ctx.remote_model_ids()
         assert _ask(ctx, "corp/echo") == "quarterly numbers "
         with pytest.raises(InvalidRequest, match="set by your organization"):
-            ctx.remotes.remove("corp")
+            ctx.remote_registry.remove("corp")
     finally:
         ctx.close()
 
 
 def test_allow_user_remotes_off_refuses_and_hides_user_remotes(fake: Fake) -> None:
     mine = build_context(policy=MachinePolicy())
-    mine.remotes.add("mine", fake.url)
+    mine.remote_registry.add("mine", fake.url)
     mine.close()
     ctx = build_context(policy=MachinePolicy("test", {"AllowUserRemotes": False}))
     try:
         with pytest.raises(ConfigError, match="AllowUserRemotes"):
-            ctx.remotes.add("other", fake.url)
-        assert ctx.remotes.all() == []
+            ctx.remote_registry.add("other", fake.url)
+        assert ctx.remote_registry.all() == []
         assert ctx.resolver.remote is not None and ctx.resolver.remote("mine/echo") is None
     finally:
         ctx.close()
@@ -107,7 +107,7 @@ def test_user_stores_only_the_key_of_an_it_endpoint(
 
 def test_allowed_models_covers_user_remotes_not_it_endpoints(fake: Fake) -> None:
     mine = build_context(policy=MachinePolicy())
-    mine.remotes.add("mine", fake.url)
+    mine.remote_registry.add("mine", fake.url)
     mine.close()
     ctx = build_context(policy=MachinePolicy("test", {
         "AllowedModels": ["glm-4-9b-0414"], "RemoteEndpoints": [f"corp={fake.url}"]}))

@@ -17,7 +17,7 @@ def test_a_local_model_stays_loaded_while_a_remote_model_is_used(fake: Fake,
                                                                   tiny_chat: Path) -> None:
     ctx = build_context(policy=NoPolicy(), cli_settings={"engine.max_loaded_models": 1})
     try:
-        ctx.remotes.add("gpu", fake.url)
+        ctx.remote_registry.add("gpu", fake.url)
         keyring_set("gpu", "sk-remote")
         ctx.resolver.register(tiny_chat)
         list(ctx.scheduler.stream_chat("tiny-chat", [Message("user", "hi")], PARAMS))

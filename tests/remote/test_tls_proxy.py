@@ -39,7 +39,7 @@ def tls_fake(ca_files: tuple[Path, Path, Path]) -> Iterator[Fake]:
 
 def _context(fake: Fake, **settings: Any) -> AppContext:
     ctx = build_context(policy=NoPolicy(), cli_settings=settings)
-    ctx.remotes.add("corp", fake.url)
+    ctx.remote_registry.add("corp", fake.url)
     return ctx
 
 

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.qt, pytest.mark.usefixtures("gui_thread_gc")]
 
 def test_remote_models_carry_the_leaves_this_device_badge(qtbot: Any, fake: Fake) -> None:
     ctx = build_context(policy=NoPolicy())
-    ctx.remotes.add("gpu", fake.url)
+    ctx.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
     win = MainWindow(ctx)
     qtbot.addWidget(win)
@@ -38,7 +38,7 @@ def test_remote_models_carry_the_leaves_this_device_badge(qtbot: Any, fake: Fake
 def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any,
                                                                 fake: Fake) -> None:
     ctx = build_context(policy=NoPolicy())
-    ctx.remotes.add("gpu", fake.url)
+    ctx.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
     win = MainWindow(ctx)
     qtbot.addWidget(win)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from desktop.app import build_context
+from desktop.app import AppContext, build_context
 from desktop.retrieval.indexer import Library
 from desktop.store.chats import ChatStore
 
@@ -19,7 +19,7 @@ def test_maintenance_applies_retention_and_picks_up_edited_files(
     (folder / "a.txt").write_text("Walruses sleep on ice floes.\n", encoding="utf-8")
     library.add("notes", [folder])
     ctx = build_context(cli_settings={"retention_days": 30})
-    ctx.__dict__["library"] = library  # the tiny test embedder instead of a catalog BGE
+    AppContext.library.of(ctx).set(library)  # the tiny test embedder, not a catalog BGE
     ctx.chat_store.create_conversation("today")  # opened first: its start-up pass is done
     old_clock = ChatStore(ctx.paths.database, clock=lambda: time.time() - 40 * DAY_S)
     old_clock.create_conversation("last month")  # as if written 40 days ago

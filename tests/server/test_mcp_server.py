@@ -55,7 +55,7 @@ def indexed(tiny_embed: Path, tmp_path: Path) -> Iterator[tuple[AppContext, Path
 @pytest.fixture
 def served(indexed: tuple[AppContext, Path]) -> Iterator[Served]:
     ctx, handbook = indexed
-    runner = ctx.server_runner(settings=ServerSettings(require_key=True).model_copy(
+    runner = ctx.new_api_server(settings=ServerSettings(require_key=True).model_copy(
         update={"port": 0}))
     key = ctx.key_store.create("agent")
     runner.start()

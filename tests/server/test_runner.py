@@ -43,7 +43,7 @@ def test_models_pulled_outside_the_catalog_are_served_and_paths_are_not(
     ctx.installed.add(InstalledModel(id="tiny-Q8_0", files=(str(pulled),),
                                      size=pulled.stat().st_size, sha256=("0" * 64,),
                                      source="hub", repo="someone/Tiny-GGUF"))
-    runner = ctx.server
+    runner = ctx.api_server
     try:
         runner.start()
         listed = httpx.get(f"{runner.url}/models").json()["data"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
+from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy
 from desktop.housekeeping import Housekeeping
 from desktop.ui.main_window import MainWindow
@@ -26,8 +26,8 @@ def test_deleted_file_leaves_the_index_without_user_action(qtbot, tmp_path: Path
     assert context.library.collections()[0].documents == 2
     (folder / "gone.md").unlink()
     # The app's housekeeping, with its first pass due at once instead of after 10 s.
-    context.__dict__["housekeeping"] = Housekeeping(
-        lambda: [], lambda cancel: context.maintenance(cancel=cancel), maintain_first_s=0)
+    AppContext.housekeeping.of(context).set(Housekeeping(
+        lambda: [], lambda cancel: context.maintenance(cancel=cancel), maintain_first_s=0))
     win = MainWindow(context)
     qtbot.addWidget(win)
     qtbot.waitUntil(lambda: context.library.collections()[0].documents == 1, timeout=20_000)

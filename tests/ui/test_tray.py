@@ -61,6 +61,6 @@ def test_with_a_tray_closing_hides_while_the_server_runs(qtbot, edgedesk_home: P
     qtbot.waitUntil(lambda: win.server.running, timeout=15_000)
     win.close()
     assert not win.isVisible() and not win._closed and FakeTray.notified == 1
-    assert win.context.server.running  # still serving
+    assert win.context.api_server.running  # still serving
     win.quit_app()
-    assert win._closed and not win.context.server.running
+    assert win._closed and not win.context.api_server.running

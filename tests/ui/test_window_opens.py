@@ -10,7 +10,7 @@ from PySide6.QtCore import QTimer
 from desktop.app import build_context
 from desktop.catalog.hardware import Hardware
 from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow, built
+from desktop.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
@@ -43,7 +43,7 @@ def test_window_keeps_processing_events_while_the_hardware_probe_blocks(qtbot) -
         fired = threading.Event()
         QTimer.singleShot(0, fired.set)
         qtbot.waitUntil(fired.is_set, timeout=5_000)
-        assert not release.is_set() and not built(context, "scheduler")
+        assert not release.is_set() and not context.scheduler_built
         win.chat.input.setPlainText("hello")
         assert win.chat.input.toPlainText() == "hello"
         win.refresh_status()
@@ -51,6 +51,6 @@ def test_window_keeps_processing_events_while_the_hardware_probe_blocks(qtbot) -
     finally:
         release.set()
     # Once the probe returns, the warm-up builds the scheduler the chat will use.
-    qtbot.waitUntil(lambda: built(context, "scheduler"), timeout=30_000)
+    qtbot.waitUntil(lambda: context.scheduler_built, timeout=30_000)
     assert threading.main_thread() not in probed_on
     win.close()
