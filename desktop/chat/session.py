@@ -195,7 +195,10 @@ class ChatCore:
             raise InvalidRequest("choose a model for this chat first")
         if any(t.images for t in chat.turns):
             self.check_sees(chat.model)  # e.g. the chat's model was changed since
-        inline = inline_chars(self.context_of(chat.model) if self.context_of else None)
+        # The context is looked up only for documents (it reads the model's header).
+        documents = any(a.kind == "file" for a in chat.attachments())
+        inline = inline_chars(self.context_of(chat.model)
+                              if self.context_of is not None and documents else None)
         messages = chat.messages(inline)
         question_turns = len(chat.turns)
         answer = Turn("assistant", "")
