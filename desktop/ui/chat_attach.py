@@ -37,6 +37,7 @@ from desktop.chat import attachments
 from desktop.chat.attachments import Attachment
 from desktop.errors import EdgeDeskError
 from desktop.ui.error_text import error_text
+from desktop.ui.look import icon
 
 CHIP_THUMB = QSize(40, 40)
 TRANSCRIPT_THUMB = QSize(220, 160)
@@ -82,6 +83,12 @@ def _picture_label(item: Attachment, box: QSize) -> QLabel:
     return label
 
 
+def _file_icon() -> QLabel:
+    label = QLabel()
+    label.setPixmap(icon("attach").pixmap(16, 16))
+    return label
+
+
 class AttachmentChip(QFrame):
     """One attachment waiting to be sent: its thumbnail or name, and a remove button."""
 
@@ -91,13 +98,14 @@ class AttachmentChip(QFrame):
         super().__init__(parent)
         self.item = item
         self.setObjectName("AttachmentChip")
-        self.setStyleSheet("#AttachmentChip { border: 1px solid #9ca3af; border-radius: 6px; }")
+        self.setStyleSheet("#AttachmentChip { border: 1px solid #9ca3af; border-radius: 6px; }"
+                           " #AttachmentChip QLabel { background: transparent; }")
         row = QHBoxLayout(self)
         row.setContentsMargins(4, 2, 2, 2)
         row.setSpacing(4)
-        if item.kind == "image":
-            row.addWidget(_picture_label(item, CHIP_THUMB))
-        self.label = QLabel(("📎 " if item.kind == "file" else "") + item.name)
+        row.addWidget(_picture_label(item, CHIP_THUMB) if item.kind == "image"
+                      else _file_icon())
+        self.label = QLabel(item.name)
         self.label.setToolTip(f"{item.name} · {_size_text(item.size)}")
         row.addWidget(self.label)
         self.remove_button = QToolButton()
@@ -168,19 +176,26 @@ class AttachmentRow(QWidget):
         row.setContentsMargins(0, 2, 0, 2)
         row.setSpacing(8)
         self.thumbnails: list[QLabel] = []
-        self.files: list[QLabel] = []
+        self.files: list[QLabel] = []  # each document's name
         for item in items:
             if item.kind == "image":
                 label = _picture_label(item, TRANSCRIPT_THUMB)
                 self.thumbnails.append(label)
-            else:
-                label = QLabel("📎 " + item.name)
-                label.setObjectName("AttachedFile")
-                label.setToolTip(f"{item.name} · {_size_text(item.size)}")
-                label.setStyleSheet("#AttachedFile { border: 1px solid #9ca3af; "
-                                    "border-radius: 6px; padding: 4px 8px; }")
-                self.files.append(label)
-            row.addWidget(label, 0, Qt.AlignmentFlag.AlignBottom)
+                row.addWidget(label, 0, Qt.AlignmentFlag.AlignBottom)
+                continue
+            box = QFrame()
+            box.setObjectName("AttachedFile")
+            box.setToolTip(f"{item.name} · {_size_text(item.size)}")
+            box.setStyleSheet("#AttachedFile { border: 1px solid #9ca3af; "
+                              "border-radius: 6px; } #AttachedFile QLabel "
+                              "{ background: transparent; border: none; }")
+            inner = QHBoxLayout(box)
+            inner.setContentsMargins(6, 3, 8, 3)
+            inner.addWidget(_file_icon())
+            name = QLabel(item.name)
+            inner.addWidget(name)
+            self.files.append(name)
+            row.addWidget(box, 0, Qt.AlignmentFlag.AlignBottom)
         row.addStretch(1)
 
     @classmethod

@@ -6,6 +6,7 @@ import hashlib
 import io
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -168,3 +169,28 @@ def test_a_zip_named_png_is_neither_a_picture_nor_a_document(tmp_path: Path) -> 
     with pytest.raises(InvalidRequest) as refused:
         attachments.from_path(fake)
     assert "photo.png" in refused.value.message
+
+
+def test_a_model_sees_pictures_exactly_when_its_plan_has_a_projector(tmp_path: Path) -> None:
+    from desktop.chat.vision import model_context, model_sees
+    from desktop.engine.types import LocalPlan, ModelSpec, RemotePlan
+    from desktop.errors import ModelNotFound
+
+    specs = {
+        "kimi-vl": ModelSpec(tmp_path / "m.gguf", "kimi-vl", context_length=8192,
+                             plan=LocalPlan(projector=tmp_path / "mmproj.gguf")),
+        "glm-text": ModelSpec(tmp_path / "t.gguf", "glm-text", context_length=4096),
+        "org/remote": ModelSpec(None, "org/remote", plan=RemotePlan("org", "http://127.0.0.1:9/v1", "m")),
+    }
+
+    def resolve(ref: str, **_: object) -> ModelSpec:
+        if ref not in specs:
+            raise ModelNotFound(f"no model {ref}")
+        return specs[ref]
+
+    resolver: Any = resolve
+    assert model_sees(resolver, "kimi-vl") and not model_sees(resolver, "glm-text")
+    assert model_sees(resolver, "org/remote")  # its server decides
+    assert model_sees(resolver, "missing")  # left to fail with its own message
+    assert (model_context(resolver, "kimi-vl"), model_context(resolver, "missing")) == (
+        8192, None)
