@@ -133,6 +133,8 @@ class ChatView(QWidget):
                                if self.current is not None else "", self._notify,
                                sees=self._sees)
         self.composer.attach_requested.connect(lambda: self.attach.choose(self))
+        # After the header stored the choice: a model that cannot see the pictures says so.
+        self.model_box.currentIndexChanged.connect(lambda _i: self.attach.warn_if_blind())
         self.input.pasted.connect(self.attach.on_pasted)
         return panel
 

@@ -163,3 +163,37 @@ def test_export_writes_the_picture_beside_the_markdown(
     [written] = (target.parent / "look-attachments").iterdir()
     assert written.read_bytes() == picture.read_bytes()
     assert f"](<look-attachments/{written.name}>)" in target.read_text(encoding="utf-8")
+
+
+def test_edit_and_resend_keeps_the_attachments_unless_removed(
+        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    _, notes = _files(tmp_path)
+    chat = window.chat
+    recorder = _recording(window)
+    chat.attach.attach_paths([notes])
+    _send(qtbot, window, "How many fish?")
+    qtbot.mouseClick(chat._bubbles[0].edit_button, Qt.MouseButton.LeftButton)
+    assert [c.item.name for c in chat.composer.chips.chips] == ["notes.md"]
+    _send(qtbot, window, "How many otters?")
+    assert "The otter budget is 17 fish." in recorder.sent[1][-1].content
+    assert [a.name for a in chat.current.turns[0].attachments] == ["notes.md"]
+    qtbot.mouseClick(chat._bubbles[0].edit_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(chat.composer.chips.chips[0].remove_button, Qt.MouseButton.LeftButton)
+    _send(qtbot, window, "Just words now")
+    assert recorder.sent[2][-1].content == "Just words now"
+    assert chat.current.turns[0].attachments == [] and chat._bubbles[0].attachments is None
+
+
+def test_choosing_a_model_that_cannot_see_with_a_picture_attached_says_so(
+        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    picture, _ = _files(tmp_path)
+    chat = window.chat
+    model = chat.current.model
+    chat.core.sees = lambda ref: ref == "a-vision-model"
+    chat.current.model = "a-vision-model"
+    chat.attach.attach_paths([picture])
+    assert not chat.notice.isVisible()  # this model sees: nothing to say
+    chat.model_box.setCurrentIndex(-1)
+    chat.model_box.setCurrentIndex(chat.model_box.findData(model))
+    assert chat.current.model == model
+    assert chat.notice.isVisible() and "cannot see pictures" in chat.notice.text()
