@@ -1,8 +1,8 @@
 """Attaching pictures and documents to a chat message: the chips above the message box,
 the Attach button's file dialog, pasting and dropping, and thumbnails in the transcript.
 
-Window's thread only. Reading a file (a PDF's text) happens when it is attached, on
-this thread: one file at a time takes well under a second for ordinary documents.
+Window's thread only. Reading a file (a PDF's text) blocks, so it runs on a worker when
+the view has a pool; the chips appear when it is done.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from PySide6.QtCore import (
     QSize,
     Qt,
     Signal,
+    Slot,
 )
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QImageReader, QImageWriter, QPixmap
 from PySide6.QtWidgets import (
@@ -38,6 +39,7 @@ from desktop.chat.attachments import Attachment
 from desktop.errors import EdgeDeskError
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
+from desktop.ui.workers import TaskWorker, WorkerPool
 
 CHIP_THUMB = QSize(40, 40)
 TRANSCRIPT_THUMB = QSize(220, 160)
@@ -235,6 +237,19 @@ def _local_files(source: QMimeData) -> list[Path]:
     return [Path(url.toLocalFile()) for url in source.urls() if url.isLocalFile()]
 
 
+def _reader(paths: list[Path]) -> Callable[[], list[Attachment | EdgeDeskError]]:
+    """A blocking call: each file read as an attachment, or the error saying why not."""
+    def read() -> list[Attachment | EdgeDeskError]:
+        out: list[Attachment | EdgeDeskError] = []
+        for path in paths:
+            try:
+                out.append(attachments.from_path(path))
+            except EdgeDeskError as exc:
+                out.append(exc)
+        return out
+    return read
+
+
 def png_bytes(image: QImage) -> bytes:
     """A pasted picture encoded as PNG (how it is kept and sent)."""
     array = QByteArray()
@@ -250,17 +265,23 @@ class Attacher(QObject):
     chat, and says at once when the chat's model cannot see an attached picture.
 
     ``model`` gives the current chat's model; ``sees`` says whether a model takes
-    pictures (None: not known, nothing is said); ``notify`` shows a sentence.
+    pictures (None: not known, nothing is said); ``notify`` shows a sentence. Files are
+    read on a worker of ``pool`` (without one, here); ``busy`` while any are.
     """
 
+    busy_changed = Signal(bool)
+
     def __init__(self, chips: AttachmentChips, drop_target: QWidget,
-                 model: Callable[[], str], notify: Callable[[str], None],
-                 sees: Callable[[str], bool] | None = None) -> None:
+                 model: Callable[[], str], notify: Callable[[str], None], *,
+                 sees: Callable[[str], bool] | None = None,
+                 pool: WorkerPool | None = None) -> None:
         super().__init__(drop_target)
         self.chips = chips
         self._model = model
         self._notify = notify
         self.sees = sees
+        self._pool = pool
+        self._reading = 0
         self._pasted = 0
         drop_target.setAcceptDrops(True)
         drop_target.installEventFilter(self)
@@ -273,18 +294,46 @@ class Attacher(QObject):
                 "%1", f"{PICTURES} {DOCUMENTS}"))
         self.attach_paths([Path(name) for name in names])
 
-    def attach_paths(self, paths: Sequence[Path]) -> int:
-        """Attach the files at ``paths``; returns how many were attached (the others
-        are named with the reason)."""
-        added = 0
-        for path in paths:
-            try:
-                self._add(attachments.from_path(path))
-            except EdgeDeskError as exc:
-                self._notify(error_text(exc))
-                continue
-            added += 1
-        return added
+    @property
+    def busy(self) -> bool:
+        """Whether attached files are still being read."""
+        return self._reading > 0
+
+    def attach_paths(self, paths: Sequence[Path]) -> None:
+        """Read the files at ``paths`` (on a worker) and attach them; a file that cannot
+        be attached is named with the reason."""
+        if not paths:
+            return
+        task = _reader(list(paths))
+        if self._pool is None:
+            self._read("", task())
+            return
+        worker = TaskWorker(task, "attach")
+        worker.result.connect(self._read)
+        worker.failed.connect(self._failed)
+        worker.done.connect(self._finished)
+        self._reading += 1
+        if self._reading == 1:
+            self.busy_changed.emit(True)
+        self._pool.start(worker)
+
+    @Slot(str, object)
+    def _read(self, _key: str, results: object) -> None:
+        for result in results if isinstance(results, list) else []:
+            if isinstance(result, Attachment):
+                self._add(result)
+            elif isinstance(result, EdgeDeskError):
+                self._notify(error_text(result))
+
+    @Slot(str, str)
+    def _failed(self, _key: str, message: str) -> None:
+        self._notify(message)
+
+    @Slot()
+    def _finished(self) -> None:
+        self._reading -= 1
+        if self._reading == 0:
+            self.busy_changed.emit(False)
 
     def attach_image(self, image: QImage) -> bool:
         """Attach a pasted picture (as PNG); False when it is refused (said why)."""

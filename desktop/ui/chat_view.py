@@ -131,7 +131,7 @@ class ChatView(QWidget):
         # Pictures and documents: Attach, paste into the message box, drop on the chat.
         self.attach = Attacher(self.composer.chips, self, lambda: self.current.model
                                if self.current is not None else "", self._notify,
-                               sees=self._sees)
+                               sees=self._sees, pool=self._pool)
         self.composer.attach_requested.connect(lambda: self.attach.choose(self))
         # After the header stored the choice: a model that cannot see the pictures says so.
         self.model_box.currentIndexChanged.connect(lambda _i: self.attach.warn_if_blind())
@@ -294,6 +294,9 @@ class ChatView(QWidget):
         text = self.input.toPlainText().strip()
         attached = self.composer.chips.items()
         if chat is None or not (text or attached) or self.is_generating:
+            return
+        if self.attach.busy:  # a file being read would be left out
+            self._notify(self.tr("Still reading the attached files; send again in a moment."))
             return
         if not chat.model:
             self._notify(self.tr("Choose a model for this chat first (Models → Import or "

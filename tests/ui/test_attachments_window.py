@@ -46,6 +46,12 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
     return picture, notes
 
 
+def _attach(qtbot, win: MainWindow, paths: list[Path]) -> None:
+    """Attach ``paths`` as the Attach button would, and wait until they are read."""
+    win.chat.attach.attach_paths(paths)
+    qtbot.waitUntil(lambda: not win.chat.attach.busy, timeout=10_000)
+
+
 def _send(qtbot, win: MainWindow, text: str) -> Any:
     chat = win.chat
     chat.current.max_tokens = 8
@@ -64,13 +70,15 @@ def test_attach_button_sends_the_picture_and_the_document_and_shows_them(
     monkeypatch.setattr(QFileDialog, "getOpenFileNames",
                         lambda *a, **k: ([str(picture), str(notes)], ""))
     qtbot.mouseClick(chat.composer.attach_button, Qt.MouseButton.LeftButton)
+    assert chat.attach.busy  # read on a worker, not on the window's thread
+    qtbot.waitUntil(lambda: len(chat.composer.chips.chips) == 2, timeout=10_000)
     chips = chat.composer.chips
     assert chips.isVisible()
     assert [c.label.text() for c in chips.chips] == ["red square.png", "notes.md"]
     # Removable before sending: remove the document, attach it again.
     qtbot.mouseClick(chips.chips[1].remove_button, Qt.MouseButton.LeftButton)
     assert [c.item.name for c in chips.chips] == ["red square.png"]
-    chat.attach.attach_paths([notes])
+    _attach(qtbot, window, [notes])
 
     turn = _send(qtbot, window, "What do you see?")
     assert turn is not None
@@ -140,10 +148,12 @@ def test_a_document_dropped_on_the_chat_is_attached_and_quoted(
     chat = window.chat
     recorder = _recording(window)
     assert _drop(chat, [notes])
+    qtbot.waitUntil(lambda: not chat.attach.busy, timeout=10_000)
     assert [c.item.name for c in chat.composer.chips.chips] == ["notes.md"]
     unsupported = tmp_path / "tool.exe"
     unsupported.write_bytes(b"MZ" + b"\x00" * 64)
     assert _drop(chat, [unsupported])
+    qtbot.waitUntil(lambda: not chat.attach.busy, timeout=10_000)
     assert "tool.exe" in chat.notice.text()  # said why, nothing attached
     assert len(chat.composer.chips.chips) == 1
     _send(qtbot, window, "How many fish?")
@@ -155,7 +165,7 @@ def test_export_writes_the_picture_beside_the_markdown(
     picture, _ = _files(tmp_path)
     chat = window.chat
     chat.core.sees = lambda _model: True
-    chat.attach.attach_paths([picture])
+    _attach(qtbot, window, [picture])
     _send(qtbot, window, "look")
     target = tmp_path / "out" / "look.md"
     target.parent.mkdir()
@@ -170,7 +180,7 @@ def test_edit_and_resend_keeps_the_attachments_unless_removed(
     _, notes = _files(tmp_path)
     chat = window.chat
     recorder = _recording(window)
-    chat.attach.attach_paths([notes])
+    _attach(qtbot, window, [notes])
     _send(qtbot, window, "How many fish?")
     qtbot.mouseClick(chat._bubbles[0].edit_button, Qt.MouseButton.LeftButton)
     assert [c.item.name for c in chat.composer.chips.chips] == ["notes.md"]
@@ -191,7 +201,7 @@ def test_choosing_a_model_that_cannot_see_with_a_picture_attached_says_so(
     model = chat.current.model
     chat.core.sees = lambda ref: ref == "a-vision-model"
     chat.current.model = "a-vision-model"
-    chat.attach.attach_paths([picture])
+    _attach(qtbot, window, [picture])
     assert not chat.notice.isVisible()  # this model sees: nothing to say
     chat.model_box.setCurrentIndex(-1)
     chat.model_box.setCurrentIndex(chat.model_box.findData(model))
