@@ -163,3 +163,32 @@ def test_an_export_cannot_make_import_read_outside_its_folder(db_path: Path,
 
         ChatStore(db_path).import_json(export.read_text(), reader_beside(export))
     assert ChatStore(db_path).list_conversations() == []
+
+
+def test_an_encrypted_export_keeps_the_attachments_inside_and_no_plain_copy_beside(
+        db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    store = ChatStore(db_path)
+    conv_id = _chat(store)
+    store.close()
+    out = tmp_path / "chat.edgedesk-sealed"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("correct horse\n"))
+    assert main(["chats", "export", str(conv_id), "--format", "json", "--encrypt",
+                 "--passphrase-stdin", "-o", str(out)]) == 0
+    assert not list(tmp_path.glob("*-attachments"))  # no plain copy beside a sealed file
+    assert MARK not in out.read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("correct horse\n"))
+    assert main(["chats", "import", "--passphrase-stdin", str(out)]) == 0
+    newest = ChatStore(db_path).list_conversations()[0]
+    assert ChatStore(db_path).get_messages(newest.id)[0].attachments == (_picture(), _notes())
+
+
+def test_markdown_without_a_folder_names_each_attachment(db_path: Path) -> None:
+    store = ChatStore(db_path)
+    conv_id = _chat(store)
+    text = store.export_markdown([conv_id])
+    size = len(_picture().data)
+    assert f"*(attached: photo one.png, image/png, {size:,} bytes)*" in text
+    assert "*(attached: notes.md, text/markdown, 33 bytes)*" in text
