@@ -207,3 +207,32 @@ def test_choosing_a_model_that_cannot_see_with_a_picture_attached_says_so(
     chat.model_box.setCurrentIndex(chat.model_box.findData(model))
     assert chat.current.model == model
     assert chat.notice.isVisible() and "cannot see pictures" in chat.notice.text()
+
+
+def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
+        qtbot, edgedesk_home: Path, tiny_chat: Path, tmp_path: Path) -> None:
+    from desktop.app import build_context
+    from desktop.config import NoPolicy
+
+    def start() -> MainWindow:
+        win = MainWindow(build_context(policy=NoPolicy()))  # over the same EDGEDESK_HOME
+        qtbot.addWidget(win)
+        win.show()
+        return win
+
+    picture, notes = _files(tmp_path)
+    first = start()
+    first.use_model(first.models.import_file(tiny_chat))
+    first.chat.core.sees = lambda _model: True
+    _attach(qtbot, first, [picture, notes])
+    _send(qtbot, first, "Keep these")
+    first.close()
+
+    again = start()
+    [stored] = [c for c in again.chat.chats.chats() if c.store_id is not None]
+    again.chat.select(stored)
+    bubble = again.chat._bubbles[0]
+    [thumb] = bubble.attachments.thumbnails
+    assert thumb.pixmap().width() == 64 and thumb.toolTip().startswith("red square.png")
+    assert [f.text() for f in bubble.attachments.files] == ["notes.md"]
+    again.close()
