@@ -194,3 +194,14 @@ def test_a_model_sees_pictures_exactly_when_its_plan_has_a_projector(tmp_path: P
     assert model_sees(resolver, "missing")  # left to fail with its own message
     assert (model_context(resolver, "kimi-vl"), model_context(resolver, "missing")) == (
         8192, None)
+
+
+def test_a_picture_sent_without_words_titles_the_chat_by_its_name() -> None:
+    streamer = Scripted("A square.")
+    chat = Conversation(model="vision-model")
+    core = _core(streamer)
+    core.run(core.ask(chat, "  ", attachments=[attachments.from_bytes("whiteboard.png", png())]))
+    assert chat.title == "whiteboard.png"
+    assert streamer.prompts[0][-1].content == "" and len(streamer.prompts[0][-1].images) == 1
+    with pytest.raises(InvalidRequest, match="empty"):
+        core.ask(chat, "   ")
