@@ -101,6 +101,62 @@ def _code_chat(window: MainWindow) -> None:
     window.chat.select(chat)
 
 
+# Gemma 3 270M cannot see, so the attachments shot shows a question with a chart and a
+# document and this answer, written for the picture; the chips below are a next message.
+ATTACH_QUESTION = "What does this chart show, and do the minutes agree?"
+ATTACH_ANSWER = ("The chart shows sales rising each quarter, from 12 in Q1 to 31 in Q4. "
+                 "The minutes agree: they note that Q4 was the best quarter of the year.")
+MINUTES = ("# Board minutes\n\nSales grew every quarter; Q4 was the best quarter of the "
+           "year.\n")
+
+
+def _bar_chart() -> bytes:
+    """A small bar chart drawn with QPainter, as PNG bytes (the attached picture)."""
+    from PySide6.QtCore import QRect, Qt
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from desktop.ui.chat_attach import png_bytes
+
+    image = QImage(360, 240, QImage.Format.Format_RGB32)
+    image.fill(QColor("#ffffff"))
+    painter = QPainter(image)
+    painter.setPen(QColor("#374151"))
+    painter.drawText(QRect(0, 6, 360, 20), Qt.AlignmentFlag.AlignCenter, "Sales by quarter")
+    for n, value in enumerate((12, 18, 24, 31)):
+        x, height = 50 + n * 75, value * 6
+        painter.fillRect(x, 210 - height, 50, height, QColor("#2563eb"))
+        painter.drawText(QRect(x, 214, 50, 20), Qt.AlignmentFlag.AlignCenter, f"Q{n + 1}")
+    painter.drawLine(40, 210, 340, 210)
+    painter.end()
+    return png_bytes(image)
+
+
+def _attachments_chat(window: MainWindow, app: QApplication | None = None,
+                      out: Path | None = None) -> None:
+    import hashlib
+
+    from desktop.chat.conversation import Turn
+    from desktop.store.chat_records import Attachment
+
+    chart = _bar_chart()
+    minutes = MINUTES.encode()
+    picture = Attachment("image", "sales-chart.png", "image/png", chart,
+                         hashlib.sha256(chart).hexdigest())
+    notes = Attachment("file", "board-minutes.md", "text/markdown", minutes,
+                       hashlib.sha256(minutes).hexdigest(), MINUTES)
+    chat = window.chat.new_chat()
+    chat.title = "Sales chart and minutes"
+    chat.turns += [Turn("user", ATTACH_QUESTION, attachments=[picture, notes]),
+                   Turn("assistant", ATTACH_ANSWER)]
+    window.chat.select(chat)
+    window.chat.composer.chips.set_items([picture, notes])
+    window.chat.input.setPlainText("Make a table of the four quarters.")
+    if app is not None and out is not None:
+        _save(window, "chat-attachments-light.png", app, out)
+        window.chat.composer.chips.clear()
+        window.chat.input.clear()
+
+
 def _documents(window: MainWindow) -> None:
     view = window.documents
     view.add("EdgeDesk docs", [ROOT / "docs"])  # the screenshots themselves are skipped
@@ -154,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     apply_theme(app, light)
     window.chat.set_theme(light)
     _save(window, "chat-code-light.png", app, out)
+    _attachments_chat(window, app, out)
     window.show_page("models")
     _save(window, "models.png", app, out)
     window.show_page("documents")

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.chat.attachments import Attachment, image_of, inline_chars, prompt_text
 from desktop.engine.types import Message, Placement, Role, ToolCall, Usage
 from desktop.store.sources import Source
 
@@ -90,6 +91,13 @@ class Turn:
     citations: list[Source] = field(default_factory=list)  # the cited sources shown
     # An answer that called tools: its rounds before the final words (``content``).
     tool_steps: list[ToolStep] = field(default_factory=list)
+    # A question's pictures and documents, in the order they were attached.
+    attachments: list[Attachment] = field(default_factory=list)
+
+    @property
+    def images(self) -> list[Attachment]:
+        """The pictures among the attachments."""
+        return [a for a in self.attachments if a.kind == "image"]
 
 
 def title_for(question: str) -> str:
@@ -117,21 +125,35 @@ class Conversation:
     rewrite: bool = False  # an edit changed turns the store already holds
     loaded: bool = True  # False until the turns of a stored chat are read
 
-    def messages(self) -> list[Message]:
-        """The conversation as the engine sees it (system prompt first, reasoning dropped)."""
+    def messages(self, inline: int | None = None) -> list[Message]:
+        """The conversation as the engine sees it (system prompt first, reasoning dropped).
+
+        A question's pictures go as its images; its documents up to ``inline``
+        characters (default: a quarter of a 4k context) are quoted in its text.
+        """
+        limit = inline_chars(None) if inline is None else inline
         out = [Message("system", self.system_prompt)] if self.system_prompt.strip() else []
         for turn in self.turns:
             for step in turn.tool_steps:  # the calls and results, as the model saw them
                 out += step.messages()
-            if turn.content or turn.role == "user":
+            if turn.role == "user" and turn.attachments:
+                out.append(Message("user", prompt_text(turn.content, turn.attachments, limit),
+                                   images=tuple(image_of(a) for a in turn.images)))
+            elif turn.content or turn.role == "user":
                 out.append(Message(turn.role, turn.content))
         return out
+
+    def attachments(self) -> list[Attachment]:
+        """Every attachment of the chat's questions, oldest first."""
+        return [a for t in self.turns if t.role == "user" for a in t.attachments]
 
     def name_from_first_message(self) -> None:
         """Title the chat from its first question, as people recognise it later."""
         if self.title != DEFAULT_TITLE:
             return
-        first = next((t.content for t in self.turns if t.role == "user"), "")
+        turn = next((t for t in self.turns if t.role == "user"), None)
+        first = "" if turn is None else turn.content or " ".join(
+            a.name for a in turn.attachments)  # a picture sent alone: its file name
         if title_for(first):
             self.title = title_for(first)
 

@@ -35,15 +35,19 @@ def grounded_messages(messages: Sequence[Message], hits: Sequence[Hit]) -> list[
 
 
 def preparer(search: Search, collection: str, messages: Sequence[Message],
-             given: list[Any] | None = None) -> Callable[[], tuple[list[Message], object]]:
+             given: list[Any] | None = None, *, question: str | None = None,
+             more: Sequence[Hit] = ()) -> Callable[[], tuple[list[Message], object]]:
     """A call for the generating thread: retrieve for the last question, build the prompt.
 
+    ``question`` is what is searched for (default: the last message's text); ``more``
+    are further numbered sources after the collection's (a long attachment's passages).
     The hits are also put in ``given``, for the saver that runs later on the same thread
     (a window's copy arrives by a queued signal, possibly after the answer is saved).
     """
     def prepare() -> tuple[list[Message], object]:
-        question = messages[-1].content if messages else ""
-        hits = search(question, [collection])
+        asked = question if question is not None else (messages[-1].content if messages
+                                                        else "")
+        hits = [*(search(asked, [collection]) if collection else []), *more]
         if given is not None:
             given[:] = hits
         return grounded_messages(messages, hits), hits

@@ -35,6 +35,7 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
         sources=stored_sources(turn) if turn.role == "assistant" else (),
         finish_reason=turn.finish_reason, error=turn.error,
         tool_steps=tuple(step.to_json() for step in turn.tool_steps),
+        attachments=tuple(turn.attachments),
     )
 
 
@@ -46,7 +47,8 @@ def _to_turn(message: ChatMessage) -> Turn:
     turn = Turn(role, message.content, message.reasoning or "", usage,
                 float(message.timings.get("tokens_per_s", 0.0)), message.finish_reason,
                 message.error, sources=list(message.sources),
-                tool_steps=[ToolStep.from_json(s) for s in message.tool_steps])
+                tool_steps=[ToolStep.from_json(s) for s in message.tool_steps],
+                attachments=list(message.attachments))
     cite(turn)  # the same [n] buttons as when the answer was new: same text, same sources
     return turn
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from desktop.chat.attachments import Attachment, attached_sources, inline_chars
 from desktop.chat.conversation import Conversation, ToolOutcome, ToolStep, Turn
 from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
 from desktop.chat.persistence import ChatSaver
@@ -63,11 +64,28 @@ class PendingTurn:
     template_kwargs: dict[str, Any] | None
     question_turns: int  # how many turns (up to the question) the store must hold first
     sources: list[Any] = field(default_factory=list)  # filled by ``prepare``
+    inline: int = inline_chars(None)  # a document longer than this is cited, not quoted
 
     @property
     def grounded(self) -> bool:
         """Whether the answer is to be grounded in a collection."""
         return bool(self.chat.collection)
+
+    @property
+    def question(self) -> str:
+        """The words of the question being answered (without its attachments)."""
+        asked = [t for t in self.chat.turns[:self.question_turns] if t.role == "user"]
+        return asked[-1].content if asked else ""
+
+
+class CannotSee(InvalidRequest):
+    """A picture was attached for a model that has no vision projector."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__(f"{model} cannot see pictures (it has no vision projector); "
+                         "choose a vision model for this chat, or remove the picture",
+                         kind="cannot_see", params={"model": model})
+        self.model = model
 
 
 class _Words:
@@ -113,7 +131,9 @@ class ChatCore:
                  thinks: Callable[[str], bool] | None = None,
                  missing: MissingModel | None = None, tools: ToolBox | None = None,
                  preapproved: Collection[str] = (),
-                 max_tool_steps: int = MAX_TOOL_STEPS) -> None:
+                 max_tool_steps: int = MAX_TOOL_STEPS,
+                 sees: Callable[[str], bool] | None = None,
+                 context_of: Callable[[str], int | None] | None = None) -> None:
         self.streamer = streamer
         self.saver = saver  # None: nothing is saved (tests, a view without a store)
         self.search = search  # retrieval for grounded chats; None: grounding unavailable
@@ -124,20 +144,42 @@ class ChatCore:
         self.preapproved = frozenset(preapproved)  # --yes-tools: run without asking
         self.always: set[str] = set()  # "Always for this tool" answers, this session
         self.max_tool_steps = max_tool_steps
+        # Whether a model takes pictures (None: not known here; the engine decides).
+        self.sees = sees
+        # A model's context in tokens (None: not known), which sizes inlined documents.
+        self.context_of = context_of
 
     # ------------------------------------------------------------- owner's thread
-    def ask(self, chat: Conversation, text: str, *, replace: int | None = None) -> PendingTurn:
-        """Add the question (replacing turn ``replace`` and what followed) and its answer."""
+    def ask(self, chat: Conversation, text: str, *, replace: int | None = None,
+            attachments: Sequence[Attachment] | None = None) -> PendingTurn:
+        """Add the question (replacing turn ``replace`` and what followed) and its answer.
+
+        ``attachments`` go with the question (None: an edited question keeps its own).
+        CannotSee, before anything changes, when a picture would reach a model without
+        vision: it is refused, never silently dropped.
+        """
         text = text.strip()
-        if not text:
-            raise InvalidRequest("the message is empty")
         if replace is not None:
             if not 0 <= replace < len(chat.turns) or chat.turns[replace].role != "user":
                 raise InvalidRequest(f"there is no message {replace} of yours to edit")
+            if attachments is None:
+                attachments = chat.turns[replace].attachments
+        attached = list(attachments or ())
+        if not text and not attached:
+            raise InvalidRequest("the message is empty")
+        earlier = chat.turns[:replace] if replace is not None else chat.turns
+        if any(a.kind == "image" for a in attached) or any(t.images for t in earlier):
+            self.check_sees(chat.model)
+        if replace is not None:
             chat.truncate(replace)
-        chat.turns.append(Turn("user", text))
+        chat.turns.append(Turn("user", text, attachments=attached))
         chat.name_from_first_message()
         return self.begin(chat)
+
+    def check_sees(self, model: str) -> None:
+        """CannotSee when ``model`` is known to take no pictures."""
+        if model and self.sees is not None and not self.sees(model):
+            raise CannotSee(model)
 
     def regenerate(self, chat: Conversation) -> PendingTurn:
         """Answer the last question again; the previous answer is replaced."""
@@ -151,13 +193,19 @@ class ChatCore:
         """Add an empty answer to ``chat`` and say how to generate it."""
         if not chat.model:
             raise InvalidRequest("choose a model for this chat first")
-        messages = chat.messages()
+        if any(t.images for t in chat.turns):
+            self.check_sees(chat.model)  # e.g. the chat's model was changed since
+        # The context is looked up only for documents (it reads the model's header).
+        documents = any(a.kind == "file" for a in chat.attachments())
+        inline = inline_chars(self.context_of(chat.model)
+                              if self.context_of is not None and documents else None)
+        messages = chat.messages(inline)
         question_turns = len(chat.turns)
         answer = Turn("assistant", "")
         chat.turns.append(answer)
         params = GenerationParams(max_tokens=chat.max_tokens, temperature=chat.temperature)
         return PendingTurn(chat, answer, messages, params, self.thinking_kwargs(chat),
-                           question_turns)
+                           question_turns, inline=inline)
 
     def thinking_kwargs(self, chat: Conversation) -> dict[str, Any] | None:
         """Template variables for ``chat``'s next answer: thinking off when switched off."""
@@ -177,13 +225,19 @@ class ChatCore:
         EmbeddingModelMissing (naming the model) when the collection's catalog embedding
         model is not downloaded: a view may offer the download, then answer again.
         """
-        if not pending.grounded or self.search is None:
+        attached = attached_sources(pending.question, pending.chat.attachments(),
+                                    pending.inline)
+        grounded = pending.grounded and self.search is not None
+        if not grounded and not attached:
             return pending.messages, []
-        needed = self.missing(pending.chat.collection) if self.missing is not None else None
-        if needed:
-            raise EmbeddingModelMissing(pending.chat.collection, needed)
-        return preparer(self.search, pending.chat.collection, pending.messages,
-                        pending.sources)()
+        if grounded:
+            needed = self.missing(pending.chat.collection) if self.missing is not None \
+                else None
+            if needed:
+                raise EmbeddingModelMissing(pending.chat.collection, needed)
+        return preparer(self.search or (lambda _q, _c: []),
+                        pending.chat.collection if grounded else "", pending.messages,
+                        pending.sources, question=pending.question, more=attached)()
 
     def save_answer(self, pending: PendingTurn, final: Chunk, text: str,
                     reasoning: str, steps: Sequence[ToolStep] = ()) -> None:

@@ -15,6 +15,7 @@ from desktop.crash import shown
 from desktop.errors import InvalidRequest
 from desktop.store import sealed
 from desktop.store.chats import MAX_ID, ChatStore
+from desktop.store.export_files import folder_for, reader_beside, write_beside
 
 MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a bigger "export" is not one; refuse before reading
 
@@ -108,9 +109,16 @@ def handle_list(args: argparse.Namespace) -> int:
 def handle_export(args: argparse.Namespace) -> int:
     """Write the export to a file or stdout."""
     store = _store(args)
+    # Attachments go as files beside an export written to a file; on stdout, and in an
+    # encrypted export (plain files beside it would give its content away), the JSON
+    # carries their bytes and the Markdown only names them.
+    beside = args.output is not None and not args.encrypt
+    files = folder_for(args.output) if beside else None
     try:
         ids = args.ids or None
-        text = store.export_json(ids) if args.format == "json" else store.export_markdown(ids)
+        text = (store.export_json(ids, files=files) if args.format == "json"
+                else store.export_markdown(ids, files=files))
+        attached = store.export_files(ids) if beside else {}
     finally:
         store.close()
     data = (text + "\n").encode("utf-8", "surrogatepass")
@@ -119,6 +127,9 @@ def handle_export(args: argparse.Namespace) -> int:
     if args.output:
         write_export(args.output, data)
         print(f"wrote {shown(args.output)}" + (" (encrypted)" if args.encrypt else ""))
+        folder = write_beside(args.output, attached)
+        if folder is not None:
+            print(f"wrote {len(attached)} attachment(s) to {shown(folder)}")
     elif not args.encrypt:
         print(text)
     else:
@@ -193,7 +204,8 @@ def handle_import(args: argparse.Namespace) -> int:
     text = _read_import(args.file, args.passphrase_stdin)
     store = _store(args)
     try:
-        added = store.import_json(text)
+        added = store.import_json(
+            text, None if args.file == "-" else reader_beside(Path(args.file)))
     finally:
         store.close()
     print(f"imported {len(added)} conversation(s)" + (

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from desktop.engine.types import Chunk, FinishReason, GenerationParams, Message, Usage
+from desktop.engine.types import (
+    MEDIA_MARKER,
+    Chunk,
+    FinishReason,
+    GenerationParams,
+    Image,
+    Message,
+    Usage,
+)
 from desktop.errors import RemoteError
 
 _FINISH: dict[str, FinishReason] = {"stop": "stop", "length": "length",
@@ -17,6 +26,9 @@ _FINISH: dict[str, FinishReason] = {"stop": "stop", "length": "length",
 def message_dict(message: Message) -> dict[str, Any]:
     """One conversation turn as OpenAI's chat API takes it."""
     out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.images:
+        # The remote model takes the pictures or its server refuses them: never dropped.
+        out["content"] = content_parts(message)
     if message.name:
         out["name"] = message.name
     if message.tool_call_id:
@@ -26,6 +38,25 @@ def message_dict(message: Message) -> dict[str, Any]:
                               "function": {"name": c.name, "arguments": c.arguments}}
                              for c in message.tool_calls]
     return out
+
+
+def content_parts(message: Message) -> list[dict[str, Any]]:
+    """A message with pictures as OpenAI content parts: each picture a data URL where its
+    MEDIA_MARKER stands in the text, or all of them before the text when it has none."""
+    def picture(image: Image) -> dict[str, Any]:
+        data = base64.b64encode(image.data).decode("ascii")
+        return {"type": "image_url", "image_url": {"url": f"data:{image.mime};base64,{data}"}}
+
+    pieces = message.content.split(MEDIA_MARKER)
+    if len(pieces) != len(message.images) + 1:
+        pieces = ["", message.content.replace(MEDIA_MARKER, "")]
+        pieces[1:1] = [""] * (len(message.images) - 1)
+    parts: list[dict[str, Any]] = [{"type": "text", "text": pieces[0]}] if pieces[0] else []
+    for image, text in zip(message.images, pieces[1:], strict=True):
+        parts.append(picture(image))
+        if text:
+            parts.append({"type": "text", "text": text})
+    return parts
 
 
 def sampling(params: GenerationParams) -> dict[str, Any]:

@@ -27,6 +27,28 @@ class Conversation:
 
 
 @dataclass(frozen=True)
+class Attachment:
+    """A picture or file attached to a question: its bytes as given, and its text.
+
+    ``kind`` is "image" (sent to a vision model as pixels) or "file" (a document whose
+    extracted ``text`` the model reads). The bytes are kept in the chat database, so
+    they are encrypted with it, expire with the conversation and go with ``chats rm``.
+    """
+
+    kind: str  # "image" or "file"
+    name: str  # the file name as the user saw it (no folder)
+    mime: str
+    data: bytes
+    sha256: str
+    text: str = ""  # a file's extracted text ("" for an image)
+
+    @property
+    def size(self) -> int:
+        """How many bytes the attachment holds."""
+        return len(self.data)
+
+
+@dataclass(frozen=True)
 class ChatMessage:
     """One stored turn with what produced it (model, parameters, tokens, timings)."""
 
@@ -49,6 +71,7 @@ class ChatMessage:
     # "reasoning", "calls": [{"id", "name", "arguments"}], "results": [{"call_id", "name",
     # "server", "text", "status"}]}); the chat layer reads them into ToolSteps.
     tool_steps: tuple[dict[str, Any], ...] = ()
+    attachments: tuple[Attachment, ...] = ()  # a question's pictures and files, in order
 
     @property
     def ending(self) -> str | None:

@@ -14,8 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from desktop.errors import InvalidRequest, StoreError
-from desktop.store.chat_export import json_export, markdown_export, parse_export
-from desktop.store.chat_records import ChatMessage, Conversation, SearchHit
+from desktop.store.chat_export import (
+    ReadFile,
+    attachment_files,
+    json_export,
+    markdown_export,
+    parse_export,
+)
+from desktop.store.chat_records import Attachment, ChatMessage, Conversation, SearchHit
 from desktop.store.cipher import DatabaseKey
 from desktop.store.db import Database, fts_query, fts_text, open_database
 from desktop.store.sources import decode_sources, encode_sources
@@ -69,6 +75,12 @@ class _Chats:
              json.dumps(list(message.tool_steps), ensure_ascii=False)
              if message.tool_steps else None))
         message_id = int(cur.lastrowid)
+        for ordinal, item in enumerate(message.attachments):
+            self.database.execute(
+                "INSERT INTO attachments(message_id, ordinal, kind, name, mime, sha256, "
+                "text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (message_id, ordinal, item.kind, item.name, item.mime, item.sha256,
+                 item.text, item.data))
         self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
                               (message_id, fts_text(message.content)))
         self.database.execute("UPDATE conversations SET updated = max(updated, ?) "
@@ -96,13 +108,27 @@ class _Chats:
             "FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conv_id,))
+        attached = self.attachments(conv_id)
         return [ChatMessage(role=r[1], content=r[2], reasoning=r[3], model=r[4],
                             parameters=json.loads(r[5]), prompt_tokens=r[6],
                             completion_tokens=r[7], timings=json.loads(r[8]),
                             created=float(r[9]), id=int(r[0]), sources=decode_sources(r[10]),
                             finish_reason=r[11], error=r[12],
-                            tool_steps=_steps(r[13]))
+                            tool_steps=_steps(r[13]),
+                            attachments=tuple(attached.get(int(r[0]), ())))
                 for r in rows]
+
+    def attachments(self, conv_id: int) -> dict[int, list[Attachment]]:
+        """The attachments of a conversation's messages, by message id, in order."""
+        found: dict[int, list[Attachment]] = {}
+        for r in self.database.query(
+                "SELECT a.message_id, a.kind, a.name, a.mime, a.sha256, a.text, a.data "
+                "FROM attachments a JOIN messages m ON m.id = a.message_id "
+                "WHERE m.conversation_id = ? ORDER BY a.message_id, a.ordinal", (conv_id,)):
+            found.setdefault(int(r[0]), []).append(
+                Attachment(str(r[1]), str(r[2]), str(r[3]), bytes(r[6]), str(r[4]),
+                           str(r[5] or "")))
+        return found
 
     def search(self, query: str) -> list[tuple[Any, ...]]:
         match = fts_query(query)
@@ -312,15 +338,26 @@ class ChatStore:
         return count
 
     # ------------------------------------------------------------------ export / import
-    def export_json(self, conv_ids: Sequence[int] | None = None) -> str:
-        """The given conversations (default: all) as JSON that ``import_json`` reads back."""
-        return json_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)])
+    def export_json(self, conv_ids: Sequence[int] | None = None, *,
+                    files: str | None = None) -> str:
+        """The given conversations (default: all) as JSON that ``import_json`` reads back;
+        attachments named in the folder ``files`` beside it, or inline when None."""
+        return json_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)],
+                           files)
 
-    def import_json(self, text: str) -> list[Conversation]:
-        """Add the conversations of an ``export_json`` document; returns the new headers."""
+    def export_files(self, conv_ids: Sequence[int] | None = None) -> dict[str, bytes]:
+        """The attachments of the given conversations by the file name an export uses."""
+        return attachment_files([(c, self.get_messages(c.id))
+                                 for c in self._selected(conv_ids)])
+
+    def import_json(self, text: str, read_file: ReadFile | None = None) -> list[Conversation]:
+        """Add the conversations of an ``export_json`` document; returns the new headers.
+
+        ``read_file`` reads the attachment files the export names beside itself.
+        """
         # Every field is checked before anything is written, and all is written in one
         # transaction: a malformed conversation further down leaves nothing behind.
-        parsed = parse_export(text)
+        parsed = parse_export(text, read_file)
         target = self._disk or self._memory
         sign = 1 if target is self._disk else -1
         row_ids: list[int] = []
@@ -335,9 +372,12 @@ class ChatStore:
                 row_ids.append(row_id)
         return [self.get_conversation(sign * row_id) for row_id in row_ids]
 
-    def export_markdown(self, conv_ids: Sequence[int] | None = None) -> str:
-        """The given conversations (default: all) as readable Markdown."""
-        return markdown_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)])
+    def export_markdown(self, conv_ids: Sequence[int] | None = None, *,
+                        files: str | None = None) -> str:
+        """The given conversations (default: all) as readable Markdown (attachments
+        linked from the folder ``files`` beside it, or only named when None)."""
+        return markdown_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)],
+                               files)
 
     def _selected(self, conv_ids: Sequence[int] | None) -> list[Conversation]:
         if conv_ids is None:

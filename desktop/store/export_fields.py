@@ -23,7 +23,11 @@ MESSAGE_FIELDS = {
     "parameters": "an object", "prompt_tokens": "a whole number or null",
     "completion_tokens": "a whole number or null", "timings": "an object",
     "created": "a number or null", "finish_reason": "text or null", "error": "text or null",
-    "tool_steps": "a list",
+    "tool_steps": "a list", "attachments": "a list",
+}
+ATTACHMENT_FIELDS = {
+    "kind": "text", "name": "text", "mime": "text or null", "sha256": "text or null",
+    "text": "text or null", "data": "text or null", "file": "text or null",
 }
 
 

@@ -211,6 +211,24 @@ SEARCH_INDEX_SCHEMA = (
 )
 
 
+ATTACHMENTS_SCHEMA = (
+    # Pictures and files attached to a message, in order: the bytes as given (kept in the
+    # database, so encrypted with it and deleted with the conversation by the cascade
+    # from messages) and, for a document, the text the model reads of it.
+    """CREATE TABLE attachments (
+        id INTEGER PRIMARY KEY,
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        mime TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        text TEXT NOT NULL DEFAULT '',
+        data BLOB NOT NULL)""",
+    "CREATE INDEX attachments_by_message ON attachments(message_id, ordinal)",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -225,4 +243,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "the tool calls an answer made and their results", TOOLS_SCHEMA),
     Migration(10, "each message's conversation in a small index, for search",
               SEARCH_INDEX_SCHEMA),
+    Migration(11, "pictures and files attached to messages", ATTACHMENTS_SCHEMA),
 )

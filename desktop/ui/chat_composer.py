@@ -1,4 +1,4 @@
-"""Where a chat's next message is written: the text box, Send and Stop.
+"""Where a chat's next message is written: the text box, its attachments, Send and Stop.
 
 Ctrl+Enter is read from the text box's own key events (not a window shortcut), so it
 works whichever window is active, e.g. with a dialog or a screen reader in front.
@@ -9,20 +9,31 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QToolButton, QVBoxLayout, QWidget
 
+from desktop.ui.chat_attach import AttachmentChips, MessageInput
 from desktop.ui.look import icon
 
 
 class Composer(QWidget):
-    """The message box with Send and Stop; ``send_requested`` on Send or Ctrl+Enter."""
+    """The message box with Attach, Send and Stop; ``send_requested`` on Send or
+    Ctrl+Enter, ``attach_requested`` on Attach (a paste or drop of a picture or file
+    comes as the input's ``pasted``)."""
 
     send_requested = Signal()
     stop_requested = Signal()
+    attach_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.input = QPlainTextEdit()
+        self.chips = AttachmentChips()
+        self.attach_button = QToolButton()
+        self.attach_button.setIcon(icon("attach"))
+        self.attach_button.setToolTip(self.tr("Attach pictures or documents (or paste, "
+                                              "or drop them on the chat)"))
+        self.attach_button.setAccessibleName(self.tr("Attach files"))
+        self.attach_button.clicked.connect(self.attach_requested)
+        self.input = MessageInput()
         self.input.setObjectName("Composer")
         self.input.setPlaceholderText(self.tr("Message the model — Ctrl+Enter to send"))
         self.input.setAccessibleName(self.tr("Message"))
@@ -43,10 +54,15 @@ class Composer(QWidget):
         actions = QVBoxLayout()
         actions.addWidget(self.send_button)
         actions.addWidget(self.stop_button)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(4)
+        column.addWidget(self.chips)
+        row = QHBoxLayout()
+        row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignTop)
         row.addWidget(self.input, 1)
         row.addLayout(actions)
+        column.addLayout(row)
         self.input.installEventFilter(self)
 
     def set_generating(self, generating: bool) -> None:

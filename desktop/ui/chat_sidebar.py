@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -22,6 +23,7 @@ from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.errors import EdgeDeskError
 from desktop.store import sealed
+from desktop.store.export_files import folder_for, reader_beside, write_beside
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
 from desktop.ui.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
@@ -160,9 +162,11 @@ class ChatSidebar(QWidget):
         if self._saver is None:
             return False
         store = self._saver.store
-        # Exactly what `edgedesk chats export` writes (JSON: what `chats import` reads).
-        text = (store.export_json([store_id]) if as_json
-                else store.export_markdown([store_id]))
+        # Exactly what `edgedesk chats export` writes (JSON: what `chats import` reads),
+        # pictures and files beside it; a sealed export keeps them inside, encrypted.
+        files = None if encrypt else folder_for(Path(name))
+        text = (store.export_json([store_id], files=files) if as_json
+                else store.export_markdown([store_id], files=files))
         data = text.encode("utf-8", "surrogatepass")
         if encrypt:
             passphrase = self.ask_passphrase(True)
@@ -172,9 +176,14 @@ class ChatSidebar(QWidget):
         try:
             with open(name, "wb") as out:
                 out.write(data)
+            if files is not None:
+                write_beside(Path(name), store.export_files([store_id]))
         except OSError as exc:
             self.notice.emit(self.tr("The chat was not exported: %1")
                              .replace("%1", exc.strerror or str(exc)))
+            return False
+        except EdgeDeskError as exc:
+            self.notice.emit(error_text(exc))
             return False
         # The event `edgedesk chats export` records: the format and how many, no content.
         self._saver.audit.record("chats.exported", format="json" if as_json else "md",
@@ -220,7 +229,7 @@ class ChatSidebar(QWidget):
                     return []
                 data = sealed.unseal(data, passphrase)  # a wrong one: said, nothing added
             text = data.decode("utf-8-sig")
-            added = self._saver.store.import_json(text)
+            added = self._saver.store.import_json(text, reader_beside(Path(name)))
         except (OSError, UnicodeDecodeError) as exc:
             self.notice.emit(self.tr("The file could not be read: %1").replace("%1", str(exc)))
             return []

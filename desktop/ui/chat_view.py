@@ -14,6 +14,7 @@ from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
 from desktop.errors import EdgeDeskError
+from desktop.ui.chat_attach import Attacher
 from desktop.ui.chat_composer import Composer
 from desktop.ui.chat_header import ChatHeader
 from desktop.ui.chat_notice import ChatNotice, Download
@@ -48,7 +49,9 @@ class ChatView(QWidget):
                  parent: QWidget | None = None, *, search: Search | None = None,
                  presets: PresetStore | None = None, theme: str = "light",
                  reasoning: Callable[[str], bool] | None = None,
-                 tools: ToolBox | None = None) -> None:
+                 tools: ToolBox | None = None,
+                 sees: Callable[[str], bool] | None = None,
+                 context_of: Callable[[str], int | None] | None = None) -> None:
         super().__init__(parent)
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._scheduler = scheduler
@@ -56,7 +59,8 @@ class ChatView(QWidget):
         self._saver = saver
         self._search = search  # retrieval for chats grounded in documents
         self._presets = presets
-        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning, tools=tools)
+        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning, tools=tools,
+                             sees=sees, context_of=context_of)
         self._theme = theme
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
@@ -124,9 +128,21 @@ class ChatView(QWidget):
         self.input = self.composer.input
         self.send_button, self.stop_button = self.composer.send_button, self.composer.stop_button
         layout.addWidget(self.composer)
+        # Pictures and documents: Attach, paste into the message box, drop on the chat.
+        self.attach = Attacher(self.composer.chips, self, lambda: self.current.model
+                               if self.current is not None else "", self._notify,
+                               sees=self._sees, pool=self._pool)
+        self.composer.attach_requested.connect(lambda: self.attach.choose(self))
+        # After the header stored the choice: a model that cannot see the pictures says so.
+        self.model_box.currentIndexChanged.connect(lambda _i: self.attach.warn_if_blind())
+        self.input.pasted.connect(self.attach.on_pasted)
         return panel
 
     # ------------------------------------------------------------------ models
+    def _sees(self, model: str) -> bool:
+        """Whether ``model`` takes pictures (the core's judge; yes when there is none)."""
+        return self.core.sees is None or self.core.sees(model)
+
     def set_models(self, models: list[tuple[str, str]]) -> None:
         """Offer ``(label, reference)`` pairs in the model box; keeps the current choice."""
         self.header.set_models(models)
@@ -276,7 +292,11 @@ class ChatView(QWidget):
         """Send the composer's text (replacing the edited message, if editing)."""
         chat = self.current
         text = self.input.toPlainText().strip()
-        if chat is None or not text or self.is_generating:
+        attached = self.composer.chips.items()
+        if chat is None or not (text or attached) or self.is_generating:
+            return
+        if self.attach.busy:  # a file being read would be left out
+            self._notify(self.tr("Still reading the attached files; send again in a moment."))
             return
         if not chat.model:
             self._notify(self.tr("Choose a model for this chat first (Models → Import or "
@@ -288,8 +308,8 @@ class ChatView(QWidget):
         if retitle:
             chat.title = DEFAULT_TITLE  # the core titles it from the new question
         try:
-            pending = self.core.ask(chat, text, replace=self._editing)
-        except EdgeDeskError as exc:
+            pending = self.core.ask(chat, text, replace=self._editing, attachments=attached)
+        except EdgeDeskError as exc:  # e.g. a picture for a model that cannot see: kept
             chat.title = title
             self._notify(error_text(exc))
             return
@@ -298,6 +318,7 @@ class ChatView(QWidget):
         self._cancel_edit()
         self.chats.refresh(chat)
         self.input.clear()
+        self.composer.chips.clear()
         self._generate(pending)
 
     def regenerate(self) -> None:
@@ -319,6 +340,7 @@ class ChatView(QWidget):
             return
         self._editing = index
         self.input.setPlainText(chat.turns[index].content)
+        self.composer.chips.set_items(chat.turns[index].attachments)
         self.input.setFocus()
         self._notify(self.tr("Editing a message: send to replace it and everything after it; "
                              "Esc cancels."))
@@ -341,6 +363,7 @@ class ChatView(QWidget):
         elif self._editing is not None:
             self._cancel_edit()
             self.input.clear()
+            self.composer.chips.clear()
 
     def _notify(self, text: str) -> None:
         self.notes.say(text)

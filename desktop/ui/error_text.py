@@ -73,6 +73,10 @@ SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
         "ErrorText",
         "%1 is blocked by your organization's policy (AllowedModels); ask IT to allow it "
         "or pick an allowed model."), ("model",)),
+    "cannot_see": (QT_TRANSLATE_NOOP(
+        "ErrorText",
+        "%1 cannot see pictures (it has no vision projector); choose a vision model for "
+        "this chat, or remove the picture."), ("model",)),
     "unknown_model": (QT_TRANSLATE_NOOP(
         "ErrorText", "There is no model called %1; the Models screen lists them."),
         ("model",)),

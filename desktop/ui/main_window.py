@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from desktop.app import AppContext
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.thinking import model_thinks
+from desktop.chat.vision import model_context, model_sees
 from desktop.doctor import doctor_report
 from desktop.errors import EdgeDeskError
 from desktop.filebytes import format_bytes
@@ -88,7 +89,8 @@ class MainWindow(QMainWindow):
         self.chat = ChatView(LateScheduler(context), self.pool, saver,
                              search=self._search, presets=PresetStore(context.paths.config_dir),
                              theme=resolve_theme(context.settings.theme),
-                             reasoning=self.thinks, tools=context.toolbox)
+                             reasoning=self.thinks, tools=context.toolbox,
+                             sees=self.sees, context_of=self.context_of)
         self.models = ModelsView(context, self.pool)
         self.chat.offer_downloads(context, self.models.download)
         self.documents = DocumentsView(context, self.pool, download=self.models.download)
@@ -229,6 +231,16 @@ class MainWindow(QMainWindow):
         if context.catalog.find(ref) is None and not context.resolver_built:
             return False
         return model_thinks(context.catalog, context.resolver, ref)
+
+    def sees(self, ref: str) -> bool:
+        """Whether model ``ref`` takes pictures (asked when one is attached or sent)."""
+        return model_sees(self.context.resolver, ref)
+
+    def context_of(self, ref: str) -> int | None:
+        """Model ``ref``'s context in tokens, once the resolver is built (else None)."""
+        if not built(self.context, "resolver"):
+            return None
+        return model_context(self.context.resolver, ref)
 
     def _warmed_up(self, _key: str, _scheduler: object) -> None:
         if self.chat.current is not None:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 from desktop.chat.conversation import Turn
 from desktop.chat.grounding import was_cited
 from desktop.ui.answer_footer import footer_text
+from desktop.ui.chat_attach import AttachmentRow
 from desktop.ui.grounding import CitationRow
 from desktop.ui.look import icon
 from desktop.ui.markdown_render import COPY_SCHEME, MarkdownRenderer, code_blocks
@@ -60,6 +61,8 @@ class MessageWidget(QFrame):
 
         self._build_tools(layout)
 
+        # A question's pictures (thumbnails) and documents (names), above its words.
+        self.attachments = AttachmentRow.added_to(layout, turn.attachments)
         self.body = self._build_body()
         layout.addWidget(self.body)
         self.citations = CitationRow()

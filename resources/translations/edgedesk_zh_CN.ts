@@ -1136,6 +1136,11 @@
     </message>
     <message>
         <location filename="../../desktop/ui/error_text.py" line="76"/>
+        <source>%1 cannot see pictures (it has no vision projector); choose a vision model for this chat, or remove the picture.</source>
+        <translation>%1 看不到图片（它没有视觉投影器）；请为此对话选择视觉模型，或移除图片。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="76"/>
         <source>There is no model called %1; the Models screen lists them.</source>
         <translation>没有名为 %1 的模型；可在“模型”页面查看所有模型。</translation>
     </message>

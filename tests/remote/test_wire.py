@@ -57,3 +57,19 @@ def test_reasoning_and_finish_are_read() -> None:
 def test_status_errors_map_to_our_statuses(status: int, ours: int, words: str) -> None:
     error = wire.status_error(status, {"error": {"message": "detail"}}, "gpu")
     assert error.http_status == ours and words in error.message and "detail" in error.message
+
+
+def test_pictures_go_to_a_remote_as_data_url_parts_where_their_markers_stand() -> None:
+    from desktop.engine.types import MEDIA_MARKER, Image
+
+    red, blue = Image(b"\x89PNGred", "image/png", "r"), Image(b"\xff\xd8blue", "image/jpeg", "b")
+    before = wire.message_dict(Message("user", "What differs?", images=(red, blue)))
+    assert before["content"] == [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR3JlZA=="}},
+        {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9hibHVl"}},
+        {"type": "text", "text": "What differs?"}]
+    placed = wire.message_dict(Message("user", f"This {MEDIA_MARKER} or that {MEDIA_MARKER}?",
+                                       images=(red, blue)))
+    assert [p.get("text", p["type"]) for p in placed["content"]] == [
+        "This ", "image_url", " or that ", "image_url", "?"]
+    assert wire.message_dict(Message("user", "no pictures"))["content"] == "no pictures"

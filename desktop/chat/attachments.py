@@ -1,0 +1,248 @@
+"""Pictures and files attached to a question, and what the model is given of them.
+
+A picture goes to the engine as pixels (``Message.images``; only a model with a vision
+projector may take it). A document (text, Markdown, PDF, DOCX: the documents index's
+own extractors) goes into the prompt as a quoted block under its name when it is short
+for the model's context; a long one is cut into the index's chunks and its passages that
+matter for each question become numbered sources, cited ``[n]`` like a collection's.
+
+Reading and extracting block (a PDF may take a second): a window calls ``from_path`` on
+a worker or accepts the wait for one file; everything else here is quick and pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from desktop.engine.types import Image
+from desktop.errors import InvalidRequest
+from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, chunk_blocks
+from desktop.retrieval.loaders import SUPPORTED_SUFFIXES, Block, SkipFile, load, paragraphs
+from desktop.retrieval.search import Hit, coverage
+from desktop.retrieval.stopwords import search_terms
+from desktop.store.chat_records import Attachment
+
+__all__ = ["Attachment", "attached_sources", "check_image", "from_bytes", "from_path",
+           "image_of", "inline_chars", "is_long", "prompt_text"]
+
+# Until the engine's own limits module is on main, these two numbers and ``check_image``
+# are the one place a picture is judged; the engine checks again before decoding.
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+MAX_IMAGE_PIXELS = 50_000_000  # a 50k x 50k PNG header (a decompression bomb) is refused
+MAX_FILE_BYTES = 20 * 1024 * 1024  # a document attached to one message (kept in the chat)
+DEFAULT_CONTEXT = 4096  # tokens, when the model's context is not known
+CHARS_PER_TOKEN = 3  # a cautious average (English ~4, Chinese ~1.5 per token)
+SOURCES_K = 5  # passages of long attachments given for one question
+_PDF = "application/pdf"
+
+MIMES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
+         ".pdf": _PDF, ".html": "text/html", ".htm": "text/html", ".csv": "text/csv",
+         ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
+
+
+def _dimensions(data: bytes) -> tuple[str, int, int] | None:
+    """(mime, width, height) read from an image's header alone, or None if not an image."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR" and len(data) >= 24:
+        width, height = struct.unpack(">II", data[16:24])
+        return "image/png", width, height
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        width, height = struct.unpack("<HH", data[6:10])
+        return "image/gif", width, height
+    if data.startswith(b"\xff\xd8\xff"):
+        return _jpeg(data)
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
+        return _webp(data)
+    if data[:2] == b"BM" and len(data) >= 26:
+        width, height = struct.unpack("<ii", data[18:26])
+        return "image/bmp", abs(width), abs(height)
+    return None
+
+
+def _jpeg(data: bytes) -> tuple[str, int, int] | None:
+    at = 2
+    while at + 9 < len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            at += 2
+            continue
+        length = int.from_bytes(data[at + 2:at + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            return "image/jpeg", width, height
+        if length < 2:
+            return None
+        at += 2 + length
+    return None
+
+
+def _webp(data: bytes) -> tuple[str, int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8X":
+        width = 1 + int.from_bytes(data[24:27], "little")
+        height = 1 + int.from_bytes(data[27:30], "little")
+    elif chunk == b"VP8L":
+        bits = int.from_bytes(data[21:25], "little")
+        width, height = 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+    elif chunk == b"VP8 ":
+        width, height = (v & 0x3FFF for v in struct.unpack("<HH", data[26:30]))
+    else:
+        return None
+    return "image/webp", width, height
+
+
+def check_image(data: bytes) -> str:
+    """The picture's MIME type, or InvalidRequest saying why it is refused (not an image,
+    too many bytes, too many pixels). Reads the header only; nothing is decoded."""
+    if len(data) > MAX_IMAGE_BYTES:
+        raise InvalidRequest(f"the picture is too large ({len(data) / 2**20:.1f} MB; the "
+                             f"limit is {MAX_IMAGE_BYTES // 2**20} MB)")
+    found = _dimensions(data)
+    if found is None:
+        raise InvalidRequest("this is not a picture EdgeDesk can read (PNG, JPEG, GIF, WebP "
+                             "or BMP)")
+    mime, width, height = found
+    if width <= 0 or height <= 0:
+        raise InvalidRequest("the picture is damaged (it says it has no pixels)")
+    if width * height > MAX_IMAGE_PIXELS:
+        raise InvalidRequest(f"the picture is too large ({width}×{height} pixels; the limit "
+                             f"is {MAX_IMAGE_PIXELS // 1_000_000} million)")
+    return mime
+
+
+def is_image(data: bytes) -> bool:
+    """Whether ``data`` starts like a picture (whatever its file name says)."""
+    return _dimensions(data) is not None
+
+
+def from_bytes(name: str, data: bytes) -> Attachment:
+    """A picture given as bytes (pasted from the clipboard); InvalidRequest if refused."""
+    mime = check_image(data)
+    return Attachment("image", name, mime, data, hashlib.sha256(data).hexdigest())
+
+
+def from_path(path: Path) -> Attachment:
+    """The picture or document at ``path`` as an attachment (blocks: reads, extracts).
+
+    InvalidRequest says why a file cannot be attached (type, size, no text, unreadable).
+    """
+    try:
+        size = path.stat().st_size
+        if size > max(MAX_IMAGE_BYTES, MAX_FILE_BYTES):
+            raise InvalidRequest(f"{path.name} is too large to attach "
+                                 f"({size / 2**20:.1f} MB)")
+        with path.open("rb") as handle:
+            head = handle.read(64 * 1024)
+        if is_image(head):
+            data = path.read_bytes()
+            mime = check_image(data)
+            return Attachment("image", path.name, mime, data, hashlib.sha256(data).hexdigest())
+        if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            raise InvalidRequest(f"{path.name}: EdgeDesk attaches pictures and text, "
+                                 "Markdown, PDF or Word (.docx) files")
+        blocks = load(path, max_bytes=MAX_FILE_BYTES)
+        data = path.read_bytes()
+    except SkipFile as exc:
+        raise InvalidRequest(f"{path.name} cannot be attached: {exc.reason}") from None
+    except OSError as exc:
+        raise InvalidRequest(f"{path.name} cannot be read ({exc.strerror or exc})") from None
+    mime = MIMES.get(path.suffix.lower(), "text/plain")
+    return Attachment("file", path.name, mime, data, hashlib.sha256(data).hexdigest(),
+                      _text_of(blocks, paged=mime == _PDF))
+
+
+def _text_of(blocks: Sequence[Block], *, paged: bool) -> str:
+    """The blocks' text laid out on their own line numbers (pages split by a form feed),
+    so ``_blocks`` finds the same pages and lines again for citations."""
+    pages: dict[int, list[str]] = {}
+    for block in blocks:
+        lines = pages.setdefault(block.page or 1, [])
+        if len(lines) >= block.line_start and lines:  # a piece of a long line cut in two
+            lines[-1] += " " + block.text.replace("\n", " ")
+            continue
+        lines += [""] * (block.line_start - 1 - len(lines))
+        lines += block.text.split("\n")
+    if not paged:
+        return "\n".join(pages.get(1, []))
+    last = max(pages, default=1)
+    return "\f".join("\n".join(pages.get(n, [])) for n in range(1, last + 1))
+
+
+def _blocks(item: Attachment) -> list[Block]:
+    if item.mime != _PDF:
+        return paragraphs(item.text)
+    return [b for number, page in enumerate(item.text.split("\f"), start=1)
+            for b in paragraphs(page, number)]
+
+
+def image_of(item: Attachment) -> Image:
+    """A picture attachment as the engine takes it."""
+    return Image(item.data, item.mime, item.sha256)
+
+
+def inline_chars(context_tokens: int | None) -> int:
+    """How long a document may be to go into the prompt whole: a quarter of the model's
+    context (the rest is for the chat, other files and the answer)."""
+    return (context_tokens or DEFAULT_CONTEXT) // 4 * CHARS_PER_TOKEN
+
+
+def is_long(item: Attachment, limit: int) -> bool:
+    """Whether a document is too long for the prompt (its passages are then cited)."""
+    return item.kind == "file" and len(item.text) > limit
+
+
+def _fence(text: str) -> str:
+    longest = max((len(run) for run in text.split("\n") if set(run) == {"`"}), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def prompt_text(text: str, items: Sequence[Attachment], limit: int) -> str:
+    """A question as the model reads it: each short document quoted under its name, a
+    long one announced (its passages come as numbered sources), then the question."""
+    parts: list[str] = []
+    for item in items:
+        if item.kind != "file":
+            continue
+        if is_long(item, limit):
+            parts.append(f"[Attached file {item.name}: long; the passages that matter are "
+                         "given as numbered sources]")
+        else:
+            quoted = item.text.strip().replace("\f", "\n\n")  # a PDF's pages in turn
+            fence = _fence(quoted)
+            parts.append(f"Attached file {item.name}:\n{fence}\n{quoted}\n{fence}")
+    return "\n\n".join([*parts, text]) if parts else text
+
+
+def attached_sources(question: str, items: Sequence[Attachment], limit: int,
+                     k: int = SOURCES_K,
+                     count: Callable[[Sequence[str]], list[int]] | None = None) -> list[Hit]:
+    """The passages of the long documents in ``items`` that best match ``question``.
+
+    Cut by the documents index's own chunker; ranked by the share of the question's
+    words each holds (document order among equals), so the same question over the same
+    files always gives the same numbered sources. No embedding model is needed: a file
+    attached to one message is not indexed, and a chat works without one.
+    """
+    count = count or (lambda texts: [max(1, len(t) // CHARS_PER_TOKEN) for t in texts])
+    # The k passages together take about what one inlined document may (400 tokens
+    # each at most, the documents index's own chunk size).
+    size = max(32, min(DEFAULT_MAX_TOKENS, limit // CHARS_PER_TOKEN // k))
+    chunks: list[Hit] = []
+    for item in items:
+        if not is_long(item, limit):
+            continue
+        for piece in chunk_blocks(_blocks(item), count, max_tokens=size,
+                                  overlap_tokens=size // 8):
+            chunks.append(Hit(len(chunks), "", item.name, piece.page, piece.line_start,
+                              piece.line_end, piece.text, 0.0))
+    if not chunks:
+        return []
+    share = coverage(search_terms(question))
+    scored = [Hit(**{**h.__dict__, "score": share(h.text)}) for h in chunks]
+    matching = sorted((h for h in scored if h.score > 0), key=lambda h: (-h.score, h.chunk_id))
+    # No passage holds a word of the question ("summarise this"): the documents' start.
+    return matching[:k] or scored[:k]
