@@ -238,7 +238,7 @@ class MainWindow(QMainWindow):
 
     def context_of(self, ref: str) -> int | None:
         """Model ``ref``'s context in tokens, once the resolver is built (else None)."""
-        if not built(self.context, "resolver"):
+        if not self.context.resolver_built:
             return None
         return model_context(self.context.resolver, ref)
 
