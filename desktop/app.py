@@ -223,7 +223,7 @@ class AppContext:
             return self.remote.engine(spec, spec.plan)
         from desktop.engine.loader import load_engine
 
-        return load_engine(spec)
+        return load_engine(spec, links_dir=self.paths.cache_dir / "model-links")
 
     @functools.cached_property
     def audit(self) -> Auditor:
