@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,7 @@ def test_the_plan_carries_the_settings_and_the_kind_read_from_the_header(
     assert (plan.parallel, plan.batch_threads, plan.lookup_draft) == (3, 2, 8)  # policy cap
     assert plan.prompt_cache_dir == resolver.paths.cache_dir / "prompt-cache"
     assert plan.prompt_cache_disk_bytes == 5 * 1024 * 1024
-    assert plan.estimated_bytes == read_gguf(tiny_chat).estimate_bytes(2048, "f16")
+    assert plan.estimated_bytes == read_gguf(tiny_chat).estimate_bytes(2048, "f16", 3)
     assert resolver(str(tiny_embed)).kind == "embedding"
     assert resolver(str(tiny_chat), context_length=1024).context_length == 1024
     with pytest.raises(InvalidRequest, match="context length 10 is out of range"):
@@ -116,3 +117,31 @@ def test_a_catalog_id_holding_another_kind_of_model_is_refused_with_the_way_out(
                        "model, not a chat model; remove it with 'edgedesk models rm cat-chat'"):
         resolver("cat-chat")
 
+
+def test_a_sliding_window_model_is_planned_with_one_kv_cache_per_slot(
+        tmp_path: Path, gemma_path: Path) -> None:
+    # Gemma 3 has sliding-window layers, so the engine gives each slot its own cache of
+    # the planned context (engine/native.py); the plan must count all four.
+    gemma = read_gguf(gemma_path)
+    assert gemma.sliding_window == 512
+    per_token = gemma.kv_bytes_per_token()  # 18 layers x 1 KV head x (256 + 256) x 2 bytes
+    assert per_token == 18 * 1 * 512 * 2
+    one = _resolver(tmp_path, settings=EngineSettings(context_length=8192, parallel=1))
+    four = _resolver(tmp_path, settings=EngineSettings(context_length=8192, parallel=4))
+    extra = four(str(gemma_path)).estimated_bytes - one(str(gemma_path)).estimated_bytes
+    assert extra == 3 * per_token * 8192  # 432 MiB more: three more caches
+
+    # Without sliding-window layers the slots share one cache: slots cost nothing more.
+    shared = replace(gemma, sliding_window=0)
+    assert shared.estimate_bytes(8192, "f16", 4) == shared.estimate_bytes(8192, "f16", 1)
+
+    # Where four caches of the trained context do not fit, the context shrinks (the
+    # slots stay) until they do.
+    budget = gemma.estimate_bytes(32768, "f16", 1)  # room for one cache of 32768 only
+    tight = Hardware(ram_total_bytes=budget * 2, ram_available_bytes=int(budget / 0.85) + 1,
+                     cpu_count=8)
+    fitted = _resolver(tmp_path, hardware=tight,
+                       settings=EngineSettings(parallel=4, cache_type="f16")).fit(gemma)
+    assert fitted.parallel == 4 and fitted.runs
+    assert fitted.context_length == 8192
+    assert fitted.estimated_bytes == gemma.estimate_bytes(8192, "f16", 4) <= budget
