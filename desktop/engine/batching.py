@@ -245,8 +245,8 @@ class DecodeLoop(BatchWorker):
         slot.last_used = self._steps
         self._counts["cached"] += keep
         self._counts["processed"] += len(slot.pending)
-        log.debug("slot %d: request admitted, prefix reused %d/%d prompt tokens (from the %s)",
-                  slot.seq, keep, len(prompt), source if keep else "none")
+        log.debug("slot %d: request admitted, prefix reused %d/%d prompt tokens%s",
+                  slot.seq, keep, len(prompt), f" (from the {source})" if keep else "")
 
     def _retire(self) -> None:
         """Free the slots of requests that were cancelled, abandoned or ran out of time."""

@@ -48,7 +48,10 @@ def test_flags_override_the_server_settings_by_their_documented_names() -> None:
 def test_debug_level_shows_the_engines_lines_and_warning_hides_requests(
         capsys: pytest.CaptureFixture[str]) -> None:
     logger = logging.getLogger("edgedesk")
-    before = (logger.level, list(logger.handlers))
+    before = (logger.level, list(logger.handlers), logger.propagate)
+    # A library's handler on the root logger, as the MCP SDK adds one when /mcp is built.
+    library = logging.StreamHandler(sys.stderr)
+    logging.getLogger().addHandler(library)
     try:
         configure_logging("warning")
         logging.getLogger("edgedesk.access").info("req_hidden")
@@ -61,11 +64,14 @@ def test_debug_level_shows_the_engines_lines_and_warning_hides_requests(
         assert scheduler.load("tiny") == "loaded"
         err = capsys.readouterr().err
     finally:
+        logging.getLogger().removeHandler(library)
         for handler in logger.handlers[len(before[1]):]:
             logger.removeHandler(handler)
         logger.setLevel(before[0])
+        logger.propagate = before[2]
     assert "req_hidden" not in err
-    assert err.count("DEBUG edgedesk.engine: load tiny: estimated 0 MiB") == 1
+    assert err.count("load tiny: estimated 0 MiB") == 1  # printed once, not twice
+    assert "DEBUG edgedesk.engine: load tiny: estimated 0 MiB" in err
     assert re.search(r"DEBUG edgedesk\.engine: load tiny: ready in [\d.]+ s, 2 slots", err)
 
 
