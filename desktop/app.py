@@ -224,7 +224,7 @@ class AppContext:
             return self.remote_directory.engine(spec, spec.plan)
         from desktop.engine.loader import load_engine
 
-        return load_engine(spec)
+        return load_engine(spec, links_dir=self.paths.cache_dir / "model-links")
 
     @lazy()
     def audit(self) -> Auditor:

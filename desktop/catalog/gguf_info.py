@@ -46,6 +46,13 @@ class GGUFInfo:
     file_type: str | None
     pooling_type: int | None
     split_count: int
+    sliding_window: int = 0  # tokens a sliding-window layer attends to (0: none, Gemma 3: 512)
+
+    def kv_caches(self, slots: int) -> int:
+        """KV caches of ``context_length`` cells a load with ``slots`` slots keeps: one
+        shared by the slots, or one per slot for a model with sliding-window layers (the
+        engine gives those one cache each, see engine/native.py)."""
+        return max(1, slots) if self.sliding_window > 0 else 1
 
     def kv_bytes_per_token(self, cache_type: str = "f16") -> int:
         """Bytes of KV cache one token of context costs (f16, or q8_0: about half)."""
@@ -55,11 +62,13 @@ class GGUFInfo:
             per_layer = self.head_count_kv * (self.key_length + self.value_length)
         return int(self.block_count * per_layer * KV_BYTES_PER_ELEMENT[cache_type])
 
-    def estimate_bytes(self, context_length: int, cache_type: str = "f16") -> int:
-        """Memory to run at ``context_length``: weights + KV cache + compute buffers."""
+    def estimate_bytes(self, context_length: int, cache_type: str = "f16",
+                       slots: int = 1) -> int:
+        """Memory to run at ``context_length`` with ``slots`` slots: weights + KV cache(s)
+        + compute buffers."""
         compute = _COMPUTE_OVERHEAD_BYTES + context_length * self.embedding_length * 4
-        return (self.weight_bytes + self.kv_bytes_per_token(cache_type) * context_length
-                + compute)
+        kv = self.kv_bytes_per_token(cache_type) * context_length * self.kv_caches(slots)
+        return self.weight_bytes + kv + compute
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly view (the chat template is shortened)."""
@@ -236,6 +245,7 @@ def read_gguf(path: Path) -> GGUFInfo:
         file_type=_file_type_name(meta.get("general.file_type")),
         pooling_type=int(pooling) if pooling is not None else None,
         split_count=split_count,
+        sliding_window=num("attention.sliding_window"),
     )
 
 

@@ -140,23 +140,25 @@ class Fit:
         return self.verdict is not Verdict.NO
 
 
-def _layers_on_gpu(info: GGUFInfo, ctx: int, vram: int, cache_type: str = "f16") -> int:
+def _layers_on_gpu(info: GGUFInfo, ctx: int, vram: int, cache_type: str = "f16",
+                   slots: int = 1) -> int:
     layers = max(info.block_count, 1)
     budget = vram - VRAM_RESERVE_BYTES
     if budget <= 0:
         return 0
-    if info.estimate_bytes(ctx, cache_type) <= budget:
+    if info.estimate_bytes(ctx, cache_type, slots) <= budget:
         return layers + 1  # every repeating layer plus the output layer
-    per_layer = (info.weight_bytes + info.kv_bytes_per_token(cache_type) * ctx) / layers
+    kv = info.kv_bytes_per_token(cache_type) * ctx * info.kv_caches(slots)
+    per_layer = (info.weight_bytes + kv) / layers
     return max(0, min(layers, int(budget // per_layer)))
 
 
 def _shrink(info: GGUFInfo, ctx: int, cache: str, *, limit: int, floor: int,
-            quantize: bool) -> tuple[int, str]:
+            quantize: bool, slots: int) -> tuple[int, str]:
     """``ctx`` and cache type within ``limit`` bytes: q8_0 first, then halving to ``floor``."""
-    if quantize and info.estimate_bytes(ctx, cache) > limit:
+    if quantize and info.estimate_bytes(ctx, cache, slots) > limit:
         cache = "q8_0"
-    while ctx > floor and info.estimate_bytes(ctx, cache) > limit:
+    while ctx > floor and info.estimate_bytes(ctx, cache, slots) > limit:
         ctx = max(floor, ctx // 2)
     return ctx, cache
 
@@ -174,7 +176,9 @@ def fit_model(
     """Choose the context, KV cache type and GPU layers for ``info``; explicit values win.
 
     The ``parallel`` slots share one KV cache (unified, as llama-server's): one request
-    may use the whole context, so memory does not grow with slots. Unset, the context is
+    may use the whole context, so memory does not grow with slots; a model with
+    sliding-window layers keeps one cache per slot instead, counted so (each slot keeps
+    the context, so the context shrinks, never the slots). Unset, the context is
     the model's trained one where memory allows; when it does not, the cache is first
     quantized to q8_0 (``cache_type`` "auto"), then the context halves (not below
     MIN_CONTEXT). A model that would run wholly on the GPU at DEFAULT_CONTEXT is fitted
@@ -191,17 +195,17 @@ def fit_model(
     if context_length is None:
         gpu_budget = vram - VRAM_RESERVE_BYTES
         small = min(trained, DEFAULT_CONTEXT)
-        if gpu_layers is None and 0 < info.estimate_bytes(small, cache) <= gpu_budget:
+        if gpu_layers is None and 0 < info.estimate_bytes(small, cache, slots) <= gpu_budget:
             ctx, cache = _shrink(info, ctx, cache, limit=gpu_budget, floor=small,
-                                 quantize=quantize)
+                                 quantize=quantize, slots=slots)
         ctx, cache = _shrink(info, ctx, cache, limit=ram + vram, floor=MIN_CONTEXT,
-                             quantize=quantize)
-    elif quantize and info.estimate_bytes(ctx, cache) > ram + vram:
+                             quantize=quantize, slots=slots)
+    elif quantize and info.estimate_bytes(ctx, cache, slots) > ram + vram:
         cache = "q8_0"
-    estimate = info.estimate_bytes(ctx, cache)
+    estimate = info.estimate_bytes(ctx, cache, slots)
     total_layers = info.block_count + 1
     layers = (gpu_layers if gpu_layers is not None
-              else _layers_on_gpu(info, ctx, vram, cache))
+              else _layers_on_gpu(info, ctx, vram, cache, slots))
     layers = min(layers, total_layers) if gpu_offload else 0
     on_gpu_bytes = int(estimate * layers / total_layers) if total_layers else 0
     if estimate > ram + vram or estimate - on_gpu_bytes > ram:

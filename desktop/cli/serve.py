@@ -141,6 +141,9 @@ def configure_logging(level: str) -> None:
                                                "%(message)s"))
         handler.edgedesk_console = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
+        # This handler is the console: a handler a library puts on the root logger (the
+        # MCP SDK adds one when /mcp is built) would print every line a second time.
+        logger.propagate = False
 
 
 def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:

@@ -14,6 +14,7 @@ cells ends with ``length``. So a full cache defers or shortens, never hangs or f
 
 from __future__ import annotations
 
+import logging
 import struct
 import time
 from collections import deque
@@ -25,7 +26,15 @@ import llama_cpp
 
 from desktop.engine.native import BatchWorker
 from desktop.engine.sampling import token_logprob
-from desktop.engine.slots import Finished, Request, Slot, Token, choose_slot, lookup_draft
+from desktop.engine.slots import (
+    Finished,
+    Request,
+    Slot,
+    SlotState,
+    Token,
+    choose_slot,
+    lookup_draft,
+)
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
 from desktop.engine.types import EngineStats, FinishReason
 from desktop.errors import EdgeDeskError
@@ -42,6 +51,7 @@ class Step:
 
 StepObserver = Callable[[Step], None]
 _TOKEN = struct.Struct("<i")
+log = logging.getLogger("edgedesk.engine")
 
 
 class DecodeLoop(BatchWorker):
@@ -199,11 +209,13 @@ class DecodeLoop(BatchWorker):
             self._states.save(slot.seq, slot.tokens)
         free = self._room(len(prompt) + 1, keep=slot) + len(slot.tokens)
         saved = self._states.best(prompt)
+        source = "slot"
         if (saved is not None and saved[1] >= reuse + MIN_SAVED_TOKENS // 2
                 and len(saved[0]) <= free):  # restored whole, then cut to the shared part
             if self._states.restore(saved[0], slot.seq):
                 slot.tokens = list(saved[0])
                 reuse = saved[1]
+                source = "RAM cache"
             else:  # the sequence was emptied on the way
                 slot.tokens = []
                 reuse = 0
@@ -222,6 +234,7 @@ class DecodeLoop(BatchWorker):
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
         slot.tokens = list(prompt[:keep])
         slot.pending = list(prompt[keep:])
+        slot.move(SlotState.PROMPT)
         slot.request = request
         slot.next_token = None
         slot.sampled = 0
@@ -232,6 +245,8 @@ class DecodeLoop(BatchWorker):
         slot.last_used = self._steps
         self._counts["cached"] += keep
         self._counts["processed"] += len(slot.pending)
+        log.debug("slot %d: request admitted, prefix reused %d/%d prompt tokens%s",
+                  slot.seq, keep, len(prompt), f" (from the {source})" if keep else "")
 
     def _retire(self) -> None:
         """Free the slots of requests that were cancelled, abandoned or ran out of time."""
@@ -249,19 +264,22 @@ class DecodeLoop(BatchWorker):
         request = slot.request
         assert request is not None
         request.sampler.close()
+        log.debug("slot %d: released (%s) after %d sampled tokens, holding %d",
+                  slot.seq, reason, slot.sampled, len(slot.tokens))
         request.events.put(Finished(reason, len(request.tokens), slot.cached, slot.sampled,
                                     error))
         if slot.pending:  # the prompt was cut short: the cache holds only what was decoded
             slot.pending = []
         slot.request = None
         slot.next_token = None
+        slot.move(SlotState.IDLE)
         with self._lock:
             self._lock.notify_all()
 
     def _make_room_for_generation(self) -> None:
         """Each generating slot needs one more cell this step; when the cache is full,
         idle prefixes go first, then the request holding the most cells ends (length)."""
-        growing = [s for s in self._slots if s.request is not None and s.next_token is not None]
+        growing = [s for s in self._slots if s.state is SlotState.GENERATING]
         while growing and self._room(len(growing)) < len(growing):
             longest = max(growing, key=self._cells)
             self._finish(longest, "length")
@@ -282,11 +300,12 @@ class DecodeLoop(BatchWorker):
         n = 0
         generating = 0
         self._make_room_for_generation()
-        growing = [s for s in self._slots if s.request is not None and s.next_token is not None]
+        growing = [s for s in self._slots if s.state is SlotState.GENERATING]
         spare = self._n_ctx - sum(self._cells(s) for s in self._slots) - len(growing)
         for slot in self._slots:
             slot.output_index = -1
-            if slot.request is not None and slot.next_token is not None:
+            if slot.state is SlotState.GENERATING:
+                assert slot.next_token is not None  # sampled last step; decoded now
                 rows = self._n_batch - n - (len(growing) - generating)
                 draft = self._draft(slot, rows, spare)
                 spare -= len(draft)
@@ -300,7 +319,7 @@ class DecodeLoop(BatchWorker):
                 generating += 1
         prompt = 0
         for slot in self._slots:
-            if slot.request is None or not slot.pending or n >= self._n_batch:
+            if slot.state is not SlotState.PROMPT or not slot.pending or n >= self._n_batch:
                 continue
             take = min(len(slot.pending), self._n_batch - n)
             chunk = slot.pending[:take]
@@ -368,6 +387,8 @@ class DecodeLoop(BatchWorker):
                 accepted += 1
                 continue
             slot.next_token = token
+            if slot.state is SlotState.PROMPT:  # its first token: the prompt is done
+                slot.move(SlotState.GENERATING)
             break
         if draft:
             with self._lock:

@@ -4,11 +4,19 @@ The plan (per-slot context, slots, GPU layers, threads) comes from the resolver'
 llama.cpp can still fail when another program took the VRAM in the meantime. Then we
 retry once with half the GPU layers (or half the context on CPU) and *say so* in the
 load report.
+
+llama.cpp takes a model's path as UTF-8 text; a file name holding other bytes (possible
+on Linux) is loaded through a link with a UTF-8 name in ``links_dir``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
 import time
+from pathlib import Path
+from typing import Protocol
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions, gpu_offload_supported
@@ -16,12 +24,46 @@ from desktop.engine.types import LoadReport, LocalPlan, ModelSpec
 from desktop.errors import ModelLoadError
 
 MIN_RETRY_CONTEXT = 512
+log = logging.getLogger("edgedesk.engine")
 
 
 class LoadedEngine(LlamaEngine):
     """An engine together with the report of how it was loaded."""
 
     report: LoadReport
+
+
+class EngineFactory(Protocol):
+    """Opens one engine as ``LoadedEngine`` does; raises ModelLoadError when it cannot."""
+
+    def __call__(self, path: Path, options: LoadOptions, *, model_id: str,
+                 chat_template: str | None, reasoning: bool) -> LoadedEngine:
+        """The engine for ``path`` under ``options``."""
+        ...
+
+
+def loadable_path(path: Path, links_dir: Path | None) -> Path:
+    """``path``, or a link to it named in UTF-8 in ``links_dir``: llama.cpp takes a path
+    as UTF-8 text, which cannot spell a file name holding other bytes."""
+    try:
+        os.fspath(path).encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        pass
+    if links_dir is None:
+        return path  # the engine then names the file in its error
+    digest = hashlib.sha256(os.fsencode(path)).hexdigest()[:32]
+    link = links_dir / f"{digest}.gguf"
+    try:
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not (link.is_symlink() and os.readlink(link) == os.fspath(path)):
+            staged = link.with_name(f"{digest}.{os.getpid()}.tmp")
+            staged.unlink(missing_ok=True)
+            staged.symlink_to(path)
+            os.replace(staged, link)
+    except OSError:
+        return path  # the engine then names the file in its error
+    return link
 
 
 def _options(spec: ModelSpec, plan: LocalPlan, context: int, layers: int,
@@ -43,8 +85,13 @@ def _options(spec: ModelSpec, plan: LocalPlan, context: int, layers: int,
     )
 
 
-def load_engine(spec: ModelSpec) -> LoadedEngine:
-    """Load ``spec``; on failure retry once with a smaller plan, else raise ModelLoadError."""
+def load_engine(spec: ModelSpec, *, links_dir: Path | None = None,
+                open_engine: EngineFactory = LoadedEngine) -> LoadedEngine:
+    """Load ``spec``; on failure retry once with a smaller plan, else raise ModelLoadError.
+
+    ``links_dir`` holds the UTF-8 links to files whose names are not UTF-8 (none made
+    without it); ``open_engine`` opens each attempt (tests pass one that fails on cue).
+    """
     plan = spec.local
     if plan is None:
         raise ModelLoadError(f"{spec.model_id} is a remote model; it does not load here")
@@ -64,12 +111,17 @@ def load_engine(spec: ModelSpec) -> LoadedEngine:
         attempts.append((max(MIN_RETRY_CONTEXT, context // 2), 0, cache))
     if cache != "f16":  # a quantized V cache needs flash attention, which a device may lack
         attempts.append((attempts[-1][0], attempts[-1][1], "f16"))
+    # A split model is found by llama.cpp from its first shard's name: never linked.
+    path = loadable_path(spec.file, links_dir) if not spec.extra_files else spec.file
     started = time.perf_counter()
     failure: ModelLoadError | None = None
     for attempt, (ctx, n_layers, cache) in enumerate(attempts):
+        if attempt > 0:
+            log.debug("load %s: retry %d with context %d, %d GPU layers, %s KV cache",
+                      spec.model_id, attempt, ctx, n_layers, cache)
         try:
-            engine = LoadedEngine(
-                spec.file,
+            engine = open_engine(
+                path,
                 _options(spec, plan, ctx, n_layers, cache),
                 model_id=spec.model_id,
                 chat_template=spec.chat_template,

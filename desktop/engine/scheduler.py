@@ -23,6 +23,7 @@ Threads: every public method may be called from any thread.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -43,6 +44,9 @@ from desktop.errors import Cancelled, EdgeDeskError, ModelLoadError, QueueFull
 # How often a waiting request looks at its cancel event (a condition has no other wake-up).
 CANCEL_POLL_S = 0.05
 RETRY_AFTER_S = 2
+# One debug line per load, swap, reload, keep-alive unload and unload (as Ollama's
+# scheduler logs): model ids and numbers only, never a request's content.
+log = logging.getLogger("edgedesk.engine")
 
 
 LoadFn = Callable[[ModelSpec], Engine]
@@ -186,9 +190,10 @@ class Scheduler:
             chosen.append(left.pop(0))
         return chosen
 
-    def _close(self, model: _Model) -> None:
+    def _close(self, model: _Model, why: str) -> None:
         """Drop ``model``; caller holds the lock and has checked that nothing uses it."""
         assert model.in_use == 0
+        log.debug("unload %s: %s", model.spec.model_id, why)
         self._models.pop(model.spec.model_id, None)
         if model.engine is not None:
             model.engine.close()
@@ -203,7 +208,7 @@ class Scheduler:
             if model.in_use:  # settings changed: reload once the old plan is unused
                 ticket.swap = True
                 return False
-            self._close(model)
+            self._close(model, "its load plan changed; reloading")
             model = None
         if model is not None:
             if model.engine is None:
@@ -220,7 +225,7 @@ class Scheduler:
                 ticket.swap = True
                 return False
             for victim in victims:
-                self._close(victim)
+                self._close(victim, f"swapped out for {spec.model_id} (least recently used)")
             model = _Model(spec, None, self._clock())
             self._models[spec.model_id] = model
             ticket.loads = True
@@ -273,9 +278,13 @@ class Scheduler:
     def _load_into(self, model: _Model, ticket: _Ticket) -> float:
         """Load the engine for the reserved ``model`` record, outside the lock."""
         started = time.perf_counter()
+        log.debug("load %s: estimated %d MiB", model.spec.model_id,
+                  model.spec.estimated_bytes // (1024 * 1024))
         try:
             engine = self._load(model.spec)
         except BaseException as exc:
+            log.debug("load %s: failed after %.2f s (%s)", model.spec.model_id,
+                      time.perf_counter() - started, type(exc).__name__)
             with self._cond:
                 model.in_use -= 1
                 self._models.pop(model.spec.model_id, None)
@@ -291,7 +300,10 @@ class Scheduler:
             model.streams += ticket.slots
             model.peak_streams = max(model.peak_streams, model.streams)
             self._cond.notify_all()
-        return time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        log.debug("load %s: ready in %.2f s, %d slots", model.spec.model_id, elapsed,
+                  model.parallel)
+        return elapsed
 
     # ------------------------------------------------------------------ model lifecycle
     def load(self, model: str) -> LoadReport:
@@ -306,7 +318,7 @@ class Scheduler:
                                 or self._models[model].in_use == 0)
             present = self._models.get(model)
             if present is not None:
-                self._close(present)
+                self._close(present, "unload asked for")
             return present is not None
 
     def reap_idle(self) -> list[str]:
@@ -316,7 +328,8 @@ class Scheduler:
             idle = [m for m in self._models.values() if m.in_use == 0
                     and m.engine is not None and now - m.last_used >= self.keep_alive_s]
             for model in idle:
-                self._close(model)
+                self._close(model, f"idle {now - model.last_used:.0f} s (keep-alive "
+                            f"{self.keep_alive_s:g} s)")
         return [m.spec.model_id for m in idle]
 
     def close(self) -> None:
@@ -324,6 +337,7 @@ class Scheduler:
         with self._cond:
             for model in list(self._models.values()):
                 self._models.pop(model.spec.model_id, None)
+                log.debug("unload %s: shutting down", model.spec.model_id)
                 if model.engine is not None:
                     model.engine.close()
             self._cond.notify_all()

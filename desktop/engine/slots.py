@@ -3,6 +3,12 @@
 A slot keeps the tokens of its last request after it finishes, so the next request
 that starts the same way (the next turn of a chat, an IDE request on the same file)
 decodes only its new suffix. Pure bookkeeping: nothing here touches llama.cpp.
+
+A slot's phase is its ``state`` (``SlotState``), changed only by ``Slot.move``, which
+refuses a transition the decode loop never makes (as llama.cpp's server names its
+``slot_state``): IDLE -> PROMPT (admitted) -> GENERATING (first token sampled) -> IDLE
+(finished, cancelled, out of time or room); PROMPT -> IDLE when the request ends
+before its first token.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from desktop.engine.types import FinishReason, TokenLogprob
@@ -24,6 +31,26 @@ MIN_REUSE_SHARE = 0.5
 # system prompt and tools (an agent's next turn after a long answer, another client of
 # the same agent); the conversation it cuts is kept in the RAM state cache.
 MIN_REUSE_TOKENS = 256
+
+
+class SlotState(Enum):
+    """Where a slot is in serving a request."""
+
+    IDLE = "idle"  # no request; it may keep the tokens of its last one
+    PROMPT = "prompt"  # a request's prompt is being decoded, a chunk per step
+    GENERATING = "generating"  # a token is sampled and decoded each step
+
+
+# Every transition the decode loop makes; anything else is a bug in the loop.
+TRANSITIONS: dict[SlotState, frozenset[SlotState]] = {
+    SlotState.IDLE: frozenset({SlotState.PROMPT}),
+    SlotState.PROMPT: frozenset({SlotState.GENERATING, SlotState.IDLE}),
+    SlotState.GENERATING: frozenset({SlotState.IDLE}),
+}
+
+
+class SlotStateError(RuntimeError):
+    """A slot was asked to make a transition the decode loop never makes."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +107,19 @@ class Slot:
     cached: int = 0
     output_index: int = -1  # batch row whose logits this slot samples from this step
     draft: list[int] = field(default_factory=list)  # guessed tokens decoded after next_token
+    state: SlotState = SlotState.IDLE
 
     @property
     def busy(self) -> bool:
         """Whether a request holds this slot."""
-        return self.request is not None
+        return self.state is not SlotState.IDLE
+
+    def move(self, to: SlotState) -> None:
+        """Enter state ``to``; raise SlotStateError for a transition not in TRANSITIONS."""
+        if to not in TRANSITIONS[self.state]:
+            raise SlotStateError(f"slot {self.seq}: {self.state.value} -> {to.value} "
+                                 "is not a transition of the decode loop")
+        self.state = to
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import threading
 import time
 from collections import namedtuple
@@ -18,6 +19,7 @@ from desktop.catalog.installed import InstalledIndex
 from desktop.catalog.pull import parse_target, pull
 from desktop.errors import AuthRequired, Cancelled, DownloadError, ModelNotFound, NetworkBlocked
 from desktop.net import NetGate
+from tests.conftest import wait_until
 from tests.fixtures.fake_hub import GOOD_TOKEN, FakeHub, Fault, sha256
 
 REPO = "org/tiny-GGUF"
@@ -241,6 +243,13 @@ def test_split_shards_are_one_model(tmp_path, tiny_chat):
     assert len(commits) == 1, commits  # the commit is resolved once per pull
 
 
+def _reading(ident: int) -> bool:
+    """Whether thread ``ident`` waits in a socket read (httpcore's blocking backend)."""
+    frame = sys._current_frames().get(ident)
+    return frame is not None and frame.f_code.co_name == "read" and \
+        Path(frame.f_code.co_filename).match("httpcore/_backends/sync.py")
+
+
 @pytest.mark.parametrize("waking", [True, False])
 def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, tmp_path,
                                                                   waking):
@@ -260,16 +269,22 @@ def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, t
         if progress.done >= 200_000:  # the part file itself is buffered: not a signal
             received.set()
 
+    fetching = threading.get_ident()
+    blocked: list[bool] = []
+
     def cancel_once_stalled() -> None:
-        received.wait(10)
-        time.sleep(0.3)  # the server is silent now; the download blocks in a read
-        cancel.set()
+        try:  # the server is silent now: wait until the download blocks in its read
+            received.wait(10)
+            blocked.append(wait_until(lambda: _reading(fetching), 10, "a blocked read"))
+        finally:
+            cancel.set()
 
     threading.Thread(target=cancel_once_stalled, daemon=True).start()
     started = time.monotonic()
     with pytest.raises(Cancelled, match="paused"):
         rig.fetch(BIG, cancel=cancel, progress=seen)
     waited = time.monotonic() - started
+    assert blocked == [True]  # cancelled while blocked in the read, not between chunks
     if not waking:
         assert waited >= 3.0  # a plain event is only seen when the read times out
     assert part.stat().st_size == 200_000  # what arrived is kept for the resume

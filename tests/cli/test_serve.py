@@ -11,12 +11,15 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
 
 from desktop.cli import build_parser
 from desktop.cli.serve import _overrides, configure_logging
+from desktop.engine.scheduler import Scheduler
+from desktop.engine.types import ModelSpec
 from desktop.errors import InvalidRequest
 from tests.server.conftest import free_port
 
@@ -45,20 +48,31 @@ def test_flags_override_the_server_settings_by_their_documented_names() -> None:
 def test_debug_level_shows_the_engines_lines_and_warning_hides_requests(
         capsys: pytest.CaptureFixture[str]) -> None:
     logger = logging.getLogger("edgedesk")
-    before = (logger.level, list(logger.handlers))
+    before = (logger.level, list(logger.handlers), logger.propagate)
+    # A library's handler on the root logger, as the MCP SDK adds one when /mcp is built.
+    library = logging.StreamHandler(sys.stderr)
+    logging.getLogger().addHandler(library)
     try:
         configure_logging("warning")
         logging.getLogger("edgedesk.access").info("req_hidden")
         configure_logging("debug")
         configure_logging("debug")  # twice: still one handler, one line per record
-        logging.getLogger("edgedesk.engine").debug("slot 0 reused 12 tokens")
+        # The scheduler's own line for a load (a stand-in engine: no llama.cpp needed).
+        engine = SimpleNamespace(parallel=2, close=lambda: None, report="loaded")
+        scheduler = Scheduler(lambda _spec: engine,  # type: ignore[arg-type,return-value]
+                              lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref))
+        assert scheduler.load("tiny") == "loaded"
         err = capsys.readouterr().err
     finally:
+        logging.getLogger().removeHandler(library)
         for handler in logger.handlers[len(before[1]):]:
             logger.removeHandler(handler)
         logger.setLevel(before[0])
+        logger.propagate = before[2]
     assert "req_hidden" not in err
-    assert err.count("DEBUG edgedesk.engine: slot 0 reused 12 tokens") == 1
+    assert err.count("load tiny: estimated 0 MiB") == 1  # printed once, not twice
+    assert "DEBUG edgedesk.engine: load tiny: estimated 0 MiB" in err
+    assert re.search(r"DEBUG edgedesk\.engine: load tiny: ready in [\d.]+ s, 2 slots", err)
 
 
 @pytest.fixture

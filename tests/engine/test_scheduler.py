@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -440,3 +442,32 @@ def test_a_changed_load_option_reloads_the_model_at_its_next_request() -> None:
     _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
     assert len(engines) == 2 and engines[0].closed
     assert [m.slots_total for m in scheduler.loaded()] == [3]
+
+
+def test_loads_swaps_and_keep_alive_each_write_one_debug_line(
+        caplog: pytest.LogCaptureFixture) -> None:
+    mib = 1024 * 1024
+    now = [0.0]
+    scheduler = Scheduler(lambda s: FakeEngine(s, parallel=2),
+                          _resolver({"a": 60 * mib, "b": 50 * mib}), budget_bytes=100 * mib,
+                          keep_alive_s=600, clock=lambda: now[0])
+    secret = "the words of the prompt"
+    with caplog.at_level(logging.DEBUG, logger="edgedesk.engine"):
+        _text(scheduler.stream_chat("a", [Message("user", secret)], PARAMS))
+        now[0] = 10.0
+        scheduler.load("b")  # 60 + 50 MiB > 100: a goes
+        now[0] = 700.0
+        assert scheduler.reap_idle() == ["b"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "edgedesk.engine"]
+    expected = [
+        r"load a: estimated 60 MiB",
+        r"load a: ready in \d+\.\d\d s, 2 slots",
+        r"unload a: swapped out for b \(least recently used\)",
+        r"load b: estimated 50 MiB",
+        r"load b: ready in \d+\.\d\d s, 2 slots",
+        r"unload b: idle 690 s \(keep-alive 600 s\)",
+    ]
+    assert len(lines) == len(expected), lines
+    for line, pattern in zip(lines, expected, strict=True):
+        assert re.fullmatch(pattern, line), line
+    assert all(secret not in line for line in lines)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
-from desktop.engine.slots import Request, Slot, choose_slot
+import pytest
+
+from desktop.engine.slots import Request, Slot, SlotState, SlotStateError, choose_slot
 from desktop.engine.streaming import TextAssembler
 
 
@@ -37,7 +39,28 @@ def _slot(seq: int, tokens: list[int], last_used: int, busy: bool = False) -> Sl
     slot = Slot(seq, tokens=tokens, last_used=last_used)
     if busy:
         slot.request = Request([1], None, 1, 0.0, None)  # type: ignore[arg-type]
+        slot.move(SlotState.PROMPT)
     return slot
+
+
+def test_a_slot_goes_idle_prompt_generating_idle_and_refuses_any_other_move() -> None:
+    slot = Slot(0)
+    assert slot.state is SlotState.IDLE and not slot.busy
+    slot.move(SlotState.PROMPT)  # admitted
+    assert slot.busy
+    slot.move(SlotState.GENERATING)  # first token sampled
+    with pytest.raises(SlotStateError, match="slot 0: generating -> prompt"):
+        slot.move(SlotState.PROMPT)  # a running request never goes back to its prompt
+    slot.move(SlotState.IDLE)  # finished
+    assert not slot.busy
+    with pytest.raises(SlotStateError, match="idle -> generating"):
+        slot.move(SlotState.GENERATING)  # nothing to generate without a prompt
+    with pytest.raises(SlotStateError, match="idle -> idle"):
+        slot.move(SlotState.IDLE)  # a slot is never released twice
+    assert slot.state is SlotState.IDLE
+    slot.move(SlotState.PROMPT)
+    slot.move(SlotState.IDLE)  # cancelled, or its first token ended it, before generating
+    assert slot.state is SlotState.IDLE
 
 
 def test_a_continued_conversation_goes_back_to_its_slot() -> None:

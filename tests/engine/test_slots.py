@@ -7,6 +7,8 @@ each decode step carried: structure, not wall-clock.
 from __future__ import annotations
 
 import json
+import logging
+import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -126,18 +128,28 @@ def test_closing_a_stream_early_frees_its_slot(engine: LlamaEngine) -> None:
     wait_for(lambda: engine.stats().slots_busy == 0)
 
 
-def test_second_turn_decodes_only_its_new_tokens(engine: LlamaEngine) -> None:
+def test_second_turn_decodes_only_its_new_tokens(engine: LlamaEngine,
+                                                caplog: pytest.LogCaptureFixture) -> None:
     turn1 = [Message("system", "be brief"), Message("user", "hello world the cat dog")]
     answer, final1 = _run(engine.stream_chat(turn1, GREEDY))
     assert final1.usage is not None
     before = engine.stats()
     turn2 = [*turn1, Message("assistant", answer), Message("user", "and the dog")]
-    _, final2 = _run(engine.stream_chat(turn2, GREEDY))
+    with caplog.at_level(logging.DEBUG, logger="edgedesk.engine"):
+        _, final2 = _run(engine.stream_chat(turn2, GREEDY))
     usage = final2.usage
     assert usage is not None
     processed = engine.stats().prompt_tokens_processed - before.prompt_tokens_processed
     assert usage.cached_tokens >= final1.usage.prompt_tokens - 1
     assert processed == usage.prompt_tokens - usage.cached_tokens
+    # `edgedesk serve --log-level debug` says which slot took it and what it reused,
+    # and when it let go of the slot; never the words.
+    lines = [r.getMessage() for r in caplog.records if r.name == "edgedesk.engine"]
+    assert re.fullmatch(rf"slot \d: request admitted, prefix reused {usage.cached_tokens}/"
+                        rf"{usage.prompt_tokens} prompt tokens \(from the slot\)", lines[0])
+    assert re.fullmatch(r"slot \d: released \((stop|length)\) after \d+ sampled tokens, "
+                        r"holding \d+", lines[1]), lines
+    assert not any("dog" in line or "brief" in line for line in lines)
 
 
 def test_two_interleaved_conversations_both_keep_their_prefix(engine: LlamaEngine) -> None:

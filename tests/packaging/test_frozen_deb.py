@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +19,7 @@ from types import ModuleType
 import httpx
 import pytest
 
+from tests.conftest import wait_until
 from tests.packaging.conftest import need
 
 pytestmark = pytest.mark.packaging
@@ -63,15 +63,15 @@ def frozen_server(installed_root: Path, tiny_chat: Path, edgedesk_home: Path) ->
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
+        def healthy() -> bool:
             if proc.poll() is not None:
                 pytest.fail(f"frozen serve exited {proc.returncode}: {proc.stdout.read()}")
             try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
+                return httpx.get(f"{base}/health", timeout=2).status_code == 200
             except httpx.TransportError:
-                time.sleep(0.5)
+                return False
+
+        wait_until(healthy, 90, "the frozen server healthy")
         yield base
     finally:
         proc.terminate()

@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import httpx
 
 from tests.benchmarks.llama_server_peer import library_links
+from tests.conftest import wait_until
 
 READY_TIMEOUT_S = 180.0  # a cold start on a loaded CI machine; the loop ends as soon as ready
 REPO = Path(__file__).resolve().parents[2]
@@ -34,17 +34,16 @@ def _library_path(binary: Path, into: Path) -> str:
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
+    """Until the child answers /models (it gives no other signal); it must not exit first."""
+    def ready() -> bool:
         if proc.poll() is not None:
             raise RuntimeError(f"the upstream server exited with {proc.returncode}")
         try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return
+            return httpx.get(f"{url}/models", timeout=2).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.2)  # polling a child process that gives no other signal
-    raise RuntimeError("the upstream server did not become ready")
+            return False
+
+    wait_until(ready, READY_TIMEOUT_S, "the upstream server ready")
 
 
 @contextmanager

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,6 @@ SERVERS = Path(__file__).with_name("mcp_servers.py")
 def server(kind: str, name: str | None = None) -> ServerConfig:
     """The test server ``kind`` as a user's mcp.json entry would start it."""
     return ServerConfig(name or kind, command=sys.executable, args=(str(SERVERS), kind))
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 20.0) -> bool:
-    """Poll ``predicate`` until it holds (True) or ``timeout`` passes (False)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 @pytest.fixture

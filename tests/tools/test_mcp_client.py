@@ -12,7 +12,8 @@ import pytest
 from desktop.tools.mcp_client import MAX_RESULT_CHARS, McpClients
 from desktop.tools.servers import ServerConfig
 from desktop.tools.types import ToolError
-from tests.tools.conftest import server, wait_until
+from tests.conftest import wait_until
+from tests.tools.conftest import server
 
 
 def test_a_calculator_lists_its_tools_and_answers(clients: McpClients) -> None:
@@ -42,7 +43,7 @@ def test_a_hanging_server_times_out_and_is_stopped(clients: McpClients) -> None:
     with pytest.raises(ToolError, match=r"'hang' did not answer 'wait_forever' within 3 s"):
         clients.call(hang, "wait_forever", {})
     assert time.monotonic() - started < 10
-    assert wait_until(lambda: "hang" not in clients.running())
+    wait_until(lambda: "hang" not in clients.running(), 20, "the hung server stopped")
     calc = server("calc")
     assert clients.call(calc, "add", {"a": 1, "b": 1}).text == "2"  # the loop still serves
 
@@ -65,7 +66,7 @@ def test_an_idle_server_is_stopped_and_starts_on_next_use(tmp_path: Path) -> Non
     try:
         calc = server("calc")
         clients.tools(calc)
-        assert wait_until(lambda: clients.running() == [])
+        wait_until(lambda: clients.running() == [], 20, "every server stopped")
         assert clients.call(calc, "add", {"a": 3, "b": 4}).text == "7"
     finally:
         clients.close()

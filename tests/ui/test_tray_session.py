@@ -17,13 +17,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from desktop.ui.first_run import settle
+from tests.conftest import wait_until
 from tests.ui.test_server_view import free_port
 
 TOOLS = ("Xvfb", "openbox", "trayer", "xdotool", "wmctrl", "xwininfo")
@@ -34,16 +35,6 @@ pytestmark = pytest.mark.skipif(
 # `xwininfo -root -tree` lines: id "name": (class) WxH+x+y  +absx+absy
 _WINDOW = re.compile(r'(0x[0-9a-f]+) "EdgeDesk": \(.*\)\s+(\d+)x(\d+)\+-?\d+\+-?\d+\s+'
                      r"\+(-?\d+)\+(-?\d+)")
-
-
-def _wait(what: str, check: Callable[[], object], timeout: float = 60.0) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # What ties a process to the developer's own desktop session: with these, Qt would show
@@ -85,7 +76,7 @@ def _x_session(tmp_path: Path, tray: list[str] = TRAYER, timeout: float = 60.0,
                                               stdout=log, stderr=log))
             time.sleep(0.5)
             processes.append(subprocess.Popen(tray, env=env, stdout=log, stderr=log))
-            _wait("the tray", lambda: "trayer" in _tree(env), timeout)
+            wait_until(lambda: "trayer" in _tree(env), timeout, "the tray")
             yield env
         finally:
             for process in reversed(processes):  # the helpers before their X server
@@ -117,7 +108,7 @@ def test_a_session_that_fails_to_start_leaves_nothing_running(tmp_path: Path,
 
     monkeypatch.setattr(subprocess, "Popen", Recorded)
     try:
-        with pytest.raises(AssertionError, match="timed out waiting for the tray"), \
+        with pytest.raises(AssertionError, match="never happened within 1 s: the tray"), \
                 _x_session(tmp_path, tray=["sleep", "60"], timeout=1.0):
             pass
         assert [p.args[0] for p in started[:3]] == ["Xvfb", "openbox", "sleep"]
@@ -190,16 +181,17 @@ def test_tray_keeps_the_server_running_and_brings_the_window_back(
                                env={**x_session, "QT_QPA_PLATFORM": "xcb",
                                     "EDGEDESK_HOME": str(edgedesk_home)})
     try:
-        _wait("the window", lambda: "window open" in stderr.read_text(), 90)
-        windows = _wait("the tray icon", lambda: [w for w in _edgedesk_windows(x_session)
-                                                  if 16 <= w[1] <= 64 and 16 <= w[2] <= 64], 30)
-        icon = windows[0]  # type: ignore[index]
+        wait_until(lambda: "window open" in stderr.read_text(), 90, "the window")
+        windows = wait_until(lambda: [w for w in _edgedesk_windows(x_session)
+                                      if 16 <= w[1] <= 64 and 16 <= w[2] <= 64], 30,
+                             "the tray icon")
+        icon = windows[0]
         main = max(_edgedesk_windows(x_session), key=lambda w: w[1] * w[2])
         assert main[1] >= 640 and _viewable(x_session, main[0])
-        _wait("the server", lambda: _health(port), 30)
+        wait_until(lambda: _health(port), 30, "the server")
 
         subprocess.run(["wmctrl", "-c", "EdgeDesk"], env=x_session, check=True)
-        _wait("the window to hide", lambda: not _viewable(x_session, main[0]), 15)
+        wait_until(lambda: not _viewable(x_session, main[0]), 15, "the window to hide")
         time.sleep(1.0)
         assert app.poll() is None, stderr.read_text()  # hidden, not quit
         assert _health(port)  # IDEs keep their endpoint while the window is closed
@@ -208,15 +200,16 @@ def test_tray_keeps_the_server_running_and_brings_the_window_back(
                    and w[1] > 64 and _viewable(x_session, w[0])]
         assert balloon, "the first hide tells the user the server keeps running"
         _click(x_session, balloon[0])  # it covers the icon on a top panel: a click restores
-        _wait("the window to come back", lambda: _viewable(x_session, main[0]), 15)
+        wait_until(lambda: _viewable(x_session, main[0]), 15, "the window to come back")
         time.sleep(1.5)  # let the window manager frame it again before the next close
 
         subprocess.run(["wmctrl", "-c", "EdgeDesk"], env=x_session, check=True)
-        _wait("the window to hide again", lambda: not _viewable(x_session, main[0]), 15)
+        wait_until(lambda: not _viewable(x_session, main[0]), 15,
+                   "the window to hide again")
         time.sleep(1.0)  # the window manager unframes the hidden window first
         _click(x_session, icon)  # no message the second time: the icon itself is clicked
-        _wait("the window to come back from the icon",
-              lambda: _viewable(x_session, main[0]), 15)
+        wait_until(lambda: _viewable(x_session, main[0]), 15,
+                   "the window to come back from the icon")
         assert _health(port)
 
         app.send_signal(signal.SIGTERM)

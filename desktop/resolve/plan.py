@@ -1,0 +1,101 @@
+"""The load plan: a located model's header fitted to this machine and the user's settings.
+
+The engine gets a ``ModelSpec`` that names only files and numbers (``LocalPlan``); it
+never sees the catalog or the settings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psutil
+
+from desktop.catalog.entries import ModelEntry
+from desktop.catalog.gguf_info import GGUFInfo
+from desktop.catalog.hardware import Fit, Hardware, fit_model
+from desktop.config import EngineSettings, Paths
+from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
+from desktop.errors import InvalidRequest, ModelFileError
+from desktop.resolve.locate import stable_id
+
+MAX_CONTEXT = 1_048_576
+_ENCODER_ARCHS = frozenset({"bert", "nomic-bert", "jina-bert-v2", "xlm-roberta", "modern-bert"})
+
+
+def physical_cores() -> int:
+    """CPU cores without hyper-threading siblings: llama.cpp's decode is memory-bound, so
+    extra logical threads only contend (llama-server's default is the same)."""
+    return psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+
+
+def effective_parallel(settings: EngineSettings) -> int:
+    """Slots per model: ``engine.parallel``, capped by ``engine.max_parallel`` (policy)."""
+    cap = settings.max_parallel
+    return min(settings.parallel, cap) if cap is not None else settings.parallel
+
+
+def fit(info: GGUFInfo, hardware: Hardware, settings: EngineSettings, *, gpu_offload: bool,
+        context_length: int | None = None) -> Fit:
+    """Context, cache type and GPU layers for ``info`` here; explicit settings win.
+
+    The slots' KV memory is counted as the engine will lay it out (one shared cache, or
+    one per slot for a sliding-window model: see ``GGUFInfo.kv_caches``).
+    """
+    ctx = context_length or settings.context_length
+    if ctx is not None and not 64 <= ctx <= MAX_CONTEXT:
+        raise InvalidRequest(
+            f"context length {ctx} is out of range; use a value between 64 and {MAX_CONTEXT}",
+            param="context_length",
+        )
+    return fit_model(info, hardware, gpu_offload=gpu_offload, context_length=ctx,
+                     gpu_layers=settings.gpu_layers, parallel=effective_parallel(settings),
+                     cache_type=settings.cache_type)
+
+
+def kind_of(info: GGUFInfo) -> ModelKind:
+    """What a model does, read from its header: chat, embedding or reranker."""
+    if info.pooling_type == 4:  # llama.cpp rank pooling: a cross-encoder reranker
+        return "reranker"
+    if info.architecture in _ENCODER_ARCHS:
+        return "embedding"
+    return "chat"
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def plan_model(ref: str, path: Path, entry: ModelEntry | None, files: list[Path],
+               info: GGUFInfo, *, hardware: Hardware, settings: EngineSettings,
+               gpu_offload: bool, paths: Paths, context_length: int | None = None
+               ) -> ModelSpec:
+    """The ModelSpec for the located model ``ref`` (first file ``path``, header ``info``)."""
+    if entry is not None and (entry.kind == "chat") != (kind_of(info) == "chat"):
+        # A file installed under a catalog id that holds another kind of model (an
+        # import from before ids stopped being taken from file names): the catalog's
+        # kind would send a chat model to embed, which crashes llama.cpp.
+        raise ModelFileError(
+            f"{path} is installed as {entry.id} but holds {_a(kind_of(info))} model, "
+            f"not {_a(entry.kind)} model; remove it with 'edgedesk models rm {ref}' and pull "
+            "or import the right file")
+    planned = fit(info, hardware, settings, gpu_offload=gpu_offload,
+                  context_length=context_length)
+    threads = settings.threads or physical_cores()
+    return ModelSpec(
+        path=path,
+        model_id=entry.id if entry else stable_id(path),
+        kind=entry.kind if entry else kind_of(info),
+        context_length=planned.context_length,
+        gpu_layers=planned.gpu_layers,
+        chat_template=entry.chat_template if entry else None,
+        reasoning_format=entry.reasoning if entry else "none",
+        threads=threads,
+        extra_files=tuple(files[1:]),
+        plan=LocalPlan(parallel=planned.parallel,
+                       batch_threads=settings.batch_threads or threads,
+                       cache_type="q8_0" if planned.cache_type == "q8_0" else "f16",
+                       prompt_cache_dir=paths.cache_dir / "prompt-cache",
+                       prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
+                       lookup_draft=settings.prompt_lookup_tokens,
+                       estimated_bytes=planned.estimated_bytes),
+    )
