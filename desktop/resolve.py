@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import psutil
@@ -70,6 +70,8 @@ class ModelResolver:
     shared_models_dir: Path | None = None  # read-only models pre-seeded by IT
     # Remote engines: NAME/MODEL -> a spec the load function sends to the remote (or None).
     remote: Callable[[str], ModelSpec | None] | None = None
+    # Vision projectors recorded at pull or import: model ref -> mmproj file (or None).
+    projectors: Callable[[str], Path | None] | None = None
     _digest_cache: dict[tuple[Path, float], str] = field(default_factory=dict, repr=False)
     _info_cache: dict[tuple[Path, float], GGUFInfo] = field(default_factory=dict, repr=False)
 
@@ -136,8 +138,25 @@ class ModelResolver:
             )
         return files[0], entry, files
 
-    def fit(self, info: GGUFInfo, context_length: int | None = None) -> Fit:
-        """The load plan for ``info`` on this machine, honouring the user's settings."""
+    def projector(self, ref: str, entry: ModelEntry | None) -> Path | None:
+        """The vision projector ``ref`` loads with: the one recorded when it was pulled or
+        imported, else its catalog entry's file where a pull puts it; None: text only."""
+        recorded = self.projectors(ref) if self.projectors is not None else None
+        if recorded is not None or entry is None or entry.mmproj is None:
+            return recorded if recorded is not None and recorded.is_file() else None
+        folders = [self.paths.models_dir, *([self.shared_models_dir]
+                                            if self.shared_models_dir else [])]
+        return next((f / entry.repo / entry.mmproj for f in folders
+                     if (f / entry.repo / entry.mmproj).is_file()), None)
+
+    def fit(self, info: GGUFInfo, context_length: int | None = None, *,
+            projector: Path | None = None) -> Fit:
+        """The load plan for ``info`` on this machine, honouring the user's settings.
+
+        A vision projector loads beside the model: its bytes count as more weights.
+        """
+        if projector is not None:
+            info = replace(info, weight_bytes=info.weight_bytes + projector.stat().st_size)
         ctx = context_length or self.engine_settings.context_length
         if ctx is not None and not 64 <= ctx <= MAX_CONTEXT:
             raise InvalidRequest(
@@ -205,7 +224,8 @@ class ModelResolver:
                 f"{path} is installed as {entry.id} but holds {_a(_kind_of(info))} model, "
                 f"not {_a(entry.kind)} model; remove it with 'edgedesk models rm {ref}' and pull "
                 "or import the right file")
-        plan = self.fit(info, context_length)
+        projector = self.projector(ref, entry)
+        plan = self.fit(info, context_length, projector=projector)
         kind = entry.kind if entry else _kind_of(info)
         threads = self.engine_settings.threads or physical_cores()
         return ModelSpec(
@@ -225,6 +245,7 @@ class ModelResolver:
                            prompt_cache_disk_bytes=(
                                self.engine_settings.prompt_cache_disk_mb * 1024 * 1024),
                            lookup_draft=self.engine_settings.prompt_lookup_tokens,
+                           projector=projector,
                            estimated_bytes=plan.estimated_bytes),
         )
 

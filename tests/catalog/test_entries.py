@@ -61,3 +61,17 @@ def test_invalid_entries_are_named(tmp_path: Path, default: str, file: str, mess
     path.write_text(ENTRY.format(default=default, file=file))
     with pytest.raises(ConfigError, match=message):
         load_catalog(path)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('mmproj = "mmproj.bin"', "must be a .gguf file"),
+    ('mmproj = "sub/mmproj.gguf"', "at the top of the repo"),
+    ('mmproj_size = 5', "need mmproj"),
+    ('mmproj = "m.gguf"\nmmproj_sha256 = "ABC"', "not a lowercase SHA-256"),
+])
+def test_invalid_projectors_are_named(tmp_path: Path, extra: str, message: str) -> None:
+    path = tmp_path / "models.toml"
+    text = ENTRY.format(default="Q4_K_M", file="x.gguf")
+    path.write_text(text.replace('default_quant = ', extra + '\ndefault_quant = '))
+    with pytest.raises(ConfigError, match=message):
+        load_catalog(path)
