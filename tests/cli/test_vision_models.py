@@ -15,7 +15,7 @@ from desktop.catalog.entries import load_catalog
 from desktop.cli import main
 from desktop.server.app import ResolverDirectory
 from tests.fixtures.fake_hub import FakeHub, Fault, sha256
-from tests.fixtures.pictures import write_header_projector
+from tests.fixtures.vision import write_header_projector
 
 KIMI = "kimi-vl-a3b-thinking-2506"
 REPO = "ggml-org/Kimi-VL-A3B-Thinking-2506-GGUF"

@@ -16,7 +16,7 @@ from desktop.server import ollama_wire as ow
 from desktop.server import openai_requests as oq
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
-from tests.fixtures.pictures import b64, data_url, png_bytes
+from tests.fixtures.vision import b64, data_url, png_bytes
 
 PNG = png_bytes()
 RED, BLUE = png_bytes(rgb=(255, 0, 0)), png_bytes(rgb=(0, 0, 255))
