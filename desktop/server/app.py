@@ -127,11 +127,9 @@ class ResolverDirectory:
                 "modified": spec.file.stat().st_mtime}
 
     def vision(self, model: str) -> bool:
-        """Whether ``model`` resolves with a vision projector (False if it does not resolve)."""
-        try:
-            spec = self.resolver(model)
-        except EdgeDeskError:
-            return False
+        """Whether ``model`` resolves with a vision projector; a model that cannot be
+        resolved (policy, a damaged file) raises that error, the one to report."""
+        spec = self.resolver(model)
         return spec.local is not None and spec.local.projector is not None
 
 

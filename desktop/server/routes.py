@@ -85,7 +85,11 @@ def list_models(request: Request) -> s.ModelList:
                                    devices=list(where.devices))
 
     def capabilities(model_id: str) -> list[str] | None:
-        return ["completion", "vision"] if svc.models.vision(model_id) else None
+        try:
+            sees = svc.models.vision(model_id)
+        except EdgeDeskError:
+            return None  # listed for what it is; a request to it says what is wrong
+        return ["completion", "vision"] if sees else None
 
     return s.ModelList(data=[s.ModelCard(id=m, capabilities=capabilities(m), edgedesk=info(m))
                              for m in svc.models.ids()])

@@ -42,7 +42,8 @@ class ModelDirectory(Protocol):
         ...
 
     def vision(self, model: str) -> bool:
-        """Whether ``model`` can see images (it loads with a vision projector)."""
+        """Whether ``model`` can see images (it loads with a vision projector); raises the
+        EdgeDeskError that keeps it from resolving."""
         ...
 
 

@@ -13,6 +13,7 @@ import pytest
 from desktop.app import build_context
 from desktop.catalog.entries import load_catalog
 from desktop.cli import main
+from desktop.errors import ModelNotAllowed
 from desktop.server.app import ResolverDirectory
 from tests.fixtures.fake_hub import FakeHub, Fault, sha256
 from tests.fixtures.vision import write_header_projector
@@ -111,6 +112,10 @@ def test_import_with_mmproj_records_the_projector(tiny_chat: Path, projector: Pa
     ctx = build_context()
     try:
         assert ResolverDirectory(ctx.resolver).vision("tiny-chat")
+        # A model the policy blocks says so, not that it cannot see.
+        ctx.resolver.allowed_models = ["some-other-model"]
+        with pytest.raises(ModelNotAllowed):
+            ResolverDirectory(ctx.resolver).vision("tiny-chat")
     finally:
         ctx.close()
     assert main(["models", "rm", "tiny-chat"]) == 0
