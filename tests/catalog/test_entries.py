@@ -75,3 +75,19 @@ def test_invalid_projectors_are_named(tmp_path: Path, extra: str, message: str) 
     path.write_text(text.replace('default_quant = ', extra + '\ndefault_quant = '))
     with pytest.raises(ConfigError, match=message):
         load_catalog(path)
+
+
+def test_a_vision_entrys_fit_counts_its_projector() -> None:
+    from desktop.catalog.hardware import GPU, Hardware, Verdict
+    from desktop.catalog.listing import catalog_row
+
+    kimi = load_catalog().get("kimi-vl-a3b-thinking-2506")
+    text_only = kimi.model_copy(update={"mmproj": None, "mmproj_size": None,
+                                        "mmproj_sha256": None})
+    # A GPU the model alone fits on, but not with its 0.6 GB projector beside it.
+    gpu = GPU("test GPU", 16 * 10**9, 12_640_000_000)
+    machine = Hardware(64 * 10**9, 64 * 10**9, 8, (gpu,))
+    row = catalog_row(kimi, machine, gpu_offload=True, installed=lambda _id: None)
+    assert catalog_row(text_only, machine, gpu_offload=True,
+                       installed=lambda _id: None).fit == Verdict.GPU
+    assert row.fit == Verdict.PARTIAL
