@@ -141,6 +141,7 @@ class AppContext:
             catalog=self.catalog, paths=self.paths, engine_settings=self.settings.engine,
             hardware=self.hardware, gpu_offload=self.gpu_offload,
             installed=self.installed.lookup,
+            projectors=self.installed.projector_of,
             remote=lambda ref: self.remote_directory.spec(ref),  # noqa: PLW0108 - rebuilt
         )
         resolver.apply(self.settings)

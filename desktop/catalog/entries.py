@@ -62,6 +62,11 @@ class ModelEntry(_Strict):
     default_quant: str
     notes: str | None = None
     quants: tuple[Quant, ...] = Field(min_length=1)
+    # A vision model's projector (llama.cpp's mmproj GGUF), one file in the same repo
+    # for every quant; size and SHA-256 are hints like the quants' own.
+    mmproj: str | None = None
+    mmproj_size: int | None = Field(default=None, gt=0)
+    mmproj_sha256: str | None = None
 
     @model_validator(mode="after")
     def _default_quant_exists(self) -> ModelEntry:
@@ -75,6 +80,15 @@ class ModelEntry(_Strict):
                 raise ValueError(f"quant {quant.name}: one sha256 per file is required")
         if self.kind == "embedding" and self.embedding_dim is None:
             raise ValueError("embedding models must state embedding_dim")
+        if self.mmproj is not None and (not self.mmproj.endswith(".gguf")
+                                        or "/" in self.mmproj or self.kind != "chat"):
+            raise ValueError(f"mmproj '{self.mmproj}' must be a .gguf file at the top of the "
+                             "repo, for a chat model")
+        if (self.mmproj_size or self.mmproj_sha256) and self.mmproj is None:
+            raise ValueError("mmproj_size and mmproj_sha256 need mmproj")
+        digest = self.mmproj_sha256
+        if digest is not None and (len(digest) != 64 or digest.strip("0123456789abcdef")):
+            raise ValueError(f"mmproj_sha256 '{digest}' is not a lowercase SHA-256 hex digest")
         return self
 
     def quant(self, name: str | None = None) -> Quant:

@@ -42,11 +42,19 @@ class InstalledModel:
     quant: str | None = None
     managed: bool = True  # files we downloaded (``rm`` deletes them); imports are left alone
     installed_at: float = field(default_factory=time.time)
+    # A vision model's projector (mmproj GGUF), loaded beside it; None: text only.
+    projector: str | None = None
+    projector_sha256: str | None = None
 
     @property
     def paths(self) -> list[Path]:
         """The model's files as paths, first shard first."""
         return [Path(f) for f in self.files]
+
+    @property
+    def projector_path(self) -> Path | None:
+        """The projector file, or None for a text-only model."""
+        return Path(self.projector) if self.projector else None
 
 
 @dataclass(frozen=True)
@@ -119,16 +127,21 @@ class InstalledIndex:
     def _to_disk(self, model: InstalledModel) -> InstalledModel:
         """Files under the models folder recorded relative to it, so they move with it."""
         root = self.models_dir.absolute()
-        files = tuple(path.relative_to(root).as_posix() if path.is_relative_to(root)
-                      else str(path) for path in (Path(f).absolute() for f in model.files))
-        return replace(model, files=files)
+
+        def stored(name: str) -> str:
+            path = Path(name).absolute()
+            return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        return replace(model, files=tuple(stored(f) for f in model.files),
+                       projector=stored(model.projector) if model.projector else None)
 
     def _from_disk(self, model: InstalledModel) -> InstalledModel:
         """Relative entries joined to this models folder; absolute ones (older indexes,
         imports kept elsewhere) as they are."""
-        return replace(model, files=tuple(str(self.models_dir.absolute() / f)
-                                          if not Path(f).is_absolute() else f
-                                          for f in model.files))
+        def here(name: str) -> str:
+            return str(self.models_dir.absolute() / name) if not Path(name).is_absolute() \
+                else name
+        return replace(model, files=tuple(here(f) for f in model.files),
+                       projector=here(model.projector) if model.projector else None)
 
     def _found_here(self, model: InstalledModel) -> InstalledModel:
         """``model`` with downloaded files that moved along with the data folder found again.
@@ -184,6 +197,12 @@ class InstalledIndex:
                 f"{imported.id}'")
         return None
 
+    def projector_of(self, ref: str) -> Path | None:
+        """The resolver hook: the projector recorded for the installed model ``ref``
+        (None: none recorded, or the model is not installed)."""
+        found = [m for m in self.matching(ref) if all(p.exists() for p in m.paths)]
+        return found[0].projector_path if found else None
+
     def add(self, model: InstalledModel) -> InstalledModel:
         """Record ``model`` (replacing an entry with the same id)."""
         with self._lock:
@@ -219,6 +238,10 @@ class InstalledIndex:
         if model.managed:
             for path in model.paths:
                 self._delete_managed(path)
+            shared = {m.projector for m in models.values()}
+            if model.projector_path is not None and model.projector not in shared:
+                # Quants of one catalog model share its projector: the last one takes it.
+                self._delete_managed(model.projector_path)
         return model
 
     def _delete_managed(self, path: Path) -> None:
@@ -234,8 +257,13 @@ class InstalledIndex:
             folder = folder.parent
 
     def import_file(self, path: Path, *, source: str = "import", repo: str | None = None,
-                    revision: str | None = None) -> InstalledModel:
-        """Register a local GGUF (all its shards) in place: checked, hashed, not copied."""
+                    revision: str | None = None, projector: Path | None = None
+                    ) -> InstalledModel:
+        """Register a local GGUF (all its shards) in place: checked, hashed, not copied.
+
+        ``projector`` (a vision model's mmproj GGUF) is checked and recorded with it; a
+        model imported before gets it added.
+        """
         path = path.expanduser()
         if path.is_dir():
             raise ModelFileError(f"{path} is a folder; name the .gguf file to import")
@@ -246,10 +274,17 @@ class InstalledIndex:
         folder = path.parent
         names = shard_group(path.name, sorted(p.name for p in folder.iterdir()))
         files = [(folder / n).absolute() for n in names]
-        read_gguf(files[0])  # raises ModelFileError for a truncated or foreign file
+        info = read_gguf(files[0])  # raises ModelFileError for a truncated or foreign file
+        mmproj = check_projector(projector) if projector is not None else None
+        if mmproj is not None and info.architecture == "clip":
+            raise ModelFileError(f"{path} is a vision projector itself; import the model "
+                                 f"file and give this one with --mmproj")
         existing = next((m for m in self.all() if m.files == tuple(map(str, files))), None)
         if existing is not None:
-            return existing
+            if mmproj is None or existing.projector == str(mmproj):
+                return existing
+            return self.add(replace(existing, projector=str(mmproj),
+                                    projector_sha256=sha256_file(mmproj)))
         digests = tuple(sha256_file(f) for f in files)
         base = model_id_for(path.name)
         if base in self.reserved_ids:
@@ -257,8 +292,27 @@ class InstalledIndex:
         model = InstalledModel(
             id=self.unique_id(base, tuple(map(str, files))),
             files=tuple(map(str, files)), size=sum(f.stat().st_size for f in files),
-            sha256=digests, source=source, repo=repo, revision=revision, managed=False)
+            sha256=digests, source=source, repo=repo, revision=revision, managed=False,
+            projector=str(mmproj) if mmproj else None,
+            projector_sha256=sha256_file(mmproj) if mmproj else None)
         return self.add(model)
+
+
+def check_projector(path: Path) -> Path:
+    """``path`` as an absolute projector file, or ModelFileError saying what it is instead.
+
+    llama.cpp's projectors are GGUFs of the ``clip`` architecture; a language model given
+    as one would be loaded by mtmd and fail far from the cause.
+    """
+    path = path.expanduser()
+    if not path.is_file():
+        raise ModelNotFound(f"no such projector file: {path}")
+    info = read_gguf(path)
+    if info.architecture != "clip":
+        raise ModelFileError(f"{path} is not a vision projector (mmproj) but a "
+                             f"'{info.architecture}' model; give the mmproj-….gguf file "
+                             "that belongs to the model")
+    return path.absolute()
 
 
 def _model(raw: dict[str, Any]) -> InstalledModel:

@@ -42,12 +42,16 @@ class CatalogRow:
 
 def catalog_row(entry: ModelEntry, hardware: Hardware, *, gpu_offload: bool,
                 installed: InstalledFiles) -> CatalogRow:
-    """The row for ``entry``: best quant for ``hardware`` and its fit verdict."""
-    sizes = {q.name: q.size or 0 for q in entry.quants}
+    """The row for ``entry``: best quant for ``hardware`` and its fit verdict.
+
+    A vision model's projector loads beside it, so its size counts toward the fit.
+    """
+    extra = entry.mmproj_size or 0
+    sizes = {q.name: (q.size or 0) + extra for q in entry.quants}
     recommended = recommend_quant(sizes, hardware, gpu_offload=gpu_offload,
                                   default=entry.default_quant)
     chosen = entry.quant(recommended) if recommended else entry.quant()
-    verdict = fit_from_size(chosen.size or 0, hardware, gpu_offload=gpu_offload)
+    verdict = fit_from_size((chosen.size or 0) + extra, hardware, gpu_offload=gpu_offload)
     files = installed(entry.id)
     return CatalogRow(
         id=entry.id, name=entry.name, family=entry.family, kind=entry.kind, tier=entry.tier,

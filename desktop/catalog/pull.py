@@ -32,6 +32,7 @@ class PullTarget:
     model_id: str
     catalog_id: str | None = None
     quant: str | None = None
+    projector: str | None = None  # a vision model's mmproj file in the same repo
 
 
 def parse_target(ref: str, catalog: Catalog, quant: str | None = None) -> PullTarget:
@@ -46,7 +47,7 @@ def parse_target(ref: str, catalog: Catalog, quant: str | None = None) -> PullTa
             for q in entry.quants:
                 if entry.repo == repo and name in q.files:
                     return PullTarget(repo, q.files, _catalog_model_id(entry.id, q.name,
-                                      entry.default_quant), entry.id, q.name)
+                                      entry.default_quant), entry.id, q.name, entry.mmproj)
         return PullTarget(repo, (name,), model_id_for(name), None, quant_of(name))
     if ":" in ref and "/" in ref:
         raise InvalidRequest(f"'{ref}' is not REPO:FILE; use e.g. "
@@ -55,7 +56,7 @@ def parse_target(ref: str, catalog: Catalog, quant: str | None = None) -> PullTa
     chosen = entry.quant(quant)
     return PullTarget(entry.repo, chosen.files,
                       _catalog_model_id(entry.id, chosen.name, entry.default_quant),
-                      entry.id, chosen.name)
+                      entry.id, chosen.name, entry.mmproj)
 
 
 def _catalog_model_id(entry_id: str, quant: str, default: str) -> str:
@@ -65,18 +66,23 @@ def _catalog_model_id(entry_id: str, quant: str, default: str) -> str:
 def pull(target: PullTarget, *, hub: HubClient, downloader: Downloader, index: InstalledIndex,
          models_dir: Path, progress: ProgressFn | None = None,
          cancel: threading.Event | None = None) -> InstalledModel:
-    """Download ``target`` (all shards), verify it, and record it as installed."""
+    """Download ``target`` (all shards, and a vision model's projector), verify it, and
+    record it as installed."""
     revision = hub.commit(target.repo)
     files = list(target.files)
     if len(files) == 1 and SHARD_RE.match(files[0]):
         files = shard_group(files[0], hub.list_files(target.repo, revision))
-    remote = hub.files(target.repo, files, revision)
+    wanted = [*files, target.projector] if target.projector else files
+    remote = hub.files(target.repo, wanted, revision)
     fetched = downloader.pull(remote, models_dir, progress=progress, cancel=cancel)
+    projector = fetched.pop() if target.projector else None
     model = InstalledModel(
         id=target.model_id, files=tuple(str(f.path) for f in fetched),
         size=sum(f.size for f in fetched), sha256=tuple(f.sha256 for f in fetched),
         source="hub", repo=target.repo, revision=revision, catalog_id=target.catalog_id,
-        quant=target.quant, managed=True)
+        quant=target.quant, managed=True,
+        projector=str(projector.path) if projector else None,
+        projector_sha256=projector.sha256 if projector else None)
     return index.add(model)
 
 
@@ -86,6 +92,8 @@ def target_paths(target: PullTarget, models_dir: Path) -> list[Path]:
     for name in target.files:
         # A split model named by one shard: the others follow from "-000NN-of-000MM".
         names.extend(n for n in shard_names(name) if n not in names)
+    if target.projector:
+        names.append(target.projector)
     return [models_dir / target.repo / name for name in names]
 
 

@@ -119,9 +119,11 @@ def handle_info(args: argparse.Namespace) -> int:
             raise
         return _print_catalog_only(ctx, entry, args.json)
     info = ctx.resolver.info(path)
-    plan = ctx.resolver.fit(info, args.ctx)
+    projector = ctx.resolver.projector(args.model, entry)
+    plan = ctx.resolver.fit(info, args.ctx, projector=projector)
     data = {
         "model": entry.id if entry else path.name,
+        "vision": {"projector": str(projector)} if projector else None,
         "header": info.to_dict(),
         "kv_bytes_per_token": info.kv_bytes_per_token(),
         "plan": {"verdict": str(plan.verdict), "reason": plan.reason,
@@ -143,7 +145,18 @@ def handle_info(args: argparse.Namespace) -> int:
     print(f"  memory         ~{_gib(plan.estimated_bytes, memory=True)} at context "
           f"{plan.context_length}")
     print(f"  fit            {plan.verdict}: {plan.reason}")
+    print(f"  {_vision(entry, projector)}")
     return 0
+
+
+def _vision(entry: ModelEntry | None, projector: Path | None) -> str:
+    """The ``vision:`` line: the projector that lets the model see, or why it cannot."""
+    if projector is not None:
+        return f"vision: yes (projector {projector})"
+    if entry is not None and entry.mmproj:
+        return (f"vision: no (its projector {entry.mmproj} is not downloaded; run "
+                f"'edgedesk models pull {entry.id}' again)")
+    return "vision: no"
 
 
 def _print_catalog_only(ctx: AppContext, entry: ModelEntry, as_json: bool) -> int:
@@ -151,13 +164,18 @@ def _print_catalog_only(ctx: AppContext, entry: ModelEntry, as_json: bool) -> in
     row = rows[entry.id]
     if as_json:
         print(json.dumps({**row, "context_length": entry.context_length,
-                          "license": entry.license, "notes": entry.notes}, indent=2))
+                          "license": entry.license, "notes": entry.notes,
+                          "vision": {"projector": entry.mmproj} if entry.mmproj else None},
+                         indent=2))
         return 0
     print(f"{entry.id}  {entry.name}  ({entry.repo}) — not downloaded")
     print(f"  kind {entry.kind}, tier {entry.tier}, license {entry.license}, "
           f"context {entry.context_length}")
     print(f"  quants: {', '.join(f'{q.name} ({_gib(q.size)})' for q in entry.quants)}")
     print(f"  recommended here: {row['recommended_quant'] or 'none'} — {row['fit']}")
+    if entry.mmproj:
+        print(f"  vision: yes (projector {entry.mmproj}, {_gib(entry.mmproj_size)}, "
+              "pulled with the model)")
     if entry.notes:
         print(f"  note: {entry.notes}")
     return 0

@@ -39,6 +39,8 @@ def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     i = msub.add_parser("import", parents=[common],
                         help="register a local GGUF in place (hashed and checked, not copied)")
     i.add_argument("path", metavar="PATH", nargs="?")
+    i.add_argument("--mmproj", metavar="PROJECTOR", type=Path, default=None,
+                   help="the vision projector (mmproj GGUF) that lets this model see images")
     i.add_argument("--hf-cache", action="store_true",
                    help="register every GGUF found in the Hugging Face cache (HF_HOME)")
     i.set_defaults(handler=handle_import)
@@ -108,6 +110,8 @@ def handle_pull(args: argparse.Namespace) -> int:
           f"{model.repo}@{(model.revision or '')[:12]}")
     for path in model.paths:
         print(f"  {path}")
+    if model.projector_path is not None:
+        print(f"  {model.projector_path} (vision projector)")
     return 0
 
 
@@ -149,6 +153,10 @@ def _pull_target(ref: str, catalog: Catalog) -> PullTarget | None:
 def handle_import(args: argparse.Namespace) -> int:
     """Register a local GGUF, or every GGUF in the Hugging Face cache."""
     ctx = context_for(args)
+    if args.hf_cache and args.mmproj:
+        from desktop.errors import InvalidRequest
+
+        raise InvalidRequest("--mmproj goes with one model's PATH, not --hf-cache")
     if args.hf_cache:
         found = discover_hf_cache(hf_home(os.environ))
         if not found:
@@ -162,10 +170,13 @@ def handle_import(args: argparse.Namespace) -> int:
     if not args.path:
         from desktop.errors import InvalidRequest
 
-        raise InvalidRequest("give a PATH to a .gguf file, or --hf-cache")
-    model = ctx.installed.import_file(Path(args.path))
+        raise InvalidRequest("give a PATH to a .gguf file, or --hf-cache"
+                             + (" (--mmproj goes with the model's PATH)" if args.mmproj else ""))
+    model = ctx.installed.import_file(Path(args.path), projector=args.mmproj)
     print(f"imported {shown(model.id)} ({format_bytes(model.size)}, SHA-256 "
           f"{model.sha256[0][:16]}…) from {shown(model.paths[0])}")
+    if model.projector_path is not None:
+        print(f"  vision: yes (projector {shown(model.projector_path)})")
     named = model_id_for(Path(args.path).name)
     if named in ctx.installed.reserved_ids:
         print(f"note: '{shown(named)}' is a catalog id, so this file is known as "

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from pathlib import Path
 
 from desktop.app import AppContext
 from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.crash import shown
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import Chunk, GenerationParams, Image, Message
 from desktop.errors import InvalidRequest
+from desktop.server import images as im
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,6 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("prompt", metavar="PROMPT", type=text_arg,
                         help="what to ask; - reads it from standard input (for long prompts)")
     parser.add_argument("--system", metavar="S", type=text_arg, help="system prompt")
+    parser.add_argument("--image", metavar="FILE", action="append", default=[],
+                        help="a picture (PNG, JPEG, GIF, BMP) the model looks at with the "
+                        "prompt; repeat for more (needs a vision model)")
     sampling_options(parser, max_tokens=512, temperature=0.8)
     parser.add_argument("--seed", type=int, default=None, metavar="S")
     parser.add_argument("--ctx", type=int, default=None, metavar="N",
@@ -45,6 +50,9 @@ def handle(args: argparse.Namespace) -> int:
     check_sampling(args)
     if args.no_think and args.raw:
         raise InvalidRequest("--no-think needs the chat template; it cannot go with --raw")
+    if args.image and args.raw:
+        raise InvalidRequest("--image needs the chat template; it cannot go with --raw")
+    images = [read_image(path) for path in args.image]  # a bad file stops before any load
     if args.ctx is not None and not 256 <= args.ctx <= 1_048_576:
         raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 256 to 1048576 tokens")
     prompt = read_prompt(args.prompt)
@@ -60,7 +68,9 @@ def handle(args: argparse.Namespace) -> int:
         if args.raw:
             stream = ctx.scheduler.stream_completion(args.model, prompt, params, cancel)
         else:
-            messages = [Message("user", prompt)]
+            text, pictures = im.joined([*images, prompt], "\n") if images else (prompt, ())
+            messages = [Message("user", text, images=pictures)]
+            im.check_images(messages, model=args.model, sees=lambda m: sees(ctx, m))
             if args.system:
                 messages.insert(0, Message("system", args.system))
             stream = ctx.scheduler.stream_chat(
@@ -102,6 +112,32 @@ def read_prompt(prompt: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InvalidRequest("the prompt on standard input is not UTF-8 text") from None
+
+
+MAX_IMAGE_FILE = 64 * 1024 * 1024  # read no further: a picture this size is a mistake
+
+
+def read_image(name: str) -> Image:
+    """The picture in file ``name``, or a one-line error: missing, unreadable, not a picture."""
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise InvalidRequest(f"--image {shown(name)}: no such file"
+                             + (" (it is a folder)" if path.is_dir() else ""))
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_IMAGE_FILE + 1)
+    except OSError as exc:
+        raise InvalidRequest(f"--image {shown(name)}: cannot be read ({exc.strerror})") from None
+    if len(data) > MAX_IMAGE_FILE:
+        raise InvalidRequest(f"--image {shown(name)}: the file is over "
+                             f"{MAX_IMAGE_FILE // 2**20} MiB; send a smaller picture")
+    return im.image_from_bytes(data, where=f"--image {shown(name)}", param="image")
+
+
+def sees(ctx: AppContext, model: str) -> bool:
+    """Whether ``model`` resolves with a vision projector."""
+    plan = ctx.resolver(model).local
+    return plan is not None and plan.projector is not None
 
 
 def require_chat_model(ctx: AppContext, model: str) -> None:

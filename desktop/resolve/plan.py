@@ -6,6 +6,7 @@ never sees the catalog or the settings.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -35,12 +36,15 @@ def effective_parallel(settings: EngineSettings) -> int:
 
 
 def fit(info: GGUFInfo, hardware: Hardware, settings: EngineSettings, *, gpu_offload: bool,
-        context_length: int | None = None) -> Fit:
+        context_length: int | None = None, projector: Path | None = None) -> Fit:
     """Context, cache type and GPU layers for ``info`` here; explicit settings win.
 
     The slots' KV memory is counted as the engine will lay it out (one shared cache, or
-    one per slot for a sliding-window model: see ``GGUFInfo.kv_caches``).
+    one per slot for a sliding-window model: see ``GGUFInfo.kv_caches``). A vision
+    projector loads beside the model: its bytes count as more weights.
     """
+    if projector is not None:
+        info = replace(info, weight_bytes=info.weight_bytes + projector.stat().st_size)
     ctx = context_length or settings.context_length
     if ctx is not None and not 64 <= ctx <= MAX_CONTEXT:
         raise InvalidRequest(
@@ -67,8 +71,8 @@ def _a(kind: str) -> str:
 
 def plan_model(ref: str, path: Path, entry: ModelEntry | None, files: list[Path],
                info: GGUFInfo, *, hardware: Hardware, settings: EngineSettings,
-               gpu_offload: bool, paths: Paths, context_length: int | None = None
-               ) -> ModelSpec:
+               gpu_offload: bool, paths: Paths, context_length: int | None = None,
+               projector: Path | None = None) -> ModelSpec:
     """The ModelSpec for the located model ``ref`` (first file ``path``, header ``info``)."""
     if entry is not None and (entry.kind == "chat") != (kind_of(info) == "chat"):
         # A file installed under a catalog id that holds another kind of model (an
@@ -79,7 +83,7 @@ def plan_model(ref: str, path: Path, entry: ModelEntry | None, files: list[Path]
             f"not {_a(entry.kind)} model; remove it with 'edgedesk models rm {ref}' and pull "
             "or import the right file")
     planned = fit(info, hardware, settings, gpu_offload=gpu_offload,
-                  context_length=context_length)
+                  context_length=context_length, projector=projector)
     threads = settings.threads or physical_cores()
     return ModelSpec(
         path=path,
@@ -97,5 +101,6 @@ def plan_model(ref: str, path: Path, entry: ModelEntry | None, files: list[Path]
                        prompt_cache_dir=paths.cache_dir / "prompt-cache",
                        prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
                        lookup_draft=settings.prompt_lookup_tokens,
+                       projector=projector,
                        estimated_bytes=planned.estimated_bytes),
     )

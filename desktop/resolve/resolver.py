@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop.catalog.entries import Catalog
+from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware
 from desktop.config import EngineSettings, Paths, Settings
@@ -42,6 +42,8 @@ class ModelResolver:
     shared_models_dir: Path | None = None  # read-only models pre-seeded by IT
     # Remote engines: NAME/MODEL -> a spec the load function sends to the remote (or None).
     remote: Callable[[str], ModelSpec | None] | None = None
+    # Vision projectors recorded at pull or import: model ref -> mmproj file (or None).
+    projectors: Callable[[str], Path | None] | None = None
     _digests: Digests = field(default_factory=Digests, repr=False)
     _headers: HeaderCache = field(default_factory=HeaderCache, repr=False)
 
@@ -77,10 +79,23 @@ class ModelResolver:
         return locate(ref, catalog=self.catalog, paths=self.paths, registered=self.registered,
                       installed=self.installed, shared_models_dir=self.shared_models_dir)
 
-    def fit(self, info: GGUFInfo, context_length: int | None = None) -> Fit:
-        """The load plan for ``info`` on this machine, honouring the user's settings."""
+    def projector(self, ref: str, entry: ModelEntry | None) -> Path | None:
+        """The vision projector ``ref`` loads with: the one recorded when it was pulled or
+        imported, else its catalog entry's file where a pull puts it; None: text only."""
+        recorded = self.projectors(ref) if self.projectors is not None else None
+        if recorded is not None or entry is None or entry.mmproj is None:
+            return recorded if recorded is not None and recorded.is_file() else None
+        folders = [self.paths.models_dir, *([self.shared_models_dir]
+                                            if self.shared_models_dir else [])]
+        return next((f / entry.repo / entry.mmproj for f in folders
+                     if (f / entry.repo / entry.mmproj).is_file()), None)
+
+    def fit(self, info: GGUFInfo, context_length: int | None = None, *,
+            projector: Path | None = None) -> Fit:
+        """The load plan for ``info`` on this machine, honouring the user's settings
+        (a vision ``projector``'s bytes count with the model's)."""
         return fit(info, self.hardware, self.engine_settings, gpu_offload=self.gpu_offload,
-                   context_length=context_length)
+                   context_length=context_length, projector=projector)
 
     def check_allowed(self, model_id: str, files: list[Path]) -> None:
         """Refuse a model the machine policy does not list (by id or file SHA-256)."""
@@ -94,4 +109,5 @@ class ModelResolver:
         self.check_allowed(entry.id if entry else stable_id(path), files)
         return plan_model(ref, path, entry, files, self.info(path), hardware=self.hardware,
                           settings=self.engine_settings, gpu_offload=self.gpu_offload,
-                          paths=self.paths, context_length=context_length)
+                          paths=self.paths, context_length=context_length,
+                          projector=self.projector(ref, entry))

@@ -24,6 +24,7 @@ from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import anthropic_events as ae
 from desktop.server import anthropic_wire as aw
 from desktop.server import hosted_mcp as hm
+from desktop.server import images as im
 from desktop.server import leniency as lv
 from desktop.server.blocks import Ending, Piece, block_stream, guarded, whole_answer
 from desktop.server.routes import _check_model, _info, _limits, _services
@@ -48,6 +49,7 @@ async def create_message(body: aw.MessagesRequest, request: Request) -> Any:
     aw.refuse_unsupported(body)
     _check_model(svc, info, body.model)
     messages = aw.to_messages(body.system, body.messages)
+    im.check_images(messages, model=body.model, sees=svc.models.vision)
     info.dropped_tools = lv.labels([h for h in aw.left_out_tools(body)
                                     if hosting is None or h.kind != "mcp_servers"])
     tools = aw.tools_for_engine(body)
@@ -148,6 +150,7 @@ async def count_tokens(body: aw.CountTokensRequest, request: Request) -> JSONRes
     aw.refuse_unsupported(body)
     _check_model(svc, info, body.model)
     messages = aw.to_messages(body.system, body.messages)
+    im.check_images(messages, model=body.model, sees=svc.models.vision)
     info.dropped_tools = lv.labels(aw.left_out_tools(body))
     tools = aw.tools_for_engine(body)
     tokens = await anyio.to_thread.run_sync(_count, svc, body.model, messages, tools,

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from desktop.engine.types import GenerationParams, Message, ToolCall
+from desktop.engine.types import GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
+from desktop.server import images as im
 from desktop.server import leniency as lv
 from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
@@ -90,8 +91,9 @@ def _block_text(block: dict[str, Any], key: str, where: str) -> str:
 
 
 def _refuse_block(kind: object, where: str) -> InvalidRequest:
-    hint = " (images and documents are not supported by the local models)" \
-        if kind in _REFUSED_BLOCKS else ""
+    hint = " (images go in user messages, beside their text)" if kind == "image" else \
+        " (documents are not supported by the local models)" if kind in _REFUSED_BLOCKS \
+        else ""
     return InvalidRequest(f"{where}: content block type '{kind}' is not supported here"
                           f"{hint}", param=_param(f"{where}.type"))
 
@@ -109,33 +111,62 @@ def system_text(system: str | list[dict[str, Any]] | None) -> str:
 
 
 def _tool_result(block: dict[str, Any], where: str) -> str:
+    return _tool_result_pictured(block, where, pictures=False)[0]
+
+
+def _tool_result_pictured(block: dict[str, Any], where: str, *, pictures: bool = True
+                          ) -> tuple[str, tuple[Image, ...]]:
+    """A tool result's text, and its pictures where they may be (a screenshot a tool
+    returned, as Claude Code sends an image file it read)."""
     content = block.get("content", "")
     if isinstance(content, str):
-        return content
-    texts = []
+        return content, ()
+    texts: list[str | Image] = []
     for j, part in enumerate(_blocks(content, where)):
+        at = f"{where}.content[{j}]"
+        if pictures and part.get("type") == "image":
+            texts.append(image_block(part, at))
+            continue
         if part.get("type") != "text":
-            raise _refuse_block(part.get("type"), f"{where}.content[{j}]")
-        texts.append(_block_text(part, "text", f"{where}.content[{j}]"))
-    return "\n".join(texts)
+            raise _refuse_block(part.get("type"), at)
+        texts.append(_block_text(part, "text", at))
+    return im.joined(texts, "\n")
+
+
+def image_block(block: dict[str, Any], where: str) -> Image:
+    """An ``image`` block's picture: a ``base64`` source (a ``url`` one is not fetched)."""
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, dict) else None
+    param = _param(f"{where}.source")
+    if kind == "base64" and isinstance(source, dict):
+        return im.image_from_base64(source.get("data"), where=where, param=param + ".data")
+    if kind == "url" and isinstance(source, dict):
+        return im.image_from_url(source.get("url"), where=where, param=param + ".url")
+    raise InvalidRequest(f"{where}.source must be {{'type': 'base64', 'media_type': …, "
+                         f"'data': …}} (source type '{kind}' is not supported here)",
+                         param=param)
 
 
 def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
                ) -> list[Message]:
     out: list[Message] = []
-    texts: list[str] = []
+    texts: list[str | Image] = []
     for j, block in enumerate(blocks):
         kind, at = block.get("type"), f"{where}.content[{j}]"
         if kind == "text":
             texts.append(_block_text(block, "text", at))
+        elif kind == "image":
+            texts.append(image_block(block, at))
         elif kind == "tool_result":
             call_id = _block_text(block, "tool_use_id", at)
-            out.append(Message("tool", _tool_result(block, at), tool_call_id=call_id,
-                               name=names.get(call_id)))
+            result, pictures = _tool_result_pictured(block, at)
+            out.append(Message("tool", result, tool_call_id=call_id,
+                               name=names.get(call_id), images=pictures))
         else:
             raise _refuse_block(kind, at)
     if texts:
-        out.append(Message("user", "\n".join(texts)))
+        text, images = im.joined(texts, "\n")
+        out.append(Message("user", text, images=images))
     return out
 
 

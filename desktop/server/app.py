@@ -123,7 +123,14 @@ class ResolverDirectory:
                 "file_type": info.file_type,
                 "chat_template": spec.chat_template or info.chat_template,
                 "reasoning": spec.reasoning_format == "think",
+                "vision": spec.local is not None and spec.local.projector is not None,
                 "modified": spec.file.stat().st_mtime}
+
+    def vision(self, model: str) -> bool:
+        """Whether ``model`` resolves with a vision projector; a model that cannot be
+        resolved (policy, a damaged file) raises that error, the one to report."""
+        spec = self.resolver(model)
+        return spec.local is not None and spec.local.projector is not None
 
 
 class _BodyTooLarge(Exception):

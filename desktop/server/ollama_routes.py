@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.server import images as im
 from desktop.server import ollama_wire as ow
 from desktop.server.blocks import Ending, answer_pieces, guarded, whole_answer
 from desktop.server.routes import _check_model, _embed, _info, _limits, _services
@@ -150,6 +151,7 @@ async def chat(body: ow.ChatRequest, request: Request) -> Any:
     svc, info = _services(request), _info(request)
     model = _model(svc, info, body.model)
     messages = ow.to_messages(body.messages)
+    im.check_images(messages, model=model, sees=svc.models.vision)
     tools = ow.tools_for_engine(body.tools)
     params = ow.generation_params(body, _limits(svc))
     after = _after(svc, model, body.keep_alive)
@@ -197,7 +199,9 @@ async def generate(body: ow.GenerateRequest, request: Request) -> Any:
     elif body.raw:
         stream = svc.scheduler.stream_completion(model, body.prompt, params, cancel)
     else:
-        stream = svc.scheduler.stream_chat(model, ow.generate_messages(body), params, cancel,
+        prompt = ow.generate_messages(body)
+        im.check_images(prompt, model=model, sees=svc.models.vision)
+        stream = svc.scheduler.stream_chat(model, prompt, params, cancel,
                                            None, template_kwargs=ow.template_kwargs(body.think))
     chunks = Chunks(stream, info)
     if body.stream:

@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall
+from desktop.engine.types import MEDIA_MARKER, Chunk, GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
+from desktop.server import images as im
 from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
@@ -209,10 +210,13 @@ def to_messages(messages: Sequence[dict[str, Any]]) -> list[Message]:
         content = message.get("content") or ""
         if not isinstance(content, str):
             raise InvalidRequest(f"{where}.content must be a string", param=f"messages.{i}.content")
-        if message.get("images"):
-            raise InvalidRequest(f"{where}: images are not supported by the local models",
+        images = pictures(message.get("images"), f"{where}.images", f"messages.{i}.images")
+        if images and role != "user":
+            raise InvalidRequest(f"{where}: images go in user messages",
                                  param=f"messages.{i}.images")
-        if role in ("system", "user"):
+        if images:
+            out.append(Message("user", _marked(content, images), images=images))
+        elif role in ("system", "user"):
             out.append(Message(role, content))
         elif role == "assistant":
             raw_calls = message.get("tool_calls") or []
@@ -237,6 +241,21 @@ def to_messages(messages: Sequence[dict[str, Any]]) -> list[Message]:
             raise InvalidRequest(f"{where}.role must be system, user, assistant or tool",
                                  param=f"messages.{i}.role")
     return out
+
+
+def pictures(value: object, where: str, param: str) -> tuple[Image, ...]:
+    """Ollama's ``images``: a list of base64 pictures (none: an empty tuple)."""
+    if value is None or value == []:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidRequest(f"{where} must be a list of base64 images", param=param)
+    return tuple(im.image_from_base64(v, where=f"{where}[{j}]", param=f"{param}.{j}")
+                 for j, v in enumerate(value))
+
+
+def _marked(text: str, images: Sequence[Image]) -> str:
+    """Ollama puts a message's pictures before its words: one marker each, then the text."""
+    return "".join(MEDIA_MARKER for _ in images) + ("\n" + text if text else "")
 
 
 def _call(value: object, where: str, call_id: str) -> ToolCall:
@@ -269,6 +288,9 @@ def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, A
 def generate_messages(req: GenerateRequest) -> list[Message]:
     """A templated ``/api/generate`` prompt as a one-turn chat (``system`` first)."""
     out = [Message("system", req.system)] if req.system else []
+    images = pictures(req.images, "images", "images")
+    if images:
+        return [*out, Message("user", _marked(req.prompt, images), images=images)]
     return [*out, Message("user", req.prompt)]
 
 
@@ -281,8 +303,9 @@ def refuse_generate(req: GenerateRequest) -> None:
     if req.context:
         raise InvalidRequest("context (token ids of an earlier answer) is not supported; "
                              "send the conversation to /api/chat", param="context")
-    if req.images:
-        raise InvalidRequest("images are not supported by the local models", param="images")
+    if req.images and (req.raw or req.suffix is not None):
+        raise InvalidRequest("images need the model's chat template; send them without "
+                             "raw or suffix", param="images")
 
 
 # ---------------------------------------------------------------- engine → responses
@@ -358,6 +381,8 @@ def show(model: str, info: dict[str, Any]) -> dict[str, Any]:
     capabilities = ["embedding"] if kind == "embedding" else \
         (["completion", "tools", "thinking"] if info.get("reasoning")
          else ["completion", "tools"]) if kind == "chat" else []
+    if info.get("vision"):
+        capabilities.insert(1, "vision")  # Ollama's order: completion, vision, tools…
     model_info = {"general.architecture": arch,
                   "general.parameter_count": int(info.get("parameters") or 0)}
     for key in ("context_length", "embedding_length", "block_count"):

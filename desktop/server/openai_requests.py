@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from desktop.engine.types import GenerationParams, Message, ToolCall
+from desktop.engine.types import GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
+from desktop.server import images as im
 from desktop.server import leniency as lv
 from desktop.server import schemas as s
 from desktop.server.leniency import capped_max_tokens
@@ -41,11 +42,31 @@ def _text_of(content: str | list[s.ContentPart] | None, index: int) -> str:
     parts = []
     for part in content:
         if part.type != "text" or part.text is None:
+            hint = " (image parts go in user messages)" if part.type == "image_url" else ""
             raise InvalidRequest(
                 f"messages[{index}]: content part type '{part.type}' is not supported; "
-                "send text parts only", param=f"messages.{index}.content")
+                f"send text or image_url parts{hint}", param=f"messages.{index}.content")
         parts.append(part.text)
     return "".join(parts)
+
+
+def _content_of(message: s.ChatMessageIn, index: int) -> tuple[str, tuple[Image, ...]]:
+    """A message's text and pictures: ``image_url`` parts of a user message become
+    images, each marked in the text where its part stood."""
+    content = message.content
+    if message.role != "user" or not isinstance(content, list) or \
+            not any(p.type == "image_url" for p in content):
+        return _text_of(content, index), ()
+    pieces: list[str | Image] = []
+    for j, part in enumerate(content):
+        where, param = f"messages[{index}].content[{j}]", f"messages.{index}.content.{j}"
+        if part.type == "image_url":
+            given = part.image_url
+            url = given.url if isinstance(given, s.ImageURL) else given
+            pieces.append(im.image_from_url(url, where=where, param=param + ".image_url"))
+        else:
+            pieces.append(_text_of([part], index))
+    return im.joined(pieces)
 
 
 def to_messages(messages: Sequence[s.ChatMessageIn]) -> list[Message]:
@@ -59,9 +80,10 @@ def to_messages(messages: Sequence[s.ChatMessageIn]) -> list[Message]:
         calls = tuple(
             ToolCall(c.id, c.function.name, _checked_arguments(c.function.arguments, i))
             for c in m.tool_calls or ())
-        out.append(Message(role, _text_of(m.content, i), name=m.name,
+        text, images = _content_of(m, i)
+        out.append(Message(role, text, name=m.name,
                            tool_call_id=m.tool_call_id, tool_calls=calls,
-                           reasoning=m.reasoning_content))
+                           reasoning=m.reasoning_content, images=images))
     return out
 
 

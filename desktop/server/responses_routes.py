@@ -25,6 +25,7 @@ from desktop.chat.conversation import ToolStep
 from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import hosted_mcp as hm
+from desktop.server import images as im
 from desktop.server import leniency as lv
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
@@ -110,6 +111,7 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
         history = previous.items
     items = rw.input_items(body.input)
     messages: list[Message] = rw.to_messages(body.instructions, [*history, *items])
+    im.check_images(messages, model=body.model, sees=svc.models.vision)
     info.dropped_tools = lv.labels([h for h in rw.left_out_tools(body)
                                     if hosting is None or h.kind != "mcp"])
     tools = rw.tools_for_engine(body)

@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from desktop.engine.types import GenerationParams, Message, ToolCall, Usage
+from desktop.engine.types import GenerationParams, Image, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
+from desktop.server import images as im
 from desktop.server import leniency as lv
 from desktop.server import openai_requests as oq
 from desktop.server.blocks import (
@@ -174,10 +175,50 @@ def _message(item: dict[str, Any], where: str, i: int, reasoning: str | None) ->
     if role is None:
         raise InvalidRequest(f"{where}.role must be user, assistant, system or developer",
                              param=f"input.{i}.role")
-    text = _text(item.get("content"), where)
+    content = item.get("content")
+    if role == "user" and _has_images(content):
+        text, images = _pictured(content, where)  # type: ignore[arg-type]
+        return Message("user", text, images=images)
+    text = _text(content, where)
     if role == "assistant":
         return Message("assistant", text, reasoning=reasoning)
     return Message(role, text)  # type: ignore[arg-type]
+
+
+def _has_images(content: object) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(p, dict) and p.get("type") == "input_image" for p in content)
+
+
+def _pictured(content: list[object], where: str) -> tuple[str, tuple[Image, ...]]:
+    """A user message's text and its ``input_image`` parts, each marked where it stood.
+
+    ``image_url`` is a data URL (or bare base64, as some clients send it); a ``file_id``
+    names an upload this server does not keep, and is refused.
+    """
+    pieces: list[str | Image] = []
+    for j, part in enumerate(content):
+        at = f"{where}.content[{j}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if isinstance(part, dict) and kind in ("input_text", "text") and \
+                isinstance(part.get("text"), str):
+            pieces.append(part["text"])
+            continue
+        if not isinstance(part, dict) or kind != "input_image":
+            raise InvalidRequest(f"{at}: part type '{kind}' is not supported in a user "
+                                 "message; send input_text or input_image parts",
+                                 param=_param(at))
+        url = part.get("image_url")
+        if url is None:
+            what = "file_id (uploaded files are not kept here)" if part.get("file_id") \
+                else "no image_url"
+            raise InvalidRequest(f"{at}: input_image has {what}; send the picture as a "
+                                 "data URL in image_url", param=_param(f"{at}.image_url"))
+        if isinstance(url, str) and not url.lower().startswith(("data:", "http:", "https:")):
+            pieces.append(im.image_from_base64(url, where=at, param=_param(f"{at}.image_url")))
+        else:
+            pieces.append(im.image_from_url(url, where=at, param=_param(f"{at}.image_url")))
+    return im.joined(pieces)
 
 
 def _hosted_item(item: dict[str, Any], where: str, reasoning: str | None) -> list[Message]:

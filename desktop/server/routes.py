@@ -21,6 +21,7 @@ from desktop.engine.protocol import Engine
 from desktop.engine.toolcalls import StreamGate
 from desktop.engine.types import TokenLogprob, Usage
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotAllowed, ModelNotFound
+from desktop.server import images as im
 from desktop.server import leniency as lv
 from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
@@ -83,7 +84,15 @@ def list_models(request: Request) -> s.ModelList:
                                    layers_offloaded=where.layers_offloaded,
                                    devices=list(where.devices))
 
-    return s.ModelList(data=[s.ModelCard(id=m, edgedesk=info(m)) for m in svc.models.ids()])
+    def capabilities(model_id: str) -> list[str] | None:
+        try:
+            sees = svc.models.vision(model_id)
+        except EdgeDeskError:
+            return None  # listed for what it is; a request to it says what is wrong
+        return ["completion", "vision"] if sees else None
+
+    return s.ModelList(data=[s.ModelCard(id=m, capabilities=capabilities(m), edgedesk=info(m))
+                             for m in svc.models.ids()])
 
 
 @router.get("/health", response_model=s.Health)
@@ -173,6 +182,7 @@ async def chat_completions(body: s.ChatCompletionRequest, request: Request) -> A
     svc, info = _services(request), _info(request)
     _check_model(svc, info, body.model)
     messages = oq.to_messages(body.messages)
+    im.check_images(messages, model=body.model, sees=svc.models.vision)
     info.dropped_tools = lv.labels(oq.left_out_tools(body))
     params = oq.sampling_params(body, _limits(svc))
     tools = oq.tools_for_engine(body)

@@ -63,11 +63,20 @@ class ToolCallIn(_Request):
     function: FunctionCallIn
 
 
+class ImageURL(_Request):
+    """``image_url`` of an image part: a ``data:`` URL (``detail`` is accepted, unused)."""
+
+    url: str
+    detail: str | None = None
+
+
 class ContentPart(_Request):
-    """A part of a multi-part message; only text parts are supported."""
+    """A part of a multi-part message: text, or a picture in ``image_url``."""
 
     type: str
     text: str | None = None
+    # An object as OpenAI sends it; a bare string as vLLM and llama-server also accept.
+    image_url: ImageURL | str | None = None
 
 
 class ChatMessageIn(_Request):
@@ -364,6 +373,9 @@ class ModelCard(_Response):
     object: Literal["model"] = "model"
     created: int = 0
     owned_by: str = "edgedesk"
+    # Ollama's words: ["completion", "vision"] for a model that can see images; absent
+    # for text-only models.
+    capabilities: list[str] | None = None
     edgedesk: EdgeDeskModelInfo | None = None
 
 

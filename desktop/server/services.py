@@ -41,6 +41,11 @@ class ModelDirectory(Protocol):
         """Header facts about ``model`` (kind, architecture, sizes, template), not loading it."""
         ...
 
+    def vision(self, model: str) -> bool:
+        """Whether ``model`` can see images (it loads with a vision projector); raises the
+        EdgeDeskError that keeps it from resolving."""
+        ...
+
 
 
 

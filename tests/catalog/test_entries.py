@@ -61,3 +61,33 @@ def test_invalid_entries_are_named(tmp_path: Path, default: str, file: str, mess
     path.write_text(ENTRY.format(default=default, file=file))
     with pytest.raises(ConfigError, match=message):
         load_catalog(path)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('mmproj = "mmproj.bin"', "must be a .gguf file"),
+    ('mmproj = "sub/mmproj.gguf"', "at the top of the repo"),
+    ('mmproj_size = 5', "need mmproj"),
+    ('mmproj = "m.gguf"\nmmproj_sha256 = "ABC"', "not a lowercase SHA-256"),
+])
+def test_invalid_projectors_are_named(tmp_path: Path, extra: str, message: str) -> None:
+    path = tmp_path / "models.toml"
+    text = ENTRY.format(default="Q4_K_M", file="x.gguf")
+    path.write_text(text.replace('default_quant = ', extra + '\ndefault_quant = '))
+    with pytest.raises(ConfigError, match=message):
+        load_catalog(path)
+
+
+def test_a_vision_entrys_fit_counts_its_projector() -> None:
+    from desktop.catalog.hardware import GPU, Hardware, Verdict
+    from desktop.catalog.listing import catalog_row
+
+    kimi = load_catalog().get("kimi-vl-a3b-thinking-2506")
+    text_only = kimi.model_copy(update={"mmproj": None, "mmproj_size": None,
+                                        "mmproj_sha256": None})
+    # A GPU the model alone fits on, but not with its 0.6 GB projector beside it.
+    gpu = GPU("test GPU", 16 * 10**9, 12_640_000_000)
+    machine = Hardware(64 * 10**9, 64 * 10**9, 8, (gpu,))
+    row = catalog_row(kimi, machine, gpu_offload=True, installed=lambda _id: None)
+    assert catalog_row(text_only, machine, gpu_offload=True,
+                       installed=lambda _id: None).fit == Verdict.GPU
+    assert row.fit == Verdict.PARTIAL

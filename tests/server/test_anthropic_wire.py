@@ -61,7 +61,7 @@ def test_blocks_become_turns_with_tool_calls_results_and_thinking() -> None:
 
 @pytest.mark.parametrize(("messages", "param"), [
     ([{"role": "user", "content": [{"type": "image", "source": {}}]}],
-     "messages.0.content.0.type"),
+     "messages.0.content.0.source"),
     ([{"role": "system", "content": "x"}], "messages"),
     ([{"role": "tool", "content": "x"}], "messages.0.role"),
     ([{"role": "user", "content": "x"}, {"role": "assistant", "content": "Sure"}],

@@ -49,6 +49,9 @@ class Models:
     def describe(self, model: str) -> dict[str, Any]:
         return {}
 
+    def vision(self, model: str) -> bool:
+        return False
+
 
 class Engine(Scripted):
     """The scripted engine as the server's scheduler (nothing loaded to report)."""

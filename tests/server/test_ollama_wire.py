@@ -72,13 +72,16 @@ def test_messages_tool_calls_and_results_are_paired() -> None:
         ("tool", "get_time", assistant.tool_calls[1].id),
         ("tool", "get_weather", assistant.tool_calls[0].id)]
     with pytest.raises(InvalidRequest) as caught:
-        ow.to_messages([{"role": "user", "content": "x", "images": ["aGk="]}])
-    assert caught.value.param == "messages.0.images"
+        ow.to_messages([{"role": "user", "content": "x", "images": ["aGk="]}])  # "hi"
+    assert caught.value.param == "messages.0.images.0"
+    assert "not a picture" in caught.value.message
 
 
 def test_generate_refusals_and_model_names() -> None:
     for fields, param in (({"template": "{{ .Prompt }}"}, "template"),
-                          ({"context": [1, 2]}, "context"), ({"images": ["x"]}, "images")):
+                          ({"context": [1, 2]}, "context"),
+                          ({"images": ["x"], "raw": True}, "images"),
+                          ({"images": ["x"], "suffix": "}"}, "images")):
         with pytest.raises(InvalidRequest) as caught:
             ow.refuse_generate(ow.GenerateRequest.model_validate({"model": "m", **fields}))
         assert caught.value.param == param

@@ -106,7 +106,7 @@ def test_messages_translate_roles_parts_and_tool_turns() -> None:
 
 
 def test_image_parts_and_bad_tool_arguments_are_refused() -> None:
-    with pytest.raises(InvalidRequest, match="image_url"):
+    with pytest.raises(InvalidRequest, match="image URL must be a non-empty string"):
         oq.to_messages(_chat(messages=[{"role": "user", "content": [
             {"type": "image_url"}]}]).messages)
     with pytest.raises(InvalidRequest, match="JSON object"):

@@ -146,7 +146,7 @@ def test_unsupported_fields_and_items_are_refused_by_name(client: openai.OpenAI)
                          ({"truncation": "auto"}, "truncation"),
                          ({"input": [{"role": "user", "content": [
                              {"type": "input_image", "image_url": "data:,"}]}]},
-                          "input.0.content.0")):
+                          "input.0.content.0.image_url")):
         fields = {"model": "tiny-chat", "input": "hi", **extra}
         with pytest.raises(openai.BadRequestError) as caught:
             client.responses.create(**fields)

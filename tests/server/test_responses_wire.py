@@ -47,7 +47,7 @@ def test_items_become_the_conversation_with_calls_results_and_reasoning() -> Non
 
 @pytest.mark.parametrize(("items", "param"), [
     ([{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}],
-     "input.0.content.0"),
+     "input.0.content.0.image_url"),
     ([{"type": "item_reference", "id": "x"}], "input.0.type"),
     ([{"type": "function_call", "call_id": "c", "name": "f", "arguments": "[1]"},
       {"role": "user", "content": "x"}], "input.0.arguments"),

@@ -1,0 +1,130 @@
+"""Pure translation of the protocols' image parts into ``Image`` values, with their checks.
+
+Every protocol sends a picture as base64 (OpenAI and the Responses API in a ``data:``
+URL, Anthropic and Ollama bare); this decodes it, tells what it is from its first bytes
+(never from the name or the declared type: a client may be wrong, or lie) and refuses
+what is not a picture with a 400 that says why. Decoding the pixels, and the limits on
+their count, belong to the engine. No I/O: a URL is never fetched for the client.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+
+from desktop.engine.types import MEDIA_MARKER, Image, Message
+from desktop.errors import InvalidRequest
+
+# The formats llama.cpp's mtmd decodes (stb_image): the first bytes of each.
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"BM", "image/bmp"),
+)
+SUPPORTED = "PNG, JPEG, GIF or BMP"
+_DATA_URL = re.compile(r"^data:(?P<mime>[\w.+\-]+/[\w.+\-]+)?(?P<params>(;[^,;]*)*),",
+                       re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+
+
+def sniff_mime(data: bytes) -> str | None:
+    """The picture type ``data`` starts like (``image/png``…), or None if not a picture."""
+    for magic, mime in _SIGNATURES:
+        if data.startswith(magic):
+            return mime
+    return None
+
+
+def _unsupported_kind(data: bytes) -> str:
+    """What a refused file looks like, so the error can name it."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "a WebP picture, which the local models cannot read"
+    if data[4:12] in (b"ftypavif", b"ftypheic", b"ftypmif1", b"ftypheix"):
+        return "an AVIF/HEIC picture, which the local models cannot read"
+    if data.startswith(b"PK\x03\x04"):
+        return "a ZIP archive"
+    if data.startswith(b"%PDF"):
+        return "a PDF"
+    if data.lstrip()[:5].lower() in (b"<svg ", b"<?xml"):
+        return "SVG/XML text"
+    return "not a picture"
+
+
+def image_from_bytes(data: bytes, *, where: str, param: str) -> Image:
+    """``data`` as an Image, or a 400 naming ``where`` when it is not a supported picture."""
+    if not data:
+        raise InvalidRequest(f"{where}: the image is empty", param=param)
+    mime = sniff_mime(data)
+    if mime is None:
+        raise InvalidRequest(f"{where}: the image data is {_unsupported_kind(data)}; send "
+                             f"a {SUPPORTED} file", param=param)
+    return Image(data=data, mime=mime, sha256=hashlib.sha256(data).hexdigest())
+
+
+def image_from_base64(text: object, *, where: str, param: str) -> Image:
+    """Base64 text (standard or URL-safe, padding optional) as an Image, else a 400."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidRequest(f"{where}: the image must be base64 text", param=param)
+    compact = _WHITESPACE.sub("", text)
+    compact += "=" * (-len(compact) % 4)
+    altchars = b"-_" if ("-" in compact or "_" in compact) else None
+    try:
+        data = base64.b64decode(compact, altchars=altchars, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidRequest(f"{where}: the image is not valid base64", param=param) from None
+    return image_from_bytes(data, where=where, param=param)
+
+
+def image_from_url(url: object, *, where: str, param: str) -> Image:
+    """A ``data:`` URL as an Image; an ``http(s)`` URL is refused (nothing is fetched)."""
+    if not isinstance(url, str) or not url:
+        raise InvalidRequest(f"{where}: the image URL must be a non-empty string", param=param)
+    head = url[:16].lower()
+    if head.startswith(("http://", "https://")):
+        raise InvalidRequest(
+            f"{where}: image URLs are not fetched here (the server does not download "
+            "anything for a client); send the picture inline as a data URL, e.g. "
+            "'data:image/png;base64,...'", param=param)
+    match = _DATA_URL.match(url)
+    if match is None:
+        raise InvalidRequest(f"{where}: the image URL must be a data URL such as "
+                             "'data:image/png;base64,...'", param=param)
+    if ";base64" not in match["params"].lower():
+        raise InvalidRequest(f"{where}: the data URL must be base64 encoded "
+                             "('data:image/png;base64,...')", param=param)
+    return image_from_base64(url[match.end():], where=where, param=param)
+
+
+def joined(pieces: Sequence[str | Image], separator: str = "") -> tuple[str, tuple[Image, ...]]:
+    """Text pieces and images in their order as one content with a marker per image."""
+    texts = [MEDIA_MARKER if isinstance(p, Image) else p for p in pieces]
+    return separator.join(texts), tuple(p for p in pieces if isinstance(p, Image))
+
+
+def check_images(messages: Sequence[Message], *, model: str,
+                 sees: Callable[[str], bool]) -> None:
+    """Refuse pictures a model cannot see, and text that spells the image marker.
+
+    A model without a projector would get the words around a picture and answer as if
+    it had seen it: a 400 naming the model, never a silent drop (``sees`` is asked only
+    when there are pictures: it resolves the model). The marker is how the
+    engine finds where each picture goes, so text that contains it would shift them.
+    """
+    pictured = [m for m in messages if m.images]
+    if not pictured:
+        return
+    if not sees(model):
+        raise InvalidRequest(
+            f"the model '{model}' cannot see images (it has no vision projector); send "
+            "text only, or pick a vision model such as kimi-vl-a3b-thinking-2506",
+            param="model")
+    for i, message in enumerate(messages):
+        if message.content.count(MEDIA_MARKER) != len(message.images):
+            raise InvalidRequest(
+                f"message {i}: the text contains '{MEDIA_MARKER}', which stands for a "
+                "picture here; remove it from the text", param="messages")
