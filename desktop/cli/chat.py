@@ -22,6 +22,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from desktop.app import AppContext
+from desktop.chat.attachments import Attachment, from_path
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import (
     SOURCES_K,
@@ -32,6 +33,7 @@ from desktop.chat.grounding import (
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
+from desktop.chat.vision import model_sees
 from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking
@@ -46,6 +48,8 @@ HELP = """commands:
   /regenerate        answer the last question again
   /model ID          use another model from the next answer on
   /collection NAME   ground answers in a document collection (/collection alone: none)
+  /image PATH        attach a picture to your next message (a vision model sees it;
+                     repeat for more, /image alone lists them)
   /think on|off      let a reasoning model think before answering, or answer at once
                      (kept with the chat, like the window's Think switch)
   /save              save this chat (one started with --ephemeral is otherwise forgotten)
@@ -191,8 +195,10 @@ class TerminalChat:
         # 'edgedesk models pull' to run, with the collection, before anything is embedded.
         self.core = ChatCore(ctx.scheduler, self.saver, search=self._search,
                              thinks=self._thinks, missing=self._missing,
-                             tools=ctx.toolbox, preapproved=yes_tools)
+                             tools=ctx.toolbox, preapproved=yes_tools,
+                             sees=lambda ref: model_sees(ctx.resolver, ref))
         self.chat = chat
+        self.pictures: list[Attachment] = []  # /image: they go with the next message
         self._in_reasoning = False
         self._lines: Iterator[str | None] | None = None  # the input, for tool approvals
         self._approve = terminal_approver(lambda: self._lines)
@@ -231,13 +237,14 @@ class TerminalChat:
         text = line.strip()
         if not text:
             return True
-        if text.startswith("//"):
-            self.answer(self.core.ask(self.chat, text[1:]))
-        elif text.startswith("/"):
+        if text.startswith("/") and not text.startswith("//"):
             name, _, arg = text[1:].partition(" ")
             return self.command(name.lower(), arg.strip())
-        else:
-            self.answer(self.core.ask(self.chat, text))
+        # The pictures stay attached when the question is refused (another model, say).
+        pending = self.core.ask(self.chat, text[1:] if text.startswith("//") else text,
+                                attachments=self.pictures)
+        self.pictures = []
+        self.answer(pending)
         return True
 
     def command(self, name: str, arg: str) -> bool:
@@ -266,6 +273,8 @@ class TerminalChat:
             chat.collection = arg
             self.saver.set_collection(chat)
             print(f"(grounded in {shown(arg)})" if arg else "(not grounded)", file=sys.stderr)
+        elif name == "image":
+            self._image(arg)
         elif name == "think":
             self._think(arg.lower())
         elif name == "save":
@@ -273,6 +282,25 @@ class TerminalChat:
         else:
             raise InvalidRequest(f"unknown command /{shown(name)}; /help lists them")
         return True
+
+    def _image(self, arg: str) -> None:
+        """Attach the picture at ``arg`` to the next message (none: list those attached)."""
+        if not arg:
+            names = ", ".join(shown(p.name) for p in self.pictures)
+            print(f"(attached to your next message: {names})" if names else
+                  "(no picture attached; /image PATH attaches one)", file=sys.stderr)
+            return
+        path = Path(arg).expanduser()
+        if not path.is_file():
+            raise InvalidRequest(f"/image {shown(arg)}: no such file"
+                                 + (" (it is a folder)" if path.is_dir() else ""))
+        self.core.check_sees(self.chat.model)  # before reading: a text-only model never sees
+        item = from_path(path)
+        if item.kind != "image":
+            raise InvalidRequest(f"/image {shown(arg)}: not a picture (PNG, JPEG, GIF, BMP "
+                                 "or WebP)")
+        self.pictures.append(item)
+        print(f"({shown(item.name)} goes with your next message)", file=sys.stderr)
 
     def _think(self, arg: str) -> None:
         chat = self.chat
