@@ -215,6 +215,8 @@ class DecodeLoop(BatchWorker):
             pos_min = llama_cpp.llama_memory_seq_pos_min(self._memory, slot.seq)
             if pos_min > max(0, keep - self._n_swa):
                 keep = 0
+        while 0 < keep < len(prompt) and prompt[keep] < 0 and prompt[keep - 1] < 0:
+            keep -= 1  # never keep half an image: it is decoded whole or not at all
         if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, keep, -1):
             keep = 0
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
@@ -275,13 +277,16 @@ class DecodeLoop(BatchWorker):
             return []
         room = min(self._draft_max, rows, cells, self._n_ctx - len(slot.tokens) - 2,
                    request.max_tokens - slot.sampled - 1)
-        return lookup_draft(request.history, room) if room > 0 else []
+        draft = lookup_draft(request.history, room) if room > 0 else []
+        cut = next((i for i, token in enumerate(draft) if token < 0), None)
+        return draft if cut is None else draft[:cut]  # never guess an image position
 
     def _step(self) -> None:
         batch = self._batch
         n = 0
         generating = 0
         self._make_room_for_generation()
+        self._decode_images()
         growing = [s for s in self._slots if s.request is not None and s.next_token is not None]
         spare = self._n_ctx - sum(self._cells(s) for s in self._slots) - len(growing)
         for slot in self._slots:
@@ -302,7 +307,9 @@ class DecodeLoop(BatchWorker):
         for slot in self._slots:
             if slot.request is None or not slot.pending or n >= self._n_batch:
                 continue
-            take = min(len(slot.pending), self._n_batch - n)
+            take = _text_run(slot.pending, self._n_batch - n)
+            if take == 0:
+                continue  # an image comes first: decoded at the next step's start
             chunk = slot.pending[:take]
             del slot.pending[:take]
             n = self._add(n, slot, chunk, last_logits=not slot.pending)
@@ -330,6 +337,30 @@ class DecodeLoop(BatchWorker):
         for slot in self._slots:
             if slot.request is not None and slot.output_index >= 0:
                 self._sample(slot)
+
+    def _decode_images(self) -> None:
+        """Decode the image that starts each slot's pending prompt, one per slot per step,
+        into the slot's own sequence (its own llama_decode calls: a batch cannot mix
+        embeddings and tokens). Text streams wait for it as for one prompt chunk."""
+        for slot in self._slots:
+            request = slot.request
+            if request is None or not slot.pending or slot.pending[0] >= 0:
+                continue
+            start = len(slot.tokens)
+            piece = request.media.get(start)
+            code = -1 if piece is None else piece.decode(self._ctx, start, slot.seq,
+                                                         self._n_batch)
+            if piece is None or code != 0:
+                llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+                slot.tokens = []
+                self._finish(slot, "stop", EdgeDeskError(
+                    f"llama.cpp could not encode an image (code {code}); the model may be "
+                    "out of memory: lower the context or parallel slots"))
+                continue
+            with self._lock:
+                self._counts["tokens"] += piece.n_pos
+            slot.tokens.extend(slot.pending[:piece.n_pos])
+            del slot.pending[:piece.n_pos]
 
     def _add(self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool,
              all_logits: bool = False) -> int:
@@ -393,3 +424,12 @@ class DecodeLoop(BatchWorker):
             self._finish(slot, "length")
             return False
         return True
+
+
+def _text_run(tokens: list[int], limit: int) -> int:
+    """How many of the first ``limit`` tokens come before an image placeholder (a
+    negative id)."""
+    for index, token in enumerate(tokens[:limit]):
+        if token < 0:
+            return index
+    return min(limit, len(tokens))

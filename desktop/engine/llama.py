@@ -26,7 +26,7 @@ import llama_cpp
 from desktop.engine.answer_stream import read_answer
 from desktop.engine.batching import DecodeLoop, StepObserver
 from desktop.engine.embedding import EmbedLoop, pool
-from desktop.engine.native import LoadOptions, load_context, warm_up
+from desktop.engine.native import LoadOptions, load_context, physical_cores, warm_up
 from desktop.engine.placement import model_placement
 from desktop.engine.sampling import SamplerChain
 from desktop.engine.slots import Request
@@ -38,8 +38,9 @@ from desktop.engine.types import (
     Message,
     Placement,
 )
+from desktop.engine.vision import MediaChunk, Projector
 from desktop.engine.volatile import stable_messages
-from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
+from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
 
 _NEVER = threading.Event()
 RANK_POOLING = 4  # llama.cpp LLAMA_POOLING_TYPE_RANK: one relevance score per sequence
@@ -74,8 +75,14 @@ class LlamaEngine:
         self._n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self._loop: DecodeLoop | None = None
         self._embedder: EmbedLoop | None = None
+        self._projector: Projector | None = None
         try:
             warm_up(self._ctx, self._vocab, path.name)
+            if options.projector is not None and not options.embedding:
+                self._projector = Projector(
+                    self._model.model, options.projector,
+                    threads=options.batch_threads or options.threads or physical_cores(),
+                    use_gpu=options.gpu_layers > 0)
         except ModelLoadError:
             self._free()
             raise
@@ -113,6 +120,11 @@ class LlamaEngine:
         if self.options.embedding:
             return int(llama_cpp.llama_n_ctx(self._ctx))
         return int(llama_cpp.llama_n_ctx_seq(self._ctx))
+
+    @property
+    def vision(self) -> bool:
+        """Whether this model was loaded with a vision projector (it can read images)."""
+        return self._projector is not None
 
     @property
     def metadata(self) -> dict[str, str]:
@@ -214,12 +226,46 @@ class LlamaEngine:
                     cancel: threading.Event | None = None,
                     tools: Sequence[dict[str, Any]] | None = None,
                     template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
-        """Stream the assistant's answer to ``messages``."""
-        prompt = self.render(messages, tools, template_kwargs)
+        """Stream the assistant's answer to ``messages``.
+
+        Messages' ``images`` go where their MEDIA_MARKERs are (see ``Message``). Raises
+        VisionUnsupported when there are images and no projector, ImageRejected when an
+        image is not one this engine can decode (both 400s).
+        """
+        prompt, tokens, media = self._chat_prompt(messages, tools, template_kwargs)
         stops = tuple(dict.fromkeys((*params.stop, *self.template().stop_strings())))
         starts_thinking = prompt.rstrip().endswith(ThinkSplitter.OPEN)
         splitter = ThinkSplitter(enabled=self._reasoning, start_in_reasoning=starts_thinking)
-        yield from self._stream(self.prompt_tokens(prompt), params, cancel, stops, splitter)
+        yield from self._stream(tokens, params, cancel, stops, splitter, media=media)
+
+    def chat_tokens(self, messages: Sequence[Message],
+                    tools: Sequence[dict[str, Any]] | None = None,
+                    template_kwargs: Mapping[str, Any] | None = None
+                    ) -> tuple[list[int], dict[int, MediaChunk]]:
+        """The prompt tokens of a conversation (each image a run of negative placeholder
+        ids, one per KV position, so ``len`` counts the image's tokens) and its images by
+        run start; raises VisionUnsupported / ImageRejected as ``stream_chat``."""
+        _, tokens, media = self._chat_prompt(messages, tools, template_kwargs)
+        return tokens, media
+
+    def _chat_prompt(self, messages: Sequence[Message],
+                     tools: Sequence[dict[str, Any]] | None,
+                     template_kwargs: Mapping[str, Any] | None
+                     ) -> tuple[str, list[int], dict[int, MediaChunk]]:
+        if not any(m.images for m in messages):
+            prompt = self.render(messages, tools, template_kwargs)
+            return prompt, self.prompt_tokens(prompt), {}
+        if self._projector is None:
+            raise VisionUnsupported(self.model_id)
+        marked, images = self._projector.prompt_with_markers(messages)
+        prompt = self.render(marked, tools, template_kwargs)
+        template = self.template()
+        has_bos = bool(template.bos_token and prompt.startswith(template.bos_token))
+        result = self._projector.tokenize(prompt, images, add_bos=not has_bos)
+        if not result.tokens or result.tokens[-1] < 0:
+            raise InvalidRequest("the prompt cannot end with an image; the chat template "
+                                 "must put text after it", param="messages")
+        return prompt, result.tokens, result.media
 
     def stream_completion(self, prompt: str, params: GenerationParams,
                           cancel: threading.Event | None = None) -> Iterator[Chunk]:
@@ -256,7 +302,8 @@ class LlamaEngine:
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
 
     def _submit(self, tokens: list[int], params: GenerationParams,
-                cancel: threading.Event) -> Request:
+                cancel: threading.Event, media: Mapping[int, MediaChunk] | None = None
+                ) -> Request:
         """Check the request, build its sampler and queue it on the decode loop."""
         if self._loop is None:
             raise InvalidRequest(f"{self.model_id} is an embedding model; it cannot generate")
@@ -278,7 +325,7 @@ class LlamaEngine:
             max_tokens=params.max_tokens if params.max_tokens is not None else n_ctx,
             deadline=(time.perf_counter() + params.timeout_s if params.timeout_s is not None
                       else math.inf),
-            cancel=cancel, logprobs=params.logprobs)
+            cancel=cancel, logprobs=params.logprobs, media=dict(media or {}))
         try:
             self._loop.submit(request)
         except Exception:
@@ -288,10 +335,11 @@ class LlamaEngine:
 
     def _stream(self, tokens: list[int], params: GenerationParams,
                 cancel: threading.Event | None, stops: Sequence[str],
-                splitter: ThinkSplitter) -> Iterator[Chunk]:
+                splitter: ThinkSplitter, *, media: Mapping[int, MediaChunk] | None = None
+                ) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
         started = time.perf_counter()
-        request = self._submit(tokens, params, cancel)
+        request = self._submit(tokens, params, cancel, media)
         yield from read_answer(request, len(tokens), self._piece, cancel, stops, splitter,
                                started=started, placement=self.placement)
 
@@ -372,6 +420,9 @@ class LlamaEngine:
         self._free()
 
     def _free(self) -> None:
+        if self._projector is not None:
+            self._projector.close()
+            self._projector = None
         if self._ctx is not None:
             llama_cpp.llama_free(self._ctx)
             self._ctx = None
@@ -390,6 +441,8 @@ def _state_folder(path: Path, options: LoadOptions) -> Path | None:
     # The file's own bytes: a name that is not UTF-8 (possible on Linux) must hash too.
     identity = os.fsencode(path.resolve()) + (
         f"|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}".encode())
+    if options.projector is not None:  # saved images were encoded by this projector
+        identity += b"|" + os.fsencode(options.projector.resolve())
     return options.prompt_cache_dir / hashlib.sha256(identity).hexdigest()[:24]
 
 

@@ -60,6 +60,9 @@ class Request:
     cancel: threading.Event
     logprobs: int | None = None
     cached: int = 0  # prompt tokens reused from the slot's kept prefix (set at admission)
+    # Images by the index of their placeholder run in ``tokens`` (vision.MediaChunk:
+    # negative ids stand for an image's positions; typed loosely, as ``sampler``).
+    media: dict[int, Any] = field(default_factory=dict)
     # Prompt and answer as int32 bytes, for prompt-lookup drafting (decode loop only).
     history: bytearray = field(default_factory=bytearray)
     events: queue.SimpleQueue[Token | Finished] = field(default_factory=queue.SimpleQueue)

@@ -1,0 +1,201 @@
+"""A vision projector (mmproj GGUF) beside a loaded model, through llama.cpp's ``mtmd``.
+
+A prompt with images becomes one token list in which each image is a run of
+placeholder ids, one per KV position it takes: negative numbers derived from the
+image's SHA-256, which no real token has. The slot engine treats them as tokens for
+prefix matching (a slot that holds the same picture at the same place reuses it, a
+different picture ends the shared prefix) and asks the ``MediaChunk`` stored at the
+run's start to encode and decode the image into the request's own sequence when its
+turn comes (``decode``, on the decode loop thread).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import secrets
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+from llama_cpp import mtmd_cpp as mtmd
+
+from desktop.engine.images import HARD_LIMITS, inspect_image
+from desktop.engine.types import MEDIA_MARKER, Image, Message
+from desktop.errors import ImageRejected, InvalidRequest, ModelLoadError
+
+
+@llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
+def _quiet(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    """mtmd logs every encode to stderr; the app reports failures itself."""
+
+
+def placeholder_id(sha256: str) -> int:
+    """The (negative) id that stands for every position of one image in a token list."""
+    return -1 - int(sha256[:7], 16)
+
+
+def is_placeholder(token: int) -> bool:
+    """Whether ``token`` stands for an image position rather than a real token."""
+    return token < 0
+
+
+@dataclass(eq=False)
+class MediaChunk:
+    """One tokenized image of a prompt: llama.cpp's chunk, freed when this is collected."""
+
+    chunk: Any  # mtmd_input_chunk_p (a copy this object owns)
+    n_tokens: int
+    n_pos: int  # KV positions it takes (== n_tokens, as M-RoPE projectors are refused)
+    sha256: str
+    _projector: Projector = field(repr=False)
+
+    def __post_init__(self) -> None:
+        weakref.finalize(self, mtmd.mtmd_input_chunk_free, self.chunk)
+
+    def decode(self, ctx: llama_cpp.llama_context_p, pos: int, seq: int, n_batch: int) -> int:
+        """Encode the image and decode its embeddings into ``seq`` from ``pos`` (decode
+        loop thread); 0 on success, llama.cpp's error code otherwise."""
+        return self._projector.decode(self.chunk, ctx, pos, seq, n_batch)
+
+
+@dataclass(frozen=True)
+class MediaPrompt:
+    """A prompt's tokens (images as placeholder runs) and its images by start index."""
+
+    tokens: list[int]
+    media: dict[int, MediaChunk]
+
+
+class Projector:
+    """An mtmd context for one loaded model.
+
+    Threads: ``tokenize`` from any thread (serialised here); ``decode`` only on the
+    decode loop thread; ``close`` once, after the loop stopped.
+    """
+
+    def __init__(self, model: llama_cpp.llama_model_p, path: Path, *, threads: int,
+                 use_gpu: bool) -> None:
+        mtmd.mtmd_log_set(_quiet, ctypes.c_void_p(0))
+        mtmd.mtmd_helper_log_set(_quiet, ctypes.c_void_p(0))
+        params = mtmd.mtmd_context_params_default()
+        params.use_gpu = use_gpu
+        params.n_threads = threads
+        params.print_timings = False
+        params.warmup = True
+        # A marker of our own, so text that happens to contain "<__media__>" stays text.
+        self.marker = f"<__media_{secrets.token_hex(8)}__>"
+        self._marker_bytes = self.marker.encode()
+        params.media_marker = self._marker_bytes
+        self.path = path
+        self._lock = threading.Lock()
+        ctx = mtmd.mtmd_init_from_file(str(path).encode(), model, params)
+        if not ctx:
+            raise ModelLoadError(f"llama.cpp could not load the vision projector "
+                                 f"{path.name}: not an mmproj GGUF for this model?")
+        self._ctx: Any = ctx
+        if not mtmd.mtmd_support_vision(ctx):
+            self.close()
+            raise ModelLoadError(f"{path.name} is not a vision projector (no image encoder)")
+        self.mrope = bool(mtmd.mtmd_decode_use_mrope(ctx))
+
+    def prompt_with_markers(self, messages: Sequence[Message]) -> tuple[list[Message],
+                                                                       list[Image]]:
+        """Messages whose images are this projector's markers in their text, and the
+        images in prompt order (those without a marker go before the message's text)."""
+        out: list[Message] = []
+        images: list[Image] = []
+        for message in messages:
+            if not message.images:
+                out.append(message)
+                continue
+            content = message.content.replace(MEDIA_MARKER, self.marker, len(message.images))
+            missing = len(message.images) - content.count(self.marker)
+            if missing > 0:
+                content = self.marker * missing + ("\n" + content if content else "")
+            out.append(Message(message.role, content, message.name, message.tool_call_id,
+                               message.tool_calls, message.reasoning))
+            images.extend(message.images)
+        return out, images
+
+    def tokenize(self, prompt: str, images: Sequence[Image], *, add_bos: bool) -> MediaPrompt:
+        """Tokens for ``prompt`` with each marker replaced by its image's placeholder run;
+        raises ImageRejected when an image cannot be decoded."""
+        if self.mrope:
+            raise InvalidRequest(f"the vision projector {self.path.name} needs M-RoPE "
+                                 "positions, which EdgeDesk does not support yet",
+                                 param="messages")
+        bitmaps = []
+        try:
+            for number, image in enumerate(images, 1):
+                name = f"image {number}"
+                inspect_image(image.data, HARD_LIMITS, name)  # never decode a bomb
+                buffer = (ctypes.c_uint8 * len(image.data)).from_buffer_copy(image.data)
+                bitmap = mtmd.mtmd_helper_bitmap_init_from_buf(
+                    self._ctx, buffer, len(image.data), False)
+                if not bitmap:
+                    raise ImageRejected(f"{name} could not be decoded ({image.mime})")
+                bitmaps.append(bitmap)
+                mtmd.mtmd_bitmap_set_id(bitmap, image.sha256.encode())
+            return self._tokenize(prompt, images, bitmaps, add_bos)
+        finally:
+            for bitmap in bitmaps:
+                mtmd.mtmd_bitmap_free(bitmap)
+
+    def _tokenize(self, prompt: str, images: Sequence[Image], bitmaps: list[Any],
+                  add_bos: bool) -> MediaPrompt:
+        text = prompt.encode("utf-8")
+        entry = mtmd.mtmd_input_text()
+        entry.text = text
+        entry.text_len = len(text)
+        entry.add_special = add_bos
+        entry.parse_special = True
+        array = (mtmd.mtmd_bitmap_p_ctypes * max(1, len(bitmaps)))(*bitmaps)
+        chunks = mtmd.mtmd_input_chunks_init()
+        try:
+            with self._lock:
+                code = mtmd.mtmd_tokenize(self._ctx, chunks, ctypes.byref(entry), array,
+                                          len(bitmaps))
+            if code != 0:
+                raise ImageRejected(f"the images could not be prepared for the model "
+                                    f"(llama.cpp mtmd_tokenize error {code})")
+            tokens: list[int] = []
+            media: dict[int, MediaChunk] = {}
+            by_sha = iter(images)
+            for index in range(mtmd.mtmd_input_chunks_size(chunks)):
+                chunk = mtmd.mtmd_input_chunks_get(chunks, index)
+                kind = mtmd.mtmd_input_chunk_get_type(chunk)
+                if kind == mtmd.MTMD_INPUT_CHUNK_TYPE_TEXT:
+                    count = ctypes.c_size_t(0)
+                    ids = mtmd.mtmd_input_chunk_get_tokens_text(chunk, ctypes.byref(count))
+                    tokens.extend(ids[i] for i in range(count.value))
+                    continue
+                if kind != mtmd.MTMD_INPUT_CHUNK_TYPE_IMAGE:
+                    raise InvalidRequest("only images are supported, not audio",
+                                         param="messages")
+                image = next(by_sha)
+                n_pos = int(mtmd.mtmd_input_chunk_get_n_pos(chunk))
+                piece = MediaChunk(mtmd.mtmd_input_chunk_copy(chunk),
+                                   int(mtmd.mtmd_input_chunk_get_n_tokens(chunk)), n_pos,
+                                   image.sha256, self)
+                media[len(tokens)] = piece
+                tokens.extend([placeholder_id(image.sha256)] * n_pos)
+            return MediaPrompt(tokens, media)
+        finally:
+            mtmd.mtmd_input_chunks_free(chunks)
+
+    def decode(self, chunk: Any, ctx: llama_cpp.llama_context_p, pos: int, seq: int,
+               n_batch: int) -> int:
+        """Encode one image chunk and decode it into ``seq`` at ``pos`` (loop thread)."""
+        new_pos = llama_cpp.llama_pos(0)
+        return int(mtmd.mtmd_helper_eval_chunk_single(
+            self._ctx, ctx, chunk, pos, seq, n_batch, False, ctypes.byref(new_pos)))
+
+    def close(self) -> None:
+        """Free the projector's memory (after the decode loop stopped)."""
+        if self._ctx:
+            mtmd.mtmd_free(self._ctx)
+            self._ctx = None
