@@ -145,7 +145,9 @@ class LlamaEngine:
         """What the engine has done since load: slots, prompt tokens, decodes."""
         if self._loop is None:
             return EngineStats(slots_total=0, embed_decodes=self.embed_decodes)
-        return replace(self._loop.stats(), embed_decodes=self.embed_decodes)
+        encoded = self._projector.encodes if self._projector is not None else 0
+        return replace(self._loop.stats(), embed_decodes=self.embed_decodes,
+                       images_encoded=encoded)
 
     def embedding_dim(self) -> int:
         """Width of the model's embedding vectors."""
@@ -339,6 +341,11 @@ class LlamaEngine:
                 ) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
         started = time.perf_counter()
+        if media and self._projector is not None:
+            # The image encoder runs here, on the request's thread, so the decode loop
+            # keeps generating the other requests' tokens meanwhile.
+            for piece in media.values():
+                self._projector.encode(piece)
         request = self._submit(tokens, params, cancel, media)
         yield from read_answer(request, len(tokens), self._piece, cancel, stops, splitter,
                                started=started, placement=self.placement)

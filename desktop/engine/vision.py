@@ -5,8 +5,13 @@ placeholder ids, one per KV position it takes: negative numbers derived from the
 image's SHA-256, which no real token has. The slot engine treats them as tokens for
 prefix matching (a slot that holds the same picture at the same place reuses it, a
 different picture ends the shared prefix) and asks the ``MediaChunk`` stored at the
-run's start to encode and decode the image into the request's own sequence when its
+run's start to decode the image's embeddings into the request's own sequence when its
 turn comes (``decode``, on the decode loop thread).
+
+The image encoder (the ViT: the expensive part) runs on the request's own thread
+before the request joins the loop (``encode``), so the text streams the loop is
+generating keep going meanwhile; its output is kept in a small LRU by SHA-256, so the
+next turn of a conversation does not encode its pictures again.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import ctypes
 import secrets
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +32,8 @@ from llama_cpp import mtmd_cpp as mtmd
 from desktop.engine.images import HARD_LIMITS, inspect_image
 from desktop.engine.types import MEDIA_MARKER, Image, Message
 from desktop.errors import ImageRejected, InvalidRequest, ModelLoadError
+
+EMBEDDING_CACHE_BYTES = 64 * 1024 * 1024  # encoded pictures kept for the next turn
 
 
 @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
@@ -52,14 +60,15 @@ class MediaChunk:
     n_pos: int  # KV positions it takes (== n_tokens, as M-RoPE projectors are refused)
     sha256: str
     _projector: Projector = field(repr=False)
+    embeddings: Any = None  # the encoder's output (c_float array), once ``encode`` ran
 
     def __post_init__(self) -> None:
         weakref.finalize(self, mtmd.mtmd_input_chunk_free, self.chunk)
 
     def decode(self, ctx: llama_cpp.llama_context_p, pos: int, seq: int, n_batch: int) -> int:
-        """Encode the image and decode its embeddings into ``seq`` from ``pos`` (decode
-        loop thread); 0 on success, llama.cpp's error code otherwise."""
-        return self._projector.decode(self.chunk, ctx, pos, seq, n_batch)
+        """Decode the image's embeddings into ``seq`` from ``pos`` (decode loop thread;
+        encodes first if ``encode`` did not); 0 on success, else llama.cpp's error code."""
+        return self._projector.decode(self, ctx, pos, seq, n_batch)
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,7 @@ class Projector:
     """
 
     def __init__(self, model: llama_cpp.llama_model_p, path: Path, *, threads: int,
-                 use_gpu: bool) -> None:
+                 use_gpu: bool, cache_bytes: int = EMBEDDING_CACHE_BYTES) -> None:
         mtmd.mtmd_log_set(_quiet, ctypes.c_void_p(0))
         mtmd.mtmd_helper_log_set(_quiet, ctypes.c_void_p(0))
         params = mtmd.mtmd_context_params_default()
@@ -92,6 +101,10 @@ class Projector:
         params.media_marker = self._marker_bytes
         self.path = path
         self._lock = threading.Lock()
+        self._n_embd = int(llama_cpp.llama_model_n_embd_inp(model))
+        self._cache: OrderedDict[str, Any] = OrderedDict()  # sha256 -> embeddings
+        self._cache_bytes = cache_bytes
+        self.encodes = 0  # images actually encoded (not found in the cache)
         ctx = mtmd.mtmd_init_from_file(str(path).encode(), model, params)
         if not ctx:
             raise ModelLoadError(f"llama.cpp could not load the vision projector "
@@ -187,12 +200,41 @@ class Projector:
         finally:
             mtmd.mtmd_input_chunks_free(chunks)
 
-    def decode(self, chunk: Any, ctx: llama_cpp.llama_context_p, pos: int, seq: int,
+    def encode(self, piece: MediaChunk) -> None:
+        """Run the image encoder for ``piece`` (any thread; one encode at a time), unless
+        its picture's embeddings are cached; raises ImageRejected if it fails."""
+        if piece.embeddings is not None:
+            return
+        with self._lock:
+            cached = self._cache.get(piece.sha256)
+            if cached is not None and len(cached) == piece.n_tokens * self._n_embd:
+                self._cache.move_to_end(piece.sha256)
+                piece.embeddings = cached
+                return
+            code = mtmd.mtmd_encode_chunk(self._ctx, piece.chunk)
+            if code != 0:
+                raise ImageRejected(f"the vision encoder failed on an image (code {code})")
+            count = piece.n_tokens * self._n_embd
+            out = (ctypes.c_float * count)()
+            ctypes.memmove(out, mtmd.mtmd_get_output_embd(self._ctx),
+                           count * ctypes.sizeof(ctypes.c_float))
+            self.encodes += 1
+            piece.embeddings = out
+            self._cache[piece.sha256] = out
+            while (sum(ctypes.sizeof(e) for e in self._cache.values()) > self._cache_bytes
+                   and len(self._cache) > 1):
+                self._cache.popitem(last=False)
+
+    def decode(self, piece: MediaChunk, ctx: llama_cpp.llama_context_p, pos: int, seq: int,
                n_batch: int) -> int:
-        """Encode one image chunk and decode it into ``seq`` at ``pos`` (loop thread)."""
+        """Decode ``piece``'s embeddings into ``seq`` at ``pos`` (loop thread)."""
         new_pos = llama_cpp.llama_pos(0)
-        return int(mtmd.mtmd_helper_eval_chunk_single(
-            self._ctx, ctx, chunk, pos, seq, n_batch, False, ctypes.byref(new_pos)))
+        if piece.embeddings is None:  # not encoded ahead: encode here (blocks the loop)
+            return int(mtmd.mtmd_helper_eval_chunk_single(
+                self._ctx, ctx, piece.chunk, pos, seq, n_batch, False, ctypes.byref(new_pos)))
+        return int(mtmd.mtmd_helper_decode_image_chunk(
+            self._ctx, ctx, piece.chunk, piece.embeddings, pos, seq, n_batch,
+            ctypes.byref(new_pos), mtmd.mtmd_helper_post_decode_callback(), None))
 
     def close(self) -> None:
         """Free the projector's memory (after the decode loop stopped)."""

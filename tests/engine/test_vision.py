@@ -115,9 +115,11 @@ def test_the_model_sees_the_picture(engine: LlamaEngine) -> None:
 
 
 def test_the_next_turn_reuses_the_prefix_with_the_image(engine: LlamaEngine) -> None:
-    first = ask(RED, f"turn one {MEDIA_MARKER} please")
+    first = ask(png((10, 200, 10)), f"turn one {MEDIA_MARKER} please")  # a new picture
+    encoded = engine.stats().images_encoded
     answer, final1 = run(engine, first)
     before = engine.stats()
+    assert before.images_encoded == encoded + 1
     follow = [*first, Message("assistant", answer), Message("user", "and then")]
     _, final2 = run(engine, follow)
     assert final1.usage is not None and final2.usage is not None
@@ -125,6 +127,7 @@ def test_the_next_turn_reuses_the_prefix_with_the_image(engine: LlamaEngine) -> 
     assert final2.usage.cached_tokens >= final1.usage.prompt_tokens - 1
     processed = engine.stats().prompt_tokens_processed - before.prompt_tokens_processed
     assert processed == final2.usage.prompt_tokens - final2.usage.cached_tokens
+    assert engine.stats().images_encoded == before.images_encoded  # not encoded again
 
 
 def test_a_different_picture_ends_the_reused_prefix(tiny_chat: Path,
