@@ -79,10 +79,12 @@ class LlamaEngine:
         try:
             warm_up(self._ctx, self._vocab, path.name)
             if options.projector is not None and not options.embedding:
-                self._projector = Projector(
-                    self._model.model, options.projector,
-                    threads=options.batch_threads or options.threads or physical_cores(),
-                    use_gpu=options.gpu_layers > 0)
+                # As many threads as the model's prompt decodes (llama-server does the
+                # same): a lone picture, the desktop's usual case, is encoded fastest.
+                cores = options.batch_threads or options.threads or physical_cores()
+                self._projector = Projector(self._model.model, options.projector,
+                                            threads=cores,
+                                            use_gpu=options.gpu_layers > 0)
         except ModelLoadError:
             self._free()
             raise
