@@ -162,7 +162,7 @@ class DecodeLoop(BatchWorker):
                 return
             # The prompt and its first token must fit beside the running requests;
             # else it waits for them (in order: no later request overtakes it).
-            if self._busy_cells() + len(request.tokens) + 1 > self._n_ctx:
+            if self._busy_cells() + len(request.tokens) + request.extra_cells + 1 > self._n_ctx:
                 return
             self._pending.remove(request)
             slot, reuse = choice
@@ -171,7 +171,7 @@ class DecodeLoop(BatchWorker):
     @staticmethod
     def _cells(slot: Slot) -> int:
         """KV cells a slot holds or has been promised (its prompt still to decode)."""
-        return len(slot.tokens) + len(slot.pending)
+        return len(slot.tokens) + len(slot.pending) + slot.extra_cells
 
     def _busy_cells(self) -> int:
         return sum(self._cells(s) for s in self._slots if s.busy)
@@ -187,8 +187,9 @@ class DecodeLoop(BatchWorker):
                 break
             self._states.save(slot.seq, slot.tokens)
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            free += len(slot.tokens)
+            free += len(slot.tokens) + slot.extra_cells
             slot.tokens = []
+            slot.extra_cells = 0
         return free
 
     def _start(self, slot: Slot, request: Request, reuse: int) -> None:
@@ -197,7 +198,8 @@ class DecodeLoop(BatchWorker):
             # The slot's conversation is being cut or pushed out: keep a copy in RAM,
             # so its next turn (or another client sharing its start) reuses it.
             self._states.save(slot.seq, slot.tokens)
-        free = self._room(len(prompt) + 1, keep=slot) + len(slot.tokens)
+        free = (self._room(len(prompt) + request.extra_cells + 1, keep=slot) + len(slot.tokens)
+                + slot.extra_cells)
         saved = self._states.best(prompt)
         if (saved is not None and saved[1] >= reuse + MIN_SAVED_TOKENS // 2
                 and len(saved[0]) <= free):  # restored whole, then cut to the shared part
@@ -224,6 +226,7 @@ class DecodeLoop(BatchWorker):
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
         slot.tokens = list(prompt[:keep])
         slot.pending = list(prompt[keep:])
+        slot.extra_cells = request.extra_cells
         slot.request = request
         slot.next_token = None
         slot.sampled = 0
@@ -331,6 +334,7 @@ class DecodeLoop(BatchWorker):
                 if slot.request is not None and slot.output_index >= 0:
                     llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
                     slot.tokens = []
+                    slot.extra_cells = 0
                     slot.draft = []
                     self._finish(slot, "stop", error)
             return
@@ -353,6 +357,7 @@ class DecodeLoop(BatchWorker):
             if piece is None or code != 0:
                 llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
                 slot.tokens = []
+                slot.extra_cells = 0
                 self._finish(slot, "stop", EdgeDeskError(
                     f"llama.cpp could not encode an image (code {code}); the model may be "
                     "out of memory: lower the context or parallel slots"))

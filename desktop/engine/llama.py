@@ -315,12 +315,14 @@ class LlamaEngine:
             raise InvalidRequest("the prompt is empty; send at least one token of text",
                                  param="prompt")
         n_ctx = self.context_length
-        if len(tokens) >= n_ctx:
+        extra = sum(piece.n_tokens - piece.n_pos for piece in (media or {}).values())
+        if len(tokens) + extra >= n_ctx:
+            size = len(tokens) + extra
             raise ContextOverflow(
-                f"the prompt is {len(tokens)} tokens but the model's context is {n_ctx}; "
+                f"the prompt is {size} tokens but the model's context is {n_ctx}; "
                 "shorten the conversation or load the model with a larger context",
-                prompt_tokens=len(tokens), n_ctx=n_ctx,
-                params={"prompt_tokens": len(tokens), "context": n_ctx})
+                prompt_tokens=size, n_ctx=n_ctx,
+                params={"prompt_tokens": size, "context": n_ctx})
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")
         sampler = SamplerChain(self._vocab, self._n_vocab, params)
@@ -329,7 +331,8 @@ class LlamaEngine:
             max_tokens=params.max_tokens if params.max_tokens is not None else n_ctx,
             deadline=(time.perf_counter() + params.timeout_s if params.timeout_s is not None
                       else math.inf),
-            cancel=cancel, logprobs=params.logprobs, media=dict(media or {}))
+            cancel=cancel, logprobs=params.logprobs, media=dict(media or {}),
+            extra_cells=extra)
         try:
             self._loop.submit(request)
         except Exception:
@@ -349,8 +352,9 @@ class LlamaEngine:
             for piece in media.values():
                 self._projector.encode(piece)
         request = self._submit(tokens, params, cancel, media)
-        yield from read_answer(request, len(tokens), self._piece, cancel, stops, splitter,
-                               started=started, placement=self.placement)
+        # An M-RoPE image has more tokens than positions: usage counts its tokens.
+        yield from read_answer(request, len(tokens) + request.extra_cells, self._piece, cancel,
+                               stops, splitter, started=started, placement=self.placement)
 
     # ------------------------------------------------------------------ embeddings
     def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:

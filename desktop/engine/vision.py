@@ -1,12 +1,13 @@
 """A vision projector (mmproj GGUF) beside a loaded model, through llama.cpp's ``mtmd``.
 
 A prompt with images becomes one token list in which each image is a run of
-placeholder ids, one per KV position it takes: negative numbers derived from the
-image's SHA-256, which no real token has. The slot engine treats them as tokens for
-prefix matching (a slot that holds the same picture at the same place reuses it, a
-different picture ends the shared prefix) and asks the ``MediaChunk`` stored at the
-run's start to decode the image's embeddings into the request's own sequence when its
-turn comes (``decode``, on the decode loop thread).
+placeholder ids, one per position it takes: negative numbers derived from the image's
+SHA-256, which no real token has (M-RoPE models give an image fewer positions than
+tokens; the slot engine counts the difference as ``Request.extra_cells``). The slot
+engine treats them as tokens for prefix matching (a slot that holds the same picture at
+the same place reuses it, a different picture ends the shared prefix) and asks the
+``MediaChunk`` stored at the run's start to decode the image's embeddings into the
+request's own sequence when its turn comes (``decode``, on the decode loop thread).
 
 The image encoder (the ViT: the expensive part) runs on the request's own thread
 before the request joins the loop (``encode``), so the text streams the loop is
@@ -57,7 +58,7 @@ class MediaChunk:
 
     chunk: Any  # mtmd_input_chunk_p (a copy this object owns)
     n_tokens: int
-    n_pos: int  # KV positions it takes (== n_tokens, as M-RoPE projectors are refused)
+    n_pos: int  # positions it advances the sequence by (M-RoPE: fewer than n_tokens)
     sha256: str
     _projector: Projector = field(repr=False)
     embeddings: Any = None  # the encoder's output (c_float array), once ``encode`` ran
@@ -137,10 +138,6 @@ class Projector:
     def tokenize(self, prompt: str, images: Sequence[Image], *, add_bos: bool) -> MediaPrompt:
         """Tokens for ``prompt`` with each marker replaced by its image's placeholder run;
         raises ImageRejected when an image cannot be decoded."""
-        if self.mrope:
-            raise InvalidRequest(f"the vision projector {self.path.name} needs M-RoPE "
-                                 "positions, which EdgeDesk does not support yet",
-                                 param="messages")
         bitmaps = []
         try:
             for number, image in enumerate(images, 1):

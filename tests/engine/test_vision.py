@@ -29,6 +29,7 @@ from desktop.engine.types import (
 )
 from desktop.errors import ImageRejected, ModelLoadError, VisionUnsupported
 from tests.engine.loop_gate import LoopGate, together
+from tests.fixtures.tiny_gguf import write_tiny_mrope_projector, write_tiny_qwen2vl
 
 GREEDY = GenerationParams(max_tokens=12, temperature=0.0)
 IMAGE_TOKENS = 16  # the tiny projector: 56 x 56 pixels in 14 x 14 patches
@@ -209,3 +210,28 @@ def test_a_file_that_is_no_projector_fails_the_load(tiny_chat: Path, tmp_path: P
     bogus.write_bytes(b"GGUF" + b"\0" * 64)
     with pytest.raises(ModelLoadError, match="vision projector"):
         LlamaEngine(tiny_chat, LoadOptions(context_length=256, parallel=1, projector=bogus))
+
+
+@pytest.fixture(scope="module")
+def mrope_engine(models_dir: Path) -> Iterator[LlamaEngine]:
+    lm = write_tiny_qwen2vl(models_dir / "tiny-qwen2vl.gguf")
+    projector = write_tiny_mrope_projector(models_dir / "tiny-qwen2vl-mmproj.gguf")
+    engine = LlamaEngine(lm, LoadOptions(context_length=1024, parallel=2, projector=projector),
+                         model_id="tiny-qwen2vl")
+    yield engine
+    engine.close()
+
+
+def test_m_rope_images_take_fewer_positions_than_tokens(mrope_engine: LlamaEngine) -> None:
+    engine = mrope_engine
+    picture = png((30, 160, 90), (120, 90))
+    first = ask(picture, f"turn one {MEDIA_MARKER} please")
+    tokens, media = engine.chat_tokens(first)
+    (piece,) = media.values()
+    assert piece.n_pos < piece.n_tokens  # M-RoPE: a 2-D grid of tokens, fewer positions
+    answer, final1 = run(engine, first)
+    assert final1.usage is not None
+    assert final1.usage.prompt_tokens == len(tokens) + piece.n_tokens - piece.n_pos
+    _, final2 = run(engine, [*first, Message("assistant", answer), Message("user", "and")])
+    assert final2.usage is not None
+    assert final2.usage.cached_tokens >= len(tokens) - 1  # the picture reused on turn 2
