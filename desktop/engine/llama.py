@@ -347,10 +347,12 @@ class LlamaEngine:
         cancel = cancel or _NEVER
         started = time.perf_counter()
         if media and self._projector is not None:
-            # The image encoder runs here, on the request's thread, so the decode loop
-            # keeps generating the other requests' tokens meanwhile.
+            # The image encoder runs before the request joins the loop, which keeps
+            # generating the other requests' tokens meanwhile (at a lower CPU priority
+            # when there are any, so their speed holds).
+            busy = self._loop is not None and self._loop.stats().slots_busy > 0
             for piece in media.values():
-                self._projector.encode(piece)
+                self._projector.encode(piece, background=busy)
         request = self._submit(tokens, params, cancel, media)
         # An M-RoPE image has more tokens than positions: usage counts its tokens.
         yield from read_answer(request, len(tokens) + request.extra_cells, self._piece, cancel,

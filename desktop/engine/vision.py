@@ -9,20 +9,26 @@ the same place reuses it, a different picture ends the shared prefix) and asks t
 ``MediaChunk`` stored at the run's start to decode the image's embeddings into the
 request's own sequence when its turn comes (``decode``, on the decode loop thread).
 
-The image encoder (the ViT: the expensive part) runs on the request's own thread
-before the request joins the loop (``encode``), so the text streams the loop is
-generating keep going meanwhile; its output is kept in a small LRU by SHA-256, so the
-next turn of a conversation does not encode its pictures again.
+The image encoder (the ViT: the expensive part) runs before the request joins the
+loop (``encode``), on a thread of the projector's own. While other requests are
+generating it runs on a thread of lower CPU priority (Linux: nice +10), so their text
+keeps its speed and the encoder takes the CPU they leave; otherwise at normal priority,
+with the whole machine. Its output is kept in a small LRU by SHA-256, so the next turn
+of a conversation does not encode its pictures again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
 import secrets
+import sys
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,18 @@ from desktop.engine.types import MEDIA_MARKER, Image, Message
 from desktop.errors import ImageRejected, InvalidRequest, ModelLoadError
 
 EMBEDDING_CACHE_BYTES = 64 * 1024 * 1024  # encoded pictures kept for the next turn
+ENCODER_NICE = 10  # how much lower the encoder thread's CPU priority is (Linux)
+
+
+def _lower_priority(step: int) -> None:
+    """Make the calling thread (and the OpenMP threads it will start) yield the CPU to
+    the decode loop's; Linux only (nice is per thread there), best effort."""
+    if step <= 0 or not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid)
+                                                  + step))
 
 
 @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
@@ -83,8 +101,10 @@ class MediaPrompt:
 class Projector:
     """An mtmd context for one loaded model.
 
-    Threads: ``tokenize`` from any thread (serialised here); ``decode`` only on the
-    decode loop thread; ``close`` once, after the loop stopped.
+    Threads: ``tokenize`` and ``encode`` from any thread (tokenize serialised here,
+    encodes run one at a time on the projector's own thread, started here and stopped by
+    ``close``); ``decode`` only on the decode loop thread; ``close`` once, after the loop
+    stopped.
     """
 
     def __init__(self, model: llama_cpp.llama_model_p, path: Path, *, threads: int,
@@ -106,6 +126,9 @@ class Projector:
         self._cache: OrderedDict[str, Any] = OrderedDict()  # sha256 -> embeddings
         self._cache_bytes = cache_bytes
         self.encodes = 0  # images actually encoded (not found in the cache)
+        # One encoder thread at normal priority, one below (for encodes beside text).
+        self._encoders: dict[bool, ThreadPoolExecutor] = {}
+        self._nice = ENCODER_NICE
         ctx = mtmd.mtmd_init_from_file(str(path).encode(), model, params)
         if not ctx:
             raise ModelLoadError(f"llama.cpp could not load the vision projector "
@@ -197,11 +220,21 @@ class Projector:
         finally:
             mtmd.mtmd_input_chunks_free(chunks)
 
-    def encode(self, piece: MediaChunk) -> None:
-        """Run the image encoder for ``piece`` (any thread; one encode at a time), unless
-        its picture's embeddings are cached; raises ImageRejected if it fails."""
+    def encode(self, piece: MediaChunk, *, background: bool = False) -> None:
+        """Run the image encoder for ``piece`` (any thread; blocks until done), unless its
+        picture's embeddings are cached; ``background``: at a lower CPU priority, as
+        other requests are generating. Raises ImageRejected if it fails."""
         if piece.embeddings is not None:
             return
+        with self._lock:
+            encoder = self._encoders.get(background)
+            if encoder is None:
+                encoder = self._encoders[background] = ThreadPoolExecutor(
+                    1, thread_name_prefix="edgedesk-vision", initializer=_lower_priority,
+                    initargs=(self._nice if background else 0,))
+        encoder.submit(self._encode, piece).result()
+
+    def _encode(self, piece: MediaChunk) -> None:
         with self._lock:
             cached = self._cache.get(piece.sha256)
             if cached is not None and len(cached) == piece.n_tokens * self._n_embd:
@@ -234,7 +267,11 @@ class Projector:
             ctypes.byref(new_pos), mtmd.mtmd_helper_post_decode_callback(), None))
 
     def close(self) -> None:
-        """Free the projector's memory (after the decode loop stopped)."""
+        """Stop the encoder thread and free the projector's memory (after the decode loop
+        stopped)."""
+        for encoder in self._encoders.values():
+            encoder.shutdown(wait=True)
+        self._encoders.clear()
         if self._ctx:
             mtmd.mtmd_free(self._ctx)
             self._ctx = None

@@ -184,7 +184,8 @@ def models(work: Path, image_size: int) -> tuple[Path, Path]:
 
 
 @contextmanager
-def llama_server(binary: Path, lm: Path, projector: Path, work: Path) -> Iterator[str]:
+def llama_server(binary: Path, lm: Path, projector: Path, work: Path,
+                 extra: list[str]) -> Iterator[str]:
     """llama-server with the projector and 4 slots (as EdgeDesk's default); yields its URL."""
     import socket
 
@@ -194,10 +195,11 @@ def llama_server(binary: Path, lm: Path, projector: Path, work: Path) -> Iterato
     links = work / "libs"
     links.mkdir(exist_ok=True)
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, links)}
-    # On the CPU, as EdgeDesk's engine here (the generic build would otherwise put layers
-    # and the projector on a Vulkan software device).
+    # On the CPU only, as EdgeDesk's engine here (the generic build would otherwise put
+    # layers, large matmuls and the projector on a Vulkan software device).
     cmd = [str(binary), "-m", str(lm), "--mmproj", str(projector), "--host", "127.0.0.1",
-           "--port", str(port), "-np", "4", "-c", "8192", "-ngl", "0", "--no-mmproj-offload"]
+           "--port", str(port), "-np", "4", "-c", "8192", "-ngl", "0", "--device", "none",
+           "--no-mmproj-offload", *extra]
     with _process(cmd, env, work / "llama-server.log") as proc:
         url = f"http://127.0.0.1:{port}"
         _wait_ready(url, proc, {})
@@ -212,28 +214,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--image-size", type=int, default=224)
     parser.add_argument("--llama-server", default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--server-args", default="", help="more llama-server flags")
+    parser.add_argument("--only-server", action="store_true", help="skip EdgeDesk's side")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="edgedesk-bench-vision-"))
     results: dict[str, Any] = {}
     try:
         lm, projector = models(work, args.image_size)
-        engine = LlamaEngine(lm, LoadOptions(context_length=8192, parallel=4,
-                                             projector=projector), model_id="tiny-vision")
-        try:
-            results["edgedesk"] = measure(
-                "edgedesk", lambda p, n: edgedesk_text_stream(engine, p, n),
-                lambda png: edgedesk_ttft(engine, png), args, offset=0)
-            results["edgedesk"]["images_encoded"] = engine.stats().images_encoded
-        finally:
-            engine.close()
+        if not args.only_server:
+            engine = LlamaEngine(lm, LoadOptions(context_length=8192, parallel=4,
+                                                 projector=projector), model_id="tiny-vision")
+            try:
+                results["edgedesk"] = measure(
+                    "edgedesk", lambda p, n: edgedesk_text_stream(engine, p, n),
+                    lambda png: edgedesk_ttft(engine, png), args, offset=0)
+                results["edgedesk"]["images_encoded"] = engine.stats().images_encoded
+            finally:
+                engine.close()
         peer = peer_binary(args.llama_server, work)
         results["llama_server_binary"] = peer.describe()
-        with llama_server(peer.path, lm, projector, work) as url:
+        with llama_server(peer.path, lm, projector, work, args.server_args.split()) as url:
             results["llama-server"] = measure(
                 "llama-server", lambda p, n: server_text_stream(url, p, n),
                 lambda png: server_ttft(url, png), args, offset=100)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    if args.only_server:
+        return 0
     ours, theirs = results["edgedesk"], results["llama-server"]
     print(f"\n{os.cpu_count()} CPUs (shared: compare ratios), image {args.image_size} px, "
           f"median of {args.rounds} rounds; llama-server: {results['llama_server_binary']}")
@@ -245,8 +254,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"text tok/s beside picture encodes / alone: EdgeDesk "
           f"{ours['text_speed_ratio']:.2f}x, llama-server {theirs['text_speed_ratio']:.2f}x "
           "(target >= 0.8x)")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
     return 0
 
 

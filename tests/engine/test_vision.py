@@ -8,6 +8,9 @@ request's sequence), so counts, prefix reuse, batching and errors are real.
 from __future__ import annotations
 
 import io
+import os
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from desktop.engine.types import (
     ModelSpec,
 )
 from desktop.errors import ImageRejected, ModelLoadError, VisionUnsupported
+from tests.conftest import wait_until
 from tests.engine.loop_gate import LoopGate, together
 from tests.fixtures.tiny_gguf import write_tiny_mrope_projector, write_tiny_qwen2vl
 
@@ -235,3 +239,28 @@ def test_m_rope_images_take_fewer_positions_than_tokens(mrope_engine: LlamaEngin
     _, final2 = run(engine, [*first, Message("assistant", answer), Message("user", "and")])
     assert final2.usage is not None
     assert final2.usage.cached_tokens >= len(tokens) - 1  # the picture reused on turn 2
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
+def test_pictures_beside_generating_requests_encode_at_lower_priority(
+        engine: LlamaEngine, gate: LoopGate) -> None:
+    texts = [[Message("user", "hello world")], [Message("user", "the dog is")]]
+    gate.hold()  # the text requests hold slots while the picture is encoded
+    threads = [threading.Thread(target=run, args=(engine, m)) for m in texts]
+    for thread in threads:
+        thread.start()
+    try:
+        wait_until(lambda: engine.stats().slots_busy == 2, 20, "two busy slots")
+        encoded = engine.stats().images_encoded
+        engine.chat_tokens(ask(png((1, 2, 3))))
+        assert engine.stats().images_encoded == encoded  # counting tokens encodes nothing
+        picture = threading.Thread(target=run, args=(engine, ask(png((4, 5, 6)))))
+        picture.start()
+        wait_until(lambda: engine.stats().images_encoded == encoded + 1, 20, "the encode")
+    finally:
+        gate.release()
+    for thread in [*threads, picture]:
+        thread.join()
+    niced = [os.getpriority(os.PRIO_PROCESS, t.native_id or 0) for t in threading.enumerate()
+             if t.name.startswith("edgedesk-vision")]
+    assert max(niced) == os.getpriority(os.PRIO_PROCESS, 0) + 10
