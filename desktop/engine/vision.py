@@ -161,6 +161,13 @@ class Projector:
     def tokenize(self, prompt: str, images: Sequence[Image], *, add_bos: bool) -> MediaPrompt:
         """Tokens for ``prompt`` with each marker replaced by its image's placeholder run;
         raises ImageRejected when an image cannot be decoded."""
+        shown = prompt.count(self.marker)
+        if shown != len(images):
+            # The template dropped (or repeated) a turn that holds a picture.
+            raise InvalidRequest(
+                f"the chat template shows {shown} of the {len(images)} images (it leaves "
+                "out some turns, such as system turns); send the pictures in user turns",
+                param="messages")
         bitmaps = []
         try:
             for number, image in enumerate(images, 1):

@@ -30,7 +30,7 @@ from desktop.engine.types import (
     Message,
     ModelSpec,
 )
-from desktop.errors import ImageRejected, ModelLoadError, VisionUnsupported
+from desktop.errors import ImageRejected, InvalidRequest, ModelLoadError, VisionUnsupported
 from tests.conftest import wait_until
 from tests.engine.loop_gate import LoopGate, together
 from tests.fixtures.tiny_gguf import write_tiny_mrope_projector, write_tiny_qwen2vl
@@ -265,3 +265,17 @@ def test_pictures_beside_generating_requests_encode_at_lower_priority(
     niced = [os.getpriority(os.PRIO_PROCESS, t.native_id or 0) for t in threading.enumerate()
              if t.name.startswith("edgedesk-vision")]
     assert max(niced) == os.getpriority(os.PRIO_PROCESS, 0) + 10
+
+
+def test_a_picture_the_template_leaves_out_is_a_clear_error(
+        tiny_chat_no_template: Path, tiny_projector: Path) -> None:
+    # A template that shows only the last message drops the first turn's picture.
+    engine = LlamaEngine(tiny_chat_no_template, LoadOptions(context_length=256, parallel=1,
+                                                projector=tiny_projector),
+                         chat_template="{{ messages[-1]['content'] }}<|assistant|>")
+    try:
+        messages = [*ask(RED), Message("assistant", "red"), Message("user", "and now?")]
+        with pytest.raises(InvalidRequest, match="shows 0 of the 1 images"):
+            run(engine, messages)
+    finally:
+        engine.close()
