@@ -252,6 +252,14 @@ class LlamaEngine:
         _, tokens, media = self._chat_prompt(messages, tools, template_kwargs)
         return tokens, media
 
+    def count_chat_tokens(self, messages: Sequence[Message],
+                          tools: Sequence[dict[str, Any]] | None = None,
+                          template_kwargs: Mapping[str, Any] | None = None) -> int:
+        """The ``usage.prompt_tokens`` a chat of ``messages`` would report, images' tokens
+        included (their pictures are decoded and resized, not encoded)."""
+        tokens, media = self.chat_tokens(messages, tools, template_kwargs)
+        return len(tokens) + sum(piece.n_tokens - piece.n_pos for piece in media.values())
+
     def _chat_prompt(self, messages: Sequence[Message],
                      tools: Sequence[dict[str, Any]] | None,
                      template_kwargs: Mapping[str, Any] | None

@@ -81,7 +81,7 @@ def test_image_tokens_are_counted_in_the_prompt(engine: LlamaEngine) -> None:
     assert [m.n_tokens for m in media.values()] == [IMAGE_TOKENS]
     _, final = run(engine, ask(RED))
     assert final.usage is not None
-    assert final.usage.prompt_tokens == len(tokens)
+    assert final.usage.prompt_tokens == len(tokens) == engine.count_chat_tokens(ask(RED))
     assert final.usage.prompt_tokens >= len(text_only) + IMAGE_TOKENS - 2  # "in  this" spacing
 
 
@@ -236,6 +236,7 @@ def test_m_rope_images_take_fewer_positions_than_tokens(mrope_engine: LlamaEngin
     answer, final1 = run(engine, first)
     assert final1.usage is not None
     assert final1.usage.prompt_tokens == len(tokens) + piece.n_tokens - piece.n_pos
+    assert engine.count_chat_tokens(first) == final1.usage.prompt_tokens
     _, final2 = run(engine, [*first, Message("assistant", answer), Message("user", "and")])
     assert final2.usage is not None
     assert final2.usage.cached_tokens >= len(tokens) - 1  # the picture reused on turn 2
