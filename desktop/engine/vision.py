@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import os
 import secrets
 import sys
@@ -29,7 +30,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,7 @@ class Projector:
     def tokenize(self, prompt: str, images: Sequence[Image], *, add_bos: bool) -> MediaPrompt:
         """Tokens for ``prompt`` with each marker replaced by its image's placeholder run;
         raises ImageRejected when an image cannot be decoded."""
+        images = list(images)
         shown = prompt.count(self.marker)
         if shown != len(images):
             # The template dropped (or repeated) a turn that holds a picture.
@@ -173,6 +175,11 @@ class Projector:
             for number, image in enumerate(images, 1):
                 name = f"image {number}"
                 inspect_image(image.data, HARD_LIMITS, name)  # never decode a bomb
+                digest = hashlib.sha256(image.data).hexdigest()
+                if digest != image.sha256:
+                    # The hash keys the prefix cache: a wrong one would reuse another
+                    # picture's cache for this one.
+                    images[number - 1] = replace(image, sha256=digest)
                 buffer = (ctypes.c_uint8 * len(image.data)).from_buffer_copy(image.data)
                 bitmap = mtmd.mtmd_helper_bitmap_init_from_buf(
                     self._ctx, buffer, len(image.data), False)

@@ -280,3 +280,21 @@ def test_a_picture_the_template_leaves_out_is_a_clear_error(
             run(engine, messages)
     finally:
         engine.close()
+
+
+def test_hostile_pictures_never_reach_llama_cpp(engine: LlamaEngine) -> None:
+    from tests.engine.test_images import bomb_png
+
+    good = RED.data
+    for data, why in ((bomb_png(), "megapixels|decompression bomb"),
+                      (good[: len(good) // 2], "truncated PNG"),
+                      (b"\xff\xd8\xff\xe0\xff\xf0" + b"\0" * 40, "JPEG")):
+        with pytest.raises(ImageRejected, match=why):
+            run(engine, ask(Image(data=data, mime="image/png", sha256="f" * 64)))
+
+
+def test_a_wrong_sha256_does_not_borrow_another_pictures_cache(engine: LlamaEngine) -> None:
+    liar = Image(data=BLUE.data, mime="image/png", sha256=RED.sha256)
+    tokens, _ = engine.chat_tokens(ask(liar))
+    honest, _ = engine.chat_tokens(ask(BLUE))
+    assert tokens == honest
