@@ -25,7 +25,15 @@ import llama_cpp
 
 from desktop.engine.native import BatchWorker
 from desktop.engine.sampling import token_logprob
-from desktop.engine.slots import Finished, Request, Slot, Token, choose_slot, lookup_draft
+from desktop.engine.slots import (
+    Finished,
+    Request,
+    Slot,
+    Token,
+    choose_slot,
+    common_prefix,
+    lookup_draft,
+)
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
 from desktop.engine.types import EngineStats, FinishReason
 from desktop.errors import EdgeDeskError
@@ -47,8 +55,9 @@ _TOKEN = struct.Struct("<i")
 class DecodeLoop(BatchWorker):
     """Owns the llama context's generation: one thread runs ``_run``; others ``submit``.
 
-    ``submit``, ``stats`` and ``stop`` may be called from any thread. Everything else,
-    including every llama.cpp call on the context, happens on the loop's own thread.
+    ``submit``, ``stats``, ``reusable_prefix`` and ``stop`` may be called from any
+    thread. Everything else, including every llama.cpp call on the context, happens on
+    the loop's own thread.
     """
 
     def __init__(self, ctx: llama_cpp.llama_context_p, vocab: llama_cpp.llama_vocab_p, *,
@@ -100,6 +109,13 @@ class DecodeLoop(BatchWorker):
                 draft_tokens=self._counts["drafted"],
                 draft_accepted=self._counts["accepted"],
             )
+
+    def reusable_prefix(self, tokens: list[int]) -> int:
+        """A hint, from any thread: how many leading ``tokens`` a slot or a saved
+        conversation holds now (it may change before the request is admitted)."""
+        held = max((common_prefix(list(slot.tokens), tokens) for slot in self._slots),
+                   default=0)
+        return max(held, self._states.longest_prefix(tokens))
 
     def persist(self) -> int:
         """After ``stop``: write what the slots and the RAM cache hold to the disk folder

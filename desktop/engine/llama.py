@@ -354,13 +354,17 @@ class LlamaEngine:
                 ) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
         started = time.perf_counter()
-        if media and self._projector is not None:
+        if media and self._projector is not None and self._loop is not None:
             # The image encoder runs before the request joins the loop, which keeps
             # generating the other requests' tokens meanwhile (at a lower CPU priority
-            # when there are any, so their speed holds).
-            busy = self._loop is not None and self._loop.stats().slots_busy > 0
-            for piece in media.values():
-                self._projector.encode(piece, background=busy)
+            # when there are any, so their speed holds). A picture whose cells a slot or
+            # a saved conversation still holds is not encoded: if the hint turns out
+            # stale, the loop encodes it.
+            busy = self._loop.stats().slots_busy > 0
+            held = self._loop.reusable_prefix(tokens)
+            for start, piece in media.items():
+                if start + piece.n_pos > held:
+                    self._projector.encode(piece, background=busy)
         request = self._submit(tokens, params, cancel, media)
         # An M-RoPE image has more tokens than positions: usage counts its tokens.
         yield from read_answer(request, len(tokens) + request.extra_cells, self._piece, cancel,

@@ -273,9 +273,13 @@ class Projector:
                n_batch: int) -> int:
         """Decode ``piece``'s embeddings into ``seq`` at ``pos`` (loop thread)."""
         new_pos = llama_cpp.llama_pos(0)
-        if piece.embeddings is None:  # not encoded ahead: encode here (blocks the loop)
-            return int(mtmd.mtmd_helper_eval_chunk_single(
-                self._ctx, ctx, piece.chunk, pos, seq, n_batch, False, ctypes.byref(new_pos)))
+        if piece.embeddings is None:
+            # Not encoded ahead (its cells seemed to be cached, and were not): encode
+            # here, holding up the loop for it.
+            try:
+                self._encode(piece)
+            except ImageRejected:
+                return -1
         return int(mtmd.mtmd_helper_decode_image_chunk(
             self._ctx, ctx, piece.chunk, piece.embeddings, pos, seq, n_batch,
             ctypes.byref(new_pos), mtmd.mtmd_helper_post_decode_callback(), None))

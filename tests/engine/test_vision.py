@@ -298,3 +298,62 @@ def test_a_wrong_sha256_does_not_borrow_another_pictures_cache(engine: LlamaEngi
     tokens, _ = engine.chat_tokens(ask(liar))
     honest, _ = engine.chat_tokens(ask(BLUE))
     assert tokens == honest
+
+
+def test_a_conversation_with_a_picture_survives_unloading(tiny_chat: Path, tiny_projector: Path,
+                                                         tmp_path: Path) -> None:
+    options = LoadOptions(context_length=512, parallel=2, prompt_cache_dir=tmp_path,
+                          prompt_cache_disk_bytes=64 * 1024 * 1024, projector=tiny_projector)
+    first = ask(png((90, 90, 200)), f"look at {MEDIA_MARKER} this one, the picture")
+    engine = LlamaEngine(tiny_chat, options)
+    try:
+        answer, before = run(engine, first)
+    finally:
+        engine.close()  # the slot's conversation, picture included, goes to disk
+    engine = LlamaEngine(tiny_chat, options)
+    try:
+        _, after = run(engine, [*first, Message("assistant", answer), Message("user", "more")])
+        assert before.usage is not None and after.usage is not None
+        assert after.usage.cached_tokens >= before.usage.prompt_tokens - 1
+        assert engine.stats().images_encoded == 0  # restored, not encoded again
+    finally:
+        engine.close()
+
+
+def test_a_picture_whose_cache_went_meanwhile_is_encoded_by_the_loop(
+        tiny_chat: Path, tiny_projector: Path) -> None:
+    gate = LoopGate()
+    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=512, parallel=2,
+                                                kv_unified=False, state_cache_bytes=0,
+                                                projector=tiny_projector), on_step=gate)
+    try:
+        picture = ask(png((200, 200, 20)), f"the yellow one {MEDIA_MARKER} is here")
+        alone, _ = run(engine, picture)  # slot 1 now holds it
+        engine._projector._cache.clear()  # type: ignore[union-attr]  # as after a reload
+        long = GenerationParams(max_tokens=40, temperature=0.0)
+        gate.hold()
+        busy = threading.Thread(target=run, args=(engine, [Message("user", "hello")], long))
+        busy.start()  # takes slot 2; the loop is held after its first decode
+        wait_until(lambda: gate.held.is_set() and engine.stats().slots_busy == 1, 20,
+                   "slot 2 busy, the loop held")
+        other = threading.Thread(target=run, args=(engine, [Message("user", "dog cat")],))
+        other.start()  # waits for the loop, then takes slot 1, pushing the picture out
+        wait_until(lambda: engine.stats().requests_waiting == 1, 20, "one waiting")
+        encoded = engine.stats().images_encoded
+        results: list[tuple[str, Chunk]] = []
+        again = threading.Thread(target=lambda: results.append(run(engine, picture)))
+        again.start()  # the hint says slot 1 holds the picture: no encode ahead
+        wait_until(lambda: engine.stats().requests_waiting == 2, 20, "two waiting")
+        assert engine.stats().images_encoded == encoded
+        gate.release()
+        for thread in (busy, other, again):
+            thread.join()
+        (text, final), = results
+        # The loop found no embeddings on the request and encoded the picture itself,
+        # decoded it into the slot again, and the answer is the same.
+        assert engine.stats().images_encoded == encoded + 1
+        assert final.usage is not None and final.usage.cached_tokens < IMAGE_TOKENS
+        assert text == alone
+    finally:
+        gate.release()
+        engine.close()
