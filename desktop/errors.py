@@ -188,3 +188,25 @@ class RemoteError(EdgeDeskError):
         self.code = code
         if status == 429:
             self.error_type = "rate_limit_error"
+
+
+class ImageRejected(InvalidRequest):
+    """An attached image cannot be used: not an image, damaged, or over the size caps.
+
+    Raised before any pixel is decoded (``engine.images.inspect_image``), and by the
+    engine when llama.cpp cannot decode a picture; the APIs answer 400.
+    """
+
+    code = "invalid_image"
+
+
+class VisionUnsupported(InvalidRequest):
+    """Images were sent to a model that cannot see (no projector loaded with it)."""
+
+    code = "model_cannot_see_images"
+
+    def __init__(self, model: str) -> None:
+        super().__init__(
+            f"{model} cannot see images (it has no vision projector); send text only, "
+            "or pick a vision model", param="messages", params={"model": model})
+        self.model = model

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import pytest
 
-from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama
+from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama, write_tiny_projector
 
 # No test may reach the Hub, whatever the developer's machine has set.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -120,6 +120,12 @@ def tiny_chat(models_dir: Path) -> Path:
 def tiny_chat_no_template(models_dir: Path) -> Path:
     """The same model without a chat template (must be refused for chat)."""
     return write_tiny_llama(models_dir / "tiny-notemplate.gguf", chat_template=None, seed=3)
+
+
+@pytest.fixture(scope="session")
+def tiny_projector(models_dir: Path) -> Path:
+    """A CLIP-style vision projector for ``tiny_chat`` (random weights, 16 image tokens)."""
+    return write_tiny_projector(models_dir / "tiny-mmproj.gguf")
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,7 @@ from desktop.engine.slots import (
     SlotState,
     Token,
     choose_slot,
+    common_prefix,
     lookup_draft,
 )
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
@@ -57,8 +58,9 @@ log = logging.getLogger("edgedesk.engine")
 class DecodeLoop(BatchWorker):
     """Owns the llama context's generation: one thread runs ``_run``; others ``submit``.
 
-    ``submit``, ``stats`` and ``stop`` may be called from any thread. Everything else,
-    including every llama.cpp call on the context, happens on the loop's own thread.
+    ``submit``, ``stats``, ``reusable_prefix`` and ``stop`` may be called from any
+    thread. Everything else, including every llama.cpp call on the context, happens on
+    the loop's own thread.
     """
 
     def __init__(self, ctx: llama_cpp.llama_context_p, vocab: llama_cpp.llama_vocab_p, *,
@@ -110,6 +112,13 @@ class DecodeLoop(BatchWorker):
                 draft_tokens=self._counts["drafted"],
                 draft_accepted=self._counts["accepted"],
             )
+
+    def reusable_prefix(self, tokens: list[int]) -> int:
+        """A hint, from any thread: how many leading ``tokens`` a slot or a saved
+        conversation holds now (it may change before the request is admitted)."""
+        held = max((common_prefix(list(slot.tokens), tokens) for slot in self._slots),
+                   default=0)
+        return max(held, self._states.longest_prefix(tokens))
 
     def persist(self) -> int:
         """After ``stop``: write what the slots and the RAM cache hold to the disk folder
@@ -172,7 +181,7 @@ class DecodeLoop(BatchWorker):
                 return
             # The prompt and its first token must fit beside the running requests;
             # else it waits for them (in order: no later request overtakes it).
-            if self._busy_cells() + len(request.tokens) + 1 > self._n_ctx:
+            if self._busy_cells() + len(request.tokens) + request.extra_cells + 1 > self._n_ctx:
                 return
             self._pending.remove(request)
             slot, reuse = choice
@@ -181,7 +190,7 @@ class DecodeLoop(BatchWorker):
     @staticmethod
     def _cells(slot: Slot) -> int:
         """KV cells a slot holds or has been promised (its prompt still to decode)."""
-        return len(slot.tokens) + len(slot.pending)
+        return len(slot.tokens) + len(slot.pending) + slot.extra_cells
 
     def _busy_cells(self) -> int:
         return sum(self._cells(s) for s in self._slots if s.busy)
@@ -197,8 +206,9 @@ class DecodeLoop(BatchWorker):
                 break
             self._states.save(slot.seq, slot.tokens)
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            free += len(slot.tokens)
+            free += len(slot.tokens) + slot.extra_cells
             slot.tokens = []
+            slot.extra_cells = 0
         return free
 
     def _start(self, slot: Slot, request: Request, reuse: int) -> None:
@@ -207,7 +217,8 @@ class DecodeLoop(BatchWorker):
             # The slot's conversation is being cut or pushed out: keep a copy in RAM,
             # so its next turn (or another client sharing its start) reuses it.
             self._states.save(slot.seq, slot.tokens)
-        free = self._room(len(prompt) + 1, keep=slot) + len(slot.tokens)
+        free = (self._room(len(prompt) + request.extra_cells + 1, keep=slot) + len(slot.tokens)
+                + slot.extra_cells)
         saved = self._states.best(prompt)
         source = "slot"
         if (saved is not None and saved[1] >= reuse + MIN_SAVED_TOKENS // 2
@@ -227,6 +238,8 @@ class DecodeLoop(BatchWorker):
             pos_min = llama_cpp.llama_memory_seq_pos_min(self._memory, slot.seq)
             if pos_min > max(0, keep - self._n_swa):
                 keep = 0
+        while 0 < keep < len(prompt) and prompt[keep] < 0 and prompt[keep - 1] < 0:
+            keep -= 1  # never keep half an image: it is decoded whole or not at all
         if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, keep, -1):
             keep = 0
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
@@ -235,6 +248,7 @@ class DecodeLoop(BatchWorker):
         slot.tokens = list(prompt[:keep])
         slot.pending = list(prompt[keep:])
         slot.move(SlotState.PROMPT)
+        slot.extra_cells = request.extra_cells
         slot.request = request
         slot.next_token = None
         slot.sampled = 0
@@ -293,13 +307,16 @@ class DecodeLoop(BatchWorker):
             return []
         room = min(self._draft_max, rows, cells, self._n_ctx - len(slot.tokens) - 2,
                    request.max_tokens - slot.sampled - 1)
-        return lookup_draft(request.history, room) if room > 0 else []
+        draft = lookup_draft(request.history, room) if room > 0 else []
+        cut = next((i for i, token in enumerate(draft) if token < 0), None)
+        return draft if cut is None else draft[:cut]  # never guess an image position
 
     def _step(self) -> None:
         batch = self._batch
         n = 0
         generating = 0
         self._make_room_for_generation()
+        self._decode_images()
         growing = [s for s in self._slots if s.state is SlotState.GENERATING]
         spare = self._n_ctx - sum(self._cells(s) for s in self._slots) - len(growing)
         for slot in self._slots:
@@ -321,7 +338,9 @@ class DecodeLoop(BatchWorker):
         for slot in self._slots:
             if slot.state is not SlotState.PROMPT or not slot.pending or n >= self._n_batch:
                 continue
-            take = min(len(slot.pending), self._n_batch - n)
+            take = _text_run(slot.pending, self._n_batch - n)
+            if take == 0:
+                continue  # an image comes first: decoded at the next step's start
             chunk = slot.pending[:take]
             del slot.pending[:take]
             n = self._add(n, slot, chunk, last_logits=not slot.pending)
@@ -343,12 +362,38 @@ class DecodeLoop(BatchWorker):
                 if slot.request is not None and slot.output_index >= 0:
                     llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
                     slot.tokens = []
+                    slot.extra_cells = 0
                     slot.draft = []
                     self._finish(slot, "stop", error)
             return
         for slot in self._slots:
             if slot.request is not None and slot.output_index >= 0:
                 self._sample(slot)
+
+    def _decode_images(self) -> None:
+        """Decode the image that starts each slot's pending prompt, one per slot per step,
+        into the slot's own sequence (its own llama_decode calls: a batch cannot mix
+        embeddings and tokens). Text streams wait for it as for one prompt chunk."""
+        for slot in self._slots:
+            request = slot.request
+            if request is None or not slot.pending or slot.pending[0] >= 0:
+                continue
+            start = len(slot.tokens)
+            piece = request.media.get(start)
+            code = -1 if piece is None else piece.decode(self._ctx, start, slot.seq,
+                                                         self._n_batch)
+            if piece is None or code != 0:
+                llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+                slot.tokens = []
+                slot.extra_cells = 0
+                self._finish(slot, "stop", EdgeDeskError(
+                    f"llama.cpp could not encode an image (code {code}); the model may be "
+                    "out of memory: lower the context or parallel slots"))
+                continue
+            with self._lock:
+                self._counts["tokens"] += piece.n_pos
+            slot.tokens.extend(slot.pending[:piece.n_pos])
+            del slot.pending[:piece.n_pos]
 
     def _add(self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool,
              all_logits: bool = False) -> int:
@@ -414,3 +459,12 @@ class DecodeLoop(BatchWorker):
             self._finish(slot, "length")
             return False
         return True
+
+
+def _text_run(tokens: list[int], limit: int) -> int:
+    """How many of the first ``limit`` tokens come before an image placeholder (a
+    negative id)."""
+    for index, token in enumerate(tokens[:limit]):
+        if token < 0:
+            return index
+    return min(limit, len(tokens))

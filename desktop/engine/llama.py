@@ -26,7 +26,7 @@ import llama_cpp
 from desktop.engine.answer_stream import read_answer
 from desktop.engine.batching import DecodeLoop, StepObserver
 from desktop.engine.embedding import EmbedLoop, pool
-from desktop.engine.native import LoadOptions, load_context, warm_up
+from desktop.engine.native import LoadOptions, load_context, physical_cores, warm_up
 from desktop.engine.placement import model_placement
 from desktop.engine.sampling import SamplerChain
 from desktop.engine.slots import Request
@@ -38,8 +38,9 @@ from desktop.engine.types import (
     Message,
     Placement,
 )
+from desktop.engine.vision import MediaChunk, Projector
 from desktop.engine.volatile import stable_messages
-from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError
+from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
 
 _NEVER = threading.Event()
 RANK_POOLING = 4  # llama.cpp LLAMA_POOLING_TYPE_RANK: one relevance score per sequence
@@ -74,8 +75,16 @@ class LlamaEngine:
         self._n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self._loop: DecodeLoop | None = None
         self._embedder: EmbedLoop | None = None
+        self._projector: Projector | None = None
         try:
             warm_up(self._ctx, self._vocab, path.name)
+            if options.projector is not None and not options.embedding:
+                # As many threads as the model's prompt decodes (llama-server does the
+                # same): a lone picture, the desktop's usual case, is encoded fastest.
+                cores = options.batch_threads or options.threads or physical_cores()
+                self._projector = Projector(self._model.model, options.projector,
+                                            threads=cores,
+                                            use_gpu=options.gpu_layers > 0)
         except ModelLoadError:
             self._free()
             raise
@@ -115,6 +124,11 @@ class LlamaEngine:
         return int(llama_cpp.llama_n_ctx_seq(self._ctx))
 
     @property
+    def vision(self) -> bool:
+        """Whether this model was loaded with a vision projector (it can read images)."""
+        return self._projector is not None
+
+    @property
     def metadata(self) -> dict[str, str]:
         """The GGUF metadata as llama.cpp read it."""
         return dict(self._model.metadata())
@@ -133,7 +147,9 @@ class LlamaEngine:
         """What the engine has done since load: slots, prompt tokens, decodes."""
         if self._loop is None:
             return EngineStats(slots_total=0, embed_decodes=self.embed_decodes)
-        return replace(self._loop.stats(), embed_decodes=self.embed_decodes)
+        encoded = self._projector.encodes if self._projector is not None else 0
+        return replace(self._loop.stats(), embed_decodes=self.embed_decodes,
+                       images_encoded=encoded)
 
     def embedding_dim(self) -> int:
         """Width of the model's embedding vectors."""
@@ -214,12 +230,54 @@ class LlamaEngine:
                     cancel: threading.Event | None = None,
                     tools: Sequence[dict[str, Any]] | None = None,
                     template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
-        """Stream the assistant's answer to ``messages``."""
-        prompt = self.render(messages, tools, template_kwargs)
+        """Stream the assistant's answer to ``messages``.
+
+        Messages' ``images`` go where their MEDIA_MARKERs are (see ``Message``). Raises
+        VisionUnsupported when there are images and no projector, ImageRejected when an
+        image is not one this engine can decode (both 400s).
+        """
+        prompt, tokens, media = self._chat_prompt(messages, tools, template_kwargs)
         stops = tuple(dict.fromkeys((*params.stop, *self.template().stop_strings())))
         starts_thinking = prompt.rstrip().endswith(ThinkSplitter.OPEN)
         splitter = ThinkSplitter(enabled=self._reasoning, start_in_reasoning=starts_thinking)
-        yield from self._stream(self.prompt_tokens(prompt), params, cancel, stops, splitter)
+        yield from self._stream(tokens, params, cancel, stops, splitter, media=media)
+
+    def chat_tokens(self, messages: Sequence[Message],
+                    tools: Sequence[dict[str, Any]] | None = None,
+                    template_kwargs: Mapping[str, Any] | None = None
+                    ) -> tuple[list[int], dict[int, MediaChunk]]:
+        """The prompt tokens of a conversation (each image a run of negative placeholder
+        ids, one per KV position, so ``len`` counts the image's tokens) and its images by
+        run start; raises VisionUnsupported / ImageRejected as ``stream_chat``."""
+        _, tokens, media = self._chat_prompt(messages, tools, template_kwargs)
+        return tokens, media
+
+    def count_chat_tokens(self, messages: Sequence[Message],
+                          tools: Sequence[dict[str, Any]] | None = None,
+                          template_kwargs: Mapping[str, Any] | None = None) -> int:
+        """The ``usage.prompt_tokens`` a chat of ``messages`` would report, images' tokens
+        included (their pictures are decoded and resized, not encoded)."""
+        tokens, media = self.chat_tokens(messages, tools, template_kwargs)
+        return len(tokens) + sum(piece.n_tokens - piece.n_pos for piece in media.values())
+
+    def _chat_prompt(self, messages: Sequence[Message],
+                     tools: Sequence[dict[str, Any]] | None,
+                     template_kwargs: Mapping[str, Any] | None
+                     ) -> tuple[str, list[int], dict[int, MediaChunk]]:
+        if not any(m.images for m in messages):
+            prompt = self.render(messages, tools, template_kwargs)
+            return prompt, self.prompt_tokens(prompt), {}
+        if self._projector is None:
+            raise VisionUnsupported(self.model_id)
+        marked, images = self._projector.prompt_with_markers(messages)
+        prompt = self.render(marked, tools, template_kwargs)
+        template = self.template()
+        has_bos = bool(template.bos_token and prompt.startswith(template.bos_token))
+        result = self._projector.tokenize(prompt, images, add_bos=not has_bos)
+        if not result.tokens or result.tokens[-1] < 0:
+            raise InvalidRequest("the prompt cannot end with an image; the chat template "
+                                 "must put text after it", param="messages")
+        return prompt, result.tokens, result.media
 
     def stream_completion(self, prompt: str, params: GenerationParams,
                           cancel: threading.Event | None = None) -> Iterator[Chunk]:
@@ -256,7 +314,8 @@ class LlamaEngine:
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
 
     def _submit(self, tokens: list[int], params: GenerationParams,
-                cancel: threading.Event) -> Request:
+                cancel: threading.Event, media: Mapping[int, MediaChunk] | None = None
+                ) -> Request:
         """Check the request, build its sampler and queue it on the decode loop."""
         if self._loop is None:
             raise InvalidRequest(f"{self.model_id} is an embedding model; it cannot generate")
@@ -264,12 +323,14 @@ class LlamaEngine:
             raise InvalidRequest("the prompt is empty; send at least one token of text",
                                  param="prompt")
         n_ctx = self.context_length
-        if len(tokens) >= n_ctx:
+        extra = sum(piece.n_tokens - piece.n_pos for piece in (media or {}).values())
+        if len(tokens) + extra >= n_ctx:
+            size = len(tokens) + extra
             raise ContextOverflow(
-                f"the prompt is {len(tokens)} tokens but the model's context is {n_ctx}; "
+                f"the prompt is {size} tokens but the model's context is {n_ctx}; "
                 "shorten the conversation or load the model with a larger context",
-                prompt_tokens=len(tokens), n_ctx=n_ctx,
-                params={"prompt_tokens": len(tokens), "context": n_ctx})
+                prompt_tokens=size, n_ctx=n_ctx,
+                params={"prompt_tokens": size, "context": n_ctx})
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")
         sampler = SamplerChain(self._vocab, self._n_vocab, params)
@@ -278,7 +339,8 @@ class LlamaEngine:
             max_tokens=params.max_tokens if params.max_tokens is not None else n_ctx,
             deadline=(time.perf_counter() + params.timeout_s if params.timeout_s is not None
                       else math.inf),
-            cancel=cancel, logprobs=params.logprobs)
+            cancel=cancel, logprobs=params.logprobs, media=dict(media or {}),
+            extra_cells=extra)
         try:
             self._loop.submit(request)
         except Exception:
@@ -288,12 +350,25 @@ class LlamaEngine:
 
     def _stream(self, tokens: list[int], params: GenerationParams,
                 cancel: threading.Event | None, stops: Sequence[str],
-                splitter: ThinkSplitter) -> Iterator[Chunk]:
+                splitter: ThinkSplitter, *, media: Mapping[int, MediaChunk] | None = None
+                ) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
         started = time.perf_counter()
-        request = self._submit(tokens, params, cancel)
-        yield from read_answer(request, len(tokens), self._piece, cancel, stops, splitter,
-                               started=started, placement=self.placement)
+        if media and self._projector is not None and self._loop is not None:
+            # The image encoder runs before the request joins the loop, which keeps
+            # generating the other requests' tokens meanwhile (at a lower CPU priority
+            # when there are any, so their speed holds). A picture whose cells a slot or
+            # a saved conversation still holds is not encoded: if the hint turns out
+            # stale, the loop encodes it.
+            busy = self._loop.stats().slots_busy > 0
+            held = self._loop.reusable_prefix(tokens)
+            for start, piece in media.items():
+                if start + piece.n_pos > held:
+                    self._projector.encode(piece, background=busy)
+        request = self._submit(tokens, params, cancel, media)
+        # An M-RoPE image has more tokens than positions: usage counts its tokens.
+        yield from read_answer(request, len(tokens) + request.extra_cells, self._piece, cancel,
+                               stops, splitter, started=started, placement=self.placement)
 
     # ------------------------------------------------------------------ embeddings
     def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
@@ -372,6 +447,9 @@ class LlamaEngine:
         self._free()
 
     def _free(self) -> None:
+        if self._projector is not None:
+            self._projector.close()
+            self._projector = None
         if self._ctx is not None:
             llama_cpp.llama_free(self._ctx)
             self._ctx = None
@@ -390,6 +468,8 @@ def _state_folder(path: Path, options: LoadOptions) -> Path | None:
     # The file's own bytes: a name that is not UTF-8 (possible on Linux) must hash too.
     identity = os.fsencode(path.resolve()) + (
         f"|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}".encode())
+    if options.projector is not None:  # saved images were encoded by this projector
+        identity += b"|" + os.fsencode(options.projector.resolve())
     return options.prompt_cache_dir / hashlib.sha256(identity).hexdigest()[:24]
 
 

@@ -82,6 +82,7 @@ def _options(spec: ModelSpec, plan: LocalPlan, context: int, layers: int,
         prompt_cache_dir=plan.prompt_cache_dir,
         prompt_cache_disk_bytes=plan.prompt_cache_disk_bytes,
         lookup_draft=plan.lookup_draft,
+        projector=plan.projector if spec.kind == "chat" else None,
     )
 
 

@@ -66,6 +66,7 @@ class LoadOptions:
     prompt_cache_dir: Path | None = None  # where conversations' KV caches outlive a load
     prompt_cache_disk_bytes: int = 0
     lookup_draft: int = 0  # prompt-lookup tokens guessed per decode step; 0: off
+    projector: Path | None = None  # mmproj GGUF: the model also reads images (vision.py)
     # False: one stream of context_length cells per slot (llama-server --no-kv-unified):
     # four times the memory, but each slot's numbers never depend on its neighbours.
     kv_unified: bool = True

@@ -87,6 +87,11 @@ class Request:
     cancel: threading.Event
     logprobs: int | None = None
     cached: int = 0  # prompt tokens reused from the slot's kept prefix (set at admission)
+    # Images by the index of their placeholder run in ``tokens`` (vision.MediaChunk:
+    # negative ids stand for an image's positions; typed loosely, as ``sampler``).
+    media: dict[int, Any] = field(default_factory=dict)
+    # KV cells its images take beyond their positions (M-RoPE images: n_tokens - n_pos).
+    extra_cells: int = 0
     # Prompt and answer as int32 bytes, for prompt-lookup drafting (decode loop only).
     history: bytearray = field(default_factory=bytearray)
     events: queue.SimpleQueue[Token | Finished] = field(default_factory=queue.SimpleQueue)
@@ -108,6 +113,7 @@ class Slot:
     output_index: int = -1  # batch row whose logits this slot samples from this step
     draft: list[int] = field(default_factory=list)  # guessed tokens decoded after next_token
     state: SlotState = SlotState.IDLE
+    extra_cells: int = 0  # cells its images hold beyond their positions (M-RoPE)
 
     @property
     def busy(self) -> bool:

@@ -20,6 +20,7 @@ import hashlib
 import os
 import struct
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +46,7 @@ class _Entry:
 
 class StateCache:
     """Saved sequences keyed by their tokens; used only by the decode loop thread
-    (``persist`` also after that thread ended)."""
+    (``persist`` also after that thread ended; ``longest_prefix``, a hint, anywhere)."""
 
     def __init__(self, ctx: llama_cpp.llama_context_p, capacity_bytes: int,
                  disk: Path | None = None, disk_bytes: int = 0) -> None:
@@ -126,6 +127,15 @@ class StateCache:
         self.restores += 1
         self.disk_restores += int(from_disk)
         return True
+
+    def longest_prefix(self, tokens: Sequence[int]) -> int:
+        """How many leading ``tokens`` the longest matching saved sequence holds. Any
+        thread, as a hint: it may be stale (0 if the cache changed while it looked)."""
+        try:
+            keys = list(self._entries)
+        except RuntimeError:
+            return 0
+        return max((common_prefix(key, tokens) for key in keys), default=0)
 
     # ------------------------------------------------------------------ disk
     def persist(self) -> int:

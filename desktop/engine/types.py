@@ -241,6 +241,7 @@ class EngineStats:
     requests_waiting: int = 0  # generation requests queued in the engine for a free slot
     draft_tokens: int = 0  # prompt-lookup guesses decoded
     draft_accepted: int = 0  # of which the model then sampled (free tokens)
+    images_encoded: int = 0  # pictures run through the vision encoder (not from its cache)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,261 @@
+"""Pictures: EdgeDesk's engine against llama-server ``--mmproj``, same model and images.
+
+Run: .venv/bin/python -m tests.benchmarks.bench_vision [--rounds 8] [--llama-server PATH]
+     [--image-size 224] [--json FILE]
+
+The model is the suite's tiny random-weight chat model made wider (``n_embd`` 256, 4
+layers) with a tiny random-weight CLIP projector (``--image-size`` pixels in 14 x 14
+patches: 256 image tokens at 224; 4 ViT blocks of width 256), both written here with
+``gguf``: there is no real projector on this machine. Figures are about the plumbing
+(decode, resize, encode, embeddings into the KV cache, scheduling), not a real ViT.
+
+1. Time to first token of a one-picture chat request, a new picture each round (so
+   neither side finds it in its prompt cache): EdgeDesk's engine called in-process
+   (``LlamaEngine.stream_chat``, with the ``load_image`` check the APIs do) vs
+   llama-server over loopback HTTP (streamed ``/v1/chat/completions`` with a data URL).
+   The same text-only request is timed on both, so HTTP's share is visible.
+2. Three long text streams' tokens/s while a picture request is in flight (``--rounds``
+   pictures, one after another with pauses), over their tokens/s outside those windows
+   (EdgeDesk, in-process; and llama-server, for reference).
+
+llama-server is ``--llama-server PATH``, else the first candidate of
+tests/benchmarks/llama_server_peer.py that runs here; its origin is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from PIL import Image as PILImage
+
+from desktop.engine.images import load_image
+from desktop.engine.llama import LlamaEngine
+from desktop.engine.native import LoadOptions
+from desktop.engine.types import MEDIA_MARKER, GenerationParams, Message
+from tests.benchmarks.bench_vs_llama_server import _process, _wait_ready, peer_binary
+from tests.benchmarks.llama_server_peer import library_links
+from tests.fixtures.tiny_gguf import write_tiny_llama, write_tiny_projector
+
+QUESTION = "What is in this picture?"
+N_EMBD = 256
+TEXT_PROMPTS = ("hello world the cat", "the dog is a model", "edge desk chat")
+
+
+def picture(index: int, size: int) -> bytes:
+    """A distinct PNG per index (a gradient in a colour of its own)."""
+    color = ((index * 47) % 256, (index * 91) % 256, (index * 13) % 256)
+    image = PILImage.new("RGB", (size, size), color)
+    for x in range(0, size, 7):
+        image.putpixel((x, x), (255 - color[0], 255, 0))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+# ------------------------------------------------------------------ EdgeDesk (in-process)
+def edgedesk_ttft(engine: LlamaEngine, png: bytes | None) -> float:
+    """Seconds to the first answer text of one request (with a picture, or text only)."""
+    started = time.perf_counter()
+    images = (load_image(png),) if png is not None else ()
+    text = f"{QUESTION} {MEDIA_MARKER}" if png is not None else QUESTION
+    params = GenerationParams(max_tokens=4, temperature=0.0)
+    ttft = 0.0
+    for chunk in engine.stream_chat([Message("user", text, images=images)], params):
+        if chunk.text and not ttft:
+            ttft = time.perf_counter() - started
+    return ttft or time.perf_counter() - started
+
+
+def edgedesk_text_stream(engine: LlamaEngine, prompt: str, tokens: int) -> list[float]:
+    """The arrival time of each streamed piece of one text request."""
+    params = GenerationParams(max_tokens=tokens, temperature=0.0)
+    return [time.perf_counter() for chunk in engine.stream_completion(prompt, params)
+            if chunk.text]
+
+
+# ------------------------------------------------------------------ llama-server (HTTP)
+def server_ttft(url: str, png: bytes | None) -> float:
+    content: Any = QUESTION
+    if png is not None:
+        content = [{"type": "text", "text": QUESTION},
+                   {"type": "image_url", "image_url": {"url": data_url(png)}}]
+    body = {"messages": [{"role": "user", "content": content}], "max_tokens": 4,
+            "temperature": 0.0, "stream": True, "cache_prompt": True}
+    started = time.perf_counter()
+    ttft = 0.0
+    with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=120) as r:
+        if r.status_code != 200:
+            r.read()
+            raise RuntimeError(f"llama-server: HTTP {r.status_code}: {r.text[:300]}")
+        for line in r.iter_lines():
+            if not line.startswith("data: ") or line.strip() == "data: [DONE]":
+                continue
+            choices = json.loads(line[6:]).get("choices") or [{}]
+            if choices[0].get("delta", {}).get("content") and not ttft:
+                ttft = time.perf_counter() - started
+    return ttft or time.perf_counter() - started
+
+
+def server_text_stream(url: str, prompt: str, tokens: int) -> list[float]:
+    body = {"prompt": prompt, "n_predict": tokens, "temperature": 0.0, "stream": True}
+    times: list[float] = []
+    with httpx.stream("POST", f"{url}/completion", json=body, timeout=300) as r:
+        for line in r.iter_lines():
+            if line.startswith("data: ") and json.loads(line[6:]).get("content"):
+                times.append(time.perf_counter())
+    return times
+
+
+# ------------------------------------------------------------------ scenarios
+def ttft_rounds(ask: Callable[[bytes | None], float], rounds: int, size: int,
+                offset: int) -> dict[str, float]:
+    ask(picture(offset + 999, size))  # warm-up: first encode allocates buffers
+    ask(None)
+    image = [ask(picture(offset + i, size)) for i in range(rounds)]
+    text = [ask(None) for _ in range(rounds)]
+    return {"image_ttft_s": statistics.median(image), "text_ttft_s": statistics.median(text)}
+
+
+def text_speed(stream: Callable[[str, int], list[float]],
+               ask: Callable[[bytes | None], float], tokens: int, size: int,
+               pictures: int) -> tuple[float, float]:
+    """Three text streams' aggregate tokens/s while a picture request is in flight (sent
+    one after another, ``pictures`` of them, once the streams run) and outside those
+    windows: (beside, alone)."""
+    arrivals: list[list[float]] = []
+    windows: list[tuple[float, float]] = []
+    threads = [threading.Thread(target=lambda p=p: arrivals.append(stream(p, tokens)))
+               for p in TEXT_PROMPTS]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)  # the streams are generating by then, even on a loaded machine
+    for index in range(pictures):
+        started = time.perf_counter()
+        ask(picture(5000 + index, size))
+        windows.append((started, time.perf_counter()))
+        time.sleep(0.15)  # text alone between pictures
+    for thread in threads:
+        thread.join()
+    stamps = sorted(t for times in arrivals for t in times)
+    begin, end = stamps[0], stamps[-1]
+    inside = sum(1 for t in stamps if any(a <= t <= b for a, b in windows))
+    inside_s = sum(min(b, end) - max(a, begin) for a, b in windows if b > begin and a < end)
+    outside_s = (end - begin) - inside_s
+    beside = inside / inside_s if inside_s > 0 else 0.0
+    alone = (len(stamps) - inside) / outside_s if outside_s > 0 else 0.0
+    return beside, alone
+
+
+def measure(name: str, stream: Callable[[str, int], list[float]],
+            ask: Callable[[bytes | None], float], args: argparse.Namespace,
+            offset: int) -> dict[str, float]:
+    figures = ttft_rounds(ask, args.rounds, args.image_size, offset)
+    beside, alone = text_speed(stream, ask, args.tokens, args.image_size, args.rounds)
+    figures |= {"text_tok_s_alone": alone, "text_tok_s_beside_images": beside,
+                "text_speed_ratio": beside / alone if alone else 0.0}
+    print(f"{name}: " + ", ".join(f"{k} {v:.4f}" for k, v in figures.items()), flush=True)
+    return figures
+
+
+def models(work: Path, image_size: int) -> tuple[Path, Path]:
+    lm = write_tiny_llama(work / "tiny-vision-lm.gguf", n_embd=N_EMBD, n_layer=4, n_ctx=8192,
+                          name="tiny-vision-lm")
+    projector = write_tiny_projector(work / "tiny-vision-mmproj.gguf", n_embd_lm=N_EMBD,
+                                     image_size=image_size, width=256, n_block=4)
+    return lm, projector
+
+
+@contextmanager
+def llama_server(binary: Path, lm: Path, projector: Path, work: Path,
+                 extra: list[str]) -> Iterator[str]:
+    """llama-server with the projector and 4 slots (as EdgeDesk's default); yields its URL."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    links = work / "libs"
+    links.mkdir(exist_ok=True)
+    env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, links)}
+    # On the CPU only, as EdgeDesk's engine here (the generic build would otherwise put
+    # layers, large matmuls and the projector on a Vulkan software device).
+    cmd = [str(binary), "-m", str(lm), "--mmproj", str(projector), "--host", "127.0.0.1",
+           "--port", str(port), "-np", "4", "-c", "8192", "-ngl", "0", "--device", "none",
+           "--no-mmproj-offload", *extra]
+    with _process(cmd, env, work / "llama-server.log") as proc:
+        url = f"http://127.0.0.1:{port}"
+        _wait_ready(url, proc, {})
+        yield url
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run both sides and print the ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--tokens", type=int, default=2000)
+    parser.add_argument("--image-size", type=int, default=224)
+    parser.add_argument("--llama-server", default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--server-args", default="", help="more llama-server flags")
+    parser.add_argument("--only-server", action="store_true", help="skip EdgeDesk's side")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="edgedesk-bench-vision-"))
+    results: dict[str, Any] = {}
+    try:
+        lm, projector = models(work, args.image_size)
+        if not args.only_server:
+            engine = LlamaEngine(lm, LoadOptions(context_length=8192, parallel=4,
+                                                 projector=projector), model_id="tiny-vision")
+            try:
+                results["edgedesk"] = measure(
+                    "edgedesk", lambda p, n: edgedesk_text_stream(engine, p, n),
+                    lambda png: edgedesk_ttft(engine, png), args, offset=0)
+                results["edgedesk"]["images_encoded"] = engine.stats().images_encoded
+            finally:
+                engine.close()
+        peer = peer_binary(args.llama_server, work)
+        results["llama_server_binary"] = peer.describe()
+        with llama_server(peer.path, lm, projector, work, args.server_args.split()) as url:
+            results["llama-server"] = measure(
+                "llama-server", lambda p, n: server_text_stream(url, p, n),
+                lambda png: server_ttft(url, png), args, offset=100)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    if args.only_server:
+        return 0
+    ours, theirs = results["edgedesk"], results["llama-server"]
+    print(f"\n{os.cpu_count()} CPUs (shared: compare ratios), image {args.image_size} px, "
+          f"median of {args.rounds} rounds; llama-server: {results['llama_server_binary']}")
+    print(f"1-image TTFT: EdgeDesk {ours['image_ttft_s'] * 1000:.1f} ms (in-process) vs "
+          f"llama-server {theirs['image_ttft_s'] * 1000:.1f} ms (HTTP): "
+          f"{ours['image_ttft_s'] / theirs['image_ttft_s']:.2f}x (target <= 1.1x)")
+    print(f"text-only TTFT: EdgeDesk {ours['text_ttft_s'] * 1000:.1f} ms vs llama-server "
+          f"{theirs['text_ttft_s'] * 1000:.1f} ms")
+    print(f"text tok/s beside picture encodes / alone: EdgeDesk "
+          f"{ours['text_speed_ratio']:.2f}x, llama-server {theirs['text_speed_ratio']:.2f}x "
+          "(target >= 0.8x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
