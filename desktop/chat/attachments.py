@@ -13,10 +13,10 @@ a worker or accepts the wait for one file; everything else here is quick and pur
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from desktop.engine.images import DEFAULT_LIMITS, inspect_image, sniff
 from desktop.engine.types import Image
 from desktop.errors import InvalidRequest
 from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, chunk_blocks
@@ -28,10 +28,9 @@ from desktop.store.chat_records import Attachment
 __all__ = ["Attachment", "attached_sources", "check_image", "from_bytes", "from_path",
            "image_of", "inline_chars", "is_long", "prompt_text"]
 
-# Until the engine's own limits module is on main, these two numbers and ``check_image``
-# are the one place a picture is judged; the engine checks again before decoding.
-MAX_IMAGE_BYTES = 20 * 1024 * 1024
-MAX_IMAGE_PIXELS = 50_000_000  # a 50k x 50k PNG header (a decompression bomb) is refused
+# Pictures are judged by ``engine.images`` (type, damage, byte and pixel caps), the one
+# checker the APIs and the CLI use too; the engine checks again before decoding.
+MAX_IMAGE_BYTES = DEFAULT_LIMITS.max_bytes
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a document attached to one message (kept in the chat)
 DEFAULT_CONTEXT = 4096  # tokens, when the model's context is not known
 CHARS_PER_TOKEN = 3  # a cautious average (English ~4, Chinese ~1.5 per token)
@@ -43,80 +42,15 @@ MIMES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdo
          ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
 
 
-def _dimensions(data: bytes) -> tuple[str, int, int] | None:
-    """(mime, width, height) read from an image's header alone, or None if not an image."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR" and len(data) >= 24:
-        width, height = struct.unpack(">II", data[16:24])
-        return "image/png", width, height
-    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
-        width, height = struct.unpack("<HH", data[6:10])
-        return "image/gif", width, height
-    if data.startswith(b"\xff\xd8\xff"):
-        return _jpeg(data)
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
-        return _webp(data)
-    if data[:2] == b"BM" and len(data) >= 26:
-        width, height = struct.unpack("<ii", data[18:26])
-        return "image/bmp", abs(width), abs(height)
-    return None
-
-
-def _jpeg(data: bytes) -> tuple[str, int, int] | None:
-    at = 2
-    while at + 9 < len(data):
-        if data[at] != 0xFF:
-            return None
-        marker = data[at + 1]
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-            at += 2
-            continue
-        length = int.from_bytes(data[at + 2:at + 4], "big")
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            height, width = struct.unpack(">HH", data[at + 5:at + 9])
-            return "image/jpeg", width, height
-        if length < 2:
-            return None
-        at += 2 + length
-    return None
-
-
-def _webp(data: bytes) -> tuple[str, int, int] | None:
-    chunk = data[12:16]
-    if chunk == b"VP8X":
-        width = 1 + int.from_bytes(data[24:27], "little")
-        height = 1 + int.from_bytes(data[27:30], "little")
-    elif chunk == b"VP8L":
-        bits = int.from_bytes(data[21:25], "little")
-        width, height = 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
-    elif chunk == b"VP8 ":
-        width, height = (v & 0x3FFF for v in struct.unpack("<HH", data[26:30]))
-    else:
-        return None
-    return "image/webp", width, height
-
-
 def check_image(data: bytes) -> str:
-    """The picture's MIME type, or InvalidRequest saying why it is refused (not an image,
-    too many bytes, too many pixels). Reads the header only; nothing is decoded."""
-    if len(data) > MAX_IMAGE_BYTES:
-        raise InvalidRequest(f"the picture is too large ({len(data) / 2**20:.1f} MB; the "
-                             f"limit is {MAX_IMAGE_BYTES // 2**20} MB)")
-    found = _dimensions(data)
-    if found is None:
-        raise InvalidRequest("this is not a picture EdgeDesk can read (PNG, JPEG, GIF, WebP "
-                             "or BMP)")
-    mime, width, height = found
-    if width <= 0 or height <= 0:
-        raise InvalidRequest("the picture is damaged (it says it has no pixels)")
-    if width * height > MAX_IMAGE_PIXELS:
-        raise InvalidRequest(f"the picture is too large ({width}×{height} pixels; the limit "
-                             f"is {MAX_IMAGE_PIXELS // 1_000_000} million)")
-    return mime
+    """The picture's MIME type, or ImageRejected saying why it is refused (not a picture,
+    damaged, too many bytes or pixels): ``engine.images`` reads the header only."""
+    return inspect_image(data, name="the picture").mime
 
 
 def is_image(data: bytes) -> bool:
     """Whether ``data`` starts like a picture (whatever its file name says)."""
-    return _dimensions(data) is not None
+    return sniff(data) is not None
 
 
 def from_bytes(name: str, data: bytes) -> Attachment:

@@ -3,67 +3,34 @@
 Every protocol sends a picture as base64 (OpenAI and the Responses API in a ``data:``
 URL, Anthropic and Ollama bare); this decodes it, tells what it is from its first bytes
 (never from the name or the declared type: a client may be wrong, or lie) and refuses
-what is not a picture with a 400 that says why. Decoding the pixels, and the limits on
-their count, belong to the engine. No I/O: a URL is never fetched for the client.
+what is not a picture, or is over the caps, with a 400 that says why — through
+``engine.images``, the one checker the window and the CLI use too. No I/O: a URL is
+never fetched for the client.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 
+from desktop.engine.images import load_image
 from desktop.engine.types import MEDIA_MARKER, Image, Message
-from desktop.errors import InvalidRequest
+from desktop.errors import ImageRejected, InvalidRequest
 
-# The formats llama.cpp's mtmd decodes (stb_image): the first bytes of each.
-_SIGNATURES: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"BM", "image/bmp"),
-)
-SUPPORTED = "PNG, JPEG, GIF or BMP"
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w.+\-]+/[\w.+\-]+)?(?P<params>(;[^,;]*)*),",
                        re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 
 
-def sniff_mime(data: bytes) -> str | None:
-    """The picture type ``data`` starts like (``image/png``…), or None if not a picture."""
-    for magic, mime in _SIGNATURES:
-        if data.startswith(magic):
-            return mime
-    return None
-
-
-def _unsupported_kind(data: bytes) -> str:
-    """What a refused file looks like, so the error can name it."""
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "a WebP picture, which the local models cannot read"
-    if data[4:12] in (b"ftypavif", b"ftypheic", b"ftypmif1", b"ftypheix"):
-        return "an AVIF/HEIC picture, which the local models cannot read"
-    if data.startswith(b"PK\x03\x04"):
-        return "a ZIP archive"
-    if data.startswith(b"%PDF"):
-        return "a PDF"
-    if data.lstrip()[:5].lower() in (b"<svg ", b"<?xml"):
-        return "SVG/XML text"
-    return "not a picture"
-
-
 def image_from_bytes(data: bytes, *, where: str, param: str) -> Image:
-    """``data`` as an Image, or a 400 naming ``where`` when it is not a supported picture."""
-    if not data:
-        raise InvalidRequest(f"{where}: the image is empty", param=param)
-    mime = sniff_mime(data)
-    if mime is None:
-        raise InvalidRequest(f"{where}: the image data is {_unsupported_kind(data)}; send "
-                             f"a {SUPPORTED} file", param=param)
-    return Image(data=data, mime=mime, sha256=hashlib.sha256(data).hexdigest())
+    """``data`` as a checked Image (type, size and pixel caps read from the header: see
+    ``engine.images``), or a 400 naming ``where`` and saying why it is refused."""
+    try:
+        return load_image(data, name=f"{where}: the image")
+    except ImageRejected as exc:
+        raise ImageRejected(exc.message, param=param) from None
 
 
 def image_from_base64(text: object, *, where: str, param: str) -> Image:

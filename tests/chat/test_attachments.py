@@ -19,7 +19,7 @@ from desktop.engine.types import Image
 from desktop.errors import InvalidRequest
 from desktop.store.chats import ChatStore
 from tests.chat.scripted import Scripted
-from tests.fixtures.pictures import png, png_header
+from tests.fixtures.pictures import bomb_png, png
 from tests.retrieval.conftest import write_docx, write_pdf
 
 
@@ -149,10 +149,10 @@ def test_pdf_and_docx_attachments_are_read_by_the_documents_extractors(
 
 
 @pytest.mark.parametrize("data, why", [
-    (png_header(50_000, 50_000), "too large (50000×50000 pixels"),
-    (png()[:20], "not a picture"),
-    (b"PK\x03\x04" + b"\x00" * 100, "not a picture"),
-    (png(1, 1)[:16] + b"\x00" * 8, "damaged"),
+    (bomb_png(50_000, 50_000), "decompression bomb"),
+    (png()[:20], "truncated PNG"),
+    (b"PK\x03\x04" + b"\x00" * 100, "a ZIP archive, not an image"),
+    (png(0, 1), "damaged"),
 ])
 def test_hostile_pictures_are_refused_from_their_header(data: bytes, why: str) -> None:
     with pytest.raises(InvalidRequest) as refused:

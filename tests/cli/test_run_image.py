@@ -93,7 +93,7 @@ def test_bad_pictures_and_blind_models_are_one_line_errors(
     for argv, says in (
             (["--image", str(tmp_path / "nope.png")], "nope.png: no such file"),
             (["--image", str(tmp_path)], "(it is a folder)"),
-            (["--image", str(zipped)], "photo.png: the image data is a ZIP archive"),
+            (["--image", str(zipped)], "photo.png: the image is a ZIP archive"),
             (["--image", red, "--raw"], "--image needs the chat template"),
             (["--image", red], f"the model '{tiny_chat}' cannot see images")):
         assert main(["run", str(tiny_chat), "What is this?", *argv]) == 2, says

@@ -20,6 +20,7 @@ from desktop.engine.images import (
     sniff,
 )
 from desktop.errors import ImageRejected, InvalidRequest
+from tests.fixtures.pictures import bomb_png
 
 
 def picture(fmt: str, size: tuple[int, int] = (40, 30)) -> bytes:
@@ -31,15 +32,6 @@ def picture(fmt: str, size: tuple[int, int] = (40, 30)) -> bytes:
 def png_chunk(kind: bytes, body: bytes) -> bytes:
     return (struct.pack(">I", len(body)) + kind + body
             + struct.pack(">I", zlib.crc32(kind + body)))
-
-
-def bomb_png(width: int = 50_000, height: int = 50_000) -> bytes:
-    """A valid-looking PNG whose header declares ``width`` x ``height``: one small IDAT
-    of a zlib stream that would inflate to gigabytes."""
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    idat = zlib.compress(b"\0" * 65536, 9)
-    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", idat)
-            + png_chunk(b"IEND", b""))
 
 
 @pytest.mark.parametrize(("fmt", "mime"), [("PNG", "image/png"), ("JPEG", "image/jpeg"),

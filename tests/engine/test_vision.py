@@ -283,7 +283,7 @@ def test_a_picture_the_template_leaves_out_is_a_clear_error(
 
 
 def test_hostile_pictures_never_reach_llama_cpp(engine: LlamaEngine) -> None:
-    from tests.engine.test_images import bomb_png
+    from tests.fixtures.pictures import bomb_png
 
     good = RED.data
     for data, why in ((bomb_png(), "megapixels|decompression bomb"),

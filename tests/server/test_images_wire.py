@@ -16,11 +16,12 @@ from desktop.server import ollama_wire as ow
 from desktop.server import openai_requests as oq
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
+from tests.engine.test_images import picture
 from tests.fixtures.vision import b64, data_url, png_bytes
 
 PNG = png_bytes()
 RED, BLUE = png_bytes(rgb=(255, 0, 0)), png_bytes(rgb=(0, 0, 255))
-JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(32)  # the first bytes are what is sniffed
+JPEG = picture("JPEG")  # a real one: the checker walks its segments
 
 
 def _chat(content: Any, role: str = "user") -> list[Message]:
@@ -51,7 +52,7 @@ def test_an_image_is_its_bytes_with_the_sniffed_type_and_digest() -> None:
     ("data:image/png," + "abc", "base64"),
     ("data:image/png;base64,@@@not base64@@@", "not valid base64"),
     (data_url(b"PK\x03\x04" + bytes(40)), "ZIP archive"),
-    (data_url(b"RIFF\x00\x00\x00\x00WEBPVP8 " + bytes(20)), "WebP"),
+    (data_url(b"RIFF\x00\x00\x00\x00WEBPVP8 " + bytes(20)), "damaged: its WEBP header"),
     (data_url(b"%PDF-1.7\n"), "PDF"),
     (data_url(b"hello"), "not a picture"),
     ("data:image/png;base64,", "base64 text"),

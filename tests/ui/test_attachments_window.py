@@ -62,10 +62,13 @@ def _send(qtbot, win: MainWindow, text: str) -> Any:
 
 
 def test_attach_button_sends_the_picture_and_the_document_and_shows_them(
-        qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        tiny_chat: Path, tiny_projector: Path) -> None:
     picture, notes = _files(tmp_path)
     chat = window.chat
-    chat.core.sees = lambda _model: True  # a vision model (the tiny one has no projector)
+    # The tiny model with its projector: a vision model the engine really encodes for.
+    window.context.installed.import_file(tiny_chat, projector=tiny_projector)
+    assert chat.core.sees(chat.current.model)
     recorder = _recording(window)
     monkeypatch.setattr(QFileDialog, "getOpenFileNames",
                         lambda *a, **k: ([str(picture), str(notes)], ""))
@@ -161,10 +164,11 @@ def test_a_document_dropped_on_the_chat_is_attached_and_quoted(
 
 
 def test_export_writes_the_picture_beside_the_markdown(
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+        qtbot, window: MainWindow, tmp_path: Path, tiny_chat: Path,
+        tiny_projector: Path) -> None:
     picture, _ = _files(tmp_path)
     chat = window.chat
-    chat.core.sees = lambda _model: True
+    window.context.installed.import_file(tiny_chat, projector=tiny_projector)
     _attach(qtbot, window, [picture])
     _send(qtbot, window, "look")
     target = tmp_path / "out" / "look.md"
@@ -210,7 +214,8 @@ def test_choosing_a_model_that_cannot_see_with_a_picture_attached_says_so(
 
 
 def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
-        qtbot, edgedesk_home: Path, tiny_chat: Path, tmp_path: Path) -> None:
+        qtbot, edgedesk_home: Path, tiny_chat: Path, tmp_path: Path,
+        tiny_projector: Path) -> None:
     from desktop.app import build_context
     from desktop.config import NoPolicy
 
@@ -222,8 +227,8 @@ def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
 
     picture, notes = _files(tmp_path)
     first = start()
+    first.context.installed.import_file(tiny_chat, projector=tiny_projector)
     first.use_model(first.models.import_file(tiny_chat))
-    first.chat.core.sees = lambda _model: True
     _attach(qtbot, first, [picture, notes])
     _send(qtbot, first, "Keep these")
     first.close()
