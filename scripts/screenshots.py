@@ -64,6 +64,15 @@ def _ask(window: MainWindow, question: str) -> None:
         QTest.qWait(20)
 
 
+def _regenerate(window: MainWindow) -> None:
+    """Answer the last question again: the answer shows ‹ 2/2 › (its versions)."""
+    chat = window.chat
+    chat.regenerate()
+    deadline = time.monotonic() + 120
+    while chat.is_generating and time.monotonic() < deadline:
+        QTest.qWait(20)
+
+
 def _chat(window: MainWindow, model_id: str) -> None:
     window.use_model(model_id)
     _ask(window, QUESTION)
@@ -120,7 +129,8 @@ def _options(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write chat (light, dark, code), models, documents, server, first-run and settings."""
+    """Write chat (light, dark, code, versions), models, documents, server, first-run and
+    settings."""
     options = _options(sys.argv[1:] if argv is None else argv)
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -146,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     model_id = window.models.import_file(_gemma())
     _chat(window, model_id)
     _save(window, "chat-light.png", app, out)
+    _regenerate(window)
+    _save(window, "chat-versions.png", app, out)
     apply_theme(app, dark)
     window.chat.set_theme(dark)
     _save(window, "chat-dark.png", app, out)

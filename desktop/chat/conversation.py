@@ -9,7 +9,7 @@ that shows it); the core's worker only reads it and appends to the store.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from desktop.engine.types import Message, Placement, Role, ToolCall, Usage
@@ -90,6 +90,42 @@ class Turn:
     citations: list[Source] = field(default_factory=list)  # the cited sources shown
     # An answer that called tools: its rounds before the final words (``content``).
     tool_steps: list[ToolStep] = field(default_factory=list)
+    # An answer regenerated: its other versions (each without versions of its own), in
+    # the order they were made, and this one's place among all of them (0-based).
+    versions: list[Turn] = field(default_factory=list)
+    version: int = 0
+
+    @property
+    def version_count(self) -> int:
+        """How many versions this answer has (1 when it was never regenerated)."""
+        return len(self.versions) + 1
+
+    def all_versions(self) -> list[Turn]:
+        """Every version of this answer in order, this one among them (without versions)."""
+        bare = replace(self, versions=[], version=0)
+        return [*self.versions[:self.version], bare, *self.versions[self.version:]]
+
+    def with_versions(self, others: list[Turn]) -> Turn:
+        """This answer shown after ``others`` (its earlier versions): the newest of all."""
+        return replace(self, versions=list(others), version=len(others))
+
+    def as_version(self, number: int) -> Turn:
+        """Version ``number`` (0-based) of this answer, carrying the others."""
+        return pick_version(self.all_versions(), number)
+
+
+def pick_version(every: list[Turn], number: int) -> Turn:
+    """Version ``number`` (0-based) of ``every`` version of an answer, carrying the others."""
+    if not 0 <= number < len(every):
+        raise IndexError(f"answer version {number + 1} of {len(every)} does not exist")
+    return replace(every[number], versions=every[:number] + every[number + 1:],
+                   version=number)
+
+
+def kept_versions(turn: Turn) -> list[Turn]:
+    """The versions of an answer worth keeping when it is regenerated: those with words
+    (an answer stopped before its first word has nothing to flip back to)."""
+    return [v for v in turn.all_versions() if v.content or v.reasoning or v.tool_steps]
 
 
 def title_for(question: str) -> str:
@@ -141,6 +177,15 @@ class Conversation:
         firsts = [n for n, t in enumerate(self.turns) if t.role == "user"]
         return bool(firsts) and firsts[0] == index \
             and self.title == title_for(self.turns[index].content)
+
+    def choose_version(self, index: int, number: int) -> Turn:
+        """Show version ``number`` of answer ``index``: it replaces the turn (a new Turn
+        object) and is what the history holds from now on. Returns the chosen turn."""
+        if not 0 <= index < len(self.turns):
+            raise IndexError(f"there is no turn {index}")
+        chosen = self.turns[index].as_version(number)
+        self.turns[index] = chosen
+        return chosen
 
     def truncate(self, index: int) -> None:
         """Drop turn ``index`` and everything after it (edit-and-resend, regenerate)."""

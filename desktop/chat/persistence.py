@@ -18,6 +18,7 @@ from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.grounding import cite, stored_sources
 from desktop.engine.types import Chunk, Role, Usage
 from desktop.errors import EdgeDeskError
+from desktop.store.chat_export import version_dict, version_message
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 
@@ -35,6 +36,8 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
         sources=stored_sources(turn) if turn.role == "assistant" else (),
         finish_reason=turn.finish_reason, error=turn.error,
         tool_steps=tuple(step.to_json() for step in turn.tool_steps),
+        versions=tuple(version_dict(_to_message(v, chat)) for v in turn.versions),
+        version=turn.version if turn.versions else 0,
     )
 
 
@@ -47,6 +50,9 @@ def _to_turn(message: ChatMessage) -> Turn:
                 float(message.timings.get("tokens_per_s", 0.0)), message.finish_reason,
                 message.error, sources=list(message.sources),
                 tool_steps=[ToolStep.from_json(s) for s in message.tool_steps])
+    versions = [version_message(v) for v in message.versions]
+    turn.versions = [_to_turn(v) for v in versions if v is not None]
+    turn.version = min(message.version, len(turn.versions))
     cite(turn)  # the same [n] buttons as when the answer was new: same text, same sources
     return turn
 
@@ -55,10 +61,10 @@ def _to_turn(message: ChatMessage) -> Turn:
 class ChatSaver:
     """Loads stored chats and saves a view's chats as they change.
 
-    ``load_all``, ``load_turns``, ``set_collection``, ``set_think``, ``rename`` and
-    ``delete`` are called
-    by the thread that owns the conversations; ``sync``, ``save_answer`` and ``keep`` by
-    the thread generating that chat's answer (one at a time per chat).
+    ``load_all``, ``load_turns``, ``choose_version``, ``set_collection``, ``set_think``,
+    ``rename`` and ``delete`` are called by the thread that owns the conversations;
+    ``sync``, ``save_answer``, ``save_turn`` and ``keep`` by the thread generating that
+    chat's answer (one at a time per chat).
     """
 
     store: ChatStore
@@ -105,14 +111,23 @@ class ChatSaver:
 
     def save_answer(self, chat: Conversation, final: Chunk, text: str, reasoning: str,
                     sources: Sequence[Any] = (), *, error: str | None = None,
-                    steps: Sequence[ToolStep] = ()) -> None:
+                    steps: Sequence[ToolStep] = (), versions: Sequence[Turn] = ()) -> None:
         """Save the finished, stopped or (with ``error``) broken-off answer, with the
-        sources it was given and the tool rounds it made (worker thread)."""
+        sources it was given, the tool rounds it made and, for a regenerated answer, its
+        earlier ``versions`` (worker thread)."""
         if chat.store_id is None:
             return
         turn = Turn("assistant", text, reasoning, final.usage, final.tokens_per_s,
                     "error" if error is not None else final.finish_reason, error,
-                    sources=list(sources), tool_steps=list(steps))
+                    sources=list(sources), tool_steps=list(steps), versions=list(versions),
+                    version=len(versions))
+        self.store.add_message(chat.store_id, _to_message(turn, chat))
+        chat.synced += 1
+
+    def save_turn(self, chat: Conversation, turn: Turn) -> None:
+        """Append ``turn`` as the chat's next stored message (worker thread)."""
+        if chat.store_id is None:
+            return
         self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced += 1
 
@@ -126,6 +141,17 @@ class ChatSaver:
                 self.store.delete(chat.store_id)
         chat.ephemeral, chat.store_id, chat.synced, chat.rewrite = False, None, 0, False
         self.sync(chat, len(chat.turns))
+
+    def choose_version(self, chat: Conversation, index: int) -> None:
+        """Store the version turn ``index`` shows now as the answer (owner's thread)."""
+        if chat.store_id is None or index >= chat.synced:
+            return  # not saved yet: it is saved as it is when it is
+        said = [m for m in self.store.get_messages(chat.store_id)
+                if m.role in {"user", "assistant"}]
+        message_id = said[index].id if index < len(said) else None
+        if message_id is not None:
+            self.store.replace_message(chat.store_id, message_id,
+                                       _to_message(chat.turns[index], chat))
 
     def set_collection(self, chat: Conversation) -> None:
         """Store the chat's collection (a chat not saved yet gets it when it is created)."""

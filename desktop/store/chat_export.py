@@ -60,6 +60,9 @@ def markdown_export(conversations: Exported) -> str:
                 lines += ["> " + line for line in msg.reasoning.splitlines()] + [""]
             lines += tools_markdown(msg.tool_steps)
             lines += [msg.content, ""]
+            if msg.versions:  # the chosen version only; the JSON export has them all
+                lines += [f"*(answer version {msg.version + 1} of {len(msg.versions) + 1})*",
+                          ""]
             if msg.ending:
                 lines += [f"*({msg.ending})*", ""]
             lines += sources_markdown(msg.sources)
@@ -96,7 +99,26 @@ def _message_dict(message: ChatMessage) -> dict[str, Any]:
     data = asdict(message)
     data.pop("id")
     data["sources"] = source_dicts(message.sources)
+    if not message.versions:  # most answers have one version: no noise in the file
+        data.pop("versions")
+        data.pop("version")
     return data
+
+
+def version_dict(message: ChatMessage) -> dict[str, Any]:
+    """One version of an answer as the store and the JSON export keep it (plain JSON)."""
+    data = _message_dict(message)
+    data.pop("versions", None)
+    data.pop("version", None)
+    return data
+
+
+def version_message(data: dict[str, Any]) -> ChatMessage | None:
+    """A stored version of an answer back as a message; None for a damaged one."""
+    try:
+        return _message_from(data, "a version")
+    except InvalidRequest:
+        return None
 
 
 def _objects(items: object) -> list[dict[str, Any]]:
@@ -119,13 +141,18 @@ def _message_from(data: object, where: str) -> ChatMessage:
     if not isinstance(data, dict):
         raise InvalidRequest(f"not an EdgeDesk conversation export: {where} is not an object")
     check_fields(data, MESSAGE_FIELDS, where)
-    fields = {k: v for k, v in data.items() if k not in ("id", "sources", "tool_steps")}
+    fields = {k: v for k, v in data.items()
+              if k not in ("id", "sources", "tool_steps", "versions", "version")}
     steps = data.get("tool_steps") or []
     if not all(isinstance(s, dict) for s in steps):
         raise InvalidRequest(f"not an EdgeDesk conversation export: {where}'s tool_steps "
                              "must be objects")
+    # Each earlier version is checked as a message of its own, then kept in plain form.
+    versions = tuple(version_dict(_message_from(v, f"{where}, version {n}"))
+                     for n, v in enumerate(data.get("versions") or [], start=1))
+    version = min(int(data.get("version") or 0), len(versions))
     try:
         return ChatMessage(**fields, sources=parse_sources(data.get("sources")),
-                           tool_steps=tuple(steps))
+                           tool_steps=tuple(steps), versions=versions, version=version)
     except TypeError as exc:
         raise InvalidRequest(f"not an EdgeDesk conversation export: {exc}") from None

@@ -49,6 +49,12 @@ class ChatMessage:
     # "reasoning", "calls": [{"id", "name", "arguments"}], "results": [{"call_id", "name",
     # "server", "text", "status"}]}); the chat layer reads them into ToolSteps.
     tool_steps: tuple[dict[str, Any], ...] = ()
+    # A regenerated answer: its other versions as plain JSON values (each a message object
+    # as in the JSON export, without versions of its own), in the order they were made,
+    # and this one's place among all of them (0-based). This message's own fields are the
+    # version the user chose, so the history, the search and the exports use it.
+    versions: tuple[dict[str, Any], ...] = ()
+    version: int = 0
 
     @property
     def ending(self) -> str | None:

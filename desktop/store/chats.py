@@ -60,14 +60,14 @@ class _Chats:
         cur = self.database.execute(
             "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
             "parameters, prompt_tokens, completion_tokens, timings, created, sources, "
-            "finish_reason, error, tool_steps) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "finish_reason, error, tool_steps, versions, version) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (conv_id, message.role, message.content, message.reasoning, message.model,
              json.dumps(message.parameters), message.prompt_tokens,
              message.completion_tokens, json.dumps(message.timings), created,
              encode_sources(message.sources), message.finish_reason, message.error,
              json.dumps(list(message.tool_steps), ensure_ascii=False)
-             if message.tool_steps else None))
+             if message.tool_steps else None, *_versions_columns(message)))
         message_id = int(cur.lastrowid)
         self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
                               (message_id, fts_text(message.content)))
@@ -92,8 +92,8 @@ class _Chats:
     def messages(self, conv_id: int) -> list[ChatMessage]:
         rows = self.database.query(
             "SELECT id, role, content, reasoning, model, parameters, prompt_tokens, "
-            "completion_tokens, timings, created, sources, finish_reason, error, tool_steps "
-            "FROM messages "
+            "completion_tokens, timings, created, sources, finish_reason, error, tool_steps, "
+            "versions, version FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conv_id,))
         return [ChatMessage(role=r[1], content=r[2], reasoning=r[3], model=r[4],
@@ -101,8 +101,30 @@ class _Chats:
                             completion_tokens=r[7], timings=json.loads(r[8]),
                             created=float(r[9]), id=int(r[0]), sources=decode_sources(r[10]),
                             finish_reason=r[11], error=r[12],
-                            tool_steps=_steps(r[13]))
+                            tool_steps=_steps(r[13]), **_read_versions(r[14], r[15]))
                 for r in rows]
+
+    def replace(self, conv_id: int, message_id: int, message: ChatMessage) -> None:
+        """Rewrite a stored message's words and versions in place (another version chosen)."""
+        with self.database.transaction():
+            cur = self.database.execute(
+                "UPDATE messages SET content = ?, reasoning = ?, model = ?, parameters = ?, "
+                "prompt_tokens = ?, completion_tokens = ?, timings = ?, sources = ?, "
+                "finish_reason = ?, error = ?, tool_steps = ?, versions = ?, version = ? "
+                "WHERE id = ? AND conversation_id = ?",
+                (message.content, message.reasoning, message.model,
+                 json.dumps(message.parameters), message.prompt_tokens,
+                 message.completion_tokens, json.dumps(message.timings),
+                 encode_sources(message.sources), message.finish_reason, message.error,
+                 json.dumps(list(message.tool_steps), ensure_ascii=False)
+                 if message.tool_steps else None, *_versions_columns(message),
+                 message_id, conv_id))
+            if not cur.rowcount:
+                raise InvalidRequest(f"conversation {conv_id} has no message {message_id}")
+            # The search finds the words shown: the chosen version's.
+            self.database.execute("DELETE FROM messages_fts WHERE rowid = ?", (message_id,))
+            self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
+                                  (message_id, fts_text(message.content)))
 
     def search(self, query: str) -> list[tuple[Any, ...]]:
         match = fts_query(query)
@@ -192,6 +214,12 @@ class ChatStore:
         """Append ``message``; it is durable when this returns. Returns its id."""
         chats, row_id = self._for(conv_id)
         return chats.add(row_id, message)
+
+    def replace_message(self, conv_id: int, message_id: int, message: ChatMessage) -> None:
+        """Rewrite message ``message_id`` of a conversation with ``message``'s fields (its
+        role, time and place stay): another version of an answer was chosen."""
+        chats, row_id = self._for(conv_id)
+        chats.replace(row_id, abs(message_id), message)
 
     def rename(self, conv_id: int, title: str) -> None:
         """Change a conversation's title."""
@@ -369,6 +397,21 @@ def open_chat_store(path: Path, *, retention_days: int | None = None,
         store.close()
         raise
     return store
+
+
+def _versions_columns(message: ChatMessage) -> tuple[str | None, int | None]:
+    """The ``versions`` and ``version`` column values of a message (NULLs for none)."""
+    if not message.versions:
+        return None, None
+    return json.dumps(list(message.versions), ensure_ascii=False), message.version
+
+
+def _read_versions(raw: str | None, version: int | None) -> dict[str, Any]:
+    """Stored versions; a damaged value reads as none rather than hiding the chat."""
+    versions = _steps(raw)
+    if not versions:
+        return {}
+    return {"versions": versions, "version": min(max(version or 0, 0), len(versions))}
 
 
 def _steps(raw: str | None) -> tuple[dict[str, Any], ...]:

@@ -23,7 +23,7 @@ MESSAGE_FIELDS = {
     "parameters": "an object", "prompt_tokens": "a whole number or null",
     "completion_tokens": "a whole number or null", "timings": "an object",
     "created": "a number or null", "finish_reason": "text or null", "error": "text or null",
-    "tool_steps": "a list",
+    "tool_steps": "a list", "versions": "a list", "version": "a whole number",
 }
 
 

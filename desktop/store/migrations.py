@@ -211,6 +211,15 @@ SEARCH_INDEX_SCHEMA = (
 )
 
 
+VERSIONS_SCHEMA = (
+    # A regenerated answer's other versions, as a JSON list of message objects (the JSON
+    # export's form), oldest first; NULL for none. The row's own columns hold the version
+    # the user chose, and ``version`` is its place among all of them (0-based; NULL: 0).
+    "ALTER TABLE messages ADD COLUMN versions TEXT",
+    "ALTER TABLE messages ADD COLUMN version INTEGER",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -225,4 +234,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "the tool calls an answer made and their results", TOOLS_SCHEMA),
     Migration(10, "each message's conversation in a small index, for search",
               SEARCH_INDEX_SCHEMA),
+    Migration(11, "a regenerated answer's other versions and the one chosen",
+              VERSIONS_SCHEMA),
 )

@@ -61,6 +61,7 @@ class ChatView(QWidget):
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
+        self._pending: PendingTurn | None = None  # the answer being generated
         self._editing: int | None = None
         self._missing: str | None = None  # the model the running answer found missing
         self._build()
@@ -110,6 +111,7 @@ class ChatView(QWidget):
         self.transcript = Transcript(self._theme)
         self.transcript.edit_requested.connect(self.edit)
         self.transcript.regenerate_requested.connect(self.regenerate)
+        self.transcript.version_requested.connect(self.choose_version)
         self.transcript.unavailable.connect(self._notify)
         layout.addWidget(self.transcript, 1)
         self.stream = StreamingAnswer(self.transcript, lambda: self.current, self)
@@ -300,8 +302,25 @@ class ChatView(QWidget):
         self.input.clear()
         self._generate(pending)
 
+    def choose_version(self, index: int, number: int) -> None:
+        """Show version ``number`` of answer ``index`` and keep it as the answer: the
+        next question's history and the exports use it."""
+        chat = self.current
+        if chat is None or self.is_generating or not 0 <= index < len(chat.turns):
+            return
+        try:
+            chat.choose_version(index, number)
+        except IndexError:
+            return
+        if self._saver is not None:
+            try:
+                self._saver.choose_version(chat, index)
+            except EdgeDeskError as exc:
+                self._notify(error_text(exc))
+        self._sync_transcript()  # remakes that bubble (and those after it)
+
     def regenerate(self) -> None:
-        """Answer the last question again (the previous answer is replaced)."""
+        """Answer the last question again; the previous answer stays as a version."""
         chat = self.current
         if chat is None or self.is_generating or not chat.turns:
             return
@@ -363,7 +382,7 @@ class ChatView(QWidget):
         worker.approval_needed.connect(self._approve)
         worker.failed.connect(self._on_failed)
         worker.done.connect(self._on_done)
-        self._worker = worker
+        self._worker, self._pending = worker, pending
         self.stream.start(chat, turn)
         self.composer.set_generating(True)
         self.notes.clear()
@@ -389,6 +408,8 @@ class ChatView(QWidget):
             if turn.content or turn.reasoning:  # broken off: kept, and said so under it
                 turn.finish_reason, turn.error = "error", message
                 cite(turn)
+            elif self._pending is not None and self._pending.answer is turn:
+                self.core.unanswered(self._pending)  # a regenerated answer's old version
             else:
                 chat.turns.remove(turn)
             if self._missing and self.notes.can_download:
@@ -413,7 +434,7 @@ class ChatView(QWidget):
             turn = self.stream.current[1]
             final = turn if turn.finish_reason not in (None, "error") else None
         self.stream.stop()
-        self._worker = None
+        self._worker = self._pending = None
         self.composer.set_generating(False)
         if self.current is not None:
             self.ephemeral.setEnabled(self.current.store_id is None)
