@@ -73,6 +73,15 @@ def _regenerate(window: MainWindow) -> None:
         QTest.qWait(20)
 
 
+def _chat_panels(window: MainWindow, app: QApplication, out: Path) -> None:
+    """The answer regenerated (‹ 2/2 ›), then the parameters panel open."""
+    _regenerate(window)
+    _save(window, "chat-versions.png", app, out)
+    window.chat.header.parameters_button.setChecked(True)
+    _save(window, "chat-parameters.png", app, out)
+    window.chat.header.parameters_button.setChecked(False)
+
+
 def _chat(window: MainWindow, model_id: str) -> None:
     window.use_model(model_id)
     _ask(window, QUESTION)
@@ -129,8 +138,8 @@ def _options(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write chat (light, dark, code, versions), models, documents, server, first-run and
-    settings."""
+    """Write chat (light, dark, code, versions, parameters), models, documents, server,
+    first-run and settings."""
     options = _options(sys.argv[1:] if argv is None else argv)
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -156,8 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     model_id = window.models.import_file(_gemma())
     _chat(window, model_id)
     _save(window, "chat-light.png", app, out)
-    _regenerate(window)
-    _save(window, "chat-versions.png", app, out)
+    _chat_panels(window, app, out)
     apply_theme(app, dark)
     window.chat.set_theme(dark)
     _save(window, "chat-dark.png", app, out)

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from desktop.chat.parameters import Sampling
 from desktop.engine.types import Message, Placement, Role, ToolCall, Usage
 from desktop.store.sources import Source
 
@@ -143,6 +144,12 @@ class Conversation:
     system_prompt: str = ""
     temperature: float = 0.7
     max_tokens: int = 1024
+    # The rest of the sampling settings (the parameters panel); see chat.parameters.
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    seed: int | None = None  # None: a random seed for each answer
     ephemeral: bool = False
     collection: str = ""  # the document collection that grounds answers ("" for none)
     think: bool = True  # a reasoning model may think first (False: enable_thinking off)
@@ -152,6 +159,19 @@ class Conversation:
     synced: int = 0  # how many leading turns the store holds
     rewrite: bool = False  # an edit changed turns the store already holds
     loaded: bool = True  # False until the turns of a stored chat are read
+
+    @property
+    def sampling(self) -> Sampling:
+        """The chat's sampling settings as one value."""
+        return Sampling(self.temperature, self.max_tokens, self.top_p, self.top_k,
+                        self.min_p, self.repeat_penalty, self.seed)
+
+    @sampling.setter
+    def sampling(self, value: Sampling) -> None:
+        (self.temperature, self.max_tokens, self.top_p, self.top_k, self.min_p,
+         self.repeat_penalty, self.seed) = (value.temperature, value.max_tokens, value.top_p,
+                                            value.top_k, value.min_p, value.repeat_penalty,
+                                            value.seed)
 
     def messages(self) -> list[Message]:
         """The conversation as the engine sees it (system prompt first, reasoning dropped)."""

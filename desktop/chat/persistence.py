@@ -16,6 +16,7 @@ from typing import Any
 from desktop.audit import Auditor, NoAudit
 from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.grounding import cite, stored_sources
+from desktop.chat.parameters import Sampling
 from desktop.engine.types import Chunk, Role, Usage
 from desktop.errors import EdgeDeskError
 from desktop.store.chat_export import version_dict, version_message
@@ -24,7 +25,8 @@ from desktop.store.chats import ChatStore
 
 
 def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
-    params = {"temperature": chat.temperature, "system_prompt": chat.system_prompt} \
+    # Each answer records the settings that made it (the sampling, the system prompt).
+    params = {**chat.sampling.to_dict(), "system_prompt": chat.system_prompt} \
         if turn.role == "assistant" else {}
     usage = turn.usage
     timings = {"tokens_per_s": turn.tokens_per_s} if turn.tokens_per_s else {}
@@ -61,10 +63,10 @@ def _to_turn(message: ChatMessage) -> Turn:
 class ChatSaver:
     """Loads stored chats and saves a view's chats as they change.
 
-    ``load_all``, ``load_turns``, ``choose_version``, ``set_collection``, ``set_think``,
-    ``rename`` and ``delete`` are called by the thread that owns the conversations;
-    ``sync``, ``save_answer``, ``save_turn`` and ``keep`` by the thread generating that
-    chat's answer (one at a time per chat).
+    ``load_all``, ``load_turns``, ``choose_version``, ``set_collection``,
+    ``set_parameters``, ``set_think``, ``rename`` and ``delete`` are called by the thread
+    that owns the conversations; ``sync``, ``save_answer``, ``save_turn`` and ``keep`` by
+    the thread generating that chat's answer (one at a time per chat).
     """
 
     store: ChatStore
@@ -73,10 +75,14 @@ class ChatSaver:
 
     def load_all(self) -> list[Conversation]:
         """Every stored chat, most recently active first (turns read later)."""
-        return [Conversation(model=c.model or "", title=c.title or "New chat",
-                             ephemeral=c.ephemeral, collection=c.collection or "",
-                             think=c.think, store_id=c.id, loaded=False)
-                for c in self.store.list_conversations()]
+        chats: list[Conversation] = []
+        for c in self.store.list_conversations():
+            chat = Conversation(model=c.model or "", title=c.title or "New chat",
+                                ephemeral=c.ephemeral, collection=c.collection or "",
+                                think=c.think, store_id=c.id, loaded=False)
+            chat.sampling = Sampling.from_dict(c.parameters)  # invalid values: defaults
+            chats.append(chat)
+        return chats
 
     def load_turns(self, chat: Conversation) -> None:
         """Read a stored chat's turns and its last system prompt and temperature."""
@@ -87,8 +93,9 @@ class ChatSaver:
         chat.synced = len(chat.turns)
         answers = [m for m in messages if m.role == "assistant" and m.parameters]
         if answers:
-            chat.temperature = float(answers[-1].parameters.get("temperature",
-                                                                 chat.temperature))
+            if self.store.get_conversation(chat.store_id).parameters is None:
+                # A chat from before the parameters were kept with it: its last answer's.
+                chat.sampling = Sampling.from_dict(answers[-1].parameters, chat.sampling)
             chat.system_prompt = str(answers[-1].parameters.get("system_prompt", ""))
         chat.loaded = True
 
@@ -103,7 +110,8 @@ class ChatSaver:
             created = self.store.create_conversation(chat.title, chat.model or None,
                                                      ephemeral=chat.ephemeral,
                                                      collection=chat.collection or None,
-                                                     think=chat.think)
+                                                     think=chat.think,
+                                                     parameters=chat.sampling.to_dict())
             chat.store_id = created.id
         for turn in chat.turns[chat.synced:upto]:
             self.store.add_message(chat.store_id, _to_message(turn, chat))
@@ -157,6 +165,12 @@ class ChatSaver:
         """Store the chat's collection (a chat not saved yet gets it when it is created)."""
         if chat.store_id is not None:
             self.store.set_collection(chat.store_id, chat.collection or None)
+
+    def set_parameters(self, chat: Conversation) -> None:
+        """Store the chat's sampling settings (a chat not saved yet gets them when it is
+        created)."""
+        if chat.store_id is not None:
+            self.store.set_parameters(chat.store_id, chat.sampling.to_dict())
 
     def set_think(self, chat: Conversation) -> None:
         """Store the chat's Think switch (a chat not saved yet gets it when it is created)."""

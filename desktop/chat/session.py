@@ -196,7 +196,7 @@ class ChatCore:
         question_turns = len(chat.turns)
         answer = Turn("assistant", "")
         chat.turns.append(answer)
-        params = GenerationParams(max_tokens=chat.max_tokens, temperature=chat.temperature)
+        params = chat.sampling.generation_params()
         return PendingTurn(chat, answer, messages, params, self.thinking_kwargs(chat),
                            question_turns)
 

@@ -92,7 +92,7 @@ def tools_markdown(steps: Sequence[dict[str, Any]]) -> list[str]:
 def _header_dict(conv: Conversation) -> dict[str, Any]:
     return {"title": conv.title, "model": conv.model, "tags": list(conv.tags),
             "created": conv.created, "updated": conv.updated, "collection": conv.collection,
-            "think": conv.think}
+            "think": conv.think, "parameters": conv.parameters}
 
 
 def _message_dict(message: ChatMessage) -> dict[str, Any]:

@@ -24,6 +24,8 @@ class Conversation:
     ephemeral: bool = False
     collection: str | None = None  # the document collection that grounds its answers
     think: bool = True  # a reasoning model may think first (the window's Think switch)
+    # Sampling settings (chat.parameters.Sampling as JSON); None: never set.
+    parameters: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -33,19 +33,21 @@ class _Chats:
 
     def create(self, title: str, model: str | None, tags: Sequence[str],
                created: float | None = None, collection: str | None = None, *,
-               think: bool = True) -> int:
+               think: bool = True, parameters: dict[str, Any] | None = None) -> int:
         with self.database.transaction():
-            return self.insert(title, model, tags, created, collection, think=think)
+            return self.insert(title, model, tags, created, collection, think=think,
+                               parameters=parameters)
 
     def insert(self, title: str, model: str | None, tags: Sequence[str],
                created: float | None = None, collection: str | None = None, *,
-               think: bool = True) -> int:
+               think: bool = True, parameters: dict[str, Any] | None = None) -> int:
         """``create`` inside the caller's transaction."""
         now = self.clock() if created is None else created
         cur = self.database.execute(
             "INSERT INTO conversations(title, model, tags, created, updated, collection, "
-            "think) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (title, model, json.dumps(list(tags)), now, now, collection or None, int(think)))
+            "think, parameters) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (title, model, json.dumps(list(tags)), now, now, collection or None, int(think),
+             None if parameters is None else json.dumps(parameters)))
         return int(cur.lastrowid)
 
     def add(self, conv_id: int, message: ChatMessage) -> int:
@@ -77,11 +79,12 @@ class _Chats:
 
     def header(self, row: Sequence[Any], ephemeral: bool, sign: int) -> Conversation:
         return Conversation(sign * int(row[0]), row[1], row[2], tuple(json.loads(row[3])),
-                            float(row[4]), float(row[5]), ephemeral, row[6], row[7] != 0)
+                            float(row[4]), float(row[5]), ephemeral, row[6], row[7] != 0,
+                            _object(row[8]))
 
     def conversations(self, ids: Iterable[int] | None = None) -> list[tuple[Any, ...]]:
-        sql = ("SELECT id, title, model, tags, created, updated, collection, think "
-               "FROM conversations")
+        sql = ("SELECT id, title, model, tags, created, updated, collection, think, "
+               "parameters FROM conversations")
         if ids is None:
             return self.database.query(sql + " ORDER BY updated DESC, id DESC")
         wanted = list(ids)
@@ -203,11 +206,13 @@ class ChatStore:
     # ------------------------------------------------------------------ writing
     def create_conversation(self, title: str = "", model: str | None = None, *,
                             ephemeral: bool = False, tags: Sequence[str] = (),
-                            collection: str | None = None, think: bool = True) -> Conversation:
+                            collection: str | None = None, think: bool = True,
+                            parameters: dict[str, Any] | None = None) -> Conversation:
         """Start a conversation (grounded in ``collection``); an ephemeral one stays in memory."""
         keep = self._memory if ephemeral or self._disk is None else self._disk
         sign = -1 if keep is self._memory else 1
-        row_id = keep.create(title, model, tags, collection=collection, think=think)
+        row_id = keep.create(title, model, tags, collection=collection, think=think,
+                             parameters=parameters)
         return self.get_conversation(sign * row_id)
 
     def add_message(self, conv_id: int, message: ChatMessage) -> int:
@@ -238,6 +243,11 @@ class ChatStore:
     def set_think(self, conv_id: int, think: bool) -> None:
         """Whether the conversation's reasoning model may think first, from now on."""
         self._update(conv_id, "UPDATE conversations SET think = ? WHERE id = ?", int(think))
+
+    def set_parameters(self, conv_id: int, parameters: dict[str, Any]) -> None:
+        """The conversation's sampling settings from now on (a JSON object)."""
+        self._update(conv_id, "UPDATE conversations SET parameters = ? WHERE id = ?",
+                     json.dumps(parameters))
 
     def _update(self, conv_id: int, sql: str, value: str | int | None) -> None:
         chats, row_id = self._for(conv_id)
@@ -357,7 +367,8 @@ class ChatStore:
                 row_id = target.insert(item.get("title", ""), item.get("model"),
                                        item.get("tags", []), created=item.get("created"),
                                        collection=item.get("collection"),
-                                       think=item.get("think", True))
+                                       think=item.get("think", True),
+                                       parameters=item.get("parameters"))
                 for message in messages:
                     target.append(row_id, message)
                 row_ids.append(row_id)
@@ -397,6 +408,17 @@ def open_chat_store(path: Path, *, retention_days: int | None = None,
         store.close()
         raise
     return store
+
+
+def _object(raw: str | None) -> dict[str, Any] | None:
+    """A stored JSON object; a damaged value reads as none rather than hiding the chat."""
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _versions_columns(message: ChatMessage) -> tuple[str | None, int | None]:

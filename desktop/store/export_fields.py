@@ -17,6 +17,7 @@ CONVERSATION_FIELDS = {
     "title": "text", "model": "text or null", "tags": "a list of text",
     "created": "a number or null", "updated": "a number or null",
     "collection": "text or null", "think": "true/false", "messages": "a list",
+    "parameters": "an object or null",
 }
 MESSAGE_FIELDS = {
     "role": "text", "content": "text", "reasoning": "text or null", "model": "text or null",

@@ -220,6 +220,14 @@ VERSIONS_SCHEMA = (
 )
 
 
+PARAMETERS_SCHEMA = (
+    # A chat's sampling settings from the window's parameters panel, as a JSON object
+    # (temperature, max_tokens, top_p, top_k, min_p, repeat_penalty, seed); NULL: chats
+    # from before this column, whose temperature is read from their last answer.
+    "ALTER TABLE conversations ADD COLUMN parameters TEXT",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -236,4 +244,5 @@ MIGRATIONS: tuple[Migration, ...] = (
               SEARCH_INDEX_SCHEMA),
     Migration(11, "a regenerated answer's other versions and the one chosen",
               VERSIONS_SCHEMA),
+    Migration(12, "a conversation's sampling parameters", PARAMETERS_SCHEMA),
 )

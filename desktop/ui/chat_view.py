@@ -102,6 +102,7 @@ class ChatView(QWidget):
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
         self.header.think_changed.connect(self._think_changed)
+        self.header.parameters_changed.connect(self._parameters_changed)
         # Shortcuts to the header's parts, for the window, tests and screenshots.
         self.model_box, self.temperature = self.header.model_box, self.header.temperature
         self.ephemeral, self.system_prompt = self.header.ephemeral, self.header.system_prompt
@@ -152,9 +153,10 @@ class ChatView(QWidget):
         previous = self.current
         chat = Conversation(
             model=previous.model if previous else str(self.model_box.currentData() or ""),
-            temperature=previous.temperature if previous else 0.7,
             collection=previous.collection if previous else "",
         )
+        if previous is not None:
+            chat.sampling = previous.sampling
         self.chats.add(chat)
         self._show(chat)
         self.input.setFocus()
@@ -186,6 +188,15 @@ class ChatView(QWidget):
             return
         try:
             self._saver.set_collection(chat)
+        except EdgeDeskError as exc:
+            self._notify(error_text(exc))
+
+    def _parameters_changed(self, chat: object) -> None:
+        """Keep the sampling settings with the chat, so a restart shows them again."""
+        if self._saver is None or not isinstance(chat, Conversation):
+            return
+        try:
+            self._saver.set_parameters(chat)
         except EdgeDeskError as exc:
             self._notify(error_text(exc))
 
