@@ -55,6 +55,36 @@ def default_files(entry: ModelEntry, paths: Paths, quant: str | None = None) -> 
     return [paths.models_dir / entry.repo / name for name in chosen.files]
 
 
+@dataclass(frozen=True)
+class ModelFile:
+    """One file of a model: where it is, its size and its SHA-256."""
+
+    path: Path
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ModelDetails:
+    """What the window's model details show: the header, the catalog, the files, the fit."""
+
+    id: str
+    info: GGUFInfo  # architecture, parameters, quant (file type), trained context, template
+    entry: ModelEntry | None  # the catalog's: name, licence, template override
+    files: tuple[ModelFile, ...]
+    fit: Fit  # the load plan on this machine: context, layers on the GPU, memory
+
+    @property
+    def chat_template(self) -> str | None:
+        """The template chats are formatted with: the catalog's override, else the file's."""
+        return (self.entry.chat_template if self.entry else None) or self.info.chat_template
+
+    @property
+    def kv_cache_bytes(self) -> int:
+        """The KV cache's memory at the planned context and cache type."""
+        return self.info.kv_bytes_per_token(self.fit.cache_type) * self.fit.context_length
+
+
 @dataclass
 class ModelResolver:
     """Resolves model references for the scheduler; cheap to call repeatedly (cached)."""
@@ -189,6 +219,18 @@ class ModelResolver:
             "ask IT to allow it or pick an allowed model",
             kind="policy_blocked", params={"model": model_id},
         )
+
+    def details(self, ref: str, known: Mapping[str, str] | None = None) -> ModelDetails:
+        """Everything the model details panel shows about ``ref`` (blocks: reads the header
+        and hashes each file whose SHA-256 ``known`` (path -> digest) does not give)."""
+        path, entry, files = self.locate(ref)
+        info = self.info(path)
+        digests = known or {}
+        listed = tuple(ModelFile(f, f.stat().st_size,
+                                 digests.get(str(f)) or self._sha256(f)) for f in files)
+        shown = entry.id if entry else stable_id(path) if looks_like_path(ref) else ref
+        return ModelDetails(shown, info, entry, listed,
+                            self.fit(info))
 
     def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
         """Resolve ``ref`` to a ModelSpec fitted to this machine."""

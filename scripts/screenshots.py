@@ -82,6 +82,20 @@ def _chat_panels(window: MainWindow, app: QApplication, out: Path) -> None:
     window.chat.header.parameters_button.setChecked(False)
 
 
+def _model_details(window: MainWindow, model_id: str, app: QApplication, out: Path) -> None:
+    """Models → Details… for the chat model: header, files, fit plan, template."""
+    shown: list[str] = []
+    window.models.details_shown.connect(shown.append)
+    window.models.show_details(model_id)
+    deadline = time.monotonic() + 60
+    while not shown and time.monotonic() < deadline:
+        QTest.qWait(20)
+    dialog = window.models.details_dialog
+    if dialog is not None:
+        _save(dialog, "model-details.png", app, out)
+        dialog.close()
+
+
 def _chat(window: MainWindow, model_id: str) -> None:
     window.use_model(model_id)
     _ask(window, QUESTION)
@@ -138,8 +152,8 @@ def _options(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write chat (light, dark, code, versions, parameters), models, documents, server,
-    first-run and settings."""
+    """Write chat (light, dark, code, versions, parameters), models, model details,
+    documents, server, first-run and settings."""
     options = _options(sys.argv[1:] if argv is None else argv)
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -176,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     _save(window, "chat-code-light.png", app, out)
     window.show_page("models")
     _save(window, "models.png", app, out)
+    _model_details(window, model_id, app, out)
     window.show_page("documents")
     _documents(window)
     _save(window, "documents.png", app, out)
