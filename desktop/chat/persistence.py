@@ -64,9 +64,10 @@ class ChatSaver:
     """Loads stored chats and saves a view's chats as they change.
 
     ``load_all``, ``load_turns``, ``choose_version``, ``set_collection``,
-    ``set_parameters``, ``set_think``, ``rename`` and ``delete`` are called by the thread
-    that owns the conversations; ``sync``, ``save_answer``, ``save_turn`` and ``keep`` by
-    the thread generating that chat's answer (one at a time per chat).
+    ``set_parameters``, ``set_think``, ``rename``, ``snapshot``, ``delete`` and ``restore``
+    are called by the thread that owns the conversations; ``sync``, ``save_answer``,
+    ``save_turn`` and ``keep`` by the thread generating that chat's answer (one at a time
+    per chat).
     """
 
     store: ChatStore
@@ -181,6 +182,28 @@ class ChatSaver:
         """Store a new title."""
         if chat.store_id is not None:
             self.store.rename(chat.store_id, chat.title)
+
+    def snapshot(self, chat: Conversation) -> str | None:
+        """A copy of a saved chat to undo its deletion with, taken just before it (kept in
+        memory only; None for a chat with nothing on disk)."""
+        if chat.store_id is None or chat.ephemeral:
+            return None
+        return self.store.export_json([chat.store_id])
+
+    def restore(self, chat: Conversation, snapshot: str | None) -> None:
+        """Bring back a chat deleted a moment ago: a saved one from its ``snapshot``
+        (every message with its time, versions and sources), an ephemeral one from memory
+        (back into memory, never onto the disk)."""
+        if snapshot is not None:
+            [header] = self.store.import_json(snapshot)
+            chat.store_id, chat.rewrite, chat.loaded = header.id, False, True
+            chat.synced = sum(m.role in {"user", "assistant"}
+                              for m in self.store.get_messages(header.id))
+            self.audit.record("chats.restored", conversations=1, ids=[header.id],
+                              source="window")
+        elif chat.turns:
+            chat.store_id, chat.synced, chat.rewrite = None, 0, False
+            self.sync(chat, len(chat.turns))
 
     def delete(self, chat: Conversation) -> None:
         """Delete a chat and its messages from the store (scrubbed from the file)."""

@@ -178,6 +178,7 @@ class ChatView(QWidget):
         self.current = chat
         if self._saver is not None:
             self._saver.load_turns(chat)
+        self.notes.withdraw_undo()  # another chat shown: the user has moved on
         self._cancel_edit()
         self.header.show_chat(chat)
         self._rebuild_transcript()
@@ -218,29 +219,35 @@ class ChatView(QWidget):
             self._show(added[0])
 
     def ask_delete(self) -> bool:
-        """Delete the shown chat after the user confirms (an empty one at once): a
-        deleted chat cannot be brought back. True if it was deleted."""
+        """Delete the shown chat after the user confirms (an empty one at once); Undo
+        under the transcript brings it back for a few seconds. True if it was deleted."""
         chat = self.current
         if chat is None:
             return False
         if chat.turns or chat.store_id is not None:
             answer = QMessageBox.question(
                 self, self.tr("Delete chat"),
-                self.tr("Delete “%1” and all its messages? This cannot be undone.")
-                .replace("%1", chat.title))
+                self.tr("Delete “%1” and all its messages? Undo brings it back for a few "
+                        "seconds.").replace("%1", chat.title))
             if answer != QMessageBox.StandardButton.Yes:
                 return False
         self.delete_current()
         return True
 
     def delete_current(self) -> None:
-        """Delete the shown chat (stopping its answer first) and show another."""
+        """Delete the shown chat (stopping its answer first) and show another; Undo is
+        offered for a few seconds, until the next action."""
         chat = self.current
         if chat is None:
             return
         if self.stream.current and self.stream.current[0] is chat:
             self.stop()
+        snapshot = None
         if self._saver is not None:
+            try:
+                snapshot = self._saver.snapshot(chat)
+            except EdgeDeskError:
+                snapshot = None  # the deletion goes ahead; only Undo is not offered
             self._saver.delete(chat)
         self.current = None
         # Removing the row moves the list's highlight to a neighbour; show only the chat
@@ -252,6 +259,21 @@ class ChatView(QWidget):
             self._show(remaining[0])
         else:
             self.new_chat()
+        if chat.turns and (snapshot is not None or chat.ephemeral or self._saver is None):
+            self.notes.offer_undo(
+                self.tr("Deleted “%1”.").replace("%1", chat.title),
+                lambda: self._undelete(chat, snapshot))
+
+    def _undelete(self, chat: Conversation, snapshot: str | None) -> None:
+        """Put back a chat deleted a moment ago and show it."""
+        if self._saver is not None:
+            try:
+                self._saver.restore(chat, snapshot)
+            except EdgeDeskError as exc:
+                self._notify(error_text(exc))
+                return
+        self.chats.add(chat)
+        self._show(chat)
 
     # ------------------------------------------------------------------ transcript
     @property
@@ -291,6 +313,7 @@ class ChatView(QWidget):
         text = self.input.toPlainText().strip()
         if chat is None or not text or self.is_generating:
             return
+        self.notes.withdraw_undo()
         if not chat.model:
             self._notify(self.tr("Choose a model for this chat first (Models → Import or "
                                  "download one)."))
