@@ -18,8 +18,15 @@ from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 from desktop.catalog.hardware import Fit, Hardware, fit_model
 from desktop.config import EngineSettings, Paths, Settings
+from desktop.engine.templates import resolve_template
 from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
-from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
+from desktop.errors import (
+    InvalidRequest,
+    ModelFileError,
+    ModelNotAllowed,
+    ModelNotFound,
+    TemplateMissing,
+)
 from desktop.filebytes import sha256_file
 
 MAX_CONTEXT = 1_048_576
@@ -73,11 +80,11 @@ class ModelDetails:
     entry: ModelEntry | None  # the catalog's: name, licence, template override
     files: tuple[ModelFile, ...]
     fit: Fit  # the load plan on this machine: context, layers on the GPU, memory
-
-    @property
-    def chat_template(self) -> str | None:
-        """The template chats are formatted with: the catalog's override, else the file's."""
-        return (self.entry.chat_template if self.entry else None) or self.info.chat_template
+    # The template chats are formatted with, chosen as the engine chooses it (the GGUF's,
+    # the catalog's, one built in for the architecture), and where it came from ("gguf",
+    # "catalog", "architecture:NAME"); None and "" for a model that cannot chat.
+    chat_template: str | None = None
+    template_source: str = ""
 
     @property
     def kv_cache_bytes(self) -> int:
@@ -229,8 +236,16 @@ class ModelResolver:
         listed = tuple(ModelFile(f, f.stat().st_size,
                                  digests.get(str(f)) or self._sha256(f)) for f in files)
         shown = entry.id if entry else stable_id(path) if looks_like_path(ref) else ref
-        return ModelDetails(shown, info, entry, listed,
-                            self.fit(info))
+        try:
+            template = resolve_template(
+                model_name=shown, architecture=info.architecture,
+                gguf_template=info.chat_template,
+                catalog_template=entry.chat_template if entry else None)
+        except TemplateMissing:
+            template = None
+        return ModelDetails(shown, info, entry, listed, self.fit(info),
+                            template.text if template else None,
+                            template.source if template else "")
 
     def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
         """Resolve ``ref`` to a ModelSpec fitted to this machine."""

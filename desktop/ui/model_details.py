@@ -61,8 +61,7 @@ class ModelDetailsDialog(QDialog):
         self.template.setReadOnly(True)
         self.template.setAccessibleName(self.tr("Chat template"))
         self.template.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.template.setPlainText(details.chat_template or self.tr(
-            "(none: this model cannot chat unless its architecture has a known format)"))
+        self.template.setPlainText(details.chat_template or self.tr("(none)"))
         layout.addWidget(self.template, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -82,7 +81,11 @@ class ModelDetailsDialog(QDialog):
                 "%2", str(fit.total_layers))
         kv = self.tr("%1 at %2 tokens (%3)").replace("%1", human_size(details.kv_cache_bytes)) \
             .replace("%2", f"{fit.context_length:,}").replace("%3", fit.cache_type)
-        source = self.tr(" (catalog override)") if entry and entry.chat_template else ""
+        where = details.template_source
+        source = (self.tr("the GGUF file") if where == "gguf"
+                  else self.tr("the catalog (models.toml)") if where == "catalog"
+                  else self.tr("built in for %1").replace("%1", where.partition(":")[2])
+                  if where else self.tr("nowhere: this model cannot chat"))
         return [
             ("name", self.tr("Name"), entry.name if entry else (info.name or details.id)),
             ("architecture", self.tr("Architecture"), info.architecture),
@@ -98,7 +101,5 @@ class ModelDetailsDialog(QDialog):
             ("gpu_layers", self.tr("Layers on the GPU"), layers),
             ("kv_cache", self.tr("KV cache"), kv),
             ("memory", self.tr("Memory needed"), human_size(fit.estimated_bytes)),
-            ("template_source", self.tr("Chat template from"),
-             (self.tr("the catalog") + source) if source else
-             self.tr("the GGUF file") if info.chat_template else self.tr("nowhere")),
+            ("template_source", self.tr("Chat template from"), source),
         ]
