@@ -99,9 +99,12 @@ class ChatHeader(QWidget):
         row.addWidget(self.temperature)
         row.addWidget(self.ephemeral)
         row.addWidget(self.think)
-        self._build_parameters(row)
         layout.addLayout(row)
-        layout.addLayout(self._build_prompt_row())
+        prompt_row = self._build_prompt_row()
+        # In the second row, which has room to spare: the first sets the window's minimum
+        # width (issue 24, blocker 2).
+        self._build_parameters(prompt_row)
+        layout.addLayout(prompt_row)
         layout.addWidget(self.parameters)
         # Said in words above the transcript: the list's marker alone went unnoticed.
         self.ephemeral_banner = FitLabel(self.tr("Ephemeral chat: nothing of it is saved to "
@@ -114,7 +117,7 @@ class ChatHeader(QWidget):
         self.reload_presets()
 
     def _build_parameters(self, row: QHBoxLayout) -> None:
-        # A button in the settings row opens the panel under the system prompt.
+        # A button beside the presets opens the panel under the system prompt.
         self.parameters_button = QToolButton()
         self.parameters_button.setText(self.tr("Parameters"))
         self.parameters_button.setCheckable(True)

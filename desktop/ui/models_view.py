@@ -100,10 +100,7 @@ class ModelsView(QWidget):
         self.table.setAlternatingRowColors(False)
         self.table.doubleClicked.connect(lambda _index: self._use_selected())
         layout.addWidget(self.table, 1)
-        self.details = FitLabel()
-        self.details.setObjectName("Muted")
-        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.details)
+        layout.addLayout(self._build_summary())
         layout.addLayout(self._build_buttons(layout))
         layout.addWidget(self.status)
         self.downloads = ModelDownloads(context, pool, self.table_model, bar=self.progress,
@@ -125,6 +122,21 @@ class ModelsView(QWidget):
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._apply_filter)
         return self.filter
+
+    def _build_summary(self) -> QHBoxLayout:
+        # Details… sits by the line that sums the selected model up; the row of buttons
+        # below already sets the screen's minimum width (issue 24, blocker 2).
+        self.details = FitLabel()
+        self.details.setObjectName("Muted")
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details_button = QPushButton(self.tr("Details…"))
+        self.details_button.setAccessibleName(
+            self.tr("Show the selected model's details: architecture, files, fit"))
+        self.details_button.clicked.connect(self._details_selected)
+        summary = QHBoxLayout()
+        summary.addWidget(self.details, 1)
+        summary.addWidget(self.details_button)
+        return summary
 
     def _build_buttons(self, layout: QVBoxLayout) -> QHBoxLayout:
         buttons = QHBoxLayout()
@@ -153,10 +165,6 @@ class ModelsView(QWidget):
                                               "delete what was downloaded so far"))
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self._ask_cancel)
-        self.details_button = QPushButton(self.tr("Details…"))
-        self.details_button.setAccessibleName(
-            self.tr("Show the selected model's details: architecture, files, fit"))
-        self.details_button.clicked.connect(self._details_selected)
         self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
         self.remove_button.setAccessibleName(self.tr("Remove the selected model"))
         self.remove_button.clicked.connect(self._ask_remove)
@@ -173,7 +181,6 @@ class ModelsView(QWidget):
         buttons.addWidget(self.import_button)
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
-        buttons.addWidget(self.details_button)
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.use_button)
         return buttons
