@@ -150,6 +150,7 @@ class Conversation:
     min_p: float = 0.05
     repeat_penalty: float = 1.0
     seed: int | None = None  # None: a random seed for each answer
+    context_length: int | None = None  # None: the model's fitted context
     ephemeral: bool = False
     collection: str = ""  # the document collection that grounds answers ("" for none)
     think: bool = True  # a reasoning model may think first (False: enable_thinking off)
@@ -164,14 +165,14 @@ class Conversation:
     def sampling(self) -> Sampling:
         """The chat's sampling settings as one value."""
         return Sampling(self.temperature, self.max_tokens, self.top_p, self.top_k,
-                        self.min_p, self.repeat_penalty, self.seed)
+                        self.min_p, self.repeat_penalty, self.seed, self.context_length)
 
     @sampling.setter
     def sampling(self, value: Sampling) -> None:
         (self.temperature, self.max_tokens, self.top_p, self.top_k, self.min_p,
-         self.repeat_penalty, self.seed) = (value.temperature, value.max_tokens, value.top_p,
-                                            value.top_k, value.min_p, value.repeat_penalty,
-                                            value.seed)
+         self.repeat_penalty, self.seed, self.context_length) = (
+            value.temperature, value.max_tokens, value.top_p, value.top_k, value.min_p,
+            value.repeat_penalty, value.seed, value.context_length)
 
     def messages(self) -> list[Message]:
         """The conversation as the engine sees it (system prompt first, reasoning dropped)."""

@@ -34,6 +34,9 @@ LIMITS: dict[str, Limit] = {
     "min_p": Limit(0.0, 1.0, 0.05),
     "repeat_penalty": Limit(0.5, 2.0, 1.0),
     "seed": Limit(0, 2**31 - 1, None, whole=True),
+    # The context the model is loaded with for this chat (None: fitted to the machine);
+    # the resolver's own bounds are 64 to 1M tokens, a chat's start at 256.
+    "context_length": Limit(256, 1_048_576, None, whole=True),
 }
 
 
@@ -48,6 +51,7 @@ class Sampling:
     min_p: float = 0.05
     repeat_penalty: float = 1.0
     seed: int | None = None  # None: a new random seed for each answer
+    context_length: int | None = None  # None: the context fitted to this machine
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values, as the store, the presets and the exports keep them."""
@@ -71,7 +75,8 @@ class Sampling:
         """The request these settings make of the engine."""
         return GenerationParams(max_tokens=self.max_tokens, temperature=self.temperature,
                                 top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
-                                repeat_penalty=self.repeat_penalty, seed=self.seed)
+                                repeat_penalty=self.repeat_penalty, seed=self.seed,
+                                context_length=self.context_length)
 
 
 def valid(name: str, value: object) -> bool:

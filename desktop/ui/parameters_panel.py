@@ -1,4 +1,5 @@
-"""The chat's parameters panel: max tokens, top-p, top-k, min-p, repeat penalty, seed.
+"""The chat's parameters panel: max tokens, top-p, top-k, min-p, repeat penalty, seed and
+the context length.
 
 Each value is a spin box bounded by ``chat.parameters.LIMITS``, so a value the engine
 would refuse cannot be typed. Temperature stays next to the model, where it always was.
@@ -20,6 +21,24 @@ from PySide6.QtWidgets import (
 from desktop.chat.parameters import LIMITS, Sampling
 
 SPECIAL = -1  # the seed box's "Random" (no seed)
+AUTO = int(LIMITS["context_length"].low) - 1  # the context box's "Auto" (fitted)
+CONTEXT_STEP = 1024
+
+
+class ContextBox(QSpinBox):
+    """Context length in tokens: "Auto" below the smallest, steps of 1024 tokens."""
+
+    def stepBy(self, steps: int) -> None:
+        """Step to the next multiple of 1024 (from Auto, to the first one)."""
+        value = self.value()
+        if value == AUTO:
+            target = CONTEXT_STEP if steps > 0 else AUTO
+        else:
+            target = (value // CONTEXT_STEP + steps) * CONTEXT_STEP \
+                if steps > 0 or value % CONTEXT_STEP == 0 \
+                else (value // CONTEXT_STEP) * CONTEXT_STEP
+        self.setValue(max(AUTO, min(self.maximum(), target if target >= self.minimum() + 1
+                                    else AUTO)))
 
 
 class ParametersPanel(QWidget):
@@ -58,12 +77,21 @@ class ParametersPanel(QWidget):
         self.seed.setToolTip(self.tr("The same seed, question and settings give the same "
                                      "answer; Random picks a new one each time"))
         self.seed.valueChanged.connect(self._edited)
+        self.context = ContextBox()
+        self.context.setRange(AUTO, int(LIMITS["context_length"].high))
+        self.context.setSpecialValueText(self.tr("Auto"))
+        self.context.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
+        self.context.setToolTip(self.tr("Tokens the model keeps in mind, this chat's question "
+                                        "and history included; Auto fits it to this machine. "
+                                        "Another value reloads the model."))
+        self.context.valueChanged.connect(self._edited)
         self.reset_button = QPushButton(self.tr("Defaults"))
         self.reset_button.setToolTip(self.tr("Put every parameter back to its default"))
         self.reset_button.clicked.connect(self.reset)
         rows = [(self.tr("Max tokens"), self.max_tokens), (self.tr("Top-p"), self.top_p),
                 (self.tr("Top-k"), self.top_k), (self.tr("Min-p"), self.min_p),
-                (self.tr("Repeat penalty"), self.repeat_penalty), (self.tr("Seed"), self.seed)]
+                (self.tr("Repeat penalty"), self.repeat_penalty), (self.tr("Seed"), self.seed),
+                (self.tr("Context"), self.context)]
         for number, (text, box) in enumerate(rows):
             label = QLabel(text)
             label.setBuddy(box)
@@ -71,7 +99,7 @@ class ParametersPanel(QWidget):
             row, column = divmod(number, 3)
             grid.addWidget(label, row, column * 2)
             grid.addWidget(box, row, column * 2 + 1)
-        grid.addWidget(self.reset_button, 0, 6)
+        grid.addWidget(self.reset_button, 2, 5)
         for column in (1, 3, 5):
             grid.setColumnStretch(column, 1)
 
@@ -102,14 +130,16 @@ class ParametersPanel(QWidget):
         self.min_p.setValue(sampling.min_p)
         self.repeat_penalty.setValue(sampling.repeat_penalty)
         self.seed.setValue(SPECIAL if sampling.seed is None else sampling.seed)
+        self.context.setValue(AUTO if sampling.context_length is None
+                              else sampling.context_length)
         self._filling = False
 
     def sampling(self) -> Sampling:
         """The settings the boxes show (temperature: the one last shown)."""
-        seed = self.seed.value()
+        seed, context = self.seed.value(), self.context.value()
         return Sampling(self._shown.temperature, self.max_tokens.value(), self.top_p.value(),
                         self.top_k.value(), self.min_p.value(), self.repeat_penalty.value(),
-                        None if seed == SPECIAL else seed)
+                        None if seed == SPECIAL else seed, None if context == AUTO else context)
 
     def reset(self) -> None:
         """Every parameter but the temperature back to its default."""

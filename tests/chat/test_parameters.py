@@ -17,7 +17,7 @@ from desktop.store.chats import ChatStore
 from tests.chat.scripted import Scripted
 
 CHOSEN = Sampling(temperature=0.2, max_tokens=77, top_p=0.5, top_k=7, min_p=0.1,
-                  repeat_penalty=1.3, seed=1234)
+                  repeat_penalty=1.3, seed=1234, context_length=8192)
 
 
 def _store() -> ChatStore:
@@ -26,11 +26,11 @@ def _store() -> ChatStore:
 
 def test_values_out_of_range_or_of_the_wrong_kind_are_left_out() -> None:
     bad = {"top_p": 1.5, "top_k": -1, "seed": "7", "max_tokens": 0, "min_p": float("nan"),
-           "repeat_penalty": True, "temperature": 2.5, "unknown": 3}
+           "repeat_penalty": True, "temperature": 2.5, "unknown": 3, "context_length": 10}
     assert Sampling.from_dict(bad) == Sampling()
     assert Sampling.from_dict(bad, CHOSEN) == CHOSEN
     assert Sampling.from_dict({"top_k": 5.0, "seed": None}, CHOSEN) == Sampling(
-        0.2, 77, 0.5, 5, 0.1, 1.3, None)
+        0.2, 77, 0.5, 5, 0.1, 1.3, None, 8192)
     assert not valid("top_k", 2.5) and valid("max_tokens", 131_072)
     assert not valid("max_tokens", 131_073)
 
@@ -43,7 +43,8 @@ def test_the_chats_parameters_are_what_the_engine_is_asked_for() -> None:
     core.run(core.ask(chat, "Hello"))
     [params] = engine.params
     assert (params.temperature, params.max_tokens, params.top_p, params.top_k, params.min_p,
-            params.repeat_penalty, params.seed) == (0.2, 77, 0.5, 7, 0.1, 1.3, 1234)
+            params.repeat_penalty, params.seed, params.context_length) == (
+        0.2, 77, 0.5, 7, 0.1, 1.3, 1234, 8192)
 
 
 def test_parameters_are_saved_with_the_chat_and_read_back_after_a_restart() -> None:
@@ -94,3 +95,22 @@ def test_parameters_travel_in_the_json_export_and_bad_ones_read_as_defaults() ->
     exported["conversations"][0]["parameters"] = "hot"
     with pytest.raises(InvalidRequest, match="'parameters' must be an object or null"):
         store.import_json(json.dumps(exported))
+
+
+def test_a_chats_context_length_is_what_the_model_is_loaded_with(tiny_chat) -> None:
+    from desktop.app import build_context
+    from desktop.config import NoPolicy
+
+    context = build_context(policy=NoPolicy())
+    try:
+        core = ChatCore(context.scheduler, None)
+        chat = Conversation(model=str(tiny_chat), max_tokens=4)
+        core.run(core.ask(chat, "Hello"))
+        [fitted] = context.scheduler.loaded()
+        assert fitted.report.context_length == 2048  # the tiny model's trained context
+        chat.context_length = 512
+        core.run(core.ask(chat, "Again"))
+        [loaded] = context.scheduler.loaded()
+        assert loaded.report.context_length == 512
+    finally:
+        context.close()

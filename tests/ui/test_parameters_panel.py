@@ -46,12 +46,14 @@ def test_typed_parameters_are_what_the_engine_gets_and_survive_a_restart(
     _type(panel.repeat_penalty, "1.3")
     _type(panel.seed, "1234")
     _type(panel.max_tokens, "77")
+    _type(panel.context, "4096")
     window.chat.input.setPlainText("Hello")
     with qtbot.waitSignal(window.chat.generation_finished, timeout=30_000):
         qtbot.mouseClick(window.chat.send_button, Qt.MouseButton.LeftButton)
     params = engine.params[-1]
     assert (params.max_tokens, params.top_p, params.top_k, params.min_p,
-            params.repeat_penalty, params.seed) == (77, 0.5, 7, 0.1, 1.3, 1234)
+            params.repeat_penalty, params.seed, params.context_length) == (
+        77, 0.5, 7, 0.1, 1.3, 1234, 4096)
     _type(panel.top_k, "9")  # changed after the answer: kept too
     window.close()
 
@@ -61,8 +63,8 @@ def test_typed_parameters_are_what_the_engine_gets_and_survive_a_restart(
     [saved] = [c for c in again.chat.chats.chats() if c.store_id is not None]
     again.chat.sidebar.show_chat(saved)
     shown = again.chat.header.parameters
-    assert (shown.max_tokens.value(), shown.top_k.value(), shown.seed.text()) == (
-        77, 9, "1234")
+    assert (shown.max_tokens.value(), shown.top_k.value(), shown.seed.text(),
+            shown.context.value()) == (77, 9, "1234", 4096)
     again.close()
 
 
@@ -74,6 +76,13 @@ def test_values_the_engine_would_refuse_cannot_be_entered(qtbot, window: MainWin
     chat = window.chat.current
     assert 0 <= chat.top_p <= 1 and chat.max_tokens >= 1 and chat.repeat_penalty <= 2
     assert panel.seed.text() == "Random" and chat.seed is None
+    assert panel.context.text() == "Auto" and chat.context_length is None
+    _type(panel.context, "100")  # fewer tokens than any chat can use: Auto
+    assert chat.context_length is None
+    panel.context.stepBy(1)  # the arrows step by 1024 tokens
+    assert chat.context_length == 1024
+    panel.context.stepBy(1)
+    assert chat.context_length == 2048
     assert panel.top_k.minimum() == 0 and panel.top_k.specialValueText() == "Off"
     _type(panel.seed, "42")
     qtbot.mouseClick(panel.reset_button, Qt.MouseButton.LeftButton)
