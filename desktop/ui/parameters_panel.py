@@ -7,7 +7,7 @@ would refuse cannot be typed. Temperature stays next to the model, where it alwa
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QDoubleSpinBox,
@@ -99,7 +99,7 @@ class ParametersPanel(QWidget):
             row, column = divmod(number, 3)
             grid.addWidget(label, row, column * 2)
             grid.addWidget(box, row, column * 2 + 1)
-        grid.addWidget(self.reset_button, 2, 5)
+        grid.addWidget(self.reset_button, 2, 5, Qt.AlignmentFlag.AlignRight)
         for column in (1, 3, 5):
             grid.setColumnStretch(column, 1)
 
