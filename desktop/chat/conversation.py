@@ -123,10 +123,10 @@ def pick_version(every: list[Turn], number: int) -> Turn:
                    version=number)
 
 
-def kept_versions(turn: Turn) -> list[Turn]:
-    """The versions of an answer worth keeping when it is regenerated: those with words
-    (an answer stopped before its first word has nothing to flip back to)."""
-    return [v for v in turn.all_versions() if v.content or v.reasoning or v.tool_steps]
+def kept_versions(every: list[Turn]) -> list[Turn]:
+    """Of ``every`` version of an answer, those worth keeping when it is regenerated: the
+    ones with words (an answer stopped before its first word has nothing to go back to)."""
+    return [v for v in every if v.content or v.reasoning or v.tool_steps]
 
 
 def title_for(question: str) -> str:

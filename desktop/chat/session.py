@@ -155,8 +155,8 @@ class ChatCore:
         shown = -1
         if chat.turns and chat.turns[-1].role == "assistant":
             old = chat.turns[-1]
-            every = old.all_versions()
-            previous = kept_versions(old)
+            every = old.all_versions()  # the one shown is a new object: made once
+            previous = kept_versions(every)
             shown = next((n for n, v in enumerate(previous) if v is every[old.version]),
                          len(previous) - 1)
             chat.truncate(len(chat.turns) - 1)

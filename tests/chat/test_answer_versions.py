@@ -115,6 +115,23 @@ def test_a_regenerate_that_fails_before_its_first_word_shows_the_old_answer_agai
     assert [m.content for m in store.get_messages(conv.id)] == ["Question?", "Kept answer."]
 
 
+def test_a_failed_regenerate_puts_back_the_version_that_was_shown_not_the_newest() -> None:
+    store = _store()
+    core = ChatCore(FailsFirst("One.", "Two.", "never", fail=3), ChatSaver(store))
+    chat = Conversation(model="m")
+    core.run(core.ask(chat, "Question?"))
+    core.run(core.regenerate(chat))
+    chat.choose_version(1, 0)  # back to "One." before asking again
+    with pytest.raises(EdgeDeskError):
+        core.run(core.regenerate(chat))
+    answer = chat.turns[1]
+    assert (answer.content, answer.version) == ("One.", 0)
+    assert [v.content for v in answer.all_versions()] == ["One.", "Two."]
+    [conv] = store.list_conversations()
+    saved = store.get_messages(conv.id)[1]
+    assert (saved.content, saved.version) == ("One.", 0)
+
+
 def test_an_answer_stopped_before_its_first_word_is_not_kept_as_a_version() -> None:
     core = ChatCore(Scripted("One.", "", "Three."), ChatSaver(_store()))
     chat = Conversation(model="m")
