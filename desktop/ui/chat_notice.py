@@ -68,7 +68,12 @@ class ChatNotice(QWidget):
         return self._download is not None
 
     def say(self, text: str) -> None:
-        """Show ``text`` as the notice."""
+        """Show ``text`` as the notice (an Undo offered for an earlier one is withdrawn:
+        the line is about something else now)."""
+        self.withdraw_undo()
+        self._show(text)
+
+    def _show(self, text: str) -> None:
         self.notice.setText(text)
         self.notice.setVisible(True)
 
@@ -81,7 +86,7 @@ class ChatNotice(QWidget):
 
     def offer_undo(self, text: str, undo: Callable[[], None]) -> None:
         """Say ``text`` with Undo beside it, which calls ``undo``, for a few seconds."""
-        self.say(text)
+        self.say(text)  # withdraws an earlier offer first
         self._undo = undo
         self.undo_button.setAccessibleName(self.tr("Undo: %1").replace("%1", text))
         self.undo_button.setVisible(True)

@@ -71,11 +71,17 @@ def test_undo_is_gone_after_the_next_action_or_a_few_seconds(
     assert not chat.notes.can_undo and not chat.notes.undo_button.isVisible()
 
     send(qtbot, window, "Two")
+    _delete(qtbot, window)
+    chat.notes.say("The model went away.")  # the line is about something else now
+    assert not chat.notes.can_undo and not chat.notes.undo_button.isVisible()
+    assert chat.notice.text() == "The model went away."
+
+    send(qtbot, window, "Three")
     chat.notes._undo_timer.setInterval(50)  # not ten seconds in a test
     _delete(qtbot, window)
     qtbot.waitUntil(lambda: not chat.notes.undo_button.isVisible(), timeout=5000)
     assert not chat.notes.can_undo and not chat.notice.isVisible()
-    assert "Two" not in [c.title for c in chat.chats.chats()]
+    assert "Three" not in [c.title for c in chat.chats.chats()]
 
 
 def test_an_ephemeral_chat_comes_back_in_memory_only(qtbot, window: MainWindow) -> None:
