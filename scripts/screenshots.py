@@ -64,6 +64,38 @@ def _ask(window: MainWindow, question: str) -> None:
         QTest.qWait(20)
 
 
+def _regenerate(window: MainWindow) -> None:
+    """Answer the last question again: the answer shows ‹ 2/2 › (its versions)."""
+    chat = window.chat
+    chat.regenerate()
+    deadline = time.monotonic() + 120
+    while chat.is_generating and time.monotonic() < deadline:
+        QTest.qWait(20)
+
+
+def _chat_panels(window: MainWindow, app: QApplication, out: Path) -> None:
+    """The answer regenerated (‹ 2/2 ›), then the parameters panel open."""
+    _regenerate(window)
+    _save(window, "chat-versions.png", app, out)
+    window.chat.header.parameters_button.setChecked(True)
+    _save(window, "chat-parameters.png", app, out)
+    window.chat.header.parameters_button.setChecked(False)
+
+
+def _model_details(window: MainWindow, model_id: str, app: QApplication, out: Path) -> None:
+    """Models → Details… for the chat model: header, files, fit plan, template."""
+    shown: list[str] = []
+    window.models.details_shown.connect(shown.append)
+    window.models.show_details(model_id)
+    deadline = time.monotonic() + 60
+    while not shown and time.monotonic() < deadline:
+        QTest.qWait(20)
+    dialog = window.models.details_dialog
+    if dialog is not None:
+        _save(dialog, "model-details.png", app, out)
+        dialog.close()
+
+
 def _chat(window: MainWindow, model_id: str) -> None:
     window.use_model(model_id)
     _ask(window, QUESTION)
@@ -176,7 +208,8 @@ def _options(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write chat (light, dark, code), models, documents, server, first-run and settings."""
+    """Write chat (light, dark, code, versions, parameters), models, model details,
+    documents, server, first-run and settings."""
     options = _options(sys.argv[1:] if argv is None else argv)
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -202,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     model_id = window.models.import_file(_gemma())
     _chat(window, model_id)
     _save(window, "chat-light.png", app, out)
+    _chat_panels(window, app, out)
     apply_theme(app, dark)
     window.chat.set_theme(dark)
     _save(window, "chat-dark.png", app, out)
@@ -213,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     _attachments_chat(window, app, out)
     window.show_page("models")
     _save(window, "models.png", app, out)
+    _model_details(window, model_id, app, out)
     window.show_page("documents")
     _documents(window)
     _save(window, "documents.png", app, out)

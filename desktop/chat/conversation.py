@@ -9,10 +9,11 @@ that shows it); the core's worker only reads it and appends to the store.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from desktop.chat.attachments import Attachment, image_of, inline_chars, prompt_text
+from desktop.chat.parameters import Sampling
 from desktop.engine.types import Message, Placement, Role, ToolCall, Usage
 from desktop.store.sources import Source
 
@@ -98,6 +99,42 @@ class Turn:
     def images(self) -> list[Attachment]:
         """The pictures among the attachments."""
         return [a for a in self.attachments if a.kind == "image"]
+    # An answer regenerated: its other versions (each without versions of its own), in
+    # the order they were made, and this one's place among all of them (0-based).
+    versions: list[Turn] = field(default_factory=list)
+    version: int = 0
+
+    @property
+    def version_count(self) -> int:
+        """How many versions this answer has (1 when it was never regenerated)."""
+        return len(self.versions) + 1
+
+    def all_versions(self) -> list[Turn]:
+        """Every version of this answer in order, this one among them (without versions)."""
+        bare = replace(self, versions=[], version=0)
+        return [*self.versions[:self.version], bare, *self.versions[self.version:]]
+
+    def with_versions(self, others: list[Turn]) -> Turn:
+        """This answer shown after ``others`` (its earlier versions): the newest of all."""
+        return replace(self, versions=list(others), version=len(others))
+
+    def as_version(self, number: int) -> Turn:
+        """Version ``number`` (0-based) of this answer, carrying the others."""
+        return pick_version(self.all_versions(), number)
+
+
+def pick_version(every: list[Turn], number: int) -> Turn:
+    """Version ``number`` (0-based) of ``every`` version of an answer, carrying the others."""
+    if not 0 <= number < len(every):
+        raise IndexError(f"answer version {number + 1} of {len(every)} does not exist")
+    return replace(every[number], versions=every[:number] + every[number + 1:],
+                   version=number)
+
+
+def kept_versions(every: list[Turn]) -> list[Turn]:
+    """Of ``every`` version of an answer, those worth keeping when it is regenerated: the
+    ones with words (an answer stopped before its first word has nothing to go back to)."""
+    return [v for v in every if v.content or v.reasoning or v.tool_steps]
 
 
 def title_for(question: str) -> str:
@@ -115,6 +152,13 @@ class Conversation:
     system_prompt: str = ""
     temperature: float = 0.7
     max_tokens: int = 1024
+    # The rest of the sampling settings (the parameters panel); see chat.parameters.
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    seed: int | None = None  # None: a random seed for each answer
+    context_length: int | None = None  # None: the model's fitted context
     ephemeral: bool = False
     collection: str = ""  # the document collection that grounds answers ("" for none)
     think: bool = True  # a reasoning model may think first (False: enable_thinking off)
@@ -124,6 +168,19 @@ class Conversation:
     synced: int = 0  # how many leading turns the store holds
     rewrite: bool = False  # an edit changed turns the store already holds
     loaded: bool = True  # False until the turns of a stored chat are read
+
+    @property
+    def sampling(self) -> Sampling:
+        """The chat's sampling settings as one value."""
+        return Sampling(self.temperature, self.max_tokens, self.top_p, self.top_k,
+                        self.min_p, self.repeat_penalty, self.seed, self.context_length)
+
+    @sampling.setter
+    def sampling(self, value: Sampling) -> None:
+        (self.temperature, self.max_tokens, self.top_p, self.top_k, self.min_p,
+         self.repeat_penalty, self.seed, self.context_length) = (
+            value.temperature, value.max_tokens, value.top_p, value.top_k, value.min_p,
+            value.repeat_penalty, value.seed, value.context_length)
 
     def messages(self, inline: int | None = None) -> list[Message]:
         """The conversation as the engine sees it (system prompt first, reasoning dropped).
@@ -163,6 +220,15 @@ class Conversation:
         firsts = [n for n, t in enumerate(self.turns) if t.role == "user"]
         return bool(firsts) and firsts[0] == index \
             and self.title == title_for(self.turns[index].content)
+
+    def choose_version(self, index: int, number: int) -> Turn:
+        """Show version ``number`` of answer ``index``: it replaces the turn (a new Turn
+        object) and is what the history holds from now on. Returns the chosen turn."""
+        if not 0 <= index < len(self.turns):
+            raise IndexError(f"there is no turn {index}")
+        chosen = self.turns[index].as_version(number)
+        self.turns[index] = chosen
+        return chosen
 
     def truncate(self, index: int) -> None:
         """Drop turn ``index`` and everything after it (edit-and-resend, regenerate)."""

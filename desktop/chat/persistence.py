@@ -16,14 +16,17 @@ from typing import Any
 from desktop.audit import Auditor, NoAudit
 from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.grounding import cite, stored_sources
+from desktop.chat.parameters import Sampling
 from desktop.engine.types import Chunk, Role, Usage
 from desktop.errors import EdgeDeskError
+from desktop.store.chat_export import version_dict, version_message
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 
 
 def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
-    params = {"temperature": chat.temperature, "system_prompt": chat.system_prompt} \
+    # Each answer records the settings that made it (the sampling, the system prompt).
+    params = {**chat.sampling.to_dict(), "system_prompt": chat.system_prompt} \
         if turn.role == "assistant" else {}
     usage = turn.usage
     timings = {"tokens_per_s": turn.tokens_per_s} if turn.tokens_per_s else {}
@@ -36,6 +39,8 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
         finish_reason=turn.finish_reason, error=turn.error,
         tool_steps=tuple(step.to_json() for step in turn.tool_steps),
         attachments=tuple(turn.attachments),
+        versions=tuple(version_dict(_to_message(v, chat)) for v in turn.versions),
+        version=turn.version if turn.versions else 0,
     )
 
 
@@ -49,6 +54,9 @@ def _to_turn(message: ChatMessage) -> Turn:
                 message.error, sources=list(message.sources),
                 tool_steps=[ToolStep.from_json(s) for s in message.tool_steps],
                 attachments=list(message.attachments))
+    versions = [version_message(v) for v in message.versions]
+    turn.versions = [_to_turn(v) for v in versions if v is not None]
+    turn.version = min(message.version, len(turn.versions))
     cite(turn)  # the same [n] buttons as when the answer was new: same text, same sources
     return turn
 
@@ -57,10 +65,11 @@ def _to_turn(message: ChatMessage) -> Turn:
 class ChatSaver:
     """Loads stored chats and saves a view's chats as they change.
 
-    ``load_all``, ``load_turns``, ``set_collection``, ``set_think``, ``rename`` and
-    ``delete`` are called
-    by the thread that owns the conversations; ``sync``, ``save_answer`` and ``keep`` by
-    the thread generating that chat's answer (one at a time per chat).
+    ``load_all``, ``load_turns``, ``choose_version``, ``set_collection``,
+    ``set_parameters``, ``set_think``, ``rename``, ``snapshot``, ``delete`` and ``restore``
+    are called by the thread that owns the conversations; ``sync``, ``save_answer``,
+    ``save_turn`` and ``keep`` by the thread generating that chat's answer (one at a time
+    per chat).
     """
 
     store: ChatStore
@@ -69,10 +78,14 @@ class ChatSaver:
 
     def load_all(self) -> list[Conversation]:
         """Every stored chat, most recently active first (turns read later)."""
-        return [Conversation(model=c.model or "", title=c.title or "New chat",
-                             ephemeral=c.ephemeral, collection=c.collection or "",
-                             think=c.think, store_id=c.id, loaded=False)
-                for c in self.store.list_conversations()]
+        chats: list[Conversation] = []
+        for c in self.store.list_conversations():
+            chat = Conversation(model=c.model or "", title=c.title or "New chat",
+                                ephemeral=c.ephemeral, collection=c.collection or "",
+                                think=c.think, store_id=c.id, loaded=False)
+            chat.sampling = Sampling.from_dict(c.parameters)  # invalid values: defaults
+            chats.append(chat)
+        return chats
 
     def load_turns(self, chat: Conversation) -> None:
         """Read a stored chat's turns and its last system prompt and temperature."""
@@ -83,8 +96,9 @@ class ChatSaver:
         chat.synced = len(chat.turns)
         answers = [m for m in messages if m.role == "assistant" and m.parameters]
         if answers:
-            chat.temperature = float(answers[-1].parameters.get("temperature",
-                                                                 chat.temperature))
+            if self.store.get_conversation(chat.store_id).parameters is None:
+                # A chat from before the parameters were kept with it: its last answer's.
+                chat.sampling = Sampling.from_dict(answers[-1].parameters, chat.sampling)
             chat.system_prompt = str(answers[-1].parameters.get("system_prompt", ""))
         chat.loaded = True
 
@@ -99,7 +113,8 @@ class ChatSaver:
             created = self.store.create_conversation(chat.title, chat.model or None,
                                                      ephemeral=chat.ephemeral,
                                                      collection=chat.collection or None,
-                                                     think=chat.think)
+                                                     think=chat.think,
+                                                     parameters=chat.sampling.to_dict())
             chat.store_id = created.id
         for turn in chat.turns[chat.synced:upto]:
             self.store.add_message(chat.store_id, _to_message(turn, chat))
@@ -107,14 +122,23 @@ class ChatSaver:
 
     def save_answer(self, chat: Conversation, final: Chunk, text: str, reasoning: str,
                     sources: Sequence[Any] = (), *, error: str | None = None,
-                    steps: Sequence[ToolStep] = ()) -> None:
+                    steps: Sequence[ToolStep] = (), versions: Sequence[Turn] = ()) -> None:
         """Save the finished, stopped or (with ``error``) broken-off answer, with the
-        sources it was given and the tool rounds it made (worker thread)."""
+        sources it was given, the tool rounds it made and, for a regenerated answer, its
+        earlier ``versions`` (worker thread)."""
         if chat.store_id is None:
             return
         turn = Turn("assistant", text, reasoning, final.usage, final.tokens_per_s,
                     "error" if error is not None else final.finish_reason, error,
-                    sources=list(sources), tool_steps=list(steps))
+                    sources=list(sources), tool_steps=list(steps), versions=list(versions),
+                    version=len(versions))
+        self.store.add_message(chat.store_id, _to_message(turn, chat))
+        chat.synced += 1
+
+    def save_turn(self, chat: Conversation, turn: Turn) -> None:
+        """Append ``turn`` as the chat's next stored message (worker thread)."""
+        if chat.store_id is None:
+            return
         self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced += 1
 
@@ -129,10 +153,27 @@ class ChatSaver:
         chat.ephemeral, chat.store_id, chat.synced, chat.rewrite = False, None, 0, False
         self.sync(chat, len(chat.turns))
 
+    def choose_version(self, chat: Conversation, index: int) -> None:
+        """Store the version turn ``index`` shows now as the answer (owner's thread)."""
+        if chat.store_id is None or index >= chat.synced:
+            return  # not saved yet: it is saved as it is when it is
+        said = [m for m in self.store.get_messages(chat.store_id)
+                if m.role in {"user", "assistant"}]
+        message_id = said[index].id if index < len(said) else None
+        if message_id is not None:
+            self.store.replace_message(chat.store_id, message_id,
+                                       _to_message(chat.turns[index], chat))
+
     def set_collection(self, chat: Conversation) -> None:
         """Store the chat's collection (a chat not saved yet gets it when it is created)."""
         if chat.store_id is not None:
             self.store.set_collection(chat.store_id, chat.collection or None)
+
+    def set_parameters(self, chat: Conversation) -> None:
+        """Store the chat's sampling settings (a chat not saved yet gets them when it is
+        created)."""
+        if chat.store_id is not None:
+            self.store.set_parameters(chat.store_id, chat.sampling.to_dict())
 
     def set_think(self, chat: Conversation) -> None:
         """Store the chat's Think switch (a chat not saved yet gets it when it is created)."""
@@ -143,6 +184,28 @@ class ChatSaver:
         """Store a new title."""
         if chat.store_id is not None:
             self.store.rename(chat.store_id, chat.title)
+
+    def snapshot(self, chat: Conversation) -> str | None:
+        """A copy of a saved chat to undo its deletion with, taken just before it (kept in
+        memory only; None for a chat with nothing on disk)."""
+        if chat.store_id is None or chat.ephemeral:
+            return None
+        return self.store.export_json([chat.store_id])
+
+    def restore(self, chat: Conversation, snapshot: str | None) -> None:
+        """Bring back a chat deleted a moment ago: a saved one from its ``snapshot``
+        (every message with its time, versions and sources), an ephemeral one from memory
+        (back into memory, never onto the disk)."""
+        if snapshot is not None:
+            [header] = self.store.import_json(snapshot)
+            chat.store_id, chat.rewrite, chat.loaded = header.id, False, True
+            chat.synced = sum(m.role in {"user", "assistant"}
+                              for m in self.store.get_messages(header.id))
+            self.audit.record("chats.restored", conversations=1, ids=[header.id],
+                              source="window")
+        elif chat.turns:
+            chat.store_id, chat.synced, chat.rewrite = None, 0, False
+            self.sync(chat, len(chat.turns))
 
     def delete(self, chat: Conversation) -> None:
         """Delete a chat and its messages from the store (scrubbed from the file)."""

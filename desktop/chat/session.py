@@ -18,7 +18,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from desktop.chat.attachments import Attachment, attached_sources, inline_chars
-from desktop.chat.conversation import Conversation, ToolOutcome, ToolStep, Turn
+from desktop.chat.conversation import (
+    Conversation,
+    ToolOutcome,
+    ToolStep,
+    Turn,
+    kept_versions,
+    pick_version,
+)
 from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
 from desktop.chat.persistence import ChatSaver
 from desktop.engine.toolcalls import StreamGate
@@ -65,6 +72,8 @@ class PendingTurn:
     question_turns: int  # how many turns (up to the question) the store must hold first
     sources: list[Any] = field(default_factory=list)  # filled by ``prepare``
     inline: int = inline_chars(None)  # a document longer than this is cited, not quoted
+    # A regenerated answer: which of ``answer.versions`` was shown before (-1: none).
+    replaces: int = -1
 
     @property
     def grounded(self) -> bool:
@@ -182,12 +191,44 @@ class ChatCore:
             raise CannotSee(model)
 
     def regenerate(self, chat: Conversation) -> PendingTurn:
-        """Answer the last question again; the previous answer is replaced."""
+        """Answer the last question again; the previous answer (and its versions) stay
+        as earlier versions of the new one, which is shown and used from now on."""
+        previous: list[Turn] = []
+        shown = -1
         if chat.turns and chat.turns[-1].role == "assistant":
+            old = chat.turns[-1]
+            every = old.all_versions()  # the one shown is a new object: made once
+            previous = kept_versions(every)
+            shown = next((n for n, v in enumerate(previous) if v is every[old.version]),
+                         len(previous) - 1)
             chat.truncate(len(chat.turns) - 1)
         if not chat.turns:
             raise InvalidRequest("there is no question to answer again yet")
-        return self.begin(chat)
+        pending = self.begin(chat)
+        pending.answer.versions, pending.answer.version = previous, len(previous)
+        pending.replaces = shown
+        return pending
+
+    @staticmethod
+    def _restored(pending: PendingTurn) -> Turn | None:
+        """The version a regenerated answer was to replace (None for a first answer)."""
+        versions = pending.answer.versions
+        if versions and 0 <= pending.replaces < len(versions):
+            return pick_version(versions, pending.replaces)
+        return None
+
+    def unanswered(self, pending: PendingTurn) -> None:
+        """The answer ended with nothing to show (an error before its first word): drop
+        it, putting back the version it was to replace, if any (owner's thread)."""
+        chat, answer = pending.chat, pending.answer
+        at = next((n for n, t in enumerate(chat.turns) if t is answer), None)
+        if at is None:
+            return
+        restored = self._restored(pending)
+        if restored is not None:
+            chat.turns[at] = restored
+        else:
+            del chat.turns[at]
 
     def begin(self, chat: Conversation) -> PendingTurn:
         """Add an empty answer to ``chat`` and say how to generate it."""
@@ -203,7 +244,7 @@ class ChatCore:
         question_turns = len(chat.turns)
         answer = Turn("assistant", "")
         chat.turns.append(answer)
-        params = GenerationParams(max_tokens=chat.max_tokens, temperature=chat.temperature)
+        params = chat.sampling.generation_params()
         return PendingTurn(chat, answer, messages, params, self.thinking_kwargs(chat),
                            question_turns, inline=inline)
 
@@ -245,7 +286,7 @@ class ChatCore:
         thread)."""
         if self.saver is not None:
             self.saver.save_answer(pending.chat, final, text, reasoning, pending.sources,
-                                   steps=steps)
+                                   steps=steps, versions=pending.answer.versions)
 
     def save_broken(self, pending: PendingTurn, text: str, reasoning: str,
                     message: str, steps: Sequence[ToolStep] = ()) -> None:
@@ -254,11 +295,20 @@ class ChatCore:
         Worker thread. Nothing is saved when no word came (the question stays unanswered).
         A store that fails now is not reported over the error that broke the answer.
         """
-        if self.saver is None or not (text or reasoning or steps):
+        if self.saver is None:
+            return
+        if not (text or reasoning or steps):
+            # A regenerated answer broke off before its first word: the version it was to
+            # replace is shown again (``unanswered``), so it is what the store keeps.
+            restored = self._restored(pending)
+            if restored is not None:
+                with contextlib.suppress(EdgeDeskError):
+                    self.saver.save_turn(pending.chat, restored)
             return
         with contextlib.suppress(EdgeDeskError):
             self.saver.save_answer(pending.chat, Chunk(), text, reasoning, pending.sources,
-                                   error=message, steps=steps)
+                                   error=message, steps=steps,
+                                   versions=pending.answer.versions)
 
     def drive(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,
               cancel: threading.Event | None = None, *,
@@ -388,7 +438,8 @@ class ChatCore:
         set while waiting or generating keeps what was produced, with the finish reason
         ``cancelled``. An error mid-answer keeps (and saves) the words produced, with the
         finish reason ``error`` and the error's message, then is raised; an error before
-        any word leaves the answer out of the chat.
+        any word leaves the answer out of the chat (a regenerated one shows the version
+        it was to replace again).
         """
         turn = pending.answer
 
@@ -413,8 +464,8 @@ class ChatCore:
             if turn.content or turn.reasoning:
                 turn.finish_reason, turn.error = "error", failure_message(exc)
                 cite(turn)
-            elif turn in pending.chat.turns:
-                pending.chat.turns.remove(turn)
+            else:
+                self.unanswered(pending)  # a regenerated answer's old version comes back
             raise
         turn.usage, turn.tokens_per_s = final.usage, final.tokens_per_s
         turn.placement = final.placement

@@ -51,7 +51,7 @@ log = logging.getLogger("edgedesk.engine")
 
 LoadFn = Callable[[ModelSpec], Engine]
 T = TypeVar("T")
-ResolveFn = Callable[[str], ModelSpec]
+ResolveFn = Callable[..., ModelSpec]  # (ref) -> spec; (ref, context_length=N) when asked
 
 
 def is_local(spec: ModelSpec) -> bool:
@@ -236,9 +236,11 @@ class Scheduler:
 
     @contextmanager
     def _use(self, ref: str, *, stream: bool, cancel: threading.Event | None = None,
-             count: bool = True) -> Iterator[_Lease]:
-        """Hold one admission to ``ref``'s engine (loading it first if needed)."""
-        spec = self._resolve(ref)
+             count: bool = True, context_length: int | None = None) -> Iterator[_Lease]:
+        """Hold one admission to ``ref``'s engine (loading it first if needed; with
+        ``context_length``, loaded with that context: a different one reloads it)."""
+        spec = self._resolve(ref) if context_length is None \
+            else self._resolve(ref, context_length=context_length)
         started = time.perf_counter()
         ticket = _Ticket(spec.model_id, stream)
         with self._cond:
@@ -344,8 +346,10 @@ class Scheduler:
 
     # ------------------------------------------------------------------ work
     def _run_stream(self, model: str, produce: Callable[[Engine], Iterator[Chunk]],
-                    cancel: threading.Event | None) -> Iterator[Chunk]:
-        with self._use(model, stream=True, cancel=cancel) as lease:
+                    cancel: threading.Event | None,
+                    context_length: int | None = None) -> Iterator[Chunk]:
+        with self._use(model, stream=True, cancel=cancel,
+                       context_length=context_length) as lease:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("stopped before it started")
             for chunk in produce(lease.engine):
@@ -357,10 +361,11 @@ class Scheduler:
             cancel: threading.Event | None = None,
             tools: Sequence[dict[str, Any]] | None = None,
             template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
-        """Stream a chat answer from ``model`` once it has a free slot."""
+        """Stream a chat answer from ``model`` once it has a free slot (loaded with
+        ``params.context_length`` when that is set)."""
         return self._run_stream(
             model, lambda e: e.stream_chat(messages, params, cancel, tools, template_kwargs),
-            cancel)
+            cancel, params.context_length)
 
     def stream_completion(self, model: str, prompt: str, params: GenerationParams,
                           cancel: threading.Event | None = None) -> Iterator[Chunk]:

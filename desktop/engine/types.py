@@ -72,6 +72,9 @@ class GenerationParams:
     json_schema: str | None = None  # JSON Schema text; the engine turns it into a grammar
     logprobs: int | None = None
     timeout_s: float | None = None
+    # The context the model is to be loaded with for this request (a chat's own setting);
+    # None: the fitted one. The scheduler reloads a model whose context differs.
+    context_length: int | None = None
 
 
 @dataclass(frozen=True)

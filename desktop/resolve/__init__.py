@@ -1,5 +1,6 @@
 """Model name -> load plan: locate the files, check the machine policy, fit a plan."""
 
+from desktop.resolve.details import ModelDetails, ModelFile
 from desktop.resolve.locate import (
     InstalledLookup,
     default_files,
@@ -13,6 +14,8 @@ from desktop.resolve.resolver import ModelResolver
 __all__ = [
     "MAX_CONTEXT",
     "InstalledLookup",
+    "ModelDetails",
+    "ModelFile",
     "ModelResolver",
     "default_files",
     "effective_parallel",

@@ -8,7 +8,7 @@ machine); ``headers`` caches the GGUF headers they read.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from desktop.config import EngineSettings, Paths, Settings
 from desktop.engine.types import ModelSpec
 from desktop.errors import InvalidRequest
 from desktop.resolve.allowed import Digests, check_allowed
+from desktop.resolve.details import ModelDetails, model_details
 from desktop.resolve.headers import HeaderCache
 from desktop.resolve.locate import InstalledLookup, Located, locate, stable_id
 from desktop.resolve.plan import fit, plan_model
@@ -100,6 +101,15 @@ class ModelResolver:
     def check_allowed(self, model_id: str, files: list[Path]) -> None:
         """Refuse a model the machine policy does not list (by id or file SHA-256)."""
         check_allowed(model_id, files, self.allowed_models, self._digests)
+
+    def details(self, ref: str, known: Mapping[str, str] | None = None) -> ModelDetails:
+        """Everything the model details panel shows about ``ref`` (blocks: reads the header
+        and hashes each file whose SHA-256 ``known`` (path -> digest) does not give)."""
+        located = self.locate(ref)
+        info = self.info(located[0])
+        return model_details(ref, located, info,
+                             self.fit(info, projector=self.projector(ref, located[1])),
+                             digest=self._digests, known=known)
 
     def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
         """Resolve ``ref`` to a ModelSpec fitted to this machine."""

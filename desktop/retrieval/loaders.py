@@ -132,6 +132,28 @@ def load(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Block]:
     return blocks
 
 
+def numbered_lines(path: Path, page: int | None = None, *,
+                   max_bytes: int = DEFAULT_MAX_BYTES) -> list[str]:
+    """The text of ``path`` (of one ``page`` of a PDF) as the lines its citations count,
+    ``result[n - 1]`` being line ``n``: what a viewer shows with a cited passage marked.
+
+    The file is read as indexing reads it, so "lines 3-9" are the same lines here; lines
+    that held no text (blank ones) are empty. SkipFile when the file cannot be read.
+    """
+    lines: dict[int, str] = {}
+    for block in load(path, max_bytes=max_bytes):
+        if page is not None and block.page != page:
+            continue
+        texts = block.text.split("\n")
+        if len(texts) == block.line_end - block.line_start + 1:
+            for offset, text in enumerate(texts):
+                lines[block.line_start + offset] = text
+        else:  # a long line split in pieces, a DOCX paragraph: all on its first line
+            joined = lines.get(block.line_start, "")
+            lines[block.line_start] = (joined + " " if joined else "") + " ".join(texts)
+    return [lines.get(n, "") for n in range(1, max(lines, default=0) + 1)]
+
+
 def _read_text(path: Path) -> str:
     try:
         data = path.read_bytes()

@@ -117,6 +117,9 @@ def markdown_export(conversations: Exported, files: str | None = None) -> str:
             lines += tools_markdown(msg.tool_steps)
             lines += attachments_markdown(msg.attachments, files)
             lines += [msg.content, ""]
+            if msg.versions:  # the chosen version only; the JSON export has them all
+                lines += [f"*(answer version {msg.version + 1} of {len(msg.versions) + 1})*",
+                          ""]
             if msg.ending:
                 lines += [f"*({msg.ending})*", ""]
             lines += sources_markdown(msg.sources)
@@ -146,7 +149,7 @@ def tools_markdown(steps: Sequence[dict[str, Any]]) -> list[str]:
 def _header_dict(conv: Conversation) -> dict[str, Any]:
     return {"title": conv.title, "model": conv.model, "tags": list(conv.tags),
             "created": conv.created, "updated": conv.updated, "collection": conv.collection,
-            "think": conv.think}
+            "think": conv.think, "parameters": conv.parameters}
 
 
 def _message_dict(message: ChatMessage, files: str | None) -> dict[str, Any]:
@@ -156,6 +159,9 @@ def _message_dict(message: ChatMessage, files: str | None) -> dict[str, Any]:
     data["attachments"] = [_attachment_dict(a, files) for a in message.attachments]
     if not message.attachments:
         data.pop("attachments")  # exports without attachments read as before
+    if not message.versions:  # most answers have one version: no noise in the file
+        data.pop("versions")
+        data.pop("version")
     return data
 
 
@@ -167,6 +173,22 @@ def _attachment_dict(item: Attachment, files: str | None) -> dict[str, Any]:
     else:
         out["file"] = f"{files}/{attachment_file(item)}"
     return out
+
+
+def version_dict(message: ChatMessage) -> dict[str, Any]:
+    """One version of an answer as the store and the JSON export keep it (plain JSON)."""
+    data = _message_dict(message, None)
+    data.pop("versions", None)
+    data.pop("version", None)
+    return data
+
+
+def version_message(data: dict[str, Any]) -> ChatMessage | None:
+    """A stored version of an answer back as a message; None for a damaged one."""
+    try:
+        return _message_from(data, "a version", None)
+    except InvalidRequest:
+        return None
 
 
 def _objects(items: object) -> list[dict[str, Any]]:
@@ -218,15 +240,21 @@ def _message_from(data: object, where: str, read_file: ReadFile | None) -> ChatM
         raise InvalidRequest(f"not an EdgeDesk conversation export: {where} is not an object")
     check_fields(data, MESSAGE_FIELDS, where)
     fields = {k: v for k, v in data.items()
-              if k not in ("id", "sources", "tool_steps", "attachments")}
+              if k not in ("id", "sources", "tool_steps", "attachments", "versions",
+                           "version")}
     attached = tuple(_attachment_from(a, f"{where}, attachment {n}", read_file)
                      for n, a in enumerate(data.get("attachments") or [], start=1))
     steps = data.get("tool_steps") or []
     if not all(isinstance(s, dict) for s in steps):
         raise InvalidRequest(f"not an EdgeDesk conversation export: {where}'s tool_steps "
                              "must be objects")
+    # Each earlier version is checked as a message of its own, then kept in plain form.
+    versions = tuple(version_dict(_message_from(v, f"{where}, version {n}", read_file))
+                     for n, v in enumerate(data.get("versions") or [], start=1))
+    version = min(int(data.get("version") or 0), len(versions))
     try:
         return ChatMessage(**fields, sources=parse_sources(data.get("sources")),
-                           tool_steps=tuple(steps), attachments=attached)
+                           tool_steps=tuple(steps), attachments=attached,
+                           versions=versions, version=version)
     except TypeError as exc:
         raise InvalidRequest(f"not an EdgeDesk conversation export: {exc}") from None

@@ -24,6 +24,8 @@ class Conversation:
     ephemeral: bool = False
     collection: str | None = None  # the document collection that grounds its answers
     think: bool = True  # a reasoning model may think first (the window's Think switch)
+    # Sampling settings (chat.parameters.Sampling as JSON); None: never set.
+    parameters: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,12 @@ class ChatMessage:
     # "server", "text", "status"}]}); the chat layer reads them into ToolSteps.
     tool_steps: tuple[dict[str, Any], ...] = ()
     attachments: tuple[Attachment, ...] = ()  # a question's pictures and files, in order
+    # A regenerated answer: its other versions as plain JSON values (each a message object
+    # as in the JSON export, without versions of its own), in the order they were made,
+    # and this one's place among all of them (0-based). This message's own fields are the
+    # version the user chose, so the history, the search and the exports use it.
+    versions: tuple[dict[str, Any], ...] = ()
+    version: int = 0
 
     @property
     def ending(self) -> str | None:

@@ -39,19 +39,21 @@ class _Chats:
 
     def create(self, title: str, model: str | None, tags: Sequence[str],
                created: float | None = None, collection: str | None = None, *,
-               think: bool = True) -> int:
+               think: bool = True, parameters: dict[str, Any] | None = None) -> int:
         with self.database.transaction():
-            return self.insert(title, model, tags, created, collection, think=think)
+            return self.insert(title, model, tags, created, collection, think=think,
+                               parameters=parameters)
 
     def insert(self, title: str, model: str | None, tags: Sequence[str],
                created: float | None = None, collection: str | None = None, *,
-               think: bool = True) -> int:
+               think: bool = True, parameters: dict[str, Any] | None = None) -> int:
         """``create`` inside the caller's transaction."""
         now = self.clock() if created is None else created
         cur = self.database.execute(
             "INSERT INTO conversations(title, model, tags, created, updated, collection, "
-            "think) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (title, model, json.dumps(list(tags)), now, now, collection or None, int(think)))
+            "think, parameters) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (title, model, json.dumps(list(tags)), now, now, collection or None, int(think),
+             None if parameters is None else json.dumps(parameters)))
         return int(cur.lastrowid)
 
     def add(self, conv_id: int, message: ChatMessage) -> int:
@@ -66,14 +68,14 @@ class _Chats:
         cur = self.database.execute(
             "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
             "parameters, prompt_tokens, completion_tokens, timings, created, sources, "
-            "finish_reason, error, tool_steps) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "finish_reason, error, tool_steps, versions, version) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (conv_id, message.role, message.content, message.reasoning, message.model,
              json.dumps(message.parameters), message.prompt_tokens,
              message.completion_tokens, json.dumps(message.timings), created,
              encode_sources(message.sources), message.finish_reason, message.error,
              json.dumps(list(message.tool_steps), ensure_ascii=False)
-             if message.tool_steps else None))
+             if message.tool_steps else None, *_versions_columns(message)))
         message_id = int(cur.lastrowid)
         for ordinal, item in enumerate(message.attachments):
             self.database.execute(
@@ -89,11 +91,12 @@ class _Chats:
 
     def header(self, row: Sequence[Any], ephemeral: bool, sign: int) -> Conversation:
         return Conversation(sign * int(row[0]), row[1], row[2], tuple(json.loads(row[3])),
-                            float(row[4]), float(row[5]), ephemeral, row[6], row[7] != 0)
+                            float(row[4]), float(row[5]), ephemeral, row[6], row[7] != 0,
+                            _object(row[8]))
 
     def conversations(self, ids: Iterable[int] | None = None) -> list[tuple[Any, ...]]:
-        sql = ("SELECT id, title, model, tags, created, updated, collection, think "
-               "FROM conversations")
+        sql = ("SELECT id, title, model, tags, created, updated, collection, think, "
+               "parameters FROM conversations")
         if ids is None:
             return self.database.query(sql + " ORDER BY updated DESC, id DESC")
         wanted = list(ids)
@@ -104,8 +107,8 @@ class _Chats:
     def messages(self, conv_id: int) -> list[ChatMessage]:
         rows = self.database.query(
             "SELECT id, role, content, reasoning, model, parameters, prompt_tokens, "
-            "completion_tokens, timings, created, sources, finish_reason, error, tool_steps "
-            "FROM messages "
+            "completion_tokens, timings, created, sources, finish_reason, error, tool_steps, "
+            "versions, version FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conv_id,))
         attached = self.attachments(conv_id)
@@ -114,7 +117,7 @@ class _Chats:
                             completion_tokens=r[7], timings=json.loads(r[8]),
                             created=float(r[9]), id=int(r[0]), sources=decode_sources(r[10]),
                             finish_reason=r[11], error=r[12],
-                            tool_steps=_steps(r[13]),
+                            tool_steps=_steps(r[13]), **_read_versions(r[14], r[15]),
                             attachments=tuple(attached.get(int(r[0]), ())))
                 for r in rows]
 
@@ -129,6 +132,28 @@ class _Chats:
                 Attachment(str(r[1]), str(r[2]), str(r[3]), bytes(r[6]), str(r[4]),
                            str(r[5] or "")))
         return found
+
+    def replace(self, conv_id: int, message_id: int, message: ChatMessage) -> None:
+        """Rewrite a stored message's words and versions in place (another version chosen)."""
+        with self.database.transaction():
+            cur = self.database.execute(
+                "UPDATE messages SET content = ?, reasoning = ?, model = ?, parameters = ?, "
+                "prompt_tokens = ?, completion_tokens = ?, timings = ?, sources = ?, "
+                "finish_reason = ?, error = ?, tool_steps = ?, versions = ?, version = ? "
+                "WHERE id = ? AND conversation_id = ?",
+                (message.content, message.reasoning, message.model,
+                 json.dumps(message.parameters), message.prompt_tokens,
+                 message.completion_tokens, json.dumps(message.timings),
+                 encode_sources(message.sources), message.finish_reason, message.error,
+                 json.dumps(list(message.tool_steps), ensure_ascii=False)
+                 if message.tool_steps else None, *_versions_columns(message),
+                 message_id, conv_id))
+            if not cur.rowcount:
+                raise InvalidRequest(f"conversation {conv_id} has no message {message_id}")
+            # The search finds the words shown: the chosen version's.
+            self.database.execute("DELETE FROM messages_fts WHERE rowid = ?", (message_id,))
+            self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
+                                  (message_id, fts_text(message.content)))
 
     def search(self, query: str) -> list[tuple[Any, ...]]:
         match = fts_query(query)
@@ -207,17 +232,25 @@ class ChatStore:
     # ------------------------------------------------------------------ writing
     def create_conversation(self, title: str = "", model: str | None = None, *,
                             ephemeral: bool = False, tags: Sequence[str] = (),
-                            collection: str | None = None, think: bool = True) -> Conversation:
+                            collection: str | None = None, think: bool = True,
+                            parameters: dict[str, Any] | None = None) -> Conversation:
         """Start a conversation (grounded in ``collection``); an ephemeral one stays in memory."""
         keep = self._memory if ephemeral or self._disk is None else self._disk
         sign = -1 if keep is self._memory else 1
-        row_id = keep.create(title, model, tags, collection=collection, think=think)
+        row_id = keep.create(title, model, tags, collection=collection, think=think,
+                             parameters=parameters)
         return self.get_conversation(sign * row_id)
 
     def add_message(self, conv_id: int, message: ChatMessage) -> int:
         """Append ``message``; it is durable when this returns. Returns its id."""
         chats, row_id = self._for(conv_id)
         return chats.add(row_id, message)
+
+    def replace_message(self, conv_id: int, message_id: int, message: ChatMessage) -> None:
+        """Rewrite message ``message_id`` of a conversation with ``message``'s fields (its
+        role, time and place stay): another version of an answer was chosen."""
+        chats, row_id = self._for(conv_id)
+        chats.replace(row_id, abs(message_id), message)
 
     def rename(self, conv_id: int, title: str) -> None:
         """Change a conversation's title."""
@@ -236,6 +269,11 @@ class ChatStore:
     def set_think(self, conv_id: int, think: bool) -> None:
         """Whether the conversation's reasoning model may think first, from now on."""
         self._update(conv_id, "UPDATE conversations SET think = ? WHERE id = ?", int(think))
+
+    def set_parameters(self, conv_id: int, parameters: dict[str, Any]) -> None:
+        """The conversation's sampling settings from now on (a JSON object)."""
+        self._update(conv_id, "UPDATE conversations SET parameters = ? WHERE id = ?",
+                     json.dumps(parameters))
 
     def _update(self, conv_id: int, sql: str, value: str | int | None) -> None:
         chats, row_id = self._for(conv_id)
@@ -366,7 +404,8 @@ class ChatStore:
                 row_id = target.insert(item.get("title", ""), item.get("model"),
                                        item.get("tags", []), created=item.get("created"),
                                        collection=item.get("collection"),
-                                       think=item.get("think", True))
+                                       think=item.get("think", True),
+                                       parameters=item.get("parameters"))
                 for message in messages:
                     target.append(row_id, message)
                 row_ids.append(row_id)
@@ -409,6 +448,32 @@ def open_chat_store(path: Path, *, retention_days: int | None = None,
         store.close()
         raise
     return store
+
+
+def _object(raw: str | None) -> dict[str, Any] | None:
+    """A stored JSON object; a damaged value reads as none rather than hiding the chat."""
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _versions_columns(message: ChatMessage) -> tuple[str | None, int | None]:
+    """The ``versions`` and ``version`` column values of a message (NULLs for none)."""
+    if not message.versions:
+        return None, None
+    return json.dumps(list(message.versions), ensure_ascii=False), message.version
+
+
+def _read_versions(raw: str | None, version: int | None) -> dict[str, Any]:
+    """Stored versions; a damaged value reads as none rather than hiding the chat."""
+    versions = _steps(raw)
+    if not versions:
+        return {}
+    return {"versions": versions, "version": min(max(version or 0, 0), len(versions))}
 
 
 def _steps(raw: str | None) -> tuple[dict[str, Any], ...]:

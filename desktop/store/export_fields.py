@@ -17,13 +17,15 @@ CONVERSATION_FIELDS = {
     "title": "text", "model": "text or null", "tags": "a list of text",
     "created": "a number or null", "updated": "a number or null",
     "collection": "text or null", "think": "true/false", "messages": "a list",
+    "parameters": "an object or null",
 }
 MESSAGE_FIELDS = {
     "role": "text", "content": "text", "reasoning": "text or null", "model": "text or null",
     "parameters": "an object", "prompt_tokens": "a whole number or null",
     "completion_tokens": "a whole number or null", "timings": "an object",
     "created": "a number or null", "finish_reason": "text or null", "error": "text or null",
-    "tool_steps": "a list", "attachments": "a list",
+    "tool_steps": "a list", "attachments": "a list", "versions": "a list",
+    "version": "a whole number",
 }
 ATTACHMENT_FIELDS = {
     "kind": "text", "name": "text", "mime": "text or null", "sha256": "text or null",

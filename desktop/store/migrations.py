@@ -229,6 +229,23 @@ ATTACHMENTS_SCHEMA = (
 )
 
 
+VERSIONS_SCHEMA = (
+    # A regenerated answer's other versions, as a JSON list of message objects (the JSON
+    # export's form), oldest first; NULL for none. The row's own columns hold the version
+    # the user chose, and ``version`` is its place among all of them (0-based; NULL: 0).
+    "ALTER TABLE messages ADD COLUMN versions TEXT",
+    "ALTER TABLE messages ADD COLUMN version INTEGER",
+)
+
+
+PARAMETERS_SCHEMA = (
+    # A chat's sampling settings from the window's parameters panel, as a JSON object
+    # (temperature, max_tokens, top_p, top_k, min_p, repeat_penalty, seed); NULL: chats
+    # from before this column, whose temperature is read from their last answer.
+    "ALTER TABLE conversations ADD COLUMN parameters TEXT",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -244,4 +261,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "each message's conversation in a small index, for search",
               SEARCH_INDEX_SCHEMA),
     Migration(11, "pictures and files attached to messages", ATTACHMENTS_SCHEMA),
+    Migration(12, "a regenerated answer's other versions and the one chosen",
+              VERSIONS_SCHEMA),
+    Migration(13, "a conversation's sampling parameters", PARAMETERS_SCHEMA),
 )

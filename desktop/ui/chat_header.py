@@ -4,6 +4,7 @@ the document collection that grounds the answers."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
@@ -14,13 +15,16 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLineEdit,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.chat.conversation import Conversation
+from desktop.chat.parameters import Sampling
 from desktop.errors import EdgeDeskError
 from desktop.ui.error_text import error_text
+from desktop.ui.parameters_panel import ParametersPanel
 from desktop.ui.presets import PresetStore
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.text_fit import FitLabel
@@ -36,12 +40,18 @@ class ShrinkingCombo(QComboBox):
         return QSize(min(hint.width(), 100), hint.height())
 
 
+PARAMETERS_ROLE = Qt.ItemDataRole.UserRole + 1  # a preset's saved sampling parameters
+
+
 class ChatHeader(QWidget):
     """Edits the shown chat's settings in place; says when the ephemeral flag changed."""
 
     ephemeral_toggled = Signal(object)  # the Conversation
     collection_changed = Signal(object)  # the Conversation whose collection the user chose
     think_changed = Signal(object)  # the Conversation whose Think switch the user flipped
+    # The Conversation whose sampling settings (temperature, the parameters panel, a
+    # preset's) changed.
+    parameters_changed = Signal(object)
     error = Signal(str)
 
     def __init__(self, current: Callable[[], Conversation | None],
@@ -90,7 +100,12 @@ class ChatHeader(QWidget):
         row.addWidget(self.ephemeral)
         row.addWidget(self.think)
         layout.addLayout(row)
-        layout.addLayout(self._build_prompt_row())
+        prompt_row = self._build_prompt_row()
+        # In the second row, which has room to spare: the first sets the window's minimum
+        # width (issue 24, blocker 2).
+        self._build_parameters(prompt_row)
+        layout.addLayout(prompt_row)
+        layout.addWidget(self.parameters)
         # Said in words above the transcript: the list's marker alone went unnoticed.
         self.ephemeral_banner = FitLabel(self.tr("Ephemeral chat: nothing of it is saved to "
                                                  "disk; it is gone when EdgeDesk closes."))
@@ -100,6 +115,20 @@ class ChatHeader(QWidget):
         self._fill_collections([])
         self._say_missing("")
         self.reload_presets()
+
+    def _build_parameters(self, row: QHBoxLayout) -> None:
+        # A button beside the presets opens the panel under the system prompt.
+        self.parameters_button = QToolButton()
+        self.parameters_button.setText(self.tr("Parameters"))
+        self.parameters_button.setCheckable(True)
+        self.parameters_button.setToolTip(
+            self.tr("Max tokens, top-p, top-k, min-p, repeat penalty and seed for this chat"))
+        self.parameters_button.setAccessibleName(self.tr("Show the sampling parameters"))
+        row.addWidget(self.parameters_button)
+        self.parameters = ParametersPanel()
+        self.parameters.setVisible(False)
+        self.parameters.changed.connect(self._parameters_changed)
+        self.parameters_button.toggled.connect(self.parameters.setVisible)
 
     def _build_prompt_row(self) -> QHBoxLayout:
         row = QHBoxLayout()
@@ -129,6 +158,7 @@ class ChatHeader(QWidget):
         self.think.setChecked(chat.think)
         self._show_think(chat.model)
         self.temperature.setValue(chat.temperature)
+        self.parameters.show_sampling(chat.sampling)
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.setChecked(chat.ephemeral)
         self.ephemeral.setEnabled(chat.store_id is None)  # saved chats cannot change store
@@ -233,6 +263,14 @@ class ChatHeader(QWidget):
         chat = self._current()
         if chat is not None:
             chat.temperature = value
+            self.parameters.show_sampling(chat.sampling)
+            self.parameters_changed.emit(chat)
+
+    def _parameters_changed(self, sampling: object) -> None:
+        chat = self._current()
+        if chat is not None and isinstance(sampling, Sampling):
+            chat.sampling = replace(sampling, temperature=chat.temperature)
+            self.parameters_changed.emit(chat)
 
     def _system_changed(self, text: str) -> None:
         chat = self._current()
@@ -255,14 +293,16 @@ class ChatHeader(QWidget):
             self.save_preset_button.setEnabled(False)
             return
         try:
-            presets = self._presets.all()
+            presets = self._presets.entries()
         except EdgeDeskError as exc:
             self.error.emit(error_text(exc))
             presets = {}
-        for name, prompt in presets.items():
-            self.preset_box.addItem(name, prompt)
-            self.preset_box.setItemData(self.preset_box.count() - 1, literal_tooltip(prompt),
+        for name, preset in presets.items():
+            self.preset_box.addItem(name, preset.prompt)
+            number = self.preset_box.count() - 1
+            self.preset_box.setItemData(number, literal_tooltip(preset.prompt),
                                         Qt.ItemDataRole.ToolTipRole)
+            self.preset_box.setItemData(number, preset.parameters, PARAMETERS_ROLE)
         self.preset_box.setCurrentIndex(-1)
 
     def choose_preset(self, name: str) -> bool:
@@ -280,13 +320,25 @@ class ChatHeader(QWidget):
         prompt = str(self.preset_box.itemData(number))
         self.system_prompt.setText(prompt)
         self._system_changed(prompt)
+        parameters = self.preset_box.itemData(number, PARAMETERS_ROLE)
+        chat = self._current()
+        if chat is not None and isinstance(parameters, dict):
+            # Only valid values are taken; a hand-edited file's others keep the chat's.
+            chat.sampling = Sampling.from_dict(parameters, chat.sampling)
+            self.temperature.blockSignals(True)
+            self.temperature.setValue(chat.temperature)
+            self.temperature.blockSignals(False)
+            self.parameters.show_sampling(chat.sampling)
+            self.parameters_changed.emit(chat)
 
     def save_preset(self, name: str) -> None:
         """Save the current system prompt as preset ``name``."""
         if self._presets is None:
             return
         try:
-            self._presets.save(name, self.system_prompt.text())
+            chat = self._current()
+            self._presets.save(name, self.system_prompt.text(),
+                               chat.sampling.to_dict() if chat is not None else None)
         except EdgeDeskError as exc:
             self.error.emit(error_text(exc))
             return

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from desktop.chat.conversation import Conversation
@@ -23,10 +23,12 @@ if TYPE_CHECKING:
     from desktop.app import AppContext
 
 Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
+UNDO_MS = 10_000  # how long Undo is offered after a chat is deleted
 
 
 class ChatNotice(QWidget):
-    """A notice (plain text) and, when a model is missing, a Download button for it."""
+    """A notice (plain text) and, when a model is missing, a Download button for it; after
+    a deletion, Undo for a few seconds (or until ``withdraw_undo``: the next action)."""
 
     model_arrived = Signal(object)  # the Conversation whose question waited for the model
 
@@ -42,10 +44,19 @@ class ChatNotice(QWidget):
         self.download_button.setAccessibleName(self.tr("Download the embedding model"))
         self.download_button.clicked.connect(self.download_offered)
         self.download_button.setVisible(False)
+        self.undo_button = QPushButton(self.tr("Undo"))
+        self.undo_button.setVisible(False)
+        self.undo_button.clicked.connect(self._undo_clicked)
+        self._undo: Callable[[], None] | None = None
+        self._undo_timer = QTimer(self)
+        self._undo_timer.setSingleShot(True)
+        self._undo_timer.setInterval(UNDO_MS)
+        self._undo_timer.timeout.connect(self.withdraw_undo)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.notice, 1)
         row.addWidget(self.download_button)
+        row.addWidget(self.undo_button)
 
     def offer_downloads(self, context: AppContext, download: Download) -> None:
         """Offer missing catalog models for ``download`` (without it: only a notice)."""
@@ -57,7 +68,12 @@ class ChatNotice(QWidget):
         return self._download is not None
 
     def say(self, text: str) -> None:
-        """Show ``text`` as the notice."""
+        """Show ``text`` as the notice (an Undo offered for an earlier one is withdrawn:
+        the line is about something else now)."""
+        self.withdraw_undo()
+        self._show(text)
+
+    def _show(self, text: str) -> None:
         self.notice.setText(text)
         self.notice.setVisible(True)
 
@@ -66,6 +82,35 @@ class ChatNotice(QWidget):
         self.notice.setVisible(False)
         self.download_button.setVisible(False)
         self._offer = None
+        self.withdraw_undo()
+
+    def offer_undo(self, text: str, undo: Callable[[], None]) -> None:
+        """Say ``text`` with Undo beside it, which calls ``undo``, for a few seconds."""
+        self.say(text)  # withdraws an earlier offer first
+        self._undo = undo
+        self.undo_button.setAccessibleName(self.tr("Undo: %1").replace("%1", text))
+        self.undo_button.setVisible(True)
+        self._undo_timer.start()
+
+    @property
+    def can_undo(self) -> bool:
+        """Whether Undo is offered now."""
+        return self._undo is not None
+
+    def withdraw_undo(self) -> None:
+        """No more Undo (its time is up, or the user went on); its notice goes too."""
+        if self._undo is None:
+            return
+        self._undo = None
+        self._undo_timer.stop()
+        self.undo_button.setVisible(False)
+        self.notice.setVisible(False)
+
+    def _undo_clicked(self) -> None:
+        undo = self._undo
+        self.withdraw_undo()
+        if undo is not None:
+            undo()
 
     def offer(self, chat: Conversation, model: str) -> None:
         """Say which embedding model the chat's collection lacks and offer Download."""

@@ -65,6 +65,7 @@ class ChatView(QWidget):
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
+        self._pending: PendingTurn | None = None  # the answer being generated
         self._editing: int | None = None
         self._missing: str | None = None  # the model the running answer found missing
         self._build()
@@ -105,6 +106,7 @@ class ChatView(QWidget):
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
         self.header.think_changed.connect(self._think_changed)
+        self.header.parameters_changed.connect(self._parameters_changed)
         # Shortcuts to the header's parts, for the window, tests and screenshots.
         self.model_box, self.temperature = self.header.model_box, self.header.temperature
         self.ephemeral, self.system_prompt = self.header.ephemeral, self.header.system_prompt
@@ -114,6 +116,7 @@ class ChatView(QWidget):
         self.transcript = Transcript(self._theme)
         self.transcript.edit_requested.connect(self.edit)
         self.transcript.regenerate_requested.connect(self.regenerate)
+        self.transcript.version_requested.connect(self.choose_version)
         self.transcript.unavailable.connect(self._notify)
         layout.addWidget(self.transcript, 1)
         self.stream = StreamingAnswer(self.transcript, lambda: self.current, self)
@@ -166,9 +169,10 @@ class ChatView(QWidget):
         previous = self.current
         chat = Conversation(
             model=previous.model if previous else str(self.model_box.currentData() or ""),
-            temperature=previous.temperature if previous else 0.7,
             collection=previous.collection if previous else "",
         )
+        if previous is not None:
+            chat.sampling = previous.sampling
         self.chats.add(chat)
         self._show(chat)
         self.input.setFocus()
@@ -190,6 +194,7 @@ class ChatView(QWidget):
         self.current = chat
         if self._saver is not None:
             self._saver.load_turns(chat)
+        self.notes.withdraw_undo()  # another chat shown: the user has moved on
         self._cancel_edit()
         self.header.show_chat(chat)
         self._rebuild_transcript()
@@ -200,6 +205,15 @@ class ChatView(QWidget):
             return
         try:
             self._saver.set_collection(chat)
+        except EdgeDeskError as exc:
+            self._notify(error_text(exc))
+
+    def _parameters_changed(self, chat: object) -> None:
+        """Keep the sampling settings with the chat, so a restart shows them again."""
+        if self._saver is None or not isinstance(chat, Conversation):
+            return
+        try:
+            self._saver.set_parameters(chat)
         except EdgeDeskError as exc:
             self._notify(error_text(exc))
 
@@ -221,29 +235,35 @@ class ChatView(QWidget):
             self._show(added[0])
 
     def ask_delete(self) -> bool:
-        """Delete the shown chat after the user confirms (an empty one at once): a
-        deleted chat cannot be brought back. True if it was deleted."""
+        """Delete the shown chat after the user confirms (an empty one at once); Undo
+        under the transcript brings it back for a few seconds. True if it was deleted."""
         chat = self.current
         if chat is None:
             return False
         if chat.turns or chat.store_id is not None:
             answer = QMessageBox.question(
                 self, self.tr("Delete chat"),
-                self.tr("Delete “%1” and all its messages? This cannot be undone.")
-                .replace("%1", chat.title))
+                self.tr("Delete “%1” and all its messages? Undo brings it back for a few "
+                        "seconds.").replace("%1", chat.title))
             if answer != QMessageBox.StandardButton.Yes:
                 return False
         self.delete_current()
         return True
 
     def delete_current(self) -> None:
-        """Delete the shown chat (stopping its answer first) and show another."""
+        """Delete the shown chat (stopping its answer first) and show another; Undo is
+        offered for a few seconds, until the next action."""
         chat = self.current
         if chat is None:
             return
         if self.stream.current and self.stream.current[0] is chat:
             self.stop()
+        snapshot = None
         if self._saver is not None:
+            try:
+                snapshot = self._saver.snapshot(chat)
+            except EdgeDeskError:
+                snapshot = None  # the deletion goes ahead; only Undo is not offered
             self._saver.delete(chat)
         self.current = None
         # Removing the row moves the list's highlight to a neighbour; show only the chat
@@ -255,6 +275,21 @@ class ChatView(QWidget):
             self._show(remaining[0])
         else:
             self.new_chat()
+        if chat.turns and (snapshot is not None or chat.ephemeral or self._saver is None):
+            self.notes.offer_undo(
+                self.tr("Deleted “%1”.").replace("%1", chat.title),
+                lambda: self._undelete(chat, snapshot))
+
+    def _undelete(self, chat: Conversation, snapshot: str | None) -> None:
+        """Put back a chat deleted a moment ago and show it."""
+        if self._saver is not None:
+            try:
+                self._saver.restore(chat, snapshot)
+            except EdgeDeskError as exc:
+                self._notify(error_text(exc))
+                return
+        self.chats.add(chat)
+        self._show(chat)
 
     # ------------------------------------------------------------------ transcript
     @property
@@ -298,6 +333,7 @@ class ChatView(QWidget):
         if self.attach.busy:  # a file being read would be left out
             self._notify(self.tr("Still reading the attached files; send again in a moment."))
             return
+        self.notes.withdraw_undo()
         if not chat.model:
             self._notify(self.tr("Choose a model for this chat first (Models → Import or "
                                  "download one)."))
@@ -321,8 +357,25 @@ class ChatView(QWidget):
         self.composer.chips.clear()
         self._generate(pending)
 
+    def choose_version(self, index: int, number: int) -> None:
+        """Show version ``number`` of answer ``index`` and keep it as the answer: the
+        next question's history and the exports use it."""
+        chat = self.current
+        if chat is None or self.is_generating or not 0 <= index < len(chat.turns):
+            return
+        try:
+            chat.choose_version(index, number)
+        except IndexError:
+            return
+        if self._saver is not None:
+            try:
+                self._saver.choose_version(chat, index)
+            except EdgeDeskError as exc:
+                self._notify(error_text(exc))
+        self._sync_transcript()  # remakes that bubble (and those after it)
+
     def regenerate(self) -> None:
-        """Answer the last question again (the previous answer is replaced)."""
+        """Answer the last question again; the previous answer stays as a version."""
         chat = self.current
         if chat is None or self.is_generating or not chat.turns:
             return
@@ -386,7 +439,7 @@ class ChatView(QWidget):
         worker.approval_needed.connect(self._approve)
         worker.failed.connect(self._on_failed)
         worker.done.connect(self._on_done)
-        self._worker = worker
+        self._worker, self._pending = worker, pending
         self.stream.start(chat, turn)
         self.composer.set_generating(True)
         self.notes.clear()
@@ -412,6 +465,8 @@ class ChatView(QWidget):
             if turn.content or turn.reasoning:  # broken off: kept, and said so under it
                 turn.finish_reason, turn.error = "error", message
                 cite(turn)
+            elif self._pending is not None and self._pending.answer is turn:
+                self.core.unanswered(self._pending)  # a regenerated answer's old version
             else:
                 chat.turns.remove(turn)
             if self._missing and self.notes.can_download:
@@ -436,7 +491,7 @@ class ChatView(QWidget):
             turn = self.stream.current[1]
             final = turn if turn.finish_reason not in (None, "error") else None
         self.stream.stop()
-        self._worker = None
+        self._worker = self._pending = None
         self.composer.set_generating(False)
         if self.current is not None:
             self.ephemeral.setEnabled(self.current.store_id is None)

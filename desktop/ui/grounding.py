@@ -4,47 +4,30 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.chat.grounding import SOURCES_K, Search, cite, was_cited
+from desktop.store.sources import Source
 from desktop.ui.rich_text import literal_tooltip
-
-if TYPE_CHECKING:
-    from desktop.store.sources import Source
+from desktop.ui.source_viewer import SourceViewer, is_local_file, open_source
 
 __all__ = ["SOURCES_K", "CitationRow", "Search", "cite", "is_local_file", "open_source",
            "was_cited"]
 
 
-def is_local_file(path: str) -> bool:
-    """Whether ``path`` names an existing regular file on this computer (no network share)."""
-    # Checked as text first: merely looking at \\host\share on Windows connects to the host
-    # and sends the user's credentials, and cited paths can come from an imported chat.
-    if path[:2] in {"\\\\", "//", "\\/", "/\\"}:
-        return False
-    return os.path.isabs(path) and os.path.isfile(path)  # False, not an error, for odd names
-
-
-def open_source(path: str) -> bool:
-    """Open a cited file in the desktop's viewer; opens nothing (False) unless is_local_file."""
-    if not is_local_file(path):
-        return False
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(path))
-
-
 class CitationRow(QWidget):
-    """``[1] notes.pdf`` buttons under an answer; a click opens the file, the tooltip says
-    the page and lines."""
+    """``[1] notes.pdf`` buttons under an answer; a click shows the passage in its file
+    (``SourceViewer``, whose Open file hands it to the desktop), the tooltip says the page
+    and lines."""
 
     opened = Signal(str)  # the path opened
     unavailable = Signal(str)  # a sentence for the user: the cited file cannot be opened
+    viewed = Signal(object)  # the SourceViewer just shown
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,6 +38,7 @@ class CitationRow(QWidget):
         self._row.addWidget(self.label)
         self._row.addStretch(1)
         self.buttons: list[QToolButton] = []
+        self.viewer: SourceViewer | None = None  # the last passage shown
 
     def show_citations(self, items: Sequence[Source], *, cited: bool) -> None:
         """One button per citation (hidden when there are none)."""
@@ -72,22 +56,29 @@ class CitationRow(QWidget):
             snippet = " ".join(item.text.split())
             # The path and snippet come from documents (or an imported chat): shown as text.
             button.setToolTip(literal_tooltip(f"{item.location}\n\n{snippet[:300]}"))
-            button.setAccessibleName(self.tr("Open source ") + str(item.number))
+            button.setAccessibleName(self.tr("Show source ") + str(item.number))
             button.setCursor(Qt.CursorShape.PointingHandCursor)
-            button.clicked.connect(self._open_handler(item.path))
+            button.clicked.connect(self._view_handler(item))
             self._row.insertWidget(self._row.count() - 1, button)
             self.buttons.append(button)
 
-    def _open_handler(self, path: str) -> Callable[[], Any]:
+    def _view_handler(self, item: Source) -> Callable[[], Any]:
         def handler() -> None:
             # Runs on the window's thread: a button's clicked is a direct connection.
-            if open_source(path):
-                self.opened.emit(path)
-            elif not is_local_file(path):
-                self.unavailable.emit(self.tr(
-                    "The cited file is not on this computer any more: %1").replace("%1", path))
-            else:  # the desktop has no program for it (it only logged a line)
-                self.unavailable.emit(self.tr(
-                    "No program on this computer opens this file; open it yourself: %1")
-                    .replace("%1", path))
+            self.view(item)
         return handler
+
+    def view(self, item: Source) -> SourceViewer:
+        """Show the passage ``item`` cites in its file, in a window of its own."""
+        if self.viewer is not None:  # one passage at a time
+            self.viewer.close()
+            self.viewer.deleteLater()
+        self.viewer = SourceViewer(item, self.window())
+        self.viewer.opened.connect(self.opened)
+        self.viewer.unavailable.connect(self.unavailable)
+        if not is_local_file(item.path):  # also said under the transcript, as before
+            self.unavailable.emit(self.tr(
+                "The cited file is not on this computer any more: %1").replace("%1", item.path))
+        self.viewer.show()
+        self.viewed.emit(self.viewer)
+        return self.viewer

@@ -62,8 +62,12 @@ class _WithQt(QTranslator):
         super().__init__(parent)
         self._qt = qt
 
-    def translate(self, context: str, source: str, disambiguation: str | None = None,
-                  n: int = -1) -> str:
-        """Our translation of ``source``, else Qt's (else '': Qt keeps the source)."""
+    def translate(self, context: str, source: str,
+                  disambiguation: str | None = None, n: int = -1) -> str | None:
+        """Our translation of ``source``, else Qt's, else None: the source is shown.
+
+        None, not '': PySide hands '' to Qt as an empty (not null) string, which Qt takes
+        for the translation, so a string not yet translated showed as nothing at all.
+        """
         found = super().translate(context, source, disambiguation, n)
-        return found or self._qt.translate(context, source, disambiguation, n) or ""
+        return found or self._qt.translate(context, source, disambiguation, n) or None

@@ -25,6 +25,7 @@ class MessageWidget(QFrame):
 
     edit_requested = Signal(int)
     regenerate_requested = Signal()
+    version_requested = Signal(int, int)  # the turn's index, the version's (0-based)
 
     def __init__(self, index: int, turn: Turn, *, last: bool, theme: str = "light",
                  parent: QWidget | None = None) -> None:
@@ -44,21 +45,7 @@ class MessageWidget(QFrame):
         role.setObjectName("RoleLabel")
         layout.addWidget(role)
 
-        self.reasoning_toggle = QToolButton()
-        self.reasoning_toggle.setObjectName("Small")
-        self.reasoning_toggle.setCheckable(True)
-        self.reasoning_toggle.setText(self.tr("▸ Reasoning"))
-        self.reasoning_toggle.setAccessibleName(self.tr("Show reasoning"))
-        self.reasoning = QLabel()
-        self.reasoning.setObjectName("Reasoning")
-        self.reasoning.setWordWrap(True)
-        self.reasoning.setTextFormat(Qt.TextFormat.PlainText)  # the model's words, never HTML
-        self.reasoning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.reasoning.setVisible(False)
-        self.reasoning_toggle.toggled.connect(self._toggle_reasoning)
-        layout.addWidget(self.reasoning_toggle)
-        layout.addWidget(self.reasoning)
-
+        self._build_reasoning(layout)
         self._build_tools(layout)
 
         # A question's pictures (thumbnails) and documents (names), above its words.
@@ -71,6 +58,7 @@ class MessageWidget(QFrame):
         layout.addWidget(self.citations)
 
         row = QHBoxLayout()
+        self._build_versions(row)
         self.footer = QLabel()
         self.footer.setObjectName("Footer")
         row.addWidget(self.footer, 1)
@@ -86,6 +74,54 @@ class MessageWidget(QFrame):
         self.regenerate_button.setVisible(not is_user and last)
         layout.addLayout(row)
         self.refresh()
+
+    def _build_reasoning(self, layout: QVBoxLayout) -> None:
+        # The model's thinking, folded away under a toggle.
+        self.reasoning_toggle = QToolButton()
+        self.reasoning_toggle.setObjectName("Small")
+        self.reasoning_toggle.setCheckable(True)
+        self.reasoning_toggle.setText(self.tr("▸ Reasoning"))
+        self.reasoning_toggle.setAccessibleName(self.tr("Show reasoning"))
+        self.reasoning = QLabel()
+        self.reasoning.setObjectName("Reasoning")
+        self.reasoning.setWordWrap(True)
+        self.reasoning.setTextFormat(Qt.TextFormat.PlainText)  # the model's words, never HTML
+        self.reasoning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.reasoning.setVisible(False)
+        self.reasoning_toggle.toggled.connect(self._toggle_reasoning)
+        layout.addWidget(self.reasoning_toggle)
+        layout.addWidget(self.reasoning)
+
+    def _build_versions(self, row: QHBoxLayout) -> None:
+        # ‹ 2/3 ›: a regenerated answer's versions, to flip back to an earlier one.
+        turn = self._turn
+        self.previous_version = self._action(row, "", self.tr("Previous version"),
+                                             lambda: self._flip(-1))
+        self.previous_version.setText("‹")
+        self.version_label = QLabel(f"{turn.version + 1}/{turn.version_count}")
+        self.version_label.setObjectName("Footer")
+        self.version_label.setAccessibleName(
+            self.tr("Version %1 of %2").replace("%1", str(turn.version + 1))
+            .replace("%2", str(turn.version_count)))
+        row.addWidget(self.version_label)
+        self.next_version = self._action(row, "", self.tr("Next version"),
+                                         lambda: self._flip(1))
+        self.next_version.setText("›")
+        self.set_versions_enabled(True)
+
+    def set_versions_enabled(self, enabled: bool) -> None:
+        """Offer ‹ › for an answer with versions (not while an answer is generated)."""
+        turn = self._turn
+        shown = turn.version_count > 1
+        for widget in (self.previous_version, self.version_label, self.next_version):
+            widget.setVisible(shown)
+        self.previous_version.setEnabled(enabled and turn.version > 0)
+        self.next_version.setEnabled(enabled and turn.version < turn.version_count - 1)
+
+    def _flip(self, step: int) -> None:
+        number = self._turn.version + step
+        if 0 <= number < self._turn.version_count:
+            self.version_requested.emit(self.index, number)
 
     def _build_tools(self, layout: QVBoxLayout) -> None:
         # The answer's tool calls, collapsed: one line each, the result under it when open.
@@ -150,7 +186,8 @@ class MessageWidget(QFrame):
                 slot: Callable[[], object]) -> QToolButton:
         button = QToolButton()
         button.setObjectName("Small")
-        button.setIcon(icon(name))
+        if name:
+            button.setIcon(icon(name))
         button.setToolTip(label)
         button.setAccessibleName(label)
         button.clicked.connect(slot)

@@ -29,10 +29,12 @@ from desktop.app import AppContext
 from desktop.catalog.listing import CatalogRow
 from desktop.engine.types import LoadReport
 from desktop.errors import EdgeDeskError
+from desktop.resolve import ModelDetails
 from desktop.ui.core_text import machine_summary
 from desktop.ui.error_text import error_text
 from desktop.ui.hub_search import HubSearch
 from desktop.ui.look import icon
+from desktop.ui.model_details import ModelDetailsDialog
 from desktop.ui.model_downloads import ModelDownloads
 from desktop.ui.model_listing import (
     Lister,
@@ -59,6 +61,7 @@ class ModelsView(QWidget):
     listed = Signal()  # the rows read from disk are shown (no listing is running)
     use_in_chat = Signal(str)  # model reference
     imported = Signal(str)  # the id an import from the window is known by
+    details_shown = Signal(str)  # the id whose details window just opened
     error = Signal(str)
 
     def __init__(self, context: AppContext, pool: WorkerPool,
@@ -72,6 +75,7 @@ class ModelsView(QWidget):
         self._listed: Listing | None = None  # the last listing applied (None: none yet)
         self._imported: list[CatalogRow] = []
         self._remote: list[CatalogRow] | None = None  # None: not asked yet (network, worker)
+        self.details_dialog: ModelDetailsDialog | None = None  # the last one opened
         self.table_model = CatalogTableModel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
@@ -96,10 +100,7 @@ class ModelsView(QWidget):
         self.table.setAlternatingRowColors(False)
         self.table.doubleClicked.connect(lambda _index: self._use_selected())
         layout.addWidget(self.table, 1)
-        self.details = FitLabel()
-        self.details.setObjectName("Muted")
-        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.details)
+        layout.addLayout(self._build_summary())
         layout.addLayout(self._build_buttons(layout))
         layout.addWidget(self.status)
         self.downloads = ModelDownloads(context, pool, self.table_model, bar=self.progress,
@@ -121,6 +122,21 @@ class ModelsView(QWidget):
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._apply_filter)
         return self.filter
+
+    def _build_summary(self) -> QHBoxLayout:
+        # Details… sits by the line that sums the selected model up; the row of buttons
+        # below already sets the screen's minimum width (issue 24, blocker 2).
+        self.details = FitLabel()
+        self.details.setObjectName("Muted")
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details_button = QPushButton(self.tr("Details…"))
+        self.details_button.setAccessibleName(
+            self.tr("Show the selected model's details: architecture, files, fit"))
+        self.details_button.clicked.connect(self._details_selected)
+        summary = QHBoxLayout()
+        summary.addWidget(self.details, 1)
+        summary.addWidget(self.details_button)
+        return summary
 
     def _build_buttons(self, layout: QVBoxLayout) -> QHBoxLayout:
         buttons = QHBoxLayout()
@@ -271,6 +287,9 @@ class ModelsView(QWidget):
     def _update_buttons(self) -> None:
         row = self.selected()
         self.cancel_button.setEnabled(row is not None and self.downloads.cancellable(row.id))
+        # Details read the file's header: only a model on this device has one.
+        self.details_button.setEnabled(row is not None and bool(row.installed)
+                                       and row.tier != "remote")
 
     def _show_details(self) -> None:
         row = self.selected()
@@ -336,7 +355,7 @@ class ModelsView(QWidget):
             self.imported.emit(model_id)
 
     def _import_failed(self, _key: str, message: str) -> None:
-        self._fail(message)
+        self._fail(message)  # an import's, or the details' (their file went away)
 
     # ------------------------------------------------------------------ actions
     def selected(self) -> CatalogRow | None:
@@ -357,6 +376,36 @@ class ModelsView(QWidget):
                         "embedding" else self.tr("%1 cannot chat.")).replace("%1", row.name))
             return
         self.use_in_chat.emit(row.id)
+
+    def _details_selected(self) -> None:
+        row = self.selected()
+        if row is not None and row.installed:
+            self.show_details(row.id)
+
+    def show_details(self, model_id: str) -> TaskWorker:
+        """Read ``model_id``'s details on a worker (its header; a file's SHA-256 unless the
+        installed index has it) and open them in a window of their own."""
+        context = self._context
+        known = {f: d for m in context.installed.matching(model_id)
+                 for f, d in zip(m.files, m.sha256, strict=False)}
+        worker = TaskWorker(lambda: context.resolver.details(model_id, known), model_id)
+        worker.result.connect(self._details_read)
+        worker.failed.connect(self._import_failed)  # says the error in the status line
+        self.status.setText(self.tr("Reading the details of %1…").replace("%1", model_id))
+        self._pool.start(worker)
+        return worker
+
+    def _details_read(self, model_id: str, details: object) -> None:
+        if not isinstance(details, ModelDetails):
+            return
+        if self.status.text().endswith("…"):
+            self.status.setText("")
+        if self.details_dialog is not None:  # one details window at a time
+            self.details_dialog.close()
+            self.details_dialog.deleteLater()
+        self.details_dialog = ModelDetailsDialog(details, self)
+        self.details_dialog.show()
+        self.details_shown.emit(model_id)
 
     def _load_selected(self) -> None:
         row = self.selected()

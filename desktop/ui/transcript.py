@@ -20,6 +20,7 @@ class Transcript(QScrollArea):
 
     edit_requested = Signal(int)  # the turn's index
     regenerate_requested = Signal()
+    version_requested = Signal(int, int)  # the answer's index, the version chosen (0-based)
     unavailable = Signal(str)  # a sentence for the user: a cited file cannot be opened
 
     def __init__(self, theme: str = "light", parent: QWidget | None = None) -> None:
@@ -74,6 +75,7 @@ class Transcript(QScrollArea):
             bubble = MessageWidget(number, turns[number], last=False, theme=self.theme)
             bubble.edit_requested.connect(self.edit_requested)
             bubble.regenerate_requested.connect(self.regenerate_requested)
+            bubble.version_requested.connect(self.version_requested)
             bubble.citations.unavailable.connect(self.unavailable)
             self._messages.insertWidget(self._messages.count() - 1, bubble)
             self.bubbles.append(bubble)
@@ -82,11 +84,13 @@ class Transcript(QScrollArea):
         self._scroll_timer.start()
 
     def show_regenerate(self, *, generating: bool) -> None:
-        """Offer Regenerate under the last answer only, and not while one is generated."""
+        """Offer Regenerate under the last answer only, and not while one is generated;
+        nor flipping an answer's versions then."""
         for number, (bubble, turn) in enumerate(zip(self.bubbles, self._shown, strict=True)):
             last = number == len(self.bubbles) - 1
             bubble.regenerate_button.setVisible(
                 last and turn.role == "assistant" and not generating)
+            bubble.set_versions_enabled(not generating)
 
     def refresh_last(self) -> None:
         """Show the last bubble's turn as it is now (a streaming or just finished answer)."""

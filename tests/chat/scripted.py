@@ -18,6 +18,7 @@ class Scripted:
         self.answers = list(answers)
         self.prompts: list[list[Message]] = []
         self.tools: list[list[dict[str, Any]] | None] = []
+        self.params: list[GenerationParams] = []  # what each request asked of the engine
         self._wait = wait  # set: the request "waits for a slot" until cancelled
 
     def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
@@ -26,6 +27,7 @@ class Scripted:
                     template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
         """Stream the next scripted answer (or wait to be cancelled, when told to)."""
         self.prompts.append(list(messages))
+        self.params.append(params)
         self.tools.append(list(tools) if tools is not None else None)
         answer = self.answers[min(len(self.prompts) - 1, len(self.answers) - 1)]
         return self._stream(answer, cancel)

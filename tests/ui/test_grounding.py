@@ -79,8 +79,12 @@ def test_a_grounded_chat_gives_the_model_numbered_sources(qtbot, grounded, opene
     assert bubble.citations.label.text() == "Sources given (none cited):"
     button = bubble.citations.buttons[0]
     assert button.text() == "[1] leave.md" and "lines 1-3" in button.toolTip()
+    button.click()  # the passage, in the window
+    viewer = bubble.citations.viewer
+    assert viewer is not None and viewer.isVisible() and opened.urls == []
+    assert viewer.marked == (1, 3) and "Staff get 25 days" in viewer.marked_text()
     with qtbot.waitSignal(bubble.citations.opened, timeout=2000):
-        button.click()
+        viewer.open_button.click()  # then in the desktop's own viewer
     assert [u.toLocalFile() for u in opened.urls] == [str((docs / "leave.md").resolve())]
     # A new chat keeps the grounding; 'No documents' turns it off.
     chat.new_chat()
@@ -112,6 +116,11 @@ def test_citations_in_an_answer_map_to_files_pages_and_lines(qtbot, opened,
     assert read(second.toolTip()).startswith(f"{travel} line 4")
     with qtbot.assertNotEmitted(bubble.citations.unavailable):
         first.click()
+        viewer = bubble.citations.viewer
+        assert viewer is not None
+        assert viewer.text.toPlainText() == "text 2"  # unreadable PDF: the stored passage
+        assert "cannot be shown here" in viewer.note.text()
+        viewer.open_button.click()
     assert [u.toLocalFile() for u in opened.urls] == [str(policy)]
 
 
@@ -136,6 +145,9 @@ def test_a_cited_file_that_is_not_here_is_not_opened_and_said(qtbot, window, ope
     with qtbot.assertNotEmitted(row.opened):
         row.buttons[0].click()
     assert opened.urls == []
+    viewer = row.viewer  # the passage as it was cited, from the chat
+    assert viewer is not None and viewer.text.toPlainText() == "text 1"
+    assert not viewer.open_button.isEnabled() and viewer.note.isVisible()
     notice = window.chat.notice
     assert not notice.isHidden()
     assert notice.text() == f"The cited file is not on this computer any more: {path}"
@@ -222,7 +234,10 @@ def test_the_collection_and_citations_survive_a_restart(qtbot, grounded, tiny_ch
     assert again.chat.collection_box.currentData() == "handbook"
     assert again.chat.current.collection == "handbook"
     assert shown_citations(again) == before
-    again.chat._bubbles[-1].citations.buttons[0].click()
+    row = again.chat._bubbles[-1].citations
+    row.buttons[0].click()
+    assert row.viewer is not None and "Staff get 25 days" in row.viewer.marked_text()
+    row.viewer.open_button.click()
     assert [u.toLocalFile() for u in opened.urls] == [str((docs / "leave.md").resolve())]
     again.chat.collection_box.setCurrentIndex(0)  # 'No documents' is kept too
     assert again.context.chat_store.get_conversation(store_id).collection is None
@@ -339,8 +354,10 @@ def test_a_cited_file_no_program_opens_is_said(qtbot, window, tmp_path: Path) ->
     window.chat.current.turns = [Turn("user", "?"), turn]
     window.chat._rebuild_transcript()
     row = window.chat._bubbles[-1].citations
+    row.buttons[0].click()  # the passage, in the window
+    assert row.viewer is not None and "cannot be shown here" in row.viewer.note.text()
     with qtbot.waitSignal(row.unavailable, timeout=2000):
-        row.buttons[0].click()
+        row.viewer.open_button.click()
     assert not window.chat.notice.isHidden()
     assert window.chat.notice.text() == ("No program on this computer opens this file; open "
                                          f"it yourself: {policy}")

@@ -25,7 +25,8 @@ def test_a_saved_preset_is_offered_in_new_chats_and_after_restart(qtbot, edgedes
     header.system_prompt.setText(PROMPT)
     header.save_preset("  Translator ")
     stored = json.loads((edgedesk_home / "config" / "prompt_presets.json").read_text())
-    assert stored == {"Translator": PROMPT}
+    assert stored["Translator"]["system_prompt"] == PROMPT
+    assert stored["Translator"]["parameters"]["temperature"] == 0.7  # the chat's settings
     win.chat.new_chat()
     assert win.chat.current is not None and win.chat.current.system_prompt == ""
     assert header.choose_preset("Translator")
@@ -37,6 +38,19 @@ def test_a_saved_preset_is_offered_in_new_chats_and_after_restart(qtbot, edgedes
     qtbot.addWidget(again)
     assert again.chat.header.preset_box.itemText(0) == "Translator"
     again.close()
+
+
+def test_a_preset_file_from_before_presets_kept_parameters_still_reads(
+        qtbot, edgedesk_home: Path) -> None:
+    config = edgedesk_home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "prompt_presets.json").write_text(json.dumps({"Old": PROMPT}))
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    win.chat.current.top_k = 3
+    assert win.chat.header.choose_preset("Old")
+    assert win.chat.current.system_prompt == PROMPT and win.chat.current.top_k == 3
+    win.close()
 
 
 def test_a_damaged_presets_file_is_reported_not_overwritten(qtbot, edgedesk_home: Path) -> None:

@@ -30,7 +30,7 @@ def test_deleting_a_chat_asks_first(qtbot, window: MainWindow,
     kept = chat.current
     asked = _answer(monkeypatch, QMessageBox.StandardButton.No)
     qtbot.mouseClick(chat.sidebar.delete_button, Qt.MouseButton.LeftButton)
-    assert len(asked) == 1 and "cannot be undone" in asked[0]
+    assert len(asked) == 1 and "Undo brings it back" in asked[0]
     assert chat.current is kept and kept in chat.chats.chats()  # said no: still there
     asked = _answer(monkeypatch, QMessageBox.StandardButton.Yes)
     qtbot.mouseClick(chat.sidebar.delete_button, Qt.MouseButton.LeftButton)

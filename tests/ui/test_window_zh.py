@@ -247,3 +247,13 @@ def test_the_chinese_window_refuses_an_offline_hub_search_in_chinese(
     assert "offline mode" not in search.status.text()
     assert hub.log == []
     win.close()
+
+
+def test_a_string_not_translated_yet_shows_in_english_not_blank(chinese) -> None:
+    # New words reach the catalog at the next lupdate; until then a Chinese window must
+    # show them in English, as Qt does, not as empty labels and buttons.
+    from PySide6.QtCore import QCoreApplication
+
+    assert QCoreApplication.translate("Nowhere", "A sentence no catalog has") == \
+        "A sentence no catalog has"
+    assert QCoreApplication.translate("Composer", "Send") == "发送"  # translated ones still are
