@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from desktop.ui.first_run import settle
+from tests.conftest import wait_until
 from tests.ui.test_server_view import free_port
 from tests.ui.test_tray_session import (
     MISSING,
     _edgedesk_windows,
     _health,
     _viewable,
-    _wait,
     _x_session,
 )
 
@@ -61,8 +61,8 @@ def test_closing_quits_once_the_tray_has_gone_away(tmp_path: Path, edgedesk_home
         log = tmp_path / "app.log"
         app = _launch(env, edgedesk_home, log)
         try:
-            _wait("the window", lambda: "window open" in log.read_text(), 90)
-            _wait("the server", lambda: _health(port), 30)
+            wait_until(lambda: "window open" in log.read_text(), 90, "the window")
+            wait_until(lambda: _health(port), 30, "the server")
             main = max(_edgedesk_windows(env), key=lambda w: w[1] * w[2])
             tray = started[2]
             tray.terminate()  # the panel crashed, or an extension was switched off
@@ -83,21 +83,21 @@ def test_a_second_launch_shows_the_first_window_and_hands_it_a_file(
         log = tmp_path / "first.log"
         first = _launch(env, edgedesk_home, log)
         try:
-            _wait("the window", lambda: "window open" in log.read_text(), 90)
-            _wait("the server", lambda: _health(port), 30)
+            wait_until(lambda: "window open" in log.read_text(), 90, "the window")
+            wait_until(lambda: _health(port), 30, "the server")
             main = max(_edgedesk_windows(env), key=lambda w: w[1] * w[2])
             subprocess.run(["wmctrl", "-c", "EdgeDesk"], env=env, check=True)
-            _wait("the window to hide to the tray", lambda: not _viewable(env, main[0]), 15)
+            wait_until(lambda: not _viewable(env, main[0]), 15, "the window to hide to the tray")
 
             second_log = tmp_path / "second.log"
             second = _launch(env, edgedesk_home, second_log, "--open", str(tiny_chat))
             assert second.wait(timeout=60) == 0, second_log.read_text()
             assert "already open" in second_log.read_text()
             assert "window open" not in second_log.read_text()  # no second window, no server
-            _wait("the first window to come back", lambda: _viewable(env, main[0]), 15)
+            wait_until(lambda: _viewable(env, main[0]), 15, "the first window to come back")
             installed = edgedesk_home / "data" / "installed.json"
-            _wait("the handed file to be imported", lambda: installed.exists()
-                  and "tiny-chat" in installed.read_text(), 30)
+            wait_until(lambda: installed.exists()
+                  and "tiny-chat" in installed.read_text(), 30, "the handed file to be imported")
             assert [m["files"] for m in json.loads(installed.read_text())["models"]
                     ] == [[str(tiny_chat)]]
             assert first.poll() is None and _health(port)
