@@ -50,6 +50,38 @@
     </message>
 </context>
 <context>
+    <name>Attacher</name>
+    <message>
+        <location filename="../../desktop/ui/chat_attach.py" line="292"/>
+        <source>Attach pictures or documents</source>
+        <translation>附加图片或文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_attach.py" line="293"/>
+        <source>Pictures and documents (%1);;All files (*)</source>
+        <translation>图片和文档 (%1);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_attach.py" line="341"/>
+        <source>pasted picture %1.png</source>
+        <translation>粘贴的图片 %1.png</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_attach.py" line="374"/>
+        <source>%1 cannot see pictures: choose a vision model for this chat, or remove the picture before sending.</source>
+        <translation>%1 无法识别图片：请为此对话选择视觉模型，或在发送前移除图片。</translation>
+    </message>
+</context>
+<context>
+    <name>AttachmentChip</name>
+    <message>
+        <location filename="../../desktop/ui/chat_attach.py" line="116"/>
+        <location filename="../../desktop/ui/chat_attach.py" line="117"/>
+        <source>Remove %1</source>
+        <translation>移除 %1</translation>
+    </message>
+</context>
+<context>
     <name>CatalogTableModel</name>
     <message>
         <location filename="../../desktop/ui/qmodels.py" line="62"/>
@@ -95,122 +127,137 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="59"/>
+        <location filename="../../desktop/ui/chat_header.py" line="69"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="60"/>
+        <location filename="../../desktop/ui/chat_header.py" line="70"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="68"/>
+        <location filename="../../desktop/ui/chat_header.py" line="78"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="200"/>
+        <location filename="../../desktop/ui/chat_header.py" line="230"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="74"/>
+        <location filename="../../desktop/ui/chat_header.py" line="84"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="75"/>
+        <location filename="../../desktop/ui/chat_header.py" line="85"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="77"/>
+        <location filename="../../desktop/ui/chat_header.py" line="87"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="78"/>
+        <location filename="../../desktop/ui/chat_header.py" line="88"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="79"/>
+        <location filename="../../desktop/ui/chat_header.py" line="89"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="81"/>
+        <location filename="../../desktop/ui/chat_header.py" line="91"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="82"/>
+        <location filename="../../desktop/ui/chat_header.py" line="92"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="84"/>
+        <location filename="../../desktop/ui/chat_header.py" line="94"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="95"/>
+        <location filename="../../desktop/ui/chat_header.py" line="110"/>
         <source>Ephemeral chat: nothing of it is saved to disk; it is gone when EdgeDesk closes.</source>
         <translation>临时对话：不会保存到磁盘，关闭 EdgeDesk 后即消失。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="107"/>
+        <location filename="../../desktop/ui/chat_header.py" line="122"/>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="125"/>
+        <source>Max tokens, top-p, top-k, min-p, repeat penalty and seed for this chat</source>
+        <translation>此对话的最大词元数、top-p、top-k、min-p、重复惩罚和种子</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="126"/>
+        <source>Show the sampling parameters</source>
+        <translation>显示采样参数</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_header.py" line="136"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="108"/>
+        <location filename="../../desktop/ui/chat_header.py" line="137"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="111"/>
+        <location filename="../../desktop/ui/chat_header.py" line="140"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="112"/>
+        <location filename="../../desktop/ui/chat_header.py" line="141"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="114"/>
+        <location filename="../../desktop/ui/chat_header.py" line="143"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="116"/>
+        <location filename="../../desktop/ui/chat_header.py" line="145"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="179"/>
+        <location filename="../../desktop/ui/chat_header.py" line="209"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="181"/>
+        <location filename="../../desktop/ui/chat_header.py" line="211"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="202"/>
+        <location filename="../../desktop/ui/chat_header.py" line="232"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="297"/>
+        <location filename="../../desktop/ui/chat_header.py" line="349"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="298"/>
+        <location filename="../../desktop/ui/chat_header.py" line="350"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -218,27 +265,37 @@
 <context>
     <name>ChatNotice</name>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="41"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="43"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="42"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="44"/>
         <source>Download the embedding model</source>
         <translation>下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="75"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="47"/>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="91"/>
+        <source>Undo: %1</source>
+        <translation>撤销：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_notice.py" line="120"/>
         <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
         <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="91"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="136"/>
         <source>Downloading %1…</source>
         <translation>正在下载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="107"/>
+        <location filename="../../desktop/ui/chat_notice.py" line="152"/>
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
@@ -246,49 +303,49 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="58"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="59"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="60"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="61"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="60"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="62"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="63"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="64"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="65"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="66"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="77"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="79"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="85"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="87"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="87"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="89"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="89"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="91"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="90"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="92"/>
         <source>Export chat as Markdown or JSON</source>
         <translation>将对话导出为 Markdown 或 JSON</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="94"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="96"/>
         <source>Import chats from a JSON export…</source>
         <translation>从 JSON 导出文件导入对话…</translation>
     </message>
@@ -297,67 +354,67 @@
         <translation type="vanished">导入…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="95"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="97"/>
         <source>Import chats from a JSON export</source>
         <translation>从 JSON 导出文件导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="146"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="148"/>
         <source>Encrypted, opened with a passphrase (*%1)</source>
         <translation>加密，需密码短语打开 (*%1)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="176"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="182"/>
         <source>The chat was not exported: %1</source>
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="187"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="196"/>
         <source>Encrypted export</source>
         <translation>加密导出</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="188"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="197"/>
         <source>Passphrase for this export (needed to import it):</source>
         <translation>此导出文件的密码短语（导入时需要）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="189"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="198"/>
         <source>Passphrase of this encrypted export:</source>
         <translation>此加密导出文件的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="194"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="203"/>
         <source>The same passphrase again:</source>
         <translation>再次输入相同的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="199"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="208"/>
         <source>The two passphrases differ; nothing was exported.</source>
         <translation>两次输入的密码短语不一致；未导出任何内容。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="205"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="214"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="206"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="215"/>
         <source>Chat exports (*.json *%1)</source>
         <translation>对话导出文件 (*.json *%1)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="225"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="234"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="234"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="243"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="235"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="244"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -366,12 +423,12 @@
         <translation type="vanished">将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="149"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="151"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="141"/>
+        <location filename="../../desktop/ui/chat_sidebar.py" line="143"/>
         <source>Nothing to export: this chat has no messages yet.</source>
         <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
@@ -419,22 +476,36 @@
         <translation type="vanished">停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="215"/>
+        <location filename="../../desktop/ui/chat_view.py" line="245"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="216"/>
         <source>Delete “%1” and all its messages? This cannot be undone.</source>
-        <translation>删除“%1”及其全部消息？此操作无法撤销。</translation>
+        <translation type="vanished">删除“%1”及其全部消息？此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="282"/>
+        <location filename="../../desktop/ui/chat_view.py" line="246"/>
+        <source>Delete “%1” and all its messages? Undo brings it back for a few seconds.</source>
+        <translation>删除“%1”及其全部消息？几秒钟内可用“撤销”恢复。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="280"/>
+        <source>Deleted “%1”.</source>
+        <translation>已删除“%1”。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="334"/>
+        <source>Still reading the attached files; send again in a moment.</source>
+        <translation>仍在读取附加的文件，请稍后再发送。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_view.py" line="338"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="323"/>
+        <location filename="../../desktop/ui/chat_view.py" line="398"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -454,70 +525,83 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="66"/>
+        <location filename="../../desktop/ui/grounding.py" line="50"/>
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="67"/>
+        <location filename="../../desktop/ui/grounding.py" line="51"/>
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="75"/>
-        <source>Open source </source>
-        <translation>打开来源 </translation>
+        <location filename="../../desktop/ui/grounding.py" line="59"/>
+        <source>Show source </source>
+        <translation>显示来源 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="88"/>
+        <source>Open source </source>
+        <translation type="vanished">打开来源 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/grounding.py" line="81"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="91"/>
         <source>No program on this computer opens this file; open it yourself: %1</source>
-        <translation>此电脑上没有可打开该文件的程序，请手动打开：%1</translation>
+        <translation type="vanished">此电脑上没有可打开该文件的程序，请手动打开：%1</translation>
     </message>
 </context>
 <context>
     <name>Composer</name>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="27"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="32"/>
+        <source>Attach pictures or documents (or paste, or drop them on the chat)</source>
+        <translation>附加图片或文档（也可粘贴，或拖放到对话中）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="34"/>
+        <source>Attach files</source>
+        <translation>附加文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat_composer.py" line="38"/>
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="28"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="39"/>
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="33"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="44"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="35"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="46"/>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="36"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="47"/>
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="38"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="49"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="39"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="50"/>
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="40"/>
+        <location filename="../../desktop/ui/chat_composer.py" line="51"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
@@ -920,12 +1004,12 @@
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="343"/>
+        <location filename="../../desktop/ui/documents_view.py" line="344"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="344"/>
+        <location filename="../../desktop/ui/documents_view.py" line="345"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
@@ -950,62 +1034,62 @@
         <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="389"/>
+        <location filename="../../desktop/ui/documents_view.py" line="390"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="400"/>
+        <location filename="../../desktop/ui/documents_view.py" line="401"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="409"/>
+        <location filename="../../desktop/ui/documents_view.py" line="410"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="414"/>
+        <location filename="../../desktop/ui/documents_view.py" line="415"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="423"/>
+        <location filename="../../desktop/ui/documents_view.py" line="424"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="424"/>
+        <location filename="../../desktop/ui/documents_view.py" line="425"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="425"/>
+        <location filename="../../desktop/ui/documents_view.py" line="426"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="426"/>
+        <location filename="../../desktop/ui/documents_view.py" line="427"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="427"/>
+        <location filename="../../desktop/ui/documents_view.py" line="428"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="429"/>
+        <location filename="../../desktop/ui/documents_view.py" line="430"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -1140,107 +1224,107 @@
         <translation>%1 看不到图片（它没有视觉投影器）；请为此对话选择视觉模型，或移除图片。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="76"/>
+        <location filename="../../desktop/ui/error_text.py" line="80"/>
         <source>There is no model called %1; the Models screen lists them.</source>
         <translation>没有名为 %1 的模型；可在“模型”页面查看所有模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="79"/>
+        <location filename="../../desktop/ui/error_text.py" line="83"/>
         <source>%1 is not installed; the Models screen lists what is.</source>
         <translation>%1 尚未安装；可在“模型”页面查看已安装的模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="81"/>
+        <location filename="../../desktop/ui/error_text.py" line="85"/>
         <source>%1 is not downloaded yet; download it on the Models screen first.</source>
         <translation>%1 尚未下载；请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="84"/>
+        <location filename="../../desktop/ui/error_text.py" line="88"/>
         <source>Model file not found: %1</source>
         <translation>找不到模型文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="92"/>
+        <location filename="../../desktop/ui/error_text.py" line="96"/>
         <source>The model could not be loaded</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="93"/>
+        <location filename="../../desktop/ui/error_text.py" line="97"/>
         <source>The model file cannot be used</source>
         <translation>模型文件无法使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="94"/>
+        <location filename="../../desktop/ui/error_text.py" line="98"/>
         <source>The model has no chat template</source>
         <translation>该模型没有对话模板</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="95"/>
+        <location filename="../../desktop/ui/error_text.py" line="99"/>
         <source>The model&apos;s chat template failed</source>
         <translation>模型的对话模板出错</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="96"/>
+        <location filename="../../desktop/ui/error_text.py" line="100"/>
         <source>The conversation is too long for this model</source>
         <translation>对话太长，超出了该模型的上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="98"/>
+        <location filename="../../desktop/ui/error_text.py" line="102"/>
         <source>The model is busy</source>
         <translation>模型正忙</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="99"/>
+        <location filename="../../desktop/ui/error_text.py" line="103"/>
         <source>The remote model failed</source>
         <translation>远程模型出错</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="100"/>
+        <location filename="../../desktop/ui/error_text.py" line="104"/>
         <source>Your organization&apos;s policy blocks this</source>
         <translation>贵组织的策略禁止此操作</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="101"/>
+        <location filename="../../desktop/ui/error_text.py" line="105"/>
         <source>Model not found</source>
         <translation>找不到模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="102"/>
+        <location filename="../../desktop/ui/error_text.py" line="106"/>
         <source>No network connection is allowed</source>
         <translation>不允许任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="103"/>
+        <location filename="../../desktop/ui/error_text.py" line="107"/>
         <source>The download failed</source>
         <translation>下载失败</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="104"/>
+        <location filename="../../desktop/ui/error_text.py" line="108"/>
         <source>A Hugging Face sign-in is needed</source>
         <translation>需要登录 Hugging Face</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="105"/>
+        <location filename="../../desktop/ui/error_text.py" line="109"/>
         <source>Your saved data could not be read or written</source>
         <translation>无法读取或写入已保存的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="106"/>
+        <location filename="../../desktop/ui/error_text.py" line="110"/>
         <source>A setting is not valid</source>
         <translation>某项设置无效</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="107"/>
+        <location filename="../../desktop/ui/error_text.py" line="111"/>
         <source>This cannot be done</source>
         <translation>无法执行此操作</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="118"/>
+        <location filename="../../desktop/ui/error_text.py" line="122"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="126"/>
+        <location filename="../../desktop/ui/error_text.py" line="130"/>
         <source>unexpected error: %1</source>
         <translation>意外错误：%1</translation>
     </message>
@@ -1746,82 +1830,82 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="150"/>
+        <location filename="../../desktop/ui/main_window.py" line="147"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="151"/>
+        <location filename="../../desktop/ui/main_window.py" line="148"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="152"/>
+        <location filename="../../desktop/ui/main_window.py" line="149"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="153"/>
+        <location filename="../../desktop/ui/main_window.py" line="150"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="154"/>
+        <location filename="../../desktop/ui/main_window.py" line="151"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="162"/>
+        <location filename="../../desktop/ui/main_window.py" line="159"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="211"/>
+        <location filename="../../desktop/ui/main_window.py" line="208"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="213"/>
+        <location filename="../../desktop/ui/main_window.py" line="210"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="215"/>
+        <location filename="../../desktop/ui/main_window.py" line="212"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="217"/>
+        <location filename="../../desktop/ui/main_window.py" line="214"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="219"/>
+        <location filename="../../desktop/ui/main_window.py" line="216"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="219"/>
+        <location filename="../../desktop/ui/main_window.py" line="216"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="223"/>
+        <location filename="../../desktop/ui/main_window.py" line="220"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="224"/>
+        <location filename="../../desktop/ui/main_window.py" line="221"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="311"/>
+        <location filename="../../desktop/ui/main_window.py" line="318"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="370"/>
+        <location filename="../../desktop/ui/main_window.py" line="377"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -1829,263 +1913,432 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="42"/>
+        <location filename="../../desktop/ui/message_widget.py" line="44"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="42"/>
+        <location filename="../../desktop/ui/message_widget.py" line="44"/>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="49"/>
-        <location filename="../../desktop/ui/message_widget.py" line="159"/>
+        <location filename="../../desktop/ui/message_widget.py" line="83"/>
+        <location filename="../../desktop/ui/message_widget.py" line="199"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="50"/>
+        <location filename="../../desktop/ui/message_widget.py" line="84"/>
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="112"/>
-        <location filename="../../desktop/ui/message_widget.py" line="123"/>
+        <location filename="../../desktop/ui/message_widget.py" line="151"/>
+        <location filename="../../desktop/ui/message_widget.py" line="162"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="74"/>
+        <location filename="../../desktop/ui/message_widget.py" line="65"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="34"/>
+        <location filename="../../desktop/ui/message_widget.py" line="36"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="75"/>
+        <location filename="../../desktop/ui/message_widget.py" line="66"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="76"/>
+        <location filename="../../desktop/ui/message_widget.py" line="67"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="78"/>
+        <location filename="../../desktop/ui/message_widget.py" line="69"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="80"/>
+        <location filename="../../desktop/ui/message_widget.py" line="71"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="159"/>
+        <location filename="../../desktop/ui/message_widget.py" line="98"/>
+        <source>Previous version</source>
+        <translation>上一个版本</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/message_widget.py" line="104"/>
+        <source>Version %1 of %2</source>
+        <translation>第 %1 版，共 %2 版</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/message_widget.py" line="107"/>
+        <source>Next version</source>
+        <translation>下一个版本</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/message_widget.py" line="199"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="168"/>
+        <location filename="../../desktop/ui/message_widget.py" line="208"/>
         <source>{arrow} Tools ({n} calls)</source>
         <translation>{arrow} 工具（{n} 次调用）</translation>
     </message>
 </context>
 <context>
+    <name>ModelDetailsDialog</name>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="42"/>
+        <source>Model details: %1</source>
+        <translation>模型详情：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="58"/>
+        <location filename="../../desktop/ui/model_details.py" line="62"/>
+        <source>Chat template</source>
+        <translation>对话模板</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="64"/>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="76"/>
+        <source>none (runs on the CPU)</source>
+        <translation>无（在 CPU 上运行）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="78"/>
+        <source>all %1</source>
+        <translation>全部 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="80"/>
+        <source>%1 of %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="82"/>
+        <source>%1 at %2 tokens (%3)</source>
+        <translation>%1，%2 个词元（%3）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="85"/>
+        <source>the GGUF file</source>
+        <translation>GGUF 文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="86"/>
+        <source>the catalog (models.toml)</source>
+        <translation>模型目录（models.toml）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="87"/>
+        <source>built in for %1</source>
+        <translation>%1 的内置模板</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="88"/>
+        <source>nowhere: this model cannot chat</source>
+        <translation>无：此模型不能对话</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="90"/>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="91"/>
+        <source>Architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="92"/>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="93"/>
+        <source>Quantization</source>
+        <translation>量化</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="93"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="94"/>
+        <source>Trained context</source>
+        <translation>训练上下文</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="95"/>
+        <source>Layers</source>
+        <translation>层数</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="96"/>
+        <source>Licence</source>
+        <translation>许可证</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="97"/>
+        <source>not in the catalog: see the model&apos;s own page</source>
+        <translation>不在模型目录中：请查看该模型自己的页面</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="98"/>
+        <source>Files</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="99"/>
+        <source>Fit on this machine</source>
+        <translation>在本机上的适配</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="100"/>
+        <source>Context when loaded</source>
+        <translation>加载时的上下文</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="101"/>
+        <source>Layers on the GPU</source>
+        <translation>GPU 上的层数</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="102"/>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="103"/>
+        <source>Memory needed</source>
+        <translation>所需内存</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="104"/>
+        <source>Chat template from</source>
+        <translation>对话模板来源</translation>
+    </message>
+</context>
+<context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="78"/>
+        <location filename="../../desktop/ui/models_view.py" line="82"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="88"/>
+        <location filename="../../desktop/ui/models_view.py" line="92"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="119"/>
+        <location filename="../../desktop/ui/models_view.py" line="120"/>
         <source>Filter these models (name, kind, quant)</source>
         <translation>筛选这些模型（名称、类型、量化）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="120"/>
+        <location filename="../../desktop/ui/models_view.py" line="121"/>
         <source>Filter the model list</source>
         <translation>筛选模型列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="127"/>
+        <location filename="../../desktop/ui/models_view.py" line="132"/>
+        <source>Details…</source>
+        <translation>详情…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="134"/>
+        <source>Show the selected model&apos;s details: architecture, files, fit</source>
+        <translation>显示所选模型的详情：架构、文件、适配</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="143"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="128"/>
+        <location filename="../../desktop/ui/models_view.py" line="144"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="130"/>
+        <location filename="../../desktop/ui/models_view.py" line="146"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="131"/>
+        <location filename="../../desktop/ui/models_view.py" line="147"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="133"/>
+        <location filename="../../desktop/ui/models_view.py" line="149"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="135"/>
+        <location filename="../../desktop/ui/models_view.py" line="151"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="137"/>
+        <location filename="../../desktop/ui/models_view.py" line="153"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="138"/>
+        <location filename="../../desktop/ui/models_view.py" line="154"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="140"/>
+        <location filename="../../desktop/ui/models_view.py" line="156"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="141"/>
+        <location filename="../../desktop/ui/models_view.py" line="157"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="142"/>
+        <location filename="../../desktop/ui/models_view.py" line="158"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="145"/>
+        <location filename="../../desktop/ui/models_view.py" line="161"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="147"/>
+        <location filename="../../desktop/ui/models_view.py" line="163"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="148"/>
+        <location filename="../../desktop/ui/models_view.py" line="164"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="152"/>
+        <location filename="../../desktop/ui/models_view.py" line="168"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="153"/>
+        <location filename="../../desktop/ui/models_view.py" line="169"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="158"/>
+        <location filename="../../desktop/ui/models_view.py" line="174"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="224"/>
+        <location filename="../../desktop/ui/models_view.py" line="240"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="263"/>
+        <location filename="../../desktop/ui/models_view.py" line="279"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="282"/>
-        <location filename="../../desktop/ui/models_view.py" line="286"/>
+        <location filename="../../desktop/ui/models_view.py" line="301"/>
+        <location filename="../../desktop/ui/models_view.py" line="305"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="294"/>
+        <location filename="../../desktop/ui/models_view.py" line="313"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="315"/>
+        <location filename="../../desktop/ui/models_view.py" line="334"/>
         <source>Import a GGUF model</source>
         <translation>导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="316"/>
+        <location filename="../../desktop/ui/models_view.py" line="335"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="327"/>
+        <location filename="../../desktop/ui/models_view.py" line="346"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="334"/>
+        <location filename="../../desktop/ui/models_view.py" line="353"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="352"/>
+        <location filename="../../desktop/ui/models_view.py" line="371"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="355"/>
+        <location filename="../../desktop/ui/models_view.py" line="374"/>
         <source>%1 is an embedding model: it cannot chat. Documents → New collection uses it to index files.</source>
         <translation>%1 是嵌入模型，不能用于对话。请在“文档 → 新建文档集”中用它为文件建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="357"/>
+        <location filename="../../desktop/ui/models_view.py" line="376"/>
         <source>%1 cannot chat.</source>
         <translation>%1 不能用于对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="371"/>
+        <location filename="../../desktop/ui/models_view.py" line="394"/>
+        <source>Reading the details of %1…</source>
+        <translation>正在读取 %1 的详情…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="420"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="382"/>
+        <location filename="../../desktop/ui/models_view.py" line="431"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="383"/>
+        <location filename="../../desktop/ui/models_view.py" line="432"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="400"/>
+        <location filename="../../desktop/ui/models_view.py" line="449"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="420"/>
+        <location filename="../../desktop/ui/models_view.py" line="469"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="421"/>
+        <location filename="../../desktop/ui/models_view.py" line="470"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
@@ -2132,7 +2385,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="444"/>
+        <location filename="../../desktop/ui/models_view.py" line="493"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -2193,6 +2446,104 @@
         <location filename="../../desktop/ui/new_collection.py" line="147"/>
         <source>Download and create</source>
         <translation>下载并创建</translation>
+    </message>
+</context>
+<context>
+    <name>ParametersPanel</name>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="60"/>
+        <source>The longest answer, in tokens</source>
+        <translation>回答的最大长度（词元）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="62"/>
+        <source>Sample only from the most likely tokens that together reach this probability (1 = off)</source>
+        <translation>只从累计概率达到此值的最可能词元中采样（1 = 关闭）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="65"/>
+        <source>Off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="66"/>
+        <source>Sample only from this many most likely tokens (0 = off)</source>
+        <translation>只从这么多个最可能的词元中采样（0 = 关闭）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="69"/>
+        <source>Leave out tokens less likely than this share of the most likely one (0 = off)</source>
+        <translation>排除概率低于最可能词元该比例的词元（0 = 关闭）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="72"/>
+        <source>Make recently used tokens less likely (1 = off)</source>
+        <translation>降低最近用过的词元的概率（1 = 关闭）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="76"/>
+        <source>Random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="77"/>
+        <source>The same seed, question and settings give the same answer; Random picks a new one each time</source>
+        <translation>相同的种子、问题和设置会得到相同的回答；“随机”每次选一个新种子</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="82"/>
+        <source>Auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="84"/>
+        <source>Tokens the model keeps in mind, this chat&apos;s question and history included; Auto fits it to this machine. Another value reloads the model.</source>
+        <translation>模型能记住的词元数，包括此对话的问题和历史；“自动”按本机适配。改为其他值会重新加载模型。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="88"/>
+        <source>Defaults</source>
+        <translation>默认值</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="89"/>
+        <source>Put every parameter back to its default</source>
+        <translation>将所有参数恢复为默认值</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="91"/>
+        <source>Max tokens</source>
+        <translation>最大词元数</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="91"/>
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="92"/>
+        <source>Top-k</source>
+        <translation>Top-k</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="92"/>
+        <source>Min-p</source>
+        <translation>Min-p</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="93"/>
+        <source>Repeat penalty</source>
+        <translation>重复惩罚</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="93"/>
+        <source>Seed</source>
+        <translation>种子</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/parameters_panel.py" line="94"/>
+        <source>Context</source>
+        <translation>上下文</translation>
     </message>
 </context>
 <context>
@@ -2551,6 +2902,49 @@
         <location filename="../../desktop/ui/settings_dialog.py" line="138"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
+    </message>
+</context>
+<context>
+    <name>SourceViewer</name>
+    <message>
+        <location filename="../../desktop/ui/source_viewer.py" line="59"/>
+        <source>Source [%1]: %2</source>
+        <translation>来源 [%1]：%2</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/source_viewer.py" line="75"/>
+        <source>Cited document</source>
+        <translation>引用的文档</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/source_viewer.py" line="80"/>
+        <source>Open file</source>
+        <translation>打开文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/source_viewer.py" line="81"/>
+        <source>Open the file in the program this computer opens it with</source>
+        <translation>用本机默认的程序打开该文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/source_viewer.py" line="97"/>
+        <source>The file cannot be shown here (%1); this is the passage as it was cited.</source>
+        <translation>无法在此显示该文件（%1）；以下是引用时的段落。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/source_viewer.py" line="100"/>
+        <source>The file is not on this computer any more; this is the passage as it was cited.</source>
+        <translation>该文件已不在此电脑上；以下是引用时的段落。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/source_viewer.py" line="108"/>
+        <source>The file has changed since it was indexed; this is the passage as it was cited.</source>
+        <translation>该文件自建立索引后已更改；以下是引用时的段落。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/source_viewer.py" line="147"/>
+        <source>No program on this computer opens this file; open it yourself: %1</source>
+        <translation>此电脑上没有可打开该文件的程序，请手动打开：%1</translation>
     </message>
 </context>
 <context>
