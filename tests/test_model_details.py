@@ -33,3 +33,17 @@ def test_a_file_that_cannot_chat_says_so_and_known_digests_are_not_recomputed(
     fresh = context.resolver.details(str(tiny_chat_no_template))
     assert fresh.files[0].sha256 == hashlib.sha256(
         tiny_chat_no_template.read_bytes()).hexdigest()
+
+
+def test_a_vision_model_shows_its_projector_and_counts_it_in_the_memory(
+        edgedesk_home: Path, tiny_chat: Path, tiny_projector: Path) -> None:
+    context = build_context(policy=NoPolicy())
+    text_only = context.resolver.details(str(tiny_chat))
+    assert text_only.projector is None
+    model_id = context.installed.import_file(tiny_chat, projector=tiny_projector).id
+    seeing = context.resolver.details(model_id)
+    assert seeing.projector is not None
+    assert seeing.projector.path == tiny_projector.resolve()
+    assert seeing.projector.sha256 == hashlib.sha256(tiny_projector.read_bytes()).hexdigest()
+    assert (seeing.fit.estimated_bytes - text_only.fit.estimated_bytes
+            >= tiny_projector.stat().st_size)

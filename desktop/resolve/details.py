@@ -41,6 +41,7 @@ class ModelDetails:
     # "catalog", "architecture:NAME"); None and "" for a model that cannot chat.
     chat_template: str | None = None
     template_source: str = ""
+    projector: ModelFile | None = None  # a vision model's mmproj file; None: text only
 
     @property
     def kv_cache_bytes(self) -> int:
@@ -49,14 +50,18 @@ class ModelDetails:
 
 
 def model_details(ref: str, located: Located, info: GGUFInfo, fit: Fit, *,
-                  digest: Callable[[Path], str],
+                  digest: Callable[[Path], str], projector: Path | None = None,
                   known: Mapping[str, str] | None = None) -> ModelDetails:
-    """The details of ``ref`` (found at ``located``); ``known`` maps path -> SHA-256 for
-    files already hashed (installed.json), the others go through ``digest``."""
+    """The details of ``ref`` (found at ``located``, loading with ``projector`` if a vision
+    model); ``known`` maps path -> SHA-256 for files already hashed (installed.json), the
+    others go through ``digest``."""
     path, entry, files = located
     digests = known or {}
-    listed = tuple(ModelFile(f, f.stat().st_size, digests.get(str(f)) or digest(f))
-                   for f in files)
+
+    def described(f: Path) -> ModelFile:
+        return ModelFile(f, f.stat().st_size, digests.get(str(f)) or digest(f))
+
+    listed = tuple(described(f) for f in files)
     shown = entry.id if entry else stable_id(path) if looks_like_path(ref) else ref
     try:
         template = resolve_template(
@@ -67,4 +72,5 @@ def model_details(ref: str, located: Located, info: GGUFInfo, fit: Fit, *,
         template = None
     return ModelDetails(shown, info, entry, listed, fit,
                         template.text if template else None,
-                        template.source if template else "")
+                        template.source if template else "",
+                        described(projector) if projector is not None else None)

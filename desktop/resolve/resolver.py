@@ -107,9 +107,9 @@ class ModelResolver:
         and hashes each file whose SHA-256 ``known`` (path -> digest) does not give)."""
         located = self.locate(ref)
         info = self.info(located[0])
-        return model_details(ref, located, info,
-                             self.fit(info, projector=self.projector(ref, located[1])),
-                             digest=self._digests, known=known)
+        projector = self.projector(ref, located[1])
+        return model_details(ref, located, info, self.fit(info, projector=projector),
+                             digest=self._digests, projector=projector, known=known)
 
     def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
         """Resolve ``ref`` to a ModelSpec fitted to this machine."""

@@ -71,7 +71,9 @@ class ModelDetailsDialog(QDialog):
         details, info, fit = self.details, self.details.info, self.details.fit
         entry = details.entry
         files = "\n".join(f"{f.path}\n{human_size(f.size)} · SHA-256 {f.sha256}"
-                          for f in details.files)
+                          for f in (*details.files, *filter(None, [details.projector])))
+        vision = (self.tr("yes (projector %1)").replace("%1", details.projector.path.name)
+                  if details.projector is not None else self.tr("no"))
         if fit.gpu_layers <= 0:
             layers = self.tr("none (runs on the CPU)")
         elif fit.gpu_layers >= fit.total_layers:
@@ -95,6 +97,7 @@ class ModelDetailsDialog(QDialog):
             ("layers", self.tr("Layers"), str(info.block_count)),
             ("licence", self.tr("Licence"), entry.license if entry else self.tr(
                 "not in the catalog: see the model's own page")),
+            ("vision", self.tr("Sees pictures"), vision),
             ("files", self.tr("Files"), files),
             ("fit", self.tr("Fit on this machine"), verdict_text(fit.verdict.value)),
             ("context", self.tr("Context when loaded"), f"{fit.context_length:,}"),

@@ -2014,122 +2014,137 @@
         <translation>（无）</translation>
     </message>
     <message>
+        <location filename="../../desktop/ui/model_details.py" line="75"/>
+        <source>yes (projector %1)</source>
+        <translation>是（投影器 %1）</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/model_details.py" line="76"/>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="78"/>
         <source>none (runs on the CPU)</source>
         <translation>无（在 CPU 上运行）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="78"/>
+        <location filename="../../desktop/ui/model_details.py" line="80"/>
         <source>all %1</source>
         <translation>全部 %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="80"/>
+        <location filename="../../desktop/ui/model_details.py" line="82"/>
         <source>%1 of %2</source>
         <translation>%1 / %2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="82"/>
+        <location filename="../../desktop/ui/model_details.py" line="84"/>
         <source>%1 at %2 tokens (%3)</source>
         <translation>%1，%2 个词元（%3）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="85"/>
+        <location filename="../../desktop/ui/model_details.py" line="87"/>
         <source>the GGUF file</source>
         <translation>GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="86"/>
+        <location filename="../../desktop/ui/model_details.py" line="88"/>
         <source>the catalog (models.toml)</source>
         <translation>模型目录（models.toml）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="87"/>
+        <location filename="../../desktop/ui/model_details.py" line="89"/>
         <source>built in for %1</source>
         <translation>%1 的内置模板</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="88"/>
+        <location filename="../../desktop/ui/model_details.py" line="90"/>
         <source>nowhere: this model cannot chat</source>
         <translation>无：此模型不能对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="90"/>
+        <location filename="../../desktop/ui/model_details.py" line="92"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="91"/>
+        <location filename="../../desktop/ui/model_details.py" line="93"/>
         <source>Architecture</source>
         <translation>架构</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="92"/>
+        <location filename="../../desktop/ui/model_details.py" line="94"/>
         <source>Parameters</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="93"/>
+        <location filename="../../desktop/ui/model_details.py" line="95"/>
         <source>Quantization</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="93"/>
+        <location filename="../../desktop/ui/model_details.py" line="95"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="94"/>
+        <location filename="../../desktop/ui/model_details.py" line="96"/>
         <source>Trained context</source>
         <translation>训练上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="95"/>
+        <location filename="../../desktop/ui/model_details.py" line="97"/>
         <source>Layers</source>
         <translation>层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="96"/>
+        <location filename="../../desktop/ui/model_details.py" line="98"/>
         <source>Licence</source>
         <translation>许可证</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="97"/>
+        <location filename="../../desktop/ui/model_details.py" line="99"/>
         <source>not in the catalog: see the model&apos;s own page</source>
         <translation>不在模型目录中：请查看该模型自己的页面</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="98"/>
+        <location filename="../../desktop/ui/model_details.py" line="100"/>
+        <source>Sees pictures</source>
+        <translation>识别图片</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/model_details.py" line="101"/>
         <source>Files</source>
         <translation>文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="99"/>
+        <location filename="../../desktop/ui/model_details.py" line="102"/>
         <source>Fit on this machine</source>
         <translation>在本机上的适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="100"/>
+        <location filename="../../desktop/ui/model_details.py" line="103"/>
         <source>Context when loaded</source>
         <translation>加载时的上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="101"/>
+        <location filename="../../desktop/ui/model_details.py" line="104"/>
         <source>Layers on the GPU</source>
         <translation>GPU 上的层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="102"/>
+        <location filename="../../desktop/ui/model_details.py" line="105"/>
         <source>KV cache</source>
         <translation>KV 缓存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="103"/>
+        <location filename="../../desktop/ui/model_details.py" line="106"/>
         <source>Memory needed</source>
         <translation>所需内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="104"/>
+        <location filename="../../desktop/ui/model_details.py" line="107"/>
         <source>Chat template from</source>
         <translation>对话模板来源</translation>
     </message>

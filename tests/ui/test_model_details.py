@@ -53,6 +53,16 @@ def test_an_imported_model_shows_its_header_files_and_fit(
     assert shown["template_source"] == "the GGUF file"
     assert dialog.template.toPlainText() == TINY_TEMPLATE
     assert dialog.template.isReadOnly()
+    assert shown["vision"] == "no"
+
+
+def test_a_vision_model_says_it_sees_and_lists_its_projector(
+        qtbot, window: MainWindow, tiny_chat: Path, tiny_projector: Path) -> None:
+    window.context.installed.import_file(tiny_chat, projector=tiny_projector)
+    dialog = _open_details(qtbot, window, window.chat.current.model)
+    assert dialog.values["vision"].text() == f"yes (projector {tiny_projector.name})"
+    digest = hashlib.sha256(tiny_projector.read_bytes()).hexdigest()
+    assert f"SHA-256 {digest}" in dialog.values["files"].text()
 
 
 def test_a_catalog_model_shows_its_licence_and_name(qtbot, hub: FakeHub,
