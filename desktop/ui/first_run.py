@@ -14,7 +14,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -131,11 +130,10 @@ class FirstRunDialog(TextFitDialog):
 
     def ask_import(self) -> None:
         """Pick a GGUF already on this computer; it is imported and chosen for the chat."""
-        name, _ = QFileDialog.getOpenFileName(self, self.tr("Import a GGUF model"), "",
-                                              self.tr("GGUF models (*.gguf)"))
-        if name:
-            self.say(self.status, self.tr("Importing ") + Path(name).name + "…")
-            self._models.import_later(Path(name))
+        chosen = self._models.ask_files(self)
+        if chosen:
+            self.say(self.status, self.tr("Importing ") + chosen[0].name + "…")
+            self._models.import_later(*chosen)
 
     def _on_imported(self, ref: str) -> None:
         settle(self._data_dir, "installed", ref)

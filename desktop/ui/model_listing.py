@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.app import AppContext
+from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import Hardware
 from desktop.catalog.listing import CatalogRow, catalog_rows
 from desktop.catalog.pull import unfinished_pulls
-from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 
 if TYPE_CHECKING:
     from desktop.remote.registry import RemoteRegistry
@@ -98,15 +99,27 @@ def remote_label(template: str, model_id: str, remote: str) -> str:
     return f"{model_id.removeprefix(remote + '/')} ({template.format(remote)})"
 
 
-def imported_row(context: AppContext, path: Path) -> CatalogRow:
-    """Import the GGUF at ``path`` where it lies (no copy) into the installed index, as
-    ``edgedesk models import`` does, so it is still there at the next start; its row,
-    fitted (blocking: the file is hashed)."""
+def model_and_projector(paths: list[Path]) -> tuple[Path, Path | None]:
+    """Of the GGUF files chosen to import together, the model and its vision projector
+    (None: a text model); InvalidRequest unless there is one model and at most one
+    projector (blocking: reads each header)."""
+    projectors = [p for p in paths if read_gguf(p).architecture == "clip"]
+    models = [p for p in paths if p not in projectors]
+    if len(models) != 1 or len(projectors) > 1:
+        raise InvalidRequest("choose one model file, and for a vision model its "
+                             "mmproj-….gguf projector with it")
+    return models[0], projectors[0] if projectors else None
+
+
+def imported_row(context: AppContext, path: Path, projector: Path | None = None) -> CatalogRow:
+    """Import the GGUF at ``path`` (with its vision ``projector``) where it lies (no copy)
+    into the installed index, as ``edgedesk models import [--mmproj]`` does, so it is still
+    there at the next start; its row, fitted (blocking: the files are hashed)."""
     resolver = context.resolver
-    model_id = context.installed.import_file(path).id
+    model_id = context.installed.import_file(path, projector=projector).id
     spec = resolver(model_id)
     info = resolver.info(spec.file)
-    plan = resolver.fit(info)
+    plan = resolver.fit(info, projector=spec.local.projector if spec.local else None)
     return CatalogRow(
         id=model_id, name=spec.file.name, family="other", kind=spec.kind, tier="local",
         repo=str(spec.file.parent), recommended_quant=info.file_type,

@@ -42,6 +42,7 @@ from desktop.ui.model_listing import (
     imported_row,
     installed_files,
     list_models,
+    model_and_projector,
     remote_rows,
 )
 from desktop.ui.qmodels import CatalogTableModel, FitDelegate, human_size
@@ -331,19 +332,27 @@ class ModelsView(QWidget):
         return row.id
 
     def _ask_import(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, self.tr("Import a GGUF model"), "",
-                                              self.tr("GGUF models (*.gguf)"))
-        if name:
-            self.import_later(Path(name))
+        chosen = self.ask_files(self)
+        if chosen:
+            self.import_later(*chosen)
 
-    def import_later(self, path: Path) -> TaskWorker:
-        """Import ``path`` on a worker (a big file takes seconds to hash); the row and
-        "Imported …" appear when it is done, an error in the status line if it fails."""
+    def ask_files(self, parent: QWidget) -> list[Path]:
+        """Ask for a GGUF model, or a vision model and its projector chosen together."""
+        names, _ = QFileDialog.getOpenFileNames(
+            parent, self.tr("Import a GGUF model (for a vision model, select its mmproj "
+                            "projector too)"), "", self.tr("GGUF models (*.gguf)"))
+        return [Path(n) for n in names]
+
+    def import_later(self, *paths: Path) -> TaskWorker:
+        """Import the model among ``paths`` (with its projector, if one is among them) on
+        a worker (a big file takes seconds to hash); the row and "Imported …" appear when
+        it is done, an error in the status line if it fails."""
         context = self._context
-        worker = TaskWorker(lambda: imported_row(context, path), "import")
+        worker = TaskWorker(lambda: imported_row(context, *model_and_projector(list(paths))),
+                            "import")
         worker.result.connect(self._import_done)
         worker.failed.connect(self._import_failed)
-        self.status.setText(self.tr("Importing ") + path.name + "…")
+        self.status.setText(self.tr("Importing ") + paths[0].name + "…")
         self._pool.start(worker)
         return worker
 

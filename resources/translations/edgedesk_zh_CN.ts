@@ -1332,92 +1332,90 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="82"/>
+        <location filename="../../desktop/ui/first_run.py" line="81"/>
         <source>Welcome to EdgeDesk</source>
         <translation>欢迎使用 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="85"/>
+        <location filename="../../desktop/ui/first_run.py" line="84"/>
         <source>Let&apos;s get a model onto this machine</source>
         <translation>先为这台电脑准备一个模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="91"/>
+        <location filename="../../desktop/ui/first_run.py" line="90"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="101"/>
+        <location filename="../../desktop/ui/first_run.py" line="100"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="116"/>
+        <location filename="../../desktop/ui/first_run.py" line="115"/>
         <source>Skip</source>
         <translation>跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="117"/>
+        <location filename="../../desktop/ui/first_run.py" line="116"/>
         <source>Skip setup (choose a model later)</source>
         <translation>跳过设置（稍后再选模型）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="119"/>
+        <location filename="../../desktop/ui/first_run.py" line="118"/>
         <source>Download and start</source>
         <translation>下载并开始</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="121"/>
+        <location filename="../../desktop/ui/first_run.py" line="120"/>
         <source>Download the recommended model</source>
         <translation>下载推荐的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="123"/>
+        <location filename="../../desktop/ui/first_run.py" line="122"/>
         <source>Import a file I have…</source>
         <translation>导入已有的文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="124"/>
+        <location filename="../../desktop/ui/first_run.py" line="123"/>
         <source>Import a GGUF model file from this computer</source>
         <translation>从此电脑导入 GGUF 模型文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="134"/>
         <source>Import a GGUF model</source>
-        <translation>导入 GGUF 模型</translation>
+        <translation type="vanished">导入 GGUF 模型</translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf)</source>
+        <translation type="vanished">GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/first_run.py" line="135"/>
-        <source>GGUF models (*.gguf)</source>
-        <translation>GGUF 模型 (*.gguf)</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/first_run.py" line="137"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="151"/>
+        <location filename="../../desktop/ui/first_run.py" line="149"/>
         <source>No catalog model fits this machine. Import a GGUF file on the Models screen instead.</source>
         <translation>目录中没有适合本机的模型。请在“模型”页面导入 GGUF 文件。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="155"/>
+        <location filename="../../desktop/ui/first_run.py" line="153"/>
         <source>Recommended: </source>
         <translation>推荐：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="165"/>
+        <location filename="../../desktop/ui/first_run.py" line="163"/>
         <source>Starting the download…</source>
         <translation>正在开始下载…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="193"/>
+        <location filename="../../desktop/ui/first_run.py" line="191"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="204"/>
+        <location filename="../../desktop/ui/first_run.py" line="202"/>
         <source>Resume download</source>
         <translation>继续下载</translation>
     </message>
@@ -2152,208 +2150,212 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="82"/>
+        <location filename="../../desktop/ui/models_view.py" line="83"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="92"/>
+        <location filename="../../desktop/ui/models_view.py" line="93"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="120"/>
+        <location filename="../../desktop/ui/models_view.py" line="121"/>
         <source>Filter these models (name, kind, quant)</source>
         <translation>筛选这些模型（名称、类型、量化）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="121"/>
+        <location filename="../../desktop/ui/models_view.py" line="122"/>
         <source>Filter the model list</source>
         <translation>筛选模型列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="132"/>
+        <location filename="../../desktop/ui/models_view.py" line="133"/>
         <source>Details…</source>
         <translation>详情…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="134"/>
+        <location filename="../../desktop/ui/models_view.py" line="135"/>
         <source>Show the selected model&apos;s details: architecture, files, fit</source>
         <translation>显示所选模型的详情：架构、文件、适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="143"/>
+        <location filename="../../desktop/ui/models_view.py" line="144"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="144"/>
+        <location filename="../../desktop/ui/models_view.py" line="145"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="146"/>
+        <location filename="../../desktop/ui/models_view.py" line="147"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="147"/>
+        <location filename="../../desktop/ui/models_view.py" line="148"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="149"/>
+        <location filename="../../desktop/ui/models_view.py" line="150"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="151"/>
+        <location filename="../../desktop/ui/models_view.py" line="152"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="153"/>
+        <location filename="../../desktop/ui/models_view.py" line="154"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="154"/>
+        <location filename="../../desktop/ui/models_view.py" line="155"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="156"/>
+        <location filename="../../desktop/ui/models_view.py" line="157"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="157"/>
+        <location filename="../../desktop/ui/models_view.py" line="158"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="158"/>
+        <location filename="../../desktop/ui/models_view.py" line="159"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="161"/>
+        <location filename="../../desktop/ui/models_view.py" line="162"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="163"/>
+        <location filename="../../desktop/ui/models_view.py" line="164"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="164"/>
+        <location filename="../../desktop/ui/models_view.py" line="165"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="168"/>
+        <location filename="../../desktop/ui/models_view.py" line="169"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="169"/>
+        <location filename="../../desktop/ui/models_view.py" line="170"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="174"/>
+        <location filename="../../desktop/ui/models_view.py" line="175"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="240"/>
+        <location filename="../../desktop/ui/models_view.py" line="241"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="279"/>
+        <location filename="../../desktop/ui/models_view.py" line="280"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="301"/>
-        <location filename="../../desktop/ui/models_view.py" line="305"/>
+        <location filename="../../desktop/ui/models_view.py" line="302"/>
+        <location filename="../../desktop/ui/models_view.py" line="306"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="313"/>
+        <location filename="../../desktop/ui/models_view.py" line="314"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="334"/>
-        <source>Import a GGUF model</source>
-        <translation>导入 GGUF 模型</translation>
+        <location filename="../../desktop/ui/models_view.py" line="342"/>
+        <source>Import a GGUF model (for a vision model, select its mmproj projector too)</source>
+        <translation>导入 GGUF 模型（视觉模型请同时选择其 mmproj 投影器）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="335"/>
+        <source>Import a GGUF model</source>
+        <translation type="vanished">导入 GGUF 模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="343"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="346"/>
+        <location filename="../../desktop/ui/models_view.py" line="355"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="353"/>
+        <location filename="../../desktop/ui/models_view.py" line="362"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="371"/>
+        <location filename="../../desktop/ui/models_view.py" line="380"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="374"/>
+        <location filename="../../desktop/ui/models_view.py" line="383"/>
         <source>%1 is an embedding model: it cannot chat. Documents → New collection uses it to index files.</source>
         <translation>%1 是嵌入模型，不能用于对话。请在“文档 → 新建文档集”中用它为文件建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="376"/>
+        <location filename="../../desktop/ui/models_view.py" line="385"/>
         <source>%1 cannot chat.</source>
         <translation>%1 不能用于对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="394"/>
+        <location filename="../../desktop/ui/models_view.py" line="403"/>
         <source>Reading the details of %1…</source>
         <translation>正在读取 %1 的详情…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="420"/>
+        <location filename="../../desktop/ui/models_view.py" line="429"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="431"/>
+        <location filename="../../desktop/ui/models_view.py" line="440"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="432"/>
+        <location filename="../../desktop/ui/models_view.py" line="441"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="449"/>
+        <location filename="../../desktop/ui/models_view.py" line="458"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="469"/>
+        <location filename="../../desktop/ui/models_view.py" line="478"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="470"/>
+        <location filename="../../desktop/ui/models_view.py" line="479"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
@@ -2400,7 +2402,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="493"/>
+        <location filename="../../desktop/ui/models_view.py" line="502"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>

@@ -101,8 +101,8 @@ def test_a_first_run_error_goes_with_the_first_run_dialog(qtbot, edgedesk_home: 
 def test_first_run_offers_a_file_i_have(qtbot, edgedesk_home: Path, tiny_chat: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     win, dialog = _first_run_refused(qtbot)
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        lambda *a, **k: (str(tiny_chat), "GGUF models (*.gguf)"))
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
+                        lambda *a, **k: ([str(tiny_chat)], "GGUF models (*.gguf)"))
     with qtbot.waitSignal(dialog.ready, timeout=20_000) as ready:
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
     model_id = ready.args[0]

@@ -28,8 +28,8 @@ def _open(qtbot) -> MainWindow:
 def test_an_import_from_the_window_is_listed_and_answers_after_a_restart(
         qtbot, edgedesk_home: Path, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = _open(qtbot)
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        lambda *a, **k: (str(tiny_chat), "GGUF models (*.gguf)"))
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
+                        lambda *a, **k: ([str(tiny_chat)], "GGUF models (*.gguf)"))
     first.show_page("models")
     qtbot.mouseClick(first.models.import_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: first.models.status.text().startswith("Imported "), timeout=20_000)
@@ -59,3 +59,35 @@ def test_an_imported_model_lists_its_quant_and_fit_after_a_restart(
     assert (row.recommended_quant, row.fit) == (fresh.recommended_quant, fresh.fit)
     assert row.fit != "—"
     again.close()
+
+
+def test_a_vision_model_imported_with_its_projector_sees_after_a_restart(
+        qtbot, edgedesk_home: Path, tiny_chat: Path, tiny_projector: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _open(qtbot)
+    # Both files chosen together in the dialog, the projector first.
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
+                        lambda *a, **k: ([str(tiny_projector), str(tiny_chat)], ""))
+    first.show_page("models")
+    qtbot.mouseClick(first.models.import_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: first.models.status.text().startswith("Imported "), timeout=20_000)
+    model_id = first.models.status.text().removeprefix("Imported ")
+    first.close()
+    again = _open(qtbot)
+    again.use_model(model_id)
+    assert again.chat.core.sees(model_id)  # a picture may be attached and sent
+    again.close()
+
+
+def test_two_models_chosen_together_are_refused_saying_what_to_choose(
+        qtbot, edgedesk_home: Path, tiny_chat: Path, tiny_embed: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    win = _open(qtbot)
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
+                        lambda *a, **k: ([str(tiny_chat), str(tiny_embed)], ""))
+    win.show_page("models")
+    qtbot.mouseClick(win.models.import_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "choose one model file" in win.models.status.text(),
+                    timeout=20_000)
+    assert win.context.installed.all() == []  # nothing half-imported
+    win.close()
