@@ -419,8 +419,8 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
     """
     from desktop.server.anthropic_routes import router as anthropic_router
     from desktop.server.ollama_routes import router as ollama_router
+    from desktop.server.openai_routes import router as openai_router
     from desktop.server.responses_routes import router as responses_router
-    from desktop.server.routes import router
 
     host = bound_host or settings.host
     check_bind(host, keys is not None)
@@ -435,7 +435,7 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services
-    app.include_router(router)
+    app.include_router(openai_router)
     app.include_router(responses_router)
     app.include_router(anthropic_router)
     app.include_router(ollama_router)
