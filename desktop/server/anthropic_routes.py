@@ -25,7 +25,7 @@ from desktop.server import anthropic_wire, hosted_mcp, leniency
 from desktop.server.answer import Ending, WholeAnswer
 from desktop.server.anthropic_events import MessageEvents, content_blocks, message_object
 from desktop.server.deps import CallDep
-from desktop.server.generation import SSE, generate, generate_hosted
+from desktop.server.generation import SSE, generate_chat
 from desktop.server.services import Services
 from desktop.tools.toolbox import ToolSet
 
@@ -112,17 +112,12 @@ async def create_message(body: anthropic_wire.MessagesRequest, call: CallDep) ->
                                           if hosting is None or h.kind != "mcp_servers"])
     tools = anthropic_wire.tools_for_engine(body)
     params = anthropic_wire.generation_params(body, call.limits, tools)
-    template_kwargs = anthropic_wire.template_kwargs(body)
-    answer = MessageAnswer(body, params.max_tokens, tools, hosting)
-    if hosting is not None:
-        hosted_mcp.alone(tools, "client tools and mcp_servers")
-        return await generate_hosted(call, hosting, answer, streamed=bool(body.stream),
-                                     model=body.model, messages=messages, params=params,
-                                     template_kwargs=template_kwargs)
-    stream = services.scheduler.stream_chat(body.model, messages, params, call.cancel, tools,
-                                            template_kwargs=template_kwargs)
-    return await generate(call, stream, answer, streamed=bool(body.stream), tools=tools,
-                          forced=anthropic_wire.is_forced(body))
+    hosted_mcp.alone(hosting, tools, "client tools and mcp_servers")
+    return await generate_chat(
+        call, MessageAnswer(body, params.max_tokens, tools, hosting), hosting,
+        streamed=bool(body.stream), model=body.model, messages=messages, params=params,
+        tools=tools, template_kwargs=anthropic_wire.template_kwargs(body),
+        forced=anthropic_wire.is_forced(body))
 
 
 def _count(services: Services, model: str, messages: Sequence[Message],

@@ -1,8 +1,9 @@
 """The one generation pipeline: how every protocol's route runs a model and answers.
 
 A route checks and translates its request into an engine call, then hands that call and
-its protocol's ``AnswerWire`` to ``generate`` (or, when EdgeDesk runs the request's MCP
-tools itself, ``generate_hosted``). The pipeline does the rest, the same way for all
+its protocol's ``AnswerWire`` to ``generate`` (Anthropic and Responses, whose requests
+may name MCP servers EdgeDesk runs itself, go through ``generate_chat``, which picks
+``generate`` or ``generate_hosted``). The pipeline does the rest, the same way for all
 four protocols:
 
 - streamed: the engine's chunks become ``answer.Piece``/``Ending`` items, the wire turns
@@ -165,6 +166,23 @@ def hosted_stream(loop: Iterable[Event], wire: HostedWire) -> Iterator[bytes]:
     wire.finished()
 
 
+async def _respond(call: Call, wire: AnswerWire, streamed: bool,
+                   events: Callable[[], Iterator[bytes]], body: Callable[[], Any]) -> Any:
+    """Stream ``events()`` (guarded, opened with the first bytes), or make ``body()`` on a
+    worker thread; either way the client leaving sets ``call.cancel``."""
+    if streamed:
+        return await start_stream(call.request, guarded(events(), wire.error_event,
+                                                        info=call.info),
+                                  call.cancel, media_type=wire.media_type)
+
+    def whole() -> Any:
+        result = body()
+        wire.finished()
+        return result
+    return await watch_disconnect(call.request, call.cancel,
+                                  lambda: anyio.to_thread.run_sync(whole))
+
+
 async def generate(call: Call, stream: Iterator[Chunk], wire: AnswerWire, *, streamed: bool,
                    tools: Sequence[dict[str, Any]] | None = None,
                    forced: bool = False) -> Any:
@@ -175,18 +193,10 @@ async def generate(call: Call, stream: Iterator[Chunk], wire: AnswerWire, *, str
     words are held back as possible tool calls.
     """
     chunks = Chunks(stream, call.info)
-    if streamed:
-        events = answer_stream(answer_pieces(chunks, tools, forced=forced), wire)
-        return await start_stream(call.request, guarded(events, wire.error_event,
-                                                        info=call.info),
-                                  call.cancel, media_type=wire.media_type)
-
-    def whole() -> Any:
-        body = wire.whole(drain(chunks))
-        wire.finished()
-        return body
-    return await watch_disconnect(call.request, call.cancel,
-                                  lambda: anyio.to_thread.run_sync(whole))
+    return await _respond(
+        call, wire, streamed,
+        lambda: answer_stream(answer_pieces(chunks, tools, forced=forced), wire),
+        lambda: wire.whole(drain(chunks)))
 
 
 async def generate_hosted(call: Call, hosting: Hosted, wire: HostedWire, *, streamed: bool,
@@ -198,15 +208,20 @@ async def generate_hosted(call: Call, hosting: Hosted, wire: HostedWire, *, stre
     counted = Counted(call.services.scheduler, lambda s: Chunks(s, call.info))
     loop = run(counted, hosting.toolbox, model, messages, params=params,
                template_kwargs=template_kwargs, cancel=call.cancel)
-    if streamed:
-        return await start_stream(call.request, guarded(hosted_stream(loop, wire),
-                                                        wire.error_event, info=call.info),
-                                  call.cancel, media_type=wire.media_type)
+    return await _respond(call, wire, streamed, lambda: hosted_stream(loop, wire),
+                          lambda: wire.whole_hosted(collect(loop)))
 
-    def whole() -> Any:
-        body = wire.whole_hosted(collect(loop))
-        wire.finished()
-        return body
-    return await watch_disconnect(call.request, call.cancel,
-                                  lambda: anyio.to_thread.run_sync(whole))
 
+async def generate_chat(call: Call, wire: HostedWire, hosting: Hosted | None, *,
+                        streamed: bool, model: str, messages: Sequence[Message],
+                        params: GenerationParams, tools: list[dict[str, Any]] | None,
+                        template_kwargs: dict[str, Any] | None, forced: bool) -> Any:
+    """A chat answer for a protocol whose requests may name MCP servers (Anthropic,
+    Responses): with ``hosting``, the tool loop over those servers, else the model's."""
+    if hosting is not None:
+        return await generate_hosted(call, hosting, wire, streamed=streamed, model=model,
+                                     messages=messages, params=params,
+                                     template_kwargs=template_kwargs)
+    stream = call.services.scheduler.stream_chat(model, messages, params, call.cancel, tools,
+                                                 template_kwargs=template_kwargs)
+    return await generate(call, stream, wire, streamed=streamed, tools=tools, forced=forced)

@@ -26,7 +26,7 @@ from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import hosted_mcp, leniency, responses_wire
 from desktop.server.answer import Ending, WholeAnswer
 from desktop.server.deps import ERROR_RESPONSES, Call, CallDep
-from desktop.server.generation import SSE, generate, generate_hosted
+from desktop.server.generation import SSE, generate_chat
 from desktop.server.responses_events import ResponseEvents
 from desktop.store.responses import ResponseStore
 from desktop.tools.toolbox import ToolSet
@@ -181,19 +181,15 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
                                           if hosting is None or h.kind != "mcp"])
     tools = responses_wire.tools_for_engine(body)
     params = responses_wire.generation_params(body, call.limits, tools)
-    template_kwargs = responses_wire.template_kwargs(body)
+    hosted_mcp.alone(hosting, tools, "function tools and mcp tools")
     answer = ResponseAnswer(body, max_tokens=params.max_tokens, tools=tools, hosting=hosting,
                             store=store if keep else None, items=[*history, *items],
                             owner=_owner(call))
-    if hosting is not None:
-        hosted_mcp.alone(tools, "function tools and mcp tools")
-        return await generate_hosted(call, hosting, answer, streamed=bool(body.stream),
-                                     model=body.model, messages=messages, params=params,
-                                     template_kwargs=template_kwargs)
-    stream = services.scheduler.stream_chat(body.model, messages, params, call.cancel, tools,
-                                            template_kwargs=template_kwargs)
-    return await generate(call, stream, answer, streamed=bool(body.stream), tools=tools,
-                          forced=responses_wire.is_forced(body))
+    return await generate_chat(
+        call, answer, hosting, streamed=bool(body.stream), model=body.model,
+        messages=messages, params=params, tools=tools,
+        template_kwargs=responses_wire.template_kwargs(body),
+        forced=responses_wire.is_forced(body))
 
 
 async def _stored(call: Call, response_id: str) -> Any:
