@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from desktop.engine.toolcalls import StreamGate
 from desktop.engine.types import Chunk, TokenLogprob, ToolCall
@@ -19,9 +19,11 @@ from desktop.server.openai import finish_reason, split_answer
 from desktop.server.openai_requests import tool_names
 
 
-@dataclass(frozen=True)
-class Piece:
-    """What one engine chunk adds to the answer; may be empty (the first one marks the start)."""
+class Piece(NamedTuple):
+    """What one engine chunk adds to the answer; may be empty (the first one marks the start).
+
+    A tuple, not a dataclass: one is made per token, and that costs a third as much.
+    """
 
     text: str = ""
     reasoning: str = ""
