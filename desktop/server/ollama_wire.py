@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall
 from desktop.errors import InvalidRequest
-from desktop.server import openai, openai_requests
+from desktop.server import openai as oa
+from desktop.server import openai_requests as oq
 from desktop.server.leniency import capped_max_tokens
 from desktop.server.request_parts import (
     arguments_object,
@@ -166,7 +167,7 @@ def _schema(fmt: str | dict[str, Any] | None) -> str | None:
     raise InvalidRequest("format must be 'json' or a JSON schema object", param="format")
 
 
-def generation_params(req: _Generation, limits: openai_requests.Limits) -> GenerationParams:
+def generation_params(req: _Generation, limits: oq.Limits) -> GenerationParams:
     """Sampling from ``options`` with Ollama's defaults (0.8 / top_p 0.9 / top_k 40)."""
     options = req.options or {}
     _check_options(options)
@@ -294,7 +295,7 @@ def timestamp(now: float) -> str:
 
 def done_reason(final: Chunk) -> str:
     """``done_reason``: stop or length (a timeout reads as length)."""
-    return "stop" if openai.finish_reason(final) == "stop" else "length"
+    return "stop" if oa.finish_reason(final) == "stop" else "length"
 
 
 def stats(final: Chunk) -> dict[str, int]:

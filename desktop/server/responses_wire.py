@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import GenerationParams, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
-from desktop.server import leniency, openai_requests
+from desktop.server import leniency as lv
+from desktop.server import openai_requests as oq
 from desktop.server.request_parts import (
     function_tool,
     only_tool,
@@ -236,9 +237,9 @@ def to_messages(instructions: str | None, items: Sequence[object]) -> list[Messa
     return out
 
 
-def left_out_tools(req: ResponsesRequest) -> list[leniency.Hosted]:
+def left_out_tools(req: ResponsesRequest) -> list[lv.Hosted]:
     """The tools this server does not run (every type but ``function``), left out."""
-    return leniency.split_tools(req.tools, ("function", None))[1]
+    return lv.split_tools(req.tools, ("function", None))[1]
 
 
 def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
@@ -247,7 +248,7 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
     Hosted tools (``web_search``, ``namespace``, ``file_search``, ``mcp``, ``custom``…)
     are left out (``left_out_tools``); forcing one of them is a 400.
     """
-    kept, left = leniency.split_tools(req.tools, ("function", None))
+    kept, left = lv.split_tools(req.tools, ("function", None))
     tools: list[dict[str, Any]] = []
     for i, tool in kept:
         if not isinstance(tool, dict):
@@ -262,10 +263,10 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
         if kind == "mcp":
             name = choice.get("server_label") or kind
         if not any(t["function"]["name"] == name for t in tools):
-            leniency.refuse_forced(name if isinstance(name, str) else None, left)
+            lv.refuse_forced(name if isinstance(name, str) else None, left)
     if not tools or choice == "none":
         if forced:
-            leniency.refuse_nothing_to_force(left)
+            lv.refuse_nothing_to_force(left)
         return None
     if isinstance(choice, dict):
         if choice.get("type") != "function" or not isinstance(choice.get("name"), str):
@@ -277,7 +278,7 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
 
 def is_forced(req: ResponsesRequest) -> bool:
     """Whether the answer must be a tool call (of a function tool: others are left out)."""
-    functions = leniency.split_tools(req.tools, ("function", None))[0]
+    functions = lv.split_tools(req.tools, ("function", None))[0]
     return bool(functions) and (req.tool_choice == "required"
                                 or isinstance(req.tool_choice, dict))
 
@@ -293,7 +294,7 @@ def _schema(req: ResponsesRequest) -> str | None:
     return json.dumps(fmt.schema_)
 
 
-def generation_params(req: ResponsesRequest, limits: openai_requests.Limits,
+def generation_params(req: ResponsesRequest, limits: oq.Limits,
                       tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
     """Sampling for a request (OpenAI's defaults; a forced call is grammar-constrained)."""
     schema = _schema(req)
@@ -301,9 +302,9 @@ def generation_params(req: ResponsesRequest, limits: openai_requests.Limits,
         if schema is not None:
             raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
                                  "text.format", param="tool_choice")
-        schema = openai_requests.forced_call_schema(tools)
+        schema = oq.forced_call_schema(tools)
     return GenerationParams(
-        max_tokens=leniency.capped_max_tokens(req.max_output_tokens, limits.max_tokens),
+        max_tokens=lv.capped_max_tokens(req.max_output_tokens, limits.max_tokens),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         json_schema=schema, timeout_s=limits.timeout_s)
@@ -400,7 +401,7 @@ def response_object(req: ResponsesRequest, *, ids: Ids, created_at: int, status:
     fmt = req.text.format if req.text and req.text.format else TextFormat()
     if stop == "length" and status == "completed":
         status = "incomplete"
-    reason = leniency.CONTEXT_REASON if by_context else "max_output_tokens"
+    reason = lv.CONTEXT_REASON if by_context else "max_output_tokens"
     return {
         "id": ids.response, "object": "response", "created_at": created_at,
         "status": status, "error": error,
