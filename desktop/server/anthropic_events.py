@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from desktop.engine.types import Chunk, ToolCall, Usage
-from desktop.server.blocks import Ending, Piece, arguments_object
+from desktop.server.answer import Ending, Piece
 from desktop.server.leniency import ended_by_context
+from desktop.server.request_parts import arguments_object
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 CONTEXT_STOP = "model_context_window_exceeded"
@@ -115,10 +116,13 @@ class MessageEvents:
                                            "index": self._index, "delta": delta})
 
     def piece(self, piece: Piece) -> bytes:
-        """The events of some generated words (a new block when the kind changes)."""
-        if not piece.text:
+        """The events of one chunk's words: thinking, then text (a new block when the kind
+        changes)."""
+        return self._words("thinking", piece.reasoning) + self._words("text", piece.text)
+
+    def _words(self, kind: Literal["thinking", "text"], text: str) -> bytes:
+        if not text:
             return b""
-        kind: Literal["thinking", "text"] = "thinking" if piece.kind == "reasoning" else "text"
         out = b""
         if self._open != kind:
             out += self._close()
@@ -126,8 +130,8 @@ class MessageEvents:
             out += self._start({"type": "thinking", "thinking": "", "signature": ""}
                                if kind == "thinking" else {"type": "text", "text": ""})
         if kind == "thinking":
-            return out + self._delta({"type": "thinking_delta", "thinking": piece.text})
-        return out + self._delta({"type": "text_delta", "text": piece.text})
+            return out + self._delta({"type": "thinking_delta", "thinking": text})
+        return out + self._delta({"type": "text_delta", "text": text})
 
     def whole_block(self, block: dict[str, Any]) -> bytes:
         """A finished content block (an MCP tool use or result): start, then stop."""

@@ -19,7 +19,7 @@ from desktop.errors import InvalidRequest
 from desktop.server import images as im
 from desktop.server import leniency as lv
 from desktop.server import openai_requests as oq
-from desktop.server.blocks import (
+from desktop.server.request_parts import (
     function_tool,
     only_tool,
     thinking_kwargs,

@@ -12,7 +12,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import BaseRoute, Route
 
 from desktop.audit import Auditor, NoAudit
 from desktop.config import ServerSettings
@@ -59,11 +60,6 @@ log = logging.getLogger("edgedesk.server")
 __all__ = ["ModelDirectory", "RequestInfo", "ResolverDirectory", "Services", "create_app"]
 
 
-KNOWN_ROUTES = frozenset({"/v1/models", "/v1/chat/completions", "/v1/completions",
-                          "/v1/embeddings", "/v1/rerank", "/health", "/metrics",
-                          "/v1/responses", "/v1/messages", "/v1/messages/count_tokens",
-                          "/api/tags", "/api/show", "/api/chat", "/api/generate", "/api/embed",
-                          "/api/embeddings", "/api/version", "/api/ps", "/mcp"})
 _STORED_RESPONSE = re.compile(r"^/v1/responses/[^/]+(/input_items)?$")
 # Anthropic's error types by status (their SDK raises by status; the body names the type).
 # Like /health, Ollama's version check reveals nothing and clients probe it before a key.
@@ -156,9 +152,15 @@ def context_of(scheduler: Scheduler, model: str) -> int | None:
     return None
 
 
-def route_label(path: str) -> str:
+def known_routes(routes: Iterable[BaseRoute]) -> frozenset[str]:
+    """The paths of the documented ``routes`` without parameters: each its own label."""
+    return frozenset(route.path for route in routes if isinstance(route, Route)
+                     and route.include_in_schema and "{" not in route.path)
+
+
+def route_label(path: str, known: frozenset[str]) -> str:
     """The route name metrics and rate limits see (one label per stored-response route)."""
-    if path in KNOWN_ROUTES:
+    if path in known:
         return path
     return "/v1/responses/{id}" if _STORED_RESPONSE.match(path) else "other"
 
@@ -184,9 +186,10 @@ def _json(status: int, message: str, type_: str, code: str, *, param: str | None
 class Guard:
     """The checks every request passes, and the bookkeeping every response gets."""
 
-    def __init__(self, app: ASGIApp, services: Services) -> None:
+    def __init__(self, app: ASGIApp, services: Services, routes: frozenset[str]) -> None:
         self.app = app
         self.services = services
+        self.routes = routes  # the app's own paths, each its own metrics label
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check, run, log."""
@@ -199,11 +202,12 @@ class Guard:
         info = RequestInfo(given if _REQUEST_ID.match(given) else "req_" + secrets.token_hex(12),
                            time.perf_counter())
         scope.setdefault("state", {})["edgedesk"] = info
-        status_holder = [500]
+        status = 500  # what the log says when the app sent no response at all
 
         async def send_wrapped(message: Message) -> None:
+            nonlocal status
             if message["type"] == "http.response.start":
-                status_holder[0] = message["status"]
+                status = message["status"]
                 raw = list(message.get("headers", []))
                 raw.append((b"x-request-id", info.request_id.encode("latin-1")))
                 raw += self._told(info)
@@ -218,7 +222,7 @@ class Guard:
             else:
                 await self._run(scope, receive, send_wrapped, headers)
         finally:
-            self._record(scope, path, status_holder[0], info)
+            self._record(scope, path, status, info)
 
     def _told(self, info: RequestInfo) -> list[tuple[bytes, bytes]]:
         """Headers that say what the server did with the request: tools left out, context."""
@@ -305,26 +309,28 @@ class Guard:
     async def _run(self, scope: Scope, receive: Receive, send: Send,
                    headers: dict[str, str]) -> None:
         limit = self.services.settings.max_body_bytes
-        seen = [0]
-        started = [False]
+        seen = 0  # body bytes received so far
+        started = False  # whether the response began (then a refusal can no longer go out)
 
         async def receive_limited() -> Message:
+            nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
-                seen[0] += len(message.get("body", b""))
-                if seen[0] > limit:
+                seen += len(message.get("body", b""))
+                if seen > limit:
                     raise _BodyTooLarge
             return message
 
         async def send_tracked(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
-                started[0] = True
+                started = True
             await send(message)
 
         try:
             await self.app(scope, receive_limited, send_tracked)
         except _BodyTooLarge:
-            if not started[0]:
+            if not started:
                 refusal = self._too_large()
                 info: RequestInfo = scope["state"]["edgedesk"]
                 info.error_code, info.error_type = refusal.code, refusal.type_
@@ -334,7 +340,7 @@ class Guard:
     def _record(self, scope: Scope, path: str, status: int, info: RequestInfo) -> None:
         svc = self.services
         latency = time.perf_counter() - info.started
-        route = route_label(path)
+        route = route_label(path, self.routes)
         svc.metrics.record(route, status, latency, info.ttft_s, tokens_in=info.tokens_in,
                            tokens_out=info.tokens_out)
         if info.key_name:
@@ -426,8 +432,8 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
     """
     from desktop.server.anthropic_routes import router as anthropic_router
     from desktop.server.ollama_routes import router as ollama_router
+    from desktop.server.openai_routes import router as openai_router
     from desktop.server.responses_routes import router as responses_router
-    from desktop.server.routes import router
 
     host = bound_host or settings.host
     check_bind(host, keys is not None)
@@ -442,16 +448,15 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services
-    app.include_router(router)
-    app.include_router(responses_router)
-    app.include_router(anthropic_router)
-    app.include_router(ollama_router)
+    routers = (openai_router, responses_router, anthropic_router, ollama_router)
+    for router in routers:
+        app.include_router(router)
+    served = [route for router in routers for route in router.routes]
     if mcp is not None:
-        from starlette.routing import Route
-
-        app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
+        served.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
+        app.router.routes.append(served[-1])
     _install_error_handlers(app)
-    app.add_middleware(Guard, services=services)
+    app.add_middleware(Guard, services=services, routes=known_routes(served))
     if settings.allowed_origins:
         # Keys travel in the Authorization header, never cookies: no credentials mode, so
         # even an allowed origin cannot ride on a browser's ambient authority.

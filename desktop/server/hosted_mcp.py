@@ -76,6 +76,14 @@ def hosted(requested: Sequence[tuple[object, object]], servers: ServerList | Non
     return Hosted(toolbox.limited(labels), labels)
 
 
+def alone(hosting: Hosted | None, tools: object, kinds: str) -> None:
+    """Refuse (400) a request that offers its own tools beside the MCP servers it names:
+    one loop runs either kind, not both; ``kinds`` names both in the request's words."""
+    if hosting is not None and tools:
+        raise InvalidRequest(f"{kinds} in one request are not supported here; send one "
+                             "kind", param="tools")
+
+
 def _allow(_spec: ToolSpec, _call: ToolCall) -> Decision:
     return "once"  # the request named the server: its consent (McpRequireApproval refused)
 

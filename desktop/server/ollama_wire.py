@@ -23,12 +23,12 @@ from desktop.errors import InvalidRequest
 from desktop.server import images as im
 from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
-from desktop.server.blocks import (
+from desktop.server.leniency import capped_max_tokens
+from desktop.server.request_parts import (
     arguments_object,
     function_tool,
     thinking_kwargs,
 )
-from desktop.server.leniency import capped_max_tokens
 
 MAPPED_OPTIONS = frozenset({"num_predict", "temperature", "top_p", "top_k", "seed", "stop",
                             "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"})

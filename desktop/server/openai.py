@@ -16,7 +16,7 @@ from typing import Any
 
 from desktop.engine.toolcalls import ParsedAnswer, parse_tool_calls
 from desktop.engine.types import Chunk, TokenLogprob, ToolCall, Usage
-from desktop.server import schemas as s
+from desktop.server import schemas
 from desktop.server.openai_requests import tool_names
 
 DONE = b"data: [DONE]\n\n"
@@ -32,15 +32,15 @@ def relevance(score: float) -> float:
 
 def rerank_response(*, request_id: str, model: str, texts: Sequence[str],
                     scores: Sequence[float], top_n: int | None, return_documents: bool,
-                    tokens: int) -> s.RerankResponse:
+                    tokens: int) -> schemas.RerankResponse:
     """Results best first (ties keep request order), cut to ``top_n``."""
     order = sorted(range(len(scores)), key=lambda i: -scores[i])[:top_n]
-    return s.RerankResponse(
+    return schemas.RerankResponse(
         id=request_id, model=model,
-        usage=s.RerankUsage(prompt_tokens=tokens, total_tokens=tokens),
-        results=[s.RerankResult(index=i, relevance_score=relevance(scores[i]),
-                                document=s.RerankDocumentOut(text=texts[i])
-                                if return_documents else None)
+        usage=schemas.RerankUsage(prompt_tokens=tokens, total_tokens=tokens),
+        results=[schemas.RerankResult(index=i, relevance_score=relevance(scores[i]),
+                                      document=schemas.RerankDocumentOut(text=texts[i])
+                                      if return_documents else None)
                  for i in order])
 
 
@@ -54,20 +54,21 @@ def finish_reason(chunk: Chunk, calls: Sequence[ToolCall] = ()) -> str:
     return "stop" if chunk.finish_reason in ("stop", "cancelled") else "length"
 
 
-def usage_out(usage: Usage | None) -> s.UsageOut:
+def usage_out(usage: Usage | None) -> schemas.UsageOut:
     """Usage in OpenAI's shape."""
     u = usage or Usage()
-    return s.UsageOut(prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
-                      total_tokens=u.total_tokens,
-                      prompt_tokens_details=s.PromptTokensDetails(cached_tokens=u.cached_tokens))
+    return schemas.UsageOut(
+        prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+        total_tokens=u.total_tokens,
+        prompt_tokens_details=schemas.PromptTokensDetails(cached_tokens=u.cached_tokens))
 
 
-def tool_calls_out(calls: Sequence[ToolCall]) -> list[s.ToolCallOut] | None:
+def tool_calls_out(calls: Sequence[ToolCall]) -> list[schemas.ToolCallOut] | None:
     """Tool calls in OpenAI's shape (None when there are none)."""
     if not calls:
         return None
-    return [s.ToolCallOut(id=c.id, function=s.FunctionCallOut(name=c.name, arguments=c.arguments))
-            for c in calls]
+    return [schemas.ToolCallOut(id=c.id, function=schemas.FunctionCallOut(
+        name=c.name, arguments=c.arguments)) for c in calls]
 
 
 def split_answer(text: str, tools: Sequence[dict[str, Any]] | None) -> ParsedAnswer:
@@ -81,19 +82,20 @@ def _bytes(token: str) -> list[int]:
     return list(token.encode("utf-8"))
 
 
-def chat_logprobs(logprobs: Sequence[TokenLogprob] | None) -> s.ChatLogprobs | None:
+def chat_logprobs(logprobs: Sequence[TokenLogprob] | None) -> schemas.ChatLogprobs | None:
     """Chat ``logprobs`` for the sampled tokens (None when they were not asked for)."""
     if logprobs is None:
         return None
-    return s.ChatLogprobs(content=[
-        s.TokenLogprobOut(token=lp.token, logprob=lp.logprob, bytes=_bytes(lp.token),
-                          top_logprobs=[s.TopLogprob(token=t, logprob=v, bytes=_bytes(t))
-                                        for t, v in lp.top])
+    return schemas.ChatLogprobs(content=[
+        schemas.TokenLogprobOut(
+            token=lp.token, logprob=lp.logprob, bytes=_bytes(lp.token),
+            top_logprobs=[schemas.TopLogprob(token=t, logprob=v, bytes=_bytes(t))
+                          for t, v in lp.top])
         for lp in logprobs])
 
 
 def completion_logprobs(logprobs: Sequence[TokenLogprob] | None, offset: int = 0
-                        ) -> s.CompletionLogprobs | None:
+                        ) -> schemas.CompletionLogprobs | None:
     """Legacy completion ``logprobs``; ``offset`` is where these tokens start in the text."""
     if logprobs is None:
         return None
@@ -101,7 +103,7 @@ def completion_logprobs(logprobs: Sequence[TokenLogprob] | None, offset: int = 0
     for lp in logprobs:
         offsets.append(offset)
         offset += len(lp.token)
-    return s.CompletionLogprobs(
+    return schemas.CompletionLogprobs(
         tokens=[lp.token for lp in logprobs],
         token_logprobs=[lp.logprob for lp in logprobs],
         top_logprobs=[dict(lp.top) for lp in logprobs],
@@ -110,31 +112,30 @@ def completion_logprobs(logprobs: Sequence[TokenLogprob] | None, offset: int = 0
 
 def chat_completion(*, request_id: str, model: str, created: int, text: str, reasoning: str,
                     final: Chunk, tools: Sequence[dict[str, Any]] | None,
-                    logprobs: Sequence[TokenLogprob] | None = None) -> s.ChatCompletion:
+                    logprobs: Sequence[TokenLogprob] | None = None) -> schemas.ChatCompletion:
     """A whole chat answer (``logprobs`` None: not asked for)."""
     answer = split_answer(text, tools)
-    message = s.ChatMessageOut(content=answer.content if answer.content or not answer.tool_calls
-                               else None,
-                               reasoning_content=reasoning or None,
-                               tool_calls=tool_calls_out(answer.tool_calls))
-    return s.ChatCompletion(
+    message = schemas.ChatMessageOut(
+        content=answer.content if answer.content or not answer.tool_calls else None,
+        reasoning_content=reasoning or None, tool_calls=tool_calls_out(answer.tool_calls))
+    return schemas.ChatCompletion(
         id=request_id, created=created, model=model, usage=usage_out(final.usage),
-        choices=[s.ChatChoice(message=message, logprobs=chat_logprobs(logprobs),
-                              finish_reason=finish_reason(final, answer.tool_calls))])
+        choices=[schemas.ChatChoice(message=message, logprobs=chat_logprobs(logprobs),
+                                    finish_reason=finish_reason(final, answer.tool_calls))])
 
 
 def text_completion(*, request_id: str, model: str, created: int, text: str,
                     final: Chunk, logprobs: Sequence[TokenLogprob] | None = None
-                    ) -> s.Completion:
+                    ) -> schemas.Completion:
     """A whole text completion (``logprobs`` None: not asked for)."""
-    return s.Completion(id=request_id, created=created, model=model,
-                        usage=usage_out(final.usage),
-                        choices=[s.CompletionChoice(text=text, finish_reason=finish_reason(final),
-                                                    logprobs=completion_logprobs(logprobs))])
+    return schemas.Completion(
+        id=request_id, created=created, model=model, usage=usage_out(final.usage),
+        choices=[schemas.CompletionChoice(text=text, finish_reason=finish_reason(final),
+                                          logprobs=completion_logprobs(logprobs))])
 
 
 def chat_delta(*, request_id: str, model: str, created: int, delta: dict[str, Any],
-               finish: str | None = None, usage: s.UsageOut | None = None,
+               finish: str | None = None, usage: schemas.UsageOut | None = None,
                with_usage_field: bool = False,
                logprobs: Sequence[TokenLogprob] | None = None) -> dict[str, Any]:
     """One ``chat.completion.chunk`` event body."""
@@ -170,8 +171,8 @@ def tool_call_deltas(calls: Sequence[ToolCall]) -> dict[str, Any]:
 
 
 def completion_delta(*, request_id: str, model: str, created: int, text: str,
-                     finish: str | None = None, usage: s.UsageOut | None = None,
-                     logprobs: s.CompletionLogprobs | None = None) -> dict[str, Any]:
+                     finish: str | None = None, usage: schemas.UsageOut | None = None,
+                     logprobs: schemas.CompletionLogprobs | None = None) -> dict[str, Any]:
     """One streamed ``text_completion`` event body."""
     body: dict[str, Any] = {
         "id": request_id, "object": "text_completion", "created": created, "model": model,
@@ -199,8 +200,8 @@ def encode_embedding(vector: Sequence[float], encoding: str) -> list[float] | st
 def error_body(message: str, *, type_: str, code: str | None, param: str | None = None
                ) -> dict[str, Any]:
     """The OpenAI error envelope."""
-    return s.ErrorBody(error=s.ErrorDetail(message=message, type=type_, param=param,
-                                           code=code)).model_dump()
+    return schemas.ErrorBody(error=schemas.ErrorDetail(message=message, type=type_, param=param,
+                                                       code=code)).model_dump()
 
 
 def stream_error(message: str, *, type_: str, code: str | None) -> bytes:

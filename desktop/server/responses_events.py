@@ -1,6 +1,6 @@
 """The ``response.*`` server-sent events of one streamed Responses API answer.
 
-Built from the blocks ``blocks.answer_pieces`` yields; each event carries its
+Built from the items ``answer.answer_pieces`` yields; each event carries its
 ``sequence_number``, and every output item is opened (``output_item.added``), filled
 (deltas) and closed (``.done`` events) in the documented order. Pure: no I/O.
 """
@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from desktop.server.blocks import Ending, Piece
+from desktop.server.answer import Ending, Piece
 from desktop.server.leniency import ended_by_context
 from desktop.server.responses_wire import (
     Ids,
@@ -82,29 +82,33 @@ class ResponseEvents:
                               output_index=index, content_index=0, part=text_part("")))
 
     def piece(self, piece: Piece) -> bytes:
-        """The events for some generated words (opening an item when the kind changes)."""
-        if not piece.text:
+        """The events of one chunk's words: reasoning, then text (opening an item when the
+        kind changes)."""
+        return self._words("reasoning", piece.reasoning) + self._words("text", piece.text)
+
+    def _words(self, kind: Literal["reasoning", "text"], text: str) -> bytes:
+        if not text:
             return b""
         index = len(self.output)
         out = b""
-        if piece.kind == "reasoning":
+        if kind == "reasoning":
             if self._open != "reasoning":
                 out += self._close()
                 index = len(self.output)
                 self._open = "reasoning"
                 out += self._event("response.output_item.added", output_index=index,
                                    item=reasoning_item(self._ids, "", "in_progress"))
-            self._reasoning.append(piece.text)
+            self._reasoning.append(text)
             return out + self._event("response.reasoning_text.delta",
                                      item_id=self._ids.reasoning, output_index=index,
-                                     content_index=0, delta=piece.text)
+                                     content_index=0, delta=text)
         if self._open != "message":
             out += self._close()
             index = len(self.output)
             out += self._open_message(index)
-        self._text.append(piece.text)
+        self._text.append(text)
         return out + self._event("response.output_text.delta", item_id=self._ids.message,
-                                 output_index=index, content_index=0, delta=piece.text,
+                                 output_index=index, content_index=0, delta=text,
                                  logprobs=[])
 
     def whole_item(self, item: dict[str, Any], progress: Sequence[str] = ()) -> bytes:

@@ -1,10 +1,11 @@
 """``/v1/responses``: OpenAI's Responses API over the same engine path as chat completions.
 
 The request is translated by ``responses_wire`` into the chat route's engine request
-(``scheduler.stream_chat``); streaming goes through the same pump, cancel-on-disconnect
-and access-log bookkeeping. ``store`` keeps the response and its conversation in the
-local database (``store.responses``) for ``GET``/``DELETE`` and ``previous_response_id``,
-each visible only to the API key that stored it.
+(``scheduler.stream_chat``) and run through the one generation pipeline
+(``generation.py``); ``ResponseAnswer`` renders it as ``response.*`` events
+(``responses_events``) or the response object. ``store`` keeps the response and its
+conversation in the local database (``store.responses``) for ``GET``/``DELETE`` and
+``previous_response_id``, each visible only to the API key that stored it.
 """
 
 from __future__ import annotations
@@ -12,33 +13,27 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
-import threading
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from desktop.chat.conversation import ToolStep
-from desktop.engine.types import Message
+from desktop.engine.types import Chunk, Message, ToolCall
 from desktop.errors import EdgeDeskError, InvalidRequest
-from desktop.server import hosted_mcp as hm
-from desktop.server import images as im
-from desktop.server import leniency as lv
-from desktop.server import responses_wire as rw
-from desktop.server import schemas as s
-from desktop.server.blocks import Ending, Piece, block_stream, guarded, whole_answer
+from desktop.server import hosted_mcp, images, leniency, responses_wire
+from desktop.server.answer import Ending, WholeAnswer
+from desktop.server.deps import ERROR_RESPONSES, Call, CallDep
+from desktop.server.generation import SSE, generate_chat
 from desktop.server.responses_events import ResponseEvents
-from desktop.server.routes import _check_model, _info, _limits, _services
-from desktop.server.streaming import Chunks, drain, start_stream, watch_disconnect
+from desktop.store.responses import ResponseStore
 from desktop.tools.toolbox import ToolSet
 
 router = APIRouter()
 log = logging.getLogger("edgedesk.server")
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": s.ErrorBody} for code in (400, 401, 403, 404, 413, 422, 429, 503)}
+_LISTED = ("response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed")
 
 
 class PreviousResponseNotFound(InvalidRequest):
@@ -55,197 +50,179 @@ class ResponseNotFound(EdgeDeskError):
     error_type = "invalid_request_error"
 
 
-def _failed(events: ResponseEvents) -> Callable[[EdgeDeskError], bytes]:
-    return lambda error: events.failed(error.code, error.message)
+class ResponseAnswer(ResponseEvents):
+    """One response's answer: ``response.*`` events (``ResponseEvents``) or the response
+    object, stored when asked; with hosted MCP tools, the ``mcp_list_tools`` and
+    ``mcp_call`` items."""
 
+    media_type = SSE
 
-def _on_end(events: ResponseEvents, done: Callable[[dict[str, Any]], None]
-            ) -> Callable[[Ending], None]:
-    def end(ending: Ending) -> None:
-        # Kept before the last event goes out: a client may name it as
-        # previous_response_id the moment it has read response.completed.
-        if events.response is not None and ending.final.finish_reason != "cancelled":
-            done(events.response)
-    return end
+    def __init__(self, body: responses_wire.ResponsesRequest, *, max_tokens: int | None,
+                 tools: list[dict[str, Any]] | None, hosting: hosted_mcp.Hosted | None,
+                 store: ResponseStore | None, items: list[dict[str, Any]], owner: str
+                 ) -> None:
+        super().__init__(body, responses_wire.Ids("resp_" + secrets.token_hex(16)),
+                         int(time.time()), store is not None, max_tokens=max_tokens)
+        self._tools, self._hosting = tools, hosting
+        self._store, self._items, self._owner = store, items, owner  # store None: not kept
 
-
-def _owner(request: Request) -> str:
-    """Whose stored responses a request may see: its key's name ('' without keys)."""
-    return _info(request).key_name or ""
-
-
-def _keeper(store: Any, body: rw.ResponsesRequest, items: list[dict[str, Any]], owner: str
-            ) -> Callable[[dict[str, Any]], None]:
-    def keep(response: dict[str, Any]) -> None:
+    def _keep(self, response: dict[str, Any]) -> None:
+        if self._store is None:
+            return
         try:
-            store.put(response["id"], body.model, response, [*items, *response["output"]],
-                      owner=owner)
+            self._store.put(response["id"], self._req.model, response,
+                            [*self._items, *response["output"]], owner=self._owner)
         except Exception:  # the answer was given; a full or locked disk must not undo that
             log.exception("could not store response %s", response["id"])
-    return keep
+
+    def ending(self, ending: Ending) -> bytes:
+        """The function calls and ``response.completed``; the response is stored first."""
+        out = super().ending(ending)
+        # Kept before the last event goes out: a client may name it as
+        # previous_response_id the moment it has read response.completed.
+        if self.response is not None and ending.final.finish_reason != "cancelled":
+            self._keep(self.response)
+        return out
+
+    def error_event(self, error: EdgeDeskError) -> bytes:
+        """``response.failed``."""
+        return self.failed(error.code, error.message)
+
+    def finished(self) -> None:
+        """Nothing to do once the answer is out."""
+
+    def _response(self, output: list[dict[str, Any]], calls: tuple[ToolCall, ...],
+                  final: Chunk) -> JSONResponse:
+        response = responses_wire.response_object(
+            self._req, ids=self._ids, created_at=self._created_at, status="completed",
+            output=output, usage=final.usage, stop=Ending(calls, final).stop,
+            stored=self._store is not None,
+            by_context=leniency.ended_by_context(final, self._max_tokens))
+        self._keep(response)
+        return JSONResponse(response)
+
+    def whole(self, answer: WholeAnswer) -> JSONResponse:
+        """The response object (stored when asked)."""
+        content, calls = answer.split(self._tools)
+        return self._response(responses_wire.output_items(self._ids, answer.reasoning,
+                                                          content, calls),
+                              calls, answer.final)
+
+    def listed(self, tools: ToolSet) -> bytes:
+        """One ``mcp_list_tools`` item per named server."""
+        assert self._hosting is not None
+        base = self._ids.response.removeprefix("resp_")
+        return b"".join(self.whole_item(item, _LISTED)
+                        for item in hosted_mcp.list_items(base, self._hosting, tools))
+
+    def step(self, step: ToolStep, tools: ToolSet, first: int) -> bytes:
+        """One ``mcp_call`` item per call of the round (its words went out already)."""
+        assert self._hosting is not None
+        out = b""
+        base = self._ids.response.removeprefix("resp_")
+        for item in hosted_mcp.call_items(base, self._hosting, tools, step, first):
+            ended = "completed" if item["status"] == "completed" else "failed"
+            out += self.whole_item(item, ("response.mcp_call.in_progress",
+                                                  f"response.mcp_call.{ended}"))
+        return out
+
+    def whole_hosted(self, answer: hosted_mcp.Collected) -> JSONResponse:
+        """The response object: the listings, each round's words and calls, the answer."""
+        assert self._hosting is not None
+        ids = self._ids
+        base = ids.response.removeprefix("resp_")
+        output = hosted_mcp.list_items(base, self._hosting, answer.tools)
+        made = 0
+        for n, step in enumerate(answer.steps):
+            if step.content:
+                output.append({**responses_wire.message_item(ids, step.content),
+                               "id": f"{ids.message}_{n}"})
+            output += hosted_mcp.call_items(base, self._hosting, answer.tools, step, made)
+            made += len(step.calls)
+        output += [item for item in responses_wire.output_items(ids, answer.reasoning,
+                                                                answer.text, ())
+                   if item["type"] != "message" or answer.text]
+        return self._response(output, (), answer.final)
 
 
-@router.post("/v1/responses", responses=_ERRORS)
-async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
+def _owner(call: Call) -> str:
+    """Whose stored responses a request may see: its key's name ('' without keys)."""
+    return call.info.key_name or ""
+
+
+@router.post("/v1/responses", responses=ERROR_RESPONSES)
+async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) -> Any:
     """OpenAI Responses: whole or streamed (``response.*`` events)."""
-    svc, info = _services(request), _info(request)
+    services, info = call.services, call.info
     named = [t for t in body.tools or () if t.get("type") == "mcp"]
     # Hosted MCP: run here when allowed and configured, else a 400 naming what refuses.
-    hosting = hm.hosted([(t.get("server_label"), t.get("server_url")) for t in named],
-                        svc.tool_servers, svc.toolbox, "tools") if named else None
-    rw.refuse_unsupported(body)
-    _check_model(svc, info, body.model)
-    store = svc.stored
+    hosting = hosted_mcp.hosted([(t.get("server_label"), t.get("server_url")) for t in named],
+                                services.tool_servers, services.toolbox,
+                                "tools") if named else None
+    responses_wire.refuse_unsupported(body)
+    call.check_model(body.model)
+    store = services.stored
     keep = store.enabled if body.store is None else body.store
     if keep and not store.enabled:
         raise InvalidRequest(store.refusal, param="store")
     history: list[dict[str, Any]] = []
     if body.previous_response_id:
         previous = await anyio.to_thread.run_sync(
-            functools.partial(store.get, body.previous_response_id, owner=_owner(request)))
+            functools.partial(store.get, body.previous_response_id, owner=_owner(call)))
         if previous is None:
             raise PreviousResponseNotFound(
                 f"previous response '{body.previous_response_id}' was not found here (it was "
                 "not stored, was deleted or has expired); send the conversation in input",
                 param="previous_response_id")
         history = previous.items
-    items = rw.input_items(body.input)
-    messages: list[Message] = rw.to_messages(body.instructions, [*history, *items])
-    im.check_images(messages, model=body.model, sees=svc.models.vision)
-    info.dropped_tools = lv.labels([h for h in rw.left_out_tools(body)
-                                    if hosting is None or h.kind != "mcp"])
-    tools = rw.tools_for_engine(body)
-    params = rw.generation_params(body, _limits(svc), tools)
-    cancel = threading.Event()
-    ids = rw.Ids("resp_" + secrets.token_hex(16))
-    created = int(time.time())
-    keeper = _keeper(store, body, [*history, *items], _owner(request))
-    if hosting is not None:
-        if tools:
-            raise InvalidRequest("function tools and mcp tools in one request are not "
-                                 "supported here; send one kind", param="tools")
-        loop = hm.run(hm.Counted(svc.scheduler, lambda s: Chunks(s, info)), hosting.toolbox,
-                      body.model, messages, params=params,
-                      template_kwargs=rw.template_kwargs(body), cancel=cancel)
-        return await _hosted_answer(request, body, hosting, loop, ids=ids, created=created,
-                                    keep=keep, keeper=keeper,
-                                    max_tokens=params.max_tokens, cancel=cancel)
-    chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools,
-                                              template_kwargs=rw.template_kwargs(body)), info)
-    if body.stream:
-        events = ResponseEvents(body, ids, created, keep, max_tokens=params.max_tokens)
-        return await start_stream(request, guarded(block_stream(
-            chunks, tools, forced=rw.is_forced(body), events=events,
-            on_end=_on_end(events, keeper) if keep else None), _failed(events), info=info),
-            cancel)
-    text, reasoning, final, _ = await watch_disconnect(
-        request, cancel, lambda: anyio.to_thread.run_sync(drain, chunks))
-    content, calls = whole_answer(text, tools)
-    response = rw.response_object(
-        body, ids=ids, created_at=created, status="completed",
-        output=rw.output_items(ids, reasoning, content, calls), usage=final.usage,
-        stop=Ending(calls, final).stop, stored=keep,
-        by_context=lv.ended_by_context(final, params.max_tokens))
-    if keep:
-        await anyio.to_thread.run_sync(keeper, response)
-    return JSONResponse(response)
+    items = responses_wire.input_items(body.input)
+    messages: list[Message] = responses_wire.to_messages(body.instructions, [*history, *items])
+    images.check_images(messages, model=body.model, sees=services.models.vision)
+    info.dropped_tools = leniency.labels([h for h in responses_wire.left_out_tools(body)
+                                          if hosting is None or h.kind != "mcp"])
+    tools = responses_wire.tools_for_engine(body)
+    params = responses_wire.generation_params(body, call.limits, tools)
+    hosted_mcp.alone(hosting, tools, "function tools and mcp tools")
+    answer = ResponseAnswer(body, max_tokens=params.max_tokens, tools=tools, hosting=hosting,
+                            store=store if keep else None, items=[*history, *items],
+                            owner=_owner(call))
+    return await generate_chat(
+        call, answer, hosting, streamed=bool(body.stream), model=body.model,
+        messages=messages, params=params, tools=tools,
+        template_kwargs=responses_wire.template_kwargs(body),
+        forced=responses_wire.is_forced(body))
 
 
-_LISTED = ("response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed")
-
-
-def _hosted_events(events: ResponseEvents, hosting: hm.Hosted, loop: Iterator[hm.Event],
-                   ids: rw.Ids, keeper: Callable[[dict[str, Any]], None] | None
-                   ) -> Iterator[bytes]:
-    """A streamed hosted-MCP response: the listings, each call, the words, the end."""
-    base = ids.response.removeprefix("resp_")
-    tools = ToolSet()
-    made = 0
-    for event in loop:
-        if isinstance(event, ToolSet):
-            tools = event
-            yield events.opening() + b"".join(
-                events.whole_item(item, _LISTED) for item in hm.list_items(base, hosting, tools))
-        elif isinstance(event, ToolStep):
-            out = b""
-            for item in hm.call_items(base, hosting, tools, event, made):
-                ended = "completed" if item["status"] == "completed" else "failed"
-                out += events.whole_item(item, ("response.mcp_call.in_progress",
-                                                f"response.mcp_call.{ended}"))
-            made += len(event.calls)
-            yield out
-        elif event.is_final:
-            ending = events.ending(Ending((), event))
-            if keeper is not None:
-                _on_end(events, keeper)(Ending((), event))
-            yield ending
-        else:
-            yield events.piece(Piece("reasoning", event.reasoning)) + \
-                events.piece(Piece("text", event.text))
-
-
-async def _hosted_answer(request: Request, body: rw.ResponsesRequest, hosting: hm.Hosted,
-                         loop: Iterator[hm.Event], *, ids: rw.Ids, created: int, keep: bool,
-                         keeper: Callable[[dict[str, Any]], None],
-                         max_tokens: int | None, cancel: threading.Event) -> Any:
-    """A response whose MCP tools EdgeDesk ran, whole or streamed."""
-    info = _info(request)
-    if body.stream:
-        events = ResponseEvents(body, ids, created, keep, max_tokens=max_tokens)
-        return await start_stream(request, guarded(_hosted_events(
-            events, hosting, loop, ids, keeper if keep else None), _failed(events),
-            info=info), cancel)
-    got = await watch_disconnect(request, cancel,
-                                 lambda: anyio.to_thread.run_sync(hm.collect, loop))
-    base = ids.response.removeprefix("resp_")
-    output = hm.list_items(base, hosting, got.tools)
-    made = 0
-    for n, step in enumerate(got.steps):
-        if step.content:
-            output.append({**rw.message_item(ids, step.content), "id": f"{ids.message}_{n}"})
-        output += hm.call_items(base, hosting, got.tools, step, made)
-        made += len(step.calls)
-    output += [item for item in rw.output_items(ids, got.reasoning, got.text, ())
-               if item["type"] != "message" or got.text]
-    response = rw.response_object(
-        body, ids=ids, created_at=created, status="completed", output=output,
-        usage=got.final.usage, stop=Ending((), got.final).stop, stored=keep,
-        by_context=lv.ended_by_context(got.final, max_tokens))
-    if keep:
-        await anyio.to_thread.run_sync(keeper, response)
-    return JSONResponse(response)
-
-
-async def _stored(request: Request, response_id: str) -> Any:
+async def _stored(call: Call, response_id: str) -> Any:
     found = await anyio.to_thread.run_sync(functools.partial(
-        _services(request).stored.get, response_id, owner=_owner(request)))
+        call.services.stored.get, response_id, owner=_owner(call)))
     if found is None:
         raise ResponseNotFound(f"no stored response with id '{response_id}' (it was not "
                                "stored, was deleted or has expired)", param="response_id")
     return found
 
 
-@router.get("/v1/responses/{response_id}", responses=_ERRORS)
-async def get_response(response_id: str, request: Request) -> JSONResponse:
+@router.get("/v1/responses/{response_id}", responses=ERROR_RESPONSES)
+async def get_response(response_id: str, call: CallDep) -> JSONResponse:
     """A stored response, as it was returned."""
-    return JSONResponse((await _stored(request, response_id)).response)
+    return JSONResponse((await _stored(call, response_id)).response)
 
 
-@router.get("/v1/responses/{response_id}/input_items", responses=_ERRORS)
-async def get_input_items(response_id: str, request: Request) -> JSONResponse:
+@router.get("/v1/responses/{response_id}/input_items", responses=ERROR_RESPONSES)
+async def get_input_items(response_id: str, call: CallDep) -> JSONResponse:
     """The items a stored response answered (earlier turns included), oldest first."""
-    found = await _stored(request, response_id)
+    found = await _stored(call, response_id)
     items = found.items[:len(found.items) - len(found.response.get("output", []))]
     return JSONResponse({"object": "list", "data": items, "has_more": False,
                          "first_id": None, "last_id": None})
 
 
-@router.delete("/v1/responses/{response_id}", responses=_ERRORS)
-async def delete_response(response_id: str, request: Request) -> JSONResponse:
+@router.delete("/v1/responses/{response_id}", responses=ERROR_RESPONSES)
+async def delete_response(response_id: str, call: CallDep) -> JSONResponse:
     """Delete a stored response."""
-    store = _services(request).stored
+    store = call.services.stored
     if not await anyio.to_thread.run_sync(functools.partial(store.delete, response_id,
-                                                            owner=_owner(request))):
+                                                            owner=_owner(call))):
         raise ResponseNotFound(f"no stored response with id '{response_id}'",
                                param="response_id")
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})

@@ -1,7 +1,7 @@
 """Pure translation between OpenAI's Responses API and the engine's plain values.
 
 Requests become the same ``Message`` list, ``GenerationParams``, tools and template
-switches the chat route makes; answers (blocks from ``blocks.py``) become response
+switches the chat route makes; answers (pieces from ``answer.py``) become response
 objects and the documented stream of ``response.*`` events with sequence numbers.
 No I/O: the route (``responses_routes.py``) runs the engine and the store.
 """
@@ -21,7 +21,7 @@ from desktop.errors import InvalidRequest
 from desktop.server import images as im
 from desktop.server import leniency as lv
 from desktop.server import openai_requests as oq
-from desktop.server.blocks import (
+from desktop.server.request_parts import (
     function_tool,
     only_tool,
     thinking_kwargs,

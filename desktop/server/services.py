@@ -63,7 +63,7 @@ class RequestInfo:
     tokens_in: int = 0
     tokens_out: int = 0
     ttft_s: float | None = None
-    # Why a streamed answer failed after its 200 status went out (``blocks.guarded``):
+    # Why a streamed answer failed after its 200 status went out (``generation.guarded``):
     # the status cannot say so, the access log's ``error`` does. None: it did not fail.
     error: str | None = None
     # The error code and type of a refusal or failure (``context_length_exceeded``,

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from desktop.engine.types import TokenLogprob, Usage
-from desktop.server import openai as oa
-from desktop.server import schemas as s
+from desktop.server import openai, schemas
 
 _MARKER = "\x00edgedesk-text\x00"  # cannot occur in the escaped JSON of a real field
 # For a str, JSONEncoder.encode goes straight to the C string escaper: no dict walk.
@@ -27,7 +26,7 @@ _escape = json.JSONEncoder(ensure_ascii=False).encode
 
 def _template(body: dict[str, Any]) -> tuple[bytes, bytes] | None:
     """The SSE event of ``body`` split around the marker; None if it is not there once."""
-    event = oa.sse(body)
+    event = openai.sse(body)
     parts = event.split(_escape(_MARKER).encode("utf-8"))
     return (parts[0], parts[1]) if len(parts) == 2 else None
 
@@ -48,8 +47,8 @@ class ChatEvents:
 
     def _body(self, delta: dict[str, Any], finish: str | None = None,
               logprobs: Sequence[TokenLogprob] | None = None) -> dict[str, Any]:
-        return oa.chat_delta(**self._ids, delta=delta, finish=finish,
-                             with_usage_field=self._include_usage, logprobs=logprobs)
+        return openai.chat_delta(**self._ids, delta=delta, finish=finish,
+                                 with_usage_field=self._include_usage, logprobs=logprobs)
 
     def content(self, text: str) -> bytes:
         """A plain text delta (the event of almost every token)."""
@@ -60,11 +59,11 @@ class ChatEvents:
     def event(self, delta: dict[str, Any], finish: str | None = None,
               logprobs: Sequence[TokenLogprob] | None = None) -> bytes:
         """Any delta, finish reason or logprobs (built as a dict)."""
-        return oa.sse(self._body(delta, finish, logprobs))
+        return openai.sse(self._body(delta, finish, logprobs))
 
     def usage(self, usage: Usage | None) -> bytes:
         """The last event when ``include_usage`` was asked: no choices, the token counts."""
-        return oa.sse(oa.chat_delta(**self._ids, delta={}, usage=oa.usage_out(usage)))
+        return openai.sse(openai.chat_delta(**self._ids, delta={}, usage=openai.usage_out(usage)))
 
 
 class CompletionEvents:
@@ -73,7 +72,7 @@ class CompletionEvents:
     def __init__(self, *, request_id: str, model: str, created: int) -> None:
         self._ids: dict[str, Any] = {"request_id": request_id, "model": model,
                                      "created": created}
-        self._text = _template(oa.completion_delta(**self._ids, text=_MARKER))
+        self._text = _template(openai.completion_delta(**self._ids, text=_MARKER))
 
     def text(self, text: str) -> bytes:
         """A plain text piece (the event of almost every token)."""
@@ -82,11 +81,12 @@ class CompletionEvents:
         return _splice(self._text, text)
 
     def event(self, text: str, finish: str | None = None,
-              logprobs: s.CompletionLogprobs | None = None) -> bytes:
+              logprobs: schemas.CompletionLogprobs | None = None) -> bytes:
         """Any piece, finish reason or logprobs (built as a dict)."""
-        return oa.sse(oa.completion_delta(**self._ids, text=text, finish=finish,
-                                          logprobs=logprobs))
+        return openai.sse(openai.completion_delta(**self._ids, text=text, finish=finish,
+                                                  logprobs=logprobs))
 
     def usage(self, usage: Usage | None) -> bytes:
         """The last event when ``include_usage`` was asked."""
-        return oa.sse(oa.completion_delta(**self._ids, text="", usage=oa.usage_out(usage)))
+        return openai.sse(openai.completion_delta(**self._ids, text="",
+                                                  usage=openai.usage_out(usage)))

@@ -24,7 +24,7 @@ import anyio
 from fastapi import Request
 from fastapi.responses import StreamingResponse
 
-from desktop.engine.types import Chunk, TokenLogprob
+from desktop.engine.types import Chunk
 from desktop.server.services import RequestInfo
 
 T = TypeVar("T")
@@ -97,18 +97,6 @@ class Chunks:
                 usage = self.final.usage
                 self._info.tokens_in, self._info.tokens_out = (usage.prompt_tokens,
                                                                usage.completion_tokens)
-
-
-def drain(chunks: Chunks) -> tuple[str, str, Chunk, list[TokenLogprob]]:
-    """A whole answer: its text, reasoning, final chunk and logprobs (blocks)."""
-    text: list[str] = []
-    reasoning: list[str] = []
-    logprobs: list[TokenLogprob] = []
-    for chunk in chunks:
-        text.append(chunk.text)
-        reasoning.append(chunk.reasoning)
-        logprobs.extend(chunk.logprobs)
-    return "".join(text), "".join(reasoning), chunks.final, logprobs
 
 
 class Pump:
@@ -243,10 +231,12 @@ class Pump:
 
 
 class EventStream(StreamingResponse):
-    """SSE that cancels generation when the client leaves and always frees the engine."""
+    """A stream (SSE or NDJSON) that cancels generation when the client leaves and always
+    frees the engine."""
 
-    def __init__(self, pump: Pump, first: bytes | None, cancel: threading.Event) -> None:
-        super().__init__(pump.rest(first), media_type="text/event-stream",
+    def __init__(self, pump: Pump, first: bytes | None, cancel: threading.Event,
+                 media_type: str = "text/event-stream") -> None:
+        super().__init__(pump.rest(first), media_type=media_type,
                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         self._cancel = cancel
         self._pump = pump
@@ -275,8 +265,9 @@ class EventStream(StreamingResponse):
 
 
 async def start_stream(request: Request, events: Generator[bytes, None, None],
-                       cancel: threading.Event) -> EventStream:
-    """The SSE response once ``events`` made its first bytes; their errors raise here."""
+                       cancel: threading.Event, *,
+                       media_type: str = "text/event-stream") -> EventStream:
+    """The streamed response once ``events`` made its first bytes; their errors raise here."""
     pump = Pump(events)
     try:
         first = await watch_disconnect(request, cancel, pump.start)
@@ -285,4 +276,4 @@ async def start_stream(request: Request, events: Generator[bytes, None, None],
         with anyio.CancelScope(shield=True):
             await pump.aclose()
         raise
-    return EventStream(pump, first, cancel)
+    return EventStream(pump, first, cancel, media_type)

@@ -12,7 +12,7 @@ from desktop.errors import InvalidRequest
 from desktop.server import anthropic_events as ae
 from desktop.server import anthropic_wire as aw
 from desktop.server import openai_requests as oq
-from desktop.server.blocks import Ending, answer_pieces
+from desktop.server.answer import Ending, answer_pieces
 
 LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
 WEATHER = {"name": "get_weather", "description": "Weather",

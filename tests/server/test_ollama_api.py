@@ -137,8 +137,10 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     import time as clock
 
     from desktop.engine.types import Chunk, Usage
+    from desktop.server.answer import answer_pieces
     from desktop.server.app import RequestInfo
-    from desktop.server.ollama_routes import _lines
+    from desktop.server.generation import answer_stream
+    from desktop.server.ollama_routes import OllamaAnswer
     from desktop.server.streaming import Chunks
 
     tools = [{"type": "function", "function": {"name": "get_time", "parameters": {}}}]
@@ -148,8 +150,10 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
                           Chunk(finish_reason="stop", usage=Usage(9, 4))]),
                     RequestInfo("req_1", clock.perf_counter()))
     after: list[str] = []
-    lines = [json.loads(raw) for raw in _lines(chunks, "m", tools, chat=True,
-                                               after=lambda: after.append("done"))]
+    answer = OllamaAnswer("m", tools, chat=True, after=lambda: after.append("done"))
+    lines = [json.loads(line) for raw in answer_stream(answer_pieces(chunks, tools, forced=False),
+                                                        answer)
+             for line in raw.splitlines()]
     messages = [line["message"] for line in lines]
     assert messages[0] == {"role": "assistant", "content": ""}  # the first-chunk line
     assert messages[1] == {"role": "assistant", "content": "", "thinking": "let me see"}

@@ -7,7 +7,7 @@ from typing import Any
 
 from desktop.engine.types import Chunk, ToolCall, Usage
 from desktop.server import responses_wire as rw
-from desktop.server.blocks import Ending, answer_pieces
+from desktop.server.answer import Ending, answer_pieces
 from desktop.server.responses_events import ResponseEvents
 
 

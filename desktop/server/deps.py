@@ -1,0 +1,78 @@
+"""What every route is given (FastAPI dependencies): the services and the request's call.
+
+A route names ``ServicesDep`` when it only reads the server's services, and ``CallDep``
+when it answers for a model: the call carries the request, its bookkeeping
+(``RequestInfo``, filled by the guard in ``app.py``), the cancel event the generation
+pipeline sets when the client leaves, and the checks every model request passes.
+The dependencies are ``async`` so they run on the event loop, not a worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+
+from desktop.errors import ModelNotAllowed, ModelNotFound
+from desktop.server.openai_requests import Limits
+from desktop.server.schemas import ErrorBody
+from desktop.server.services import RequestInfo, Services
+
+# The error statuses the OpenAI-shaped routes document in the OpenAPI schema.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422, 429, 503)}
+
+
+def check_model(services: Services, info: RequestInfo, model: str) -> None:
+    """Note ``model`` for the access log; 403 when the key may not use it, 404 when absent."""
+    info.model = model[:200]
+    if info.key_models is not None and model not in info.key_models:
+        raise ModelNotAllowed(f"the API key '{info.key_name}' may not use the model "
+                              f"'{model}'; it may use: {', '.join(info.key_models)}",
+                              param="model")
+    if not services.models.has(model):
+        ids = services.models.ids()
+        shown = ", ".join(ids) or "none; start the server with --model"
+        raise ModelNotFound(f"the model '{model}' does not exist here; available: {shown}",
+                            param="model")
+
+
+@dataclass
+class Call:
+    """One API request that runs a model: what it may use and how it is stopped."""
+
+    request: Request
+    services: Services
+    info: RequestInfo
+    # Set when the client goes away (or the stream ends early): the engine stops within
+    # a token and a request still waiting leaves the scheduler's line.
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+    def check_model(self, model: str) -> None:
+        """Note ``model``; refuse it when the key may not use it or it is not served."""
+        check_model(self.services, self.info, model)
+
+    @property
+    def limits(self) -> Limits:
+        """The server's caps on one generation (max tokens, time)."""
+        settings = self.services.settings
+        return Limits(max_tokens=settings.max_tokens_limit,
+                      timeout_s=settings.generation_timeout_s)
+
+
+async def services(request: Request) -> Services:
+    """The server's services (``app.state.services``)."""
+    found: Services = request.app.state.services
+    return found
+
+
+async def call(request: Request) -> Call:
+    """The request's ``Call``: its services, its bookkeeping, a fresh cancel event."""
+    info: RequestInfo = request.state.edgedesk
+    return Call(request, request.app.state.services, info)
+
+
+ServicesDep = Annotated[Services, Depends(services)]
+CallDep = Annotated[Call, Depends(call)]
