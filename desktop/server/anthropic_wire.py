@@ -16,9 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
-from desktop.server import images as im
-from desktop.server import leniency as lv
-from desktop.server import openai_requests as oq
+from desktop.server import images, leniency, openai_requests
 from desktop.server.request_parts import (
     function_tool,
     only_tool,
@@ -130,7 +128,7 @@ def _tool_result_pictured(block: dict[str, Any], where: str, *, pictures: bool =
         if part.get("type") != "text":
             raise _refuse_block(part.get("type"), at)
         texts.append(_block_text(part, "text", at))
-    return im.joined(texts, "\n")
+    return images.joined(texts, "\n")
 
 
 def image_block(block: dict[str, Any], where: str) -> Image:
@@ -139,9 +137,9 @@ def image_block(block: dict[str, Any], where: str) -> Image:
     kind = source.get("type") if isinstance(source, dict) else None
     param = _param(f"{where}.source")
     if kind == "base64" and isinstance(source, dict):
-        return im.image_from_base64(source.get("data"), where=where, param=param + ".data")
+        return images.image_from_base64(source.get("data"), where=where, param=param + ".data")
     if kind == "url" and isinstance(source, dict):
-        return im.image_from_url(source.get("url"), where=where, param=param + ".url")
+        return images.image_from_url(source.get("url"), where=where, param=param + ".url")
     raise InvalidRequest(f"{where}.source must be {{'type': 'base64', 'media_type': …, "
                          f"'data': …}} (source type '{kind}' is not supported here)",
                          param=param)
@@ -165,8 +163,8 @@ def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
         else:
             raise _refuse_block(kind, at)
     if texts:
-        text, images = im.joined(texts, "\n")
-        out.append(Message("user", text, images=images))
+        text, pictures = images.joined(texts, "\n")
+        out.append(Message("user", text, images=pictures))
     return out
 
 
@@ -258,17 +256,17 @@ def to_messages(system: str | list[dict[str, Any]] | None,
 _CLIENT_TOOL_TYPES = (None, "custom")
 
 
-def left_out_tools(req: CountTokensRequest) -> list[lv.Hosted]:
+def left_out_tools(req: CountTokensRequest) -> list[leniency.Hosted]:
     """The tools (and MCP servers) this server does not run, left out of the prompt."""
-    left = lv.split_tools(req.tools, _CLIENT_TOOL_TYPES)[1]
-    servers = [lv.Hosted("mcp_servers", s.get("name") if isinstance(s.get("name"), str)
+    left = leniency.split_tools(req.tools, _CLIENT_TOOL_TYPES)[1]
+    servers = [leniency.Hosted("mcp_servers", s.get("name") if isinstance(s.get("name"), str)
                          else None) for s in req.mcp_servers or () if isinstance(s, dict)]
     return left + servers
 
 
 def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
     """Client tools in the shape the engine renders (a named choice offers only it)."""
-    kept, left = lv.split_tools(req.tools, _CLIENT_TOOL_TYPES)
+    kept, left = leniency.split_tools(req.tools, _CLIENT_TOOL_TYPES)
     tools: list[dict[str, Any]] = []
     for i, tool in kept:
         if not isinstance(tool, dict):
@@ -278,10 +276,10 @@ def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
     kind = _choice(req)
     name = (req.tool_choice or {}).get("name") if kind == "tool" else None
     if isinstance(name, str) and not any(t["function"]["name"] == name for t in tools):
-        lv.refuse_forced(name, left, "tool_choice.name")
+        leniency.refuse_forced(name, left, "tool_choice.name")
     if not tools or kind == "none":
         if kind in ("any", "tool"):
-            lv.refuse_nothing_to_force(left)
+            leniency.refuse_nothing_to_force(left)
         return None
     if kind == "tool":
         if not isinstance(name, str):
@@ -303,7 +301,7 @@ def _choice(req: CountTokensRequest) -> str:
 
 def is_forced(req: CountTokensRequest) -> bool:
     """Whether the answer must be a tool call (``any`` or a named ``tool``)."""
-    functions = lv.split_tools(req.tools, _CLIENT_TOOL_TYPES)[0]
+    functions = leniency.split_tools(req.tools, _CLIENT_TOOL_TYPES)[0]
     return bool(functions) and req.tool_choice is not None and \
         req.tool_choice.get("type") in ("any", "tool")
 
@@ -319,7 +317,7 @@ def template_kwargs(req: CountTokensRequest) -> dict[str, Any] | None:
     return thinking_kwargs(kind != "disabled")
 
 
-def generation_params(req: MessagesRequest, limits: oq.Limits,
+def generation_params(req: MessagesRequest, limits: openai_requests.Limits,
                       tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
     """Sampling (Anthropic's default temperature 1; a forced call is grammar-constrained)."""
     stops = tuple(s for s in req.stop_sequences or () if s)
@@ -331,12 +329,13 @@ def generation_params(req: MessagesRequest, limits: oq.Limits,
         # Required by the protocol, and clients ask for far more than they expect (Claude
         # Code sends 32000): lowered to the server's limit rather than refused; reaching
         # it still says stop_reason "max_tokens".
-        max_tokens=lv.capped_max_tokens(req.max_tokens, limits.max_tokens),
+        max_tokens=leniency.capped_max_tokens(req.max_tokens, limits.max_tokens),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         top_k=40 if req.top_k is None else req.top_k,
         stop=stops, timeout_s=limits.timeout_s,
-        json_schema=oq.forced_call_schema(tools) if tools and is_forced(req) else schema)
+        json_schema=(openai_requests.forced_call_schema(tools) if tools and is_forced(req)
+                     else schema))
 
 
 def output_schema(req: MessagesRequest) -> str | None:

@@ -20,9 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import MEDIA_MARKER, Chunk, GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
-from desktop.server import images as im
-from desktop.server import openai as oa
-from desktop.server import openai_requests as oq
+from desktop.server import images, openai, openai_requests
 from desktop.server.leniency import capped_max_tokens
 from desktop.server.request_parts import (
     arguments_object,
@@ -168,7 +166,7 @@ def _schema(fmt: str | dict[str, Any] | None) -> str | None:
     raise InvalidRequest("format must be 'json' or a JSON schema object", param="format")
 
 
-def generation_params(req: _Generation, limits: oq.Limits) -> GenerationParams:
+def generation_params(req: _Generation, limits: openai_requests.Limits) -> GenerationParams:
     """Sampling from ``options`` with Ollama's defaults (0.8 / top_p 0.9 / top_k 40)."""
     options = req.options or {}
     _check_options(options)
@@ -210,12 +208,12 @@ def to_messages(messages: Sequence[dict[str, Any]]) -> list[Message]:
         content = message.get("content") or ""
         if not isinstance(content, str):
             raise InvalidRequest(f"{where}.content must be a string", param=f"messages.{i}.content")
-        images = pictures(message.get("images"), f"{where}.images", f"messages.{i}.images")
-        if images and role != "user":
+        attached = pictures(message.get("images"), f"{where}.images", f"messages.{i}.images")
+        if attached and role != "user":
             raise InvalidRequest(f"{where}: images go in user messages",
                                  param=f"messages.{i}.images")
-        if images:
-            out.append(Message("user", _marked(content, images), images=images))
+        if attached:
+            out.append(Message("user", _marked(content, attached), images=attached))
         elif role in ("system", "user"):
             out.append(Message(role, content))
         elif role == "assistant":
@@ -249,7 +247,7 @@ def pictures(value: object, where: str, param: str) -> tuple[Image, ...]:
         return ()
     if not isinstance(value, list):
         raise InvalidRequest(f"{where} must be a list of base64 images", param=param)
-    return tuple(im.image_from_base64(v, where=f"{where}[{j}]", param=f"{param}.{j}")
+    return tuple(images.image_from_base64(v, where=f"{where}[{j}]", param=f"{param}.{j}")
                  for j, v in enumerate(value))
 
 
@@ -288,9 +286,9 @@ def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, A
 def generate_messages(req: GenerateRequest) -> list[Message]:
     """A templated ``/api/generate`` prompt as a one-turn chat (``system`` first)."""
     out = [Message("system", req.system)] if req.system else []
-    images = pictures(req.images, "images", "images")
-    if images:
-        return [*out, Message("user", _marked(req.prompt, images), images=images)]
+    attached = pictures(req.images, "images", "images")
+    if attached:
+        return [*out, Message("user", _marked(req.prompt, attached), images=attached)]
     return [*out, Message("user", req.prompt)]
 
 
@@ -318,7 +316,7 @@ def timestamp(now: float) -> str:
 
 def done_reason(final: Chunk) -> str:
     """``done_reason``: stop or length (a timeout reads as length)."""
-    return "stop" if oa.finish_reason(final) == "stop" else "length"
+    return "stop" if openai.finish_reason(final) == "stop" else "length"
 
 
 def stats(final: Chunk) -> dict[str, int]:

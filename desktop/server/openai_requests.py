@@ -16,9 +16,7 @@ from pydantic import ValidationError
 
 from desktop.engine.types import GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
-from desktop.server import images as im
-from desktop.server import leniency as lv
-from desktop.server import schemas as s
+from desktop.server import images, leniency, schemas
 from desktop.server.leniency import capped_max_tokens
 
 MAX_RERANK_DOCUMENTS = 1000  # one request's worth; a reranker orders candidates, not corpora
@@ -36,7 +34,7 @@ class Limits:
 # ---------------------------------------------------------------- requests → engine
 
 
-def _text_of(content: str | list[s.ContentPart] | None, index: int) -> str:
+def _text_of(content: str | list[schemas.ContentPart] | None, index: int) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     parts = []
@@ -50,7 +48,7 @@ def _text_of(content: str | list[s.ContentPart] | None, index: int) -> str:
     return "".join(parts)
 
 
-def _content_of(message: s.ChatMessageIn, index: int) -> tuple[str, tuple[Image, ...]]:
+def _content_of(message: schemas.ChatMessageIn, index: int) -> tuple[str, tuple[Image, ...]]:
     """A message's text and pictures: ``image_url`` parts of a user message become
     images, each marked in the text where its part stood."""
     content = message.content
@@ -62,14 +60,14 @@ def _content_of(message: s.ChatMessageIn, index: int) -> tuple[str, tuple[Image,
         where, param = f"messages[{index}].content[{j}]", f"messages.{index}.content.{j}"
         if part.type == "image_url":
             given = part.image_url
-            url = given.url if isinstance(given, s.ImageURL) else given
-            pieces.append(im.image_from_url(url, where=where, param=param + ".image_url"))
+            url = given.url if isinstance(given, schemas.ImageURL) else given
+            pieces.append(images.image_from_url(url, where=where, param=param + ".image_url"))
         else:
             pieces.append(_text_of([part], index))
-    return im.joined(pieces)
+    return images.joined(pieces)
 
 
-def to_messages(messages: Sequence[s.ChatMessageIn]) -> list[Message]:
+def to_messages(messages: Sequence[schemas.ChatMessageIn]) -> list[Message]:
     """The conversation as engine messages (``developer`` is treated as ``system``)."""
     out: list[Message] = []
     for i, m in enumerate(messages):
@@ -80,10 +78,10 @@ def to_messages(messages: Sequence[s.ChatMessageIn]) -> list[Message]:
         calls = tuple(
             ToolCall(c.id, c.function.name, _checked_arguments(c.function.arguments, i))
             for c in m.tool_calls or ())
-        text, images = _content_of(m, i)
+        text, pictures = _content_of(m, i)
         out.append(Message(role, text, name=m.name,
                            tool_call_id=m.tool_call_id, tool_calls=calls,
-                           reasoning=m.reasoning_content, images=images))
+                           reasoning=m.reasoning_content, images=pictures))
     return out
 
 
@@ -99,31 +97,31 @@ def _checked_arguments(arguments: str, index: int) -> str:
     return arguments or "{}"
 
 
-def _stops(stop: s.Stop) -> tuple[str, ...]:
+def _stops(stop: schemas.Stop) -> tuple[str, ...]:
     if stop is None:
         return ()
     stops = (stop,) if isinstance(stop, str) else tuple(stop)
     return tuple(x for x in stops if x)
 
 
-def _refuse_unsupported(req: s.ChatCompletionRequest | s.CompletionRequest) -> None:
+def _refuse_unsupported(req: schemas.ChatCompletionRequest | schemas.CompletionRequest) -> None:
     if req.n is not None and req.n > 1:
         raise InvalidRequest("n > 1 is not supported; send one request per answer", param="n")
-    if isinstance(req, s.ChatCompletionRequest):
+    if isinstance(req, schemas.ChatCompletionRequest):
         if req.top_logprobs is not None and not req.logprobs:
             raise InvalidRequest("top_logprobs needs logprobs: true", param="top_logprobs")
         if forced_tools(req) and req.response_format is not None \
                 and req.response_format.type != "text":
             raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
                                  "response_format", param="tool_choice")
-    if isinstance(req, s.CompletionRequest):
+    if isinstance(req, schemas.CompletionRequest):
         if req.echo:
             raise InvalidRequest("echo is not supported", param="echo")
         if req.best_of is not None and req.best_of > 1:
             raise InvalidRequest("best_of > 1 is not supported", param="best_of")
 
 
-def _json_schema(fmt: s.ResponseFormat | None) -> str | None:
+def _json_schema(fmt: schemas.ResponseFormat | None) -> str | None:
     if fmt is None or fmt.type == "text":
         return None
     if fmt.type == "json_object":
@@ -134,11 +132,11 @@ def _json_schema(fmt: s.ResponseFormat | None) -> str | None:
     return json.dumps(fmt.json_schema.schema_)
 
 
-def sampling_params(req: s.ChatCompletionRequest | s.CompletionRequest,
+def sampling_params(req: schemas.ChatCompletionRequest | schemas.CompletionRequest,
                     limits: Limits) -> GenerationParams:
     """Generation parameters for a request, with OpenAI's defaults and our limits."""
     _refuse_unsupported(req)
-    if isinstance(req, s.ChatCompletionRequest):
+    if isinstance(req, schemas.ChatCompletionRequest):
         wanted = req.max_completion_tokens or req.max_tokens
         forced = forced_tools(req)
         schema = forced_call_schema(forced) if forced else _json_schema(req.response_format)
@@ -169,7 +167,7 @@ THINKING_BY_EFFORT = {"none": False, "minimal": False, "low": True, "medium": Tr
                       "high": True}
 
 
-def template_kwargs(req: s.ChatCompletionRequest) -> dict[str, Any] | None:
+def template_kwargs(req: schemas.ChatCompletionRequest) -> dict[str, Any] | None:
     """Variables for the chat template: ``chat_template_kwargs`` plus ``reasoning_effort``."""
     kwargs = dict(req.chat_template_kwargs or {})
     reserved = sorted(RESERVED_TEMPLATE_VARIABLES & kwargs.keys())
@@ -187,9 +185,9 @@ def template_kwargs(req: s.ChatCompletionRequest) -> dict[str, Any] | None:
     return kwargs or None
 
 
-def forced_tools(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | None:
+def forced_tools(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]] | None:
     """The tools one of which must be called (``required`` or a named choice), else None."""
-    if req.tool_choice == "required" or isinstance(req.tool_choice, s.NamedToolChoice):
+    if req.tool_choice == "required" or isinstance(req.tool_choice, schemas.NamedToolChoice):
         return tools_for_engine(req)
     return None
 
@@ -213,16 +211,16 @@ def forced_call_schema(tools: Sequence[dict[str, Any]]) -> str:
     return json.dumps(options[0] if len(options) == 1 else {"anyOf": options})
 
 
-def left_out_tools(req: s.ChatCompletionRequest) -> list[lv.Hosted]:
+def left_out_tools(req: schemas.ChatCompletionRequest) -> list[leniency.Hosted]:
     """The tools this server does not run (every type but ``function``), left out."""
-    return lv.split_tools(req.tools, ("function", None))[1]
+    return leniency.split_tools(req.tools, ("function", None))[1]
 
 
-def _function_tools(req: s.ChatCompletionRequest) -> list[dict[str, Any]]:
+def _function_tools(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]]:
     tools = []
-    for i, tool in lv.split_tools(req.tools, ("function", None))[0]:
+    for i, tool in leniency.split_tools(req.tools, ("function", None))[0]:
         try:
-            checked = s.ToolDef.model_validate(tool)
+            checked = schemas.ToolDef.model_validate(tool)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(["tools", str(i), *(str(p) for p in first.get("loc", ()))])
@@ -231,21 +229,21 @@ def _function_tools(req: s.ChatCompletionRequest) -> list[dict[str, Any]]:
     return tools
 
 
-def tools_for_engine(req: s.ChatCompletionRequest) -> list[dict[str, Any]] | None:
+def tools_for_engine(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]] | None:
     """The tools to render into the prompt (a named ``tool_choice`` offers only that one).
 
     Tools of other types than ``function`` are left out (``left_out_tools``).
     """
     tools = _function_tools(req)
-    if isinstance(req.tool_choice, s.NamedToolChoice):
+    if isinstance(req.tool_choice, schemas.NamedToolChoice):
         name = req.tool_choice.function.name
         if not any(t["function"]["name"] == name for t in tools):
-            lv.refuse_forced(name, left_out_tools(req))
+            leniency.refuse_forced(name, left_out_tools(req))
     if not tools or req.tool_choice == "none":
-        if req.tool_choice == "required" or isinstance(req.tool_choice, s.NamedToolChoice):
-            lv.refuse_nothing_to_force(left_out_tools(req))
+        if req.tool_choice == "required" or isinstance(req.tool_choice, schemas.NamedToolChoice):
+            leniency.refuse_nothing_to_force(left_out_tools(req))
         return None
-    if isinstance(req.tool_choice, s.NamedToolChoice):
+    if isinstance(req.tool_choice, schemas.NamedToolChoice):
         name = req.tool_choice.function.name
         tools = [t for t in tools if t["function"]["name"] == name]
         if not tools:
@@ -286,7 +284,7 @@ def embedding_inputs(value: str | list[str] | list[int] | list[list[int]]
     return [v if isinstance(v, str) else [int(t) for t in v] for v in value]  # type: ignore[union-attr]
 
 
-def rerank_texts(documents: Sequence[str | s.RerankDocument]) -> list[str]:
+def rerank_texts(documents: Sequence[str | schemas.RerankDocument]) -> list[str]:
     """The texts to rank, refusing an empty or oversized list with the field named."""
     if not documents:
         raise InvalidRequest("documents is empty; send at least one document to rank",

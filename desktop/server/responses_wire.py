@@ -18,9 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.types import GenerationParams, Image, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
-from desktop.server import images as im
-from desktop.server import leniency as lv
-from desktop.server import openai_requests as oq
+from desktop.server import images, leniency, openai_requests
 from desktop.server.request_parts import (
     function_tool,
     only_tool,
@@ -177,8 +175,8 @@ def _message(item: dict[str, Any], where: str, i: int, reasoning: str | None) ->
                              param=f"input.{i}.role")
     content = item.get("content")
     if role == "user" and _has_images(content):
-        text, images = _pictured(content, where)  # type: ignore[arg-type]
-        return Message("user", text, images=images)
+        text, pictures = _pictured(content, where)  # type: ignore[arg-type]
+        return Message("user", text, images=pictures)
     text = _text(content, where)
     if role == "assistant":
         return Message("assistant", text, reasoning=reasoning)
@@ -215,10 +213,10 @@ def _pictured(content: list[object], where: str) -> tuple[str, tuple[Image, ...]
             raise InvalidRequest(f"{at}: input_image has {what}; send the picture as a "
                                  "data URL in image_url", param=_param(f"{at}.image_url"))
         if isinstance(url, str) and not url.lower().startswith(("data:", "http:", "https:")):
-            pieces.append(im.image_from_base64(url, where=at, param=_param(f"{at}.image_url")))
+            pieces.append(images.image_from_base64(url, where=at, param=_param(f"{at}.image_url")))
         else:
-            pieces.append(im.image_from_url(url, where=at, param=_param(f"{at}.image_url")))
-    return im.joined(pieces)
+            pieces.append(images.image_from_url(url, where=at, param=_param(f"{at}.image_url")))
+    return images.joined(pieces)
 
 
 def _hosted_item(item: dict[str, Any], where: str, reasoning: str | None) -> list[Message]:
@@ -278,9 +276,9 @@ def to_messages(instructions: str | None, items: Sequence[object]) -> list[Messa
     return out
 
 
-def left_out_tools(req: ResponsesRequest) -> list[lv.Hosted]:
+def left_out_tools(req: ResponsesRequest) -> list[leniency.Hosted]:
     """The tools this server does not run (every type but ``function``), left out."""
-    return lv.split_tools(req.tools, ("function", None))[1]
+    return leniency.split_tools(req.tools, ("function", None))[1]
 
 
 def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
@@ -289,7 +287,7 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
     Hosted tools (``web_search``, ``namespace``, ``file_search``, ``mcp``, ``custom``…)
     are left out (``left_out_tools``); forcing one of them is a 400.
     """
-    kept, left = lv.split_tools(req.tools, ("function", None))
+    kept, left = leniency.split_tools(req.tools, ("function", None))
     tools: list[dict[str, Any]] = []
     for i, tool in kept:
         if not isinstance(tool, dict):
@@ -304,10 +302,10 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
         if kind == "mcp":
             name = choice.get("server_label") or kind
         if not any(t["function"]["name"] == name for t in tools):
-            lv.refuse_forced(name if isinstance(name, str) else None, left)
+            leniency.refuse_forced(name if isinstance(name, str) else None, left)
     if not tools or choice == "none":
         if forced:
-            lv.refuse_nothing_to_force(left)
+            leniency.refuse_nothing_to_force(left)
         return None
     if isinstance(choice, dict):
         if choice.get("type") != "function" or not isinstance(choice.get("name"), str):
@@ -319,7 +317,7 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
 
 def is_forced(req: ResponsesRequest) -> bool:
     """Whether the answer must be a tool call (of a function tool: others are left out)."""
-    functions = lv.split_tools(req.tools, ("function", None))[0]
+    functions = leniency.split_tools(req.tools, ("function", None))[0]
     return bool(functions) and (req.tool_choice == "required"
                                 or isinstance(req.tool_choice, dict))
 
@@ -335,7 +333,7 @@ def _schema(req: ResponsesRequest) -> str | None:
     return json.dumps(fmt.schema_)
 
 
-def generation_params(req: ResponsesRequest, limits: oq.Limits,
+def generation_params(req: ResponsesRequest, limits: openai_requests.Limits,
                       tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
     """Sampling for a request (OpenAI's defaults; a forced call is grammar-constrained)."""
     schema = _schema(req)
@@ -343,9 +341,9 @@ def generation_params(req: ResponsesRequest, limits: oq.Limits,
         if schema is not None:
             raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
                                  "text.format", param="tool_choice")
-        schema = oq.forced_call_schema(tools)
+        schema = openai_requests.forced_call_schema(tools)
     return GenerationParams(
-        max_tokens=lv.capped_max_tokens(req.max_output_tokens, limits.max_tokens),
+        max_tokens=leniency.capped_max_tokens(req.max_output_tokens, limits.max_tokens),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         json_schema=schema, timeout_s=limits.timeout_s)
@@ -442,7 +440,7 @@ def response_object(req: ResponsesRequest, *, ids: Ids, created_at: int, status:
     fmt = req.text.format if req.text and req.text.format else TextFormat()
     if stop == "length" and status == "completed":
         status = "incomplete"
-    reason = lv.CONTEXT_REASON if by_context else "max_output_tokens"
+    reason = leniency.CONTEXT_REASON if by_context else "max_output_tokens"
     return {
         "id": ids.response, "object": "response", "created_at": created_at,
         "status": status, "error": error,
