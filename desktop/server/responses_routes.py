@@ -109,11 +109,14 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
                 param="previous_response_id")
         history = previous.items
     items = rw.input_items(body.input)
-    messages: list[Message] = rw.to_messages(body.instructions, [*history, *items])
-    info.dropped_tools = lv.labels([h for h in rw.left_out_tools(body)
+    # Codex's namespace tools become plain function tools here; ``flat`` is the request
+    # the model sees, ``body`` the one echoed back.
+    flat, spaces = rw.flatten_namespaces(body)
+    messages: list[Message] = rw.to_messages(body.instructions, [*history, *items], spaces)
+    info.dropped_tools = lv.labels([h for h in rw.left_out_tools(flat)
                                     if hosting is None or h.kind != "mcp"])
-    tools = rw.tools_for_engine(body)
-    params = rw.generation_params(body, _limits(svc), tools)
+    tools = rw.tools_for_engine(flat)
+    params = rw.generation_params(flat, _limits(svc), tools)
     cancel = threading.Event()
     ids = rw.Ids("resp_" + secrets.token_hex(16))
     created = int(time.time())
@@ -131,9 +134,10 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
     chunks = Chunks(svc.scheduler.stream_chat(body.model, messages, params, cancel, tools,
                                               template_kwargs=rw.template_kwargs(body)), info)
     if body.stream:
-        events = ResponseEvents(body, ids, created, keep, max_tokens=params.max_tokens)
+        events = ResponseEvents(body, ids, created, keep, max_tokens=params.max_tokens,
+                                spaces=spaces)
         return await start_stream(request, guarded(block_stream(
-            chunks, tools, forced=rw.is_forced(body), events=events,
+            chunks, tools, forced=rw.is_forced(flat), events=events,
             on_end=_on_end(events, keeper) if keep else None), _failed(events), info=info),
             cancel)
     text, reasoning, final, _ = await watch_disconnect(
@@ -141,7 +145,7 @@ async def create_response(body: rw.ResponsesRequest, request: Request) -> Any:
     content, calls = whole_answer(text, tools)
     response = rw.response_object(
         body, ids=ids, created_at=created, status="completed",
-        output=rw.output_items(ids, reasoning, content, calls), usage=final.usage,
+        output=rw.output_items(ids, reasoning, content, calls, spaces), usage=final.usage,
         stop=Ending(calls, final).stop, stored=keep,
         by_context=lv.ended_by_context(final, params.max_tokens))
     if keep:
