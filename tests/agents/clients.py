@@ -206,11 +206,12 @@ class ForcingProxy:
 
 
 def _has_tool_result(body: dict[str, Any]) -> bool:
-    """Does this request already carry a tool's result (Responses or Anthropic shape)?"""
+    """Does this request already carry a tool's result (Responses, Chat Completions or
+    Anthropic shape)?"""
     for item in body.get("input") or body.get("messages") or []:
         if not isinstance(item, dict):
             continue
-        if item.get("type") == "function_call_output":
+        if item.get("type") == "function_call_output" or item.get("role") == "tool":
             return True
         content = item.get("content")
         if isinstance(content, list) and any(
