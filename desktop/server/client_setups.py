@@ -9,6 +9,7 @@ from __future__ import annotations
 
 KEY = "YOUR-EDGEDESK-KEY"
 MODEL = "MODEL-ID"
+CONTEXT = "MODEL-CONTEXT"  # the model's context in tokens (its x-edgedesk-context header)
 
 
 def _root(url: str) -> str:
@@ -50,6 +51,9 @@ def codex_cli(url: str) -> str:
 def claude_code(url: str) -> str:
     """Claude Code (Anthropic Messages API): environment variables.
 
+    Claude Code assumes a 200k-token window and compacts the conversation only near it;
+    ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` set to the local model's context makes it compact
+    before a prompt overflows (``with_context`` fills it in).
     ``tests/agents/test_real_agents.py`` runs Claude Code with exactly these.
     """
     return (
@@ -57,6 +61,7 @@ def claude_code(url: str) -> str:
         f"export ANTHROPIC_AUTH_TOKEN={KEY}\n"
         f"export ANTHROPIC_MODEL={MODEL}\n"
         f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={MODEL}\n"
+        f"export CLAUDE_CODE_AUTO_COMPACT_WINDOW={CONTEXT}  # compact before the context fills\n"
         "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1  # no update checks, no telemetry\n"
         "claude\n"
     )
@@ -151,6 +156,12 @@ SETUPS = {
     "JetBrains AI Assistant": jetbrains,
     "Documents over MCP": documents_mcp,
 }
+
+
+def with_context(text: str, tokens: int | None) -> str:
+    """``text`` with the model's context (``tokens``) where it says MODEL-CONTEXT (kept as
+    is when it is not known)."""
+    return text if not tokens else text.replace(CONTEXT, str(tokens))
 
 
 def setups(url: str) -> dict[str, str]:

@@ -1,8 +1,10 @@
 """What the server leaves out of a request instead of refusing it, and how an answer ended.
 
 Agents (Codex CLI, Claude Code) send tools that their own vendor runs on its servers:
-``web_search``, ``namespace`` (Codex's MCP tool groups), ``file_search``, Anthropic's
-``web_search_20250305``… A local model cannot run them, and refusing the whole request
+``web_search``, ``file_search``, Anthropic's ``web_search_20250305``… (Codex's
+``namespace`` groups of function tools are not among them: the Responses route flattens
+them into function tools first, ``responses_wire.flatten_namespaces``; a namespace with
+no function in it is left out here.) A local model cannot run them, and refusing the whole request
 (as a strict server would) stops the agent at its first turn; llama-server leaves them
 out, and so do we, naming them in the ``x-edgedesk-dropped-tools`` header and the log.
 Only a request that *forces* one of them (``tool_choice``) is refused: its answer could

@@ -15,6 +15,7 @@ from desktop.server.answer import Ending, Piece
 from desktop.server.leniency import ended_by_context
 from desktop.server.responses_wire import (
     Ids,
+    Namespaced,
     ResponsesRequest,
     call_item,
     message_item,
@@ -28,8 +29,10 @@ class ResponseEvents:
     """The ``response.*`` server-sent events of one streamed response, numbered in order."""
 
     def __init__(self, req: ResponsesRequest, ids: Ids, created_at: int,
-                 stored: bool, max_tokens: int | None = None) -> None:
+                 stored: bool, max_tokens: int | None = None, *,
+                 spaces: Namespaced | None = None) -> None:
         self._req, self._ids, self._created_at, self._stored = req, ids, created_at, stored
+        self._spaces = spaces  # flattened namespaced tools: calls go out with namespace
         self._max_tokens = max_tokens  # the output limit used: tells it from the context
         self._seq = 0
         self.output: list[dict[str, Any]] = []  # finished items, in order
@@ -132,14 +135,15 @@ class ResponseEvents:
         for n, call in enumerate(ending.calls):
             index = len(self.output)
             item_id = self._ids.call(n)
+            item = call_item(self._ids, n, call, spaces=self._spaces)
             out += (self._event("response.output_item.added", output_index=index,
-                                item=call_item(self._ids, n, call, "in_progress", ""))
+                                item=call_item(self._ids, n, call, "in_progress", "",
+                                               spaces=self._spaces))
                     + self._event("response.function_call_arguments.delta", item_id=item_id,
                                   output_index=index, delta=call.arguments)
                     + self._event("response.function_call_arguments.done", item_id=item_id,
-                                  output_index=index, name=call.name,
+                                  output_index=index, name=item["name"],
                                   arguments=call.arguments))
-            item = call_item(self._ids, n, call)
             self.output.append(item)
             out += self._event("response.output_item.done", output_index=index, item=item)
         self.response = self._object("completed", output=self.output,

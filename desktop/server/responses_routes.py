@@ -59,10 +59,11 @@ class ResponseAnswer(ResponseEvents):
 
     def __init__(self, body: responses_wire.ResponsesRequest, *, max_tokens: int | None,
                  tools: list[dict[str, Any]] | None, hosting: hosted_mcp.Hosted | None,
-                 store: ResponseStore | None, items: list[dict[str, Any]], owner: str
-                 ) -> None:
+                 store: ResponseStore | None, items: list[dict[str, Any]], owner: str,
+                 spaces: responses_wire.Namespaced | None = None) -> None:
         super().__init__(body, responses_wire.Ids("resp_" + secrets.token_hex(16)),
-                         int(time.time()), store is not None, max_tokens=max_tokens)
+                         int(time.time()), store is not None, max_tokens=max_tokens,
+                         spaces=spaces)
         self._tools, self._hosting = tools, hosting
         self._store, self._items, self._owner = store, items, owner  # store None: not kept
 
@@ -105,7 +106,7 @@ class ResponseAnswer(ResponseEvents):
         """The response object (stored when asked)."""
         content, calls = answer.split(self._tools)
         return self._response(responses_wire.output_items(self._ids, answer.reasoning,
-                                                          content, calls),
+                                                          content, calls, self._spaces),
                               calls, answer.final)
 
     def listed(self, tools: ToolSet) -> bytes:
@@ -176,21 +177,25 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
                 param="previous_response_id")
         history = previous.items
     items = responses_wire.input_items(body.input)
-    messages: list[Message] = responses_wire.to_messages(body.instructions, [*history, *items])
+    # Codex's namespace tools become plain function tools here; ``flat`` is the request
+    # the model sees, ``body`` the one echoed back.
+    flat, spaces = responses_wire.flatten_namespaces(body)
+    messages: list[Message] = responses_wire.to_messages(body.instructions, [*history, *items],
+                                                         spaces)
     images.check_images(messages, model=body.model, sees=services.models.vision)
-    info.dropped_tools = leniency.labels([h for h in responses_wire.left_out_tools(body)
+    info.dropped_tools = leniency.labels([h for h in responses_wire.left_out_tools(flat)
                                           if hosting is None or h.kind != "mcp"])
-    tools = responses_wire.tools_for_engine(body)
-    params = responses_wire.generation_params(body, call.limits, tools)
+    tools = responses_wire.tools_for_engine(flat)
+    params = responses_wire.generation_params(flat, call.limits, tools)
     hosted_mcp.alone(hosting, tools, "function tools and mcp tools")
     answer = ResponseAnswer(body, max_tokens=params.max_tokens, tools=tools, hosting=hosting,
                             store=store if keep else None, items=[*history, *items],
-                            owner=_owner(call))
+                            owner=_owner(call), spaces=spaces)
     return await generate_chat(
         call, answer, hosting, streamed=bool(body.stream), model=body.model,
         messages=messages, params=params, tools=tools,
         template_kwargs=responses_wire.template_kwargs(body),
-        forced=responses_wire.is_forced(body))
+        forced=responses_wire.is_forced(flat))
 
 
 async def _stored(call: Call, response_id: str) -> Any:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -233,8 +233,13 @@ def _hosted_item(item: dict[str, Any], where: str, reasoning: str | None) -> lis
             Message("tool", result, tool_call_id=call.id, name=call.name)]
 
 
-def to_messages(instructions: str | None, items: Sequence[object]) -> list[Message]:
-    """The conversation as engine messages: instructions first, items in order."""
+def to_messages(instructions: str | None, items: Sequence[object],
+                spaces: Namespaced | None = None) -> list[Message]:
+    """The conversation as engine messages: instructions first, items in order.
+
+    A ``function_call`` with a ``namespace`` (Codex's call of a tool in a namespace) is
+    the flat name the model was shown (``spaces``, else ``flat_name``).
+    """
     out: list[Message] = [Message("system", instructions)] if instructions else []
     reasoning: str | None = None  # a reasoning item belongs to the assistant turn after it
     names: dict[str, str] = {}
@@ -247,7 +252,8 @@ def to_messages(instructions: str | None, items: Sequence[object]) -> list[Messa
             out.append(_message(item, where, i, reasoning))
             reasoning = None if out[-1].role == "assistant" else reasoning
         elif kind == "function_call":
-            call = ToolCall(_string(item, "call_id", where), _string(item, "name", where),
+            call = ToolCall(_string(item, "call_id", where),
+                            _call_name(item, where, spaces or Namespaced()),
                             _arguments(item, where))
             names[call.id] = call.name
             last = out[-1] if out else None
@@ -276,6 +282,110 @@ def to_messages(instructions: str | None, items: Sequence[object]) -> list[Messa
     return out
 
 
+# ---------------------------------------------------------------- Codex namespaces
+
+NAMESPACE_DELIMITER = "__"  # what Codex joins a namespace and a tool name with (ToolName)
+
+
+def flat_name(namespace: str, name: str) -> str:
+    """A namespaced tool's one name, as Codex flattens it: ``mcp__github__`` +
+    ``create_issue`` is ``mcp__github__create_issue`` (stray ``_`` at the join trimmed)."""
+    return namespace.rstrip("_") + NAMESPACE_DELIMITER + name.lstrip("_")
+
+
+@dataclass(frozen=True)
+class Namespaced:
+    """The function tools flattened out of ``namespace`` tools: flat name → (namespace,
+    the tool's own name)."""
+
+    flat: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def split(self, name: str) -> tuple[str | None, str]:
+        """(namespace, own name) of a name the model called; (None, name) if not flattened."""
+        found = self.flat.get(name)
+        return found if found is not None else (None, name)
+
+    def join(self, namespace: str, name: str) -> str:
+        """The flat name the model sees for ``name`` in ``namespace``."""
+        for flat, pair in self.flat.items():
+            if pair == (namespace, name):
+                return flat
+        return flat_name(namespace, name)
+
+
+def _call_name(item: dict[str, Any], where: str, spaces: Namespaced) -> str:
+    name = _string(item, "name", where)
+    namespace = item.get("namespace")
+    return spaces.join(namespace, name) if isinstance(namespace, str) and namespace else name
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``… when a tool already has it."""
+    n, found = 2, name
+    while found in taken:
+        found, n = f"{name}_{n}", n + 1
+    return found
+
+
+def _is_function(tool: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(tool, dict) and tool.get("type") in ("function", None)
+
+
+def _flat_choice(choice: Any, tools: Sequence[object], flat: Mapping[str, tuple[str, str]]
+                 ) -> Any:
+    """A ``tool_choice`` naming a namespaced function (with its ``namespace``, or by its own
+    name when only one namespace has it) as the flat name; any other choice unchanged."""
+    if not isinstance(choice, dict) or choice.get("type") != "function":
+        return choice
+    name, namespace = choice.get("name"), choice.get("namespace")
+    if not namespace and any(_is_function(t) and t.get("name") == name for t in tools):
+        return choice  # a top-level function of that name: it is the one named
+    matches = [f for f, (ns, own) in flat.items()
+               if own == name and (not namespace or ns == namespace)]
+    if len(matches) != 1:
+        return choice
+    return {k: v for k, v in choice.items() if k != "namespace"} | {"name": matches[0]}
+
+
+def flatten_namespaces(req: ResponsesRequest) -> tuple[ResponsesRequest, Namespaced]:
+    """The request with each ``namespace`` tool's function tools as top-level function
+    tools under unambiguous flat names, and the map back to (namespace, name).
+
+    Codex groups its MCP servers' tools (and its sub-agent tools) in ``namespace`` tools
+    and expects a call of one as a ``function_call`` with the tool's own ``name`` and the
+    ``namespace`` (``call_item``). A name already taken gets ``_2``, ``_3``… Tools of
+    other types inside a namespace stay in the list, so they are left out and named like
+    any hosted tool; a namespace without a name or a named function is left out whole.
+    """
+    tools = req.tools or []
+    if not any(isinstance(t, dict) and t.get("type") == "namespace" for t in tools):
+        return req, Namespaced()
+    taken = {str(t["name"]) for t in tools if _is_function(t) and isinstance(t.get("name"), str)}
+    out: list[dict[str, Any]] = []
+    flat: dict[str, tuple[str, str]] = {}
+    for tool in tools:
+        got = tool if isinstance(tool, dict) else {}
+        group, namespace = got.get("tools"), got.get("name")
+        if got.get("type") != "namespace" or not isinstance(group, list) \
+                or not isinstance(namespace, str) or not namespace:
+            out.append(tool)
+            continue
+        made: list[dict[str, Any]] = []
+        for inner in group:
+            own = inner.get("name") if isinstance(inner, dict) else None
+            if _is_function(inner) and isinstance(own, str) and own:
+                name = _unique(flat_name(namespace, own), taken)
+                taken.add(name)
+                flat[name] = (namespace, own)
+                made.append({**inner, "type": "function", "name": name})
+            elif isinstance(inner, dict) and not _is_function(inner):
+                made.append(inner)  # a custom or hosted tool in a namespace: left out, named
+        # No function in it (or none with a name): the namespace is left out whole.
+        out += made if any(t["type"] == "function" for t in made) else [tool]
+    choice = _flat_choice(req.tool_choice, tools, flat)
+    return req.model_copy(update={"tools": out, "tool_choice": choice}), Namespaced(flat)
+
+
 def left_out_tools(req: ResponsesRequest) -> list[leniency.Hosted]:
     """The tools this server does not run (every type but ``function``), left out."""
     return leniency.split_tools(req.tools, ("function", None))[1]
@@ -284,8 +394,9 @@ def left_out_tools(req: ResponsesRequest) -> list[leniency.Hosted]:
 def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
     """Function tools in the shape the engine renders (a named choice offers only it).
 
-    Hosted tools (``web_search``, ``namespace``, ``file_search``, ``mcp``, ``custom``…)
-    are left out (``left_out_tools``); forcing one of them is a 400.
+    Hosted tools (``web_search``, ``file_search``, ``mcp``, ``custom``…) are left out
+    (``left_out_tools``); forcing one of them is a 400. ``namespace`` tools are flattened
+    into function tools before this (``flatten_namespaces``).
     """
     kept, left = leniency.split_tools(req.tools, ("function", None))
     tools: list[dict[str, Any]] = []
@@ -399,22 +510,26 @@ def message_item(ids: Ids, text: str | None, status: str = "completed") -> dict[
 
 
 def call_item(ids: Ids, n: int, call: ToolCall, status: str = "completed",
-              arguments: str | None = None) -> dict[str, Any]:
-    """A function call output item."""
-    return {"type": "function_call", "id": ids.call(n), "call_id": call.id,
-            "name": call.name, "arguments": call.arguments if arguments is None else arguments,
+              arguments: str | None = None, *, spaces: Namespaced | None = None
+              ) -> dict[str, Any]:
+    """A function call output item; a call of a flattened namespaced tool carries the
+    tool's own ``name`` and its ``namespace``, as Codex routes it."""
+    namespace, name = (spaces or Namespaced()).split(call.name)
+    item = {"type": "function_call", "id": ids.call(n), "call_id": call.id,
+            "name": name, "arguments": call.arguments if arguments is None else arguments,
             "status": status}
+    return item if namespace is None else {**item, "namespace": namespace}
 
 
-def output_items(ids: Ids, reasoning: str, text: str, calls: Sequence[ToolCall]
-                 ) -> list[dict[str, Any]]:
+def output_items(ids: Ids, reasoning: str, text: str, calls: Sequence[ToolCall],
+                 spaces: Namespaced | None = None) -> list[dict[str, Any]]:
     """A whole answer's output items: reasoning, message, then function calls."""
     items: list[dict[str, Any]] = []
     if reasoning:
         items.append(reasoning_item(ids, reasoning))
     if text or not calls:
         items.append(message_item(ids, text))
-    items += [call_item(ids, n, c) for n, c in enumerate(calls)]
+    items += [call_item(ids, n, c, spaces=spaces) for n, c in enumerate(calls)]
     return items
 
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from desktop.app import AppContext
 from desktop.errors import EdgeDeskError
 from desktop.resolve import looks_like_path
-from desktop.server.client_setups import KEY, MODEL, python_openai, setups
+from desktop.server.client_setups import KEY, MODEL, python_openai, setups, with_context
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyInfo, KeyStore
 from desktop.ui.error_text import error_text
@@ -64,6 +64,16 @@ def snippet_model(context: AppContext) -> str | None:
         except EdgeDeskError:
             continue  # not here, not allowed, unreadable: not an id a client can use
     return None
+
+
+def snippet_context(context: AppContext, model: str | None) -> int | None:
+    """The context (tokens) of ``model`` the snippets name: what it is loaded with, else
+    ``engine.context_length`` when set; None when neither is known (never loads it)."""
+    if model is not None and "scheduler" in context.__dict__:
+        for loaded in context.scheduler.loaded():
+            if loaded.model_id == model:
+                return loaded.report.context_length
+    return context.settings.engine.context_length or None
 
 
 def log_line(record: AccessRecord) -> str:
@@ -256,7 +266,8 @@ class ServerView(QWidget):
         model = snippet_model(self._context) if self.isVisible() else None
         if self._new_key:  # the key just made, until the user leaves this screen
             text = text.replace(KEY, self._new_key)
-        self.snippet.setPlainText(with_model(text, model))
+        tokens = snippet_context(self._context, model) if self.isVisible() else None
+        self.snippet.setPlainText(with_context(with_model(text, model), tokens))
         self.model_hint.setText(
             self.tr("No chat model is installed yet: download or import one on the Models "
                     "screen, then use its id in place of %1.").replace("%1", MODEL)

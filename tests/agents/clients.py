@@ -26,7 +26,8 @@ from typing import Any
 import httpx
 import pytest
 
-from desktop.server.client_setups import KEY, MODEL, claude_code, codex_cli
+from desktop.server.client_setups import KEY, MODEL, claude_code, codex_cli, with_context
+from tests.agents.tiny_agent_model import CONTEXT
 from tests.server.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,10 +65,13 @@ def codex_env(home: Path, url: str, model: str, key: str) -> dict[str, str]:
     return {**quiet_env(home), "CODEX_HOME": str(codex_home), var: key}
 
 
-def claude_env(home: Path, url: str, model: str, key: str) -> dict[str, str]:
-    """Claude Code with the docs' ``export`` lines applied."""
+def claude_env(home: Path, url: str, model: str, key: str,
+               context: int = CONTEXT) -> dict[str, str]:
+    """Claude Code with the docs' ``export`` lines applied (``context``: the served
+    model's, as the Server screen fills it in)."""
     env = {**quiet_env(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
-    for name, value in re.findall(r"^export (\w+)=(\S*)", claude_code(url), re.M):
+    setup = with_context(claude_code(url), context)
+    for name, value in re.findall(r"^export (\w+)=(\S*)", setup, re.M):
         env[name] = value.replace(MODEL, model).replace(KEY, key)
     return env
 
@@ -206,11 +210,12 @@ class ForcingProxy:
 
 
 def _has_tool_result(body: dict[str, Any]) -> bool:
-    """Does this request already carry a tool's result (Responses or Anthropic shape)?"""
+    """Does this request already carry a tool's result (Responses, Chat Completions or
+    Anthropic shape)?"""
     for item in body.get("input") or body.get("messages") or []:
         if not isinstance(item, dict):
             continue
-        if item.get("type") == "function_call_output":
+        if item.get("type") == "function_call_output" or item.get("role") == "tool":
             return True
         content = item.get("content")
         if isinstance(content, list) and any(

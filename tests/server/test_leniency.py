@@ -10,6 +10,7 @@ answer the context cut says so. The pure rules are tested first.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,16 +149,17 @@ def test_codex_shaped_request_gets_200_and_the_header_names_what_was_left_out(
         temperature=0, store=False,
         extra_body={"prompt_cache_key": "abc", "client_metadata": {"x": 1}})
     assert raw.status_code == 200
-    assert raw.headers["x-edgedesk-dropped-tools"] == "web_search,namespace"
+    # The namespace's function is offered (flattened); only web_search is left out.
+    assert raw.headers["x-edgedesk-dropped-tools"] == "web_search"
     assert raw.headers["x-edgedesk-context"] == str(_context(server))
     assert raw.parse().status in ("completed", "incomplete")
     with client.responses.with_streaming_response.create(
             model="tiny-chat", input="hello world", tools=CODEX_TOOLS, max_output_tokens=4,
             stream=True, store=False) as streamed:
-        assert streamed.headers["x-edgedesk-dropped-tools"] == "web_search,namespace"
+        assert streamed.headers["x-edgedesk-dropped-tools"] == "web_search"
         assert any("response.completed" in line or "response.incomplete" in line
                    for line in streamed.iter_lines())
-    assert records.of(raw).dropped_tools == ["web_search", "namespace"]
+    assert records.of(raw).dropped_tools == ["web_search"]
 
 
 def test_forcing_a_tool_that_was_left_out_is_a_400_naming_it(client: openai.OpenAI) -> None:
@@ -165,10 +167,58 @@ def test_forcing_a_tool_that_was_left_out_is_a_400_naming_it(client: openai.Open
         client.responses.create(model="tiny-chat", input="hi", tools=CODEX_TOOLS,
                                 tool_choice={"type": "web_search"}, store=False)
     assert caught.value.body["param"] == "tool_choice"
-    with pytest.raises(openai.BadRequestError, match="'create_issue'"):
-        client.responses.create(model="tiny-chat", input="hi", tools=CODEX_TOOLS,
-                                tool_choice={"type": "function", "name": "create_issue"},
-                                store=False)
+    with pytest.raises(openai.BadRequestError, match="every tool given.*web_search"):
+        client.responses.create(model="tiny-chat", input="hi", tools=CODEX_TOOLS[1:2],
+                                tool_choice="required", store=False)
+
+
+def test_codex_namespace_tools_are_callable_and_calls_carry_their_namespace(
+        client: openai.OpenAI) -> None:
+    # The model is offered mcp__github__create_issue; Codex routes a call by the pair
+    # (namespace, name), so the call must come back in that shape, whole and streamed.
+    forced = {"type": "function", "name": "create_issue", "namespace": "mcp__github__"}
+    reply = client.responses.with_raw_response.create(
+        model="tiny-chat", input="file an issue", tools=CODEX_TOOLS, tool_choice=forced,  # type: ignore[arg-type]
+        max_output_tokens=60, store=False, temperature=0)
+    assert reply.headers["x-edgedesk-dropped-tools"] == "web_search"
+    body = reply.http_response.json()
+    [call] = [i for i in body["output"] if i["type"] == "function_call"]
+    assert (call["name"], call["namespace"]) == ("create_issue", "mcp__github__")
+    assert body["tools"] == CODEX_TOOLS  # echoed as sent, not as flattened
+    with client.responses.with_streaming_response.create(
+            model="tiny-chat", input="file an issue", tools=CODEX_TOOLS, tool_choice=forced,  # type: ignore[arg-type]
+            max_output_tokens=60, stream=True, store=False, temperature=0) as streamed:
+        events = [json.loads(line[6:]) for line in streamed.iter_lines()
+                  if line.startswith("data: ")]
+    [done] = [e["item"] for e in events if e["type"] == "response.output_item.done"
+              and e["item"]["type"] == "function_call"]
+    assert (done["name"], done["namespace"]) == ("create_issue", "mcp__github__")
+    # Turn 2, as Codex sends it: the call (with its namespace) and the tool's output.
+    turn2 = client.responses.create(
+        model="tiny-chat", tools=CODEX_TOOLS, max_output_tokens=4, store=False, input=[  # type: ignore[arg-type]
+            {"role": "user", "content": "file an issue"},
+            {"type": "function_call", "call_id": call["call_id"], "name": "create_issue",
+             "namespace": "mcp__github__", "arguments": call["arguments"]},
+            {"type": "function_call_output", "call_id": call["call_id"], "output": "#12"}])
+    assert turn2.status in ("completed", "incomplete")
+
+
+def test_codex_captured_tools_flatten_its_namespace(client: openai.OpenAI) -> None:
+    # The tool list Codex 0.171 really sent (its sub-agent tools are a namespace).
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "agent_requests"
+    tools = json.loads((fixture / "codex-responses.json").read_text())["requests"][0]["tools"]
+    [group] = [t for t in tools if t["type"] == "namespace"]
+    own = group["tools"][0]["name"]
+    raw = client.responses.with_raw_response.create(
+        model="tiny-chat", input="close it", tools=tools, max_output_tokens=300,
+        store=False, temperature=0,
+        tool_choice={"type": "function", "name": own, "namespace": group["name"]})  # type: ignore[arg-type]
+    assert raw.headers["x-edgedesk-dropped-tools"] == "web_search"
+    body = raw.http_response.json()
+    calls = [i for i in body["output"] if i["type"] == "function_call"]
+    assert len(calls) == 1, body
+    call = calls[0]
+    assert (call["name"], call["namespace"]) == (own, group["name"])
 
 
 def test_chat_completions_leaves_out_non_function_tools(client: openai.OpenAI) -> None:

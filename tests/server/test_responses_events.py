@@ -64,3 +64,19 @@ def test_streamed_calls_and_failure_events() -> None:
     assert failed["type"] == "response.failed"
     assert failed["response"]["error"] == {"code": "context_length_exceeded",
                                            "message": "too long"}
+
+
+def test_a_streamed_call_of_a_namespaced_tool_carries_its_namespace() -> None:
+    group = {"type": "namespace", "name": "mcp__github__",
+             "tools": [{"type": "function", "name": "create_issue", "parameters": {}}]}
+    req = _req(tools=[group])
+    _, spaces = rw.flatten_namespaces(req)
+    events = ResponseEvents(req, rw.Ids("resp_z"), 1, stored=False, spaces=spaces)
+    call = ToolCall("call_1", "mcp__github__create_issue", "{}")
+    got = _events(events.ending(Ending((call,), Chunk(finish_reason="stop"))))
+    added, done = got[0]["item"], got[3]["item"]
+    for item in (added, done):
+        assert (item["name"], item["namespace"]) == ("create_issue", "mcp__github__")
+    assert got[2]["name"] == "create_issue"
+    assert got[-1]["response"]["output"] == [done]
+    assert got[-1]["response"]["tools"] == [group]  # echoed as sent

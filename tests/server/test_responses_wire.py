@@ -134,3 +134,75 @@ def test_whole_response_items_status_and_usage() -> None:
                              output=rw.output_items(ids, "", "Hel", []), stop="length")
     assert cut["status"] == "incomplete"
     assert cut["incomplete_details"] == {"reason": "max_output_tokens"}
+
+
+# Codex's namespace tools (its MCP servers' tools, its sub-agent tools), as captured.
+GITHUB = {"type": "namespace", "name": "mcp__github__", "description": "GitHub",
+          "tools": [{"type": "function", "name": "create_issue", "description": "File one",
+                     "strict": False, "parameters": {"type": "object", "properties": {
+                         "title": {"type": "string"}}}},
+                    {"type": "custom", "name": "patch", "format": {"type": "grammar"}}]}
+AGENTS = {"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents",
+          "tools": [{"type": "function", "name": "close_agent", "parameters": {}},
+                    {"type": "function", "name": "create_issue", "parameters": {}}]}
+
+
+def test_namespace_tools_are_flattened_into_function_tools_the_model_sees() -> None:
+    taken = {"type": "function", "name": "multi_agent_v1__close_agent", "parameters": {}}
+    req = _req(tools=[{"type": "web_search"}, GITHUB, AGENTS, WEATHER, taken])
+    flat, spaces = rw.flatten_namespaces(req)
+    names = [t["function"]["name"] for t in rw.tools_for_engine(flat) or []]
+    # Codex's own flat naming; a name already taken by a top-level tool gets a suffix.
+    assert names == ["mcp__github__create_issue", "multi_agent_v1__close_agent_2",
+                     "multi_agent_v1__create_issue", "get_weather", "multi_agent_v1__close_agent"]
+    assert rw.tools_for_engine(flat)[0]["function"]["description"] == "File one"  # type: ignore[index]
+    assert spaces.split("multi_agent_v1__close_agent_2") == ("multi_agent_v1", "close_agent")
+    assert spaces.split("get_weather") == (None, "get_weather")
+    # Only what is not a function (web_search; custom inside a namespace) is left out.
+    assert [h.kind for h in rw.left_out_tools(flat)] == ["web_search", "custom"]
+    assert req.tools is not None and req.tools[1] == GITHUB  # the echoed request is as sent
+    # Nothing to flatten: the very same request, and an empty map.
+    plain = _req(tools=[WEATHER])
+    assert rw.flatten_namespaces(plain) == (plain, rw.Namespaced())
+
+
+def test_odd_namespaces_are_left_out_not_a_crash() -> None:
+    odd = [{"type": "namespace", "tools": [WEATHER]}, {"type": "namespace", "name": "x",
+                                                        "tools": 5},
+           {"type": "namespace", "name": "y", "tools": [7, {"type": "function"}]}]
+    flat, spaces = rw.flatten_namespaces(_req(tools=odd))
+    assert rw.tools_for_engine(flat) is None and not spaces.flat
+    assert [h.kind for h in rw.left_out_tools(flat)] == ["namespace"] * 3
+
+
+def test_a_forced_choice_of_a_namespaced_tool_names_its_flat_tool() -> None:
+    for choice in ({"type": "function", "name": "close_agent"},
+                   {"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"},
+                   {"type": "function", "name": "multi_agent_v1__close_agent"}):
+        flat, _ = rw.flatten_namespaces(_req(tools=[GITHUB, AGENTS], tool_choice=choice))
+        assert [t["function"]["name"] for t in rw.tools_for_engine(flat) or []] == \
+            ["multi_agent_v1__close_agent"]
+    # In two namespaces and no namespace given: ambiguous, so not among the tools (400).
+    flat, _ = rw.flatten_namespaces(_req(tools=[GITHUB, AGENTS], tool_choice={
+        "type": "function", "name": "create_issue"}))
+    with pytest.raises(InvalidRequest, match="create_issue"):
+        rw.tools_for_engine(flat)
+
+
+def test_calls_of_namespaced_tools_go_back_with_their_namespace() -> None:
+    _, spaces = rw.flatten_namespaces(_req(tools=[GITHUB, WEATHER]))
+    ids = rw.Ids("resp_n")
+    calls = [ToolCall("call_1", "mcp__github__create_issue", '{"title": "x"}'),
+             ToolCall("call_2", "get_weather", "{}")]
+    items = rw.output_items(ids, "", "", calls, spaces)
+    assert [(i["name"], i.get("namespace")) for i in items] == [
+        ("create_issue", "mcp__github__"), ("get_weather", None)]
+    assert "namespace" not in items[1]
+    # Codex sends the call back with its namespace next turn: the model sees the flat name.
+    history = [{"role": "user", "content": "file it"}, {**items[0]},
+               {"type": "function_call_output", "call_id": "call_1", "output": "#12"}]
+    messages = rw.to_messages(None, history, spaces)
+    assert messages[1].tool_calls[0].name == "mcp__github__create_issue"
+    assert messages[2].name == "mcp__github__create_issue"
+    # Without the map (a later request that no longer offers the tool): Codex's flat name.
+    assert rw.to_messages(None, history)[1].tool_calls[0].name == "mcp__github__create_issue"

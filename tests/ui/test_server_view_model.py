@@ -50,3 +50,41 @@ def test_with_model_replaces_only_the_chat_placeholder() -> None:
     text = 'model="MODEL-ID"\nmodel: CODE-MODEL-ID\n--model MODEL\n'
     assert with_model(text, "glm-4-9b") == 'model="glm-4-9b"\nmodel: CODE-MODEL-ID\n--model MODEL\n'
     assert with_model(text, None) == text
+
+
+def test_claude_codes_snippet_compacts_at_the_models_context(qtbot, tiny_chat: Path,
+                                                             edgedesk_home: Path) -> None:
+    # Claude Code assumes 200k tokens; told the local model's context it compacts first.
+    context = build_context(policy=NoPolicy())
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    chat_id = win.models.import_file(tiny_chat)
+    context.scheduler.load(chat_id)
+    [loaded] = context.scheduler.loaded()
+    win.show_page("server")
+    win.server.client_picker.setCurrentText("Claude Code")
+    assert (f"CLAUDE_CODE_AUTO_COMPACT_WINDOW={loaded.report.context_length} "
+            in win.server.snippet.toPlainText())
+    win.close()
+
+
+def test_without_a_known_context_the_placeholder_stays_or_the_setting_is_used(
+        qtbot, edgedesk_home: Path) -> None:
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("server")
+    win.server.client_picker.setCurrentText("Claude Code")
+    assert "CLAUDE_CODE_AUTO_COMPACT_WINDOW=MODEL-CONTEXT " in win.server.snippet.toPlainText()
+    win.close()
+    (edgedesk_home / "config").mkdir(parents=True, exist_ok=True)
+    (edgedesk_home / "config" / "settings.toml").write_text(
+        "[engine]\ncontext_length = 6144\n", encoding="utf-8")
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("server")
+    win.server.client_picker.setCurrentText("Claude Code")
+    assert "CLAUDE_CODE_AUTO_COMPACT_WINDOW=6144 " in win.server.snippet.toPlainText()
+    win.close()
