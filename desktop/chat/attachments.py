@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from desktop.engine.images import DEFAULT_LIMITS, inspect_image, sniff
@@ -176,7 +177,7 @@ def attached_sources(question: str, items: Sequence[Attachment], limit: int,
     if not chunks:
         return []
     share = coverage(search_terms(question))
-    scored = [Hit(**{**h.__dict__, "score": share(h.text)}) for h in chunks]
+    scored = [replace(h, score=share(h.text)) for h in chunks]
     matching = sorted((h for h in scored if h.score > 0), key=lambda h: (-h.score, h.chunk_id))
     # No passage holds a word of the question ("summarise this"): the documents' start.
     return matching[:k] or scored[:k]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from desktop.errors import InvalidRequest, StoreError
@@ -290,7 +290,7 @@ class Searcher:
                 for i in order[: max(k, candidates if self.reranker else k)]]
         if self.reranker is not None and hits:
             rescored = self.reranker(query, [h.text for h in hits])
-            hits = [Hit(**{**h.__dict__, "score": float(s)})
+            hits = [replace(h, score=float(s))
                     for h, s in sorted(zip(hits, rescored, strict=True), key=lambda p: -p[1])]
         return hits[:k]
 

@@ -69,7 +69,7 @@ def snippet_model(context: AppContext) -> str | None:
 def snippet_context(context: AppContext, model: str | None) -> int | None:
     """The context (tokens) of ``model`` the snippets name: what it is loaded with, else
     ``engine.context_length`` when set; None when neither is known (never loads it)."""
-    if model is not None and "scheduler" in context.__dict__:
+    if model is not None and context.scheduler_built:
         for loaded in context.scheduler.loaded():
             if loaded.model_id == model:
                 return loaded.report.context_length
