@@ -3,7 +3,10 @@
 When a slot is handed to an unrelated request, the conversation it held is copied out
 with ``llama_state_seq_get_data``; a later request that starts the same way gets it
 copied back into its slot (``llama_state_seq_set_data``) and decodes only the rest.
-Bounded by bytes, least recently used out first.
+Bounded by bytes, least recently used out first. A sliding-window model's saved
+sequence can be continued only from its end (restored, those layers hold the last
+``n_swa`` positions), so the decode loop saves those as of their prompt's end and
+``best`` offers them only to a prompt that continues them whole.
 
 With a disk folder, ``persist`` writes the saved sequences there when the model is
 unloaded (shutdown, keep-alive, swap) and the next load lists them, so an agent
