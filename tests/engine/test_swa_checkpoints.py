@@ -53,7 +53,11 @@ def _reused(prompt_tokens: int, final: Chunk) -> None:
         f"cached {final.usage.cached_tokens} of the {prompt_tokens} shared tokens")
 
 
-def test_an_agents_turns_reuse_their_prompt_across_three_turns(gemma_path: Path) -> None:
+@pytest.mark.parametrize("side_request", [False, True], ids=["in-its-slot", "side-requests"])
+def test_an_agents_turns_reuse_their_prompt_across_three_turns(gemma_path: Path,
+                                                               side_request: bool) -> None:
+    # With side requests between the turns (as Claude Code's title and summary calls),
+    # the one slot is handed to them, and each turn comes back from the RAM cache.
     engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096, parallel=1),
                          model_id="gemma")
     try:
@@ -61,6 +65,8 @@ def test_an_agents_turns_reuse_their_prompt_across_three_turns(gemma_path: Path)
         _, final = _run(engine.stream_chat(history, ANSWER))
         assert final.usage is not None and final.usage.prompt_tokens > 700
         for turn in (2, 3):
+            if side_request:
+                _run(engine.stream_chat([Message("user", f"Title for chat {turn}?")], ANSWER))
             previous = final.usage.prompt_tokens
             history = _next_turn(history, turn)
             _, final = _run(engine.stream_chat(history, ANSWER))
