@@ -80,7 +80,8 @@ class DecodeLoop(BatchWorker):
         self._piece = piece
         self._on_step = on_step
         self._slots = [Slot(seq) for seq in range(n_slots)]
-        self._states = StateCache(ctx, state_cache_bytes, state_disk, state_disk_bytes)
+        self._states = StateCache(ctx, state_cache_bytes, state_disk, state_disk_bytes,
+                                  n_swa=n_swa)
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
@@ -126,10 +127,31 @@ class DecodeLoop(BatchWorker):
         assert not self._thread.is_alive(), "persist only after the loop stopped"
         written = self._states.persist()
         for slot in sorted(self._slots, key=lambda s: s.last_used):
+            self._checkpoint(slot)
             if len(slot.tokens) >= MIN_SAVED_TOKENS:
                 self._states.save(slot.seq, slot.tokens)
                 written += self._states.persist()
         return written
+
+    def _checkpoint(self, slot: Slot) -> None:
+        """Before a sliding-window model's conversation is saved: cut the slot back to
+        the end of its last prompt (the context checkpoint llama-server keeps).
+
+        A saved SWA sequence keeps only its last ``n_swa`` positions of those layers, so
+        once restored it can be continued but not cut back. An agent's next turn shares
+        the whole prompt but never the answer (it re-renders it), so what is worth saving
+        is the state before the answer. The slot still holds every position
+        (``swa_full``), so cutting it there gives exactly that state. Loop thread only
+        (or after it ended), just before the slot's cells are saved and dropped or cut.
+        """
+        end = min(slot.prompt_end, len(slot.tokens))
+        if self._n_swa <= 0 or end < MIN_SAVED_TOKENS or end == len(slot.tokens):
+            return
+        if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, end, -1):
+            return  # the sequence is saved whole: it resumes only where it ends
+        log.debug("slot %d: saved as of its prompt's end (%d of %d tokens: sliding window)",
+                  slot.seq, end, len(slot.tokens))
+        slot.tokens = slot.tokens[:end]
 
     # ------------------------------------------------------------- loop thread
     def _run(self) -> None:
@@ -204,9 +226,10 @@ class DecodeLoop(BatchWorker):
         for slot in idle:
             if free >= need:
                 break
+            free += len(slot.tokens) + slot.extra_cells  # all of it, checkpoint or not
+            self._checkpoint(slot)
             self._states.save(slot.seq, slot.tokens)
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            free += len(slot.tokens) + slot.extra_cells
             slot.tokens = []
             slot.extra_cells = 0
         return free
@@ -215,8 +238,13 @@ class DecodeLoop(BatchWorker):
         prompt = request.tokens
         if len(slot.tokens) - reuse >= MIN_SAVED_TOKENS:
             # The slot's conversation is being cut or pushed out: keep a copy in RAM,
-            # so its next turn (or another client sharing its start) reuses it.
-            self._states.save(slot.seq, slot.tokens)
+            # so its next turn (or another client sharing its start) reuses it. A
+            # sliding-window one as of its prompt's end, unless this request shares
+            # part of the answer (then the slot's cells serve it better than a copy).
+            if reuse <= slot.prompt_end:
+                self._checkpoint(slot)
+            if len(slot.tokens) - reuse >= MIN_SAVED_TOKENS:
+                self._states.save(slot.seq, slot.tokens)
         free = (self._room(len(prompt) + request.extra_cells + 1, keep=slot) + len(slot.tokens)
                 + slot.extra_cells)
         saved = self._states.best(prompt)
@@ -247,6 +275,7 @@ class DecodeLoop(BatchWorker):
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
         slot.tokens = list(prompt[:keep])
         slot.pending = list(prompt[keep:])
+        slot.prompt_end = len(prompt)
         slot.move(SlotState.PROMPT)
         slot.extra_cells = request.extra_cells
         slot.request = request

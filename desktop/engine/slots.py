@@ -114,6 +114,7 @@ class Slot:
     draft: list[int] = field(default_factory=list)  # guessed tokens decoded after next_token
     state: SlotState = SlotState.IDLE
     extra_cells: int = 0  # cells its images hold beyond their positions (M-RoPE)
+    prompt_end: int = 0  # prompt tokens of its last request: where its answer began
 
     @property
     def busy(self) -> bool:

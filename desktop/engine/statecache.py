@@ -3,7 +3,10 @@
 When a slot is handed to an unrelated request, the conversation it held is copied out
 with ``llama_state_seq_get_data``; a later request that starts the same way gets it
 copied back into its slot (``llama_state_seq_set_data``) and decodes only the rest.
-Bounded by bytes, least recently used out first.
+Bounded by bytes, least recently used out first. A sliding-window model's saved
+sequence can be continued only from its end (restored, those layers hold the last
+``n_swa`` positions), so the decode loop saves those as of their prompt's end and
+``best`` offers them only to a prompt that continues them whole.
 
 With a disk folder, ``persist`` writes the saved sequences there when the model is
 unloaded (shutdown, keep-alive, swap) and the next load lists them, so an agent
@@ -49,8 +52,9 @@ class StateCache:
     (``persist`` also after that thread ended; ``longest_prefix``, a hint, anywhere)."""
 
     def __init__(self, ctx: llama_cpp.llama_context_p, capacity_bytes: int,
-                 disk: Path | None = None, disk_bytes: int = 0) -> None:
+                 disk: Path | None = None, disk_bytes: int = 0, *, n_swa: int = 0) -> None:
         self._ctx = ctx
+        self._n_swa = n_swa  # the model's sliding window; 0: none
         self._capacity = capacity_bytes
         self._entries: OrderedDict[tuple[int, ...], _Entry] = OrderedDict()
         self._bytes = 0
@@ -98,13 +102,25 @@ class StateCache:
                 del self._entries[key]
 
     def best(self, prompt: list[int]) -> tuple[tuple[int, ...], int] | None:
-        """The saved sequence sharing the longest prefix with ``prompt``, and that length."""
+        """The saved sequence sharing the longest prefix with ``prompt`` that can be
+        continued from there, and that length."""
         found: tuple[tuple[int, ...], int] | None = None
         for key in self._entries:
-            shared = common_prefix(key, prompt)
+            shared = self._usable(key, prompt)
             if shared > 0 and (found is None or shared > found[1]):
                 found = (key, shared)
         return found
+
+    def _usable(self, key: tuple[int, ...], prompt: Sequence[int]) -> int:
+        """How many leading ``prompt`` tokens the saved ``key`` serves once restored: 0
+        when that needs a cut its sliding-window layers cannot make (restored, they hold
+        only the last ``n_swa`` positions, so it continues only from its end)."""
+        shared = common_prefix(key, prompt)
+        # The decode loop keeps at most len(prompt) - 1 (one token is decoded for logits).
+        keep = min(shared, len(prompt) - 1)
+        if self._n_swa > 0 and len(key) > self._n_swa and keep < len(key) - 1:
+            return 0
+        return shared
 
     def restore(self, key: tuple[int, ...], seq: int) -> bool:
         """Copy the saved ``key`` into (emptied) sequence ``seq``; False if llama.cpp refused."""
@@ -135,7 +151,7 @@ class StateCache:
             keys = list(self._entries)
         except RuntimeError:
             return 0
-        return max((common_prefix(key, tokens) for key in keys), default=0)
+        return max((self._usable(key, tokens) for key in keys), default=0)
 
     # ------------------------------------------------------------------ disk
     def persist(self) -> int:
@@ -151,8 +167,9 @@ class StateCache:
             entry = self._entries[key]
             if entry.path is not None or entry.buffer is None:
                 continue
-            if any(len(other) > len(key) and other[:len(key)] == key for other in keys):
-                continue  # a longer saved sequence holds this one's tokens
+            if self._n_swa <= 0 and any(len(other) > len(key) and other[:len(key)] == key
+                                        for other in keys):
+                continue  # a longer saved sequence holds this one's tokens (and can be cut)
             path = self._disk / f"{hashlib.sha256(_token_bytes(key)).hexdigest()[:32]}{_SUFFIX}"
             if _write(path, key, bytes(entry.buffer)):
                 entry.path = path
