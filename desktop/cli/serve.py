@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.cli.context import context_for
 from desktop.crash import shown
+from desktop.defaults import MAX_TOKENS_LIMIT
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.resolve import looks_like_path
 
@@ -47,8 +48,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--max-body-bytes", type=int, default=None, metavar="N",
                         help="largest request body accepted (default 8 MiB; 413 above)")
     parser.add_argument("--max-tokens-limit", type=int, default=None, metavar="N",
-                        help="most tokens one answer may generate (default 8192; larger "
-                        "requests are lowered to it)")
+                        help=f"most tokens one answer may generate (default {MAX_TOKENS_LIMIT}; "
+                        "larger requests are lowered to it)")
     parser.add_argument("--log-level", default="warning", type=str.lower,
                         choices=LOG_LEVELS,
                         help="console log: info prints one line per request, debug adds "
