@@ -10,7 +10,6 @@ generation speed after it; the figures that matter are the ratio and the TTFT ov
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
 import tempfile
 import time
@@ -24,16 +23,11 @@ from desktop.app import build_context
 from desktop.config import ServerSettings
 from desktop.server.app import ResolverDirectory
 from desktop.server.runner import ServerRunner
+from tests.fixtures.children import free_port
 
 MESSAGES = [{"role": "user", "content":
              "Write a short story about a lighthouse keeper who finds a message in a bottle."}]
 CONTEXT = 2048
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def direct(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int]]:
@@ -68,7 +62,7 @@ def served(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int
         ctx = build_context(environ={"EDGEDESK_HOME": home},
                             cli_settings={"engine.context_length": CONTEXT})
         model_id = ctx.resolver.register(path)
-        settings = ServerSettings(port=_free_port(), require_key=False)
+        settings = ServerSettings(port=free_port(), require_key=False)
         runner = ServerRunner(ctx.scheduler, ResolverDirectory(ctx.resolver), settings, None)
         runner.start()
         runs = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -73,13 +72,6 @@ class SlowEngine:
         self.journal.append("rerank")
         scores: list[float] = self.engine.rerank(*args, **kwargs)
         return scores
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now (racy: prefer a runner on port 0)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
