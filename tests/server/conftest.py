@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -72,6 +73,19 @@ class SlowEngine:
         self.journal.append("rerank")
         scores: list[float] = self.engine.rerank(*args, **kwargs)
         return scores
+
+
+def named_events(raw: bytes) -> list[dict[str, Any]]:
+    """The bodies of a stream of named SSE events, each checked to carry its own name
+    (``event: X`` over a ``data:`` body whose ``type`` is X, as Anthropic and Responses send)."""
+    out = []
+    for block in raw.decode().split("\n\n"):
+        if block:
+            name, data = block.split("\n")
+            body = json.loads(data.removeprefix("data: "))
+            assert name == "event: " + body["type"]
+            out.append(body)
+    return out
 
 
 @contextmanager
