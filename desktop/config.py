@@ -104,6 +104,9 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+MIN_BODY_BYTES = 1024  # the smallest server.max_body_bytes (the settings and --max-body-bytes)
+
+
 class ServerSettings(_Section):
     """The local OpenAI-compatible server."""
 
@@ -113,7 +116,7 @@ class ServerSettings(_Section):
     require_key: bool = True
     allowed_origins: list[str] = Field(default_factory=list)
     start_with_app: bool = False
-    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=MIN_BODY_BYTES)
     max_tokens_limit: int = Field(default=MAX_TOKENS_LIMIT, ge=1)
     generation_timeout_s: float = Field(default=GENERATION_TIMEOUT_S, gt=0)
     queue_max: int = Field(default=QUEUE_MAX, ge=1)

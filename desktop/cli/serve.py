@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.cli.context import context_for
+from desktop.config import MIN_BODY_BYTES
 from desktop.crash import shown
 from desktop.defaults import MAX_TOKENS_LIMIT
 from desktop.errors import EdgeDeskError, InvalidRequest
@@ -23,7 +24,6 @@ if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when
     from desktop.server.runner import ServerRunner
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
-MIN_BODY_BYTES = 1024  # server.max_body_bytes' own lower bound
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
