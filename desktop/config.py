@@ -19,6 +19,14 @@ import platformdirs
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from desktop.defaults import (
+    DEFAULT_PARALLEL,
+    GENERATION_TIMEOUT_S,
+    KEEP_ALIVE_S,
+    MAX_LOADED_MODELS,
+    MAX_TOKENS_LIMIT,
+    QUEUE_MAX,
+)
 from desktop.errors import ConfigError
 from desktop.private import private_folder
 
@@ -96,6 +104,9 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+MIN_BODY_BYTES = 1024  # the smallest server.max_body_bytes (the settings and --max-body-bytes)
+
+
 class ServerSettings(_Section):
     """The local OpenAI-compatible server."""
 
@@ -105,10 +116,10 @@ class ServerSettings(_Section):
     require_key: bool = True
     allowed_origins: list[str] = Field(default_factory=list)
     start_with_app: bool = False
-    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
-    max_tokens_limit: int = Field(default=8192, ge=1)
-    generation_timeout_s: float = Field(default=600.0, gt=0)
-    queue_max: int = Field(default=16, ge=1)
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=MIN_BODY_BYTES)
+    max_tokens_limit: int = Field(default=MAX_TOKENS_LIMIT, ge=1)
+    generation_timeout_s: float = Field(default=GENERATION_TIMEOUT_S, gt=0)
+    queue_max: int = Field(default=QUEUE_MAX, ge=1)
     requests_per_minute: int | None = Field(default=None, ge=1)
     tokens_per_minute: int | None = Field(default=None, ge=1)
     # Policy MaxKeyLifetimeDays: every API key expires within this many days of creation.
@@ -124,7 +135,7 @@ class ServerSettings(_Section):
 class EngineSettings(_Section):
     """How models are loaded and kept."""
 
-    keep_alive_s: float = Field(default=600.0, ge=0)
+    keep_alive_s: float = Field(default=KEEP_ALIVE_S, ge=0)
     preload: list[str] = Field(default_factory=list)
     context_length: int | None = Field(
         default=None, ge=256, le=1_048_576,
@@ -139,14 +150,14 @@ class EngineSettings(_Section):
         default=None, ge=1, le=512,
         description="CPU threads for prompt processing; unset: the same as threads")
     parallel: int = Field(
-        default=4, ge=1, le=64,
+        default=DEFAULT_PARALLEL, ge=1, le=64,
         description="Requests one model serves at once (slots); they share one KV cache "
                     "of context_length, so one request may use all of it")
     max_parallel: int | None = Field(
         default=None, ge=1, le=64,
         description="Upper bound on parallel, set by the MaxParallel machine policy")
     memory_budget_gb: float | None = Field(default=None, gt=0)
-    max_loaded_models: int = Field(default=2, ge=1)
+    max_loaded_models: int = Field(default=MAX_LOADED_MODELS, ge=1)
     cache_type: Literal["auto", "f16", "q8_0"] = Field(
         default="auto",
         description="KV cache element type; auto: f16, or q8_0 where the trained context "

@@ -12,8 +12,8 @@ from desktop.catalog.installed import InstalledModel
 from desktop.catalog.pull import parse_target, pull
 from desktop.config import NoPolicy, Settings, flatten
 from desktop.errors import ConfigError, NetworkBlocked
+from tests.fixtures.children import free_port
 from tests.fixtures.fake_hub import FakeHub
-from tests.server.conftest import free_port
 
 REPO = "org/tiny-GGUF"
 FILE = "tiny-Q4_K_M.gguf"

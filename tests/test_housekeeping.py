@@ -11,7 +11,7 @@ from desktop.app import build_context
 from desktop.config import NoPolicy
 from desktop.housekeeping import Housekeeping
 from tests.conftest import wait_until
-from tests.server.conftest import free_port
+from tests.fixtures.children import free_port
 
 HOUSEKEEPING = "edgedesk-housekeeping"
 

@@ -150,15 +150,15 @@ class Conversation:
     model: str = ""
     title: str = DEFAULT_TITLE
     system_prompt: str = ""
-    temperature: float = 0.7
-    max_tokens: int = 1024
-    # The rest of the sampling settings (the parameters panel); see chat.parameters.
-    top_p: float = 0.95
-    top_k: int = 40
-    min_p: float = 0.05
-    repeat_penalty: float = 1.0
-    seed: int | None = None  # None: a random seed for each answer
-    context_length: int | None = None  # None: the model's fitted context
+    # The sampling settings (the parameters panel), starting at chat.parameters' defaults.
+    temperature: float = Sampling.temperature
+    max_tokens: int = Sampling.max_tokens
+    top_p: float = Sampling.top_p
+    top_k: int = Sampling.top_k
+    min_p: float = Sampling.min_p
+    repeat_penalty: float = Sampling.repeat_penalty
+    seed: int | None = Sampling.seed  # None: a random seed for each answer
+    context_length: int | None = Sampling.context_length  # None: the model's fitted context
     ephemeral: bool = False
     collection: str = ""  # the document collection that grounds answers ("" for none)
     think: bool = True  # a reasoning model may think first (False: enable_thinking off)

@@ -25,31 +25,23 @@ class Limit:
     whole: bool = False  # an integer (max tokens, top-k, seed)
 
 
-# Defaults follow llama.cpp's; top-k 0 turns it off; no seed means a random one.
-LIMITS: dict[str, Limit] = {
-    "temperature": Limit(0.0, 2.0, 0.7),
-    "max_tokens": Limit(1, 131_072, 1024, whole=True),
-    "top_p": Limit(0.0, 1.0, 0.95),
-    "top_k": Limit(0, 1000, 40, whole=True),
-    "min_p": Limit(0.0, 1.0, 0.05),
-    "repeat_penalty": Limit(0.5, 2.0, 1.0),
-    "seed": Limit(0, 2**31 - 1, None, whole=True),
-    # The context the model is loaded with for this chat (None: fitted to the machine);
-    # the resolver's own bounds are 64 to 1M tokens, a chat's start at 256.
-    "context_length": Limit(256, 1_048_576, None, whole=True),
-}
+_LLAMA_CPP = GenerationParams()  # the engine's defaults, llama.cpp's own
 
 
 @dataclass(frozen=True)
 class Sampling:
-    """How a chat's answers are sampled (what the parameters panel edits)."""
+    """How a chat's answers are sampled (what the parameters panel edits).
+
+    Top-p, top-k, min-p and the repeat penalty start at llama.cpp's defaults; for a chat
+    the temperature starts a little lower and the answer may run longer.
+    """
 
     temperature: float = 0.7
     max_tokens: int = 1024
-    top_p: float = 0.95
-    top_k: int = 40
-    min_p: float = 0.05
-    repeat_penalty: float = 1.0
+    top_p: float = _LLAMA_CPP.top_p
+    top_k: int = _LLAMA_CPP.top_k
+    min_p: float = _LLAMA_CPP.min_p
+    repeat_penalty: float = _LLAMA_CPP.repeat_penalty
     seed: int | None = None  # None: a new random seed for each answer
     context_length: int | None = None  # None: the context fitted to this machine
 
@@ -77,6 +69,23 @@ class Sampling:
                                 top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
                                 repeat_penalty=self.repeat_penalty, seed=self.seed,
                                 context_length=self.context_length)
+
+
+_DEFAULT = Sampling()
+
+# Each default is Sampling's; top-k 0 turns it off; no seed means a random one.
+LIMITS: dict[str, Limit] = {
+    "temperature": Limit(0.0, 2.0, _DEFAULT.temperature),
+    "max_tokens": Limit(1, 131_072, _DEFAULT.max_tokens, whole=True),
+    "top_p": Limit(0.0, 1.0, _DEFAULT.top_p),
+    "top_k": Limit(0, 1000, _DEFAULT.top_k, whole=True),
+    "min_p": Limit(0.0, 1.0, _DEFAULT.min_p),
+    "repeat_penalty": Limit(0.5, 2.0, _DEFAULT.repeat_penalty),
+    "seed": Limit(0, 2**31 - 1, _DEFAULT.seed, whole=True),
+    # The context the model is loaded with for this chat (None: fitted to the machine);
+    # the resolver's own bounds are 64 to 1M tokens, a chat's start at 256.
+    "context_length": Limit(256, 1_048_576, _DEFAULT.context_length, whole=True),
+}
 
 
 def valid(name: str, value: object) -> bool:

@@ -30,6 +30,7 @@ from desktop.chat.grounding import (
     missing_embedding_model,
     was_cited,
 )
+from desktop.chat.parameters import Sampling
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
@@ -82,7 +83,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--ephemeral", action="store_true",
                         help="keep the chat in memory only (/save saves it after all)")
     yes_tools_option(parser)
-    sampling_options(parser, max_tokens=1024, temperature=0.7)
+    # A chat's defaults, as the window's new chats have them.
+    sampling_options(parser, max_tokens=Sampling.max_tokens, temperature=Sampling.temperature)
     parser.set_defaults(handler=handle)
 
 

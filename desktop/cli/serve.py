@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.cli.context import context_for
+from desktop.config import MIN_BODY_BYTES
 from desktop.crash import shown
+from desktop.defaults import MAX_TOKENS_LIMIT
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.resolve import looks_like_path
 
@@ -22,7 +24,6 @@ if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when
     from desktop.server.runner import ServerRunner
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
-MIN_BODY_BYTES = 1024  # server.max_body_bytes' own lower bound
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,8 +48,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--max-body-bytes", type=int, default=None, metavar="N",
                         help="largest request body accepted (default 8 MiB; 413 above)")
     parser.add_argument("--max-tokens-limit", type=int, default=None, metavar="N",
-                        help="most tokens one answer may generate (default 8192; larger "
-                        "requests are lowered to it)")
+                        help=f"most tokens one answer may generate (default {MAX_TOKENS_LIMIT}; "
+                        "larger requests are lowered to it)")
     parser.add_argument("--log-level", default="warning", type=str.lower,
                         choices=LOG_LEVELS,
                         help="console log: info prints one line per request, debug adds "

@@ -23,10 +23,11 @@ from typing import Any
 
 import llama_cpp
 
+from desktop.defaults import physical_cores
 from desktop.engine.answer_stream import read_answer
 from desktop.engine.batching import DecodeLoop, StepObserver
 from desktop.engine.embedding import EmbedLoop, pool
-from desktop.engine.native import LoadOptions, load_context, physical_cores, warm_up
+from desktop.engine.native import LoadOptions, load_context, warm_up
 from desktop.engine.placement import model_placement
 from desktop.engine.sampling import SamplerChain
 from desktop.engine.slots import Request

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
-import psutil
 from llama_cpp._internals import LlamaModel
 from llama_cpp._logger import set_verbose
 
-from desktop.engine.types import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES
+from desktop.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES, physical_cores
 from desktop.errors import ModelLoadError
 
 # llama-server's defaults: a logical batch of 2048 prompt tokens per decode, computed
@@ -29,11 +28,6 @@ DEFAULT_N_UBATCH = 512
 def gpu_offload_supported() -> bool:
     """Whether this llama.cpp build can put layers on a GPU (CUDA, Metal, Vulkan…)."""
     return bool(llama_cpp.llama_supports_gpu_offload())
-
-
-def physical_cores() -> int:
-    """The machine's physical cores (what llama-server uses by default), at least 1."""
-    return max(1, psutil.cpu_count(logical=False) or psutil.cpu_count() or 1)
 
 
 # KV-cache element types by their llama.cpp names (ggml_type values).

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from desktop.defaults import KEEP_ALIVE_S, MAX_LOADED_MODELS, QUEUE_MAX
 from desktop.engine.protocol import Engine, LoadedModel
 from desktop.engine.types import (
     Chunk,
@@ -95,7 +96,8 @@ class Scheduler:
     """Admits work per model up to its slots; loads, swaps and unloads models on demand."""
 
     def __init__(self, load: LoadFn, resolve: ResolveFn, *, budget_bytes: int | None = None,
-                 max_loaded: int = 2, keep_alive_s: float = 600.0, queue_max: int = 16,
+                 max_loaded: int = MAX_LOADED_MODELS, keep_alive_s: float = KEEP_ALIVE_S,
+                 queue_max: int = QUEUE_MAX,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._load = load
         self._resolve = resolve

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from desktop.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES
+
 Role = Literal["system", "user", "assistant", "tool"]
 ModelKind = Literal["chat", "embedding", "reranker"]
 CacheType = Literal["f16", "q8_0"]  # KV-cache element types the fit plans with
@@ -135,10 +137,6 @@ class Chunk:
         if self.usage is None or self.timings is None or self.timings.generation_s <= 0:
             return 0.0
         return self.usage.completion_tokens / self.timings.generation_s
-
-
-DEFAULT_PARALLEL = 4  # slots per chat model, as llama-server's default
-DEFAULT_STATE_CACHE_BYTES = 512 * 1024 * 1024  # RAM for conversations pushed out of the slots
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from desktop.defaults import GENERATION_TIMEOUT_S
 from desktop.engine.types import (
     Chunk,
     EngineStats,
@@ -57,7 +58,7 @@ class RemoteEngine:
 
     def __init__(self, spec: ModelSpec, endpoint: RemoteEndpoint, model: str, *,
                  key: str | None, net: NetGate, transport: Transport,
-                 timeout_s: float = 600.0) -> None:
+                 timeout_s: float = GENERATION_TIMEOUT_S) -> None:
         self.endpoint = endpoint
         self.model = model
         self.host = urlsplit(endpoint.base_url).hostname or endpoint.base_url

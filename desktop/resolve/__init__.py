@@ -8,7 +8,7 @@ from desktop.resolve.locate import (
     looks_like_path,
     stable_id,
 )
-from desktop.resolve.plan import MAX_CONTEXT, effective_parallel, physical_cores
+from desktop.resolve.plan import MAX_CONTEXT, effective_parallel
 from desktop.resolve.resolver import ModelResolver
 
 __all__ = [
@@ -21,6 +21,5 @@ __all__ = [
     "effective_parallel",
     "installed_from_mapping",
     "looks_like_path",
-    "physical_cores",
     "stable_id",
 ]

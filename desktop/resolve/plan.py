@@ -9,24 +9,17 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import psutil
-
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware, fit_model
 from desktop.config import EngineSettings, Paths
+from desktop.defaults import physical_cores
 from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
 from desktop.errors import InvalidRequest, ModelFileError
 from desktop.resolve.locate import stable_id
 
 MAX_CONTEXT = 1_048_576
 _ENCODER_ARCHS = frozenset({"bert", "nomic-bert", "jina-bert-v2", "xlm-roberta", "modern-bert"})
-
-
-def physical_cores() -> int:
-    """CPU cores without hyper-threading siblings: llama.cpp's decode is memory-bound, so
-    extra logical threads only contend (llama-server's default is the same)."""
-    return psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
 
 
 def effective_parallel(settings: EngineSettings) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from desktop.defaults import GENERATION_TIMEOUT_S, MAX_TOKENS_LIMIT
 from desktop.engine.types import GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, schemas
@@ -27,8 +28,8 @@ POOLING_NAMES = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}  # llama.
 class Limits:
     """The server's limits that shape generation parameters."""
 
-    max_tokens: int = 8192
-    timeout_s: float | None = 600.0
+    max_tokens: int = MAX_TOKENS_LIMIT
+    timeout_s: float | None = GENERATION_TIMEOUT_S
 
 
 # ---------------------------------------------------------------- requests → engine

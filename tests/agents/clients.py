@@ -28,7 +28,7 @@ import pytest
 
 from desktop.server.client_setups import KEY, MODEL, claude_code, codex_cli, with_context
 from tests.agents.tiny_agent_model import CONTEXT
-from tests.server.conftest import free_port
+from tests.fixtures.children import free_port, stop
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS = Path(os.environ.get("EDGEDESK_AGENT_CLIENTS")
@@ -150,12 +150,7 @@ def edgedesk_serve(home: Path, model: Path) -> Iterator[Serving]:
                            timeout=30).json()
         yield Serving(url, key, models["data"][0]["id"], home, log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         drain.join(10)
         stderr.close()
 

@@ -18,6 +18,7 @@ import numpy as np
 from gguf import GGUFReader, GGUFValueType, GGUFWriter, LlamaFileType
 
 from desktop.engine.templates import ARCHITECTURE_TEMPLATES
+from tests.fixtures.tiny_gguf import finish, llama_header, llama_tensors
 
 CONTEXT = 32768  # Gemma 3's trained context
 FAVOURED = ["▁hello", "▁world", "▁hi", ".", "!", '"', "}", "<end_of_turn>"]
@@ -47,20 +48,12 @@ def write_tiny_gemma_vocab(gemma: Path, path: Path, *, seed: int = 5, n_embd: in
     types = _field(reader, "tokenizer.ggml.token_type")
     assert isinstance(tokens, list) and isinstance(scores, list) and isinstance(types, list)
     rng = np.random.default_rng(seed)
-    n_vocab, n_head, n_head_kv, n_ff = len(tokens), 4, 2, n_embd * 2
-    head_dim = n_embd // n_head
+    n_vocab, n_head, n_head_kv = len(tokens), 4, 2
     partial = path.with_suffix(".partial")
     writer = GGUFWriter(str(partial), "llama")
-    writer.add_name("tiny-gemma-vocab")
-    writer.add_context_length(CONTEXT)
-    writer.add_embedding_length(n_embd)
-    writer.add_block_count(n_layer)
-    writer.add_feed_forward_length(n_ff)
-    writer.add_head_count(n_head)
-    writer.add_head_count_kv(n_head_kv)
-    writer.add_rope_dimension_count(head_dim)
-    writer.add_layer_norm_rms_eps(1e-6)
-    writer.add_file_type(LlamaFileType.MOSTLY_F16)
+    llama_header(writer, name="tiny-gemma-vocab", n_ctx=CONTEXT, n_embd=n_embd,
+                 n_layer=n_layer, n_head=n_head, n_head_kv=n_head_kv, eps=1e-6,
+                 file_type=LlamaFileType.MOSTLY_F16)
     writer.add_tokenizer_model(str(_field(reader, "tokenizer.ggml.model")))
     writer.add_tokenizer_pre(str(_field(reader, "tokenizer.ggml.pre")))
     writer.add_token_list(tokens)
@@ -83,27 +76,9 @@ def write_tiny_gemma_vocab(gemma: Path, path: Path, *, seed: int = 5, n_embd: in
         scale = 1.0 if tok == "<end_of_turn>" else 2.0
         output[index[tok]] = rng.standard_normal(n_embd) * scale
 
-    def weights(*shape: int) -> np.ndarray:
-        return (rng.standard_normal(shape) * 0.2).astype(np.float32)
-
-    writer.add_tensor("token_embd.weight",
-                      (rng.standard_normal((n_vocab, n_embd)) * 0.2).astype(np.float16))
-    writer.add_tensor("output_norm.weight", np.ones(n_embd, dtype=np.float32))
-    writer.add_tensor("output.weight", output)
-    for i in range(n_layer):
-        blk = f"blk.{i}"
-        writer.add_tensor(f"{blk}.attn_norm.weight", np.ones(n_embd, dtype=np.float32))
-        writer.add_tensor(f"{blk}.attn_q.weight", weights(n_embd, n_embd))
-        writer.add_tensor(f"{blk}.attn_k.weight", weights(n_head_kv * head_dim, n_embd))
-        writer.add_tensor(f"{blk}.attn_v.weight", weights(n_head_kv * head_dim, n_embd))
-        writer.add_tensor(f"{blk}.attn_output.weight", weights(n_embd, n_embd))
-        writer.add_tensor(f"{blk}.ffn_norm.weight", np.ones(n_embd, dtype=np.float32))
-        writer.add_tensor(f"{blk}.ffn_gate.weight", weights(n_ff, n_embd))
-        writer.add_tensor(f"{blk}.ffn_up.weight", weights(n_ff, n_embd))
-        writer.add_tensor(f"{blk}.ffn_down.weight", weights(n_embd, n_ff))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    token_embd = (rng.standard_normal((n_vocab, n_embd)) * 0.2).astype(np.float16)
+    llama_tensors(writer, rng, token_embd=token_embd, output=output, n_layer=n_layer,
+                  n_kv=n_head_kv * (n_embd // n_head))
+    finish(writer)
     partial.replace(path)
     return path

@@ -36,7 +36,8 @@ from typing import Any
 import httpx
 import openai
 
-from tests.benchmarks.bench_vs_llama_server import _free_port, gemma_file
+from tests.benchmarks.bench_vs_llama_server import gemma_file
+from tests.fixtures.children import free_port
 
 PROMPT = "Write a long story about a lighthouse keeper who finds a message in a bottle."
 
@@ -148,7 +149,7 @@ def main() -> None:
     model = gemma_file()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        port = _free_port()
+        port = free_port()
         report = work / "counters.json"
         env = {**os.environ, "EDGEDESK_HOME": str(work / "home"), "EDGEDESK_OFFLINE": "1"}
         cmd = [sys.executable, "-m", "tests.benchmarks.bench_overhead", "--child", str(report),

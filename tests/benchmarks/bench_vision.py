@@ -46,8 +46,9 @@ from desktop.engine.images import load_image
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.types import MEDIA_MARKER, GenerationParams, Message
-from tests.benchmarks.bench_vs_llama_server import _process, _wait_ready, peer_binary
+from tests.benchmarks.bench_vs_llama_server import READY_TIMEOUT_S, peer_binary
 from tests.benchmarks.llama_server_peer import library_links
+from tests.fixtures.children import free_port, running, wait_answering
 from tests.fixtures.tiny_gguf import write_tiny_llama, write_tiny_projector
 
 QUESTION = "What is in this picture?"
@@ -187,11 +188,7 @@ def models(work: Path, image_size: int) -> tuple[Path, Path]:
 def llama_server(binary: Path, lm: Path, projector: Path, work: Path,
                  extra: list[str]) -> Iterator[str]:
     """llama-server with the projector and 4 slots (as EdgeDesk's default); yields its URL."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     links = work / "libs"
     links.mkdir(exist_ok=True)
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, links)}
@@ -200,9 +197,9 @@ def llama_server(binary: Path, lm: Path, projector: Path, work: Path,
     cmd = [str(binary), "-m", str(lm), "--mmproj", str(projector), "--host", "127.0.0.1",
            "--port", str(port), "-np", "4", "-c", "8192", "-ngl", "0", "--device", "none",
            "--no-mmproj-offload", *extra]
-    with _process(cmd, env, work / "llama-server.log") as proc:
+    with running(cmd, env=env, log=work / "llama-server.log", grace_s=20) as proc:
         url = f"http://127.0.0.1:{port}"
-        _wait_ready(url, proc, {})
+        wait_answering(f"{url}/v1/models", proc, timeout=READY_TIMEOUT_S)
         yield url
 
 

@@ -32,9 +32,7 @@ import functools
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,6 +51,7 @@ from tests.benchmarks.llama_server_peer import (
     choose,
     library_links,
 )
+from tests.fixtures.children import free_port, running, wait_answering
 from tests.fixtures.tiny_gguf import write_tiny_llama
 
 STORY = "Write a short story about a lighthouse keeper who finds a message in a bottle."
@@ -80,12 +79,6 @@ class Side:
     def follow_up_ratio(self) -> float:
         """Follow-up TTFT / first-turn TTFT of the interleaved conversations."""
         return self.follow_up_ttft_s / self.first_turn_ttft_s if self.first_turn_ttft_s else 0.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def gemma_file() -> Path:
@@ -116,50 +109,20 @@ def peer_binary(explicit: str | None, work: Path) -> Candidate:
     return peer.chosen
 
 
-def _wait_ready(url: str, proc: subprocess.Popen[bytes], headers: dict[str, str]) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode} before it was ready")
-        try:
-            if httpx.get(f"{url}/v1/models", headers=headers, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)  # a child process's readiness has no event to wait on
-    raise RuntimeError(f"{url} not ready after {READY_TIMEOUT_S:.0f} s")
-
-
-@contextmanager
-def _process(cmd: list[str], env: dict[str, str], log: Path,
-             cwd: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
-        try:
-            yield proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
 @contextmanager
 def llama_server(binary: Path, model: Path, work: Path, slots: int | None = 4
                  ) -> Iterator[tuple[str, str]]:
     """llama-server at its defaults with ``slots`` slots (None: not set, its own default:
     as many as it picks, one unified KV cache); yields (base URL, model name)."""
-    port = _free_port()
+    port = free_port()
     links = work / "libs"
     links.mkdir()
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, links)}
     cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["-np", str(slots)] if slots is not None else []
-    with _process(cmd, env, work / "llama-server.log") as proc:
+    with running(cmd, env=env, log=work / "llama-server.log", grace_s=20) as proc:
         url = f"http://127.0.0.1:{port}"
-        _wait_ready(url, proc, {})
+        wait_answering(f"{url}/v1/models", proc, timeout=READY_TIMEOUT_S)
         yield url, model.stem
 
 
@@ -167,13 +130,13 @@ def llama_server(binary: Path, model: Path, work: Path, slots: int | None = 4
 def edgedesk_server(model: Path, work: Path, src: Path) -> Iterator[tuple[str, str]]:
     """`edgedesk serve --model` at its defaults (own EDGEDESK_HOME), run from the checkout
     ``src`` (its ``desktop`` package); yields (URL, model id)."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "EDGEDESK_HOME": str(work / "home"), "EDGEDESK_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(model), "--port", str(port),
            "--no-auth"]
-    with _process(cmd, env, work / "edgedesk.log", cwd=src) as proc:
+    with running(cmd, env=env, log=work / "edgedesk.log", cwd=src, grace_s=20) as proc:
         url = f"http://127.0.0.1:{port}"
-        _wait_ready(url, proc, {})
+        wait_answering(f"{url}/v1/models", proc, timeout=READY_TIMEOUT_S)
         yield url, model.name.removesuffix(".gguf")
 
 

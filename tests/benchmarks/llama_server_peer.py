@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -24,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.fixtures.children import free_port, stop
 
 PROBE_TIMEOUT_S = 120.0  # a cold start of a big binary on a loaded 2-core machine
 BUILD_HINT = "build one for this CPU with scripts/build-llama-server.sh"
@@ -133,12 +134,6 @@ def library_links(binary: Path, into: Path) -> str:
     return os.pathsep.join(p for p in parts if p)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _ended(returncode: int, log: Path) -> str:
     """Why a child ended, in a few words: its signal, or its exit code and last line."""
     if returncode < 0:
@@ -154,7 +149,7 @@ def probe(candidate: Candidate, model: Path, work: Path,
           timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
     """Start ``candidate`` on ``model`` and ask for one token; None if it answered, else why not."""
     work.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(candidate.path, work / "libs")}
     cmd = [str(candidate.path), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
            "-c", "256", "-np", "1"]
@@ -193,13 +188,7 @@ def probe(candidate: Candidate, model: Path, work: Path,
                 return f"gave no token: HTTP {answer.status_code}"
             return None
         finally:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop(proc, 20)
 
 
 def choose(found: list[Candidate], model: Path, work: Path,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from desktop.app import AppContext
-from desktop.chat.conversation import Conversation
+from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
 from desktop.engine.types import Chunk, GenerationParams, Message
@@ -104,8 +104,8 @@ def test_a_grounded_answer_is_given_numbered_sources_and_cites_the_file(
     assert [s.path for s in answer.sources] == [str(handbook)]
 
 
-def test_a_stopped_answer_keeps_what_it_had_and_is_saved(context: AppContext,
-                                                         tiny_chat: Path) -> None:
+def _stopped_after_first_word(context: AppContext, tiny_chat: Path) -> Turn:
+    """An answer of up to 1900 tokens, stopped once its first words have come."""
     core = _core(context)
     chat = _chat(tiny_chat)
     chat.max_tokens = 1900
@@ -115,7 +115,12 @@ def test_a_stopped_answer_keeps_what_it_had_and_is_saved(context: AppContext,
         if chunk.text:
             cancel.set()
 
-    turn = core.run(core.ask(chat, "go on"), stop_after_first, cancel)
+    return core.run(core.ask(chat, "go on"), stop_after_first, cancel)
+
+
+def test_a_stopped_answer_keeps_what_it_had_and_is_saved(context: AppContext,
+                                                         tiny_chat: Path) -> None:
+    turn = _stopped_after_first_word(context, tiny_chat)
     assert turn.finish_reason == "cancelled" and turn.content
     assert turn.usage is not None and turn.usage.completion_tokens < 1900
     assert _stored(context)[1] == ("assistant", turn.content)
@@ -131,16 +136,7 @@ def test_an_ephemeral_chat_never_reaches_the_disk(context: AppContext, tiny_chat
 
 
 def test_a_stopped_answer_reads_back_as_stopped(context: AppContext, tiny_chat: Path) -> None:
-    core = _core(context)
-    chat = _chat(tiny_chat)
-    chat.max_tokens = 1900
-    cancel = threading.Event()
-
-    def stop_after_first(chunk: Chunk) -> None:
-        if chunk.text:
-            cancel.set()
-
-    core.run(core.ask(chat, "go on"), stop_after_first, cancel)
+    _stopped_after_first_word(context, tiny_chat)
     [reopened] = ChatSaver(context.chat_store).load_all()
     ChatSaver(context.chat_store).load_turns(reopened)
     assert reopened.turns[1].finish_reason == "cancelled"

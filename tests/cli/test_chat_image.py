@@ -6,56 +6,21 @@ handed, not what a model sees)."""
 from __future__ import annotations
 
 import io
-import threading
-from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from desktop.app import AppContext
 from desktop.cli import main
-from desktop.engine.types import (
-    Chunk,
-    EngineStats,
-    GenerationParams,
-    LoadReport,
-    Message,
-    ModelSpec,
-    Usage,
-)
+from tests.cli.eyes import Seen, watch
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import write_header_projector
 
 RED, BLUE = png(rgb=(255, 0, 0)), png(rgb=(0, 0, 255))
 
 
-class Eyes:
-    """A loaded "model" that keeps what it was asked and answers one fixed sentence."""
-
-    parallel = 1
-
-    def __init__(self, spec: ModelSpec, seen: list[list[Message]]) -> None:
-        self.seen = seen
-        self.report = LoadReport(spec.model_id, spec.path, 2048, 0, False, 0.0, 0, "gguf")
-        self.stats = EngineStats()
-
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None, tools: Any = None,
-                    template_kwargs: Any = None) -> Iterator[Chunk]:
-        self.seen.append(list(messages))
-        yield Chunk(text="A red square.")
-        yield Chunk(finish_reason="stop", usage=Usage(5, 3))
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture
-def seen(monkeypatch: pytest.MonkeyPatch) -> list[list[Message]]:
-    seen: list[list[Message]] = []
-    monkeypatch.setattr(AppContext, "load_model", lambda _ctx, spec: Eyes(spec, seen))
-    return seen
+def seen(monkeypatch: pytest.MonkeyPatch) -> Seen:
+    return watch(monkeypatch)
 
 
 def _chat(monkeypatch: pytest.MonkeyPatch, script: str, model: str) -> int:
@@ -65,7 +30,7 @@ def _chat(monkeypatch: pytest.MonkeyPatch, script: str, model: str) -> int:
 
 def test_a_picture_goes_with_the_next_message(monkeypatch: pytest.MonkeyPatch,
                                               tiny_chat: Path, tmp_path: Path,
-                                              seen: list[list[Message]],
+                                              seen: Seen,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     projector = write_header_projector(tmp_path / "mmproj.gguf")
     assert main(["models", "import", str(tiny_chat), "--mmproj", str(projector)]) == 0
@@ -79,7 +44,7 @@ def test_a_picture_goes_with_the_next_message(monkeypatch: pytest.MonkeyPatch,
     assert "(red.png goes with your next message)" in err
     assert "notes.txt: not a picture" in err
     assert "(attached to your next message: red.png, blue.png)" in err
-    first, second = seen
+    (_, first), (_, second) = seen
     assert [i.data for i in first[-1].images] == [RED, BLUE]
     assert "Which is red?" in first[-1].content
     # The pictures went with one message: the next question brings none of its own, and
@@ -90,7 +55,7 @@ def test_a_picture_goes_with_the_next_message(monkeypatch: pytest.MonkeyPatch,
 
 def test_wrong_files_and_blind_models_are_errors_the_chat_survives(
         monkeypatch: pytest.MonkeyPatch, tiny_chat: Path, tmp_path: Path,
-        seen: list[list[Message]], capsys: pytest.CaptureFixture[str]) -> None:
+        seen: Seen, capsys: pytest.CaptureFixture[str]) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("hello")
     picture = tmp_path / "red.png"
@@ -102,4 +67,4 @@ def test_wrong_files_and_blind_models_are_errors_the_chat_survives(
     assert "nope.png: no such file" in err
     assert "cannot see pictures" in err and "Traceback" not in err
     # The text-only model is refused before the file is read; the chat goes on.
-    assert len(seen) == 1 and seen[0][-1].images == ()
+    assert len(seen) == 1 and seen[0][1][-1].images == ()

@@ -5,56 +5,24 @@ asserted is what the engine is handed, not what a model sees)."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from desktop.app import AppContext
 from desktop.cli import main
 from desktop.engine.types import (
     MEDIA_MARKER,
-    Chunk,
-    EngineStats,
-    GenerationParams,
-    LoadReport,
-    Message,
-    ModelSpec,
-    Usage,
 )
-from tests.fixtures.vision import png_bytes, write_header_projector
+from tests.cli.eyes import Seen, watch
+from tests.fixtures.pictures import png
+from tests.fixtures.vision import write_header_projector
 
-RED, BLUE = png_bytes(rgb=(255, 0, 0)), png_bytes(rgb=(0, 0, 255))
-
-
-class Eyes:
-    """A loaded "model" that keeps what it was asked and answers one fixed sentence."""
-
-    parallel = 1
-
-    def __init__(self, spec: ModelSpec, seen: list[tuple[ModelSpec, list[Message]]]) -> None:
-        self.spec, self.seen = spec, seen
-        self.report = LoadReport(spec.model_id, spec.path, 2048, 0, False, 0.0, 0, "gguf")
-        self.stats = EngineStats()
-
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None, tools: Any = None,
-                    template_kwargs: Any = None) -> Iterator[Chunk]:
-        self.seen.append((self.spec, list(messages)))
-        yield Chunk(text="A red square.")
-        yield Chunk(finish_reason="stop", usage=Usage(5, 3))
-
-    def close(self) -> None:
-        pass
+RED, BLUE = png(2, 2, rgb=(255, 0, 0)), png(2, 2, rgb=(0, 0, 255))
 
 
 @pytest.fixture
-def seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[ModelSpec, list[Message]]]:
-    seen: list[tuple[ModelSpec, list[Message]]] = []
-    monkeypatch.setattr(AppContext, "load_model", lambda _ctx, spec: Eyes(spec, seen))
-    return seen
+def seen(monkeypatch: pytest.MonkeyPatch) -> Seen:
+    return watch(monkeypatch)
 
 
 @pytest.fixture
@@ -67,7 +35,7 @@ def pictures(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_images_go_with_the_prompt_in_order(tiny_chat: Path, tmp_path: Path,
                                             pictures: tuple[Path, Path],
-                                            seen: list[tuple[ModelSpec, list[Message]]],
+                                            seen: Seen,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     projector = write_header_projector(tmp_path / "mmproj.gguf")
     assert main(["models", "import", str(tiny_chat), "--mmproj", str(projector)]) == 0
@@ -85,7 +53,7 @@ def test_images_go_with_the_prompt_in_order(tiny_chat: Path, tmp_path: Path,
 
 def test_bad_pictures_and_blind_models_are_one_line_errors(
         tiny_chat: Path, tmp_path: Path, pictures: tuple[Path, Path],
-        seen: list[tuple[ModelSpec, list[Message]]],
+        seen: Seen,
         capsys: pytest.CaptureFixture[str]) -> None:
     zipped = tmp_path / "photo.png"
     zipped.write_bytes(b"PK\x03\x04" + bytes(100))

@@ -21,7 +21,7 @@ from desktop.cli.serve import _overrides, configure_logging
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
 from desktop.errors import InvalidRequest
-from tests.server.conftest import free_port
+from tests.fixtures.children import free_port
 
 
 def _flags(*argv: str) -> dict[str, object]:

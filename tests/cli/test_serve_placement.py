@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.fixtures.children import free_port
 
 
 def test_the_start_up_line_names_where_models_run(tiny_chat: Path) -> None:
     cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(tiny_chat), "--no-auth",
-           "--port", str(_free_port())]
+           "--port", str(free_port())]
     serve = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                              env=dict(os.environ))
     try:
@@ -38,7 +33,7 @@ def test_the_start_up_line_names_where_models_run(tiny_chat: Path) -> None:
 
 
 def test_with_no_model_named_the_line_says_where_any_would_run() -> None:
-    cmd = [sys.executable, "-m", "desktop", "serve", "--no-auth", "--port", str(_free_port())]
+    cmd = [sys.executable, "-m", "desktop", "serve", "--no-auth", "--port", str(free_port())]
     serve = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                              env=dict(os.environ))
     try:

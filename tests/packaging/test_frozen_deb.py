@@ -10,7 +10,6 @@ Slow (the freeze takes ~2-6 min on 2 cores), so marked ``packaging`` and run wit
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import httpx
 import pytest
 
 from tests.conftest import wait_until
+from tests.fixtures.children import free_port
 from tests.packaging.conftest import need
 
 pytestmark = pytest.mark.packaging
@@ -38,12 +38,6 @@ def installed_root(build: ModuleType, tmp_path_factory: pytest.TempPathFactory) 
     return root
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_frozen_version_names_the_backend(installed_root: Path) -> None:
     done = subprocess.run([str(installed_root / "opt/edgedesk/edgedesk"), "--version"],
                           capture_output=True, text=True, timeout=120, check=False)
@@ -55,7 +49,7 @@ def test_frozen_version_names_the_backend(installed_root: Path) -> None:
 @pytest.fixture
 def frozen_server(installed_root: Path, tiny_chat: Path, edgedesk_home: Path) -> Iterator[str]:
     """`edgedesk serve` from the frozen tree on a free loopback port; its base URL."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [str(installed_root / "opt/edgedesk/edgedesk"), "serve", "--no-auth", "--offline",
          "--model", str(tiny_chat), "--port", str(port)],

@@ -179,7 +179,7 @@ def test_cli_flag_cannot_loosen_policy(machine_policy, monkeypatch: pytest.Monke
             self.stop()
 
     monkeypatch.setattr(ServerRunner, "serve_forever", serve_briefly)
-    from tests.server.conftest import free_port
+    from tests.fixtures.children import free_port
 
     port = str(free_port())
     assert main(["serve", "--no-auth", "--host", "0.0.0.0", "--port", port]) == 0

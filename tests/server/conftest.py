@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import socket
+import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,11 +75,17 @@ class SlowEngine:
         return scores
 
 
-def free_port() -> int:
-    """A loopback port nobody listens on right now (racy: prefer a runner on port 0)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def named_events(raw: bytes) -> list[dict[str, Any]]:
+    """The bodies of a stream of named SSE events, each checked to carry its own name
+    (``event: X`` over a ``data:`` body whose ``type`` is X, as Anthropic and Responses send)."""
+    out = []
+    for block in raw.decode().split("\n\n"):
+        if block:
+            name, data = block.split("\n")
+            body = json.loads(data.removeprefix("data: "))
+            assert name == "event: " + body["type"]
+            out.append(body)
+    return out
 
 
 @contextmanager

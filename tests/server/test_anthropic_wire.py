@@ -13,6 +13,7 @@ from desktop.server import anthropic_events as ae
 from desktop.server import anthropic_wire as aw
 from desktop.server import openai_requests as oq
 from desktop.server.answer import Ending, answer_pieces
+from tests.server.conftest import named_events
 
 LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
 WEATHER = {"name": "get_weather", "description": "Weather",
@@ -24,17 +25,6 @@ def _req(**fields: Any) -> aw.MessagesRequest:
     return aw.MessagesRequest.model_validate(
         {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
          **fields})
-
-
-def _events(raw: bytes) -> list[dict[str, Any]]:
-    out = []
-    for block in raw.decode().split("\n\n"):
-        if block:
-            name, data = block.split("\n")
-            body = json.loads(data.removeprefix("data: "))
-            assert name == "event: " + body["type"]
-            out.append(body)
-    return out
 
 
 def test_blocks_become_turns_with_tool_calls_results_and_thinking() -> None:
@@ -136,7 +126,7 @@ def test_stream_event_sequence() -> None:
     raw = events.opening()
     for item in answer_pieces(chunks, None, forced=False):
         raw += events.ending(item) if isinstance(item, Ending) else events.piece(item)
-    got = _events(raw)
+    got = named_events(raw)
     assert [e["type"] for e in got] == [
         "message_start", "ping", "content_block_start", "content_block_delta",
         "content_block_stop", "content_block_start", "content_block_delta",
@@ -146,7 +136,7 @@ def test_stream_event_sequence() -> None:
     assert got[9]["delta"]["stop_reason"] == "max_tokens"
     assert got[9]["usage"]["output_tokens"] == 3
     call = ToolCall("call_z", "f", '{"a": 1}')
-    tail = _events(ae.MessageEvents("m2", "m").ending(Ending((call,),
+    tail = named_events(ae.MessageEvents("m2", "m").ending(Ending((call,),
                                                               Chunk(finish_reason="stop"))))
     assert tail[0]["content_block"]["type"] == "tool_use"
     assert tail[1]["delta"] == {"type": "input_json_delta", "partial_json": '{"a": 1}'}

@@ -17,10 +17,11 @@ from desktop.server import openai_requests as oq
 from desktop.server import responses_wire as rw
 from desktop.server import schemas as s
 from tests.engine.test_images import picture
-from tests.fixtures.vision import b64, data_url, png_bytes
+from tests.fixtures.pictures import png
+from tests.fixtures.vision import b64, data_url
 
-PNG = png_bytes()
-RED, BLUE = png_bytes(rgb=(255, 0, 0)), png_bytes(rgb=(0, 0, 255))
+PNG = png(2, 2)
+RED, BLUE = png(2, 2, rgb=(255, 0, 0)), png(2, 2, rgb=(0, 0, 255))
 JPEG = picture("JPEG")  # a real one: the checker walks its segments
 
 

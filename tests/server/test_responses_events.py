@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from desktop.engine.types import Chunk, ToolCall, Usage
 from desktop.server import responses_wire as rw
 from desktop.server.answer import Ending, answer_pieces
 from desktop.server.responses_events import ResponseEvents
+from tests.server.conftest import named_events
 
 
 def _req(**fields: Any) -> rw.ResponsesRequest:
     return rw.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
-
-
-def _events(raw: bytes) -> list[dict[str, Any]]:
-    out = []
-    for block in raw.decode().split("\n\n"):
-        if block:
-            name, data = block.split("\n")
-            body = json.loads(data.removeprefix("data: "))
-            assert name == "event: " + body["type"]
-            out.append(body)
-    return out
 
 
 def test_stream_events_are_numbered_in_the_documented_order() -> None:
@@ -33,7 +22,7 @@ def test_stream_events_are_numbered_in_the_documented_order() -> None:
     raw = events.opening()
     for item in answer_pieces(chunks, None, forced=False):
         raw += events.ending(item) if isinstance(item, Ending) else events.piece(item)
-    got = _events(raw)
+    got = named_events(raw)
     assert [e["sequence_number"] for e in got] == list(range(len(got)))
     assert [e["type"] for e in got] == [
         "response.created", "response.in_progress",
@@ -50,17 +39,17 @@ def test_stream_events_are_numbered_in_the_documented_order() -> None:
     assert final["usage"]["output_tokens"] == 3
 
 
-def test_streamed_calls_and_failure_events() -> None:
+def test_streamed_calls_and_failurenamed_events() -> None:
     events = ResponseEvents(_req(), rw.Ids("resp_y"), 1, stored=True)
     call = ToolCall("call_9", "get_weather", '{"city": "Oslo"}')
-    got = _events(events.opening() + events.ending(Ending((call,), Chunk(finish_reason="stop"))))
+    got = named_events(events.opening() + events.ending(Ending((call,), Chunk(finish_reason="stop"))))
     assert [e["type"] for e in got[2:]] == [
         "response.output_item.added", "response.function_call_arguments.delta",
         "response.function_call_arguments.done", "response.output_item.done",
         "response.completed"]
     assert got[4]["arguments"] == call.arguments
     assert got[-1]["response"]["store"] is True
-    failed = _events(events.failed("context_length_exceeded", "too long"))[0]
+    failed = named_events(events.failed("context_length_exceeded", "too long"))[0]
     assert failed["type"] == "response.failed"
     assert failed["response"]["error"] == {"code": "context_length_exceeded",
                                            "message": "too long"}
@@ -73,7 +62,7 @@ def test_a_streamed_call_of_a_namespaced_tool_carries_its_namespace() -> None:
     _, spaces = rw.flatten_namespaces(req)
     events = ResponseEvents(req, rw.Ids("resp_z"), 1, stored=False, spaces=spaces)
     call = ToolCall("call_1", "mcp__github__create_issue", "{}")
-    got = _events(events.ending(Ending((call,), Chunk(finish_reason="stop"))))
+    got = named_events(events.ending(Ending((call,), Chunk(finish_reason="stop"))))
     added, done = got[0]["item"], got[3]["item"]
     for item in (added, done):
         assert (item["name"], item["namespace"]) == ("create_issue", "mcp__github__")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from desktop.app import build_context
 from tests.conftest import wait_until
-from tests.server.conftest import Served, free_port
+from tests.fixtures.children import free_port
+from tests.server.conftest import Served
 
 
 def test_accepted_connections_have_nagle_off(server: Served) -> None:

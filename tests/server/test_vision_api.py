@@ -18,9 +18,10 @@ from desktop.config import ServerSettings
 from desktop.engine.types import MEDIA_MARKER
 from desktop.server.runner import ServerRunner
 from tests.chat.scripted import Scripted
-from tests.fixtures.vision import b64, data_url, png_bytes
+from tests.fixtures.pictures import png
+from tests.fixtures.vision import b64, data_url
 
-RED, BLUE = png_bytes(rgb=(255, 0, 0)), png_bytes(rgb=(0, 0, 255))
+RED, BLUE = png(2, 2, rgb=(255, 0, 0)), png(2, 2, rgb=(0, 0, 255))
 
 
 class Models:
