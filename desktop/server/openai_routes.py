@@ -161,7 +161,7 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
     """OpenAI chat completions, streamed (SSE) or whole."""
     services, info = call.services, call.info
     call.check_model(body.model)
-    messages = openai_requests.to_messages(body.messages)
+    messages = openai_requests.to_messages(body.messages, limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels(openai_requests.left_out_tools(body))
     params = openai_requests.sampling_params(body, call.limits)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop.audit import Auditor, NoAudit
 from desktop.config import ServerSettings
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.store.responses import ResponseStore
 
 if TYPE_CHECKING:  # annotations only: these modules never import this one's importers
@@ -93,5 +94,6 @@ class Services:
     tool_servers: ServerList | None = None  # MCP servers a request may name (policy applies)
     toolbox: ToolBox | None = None  # runs a request's MCP servers (None: refused)
     audit: Auditor = field(default_factory=NoAudit)
+    image_limits: ImageLimits = DEFAULT_LIMITS  # caps on one picture (policy ImageMaxMB, …)
 
 
