@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from desktop.app import AppContext
+from desktop.chat.vision import takes_pictures
 from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.crash import shown
@@ -142,9 +143,9 @@ def read_image(name: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
 
 
 def sees(ctx: AppContext, model: str) -> bool:
-    """Whether ``model`` resolves with a vision projector."""
-    plan = ctx.resolver(model).local
-    return plan is not None and plan.projector is not None
+    """Whether pictures may go to ``model`` (``chat.vision.takes_pictures``: a vision
+    projector, or a remote model, whose server decides)."""
+    return takes_pictures(ctx.resolver(model))
 
 
 def require_chat_model(ctx: AppContext, model: str) -> None:

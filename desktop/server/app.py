@@ -24,6 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Route
 
 from desktop.audit import Auditor, NoAudit
+from desktop.chat.vision import known_to_see, takes_pictures
 from desktop.config import ServerSettings
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import RemotePlan
@@ -120,14 +121,14 @@ class ResolverDirectory:
                 "file_type": info.file_type,
                 "chat_template": spec.chat_template or info.chat_template,
                 "reasoning": spec.reasoning_format == "think",
-                "vision": spec.local is not None and spec.local.projector is not None,
+                "vision": known_to_see(spec),
                 "modified": spec.file.stat().st_mtime}
 
     def vision(self, model: str) -> bool:
-        """Whether ``model`` resolves with a vision projector; a model that cannot be
-        resolved (policy, a damaged file) raises that error, the one to report."""
-        spec = self.resolver(model)
-        return spec.local is not None and spec.local.projector is not None
+        """Whether pictures may be sent to ``model`` (``chat.vision.takes_pictures``: a
+        local model with a vision projector, or a remote one, whose server decides); a
+        model that cannot be resolved (policy, a damaged file) raises that error."""
+        return takes_pictures(self.resolver(model))
 
 
 class _BodyTooLarge(Exception):

@@ -48,8 +48,10 @@ def list_models(services: ServicesDep) -> schemas.ModelList:
             layers_offloaded=where.layers_offloaded, devices=list(where.devices))
 
     def capabilities(model_id: str) -> list[str] | None:
+        # "vision" only for what is known to see (a local model with a projector): a
+        # remote model takes pictures too, but whether it sees is its server's to say.
         try:
-            sees = services.models.vision(model_id)
+            sees = services.models.describe(model_id).get("vision") is True
         except EdgeDeskError:
             return None  # listed for what it is; a request to it says what is wrong
         return ["completion", "vision"] if sees else None

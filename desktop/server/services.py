@@ -43,8 +43,9 @@ class ModelDirectory(Protocol):
         ...
 
     def vision(self, model: str) -> bool:
-        """Whether ``model`` can see images (it loads with a vision projector); raises the
-        EdgeDeskError that keeps it from resolving."""
+        """Whether pictures may be sent to ``model`` (a local model with a vision
+        projector, or a remote one: its server decides); raises the EdgeDeskError that
+        keeps it from resolving."""
         ...
 
 

@@ -131,7 +131,10 @@ def test_the_api_refuses_a_picture_over_the_policy_cap_with_a_clear_400(
         runner = _served(ctx)
         try:
             with openai.OpenAI(base_url=runner.url, api_key="none", max_retries=0) as client:
-                if not policy:  # the default caps take it
+                if not policy:  # the default caps take it; the listing says it sees
+                    card = next(m for m in client.models.list().model_dump()["data"]
+                                if m["id"] == vision_model)
+                    assert "vision" in card["capabilities"]
                     answer = client.chat.completions.create(
                         model=vision_model, messages=question)  # type: ignore[arg-type]
                     assert answer.choices[0].message.content == "A wide picture."
