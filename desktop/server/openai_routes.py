@@ -52,7 +52,7 @@ def list_models(services: ServicesDep) -> schemas.ModelList:
         # remote model takes pictures too, but whether it sees is its server's to say.
         try:
             sees = services.models.describe(model_id).get("vision") is True
-        except EdgeDeskError:
+        except (EdgeDeskError, OSError):  # e.g. its file went away since it was listed
             return None  # listed for what it is; a request to it says what is wrong
         return ["completion", "vision"] if sees else None
 
