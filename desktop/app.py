@@ -29,6 +29,7 @@ from desktop.config import (
     load_settings,
     save_user_settings,
 )
+from desktop.engine.images import ImageLimits, image_limits
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import RemotePlan
 from desktop.errors import ConfigError, EdgeDeskError
@@ -76,6 +77,7 @@ SCHEDULER_RESTART_KEYS = frozenset({"engine.memory_budget_gb", "engine.max_loade
 # that one's keys too (the hub holds the transport, the toolbox the tool servers).
 TLS = ("ca_bundle", "proxy")
 MCP = ("mcp_servers", "allow_user_mcp", "mcp_require_approval", "offline")
+IMAGES = ("image_max_mb", "image_max_megapixels")
 
 
 def engine_gpus() -> list[GPU]:
@@ -121,6 +123,13 @@ class AppContext:
     def settings(self) -> Settings:
         """The settings in force (user, environment, flags and policy merged)."""
         return self.effective.settings
+
+    @property
+    def image_limits(self) -> ImageLimits:
+        """The caps on one attached picture in force (settings, forced by the ImageMaxMB /
+        ImageMaxMegapixels policy; never above the engine's ``HARD_LIMITS``): the one
+        value the server, the chat core (window, ``edgedesk chat``) and ``run`` check."""
+        return image_limits(self.settings.image_max_mb, self.settings.image_max_megapixels)
 
     @lazy()
     def hardware(self) -> Hardware:
@@ -460,7 +469,7 @@ class AppContext:
         """Whether the resolver exists (asking it now does not probe the hardware)."""
         return AppContext.resolver.of(self).built
 
-    @lazy(rebuilt_on=("server.*",), kept_while=lambda runner: runner.running)
+    @lazy(rebuilt_on=("server.*", *IMAGES), kept_while=lambda runner: runner.running)
     def api_server(self) -> ServerRunner:
         """The window's local API server (not started until ``.start()``).
 
@@ -484,7 +493,9 @@ class AppContext:
         """The window's API server, rebuilt if it is stopped and settings changed since."""
         held = AppContext.api_server.of(self)
         runner = held.if_built()
-        if runner is not None and not runner.running and runner.settings != self.settings.server:
+        if runner is not None and not runner.running and (
+                runner.settings != self.settings.server
+                or runner.image_limits != self.image_limits):
             held.reset()
         return self.api_server
 
@@ -509,7 +520,8 @@ class AppContext:
                             access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
                             stored=self.response_store, audit=self.audit,
                             mcp=McpEndpoint(self.document_tools()),
-                            tool_servers=self.tool_servers, toolbox=self.toolbox)
+                            tool_servers=self.tool_servers, toolbox=self.toolbox,
+                            image_limits=self.image_limits)
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.
@@ -529,7 +541,7 @@ class AppContext:
         restart = sorted(RESTART_KEYS.intersection(changes))
         if self.api_server_running:
             # Kept (see api_server): the new values apply when the server next starts.
-            restart += sorted(k for k in changes if k.startswith("server."))
+            restart += sorted(k for k in changes if k.startswith("server.") or k in IMAGES)
         self.lazies.reset_for(changes)  # what each @lazy member declares it is rebuilt on
         if (resolver := AppContext.resolver.of(self).if_built()) is not None:
             resolver.apply(settings)  # the next load's plan

@@ -210,6 +210,16 @@ class Settings(_Section):
     mcp_servers: list[str] = Field(default_factory=list)
     allow_user_mcp: bool = True
     mcp_require_approval: bool = False
+    # Caps on one attached picture (desktop/engine/images.py), for the APIs, the window
+    # and the CLI alike; policy ImageMaxMB / ImageMaxMegapixels. The upper bounds are the
+    # engine's own ceiling (engine.images.HARD_LIMITS: 64 MiB, 200 megapixels).
+    image_max_mb: int = Field(
+        default=20, ge=1, le=64,
+        description="Largest attached picture, in MiB (encoded file size)")
+    image_max_megapixels: int = Field(
+        default=50, ge=1, le=200,
+        description="Most pixels of an attached picture, in millions (read from its "
+                    "header before anything is decoded)")
     engine: EngineSettings = Field(default_factory=EngineSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 

@@ -85,6 +85,15 @@ def test_a_stopped_server_is_rebuilt_and_restart_only_keys_are_named(ctx: AppCon
     assert ctx.api_server.settings.port == 8799
 
 
+
+def test_new_picture_caps_reach_the_stopped_server_on_its_next_start(
+        ctx: AppContext) -> None:
+    old = ctx.api_server
+    assert ctx.apply_settings({"image_max_megapixels": 2}) == []
+    assert ctx.api_server is not old
+    assert ctx.api_server.image_limits.max_pixels == 2_000_000 == ctx.image_limits.max_pixels
+
+
 def test_a_locked_setting_is_refused_and_nothing_changes(hub: FakeHub, edgedesk_home: Path):
     class Policy:
         def forced(self) -> dict[str, object]:
@@ -116,9 +125,9 @@ REBUILT_ON = {
 
 def rebuilt_by(key: str) -> list[str]:
     """The members a change of ``key`` rebuilds (the remote directory: every change; the
-    window's server, while stopped: every server setting)."""
+    window's server, while stopped: every server setting and the picture caps)."""
     names = {name for name, keys in REBUILT_ON.items() if key in keys} | {"remote_directory"}
-    if key.startswith("server."):
+    if key.startswith("server.") or key in ("image_max_mb", "image_max_megapixels"):
         names.add("api_server")
     return sorted(names)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from desktop.engine.images import DEFAULT_LIMITS, inspect_image, sniff
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits, inspect_image, sniff
 from desktop.engine.types import Image
 from desktop.errors import InvalidRequest
 from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, chunk_blocks
@@ -30,8 +30,8 @@ __all__ = ["Attachment", "attached_sources", "check_image", "from_bytes", "from_
            "image_of", "inline_chars", "is_long", "prompt_text"]
 
 # Pictures are judged by ``engine.images`` (type, damage, byte and pixel caps), the one
-# checker the APIs and the CLI use too; the engine checks again before decoding.
-MAX_IMAGE_BYTES = DEFAULT_LIMITS.max_bytes
+# checker the APIs and the CLI use too, under the caps in force (``AppContext.image_limits``:
+# settings and the ImageMaxMB / ImageMaxMegapixels policy); the engine checks again.
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a document attached to one message (kept in the chat)
 DEFAULT_CONTEXT = 4096  # tokens, when the model's context is not known
 CHARS_PER_TOKEN = 3  # a cautious average (English ~4, Chinese ~1.5 per token)
@@ -43,10 +43,11 @@ MIMES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdo
          ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
 
 
-def check_image(data: bytes) -> str:
+def check_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
+                name: str = "the picture") -> str:
     """The picture's MIME type, or ImageRejected saying why it is refused (not a picture,
-    damaged, too many bytes or pixels): ``engine.images`` reads the header only."""
-    return inspect_image(data, name="the picture").mime
+    damaged, more bytes or pixels than ``limits``): ``engine.images`` reads the header."""
+    return inspect_image(data, limits, name=name).mime
 
 
 def is_image(data: bytes) -> bool:
@@ -54,27 +55,28 @@ def is_image(data: bytes) -> bool:
     return sniff(data) is not None
 
 
-def from_bytes(name: str, data: bytes) -> Attachment:
+def from_bytes(name: str, data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> Attachment:
     """A picture given as bytes (pasted from the clipboard); InvalidRequest if refused."""
-    mime = check_image(data)
+    mime = check_image(data, limits)
     return Attachment("image", name, mime, data, hashlib.sha256(data).hexdigest())
 
 
-def from_path(path: Path) -> Attachment:
+def from_path(path: Path, limits: ImageLimits = DEFAULT_LIMITS) -> Attachment:
     """The picture or document at ``path`` as an attachment (blocks: reads, extracts).
 
-    InvalidRequest says why a file cannot be attached (type, size, no text, unreadable).
+    InvalidRequest says why a file cannot be attached (type, size, no text, unreadable;
+    a picture over ``limits``).
     """
     try:
         size = path.stat().st_size
-        if size > max(MAX_IMAGE_BYTES, MAX_FILE_BYTES):
+        if size > max(limits.max_bytes, MAX_FILE_BYTES):
             raise InvalidRequest(f"{path.name} is too large to attach "
                                  f"({size / 2**20:.1f} MB)")
         with path.open("rb") as handle:
             head = handle.read(64 * 1024)
         if is_image(head):
             data = path.read_bytes()
-            mime = check_image(data)
+            mime = check_image(data, limits)
             return Attachment("image", path.name, mime, data, hashlib.sha256(data).hexdigest())
         if path.suffix.lower() not in SUPPORTED_SUFFIXES:
             raise InvalidRequest(f"{path.name}: EdgeDesk attaches pictures and text, "

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from desktop.chat.attachments import Attachment, attached_sources, inline_chars
+from desktop.chat.attachments import Attachment, attached_sources, check_image, inline_chars
 from desktop.chat.conversation import (
     Conversation,
     ToolOutcome,
@@ -28,6 +28,7 @@ from desktop.chat.conversation import (
 )
 from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
 from desktop.chat.persistence import ChatSaver
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.toolcalls import StreamGate
 from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall
 from desktop.errors import Cancelled, EdgeDeskError, InvalidRequest
@@ -142,7 +143,8 @@ class ChatCore:
                  preapproved: Collection[str] = (),
                  max_tool_steps: int = MAX_TOOL_STEPS,
                  sees: Callable[[str], bool] | None = None,
-                 context_of: Callable[[str], int | None] | None = None) -> None:
+                 context_of: Callable[[str], int | None] | None = None,
+                 image_limits: ImageLimits = DEFAULT_LIMITS) -> None:
         self.streamer = streamer
         self.saver = saver  # None: nothing is saved (tests, a view without a store)
         self.search = search  # retrieval for grounded chats; None: grounding unavailable
@@ -157,6 +159,8 @@ class ChatCore:
         self.sees = sees
         # A model's context in tokens (None: not known), which sizes inlined documents.
         self.context_of = context_of
+        # Caps on one picture (AppContext.image_limits: settings, forced by policy).
+        self.image_limits = image_limits
 
     # ------------------------------------------------------------- owner's thread
     def ask(self, chat: Conversation, text: str, *, replace: int | None = None,
@@ -165,7 +169,8 @@ class ChatCore:
 
         ``attachments`` go with the question (None: an edited question keeps its own).
         CannotSee, before anything changes, when a picture would reach a model without
-        vision: it is refused, never silently dropped.
+        vision: it is refused, never silently dropped; ImageRejected when a picture is
+        over ``image_limits`` (or is not one).
         """
         text = text.strip()
         if replace is not None:
@@ -179,6 +184,9 @@ class ChatCore:
         earlier = chat.turns[:replace] if replace is not None else chat.turns
         if any(a.kind == "image" for a in attached) or any(t.images for t in earlier):
             self.check_sees(chat.model)
+        for item in attached:
+            if item.kind == "image":  # the caps in force now, whatever attached it
+                check_image(item.data, self.image_limits, name=item.name)
         if replace is not None:
             chat.truncate(replace)
         chat.turns.append(Turn("user", text, attachments=attached))

@@ -198,7 +198,8 @@ class TerminalChat:
         self.core = ChatCore(ctx.scheduler, self.saver, search=self._search,
                              thinks=self._thinks, missing=self._missing,
                              tools=ctx.toolbox, preapproved=yes_tools,
-                             sees=lambda ref: model_sees(ctx.resolver, ref))
+                             sees=lambda ref: model_sees(ctx.resolver, ref),
+                             image_limits=ctx.image_limits)
         self.chat = chat
         self.pictures: list[Attachment] = []  # /image: they go with the next message
         self._in_reasoning = False
@@ -297,7 +298,7 @@ class TerminalChat:
             raise InvalidRequest(f"/image {shown(arg)}: no such file"
                                  + (" (it is a folder)" if path.is_dir() else ""))
         self.core.check_sees(self.chat.model)  # before reading: a text-only model never sees
-        item = from_path(path)
+        item = from_path(path, self.core.image_limits)
         if item.kind != "image":
             raise InvalidRequest(f"/image {shown(arg)}: not a picture (PNG, JPEG, GIF, BMP "
                                  "or WebP)")

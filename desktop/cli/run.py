@@ -8,9 +8,11 @@ import threading
 from pathlib import Path
 
 from desktop.app import AppContext
+from desktop.chat.vision import takes_pictures
 from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.crash import shown
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import Chunk, GenerationParams, Image, Message
 from desktop.errors import InvalidRequest
 from desktop.server import images as im
@@ -52,7 +54,6 @@ def handle(args: argparse.Namespace) -> int:
         raise InvalidRequest("--no-think needs the chat template; it cannot go with --raw")
     if args.image and args.raw:
         raise InvalidRequest("--image needs the chat template; it cannot go with --raw")
-    images = [read_image(path) for path in args.image]  # a bad file stops before any load
     if args.ctx is not None and not 256 <= args.ctx <= 1_048_576:
         raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 256 to 1048576 tokens")
     prompt = read_prompt(args.prompt)
@@ -60,6 +61,11 @@ def handle(args: argparse.Namespace) -> int:
         raise InvalidRequest("the prompt is empty; --raw continues a text, so give one "
                              "(or - to read it from standard input)")
     ctx = context_for(args, {"engine.context_length": args.ctx} if args.ctx else None)
+    try:  # a bad picture stops before any load, under the caps in force (policy too)
+        images = [read_image(path, ctx.image_limits) for path in args.image]
+    except BaseException:
+        ctx.close()
+        raise
     params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature,
                               seed=args.seed)
     cancel = threading.Event()
@@ -117,8 +123,9 @@ def read_prompt(prompt: str) -> str:
 MAX_IMAGE_FILE = 64 * 1024 * 1024  # read no further: a picture this size is a mistake
 
 
-def read_image(name: str) -> Image:
-    """The picture in file ``name``, or a one-line error: missing, unreadable, not a picture."""
+def read_image(name: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
+    """The picture in file ``name``, or a one-line error: missing, unreadable, not a
+    picture, over ``limits`` (the context's ``image_limits``)."""
     path = Path(name).expanduser()
     if not path.is_file():
         raise InvalidRequest(f"--image {shown(name)}: no such file"
@@ -131,13 +138,14 @@ def read_image(name: str) -> Image:
     if len(data) > MAX_IMAGE_FILE:
         raise InvalidRequest(f"--image {shown(name)}: the file is over "
                              f"{MAX_IMAGE_FILE // 2**20} MiB; send a smaller picture")
-    return im.image_from_bytes(data, where=f"--image {shown(name)}", param="image")
+    return im.image_from_bytes(data, where=f"--image {shown(name)}", param="image",
+                               limits=limits)
 
 
 def sees(ctx: AppContext, model: str) -> bool:
-    """Whether ``model`` resolves with a vision projector."""
-    plan = ctx.resolver(model).local
-    return plan is not None and plan.projector is not None
+    """Whether pictures may go to ``model`` (``chat.vision.takes_pictures``: a vision
+    projector, or a remote model, whose server decides)."""
+    return takes_pictures(ctx.resolver(model))
 
 
 def require_chat_model(ctx: AppContext, model: str) -> None:

@@ -12,8 +12,10 @@ WebP picture, which is decoded (within ``max_pixels``) and re-encoded as PNG bec
 llama.cpp's image reader (stb_image) does not read WebP.
 
 Caps: ``DEFAULT_LIMITS`` (20 MiB, 50 megapixels: a 48 MP phone photo passes, a
-decompression bomb does not). A caller may pass other limits (machine policy), up to
-``HARD_LIMITS``, which the engine itself enforces on every image it is given.
+decompression bomb does not). The composition root builds the caps in force from the
+settings (``image_limits``; the ImageMaxMB / ImageMaxMegapixels machine policy forces
+them) and hands that one value to the server, the window's attachments and the CLI;
+they never exceed ``HARD_LIMITS``, which the engine itself enforces on every image.
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ class ImageLimits:
 
 DEFAULT_LIMITS = ImageLimits()
 HARD_LIMITS = ImageLimits(max_bytes=64 * MIB, max_pixels=200_000_000)
+
+
+def image_limits(max_mb: int, max_megapixels: int) -> ImageLimits:
+    """Caps of ``max_mb`` MiB and ``max_megapixels`` million pixels (the settings'
+    ``image_max_mb`` / ``image_max_megapixels``, which the ImageMaxMB and
+    ImageMaxMegapixels policy keys force), never above ``HARD_LIMITS``."""
+    return ImageLimits(max_bytes=max(1, min(max_mb * MIB, HARD_LIMITS.max_bytes)),
+                       max_pixels=max(1, min(max_megapixels * 1_000_000,
+                                             HARD_LIMITS.max_pixels)))
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,13 @@ KEYS: tuple[PolicyKey, ...] = (
               "Allow users' own MCP tool servers (off: only those McpServers lists).", False),
     PolicyKey("McpRequireApproval", "bool", "mcp_require_approval",
               "Ask the user before every MCP tool call (no 'Always allow').", True),
+    PolicyKey("ImageMaxMB", "int", "image_max_mb",
+              "Largest picture a user or an API client may attach, in MiB (default 20; "
+              "the engine's ceiling is 64).", None, 1, 64),
+    PolicyKey("ImageMaxMegapixels", "int", "image_max_megapixels",
+              "Most pixels of an attached picture, in millions (default 50; the engine's "
+              "ceiling is 200); checked from the header before anything is decoded.",
+              None, 1, 200),
 )
 _BY_NAME = {key.name: key for key in KEYS}
 

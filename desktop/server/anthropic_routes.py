@@ -107,7 +107,8 @@ async def create_message(body: anthropic_wire.MessagesRequest, call: CallDep) ->
     hosting = _hosting(body.mcp_servers, services)
     anthropic_wire.refuse_unsupported(body)
     call.check_model(body.model)
-    messages = anthropic_wire.to_messages(body.system, body.messages)
+    messages = anthropic_wire.to_messages(body.system, body.messages,
+                                          limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels([h for h in anthropic_wire.left_out_tools(body)
                                           if hosting is None or h.kind != "mcp_servers"])
@@ -135,7 +136,8 @@ async def count_tokens(body: anthropic_wire.CountTokensRequest, call: CallDep) -
     _hosting(body.mcp_servers, services)  # counted only when they could run (not their tools)
     anthropic_wire.refuse_unsupported(body)
     call.check_model(body.model)
-    messages = anthropic_wire.to_messages(body.system, body.messages)
+    messages = anthropic_wire.to_messages(body.system, body.messages,
+                                          limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels(anthropic_wire.left_out_tools(body))
     tools = anthropic_wire.tools_for_engine(body)

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, openai_requests
@@ -112,7 +113,8 @@ def _tool_result(block: dict[str, Any], where: str) -> str:
     return _tool_result_pictured(block, where, pictures=False)[0]
 
 
-def _tool_result_pictured(block: dict[str, Any], where: str, *, pictures: bool = True
+def _tool_result_pictured(block: dict[str, Any], where: str, *, pictures: bool = True,
+                          limits: ImageLimits = DEFAULT_LIMITS
                           ) -> tuple[str, tuple[Image, ...]]:
     """A tool result's text, and its pictures where they may be (a screenshot a tool
     returned, as Claude Code sends an image file it read)."""
@@ -123,7 +125,7 @@ def _tool_result_pictured(block: dict[str, Any], where: str, *, pictures: bool =
     for j, part in enumerate(_blocks(content, where)):
         at = f"{where}.content[{j}]"
         if pictures and part.get("type") == "image":
-            texts.append(image_block(part, at))
+            texts.append(image_block(part, at, limits))
             continue
         if part.get("type") != "text":
             raise _refuse_block(part.get("type"), at)
@@ -131,22 +133,25 @@ def _tool_result_pictured(block: dict[str, Any], where: str, *, pictures: bool =
     return images.joined(texts, "\n")
 
 
-def image_block(block: dict[str, Any], where: str) -> Image:
+def image_block(block: dict[str, Any], where: str,
+                limits: ImageLimits = DEFAULT_LIMITS) -> Image:
     """An ``image`` block's picture: a ``base64`` source (a ``url`` one is not fetched)."""
     source = block.get("source")
     kind = source.get("type") if isinstance(source, dict) else None
     param = _param(f"{where}.source")
     if kind == "base64" and isinstance(source, dict):
-        return images.image_from_base64(source.get("data"), where=where, param=param + ".data")
+        return images.image_from_base64(source.get("data"), where=where, param=param + ".data",
+                                        limits=limits)
     if kind == "url" and isinstance(source, dict):
-        return images.image_from_url(source.get("url"), where=where, param=param + ".url")
+        return images.image_from_url(source.get("url"), where=where, param=param + ".url",
+                                     limits=limits)
     raise InvalidRequest(f"{where}.source must be {{'type': 'base64', 'media_type': …, "
                          f"'data': …}} (source type '{kind}' is not supported here)",
                          param=param)
 
 
-def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
-               ) -> list[Message]:
+def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str],
+               limits: ImageLimits) -> list[Message]:
     out: list[Message] = []
     texts: list[str | Image] = []
     for j, block in enumerate(blocks):
@@ -154,10 +159,10 @@ def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
         if kind == "text":
             texts.append(_block_text(block, "text", at))
         elif kind == "image":
-            texts.append(image_block(block, at))
+            texts.append(image_block(block, at, limits))
         elif kind == "tool_result":
             call_id = _block_text(block, "tool_use_id", at)
-            result, pictures = _tool_result_pictured(block, at)
+            result, pictures = _tool_result_pictured(block, at, limits=limits)
             out.append(Message("tool", result, tool_call_id=call_id,
                                name=names.get(call_id), images=pictures))
         else:
@@ -219,8 +224,10 @@ def _system_turn(blocks: list[dict[str, Any]], where: str) -> Message:
 
 
 def to_messages(system: str | list[dict[str, Any]] | None,
-                messages: Sequence[dict[str, Any]]) -> list[Message]:
-    """The conversation as engine messages (tool results become tool turns).
+                messages: Sequence[dict[str, Any]], *,
+                limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+    """The conversation as engine messages (tool results become tool turns; pictures
+    over ``limits`` are a 400).
 
     A ``system`` message among them (Claude Code sends reminders so) stays a system turn
     where it stands; the chat template renders it, or the engine folds it into the user
@@ -233,7 +240,7 @@ def to_messages(system: str | list[dict[str, Any]] | None,
         where, role = f"messages[{i}]", message.get("role")
         blocks = _blocks(message.get("content"), where)
         if role == "user":
-            out += _user_turn(blocks, where, names)
+            out += _user_turn(blocks, where, names, limits)
         elif role == "assistant":
             out += _assistant_turn(blocks, where, names)
         elif role == "system":

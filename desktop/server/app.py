@@ -24,7 +24,9 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Route
 
 from desktop.audit import Auditor, NoAudit
+from desktop.chat.vision import known_to_see, takes_pictures
 from desktop.config import ServerSettings
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import RemotePlan
 from desktop.errors import EdgeDeskError, QueueFull
 from desktop.resolve import ModelResolver, looks_like_path
@@ -119,14 +121,14 @@ class ResolverDirectory:
                 "file_type": info.file_type,
                 "chat_template": spec.chat_template or info.chat_template,
                 "reasoning": spec.reasoning_format == "think",
-                "vision": spec.local is not None and spec.local.projector is not None,
+                "vision": known_to_see(spec),
                 "modified": spec.file.stat().st_mtime}
 
     def vision(self, model: str) -> bool:
-        """Whether ``model`` resolves with a vision projector; a model that cannot be
-        resolved (policy, a damaged file) raises that error, the one to report."""
-        spec = self.resolver(model)
-        return spec.local is not None and spec.local.projector is not None
+        """Whether pictures may be sent to ``model`` (``chat.vision.takes_pictures``: a
+        local model with a vision projector, or a remote one, whose server decides); a
+        model that cannot be resolved (policy, a damaged file) raises that error."""
+        return takes_pictures(self.resolver(model))
 
 
 class _BodyTooLarge(Exception):
@@ -424,11 +426,13 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
                metrics: Metrics | None = None, bound_host: str | None = None,
                extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None,
                mcp: ASGIApp | None = None, tool_servers: ServerList | None = None,
-               audit: Auditor | None = None, toolbox: ToolBox | None = None) -> FastAPI:
+               audit: Auditor | None = None, toolbox: ToolBox | None = None,
+               image_limits: ImageLimits = DEFAULT_LIMITS) -> FastAPI:
     """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
 
     ``stored`` keeps Responses API responses (None: ``store: true`` is refused); ``mcp``
-    serves ``/mcp`` (EdgeDesk's documents as an MCP server), behind the same key.
+    serves ``/mcp`` (EdgeDesk's documents as an MCP server), behind the same key;
+    ``image_limits`` caps every picture a request sends (a 400 beyond them).
     """
     from desktop.server.anthropic_routes import router as anthropic_router
     from desktop.server.ollama_routes import router as ollama_router
@@ -444,7 +448,8 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
         responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
         allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None),
-        tool_servers=tool_servers, audit=audit or NoAudit(), toolbox=toolbox)
+        tool_servers=tool_servers, audit=audit or NoAudit(), toolbox=toolbox,
+        image_limits=image_limits)
     app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
                   docs_url=None, redoc_url=None)
     app.state.services = services

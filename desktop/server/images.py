@@ -15,7 +15,7 @@ import binascii
 import re
 from collections.abc import Callable, Sequence
 
-from desktop.engine.images import load_image
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits, load_image
 from desktop.engine.types import MEDIA_MARKER, Image, Message
 from desktop.errors import ImageRejected, InvalidRequest
 
@@ -24,16 +24,18 @@ _DATA_URL = re.compile(r"^data:(?P<mime>[\w.+\-]+/[\w.+\-]+)?(?P<params>(;[^,;]*
 _WHITESPACE = re.compile(r"\s+")
 
 
-def image_from_bytes(data: bytes, *, where: str, param: str) -> Image:
-    """``data`` as a checked Image (type, size and pixel caps read from the header: see
-    ``engine.images``), or a 400 naming ``where`` and saying why it is refused."""
+def image_from_bytes(data: bytes, *, where: str, param: str,
+                     limits: ImageLimits = DEFAULT_LIMITS) -> Image:
+    """``data`` as a checked Image (type, and the size and pixel caps of ``limits`` read
+    from the header: see ``engine.images``), or a 400 naming ``where`` and saying why."""
     try:
-        return load_image(data, name=f"{where}: the image")
+        return load_image(data, limits, name=f"{where}: the image")
     except ImageRejected as exc:
         raise ImageRejected(exc.message, param=param) from None
 
 
-def image_from_base64(text: object, *, where: str, param: str) -> Image:
+def image_from_base64(text: object, *, where: str, param: str,
+                      limits: ImageLimits = DEFAULT_LIMITS) -> Image:
     """Base64 text (standard or URL-safe, padding optional) as an Image, else a 400."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidRequest(f"{where}: the image must be base64 text", param=param)
@@ -44,10 +46,11 @@ def image_from_base64(text: object, *, where: str, param: str) -> Image:
         data = base64.b64decode(compact, altchars=altchars, validate=True)
     except (binascii.Error, ValueError):
         raise InvalidRequest(f"{where}: the image is not valid base64", param=param) from None
-    return image_from_bytes(data, where=where, param=param)
+    return image_from_bytes(data, where=where, param=param, limits=limits)
 
 
-def image_from_url(url: object, *, where: str, param: str) -> Image:
+def image_from_url(url: object, *, where: str, param: str,
+                   limits: ImageLimits = DEFAULT_LIMITS) -> Image:
     """A ``data:`` URL as an Image; an ``http(s)`` URL is refused (nothing is fetched)."""
     if not isinstance(url, str) or not url:
         raise InvalidRequest(f"{where}: the image URL must be a non-empty string", param=param)
@@ -64,7 +67,7 @@ def image_from_url(url: object, *, where: str, param: str) -> Image:
     if ";base64" not in match["params"].lower():
         raise InvalidRequest(f"{where}: the data URL must be base64 encoded "
                              "('data:image/png;base64,...')", param=param)
-    return image_from_base64(url[match.end():], where=where, param=param)
+    return image_from_base64(url[match.end():], where=where, param=param, limits=limits)
 
 
 def joined(pieces: Sequence[str | Image], separator: str = "") -> tuple[str, tuple[Image, ...]]:

@@ -180,7 +180,7 @@ async def chat(body: ollama_wire.ChatRequest, call: CallDep) -> Any:
     """A chat answer: NDJSON lines (the default) or one object with ``stream: false``."""
     services = call.services
     model = _model(call, body.model)
-    messages = ollama_wire.to_messages(body.messages)
+    messages = ollama_wire.to_messages(body.messages, limits=services.image_limits)
     images.check_images(messages, model=model, sees=services.models.vision)
     tools = ollama_wire.tools_for_engine(body.tools)
     params = ollama_wire.generation_params(body, call.limits)
@@ -216,7 +216,7 @@ async def generate(body: ollama_wire.GenerateRequest, call: CallDep) -> Any:
     elif body.raw:
         stream = services.scheduler.stream_completion(model, body.prompt, params, call.cancel)
     else:
-        prompt = ollama_wire.generate_messages(body)
+        prompt = ollama_wire.generate_messages(body, limits=services.image_limits)
         images.check_images(prompt, model=model, sees=services.models.vision)
         stream = services.scheduler.stream_chat(
             model, prompt, params, call.cancel, None,

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import MEDIA_MARKER, Chunk, GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.server import images, openai, openai_requests
@@ -199,8 +200,10 @@ def template_kwargs(think: bool | str | None) -> dict[str, Any] | None:
     return thinking_kwargs(think)
 
 
-def to_messages(messages: Sequence[dict[str, Any]]) -> list[Message]:
-    """Ollama chat messages as engine messages (tool results matched to their calls)."""
+def to_messages(messages: Sequence[dict[str, Any]], *,
+                limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+    """Ollama chat messages as engine messages (tool results matched to their calls;
+    pictures over ``limits`` are a 400)."""
     out: list[Message] = []
     pending: list[ToolCall] = []  # calls still waiting for their result, oldest first
     for i, message in enumerate(messages):
@@ -208,7 +211,8 @@ def to_messages(messages: Sequence[dict[str, Any]]) -> list[Message]:
         content = message.get("content") or ""
         if not isinstance(content, str):
             raise InvalidRequest(f"{where}.content must be a string", param=f"messages.{i}.content")
-        attached = pictures(message.get("images"), f"{where}.images", f"messages.{i}.images")
+        attached = pictures(message.get("images"), f"{where}.images", f"messages.{i}.images",
+                            limits)
         if attached and role != "user":
             raise InvalidRequest(f"{where}: images go in user messages",
                                  param=f"messages.{i}.images")
@@ -241,13 +245,15 @@ def to_messages(messages: Sequence[dict[str, Any]]) -> list[Message]:
     return out
 
 
-def pictures(value: object, where: str, param: str) -> tuple[Image, ...]:
+def pictures(value: object, where: str, param: str,
+             limits: ImageLimits = DEFAULT_LIMITS) -> tuple[Image, ...]:
     """Ollama's ``images``: a list of base64 pictures (none: an empty tuple)."""
     if value is None or value == []:
         return ()
     if not isinstance(value, list):
         raise InvalidRequest(f"{where} must be a list of base64 images", param=param)
-    return tuple(images.image_from_base64(v, where=f"{where}[{j}]", param=f"{param}.{j}")
+    return tuple(images.image_from_base64(v, where=f"{where}[{j}]", param=f"{param}.{j}",
+                                          limits=limits)
                  for j, v in enumerate(value))
 
 
@@ -283,10 +289,11 @@ def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, A
     return out or None
 
 
-def generate_messages(req: GenerateRequest) -> list[Message]:
+def generate_messages(req: GenerateRequest, *,
+                      limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
     """A templated ``/api/generate`` prompt as a one-turn chat (``system`` first)."""
     out = [Message("system", req.system)] if req.system else []
-    attached = pictures(req.images, "images", "images")
+    attached = pictures(req.images, "images", "images", limits)
     if attached:
         return [*out, Message("user", _marked(req.prompt, attached), images=attached)]
     return [*out, Message("user", req.prompt)]

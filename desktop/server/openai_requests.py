@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from desktop.defaults import GENERATION_TIMEOUT_S, MAX_TOKENS_LIMIT
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, schemas
@@ -49,7 +50,8 @@ def _text_of(content: str | list[schemas.ContentPart] | None, index: int) -> str
     return "".join(parts)
 
 
-def _content_of(message: schemas.ChatMessageIn, index: int) -> tuple[str, tuple[Image, ...]]:
+def _content_of(message: schemas.ChatMessageIn, index: int,
+                limits: ImageLimits) -> tuple[str, tuple[Image, ...]]:
     """A message's text and pictures: ``image_url`` parts of a user message become
     images, each marked in the text where its part stood."""
     content = message.content
@@ -62,14 +64,17 @@ def _content_of(message: schemas.ChatMessageIn, index: int) -> tuple[str, tuple[
         if part.type == "image_url":
             given = part.image_url
             url = given.url if isinstance(given, schemas.ImageURL) else given
-            pieces.append(images.image_from_url(url, where=where, param=param + ".image_url"))
+            pieces.append(images.image_from_url(url, where=where, param=param + ".image_url",
+                                                limits=limits))
         else:
             pieces.append(_text_of([part], index))
     return images.joined(pieces)
 
 
-def to_messages(messages: Sequence[schemas.ChatMessageIn]) -> list[Message]:
-    """The conversation as engine messages (``developer`` is treated as ``system``)."""
+def to_messages(messages: Sequence[schemas.ChatMessageIn], *,
+                limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+    """The conversation as engine messages (``developer`` is treated as ``system``);
+    pictures over ``limits`` are a 400."""
     out: list[Message] = []
     for i, m in enumerate(messages):
         role = "system" if m.role == "developer" else m.role
@@ -79,7 +84,7 @@ def to_messages(messages: Sequence[schemas.ChatMessageIn]) -> list[Message]:
         calls = tuple(
             ToolCall(c.id, c.function.name, _checked_arguments(c.function.arguments, i))
             for c in m.tool_calls or ())
-        text, pictures = _content_of(m, i)
+        text, pictures = _content_of(m, i, limits)
         out.append(Message(role, text, name=m.name,
                            tool_call_id=m.tool_call_id, tool_calls=calls,
                            reasoning=m.reasoning_content, images=pictures))

@@ -48,9 +48,11 @@ def list_models(services: ServicesDep) -> schemas.ModelList:
             layers_offloaded=where.layers_offloaded, devices=list(where.devices))
 
     def capabilities(model_id: str) -> list[str] | None:
+        # "vision" only for what is known to see (a local model with a projector): a
+        # remote model takes pictures too, but whether it sees is its server's to say.
         try:
-            sees = services.models.vision(model_id)
-        except EdgeDeskError:
+            sees = services.models.describe(model_id).get("vision") is True
+        except (EdgeDeskError, OSError):  # e.g. its file went away since it was listed
             return None  # listed for what it is; a request to it says what is wrong
         return ["completion", "vision"] if sees else None
 
@@ -161,7 +163,7 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
     """OpenAI chat completions, streamed (SSE) or whole."""
     services, info = call.services, call.info
     call.check_model(body.model)
-    messages = openai_requests.to_messages(body.messages)
+    messages = openai_requests.to_messages(body.messages, limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels(openai_requests.left_out_tools(body))
     params = openai_requests.sampling_params(body, call.limits)

@@ -181,7 +181,7 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
     # the model sees, ``body`` the one echoed back.
     flat, spaces = responses_wire.flatten_namespaces(body)
     messages: list[Message] = responses_wire.to_messages(body.instructions, [*history, *items],
-                                                         spaces)
+                                                         spaces, limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels([h for h in responses_wire.left_out_tools(flat)
                                           if hosting is None or h.kind != "mcp"])

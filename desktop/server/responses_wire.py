@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import GenerationParams, Image, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, openai_requests
@@ -168,14 +169,15 @@ def _arguments(item: dict[str, Any], where: str) -> str:
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
 
-def _message(item: dict[str, Any], where: str, i: int, reasoning: str | None) -> Message:
+def _message(item: dict[str, Any], where: str, i: int, reasoning: str | None,
+             limits: ImageLimits) -> Message:
     role = _ROLES.get(str(item.get("role")))
     if role is None:
         raise InvalidRequest(f"{where}.role must be user, assistant, system or developer",
                              param=f"input.{i}.role")
     content = item.get("content")
     if role == "user" and _has_images(content):
-        text, pictures = _pictured(content, where)  # type: ignore[arg-type]
+        text, pictures = _pictured(content, where, limits)  # type: ignore[arg-type]
         return Message("user", text, images=pictures)
     text = _text(content, where)
     if role == "assistant":
@@ -188,7 +190,8 @@ def _has_images(content: object) -> bool:
         isinstance(p, dict) and p.get("type") == "input_image" for p in content)
 
 
-def _pictured(content: list[object], where: str) -> tuple[str, tuple[Image, ...]]:
+def _pictured(content: list[object], where: str,
+             limits: ImageLimits) -> tuple[str, tuple[Image, ...]]:
     """A user message's text and its ``input_image`` parts, each marked where it stood.
 
     ``image_url`` is a data URL (or bare base64, as some clients send it); a ``file_id``
@@ -213,9 +216,11 @@ def _pictured(content: list[object], where: str) -> tuple[str, tuple[Image, ...]
             raise InvalidRequest(f"{at}: input_image has {what}; send the picture as a "
                                  "data URL in image_url", param=_param(f"{at}.image_url"))
         if isinstance(url, str) and not url.lower().startswith(("data:", "http:", "https:")):
-            pieces.append(images.image_from_base64(url, where=at, param=_param(f"{at}.image_url")))
+            pieces.append(images.image_from_base64(url, where=at, limits=limits,
+                                                   param=_param(f"{at}.image_url")))
         else:
-            pieces.append(images.image_from_url(url, where=at, param=_param(f"{at}.image_url")))
+            pieces.append(images.image_from_url(url, where=at, limits=limits,
+                                                param=_param(f"{at}.image_url")))
     return images.joined(pieces)
 
 
@@ -234,8 +239,10 @@ def _hosted_item(item: dict[str, Any], where: str, reasoning: str | None) -> lis
 
 
 def to_messages(instructions: str | None, items: Sequence[object],
-                spaces: Namespaced | None = None) -> list[Message]:
-    """The conversation as engine messages: instructions first, items in order.
+                spaces: Namespaced | None = None, *,
+                limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+    """The conversation as engine messages: instructions first, items in order
+    (pictures over ``limits`` are a 400).
 
     A ``function_call`` with a ``namespace`` (Codex's call of a tool in a namespace) is
     the flat name the model was shown (``spaces``, else ``flat_name``).
@@ -249,7 +256,7 @@ def to_messages(instructions: str | None, items: Sequence[object],
             raise InvalidRequest(f"{where} must be an object", param=f"input.{i}")
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
-            out.append(_message(item, where, i, reasoning))
+            out.append(_message(item, where, i, reasoning, limits))
             reasoning = None if out[-1].role == "assistant" else reasoning
         elif kind == "function_call":
             call = ToolCall(_string(item, "call_id", where),

@@ -20,6 +20,7 @@ import uvicorn
 
 from desktop.audit import Auditor
 from desktop.config import ServerSettings
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.errors import ConfigError
 from desktop.server.app import ASGIApp, create_app
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics
@@ -55,15 +56,17 @@ class ServerRunner:
                  keys: KeyStore | None, *, access_log: AccessLog | None = None,
                  stored: ResponseStore | None = None, mcp: ASGIApp | None = None,
                  tool_servers: ServerList | None = None, audit: Auditor | None = None,
-                 toolbox: ToolBox | None = None) -> None:
+                 toolbox: ToolBox | None = None,
+                 image_limits: ImageLimits = DEFAULT_LIMITS) -> None:
         self.scheduler = scheduler
         self.settings = settings
+        self.image_limits = image_limits  # caps on one picture (policy ImageMaxMB, …)
         self.access_log = access_log or AccessLog(None)
         self.metrics = Metrics()
         self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
                               metrics=self.metrics, stored=stored, mcp=mcp,
                               tool_servers=tool_servers, audit=audit,
-                              toolbox=toolbox)
+                              toolbox=toolbox, image_limits=image_limits)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = settings.port

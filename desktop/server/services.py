@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop.audit import Auditor, NoAudit
 from desktop.config import ServerSettings
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.store.responses import ResponseStore
 
 if TYPE_CHECKING:  # annotations only: these modules never import this one's importers
@@ -42,8 +43,9 @@ class ModelDirectory(Protocol):
         ...
 
     def vision(self, model: str) -> bool:
-        """Whether ``model`` can see images (it loads with a vision projector); raises the
-        EdgeDeskError that keeps it from resolving."""
+        """Whether pictures may be sent to ``model`` (a local model with a vision
+        projector, or a remote one: its server decides); raises the EdgeDeskError that
+        keeps it from resolving."""
         ...
 
 
@@ -93,5 +95,6 @@ class Services:
     tool_servers: ServerList | None = None  # MCP servers a request may name (policy applies)
     toolbox: ToolBox | None = None  # runs a request's MCP servers (None: refused)
     audit: Auditor = field(default_factory=NoAudit)
+    image_limits: ImageLimits = DEFAULT_LIMITS  # caps on one picture (policy ImageMaxMB, …)
 
 

@@ -34,6 +34,7 @@ EXAMPLE = {
     "CaBundle": "/etc/ssl/corp-root.pem", "Proxy": "http://proxy.corp.example:3128",
     "McpServers": ["time=uvx mcp-server-time", "wiki=https://wiki.corp.example/mcp"],
     "AllowUserMcp": False, "McpRequireApproval": True,
+    "ImageMaxMB": 10, "ImageMaxMegapixels": 24,
 }
 
 

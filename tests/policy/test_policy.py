@@ -30,6 +30,7 @@ FULL = {
     "MaxParallel": 2, "McpServers": ["time=uvx mcp-server-time"], "AllowUserMcp": False,
     "McpRequireApproval": True, "EncryptAtRest": True,
     "MaxKeyLifetimeDays": 90, "AuditLog": True, "AuditLogPath": "/var/log/edgedesk-audit",
+    "ImageMaxMB": 5, "ImageMaxMegapixels": 12,
 }
 
 
@@ -62,6 +63,7 @@ def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
     assert s.data_location == "/srv/edgedesk-data" and s.engine.max_parallel == 2
     assert (s.mcp_servers, s.allow_user_mcp, s.mcp_require_approval) == (
         ["time=uvx mcp-server-time"], False, True)
+    assert (s.image_max_mb, s.image_max_megapixels) == (5, 12)
     assert len(eff.locked) == len(KEYS)
     assert all(eff.sources[key.setting] == "policy" for key in KEYS)
 
@@ -75,6 +77,7 @@ def test_no_policy_file_means_no_locks(tmp_path: Path) -> None:
     ("{not json", "cannot be read as JSON"),
     ('["a list"]', "must hold a JSON object"),
     ('{"ServerPort": 70000}', "ServerPort must be between 1 and 65535"),
+    ('{"ImageMaxMB": 65}', "ImageMaxMB must be between 1 and 64"),
     ('{"ForceOffline": "yes"}', "ForceOffline must be true or false"),
     ('{"AllowModels": []}', "unknown policy key 'AllowModels'"),
     ('{"DataLocation": "EdgeDesk data"}', "DataLocation must be an absolute folder"),

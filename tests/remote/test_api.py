@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
 
 from desktop.net import read_log
 from desktop.remote.registry import keyring_set
+from tests.fixtures.pictures import png
+from tests.fixtures.vision import b64, data_url
 from tests.remote.conftest import Local
 from tests.remote.fake_openai import EMBED_TOKENS_EACH, Fake
 
@@ -144,3 +148,40 @@ def test_remote_tool_calls_reach_the_client(local: Local, fake: Fake) -> None:
     assert calls[0].function.name == "get_weather"  # type: ignore[union-attr]
     assert json.loads(calls[0].function.arguments) == {"city": "Paris"}  # type: ignore[union-attr]
     assert fake.bodies[-1]["tools"][0]["function"]["name"] == "get_weather"
+
+
+def _pictures_sent(body: dict[str, Any]) -> list[str]:
+    """The data URLs of the image parts in the last message a remote was sent."""
+    content = body["messages"][-1]["content"]
+    return [p["image_url"]["url"] for p in content
+            if isinstance(p, dict) and p.get("type") == "image_url"]
+
+
+def test_pictures_are_passed_on_to_a_remote_whose_server_decides(local: Local,
+                                                                  fake: Fake) -> None:
+    red = png(rgb=(255, 0, 0))
+    answer = local.client.chat.completions.create(model="gpu/echo", messages=[{
+        "role": "user", "content": [
+            {"type": "text", "text": "What is this?"},
+            {"type": "image_url", "image_url": {"url": data_url(red)}}]}])
+    assert answer.choices[0].message.content  # answered, not refused as "cannot see"
+    assert _pictures_sent(fake.bodies[-1]) == [data_url(red)]
+    with anthropic.Anthropic(base_url=local.root, api_key="unused", max_retries=0) as client:
+        client.messages.create(model="gpu/echo", max_tokens=16, messages=[{
+            "role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                             "data": b64(red)}},
+                {"type": "text", "text": "and this?"}]}])
+    assert _pictures_sent(fake.bodies[-1]) == [data_url(red)]
+    # The local checks still apply before anything is sent: not a picture is a 400.
+    before = len(fake.bodies)
+    with pytest.raises(openai.BadRequestError) as refused:
+        local.client.chat.completions.create(model="gpu/echo", messages=[{
+            "role": "user", "content": [{"type": "image_url", "image_url": {
+                "url": data_url(b"PK\x03\x04" + bytes(64))}}]}])
+    assert "ZIP archive" in refused.value.body["message"]
+    assert len(fake.bodies) == before
+    # The listing claims "vision" only for what is known to see: not for a remote.
+    listed = local.client.models.list().model_dump()["data"]
+    echo = next(m for m in listed if m["id"] == "gpu/echo")
+    assert "vision" not in (echo.get("capabilities") or [])

@@ -12,6 +12,8 @@ import pytest
 
 from desktop.cli import main
 from desktop.net import read_log
+from tests.fixtures.pictures import png
+from tests.fixtures.vision import data_url
 from tests.remote.conftest import MemoryKeyring
 from tests.remote.fake_openai import Fake
 
@@ -64,6 +66,19 @@ def test_run_streams_a_remote_answer(fake: Fake, monkeypatch: pytest.MonkeyPatch
     entry = json.loads(log_text.splitlines()[-1])
     assert entry["path"] == "/v1/chat/completions" and entry["bytes_sent"] > 0
     assert "secret" not in log_text  # the log holds no content
+
+
+def test_run_image_passes_the_picture_on_to_a_remote(fake: Fake, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    _add(fake, monkeypatch)
+    picture = tmp_path / "red.png"
+    picture.write_bytes(png(rgb=(255, 0, 0)))
+    assert main(["run", "gpu/echo", "What is this?", "--image", str(picture)]) == 0
+    parts = fake.bodies[-1]["messages"][-1]["content"]
+    assert [p["image_url"]["url"] for p in parts if p["type"] == "image_url"] == [
+        data_url(picture.read_bytes())]
+    assert "cannot see" not in capsys.readouterr().err
 
 
 def test_wrong_key_is_a_clear_error(fake: Fake, monkeypatch: pytest.MonkeyPatch,
