@@ -15,7 +15,7 @@ from desktop.crash import shown
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import Chunk, GenerationParams, Image, Message
 from desktop.errors import InvalidRequest
-from desktop.server import images as im
+from desktop.server.images import check_images, image_from_bytes, joined
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,9 +74,9 @@ def handle(args: argparse.Namespace) -> int:
         if args.raw:
             stream = ctx.scheduler.stream_completion(args.model, prompt, params, cancel)
         else:
-            text, pictures = im.joined([*images, prompt], "\n") if images else (prompt, ())
+            text, pictures = joined([*images, prompt], "\n") if images else (prompt, ())
             messages = [Message("user", text, images=pictures)]
-            im.check_images(messages, model=args.model, sees=lambda m: sees(ctx, m))
+            check_images(messages, model=args.model, sees=lambda m: sees(ctx, m))
             if args.system:
                 messages.insert(0, Message("system", args.system))
             stream = ctx.scheduler.stream_chat(
@@ -138,7 +138,7 @@ def read_image(name: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
     if len(data) > MAX_IMAGE_FILE:
         raise InvalidRequest(f"--image {shown(name)}: the file is over "
                              f"{MAX_IMAGE_FILE // 2**20} MiB; send a smaller picture")
-    return im.image_from_bytes(data, where=f"--image {shown(name)}", param="image",
+    return image_from_bytes(data, where=f"--image {shown(name)}", param="image",
                                limits=limits)
 
 
