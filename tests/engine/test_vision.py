@@ -300,6 +300,14 @@ def test_a_wrong_sha256_does_not_borrow_another_pictures_cache(engine: LlamaEngi
     assert tokens == honest
 
 
+def test_a_picture_checked_on_the_way_in_and_one_made_by_hand_read_the_same(
+        engine: LlamaEngine) -> None:
+    by_hand = Image(data=RED.data, mime=RED.mime, sha256=RED.sha256)
+    assert RED.checked and not by_hand.checked  # only by_hand is checked again here
+    assert engine.chat_tokens(ask(by_hand))[0] == engine.chat_tokens(ask(RED))[0]
+    assert run(engine, ask(by_hand))[0] == run(engine, ask(RED))[0]
+
+
 def test_a_conversation_with_a_picture_survives_unloading(tiny_chat: Path, tiny_projector: Path,
                                                          tmp_path: Path) -> None:
     options = LoadOptions(context_length=512, parallel=2, prompt_cache_dir=tmp_path,
