@@ -134,12 +134,18 @@ def inspect_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
 
 def load_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
                name: str = "the image") -> Image:
-    """A checked ``Image`` for the engine (WebP re-encoded as PNG); raises ImageRejected."""
+    """A checked ``Image`` for the engine (WebP re-encoded as PNG); raises ImageRejected.
+
+    Within ``HARD_LIMITS`` the result is marked ``checked``: the engine takes it as is.
+    """
     info = inspect_image(data, limits, name)
     mime = info.mime
     if mime == "image/webp":
         data, mime = _webp_to_png(data, name), "image/png"
-    return Image(data=data, mime=mime, sha256=hashlib.sha256(data).hexdigest())
+    within = (limits.max_bytes <= HARD_LIMITS.max_bytes
+              and limits.max_pixels <= HARD_LIMITS.max_pixels)
+    return Image(data=data, mime=mime, sha256=hashlib.sha256(data).hexdigest(),
+                 checked=within)
 
 
 def _dimensions(data: bytes, mime: str, name: str) -> tuple[int, int]:

@@ -172,17 +172,23 @@ class Projector:
                 param="messages")
         bitmaps = []
         try:
-            for number, image in enumerate(images, 1):
-                name = f"image {number}"
-                inspect_image(image.data, HARD_LIMITS, name)  # never decode a bomb
-                digest = hashlib.sha256(image.data).hexdigest()
-                if digest != image.sha256:
-                    # The hash keys the prefix cache: a wrong one would reuse another
-                    # picture's cache for this one.
-                    images[number - 1] = replace(image, sha256=digest)
-                buffer = (ctypes.c_uint8 * len(image.data)).from_buffer_copy(image.data)
+            for index, given in enumerate(images):
+                name = f"image {index + 1}"
+                image = given
+                if not image.checked:  # load_image's own were checked and hashed
+                    inspect_image(image.data, HARD_LIMITS, name)  # never decode a bomb
+                    digest = hashlib.sha256(image.data).hexdigest()
+                    if digest != image.sha256:
+                        # The hash keys the prefix cache: a wrong one would reuse another
+                        # picture's cache for this one.
+                        image = images[index] = replace(image, sha256=digest)
+                # llama.cpp reads the bytes where they are (no copy); ``image`` keeps
+                # them alive until the call returns.
+                buffer = ctypes.cast(ctypes.c_char_p(image.data),
+                                     ctypes.POINTER(ctypes.c_uint8))
                 bitmap = mtmd.mtmd_helper_bitmap_init_from_buf(
-                    self._ctx, buffer, len(image.data), False)
+                    self._ctx, buffer,  # type: ignore[arg-type]  # C takes a pointer
+                    len(image.data), False)
                 if not bitmap:
                     raise ImageRejected(f"{name} could not be decoded ({image.mime})")
                 bitmaps.append(bitmap)

@@ -39,14 +39,28 @@ def image_from_base64(text: object, *, where: str, param: str,
     """Base64 text (standard or URL-safe, padding optional) as an Image, else a 400."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidRequest(f"{where}: the image must be base64 text", param=param)
+    data = _base64(text)
+    if data is None:
+        raise InvalidRequest(f"{where}: the image is not valid base64", param=param)
+    return image_from_bytes(data, where=where, param=param, limits=limits)
+
+
+def _base64(text: str) -> bytes | None:
+    """The bytes of standard or URL-safe base64, line-wrapped or unpadded; None if not."""
+    try:
+        # What clients send: one padded line in the standard alphabet, decoded in C
+        # straight away (the regex below costs ~7 ms a MiB: 26 of the 33 ms of a 3 MiB
+        # PNG's data URL went there).
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        pass
     compact = _WHITESPACE.sub("", text)
     compact += "=" * (-len(compact) % 4)
     altchars = b"-_" if ("-" in compact or "_" in compact) else None
     try:
-        data = base64.b64decode(compact, altchars=altchars, validate=True)
+        return base64.b64decode(compact, altchars=altchars, validate=True)
     except (binascii.Error, ValueError):
-        raise InvalidRequest(f"{where}: the image is not valid base64", param=param) from None
-    return image_from_bytes(data, where=where, param=param, limits=limits)
+        return None
 
 
 def image_from_url(url: object, *, where: str, param: str,

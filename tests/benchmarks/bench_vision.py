@@ -1,7 +1,7 @@
 """Pictures: ``edgedesk serve`` against llama-server ``--mmproj``, same model and images.
 
 Run: .venv/bin/python -m tests.benchmarks.bench_vision [--rounds 8] [--llama-server PATH]
-     [--image-size 224] [--json FILE]
+     [--image-size 224] [--photo 1024] [--json FILE]
 
 The model is the suite's tiny random-weight chat model made wider (``n_embd`` 256, 4
 layers) with a tiny random-weight CLIP projector (``--image-size`` pixels in 14 x 14
@@ -16,7 +16,10 @@ its own ``EDGEDESK_HOME`` (the model imported with ``models import --mmproj``; 4
 context 8192, as llama-server's ``-np 4 -c 8192``), run from this checkout.
 
 1. Time to first token of a one-picture chat request, a new picture each round (so
-   neither side finds it in its prompt cache). The same text-only request is timed on
+   neither side finds it in its prompt cache), the two servers taking turns request by
+   request (both run throughout; the one not asked is idle). The pictures are small gradient PNGs
+   (a few KiB), or with ``--photo W`` W x 3W/4 PNGs of noise (about 2.3 MiB at 1024,
+   the size of a screenshot or a photo: what the servers do per byte then shows). The same text-only request is timed on
    both, so the fixed HTTP and scheduling share is visible.
 2. Three long text streams' speed while a picture request is in flight (``--rounds``
    pictures, one after another with pauses), over their speed outside those windows.
@@ -35,6 +38,7 @@ import base64
 import io
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -43,7 +47,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +65,15 @@ N_EMBD = 256
 TEXT_PROMPTS = ("hello world the cat", "the dog is a model", "edge desk chat")
 
 
-def picture(index: int, size: int) -> bytes:
-    """A distinct PNG per index (a gradient in a colour of its own)."""
+def picture(index: int, size: int, photo: int = 0) -> bytes:
+    """A distinct PNG per index: a gradient in a colour of its own, ``size`` pixels
+    square; or with ``photo``, noise ``photo`` x 3/4 of it pixels (does not compress)."""
+    if photo:
+        shape = (photo, photo * 3 // 4)
+        noise = random.Random(index).randbytes(shape[0] * shape[1] * 3)
+        out = io.BytesIO()
+        PILImage.frombytes("RGB", shape, noise).save(out, "PNG", compress_level=1)
+        return out.getvalue()
     color = ((index * 47) % 256, (index * 91) % 256, (index * 13) % 256)
     image = PILImage.new("RGB", (size, size), color)
     for x in range(0, size, 7):
@@ -131,17 +142,36 @@ def openai_text_stream(url: str, model: str, prompt: str, tokens: int) -> Arriva
 
 
 # ------------------------------------------------------------------ scenarios
-def ttft_rounds(ask: Callable[[bytes | None], float], rounds: int, size: int,
-                offset: int) -> dict[str, float]:
-    ask(picture(offset + 999, size))  # warm-up: first encode allocates buffers
-    ask(None)
-    image = [ask(picture(offset + i, size)) for i in range(rounds)]
-    text = [ask(None) for _ in range(rounds)]
-    return {"image_ttft_s": statistics.median(image), "text_ttft_s": statistics.median(text)}
+Pictures = Callable[[int], bytes]  # index -> a PNG of its own
+
+
+Ask = Callable[[bytes | None], float]  # a picture (None: text only) -> seconds to TTFT
+
+
+def ttft_rounds(asks: dict[str, tuple[Ask, int]], rounds: int,
+                make: Pictures) -> dict[str, dict[str, float]]:
+    """Median TTFT of a picture request and a text-only one, per server (name -> its
+    ``ask`` and the offset of its pictures' indexes). The servers take turns request by
+    request, in ABBA order, so load that comes and goes on a shared machine weighs on
+    every side alike (one side's rounds after the other's differed by up to 1.7x)."""
+    for ask, offset in asks.values():
+        ask(make(offset + 999))  # warm-up: first encode allocates buffers
+        ask(None)
+    image: dict[str, list[float]] = {name: [] for name in asks}
+    text: dict[str, list[float]] = {name: [] for name in asks}
+    for index in range(rounds):
+        order = list(asks) if index % 2 == 0 else list(reversed(asks))
+        for name in order:
+            ask, offset = asks[name]
+            image[name].append(ask(make(offset + index)))
+        for name in order:
+            text[name].append(asks[name][0](None))
+    return {name: {"image_ttft_s": statistics.median(image[name]),
+                   "text_ttft_s": statistics.median(text[name])} for name in asks}
 
 
 def text_speed(stream: Callable[[str, int], Arrivals],
-               ask: Callable[[bytes | None], float], tokens: int, size: int,
+               ask: Callable[[bytes | None], float], tokens: int, make: Pictures,
                pictures: int) -> tuple[float, float]:
     """Three text streams' aggregate characters/s while a picture request is in flight
     (sent one after another, ``pictures`` of them, once the streams run) and outside
@@ -155,7 +185,7 @@ def text_speed(stream: Callable[[str, int], Arrivals],
     time.sleep(1.0)  # the streams are generating by then, even on a loaded machine
     for index in range(pictures):
         started = time.perf_counter()
-        ask(picture(5000 + index, size))
+        ask(make(5000 + index))
         windows.append((started, time.perf_counter()))
         time.sleep(0.15)  # text alone between pictures
     for thread in threads:
@@ -171,11 +201,11 @@ def text_speed(stream: Callable[[str, int], Arrivals],
     return beside, alone
 
 
-def measure(name: str, stream: Callable[[str, int], Arrivals],
-            ask: Callable[[bytes | None], float], args: argparse.Namespace,
-            offset: int) -> dict[str, float]:
-    figures = ttft_rounds(ask, args.rounds, args.image_size, offset)
-    beside, alone = text_speed(stream, ask, args.tokens, args.image_size, args.rounds)
+def measure(name: str, stream: Callable[[str, int], Arrivals], ask: Ask,
+            args: argparse.Namespace, make: Pictures,
+            figures: dict[str, float]) -> dict[str, float]:
+    """``figures`` (this server's TTFTs) with its text speed beside pictures and alone."""
+    beside, alone = text_speed(stream, ask, args.tokens, make, args.rounds)
     figures |= {"text_chars_s_alone": alone, "text_chars_s_beside_images": beside,
                 "text_speed_ratio": beside / alone if alone else 0.0}
     print(f"{name}: " + ", ".join(f"{k} {v:.4f}" for k, v in figures.items()), flush=True)
@@ -238,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--image-size", type=int, default=224)
+    parser.add_argument("--photo", type=int, default=0,
+                        help="send W x 3W/4 noise PNGs (photo-sized) instead of gradients")
     parser.add_argument("--llama-server", default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--server-args", default="", help="more llama-server flags")
@@ -245,19 +277,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="edgedesk-bench-vision-"))
     results: dict[str, Any] = {}
+
+    def make(index: int) -> bytes:
+        return picture(index, args.image_size, args.photo)
+
     try:
         lm, projector = models(work, args.image_size)
-        if not args.only_server:
-            with edgedesk_serve(lm, projector, work) as (url, model):
-                results["edgedesk"] = measure(
-                    "edgedesk", lambda p, n, u=url, m=model: openai_text_stream(u, m, p, n),
-                    lambda png, u=url, m=model: server_ttft(u, m, png), args, offset=0)
         peer = peer_binary(args.llama_server, work)
         results["llama_server_binary"] = peer.describe()
-        with llama_server(peer.path, lm, projector, work, args.server_args.split()) as url:
-            results["llama-server"] = measure(
-                "llama-server", lambda p, n: server_text_stream(url, p, n),
-                lambda png: server_ttft(url, "", png), args, offset=100)
+        with ExitStack() as running_servers:
+            # Both servers run at once (the one not asked sits idle): TTFT rounds take
+            # turns between them; text speed is measured on one at a time.
+            sides: dict[str, tuple[Ask, Callable[[str, int], Arrivals], int]] = {}
+            if not args.only_server:
+                url, model = running_servers.enter_context(edgedesk_serve(lm, projector, work))
+                sides["edgedesk"] = (
+                    lambda png, u=url, m=model: server_ttft(u, m, png),
+                    lambda p, n, u=url, m=model: openai_text_stream(u, m, p, n), 0)
+            peer_url = running_servers.enter_context(
+                llama_server(peer.path, lm, projector, work, args.server_args.split()))
+            sides["llama-server"] = (
+                lambda png, u=peer_url: server_ttft(u, "", png),
+                lambda p, n, u=peer_url: server_text_stream(u, p, n), 100)
+            ttfts = ttft_rounds({name: (ask, offset) for name, (ask, _, offset)
+                                 in sides.items()}, args.rounds, make)
+            for name, (ask, stream, _) in sides.items():
+                results[name] = measure(name, stream, ask, args, make, ttfts[name])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
@@ -265,7 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only_server:
         return 0
     ours, theirs = results["edgedesk"], results["llama-server"]
-    print(f"\n{os.cpu_count()} CPUs (shared: compare ratios), image {args.image_size} px, "
+    sent = f"{args.photo} px noise PNGs" if args.photo else "small gradient PNGs"
+    print(f"\n{os.cpu_count()} CPUs (shared: compare ratios), image {args.image_size} px "
+          f"({sent}), "
           f"median of {args.rounds} rounds; llama-server: {results['llama_server_binary']}")
     print(f"1-image TTFT over HTTP: EdgeDesk {ours['image_ttft_s'] * 1000:.1f} ms vs "
           f"llama-server {theirs['image_ttft_s'] * 1000:.1f} ms: "

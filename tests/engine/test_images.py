@@ -14,11 +14,13 @@ from PIL import Image as PILImage
 
 from desktop.engine.images import (
     DEFAULT_LIMITS,
+    HARD_LIMITS,
     ImageLimits,
     inspect_image,
     load_image,
     sniff,
 )
+from desktop.engine.types import Image
 from desktop.errors import ImageRejected, InvalidRequest
 from tests.fixtures.pictures import bomb_png
 
@@ -47,6 +49,19 @@ def test_a_checked_image_carries_its_sha256_and_sniffed_type() -> None:
     image = load_image(data)
     assert image.mime == "image/jpeg" and image.data == data
     assert image.sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_only_images_checked_within_the_engines_caps_skip_its_own_check() -> None:
+    # The engine checks and hashes again whatever is not marked (tests/engine/
+    # test_vision.py: hostile pictures built by hand never reach llama.cpp).
+    data = picture("PNG")
+    assert load_image(data).checked
+    assert load_image(data, HARD_LIMITS).checked
+    looser = ImageLimits(HARD_LIMITS.max_bytes * 2, HARD_LIMITS.max_pixels)
+    assert not load_image(data, looser).checked
+    by_hand = Image(data, "image/png", hashlib.sha256(data).hexdigest())
+    assert not by_hand.checked
+    assert by_hand == load_image(data)  # the mark is no part of the picture's identity
 
 
 def test_webp_is_handed_on_as_png_because_llama_cpp_cannot_read_webp() -> None:

@@ -166,6 +166,22 @@ def test_a_picture_request_runs_beside_text_requests(engine: LlamaEngine,
     assert [text for text, _ in results] == alone
 
 
+def test_a_picture_requests_first_token_comes_in_the_step_that_decodes_the_picture(
+        engine: LlamaEngine, gate: LoopGate) -> None:
+    # As llama-server: one decode for the (new) words before a picture, then each
+    # picture's embeddings with the words after it in one step; the step with the last
+    # picture samples the first token. No step waits for a picture alone.
+    one = GenerationParams(max_tokens=1, temperature=0.0)
+    first = len(gate.steps)
+    run(engine, ask(png((7, 8, 9)), f"zebra words {MEDIA_MARKER} then more"), one)
+    assert len(gate.steps) - first == 2
+    first = len(gate.steps)
+    two = (png((9, 8, 7)), png((8, 9, 7)))
+    run(engine, [Message("user", f"yak {MEDIA_MARKER} and {MEDIA_MARKER} too", images=two)],
+        one)
+    assert len(gate.steps) - first == 3
+
+
 def test_two_pictures_in_one_conversation(engine: LlamaEngine) -> None:
     messages = [Message("user", f"{MEDIA_MARKER} vs {MEDIA_MARKER}", images=(RED, BLUE)),
                 Message("assistant", "they differ"),
@@ -298,6 +314,14 @@ def test_a_wrong_sha256_does_not_borrow_another_pictures_cache(engine: LlamaEngi
     tokens, _ = engine.chat_tokens(ask(liar))
     honest, _ = engine.chat_tokens(ask(BLUE))
     assert tokens == honest
+
+
+def test_a_picture_checked_on_the_way_in_and_one_made_by_hand_read_the_same(
+        engine: LlamaEngine) -> None:
+    by_hand = Image(data=RED.data, mime=RED.mime, sha256=RED.sha256)
+    assert RED.checked and not by_hand.checked  # only by_hand is checked again here
+    assert engine.chat_tokens(ask(by_hand))[0] == engine.chat_tokens(ask(RED))[0]
+    assert run(engine, ask(by_hand))[0] == run(engine, ask(RED))[0]
 
 
 def test_a_conversation_with_a_picture_survives_unloading(tiny_chat: Path, tiny_projector: Path,
