@@ -1,0 +1,61 @@
+"""What the screenshots showed wrong: texts cut off, empty boxes that say nothing."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QLabel, QWidget
+
+from desktop.app import AppContext
+from desktop.ui.main_window import MainWindow
+from desktop.ui.settings_dialog import SettingsDialog
+
+pytestmark = pytest.mark.qt
+
+
+def _whole(label: QLabel) -> bool:
+    """Whether every wrapped line of ``label`` is inside its height and inside its parent."""
+    need = label.heightForWidth(label.width())
+    parent = label.parentWidget()
+    assert parent is not None
+    bottom = label.mapTo(parent, label.rect().bottomLeft()).y()
+    return label.height() >= need and bottom <= parent.height()
+
+
+def _shown_whole(qtbot, dialog: QWidget, label: QLabel) -> None:
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    try:  # the layout settles on posted events: wait for them, not for a clock
+        qtbot.waitUntil(lambda: label.width() > 0 and _whole(label), timeout=2000)
+    except qtbot.TimeoutError:
+        pytest.fail(f"cut off: {label.text()!r} is {label.height()} px tall, "
+                    f"needs {label.heightForWidth(label.width())}")
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_the_encryption_note_in_settings_is_not_cut_off(qtbot, context: AppContext,
+                                                        language: str) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.look import install_translator
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    translator = install_translator(app, language)
+    try:
+        dialog = SettingsDialog(context.paths, context.effective,
+                                encryption={"encrypted": False})
+        qtbot.addWidget(dialog)
+        assert dialog.encryption is not None
+        _shown_whole(qtbot, dialog, dialog.encryption.state)
+    finally:
+        if translator is not None:
+            app.removeTranslator(translator)
+
+
+def test_window_opens_settings_with_every_note_whole(qtbot, context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    dialog = win.open_settings()
+    qtbot.addWidget(dialog)
+    assert dialog.encryption is not None
+    _shown_whole(qtbot, dialog, dialog.encryption.state)
