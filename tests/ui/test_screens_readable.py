@@ -59,3 +59,22 @@ def test_window_opens_settings_with_every_note_whole(qtbot, context: AppContext)
     qtbot.addWidget(dialog)
     assert dialog.encryption is not None
     _shown_whole(qtbot, dialog, dialog.encryption.state)
+
+
+def test_server_page_says_what_its_empty_boxes_are_for(qtbot, context: AppContext) -> None:
+    from PySide6.QtCore import Qt
+
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("server")  # the keys are listed when the screen is first shown
+    panel = win.server
+    qtbot.waitUntil(lambda: panel.key_list.count() == 1)
+    empty = panel.key_list.item(0)
+    assert "No API keys yet" in empty.text() and "New key" in empty.text()
+    assert not empty.flags() & Qt.ItemFlag.ItemIsSelectable  # not a key to revoke
+    panel.key_list.setCurrentRow(0)
+    assert panel._selected() is None
+    assert "No requests yet" in panel.log.placeholderText()
+    key = panel.create_key("editor")
+    assert key and panel.key_list.count() == 1 and "editor" in panel.key_list.item(0).text()
