@@ -12,6 +12,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from desktop.catalog.hardware import Hardware, Verdict
 from desktop.filebytes import format_bytes
+from desktop.store.sources import Source
 
 VERDICTS = {
     str(Verdict.GPU): QT_TRANSLATE_NOOP("CoreText", "fits on GPU"),
@@ -73,3 +74,16 @@ def machine_summary(hardware: Hardware) -> str:
     if not hardware.gpus:
         parts.append(QCoreApplication.translate("CoreText", "no GPU detected"))
     return QCoreApplication.translate("CoreText", ", ").join(parts)
+
+
+def source_place(source: Source) -> str:
+    """Where a cited passage is (``Source.location``: file, page, lines), translated."""
+    first, last = str(source.line_start), str(source.line_end)
+    lines = (QCoreApplication.translate("CoreText", "line %1").replace("%1", first)
+             if first == last else
+             QCoreApplication.translate("CoreText", "lines %1-%2").replace("%1", first)
+             .replace("%2", last))
+    if source.page:
+        lines = (QCoreApplication.translate("CoreText", "p. %1, %2")
+                 .replace("%1", str(source.page)).replace("%2", lines))
+    return f"{source.path} {lines}"

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop.retrieval.loaders import SkipFile, numbered_lines
 from desktop.store.sources import Source
+from desktop.ui.core_text import source_place
 
 MARK = QColor(255, 221, 87, 110)  # the cited lines: a yellow both themes' text reads on
 
@@ -60,7 +61,7 @@ class SourceViewer(QDialog):
                             .replace("%2", Path(source.path).name))
         self.resize(760, 560)
         layout = QVBoxLayout(self)
-        self.location = QLabel(source.location)
+        self.location = QLabel(source_place(source))
         self.location.setTextFormat(Qt.TextFormat.PlainText)  # a path from user data
         self.location.setWordWrap(True)
         self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -525,17 +525,17 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="50"/>
+        <location filename="../../desktop/ui/grounding.py" line="51"/>
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="51"/>
+        <location filename="../../desktop/ui/grounding.py" line="52"/>
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="59"/>
+        <location filename="../../desktop/ui/grounding.py" line="60"/>
         <source>Show source </source>
         <translation>显示来源 </translation>
     </message>
@@ -544,7 +544,7 @@
         <translation type="vanished">打开来源 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="81"/>
+        <location filename="../../desktop/ui/grounding.py" line="82"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
     </message>
@@ -617,86 +617,101 @@
 <context>
     <name>CoreText</name>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="17"/>
+        <location filename="../../desktop/ui/core_text.py" line="18"/>
         <source>fits on GPU</source>
         <translation>适合 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="18"/>
+        <location filename="../../desktop/ui/core_text.py" line="19"/>
         <source>fits in RAM, slower</source>
         <translation>内存可容纳，较慢</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="19"/>
+        <location filename="../../desktop/ui/core_text.py" line="20"/>
         <source>fits in RAM, slower (CPU)</source>
         <translation>内存可容纳，较慢（CPU）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="20"/>
+        <location filename="../../desktop/ui/core_text.py" line="21"/>
         <source>won&apos;t fit</source>
         <translation>无法运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="23"/>
+        <location filename="../../desktop/ui/core_text.py" line="24"/>
         <source>chat</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="24"/>
+        <location filename="../../desktop/ui/core_text.py" line="25"/>
         <source>embedding</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="25"/>
+        <location filename="../../desktop/ui/core_text.py" line="26"/>
         <source>reranker</source>
         <translation>重排序</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="28"/>
+        <location filename="../../desktop/ui/core_text.py" line="29"/>
         <source>laptop</source>
         <translation>笔记本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="29"/>
+        <location filename="../../desktop/ui/core_text.py" line="30"/>
         <source>desktop</source>
         <translation>台式机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="30"/>
+        <location filename="../../desktop/ui/core_text.py" line="31"/>
         <source>workstation</source>
         <translation>工作站</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="31"/>
+        <location filename="../../desktop/ui/core_text.py" line="32"/>
         <source>local</source>
         <translation>本地</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="32"/>
+        <location filename="../../desktop/ui/core_text.py" line="33"/>
         <source>hub</source>
         <translation>模型库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="33"/>
+        <location filename="../../desktop/ui/core_text.py" line="34"/>
         <source>remote</source>
         <translation>远程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="63"/>
+        <location filename="../../desktop/ui/core_text.py" line="64"/>
         <source>RAM %1 free of %2</source>
         <translation>内存可用 %1（共 %2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="69"/>
+        <location filename="../../desktop/ui/core_text.py" line="70"/>
         <source>%1 %2 free of %3</source>
         <translation>%1 可用 %2（共 %3）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="82"/>
+        <source>line %1</source>
+        <translation>第 %1 行</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="84"/>
+        <source>lines %1-%2</source>
+        <translation>第 %1–%2 行</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="87"/>
+        <source>p. %1, %2</source>
+        <translation>第 %1 页，%2</translation>
     </message>
     <message>
         <source>RAM %1/%2 GiB free</source>
         <translation type="vanished">内存可用 %1/%2 GiB</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="66"/>
+        <location filename="../../desktop/ui/core_text.py" line="67"/>
         <source>%1 CPU threads</source>
         <translation>%1 个 CPU 线程</translation>
     </message>
@@ -705,12 +720,12 @@
         <translation type="vanished">%1 可用 %2/%3 GiB</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="74"/>
+        <location filename="../../desktop/ui/core_text.py" line="75"/>
         <source>no GPU detected</source>
         <translation>未检测到 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="75"/>
+        <location filename="../../desktop/ui/core_text.py" line="76"/>
         <source>, </source>
         <translation>，</translation>
     </message>
@@ -2584,103 +2599,118 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="104"/>
+        <location filename="../../desktop/ui/server_view.py" line="115"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="108"/>
+        <location filename="../../desktop/ui/server_view.py" line="119"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="116"/>
+        <location filename="../../desktop/ui/server_view.py" line="127"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="118"/>
+        <location filename="../../desktop/ui/server_view.py" line="129"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="119"/>
+        <location filename="../../desktop/ui/server_view.py" line="130"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/server_view.py" line="142"/>
+        <source>No requests yet. Start the server and call it from another program: each request is listed here.</source>
+        <translation>还没有请求。启动服务器并从其他程序调用它：每个请求都会列在这里。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="156"/>
         <source>kept for 1 day</source>
         <translation>保留 1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="143"/>
+        <location filename="../../desktop/ui/server_view.py" line="157"/>
         <source>kept for %1 days</source>
         <translation>保留 %1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="144"/>
+        <location filename="../../desktop/ui/server_view.py" line="158"/>
         <source>kept until deleted; set a retention period in Settings</source>
         <translation>保留至删除；可在设置中设定保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="146"/>
+        <location filename="../../desktop/ui/server_view.py" line="160"/>
         <source>Requests (the log keeps no content). Note: /v1/responses stores its prompts and answers unless a request says store: false — %1.</source>
         <translation>请求（日志不记录内容）。注意：/v1/responses 会保存提示和回答，除非请求中指定 store: false —— %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="160"/>
+        <location filename="../../desktop/ui/server_view.py" line="174"/>
         <source>Copy address</source>
         <translation>复制地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="178"/>
+        <location filename="../../desktop/ui/server_view.py" line="192"/>
         <source>Edit scope…</source>
         <translation>编辑权限范围…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="179"/>
+        <location filename="../../desktop/ui/server_view.py" line="193"/>
         <source>Edit the selected key&apos;s scope</source>
         <translation>编辑所选密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="196"/>
+        <location filename="../../desktop/ui/server_view.py" line="210"/>
         <source>The new API key</source>
         <translation>新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="197"/>
+        <location filename="../../desktop/ui/server_view.py" line="211"/>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="198"/>
+        <location filename="../../desktop/ui/server_view.py" line="212"/>
         <source>Copy the new API key</source>
         <translation>复制新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="229"/>
+        <location filename="../../desktop/ui/server_view.py" line="243"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="329"/>
+        <location filename="../../desktop/ui/server_view.py" line="345"/>
+        <source>No API keys yet. Every request needs one: New key… makes it.</source>
+        <translation>还没有 API 密钥。每个请求都需要一个：点“新建密钥…”创建。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="347"/>
+        <source>No API keys; this server answers without one (--no-auth).</source>
+        <translation>没有 API 密钥；此服务器无需密钥即可应答（--no-auth）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="352"/>
         <source>never</source>
         <translation>从未</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="337"/>
-        <location filename="../../desktop/ui/server_view.py" line="370"/>
+        <location filename="../../desktop/ui/server_view.py" line="360"/>
+        <location filename="../../desktop/ui/server_view.py" line="393"/>
         <source>Pick at least one endpoint for the key.</source>
         <translation>请为该密钥至少选择一个接口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="351"/>
+        <location filename="../../desktop/ui/server_view.py" line="374"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="380"/>
+        <location filename="../../desktop/ui/server_view.py" line="403"/>
         <source>Changed the scope of the key for %1; it applies to its next request.</source>
         <translation>已更改 %1 的密钥权限范围；从其下一个请求起生效。</translation>
     </message>
@@ -2693,29 +2723,29 @@
         <translation type="vanished">请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="130"/>
+        <location filename="../../desktop/ui/server_view.py" line="141"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="152"/>
-        <location filename="../../desktop/ui/server_view.py" line="274"/>
+        <location filename="../../desktop/ui/server_view.py" line="166"/>
+        <location filename="../../desktop/ui/server_view.py" line="289"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="154"/>
+        <location filename="../../desktop/ui/server_view.py" line="168"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="156"/>
-        <location filename="../../desktop/ui/server_view.py" line="275"/>
+        <location filename="../../desktop/ui/server_view.py" line="170"/>
+        <location filename="../../desktop/ui/server_view.py" line="290"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="159"/>
+        <location filename="../../desktop/ui/server_view.py" line="173"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
@@ -2724,62 +2754,62 @@
         <translation type="vanished">复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="161"/>
+        <location filename="../../desktop/ui/server_view.py" line="175"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="173"/>
+        <location filename="../../desktop/ui/server_view.py" line="187"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="176"/>
+        <location filename="../../desktop/ui/server_view.py" line="190"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="181"/>
+        <location filename="../../desktop/ui/server_view.py" line="195"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="234"/>
+        <location filename="../../desktop/ui/server_view.py" line="248"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="237"/>
+        <location filename="../../desktop/ui/server_view.py" line="251"/>
         <source>Copy snippet</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="238"/>
+        <location filename="../../desktop/ui/server_view.py" line="252"/>
         <source>Copy the code snippet</source>
         <translation>复制代码片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="242"/>
+        <location filename="../../desktop/ui/server_view.py" line="256"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="261"/>
+        <location filename="../../desktop/ui/server_view.py" line="276"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="264"/>
+        <location filename="../../desktop/ui/server_view.py" line="279"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="274"/>
+        <location filename="../../desktop/ui/server_view.py" line="289"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="275"/>
+        <location filename="../../desktop/ui/server_view.py" line="290"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
@@ -2796,7 +2826,7 @@
         <translation type="vanished">客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="426"/>
+        <location filename="../../desktop/ui/server_view.py" line="449"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
@@ -2804,119 +2834,119 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="46"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="47"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="53"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="54"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="61"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="62"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="63"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="64"/>
         <source>Keep models loaded for</source>
         <translation>模型保持加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="64"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="65"/>
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="65"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="66"/>
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="66"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="67"/>
         <source>Network</source>
         <translation>网络</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="66"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="67"/>
         <source>Delete chats after</source>
         <translation>对话保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="67"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="68"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="67"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="68"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="68"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="69"/>
         <source>Tray</source>
         <translation>托盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="73"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="74"/>
         <source>Language changes apply the next time EdgeDesk starts.</source>
         <translation>语言更改将在下次启动 EdgeDesk 时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="89"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="90"/>
         <source> min</source>
         <translation> 分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="90"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="91"/>
         <source>Unload right away</source>
         <translation>立即卸载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="94"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="100"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="95"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="101"/>
         <source>Auto (fit to this machine)</source>
         <translation>自动（适配本机）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="102"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="103"/>
         <source>Offline: make no network connection at all</source>
         <translation>离线：完全不建立网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="106"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="107"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="107"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="108"/>
         <source>Keep chats forever</source>
         <translation>永久保留对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="110"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="111"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="110"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="111"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="111"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="112"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="118"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="119"/>
         <source>Closing the window keeps the server running in the tray</source>
         <translation>关闭窗口后服务器继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="133"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="138"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="134"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="139"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
@@ -2924,42 +2954,42 @@
 <context>
     <name>SourceViewer</name>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="59"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="60"/>
         <source>Source [%1]: %2</source>
         <translation>来源 [%1]：%2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="75"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="76"/>
         <source>Cited document</source>
         <translation>引用的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="80"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="81"/>
         <source>Open file</source>
         <translation>打开文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="81"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="82"/>
         <source>Open the file in the program this computer opens it with</source>
         <translation>用本机默认的程序打开该文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="97"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="98"/>
         <source>The file cannot be shown here (%1); this is the passage as it was cited.</source>
         <translation>无法在此显示该文件（%1）；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="100"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="101"/>
         <source>The file is not on this computer any more; this is the passage as it was cited.</source>
         <translation>该文件已不在此电脑上；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="108"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="109"/>
         <source>The file has changed since it was indexed; this is the passage as it was cited.</source>
         <translation>该文件自建立索引后已更改；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="147"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="148"/>
         <source>No program on this computer opens this file; open it yourself: %1</source>
         <translation>此电脑上没有可打开该文件的程序，请手动打开：%1</translation>
     </message>

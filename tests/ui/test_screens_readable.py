@@ -78,3 +78,27 @@ def test_server_page_says_what_its_empty_boxes_are_for(qtbot, context: AppContex
     assert "No requests yet" in panel.log.placeholderText()
     key = panel.create_key("editor")
     assert key and panel.key_list.count() == 1 and "editor" in panel.key_list.item(0).text()
+
+
+def test_a_cited_place_is_worded_in_chinese(qtbot, tmp_path) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.store.sources import Source
+    from desktop.ui.look import install_translator
+    from desktop.ui.source_viewer import SourceViewer
+
+    notes = tmp_path / "notes.md"
+    notes.write_text("".join(f"line {n}\n" for n in range(1, 20)), encoding="utf-8")
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    translator = install_translator(app, "zh_CN")
+    assert translator is not None
+    try:
+        viewer = SourceViewer(Source(2, str(notes), None, 4, 6, "line 4"))
+        qtbot.addWidget(viewer)
+        assert viewer.location.text() == f"{notes} 第 4–6 行"
+    finally:
+        app.removeTranslator(translator)
+    english = SourceViewer(Source(2, str(notes), 3, 4, 4, "line 4"))
+    qtbot.addWidget(english)
+    assert english.location.text() == f"{notes} p. 3, line 4"  # as Source.location says it
