@@ -102,3 +102,33 @@ def test_a_cited_place_is_worded_in_chinese(qtbot, tmp_path) -> None:
     english = SourceViewer(Source(2, str(notes), 3, 4, 4, "line 4"))
     qtbot.addWidget(english)
     assert english.location.text() == f"{notes} p. 3, line 4"  # as Source.location says it
+
+
+def test_tools_page_has_a_page_title_and_whole_tool_names(qtbot, context: AppContext) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.look import apply_theme
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_theme(app, "light")
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(900, 600)
+    win.show()
+    win.show_page("tools")
+    view = win.tools
+    qtbot.waitUntil(view.isVisible)
+    titles = {page: [w for w in page.findChildren(QLabel) if w.text() == text][0]
+              for page, text in ((win.models, "Models"), (view, "Tools"))}
+    # The same big bold title as every other page, not body text.
+    assert titles[view].fontInfo().pixelSize() == titles[win.models].fontInfo().pixelSize()
+    assert titles[view].fontInfo().pixelSize() > view.note.fontInfo().pixelSize()
+    tree = view.tree
+    builtin = tree.topLevelItem(0)
+    names = [builtin.text(0)] + [builtin.child(i).text(0) for i in range(builtin.childCount())]
+    assert "search_documents" in names
+    metrics = tree.fontMetrics()
+    for depth, name in [(1, names[0])] + [(2, n) for n in names[1:]]:
+        assert tree.columnWidth(0) >= metrics.horizontalAdvance(name) + depth * \
+            tree.indentation(), f"{name!r} is cut off"
