@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLineEdit,
     QPushButton,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -118,7 +117,8 @@ class ChatHeader(QWidget):
 
     def _build_parameters(self, row: QHBoxLayout) -> None:
         # A button beside the presets opens the panel under the system prompt.
-        self.parameters_button = QToolButton()
+        # A push button, as its neighbours are: a bare tool button drew hugging its text.
+        self.parameters_button = QPushButton()
         self.parameters_button.setText(self.tr("Parameters"))
         self.parameters_button.setCheckable(True)
         self.parameters_button.setToolTip(

@@ -132,3 +132,29 @@ def test_tools_page_has_a_page_title_and_whole_tool_names(qtbot, context: AppCon
     for depth, name in [(1, names[0])] + [(2, n) for n in names[1:]]:
         assert tree.columnWidth(0) >= metrics.horizontalAdvance(name) + depth * \
             tree.indentation(), f"{name!r} is cut off"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_parameters_button_looks_like_its_neighbour_and_shows_it_is_open(
+        qtbot, context: AppContext, theme: str) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.look import apply_theme
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_theme(app, theme)
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(1180, 760)
+    win.show()
+    qtbot.waitExposed(win)
+    header = win.chat.header
+    button, neighbour = header.parameters_button, header.save_preset_button
+    qtbot.waitUntil(lambda: button.height() > 0)
+    assert button.height() == neighbour.height()  # not a smaller, borderless thing
+    closed = button.grab().toImage().pixelColor(button.width() // 2, 3)
+    button.setChecked(True)
+    qtbot.waitUntil(header.parameters.isVisible)
+    opened = button.grab().toImage().pixelColor(button.width() // 2, 3)
+    assert opened != closed  # the open panel's button is drawn pressed
