@@ -214,6 +214,30 @@ def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
     viewer.close()
 
 
+def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> None:
+    """Models (+ details), Documents, the source viewer, Server, Tools, first run, Settings."""
+    context = window.context
+    window.show_page("models")
+    _save(window, "models.png", app, out)
+    _model_details(window, model_id, app, out)
+    window.show_page("documents")
+    _documents(window)
+    _save(window, "documents.png", app, out)
+    _source_viewer(window, app, out)
+    window.show_page("server")
+    _save(window, "server.png", app, out)
+    window.show_page("tools")
+    _save(window, "tools.png", app, out)
+    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware,
+                           window)
+    setup.show()
+    _save(setup, "first-run.png", app, out)
+    setup.reject()
+    dialog = window.open_settings()
+    _save(dialog, "settings.png", app, out)
+    dialog.reject()
+
+
 def _options(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--language", default="en", help="e.g. zh_CN (default: en)")
@@ -265,25 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     window.chat.set_theme(light)
     _save(window, "chat-code-light.png", app, out)
     _attachments_chat(window, app, out)
-    window.show_page("models")
-    _save(window, "models.png", app, out)
-    _model_details(window, model_id, app, out)
-    window.show_page("documents")
-    _documents(window)
-    _save(window, "documents.png", app, out)
-    _source_viewer(window, app, out)
-    window.show_page("server")
-    _save(window, "server.png", app, out)
-    window.show_page("tools")
-    _save(window, "tools.png", app, out)
-    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware,
-                           window)
-    setup.show()
-    _save(setup, "first-run.png", app, out)
-    setup.reject()
-    dialog = window.open_settings()
-    _save(dialog, "settings.png", app, out)
-    dialog.reject()
+    _pages(window, model_id, app, out)
     window.close()
     del translator
     return 0
