@@ -119,7 +119,7 @@ def test_tools_page_has_a_page_title_and_whole_tool_names(qtbot, context: AppCon
     win.show_page("tools")
     view = win.tools
     qtbot.waitUntil(view.isVisible)
-    titles = {page: [w for w in page.findChildren(QLabel) if w.text() == text][0]
+    titles = {page: next(w for w in page.findChildren(QLabel) if w.text() == text)
               for page, text in ((win.models, "Models"), (view, "Tools"))}
     # The same big bold title as every other page, not body text.
     assert titles[view].fontInfo().pixelSize() == titles[win.models].fontInfo().pixelSize()
