@@ -158,3 +158,31 @@ def test_the_parameters_button_looks_like_its_neighbour_and_shows_it_is_open(
     qtbot.waitUntil(header.parameters.isVisible)
     opened = button.grab().toImage().pixelColor(button.width() // 2, 3)
     assert opened != closed  # the open panel's button is drawn pressed
+
+
+def test_why_a_file_was_skipped_is_said_in_chinese(qtbot, tmp_path) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.retrieval.loaders import SkipFile, load
+    from desktop.ui.core_text import skip_reason_text
+    from desktop.ui.look import install_translator
+
+    files = {"chart.png": b"\x89PNG", "empty.txt": b"", "blob.txt": b"\x00\x01\x02" * 50,
+             "big.md": b"x" * 2_000}
+    reasons = []
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(SkipFile) as skipped:
+            load(tmp_path / name, max_bytes=1_000)
+        reasons.append(skipped.value.reason)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    translator = install_translator(app, "zh_CN")
+    assert translator is not None
+    try:
+        said = [skip_reason_text(r) for r in reasons]
+    finally:
+        app.removeTranslator(translator)
+    assert said[0] == "不支持的文件类型“.png”"
+    assert said[1:] == ["空文件", "二进制文件，不是文本", "文件过大（2.0 KB；上限为 1.0 KB）"]
+    assert skip_reason_text("a reason from a later version") == "a reason from a later version"
