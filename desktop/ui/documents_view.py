@@ -97,6 +97,9 @@ class DocumentsView(QWidget):
         self.download_button.setVisible(False)
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
+        # With the bar hidden the buttons would stretch across the page (a full-width
+        # "Cancel" with nothing to cancel): this spacer takes the room instead.
+        row.addStretch(0)
         row.addWidget(self.download_button)
         row.addWidget(self.cancel_button)
         layout.addLayout(row)

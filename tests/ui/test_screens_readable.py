@@ -186,3 +186,18 @@ def test_why_a_file_was_skipped_is_said_in_chinese(qtbot, tmp_path) -> None:
     assert said[0] == "不支持的文件类型“.png”"
     assert said[1:] == ["空文件", "二进制文件，不是文本", "文件过大（2.0 KB；上限为 1.0 KB）"]
     assert skip_reason_text("a reason from a later version") == "a reason from a later version"
+
+
+def test_documents_cancel_is_a_button_not_a_bar_across_the_page(qtbot,
+                                                                 context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(1180, 760)
+    win.show()
+    win.show_page("documents")
+    view = win.documents
+    qtbot.waitUntil(lambda: view.cancel_button.width() > 0)
+    assert not view.progress.isVisible()  # nothing is being indexed
+    assert view.cancel_button.width() <= view.cancel_button.sizeHint().width() + 8
+    view.progress.setVisible(True)  # while indexing the bar takes the room
+    qtbot.waitUntil(lambda: view.progress.width() > 5 * view.cancel_button.width())
