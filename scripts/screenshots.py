@@ -165,7 +165,7 @@ def _bar_chart() -> bytes:
 
 
 def _attachments_chat(window: MainWindow, app: QApplication | None = None,
-                      out: Path | None = None) -> None:
+                      out: Path | None = None, theme: str = "light") -> None:
     import hashlib
 
     from desktop.chat.conversation import Turn
@@ -185,7 +185,7 @@ def _attachments_chat(window: MainWindow, app: QApplication | None = None,
     window.chat.composer.chips.set_items([picture, notes])
     window.chat.input.setPlainText("Make a table of the four quarters.")
     if app is not None and out is not None:
-        _save(window, "chat-attachments-light.png", app, out)
+        _save(window, f"chat-attachments-{theme}.png", app, out)
         window.chat.composer.chips.clear()
         window.chat.input.clear()
 
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     apply_theme(app, light)
     window.chat.set_theme(light)
     _save(window, "chat-code-light.png", app, out)
-    _attachments_chat(window, app, out)
+    _attachments_chat(window, app, out, light)
     _pages(window, model_id, app, out)
     window.close()
     del translator
