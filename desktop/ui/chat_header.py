@@ -64,7 +64,7 @@ class ChatHeader(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         self.model_box = QComboBox()
-        self.model_box.setMinimumWidth(220)
+        self.model_box.setMinimumWidth(200)  # with the rest of the row: fits a 900 px screen
         self.model_box.setAccessibleName(self.tr("Model for this chat"))
         self.model_box.setPlaceholderText(self.tr("Choose a model…"))
         self.model_box.currentIndexChanged.connect(self._model_chosen)

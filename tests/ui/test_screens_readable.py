@@ -201,3 +201,35 @@ def test_documents_cancel_is_a_button_not_a_bar_across_the_page(qtbot,
     assert view.cancel_button.width() <= view.cancel_button.sizeHint().width() + 8
     view.progress.setVisible(True)  # while indexing the bar takes the room
     qtbot.waitUntil(lambda: view.progress.width() > 5 * view.cancel_button.width())
+
+
+@pytest.mark.parametrize(("language", "theme"), [("en", "light"), ("en", "dark"),
+                                                 ("zh_CN", "light")])
+def test_the_window_fits_900_by_600_with_send_and_parameters_in_view(
+        qtbot, context: AppContext, language: str, theme: str) -> None:
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.look import apply_theme, install_translator
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    translator = install_translator(app, language)
+    apply_theme(app, theme)
+    try:
+        win = MainWindow(context)
+        qtbot.addWidget(win)
+        win.resize(900, 600)
+        win.show()
+        qtbot.waitExposed(win)
+        win.chat.header.parameters_button.setChecked(True)  # the widest the chat gets
+        qtbot.waitUntil(win.chat.header.parameters.isVisible)
+        assert win.minimumSizeHint().width() <= 900
+        qtbot.waitUntil(lambda: win.width() == 900)
+        for control in (win.chat.send_button, win.chat.header.parameters_button,
+                        win.chat.header.ephemeral):
+            right = control.mapTo(win, QPoint(control.width(), 0)).x()
+            assert right <= win.width(), f"{control.text()!r} is off the window"
+    finally:
+        if translator is not None:
+            app.removeTranslator(translator)
