@@ -234,6 +234,10 @@ def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> N
     _save(setup, "first-run.png", app, out)
     setup.reject()
     dialog = window.open_settings()
+    waiting = dialog.hardware.text.toPlainText()  # "Checking this machine…" until the report
+    deadline = time.monotonic() + 60
+    while dialog.hardware.text.toPlainText() == waiting and time.monotonic() < deadline:
+        QTest.qWait(50)
     _save(dialog, "settings.png", app, out)
     dialog.reject()
 
