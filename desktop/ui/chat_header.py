@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -15,6 +16,9 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLineEdit,
     QPushButton,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
     QVBoxLayout,
     QWidget,
 )
@@ -37,6 +41,25 @@ class ShrinkingCombo(QComboBox):
         """Room for a few characters."""
         hint = super().minimumSizeHint()
         return QSize(min(hint.width(), 100), hint.height())
+
+    def shown_text(self) -> str:
+        """The current item's text as drawn: cut with "…" to the field's width."""
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                            QStyle.SubControl.SC_ComboBoxEditField, self)
+        return self.fontMetrics().elidedText(option.currentText,
+                                             Qt.TextElideMode.ElideRight, field.width())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """Draw as QComboBox does, but the text elided: Qt clipped it ("No docume")."""
+        del event
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        option.currentText = self.shown_text()
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
 
 PARAMETERS_ROLE = Qt.ItemDataRole.UserRole + 1  # a preset's saved sampling parameters

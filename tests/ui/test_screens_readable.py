@@ -233,3 +233,19 @@ def test_the_window_fits_900_by_600_with_send_and_parameters_in_view(
     finally:
         if translator is not None:
             app.removeTranslator(translator)
+
+
+def test_a_narrow_documents_drop_down_shows_its_text_cut_with_an_ellipsis(
+        qtbot, context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(900, 600)
+    win.show()
+    qtbot.waitExposed(win)
+    box = win.chat.header.collection_box
+    qtbot.waitUntil(lambda: box.width() > 0)
+    assert box.currentText() == "No documents"
+    shown = box.shown_text()
+    assert shown.endswith("…") and "No documents".startswith(shown[:-1]), shown
+    win.resize(1440, 860)  # with room, the whole name
+    qtbot.waitUntil(lambda: box.shown_text() == "No documents")
