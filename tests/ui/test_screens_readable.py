@@ -249,3 +249,20 @@ def test_a_narrow_documents_drop_down_shows_its_text_cut_with_an_ellipsis(
     assert shown.endswith("…") and "No documents".startswith(shown[:-1]), shown
     win.resize(1440, 860)  # with room, the whole name
     qtbot.waitUntil(lambda: box.shown_text() == "No documents")
+
+
+def test_a_long_answer_footer_wraps_instead_of_widening_the_transcript(qtbot) -> None:
+    from desktop.chat.conversation import Turn
+    from desktop.ui.message_widget import MessageWidget
+
+    error = ("the model stopped answering: " + "a very long reason from the engine " * 6
+             + "/home/someone/models/" + "x" * 60 + ".gguf")
+    turn = Turn("assistant", "Half an answer", finish_reason="error", error=error,
+                tokens_per_s=12.5)
+    bubble = MessageWidget(0, turn, last=True)
+    qtbot.addWidget(bubble)
+    assert error in bubble.footer.text()  # said whole, on as many lines as it needs
+    assert bubble.minimumSizeHint().width() < 400  # the 900 px window's transcript is ~510
+    bubble.resize(420, 400)
+    bubble.show()
+    qtbot.waitUntil(lambda: bubble.footer.height() > bubble.footer.fontMetrics().height())
