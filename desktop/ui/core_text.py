@@ -8,10 +8,13 @@ verdict or machine summary. Callable from the window's thread only (Qt translato
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from desktop.catalog.hardware import Hardware, Verdict
 from desktop.filebytes import format_bytes
+from desktop.store.sources import Source
 
 VERDICTS = {
     str(Verdict.GPU): QT_TRANSLATE_NOOP("CoreText", "fits on GPU"),
@@ -73,3 +76,53 @@ def machine_summary(hardware: Hardware) -> str:
     if not hardware.gpus:
         parts.append(QCoreApplication.translate("CoreText", "no GPU detected"))
     return QCoreApplication.translate("CoreText", ", ").join(parts)
+
+
+def source_place(source: Source) -> str:
+    """Where a cited passage is (``Source.location``: file, page, lines), translated."""
+    first, last = str(source.line_start), str(source.line_end)
+    lines = (QCoreApplication.translate("CoreText", "line %1").replace("%1", first)
+             if first == last else
+             QCoreApplication.translate("CoreText", "lines %1-%2").replace("%1", first)
+             .replace("%2", last))
+    if source.page:
+        lines = (QCoreApplication.translate("CoreText", "p. %1, %2")
+                 .replace("%1", str(source.page)).replace("%2", lines))
+    return f"{source.path} {lines}"
+
+
+# Why indexing skipped a file (``retrieval.loaders.SkipFile`` reasons, English for the
+# terminal), as patterns: the window says them in its language, details (a suffix, a
+# size, an OS error) kept as they are. A reason not listed here is shown as it is.
+SKIP_REASONS = (
+    (r"unsupported file type '(.+)'", QT_TRANSLATE_NOOP("CoreText", "unsupported file type '%1'")),
+    (r"too large \((.+); the limit is (.+)\)",
+     QT_TRANSLATE_NOOP("CoreText", "too large (%1; the limit is %2)")),
+    (r"too large when unpacked \((.+); the limit is (.+)\)",
+     QT_TRANSLATE_NOOP("CoreText", "too large when unpacked (%1; the limit is %2)")),
+    (r"empty file", QT_TRANSLATE_NOOP("CoreText", "empty file")),
+    (r"cannot read \((.+)\)", QT_TRANSLATE_NOOP("CoreText", "cannot read (%1)")),
+    (r"no text found \(a scanned PDF\?\)",
+     QT_TRANSLATE_NOOP("CoreText", "no text found (a scanned PDF?)")),
+    (r"no text found", QT_TRANSLATE_NOOP("CoreText", "no text found")),
+    (r"binary file, not text", QT_TRANSLATE_NOOP("CoreText", "binary file, not text")),
+    (r"not UTF-8 text", QT_TRANSLATE_NOOP("CoreText", "not UTF-8 text")),
+    (r"encrypted PDF \(needs a password\)",
+     QT_TRANSLATE_NOOP("CoreText", "encrypted PDF (needs a password)")),
+    (r"encrypted PDF \(unsupported encryption\)",
+     QT_TRANSLATE_NOOP("CoreText", "encrypted PDF (unsupported encryption)")),
+    (r"not a readable PDF \((.+)\)", QT_TRANSLATE_NOOP("CoreText", "not a readable PDF (%1)")),
+    (r"not a readable DOCX \((.+)\)", QT_TRANSLATE_NOOP("CoreText", "not a readable DOCX (%1)")),
+)
+
+
+def skip_reason_text(reason: str) -> str:
+    """Why a file was not indexed, in the window's language (details kept as they are)."""
+    for pattern, words in SKIP_REASONS:
+        found = re.fullmatch(pattern, reason)
+        if found:
+            text = QCoreApplication.translate("CoreText", str(words))
+            for n, detail in enumerate(found.groups(), 1):
+                text = text.replace(f"%{n}", detail)
+            return text
+    return reason

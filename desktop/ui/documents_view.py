@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
 from desktop.errors import EdgeDeskError
+from desktop.ui.core_text import skip_reason_text
 from desktop.ui.embedding_download import Download, EmbeddingDownload
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
@@ -96,6 +97,9 @@ class DocumentsView(QWidget):
         self.download_button.setVisible(False)
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
+        # With the bar hidden the buttons would stretch across the page (a full-width
+        # "Cancel" with nothing to cancel): this spacer takes the room instead.
+        row.addStretch(0)
         row.addWidget(self.download_button)
         row.addWidget(self.cancel_button)
         layout.addLayout(row)
@@ -230,9 +234,10 @@ class DocumentsView(QWidget):
             + self.tr("embedding model: ") + str(info.embedding_model))
         self._list_sources(info)
         for skipped in info.skipped:
-            item = QTreeWidgetItem([skipped.path, skipped.reason])
+            reason = skip_reason_text(skipped.reason)
+            item = QTreeWidgetItem([skipped.path, reason])
             item.setToolTip(0, literal_tooltip(skipped.path))
-            item.setToolTip(1, literal_tooltip(skipped.reason))
+            item.setToolTip(1, literal_tooltip(reason))
             self.skipped.addTopLevelItem(item)
         self.skipped.resizeColumnToContents(0)
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.chat.grounding import SOURCES_K, Search, cite, was_cited
 from desktop.store.sources import Source
+from desktop.ui.core_text import source_place
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.source_viewer import SourceViewer, is_local_file, open_source
 
@@ -55,7 +56,7 @@ class CitationRow(QWidget):
             button.setText(f"[{item.number}] {Path(item.path).name}")
             snippet = " ".join(item.text.split())
             # The path and snippet come from documents (or an imported chat): shown as text.
-            button.setToolTip(literal_tooltip(f"{item.location}\n\n{snippet[:300]}"))
+            button.setToolTip(literal_tooltip(f"{source_place(item)}\n\n{snippet[:300]}"))
             button.setAccessibleName(self.tr("Show source ") + str(item.number))
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             button.clicked.connect(self._view_handler(item))

@@ -16,6 +16,7 @@ from desktop.ui.grounding import CitationRow
 from desktop.ui.look import icon
 from desktop.ui.markdown_render import COPY_SCHEME, MarkdownRenderer, code_blocks
 from desktop.ui.rich_text import RichTextPart
+from desktop.ui.text_fit import FitLabel
 
 __all__ = ["MessageWidget", "code_blocks", "footer_text"]
 
@@ -59,7 +60,9 @@ class MessageWidget(QFrame):
 
         row = QHBoxLayout()
         self._build_versions(row)
-        self.footer = QLabel()
+        # Wrapped, never setting the width: a long "broken off: <error>" made the
+        # transcript 2,300 px wide (a sideways scroll bar, every bubble cut on the right).
+        self.footer = FitLabel()
         self.footer.setObjectName("Footer")
         row.addWidget(self.footer, 1)
         self.copy_button = self._action(row, "copy", self.tr("Copy message"), self._copy)

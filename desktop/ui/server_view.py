@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -138,6 +139,9 @@ class ServerView(QWidget):
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(LOG_LINES)
         self.log.setAccessibleName(self.tr("Request log"))
+        self.log.setPlaceholderText(self.tr("No requests yet. Start the server and call it "
+                                            "from another program: each request is listed "
+                                            "here."))
         layout.addWidget(self.log, 1)
         self.notice = FitLabel()
         self.notice.setObjectName("Muted")
@@ -335,6 +339,14 @@ class ServerView(QWidget):
             self.notice.setText(error_text(exc))
             return
         self._key_infos = keys
+        if not keys:  # an empty box says nothing: say what a key is for
+            require = self._context.settings.server.require_key
+            empty = QListWidgetItem(
+                self.tr("No API keys yet. Every request needs one: New key… makes it.")
+                if require else
+                self.tr("No API keys; this server answers without one (--no-auth)."))
+            empty.setFlags(Qt.ItemFlag.NoItemFlags)  # not a key: nothing to pick or revoke
+            self.key_list.addItem(empty)
         for info in keys:
             # The scope and last use as `keys list` words them.
             used = info.last_used or self.tr("never")

@@ -11,7 +11,6 @@ from typing import Any
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLabel,
@@ -31,12 +30,13 @@ from desktop.config import (
 from desktop.ui.data_location import DataLocationRow
 from desktop.ui.encryption import EncryptionSwitch
 from desktop.ui.hardware_panel import HardwarePanel
+from desktop.ui.text_fit import TextFitDialog
 
 AUTO_CONTEXT = 255  # one below the smallest valid context: the spin box shows "Auto"
 AUTO_LAYERS = -1
 
 
-class SettingsDialog(QDialog):
+class SettingsDialog(TextFitDialog):
     """Edit the user's settings; ``changes()`` says what differs from what is in force."""
 
     def __init__(self, paths: Paths, effective: EffectiveSettings,

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop.retrieval.loaders import SkipFile, numbered_lines
 from desktop.store.sources import Source
+from desktop.ui.core_text import skip_reason_text, source_place
 
 MARK = QColor(255, 221, 87, 110)  # the cited lines: a yellow both themes' text reads on
 
@@ -60,7 +61,7 @@ class SourceViewer(QDialog):
                             .replace("%2", Path(source.path).name))
         self.resize(760, 560)
         layout = QVBoxLayout(self)
-        self.location = QLabel(source.location)
+        self.location = QLabel(source_place(source))
         self.location.setTextFormat(Qt.TextFormat.PlainText)  # a path from user data
         self.location.setWordWrap(True)
         self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -94,8 +95,9 @@ class SourceViewer(QDialog):
             try:
                 lines = numbered_lines(Path(source.path), source.page)
             except SkipFile as exc:
+                why = skip_reason_text(exc.reason)
                 self._say(self.tr("The file cannot be shown here (%1); this is the "
-                                  "passage as it was cited.").replace("%1", exc.reason))
+                                  "passage as it was cited.").replace("%1", why))
         else:
             self._say(self.tr("The file is not on this computer any more; this is the "
                               "passage as it was cited."))

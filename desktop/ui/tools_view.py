@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QTreeWidget,
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from desktop.app import AppContext
 
 
+STATE_WIDTH = 260  # px: the widest the state column starts; a longer error is in its tooltip
+
+
 class ToolsView(QWidget):
     """Built-in tools, then each configured server with its state and (tested) tools."""
 
@@ -35,8 +39,9 @@ class ToolsView(QWidget):
         self._context = context
         self._pool = pool
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)  # as every other page
         title = QLabel(self.tr("Tools"))
-        title.setObjectName("PageTitle")
+        title.setObjectName("Title")
         layout.addWidget(title)
         self.note = QLabel()
         self.note.setWordWrap(True)
@@ -45,6 +50,8 @@ class ToolsView(QWidget):
         self.tree.setHeaderLabels([self.tr("Server or tool"), self.tr("State"),
                                    self.tr("Command or URL")])
         self.tree.setAccessibleName(self.tr("Tool servers"))
+        # Names must be read whole; a state can be a long error (its tooltip has it all).
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         layout.addWidget(self.tree, 1)
         row = QHBoxLayout()
         self.test_button = QPushButton(self.tr("Start and list tools"))
@@ -140,6 +147,8 @@ class ToolsView(QWidget):
                 always.addChild(child)
             self.tree.addTopLevelItem(always)
         self.tree.expandAll()
+        self.tree.resizeColumnToContents(1)
+        self.tree.setColumnWidth(1, min(self.tree.columnWidth(1), STATE_WIDTH))
         policy = toolbox.servers.policy
         notes = []
         if toolbox.require_approval:

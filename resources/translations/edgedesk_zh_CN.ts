@@ -127,17 +127,17 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="69"/>
+        <location filename="../../desktop/ui/chat_header.py" line="68"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="70"/>
+        <location filename="../../desktop/ui/chat_header.py" line="69"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="78"/>
+        <location filename="../../desktop/ui/chat_header.py" line="77"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
@@ -147,47 +147,47 @@
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="84"/>
+        <location filename="../../desktop/ui/chat_header.py" line="83"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="85"/>
+        <location filename="../../desktop/ui/chat_header.py" line="84"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="87"/>
+        <location filename="../../desktop/ui/chat_header.py" line="86"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="88"/>
+        <location filename="../../desktop/ui/chat_header.py" line="87"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="89"/>
+        <location filename="../../desktop/ui/chat_header.py" line="88"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="91"/>
+        <location filename="../../desktop/ui/chat_header.py" line="90"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="92"/>
+        <location filename="../../desktop/ui/chat_header.py" line="91"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="94"/>
+        <location filename="../../desktop/ui/chat_header.py" line="93"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="110"/>
+        <location filename="../../desktop/ui/chat_header.py" line="109"/>
         <source>Ephemeral chat: nothing of it is saved to disk; it is gone when EdgeDesk closes.</source>
         <translation>临时对话：不会保存到磁盘，关闭 EdgeDesk 后即消失。</translation>
     </message>
@@ -525,17 +525,17 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="50"/>
+        <location filename="../../desktop/ui/grounding.py" line="51"/>
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="51"/>
+        <location filename="../../desktop/ui/grounding.py" line="52"/>
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="59"/>
+        <location filename="../../desktop/ui/grounding.py" line="60"/>
         <source>Show source </source>
         <translation>显示来源 </translation>
     </message>
@@ -544,7 +544,7 @@
         <translation type="vanished">打开来源 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="81"/>
+        <location filename="../../desktop/ui/grounding.py" line="82"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
     </message>
@@ -617,86 +617,166 @@
 <context>
     <name>CoreText</name>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="17"/>
+        <location filename="../../desktop/ui/core_text.py" line="20"/>
         <source>fits on GPU</source>
         <translation>适合 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="18"/>
+        <location filename="../../desktop/ui/core_text.py" line="21"/>
         <source>fits in RAM, slower</source>
         <translation>内存可容纳，较慢</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="19"/>
+        <location filename="../../desktop/ui/core_text.py" line="22"/>
         <source>fits in RAM, slower (CPU)</source>
         <translation>内存可容纳，较慢（CPU）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="20"/>
+        <location filename="../../desktop/ui/core_text.py" line="23"/>
         <source>won&apos;t fit</source>
         <translation>无法运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="23"/>
+        <location filename="../../desktop/ui/core_text.py" line="26"/>
         <source>chat</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="24"/>
+        <location filename="../../desktop/ui/core_text.py" line="27"/>
         <source>embedding</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="25"/>
+        <location filename="../../desktop/ui/core_text.py" line="28"/>
         <source>reranker</source>
         <translation>重排序</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="28"/>
+        <location filename="../../desktop/ui/core_text.py" line="31"/>
         <source>laptop</source>
         <translation>笔记本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="29"/>
+        <location filename="../../desktop/ui/core_text.py" line="32"/>
         <source>desktop</source>
         <translation>台式机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="30"/>
+        <location filename="../../desktop/ui/core_text.py" line="33"/>
         <source>workstation</source>
         <translation>工作站</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="31"/>
+        <location filename="../../desktop/ui/core_text.py" line="34"/>
         <source>local</source>
         <translation>本地</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="32"/>
+        <location filename="../../desktop/ui/core_text.py" line="35"/>
         <source>hub</source>
         <translation>模型库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="33"/>
+        <location filename="../../desktop/ui/core_text.py" line="36"/>
         <source>remote</source>
         <translation>远程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="63"/>
+        <location filename="../../desktop/ui/core_text.py" line="66"/>
         <source>RAM %1 free of %2</source>
         <translation>内存可用 %1（共 %2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="69"/>
+        <location filename="../../desktop/ui/core_text.py" line="72"/>
         <source>%1 %2 free of %3</source>
         <translation>%1 可用 %2（共 %3）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="84"/>
+        <source>line %1</source>
+        <translation>第 %1 行</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="86"/>
+        <source>lines %1-%2</source>
+        <translation>第 %1–%2 行</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="89"/>
+        <source>p. %1, %2</source>
+        <translation>第 %1 页，%2</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="98"/>
+        <source>unsupported file type &apos;%1&apos;</source>
+        <translation>不支持的文件类型“%1”</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="100"/>
+        <source>too large (%1; the limit is %2)</source>
+        <translation>文件过大（%1；上限为 %2）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="102"/>
+        <source>too large when unpacked (%1; the limit is %2)</source>
+        <translation>解压后过大（%1；上限为 %2）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="103"/>
+        <source>empty file</source>
+        <translation>空文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="104"/>
+        <source>cannot read (%1)</source>
+        <translation>无法读取（%1）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="106"/>
+        <source>no text found (a scanned PDF?)</source>
+        <translation>未找到文字（可能是扫描版 PDF？）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="107"/>
+        <source>no text found</source>
+        <translation>未找到文字</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="108"/>
+        <source>binary file, not text</source>
+        <translation>二进制文件，不是文本</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="109"/>
+        <source>not UTF-8 text</source>
+        <translation>不是 UTF-8 文本</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="111"/>
+        <source>encrypted PDF (needs a password)</source>
+        <translation>加密的 PDF（需要密码）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="113"/>
+        <source>encrypted PDF (unsupported encryption)</source>
+        <translation>加密的 PDF（不支持的加密方式）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="114"/>
+        <source>not a readable PDF (%1)</source>
+        <translation>无法读取的 PDF（%1）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/core_text.py" line="115"/>
+        <source>not a readable DOCX (%1)</source>
+        <translation>无法读取的 DOCX（%1）</translation>
     </message>
     <message>
         <source>RAM %1/%2 GiB free</source>
         <translation type="vanished">内存可用 %1/%2 GiB</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="66"/>
+        <location filename="../../desktop/ui/core_text.py" line="69"/>
         <source>%1 CPU threads</source>
         <translation>%1 个 CPU 线程</translation>
     </message>
@@ -705,12 +785,12 @@
         <translation type="vanished">%1 可用 %2/%3 GiB</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="74"/>
+        <location filename="../../desktop/ui/core_text.py" line="77"/>
         <source>no GPU detected</source>
         <translation>未检测到 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="75"/>
+        <location filename="../../desktop/ui/core_text.py" line="78"/>
         <source>, </source>
         <translation>，</translation>
     </message>
@@ -797,163 +877,163 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="71"/>
+        <location filename="../../desktop/ui/documents_view.py" line="72"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="84"/>
+        <location filename="../../desktop/ui/documents_view.py" line="85"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="88"/>
+        <location filename="../../desktop/ui/documents_view.py" line="89"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="89"/>
+        <location filename="../../desktop/ui/documents_view.py" line="90"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="92"/>
+        <location filename="../../desktop/ui/documents_view.py" line="93"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="94"/>
+        <location filename="../../desktop/ui/documents_view.py" line="95"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="114"/>
+        <location filename="../../desktop/ui/documents_view.py" line="115"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="116"/>
+        <location filename="../../desktop/ui/documents_view.py" line="117"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="117"/>
+        <location filename="../../desktop/ui/documents_view.py" line="118"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="119"/>
+        <location filename="../../desktop/ui/documents_view.py" line="120"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="121"/>
+        <location filename="../../desktop/ui/documents_view.py" line="122"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="137"/>
+        <location filename="../../desktop/ui/documents_view.py" line="138"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="139"/>
+        <location filename="../../desktop/ui/documents_view.py" line="140"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="140"/>
+        <location filename="../../desktop/ui/documents_view.py" line="141"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="140"/>
+        <location filename="../../desktop/ui/documents_view.py" line="141"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="143"/>
+        <location filename="../../desktop/ui/documents_view.py" line="144"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="144"/>
+        <location filename="../../desktop/ui/documents_view.py" line="145"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="146"/>
+        <location filename="../../desktop/ui/documents_view.py" line="147"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="147"/>
+        <location filename="../../desktop/ui/documents_view.py" line="148"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="149"/>
+        <location filename="../../desktop/ui/documents_view.py" line="150"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="151"/>
+        <location filename="../../desktop/ui/documents_view.py" line="152"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="158"/>
+        <location filename="../../desktop/ui/documents_view.py" line="159"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="160"/>
+        <location filename="../../desktop/ui/documents_view.py" line="161"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="196"/>
-        <location filename="../../desktop/ui/documents_view.py" line="269"/>
+        <location filename="../../desktop/ui/documents_view.py" line="197"/>
+        <location filename="../../desktop/ui/documents_view.py" line="271"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="228"/>
+        <location filename="../../desktop/ui/documents_view.py" line="229"/>
         <source>, </source>
         <translation>，</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="255"/>
+        <location filename="../../desktop/ui/documents_view.py" line="257"/>
         <source>… and %1 more files</source>
         <translation>……另有 %1 个文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="271"/>
+        <location filename="../../desktop/ui/documents_view.py" line="273"/>
         <source>No embedding model is on this device yet: a new collection downloads %1 (%2) first.</source>
         <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="275"/>
+        <location filename="../../desktop/ui/documents_view.py" line="277"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="280"/>
+        <location filename="../../desktop/ui/documents_view.py" line="282"/>
         <source>1 document</source>
         <translation>1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="281"/>
+        <location filename="../../desktop/ui/documents_view.py" line="283"/>
         <source>%1 documents</source>
         <translation>%1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="285"/>
+        <location filename="../../desktop/ui/documents_view.py" line="287"/>
         <source>1 chunk</source>
         <translation>1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="286"/>
+        <location filename="../../desktop/ui/documents_view.py" line="288"/>
         <source>%1 chunks</source>
         <translation>%1 个片段</translation>
     </message>
@@ -964,7 +1044,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="223"/>
+        <location filename="../../desktop/ui/documents_view.py" line="224"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
@@ -975,7 +1055,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="230"/>
+        <location filename="../../desktop/ui/documents_view.py" line="231"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
@@ -988,28 +1068,28 @@
         <translation type="vanished">文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="304"/>
-        <location filename="../../desktop/ui/documents_view.py" line="312"/>
+        <location filename="../../desktop/ui/documents_view.py" line="306"/>
+        <location filename="../../desktop/ui/documents_view.py" line="314"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="321"/>
+        <location filename="../../desktop/ui/documents_view.py" line="323"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="322"/>
+        <location filename="../../desktop/ui/documents_view.py" line="324"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="344"/>
+        <location filename="../../desktop/ui/documents_view.py" line="346"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="345"/>
+        <location filename="../../desktop/ui/documents_view.py" line="347"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
@@ -1034,62 +1114,62 @@
         <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="390"/>
+        <location filename="../../desktop/ui/documents_view.py" line="392"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="401"/>
+        <location filename="../../desktop/ui/documents_view.py" line="403"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="410"/>
+        <location filename="../../desktop/ui/documents_view.py" line="412"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="415"/>
+        <location filename="../../desktop/ui/documents_view.py" line="417"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="424"/>
+        <location filename="../../desktop/ui/documents_view.py" line="426"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="425"/>
+        <location filename="../../desktop/ui/documents_view.py" line="427"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="426"/>
+        <location filename="../../desktop/ui/documents_view.py" line="428"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="427"/>
+        <location filename="../../desktop/ui/documents_view.py" line="429"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="428"/>
+        <location filename="../../desktop/ui/documents_view.py" line="430"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="430"/>
+        <location filename="../../desktop/ui/documents_view.py" line="432"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -2584,103 +2664,118 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="104"/>
+        <location filename="../../desktop/ui/server_view.py" line="115"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="108"/>
+        <location filename="../../desktop/ui/server_view.py" line="119"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="116"/>
+        <location filename="../../desktop/ui/server_view.py" line="127"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="118"/>
+        <location filename="../../desktop/ui/server_view.py" line="129"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="119"/>
+        <location filename="../../desktop/ui/server_view.py" line="130"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/server_view.py" line="142"/>
+        <source>No requests yet. Start the server and call it from another program: each request is listed here.</source>
+        <translation>还没有请求。启动服务器并从其他程序调用它：每个请求都会列在这里。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="156"/>
         <source>kept for 1 day</source>
         <translation>保留 1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="143"/>
+        <location filename="../../desktop/ui/server_view.py" line="157"/>
         <source>kept for %1 days</source>
         <translation>保留 %1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="144"/>
+        <location filename="../../desktop/ui/server_view.py" line="158"/>
         <source>kept until deleted; set a retention period in Settings</source>
         <translation>保留至删除；可在设置中设定保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="146"/>
+        <location filename="../../desktop/ui/server_view.py" line="160"/>
         <source>Requests (the log keeps no content). Note: /v1/responses stores its prompts and answers unless a request says store: false — %1.</source>
         <translation>请求（日志不记录内容）。注意：/v1/responses 会保存提示和回答，除非请求中指定 store: false —— %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="160"/>
+        <location filename="../../desktop/ui/server_view.py" line="174"/>
         <source>Copy address</source>
         <translation>复制地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="178"/>
+        <location filename="../../desktop/ui/server_view.py" line="192"/>
         <source>Edit scope…</source>
         <translation>编辑权限范围…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="179"/>
+        <location filename="../../desktop/ui/server_view.py" line="193"/>
         <source>Edit the selected key&apos;s scope</source>
         <translation>编辑所选密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="196"/>
+        <location filename="../../desktop/ui/server_view.py" line="210"/>
         <source>The new API key</source>
         <translation>新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="197"/>
+        <location filename="../../desktop/ui/server_view.py" line="211"/>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="198"/>
+        <location filename="../../desktop/ui/server_view.py" line="212"/>
         <source>Copy the new API key</source>
         <translation>复制新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="229"/>
+        <location filename="../../desktop/ui/server_view.py" line="243"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="329"/>
+        <location filename="../../desktop/ui/server_view.py" line="345"/>
+        <source>No API keys yet. Every request needs one: New key… makes it.</source>
+        <translation>还没有 API 密钥。每个请求都需要一个：点“新建密钥…”创建。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="347"/>
+        <source>No API keys; this server answers without one (--no-auth).</source>
+        <translation>没有 API 密钥；此服务器无需密钥即可应答（--no-auth）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server_view.py" line="352"/>
         <source>never</source>
         <translation>从未</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="337"/>
-        <location filename="../../desktop/ui/server_view.py" line="370"/>
+        <location filename="../../desktop/ui/server_view.py" line="360"/>
+        <location filename="../../desktop/ui/server_view.py" line="393"/>
         <source>Pick at least one endpoint for the key.</source>
         <translation>请为该密钥至少选择一个接口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="351"/>
+        <location filename="../../desktop/ui/server_view.py" line="374"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="380"/>
+        <location filename="../../desktop/ui/server_view.py" line="403"/>
         <source>Changed the scope of the key for %1; it applies to its next request.</source>
         <translation>已更改 %1 的密钥权限范围；从其下一个请求起生效。</translation>
     </message>
@@ -2693,29 +2788,29 @@
         <translation type="vanished">请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="130"/>
+        <location filename="../../desktop/ui/server_view.py" line="141"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="152"/>
-        <location filename="../../desktop/ui/server_view.py" line="274"/>
+        <location filename="../../desktop/ui/server_view.py" line="166"/>
+        <location filename="../../desktop/ui/server_view.py" line="289"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="154"/>
+        <location filename="../../desktop/ui/server_view.py" line="168"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="156"/>
-        <location filename="../../desktop/ui/server_view.py" line="275"/>
+        <location filename="../../desktop/ui/server_view.py" line="170"/>
+        <location filename="../../desktop/ui/server_view.py" line="290"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="159"/>
+        <location filename="../../desktop/ui/server_view.py" line="173"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
@@ -2724,62 +2819,62 @@
         <translation type="vanished">复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="161"/>
+        <location filename="../../desktop/ui/server_view.py" line="175"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="173"/>
+        <location filename="../../desktop/ui/server_view.py" line="187"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="176"/>
+        <location filename="../../desktop/ui/server_view.py" line="190"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="181"/>
+        <location filename="../../desktop/ui/server_view.py" line="195"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="234"/>
+        <location filename="../../desktop/ui/server_view.py" line="248"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="237"/>
+        <location filename="../../desktop/ui/server_view.py" line="251"/>
         <source>Copy snippet</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="238"/>
+        <location filename="../../desktop/ui/server_view.py" line="252"/>
         <source>Copy the code snippet</source>
         <translation>复制代码片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="242"/>
+        <location filename="../../desktop/ui/server_view.py" line="256"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="261"/>
+        <location filename="../../desktop/ui/server_view.py" line="276"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="264"/>
+        <location filename="../../desktop/ui/server_view.py" line="279"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="274"/>
+        <location filename="../../desktop/ui/server_view.py" line="289"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="275"/>
+        <location filename="../../desktop/ui/server_view.py" line="290"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
@@ -2796,7 +2891,7 @@
         <translation type="vanished">客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="426"/>
+        <location filename="../../desktop/ui/server_view.py" line="449"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
@@ -2924,42 +3019,42 @@
 <context>
     <name>SourceViewer</name>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="59"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="60"/>
         <source>Source [%1]: %2</source>
         <translation>来源 [%1]：%2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="75"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="76"/>
         <source>Cited document</source>
         <translation>引用的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="80"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="81"/>
         <source>Open file</source>
         <translation>打开文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="81"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="82"/>
         <source>Open the file in the program this computer opens it with</source>
         <translation>用本机默认的程序打开该文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="97"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="99"/>
         <source>The file cannot be shown here (%1); this is the passage as it was cited.</source>
         <translation>无法在此显示该文件（%1）；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="100"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="102"/>
         <source>The file is not on this computer any more; this is the passage as it was cited.</source>
         <translation>该文件已不在此电脑上；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="108"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="110"/>
         <source>The file has changed since it was indexed; this is the passage as it was cited.</source>
         <translation>该文件自建立索引后已更改；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="147"/>
+        <location filename="../../desktop/ui/source_viewer.py" line="149"/>
         <source>No program on this computer opens this file; open it yourself: %1</source>
         <translation>此电脑上没有可打开该文件的程序，请手动打开：%1</translation>
     </message>
@@ -3038,112 +3133,112 @@
 <context>
     <name>ToolsView</name>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="38"/>
+        <location filename="../../desktop/ui/tools_view.py" line="43"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="45"/>
+        <location filename="../../desktop/ui/tools_view.py" line="50"/>
         <source>Server or tool</source>
         <translation>服务器或工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="45"/>
+        <location filename="../../desktop/ui/tools_view.py" line="50"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="46"/>
+        <location filename="../../desktop/ui/tools_view.py" line="51"/>
         <source>Command or URL</source>
         <translation>命令或网址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="47"/>
+        <location filename="../../desktop/ui/tools_view.py" line="52"/>
         <source>Tool servers</source>
         <translation>工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="50"/>
+        <location filename="../../desktop/ui/tools_view.py" line="57"/>
         <source>Start and list tools</source>
         <translation>启动并列出工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="52"/>
+        <location filename="../../desktop/ui/tools_view.py" line="59"/>
         <source>Reload</source>
         <translation>重新载入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="54"/>
+        <location filename="../../desktop/ui/tools_view.py" line="61"/>
         <source>Ask again</source>
         <translation>再次询问</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="55"/>
+        <location filename="../../desktop/ui/tools_view.py" line="62"/>
         <source>Forget the selected &apos;Always for this tool&apos; answer: its next call asks again</source>
         <translation>忘记所选的“始终允许此工具”答复：下次调用时会再次询问</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="63"/>
+        <location filename="../../desktop/ui/tools_view.py" line="70"/>
         <source>Add servers with &apos;edgedesk tools add NAME -- COMMAND…&apos; or &apos;edgedesk tools add NAME URL&apos; (or paste an mcp.json).</source>
         <translation>用 &apos;edgedesk tools add NAME -- COMMAND…&apos; 或 &apos;edgedesk tools add NAME URL&apos; 添加服务器（或粘贴一个 mcp.json）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="101"/>
+        <location filename="../../desktop/ui/tools_view.py" line="108"/>
         <source>Select a tool under &apos;Always allowed&apos; first.</source>
         <translation>请先在“始终允许”下选择一个工具。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="114"/>
+        <location filename="../../desktop/ui/tools_view.py" line="121"/>
         <source>Built-in (documents)</source>
         <translation>内置（文档）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="114"/>
+        <location filename="../../desktop/ui/tools_view.py" line="121"/>
         <source>no approval</source>
         <translation>无需批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="121"/>
+        <location filename="../../desktop/ui/tools_view.py" line="128"/>
         <source>refused: {why}</source>
         <translation>已拒绝：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="123"/>
+        <location filename="../../desktop/ui/tools_view.py" line="130"/>
         <source>failed: {why}</source>
         <translation>失败：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="125"/>
+        <location filename="../../desktop/ui/tools_view.py" line="132"/>
         <source>allowed</source>
         <translation>已允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="134"/>
+        <location filename="../../desktop/ui/tools_view.py" line="141"/>
         <source>not honoured: approval required</source>
         <translation>未生效：需要批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="135"/>
+        <location filename="../../desktop/ui/tools_view.py" line="142"/>
         <source>runs without asking</source>
         <translation>无需询问即可运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="136"/>
+        <location filename="../../desktop/ui/tools_view.py" line="143"/>
         <source>Always allowed</source>
         <translation>始终允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="146"/>
+        <location filename="../../desktop/ui/tools_view.py" line="155"/>
         <source>Your organization requires approval of every tool call.</source>
         <translation>你的组织要求每次调用工具前都须批准。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="148"/>
+        <location filename="../../desktop/ui/tools_view.py" line="157"/>
         <source>Only the tool servers your organization lists may run.</source>
         <translation>只能运行你的组织列出的工具服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="150"/>
+        <location filename="../../desktop/ui/tools_view.py" line="159"/>
         <source>No tool servers yet.</source>
         <translation>还没有工具服务器。</translation>
     </message>

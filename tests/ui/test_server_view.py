@@ -50,7 +50,8 @@ def test_server_starts_serves_logs_and_stops_from_the_panel(qtbot, tiny_chat: Pa
 
     panel.key_list.setCurrentRow(0)
     panel._revoke_selected()
-    assert panel.key_list.count() == 0
+    assert panel.key_list.count() == 1  # the line saying there are no keys, not a key
+    assert "No API keys" in panel.key_list.item(0).text() and panel._selected() is None
     win.close()
 
 

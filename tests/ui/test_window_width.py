@@ -25,7 +25,7 @@ LONG_EN = ("Cannot download glm-edge-1.5b: the connection to the model hub faile
            "while offline mode was off, and a very long explanation follows " * 3 + URL)
 LONG_ZH = ("无法下载模型：连接模型中心失败，请检查网络设置或切换到离线模式后重试。" * 6
            + "/home/用户/非常长的文件夹名称/" * 8)
-SMALLEST = 925  # the narrowest the themed layouts were before issue 24 (913 px now)
+SMALLEST = 925  # the narrowest the themed layouts were before issue 24 (893 px now)
 
 
 def _places(win: MainWindow):
