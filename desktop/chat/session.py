@@ -341,7 +341,7 @@ class ChatCore:
         messages, _hits = self.prepare(pending)
         if on_sources is not None:
             on_sources(list(pending.sources))
-        offered = self._offered(approve)
+        offered = self._offered(approve, grounded=bool(pending.chat.collection))
         steps: list[ToolStep] = []
         out = _Words(on_chunk)
         final = Chunk(finish_reason="cancelled")
@@ -396,13 +396,16 @@ class ChatCore:
             # Stopped while waiting for the model: an answer that ended before it began.
         return final, calls
 
-    def _offered(self, approve: Approver | None) -> ToolSet:
-        """The tools this answer may call: built-ins always; MCP tools when each call can
-        be approved (a view that asks, or tools pre-approved with --yes-tools)."""
+    def _offered(self, approve: Approver | None, *, grounded: bool) -> ToolSet:
+        """The tools this answer may call: the document tools in a chat grounded in a
+        collection; MCP tools when each call can be approved (a view that asks, or tools
+        pre-approved with --yes-tools)."""
         if self.tools is None:
             return ToolSet()
         can_ask = approve is not None or bool(self.preapproved)
-        return self.tools.available(mcp=can_ask)
+        # A chat on "No documents" gets no document tools: their specs cost ~250 prompt
+        # tokens every turn, and a small model given them echoes their JSON as its answer.
+        return self.tools.available(mcp=can_ask, builtins=grounded)
 
     def _call(self, tools: ToolSet, call: ToolCall, approve: Approver | None,
               cancel: threading.Event) -> ToolOutcome:

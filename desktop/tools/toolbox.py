@@ -119,9 +119,11 @@ class ToolBox:
                 found.append(ServerState(config, None, error=exc.message))
         return found
 
-    def available(self, *, mcp: bool = True) -> ToolSet:
-        """The tools to offer now: built-ins, then allowed servers' (started if needed)."""
-        found = ToolSet({name: b.spec for name, b in self.builtins.items()})
+    def available(self, *, mcp: bool = True, builtins: bool = True) -> ToolSet:
+        """The tools to offer now: built-ins (unless not wanted), then allowed servers'
+        (started if needed)."""
+        found = ToolSet({name: b.spec for name, b in self.builtins.items()} if builtins
+                        else {})
         if not mcp:
             return found
         try:

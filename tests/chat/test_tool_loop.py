@@ -149,15 +149,27 @@ def test_the_document_tools_run_without_asking(context: AppContext, handbook: Pa
     def never(spec: ToolSpec, call: ToolCall) -> Decision:
         raise AssertionError(f"{spec.name} needs no approval")
 
-    turn = core.run(core.ask(Conversation(model="any"), "How much leave?"), approve=never)
+    grounded = Conversation(model="any", collection="handbook")
+    turn = core.run(core.ask(grounded, "How much leave?"), approve=never)
     [outcome] = turn.tool_steps[0].results
     assert outcome.status == "ok" and "25 days of paid leave" in outcome.text
     assert f"{handbook} lines 1-3" in outcome.text and "source chunk:" in outcome.text
     chunk = outcome.text.split("source ")[1].split(" ")[0]
     engine = Scripted(_call("read_document_passage", source=chunk), "done")
     core.streamer = engine
-    turn = core.run(core.ask(Conversation(model="any"), "read it"), approve=never)
+    turn = core.run(core.ask(grounded, "read it"), approve=never)
     assert "25 days of paid leave" in turn.tool_steps[0].results[0].text
+
+
+def test_a_chat_on_no_documents_is_offered_no_document_tools(
+        context: AppContext, handbook: Path) -> None:
+    engine = Scripted("Paris.", "Paris.")
+    core = ChatCore(engine, tools=context.toolbox)
+    core.run(core.ask(Conversation(model="any"), "What is the capital of France?"))
+    assert engine.tools[0] is None  # nothing to search: no tool specs in the prompt
+    core.run(core.ask(Conversation(model="any", collection="handbook"), "And leave?"))
+    assert {t["function"]["name"] for t in engine.tools[1]} >= {"search_documents",
+                                                                 "read_document_passage"}
 
 
 @pytest.mark.parametrize(("name", "call_id", "mutable"), corpus.CORPUS)
