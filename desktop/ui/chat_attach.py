@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from desktop.chat import attachments
 from desktop.chat.attachments import Attachment
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.errors import EdgeDeskError
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
@@ -237,13 +238,14 @@ def _local_files(source: QMimeData) -> list[Path]:
     return [Path(url.toLocalFile()) for url in source.urls() if url.isLocalFile()]
 
 
-def _reader(paths: list[Path]) -> Callable[[], list[Attachment | EdgeDeskError]]:
+def _reader(paths: list[Path], limits: ImageLimits
+            ) -> Callable[[], list[Attachment | EdgeDeskError]]:
     """A blocking call: each file read as an attachment, or the error saying why not."""
     def read() -> list[Attachment | EdgeDeskError]:
         out: list[Attachment | EdgeDeskError] = []
         for path in paths:
             try:
-                out.append(attachments.from_path(path))
+                out.append(attachments.from_path(path, limits))
             except EdgeDeskError as exc:
                 out.append(exc)
         return out
@@ -274,8 +276,10 @@ class Attacher(QObject):
     def __init__(self, chips: AttachmentChips, drop_target: QWidget,
                  model: Callable[[], str], notify: Callable[[str], None], *,
                  sees: Callable[[str], bool] | None = None,
-                 pool: WorkerPool | None = None) -> None:
+                 pool: WorkerPool | None = None,
+                 limits: ImageLimits = DEFAULT_LIMITS) -> None:
         super().__init__(drop_target)
+        self.limits = limits  # caps on one picture: settings, forced by policy
         self.chips = chips
         self._model = model
         self._notify = notify
@@ -304,7 +308,7 @@ class Attacher(QObject):
         be attached is named with the reason."""
         if not paths:
             return
-        task = _reader(list(paths))
+        task = _reader(list(paths), self.limits)
         if self._pool is None:
             self._read("", task())
             return
@@ -340,7 +344,7 @@ class Attacher(QObject):
         self._pasted += 1
         name = self.tr("pasted picture %1.png").replace("%1", str(self._pasted))
         try:
-            self._add(attachments.from_bytes(name, png_bytes(image)))
+            self._add(attachments.from_bytes(name, png_bytes(image), self.limits))
         except EdgeDeskError as exc:
             self._notify(error_text(exc))
             return False

@@ -13,6 +13,7 @@ from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
+from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.errors import EdgeDeskError
 from desktop.ui.chat_attach import Attacher
 from desktop.ui.chat_composer import Composer
@@ -51,7 +52,8 @@ class ChatView(QWidget):
                  reasoning: Callable[[str], bool] | None = None,
                  tools: ToolBox | None = None,
                  sees: Callable[[str], bool] | None = None,
-                 context_of: Callable[[str], int | None] | None = None) -> None:
+                 context_of: Callable[[str], int | None] | None = None,
+                 image_limits: ImageLimits = DEFAULT_LIMITS) -> None:
         super().__init__(parent)
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._scheduler = scheduler
@@ -60,7 +62,7 @@ class ChatView(QWidget):
         self._search = search  # retrieval for chats grounded in documents
         self._presets = presets
         self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning, tools=tools,
-                             sees=sees, context_of=context_of)
+                             sees=sees, context_of=context_of, image_limits=image_limits)
         self._theme = theme
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
@@ -134,7 +136,7 @@ class ChatView(QWidget):
         # Pictures and documents: Attach, paste into the message box, drop on the chat.
         self.attach = Attacher(self.composer.chips, self, lambda: self.current.model
                                if self.current is not None else "", self._notify,
-                               sees=self._sees, pool=self._pool)
+                               sees=self._sees, pool=self._pool, limits=self.core.image_limits)
         self.composer.attach_requested.connect(lambda: self.attach.choose(self))
         # After the header stored the choice: a model that cannot see the pictures says so.
         self.model_box.currentIndexChanged.connect(lambda _i: self.attach.warn_if_blind())

@@ -90,7 +90,8 @@ class MainWindow(QMainWindow):
                              search=self._search, presets=PresetStore(context.paths.config_dir),
                              theme=resolve_theme(context.settings.theme),
                              reasoning=self.thinks, tools=context.toolbox,
-                             sees=self.sees, context_of=self.context_of)
+                             sees=self.sees, context_of=self.context_of,
+                             image_limits=context.image_limits)
         self.models = ModelsView(context, self.pool)
         self.chat.offer_downloads(context, self.models.download)
         self.documents = DocumentsView(context, self.pool, download=self.models.download)

@@ -241,3 +241,23 @@ def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
     assert thumb.pixmap().width() == 64 and thumb.toolTip().startswith("red square.png")
     assert [f.text() for f in bubble.attachments.files] == ["notes.md"]
     again.close()
+
+
+def test_the_windows_picture_caps_are_the_settings_forced_by_policy(
+        qtbot, edgedesk_home: Path, tmp_path: Path) -> None:
+    from desktop.app import build_context
+    from desktop.config import NoPolicy
+
+    context = build_context(policy=NoPolicy())
+    context.apply_settings({"image_max_megapixels": 1})  # as IT's ImageMaxMegapixels would
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    wide = tmp_path / "wide.png"
+    wide.write_bytes(png(1000, 1100))  # 1.1 megapixels: fine under the default 50
+    small, _ = _files(tmp_path)
+    _attach(qtbot, win, [wide, small])
+    chat = win.chat
+    assert "1000 x 1100 pixels" in chat.notice.text()  # said why, not attached
+    assert [c.item.name for c in chat.composer.chips.chips] == [small.name]
+    win.close()
