@@ -71,8 +71,9 @@ DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 # they apply at the next start (the window's language, the data folder, the scheduler's
 # memory limits once it exists).
 RESTART_KEYS = frozenset({"language", "data_location"})
-SCHEDULER_RESTART_KEYS = frozenset({"engine.memory_budget_gb", "engine.max_loaded_models",
-                                    "server.queue_max"})
+SCHEDULER_RESTART_KEYS = frozenset(
+    {"engine.memory_budget_gb", "engine.max_loaded_models", "server.queue_max"}
+)
 # What a member is rebuilt on when it holds another member built from settings: it lists
 # that one's keys too (the hub holds the transport, the toolbox the tool servers).
 TLS = ("ca_bundle", "proxy")
@@ -84,9 +85,15 @@ def engine_gpus() -> list[GPU]:
     """The GPUs llama.cpp's backend will offload to, with the memory it reports free."""
     from desktop.engine.devices import GPU_BACKENDS, gpu_devices
 
-    return [GPU(d.description or d.name, d.total_bytes, d.free_bytes,
-                backend=GPU_BACKENDS.get(d.backend, d.backend.lower()))
-            for d in gpu_devices()]
+    return [
+        GPU(
+            d.description or d.name,
+            d.total_bytes,
+            d.free_bytes,
+            backend=GPU_BACKENDS.get(d.backend, d.backend.lower()),
+        )
+        for d in gpu_devices()
+    ]
 
 
 def probe_hardware() -> Hardware:
@@ -147,8 +154,11 @@ class AppContext:
     def resolver(self) -> ModelResolver:
         """Model reference -> fitted load plan."""
         resolver = ModelResolver(
-            catalog=self.catalog, paths=self.paths, engine_settings=self.settings.engine,
-            hardware=self.hardware, gpu_offload=self.gpu_offload,
+            catalog=self.catalog,
+            paths=self.paths,
+            engine_settings=self.settings.engine,
+            hardware=self.hardware,
+            gpu_offload=self.gpu_offload,
             installed=self.installed.lookup,
             projectors=self.installed.projector_of,
             remote=lambda ref: self.remote_directory.spec(ref),  # noqa: PLW0108 - rebuilt
@@ -161,9 +171,11 @@ class AppContext:
         """Remote engines: IT's (policy RemoteEndpoints) and the user's own."""
         from desktop.remote.registry import RemoteRegistry
 
-        return RemoteRegistry(self.paths.config_dir / "remotes.json",
-                              policy_entries=self.settings.remote_endpoints,
-                              allow_user=self.settings.allow_user_remotes)
+        return RemoteRegistry(
+            self.paths.config_dir / "remotes.json",
+            policy_entries=self.settings.remote_endpoints,
+            allow_user=self.settings.allow_user_remotes,
+        )
 
     @lazy(rebuilt_on=MCP)
     def tool_servers(self) -> ServerList:
@@ -171,9 +183,15 @@ class AppContext:
         from desktop.tools.servers import FILE_NAME, McpPolicy, ServerList
 
         settings = self.settings
-        return ServerList(self.paths.config_dir / FILE_NAME, McpPolicy(
-            tuple(settings.mcp_servers), settings.allow_user_mcp,
-            settings.mcp_require_approval, settings.offline))
+        return ServerList(
+            self.paths.config_dir / FILE_NAME,
+            McpPolicy(
+                tuple(settings.mcp_servers),
+                settings.allow_user_mcp,
+                settings.mcp_require_approval,
+                settings.offline,
+            ),
+        )
 
     @lazy()
     def mcp_clients(self) -> McpClients:
@@ -190,19 +208,25 @@ class AppContext:
         from desktop.tools.audit import LOG_NAME, ToolAudit
         from desktop.tools.toolbox import ToolBox
 
-        return ToolBox(self.tool_servers, self.mcp_clients,
-                       ToolAudit(self.paths.log_dir / LOG_NAME),
-                       self.document_tools().builtins(),
-                       approvals=Approvals(self.paths.config_dir / APPROVALS))
+        return ToolBox(
+            self.tool_servers,
+            self.mcp_clients,
+            ToolAudit(self.paths.log_dir / LOG_NAME),
+            self.document_tools().builtins(),
+            approvals=Approvals(self.paths.config_dir / APPROVALS),
+        )
 
     def document_tools(self) -> DocumentTools:
         """search_documents, read_document_passage and list_collections over the library."""
         from desktop.chat.document_tools import DocumentAccess, DocumentTools
 
-        return DocumentTools(DocumentAccess(
-            lambda q, cols, k: self.searcher.search(q, list(cols), k=k),
-            lambda ids: self.searcher.fetch(ids),  # noqa: PLW0108 - rebuilt on change
-            lambda: self.library.collections()))  # noqa: PLW0108
+        return DocumentTools(
+            DocumentAccess(
+                lambda q, cols, k: self.searcher.search(q, list(cols), k=k),
+                lambda ids: self.searcher.fetch(ids),  # noqa: PLW0108 - rebuilt on change
+                lambda: self.library.collections(),  # noqa: PLW0108
+            )
+        )
 
     @lazy(rebuilt_on=TLS)
     def transport(self) -> Transport:
@@ -216,9 +240,13 @@ class AppContext:
         """Remote models under the settings in force: resolve, list and open NAME/MODEL."""
         from desktop.remote.models import RemoteModels
 
-        return RemoteModels(self.remote_registry, self.net, self.transport,
-                            allowed_models=self.settings.allowed_models,
-                            timeout_s=self.settings.server.generation_timeout_s)
+        return RemoteModels(
+            self.remote_registry,
+            self.net,
+            self.transport,
+            allowed_models=self.settings.allowed_models,
+            timeout_s=self.settings.server.generation_timeout_s,
+        )
 
     def remote_models(self, *, max_age_s: float | None = None) -> dict[str, list[str] | str]:
         """Each remote's NAME/MODEL ids, or why it could not be listed (cached a while)."""
@@ -244,37 +272,60 @@ class AppContext:
     @lazy()
     def net(self) -> NetGate:
         """The one gate for outbound connections (offline mode, policy, network log)."""
-        gate = NetGate(log_path_in(self.paths.log_dir), offline=self.settings.offline,
-                       allow_downloads=self.settings.allow_downloads)
+        gate = NetGate(
+            log_path_in(self.paths.log_dir),
+            offline=self.settings.offline,
+            allow_downloads=self.settings.allow_downloads,
+        )
         audit = self.audit
         if isinstance(audit, AuditLog):
-            gate.observer = lambda c: audit.record(
-                "remote.call", host=c.host, method=c.method, path=c.path[:200],
-                allowed=c.allowed, error=c.reason or None, bytes_sent=c.bytes_sent,
-                bytes_received=c.bytes_received) if c.purpose == "remote engine" else None
+            gate.observer = lambda c: (
+                audit.record(
+                    "remote.call",
+                    host=c.host,
+                    method=c.method,
+                    path=c.path[:200],
+                    allowed=c.allowed,
+                    error=c.reason or None,
+                    bytes_sent=c.bytes_sent,
+                    bytes_received=c.bytes_received,
+                )
+                if c.purpose == "remote engine"
+                else None
+            )
         return gate
 
     @lazy()
     def installed(self) -> InstalledIndex:
         """The index of downloaded and imported models."""
-        return InstalledIndex(self.paths.data_dir / "installed.json", self.paths.models_dir,
-                              reserved_ids={entry.id for entry in self.catalog})
+        return InstalledIndex(
+            self.paths.data_dir / "installed.json",
+            self.paths.models_dir,
+            reserved_ids={entry.id for entry in self.catalog},
+        )
 
     @lazy(rebuilt_on=("hub_endpoint", *TLS))
     def hub(self) -> HubClient:
         """Hub metadata (the configured mirror, else HF_ENDPOINT, else huggingface.co)."""
         from desktop.catalog.hub import HubClient, resolve_endpoint
 
-        return HubClient(self.net, resolve_endpoint(self.settings.hub_endpoint, os.environ),
-                         transport=self.transport)
+        return HubClient(
+            self.net,
+            resolve_endpoint(self.settings.hub_endpoint, os.environ),
+            transport=self.transport,
+        )
 
     def downloader(self, **options: Any) -> Downloader:
         """A downloader carrying the Hub token (read from the keyring only now)."""
         from desktop.catalog.download import Downloader
 
-        return Downloader(self.net, quarantine_dir=self.paths.models_dir / ".quarantine",
-                          lock_dir=self.paths.cache_dir / "locks", token=self.hub.token(),
-                          **{"transport": self.transport, **options})
+        return Downloader(
+            self.net,
+            quarantine_dir=self.paths.models_dir / ".quarantine",
+            lock_dir=self.paths.cache_dir / "locks",
+            token=self.hub.token(),
+            **{"transport": self.transport, **options},
+        )
 
     @lazy()
     def scheduler(self) -> Scheduler:
@@ -284,9 +335,14 @@ class AppContext:
         resolver = self.resolver
         engine = self.settings.engine
         budget = int(engine.memory_budget_gb * 1024**3) if engine.memory_budget_gb else None
-        return Scheduler(self.load_model, resolver, budget_bytes=budget,
-                         max_loaded=engine.max_loaded_models, keep_alive_s=engine.keep_alive_s,
-                         queue_max=self.settings.server.queue_max)
+        return Scheduler(
+            self.load_model,
+            resolver,
+            budget_bytes=budget,
+            max_loaded=engine.max_loaded_models,
+            keep_alive_s=engine.keep_alive_s,
+            queue_max=self.settings.server.queue_max,
+        )
 
     def preload(self) -> dict[str, str]:
         """Load ``engine.preload``'s models (blocking); returns failures: model -> message.
@@ -318,11 +374,9 @@ class AppContext:
         """
         choice = self.settings.encrypt_at_rest
         if not self.at_rest.needs_conversion(required=choice is True):
-            return self.at_rest.open_key(required=choice is True,
-                                         new_default=choice is not False)
+            return self.at_rest.open_key(required=choice is True, new_default=choice is not False)
         with self.data_alone():
-            return self.at_rest.open_key(required=choice is True,
-                                         new_default=choice is not False)
+            return self.at_rest.open_key(required=choice is True, new_default=choice is not False)
 
     def unlock(self, passphrase: str) -> None:
         """Use ``passphrase`` for the database from now on, once it is checked to open it.
@@ -332,14 +386,20 @@ class AppContext:
         from desktop.store import cipher
         from desktop.store.cipher import DatabaseKey
 
-        cipher.connect(self.paths.database, DatabaseKey(passphrase, passphrase=True,
-                                                        source="passphrase")).close()
+        cipher.connect(
+            self.paths.database, DatabaseKey(passphrase, passphrase=True, source="passphrase")
+        ).close()
         self.passphrase = passphrase
         for member in (AppContext.at_rest, AppContext.database_key):
             member.of(self).reset()  # built with no passphrase: again
 
-    def switch_encryption(self, encrypt: bool, *, passphrase: str | None = None,
-                          step: Callable[[str], None] = lambda name: None) -> None:
+    def switch_encryption(
+        self,
+        encrypt: bool,
+        *,
+        passphrase: str | None = None,
+        step: Callable[[str], None] = lambda name: None,
+    ) -> None:
         """Encrypt (a keyring key, or ``passphrase``) or decrypt the database in place.
 
         What ``edgedesk data encrypt|decrypt`` do, while this process has the database
@@ -349,13 +409,21 @@ class AppContext:
         uses the data; the database is then unchanged.
         """
         if not encrypt and self.settings.encrypt_at_rest is True:
-            raise ConfigError("your organization requires encrypted data (policy "
-                              "EncryptAtRest); nothing was changed")
+            raise ConfigError(
+                "your organization requires encrypted data (policy "
+                "EncryptAtRest); nothing was changed"
+            )
         chats = AppContext.chat_store.of(self).if_built()
         responses = AppContext.response_store.of(self).if_built()
-        open_dbs = [db for db in (None if chats is None else chats.database,
-                                  None if responses is None else responses.database,
-                                  AppContext.documents_db.of(self).if_built()) if db is not None]
+        open_dbs = [
+            db
+            for db in (
+                None if chats is None else chats.database,
+                None if responses is None else responses.database,
+                AppContext.documents_db.of(self).if_built(),
+            )
+            if db is not None
+        ]
 
         def new_key() -> DatabaseKey | None:
             AppContext.database_key.of(self).reset()
@@ -379,8 +447,10 @@ class AppContext:
         """
         lock = self.data_lock
         if lock is not None and not lock.try_exclusive():
-            raise ConfigError("another EdgeDesk window or server is using your data; quit "
-                              "it and try again (nothing was changed)")
+            raise ConfigError(
+                "another EdgeDesk window or server is using your data; quit "
+                "it and try again (nothing was changed)"
+            )
         try:
             yield
         finally:
@@ -392,9 +462,11 @@ class AppContext:
         """Saved conversations; the retention period is applied when it is first opened."""
         from desktop.store.chats import open_chat_store
 
-        store = open_chat_store(self.paths.database,
-                                ephemeral_only=self.settings.ephemeral_only,
-                                key=None if self.settings.ephemeral_only else self.database_key)
+        store = open_chat_store(
+            self.paths.database,
+            ephemeral_only=self.settings.ephemeral_only,
+            key=None if self.settings.ephemeral_only else self.database_key,
+        )
         return retained_at_open(store, self.settings.retention_days, self.audit, "conversations")
 
     @lazy()
@@ -402,10 +474,11 @@ class AppContext:
         """Responses kept by the Responses API (none under EphemeralOnly); retention applied."""
         from desktop.store.responses import open_response_store
 
-        store = open_response_store(self.paths.database,
-                                    ephemeral_only=self.settings.ephemeral_only,
-                                    key=None if self.settings.ephemeral_only
-                                    else self.database_key)
+        store = open_response_store(
+            self.paths.database,
+            ephemeral_only=self.settings.ephemeral_only,
+            key=None if self.settings.ephemeral_only else self.database_key,
+        )
         return retained_at_open(store, self.settings.retention_days, self.audit, "responses")
 
     @lazy()
@@ -420,10 +493,13 @@ class AppContext:
         """Document collections and their (incremental) indexing."""
         from desktop.retrieval.indexer import Library, SchedulerEmbedder
 
-        return Library(self.documents_db, lambda m: SchedulerEmbedder(self.scheduler, m),
-                       default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL,
-                       lock_dir=self.paths.data_dir / "locks",
-                       check_model=lambda m: self.resolver.check_embedding(m))  # noqa: PLW0108
+        return Library(
+            self.documents_db,
+            lambda m: SchedulerEmbedder(self.scheduler, m),
+            default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL,
+            lock_dir=self.paths.data_dir / "locks",
+            check_model=lambda m: self.resolver.check_embedding(m),  # noqa: PLW0108
+        )
 
     @lazy(rebuilt_on=("reranker_model",))
     def searcher(self) -> Searcher:
@@ -432,22 +508,29 @@ class AppContext:
 
         model = self.settings.reranker_model
         # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
-        return Searcher(self.documents_db, lambda m, t: self.scheduler.embed(m, t),  # noqa: PLW0108
-                        reranker=(lambda q, passages: self.scheduler.rerank(model, q, passages))
-                        if model else None)
+        return Searcher(
+            self.documents_db,
+            lambda m, t: self.scheduler.embed(m, t),  # noqa: PLW0108
+            reranker=(lambda q, passages: self.scheduler.rerank(model, q, passages))
+            if model
+            else None,
+        )
 
     @lazy()
     def key_store(self) -> KeyStore:
         """The local API's keys, in the data folder in use (it moves with the data)."""
         from desktop.server.runner import key_store
 
-        return key_store(self.paths.data_dir,
-                         max_lifetime_days=self.settings.server.max_key_lifetime_days,
-                         audit=self.audit)
+        return key_store(
+            self.paths.data_dir,
+            max_lifetime_days=self.settings.server.max_key_lifetime_days,
+            audit=self.audit,
+        )
 
     @lazy()
     def housekeeping(self) -> Housekeeping:
         """Keep-alive reaping and hourly maintenance; started by the window or ``serve``."""
+
         def reap() -> list[str]:
             # A context that never built the scheduler has no model to unload.
             return self.scheduler.reap_idle() if self.scheduler_built else []
@@ -456,8 +539,14 @@ class AppContext:
 
     def maintenance(self, cancel: threading.Event | None = None) -> MaintenanceReport:
         """Apply the retention period and rescan every collection (blocking)."""
-        return maintain(self.chat_store, self.response_store, self.library,
-                        self.settings.retention_days, cancel, audit=self.audit)
+        return maintain(
+            self.chat_store,
+            self.response_store,
+            self.library,
+            self.settings.retention_days,
+            cancel,
+            audit=self.audit,
+        )
 
     @property
     def scheduler_built(self) -> bool:
@@ -493,14 +582,19 @@ class AppContext:
         """The window's API server, rebuilt if it is stopped and settings changed since."""
         held = AppContext.api_server.of(self)
         runner = held.if_built()
-        if runner is not None and not runner.running and (
-                runner.settings != self.settings.server
-                or runner.image_limits != self.image_limits):
+        if (
+            runner is not None
+            and not runner.running
+            and (
+                runner.settings != self.settings.server or runner.image_limits != self.image_limits
+            )
+        ):
             held.reset()
         return self.api_server
 
-    def new_api_server(self, *, settings: ServerSettings | None = None,
-                       model_paths: Sequence[Path] = ()) -> ServerRunner:
+    def new_api_server(
+        self, *, settings: ServerSettings | None = None, model_paths: Sequence[Path] = ()
+    ) -> ServerRunner:
         """A new server runner over this context, not held by it (``edgedesk serve``, bench).
 
         Housekeeping is ``self.housekeeping``'s.
@@ -514,14 +608,24 @@ class AppContext:
         for path in model_paths:
             self.resolver.register(path)
         keys = self.key_store if server.require_key else None
-        models = ResolverDirectory(self.resolver, lambda: [m.id for m in self.installed.all()],
-                                   remote_ids=self.remote_model_ids)
-        return ServerRunner(self.scheduler, models, server, keys,
-                            access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
-                            stored=self.response_store, audit=self.audit,
-                            mcp=McpEndpoint(self.document_tools()),
-                            tool_servers=self.tool_servers, toolbox=self.toolbox,
-                            image_limits=self.image_limits)
+        models = ResolverDirectory(
+            self.resolver,
+            lambda: [m.id for m in self.installed.all()],
+            remote_ids=self.remote_model_ids,
+        )
+        return ServerRunner(
+            self.scheduler,
+            models,
+            server,
+            keys,
+            access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
+            stored=self.response_store,
+            audit=self.audit,
+            mcp=McpEndpoint(self.document_tools()),
+            tool_servers=self.tool_servers,
+            toolbox=self.toolbox,
+            image_limits=self.image_limits,
+        )
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.
@@ -561,19 +665,26 @@ class AppContext:
         if (clients := AppContext.mcp_clients.of(self).if_built()) is not None:
             clients.close()  # the tool servers' processes end with the app
         opened: list[Scheduler | ChatStore | ResponseStore | Database | None] = [
-            AppContext.scheduler.of(self).if_built(), AppContext.chat_store.of(self).if_built(),
+            AppContext.scheduler.of(self).if_built(),
+            AppContext.chat_store.of(self).if_built(),
             AppContext.response_store.of(self).if_built(),
-            AppContext.documents_db.of(self).if_built()]
+            AppContext.documents_db.of(self).if_built(),
+        ]
         for held in opened:
             if held is not None:
                 held.close()  # the models, then the database connections
 
 
-def build_context(*, environ: Mapping[str, str] | None = None,
-                  cli_settings: Mapping[str, Any] | None = None,
-                  policy: PolicySource | None = None, apply_moves: bool = False,
-                  move_progress: MoveProgress | None = None, require_data: bool = True,
-                  passphrase: str | None = None) -> AppContext:
+def build_context(
+    *,
+    environ: Mapping[str, str] | None = None,
+    cli_settings: Mapping[str, Any] | None = None,
+    policy: PolicySource | None = None,
+    apply_moves: bool = False,
+    move_progress: MoveProgress | None = None,
+    require_data: bool = True,
+    passphrase: str | None = None,
+) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
     Without an explicit ``policy`` the OS's managed policy is read (it always wins). With
@@ -593,15 +704,21 @@ def build_context(*, environ: Mapping[str, str] | None = None,
 
     effective, notice = settings(), None
     if apply_moves:
-        start = relocate_at_start(base.located(effective.settings.data_location), effective,
-                                  settings, move_progress)
+        start = relocate_at_start(
+            base.located(effective.settings.data_location), effective, settings, move_progress
+        )
         effective, notice = start.effective, start.notice
-    paths, effective, lock = open_data_folder(base, effective, settings,
-                                              require_data=require_data)
+    paths, effective, lock = open_data_folder(base, effective, settings, require_data=require_data)
     # Checked and repaired at every start: data from an older version, a copy or a
     # restore may still be readable by other local users.
     repair_tree((paths.data_dir, paths.log_dir, paths.config_dir, paths.cache_dir))
     problem = chosen.problem if isinstance(chosen, MachinePolicy) else None
-    return AppContext(paths=paths, effective=effective, catalog=load_catalog(),
-                      policy_problem=problem, notice=notice, data_lock=lock,
-                      passphrase=passphrase)
+    return AppContext(
+        paths=paths,
+        effective=effective,
+        catalog=load_catalog(),
+        policy_problem=problem,
+        notice=notice,
+        data_lock=lock,
+        passphrase=passphrase,
+    )

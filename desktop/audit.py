@@ -96,8 +96,11 @@ class AuditLog:
         now = self.clock()
         entry: dict[str, Any] = {
             "time": datetime.datetime.fromtimestamp(now, datetime.UTC).isoformat(
-                timespec="milliseconds"),
-            "event": event, **{k: v for k, v in fields.items() if v is not None}}
+                timespec="milliseconds"
+            ),
+            "event": event,
+            **{k: v for k, v in fields.items() if v is not None},
+        }
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             with self._lock, self._file_lock:
@@ -113,8 +116,9 @@ class AuditLog:
                 head = self.folder / HEAD_FILE
                 tmp = head.with_suffix(".tmp")
                 private_file(tmp)
-                tmp.write_text(json.dumps({"hash": entry["hash"], "lines": count + 1}),
-                               encoding="utf-8")
+                tmp.write_text(
+                    json.dumps({"hash": entry["hash"], "lines": count + 1}), encoding="utf-8"
+                )
                 os.replace(tmp, head)
         except OSError as exc:
             if not self._warned:
@@ -145,18 +149,22 @@ class AuditLog:
                     result.problems.append(f"{where}: not an audit entry")
                     continue
                 if entry.get("hash") != _digest(entry):
-                    result.problems.append(f"{where}: its content does not match its hash "
-                                           "(the line was edited)")
+                    result.problems.append(
+                        f"{where}: its content does not match its hash (the line was edited)"
+                    )
                 elif prev and entry.get("prev") != prev:
-                    result.problems.append(f"{where}: does not follow the line before it "
-                                           "(a line before it was removed or inserted)")
+                    result.problems.append(
+                        f"{where}: does not follow the line before it "
+                        "(a line before it was removed or inserted)"
+                    )
                 prev = str(entry.get("hash", ""))
             head, count = self._head()
         # The end: cut-off last lines leave no break inside the chain, only a short one.
         if count and (head != prev or (count != result.lines and not result.problems)):
             result.problems.append(
                 f"the log ends after {result.lines} lines but {count} were written (last "
-                "lines removed, or the head file was changed)")
+                "lines removed, or the head file was changed)"
+            )
         return result
 
     def entries(self, since: float | None = None) -> list[dict[str, Any]]:

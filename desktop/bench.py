@@ -23,8 +23,10 @@ from desktop.engine.types import GenerationParams
 from desktop.resolve import looks_like_path
 
 Progress = Callable[[str], None]
-_FILLER = ("The quick brown fox jumps over the lazy dog while the river runs past the old "
-           "mill and the lighthouse keeper writes down the weather. ")
+_FILLER = (
+    "The quick brown fox jumps over the lazy dog while the river runs past the old "
+    "mill and the lighthouse keeper writes down the weather. "
+)
 
 
 @dataclass
@@ -101,8 +103,15 @@ def _vram_used_bytes() -> int | None:
         return None
 
 
-def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: int,
-                   prompt_lengths: tuple[int, ...], progress: Progress) -> dict[int, str]:
+def measure_engine(
+    ctx: AppContext,
+    model: str,
+    report: BenchReport,
+    *,
+    tokens: int,
+    prompt_lengths: tuple[int, ...],
+    progress: Progress,
+) -> dict[int, str]:
     """Load (cold, warm), prompt processing and generation through the scheduler."""
     scheduler = ctx.scheduler
     spec = ctx.resolver(model)
@@ -130,7 +139,8 @@ def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: 
         progress(f"prompt processing, {length} tokens")
         final = None
         for chunk in scheduler.stream_completion(
-                model, prompts[length], GenerationParams(max_tokens=1, temperature=0.0)):
+            model, prompts[length], GenerationParams(max_tokens=1, temperature=0.0)
+        ):
             final = chunk
         assert final is not None and final.usage and final.timings
         evaluated = final.usage.prompt_tokens - final.usage.cached_tokens
@@ -138,8 +148,10 @@ def measure_engine(ctx: AppContext, model: str, report: BenchReport, *, tokens: 
     progress(f"generation, {tokens} tokens")
     final = None
     for chunk in scheduler.stream_completion(
-            model, f"{time.time_ns()} {GENERATION_PROMPT}",
-            GenerationParams(max_tokens=tokens, temperature=0.0)):
+        model,
+        f"{time.time_ns()} {GENERATION_PROMPT}",
+        GenerationParams(max_tokens=tokens, temperature=0.0),
+    ):
         final = chunk
     assert final is not None and final.timings
     report.generation_tokens_per_s = final.tokens_per_s
@@ -159,16 +171,24 @@ def slot_figures(scheduler: Scheduler, model_id: str) -> dict[str, Any]:
         figures.update(slots_total=loaded.slots_total, peak_slots_busy=loaded.peak_slots_busy)
         if loaded.stats is not None:
             steps = loaded.stats.decode_steps
-            figures.update(prompt_tokens_cached=loaded.stats.prompt_tokens_cached,
-                           prompt_tokens_processed=loaded.stats.prompt_tokens_processed,
-                           decode_steps=steps,
-                           tokens_per_decode_step=loaded.stats.tokens_decoded / steps
-                           if steps else 0.0)
+            figures.update(
+                prompt_tokens_cached=loaded.stats.prompt_tokens_cached,
+                prompt_tokens_processed=loaded.stats.prompt_tokens_processed,
+                decode_steps=steps,
+                tokens_per_decode_step=loaded.stats.tokens_decoded / steps if steps else 0.0,
+            )
     return figures
 
 
-def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
-                 progress: Progress, engine: dict[str, Any] | None = None) -> dict[str, Any]:
+def measure_http(
+    ctx: AppContext,
+    model: str,
+    *,
+    tokens: int,
+    clients: int,
+    progress: Progress,
+    engine: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Speed through the real local server (uvicorn on 127.0.0.1, no key, free port)."""
     import asyncio
     import json
@@ -183,8 +203,14 @@ def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
     # Port 0: the runner binds the socket itself and reports the real port. Loopback and
     # no key: the benchmark's own clients are the only ones that can reach it.
     settings = ServerSettings.model_construct(
-        **{**ctx.settings.server.model_dump(), "host": "127.0.0.1", "port": 0,
-           "require_key": False, "queue_max": max(16, clients + 1)})
+        **{
+            **ctx.settings.server.model_dump(),
+            "host": "127.0.0.1",
+            "port": 0,
+            "require_key": False,
+            "queue_max": max(16, clients + 1),
+        }
+    )
     # Housekeeping is not started: a reap or a rescan must not land mid-measurement.
     runner = ctx.new_api_server(settings=settings)
     # A .gguf path is served under its stable id; catalog and installed ids keep their
@@ -198,9 +224,20 @@ def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
         # Clients run in their own process, as IDEs and scripts do: in this process
         # they would share the GIL with the server and slow what they measure.
         result = subprocess.run(  # noqa: S603 - our own interpreter and module, no shell
-            [sys.executable, "-m", "desktop.bench_client", runner.url, model_id,
-             str(tokens), str(clients)],
-            capture_output=True, text=True, timeout=3600, check=False)
+            [
+                sys.executable,
+                "-m",
+                "desktop.bench_client",
+                runner.url,
+                model_id,
+                str(tokens),
+                str(clients),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            check=False,
+        )
         if result.returncode != 0:
             raise EdgeDeskError(f"the benchmark client failed: {result.stderr.strip()[-300:]}")
         figures: dict[str, Any] = json.loads(result.stdout)
@@ -211,57 +248,81 @@ def measure_http(ctx: AppContext, model: str, *, tokens: int, clients: int,
         runner.stop()
 
 
-def run_bench(ctx: AppContext, model: str, *, tokens: int = 128, clients: int = 4,
-              context_length: int | None = None, compare: bool = False,
-              prompt_lengths: tuple[int, ...] = (128, 512, 2048),
-              progress: Progress = lambda _step: None) -> BenchReport:
+def run_bench(
+    ctx: AppContext,
+    model: str,
+    *,
+    tokens: int = 128,
+    clients: int = 4,
+    context_length: int | None = None,
+    compare: bool = False,
+    prompt_lengths: tuple[int, ...] = (128, 512, 2048),
+    progress: Progress = lambda _step: None,
+) -> BenchReport:
     """Benchmark ``model`` as EdgeDesk runs it; with ``compare`` also the bare engine."""
     from desktop.engine.backend import backend_info
 
     spec = ctx.resolver(model, context_length=context_length)
-    report = BenchReport(model=spec.model_id, path=str(spec.file),
-                         hardware=ctx.hardware.describe(), backend=backend_info().describe(),
-                         context_length=spec.context_length or 0,
-                         gpu_layers=spec.gpu_layers or 0)
-    prompts = measure_engine(ctx, model, report, tokens=tokens, prompt_lengths=prompt_lengths,
-                             progress=progress)
+    report = BenchReport(
+        model=spec.model_id,
+        path=str(spec.file),
+        hardware=ctx.hardware.describe(),
+        backend=backend_info().describe(),
+        context_length=spec.context_length or 0,
+        gpu_layers=spec.gpu_layers or 0,
+    )
+    prompts = measure_engine(
+        ctx, model, report, tokens=tokens, prompt_lengths=prompt_lengths, progress=progress
+    )
     ctx.scheduler.unload(spec.model_id)  # the server loads it again through the same path
-    report.http = measure_http(ctx, model, tokens=tokens, clients=clients,
-                               progress=progress, engine=report.engine)
+    report.http = measure_http(
+        ctx, model, tokens=tokens, clients=clients, progress=progress, engine=report.engine
+    )
     if compare:
         from desktop.engine.baseline import run_baseline
 
         ctx.scheduler.close()  # free memory: the baseline loads its own copy
         progress("baseline: llama-cpp-python called directly")
-        base = run_baseline(spec.file, context_length=report.context_length,
-                            gpu_layers=report.gpu_layers, threads=spec.threads,
-                            prompts=prompts,
-                            generation_prompt=f"{time.time_ns()} {GENERATION_PROMPT}",
-                            tokens=tokens)
+        base = run_baseline(
+            spec.file,
+            context_length=report.context_length,
+            gpu_layers=report.gpu_layers,
+            threads=spec.threads,
+            prompts=prompts,
+            generation_prompt=f"{time.time_ns()} {GENERATION_PROMPT}",
+            tokens=tokens,
+        )
         report.baseline = {
             "load_s": base.load_s,
             "prompt_tokens_per_s": {str(k): v for k, v in base.prompt_tokens_per_s.items()},
             "generation_tokens_per_s": base.generation_tokens_per_s,
             "time_to_first_token_s": base.time_to_first_token_s,
         }
-        report.ratios = _ratios(report, base.generation_tokens_per_s,
-                                base.time_to_first_token_s, base.prompt_tokens_per_s)
+        report.ratios = _ratios(
+            report,
+            base.generation_tokens_per_s,
+            base.time_to_first_token_s,
+            base.prompt_tokens_per_s,
+        )
     report.peak_ram_bytes = max(report.peak_ram_bytes, _peak_rss_bytes())
     return report
 
 
-def _ratios(report: BenchReport, base_tps: float, base_ttft: float,
-            base_prompt: dict[int, float]) -> dict[str, float]:
+def _ratios(
+    report: BenchReport, base_tps: float, base_ttft: float, base_prompt: dict[int, float]
+) -> dict[str, float]:
     ratios: dict[str, float] = {}
     http = "generation_tokens_per_s" in report.http
     if base_tps > 0:
         ratios["generation_vs_direct"] = report.generation_tokens_per_s / base_tps
         if http:
             ratios["http_generation_vs_direct"] = (
-                float(report.http["generation_tokens_per_s"]) / base_tps)
+                float(report.http["generation_tokens_per_s"]) / base_tps
+            )
     if http:
         ratios["http_ttft_overhead_ms"] = (
-            float(report.http["time_to_first_token_s"]) - base_ttft) * 1000
+            float(report.http["time_to_first_token_s"]) - base_ttft
+        ) * 1000
     ratios["ttft_overhead_ms"] = (report.time_to_first_token_s - base_ttft) * 1000
     for length, speed in base_prompt.items():
         if speed > 0 and length in report.prompt_tokens_per_s:

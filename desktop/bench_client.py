@@ -29,16 +29,26 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def summarize_latencies(latencies: list[float]) -> dict[str, float]:
     """p50/p90/p99 and mean of request latencies, in seconds."""
-    return {"p50_s": percentile(latencies, 0.50), "p90_s": percentile(latencies, 0.90),
-            "p99_s": percentile(latencies, 0.99), "mean_s": statistics.fmean(latencies)}
+    return {
+        "p50_s": percentile(latencies, 0.50),
+        "p90_s": percentile(latencies, 0.90),
+        "p99_s": percentile(latencies, 0.99),
+        "mean_s": statistics.fmean(latencies),
+    }
 
 
-async def _stream_once(client: Any, url: str, model: str, prompt: str, tokens: int
-                       ) -> tuple[float, float, int]:
+async def _stream_once(
+    client: Any, url: str, model: str, prompt: str, tokens: int
+) -> tuple[float, float, int]:
     """One streamed /v1/completions request: (total latency, TTFT, text chunks)."""
 
-    body = {"model": model, "prompt": prompt, "max_tokens": tokens, "temperature": 0.0,
-            "stream": True}
+    body = {
+        "model": model,
+        "prompt": prompt,
+        "max_tokens": tokens,
+        "temperature": 0.0,
+        "stream": True,
+    }
     started = time.perf_counter()
     first: float | None = None
     pieces = 0
@@ -62,13 +72,20 @@ async def http_figures(url: str, model: str, tokens: int, clients: int) -> dict[
     async with httpx.AsyncClient(timeout=600) as client:
         await _stream_once(client, url, model, "warm up", 2)
         total, ttft, pieces = await _stream_once(
-            client, url, model, f"{time.time_ns()} {GENERATION_PROMPT}", tokens)
-        single = {"generation_tokens_per_s": (pieces - 1) / max(total - ttft, 1e-9),
-                  "time_to_first_token_s": ttft}
-        results = await asyncio.gather(*[
-            _stream_once(client, url, model, f"{time.time_ns()} client {i} {GENERATION_PROMPT}",
-                         tokens)
-            for i in range(clients)])
+            client, url, model, f"{time.time_ns()} {GENERATION_PROMPT}", tokens
+        )
+        single = {
+            "generation_tokens_per_s": (pieces - 1) / max(total - ttft, 1e-9),
+            "time_to_first_token_s": ttft,
+        }
+        results = await asyncio.gather(
+            *[
+                _stream_once(
+                    client, url, model, f"{time.time_ns()} client {i} {GENERATION_PROMPT}", tokens
+                )
+                for i in range(clients)
+            ]
+        )
     latencies = [r[0] for r in results]
     return {**single, "clients": clients, "latency": summarize_latencies(latencies)}
 

@@ -89,8 +89,12 @@ class Paths:
 
     def ensure(self, *, data: bool = True) -> None:
         """Create the folders owner-only (idempotent); ``data=False`` skips the data folder."""
-        for folder in (self.config_dir, self.cache_dir, self.log_dir,
-                       *((self.data_dir,) if data else ())):
+        for folder in (
+            self.config_dir,
+            self.cache_dir,
+            self.log_dir,
+            *((self.data_dir,) if data else ()),
+        ):
             try:
                 private_folder(folder)
             except OSError as exc:  # EDGEDESK_HOME naming a file, a read-only place…
@@ -127,9 +131,11 @@ class ServerSettings(_Section):
     response_cache: bool = False
     cache_entries: int = Field(default=256, ge=1)
     ollama_version: str = Field(
-        default="0.13.5", pattern=r"^\d+\.\d+\.\d+$",
+        default="0.13.5",
+        pattern=r"^\d+\.\d+\.\d+$",
         description="What Ollama's /api/version answers; clients refuse older servers "
-                    "(Codex --oss needs 0.13.4 or newer)")
+        "(Codex --oss needs 0.13.4 or newer)",
+    )
 
 
 class EngineSettings(_Section):
@@ -138,40 +144,62 @@ class EngineSettings(_Section):
     keep_alive_s: float = Field(default=KEEP_ALIVE_S, ge=0)
     preload: list[str] = Field(default_factory=list)
     context_length: int | None = Field(
-        default=None, ge=256, le=1_048_576,
+        default=None,
+        ge=256,
+        le=1_048_576,
         description="Context of the KV cache the slots share (one request may use it "
-                    "all); unset: the model's trained context where memory allows (KV "
-                    "cache q8_0 first, then a smaller context)")
+        "all); unset: the model's trained context where memory allows (KV "
+        "cache q8_0 first, then a smaller context)",
+    )
     gpu_layers: int | None = Field(default=None, ge=0)
     threads: int | None = Field(
-        default=None, ge=1, le=512,
-        description="CPU threads for generation; unset: every physical core (like llama-server)")
+        default=None,
+        ge=1,
+        le=512,
+        description="CPU threads for generation; unset: every physical core (like llama-server)",
+    )
     batch_threads: int | None = Field(
-        default=None, ge=1, le=512,
-        description="CPU threads for prompt processing; unset: the same as threads")
+        default=None,
+        ge=1,
+        le=512,
+        description="CPU threads for prompt processing; unset: the same as threads",
+    )
     parallel: int = Field(
-        default=DEFAULT_PARALLEL, ge=1, le=64,
+        default=DEFAULT_PARALLEL,
+        ge=1,
+        le=64,
         description="Requests one model serves at once (slots); they share one KV cache "
-                    "of context_length, so one request may use all of it")
+        "of context_length, so one request may use all of it",
+    )
     max_parallel: int | None = Field(
-        default=None, ge=1, le=64,
-        description="Upper bound on parallel, set by the MaxParallel machine policy")
+        default=None,
+        ge=1,
+        le=64,
+        description="Upper bound on parallel, set by the MaxParallel machine policy",
+    )
     memory_budget_gb: float | None = Field(default=None, gt=0)
     max_loaded_models: int = Field(default=MAX_LOADED_MODELS, ge=1)
     cache_type: Literal["auto", "f16", "q8_0"] = Field(
         default="auto",
         description="KV cache element type; auto: f16, or q8_0 where the trained context "
-                    "does not fit in memory at f16 (before the context is lowered)")
+        "does not fit in memory at f16 (before the context is lowered)",
+    )
     prompt_lookup_tokens: int = Field(
-        default=0, ge=0, le=64,
+        default=0,
+        ge=0,
+        le=64,
         description="Prompt-lookup (n-gram) speculative decoding: tokens guessed from "
-                    "the prompt per step (8 is a good value); 0: off. Off by default: on "
-                    "a CPU it measured slower (docs/benchmarks.md)")
+        "the prompt per step (8 is a good value); 0: off. Off by default: on "
+        "a CPU it measured slower (docs/benchmarks.md)",
+    )
     prompt_cache_disk_mb: int = Field(
-        default=1024, ge=0, le=1_048_576,
+        default=1024,
+        ge=0,
+        le=1_048_576,
         description="Disk for conversations' KV caches kept across restarts (in the "
-                    "cache folder), so an agent session resumes without re-reading its "
-                    "prompt; 0: off")
+        "cache folder), so an agent session resumes without re-reading its "
+        "prompt; 0: off",
+    )
 
 
 class Settings(_Section):
@@ -214,12 +242,15 @@ class Settings(_Section):
     # and the CLI alike; policy ImageMaxMB / ImageMaxMegapixels. The upper bounds are the
     # engine's own ceiling (engine.images.HARD_LIMITS: 64 MiB, 200 megapixels).
     image_max_mb: int = Field(
-        default=20, ge=1, le=64,
-        description="Largest attached picture, in MiB (encoded file size)")
+        default=20, ge=1, le=64, description="Largest attached picture, in MiB (encoded file size)"
+    )
     image_max_megapixels: int = Field(
-        default=50, ge=1, le=200,
+        default=50,
+        ge=1,
+        le=200,
         description="Most pixels of an attached picture, in millions (read from its "
-                    "header before anything is decoded)")
+        "header before anything is decoded)",
+    )
     engine: EngineSettings = Field(default_factory=EngineSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
@@ -227,8 +258,9 @@ class Settings(_Section):
     @classmethod
     def _absolute_location(cls, value: str | None) -> str | None:
         if value is not None and not expand_path(value).is_absolute():
-            raise ValueError("must be an absolute folder path (~, $HOME or %LOCALAPPDATA% "
-                             "may start it)")
+            raise ValueError(
+                "must be an absolute folder path (~, $HOME or %LOCALAPPDATA% may start it)"
+            )
         return value
 
 
@@ -314,8 +346,10 @@ def _settings_text(path: Path, data: bytes) -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start + 1} cannot be read); "
-                          "save it as UTF-8 or delete it") from None
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.start + 1} cannot be read); "
+            "save it as UTF-8 or delete it"
+        ) from None
 
 
 def read_user_file(path: Path) -> dict[str, Any]:
@@ -328,15 +362,18 @@ def read_user_file(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read settings ({exc.strerror or exc})") from None
     if len(data) > MAX_SETTINGS_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_SETTINGS_BYTES // 1024} KB, so not a "
-                          "settings file; move it away or delete it")
+        raise ConfigError(
+            f"{path}: larger than {MAX_SETTINGS_BYTES // 1024} KB, so not a "
+            "settings file; move it away or delete it"
+        )
     try:
         return tomllib.loads(_settings_text(path, data))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or delete it") from None
     except RecursionError:
-        raise ConfigError(f"{path}: nested too deeply to be EdgeDesk settings; fix the file "
-                          "or delete it") from None
+        raise ConfigError(
+            f"{path}: nested too deeply to be EdgeDesk settings; fix the file or delete it"
+        ) from None
 
 
 def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:

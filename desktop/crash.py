@@ -67,8 +67,7 @@ def report_crash(exc: BaseException, where: str, log_dir: Path | None = None) ->
         saved = f"the details are in {log}"
     except OSError:
         saved = "the details could not be saved"
-    return (f"unexpected error ({type(exc).__name__}: {shown(exc, 160)}); {saved}; "
-            "please report it")
+    return f"unexpected error ({type(exc).__name__}: {shown(exc, 160)}); {saved}; please report it"
 
 
 def install_thread_net(where: str) -> None:

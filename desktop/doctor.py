@@ -30,7 +30,8 @@ def _run(command: list[str]) -> str:
         return ""
     try:
         done = subprocess.run(  # noqa: S603 - fixed vendor tools, no shell
-            command, capture_output=True, text=True, timeout=15, check=False)
+            command, capture_output=True, text=True, timeout=15, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return done.stdout if done.returncode == 0 else ""
@@ -54,8 +55,7 @@ def parse_vulkaninfo(summary: str) -> dict[str, str]:
 def driver_versions(backend: str) -> dict[str, str]:
     """Device description -> driver version, from the vendor's own tool (best effort)."""
     if backend == "CUDA":
-        out = _run(["nvidia-smi", "--query-gpu=name,driver_version",
-                    "--format=csv,noheader"])
+        out = _run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
         pairs = (line.rsplit(",", 1) for line in out.splitlines() if "," in line)
         return {n.strip(): f"NVIDIA {v.strip()}" for n, v in pairs}
     if backend == "Vulkan":
@@ -71,12 +71,18 @@ def _devices(backend: Any) -> list[dict[str, Any]]:
         if dev.backend not in drivers:
             drivers[dev.backend] = driver_versions(dev.backend)
         known = drivers[dev.backend]
-        rows.append({
-            "name": dev.name, "description": dev.description, "backend": dev.backend,
-            "kind": dev.kind, "offload": dev.is_gpu,
-            "memory_total_bytes": dev.total_bytes, "memory_free_bytes": dev.free_bytes,
-            "driver": known.get(dev.description) or known.get("*"),
-        })
+        rows.append(
+            {
+                "name": dev.name,
+                "description": dev.description,
+                "backend": dev.backend,
+                "kind": dev.kind,
+                "offload": dev.is_gpu,
+                "memory_total_bytes": dev.total_bytes,
+                "memory_free_bytes": dev.free_bytes,
+                "driver": known.get(dev.description) or known.get("*"),
+            }
+        )
     return rows
 
 
@@ -94,8 +100,9 @@ def _why_not(ctx: AppContext, backend: BackendInfo) -> str:
     return ""
 
 
-def why_not_kind(backend: BackendInfo, gpu_layers: int | None,
-                 environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def why_not_kind(
+    backend: BackendInfo, gpu_layers: int | None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Which of ``why_no_gpu``'s sentences applies, as a kind and its parameters.
 
     The window says the sentence in its own language from these; {} when a GPU is used.
@@ -122,10 +129,14 @@ def _models(ctx: AppContext) -> list[dict[str, Any]]:
         except (EdgeDeskError, OSError) as exc:
             row.update(fit="unreadable", reason=str(getattr(exc, "message", exc)))
         else:
-            row.update(fit=str(plan.verdict), reason=plan.reason,
-                       gpu_layers=plan.gpu_layers, total_layers=plan.total_layers,
-                       context_length=plan.context_length,
-                       estimated_bytes=plan.estimated_bytes)
+            row.update(
+                fit=str(plan.verdict),
+                reason=plan.reason,
+                gpu_layers=plan.gpu_layers,
+                total_layers=plan.total_layers,
+                context_length=plan.context_length,
+                estimated_bytes=plan.estimated_bytes,
+            )
         rows.append(row)
     return rows
 
@@ -139,19 +150,27 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
     backend = backend_info()
     return {
         "version": __version__,
-        "backend": {"name": backend.name, "describe": backend.describe(),
-                    "compiled": list_backends(), "compiled_gpu": backend.compiled_gpu,
-                    "gpu_offload": backend.gpu_offload},
+        "backend": {
+            "name": backend.name,
+            "describe": backend.describe(),
+            "compiled": list_backends(),
+            "compiled_gpu": backend.compiled_gpu,
+            "gpu_offload": backend.gpu_offload,
+        },
         "devices": _devices(backend),
         "gpu_used": backend.gpu_offload and ctx.settings.engine.gpu_layers != 0,
         "why_not_gpu": _why_not(ctx, backend),
         "hardware": ctx.hardware.describe(),
         # The same as numbers, with the reason as a kind: the window words them itself.
-        "machine": {"ram_total_bytes": ctx.hardware.ram_total_bytes,
-                    "ram_available_bytes": ctx.hardware.ram_available_bytes,
-                    "cpu_count": ctx.hardware.cpu_count,
-                    "gpus": [{"name": g.name, "total_bytes": g.total_bytes,
-                              "free_bytes": g.free_bytes} for g in ctx.hardware.gpus]},
+        "machine": {
+            "ram_total_bytes": ctx.hardware.ram_total_bytes,
+            "ram_available_bytes": ctx.hardware.ram_available_bytes,
+            "cpu_count": ctx.hardware.cpu_count,
+            "gpus": [
+                {"name": g.name, "total_bytes": g.total_bytes, "free_bytes": g.free_bytes}
+                for g in ctx.hardware.gpus
+            ],
+        },
         "why_not_gpu_kind": why_not_kind(backend, ctx.settings.engine.gpu_layers),
         "models": _models(ctx),
         # The CPU features llama.cpp was compiled for, against this machine's.
@@ -165,8 +184,13 @@ def _data(ctx: AppContext) -> dict[str, Any]:
     try:
         status = ctx.at_rest.status()
     except EdgeDeskError as exc:  # an unreadable key file: say so, the report goes on
-        return {"database": str(ctx.paths.database), "encrypted": None, "cipher": None,
-                "key_source": None, "problem": exc.message}
+        return {
+            "database": str(ctx.paths.database),
+            "encrypted": None,
+            "cipher": None,
+            "key_source": None,
+            "problem": exc.message,
+        }
     return {**status, "problem": None}
 
 
@@ -180,28 +204,37 @@ def _cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
         return []
     built = [f for f, on in cpu["built"].items() if on]
     have = [f for f, on in cpu["machine"].items() if on and f != "AMX_INT8"]
-    lines = [f"cpu:       llama.cpp built for {', '.join(built) or 'no extension (generic)'}",
-             f"           this CPU has {', '.join(have) or 'none of them'}; AMX: {cpu['amx']}"]
+    lines = [
+        f"cpu:       llama.cpp built for {', '.join(built) or 'no extension (generic)'}",
+        f"           this CPU has {', '.join(have) or 'none of them'}; AMX: {cpu['amx']}",
+    ]
     if cpu["missing"]:
-        lines.append(f"  warning: llama.cpp was built for {', '.join(cpu['missing'])}, which "
-                     "this CPU cannot run: it would stop with SIGILL. Rebuild it for this "
-                     "machine with ./scripts/install.sh")
+        lines.append(
+            f"  warning: llama.cpp was built for {', '.join(cpu['missing'])}, which "
+            "this CPU cannot run: it would stop with SIGILL. Rebuild it for this "
+            "machine with ./scripts/install.sh"
+        )
     return lines
 
 
 def format_report(report: dict[str, Any]) -> list[str]:
     """The report as lines for people (the CLI prints them; Settings shows them)."""
     backend = report["backend"]
-    lines = [f"edgedesk {report['version']}",
-             f"backend:   {backend['describe']}  (compiled in: "
-             f"{', '.join(backend['compiled']) or 'unknown'})",
-             f"machine:   {report['hardware']}", "devices:"]
+    lines = [
+        f"edgedesk {report['version']}",
+        f"backend:   {backend['describe']}  (compiled in: "
+        f"{', '.join(backend['compiled']) or 'unknown'})",
+        f"machine:   {report['hardware']}",
+        "devices:",
+    ]
     for dev in report["devices"]:
         role = "offload" if dev["offload"] else "host"
         driver = dev["driver"] or ("unknown" if dev["offload"] else "-")
-        lines.append(f"  {dev['name']:<10} {dev['description']}  [{dev['kind']}, {role}]  "
-                     f"{_memory(dev['memory_free_bytes'])} free of "
-                     f"{_memory(dev['memory_total_bytes'])}  driver: {driver}")
+        lines.append(
+            f"  {dev['name']:<10} {dev['description']}  [{dev['kind']}, {role}]  "
+            f"{_memory(dev['memory_free_bytes'])} free of "
+            f"{_memory(dev['memory_total_bytes'])}  driver: {driver}"
+        )
     if not report["devices"]:
         lines.append("  (none reported)")
     lines += _cpu_lines(report.get("cpu"))

@@ -22,8 +22,14 @@ class EdgeDeskError(Exception):
     code = "internal_error"
     error_type = "server_error"
 
-    def __init__(self, message: str, *, param: str | None = None, kind: str | None = None,
-                 params: Mapping[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        param: str | None = None,
+        kind: str | None = None,
+        params: Mapping[str, object] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.param = param
@@ -104,9 +110,16 @@ class ContextOverflow(EdgeDeskError):
     code = "context_length_exceeded"
     error_type = "invalid_request_error"
 
-    def __init__(self, message: str, *, prompt_tokens: int = 0, n_ctx: int = 0,
-                 param: str | None = None, kind: str | None = None,
-                 params: Mapping[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_tokens: int = 0,
+        n_ctx: int = 0,
+        param: str | None = None,
+        kind: str | None = None,
+        params: Mapping[str, object] | None = None,
+    ) -> None:
         super().__init__(message, param=param, kind=kind, params=params)
         self.prompt_tokens = prompt_tokens
         self.n_ctx = n_ctx
@@ -208,5 +221,8 @@ class VisionUnsupported(InvalidRequest):
     def __init__(self, model: str) -> None:
         super().__init__(
             f"{model} cannot see images (it has no vision projector); send text only, "
-            "or pick a vision model", param="messages", params={"model": model})
+            "or pick a vision model",
+            param="messages",
+            params={"model": model},
+        )
         self.model = model

@@ -38,11 +38,16 @@ class Housekeeping:
     in either function is logged and the next pass still comes.
     """
 
-    def __init__(self, reap: ReapFn, maintain: MaintainFn | None = None, *,
-                 reap_interval_s: float = REAP_INTERVAL_S,
-                 maintain_first_s: float = MAINTAIN_FIRST_S,
-                 maintain_interval_s: float = MAINTAIN_INTERVAL_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        reap: ReapFn,
+        maintain: MaintainFn | None = None,
+        *,
+        reap_interval_s: float = REAP_INTERVAL_S,
+        maintain_first_s: float = MAINTAIN_FIRST_S,
+        maintain_interval_s: float = MAINTAIN_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._reap = reap
         self._maintain = maintain
         self._reap_interval = reap_interval_s
@@ -68,8 +73,7 @@ class Housekeeping:
         self._reap_due = now + self._reap_interval
         self._maintain_due = now + self._maintain_first
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="edgedesk-housekeeping",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="edgedesk-housekeeping", daemon=True)
         self._thread.start()
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -101,8 +105,7 @@ class Housekeeping:
         return unloaded
 
     def _delay(self) -> float:
-        due = self._reap_due if self._maintain is None else min(self._reap_due,
-                                                                self._maintain_due)
+        due = self._reap_due if self._maintain is None else min(self._reap_due, self._maintain_due)
         return max(0.0, due - self._clock())
 
     def _run(self) -> None:
@@ -139,8 +142,7 @@ def retained_at_open(store: S, days: int | None, audit: Auditor, counted: str) -
         raise
     if removed:
         # The event the maintenance pass and `edgedesk chats rm` record (no titles).
-        audit.record("chats.deleted", **{counted: removed}, reason="retention",
-                     retention_days=days)
+        audit.record("chats.deleted", **{counted: removed}, reason="retention", retention_days=days)
     return store
 
 
@@ -189,9 +191,15 @@ class MaintenanceReport:
     failures: dict[str, str] = field(default_factory=dict)  # collection (or "chats") -> why
 
 
-def maintain(chats: Retention, responses: Retention, library: Collections,
-             retention_days: int | None, cancel: threading.Event | None = None, *,
-             audit: Auditor | None = None) -> MaintenanceReport:
+def maintain(
+    chats: Retention,
+    responses: Retention,
+    library: Collections,
+    retention_days: int | None,
+    cancel: threading.Event | None = None,
+    *,
+    audit: Auditor | None = None,
+) -> MaintenanceReport:
     """Apply the retention period and rescan every collection (blocking).
 
     Edits made to indexed files are picked up and old conversations go without a
@@ -209,9 +217,13 @@ def maintain(chats: Retention, responses: Retention, library: Collections,
         report.failures["responses"] = exc.message
     if report.conversations_deleted or report.responses_deleted:
         # The event `edgedesk chats rm` records, with how many went and why (no titles).
-        (audit or NoAudit()).record("chats.deleted", conversations=report.conversations_deleted,
-                                    responses=report.responses_deleted, reason="retention",
-                                    retention_days=retention_days)
+        (audit or NoAudit()).record(
+            "chats.deleted",
+            conversations=report.conversations_deleted,
+            responses=report.responses_deleted,
+            reason="retention",
+            retention_days=retention_days,
+        )
     for info in library.collections():
         if cancel is not None and cancel.is_set():
             break

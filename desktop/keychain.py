@@ -41,9 +41,11 @@ class Keychain:
         try:
             keyring.set_password(self.service, name, secret)
         except KeyringError as exc:
-            raise ConfigError(f"no usable OS keyring to store the {self.what} in ({exc}); "
-                              f"the {self.what} is never written to a file"
-                              + (f", so {why_needed}" if why_needed else "")) from None
+            raise ConfigError(
+                f"no usable OS keyring to store the {self.what} in ({exc}); "
+                f"the {self.what} is never written to a file"
+                + (f", so {why_needed}" if why_needed else "")
+            ) from None
 
     def delete(self, name: str) -> bool:
         """Forget the secret under ``name``; False if none was stored (or no keyring)."""

@@ -37,8 +37,13 @@ class Lazy(Generic[T]):
     flight, and a value built before a reset is handed to its caller but not kept.
     """
 
-    def __init__(self, build: Callable[[], T], *, rebuilt_on: Iterable[str] = (),
-                 kept_while: Callable[[T], bool] | None = None) -> None:
+    def __init__(
+        self,
+        build: Callable[[], T],
+        *,
+        rebuilt_on: Iterable[str] = (),
+        kept_while: Callable[[T], bool] | None = None,
+    ) -> None:
         self._build = build
         self.rebuilt_on = frozenset(rebuilt_on)
         self._kept_while = kept_while
@@ -110,8 +115,13 @@ class LazyMember(Generic[Owner, T]):
     declaration, and ``Class.name.of(obj)`` the holder of ``obj``'s value.
     """
 
-    def __init__(self, build: Callable[[Owner], T], *, rebuilt_on: Iterable[str] = (),
-                 kept_while: Callable[[T], bool] | None = None) -> None:
+    def __init__(
+        self,
+        build: Callable[[Owner], T],
+        *,
+        rebuilt_on: Iterable[str] = (),
+        kept_while: Callable[[T], bool] | None = None,
+    ) -> None:
         self.build = build
         self.rebuilt_on = frozenset(rebuilt_on)
         self.kept_while = kept_while
@@ -127,14 +137,17 @@ class LazyMember(Generic[Owner, T]):
     @overload
     def __get__(self, obj: Owner, owner: type[Any] | None = None) -> T: ...
 
-    def __get__(self, obj: Owner | None,
-                owner: type[Any] | None = None) -> LazyMember[Owner, T] | T:
+    def __get__(
+        self, obj: Owner | None, owner: type[Any] | None = None
+    ) -> LazyMember[Owner, T] | T:
         return self if obj is None else self.of(obj).get()
 
     def __set__(self, obj: Owner, value: T) -> None:
         # A data descriptor, so that an assignment cannot hide the member from its holder.
-        raise AttributeError(f"{self.name} is built by its owner; a test may hand it a "
-                             f"value with {type(obj).__name__}.{self.name}.of(obj).set(value)")
+        raise AttributeError(
+            f"{self.name} is built by its owner; a test may hand it a "
+            f"value with {type(obj).__name__}.{self.name}.of(obj).set(value)"
+        )
 
     def of(self, obj: Owner) -> Lazy[T]:
         """``obj``'s holder of this member."""
@@ -156,8 +169,13 @@ class Lazies:
         # for the cycle collector instead of going at once.
         me = weakref.ref(owner)
         self._holders: dict[LazyMember[Any, Any], Lazy[Any]] = {
-            m: Lazy(functools.partial(_build_for, me, m.build), rebuilt_on=m.rebuilt_on,
-                    kept_while=m.kept_while) for m in members.values()}
+            m: Lazy(
+                functools.partial(_build_for, me, m.build),
+                rebuilt_on=m.rebuilt_on,
+                kept_while=m.kept_while,
+            )
+            for m in members.values()
+        }
 
     def holder(self, member: LazyMember[Any, T]) -> Lazy[T]:
         """The holder of ``member`` (KeyError for a member of another class)."""
@@ -192,13 +210,17 @@ class HasLazies(Protocol):
     lazies: Lazies
 
 
-def lazy(*, rebuilt_on: Iterable[str] = (), kept_while: Callable[[Any], bool] | None = None,
-         ) -> Callable[[Callable[[Owner], T]], LazyMember[Owner, T]]:
+def lazy(
+    *,
+    rebuilt_on: Iterable[str] = (),
+    kept_while: Callable[[Any], bool] | None = None,
+) -> Callable[[Callable[[Owner], T]], LazyMember[Owner, T]]:
     """Decorate a builder method into a lazy member, rebuilt when ``rebuilt_on`` change.
 
     (``kept_while`` takes the member's value; it is typed loosely here so that the
     member's type is inferred from the builder.)
     """
+
     def declare(build: Callable[[Owner], T]) -> LazyMember[Owner, T]:
         return LazyMember(build, rebuilt_on=rebuilt_on, kept_while=kept_while)
 

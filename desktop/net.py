@@ -90,8 +90,10 @@ class NetGate:
     def refusal(self, *, download: bool = False) -> str | None:
         """Why a request would be refused right now, or None when it may go out."""
         if self.offline:
-            return ("offline mode is on (settings 'offline', EDGEDESK_OFFLINE=1 or "
-                    "--offline); no network connection is made")
+            return (
+                "offline mode is on (settings 'offline', EDGEDESK_OFFLINE=1 or "
+                "--offline); no network connection is made"
+            )
         if download and not self.allow_downloads:
             return "model downloads are turned off ('allow_downloads = false')"
         return None
@@ -100,31 +102,65 @@ class NetGate:
         """Fail at once with NetworkBlocked if a request for ``purpose`` could not go out."""
         reason = self.refusal(download=download)
         if reason is not None:
-            raise NetworkBlocked(f"cannot {purpose}: {reason}", kind=self._refused_kind(),
-                                 params={"purpose": purpose})
+            raise NetworkBlocked(
+                f"cannot {purpose}: {reason}",
+                kind=self._refused_kind(),
+                params={"purpose": purpose},
+            )
 
     def check(self, method: str, url: str, purpose: str, *, download: bool = False) -> None:
         """Log a request about to be sent; raise NetworkBlocked (logged too) if refused."""
         parts = urlsplit(url)
         reason = self.refusal(download=download)
         # Query strings are left out of the log: signed CDN URLs carry credentials there.
-        entry = Connection(self._clock(), parts.hostname or "", method.upper(),
-                           parts.path, purpose, reason is None, reason or "")
+        entry = Connection(
+            self._clock(),
+            parts.hostname or "",
+            method.upper(),
+            parts.path,
+            purpose,
+            reason is None,
+            reason or "",
+        )
         self._append(entry)
         if reason is not None:
-            raise NetworkBlocked(f"cannot {purpose}: {reason}", kind=self._refused_kind(),
-                                 params={"purpose": purpose})
+            raise NetworkBlocked(
+                f"cannot {purpose}: {reason}",
+                kind=self._refused_kind(),
+                params={"purpose": purpose},
+            )
 
     def _refused_kind(self) -> str:
         """Which of ``refusal``'s reasons applies (``errors`` kind), for translated views."""
         return "offline" if self.offline else "downloads_off"
 
-    def record(self, method: str, url: str, purpose: str, *, sent: int, received: int,
-               error: str = "", broken_off: bool = False) -> None:
+    def record(
+        self,
+        method: str,
+        url: str,
+        purpose: str,
+        *,
+        sent: int,
+        received: int,
+        error: str = "",
+        broken_off: bool = False,
+    ) -> None:
         """Log a finished call with its byte counts (never its content)."""
         parts = urlsplit(url)
-        self._append(Connection(self._clock(), parts.hostname or "", method.upper(),
-                                parts.path, purpose, True, error, sent, received, broken_off))
+        self._append(
+            Connection(
+                self._clock(),
+                parts.hostname or "",
+                method.upper(),
+                parts.path,
+                purpose,
+                True,
+                error,
+                sent,
+                received,
+                broken_off,
+            )
+        )
 
     def hook(self, purpose: str, *, download: bool = False) -> Callable[[_RequestLike], None]:
         """An httpx ``request`` event hook that sends every request through ``check``."""
@@ -166,7 +202,6 @@ def log_path_in(log_dir: Path) -> Path:
     return log_dir / LOG_NAME
 
 
-
 # ---------------------------------------------------------------- TLS and proxies
 
 
@@ -195,29 +230,47 @@ class Transport:
             except (OSError, ssl.SSLError) as exc:
                 raise ConfigError(
                     f"the CA bundle {path} (setting 'ca_bundle' / policy CaBundle) cannot be "
-                    f"used: {exc}; point it at a PEM file of certificates") from None
+                    f"used: {exc}; point it at a PEM file of certificates"
+                ) from None
         return context
 
     def httpx_options(self) -> dict[str, Any]:
         """``verify``, ``proxy`` and ``trust_env`` for an httpx (or httpx2) client."""
-        return {"verify": self.ssl_context(), "proxy": self.proxy or None,
-                "trust_env": self.proxy is None}
+        return {
+            "verify": self.ssl_context(),
+            "proxy": self.proxy or None,
+            "trust_env": self.proxy is None,
+        }
 
-    def client(self, *, timeout: Any = 30.0, hooks: list[Any] | None = None,
-               headers: dict[str, str] | None = None) -> Any:
+    def client(
+        self,
+        *,
+        timeout: Any = 30.0,
+        hooks: list[Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
         """An ``httpx.Client`` that verifies and proxies as configured."""
         import httpx
 
-        return httpx.Client(**self.httpx_options(), timeout=timeout,
-                            headers=headers, follow_redirects=False,
-                            event_hooks={"request": hooks or []})
+        return httpx.Client(
+            **self.httpx_options(),
+            timeout=timeout,
+            headers=headers,
+            follow_redirects=False,
+            event_hooks={"request": hooks or []},
+        )
 
 
 # What the resolver says when a host name cannot be looked up (Linux, macOS, Windows):
 # no network at all, or no DNS. Shown raw it read "[Errno -2] Name or service not known".
-_NAME_NOT_FOUND = ("Name or service not known", "nodename nor servname",
-                   "Temporary failure in name resolution", "getaddrinfo failed",
-                   "No address associated with hostname", "Name does not resolve")
+_NAME_NOT_FOUND = (
+    "Name or service not known",
+    "nodename nor servname",
+    "Temporary failure in name resolution",
+    "getaddrinfo failed",
+    "No address associated with hostname",
+    "Name does not resolve",
+)
 
 
 def cannot_resolve(exc: BaseException) -> bool:
@@ -239,18 +292,25 @@ def explain(exc: BaseException, host: str) -> str:
     text = str(exc)
     cause: BaseException | None = exc
     while cause is not None:
-        if isinstance(cause, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in \
-                str(cause):
-            return (f"the certificate of {host} is not trusted by this machine; if your "
-                    "network inspects TLS, ask IT for its root certificate and set it as "
-                    "'ca_bundle' (policy CaBundle)")
+        if isinstance(cause, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(
+            cause
+        ):
+            return (
+                f"the certificate of {host} is not trusted by this machine; if your "
+                "network inspects TLS, ask IT for its root certificate and set it as "
+                "'ca_bundle' (policy CaBundle)"
+            )
         cause = cause.__cause__ or cause.__context__
     if isinstance(exc, httpx.ProxyError) or ("407" in text and "proxy" in text.lower()):
-        return (f"the proxy refused the connection to {host} ({text}); check the 'proxy' "
-                "setting (policy Proxy) or HTTPS_PROXY / NO_PROXY")
+        return (
+            f"the proxy refused the connection to {host} ({text}); check the 'proxy' "
+            "setting (policy Proxy) or HTTPS_PROXY / NO_PROXY"
+        )
     if cannot_resolve(exc):
-        return (f"cannot find {host}: this computer seems to have no network connection "
-                "(its name cannot be looked up)")
+        return (
+            f"cannot find {host}: this computer seems to have no network connection "
+            "(its name cannot be looked up)"
+        )
     if isinstance(exc, httpx.TimeoutException):
         return f"{host} did not answer in time"
     if isinstance(exc, httpx.ConnectError):

@@ -131,25 +131,32 @@ def check_target(source: Path, target: Path, *, move: bool) -> None:
     if target == source:
         raise ConfigError(f"EdgeDesk already keeps its data in {target}")
     if target.is_relative_to(source) or (move and source.is_relative_to(target)):
-        raise ConfigError(f"{target} and {source} contain each other; "
-                          "choose a folder outside the current data folder")
+        raise ConfigError(
+            f"{target} and {source} contain each other; "
+            "choose a folder outside the current data folder"
+        )
     if target.exists() and not target.is_dir():
         raise ConfigError(f"{target} is a file, not a folder")
     if move:
         clashes = [e.name for e in _entries(source) if (target / e.name).exists()]
         if clashes:
-            raise ConfigError(f"{target} already holds {', '.join(clashes[:3])}; choose an "
-                              "empty folder, or use the folder as it is without moving")
+            raise ConfigError(
+                f"{target} already holds {', '.join(clashes[:3])}; choose an "
+                "empty folder, or use the folder as it is without moving"
+            )
     probe = next((p for p in (target, *target.parents) if p.exists()), None)
     if probe is None or not probe.is_dir():
-        raise ConfigError(f"{target} cannot be created here ({probe or 'no such drive'}); "
-                          "choose a folder on a connected drive")
+        raise ConfigError(
+            f"{target} cannot be created here ({probe or 'no such drive'}); "
+            "choose a folder on a connected drive"
+        )
     if not os.access(probe, os.W_OK):
         raise ConfigError(f"cannot write to {probe}; choose a folder you own")
 
 
-def request_move(paths: Paths, effective: EffectiveSettings, target: Path, *,
-                 move: bool) -> PendingMove:
+def request_move(
+    paths: Paths, effective: EffectiveSettings, target: Path, *, move: bool
+) -> PendingMove:
     """Record a move for the next start, after checking it can work."""
     if effective.is_locked("data_location"):
         raise ConfigError("the data location is set by your organization and cannot be changed")
@@ -157,7 +164,8 @@ def request_move(paths: Paths, effective: EffectiveSettings, target: Path, *,
     pending = PendingMove(target.resolve(), move)
     try:
         _pending_path(paths).write_text(
-            json.dumps({"target": str(pending.target), "move": move}), encoding="utf-8")
+            json.dumps({"target": str(pending.target), "move": move}), encoding="utf-8"
+        )
     except OSError as exc:
         raise ConfigError(f"cannot record the move in {paths.config_dir} ({exc})") from None
     return pending
@@ -209,13 +217,16 @@ def move_data(source: Path, target: Path, progress: ProgressFn | None = None) ->
         return _rename_all(entries, target, total, progress)
     free = shutil.disk_usage(target).free
     if total > free:
-        raise ConfigError(f"{target} has {format_bytes(free)} free but EdgeDesk's data needs "
-                          f"{format_bytes(total)}; free some space or choose another drive")
+        raise ConfigError(
+            f"{target} has {format_bytes(free)} free but EdgeDesk's data needs "
+            f"{format_bytes(total)}; free some space or choose another drive"
+        )
     return _copy_all(entries, target, total, progress)
 
 
-def _rename_all(entries: list[Path], target: Path, total: int,
-                progress: ProgressFn | None) -> _Moved:
+def _rename_all(
+    entries: list[Path], target: Path, total: int, progress: ProgressFn | None
+) -> _Moved:
     done: list[Path] = []
 
     def undo() -> None:
@@ -228,8 +239,10 @@ def _rename_all(entries: list[Path], target: Path, total: int,
             done.append(entry)
     except OSError as exc:
         undo()
-        raise ConfigError(f"could not move {entry.name} to {target} ({exc.strerror}; is "
-                          "EdgeDesk still running?); nothing was moved") from None
+        raise ConfigError(
+            f"could not move {entry.name} to {target} ({exc.strerror}; is "
+            "EdgeDesk still running?); nothing was moved"
+        ) from None
     if progress is not None:
         progress(total, total)
     return _Moved(total, undo, list)
@@ -248,8 +261,7 @@ def _remove(paths: list[Path]) -> list[Path]:
     return left
 
 
-def _copy_all(entries: list[Path], target: Path, total: int,
-              progress: ProgressFn | None) -> _Moved:
+def _copy_all(entries: list[Path], target: Path, total: int, progress: ProgressFn | None) -> _Moved:
     copied: list[Path] = []
     moved = 0
 
@@ -273,16 +285,19 @@ def _copy_all(entries: list[Path], target: Path, total: int,
                 copy_file(str(entry), str(destination))
     except OSError as exc:
         _remove(copied)
-        raise ConfigError(f"could not copy EdgeDesk's data to {target} ({exc}); "
-                          "nothing was moved") from None
+        raise ConfigError(
+            f"could not copy EdgeDesk's data to {target} ({exc}); nothing was moved"
+        ) from None
+
     def undo() -> None:
         _remove(copied)
 
     return _Moved(moved, undo, lambda: _remove(entries))
 
 
-def apply_pending_move(paths: Paths, effective: EffectiveSettings,
-                       progress: ProgressFn | None = None) -> MoveReport | None:
+def apply_pending_move(
+    paths: Paths, effective: EffectiveSettings, progress: ProgressFn | None = None
+) -> MoveReport | None:
     """Carry out a requested move at start-up, then point ``data_location`` at the target.
 
     The request is consumed either way. The new location is saved only once every file
@@ -294,8 +309,9 @@ def apply_pending_move(paths: Paths, effective: EffectiveSettings,
         return None
     cancel_move(paths)
     if effective.is_locked("data_location"):
-        raise ConfigError("the data location is set by your organization; the move you "
-                          "asked for was not made")
+        raise ConfigError(
+            "the data location is set by your organization; the move you asked for was not made"
+        )
     source = paths.data_dir
     try:
         if pending.move:
@@ -310,8 +326,9 @@ def apply_pending_move(paths: Paths, effective: EffectiveSettings,
             moved.undo()
             raise
     except OSError as exc:
-        raise ConfigError(f"could not move EdgeDesk's data to {pending.target} ({exc}); "
-                          "nothing was moved") from None
+        raise ConfigError(
+            f"could not move EdgeDesk's data to {pending.target} ({exc}); nothing was moved"
+        ) from None
     return MoveReport(source, pending.target, moved.size, pending.move, moved.finish())
 
 
@@ -324,9 +341,12 @@ class StartLocation:
     notice: str | None
 
 
-def relocate_at_start(paths: Paths, effective: EffectiveSettings,
-                      reload: Callable[[], EffectiveSettings],
-                      progress: ProgressFn | None = None) -> StartLocation:
+def relocate_at_start(
+    paths: Paths,
+    effective: EffectiveSettings,
+    reload: Callable[[], EffectiveSettings],
+    progress: ProgressFn | None = None,
+) -> StartLocation:
     """Perform a requested move if no other EdgeDesk process has the folder open.
 
     ``paths`` already honour ``data_location``; ``reload`` re-reads the settings after
@@ -339,22 +359,32 @@ def relocate_at_start(paths: Paths, effective: EffectiveSettings,
     try:
         # A data folder that is gone (a drive not connected) has nobody to wait for.
         if paths.data_dir.is_dir() and not lock.try_exclusive():
-            return StartLocation(paths, effective, (
-                f"Your data will move to {pending.target} once every other EdgeDesk window "
-                "and server has quit."))
+            return StartLocation(
+                paths,
+                effective,
+                (
+                    f"Your data will move to {pending.target} once every other EdgeDesk window "
+                    "and server has quit."
+                ),
+            )
         report = apply_pending_move(paths, effective, progress)
     except ConfigError as exc:
-        return StartLocation(paths, effective,
-                             f"Your data stays in {paths.data_dir}: {exc.message}")
+        return StartLocation(
+            paths, effective, f"Your data stays in {paths.data_dir}: {exc.message}"
+        )
     finally:
         lock.release()  # the lock file stays: a process still waiting on it keeps its lock
     effective = reload()
-    moved = (f"Moved your data ({format_bytes(report.moved_bytes)}) to {report.target}."
-             if report is not None and report.moved else
-             f"EdgeDesk now keeps its data in {pending.target}.")
+    moved = (
+        f"Moved your data ({format_bytes(report.moved_bytes)}) to {report.target}."
+        if report is not None and report.moved
+        else f"EdgeDesk now keeps its data in {pending.target}."
+    )
     if report is not None and report.left_behind:
-        moved += (" These could not be removed from the old folder; delete them when "
-                  "nothing uses them: " + ", ".join(str(p) for p in report.left_behind))
+        moved += (
+            " These could not be removed from the old folder; delete them when "
+            "nothing uses them: " + ", ".join(str(p) for p in report.left_behind)
+        )
     return StartLocation(paths.located(effective.settings.data_location), effective, moved)
 
 
@@ -368,9 +398,13 @@ def data_available(paths: Paths, effective: EffectiveSettings) -> bool:
     return paths.data_dir.is_dir()
 
 
-def open_data_folder(base: Paths, effective: EffectiveSettings,
-                     reload: Callable[[], EffectiveSettings], *, require_data: bool = True
-                     ) -> tuple[Paths, EffectiveSettings, DataFolderLock]:
+def open_data_folder(
+    base: Paths,
+    effective: EffectiveSettings,
+    reload: Callable[[], EffectiveSettings],
+    *,
+    require_data: bool = True,
+) -> tuple[Paths, EffectiveSettings, DataFolderLock]:
     """The data folder in use, created if needed and shared-locked for this process.
 
     A user-chosen folder that is missing raises ConfigError unless ``require_data`` is
@@ -385,7 +419,8 @@ def open_data_folder(base: Paths, effective: EffectiveSettings,
                 raise ConfigError(
                     f"the data folder {paths.data_dir} is not available (is its drive "
                     "connected?); connect it and start again, or choose another folder "
-                    "with 'edgedesk data use FOLDER'")
+                    "with 'edgedesk data use FOLDER'"
+                )
             break
         paths.ensure()
         lock = DataFolderLock(paths.data_dir)

@@ -27,11 +27,16 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {"offline": True} if getattr(args, "offline", None) else {}
 
 
-def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None, *,
-                apply_moves: bool = False, require_data: bool = True,
-                move_progress: MoveProgress | None = None,
-                show_notice: bool = True,
-                warn: Callable[[str], None] | None = None) -> AppContext:
+def context_for(
+    args: argparse.Namespace,
+    extra: Mapping[str, Any] | None = None,
+    *,
+    apply_moves: bool = False,
+    require_data: bool = True,
+    move_progress: MoveProgress | None = None,
+    show_notice: bool = True,
+    warn: Callable[[str], None] | None = None,
+) -> AppContext:
     """The context for one command or window, with its flags applied as settings.
 
     Only the window and ``edgedesk data move|use`` carry out a requested data move: any
@@ -40,9 +45,13 @@ def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None
     """
     say = warn or _to_stderr
     flags = {**flag_settings(args), **(extra or {})}
-    ctx = build_context(cli_settings=flags, apply_moves=apply_moves,
-                        require_data=require_data, move_progress=move_progress,
-                        passphrase=getattr(args, "unlocked_passphrase", None))
+    ctx = build_context(
+        cli_settings=flags,
+        apply_moves=apply_moves,
+        require_data=require_data,
+        move_progress=move_progress,
+        passphrase=getattr(args, "unlocked_passphrase", None),
+    )
     if ctx.policy_problem:
         say(f"edgedesk: warning: {ctx.policy_problem}")
     ctx.audit  # noqa: B018 - a policy change since the last start goes into the audit log
@@ -50,8 +59,9 @@ def context_for(args: argparse.Namespace, extra: Mapping[str, Any] | None = None
         say(f"edgedesk: {ctx.notice}")
     # The policy wins over flags; say so rather than let a flag look obeyed.
     forced = flatten(ctx.effective.settings.model_dump())
-    for key in sorted(k for k in flags
-                      if ctx.effective.is_locked(k) and forced.get(k) != flags[k]):
-        say(f"edgedesk: warning: {key} is set by your organization; the command-line "
-            "value is ignored")
+    for key in sorted(k for k in flags if ctx.effective.is_locked(k) and forced.get(k) != flags[k]):
+        say(
+            f"edgedesk: warning: {key} is set by your organization; the command-line "
+            "value is ignored"
+        )
     return ctx

@@ -60,27 +60,50 @@ def sha256(path: Path) -> str:
 
 def _run(cmd: Sequence[str | Path], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """Run a tool; on failure raise with its output so CI logs say why."""
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,  # noqa: S603
-                          check=False, **kwargs)
+    done = subprocess.run(  # noqa: S603
+        [str(c) for c in cmd],
+        capture_output=True,
+        text=True,
+        check=False,
+        **kwargs,
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n"
-                           f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+        raise RuntimeError(
+            f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n"
+            f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        )
     return done
 
 
 # ------------------------------------------------------------------ freeze
 
+
 def freeze(dist: Path, work: Path | None = None) -> Path:
     """PyInstaller one-folder freeze into ``dist/edgedesk``; returns that folder."""
     work = work or dist.parent / "pyinstaller-work"
     started = time.monotonic()
-    _run([sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
-          "--distpath", dist, "--workpath", work, SPEC], cwd=ROOT)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "PyInstaller",
+            "--noconfirm",
+            "--log-level",
+            "WARN",
+            "--distpath",
+            dist,
+            "--workpath",
+            work,
+            SPEC,
+        ],
+        cwd=ROOT,
+    )
     print(f"freeze: {time.monotonic() - started:.0f} s -> {dist / 'edgedesk'}")
     return dist / "edgedesk"
 
 
 # ------------------------------------------------------------------ Linux
+
 
 def _glibc() -> str:
     """The glibc this freeze was built against: the floor for every target machine."""
@@ -103,16 +126,18 @@ def window_libraries() -> dict[str, str]:
 
 def deb_depends() -> str:
     """The .deb's Depends: glibc, then every package the window's libraries come from."""
-    packages = sorted({pkg for so, pkg in window_libraries().items()
-                       if not GLIBC_SONAMES.match(so)})
+    packages = sorted(
+        {pkg for so, pkg in window_libraries().items() if not GLIBC_SONAMES.match(so)}
+    )
     return ", ".join([f"libc6 (>= {_glibc()})", *packages])
 
 
 def rpm_requires() -> list[str]:
     """The .rpm's Requires: glibc, then each library by its soname capability."""
-    return [f"glibc >= {_glibc()}",
-            *(f"{so}()(64bit)" for so in sorted(window_libraries())
-              if not GLIBC_SONAMES.match(so))]
+    return [
+        f"glibc >= {_glibc()}",
+        *(f"{so}()(64bit)" for so in sorted(window_libraries()) if not GLIBC_SONAMES.match(so)),
+    ]
 
 
 def ldd_sonames(binary: Path, own: Path) -> dict[str, str | None]:
@@ -135,8 +160,10 @@ def ldd_sonames(binary: Path, own: Path) -> dict[str, str | None]:
 def qt_window_plugins(qt: Path) -> list[Path]:
     """Qt's xcb platform plugin and its GL integrations under PySide6's ``Qt`` folder."""
     plugins = qt / "plugins"
-    return [plugins / "platforms" / "libqxcb.so",
-            *sorted((plugins / "xcbglintegrations").glob("*.so"))]
+    return [
+        plugins / "platforms" / "libqxcb.so",
+        *sorted((plugins / "xcbglintegrations").glob("*.so")),
+    ]
 
 
 def stage_linux(freeze_dir: Path, stage: Path, version: str) -> Path:
@@ -146,22 +173,32 @@ def stage_linux(freeze_dir: Path, stage: Path, version: str) -> Path:
     shutil.copytree(freeze_dir, stage / "opt" / "edgedesk", symlinks=True)
     files = {
         "usr/bin/edgedesk": ((LINUX / "edgedesk.sh").read_bytes(), 0o755),
-        f"usr/share/applications/{APP_ID}.desktop":
-            ((LINUX / f"{APP_ID}.desktop").read_bytes(), 0o644),
+        f"usr/share/applications/{APP_ID}.desktop": (
+            (LINUX / f"{APP_ID}.desktop").read_bytes(),
+            0o644,
+        ),
         f"usr/share/metainfo/{APP_ID}.metainfo.xml": (
-            (LINUX / f"{APP_ID}.metainfo.xml").read_text(encoding="utf-8")
-            .replace("{version}", version).replace("{date}", dt.date.today().isoformat())
-            .encode(), 0o644),
-        f"usr/share/icons/hicolor/scalable/apps/{APP_ID}.svg":
-            ((ROOT / "resources" / "icons" / "app.svg").read_bytes(), 0o644),
+            (LINUX / f"{APP_ID}.metainfo.xml")
+            .read_text(encoding="utf-8")
+            .replace("{version}", version)
+            .replace("{date}", dt.date.today().isoformat())
+            .encode(),
+            0o644,
+        ),
+        f"usr/share/icons/hicolor/scalable/apps/{APP_ID}.svg": (
+            (ROOT / "resources" / "icons" / "app.svg").read_bytes(),
+            0o644,
+        ),
         # An empty policy by default: installing must not lock anything IT did not choose.
         "etc/edgedesk/policy.json": ((LINUX / "policy.json").read_bytes(), 0o644),
     }
     example = ROOT / "packaging" / "policy" / "build" / "policy.example.json"
     if example.exists():
         files["usr/share/doc/edgedesk/policy.example.json"] = (example.read_bytes(), 0o644)
-    files["usr/share/doc/edgedesk/README.md"] = ((HERE / "README.md").read_bytes()
-                                                 if (HERE / "README.md").exists() else b"", 0o644)
+    files["usr/share/doc/edgedesk/README.md"] = (
+        (HERE / "README.md").read_bytes() if (HERE / "README.md").exists() else b"",
+        0o644,
+    )
     for rel, (data, mode) in files.items():
         target = stage / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -174,8 +211,11 @@ def stage_linux(freeze_dir: Path, stage: Path, version: str) -> Path:
 
 
 def _installed_kib(stage: Path) -> int:
-    return sum(p.stat().st_size for p in stage.rglob("*") if p.is_file()
-               and not p.is_symlink()) // 1024 + 1
+    return (
+        sum(p.stat().st_size for p in stage.rglob("*") if p.is_file() and not p.is_symlink())
+        // 1024
+        + 1
+    )
 
 
 def build_deb(freeze_dir: Path, out: Path, version: str, compression: str = "gzip") -> Path:
@@ -187,17 +227,33 @@ def build_deb(freeze_dir: Path, out: Path, version: str, compression: str = "gzi
         debian = stage / "DEBIAN"
         debian.mkdir()
         debian.chmod(0o755)  # dpkg-deb demands it; mkdir's mode is cut by a strict umask
-        control = (LINUX / "control.in").read_text(encoding="utf-8").format(
-            version=version, arch=arch, installed_size=_installed_kib(stage),
-            depends=deb_depends())
+        control = (
+            (LINUX / "control.in")
+            .read_text(encoding="utf-8")
+            .format(
+                version=version,
+                arch=arch,
+                installed_size=_installed_kib(stage),
+                depends=deb_depends(),
+            )
+        )
         (debian / "control").write_text(control, encoding="utf-8")
         shutil.copy(LINUX / "conffiles", debian / "conffiles")
         for meta in debian.iterdir():
             meta.chmod(0o644)
         target = out / f"edgedesk_{version}_{arch}.deb"
         fakeroot = ["fakeroot"] if shutil.which("fakeroot") else []
-        _run([*fakeroot, "dpkg-deb", "--root-owner-group", f"-Z{compression}", "--build",
-              stage, target])
+        _run(
+            [
+                *fakeroot,
+                "dpkg-deb",
+                "--root-owner-group",
+                f"-Z{compression}",
+                "--build",
+                stage,
+                target,
+            ]
+        )
     return target
 
 
@@ -207,16 +263,28 @@ def build_rpm(freeze_dir: Path, out: Path, version: str) -> Path:
     with tempfile.TemporaryDirectory(prefix="edgedesk-rpm-") as tmp:
         stage = stage_linux(freeze_dir, Path(tmp) / "root", version)
         spec = Path(tmp) / "edgedesk.spec"
-        spec.write_text((LINUX / "edgedesk.spec.in").read_text(encoding="utf-8")
-                        .replace("{rpm_version}", version.replace("-", "~"))
-                        .replace("{requires}", "\n".join(f"Requires:       {r}"
-                                                          for r in rpm_requires()))
-                        .replace("{stage}", str(stage)),
-                        encoding="utf-8")
-        _run(["rpmbuild", "-bb", "--quiet", "--define", f"_topdir {tmp}/top",
-              "--define", f"_rpmdir {out}",
-              "--define", "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm",
-              spec])
+        spec.write_text(
+            (LINUX / "edgedesk.spec.in")
+            .read_text(encoding="utf-8")
+            .replace("{rpm_version}", version.replace("-", "~"))
+            .replace("{requires}", "\n".join(f"Requires:       {r}" for r in rpm_requires()))
+            .replace("{stage}", str(stage)),
+            encoding="utf-8",
+        )
+        _run(
+            [
+                "rpmbuild",
+                "-bb",
+                "--quiet",
+                "--define",
+                f"_topdir {tmp}/top",
+                "--define",
+                f"_rpmdir {out}",
+                "--define",
+                "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm",
+                spec,
+            ]
+        )
     found = sorted(out.glob(f"edgedesk-{version.replace('-', '~')}-1.*.rpm"))
     if not found:
         raise RuntimeError(f"rpmbuild wrote no package into {out}")
@@ -236,8 +304,10 @@ def sign_rpm(rpm: Path, keyid: str, env: dict[str, str] | None = None) -> None:
     """Sign the rpm header and payload with the GPG key (GNUPGHOME selects the keyring)."""
     # Debian's rpm looks for a 'gpg2' that does not exist there; name the real binary.
     gpg = shutil.which("gpg") or "gpg"
-    _run(["rpmsign", "--addsign", "--define", f"_gpg_name {keyid}", "--define",
-          f"__gpg {gpg}", rpm], env=env)
+    _run(
+        ["rpmsign", "--addsign", "--define", f"_gpg_name {keyid}", "--define", f"__gpg {gpg}", rpm],
+        env=env,
+    )
 
 
 def debsig_trust(keyid: str, public_key: bytes, policies: Path, keyrings: Path) -> None:
@@ -245,12 +315,14 @@ def debsig_trust(keyid: str, public_key: bytes, policies: Path, keyrings: Path) 
     (policies / keyid).mkdir(parents=True, exist_ok=True)
     (keyrings / keyid).mkdir(parents=True, exist_ok=True)
     policy = (LINUX / "debsig" / "edgedesk.pol.in").read_text(encoding="utf-8")
-    (policies / keyid / "edgedesk.pol").write_text(policy.replace("{keyid}", keyid),
-                                                   encoding="utf-8")
+    (policies / keyid / "edgedesk.pol").write_text(
+        policy.replace("{keyid}", keyid), encoding="utf-8"
+    )
     (keyrings / keyid / "debsig.gpg").write_bytes(public_key)
 
 
 # ------------------------------------------------------------------ Windows
+
 
 def policy_properties() -> list[tuple[str, str]]:
     """(MSI property, registry value name) for every policy key in the schema."""
@@ -273,32 +345,64 @@ def build_msi(payload: Path, out: Path, version: str) -> Path:
     numeric = ".".join(re.findall(r"\d+", version)[:3])  # MSI wants a.b.c
     target = out / f"edgedesk-{version}-x64.msi"
     with tempfile.TemporaryDirectory(prefix="edgedesk-msi-") as tmp:
-        files = sorted(p.relative_to(payload).as_posix() for p in payload.rglob("*")
-                       if p.is_file())
-        heat = _run(["wixl-heat", "--var", "var.SourceDir", "--directory-ref", "INSTALLDIR",
-                     "--component-group", "AppFiles", "--win64", "-p", ""],
-                    input="\n".join(files) + "\n")
+        files = sorted(p.relative_to(payload).as_posix() for p in payload.rglob("*") if p.is_file())
+        heat = _run(
+            [
+                "wixl-heat",
+                "--var",
+                "var.SourceDir",
+                "--directory-ref",
+                "INSTALLDIR",
+                "--component-group",
+                "AppFiles",
+                "--win64",
+                "-p",
+                "",
+            ],
+            input="\n".join(files) + "\n",
+        )
         fragment = Path(tmp) / "files.wxs"
         fragment.write_text(heat.stdout, encoding="utf-8")
         # wixl resolves sources relative to its working directory, never absolute paths.
-        _run(["wixl", "-a", "x64", "-D", f"Version={numeric}", "-D", "Win64=yes",
-              "-D", f"SourceDir={os.path.relpath(payload, tmp)}", "-o", target.resolve(),
-              WXS, fragment], cwd=tmp)
+        _run(
+            [
+                "wixl",
+                "-a",
+                "x64",
+                "-D",
+                f"Version={numeric}",
+                "-D",
+                "Win64=yes",
+                "-D",
+                f"SourceDir={os.path.relpath(payload, tmp)}",
+                "-o",
+                target.resolve(),
+                WXS,
+                fragment,
+            ],
+            cwd=tmp,
+        )
     props = policy_properties()
     current = _run(["msiinfo", "export", target, "Property"]).stdout
     secure = re.search(r"^SecureCustomProperties\t(.*)$", current, re.M)
     names = [*(secure.group(1).split(";") if secure else []), *(p for p, _ in props)]
     # Names come from our own schema (identifiers, no quotes), not from user input.
-    queries = [f"UPDATE `Component` SET `Condition` = '{prop}' "  # noqa: S608
-               f"WHERE `Component` = 'Policy{name}'" for prop, name in props]
-    queries.append(f"UPDATE `Property` SET `Value` = '{';'.join(names)}' "  # noqa: S608
-                   "WHERE `Property` = 'SecureCustomProperties'")
+    queries = [
+        f"UPDATE `Component` SET `Condition` = '{prop}' "  # noqa: S608
+        f"WHERE `Component` = 'Policy{name}'"
+        for prop, name in props
+    ]
+    queries.append(
+        f"UPDATE `Property` SET `Value` = '{';'.join(names)}' "  # noqa: S608
+        "WHERE `Property` = 'SecureCustomProperties'"
+    )
     for query in queries:
         _run(["msibuild", target, "-q", query])
     return target
 
 
 # ------------------------------------------------------------------ SBOM and sums
+
 
 def _runtime_closure(root_dist: str = "edgedesk") -> set[str]:
     """Normalised names of every distribution the app needs at run time (no extras)."""
@@ -330,30 +434,53 @@ def _runtime_closure(root_dist: str = "edgedesk") -> set[str]:
 def native_components(freeze_dir: Path, llama_version: str) -> list[dict[str, Any]]:
     """CycloneDX components for the llama.cpp/ggml libraries in a freeze, with SHA-256."""
     components = []
-    for path in sorted(p for p in freeze_dir.rglob("*")
-                       if p.is_file() and not p.is_symlink() and NATIVE.search(p.name)):
+    for path in sorted(
+        p
+        for p in freeze_dir.rglob("*")
+        if p.is_file() and not p.is_symlink() and NATIVE.search(p.name)
+    ):
         rel = path.relative_to(freeze_dir).as_posix()
-        components.append({
-            "type": "library", "bom-ref": f"native:{rel}", "name": path.name,
-            "version": f"llama-cpp-python-{llama_version}",
-            "description": "llama.cpp/ggml native library bundled by llama-cpp-python",
-            "hashes": [{"alg": "SHA-256", "content": sha256(path)}],
-            "properties": [{"name": "edgedesk:path", "value": rel}],
-        })
+        components.append(
+            {
+                "type": "library",
+                "bom-ref": f"native:{rel}",
+                "name": path.name,
+                "version": f"llama-cpp-python-{llama_version}",
+                "description": "llama.cpp/ggml native library bundled by llama-cpp-python",
+                "hashes": [{"alg": "SHA-256", "content": sha256(path)}],
+                "properties": [{"name": "edgedesk:path", "value": rel}],
+            }
+        )
     return components
 
 
 def write_sbom(freeze_dir: Path, out: Path, python: str = sys.executable) -> Path:
     """CycloneDX 1.6 JSON: the app's Python runtime closure plus native llama.cpp libraries."""
     out.mkdir(parents=True, exist_ok=True)
-    done = _run([python, "-m", "cyclonedx_py", "environment", "--pyproject",
-                 ROOT / "pyproject.toml", "--sv", "1.6", "--of", "JSON", "-o", "-",
-                 # Its JSON-schema validation takes ~90 s on 2 cores; we edit the BOM anyway.
-                 "--no-validate", python])
+    done = _run(
+        [
+            python,
+            "-m",
+            "cyclonedx_py",
+            "environment",
+            "--pyproject",
+            ROOT / "pyproject.toml",
+            "--sv",
+            "1.6",
+            "--of",
+            "JSON",
+            "-o",
+            "-",
+            # Its JSON-schema validation takes ~90 s on 2 cores; we edit the BOM anyway.
+            "--no-validate",
+            python,
+        ]
+    )
     bom = json.loads(done.stdout)
     keep = _runtime_closure()
-    kept = [c for c in bom.get("components", [])
-            if re.sub(r"[-_.]+", "-", c["name"]).lower() in keep]
+    kept = [
+        c for c in bom.get("components", []) if re.sub(r"[-_.]+", "-", c["name"]).lower() in keep
+    ]
     refs = {c["bom-ref"] for c in kept} | {bom["metadata"]["component"]["bom-ref"]}
     llama = next((c for c in kept if c["name"] in ("llama_cpp_python", "llama-cpp-python")), None)
     natives = native_components(freeze_dir, llama["version"] if llama else "unknown")
@@ -371,8 +498,11 @@ def write_sbom(freeze_dir: Path, out: Path, python: str = sys.executable) -> Pat
 
 def write_checksums(out: Path, artifacts: Iterable[Path] | None = None) -> Path:
     """``SHA256SUMS`` in sha256sum format for every artifact file in ``out``."""
-    files = sorted(artifacts) if artifacts is not None else sorted(
-        p for p in out.iterdir() if p.is_file() and p.name != SUMS)
+    files = (
+        sorted(artifacts)
+        if artifacts is not None
+        else sorted(p for p in out.iterdir() if p.is_file() and p.name != SUMS)
+    )
     lines = [f"{sha256(p)}  {p.relative_to(out).as_posix()}\n" for p in files]
     target = out / SUMS
     target.write_text("".join(lines), encoding="utf-8")
@@ -380,6 +510,7 @@ def write_checksums(out: Path, artifacts: Iterable[Path] | None = None) -> Path:
 
 
 # ------------------------------------------------------------------ command line
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Build what the flags ask for into --out; always finish with SBOM and SHA256SUMS."""

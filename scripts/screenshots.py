@@ -137,10 +137,11 @@ def _code_chat(window: MainWindow) -> None:
 # Gemma 3 270M cannot see, so the attachments shot shows a question with a chart and a
 # document and this answer, written for the picture; the chips below are a next message.
 ATTACH_QUESTION = "What does this chart show, and do the minutes agree?"
-ATTACH_ANSWER = ("The chart shows sales rising each quarter, from 12 in Q1 to 31 in Q4. "
-                 "The minutes agree: they note that Q4 was the best quarter of the year.")
-MINUTES = ("# Board minutes\n\nSales grew every quarter; Q4 was the best quarter of the "
-           "year.\n")
+ATTACH_ANSWER = (
+    "The chart shows sales rising each quarter, from 12 in Q1 to 31 in Q4. "
+    "The minutes agree: they note that Q4 was the best quarter of the year."
+)
+MINUTES = "# Board minutes\n\nSales grew every quarter; Q4 was the best quarter of the year.\n"
 
 
 def _bar_chart() -> bytes:
@@ -164,8 +165,12 @@ def _bar_chart() -> bytes:
     return png_bytes(image)
 
 
-def _attachments_chat(window: MainWindow, app: QApplication | None = None,
-                      out: Path | None = None, theme: str = "light") -> None:
+def _attachments_chat(
+    window: MainWindow,
+    app: QApplication | None = None,
+    out: Path | None = None,
+    theme: str = "light",
+) -> None:
     import hashlib
 
     from desktop.chat.conversation import Turn
@@ -173,14 +178,23 @@ def _attachments_chat(window: MainWindow, app: QApplication | None = None,
 
     chart = _bar_chart()
     minutes = MINUTES.encode()
-    picture = Attachment("image", "sales-chart.png", "image/png", chart,
-                         hashlib.sha256(chart).hexdigest())
-    notes = Attachment("file", "board-minutes.md", "text/markdown", minutes,
-                       hashlib.sha256(minutes).hexdigest(), MINUTES)
+    picture = Attachment(
+        "image", "sales-chart.png", "image/png", chart, hashlib.sha256(chart).hexdigest()
+    )
+    notes = Attachment(
+        "file",
+        "board-minutes.md",
+        "text/markdown",
+        minutes,
+        hashlib.sha256(minutes).hexdigest(),
+        MINUTES,
+    )
     chat = window.chat.new_chat()
     chat.title = "Sales chart and minutes"
-    chat.turns += [Turn("user", ATTACH_QUESTION, attachments=[picture, notes]),
-                   Turn("assistant", ATTACH_ANSWER)]
+    chat.turns += [
+        Turn("user", ATTACH_QUESTION, attachments=[picture, notes]),
+        Turn("assistant", ATTACH_ANSWER),
+    ]
     window.chat.select(chat)
     window.chat.composer.chips.set_items([picture, notes])
     window.chat.input.setPlainText("Make a table of the four quarters.")
@@ -207,8 +221,18 @@ def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
     path = ROOT / "docs" / "architecture.md"
     lines = path.read_text(encoding="utf-8").splitlines()
     first = next((n for n, line in enumerate(lines, 1) if line.startswith("## ")), 1)
-    viewer = SourceViewer(Source(1, str(path), None, first, first + 4,
-                                 "\n".join(lines[first - 1:first + 4]), cited=True), window)
+    viewer = SourceViewer(
+        Source(
+            1,
+            str(path),
+            None,
+            first,
+            first + 4,
+            "\n".join(lines[first - 1 : first + 4]),
+            cited=True,
+        ),
+        window,
+    )
     viewer.show()
     _save(viewer, "source-viewer.png", app, out)
     viewer.close()
@@ -228,8 +252,7 @@ def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> N
     _save(window, "server.png", app, out)
     window.show_page("tools")
     _save(window, "tools.png", app, out)
-    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware,
-                           window)
+    setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware, window)
     setup.show()
     _save(setup, "first-run.png", app, out)
     setup.reject()
@@ -245,12 +268,19 @@ def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> N
 def _options(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--language", default="en", help="e.g. zh_CN (default: en)")
-    parser.add_argument("--theme", choices=("light", "dark"),
-                        help="every shot in this theme (default: light, chat also in dark)")
-    parser.add_argument("--size", default="1180x760",
-                        help="window size WIDTHxHEIGHT (default: 1180x760; try 900x600)")
-    parser.add_argument("--out", type=Path, default=OUT,
-                        help="folder for the PNGs (default: docs/screenshots)")
+    parser.add_argument(
+        "--theme",
+        choices=("light", "dark"),
+        help="every shot in this theme (default: light, chat also in dark)",
+    )
+    parser.add_argument(
+        "--size",
+        default="1180x760",
+        help="window size WIDTHxHEIGHT (default: 1180x760; try 900x600)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=OUT, help="folder for the PNGs (default: docs/screenshots)"
+    )
     return parser.parse_args(argv)
 
 

@@ -26,6 +26,7 @@ fi
 export QT_QPA_PLATFORM=offscreen
 echo "== commits";       PYTHON=.venv/bin/python ./scripts/check-commits.sh
 echo "== ruff";          .venv/bin/ruff check desktop tests packaging
+echo "== ruff format";   .venv/bin/ruff format --check desktop tests packaging scripts
 echo "== mypy (strict)"; .venv/bin/mypy
 echo "== import-linter"; .venv/bin/lint-imports
 # The real Codex CLI and Claude Code for tests/agents (npm, cached; skipped without npm).

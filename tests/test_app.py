@@ -8,12 +8,16 @@ from desktop.app import build_context
 from desktop.config import NoPolicy
 
 
-def test_preload_warms_listed_models_and_reports_failures(edgedesk_home: Path,
-                                                          tiny_chat: Path) -> None:
+def test_preload_warms_listed_models_and_reports_failures(
+    edgedesk_home: Path, tiny_chat: Path
+) -> None:
     ctx = build_context(
-        cli_settings={"engine.preload": [str(tiny_chat), "no-such-model"],
-                      "engine.keep_alive_s": 30},
-        policy=NoPolicy())
+        cli_settings={
+            "engine.preload": [str(tiny_chat), "no-such-model"],
+            "engine.keep_alive_s": 30,
+        },
+        policy=NoPolicy(),
+    )
     failures = ctx.preload()
     assert list(failures) == ["no-such-model"] and "unknown model" in failures["no-such-model"]
     loaded = ctx.scheduler.loaded()
@@ -23,8 +27,9 @@ def test_preload_warms_listed_models_and_reports_failures(edgedesk_home: Path,
     assert ctx.scheduler.loaded() == []
 
 
-def test_reranker_setting_wires_a_reranker_into_document_search(edgedesk_home: Path,
-                                                                 tmp_path: Path) -> None:
+def test_reranker_setting_wires_a_reranker_into_document_search(
+    edgedesk_home: Path, tmp_path: Path
+) -> None:
     from tests.fixtures.tiny_gguf import write_tiny_bert
 
     model = write_tiny_bert(tmp_path / "rr.gguf", pooling=4, seed=5)

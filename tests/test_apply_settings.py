@@ -40,8 +40,13 @@ def ctx() -> Iterator[AppContext]:
 
 def download(ctx: AppContext) -> InstalledModel:
     target = parse_target(f"{REPO}:{FILE}", ctx.catalog)
-    return pull(target, hub=ctx.hub, downloader=ctx.downloader(), index=ctx.installed,
-                models_dir=ctx.paths.models_dir)
+    return pull(
+        target,
+        hub=ctx.hub,
+        downloader=ctx.downloader(),
+        index=ctx.installed,
+        models_dir=ctx.paths.models_dir,
+    )
 
 
 def test_ticking_offline_stops_hub_search_and_downloads_at_once(hub: FakeHub, ctx: AppContext):
@@ -76,18 +81,21 @@ def test_a_new_hub_endpoint_is_used_by_the_next_search(hub: FakeHub, ctx: AppCon
 def test_a_stopped_server_is_rebuilt_and_restart_only_keys_are_named(ctx: AppContext):
     ctx.scheduler  # noqa: B018 - built, so its limits need a restart to change
     old = ctx.api_server
-    needs_restart = ctx.apply_settings({"server.port": 8799, "language": "zh_CN",
-                                        "engine.keep_alive_s": 5.0,
-                                        "engine.max_loaded_models": 3})
+    needs_restart = ctx.apply_settings(
+        {
+            "server.port": 8799,
+            "language": "zh_CN",
+            "engine.keep_alive_s": 5.0,
+            "engine.max_loaded_models": 3,
+        }
+    )
     assert needs_restart == ["engine.max_loaded_models", "language"]
     assert ctx.scheduler.keep_alive_s == 5.0
     assert ctx.api_server is not old
     assert ctx.api_server.settings.port == 8799
 
 
-
-def test_new_picture_caps_reach_the_stopped_server_on_its_next_start(
-        ctx: AppContext) -> None:
+def test_new_picture_caps_reach_the_stopped_server_on_its_next_start(ctx: AppContext) -> None:
     old = ctx.api_server
     assert ctx.apply_settings({"image_max_megapixels": 2}) == []
     assert ctx.api_server is not old
@@ -141,19 +149,23 @@ def test_every_setting_rebuilds_exactly_the_members_it_always_did(ctx: AppContex
 KEPT = ["net", "audit", "installed", "key_store", "scheduler", "library", "mcp_clients"]
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    ("proxy", "http://127.0.0.1:9"),
-    ("hub_endpoint", "http://127.0.0.1:9"),
-    ("reranker_model", "bge-reranker-v2-m3"),
-    ("allow_user_remotes", False),
-    ("mcp_require_approval", True),
-    ("offline", True),
-    ("allowed_models", ["qwen"]),
-    ("server.port", 8799),
-    ("engine.keep_alive_s", 5.0),
-])
-def test_a_change_gives_new_objects_only_where_it_is_declared(ctx: AppContext, key: str,
-                                                              value: object) -> None:
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("proxy", "http://127.0.0.1:9"),
+        ("hub_endpoint", "http://127.0.0.1:9"),
+        ("reranker_model", "bge-reranker-v2-m3"),
+        ("allow_user_remotes", False),
+        ("mcp_require_approval", True),
+        ("offline", True),
+        ("allowed_models", ["qwen"]),
+        ("server.port", 8799),
+        ("engine.keep_alive_s", 5.0),
+    ],
+)
+def test_a_change_gives_new_objects_only_where_it_is_declared(
+    ctx: AppContext, key: str, value: object
+) -> None:
     names = sorted({*REBUILT_ON, "remote_directory", "api_server", *KEPT})
     before = {name: getattr(ctx, name) for name in names}
     ctx.apply_settings({key: value})
@@ -168,7 +180,8 @@ def test_a_running_server_keeps_its_settings_until_it_starts_again(ctx: AppConte
     try:
         assert ctx.api_server_running
         assert ctx.apply_settings({"server.requests_per_minute": 30}) == [
-            "server.requests_per_minute"]
+            "server.requests_per_minute"
+        ]
         assert ctx.api_server is runner and runner.settings.requests_per_minute is None
         runner.stop()
         assert not ctx.api_server_running and ctx.api_server is runner

@@ -34,8 +34,16 @@ def _filled(folder: Path) -> tuple[AuditLog, Clock]:
     log = AuditLog(folder, clock=clock)
     for day in range(3):  # three daily files, one chain
         for i in range(4):
-            log.record("api.call", key="ide", endpoint="/v1/chat/completions", model="m",
-                       tokens_in=10 + i, tokens_out=5, status=200, request_id=f"req_{day}{i}")
+            log.record(
+                "api.call",
+                key="ide",
+                endpoint="/v1/chat/completions",
+                model="m",
+                tokens_in=10 + i,
+                tokens_out=5,
+                status=200,
+                request_id=f"req_{day}{i}",
+            )
         clock.now += DAY
     return log, clock
 
@@ -53,7 +61,11 @@ def test_the_chain_holds_across_daily_files(tmp_path: Path) -> None:
     last_of_day_one = json.loads(_lines(log.files()[0])[-1])
     assert first["prev"] == last_of_day_one["hash"]  # rotation does not break the chain
     assert [e["request_id"] for e in log.entries(since=clock.now - DAY)] == [
-        "req_20", "req_21", "req_22", "req_23"]
+        "req_20",
+        "req_21",
+        "req_22",
+        "req_23",
+    ]
 
 
 def test_a_removed_line_is_found(tmp_path: Path) -> None:
@@ -63,8 +75,10 @@ def test_a_removed_line_is_found(tmp_path: Path) -> None:
     day.write_text("".join(lines[:1] + lines[2:]), encoding="utf-8")
     result = log.verify()
     assert not result.ok
-    assert result.problems == [f"{day.name} line 2: does not follow the line before it (a "
-                               "line before it was removed or inserted)"]
+    assert result.problems == [
+        f"{day.name} line 2: does not follow the line before it (a "
+        "line before it was removed or inserted)"
+    ]
 
 
 def test_an_edited_line_is_found(tmp_path: Path) -> None:
@@ -74,8 +88,9 @@ def test_an_edited_line_is_found(tmp_path: Path) -> None:
     lines[2] = lines[2].replace('"status": 200', '"status": 403')
     day.write_text("".join(lines), encoding="utf-8")
     result = log.verify()
-    assert result.problems == [f"{day.name} line 3: its content does not match its hash "
-                               "(the line was edited)"]
+    assert result.problems == [
+        f"{day.name} line 3: its content does not match its hash (the line was edited)"
+    ]
 
 
 def test_lines_cut_off_the_end_or_a_whole_day_removed_are_found(tmp_path: Path) -> None:
@@ -92,34 +107,51 @@ def test_lines_cut_off_the_end_or_a_whole_day_removed_are_found(tmp_path: Path) 
 
 def test_policy_turns_it_on_and_a_policy_change_is_recorded_once(tmp_path: Path) -> None:
     folder = tmp_path / "it-audit"
-    policy = MachinePolicy("test", {"AuditLog": True, "AuditLogPath": str(folder),
-                                    "RetentionDays": 30})
+    policy = MachinePolicy(
+        "test", {"AuditLog": True, "AuditLogPath": str(folder), "RetentionDays": 30}
+    )
     for _ in range(2):
         build_context(policy=policy).audit  # noqa: B018 - two starts, same policy
-    changed = MachinePolicy("test", {"AuditLog": True, "AuditLogPath": str(folder),
-                                     "RetentionDays": 7})
+    changed = MachinePolicy(
+        "test", {"AuditLog": True, "AuditLogPath": str(folder), "RetentionDays": 7}
+    )
     ctx = build_context(policy=changed)
     log = ctx.audit
     assert isinstance(log, AuditLog) and log.folder == folder
     seen = [e for e in log.entries() if e["event"] == "policy.changed"]
     assert [e["values"]["retention_days"] for e in seen] == [30, 7]
     # A remote-engine call through the network gate is an audit event (no content).
-    ctx.net.record("POST", "https://llm.corp.example/v1/chat/completions", "remote engine",
-                   sent=120, received=480)
+    ctx.net.record(
+        "POST",
+        "https://llm.corp.example/v1/chat/completions",
+        "remote engine",
+        sent=120,
+        received=480,
+    )
     [call] = [e for e in log.entries() if e["event"] == "remote.call"]
     assert (call["host"], call["bytes_sent"], call["bytes_received"]) == (
-        "llm.corp.example", 120, 480)
+        "llm.corp.example",
+        120,
+        480,
+    )
     assert log.verify().ok
 
 
 def _edgedesk(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "desktop", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env=os.environ)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=os.environ,
+    )
 
 
-def test_commands_feed_the_log_which_show_and_verify_read(file_keyring: Path,
-                                                          tmp_path: Path) -> None:
+def test_commands_feed_the_log_which_show_and_verify_read(
+    file_keyring: Path, tmp_path: Path
+) -> None:
     paths = Paths.from_env()
     paths.config_dir.mkdir(parents=True, exist_ok=True)
     paths.settings_file.write_text("audit_log = true\n", encoding="utf-8")
@@ -128,18 +160,29 @@ def test_commands_feed_the_log_which_show_and_verify_read(file_keyring: Path,
     conv = store.create_conversation("Patient Zebra", "m")
     store.add_message(conv.id, ChatMessage("user", "secretdiagnosis"))
     store.close()
-    for command in (("keys", "create", "ide", "--models", "m"), ("keys", "revoke", "ide"),
-                    ("data", "encrypt"), ("data", "export-key", str(tmp_path / "k")),
-                    ("chats", "export", "--format", "json", "-o", str(tmp_path / "c.json")),
-                    ("chats", "rm", str(conv.id)), ("data", "move", str(tmp_path / "moved"))):
+    for command in (
+        ("keys", "create", "ide", "--models", "m"),
+        ("keys", "revoke", "ide"),
+        ("data", "encrypt"),
+        ("data", "export-key", str(tmp_path / "k")),
+        ("chats", "export", "--format", "json", "-o", str(tmp_path / "c.json")),
+        ("chats", "rm", str(conv.id)),
+        ("data", "move", str(tmp_path / "moved")),
+    ):
         done = _edgedesk(*command)
         assert done.returncode == 0, (command, done.stderr)
     shown = _edgedesk("audit", "show", "--json")
     assert shown.returncode == 0, shown.stderr
     events = [json.loads(line) for line in shown.stdout.splitlines()]
     assert [e["event"] for e in events] == [
-        "key.created", "key.revoked", "data.encrypted", "key.exported", "chats.exported",
-        "chats.deleted", "data.moved"]
+        "key.created",
+        "key.revoked",
+        "data.encrypted",
+        "key.exported",
+        "chats.exported",
+        "chats.deleted",
+        "data.moved",
+    ]
     assert events[0]["scope"] == "models m" and events[2]["key_source"] == "keyring"
     assert "secretdiagnosis" not in shown.stdout and "Zebra" not in shown.stdout
     assert _edgedesk("audit", "show", "--since", "1h").stdout.count("\n") == 7

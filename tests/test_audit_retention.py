@@ -34,8 +34,7 @@ def test_retention_deletions_are_audited_at_start_and_in_maintenance() -> None:
     paths = Paths.from_env()
     paths.config_dir.mkdir(parents=True, exist_ok=True)
     # In settings.toml, so that `edgedesk audit verify` below finds the log too.
-    paths.settings_file.write_text("retention_days = 30\naudit_log = true\n",
-                                   encoding="utf-8")
+    paths.settings_file.write_text("retention_days = 30\naudit_log = true\n", encoding="utf-8")
     ctx = build_context()
     folder = ctx.paths.log_dir / "audit"
     ctx.paths.database.parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +54,13 @@ def test_retention_deletions_are_audited_at_start_and_in_maintenance() -> None:
     text = "".join(p.read_text(encoding="utf-8") for p in AuditLog(folder).files())
     for word in ("Zebra", "Yak", "secretdiagnosis", "othersecret"):
         assert word not in text
-    done = subprocess.run([sys.executable, "-m", "desktop", "audit", "verify"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env=os.environ)
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop", "audit", "verify"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=os.environ,
+    )
     assert done.returncode == 0 and "intact: 2 lines" in done.stdout, done.stdout

@@ -14,8 +14,14 @@ from desktop.errors import ConfigError
 
 def test_edgedesk_home_puts_every_path_under_one_folder(tmp_path: Path) -> None:
     paths = Paths.from_env({"EDGEDESK_HOME": str(tmp_path)})
-    for folder in (paths.config_dir, paths.data_dir, paths.cache_dir, paths.log_dir,
-                   paths.models_dir, paths.database):
+    for folder in (
+        paths.config_dir,
+        paths.data_dir,
+        paths.cache_dir,
+        paths.log_dir,
+        paths.models_dir,
+        paths.database,
+    ):
         assert folder.is_relative_to(tmp_path)
 
 
@@ -23,19 +29,21 @@ def test_defaults_user_file_env_and_cli_layer_in_order(tmp_path: Path) -> None:
     paths = Paths.from_env({"EDGEDESK_HOME": str(tmp_path)})
     paths.ensure()
     paths.settings_file.write_text("[server]\nport = 9000\n[engine]\nkeep_alive_s = 60\n")
-    eff = load_settings(paths, environ={"EDGEDESK_OFFLINE": "1"},
-                        cli={"engine.keep_alive_s": 5})
+    eff = load_settings(paths, environ={"EDGEDESK_OFFLINE": "1"}, cli={"engine.keep_alive_s": 5})
     assert eff.settings.server.port == 9000 and eff.sources["server.port"] == "user"
     assert eff.settings.offline is True and eff.sources["offline"] == "environment"
     assert eff.settings.engine.keep_alive_s == 5
     assert eff.settings.server.host == "127.0.0.1"  # safe default
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("[server]\nport = 70000\n", r"'server.port'.*less than or equal to 65535.*70000"),
-    ("[server]\nprot = 1\n", r"'server.prot'.*Extra inputs are not permitted"),
-    ("offline = \n", r"not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[server]\nport = 70000\n", r"'server.port'.*less than or equal to 65535.*70000"),
+        ("[server]\nprot = 1\n", r"'server.prot'.*Extra inputs are not permitted"),
+        ("offline = \n", r"not valid TOML"),
+    ],
+)
 def test_bad_settings_name_file_key_and_value(tmp_path: Path, text: str, message: str) -> None:
     paths = Paths.from_env({"EDGEDESK_HOME": str(tmp_path)})
     paths.ensure()
@@ -63,7 +71,7 @@ def test_policy_overrides_everything_and_locks(tmp_path: Path) -> None:
 def test_saving_settings_round_trips_and_keeps_other_keys(tmp_path: Path) -> None:
     paths = Paths.from_env({"EDGEDESK_HOME": str(tmp_path)})
     paths.ensure()
-    paths.settings_file.write_text("theme = \"dark\"\n")
+    paths.settings_file.write_text('theme = "dark"\n')
     save_user_settings(paths, {"engine.keep_alive_s": 30}, load_settings(paths, environ={}))
     eff = load_settings(paths, environ={})
     assert eff.settings.theme == "dark" and eff.settings.engine.keep_alive_s == 30

@@ -32,10 +32,14 @@ def _threads() -> list[threading.Thread]:
 
 def test_idle_models_are_reaped_each_interval_and_maintenance_comes_soon_then_hourly() -> None:
     clock, done = Clock(), []
-    keeper = Housekeeping(lambda: done.append("reap") or ["m"],
-                          lambda cancel: done.append("maintain"),
-                          reap_interval_s=30, maintain_first_s=10, maintain_interval_s=3600,
-                          clock=clock)
+    keeper = Housekeeping(
+        lambda: done.append("reap") or ["m"],
+        lambda cancel: done.append("maintain"),
+        reap_interval_s=30,
+        maintain_first_s=10,
+        maintain_interval_s=3600,
+        clock=clock,
+    )
     assert keeper.tick() == [] and done == []  # nothing due at start
     clock.now += 10
     keeper.tick()
@@ -62,8 +66,7 @@ def test_a_failing_pass_is_logged_and_the_next_one_still_comes() -> None:
             raise RuntimeError("unload failed")
         return []
 
-    keeper = Housekeeping(reap, maintain, reap_interval_s=30, maintain_first_s=0,
-                          clock=clock)
+    keeper = Housekeeping(reap, maintain, reap_interval_s=30, maintain_first_s=0, clock=clock)
     clock.now += 30
     assert keeper.tick() == []  # maintenance raised, reaping still ran (and raised)
     clock.now += 30
@@ -79,8 +82,9 @@ def test_the_thread_runs_passes_until_stopped_and_stop_cancels_maintenance() -> 
         maintaining.set()
         cancelled.append(cancel.wait(30))  # a long rescan, cut short by stop()
 
-    keeper = Housekeeping(lambda: reaped.set() or [], maintain,
-                          reap_interval_s=0, maintain_first_s=0)
+    keeper = Housekeeping(
+        lambda: reaped.set() or [], maintain, reap_interval_s=0, maintain_first_s=0
+    )
     keeper.start()
     try:
         assert maintaining.wait(10)
@@ -99,8 +103,10 @@ def test_the_thread_runs_passes_until_stopped_and_stop_cancels_maintenance() -> 
 def test_the_server_runner_leaves_housekeeping_to_the_context(tmp_path: Path) -> None:
     # The window and `edgedesk serve` start ctx.housekeeping; the runner has no timer of
     # its own, so a window serving the API does not reap or rescan twice.
-    ctx = build_context(environ={"EDGEDESK_HOME": str(tmp_path)},
-                        cli_settings={"server.port": free_port(), "server.require_key": False})
+    ctx = build_context(
+        environ={"EDGEDESK_HOME": str(tmp_path)},
+        cli_settings={"server.port": free_port(), "server.require_key": False},
+    )
     try:
         ctx.api_server.start()
         assert ctx.api_server.running and not _threads()
@@ -111,8 +117,9 @@ def test_the_server_runner_leaves_housekeeping_to_the_context(tmp_path: Path) ->
     assert not _threads()  # closing the context stops it
 
 
-def test_edgedesk_serve_keeps_collections_fresh_on_its_own(tmp_path: Path,
-                                                          tiny_embed: Path) -> None:
+def test_edgedesk_serve_keeps_collections_fresh_on_its_own(
+    tmp_path: Path, tiny_embed: Path
+) -> None:
     # Headless, nothing else rescans: a file deleted while the server runs leaves the
     # index at the first maintenance pass (10 s after start), with no user action.
     folder = tmp_path / "notes"
@@ -131,13 +138,18 @@ def test_edgedesk_serve_keeps_collections_fresh_on_its_own(tmp_path: Path,
     with log.open("wb") as out:
         serve = subprocess.Popen(
             [sys.executable, "-m", "desktop", "serve", "--no-auth", "--port", str(free_port())],
-            stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).resolve().parents[1])
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         try:
             watcher = build_context(policy=NoPolicy())
             try:
+
                 def dropped() -> bool:  # another process's work gives no other signal
                     assert serve.poll() is None, log.read_text()
                     return watcher.library.collections()[0].documents == 1
+
                 wait_until(dropped, 120, "serve drops the deleted file")
             finally:
                 watcher.close()

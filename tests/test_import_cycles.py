@@ -36,8 +36,9 @@ def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
             # ``from pkg import mod`` imports the module ``pkg.mod`` when there is one.
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
-                       for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
+            ]
         else:
             continue
         for target in targets:

@@ -35,21 +35,29 @@ TWO_NVIDIA = "#!/bin/sh\nprintf 'NVIDIA GeForce RTX 4070, 8.9\\nNVIDIA RTX A6000
 def _dry_run(tmp_path: Path, tools: dict[str, str], **env: str) -> subprocess.CompletedProcess[str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    tools = {"nvidia-smi": NO_NVIDIA, "vulkaninfo": LAVAPIPE_ONLY, "glslc": "#!/bin/sh\n",
-             **tools}
+    tools = {"nvidia-smi": NO_NVIDIA, "vulkaninfo": LAVAPIPE_ONLY, "glslc": "#!/bin/sh\n", **tools}
     for name, text in tools.items():
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     headers = tmp_path / "vk" / "vulkan"
     headers.mkdir(parents=True, exist_ok=True)
-    (headers / "vulkan_core.h").write_text("#define VK_HEADER_VERSION 309\n"
-                                           "#define VK_EXT_layer_settings 1\n")
+    (headers / "vulkan_core.h").write_text(
+        "#define VK_HEADER_VERSION 309\n#define VK_EXT_layer_settings 1\n"
+    )
     base = {k: v for k, v in os.environ.items() if not k.startswith(("EDGEDESK_", "VULKAN"))}
     return subprocess.run(
-        [str(ROOT / "scripts" / "install.sh"), "--dry-run"], capture_output=True, text=True,
-        timeout=60, check=False,
-        env={**base, "PATH": f"{bin_dir}:/usr/bin:/bin",
-             "VULKAN_INCLUDE_DIR": str(tmp_path / "vk"), **env})
+        [str(ROOT / "scripts" / "install.sh"), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={
+            **base,
+            "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "VULKAN_INCLUDE_DIR": str(tmp_path / "vk"),
+            **env,
+        },
+    )
 
 
 def test_an_nvidia_machine_gets_cuda_for_its_compute_capabilities_only(tmp_path: Path) -> None:

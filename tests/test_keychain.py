@@ -43,8 +43,11 @@ def test_without_a_keyring_nothing_is_stored_and_the_refusal_says_why(tmp_path: 
     # tests/conftest.py selects the "fail" backend: no usable keyring, as on a bare server.
     chain = Keychain("EdgeDesk test", "API key")
     assert chain.get("work") is None
-    with pytest.raises(ConfigError, match="no usable OS keyring to store the API key in.*"
-                       "never written to a file, so remotes need one"):
+    with pytest.raises(
+        ConfigError,
+        match="no usable OS keyring to store the API key in.*"
+        "never written to a file, so remotes need one",
+    ):
         chain.set("work", "key-1", why_needed="remotes need one")
     assert chain.delete("work") is False
     assert not any(tmp_path.iterdir())

@@ -110,17 +110,21 @@ def test_a_builder_that_needs_its_own_value_fails_instead_of_recursing() -> None
     assert not held.built
 
 
-@pytest.mark.parametrize(("patterns", "changes", "rebuilt"), [
-    (("proxy", "ca_bundle"), ["proxy"], True),
-    (("proxy", "ca_bundle"), ["offline", "language"], False),
-    (("server.*",), ["server.port"], True),
-    (("server.*",), ["server_port", "engine.parallel"], False),
-    (("*",), ["engine.keep_alive_s"], True),
-    (("*",), [], False),
-    ((), ["proxy"], False),
-])
-def test_rebuilt_by_matches_keys_and_patterns(patterns: tuple[str, ...], changes: list[str],
-                                              rebuilt: bool) -> None:
+@pytest.mark.parametrize(
+    ("patterns", "changes", "rebuilt"),
+    [
+        (("proxy", "ca_bundle"), ["proxy"], True),
+        (("proxy", "ca_bundle"), ["offline", "language"], False),
+        (("server.*",), ["server.port"], True),
+        (("server.*",), ["server_port", "engine.parallel"], False),
+        (("*",), ["engine.keep_alive_s"], True),
+        (("*",), [], False),
+        ((), ["proxy"], False),
+    ],
+)
+def test_rebuilt_by_matches_keys_and_patterns(
+    patterns: tuple[str, ...], changes: list[str], rebuilt: bool
+) -> None:
     assert Lazy(object, rebuilt_on=patterns).rebuilt_by(changes) is rebuilt
 
 

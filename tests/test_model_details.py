@@ -11,7 +11,8 @@ from desktop.engine.templates import ARCHITECTURE_TEMPLATES
 
 
 def test_a_file_without_a_template_of_a_known_architecture_uses_the_built_in_one(
-        gemma_path: Path) -> None:
+    gemma_path: Path,
+) -> None:
     context = build_context(policy=NoPolicy())
     details = context.resolver.details(str(gemma_path))
     assert details.info.architecture == "gemma3" and details.info.chat_template is None
@@ -19,24 +20,26 @@ def test_a_file_without_a_template_of_a_known_architecture_uses_the_built_in_one
     assert details.chat_template == ARCHITECTURE_TEMPLATES["gemma3"]
     [only] = details.files
     assert only.size == gemma_path.stat().st_size
-    assert details.kv_cache_bytes == (details.info.kv_bytes_per_token(details.fit.cache_type)
-                                      * details.fit.context_length)
+    assert details.kv_cache_bytes == (
+        details.info.kv_bytes_per_token(details.fit.cache_type) * details.fit.context_length
+    )
 
 
 def test_a_file_that_cannot_chat_says_so_and_known_digests_are_not_recomputed(
-        tiny_chat_no_template: Path) -> None:
+    tiny_chat_no_template: Path,
+) -> None:
     context = build_context(policy=NoPolicy())
     known = {str(tiny_chat_no_template.resolve()): "0" * 64}
     details = context.resolver.details(str(tiny_chat_no_template), known)
     assert (details.chat_template, details.template_source) == (None, "")
     assert details.files[0].sha256 == "0" * 64  # given, not hashed again
     fresh = context.resolver.details(str(tiny_chat_no_template))
-    assert fresh.files[0].sha256 == hashlib.sha256(
-        tiny_chat_no_template.read_bytes()).hexdigest()
+    assert fresh.files[0].sha256 == hashlib.sha256(tiny_chat_no_template.read_bytes()).hexdigest()
 
 
 def test_a_vision_model_shows_its_projector_and_counts_it_in_the_memory(
-        edgedesk_home: Path, tiny_chat: Path, tiny_projector: Path) -> None:
+    edgedesk_home: Path, tiny_chat: Path, tiny_projector: Path
+) -> None:
     context = build_context(policy=NoPolicy())
     text_only = context.resolver.details(str(tiny_chat))
     assert text_only.projector is None
@@ -45,5 +48,6 @@ def test_a_vision_model_shows_its_projector_and_counts_it_in_the_memory(
     assert seeing.projector is not None
     assert seeing.projector.path == tiny_projector.resolve()
     assert seeing.projector.sha256 == hashlib.sha256(tiny_projector.read_bytes()).hexdigest()
-    assert (seeing.fit.estimated_bytes - text_only.fit.estimated_bytes
-            >= tiny_projector.stat().st_size)
+    assert (
+        seeing.fit.estimated_bytes - text_only.fit.estimated_bytes >= tiny_projector.stat().st_size
+    )

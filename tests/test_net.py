@@ -22,7 +22,13 @@ def test_gate_logs_host_path_and_purpose_but_not_the_query(tmp_path):
     gate.check("get", "https://cdn.example/file?X-Amz-Signature=secret", "download x")
     [entry] = gate.entries()
     assert (entry.time, entry.host, entry.method, entry.path, entry.purpose, entry.allowed) == (
-        1234.5, "cdn.example", "GET", "/file", "download x", True)
+        1234.5,
+        "cdn.example",
+        "GET",
+        "/file",
+        "download x",
+        True,
+    )
     assert "secret" not in gate.log_path.read_text()
 
 
@@ -53,12 +59,15 @@ def test_hook_sees_every_request_including_redirects(tmp_path, tiny_chat):
     with FakeHub() as hub:
         hub.add_repo("org/r", {"f.gguf": b"x" * 1000})
         gate = NetGate(tmp_path / "net.jsonl")
-        with httpx.Client(event_hooks={"request": [gate.hook("test")]},
-                          follow_redirects=True) as client:
+        with httpx.Client(
+            event_hooks={"request": [gate.hook("test")]}, follow_redirects=True
+        ) as client:
             assert client.get(f"{hub.url}/org/r/resolve/main/f.gguf").content == b"x" * 1000
         offline = NetGate(tmp_path / "off.jsonl", offline=True)
-        with httpx.Client(event_hooks={"request": [offline.hook("test")]}) as client, \
-                pytest.raises(NetworkBlocked):
+        with (
+            httpx.Client(event_hooks={"request": [offline.hook("test")]}) as client,
+            pytest.raises(NetworkBlocked),
+        ):
             client.get(f"{hub.url}/org/r/resolve/main/f.gguf")
         assert len(hub.log) == 2  # the resolve and its CDN redirect; nothing while offline
     assert [e.path.split("/")[1] for e in gate.entries()] == ["org", "_cdn"]
@@ -81,14 +90,25 @@ else:
 @pytest.mark.parametrize("client", ["plain", "edgedesk"])
 def test_no_unasked_agent_harnesses_call(client, tmp_path):
     """huggingface_hub 2.4 fetches /api/agent-harnesses on its first request; we must not."""
-    quiet = {"HF_HUB_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "DO_NOT_TRACK", "DISABLE_TELEMETRY",
-             "HF_HUB_DISABLE_UPDATE_CHECK", "HF_HUB_DISABLE_IMPLICIT_TOKEN"}
+    quiet = {
+        "HF_HUB_OFFLINE",
+        "HF_HUB_DISABLE_TELEMETRY",
+        "DO_NOT_TRACK",
+        "DISABLE_TELEMETRY",
+        "HF_HUB_DISABLE_UPDATE_CHECK",
+        "HF_HUB_DISABLE_IMPLICIT_TOKEN",
+    }
     with FakeHub() as hub:
         hub.add_repo("org/r", {"f.gguf": b"x"})
         env = {k: v for k, v in os.environ.items() if k not in quiet}
         env.update(HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf"), PYTHONPATH=str(ROOT))
-        subprocess.run([sys.executable, "-c", _PROBE, client, str(tmp_path / "net.jsonl")],
-                       env=env, check=True, timeout=60, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-c", _PROBE, client, str(tmp_path / "net.jsonl")],
+            env=env,
+            check=True,
+            timeout=60,
+            cwd=ROOT,
+        )
         paths = [e.path for e in hub.log]
     assert "/api/models/org/r" in paths
     if client == "plain":  # the control: proves the fake Hub would have seen the call

@@ -36,8 +36,9 @@ class _Pinned:
 
 def _context(policy: Any = None, **options: Any) -> AppContext:
     """A start of the window: it carries out a requested move."""
-    return build_context(environ=dict(os.environ), policy=policy or NoPolicy(),
-                         apply_moves=True, **options)
+    return build_context(
+        environ=dict(os.environ), policy=policy or NoPolicy(), apply_moves=True, **options
+    )
 
 
 def _with_a_chat_and_a_model(ctx: AppContext) -> tuple[int, Path]:
@@ -92,8 +93,9 @@ def test_move_waits_while_another_edgedesk_uses_the_folder(tmp_path: Path) -> No
     assert _context().paths.data_dir == target
 
 
-def test_a_failed_copy_leaves_the_data_where_it_was(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_copy_leaves_the_data_where_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ctx = _context()
     _, model = _with_a_chat_and_a_model(ctx)
     source = ctx.paths.data_dir
@@ -112,8 +114,7 @@ def test_a_failed_copy_leaves_the_data_where_it_was(tmp_path: Path,
     monkeypatch.setattr(relocate.shutil, "copy2", disk_fills_up)
     with pytest.raises(ConfigError, match="nothing was moved"):
         relocate._copy_all(relocate._entries(source), target, 1, None)  # across drives
-    assert sorted(p.relative_to(source) for p in source.rglob("*")
-                  if p.name != ".in-use") == before
+    assert sorted(p.relative_to(source) for p in source.rglob("*") if p.name != ".in-use") == before
     assert list(target.iterdir()) == []
     assert model.read_bytes()[:4] == b"GGUF"
     _quit(ctx)
@@ -126,8 +127,9 @@ def test_copy_across_drives_reports_progress_and_removes_the_originals(tmp_path:
     (source / "edgedesk.db").write_bytes(bytes(1000))
     target.mkdir()
     seen: list[tuple[int, int]] = []
-    moved = relocate._copy_all(relocate._entries(source), target, 4000,
-                               lambda done, total: seen.append((done, total)))
+    moved = relocate._copy_all(
+        relocate._entries(source), target, 4000, lambda done, total: seen.append((done, total))
+    )
     assert moved.size == 4000 and seen[-1] == (4000, 4000)
     assert (target / "models" / "org" / "m.gguf").stat().st_size == 3000
     assert len(list(source.iterdir())) == 2  # originals stay until the move is committed
@@ -152,16 +154,20 @@ def test_a_failed_start_move_keeps_the_old_folder_and_says_why(tmp_path: Path) -
     _quit(after)
 
 
-@pytest.mark.parametrize(("target", "message"), [
-    ("relative/folder", "absolute path"),
-    ("{data}/inside", "contain each other"),
-    ("{data}", "already keeps its data"),
-])
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("relative/folder", "absolute path"),
+        ("{data}/inside", "contain each other"),
+        ("{data}", "already keeps its data"),
+    ],
+)
 def test_moves_that_would_tangle_data_are_refused(target: str, message: str) -> None:
     ctx = _context()
     with pytest.raises(ConfigError, match=message):
-        request_move(ctx.paths, ctx.effective,
-                     Path(target.format(data=ctx.paths.data_dir)), move=True)
+        request_move(
+            ctx.paths, ctx.effective, Path(target.format(data=ctx.paths.data_dir)), move=True
+        )
     assert pending_move(ctx.paths) is None
     _quit(ctx)
 
@@ -210,9 +216,14 @@ def test_the_folder_lock_is_shared_until_someone_wants_it_alone(tmp_path: Path) 
 
 
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "desktop", "data", *args],
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "EDGEDESK_HOME": str(home)})
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", "data", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "EDGEDESK_HOME": str(home)},
+    )
 
 
 def test_cli_data_move_and_show(tmp_path: Path, edgedesk_home: Path) -> None:
@@ -257,9 +268,17 @@ def test_pulled_models_are_still_installed_after_a_move(tmp_path: Path) -> None:
     model_file = ctx.paths.models_dir / "someone" / "Other-GGUF" / "Other-Q8_0.gguf"
     model_file.parent.mkdir(parents=True)
     model_file.write_bytes(b"GGUF" + bytes(64))
-    ctx.installed.add(InstalledModel(
-        id="Other-Q8_0", files=(str(model_file),), size=68, sha256=("ab" * 32,),
-        source="hub", repo="someone/Other-GGUF", managed=True))
+    ctx.installed.add(
+        InstalledModel(
+            id="Other-Q8_0",
+            files=(str(model_file),),
+            size=68,
+            sha256=("ab" * 32,),
+            source="hub",
+            repo="someone/Other-GGUF",
+            managed=True,
+        )
+    )
     request_move(ctx.paths, ctx.effective, tmp_path / "new", move=True)
     _quit(ctx)
     moved = _context()
@@ -269,7 +288,8 @@ def test_pulled_models_are_still_installed_after_a_move(tmp_path: Path) -> None:
 
 
 def test_originals_that_cannot_be_removed_are_reported_not_lost(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ctx = _context()
     _with_a_chat_and_a_model(ctx)
     request_move(ctx.paths, ctx.effective, tmp_path / "usb", move=True)
@@ -292,8 +312,9 @@ def test_originals_that_cannot_be_removed_are_reported_not_lost(
     _quit(moved)
 
 
-def test_a_failed_commit_puts_renamed_data_back(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_commit_puts_renamed_data_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ctx = _context()
     _with_a_chat_and_a_model(ctx)
     request_move(ctx.paths, ctx.effective, tmp_path / "same-drive", move=True)
@@ -312,7 +333,8 @@ def test_a_failed_commit_puts_renamed_data_back(tmp_path: Path,
 
 
 def test_a_linked_models_folder_stays_a_link_across_drives(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source, target = tmp_path / "a", tmp_path / "b"
     big_disk = tmp_path / "big-disk"
     (big_disk / "org").mkdir(parents=True)
@@ -345,7 +367,8 @@ def test_a_user_data_folder_that_is_gone_is_not_recreated_empty(tmp_path: Path) 
 
 
 def test_a_policy_location_may_name_a_per_user_folder(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("EDGEDESK_TEST_PROFILE", str(tmp_path / "profile"))
     ctx = _context(_Pinned(Path("$EDGEDESK_TEST_PROFILE/EdgeDesk")))
     assert ctx.paths.data_dir == tmp_path / "profile" / "EdgeDesk"

@@ -18,23 +18,46 @@ from desktop.resolve import ModelResolver, installed_from_mapping
 
 GIB = 1024**3
 ROOMY = Hardware(ram_total_bytes=64 * GIB, ram_available_bytes=64 * GIB, cpu_count=8)
-CATALOG = Catalog.model_validate({"schema_version": 1, "model": [
-    {"id": "cat-chat", "name": "Cat Chat", "family": "other", "kind": "chat",
-     "repo": "org/cat-chat-gguf", "context_length": 4096, "license": "mit",
-     "tier": "laptop", "default_quant": "Q4_K_M",
-     "quants": [{"name": "Q4_K_M", "files": ["cat-chat-Q4_K_M.gguf"]}]},
-]})
+CATALOG = Catalog.model_validate(
+    {
+        "schema_version": 1,
+        "model": [
+            {
+                "id": "cat-chat",
+                "name": "Cat Chat",
+                "family": "other",
+                "kind": "chat",
+                "repo": "org/cat-chat-gguf",
+                "context_length": 4096,
+                "license": "mit",
+                "tier": "laptop",
+                "default_quant": "Q4_K_M",
+                "quants": [{"name": "Q4_K_M", "files": ["cat-chat-Q4_K_M.gguf"]}],
+            },
+        ],
+    }
+)
 
 
-def _resolver(tmp_path: Path, *, installed: dict[str, list[Path]] | None = None,
-              settings: EngineSettings | None = None, hardware: Hardware = ROOMY,
-              **fields: object) -> ModelResolver:
+def _resolver(
+    tmp_path: Path,
+    *,
+    installed: dict[str, list[Path]] | None = None,
+    settings: EngineSettings | None = None,
+    hardware: Hardware = ROOMY,
+    **fields: object,
+) -> ModelResolver:
     root = tmp_path / "home"
     paths = Paths(root / "config", root / "data", root / "cache", root / "logs")
-    return ModelResolver(catalog=CATALOG, paths=paths,
-                         engine_settings=settings or EngineSettings(), hardware=hardware,
-                         gpu_offload=False, installed=installed_from_mapping(installed or {}),
-                         **fields)  # type: ignore[arg-type]
+    return ModelResolver(
+        catalog=CATALOG,
+        paths=paths,
+        engine_settings=settings or EngineSettings(),
+        hardware=hardware,
+        gpu_offload=False,
+        installed=installed_from_mapping(installed or {}),
+        **fields,
+    )  # type: ignore[arg-type]
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -44,11 +67,14 @@ def _copy(source: Path, target: Path) -> Path:
 
 
 def test_a_name_is_found_in_the_first_of_the_five_places_that_has_it(
-        tmp_path: Path, tiny_chat: Path) -> None:
+    tmp_path: Path, tiny_chat: Path
+) -> None:
     shared = tmp_path / "it-share"
     resolver = _resolver(tmp_path, shared_models_dir=shared)
-    with pytest.raises(ModelNotFound, match="cat-chat is not downloaded yet; run 'edgedesk "
-                       "models pull cat-chat' first") as missing:
+    with pytest.raises(
+        ModelNotFound,
+        match="cat-chat is not downloaded yet; run 'edgedesk models pull cat-chat' first",
+    ) as missing:
         resolver.locate("cat-chat")
     assert missing.value.kind == "not_downloaded"
 
@@ -56,8 +82,9 @@ def test_a_name_is_found_in_the_first_of_the_five_places_that_has_it(
     in_shared = _copy(tiny_chat, shared / "org" / "cat-chat-gguf" / "cat-chat-Q4_K_M.gguf")
     assert resolver.locate("cat-chat") == (in_shared, CATALOG.get("cat-chat"), [in_shared])
     # 4. The catalog's own download folder comes before it.
-    pulled = _copy(tiny_chat, resolver.paths.models_dir / "org" / "cat-chat-gguf"
-                   / "cat-chat-Q4_K_M.gguf")
+    pulled = _copy(
+        tiny_chat, resolver.paths.models_dir / "org" / "cat-chat-gguf" / "cat-chat-Q4_K_M.gguf"
+    )
     assert resolver.locate("cat-chat")[0] == pulled
     # 3. The installed index (pulls of other quants, imports) comes before that.
     imported = _copy(tiny_chat, tmp_path / "mine" / "cat-chat-Q8_0.gguf")
@@ -75,11 +102,13 @@ def test_a_name_is_found_in_the_first_of_the_five_places_that_has_it(
 
 
 def test_the_machine_policy_refuses_a_model_it_lists_neither_by_id_nor_by_digest(
-        tmp_path: Path, tiny_chat: Path) -> None:
+    tmp_path: Path, tiny_chat: Path
+) -> None:
     digest = hashlib.sha256(tiny_chat.read_bytes()).hexdigest()
     resolver = _resolver(tmp_path, allowed_models=["some-other-model", "0" * 64])
-    with pytest.raises(ModelNotAllowed, match="tiny-chat is blocked by your organization's "
-                       "policy") as blocked:
+    with pytest.raises(
+        ModelNotAllowed, match="tiny-chat is blocked by your organization's policy"
+    ) as blocked:
         resolver(str(tiny_chat))
     assert blocked.value.kind == "policy_blocked"
     resolver.allowed_models = ["some-other-model", digest.upper()]  # IT may paste it so
@@ -91,9 +120,16 @@ def test_the_machine_policy_refuses_a_model_it_lists_neither_by_id_nor_by_digest
 
 
 def test_the_plan_carries_the_settings_and_the_kind_read_from_the_header(
-        tmp_path: Path, tiny_chat: Path, tiny_embed: Path) -> None:
-    settings = EngineSettings(context_length=2048, parallel=6, max_parallel=3, threads=2,
-                              prompt_cache_disk_mb=5, prompt_lookup_tokens=8)
+    tmp_path: Path, tiny_chat: Path, tiny_embed: Path
+) -> None:
+    settings = EngineSettings(
+        context_length=2048,
+        parallel=6,
+        max_parallel=3,
+        threads=2,
+        prompt_cache_disk_mb=5,
+        prompt_lookup_tokens=8,
+    )
     resolver = _resolver(tmp_path, settings=settings)
     spec = resolver(str(tiny_chat))
     plan = spec.local
@@ -111,15 +147,20 @@ def test_the_plan_carries_the_settings_and_the_kind_read_from_the_header(
 
 
 def test_a_catalog_id_holding_another_kind_of_model_is_refused_with_the_way_out(
-        tmp_path: Path, tiny_embed: Path) -> None:
+    tmp_path: Path, tiny_embed: Path
+) -> None:
     resolver = _resolver(tmp_path, installed={"cat-chat": [tiny_embed]})
-    with pytest.raises(ModelFileError, match="installed as cat-chat but holds an embedding "
-                       "model, not a chat model; remove it with 'edgedesk models rm cat-chat'"):
+    with pytest.raises(
+        ModelFileError,
+        match="installed as cat-chat but holds an embedding "
+        "model, not a chat model; remove it with 'edgedesk models rm cat-chat'",
+    ):
         resolver("cat-chat")
 
 
 def test_a_sliding_window_model_is_planned_with_one_kv_cache_per_slot(
-        tmp_path: Path, gemma_path: Path) -> None:
+    tmp_path: Path, gemma_path: Path
+) -> None:
     # Gemma 3 has sliding-window layers, so the engine gives each slot its own cache of
     # the planned context (engine/native.py); the plan must count all four.
     gemma = read_gguf(gemma_path)
@@ -138,10 +179,12 @@ def test_a_sliding_window_model_is_planned_with_one_kv_cache_per_slot(
     # Where four caches of the trained context do not fit, the context shrinks (the
     # slots stay) until they do.
     budget = gemma.estimate_bytes(32768, "f16", 1)  # room for one cache of 32768 only
-    tight = Hardware(ram_total_bytes=budget * 2, ram_available_bytes=int(budget / 0.85) + 1,
-                     cpu_count=8)
-    fitted = _resolver(tmp_path, hardware=tight,
-                       settings=EngineSettings(parallel=4, cache_type="f16")).fit(gemma)
+    tight = Hardware(
+        ram_total_bytes=budget * 2, ram_available_bytes=int(budget / 0.85) + 1, cpu_count=8
+    )
+    fitted = _resolver(
+        tmp_path, hardware=tight, settings=EngineSettings(parallel=4, cache_type="f16")
+    ).fit(gemma)
     assert fitted.parallel == 4 and fitted.runs
     assert fitted.context_length == 8192
     assert fitted.estimated_bytes == gemma.estimate_bytes(8192, "f16", 4) <= budget

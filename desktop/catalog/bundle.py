@@ -56,11 +56,12 @@ def _private_key(pem: bytes) -> Ed25519PrivateKey:
     try:
         key = load_pem_private_key(pem, password=None)
     except (ValueError, TypeError) as exc:
-        raise InvalidRequest(f"the signing key is not a readable PEM private key ({exc})"
-                             ) from None
+        raise InvalidRequest(f"the signing key is not a readable PEM private key ({exc})") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise InvalidRequest("the signing key must be an Ed25519 key "
-                             "(openssl genpkey -algorithm ed25519 -out bundle-key.pem)")
+        raise InvalidRequest(
+            "the signing key must be an Ed25519 key "
+            "(openssl genpkey -algorithm ed25519 -out bundle-key.pem)"
+        )
     return key
 
 
@@ -93,8 +94,12 @@ def _copy_hashing(source: Path, target: Path, progress: Progress | None, label: 
     return digest.hexdigest()
 
 
-def write_bundle(models: Sequence[InstalledModel], out: Path, signing_key_pem: bytes,
-                 progress: Progress | None = None) -> Path:
+def write_bundle(
+    models: Sequence[InstalledModel],
+    out: Path,
+    signing_key_pem: bytes,
+    progress: Progress | None = None,
+) -> Path:
     """Copy ``models`` into ``out`` with a manifest signed by ``signing_key_pem``."""
     key = _private_key(signing_key_pem)
     if not models:
@@ -107,13 +112,24 @@ def write_bundle(models: Sequence[InstalledModel], out: Path, signing_key_pem: b
             relative = f"models/{model.id}/{path.name}"
             digest = _copy_hashing(path, out / relative, progress, path.name)
             if digest != expected:
-                raise ModelFileError(f"{path} changed since it was installed (SHA-256 "
-                                     f"{digest[:12]}… ≠ {expected[:12]}…); pull it again")
+                raise ModelFileError(
+                    f"{path} changed since it was installed (SHA-256 "
+                    f"{digest[:12]}… ≠ {expected[:12]}…); pull it again"
+                )
             files.append({"path": relative, "size": path.stat().st_size, "sha256": digest})
-        entries.append({"id": model.id, "repo": model.repo, "revision": model.revision,
-                        "catalog_id": model.catalog_id, "quant": model.quant, "files": files})
-    manifest = json.dumps({"format": FORMAT, "created": int(time.time()), "models": entries},
-                          indent=2, sort_keys=True).encode()
+        entries.append(
+            {
+                "id": model.id,
+                "repo": model.repo,
+                "revision": model.revision,
+                "catalog_id": model.catalog_id,
+                "quant": model.quant,
+                "files": files,
+            }
+        )
+    manifest = json.dumps(
+        {"format": FORMAT, "created": int(time.time()), "models": entries}, indent=2, sort_keys=True
+    ).encode()
     (out / MANIFEST).write_bytes(manifest)
     (out / SIGNATURE).write_text(key.sign(manifest).hex() + "\n", encoding="ascii")
     return out / MANIFEST
@@ -125,25 +141,37 @@ def verify_manifest(folder: Path, public_key_pem: bytes) -> list[BundledModel]:
         manifest = (folder / MANIFEST).read_bytes()
         signature = bytes.fromhex((folder / SIGNATURE).read_text(encoding="ascii").strip())
     except FileNotFoundError as exc:
-        raise ModelFileError(f"{folder} is not a complete bundle: {exc.filename} is missing"
-                             ) from None
+        raise ModelFileError(
+            f"{folder} is not a complete bundle: {exc.filename} is missing"
+        ) from None
     except ValueError:
         raise ModelFileError(f"{folder / SIGNATURE} is not a valid signature file") from None
     try:
         _public_key(public_key_pem).verify(signature, manifest)
     except InvalidSignature:
-        raise ModelFileError(f"the bundle in {folder} is not signed by this key or was "
-                             "modified after signing; refusing to import it") from None
+        raise ModelFileError(
+            f"the bundle in {folder} is not signed by this key or was "
+            "modified after signing; refusing to import it"
+        ) from None
     data = json.loads(manifest)
     if data.get("format") != FORMAT:
         raise ModelFileError(f"bundle format {data.get('format')} is not supported")
-    return [BundledModel(m["id"], m.get("repo"), m.get("revision"), m.get("catalog_id"),
-                         m.get("quant"), tuple(BundledFile(**f) for f in m["files"]))
-            for m in data["models"]]
+    return [
+        BundledModel(
+            m["id"],
+            m.get("repo"),
+            m.get("revision"),
+            m.get("catalog_id"),
+            m.get("quant"),
+            tuple(BundledFile(**f) for f in m["files"]),
+        )
+        for m in data["models"]
+    ]
 
 
-def import_bundle(folder: Path, public_key_pem: bytes, index: InstalledIndex,
-                  progress: Progress | None = None) -> list[InstalledModel]:
+def import_bundle(
+    folder: Path, public_key_pem: bytes, index: InstalledIndex, progress: Progress | None = None
+) -> list[InstalledModel]:
     """Verify and install every model of the bundle; a bad file installs nothing of it."""
     models = verify_manifest(folder, public_key_pem)
     installed: list[InstalledModel] = []
@@ -161,18 +189,32 @@ def import_bundle(folder: Path, public_key_pem: bytes, index: InstalledIndex,
                 digest = _copy_hashing(source, target, progress, target.name)
                 copied.append(target)
                 if digest != item.sha256:
-                    raise ModelFileError(f"{item.path} does not match the signed manifest "
-                                         "(SHA-256 differs); the bundle was tampered with or "
-                                         "damaged in transit")
+                    raise ModelFileError(
+                        f"{item.path} does not match the signed manifest "
+                        "(SHA-256 differs); the bundle was tampered with or "
+                        "damaged in transit"
+                    )
         except ModelFileError:
             for path in copied:
                 path.unlink(missing_ok=True)
             shutil.rmtree(target_dir, ignore_errors=True) if target_dir.exists() and not any(
-                target_dir.iterdir()) else None
+                target_dir.iterdir()
+            ) else None
             raise
-        installed.append(index.add(InstalledModel(
-            id=model.id, files=tuple(str(p) for p in copied),
-            size=sum(f.size for f in model.files), sha256=tuple(f.sha256 for f in model.files),
-            source="bundle", repo=model.repo, revision=model.revision,
-            catalog_id=model.catalog_id, quant=model.quant, managed=True)))
+        installed.append(
+            index.add(
+                InstalledModel(
+                    id=model.id,
+                    files=tuple(str(p) for p in copied),
+                    size=sum(f.size for f in model.files),
+                    sha256=tuple(f.sha256 for f in model.files),
+                    source="bundle",
+                    repo=model.repo,
+                    revision=model.revision,
+                    catalog_id=model.catalog_id,
+                    quant=model.quant,
+                    managed=True,
+                )
+            )
+        )
     return installed

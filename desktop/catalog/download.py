@@ -119,10 +119,21 @@ class _Part:
 class Downloader:
     """Fetches pinned Hub files into place; every request goes through the network gate."""
 
-    def __init__(self, gate: NetGate, *, quarantine_dir: Path, lock_dir: Path,
-                 token: str | None = None, stall_s: float = 30.0, connect_s: float = 15.0,
-                 max_attempts: int = 8, backoff_s: float = 1.0, max_backoff_s: float = 60.0,
-                 progress_interval_s: float = 0.25, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        gate: NetGate,
+        *,
+        quarantine_dir: Path,
+        lock_dir: Path,
+        token: str | None = None,
+        stall_s: float = 30.0,
+        connect_s: float = 15.0,
+        max_attempts: int = 8,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 60.0,
+        progress_interval_s: float = 0.25,
+        transport: Transport | None = None,
+    ) -> None:
         self.gate = gate
         self.transport = transport  # OS trust store + CaBundle, proxy (None: httpx defaults)
         self.quarantine_dir = quarantine_dir
@@ -135,9 +146,14 @@ class Downloader:
         self.max_backoff_s = max_backoff_s
         self.progress_interval_s = progress_interval_s
 
-    def pull(self, files: list[RemoteFile], dest_dir: Path, *,
-             progress: ProgressFn | None = None,
-             cancel: threading.Event | None = None) -> list[Fetched]:
+    def pull(
+        self,
+        files: list[RemoteFile],
+        dest_dir: Path,
+        *,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[Fetched]:
         """Download ``files`` (e.g. all shards of one model) to ``dest_dir/<repo>/<file>``."""
         cancel = cancel or threading.Event()
         self.gate.ensure_online(f"download {files[0].repo}", download=True)
@@ -170,11 +186,17 @@ class Downloader:
                 f"not enough free disk space in {probe}: the download needs {format_bytes(need)} "
                 f"(+{format_bytes(DISK_MARGIN)} headroom), only {format_bytes(free)} is free",
                 kind="no_disk_space",
-                params={"folder": probe, "need": format_bytes(need),
-                        "headroom": format_bytes(DISK_MARGIN), "free": format_bytes(free)})
+                params={
+                    "folder": probe,
+                    "need": format_bytes(need),
+                    "headroom": format_bytes(DISK_MARGIN),
+                    "free": format_bytes(free),
+                },
+            )
 
-    def discard(self, targets: list[Path], *, root: Path,
-                finished: Callable[[], Collection[Path]] = tuple) -> int:
+    def discard(
+        self, targets: list[Path], *, root: Path, finished: Callable[[], Collection[Path]] = tuple
+    ) -> int:
         """Delete the ``.part`` of every target, and the ``finished()`` ones; returns bytes freed.
 
         All the targets' locks are held first, so a pull still writing any of them (another
@@ -188,8 +210,9 @@ class Downloader:
         base = root.resolve()
         for target in targets:
             if base not in target.resolve().parents:
-                raise InvalidRequest(f"{target} is outside the models folder {root}; "
-                                     "not deleting anything there")
+                raise InvalidRequest(
+                    f"{target} is outside the models folder {root}; not deleting anything there"
+                )
         self.lock_dir.mkdir(parents=True, exist_ok=True)
         freed = 0
         with contextlib.ExitStack() as held:
@@ -201,7 +224,9 @@ class Downloader:
                     raise DownloadError(
                         f"{target.name} is still being downloaded (another window or "
                         "'edgedesk models pull'); stop that download first",
-                        kind="download_busy", params={"file": target.name}) from None
+                        kind="download_busy",
+                        params={"file": target.name},
+                    ) from None
                 held.callback(lock.release)
             done = set(finished())
             for path in [_part(t) for t in targets] + [t for t in targets if t in done]:
@@ -220,8 +245,15 @@ class Downloader:
         key = hashlib.sha1(str(target).encode(), usedforsecurity=False).hexdigest()[:16]
         return self.lock_dir / f"{key}.lock"
 
-    def fetch(self, remote: RemoteFile, target: Path, *, meter: _Meter | None = None,
-              base: int = 0, cancel: threading.Event | None = None) -> Fetched:
+    def fetch(
+        self,
+        remote: RemoteFile,
+        target: Path,
+        *,
+        meter: _Meter | None = None,
+        base: int = 0,
+        cancel: threading.Event | None = None,
+    ) -> Fetched:
         """One file into ``target``, resuming its ``.part``; verified before the rename."""
         cancel = cancel or threading.Event()
         meter = meter or _Meter(remote.size, None, self.progress_interval_s)
@@ -234,8 +266,9 @@ class Downloader:
                 break
             except Timeout:
                 if cancel.is_set():
-                    raise Cancelled(f"stopped waiting for another pull of {remote.filename}"
-                                    ) from None
+                    raise Cancelled(
+                        f"stopped waiting for another pull of {remote.filename}"
+                    ) from None
         try:
             if target.exists() and target.stat().st_size == remote.size:
                 # Already here: trusted only if its bytes are the Hub's (same size is not).
@@ -247,8 +280,9 @@ class Downloader:
         finally:
             lock.release()
 
-    def _transfer(self, remote: RemoteFile, target: Path, meter: _Meter, base: int,
-                  cancel: threading.Event) -> Fetched:
+    def _transfer(
+        self, remote: RemoteFile, target: Path, meter: _Meter, base: int, cancel: threading.Event
+    ) -> Fetched:
         part_path = _part(target)
         if part_path.exists() and part_path.stat().st_size > remote.size:
             part_path.unlink()  # longer than the file can be: not ours to trust
@@ -256,10 +290,16 @@ class Downloader:
         hook = self.gate.hook(f"download {remote.repo}/{remote.filename}", download=True)
         failures, last = 0, ""
         tls = self.transport.httpx_options() if self.transport is not None else {}
-        with httpx.Client(timeout=httpx.Timeout(self.stall_s, connect=self.connect_s),
-                          follow_redirects=True, headers=headers, **tls,
-                          event_hooks={"request": [hook]}) as client, \
-                part_path.open("ab") as out:
+        with (
+            httpx.Client(
+                timeout=httpx.Timeout(self.stall_s, connect=self.connect_s),
+                follow_redirects=True,
+                headers=headers,
+                **tls,
+                event_hooks={"request": [hook]},
+            ) as client,
+            part_path.open("ab") as out,
+        ):
             part = _Part(out, part_path)  # re-hashes what an earlier run left
             while part.offset < remote.size:
                 if cancel.is_set():
@@ -293,22 +333,33 @@ class Downloader:
                     raise DownloadError(
                         f"{remote.filename} from {remote.repo}: gave up after {failures} tries "
                         f"({last}); {part.offset} of {remote.size} bytes kept, run the same "
-                        "pull again to resume", kind="download_gave_up",
-                        params={"file": remote.filename, "repo": remote.repo,
-                                "tries": failures})
-                delay = wait if wait is not None else min(
-                    self.backoff_s * 2 ** (failures - 1), self.max_backoff_s)
+                        "pull again to resume",
+                        kind="download_gave_up",
+                        params={"file": remote.filename, "repo": remote.repo, "tries": failures},
+                    )
+                delay = (
+                    wait
+                    if wait is not None
+                    else min(self.backoff_s * 2 ** (failures - 1), self.max_backoff_s)
+                )
                 if cancel.wait(delay):
                     raise self._paused(remote, part.offset)
             out.flush()
             os.fsync(out.fileno())
         return self._verify(remote, target, part_path, part.hasher.hexdigest())
 
-    def _stream(self, client: httpx.Client, remote: RemoteFile, part: _Part, *,
-                meter: _Meter, base: int, cancel: threading.Event) -> None:
+    def _stream(
+        self,
+        client: httpx.Client,
+        remote: RemoteFile,
+        part: _Part,
+        *,
+        meter: _Meter,
+        base: int,
+        cancel: threading.Event,
+    ) -> None:
         """One GET from ``part.offset``, appending to the part; raises to retry."""
-        with client.stream("GET", remote.url,
-                           headers={"Range": f"bytes={part.offset}-"}) as resp:
+        with client.stream("GET", remote.url, headers={"Range": f"bytes={part.offset}-"}) as resp:
             if not self._accept(resp, remote, part):
                 return
             undo = wake_on_cancel(cancel, resp)
@@ -335,10 +386,12 @@ class Downloader:
             raise AuthRequired(
                 f"the Hub refused {remote.filename} from {remote.repo} ({status}): the "
                 "repo is gated or private; accept its terms on the Hub and run "
-                "'edgedesk auth login'")
+                "'edgedesk auth login'"
+            )
         if status == 404:
-            raise ModelNotFound(f"{remote.filename} not found in {remote.repo} at "
-                                f"revision {remote.revision[:12]}")
+            raise ModelNotFound(
+                f"{remote.filename} not found in {remote.repo} at revision {remote.revision[:12]}"
+            )
         if status == 429 or status >= 500:
             raise _Retryable(f"HTTP {status}", _retry_after(resp.headers.get("Retry-After")))
         if status == 200 and part.offset:
@@ -348,14 +401,14 @@ class Downloader:
             if start != part.offset:
                 raise _Retryable(f"server sent bytes from {start}, asked for {part.offset}")
         elif status != 200:
-            raise DownloadError(f"{remote.filename} from {remote.repo}: unexpected HTTP "
-                                f"{status}")
+            raise DownloadError(f"{remote.filename} from {remote.repo}: unexpected HTTP {status}")
         return True
 
     def _paused(self, remote: RemoteFile, offset: int) -> Cancelled:
         pct = 100 * offset // max(remote.size, 1)
-        return Cancelled(f"download of {remote.filename} paused at {pct}%; run the same "
-                         "pull again to resume")
+        return Cancelled(
+            f"download of {remote.filename} paused at {pct}%; run the same pull again to resume"
+        )
 
     def _verify(self, remote: RemoteFile, target: Path, part: Path, digest: str) -> Fetched:
         size = part.stat().st_size
@@ -367,8 +420,10 @@ class Downloader:
             raise DownloadError(
                 f"{remote.filename} from {remote.repo} is corrupt (SHA-256 {digest[:16]}…, "
                 f"expected {expected[:16]}…; {size} of {remote.size} bytes); moved to {bad}; "
-                "run the pull again to download it afresh", kind="download_corrupt",
-                params={"file": remote.filename, "repo": remote.repo, "moved_to": bad})
+                "run the pull again to download it afresh",
+                kind="download_corrupt",
+                params={"file": remote.filename, "repo": remote.repo, "moved_to": bad},
+            )
         os.replace(part, target)
         return Fetched(target, size, digest)
 

@@ -80,10 +80,13 @@ class ModelEntry(_Strict):
                 raise ValueError(f"quant {quant.name}: one sha256 per file is required")
         if self.kind == "embedding" and self.embedding_dim is None:
             raise ValueError("embedding models must state embedding_dim")
-        if self.mmproj is not None and (not self.mmproj.endswith(".gguf")
-                                        or "/" in self.mmproj or self.kind != "chat"):
-            raise ValueError(f"mmproj '{self.mmproj}' must be a .gguf file at the top of the "
-                             "repo, for a chat model")
+        if self.mmproj is not None and (
+            not self.mmproj.endswith(".gguf") or "/" in self.mmproj or self.kind != "chat"
+        ):
+            raise ValueError(
+                f"mmproj '{self.mmproj}' must be a .gguf file at the top of the "
+                "repo, for a chat model"
+            )
         if (self.mmproj_size or self.mmproj_sha256) and self.mmproj is None:
             raise ValueError("mmproj_size and mmproj_sha256 need mmproj")
         digest = self.mmproj_sha256
@@ -128,8 +131,9 @@ class Catalog(_Strict):
                 return entry
         close = [m.id for m in self.model if model_id.lower() in m.id or m.id in model_id.lower()]
         hint = f"; did you mean {', '.join(close)}?" if close else "; see 'edgedesk models list'"
-        raise ModelNotFound(f"unknown model '{model_id}'{hint}", kind="unknown_model",
-                            params={"model": model_id})
+        raise ModelNotFound(
+            f"unknown model '{model_id}'{hint}", kind="unknown_model", params={"model": model_id}
+        )
 
     def find(self, model_id: str) -> ModelEntry | None:
         """The entry for ``model_id`` or None."""

@@ -62,8 +62,7 @@ class GGUFInfo:
             per_layer = self.head_count_kv * (self.key_length + self.value_length)
         return int(self.block_count * per_layer * KV_BYTES_PER_ELEMENT[cache_type])
 
-    def estimate_bytes(self, context_length: int, cache_type: str = "f16",
-                       slots: int = 1) -> int:
+    def estimate_bytes(self, context_length: int, cache_type: str = "f16", slots: int = 1) -> int:
         """Memory to run at ``context_length`` with ``slots`` slots: weights + KV cache(s)
         + compute buffers."""
         compute = _COMPUTE_OVERHEAD_BYTES + context_length * self.embedding_length * 4
@@ -80,12 +79,27 @@ class GGUFInfo:
 
 
 # GGUF value types -> struct format (scalars); 8 = string, 9 = array.
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
-            10: "<Q", 11: "<q", 12: "<d"}
+_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 _STRING, _ARRAY = 8, 9
 # Arrays we never need item by item (vocabularies of 150K+ entries): skipped, not decoded.
-_SKIP_ARRAYS = ("tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type",
-                "tokenizer.ggml.merges")
+_SKIP_ARRAYS = (
+    "tokenizer.ggml.tokens",
+    "tokenizer.ggml.scores",
+    "tokenizer.ggml.token_type",
+    "tokenizer.ggml.merges",
+)
 
 
 class _Cursor:

@@ -57,8 +57,9 @@ class Hardware:
             f"RAM {_memory(self.ram_available_bytes)} free of {_memory(self.ram_total_bytes)}",
             f"{self.cpu_count} CPU threads",
         ]
-        parts += [f"{g.name} {_memory(g.free_bytes)} free of {_memory(g.total_bytes)}"
-                  for g in self.gpus]
+        parts += [
+            f"{g.name} {_memory(g.free_bytes)} free of {_memory(g.total_bytes)}" for g in self.gpus
+        ]
         return ", ".join(parts) if self.gpus else ", ".join([*parts, "no GPU detected"])
 
 
@@ -140,8 +141,9 @@ class Fit:
         return self.verdict is not Verdict.NO
 
 
-def _layers_on_gpu(info: GGUFInfo, ctx: int, vram: int, cache_type: str = "f16",
-                   slots: int = 1) -> int:
+def _layers_on_gpu(
+    info: GGUFInfo, ctx: int, vram: int, cache_type: str = "f16", slots: int = 1
+) -> int:
     layers = max(info.block_count, 1)
     budget = vram - VRAM_RESERVE_BYTES
     if budget <= 0:
@@ -153,8 +155,9 @@ def _layers_on_gpu(info: GGUFInfo, ctx: int, vram: int, cache_type: str = "f16",
     return max(0, min(layers, int(budget // per_layer)))
 
 
-def _shrink(info: GGUFInfo, ctx: int, cache: str, *, limit: int, floor: int,
-            quantize: bool, slots: int) -> tuple[int, str]:
+def _shrink(
+    info: GGUFInfo, ctx: int, cache: str, *, limit: int, floor: int, quantize: bool, slots: int
+) -> tuple[int, str]:
     """``ctx`` and cache type within ``limit`` bytes: q8_0 first, then halving to ``floor``."""
     if quantize and info.estimate_bytes(ctx, cache, slots) > limit:
         cache = "q8_0"
@@ -196,22 +199,26 @@ def fit_model(
         gpu_budget = vram - VRAM_RESERVE_BYTES
         small = min(trained, DEFAULT_CONTEXT)
         if gpu_layers is None and 0 < info.estimate_bytes(small, cache, slots) <= gpu_budget:
-            ctx, cache = _shrink(info, ctx, cache, limit=gpu_budget, floor=small,
-                                 quantize=quantize, slots=slots)
-        ctx, cache = _shrink(info, ctx, cache, limit=ram + vram, floor=MIN_CONTEXT,
-                             quantize=quantize, slots=slots)
+            ctx, cache = _shrink(
+                info, ctx, cache, limit=gpu_budget, floor=small, quantize=quantize, slots=slots
+            )
+        ctx, cache = _shrink(
+            info, ctx, cache, limit=ram + vram, floor=MIN_CONTEXT, quantize=quantize, slots=slots
+        )
     elif quantize and info.estimate_bytes(ctx, cache, slots) > ram + vram:
         cache = "q8_0"
     estimate = info.estimate_bytes(ctx, cache, slots)
     total_layers = info.block_count + 1
-    layers = (gpu_layers if gpu_layers is not None
-              else _layers_on_gpu(info, ctx, vram, cache, slots))
+    layers = gpu_layers if gpu_layers is not None else _layers_on_gpu(info, ctx, vram, cache, slots)
     layers = min(layers, total_layers) if gpu_offload else 0
     on_gpu_bytes = int(estimate * layers / total_layers) if total_layers else 0
     if estimate > ram + vram or estimate - on_gpu_bytes > ram:
-        verdict, reason = Verdict.NO, (
-            f"needs ~{_memory(estimate)} at context {ctx}; "
-            f"{_memory(ram)} RAM{f' + {_memory(vram)} VRAM' if vram else ''} usable"
+        verdict, reason = (
+            Verdict.NO,
+            (
+                f"needs ~{_memory(estimate)} at context {ctx}; "
+                f"{_memory(ram)} RAM{f' + {_memory(vram)} VRAM' if vram else ''} usable"
+            ),
         )
     elif layers >= total_layers and layers > 0:
         verdict, reason = Verdict.GPU, f"all {total_layers} layers on the GPU"
@@ -229,8 +236,9 @@ def _memory(value: int) -> str:
     return format_bytes(value, memory=True)
 
 
-def fit_from_size(file_bytes: int, hardware: Hardware, *, gpu_offload: bool,
-                  context_length: int = DEFAULT_CONTEXT) -> Verdict:
+def fit_from_size(
+    file_bytes: int, hardware: Hardware, *, gpu_offload: bool, context_length: int = DEFAULT_CONTEXT
+) -> Verdict:
     """A verdict before download, from the file size alone (KV cache approximated).
 
     Without the header we cannot know the KV width, so we allow 10% of the weights plus
@@ -247,16 +255,18 @@ def fit_from_size(file_bytes: int, hardware: Hardware, *, gpu_offload: bool,
     return Verdict.NO
 
 
-def recommend_quant(sizes: dict[str, int], hardware: Hardware, *, gpu_offload: bool,
-                    default: str | None = None) -> str | None:
+def recommend_quant(
+    sizes: dict[str, int], hardware: Hardware, *, gpu_offload: bool, default: str | None = None
+) -> str | None:
     """The best quant for this machine, or None if none runs.
 
     Fully on the GPU: the largest that fits (quality is free there). Otherwise the
     catalog's default (a Q4_K_M-class balance of speed and quality) if it runs, else
     the smallest that runs: on the CPU, speed falls with every extra byte.
     """
-    verdicts = {name: fit_from_size(size, hardware, gpu_offload=gpu_offload)
-                for name, size in sizes.items()}
+    verdicts = {
+        name: fit_from_size(size, hardware, gpu_offload=gpu_offload) for name, size in sizes.items()
+    }
     on_gpu = [n for n, v in verdicts.items() if v is Verdict.GPU]
     if on_gpu:
         return max(on_gpu, key=lambda n: sizes[n])

@@ -107,15 +107,18 @@ def _quiet_hub_library() -> None:
 # made outside any HubClient call (the library acting on its own) finds no gate here and
 # is refused.
 _CURRENT_GATE: contextvars.ContextVar[NetGate | None] = contextvars.ContextVar(
-    "edgedesk_hub_gate", default=None)
+    "edgedesk_hub_gate", default=None
+)
 
 
 def _gate_request(request: Any) -> None:
     """httpx2 request hook on huggingface_hub's shared client: check and log via the gate."""
     gate = _CURRENT_GATE.get()
     if gate is None:
-        raise NetworkBlocked(f"huggingface_hub tried to reach {request.url.host} on its own; "
-                             "EdgeDesk only lets through requests it made itself")
+        raise NetworkBlocked(
+            f"huggingface_hub tried to reach {request.url.host} on its own; "
+            "EdgeDesk only lets through requests it made itself"
+        )
     gate.check(request.method, str(request.url), "Hub metadata")
 
 
@@ -148,8 +151,9 @@ def _route_hub_library_through_gates(transport: Transport | None = None) -> None
 
     def factory() -> httpx2.Client:
         tls = transport.httpx_options() if transport is not None else {}
-        return FailFast(event_hooks={"request": [_gate_request]}, follow_redirects=True,
-                        timeout=30.0, **tls)
+        return FailFast(
+            event_hooks={"request": [_gate_request]}, follow_redirects=True, timeout=30.0, **tls
+        )
 
     set_client_factory(factory)
 
@@ -161,10 +165,17 @@ def _host(endpoint: str) -> str:
 class HubClient:
     """Metadata and search against one Hub endpoint; every request goes through the gate."""
 
-    def __init__(self, gate: NetGate, endpoint: str, *, token_source: TokenSource = stored_token,
-                 timeout_s: float = 30.0, retries: int = 3,
-                 sleep: Callable[[float], None] = time.sleep,
-                 transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        gate: NetGate,
+        endpoint: str,
+        *,
+        token_source: TokenSource = stored_token,
+        timeout_s: float = 30.0,
+        retries: int = 3,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: Transport | None = None,
+    ) -> None:
         self.gate = gate
         self.transport = transport
         self.endpoint = endpoint.rstrip("/")
@@ -205,8 +216,10 @@ class HubClient:
         try:
             yield
         except hf.GatedRepoError:
-            raise AuthRequired(f"{repo} is gated: accept its terms on the Hub, then run "
-                               "'edgedesk auth login' with a token that has access") from None
+            raise AuthRequired(
+                f"{repo} is gated: accept its terms on the Hub, then run "
+                "'edgedesk auth login' with a token that has access"
+            ) from None
         except hf.RepositoryNotFoundError:
             hint = "" if self.token() else " (if it is private or gated, run 'edgedesk auth login')"
             raise ModelNotFound(f"repository {repo} not found on {self.endpoint}{hint}") from None
@@ -230,25 +243,32 @@ class HubClient:
             except hf.HfHubHTTPError as exc:
                 status = exc.response.status_code if exc.response is not None else 0
                 if status in {401, 403}:
-                    raise AuthRequired(f"{self.endpoint} refused access to {repo} ({status}); "
-                                       "run 'edgedesk auth login'", kind="hub_refused",
-                                       params={"endpoint": self.endpoint, "repo": repo,
-                                               "status": status}) from None
+                    raise AuthRequired(
+                        f"{self.endpoint} refused access to {repo} ({status}); "
+                        "run 'edgedesk auth login'",
+                        kind="hub_refused",
+                        params={"endpoint": self.endpoint, "repo": repo, "status": status},
+                    ) from None
                 if (status != 429 and status < 500) or attempt == self.retries:
-                    raise DownloadError(f"{self.endpoint} answered {status} for {repo}; "
-                                        "try again later", kind="hub_status",
-                                        params={"endpoint": self.endpoint, "repo": repo,
-                                                "status": status}) from None
+                    raise DownloadError(
+                        f"{self.endpoint} answered {status} for {repo}; try again later",
+                        kind="hub_status",
+                        params={"endpoint": self.endpoint, "repo": repo, "status": status},
+                    ) from None
             except httpx2.TransportError as exc:
                 # A name that cannot be looked up or a refused connection is no flaky
                 # line: asking again only kept "Searching…" up for minutes.
-                final = (isinstance(exc, httpx2.ConnectError) or cannot_resolve(exc)
-                         or getattr(exc, "unreachable", False))
+                final = (
+                    isinstance(exc, httpx2.ConnectError)
+                    or cannot_resolve(exc)
+                    or getattr(exc, "unreachable", False)
+                )
                 if final or attempt == self.retries:
-                    raise DownloadError(f"cannot reach {self.endpoint}: "
-                                        f"{explain(exc, _host(self.endpoint))}",
-                                        kind="hub_unreachable",
-                                        params={"endpoint": self.endpoint}) from None
+                    raise DownloadError(
+                        f"cannot reach {self.endpoint}: {explain(exc, _host(self.endpoint))}",
+                        kind="hub_unreachable",
+                        params={"endpoint": self.endpoint},
+                    ) from None
             finally:
                 _CURRENT_GATE.reset(scope)
             self._sleep(delay)
@@ -266,35 +286,47 @@ class HubClient:
     def list_files(self, repo: str, revision: str) -> list[str]:
         """Every file path in ``repo`` at ``revision``."""
         files: list[str] = self._call(
-            repo, lambda: list(self._api().list_repo_files(repo, revision=revision)))
+            repo, lambda: list(self._api().list_repo_files(repo, revision=revision))
+        )
         return files
 
-    def files(self, repo: str, filenames: list[str], revision: str | None = None,
-              ) -> list[RemoteFile]:
+    def files(
+        self,
+        repo: str,
+        filenames: list[str],
+        revision: str | None = None,
+    ) -> list[RemoteFile]:
         """Size, SHA-256 and pinned URL of each file (404 names the missing file).
 
         A ``revision`` that already is a commit SHA is used as it is (no second lookup).
         """
         sha = revision if revision and _COMMIT.fullmatch(revision) else self.commit(repo, revision)
-        infos = self._call(repo, lambda: self._api().get_paths_info(
-            repo, filenames, revision=sha), filenames[0])
+        infos = self._call(
+            repo, lambda: self._api().get_paths_info(repo, filenames, revision=sha), filenames[0]
+        )
         by_path = {i.path: i for i in infos}
         remote = []
         for name in filenames:
             info = by_path.get(name)
             if info is None or not hasattr(info, "size"):
-                raise ModelNotFound(f"{name} not found in {repo} on {self.endpoint}; "
-                                    f"see 'edgedesk models search'")
+                raise ModelNotFound(
+                    f"{name} not found in {repo} on {self.endpoint}; see 'edgedesk models search'"
+                )
             lfs = getattr(info, "lfs", None)
             digest = lfs.sha256 if lfs is not None else None
-            remote.append(RemoteFile(repo, name, sha, int(info.size), digest,
-                                     self.url(repo, sha, name)))
+            remote.append(
+                RemoteFile(repo, name, sha, int(info.size), digest, self.url(repo, sha, name))
+            )
         return remote
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
         """GGUF repos matching ``query`` with their quant files and sizes."""
-        models = self._call(query, lambda: list(self._api().list_models(
-            search=query, filter="gguf", limit=limit, sort="downloads")))
+        models = self._call(
+            query,
+            lambda: list(
+                self._api().list_models(search=query, filter="gguf", limit=limit, sort="downloads")
+            ),
+        )
         hits = []
         for model in models:
             repo: str = model.id
@@ -303,9 +335,13 @@ class HubClient:
                 return self._api().model_info(repo, files_metadata=True)
 
             info = self._call(repo, details)
-            hits.append(SearchHit(repo, int(model.downloads or 0),
-                                  group_quants([(s.rfilename, s.size or 0)
-                                                for s in info.siblings or []])))
+            hits.append(
+                SearchHit(
+                    repo,
+                    int(model.downloads or 0),
+                    group_quants([(s.rfilename, s.size or 0) for s in info.siblings or []]),
+                )
+            )
         return hits
 
 
@@ -317,6 +353,8 @@ def group_quants(files: list[tuple[str, int]]) -> tuple[QuantFiles, ...]:
             continue
         key = shard_stem(name)
         groups.setdefault(key, []).append((name, size))
-    quants = [QuantFiles(quant_of(key), tuple(sorted(n for n, _ in group)),
-                         sum(s for _, s in group)) for key, group in groups.items()]
+    quants = [
+        QuantFiles(quant_of(key), tuple(sorted(n for n, _ in group)), sum(s for _, s in group))
+        for key, group in groups.items()
+    ]
     return tuple(sorted(quants, key=lambda q: q.size))

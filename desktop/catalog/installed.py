@@ -78,8 +78,9 @@ class InstalledIndex:
     others absolute. The file is parsed again only when it changed on disk.
     """
 
-    def __init__(self, index_path: Path, models_dir: Path, *,
-                 reserved_ids: Collection[str] = ()) -> None:
+    def __init__(
+        self, index_path: Path, models_dir: Path, *, reserved_ids: Collection[str] = ()
+    ) -> None:
         self.index_path = index_path
         self.models_dir = models_dir
         # Catalog ids: a file named like one must not take its id, or its catalog entry
@@ -105,18 +106,20 @@ class InstalledIndex:
     def _parse(self) -> dict[str, InstalledModel]:
         try:
             # surrogateescape both ways: a file name that is not UTF-8 round-trips.
-            raw = json.loads(self.index_path.read_text(encoding="utf-8",
-                                                       errors="surrogateescape"))
+            raw = json.loads(self.index_path.read_text(encoding="utf-8", errors="surrogateescape"))
             models = (self._from_disk(_model(m)) for m in raw.get("models", []))
             return {m.id: self._found_here(m) for m in models}
         except (ValueError, KeyError, TypeError) as exc:
-            raise ModelFileError(f"{self.index_path} is damaged ({exc}); move it away and "
-                                 "re-import your models") from None
+            raise ModelFileError(
+                f"{self.index_path} is damaged ({exc}); move it away and re-import your models"
+            ) from None
 
     def _write(self, models: Mapping[str, InstalledModel]) -> None:
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": INDEX_VERSION,
-                "models": [asdict(self._to_disk(m)) for m in models.values()]}
+        data = {
+            "version": INDEX_VERSION,
+            "models": [asdict(self._to_disk(m)) for m in models.values()],
+        }
         tmp = self.index_path.with_name(self.index_path.name + ".tmp")
         with tmp.open("w", encoding="utf-8", errors="surrogateescape") as handle:
             json.dump(data, handle, indent=2, ensure_ascii=False)
@@ -131,17 +134,25 @@ class InstalledIndex:
         def stored(name: str) -> str:
             path = Path(name).absolute()
             return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-        return replace(model, files=tuple(stored(f) for f in model.files),
-                       projector=stored(model.projector) if model.projector else None)
+
+        return replace(
+            model,
+            files=tuple(stored(f) for f in model.files),
+            projector=stored(model.projector) if model.projector else None,
+        )
 
     def _from_disk(self, model: InstalledModel) -> InstalledModel:
         """Relative entries joined to this models folder; absolute ones (older indexes,
         imports kept elsewhere) as they are."""
+
         def here(name: str) -> str:
-            return str(self.models_dir.absolute() / name) if not Path(name).is_absolute() \
-                else name
-        return replace(model, files=tuple(here(f) for f in model.files),
-                       projector=here(model.projector) if model.projector else None)
+            return str(self.models_dir.absolute() / name) if not Path(name).is_absolute() else name
+
+        return replace(
+            model,
+            files=tuple(here(f) for f in model.files),
+            projector=here(model.projector) if model.projector else None,
+        )
 
     def _found_here(self, model: InstalledModel) -> InstalledModel:
         """``model`` with downloaded files that moved along with the data folder found again.
@@ -156,10 +167,15 @@ class InstalledIndex:
             return model
         files = []
         for path in model.paths:
-            moved = next((self.models_dir.joinpath(*path.parts[i + 1:])
-                          for i in range(len(path.parts) - 2, -1, -1)
-                          if path.parts[i] == "models"
-                          and self.models_dir.joinpath(*path.parts[i + 1:]).is_file()), None)
+            moved = next(
+                (
+                    self.models_dir.joinpath(*path.parts[i + 1 :])
+                    for i in range(len(path.parts) - 2, -1, -1)
+                    if path.parts[i] == "models"
+                    and self.models_dir.joinpath(*path.parts[i + 1 :]).is_file()
+                ),
+                None,
+            )
             files.append(str(moved) if moved is not None and not path.exists() else str(path))
         return replace(model, files=tuple(files))
 
@@ -194,7 +210,8 @@ class InstalledIndex:
             raise ModelNotFound(
                 f"{ref} was imported from {missing}, which is no longer there; import the "
                 f"file again from where it is now, or forget it with 'edgedesk models rm "
-                f"{imported.id}'")
+                f"{imported.id}'"
+            )
         return None
 
     def projector_of(self, ref: str) -> Path | None:
@@ -225,13 +242,19 @@ class InstalledIndex:
         with self._lock:
             models = self._read()
             found = [m for m in models.values() if m.id == ref] or [
-                m for m in models.values() if m.catalog_id == ref]
+                m for m in models.values() if m.catalog_id == ref
+            ]
             if not found:
-                raise ModelNotFound(f"{ref} is not installed; see 'edgedesk models list'",
-                                    kind="not_installed", params={"model": ref})
+                raise ModelNotFound(
+                    f"{ref} is not installed; see 'edgedesk models list'",
+                    kind="not_installed",
+                    params={"model": ref},
+                )
             if len(found) > 1:
-                raise InvalidRequest(f"{ref} is installed as {', '.join(m.id for m in found)}; "
-                                     "name the one to remove")
+                raise InvalidRequest(
+                    f"{ref} is installed as {', '.join(m.id for m in found)}; "
+                    "name the one to remove"
+                )
             model = found[0]
             del models[model.id]
             self._write(models)
@@ -256,9 +279,15 @@ class InstalledIndex:
             folder.rmdir()
             folder = folder.parent
 
-    def import_file(self, path: Path, *, source: str = "import", repo: str | None = None,
-                    revision: str | None = None, projector: Path | None = None
-                    ) -> InstalledModel:
+    def import_file(
+        self,
+        path: Path,
+        *,
+        source: str = "import",
+        repo: str | None = None,
+        revision: str | None = None,
+        projector: Path | None = None,
+    ) -> InstalledModel:
         """Register a local GGUF (all its shards) in place: checked, hashed, not copied.
 
         ``projector`` (a vision model's mmproj GGUF) is checked and recorded with it; a
@@ -277,24 +306,33 @@ class InstalledIndex:
         info = read_gguf(files[0])  # raises ModelFileError for a truncated or foreign file
         mmproj = check_projector(projector) if projector is not None else None
         if mmproj is not None and info.architecture == "clip":
-            raise ModelFileError(f"{path} is a vision projector itself; import the model "
-                                 f"file and give this one with --mmproj")
+            raise ModelFileError(
+                f"{path} is a vision projector itself; import the model "
+                f"file and give this one with --mmproj"
+            )
         existing = next((m for m in self.all() if m.files == tuple(map(str, files))), None)
         if existing is not None:
             if mmproj is None or existing.projector == str(mmproj):
                 return existing
-            return self.add(replace(existing, projector=str(mmproj),
-                                    projector_sha256=sha256_file(mmproj)))
+            return self.add(
+                replace(existing, projector=str(mmproj), projector_sha256=sha256_file(mmproj))
+            )
         digests = tuple(sha256_file(f) for f in files)
         base = model_id_for(path.name)
         if base in self.reserved_ids:
             base += "-local"
         model = InstalledModel(
             id=self.unique_id(base, tuple(map(str, files))),
-            files=tuple(map(str, files)), size=sum(f.stat().st_size for f in files),
-            sha256=digests, source=source, repo=repo, revision=revision, managed=False,
+            files=tuple(map(str, files)),
+            size=sum(f.stat().st_size for f in files),
+            sha256=digests,
+            source=source,
+            repo=repo,
+            revision=revision,
+            managed=False,
             projector=str(mmproj) if mmproj else None,
-            projector_sha256=sha256_file(mmproj) if mmproj else None)
+            projector_sha256=sha256_file(mmproj) if mmproj else None,
+        )
         return self.add(model)
 
 
@@ -309,9 +347,11 @@ def check_projector(path: Path) -> Path:
         raise ModelNotFound(f"no such projector file: {path}")
     info = read_gguf(path)
     if info.architecture != "clip":
-        raise ModelFileError(f"{path} is not a vision projector (mmproj) but a "
-                             f"'{info.architecture}' model; give the mmproj-….gguf file "
-                             "that belongs to the model")
+        raise ModelFileError(
+            f"{path} is not a vision projector (mmproj) but a "
+            f"'{info.architecture}' model; give the mmproj-….gguf file "
+            "that belongs to the model"
+        )
     return path.absolute()
 
 

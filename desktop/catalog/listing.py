@@ -40,28 +40,41 @@ class CatalogRow:
         return data
 
 
-def catalog_row(entry: ModelEntry, hardware: Hardware, *, gpu_offload: bool,
-                installed: InstalledFiles) -> CatalogRow:
+def catalog_row(
+    entry: ModelEntry, hardware: Hardware, *, gpu_offload: bool, installed: InstalledFiles
+) -> CatalogRow:
     """The row for ``entry``: best quant for ``hardware`` and its fit verdict.
 
     A vision model's projector loads beside it, so its size counts toward the fit.
     """
     extra = entry.mmproj_size or 0
     sizes = {q.name: (q.size or 0) + extra for q in entry.quants}
-    recommended = recommend_quant(sizes, hardware, gpu_offload=gpu_offload,
-                                  default=entry.default_quant)
+    recommended = recommend_quant(
+        sizes, hardware, gpu_offload=gpu_offload, default=entry.default_quant
+    )
     chosen = entry.quant(recommended) if recommended else entry.quant()
     verdict = fit_from_size((chosen.size or 0) + extra, hardware, gpu_offload=gpu_offload)
     files = installed(entry.id)
     return CatalogRow(
-        id=entry.id, name=entry.name, family=entry.family, kind=entry.kind, tier=entry.tier,
-        repo=entry.repo, recommended_quant=recommended, size_bytes=chosen.size,
-        fit=str(verdict), installed=tuple(str(f) for f in files) if files else None,
+        id=entry.id,
+        name=entry.name,
+        family=entry.family,
+        kind=entry.kind,
+        tier=entry.tier,
+        repo=entry.repo,
+        recommended_quant=recommended,
+        size_bytes=chosen.size,
+        fit=str(verdict),
+        installed=tuple(str(f) for f in files) if files else None,
     )
 
 
-def catalog_rows(entries: Iterable[ModelEntry], hardware: Hardware, *, gpu_offload: bool,
-                 installed: InstalledFiles) -> list[CatalogRow]:
+def catalog_rows(
+    entries: Iterable[ModelEntry],
+    hardware: Hardware,
+    *,
+    gpu_offload: bool,
+    installed: InstalledFiles,
+) -> list[CatalogRow]:
     """One row per catalog entry, in catalog order."""
-    return [catalog_row(e, hardware, gpu_offload=gpu_offload, installed=installed)
-            for e in entries]
+    return [catalog_row(e, hardware, gpu_offload=gpu_offload, installed=installed) for e in entries]

@@ -40,32 +40,50 @@ def parse_target(ref: str, catalog: Catalog, quant: str | None = None) -> PullTa
     match = _REPO_FILE.match(ref)
     if match:
         if quant:
-            raise InvalidRequest("--quant applies to catalog ids; REPO:FILE already names "
-                                 "the file")
+            raise InvalidRequest("--quant applies to catalog ids; REPO:FILE already names the file")
         repo, name = match["repo"], match["file"]
         for entry in catalog:
             for q in entry.quants:
                 if entry.repo == repo and name in q.files:
-                    return PullTarget(repo, q.files, _catalog_model_id(entry.id, q.name,
-                                      entry.default_quant), entry.id, q.name, entry.mmproj)
+                    return PullTarget(
+                        repo,
+                        q.files,
+                        _catalog_model_id(entry.id, q.name, entry.default_quant),
+                        entry.id,
+                        q.name,
+                        entry.mmproj,
+                    )
         return PullTarget(repo, (name,), model_id_for(name), None, quant_of(name))
     if ":" in ref and "/" in ref:
-        raise InvalidRequest(f"'{ref}' is not REPO:FILE; use e.g. "
-                             "'bartowski/Some-Model-GGUF:Some-Model-Q4_K_M.gguf'")
+        raise InvalidRequest(
+            f"'{ref}' is not REPO:FILE; use e.g. 'bartowski/Some-Model-GGUF:Some-Model-Q4_K_M.gguf'"
+        )
     entry = catalog.get(ref)
     chosen = entry.quant(quant)
-    return PullTarget(entry.repo, chosen.files,
-                      _catalog_model_id(entry.id, chosen.name, entry.default_quant),
-                      entry.id, chosen.name, entry.mmproj)
+    return PullTarget(
+        entry.repo,
+        chosen.files,
+        _catalog_model_id(entry.id, chosen.name, entry.default_quant),
+        entry.id,
+        chosen.name,
+        entry.mmproj,
+    )
 
 
 def _catalog_model_id(entry_id: str, quant: str, default: str) -> str:
     return entry_id if quant.upper() == default.upper() else f"{entry_id}:{quant}"
 
 
-def pull(target: PullTarget, *, hub: HubClient, downloader: Downloader, index: InstalledIndex,
-         models_dir: Path, progress: ProgressFn | None = None,
-         cancel: threading.Event | None = None) -> InstalledModel:
+def pull(
+    target: PullTarget,
+    *,
+    hub: HubClient,
+    downloader: Downloader,
+    index: InstalledIndex,
+    models_dir: Path,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> InstalledModel:
     """Download ``target`` (all shards, and a vision model's projector), verify it, and
     record it as installed."""
     revision = hub.commit(target.repo)
@@ -77,12 +95,19 @@ def pull(target: PullTarget, *, hub: HubClient, downloader: Downloader, index: I
     fetched = downloader.pull(remote, models_dir, progress=progress, cancel=cancel)
     projector = fetched.pop() if target.projector else None
     model = InstalledModel(
-        id=target.model_id, files=tuple(str(f.path) for f in fetched),
-        size=sum(f.size for f in fetched), sha256=tuple(f.sha256 for f in fetched),
-        source="hub", repo=target.repo, revision=revision, catalog_id=target.catalog_id,
-        quant=target.quant, managed=True,
+        id=target.model_id,
+        files=tuple(str(f.path) for f in fetched),
+        size=sum(f.size for f in fetched),
+        sha256=tuple(f.sha256 for f in fetched),
+        source="hub",
+        repo=target.repo,
+        revision=revision,
+        catalog_id=target.catalog_id,
+        quant=target.quant,
+        managed=True,
         projector=str(projector.path) if projector else None,
-        projector_sha256=projector.sha256 if projector else None)
+        projector_sha256=projector.sha256 if projector else None,
+    )
     return index.add(model)
 
 
@@ -115,8 +140,9 @@ def _unfinished_leftovers(paths: list[Path], index: InstalledIndex) -> list[Path
     return [p for p in paths if p.is_file() and p.resolve() not in listed]
 
 
-def discard_partial(target: PullTarget, *, downloader: Downloader, index: InstalledIndex,
-                    models_dir: Path) -> int:
+def discard_partial(
+    target: PullTarget, *, downloader: Downloader, index: InstalledIndex, models_dir: Path
+) -> int:
     """Throw away an unfinished pull of ``target`` (every shard); returns the bytes freed.
 
     Deletes its ``.part`` files and the shards it finished, so nothing is left over;
@@ -126,8 +152,9 @@ def discard_partial(target: PullTarget, *, downloader: Downloader, index: Instal
     paths = target_paths(target, models_dir)
     # Which shards are leftovers is decided under the locks: another pull may finish the
     # model (and list it in the index) while this waits for them.
-    return downloader.discard(paths, root=models_dir,
-                              finished=lambda: _unfinished_leftovers(paths, index))
+    return downloader.discard(
+        paths, root=models_dir, finished=lambda: _unfinished_leftovers(paths, index)
+    )
 
 
 def unfinished_pulls(models_dir: Path, catalog: Catalog) -> list[str]:

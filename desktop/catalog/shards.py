@@ -42,6 +42,7 @@ def shard_group(filename: str, available: Collection[str]) -> list[str]:
     wanted = shard_names(filename)
     missing = [w for w in wanted if w not in available]
     if missing:
-        raise ModelNotFound(f"split model {shard_stem(filename)} is incomplete: "
-                            f"{missing[0]} is missing")
+        raise ModelNotFound(
+            f"split model {shard_stem(filename)} is incomplete: {missing[0]} is missing"
+        )
     return wanted

@@ -26,8 +26,17 @@ from desktop.retrieval.search import Hit, coverage
 from desktop.retrieval.stopwords import search_terms
 from desktop.store.chat_records import Attachment
 
-__all__ = ["Attachment", "attached_sources", "check_image", "from_bytes", "from_path",
-           "image_of", "inline_chars", "is_long", "prompt_text"]
+__all__ = [
+    "Attachment",
+    "attached_sources",
+    "check_image",
+    "from_bytes",
+    "from_path",
+    "image_of",
+    "inline_chars",
+    "is_long",
+    "prompt_text",
+]
 
 # Pictures are judged by ``engine.images`` (type, damage, byte and pixel caps), the one
 # checker the APIs and the CLI use too, under the caps in force (``AppContext.image_limits``:
@@ -38,13 +47,21 @@ CHARS_PER_TOKEN = 3  # a cautious average (English ~4, Chinese ~1.5 per token)
 SOURCES_K = 5  # passages of long attachments given for one question
 _PDF = "application/pdf"
 
-MIMES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
-         ".pdf": _PDF, ".html": "text/html", ".htm": "text/html", ".csv": "text/csv",
-         ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
+MIMES = {
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".pdf": _PDF,
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".csv": "text/csv",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
 
 
-def check_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
-                name: str = "the picture") -> str:
+def check_image(
+    data: bytes, limits: ImageLimits = DEFAULT_LIMITS, name: str = "the picture"
+) -> str:
     """The picture's MIME type, or ImageRejected saying why it is refused (not a picture,
     damaged, more bytes or pixels than ``limits``): ``engine.images`` reads the header."""
     return inspect_image(data, limits, name=name).mime
@@ -70,8 +87,7 @@ def from_path(path: Path, limits: ImageLimits = DEFAULT_LIMITS) -> Attachment:
     try:
         size = path.stat().st_size
         if size > max(limits.max_bytes, MAX_FILE_BYTES):
-            raise InvalidRequest(f"{path.name} is too large to attach "
-                                 f"({size / 2**20:.1f} MB)")
+            raise InvalidRequest(f"{path.name} is too large to attach ({size / 2**20:.1f} MB)")
         with path.open("rb") as handle:
             head = handle.read(64 * 1024)
         if is_image(head):
@@ -79,8 +95,10 @@ def from_path(path: Path, limits: ImageLimits = DEFAULT_LIMITS) -> Attachment:
             mime = check_image(data, limits)
             return Attachment("image", path.name, mime, data, hashlib.sha256(data).hexdigest())
         if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-            raise InvalidRequest(f"{path.name}: EdgeDesk attaches pictures and text, "
-                                 "Markdown, PDF or Word (.docx) files")
+            raise InvalidRequest(
+                f"{path.name}: EdgeDesk attaches pictures and text, "
+                "Markdown, PDF or Word (.docx) files"
+            )
         blocks = load(path, max_bytes=MAX_FILE_BYTES)
         data = path.read_bytes()
     except SkipFile as exc:
@@ -88,8 +106,14 @@ def from_path(path: Path, limits: ImageLimits = DEFAULT_LIMITS) -> Attachment:
     except OSError as exc:
         raise InvalidRequest(f"{path.name} cannot be read ({exc.strerror or exc})") from None
     mime = MIMES.get(path.suffix.lower(), "text/plain")
-    return Attachment("file", path.name, mime, data, hashlib.sha256(data).hexdigest(),
-                      _text_of(blocks, paged=mime == _PDF))
+    return Attachment(
+        "file",
+        path.name,
+        mime,
+        data,
+        hashlib.sha256(data).hexdigest(),
+        _text_of(blocks, paged=mime == _PDF),
+    )
 
 
 def _text_of(blocks: Sequence[Block], *, paged: bool) -> str:
@@ -112,8 +136,11 @@ def _text_of(blocks: Sequence[Block], *, paged: bool) -> str:
 def _blocks(item: Attachment) -> list[Block]:
     if item.mime != _PDF:
         return paragraphs(item.text)
-    return [b for number, page in enumerate(item.text.split("\f"), start=1)
-            for b in paragraphs(page, number)]
+    return [
+        b
+        for number, page in enumerate(item.text.split("\f"), start=1)
+        for b in paragraphs(page, number)
+    ]
 
 
 def image_of(item: Attachment) -> Image:
@@ -145,8 +172,10 @@ def prompt_text(text: str, items: Sequence[Attachment], limit: int) -> str:
         if item.kind != "file":
             continue
         if is_long(item, limit):
-            parts.append(f"[Attached file {item.name}: long; the passages that matter are "
-                         "given as numbered sources]")
+            parts.append(
+                f"[Attached file {item.name}: long; the passages that matter are "
+                "given as numbered sources]"
+            )
         else:
             quoted = item.text.strip().replace("\f", "\n\n")  # a PDF's pages in turn
             fence = _fence(quoted)
@@ -154,9 +183,13 @@ def prompt_text(text: str, items: Sequence[Attachment], limit: int) -> str:
     return "\n\n".join([*parts, text]) if parts else text
 
 
-def attached_sources(question: str, items: Sequence[Attachment], limit: int,
-                     k: int = SOURCES_K,
-                     count: Callable[[Sequence[str]], list[int]] | None = None) -> list[Hit]:
+def attached_sources(
+    question: str,
+    items: Sequence[Attachment],
+    limit: int,
+    k: int = SOURCES_K,
+    count: Callable[[Sequence[str]], list[int]] | None = None,
+) -> list[Hit]:
     """The passages of the long documents in ``items`` that best match ``question``.
 
     Cut by the documents index's own chunker; ranked by the share of the question's
@@ -172,10 +205,19 @@ def attached_sources(question: str, items: Sequence[Attachment], limit: int,
     for item in items:
         if not is_long(item, limit):
             continue
-        for piece in chunk_blocks(_blocks(item), count, max_tokens=size,
-                                  overlap_tokens=size // 8):
-            chunks.append(Hit(len(chunks), "", item.name, piece.page, piece.line_start,
-                              piece.line_end, piece.text, 0.0))
+        for piece in chunk_blocks(_blocks(item), count, max_tokens=size, overlap_tokens=size // 8):
+            chunks.append(
+                Hit(
+                    len(chunks),
+                    "",
+                    item.name,
+                    piece.page,
+                    piece.line_start,
+                    piece.line_end,
+                    piece.text,
+                    0.0,
+                )
+            )
     if not chunks:
         return []
     share = coverage(search_terms(question))

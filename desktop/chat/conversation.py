@@ -32,8 +32,13 @@ class ToolOutcome:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values for the store and exports."""
-        return {"call_id": self.call_id, "name": self.name, "server": self.server,
-                "text": self.text, "status": self.status}
+        return {
+            "call_id": self.call_id,
+            "name": self.name,
+            "server": self.server,
+            "text": self.text,
+            "status": self.status,
+        }
 
 
 @dataclass
@@ -48,30 +53,43 @@ class ToolStep:
 
     def messages(self) -> list[Message]:
         """The round as the template reads it again: the calls, then each result."""
-        out = [Message("assistant", self.content, tool_calls=self.calls,
-                       reasoning=self.reasoning or None)]
+        out = [
+            Message(
+                "assistant", self.content, tool_calls=self.calls, reasoning=self.reasoning or None
+            )
+        ]
         out += [Message("tool", r.text, tool_call_id=r.call_id) for r in self.results]
         return out
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values for the store and exports."""
-        return {"content": self.content, "reasoning": self.reasoning,
-                "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                          for c in self.calls],
-                "results": [r.to_json() for r in self.results]}
+        return {
+            "content": self.content,
+            "reasoning": self.reasoning,
+            "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.calls],
+            "results": [r.to_json() for r in self.results],
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ToolStep:
         """A stored round (fields a damaged record lacks read as empty)."""
-        calls = tuple(ToolCall(str(c.get("id", "")), str(c.get("name", "")),
-                               str(c.get("arguments", "{}")))
-                      for c in data.get("calls", []) if isinstance(c, dict))
-        results = [ToolOutcome(str(r.get("call_id", "")), str(r.get("name", "")),
-                               str(r.get("server", "")), str(r.get("text", "")),
-                               str(r.get("status", "ok")))
-                   for r in data.get("results", []) if isinstance(r, dict)]
-        return cls(str(data.get("content", "")), str(data.get("reasoning", "")), calls,
-                   results)
+        calls = tuple(
+            ToolCall(str(c.get("id", "")), str(c.get("name", "")), str(c.get("arguments", "{}")))
+            for c in data.get("calls", [])
+            if isinstance(c, dict)
+        )
+        results = [
+            ToolOutcome(
+                str(r.get("call_id", "")),
+                str(r.get("name", "")),
+                str(r.get("server", "")),
+                str(r.get("text", "")),
+                str(r.get("status", "ok")),
+            )
+            for r in data.get("results", [])
+            if isinstance(r, dict)
+        ]
+        return cls(str(data.get("content", "")), str(data.get("reasoning", "")), calls, results)
 
 
 @dataclass
@@ -99,6 +117,7 @@ class Turn:
     def images(self) -> list[Attachment]:
         """The pictures among the attachments."""
         return [a for a in self.attachments if a.kind == "image"]
+
     # An answer regenerated: its other versions (each without versions of its own), in
     # the order they were made, and this one's place among all of them (0-based).
     versions: list[Turn] = field(default_factory=list)
@@ -112,7 +131,7 @@ class Turn:
     def all_versions(self) -> list[Turn]:
         """Every version of this answer in order, this one among them (without versions)."""
         bare = replace(self, versions=[], version=0)
-        return [*self.versions[:self.version], bare, *self.versions[self.version:]]
+        return [*self.versions[: self.version], bare, *self.versions[self.version :]]
 
     def with_versions(self, others: list[Turn]) -> Turn:
         """This answer shown after ``others`` (its earlier versions): the newest of all."""
@@ -127,8 +146,7 @@ def pick_version(every: list[Turn], number: int) -> Turn:
     """Version ``number`` (0-based) of ``every`` version of an answer, carrying the others."""
     if not 0 <= number < len(every):
         raise IndexError(f"answer version {number + 1} of {len(every)} does not exist")
-    return replace(every[number], versions=every[:number] + every[number + 1:],
-                   version=number)
+    return replace(every[number], versions=every[:number] + every[number + 1 :], version=number)
 
 
 def kept_versions(every: list[Turn]) -> list[Turn]:
@@ -172,15 +190,38 @@ class Conversation:
     @property
     def sampling(self) -> Sampling:
         """The chat's sampling settings as one value."""
-        return Sampling(self.temperature, self.max_tokens, self.top_p, self.top_k,
-                        self.min_p, self.repeat_penalty, self.seed, self.context_length)
+        return Sampling(
+            self.temperature,
+            self.max_tokens,
+            self.top_p,
+            self.top_k,
+            self.min_p,
+            self.repeat_penalty,
+            self.seed,
+            self.context_length,
+        )
 
     @sampling.setter
     def sampling(self, value: Sampling) -> None:
-        (self.temperature, self.max_tokens, self.top_p, self.top_k, self.min_p,
-         self.repeat_penalty, self.seed, self.context_length) = (
-            value.temperature, value.max_tokens, value.top_p, value.top_k, value.min_p,
-            value.repeat_penalty, value.seed, value.context_length)
+        (
+            self.temperature,
+            self.max_tokens,
+            self.top_p,
+            self.top_k,
+            self.min_p,
+            self.repeat_penalty,
+            self.seed,
+            self.context_length,
+        ) = (
+            value.temperature,
+            value.max_tokens,
+            value.top_p,
+            value.top_k,
+            value.min_p,
+            value.repeat_penalty,
+            value.seed,
+            value.context_length,
+        )
 
     def messages(self, inline: int | None = None) -> list[Message]:
         """The conversation as the engine sees it (system prompt first, reasoning dropped).
@@ -194,8 +235,13 @@ class Conversation:
             for step in turn.tool_steps:  # the calls and results, as the model saw them
                 out += step.messages()
             if turn.role == "user" and turn.attachments:
-                out.append(Message("user", prompt_text(turn.content, turn.attachments, limit),
-                                   images=tuple(image_of(a) for a in turn.images)))
+                out.append(
+                    Message(
+                        "user",
+                        prompt_text(turn.content, turn.attachments, limit),
+                        images=tuple(image_of(a) for a in turn.images),
+                    )
+                )
             elif turn.content or turn.role == "user":
                 out.append(Message(turn.role, turn.content))
         return out
@@ -209,8 +255,9 @@ class Conversation:
         if self.title != DEFAULT_TITLE:
             return
         turn = next((t for t in self.turns if t.role == "user"), None)
-        first = "" if turn is None else turn.content or " ".join(
-            a.name for a in turn.attachments)  # a picture sent alone: its file name
+        first = (
+            "" if turn is None else turn.content or " ".join(a.name for a in turn.attachments)
+        )  # a picture sent alone: its file name
         if title_for(first):
             self.title = title_for(first)
 
@@ -218,8 +265,11 @@ class Conversation:
         """Whether turn ``index`` is the first question and the title was made from it (so
         an edit of that question should re-title the chat)."""
         firsts = [n for n, t in enumerate(self.turns) if t.role == "user"]
-        return bool(firsts) and firsts[0] == index \
+        return (
+            bool(firsts)
+            and firsts[0] == index
             and self.title == title_for(self.turns[index].content)
+        )
 
     def choose_version(self, index: int, number: int) -> Turn:
         """Show version ``number`` of answer ``index``: it replaces the turn (a new Turn

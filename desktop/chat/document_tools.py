@@ -28,24 +28,37 @@ SEARCH_SPEC = ToolSpec(
     "search_documents",
     "Search the user's indexed documents (hybrid keyword and meaning search). Returns the "
     "best passages, each with its source id, file, page and lines; cite them as [n].",
-    {"type": "object", "properties": {
-        "collection": {"type": "string",
-                       "description": "The document collection to search ('' for all)."},
-        "query": {"type": "string", "description": "What to look for."}},
-     "required": ["query"]},
-    needs_approval=False)
+    {
+        "type": "object",
+        "properties": {
+            "collection": {
+                "type": "string",
+                "description": "The document collection to search ('' for all).",
+            },
+            "query": {"type": "string", "description": "What to look for."},
+        },
+        "required": ["query"],
+    },
+    needs_approval=False,
+)
 READ_SPEC = ToolSpec(
     "read_document_passage",
-    "Read the whole passage behind a source id that search_documents returned "
-    "(e.g. 'chunk:42').",
-    {"type": "object", "properties": {
-        "source": {"type": "string", "description": "A source id such as 'chunk:42'."}},
-     "required": ["source"]},
-    needs_approval=False)
+    "Read the whole passage behind a source id that search_documents returned (e.g. 'chunk:42').",
+    {
+        "type": "object",
+        "properties": {
+            "source": {"type": "string", "description": "A source id such as 'chunk:42'."}
+        },
+        "required": ["source"],
+    },
+    needs_approval=False,
+)
 LIST_SPEC = ToolSpec(
     "list_collections",
     "List the user's document collections with how many documents and passages each has.",
-    {"type": "object", "properties": {}}, needs_approval=False)
+    {"type": "object", "properties": {}},
+    needs_approval=False,
+)
 
 
 @dataclass(frozen=True)
@@ -98,8 +111,9 @@ class DocumentTools:
         names = [c.name for c in self.access.collections()]
         if collection and collection not in names:
             there = ", ".join(names) or "none yet"
-            return ToolResult(f"error: no collection named '{collection}' (collections: "
-                              f"{there})", True)
+            return ToolResult(
+                f"error: no collection named '{collection}' (collections: {there})", True
+            )
         try:
             hits = self.access.search(query, [collection] if collection else names, self.k)
         except EdgeDeskError as exc:
@@ -111,12 +125,18 @@ class DocumentTools:
         source = str(args.get("source", ""))
         match = _SOURCE.match(source)
         if match is None:
-            return ToolResult(f"error: '{source}' is not a source id; use one that "
-                              "search_documents returned, such as 'chunk:42'", True)
+            return ToolResult(
+                f"error: '{source}' is not a source id; use one that "
+                "search_documents returned, such as 'chunk:42'",
+                True,
+            )
         found = self.access.fetch([int(match.group(1))])
         if not found:
-            return ToolResult(f"error: there is no passage {source} (the document may "
-                              "have been re-indexed; search again)", True)
+            return ToolResult(
+                f"error: there is no passage {source} (the document may "
+                "have been re-indexed; search again)",
+                True,
+            )
         hit = found[0]
         return ToolResult(f"source chunk:{hit.chunk_id} · {hit.location}\n{hit.text}")
 
@@ -125,13 +145,16 @@ class DocumentTools:
         infos = self.access.collections()
         if not infos:
             return ToolResult("There are no document collections yet.")
-        return ToolResult("\n".join(f"{c.name}: {c.documents} documents, {c.chunks} "
-                                    "passages" for c in infos))
+        return ToolResult(
+            "\n".join(f"{c.name}: {c.documents} documents, {c.chunks} passages" for c in infos)
+        )
 
     def builtins(self, *, listing: bool = False) -> list[BuiltinTool]:
         """The tools a chat offers (``listing``: with list_collections, as /mcp has)."""
-        tools = [BuiltinTool(SEARCH_SPEC, self.search_documents),
-                 BuiltinTool(READ_SPEC, self.read_document_passage)]
+        tools = [
+            BuiltinTool(SEARCH_SPEC, self.search_documents),
+            BuiltinTool(READ_SPEC, self.read_document_passage),
+        ]
         if listing:
             tools.append(BuiltinTool(LIST_SPEC, self.list_collections))
         return tools
@@ -140,8 +163,7 @@ class DocumentTools:
 class _ScopedTools(DocumentTools):
     """DocumentTools an API key scoped to one collection (``--read-only-docs``) calls."""
 
-    def __init__(self, access: DocumentAccess, collection: str, key_name: str, *,
-                 k: int) -> None:
+    def __init__(self, access: DocumentAccess, collection: str, key_name: str, *, k: int) -> None:
         only = collection
 
         def collections() -> list[CollectionInfo]:
@@ -159,11 +181,14 @@ class _ScopedTools(DocumentTools):
             return ToolResult(
                 f"error: the API key '{self.key_name}' may read only the collection "
                 f"'{self.collection}' (its scope: --read-only-docs {self.collection}); "
-                f"not '{collection}'", True)
+                f"not '{collection}'",
+                True,
+            )
         return super()._search(query, self.collection)
 
 
 def refuse_unknown(name: str) -> InvalidRequest:
     """The error for a tool name the document tools do not have."""
-    return InvalidRequest(f"no tool named '{name}' (tools: search_documents, "
-                          "read_document_passage, list_collections)")
+    return InvalidRequest(
+        f"no tool named '{name}' (tools: search_documents, read_document_passage, list_collections)"
+    )

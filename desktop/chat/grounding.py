@@ -34,9 +34,15 @@ def grounded_messages(messages: Sequence[Message], hits: Sequence[Hit]) -> list[
     return [Message("system", system), *(m for m in messages if m.role != "system")]
 
 
-def preparer(search: Search, collection: str, messages: Sequence[Message],
-             given: list[Any] | None = None, *, question: str | None = None,
-             more: Sequence[Hit] = ()) -> Callable[[], tuple[list[Message], object]]:
+def preparer(
+    search: Search,
+    collection: str,
+    messages: Sequence[Message],
+    given: list[Any] | None = None,
+    *,
+    question: str | None = None,
+    more: Sequence[Hit] = (),
+) -> Callable[[], tuple[list[Message], object]]:
     """A call for the generating thread: retrieve for the last question, build the prompt.
 
     ``question`` is what is searched for (default: the last message's text); ``more``
@@ -44,13 +50,14 @@ def preparer(search: Search, collection: str, messages: Sequence[Message],
     The hits are also put in ``given``, for the saver that runs later on the same thread
     (a window's copy arrives by a queued signal, possibly after the answer is saved).
     """
+
     def prepare() -> tuple[list[Message], object]:
-        asked = question if question is not None else (messages[-1].content if messages
-                                                        else "")
+        asked = question if question is not None else (messages[-1].content if messages else "")
         hits = [*(search(asked, [collection]) if collection else []), *more]
         if given is not None:
             given[:] = hits
         return grounded_messages(messages, hits), hits
+
     return prepare
 
 
@@ -62,7 +69,8 @@ def cite(turn: Turn) -> None:
     cited = citations(turn.content, turn.sources)
     turn.citations = cited or [
         Citation(n, h.path, h.page, h.line_start, h.line_end, h.text)
-        for n, h in enumerate(turn.sources, start=1)]
+        for n, h in enumerate(turn.sources, start=1)
+    ]
 
 
 def stored_sources(turn: Turn) -> tuple[Source, ...]:
@@ -74,8 +82,10 @@ def stored_sources(turn: Turn) -> tuple[Source, ...]:
     if not turn.sources:
         return ()
     cited = {c.number for c in citations(turn.content, turn.sources)}
-    return tuple(Source(n, s.path, s.page, s.line_start, s.line_end, s.text, n in cited)
-                 for n, s in enumerate(turn.sources, start=1))
+    return tuple(
+        Source(n, s.path, s.page, s.line_start, s.line_end, s.text, n in cited)
+        for n, s in enumerate(turn.sources, start=1)
+    )
 
 
 def was_cited(turn: Turn) -> bool:
@@ -87,9 +97,11 @@ class EmbeddingModelMissing(ModelNotFound):
     """A grounded chat's collection needs a catalog embedding model not downloaded yet."""
 
     def __init__(self, collection: str, model: str) -> None:
-        super().__init__(f"the collection '{collection}' needs the embedding model {model}, "
-                         f"which is not downloaded yet; run 'edgedesk models pull {model}' "
-                         "first")
+        super().__init__(
+            f"the collection '{collection}' needs the embedding model {model}, "
+            f"which is not downloaded yet; run 'edgedesk models pull {model}' "
+            "first"
+        )
         self.collection = collection
         self.model = model
 
@@ -97,8 +109,9 @@ class EmbeddingModelMissing(ModelNotFound):
 MissingModel = Callable[[str], "str | None"]  # collection -> catalog model to download
 
 
-def missing_embedding_model(library: Library, resolver: ModelResolver,
-                            collection: str) -> str | None:
+def missing_embedding_model(
+    library: Library, resolver: ModelResolver, collection: str
+) -> str | None:
     """The catalog embedding model ``collection`` needs and lacks (None: nothing to get).
 
     Blocks briefly (reads the collection list, looks for the model's files); a model that

@@ -59,16 +59,23 @@ class Sampling:
         out = (base or cls()).to_dict()
         for name, value in (data or {}).items():
             if name in LIMITS and valid(name, value):
-                out[name] = value if value is None else (
-                    int(value) if LIMITS[name].whole else float(value))
+                out[name] = (
+                    value if value is None else (int(value) if LIMITS[name].whole else float(value))
+                )
         return cls(**out)
 
     def generation_params(self) -> GenerationParams:
         """The request these settings make of the engine."""
-        return GenerationParams(max_tokens=self.max_tokens, temperature=self.temperature,
-                                top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
-                                repeat_penalty=self.repeat_penalty, seed=self.seed,
-                                context_length=self.context_length)
+        return GenerationParams(
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+            min_p=self.min_p,
+            repeat_penalty=self.repeat_penalty,
+            seed=self.seed,
+            context_length=self.context_length,
+        )
 
 
 _DEFAULT = Sampling()

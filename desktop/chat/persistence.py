@@ -26,17 +26,25 @@ from desktop.store.chats import ChatStore
 
 def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
     # Each answer records the settings that made it (the sampling, the system prompt).
-    params = {**chat.sampling.to_dict(), "system_prompt": chat.system_prompt} \
-        if turn.role == "assistant" else {}
+    params = (
+        {**chat.sampling.to_dict(), "system_prompt": chat.system_prompt}
+        if turn.role == "assistant"
+        else {}
+    )
     usage = turn.usage
     timings = {"tokens_per_s": turn.tokens_per_s} if turn.tokens_per_s else {}
     return ChatMessage(
-        role=turn.role, content=turn.content, reasoning=turn.reasoning or None,
-        model=chat.model if turn.role == "assistant" else None, parameters=params,
+        role=turn.role,
+        content=turn.content,
+        reasoning=turn.reasoning or None,
+        model=chat.model if turn.role == "assistant" else None,
+        parameters=params,
         prompt_tokens=usage.prompt_tokens if usage else None,
-        completion_tokens=usage.completion_tokens if usage else None, timings=timings,
+        completion_tokens=usage.completion_tokens if usage else None,
+        timings=timings,
         sources=stored_sources(turn) if turn.role == "assistant" else (),
-        finish_reason=turn.finish_reason, error=turn.error,
+        finish_reason=turn.finish_reason,
+        error=turn.error,
         tool_steps=tuple(step.to_json() for step in turn.tool_steps),
         attachments=tuple(turn.attachments),
         versions=tuple(version_dict(_to_message(v, chat)) for v in turn.versions),
@@ -49,11 +57,18 @@ def _to_turn(message: ChatMessage) -> Turn:
     if message.completion_tokens is not None:
         usage = Usage(message.prompt_tokens or 0, message.completion_tokens)
     role: Role = "assistant" if message.role == "assistant" else "user"
-    turn = Turn(role, message.content, message.reasoning or "", usage,
-                float(message.timings.get("tokens_per_s", 0.0)), message.finish_reason,
-                message.error, sources=list(message.sources),
-                tool_steps=[ToolStep.from_json(s) for s in message.tool_steps],
-                attachments=list(message.attachments))
+    turn = Turn(
+        role,
+        message.content,
+        message.reasoning or "",
+        usage,
+        float(message.timings.get("tokens_per_s", 0.0)),
+        message.finish_reason,
+        message.error,
+        sources=list(message.sources),
+        tool_steps=[ToolStep.from_json(s) for s in message.tool_steps],
+        attachments=list(message.attachments),
+    )
     versions = [version_message(v) for v in message.versions]
     turn.versions = [_to_turn(v) for v in versions if v is not None]
     turn.version = min(message.version, len(turn.versions))
@@ -80,9 +95,15 @@ class ChatSaver:
         """Every stored chat, most recently active first (turns read later)."""
         chats: list[Conversation] = []
         for c in self.store.list_conversations():
-            chat = Conversation(model=c.model or "", title=c.title or "New chat",
-                                ephemeral=c.ephemeral, collection=c.collection or "",
-                                think=c.think, store_id=c.id, loaded=False)
+            chat = Conversation(
+                model=c.model or "",
+                title=c.title or "New chat",
+                ephemeral=c.ephemeral,
+                collection=c.collection or "",
+                think=c.think,
+                store_id=c.id,
+                loaded=False,
+            )
             chat.sampling = Sampling.from_dict(c.parameters)  # invalid values: defaults
             chats.append(chat)
         return chats
@@ -110,28 +131,49 @@ class ChatSaver:
             chat.store_id, chat.synced = None, 0
         chat.rewrite = False
         if chat.store_id is None:
-            created = self.store.create_conversation(chat.title, chat.model or None,
-                                                     ephemeral=chat.ephemeral,
-                                                     collection=chat.collection or None,
-                                                     think=chat.think,
-                                                     parameters=chat.sampling.to_dict())
+            created = self.store.create_conversation(
+                chat.title,
+                chat.model or None,
+                ephemeral=chat.ephemeral,
+                collection=chat.collection or None,
+                think=chat.think,
+                parameters=chat.sampling.to_dict(),
+            )
             chat.store_id = created.id
-        for turn in chat.turns[chat.synced:upto]:
+        for turn in chat.turns[chat.synced : upto]:
             self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced = max(chat.synced, upto)
 
-    def save_answer(self, chat: Conversation, final: Chunk, text: str, reasoning: str,
-                    sources: Sequence[Any] = (), *, error: str | None = None,
-                    steps: Sequence[ToolStep] = (), versions: Sequence[Turn] = ()) -> None:
+    def save_answer(
+        self,
+        chat: Conversation,
+        final: Chunk,
+        text: str,
+        reasoning: str,
+        sources: Sequence[Any] = (),
+        *,
+        error: str | None = None,
+        steps: Sequence[ToolStep] = (),
+        versions: Sequence[Turn] = (),
+    ) -> None:
         """Save the finished, stopped or (with ``error``) broken-off answer, with the
         sources it was given, the tool rounds it made and, for a regenerated answer, its
         earlier ``versions`` (worker thread)."""
         if chat.store_id is None:
             return
-        turn = Turn("assistant", text, reasoning, final.usage, final.tokens_per_s,
-                    "error" if error is not None else final.finish_reason, error,
-                    sources=list(sources), tool_steps=list(steps), versions=list(versions),
-                    version=len(versions))
+        turn = Turn(
+            "assistant",
+            text,
+            reasoning,
+            final.usage,
+            final.tokens_per_s,
+            "error" if error is not None else final.finish_reason,
+            error,
+            sources=list(sources),
+            tool_steps=list(steps),
+            versions=list(versions),
+            version=len(versions),
+        )
         self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced += 1
 
@@ -157,12 +199,14 @@ class ChatSaver:
         """Store the version turn ``index`` shows now as the answer (owner's thread)."""
         if chat.store_id is None or index >= chat.synced:
             return  # not saved yet: it is saved as it is when it is
-        said = [m for m in self.store.get_messages(chat.store_id)
-                if m.role in {"user", "assistant"}]
+        said = [
+            m for m in self.store.get_messages(chat.store_id) if m.role in {"user", "assistant"}
+        ]
         message_id = said[index].id if index < len(said) else None
         if message_id is not None:
-            self.store.replace_message(chat.store_id, message_id,
-                                       _to_message(chat.turns[index], chat))
+            self.store.replace_message(
+                chat.store_id, message_id, _to_message(chat.turns[index], chat)
+            )
 
     def set_collection(self, chat: Conversation) -> None:
         """Store the chat's collection (a chat not saved yet gets it when it is created)."""
@@ -199,10 +243,10 @@ class ChatSaver:
         if snapshot is not None:
             [header] = self.store.import_json(snapshot)
             chat.store_id, chat.rewrite, chat.loaded = header.id, False, True
-            chat.synced = sum(m.role in {"user", "assistant"}
-                              for m in self.store.get_messages(header.id))
-            self.audit.record("chats.restored", conversations=1, ids=[header.id],
-                              source="window")
+            chat.synced = sum(
+                m.role in {"user", "assistant"} for m in self.store.get_messages(header.id)
+            )
+            self.audit.record("chats.restored", conversations=1, ids=[header.id], source="window")
         elif chat.turns:
             chat.store_id, chat.synced, chat.rewrite = None, 0, False
             self.sync(chat, len(chat.turns))
@@ -214,6 +258,7 @@ class ChatSaver:
                 self.store.delete(chat.store_id)
             if not chat.ephemeral:  # an ephemeral chat never reached the disk
                 # The event `edgedesk chats rm` records: how many, which ids, no title.
-                self.audit.record("chats.deleted", conversations=1, ids=[chat.store_id],
-                                  source="window")
+                self.audit.record(
+                    "chats.deleted", conversations=1, ids=[chat.store_id], source="window"
+                )
             chat.store_id = None

@@ -53,10 +53,16 @@ def failure_message(exc: BaseException) -> str:
 class ChatStreamer(Protocol):
     """What a turn needs to generate: the scheduler's ``stream_chat``."""
 
-    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None, *,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Any:
+    def stream_chat(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        *,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> Any:
         """Stream chunks of an answer (``template_kwargs``: e.g. enable_thinking)."""
         ...
 
@@ -84,7 +90,7 @@ class PendingTurn:
     @property
     def question(self) -> str:
         """The words of the question being answered (without its attachments)."""
-        asked = [t for t in self.chat.turns[:self.question_turns] if t.role == "user"]
+        asked = [t for t in self.chat.turns[: self.question_turns] if t.role == "user"]
         return asked[-1].content if asked else ""
 
 
@@ -92,9 +98,12 @@ class CannotSee(InvalidRequest):
     """A picture was attached for a model that has no vision projector."""
 
     def __init__(self, model: str) -> None:
-        super().__init__(f"{model} cannot see pictures (it has no vision projector); "
-                         "choose a vision model for this chat, or remove the picture",
-                         kind="cannot_see", params={"model": model})
+        super().__init__(
+            f"{model} cannot see pictures (it has no vision projector); "
+            "choose a vision model for this chat, or remove the picture",
+            kind="cannot_see",
+            params={"model": model},
+        )
         self.model = model
 
 
@@ -136,15 +145,21 @@ class ChatCore:
     ``drive``.
     """
 
-    def __init__(self, streamer: ChatStreamer, saver: ChatSaver | None = None, *,
-                 search: Search | None = None,
-                 thinks: Callable[[str], bool] | None = None,
-                 missing: MissingModel | None = None, tools: ToolBox | None = None,
-                 preapproved: Collection[str] = (),
-                 max_tool_steps: int = MAX_TOOL_STEPS,
-                 sees: Callable[[str], bool] | None = None,
-                 context_of: Callable[[str], int | None] | None = None,
-                 image_limits: ImageLimits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        streamer: ChatStreamer,
+        saver: ChatSaver | None = None,
+        *,
+        search: Search | None = None,
+        thinks: Callable[[str], bool] | None = None,
+        missing: MissingModel | None = None,
+        tools: ToolBox | None = None,
+        preapproved: Collection[str] = (),
+        max_tool_steps: int = MAX_TOOL_STEPS,
+        sees: Callable[[str], bool] | None = None,
+        context_of: Callable[[str], int | None] | None = None,
+        image_limits: ImageLimits = DEFAULT_LIMITS,
+    ) -> None:
         self.streamer = streamer
         self.saver = saver  # None: nothing is saved (tests, a view without a store)
         self.search = search  # retrieval for grounded chats; None: grounding unavailable
@@ -163,8 +178,14 @@ class ChatCore:
         self.image_limits = image_limits
 
     # ------------------------------------------------------------- owner's thread
-    def ask(self, chat: Conversation, text: str, *, replace: int | None = None,
-            attachments: Sequence[Attachment] | None = None) -> PendingTurn:
+    def ask(
+        self,
+        chat: Conversation,
+        text: str,
+        *,
+        replace: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
+    ) -> PendingTurn:
         """Add the question (replacing turn ``replace`` and what followed) and its answer.
 
         ``attachments`` go with the question (None: an edited question keeps its own).
@@ -207,8 +228,9 @@ class ChatCore:
             old = chat.turns[-1]
             every = old.all_versions()  # the one shown is a new object: made once
             previous = kept_versions(every)
-            shown = next((n for n, v in enumerate(previous) if v is every[old.version]),
-                         len(previous) - 1)
+            shown = next(
+                (n for n, v in enumerate(previous) if v is every[old.version]), len(previous) - 1
+            )
             chat.truncate(len(chat.turns) - 1)
         if not chat.turns:
             raise InvalidRequest("there is no question to answer again yet")
@@ -246,15 +268,23 @@ class ChatCore:
             self.check_sees(chat.model)  # e.g. the chat's model was changed since
         # The context is looked up only for documents (it reads the model's header).
         documents = any(a.kind == "file" for a in chat.attachments())
-        inline = inline_chars(self.context_of(chat.model)
-                              if self.context_of is not None and documents else None)
+        inline = inline_chars(
+            self.context_of(chat.model) if self.context_of is not None and documents else None
+        )
         messages = chat.messages(inline)
         question_turns = len(chat.turns)
         answer = Turn("assistant", "")
         chat.turns.append(answer)
         params = chat.sampling.generation_params()
-        return PendingTurn(chat, answer, messages, params, self.thinking_kwargs(chat),
-                           question_turns, inline=inline)
+        return PendingTurn(
+            chat,
+            answer,
+            messages,
+            params,
+            self.thinking_kwargs(chat),
+            question_turns,
+            inline=inline,
+        )
 
     def thinking_kwargs(self, chat: Conversation) -> dict[str, Any] | None:
         """Template variables for ``chat``'s next answer: thinking off when switched off."""
@@ -274,30 +304,52 @@ class ChatCore:
         EmbeddingModelMissing (naming the model) when the collection's catalog embedding
         model is not downloaded: a view may offer the download, then answer again.
         """
-        attached = attached_sources(pending.question, pending.chat.attachments(),
-                                    pending.inline)
+        attached = attached_sources(pending.question, pending.chat.attachments(), pending.inline)
         grounded = pending.grounded and self.search is not None
         if not grounded and not attached:
             return pending.messages, []
         if grounded:
-            needed = self.missing(pending.chat.collection) if self.missing is not None \
-                else None
+            needed = self.missing(pending.chat.collection) if self.missing is not None else None
             if needed:
                 raise EmbeddingModelMissing(pending.chat.collection, needed)
-        return preparer(self.search or (lambda _q, _c: []),
-                        pending.chat.collection if grounded else "", pending.messages,
-                        pending.sources, question=pending.question, more=attached)()
+        return preparer(
+            self.search or (lambda _q, _c: []),
+            pending.chat.collection if grounded else "",
+            pending.messages,
+            pending.sources,
+            question=pending.question,
+            more=attached,
+        )()
 
-    def save_answer(self, pending: PendingTurn, final: Chunk, text: str,
-                    reasoning: str, steps: Sequence[ToolStep] = ()) -> None:
+    def save_answer(
+        self,
+        pending: PendingTurn,
+        final: Chunk,
+        text: str,
+        reasoning: str,
+        steps: Sequence[ToolStep] = (),
+    ) -> None:
         """Save the finished (or stopped) answer with its sources and tool rounds (worker
         thread)."""
         if self.saver is not None:
-            self.saver.save_answer(pending.chat, final, text, reasoning, pending.sources,
-                                   steps=steps, versions=pending.answer.versions)
+            self.saver.save_answer(
+                pending.chat,
+                final,
+                text,
+                reasoning,
+                pending.sources,
+                steps=steps,
+                versions=pending.answer.versions,
+            )
 
-    def save_broken(self, pending: PendingTurn, text: str, reasoning: str,
-                    message: str, steps: Sequence[ToolStep] = ()) -> None:
+    def save_broken(
+        self,
+        pending: PendingTurn,
+        text: str,
+        reasoning: str,
+        message: str,
+        steps: Sequence[ToolStep] = (),
+    ) -> None:
         """Save the words an answer had when an error broke it off, marked with ``message``.
 
         Worker thread. Nothing is saved when no word came (the question stays unanswered).
@@ -314,15 +366,27 @@ class ChatCore:
                     self.saver.save_turn(pending.chat, restored)
             return
         with contextlib.suppress(EdgeDeskError):
-            self.saver.save_answer(pending.chat, Chunk(), text, reasoning, pending.sources,
-                                   error=message, steps=steps,
-                                   versions=pending.answer.versions)
+            self.saver.save_answer(
+                pending.chat,
+                Chunk(),
+                text,
+                reasoning,
+                pending.sources,
+                error=message,
+                steps=steps,
+                versions=pending.answer.versions,
+            )
 
-    def drive(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,
-              cancel: threading.Event | None = None, *,
-              on_sources: Callable[[list[Any]], None] | None = None,
-              approve: Approver | None = None,
-              on_step: Callable[[ToolStep], None] | None = None) -> Chunk:
+    def drive(
+        self,
+        pending: PendingTurn,
+        on_chunk: Callable[[Chunk], None] | None = None,
+        cancel: threading.Event | None = None,
+        *,
+        on_sources: Callable[[list[Any]], None] | None = None,
+        approve: Approver | None = None,
+        on_step: Callable[[ToolStep], None] | None = None,
+    ) -> Chunk:
         """Run a turn on the worker thread without touching its Turn; return the final chunk.
 
         The one turn driver: save the question, prepare (retrieve; ``on_sources`` then gets
@@ -347,8 +411,7 @@ class ChatCore:
         final = Chunk(finish_reason="cancelled")
         try:
             while True:
-                tools = offered if offered.specs and len(steps) < self.max_tool_steps \
-                    else None
+                tools = offered if offered.specs and len(steps) < self.max_tool_steps else None
                 out.clear()
                 final, calls = self._round(pending, messages, tools, out, cancel)
                 if not calls or tools is None or cancel.is_set():
@@ -366,8 +429,14 @@ class ChatCore:
         self.save_answer(pending, final, out.text, out.reasoning, steps)
         return final
 
-    def _round(self, pending: PendingTurn, messages: list[Message], tools: ToolSet | None,
-               out: _Words, cancel: threading.Event) -> tuple[Chunk, tuple[ToolCall, ...]]:
+    def _round(
+        self,
+        pending: PendingTurn,
+        messages: list[Message],
+        tools: ToolSet | None,
+        out: _Words,
+        cancel: threading.Event,
+    ) -> tuple[Chunk, tuple[ToolCall, ...]]:
         """Stream one reply of the model; its final chunk and the tool calls it made."""
         final = Chunk(finish_reason="cancelled")
         # Tagged call markup is held back; an answer that merely opens with "{" streams
@@ -376,9 +445,13 @@ class ChatCore:
         calls: tuple[ToolCall, ...] = ()
         try:
             stream = self.streamer.stream_chat(
-                pending.chat.model, messages, pending.params, cancel,
+                pending.chat.model,
+                messages,
+                pending.params,
+                cancel,
                 tools.openai() if tools is not None else None,
-                template_kwargs=pending.template_kwargs)
+                template_kwargs=pending.template_kwargs,
+            )
             for chunk in stream:
                 shown = chunk.text if gate is None else gate.feed(chunk.text)
                 if chunk.is_final:
@@ -407,29 +480,39 @@ class ChatCore:
         # tokens every turn, and a small model given them echoes their JSON as its answer.
         return self.tools.available(mcp=can_ask, builtins=grounded)
 
-    def _call(self, tools: ToolSet, call: ToolCall, approve: Approver | None,
-              cancel: threading.Event) -> ToolOutcome:
+    def _call(
+        self, tools: ToolSet, call: ToolCall, approve: Approver | None, cancel: threading.Event
+    ) -> ToolOutcome:
         """Approve (when needed) and run one call; its outcome as the model will read it."""
         assert self.tools is not None
         spec = tools.specs.get(call.name)
         if spec is None:
-            return ToolOutcome(call.id, call.name, "", f"error: no tool named {call.name}",
-                               "error")
+            return ToolOutcome(call.id, call.name, "", f"error: no tool named {call.name}", "error")
         if cancel.is_set():
-            return ToolOutcome(call.id, call.name, spec.server,
-                               "The user stopped the answer before this call ran.", "denied")
+            return ToolOutcome(
+                call.id,
+                call.name,
+                spec.server,
+                "The user stopped the answer before this call ran.",
+                "denied",
+            )
         if spec.needs_approval and not self._approved(spec, call, approve):
             self.tools.record_denied(spec)
-            return ToolOutcome(call.id, call.name, spec.server,
-                               "The user did not allow this call.", "denied")
+            return ToolOutcome(
+                call.id, call.name, spec.server, "The user did not allow this call.", "denied"
+            )
         result = self.tools.call(spec, call.arguments, cancel)
-        return ToolOutcome(call.id, call.name, spec.server, result.text,
-                           "error" if result.is_error else "ok")
+        return ToolOutcome(
+            call.id, call.name, spec.server, result.text, "error" if result.is_error else "ok"
+        )
 
     def _approved(self, spec: ToolSpec, call: ToolCall, approve: Approver | None) -> bool:
         forced = self.tools is not None and self.tools.require_approval
-        if not forced and (spec.name in self.always or spec.name in self.preapproved
-                           or (self.tools is not None and self.tools.always_allowed(spec))):
+        if not forced and (
+            spec.name in self.always
+            or spec.name in self.preapproved
+            or (self.tools is not None and self.tools.always_allowed(spec))
+        ):
             return True
         if approve is None:
             return False
@@ -440,9 +523,14 @@ class ChatCore:
                 self.tools.remember(spec)  # kept across restarts
         return decision in ("once", "always")
 
-    def run(self, pending: PendingTurn, on_chunk: Callable[[Chunk], None] | None = None,
-            cancel: threading.Event | None = None, *,
-            approve: Approver | None = None) -> Turn:
+    def run(
+        self,
+        pending: PendingTurn,
+        on_chunk: Callable[[Chunk], None] | None = None,
+        cancel: threading.Event | None = None,
+        *,
+        approve: Approver | None = None,
+    ) -> Turn:
         """Generate the answer into its Turn, save it, map its citations (blocks).
 
         ``on_chunk`` sees every streamed chunk (text and reasoning apart). A ``cancel``
@@ -469,8 +557,9 @@ class ChatCore:
             turn.content, turn.reasoning = "", ""
 
         try:
-            final = self.drive(pending, fill, cancel, on_sources=given, approve=approve,
-                               on_step=stepped)
+            final = self.drive(
+                pending, fill, cancel, on_sources=given, approve=approve, on_step=stepped
+            )
         except BaseException as exc:
             if turn.content or turn.reasoning:
                 turn.finish_reason, turn.error = "error", failure_message(exc)

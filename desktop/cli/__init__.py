@@ -45,8 +45,26 @@ def _verb_modules() -> list[Any]:
         tools,
     )
 
-    return [run, chat, models, policy, network, auth, docs, chats, keys, serve, bench, data,
-            doctor, remotes, tools, mcp, encryption, audit]
+    return [
+        run,
+        chat,
+        models,
+        policy,
+        network,
+        auth,
+        docs,
+        chats,
+        keys,
+        serve,
+        bench,
+        data,
+        doctor,
+        remotes,
+        tools,
+        mcp,
+        encryption,
+        audit,
+    ]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,9 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common_options()],
     )
     parser.add_argument("--version", action=VersionAction)
-    parser.add_argument("--open", metavar="FILE",
-                        help="open FILE in the window (a .gguf model is imported, a chat "
-                        "export is added); if EdgeDesk is already open, that window does it")
+    parser.add_argument(
+        "--open",
+        metavar="FILE",
+        help="open FILE in the window (a .gguf model is imported, a chat "
+        "export is added); if EdgeDesk is already open, that window does it",
+    )
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
     for module in _verb_modules():
         module.register(sub)
@@ -94,8 +115,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc.message, exc.exit_code)
     except Exception as exc:
         try:
-            return _fail(report_crash(exc, "edgedesk " + " ".join(
-                shown(a, 40) for a in (sys.argv[1:] if argv is None else argv))), EXIT_BUG)
+            return _fail(
+                report_crash(
+                    exc,
+                    "edgedesk "
+                    + " ".join(shown(a, 40) for a in (sys.argv[1:] if argv is None else argv)),
+                ),
+                EXIT_BUG,
+            )
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
 

@@ -23,17 +23,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``audit`` verb."""
     from desktop.cli.options import common_options
 
-    audit = sub.add_parser("audit", parents=[common_options()],
-                           help="the audit log: show it, verify its hash chain")
+    audit = sub.add_parser(
+        "audit", parents=[common_options()], help="the audit log: show it, verify its hash chain"
+    )
     asub = audit.add_subparsers(dest="audit_verb", metavar="ACTION", required=True)
     show = asub.add_parser("show", parents=[common_options()], help="print the events")
-    show.add_argument("--since", type=since_arg, metavar="WHEN",
-                      help="only events after WHEN: a date/time (2026-12-01, "
-                      "2026-12-01T09:00) or an age (30m, 12h, 7d)")
+    show.add_argument(
+        "--since",
+        type=since_arg,
+        metavar="WHEN",
+        help="only events after WHEN: a date/time (2026-12-01, "
+        "2026-12-01T09:00) or an age (30m, 12h, 7d)",
+    )
     show.add_argument("--json", action="store_true", help="one JSON object a line")
     show.set_defaults(handler=handle_show)
-    verify = asub.add_parser("verify", parents=[common_options()],
-                             help="check that no line was removed or edited (exit 1 if so)")
+    verify = asub.add_parser(
+        "verify",
+        parents=[common_options()],
+        help="check that no line was removed or edited (exit 1 if so)",
+    )
     verify.set_defaults(handler=handle_verify)
 
 
@@ -47,7 +55,8 @@ def since_arg(text: str) -> float:
         when = datetime.datetime.fromisoformat(value)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"'{text}' is neither a date/time (2026-12-01T09:00) nor an age (12h, 7d)") from None
+            f"'{text}' is neither a date/time (2026-12-01T09:00) nor an age (12h, 7d)"
+        ) from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
     return when.timestamp()
@@ -60,8 +69,10 @@ def _log(args: argparse.Namespace) -> AuditLog:
     finally:
         ctx.close()
     if not isinstance(audit, AuditLog):
-        raise InvalidRequest("the audit log is off; IT turns it on with the policy AuditLog "
-                             "(or set audit_log = true in settings.toml)")
+        raise InvalidRequest(
+            "the audit log is off; IT turns it on with the policy AuditLog "
+            "(or set audit_log = true in settings.toml)"
+        )
     return audit
 
 
@@ -82,11 +93,12 @@ def handle_verify(args: argparse.Namespace) -> int:
     audit = _log(args)
     result = audit.verify()
     if result.ok:
-        print(f"audit log intact: {result.lines} lines in {result.files} file(s), "
-              f"{audit.folder}")
+        print(f"audit log intact: {result.lines} lines in {result.files} file(s), {audit.folder}")
         return 0
     for problem in result.problems:
         print(f"broken: {problem}")
-    print(f"the audit log in {audit.folder} was changed: {len(result.problems)} problem(s) in "
-          f"{result.lines} lines")
+    print(
+        f"the audit log in {audit.folder} was changed: {len(result.problems)} problem(s) in "
+        f"{result.lines} lines"
+    )
     return 1

@@ -17,20 +17,34 @@ def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     from desktop.cli.options import common_options
 
     common = common_options()
-    b = msub.add_parser("bundle", parents=[common],
-                        help="write installed models and a signed manifest to a folder",
-                        description="Copy installed models into DIR with a manifest of "
-                        "SHA-256 digests signed with IT's Ed25519 key, for air-gapped machines.")
+    b = msub.add_parser(
+        "bundle",
+        parents=[common],
+        help="write installed models and a signed manifest to a folder",
+        description="Copy installed models into DIR with a manifest of "
+        "SHA-256 digests signed with IT's Ed25519 key, for air-gapped machines.",
+    )
     b.add_argument("models", metavar="ID", nargs="+")
     b.add_argument("--out", type=Path, required=True, metavar="DIR")
-    b.add_argument("--signing-key", type=Path, required=True, metavar="KEY.pem",
-                   help="Ed25519 private key (openssl genpkey -algorithm ed25519)")
+    b.add_argument(
+        "--signing-key",
+        type=Path,
+        required=True,
+        metavar="KEY.pem",
+        help="Ed25519 private key (openssl genpkey -algorithm ed25519)",
+    )
     b.set_defaults(handler=handle_bundle)
-    i = msub.add_parser("import-bundle", parents=[common],
-                        help="verify a signed bundle and install its models")
+    i = msub.add_parser(
+        "import-bundle", parents=[common], help="verify a signed bundle and install its models"
+    )
     i.add_argument("folder", type=Path, metavar="DIR")
-    i.add_argument("--public-key", type=Path, required=True, metavar="PUB.pem",
-                   help="IT's Ed25519 public key (openssl pkey -in KEY.pem -pubout)")
+    i.add_argument(
+        "--public-key",
+        type=Path,
+        required=True,
+        metavar="PUB.pem",
+        help="IT's Ed25519 public key (openssl pkey -in KEY.pem -pubout)",
+    )
     i.set_defaults(handler=handle_import_bundle)
 
 

@@ -66,22 +66,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from desktop.cli.options import common_options, sampling_options
 
     parser = sub.add_parser(
-        "chat", parents=[common_options()], help="chat with a model in the terminal",
+        "chat",
+        parents=[common_options()],
+        help="chat with a model in the terminal",
         description="Chat with MODEL (a catalog id, an installed id, a .gguf path or\n"
         "REMOTE/MODEL; default: the installed chat model). Conversations are saved like\n"
         "the window's. Reads a script of lines from standard input when it is not a\n"
-        "terminal; exits 2 when MODEL or --collection cannot be used.", epilog=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "terminal; exits 2 when MODEL or --collection cannot be used.",
+        epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("model", metavar="MODEL", nargs="?", default=None)
-    parser.add_argument("--collection", metavar="NAME", type=text_arg, default=None,
-                        help="ground answers in this document collection, with citations")
-    parser.add_argument("--system", metavar="TEXT", type=text_arg, default="",
-                        help="system prompt")
-    parser.add_argument("--no-think", action="store_true",
-                        help="a reasoning model answers at once, without thinking first "
-                        "(/think on switches it back)")
-    parser.add_argument("--ephemeral", action="store_true",
-                        help="keep the chat in memory only (/save saves it after all)")
+    parser.add_argument(
+        "--collection",
+        metavar="NAME",
+        type=text_arg,
+        default=None,
+        help="ground answers in this document collection, with citations",
+    )
+    parser.add_argument("--system", metavar="TEXT", type=text_arg, default="", help="system prompt")
+    parser.add_argument(
+        "--no-think",
+        action="store_true",
+        help="a reasoning model answers at once, without thinking first "
+        "(/think on switches it back)",
+    )
+    parser.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="keep the chat in memory only (/save saves it after all)",
+    )
     yes_tools_option(parser)
     # A chat's defaults, as the window's new chats have them.
     sampling_options(parser, max_tokens=Sampling.max_tokens, temperature=Sampling.temperature)
@@ -93,18 +107,24 @@ def handle(args: argparse.Namespace) -> int:
     check_sampling(args)
     ctx = context_for(args)
     try:
-        model = check_model(ctx, model_ref(args.model)) if args.model \
-            else default_chat_model(ctx)
+        model = check_model(ctx, model_ref(args.model)) if args.model else default_chat_model(ctx)
         if args.collection:
             check_collection(ctx, args.collection)
-        chat = Conversation(model=model, system_prompt=args.system, ephemeral=args.ephemeral,
-                            collection=args.collection or "", temperature=args.temperature,
-                            max_tokens=args.max_tokens, think=not args.no_think)
+        chat = Conversation(
+            model=model,
+            system_prompt=args.system,
+            ephemeral=args.ephemeral,
+            collection=args.collection or "",
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            think=not args.no_think,
+        )
         terminal = TerminalChat(ctx, chat, yes_tools=preapproved(args))
         interactive = sys.stdin is not None and sys.stdin.isatty()
         if interactive:
-            print(f"chatting with {shown(model)}; /help lists commands, /quit leaves",
-                  file=sys.stderr)
+            print(
+                f"chatting with {shown(model)}; /help lists commands, /quit leaves", file=sys.stderr
+            )
         if not interactive:
             terminal.loop(script())
         else:
@@ -133,16 +153,19 @@ def check_model(ctx: AppContext, ref: str) -> str:
     except EdgeDeskError as exc:
         raise InvalidRequest(exc.message, param="model") from None
     if spec.kind != "chat":
-        raise InvalidRequest(f"{shown(ref)} is not a chat model (it is for {spec.kind}); "
-                             "see 'edgedesk models list'", param="model")
+        raise InvalidRequest(
+            f"{shown(ref)} is not a chat model (it is for {spec.kind}); see 'edgedesk models list'",
+            param="model",
+        )
     return ref
 
 
 def installed_chat_models(ctx: AppContext) -> list[str]:
     """Ids of the installed models that can chat, catalog ones first."""
     found = []
-    for ref in [e.id for e in ctx.catalog if e.kind == "chat"] + \
-            [m.id for m in ctx.installed.all()]:
+    for ref in [e.id for e in ctx.catalog if e.kind == "chat"] + [
+        m.id for m in ctx.installed.all()
+    ]:
         if ref in found:
             continue
         try:
@@ -158,13 +181,18 @@ def default_chat_model(ctx: AppContext) -> str:
     """The installed chat model (the first, and says so, when there are several)."""
     found = installed_chat_models(ctx)
     if not found:
-        raise InvalidRequest("no chat model is installed; name one as MODEL (a catalog id, "
-                             "a .gguf path or REMOTE/MODEL), or install one with 'edgedesk "
-                             "models pull glm-4-9b-0414' or 'edgedesk models import FILE'",
-                             param="model")
+        raise InvalidRequest(
+            "no chat model is installed; name one as MODEL (a catalog id, "
+            "a .gguf path or REMOTE/MODEL), or install one with 'edgedesk "
+            "models pull glm-4-9b-0414' or 'edgedesk models import FILE'",
+            param="model",
+        )
     if len(found) > 1:
-        print(f"using {shown(found[0])} (also installed: "
-              f"{', '.join(shown(f) for f in found[1:])}; name one as MODEL)", file=sys.stderr)
+        print(
+            f"using {shown(found[0])} (also installed: "
+            f"{', '.join(shown(f) for f in found[1:])}; name one as MODEL)",
+            file=sys.stderr,
+        )
     return found[0]
 
 
@@ -174,9 +202,11 @@ def check_collection(ctx: AppContext, name: str) -> None:
     names = [c.name for c in ctx.library.collections()]
     if name not in names:
         there = ", ".join(shown(n) for n in names) if names else "none yet"
-        raise InvalidRequest(f"no collection named '{shown(name)}' (collections: {there}; "
-                             "add one with 'edgedesk docs add PATH --collection NAME')",
-                             param="collection")
+        raise InvalidRequest(
+            f"no collection named '{shown(name)}' (collections: {there}; "
+            "add one with 'edgedesk docs add PATH --collection NAME')",
+            param="collection",
+        )
     missing = missing_embedding_model(ctx.library, ctx.resolver, name)
     if missing:
         raise InvalidRequest(EmbeddingModelMissing(name, missing).message, param="collection")
@@ -189,17 +219,24 @@ class TerminalChat:
     the answer's cancel event while it streams (Ctrl-C stops the answer, not the chat).
     """
 
-    def __init__(self, ctx: AppContext, chat: Conversation, *,
-                 yes_tools: Collection[str] = ()) -> None:
+    def __init__(
+        self, ctx: AppContext, chat: Conversation, *, yes_tools: Collection[str] = ()
+    ) -> None:
         self.ctx = ctx
         self.saver = ChatSaver(ctx.chat_store)
         # A collection whose catalog embedding model is missing: a message naming the
         # 'edgedesk models pull' to run, with the collection, before anything is embedded.
-        self.core = ChatCore(ctx.scheduler, self.saver, search=self._search,
-                             thinks=self._thinks, missing=self._missing,
-                             tools=ctx.toolbox, preapproved=yes_tools,
-                             sees=lambda ref: model_sees(ctx.resolver, ref),
-                             image_limits=ctx.image_limits)
+        self.core = ChatCore(
+            ctx.scheduler,
+            self.saver,
+            search=self._search,
+            thinks=self._thinks,
+            missing=self._missing,
+            tools=ctx.toolbox,
+            preapproved=yes_tools,
+            sees=lambda ref: model_sees(ctx.resolver, ref),
+            image_limits=ctx.image_limits,
+        )
         self.chat = chat
         self.pictures: list[Attachment] = []  # /image: they go with the next message
         self._in_reasoning = False
@@ -244,8 +281,9 @@ class TerminalChat:
             name, _, arg = text[1:].partition(" ")
             return self.command(name.lower(), arg.strip())
         # The pictures stay attached when the question is refused (another model, say).
-        pending = self.core.ask(self.chat, text[1:] if text.startswith("//") else text,
-                                attachments=self.pictures)
+        pending = self.core.ask(
+            self.chat, text[1:] if text.startswith("//") else text, attachments=self.pictures
+        )
         self.pictures = []
         self.answer(pending)
         return True
@@ -258,10 +296,15 @@ class TerminalChat:
         if name == "help":
             print(HELP, file=sys.stderr)
         elif name == "new":
-            self.chat = Conversation(model=chat.model, system_prompt=chat.system_prompt,
-                                     ephemeral=chat.ephemeral, collection=chat.collection,
-                                     temperature=chat.temperature, max_tokens=chat.max_tokens,
-                                     think=chat.think)
+            self.chat = Conversation(
+                model=chat.model,
+                system_prompt=chat.system_prompt,
+                ephemeral=chat.ephemeral,
+                collection=chat.collection,
+                temperature=chat.temperature,
+                max_tokens=chat.max_tokens,
+                think=chat.think,
+            )
             print("(new chat)", file=sys.stderr)
         elif name == "regenerate":
             self.answer(self.core.regenerate(chat))
@@ -290,18 +333,25 @@ class TerminalChat:
         """Attach the picture at ``arg`` to the next message (none: list those attached)."""
         if not arg:
             names = ", ".join(shown(p.name) for p in self.pictures)
-            print(f"(attached to your next message: {names})" if names else
-                  "(no picture attached; /image PATH attaches one)", file=sys.stderr)
+            print(
+                f"(attached to your next message: {names})"
+                if names
+                else "(no picture attached; /image PATH attaches one)",
+                file=sys.stderr,
+            )
             return
         path = Path(arg).expanduser()
         if not path.is_file():
-            raise InvalidRequest(f"/image {shown(arg)}: no such file"
-                                 + (" (it is a folder)" if path.is_dir() else ""))
+            raise InvalidRequest(
+                f"/image {shown(arg)}: no such file"
+                + (" (it is a folder)" if path.is_dir() else "")
+            )
         self.core.check_sees(self.chat.model)  # before reading: a text-only model never sees
         item = from_path(path, self.core.image_limits)
         if item.kind != "image":
-            raise InvalidRequest(f"/image {shown(arg)}: not a picture (PNG, JPEG, GIF, BMP "
-                                 "or WebP)")
+            raise InvalidRequest(
+                f"/image {shown(arg)}: not a picture (PNG, JPEG, GIF, BMP or WebP)"
+            )
         self.pictures.append(item)
         print(f"({shown(item.name)} goes with your next message)", file=sys.stderr)
 
@@ -313,8 +363,9 @@ class TerminalChat:
             chat.think = arg == "on"
             self.saver.set_think(chat)
         state = "on" if chat.think else "off (answers at once)"
-        aside = "" if self._thinks(chat.model) else \
-            f"; {shown(chat.model)} does not think first anyway"
+        aside = (
+            "" if self._thinks(chat.model) else f"; {shown(chat.model)} does not think first anyway"
+        )
         print(f"(thinking {state}{aside})", file=sys.stderr)
 
     def _save(self) -> None:
@@ -323,8 +374,10 @@ class TerminalChat:
             print("(nothing to save yet)", file=sys.stderr)
             return
         self.saver.keep(chat)
-        print(f"(saved as chat {chat.store_id}: {shown(chat.title)}; see 'edgedesk chats "
-              "list')", file=sys.stderr)
+        print(
+            f"(saved as chat {chat.store_id}: {shown(chat.title)}; see 'edgedesk chats list')",
+            file=sys.stderr,
+        )
 
     def answer(self, pending: PendingTurn) -> None:
         """Stream the answer (Ctrl-C stops it), then list its sources."""

@@ -25,8 +25,10 @@ def conversation_id(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{shown(text, 40)}' is not a conversation id "
-                                         "(a whole number from 'edgedesk chats list')") from None
+        raise argparse.ArgumentTypeError(
+            f"'{shown(text, 40)}' is not a conversation id "
+            "(a whole number from 'edgedesk chats list')"
+        ) from None
     if not 1 <= value <= MAX_ID:
         raise argparse.ArgumentTypeError(f"no conversation has id {shown(text, 40)}")
     return value
@@ -37,35 +39,49 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from desktop.cli.options import common_options
 
     common = common_options()
-    chats = sub.add_parser("chats", parents=[common], help="list, export and delete "
-                           "saved conversations")
+    chats = sub.add_parser(
+        "chats", parents=[common], help="list, export and delete saved conversations"
+    )
     csub = chats.add_subparsers(dest="chats_verb", metavar="ACTION", required=True)
     listing = csub.add_parser("list", parents=[common], help="saved conversations, newest first")
-    listing.add_argument("--search", metavar="WORDS", type=text_arg,
-                         help="only conversations with these words")
+    listing.add_argument(
+        "--search", metavar="WORDS", type=text_arg, help="only conversations with these words"
+    )
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=handle_list)
     export = csub.add_parser("export", parents=[common], help="export as Markdown or JSON")
-    export.add_argument("ids", nargs="*", type=conversation_id, metavar="ID",
-                        help="default: all")
+    export.add_argument("ids", nargs="*", type=conversation_id, metavar="ID", help="default: all")
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
-    export.add_argument("--encrypt", action="store_true",
-                        help="write a file only a passphrase (asked now) opens: AES-256-GCM, "
-                        "key from scrypt; 'chats import' asks for it")
-    export.add_argument("--passphrase-stdin", action="store_true",
-                        help="with --encrypt: read the passphrase from the first line of stdin")
+    export.add_argument(
+        "--encrypt",
+        action="store_true",
+        help="write a file only a passphrase (asked now) opens: AES-256-GCM, "
+        "key from scrypt; 'chats import' asks for it",
+    )
+    export.add_argument(
+        "--passphrase-stdin",
+        action="store_true",
+        help="with --encrypt: read the passphrase from the first line of stdin",
+    )
     export.set_defaults(handler=handle_export)
     rm = csub.add_parser("rm", parents=[common], help="delete conversations")
     rm.add_argument("ids", nargs="*", type=conversation_id, metavar="ID")
-    rm.add_argument("--all", action="store_true", help="delete every conversation and scrub "
-                    "the database file")
+    rm.add_argument(
+        "--all", action="store_true", help="delete every conversation and scrub the database file"
+    )
     rm.set_defaults(handler=handle_rm)
-    imp = csub.add_parser("import", parents=[common], help="add the conversations of a JSON "
-                          "export (from 'chats export --format json')")
+    imp = csub.add_parser(
+        "import",
+        parents=[common],
+        help="add the conversations of a JSON export (from 'chats export --format json')",
+    )
     imp.add_argument("file", metavar="FILE", help="the export file, or - for standard input")
-    imp.add_argument("--passphrase-stdin", action="store_true",
-                     help="an encrypted export's passphrase from the first line of stdin")
+    imp.add_argument(
+        "--passphrase-stdin",
+        action="store_true",
+        help="an encrypted export's passphrase from the first line of stdin",
+    )
     imp.set_defaults(handler=handle_import)
 
 
@@ -92,17 +108,36 @@ def handle_list(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps([{"id": c.id, "title": c.title, "model": c.model, "tags": list(c.tags),
-                           "created": c.created, "updated": c.updated} for c in convs],
-                         ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": c.id,
+                        "title": c.title,
+                        "model": c.model,
+                        "tags": list(c.tags),
+                        "created": c.created,
+                        "updated": c.updated,
+                    }
+                    for c in convs
+                ],
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return 0
     if not convs:
-        print(f"no conversation matches '{shown(args.search)}'" if args.search
-              else "no saved conversations")
+        print(
+            f"no conversation matches '{shown(args.search)}'"
+            if args.search
+            else "no saved conversations"
+        )
     for conv in convs:
         when = datetime.fromtimestamp(conv.updated).strftime("%Y-%m-%d %H:%M")
-        print(f"{conv.id:>6}  {when}  {shown(conv.title) or '(untitled)'}  "
-              f"[{shown(conv.model or '-')}]")
+        print(
+            f"{conv.id:>6}  {when}  {shown(conv.title) or '(untitled)'}  "
+            f"[{shown(conv.model or '-')}]"
+        )
     return 0
 
 
@@ -116,8 +151,11 @@ def handle_export(args: argparse.Namespace) -> int:
     files = folder_for(args.output) if beside else None
     try:
         ids = args.ids or None
-        text = (store.export_json(ids, files=files) if args.format == "json"
-                else store.export_markdown(ids, files=files))
+        text = (
+            store.export_json(ids, files=files)
+            if args.format == "json"
+            else store.export_markdown(ids, files=files)
+        )
         attached = store.export_files(ids) if beside else {}
     finally:
         store.close()
@@ -136,9 +174,14 @@ def handle_export(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-    _audit(args, "chats.exported", format=args.format,
-           conversations=len(args.ids) if args.ids else "all",
-           to="file" if args.output else "stdout", encrypted=bool(args.encrypt))
+    _audit(
+        args,
+        "chats.exported",
+        format=args.format,
+        conversations=len(args.ids) if args.ids else "all",
+        to="file" if args.output else "stdout",
+        encrypted=bool(args.encrypt),
+    )
     return 0
 
 
@@ -172,12 +215,14 @@ def write_export(path: Path, text: str | bytes) -> None:
     """
     target = path.expanduser()
     if target.is_dir():
-        raise InvalidRequest(f"{shown(path)} is a folder; name a file to write, e.g. "
-                             f"{shown(path / 'chats.md')}")
+        raise InvalidRequest(
+            f"{shown(path)} is a folder; name a file to write, e.g. {shown(path / 'chats.md')}"
+        )
     folder = target.parent
     if not folder.is_dir():
-        raise InvalidRequest(f"the folder {shown(folder)} does not exist; create it or "
-                             "choose another place")
+        raise InvalidRequest(
+            f"the folder {shown(folder)} does not exist; create it or choose another place"
+        )
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
     try:
         if target.exists() and not target.is_file():
@@ -195,8 +240,9 @@ def write_export(path: Path, text: str | bytes) -> None:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        raise InvalidRequest(f"cannot write {shown(path)} ({exc.strerror or exc}); nothing "
-                             "was written there") from None
+        raise InvalidRequest(
+            f"cannot write {shown(path)} ({exc.strerror or exc}); nothing was written there"
+        ) from None
 
 
 def handle_import(args: argparse.Namespace) -> int:
@@ -205,12 +251,20 @@ def handle_import(args: argparse.Namespace) -> int:
     store = _store(args)
     try:
         added = store.import_json(
-            text, None if args.file == "-" else reader_beside(Path(args.file)))
+            text, None if args.file == "-" else reader_beside(Path(args.file))
+        )
     finally:
         store.close()
-    print(f"imported {len(added)} conversation(s)" + (
-        f" (ids {added[0].id}–{added[-1].id})" if len(added) > 1 else
-        f" (id {added[0].id})" if added else ""))
+    print(
+        f"imported {len(added)} conversation(s)"
+        + (
+            f" (ids {added[0].id}–{added[-1].id})"
+            if len(added) > 1
+            else f" (id {added[0].id})"
+            if added
+            else ""
+        )
+    )
     return 0
 
 
@@ -227,18 +281,19 @@ def _read_import(name: str, passphrase_stdin: bool = False) -> str:
     except OSError as exc:
         raise InvalidRequest(f"cannot read {shown(name)} ({exc.strerror or exc})") from None
     if len(data) > MAX_IMPORT_BYTES:
-        raise InvalidRequest(f"{shown(name)} is larger than "
-                             f"{MAX_IMPORT_BYTES // 2**20} MiB; not an EdgeDesk export")
+        raise InvalidRequest(
+            f"{shown(name)} is larger than {MAX_IMPORT_BYTES // 2**20} MiB; not an EdgeDesk export"
+        )
     if sealed.is_sealed(data):
         from desktop.cli.encryption import read_passphrase
 
-        data = sealed.unseal(data, read_passphrase(passphrase_stdin,
-                                                   "Passphrase of the export: "))
+        data = sealed.unseal(data, read_passphrase(passphrase_stdin, "Passphrase of the export: "))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InvalidRequest(f"{shown(name)} is not an EdgeDesk conversation export (not "
-                             "UTF-8 text)") from None
+        raise InvalidRequest(
+            f"{shown(name)} is not an EdgeDesk conversation export (not UTF-8 text)"
+        ) from None
 
 
 def handle_rm(args: argparse.Namespace) -> int:

@@ -19,5 +19,6 @@ def text_arg(value: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise argparse.ArgumentTypeError(
-            "holds bytes that are not UTF-8 text; check the terminal's encoding") from None
+            "holds bytes that are not UTF-8 text; check the terminal's encoding"
+        ) from None
     return value

@@ -21,8 +21,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``doctor`` verb."""
     from desktop.cli.options import common_options
 
-    doctor = sub.add_parser("doctor", parents=[common_options()],
-                            help="backend, GPUs, why a GPU is not used, fit of installed models")
+    doctor = sub.add_parser(
+        "doctor",
+        parents=[common_options()],
+        help="backend, GPUs, why a GPU is not used, fit of installed models",
+    )
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(handler=handle_doctor)
 

@@ -22,22 +22,40 @@ def add_data_actions(dsub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     """Add the encryption actions to ``edgedesk data``."""
     from desktop.cli.options import common_options
 
-    encrypt = dsub.add_parser("encrypt", parents=[common_options()],
-                              help="encrypt conversations and document indexes in place")
-    encrypt.add_argument("--passphrase", action="store_true",
-                         help="use a passphrase (asked now) instead of a key in the OS keyring")
-    encrypt.add_argument("--passphrase-stdin", action="store_true",
-                         help="read the passphrase from the first line of stdin")
+    encrypt = dsub.add_parser(
+        "encrypt",
+        parents=[common_options()],
+        help="encrypt conversations and document indexes in place",
+    )
+    encrypt.add_argument(
+        "--passphrase",
+        action="store_true",
+        help="use a passphrase (asked now) instead of a key in the OS keyring",
+    )
+    encrypt.add_argument(
+        "--passphrase-stdin",
+        action="store_true",
+        help="read the passphrase from the first line of stdin",
+    )
     encrypt.set_defaults(handler=handle_encrypt)
-    decrypt = dsub.add_parser("decrypt", parents=[common_options()],
-                              help="turn encryption off again (the database becomes plaintext)")
+    decrypt = dsub.add_parser(
+        "decrypt",
+        parents=[common_options()],
+        help="turn encryption off again (the database becomes plaintext)",
+    )
     decrypt.set_defaults(handler=handle_decrypt)
-    export = dsub.add_parser("export-key", parents=[common_options()],
-                             help="write the database key to FILE (keep it somewhere safe)")
+    export = dsub.add_parser(
+        "export-key",
+        parents=[common_options()],
+        help="write the database key to FILE (keep it somewhere safe)",
+    )
     export.add_argument("file", metavar="FILE")
     export.set_defaults(handler=handle_export_key)
-    imp = dsub.add_parser("import-key", parents=[common_options()],
-                          help="put a key from 'export-key' back into the OS keyring")
+    imp = dsub.add_parser(
+        "import-key",
+        parents=[common_options()],
+        help="put a key from 'export-key' back into the OS keyring",
+    )
     imp.add_argument("file", metavar="FILE")
     imp.set_defaults(handler=handle_import_key)
 
@@ -47,10 +65,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from desktop.cli.options import common_options
 
     unlock = sub.add_parser(
-        "unlock", parents=[common_options()],
-        help="ask the database passphrase once, then run COMMAND (default: serve)")
-    unlock.add_argument("--passphrase-stdin", action="store_true",
-                        help="read the passphrase from the first line of stdin")
+        "unlock",
+        parents=[common_options()],
+        help="ask the database passphrase once, then run COMMAND (default: serve)",
+    )
+    unlock.add_argument(
+        "--passphrase-stdin",
+        action="store_true",
+        help="read the passphrase from the first line of stdin",
+    )
     unlock.add_argument("rest", nargs=argparse.REMAINDER, metavar="COMMAND")
     verbs = sub.choices  # every verb, filled in as they register (not imported: no cycle)
     unlock.set_defaults(handler=lambda args: handle_unlock(args, verbs))
@@ -68,8 +91,11 @@ def read_passphrase(from_stdin: bool, prompt: str = "Database passphrase: ") -> 
 
 
 def _step(name: str) -> None:
-    labels = {"exported": "copied into a new file", "verified": "the copy checked row for row",
-              "renamed": "the new file took the old one's place"}
+    labels = {
+        "exported": "copied into a new file",
+        "verified": "the copy checked row for row",
+        "renamed": "the new file took the old one's place",
+    }
     if name in labels:
         print(f"  {labels[name]}", file=sys.stderr, flush=True)
 
@@ -81,16 +107,20 @@ def handle_encrypt(args: argparse.Namespace) -> int:
         passphrase = None
         if args.passphrase or args.passphrase_stdin:
             passphrase = read_passphrase(args.passphrase_stdin, "New database passphrase: ")
-            if not args.passphrase_stdin and sys.stdin.isatty() and getpass.getpass(
-                    "Again: ") != passphrase:
+            if (
+                not args.passphrase_stdin
+                and sys.stdin.isatty()
+                and getpass.getpass("Again: ") != passphrase
+            ):
                 raise InvalidRequest("the two passphrases differ; nothing was changed")
         with ctx.data_alone():
             ctx.at_rest.encrypt(passphrase=passphrase, step=_step)
         status = ctx.at_rest.status()
     finally:
         ctx.close()
-    print(f"encrypted: {status['database']} ({status['cipher']}, key in the "
-          f"{status['key_source']})")
+    print(
+        f"encrypted: {status['database']} ({status['cipher']}, key in the {status['key_source']})"
+    )
     if status["key_source"] != "passphrase":
         print("keep a copy of the key: edgedesk data export-key FILE")
     return 0
@@ -101,8 +131,10 @@ def handle_decrypt(args: argparse.Namespace) -> int:
     ctx = context_for(args)
     try:
         if ctx.settings.encrypt_at_rest is True:
-            raise ConfigError("your organization requires encrypted data (policy "
-                              "EncryptAtRest); nothing was changed")
+            raise ConfigError(
+                "your organization requires encrypted data (policy "
+                "EncryptAtRest); nothing was changed"
+            )
         with ctx.data_alone():
             ctx.at_rest.decrypt(step=_step)
     finally:
@@ -124,8 +156,10 @@ def handle_export_key(args: argparse.Namespace) -> int:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write {shown(target)}: {exc}") from None
-    print(f"key written to {target}; anyone with this file and your data can read it: "
-          "keep it off this machine (a password manager, a USB key in a drawer)")
+    print(
+        f"key written to {target}; anyone with this file and your data can read it: "
+        "keep it off this machine (a password manager, a USB key in a drawer)"
+    )
     return 0
 
 
@@ -144,8 +178,7 @@ def handle_import_key(args: argparse.Namespace) -> int:
     return 0
 
 
-def handle_unlock(args: argparse.Namespace,
-                  verbs: Mapping[str, argparse.ArgumentParser]) -> int:
+def handle_unlock(args: argparse.Namespace, verbs: Mapping[str, argparse.ArgumentParser]) -> int:
     """Ask the passphrase once, check it, then run the rest of the line with it in memory."""
     rest = [a for a in args.rest if a != "--"] or ["serve"]
     if rest[0] not in verbs or rest[0] == "unlock":
@@ -157,8 +190,9 @@ def handle_unlock(args: argparse.Namespace,
     try:
         key = ctx.database_key  # KeyRejected (exit 11) for a wrong passphrase
         if key is None or not key.passphrase:
-            raise InvalidRequest("the database is not encrypted with a passphrase; "
-                                 "run the command without 'unlock'")
+            raise InvalidRequest(
+                "the database is not encrypted with a passphrase; run the command without 'unlock'"
+            )
         from desktop.store.cipher import connect
 
         connect(ctx.paths.database, key).close()

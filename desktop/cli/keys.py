@@ -26,11 +26,13 @@ def _names(text: str) -> list[str]:
 
 def _checked(parse: Callable[[str], T]) -> Callable[[str], T]:
     """An argparse type from a parser raising EdgeDeskError (a usage error, exit 2)."""
+
     def convert(text: str) -> T:
         try:
             return parse(text)
         except EdgeDeskError as exc:
             raise argparse.ArgumentTypeError(exc.message) from None
+
     return convert
 
 
@@ -50,25 +52,45 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``keys`` verb and its actions."""
     from desktop.cli.options import common_options
 
-    parser = sub.add_parser("keys", parents=[common_options()],
-                            help="API keys for the local server",
-                            description="Manage the keys clients use to call the local API.")
+    parser = sub.add_parser(
+        "keys",
+        parents=[common_options()],
+        help="API keys for the local server",
+        description="Manage the keys clients use to call the local API.",
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="make a key for a client (shown once)")
-    create.add_argument("name", metavar="NAME", type=text_arg,
-                        help="the client, e.g. vscode or scripts")
-    create.add_argument("--models", type=_names, metavar="A,B",
-                        help="only these models (default: any)")
-    create.add_argument("--endpoints", type=_names, metavar="E,F",
-                        help="only these endpoints: chat, embeddings, documents (default: all)")
-    create.add_argument("--expires", type=_duration, metavar="30d",
-                        help="expire after this long (d, h, w; default: never, or the "
-                        "policy's MaxKeyLifetimeDays)")
-    create.add_argument("--rate", type=_rate, metavar="N/min",
-                        help="at most N requests a minute (429 with Retry-After beyond)")
-    create.add_argument("--read-only-docs", type=text_arg, metavar="COLLECTION",
-                        help="may read the document collection COLLECTION (and nothing "
-                        "else of the documents endpoint)")
+    create.add_argument(
+        "name", metavar="NAME", type=text_arg, help="the client, e.g. vscode or scripts"
+    )
+    create.add_argument(
+        "--models", type=_names, metavar="A,B", help="only these models (default: any)"
+    )
+    create.add_argument(
+        "--endpoints",
+        type=_names,
+        metavar="E,F",
+        help="only these endpoints: chat, embeddings, documents (default: all)",
+    )
+    create.add_argument(
+        "--expires",
+        type=_duration,
+        metavar="30d",
+        help="expire after this long (d, h, w; default: never, or the policy's MaxKeyLifetimeDays)",
+    )
+    create.add_argument(
+        "--rate",
+        type=_rate,
+        metavar="N/min",
+        help="at most N requests a minute (429 with Retry-After beyond)",
+    )
+    create.add_argument(
+        "--read-only-docs",
+        type=text_arg,
+        metavar="COLLECTION",
+        help="may read the document collection COLLECTION (and nothing "
+        "else of the documents endpoint)",
+    )
     listing = actions.add_parser("list", help="list the keys, their scopes and last use")
     listing.add_argument("--json", action="store_true")
     revoke = actions.add_parser("revoke", help="delete a client's key; it stops working at once")
@@ -84,24 +106,45 @@ def handle(args: argparse.Namespace) -> int:
     ctx = context_for(args)
     store = ctx.key_store
     if args.action == "create":
-        key = store.create(args.name, models=args.models, endpoints=args.endpoints,
-                           expires_in_s=args.expires, rate_per_min=args.rate,
-                           read_only_docs=args.read_only_docs)
+        key = store.create(
+            args.name,
+            models=args.models,
+            endpoints=args.endpoints,
+            expires_in_s=args.expires,
+            rate_per_min=args.rate,
+            read_only_docs=args.read_only_docs,
+        )
         print(key)
-        print(f"This is the only time the key for '{shown(args.name)}' is shown; store it now.",
-              file=sys.stderr)
+        print(
+            f"This is the only time the key for '{shown(args.name)}' is shown; store it now.",
+            file=sys.stderr,
+        )
     elif args.action == "list":
         keys = store.list()
         if args.json:
-            print(json.dumps([{"name": i.name, "created": i.created, "hint": i.hint,
-                               "last_used": i.last_used, **asdict(i.scope)} for i in keys],
-                             indent=2))
+            print(
+                json.dumps(
+                    [
+                        {
+                            "name": i.name,
+                            "created": i.created,
+                            "hint": i.hint,
+                            "last_used": i.last_used,
+                            **asdict(i.scope),
+                        }
+                        for i in keys
+                    ],
+                    indent=2,
+                )
+            )
             return 0
         if not keys:
             print("no API keys; create one with 'edgedesk keys create NAME'", file=sys.stderr)
         for info in keys:
-            print(f"{shown(info.name)}\tcreated {info.created}\t…{info.hint}\t"
-                  f"{info.scope.describe()}\tlast used {info.last_used or 'never'}")
+            print(
+                f"{shown(info.name)}\tcreated {info.created}\t…{info.hint}\t"
+                f"{info.scope.describe()}\tlast used {info.last_used or 'never'}"
+            )
     else:
         store.revoke(args.name)
         print(f"revoked the key of '{shown(args.name)}'", file=sys.stderr)

@@ -12,13 +12,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``mcp`` verb group."""
     from desktop.cli.options import common_options
 
-    mcp = sub.add_parser("mcp", parents=[common_options()],
-                         help="EdgeDesk's documents as an MCP server for local agents")
+    mcp = sub.add_parser(
+        "mcp",
+        parents=[common_options()],
+        help="EdgeDesk's documents as an MCP server for local agents",
+    )
     msub = mcp.add_subparsers(dest="mcp_verb", metavar="ACTION", required=True)
     serve = msub.add_parser(
-        "serve", parents=[common_options()],
+        "serve",
+        parents=[common_options()],
         help="serve search_documents, list_collections and read_document_passage over "
-        "stdio (e.g. claude mcp add edgedesk -- edgedesk mcp serve)")
+        "stdio (e.g. claude mcp add edgedesk -- edgedesk mcp serve)",
+    )
     serve.set_defaults(handler=handle_serve)
 
 

@@ -21,8 +21,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``models`` verb group."""
     from desktop.cli.options import common_options
 
-    models = sub.add_parser("models", parents=[common_options()],
-                            help="list, inspect and manage models")
+    models = sub.add_parser(
+        "models", parents=[common_options()], help="list, inspect and manage models"
+    )
     msub = models.add_subparsers(dest="models_verb", metavar="ACTION", required=True)
     common = common_options()
     listing = msub.add_parser("list", parents=[common], help="catalog and installed models")
@@ -58,8 +59,12 @@ def _installed_files(ctx: AppContext, model_id: str) -> list[Path] | None:
 
 def catalog_rows(ctx: AppContext) -> list[dict[str, Any]]:
     """One row per catalog model with its fit on this machine."""
-    rows = listing.catalog_rows(ctx.catalog, ctx.hardware, gpu_offload=ctx.gpu_offload,
-                                installed=lambda model_id: _installed_files(ctx, model_id))
+    rows = listing.catalog_rows(
+        ctx.catalog,
+        ctx.hardware,
+        gpu_offload=ctx.gpu_offload,
+        installed=lambda model_id: _installed_files(ctx, model_id),
+    )
     return [row.to_dict() for row in rows]
 
 
@@ -74,13 +79,20 @@ def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
         except EdgeDeskError:
             continue  # a damaged file is reported when it is used, not in the listing
         plan = ctx.resolver.fit(info)
-        rows.append({
-            "id": model.id, "name": info.name or model.id, "family": "other",
-            "kind": "embedding" if info.pooling_type else "chat", "tier": "-",
-            "repo": model.repo or model.source, "recommended_quant": info.file_type,
-            "size_bytes": model.size, "fit": str(plan.verdict),
-            "installed": [str(p) for p in model.paths],
-        })
+        rows.append(
+            {
+                "id": model.id,
+                "name": info.name or model.id,
+                "family": "other",
+                "kind": "embedding" if info.pooling_type else "chat",
+                "tier": "-",
+                "repo": model.repo or model.source,
+                "recommended_quant": info.file_type,
+                "size_bytes": model.size,
+                "fit": str(plan.verdict),
+                "installed": [str(p) for p in model.paths],
+            }
+        )
     return rows
 
 
@@ -90,17 +102,29 @@ def handle_list(args: argparse.Namespace) -> int:
     rows = catalog_rows(ctx) + local_rows(ctx)
     remote = remote_rows(ctx)
     if args.json:
-        print(json.dumps({"hardware": ctx.hardware.describe(),
-                          "gpu_offload": ctx.gpu_offload, "models": rows + remote}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "hardware": ctx.hardware.describe(),
+                    "gpu_offload": ctx.gpu_offload,
+                    "models": rows + remote,
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"This machine: {ctx.hardware.describe()}; GPU offload in this build: "
-          f"{'yes' if ctx.gpu_offload else 'no'}")
+    print(
+        f"This machine: {ctx.hardware.describe()}; GPU offload in this build: "
+        f"{'yes' if ctx.gpu_offload else 'no'}"
+    )
     header = f"{'ID':<22} {'KIND':<10} {'TIER':<12} {'QUANT':<7} {'SIZE':>8}  {'FIT':<26} INSTALLED"
     print(header)
     for row in rows:
-        print(f"{row['id']:<22} {row['kind']:<10} {row['tier']:<12} "
-              f"{row['recommended_quant'] or '-':<7} {_gib(row['size_bytes']):>8}  "
-              f"{row['fit']:<26} {'yes' if row['installed'] else '-'}")
+        print(
+            f"{row['id']:<22} {row['kind']:<10} {row['tier']:<12} "
+            f"{row['recommended_quant'] or '-':<7} {_gib(row['size_bytes']):>8}  "
+            f"{row['fit']:<26} {'yes' if row['installed'] else '-'}"
+        )
     for rrow in remote:
         print(f"{rrow['id']:<40} {rrow.get('location') or 'unavailable: ' + str(rrow['error'])}")
     return 0
@@ -126,9 +150,14 @@ def handle_info(args: argparse.Namespace) -> int:
         "vision": {"projector": str(projector)} if projector else None,
         "header": info.to_dict(),
         "kv_bytes_per_token": info.kv_bytes_per_token(),
-        "plan": {"verdict": str(plan.verdict), "reason": plan.reason,
-                 "context_length": plan.context_length, "gpu_layers": plan.gpu_layers,
-                 "total_layers": plan.total_layers, "estimated_bytes": plan.estimated_bytes},
+        "plan": {
+            "verdict": str(plan.verdict),
+            "reason": plan.reason,
+            "context_length": plan.context_length,
+            "gpu_layers": plan.gpu_layers,
+            "total_layers": plan.total_layers,
+            "estimated_bytes": plan.estimated_bytes,
+        },
         "hardware": ctx.hardware.describe(),
     }
     if args.json:
@@ -137,13 +166,16 @@ def handle_info(args: argparse.Namespace) -> int:
     print(f"{data['model']}  ({path})")
     print(f"  architecture   {info.architecture}   quant {info.file_type or '?'}")
     print(f"  parameters     {info.parameters / 1e9:.2f} B   weights {_gib(info.weight_bytes)}")
-    print(f"  layers         {info.block_count}   heads {info.head_count} "
-          f"(KV {info.head_count_kv})")
+    print(
+        f"  layers         {info.block_count}   heads {info.head_count} (KV {info.head_count_kv})"
+    )
     print(f"  context        trained {info.context_length}, planned {plan.context_length}")
     print(f"  KV cache       {info.kv_bytes_per_token()} bytes/token")
     print(f"  chat template  {'in GGUF' if info.chat_template else 'none in GGUF'}")
-    print(f"  memory         ~{_gib(plan.estimated_bytes, memory=True)} at context "
-          f"{plan.context_length}")
+    print(
+        f"  memory         ~{_gib(plan.estimated_bytes, memory=True)} at context "
+        f"{plan.context_length}"
+    )
     print(f"  fit            {plan.verdict}: {plan.reason}")
     print(f"  {_vision(entry, projector)}")
     return 0
@@ -154,8 +186,10 @@ def _vision(entry: ModelEntry | None, projector: Path | None) -> str:
     if projector is not None:
         return f"vision: yes (projector {projector})"
     if entry is not None and entry.mmproj:
-        return (f"vision: no (its projector {entry.mmproj} is not downloaded; run "
-                f"'edgedesk models pull {entry.id}' again)")
+        return (
+            f"vision: no (its projector {entry.mmproj} is not downloaded; run "
+            f"'edgedesk models pull {entry.id}' again)"
+        )
     return "vision: no"
 
 
@@ -163,19 +197,31 @@ def _print_catalog_only(ctx: AppContext, entry: ModelEntry, as_json: bool) -> in
     rows = {r["id"]: r for r in catalog_rows(ctx)}
     row = rows[entry.id]
     if as_json:
-        print(json.dumps({**row, "context_length": entry.context_length,
-                          "license": entry.license, "notes": entry.notes,
-                          "vision": {"projector": entry.mmproj} if entry.mmproj else None},
-                         indent=2))
+        print(
+            json.dumps(
+                {
+                    **row,
+                    "context_length": entry.context_length,
+                    "license": entry.license,
+                    "notes": entry.notes,
+                    "vision": {"projector": entry.mmproj} if entry.mmproj else None,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"{entry.id}  {entry.name}  ({entry.repo}) — not downloaded")
-    print(f"  kind {entry.kind}, tier {entry.tier}, license {entry.license}, "
-          f"context {entry.context_length}")
+    print(
+        f"  kind {entry.kind}, tier {entry.tier}, license {entry.license}, "
+        f"context {entry.context_length}"
+    )
     print(f"  quants: {', '.join(f'{q.name} ({_gib(q.size)})' for q in entry.quants)}")
     print(f"  recommended here: {row['recommended_quant'] or 'none'} — {row['fit']}")
     if entry.mmproj:
-        print(f"  vision: yes (projector {entry.mmproj}, {_gib(entry.mmproj_size)}, "
-              "pulled with the model)")
+        print(
+            f"  vision: yes (projector {entry.mmproj}, {_gib(entry.mmproj_size)}, "
+            "pulled with the model)"
+        )
     if entry.notes:
         print(f"  note: {entry.notes}")
     return 0

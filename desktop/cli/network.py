@@ -14,11 +14,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``network`` verb group."""
     from desktop.cli.options import common_options
 
-    network = sub.add_parser("network", parents=[common_options()],
-                             help="what EdgeDesk sent over the network")
+    network = sub.add_parser(
+        "network", parents=[common_options()], help="what EdgeDesk sent over the network"
+    )
     nsub = network.add_subparsers(dest="network_verb", metavar="ACTION", required=True)
-    log = nsub.add_parser("log", parents=[common_options()],
-                          help="show the outbound connection log")
+    log = nsub.add_parser(
+        "log", parents=[common_options()], help="show the outbound connection log"
+    )
     log.add_argument("--limit", type=int, default=50, metavar="N", help="last N entries")
     log.add_argument("--json", action="store_true")
     log.set_defaults(handler=handle_log)
@@ -40,6 +42,8 @@ def handle_log(args: argparse.Namespace) -> int:
         detail = e.reason
         if e.broken_off:  # how much arrived tells a partial answer from a whole one
             detail += f"; {e.bytes_received} bytes received"
-        print(f"{when}  {verdict}  {e.method:<4} {e.host}{e.path}  — {e.purpose}"
-              + (f" ({detail})" if detail else ""))
+        print(
+            f"{when}  {verdict}  {e.method:<4} {e.host}{e.path}  — {e.purpose}"
+            + (f" ({detail})" if detail else "")
+        )
     return 0

@@ -15,13 +15,16 @@ def common_options() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     # SUPPRESS, not None: a verb's parser would otherwise reset a global --offline given
     # before the verb (argparse copies sub-parser defaults over the parent's values).
-    parent.add_argument("--offline", action="store_true", default=argparse.SUPPRESS,
-                        help="make no network connection at all (same as EDGEDESK_OFFLINE=1)")
+    parent.add_argument(
+        "--offline",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="make no network connection at all (same as EDGEDESK_OFFLINE=1)",
+    )
     return parent
 
 
-def sampling_options(parser: argparse.ArgumentParser, max_tokens: int,
-                     temperature: float) -> None:
+def sampling_options(parser: argparse.ArgumentParser, max_tokens: int, temperature: float) -> None:
     """Add ``--max-tokens N`` and ``--temperature T`` with this verb's defaults."""
     parser.add_argument("--max-tokens", type=int, default=max_tokens, metavar="N")
     parser.add_argument("--temperature", type=float, default=temperature, metavar="T")

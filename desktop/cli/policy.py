@@ -13,11 +13,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``policy`` verb group."""
     from desktop.cli.options import common_options
 
-    policy = sub.add_parser("policy", parents=[common_options()],
-                            help="show the machine policy and effective settings")
+    policy = sub.add_parser(
+        "policy", parents=[common_options()], help="show the machine policy and effective settings"
+    )
     psub = policy.add_subparsers(dest="policy_verb", metavar="ACTION", required=True)
-    show = psub.add_parser("show", parents=[common_options()],
-                           help="effective settings and the source of each")
+    show = psub.add_parser(
+        "show", parents=[common_options()], help="effective settings and the source of each"
+    )
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=handle_show)
 
@@ -27,8 +29,12 @@ def handle_show(args: argparse.Namespace) -> int:
     ctx = context_for(args)
     eff = ctx.effective
     rows = [
-        {"key": key, "value": value, "source": eff.sources.get(key, "default"),
-         "locked": eff.is_locked(key)}
+        {
+            "key": key,
+            "value": value,
+            "source": eff.sources.get(key, "default"),
+            "locked": eff.is_locked(key),
+        }
         for key, value in sorted(flatten(eff.settings.model_dump()).items())
     ]
     if args.json:

@@ -26,23 +26,41 @@ def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     from desktop.cli.options import common_options
 
     common = common_options()
-    p = msub.add_parser("pull", parents=[common], help="download a model (resumable, verified)",
-                        description="Download a catalog model (ID) or any GGUF on the Hub "
-                        "(REPO:FILE); interrupted pulls resume where they stopped.")
+    p = msub.add_parser(
+        "pull",
+        parents=[common],
+        help="download a model (resumable, verified)",
+        description="Download a catalog model (ID) or any GGUF on the Hub "
+        "(REPO:FILE); interrupted pulls resume where they stopped.",
+    )
     p.add_argument("model", metavar="ID|REPO:FILE")
     p.add_argument("--quant", metavar="Q", help="quantization of a catalog model (e.g. Q8_0)")
     p.set_defaults(handler=handle_pull)
-    r = msub.add_parser("rm", parents=[common],
-                        help="remove an installed model, or the partial files of a paused pull")
+    r = msub.add_parser(
+        "rm",
+        parents=[common],
+        help="remove an installed model, or the partial files of a paused pull",
+    )
     r.add_argument("model", metavar="ID")
     r.set_defaults(handler=handle_rm)
-    i = msub.add_parser("import", parents=[common],
-                        help="register a local GGUF in place (hashed and checked, not copied)")
+    i = msub.add_parser(
+        "import",
+        parents=[common],
+        help="register a local GGUF in place (hashed and checked, not copied)",
+    )
     i.add_argument("path", metavar="PATH", nargs="?")
-    i.add_argument("--mmproj", metavar="PROJECTOR", type=Path, default=None,
-                   help="the vision projector (mmproj GGUF) that lets this model see images")
-    i.add_argument("--hf-cache", action="store_true",
-                   help="register every GGUF found in the Hugging Face cache (HF_HOME)")
+    i.add_argument(
+        "--mmproj",
+        metavar="PROJECTOR",
+        type=Path,
+        default=None,
+        help="the vision projector (mmproj GGUF) that lets this model see images",
+    )
+    i.add_argument(
+        "--hf-cache",
+        action="store_true",
+        help="register every GGUF found in the Hugging Face cache (HF_HOME)",
+    )
     i.set_defaults(handler=handle_import)
     s = msub.add_parser("search", parents=[common], help="find GGUF repos on the Hub")
     s.add_argument("query", metavar="QUERY")
@@ -71,8 +89,10 @@ class ProgressLine:
     def __call__(self, p: Progress) -> None:
         """Show ``p``."""
         pct = 100 * p.done / p.total if p.total else 100.0
-        text = (f"{p.filename}: {pct:5.1f}%  {format_bytes(p.done)} / {format_bytes(p.total)}  "
-                f"{format_bytes(p.speed_bps)}/s  ETA {_eta(p.eta_s)}")
+        text = (
+            f"{p.filename}: {pct:5.1f}%  {format_bytes(p.done)} / {format_bytes(p.total)}  "
+            f"{format_bytes(p.speed_bps)}/s  ETA {_eta(p.eta_s)}"
+        )
         now = time.monotonic()
         if self.tty:
             self.stream.write("\r" + text.ljust(78))
@@ -98,16 +118,25 @@ def handle_pull(args: argparse.Namespace) -> int:
     bar = ProgressLine(sys.stderr)
     cancel = threading.Event()
     try:
-        model = pull(target, hub=ctx.hub, downloader=ctx.downloader(), index=ctx.installed,
-                     models_dir=ctx.paths.models_dir, progress=bar, cancel=cancel)
+        model = pull(
+            target,
+            hub=ctx.hub,
+            downloader=ctx.downloader(),
+            index=ctx.installed,
+            models_dir=ctx.paths.models_dir,
+            progress=bar,
+            cancel=cancel,
+        )
     except KeyboardInterrupt:
         cancel.set()
         print("edgedesk: paused; run the same command again to resume", file=sys.stderr)
         return 130
     finally:
         bar.end()
-    print(f"installed {model.id} ({format_bytes(model.size)}, SHA-256 verified) from "
-          f"{model.repo}@{(model.revision or '')[:12]}")
+    print(
+        f"installed {model.id} ({format_bytes(model.size)}, SHA-256 verified) from "
+        f"{model.repo}@{(model.revision or '')[:12]}"
+    )
     for path in model.paths:
         print(f"  {path}")
     if model.projector_path is not None:
@@ -121,10 +150,16 @@ def handle_rm(args: argparse.Namespace) -> int:
     target = _pull_target(args.model, ctx.catalog)
     models_dir = ctx.paths.models_dir
     partial = target is not None and bool(
-        partial_files(target, index=ctx.installed, models_dir=models_dir))
+        partial_files(target, index=ctx.installed, models_dir=models_dir)
+    )
     # The partial files go first: a pull still writing them stops rm before any change.
-    freed = discard_partial(target, downloader=ctx.downloader(), index=ctx.installed,
-                            models_dir=models_dir) if target is not None and partial else 0
+    freed = (
+        discard_partial(
+            target, downloader=ctx.downloader(), index=ctx.installed, models_dir=models_dir
+        )
+        if target is not None and partial
+        else 0
+    )
     model: InstalledModel | None = None
     try:
         model = ctx.installed.remove(args.model)
@@ -162,26 +197,35 @@ def handle_import(args: argparse.Namespace) -> int:
         if not found:
             print(f"no GGUF files in {hf_home(os.environ) / 'hub'}")
         for cached in found:
-            model = ctx.installed.import_file(cached.path, source="hf-cache", repo=cached.repo,
-                                              revision=cached.revision)
-            print(f"imported {shown(model.id)} ({format_bytes(model.size)}) from the Hugging Face "
-                  "cache")
+            model = ctx.installed.import_file(
+                cached.path, source="hf-cache", repo=cached.repo, revision=cached.revision
+            )
+            print(
+                f"imported {shown(model.id)} ({format_bytes(model.size)}) from the Hugging Face "
+                "cache"
+            )
         return 0
     if not args.path:
         from desktop.errors import InvalidRequest
 
-        raise InvalidRequest("give a PATH to a .gguf file, or --hf-cache"
-                             + (" (--mmproj goes with the model's PATH)" if args.mmproj else ""))
+        raise InvalidRequest(
+            "give a PATH to a .gguf file, or --hf-cache"
+            + (" (--mmproj goes with the model's PATH)" if args.mmproj else "")
+        )
     model = ctx.installed.import_file(Path(args.path), projector=args.mmproj)
-    print(f"imported {shown(model.id)} ({format_bytes(model.size)}, SHA-256 "
-          f"{model.sha256[0][:16]}…) from {shown(model.paths[0])}")
+    print(
+        f"imported {shown(model.id)} ({format_bytes(model.size)}, SHA-256 "
+        f"{model.sha256[0][:16]}…) from {shown(model.paths[0])}"
+    )
     if model.projector_path is not None:
         print(f"  vision: yes (projector {shown(model.projector_path)})")
     named = model_id_for(Path(args.path).name)
     if named in ctx.installed.reserved_ids:
-        print(f"note: '{shown(named)}' is a catalog id, so this file is known as "
-              f"'{shown(model.id)}'; 'edgedesk models pull {shown(named)}' gets the catalog's",
-              file=sys.stderr)
+        print(
+            f"note: '{shown(named)}' is a catalog id, so this file is known as "
+            f"'{shown(model.id)}'; 'edgedesk models pull {shown(named)}' gets the catalog's",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -191,9 +235,15 @@ def handle_search(args: argparse.Namespace) -> int:
     hits = ctx.hub.search(args.query, limit=max(1, min(args.limit, 50)))
     if args.json:
         rows: list[dict[str, Any]] = [
-            {"repo": h.repo, "downloads": h.downloads,
-             "quants": [{"quant": q.quant, "files": list(q.files), "size": q.size}
-                        for q in h.quants]} for h in hits]
+            {
+                "repo": h.repo,
+                "downloads": h.downloads,
+                "quants": [
+                    {"quant": q.quant, "files": list(q.files), "size": q.size} for q in h.quants
+                ],
+            }
+            for h in hits
+        ]
         print(json.dumps(rows, indent=2))
         return 0
     if not hits:
@@ -202,6 +252,8 @@ def handle_search(args: argparse.Namespace) -> int:
         print(f"{hit.repo}  ({hit.downloads} downloads)")
         for q in hit.quants:
             shards = f", {len(q.files)} files" if len(q.files) > 1 else ""
-            print(f"  {q.quant:<10} {format_bytes(q.size):>9}{shards}  "
-                  f"edgedesk models pull {hit.repo}:{q.files[0]}")
+            print(
+                f"  {q.quant:<10} {format_bytes(q.size):>9}{shards}  "
+                f"edgedesk models pull {hit.repo}:{q.files[0]}"
+            )
     return 0

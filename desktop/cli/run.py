@@ -22,28 +22,49 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` verb."""
     from desktop.cli.options import common_options, sampling_options
 
-    parser = sub.add_parser("run", parents=[common_options()],
-                            help="stream an answer from a model",
-                            description="Stream an answer from MODEL (a catalog id or a .gguf "
-                            "path) to PROMPT.")
+    parser = sub.add_parser(
+        "run",
+        parents=[common_options()],
+        help="stream an answer from a model",
+        description="Stream an answer from MODEL (a catalog id or a .gguf path) to PROMPT.",
+    )
     parser.add_argument("model", metavar="MODEL")
-    parser.add_argument("prompt", metavar="PROMPT", type=text_arg,
-                        help="what to ask; - reads it from standard input (for long prompts)")
+    parser.add_argument(
+        "prompt",
+        metavar="PROMPT",
+        type=text_arg,
+        help="what to ask; - reads it from standard input (for long prompts)",
+    )
     parser.add_argument("--system", metavar="S", type=text_arg, help="system prompt")
-    parser.add_argument("--image", metavar="FILE", action="append", default=[],
-                        help="a picture (PNG, JPEG, GIF, BMP) the model looks at with the "
-                        "prompt; repeat for more (needs a vision model)")
+    parser.add_argument(
+        "--image",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="a picture (PNG, JPEG, GIF, BMP) the model looks at with the "
+        "prompt; repeat for more (needs a vision model)",
+    )
     sampling_options(parser, max_tokens=512, temperature=0.8)
     parser.add_argument("--seed", type=int, default=None, metavar="S")
-    parser.add_argument("--ctx", type=int, default=None, metavar="N",
-                        help="context length (default: fitted to this machine)")
-    parser.add_argument("--raw", action="store_true",
-                        help="send PROMPT as plain text completion, no chat template")
-    parser.add_argument("--no-think", action="store_true",
-                        help="ask a reasoning model to answer without thinking first "
-                        "(sets the chat template's enable_thinking to false)")
-    parser.add_argument("--stats", action="store_true",
-                        help="print token counts and speed to stderr at the end")
+    parser.add_argument(
+        "--ctx",
+        type=int,
+        default=None,
+        metavar="N",
+        help="context length (default: fitted to this machine)",
+    )
+    parser.add_argument(
+        "--raw", action="store_true", help="send PROMPT as plain text completion, no chat template"
+    )
+    parser.add_argument(
+        "--no-think",
+        action="store_true",
+        help="ask a reasoning model to answer without thinking first "
+        "(sets the chat template's enable_thinking to false)",
+    )
+    parser.add_argument(
+        "--stats", action="store_true", help="print token counts and speed to stderr at the end"
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -58,16 +79,19 @@ def handle(args: argparse.Namespace) -> int:
         raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 256 to 1048576 tokens")
     prompt = read_prompt(args.prompt)
     if not prompt.strip() and args.raw:
-        raise InvalidRequest("the prompt is empty; --raw continues a text, so give one "
-                             "(or - to read it from standard input)")
+        raise InvalidRequest(
+            "the prompt is empty; --raw continues a text, so give one "
+            "(or - to read it from standard input)"
+        )
     ctx = context_for(args, {"engine.context_length": args.ctx} if args.ctx else None)
     try:  # a bad picture stops before any load, under the caps in force (policy too)
         images = [read_image(path, ctx.image_limits) for path in args.image]
     except BaseException:
         ctx.close()
         raise
-    params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature,
-                              seed=args.seed)
+    params = GenerationParams(
+        max_tokens=args.max_tokens, temperature=args.temperature, seed=args.seed
+    )
     cancel = threading.Event()
     try:
         require_chat_model(ctx, args.model)
@@ -80,8 +104,12 @@ def handle(args: argparse.Namespace) -> int:
             if args.system:
                 messages.insert(0, Message("system", args.system))
             stream = ctx.scheduler.stream_chat(
-                args.model, messages, params, cancel,
-                template_kwargs={"enable_thinking": False} if args.no_think else None)
+                args.model,
+                messages,
+                params,
+                cancel,
+                template_kwargs={"enable_thinking": False} if args.no_think else None,
+            )
         final = _print_stream(stream)
     except KeyboardInterrupt:
         cancel.set()
@@ -91,10 +119,13 @@ def handle(args: argparse.Namespace) -> int:
     if args.stats and final is not None and final.usage and final.timings:
         # Where a local model ran ("19/19 layers on Vulkan0 (llvmpipe)", "CPU only").
         where = f", {final.placement.describe()}" if final.placement is not None else ""
-        print(f"[{final.usage.prompt_tokens} prompt + {final.usage.completion_tokens} generated "
-              f"tokens, {final.tokens_per_s:.1f} tok/s, first token after "
-              f"{final.timings.time_to_first_token_s * 1000:.0f} ms, "
-              f"finish: {final.finish_reason}{where}]", file=sys.stderr)
+        print(
+            f"[{final.usage.prompt_tokens} prompt + {final.usage.completion_tokens} generated "
+            f"tokens, {final.tokens_per_s:.1f} tok/s, first token after "
+            f"{final.timings.time_to_first_token_s * 1000:.0f} ms, "
+            f"finish: {final.finish_reason}{where}]",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -106,14 +137,17 @@ def read_prompt(prompt: str) -> str:
     if prompt != "-":
         return prompt
     if sys.stdin is None or sys.stdin.isatty():
-        print("edgedesk: reading the prompt from standard input; end it with Ctrl+D",
-              file=sys.stderr)
+        print(
+            "edgedesk: reading the prompt from standard input; end it with Ctrl+D", file=sys.stderr
+        )
     if sys.stdin is None:
         return ""
     data = sys.stdin.buffer.read(MAX_STDIN_PROMPT + 1)
     if len(data) > MAX_STDIN_PROMPT:
-        raise InvalidRequest(f"the prompt on standard input is over "
-                             f"{MAX_STDIN_PROMPT // 2**20} MiB; no model's context holds it")
+        raise InvalidRequest(
+            f"the prompt on standard input is over "
+            f"{MAX_STDIN_PROMPT // 2**20} MiB; no model's context holds it"
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -128,18 +162,20 @@ def read_image(name: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
     picture, over ``limits`` (the context's ``image_limits``)."""
     path = Path(name).expanduser()
     if not path.is_file():
-        raise InvalidRequest(f"--image {shown(name)}: no such file"
-                             + (" (it is a folder)" if path.is_dir() else ""))
+        raise InvalidRequest(
+            f"--image {shown(name)}: no such file" + (" (it is a folder)" if path.is_dir() else "")
+        )
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_IMAGE_FILE + 1)
     except OSError as exc:
         raise InvalidRequest(f"--image {shown(name)}: cannot be read ({exc.strerror})") from None
     if len(data) > MAX_IMAGE_FILE:
-        raise InvalidRequest(f"--image {shown(name)}: the file is over "
-                             f"{MAX_IMAGE_FILE // 2**20} MiB; send a smaller picture")
-    return image_from_bytes(data, where=f"--image {shown(name)}", param="image",
-                               limits=limits)
+        raise InvalidRequest(
+            f"--image {shown(name)}: the file is over "
+            f"{MAX_IMAGE_FILE // 2**20} MiB; send a smaller picture"
+        )
+    return image_from_bytes(data, where=f"--image {shown(name)}", param="image", limits=limits)
 
 
 def sees(ctx: AppContext, model: str) -> bool:
@@ -153,9 +189,12 @@ def require_chat_model(ctx: AppContext, model: str) -> None:
     spec = ctx.resolver(model)
     if spec.kind != "chat":
         article = "an" if spec.kind[0] in "aeiou" else "a"
-        raise InvalidRequest(f"{shown(model)} is {article} {spec.kind} model and cannot write "
-                             "answers; 'run' needs a chat model (see 'edgedesk models "
-                             "list')", param="model")
+        raise InvalidRequest(
+            f"{shown(model)} is {article} {spec.kind} model and cannot write "
+            "answers; 'run' needs a chat model (see 'edgedesk models "
+            "list')",
+            param="model",
+        )
 
 
 def _print_stream(stream: object) -> Chunk | None:

@@ -31,29 +31,61 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from desktop.cli.options import common_options
 
     parser = sub.add_parser(
-        "serve", parents=[common_options()], help="serve the local OpenAI-compatible API",
+        "serve",
+        parents=[common_options()],
+        help="serve the local OpenAI-compatible API",
         description="Serve http://HOST:PORT/v1 for IDEs and scripts. A key is required "
-        "unless --no-auth (loopback only); create one with 'edgedesk keys create NAME'.")
+        "unless --no-auth (loopback only); create one with 'edgedesk keys create NAME'.",
+    )
     parser.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="port (default 8765)")
-    parser.add_argument("--model", action="append", default=[], metavar="ID_OR_PATH",
-                        help="a catalog id or .gguf path to offer (repeatable)")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="ID_OR_PATH",
+        help="a catalog id or .gguf path to offer (repeatable)",
+    )
     auth = parser.add_mutually_exclusive_group()
-    auth.add_argument("--no-auth", action="store_true",
-                      help="accept requests without a key (only on a loopback address)")
-    auth.add_argument("--require-key", action="store_true",
-                      help="require an API key (the default; overrides require_key = false)")
-    parser.add_argument("--allowed-origins", default=None, metavar="URL[,URL…]",
-                        help="browser origins allowed by CORS, comma-separated ('' for none)")
-    parser.add_argument("--max-body-bytes", type=int, default=None, metavar="N",
-                        help="largest request body accepted (default 8 MiB; 413 above)")
-    parser.add_argument("--max-tokens-limit", type=int, default=None, metavar="N",
-                        help=f"most tokens one answer may generate (default {MAX_TOKENS_LIMIT}; "
-                        "larger requests are lowered to it)")
-    parser.add_argument("--log-level", default="warning", type=str.lower,
-                        choices=LOG_LEVELS,
-                        help="console log: info prints one line per request, debug adds "
-                        "the engine's lines (default warning)")
+    auth.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="accept requests without a key (only on a loopback address)",
+    )
+    auth.add_argument(
+        "--require-key",
+        action="store_true",
+        help="require an API key (the default; overrides require_key = false)",
+    )
+    parser.add_argument(
+        "--allowed-origins",
+        default=None,
+        metavar="URL[,URL…]",
+        help="browser origins allowed by CORS, comma-separated ('' for none)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest request body accepted (default 8 MiB; 413 above)",
+    )
+    parser.add_argument(
+        "--max-tokens-limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"most tokens one answer may generate (default {MAX_TOKENS_LIMIT}; "
+        "larger requests are lowered to it)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="console log: info prints one line per request, debug adds "
+        "the engine's lines (default warning)",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -64,8 +96,10 @@ def check_host(host: str) -> None:
     person leaving it blank expects; a mistyped one would fail as "port in use".
     """
     if not host.strip():
-        raise InvalidRequest("--host is empty; give an address such as 127.0.0.1 (the "
-                             "default, this machine only)", param="host")
+        raise InvalidRequest(
+            "--host is empty; give an address such as 127.0.0.1 (the default, this machine only)",
+            param="host",
+        )
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
@@ -74,13 +108,17 @@ def check_host(host: str) -> None:
         _check_local(address)
         return
     if re.fullmatch(r"[\d.]+", host) or not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", host):
-        raise InvalidRequest(f"--host {shown(host, 80)} is not an IP address or host name; "
-                             "use e.g. 127.0.0.1", param="host")
+        raise InvalidRequest(
+            f"--host {shown(host, 80)} is not an IP address or host name; use e.g. 127.0.0.1",
+            param="host",
+        )
     try:
         socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
-        raise InvalidRequest(f"--host {shown(host, 80)} is not an address of this machine; "
-                             "use e.g. 127.0.0.1", param="host") from None
+        raise InvalidRequest(
+            f"--host {shown(host, 80)} is not an address of this machine; use e.g. 127.0.0.1",
+            param="host",
+        ) from None
 
 
 def _check_local(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
@@ -91,9 +129,12 @@ def _check_local(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None
             probe.bind((str(address), 0))
         except OSError as exc:
             if exc.errno == errno.EADDRNOTAVAIL:
-                raise InvalidRequest(f"--host {address} is not an address of this machine; "
-                                     "use 127.0.0.1 (this machine only) or one of its "
-                                     "network addresses", param="host") from None
+                raise InvalidRequest(
+                    f"--host {address} is not an address of this machine; "
+                    "use 127.0.0.1 (this machine only) or one of its "
+                    "network addresses",
+                    param="host",
+                ) from None
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -102,8 +143,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.host is not None:
         check_host(args.host)
     if args.port is not None and not 1 <= args.port <= 65535:
-        raise InvalidRequest(f"--port {args.port} is out of range; use 1 to 65535",
-                             param="port")
+        raise InvalidRequest(f"--port {args.port} is out of range; use 1 to 65535", param="port")
     if args.host is not None:
         overrides["server.host"] = args.host
     if args.port is not None:
@@ -114,16 +154,19 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["server.require_key"] = True
     if args.allowed_origins is not None:
         overrides["server.allowed_origins"] = [
-            o.strip() for o in args.allowed_origins.split(",") if o.strip()]
+            o.strip() for o in args.allowed_origins.split(",") if o.strip()
+        ]
     if args.max_body_bytes is not None:
         if args.max_body_bytes < MIN_BODY_BYTES:
-            raise InvalidRequest(f"--max-body-bytes {args.max_body_bytes} is too small; use "
-                                 f"at least {MIN_BODY_BYTES}", param="max_body_bytes")
+            raise InvalidRequest(
+                f"--max-body-bytes {args.max_body_bytes} is too small; use "
+                f"at least {MIN_BODY_BYTES}",
+                param="max_body_bytes",
+            )
         overrides["server.max_body_bytes"] = args.max_body_bytes
     if args.max_tokens_limit is not None:
         if args.max_tokens_limit < 1:
-            raise InvalidRequest("--max-tokens-limit must be at least 1",
-                                 param="max_tokens_limit")
+            raise InvalidRequest("--max-tokens-limit must be at least 1", param="max_tokens_limit")
         overrides["server.max_tokens_limit"] = args.max_tokens_limit
     return overrides
 
@@ -138,8 +181,7 @@ def configure_logging(level: str) -> None:
     logger.setLevel(level.upper())
     if not any(getattr(h, "edgedesk_console", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: "
-                                               "%(message)s"))
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         handler.edgedesk_console = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
         # This handler is the console: a handler a library puts on the root logger (the
@@ -176,8 +218,11 @@ def _where_models_run(ctx: AppContext, models: list[str]) -> str:
     if parts:
         return "; ".join(parts)
     devices = default_devices()
-    return f"local models run on {', '.join(devices)}" if devices else \
-        "local models run on the CPU only"
+    return (
+        f"local models run on {', '.join(devices)}"
+        if devices
+        else "local models run on the CPU only"
+    )
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -189,13 +234,18 @@ def handle(args: argparse.Namespace) -> int:
         runner = build_runner(ctx, args.model)
         settings = ctx.settings.server
         if settings.require_key and not ctx.key_store.list():
-            print("edgedesk: no API keys yet; create one with 'edgedesk keys create NAME'",
-                  file=sys.stderr)
+            print(
+                "edgedesk: no API keys yet; create one with 'edgedesk keys create NAME'",
+                file=sys.stderr,
+            )
 
         def ready(url: str) -> None:
             auth = "key required" if settings.require_key else "NO AUTH (loopback only)"
-            print(f"Serving the OpenAI-compatible API on {url} ({auth}); {where}; "
-                  "Ctrl+C stops", file=sys.stderr, flush=True)
+            print(
+                f"Serving the OpenAI-compatible API on {url} ({auth}); {where}; Ctrl+C stops",
+                file=sys.stderr,
+                flush=True,
+            )
 
         where = _where_models_run(ctx, args.model)
 

@@ -77,8 +77,10 @@ def _waking() -> Iterator[None]:
     until the next key: the prompt ignored Ctrl-C. A periodic SIGALRM interrupts the wait,
     and the marked Ctrl-C then runs. POSIX only (Windows has no setitimer, nor readline).
     """
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not \
-            threading.main_thread():
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
     previous = signal.getsignal(signal.SIGALRM)

@@ -15,44 +15,65 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``tools`` verb group."""
     from desktop.cli.options import common_options
 
-    tools = sub.add_parser("tools", parents=[common_options()],
-                           help="MCP tool servers a chat's model may call")
+    tools = sub.add_parser(
+        "tools", parents=[common_options()], help="MCP tool servers a chat's model may call"
+    )
     tsub = tools.add_subparsers(dest="tools_verb", metavar="ACTION", required=True)
     add = tsub.add_parser(
-        "add", parents=[common_options()],
+        "add",
+        parents=[common_options()],
         help="add a server: 'tools add NAME -- COMMAND ARGS…' (stdio) or 'tools add NAME URL'",
         description="Add an MCP server to mcp.json: a command line after '--' (stdio), or "
-        "the URL of a Streamable HTTP endpoint.")
+        "the URL of a Streamable HTTP endpoint.",
+    )
     add.add_argument("name", metavar="NAME")
     add.add_argument("target", nargs=argparse.REMAINDER, metavar="URL | -- COMMAND …")
-    add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                     help="an environment variable for a command-line server (repeatable)")
-    add.add_argument("--token-stdin", action="store_true",
-                     help="read an HTTP server's bearer token from standard input (kept in "
-                     "the OS keyring only)")
+    add.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an environment variable for a command-line server (repeatable)",
+    )
+    add.add_argument(
+        "--token-stdin",
+        action="store_true",
+        help="read an HTTP server's bearer token from standard input (kept in the OS keyring only)",
+    )
     add.set_defaults(handler=handle_add)
-    listing = tsub.add_parser("list", parents=[common_options()],
-                              help="configured servers, whether the policy allows them")
+    listing = tsub.add_parser(
+        "list",
+        parents=[common_options()],
+        help="configured servers, whether the policy allows them",
+    )
     listing.add_argument("--json", action="store_true")
-    listing.add_argument("--tools", action="store_true",
-                         help="start each allowed server and list its tools")
+    listing.add_argument(
+        "--tools", action="store_true", help="start each allowed server and list its tools"
+    )
     listing.set_defaults(handler=handle_list)
-    test = tsub.add_parser("test", parents=[common_options()],
-                           help="start a server and list its tools")
+    test = tsub.add_parser(
+        "test", parents=[common_options()], help="start a server and list its tools"
+    )
     test.add_argument("name", metavar="NAME")
     test.set_defaults(handler=handle_test)
-    rm = tsub.add_parser("rm", parents=[common_options()],
-                         help="remove a server (and its token)")
+    rm = tsub.add_parser("rm", parents=[common_options()], help="remove a server (and its token)")
     rm.add_argument("name", metavar="NAME")
     rm.set_defaults(handler=handle_rm)
-    forget = tsub.add_parser("forget", parents=[common_options()],
-                             help="ask again before a tool you allowed 'Always' runs")
+    forget = tsub.add_parser(
+        "forget",
+        parents=[common_options()],
+        help="ask again before a tool you allowed 'Always' runs",
+    )
     forget.add_argument("server", metavar="SERVER")
-    forget.add_argument("tool", nargs="?", metavar="TOOL",
-                        help="one tool (default: every tool of SERVER)")
+    forget.add_argument(
+        "tool", nargs="?", metavar="TOOL", help="one tool (default: every tool of SERVER)"
+    )
     forget.set_defaults(handler=handle_forget)
-    log = tsub.add_parser("log", parents=[common_options()],
-                          help="the tool calls made (tool, server, time, ok; no content)")
+    log = tsub.add_parser(
+        "log",
+        parents=[common_options()],
+        help="the tool calls made (tool, server, time, ok; no content)",
+    )
     log.add_argument("--limit", type=int, default=50)
     log.set_defaults(handler=handle_log)
 
@@ -66,8 +87,10 @@ def handle_add(args: argparse.Namespace) -> int:
     if target and target[0] == "--":
         target = target[1:]
     if not target:
-        raise InvalidRequest("give the server's command after '--' (tools add NAME -- "
-                             "COMMAND ARGS…) or its URL (tools add NAME URL)")
+        raise InvalidRequest(
+            "give the server's command after '--' (tools add NAME -- "
+            "COMMAND ARGS…) or its URL (tools add NAME URL)"
+        )
     env = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -84,9 +107,11 @@ def handle_add(args: argparse.Namespace) -> int:
     ctx.tool_servers.add(config)
     if token:
         token_set(config.name, token)
-    print(f"added tool server '{config.name}': {config.target}"
-          f"{' (token in the OS keyring)' if token else ''}; "
-          f"see 'edgedesk tools test {config.name}'")
+    print(
+        f"added tool server '{config.name}': {config.target}"
+        f"{' (token in the OS keyring)' if token else ''}; "
+        f"see 'edgedesk tools test {config.name}'"
+    )
     reason = ctx.tool_servers.refusal(config)
     if reason is not None:
         print(f"note: it will not run here: {reason}", file=sys.stderr)
@@ -98,26 +123,43 @@ def handle_list(args: argparse.Namespace) -> int:
     ctx = context_for(args)
     states = ctx.toolbox.states(start=args.tools)
     rows: list[dict[str, Any]] = [
-        {"name": s.config.name, "target": s.config.target, "source": s.config.source,
-             "transport": "http" if s.config.is_http else "stdio",
-             "allowed": s.refusal is None, "refusal": s.refusal, "error": s.error,
-             "tools": [t.name for t in s.tools]} for s in states]
+        {
+            "name": s.config.name,
+            "target": s.config.target,
+            "source": s.config.source,
+            "transport": "http" if s.config.is_http else "stdio",
+            "allowed": s.refusal is None,
+            "refusal": s.refusal,
+            "error": s.error,
+            "tools": [t.name for t in s.tools],
+        }
+        for s in states
+    ]
     builtins = sorted(ctx.toolbox.builtins)
     approvals = ctx.toolbox.approvals
     always = [f"{s}/{t}" for s, t in approvals.all()] if approvals is not None else []
     if args.json:
-        print(json.dumps({"servers": rows, "builtin_tools": builtins,
-                          "always_allowed": always,
-                          "allow_user_mcp": ctx.tool_servers.policy.allow_user,
-                          "require_approval": ctx.toolbox.require_approval}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "servers": rows,
+                    "builtin_tools": builtins,
+                    "always_allowed": always,
+                    "allow_user_mcp": ctx.tool_servers.policy.allow_user,
+                    "require_approval": ctx.toolbox.require_approval,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"built-in (no approval needed): {', '.join(builtins)}")
     if not rows:
         print("no tool servers; add one with 'edgedesk tools add NAME -- COMMAND…'")
     for row in rows:
         state = "allowed" if row["allowed"] else "refused"
-        print(f"{row['name']:<16} {row['transport']:<5} {row['source']:<7} {state:<8} "
-              f"{row['target']}")
+        print(
+            f"{row['name']:<16} {row['transport']:<5} {row['source']:<7} {state:<8} {row['target']}"
+        )
         if row["refusal"]:
             print(f"  {row['refusal']}")
         if row["error"]:
@@ -125,10 +167,15 @@ def handle_list(args: argparse.Namespace) -> int:
         if row["tools"]:
             print(f"  tools: {', '.join(row['tools'])}")
     if always:
-        note = " (not honoured: policy McpRequireApproval asks every time)" \
-            if ctx.toolbox.require_approval else ""
-        print(f"always allowed{note}: {', '.join(always)}; "
-              "'edgedesk tools forget SERVER [TOOL]' asks again")
+        note = (
+            " (not honoured: policy McpRequireApproval asks every time)"
+            if ctx.toolbox.require_approval
+            else ""
+        )
+        print(
+            f"always allowed{note}: {', '.join(always)}; "
+            "'edgedesk tools forget SERVER [TOOL]' asks again"
+        )
     return 0
 
 
@@ -175,11 +222,13 @@ def handle_log(args: argparse.Namespace) -> int:
     import time
 
     ctx = context_for(args)
-    entries = ctx.toolbox.audit.entries()[-max(1, args.limit):]
+    entries = ctx.toolbox.audit.entries()[-max(1, args.limit) :]
     if not entries:
         print("no tool calls yet")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time))
-        print(f"{when}  {e.server}/{e.tool}  {e.duration_ms:.0f} ms  "
-              f"{'ok' if e.ok else 'failed: ' + e.error}")
+        print(
+            f"{when}  {e.server}/{e.tool}  {e.duration_ms:.0f} ms  "
+            f"{'ok' if e.ok else 'failed: ' + e.error}"
+        )
     return 0

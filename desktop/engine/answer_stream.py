@@ -27,10 +27,17 @@ from desktop.engine.types import (
 )
 
 
-def read_answer(request: Request, prompt_tokens: int,  # noqa: PLR0917 -- one stream's parts
-                piece: Callable[[int], bytes], cancel: threading.Event,
-                stops: Sequence[str], splitter: ThinkSplitter, *,
-                started: float, placement: Placement | None = None) -> Iterator[Chunk]:
+def read_answer(  # noqa: PLR0917 - one stream's parts
+    request: Request,
+    prompt_tokens: int,
+    piece: Callable[[int], bytes],
+    cancel: threading.Event,
+    stops: Sequence[str],
+    splitter: ThinkSplitter,
+    *,
+    started: float,
+    placement: Placement | None = None,
+) -> Iterator[Chunk]:
     """Stream ``request``'s answer; closing the iterator early frees its slot next step.
 
     The final chunk carries ``placement``: where the model that answered runs."""
@@ -78,8 +85,11 @@ def read_answer(request: Request, prompt_tokens: int,  # noqa: PLR0917 -- one st
         reasoning=reasoning + tail_reasoning,
         finish_reason=finish,
         usage=Usage(prompt_tokens, sampled, request.cached),
-        timings=Timings(prompt_s=first - started, time_to_first_token_s=first - started,
-                        generation_s=end - first),
+        timings=Timings(
+            prompt_s=first - started,
+            time_to_first_token_s=first - started,
+            generation_s=end - first,
+        ),
         logprobs=tuple(logprobs),
         stop_sequence=text.matched if finish == "stop" else None,
         placement=placement,

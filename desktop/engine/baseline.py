@@ -24,16 +24,25 @@ class BaselineResult:
     time_to_first_token_s: float
 
 
-def run_baseline(path: Path, *, context_length: int, gpu_layers: int, threads: int | None,
-                 prompts: dict[int, str], generation_prompt: str, tokens: int) -> BaselineResult:
+def run_baseline(
+    path: Path,
+    *,
+    context_length: int,
+    gpu_layers: int,
+    threads: int | None,
+    prompts: dict[int, str],
+    generation_prompt: str,
+    tokens: int,
+) -> BaselineResult:
     """Measure load, prompt processing and generation with a bare ``llama_cpp.Llama``.
 
     Each prompt starts differently (the caller salts them), so llama-cpp-python's own
     prefix matching cannot skip work between measurements.
     """
     started = time.perf_counter()
-    llm = llama_cpp.Llama(str(path), n_ctx=context_length, n_gpu_layers=gpu_layers,
-                          n_threads=threads, verbose=False)
+    llm = llama_cpp.Llama(
+        str(path), n_ctx=context_length, n_gpu_layers=gpu_layers, n_threads=threads, verbose=False
+    )
     load_s = time.perf_counter() - started
     try:
         prompt_speed: dict[int, float] = {}
@@ -45,8 +54,9 @@ def run_baseline(path: Path, *, context_length: int, gpu_layers: int, threads: i
         began = time.perf_counter()
         first: float | None = None
         count = 0
-        for _ in llm.create_completion(generation_prompt, max_tokens=tokens, temperature=0.0,
-                                       stream=True):
+        for _ in llm.create_completion(
+            generation_prompt, max_tokens=tokens, temperature=0.0, stream=True
+        ):
             count += 1
             if first is None:
                 first = time.perf_counter()

@@ -63,11 +63,23 @@ class DecodeLoop(BatchWorker):
     the loop's own thread.
     """
 
-    def __init__(self, ctx: llama_cpp.llama_context_p, vocab: llama_cpp.llama_vocab_p, *,
-                 n_vocab: int, n_batch: int, n_slots: int, n_ctx: int, n_swa: int,
-                 piece: Callable[[int], str], state_cache_bytes: int = 0,
-                 state_disk: Path | None = None, state_disk_bytes: int = 0,
-                 draft_max: int = 0, on_step: StepObserver | None = None) -> None:
+    def __init__(
+        self,
+        ctx: llama_cpp.llama_context_p,
+        vocab: llama_cpp.llama_vocab_p,
+        *,
+        n_vocab: int,
+        n_batch: int,
+        n_slots: int,
+        n_ctx: int,
+        n_swa: int,
+        piece: Callable[[int], str],
+        state_cache_bytes: int = 0,
+        state_disk: Path | None = None,
+        state_disk_bytes: int = 0,
+        draft_max: int = 0,
+        on_step: StepObserver | None = None,
+    ) -> None:
         super().__init__(n_batch, "edgedesk-decode", self._run)
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
@@ -80,8 +92,7 @@ class DecodeLoop(BatchWorker):
         self._piece = piece
         self._on_step = on_step
         self._slots = [Slot(seq) for seq in range(n_slots)]
-        self._states = StateCache(ctx, state_cache_bytes, state_disk, state_disk_bytes,
-                                  n_swa=n_swa)
+        self._states = StateCache(ctx, state_cache_bytes, state_disk, state_disk_bytes, n_swa=n_swa)
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
@@ -117,8 +128,7 @@ class DecodeLoop(BatchWorker):
     def reusable_prefix(self, tokens: list[int]) -> int:
         """A hint, from any thread: how many leading ``tokens`` a slot or a saved
         conversation holds now (it may change before the request is admitted)."""
-        held = max((common_prefix(list(slot.tokens), tokens) for slot in self._slots),
-                   default=0)
+        held = max((common_prefix(list(slot.tokens), tokens) for slot in self._slots), default=0)
         return max(held, self._states.longest_prefix(tokens))
 
     def persist(self) -> int:
@@ -149,8 +159,12 @@ class DecodeLoop(BatchWorker):
             return
         if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, end, -1):
             return  # the sequence is saved whole: it resumes only where it ends
-        log.debug("slot %d: saved as of its prompt's end (%d of %d tokens: sliding window)",
-                  slot.seq, end, len(slot.tokens))
+        log.debug(
+            "slot %d: saved as of its prompt's end (%d of %d tokens: sliding window)",
+            slot.seq,
+            end,
+            len(slot.tokens),
+        )
         slot.tokens = slot.tokens[:end]
 
     # ------------------------------------------------------------- loop thread
@@ -159,8 +173,9 @@ class DecodeLoop(BatchWorker):
         try:
             self._serve()
         except Exception as exc:  # a bug must reach the callers, never leave them hanging
-            error = EdgeDeskError(f"the engine stopped unexpectedly ({exc!r}); load the "
-                                  "model again")
+            error = EdgeDeskError(
+                f"the engine stopped unexpectedly ({exc!r}); load the model again"
+            )
         with self._lock:
             self._stopping = True
             self._failure = error
@@ -177,8 +192,11 @@ class DecodeLoop(BatchWorker):
     def _serve(self) -> None:
         while True:
             with self._lock:
-                while not self._stopping and not self._pending and not any(
-                        s.busy for s in self._slots):
+                while (
+                    not self._stopping
+                    and not self._pending
+                    and not any(s.busy for s in self._slots)
+                ):
                     self._lock.wait()
                 if self._stopping:
                     return
@@ -221,8 +239,10 @@ class DecodeLoop(BatchWorker):
         """Free cells, after dropping idle slots' prefixes (LRU first, saved to RAM) until
         ``need`` fit; ``keep``'s own cells are left alone."""
         free = self._n_ctx - sum(self._cells(s) for s in self._slots if s is not keep)
-        idle = sorted((s for s in self._slots if not s.busy and s is not keep and s.tokens),
-                      key=lambda s: s.last_used)
+        idle = sorted(
+            (s for s in self._slots if not s.busy and s is not keep and s.tokens),
+            key=lambda s: s.last_used,
+        )
         for slot in idle:
             if free >= need:
                 break
@@ -245,12 +265,18 @@ class DecodeLoop(BatchWorker):
                 self._checkpoint(slot)
             if len(slot.tokens) - reuse >= MIN_SAVED_TOKENS:
                 self._states.save(slot.seq, slot.tokens)
-        free = (self._room(len(prompt) + request.extra_cells + 1, keep=slot) + len(slot.tokens)
-                + slot.extra_cells)
+        free = (
+            self._room(len(prompt) + request.extra_cells + 1, keep=slot)
+            + len(slot.tokens)
+            + slot.extra_cells
+        )
         saved = self._states.best(prompt)
         source = "slot"
-        if (saved is not None and saved[1] >= reuse + MIN_SAVED_TOKENS // 2
-                and len(saved[0]) <= free):  # restored whole, then cut to the shared part
+        if (
+            saved is not None
+            and saved[1] >= reuse + MIN_SAVED_TOKENS // 2
+            and len(saved[0]) <= free
+        ):  # restored whole, then cut to the shared part
             if self._states.restore(saved[0], slot.seq):
                 slot.tokens = list(saved[0])
                 reuse = saved[1]
@@ -288,8 +314,13 @@ class DecodeLoop(BatchWorker):
         slot.last_used = self._steps
         self._counts["cached"] += keep
         self._counts["processed"] += len(slot.pending)
-        log.debug("slot %d: request admitted, prefix reused %d/%d prompt tokens%s",
-                  slot.seq, keep, len(prompt), f" (from the {source})" if keep else "")
+        log.debug(
+            "slot %d: request admitted, prefix reused %d/%d prompt tokens%s",
+            slot.seq,
+            keep,
+            len(prompt),
+            f" (from the {source})" if keep else "",
+        )
 
     def _retire(self) -> None:
         """Free the slots of requests that were cancelled, abandoned or ran out of time."""
@@ -307,10 +338,14 @@ class DecodeLoop(BatchWorker):
         request = slot.request
         assert request is not None
         request.sampler.close()
-        log.debug("slot %d: released (%s) after %d sampled tokens, holding %d",
-                  slot.seq, reason, slot.sampled, len(slot.tokens))
-        request.events.put(Finished(reason, len(request.tokens), slot.cached, slot.sampled,
-                                    error))
+        log.debug(
+            "slot %d: released (%s) after %d sampled tokens, holding %d",
+            slot.seq,
+            reason,
+            slot.sampled,
+            len(slot.tokens),
+        )
+        request.events.put(Finished(reason, len(request.tokens), slot.cached, slot.sampled, error))
         if slot.pending:  # the prompt was cut short: the cache holds only what was decoded
             slot.pending = []
         slot.request = None
@@ -334,8 +369,13 @@ class DecodeLoop(BatchWorker):
         request = slot.request
         if self._draft_max <= 0 or request is None:
             return []
-        room = min(self._draft_max, rows, cells, self._n_ctx - len(slot.tokens) - 2,
-                   request.max_tokens - slot.sampled - 1)
+        room = min(
+            self._draft_max,
+            rows,
+            cells,
+            self._n_ctx - len(slot.tokens) - 2,
+            request.max_tokens - slot.sampled - 1,
+        )
         draft = lookup_draft(request.history, room) if room > 0 else []
         cut = next((i for i, token in enumerate(draft) if token < 0), None)
         return draft if cut is None else draft[:cut]  # never guess an image position
@@ -356,8 +396,9 @@ class DecodeLoop(BatchWorker):
                 draft = self._draft(slot, rows, spare)
                 spare -= len(draft)
                 first = n
-                n = self._add(n, slot, [slot.next_token, *draft], last_logits=True,
-                              all_logits=bool(draft))
+                n = self._add(
+                    n, slot, [slot.next_token, *draft], last_logits=True, all_logits=bool(draft)
+                )
                 slot.output_index = first
                 slot.tokens.append(slot.next_token)
                 slot.next_token = None
@@ -385,8 +426,10 @@ class DecodeLoop(BatchWorker):
         if self._on_step is not None:
             self._on_step(Step(self._steps, generating, prompt))
         if code != 0:
-            error = EdgeDeskError(f"llama.cpp could not decode (code {code}); the model may "
-                                  "be out of memory: lower the context or parallel slots")
+            error = EdgeDeskError(
+                f"llama.cpp could not decode (code {code}); the model may "
+                "be out of memory: lower the context or parallel slots"
+            )
             for slot in self._slots:
                 if slot.request is not None and slot.output_index >= 0:
                     llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
@@ -409,23 +452,28 @@ class DecodeLoop(BatchWorker):
                 continue
             start = len(slot.tokens)
             piece = request.media.get(start)
-            code = -1 if piece is None else piece.decode(self._ctx, start, slot.seq,
-                                                         self._n_batch)
+            code = -1 if piece is None else piece.decode(self._ctx, start, slot.seq, self._n_batch)
             if piece is None or code != 0:
                 llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
                 slot.tokens = []
                 slot.extra_cells = 0
-                self._finish(slot, "stop", EdgeDeskError(
-                    f"llama.cpp could not encode an image (code {code}); the model may be "
-                    "out of memory: lower the context or parallel slots"))
+                self._finish(
+                    slot,
+                    "stop",
+                    EdgeDeskError(
+                        f"llama.cpp could not encode an image (code {code}); the model may be "
+                        "out of memory: lower the context or parallel slots"
+                    ),
+                )
                 continue
             with self._lock:
                 self._counts["tokens"] += piece.n_pos
-            slot.tokens.extend(slot.pending[:piece.n_pos])
-            del slot.pending[:piece.n_pos]
+            slot.tokens.extend(slot.pending[: piece.n_pos])
+            del slot.pending[: piece.n_pos]
 
-    def _add(self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool,
-             all_logits: bool = False) -> int:
+    def _add(
+        self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool, all_logits: bool = False
+    ) -> int:
         batch = self._batch
         pos = len(slot.tokens)
         seq = slot.seq
@@ -479,8 +527,14 @@ class DecodeLoop(BatchWorker):
             return False
         logprob = None
         if request.logprobs is not None:
-            logprob = token_logprob(self._ctx, index, n_vocab=self._n_vocab, token=token,
-                                    top=request.logprobs, piece=self._piece)
+            logprob = token_logprob(
+                self._ctx,
+                index,
+                n_vocab=self._n_vocab,
+                token=token,
+                top=request.logprobs,
+                piece=self._piece,
+            )
         request.events.put(Token(token, logprob))
         if self._draft_max > 0:
             request.history += _TOKEN.pack(token)

@@ -92,15 +92,22 @@ def amx_probe() -> bool | None:
     if getattr(sys, "frozen", False) or sys.platform != "linux":
         return None  # no interpreter to start the child with
     try:
-        done = subprocess.run([sys.executable, "-c", _AMX_PROBE], capture_output=True,  # noqa: S603
-                              timeout=30, check=False)
+        done = subprocess.run(  # noqa: S603
+            [sys.executable, "-c", _AMX_PROBE],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.returncode == 0
 
 
-def cpu_features(system_info: str | None = None, cpuinfo: str | None = None,
-                 probe: Callable[[], bool | None] = amx_probe) -> CpuFeatures:
+def cpu_features(
+    system_info: str | None = None,
+    cpuinfo: str | None = None,
+    probe: Callable[[], bool | None] = amx_probe,
+) -> CpuFeatures:
     """llama.cpp's compiled CPU features against this machine's (read now)."""
     if system_info is None:
         raw = llama_cpp.llama_print_system_info()
@@ -122,5 +129,9 @@ def cpu_features(system_info: str | None = None, cpuinfo: str | None = None,
 
 def as_report(features: CpuFeatures) -> Mapping[str, object]:
     """The comparison as plain data for ``edgedesk doctor --json``."""
-    return {"built": features.built, "machine": features.machine, "amx": features.amx,
-            "missing": features.missing}
+    return {
+        "built": features.built,
+        "machine": features.machine,
+        "amx": features.amx,
+        "missing": features.missing,
+    }

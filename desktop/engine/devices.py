@@ -26,9 +26,17 @@ from llama_cpp import llama_cpp as llama_lib
 # enum ggml_backend_dev_type, in ggml-backend.h order.
 DEVICE_KINDS = ("cpu", "gpu", "igpu", "accel", "meta")
 # ggml backend registry names -> our backend ids. HIP builds register as "ROCm".
-GPU_BACKENDS = {"CUDA": "cuda", "ROCm": "rocm", "HIP": "rocm", "Vulkan": "vulkan",
-                "Metal": "metal", "MTL": "metal", "SYCL": "sycl", "CANN": "cann",
-                "OpenCL": "opencl"}
+GPU_BACKENDS = {
+    "CUDA": "cuda",
+    "ROCm": "rocm",
+    "HIP": "rocm",
+    "Vulkan": "vulkan",
+    "Metal": "metal",
+    "MTL": "metal",
+    "SYCL": "sycl",
+    "CANN": "cann",
+    "OpenCL": "opencl",
+}
 
 
 @dataclass(frozen=True)
@@ -70,8 +78,9 @@ class GgmlDeviceApi:
         self.dev_get = bind("ggml_backend_dev_get", ptr, [size])
         self.dev_name = bind("ggml_backend_dev_name", ctypes.c_char_p, [ptr])
         self.dev_description = bind("ggml_backend_dev_description", ctypes.c_char_p, [ptr])
-        self.dev_memory = bind("ggml_backend_dev_memory", None,
-                               [ptr, ctypes.POINTER(size), ctypes.POINTER(size)])
+        self.dev_memory = bind(
+            "ggml_backend_dev_memory", None, [ptr, ctypes.POINTER(size), ctypes.POINTER(size)]
+        )
         self.dev_type = bind("ggml_backend_dev_type", ctypes.c_int, [ptr])
         self.dev_backend_reg = bind("ggml_backend_dev_backend_reg", ptr, [ptr])
 
@@ -87,14 +96,16 @@ class GgmlDeviceApi:
             free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
             self.dev_memory(dev, ctypes.byref(free), ctypes.byref(total))
             kind = self.dev_type(dev)
-            found.append(Device(
-                backend=_text(self.reg_name(self.dev_backend_reg(dev))),
-                name=_text(self.dev_name(dev)),
-                description=_text(self.dev_description(dev)),
-                kind=DEVICE_KINDS[kind] if 0 <= kind < len(DEVICE_KINDS) else f"type{kind}",
-                free_bytes=int(free.value),
-                total_bytes=int(total.value),
-            ))
+            found.append(
+                Device(
+                    backend=_text(self.reg_name(self.dev_backend_reg(dev))),
+                    name=_text(self.dev_name(dev)),
+                    description=_text(self.dev_description(dev)),
+                    kind=DEVICE_KINDS[kind] if 0 <= kind < len(DEVICE_KINDS) else f"type{kind}",
+                    free_bytes=int(free.value),
+                    total_bytes=int(total.value),
+                )
+            )
         return found
 
 

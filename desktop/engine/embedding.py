@@ -37,8 +37,14 @@ class EmbedLoop(BatchWorker):
     called from the worker thread.
     """
 
-    def __init__(self, ctx: llama_cpp.llama_context_p, *, n_batch: int, n_seq_max: int,
-                 on_decode: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: llama_cpp.llama_context_p,
+        *,
+        n_batch: int,
+        n_seq_max: int,
+        on_decode: Callable[[int], None] | None = None,
+    ) -> None:
         super().__init__(n_batch, "edgedesk-embed", self._work)
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
@@ -128,8 +134,11 @@ class EmbedLoop(BatchWorker):
         self.decodes += 1
         if self._on_decode is not None:
             self._on_decode(len(plan))
-        error = None if code == 0 else EdgeDeskError(
-            f"llama.cpp could not compute embeddings (code {code})")
+        error = (
+            None
+            if code == 0
+            else EdgeDeskError(f"llama.cpp could not compute embeddings (code {code})")
+        )
         for seq, (job, index) in enumerate(plan):
             if error is None:
                 pointer = llama_cpp.llama_get_embeddings_seq(self._ctx, seq)
@@ -138,8 +147,9 @@ class EmbedLoop(BatchWorker):
                 job.error = error
         with self._lock:
             for job in {id(j): j for j, _ in plan}.values():
-                if job.error is not None or (job.next >= len(job.sequences) and all(
-                        r is not None for r in job.results)):
+                if job.error is not None or (
+                    job.next >= len(job.sequences) and all(r is not None for r in job.results)
+                ):
                     self._jobs.remove(job)
                     job.done.set()
 
@@ -150,7 +160,9 @@ def pool(vectors: Sequence[Sequence[float]], weights: Sequence[int]) -> list[flo
         pooled = list(vectors[0])
     else:
         total = float(sum(weights))
-        pooled = [sum(v[d] * w for v, w in zip(vectors, weights, strict=True)) / total
-                  for d in range(len(vectors[0]))]
+        pooled = [
+            sum(v[d] * w for v, w in zip(vectors, weights, strict=True)) / total
+            for d in range(len(vectors[0]))
+        ]
     norm = math.sqrt(sum(x * x for x in pooled))
     return [x / norm for x in pooled] if norm > 0 else pooled

@@ -23,20 +23,60 @@ from desktop.errors import InvalidRequest
 
 # What llama.cpp's converter (llama_cpp/llama_grammar.py, SchemaConverter.visit) turns
 # into grammar; other constraint keywords are ignored by it (documented in docs/api.md).
-SUPPORTED_KEYWORDS = frozenset({
-    "type", "$ref", "$defs", "definitions", "oneOf", "anyOf", "allOf", "const", "enum",
-    "properties", "additionalProperties", "required", "items", "prefixItems", "minItems",
-    "maxItems", "pattern", "format", "minLength", "maxLength",
-})
-UNSUPPORTED_KEYWORDS = frozenset({
-    "not", "if", "then", "else", "patternProperties", "dependentRequired",
-    "dependentSchemas", "dependencies", "uniqueItems", "contains", "minContains",
-    "maxContains", "propertyNames", "minProperties", "maxProperties", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "unevaluatedProperties",
-    "unevaluatedItems", "additionalItems",
-})
-SUPPORTED_FORMATS = frozenset({"date", "time", "date-time", "uuid", "uuid1", "uuid2",
-                               "uuid3", "uuid4", "uuid5"})
+SUPPORTED_KEYWORDS = frozenset(
+    {
+        "type",
+        "$ref",
+        "$defs",
+        "definitions",
+        "oneOf",
+        "anyOf",
+        "allOf",
+        "const",
+        "enum",
+        "properties",
+        "additionalProperties",
+        "required",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "pattern",
+        "format",
+        "minLength",
+        "maxLength",
+    }
+)
+UNSUPPORTED_KEYWORDS = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "patternProperties",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "additionalItems",
+    }
+)
+SUPPORTED_FORMATS = frozenset(
+    {"date", "time", "date-time", "uuid", "uuid1", "uuid2", "uuid3", "uuid4", "uuid5"}
+)
 
 
 def _where(path: list[str | int]) -> str:
@@ -65,8 +105,11 @@ def _unsupported(schema: Any) -> list[str]:
             found.append(f"'{key}' at {_where(path)}")
         elif key == "format" and isinstance(value, str) and value not in SUPPORTED_FORMATS:
             found.append(f"format '{value}' at {_where(path)}")
-        elif key == "pattern" and isinstance(value, str) \
-                and not (value.startswith("^") and value.endswith("$")):
+        elif (
+            key == "pattern"
+            and isinstance(value, str)
+            and not (value.startswith("^") and value.endswith("$"))
+        ):
             found.append(f"a pattern not anchored with ^...$ at {_where(path)}")
     return found
 
@@ -74,15 +117,14 @@ def _unsupported(schema: Any) -> list[str]:
 def check_schema(schema: Any) -> None:
     """Raise InvalidRequest naming the first place where ``schema`` is not a JSON Schema."""
     if not isinstance(schema, (dict, bool)):
-        raise InvalidRequest("invalid json_schema: a schema is a JSON object",
-                             param="json_schema")
+        raise InvalidRequest("invalid json_schema: a schema is a JSON object", param="json_schema")
     validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
-    error = jsonschema.exceptions.best_match(validator(validator.META_SCHEMA)
-                                             .iter_errors(schema))
+    error = jsonschema.exceptions.best_match(validator(validator.META_SCHEMA).iter_errors(schema))
     if error is not None:
         raise InvalidRequest(
             f"invalid json_schema: at {_where(list(error.absolute_path))}: {error.message}",
-            param="json_schema")
+            param="json_schema",
+        )
 
 
 def schema_grammar(schema_text: str) -> str:
@@ -90,20 +132,23 @@ def schema_grammar(schema_text: str) -> str:
     try:
         schema = json.loads(schema_text)
     except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"invalid json_schema: not JSON ({exc})",
-                             param="json_schema") from None
+        raise InvalidRequest(
+            f"invalid json_schema: not JSON ({exc})", param="json_schema"
+        ) from None
     check_schema(schema)
     try:
         return str(json_schema_to_gbnf(schema_text))
     except Exception as exc:  # the converter raises bare asserts/KeyErrors on what it lacks
         unsupported = _unsupported(schema)
         if unsupported:
-            detail = "uses what llama.cpp's grammar converter does not support: " \
-                     + ", ".join(unsupported)
+            detail = "uses what llama.cpp's grammar converter does not support: " + ", ".join(
+                unsupported
+            )
         else:
             detail = f"cannot be turned into a grammar by llama.cpp ({exc or type(exc).__name__})"
-        raise InvalidRequest(f"json_schema {detail}; simplify the schema",
-                             param="json_schema") from None
+        raise InvalidRequest(
+            f"json_schema {detail}; simplify the schema", param="json_schema"
+        ) from None
 
 
 def gbnf_for(params: GenerationParams) -> str | None:

@@ -50,9 +50,10 @@ def image_limits(max_mb: int, max_megapixels: int) -> ImageLimits:
     """Caps of ``max_mb`` MiB and ``max_megapixels`` million pixels (the settings'
     ``image_max_mb`` / ``image_max_megapixels``, which the ImageMaxMB and
     ImageMaxMegapixels policy keys force), never above ``HARD_LIMITS``."""
-    return ImageLimits(max_bytes=max(1, min(max_mb * MIB, HARD_LIMITS.max_bytes)),
-                       max_pixels=max(1, min(max_megapixels * 1_000_000,
-                                             HARD_LIMITS.max_pixels)))
+    return ImageLimits(
+        max_bytes=max(1, min(max_mb * MIB, HARD_LIMITS.max_bytes)),
+        max_pixels=max(1, min(max_megapixels * 1_000_000, HARD_LIMITS.max_pixels)),
+    )
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,13 @@ class ImageInfo:
         return self.width * self.height
 
 
-_FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF",
-            "image/bmp": "BMP", "image/webp": "WEBP"}
+_FORMATS = {
+    "image/png": "PNG",
+    "image/jpeg": "JPEG",
+    "image/gif": "GIF",
+    "image/bmp": "BMP",
+    "image/webp": "WEBP",
+}
 
 
 def sniff(data: bytes) -> str | None:
@@ -99,8 +105,9 @@ def _what_else(data: bytes) -> str:
     return "not a picture"
 
 
-def inspect_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
-                  name: str = "the image") -> ImageInfo:
+def inspect_image(
+    data: bytes, limits: ImageLimits = DEFAULT_LIMITS, name: str = "the image"
+) -> ImageInfo:
     """Type and dimensions of ``data``, or ImageRejected (user-facing message, a 400).
 
     Refuses: empty or over ``limits.max_bytes``; not PNG/JPEG/GIF/BMP/WebP (a ``.png``
@@ -112,11 +119,15 @@ def inspect_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
     if len(data) > limits.max_bytes:
         raise ImageRejected(
             f"{name} is {len(data) / MIB:.1f} MiB; images may be at most "
-            f"{limits.max_bytes / MIB:.0f} MiB", params={"bytes": len(data)})
+            f"{limits.max_bytes / MIB:.0f} MiB",
+            params={"bytes": len(data)},
+        )
     mime = sniff(data)
     if mime is None:
-        raise ImageRejected(f"{name} is {_what_else(data)}, not an image; send a PNG, "
-                            "JPEG, GIF, BMP or WebP picture")
+        raise ImageRejected(
+            f"{name} is {_what_else(data)}, not an image; send a PNG, "
+            "JPEG, GIF, BMP or WebP picture"
+        )
     if mime == "image/png":
         _check_png(data, name)
     elif mime == "image/jpeg":
@@ -128,12 +139,12 @@ def inspect_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
         raise ImageRejected(
             f"{name} is {width} x {height} pixels ({width * height / 1e6:.0f} megapixels); "
             f"images may have at most {limits.max_pixels / 1e6:.0f} megapixels",
-            params={"width": width, "height": height})
+            params={"width": width, "height": height},
+        )
     return ImageInfo(mime, width, height)
 
 
-def load_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
-               name: str = "the image") -> Image:
+def load_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS, name: str = "the image") -> Image:
     """A checked ``Image`` for the engine (WebP re-encoded as PNG); raises ImageRejected.
 
     Within ``HARD_LIMITS`` the result is marked ``checked``: the engine takes it as is.
@@ -142,10 +153,10 @@ def load_image(data: bytes, limits: ImageLimits = DEFAULT_LIMITS,
     mime = info.mime
     if mime == "image/webp":
         data, mime = _webp_to_png(data, name), "image/png"
-    within = (limits.max_bytes <= HARD_LIMITS.max_bytes
-              and limits.max_pixels <= HARD_LIMITS.max_pixels)
-    return Image(data=data, mime=mime, sha256=hashlib.sha256(data).hexdigest(),
-                 checked=within)
+    within = (
+        limits.max_bytes <= HARD_LIMITS.max_bytes and limits.max_pixels <= HARD_LIMITS.max_pixels
+    )
+    return Image(data=data, mime=mime, sha256=hashlib.sha256(data).hexdigest(), checked=within)
 
 
 def _dimensions(data: bytes, mime: str, name: str) -> tuple[int, int]:
@@ -161,12 +172,20 @@ def _dimensions(data: bytes, mime: str, name: str) -> tuple[int, int]:
             with PILImage.open(io.BytesIO(data), formats=[_FORMATS[mime]]) as picture:
                 width, height = picture.size
     except PILImage.DecompressionBombError:
-        raise ImageRejected(f"{name} declares more pixels than any image may have "
-                            "(a decompression bomb?)") from None
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, struct.error,
-            EOFError) as exc:
-        raise ImageRejected(f"{name} is damaged: its {_FORMATS[mime]} header cannot be "
-                            f"read ({type(exc).__name__})") from None
+        raise ImageRejected(
+            f"{name} declares more pixels than any image may have (a decompression bomb?)"
+        ) from None
+    except (
+        UnidentifiedImageError,
+        OSError,
+        ValueError,
+        SyntaxError,
+        struct.error,
+        EOFError,
+    ) as exc:
+        raise ImageRejected(
+            f"{name} is damaged: its {_FORMATS[mime]} header cannot be read ({type(exc).__name__})"
+        ) from None
     return int(width), int(height)
 
 
@@ -178,15 +197,15 @@ def _check_png(data: bytes, name: str) -> None:
     while True:
         if pos + 8 > len(data):
             raise ImageRejected(f"{name} is a truncated PNG (it ends before IEND)")
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
         end = pos + 12 + length
         if end > len(data):
-            raise ImageRejected(f"{name} is a truncated PNG (a {kind!r} chunk runs past "
-                                "the end of the file)")
-        crc = struct.unpack(">I", data[end - 4:end])[0]
-        if zlib.crc32(data[pos + 4:end - 4]) != crc:
-            raise ImageRejected(f"{name} is a damaged PNG (bad checksum in a {kind!r} "
-                                "chunk)")
+            raise ImageRejected(
+                f"{name} is a truncated PNG (a {kind!r} chunk runs past the end of the file)"
+            )
+        crc = struct.unpack(">I", data[end - 4 : end])[0]
+        if zlib.crc32(data[pos + 4 : end - 4]) != crc:
+            raise ImageRejected(f"{name} is a damaged PNG (bad checksum in a {kind!r} chunk)")
         if not seen and kind != b"IHDR":
             raise ImageRejected(f"{name} is a damaged PNG (it does not start with IHDR)")
         seen.append(kind)
@@ -219,10 +238,11 @@ def _check_jpeg(data: bytes, name: str) -> None:
             continue
         if marker == 0xD9:
             raise ImageRejected(f"{name} is a damaged JPEG (it ends before any image data)")
-        length = struct.unpack(">H", data[pos + 2:pos + 4])[0]
+        length = struct.unpack(">H", data[pos + 2 : pos + 4])[0]
         if length < 2 or pos + 2 + length > len(data):
-            raise ImageRejected(f"{name} is a damaged JPEG (a segment length runs past the "
-                                "end of the file)")
+            raise ImageRejected(
+                f"{name} is a damaged JPEG (a segment length runs past the end of the file)"
+            )
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
             frame = True
         pos += 2 + length

@@ -34,8 +34,22 @@ from markupsafe import Markup
 
 # Types whose public attributes a template may use: plain data and Jinja's own helpers.
 _SAFE_TYPES: tuple[type, ...] = (
-    str, int, float, bool, type(None), list, dict, tuple, set, frozenset,
-    LoopContext, Cycler, Joiner, Namespace, Markup, Undefined,
+    str,
+    int,
+    float,
+    bool,
+    type(None),
+    list,
+    dict,
+    tuple,
+    set,
+    frozenset,
+    LoopContext,
+    Cycler,
+    Joiner,
+    Namespace,
+    Markup,
+    Undefined,
 )
 
 
@@ -56,18 +70,25 @@ class _ChatSandbox(SandboxedEnvironment):
         # template would render silently; refusing at once names the culprit.
         raise SecurityError(
             f"access to attribute {attribute!r} of {type(obj).__name__!r} is not allowed "
-            "in a chat template")
+            "in a chat template"
+        )
 
 
 def _raise_exception(message: str) -> NoReturn:
     raise TemplateRaised(message)
 
 
-def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
-            separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
     # Hugging Face's override: no HTML escaping, and the json.dumps options exposed.
-    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent,
-                      separators=separators, sort_keys=sort_keys)
+    return json.dumps(
+        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
 
 
 def _strftime_now(format: str) -> str:

@@ -59,10 +59,17 @@ class LlamaEngine:
     (tests and benchmarks watch the batching through them).
     """
 
-    def __init__(self, path: Path, options: LoadOptions, *, model_id: str = "",
-                 chat_template: str | None = None, reasoning: bool = False,
-                 on_step: StepObserver | None = None,
-                 on_embed_decode: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        options: LoadOptions,
+        *,
+        model_id: str = "",
+        chat_template: str | None = None,
+        reasoning: bool = False,
+        on_step: StepObserver | None = None,
+        on_embed_decode: Callable[[int], None] | None = None,
+    ) -> None:
         self.path = path
         self.options = options
         self.model_id = model_id or path.stem
@@ -83,9 +90,12 @@ class LlamaEngine:
                 # As many threads as the model's prompt decodes (llama-server does the
                 # same): a lone picture, the desktop's usual case, is encoded fastest.
                 cores = options.batch_threads or options.threads or physical_cores()
-                self._projector = Projector(self._model.model, options.projector,
-                                            threads=cores,
-                                            use_gpu=options.gpu_layers > 0)
+                self._projector = Projector(
+                    self._model.model,
+                    options.projector,
+                    threads=cores,
+                    use_gpu=options.gpu_layers > 0,
+                )
         except ModelLoadError:
             self._free()
             raise
@@ -93,18 +103,28 @@ class LlamaEngine:
         self.placement: Placement = model_placement(self._model.model, options.gpu_layers)
         n_batch = int(llama_cpp.llama_n_batch(self._ctx))
         if options.embedding:
-            self._embedder = EmbedLoop(self._ctx, n_batch=n_batch,
-                                       n_seq_max=int(llama_cpp.llama_n_seq_max(self._ctx)),
-                                       on_decode=on_embed_decode)
+            self._embedder = EmbedLoop(
+                self._ctx,
+                n_batch=n_batch,
+                n_seq_max=int(llama_cpp.llama_n_seq_max(self._ctx)),
+                on_decode=on_embed_decode,
+            )
         else:
             self._loop = DecodeLoop(
-                self._ctx, self._vocab, n_vocab=self._n_vocab, n_batch=n_batch,
-                n_slots=self.parallel, n_ctx=self.context_length,
+                self._ctx,
+                self._vocab,
+                n_vocab=self._n_vocab,
+                n_batch=n_batch,
+                n_slots=self.parallel,
+                n_ctx=self.context_length,
                 n_swa=int(llama_cpp.llama_model_n_swa(self._model.model)),
-                piece=self._piece_text, state_cache_bytes=options.state_cache_bytes,
+                piece=self._piece_text,
+                state_cache_bytes=options.state_cache_bytes,
                 state_disk=_state_folder(path, options),
                 state_disk_bytes=options.prompt_cache_disk_bytes,
-                draft_max=options.lookup_draft, on_step=on_step)
+                draft_max=options.lookup_draft,
+                on_step=on_step,
+            )
 
     # ------------------------------------------------------------------ facts
     @property
@@ -149,8 +169,7 @@ class LlamaEngine:
         if self._loop is None:
             return EngineStats(slots_total=0, embed_decodes=self.embed_decodes)
         encoded = self._projector.encodes if self._projector is not None else 0
-        return replace(self._loop.stats(), embed_decodes=self.embed_decodes,
-                       images_encoded=encoded)
+        return replace(self._loop.stats(), embed_decodes=self.embed_decodes, images_encoded=encoded)
 
     def embedding_dim(self) -> int:
         """Width of the model's embedding vectors."""
@@ -158,15 +177,16 @@ class LlamaEngine:
 
     def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
         """The model's own tokens for ``text``."""
-        return list(self._model.tokenize(text.encode("utf-8"), add_bos=add_bos,
-                                         special=special))
+        return list(self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
 
     def detokenize(self, tokens: Sequence[int]) -> str:
         """Text for ``tokens`` (invalid UTF-8 is replaced); ids outside the vocabulary raise."""
         bad = next((t for t in tokens if not 0 <= t < self._n_vocab), None)
         if bad is not None:  # llama.cpp reads out of bounds (and crashes) on these
-            raise InvalidRequest(f"token id {bad} is outside the model's vocabulary "
-                                 f"(0 to {self._n_vocab - 1})", param="prompt")
+            raise InvalidRequest(
+                f"token id {bad} is outside the model's vocabulary (0 to {self._n_vocab - 1})",
+                param="prompt",
+            )
         return bytes(self._model.detokenize(list(tokens))).decode("utf-8", errors="replace")
 
     def _piece(self, token: int) -> bytes:
@@ -206,8 +226,12 @@ class LlamaEngine:
                 )
             return self._template
 
-    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
-               template_kwargs: Mapping[str, Any] | None = None) -> str:
+    def render(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> str:
         """The prompt text for a conversation (``template_kwargs`` go to the template).
 
         Volatile lines in system turns (``volatile.VOLATILE_PATTERNS``: a per-request
@@ -227,10 +251,14 @@ class LlamaEngine:
         has_bos = bool(template and template.bos_token and prompt.startswith(template.bos_token))
         return self.tokenize(prompt, add_bos=not has_bos, special=True)
 
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
+    def stream_chat(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> Iterator[Chunk]:
         """Stream the assistant's answer to ``messages``.
 
         Messages' ``images`` go where their MEDIA_MARKERs are (see ``Message``). Raises
@@ -243,28 +271,35 @@ class LlamaEngine:
         splitter = ThinkSplitter(enabled=self._reasoning, start_in_reasoning=starts_thinking)
         yield from self._stream(tokens, params, cancel, stops, splitter, media=media)
 
-    def chat_tokens(self, messages: Sequence[Message],
-                    tools: Sequence[dict[str, Any]] | None = None,
-                    template_kwargs: Mapping[str, Any] | None = None
-                    ) -> tuple[list[int], dict[int, MediaChunk]]:
+    def chat_tokens(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> tuple[list[int], dict[int, MediaChunk]]:
         """The prompt tokens of a conversation (each image a run of negative placeholder
         ids, one per KV position, so ``len`` counts the image's tokens) and its images by
         run start; raises VisionUnsupported / ImageRejected as ``stream_chat``."""
         _, tokens, media = self._chat_prompt(messages, tools, template_kwargs)
         return tokens, media
 
-    def count_chat_tokens(self, messages: Sequence[Message],
-                          tools: Sequence[dict[str, Any]] | None = None,
-                          template_kwargs: Mapping[str, Any] | None = None) -> int:
+    def count_chat_tokens(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> int:
         """The ``usage.prompt_tokens`` a chat of ``messages`` would report, images' tokens
         included (their pictures are decoded and resized, not encoded)."""
         tokens, media = self.chat_tokens(messages, tools, template_kwargs)
         return len(tokens) + sum(piece.n_tokens - piece.n_pos for piece in media.values())
 
-    def _chat_prompt(self, messages: Sequence[Message],
-                     tools: Sequence[dict[str, Any]] | None,
-                     template_kwargs: Mapping[str, Any] | None
-                     ) -> tuple[str, list[int], dict[int, MediaChunk]]:
+    def _chat_prompt(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        template_kwargs: Mapping[str, Any] | None,
+    ) -> tuple[str, list[int], dict[int, MediaChunk]]:
         if not any(m.images for m in messages):
             prompt = self.render(messages, tools, template_kwargs)
             return prompt, self.prompt_tokens(prompt), {}
@@ -276,12 +311,15 @@ class LlamaEngine:
         has_bos = bool(template.bos_token and prompt.startswith(template.bos_token))
         result = self._projector.tokenize(prompt, images, add_bos=not has_bos)
         if not result.tokens or result.tokens[-1] < 0:
-            raise InvalidRequest("the prompt cannot end with an image; the chat template "
-                                 "must put text after it", param="messages")
+            raise InvalidRequest(
+                "the prompt cannot end with an image; the chat template must put text after it",
+                param="messages",
+            )
         return prompt, result.tokens, result.media
 
-    def stream_completion(self, prompt: str, params: GenerationParams,
-                          cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_completion(
+        self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
+    ) -> Iterator[Chunk]:
         """Stream a plain-text continuation of ``prompt`` (no chat template)."""
         tokens = self.tokenize(prompt, add_bos=True, special=False)
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
@@ -289,8 +327,11 @@ class LlamaEngine:
     def fim_tokens(self) -> tuple[int, int, int] | None:
         """The model's fill-in-the-middle prefix/suffix/middle token ids, if it has them."""
         vocab = self._vocab
-        ids = (int(llama_cpp.llama_vocab_fim_pre(vocab)), int(llama_cpp.llama_vocab_fim_suf(vocab)),
-               int(llama_cpp.llama_vocab_fim_mid(vocab)))
+        ids = (
+            int(llama_cpp.llama_vocab_fim_pre(vocab)),
+            int(llama_cpp.llama_vocab_fim_suf(vocab)),
+            int(llama_cpp.llama_vocab_fim_mid(vocab)),
+        )
         return None if min(ids) < 0 else ids
 
     def infill_tokens(self, prefix: str, suffix: str) -> list[int]:
@@ -300,29 +341,46 @@ class LlamaEngine:
             raise InvalidRequest(
                 f"{self.model_id} has no fill-in-the-middle tokens, so suffix cannot be "
                 "used; send the prompt alone or pick a code model with FIM support",
-                param="suffix")
+                param="suffix",
+            )
         pre, suf, mid = fim
         vocab = self._vocab
         bos = int(llama_cpp.llama_vocab_bos(vocab))
         head = [bos] if llama_cpp.llama_vocab_get_add_bos(vocab) and bos >= 0 else []
-        return [*head, pre, *self.tokenize(prefix, add_bos=False, special=False), suf,
-                *self.tokenize(suffix, add_bos=False, special=False), mid]
+        return [
+            *head,
+            pre,
+            *self.tokenize(prefix, add_bos=False, special=False),
+            suf,
+            *self.tokenize(suffix, add_bos=False, special=False),
+            mid,
+        ]
 
-    def stream_infill(self, prefix: str, suffix: str, params: GenerationParams,
-                      cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_infill(
+        self,
+        prefix: str,
+        suffix: str,
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Chunk]:
         """Stream the text that belongs between ``prefix`` and ``suffix`` (code models)."""
         tokens = self.infill_tokens(prefix, suffix)
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
 
-    def _submit(self, tokens: list[int], params: GenerationParams,
-                cancel: threading.Event, media: Mapping[int, MediaChunk] | None = None
-                ) -> Request:
+    def _submit(
+        self,
+        tokens: list[int],
+        params: GenerationParams,
+        cancel: threading.Event,
+        media: Mapping[int, MediaChunk] | None = None,
+    ) -> Request:
         """Check the request, build its sampler and queue it on the decode loop."""
         if self._loop is None:
             raise InvalidRequest(f"{self.model_id} is an embedding model; it cannot generate")
         if not tokens:
-            raise InvalidRequest("the prompt is empty; send at least one token of text",
-                                 param="prompt")
+            raise InvalidRequest(
+                "the prompt is empty; send at least one token of text", param="prompt"
+            )
         n_ctx = self.context_length
         extra = sum(piece.n_tokens - piece.n_pos for piece in (media or {}).values())
         if len(tokens) + extra >= n_ctx:
@@ -330,18 +388,25 @@ class LlamaEngine:
             raise ContextOverflow(
                 f"the prompt is {size} tokens but the model's context is {n_ctx}; "
                 "shorten the conversation or load the model with a larger context",
-                prompt_tokens=size, n_ctx=n_ctx,
-                params={"prompt_tokens": size, "context": n_ctx})
+                prompt_tokens=size,
+                n_ctx=n_ctx,
+                params={"prompt_tokens": size, "context": n_ctx},
+            )
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")
         sampler = SamplerChain(self._vocab, self._n_vocab, params)
         request = Request(
-            tokens=tokens, sampler=sampler,
+            tokens=tokens,
+            sampler=sampler,
             max_tokens=params.max_tokens if params.max_tokens is not None else n_ctx,
-            deadline=(time.perf_counter() + params.timeout_s if params.timeout_s is not None
-                      else math.inf),
-            cancel=cancel, logprobs=params.logprobs, media=dict(media or {}),
-            extra_cells=extra)
+            deadline=(
+                time.perf_counter() + params.timeout_s if params.timeout_s is not None else math.inf
+            ),
+            cancel=cancel,
+            logprobs=params.logprobs,
+            media=dict(media or {}),
+            extra_cells=extra,
+        )
         try:
             self._loop.submit(request)
         except Exception:
@@ -349,10 +414,16 @@ class LlamaEngine:
             raise
         return request
 
-    def _stream(self, tokens: list[int], params: GenerationParams,
-                cancel: threading.Event | None, stops: Sequence[str],
-                splitter: ThinkSplitter, *, media: Mapping[int, MediaChunk] | None = None
-                ) -> Iterator[Chunk]:
+    def _stream(
+        self,
+        tokens: list[int],
+        params: GenerationParams,
+        cancel: threading.Event | None,
+        stops: Sequence[str],
+        splitter: ThinkSplitter,
+        *,
+        media: Mapping[int, MediaChunk] | None = None,
+    ) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
         started = time.perf_counter()
         if media and self._projector is not None and self._loop is not None:
@@ -368,8 +439,16 @@ class LlamaEngine:
                     self._projector.encode(piece, background=busy)
         request = self._submit(tokens, params, cancel, media)
         # An M-RoPE image has more tokens than positions: usage counts its tokens.
-        yield from read_answer(request, len(tokens) + request.extra_cells, self._piece, cancel,
-                               stops, splitter, started=started, placement=self.placement)
+        yield from read_answer(
+            request,
+            len(tokens) + request.extra_cells,
+            self._piece,
+            cancel,
+            stops,
+            splitter,
+            started=started,
+            placement=self.placement,
+        )
 
     # ------------------------------------------------------------------ embeddings
     def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
@@ -397,9 +476,7 @@ class LlamaEngine:
                 sequences.append(head + body[start : start + step] + tail)
             plan.append(indexes)
         vectors = self._embedder.run(sequences, self.embedding_dim())
-        return [
-            pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan
-        ]
+        return [pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan]
 
     def _split_specials(self, tokens: list[int]) -> tuple[list[int], list[int], list[int]]:
         model = self._model
@@ -417,8 +494,7 @@ class LlamaEngine:
         A document longer than the window is cut to fit, keeping the whole query; a
         reranker only orders candidates, and the caller still has every full text.
         """
-        if (self._embedder is None
-                or int(llama_cpp.llama_pooling_type(self._ctx)) != RANK_POOLING):
+        if self._embedder is None or int(llama_cpp.llama_pooling_type(self._ctx)) != RANK_POOLING:
             raise InvalidRequest(f"{self.model_id} is not a reranking model (no rank pooling)")
         model = self._model
         sep, eos = model.token_sep(), model.token_eos()
@@ -428,10 +504,15 @@ class LlamaEngine:
         window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
         room = window - len(head) - len(close)
         if room < 1:
-            raise ContextOverflow(f"the query is {len(head)} tokens; the reranker's window "
-                                  f"is {window}", prompt_tokens=len(head), n_ctx=window)
-        sequences = [head + self.tokenize(doc, add_bos=False, special=False)[:room] + close
-                     for doc in documents]
+            raise ContextOverflow(
+                f"the query is {len(head)} tokens; the reranker's window is {window}",
+                prompt_tokens=len(head),
+                n_ctx=window,
+            )
+        sequences = [
+            head + self.tokenize(doc, add_bos=False, special=False)[:room] + close
+            for doc in documents
+        ]
         return [vector[0] for vector in self._embedder.run(sequences, 1)]
 
     def close(self) -> None:
@@ -468,21 +549,23 @@ def _state_folder(path: Path, options: LoadOptions) -> Path | None:
         return None
     # The file's own bytes: a name that is not UTF-8 (possible on Linux) must hash too.
     identity = os.fsencode(path.resolve()) + (
-        f"|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}".encode())
+        f"|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}".encode()
+    )
     if options.projector is not None:  # saved images were encoded by this projector
         identity += b"|" + os.fsencode(options.projector.resolve())
     return options.prompt_cache_dir / hashlib.sha256(identity).hexdigest()[:24]
 
 
-def _tools_system_turn(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
-                       ) -> list[Message]:
+def _tools_system_turn(
+    tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+) -> list[Message]:
     """Messages with the tool list (and the <tool_call> reply format) in the system turn."""
     listing = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
-    text = ("You may call these tools:\n" + listing + "\nTo call one, reply with "
-            '<tool_call>{"name": NAME, "arguments": {...}}</tool_call>.')
+    text = (
+        "You may call these tools:\n" + listing + "\nTo call one, reply with "
+        '<tool_call>{"name": NAME, "arguments": {...}}</tool_call>.'
+    )
     if messages and messages[0].role == "system":
         first = messages[0]
         return [replace(first, content=f"{first.content}\n\n{text}"), *messages[1:]]
     return [Message("system", text), *messages]
-
-

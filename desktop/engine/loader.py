@@ -36,8 +36,15 @@ class LoadedEngine(LlamaEngine):
 class EngineFactory(Protocol):
     """Opens one engine as ``LoadedEngine`` does; raises ModelLoadError when it cannot."""
 
-    def __call__(self, path: Path, options: LoadOptions, *, model_id: str,
-                 chat_template: str | None, reasoning: bool) -> LoadedEngine:
+    def __call__(
+        self,
+        path: Path,
+        options: LoadOptions,
+        *,
+        model_id: str,
+        chat_template: str | None,
+        reasoning: bool,
+    ) -> LoadedEngine:
         """The engine for ``path`` under ``options``."""
         ...
 
@@ -66,8 +73,9 @@ def loadable_path(path: Path, links_dir: Path | None) -> Path:
     return link
 
 
-def _options(spec: ModelSpec, plan: LocalPlan, context: int, layers: int,
-             cache_type: str) -> LoadOptions:
+def _options(
+    spec: ModelSpec, plan: LocalPlan, context: int, layers: int, cache_type: str
+) -> LoadOptions:
     return LoadOptions(
         context_length=context,  # shared by the slots: one request may use all of it
         gpu_layers=layers,
@@ -86,8 +94,9 @@ def _options(spec: ModelSpec, plan: LocalPlan, context: int, layers: int,
     )
 
 
-def load_engine(spec: ModelSpec, *, links_dir: Path | None = None,
-                open_engine: EngineFactory = LoadedEngine) -> LoadedEngine:
+def load_engine(
+    spec: ModelSpec, *, links_dir: Path | None = None, open_engine: EngineFactory = LoadedEngine
+) -> LoadedEngine:
     """Load ``spec``; on failure retry once with a smaller plan, else raise ModelLoadError.
 
     ``links_dir`` holds the UTF-8 links to files whose names are not UTF-8 (none made
@@ -118,8 +127,14 @@ def load_engine(spec: ModelSpec, *, links_dir: Path | None = None,
     failure: ModelLoadError | None = None
     for attempt, (ctx, n_layers, cache) in enumerate(attempts):
         if attempt > 0:
-            log.debug("load %s: retry %d with context %d, %d GPU layers, %s KV cache",
-                      spec.model_id, attempt, ctx, n_layers, cache)
+            log.debug(
+                "load %s: retry %d with context %d, %d GPU layers, %s KV cache",
+                spec.model_id,
+                attempt,
+                ctx,
+                n_layers,
+                cache,
+            )
         try:
             engine = open_engine(
                 path,

@@ -83,8 +83,9 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
     if options.embedding:
         # Non-causal encoders need the whole input in one micro-batch.
         params.n_ctx = params.n_batch = params.n_ubatch = options.context_length
-        params.n_seq_max = min(options.context_length,
-                               int(llama_cpp.llama_max_parallel_sequences()))
+        params.n_seq_max = min(
+            options.context_length, int(llama_cpp.llama_max_parallel_sequences())
+        )
         params.kv_unified = True
         params.embeddings = True
         # Flash attention makes a sequence's vector depend on the other sequences packed
@@ -107,8 +108,9 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
         # loop keeps the slots' sum within it (see DecodeLoop._room).
         params.kv_unified = unified
         if options.cache_type not in CACHE_TYPES:
-            raise ModelLoadError(f"unknown KV cache type {options.cache_type!r}; "
-                                 f"use one of {', '.join(CACHE_TYPES)}")
+            raise ModelLoadError(
+                f"unknown KV cache type {options.cache_type!r}; use one of {', '.join(CACHE_TYPES)}"
+            )
         params.type_k = params.type_v = CACHE_TYPES[options.cache_type]
         if model_params.n_gpu_layers == 0:
             # On the CPU, flash attention explicitly: with "auto" and a unified cache,
@@ -126,8 +128,10 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
         model.close()  # type: ignore[no-untyped-call]  # llama-cpp-python leaves it unannotated
         raise ModelLoadError(
             f"llama.cpp could not load {path.name}: no memory for a context of "
-            f"{params.n_ctx} tokens (KV cache {options.cache_type}); lower the context")
+            f"{params.n_ctx} tokens (KV cache {options.cache_type}); lower the context"
+        )
     return model, ctx
+
 
 class BatchWorker:
     """A thread that owns one ``llama_batch`` and makes a context's decodes.
@@ -177,5 +181,6 @@ def warm_up(ctx: Any, vocab: Any, name: str) -> None:
     if memory is not None:
         llama_cpp.llama_memory_clear(memory, True)
     if code != 0:
-        raise ModelLoadError(f"llama.cpp could not run {name} (decode code "
-                             f"{code}); there may not be enough memory")
+        raise ModelLoadError(
+            f"llama.cpp could not run {name} (decode code {code}); there may not be enough memory"
+        )

@@ -40,22 +40,27 @@ def device_label(device: Device) -> str:
     return f"{device.name} ({short})" if short else device.name
 
 
-def placement_for(layers: int, gpu_layers: int, offload: bool,
-                  devices: Sequence[Device]) -> Placement:
+def placement_for(
+    layers: int, gpu_layers: int, offload: bool, devices: Sequence[Device]
+) -> Placement:
     """Where ``gpu_layers`` of a model with ``layers`` repeating layers go on ``devices``."""
     total = layers + 1  # the output layer, as llama.cpp counts ("offloaded 19/19 layers")
     used = offload_devices(devices) if offload else []
     wanted = total if gpu_layers < 0 else gpu_layers
     on_gpu = min(wanted, total) if used else 0
-    return Placement(layers_total=total, layers_offloaded=on_gpu,
-                     devices=tuple(device_label(d) for d in used) if on_gpu else ())
+    return Placement(
+        layers_total=total,
+        layers_offloaded=on_gpu,
+        devices=tuple(device_label(d) for d in used) if on_gpu else (),
+    )
 
 
 def planned_placement(block_count: int, gpu_layers: int) -> Placement:
     """Where a model whose GGUF header says ``block_count`` layers will go, before it loads."""
     offload = gpu_offload_supported()
-    return placement_for(block_count, gpu_layers if offload else 0, offload,
-                         list_devices() if offload else [])
+    return placement_for(
+        block_count, gpu_layers if offload else 0, offload, list_devices() if offload else []
+    )
 
 
 def model_placement(model: Any, gpu_layers: int) -> Placement:
@@ -64,8 +69,9 @@ def model_placement(model: Any, gpu_layers: int) -> Placement:
     if hasattr(llama_cpp, "llama_model_n_layer_nextn"):
         layers += int(llama_cpp.llama_model_n_layer_nextn(model))
     offload = gpu_offload_supported()
-    return placement_for(layers, gpu_layers if offload else 0, offload,
-                         list_devices() if offload else [])
+    return placement_for(
+        layers, gpu_layers if offload else 0, offload, list_devices() if offload else []
+    )
 
 
 def default_devices() -> tuple[str, ...]:

@@ -31,20 +31,30 @@ class Engine(Protocol):
         """Counters since load: slots busy, prompt tokens cached, decode steps."""
         ...
 
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
+    def stream_chat(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> Iterator[Chunk]:
         """Stream an answer to a conversation (``template_kwargs``: e.g. enable_thinking)."""
         ...
 
-    def stream_completion(self, prompt: str, params: GenerationParams,
-                          cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_completion(
+        self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
+    ) -> Iterator[Chunk]:
         """Stream a plain continuation."""
         ...
 
-    def stream_infill(self, prefix: str, suffix: str, params: GenerationParams,
-                      cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_infill(
+        self,
+        prefix: str,
+        suffix: str,
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Chunk]:
         """Stream fill-in-the-middle text (raises InvalidRequest without FIM tokens)."""
         ...
 
@@ -68,8 +78,12 @@ class Engine(Protocol):
         """Text for token ids (InvalidRequest for ids it cannot take)."""
         ...
 
-    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
-               template_kwargs: Mapping[str, Any] | None = None) -> str:
+    def render(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> str:
         """The prompt text for a conversation (InvalidRequest where no template is known)."""
         ...
 

@@ -95,10 +95,17 @@ class _Lease:
 class Scheduler:
     """Admits work per model up to its slots; loads, swaps and unloads models on demand."""
 
-    def __init__(self, load: LoadFn, resolve: ResolveFn, *, budget_bytes: int | None = None,
-                 max_loaded: int = MAX_LOADED_MODELS, keep_alive_s: float = KEEP_ALIVE_S,
-                 queue_max: int = QUEUE_MAX,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        load: LoadFn,
+        resolve: ResolveFn,
+        *,
+        budget_bytes: int | None = None,
+        max_loaded: int = MAX_LOADED_MODELS,
+        keep_alive_s: float = KEEP_ALIVE_S,
+        queue_max: int = QUEUE_MAX,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._load = load
         self._resolve = resolve
         self._budget = budget_bytes
@@ -129,10 +136,21 @@ class Scheduler:
         now = self._clock()
         with self._cond:
             models = sorted(self._models.values(), key=lambda m: -m.last_used)
-            return [LoadedModel(m.spec.model_id, m.engine.report, now - m.last_used,
-                                m.requests, m.streams, m.parallel, m.in_use, m.engine.stats(),
-                                m.peak_streams)
-                    for m in models if m.engine is not None]
+            return [
+                LoadedModel(
+                    m.spec.model_id,
+                    m.engine.report,
+                    now - m.last_used,
+                    m.requests,
+                    m.streams,
+                    m.parallel,
+                    m.in_use,
+                    m.engine.stats(),
+                    m.peak_streams,
+                )
+                for m in models
+                if m.engine is not None
+            ]
 
     @property
     def peak_queue_depth(self) -> int:
@@ -163,8 +181,13 @@ class Scheduler:
                 return True  # let the models it waits for drain, or it starves
             if earlier.model_id != ticket.model_id:
                 continue
-            if (model is None or model.engine is None or earlier.stream or ticket.stream
-                    or self._slots_needed(ticket, model)):
+            if (
+                model is None
+                or model.engine is None
+                or earlier.stream
+                or ticket.stream
+                or self._slots_needed(ticket, model)
+            ):
                 return True
         return False
 
@@ -180,13 +203,16 @@ class Scheduler:
         if not is_local(spec):
             return []
         need = self._estimate(spec)
-        left = sorted((m for m in self._models.values() if is_local(m.spec)),
-                      key=lambda m: (m.in_use > 0, m.last_used))
+        left = sorted(
+            (m for m in self._models.values() if is_local(m.spec)),
+            key=lambda m: (m.in_use > 0, m.last_used),
+        )
         chosen: list[_Model] = []
         while left:
             used = sum(self._estimate(m.spec) for m in left)
             over = len(left) >= self._max_loaded or (
-                self._budget is not None and used + need > self._budget)
+                self._budget is not None and used + need > self._budget
+            )
             if not over:
                 break
             chosen.append(left.pop(0))
@@ -237,12 +263,22 @@ class Scheduler:
         return True
 
     @contextmanager
-    def _use(self, ref: str, *, stream: bool, cancel: threading.Event | None = None,
-             count: bool = True, context_length: int | None = None) -> Iterator[_Lease]:
+    def _use(
+        self,
+        ref: str,
+        *,
+        stream: bool,
+        cancel: threading.Event | None = None,
+        count: bool = True,
+        context_length: int | None = None,
+    ) -> Iterator[_Lease]:
         """Hold one admission to ``ref``'s engine (loading it first if needed; with
         ``context_length``, loaded with that context: a different one reloads it)."""
-        spec = self._resolve(ref) if context_length is None \
+        spec = (
+            self._resolve(ref)
+            if context_length is None
             else self._resolve(ref, context_length=context_length)
+        )
         started = time.perf_counter()
         ticket = _Ticket(spec.model_id, stream)
         with self._cond:
@@ -250,7 +286,9 @@ class Scheduler:
                 if len(self._line) >= self.queue_max:
                     raise QueueFull(
                         f"every slot is busy and {len(self._line)} requests are already "
-                        "waiting for the model; retry shortly", retry_after_s=RETRY_AFTER_S)
+                        "waiting for the model; retry shortly",
+                        retry_after_s=RETRY_AFTER_S,
+                    )
                 self._line.append(ticket)
                 self._peak_line = max(self._peak_line, len(self._line))
                 self._cond.notify_all()
@@ -282,13 +320,20 @@ class Scheduler:
     def _load_into(self, model: _Model, ticket: _Ticket) -> float:
         """Load the engine for the reserved ``model`` record, outside the lock."""
         started = time.perf_counter()
-        log.debug("load %s: estimated %d MiB", model.spec.model_id,
-                  model.spec.estimated_bytes // (1024 * 1024))
+        log.debug(
+            "load %s: estimated %d MiB",
+            model.spec.model_id,
+            model.spec.estimated_bytes // (1024 * 1024),
+        )
         try:
             engine = self._load(model.spec)
         except BaseException as exc:
-            log.debug("load %s: failed after %.2f s (%s)", model.spec.model_id,
-                      time.perf_counter() - started, type(exc).__name__)
+            log.debug(
+                "load %s: failed after %.2f s (%s)",
+                model.spec.model_id,
+                time.perf_counter() - started,
+                type(exc).__name__,
+            )
             with self._cond:
                 model.in_use -= 1
                 self._models.pop(model.spec.model_id, None)
@@ -305,8 +350,9 @@ class Scheduler:
             model.peak_streams = max(model.peak_streams, model.streams)
             self._cond.notify_all()
         elapsed = time.perf_counter() - started
-        log.debug("load %s: ready in %.2f s, %d slots", model.spec.model_id, elapsed,
-                  model.parallel)
+        log.debug(
+            "load %s: ready in %.2f s, %d slots", model.spec.model_id, elapsed, model.parallel
+        )
         return elapsed
 
     # ------------------------------------------------------------------ model lifecycle
@@ -318,8 +364,9 @@ class Scheduler:
     def unload(self, model: str) -> bool:
         """Free ``model`` once no request is using it; True if it was loaded."""
         with self._cond:
-            self._cond.wait_for(lambda: self._models.get(model) is None
-                                or self._models[model].in_use == 0)
+            self._cond.wait_for(
+                lambda: self._models.get(model) is None or self._models[model].in_use == 0
+            )
             present = self._models.get(model)
             if present is not None:
                 self._close(present, "unload asked for")
@@ -329,11 +376,16 @@ class Scheduler:
         """Unload models idle longer than keep-alive; never one a request is using."""
         now = self._clock()
         with self._cond:
-            idle = [m for m in self._models.values() if m.in_use == 0
-                    and m.engine is not None and now - m.last_used >= self.keep_alive_s]
+            idle = [
+                m
+                for m in self._models.values()
+                if m.in_use == 0 and m.engine is not None and now - m.last_used >= self.keep_alive_s
+            ]
             for model in idle:
-                self._close(model, f"idle {now - model.last_used:.0f} s (keep-alive "
-                            f"{self.keep_alive_s:g} s)")
+                self._close(
+                    model,
+                    f"idle {now - model.last_used:.0f} s (keep-alive {self.keep_alive_s:g} s)",
+                )
         return [m.spec.model_id for m in idle]
 
     def close(self) -> None:
@@ -347,39 +399,68 @@ class Scheduler:
             self._cond.notify_all()
 
     # ------------------------------------------------------------------ work
-    def _run_stream(self, model: str, produce: Callable[[Engine], Iterator[Chunk]],
-                    cancel: threading.Event | None,
-                    context_length: int | None = None) -> Iterator[Chunk]:
-        with self._use(model, stream=True, cancel=cancel,
-                       context_length=context_length) as lease:
+    def _run_stream(
+        self,
+        model: str,
+        produce: Callable[[Engine], Iterator[Chunk]],
+        cancel: threading.Event | None,
+        context_length: int | None = None,
+    ) -> Iterator[Chunk]:
+        with self._use(model, stream=True, cancel=cancel, context_length=context_length) as lease:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("stopped before it started")
             for chunk in produce(lease.engine):
-                yield chunk if chunk.timings is None else replace(chunk, timings=replace(
-                    chunk.timings, queue_s=lease.waited_s, load_s=lease.load_s))
+                yield (
+                    chunk
+                    if chunk.timings is None
+                    else replace(
+                        chunk,
+                        timings=replace(chunk.timings, queue_s=lease.waited_s, load_s=lease.load_s),
+                    )
+                )
 
     def stream_chat(  # noqa: PLR0917 -- the engine's positional order, plus the model
-            self, model: str, messages: Sequence[Message], params: GenerationParams,
-            cancel: threading.Event | None = None,
-            tools: Sequence[dict[str, Any]] | None = None,
-            template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
+        self,
+        model: str,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> Iterator[Chunk]:
         """Stream a chat answer from ``model`` once it has a free slot (loaded with
         ``params.context_length`` when that is set)."""
         return self._run_stream(
-            model, lambda e: e.stream_chat(messages, params, cancel, tools, template_kwargs),
-            cancel, params.context_length)
+            model,
+            lambda e: e.stream_chat(messages, params, cancel, tools, template_kwargs),
+            cancel,
+            params.context_length,
+        )
 
-    def stream_completion(self, model: str, prompt: str, params: GenerationParams,
-                          cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_completion(
+        self,
+        model: str,
+        prompt: str,
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Chunk]:
         """Stream a plain-text completion from ``model`` once it has a free slot."""
-        return self._run_stream(model, lambda e: e.stream_completion(prompt, params, cancel),
-                                cancel)
+        return self._run_stream(
+            model, lambda e: e.stream_completion(prompt, params, cancel), cancel
+        )
 
-    def stream_infill(self, model: str, prefix: str, suffix: str, params: GenerationParams,
-                      cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_infill(
+        self,
+        model: str,
+        prefix: str,
+        suffix: str,
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Chunk]:
         """Stream the text between ``prefix`` and ``suffix`` from ``model`` in a free slot."""
         return self._run_stream(
-            model, lambda e: e.stream_infill(prefix, suffix, params, cancel), cancel)
+            model, lambda e: e.stream_infill(prefix, suffix, params, cancel), cancel
+        )
 
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
         """Embeddings from ``model``, admitted beside running work (the engine batches)."""

@@ -124,8 +124,10 @@ class Slot:
     def move(self, to: SlotState) -> None:
         """Enter state ``to``; raise SlotStateError for a transition not in TRANSITIONS."""
         if to not in TRANSITIONS[self.state]:
-            raise SlotStateError(f"slot {self.seq}: {self.state.value} -> {to.value} "
-                                 "is not a transition of the decode loop")
+            raise SlotStateError(
+                f"slot {self.seq}: {self.state.value} -> {to.value} "
+                "is not a transition of the decode loop"
+            )
         self.state = to
 
 
@@ -143,8 +145,7 @@ LOOKUP_NGRAM = 3  # tokens that must match before a lookup draft is proposed
 _TOKEN = struct.Struct("<i")
 
 
-def lookup_draft(history: bytes | bytearray, n_max: int, ngram: int = LOOKUP_NGRAM
-                 ) -> list[int]:
+def lookup_draft(history: bytes | bytearray, n_max: int, ngram: int = LOOKUP_NGRAM) -> list[int]:
     """Prompt-lookup drafting: up to ``n_max`` tokens that followed the latest earlier
     occurrence of the last ``ngram`` tokens of ``history`` (int32 bytes); [] if none.
 
@@ -155,7 +156,7 @@ def lookup_draft(history: bytes | bytearray, n_max: int, ngram: int = LOOKUP_NGR
     size = len(history)
     if n_max <= 0 or size < (ngram + 1) * width:
         return []
-    tail = bytes(history[size - ngram * width:])
+    tail = bytes(history[size - ngram * width :])
     end = size - width  # a match must end before the last token
     while True:
         pos = history.rfind(tail, 0, end)
@@ -165,7 +166,7 @@ def lookup_draft(history: bytes | bytearray, n_max: int, ngram: int = LOOKUP_NGR
             break
         end = pos + len(tail) - 1  # misaligned: look further back
     start = pos + ngram * width
-    follow = bytes(history[start:min(size, start + n_max * width)])
+    follow = bytes(history[start : min(size, start + n_max * width)])
     return [value for (value,) in _TOKEN.iter_unpack(follow)]
 
 

@@ -51,8 +51,15 @@ class StateCache:
     """Saved sequences keyed by their tokens; used only by the decode loop thread
     (``persist`` also after that thread ended; ``longest_prefix``, a hint, anywhere)."""
 
-    def __init__(self, ctx: llama_cpp.llama_context_p, capacity_bytes: int,
-                 disk: Path | None = None, disk_bytes: int = 0, *, n_swa: int = 0) -> None:
+    def __init__(
+        self,
+        ctx: llama_cpp.llama_context_p,
+        capacity_bytes: int,
+        disk: Path | None = None,
+        disk_bytes: int = 0,
+        *,
+        n_swa: int = 0,
+    ) -> None:
         self._ctx = ctx
         self._n_swa = n_swa  # the model's sliding window; 0: none
         self._capacity = capacity_bytes
@@ -136,8 +143,10 @@ class StateCache:
             entry.path.unlink(missing_ok=True)
         memory = llama_cpp.llama_get_memory(self._ctx)
         llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
-        if buffer is None or int(llama_cpp.llama_state_seq_set_data(
-                self._ctx, buffer, len(buffer), seq)) == 0:
+        if (
+            buffer is None
+            or int(llama_cpp.llama_state_seq_set_data(self._ctx, buffer, len(buffer), seq)) == 0
+        ):
             llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
             return False
         self.restores += 1
@@ -167,8 +176,9 @@ class StateCache:
             entry = self._entries[key]
             if entry.path is not None or entry.buffer is None:
                 continue
-            if self._n_swa <= 0 and any(len(other) > len(key) and other[:len(key)] == key
-                                        for other in keys):
+            if self._n_swa <= 0 and any(
+                len(other) > len(key) and other[: len(key)] == key for other in keys
+            ):
                 continue  # a longer saved sequence holds this one's tokens (and can be cut)
             path = self._disk / f"{hashlib.sha256(_token_bytes(key)).hexdigest()[:32]}{_SUFFIX}"
             if _write(path, key, bytes(entry.buffer)):
@@ -193,8 +203,9 @@ class StateCache:
     def _prune_disk(self) -> None:
         assert self._disk is not None
         try:
-            files = sorted(self._disk.glob(f"*{_SUFFIX}"), key=lambda p: p.stat().st_mtime,
-                           reverse=True)
+            files = sorted(
+                self._disk.glob(f"*{_SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True
+            )
             total = 0
             for path in files:
                 total += path.stat().st_size
@@ -253,8 +264,12 @@ def _read(path: Path, tokens: tuple[int, ...]) -> ctypes.Array[ctypes.c_uint8] |
     if len(raw) <= start:
         return None
     magic, count, digest = _HEADER.unpack_from(raw)
-    if (magic != _MAGIC or count != len(tokens) or raw[_HEADER.size:start] != body
-            or hashlib.sha256(raw[_HEADER.size:]).digest() != digest):
+    if (
+        magic != _MAGIC
+        or count != len(tokens)
+        or raw[_HEADER.size : start] != body
+        or hashlib.sha256(raw[_HEADER.size :]).digest() != digest
+    ):
         return None
     state = raw[start:]
     return (ctypes.c_uint8 * len(state)).from_buffer_copy(state)

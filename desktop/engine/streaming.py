@@ -41,7 +41,7 @@ class TextAssembler:
         keep = 0
         for stop in self._stops:
             keep = max(keep, _partial_suffix(text, stop))
-        self._held = text[len(text) - keep:]
+        self._held = text[len(text) - keep :]
         return text[: len(text) - keep]
 
     def flush(self) -> str:

@@ -42,7 +42,8 @@ def style_of(template_text: str) -> TemplateStyle:
     """Read from the template text which message shapes it understands."""
     return TemplateStyle(
         string_arguments=bool(_ARGS_AS_STRING.search(template_text)),
-        glm_metadata=bool(_METADATA_STYLE.search(template_text)))
+        glm_metadata=bool(_METADATA_STYLE.search(template_text)),
+    )
 
 
 def _arguments(text: str, as_string: bool) -> Any:
@@ -64,9 +65,14 @@ def _openai_dict(message: Message, style: TemplateStyle) -> dict[str, Any]:
         data["reasoning_content"] = message.reasoning
     if message.tool_calls:
         data["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name,
-                          "arguments": _arguments(c.arguments, style.string_arguments)}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": _arguments(c.arguments, style.string_arguments),
+                },
+            }
             for c in message.tool_calls
         ]
     return data

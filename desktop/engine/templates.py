@@ -64,7 +64,8 @@ class ResolvedTemplate:
     def describe(self) -> str:
         """How error messages name this template: whose it is and where it came from."""
         where = {"gguf": "from its GGUF", "catalog": "from models.toml"}.get(
-            self.source, f"built in for {self.source.partition(':')[2]}")
+            self.source, f"built in for {self.source.partition(':')[2]}"
+        )
         return f"the chat template of {self.model or 'the model'} ({where})"
 
     def stop_strings(self) -> tuple[str, ...]:
@@ -93,8 +94,9 @@ def resolve_template(
         return ResolvedTemplate("catalog", catalog_template, bos_token, eos_token, model_name)
     known = ARCHITECTURE_TEMPLATES.get(architecture)
     if known:
-        return ResolvedTemplate(f"architecture:{architecture}", known, bos_token, eos_token,
-                                model_name)
+        return ResolvedTemplate(
+            f"architecture:{architecture}", known, bos_token, eos_token, model_name
+        )
     raise TemplateMissing(
         f"{model_name} has no chat template (architecture '{architecture}'), so EdgeDesk "
         "cannot know its prompt format; add chat_template to its models.toml entry, "
@@ -127,29 +129,49 @@ def render_chat(
         compiled_template = compiled(template.text)
     except TemplateError as exc:
         raise TemplateFailed(
-            f"{name} cannot be compiled: {_cause(exc)}; set a working chat_template in "
-            "models.toml") from None
+            f"{name} cannot be compiled: {_cause(exc)}; set a working chat_template in models.toml"
+        ) from None
     late = late_system_texts(messages)
     if late:
         # A system message after the first: the template renders it where it stands if
         # it can (ChatML, Llama 3, GLM); if it refuses the conversation or leaves the
         # text out (Gemma, Mistral), it is folded into the user turn beside it.
         try:
-            prompt = _render(compiled_template, template, messages, tools=tools,
-                             add_generation_prompt=add_generation_prompt, extra=extra,
-                             name=name)
+            prompt = _render(
+                compiled_template,
+                template,
+                messages,
+                tools=tools,
+                add_generation_prompt=add_generation_prompt,
+                extra=extra,
+                name=name,
+            )
         except InvalidRequest:
             prompt = None
         if prompt is not None and all(t.strip() in prompt for t in late):
             return prompt
         messages = fold_system_turns(messages)
-    return _render(compiled_template, template, messages, tools=tools,
-                   add_generation_prompt=add_generation_prompt, extra=extra, name=name)
+    return _render(
+        compiled_template,
+        template,
+        messages,
+        tools=tools,
+        add_generation_prompt=add_generation_prompt,
+        extra=extra,
+        name=name,
+    )
 
 
-def _render(compiled_template: Any, template: ResolvedTemplate, messages: Sequence[Message],
-            *, tools: Sequence[dict[str, Any]] | None, add_generation_prompt: bool,
-            extra: Mapping[str, Any] | None, name: str) -> str:
+def _render(
+    compiled_template: Any,
+    template: ResolvedTemplate,
+    messages: Sequence[Message],
+    *,
+    tools: Sequence[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    extra: Mapping[str, Any] | None,
+    name: str,
+) -> str:
     variables: dict[str, Any] = dict(extra or {})
     variables.update(
         messages=template_messages(messages, template.text),
@@ -162,14 +184,13 @@ def _render(compiled_template: Any, template: ResolvedTemplate, messages: Sequen
         return str(compiled_template.render(**variables))
     except TemplateRaised as exc:
         # The template's own check (e.g. "roles must alternate"): the caller's to fix.
-        raise InvalidRequest(f"{name} rejected the conversation: {exc}",
-                             param="messages") from None
+        raise InvalidRequest(f"{name} rejected the conversation: {exc}", param="messages") from None
     except RecursionError:
         raise TemplateFailed(f"{name} failed to render: it recursed too deeply") from None
     except Exception as exc:  # a template is foreign code: TypeError, KeyError, ... all 4xx
         raise TemplateFailed(
-            f"{name} failed to render: {_cause(exc)}; set a working chat_template in "
-            "models.toml") from None
+            f"{name} failed to render: {_cause(exc)}; set a working chat_template in models.toml"
+        ) from None
 
 
 class ThinkSplitter:

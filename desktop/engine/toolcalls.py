@@ -31,10 +31,13 @@ IdFactory = Callable[[], str]
 _TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _GLM_ARG = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
 _KIMI_SECTION = re.compile(
-    r"<\|tool_calls_section_begin\|>.*?(?:<\|tool_calls_section_end\|>|$)", re.DOTALL)
+    r"<\|tool_calls_section_begin\|>.*?(?:<\|tool_calls_section_end\|>|$)", re.DOTALL
+)
 _KIMI_CALL = re.compile(
     r"<\|tool_call_begin\|>\s*((?:functions\.)?([\w.\-]+?)(?::\d+)?)\s*"
-    r"<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>", re.DOTALL)
+    r"<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>",
+    re.DOTALL,
+)
 _KIMI_ID = re.compile(r"functions\.[\w.\-]+:\d+")
 
 
@@ -90,8 +93,7 @@ def _string_parameters(schema: Any) -> frozenset[str]:
     for key, spec in props.items():
         kind = spec.get("type") if isinstance(spec, dict) else None
         kinds = set(kind) if isinstance(kind, list) else {kind}
-        if "string" in kinds and not kinds & {"number", "integer", "boolean", "object",
-                                               "array"}:
+        if "string" in kinds and not kinds & {"number", "integer", "boolean", "object", "array"}:
             names.add(key)
     return frozenset(names)
 
@@ -115,15 +117,21 @@ def _from_tag_body(body: str, known: Collection[str]) -> tuple[str, str] | None:
     name = name.strip()
     if not name or any(c in name for c in "<>{}\n "):
         return None
-    strings = _string_parameters(known.get(name)) if isinstance(known, Mapping) \
-        else frozenset()
-    args = {k.strip(): _glm_value(v, k.strip() in strings)
-            for k, v in _GLM_ARG.findall("<arg_key>" + rest)} if rest else {}
+    strings = _string_parameters(known.get(name)) if isinstance(known, Mapping) else frozenset()
+    args = (
+        {
+            k.strip(): _glm_value(v, k.strip() in strings)
+            for k, v in _GLM_ARG.findall("<arg_key>" + rest)
+        }
+        if rest
+        else {}
+    )
     return name, json.dumps(args, ensure_ascii=False)
 
 
-def parse_tool_calls(text: str, known: Collection[str] = (),
-                     new_id: IdFactory = new_call_id) -> ParsedAnswer:
+def parse_tool_calls(
+    text: str, known: Collection[str] = (), new_id: IdFactory = new_call_id
+) -> ParsedAnswer:
     """Split ``text`` into content and tool calls; ``known`` are the offered tool names."""
     found: list[tuple[str, str]] = []
     kimi_ids: dict[int, str] = {}
@@ -152,8 +160,7 @@ def parse_tool_calls(text: str, known: Collection[str] = (),
         numbered = [(i, c) for i, c in numbered if c[0] in known]
         if not numbered:
             content = text  # nothing we could honour: give the words back untouched
-    calls = tuple(ToolCall(kimi_ids.get(i) or new_id(), name, args)
-                  for i, (name, args) in numbered)
+    calls = tuple(ToolCall(kimi_ids.get(i) or new_id(), name, args) for i, (name, args) in numbered)
     return ParsedAnswer(content.strip() if calls else content, calls)
 
 
@@ -172,7 +179,6 @@ def _bare_call(text: str, known: Collection[str]) -> tuple[str, str] | None:
     return None
 
 
-
 _MARKERS = ("<tool_call>", "<|tool_calls_section_begin|>", "<|tool_call_begin|>")
 
 
@@ -185,11 +191,11 @@ class StreamGate:
     ``finish`` parses the whole answer and returns the words not yet sent.
     """
 
-    def __init__(self, known: Collection[str], *, hold_all: bool = False,
-                 hold_bare: bool = True) -> None:
+    def __init__(
+        self, known: Collection[str], *, hold_all: bool = False, hold_bare: bool = True
+    ) -> None:
         # A mapping (name -> parameters schema) is kept whole: the parser reads the schemas.
-        self._known: Collection[str] = dict(known) if isinstance(known, Mapping) \
-            else tuple(known)
+        self._known: Collection[str] = dict(known) if isinstance(known, Mapping) else tuple(known)
         self._text = ""
         self._sent = 0
         self._holding = hold_all
@@ -215,7 +221,7 @@ class StreamGate:
             self._holding = True
         else:
             end = len(text) - _partial_marker(text)
-        out = text[self._sent:max(end, self._sent)]
+        out = text[self._sent : max(end, self._sent)]
         self._sent = max(end, self._sent)
         return out
 
@@ -235,13 +241,13 @@ class StreamGate:
     def finish(self, new_id: IdFactory = new_call_id) -> tuple[str, tuple[ToolCall, ...]]:
         """The words still to send and the tool calls of the whole answer."""
         parsed = parse_tool_calls(self._text, self._known, new_id)
-        sent = self._text[:self._sent]
+        sent = self._text[: self._sent]
         if not parsed.tool_calls:
-            return self._text[self._sent:], ()
+            return self._text[self._sent :], ()
         # The sent words open the parsed content (which is stripped); send the rest.
         content, head = parsed.content, sent.lstrip()
         if content.startswith(head):
-            return content[len(head):], parsed.tool_calls
+            return content[len(head) :], parsed.tool_calls
         return ("" if head.startswith(content) else content), parsed.tool_calls
 
 

@@ -271,7 +271,6 @@ class Placement:
         CPU`` or ``CPU only``."""
         if self.cpu_only:
             return "CPU only"
-        text = (f"{self.layers_offloaded}/{self.layers_total} layers on "
-                f"{', '.join(self.devices)}")
+        text = f"{self.layers_offloaded}/{self.layers_total} layers on {', '.join(self.devices)}"
         rest = self.layers_total - self.layers_offloaded
         return f"{text}, {rest} on the CPU" if rest > 0 else text

@@ -52,8 +52,7 @@ def _lower_priority(step: int) -> None:
         return
     tid = threading.get_native_id()
     with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid)
-                                                  + step))
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + step))
 
 
 @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
@@ -108,8 +107,15 @@ class Projector:
     stopped.
     """
 
-    def __init__(self, model: llama_cpp.llama_model_p, path: Path, *, threads: int,
-                 use_gpu: bool, cache_bytes: int = EMBEDDING_CACHE_BYTES) -> None:
+    def __init__(
+        self,
+        model: llama_cpp.llama_model_p,
+        path: Path,
+        *,
+        threads: int,
+        use_gpu: bool,
+        cache_bytes: int = EMBEDDING_CACHE_BYTES,
+    ) -> None:
         mtmd.mtmd_log_set(_quiet, ctypes.c_void_p(0))
         mtmd.mtmd_helper_log_set(_quiet, ctypes.c_void_p(0))
         params = mtmd.mtmd_context_params_default()
@@ -132,16 +138,17 @@ class Projector:
         self._nice = ENCODER_NICE
         ctx = mtmd.mtmd_init_from_file(str(path).encode(), model, params)
         if not ctx:
-            raise ModelLoadError(f"llama.cpp could not load the vision projector "
-                                 f"{path.name}: not an mmproj GGUF for this model?")
+            raise ModelLoadError(
+                f"llama.cpp could not load the vision projector "
+                f"{path.name}: not an mmproj GGUF for this model?"
+            )
         self._ctx: Any = ctx
         if not mtmd.mtmd_support_vision(ctx):
             self.close()
             raise ModelLoadError(f"{path.name} is not a vision projector (no image encoder)")
         self.mrope = bool(mtmd.mtmd_decode_use_mrope(ctx))
 
-    def prompt_with_markers(self, messages: Sequence[Message]) -> tuple[list[Message],
-                                                                       list[Image]]:
+    def prompt_with_markers(self, messages: Sequence[Message]) -> tuple[list[Message], list[Image]]:
         """Messages whose images are this projector's markers in their text, and the
         images in prompt order (those without a marker go before the message's text)."""
         out: list[Message] = []
@@ -154,8 +161,16 @@ class Projector:
             missing = len(message.images) - content.count(self.marker)
             if missing > 0:
                 content = self.marker * missing + ("\n" + content if content else "")
-            out.append(Message(message.role, content, message.name, message.tool_call_id,
-                               message.tool_calls, message.reasoning))
+            out.append(
+                Message(
+                    message.role,
+                    content,
+                    message.name,
+                    message.tool_call_id,
+                    message.tool_calls,
+                    message.reasoning,
+                )
+            )
             images.extend(message.images)
         return out, images
 
@@ -169,7 +184,8 @@ class Projector:
             raise InvalidRequest(
                 f"the chat template shows {shown} of the {len(images)} images (it leaves "
                 "out some turns, such as system turns); send the pictures in user turns",
-                param="messages")
+                param="messages",
+            )
         bitmaps = []
         try:
             for index, given in enumerate(images):
@@ -184,11 +200,13 @@ class Projector:
                         image = images[index] = replace(image, sha256=digest)
                 # llama.cpp reads the bytes where they are (no copy); ``image`` keeps
                 # them alive until the call returns.
-                buffer = ctypes.cast(ctypes.c_char_p(image.data),
-                                     ctypes.POINTER(ctypes.c_uint8))
+                buffer = ctypes.cast(ctypes.c_char_p(image.data), ctypes.POINTER(ctypes.c_uint8))
                 bitmap = mtmd.mtmd_helper_bitmap_init_from_buf(
-                    self._ctx, buffer,  # type: ignore[arg-type]  # C takes a pointer
-                    len(image.data), False)
+                    self._ctx,
+                    buffer,  # type: ignore[arg-type]  # C takes a pointer
+                    len(image.data),
+                    False,
+                )
                 if not bitmap:
                     raise ImageRejected(f"{name} could not be decoded ({image.mime})")
                 bitmaps.append(bitmap)
@@ -198,8 +216,9 @@ class Projector:
             for bitmap in bitmaps:
                 mtmd.mtmd_bitmap_free(bitmap)
 
-    def _tokenize(self, prompt: str, images: Sequence[Image], bitmaps: list[Any],
-                  add_bos: bool) -> MediaPrompt:
+    def _tokenize(
+        self, prompt: str, images: Sequence[Image], bitmaps: list[Any], add_bos: bool
+    ) -> MediaPrompt:
         text = prompt.encode("utf-8")
         entry = mtmd.mtmd_input_text()
         entry.text = text
@@ -210,11 +229,14 @@ class Projector:
         chunks = mtmd.mtmd_input_chunks_init()
         try:
             with self._lock:
-                code = mtmd.mtmd_tokenize(self._ctx, chunks, ctypes.byref(entry), array,
-                                          len(bitmaps))
+                code = mtmd.mtmd_tokenize(
+                    self._ctx, chunks, ctypes.byref(entry), array, len(bitmaps)
+                )
             if code != 0:
-                raise ImageRejected(f"the images could not be prepared for the model "
-                                    f"(llama.cpp mtmd_tokenize error {code})")
+                raise ImageRejected(
+                    f"the images could not be prepared for the model "
+                    f"(llama.cpp mtmd_tokenize error {code})"
+                )
             tokens: list[int] = []
             media: dict[int, MediaChunk] = {}
             by_sha = iter(images)
@@ -227,13 +249,16 @@ class Projector:
                     tokens.extend(ids[i] for i in range(count.value))
                     continue
                 if kind != mtmd.MTMD_INPUT_CHUNK_TYPE_IMAGE:
-                    raise InvalidRequest("only images are supported, not audio",
-                                         param="messages")
+                    raise InvalidRequest("only images are supported, not audio", param="messages")
                 image = next(by_sha)
                 n_pos = int(mtmd.mtmd_input_chunk_get_n_pos(chunk))
-                piece = MediaChunk(mtmd.mtmd_input_chunk_copy(chunk),
-                                   int(mtmd.mtmd_input_chunk_get_n_tokens(chunk)), n_pos,
-                                   image.sha256, self)
+                piece = MediaChunk(
+                    mtmd.mtmd_input_chunk_copy(chunk),
+                    int(mtmd.mtmd_input_chunk_get_n_tokens(chunk)),
+                    n_pos,
+                    image.sha256,
+                    self,
+                )
                 media[len(tokens)] = piece
                 tokens.extend([placeholder_id(image.sha256)] * n_pos)
             return MediaPrompt(tokens, media)
@@ -250,8 +275,11 @@ class Projector:
             encoder = self._encoders.get(background)
             if encoder is None:
                 encoder = self._encoders[background] = ThreadPoolExecutor(
-                    1, thread_name_prefix="edgedesk-vision", initializer=_lower_priority,
-                    initargs=(self._nice if background else 0,))
+                    1,
+                    thread_name_prefix="edgedesk-vision",
+                    initializer=_lower_priority,
+                    initargs=(self._nice if background else 0,),
+                )
         encoder.submit(self._encode, piece).result()
 
     def _encode(self, piece: MediaChunk) -> None:
@@ -266,17 +294,21 @@ class Projector:
                 raise ImageRejected(f"the vision encoder failed on an image (code {code})")
             count = piece.n_tokens * self._n_embd
             out = (ctypes.c_float * count)()
-            ctypes.memmove(out, mtmd.mtmd_get_output_embd(self._ctx),
-                           count * ctypes.sizeof(ctypes.c_float))
+            ctypes.memmove(
+                out, mtmd.mtmd_get_output_embd(self._ctx), count * ctypes.sizeof(ctypes.c_float)
+            )
             self.encodes += 1
             piece.embeddings = out
             self._cache[piece.sha256] = out
-            while (sum(ctypes.sizeof(e) for e in self._cache.values()) > self._cache_bytes
-                   and len(self._cache) > 1):
+            while (
+                sum(ctypes.sizeof(e) for e in self._cache.values()) > self._cache_bytes
+                and len(self._cache) > 1
+            ):
                 self._cache.popitem(last=False)
 
-    def decode(self, piece: MediaChunk, ctx: llama_cpp.llama_context_p, pos: int, seq: int,
-               n_batch: int) -> int:
+    def decode(
+        self, piece: MediaChunk, ctx: llama_cpp.llama_context_p, pos: int, seq: int, n_batch: int
+    ) -> int:
         """Decode ``piece``'s embeddings into ``seq`` at ``pos`` (loop thread)."""
         new_pos = llama_cpp.llama_pos(0)
         if piece.embeddings is None:
@@ -286,9 +318,20 @@ class Projector:
                 self._encode(piece)
             except ImageRejected:
                 return -1
-        return int(mtmd.mtmd_helper_decode_image_chunk(
-            self._ctx, ctx, piece.chunk, piece.embeddings, pos, seq, n_batch,
-            ctypes.byref(new_pos), mtmd.mtmd_helper_post_decode_callback(), None))
+        return int(
+            mtmd.mtmd_helper_decode_image_chunk(
+                self._ctx,
+                ctx,
+                piece.chunk,
+                piece.embeddings,
+                pos,
+                seq,
+                n_batch,
+                ctypes.byref(new_pos),
+                mtmd.mtmd_helper_post_decode_callback(),
+                None,
+            )
+        )
 
     def close(self) -> None:
         """Stop the encoder thread and free the projector's memory (after the decode loop

@@ -26,9 +26,13 @@ from desktop.engine.types import Message
 
 # (name, pattern): each matches exactly the volatile text, anchored at a line start.
 VOLATILE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("claude-code-billing-header",
-     re.compile(r"^x-anthropic-billing-header:(?:[ \t]*[A-Za-z0-9_.-]+=[^;\n]*;)+[ \t]*\n?",
-                re.MULTILINE)),
+    (
+        "claude-code-billing-header",
+        re.compile(
+            r"^x-anthropic-billing-header:(?:[ \t]*[A-Za-z0-9_.-]+=[^;\n]*;)+[ \t]*\n?",
+            re.MULTILINE,
+        ),
+    ),
 )
 
 
@@ -43,6 +47,9 @@ def strip_volatile(text: str) -> str:
 
 def stable_messages(messages: Sequence[Message]) -> list[Message]:
     """``messages`` with volatile lines removed from system turns (only there)."""
-    return [replace(m, content=strip_volatile(m.content))
-            if m.role == "system" and "x-anthropic-billing-header:" in m.content else m
-            for m in messages]
+    return [
+        replace(m, content=strip_volatile(m.content))
+        if m.role == "system" and "x-anthropic-billing-header:" in m.content
+        else m
+        for m in messages
+    ]

@@ -16,8 +16,9 @@ from desktop.config import EffectiveSettings, expand_path, flatten
 SEEN_FILE = "policy.seen.json"
 
 
-def open_audit(effective: EffectiveSettings, default_folder: Path,
-               problem: str | None = None) -> Auditor:
+def open_audit(
+    effective: EffectiveSettings, default_folder: Path, problem: str | None = None
+) -> Auditor:
     """The audit log (``NoAudit`` when off), with ``policy.changed`` recorded when the forced
     settings differ from the last start's (``problem``: why the policy is invalid)."""
     settings = effective.settings

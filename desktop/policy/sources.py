@@ -141,8 +141,10 @@ def load_machine_policy(root: Path = Path("/"), platform: str = sys.platform) ->
         except ConfigError as exc:
             raise _Invalid(origin, exc.message) from None
     except _Invalid as bad:
-        problem = (f"the machine policy at {bad.origin} is invalid: {bad.reason}; "
-                   "EdgeDesk runs locked down (offline, no downloads, no server) until IT "
-                   "fixes it")
+        problem = (
+            f"the machine policy at {bad.origin} is invalid: {bad.reason}; "
+            "EdgeDesk runs locked down (offline, no downloads, no server) until IT "
+            "fixes it"
+        )
         log.error(problem)
         return MachinePolicy(bad.origin, {}, problem)

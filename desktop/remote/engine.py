@@ -56,26 +56,39 @@ class RemoteEngine:
 
     parallel = PARALLEL
 
-    def __init__(self, spec: ModelSpec, endpoint: RemoteEndpoint, model: str, *,
-                 key: str | None, net: NetGate, transport: Transport,
-                 timeout_s: float = GENERATION_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        endpoint: RemoteEndpoint,
+        model: str,
+        *,
+        key: str | None,
+        net: NetGate,
+        transport: Transport,
+        timeout_s: float = GENERATION_TIMEOUT_S,
+    ) -> None:
         self.endpoint = endpoint
         self.model = model
         self.host = urlsplit(endpoint.base_url).hostname or endpoint.base_url
         self._net = net
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client: httpx.Client = transport.client(timeout=_timeout(timeout_s),
-                                                      headers=headers)
+        self._client: httpx.Client = transport.client(timeout=_timeout(timeout_s), headers=headers)
         self._lock = threading.Lock()
         self._busy = 0
         self._prompt_tokens = 0
         self._completion_tokens = 0
         self._requests = 0
         self.report = LoadReport(
-            model_id=spec.model_id, path=spec.path, context_length=0, gpu_layers=0,
-            offload_supported=False, load_s=0.0, estimated_bytes=0,
+            model_id=spec.model_id,
+            path=spec.path,
+            context_length=0,
+            gpu_layers=0,
+            offload_supported=False,
+            load_s=0.0,
+            estimated_bytes=0,
             template_source=f"remote:{endpoint.name}",
-            notes=(f"runs on {endpoint.name} ({self.host}) — leaves this device",))
+            notes=(f"runs on {endpoint.name} ({self.host}) — leaves this device",),
+        )
 
     # ------------------------------------------------------------------ plumbing
     def _url(self, route: str) -> str:
@@ -92,27 +105,34 @@ class RemoteEngine:
         data = json.dumps(body).encode()
         received, error = 0, ""
         try:
-            response = self._client.post(url, content=data,
-                                         headers={"Content-Type": "application/json"})
+            response = self._client.post(
+                url, content=data, headers={"Content-Type": "application/json"}
+            )
             received = len(response.content)
             if response.status_code >= 400:
                 error = f"HTTP {response.status_code}"
-                raise wire.status_error(response.status_code, _json_or_text(response),
-                                        self.endpoint.name, response.headers.get("retry-after"))
+                raise wire.status_error(
+                    response.status_code,
+                    _json_or_text(response),
+                    self.endpoint.name,
+                    response.headers.get("retry-after"),
+                )
             return response.json()
         except httpx.HTTPError as exc:
             error = type(exc).__name__
             raise _transport_error(exc, self.host, self.endpoint.name) from None
         except ValueError:
             error = "bad JSON"
-            raise RemoteError(f"remote '{self.endpoint.name}' answered with something that is "
-                              "not JSON; is the URL an OpenAI-compatible /v1 base?") from None
+            raise RemoteError(
+                f"remote '{self.endpoint.name}' answered with something that is "
+                "not JSON; is the URL an OpenAI-compatible /v1 base?"
+            ) from None
         finally:
-            self._net.record("POST", url, PURPOSE, sent=len(data), received=received,
-                             error=error)
+            self._net.record("POST", url, PURPOSE, sent=len(data), received=received, error=error)
 
-    def _stream(self, route: str, body: Mapping[str, Any], cancel: threading.Event | None,
-                *, chat: bool) -> Iterator[Chunk]:
+    def _stream(
+        self, route: str, body: Mapping[str, Any], cancel: threading.Event | None, *, chat: bool
+    ) -> Iterator[Chunk]:
         url = self._url(route)
         self._gate("POST", url)
         data = json.dumps(body).encode()
@@ -121,44 +141,64 @@ class RemoteEngine:
             self._busy += 1
             self._requests += 1
         try:
-            with self._client.stream("POST", url, content=data, headers={
-                    "Content-Type": "application/json", "Accept": "text/event-stream"}) as resp:
+            with self._client.stream(
+                "POST",
+                url,
+                content=data,
+                headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
+            ) as resp:
                 if resp.status_code >= 400:
                     resp.read()
                     state.received = len(resp.content)
                     state.error = f"HTTP {resp.status_code}"
-                    raise wire.status_error(resp.status_code, _json_or_text(resp),
-                                            self.endpoint.name, resp.headers.get("retry-after"))
+                    raise wire.status_error(
+                        resp.status_code,
+                        _json_or_text(resp),
+                        self.endpoint.name,
+                        resp.headers.get("retry-after"),
+                    )
                 state.opened = True
-                for payload in wire.sse_payloads(state.lines(resp),
-                                                  f"remote '{self.endpoint.name}'"):
+                for payload in wire.sse_payloads(
+                    state.lines(resp), f"remote '{self.endpoint.name}'"
+                ):
                     if cancel is not None and cancel.is_set():
                         state.error = "cancelled"
-                        yield Chunk(finish_reason="cancelled", usage=state.usage or Usage(),
-                                    timings=state.timings())
+                        yield Chunk(
+                            finish_reason="cancelled",
+                            usage=state.usage or Usage(),
+                            timings=state.timings(),
+                        )
                         return  # leaving the with-block closes the upstream stream
                     piece = state.take(payload, chat=chat)
                     if piece is not None:
                         yield piece
                 if not state.ended and state.finish is None:
                     state.error = "the remote closed the stream before the answer ended"
-                    raise RemoteError(f"remote '{self.endpoint.name}' closed the stream before "
-                                      "the answer ended; try again", code="remote_stream_dropped")
+                    raise RemoteError(
+                        f"remote '{self.endpoint.name}' closed the stream before "
+                        "the answer ended; try again",
+                        code="remote_stream_dropped",
+                    )
             state.complete = True  # all of the answer arrived, whatever the caller does now
             self._count(state.usage)
             if state.calls:
                 yield Chunk(text=wire.tool_calls_text(state.calls))
-            yield Chunk(finish_reason=state.finish or "stop", usage=state.usage or Usage(),
-                        timings=state.timings())
+            yield Chunk(
+                finish_reason=state.finish or "stop",
+                usage=state.usage or Usage(),
+                timings=state.timings(),
+            )
         except RemoteError as exc:
             state.error = state.error or str(exc)  # an error event the remote sent mid-answer
             raise
         except httpx.HTTPError as exc:
             state.error = type(exc).__name__
             if state.first is not None and not isinstance(exc, httpx.TimeoutException):
-                raise RemoteError(f"the connection to remote '{self.endpoint.name}' dropped "
-                                  f"mid-answer ({exc or type(exc).__name__}); try again",
-                                  code="remote_stream_dropped") from None
+                raise RemoteError(
+                    f"the connection to remote '{self.endpoint.name}' dropped "
+                    f"mid-answer ({exc or type(exc).__name__}); try again",
+                    code="remote_stream_dropped",
+                ) from None
             raise _transport_error(exc, self.host, self.endpoint.name) from None
         except GeneratorExit:
             # The local caller stopped reading (its client went away): we closed the stream.
@@ -169,9 +209,15 @@ class RemoteEngine:
             with self._lock:
                 self._busy -= 1
             broken = state.broken_off()
-            self._net.record("POST", url, PURPOSE, sent=len(data), received=state.received,
-                             error=f"broke off: {state.error}"[:300] if broken else state.error,
-                             broken_off=broken)
+            self._net.record(
+                "POST",
+                url,
+                PURPOSE,
+                sent=len(data),
+                received=state.received,
+                error=f"broke off: {state.error}"[:300] if broken else state.error,
+                broken_off=broken,
+            )
 
     def _count(self, usage: Usage | None) -> None:
         if usage is not None:
@@ -180,28 +226,42 @@ class RemoteEngine:
                 self._completion_tokens += usage.completion_tokens
 
     # ------------------------------------------------------------------ the Engine protocol
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
+    def stream_chat(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> Iterator[Chunk]:
         """Stream the remote's chat answer (its own template applies; kwargs forwarded)."""
         body = wire.chat_body(self.model, messages, params, tools)
         if template_kwargs:
             body["chat_template_kwargs"] = dict(template_kwargs)
         return self._stream("/chat/completions", body, cancel, chat=True)
 
-    def stream_completion(self, prompt: str, params: GenerationParams,
-                          cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_completion(
+        self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
+    ) -> Iterator[Chunk]:
         """Stream the remote's plain continuation of ``prompt``."""
-        return self._stream("/completions", wire.completion_body(self.model, prompt, params),
-                            cancel, chat=False)
+        return self._stream(
+            "/completions", wire.completion_body(self.model, prompt, params), cancel, chat=False
+        )
 
-    def stream_infill(self, prefix: str, suffix: str, params: GenerationParams,
-                      cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_infill(
+        self,
+        prefix: str,
+        suffix: str,
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Chunk]:
         """Fill-in-the-middle through the completions API's ``suffix`` (if the remote has it)."""
-        return self._stream("/completions",
-                            wire.completion_body(self.model, prefix, params, suffix),
-                            cancel, chat=False)
+        return self._stream(
+            "/completions",
+            wire.completion_body(self.model, prefix, params, suffix),
+            cancel,
+            chat=False,
+        )
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """The remote's embeddings of ``texts``, in order."""
@@ -218,8 +278,9 @@ class RemoteEngine:
             items = sorted(answer["data"], key=lambda d: d["index"])
             vectors = [[float(x) for x in item["embedding"]] for item in items]
         except (KeyError, TypeError) as exc:
-            raise RemoteError(f"remote '{self.endpoint.name}' sent embeddings we cannot read "
-                              f"({exc})") from None
+            raise RemoteError(
+                f"remote '{self.endpoint.name}' sent embeddings we cannot read ({exc})"
+            ) from None
         usage = wire.usage_of(answer) if isinstance(answer, dict) else None
         if usage is None or usage.prompt_tokens <= 0:
             return vectors, None
@@ -233,18 +294,26 @@ class RemoteEngine:
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         """Not offered for remote models."""
-        raise InvalidRequest(f"{self.endpoint.name}/{self.model} is a remote model; reranking "
-                             "runs on local reranker models only", param="model")
+        raise InvalidRequest(
+            f"{self.endpoint.name}/{self.model} is a remote model; reranking "
+            "runs on local reranker models only",
+            param="model",
+        )
 
     def detokenize(self, tokens: Sequence[int]) -> str:
         """Not offered: the remote's vocabulary is not reachable through the OpenAI API."""
         raise InvalidRequest("this model cannot take token ids; send text", param="prompt")
 
-    def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None,
-               template_kwargs: Mapping[str, Any] | None = None) -> str:
+    def render(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> str:
         """Not offered: the remote applies its own chat template."""
-        raise InvalidRequest(f"{self.endpoint.name}/{self.model} cannot count chat tokens",
-                             param="model")
+        raise InvalidRequest(
+            f"{self.endpoint.name}/{self.model} cannot count chat tokens", param="model"
+        )
 
     def prompt_tokens(self, prompt: str) -> list[int]:
         """The same estimate as ``tokenize``."""
@@ -253,10 +322,13 @@ class RemoteEngine:
     def stats(self) -> EngineStats:
         """Requests in flight and tokens the remote reported."""
         with self._lock:
-            return EngineStats(slots_total=self.parallel, slots_busy=self._busy,
-                               prompt_tokens_processed=self._prompt_tokens,
-                               tokens_decoded=self._completion_tokens,
-                               decode_steps=self._completion_tokens)
+            return EngineStats(
+                slots_total=self.parallel,
+                slots_busy=self._busy,
+                prompt_tokens_processed=self._prompt_tokens,
+                tokens_decoded=self._completion_tokens,
+                decode_steps=self._completion_tokens,
+            )
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -307,8 +379,9 @@ class _StreamState:
         """Time to first token and generation time after it."""
         now = time.perf_counter()
         ttft = (self.first or now) - self.started
-        return Timings(prompt_s=ttft, time_to_first_token_s=ttft,
-                       generation_s=now - (self.first or now))
+        return Timings(
+            prompt_s=ttft, time_to_first_token_s=ttft, generation_s=now - (self.first or now)
+        )
 
 
 def _json_or_text(response: httpx.Response) -> Any:
@@ -320,13 +393,23 @@ def _json_or_text(response: httpx.Response) -> Any:
 
 def _transport_error(exc: httpx.HTTPError, host: str, name: str) -> RemoteError:
     if isinstance(exc, httpx.TimeoutException):
-        return RemoteError(f"remote '{name}' ({host}) did not answer in time; it may be "
-                           "overloaded, try again later", status=504, code="remote_timeout")
+        return RemoteError(
+            f"remote '{name}' ({host}) did not answer in time; it may be "
+            "overloaded, try again later",
+            status=504,
+            code="remote_timeout",
+        )
     return RemoteError(f"remote '{name}': {explain(exc, host)}", code="remote_unreachable")
 
 
-def list_models(endpoint: RemoteEndpoint, *, key: str | None, net: NetGate,
-                transport: Transport, timeout_s: float = 10.0) -> list[str]:
+def list_models(
+    endpoint: RemoteEndpoint,
+    *,
+    key: str | None,
+    net: NetGate,
+    transport: Transport,
+    timeout_s: float = 10.0,
+) -> list[str]:
     """The model ids the remote's ``/models`` lists (one logged call)."""
     url = f"{endpoint.base_url}/models"
     if net.refusal() is not None:
@@ -339,8 +422,9 @@ def list_models(endpoint: RemoteEndpoint, *, key: str | None, net: NetGate,
             received = len(response.content)
             if response.status_code >= 400:
                 error = f"HTTP {response.status_code}"
-                raise wire.status_error(response.status_code, _json_or_text(response),
-                                        endpoint.name)
+                raise wire.status_error(
+                    response.status_code, _json_or_text(response), endpoint.name
+                )
             data = response.json()
         return [str(m["id"]) for m in data.get("data", [])]
     except httpx.HTTPError as exc:
@@ -348,14 +432,19 @@ def list_models(endpoint: RemoteEndpoint, *, key: str | None, net: NetGate,
         raise _transport_error(exc, urlsplit(url).hostname or url, endpoint.name) from None
     except (ValueError, KeyError, TypeError, AttributeError):
         error = "bad answer"
-        raise RemoteError(f"remote '{endpoint.name}' did not answer like an OpenAI-compatible "
-                          "server at /v1/models; check the URL") from None
+        raise RemoteError(
+            f"remote '{endpoint.name}' did not answer like an OpenAI-compatible "
+            "server at /v1/models; check the URL"
+        ) from None
     finally:
         net.record("GET", url, PURPOSE, sent=0, received=received, error=error)
 
 
 def remote_spec(endpoint: RemoteEndpoint, model: str) -> ModelSpec:
     """The scheduler's spec for ``NAME/MODEL``: no file, the endpoint in its plan."""
-    return ModelSpec(path=None, model_id=f"{endpoint.name}/{model}", kind="chat",
-                     plan=RemotePlan(name=endpoint.name, base_url=endpoint.base_url,
-                                     model=model))
+    return ModelSpec(
+        path=None,
+        model_id=f"{endpoint.name}/{model}",
+        kind="chat",
+        plan=RemotePlan(name=endpoint.name, base_url=endpoint.base_url, model=model),
+    )

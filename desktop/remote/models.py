@@ -25,9 +25,16 @@ class RemoteModels:
     list or a new one; two threads listing at once both ask the remotes.
     """
 
-    def __init__(self, registry: RemoteRegistry, net: NetGate, transport: Transport, *,
-                 allowed_models: Sequence[str] | None, timeout_s: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        registry: RemoteRegistry,
+        net: NetGate,
+        transport: Transport,
+        *,
+        allowed_models: Sequence[str] | None,
+        timeout_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.registry = registry
         self._net = net
         self._transport = transport
@@ -48,7 +55,8 @@ class RemoteModels:
             # IT's own endpoints are allowed by naming them; a user's are not.
             raise ModelNotAllowed(
                 f"{ref} is blocked by your organization's policy (AllowedModels); use a "
-                "remote your organization provides, or ask IT to allow it")
+                "remote your organization provides, or ask IT to allow it"
+            )
         return remote_spec(*found)
 
     def listed(self, *, max_age_s: float | None = None) -> dict[str, list[str] | str]:
@@ -65,8 +73,12 @@ class RemoteModels:
         listed: dict[str, list[str] | str] = {}
         for remote in self.registry.all():
             try:
-                ids = list_models(remote, key=self.registry.key(remote.name), net=self._net,
-                                  transport=self._transport)
+                ids = list_models(
+                    remote,
+                    key=self.registry.key(remote.name),
+                    net=self._net,
+                    transport=self._transport,
+                )
                 listed[remote.name] = [f"{remote.name}/{m}" for m in ids]
             except EdgeDeskError as exc:
                 listed[remote.name] = exc.message
@@ -84,6 +96,12 @@ class RemoteModels:
         endpoint = self.registry.get(plan.name)
         if endpoint is None:
             raise ConfigError(f"the remote '{plan.name}' is no longer configured")
-        return RemoteEngine(spec, endpoint, plan.model,
-                            key=self.registry.key(endpoint.name), net=self._net,
-                            transport=self._transport, timeout_s=self._timeout_s)
+        return RemoteEngine(
+            spec,
+            endpoint,
+            plan.model,
+            key=self.registry.key(endpoint.name),
+            net=self._net,
+            transport=self._transport,
+            timeout_s=self._timeout_s,
+        )

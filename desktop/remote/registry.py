@@ -35,16 +35,19 @@ def normalise_url(url: str) -> str:
     url = url.strip().rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidRequest(f"'{url}' is not an http(s) URL; give the server's base URL, "
-                             "e.g. http://gpu-01:8000/v1")
+        raise InvalidRequest(
+            f"'{url}' is not an http(s) URL; give the server's base URL, e.g. http://gpu-01:8000/v1"
+        )
     return url if url.endswith("/v1") else url + "/v1"
 
 
 def check_name(name: str) -> str:
     """A remote's name: letters, digits, ``_.-``; no slash (it prefixes model ids)."""
     if not _NAME.match(name):
-        raise InvalidRequest(f"'{name}' is not a usable remote name; use letters, digits, "
-                             "'-', '_' or '.' (at most 40), no '/'")
+        raise InvalidRequest(
+            f"'{name}' is not a usable remote name; use letters, digits, "
+            "'-', '_' or '.' (at most 40), no '/'"
+        )
     return name
 
 
@@ -83,8 +86,14 @@ class RemoteRegistry:
     Plain blocking calls; any thread (edits are whole-file rewrites, last one wins).
     """
 
-    def __init__(self, path: Path, *, policy_entries: Sequence[str] = (),
-                 allow_user: bool = True, keys: KeyGetter = keyring_get) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        policy_entries: Sequence[str] = (),
+        allow_user: bool = True,
+        keys: KeyGetter = keyring_get,
+    ) -> None:
         self.path = path
         self.policy = parse_policy_entries(policy_entries)
         self.allow_user = allow_user
@@ -97,8 +106,9 @@ class RemoteRegistry:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
             return [RemoteEndpoint(r["name"], r["base_url"]) for r in raw.get("remotes", [])]
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ConfigError(f"{self.path} is damaged ({exc}); fix or delete it and add the "
-                              "remotes again") from None
+            raise ConfigError(
+                f"{self.path} is damaged ({exc}); fix or delete it and add the remotes again"
+            ) from None
 
     def all(self) -> list[RemoteEndpoint]:
         """Policy remotes, then the user's (hidden when AllowUserRemotes is off)."""
@@ -119,8 +129,10 @@ class RemoteRegistry:
     def add(self, name: str, url: str) -> RemoteEndpoint:
         """Add or replace a user remote."""
         if not self.allow_user:
-            raise ConfigError("your organization does not allow adding remote engines "
-                              "(policy AllowUserRemotes); use the ones IT provides")
+            raise ConfigError(
+                "your organization does not allow adding remote engines "
+                "(policy AllowUserRemotes); use the ones IT provides"
+            )
         check_name(name)
         if any(r.name == name for r in self.policy):
             raise InvalidRequest(f"'{name}' is set by your organization; pick another name")
@@ -157,6 +169,5 @@ class RemoteRegistry:
         """Like ``split`` but raising ModelNotFound for an unknown remote."""
         found = self.split(ref)
         if found is None:
-            raise ModelNotFound(f"no remote engine answers to '{ref}'; see 'edgedesk remotes "
-                                "list'")
+            raise ModelNotFound(f"no remote engine answers to '{ref}'; see 'edgedesk remotes list'")
         return found

@@ -18,9 +18,13 @@ from desktop.engine.types import (
 )
 from desktop.errors import RemoteError
 
-_FINISH: dict[str, FinishReason] = {"stop": "stop", "length": "length",
-                                    "tool_calls": "tool_calls", "function_call": "tool_calls",
-                                    "eos": "stop"}
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "eos": "stop",
+}
 
 
 def message_dict(message: Message) -> dict[str, Any]:
@@ -34,15 +38,17 @@ def message_dict(message: Message) -> dict[str, Any]:
     if message.tool_call_id:
         out["tool_call_id"] = message.tool_call_id
     if message.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "type": "function",
-                              "function": {"name": c.name, "arguments": c.arguments}}
-                             for c in message.tool_calls]
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
     return out
 
 
 def content_parts(message: Message) -> list[dict[str, Any]]:
     """A message with pictures as OpenAI content parts: each picture a data URL where its
     MEDIA_MARKER stands in the text, or all of them before the text when it has none."""
+
     def picture(image: Image) -> dict[str, Any]:
         data = base64.b64encode(image.data).decode("ascii")
         return {"type": "image_url", "image_url": {"url": f"data:{image.mime};base64,{data}"}}
@@ -73,34 +79,49 @@ def sampling(params: GenerationParams) -> dict[str, Any]:
     if params.frequency_penalty:
         out["frequency_penalty"] = params.frequency_penalty
     if params.json_schema:
-        out["response_format"] = {"type": "json_schema", "json_schema": {
-            "name": "answer", "schema": json.loads(params.json_schema)}}
+        out["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": json.loads(params.json_schema)},
+        }
     return out
 
 
-def chat_body(model: str, messages: Sequence[Message], params: GenerationParams,
-              tools: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+def chat_body(
+    model: str,
+    messages: Sequence[Message],
+    params: GenerationParams,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     """A streamed chat-completions request."""
-    body: dict[str, Any] = {"model": model, "messages": [message_dict(m) for m in messages],
-                            "stream": True, "stream_options": {"include_usage": True},
-                            **sampling(params)}
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [message_dict(m) for m in messages],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        **sampling(params),
+    }
     if tools:
         body["tools"] = [dict(t) for t in tools]
     return body
 
 
-def completion_body(model: str, prompt: str, params: GenerationParams,
-                    suffix: str | None = None) -> dict[str, Any]:
+def completion_body(
+    model: str, prompt: str, params: GenerationParams, suffix: str | None = None
+) -> dict[str, Any]:
     """A streamed text-completions request (``suffix``: fill-in-the-middle)."""
-    body: dict[str, Any] = {"model": model, "prompt": prompt, "stream": True,
-                            "stream_options": {"include_usage": True}, **sampling(params)}
+    body: dict[str, Any] = {
+        "model": model,
+        "prompt": prompt,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        **sampling(params),
+    }
     if suffix is not None:
         body["suffix"] = suffix
     return body
 
 
-def sse_payloads(lines: Iterable[str], remote: str = "the remote"
-                 ) -> Iterator[dict[str, Any]]:
+def sse_payloads(lines: Iterable[str], remote: str = "the remote") -> Iterator[dict[str, Any]]:
     """The JSON objects of an SSE stream's ``data:`` lines, up to ``[DONE]``.
 
     An error the remote reports mid-answer raises: as OpenAI and vLLM send it (a
@@ -141,8 +162,11 @@ def usage_of(payload: Mapping[str, Any]) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     details = raw.get("prompt_tokens_details") or {}
-    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0),
-                 int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0)
+    return Usage(
+        int(raw.get("prompt_tokens") or 0),
+        int(raw.get("completion_tokens") or 0),
+        int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
+    )
 
 
 def delta_of(payload: Mapping[str, Any], *, chat: bool) -> tuple[str, str, FinishReason | None]:
@@ -169,25 +193,37 @@ def error_message(body: Any) -> str:
     return str(body)[:300]
 
 
-def status_error(status: int, body: Any, remote: str, retry_after: str | None = None
-                 ) -> RemoteError:
+def status_error(
+    status: int, body: Any, remote: str, retry_after: str | None = None
+) -> RemoteError:
     """A remote's HTTP error as the message and status our API answers with."""
     detail = error_message(body)
     if status in (401, 403):
         return RemoteError(
             f"remote '{remote}' refused the API key ({status}: {detail}); store the right "
             f"one with 'edgedesk remotes add {remote} URL --api-key-stdin'",
-            status=502, code="remote_auth_failed")
+            status=502,
+            code="remote_auth_failed",
+        )
     if status == 429:
         wait = f"; retry after {retry_after} s" if retry_after else "; retry shortly"
-        return RemoteError(f"remote '{remote}' is rate-limiting us ({detail}){wait}",
-                           status=429, code="remote_rate_limited")
+        return RemoteError(
+            f"remote '{remote}' is rate-limiting us ({detail}){wait}",
+            status=429,
+            code="remote_rate_limited",
+        )
     if status == 404:
-        return RemoteError(f"remote '{remote}' does not know that model or route ({detail})",
-                           status=404, code="remote_not_found")
+        return RemoteError(
+            f"remote '{remote}' does not know that model or route ({detail})",
+            status=404,
+            code="remote_not_found",
+        )
     if 400 <= status < 500:
-        return RemoteError(f"remote '{remote}' rejected the request ({status}: {detail})",
-                           status=400, code="remote_invalid_request")
+        return RemoteError(
+            f"remote '{remote}' rejected the request ({status}: {detail})",
+            status=400,
+            code="remote_invalid_request",
+        )
     return RemoteError(f"remote '{remote}' failed ({status}: {detail})")
 
 
@@ -205,8 +241,13 @@ def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str]]:
     pieces = []
     for call in delta.get("tool_calls") or []:
         function = call.get("function") or {}
-        pieces.append((int(call.get("index") or 0), str(function.get("name") or ""),
-                       str(function.get("arguments") or "")))
+        pieces.append(
+            (
+                int(call.get("index") or 0),
+                str(function.get("name") or ""),
+                str(function.get("arguments") or ""),
+            )
+        )
     return pieces
 
 
@@ -222,6 +263,9 @@ def tool_calls_text(calls: Mapping[int, tuple[str, str]]) -> str:
             args: Any = json.loads(arguments) if arguments.strip() else {}
         except ValueError:
             args = arguments  # passed on as the remote sent it; the client judges it
-        parts.append("<tool_call>" + json.dumps({"name": name, "arguments": args},
-                                                ensure_ascii=False) + "</tool_call>")
+        parts.append(
+            "<tool_call>"
+            + json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
+            + "</tool_call>"
+        )
     return "".join(parts)

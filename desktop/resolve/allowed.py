@@ -23,8 +23,9 @@ class Digests:
         return self._cache[key]
 
 
-def check_allowed(model_id: str, files: list[Path], allowed: list[str] | None,
-                  digests: Digests) -> None:
+def check_allowed(
+    model_id: str, files: list[Path], allowed: list[str] | None, digests: Digests
+) -> None:
     """Refuse a model ``allowed`` does not list by id, nor every file by its SHA-256.
 
     ``allowed`` None means no policy: everything runs. Files are hashed only when the id
@@ -38,5 +39,6 @@ def check_allowed(model_id: str, files: list[Path], allowed: list[str] | None,
     raise ModelNotAllowed(
         f"{model_id} is blocked by your organization's policy (AllowedModels); "
         "ask IT to allow it or pick an allowed model",
-        kind="policy_blocked", params={"model": model_id},
+        kind="policy_blocked",
+        params={"model": model_id},
     )

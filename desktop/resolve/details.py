@@ -49,9 +49,16 @@ class ModelDetails:
         return self.info.kv_bytes_per_token(self.fit.cache_type) * self.fit.context_length
 
 
-def model_details(ref: str, located: Located, info: GGUFInfo, fit: Fit, *,
-                  digest: Callable[[Path], str], projector: Path | None = None,
-                  known: Mapping[str, str] | None = None) -> ModelDetails:
+def model_details(
+    ref: str,
+    located: Located,
+    info: GGUFInfo,
+    fit: Fit,
+    *,
+    digest: Callable[[Path], str],
+    projector: Path | None = None,
+    known: Mapping[str, str] | None = None,
+) -> ModelDetails:
     """The details of ``ref`` (found at ``located``, loading with ``projector`` if a vision
     model); ``known`` maps path -> SHA-256 for files already hashed (installed.json), the
     others go through ``digest``."""
@@ -65,12 +72,20 @@ def model_details(ref: str, located: Located, info: GGUFInfo, fit: Fit, *,
     shown = entry.id if entry else stable_id(path) if looks_like_path(ref) else ref
     try:
         template = resolve_template(
-            model_name=shown, architecture=info.architecture,
+            model_name=shown,
+            architecture=info.architecture,
             gguf_template=info.chat_template,
-            catalog_template=entry.chat_template if entry else None)
+            catalog_template=entry.chat_template if entry else None,
+        )
     except TemplateMissing:
         template = None
-    return ModelDetails(shown, info, entry, listed, fit,
-                        template.text if template else None,
-                        template.source if template else "",
-                        described(projector) if projector is not None else None)
+    return ModelDetails(
+        shown,
+        info,
+        entry,
+        listed,
+        fit,
+        template.text if template else None,
+        template.source if template else "",
+        described(projector) if projector is not None else None,
+    )

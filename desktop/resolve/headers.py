@@ -19,8 +19,9 @@ class HeaderCache:
         """The GGUF header of ``path``; ModelNotFound when there is no such file."""
         resolved = path.expanduser().resolve()
         if not resolved.exists():
-            raise ModelNotFound(f"model file not found: {path}", kind="file_not_found",
-                                params={"path": path})
+            raise ModelNotFound(
+                f"model file not found: {path}", kind="file_not_found", params={"path": path}
+            )
         key = (resolved, resolved.stat().st_mtime)
         if key not in self._cache:
             self._cache[key] = read_gguf(resolved)

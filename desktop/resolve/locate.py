@@ -41,9 +41,15 @@ def installed_from_mapping(mapping: Mapping[str, list[Path]]) -> InstalledLookup
     return mapping.get
 
 
-def locate(ref: str, *, catalog: Catalog, paths: Paths, registered: Mapping[str, Path],
-           installed: InstalledLookup | None = None,
-           shared_models_dir: Path | None = None) -> Located:
+def locate(
+    ref: str,
+    *,
+    catalog: Catalog,
+    paths: Paths,
+    registered: Mapping[str, Path],
+    installed: InstalledLookup | None = None,
+    shared_models_dir: Path | None = None,
+) -> Located:
     """The files of the model named ``ref``; ModelNotFound says what to do when it is absent."""
     if ref in registered:
         path = registered[ref]
@@ -51,8 +57,9 @@ def locate(ref: str, *, catalog: Catalog, paths: Paths, registered: Mapping[str,
     if looks_like_path(ref):
         path = Path(ref).expanduser()
         if not path.exists():
-            raise ModelNotFound(f"model file not found: {ref}", kind="file_not_found",
-                                params={"path": ref})
+            raise ModelNotFound(
+                f"model file not found: {ref}", kind="file_not_found", params={"path": ref}
+            )
         return path.resolve(), None, [path.resolve()]
     found = installed(ref) if installed else None
     if found:
@@ -68,6 +75,7 @@ def locate(ref: str, *, catalog: Catalog, paths: Paths, registered: Mapping[str,
     if not all(f.exists() for f in files):
         raise ModelNotFound(
             f"{ref} is not downloaded yet; run 'edgedesk models pull {ref}' first",
-            kind="not_downloaded", params={"model": ref},
+            kind="not_downloaded",
+            params={"model": ref},
         )
     return files[0], entry, files

@@ -28,8 +28,15 @@ def effective_parallel(settings: EngineSettings) -> int:
     return min(settings.parallel, cap) if cap is not None else settings.parallel
 
 
-def fit(info: GGUFInfo, hardware: Hardware, settings: EngineSettings, *, gpu_offload: bool,
-        context_length: int | None = None, projector: Path | None = None) -> Fit:
+def fit(
+    info: GGUFInfo,
+    hardware: Hardware,
+    settings: EngineSettings,
+    *,
+    gpu_offload: bool,
+    context_length: int | None = None,
+    projector: Path | None = None,
+) -> Fit:
     """Context, cache type and GPU layers for ``info`` here; explicit settings win.
 
     The slots' KV memory is counted as the engine will lay it out (one shared cache, or
@@ -44,9 +51,15 @@ def fit(info: GGUFInfo, hardware: Hardware, settings: EngineSettings, *, gpu_off
             f"context length {ctx} is out of range; use a value between 64 and {MAX_CONTEXT}",
             param="context_length",
         )
-    return fit_model(info, hardware, gpu_offload=gpu_offload, context_length=ctx,
-                     gpu_layers=settings.gpu_layers, parallel=effective_parallel(settings),
-                     cache_type=settings.cache_type)
+    return fit_model(
+        info,
+        hardware,
+        gpu_offload=gpu_offload,
+        context_length=ctx,
+        gpu_layers=settings.gpu_layers,
+        parallel=effective_parallel(settings),
+        cache_type=settings.cache_type,
+    )
 
 
 def kind_of(info: GGUFInfo) -> ModelKind:
@@ -62,10 +75,20 @@ def _a(kind: str) -> str:
     return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
-def plan_model(ref: str, path: Path, entry: ModelEntry | None, files: list[Path],
-               info: GGUFInfo, *, hardware: Hardware, settings: EngineSettings,
-               gpu_offload: bool, paths: Paths, context_length: int | None = None,
-               projector: Path | None = None) -> ModelSpec:
+def plan_model(
+    ref: str,
+    path: Path,
+    entry: ModelEntry | None,
+    files: list[Path],
+    info: GGUFInfo,
+    *,
+    hardware: Hardware,
+    settings: EngineSettings,
+    gpu_offload: bool,
+    paths: Paths,
+    context_length: int | None = None,
+    projector: Path | None = None,
+) -> ModelSpec:
     """The ModelSpec for the located model ``ref`` (first file ``path``, header ``info``)."""
     if entry is not None and (entry.kind == "chat") != (kind_of(info) == "chat"):
         # A file installed under a catalog id that holds another kind of model (an
@@ -74,9 +97,16 @@ def plan_model(ref: str, path: Path, entry: ModelEntry | None, files: list[Path]
         raise ModelFileError(
             f"{path} is installed as {entry.id} but holds {_a(kind_of(info))} model, "
             f"not {_a(entry.kind)} model; remove it with 'edgedesk models rm {ref}' and pull "
-            "or import the right file")
-    planned = fit(info, hardware, settings, gpu_offload=gpu_offload,
-                  context_length=context_length, projector=projector)
+            "or import the right file"
+        )
+    planned = fit(
+        info,
+        hardware,
+        settings,
+        gpu_offload=gpu_offload,
+        context_length=context_length,
+        projector=projector,
+    )
     threads = settings.threads or physical_cores()
     return ModelSpec(
         path=path,
@@ -88,12 +118,14 @@ def plan_model(ref: str, path: Path, entry: ModelEntry | None, files: list[Path]
         reasoning_format=entry.reasoning if entry else "none",
         threads=threads,
         extra_files=tuple(files[1:]),
-        plan=LocalPlan(parallel=planned.parallel,
-                       batch_threads=settings.batch_threads or threads,
-                       cache_type="q8_0" if planned.cache_type == "q8_0" else "f16",
-                       prompt_cache_dir=paths.cache_dir / "prompt-cache",
-                       prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
-                       lookup_draft=settings.prompt_lookup_tokens,
-                       projector=projector,
-                       estimated_bytes=planned.estimated_bytes),
+        plan=LocalPlan(
+            parallel=planned.parallel,
+            batch_threads=settings.batch_threads or threads,
+            cache_type="q8_0" if planned.cache_type == "q8_0" else "f16",
+            prompt_cache_dir=paths.cache_dir / "prompt-cache",
+            prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
+            lookup_draft=settings.prompt_lookup_tokens,
+            projector=projector,
+            estimated_bytes=planned.estimated_bytes,
+        ),
     )

@@ -52,17 +52,20 @@ class ModelResolver:
         """Plan the next loads under ``settings``: engine options, allowed models, shared folder."""
         self.engine_settings = settings.engine
         self.allowed_models = settings.allowed_models
-        self.shared_models_dir = (Path(settings.shared_models_dir)
-                                  if settings.shared_models_dir else None)
+        self.shared_models_dir = (
+            Path(settings.shared_models_dir) if settings.shared_models_dir else None
+        )
 
     def check_embedding(self, model: str) -> None:
         """Raise unless ``model`` resolves to an embedding model (read from its header)."""
         kind = self(model).kind
         if kind != "embedding":
             article = "an" if kind[0] in "aeiou" else "a"
-            raise InvalidRequest(f"{model} is {article} {kind} model, not an embedding model; "
-                                 "pick one such as bge-small-en-v1.5 or bge-m3",
-                                 param="embedding_model")
+            raise InvalidRequest(
+                f"{model} is {article} {kind} model, not an embedding model; "
+                "pick one such as bge-small-en-v1.5 or bge-m3",
+                param="embedding_model",
+            )
 
     def register(self, path: Path) -> str:
         """Make a .gguf file known under its stable id (``--model`` on the server)."""
@@ -77,8 +80,14 @@ class ModelResolver:
 
     def locate(self, ref: str) -> Located:
         """The first file of the model named ``ref``, its catalog entry and all its shards."""
-        return locate(ref, catalog=self.catalog, paths=self.paths, registered=self.registered,
-                      installed=self.installed, shared_models_dir=self.shared_models_dir)
+        return locate(
+            ref,
+            catalog=self.catalog,
+            paths=self.paths,
+            registered=self.registered,
+            installed=self.installed,
+            shared_models_dir=self.shared_models_dir,
+        )
 
     def projector(self, ref: str, entry: ModelEntry | None) -> Path | None:
         """The vision projector ``ref`` loads with: the one recorded when it was pulled or
@@ -86,17 +95,32 @@ class ModelResolver:
         recorded = self.projectors(ref) if self.projectors is not None else None
         if recorded is not None or entry is None or entry.mmproj is None:
             return recorded if recorded is not None and recorded.is_file() else None
-        folders = [self.paths.models_dir, *([self.shared_models_dir]
-                                            if self.shared_models_dir else [])]
-        return next((f / entry.repo / entry.mmproj for f in folders
-                     if (f / entry.repo / entry.mmproj).is_file()), None)
+        folders = [
+            self.paths.models_dir,
+            *([self.shared_models_dir] if self.shared_models_dir else []),
+        ]
+        return next(
+            (
+                f / entry.repo / entry.mmproj
+                for f in folders
+                if (f / entry.repo / entry.mmproj).is_file()
+            ),
+            None,
+        )
 
-    def fit(self, info: GGUFInfo, context_length: int | None = None, *,
-            projector: Path | None = None) -> Fit:
+    def fit(
+        self, info: GGUFInfo, context_length: int | None = None, *, projector: Path | None = None
+    ) -> Fit:
         """The load plan for ``info`` on this machine, honouring the user's settings
         (a vision ``projector``'s bytes count with the model's)."""
-        return fit(info, self.hardware, self.engine_settings, gpu_offload=self.gpu_offload,
-                   context_length=context_length, projector=projector)
+        return fit(
+            info,
+            self.hardware,
+            self.engine_settings,
+            gpu_offload=self.gpu_offload,
+            context_length=context_length,
+            projector=projector,
+        )
 
     def check_allowed(self, model_id: str, files: list[Path]) -> None:
         """Refuse a model the machine policy does not list (by id or file SHA-256)."""
@@ -108,8 +132,15 @@ class ModelResolver:
         located = self.locate(ref)
         info = self.info(located[0])
         projector = self.projector(ref, located[1])
-        return model_details(ref, located, info, self.fit(info, projector=projector),
-                             digest=self._digests, projector=projector, known=known)
+        return model_details(
+            ref,
+            located,
+            info,
+            self.fit(info, projector=projector),
+            digest=self._digests,
+            projector=projector,
+            known=known,
+        )
 
     def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
         """Resolve ``ref`` to a ModelSpec fitted to this machine."""
@@ -117,7 +148,16 @@ class ModelResolver:
             return spec
         path, entry, files = self.locate(ref)
         self.check_allowed(entry.id if entry else stable_id(path), files)
-        return plan_model(ref, path, entry, files, self.info(path), hardware=self.hardware,
-                          settings=self.engine_settings, gpu_offload=self.gpu_offload,
-                          paths=self.paths, context_length=context_length,
-                          projector=self.projector(ref, entry))
+        return plan_model(
+            ref,
+            path,
+            entry,
+            files,
+            self.info(path),
+            hardware=self.hardware,
+            settings=self.engine_settings,
+            gpu_offload=self.gpu_offload,
+            paths=self.paths,
+            context_length=context_length,
+            projector=self.projector(ref, entry),
+        )

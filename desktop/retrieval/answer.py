@@ -37,8 +37,9 @@ class Prepared:
     sources: list[Hit]
 
 
-def build_messages(question: str, sources: Sequence[Hit], *,
-                   max_source_chars: int = 12_000) -> list[Message]:
+def build_messages(
+    question: str, sources: Sequence[Hit], *, max_source_chars: int = 12_000
+) -> list[Message]:
     """A system prompt with the numbered sources, then the question."""
     parts: list[str] = []
     used = 0
@@ -49,16 +50,19 @@ def build_messages(question: str, sources: Sequence[Hit], *,
         parts.append(block)
         used += len(block)
     context = "\n\n".join(parts) if parts else "(no sources were found)"
-    return [Message("system", f"{SYSTEM_PROMPT}\n\nSources:\n\n{context}"),
-            Message("user", question)]
+    return [
+        Message("system", f"{SYSTEM_PROMPT}\n\nSources:\n\n{context}"),
+        Message("user", question),
+    ]
 
 
 def _where(hit: Hit) -> str:
     return place(hit.page, hit.line_start, hit.line_end, page_word="page")
 
 
-def prepare(searcher: Searcher, question: str, collections: Sequence[str] | None = None,
-            *, k: int = 5) -> Prepared:
+def prepare(
+    searcher: Searcher, question: str, collections: Sequence[str] | None = None, *, k: int = 5
+) -> Prepared:
     """Retrieve the top ``k`` chunks for ``question`` and build the chat messages."""
     sources = searcher.search(question, collections, k=k)
     return Prepared(build_messages(question, sources), sources)
@@ -72,6 +76,7 @@ def citations(answer: str, sources: Sequence[Hit | Source]) -> list[Citation]:
             number = int(raw)
             if 1 <= number <= len(sources) and number not in seen:
                 hit = sources[number - 1]
-                seen[number] = Citation(number, hit.path, hit.page, hit.line_start,
-                                        hit.line_end, hit.text, cited=True)
+                seen[number] = Citation(
+                    number, hit.path, hit.page, hit.line_start, hit.line_end, hit.text, cited=True
+                )
     return list(seen.values())

@@ -89,8 +89,11 @@ def _units(blocks: Sequence[Block], count: TokenCounter, max_tokens: int) -> lis
         if tokens <= max_tokens:
             units.append(_Unit(block, tokens))
             continue
-        lines = [Block(text, block.page, block.line_start + i, block.line_start + i)
-                 for i, text in enumerate(block.text.split("\n")) if text.strip()]
+        lines = [
+            Block(text, block.page, block.line_start + i, block.line_start + i)
+            for i, text in enumerate(block.text.split("\n"))
+            if text.strip()
+        ]
         if len(lines) == 1:
             units += _split_long_line(lines[0], tokens, max_tokens)
             continue
@@ -107,13 +110,22 @@ def _join(units: Sequence[_Unit]) -> TextChunk:
     for prev, unit in itertools.pairwise(units):
         adjacent = unit.block.line_start <= prev.block.line_end + 1
         text += ("\n" if adjacent else "\n\n") + unit.block.text
-    return TextChunk(text, units[0].block.page, min(u.block.line_start for u in units),
-                     max(u.block.line_end for u in units), sum(u.tokens for u in units))
+    return TextChunk(
+        text,
+        units[0].block.page,
+        min(u.block.line_start for u in units),
+        max(u.block.line_end for u in units),
+        sum(u.tokens for u in units),
+    )
 
 
-def chunk_blocks(blocks: Sequence[Block], count_tokens: TokenCounter, *,
-                 max_tokens: int = DEFAULT_MAX_TOKENS,
-                 overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> list[TextChunk]:
+def chunk_blocks(
+    blocks: Sequence[Block],
+    count_tokens: TokenCounter,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+) -> list[TextChunk]:
     """Chunks of at most ``max_tokens`` (by ``count_tokens``) with paragraph overlap."""
     if not blocks:
         return []

@@ -37,8 +37,11 @@ class ChunkStore:
     def delete_document(self, cid: int, doc_id: int) -> None:
         """Remove a document, its chunks and their vectors (inside the caller's transaction)."""
         if self.database.query("SELECT 1 FROM sqlite_master WHERE name = ?", (vec_table(cid),)):
-            self.database.execute(f"DELETE FROM {vec_table(cid)} WHERE rowid IN "  # noqa: S608
-                                  "(SELECT id FROM chunks WHERE document_id = ?)", (doc_id,))
+            self.database.execute(
+                f"DELETE FROM {vec_table(cid)} WHERE rowid IN "  # noqa: S608
+                "(SELECT id FROM chunks WHERE document_id = ?)",
+                (doc_id,),
+            )
         self.database.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
     def _reusable(self, cid: int, chunks: Sequence[TextChunk]) -> dict[str, bytes]:
@@ -51,16 +54,26 @@ class ChunkStore:
                 rows = self.database.query(
                     f"SELECT v.embedding FROM chunks c JOIN {vec_table(cid)} v "  # noqa: S608
                     "ON v.rowid = c.id WHERE c.collection_id = ? AND c.hash = ? LIMIT 1",
-                    (cid, chunk.hash))
+                    (cid, chunk.hash),
+                )
                 if rows:
                     reused[chunk.hash] = bytes(rows[0][0])
         return reused
 
-    def store_in_batches(self, cid: int, path: Path, *, stat: os.stat_result, digest: str,
-                          known: tuple[int, int, float, str] | None,
-                          chunks: Sequence[TextChunk], embedder: Embedder,
-                          report: IndexReport, cancel: threading.Event | None,
-                          tick: Callable[[], None]) -> bool:
+    def store_in_batches(
+        self,
+        cid: int,
+        path: Path,
+        *,
+        stat: os.stat_result,
+        digest: str,
+        known: tuple[int, int, float, str] | None,
+        chunks: Sequence[TextChunk],
+        embedder: Embedder,
+        report: IndexReport,
+        cancel: threading.Event | None,
+        tick: Callable[[], None],
+    ) -> bool:
         """Embed and store ``chunks`` a batch at a time, each batch its own commit.
 
         A file of one batch replaces its old version in one transaction. A bigger one
@@ -92,13 +105,21 @@ class ChunkStore:
                     cur = self.database.execute(
                         "INSERT INTO documents(collection_id, path, size, mtime, hash, indexed) "
                         "VALUES (?, ?, ?, ?, ?, ?)",
-                        (cid, path_text(path), stat.st_size,
-                         stat.st_mtime if last else -1.0, digest if last else PARTIAL,
-                         time.time()))
+                        (
+                            cid,
+                            path_text(path),
+                            stat.st_size,
+                            stat.st_mtime if last else -1.0,
+                            digest if last else PARTIAL,
+                            time.time(),
+                        ),
+                    )
                     doc_id = int(cur.lastrowid)
                 elif last:
-                    self.database.execute("UPDATE documents SET mtime = ?, hash = ? WHERE id = ?",
-                                          (stat.st_mtime, digest, doc_id))
+                    self.database.execute(
+                        "UPDATE documents SET mtime = ?, hash = ? WHERE id = ?",
+                        (stat.st_mtime, digest, doc_id),
+                    )
                 for ordinal, chunk in enumerate(batch, start=start):
                     self._insert_chunk(cid, doc_id, ordinal, chunk, vectors[chunk.hash])
             if not last:
@@ -107,31 +128,48 @@ class ChunkStore:
 
     def _check_dimension(self, cid: int, dimension: int, model: str) -> None:
         with self.database.transaction():
-            recorded = self.database.query("SELECT dimension FROM collections WHERE id = ?",
-                                           (cid,))[0][0]
+            recorded = self.database.query(
+                "SELECT dimension FROM collections WHERE id = ?", (cid,)
+            )[0][0]
             if recorded is None:
-                self.database.execute("UPDATE collections SET dimension = ? WHERE id = ?",
-                                      (dimension, cid))
+                self.database.execute(
+                    "UPDATE collections SET dimension = ? WHERE id = ?", (dimension, cid)
+                )
                 ensure_vec_table(self.database, cid, dimension)
             elif recorded != dimension:
                 raise InvalidRequest(
                     f"{model} makes {dimension}-dimensional vectors but this collection was "
-                    f"built with {recorded}; add it again with --embedding-model to re-index")
+                    f"built with {recorded}; add it again with --embedding-model to re-index"
+                )
 
-    def _insert_chunk(self, cid: int, doc_id: int, ordinal: int, chunk: TextChunk,
-                      blob: bytes) -> None:
+    def _insert_chunk(
+        self, cid: int, doc_id: int, ordinal: int, chunk: TextChunk, blob: bytes
+    ) -> None:
         cur = self.database.execute(
             "INSERT INTO chunks(collection_id, document_id, ordinal, page, line_start, "
             "line_end, hash, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (cid, doc_id, ordinal, chunk.page, chunk.line_start, chunk.line_end,
-             chunk.hash, chunk.text))
+            (
+                cid,
+                doc_id,
+                ordinal,
+                chunk.page,
+                chunk.line_start,
+                chunk.line_end,
+                chunk.hash,
+                chunk.text,
+            ),
+        )
         chunk_id = int(cur.lastrowid)
-        self.database.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                              (chunk_id, fts_text(chunk.text)))
+        self.database.execute(
+            "INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (chunk_id, fts_text(chunk.text))
+        )
         self.database.execute(
             f"INSERT INTO {vec_table(cid)}(rowid, embedding) VALUES (?, ?)",  # noqa: S608
-            (chunk_id, blob))
+            (chunk_id, blob),
+        )
         # The sign bits the two-stage search scans first (retrieval.vectors).
-        self.database.execute("INSERT INTO chunk_bits(chunk_id, collection_id, bits, "
-                              "embedding) VALUES (?, ?, vec_quantize_binary(?), ?)",
-                              (chunk_id, cid, blob, blob))
+        self.database.execute(
+            "INSERT INTO chunk_bits(chunk_id, collection_id, bits, "
+            "embedding) VALUES (?, ?, vec_quantize_binary(?), ?)",
+            (chunk_id, cid, blob, blob),
+        )

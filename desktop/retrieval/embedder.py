@@ -44,6 +44,8 @@ class SchedulerEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Token counts with the model's own tokenizer, in one scheduler turn."""
+
         def work(engine: Engine) -> list[int]:
             return [len(engine.tokenize(t, add_bos=False, special=False)) for t in texts]
+
         return self.scheduler.with_engine(self.model, work)

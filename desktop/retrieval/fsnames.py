@@ -42,6 +42,7 @@ def walk(roots: Sequence[Path], unreadable: list[tuple[Path, str]]) -> Iterator[
     A folder that cannot be listed (no permission, a path over the system's limit) is
     added to ``unreadable`` with why, so it is reported as skipped, not silently missed.
     """
+
     def failed(exc: OSError) -> None:
         where = Path(exc.filename) if exc.filename else Path("?")
         unreadable.append((where, f"cannot read folder ({exc.strerror or exc})"))

@@ -39,8 +39,16 @@ from desktop.retrieval.search import drop_vec_table
 from desktop.store.db import Database
 
 # Callers import these from here, as before the module was split.
-__all__ = ["PARTIAL", "CollectionInfo", "Embedder", "IndexProgress", "IndexReport", "Library",
-           "SchedulerEmbedder", "SkippedFile"]
+__all__ = [
+    "PARTIAL",
+    "CollectionInfo",
+    "Embedder",
+    "IndexProgress",
+    "IndexReport",
+    "Library",
+    "SchedulerEmbedder",
+    "SkippedFile",
+]
 
 
 class Library:
@@ -50,12 +58,19 @@ class Library:
     serialised by its scan lock, and each file's chunks are written by ``ChunkStore``.
     """
 
-    def __init__(self, database: Database, embedder_for: Callable[[str], Embedder], *,
-                 default_model: str, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, batch_size: int = 32,
-                 max_file_bytes: int = loaders.DEFAULT_MAX_BYTES,
-                 lock_dir: Path | None = None,
-                 check_model: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        database: Database,
+        embedder_for: Callable[[str], Embedder],
+        *,
+        default_model: str,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+        batch_size: int = 32,
+        max_file_bytes: int = loaders.DEFAULT_MAX_BYTES,
+        lock_dir: Path | None = None,
+        check_model: Callable[[str], None] | None = None,
+    ) -> None:
         self.database = database
         self.embedder_for = embedder_for
         self.default_model = default_model
@@ -69,33 +84,57 @@ class Library:
     # ------------------------------------------------------------------ collections
     def _row(self, name: str) -> tuple[int, str | None, int | None] | None:
         rows = self.database.query(
-            "SELECT id, embedding_model, dimension FROM collections WHERE name = ?", (name,))
+            "SELECT id, embedding_model, dimension FROM collections WHERE name = ?", (name,)
+        )
         return (int(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
 
     def collections(self) -> list[CollectionInfo]:
         """Every collection with its counts and the files last skipped."""
         infos = []
         for cid, name, model, dim in self.database.query(
-                "SELECT id, name, embedding_model, dimension FROM collections ORDER BY name"):
-            roots = tuple(r[0] for r in self.database.query(
-                "SELECT path FROM collection_roots WHERE collection_id = ? ORDER BY path", (cid,)))
-            docs = self.database.query("SELECT count(*) FROM documents WHERE collection_id = ?",
-                                       (cid,))[0][0]
-            chunks = self.database.query("SELECT count(*) FROM chunks WHERE collection_id = ?",
-                                         (cid,))[0][0]
-            skipped = tuple(SkippedFile(p, r) for p, r in self.database.query(
-                "SELECT path, reason FROM skipped_files WHERE collection_id = ? ORDER BY path",
-                (cid,)))
-            files = tuple(r[0] for r in self.database.query(
-                "SELECT path FROM documents WHERE collection_id = ? ORDER BY path LIMIT ?",
-                (cid, FILES_LISTED)))
-            infos.append(CollectionInfo(name, model, dim, roots, int(docs), int(chunks), skipped,
-                                        files))
+            "SELECT id, name, embedding_model, dimension FROM collections ORDER BY name"
+        ):
+            roots = tuple(
+                r[0]
+                for r in self.database.query(
+                    "SELECT path FROM collection_roots WHERE collection_id = ? ORDER BY path",
+                    (cid,),
+                )
+            )
+            docs = self.database.query(
+                "SELECT count(*) FROM documents WHERE collection_id = ?", (cid,)
+            )[0][0]
+            chunks = self.database.query(
+                "SELECT count(*) FROM chunks WHERE collection_id = ?", (cid,)
+            )[0][0]
+            skipped = tuple(
+                SkippedFile(p, r)
+                for p, r in self.database.query(
+                    "SELECT path, reason FROM skipped_files WHERE collection_id = ? ORDER BY path",
+                    (cid,),
+                )
+            )
+            files = tuple(
+                r[0]
+                for r in self.database.query(
+                    "SELECT path FROM documents WHERE collection_id = ? ORDER BY path LIMIT ?",
+                    (cid, FILES_LISTED),
+                )
+            )
+            infos.append(
+                CollectionInfo(name, model, dim, roots, int(docs), int(chunks), skipped, files)
+            )
         return infos
 
-    def add(self, name: str, paths: Sequence[Path], model: str | None = None, *,
-            progress: ProgressFn | None = None,
-            cancel: threading.Event | None = None) -> IndexReport:
+    def add(
+        self,
+        name: str,
+        paths: Sequence[Path],
+        model: str | None = None,
+        *,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
         """Add folders/files to collection ``name`` (created if new) and bring it up to date.
 
         A different ``model`` than the collection was built with re-embeds all of it.
@@ -118,19 +157,23 @@ class Library:
         with self.database.transaction():
             row = self._row(name)
             if row is None:
-                self.database.execute("INSERT INTO collections(name, embedding_model, created) "
-                                      "VALUES (?, ?, ?)",
-                                      (name, model or self.default_model, time.time()))
+                self.database.execute(
+                    "INSERT INTO collections(name, embedding_model, created) VALUES (?, ?, ?)",
+                    (name, model or self.default_model, time.time()),
+                )
             elif model is not None and row[1] != model:
                 self._reset_vectors(row[0], model)
             cid = self._row(name)[0]  # type: ignore[index]
             for path in paths:
-                self.database.execute("INSERT OR IGNORE INTO collection_roots VALUES (?, ?)",
-                                      (cid, path_text(path.expanduser().resolve())))
+                self.database.execute(
+                    "INSERT OR IGNORE INTO collection_roots VALUES (?, ?)",
+                    (cid, path_text(path.expanduser().resolve())),
+                )
 
     @contextmanager
-    def _scan_lock(self, name: str, progress: ProgressFn | None,
-                   cancel: threading.Event | None) -> Iterator[None]:
+    def _scan_lock(
+        self, name: str, progress: ProgressFn | None, cancel: threading.Event | None
+    ) -> Iterator[None]:
         """Hold collection ``name``'s lock (``scanlock``); a wait is reported via progress."""
         if self.lock_dir is None:
             yield
@@ -139,6 +182,7 @@ class Library:
         def waiting() -> None:
             if progress is not None:
                 progress(IndexProgress(0, 0, None, 0, waiting=True))
+
         with collection_lock(self.lock_dir, name, on_wait=waiting, cancel=cancel):
             yield
 
@@ -146,8 +190,10 @@ class Library:
         """Forget every vector of a collection; the next scan re-embeds with ``model``."""
         drop_vec_table(self.database, cid)
         self.database.execute("DELETE FROM documents WHERE collection_id = ?", (cid,))
-        self.database.execute("UPDATE collections SET embedding_model = ?, dimension = NULL "
-                              "WHERE id = ?", (model, cid))
+        self.database.execute(
+            "UPDATE collections SET embedding_model = ?, dimension = NULL WHERE id = ?",
+            (model, cid),
+        )
 
     def remove(self, name: str) -> bool:
         """Delete a collection and its index (never the files); True if it existed."""
@@ -160,33 +206,48 @@ class Library:
         return True
 
     # ------------------------------------------------------------------ scanning
-    def rescan_all(self, *, progress: ProgressFn | None = None,
-                   cancel: threading.Event | None = None) -> list[IndexReport]:
+    def rescan_all(
+        self, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
+    ) -> list[IndexReport]:
         """Rescan every collection (at start, so edits made while closed are picked up)."""
-        return [self.rescan(c.name, progress=progress, cancel=cancel)
-                for c in self.collections()]
+        return [self.rescan(c.name, progress=progress, cancel=cancel) for c in self.collections()]
 
-    def rescan(self, name: str, *, progress: ProgressFn | None = None,
-               cancel: threading.Event | None = None) -> IndexReport:
+    def rescan(
+        self,
+        name: str,
+        *,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
         """Bring collection ``name`` in line with the files on disk."""
         with self._scan_lock(name, progress, cancel):
             return self._rescan(name, progress=progress, cancel=cancel)
 
-    def _rescan(self, name: str, *, progress: ProgressFn | None,
-                cancel: threading.Event | None) -> IndexReport:
+    def _rescan(
+        self, name: str, *, progress: ProgressFn | None, cancel: threading.Event | None
+    ) -> IndexReport:
         row = self._row(name)
         if row is None:
             raise InvalidRequest(
-                f"no collection named '{name}'; add files with 'edgedesk docs add'")
+                f"no collection named '{name}'; add files with 'edgedesk docs add'"
+            )
         cid, model, _ = row
         embedder = self.embedder_for(model or self.default_model)
         report = IndexReport(name)
-        roots = [fs_path(r[0]) for r in self.database.query(
-            "SELECT path FROM collection_roots WHERE collection_id = ?", (cid,))]
+        roots = [
+            fs_path(r[0])
+            for r in self.database.query(
+                "SELECT path FROM collection_roots WHERE collection_id = ?", (cid,)
+            )
+        ]
         unreadable: list[tuple[Path, str]] = []
         files = sorted(set(walk(roots, unreadable)))
-        known = {r[0]: (int(r[1]), int(r[2]), float(r[3]), r[4]) for r in self.database.query(
-            "SELECT path, id, size, mtime, hash FROM documents WHERE collection_id = ?", (cid,))}
+        known = {
+            r[0]: (int(r[1]), int(r[2]), float(r[3]), r[4])
+            for r in self.database.query(
+                "SELECT path, id, size, mtime, hash FROM documents WHERE collection_id = ?", (cid,)
+            )
+        }
         present = {path_text(f) for f in files}
         gone = [known[p][0] for p in known if p not in present]
         with self.database.transaction():
@@ -203,29 +264,54 @@ class Library:
 
             def tick(done: int = done, path: Path = path) -> None:
                 if progress is not None:
-                    progress(IndexProgress(done, len(files), path_text(path),
-                                           report.chunks_embedded))
+                    progress(
+                        IndexProgress(done, len(files), path_text(path), report.chunks_embedded)
+                    )
+
             tick()
-            self._index_file(cid, path, known=known.get(path_text(path)), embedder=embedder,
-                             report=report, cancel=cancel, tick=tick)
+            self._index_file(
+                cid,
+                path,
+                known=known.get(path_text(path)),
+                embedder=embedder,
+                report=report,
+                cancel=cancel,
+                tick=tick,
+            )
         if progress is not None and not report.cancelled:
             progress(IndexProgress(len(files), len(files), None, report.chunks_embedded))
         return report
 
-    def _skip(self, cid: int, path: Path, reason: str, report: IndexReport,
-              known: tuple[int, int, float, str] | None) -> None:
+    def _skip(
+        self,
+        cid: int,
+        path: Path,
+        reason: str,
+        report: IndexReport,
+        known: tuple[int, int, float, str] | None,
+    ) -> None:
         reason = path_text(reason)  # it may quote the file's name
         report.skipped.append(SkippedFile(path_text(path), reason))
         with self.database.transaction():
             if known is not None:  # an indexed file that became unreadable: drop stale text
                 self.store.delete_document(cid, known[0])
                 report.removed += 1
-            self.database.execute("INSERT OR REPLACE INTO skipped_files VALUES (?, ?, ?, ?)",
-                                  (cid, path_text(path), reason, time.time()))
+            self.database.execute(
+                "INSERT OR REPLACE INTO skipped_files VALUES (?, ?, ?, ?)",
+                (cid, path_text(path), reason, time.time()),
+            )
 
-    def _index_file(self, cid: int, path: Path, *, known: tuple[int, int, float, str] | None,
-                    embedder: Embedder, report: IndexReport,
-                    cancel: threading.Event | None, tick: Callable[[], None]) -> None:
+    def _index_file(
+        self,
+        cid: int,
+        path: Path,
+        *,
+        known: tuple[int, int, float, str] | None,
+        embedder: Embedder,
+        report: IndexReport,
+        cancel: threading.Event | None,
+        tick: Callable[[], None],
+    ) -> None:
         try:
             stat = path.stat()
         except OSError as exc:
@@ -240,8 +326,9 @@ class Library:
             digest = sha256_file(path)
             if known is not None and digest == known[3]:
                 with self.database.transaction():
-                    self.database.execute("UPDATE documents SET mtime = ? WHERE id = ?",
-                                          (stat.st_mtime, known[0]))
+                    self.database.execute(
+                        "UPDATE documents SET mtime = ? WHERE id = ?", (stat.st_mtime, known[0])
+                    )
                 report.unchanged += 1
                 return
             blocks = loaders.load(path, max_bytes=self.max_file_bytes)
@@ -251,11 +338,24 @@ class Library:
         except OSError as exc:
             self._skip(cid, path, f"cannot read ({exc.strerror})", report, known)
             return
-        chunks = chunk_blocks(blocks, embedder.count_tokens, max_tokens=self.max_tokens,
-                              overlap_tokens=self.overlap_tokens)
-        if self.store.store_in_batches(cid, path, stat=stat, digest=digest, known=known,
-                                  chunks=chunks, embedder=embedder, report=report,
-                                  cancel=cancel, tick=tick):
+        chunks = chunk_blocks(
+            blocks,
+            embedder.count_tokens,
+            max_tokens=self.max_tokens,
+            overlap_tokens=self.overlap_tokens,
+        )
+        if self.store.store_in_batches(
+            cid,
+            path,
+            stat=stat,
+            digest=digest,
+            known=known,
+            chunks=chunks,
+            embedder=embedder,
+            report=report,
+            cancel=cancel,
+            tick=tick,
+        ):
             if known is None:
                 report.added += 1
             else:

@@ -15,12 +15,56 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text", ".log", ".csv", ".tsv"})
-CODE_SUFFIXES = frozenset({
-    ".py", ".pyi", ".js", ".mjs", ".ts", ".tsx", ".jsx", ".java", ".kt", ".scala", ".c", ".h",
-    ".cc", ".cpp", ".hpp", ".cs", ".go", ".rs", ".rb", ".php", ".swift", ".m", ".lua", ".r",
-    ".sh", ".bash", ".ps1", ".sql", ".toml", ".yaml", ".yml", ".json", ".ini", ".cfg", ".css",
-    ".scss", ".vue", ".svelte", ".dart", ".jl", ".hs", ".ex", ".exs", ".clj", ".el", ".vim",
-})
+CODE_SUFFIXES = frozenset(
+    {
+        ".py",
+        ".pyi",
+        ".js",
+        ".mjs",
+        ".ts",
+        ".tsx",
+        ".jsx",
+        ".java",
+        ".kt",
+        ".scala",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".cs",
+        ".go",
+        ".rs",
+        ".rb",
+        ".php",
+        ".swift",
+        ".m",
+        ".lua",
+        ".r",
+        ".sh",
+        ".bash",
+        ".ps1",
+        ".sql",
+        ".toml",
+        ".yaml",
+        ".yml",
+        ".json",
+        ".ini",
+        ".cfg",
+        ".css",
+        ".scss",
+        ".vue",
+        ".svelte",
+        ".dart",
+        ".jl",
+        ".hs",
+        ".ex",
+        ".exs",
+        ".clj",
+        ".el",
+        ".vim",
+    }
+)
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | CODE_SUFFIXES | HTML_SUFFIXES | {".pdf", ".docx"}
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -132,8 +176,9 @@ def load(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Block]:
     return blocks
 
 
-def numbered_lines(path: Path, page: int | None = None, *,
-                   max_bytes: int = DEFAULT_MAX_BYTES) -> list[str]:
+def numbered_lines(
+    path: Path, page: int | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> list[str]:
     """The text of ``path`` (of one ``page`` of a PDF) as the lines its citations count,
     ``result[n - 1]`` being line ``n``: what a viewer shows with a cited passage marked.
 
@@ -213,8 +258,9 @@ def _check_unpacked(path: Path, limit: int) -> None:
         raise SkipFile(f"too large when unpacked ({got}; the limit is {most})")
 
 
-def _load_docx(path: Path, *, max_unpacked: int = DEFAULT_MAX_BYTES * UNPACKED_FACTOR
-               ) -> list[Block]:
+def _load_docx(
+    path: Path, *, max_unpacked: int = DEFAULT_MAX_BYTES * UNPACKED_FACTOR
+) -> list[Block]:
     import docx
 
     _check_unpacked(path, max_unpacked)
@@ -223,8 +269,11 @@ def _load_docx(path: Path, *, max_unpacked: int = DEFAULT_MAX_BYTES * UNPACKED_F
     except Exception as exc:  # python-docx wraps zip and XML errors inconsistently
         raise SkipFile(f"not a readable DOCX ({type(exc).__name__})") from None
     # "Lines" of a DOCX are its paragraph numbers: what a reader can count in Word.
-    blocks = [Block(p.text.strip(), None, n, n)
-              for n, p in enumerate(document.paragraphs, start=1) if p.text.strip()]
+    blocks = [
+        Block(p.text.strip(), None, n, n)
+        for n, p in enumerate(document.paragraphs, start=1)
+        if p.text.strip()
+    ]
     row_number = len(document.paragraphs)
     for table in document.tables:
         for row in table.rows:
@@ -235,10 +284,33 @@ def _load_docx(path: Path, *, max_unpacked: int = DEFAULT_MAX_BYTES * UNPACKED_F
     return blocks
 
 
-_BLOCK_TAGS = frozenset({
-    "p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article", "header",
-    "footer", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "title", "dd", "dt",
-})
+_BLOCK_TAGS = frozenset(
+    {
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "tr",
+        "table",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "pre",
+        "blockquote",
+        "title",
+        "dd",
+        "dt",
+    }
+)
 
 
 class _HtmlText(HTMLParser):

@@ -22,8 +22,9 @@ POLL_S = 0.2  # how often a scan waiting for the lock checks its cancel event
 
 
 @contextmanager
-def collection_lock(lock_dir: Path, name: str, *, on_wait: Callable[[], None],
-                    cancel: threading.Event | None = None) -> Iterator[None]:
+def collection_lock(
+    lock_dir: Path, name: str, *, on_wait: Callable[[], None], cancel: threading.Event | None = None
+) -> Iterator[None]:
     """Hold collection ``name``'s lock; ``on_wait`` is called once if it must wait.
 
     Raises Cancelled if ``cancel`` is set while waiting.
@@ -37,8 +38,9 @@ def collection_lock(lock_dir: Path, name: str, *, on_wait: Callable[[], None],
         on_wait()
         while True:
             if cancel is not None and cancel.is_set():
-                raise Cancelled(f"stopped while waiting for the other indexing of '{name}' "
-                                "to finish") from None
+                raise Cancelled(
+                    f"stopped while waiting for the other indexing of '{name}' to finish"
+                ) from None
             try:
                 lock.acquire(timeout=POLL_S)
                 break

@@ -96,10 +96,14 @@ class Hit:
 def ensure_vec_table(database: Database, collection_id: int, dimension: int) -> None:
     """Create the collection's vector table for ``dimension``-wide unit vectors."""
     if not database.vec_loaded:
-        raise StoreError("this SQLite cannot load sqlite-vec; reinstall EdgeDesk "
-                         "(the sqlcipher3 package provides one that can)")
-    database.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vec_table(collection_id)} "
-                     f"USING vec0(embedding float[{int(dimension)}] distance_metric=cosine)")
+        raise StoreError(
+            "this SQLite cannot load sqlite-vec; reinstall EdgeDesk "
+            "(the sqlcipher3 package provides one that can)"
+        )
+    database.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {vec_table(collection_id)} "
+        f"USING vec0(embedding float[{int(dimension)}] distance_metric=cosine)"
+    )
 
 
 def drop_vec_table(database: Database, collection_id: int) -> None:
@@ -107,10 +111,12 @@ def drop_vec_table(database: Database, collection_id: int) -> None:
     database.execute(f"DROP TABLE IF EXISTS {vec_table(collection_id)}")
 
 
-def _collections(database: Database, names: Sequence[str] | None
-                 ) -> list[tuple[int, str, str | None, int | None]]:
-    rows = database.query("SELECT id, name, embedding_model, dimension FROM collections "
-                          "ORDER BY name")
+def _collections(
+    database: Database, names: Sequence[str] | None
+) -> list[tuple[int, str, str | None, int | None]]:
+    rows = database.query(
+        "SELECT id, name, embedding_model, dimension FROM collections ORDER BY name"
+    )
     if names is None:
         return [tuple(r) for r in rows]
     known = {r[1]: tuple(r) for r in rows}
@@ -120,8 +126,9 @@ def _collections(database: Database, names: Sequence[str] | None
     return [known[n] for n in names]
 
 
-def vector_ranking(database: Database, collection_id: int, vector: Sequence[float],
-                   limit: int) -> list[int]:
+def vector_ranking(
+    database: Database, collection_id: int, vector: Sequence[float], limit: int
+) -> list[int]:
     """Chunk ids nearest to ``vector`` in one collection by an exact scan, nearest first."""
     return exact_ranking(database, collection_id, vector, limit)
 
@@ -134,14 +141,16 @@ def keyword_query(query: str) -> str | None:
     return " OR ".join('"' + " ".join(fts_text(t).split()) + '"' for t in terms)
 
 
-def keyword_ranking(database: Database, collection_ids: Sequence[int], query: str,
-                    limit: int) -> list[int]:
+def keyword_ranking(
+    database: Database, collection_ids: Sequence[int], query: str, limit: int
+) -> list[int]:
     """Chunk ids matching any content word of ``query`` in the collections, best first."""
     return [chunk_id for chunk_id, _ in keyword_scores(database, collection_ids, query, limit)]
 
 
-def keyword_scores(database: Database, collection_ids: Sequence[int], query: str,
-                   limit: int) -> list[tuple[int, float]]:
+def keyword_scores(
+    database: Database, collection_ids: Sequence[int], query: str, limit: int
+) -> list[tuple[int, float]]:
     """(chunk id, BM25 score, higher is better) for the best keyword matches."""
     match = keyword_query(query)
     if match is None or not collection_ids:
@@ -151,22 +160,27 @@ def keyword_scores(database: Database, collection_ids: Sequence[int], query: str
         # Searching every collection (the common case: one): no join to filter by it.
         # A common word matches tens of thousands of chunks at 100k, and the join per
         # match was about half the keyword search's time (p95 60 -> 36 ms).
-        every_sql = ("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-                     "ORDER BY bm25(chunks_fts) LIMIT ?")
+        every_sql = (
+            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY bm25(chunks_fts) LIMIT ?"
+        )
         rows = database.query(every_sql, (match, limit))
     else:
         marks = ",".join("?" * len(collection_ids))
-        sql = ("SELECT f.rowid, bm25(chunks_fts) FROM chunks_fts f "  # noqa: S608
-               "JOIN chunks c ON c.id = f.rowid "
-               f"WHERE chunks_fts MATCH ? AND c.collection_id IN ({marks}) "
-               "ORDER BY bm25(chunks_fts) LIMIT ?")
+        sql = (
+            "SELECT f.rowid, bm25(chunks_fts) FROM chunks_fts f "  # noqa: S608
+            "JOIN chunks c ON c.id = f.rowid "
+            f"WHERE chunks_fts MATCH ? AND c.collection_id IN ({marks}) "
+            "ORDER BY bm25(chunks_fts) LIMIT ?"
+        )
         rows = database.query(sql, (match, *collection_ids, limit))
     # SQLite's bm25() is negative, more negative for better matches.
     return [(int(r[0]), -float(r[1])) for r in rows]
 
 
-def cosine_similarities(database: Database, vector: Sequence[float],
-                        chunk_ids: Sequence[int]) -> dict[int, float]:
+def cosine_similarities(
+    database: Database, vector: Sequence[float], chunk_ids: Sequence[int]
+) -> dict[int, float]:
     """Exact cosine similarity of ``vector`` to each of the chunks (of one model)."""
     if not chunk_ids:
         return {}
@@ -175,7 +189,9 @@ def cosine_similarities(database: Database, vector: Sequence[float],
     # index (100,000 rows) instead of looking up the few ids (ids are unique anyway).
     rows = database.query(
         "SELECT chunk_id, vec_distance_cosine(embedding, ?) FROM chunk_bits "  # noqa: S608
-        f"WHERE chunk_id IN ({marks})", (to_blob(vector), *chunk_ids))
+        f"WHERE chunk_id IN ({marks})",
+        (to_blob(vector), *chunk_ids),
+    )
     return {int(i): 1.0 - float(d) for i, d in rows if d is not None}
 
 
@@ -196,8 +212,9 @@ def coverage(terms: Sequence[str]) -> Callable[[str], float]:
     runs = [t for t in unique if is_cjk(t)]
     # One scan for the query's words as whole words (a \w+ run equal to the word), not
     # a split of the whole text into a set: 50 keyword hits cost 3 ms that way at 100k.
-    whole = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)") \
-        if words else None
+    whole = (
+        re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)") if words else None
+    )
 
     def share(text: str) -> float:
         if not unique:
@@ -212,9 +229,14 @@ def coverage(terms: Sequence[str]) -> Callable[[str], float]:
     return share
 
 
-def hybrid_scores(vector: dict[int, float], keyword: Sequence[tuple[int, float]],
-                  covered: dict[int, float], weight: float = KEYWORD_WEIGHT, *,
-                  gated: bool = True) -> dict[int, float]:
+def hybrid_scores(
+    vector: dict[int, float],
+    keyword: Sequence[tuple[int, float]],
+    covered: dict[int, float],
+    weight: float = KEYWORD_WEIGHT,
+    *,
+    gated: bool = True,
+) -> dict[int, float]:
     """Normalised vector score plus weighted (coverage-gated) relative BM25 per chunk.
 
     ``covered`` is each chunk's share of the query's content words; a chunk with all of
@@ -225,24 +247,33 @@ def hybrid_scores(vector: dict[int, float], keyword: Sequence[tuple[int, float]]
     for chunk_id, bm25 in keyword:
         relative = bm25 / best if best > 0 else 0.0
         share = covered.get(chunk_id, 0.0)
-        scores[chunk_id] = scores.get(chunk_id, 0.0) \
-            + weight * relative * (share if gated else 1.0) \
+        scores[chunk_id] = (
+            scores.get(chunk_id, 0.0)
+            + weight * relative * (share if gated else 1.0)
             + (FULL_MATCH_BONUS if share >= 1.0 else 0.0)
+        )
     return scores
 
 
 class Searcher:
     """Hybrid search over one or more collections of the shared database."""
 
-    def __init__(self, database: Database, embed: EmbedFn,
-                 reranker: Reranker | None = None) -> None:
+    def __init__(
+        self, database: Database, embed: EmbedFn, reranker: Reranker | None = None
+    ) -> None:
         self.database = database
         self.embed = embed
         self.reranker = reranker
         self.vectors = VectorIndex(database)
 
-    def search(self, query: str, collections: Sequence[str] | None = None, *, k: int = 8,
-               candidates: int = 50) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        collections: Sequence[str] | None = None,
+        *,
+        k: int = 8,
+        candidates: int = 50,
+    ) -> list[Hit]:
         """The ``k`` best chunks for ``query``; all collections when none are named."""
         if not query.strip():
             raise InvalidRequest("the search query is empty")
@@ -261,8 +292,7 @@ class Searcher:
                 if similarity is not None:
                     known[chunk_id] = similarity
         with self.database.lock:
-            keywords = keyword_scores(self.database, [c[0] for c in chosen], query,
-                                      candidates)
+            keywords = keyword_scores(self.database, [c[0] for c in chosen], query, candidates)
         rows = self._rows(list(dict.fromkeys([*vec_ranks, *(i for i, _ in keywords)])))
         vector_scores: dict[int, float] = {}
         for _, name, model, dimension in chosen:
@@ -273,40 +303,59 @@ class Searcher:
             ids = [i for i, row in rows.items() if row[1] == name]
             cosines = {i: known[i] for i in ids if i in known}
             with self.database.lock:
-                cosines.update(cosine_similarities(
-                    self.database, vectors[model], [i for i in ids if i not in known]))
+                cosines.update(
+                    cosine_similarities(
+                        self.database, vectors[model], [i for i in ids if i not in known]
+                    )
+                )
             vector_scores.update(normalised(cosines))
         terms = search_terms(query)
         share = coverage(terms)
         covered = {i: share(rows[i][6]) for i, _ in keywords if i in rows}
         cjk = any(is_cjk(t) for t in terms)
-        scores = hybrid_scores(vector_scores, keywords, covered,
-                               CJK_KEYWORD_WEIGHT if cjk else KEYWORD_WEIGHT, gated=not cjk)
+        scores = hybrid_scores(
+            vector_scores,
+            keywords,
+            covered,
+            CJK_KEYWORD_WEIGHT if cjk else KEYWORD_WEIGHT,
+            gated=not cjk,
+        )
         key_ranks = {chunk_id: rank for rank, (chunk_id, _) in enumerate(keywords, start=1)}
         # Only the hits returned (or reranked) become Hit objects.
         order = sorted(rows, key=lambda i: (-scores.get(i, 0.0), i))
-        hits = [Hit(i, *rows[i][1:], score=scores.get(i, 0.0), vector_rank=vec_ranks.get(i),
-                    keyword_rank=key_ranks.get(i))
-                for i in order[: max(k, candidates if self.reranker else k)]]
+        hits = [
+            Hit(
+                i,
+                *rows[i][1:],
+                score=scores.get(i, 0.0),
+                vector_rank=vec_ranks.get(i),
+                keyword_rank=key_ranks.get(i),
+            )
+            for i in order[: max(k, candidates if self.reranker else k)]
+        ]
         if self.reranker is not None and hits:
             rescored = self.reranker(query, [h.text for h in hits])
-            hits = [replace(h, score=float(s))
-                    for h, s in sorted(zip(hits, rescored, strict=True), key=lambda p: -p[1])]
+            hits = [
+                replace(h, score=float(s))
+                for h, s in sorted(zip(hits, rescored, strict=True), key=lambda p: -p[1])
+            ]
         return hits[:k]
 
-    def _rows(self, chunk_ids: Sequence[int]
-              ) -> dict[int, tuple[int, str, str, int | None, int, int, str]]:
+    def _rows(
+        self, chunk_ids: Sequence[int]
+    ) -> dict[int, tuple[int, str, str, int | None, int, int, str]]:
         """Each chunk's (id, collection, path, page, first line, last line, text)."""
         if not chunk_ids:
             return {}
         marks = ",".join("?" * len(chunk_ids))
-        sql = ("SELECT c.id, k.name, d.path, c.page, c.line_start, c.line_end, c.text "  # noqa: S608
-               "FROM chunks c JOIN documents d ON d.id = c.document_id "
-               f"JOIN collections k ON k.id = c.collection_id WHERE c.id IN ({marks})")
+        sql = (
+            "SELECT c.id, k.name, d.path, c.page, c.line_start, c.line_end, c.text "  # noqa: S608
+            "FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"JOIN collections k ON k.id = c.collection_id WHERE c.id IN ({marks})"
+        )
         with self.database.lock:
             found = self.database.query(sql, list(chunk_ids))
-        return {int(r[0]): (int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), r[6])
-                for r in found}
+        return {int(r[0]): (int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), r[6]) for r in found}
 
     def fetch(self, chunk_ids: Sequence[int]) -> list[Hit]:
         """The stored chunks with these ids (score 0), in no particular order."""

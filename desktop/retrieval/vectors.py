@@ -58,19 +58,23 @@ class _Bits:
         return total
 
 
-def exact_ranking(database: Database, collection_id: int, vector: Sequence[float],
-                  limit: int) -> list[int]:
+def exact_ranking(
+    database: Database, collection_id: int, vector: Sequence[float], limit: int
+) -> list[int]:
     """Chunk ids nearest to ``vector`` by an exact scan of the float vectors."""
-    sql = (f"SELECT rowid FROM {vec_table(collection_id)} "  # noqa: S608 - id is an int
-           "WHERE embedding MATCH ? AND k = ? ORDER BY distance")
+    sql = (
+        f"SELECT rowid FROM {vec_table(collection_id)} "  # noqa: S608 - id is an int
+        "WHERE embedding MATCH ? AND k = ? ORDER BY distance"
+    )
     return [int(r[0]) for r in database.query(sql, (to_blob(vector), limit))]
 
 
 class VectorIndex:
     """Nearest-neighbour search over the collections' vectors, with a per-collection cache."""
 
-    def __init__(self, database: Database, *, exact_max: int = EXACT_MAX_CHUNKS,
-                 oversample: int = OVERSAMPLE) -> None:
+    def __init__(
+        self, database: Database, *, exact_max: int = EXACT_MAX_CHUNKS, oversample: int = OVERSAMPLE
+    ) -> None:
         self.database = database
         self.exact_max = exact_max
         self.oversample = oversample
@@ -78,16 +82,18 @@ class VectorIndex:
 
     def _bits(self, collection_id: int) -> _Bits | None:
         """The collection's quantized vectors, reloaded only when they changed."""
-        rows = self.database.query("SELECT bits_version FROM collections WHERE id = ?",
-                                   (collection_id,))
+        rows = self.database.query(
+            "SELECT bits_version FROM collections WHERE id = ?", (collection_id,)
+        )
         if not rows:
             return None
         version = int(rows[0][0])
         cached = self._cache.get(collection_id)
         if cached is not None and cached.version == version:
             return cached
-        data = self.database.query("SELECT chunk_id, bits FROM chunk_bits "
-                                   "WHERE collection_id = ?", (collection_id,))
+        data = self.database.query(
+            "SELECT chunk_id, bits FROM chunk_bits WHERE collection_id = ?", (collection_id,)
+        )
         if not data:
             self._cache.pop(collection_id, None)
             return None
@@ -103,18 +109,21 @@ class VectorIndex:
         self._cache[collection_id] = loaded
         return loaded
 
-    def ranking(self, collection_id: int, vector: Sequence[float], limit: int, *,
-                wanted: int | None = None) -> list[int]:
+    def ranking(
+        self, collection_id: int, vector: Sequence[float], limit: int, *, wanted: int | None = None
+    ) -> list[int]:
         """Chunk ids nearest to ``vector``, nearest first, at most ``limit`` of them.
 
         ``wanted`` is how many of the top ids must be right (default ``limit``): the coarse
         stage keeps ``oversample x wanted`` candidates (never fewer than ``limit``).
         """
-        return [chunk_id for chunk_id, _ in self.scored(collection_id, vector, limit,
-                                                        wanted=wanted)]
+        return [
+            chunk_id for chunk_id, _ in self.scored(collection_id, vector, limit, wanted=wanted)
+        ]
 
-    def scored(self, collection_id: int, vector: Sequence[float], limit: int, *,
-               wanted: int | None = None) -> list[tuple[int, float | None]]:
+    def scored(
+        self, collection_id: int, vector: Sequence[float], limit: int, *, wanted: int | None = None
+    ) -> list[tuple[int, float | None]]:
         """As ``ranking``, each id with its exact cosine similarity when it was computed.
 
         The two stages compute the similarity exactly as ``vec_distance_cosine`` does, so
@@ -124,8 +133,10 @@ class VectorIndex:
         with self.database.lock:
             cached = self._bits(collection_id)
             if cached is None or len(cached.ids) <= max(self.exact_max, limit):
-                return [(chunk_id, None) for chunk_id in
-                        exact_ranking(self.database, collection_id, vector, limit)]
+                return [
+                    (chunk_id, None)
+                    for chunk_id in exact_ranking(self.database, collection_id, vector, limit)
+                ]
             distances = cached.distances(np.asarray(vector, dtype=np.float32))
             count = min(len(distances), max(limit, self.oversample * (wanted or limit)))
             if count < len(distances):
@@ -135,7 +146,9 @@ class VectorIndex:
             marks = ",".join("?" * len(candidates))
             rows = self.database.query(
                 "SELECT chunk_id, vec_distance_cosine(embedding, ?) FROM chunk_bits "  # noqa: S608
-                f"WHERE chunk_id IN ({marks})", (to_blob(vector), *candidates.tolist()))
+                f"WHERE chunk_id IN ({marks})",
+                (to_blob(vector), *candidates.tolist()),
+            )
         # NULL: a zero vector has no direction, so it ranks last (and has no similarity).
         scored = sorted((math.inf if d is None else float(d), int(i)) for i, d in rows)
         return [(chunk_id, None if math.isinf(d) else 1.0 - d) for d, chunk_id in scored[:limit]]

@@ -41,12 +41,14 @@ class Ending:
     def stop(self) -> Literal["stop", "length", "tool_calls"]:
         """Why the answer ended, in the engine-neutral words the protocols map from."""
         reason = finish_reason(self.final, self.calls)
-        return "tool_calls" if reason == "tool_calls" else \
-            ("length" if reason == "length" else "stop")
+        return (
+            "tool_calls" if reason == "tool_calls" else ("length" if reason == "length" else "stop")
+        )
 
 
-def answer_pieces(chunks: Iterable[Chunk], tools: Sequence[dict[str, Any]] | None, *,
-                  forced: bool) -> Iterator[Piece | Ending]:
+def answer_pieces(
+    chunks: Iterable[Chunk], tools: Sequence[dict[str, Any]] | None, *, forced: bool
+) -> Iterator[Piece | Ending]:
     """A Piece per chunk as it comes (possible calls held back), the held words, the Ending."""
     gate = StreamGate(tool_names(tools), hold_all=forced) if tools else None
     final = Chunk(finish_reason="stop")
@@ -71,8 +73,7 @@ class WholeAnswer:
     final: Chunk
     logprobs: list[TokenLogprob] = field(default_factory=list)
 
-    def split(self, tools: Sequence[dict[str, Any]] | None
-              ) -> tuple[str, tuple[ToolCall, ...]]:
+    def split(self, tools: Sequence[dict[str, Any]] | None) -> tuple[str, tuple[ToolCall, ...]]:
         """The words and the tool calls (parsed only when tools were offered)."""
         parsed = split_answer(self.text, tools)
         return parsed.content, parsed.tool_calls

@@ -18,9 +18,16 @@ from desktop.server.request_parts import arguments_object
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 CONTEXT_STOP = "model_context_window_exceeded"
-ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
-               403: "permission_error", 404: "not_found_error", 413: "request_too_large",
-               422: "invalid_request_error", 429: "rate_limit_error", 503: "overloaded_error"}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+}
 
 
 def tool_use_id(call: ToolCall) -> str:
@@ -31,9 +38,12 @@ def tool_use_id(call: ToolCall) -> str:
 def usage_out(usage: Usage | None) -> dict[str, int]:
     """Usage in Anthropic's shape: prompt tokens served from the KV cache count as cache reads."""
     u = usage or Usage()
-    return {"input_tokens": u.prompt_tokens - u.cached_tokens,
-            "cache_creation_input_tokens": 0, "cache_read_input_tokens": u.cached_tokens,
-            "output_tokens": u.completion_tokens}
+    return {
+        "input_tokens": u.prompt_tokens - u.cached_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": u.cached_tokens,
+        "output_tokens": u.completion_tokens,
+    }
 
 
 def content_blocks(thinking: str, text: str, calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
@@ -43,13 +53,21 @@ def content_blocks(thinking: str, text: str, calls: Sequence[ToolCall]) -> list[
         blocks.append({"type": "thinking", "thinking": thinking, "signature": ""})
     if text:
         blocks.append({"type": "text", "text": text})
-    blocks += [{"type": "tool_use", "id": tool_use_id(c), "name": c.name,
-                "input": arguments_object(c.arguments)} for c in calls]
+    blocks += [
+        {
+            "type": "tool_use",
+            "id": tool_use_id(c),
+            "name": c.name,
+            "input": arguments_object(c.arguments),
+        }
+        for c in calls
+    ]
     return blocks
 
 
-def stop_fields(stop: str, final: Chunk, requested: Sequence[str] | None,
-                max_tokens: int | None = None) -> tuple[str, str | None]:
+def stop_fields(
+    stop: str, final: Chunk, requested: Sequence[str] | None, max_tokens: int | None = None
+) -> tuple[str, str | None]:
     """``stop_reason`` and ``stop_sequence``: which of the client's stop_sequences ended it.
 
     The engine also stops on the template's turn markers; those end the turn as usual.
@@ -63,16 +81,33 @@ def stop_fields(stop: str, final: Chunk, requested: Sequence[str] | None,
     return STOP_REASONS[stop], None
 
 
-def message_object(*, message_id: str, model: str, content: list[dict[str, Any]],
-                   stop: str | None, usage: Usage | None, final: Chunk | None = None,
-                   requested_stops: Sequence[str] | None = None,
-                   max_tokens: int | None = None) -> dict[str, Any]:
+def message_object(
+    *,
+    message_id: str,
+    model: str,
+    content: list[dict[str, Any]],
+    stop: str | None,
+    usage: Usage | None,
+    final: Chunk | None = None,
+    requested_stops: Sequence[str] | None = None,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
     """The ``message`` body (``stop`` None: still streaming)."""
-    reason, sequence = (stop_fields(stop, final, requested_stops, max_tokens) if stop and final
-                        else (STOP_REASONS.get(stop) if stop else None, None))
-    return {"id": message_id, "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": reason, "stop_sequence": sequence,
-            "usage": usage_out(usage)}
+    reason, sequence = (
+        stop_fields(stop, final, requested_stops, max_tokens)
+        if stop and final
+        else (STOP_REASONS.get(stop) if stop else None, None)
+    )
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": reason,
+        "stop_sequence": sequence,
+        "usage": usage_out(usage),
+    }
 
 
 def sse(type_: str, body: dict[str, Any]) -> bytes:
@@ -83,9 +118,13 @@ def sse(type_: str, body: dict[str, Any]) -> bytes:
 class MessageEvents:
     """The event stream of one streamed message, content blocks numbered in order."""
 
-    def __init__(self, message_id: str, model: str,
-                 stop_sequences: Sequence[str] | None = None,
-                 max_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        message_id: str,
+        model: str,
+        stop_sequences: Sequence[str] | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
         self._id, self._model = message_id, model
         self._max_tokens = max_tokens  # the output limit used: tells it from the context
         self._stop_sequences = tuple(stop_sequences or ())
@@ -94,26 +133,31 @@ class MessageEvents:
 
     def opening(self) -> bytes:
         """``message_start`` (usage not known yet) and a ``ping``."""
-        message = message_object(message_id=self._id, model=self._model, content=[],
-                                 stop=None, usage=None)
-        return sse("message_start", {"type": "message_start", "message": message}) + \
-            sse("ping", {"type": "ping"})
+        message = message_object(
+            message_id=self._id, model=self._model, content=[], stop=None, usage=None
+        )
+        return sse("message_start", {"type": "message_start", "message": message}) + sse(
+            "ping", {"type": "ping"}
+        )
 
     def _close(self) -> bytes:
         if self._open is None:
             return b""
         self._open = None
         self._index += 1
-        return sse("content_block_stop", {"type": "content_block_stop",
-                                          "index": self._index - 1})
+        return sse("content_block_stop", {"type": "content_block_stop", "index": self._index - 1})
 
     def _start(self, block: dict[str, Any]) -> bytes:
-        return sse("content_block_start", {"type": "content_block_start",
-                                           "index": self._index, "content_block": block})
+        return sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": self._index, "content_block": block},
+        )
 
     def _delta(self, delta: dict[str, Any]) -> bytes:
-        return sse("content_block_delta", {"type": "content_block_delta",
-                                           "index": self._index, "delta": delta})
+        return sse(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": self._index, "delta": delta},
+        )
 
     def piece(self, piece: Piece) -> bytes:
         """The events of one chunk's words: thinking, then text (a new block when the kind
@@ -127,8 +171,11 @@ class MessageEvents:
         if self._open != kind:
             out += self._close()
             self._open = kind
-            out += self._start({"type": "thinking", "thinking": "", "signature": ""}
-                               if kind == "thinking" else {"type": "text", "text": ""})
+            out += self._start(
+                {"type": "thinking", "thinking": "", "signature": ""}
+                if kind == "thinking"
+                else {"type": "text", "text": ""}
+            )
         if kind == "thinking":
             return out + self._delta({"type": "thinking_delta", "thinking": text})
         return out + self._delta({"type": "text_delta", "text": text})
@@ -144,22 +191,32 @@ class MessageEvents:
         """Close the open block, send each tool_use block, then message_delta and _stop."""
         out = self._close()
         for call in ending.calls:
-            out += self._start({"type": "tool_use", "id": tool_use_id(call), "name": call.name,
-                                "input": {}})
+            out += self._start(
+                {"type": "tool_use", "id": tool_use_id(call), "name": call.name, "input": {}}
+            )
             out += self._delta({"type": "input_json_delta", "partial_json": call.arguments})
-            out += sse("content_block_stop", {"type": "content_block_stop",
-                                              "index": self._index})
+            out += sse("content_block_stop", {"type": "content_block_stop", "index": self._index})
             self._index += 1
-        reason, sequence = stop_fields(ending.stop, ending.final, self._stop_sequences,
-                                       self._max_tokens)
-        out += sse("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": reason,
-                                               "stop_sequence": sequence},
-                                     "usage": usage_out(ending.final.usage)})
+        reason, sequence = stop_fields(
+            ending.stop, ending.final, self._stop_sequences, self._max_tokens
+        )
+        out += sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reason, "stop_sequence": sequence},
+                "usage": usage_out(ending.final.usage),
+            },
+        )
         return out + sse("message_stop", {"type": "message_stop"})
 
     @staticmethod
     def failed(message: str, status: int = 500) -> bytes:
         """An ``error`` event for a failure after the stream began (typed by ``status``)."""
-        return sse("error", {"type": "error", "error": {
-            "type": ERROR_TYPES.get(status, "api_error"), "message": message}})
+        return sse(
+            "error",
+            {
+                "type": "error",
+                "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
+            },
+        )

@@ -39,11 +39,16 @@ class MessageAnswer(MessageEvents):
 
     media_type = SSE
 
-    def __init__(self, body: anthropic_wire.MessagesRequest, max_tokens: int | None,
-                 tools: list[dict[str, Any]] | None, hosting: hosted_mcp.Hosted | None
-                 ) -> None:
-        super().__init__("msg_" + secrets.token_hex(12), body.model, body.stop_sequences,
-                         max_tokens=max_tokens)
+    def __init__(
+        self,
+        body: anthropic_wire.MessagesRequest,
+        max_tokens: int | None,
+        tools: list[dict[str, Any]] | None,
+        hosting: hosted_mcp.Hosted | None,
+    ) -> None:
+        super().__init__(
+            "msg_" + secrets.token_hex(12), body.model, body.stop_sequences, max_tokens=max_tokens
+        )
         self._body, self._tools, self._hosting = body, tools, hosting
 
     def error_event(self, error: EdgeDeskError) -> bytes:
@@ -53,18 +58,26 @@ class MessageAnswer(MessageEvents):
     def finished(self) -> None:
         """Nothing to do once the answer is out."""
 
-    def _message(self, content: list[dict[str, Any]], calls: tuple[ToolCall, ...],
-                 final: Chunk) -> JSONResponse:
-        return JSONResponse(message_object(
-            message_id=self._id, model=self._body.model, content=content,
-            stop=Ending(calls, final).stop, usage=final.usage, final=final,
-            requested_stops=self._body.stop_sequences, max_tokens=self._max_tokens))
+    def _message(
+        self, content: list[dict[str, Any]], calls: tuple[ToolCall, ...], final: Chunk
+    ) -> JSONResponse:
+        return JSONResponse(
+            message_object(
+                message_id=self._id,
+                model=self._body.model,
+                content=content,
+                stop=Ending(calls, final).stop,
+                usage=final.usage,
+                final=final,
+                requested_stops=self._body.stop_sequences,
+                max_tokens=self._max_tokens,
+            )
+        )
 
     def whole(self, answer: WholeAnswer) -> JSONResponse:
         """The ``message`` object: thinking, text and tool_use blocks."""
         content, calls = answer.split(self._tools)
-        return self._message(content_blocks(answer.reasoning, content, calls), calls,
-                             answer.final)
+        return self._message(content_blocks(answer.reasoning, content, calls), calls, answer.final)
 
     def listed(self, tools: ToolSet) -> bytes:
         """Nothing: the Messages API does not say which tools a server listed."""
@@ -73,8 +86,9 @@ class MessageAnswer(MessageEvents):
     def step(self, step: ToolStep, tools: ToolSet, first: int) -> bytes:
         """The round's ``mcp_tool_use`` and ``mcp_tool_result`` blocks (its words went out)."""
         assert self._hosting is not None
-        blocks = hosted_mcp.anthropic_blocks(self._id, self._hosting, tools,
-                                             ToolStep("", "", step.calls, step.results), first)
+        blocks = hosted_mcp.anthropic_blocks(
+            self._id, self._hosting, tools, ToolStep("", "", step.calls, step.results), first
+        )
         return b"".join(self.whole_block(block) for block in blocks)
 
     def whole_hosted(self, answer: hosted_mcp.Collected) -> JSONResponse:
@@ -83,21 +97,28 @@ class MessageAnswer(MessageEvents):
         content: list[dict[str, Any]] = []
         made = 0
         for step in answer.steps:
-            content += hosted_mcp.anthropic_blocks(self._id, self._hosting, answer.tools,
-                                                   step, made)
+            content += hosted_mcp.anthropic_blocks(
+                self._id, self._hosting, answer.tools, step, made
+            )
             made += len(step.calls)
-        content += [b for b in content_blocks(answer.reasoning, answer.text, ())
-                    if b.get("type") != "text" or answer.text or not content]
+        content += [
+            b
+            for b in content_blocks(answer.reasoning, answer.text, ())
+            if b.get("type") != "text" or answer.text or not content
+        ]
         return self._message(content, (), answer.final)
 
 
-def _hosting(servers: list[dict[str, Any]] | None, services: Services
-             ) -> hosted_mcp.Hosted | None:
+def _hosting(servers: list[dict[str, Any]] | None, services: Services) -> hosted_mcp.Hosted | None:
     """The request's ``mcp_servers`` EdgeDesk runs, or a 400 naming what refuses one."""
     if not servers:
         return None
-    return hosted_mcp.hosted([(s.get("name"), s.get("url")) for s in servers],
-                             services.tool_servers, services.toolbox, "mcp_servers")
+    return hosted_mcp.hosted(
+        [(s.get("name"), s.get("url")) for s in servers],
+        services.tool_servers,
+        services.toolbox,
+        "mcp_servers",
+    )
 
 
 @router.post("/v1/messages")
@@ -107,25 +128,42 @@ async def create_message(body: anthropic_wire.MessagesRequest, call: CallDep) ->
     hosting = _hosting(body.mcp_servers, services)
     anthropic_wire.refuse_unsupported(body)
     call.check_model(body.model)
-    messages = anthropic_wire.to_messages(body.system, body.messages,
-                                          limits=services.image_limits)
+    messages = anthropic_wire.to_messages(body.system, body.messages, limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
-    info.dropped_tools = leniency.labels([h for h in anthropic_wire.left_out_tools(body)
-                                          if hosting is None or h.kind != "mcp_servers"])
+    info.dropped_tools = leniency.labels(
+        [
+            h
+            for h in anthropic_wire.left_out_tools(body)
+            if hosting is None or h.kind != "mcp_servers"
+        ]
+    )
     tools = anthropic_wire.tools_for_engine(body)
     params = anthropic_wire.generation_params(body, call.limits, tools)
     hosted_mcp.alone(hosting, tools, "client tools and mcp_servers")
     return await generate_chat(
-        call, MessageAnswer(body, params.max_tokens, tools, hosting), hosting,
-        streamed=bool(body.stream), model=body.model, messages=messages, params=params,
-        tools=tools, template_kwargs=anthropic_wire.template_kwargs(body),
-        forced=anthropic_wire.is_forced(body))
+        call,
+        MessageAnswer(body, params.max_tokens, tools, hosting),
+        hosting,
+        streamed=bool(body.stream),
+        model=body.model,
+        messages=messages,
+        params=params,
+        tools=tools,
+        template_kwargs=anthropic_wire.template_kwargs(body),
+        forced=anthropic_wire.is_forced(body),
+    )
 
 
-def _count(services: Services, model: str, messages: Sequence[Message],
-           tools: list[dict[str, Any]] | None, kwargs: dict[str, Any] | None) -> int:
+def _count(
+    services: Services,
+    model: str,
+    messages: Sequence[Message],
+    tools: list[dict[str, Any]] | None,
+    kwargs: dict[str, Any] | None,
+) -> int:
     def work(engine: Engine) -> int:
         return len(engine.prompt_tokens(engine.render(messages, tools, kwargs)))
+
     return services.scheduler.with_engine(model, work)
 
 
@@ -136,11 +174,11 @@ async def count_tokens(body: anthropic_wire.CountTokensRequest, call: CallDep) -
     _hosting(body.mcp_servers, services)  # counted only when they could run (not their tools)
     anthropic_wire.refuse_unsupported(body)
     call.check_model(body.model)
-    messages = anthropic_wire.to_messages(body.system, body.messages,
-                                          limits=services.image_limits)
+    messages = anthropic_wire.to_messages(body.system, body.messages, limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels(anthropic_wire.left_out_tools(body))
     tools = anthropic_wire.tools_for_engine(body)
-    tokens = await anyio.to_thread.run_sync(_count, services, body.model, messages, tools,
-                                            anthropic_wire.template_kwargs(body))
+    tokens = await anyio.to_thread.run_sync(
+        _count, services, body.model, messages, tools, anthropic_wire.template_kwargs(body)
+    )
     return JSONResponse({"input_tokens": tokens})  # nothing generated: not charged

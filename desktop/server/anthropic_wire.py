@@ -61,8 +61,9 @@ class MessagesRequest(CountTokensRequest):
 def refuse_unsupported(req: CountTokensRequest) -> None:
     """A 400 naming a field we know but cannot honour."""
     if isinstance(req, MessagesRequest) and req.container is not None:
-        raise InvalidRequest("container is not supported (no code execution here)",
-                             param="container")
+        raise InvalidRequest(
+            "container is not supported (no code execution here)", param="container"
+        )
 
 
 # ---------------------------------------------------------------- request → engine
@@ -77,8 +78,10 @@ def _blocks(content: object, where: str) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
-        raise InvalidRequest(f"{where}.content must be a string or a list of blocks",
-                             param=_param(f"{where}.content"))
+        raise InvalidRequest(
+            f"{where}.content must be a string or a list of blocks",
+            param=_param(f"{where}.content"),
+        )
     return content
 
 
@@ -90,11 +93,17 @@ def _block_text(block: dict[str, Any], key: str, where: str) -> str:
 
 
 def _refuse_block(kind: object, where: str) -> InvalidRequest:
-    hint = " (images go in user messages, beside their text)" if kind == "image" else \
-        " (documents are not supported by the local models)" if kind in _REFUSED_BLOCKS \
+    hint = (
+        " (images go in user messages, beside their text)"
+        if kind == "image"
+        else " (documents are not supported by the local models)"
+        if kind in _REFUSED_BLOCKS
         else ""
-    return InvalidRequest(f"{where}: content block type '{kind}' is not supported here"
-                          f"{hint}", param=_param(f"{where}.type"))
+    )
+    return InvalidRequest(
+        f"{where}: content block type '{kind}' is not supported here{hint}",
+        param=_param(f"{where}.type"),
+    )
 
 
 def system_text(system: str | list[dict[str, Any]] | None) -> str:
@@ -113,9 +122,13 @@ def _tool_result(block: dict[str, Any], where: str) -> str:
     return _tool_result_pictured(block, where, pictures=False)[0]
 
 
-def _tool_result_pictured(block: dict[str, Any], where: str, *, pictures: bool = True,
-                          limits: ImageLimits = DEFAULT_LIMITS
-                          ) -> tuple[str, tuple[Image, ...]]:
+def _tool_result_pictured(
+    block: dict[str, Any],
+    where: str,
+    *,
+    pictures: bool = True,
+    limits: ImageLimits = DEFAULT_LIMITS,
+) -> tuple[str, tuple[Image, ...]]:
     """A tool result's text, and its pictures where they may be (a screenshot a tool
     returned, as Claude Code sends an image file it read)."""
     content = block.get("content", "")
@@ -133,25 +146,29 @@ def _tool_result_pictured(block: dict[str, Any], where: str, *, pictures: bool =
     return images.joined(texts, "\n")
 
 
-def image_block(block: dict[str, Any], where: str,
-                limits: ImageLimits = DEFAULT_LIMITS) -> Image:
+def image_block(block: dict[str, Any], where: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
     """An ``image`` block's picture: a ``base64`` source (a ``url`` one is not fetched)."""
     source = block.get("source")
     kind = source.get("type") if isinstance(source, dict) else None
     param = _param(f"{where}.source")
     if kind == "base64" and isinstance(source, dict):
-        return images.image_from_base64(source.get("data"), where=where, param=param + ".data",
-                                        limits=limits)
+        return images.image_from_base64(
+            source.get("data"), where=where, param=param + ".data", limits=limits
+        )
     if kind == "url" and isinstance(source, dict):
-        return images.image_from_url(source.get("url"), where=where, param=param + ".url",
-                                     limits=limits)
-    raise InvalidRequest(f"{where}.source must be {{'type': 'base64', 'media_type': …, "
-                         f"'data': …}} (source type '{kind}' is not supported here)",
-                         param=param)
+        return images.image_from_url(
+            source.get("url"), where=where, param=param + ".url", limits=limits
+        )
+    raise InvalidRequest(
+        f"{where}.source must be {{'type': 'base64', 'media_type': …, "
+        f"'data': …}} (source type '{kind}' is not supported here)",
+        param=param,
+    )
 
 
-def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str],
-               limits: ImageLimits) -> list[Message]:
+def _user_turn(
+    blocks: list[dict[str, Any]], where: str, names: dict[str, str], limits: ImageLimits
+) -> list[Message]:
     out: list[Message] = []
     texts: list[str | Image] = []
     for j, block in enumerate(blocks):
@@ -163,8 +180,11 @@ def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str],
         elif kind == "tool_result":
             call_id = _block_text(block, "tool_use_id", at)
             result, pictures = _tool_result_pictured(block, at, limits=limits)
-            out.append(Message("tool", result, tool_call_id=call_id,
-                               name=names.get(call_id), images=pictures))
+            out.append(
+                Message(
+                    "tool", result, tool_call_id=call_id, name=names.get(call_id), images=pictures
+                )
+            )
         else:
             raise _refuse_block(kind, at)
     if texts:
@@ -173,8 +193,9 @@ def _user_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str],
     return out
 
 
-def _assistant_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, str]
-                    ) -> list[Message]:
+def _assistant_turn(
+    blocks: list[dict[str, Any]], where: str, names: dict[str, str]
+) -> list[Message]:
     """The turn's messages: one, or (hosted MCP rounds) each round's calls and results,
     then the words that followed."""
     out: list[Message] = []
@@ -191,25 +212,43 @@ def _assistant_turn(blocks: list[dict[str, Any]], where: str, names: dict[str, s
             continue  # encrypted by Anthropic: nothing a local model can read
         elif kind == "mcp_tool_result":  # EdgeDesk ran the call: the round ends here
             if calls or texts or thoughts:
-                out.append(Message("assistant", "".join(texts), tool_calls=tuple(calls),
-                                   reasoning="".join(thoughts) or None))
+                out.append(
+                    Message(
+                        "assistant",
+                        "".join(texts),
+                        tool_calls=tuple(calls),
+                        reasoning="".join(thoughts) or None,
+                    )
+                )
                 texts, thoughts, calls = [], [], []
             call_id = _block_text(block, "tool_use_id", at)
-            out.append(Message("tool", _tool_result(block, at), tool_call_id=call_id,
-                               name=names.get(call_id)))
+            out.append(
+                Message(
+                    "tool", _tool_result(block, at), tool_call_id=call_id, name=names.get(call_id)
+                )
+            )
         elif kind in ("tool_use", "mcp_tool_use"):
             arguments = block.get("input", {})
             if not isinstance(arguments, dict):
                 raise InvalidRequest(f"{at}.input must be an object", param=_param(f"{at}.input"))
-            call = ToolCall(_block_text(block, "id", at), _block_text(block, "name", at),
-                            json.dumps(arguments, ensure_ascii=False))
+            call = ToolCall(
+                _block_text(block, "id", at),
+                _block_text(block, "name", at),
+                json.dumps(arguments, ensure_ascii=False),
+            )
             names[call.id] = call.name
             calls.append(call)
         else:
             raise _refuse_block(kind, at)
     if texts or thoughts or calls or not out:
-        out.append(Message("assistant", "".join(texts), tool_calls=tuple(calls),
-                           reasoning="".join(thoughts) or None))
+        out.append(
+            Message(
+                "assistant",
+                "".join(texts),
+                tool_calls=tuple(calls),
+                reasoning="".join(thoughts) or None,
+            )
+        )
     return out
 
 
@@ -223,9 +262,12 @@ def _system_turn(blocks: list[dict[str, Any]], where: str) -> Message:
     return Message("system", "\n".join(texts))
 
 
-def to_messages(system: str | list[dict[str, Any]] | None,
-                messages: Sequence[dict[str, Any]], *,
-                limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+def to_messages(
+    system: str | list[dict[str, Any]] | None,
+    messages: Sequence[dict[str, Any]],
+    *,
+    limits: ImageLimits = DEFAULT_LIMITS,
+) -> list[Message]:
     """The conversation as engine messages (tool results become tool turns; pictures
     over ``limits`` are a 400).
 
@@ -246,11 +288,14 @@ def to_messages(system: str | list[dict[str, Any]] | None,
         elif role == "system":
             out.append(_system_turn(blocks, where))
         else:
-            raise InvalidRequest(f"{where}.role must be 'user', 'assistant' or 'system'",
-                                 param=f"messages.{i}.role")
+            raise InvalidRequest(
+                f"{where}.role must be 'user', 'assistant' or 'system'", param=f"messages.{i}.role"
+            )
     if messages and messages[-1].get("role") == "assistant":
-        raise InvalidRequest("a final assistant message (prefill) is not supported; end "
-                             "with a user message", param=f"messages.{len(messages) - 1}")
+        raise InvalidRequest(
+            "a final assistant message (prefill) is not supported; end with a user message",
+            param=f"messages.{len(messages) - 1}",
+        )
     if not any(m.role != "system" for m in out):
         raise InvalidRequest("messages has no user message to answer", param="messages")
     return out
@@ -266,8 +311,11 @@ _CLIENT_TOOL_TYPES = (None, "custom")
 def left_out_tools(req: CountTokensRequest) -> list[leniency.Hosted]:
     """The tools (and MCP servers) this server does not run, left out of the prompt."""
     left = leniency.split_tools(req.tools, _CLIENT_TOOL_TYPES)[1]
-    servers = [leniency.Hosted("mcp_servers", s.get("name") if isinstance(s.get("name"), str)
-                         else None) for s in req.mcp_servers or () if isinstance(s, dict)]
+    servers = [
+        leniency.Hosted("mcp_servers", s.get("name") if isinstance(s.get("name"), str) else None)
+        for s in req.mcp_servers or ()
+        if isinstance(s, dict)
+    ]
     return left + servers
 
 
@@ -278,8 +326,11 @@ def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
     for i, tool in kept:
         if not isinstance(tool, dict):
             raise InvalidRequest(f"tools[{i}] must be an object", param=f"tools.{i}")
-        tools.append(function_tool(tool.get("name"), tool.get("description"),
-                                   tool.get("input_schema"), f"tools[{i}]"))
+        tools.append(
+            function_tool(
+                tool.get("name"), tool.get("description"), tool.get("input_schema"), f"tools[{i}]"
+            )
+        )
     kind = _choice(req)
     name = (req.tool_choice or {}).get("name") if kind == "tool" else None
     if isinstance(name, str) and not any(t["function"]["name"] == name for t in tools):
@@ -290,8 +341,9 @@ def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
         return None
     if kind == "tool":
         if not isinstance(name, str):
-            raise InvalidRequest("tool_choice of type 'tool' needs a name",
-                                 param="tool_choice.name")
+            raise InvalidRequest(
+                "tool_choice of type 'tool' needs a name", param="tool_choice.name"
+            )
         return only_tool(tools, name, "tool_choice.name")
     return tools
 
@@ -301,16 +353,20 @@ def _choice(req: CountTokensRequest) -> str:
         return "auto"
     kind = req.tool_choice.get("type")
     if kind not in ("auto", "any", "tool", "none"):
-        raise InvalidRequest("tool_choice.type must be auto, any, tool or none",
-                             param="tool_choice.type")
+        raise InvalidRequest(
+            "tool_choice.type must be auto, any, tool or none", param="tool_choice.type"
+        )
     return str(kind)
 
 
 def is_forced(req: CountTokensRequest) -> bool:
     """Whether the answer must be a tool call (``any`` or a named ``tool``)."""
     functions = leniency.split_tools(req.tools, _CLIENT_TOOL_TYPES)[0]
-    return bool(functions) and req.tool_choice is not None and \
-        req.tool_choice.get("type") in ("any", "tool")
+    return (
+        bool(functions)
+        and req.tool_choice is not None
+        and req.tool_choice.get("type") in ("any", "tool")
+    )
 
 
 def template_kwargs(req: CountTokensRequest) -> dict[str, Any] | None:
@@ -319,19 +375,20 @@ def template_kwargs(req: CountTokensRequest) -> dict[str, Any] | None:
         return None
     kind = req.thinking.get("type")
     if kind not in ("enabled", "disabled", "adaptive", "between_tools"):
-        raise InvalidRequest("thinking.type must be 'enabled' or 'disabled'",
-                             param="thinking.type")
+        raise InvalidRequest("thinking.type must be 'enabled' or 'disabled'", param="thinking.type")
     return thinking_kwargs(kind != "disabled")
 
 
-def generation_params(req: MessagesRequest, limits: openai_requests.Limits,
-                      tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
+def generation_params(
+    req: MessagesRequest, limits: openai_requests.Limits, tools: Sequence[dict[str, Any]] | None
+) -> GenerationParams:
     """Sampling (Anthropic's default temperature 1; a forced call is grammar-constrained)."""
     stops = tuple(s for s in req.stop_sequences or () if s)
     schema = output_schema(req)
     if schema is not None and is_forced(req):
-        raise InvalidRequest("a forced tool_choice cannot be combined with "
-                             "output_config.format", param="tool_choice")
+        raise InvalidRequest(
+            "a forced tool_choice cannot be combined with output_config.format", param="tool_choice"
+        )
     return GenerationParams(
         # Required by the protocol, and clients ask for far more than they expect (Claude
         # Code sends 32000): lowered to the server's limit rather than refused; reaching
@@ -340,9 +397,12 @@ def generation_params(req: MessagesRequest, limits: openai_requests.Limits,
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         top_k=40 if req.top_k is None else req.top_k,
-        stop=stops, timeout_s=limits.timeout_s,
-        json_schema=(openai_requests.forced_call_schema(tools) if tools and is_forced(req)
-                     else schema))
+        stop=stops,
+        timeout_s=limits.timeout_s,
+        json_schema=(
+            openai_requests.forced_call_schema(tools) if tools and is_forced(req) else schema
+        ),
+    )
 
 
 def output_schema(req: MessagesRequest) -> str | None:
@@ -350,8 +410,13 @@ def output_schema(req: MessagesRequest) -> str | None:
     fmt = (req.output_config or {}).get("format")
     if fmt is None:
         return None
-    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or \
-            not isinstance(fmt.get("schema"), dict):
-        raise InvalidRequest("output_config.format must be {'type': 'json_schema', "
-                             "'schema': {...}}", param="output_config.format")
+    if (
+        not isinstance(fmt, dict)
+        or fmt.get("type") != "json_schema"
+        or not isinstance(fmt.get("schema"), dict)
+    ):
+        raise InvalidRequest(
+            "output_config.format must be {'type': 'json_schema', 'schema': {...}}",
+            param="output_config.format",
+        )
     return json.dumps(fmt["schema"])

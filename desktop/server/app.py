@@ -114,15 +114,20 @@ class ResolverDirectory:
         if isinstance(spec.plan, RemotePlan):
             return {"kind": spec.kind, "remote": spec.plan.name}
         info = self.resolver.info(spec.file)
-        return {"kind": spec.kind, "architecture": info.architecture,
-                "parameters": info.parameters, "file_bytes": info.file_bytes,
-                "context_length": info.context_length,
-                "embedding_length": info.embedding_length, "block_count": info.block_count,
-                "file_type": info.file_type,
-                "chat_template": spec.chat_template or info.chat_template,
-                "reasoning": spec.reasoning_format == "think",
-                "vision": known_to_see(spec),
-                "modified": spec.file.stat().st_mtime}
+        return {
+            "kind": spec.kind,
+            "architecture": info.architecture,
+            "parameters": info.parameters,
+            "file_bytes": info.file_bytes,
+            "context_length": info.context_length,
+            "embedding_length": info.embedding_length,
+            "block_count": info.block_count,
+            "file_type": info.file_type,
+            "chat_template": spec.chat_template or info.chat_template,
+            "reasoning": spec.reasoning_format == "think",
+            "vision": known_to_see(spec),
+            "modified": spec.file.stat().st_mtime,
+        }
 
     def vision(self, model: str) -> bool:
         """Whether pictures may be sent to ``model`` (``chat.vision.takes_pictures``: a
@@ -156,8 +161,11 @@ def context_of(scheduler: Scheduler, model: str) -> int | None:
 
 def known_routes(routes: Iterable[BaseRoute]) -> frozenset[str]:
     """The paths of the documented ``routes`` without parameters: each its own label."""
-    return frozenset(route.path for route in routes if isinstance(route, Route)
-                     and route.include_in_schema and "{" not in route.path)
+    return frozenset(
+        route.path
+        for route in routes
+        if isinstance(route, Route) and route.include_in_schema and "{" not in route.path
+    )
 
 
 def route_label(path: str, known: frozenset[str]) -> str:
@@ -167,22 +175,35 @@ def route_label(path: str, known: frozenset[str]) -> str:
     return "/v1/responses/{id}" if _STORED_RESPONSE.match(path) else "other"
 
 
-def error_payload(path: str, status: int, message: str, *, type_: str, code: str | None,
-                  param: str | None = None) -> dict[str, Any]:
+def error_payload(
+    path: str, status: int, message: str, *, type_: str, code: str | None, param: str | None = None
+) -> dict[str, Any]:
     """An error body in the shape the route's own clients parse."""
     if path.startswith("/v1/messages"):
-        return {"type": "error", "error": {
-            "type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message}}
+        return {
+            "type": "error",
+            "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message},
+        }
     if path.startswith("/api/"):
         return {"error": message}
     return error_body(message, type_=type_, code=code, param=param)
 
 
-def _json(status: int, message: str, type_: str, code: str, *, param: str | None = None,
-          headers: dict[str, str] | None = None, path: str = "") -> JSONResponse:
-    return JSONResponse(error_payload(path, status, message, type_=type_, code=code,
-                                      param=param),
-                        status_code=status, headers=headers)
+def _json(
+    status: int,
+    message: str,
+    type_: str,
+    code: str,
+    *,
+    param: str | None = None,
+    headers: dict[str, str] | None = None,
+    path: str = "",
+) -> JSONResponse:
+    return JSONResponse(
+        error_payload(path, status, message, type_=type_, code=code, param=param),
+        status_code=status,
+        headers=headers,
+    )
 
 
 class Guard:
@@ -198,11 +219,14 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
-                   for k, v in scope.get("headers", [])}
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
+        }
         given = headers.get("x-request-id", "")
-        info = RequestInfo(given if _REQUEST_ID.match(given) else "req_" + secrets.token_hex(12),
-                           time.perf_counter())
+        info = RequestInfo(
+            given if _REQUEST_ID.match(given) else "req_" + secrets.token_hex(12),
+            time.perf_counter(),
+        )
         scope.setdefault("state", {})["edgedesk"] = info
         status = 500  # what the log says when the app sent no response at all
 
@@ -232,32 +256,41 @@ class Guard:
         if info.dropped_tools:
             names = ",".join(info.dropped_tools)
             # The access line names them too (``dropped=``); this one says why.
-            log.debug("%s: left out tools this server does not run: %s", info.request_id,
-                      names)
+            log.debug("%s: left out tools this server does not run: %s", info.request_id, names)
             out.append((DROPPED_TOOLS_HEADER.encode(), names.encode("latin-1", "replace")))
         context = context_of(self.services.scheduler, info.model) if info.model else None
         if context is not None:
             out.append((CONTEXT_HEADER.encode(), str(context).encode()))
         return out
 
-    def _refuse(self, scope: Scope, headers: dict[str, str], info: RequestInfo
-                ) -> JSONResponse | None:
+    def _refuse(
+        self, scope: Scope, headers: dict[str, str], info: RequestInfo
+    ) -> JSONResponse | None:
         refusal = self._refusal(scope, headers, info)
         if refusal is not None:
             info.error_code, info.error_type = refusal.code, refusal.type_
-            return _json(refusal.status, refusal.message, refusal.type_, refusal.code,
-                         headers=refusal.headers, path=scope.get("path", ""))
+            return _json(
+                refusal.status,
+                refusal.message,
+                refusal.type_,
+                refusal.code,
+                headers=refusal.headers,
+                path=scope.get("path", ""),
+            )
         return None
 
-    def _refusal(self, scope: Scope, headers: dict[str, str], info: RequestInfo
-                 ) -> _Refusal | None:
+    def _refusal(self, scope: Scope, headers: dict[str, str], info: RequestInfo) -> _Refusal | None:
         svc = self.services
         if not host_allowed(headers.get("host"), svc.allowed, svc.bound_host):
             # The socket's own port: settings say 0 when the runner picked a free one.
             server = scope.get("server") or (None, svc.settings.port)
-            return _Refusal(403, "the Host header does not name this server; use "
-                            f"http://{svc.bound_host}:{server[1]}", "invalid_request_error",
-                            "invalid_host")
+            return _Refusal(
+                403,
+                "the Host header does not name this server; use "
+                f"http://{svc.bound_host}:{server[1]}",
+                "invalid_request_error",
+                "invalid_host",
+            )
         path = scope.get("path", "")
         if path in OPEN_ROUTES or scope.get("method") == "OPTIONS":
             return None
@@ -269,22 +302,30 @@ class Guard:
             rpm = refused
         wait = svc.limiter.check(info.key_name or "-", rpm)
         if wait is not None:
-            return _Refusal(429, f"rate limit reached for this key; retry in {wait} s",
-                            "rate_limit_error", "rate_limit_exceeded",
-                            headers={"Retry-After": str(wait)})
+            return _Refusal(
+                429,
+                f"rate limit reached for this key; retry in {wait} s",
+                "rate_limit_error",
+                "rate_limit_exceeded",
+                headers={"Retry-After": str(wait)},
+            )
         length = headers.get("content-length")
         if length and length.isdigit() and int(length) > svc.settings.max_body_bytes:
             return self._too_large()
         return None
 
     def _too_large(self) -> _Refusal:
-        return _Refusal(413, f"the request body is larger than "
-                        f"{self.services.settings.max_body_bytes} bytes",
-                        "invalid_request_error", "request_too_large")
+        return _Refusal(
+            413,
+            f"the request body is larger than {self.services.settings.max_body_bytes} bytes",
+            "invalid_request_error",
+            "request_too_large",
+        )
 
     @staticmethod
-    def _check_key(keys: KeyStore, scope: Scope, headers: dict[str, str],
-                   info: RequestInfo) -> _Refusal | int | None:
+    def _check_key(
+        keys: KeyStore, scope: Scope, headers: dict[str, str], info: RequestInfo
+    ) -> _Refusal | int | None:
         """The refusal for the request's key (401 none/wrong/expired, 403 out of scope),
         else the key's own requests-per-minute (None: no limit of its own)."""
         path = scope.get("path", "")
@@ -292,24 +333,38 @@ class Guard:
         found = keys.check(token) if token else None
         if found is None:
             what = "a wrong or revoked" if token else "no"
-            return _Refusal(401, f"{what} API key was sent; pass 'Authorization: Bearer KEY' "
-                            "or 'x-api-key: KEY' (create one with 'edgedesk keys create "
-                            "NAME')", "invalid_request_error", "invalid_api_key")
+            return _Refusal(
+                401,
+                f"{what} API key was sent; pass 'Authorization: Bearer KEY' "
+                "or 'x-api-key: KEY' (create one with 'edgedesk keys create "
+                "NAME')",
+                "invalid_request_error",
+                "invalid_api_key",
+            )
         info.key_name = found.name
         if found.expired:
-            return _Refusal(401, f"the API key '{found.name}' expired; create a new one "
-                            "with 'edgedesk keys create NAME'", "invalid_request_error",
-                            "expired_api_key")
+            return _Refusal(
+                401,
+                f"the API key '{found.name}' expired; create a new one "
+                "with 'edgedesk keys create NAME'",
+                "invalid_request_error",
+                "expired_api_key",
+            )
         if not found.scope.allows_endpoint(path, str(scope.get("method", ""))):
-            return _Refusal(403, f"the API key '{found.name}' may not call {path} (its "
-                            f"scope: {found.scope.describe()})", "permission_error",
-                            "key_scope")
+            return _Refusal(
+                403,
+                f"the API key '{found.name}' may not call {path} (its "
+                f"scope: {found.scope.describe()})",
+                "permission_error",
+                "key_scope",
+            )
         info.key_models = found.scope.models
         info.key_collection = found.scope.read_only_docs
         return found.scope.rate_per_min
 
-    async def _run(self, scope: Scope, receive: Receive, send: Send,
-                   headers: dict[str, str]) -> None:
+    async def _run(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
         limit = self.services.settings.max_body_bytes
         seen = 0  # body bytes received so far
         started = False  # whether the response began (then a refusal can no longer go out)
@@ -336,33 +391,62 @@ class Guard:
                 refusal = self._too_large()
                 info: RequestInfo = scope["state"]["edgedesk"]
                 info.error_code, info.error_type = refusal.code, refusal.type_
-                await _json(refusal.status, refusal.message, refusal.type_, refusal.code,
-                            path=scope.get("path", ""))(scope, receive, send)
+                await _json(
+                    refusal.status,
+                    refusal.message,
+                    refusal.type_,
+                    refusal.code,
+                    path=scope.get("path", ""),
+                )(scope, receive, send)
 
     def _record(self, scope: Scope, path: str, status: int, info: RequestInfo) -> None:
         svc = self.services
         latency = time.perf_counter() - info.started
         route = route_label(path, self.routes)
-        svc.metrics.record(route, status, latency, info.ttft_s, tokens_in=info.tokens_in,
-                           tokens_out=info.tokens_out)
+        svc.metrics.record(
+            route,
+            status,
+            latency,
+            info.ttft_s,
+            tokens_in=info.tokens_in,
+            tokens_out=info.tokens_out,
+        )
         if info.key_name:
             svc.limiter.spend(info.key_name, info.tokens_in + info.tokens_out)
         # The audit trail first (a separate file, hash-chained): who called what, no
         # content; an access-log subscriber then knows the audit line is there.
-        svc.audit.record("api.call", key=info.key_name, method=scope.get("method", ""),
-                         endpoint=path[:200], model=info.model, tokens_in=info.tokens_in,
-                         tokens_out=info.tokens_out, status=status,
-                         request_id=info.request_id)
+        svc.audit.record(
+            "api.call",
+            key=info.key_name,
+            method=scope.get("method", ""),
+            endpoint=path[:200],
+            model=info.model,
+            tokens_in=info.tokens_in,
+            tokens_out=info.tokens_out,
+            status=status,
+            request_id=info.request_id,
+        )
         client = scope.get("client")
-        svc.access_log.write(AccessRecord(
-            time=now_iso(), request_id=info.request_id, key_name=info.key_name,
-            method=scope.get("method", ""), route=path[:200], status=status, model=info.model,
-            tokens_in=info.tokens_in, tokens_out=info.tokens_out,
-            ttft_ms=round(info.ttft_s * 1000, 1) if info.ttft_s is not None else None,
-            latency_ms=round(latency * 1000, 1),
-            client=f"{client[0]}:{client[1]}" if client else None, error=info.error,
-            error_code=info.error_code, error_type=info.error_type,
-            dropped_tools=list(info.dropped_tools) or None))
+        svc.access_log.write(
+            AccessRecord(
+                time=now_iso(),
+                request_id=info.request_id,
+                key_name=info.key_name,
+                method=scope.get("method", ""),
+                route=path[:200],
+                status=status,
+                model=info.model,
+                tokens_in=info.tokens_in,
+                tokens_out=info.tokens_out,
+                ttft_ms=round(info.ttft_s * 1000, 1) if info.ttft_s is not None else None,
+                latency_ms=round(latency * 1000, 1),
+                client=f"{client[0]}:{client[1]}" if client else None,
+                error=info.error,
+                error_code=info.error_code,
+                error_type=info.error_type,
+                dropped_tools=list(info.dropped_tools) or None,
+            )
+        )
 
 
 def _noted(request: Request, code: str, type_: str, tokens_in: int | None = None) -> None:
@@ -386,8 +470,15 @@ def _install_error_handlers(app: FastAPI) -> None:
         headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, QueueFull) else None
         status = exc.http_status if exc.http_status != 499 else 400
         _noted(request, exc.code, exc.error_type, _counted(exc))
-        return _json(status, exc.message, exc.error_type, exc.code, param=exc.param,
-                     headers=headers, path=request.url.path)
+        return _json(
+            status,
+            exc.message,
+            exc.error_type,
+            exc.code,
+            param=exc.param,
+            headers=headers,
+            path=request.url.path,
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -398,36 +489,68 @@ def _install_error_handlers(app: FastAPI) -> None:
             ctx = first.get("ctx")
             why = ctx.get("error", first["msg"]) if isinstance(ctx, dict) else first["msg"]
             _noted(request, "invalid_json", "invalid_request_error")
-            return _json(400, f"the request body is not valid JSON ({why})",
-                         "invalid_request_error", "invalid_json", path=path)
+            return _json(
+                400,
+                f"the request body is not valid JSON ({why})",
+                "invalid_request_error",
+                "invalid_json",
+                path=path,
+            )
         param = ".".join(loc) or None
         where = f"'{param}': " if param else ""
         _noted(request, "invalid_value", "invalid_request_error")
-        return _json(400, f"{where}{first['msg']}", "invalid_request_error", "invalid_value",
-                     param=param, path=path)
+        return _json(
+            400,
+            f"{where}{first['msg']}",
+            "invalid_request_error",
+            "invalid_value",
+            param=param,
+            path=path,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         _noted(request, code, "invalid_request_error")
-        return _json(exc.status_code, str(exc.detail), "invalid_request_error", code,
-                     headers=dict(exc.headers or {}), path=request.url.path)
+        return _json(
+            exc.status_code,
+            str(exc.detail),
+            "invalid_request_error",
+            code,
+            headers=dict(exc.headers or {}),
+            path=request.url.path,
+        )
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error in %s", request.url.path, exc_info=exc)
         _noted(request, "internal_error", "server_error")
-        return _json(500, f"internal error ({type(exc).__name__}); see the server log",
-                     "server_error", "internal_error", path=request.url.path)
+        return _json(
+            500,
+            f"internal error ({type(exc).__name__}); see the server log",
+            "server_error",
+            "internal_error",
+            path=request.url.path,
+        )
 
 
-def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
-               keys: KeyStore | None, *, access_log: AccessLog | None = None,
-               metrics: Metrics | None = None, bound_host: str | None = None,
-               extra_hosts: tuple[str, ...] = (), stored: ResponseStore | None = None,
-               mcp: ASGIApp | None = None, tool_servers: ServerList | None = None,
-               audit: Auditor | None = None, toolbox: ToolBox | None = None,
-               image_limits: ImageLimits = DEFAULT_LIMITS) -> FastAPI:
+def create_app(
+    scheduler: Scheduler,
+    models: ModelDirectory,
+    settings: ServerSettings,
+    keys: KeyStore | None,
+    *,
+    access_log: AccessLog | None = None,
+    metrics: Metrics | None = None,
+    bound_host: str | None = None,
+    extra_hosts: tuple[str, ...] = (),
+    stored: ResponseStore | None = None,
+    mcp: ASGIApp | None = None,
+    tool_servers: ServerList | None = None,
+    audit: Auditor | None = None,
+    toolbox: ToolBox | None = None,
+    image_limits: ImageLimits = DEFAULT_LIMITS,
+) -> FastAPI:
     """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
 
     ``stored`` keeps Responses API responses (None: ``store: true`` is refused); ``mcp``
@@ -442,16 +565,26 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
     host = bound_host or settings.host
     check_bind(host, keys is not None)
     services = Services(
-        scheduler=scheduler, models=models, settings=settings, keys=keys,
-        access_log=access_log or AccessLog(None), metrics=metrics or Metrics(), bound_host=host,
+        scheduler=scheduler,
+        models=models,
+        settings=settings,
+        keys=keys,
+        access_log=access_log or AccessLog(None),
+        metrics=metrics or Metrics(),
+        bound_host=host,
         limiter=RateLimiter(settings.requests_per_minute, settings.tokens_per_minute),
         responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
-        allowed=allowed_hosts(host, extra_hosts), stored=stored or ResponseStore(None),
-        tool_servers=tool_servers, audit=audit or NoAudit(), toolbox=toolbox,
-        image_limits=image_limits)
-    app = FastAPI(title="EdgeDesk local OpenAI-compatible API", version="1",
-                  docs_url=None, redoc_url=None)
+        allowed=allowed_hosts(host, extra_hosts),
+        stored=stored or ResponseStore(None),
+        tool_servers=tool_servers,
+        audit=audit or NoAudit(),
+        toolbox=toolbox,
+        image_limits=image_limits,
+    )
+    app = FastAPI(
+        title="EdgeDesk local OpenAI-compatible API", version="1", docs_url=None, redoc_url=None
+    )
     app.state.services = services
     routers = (openai_router, responses_router, anthropic_router, ollama_router)
     for router in routers:
@@ -465,11 +598,19 @@ def create_app(scheduler: Scheduler, models: ModelDirectory, settings: ServerSet
     if settings.allowed_origins:
         # Keys travel in the Authorization header, never cookies: no credentials mode, so
         # even an allowed origin cannot ride on a browser's ambient authority.
-        app.add_middleware(CORSMiddleware, allow_origins=list(settings.allowed_origins),
-                           allow_credentials=False,
-                           allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-                           allow_headers=["Authorization", "Content-Type", "X-Request-ID",
-                                          "x-api-key", "anthropic-version", "anthropic-beta"],
-                           expose_headers=["X-Request-ID", "Retry-After",
-                                           DROPPED_TOOLS_HEADER, CONTEXT_HEADER])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.allowed_origins),
+            allow_credentials=False,
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "X-Request-ID",
+                "x-api-key",
+                "anthropic-version",
+                "anthropic-beta",
+            ],
+            expose_headers=["X-Request-ID", "Retry-After", DROPPED_TOOLS_HEADER, CONTEXT_HEADER],
+        )
     return app

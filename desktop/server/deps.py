@@ -22,21 +22,25 @@ from desktop.server.services import RequestInfo, Services
 
 # The error statuses the OpenAI-shaped routes document in the OpenAPI schema.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422, 429, 503)}
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422, 429, 503)
+}
 
 
 def check_model(services: Services, info: RequestInfo, model: str) -> None:
     """Note ``model`` for the access log; 403 when the key may not use it, 404 when absent."""
     info.model = model[:200]
     if info.key_models is not None and model not in info.key_models:
-        raise ModelNotAllowed(f"the API key '{info.key_name}' may not use the model "
-                              f"'{model}'; it may use: {', '.join(info.key_models)}",
-                              param="model")
+        raise ModelNotAllowed(
+            f"the API key '{info.key_name}' may not use the model "
+            f"'{model}'; it may use: {', '.join(info.key_models)}",
+            param="model",
+        )
     if not services.models.has(model):
         ids = services.models.ids()
         shown = ", ".join(ids) or "none; start the server with --model"
-        raise ModelNotFound(f"the model '{model}' does not exist here; available: {shown}",
-                            param="model")
+        raise ModelNotFound(
+            f"the model '{model}' does not exist here; available: {shown}", param="model"
+        )
 
 
 @dataclass
@@ -58,8 +62,7 @@ class Call:
     def limits(self) -> Limits:
         """The server's caps on one generation (max tokens, time)."""
         settings = self.services.settings
-        return Limits(max_tokens=settings.max_tokens_limit,
-                      timeout_s=settings.generation_timeout_s)
+        return Limits(max_tokens=settings.max_tokens_limit, timeout_s=settings.generation_timeout_s)
 
 
 async def services(request: Request) -> Services:

@@ -100,8 +100,9 @@ def stream_failure(exc: Exception) -> EdgeDeskError:
     return EdgeDeskError(f"internal error ({type(exc).__name__}); see the server log")
 
 
-def guarded(events: Iterator[bytes], failed: Callable[[EdgeDeskError], bytes], *,
-            info: RequestInfo) -> Generator[bytes, None, None]:
+def guarded(
+    events: Iterator[bytes], failed: Callable[[EdgeDeskError], bytes], *, info: RequestInfo
+) -> Generator[bytes, None, None]:
     """``events``; an error after bytes went out ends the stream with ``failed(error)``.
 
     Once a stream has begun its HTTP status is sent, so an engine that fails mid-answer
@@ -166,26 +167,42 @@ def hosted_stream(loop: Iterable[Event], wire: HostedWire) -> Iterator[bytes]:
     wire.finished()
 
 
-async def _respond(call: Call, wire: AnswerWire, streamed: bool,
-                   events: Callable[[], Iterator[bytes]], body: Callable[[], Any]) -> Any:
+async def _respond(
+    call: Call,
+    wire: AnswerWire,
+    streamed: bool,
+    events: Callable[[], Iterator[bytes]],
+    body: Callable[[], Any],
+) -> Any:
     """Stream ``events()`` (guarded, opened with the first bytes), or make ``body()`` on a
     worker thread; either way the client leaving sets ``call.cancel``."""
     if streamed:
-        return await start_stream(call.request, guarded(events(), wire.error_event,
-                                                        info=call.info),
-                                  call.cancel, media_type=wire.media_type)
+        return await start_stream(
+            call.request,
+            guarded(events(), wire.error_event, info=call.info),
+            call.cancel,
+            media_type=wire.media_type,
+        )
 
     def whole() -> Any:
         result = body()
         wire.finished()
         return result
-    return await watch_disconnect(call.request, call.cancel,
-                                  lambda: anyio.to_thread.run_sync(whole))
+
+    return await watch_disconnect(
+        call.request, call.cancel, lambda: anyio.to_thread.run_sync(whole)
+    )
 
 
-async def generate(call: Call, stream: Iterator[Chunk], wire: AnswerWire, *, streamed: bool,
-                   tools: Sequence[dict[str, Any]] | None = None,
-                   forced: bool = False) -> Any:
+async def generate(
+    call: Call,
+    stream: Iterator[Chunk],
+    wire: AnswerWire,
+    *,
+    streamed: bool,
+    tools: Sequence[dict[str, Any]] | None = None,
+    forced: bool = False,
+) -> Any:
     """Run ``stream`` (an engine call made with ``call.cancel``) and answer in ``wire``'s
     protocol: its event stream when ``streamed``, else its whole body.
 
@@ -194,34 +211,74 @@ async def generate(call: Call, stream: Iterator[Chunk], wire: AnswerWire, *, str
     """
     chunks = Chunks(stream, call.info)
     return await _respond(
-        call, wire, streamed,
+        call,
+        wire,
+        streamed,
         lambda: answer_stream(answer_pieces(chunks, tools, forced=forced), wire),
-        lambda: wire.whole(drain(chunks)))
+        lambda: wire.whole(drain(chunks)),
+    )
 
 
-async def generate_hosted(call: Call, hosting: Hosted, wire: HostedWire, *, streamed: bool,
-                          model: str, messages: Sequence[Message], params: GenerationParams,
-                          template_kwargs: dict[str, Any] | None) -> Any:
+async def generate_hosted(
+    call: Call,
+    hosting: Hosted,
+    wire: HostedWire,
+    *,
+    streamed: bool,
+    model: str,
+    messages: Sequence[Message],
+    params: GenerationParams,
+    template_kwargs: dict[str, Any] | None,
+) -> Any:
     """Run the request's MCP tool loop (``hosted_mcp.run``) and answer in ``wire``'s
     protocol, streamed or whole, with the same cancel, guard and bookkeeping as
     ``generate``; each reply of the model is counted in the access log."""
     counted = Counted(call.services.scheduler, lambda s: Chunks(s, call.info))
-    loop = run(counted, hosting.toolbox, model, messages, params=params,
-               template_kwargs=template_kwargs, cancel=call.cancel)
-    return await _respond(call, wire, streamed, lambda: hosted_stream(loop, wire),
-                          lambda: wire.whole_hosted(collect(loop)))
+    loop = run(
+        counted,
+        hosting.toolbox,
+        model,
+        messages,
+        params=params,
+        template_kwargs=template_kwargs,
+        cancel=call.cancel,
+    )
+    return await _respond(
+        call,
+        wire,
+        streamed,
+        lambda: hosted_stream(loop, wire),
+        lambda: wire.whole_hosted(collect(loop)),
+    )
 
 
-async def generate_chat(call: Call, wire: HostedWire, hosting: Hosted | None, *,
-                        streamed: bool, model: str, messages: Sequence[Message],
-                        params: GenerationParams, tools: list[dict[str, Any]] | None,
-                        template_kwargs: dict[str, Any] | None, forced: bool) -> Any:
+async def generate_chat(
+    call: Call,
+    wire: HostedWire,
+    hosting: Hosted | None,
+    *,
+    streamed: bool,
+    model: str,
+    messages: Sequence[Message],
+    params: GenerationParams,
+    tools: list[dict[str, Any]] | None,
+    template_kwargs: dict[str, Any] | None,
+    forced: bool,
+) -> Any:
     """A chat answer for a protocol whose requests may name MCP servers (Anthropic,
     Responses): with ``hosting``, the tool loop over those servers, else the model's."""
     if hosting is not None:
-        return await generate_hosted(call, hosting, wire, streamed=streamed, model=model,
-                                     messages=messages, params=params,
-                                     template_kwargs=template_kwargs)
-    stream = call.services.scheduler.stream_chat(model, messages, params, call.cancel, tools,
-                                                 template_kwargs=template_kwargs)
+        return await generate_hosted(
+            call,
+            hosting,
+            wire,
+            streamed=streamed,
+            model=model,
+            messages=messages,
+            params=params,
+            template_kwargs=template_kwargs,
+        )
+    stream = call.services.scheduler.stream_chat(
+        model, messages, params, call.cancel, tools, template_kwargs=template_kwargs
+    )
     return await generate(call, stream, wire, streamed=streamed, tools=tools, forced=forced)

@@ -42,8 +42,12 @@ class Hosted:
         return self.labels.get(server, server)
 
 
-def hosted(requested: Sequence[tuple[object, object]], servers: ServerList | None,
-           toolbox: ToolBox | None, param: str) -> Hosted:
+def hosted(
+    requested: Sequence[tuple[object, object]],
+    servers: ServerList | None,
+    toolbox: ToolBox | None,
+    param: str,
+) -> Hosted:
     """The servers a request names (label, URL), or the 400 saying which one cannot run
     and whether the configuration, the policy or McpRequireApproval stands in the way."""
     labels: dict[str, str] = {}
@@ -51,28 +55,34 @@ def hosted(requested: Sequence[tuple[object, object]], servers: ServerList | Non
         label = str(name or url or "?")
         config: ServerConfig | None = None
         if servers is not None:
-            config = next((s for s in servers.all()
-                           if s.name == name or (url and s.url == url)), None)
+            config = next(
+                (s for s in servers.all() if s.name == name or (url and s.url == url)), None
+            )
         if config is None:
             raise InvalidRequest(
                 f"the MCP server '{label}' is not configured on this machine (policy "
                 "McpServers or 'edgedesk tools add'); MCP servers named in a request are "
-                "not connected to", param=param)
+                "not connected to",
+                param=param,
+            )
         assert servers is not None
         reason = servers.refusal(config)
         if reason is not None:
             raise InvalidRequest(reason, param=param)
         labels[config.name] = label
     if toolbox is None:
-        raise InvalidRequest("this server was started without MCP tool servers; offer "
-                             "their tools as function tools and run them in the client",
-                             param=param)
+        raise InvalidRequest(
+            "this server was started without MCP tool servers; offer "
+            "their tools as function tools and run them in the client",
+            param=param,
+        )
     if toolbox.require_approval:
         raise InvalidRequest(
             "policy McpRequireApproval makes every MCP tool call wait for a person's "
             "approval, which an API request cannot give; use the tools in an EdgeDesk "
             "chat, or offer them as function tools and run them in the client",
-            param=param)
+            param=param,
+        )
     return Hosted(toolbox.limited(labels), labels)
 
 
@@ -80,33 +90,48 @@ def alone(hosting: Hosted | None, tools: object, kinds: str) -> None:
     """Refuse (400) a request that offers its own tools beside the MCP servers it names:
     one loop runs either kind, not both; ``kinds`` names both in the request's words."""
     if hosting is not None and tools:
-        raise InvalidRequest(f"{kinds} in one request are not supported here; send one "
-                             "kind", param="tools")
+        raise InvalidRequest(
+            f"{kinds} in one request are not supported here; send one kind", param="tools"
+        )
 
 
 def _allow(_spec: ToolSpec, _call: ToolCall) -> Decision:
     return "once"  # the request named the server: its consent (McpRequireApproval refused)
 
 
-def run(streamer: ChatStreamer, tools: ToolBox, model: str, messages: Sequence[Message], *,
-        params: GenerationParams, template_kwargs: dict[str, Any] | None,
-        cancel: threading.Event) -> Iterator[Event]:
+def run(
+    streamer: ChatStreamer,
+    tools: ToolBox,
+    model: str,
+    messages: Sequence[Message],
+    *,
+    params: GenerationParams,
+    template_kwargs: dict[str, Any] | None,
+    cancel: threading.Event,
+) -> Iterator[Event]:
     """The tool loop of one request, as it happens: the tools offered (a ToolSet), the
     words of each reply (non-final Chunks), each finished round (ToolStep), then the final
     Chunk. Blocks; the loop runs on its own thread, ended (``cancel``) when the caller
     stops reading."""
     out: queue.Queue[Event | BaseException | None] = queue.Queue()
     core = ChatCore(streamer, tools=tools)
-    pending = PendingTurn(Conversation(model=model), Turn("assistant", ""), list(messages),
-                          params, template_kwargs, 0)
+    pending = PendingTurn(
+        Conversation(model=model), Turn("assistant", ""), list(messages), params, template_kwargs, 0
+    )
     finals: list[Chunk] = []
 
     def work() -> None:
         try:
             out.put(tools.available())
-            finals.append(core.drive(
-                pending, lambda c: out.put(replace(c, finish_reason=None, usage=None)),
-                cancel, approve=_allow, on_step=out.put))
+            finals.append(
+                core.drive(
+                    pending,
+                    lambda c: out.put(replace(c, finish_reason=None, usage=None)),
+                    cancel,
+                    approve=_allow,
+                    on_step=out.put,
+                )
+            )
             out.put(None)
         except BaseException as exc:  # handed to the reading thread, raised there
             out.put(exc)
@@ -145,38 +170,62 @@ def list_items(response_id: str, hosted_: Hosted, tools: ToolSet) -> list[dict[s
     """One ``mcp_list_tools`` item per named server (its tools, or why none)."""
     items = []
     for n, server in enumerate(hosted_.labels):
-        listed = [{"name": s.name.removeprefix(f"{server}__"), "description": s.description,
-                   "input_schema": s.parameters or {"type": "object", "properties": {}},
-                   "annotations": None}
-                  for s in tools.specs.values() if s.server == server]
-        error = None if listed else next(
-            (p for p in tools.problems if server in p), None)
-        items.append({"type": "mcp_list_tools", "id": f"mcpl_{response_id}_{n}",
-                      "server_label": hosted_.label(server), "tools": listed,
-                      "error": error})
+        listed = [
+            {
+                "name": s.name.removeprefix(f"{server}__"),
+                "description": s.description,
+                "input_schema": s.parameters or {"type": "object", "properties": {}},
+                "annotations": None,
+            }
+            for s in tools.specs.values()
+            if s.server == server
+        ]
+        error = None if listed else next((p for p in tools.problems if server in p), None)
+        items.append(
+            {
+                "type": "mcp_list_tools",
+                "id": f"mcpl_{response_id}_{n}",
+                "server_label": hosted_.label(server),
+                "tools": listed,
+                "error": error,
+            }
+        )
     return items
 
 
-def call_items(response_id: str, hosted_: Hosted, tools: ToolSet, step: ToolStep,
-               first: int) -> list[dict[str, Any]]:
+def call_items(
+    response_id: str, hosted_: Hosted, tools: ToolSet, step: ToolStep, first: int
+) -> list[dict[str, Any]]:
     """One ``mcp_call`` item per call of a round (numbered from ``first``)."""
     items = []
     for n, (call, outcome) in enumerate(zip(step.calls, step.results, strict=True)):
         server, name = tool_name(call, tools)
         ok = outcome.status == "ok"
-        items.append({
-            "type": "mcp_call", "id": f"mcp_{response_id}_{first + n}",
-            "server_label": hosted_.label(server or outcome.server), "name": name,
-            "arguments": call.arguments or "{}", "output": outcome.text if ok else None,
-            "error": None if ok else {"type": "mcp_tool_execution_error",
-                                      "content": [{"type": "text", "text": outcome.text}]},
-            "status": "completed" if ok else "failed", "approval_request_id": None})
+        items.append(
+            {
+                "type": "mcp_call",
+                "id": f"mcp_{response_id}_{first + n}",
+                "server_label": hosted_.label(server or outcome.server),
+                "name": name,
+                "arguments": call.arguments or "{}",
+                "output": outcome.text if ok else None,
+                "error": None
+                if ok
+                else {
+                    "type": "mcp_tool_execution_error",
+                    "content": [{"type": "text", "text": outcome.text}],
+                },
+                "status": "completed" if ok else "failed",
+                "approval_request_id": None,
+            }
+        )
     return items
 
 
 # ------------------------------------------------------------------ Anthropic blocks
-def anthropic_blocks(message_id: str, hosted_: Hosted, tools: ToolSet, step: ToolStep,
-                     first: int) -> list[dict[str, Any]]:
+def anthropic_blocks(
+    message_id: str, hosted_: Hosted, tools: ToolSet, step: ToolStep, first: int
+) -> list[dict[str, Any]]:
     """A round as ``mcp_tool_use`` / ``mcp_tool_result`` content blocks (after its words)."""
     blocks: list[dict[str, Any]] = []
     if step.content:
@@ -184,12 +233,23 @@ def anthropic_blocks(message_id: str, hosted_: Hosted, tools: ToolSet, step: Too
     for n, (call, outcome) in enumerate(zip(step.calls, step.results, strict=True)):
         server, name = tool_name(call, tools)
         use_id = f"mcptoolu_{message_id.removeprefix('msg_')}_{first + n}"
-        blocks.append({"type": "mcp_tool_use", "id": use_id, "name": name,
-                       "server_name": hosted_.label(server or outcome.server),
-                       "input": arguments(call)})
-        blocks.append({"type": "mcp_tool_result", "tool_use_id": use_id,
-                       "is_error": outcome.status != "ok",
-                       "content": [{"type": "text", "text": outcome.text}]})
+        blocks.append(
+            {
+                "type": "mcp_tool_use",
+                "id": use_id,
+                "name": name,
+                "server_name": hosted_.label(server or outcome.server),
+                "input": arguments(call),
+            }
+        )
+        blocks.append(
+            {
+                "type": "mcp_tool_result",
+                "tool_use_id": use_id,
+                "is_error": outcome.status != "ok",
+                "content": [{"type": "text", "text": outcome.text}],
+            }
+        )
     return blocks
 
 
@@ -233,10 +293,19 @@ class Counted:
         self._streamer = streamer
         self._wrap = wrap
 
-    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None, *,
-                    template_kwargs: Any = None) -> Any:
+    def stream_chat(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        *,
+        template_kwargs: Any = None,
+    ) -> Any:
         """One reply of the model, counted."""
-        return self._wrap(self._streamer.stream_chat(model, messages, params, cancel, tools,
-                                                     template_kwargs=template_kwargs))
+        return self._wrap(
+            self._streamer.stream_chat(
+                model, messages, params, cancel, tools, template_kwargs=template_kwargs
+            )
+        )

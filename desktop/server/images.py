@@ -19,13 +19,15 @@ from desktop.engine.images import DEFAULT_LIMITS, ImageLimits, load_image
 from desktop.engine.types import MEDIA_MARKER, Image, Message
 from desktop.errors import ImageRejected, InvalidRequest
 
-_DATA_URL = re.compile(r"^data:(?P<mime>[\w.+\-]+/[\w.+\-]+)?(?P<params>(;[^,;]*)*),",
-                       re.IGNORECASE)
+_DATA_URL = re.compile(
+    r"^data:(?P<mime>[\w.+\-]+/[\w.+\-]+)?(?P<params>(;[^,;]*)*),", re.IGNORECASE
+)
 _WHITESPACE = re.compile(r"\s+")
 
 
-def image_from_bytes(data: bytes, *, where: str, param: str,
-                     limits: ImageLimits = DEFAULT_LIMITS) -> Image:
+def image_from_bytes(
+    data: bytes, *, where: str, param: str, limits: ImageLimits = DEFAULT_LIMITS
+) -> Image:
     """``data`` as a checked Image (type, and the size and pixel caps of ``limits`` read
     from the header: see ``engine.images``), or a 400 naming ``where`` and saying why."""
     try:
@@ -34,8 +36,9 @@ def image_from_bytes(data: bytes, *, where: str, param: str,
         raise ImageRejected(exc.message, param=param) from None
 
 
-def image_from_base64(text: object, *, where: str, param: str,
-                      limits: ImageLimits = DEFAULT_LIMITS) -> Image:
+def image_from_base64(
+    text: object, *, where: str, param: str, limits: ImageLimits = DEFAULT_LIMITS
+) -> Image:
     """Base64 text (standard or URL-safe, padding optional) as an Image, else a 400."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidRequest(f"{where}: the image must be base64 text", param=param)
@@ -63,8 +66,9 @@ def _base64(text: str) -> bytes | None:
         return None
 
 
-def image_from_url(url: object, *, where: str, param: str,
-                   limits: ImageLimits = DEFAULT_LIMITS) -> Image:
+def image_from_url(
+    url: object, *, where: str, param: str, limits: ImageLimits = DEFAULT_LIMITS
+) -> Image:
     """A ``data:`` URL as an Image; an ``http(s)`` URL is refused (nothing is fetched)."""
     if not isinstance(url, str) or not url:
         raise InvalidRequest(f"{where}: the image URL must be a non-empty string", param=param)
@@ -73,15 +77,21 @@ def image_from_url(url: object, *, where: str, param: str,
         raise InvalidRequest(
             f"{where}: image URLs are not fetched here (the server does not download "
             "anything for a client); send the picture inline as a data URL, e.g. "
-            "'data:image/png;base64,...'", param=param)
+            "'data:image/png;base64,...'",
+            param=param,
+        )
     match = _DATA_URL.match(url)
     if match is None:
-        raise InvalidRequest(f"{where}: the image URL must be a data URL such as "
-                             "'data:image/png;base64,...'", param=param)
+        raise InvalidRequest(
+            f"{where}: the image URL must be a data URL such as 'data:image/png;base64,...'",
+            param=param,
+        )
     if ";base64" not in match["params"].lower():
-        raise InvalidRequest(f"{where}: the data URL must be base64 encoded "
-                             "('data:image/png;base64,...')", param=param)
-    return image_from_base64(url[match.end():], where=where, param=param, limits=limits)
+        raise InvalidRequest(
+            f"{where}: the data URL must be base64 encoded ('data:image/png;base64,...')",
+            param=param,
+        )
+    return image_from_base64(url[match.end() :], where=where, param=param, limits=limits)
 
 
 def joined(pieces: Sequence[str | Image], separator: str = "") -> tuple[str, tuple[Image, ...]]:
@@ -90,8 +100,7 @@ def joined(pieces: Sequence[str | Image], separator: str = "") -> tuple[str, tup
     return separator.join(texts), tuple(p for p in pieces if isinstance(p, Image))
 
 
-def check_images(messages: Sequence[Message], *, model: str,
-                 sees: Callable[[str], bool]) -> None:
+def check_images(messages: Sequence[Message], *, model: str, sees: Callable[[str], bool]) -> None:
     """Refuse pictures a model cannot see, and text that spells the image marker.
 
     A model without a projector would get the words around a picture and answer as if
@@ -106,9 +115,12 @@ def check_images(messages: Sequence[Message], *, model: str,
         raise InvalidRequest(
             f"the model '{model}' cannot see images (it has no vision projector); send "
             "text only, or pick a vision model such as kimi-vl-a3b-thinking-2506",
-            param="model")
+            param="model",
+        )
     for i, message in enumerate(messages):
         if message.content.count(MEDIA_MARKER) != len(message.images):
             raise InvalidRequest(
                 f"message {i}: the text contains '{MEDIA_MARKER}', which stands for a "
-                "picture here; remove it from the text", param="messages")
+                "picture here; remove it from the text",
+                param="messages",
+            )

@@ -53,13 +53,17 @@ def hosted(tool: dict[str, Any]) -> Hosted:
     kind = _SAFE.sub("", str(tool.get("type")))[:MAX_LABEL] or "unknown"
     name = tool.get("name") or tool.get("server_label")
     group = tool.get("tools")
-    inner = tuple(str(t["name"]) for t in (group if isinstance(group, list) else ())
-                  if isinstance(t, dict) and isinstance(t.get("name"), str))
+    inner = tuple(
+        str(t["name"])
+        for t in (group if isinstance(group, list) else ())
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    )
     return Hosted(kind, name if isinstance(name, str) else None, inner)
 
 
-def split_tools(tools: Sequence[dict[str, Any]] | None, runs: Iterable[str | None]
-                ) -> tuple[list[tuple[int, dict[str, Any]]], list[Hosted]]:
+def split_tools(
+    tools: Sequence[dict[str, Any]] | None, runs: Iterable[str | None]
+) -> tuple[list[tuple[int, dict[str, Any]]], list[Hosted]]:
     """The tools whose ``type`` is in ``runs`` (with their index), and the ones left out.
 
     A tool that is not an object is kept, so the per-tool check names its index.
@@ -80,8 +84,7 @@ def labels(left: Sequence[Hosted]) -> list[str]:
     return list(dict.fromkeys(h.kind for h in left))[:MAX_LABELS]
 
 
-def refuse_forced(name: str | None, left: Sequence[Hosted], param: str = "tool_choice"
-                  ) -> None:
+def refuse_forced(name: str | None, left: Sequence[Hosted], param: str = "tool_choice") -> None:
     """A 400 when ``tool_choice`` forces ``name``, a tool that was left out."""
     if not name:
         return
@@ -90,7 +93,9 @@ def refuse_forced(name: str | None, left: Sequence[Hosted], param: str = "tool_c
             raise InvalidRequest(
                 f"tool_choice forces '{name}', a {tool.kind} tool this server does not run "
                 "(hosted tools are left out of the prompt); force one of your function "
-                "tools or use tool_choice 'auto'", param=param)
+                "tools or use tool_choice 'auto'",
+                param=param,
+            )
 
 
 def refuse_nothing_to_force(left: Sequence[Hosted], param: str = "tool_choice") -> None:
@@ -98,9 +103,10 @@ def refuse_nothing_to_force(left: Sequence[Hosted], param: str = "tool_choice") 
     if left:
         raise InvalidRequest(
             "tool_choice forces a tool call but every tool given is one this server does "
-            f"not run ({', '.join(labels(left))}); send function tools", param=param)
-    raise InvalidRequest("tool_choice forces a tool call but no tools were given",
-                         param=param)
+            f"not run ({', '.join(labels(left))}); send function tools",
+            param=param,
+        )
+    raise InvalidRequest("tool_choice forces a tool call but no tools were given", param=param)
 
 
 def capped_max_tokens(requested: int | None, limit: int) -> int:
@@ -122,4 +128,3 @@ def ended_by_context(final: Chunk, max_tokens: int | None) -> bool:
     if final.finish_reason != "length" or final.usage is None:
         return False
     return max_tokens is None or final.usage.completion_tokens < max_tokens
-

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer
     from starlette.types import Receive, Scope, Send
 
-INSTRUCTIONS = ("Private documents indexed by EdgeDesk on this machine. Search them with "
-                "search_documents, read a whole passage with read_document_passage, and "
-                "cite the file and lines each passage names.")
+INSTRUCTIONS = (
+    "Private documents indexed by EdgeDesk on this machine. Search them with "
+    "search_documents, read a whole passage with read_document_passage, and "
+    "cite the file and lines each passage names."
+)
 
 
 def _answer(result: ToolResult) -> str:
@@ -38,14 +40,16 @@ def document_server(tools: DocumentTools) -> MCPServer:
 
     from desktop import __version__
 
-    server: MCPServer = MCPServer("edgedesk", instructions=INSTRUCTIONS, version=__version__,
-                                  log_level="WARNING")
+    server: MCPServer = MCPServer(
+        "edgedesk", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
 
     from mcp.server.mcpserver import Context
 
     def search_documents(query: str, ctx: Context, collection: str = "") -> str:
-        return _answer(_for_key(tools, ctx).search_documents(
-            {"query": query, "collection": collection}))
+        return _answer(
+            _for_key(tools, ctx).search_documents({"query": query, "collection": collection})
+        )
 
     def list_collections(ctx: Context) -> str:
         return _answer(_for_key(tools, ctx).list_collections({}))
@@ -53,8 +57,11 @@ def document_server(tools: DocumentTools) -> MCPServer:
     def read_document_passage(source: str, ctx: Context) -> str:
         return _answer(_for_key(tools, ctx).read_document_passage({"source": source}))
 
-    for handler, spec in ((search_documents, SEARCH_SPEC), (list_collections, LIST_SPEC),
-                          (read_document_passage, READ_SPEC)):
+    for handler, spec in (
+        (search_documents, SEARCH_SPEC),
+        (list_collections, LIST_SPEC),
+        (read_document_passage, READ_SPEC),
+    ):
         # The SDK finds the Context parameter by its resolved type; this module imports
         # the SDK lazily, so the string annotation would not resolve in its globals.
         handler.__annotations__["ctx"] = Context
@@ -90,9 +97,11 @@ class McpEndpoint:
         # Sessions (not stateless): a stateless request builds a server per call, which
         # tripled search_documents' latency (tests/benchmarks/bench_tools.py).
         app = self.server.streamable_http_app(
-            streamable_http_path="/mcp", stateless_http=False, json_response=True,
-            transport_security=TransportSecuritySettings(
-                enable_dns_rebinding_protection=False))
+            streamable_http_path="/mcp",
+            stateless_http=False,
+            json_response=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
         self._handler: Any = app.routes[0].endpoint  # type: ignore[attr-defined]
         self._ready: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None

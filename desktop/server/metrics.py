@@ -87,43 +87,77 @@ class Gauges:
 def gauges_from(scheduler: Scheduler) -> Gauges:
     """Read the scheduler's queue, slots and each loaded engine's counters now."""
     loaded = scheduler.loaded()
-    return Gauges(scheduler.queue_depth, scheduler.busy, [m.model_id for m in loaded],
-                  tuple(ModelGauges(m.model_id, m.slots_busy, m.slots_total,
-                                    m.stats or EngineStats()) for m in loaded))
+    return Gauges(
+        scheduler.queue_depth,
+        scheduler.busy,
+        [m.model_id for m in loaded],
+        tuple(
+            ModelGauges(m.model_id, m.slots_busy, m.slots_total, m.stats or EngineStats())
+            for m in loaded
+        ),
+    )
 
 
 def _model_lines(models: tuple[ModelGauges, ...]) -> list[str]:
     """Slots, prompt cache and batching per loaded model, in Prometheus text."""
     out: list[str] = []
 
-    def family(name: str, kind: str, help_: str,
-               values: list[tuple[Labels, float | int]]) -> None:
+    def family(name: str, kind: str, help_: str, values: list[tuple[Labels, float | int]]) -> None:
         out.extend([f"# HELP {name} {help_}", f"# TYPE {name} {kind}"])
         out.extend(f"{name}{_labels(k)} {v}" for k, v in values)
 
     def per_model(get: Callable[[ModelGauges], float | int]) -> list[tuple[Labels, float | int]]:
         return [((("model", m.model_id),), get(m)) for m in models]
 
-    family("edgedesk_slots_busy", "gauge", "Generation slots streaming now.",
-           per_model(lambda m: m.slots_busy))
-    family("edgedesk_slots_total", "gauge", "Generation slots of the loaded model.",
-           per_model(lambda m: m.slots_total))
-    family("edgedesk_prompt_tokens_total", "counter",
-           "Prompt tokens served from a slot's kept prefix (cached) or decoded (processed).",
-           [v for m in models for v in (
-               ((("model", m.model_id), ("source", "cached")), m.stats.prompt_tokens_cached),
-               ((("model", m.model_id), ("source", "processed")),
-                m.stats.prompt_tokens_processed))])
-    family("edgedesk_decode_steps_total", "counter", "llama_decode calls for generation.",
-           per_model(lambda m: m.stats.decode_steps))
-    family("edgedesk_decoded_tokens_total", "counter", "Tokens those decode calls carried.",
-           per_model(lambda m: m.stats.tokens_decoded))
-    family("edgedesk_tokens_per_decode_step", "gauge",
-           "Average tokens per generation decode since load (batching across slots).",
-           per_model(lambda m: round(m.tokens_per_step, 3)))
-    family("edgedesk_embed_decodes_total", "counter",
-           "Decode calls for embeddings and rerank (shared by concurrent clients).",
-           per_model(lambda m: m.stats.embed_decodes))
+    family(
+        "edgedesk_slots_busy",
+        "gauge",
+        "Generation slots streaming now.",
+        per_model(lambda m: m.slots_busy),
+    )
+    family(
+        "edgedesk_slots_total",
+        "gauge",
+        "Generation slots of the loaded model.",
+        per_model(lambda m: m.slots_total),
+    )
+    family(
+        "edgedesk_prompt_tokens_total",
+        "counter",
+        "Prompt tokens served from a slot's kept prefix (cached) or decoded (processed).",
+        [
+            v
+            for m in models
+            for v in (
+                ((("model", m.model_id), ("source", "cached")), m.stats.prompt_tokens_cached),
+                ((("model", m.model_id), ("source", "processed")), m.stats.prompt_tokens_processed),
+            )
+        ],
+    )
+    family(
+        "edgedesk_decode_steps_total",
+        "counter",
+        "llama_decode calls for generation.",
+        per_model(lambda m: m.stats.decode_steps),
+    )
+    family(
+        "edgedesk_decoded_tokens_total",
+        "counter",
+        "Tokens those decode calls carried.",
+        per_model(lambda m: m.stats.tokens_decoded),
+    )
+    family(
+        "edgedesk_tokens_per_decode_step",
+        "gauge",
+        "Average tokens per generation decode since load (batching across slots).",
+        per_model(lambda m: round(m.tokens_per_step, 3)),
+    )
+    family(
+        "edgedesk_embed_decodes_total",
+        "counter",
+        "Decode calls for embeddings and rerank (shared by concurrent clients).",
+        per_model(lambda m: m.stats.embed_decodes),
+    )
     return out
 
 
@@ -138,14 +172,23 @@ class Metrics:
         self.tokens: dict[Labels, int] = {}
         self.cache: dict[Labels, int] = {}
 
-    def record(self, route: str, status: int, latency_s: float, ttft_s: float | None, *,
-               tokens_in: int, tokens_out: int) -> None:
+    def record(
+        self,
+        route: str,
+        status: int,
+        latency_s: float,
+        ttft_s: float | None,
+        *,
+        tokens_in: int,
+        tokens_out: int,
+    ) -> None:
         """Count one finished request."""
         with self._lock:
             key = (("route", route), ("status", str(status)))
             self.requests[key] = self.requests.get(key, 0) + 1
-            self.latency.setdefault((("route", route),), _Histogram(LATENCY_BUCKETS)
-                                    ).observe(latency_s)
+            self.latency.setdefault((("route", route),), _Histogram(LATENCY_BUCKETS)).observe(
+                latency_s
+            )
             if ttft_s is not None:
                 self.ttft.setdefault((("route", route),), _Histogram(TTFT_BUCKETS)).observe(ttft_s)
             for direction, n in (("in", tokens_in), ("out", tokens_out)):
@@ -178,26 +221,27 @@ class Metrics:
                 out.extend(h.lines(name, k))
 
         with self._lock:
-            counter("edgedesk_requests_total", "HTTP requests by route and status.",
-                    self.requests)
+            counter("edgedesk_requests_total", "HTTP requests by route and status.", self.requests)
             histogram("edgedesk_request_latency_seconds", "Total request latency.", self.latency)
-            histogram("edgedesk_time_to_first_token_seconds", "Time to the first token.",
-                      self.ttft)
-            counter("edgedesk_tokens_total", "Prompt (in) and generated (out) tokens.",
-                    self.tokens)
-            counter("edgedesk_cache_lookups_total", "Response and embedding cache lookups.",
-                    self.cache)
-        out += ["# HELP edgedesk_queue_depth Requests waiting for the engine.",
-                "# TYPE edgedesk_queue_depth gauge", f"edgedesk_queue_depth {gauges.queue_depth}",
-                "# HELP edgedesk_busy Whether a request is running.",
-                "# TYPE edgedesk_busy gauge", f"edgedesk_busy {int(gauges.busy)}",
-                "# HELP edgedesk_loaded_models Models in memory.",
-                "# TYPE edgedesk_loaded_models gauge",
-                f"edgedesk_loaded_models {len(gauges.loaded_models)}",
-                "# HELP edgedesk_model_loaded A model in memory (1 per model).",
-                "# TYPE edgedesk_model_loaded gauge"]
-        out += [f"edgedesk_model_loaded{_labels((('model', m),))} 1"
-                for m in gauges.loaded_models]
+            histogram("edgedesk_time_to_first_token_seconds", "Time to the first token.", self.ttft)
+            counter("edgedesk_tokens_total", "Prompt (in) and generated (out) tokens.", self.tokens)
+            counter(
+                "edgedesk_cache_lookups_total", "Response and embedding cache lookups.", self.cache
+            )
+        out += [
+            "# HELP edgedesk_queue_depth Requests waiting for the engine.",
+            "# TYPE edgedesk_queue_depth gauge",
+            f"edgedesk_queue_depth {gauges.queue_depth}",
+            "# HELP edgedesk_busy Whether a request is running.",
+            "# TYPE edgedesk_busy gauge",
+            f"edgedesk_busy {int(gauges.busy)}",
+            "# HELP edgedesk_loaded_models Models in memory.",
+            "# TYPE edgedesk_loaded_models gauge",
+            f"edgedesk_loaded_models {len(gauges.loaded_models)}",
+            "# HELP edgedesk_model_loaded A model in memory (1 per model).",
+            "# TYPE edgedesk_model_loaded gauge",
+        ]
+        out += [f"edgedesk_model_loaded{_labels((('model', m),))} 1" for m in gauges.loaded_models]
         out += _model_lines(gauges.models)
         return "\n".join(out) + "\n"
 
@@ -211,17 +255,20 @@ class Metrics:
             "busy": gauges.busy,
             "requests": requests,
             "tokens": tokens,
-            "models": [{
-                "model": m.model_id,
-                "slots_busy": m.slots_busy,
-                "slots_total": m.slots_total,
-                "prompt_tokens_cached": m.stats.prompt_tokens_cached,
-                "prompt_tokens_processed": m.stats.prompt_tokens_processed,
-                "decode_steps": m.stats.decode_steps,
-                "tokens_decoded": m.stats.tokens_decoded,
-                "tokens_per_decode_step": round(m.tokens_per_step, 3),
-                "embed_decodes": m.stats.embed_decodes,
-            } for m in gauges.models],
+            "models": [
+                {
+                    "model": m.model_id,
+                    "slots_busy": m.slots_busy,
+                    "slots_total": m.slots_total,
+                    "prompt_tokens_cached": m.stats.prompt_tokens_cached,
+                    "prompt_tokens_processed": m.stats.prompt_tokens_processed,
+                    "decode_steps": m.stats.decode_steps,
+                    "tokens_decoded": m.stats.tokens_decoded,
+                    "tokens_per_decode_step": round(m.tokens_per_step, 3),
+                    "embed_decodes": m.stats.embed_decodes,
+                }
+                for m in gauges.models
+            ],
         }
 
 
@@ -254,9 +301,15 @@ class AccessRecord:
 
     def summary(self) -> str:
         """One short line for the console (``serve --log-level info``): no content."""
-        parts = [self.request_id, self.method, self.route, f"model={self.model or '-'}",
-                 f"status={self.status}", f"tokens={self.tokens_in}+{self.tokens_out}",
-                 f"{self.latency_ms:.0f}ms"]
+        parts = [
+            self.request_id,
+            self.method,
+            self.route,
+            f"model={self.model or '-'}",
+            f"status={self.status}",
+            f"tokens={self.tokens_in}+{self.tokens_out}",
+            f"{self.latency_ms:.0f}ms",
+        ]
         if self.error_code:
             parts.append(f"error={self.error_code}")
         if self.dropped_tools:
@@ -285,6 +338,7 @@ class AccessLog:
             with self._lock:
                 if callback in self._subscribers:
                     self._subscribers.remove(callback)
+
         return unsubscribe
 
     def write(self, record: AccessRecord) -> None:

@@ -52,22 +52,37 @@ class OllamaAnswer:
 
     media_type = NDJSON
 
-    def __init__(self, model: str, tools: list[dict[str, Any]] | None, *, chat: bool,
-                 after: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        model: str,
+        tools: list[dict[str, Any]] | None,
+        *,
+        chat: bool,
+        after: Callable[[], None],
+    ) -> None:
         self._model, self._tools, self._chat, self._after = model, tools, chat, after
 
     def _line(self, key: str, text: str) -> bytes:
         if self._chat:
-            return ollama_wire.line({**_head(self._model), "message": {
-                "role": "assistant", "content": "", key: text}, "done": False})
-        return ollama_wire.line({**_head(self._model), "response": "", key: text,
-                                 "done": False})
+            return ollama_wire.line(
+                {
+                    **_head(self._model),
+                    "message": {"role": "assistant", "content": "", key: text},
+                    "done": False,
+                }
+            )
+        return ollama_wire.line({**_head(self._model), "response": "", key: text, "done": False})
 
     def opening(self) -> bytes:
         """A line with no words, sent when the engine's first chunk comes."""
         if self._chat:
-            return ollama_wire.line({**_head(self._model), "message": {
-                "role": "assistant", "content": ""}, "done": False})
+            return ollama_wire.line(
+                {
+                    **_head(self._model),
+                    "message": {"role": "assistant", "content": ""},
+                    "done": False,
+                }
+            )
         return ollama_wire.line({**_head(self._model), "response": "", "done": False})
 
     def piece(self, piece: Piece) -> bytes:
@@ -81,15 +96,27 @@ class OllamaAnswer:
         """The tool calls' line, then the last line with ``done`` and the stats."""
         out = b""
         if ending.calls:
-            out = ollama_wire.line({**_head(self._model), "message": {
-                "role": "assistant", "content": "",
-                "tool_calls": ollama_wire.tool_calls_out(ending.calls)}, "done": False})
-        last = {"message": {"role": "assistant", "content": ""}} if self._chat \
-            else {"response": ""}
-        return out + ollama_wire.line({
-            **_head(self._model), **last, "done": True,
-            "done_reason": ollama_wire.done_reason(ending.final),
-            **ollama_wire.stats(ending.final)})
+            out = ollama_wire.line(
+                {
+                    **_head(self._model),
+                    "message": {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": ollama_wire.tool_calls_out(ending.calls),
+                    },
+                    "done": False,
+                }
+            )
+        last = {"message": {"role": "assistant", "content": ""}} if self._chat else {"response": ""}
+        return out + ollama_wire.line(
+            {
+                **_head(self._model),
+                **last,
+                "done": True,
+                "done_reason": ollama_wire.done_reason(ending.final),
+                **ollama_wire.stats(ending.final),
+            }
+        )
 
     def error_event(self, error: EdgeDeskError) -> bytes:
         """Ollama's last line of a stream that failed."""
@@ -101,17 +128,25 @@ class OllamaAnswer:
             out: dict[str, Any] = {**_head(self._model), "response": answer.text}
             if answer.reasoning:
                 out["thinking"] = answer.reasoning
-            return {**out, "done": True, "done_reason": ollama_wire.done_reason(answer.final),
-                    **ollama_wire.stats(answer.final)}
+            return {
+                **out,
+                "done": True,
+                "done_reason": ollama_wire.done_reason(answer.final),
+                **ollama_wire.stats(answer.final),
+            }
         content, calls = answer.split(self._tools)
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if answer.reasoning:
             message["thinking"] = answer.reasoning
         if calls:
             message["tool_calls"] = ollama_wire.tool_calls_out(calls)
-        return {**_head(self._model), "message": message, "done": True,
-                "done_reason": ollama_wire.done_reason(answer.final),
-                **ollama_wire.stats(answer.final)}
+        return {
+            **_head(self._model),
+            "message": message,
+            "done": True,
+            "done_reason": ollama_wire.done_reason(answer.final),
+            **ollama_wire.stats(answer.final),
+        }
 
     def finished(self) -> None:
         """What the request asked for once the answer is out (unload for keep_alive 0)."""
@@ -164,11 +199,18 @@ def running(services: ServicesDep) -> dict[str, Any]:
         report = loaded.report
         size = report.estimated_bytes
         expires = now + max(0.0, float(sched.keep_alive_s) - loaded.idle_s)
-        models.append({"name": loaded.model_id, "model": loaded.model_id, "size": size,
-                       "digest": "", "details": {"format": "gguf"},
-                       "expires_at": ollama_wire.timestamp(expires),
-                       "size_vram": size if report.gpu_layers else 0,
-                       "context_length": report.context_length})
+        models.append(
+            {
+                "name": loaded.model_id,
+                "model": loaded.model_id,
+                "size": size,
+                "digest": "",
+                "details": {"format": "gguf"},
+                "expires_at": ollama_wire.timestamp(expires),
+                "size_vram": size if report.gpu_layers else 0,
+                "context_length": report.context_length,
+            }
+        )
     return {"models": models}
 
 
@@ -186,15 +228,27 @@ async def chat(body: ollama_wire.ChatRequest, call: CallDep) -> Any:
     params = ollama_wire.generation_params(body, call.limits)
     if not messages:  # Ollama's way to load a model: an empty conversation
         await anyio.to_thread.run_sync(services.scheduler.load, model)
-        return {**_head(model), "message": {"role": "assistant", "content": ""},
-                "done": True, "done_reason": "load"}
+        return {
+            **_head(model),
+            "message": {"role": "assistant", "content": ""},
+            "done": True,
+            "done_reason": "load",
+        }
     stream = services.scheduler.stream_chat(
-        model, messages, params, call.cancel, tools,
-        template_kwargs=ollama_wire.template_kwargs(body.think))
-    answer = OllamaAnswer(model, tools, chat=True, after=functools.partial(
-        _unload_if_asked, services, model, body.keep_alive))
-    return await generation.generate(call, stream, answer, streamed=bool(body.stream),
-                                     tools=tools)
+        model,
+        messages,
+        params,
+        call.cancel,
+        tools,
+        template_kwargs=ollama_wire.template_kwargs(body.think),
+    )
+    answer = OllamaAnswer(
+        model,
+        tools,
+        chat=True,
+        after=functools.partial(_unload_if_asked, services, model, body.keep_alive),
+    )
+    return await generation.generate(call, stream, answer, streamed=bool(body.stream), tools=tools)
 
 
 @router.post("/api/generate")
@@ -207,22 +261,37 @@ async def generate(body: ollama_wire.GenerateRequest, call: CallDep) -> Any:
     if not body.prompt and body.suffix is None:  # Ollama's load / unload request
         unload = ollama_wire.keep_alive_s(body.keep_alive) == 0
         await anyio.to_thread.run_sync(
-            services.scheduler.unload if unload else services.scheduler.load, model)
-        return {**_head(model), "response": "", "done": True,
-                "done_reason": "unload" if unload else "load"}
+            services.scheduler.unload if unload else services.scheduler.load, model
+        )
+        return {
+            **_head(model),
+            "response": "",
+            "done": True,
+            "done_reason": "unload" if unload else "load",
+        }
     if body.suffix is not None:
-        stream = services.scheduler.stream_infill(model, body.prompt, body.suffix, params,
-                                                  call.cancel)
+        stream = services.scheduler.stream_infill(
+            model, body.prompt, body.suffix, params, call.cancel
+        )
     elif body.raw:
         stream = services.scheduler.stream_completion(model, body.prompt, params, call.cancel)
     else:
         prompt = ollama_wire.generate_messages(body, limits=services.image_limits)
         images.check_images(prompt, model=model, sees=services.models.vision)
         stream = services.scheduler.stream_chat(
-            model, prompt, params, call.cancel, None,
-            template_kwargs=ollama_wire.template_kwargs(body.think))
-    answer = OllamaAnswer(model, None, chat=False, after=functools.partial(
-        _unload_if_asked, services, model, body.keep_alive))
+            model,
+            prompt,
+            params,
+            call.cancel,
+            None,
+            template_kwargs=ollama_wire.template_kwargs(body.think),
+        )
+    answer = OllamaAnswer(
+        model,
+        None,
+        chat=False,
+        after=functools.partial(_unload_if_asked, services, model, body.keep_alive),
+    )
     return await generation.generate(call, stream, answer, streamed=bool(body.stream))
 
 
@@ -235,20 +304,26 @@ async def embed(body: ollama_wire.EmbedRequest, call: CallDep) -> JSONResponse:
     services = call.services
     model = _model(call, body.model)
     if body.dimensions is not None:
-        raise InvalidRequest("dimensions is not supported; the model's own width is used",
-                             param="dimensions")
+        raise InvalidRequest(
+            "dimensions is not supported; the model's own width is used", param="dimensions"
+        )
     texts = [body.input] if isinstance(body.input, str) else list(body.input)
     if not texts or any(not t for t in texts):
-        raise InvalidRequest("input must be a non-empty text or a list of them",
-                             param="input")
+        raise InvalidRequest("input must be a non-empty text or a list of them", param="input")
     started = time.perf_counter()
     inputs: list[str | list[int]] = list(texts)
     vectors, tokens = await anyio.to_thread.run_sync(embed_inputs, services, model, inputs)
     call.info.tokens_in = tokens
     await anyio.to_thread.run_sync(_unload_if_asked, services, model, body.keep_alive)
-    return JSONResponse({"model": model, "embeddings": vectors,
-                         "total_duration": int((time.perf_counter() - started) * 1e9),
-                         "load_duration": 0, "prompt_eval_count": tokens})
+    return JSONResponse(
+        {
+            "model": model,
+            "embeddings": vectors,
+            "total_duration": int((time.perf_counter() - started) * 1e9),
+            "load_duration": 0,
+            "prompt_eval_count": tokens,
+        }
+    )
 
 
 @router.post("/api/embeddings")

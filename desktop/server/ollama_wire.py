@@ -29,14 +29,42 @@ from desktop.server.request_parts import (
     thinking_kwargs,
 )
 
-MAPPED_OPTIONS = frozenset({"num_predict", "temperature", "top_p", "top_k", "seed", "stop",
-                            "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"})
+MAPPED_OPTIONS = frozenset(
+    {
+        "num_predict",
+        "temperature",
+        "top_p",
+        "top_k",
+        "seed",
+        "stop",
+        "min_p",
+        "repeat_penalty",
+        "presence_penalty",
+        "frequency_penalty",
+    }
+)
 # Load-time settings: EdgeDesk fits context and GPU layers to the machine when it loads a
 # model, so these are accepted and left to that plan (num_ctx larger than the loaded
 # context is answered by a clear 400 when the prompt does not fit).
-LOAD_OPTIONS = frozenset({"num_ctx", "num_batch", "num_gpu", "main_gpu", "num_thread",
-                          "use_mmap", "use_mlock", "numa", "low_vram", "vocab_only", "num_keep",
-                          "penalize_newline", "f16_kv", "logits_all", "repeat_last_n"})
+LOAD_OPTIONS = frozenset(
+    {
+        "num_ctx",
+        "num_batch",
+        "num_gpu",
+        "main_gpu",
+        "num_thread",
+        "use_mmap",
+        "use_mlock",
+        "numa",
+        "low_vram",
+        "vocab_only",
+        "num_keep",
+        "penalize_newline",
+        "f16_kv",
+        "logits_all",
+        "repeat_last_n",
+    }
+)
 # Accepted only at the value that turns them off (clients send the defaults).
 NEUTRAL_OPTIONS = {"mirostat": 0, "tfs_z": 1, "typical_p": 1}
 _DURATION = re.compile(r"^(-?\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)?$")
@@ -121,8 +149,10 @@ def keep_alive_s(value: str | float | None) -> float | None:
         return float(value)
     match = _DURATION.match(value.strip())
     if match is None:
-        raise InvalidRequest(f"keep_alive '{value}' is not a duration such as '5m', '1h', "
-                             "'0' or -1", param="keep_alive")
+        raise InvalidRequest(
+            f"keep_alive '{value}' is not a duration such as '5m', '1h', '0' or -1",
+            param="keep_alive",
+        )
     return float(match.group(1)) * _UNIT_S[match.group(2) or "s"]
 
 
@@ -130,10 +160,14 @@ def _number(options: dict[str, Any], key: str, *, integer: bool = False) -> floa
     value = options.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or \
-            (integer and not float(value).is_integer()):
-        raise InvalidRequest(f"options.{key} must be a {'whole ' if integer else ''}number",
-                             param=f"options.{key}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (integer and not float(value).is_integer())
+    ):
+        raise InvalidRequest(
+            f"options.{key} must be a {'whole ' if integer else ''}number", param=f"options.{key}"
+        )
     return float(value)
 
 
@@ -142,8 +176,9 @@ def _stops(value: object) -> tuple[str, ...]:
         return ()
     stops = [value] if isinstance(value, str) else value
     if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
-        raise InvalidRequest("options.stop must be a string or a list of strings",
-                             param="options.stop")
+        raise InvalidRequest(
+            "options.stop must be a string or a list of strings", param="options.stop"
+        )
     return tuple(s for s in stops if s)
 
 
@@ -153,8 +188,10 @@ def _check_options(options: dict[str, Any]) -> None:
             continue
         if key in NEUTRAL_OPTIONS and value in (None, NEUTRAL_OPTIONS[key]):
             continue
-        raise InvalidRequest(f"options.{key} is not supported here; supported: "
-                             f"{', '.join(sorted(MAPPED_OPTIONS))}", param=f"options.{key}")
+        raise InvalidRequest(
+            f"options.{key} is not supported here; supported: {', '.join(sorted(MAPPED_OPTIONS))}",
+            param=f"options.{key}",
+        )
 
 
 def _schema(fmt: str | dict[str, Any] | None) -> str | None:
@@ -183,11 +220,15 @@ def generation_params(req: _Generation, limits: openai_requests.Limits) -> Gener
         top_p=0.9 if top_p is None or not 0 < top_p <= 1 else top_p,
         top_k=40 if top_k is None else max(0, int(top_k)),
         seed=None if seed is None or seed < 0 else int(seed),
-        stop=_stops(options.get("stop")), json_schema=_schema(req.format),
-        timeout_s=limits.timeout_s)
-    extra = {key: value for key in ("min_p", "repeat_penalty", "presence_penalty",
-                                    "frequency_penalty")
-             if (value := _number(options, key)) is not None}
+        stop=_stops(options.get("stop")),
+        json_schema=_schema(req.format),
+        timeout_s=limits.timeout_s,
+    )
+    extra = {
+        key: value
+        for key in ("min_p", "repeat_penalty", "presence_penalty", "frequency_penalty")
+        if (value := _number(options, key)) is not None
+    }
     return replace(params, **extra) if extra else params  # type: ignore[arg-type]
 
 
@@ -200,8 +241,9 @@ def template_kwargs(think: bool | str | None) -> dict[str, Any] | None:
     return thinking_kwargs(think)
 
 
-def to_messages(messages: Sequence[dict[str, Any]], *,
-                limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+def to_messages(
+    messages: Sequence[dict[str, Any]], *, limits: ImageLimits = DEFAULT_LIMITS
+) -> list[Message]:
     """Ollama chat messages as engine messages (tool results matched to their calls;
     pictures over ``limits`` are a 400)."""
     out: list[Message] = []
@@ -211,11 +253,13 @@ def to_messages(messages: Sequence[dict[str, Any]], *,
         content = message.get("content") or ""
         if not isinstance(content, str):
             raise InvalidRequest(f"{where}.content must be a string", param=f"messages.{i}.content")
-        attached = pictures(message.get("images"), f"{where}.images", f"messages.{i}.images",
-                            limits)
+        attached = pictures(
+            message.get("images"), f"{where}.images", f"messages.{i}.images", limits
+        )
         if attached and role != "user":
-            raise InvalidRequest(f"{where}: images go in user messages",
-                                 param=f"messages.{i}.images")
+            raise InvalidRequest(
+                f"{where}: images go in user messages", param=f"messages.{i}.images"
+            )
         if attached:
             out.append(Message("user", _marked(content, attached), images=attached))
         elif role in ("system", "user"):
@@ -223,38 +267,56 @@ def to_messages(messages: Sequence[dict[str, Any]], *,
         elif role == "assistant":
             raw_calls = message.get("tool_calls") or []
             if not isinstance(raw_calls, list):
-                raise InvalidRequest(f"{where}.tool_calls must be a list",
-                                     param=f"messages.{i}.tool_calls")
-            calls = tuple(_call(c, f"{where}.tool_calls[{j}]", f"call_{i}_{j}")
-                          for j, c in enumerate(raw_calls))
+                raise InvalidRequest(
+                    f"{where}.tool_calls must be a list", param=f"messages.{i}.tool_calls"
+                )
+            calls = tuple(
+                _call(c, f"{where}.tool_calls[{j}]", f"call_{i}_{j}")
+                for j, c in enumerate(raw_calls)
+            )
             pending += calls
             thinking = message.get("thinking")
-            out.append(Message("assistant", content, tool_calls=calls,
-                               reasoning=thinking if isinstance(thinking, str) else None))
+            out.append(
+                Message(
+                    "assistant",
+                    content,
+                    tool_calls=calls,
+                    reasoning=thinking if isinstance(thinking, str) else None,
+                )
+            )
         elif role == "tool":
             given = message.get("tool_name") or message.get("name")
             name = given if isinstance(given, str) else None
             match = next((c for c in pending if c.name == name), pending[0] if pending else None)
             if match is not None:
                 pending.remove(match)
-            out.append(Message("tool", content, tool_call_id=match.id if match else f"call_{i}",
-                               name=match.name if match else name))
+            out.append(
+                Message(
+                    "tool",
+                    content,
+                    tool_call_id=match.id if match else f"call_{i}",
+                    name=match.name if match else name,
+                )
+            )
         else:
-            raise InvalidRequest(f"{where}.role must be system, user, assistant or tool",
-                                 param=f"messages.{i}.role")
+            raise InvalidRequest(
+                f"{where}.role must be system, user, assistant or tool", param=f"messages.{i}.role"
+            )
     return out
 
 
-def pictures(value: object, where: str, param: str,
-             limits: ImageLimits = DEFAULT_LIMITS) -> tuple[Image, ...]:
+def pictures(
+    value: object, where: str, param: str, limits: ImageLimits = DEFAULT_LIMITS
+) -> tuple[Image, ...]:
     """Ollama's ``images``: a list of base64 pictures (none: an empty tuple)."""
     if value is None or value == []:
         return ()
     if not isinstance(value, list):
         raise InvalidRequest(f"{where} must be a list of base64 images", param=param)
-    return tuple(images.image_from_base64(v, where=f"{where}[{j}]", param=f"{param}.{j}",
-                                          limits=limits)
-                 for j, v in enumerate(value))
+    return tuple(
+        images.image_from_base64(v, where=f"{where}[{j}]", param=f"{param}.{j}", limits=limits)
+        for j, v in enumerate(value)
+    )
 
 
 def _marked(text: str, images: Sequence[Image]) -> str:
@@ -266,8 +328,10 @@ def _call(value: object, where: str, call_id: str) -> ToolCall:
     function = value.get("function") if isinstance(value, dict) else None
     name = function.get("name") if isinstance(function, dict) else None
     if not isinstance(function, dict) or not isinstance(name, str) or not name:
-        raise InvalidRequest(f"{where} must be {{'function': {{'name', 'arguments'}}}}",
-                             param=where.replace("[", ".").replace("]", ""))
+        raise InvalidRequest(
+            f"{where} must be {{'function': {{'name', 'arguments'}}}}",
+            param=where.replace("[", ".").replace("]", ""),
+        )
     arguments = function.get("arguments") or {}
     if isinstance(arguments, str):
         arguments = arguments_object(arguments)
@@ -282,15 +346,23 @@ def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, A
     for i, tool in enumerate(tools or ()):
         function = tool.get("function")
         if tool.get("type", "function") != "function" or not isinstance(function, dict):
-            raise InvalidRequest(f"tools[{i}] must be {{'type': 'function', 'function': …}}",
-                                 param=f"tools.{i}")
-        out.append(function_tool(function.get("name"), function.get("description"),
-                                 function.get("parameters"), f"tools[{i}].function"))
+            raise InvalidRequest(
+                f"tools[{i}] must be {{'type': 'function', 'function': …}}", param=f"tools.{i}"
+            )
+        out.append(
+            function_tool(
+                function.get("name"),
+                function.get("description"),
+                function.get("parameters"),
+                f"tools[{i}].function",
+            )
+        )
     return out or None
 
 
-def generate_messages(req: GenerateRequest, *,
-                      limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+def generate_messages(
+    req: GenerateRequest, *, limits: ImageLimits = DEFAULT_LIMITS
+) -> list[Message]:
     """A templated ``/api/generate`` prompt as a one-turn chat (``system`` first)."""
     out = [Message("system", req.system)] if req.system else []
     attached = pictures(req.images, "images", "images", limits)
@@ -302,15 +374,21 @@ def generate_messages(req: GenerateRequest, *,
 def refuse_generate(req: GenerateRequest) -> None:
     """A 400 naming a generate field we cannot honour."""
     if req.template:
-        raise InvalidRequest("a custom template is not supported; the model's own chat "
-                             "template is used (or send raw: true with a formatted prompt)",
-                             param="template")
+        raise InvalidRequest(
+            "a custom template is not supported; the model's own chat "
+            "template is used (or send raw: true with a formatted prompt)",
+            param="template",
+        )
     if req.context:
-        raise InvalidRequest("context (token ids of an earlier answer) is not supported; "
-                             "send the conversation to /api/chat", param="context")
+        raise InvalidRequest(
+            "context (token ids of an earlier answer) is not supported; "
+            "send the conversation to /api/chat",
+            param="context",
+        )
     if req.images and (req.raw or req.suffix is not None):
-        raise InvalidRequest("images need the model's chat template; send them without "
-                             "raw or suffix", param="images")
+        raise InvalidRequest(
+            "images need the model's chat template; send them without raw or suffix", param="images"
+        )
 
 
 # ---------------------------------------------------------------- engine → responses
@@ -333,23 +411,27 @@ def stats(final: Chunk) -> dict[str, int]:
 
     def dur(seconds: float) -> int:
         return int(seconds * ns)
+
     prompt = timings.prompt_s if timings else 0.0
     generation = timings.generation_s if timings else 0.0
     load = timings.load_s if timings else 0.0
     queue = timings.queue_s if timings else 0.0
-    return {"total_duration": dur(load + queue + prompt + generation),
-            "load_duration": dur(load),
-            "prompt_eval_count": usage.prompt_tokens if usage else 0,
-            "prompt_eval_duration": dur(prompt),
-            "eval_count": usage.completion_tokens if usage else 0,
-            "eval_duration": dur(generation)}
+    return {
+        "total_duration": dur(load + queue + prompt + generation),
+        "load_duration": dur(load),
+        "prompt_eval_count": usage.prompt_tokens if usage else 0,
+        "prompt_eval_duration": dur(prompt),
+        "eval_count": usage.completion_tokens if usage else 0,
+        "eval_duration": dur(generation),
+    }
 
 
 def tool_calls_out(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
     """Tool calls in Ollama's shape (arguments as an object)."""
-    return [{"function": {"index": n, "name": c.name,
-                          "arguments": arguments_object(c.arguments)}}
-            for n, c in enumerate(calls)]
+    return [
+        {"function": {"index": n, "name": c.name, "arguments": arguments_object(c.arguments)}}
+        for n, c in enumerate(calls)
+    ]
 
 
 def line(body: dict[str, Any]) -> bytes:
@@ -362,13 +444,21 @@ def describe(model: str, info: dict[str, Any]) -> dict[str, Any]:
     size = int(info.get("file_bytes") or 0)
     digest = hashlib.sha256(f"{model}\0{size}\0{info.get('modified', 0)}".encode()).hexdigest()
     arch = str(info.get("architecture") or "")
-    return {"name": model, "model": model,
-            "modified_at": timestamp(float(info.get("modified") or 0)),
-            "size": size, "digest": digest,
-            "details": {"parent_model": "", "format": "gguf", "family": arch,
-                        "families": [arch] if arch else None,
-                        "parameter_size": _parameter_size(int(info.get("parameters") or 0)),
-                        "quantization_level": info.get("file_type") or ""}}
+    return {
+        "name": model,
+        "model": model,
+        "modified_at": timestamp(float(info.get("modified") or 0)),
+        "size": size,
+        "digest": digest,
+        "details": {
+            "parent_model": "",
+            "format": "gguf",
+            "family": arch,
+            "families": [arch] if arch else None,
+            "parameter_size": _parameter_size(int(info.get("parameters") or 0)),
+            "quantization_level": info.get("file_type") or "",
+        },
+    }
 
 
 def _parameter_size(count: int) -> str:
@@ -383,17 +473,32 @@ def show(model: str, info: dict[str, Any]) -> dict[str, Any]:
     arch = str(info.get("architecture") or "")
     listed = describe(model, info)
     kind = info.get("kind", "chat")
-    capabilities = ["embedding"] if kind == "embedding" else \
-        (["completion", "tools", "thinking"] if info.get("reasoning")
-         else ["completion", "tools"]) if kind == "chat" else []
+    capabilities = (
+        ["embedding"]
+        if kind == "embedding"
+        else (
+            ["completion", "tools", "thinking"]
+            if info.get("reasoning")
+            else ["completion", "tools"]
+        )
+        if kind == "chat"
+        else []
+    )
     if info.get("vision"):
         capabilities.insert(1, "vision")  # Ollama's order: completion, vision, tools…
-    model_info = {"general.architecture": arch,
-                  "general.parameter_count": int(info.get("parameters") or 0)}
+    model_info = {
+        "general.architecture": arch,
+        "general.parameter_count": int(info.get("parameters") or 0),
+    }
     for key in ("context_length", "embedding_length", "block_count"):
         if info.get(key):
             model_info[f"{arch}.{key}"] = int(info[key])
-    return {"modelfile": f"# served by EdgeDesk from a GGUF file\nFROM {model}\n",
-            "parameters": "", "template": info.get("chat_template") or "",
-            "details": listed["details"], "model_info": model_info,
-            "capabilities": capabilities, "modified_at": listed["modified_at"]}
+    return {
+        "modelfile": f"# served by EdgeDesk from a GGUF file\nFROM {model}\n",
+        "parameters": "",
+        "template": info.get("chat_template") or "",
+        "details": listed["details"],
+        "model_info": model_info,
+        "capabilities": capabilities,
+        "modified_at": listed["modified_at"],
+    }

@@ -30,18 +30,31 @@ def relevance(score: float) -> float:
     return small / (1.0 + small)
 
 
-def rerank_response(*, request_id: str, model: str, texts: Sequence[str],
-                    scores: Sequence[float], top_n: int | None, return_documents: bool,
-                    tokens: int) -> schemas.RerankResponse:
+def rerank_response(
+    *,
+    request_id: str,
+    model: str,
+    texts: Sequence[str],
+    scores: Sequence[float],
+    top_n: int | None,
+    return_documents: bool,
+    tokens: int,
+) -> schemas.RerankResponse:
     """Results best first (ties keep request order), cut to ``top_n``."""
     order = sorted(range(len(scores)), key=lambda i: -scores[i])[:top_n]
     return schemas.RerankResponse(
-        id=request_id, model=model,
+        id=request_id,
+        model=model,
         usage=schemas.RerankUsage(prompt_tokens=tokens, total_tokens=tokens),
-        results=[schemas.RerankResult(index=i, relevance_score=relevance(scores[i]),
-                                      document=schemas.RerankDocumentOut(text=texts[i])
-                                      if return_documents else None)
-                 for i in order])
+        results=[
+            schemas.RerankResult(
+                index=i,
+                relevance_score=relevance(scores[i]),
+                document=schemas.RerankDocumentOut(text=texts[i]) if return_documents else None,
+            )
+            for i in order
+        ],
+    )
 
 
 # ---------------------------------------------------------------- engine → responses
@@ -58,17 +71,23 @@ def usage_out(usage: Usage | None) -> schemas.UsageOut:
     """Usage in OpenAI's shape."""
     u = usage or Usage()
     return schemas.UsageOut(
-        prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+        prompt_tokens=u.prompt_tokens,
+        completion_tokens=u.completion_tokens,
         total_tokens=u.total_tokens,
-        prompt_tokens_details=schemas.PromptTokensDetails(cached_tokens=u.cached_tokens))
+        prompt_tokens_details=schemas.PromptTokensDetails(cached_tokens=u.cached_tokens),
+    )
 
 
 def tool_calls_out(calls: Sequence[ToolCall]) -> list[schemas.ToolCallOut] | None:
     """Tool calls in OpenAI's shape (None when there are none)."""
     if not calls:
         return None
-    return [schemas.ToolCallOut(id=c.id, function=schemas.FunctionCallOut(
-        name=c.name, arguments=c.arguments)) for c in calls]
+    return [
+        schemas.ToolCallOut(
+            id=c.id, function=schemas.FunctionCallOut(name=c.name, arguments=c.arguments)
+        )
+        for c in calls
+    ]
 
 
 def split_answer(text: str, tools: Sequence[dict[str, Any]] | None) -> ParsedAnswer:
@@ -86,16 +105,24 @@ def chat_logprobs(logprobs: Sequence[TokenLogprob] | None) -> schemas.ChatLogpro
     """Chat ``logprobs`` for the sampled tokens (None when they were not asked for)."""
     if logprobs is None:
         return None
-    return schemas.ChatLogprobs(content=[
-        schemas.TokenLogprobOut(
-            token=lp.token, logprob=lp.logprob, bytes=_bytes(lp.token),
-            top_logprobs=[schemas.TopLogprob(token=t, logprob=v, bytes=_bytes(t))
-                          for t, v in lp.top])
-        for lp in logprobs])
+    return schemas.ChatLogprobs(
+        content=[
+            schemas.TokenLogprobOut(
+                token=lp.token,
+                logprob=lp.logprob,
+                bytes=_bytes(lp.token),
+                top_logprobs=[
+                    schemas.TopLogprob(token=t, logprob=v, bytes=_bytes(t)) for t, v in lp.top
+                ],
+            )
+            for lp in logprobs
+        ]
+    )
 
 
-def completion_logprobs(logprobs: Sequence[TokenLogprob] | None, offset: int = 0
-                        ) -> schemas.CompletionLogprobs | None:
+def completion_logprobs(
+    logprobs: Sequence[TokenLogprob] | None, offset: int = 0
+) -> schemas.CompletionLogprobs | None:
     """Legacy completion ``logprobs``; ``offset`` is where these tokens start in the text."""
     if logprobs is None:
         return None
@@ -107,45 +134,97 @@ def completion_logprobs(logprobs: Sequence[TokenLogprob] | None, offset: int = 0
         tokens=[lp.token for lp in logprobs],
         token_logprobs=[lp.logprob for lp in logprobs],
         top_logprobs=[dict(lp.top) for lp in logprobs],
-        text_offset=offsets)
+        text_offset=offsets,
+    )
 
 
-def chat_completion(*, request_id: str, model: str, created: int, text: str, reasoning: str,
-                    final: Chunk, tools: Sequence[dict[str, Any]] | None,
-                    logprobs: Sequence[TokenLogprob] | None = None) -> schemas.ChatCompletion:
+def chat_completion(
+    *,
+    request_id: str,
+    model: str,
+    created: int,
+    text: str,
+    reasoning: str,
+    final: Chunk,
+    tools: Sequence[dict[str, Any]] | None,
+    logprobs: Sequence[TokenLogprob] | None = None,
+) -> schemas.ChatCompletion:
     """A whole chat answer (``logprobs`` None: not asked for)."""
     answer = split_answer(text, tools)
     message = schemas.ChatMessageOut(
         content=answer.content if answer.content or not answer.tool_calls else None,
-        reasoning_content=reasoning or None, tool_calls=tool_calls_out(answer.tool_calls))
+        reasoning_content=reasoning or None,
+        tool_calls=tool_calls_out(answer.tool_calls),
+    )
     return schemas.ChatCompletion(
-        id=request_id, created=created, model=model, usage=usage_out(final.usage),
-        choices=[schemas.ChatChoice(message=message, logprobs=chat_logprobs(logprobs),
-                                    finish_reason=finish_reason(final, answer.tool_calls))])
+        id=request_id,
+        created=created,
+        model=model,
+        usage=usage_out(final.usage),
+        choices=[
+            schemas.ChatChoice(
+                message=message,
+                logprobs=chat_logprobs(logprobs),
+                finish_reason=finish_reason(final, answer.tool_calls),
+            )
+        ],
+    )
 
 
-def text_completion(*, request_id: str, model: str, created: int, text: str,
-                    final: Chunk, logprobs: Sequence[TokenLogprob] | None = None
-                    ) -> schemas.Completion:
+def text_completion(
+    *,
+    request_id: str,
+    model: str,
+    created: int,
+    text: str,
+    final: Chunk,
+    logprobs: Sequence[TokenLogprob] | None = None,
+) -> schemas.Completion:
     """A whole text completion (``logprobs`` None: not asked for)."""
     return schemas.Completion(
-        id=request_id, created=created, model=model, usage=usage_out(final.usage),
-        choices=[schemas.CompletionChoice(text=text, finish_reason=finish_reason(final),
-                                          logprobs=completion_logprobs(logprobs))])
+        id=request_id,
+        created=created,
+        model=model,
+        usage=usage_out(final.usage),
+        choices=[
+            schemas.CompletionChoice(
+                text=text,
+                finish_reason=finish_reason(final),
+                logprobs=completion_logprobs(logprobs),
+            )
+        ],
+    )
 
 
-def chat_delta(*, request_id: str, model: str, created: int, delta: dict[str, Any],
-               finish: str | None = None, usage: schemas.UsageOut | None = None,
-               with_usage_field: bool = False,
-               logprobs: Sequence[TokenLogprob] | None = None) -> dict[str, Any]:
+def chat_delta(
+    *,
+    request_id: str,
+    model: str,
+    created: int,
+    delta: dict[str, Any],
+    finish: str | None = None,
+    usage: schemas.UsageOut | None = None,
+    with_usage_field: bool = False,
+    logprobs: Sequence[TokenLogprob] | None = None,
+) -> dict[str, Any]:
     """One ``chat.completion.chunk`` event body."""
     lp = chat_logprobs(logprobs)
     body: dict[str, Any] = {
-        "id": request_id, "object": "chat.completion.chunk", "created": created,
-        "model": model, "system_fingerprint": None,
-        "choices": [] if usage is not None else
-        [{"index": 0, "delta": delta, "logprobs": lp.model_dump() if lp else None,
-          "finish_reason": finish}],
+        "id": request_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "system_fingerprint": None,
+        "choices": []
+        if usage is not None
+        else [
+            {
+                "index": 0,
+                "delta": delta,
+                "logprobs": lp.model_dump() if lp else None,
+                "finish_reason": finish,
+            }
+        ],
     }
     if usage is not None or with_usage_field:
         body["usage"] = usage.model_dump() if usage is not None else None
@@ -164,21 +243,45 @@ def chunk_delta(chunk: Chunk) -> dict[str, Any]:
 
 def tool_call_deltas(calls: Sequence[ToolCall]) -> dict[str, Any]:
     """A delta carrying whole tool calls (sent once, when the answer is complete)."""
-    return {"tool_calls": [
-        {"index": i, "id": c.id, "type": "function",
-         "function": {"name": c.name, "arguments": c.arguments}}
-        for i, c in enumerate(calls)]}
+    return {
+        "tool_calls": [
+            {
+                "index": i,
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
+            for i, c in enumerate(calls)
+        ]
+    }
 
 
-def completion_delta(*, request_id: str, model: str, created: int, text: str,
-                     finish: str | None = None, usage: schemas.UsageOut | None = None,
-                     logprobs: schemas.CompletionLogprobs | None = None) -> dict[str, Any]:
+def completion_delta(
+    *,
+    request_id: str,
+    model: str,
+    created: int,
+    text: str,
+    finish: str | None = None,
+    usage: schemas.UsageOut | None = None,
+    logprobs: schemas.CompletionLogprobs | None = None,
+) -> dict[str, Any]:
     """One streamed ``text_completion`` event body."""
     body: dict[str, Any] = {
-        "id": request_id, "object": "text_completion", "created": created, "model": model,
-        "choices": [] if usage is not None else
-        [{"index": 0, "text": text, "logprobs": logprobs.model_dump() if logprobs else None,
-          "finish_reason": finish}],
+        "id": request_id,
+        "object": "text_completion",
+        "created": created,
+        "model": model,
+        "choices": []
+        if usage is not None
+        else [
+            {
+                "index": 0,
+                "text": text,
+                "logprobs": logprobs.model_dump() if logprobs else None,
+                "finish_reason": finish,
+            }
+        ],
     }
     if usage is not None:
         body["usage"] = usage.model_dump()
@@ -197,11 +300,13 @@ def encode_embedding(vector: Sequence[float], encoding: str) -> list[float] | st
     return list(vector)
 
 
-def error_body(message: str, *, type_: str, code: str | None, param: str | None = None
-               ) -> dict[str, Any]:
+def error_body(
+    message: str, *, type_: str, code: str | None, param: str | None = None
+) -> dict[str, Any]:
     """The OpenAI error envelope."""
-    return schemas.ErrorBody(error=schemas.ErrorDetail(message=message, type=type_, param=param,
-                                                       code=code)).model_dump()
+    return schemas.ErrorBody(
+        error=schemas.ErrorDetail(message=message, type=type_, param=param, code=code)
+    ).model_dump()
 
 
 def stream_error(message: str, *, type_: str, code: str | None) -> bytes:

@@ -45,18 +45,24 @@ def _text_of(content: str | list[schemas.ContentPart] | None, index: int) -> str
             hint = " (image parts go in user messages)" if part.type == "image_url" else ""
             raise InvalidRequest(
                 f"messages[{index}]: content part type '{part.type}' is not supported; "
-                f"send text or image_url parts{hint}", param=f"messages.{index}.content")
+                f"send text or image_url parts{hint}",
+                param=f"messages.{index}.content",
+            )
         parts.append(part.text)
     return "".join(parts)
 
 
-def _content_of(message: schemas.ChatMessageIn, index: int,
-                limits: ImageLimits) -> tuple[str, tuple[Image, ...]]:
+def _content_of(
+    message: schemas.ChatMessageIn, index: int, limits: ImageLimits
+) -> tuple[str, tuple[Image, ...]]:
     """A message's text and pictures: ``image_url`` parts of a user message become
     images, each marked in the text where its part stood."""
     content = message.content
-    if message.role != "user" or not isinstance(content, list) or \
-            not any(p.type == "image_url" for p in content):
+    if (
+        message.role != "user"
+        or not isinstance(content, list)
+        or not any(p.type == "image_url" for p in content)
+    ):
         return _text_of(content, index), ()
     pieces: list[str | Image] = []
     for j, part in enumerate(content):
@@ -64,30 +70,43 @@ def _content_of(message: schemas.ChatMessageIn, index: int,
         if part.type == "image_url":
             given = part.image_url
             url = given.url if isinstance(given, schemas.ImageURL) else given
-            pieces.append(images.image_from_url(url, where=where, param=param + ".image_url",
-                                                limits=limits))
+            pieces.append(
+                images.image_from_url(url, where=where, param=param + ".image_url", limits=limits)
+            )
         else:
             pieces.append(_text_of([part], index))
     return images.joined(pieces)
 
 
-def to_messages(messages: Sequence[schemas.ChatMessageIn], *,
-                limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+def to_messages(
+    messages: Sequence[schemas.ChatMessageIn], *, limits: ImageLimits = DEFAULT_LIMITS
+) -> list[Message]:
     """The conversation as engine messages (``developer`` is treated as ``system``);
     pictures over ``limits`` are a 400."""
     out: list[Message] = []
     for i, m in enumerate(messages):
         role = "system" if m.role == "developer" else m.role
         if role == "tool" and not m.tool_call_id:
-            raise InvalidRequest(f"messages[{i}]: a tool message needs tool_call_id",
-                                 param=f"messages.{i}.tool_call_id")
+            raise InvalidRequest(
+                f"messages[{i}]: a tool message needs tool_call_id",
+                param=f"messages.{i}.tool_call_id",
+            )
         calls = tuple(
             ToolCall(c.id, c.function.name, _checked_arguments(c.function.arguments, i))
-            for c in m.tool_calls or ())
+            for c in m.tool_calls or ()
+        )
         text, pictures = _content_of(m, i, limits)
-        out.append(Message(role, text, name=m.name,
-                           tool_call_id=m.tool_call_id, tool_calls=calls,
-                           reasoning=m.reasoning_content, images=pictures))
+        out.append(
+            Message(
+                role,
+                text,
+                name=m.name,
+                tool_call_id=m.tool_call_id,
+                tool_calls=calls,
+                reasoning=m.reasoning_content,
+                images=pictures,
+            )
+        )
     return out
 
 
@@ -99,7 +118,8 @@ def _checked_arguments(arguments: str, index: int) -> str:
     if not isinstance(value, dict):
         raise InvalidRequest(
             f"messages[{index}]: tool call arguments must be a JSON object in a string",
-            param=f"messages.{index}.tool_calls")
+            param=f"messages.{index}.tool_calls",
+        )
     return arguments or "{}"
 
 
@@ -116,10 +136,15 @@ def _refuse_unsupported(req: schemas.ChatCompletionRequest | schemas.CompletionR
     if isinstance(req, schemas.ChatCompletionRequest):
         if req.top_logprobs is not None and not req.logprobs:
             raise InvalidRequest("top_logprobs needs logprobs: true", param="top_logprobs")
-        if forced_tools(req) and req.response_format is not None \
-                and req.response_format.type != "text":
-            raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
-                                 "response_format", param="tool_choice")
+        if (
+            forced_tools(req)
+            and req.response_format is not None
+            and req.response_format.type != "text"
+        ):
+            raise InvalidRequest(
+                "a forced tool_choice cannot be combined with a JSON response_format",
+                param="tool_choice",
+            )
     if isinstance(req, schemas.CompletionRequest):
         if req.echo:
             raise InvalidRequest("echo is not supported", param="echo")
@@ -133,13 +158,15 @@ def _json_schema(fmt: schemas.ResponseFormat | None) -> str | None:
     if fmt.type == "json_object":
         return json.dumps({"type": "object"})
     if fmt.json_schema is None or fmt.json_schema.schema_ is None:
-        raise InvalidRequest("response_format json_schema needs json_schema.schema",
-                             param="response_format")
+        raise InvalidRequest(
+            "response_format json_schema needs json_schema.schema", param="response_format"
+        )
     return json.dumps(fmt.json_schema.schema_)
 
 
-def sampling_params(req: schemas.ChatCompletionRequest | schemas.CompletionRequest,
-                    limits: Limits) -> GenerationParams:
+def sampling_params(
+    req: schemas.ChatCompletionRequest | schemas.CompletionRequest, limits: Limits
+) -> GenerationParams:
     """Generation parameters for a request, with OpenAI's defaults and our limits."""
     _refuse_unsupported(req)
     if isinstance(req, schemas.ChatCompletionRequest):
@@ -165,12 +192,12 @@ def sampling_params(req: schemas.ChatCompletionRequest | schemas.CompletionReque
 
 
 # Template variables render_chat sets itself; a request may not replace them.
-RESERVED_TEMPLATE_VARIABLES = frozenset({"messages", "tools", "add_generation_prompt",
-                                         "bos_token", "eos_token"})
+RESERVED_TEMPLATE_VARIABLES = frozenset(
+    {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"}
+)
 # OpenAI's reasoning_effort as the templates' switch: "none" and "minimal" turn thinking
 # off (GLM and Qwen-style templates have no partial setting); the rest leave it on.
-THINKING_BY_EFFORT = {"none": False, "minimal": False, "low": True, "medium": True,
-                      "high": True}
+THINKING_BY_EFFORT = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
 
 
 def template_kwargs(req: schemas.ChatCompletionRequest) -> dict[str, Any] | None:
@@ -178,8 +205,10 @@ def template_kwargs(req: schemas.ChatCompletionRequest) -> dict[str, Any] | None
     kwargs = dict(req.chat_template_kwargs or {})
     reserved = sorted(RESERVED_TEMPLATE_VARIABLES & kwargs.keys())
     if reserved:
-        raise InvalidRequest(f"chat_template_kwargs cannot set {', '.join(reserved)}; "
-                             "send those as request fields", param="chat_template_kwargs")
+        raise InvalidRequest(
+            f"chat_template_kwargs cannot set {', '.join(reserved)}; send those as request fields",
+            param="chat_template_kwargs",
+        )
     if req.reasoning_effort is not None:
         wanted = THINKING_BY_EFFORT[req.reasoning_effort]
         given = kwargs.setdefault("enable_thinking", wanted)
@@ -187,7 +216,8 @@ def template_kwargs(req: schemas.ChatCompletionRequest) -> dict[str, Any] | None
             raise InvalidRequest(
                 f"reasoning_effort '{req.reasoning_effort}' contradicts "
                 f"chat_template_kwargs.enable_thinking={json.dumps(given)}; send one of them",
-                param="reasoning_effort")
+                param="reasoning_effort",
+            )
     return kwargs or None
 
 
@@ -207,13 +237,17 @@ def forced_call_schema(tools: Sequence[dict[str, Any]]) -> str:
     options = []
     for tool in tools:
         function = tool["function"]
-        options.append({
-            "type": "object",
-            "properties": {"name": {"const": function["name"]},
-                           "arguments": function.get("parameters") or {"type": "object"}},
-            "required": ["name", "arguments"],
-            "additionalProperties": False,
-        })
+        options.append(
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"const": function["name"]},
+                    "arguments": function.get("parameters") or {"type": "object"},
+                },
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
     return json.dumps(options[0] if len(options) == 1 else {"anyOf": options})
 
 
@@ -253,8 +287,9 @@ def tools_for_engine(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]]
         name = req.tool_choice.function.name
         tools = [t for t in tools if t["function"]["name"] == name]
         if not tools:
-            raise InvalidRequest(f"tool_choice names '{name}', which is not in tools",
-                                 param="tool_choice")
+            raise InvalidRequest(
+                f"tool_choice names '{name}', which is not in tools", param="tool_choice"
+            )
     return tools
 
 
@@ -263,8 +298,7 @@ def tool_names(tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
     return {t["function"]["name"]: t["function"].get("parameters") for t in tools or ()}
 
 
-def completion_prompt(prompt: str | list[str] | list[int] | list[list[int]]
-                      ) -> str | list[int]:
+def completion_prompt(prompt: str | list[str] | list[int] | list[list[int]]) -> str | list[int]:
     """The one prompt of a completion request: text, or token ids to detokenize."""
     if isinstance(prompt, str):
         return prompt
@@ -278,8 +312,7 @@ def completion_prompt(prompt: str | list[str] | list[int] | list[list[int]]
     return only if isinstance(only, str) else [int(t) for t in only]  # type: ignore[union-attr]
 
 
-def embedding_inputs(value: str | list[str] | list[int] | list[list[int]]
-                     ) -> list[str | list[int]]:
+def embedding_inputs(value: str | list[str] | list[int] | list[list[int]]) -> list[str | list[int]]:
     """Each input to embed: a text, or token ids to detokenize first."""
     if isinstance(value, str):
         return [value]
@@ -293,12 +326,16 @@ def embedding_inputs(value: str | list[str] | list[int] | list[list[int]]
 def rerank_texts(documents: Sequence[str | schemas.RerankDocument]) -> list[str]:
     """The texts to rank, refusing an empty or oversized list with the field named."""
     if not documents:
-        raise InvalidRequest("documents is empty; send at least one document to rank",
-                             param="documents")
+        raise InvalidRequest(
+            "documents is empty; send at least one document to rank", param="documents"
+        )
     if len(documents) > MAX_RERANK_DOCUMENTS:
-        raise InvalidRequest(f"documents has {len(documents)} items but at most "
-                             f"{MAX_RERANK_DOCUMENTS} can be ranked in one request; "
-                             "split them or pre-filter", param="documents")
+        raise InvalidRequest(
+            f"documents has {len(documents)} items but at most "
+            f"{MAX_RERANK_DOCUMENTS} can be ranked in one request; "
+            "split them or pre-filter",
+            param="documents",
+        )
     return [d if isinstance(d, str) else d.text for d in documents]
 
 
@@ -307,6 +344,8 @@ def check_reranker(model: str, kind: str, pooling: int | None) -> None:
     if kind == "reranker" and pooling in (None, 4):
         return
     name = POOLING_NAMES.get(pooling, str(pooling)) if pooling is not None else "none"
-    raise InvalidRequest(f"model {model} is not a reranking model ({kind}, pooling type "
-                         f"{name}); use a bge-reranker GGUF such as bge-reranker-v2-m3",
-                         param="model")
+    raise InvalidRequest(
+        f"model {model} is not a reranking model ({kind}, pooling type "
+        f"{name}); use a bge-reranker GGUF such as bge-reranker-v2-m3",
+        param="model",
+    )

@@ -33,8 +33,12 @@ router = APIRouter()
 # ---------------------------------------------------------------- models, health, metrics
 
 
-@router.get("/v1/models", response_model=schemas.ModelList, responses=ERROR_RESPONSES,
-            response_model_exclude_none=True)
+@router.get(
+    "/v1/models",
+    response_model=schemas.ModelList,
+    responses=ERROR_RESPONSES,
+    response_model_exclude_none=True,
+)
 def list_models(services: ServicesDep) -> schemas.ModelList:
     """Every model a request may name; a loaded local one says where it runs."""
     placed = {m.model_id: m.report.placement for m in services.scheduler.loaded()}
@@ -44,8 +48,11 @@ def list_models(services: ServicesDep) -> schemas.ModelList:
         if where is None:
             return None
         return schemas.EdgeDeskModelInfo(
-            placement=where.describe(), layers_total=where.layers_total,
-            layers_offloaded=where.layers_offloaded, devices=list(where.devices))
+            placement=where.describe(),
+            layers_total=where.layers_total,
+            layers_offloaded=where.layers_offloaded,
+            devices=list(where.devices),
+        )
 
     def capabilities(model_id: str) -> list[str] | None:
         # "vision" only for what is known to see (a local model with a projector): a
@@ -56,28 +63,37 @@ def list_models(services: ServicesDep) -> schemas.ModelList:
             return None  # listed for what it is; a request to it says what is wrong
         return ["completion", "vision"] if sees else None
 
-    return schemas.ModelList(data=[schemas.ModelCard(id=m, capabilities=capabilities(m),
-                                                     edgedesk=info(m))
-                                   for m in services.models.ids()])
+    return schemas.ModelList(
+        data=[
+            schemas.ModelCard(id=m, capabilities=capabilities(m), edgedesk=info(m))
+            for m in services.models.ids()
+        ]
+    )
 
 
 @router.get("/health", response_model=schemas.Health)
 def health(services: ServicesDep) -> schemas.Health:
     """Liveness and load, without authentication."""
     sched = services.scheduler
-    return schemas.Health(busy=sched.busy, queue_depth=sched.queue_depth,
-                          loaded_models=[m.model_id for m in sched.loaded()])
+    return schemas.Health(
+        busy=sched.busy,
+        queue_depth=sched.queue_depth,
+        loaded_models=[m.model_id for m in sched.loaded()],
+    )
 
 
 @router.get("/metrics", response_class=PlainTextResponse, responses=ERROR_RESPONSES)
-def metrics(services: ServicesDep, fmt: str = Query("prometheus", alias="format",
-                                                    pattern="^(prometheus|json)$")) -> Response:
+def metrics(
+    services: ServicesDep,
+    fmt: str = Query("prometheus", alias="format", pattern="^(prometheus|json)$"),
+) -> Response:
     """Prometheus text exposition, or the same figures as JSON with ``?format=json``."""
     gauges = gauges_from(services.scheduler)
     if fmt == "json":
         return JSONResponse(services.metrics.snapshot(gauges))
-    return PlainTextResponse(services.metrics.render(gauges),
-                             media_type="text/plain; version=0.0.4; charset=utf-8")
+    return PlainTextResponse(
+        services.metrics.render(gauges), media_type="text/plain; version=0.0.4; charset=utf-8"
+    )
 
 
 # ---------------------------------------------------------------- chat and text completions
@@ -92,15 +108,23 @@ class ChatAnswer:
 
     media_type = SSE
 
-    def __init__(self, body: schemas.ChatCompletionRequest, request_id: str,
-                 tools: list[dict[str, Any]] | None,
-                 cached: tuple[LRUCache[dict[str, Any]], str] | None) -> None:
+    def __init__(
+        self,
+        body: schemas.ChatCompletionRequest,
+        request_id: str,
+        tools: list[dict[str, Any]] | None,
+        cached: tuple[LRUCache[dict[str, Any]], str] | None,
+    ) -> None:
         self._body, self._id, self._tools, self._cached = body, request_id, tools, cached
         self._created = int(time.time())
         self._logprobs = bool(body.logprobs)
         self._include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        self._events = ChatEvents(request_id=request_id, model=body.model,
-                                  created=self._created, include_usage=self._include_usage)
+        self._events = ChatEvents(
+            request_id=request_id,
+            model=body.model,
+            created=self._created,
+            include_usage=self._include_usage,
+        )
         self._pending: list[TokenLogprob] = []  # logprobs of tokens whose text is not sent yet
 
     def _event(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -145,9 +169,15 @@ class ChatAnswer:
     def whole(self, answer: WholeAnswer) -> JSONResponse:
         """The ``chat.completion`` object (kept in the response cache when it may be)."""
         result = openai.chat_completion(
-            request_id=self._id, model=self._body.model, created=self._created,
-            text=answer.text, reasoning=answer.reasoning, final=answer.final,
-            tools=self._tools, logprobs=answer.logprobs if self._body.logprobs else None)
+            request_id=self._id,
+            model=self._body.model,
+            created=self._created,
+            text=answer.text,
+            reasoning=answer.reasoning,
+            final=answer.final,
+            tools=self._tools,
+            logprobs=answer.logprobs if self._body.logprobs else None,
+        )
         data = result.model_dump(mode="json")
         if self._cached is not None and answer.final.finish_reason in ("stop", "length"):
             self._cached[0].put(self._cached[1], data)
@@ -157,8 +187,9 @@ class ChatAnswer:
         """Nothing to do once the answer is out."""
 
 
-@router.post("/v1/chat/completions", response_model=schemas.ChatCompletion,
-             responses=ERROR_RESPONSES)
+@router.post(
+    "/v1/chat/completions", response_model=schemas.ChatCompletion, responses=ERROR_RESPONSES
+)
 async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -> Any:
     """OpenAI chat completions, streamed (SSE) or whole."""
     services, info = call.services, call.info
@@ -180,11 +211,18 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
             services.metrics.cache_event("response", hit is not None)
             if hit is not None:
                 return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
-    stream = services.scheduler.stream_chat(body.model, messages, params, call.cancel, tools,
-                                            template_kwargs)
+    stream = services.scheduler.stream_chat(
+        body.model, messages, params, call.cancel, tools, template_kwargs
+    )
     answer = ChatAnswer(body, "chatcmpl-" + info.request_id, tools, cached)
-    return await generate(call, stream, answer, streamed=bool(body.stream), tools=tools,
-                          forced=openai_requests.forced_tools(body) is not None)
+    return await generate(
+        call,
+        stream,
+        answer,
+        streamed=bool(body.stream),
+        tools=tools,
+        forced=openai_requests.forced_tools(body) is not None,
+    )
 
 
 def _detokenize(services: Services, model: str, tokens: list[int]) -> str:
@@ -195,6 +233,7 @@ def _detokenize(services: Services, model: str, tokens: list[int]) -> str:
             raise  # the engine's own message (an id outside the vocabulary, a remote)
         except Exception as exc:  # out-of-vocabulary ids
             raise InvalidRequest(f"token ids are not valid for {model}: {exc}") from None
+
     return services.scheduler.with_engine(model, work)
 
 
@@ -207,8 +246,9 @@ class CompletionAnswer:
         self._body, self._id = body, request_id
         self._created = int(time.time())
         self._logprobs = body.logprobs is not None
-        self._events = CompletionEvents(request_id=request_id, model=body.model,
-                                        created=self._created)
+        self._events = CompletionEvents(
+            request_id=request_id, model=body.model, created=self._created
+        )
         self._offset = 0  # where the next piece's text starts in the whole completion
 
     def opening(self) -> bytes:
@@ -240,9 +280,13 @@ class CompletionAnswer:
     def whole(self, answer: WholeAnswer) -> schemas.Completion:
         """The ``text_completion`` object."""
         return openai.text_completion(
-            request_id=self._id, model=self._body.model, created=self._created,
-            text=answer.text, final=answer.final,
-            logprobs=answer.logprobs if self._logprobs else None)
+            request_id=self._id,
+            model=self._body.model,
+            created=self._created,
+            text=answer.text,
+            final=answer.final,
+            logprobs=answer.logprobs if self._logprobs else None,
+        )
 
     def finished(self) -> None:
         """Nothing to do once the answer is out."""
@@ -258,8 +302,9 @@ async def completions(body: schemas.CompletionRequest, call: CallDep) -> Any:
     if isinstance(prompt, list):
         prompt = await anyio.to_thread.run_sync(_detokenize, services, body.model, prompt)
     if body.suffix is not None:  # fill-in-the-middle: the prompt is the prefix
-        stream = services.scheduler.stream_infill(body.model, prompt, body.suffix, params,
-                                                  call.cancel)
+        stream = services.scheduler.stream_infill(
+            body.model, prompt, body.suffix, params, call.cancel
+        )
     else:
         stream = services.scheduler.stream_completion(body.model, prompt, params, call.cancel)
     answer = CompletionAnswer(body, "cmpl-" + call.info.request_id)
@@ -274,40 +319,55 @@ async def embeddings(body: schemas.EmbeddingRequest, call: CallDep) -> schemas.E
     """OpenAI embeddings: texts or token ids, floats or base64."""
     call.check_model(body.model)
     if body.dimensions is not None:
-        raise InvalidRequest("dimensions is not supported; the model's own width is used",
-                             param="dimensions")
+        raise InvalidRequest(
+            "dimensions is not supported; the model's own width is used", param="dimensions"
+        )
     inputs = openai_requests.embedding_inputs(body.input)
     if any(isinstance(i, str) and not i for i in inputs):
         raise InvalidRequest("input must not contain empty strings", param="input")
     vectors, tokens = await anyio.to_thread.run_sync(embed, call.services, body.model, inputs)
     call.info.tokens_in = tokens
     return schemas.EmbeddingList(
-        model=body.model, usage=schemas.UsageOut(prompt_tokens=tokens, total_tokens=tokens),
-        data=[schemas.EmbeddingItem(index=i, embedding=openai.encode_embedding(
-            v, body.encoding_format)) for i, v in enumerate(vectors)])
+        model=body.model,
+        usage=schemas.UsageOut(prompt_tokens=tokens, total_tokens=tokens),
+        data=[
+            schemas.EmbeddingItem(
+                index=i, embedding=openai.encode_embedding(v, body.encoding_format)
+            )
+            for i, v in enumerate(vectors)
+        ],
+    )
 
 
 # ---------------------------------------------------------------- rerank
 
 
-def _rerank(services: Services, model: str, query: str, texts: list[str]
-            ) -> tuple[list[float], int]:
+def _rerank(
+    services: Services, model: str, query: str, texts: list[str]
+) -> tuple[list[float], int]:
     """Scores for ``texts`` and the tokens read, in one turn of the scheduler's gate."""
+
     def work(engine: Engine) -> tuple[list[float], int]:
         scores: list[float] = engine.rerank(query, texts)
         # Each pair is query + separator + document + end, cut to the window like the
         # engine cuts it; counted so key budgets see what a rerank costs.
         head = len(engine.tokenize(query, add_bos=True, special=False)) + 2
         window = engine.report.context_length  # per request, as loaded
-        tokens = sum(min(window, head + len(engine.tokenize(t, add_bos=False, special=False)))
-                     for t in texts)
+        tokens = sum(
+            min(window, head + len(engine.tokenize(t, add_bos=False, special=False))) for t in texts
+        )
         return scores, tokens
+
     result: tuple[list[float], int] = services.scheduler.with_engine(model, work)
     return result
 
 
-@router.post("/v1/rerank", response_model=schemas.RerankResponse,
-             response_model_exclude_none=True, responses=ERROR_RESPONSES)
+@router.post(
+    "/v1/rerank",
+    response_model=schemas.RerankResponse,
+    response_model_exclude_none=True,
+    responses=ERROR_RESPONSES,
+)
 async def rerank(body: schemas.RerankRequest, call: CallDep) -> schemas.RerankResponse:
     """Documents ordered by a cross-encoder reranker's relevance to the query, best first."""
     services = call.services
@@ -315,10 +375,16 @@ async def rerank(body: schemas.RerankRequest, call: CallDep) -> schemas.RerankRe
     texts = openai_requests.rerank_texts(body.documents)
     kind, pooling = await anyio.to_thread.run_sync(services.models.kind, body.model)
     openai_requests.check_reranker(body.model, kind, pooling)
-    scores, tokens = await anyio.to_thread.run_sync(_rerank, services, body.model, body.query,
-                                                    texts)
+    scores, tokens = await anyio.to_thread.run_sync(
+        _rerank, services, body.model, body.query, texts
+    )
     call.info.tokens_in = tokens
-    return openai.rerank_response(request_id="rerank-" + call.info.request_id,
-                                  model=body.model, texts=texts, scores=scores,
-                                  top_n=body.top_n, return_documents=body.return_documents,
-                                  tokens=tokens)
+    return openai.rerank_response(
+        request_id="rerank-" + call.info.request_id,
+        model=body.model,
+        texts=texts,
+        scores=scores,
+        top_n=body.top_n,
+        return_documents=body.return_documents,
+        tokens=tokens,
+    )

@@ -13,23 +13,23 @@ from typing import Any
 from desktop.errors import InvalidRequest
 
 
-def function_tool(name: object, description: object, parameters: object,
-                  where: str) -> dict[str, Any]:
+def function_tool(
+    name: object, description: object, parameters: object, where: str
+) -> dict[str, Any]:
     """One tool in the OpenAI shape the engine renders, checked field by field."""
     if not isinstance(name, str) or not name or len(name) > 128:
-        raise InvalidRequest(f"{where}.name must be a non-empty string of at most 128 "
-                             "characters", param=f"{where}.name")
+        raise InvalidRequest(
+            f"{where}.name must be a non-empty string of at most 128 characters",
+            param=f"{where}.name",
+        )
     if description is not None and not isinstance(description, str):
-        raise InvalidRequest(f"{where}.description must be a string",
-                             param=f"{where}.description")
+        raise InvalidRequest(f"{where}.description must be a string", param=f"{where}.description")
     if parameters is not None and not isinstance(parameters, dict):
-        raise InvalidRequest(f"{where}: the parameters schema must be a JSON object",
-                             param=where)
+        raise InvalidRequest(f"{where}: the parameters schema must be a JSON object", param=where)
     function: dict[str, Any] = {"name": name}
     if description:
         function["description"] = description
-    function["parameters"] = parameters if parameters else {"type": "object",
-                                                            "properties": {}}
+    function["parameters"] = parameters if parameters else {"type": "object", "properties": {}}
     return {"type": "function", "function": function}
 
 
@@ -37,8 +37,9 @@ def only_tool(tools: list[dict[str, Any]], name: str, param: str) -> list[dict[s
     """The one tool a named choice forces (400 naming ``param`` when it is not offered)."""
     chosen = [t for t in tools if t["function"]["name"] == name]
     if not chosen:
-        raise InvalidRequest(f"tool_choice names '{name}', which is not among the tools",
-                             param=param)
+        raise InvalidRequest(
+            f"tool_choice names '{name}', which is not among the tools", param=param
+        )
     return chosen
 
 

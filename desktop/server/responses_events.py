@@ -28,9 +28,16 @@ from desktop.server.responses_wire import (
 class ResponseEvents:
     """The ``response.*`` server-sent events of one streamed response, numbered in order."""
 
-    def __init__(self, req: ResponsesRequest, ids: Ids, created_at: int,
-                 stored: bool, max_tokens: int | None = None, *,
-                 spaces: Namespaced | None = None) -> None:
+    def __init__(
+        self,
+        req: ResponsesRequest,
+        ids: Ids,
+        created_at: int,
+        stored: bool,
+        max_tokens: int | None = None,
+        *,
+        spaces: Namespaced | None = None,
+    ) -> None:
         self._req, self._ids, self._created_at, self._stored = req, ids, created_at, stored
         self._spaces = spaces  # flattened namespaced tools: calls go out with namespace
         self._max_tokens = max_tokens  # the output limit used: tells it from the context
@@ -48,29 +55,51 @@ class ResponseEvents:
         return f"event: {type_}\ndata: {data}\n\n".encode()
 
     def _object(self, status: str, **extra: Any) -> dict[str, Any]:
-        return response_object(self._req, ids=self._ids, created_at=self._created_at,
-                               status=status, stored=self._stored, **extra)
+        return response_object(
+            self._req,
+            ids=self._ids,
+            created_at=self._created_at,
+            status=status,
+            stored=self._stored,
+            **extra,
+        )
 
     def opening(self) -> bytes:
         """``response.created`` then ``response.in_progress``."""
         snapshot = self._object("in_progress", output=[])
-        return (self._event("response.created", response=snapshot)
-                + self._event("response.in_progress", response=snapshot))
+        return self._event("response.created", response=snapshot) + self._event(
+            "response.in_progress", response=snapshot
+        )
 
     def _close(self) -> bytes:
         index = len(self.output)
         if self._open == "reasoning":
             text = "".join(self._reasoning)
             item = reasoning_item(self._ids, text)
-            out = self._event("response.reasoning_text.done", item_id=self._ids.reasoning,
-                              output_index=index, content_index=0, text=text)
+            out = self._event(
+                "response.reasoning_text.done",
+                item_id=self._ids.reasoning,
+                output_index=index,
+                content_index=0,
+                text=text,
+            )
         elif self._open == "message":
             text = "".join(self._text)
             item = message_item(self._ids, text)
-            out = (self._event("response.output_text.done", item_id=self._ids.message,
-                               output_index=index, content_index=0, text=text, logprobs=[])
-                   + self._event("response.content_part.done", item_id=self._ids.message,
-                                 output_index=index, content_index=0, part=text_part(text)))
+            out = self._event(
+                "response.output_text.done",
+                item_id=self._ids.message,
+                output_index=index,
+                content_index=0,
+                text=text,
+                logprobs=[],
+            ) + self._event(
+                "response.content_part.done",
+                item_id=self._ids.message,
+                output_index=index,
+                content_index=0,
+                part=text_part(text),
+            )
         else:
             return b""
         self._open = None
@@ -79,10 +108,17 @@ class ResponseEvents:
 
     def _open_message(self, index: int) -> bytes:
         self._open = "message"
-        return (self._event("response.output_item.added", output_index=index,
-                            item=message_item(self._ids, None, "in_progress"))
-                + self._event("response.content_part.added", item_id=self._ids.message,
-                              output_index=index, content_index=0, part=text_part("")))
+        return self._event(
+            "response.output_item.added",
+            output_index=index,
+            item=message_item(self._ids, None, "in_progress"),
+        ) + self._event(
+            "response.content_part.added",
+            item_id=self._ids.message,
+            output_index=index,
+            content_index=0,
+            part=text_part(""),
+        )
 
     def piece(self, piece: Piece) -> bytes:
         """The events of one chunk's words: reasoning, then text (opening an item when the
@@ -99,20 +135,32 @@ class ResponseEvents:
                 out += self._close()
                 index = len(self.output)
                 self._open = "reasoning"
-                out += self._event("response.output_item.added", output_index=index,
-                                   item=reasoning_item(self._ids, "", "in_progress"))
+                out += self._event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item=reasoning_item(self._ids, "", "in_progress"),
+                )
             self._reasoning.append(text)
-            return out + self._event("response.reasoning_text.delta",
-                                     item_id=self._ids.reasoning, output_index=index,
-                                     content_index=0, delta=text)
+            return out + self._event(
+                "response.reasoning_text.delta",
+                item_id=self._ids.reasoning,
+                output_index=index,
+                content_index=0,
+                delta=text,
+            )
         if self._open != "message":
             out += self._close()
             index = len(self.output)
             out += self._open_message(index)
         self._text.append(text)
-        return out + self._event("response.output_text.delta", item_id=self._ids.message,
-                                 output_index=index, content_index=0, delta=text,
-                                 logprobs=[])
+        return out + self._event(
+            "response.output_text.delta",
+            item_id=self._ids.message,
+            output_index=index,
+            content_index=0,
+            delta=text,
+            logprobs=[],
+        )
 
     def whole_item(self, item: dict[str, Any], progress: Sequence[str] = ()) -> bytes:
         """A finished output item (an MCP listing or call): added, its ``progress``
@@ -136,25 +184,47 @@ class ResponseEvents:
             index = len(self.output)
             item_id = self._ids.call(n)
             item = call_item(self._ids, n, call, spaces=self._spaces)
-            out += (self._event("response.output_item.added", output_index=index,
-                                item=call_item(self._ids, n, call, "in_progress", "",
-                                               spaces=self._spaces))
-                    + self._event("response.function_call_arguments.delta", item_id=item_id,
-                                  output_index=index, delta=call.arguments)
-                    + self._event("response.function_call_arguments.done", item_id=item_id,
-                                  output_index=index, name=item["name"],
-                                  arguments=call.arguments))
+            out += (
+                self._event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item=call_item(self._ids, n, call, "in_progress", "", spaces=self._spaces),
+                )
+                + self._event(
+                    "response.function_call_arguments.delta",
+                    item_id=item_id,
+                    output_index=index,
+                    delta=call.arguments,
+                )
+                + self._event(
+                    "response.function_call_arguments.done",
+                    item_id=item_id,
+                    output_index=index,
+                    name=item["name"],
+                    arguments=call.arguments,
+                )
+            )
             self.output.append(item)
             out += self._event("response.output_item.done", output_index=index, item=item)
-        self.response = self._object("completed", output=self.output,
-                                     usage=ending.final.usage, stop=ending.stop,
-                                     by_context=ended_by_context(ending.final,
-                                                                 self._max_tokens))
-        kind = "response.incomplete" if self.response["status"] == "incomplete" \
+        self.response = self._object(
+            "completed",
+            output=self.output,
+            usage=ending.final.usage,
+            stop=ending.stop,
+            by_context=ended_by_context(ending.final, self._max_tokens),
+        )
+        kind = (
+            "response.incomplete"
+            if self.response["status"] == "incomplete"
             else "response.completed"
+        )
         return out + self._event(kind, response=self.response)
 
     def failed(self, code: str, message: str) -> bytes:
         """``response.failed`` for an error after the stream began."""
-        return self._event("response.failed", response=self._object(
-            "failed", output=self.output, error={"code": code, "message": message}))
+        return self._event(
+            "response.failed",
+            response=self._object(
+                "failed", output=self.output, error={"code": code, "message": message}
+            ),
+        )

@@ -57,13 +57,26 @@ class ResponseAnswer(ResponseEvents):
 
     media_type = SSE
 
-    def __init__(self, body: responses_wire.ResponsesRequest, *, max_tokens: int | None,
-                 tools: list[dict[str, Any]] | None, hosting: hosted_mcp.Hosted | None,
-                 store: ResponseStore | None, items: list[dict[str, Any]], owner: str,
-                 spaces: responses_wire.Namespaced | None = None) -> None:
-        super().__init__(body, responses_wire.Ids("resp_" + secrets.token_hex(16)),
-                         int(time.time()), store is not None, max_tokens=max_tokens,
-                         spaces=spaces)
+    def __init__(
+        self,
+        body: responses_wire.ResponsesRequest,
+        *,
+        max_tokens: int | None,
+        tools: list[dict[str, Any]] | None,
+        hosting: hosted_mcp.Hosted | None,
+        store: ResponseStore | None,
+        items: list[dict[str, Any]],
+        owner: str,
+        spaces: responses_wire.Namespaced | None = None,
+    ) -> None:
+        super().__init__(
+            body,
+            responses_wire.Ids("resp_" + secrets.token_hex(16)),
+            int(time.time()),
+            store is not None,
+            max_tokens=max_tokens,
+            spaces=spaces,
+        )
         self._tools, self._hosting = tools, hosting
         self._store, self._items, self._owner = store, items, owner  # store None: not kept
 
@@ -71,8 +84,13 @@ class ResponseAnswer(ResponseEvents):
         if self._store is None:
             return
         try:
-            self._store.put(response["id"], self._req.model, response,
-                            [*self._items, *response["output"]], owner=self._owner)
+            self._store.put(
+                response["id"],
+                self._req.model,
+                response,
+                [*self._items, *response["output"]],
+                owner=self._owner,
+            )
         except Exception:  # the answer was given; a full or locked disk must not undo that
             log.exception("could not store response %s", response["id"])
 
@@ -92,29 +110,40 @@ class ResponseAnswer(ResponseEvents):
     def finished(self) -> None:
         """Nothing to do once the answer is out."""
 
-    def _response(self, output: list[dict[str, Any]], calls: tuple[ToolCall, ...],
-                  final: Chunk) -> JSONResponse:
+    def _response(
+        self, output: list[dict[str, Any]], calls: tuple[ToolCall, ...], final: Chunk
+    ) -> JSONResponse:
         response = responses_wire.response_object(
-            self._req, ids=self._ids, created_at=self._created_at, status="completed",
-            output=output, usage=final.usage, stop=Ending(calls, final).stop,
+            self._req,
+            ids=self._ids,
+            created_at=self._created_at,
+            status="completed",
+            output=output,
+            usage=final.usage,
+            stop=Ending(calls, final).stop,
             stored=self._store is not None,
-            by_context=leniency.ended_by_context(final, self._max_tokens))
+            by_context=leniency.ended_by_context(final, self._max_tokens),
+        )
         self._keep(response)
         return JSONResponse(response)
 
     def whole(self, answer: WholeAnswer) -> JSONResponse:
         """The response object (stored when asked)."""
         content, calls = answer.split(self._tools)
-        return self._response(responses_wire.output_items(self._ids, answer.reasoning,
-                                                          content, calls, self._spaces),
-                              calls, answer.final)
+        return self._response(
+            responses_wire.output_items(self._ids, answer.reasoning, content, calls, self._spaces),
+            calls,
+            answer.final,
+        )
 
     def listed(self, tools: ToolSet) -> bytes:
         """One ``mcp_list_tools`` item per named server."""
         assert self._hosting is not None
         base = self._ids.response.removeprefix("resp_")
-        return b"".join(self.whole_item(item, _LISTED)
-                        for item in hosted_mcp.list_items(base, self._hosting, tools))
+        return b"".join(
+            self.whole_item(item, _LISTED)
+            for item in hosted_mcp.list_items(base, self._hosting, tools)
+        )
 
     def step(self, step: ToolStep, tools: ToolSet, first: int) -> bytes:
         """One ``mcp_call`` item per call of the round (its words went out already)."""
@@ -123,8 +152,9 @@ class ResponseAnswer(ResponseEvents):
         base = self._ids.response.removeprefix("resp_")
         for item in hosted_mcp.call_items(base, self._hosting, tools, step, first):
             ended = "completed" if item["status"] == "completed" else "failed"
-            out += self.whole_item(item, ("response.mcp_call.in_progress",
-                                                  f"response.mcp_call.{ended}"))
+            out += self.whole_item(
+                item, ("response.mcp_call.in_progress", f"response.mcp_call.{ended}")
+            )
         return out
 
     def whole_hosted(self, answer: hosted_mcp.Collected) -> JSONResponse:
@@ -136,13 +166,16 @@ class ResponseAnswer(ResponseEvents):
         made = 0
         for n, step in enumerate(answer.steps):
             if step.content:
-                output.append({**responses_wire.message_item(ids, step.content),
-                               "id": f"{ids.message}_{n}"})
+                output.append(
+                    {**responses_wire.message_item(ids, step.content), "id": f"{ids.message}_{n}"}
+                )
             output += hosted_mcp.call_items(base, self._hosting, answer.tools, step, made)
             made += len(step.calls)
-        output += [item for item in responses_wire.output_items(ids, answer.reasoning,
-                                                                answer.text, ())
-                   if item["type"] != "message" or answer.text]
+        output += [
+            item
+            for item in responses_wire.output_items(ids, answer.reasoning, answer.text, ())
+            if item["type"] != "message" or answer.text
+        ]
         return self._response(output, (), answer.final)
 
 
@@ -157,9 +190,16 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
     services, info = call.services, call.info
     named = [t for t in body.tools or () if t.get("type") == "mcp"]
     # Hosted MCP: run here when allowed and configured, else a 400 naming what refuses.
-    hosting = hosted_mcp.hosted([(t.get("server_label"), t.get("server_url")) for t in named],
-                                services.tool_servers, services.toolbox,
-                                "tools") if named else None
+    hosting = (
+        hosted_mcp.hosted(
+            [(t.get("server_label"), t.get("server_url")) for t in named],
+            services.tool_servers,
+            services.toolbox,
+            "tools",
+        )
+        if named
+        else None
+    )
     responses_wire.refuse_unsupported(body)
     call.check_model(body.model)
     store = services.stored
@@ -169,41 +209,63 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
     history: list[dict[str, Any]] = []
     if body.previous_response_id:
         previous = await anyio.to_thread.run_sync(
-            functools.partial(store.get, body.previous_response_id, owner=_owner(call)))
+            functools.partial(store.get, body.previous_response_id, owner=_owner(call))
+        )
         if previous is None:
             raise PreviousResponseNotFound(
                 f"previous response '{body.previous_response_id}' was not found here (it was "
                 "not stored, was deleted or has expired); send the conversation in input",
-                param="previous_response_id")
+                param="previous_response_id",
+            )
         history = previous.items
     items = responses_wire.input_items(body.input)
     # Codex's namespace tools become plain function tools here; ``flat`` is the request
     # the model sees, ``body`` the one echoed back.
     flat, spaces = responses_wire.flatten_namespaces(body)
-    messages: list[Message] = responses_wire.to_messages(body.instructions, [*history, *items],
-                                                         spaces, limits=services.image_limits)
+    messages: list[Message] = responses_wire.to_messages(
+        body.instructions, [*history, *items], spaces, limits=services.image_limits
+    )
     images.check_images(messages, model=body.model, sees=services.models.vision)
-    info.dropped_tools = leniency.labels([h for h in responses_wire.left_out_tools(flat)
-                                          if hosting is None or h.kind != "mcp"])
+    info.dropped_tools = leniency.labels(
+        [h for h in responses_wire.left_out_tools(flat) if hosting is None or h.kind != "mcp"]
+    )
     tools = responses_wire.tools_for_engine(flat)
     params = responses_wire.generation_params(flat, call.limits, tools)
     hosted_mcp.alone(hosting, tools, "function tools and mcp tools")
-    answer = ResponseAnswer(body, max_tokens=params.max_tokens, tools=tools, hosting=hosting,
-                            store=store if keep else None, items=[*history, *items],
-                            owner=_owner(call), spaces=spaces)
+    answer = ResponseAnswer(
+        body,
+        max_tokens=params.max_tokens,
+        tools=tools,
+        hosting=hosting,
+        store=store if keep else None,
+        items=[*history, *items],
+        owner=_owner(call),
+        spaces=spaces,
+    )
     return await generate_chat(
-        call, answer, hosting, streamed=bool(body.stream), model=body.model,
-        messages=messages, params=params, tools=tools,
+        call,
+        answer,
+        hosting,
+        streamed=bool(body.stream),
+        model=body.model,
+        messages=messages,
+        params=params,
+        tools=tools,
         template_kwargs=responses_wire.template_kwargs(body),
-        forced=responses_wire.is_forced(flat))
+        forced=responses_wire.is_forced(flat),
+    )
 
 
 async def _stored(call: Call, response_id: str) -> Any:
-    found = await anyio.to_thread.run_sync(functools.partial(
-        call.services.stored.get, response_id, owner=_owner(call)))
+    found = await anyio.to_thread.run_sync(
+        functools.partial(call.services.stored.get, response_id, owner=_owner(call))
+    )
     if found is None:
-        raise ResponseNotFound(f"no stored response with id '{response_id}' (it was not "
-                               "stored, was deleted or has expired)", param="response_id")
+        raise ResponseNotFound(
+            f"no stored response with id '{response_id}' (it was not "
+            "stored, was deleted or has expired)",
+            param="response_id",
+        )
     return found
 
 
@@ -217,17 +279,18 @@ async def get_response(response_id: str, call: CallDep) -> JSONResponse:
 async def get_input_items(response_id: str, call: CallDep) -> JSONResponse:
     """The items a stored response answered (earlier turns included), oldest first."""
     found = await _stored(call, response_id)
-    items = found.items[:len(found.items) - len(found.response.get("output", []))]
-    return JSONResponse({"object": "list", "data": items, "has_more": False,
-                         "first_id": None, "last_id": None})
+    items = found.items[: len(found.items) - len(found.response.get("output", []))]
+    return JSONResponse(
+        {"object": "list", "data": items, "has_more": False, "first_id": None, "last_id": None}
+    )
 
 
 @router.delete("/v1/responses/{response_id}", responses=ERROR_RESPONSES)
 async def delete_response(response_id: str, call: CallDep) -> JSONResponse:
     """Delete a stored response."""
     store = call.services.stored
-    if not await anyio.to_thread.run_sync(functools.partial(store.delete, response_id,
-                                                            owner=_owner(call))):
-        raise ResponseNotFound(f"no stored response with id '{response_id}'",
-                               param="response_id")
+    if not await anyio.to_thread.run_sync(
+        functools.partial(store.delete, response_id, owner=_owner(call))
+    ):
+        raise ResponseNotFound(f"no stored response with id '{response_id}'", param="response_id")
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})

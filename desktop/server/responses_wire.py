@@ -91,16 +91,34 @@ class ResponsesRequest(_Lenient):
 def refuse_unsupported(req: ResponsesRequest) -> None:
     """A 400 naming the first field we know but cannot honour."""
     refusals = (
-        (req.background, "background", "background responses are not supported; "
-         "send the request and wait, or stream it"),
-        (req.conversation is not None, "conversation", "conversation objects are not "
-         "supported; use previous_response_id or send the items in input"),
-        (req.prompt is not None, "prompt", "stored prompt templates are not supported; "
-         "send instructions and input"),
-        (req.truncation == "auto", "truncation", "truncation 'auto' is not supported; the "
-         "conversation is never cut silently (a prompt that does not fit gets a 400)"),
-        (bool(req.top_logprobs), "top_logprobs", "top_logprobs is not supported on "
-         "/v1/responses; use /v1/chat/completions with logprobs"),
+        (
+            req.background,
+            "background",
+            "background responses are not supported; send the request and wait, or stream it",
+        ),
+        (
+            req.conversation is not None,
+            "conversation",
+            "conversation objects are not "
+            "supported; use previous_response_id or send the items in input",
+        ),
+        (
+            req.prompt is not None,
+            "prompt",
+            "stored prompt templates are not supported; send instructions and input",
+        ),
+        (
+            req.truncation == "auto",
+            "truncation",
+            "truncation 'auto' is not supported; the "
+            "conversation is never cut silently (a prompt that does not fit gets a 400)",
+        ),
+        (
+            bool(req.top_logprobs),
+            "top_logprobs",
+            "top_logprobs is not supported on "
+            "/v1/responses; use /v1/chat/completions with logprobs",
+        ),
     )
     for refused, param, message in refusals:
         if refused:
@@ -116,8 +134,9 @@ def refuse_unsupported(req: ResponsesRequest) -> None:
 def input_items(value: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``input`` as items (a string is one user message)."""
     if isinstance(value, str):
-        return [{"type": "message", "role": "user",
-                 "content": [{"type": "input_text", "text": value}]}]
+        return [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": value}]}
+        ]
     return list(value)
 
 
@@ -130,27 +149,37 @@ def _text(content: object, where: str) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        raise InvalidRequest(f"{where}.content must be a string or a list of parts",
-                             param=_param(f"{where}.content"))
+        raise InvalidRequest(
+            f"{where}.content must be a string or a list of parts", param=_param(f"{where}.content")
+        )
     parts: list[str] = []
     for j, part in enumerate(content):
         got = part if isinstance(part, dict) else {}
         kind = got.get("type")
         key = "refusal" if kind == "refusal" else "text"
-        if kind in ("input_text", "output_text", "text", "summary_text", "reasoning_text",
-                    "refusal") and isinstance(got.get(key), str):
+        if kind in (
+            "input_text",
+            "output_text",
+            "text",
+            "summary_text",
+            "reasoning_text",
+            "refusal",
+        ) and isinstance(got.get(key), str):
             parts.append(got[key])
         else:
-            raise InvalidRequest(f"{where}.content[{j}]: part type '{kind}' is not supported; "
-                                 "send text parts only", param=_param(f"{where}.content.{j}"))
+            raise InvalidRequest(
+                f"{where}.content[{j}]: part type '{kind}' is not supported; send text parts only",
+                param=_param(f"{where}.content.{j}"),
+            )
     return "".join(parts)
 
 
 def _string(item: dict[str, Any], key: str, where: str) -> str:
     value = item.get(key)
     if not isinstance(value, str) or not value:
-        raise InvalidRequest(f"{where}.{key} must be a non-empty string",
-                             param=_param(f"{where}.{key}"))
+        raise InvalidRequest(
+            f"{where}.{key} must be a non-empty string", param=_param(f"{where}.{key}")
+        )
     return value
 
 
@@ -161,20 +190,24 @@ def _arguments(item: dict[str, Any], where: str) -> str:
     except json.JSONDecodeError:
         value = None
     if not isinstance(value, dict):
-        raise InvalidRequest(f"{where}.arguments must be a JSON object in a string",
-                             param=_param(f"{where}.arguments"))
+        raise InvalidRequest(
+            f"{where}.arguments must be a JSON object in a string",
+            param=_param(f"{where}.arguments"),
+        )
     return str(raw)
 
 
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
 
-def _message(item: dict[str, Any], where: str, i: int, reasoning: str | None,
-             limits: ImageLimits) -> Message:
+def _message(
+    item: dict[str, Any], where: str, i: int, reasoning: str | None, limits: ImageLimits
+) -> Message:
     role = _ROLES.get(str(item.get("role")))
     if role is None:
-        raise InvalidRequest(f"{where}.role must be user, assistant, system or developer",
-                             param=f"input.{i}.role")
+        raise InvalidRequest(
+            f"{where}.role must be user, assistant, system or developer", param=f"input.{i}.role"
+        )
     content = item.get("content")
     if role == "user" and _has_images(content):
         text, pictures = _pictured(content, where, limits)  # type: ignore[arg-type]
@@ -187,11 +220,13 @@ def _message(item: dict[str, Any], where: str, i: int, reasoning: str | None,
 
 def _has_images(content: object) -> bool:
     return isinstance(content, list) and any(
-        isinstance(p, dict) and p.get("type") == "input_image" for p in content)
+        isinstance(p, dict) and p.get("type") == "input_image" for p in content
+    )
 
 
-def _pictured(content: list[object], where: str,
-             limits: ImageLimits) -> tuple[str, tuple[Image, ...]]:
+def _pictured(
+    content: list[object], where: str, limits: ImageLimits
+) -> tuple[str, tuple[Image, ...]]:
     """A user message's text and its ``input_image`` parts, each marked where it stood.
 
     ``image_url`` is a data URL (or bare base64, as some clients send it); a ``file_id``
@@ -201,26 +236,40 @@ def _pictured(content: list[object], where: str,
     for j, part in enumerate(content):
         at = f"{where}.content[{j}]"
         kind = part.get("type") if isinstance(part, dict) else None
-        if isinstance(part, dict) and kind in ("input_text", "text") and \
-                isinstance(part.get("text"), str):
+        if (
+            isinstance(part, dict)
+            and kind in ("input_text", "text")
+            and isinstance(part.get("text"), str)
+        ):
             pieces.append(part["text"])
             continue
         if not isinstance(part, dict) or kind != "input_image":
-            raise InvalidRequest(f"{at}: part type '{kind}' is not supported in a user "
-                                 "message; send input_text or input_image parts",
-                                 param=_param(at))
+            raise InvalidRequest(
+                f"{at}: part type '{kind}' is not supported in a user "
+                "message; send input_text or input_image parts",
+                param=_param(at),
+            )
         url = part.get("image_url")
         if url is None:
-            what = "file_id (uploaded files are not kept here)" if part.get("file_id") \
+            what = (
+                "file_id (uploaded files are not kept here)"
+                if part.get("file_id")
                 else "no image_url"
-            raise InvalidRequest(f"{at}: input_image has {what}; send the picture as a "
-                                 "data URL in image_url", param=_param(f"{at}.image_url"))
+            )
+            raise InvalidRequest(
+                f"{at}: input_image has {what}; send the picture as a data URL in image_url",
+                param=_param(f"{at}.image_url"),
+            )
         if isinstance(url, str) and not url.lower().startswith(("data:", "http:", "https:")):
-            pieces.append(images.image_from_base64(url, where=at, limits=limits,
-                                                   param=_param(f"{at}.image_url")))
+            pieces.append(
+                images.image_from_base64(
+                    url, where=at, limits=limits, param=_param(f"{at}.image_url")
+                )
+            )
         else:
-            pieces.append(images.image_from_url(url, where=at, limits=limits,
-                                                param=_param(f"{at}.image_url")))
+            pieces.append(
+                images.image_from_url(url, where=at, limits=limits, param=_param(f"{at}.image_url"))
+            )
     return images.joined(pieces)
 
 
@@ -229,18 +278,25 @@ def _hosted_item(item: dict[str, Any], where: str, reasoning: str | None) -> lis
     it is what the model was offered, not a turn of the conversation)."""
     if item.get("type") != "mcp_call":
         return []
-    call = ToolCall(_string(item, "id", where), _string(item, "name", where),
-                    _arguments(item, where))
+    call = ToolCall(
+        _string(item, "id", where), _string(item, "name", where), _arguments(item, where)
+    )
     result = item.get("output")
     if not isinstance(result, str):
         result = "error: " + json.dumps(item.get("error"), ensure_ascii=False)
-    return [Message("assistant", "", tool_calls=(call,), reasoning=reasoning),
-            Message("tool", result, tool_call_id=call.id, name=call.name)]
+    return [
+        Message("assistant", "", tool_calls=(call,), reasoning=reasoning),
+        Message("tool", result, tool_call_id=call.id, name=call.name),
+    ]
 
 
-def to_messages(instructions: str | None, items: Sequence[object],
-                spaces: Namespaced | None = None, *,
-                limits: ImageLimits = DEFAULT_LIMITS) -> list[Message]:
+def to_messages(
+    instructions: str | None,
+    items: Sequence[object],
+    spaces: Namespaced | None = None,
+    *,
+    limits: ImageLimits = DEFAULT_LIMITS,
+) -> list[Message]:
     """The conversation as engine messages: instructions first, items in order
     (pictures over ``limits`` are a 400).
 
@@ -259,9 +315,11 @@ def to_messages(instructions: str | None, items: Sequence[object],
             out.append(_message(item, where, i, reasoning, limits))
             reasoning = None if out[-1].role == "assistant" else reasoning
         elif kind == "function_call":
-            call = ToolCall(_string(item, "call_id", where),
-                            _call_name(item, where, spaces or Namespaced()),
-                            _arguments(item, where))
+            call = ToolCall(
+                _string(item, "call_id", where),
+                _call_name(item, where, spaces or Namespaced()),
+                _arguments(item, where),
+            )
             names[call.id] = call.name
             last = out[-1] if out else None
             if last is not None and last.role == "assistant" and reasoning is None:
@@ -281,9 +339,12 @@ def to_messages(instructions: str | None, items: Sequence[object],
             parts = item.get("content") or item.get("summary") or []
             reasoning = _text(parts, where) or None
         else:
-            raise InvalidRequest(f"{where}: item type '{kind}' is not supported; send "
-                                 "message, function_call, function_call_output, reasoning or "
-                                 "mcp_call items", param=f"input.{i}.type")
+            raise InvalidRequest(
+                f"{where}: item type '{kind}' is not supported; send "
+                "message, function_call, function_call_output, reasoning or "
+                "mcp_call items",
+                param=f"input.{i}.type",
+            )
     if not any(m.role != "system" for m in out):
         raise InvalidRequest("input has no message to answer", param="input")
     return out
@@ -338,8 +399,7 @@ def _is_function(tool: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(tool, dict) and tool.get("type") in ("function", None)
 
 
-def _flat_choice(choice: Any, tools: Sequence[object], flat: Mapping[str, tuple[str, str]]
-                 ) -> Any:
+def _flat_choice(choice: Any, tools: Sequence[object], flat: Mapping[str, tuple[str, str]]) -> Any:
     """A ``tool_choice`` naming a namespaced function (with its ``namespace``, or by its own
     name when only one namespace has it) as the flat name; any other choice unchanged."""
     if not isinstance(choice, dict) or choice.get("type") != "function":
@@ -347,8 +407,9 @@ def _flat_choice(choice: Any, tools: Sequence[object], flat: Mapping[str, tuple[
     name, namespace = choice.get("name"), choice.get("namespace")
     if not namespace and any(_is_function(t) and t.get("name") == name for t in tools):
         return choice  # a top-level function of that name: it is the one named
-    matches = [f for f, (ns, own) in flat.items()
-               if own == name and (not namespace or ns == namespace)]
+    matches = [
+        f for f, (ns, own) in flat.items() if own == name and (not namespace or ns == namespace)
+    ]
     if len(matches) != 1:
         return choice
     return {k: v for k, v in choice.items() if k != "namespace"} | {"name": matches[0]}
@@ -373,8 +434,12 @@ def flatten_namespaces(req: ResponsesRequest) -> tuple[ResponsesRequest, Namespa
     for tool in tools:
         got = tool if isinstance(tool, dict) else {}
         group, namespace = got.get("tools"), got.get("name")
-        if got.get("type") != "namespace" or not isinstance(group, list) \
-                or not isinstance(namespace, str) or not namespace:
+        if (
+            got.get("type") != "namespace"
+            or not isinstance(group, list)
+            or not isinstance(namespace, str)
+            or not namespace
+        ):
             out.append(tool)
             continue
         made: list[dict[str, Any]] = []
@@ -410,8 +475,11 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
     for i, tool in kept:
         if not isinstance(tool, dict):
             raise InvalidRequest(f"tools[{i}] must be an object", param=f"tools.{i}")
-        tools.append(function_tool(tool.get("name"), tool.get("description"),
-                                   tool.get("parameters"), f"tools[{i}]"))
+        tools.append(
+            function_tool(
+                tool.get("name"), tool.get("description"), tool.get("parameters"), f"tools[{i}]"
+            )
+        )
     choice = req.tool_choice
     forced = choice == "required" or isinstance(choice, dict)
     if isinstance(choice, dict):
@@ -427,8 +495,11 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
         return None
     if isinstance(choice, dict):
         if choice.get("type") != "function" or not isinstance(choice.get("name"), str):
-            raise InvalidRequest("tool_choice must be 'none', 'auto', 'required' or "
-                                 "{'type': 'function', 'name': ...}", param="tool_choice")
+            raise InvalidRequest(
+                "tool_choice must be 'none', 'auto', 'required' or "
+                "{'type': 'function', 'name': ...}",
+                param="tool_choice",
+            )
         return only_tool(tools, choice["name"], "tool_choice")
     return tools
 
@@ -436,8 +507,7 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
 def is_forced(req: ResponsesRequest) -> bool:
     """Whether the answer must be a tool call (of a function tool: others are left out)."""
     functions = leniency.split_tools(req.tools, ("function", None))[0]
-    return bool(functions) and (req.tool_choice == "required"
-                                or isinstance(req.tool_choice, dict))
+    return bool(functions) and (req.tool_choice == "required" or isinstance(req.tool_choice, dict))
 
 
 def _schema(req: ResponsesRequest) -> str | None:
@@ -451,20 +521,25 @@ def _schema(req: ResponsesRequest) -> str | None:
     return json.dumps(fmt.schema_)
 
 
-def generation_params(req: ResponsesRequest, limits: openai_requests.Limits,
-                      tools: Sequence[dict[str, Any]] | None) -> GenerationParams:
+def generation_params(
+    req: ResponsesRequest, limits: openai_requests.Limits, tools: Sequence[dict[str, Any]] | None
+) -> GenerationParams:
     """Sampling for a request (OpenAI's defaults; a forced call is grammar-constrained)."""
     schema = _schema(req)
     if is_forced(req) and tools:
         if schema is not None:
-            raise InvalidRequest("a forced tool_choice cannot be combined with a JSON "
-                                 "text.format", param="tool_choice")
+            raise InvalidRequest(
+                "a forced tool_choice cannot be combined with a JSON text.format",
+                param="tool_choice",
+            )
         schema = openai_requests.forced_call_schema(tools)
     return GenerationParams(
         max_tokens=leniency.capped_max_tokens(req.max_output_tokens, limits.max_tokens),
         temperature=1.0 if req.temperature is None else req.temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
-        json_schema=schema, timeout_s=limits.timeout_s)
+        json_schema=schema,
+        timeout_s=limits.timeout_s,
+    )
 
 
 def template_kwargs(req: ResponsesRequest) -> dict[str, Any] | None:
@@ -501,8 +576,13 @@ class Ids:
 def reasoning_item(ids: Ids, text: str, status: str = "completed") -> dict[str, Any]:
     """A reasoning output item carrying the model's thinking as reasoning text."""
     content = [{"type": "reasoning_text", "text": text}] if text else []
-    return {"type": "reasoning", "id": ids.reasoning, "summary": [], "content": content,
-            "status": status}
+    return {
+        "type": "reasoning",
+        "id": ids.reasoning,
+        "summary": [],
+        "content": content,
+        "status": status,
+    }
 
 
 def text_part(text: str) -> dict[str, Any]:
@@ -512,24 +592,41 @@ def text_part(text: str) -> dict[str, Any]:
 
 def message_item(ids: Ids, text: str | None, status: str = "completed") -> dict[str, Any]:
     """The assistant's message item (``None``: no content parts yet)."""
-    return {"type": "message", "id": ids.message, "status": status, "role": "assistant",
-            "content": [] if text is None else [text_part(text)]}
+    return {
+        "type": "message",
+        "id": ids.message,
+        "status": status,
+        "role": "assistant",
+        "content": [] if text is None else [text_part(text)],
+    }
 
 
-def call_item(ids: Ids, n: int, call: ToolCall, status: str = "completed",
-              arguments: str | None = None, *, spaces: Namespaced | None = None
-              ) -> dict[str, Any]:
+def call_item(
+    ids: Ids,
+    n: int,
+    call: ToolCall,
+    status: str = "completed",
+    arguments: str | None = None,
+    *,
+    spaces: Namespaced | None = None,
+) -> dict[str, Any]:
     """A function call output item; a call of a flattened namespaced tool carries the
     tool's own ``name`` and its ``namespace``, as Codex routes it."""
     namespace, name = (spaces or Namespaced()).split(call.name)
-    item = {"type": "function_call", "id": ids.call(n), "call_id": call.id,
-            "name": name, "arguments": call.arguments if arguments is None else arguments,
-            "status": status}
+    item = {
+        "type": "function_call",
+        "id": ids.call(n),
+        "call_id": call.id,
+        "name": name,
+        "arguments": call.arguments if arguments is None else arguments,
+        "status": status,
+    }
     return item if namespace is None else {**item, "namespace": namespace}
 
 
-def output_items(ids: Ids, reasoning: str, text: str, calls: Sequence[ToolCall],
-                 spaces: Namespaced | None = None) -> list[dict[str, Any]]:
+def output_items(
+    ids: Ids, reasoning: str, text: str, calls: Sequence[ToolCall], spaces: Namespaced | None = None
+) -> list[dict[str, Any]]:
     """A whole answer's output items: reasoning, message, then function calls."""
     items: list[dict[str, Any]] = []
     if reasoning:
@@ -543,17 +640,28 @@ def output_items(ids: Ids, reasoning: str, text: str, calls: Sequence[ToolCall],
 def usage_out(usage: Usage | None) -> dict[str, Any]:
     """Usage in the Responses shape."""
     u = usage or Usage()
-    return {"input_tokens": u.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": u.cached_tokens},
-            "output_tokens": u.completion_tokens,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": u.total_tokens}
+    return {
+        "input_tokens": u.prompt_tokens,
+        "input_tokens_details": {"cached_tokens": u.cached_tokens},
+        "output_tokens": u.completion_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": u.total_tokens,
+    }
 
 
-def response_object(req: ResponsesRequest, *, ids: Ids, created_at: int, status: str,
-                    output: list[dict[str, Any]], usage: Usage | None = None,
-                    stop: str | None = None, error: dict[str, Any] | None = None,
-                    stored: bool = False, by_context: bool = False) -> dict[str, Any]:
+def response_object(
+    req: ResponsesRequest,
+    *,
+    ids: Ids,
+    created_at: int,
+    status: str,
+    output: list[dict[str, Any]],
+    usage: Usage | None = None,
+    stop: str | None = None,
+    error: dict[str, Any] | None = None,
+    stored: bool = False,
+    by_context: bool = False,
+) -> dict[str, Any]:
     """The ``response`` object, echoing the request's settings as OpenAI does.
 
     ``by_context``: the model's context, not ``max_output_tokens``, cut the answer; the
@@ -564,21 +672,27 @@ def response_object(req: ResponsesRequest, *, ids: Ids, created_at: int, status:
         status = "incomplete"
     reason = leniency.CONTEXT_REASON if by_context else "max_output_tokens"
     return {
-        "id": ids.response, "object": "response", "created_at": created_at,
-        "status": status, "error": error,
+        "id": ids.response,
+        "object": "response",
+        "created_at": created_at,
+        "status": status,
+        "error": error,
         "incomplete_details": {"reason": reason} if status == "incomplete" else None,
-        "instructions": req.instructions, "max_output_tokens": req.max_output_tokens,
-        "model": req.model, "output": output,
-        "parallel_tool_calls": True if req.parallel_tool_calls is None
-        else req.parallel_tool_calls,
+        "instructions": req.instructions,
+        "max_output_tokens": req.max_output_tokens,
+        "model": req.model,
+        "output": output,
+        "parallel_tool_calls": True if req.parallel_tool_calls is None else req.parallel_tool_calls,
         "previous_response_id": req.previous_response_id,
-        "reasoning": {"effort": req.reasoning.effort if req.reasoning else None,
-                      "summary": None},
+        "reasoning": {"effort": req.reasoning.effort if req.reasoning else None, "summary": None},
         "store": stored,
         "temperature": 1.0 if req.temperature is None else req.temperature,
         "text": {"format": fmt.model_dump(by_alias=True, exclude_none=True)},
         "tool_choice": req.tool_choice if req.tool_choice is not None else "auto",
-        "tools": req.tools or [], "top_p": 1.0 if req.top_p is None else req.top_p,
-        "truncation": "disabled", "usage": usage_out(usage) if usage is not None else None,
-        "user": req.user, "metadata": req.metadata or {},
+        "tools": req.tools or [],
+        "top_p": 1.0 if req.top_p is None else req.top_p,
+        "truncation": "disabled",
+        "usage": usage_out(usage) if usage is not None else None,
+        "user": req.user,
+        "metadata": req.metadata or {},
     }

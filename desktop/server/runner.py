@@ -38,8 +38,9 @@ KEYS_FILE = "api_keys.json"
 ACCESS_LOG_FILE = "access.log"
 
 
-def key_store(data_dir: Path, *, max_lifetime_days: int | None = None,
-              audit: Auditor | None = None) -> KeyStore:
+def key_store(
+    data_dir: Path, *, max_lifetime_days: int | None = None, audit: Auditor | None = None
+) -> KeyStore:
     """The API key store of an installation (keys capped at ``max_lifetime_days``)."""
     return KeyStore(data_dir / KEYS_FILE, max_lifetime_days=max_lifetime_days, audit=audit)
 
@@ -52,21 +53,40 @@ class ServerRunner:
     ``subscribe`` from any thread. Subscribers are called on the server's thread.
     """
 
-    def __init__(self, scheduler: Scheduler, models: ModelDirectory, settings: ServerSettings,
-                 keys: KeyStore | None, *, access_log: AccessLog | None = None,
-                 stored: ResponseStore | None = None, mcp: ASGIApp | None = None,
-                 tool_servers: ServerList | None = None, audit: Auditor | None = None,
-                 toolbox: ToolBox | None = None,
-                 image_limits: ImageLimits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        models: ModelDirectory,
+        settings: ServerSettings,
+        keys: KeyStore | None,
+        *,
+        access_log: AccessLog | None = None,
+        stored: ResponseStore | None = None,
+        mcp: ASGIApp | None = None,
+        tool_servers: ServerList | None = None,
+        audit: Auditor | None = None,
+        toolbox: ToolBox | None = None,
+        image_limits: ImageLimits = DEFAULT_LIMITS,
+    ) -> None:
         self.scheduler = scheduler
         self.settings = settings
         self.image_limits = image_limits  # caps on one picture (policy ImageMaxMB, …)
         self.access_log = access_log or AccessLog(None)
         self.metrics = Metrics()
-        self.app = create_app(scheduler, models, settings, keys, access_log=self.access_log,
-                              metrics=self.metrics, stored=stored, mcp=mcp,
-                              tool_servers=tool_servers, audit=audit,
-                              toolbox=toolbox, image_limits=image_limits)
+        self.app = create_app(
+            scheduler,
+            models,
+            settings,
+            keys,
+            access_log=self.access_log,
+            metrics=self.metrics,
+            stored=stored,
+            mcp=mcp,
+            tool_servers=tool_servers,
+            audit=audit,
+            toolbox=toolbox,
+            image_limits=image_limits,
+        )
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = settings.port
@@ -75,8 +95,9 @@ class ServerRunner:
     @property
     def running(self) -> bool:
         """Whether the server is accepting connections."""
-        return self._server is not None and bool(self._server.started) and \
-            not self._server.should_exit
+        return (
+            self._server is not None and bool(self._server.started) and not self._server.should_exit
+        )
 
     @property
     def port(self) -> int:
@@ -99,14 +120,23 @@ class ServerRunner:
 
     # ------------------------------------------------------------------ lifecycle
     def _config(self) -> uvicorn.Config:
-        return uvicorn.Config(self.app, host=self.settings.host, port=self.settings.port,
-                              log_config=None, access_log=False, lifespan="off",
-                              timeout_graceful_shutdown=5, server_header=False)
+        return uvicorn.Config(
+            self.app,
+            host=self.settings.host,
+            port=self.settings.port,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=5,
+            server_header=False,
+        )
 
     def _bind(self) -> socket.socket:
         if not self.settings.enabled:  # checked here so every way of starting obeys it
-            raise ConfigError("the local API server is turned off by your organization's "
-                              "policy (ServerAllowed); ask IT if you need it")
+            raise ConfigError(
+                "the local API server is turned off by your organization's "
+                "policy (ServerAllowed); ask IT if you need it"
+            )
         family = socket.AF_INET6 if ":" in self.settings.host else socket.AF_INET
         # proto=IPPROTO_TCP matters: asyncio turns Nagle off (TCP_NODELAY) only on accepted
         # sockets whose proto says TCP; with proto 0 every response on a kept-alive
@@ -116,8 +146,10 @@ class ServerRunner:
             sock.bind((self.settings.host, self.settings.port))
         except OSError as exc:
             sock.close()
-            raise ConfigError(f"cannot listen on {self.settings.host}:{self.settings.port} "
-                              f"({exc.strerror}); pick another port with --port") from None
+            raise ConfigError(
+                f"cannot listen on {self.settings.host}:{self.settings.port} "
+                f"({exc.strerror}); pick another port with --port"
+            ) from None
         self._port = int(sock.getsockname()[1])
         return sock
 
@@ -129,8 +161,9 @@ class ServerRunner:
         server = uvicorn.Server(self._config())
         self._server = server
         # uvicorn installs signal handlers only on the main thread: the GUI keeps its own.
-        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
-                                        name="edgedesk-server", daemon=True)
+        self._thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [sock]}, name="edgedesk-server", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + timeout_s
         while not server.started and self._thread.is_alive() and time.monotonic() < deadline:

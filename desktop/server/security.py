@@ -45,8 +45,14 @@ class KeyNotFound(EdgeDeskError):
 
 ENDPOINTS = ("chat", "embeddings", "documents")
 DAY_S = 86_400.0
-_CHAT_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages",
-               "/api/chat", "/api/generate")
+_CHAT_PATHS = (
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/responses",
+    "/v1/messages",
+    "/api/chat",
+    "/api/generate",
+)
 _EMBEDDING_PATHS = ("/v1/embeddings", "/v1/rerank", "/api/embed", "/api/embeddings")
 # /mcp's tools (search_documents, read_document_passage, list_collections) read documents.
 _DOCUMENT_PATHS = ("/v1/documents", "/v1/collections", "/v1/search", "/mcp")
@@ -55,8 +61,11 @@ _READ_ONLY_PATHS = ("/mcp",)  # POSTs that only read (JSON-RPC): open to read-on
 
 def endpoint_of(path: str) -> str | None:
     """The scope a request path needs (chat, embeddings, documents); None: any key may."""
-    for scope, prefixes in (("chat", _CHAT_PATHS), ("embeddings", _EMBEDDING_PATHS),
-                            ("documents", _DOCUMENT_PATHS)):
+    for scope, prefixes in (
+        ("chat", _CHAT_PATHS),
+        ("embeddings", _EMBEDDING_PATHS),
+        ("documents", _DOCUMENT_PATHS),
+    ):
         if any(path == p or path.startswith(p + "/") for p in prefixes):
             return scope
     return None  # listing models, health, metrics, version: every valid key
@@ -95,9 +104,12 @@ class KeyScope:
         if self.endpoints is not None and needed not in self.endpoints:
             return False
         # A read-only documents key reads; it never indexes, changes or deletes.
-        return not (needed == "documents" and self.read_only_docs
-                    and method.upper() not in ("GET", "HEAD")
-                    and path.rstrip("/") not in _READ_ONLY_PATHS)
+        return not (
+            needed == "documents"
+            and self.read_only_docs
+            and method.upper() not in ("GET", "HEAD")
+            and path.rstrip("/") not in _READ_ONLY_PATHS
+        )
 
     def allows_model(self, model: str) -> bool:
         """Whether the key may use ``model``."""
@@ -151,8 +163,10 @@ def _scope(entry: dict[str, Any], max_lifetime_days: int | None) -> KeyScope:
     return KeyScope(
         models=tuple(models) if isinstance(models, list) else None,
         endpoints=tuple(endpoints) if isinstance(endpoints, list) else None,
-        rate_per_min=rate if isinstance(rate, int) else None, expires=expires,
-        read_only_docs=entry.get("read_only_docs") or None)
+        rate_per_min=rate if isinstance(rate, int) else None,
+        expires=expires,
+        read_only_docs=entry.get("read_only_docs") or None,
+    )
 
 
 def parse_duration(text: str) -> float:
@@ -184,8 +198,14 @@ def parse_rate(text: str) -> int:
 class KeyStore:
     """API keys in a JSON file (hashes only), written atomically; safe across threads."""
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time,
-                 max_lifetime_days: int | None = None, audit: Auditor | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        max_lifetime_days: int | None = None,
+        audit: Auditor | None = None,
+    ) -> None:
         self.path = path
         self.audit = audit or NoAudit()
         self.usage_path = path.with_name(path.stem + ".used.json")
@@ -222,8 +242,10 @@ class KeyStore:
         except FileNotFoundError:
             return {}
         except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{self.path}: the API key file is unreadable ({exc}); "
-                              "delete it and create the keys again") from None
+            raise ConfigError(
+                f"{self.path}: the API key file is unreadable ({exc}); "
+                "delete it and create the keys again"
+            ) from None
         keys = data.get("keys", {}) if isinstance(data, dict) else None
         if not isinstance(keys, dict):
             raise ConfigError(f"{self.path}: not an API key file; delete it and create keys again")
@@ -239,9 +261,16 @@ class KeyStore:
             os.fsync(handle.fileno())
         os.replace(tmp, self.path)
 
-    def create(self, name: str, *, models: Sequence[str] | None = None,
-               endpoints: Sequence[str] | None = None, expires_in_s: float | None = None,
-               rate_per_min: int | None = None, read_only_docs: str | None = None) -> str:
+    def create(
+        self,
+        name: str,
+        *,
+        models: Sequence[str] | None = None,
+        endpoints: Sequence[str] | None = None,
+        expires_in_s: float | None = None,
+        rate_per_min: int | None = None,
+        read_only_docs: str | None = None,
+    ) -> str:
         """Make a key for client ``name`` and return it; this is the only time it is shown.
 
         Scopes left None do not limit; ``read_only_docs`` also grants the documents
@@ -249,34 +278,50 @@ class KeyStore:
         expires within the cap, and a longer ``expires_in_s`` is refused.
         """
         name = name.strip()
-        if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").replace(
-                ".", "").isalnum():
+        if (
+            not name
+            or len(name) > 64
+            or not name.replace("-", "").replace("_", "").replace(".", "").isalnum()
+        ):
             raise InvalidRequest("a key name is 1-64 letters, digits, '-', '_' or '.'")
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         with self._lock:
             keys = self._read()
             if name in keys:
-                raise InvalidRequest(f"a key named '{name}' exists; revoke it first or pick "
-                                     "another name")
-            keys[name] = {"sha256": _digest(key), "hint": key[-4:],
-                          "created": _iso(self.clock()), **self._scope_fields(
-                              models, endpoints, expires_in_s, rate_per_min, read_only_docs)}
+                raise InvalidRequest(
+                    f"a key named '{name}' exists; revoke it first or pick another name"
+                )
+            keys[name] = {
+                "sha256": _digest(key),
+                "hint": key[-4:],
+                "created": _iso(self.clock()),
+                **self._scope_fields(models, endpoints, expires_in_s, rate_per_min, read_only_docs),
+            }
             self._write(keys)
-        self.audit.record("key.created", key=name,
-                          scope=_scope(keys[name], self.max_lifetime_days).describe())
+        self.audit.record(
+            "key.created", key=name, scope=_scope(keys[name], self.max_lifetime_days).describe()
+        )
         return key
 
-    def set_scope(self, name: str, *, models: Sequence[str] | None = None,
-                  endpoints: Sequence[str] | None = None, expires_in_s: float | None = None,
-                  rate_per_min: int | None = None, read_only_docs: str | None = None) -> KeyScope:
+    def set_scope(
+        self,
+        name: str,
+        *,
+        models: Sequence[str] | None = None,
+        endpoints: Sequence[str] | None = None,
+        expires_in_s: float | None = None,
+        rate_per_min: int | None = None,
+        read_only_docs: str | None = None,
+    ) -> KeyScope:
         """Replace the scope of client ``name``'s key (same rules as ``create``); the key
         itself is unchanged, so its client keeps working within the new scope at once."""
         with self._lock:
             keys = self._read()
             if name not in keys:
                 raise KeyNotFound(f"no API key named '{name}'; see 'edgedesk keys list'")
-            fields = self._scope_fields(models, endpoints, expires_in_s, rate_per_min,
-                                        read_only_docs)
+            fields = self._scope_fields(
+                models, endpoints, expires_in_s, rate_per_min, read_only_docs
+            )
             kept = {k: v for k, v in keys[name].items() if k in ("sha256", "hint", "created")}
             keys[name] = {**kept, **fields}
             self._write(keys)
@@ -284,9 +329,14 @@ class KeyStore:
         self.audit.record("key.scope_changed", key=name, scope=scope.describe())
         return scope
 
-    def _scope_fields(self, models: Sequence[str] | None, endpoints: Sequence[str] | None,
-                      expires_in_s: float | None, rate_per_min: int | None,
-                      read_only_docs: str | None) -> dict[str, Any]:
+    def _scope_fields(
+        self,
+        models: Sequence[str] | None,
+        endpoints: Sequence[str] | None,
+        expires_in_s: float | None,
+        rate_per_min: int | None,
+        read_only_docs: str | None,
+    ) -> dict[str, Any]:
         fields: dict[str, Any] = {}
         if models is not None:
             chosen = [m.strip() for m in models if m.strip()]
@@ -297,8 +347,9 @@ class KeyStore:
             chosen = [e.strip().lower() for e in (endpoints or ()) if e.strip()]
             unknown = [e for e in chosen if e not in ENDPOINTS]
             if unknown:
-                raise InvalidRequest(f"unknown endpoint '{unknown[0]}'; the endpoints are "
-                                     + ", ".join(ENDPOINTS))
+                raise InvalidRequest(
+                    f"unknown endpoint '{unknown[0]}'; the endpoints are " + ", ".join(ENDPOINTS)
+                )
             if read_only_docs and "documents" not in chosen:
                 chosen.append("documents")
             fields["endpoints"] = sorted(set(chosen), key=ENDPOINTS.index)
@@ -310,8 +361,10 @@ class KeyStore:
             fields["rate_per_min"] = int(rate_per_min)
         cap = self.max_lifetime_days
         if cap is not None and expires_in_s is not None and expires_in_s > cap * DAY_S:
-            raise InvalidRequest(f"your organization limits API keys to {cap} days "
-                                 "(policy MaxKeyLifetimeDays); pick a shorter --expires")
+            raise InvalidRequest(
+                f"your organization limits API keys to {cap} days "
+                "(policy MaxKeyLifetimeDays); pick a shorter --expires"
+            )
         if expires_in_s is None and cap is not None:
             expires_in_s = cap * DAY_S
         if expires_in_s is not None:
@@ -325,10 +378,16 @@ class KeyStore:
         with self._lock:
             keys = self._read()
             used = {**self._read_usage(), **self._used}
-        return [KeyInfo(n, k.get("created", ""), k.get("hint", ""),
-                        _scope(k, self.max_lifetime_days),
-                        _iso(used[n]) if n in used else None)
-                for n, k in sorted(keys.items())]
+        return [
+            KeyInfo(
+                n,
+                k.get("created", ""),
+                k.get("hint", ""),
+                _scope(k, self.max_lifetime_days),
+                _iso(used[n]) if n in used else None,
+            )
+            for n, k in sorted(keys.items())
+        ]
 
     def _read_usage(self) -> dict[str, float]:
         try:
@@ -423,8 +482,10 @@ def is_loopback(host: str) -> bool:
 def check_bind(host: str, require_key: bool) -> None:
     """Refuse ``--no-auth`` on any address other hosts could reach."""
     if not require_key and not is_loopback(host):
-        raise ConfigError(f"--no-auth is only allowed on a loopback address, not {host}; "
-                          "create a key with 'edgedesk keys create NAME' instead")
+        raise ConfigError(
+            f"--no-auth is only allowed on a loopback address, not {host}; "
+            "create a key with 'edgedesk keys create NAME' instead"
+        )
 
 
 def allowed_hosts(bound: str, extra: Iterable[str] = ()) -> frozenset[str]:
@@ -462,8 +523,12 @@ def host_allowed(header: str | None, allowed: frozenset[str], bound: str) -> boo
 class RateLimiter:
     """Per-key requests and tokens per minute over a sliding 60-second window."""
 
-    def __init__(self, requests_per_minute: int | None, tokens_per_minute: int | None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        requests_per_minute: int | None,
+        tokens_per_minute: int | None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.rpm = requests_per_minute
         self.tpm = tokens_per_minute
         self._clock = clock

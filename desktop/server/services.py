@@ -49,8 +49,6 @@ class ModelDirectory(Protocol):
         ...
 
 
-
-
 @dataclass
 class RequestInfo:
     """What the routes learn about a request, for the access log and metrics."""
@@ -96,5 +94,3 @@ class Services:
     toolbox: ToolBox | None = None  # runs a request's MCP servers (None: refused)
     audit: Auditor = field(default_factory=NoAudit)
     image_limits: ImageLimits = DEFAULT_LIMITS  # caps on one picture (policy ImageMaxMB, …)
-
-

@@ -38,17 +38,24 @@ def _splice(template: tuple[bytes, bytes], text: str) -> bytes:
 class ChatEvents:
     """The ``chat.completion.chunk`` events of one streamed chat answer."""
 
-    def __init__(self, *, request_id: str, model: str, created: int,
-                 include_usage: bool) -> None:
-        self._ids: dict[str, Any] = {"request_id": request_id, "model": model,
-                                     "created": created}
+    def __init__(self, *, request_id: str, model: str, created: int, include_usage: bool) -> None:
+        self._ids: dict[str, Any] = {"request_id": request_id, "model": model, "created": created}
         self._include_usage = include_usage
         self._content = _template(self._body({"content": _MARKER}))
 
-    def _body(self, delta: dict[str, Any], finish: str | None = None,
-              logprobs: Sequence[TokenLogprob] | None = None) -> dict[str, Any]:
-        return openai.chat_delta(**self._ids, delta=delta, finish=finish,
-                                 with_usage_field=self._include_usage, logprobs=logprobs)
+    def _body(
+        self,
+        delta: dict[str, Any],
+        finish: str | None = None,
+        logprobs: Sequence[TokenLogprob] | None = None,
+    ) -> dict[str, Any]:
+        return openai.chat_delta(
+            **self._ids,
+            delta=delta,
+            finish=finish,
+            with_usage_field=self._include_usage,
+            logprobs=logprobs,
+        )
 
     def content(self, text: str) -> bytes:
         """A plain text delta (the event of almost every token)."""
@@ -56,8 +63,12 @@ class ChatEvents:
             return self.event({"content": text})
         return _splice(self._content, text)
 
-    def event(self, delta: dict[str, Any], finish: str | None = None,
-              logprobs: Sequence[TokenLogprob] | None = None) -> bytes:
+    def event(
+        self,
+        delta: dict[str, Any],
+        finish: str | None = None,
+        logprobs: Sequence[TokenLogprob] | None = None,
+    ) -> bytes:
         """Any delta, finish reason or logprobs (built as a dict)."""
         return openai.sse(self._body(delta, finish, logprobs))
 
@@ -70,8 +81,7 @@ class CompletionEvents:
     """The ``text_completion`` events of one streamed (legacy) completion."""
 
     def __init__(self, *, request_id: str, model: str, created: int) -> None:
-        self._ids: dict[str, Any] = {"request_id": request_id, "model": model,
-                                     "created": created}
+        self._ids: dict[str, Any] = {"request_id": request_id, "model": model, "created": created}
         self._text = _template(openai.completion_delta(**self._ids, text=_MARKER))
 
     def text(self, text: str) -> bytes:
@@ -80,13 +90,19 @@ class CompletionEvents:
             return self.event(text)
         return _splice(self._text, text)
 
-    def event(self, text: str, finish: str | None = None,
-              logprobs: schemas.CompletionLogprobs | None = None) -> bytes:
+    def event(
+        self,
+        text: str,
+        finish: str | None = None,
+        logprobs: schemas.CompletionLogprobs | None = None,
+    ) -> bytes:
         """Any piece, finish reason or logprobs (built as a dict)."""
-        return openai.sse(openai.completion_delta(**self._ids, text=text, finish=finish,
-                                                  logprobs=logprobs))
+        return openai.sse(
+            openai.completion_delta(**self._ids, text=text, finish=finish, logprobs=logprobs)
+        )
 
     def usage(self, usage: Usage | None) -> bytes:
         """The last event when ``include_usage`` was asked."""
-        return openai.sse(openai.completion_delta(**self._ids, text="",
-                                                  usage=openai.usage_out(usage)))
+        return openai.sse(
+            openai.completion_delta(**self._ids, text="", usage=openai.usage_out(usage))
+        )

@@ -44,8 +44,9 @@ def close_stream(stream: object) -> None:
         close()
 
 
-async def watch_disconnect(request: Request, cancel: threading.Event,
-                           work: Callable[[], Awaitable[T]]) -> T:
+async def watch_disconnect(
+    request: Request, cancel: threading.Event, work: Callable[[], Awaitable[T]]
+) -> T:
     """Run ``work``; if the client disconnects meanwhile, set ``cancel``."""
     result: list[T] = []
 
@@ -95,8 +96,10 @@ class Chunks:
             close_stream(self._stream)
             if self.final.usage is not None:
                 usage = self.final.usage
-                self._info.tokens_in, self._info.tokens_out = (usage.prompt_tokens,
-                                                               usage.completion_tokens)
+                self._info.tokens_in, self._info.tokens_out = (
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                )
 
 
 class Pump:
@@ -118,8 +121,9 @@ class Pump:
 
     _END = object()
 
-    def __init__(self, events: Generator[bytes, None, None],
-                 min_gap_s: float = WRITE_GAP_S) -> None:
+    def __init__(
+        self, events: Generator[bytes, None, None], min_gap_s: float = WRITE_GAP_S
+    ) -> None:
         self._events = events
         self.min_gap_s = min_gap_s  # least time between writes; events meanwhile share one
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -234,15 +238,24 @@ class EventStream(StreamingResponse):
     """A stream (SSE or NDJSON) that cancels generation when the client leaves and always
     frees the engine."""
 
-    def __init__(self, pump: Pump, first: bytes | None, cancel: threading.Event,
-                 media_type: str = "text/event-stream") -> None:
-        super().__init__(pump.rest(first), media_type=media_type,
-                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    def __init__(
+        self,
+        pump: Pump,
+        first: bytes | None,
+        cancel: threading.Event,
+        media_type: str = "text/event-stream",
+    ) -> None:
+        super().__init__(
+            pump.rest(first),
+            media_type=media_type,
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
         self._cancel = cancel
         self._pump = pump
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Stream until done or disconnected; then wait until the engine stream ended."""
+
         async def watch() -> None:
             await self.listen_for_disconnect(receive)
             self._cancel.set()
@@ -264,9 +277,13 @@ class EventStream(StreamingResponse):
                 await self._pump.aclose()
 
 
-async def start_stream(request: Request, events: Generator[bytes, None, None],
-                       cancel: threading.Event, *,
-                       media_type: str = "text/event-stream") -> EventStream:
+async def start_stream(
+    request: Request,
+    events: Generator[bytes, None, None],
+    cancel: threading.Event,
+    *,
+    media_type: str = "text/event-stream",
+) -> EventStream:
     """The streamed response once ``events`` made its first bytes; their errors raise here."""
     pump = Pump(events)
     try:

@@ -109,8 +109,14 @@ class AtRest:
     connection may have the file open while it is converted).
     """
 
-    def __init__(self, database: Path, *, environ: Mapping[str, str] | None = None,
-                 passphrase: str | None = None, audit: Auditor | None = None) -> None:
+    def __init__(
+        self,
+        database: Path,
+        *,
+        environ: Mapping[str, str] | None = None,
+        passphrase: str | None = None,
+        audit: Auditor | None = None,
+    ) -> None:
         self.database = database
         self.audit = audit or NoAudit()
         self.info_path = Path(f"{database}.key.json")
@@ -127,8 +133,11 @@ class AtRest:
     def needs_passphrase(self) -> bool:
         """Whether the database is encrypted with a passphrase not given to this process."""
         info = _read_json(self.info_path) or {}
-        return (info.get("source") == "passphrase" and not self._passphrase
-                and self.state() == "encrypted")
+        return (
+            info.get("source") == "passphrase"
+            and not self._passphrase
+            and self.state() == "encrypted"
+        )
 
     def state(self) -> cipher.FileState:
         """``missing``, ``plaintext`` or ``encrypted`` (read from the file's first bytes)."""
@@ -141,11 +150,18 @@ class AtRest:
         encrypted = state == "encrypted" or (state == "missing" and bool(info))
         source = None
         if encrypted:
-            source = "passphrase" if info.get("source") == "passphrase" else (
-                "OS keyring" if info else "unknown (key file missing)")
-        return {"database": str(self.database), "encrypted": encrypted,
-                "cipher": cipher.CIPHER if encrypted else None, "key_source": source,
-                "converting": self.marker_path.exists()}
+            source = (
+                "passphrase"
+                if info.get("source") == "passphrase"
+                else ("OS keyring" if info else "unknown (key file missing)")
+            )
+        return {
+            "database": str(self.database),
+            "encrypted": encrypted,
+            "cipher": cipher.CIPHER if encrypted else None,
+            "key_source": source,
+            "converting": self.marker_path.exists(),
+        }
 
     def _missing(self, why: str) -> KeyMissing:
         return KeyMissing(
@@ -154,7 +170,8 @@ class AtRest:
             "'edgedesk data export-key' by running 'edgedesk data import-key FILE'; or "
             f"start fresh: move {self.database.name} and {self.info_path.name} out of "
             f"{self.database.parent} to a safe place (they open again once the key is "
-            "imported) and start EdgeDesk again")
+            "imported) and start EdgeDesk again"
+        )
 
     def _key_for(self, info: Mapping[str, Any]) -> DatabaseKey:
         """The key ``info`` names, from the keyring or the passphrase given; KeyMissing."""
@@ -163,14 +180,16 @@ class AtRest:
                 raise KeyMissing(
                     f"{self.database} is encrypted with a passphrase; run 'edgedesk unlock' "
                     f"(it asks for it) or set {PASSPHRASE_ENV} for a server without a "
-                    "terminal. Nothing was changed")
-            return DatabaseKey(self._passphrase, passphrase=True,
-                               source=self._passphrase_source)
+                    "terminal. Nothing was changed"
+                )
+            return DatabaseKey(self._passphrase, passphrase=True, source=self._passphrase_source)
         key_id = str(info.get("key_id") or "")
         secret = ring_get(key_id) if key_id else None
         if not secret:
-            raise self._missing(f"its key (id {key_id or '?'}) is not in this user's OS "
-                                "keyring (a new user profile or a reset keyring)")
+            raise self._missing(
+                f"its key (id {key_id or '?'}) is not in this user's OS "
+                "keyring (a new user profile or a reset keyring)"
+            )
         return DatabaseKey(secret, source="OS keyring")
 
     def key(self) -> DatabaseKey | None:
@@ -188,7 +207,8 @@ class AtRest:
                 f"{self.database} is not a readable EdgeDesk database (not plain SQLite, and "
                 f"no {self.info_path.name} names a key for it). If it is an encrypted EdgeDesk "
                 "database, restore its key with 'edgedesk data import-key FILE'; otherwise "
-                "move it away (EdgeDesk then starts an empty one) or put back a backup")
+                "move it away (EdgeDesk then starts an empty one) or put back a backup"
+            )
         try:
             return self._key_for(info)
         except KeyMissing:
@@ -229,7 +249,8 @@ class AtRest:
                 raise ConfigError(
                     "your organization requires encrypted data (policy EncryptAtRest) and "
                     f"the plaintext database {self.database} could not be encrypted: "
-                    f"{exc}. EdgeDesk will not start with it; it is unchanged") from None
+                    f"{exc}. EdgeDesk will not start with it; it is unchanged"
+                ) from None
         return None
 
     def _encrypt_somehow(self) -> DatabaseKey:
@@ -243,8 +264,7 @@ class AtRest:
 
     # -- switching ---------------------------------------------------------------------
 
-    def encrypt(self, *, passphrase: str | None = None,
-                step: Step = _no_step) -> DatabaseKey:
+    def encrypt(self, *, passphrase: str | None = None, step: Step = _no_step) -> DatabaseKey:
         """Encrypt the database (a new random key in the keyring, or ``passphrase``).
 
         A missing database is only set up so it is created encrypted. ConfigError when no
@@ -253,8 +273,11 @@ class AtRest:
         self.resume(step)
         if self.state() == "encrypted":
             raise InvalidRequest(f"{self.database} is already encrypted")
-        if passphrase is None and self._passphrase and (
-                _read_json(self.info_path) or {}).get("source") == "passphrase":
+        if (
+            passphrase is None
+            and self._passphrase
+            and (_read_json(self.info_path) or {}).get("source") == "passphrase"
+        ):
             passphrase = self._passphrase
         if passphrase is not None:
             if not passphrase:
@@ -267,12 +290,14 @@ class AtRest:
                 raise ConfigError(
                     "no usable OS keyring on this machine to keep the database key in; "
                     "use a passphrase instead ('edgedesk data encrypt --passphrase', or "
-                    f"{PASSPHRASE_ENV})")
+                    f"{PASSPHRASE_ENV})"
+                )
             plan = {"to": "encrypted", "source": "keyring", "key_id": key_id}
         if self.state() == "missing":
             _write_json(self.info_path, {k: v for k, v in plan.items() if k != "to"})
-            self.audit.record("data.encrypted", database=str(self.database),
-                              key_source=plan["source"], new=True)
+            self.audit.record(
+                "data.encrypted", database=str(self.database), key_source=plan["source"], new=True
+            )
             key = self.key()
             assert key is not None
             return key
@@ -311,18 +336,21 @@ class AtRest:
         else:
             old = _read_json(self.info_path) or {}
             if state == "encrypted":
-                cipher.convert(self.database, source=self._key_for(old), target=None,
-                               step=step)
+                cipher.convert(self.database, source=self._key_for(old), target=None, step=step)
             self.info_path.unlink(missing_ok=True)
             if old.get("key_id"):
                 ring_delete(str(old["key_id"]))
-        for leftover in (Path(f"{self.database}.new"), *cipher.sidecars(
-                Path(f"{self.database}.new"))):
+        for leftover in (
+            Path(f"{self.database}.new"),
+            *cipher.sidecars(Path(f"{self.database}.new")),
+        ):
             leftover.unlink(missing_ok=True)
         self.marker_path.unlink()
-        self.audit.record("data.encrypted" if plan.get("to") == "encrypted"
-                          else "data.decrypted", database=str(self.database),
-                          key_source=plan.get("source"))
+        self.audit.record(
+            "data.encrypted" if plan.get("to") == "encrypted" else "data.decrypted",
+            database=str(self.database),
+            key_source=plan.get("source"),
+        )
         step("done")
         return True
 
@@ -334,26 +362,31 @@ class AtRest:
         if info is None or self.state() == "plaintext":
             raise InvalidRequest(f"{self.database} is not encrypted; there is no key to export")
         if info.get("source") == "passphrase":
-            raise InvalidRequest("the database is encrypted with a passphrase: the "
-                                 "passphrase is the key, keep it safe")
+            raise InvalidRequest(
+                "the database is encrypted with a passphrase: the "
+                "passphrase is the key, keep it safe"
+            )
         key = self._key_for(info)
-        self.audit.record("key.exported", database=str(self.database),
-                          key_id=str(info["key_id"]))
+        self.audit.record("key.exported", database=str(self.database), key_id=str(info["key_id"]))
         return f"{EXPORT_HEADER} {info['key_id']} {key.secret}\n"
 
     def import_key(self, text: str) -> None:
         """Put an exported key back in the keyring (checked against the database first)."""
         parts = text.split()
-        if (len(parts) != 3 or parts[0] != EXPORT_HEADER or len(parts[2]) != 64
-                or any(c not in "0123456789abcdef" for c in parts[2])):
+        if (
+            len(parts) != 3
+            or parts[0] != EXPORT_HEADER
+            or len(parts[2]) != 64
+            or any(c not in "0123456789abcdef" for c in parts[2])
+        ):
             raise InvalidRequest("this is not a key written by 'edgedesk data export-key'")
         key_id, secret = parts[1], parts[2]
         key = DatabaseKey(secret, source="imported key")
         if self.state() == "encrypted":
             cipher.connect(self.database, key).close()  # KeyRejected: not this file's key
         if not ring_set(key_id, secret):
-            raise ConfigError("no usable OS keyring on this machine to keep the key in; "
-                              "use a passphrase instead")
+            raise ConfigError(
+                "no usable OS keyring on this machine to keep the key in; use a passphrase instead"
+            )
         _write_json(self.info_path, {"source": "keyring", "key_id": key_id})
         self.audit.record("key.imported", database=str(self.database), key_id=key_id)
-

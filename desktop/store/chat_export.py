@@ -50,8 +50,12 @@ def attachment_file(item: Attachment) -> str:
 
 def attachment_files(conversations: Exported) -> dict[str, bytes]:
     """Every attachment of the exported messages by the file name it is written under."""
-    return {attachment_file(a): a.data for _, messages in conversations
-            for m in messages for a in m.attachments}
+    return {
+        attachment_file(a): a.data
+        for _, messages in conversations
+        for m in messages
+        for a in m.attachments
+    }
 
 
 def json_export(conversations: Exported, files: str | None = None) -> str:
@@ -60,14 +64,19 @@ def json_export(conversations: Exported, files: str | None = None) -> str:
     ``files``: the folder (beside the export) the attachments are written to, named in
     the JSON; None puts their bytes in the JSON itself (base64), e.g. an encrypted export.
     """
-    payload = {"edgedesk_export": EXPORT_VERSION, "conversations": [
-        {**_header_dict(c), "messages": [_message_dict(m, files) for m in messages]}
-        for c, messages in conversations]}
+    payload = {
+        "edgedesk_export": EXPORT_VERSION,
+        "conversations": [
+            {**_header_dict(c), "messages": [_message_dict(m, files) for m in messages]}
+            for c, messages in conversations
+        ],
+    }
     return json.dumps(payload, ensure_ascii=False, indent=2)
 
 
-def parse_export(text: str, read_file: ReadFile | None = None
-                 ) -> list[tuple[dict[str, Any], list[ChatMessage]]]:
+def parse_export(
+    text: str, read_file: ReadFile | None = None
+) -> list[tuple[dict[str, Any], list[ChatMessage]]]:
     """Each conversation of a JSON export (header fields, messages), all checked first.
 
     ``read_file`` reads the attachment files the export names beside itself.
@@ -77,8 +86,10 @@ def parse_export(text: str, read_file: ReadFile | None = None
         items = payload["conversations"]
     except (ValueError, KeyError, TypeError, RecursionError):  # nesting too deep too
         raise InvalidRequest("not an EdgeDesk conversation export") from None
-    return [_conversation_from(item, number, read_file)
-            for number, item in enumerate(_objects(items), start=1)]
+    return [
+        _conversation_from(item, number, read_file)
+        for number, item in enumerate(_objects(items), start=1)
+    ]
 
 
 def attachments_markdown(items: Sequence[Attachment], files: str | None) -> list[str]:
@@ -101,15 +112,18 @@ def markdown_export(conversations: Exported, files: str | None = None) -> str:
     parts: list[str] = []
     for conv, messages in conversations:
         when = datetime.fromtimestamp(conv.created, UTC).strftime("%Y-%m-%d %H:%M UTC")
-        lines = [f"# {conv.title or 'Untitled conversation'}", "",
-                 f"*{conv.model or 'unknown model'} · {when}*", ""]
+        lines = [
+            f"# {conv.title or 'Untitled conversation'}",
+            "",
+            f"*{conv.model or 'unknown model'} · {when}*",
+            "",
+        ]
         if conv.tags:
             lines += ["Tags: " + ", ".join(conv.tags), ""]
         if conv.collection:
             lines += ["Documents: " + conv.collection, ""]
         if not conv.think:
-            lines += ["Thinking: off (the Think switch; answers without thinking first)",
-                      ""]
+            lines += ["Thinking: off (the Think switch; answers without thinking first)", ""]
         for msg in messages:
             lines += [f"## {msg.role.capitalize()}", ""]
             if msg.reasoning:
@@ -118,8 +132,7 @@ def markdown_export(conversations: Exported, files: str | None = None) -> str:
             lines += attachments_markdown(msg.attachments, files)
             lines += [msg.content, ""]
             if msg.versions:  # the chosen version only; the JSON export has them all
-                lines += [f"*(answer version {msg.version + 1} of {len(msg.versions) + 1})*",
-                          ""]
+                lines += [f"*(answer version {msg.version + 1} of {len(msg.versions) + 1})*", ""]
             if msg.ending:
                 lines += [f"*({msg.ending})*", ""]
             lines += sources_markdown(msg.sources)
@@ -133,23 +146,40 @@ def tools_markdown(steps: Sequence[dict[str, Any]]) -> list[str]:
     for step in steps:
         if step.get("content"):
             lines += [str(step["content"]), ""]
-        results = {r.get("call_id"): r for r in step.get("results", [])
-                   if isinstance(r, dict)}
+        results = {r.get("call_id"): r for r in step.get("results", []) if isinstance(r, dict)}
         for call in step.get("calls", []):
             if not isinstance(call, dict):
                 continue
             result = results.get(call.get("id"), {})
             status = result.get("status", "not run")
-            lines += [f"<details><summary>Tool {call.get('name')} ({status})</summary>", "",
-                      "```json", str(call.get("arguments", "")), "```", "",
-                      "```", str(result.get("text", "")), "```", "", "</details>", ""]
+            lines += [
+                f"<details><summary>Tool {call.get('name')} ({status})</summary>",
+                "",
+                "```json",
+                str(call.get("arguments", "")),
+                "```",
+                "",
+                "```",
+                str(result.get("text", "")),
+                "```",
+                "",
+                "</details>",
+                "",
+            ]
     return lines
 
 
 def _header_dict(conv: Conversation) -> dict[str, Any]:
-    return {"title": conv.title, "model": conv.model, "tags": list(conv.tags),
-            "created": conv.created, "updated": conv.updated, "collection": conv.collection,
-            "think": conv.think, "parameters": conv.parameters}
+    return {
+        "title": conv.title,
+        "model": conv.model,
+        "tags": list(conv.tags),
+        "created": conv.created,
+        "updated": conv.updated,
+        "collection": conv.collection,
+        "think": conv.think,
+        "parameters": conv.parameters,
+    }
 
 
 def _message_dict(message: ChatMessage, files: str | None) -> dict[str, Any]:
@@ -166,8 +196,13 @@ def _message_dict(message: ChatMessage, files: str | None) -> dict[str, Any]:
 
 
 def _attachment_dict(item: Attachment, files: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": item.kind, "name": item.name, "mime": item.mime,
-                           "sha256": item.sha256, "text": item.text}
+    out: dict[str, Any] = {
+        "kind": item.kind,
+        "name": item.name,
+        "mime": item.mime,
+        "sha256": item.sha256,
+        "text": item.text,
+    }
     if files is None:
         out["data"] = base64.b64encode(item.data).decode("ascii")
     else:
@@ -197,13 +232,16 @@ def _objects(items: object) -> list[dict[str, Any]]:
     return items
 
 
-def _conversation_from(item: dict[str, Any], number: int, read_file: ReadFile | None
-                       ) -> tuple[dict[str, Any], list[ChatMessage]]:
+def _conversation_from(
+    item: dict[str, Any], number: int, read_file: ReadFile | None
+) -> tuple[dict[str, Any], list[ChatMessage]]:
     """The ``number``th conversation of an export, every field checked, and its messages."""
     where = f"conversation {number}"
     check_fields(item, CONVERSATION_FIELDS, where)
-    return item, [_message_from(m, f"{where}, message {n}", read_file)
-                  for n, m in enumerate(item.get("messages", []), start=1)]
+    return item, [
+        _message_from(m, f"{where}, message {n}", read_file)
+        for n, m in enumerate(item.get("messages", []), start=1)
+    ]
 
 
 def _attachment_from(data: object, where: str, read_file: ReadFile | None) -> Attachment:
@@ -212,26 +250,37 @@ def _attachment_from(data: object, where: str, read_file: ReadFile | None) -> At
         raise InvalidRequest(f"not an EdgeDesk conversation export: {where} is not an object")
     check_fields(data, ATTACHMENT_FIELDS, where)
     if data.get("kind") not in ("image", "file") or not data.get("name"):
-        raise InvalidRequest(f"not an EdgeDesk conversation export: {where} needs a kind "
-                             "('image' or 'file') and a name")
+        raise InvalidRequest(
+            f"not an EdgeDesk conversation export: {where} needs a kind "
+            "('image' or 'file') and a name"
+        )
     raw: bytes | None = None
     if isinstance(data.get("data"), str):
         try:
             raw = base64.b64decode(data["data"], validate=True)
         except (binascii.Error, ValueError):
-            raise InvalidRequest(f"not an EdgeDesk conversation export: {where}'s data "
-                                 "is not base64") from None
+            raise InvalidRequest(
+                f"not an EdgeDesk conversation export: {where}'s data is not base64"
+            ) from None
     elif isinstance(data.get("file"), str):
         raw = read_file(data["file"]) if read_file is not None else None
         if raw is None:
-            raise InvalidRequest(f"{where}: the attached file {data['file']} is missing "
-                                 "beside the export; nothing was imported")
+            raise InvalidRequest(
+                f"{where}: the attached file {data['file']} is missing "
+                "beside the export; nothing was imported"
+            )
     if raw is None:
-        raise InvalidRequest(f"not an EdgeDesk conversation export: {where} has neither "
-                             "data nor file")
-    return Attachment(str(data["kind"]), str(data["name"]),
-                      str(data.get("mime") or "application/octet-stream"), raw,
-                      hashlib.sha256(raw).hexdigest(), str(data.get("text") or ""))
+        raise InvalidRequest(
+            f"not an EdgeDesk conversation export: {where} has neither data nor file"
+        )
+    return Attachment(
+        str(data["kind"]),
+        str(data["name"]),
+        str(data.get("mime") or "application/octet-stream"),
+        raw,
+        hashlib.sha256(raw).hexdigest(),
+        str(data.get("text") or ""),
+    )
 
 
 def _message_from(data: object, where: str, read_file: ReadFile | None) -> ChatMessage:
@@ -239,22 +288,34 @@ def _message_from(data: object, where: str, read_file: ReadFile | None) -> ChatM
     if not isinstance(data, dict):
         raise InvalidRequest(f"not an EdgeDesk conversation export: {where} is not an object")
     check_fields(data, MESSAGE_FIELDS, where)
-    fields = {k: v for k, v in data.items()
-              if k not in ("id", "sources", "tool_steps", "attachments", "versions",
-                           "version")}
-    attached = tuple(_attachment_from(a, f"{where}, attachment {n}", read_file)
-                     for n, a in enumerate(data.get("attachments") or [], start=1))
+    fields = {
+        k: v
+        for k, v in data.items()
+        if k not in ("id", "sources", "tool_steps", "attachments", "versions", "version")
+    }
+    attached = tuple(
+        _attachment_from(a, f"{where}, attachment {n}", read_file)
+        for n, a in enumerate(data.get("attachments") or [], start=1)
+    )
     steps = data.get("tool_steps") or []
     if not all(isinstance(s, dict) for s in steps):
-        raise InvalidRequest(f"not an EdgeDesk conversation export: {where}'s tool_steps "
-                             "must be objects")
+        raise InvalidRequest(
+            f"not an EdgeDesk conversation export: {where}'s tool_steps must be objects"
+        )
     # Each earlier version is checked as a message of its own, then kept in plain form.
-    versions = tuple(version_dict(_message_from(v, f"{where}, version {n}", read_file))
-                     for n, v in enumerate(data.get("versions") or [], start=1))
+    versions = tuple(
+        version_dict(_message_from(v, f"{where}, version {n}", read_file))
+        for n, v in enumerate(data.get("versions") or [], start=1)
+    )
     version = min(int(data.get("version") or 0), len(versions))
     try:
-        return ChatMessage(**fields, sources=parse_sources(data.get("sources")),
-                           tool_steps=tuple(steps), attachments=attached,
-                           versions=versions, version=version)
+        return ChatMessage(
+            **fields,
+            sources=parse_sources(data.get("sources")),
+            tool_steps=tuple(steps),
+            attachments=attached,
+            versions=versions,
+            version=version,
+        )
     except TypeError as exc:
         raise InvalidRequest(f"not an EdgeDesk conversation export: {exc}") from None

@@ -37,23 +37,49 @@ class _Chats:
         self.database = database
         self.clock = clock
 
-    def create(self, title: str, model: str | None, tags: Sequence[str],
-               created: float | None = None, collection: str | None = None, *,
-               think: bool = True, parameters: dict[str, Any] | None = None) -> int:
+    def create(
+        self,
+        title: str,
+        model: str | None,
+        tags: Sequence[str],
+        created: float | None = None,
+        collection: str | None = None,
+        *,
+        think: bool = True,
+        parameters: dict[str, Any] | None = None,
+    ) -> int:
         with self.database.transaction():
-            return self.insert(title, model, tags, created, collection, think=think,
-                               parameters=parameters)
+            return self.insert(
+                title, model, tags, created, collection, think=think, parameters=parameters
+            )
 
-    def insert(self, title: str, model: str | None, tags: Sequence[str],
-               created: float | None = None, collection: str | None = None, *,
-               think: bool = True, parameters: dict[str, Any] | None = None) -> int:
+    def insert(
+        self,
+        title: str,
+        model: str | None,
+        tags: Sequence[str],
+        created: float | None = None,
+        collection: str | None = None,
+        *,
+        think: bool = True,
+        parameters: dict[str, Any] | None = None,
+    ) -> int:
         """``create`` inside the caller's transaction."""
         now = self.clock() if created is None else created
         cur = self.database.execute(
             "INSERT INTO conversations(title, model, tags, created, updated, collection, "
             "think, parameters) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (title, model, json.dumps(list(tags)), now, now, collection or None, int(think),
-             None if parameters is None else json.dumps(parameters)))
+            (
+                title,
+                model,
+                json.dumps(list(tags)),
+                now,
+                now,
+                collection or None,
+                int(think),
+                None if parameters is None else json.dumps(parameters),
+            ),
+        )
         return int(cur.lastrowid)
 
     def add(self, conv_id: int, message: ChatMessage) -> int:
@@ -70,39 +96,77 @@ class _Chats:
             "parameters, prompt_tokens, completion_tokens, timings, created, sources, "
             "finish_reason, error, tool_steps, versions, version) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (conv_id, message.role, message.content, message.reasoning, message.model,
-             json.dumps(message.parameters), message.prompt_tokens,
-             message.completion_tokens, json.dumps(message.timings), created,
-             encode_sources(message.sources), message.finish_reason, message.error,
-             json.dumps(list(message.tool_steps), ensure_ascii=False)
-             if message.tool_steps else None, *_versions_columns(message)))
+            (
+                conv_id,
+                message.role,
+                message.content,
+                message.reasoning,
+                message.model,
+                json.dumps(message.parameters),
+                message.prompt_tokens,
+                message.completion_tokens,
+                json.dumps(message.timings),
+                created,
+                encode_sources(message.sources),
+                message.finish_reason,
+                message.error,
+                json.dumps(list(message.tool_steps), ensure_ascii=False)
+                if message.tool_steps
+                else None,
+                *_versions_columns(message),
+            ),
+        )
         message_id = int(cur.lastrowid)
         for ordinal, item in enumerate(message.attachments):
             self.database.execute(
                 "INSERT INTO attachments(message_id, ordinal, kind, name, mime, sha256, "
                 "text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (message_id, ordinal, item.kind, item.name, item.mime, item.sha256,
-                 item.text, item.data))
-        self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
-                              (message_id, fts_text(message.content)))
-        self.database.execute("UPDATE conversations SET updated = max(updated, ?) "
-                              "WHERE id = ?", (created, conv_id))
+                (
+                    message_id,
+                    ordinal,
+                    item.kind,
+                    item.name,
+                    item.mime,
+                    item.sha256,
+                    item.text,
+                    item.data,
+                ),
+            )
+        self.database.execute(
+            "INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
+            (message_id, fts_text(message.content)),
+        )
+        self.database.execute(
+            "UPDATE conversations SET updated = max(updated, ?) WHERE id = ?", (created, conv_id)
+        )
         return message_id
 
     def header(self, row: Sequence[Any], ephemeral: bool, sign: int) -> Conversation:
-        return Conversation(sign * int(row[0]), row[1], row[2], tuple(json.loads(row[3])),
-                            float(row[4]), float(row[5]), ephemeral, row[6], row[7] != 0,
-                            _object(row[8]))
+        return Conversation(
+            sign * int(row[0]),
+            row[1],
+            row[2],
+            tuple(json.loads(row[3])),
+            float(row[4]),
+            float(row[5]),
+            ephemeral,
+            row[6],
+            row[7] != 0,
+            _object(row[8]),
+        )
 
     def conversations(self, ids: Iterable[int] | None = None) -> list[tuple[Any, ...]]:
-        sql = ("SELECT id, title, model, tags, created, updated, collection, think, "
-               "parameters FROM conversations")
+        sql = (
+            "SELECT id, title, model, tags, created, updated, collection, think, "
+            "parameters FROM conversations"
+        )
         if ids is None:
             return self.database.query(sql + " ORDER BY updated DESC, id DESC")
         wanted = list(ids)
         marks = ",".join("?" * len(wanted))
-        return self.database.query(sql + f" WHERE id IN ({marks}) ORDER BY updated DESC, id DESC",
-                                   wanted)
+        return self.database.query(
+            sql + f" WHERE id IN ({marks}) ORDER BY updated DESC, id DESC", wanted
+        )
 
     def messages(self, conv_id: int) -> list[ChatMessage]:
         rows = self.database.query(
@@ -110,27 +174,43 @@ class _Chats:
             "completion_tokens, timings, created, sources, finish_reason, error, tool_steps, "
             "versions, version FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
-            (conv_id,))
+            (conv_id,),
+        )
         attached = self.attachments(conv_id)
-        return [ChatMessage(role=r[1], content=r[2], reasoning=r[3], model=r[4],
-                            parameters=json.loads(r[5]), prompt_tokens=r[6],
-                            completion_tokens=r[7], timings=json.loads(r[8]),
-                            created=float(r[9]), id=int(r[0]), sources=decode_sources(r[10]),
-                            finish_reason=r[11], error=r[12],
-                            tool_steps=_steps(r[13]), **_read_versions(r[14], r[15]),
-                            attachments=tuple(attached.get(int(r[0]), ())))
-                for r in rows]
+        return [
+            ChatMessage(
+                role=r[1],
+                content=r[2],
+                reasoning=r[3],
+                model=r[4],
+                parameters=json.loads(r[5]),
+                prompt_tokens=r[6],
+                completion_tokens=r[7],
+                timings=json.loads(r[8]),
+                created=float(r[9]),
+                id=int(r[0]),
+                sources=decode_sources(r[10]),
+                finish_reason=r[11],
+                error=r[12],
+                tool_steps=_steps(r[13]),
+                **_read_versions(r[14], r[15]),
+                attachments=tuple(attached.get(int(r[0]), ())),
+            )
+            for r in rows
+        ]
 
     def attachments(self, conv_id: int) -> dict[int, list[Attachment]]:
         """The attachments of a conversation's messages, by message id, in order."""
         found: dict[int, list[Attachment]] = {}
         for r in self.database.query(
-                "SELECT a.message_id, a.kind, a.name, a.mime, a.sha256, a.text, a.data "
-                "FROM attachments a JOIN messages m ON m.id = a.message_id "
-                "WHERE m.conversation_id = ? ORDER BY a.message_id, a.ordinal", (conv_id,)):
+            "SELECT a.message_id, a.kind, a.name, a.mime, a.sha256, a.text, a.data "
+            "FROM attachments a JOIN messages m ON m.id = a.message_id "
+            "WHERE m.conversation_id = ? ORDER BY a.message_id, a.ordinal",
+            (conv_id,),
+        ):
             found.setdefault(int(r[0]), []).append(
-                Attachment(str(r[1]), str(r[2]), str(r[3]), bytes(r[6]), str(r[4]),
-                           str(r[5] or "")))
+                Attachment(str(r[1]), str(r[2]), str(r[3]), bytes(r[6]), str(r[4]), str(r[5] or ""))
+            )
         return found
 
     def replace(self, conv_id: int, message_id: int, message: ChatMessage) -> None:
@@ -141,19 +221,33 @@ class _Chats:
                 "prompt_tokens = ?, completion_tokens = ?, timings = ?, sources = ?, "
                 "finish_reason = ?, error = ?, tool_steps = ?, versions = ?, version = ? "
                 "WHERE id = ? AND conversation_id = ?",
-                (message.content, message.reasoning, message.model,
-                 json.dumps(message.parameters), message.prompt_tokens,
-                 message.completion_tokens, json.dumps(message.timings),
-                 encode_sources(message.sources), message.finish_reason, message.error,
-                 json.dumps(list(message.tool_steps), ensure_ascii=False)
-                 if message.tool_steps else None, *_versions_columns(message),
-                 message_id, conv_id))
+                (
+                    message.content,
+                    message.reasoning,
+                    message.model,
+                    json.dumps(message.parameters),
+                    message.prompt_tokens,
+                    message.completion_tokens,
+                    json.dumps(message.timings),
+                    encode_sources(message.sources),
+                    message.finish_reason,
+                    message.error,
+                    json.dumps(list(message.tool_steps), ensure_ascii=False)
+                    if message.tool_steps
+                    else None,
+                    *_versions_columns(message),
+                    message_id,
+                    conv_id,
+                ),
+            )
             if not cur.rowcount:
                 raise InvalidRequest(f"conversation {conv_id} has no message {message_id}")
             # The search finds the words shown: the chosen version's.
             self.database.execute("DELETE FROM messages_fts WHERE rowid = ?", (message_id,))
-            self.database.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
-                                  (message_id, fts_text(message.content)))
+            self.database.execute(
+                "INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
+                (message_id, fts_text(message.content)),
+            )
 
     def search(self, query: str) -> list[tuple[Any, ...]]:
         match = fts_query(query)
@@ -168,7 +262,9 @@ class _Chats:
             "      WHERE messages_fts MATCH ? ORDER BY rank LIMIT 200) AS f "
             "JOIN messages m ON m.id = f.rowid "
             "JOIN conversations c ON c.id = m.conversation_id "
-            "ORDER BY f.rank, m.id", (match,))
+            "ORDER BY f.rank, m.id",
+            (match,),
+        )
 
     def matching_conversations(self, query: str) -> set[int]:
         """The conversations of the best 200 hits, read from the index alone."""
@@ -177,12 +273,16 @@ class _Chats:
             return set()
         # INDEXED BY: the planner would look the rowid up in the table itself, one
         # (decrypted) page per hit; the covering index holds the same answer.
-        return {int(r[0]) for r in self.database.query(
-            "SELECT DISTINCT m.conversation_id "
-            "FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? "
-            "      ORDER BY bm25(messages_fts) LIMIT 200) AS f "
-            "JOIN messages m INDEXED BY messages_conversation_by_id ON m.id = f.rowid",
-            (match,))}
+        return {
+            int(r[0])
+            for r in self.database.query(
+                "SELECT DISTINCT m.conversation_id "
+                "FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? "
+                "      ORDER BY bm25(messages_fts) LIMIT 200) AS f "
+                "JOIN messages m INDEXED BY messages_conversation_by_id ON m.id = f.rowid",
+                (match,),
+            )
+        }
 
     def delete(self, conv_id: int) -> bool:
         with self.database.transaction():
@@ -198,12 +298,21 @@ class _Chats:
 class ChatStore:
     """Every conversation on this device; ephemeral ones (negative ids) only in memory."""
 
-    def __init__(self, path: Path | None, *, clock: Callable[[], float] = time.time,
-                 ephemeral_only: bool = False, key: DatabaseKey | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | None,
+        *,
+        clock: Callable[[], float] = time.time,
+        ephemeral_only: bool = False,
+        key: DatabaseKey | None = None,
+    ) -> None:
         self._clock = clock
         # Full sync: a message reported saved must survive a power cut, not only a crash.
-        self._disk = None if path is None or ephemeral_only else _Chats(
-            open_database(path, synchronous="FULL", key=key), clock)
+        self._disk = (
+            None
+            if path is None or ephemeral_only
+            else _Chats(open_database(path, synchronous="FULL", key=key), clock)
+        )
         self._memory = _Chats(open_database(None), clock)
 
     @property
@@ -230,15 +339,23 @@ class ChatStore:
         return parts
 
     # ------------------------------------------------------------------ writing
-    def create_conversation(self, title: str = "", model: str | None = None, *,
-                            ephemeral: bool = False, tags: Sequence[str] = (),
-                            collection: str | None = None, think: bool = True,
-                            parameters: dict[str, Any] | None = None) -> Conversation:
+    def create_conversation(
+        self,
+        title: str = "",
+        model: str | None = None,
+        *,
+        ephemeral: bool = False,
+        tags: Sequence[str] = (),
+        collection: str | None = None,
+        think: bool = True,
+        parameters: dict[str, Any] | None = None,
+    ) -> Conversation:
         """Start a conversation (grounded in ``collection``); an ephemeral one stays in memory."""
         keep = self._memory if ephemeral or self._disk is None else self._disk
         sign = -1 if keep is self._memory else 1
-        row_id = keep.create(title, model, tags, collection=collection, think=think,
-                             parameters=parameters)
+        row_id = keep.create(
+            title, model, tags, collection=collection, think=think, parameters=parameters
+        )
         return self.get_conversation(sign * row_id)
 
     def add_message(self, conv_id: int, message: ChatMessage) -> int:
@@ -258,13 +375,15 @@ class ChatStore:
 
     def set_tags(self, conv_id: int, tags: Sequence[str]) -> None:
         """Replace a conversation's tags."""
-        self._update(conv_id, "UPDATE conversations SET tags = ? WHERE id = ?",
-                     json.dumps(sorted(set(tags))))
+        self._update(
+            conv_id, "UPDATE conversations SET tags = ? WHERE id = ?", json.dumps(sorted(set(tags)))
+        )
 
     def set_collection(self, conv_id: int, collection: str | None) -> None:
         """Ground the conversation in ``collection`` from now on (None or "": none)."""
-        self._update(conv_id, "UPDATE conversations SET collection = ? WHERE id = ?",
-                     collection or None)
+        self._update(
+            conv_id, "UPDATE conversations SET collection = ? WHERE id = ?", collection or None
+        )
 
     def set_think(self, conv_id: int, think: bool) -> None:
         """Whether the conversation's reasoning model may think first, from now on."""
@@ -272,8 +391,9 @@ class ChatStore:
 
     def set_parameters(self, conv_id: int, parameters: dict[str, Any]) -> None:
         """The conversation's sampling settings from now on (a JSON object)."""
-        self._update(conv_id, "UPDATE conversations SET parameters = ? WHERE id = ?",
-                     json.dumps(parameters))
+        self._update(
+            conv_id, "UPDATE conversations SET parameters = ? WHERE id = ?", json.dumps(parameters)
+        )
 
     def _update(self, conv_id: int, sql: str, value: str | int | None) -> None:
         chats, row_id = self._for(conv_id)
@@ -313,8 +433,10 @@ class ChatStore:
         """Messages containing every word of ``query`` (Chinese included), best first."""
         hits: list[SearchHit] = []
         for chats, _, sign in self._parts():
-            hits += [SearchHit(sign * int(r[0]), r[1], sign * int(r[2]), r[3],
-                               _snippet(r[4], query)) for r in chats.search(query)]
+            hits += [
+                SearchHit(sign * int(r[0]), r[1], sign * int(r[2]), r[3], _snippet(r[4], query))
+                for r in chats.search(query)
+            ]
         return hits
 
     # ------------------------------------------------------------------ deleting
@@ -326,8 +448,7 @@ class ChatStore:
         gone = chats.delete(row_id)
         if gone:
             with chats.database.lock:
-                chats.database.execute(
-                    "INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+                chats.database.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
                 if chats.database.path is not None:
                     chats.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return gone
@@ -343,7 +464,8 @@ class ChatStore:
         if missing:
             raise InvalidRequest(
                 f"no conversation with id {', '.join(map(str, missing))}; nothing was "
-                "deleted (see 'edgedesk chats list')")
+                "deleted (see 'edgedesk chats list')"
+            )
         for conv_id in wanted:
             self.delete(conv_id)
         return len(wanted)
@@ -376,17 +498,16 @@ class ChatStore:
         return count
 
     # ------------------------------------------------------------------ export / import
-    def export_json(self, conv_ids: Sequence[int] | None = None, *,
-                    files: str | None = None) -> str:
+    def export_json(
+        self, conv_ids: Sequence[int] | None = None, *, files: str | None = None
+    ) -> str:
         """The given conversations (default: all) as JSON that ``import_json`` reads back;
         attachments named in the folder ``files`` beside it, or inline when None."""
-        return json_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)],
-                           files)
+        return json_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)], files)
 
     def export_files(self, conv_ids: Sequence[int] | None = None) -> dict[str, bytes]:
         """The attachments of the given conversations by the file name an export uses."""
-        return attachment_files([(c, self.get_messages(c.id))
-                                 for c in self._selected(conv_ids)])
+        return attachment_files([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)])
 
     def import_json(self, text: str, read_file: ReadFile | None = None) -> list[Conversation]:
         """Add the conversations of an ``export_json`` document; returns the new headers.
@@ -401,22 +522,28 @@ class ChatStore:
         row_ids: list[int] = []
         with target.database.transaction():
             for item, messages in parsed:
-                row_id = target.insert(item.get("title", ""), item.get("model"),
-                                       item.get("tags", []), created=item.get("created"),
-                                       collection=item.get("collection"),
-                                       think=item.get("think", True),
-                                       parameters=item.get("parameters"))
+                row_id = target.insert(
+                    item.get("title", ""),
+                    item.get("model"),
+                    item.get("tags", []),
+                    created=item.get("created"),
+                    collection=item.get("collection"),
+                    think=item.get("think", True),
+                    parameters=item.get("parameters"),
+                )
                 for message in messages:
                     target.append(row_id, message)
                 row_ids.append(row_id)
         return [self.get_conversation(sign * row_id) for row_id in row_ids]
 
-    def export_markdown(self, conv_ids: Sequence[int] | None = None, *,
-                        files: str | None = None) -> str:
+    def export_markdown(
+        self, conv_ids: Sequence[int] | None = None, *, files: str | None = None
+    ) -> str:
         """The given conversations (default: all) as readable Markdown (attachments
         linked from the folder ``files`` beside it, or only named when None)."""
-        return markdown_export([(c, self.get_messages(c.id)) for c in self._selected(conv_ids)],
-                               files)
+        return markdown_export(
+            [(c, self.get_messages(c.id)) for c in self._selected(conv_ids)], files
+        )
 
     def _selected(self, conv_ids: Sequence[int] | None) -> list[Conversation]:
         if conv_ids is None:
@@ -434,12 +561,17 @@ def _snippet(content: str, query: str, width: int = 80) -> str:
     lowered = content.lower()
     at = min((p for p in (lowered.find(w.lower()) for w in words) if p >= 0), default=0)
     start = max(0, at - width // 2)
-    text = content[start:start + width].replace("\n", " ")
+    text = content[start : start + width].replace("\n", " ")
     return ("…" if start else "") + text + ("…" if start + width < len(content) else "")
 
 
-def open_chat_store(path: Path, *, retention_days: int | None = None,
-                    ephemeral_only: bool = False, key: DatabaseKey | None = None) -> ChatStore:
+def open_chat_store(
+    path: Path,
+    *,
+    retention_days: int | None = None,
+    ephemeral_only: bool = False,
+    key: DatabaseKey | None = None,
+) -> ChatStore:
     """Open the store at ``path`` and apply the retention period (as at every start)."""
     store = ChatStore(path, ephemeral_only=ephemeral_only, key=key)
     try:

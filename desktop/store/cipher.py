@@ -75,8 +75,9 @@ def driver() -> ModuleType:
     try:
         return importlib.import_module("sqlcipher3")
     except ImportError:
-        raise StoreError("encryption needs the 'sqlcipher3' package, which is not "
-                         "installed; reinstall EdgeDesk") from None
+        raise StoreError(
+            "encryption needs the 'sqlcipher3' package, which is not installed; reinstall EdgeDesk"
+        ) from None
 
 
 def cipher_version() -> str:
@@ -108,8 +109,10 @@ def connect(path: Path | str, key: DatabaseKey | None) -> Any:
         conn.close()
         if key is None:
             raise StoreError(f"{path} is not a readable EdgeDesk database") from None
-        raise KeyRejected(f"the key from {key.source} does not open the encrypted database "
-                          f"{path}; nothing was changed") from None
+        raise KeyRejected(
+            f"the key from {key.source} does not open the encrypted database "
+            f"{path}; nothing was changed"
+        ) from None
     return conn
 
 
@@ -128,13 +131,20 @@ def _load_vec(conn: Any) -> None:
 
 def _counts(conn: Any) -> dict[str, int]:
     """Rows per stored table (virtual tables are counted through their shadow tables)."""
-    names = [str(r[0]) for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND rootpage > 0 "
-        "AND name NOT LIKE 'sqlite_%'")]
+    names = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND rootpage > 0 "
+            "AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
     # Names come from sqlite_master, quoted; not user input.
-    return {name: int(conn.execute(
-        'SELECT count(*) FROM "' + name.replace('"', '""') + '"').fetchone()[0])  # noqa: S608
-        for name in names}
+    return {
+        name: int(
+            conn.execute('SELECT count(*) FROM "' + name.replace('"', '""') + '"').fetchone()[0]  # noqa: S608
+        )
+        for name in names
+    }
 
 
 def _fsync(path: Path) -> None:
@@ -151,8 +161,13 @@ def sidecars(path: Path) -> list[Path]:
     return [Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
 
 
-def convert(path: Path, *, source: DatabaseKey | None, target: DatabaseKey | None,
-            step: Step = lambda name: None) -> None:
+def convert(
+    path: Path,
+    *,
+    source: DatabaseKey | None,
+    target: DatabaseKey | None,
+    step: Step = lambda name: None,
+) -> None:
     """Rewrite the database at ``path`` from key ``source`` to key ``target`` (None: plain).
 
     Through ``PATH.new``: exported, verified (integrity and rows per table), synced, then
@@ -171,8 +186,9 @@ def convert(path: Path, *, source: DatabaseKey | None, target: DatabaseKey | Non
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         before = _counts(conn)
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        conn.execute("ATTACH DATABASE ? AS target KEY ?",
-                     (str(new), "" if target is None else target.sql()))
+        conn.execute(
+            "ATTACH DATABASE ? AS target KEY ?", (str(new), "" if target is None else target.sql())
+        )
         conn.execute("SELECT sqlcipher_export('target')")
         conn.execute(f"PRAGMA target.user_version = {version}")
         conn.execute("DETACH DATABASE target")
@@ -188,8 +204,10 @@ def convert(path: Path, *, source: DatabaseKey | None, target: DatabaseKey | Non
         check.close()
     if ok != "ok" or after != before:
         new.unlink(missing_ok=True)
-        raise StoreError(f"the converted copy of {path} did not match it ({ok}); nothing "
-                         "was changed, the database is as it was")
+        raise StoreError(
+            f"the converted copy of {path} did not match it ({ok}); nothing "
+            "was changed, the database is as it was"
+        )
     _fsync(new)
     step("verified")
     # The old file's WAL was checkpointed and emptied; a stale one must never be

@@ -83,8 +83,9 @@ class Database:
     lock makes each public store call atomic with respect to the others.
     """
 
-    def __init__(self, path: Path | None, *, synchronous: str = "NORMAL",
-                 key: DatabaseKey | None = None) -> None:
+    def __init__(
+        self, path: Path | None, *, synchronous: str = "NORMAL", key: DatabaseKey | None = None
+    ) -> None:
         self.path = path
         self.lock = threading.RLock()
         self._synchronous = synchronous
@@ -120,7 +121,8 @@ class Database:
                 conn.close()
                 raise StoreError(
                     f"{path} is not a readable EdgeDesk database ({exc}); move it away "
-                    "(EdgeDesk then starts an empty one) or put back a backup") from None
+                    "(EdgeDesk then starts an empty one) or put back a backup"
+                ) from None
             if str(mode).lower() != "wal":
                 raise StoreError(f"{path}: could not switch the database to WAL mode")
             # WAL/SHM files left by an older version may still be readable by others.
@@ -198,8 +200,10 @@ def _load_vec(conn: Any) -> bool:
 
 def applied_migrations(database: Database) -> list[tuple[int, str]]:
     """The migrations recorded in this database, oldest first."""
-    return [(int(v), str(n)) for v, n in database.query(
-        "SELECT version, name FROM schema_migrations ORDER BY version")]
+    return [
+        (int(v), str(n))
+        for v, n in database.query("SELECT version, name FROM schema_migrations ORDER BY version")
+    ]
 
 
 def migrate(database: Database, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:
@@ -223,14 +227,17 @@ def migrate(database: Database, migrations: Sequence[Migration] = MIGRATIONS) ->
             else:
                 for statement in migration.step:
                     database.execute(statement)
-            database.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)",
-                             (migration.version, migration.name, time.time()))
+            database.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
+            )
         ran.append(migration.version)
     return ran
 
 
-def open_database(path: Path | None, *, synchronous: str = "NORMAL",
-                  key: DatabaseKey | None = None) -> Database:
+def open_database(
+    path: Path | None, *, synchronous: str = "NORMAL", key: DatabaseKey | None = None
+) -> Database:
     """Open (creating if needed) and migrate the database at ``path``; None = in memory.
 
     With ``key`` the file is a SQLCipher one (created encrypted when it does not exist).

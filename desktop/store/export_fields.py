@@ -14,22 +14,41 @@ from typing import Any
 from desktop.errors import InvalidRequest
 
 CONVERSATION_FIELDS = {
-    "title": "text", "model": "text or null", "tags": "a list of text",
-    "created": "a number or null", "updated": "a number or null",
-    "collection": "text or null", "think": "true/false", "messages": "a list",
+    "title": "text",
+    "model": "text or null",
+    "tags": "a list of text",
+    "created": "a number or null",
+    "updated": "a number or null",
+    "collection": "text or null",
+    "think": "true/false",
+    "messages": "a list",
     "parameters": "an object or null",
 }
 MESSAGE_FIELDS = {
-    "role": "text", "content": "text", "reasoning": "text or null", "model": "text or null",
-    "parameters": "an object", "prompt_tokens": "a whole number or null",
-    "completion_tokens": "a whole number or null", "timings": "an object",
-    "created": "a number or null", "finish_reason": "text or null", "error": "text or null",
-    "tool_steps": "a list", "attachments": "a list", "versions": "a list",
+    "role": "text",
+    "content": "text",
+    "reasoning": "text or null",
+    "model": "text or null",
+    "parameters": "an object",
+    "prompt_tokens": "a whole number or null",
+    "completion_tokens": "a whole number or null",
+    "timings": "an object",
+    "created": "a number or null",
+    "finish_reason": "text or null",
+    "error": "text or null",
+    "tool_steps": "a list",
+    "attachments": "a list",
+    "versions": "a list",
     "version": "a whole number",
 }
 ATTACHMENT_FIELDS = {
-    "kind": "text", "name": "text", "mime": "text or null", "sha256": "text or null",
-    "text": "text or null", "data": "text or null", "file": "text or null",
+    "kind": "text",
+    "name": "text",
+    "mime": "text or null",
+    "sha256": "text or null",
+    "text": "text or null",
+    "data": "text or null",
+    "file": "text or null",
 }
 
 
@@ -57,8 +76,7 @@ _CHECKS: dict[str, Callable[[object], bool]] = {
     "text": _text,
     "a number": _number,
     "a whole number": lambda value: isinstance(value, int) and 0 <= value <= _MAX_INT,
-    "a list of text": lambda value: (isinstance(value, list)
-                                     and all(_text(v) for v in value)),
+    "a list of text": lambda value: isinstance(value, list) and all(_text(v) for v in value),
     "a list": lambda value: isinstance(value, list),
     "an object": lambda value: isinstance(value, dict),
 }
@@ -86,5 +104,7 @@ def check_fields(data: dict[str, Any], kinds: dict[str, str], where: str) -> Non
     """InvalidRequest naming the first field of ``data`` whose value is not of its kind."""
     for name, kind in kinds.items():
         if name in data and not _fits(data[name], kind):
-            raise InvalidRequest(f"not an EdgeDesk conversation export: {where}: '{name}' "
-                                 f"must be {kind}, not {_json_kind(data[name])}")
+            raise InvalidRequest(
+                f"not an EdgeDesk conversation export: {where}: '{name}' "
+                f"must be {kind}, not {_json_kind(data[name])}"
+            )

@@ -40,8 +40,9 @@ def write_beside(export: Path, files: dict[str, bytes]) -> Path | None:
                 os.fsync(handle.fileno())
             os.replace(tmp, target)
     except OSError as exc:
-        raise InvalidRequest(f"cannot write the attachments to {folder} "
-                             f"({exc.strerror or exc})") from None
+        raise InvalidRequest(
+            f"cannot write the attachments to {folder} ({exc.strerror or exc})"
+        ) from None
     return folder
 
 
@@ -51,8 +52,11 @@ def reader_beside(export: Path) -> ReadFile:
 
     def read(name: str) -> bytes | None:
         parts = PurePosixPath(name).parts
-        if len(parts) != 2 or any(p in ("", ".", "..") for p in parts) \
-                or PurePosixPath(name).is_absolute():
+        if (
+            len(parts) != 2
+            or any(p in ("", ".", "..") for p in parts)
+            or PurePosixPath(name).is_absolute()
+        ):
             return None
         path = (base / parts[0] / parts[1]).resolve()
         if path.parent.parent != base:  # a link out of the folder

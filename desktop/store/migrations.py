@@ -124,7 +124,8 @@ def _vector_tables(database: sqlite_utils.Database) -> list[tuple[int, str]]:
     names = {r[0] for r in database.execute("SELECT name FROM sqlite_master").fetchall()}
     found = []
     for (collection_id,) in database.execute(
-            "SELECT id FROM collections WHERE dimension IS NOT NULL").fetchall():
+        "SELECT id FROM collections WHERE dimension IS NOT NULL"
+    ).fetchall():
         table = f"vec_chunks_{int(collection_id)}"  # retrieval.vectors.vec_table
         if table in names:
             found.append((int(collection_id), table))
@@ -139,7 +140,8 @@ def add_bits(database: sqlite_utils.Database) -> None:
         database.execute(
             "INSERT INTO chunk_bits(chunk_id, collection_id, bits) "  # noqa: S608
             f"SELECT v.rowid, ?, vec_quantize_binary(v.embedding) FROM {table} v",
-            (collection_id,))
+            (collection_id,),
+        )
 
 
 def add_float_copies(database: sqlite_utils.Database) -> None:
@@ -150,8 +152,10 @@ def add_float_copies(database: sqlite_utils.Database) -> None:
     """
     database.execute("ALTER TABLE chunk_bits ADD COLUMN embedding BLOB")
     for _, table in _vector_tables(database):
-        database.execute(f"UPDATE chunk_bits SET embedding = v.embedding FROM {table} v "  # noqa: S608
-                         "WHERE v.rowid = chunk_bits.chunk_id")
+        database.execute(
+            f"UPDATE chunk_bits SET embedding = v.embedding FROM {table} v "  # noqa: S608
+            "WHERE v.rowid = chunk_bits.chunk_id"
+        )
 
 
 GROUNDING_SCHEMA = (
@@ -250,18 +254,16 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
     Migration(3, "binary-quantized chunk vectors for the two-stage search", add_bits),
-    Migration(4, "float chunk vectors beside their bits, for exact re-scoring",
-              add_float_copies),
-    Migration(5, "a conversation's document collection and each answer's sources",
-              GROUNDING_SCHEMA),
+    Migration(4, "float chunk vectors beside their bits, for exact re-scoring", add_float_copies),
+    Migration(
+        5, "a conversation's document collection and each answer's sources", GROUNDING_SCHEMA
+    ),
     Migration(6, "responses stored by the Responses API", RESPONSES_SCHEMA),
     Migration(7, "whether a conversation's model may think first", THINK_SCHEMA),
     Migration(8, "how each answer ended: stopped, broken off and why", ENDING_SCHEMA),
     Migration(9, "the tool calls an answer made and their results", TOOLS_SCHEMA),
-    Migration(10, "each message's conversation in a small index, for search",
-              SEARCH_INDEX_SCHEMA),
+    Migration(10, "each message's conversation in a small index, for search", SEARCH_INDEX_SCHEMA),
     Migration(11, "pictures and files attached to messages", ATTACHMENTS_SCHEMA),
-    Migration(12, "a regenerated answer's other versions and the one chosen",
-              VERSIONS_SCHEMA),
+    Migration(12, "a regenerated answer's other versions and the one chosen", VERSIONS_SCHEMA),
     Migration(13, "a conversation's sampling parameters", PARAMETERS_SCHEMA),
 )

@@ -22,11 +22,15 @@ from desktop.store.cipher import DatabaseKey
 from desktop.store.db import Database, open_database
 
 DAY_S = 86_400.0
-NOT_KEPT = ("this server keeps no responses (store: true needs the local database); "
-            "send store: false and pass the conversation in input")
-EPHEMERAL_ONLY = ("store: true is not allowed here: your organization's EphemeralOnly "
-                  "policy keeps no conversations on this device; send store: false and "
-                  "pass the whole conversation in input")
+NOT_KEPT = (
+    "this server keeps no responses (store: true needs the local database); "
+    "send store: false and pass the conversation in input"
+)
+EPHEMERAL_ONLY = (
+    "store: true is not allowed here: your organization's EphemeralOnly "
+    "policy keeps no conversations on this device; send store: false and "
+    "pass the whole conversation in input"
+)
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,13 @@ class StoredResponse:
 class ResponseStore:
     """Stored API responses; every call is safe from any thread (the database locks)."""
 
-    def __init__(self, database: Database | None, *, refusal: str = NOT_KEPT,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        database: Database | None,
+        *,
+        refusal: str = NOT_KEPT,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._db = database
         self.refusal = refusal  # why nothing can be kept, when there is no database
         self._clock = clock
@@ -64,38 +73,56 @@ class ResponseStore:
             raise InvalidRequest(self.refusal, param="store")
         return self._db
 
-    def put(self, response_id: str, model: str, response: dict[str, Any],
-            items: list[dict[str, Any]], *, owner: str = "") -> None:
+    def put(
+        self,
+        response_id: str,
+        model: str,
+        response: dict[str, Any],
+        items: list[dict[str, Any]],
+        *,
+        owner: str = "",
+    ) -> None:
         """Keep ``response`` and its conversation ``items`` for ``owner`` (a key's name)."""
         db = self._database()
         with db.transaction():
-            db.execute("INSERT OR REPLACE INTO api_responses(id, owner, model, created, "
-                       "response, items) VALUES (?, ?, ?, ?, ?, ?)",
-                       (response_id, owner, model, self._clock(),
-                        json.dumps(response, ensure_ascii=False),
-                        json.dumps(items, ensure_ascii=False)))
+            db.execute(
+                "INSERT OR REPLACE INTO api_responses(id, owner, model, created, "
+                "response, items) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    response_id,
+                    owner,
+                    model,
+                    self._clock(),
+                    json.dumps(response, ensure_ascii=False),
+                    json.dumps(items, ensure_ascii=False),
+                ),
+            )
 
     def get(self, response_id: str, *, owner: str = "") -> StoredResponse | None:
         """``owner``'s kept response with this id, or None (also when nothing is kept)."""
         if self._db is None:
             return None
         with self._db.lock:
-            rows = self._db.query("SELECT id, model, created, response, items FROM "
-                                  "api_responses WHERE id = ? AND owner = ?",
-                                  (response_id, owner))
+            rows = self._db.query(
+                "SELECT id, model, created, response, items FROM "
+                "api_responses WHERE id = ? AND owner = ?",
+                (response_id, owner),
+            )
         if not rows:
             return None
         rid, model, created, response, items = rows[0]
-        return StoredResponse(str(rid), str(model), float(created), json.loads(response),
-                              json.loads(items))
+        return StoredResponse(
+            str(rid), str(model), float(created), json.loads(response), json.loads(items)
+        )
 
     def delete(self, response_id: str, *, owner: str = "") -> bool:
         """Delete ``owner``'s kept response; True if it existed."""
         if self._db is None:
             return False
         with self._db.transaction():
-            cur = self._db.execute("DELETE FROM api_responses WHERE id = ? AND owner = ?",
-                                   (response_id, owner))
+            cur = self._db.execute(
+                "DELETE FROM api_responses WHERE id = ? AND owner = ?", (response_id, owner)
+            )
         return bool(cur.rowcount)
 
     def delete_before(self, cutoff: float) -> int:
@@ -135,9 +162,13 @@ class ResponseStore:
             return int(self._db.query("SELECT count(*) FROM api_responses")[0][0])
 
 
-def open_response_store(path: Path, *, retention_days: int | None = None,
-                        ephemeral_only: bool = False,
-                        key: DatabaseKey | None = None) -> ResponseStore:
+def open_response_store(
+    path: Path,
+    *,
+    retention_days: int | None = None,
+    ephemeral_only: bool = False,
+    key: DatabaseKey | None = None,
+) -> ResponseStore:
     """The store in the database at ``path`` with retention applied (none if ephemeral only)."""
     if ephemeral_only:
         return ResponseStore(None, refusal=EPHEMERAL_ONLY)

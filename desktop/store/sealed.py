@@ -36,8 +36,7 @@ def is_sealed(data: bytes) -> bool:
 def _key(passphrase: str, salt: bytes, log2_n: int, r: int, p: int) -> bytes:
     from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
-    return Scrypt(salt=salt, length=32, n=2 ** log2_n, r=r, p=p).derive(
-        passphrase.encode("utf-8"))
+    return Scrypt(salt=salt, length=32, n=2**log2_n, r=r, p=p).derive(passphrase.encode("utf-8"))
 
 
 def seal(content: bytes, passphrase: str) -> bytes:
@@ -48,8 +47,7 @@ def seal(content: bytes, passphrase: str) -> bytes:
         raise InvalidRequest("the passphrase is empty")
     salt, nonce = os.urandom(_SALT), os.urandom(_NONCE)
     header = MAGIC + bytes((LOG2_N, R, P)) + salt + nonce
-    return header + AESGCM(_key(passphrase, salt, LOG2_N, R, P)).encrypt(
-        nonce, content, header)
+    return header + AESGCM(_key(passphrase, salt, LOG2_N, R, P)).encrypt(nonce, content, header)
 
 
 def unseal(data: bytes, passphrase: str) -> bytes:
@@ -60,18 +58,22 @@ def unseal(data: bytes, passphrase: str) -> bytes:
     if not data.startswith(MAGIC[:-1]):
         raise InvalidRequest("this is not an encrypted EdgeDesk export")
     if data[len(MAGIC) - 1] != MAGIC[-1]:
-        raise InvalidRequest("this encrypted export was written by a newer EdgeDesk; "
-                             "update EdgeDesk to open it")
+        raise InvalidRequest(
+            "this encrypted export was written by a newer EdgeDesk; update EdgeDesk to open it"
+        )
     if len(data) < _HEADER + 16:
         raise InvalidRequest("this encrypted export is cut short")
     log2_n, r, p = data[len(MAGIC)], data[len(MAGIC) + 1], data[len(MAGIC) + 2]
     if not (1 <= log2_n <= _MAX_LOG2_N and 1 <= r <= 32 and 1 <= p <= 16):
         raise InvalidRequest("this encrypted export is damaged (its key parameters)")
-    salt = data[len(MAGIC) + 3:len(MAGIC) + 3 + _SALT]
-    nonce = data[_HEADER - _NONCE:_HEADER]
+    salt = data[len(MAGIC) + 3 : len(MAGIC) + 3 + _SALT]
+    nonce = data[_HEADER - _NONCE : _HEADER]
     try:
         return AESGCM(_key(passphrase, salt, log2_n, r, p)).decrypt(
-            nonce, data[_HEADER:], data[:_HEADER])
+            nonce, data[_HEADER:], data[:_HEADER]
+        )
     except InvalidTag:
-        raise InvalidRequest("the passphrase does not open this encrypted export (or the "
-                             "file was changed); nothing was imported") from None
+        raise InvalidRequest(
+            "the passphrase does not open this encrypted export (or the "
+            "file was changed); nothing was imported"
+        ) from None

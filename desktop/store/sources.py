@@ -43,8 +43,7 @@ class Source:
 
 def place(page: int | None, line_start: int, line_end: int, *, page_word: str = "p.") -> str:
     """``p. 2, lines 3-9`` (``line 3`` for one line; no page where a file has none)."""
-    lines = (f"line {line_start}" if line_start == line_end
-             else f"lines {line_start}-{line_end}")
+    lines = f"line {line_start}" if line_start == line_end else f"lines {line_start}-{line_end}"
     return (f"{page_word} {page}, " if page else "") + lines
 
 
@@ -55,9 +54,18 @@ def location(path: str, page: int | None, line_start: int, line_end: int) -> str
 
 def source_dicts(sources: Iterable[Source]) -> list[dict[str, Any]]:
     """Sources as plain JSON objects (the column's and the export's form), snippets bounded."""
-    return [{"n": s.number, "path": s.path, "page": s.page, "line_start": s.line_start,
-             "line_end": s.line_end, "text": s.text[:SNIPPET_CHARS], "cited": s.cited}
-            for s in sources]
+    return [
+        {
+            "n": s.number,
+            "path": s.path,
+            "page": s.page,
+            "line_start": s.line_start,
+            "line_end": s.line_end,
+            "text": s.text[:SNIPPET_CHARS],
+            "cited": s.cited,
+        }
+        for s in sources
+    ]
 
 
 def encode_sources(sources: Sequence[Source]) -> str | None:
@@ -75,15 +83,22 @@ def parse_sources(items: object) -> tuple[Source, ...]:
     for item in items:
         try:
             page = item.get("page")
-            out.append(Source(int(item["n"]), str(item["path"]),
-                              None if page is None else int(page),
-                              int(item["line_start"]), int(item["line_end"]),
-                              str(item.get("text", ""))[:SNIPPET_CHARS],
-                              bool(item.get("cited", False))))
+            out.append(
+                Source(
+                    int(item["n"]),
+                    str(item["path"]),
+                    None if page is None else int(page),
+                    int(item["line_start"]),
+                    int(item["line_end"]),
+                    str(item.get("text", ""))[:SNIPPET_CHARS],
+                    bool(item.get("cited", False)),
+                )
+            )
         except (AttributeError, KeyError, TypeError, ValueError):
             raise InvalidRequest(
                 "a source needs n, path, line_start and line_end (page, text and cited "
-                f"are optional): {str(item)[:80]}") from None
+                f"are optional): {str(item)[:80]}"
+            ) from None
     return tuple(out)
 
 

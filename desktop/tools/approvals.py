@@ -32,8 +32,11 @@ class Approvals:
         except (OSError, ValueError):
             return set()  # none yet, or damaged: ask again rather than guess
         always = raw.get("always", []) if isinstance(raw, dict) else []
-        return {(str(e["server"]), str(e["tool"])) for e in always
-                if isinstance(e, dict) and "server" in e and "tool" in e}
+        return {
+            (str(e["server"]), str(e["tool"]))
+            for e in always
+            if isinstance(e, dict) and "server" in e and "tool" in e
+        }
 
     def _write(self, found: set[tuple[str, str]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

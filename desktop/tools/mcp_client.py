@@ -70,8 +70,10 @@ def result_text(result: Any) -> ToolResult:
         parts.append(json.dumps(structured, ensure_ascii=False))
     text = "\n".join(parts)
     if len(text) > MAX_RESULT_CHARS:
-        text = (text[:MAX_RESULT_CHARS] + f"\n[… cut: {len(text) - MAX_RESULT_CHARS} more "
-                "characters the tool returned]")
+        text = (
+            text[:MAX_RESULT_CHARS] + f"\n[… cut: {len(text) - MAX_RESULT_CHARS} more "
+            "characters the tool returned]"
+        )
     return ToolResult(text, bool(getattr(result, "is_error", False)))
 
 
@@ -83,10 +85,16 @@ class McpClients:
     client's own thread.
     """
 
-    def __init__(self, *, gate: NetGate | None = None, log_dir: Path | None = None,
-                 token: Callable[[str], str | None] = token_get,
-                 start_timeout_s: float = START_TIMEOUT_S,
-                 call_timeout_s: float = CALL_TIMEOUT_S, idle_s: float = IDLE_S) -> None:
+    def __init__(
+        self,
+        *,
+        gate: NetGate | None = None,
+        log_dir: Path | None = None,
+        token: Callable[[str], str | None] = token_get,
+        start_timeout_s: float = START_TIMEOUT_S,
+        call_timeout_s: float = CALL_TIMEOUT_S,
+        idle_s: float = IDLE_S,
+    ) -> None:
         self._gate = gate  # HTTP servers' requests are checked and logged here
         self._log_dir = log_dir  # servers' stderr goes to mcp-NAME.log here
         self._token = token
@@ -107,14 +115,20 @@ class McpClients:
         """The tools ``config`` offers (starts it if it is not running)."""
         return self._run(self._tools(config), self.start_timeout_s + 5)
 
-    def call(self, config: ServerConfig, tool: str, arguments: dict[str, Any],
-             timeout_s: float | None = None,
-             cancel: threading.Event | None = None) -> ToolResult:
+    def call(
+        self,
+        config: ServerConfig,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout_s: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ToolResult:
         """Call ``tool``; ToolError when the server cannot start, crashes or times out, or
         at once when ``cancel`` is set (Stop: the request is cancelled at the server)."""
         limit = timeout_s or self.call_timeout_s
-        return self._run(self._call(config, tool, arguments, limit),
-                         self.start_timeout_s + limit + 5, cancel)
+        return self._run(
+            self._call(config, tool, arguments, limit), self.start_timeout_s + limit + 5, cancel
+        )
 
     def running(self) -> list[str]:
         """Names of the servers running now."""
@@ -136,8 +150,9 @@ class McpClients:
         thread.join(5)
         self._loop = self._thread = None
 
-    def _run(self, coro: Coroutine[Any, Any, T], deadline_s: float,
-             cancel: threading.Event | None = None) -> T:
+    def _run(
+        self, coro: Coroutine[Any, Any, T], deadline_s: float, cancel: threading.Event | None = None
+    ) -> T:
         loop = self._started()
         future = asyncio.run_coroutine_threadsafe(coro, loop)
         deadline = time.monotonic() + deadline_s
@@ -147,8 +162,9 @@ class McpClients:
             except concurrent.futures.TimeoutError:
                 if cancel is not None and cancel.is_set():
                     future.cancel()
-                    raise ToolError("stopped before the tool server answered",
-                                    kind="cancelled") from None
+                    raise ToolError(
+                        "stopped before the tool server answered", kind="cancelled"
+                    ) from None
                 if time.monotonic() >= deadline:
                     future.cancel()
                     raise ToolError("a tool server did not answer in time") from None
@@ -169,8 +185,7 @@ class McpClients:
                         loop.run_until_complete(reaper)
                     loop.close()
 
-                self._thread = threading.Thread(target=serve, name="edgedesk-mcp",
-                                                daemon=True)
+                self._thread = threading.Thread(target=serve, name="edgedesk-mcp", daemon=True)
                 self._thread.start()
                 ready.wait()
                 self._loop = loop
@@ -182,22 +197,28 @@ class McpClients:
         held.last_used = time.monotonic()
         return list(held.tools)
 
-    async def _call(self, config: ServerConfig, tool: str, arguments: dict[str, Any],
-                    limit: float) -> ToolResult:
+    async def _call(
+        self, config: ServerConfig, tool: str, arguments: dict[str, Any], limit: float
+    ) -> ToolResult:
         held = await self._session(config)
         held.busy += 1
         try:
             result = await asyncio.wait_for(held.session.call_tool(tool, arguments), limit)
         except TimeoutError:
             self._stop_soon(config.name)  # hung: restarted on the next call
-            raise ToolError(f"the tool server '{config.name}' did not answer '{tool}' within "
-                            f"{limit:g} s; it was stopped", kind="tool_timeout") from None
+            raise ToolError(
+                f"the tool server '{config.name}' did not answer '{tool}' within "
+                f"{limit:g} s; it was stopped",
+                kind="tool_timeout",
+            ) from None
         except ToolError:
             raise
         except Exception as exc:
             self._stop_soon(config.name)
-            raise ToolError(f"the tool server '{config.name}' failed while running "
-                            f"'{tool}' ({_why(exc)})", kind="tool_failed") from None
+            raise ToolError(
+                f"the tool server '{config.name}' failed while running '{tool}' ({_why(exc)})",
+                kind="tool_failed",
+            ) from None
         finally:
             held.busy -= 1
             held.last_used = time.monotonic()
@@ -205,13 +226,16 @@ class McpClients:
 
     async def _session(self, config: ServerConfig) -> _Session:
         held = self._sessions.get(config.name)
-        if held is not None and (held.config != config or held.task is None
-                                 or held.task.done()):
+        if held is not None and (held.config != config or held.task is None or held.task.done()):
             await self._stop(config.name)
             held = None
         failed = self._failed.get(config.name)
-        if held is None and failed is not None and failed[0] == config \
-                and time.monotonic() - failed[1] < RETRY_AFTER_S:
+        if (
+            held is None
+            and failed is not None
+            and failed[0] == config
+            and time.monotonic() - failed[1] < RETRY_AFTER_S
+        ):
             raise failed[2]
         if held is None:  # first use (or a changed entry): start it
             held = _Session(config)
@@ -224,14 +248,24 @@ class McpClients:
             await asyncio.wait_for(asyncio.shield(ready), self.start_timeout_s)
         except TimeoutError:
             self._stop_soon(config.name)
-            raise self._remember(config, ToolError(
-                f"the tool server '{config.name}' did not start within "
-                f"{self.start_timeout_s:g} s ({config.target})", kind="tool_timeout")) from None
+            raise self._remember(
+                config,
+                ToolError(
+                    f"the tool server '{config.name}' did not start within "
+                    f"{self.start_timeout_s:g} s ({config.target})",
+                    kind="tool_timeout",
+                ),
+            ) from None
         except Exception as exc:
             self._sessions.pop(config.name, None)
-            raise self._remember(config, ToolError(
-                f"the tool server '{config.name}' could not start ({_why(exc)}; "
-                f"{config.target})", kind="tool_failed")) from None
+            raise self._remember(
+                config,
+                ToolError(
+                    f"the tool server '{config.name}' could not start ({_why(exc)}; "
+                    f"{config.target})",
+                    kind="tool_failed",
+                ),
+            ) from None
         self._failed.pop(config.name, None)
         return held
 
@@ -248,21 +282,22 @@ class McpClients:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open(config, stack)
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, read_timeout_seconds=None))
+                    ClientSession(read, write, read_timeout_seconds=None)
+                )
                 await session.initialize()
                 listed = await session.list_tools()
                 held.session = session
-                held.tools = [ToolSpec(t.name, t.description or "",
-                                       dict(t.input_schema or {}), config.name)
-                              for t in listed.tools]
+                held.tools = [
+                    ToolSpec(t.name, t.description or "", dict(t.input_schema or {}), config.name)
+                    for t in listed.tools
+                ]
                 held.last_used = time.monotonic()  # idle from now, not from the spawn
                 if not ready.done():
                     ready.set_result(None)
                 await held.stop.wait()
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception)
-                                    else RuntimeError("stopped"))
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("stopped"))
             if not isinstance(exc, Exception):
                 raise
         finally:
@@ -284,20 +319,27 @@ class McpClients:
 
             async def check(request: Any) -> None:
                 if gate is not None:
-                    gate.check(request.method, str(request.url),
-                               f"call the MCP tool server {config.name}")
+                    gate.check(
+                        request.method, str(request.url), f"call the MCP tool server {config.name}"
+                    )
 
-            client = httpx2.AsyncClient(headers=headers, event_hooks={"request": [check]},
-                                        timeout=httpx2.Timeout(30.0, read=300.0))
+            client = httpx2.AsyncClient(
+                headers=headers,
+                event_hooks={"request": [check]},
+                timeout=httpx2.Timeout(30.0, read=300.0),
+            )
             await stack.enter_async_context(client)  # the SDK leaves a given client open
             return await stack.enter_async_context(
-                streamable_http_client(config.url, http_client=client))
+                streamable_http_client(config.url, http_client=client)
+            )
         from mcp import StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(command=config.command, args=list(config.args),
-                                       env=dict(config.env) or None)
+        params = StdioServerParameters(
+            command=config.command, args=list(config.args), env=dict(config.env) or None
+        )
         return await stack.enter_async_context(
-            stdio_client(params, errlog=self._errlog(config, stack)))
+            stdio_client(params, errlog=self._errlog(config, stack))
+        )
 
     def _errlog(self, config: ServerConfig, stack: contextlib.AsyncExitStack) -> TextIO:
         # A server's own messages go to a log of its own, not into the terminal or window.

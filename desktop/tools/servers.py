@@ -56,15 +56,20 @@ class ServerConfig:
         """The server's ``mcp.json`` entry."""
         if self.url:
             return {"url": self.url, **({"headers": self.headers} if self.headers else {})}
-        return {"command": self.command, "args": list(self.args),
-                **({"env": self.env} if self.env else {})}
+        return {
+            "command": self.command,
+            "args": list(self.args),
+            **({"env": self.env} if self.env else {}),
+        }
 
 
 def check_name(name: str) -> str:
     """A server's name: letters, digits, ``_.-`` (at most 40)."""
     if not _NAME.match(name):
-        raise InvalidRequest(f"'{name}' is not a usable tool server name; use letters, "
-                             "digits, '-', '_' or '.' (at most 40)")
+        raise InvalidRequest(
+            f"'{name}' is not a usable tool server name; use letters, "
+            "digits, '-', '_' or '.' (at most 40)"
+        )
     return name
 
 
@@ -72,8 +77,10 @@ def check_url(url: str) -> str:
     """An http(s) URL of a Streamable HTTP MCP endpoint."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidRequest(f"'{url}' is not an http(s) URL; give the server's MCP "
-                             "endpoint, e.g. https://tools.example.com/mcp")
+        raise InvalidRequest(
+            f"'{url}' is not an http(s) URL; give the server's MCP "
+            "endpoint, e.g. https://tools.example.com/mcp"
+        )
     return url.strip()
 
 
@@ -83,17 +90,30 @@ def from_entry(name: str, entry: Any, source: str = "user") -> ServerConfig:
         raise ConfigError(f"MCP server '{name}' must be an object with 'command' or 'url'")
     url, command = entry.get("url") or entry.get("serverUrl"), entry.get("command")
     args, env, headers = entry.get("args", []), entry.get("env", {}), entry.get("headers", {})
-    if not (isinstance(args, list) and all(isinstance(a, str) for a in args)
-            and isinstance(env, dict) and isinstance(headers, dict)):
-        raise ConfigError(f"MCP server '{name}': 'args' must be a list of strings, 'env' "
-                          "and 'headers' objects")
+    if not (
+        isinstance(args, list)
+        and all(isinstance(a, str) for a in args)
+        and isinstance(env, dict)
+        and isinstance(headers, dict)
+    ):
+        raise ConfigError(
+            f"MCP server '{name}': 'args' must be a list of strings, 'env' and 'headers' objects"
+        )
     if isinstance(url, str) and url:
-        return ServerConfig(name, url=check_url(url),
-                            headers={str(k): str(v) for k, v in headers.items()},
-                            source=source)
+        return ServerConfig(
+            name,
+            url=check_url(url),
+            headers={str(k): str(v) for k, v in headers.items()},
+            source=source,
+        )
     if isinstance(command, str) and command.strip():
-        return ServerConfig(name, command=command, args=tuple(args),
-                            env={str(k): str(v) for k, v in env.items()}, source=source)
+        return ServerConfig(
+            name,
+            command=command,
+            args=tuple(args),
+            env={str(k): str(v) for k, v in env.items()},
+            source=source,
+        )
     raise ConfigError(f"MCP server '{name}' has neither a 'command' nor a 'url'")
 
 
@@ -104,15 +124,13 @@ def parse_policy_entries(entries: Sequence[str]) -> list[ServerConfig]:
         name, sep, target = item.partition("=")
         target = target.strip()
         if not sep or not target:
-            raise ConfigError(f"policy McpServers entry '{item}' must be NAME=COMMAND or "
-                              "NAME=URL")
+            raise ConfigError(f"policy McpServers entry '{item}' must be NAME=COMMAND or NAME=URL")
         name = check_name(name.strip())
         if urlsplit(target).scheme in ("http", "https"):
             found.append(ServerConfig(name, url=check_url(target), source="policy"))
         else:
             argv = shlex.split(target)
-            found.append(ServerConfig(name, command=argv[0], args=tuple(argv[1:]),
-                                      source="policy"))
+            found.append(ServerConfig(name, command=argv[0], args=tuple(argv[1:]), source="policy"))
     return found
 
 
@@ -145,15 +163,15 @@ class ServerList:
             if not isinstance(raw, dict) or not isinstance(raw.get("mcpServers", {}), dict):
                 raise ValueError("'mcpServers' must be an object")
         except ValueError as exc:
-            raise ConfigError(f"{self.path} is damaged ({exc}); fix it or delete it and add "
-                              "the servers again") from None
+            raise ConfigError(
+                f"{self.path} is damaged ({exc}); fix it or delete it and add the servers again"
+            ) from None
         raw.setdefault("mcpServers", {})
         return raw
 
     def user(self) -> list[ServerConfig]:
         """The user's servers as ``mcp.json`` lists them (allowed or not)."""
-        return [from_entry(str(name), entry)
-                for name, entry in self._raw()["mcpServers"].items()]
+        return [from_entry(str(name), entry) for name, entry in self._raw()["mcpServers"].items()]
 
     def all(self) -> list[ServerConfig]:
         """IT's servers, then the user's that do not reuse one of their names."""
@@ -163,16 +181,20 @@ class ServerList:
     def refusal(self, server: ServerConfig) -> str | None:
         """Why ``server`` may not run on this machine, or None when it may."""
         if server.is_http and self.policy.offline:
-            return (f"the tool server '{server.name}' is reached over the network "
-                    f"({server.url}) and offline mode is on (policy ForceOffline or the "
-                    "'offline' setting); only command-line (stdio) servers run offline")
+            return (
+                f"the tool server '{server.name}' is reached over the network "
+                f"({server.url}) and offline mode is on (policy ForceOffline or the "
+                "'offline' setting); only command-line (stdio) servers run offline"
+            )
         if server.source == "policy" or self.policy.allow_user:
             return None
         if any(s.name == server.name and s.target == server.target for s in self.it):
             return None
-        return (f"your organization allows only the tool servers IT lists (policy "
-                f"AllowUserMcp is off and McpServers does not list '{server.name}' with "
-                f"{server.target})")
+        return (
+            f"your organization allows only the tool servers IT lists (policy "
+            f"AllowUserMcp is off and McpServers does not list '{server.name}' with "
+            f"{server.target})"
+        )
 
     def get(self, name: str) -> ServerConfig:
         """The server called ``name``; InvalidRequest listing those there are."""
@@ -180,15 +202,19 @@ class ServerList:
             if server.name == name:
                 return server
         names = ", ".join(s.name for s in self.all()) or "none yet"
-        raise InvalidRequest(f"no tool server named '{name}' (servers: {names}; add one "
-                             "with 'edgedesk tools add NAME -- COMMAND…')", param="server")
+        raise InvalidRequest(
+            f"no tool server named '{name}' (servers: {names}; add one "
+            "with 'edgedesk tools add NAME -- COMMAND…')",
+            param="server",
+        )
 
     def add(self, server: ServerConfig) -> ServerConfig:
         """Add or replace a user server (refused when the policy would not run it)."""
         check_name(server.name)
         if any(s.name == server.name for s in self.it):
-            raise ConfigError(f"'{server.name}' is a tool server your organization provides; "
-                              "choose another name")
+            raise ConfigError(
+                f"'{server.name}' is a tool server your organization provides; choose another name"
+            )
         reason = self.refusal(server)
         if reason is not None and not server.is_http:
             raise ConfigError(reason, kind="policy")
@@ -200,8 +226,10 @@ class ServerList:
     def remove(self, name: str) -> None:
         """Remove a user server and forget its token; IT's cannot be removed."""
         if any(s.name == name for s in self.it):
-            raise ConfigError(f"'{name}' is provided by your organization's policy "
-                              "(McpServers) and cannot be removed")
+            raise ConfigError(
+                f"'{name}' is provided by your organization's policy "
+                "(McpServers) and cannot be removed"
+            )
         raw = self._raw()
         if name not in raw["mcpServers"]:
             self.get(name)  # raises, naming the servers there are

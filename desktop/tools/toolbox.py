@@ -70,10 +70,16 @@ class ToolBox:
     server route, the CLI); MCP sessions run on ``McpClients``' own thread.
     """
 
-    def __init__(self, servers: ServerList, clients: McpClients, audit: ToolAudit,
-                 builtins: Sequence[BuiltinTool] = (), *,
-                 only: Collection[str] | None = None,
-                 approvals: Approvals | None = None) -> None:
+    def __init__(
+        self,
+        servers: ServerList,
+        clients: McpClients,
+        audit: ToolAudit,
+        builtins: Sequence[BuiltinTool] = (),
+        *,
+        only: Collection[str] | None = None,
+        approvals: Approvals | None = None,
+    ) -> None:
         self.servers = servers
         self.clients = clients
         self.audit = audit
@@ -89,8 +95,11 @@ class ToolBox:
     def always_allowed(self, spec: ToolSpec) -> bool:
         """Whether the user said "Always" for this tool before (never under
         McpRequireApproval)."""
-        return (not self.require_approval and self.approvals is not None
-                and self.approvals.has(spec.server, own_name(spec)))
+        return (
+            not self.require_approval
+            and self.approvals is not None
+            and self.approvals.has(spec.server, own_name(spec))
+        )
 
     def remember(self, spec: ToolSpec) -> None:
         """Keep an "Always for this tool" answer across restarts (not under
@@ -122,8 +131,7 @@ class ToolBox:
     def available(self, *, mcp: bool = True, builtins: bool = True) -> ToolSet:
         """The tools to offer now: built-ins (unless not wanted), then allowed servers'
         (started if needed)."""
-        found = ToolSet({name: b.spec for name, b in self.builtins.items()} if builtins
-                        else {})
+        found = ToolSet({name: b.spec for name, b in self.builtins.items()} if builtins else {})
         if not mcp:
             return found
         try:
@@ -135,14 +143,17 @@ class ToolBox:
             if state.error is not None:
                 found.problems.append(state.error)
             for spec in state.tools:
-                name = spec.name if spec.name not in found.specs \
+                name = (
+                    spec.name
+                    if spec.name not in found.specs
                     else f"{state.config.name}__{spec.name}"
-                found.specs[name] = ToolSpec(name, spec.description, spec.parameters,
-                                             spec.server)
+                )
+                found.specs[name] = ToolSpec(name, spec.description, spec.parameters, spec.server)
         return found
 
-    def call(self, spec: ToolSpec, arguments: str,
-             cancel: threading.Event | None = None) -> ToolResult:
+    def call(
+        self, spec: ToolSpec, arguments: str, cancel: threading.Event | None = None
+    ) -> ToolResult:
         """Run one call (arguments as JSON text); a failure comes back as an error result.
         ``cancel`` (Stop) abandons an MCP call still waiting for its server."""
         started = time.perf_counter()
@@ -152,22 +163,31 @@ class ToolBox:
             if not isinstance(args, dict):
                 raise ValueError("the arguments are not a JSON object")
         except ValueError as exc:
-            result = ToolResult(f"error: the arguments of {spec.name} are not valid JSON "
-                                f"({exc})", True)
+            result = ToolResult(
+                f"error: the arguments of {spec.name} are not valid JSON ({exc})", True
+            )
             error = "bad_arguments"
         else:
             result, error = self._run(spec, args, cancel)
-        self.audit.write(ToolCallRecord(now(), spec.name, spec.server,
-                                        round((time.perf_counter() - started) * 1000, 2),
-                                        not result.is_error, error))
+        self.audit.write(
+            ToolCallRecord(
+                now(),
+                spec.name,
+                spec.server,
+                round((time.perf_counter() - started) * 1000, 2),
+                not result.is_error,
+                error,
+            )
+        )
         return result
 
     def record_denied(self, spec: ToolSpec) -> None:
         """Audit a call the user (or the policy) did not allow."""
         self.audit.write(ToolCallRecord(now(), spec.name, spec.server, 0.0, False, "denied"))
 
-    def _run(self, spec: ToolSpec, args: dict[str, Any],
-             cancel: threading.Event | None) -> tuple[ToolResult, str]:
+    def _run(
+        self, spec: ToolSpec, args: dict[str, Any], cancel: threading.Event | None
+    ) -> tuple[ToolResult, str]:
         """The result and, for a failure, its kind for the audit log ("" when ok)."""
         if spec.server == BUILTIN:
             return self._run_builtin(spec, args)
@@ -183,8 +203,9 @@ class ToolBox:
             return ToolResult(f"error: {exc.message}", True), "failed"
         return result, "" if not result.is_error else "failed"
 
-    def _run_mcp(self, spec: ToolSpec, args: dict[str, Any],
-                 cancel: threading.Event | None) -> tuple[ToolResult, str]:
+    def _run_mcp(
+        self, spec: ToolSpec, args: dict[str, Any], cancel: threading.Event | None
+    ) -> tuple[ToolResult, str]:
         try:
             config = self.servers.get(spec.server)
             reason = self.servers.refusal(config)

@@ -23,8 +23,10 @@ class ToolSpec:
     def openai(self) -> dict[str, Any]:
         """The tool as an OpenAI ``tools`` entry (what chat templates render)."""
         schema = self.parameters or {"type": "object", "properties": {}}
-        return {"type": "function", "function": {
-            "name": self.name, "description": self.description, "parameters": schema}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": schema},
+        }
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ def _install_crash_net(app: QApplication) -> Callable[..., object]:
     Qt calls Python slots from its C++ loop, where an exception cannot reach ``main``'s
     net: PySide hands it to ``sys.excepthook``, which would only print it.
     """
+
     def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         if issubclass(kind, KeyboardInterrupt):
             app.quit()
@@ -101,8 +102,9 @@ def _move_progress() -> Callable[[int, int], None]:
 
     def report(done: int, total: int) -> None:
         if not dialog:
-            box = QProgressDialog(QCoreApplication.translate("run_app", "Moving your data…"),
-                                  "", 0, 1000)
+            box = QProgressDialog(
+                QCoreApplication.translate("run_app", "Moving your data…"), "", 0, 1000
+            )
             box.setCancelButton(None)  # all or nothing: a half-copied folder is worse
             box.setWindowTitle("EdgeDesk")
             box.setMinimumDuration(0)
@@ -122,15 +124,17 @@ def _one_instance(to_open: str | None) -> SingleInstance | None:
     if to_open:
         to_open = str(Path(to_open).expanduser().absolute())  # the other's cwd differs
     if instance.hand_over(to_open):
-        sys.stderr.write("edgedesk: EdgeDesk is already open; its window was brought to "
-                         "the front\n")
+        sys.stderr.write(
+            "edgedesk: EdgeDesk is already open; its window was brought to the front\n"
+        )
         sys.stderr.flush()
         return None
     if instance.claim():  # the other window closed while we asked
         return instance
     raise EdgeDeskError(
         "another EdgeDesk window uses this data folder but does not answer; close it (or "
-        f"end its process), or set {HOME_ENV} to use another folder")
+        f"end its process), or set {HOME_ENV} to use another folder"
+    )
 
 
 def run_app(args: argparse.Namespace) -> int:
@@ -176,8 +180,9 @@ def run_app(args: argparse.Namespace) -> int:
     collector = GuiThreadCollector(app)
     collector.start()
     # One line for people measuring start-up (and for the test that waits for the window).
-    sys.stderr.write(f"edgedesk: window open {_process_age_s() * 1000:.0f} ms "
-                     "after the process started\n")
+    sys.stderr.write(
+        f"edgedesk: window open {_process_age_s() * 1000:.0f} ms after the process started\n"
+    )
     sys.stderr.flush()
     try:
         code = app.exec()

@@ -16,14 +16,17 @@ def placement_text(placement: Placement) -> str:
     """``19/19 layers on Vulkan0 (llvmpipe)`` or ``CPU only``, in the window's language."""
     if placement.cpu_only:
         return QCoreApplication.translate("AnswerFooter", "CPU only")
-    text = (QCoreApplication.translate("AnswerFooter", "%1/%2 layers on %3")
-            .replace("%1", str(placement.layers_offloaded))
-            .replace("%2", str(placement.layers_total))
-            .replace("%3", ", ".join(placement.devices)))
+    text = (
+        QCoreApplication.translate("AnswerFooter", "%1/%2 layers on %3")
+        .replace("%1", str(placement.layers_offloaded))
+        .replace("%2", str(placement.layers_total))
+        .replace("%3", ", ".join(placement.devices))
+    )
     rest = placement.layers_total - placement.layers_offloaded
     if rest > 0:
         text += QCoreApplication.translate("AnswerFooter", ", %1 on the CPU").replace(
-            "%1", str(rest))
+            "%1", str(rest)
+        )
     return text
 
 
@@ -35,12 +38,17 @@ def footer_text(turn: Turn) -> str:
     """
     parts: list[str] = []
     if turn.usage is not None:
-        parts.append(QCoreApplication.translate("AnswerFooter", "%1 prompt · %2 tokens")
-                     .replace("%1", str(turn.usage.prompt_tokens))
-                     .replace("%2", str(turn.usage.completion_tokens)))
+        parts.append(
+            QCoreApplication.translate("AnswerFooter", "%1 prompt · %2 tokens")
+            .replace("%1", str(turn.usage.prompt_tokens))
+            .replace("%2", str(turn.usage.completion_tokens))
+        )
     if turn.tokens_per_s > 0:
-        parts.append(QCoreApplication.translate("AnswerFooter", "%1 tok/s")
-                     .replace("%1", f"{turn.tokens_per_s:.1f}"))
+        parts.append(
+            QCoreApplication.translate("AnswerFooter", "%1 tok/s").replace(
+                "%1", f"{turn.tokens_per_s:.1f}"
+            )
+        )
     if turn.placement is not None:
         parts.append(placement_text(turn.placement))
     if turn.finish_reason == "cancelled":
@@ -49,8 +57,9 @@ def footer_text(turn: Turn) -> str:
         parts.append(QCoreApplication.translate("AnswerFooter", "hit the token limit"))
     elif turn.finish_reason == "error" and turn.error:
         # The reason is in the words of the core (saved with the chat), quoted as said.
-        parts.append(QCoreApplication.translate("AnswerFooter", "broken off: %1")
-                     .replace("%1", turn.error))
+        parts.append(
+            QCoreApplication.translate("AnswerFooter", "broken off: %1").replace("%1", turn.error)
+        )
     elif turn.finish_reason == "error":
         parts.append(QCoreApplication.translate("AnswerFooter", "broken off"))
     return " · ".join(parts)

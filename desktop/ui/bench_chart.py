@@ -24,14 +24,16 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, float, float | None, str]]:
     base_prompt = base.get("prompt_tokens_per_s", {})
     rows: list[tuple[str, float, float | None, str]] = []
     for length, speed in report.get("prompt_tokens_per_s", {}).items():
-        rows.append((f"prompt {length} tokens", float(speed),
-                     base_prompt.get(str(length)), "tok/s"))
+        rows.append(
+            (f"prompt {length} tokens", float(speed), base_prompt.get(str(length)), "tok/s")
+        )
     direct = base.get("generation_tokens_per_s")
     rows.append(("generation", float(report["generation_tokens_per_s"]), direct, "tok/s"))
     http = report.get("http") or {}
     if "generation_tokens_per_s" in http:
-        rows.append(("generation over HTTP", float(http["generation_tokens_per_s"]), direct,
-                     "tok/s"))
+        rows.append(
+            ("generation over HTTP", float(http["generation_tokens_per_s"]), direct, "tok/s")
+        )
     return rows
 
 
@@ -62,8 +64,11 @@ def render_chart(report: dict[str, Any], out: Path) -> Path:
     for index, (label, ours, base, unit) in enumerate(rows):
         y = top + index * ROW
         painter.setPen(QColor("black"))
-        painter.drawText(QRectF(MARGIN, y, LABEL_W - 10, ROW),
-                         Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, label)
+        painter.drawText(
+            QRectF(MARGIN, y, LABEL_W - 10, ROW),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+            label,
+        )
         half = (ROW - 10) / 2 if base is not None else ROW - 10
         painter.fillRect(QRectF(LABEL_W, y + 4, bar_w * ours / scale, half), OURS)
         text = f"{ours:,.1f} {unit}"
@@ -71,8 +76,11 @@ def render_chart(report: dict[str, Any], out: Path) -> Path:
             painter.fillRect(QRectF(LABEL_W, y + 4 + half, bar_w * base / scale, half), BASE)
             text += f"  (x{ours / base:.2f})" if base else ""
         longest = max(ours, base or 0.0)
-        painter.drawText(QRectF(LABEL_W + bar_w * longest / scale + 6, y, 200, ROW),
-                         Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, text)
+        painter.drawText(
+            QRectF(LABEL_W + bar_w * longest / scale + 6, y, 200, ROW),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+            text,
+        )
     legend_y = top + len(rows) * ROW + 8
     painter.fillRect(QRectF(MARGIN, legend_y, 14, 14), OURS)
     painter.drawText(MARGIN + 20, legend_y + 12, "EdgeDesk")

@@ -63,8 +63,9 @@ def thumbnail(data: bytes, box: QSize) -> QPixmap:
     if image.isNull():
         return QPixmap()
     if image.width() > box.width() or image.height() > box.height():
-        image = image.scaled(box, Qt.AspectRatioMode.KeepAspectRatio,
-                             Qt.TransformationMode.SmoothTransformation)
+        image = image.scaled(
+            box, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
+        )
     return QPixmap.fromImage(image)
 
 
@@ -101,13 +102,14 @@ class AttachmentChip(QFrame):
         super().__init__(parent)
         self.item = item
         self.setObjectName("AttachmentChip")
-        self.setStyleSheet("#AttachmentChip { border: 1px solid #9ca3af; border-radius: 6px; }"
-                           " #AttachmentChip QLabel { background: transparent; }")
+        self.setStyleSheet(
+            "#AttachmentChip { border: 1px solid #9ca3af; border-radius: 6px; }"
+            " #AttachmentChip QLabel { background: transparent; }"
+        )
         row = QHBoxLayout(self)
         row.setContentsMargins(4, 2, 2, 2)
         row.setSpacing(4)
-        row.addWidget(_picture_label(item, CHIP_THUMB) if item.kind == "image"
-                      else _file_icon())
+        row.addWidget(_picture_label(item, CHIP_THUMB) if item.kind == "image" else _file_icon())
         self.label = QLabel(item.name)
         self.label.setToolTip(f"{item.name} · {_size_text(item.size)}")
         row.addWidget(self.label)
@@ -189,9 +191,11 @@ class AttachmentRow(QWidget):
             box = QFrame()
             box.setObjectName("AttachedFile")
             box.setToolTip(f"{item.name} · {_size_text(item.size)}")
-            box.setStyleSheet("#AttachedFile { border: 1px solid #9ca3af; "
-                              "border-radius: 6px; } #AttachedFile QLabel "
-                              "{ background: transparent; border: none; }")
+            box.setStyleSheet(
+                "#AttachedFile { border: 1px solid #9ca3af; "
+                "border-radius: 6px; } #AttachedFile QLabel "
+                "{ background: transparent; border: none; }"
+            )
             inner = QHBoxLayout(box)
             inner.setContentsMargins(6, 3, 8, 3)
             inner.addWidget(_file_icon())
@@ -218,8 +222,9 @@ class MessageInput(QPlainTextEdit):
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
         """Pictures and files are accepted too (to attach them)."""
-        return source.hasImage() or _local_files(source) != [] \
-            or super().canInsertFromMimeData(source)
+        return (
+            source.hasImage() or _local_files(source) != [] or super().canInsertFromMimeData(source)
+        )
 
     def insertFromMimeData(self, source: QMimeData) -> None:
         """Attach a picture or files; insert text as usual."""
@@ -238,9 +243,11 @@ def _local_files(source: QMimeData) -> list[Path]:
     return [Path(url.toLocalFile()) for url in source.urls() if url.isLocalFile()]
 
 
-def _reader(paths: list[Path], limits: ImageLimits
-            ) -> Callable[[], list[Attachment | EdgeDeskError]]:
+def _reader(
+    paths: list[Path], limits: ImageLimits
+) -> Callable[[], list[Attachment | EdgeDeskError]]:
     """A blocking call: each file read as an attachment, or the error saying why not."""
+
     def read() -> list[Attachment | EdgeDeskError]:
         out: list[Attachment | EdgeDeskError] = []
         for path in paths:
@@ -249,6 +256,7 @@ def _reader(paths: list[Path], limits: ImageLimits
             except EdgeDeskError as exc:
                 out.append(exc)
         return out
+
     return read
 
 
@@ -273,11 +281,17 @@ class Attacher(QObject):
 
     busy_changed = Signal(bool)
 
-    def __init__(self, chips: AttachmentChips, drop_target: QWidget,
-                 model: Callable[[], str], notify: Callable[[str], None], *,
-                 sees: Callable[[str], bool] | None = None,
-                 pool: WorkerPool | None = None,
-                 limits: ImageLimits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        chips: AttachmentChips,
+        drop_target: QWidget,
+        model: Callable[[], str],
+        notify: Callable[[str], None],
+        *,
+        sees: Callable[[str], bool] | None = None,
+        pool: WorkerPool | None = None,
+        limits: ImageLimits = DEFAULT_LIMITS,
+    ) -> None:
         super().__init__(drop_target)
         self.limits = limits  # caps on one picture: settings, forced by policy
         self.chips = chips
@@ -293,9 +307,13 @@ class Attacher(QObject):
     def choose(self, parent: QWidget) -> None:
         """Ask for files with the file dialog and attach them."""
         names, _ = QFileDialog.getOpenFileNames(
-            parent, self.tr("Attach pictures or documents"), "",
+            parent,
+            self.tr("Attach pictures or documents"),
+            "",
             self.tr("Pictures and documents (%1);;All files (*)").replace(
-                "%1", f"{PICTURES} {DOCUMENTS}"))
+                "%1", f"{PICTURES} {DOCUMENTS}"
+            ),
+        )
         self.attach_paths([Path(name) for name in names])
 
     @property
@@ -365,8 +383,7 @@ class Attacher(QObject):
     def blind_model(self) -> str | None:
         """The chat's model when pictures are attached and it cannot see them, else None."""
         model = self._model()
-        if not model or self.sees is None or not any(
-                i.kind == "image" for i in self.chips.items()):
+        if not model or self.sees is None or not any(i.kind == "image" for i in self.chips.items()):
             return None
         return None if self.sees(model) else model
 
@@ -375,8 +392,12 @@ class Attacher(QObject):
         model = self.blind_model()
         if model is None:
             return False
-        self._notify(self.tr("%1 cannot see pictures: choose a vision model for this chat, "
-                             "or remove the picture before sending.").replace("%1", model))
+        self._notify(
+            self.tr(
+                "%1 cannot see pictures: choose a vision model for this chat, "
+                "or remove the picture before sending."
+            ).replace("%1", model)
+        )
         return True
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -29,8 +29,9 @@ class Composer(QWidget):
         self.chips = AttachmentChips()
         self.attach_button = QToolButton()
         self.attach_button.setIcon(icon("attach"))
-        self.attach_button.setToolTip(self.tr("Attach pictures or documents (or paste, "
-                                              "or drop them on the chat)"))
+        self.attach_button.setToolTip(
+            self.tr("Attach pictures or documents (or paste, or drop them on the chat)")
+        )
         self.attach_button.setAccessibleName(self.tr("Attach files"))
         self.attach_button.clicked.connect(self.attach_requested)
         self.input = MessageInput()

@@ -46,10 +46,12 @@ class ShrinkingCombo(QComboBox):
         """The current item's text as drawn: cut with "…" to the field's width."""
         option = QStyleOptionComboBox()
         self.initStyleOption(option)
-        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
-                                            QStyle.SubControl.SC_ComboBoxEditField, self)
-        return self.fontMetrics().elidedText(option.currentText,
-                                             Qt.TextElideMode.ElideRight, field.width())
+        field = self.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, self
+        )
+        return self.fontMetrics().elidedText(
+            option.currentText, Qt.TextElideMode.ElideRight, field.width()
+        )
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Draw as QComboBox does, but the text elided: Qt clipped it ("No docume")."""
@@ -76,9 +78,14 @@ class ChatHeader(QWidget):
     parameters_changed = Signal(object)
     error = Signal(str)
 
-    def __init__(self, current: Callable[[], Conversation | None],
-                 presets: PresetStore | None = None, parent: QWidget | None = None, *,
-                 reasoning: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        current: Callable[[], Conversation | None],
+        presets: PresetStore | None = None,
+        parent: QWidget | None = None,
+        *,
+        reasoning: Callable[[str], bool] | None = None,
+    ) -> None:
         super().__init__(parent)
         self._current = current
         self._presets = presets
@@ -94,8 +101,7 @@ class ChatHeader(QWidget):
         self.collection_box = ShrinkingCombo()
         # As wide as its longest name: a fixed width showed "Docs: Company" for "Docs:
         # Company handbook".
-        self.collection_box.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.collection_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.collection_box.setMaximumWidth(360)  # and no wider: the window must fit
         self.collection_box.setAccessibleName(self.tr("Documents that ground the answers"))
         self.collection_box.currentIndexChanged.connect(self._collection_chosen)
@@ -111,8 +117,12 @@ class ChatHeader(QWidget):
         self.ephemeral.setAccessibleName(self.tr("Ephemeral chat"))
         self.ephemeral.toggled.connect(self._ephemeral_changed)
         self.think = QCheckBox(self.tr("Think"))
-        self.think.setToolTip(self.tr("Let this reasoning model think before it answers; "
-                                      "off, it answers at once (faster, less careful)"))
+        self.think.setToolTip(
+            self.tr(
+                "Let this reasoning model think before it answers; "
+                "off, it answers at once (faster, less careful)"
+            )
+        )
         self.think.setAccessibleName(self.tr("Think before answering"))
         self.think.toggled.connect(self._think_changed)
         self.think.setVisible(False)
@@ -129,8 +139,11 @@ class ChatHeader(QWidget):
         layout.addLayout(prompt_row)
         layout.addWidget(self.parameters)
         # Said in words above the transcript: the list's marker alone went unnoticed.
-        self.ephemeral_banner = FitLabel(self.tr("Ephemeral chat: nothing of it is saved to "
-                                                 "disk; it is gone when EdgeDesk closes."))
+        self.ephemeral_banner = FitLabel(
+            self.tr(
+                "Ephemeral chat: nothing of it is saved to disk; it is gone when EdgeDesk closes."
+            )
+        )
         self.ephemeral_banner.setObjectName("Banner")
         self.ephemeral_banner.setVisible(False)
         layout.addWidget(self.ephemeral_banner)
@@ -145,7 +158,8 @@ class ChatHeader(QWidget):
         self.parameters_button.setText(self.tr("Parameters"))
         self.parameters_button.setCheckable(True)
         self.parameters_button.setToolTip(
-            self.tr("Max tokens, top-p, top-k, min-p, repeat penalty and seed for this chat"))
+            self.tr("Max tokens, top-p, top-k, min-p, repeat penalty and seed for this chat")
+        )
         self.parameters_button.setAccessibleName(self.tr("Show the sampling parameters"))
         row.addWidget(self.parameters_button)
         self.parameters = ParametersPanel()
@@ -165,7 +179,8 @@ class ChatHeader(QWidget):
         self.preset_box.activated.connect(self._preset_chosen)
         self.save_preset_button = QPushButton(self.tr("Save preset…"))
         self.save_preset_button.setAccessibleName(
-            self.tr("Save this system prompt as a named preset"))
+            self.tr("Save this system prompt as a named preset")
+        )
         self.save_preset_button.clicked.connect(self._ask_save_preset)
         row.addWidget(self.system_prompt, 1)
         row.addWidget(self.preset_box)
@@ -187,8 +202,7 @@ class ChatHeader(QWidget):
         self.ephemeral.setEnabled(chat.store_id is None)  # saved chats cannot change store
         self.ephemeral_banner.setVisible(chat.ephemeral)
         missing = self._drop_missing(chat)
-        self.collection_box.setCurrentIndex(max(0, self.collection_box.findData(
-            chat.collection)))
+        self.collection_box.setCurrentIndex(max(0, self.collection_box.findData(chat.collection)))
         self.preset_box.setCurrentIndex(-1)
         for widget in (self.temperature, self.ephemeral, self.collection_box, self.think):
             widget.blockSignals(False)
@@ -250,10 +264,13 @@ class ChatHeader(QWidget):
         """Tooltip (and notice) saying the chat's collection is gone, or the usual tooltip."""
         if not name:
             self.collection_box.setToolTip(
-                self.tr("Answer from a document collection, with numbered citations"))
+                self.tr("Answer from a document collection, with numbered citations")
+            )
             return
-        text = self.tr("The document collection “%1” this chat used no longer exists; "
-                       "answers are not grounded in documents.").replace("%1", name)
+        text = self.tr(
+            "The document collection “%1” this chat used no longer exists; "
+            "answers are not grounded in documents."
+        ).replace("%1", name)
         # The name comes from the user's data or an imported chat: shown as text, not HTML.
         self.collection_box.setToolTip(literal_tooltip(text))
         self.error.emit(text)
@@ -323,8 +340,9 @@ class ChatHeader(QWidget):
         for name, preset in presets.items():
             self.preset_box.addItem(name, preset.prompt)
             number = self.preset_box.count() - 1
-            self.preset_box.setItemData(number, literal_tooltip(preset.prompt),
-                                        Qt.ItemDataRole.ToolTipRole)
+            self.preset_box.setItemData(
+                number, literal_tooltip(preset.prompt), Qt.ItemDataRole.ToolTipRole
+            )
             self.preset_box.setItemData(number, preset.parameters, PARAMETERS_ROLE)
         self.preset_box.setCurrentIndex(-1)
 
@@ -360,8 +378,11 @@ class ChatHeader(QWidget):
             return
         try:
             chat = self._current()
-            self._presets.save(name, self.system_prompt.text(),
-                               chat.sampling.to_dict() if chat is not None else None)
+            self._presets.save(
+                name,
+                self.system_prompt.text(),
+                chat.sampling.to_dict() if chat is not None else None,
+            )
         except EdgeDeskError as exc:
             self.error.emit(error_text(exc))
             return
@@ -369,7 +390,8 @@ class ChatHeader(QWidget):
         self.preset_box.setCurrentIndex(self.preset_box.findText(" ".join(name.split())))
 
     def _ask_save_preset(self) -> None:
-        name, ok = QInputDialog.getText(self, self.tr("Save preset"),
-                                        self.tr("Name for this system prompt:"))
+        name, ok = QInputDialog.getText(
+            self, self.tr("Save preset"), self.tr("Name for this system prompt:")
+        )
         if ok and name.strip():
             self.save_preset(name)

@@ -117,10 +117,15 @@ class ChatNotice(QWidget):
         self._offer = (chat, model)
         entry = self._context.catalog.find(model) if self._context is not None else None
         size = entry.quant().size if entry is not None else None
-        self.say(self.tr("The collection %1 needs the embedding model %2, which is not "
-                         "downloaded yet%3. Download it, then the answer follows.")
-                 .replace("%1", chat.collection).replace("%2", model)
-                 .replace("%3", f" ({human_size(size)})" if size else ""))
+        self.say(
+            self.tr(
+                "The collection %1 needs the embedding model %2, which is not "
+                "downloaded yet%3. Download it, then the answer follows."
+            )
+            .replace("%1", chat.collection)
+            .replace("%2", model)
+            .replace("%3", f" ({human_size(size)})" if size else "")
+        )
         self.download_button.setVisible(True)
         self.download_button.setEnabled(True)
 
@@ -149,8 +154,9 @@ class ChatNotice(QWidget):
     def _on_model_download_stopped(self, ref: str) -> None:
         if self._offer is not None and self._offer[1] == ref:
             self.download_button.setEnabled(True)
-            self.say(self.tr("The download of %1 is paused; Download resumes it.")
-                     .replace("%1", ref))
+            self.say(
+                self.tr("The download of %1 is paused; Download resumes it.").replace("%1", ref)
+            )
 
     def _on_model_download_failed(self, ref: str, message: str) -> None:
         if self._offer is not None and self._offer[1] == ref:

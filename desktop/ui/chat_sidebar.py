@@ -48,9 +48,13 @@ class ChatSidebar(QWidget):
     notice = Signal(str)  # a sentence for the user (e.g. why nothing was exported)
     imported = Signal(object)  # the list of Conversations an import added
 
-    def __init__(self, chats: ConversationListModel, saver: ChatSaver | None,
-                 current: Callable[[], Conversation | None],
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        chats: ConversationListModel,
+        saver: ChatSaver | None,
+        current: Callable[[], Conversation | None],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._chats = chats
         self._saver = saver
@@ -80,8 +84,9 @@ class ChatSidebar(QWidget):
         self.chat_list.setModel(self.filter)
         self.chat_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chat_list.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.chat_list.setEditTriggers(QListView.EditTrigger.DoubleClicked
-                                       | QListView.EditTrigger.EditKeyPressed)
+        self.chat_list.setEditTriggers(
+            QListView.EditTrigger.DoubleClicked | QListView.EditTrigger.EditKeyPressed
+        )
         self.chat_list.selectionModel().currentChanged.connect(self._current_changed)
         buttons = QHBoxLayout()
         self.delete_button = QPushButton(icon("delete"), self.tr("Delete"))
@@ -145,19 +150,20 @@ class ChatSidebar(QWidget):
         if chat.store_id is None or self._saver is None:
             return
         markdown, json_files = "Markdown (*.md)", "JSON (*.json)"
-        locked = self.tr("Encrypted, opened with a passphrase (*%1)").replace(
-            "%1", sealed.SUFFIX)
+        locked = self.tr("Encrypted, opened with a passphrase (*%1)").replace("%1", sealed.SUFFIX)
         name, chosen = QFileDialog.getSaveFileName(
-            self, self.tr("Export chat"), f"{file_name(chat.title)}.md",
-            f"{markdown};;{json_files};;{locked}")
+            self,
+            self.tr("Export chat"),
+            f"{file_name(chat.title)}.md",
+            f"{markdown};;{json_files};;{locked}",
+        )
         if not name:
             return
         encrypt = chosen == locked or name.lower().endswith(sealed.SUFFIX)
         as_json = encrypt or chosen == json_files or name.lower().endswith(".json")
         self.export_to(name, chat.store_id, as_json=as_json, encrypt=encrypt)
 
-    def export_to(self, name: str, store_id: int, *, as_json: bool,
-                  encrypt: bool = False) -> bool:
+    def export_to(self, name: str, store_id: int, *, as_json: bool, encrypt: bool = False) -> bool:
         """Write one chat to ``name`` (encrypted: JSON sealed with a passphrase asked now)."""
         if self._saver is None:
             return False
@@ -165,8 +171,11 @@ class ChatSidebar(QWidget):
         # Exactly what `edgedesk chats export` writes (JSON: what `chats import` reads),
         # pictures and files beside it; a sealed export keeps them inside, encrypted.
         files = None if encrypt else folder_for(Path(name))
-        text = (store.export_json([store_id], files=files) if as_json
-                else store.export_markdown([store_id], files=files))
+        text = (
+            store.export_json([store_id], files=files)
+            if as_json
+            else store.export_markdown([store_id], files=files)
+        )
         data = text.encode("utf-8", "surrogatepass")
         if encrypt:
             passphrase = self.ask_passphrase(True)
@@ -179,29 +188,39 @@ class ChatSidebar(QWidget):
             if files is not None:
                 write_beside(Path(name), store.export_files([store_id]))
         except OSError as exc:
-            self.notice.emit(self.tr("The chat was not exported: %1")
-                             .replace("%1", exc.strerror or str(exc)))
+            self.notice.emit(
+                self.tr("The chat was not exported: %1").replace("%1", exc.strerror or str(exc))
+            )
             return False
         except EdgeDeskError as exc:
             self.notice.emit(error_text(exc))
             return False
         # The event `edgedesk chats export` records: the format and how many, no content.
-        self._saver.audit.record("chats.exported", format="json" if as_json else "md",
-                                 conversations=1, to="file", encrypted=encrypt,
-                                 source="window")
+        self._saver.audit.record(
+            "chats.exported",
+            format="json" if as_json else "md",
+            conversations=1,
+            to="file",
+            encrypted=encrypt,
+            source="window",
+        )
         return True
 
     def ask_passphrase(self, new: bool) -> str | None:
         """A passphrase from the user (``new``: typed twice); None when cancelled."""
         title = self.tr("Encrypted export")
-        label = (self.tr("Passphrase for this export (needed to import it):") if new
-                 else self.tr("Passphrase of this encrypted export:"))
+        label = (
+            self.tr("Passphrase for this export (needed to import it):")
+            if new
+            else self.tr("Passphrase of this encrypted export:")
+        )
         first, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Password)
         if not ok or not first:
             return None
         if new:
-            again, ok = QInputDialog.getText(self, title, self.tr("The same passphrase again:"),
-                                             QLineEdit.EchoMode.Password)
+            again, ok = QInputDialog.getText(
+                self, title, self.tr("The same passphrase again:"), QLineEdit.EchoMode.Password
+            )
             if not ok:
                 return None
             if again != first:
@@ -211,8 +230,11 @@ class ChatSidebar(QWidget):
 
     def _ask_import(self) -> None:
         name, _ = QFileDialog.getOpenFileName(
-            self, self.tr("Import chats"), "",
-            self.tr("Chat exports (*.json *%1)").replace("%1", sealed.SUFFIX))
+            self,
+            self.tr("Import chats"),
+            "",
+            self.tr("Chat exports (*.json *%1)").replace("%1", sealed.SUFFIX),
+        )
         if name:
             self.import_file(name)
 
@@ -236,10 +258,22 @@ class ChatSidebar(QWidget):
         except EdgeDeskError as exc:
             self.notice.emit(error_text(exc))
             return []
-        chats = [Conversation(model=c.model or "", title=c.title or DEFAULT_TITLE,
-                              ephemeral=c.ephemeral, collection=c.collection or "",
-                              think=c.think, store_id=c.id, loaded=False) for c in added]
+        chats = [
+            Conversation(
+                model=c.model or "",
+                title=c.title or DEFAULT_TITLE,
+                ephemeral=c.ephemeral,
+                collection=c.collection or "",
+                think=c.think,
+                store_id=c.id,
+                loaded=False,
+            )
+            for c in added
+        ]
         self.imported.emit(chats)
-        self.notice.emit(self.tr("Imported %1 chats.").replace("%1", str(len(chats)))
-                         if len(chats) != 1 else self.tr("Imported 1 chat."))
+        self.notice.emit(
+            self.tr("Imported %1 chats.").replace("%1", str(len(chats)))
+            if len(chats) != 1
+            else self.tr("Imported 1 chat.")
+        )
         return chats

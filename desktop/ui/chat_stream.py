@@ -25,8 +25,12 @@ MAX_RENDER_INTERVAL_MS = 400
 class StreamingAnswer(QObject):
     """The chat and turn being generated (``current``); its slots take a worker's signals."""
 
-    def __init__(self, transcript: Transcript, shown: Callable[[], Conversation | None],
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        transcript: Transcript,
+        shown: Callable[[], Conversation | None],
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self._transcript = transcript
         self._shown = shown  # the chat on screen: only its answer is painted
@@ -93,4 +97,5 @@ class StreamingAnswer(QObject):
             # about a tenth of the time rendering so the window stays responsive.
             cost_ms = (time.perf_counter() - started) * 1000
             self._timer.setInterval(
-                int(min(MAX_RENDER_INTERVAL_MS, max(RENDER_INTERVAL_MS, cost_ms * 10))))
+                int(min(MAX_RENDER_INTERVAL_MS, max(RENDER_INTERVAL_MS, cost_ms * 10)))
+            )

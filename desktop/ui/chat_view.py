@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from desktop.tools.toolbox import ToolBox
 
 
-
 class ChatView(QWidget):
     """Chats: start, switch, stream, stop, regenerate, edit-and-resend.
 
@@ -46,14 +45,22 @@ class ChatView(QWidget):
     generation_finished = Signal(object)  # the finished answer's Turn, or None on error
     error = Signal(str)
 
-    def __init__(self, scheduler: ChatStreamer, pool: WorkerPool, saver: ChatSaver | None = None,
-                 parent: QWidget | None = None, *, search: Search | None = None,
-                 presets: PresetStore | None = None, theme: str = "light",
-                 reasoning: Callable[[str], bool] | None = None,
-                 tools: ToolBox | None = None,
-                 sees: Callable[[str], bool] | None = None,
-                 context_of: Callable[[str], int | None] | None = None,
-                 image_limits: ImageLimits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        scheduler: ChatStreamer,
+        pool: WorkerPool,
+        saver: ChatSaver | None = None,
+        parent: QWidget | None = None,
+        *,
+        search: Search | None = None,
+        presets: PresetStore | None = None,
+        theme: str = "light",
+        reasoning: Callable[[str], bool] | None = None,
+        tools: ToolBox | None = None,
+        sees: Callable[[str], bool] | None = None,
+        context_of: Callable[[str], int | None] | None = None,
+        image_limits: ImageLimits = DEFAULT_LIMITS,
+    ) -> None:
         super().__init__(parent)
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._scheduler = scheduler
@@ -61,8 +68,16 @@ class ChatView(QWidget):
         self._saver = saver
         self._search = search  # retrieval for chats grounded in documents
         self._presets = presets
-        self.core = ChatCore(scheduler, saver, search=search, thinks=reasoning, tools=tools,
-                             sees=sees, context_of=context_of, image_limits=image_limits)
+        self.core = ChatCore(
+            scheduler,
+            saver,
+            search=search,
+            thinks=reasoning,
+            tools=tools,
+            sees=sees,
+            context_of=context_of,
+            image_limits=image_limits,
+        )
         self._theme = theme
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
@@ -102,8 +117,7 @@ class ChatView(QWidget):
         panel = QWidget()
         layout = QVBoxLayout(panel)
         layout.setContentsMargins(4, 0, 0, 0)
-        self.header = ChatHeader(lambda: self.current, self._presets,
-                                 reasoning=self._reasoning)
+        self.header = ChatHeader(lambda: self.current, self._presets, reasoning=self._reasoning)
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
@@ -134,9 +148,15 @@ class ChatView(QWidget):
         self.send_button, self.stop_button = self.composer.send_button, self.composer.stop_button
         layout.addWidget(self.composer)
         # Pictures and documents: Attach, paste into the message box, drop on the chat.
-        self.attach = Attacher(self.composer.chips, self, lambda: self.current.model
-                               if self.current is not None else "", self._notify,
-                               sees=self._sees, pool=self._pool, limits=self.core.image_limits)
+        self.attach = Attacher(
+            self.composer.chips,
+            self,
+            lambda: self.current.model if self.current is not None else "",
+            self._notify,
+            sees=self._sees,
+            pool=self._pool,
+            limits=self.core.image_limits,
+        )
         self.composer.attach_requested.connect(lambda: self.attach.choose(self))
         # After the header stored the choice: a model that cannot see the pictures says so.
         self.model_box.currentIndexChanged.connect(lambda _i: self.attach.warn_if_blind())
@@ -159,7 +179,8 @@ class ChatView(QWidget):
         """
         self.notes.offer_downloads(context, download)
         self.core.missing = lambda collection: missing_embedding_model(
-            context.library, context.resolver, collection)
+            context.library, context.resolver, collection
+        )
 
     def set_collections(self, names: list[str]) -> None:
         """Offer the document collections a chat can be grounded in."""
@@ -229,8 +250,7 @@ class ChatView(QWidget):
             self._notify(error_text(exc))
 
     def _show_imported(self, chats: object) -> None:
-        added = [c for c in chats if isinstance(c, Conversation)] \
-            if isinstance(chats, list) else []
+        added = [c for c in chats if isinstance(c, Conversation)] if isinstance(chats, list) else []
         for chat in reversed(added):  # the list shows newest first
             self.chats.add(chat)
         if added:
@@ -244,9 +264,12 @@ class ChatView(QWidget):
             return False
         if chat.turns or chat.store_id is not None:
             answer = QMessageBox.question(
-                self, self.tr("Delete chat"),
-                self.tr("Delete “%1” and all its messages? Undo brings it back for a few "
-                        "seconds.").replace("%1", chat.title))
+                self,
+                self.tr("Delete chat"),
+                self.tr(
+                    "Delete “%1” and all its messages? Undo brings it back for a few seconds."
+                ).replace("%1", chat.title),
+            )
             if answer != QMessageBox.StandardButton.Yes:
                 return False
         self.delete_current()
@@ -280,7 +303,8 @@ class ChatView(QWidget):
         if chat.turns and (snapshot is not None or chat.ephemeral or self._saver is None):
             self.notes.offer_undo(
                 self.tr("Deleted “%1”.").replace("%1", chat.title),
-                lambda: self._undelete(chat, snapshot))
+                lambda: self._undelete(chat, snapshot),
+            )
 
     def _undelete(self, chat: Conversation, snapshot: str | None) -> None:
         """Put back a chat deleted a moment ago and show it."""
@@ -337,8 +361,9 @@ class ChatView(QWidget):
             return
         self.notes.withdraw_undo()
         if not chat.model:
-            self._notify(self.tr("Choose a model for this chat first (Models → Import or "
-                                 "download one)."))
+            self._notify(
+                self.tr("Choose a model for this chat first (Models → Import or download one).")
+            )
             return
         # An edited first question re-titles a chat titled from it (not a renamed one).
         retitle = self._editing is not None and chat.titled_by(self._editing)
@@ -397,8 +422,9 @@ class ChatView(QWidget):
         self.input.setPlainText(chat.turns[index].content)
         self.composer.chips.set_items(chat.turns[index].attachments)
         self.input.setFocus()
-        self._notify(self.tr("Editing a message: send to replace it and everything after it; "
-                             "Esc cancels."))
+        self._notify(
+            self.tr("Editing a message: send to replace it and everything after it; Esc cancels.")
+        )
 
     def _cancel_edit(self) -> None:
         self._editing = None
@@ -453,8 +479,9 @@ class ChatView(QWidget):
     def _approve(self, request: ApprovalRequest) -> None:
         """Ask before an MCP tool runs; the worker waits for the answer."""
         tools = self.core.tools
-        dialog = ToolApproval(request, always_allowed=not (tools and tools.require_approval),
-                              parent=self)
+        dialog = ToolApproval(
+            request, always_allowed=not (tools and tools.require_approval), parent=self
+        )
         dialog.exec()
         request.answer(dialog.decision)
 
@@ -483,8 +510,13 @@ class ChatView(QWidget):
 
     def _on_model_arrived(self, chat: object) -> None:
         current = self.current
-        if current is not None and chat is current and not self.is_generating \
-                and current.turns and current.turns[-1].role == "user":
+        if (
+            current is not None
+            and chat is current
+            and not self.is_generating
+            and current.turns
+            and current.turns[-1].role == "user"
+        ):
             self.regenerate()  # the question that was waiting for the model
 
     def _on_done(self) -> None:

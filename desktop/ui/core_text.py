@@ -59,6 +59,7 @@ def tier_text(tier: str) -> str:
 
 def machine_summary(hardware: Hardware) -> str:
     """RAM, CPU threads and GPUs as ``Hardware.describe`` says them, translated."""
+
     def memory(value: int) -> str:
         return format_bytes(value, memory=True)
 
@@ -66,13 +67,17 @@ def machine_summary(hardware: Hardware) -> str:
         QCoreApplication.translate("CoreText", "RAM %1 free of %2")
         .replace("%1", memory(hardware.ram_available_bytes))
         .replace("%2", memory(hardware.ram_total_bytes)),
-        QCoreApplication.translate("CoreText", "%1 CPU threads")
-        .replace("%1", str(hardware.cpu_count)),
+        QCoreApplication.translate("CoreText", "%1 CPU threads").replace(
+            "%1", str(hardware.cpu_count)
+        ),
     ]
-    parts += [QCoreApplication.translate("CoreText", "%1 %2 free of %3")
-              .replace("%1", gpu.name).replace("%2", memory(gpu.free_bytes))
-              .replace("%3", memory(gpu.total_bytes))
-              for gpu in hardware.gpus]
+    parts += [
+        QCoreApplication.translate("CoreText", "%1 %2 free of %3")
+        .replace("%1", gpu.name)
+        .replace("%2", memory(gpu.free_bytes))
+        .replace("%3", memory(gpu.total_bytes))
+        for gpu in hardware.gpus
+    ]
     if not hardware.gpus:
         parts.append(QCoreApplication.translate("CoreText", "no GPU detected"))
     return QCoreApplication.translate("CoreText", ", ").join(parts)
@@ -81,13 +86,19 @@ def machine_summary(hardware: Hardware) -> str:
 def source_place(source: Source) -> str:
     """Where a cited passage is (``Source.location``: file, page, lines), translated."""
     first, last = str(source.line_start), str(source.line_end)
-    lines = (QCoreApplication.translate("CoreText", "line %1").replace("%1", first)
-             if first == last else
-             QCoreApplication.translate("CoreText", "lines %1-%2").replace("%1", first)
-             .replace("%2", last))
+    lines = (
+        QCoreApplication.translate("CoreText", "line %1").replace("%1", first)
+        if first == last
+        else QCoreApplication.translate("CoreText", "lines %1-%2")
+        .replace("%1", first)
+        .replace("%2", last)
+    )
     if source.page:
-        lines = (QCoreApplication.translate("CoreText", "p. %1, %2")
-                 .replace("%1", str(source.page)).replace("%2", lines))
+        lines = (
+            QCoreApplication.translate("CoreText", "p. %1, %2")
+            .replace("%1", str(source.page))
+            .replace("%2", lines)
+        )
     return f"{source.path} {lines}"
 
 
@@ -96,21 +107,31 @@ def source_place(source: Source) -> str:
 # size, an OS error) kept as they are. A reason not listed here is shown as it is.
 SKIP_REASONS = (
     (r"unsupported file type '(.+)'", QT_TRANSLATE_NOOP("CoreText", "unsupported file type '%1'")),
-    (r"too large \((.+); the limit is (.+)\)",
-     QT_TRANSLATE_NOOP("CoreText", "too large (%1; the limit is %2)")),
-    (r"too large when unpacked \((.+); the limit is (.+)\)",
-     QT_TRANSLATE_NOOP("CoreText", "too large when unpacked (%1; the limit is %2)")),
+    (
+        r"too large \((.+); the limit is (.+)\)",
+        QT_TRANSLATE_NOOP("CoreText", "too large (%1; the limit is %2)"),
+    ),
+    (
+        r"too large when unpacked \((.+); the limit is (.+)\)",
+        QT_TRANSLATE_NOOP("CoreText", "too large when unpacked (%1; the limit is %2)"),
+    ),
     (r"empty file", QT_TRANSLATE_NOOP("CoreText", "empty file")),
     (r"cannot read \((.+)\)", QT_TRANSLATE_NOOP("CoreText", "cannot read (%1)")),
-    (r"no text found \(a scanned PDF\?\)",
-     QT_TRANSLATE_NOOP("CoreText", "no text found (a scanned PDF?)")),
+    (
+        r"no text found \(a scanned PDF\?\)",
+        QT_TRANSLATE_NOOP("CoreText", "no text found (a scanned PDF?)"),
+    ),
     (r"no text found", QT_TRANSLATE_NOOP("CoreText", "no text found")),
     (r"binary file, not text", QT_TRANSLATE_NOOP("CoreText", "binary file, not text")),
     (r"not UTF-8 text", QT_TRANSLATE_NOOP("CoreText", "not UTF-8 text")),
-    (r"encrypted PDF \(needs a password\)",
-     QT_TRANSLATE_NOOP("CoreText", "encrypted PDF (needs a password)")),
-    (r"encrypted PDF \(unsupported encryption\)",
-     QT_TRANSLATE_NOOP("CoreText", "encrypted PDF (unsupported encryption)")),
+    (
+        r"encrypted PDF \(needs a password\)",
+        QT_TRANSLATE_NOOP("CoreText", "encrypted PDF (needs a password)"),
+    ),
+    (
+        r"encrypted PDF \(unsupported encryption\)",
+        QT_TRANSLATE_NOOP("CoreText", "encrypted PDF (unsupported encryption)"),
+    ),
     (r"not a readable PDF \((.+)\)", QT_TRANSLATE_NOOP("CoreText", "not a readable PDF (%1)")),
     (r"not a readable DOCX \((.+)\)", QT_TRANSLATE_NOOP("CoreText", "not a readable DOCX (%1)")),
 )

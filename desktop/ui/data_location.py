@@ -30,8 +30,9 @@ def folder_size(folder: Path) -> int:
 class DataLocationRow(QWidget):
     """Shows the data folder; "Change…" picks a new one, "Keep here" forgets the choice."""
 
-    def __init__(self, paths: Paths, effective: EffectiveSettings,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, paths: Paths, effective: EffectiveSettings, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._paths = paths
         self._effective = effective
@@ -44,8 +45,11 @@ class DataLocationRow(QWidget):
         self.pending_label.setWordWrap(True)
         self.change_button = QPushButton(self.tr("Change…"))
         self.change_button.setAccessibleName(self.tr("Choose a new data folder"))
-        self.change_button.setToolTip(self.tr(
-            "Move chats, document indexes, API keys and downloaded models to another folder"))
+        self.change_button.setToolTip(
+            self.tr(
+                "Move chats, document indexes, API keys and downloaded models to another folder"
+            )
+        )
         self.change_button.clicked.connect(self._ask)
         self.keep_button = QPushButton(self.tr("Keep here"))
         self.keep_button.setAccessibleName(self.tr("Cancel the data move"))
@@ -94,34 +98,42 @@ class DataLocationRow(QWidget):
         if self._choice is None:
             cancel_move(self._paths)
         else:
-            request_move(self._paths, self._effective, self._choice.target,
-                         move=self._choice.move)
+            request_move(self._paths, self._effective, self._choice.target, move=self._choice.move)
 
     def _show_choice(self) -> None:
         choice = self._choice
         if choice is None:
             self.pending_label.setText("")
         elif choice.move:
-            self.pending_label.setText(self.tr("Your data moves to {0} when EdgeDesk next "
-                                               "starts.").format(choice.target))
+            self.pending_label.setText(
+                self.tr("Your data moves to {0} when EdgeDesk next starts.").format(choice.target)
+            )
         else:
-            self.pending_label.setText(self.tr("EdgeDesk switches to {0} (nothing is copied) "
-                                               "when it next starts.").format(choice.target))
+            self.pending_label.setText(
+                self.tr("EdgeDesk switches to {0} (nothing is copied) when it next starts.").format(
+                    choice.target
+                )
+            )
         self.pending_label.setVisible(choice is not None)
         self.keep_button.setVisible(choice is not None)
 
     def _ask(self) -> None:
-        chosen = QFileDialog.getExistingDirectory(self, self.tr("Choose a folder for your data"),
-                                                  str(self._paths.data_dir.parent))
+        chosen = QFileDialog.getExistingDirectory(
+            self, self.tr("Choose a folder for your data"), str(self._paths.data_dir.parent)
+        )
         if not chosen:
             return
         size = format_bytes(folder_size(self._paths.data_dir))
-        box = QMessageBox(QMessageBox.Icon.Question, self.tr("Change data location"),
-                          self.tr("Move your chats, document indexes, API keys and models "
-                                  "({0}) to {1}?").format(size, chosen), parent=self)
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Change data location"),
+            self.tr("Move your chats, document indexes, API keys and models ({0}) to {1}?").format(
+                size, chosen
+            ),
+            parent=self,
+        )
         move = box.addButton(self.tr("Move my data"), QMessageBox.ButtonRole.AcceptRole)
-        use = box.addButton(self.tr("Use the folder as it is"),
-                            QMessageBox.ButtonRole.ActionRole)
+        use = box.addButton(self.tr("Use the folder as it is"), QMessageBox.ButtonRole.ActionRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.exec()
         if box.clickedButton() not in (move, use):

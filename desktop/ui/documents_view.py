@@ -47,8 +47,6 @@ if TYPE_CHECKING:
     from desktop.retrieval.indexer import CollectionInfo, IndexProgress, IndexReport
 
 
-
-
 class DocumentsView(QWidget):
     """Browse collections, add folders or files, (re-)index them, see what was skipped.
 
@@ -60,8 +58,14 @@ class DocumentsView(QWidget):
     indexing_finished = Signal(object)  # the IndexReport
     error = Signal(str)
 
-    def __init__(self, context: AppContext, pool: WorkerPool,
-                 parent: QWidget | None = None, *, download: Download | None = None) -> None:
+    def __init__(
+        self,
+        context: AppContext,
+        pool: WorkerPool,
+        parent: QWidget | None = None,
+        *,
+        download: Download | None = None,
+    ) -> None:
         super().__init__(parent)
         self._context = context
         self._pool = pool
@@ -91,8 +95,7 @@ class DocumentsView(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
         self.download_button = QPushButton(icon("import"), self.tr("Download"))
-        self.download_button.setAccessibleName(
-            self.tr("Download the embedding model, then index"))
+        self.download_button.setAccessibleName(self.tr("Download the embedding model, then index"))
         self.download_button.clicked.connect(self.download_offered)
         self.download_button.setVisible(False)
         row = QHBoxLayout()
@@ -105,8 +108,14 @@ class DocumentsView(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.status)
         self.downloads = EmbeddingDownload(
-            context, download, progress=self.progress, status=self.status,
-            button=self.download_button, fail=self._fail, parent=self)
+            context,
+            download,
+            progress=self.progress,
+            status=self.status,
+            button=self.download_button,
+            fail=self._fail,
+            parent=self,
+        )
         self.refresh()
 
     # ------------------------------------------------------------------ layout
@@ -122,7 +131,8 @@ class DocumentsView(QWidget):
         self.new_button.clicked.connect(self._ask_new)
         self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
         self.remove_button.setAccessibleName(
-            self.tr("Remove the collection's index (your files are kept)"))
+            self.tr("Remove the collection's index (your files are kept)")
+        )
         self.remove_button.clicked.connect(self._remove_selected)
         column.addWidget(self.collection_list, 1)
         buttons = QHBoxLayout()
@@ -152,7 +162,8 @@ class DocumentsView(QWidget):
         self.add_files_button.clicked.connect(self._ask_files)
         self.reindex_button = QPushButton(icon("regenerate"), self.tr("Re-index"))
         self.reindex_button.setAccessibleName(
-            self.tr("Re-index the collection (only changed files are read)"))
+            self.tr("Re-index the collection (only changed files are read)")
+        )
         self.reindex_button.clicked.connect(self._reindex_selected)
         for button in (self.add_folder_button, self.add_files_button, self.reindex_button):
             buttons.addWidget(button)
@@ -197,8 +208,9 @@ class DocumentsView(QWidget):
         if self.isVisible():
             self._say_model()
         else:  # shown on the screen's first showing; no model lookups while the window opens
-            self.model_label.setText(self.tr("New collections are embedded with ")
-                                     + self.embedding_model)
+            self.model_label.setText(
+                self.tr("New collections are embedded with ") + self.embedding_model
+            )
         self.collection_list.blockSignals(True)
         self.collection_list.clear()
         for info in infos:
@@ -218,20 +230,33 @@ class DocumentsView(QWidget):
         name = self.selected_name()
         info = self._infos.get(name) if name else None
         has = info is not None
-        for button in (self.add_folder_button, self.add_files_button, self.reindex_button,
-                       self.remove_button):
+        for button in (
+            self.add_folder_button,
+            self.add_files_button,
+            self.reindex_button,
+            self.remove_button,
+        ):
             button.setEnabled(has and not self.is_indexing)
         self.roots.clear()
         self.skipped.clear()
         if info is None:
-            self.summary.setText(self.tr("Create a collection, then add folders or files to "
-                                         "ask questions about them in a chat."))
+            self.summary.setText(
+                self.tr(
+                    "Create a collection, then add folders or files to "
+                    "ask questions about them in a chat."
+                )
+            )
             return
         # Plain text: the name is the user's. The separator is the language's own comma.
         self.summary.setText(
-            f"{info.name} — " + self._documents(info.documents) + self.tr(", ")
-            + self._chunks(info.chunks) + " · "
-            + self.tr("embedding model: ") + str(info.embedding_model))
+            f"{info.name} — "
+            + self._documents(info.documents)
+            + self.tr(", ")
+            + self._chunks(info.chunks)
+            + " · "
+            + self.tr("embedding model: ")
+            + str(info.embedding_model)
+        )
         self._list_sources(info)
         for skipped in info.skipped:
             reason = skip_reason_text(skipped.reason)
@@ -273,22 +298,29 @@ class DocumentsView(QWidget):
         if first is not None and first.installed:
             text = self.tr("New collections are embedded with ") + first.ref
         elif first is not None:
-            text = (self.tr("No embedding model is on this device yet: a new collection "
-                            "downloads %1 (%2) first.")
-                    .replace("%1", first.ref).replace("%2", human_size(first.size_bytes)))
+            text = (
+                self.tr(
+                    "No embedding model is on this device yet: a new collection "
+                    "downloads %1 (%2) first."
+                )
+                .replace("%1", first.ref)
+                .replace("%2", human_size(first.size_bytes))
+            )
         else:
             text = self.tr("No embedding model is available: import one on the Models screen.")
         self.model_label.setText(text)
 
     def _documents(self, count: int) -> str:
-        """"1 document", "4 documents" (not "4 document(s)")."""
-        return self.tr("1 document") if count == 1 else \
-            self.tr("%1 documents").replace("%1", str(count))
+        """ "1 document", "4 documents" (not "4 document(s)")."""
+        return (
+            self.tr("1 document")
+            if count == 1
+            else self.tr("%1 documents").replace("%1", str(count))
+        )
 
     def _chunks(self, count: int) -> str:
-        """"1 chunk", "4 chunks"."""
-        return self.tr("1 chunk") if count == 1 else \
-            self.tr("%1 chunks").replace("%1", str(count))
+        """ "1 chunk", "4 chunks"."""
+        return self.tr("1 chunk") if count == 1 else self.tr("%1 chunks").replace("%1", str(count))
 
     def new_collection_dialog(self) -> NewCollectionDialog:
         """The New collection dialog, offering this machine's embedding models."""
@@ -323,9 +355,11 @@ class DocumentsView(QWidget):
         if not target:
             return
         names, _ = QFileDialog.getOpenFileNames(
-            self, self.tr("Add files"), "",
-            self.tr("Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;"
-                    "All files (*)"))
+            self,
+            self.tr("Add files"),
+            "",
+            self.tr("Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)"),
+        )
         if names:
             self.add(target, [Path(n) for n in names])
 
@@ -344,14 +378,13 @@ class DocumentsView(QWidget):
             self._fail(error_text(exc))
             return
         if removed:  # its name only (as a key's scope names it), never a document's text
-            self._context.audit.record("collection.removed", collection=name,
-                                       source="window")
-        self.status.setText(self.tr("Removed the index of ") + name
-                            + self.tr(" (your files are untouched)"))
+            self._context.audit.record("collection.removed", collection=name, source="window")
+        self.status.setText(
+            self.tr("Removed the index of ") + name + self.tr(" (your files are untouched)")
+        )
         self.refresh()
 
-    def add(self, name: str, paths: Sequence[Path],
-            model: str | None = None) -> IndexWorker | None:
+    def add(self, name: str, paths: Sequence[Path], model: str | None = None) -> IndexWorker | None:
         """Add ``paths`` to collection ``name`` (created if new, embedded with ``model`` or
         the settings' model) and index it on a worker.
 
@@ -376,8 +409,9 @@ class DocumentsView(QWidget):
         """Bring ``name`` in line with the disk on a worker (unchanged files are not read)."""
         library = self._context.library
         info = self._infos.get(name)
-        if info is not None and self.downloads.offer(str(info.embedding_model), name,
-                                                     lambda: self.reindex(name)):
+        if info is not None and self.downloads.offer(
+            str(info.embedding_model), name, lambda: self.reindex(name)
+        ):
             return None
 
         def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
@@ -389,8 +423,9 @@ class DocumentsView(QWidget):
         """Download the embedding model offered; the indexing waiting for it follows."""
         return self.downloads.download_offered()
 
-    def _start(self, name: str, task: Callable[[Callable[[object], None], threading.Event],
-                                               object]) -> IndexWorker | None:
+    def _start(
+        self, name: str, task: Callable[[Callable[[object], None], threading.Event], object]
+    ) -> IndexWorker | None:
         if self._worker is not None:
             self._fail(self.tr("Wait for the current indexing to finish, or cancel it."))
             return None
@@ -417,8 +452,11 @@ class DocumentsView(QWidget):
     def _on_progress(self, name: str, update: IndexProgress) -> None:
         if update.waiting:  # a terminal (or another window) is indexing this collection
             self.progress.setRange(0, 0)
-            self.status.setText(self.tr("%1: waiting for another indexing of this collection "
-                                        "to finish…").replace("%1", name))
+            self.status.setText(
+                self.tr("%1: waiting for another indexing of this collection to finish…").replace(
+                    "%1", name
+                )
+            )
             return
         self.progress.setRange(0, max(1, update.files_total))
         self.progress.setValue(update.files_done)
@@ -426,11 +464,18 @@ class DocumentsView(QWidget):
         self.status.setText(f"{name}: {update.files_done}/{update.files_total} {shown}")
 
     def _on_report(self, name: str, report: IndexReport) -> None:
-        text = (f"{name}: " + self.tr("%n added", "", report.added) + ", "
-                + self.tr("%n updated", "", report.updated) + ", "
-                + self.tr("%n unchanged", "", report.unchanged) + ", "
-                + self.tr("%n removed", "", report.removed) + ", "
-                + self.tr("%n skipped", "", len(report.skipped)))
+        text = (
+            f"{name}: "
+            + self.tr("%n added", "", report.added)
+            + ", "
+            + self.tr("%n updated", "", report.updated)
+            + ", "
+            + self.tr("%n unchanged", "", report.unchanged)
+            + ", "
+            + self.tr("%n removed", "", report.removed)
+            + ", "
+            + self.tr("%n skipped", "", len(report.skipped))
+        )
         if report.cancelled:
             text += " — " + self.tr("cancelled")
         self.status.setText(text)

@@ -32,9 +32,17 @@ class EmbeddingDownload(QObject):
     Shows itself in the screen's progress bar, status line and Download button.
     """
 
-    def __init__(self, context: AppContext, download: Download | None, *,
-                 progress: QProgressBar, status: QLabel, button: QPushButton,
-                 fail: Callable[[str], None], parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        context: AppContext,
+        download: Download | None,
+        *,
+        progress: QProgressBar,
+        status: QLabel,
+        button: QPushButton,
+        fail: Callable[[str], None],
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self._context = context
         self._download = download
@@ -66,16 +74,24 @@ class EmbeddingDownload(QObject):
             return True
         self._offer = (model, then)
         if self._download is None:
-            self._fail(self.tr("%1 needs the embedding model %2: download it on the Models "
-                               "screen first.").replace("%1", name).replace("%2", model))
+            self._fail(
+                self.tr("%1 needs the embedding model %2: download it on the Models screen first.")
+                .replace("%1", name)
+                .replace("%2", model)
+            )
             return True
         self._button.setVisible(True)
         self._button.setEnabled(True)
-        self._status.setText(self.tr("%1 needs the embedding model %2, which is not "
-                                     "downloaded yet (%3). Download it, then the indexing "
-                                     "starts.")
-                             .replace("%1", name).replace("%2", model)
-                             .replace("%3", human_size(size)))
+        self._status.setText(
+            self.tr(
+                "%1 needs the embedding model %2, which is not "
+                "downloaded yet (%3). Download it, then the indexing "
+                "starts."
+            )
+            .replace("%1", name)
+            .replace("%2", model)
+            .replace("%3", human_size(size))
+        )
         return True
 
     def download_offered(self) -> DownloadWorker | None:
@@ -106,8 +122,7 @@ class EmbeddingDownload(QObject):
     def _on_progress(self, ref: str, progress: Progress) -> None:
         share = progress.done / progress.total if progress.total else 0.0
         self._progress.setValue(int(share * 1000))
-        self._status.setText(f"{ref}: {share:.0%} · "
-                             + self.tr("downloading the embedding model"))
+        self._status.setText(f"{ref}: {share:.0%} · " + self.tr("downloading the embedding model"))
 
     def _on_downloaded(self, ref: str, _model: object) -> None:
         self._downloading = None
@@ -121,8 +136,9 @@ class EmbeddingDownload(QObject):
         self._downloading = None
         self._progress.setVisible(False)
         self._button.setEnabled(True)
-        self._status.setText(self.tr("The download of %1 is paused; Download resumes it.")
-                             .replace("%1", ref))
+        self._status.setText(
+            self.tr("The download of %1 is paused; Download resumes it.").replace("%1", ref)
+        )
 
     def _on_failed(self, ref: str, message: str) -> None:
         self._downloading = None

@@ -40,28 +40,38 @@ class EncryptionSwitch(QWidget):
     UI thread only. ``wanted()`` is the change asked for (None: none).
     """
 
-    def __init__(self, status: Mapping[str, Any], forced: bool,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, status: Mapping[str, Any], forced: bool, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._encrypted = bool(status.get("encrypted"))
         self.check = QCheckBox(self.tr("Encrypt my data at rest"))
         self.check.setChecked(self._encrypted)
         self.check.setAccessibleName(self.tr("Encrypt my data at rest"))
         if self._encrypted:
-            where = (self.tr("your passphrase") if status.get("key_source") == "passphrase"
-                     else self.tr("the OS keyring"))
-            text = self.tr("Encrypted (%1); the key is in %2.").replace(
-                "%1", str(status.get("cipher"))).replace("%2", where)
+            where = (
+                self.tr("your passphrase")
+                if status.get("key_source") == "passphrase"
+                else self.tr("the OS keyring")
+            )
+            text = (
+                self.tr("Encrypted (%1); the key is in %2.")
+                .replace("%1", str(status.get("cipher")))
+                .replace("%2", where)
+            )
         else:
-            text = self.tr("Not encrypted: conversations and document indexes are plain "
-                           "files, readable by anyone who gets a copy.")
+            text = self.tr(
+                "Not encrypted: conversations and document indexes are plain "
+                "files, readable by anyone who gets a copy."
+            )
         self.state = QLabel(text)
         self.state.setObjectName("Muted")
         self.state.setWordWrap(True)
         self.passphrase = QLineEdit()
         self.passphrase.setEchoMode(QLineEdit.EchoMode.Password)
         self.passphrase.setPlaceholderText(
-            self.tr("Passphrase (optional: instead of the OS keyring)"))
+            self.tr("Passphrase (optional: instead of the OS keyring)")
+        )
         self.passphrase.setAccessibleName(self.tr("Passphrase"))
         self.passphrase.setVisible(False)
         self.check.toggled.connect(self._toggled)
@@ -72,8 +82,10 @@ class EncryptionSwitch(QWidget):
         layout.addWidget(self.state)
         self.reason = ""
         if forced:
-            self.reason = self.tr("Your organization requires encrypted data (policy "
-                                  "EncryptAtRest): it cannot be turned off.")
+            self.reason = self.tr(
+                "Your organization requires encrypted data (policy "
+                "EncryptAtRest): it cannot be turned off."
+            )
             self.check.setEnabled(False)
             self.check.setToolTip(self.reason)
             hint = QLabel(self.reason)
@@ -104,8 +116,9 @@ class SwitchWorker(Worker):
 
     def work(self) -> None:
         """Switch (blocking: the file is copied, checked and renamed)."""
-        self._context.switch_encryption(self._encrypt, passphrase=self._passphrase,
-                                        step=self.stage.emit)
+        self._context.switch_encryption(
+            self._encrypt, passphrase=self._passphrase, step=self.stage.emit
+        )
 
 
 class SwitchProgress(QProgressDialog):
@@ -119,8 +132,9 @@ class SwitchProgress(QProgressDialog):
         self._failed = False
         self.stages: list[str] = []  # the migration's stages so far, as they came
         self.setWindowTitle(self.tr("Encryption"))
-        self.setLabelText(self.tr("Encrypting your data…") if encrypt
-                          else self.tr("Decrypting your data…"))
+        self.setLabelText(
+            self.tr("Encrypting your data…") if encrypt else self.tr("Decrypting your data…")
+        )
         self.setCancelButton(None)  # all or nothing: the old file stays until the new verifies
         # The chats wait on the database meanwhile: nothing to click in the window.
         self.setWindowModality(Qt.WindowModality.WindowModal)
@@ -134,9 +148,11 @@ class SwitchProgress(QProgressDialog):
     def on_stage(self, name: str) -> None:
         """One stage of the migration is done."""
         self.stages.append(name)
-        labels = {"exported": self.tr("Copied into a new file…"),
-                  "verified": self.tr("The copy checked row for row…"),
-                  "renamed": self.tr("The new file took the old one's place…")}
+        labels = {
+            "exported": self.tr("Copied into a new file…"),
+            "verified": self.tr("The copy checked row for row…"),
+            "renamed": self.tr("The new file took the old one's place…"),
+        }
         if name in labels:
             self.setLabelText(labels[name])
         if name in STAGES:
@@ -156,8 +172,13 @@ class SwitchProgress(QProgressDialog):
         self.finished_with.emit(not self._failed)
 
 
-def start_switch(context: AppContext, pool: WorkerPool, encrypt: bool,
-                 passphrase: str | None, parent: QWidget | None = None) -> SwitchProgress:
+def start_switch(
+    context: AppContext,
+    pool: WorkerPool,
+    encrypt: bool,
+    passphrase: str | None,
+    parent: QWidget | None = None,
+) -> SwitchProgress:
     """Run the switch on a worker behind a progress dialog; returns the dialog."""
     progress = SwitchProgress(encrypt, parent)
     worker = SwitchWorker(context, encrypt, passphrase or None)
@@ -176,13 +197,16 @@ class PassphraseDialog(QDialog):
     UI thread only.
     """
 
-    def __init__(self, check: Callable[[str], str | None],
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, check: Callable[[str], str | None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._check = check
         self.setWindowTitle(self.tr("Unlock EdgeDesk"))
-        intro = QLabel(self.tr("Your conversations and documents are encrypted with a "
-                               "passphrase. Enter it to open them (asked once per session)."))
+        intro = QLabel(
+            self.tr(
+                "Your conversations and documents are encrypted with a "
+                "passphrase. Enter it to open them (asked once per session)."
+            )
+        )
         intro.setWordWrap(True)
         self.field = QLineEdit()
         self.field.setEchoMode(QLineEdit.EchoMode.Password)
@@ -191,8 +215,9 @@ class PassphraseDialog(QDialog):
         self.problem.setObjectName("Error")
         self.problem.setWordWrap(True)
         self.problem.setVisible(False)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -224,8 +249,9 @@ def passphrase_check(context: AppContext) -> Callable[[str], str | None]:
         except EdgeDeskError as exc:
             if getattr(exc, "code", "") == "database_key_rejected":
                 return QCoreApplication.translate(
-                    "encryption", "That passphrase does not open your data. Nothing was "
-                    "changed; try again.")
+                    "encryption",
+                    "That passphrase does not open your data. Nothing was changed; try again.",
+                )
             return error_text(exc)
         return None
 

@@ -36,57 +36,99 @@ from desktop.errors import (
 
 # kind -> (English sentence with %1…, the params that fill %1, %2… in order)
 SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
-    "offline": (QT_TRANSLATE_NOOP(
-        "ErrorText",
-        "Cannot connect: offline mode is on (Settings, EDGEDESK_OFFLINE=1 or --offline); "
-        "no network connection is made."), ()),
-    "downloads_off": (QT_TRANSLATE_NOOP(
-        "ErrorText", "Cannot connect: model downloads are turned off (allow_downloads = false)."),
-        ()),
-    "no_disk_space": (QT_TRANSLATE_NOOP(
-        "ErrorText",
-        "Not enough free disk space in %1: the download needs %2 (+%3 headroom), only %4 "
-        "is free."), ("folder", "need", "headroom", "free")),
-    "download_busy": (QT_TRANSLATE_NOOP(
-        "ErrorText",
-        "%1 is still being downloaded (another window or a terminal); stop that download "
-        "first."), ("file",)),
-    "download_gave_up": (QT_TRANSLATE_NOOP(
-        "ErrorText",
-        "The download of %1 from %2 gave up after %3 tries; what came is kept, download "
-        "again to resume."), ("file", "repo", "tries")),
-    "download_corrupt": (QT_TRANSLATE_NOOP(
-        "ErrorText",
-        "%1 from %2 arrived corrupt and was moved aside to %3; download it again."),
-        ("file", "repo", "moved_to")),
-    "hub_refused": (QT_TRANSLATE_NOOP(
-        "ErrorText",
-        "%1 refused access to %2 (%3): sign in with a Hugging Face token first."),
-        ("endpoint", "repo", "status")),
-    "hub_status": (QT_TRANSLATE_NOOP(
-        "ErrorText", "%1 answered %2 for %3; try again later."),
-        ("endpoint", "status", "repo")),
-    "hub_unreachable": (QT_TRANSLATE_NOOP(
-        "ErrorText", "Cannot reach %1; check the network connection and try again."),
-        ("endpoint",)),
-    "policy_blocked": (QT_TRANSLATE_NOOP(
-        "ErrorText",
-        "%1 is blocked by your organization's policy (AllowedModels); ask IT to allow it "
-        "or pick an allowed model."), ("model",)),
-    "cannot_see": (QT_TRANSLATE_NOOP(
-        "ErrorText",
-        "%1 cannot see pictures (it has no vision projector); choose a vision model for "
-        "this chat, or remove the picture."), ("model",)),
-    "unknown_model": (QT_TRANSLATE_NOOP(
-        "ErrorText", "There is no model called %1; the Models screen lists them."),
-        ("model",)),
-    "not_installed": (QT_TRANSLATE_NOOP(
-        "ErrorText", "%1 is not installed; the Models screen lists what is."), ("model",)),
-    "not_downloaded": (QT_TRANSLATE_NOOP(
-        "ErrorText", "%1 is not downloaded yet; download it on the Models screen first."),
-        ("model",)),
-    "file_not_found": (QT_TRANSLATE_NOOP(
-        "ErrorText", "Model file not found: %1"), ("path",)),
+    "offline": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "Cannot connect: offline mode is on (Settings, EDGEDESK_OFFLINE=1 or --offline); "
+            "no network connection is made.",
+        ),
+        (),
+    ),
+    "downloads_off": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText", "Cannot connect: model downloads are turned off (allow_downloads = false)."
+        ),
+        (),
+    ),
+    "no_disk_space": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "Not enough free disk space in %1: the download needs %2 (+%3 headroom), only %4 "
+            "is free.",
+        ),
+        ("folder", "need", "headroom", "free"),
+    ),
+    "download_busy": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "%1 is still being downloaded (another window or a terminal); stop that download "
+            "first.",
+        ),
+        ("file",),
+    ),
+    "download_gave_up": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "The download of %1 from %2 gave up after %3 tries; what came is kept, download "
+            "again to resume.",
+        ),
+        ("file", "repo", "tries"),
+    ),
+    "download_corrupt": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText", "%1 from %2 arrived corrupt and was moved aside to %3; download it again."
+        ),
+        ("file", "repo", "moved_to"),
+    ),
+    "hub_refused": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText", "%1 refused access to %2 (%3): sign in with a Hugging Face token first."
+        ),
+        ("endpoint", "repo", "status"),
+    ),
+    "hub_status": (
+        QT_TRANSLATE_NOOP("ErrorText", "%1 answered %2 for %3; try again later."),
+        ("endpoint", "status", "repo"),
+    ),
+    "hub_unreachable": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText", "Cannot reach %1; check the network connection and try again."
+        ),
+        ("endpoint",),
+    ),
+    "policy_blocked": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "%1 is blocked by your organization's policy (AllowedModels); ask IT to allow it "
+            "or pick an allowed model.",
+        ),
+        ("model",),
+    ),
+    "cannot_see": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "%1 cannot see pictures (it has no vision projector); choose a vision model for "
+            "this chat, or remove the picture.",
+        ),
+        ("model",),
+    ),
+    "unknown_model": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText", "There is no model called %1; the Models screen lists them."
+        ),
+        ("model",),
+    ),
+    "not_installed": (
+        QT_TRANSLATE_NOOP("ErrorText", "%1 is not installed; the Models screen lists what is."),
+        ("model",),
+    ),
+    "not_downloaded": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText", "%1 is not downloaded yet; download it on the Models screen first."
+        ),
+        ("model",),
+    ),
+    "file_not_found": (QT_TRANSLATE_NOOP("ErrorText", "Model file not found: %1"), ("path",)),
 }
 
 # Errors without a sentence of their own: a translated lead naming what went wrong, then
@@ -97,8 +139,10 @@ LEADS: tuple[tuple[type[EdgeDeskError], object], ...] = (
     (ModelFileError, QT_TRANSLATE_NOOP("ErrorText", "The model file cannot be used")),
     (TemplateMissing, QT_TRANSLATE_NOOP("ErrorText", "The model has no chat template")),
     (TemplateFailed, QT_TRANSLATE_NOOP("ErrorText", "The model's chat template failed")),
-    (ContextOverflow, QT_TRANSLATE_NOOP(
-        "ErrorText", "The conversation is too long for this model")),
+    (
+        ContextOverflow,
+        QT_TRANSLATE_NOOP("ErrorText", "The conversation is too long for this model"),
+    ),
     (QueueFull, QT_TRANSLATE_NOOP("ErrorText", "The model is busy")),
     (RemoteError, QT_TRANSLATE_NOOP("ErrorText", "The remote model failed")),
     (ModelNotAllowed, QT_TRANSLATE_NOOP("ErrorText", "Your organization's policy blocks this")),
@@ -119,16 +163,20 @@ def _with_lead(exc: EdgeDeskError) -> str:
             lead = QCoreApplication.translate("ErrorText", str(source))
             if lead == str(source):  # an English window: the core's words are enough
                 return exc.message
-            return QCoreApplication.translate("ErrorText", "%1: %2") \
-                .replace("%1", lead).replace("%2", exc.message)
+            return (
+                QCoreApplication.translate("ErrorText", "%1: %2")
+                .replace("%1", lead)
+                .replace("%2", exc.message)
+            )
     return exc.message
 
 
 def error_text(exc: BaseException) -> str:
     """What the window says about ``exc``: its kind's sentence translated, else its message."""
     if not isinstance(exc, EdgeDeskError):
-        return QCoreApplication.translate("ErrorText", "unexpected error: %1") \
-            .replace("%1", str(exc))
+        return QCoreApplication.translate("ErrorText", "unexpected error: %1").replace(
+            "%1", str(exc)
+        )
     sentence = SENTENCES.get(exc.kind or "")
     if sentence is None:
         return _with_lead(exc)

@@ -38,11 +38,17 @@ GPU_RECOMMEND_MAX_BYTES = 7 * 1024**3
 
 def recommend(rows: Sequence[CatalogRow]) -> CatalogRow | None:
     """The chat model to suggest: a GLM that fits (the largest on a GPU, else the smallest)."""
-    fitting = [r for r in rows if r.kind == "chat" and r.fit != str(Verdict.NO)
-               and r.recommended_quant and r.size_bytes]
+    fitting = [
+        r
+        for r in rows
+        if r.kind == "chat" and r.fit != str(Verdict.NO) and r.recommended_quant and r.size_bytes
+    ]
     glm = [r for r in fitting if r.family == "glm"] or fitting
-    on_gpu = [r for r in glm if r.fit == str(Verdict.GPU)
-              and (r.size_bytes or 0) <= GPU_RECOMMEND_MAX_BYTES]
+    on_gpu = [
+        r
+        for r in glm
+        if r.fit == str(Verdict.GPU) and (r.size_bytes or 0) <= GPU_RECOMMEND_MAX_BYTES
+    ]
     if on_gpu:
         return max(on_gpu, key=lambda r: r.size_bytes or 0)
     return min(glm, key=lambda r: r.size_bytes or 0) if glm else None
@@ -60,8 +66,9 @@ def is_settled(data_dir: Path) -> bool:
 
 def settle(data_dir: Path, outcome: str, model: str | None = None) -> None:
     """Remember that first-run setup ended (``installed`` or ``skipped``)."""
-    state_path(data_dir).write_text(json.dumps({"outcome": outcome, "model": model,
-                                                "at": time.time()}), encoding="utf-8")
+    state_path(data_dir).write_text(
+        json.dumps({"outcome": outcome, "model": model, "at": time.time()}), encoding="utf-8"
+    )
 
 
 class FirstRunDialog(TextFitDialog):
@@ -71,8 +78,13 @@ class FirstRunDialog(TextFitDialog):
 
     ready = Signal(str)  # the installed model's reference
 
-    def __init__(self, models: ModelsView, data_dir: Path, hardware: Hardware | str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        models: ModelsView,
+        data_dir: Path,
+        hardware: Hardware | str,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._models = models
         self._data_dir = data_dir
@@ -146,13 +158,20 @@ class FirstRunDialog(TextFitDialog):
     def _describe(self) -> None:
         row = self.recommended
         if row is None:
-            self.say(self.choice, self.tr("No catalog model fits this machine. Import a GGUF "
-                                          "file on the Models screen instead."))
+            self.say(
+                self.choice,
+                self.tr(
+                    "No catalog model fits this machine. Import a GGUF "
+                    "file on the Models screen instead."
+                ),
+            )
             self.start_button.setEnabled(False)
             return
-        self.say(self.choice, self.tr("Recommended: ") + f"<b>{row.name}</b> "
-                 f"({row.recommended_quant}, {human_size(row.size_bytes)}) — "
-                 + verdict_text(row.fit))
+        self.say(
+            self.choice,
+            self.tr("Recommended: ") + f"<b>{row.name}</b> "
+            f"({row.recommended_quant}, {human_size(row.size_bytes)}) — " + verdict_text(row.fit),
+        )
 
     def start(self) -> None:
         """Download the recommended model (resumes if a previous try was paused)."""
@@ -181,9 +200,11 @@ class FirstRunDialog(TextFitDialog):
     def _on_progress(self, _ref: str, progress: Progress) -> None:
         share = progress.done / progress.total if progress.total else 0.0
         self.progress.setValue(int(share * 1000))
-        self.say(self.status, f"{share:.0%} · {human_size(int(progress.speed_bps))}/s"
-                            + (f" · {progress.eta_s:.0f} s" if progress.eta_s is not None
-                               else ""))
+        self.say(
+            self.status,
+            f"{share:.0%} · {human_size(int(progress.speed_bps))}/s"
+            + (f" · {progress.eta_s:.0f} s" if progress.eta_s is not None else ""),
+        )
 
     def _on_installed(self, ref: str, _model: object) -> None:
         settle(self._data_dir, "installed", ref)

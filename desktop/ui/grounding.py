@@ -17,8 +17,15 @@ from desktop.ui.core_text import source_place
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.source_viewer import SourceViewer, is_local_file, open_source
 
-__all__ = ["SOURCES_K", "CitationRow", "Search", "cite", "is_local_file", "open_source",
-           "was_cited"]
+__all__ = [
+    "SOURCES_K",
+    "CitationRow",
+    "Search",
+    "cite",
+    "is_local_file",
+    "open_source",
+    "was_cited",
+]
 
 
 class CitationRow(QWidget):
@@ -48,8 +55,7 @@ class CitationRow(QWidget):
             button.deleteLater()
         self.buttons = []
         self.setVisible(bool(items))
-        self.label.setText(self.tr("Sources:") if cited
-                           else self.tr("Sources given (none cited):"))
+        self.label.setText(self.tr("Sources:") if cited else self.tr("Sources given (none cited):"))
         for item in items:
             button = QToolButton()
             button.setObjectName("Small")
@@ -67,6 +73,7 @@ class CitationRow(QWidget):
         def handler() -> None:
             # Runs on the window's thread: a button's clicked is a direct connection.
             self.view(item)
+
         return handler
 
     def view(self, item: Source) -> SourceViewer:
@@ -78,8 +85,11 @@ class CitationRow(QWidget):
         self.viewer.opened.connect(self.opened)
         self.viewer.unavailable.connect(self.unavailable)
         if not is_local_file(item.path):  # also said under the transcript, as before
-            self.unavailable.emit(self.tr(
-                "The cited file is not on this computer any more: %1").replace("%1", item.path))
+            self.unavailable.emit(
+                self.tr("The cited file is not on this computer any more: %1").replace(
+                    "%1", item.path
+                )
+            )
         self.viewer.show()
         self.viewed.emit(self.viewer)
         return self.viewer

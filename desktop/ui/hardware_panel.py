@@ -36,8 +36,9 @@ class HardwarePanel(QGroupBox):
         """Show ``doctor_report``'s data worded as ``edgedesk doctor`` words it, translated."""
         if isinstance(report, Mapping):
             report = report_lines(report)
-        self.text.setPlainText("\n".join(str(line) for line in report)
-                               if isinstance(report, list) else str(report))
+        self.text.setPlainText(
+            "\n".join(str(line) for line in report) if isinstance(report, list) else str(report)
+        )
 
     @Slot(str, str)
     def show_failure(self, _key: str, message: str) -> None:

@@ -32,8 +32,13 @@ class HubSearch(QWidget):
     searched = Signal(object)  # the list of catalog.hub.SearchHit
     error = Signal(str)
 
-    def __init__(self, context: AppContext, pool: WorkerPool,
-                 download: Callable[[str], object], parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        context: AppContext,
+        pool: WorkerPool,
+        download: Callable[[str], object],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._context = context
         self._pool = pool
@@ -63,8 +68,9 @@ class HubSearch(QWidget):
         layout.addLayout(row)
         self.results = QTreeWidget()
         self.results.setAccessibleName(self.tr("Hub search results"))
-        self.results.setHeaderLabels([self.tr("Repository / quant"), self.tr("Downloads"),
-                                      self.tr("Size")])
+        self.results.setHeaderLabels(
+            [self.tr("Repository / quant"), self.tr("Downloads"), self.tr("Size")]
+        )
         self.results.setMaximumHeight(170)
         self.results.setVisible(False)
         self.results.itemDoubleClicked.connect(lambda *_: self._download_selected())

@@ -41,13 +41,18 @@ class KeyScopeDialog(QDialog):
     "never" is not offered under it.
     """
 
-    def __init__(self, parent: QWidget | None = None, *, name: str | None = None,
-                 scope: KeyScope | None = None, now: float = 0.0,
-                 max_days: int | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        name: str | None = None,
+        scope: KeyScope | None = None,
+        now: float = 0.0,
+        max_days: int | None = None,
+    ) -> None:
         super().__init__(parent)
         editing = name is not None
-        self.setWindowTitle(self.tr("Edit the key's scope") if editing
-                            else self.tr("New API key"))
+        self.setWindowTitle(self.tr("Edit the key's scope") if editing else self.tr("New API key"))
         layout = QVBoxLayout(self)
         form = QFormLayout()
         self.name = QLineEdit(name or "")
@@ -59,14 +64,16 @@ class KeyScopeDialog(QDialog):
         self.models.setPlaceholderText(self.tr("Any model; or model ids, comma-separated"))
         self.models.setAccessibleName(self.tr("Models the key may use"))
         form.addRow(self.tr("Models:"), self.models)
-        labels = {"chat": self.tr("Chat"), "embeddings": self.tr("Embeddings"),
-                  "documents": self.tr("Documents")}
+        labels = {
+            "chat": self.tr("Chat"),
+            "embeddings": self.tr("Embeddings"),
+            "documents": self.tr("Documents"),
+        }
         row = QHBoxLayout()
         self.endpoints: dict[str, QCheckBox] = {}
         for endpoint in ENDPOINTS:
             box = QCheckBox(labels[endpoint])
-            box.setChecked(scope is None or scope.endpoints is None
-                           or endpoint in scope.endpoints)
+            box.setChecked(scope is None or scope.endpoints is None or endpoint in scope.endpoints)
             self.endpoints[endpoint] = box
             row.addWidget(box)
         form.addRow(self.tr("Endpoints:"), row)
@@ -75,8 +82,11 @@ class KeyScopeDialog(QDialog):
         self.expiry.setSpecialValueText(self.tr("never"))
         self.expiry.setSuffix(self.tr(" days"))
         self.expiry.setAccessibleName(self.tr("Expires after this many days"))
-        left = (math.ceil((scope.expires - now) / DAY_S)
-                if scope is not None and scope.expires is not None else None)
+        left = (
+            math.ceil((scope.expires - now) / DAY_S)
+            if scope is not None and scope.expires is not None
+            else None
+        )
         self.expiry.setValue(max(1, left) if left is not None else (max_days or 0))
         form.addRow(self.tr("Expires in:"), self.expiry)
         self.rate = QSpinBox()
@@ -88,12 +98,16 @@ class KeyScopeDialog(QDialog):
         form.addRow(self.tr("Rate:"), self.rate)
         layout.addLayout(form)
         if max_days is not None:
-            cap = QLabel(self.tr("Your organization limits API keys to %1 days.")
-                         .replace("%1", str(max_days)))
+            cap = QLabel(
+                self.tr("Your organization limits API keys to %1 days.").replace(
+                    "%1", str(max_days)
+                )
+            )
             cap.setObjectName("Muted")
             layout.addWidget(cap)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                        | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
@@ -107,7 +121,9 @@ class KeyScopeDialog(QDialog):
         models = tuple(m.strip() for m in self.models.text().split(",") if m.strip())
         picked = tuple(e for e, box in self.endpoints.items() if box.isChecked())
         days, rate = self.expiry.value(), self.rate.value()
-        return ScopeChoice(models=models or None,
-                           endpoints=None if len(picked) == len(ENDPOINTS) else picked,
-                           expires_in_s=days * DAY_S if days else None,
-                           rate_per_min=rate or None)
+        return ScopeChoice(
+            models=models or None,
+            endpoints=None if len(picked) == len(ENDPOINTS) else picked,
+            expires_in_s=days * DAY_S if days else None,
+            rate_per_min=rate or None,
+        )

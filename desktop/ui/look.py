@@ -45,8 +45,12 @@ def install_translator(app: QApplication, language: str) -> QTranslator | None:
     # Qt's own words (file dialogs' "Look in", standard Save/Cancel buttons) come from
     # the qtbase translations PySide6 ships; ours fall back to them.
     qt = QTranslator(app)
-    qt.load(QLocale(language), "qtbase", "_",
-            QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))
+    qt.load(
+        QLocale(language),
+        "qtbase",
+        "_",
+        QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath),
+    )
     translator = _WithQt(qt, app)
     folder = str(RESOURCES / "translations")
     if not translator.load(QLocale(language), "edgedesk", "_", folder):
@@ -62,8 +66,9 @@ class _WithQt(QTranslator):
         super().__init__(parent)
         self._qt = qt
 
-    def translate(self, context: str, source: str,
-                  disambiguation: str | None = None, n: int = -1) -> str | None:
+    def translate(
+        self, context: str, source: str, disambiguation: str | None = None, n: int = -1
+    ) -> str | None:
         """Our translation of ``source``, else Qt's, else None: the source is shown.
 
         None, not '': PySide hands '' to Qt as an empty (not null) string, which Qt takes

@@ -65,13 +65,20 @@ class LateScheduler:
     def __init__(self, context: AppContext) -> None:
         self._context = context
 
-    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None, *,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Any:
+    def stream_chat(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        *,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> Any:
         """The scheduler's ``stream_chat`` (building the scheduler first if need be)."""
-        return self._context.scheduler.stream_chat(model, messages, params, cancel, tools,
-                                                   template_kwargs=template_kwargs)
+        return self._context.scheduler.stream_chat(
+            model, messages, params, cancel, tools, template_kwargs=template_kwargs
+        )
 
 
 class MainWindow(QMainWindow):
@@ -86,12 +93,19 @@ class MainWindow(QMainWindow):
         self.pool = WorkerPool(self)
         # The saver records the window's chat deletions and exports in the audit log.
         saver = ChatSaver(context.chat_store, context.audit)
-        self.chat = ChatView(LateScheduler(context), self.pool, saver,
-                             search=self._search, presets=PresetStore(context.paths.config_dir),
-                             theme=resolve_theme(context.settings.theme),
-                             reasoning=self.thinks, tools=context.toolbox,
-                             sees=self.sees, context_of=self.context_of,
-                             image_limits=context.image_limits)
+        self.chat = ChatView(
+            LateScheduler(context),
+            self.pool,
+            saver,
+            search=self._search,
+            presets=PresetStore(context.paths.config_dir),
+            theme=resolve_theme(context.settings.theme),
+            reasoning=self.thinks,
+            tools=context.toolbox,
+            sees=self.sees,
+            context_of=self.context_of,
+            image_limits=context.image_limits,
+        )
         self.models = ModelsView(context, self.pool)
         self.chat.offer_downloads(context, self.models.download)
         self.documents = DocumentsView(context, self.pool, download=self.models.download)
@@ -145,11 +159,15 @@ class MainWindow(QMainWindow):
         column.setContentsMargins(0, 8, 0, 8)
         self._nav = QButtonGroup(self)
         self.nav_buttons: dict[str, QToolButton] = {}
-        for number, (key, label) in enumerate((("chat", self.tr("Chats")),
-                                               ("models", self.tr("Models")),
-                                               ("documents", self.tr("Documents")),
-                                               ("server", self.tr("Server")),
-                                               ("tools", self.tr("Tools")))):
+        for number, (key, label) in enumerate(
+            (
+                ("chat", self.tr("Chats")),
+                ("models", self.tr("Models")),
+                ("documents", self.tr("Documents")),
+                ("server", self.tr("Server")),
+                ("tools", self.tr("Tools")),
+            )
+        ):
             button = self._nav_button(key, label)
             button.setCheckable(True)
             self._nav.addButton(button, number)
@@ -218,8 +236,10 @@ class MainWindow(QMainWindow):
         # The dot in colour (it was drawn in the text's black): amber offline, green online.
         self.offline_status.setStyleSheet(f"color: {'#c98a12' if offline else '#2e9d57'};")
         self.offline_status.setToolTip(
-            self.tr("No network connection will be made") if offline
-            else self.tr("Downloads may connect to the model hub"))
+            self.tr("No network connection will be made")
+            if offline
+            else self.tr("Downloads may connect to the model hub")
+        )
 
     # ------------------------------------------------------------------ actions
     def thinks(self, ref: str) -> bool:
@@ -299,8 +319,12 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> SettingsDialog:
         """Show the settings dialog (non-blocking) and apply what is saved."""
-        dialog = SettingsDialog(self.context.paths, self.context.effective, self,
-                                encryption=self.context.at_rest.status())
+        dialog = SettingsDialog(
+            self.context.paths,
+            self.context.effective,
+            self,
+            encryption=self.context.at_rest.status(),
+        )
         dialog.accepted.connect(lambda: self.apply_settings(dialog))
         context = self.context
         report = TaskWorker(lambda: doctor_report(context), "hardware")  # worded there
@@ -326,8 +350,9 @@ class MainWindow(QMainWindow):
         wanted = None if switch is None else switch.wanted()
         if switch is not None and wanted is not None:
             # The migration copies the whole database: on a worker, behind a progress box.
-            self.encryption_switch = start_switch(self.context, self.pool, wanted,
-                                                  switch.passphrase.text(), self)
+            self.encryption_switch = start_switch(
+                self.context, self.pool, wanted, switch.passphrase.text(), self
+            )
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
@@ -348,9 +373,12 @@ class MainWindow(QMainWindow):
         # Asked now, not only at start: a tray (a panel, an extension) can go away, and
         # hiding with no icon to come back from would lose the window for good.
         tray = self.tray is not None and self.tray.available()
-        return hides_on_close(keep_in_tray=bool(self.context.settings.keep_in_tray),
-                              tray_available=tray,
-                              server_running=self.server.running, quitting=self._quitting)
+        return hides_on_close(
+            keep_in_tray=bool(self.context.settings.keep_in_tray),
+            tray_available=tray,
+            server_running=self.server.running,
+            quitting=self._quitting,
+        )
 
     def quit_app(self) -> None:
         """Quit for real (tray menu, SIGINT/SIGTERM): close even if the tray would hide."""

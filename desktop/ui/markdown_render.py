@@ -44,8 +44,7 @@ class Palette:
 # Chosen to sit on the bubbles of resources/styles/{light,dark}.qss.
 PALETTES = {
     "light": Palette("default", "#1f2328", "#e1e4ea", "#eef0f4", "#2f5bd8", "#6b7280"),
-    "dark": Palette("one-dark", "#e3e6eb", "#3a3f49", "#2f333b", "#8fb0ff", "#8c93a0",
-                    "#6b7280"),
+    "dark": Palette("one-dark", "#e3e6eb", "#3a3f49", "#2f333b", "#8fb0ff", "#8c93a0", "#6b7280"),
 }
 
 
@@ -70,7 +69,8 @@ class MarkdownRenderer:
         colour = style.style_for_token(Token.Text)["color"]  # hex without "#", or None
         self._foreground = f"#{colour}" if colour else self.palette.text
         self._formatter: HtmlFormatter[str] = HtmlFormatter(
-            style=self.palette.style, noclasses=True, nowrap=True)
+            style=self.palette.style, noclasses=True, nowrap=True
+        )
         self._lexers: dict[str, Lexer] = {}
         # Highlighted HTML by (language, code): only blocks of the latest render are kept,
         # so while an answer streams the finished blocks cost nothing and memory stays flat.
@@ -80,9 +80,14 @@ class MarkdownRenderer:
         self._md = _parser()
         assert isinstance(self._md.renderer, RendererHTML)
         self._html: RendererHTML = self._md.renderer
-        rules: dict[str, Any] = {"fence": self._fence, "code_block": self._code_block,
-                                 "code_inline": self._code_inline, "image": self._image,
-                                 "link_open": self._link_open, "table_open": self._table_open}
+        rules: dict[str, Any] = {
+            "fence": self._fence,
+            "code_block": self._code_block,
+            "code_inline": self._code_inline,
+            "image": self._image,
+            "link_open": self._link_open,
+            "table_open": self._table_open,
+        }
         # Straight into the table: add_render_rule would rebind our methods to the renderer.
         self._html.rules.update(rules)
 
@@ -105,8 +110,7 @@ class MarkdownRenderer:
                 groups.extend([[token], []])
             else:
                 groups[-1].append(token)
-        parts = [str(self._html.render(group, self._md.options, env))
-                 for group in groups if group]
+        parts = [str(self._html.render(group, self._md.options, env)) for group in groups if group]
         self._cache = self._used
         return parts
 
@@ -138,48 +142,62 @@ class MarkdownRenderer:
         if number is not None:
             # A header strip: the language on the left, a copy link for this block on the right.
             name = escape(language or "text")
-            header = (f'<tr><td bgcolor="{self.palette.border}"><span style="color:'
-                      f'{self.palette.muted};">{name}</span></td><td bgcolor="'
-                      f'{self.palette.border}" align="right"><a href="{COPY_SCHEME}{number}" '
-                      f'style="color:{self.palette.link};">{escape(self._copy_label)}</a>'
-                      f'</td></tr>')
+            header = (
+                f'<tr><td bgcolor="{self.palette.border}"><span style="color:'
+                f'{self.palette.muted};">{name}</span></td><td bgcolor="'
+                f'{self.palette.border}" align="right"><a href="{COPY_SCHEME}{number}" '
+                f'style="color:{self.palette.link};">{escape(self._copy_label)}</a>'
+                f"</td></tr>"
+            )
         body = self.highlight(code.rstrip("\n"), language).rstrip("\n")
-        return (f'<table width="100%" cellspacing="0" cellpadding="6" bgcolor="'
-                f'{self._background}" style="margin-top: 4px; margin-bottom: 4px;">{header}'
-                f'<tr><td colspan="2"><pre style="color:{self._foreground}; white-space:'
-                f' pre-wrap;">{body}</pre></td></tr></table>\n')
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="6" bgcolor="'
+            f'{self._background}" style="margin-top: 4px; margin-bottom: 4px;">{header}'
+            f'<tr><td colspan="2"><pre style="color:{self._foreground}; white-space:'
+            f' pre-wrap;">{body}</pre></td></tr></table>\n'
+        )
 
-    def _fence(self, tokens: Sequence[MdToken], idx: int,
-               _options: OptionsDict, _env: EnvType) -> str:
+    def _fence(
+        self, tokens: Sequence[MdToken], idx: int, _options: OptionsDict, _env: EnvType
+    ) -> str:
         token = tokens[idx]
         language = token.info.strip().split(maxsplit=1)[0].lower() if token.info.strip() else ""
         self.code.append(token.content.rstrip("\n"))
         return self._box(token.content, language, len(self.code) - 1)
 
-    def _code_block(self, tokens: Sequence[MdToken], idx: int,
-                    _options: OptionsDict, _env: EnvType) -> str:
+    def _code_block(
+        self, tokens: Sequence[MdToken], idx: int, _options: OptionsDict, _env: EnvType
+    ) -> str:
         return self._box(tokens[idx].content, "", None)  # indented code: no copy link
 
-    def _code_inline(self, tokens: Sequence[MdToken], idx: int,
-                     _options: OptionsDict, _env: EnvType) -> str:
-        return (f'<code style="background-color:{self.palette.inline_background};">'
-                f"{escape(tokens[idx].content)}</code>")
+    def _code_inline(
+        self, tokens: Sequence[MdToken], idx: int, _options: OptionsDict, _env: EnvType
+    ) -> str:
+        return (
+            f'<code style="background-color:{self.palette.inline_background};">'
+            f"{escape(tokens[idx].content)}</code>"
+        )
 
     # ------------------------------------------------------------------ inline
-    def _image(self, tokens: Sequence[MdToken], idx: int,
-               _options: OptionsDict, _env: EnvType) -> str:
+    def _image(
+        self, tokens: Sequence[MdToken], idx: int, _options: OptionsDict, _env: EnvType
+    ) -> str:
         # Never an <img>: a remote image would be a request to the network.
         token = tokens[idx]
         alt = "".join(child.content for child in token.children or [])
         return escape(f"[{alt or 'image'}]")
 
-    def _link_open(self, tokens: Sequence[MdToken], idx: int,
-                   options: OptionsDict, env: EnvType) -> str:
+    def _link_open(
+        self, tokens: Sequence[MdToken], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
         # Qt would colour links with the palette's blue, unreadable on the dark theme.
         tokens[idx].attrSet("style", f"color:{self.palette.link};")
         return self._html.renderToken(tokens, idx, options, env)
 
-    def _table_open(self, _tokens: Sequence[MdToken], _idx: int,
-                    _options: OptionsDict, _env: EnvType) -> str:
-        return (f'<table border="1" cellspacing="0" cellpadding="4" style="border-color:'
-                f'{self.palette.rule}; border-style: solid;">\n')
+    def _table_open(
+        self, _tokens: Sequence[MdToken], _idx: int, _options: OptionsDict, _env: EnvType
+    ) -> str:
+        return (
+            f'<table border="1" cellspacing="0" cellpadding="4" style="border-color:'
+            f'{self.palette.rule}; border-style: solid;">\n'
+        )

@@ -28,8 +28,15 @@ class MessageWidget(QFrame):
     regenerate_requested = Signal()
     version_requested = Signal(int, int)  # the turn's index, the version's (0-based)
 
-    def __init__(self, index: int, turn: Turn, *, last: bool, theme: str = "light",
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        index: int,
+        turn: Turn,
+        *,
+        last: bool,
+        theme: str = "light",
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.index = index
         self._turn = turn
@@ -69,10 +76,12 @@ class MessageWidget(QFrame):
         self.copy_code_button = self._action(row, "copy", self.tr("Copy code"), self._copy_code)
         self.copy_code_button.setText(self.tr("code"))
         self.copy_code_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.edit_button = self._action(row, "edit", self.tr("Edit and resend"),
-                                        lambda: self.edit_requested.emit(self.index))
-        self.regenerate_button = self._action(row, "regenerate", self.tr("Regenerate"),
-                                              self.regenerate_requested.emit)
+        self.edit_button = self._action(
+            row, "edit", self.tr("Edit and resend"), lambda: self.edit_requested.emit(self.index)
+        )
+        self.regenerate_button = self._action(
+            row, "regenerate", self.tr("Regenerate"), self.regenerate_requested.emit
+        )
         self.edit_button.setVisible(is_user)
         self.regenerate_button.setVisible(not is_user and last)
         layout.addLayout(row)
@@ -98,17 +107,19 @@ class MessageWidget(QFrame):
     def _build_versions(self, row: QHBoxLayout) -> None:
         # ‹ 2/3 ›: a regenerated answer's versions, to flip back to an earlier one.
         turn = self._turn
-        self.previous_version = self._action(row, "", self.tr("Previous version"),
-                                             lambda: self._flip(-1))
+        self.previous_version = self._action(
+            row, "", self.tr("Previous version"), lambda: self._flip(-1)
+        )
         self.previous_version.setText("‹")
         self.version_label = QLabel(f"{turn.version + 1}/{turn.version_count}")
         self.version_label.setObjectName("Footer")
         self.version_label.setAccessibleName(
-            self.tr("Version %1 of %2").replace("%1", str(turn.version + 1))
-            .replace("%2", str(turn.version_count)))
+            self.tr("Version %1 of %2")
+            .replace("%1", str(turn.version + 1))
+            .replace("%2", str(turn.version_count))
+        )
         row.addWidget(self.version_label)
-        self.next_version = self._action(row, "", self.tr("Next version"),
-                                         lambda: self._flip(1))
+        self.next_version = self._action(row, "", self.tr("Next version"), lambda: self._flip(1))
         self.next_version.setText("›")
         self.set_versions_enabled(True)
 
@@ -149,8 +160,9 @@ class MessageWidget(QFrame):
         body.setObjectName("MessageBody")
         # The bubble's colour shows through: the themes paint bare widgets the window colour,
         # which would show between and around the parts' rounded labels.
-        body.setStyleSheet("#MessageBody, #MessageBody QTextBrowser "
-                           "{ background: transparent; border: none; }")
+        body.setStyleSheet(
+            "#MessageBody, #MessageBody QTextBrowser { background: transparent; border: none; }"
+        )
         body.setAccessibleName(self.tr("Message text"))
         self._parts_layout = QVBoxLayout(body)
         self._parts_layout.setContentsMargins(0, 0, 0, 0)
@@ -170,7 +182,7 @@ class MessageWidget(QFrame):
 
     def body_html(self) -> str:
         """The rich text the body shows now, all parts together."""
-        return "".join(self._shown_parts[:self._visible_parts])
+        return "".join(self._shown_parts[: self._visible_parts])
 
     def _show(self, markdown: str) -> None:
         html = self._renderer.render_parts(markdown)
@@ -185,8 +197,9 @@ class MessageWidget(QFrame):
         self._visible_parts = len(html)
         self.shown_markdown = markdown
 
-    def _action(self, row: QHBoxLayout, name: str, label: str,
-                slot: Callable[[], object]) -> QToolButton:
+    def _action(
+        self, row: QHBoxLayout, name: str, label: str, slot: Callable[[], object]
+    ) -> QToolButton:
         button = QToolButton()
         button.setObjectName("Small")
         if name:
@@ -208,8 +221,7 @@ class MessageWidget(QFrame):
     def _label_tools(self) -> None:
         calls = sum(len(step.calls) for step in self._turn.tool_steps)
         arrow = "▾" if self.tools_toggle.isChecked() else "▸"
-        self.tools_toggle.setText(self.tr("{arrow} Tools ({n} calls)").format(
-            arrow=arrow, n=calls))
+        self.tools_toggle.setText(self.tr("{arrow} Tools ({n} calls)").format(arrow=arrow, n=calls))
 
     def refresh(self) -> None:
         """Re-render from the turn (called while it streams, throttled by the view)."""

@@ -70,24 +70,41 @@ class ModelDetailsDialog(QDialog):
     def _rows(self) -> list[tuple[str, str, str]]:
         details, info, fit = self.details, self.details.info, self.details.fit
         entry = details.entry
-        files = "\n".join(f"{f.path}\n{human_size(f.size)} · SHA-256 {f.sha256}"
-                          for f in (*details.files, *filter(None, [details.projector])))
-        vision = (self.tr("yes (projector %1)").replace("%1", details.projector.path.name)
-                  if details.projector is not None else self.tr("no"))
+        files = "\n".join(
+            f"{f.path}\n{human_size(f.size)} · SHA-256 {f.sha256}"
+            for f in (*details.files, *filter(None, [details.projector]))
+        )
+        vision = (
+            self.tr("yes (projector %1)").replace("%1", details.projector.path.name)
+            if details.projector is not None
+            else self.tr("no")
+        )
         if fit.gpu_layers <= 0:
             layers = self.tr("none (runs on the CPU)")
         elif fit.gpu_layers >= fit.total_layers:
             layers = self.tr("all %1").replace("%1", str(fit.total_layers))
         else:
-            layers = self.tr("%1 of %2").replace("%1", str(fit.gpu_layers)).replace(
-                "%2", str(fit.total_layers))
-        kv = self.tr("%1 at %2 tokens (%3)").replace("%1", human_size(details.kv_cache_bytes)) \
-            .replace("%2", f"{fit.context_length:,}").replace("%3", fit.cache_type)
+            layers = (
+                self.tr("%1 of %2")
+                .replace("%1", str(fit.gpu_layers))
+                .replace("%2", str(fit.total_layers))
+            )
+        kv = (
+            self.tr("%1 at %2 tokens (%3)")
+            .replace("%1", human_size(details.kv_cache_bytes))
+            .replace("%2", f"{fit.context_length:,}")
+            .replace("%3", fit.cache_type)
+        )
         where = details.template_source
-        source = (self.tr("the GGUF file") if where == "gguf"
-                  else self.tr("the catalog (models.toml)") if where == "catalog"
-                  else self.tr("built in for %1").replace("%1", where.partition(":")[2])
-                  if where else self.tr("nowhere: this model cannot chat"))
+        source = (
+            self.tr("the GGUF file")
+            if where == "gguf"
+            else self.tr("the catalog (models.toml)")
+            if where == "catalog"
+            else self.tr("built in for %1").replace("%1", where.partition(":")[2])
+            if where
+            else self.tr("nowhere: this model cannot chat")
+        )
         return [
             ("name", self.tr("Name"), entry.name if entry else (info.name or details.id)),
             ("architecture", self.tr("Architecture"), info.architecture),
@@ -95,8 +112,11 @@ class ModelDetailsDialog(QDialog):
             ("quant", self.tr("Quantization"), info.file_type or self.tr("unknown")),
             ("trained_context", self.tr("Trained context"), f"{info.context_length:,}"),
             ("layers", self.tr("Layers"), str(info.block_count)),
-            ("licence", self.tr("Licence"), entry.license if entry else self.tr(
-                "not in the catalog: see the model's own page")),
+            (
+                "licence",
+                self.tr("Licence"),
+                entry.license if entry else self.tr("not in the catalog: see the model's own page"),
+            ),
             ("vision", self.tr("Sees pictures"), vision),
             ("files", self.tr("Files"), files),
             ("fit", self.tr("Fit on this machine"), verdict_text(fit.verdict.value)),

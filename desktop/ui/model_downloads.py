@@ -39,9 +39,16 @@ class ModelDownloads(QObject):
     settled = Signal()  # files on disk changed (installed, cancelled): rebuild the rows
     error = Signal(str)
 
-    def __init__(self, context: AppContext, pool: WorkerPool, table: CatalogTableModel, *,
-                 bar: QProgressBar, status: QLabel,
-                 installed: Callable[[str], object | None]) -> None:
+    def __init__(
+        self,
+        context: AppContext,
+        pool: WorkerPool,
+        table: CatalogTableModel,
+        *,
+        bar: QProgressBar,
+        status: QLabel,
+        installed: Callable[[str], object | None],
+    ) -> None:
         super().__init__()
         self._context = context
         self._pool = pool
@@ -65,12 +72,22 @@ class ModelDownloads(QObject):
             if ref in shown or ":" not in ref:
                 continue
             repo, name = ref.split(":", 1)
-            rows.append(CatalogRow(id=ref, name=name, family="other", kind="—", tier="hub",
-                                   repo=repo, recommended_quant=quant_of(name),
-                                   size_bytes=None, fit="—", installed=None))
+            rows.append(
+                CatalogRow(
+                    id=ref,
+                    name=name,
+                    family="other",
+                    kind="—",
+                    tier="hub",
+                    repo=repo,
+                    recommended_quant=quant_of(name),
+                    size_bytes=None,
+                    fit="—",
+                    installed=None,
+                )
+            )
             if ref not in self.running and ref not in self._cancelling:
-                self._table.set_status(ref, QCoreApplication.translate("ModelsView",
-                                                                       "paused"))
+                self._table.set_status(ref, QCoreApplication.translate("ModelsView", "paused"))
         return rows
 
     def cancellable(self, ref: str) -> bool:
@@ -91,8 +108,12 @@ class ModelDownloads(QObject):
         if ref in self.running:
             return self.running[ref]
         if ref in self._cancelling:
-            self._status.setText(QCoreApplication.translate(
-                "ModelsView", "Still deleting the cancelled download of ") + ref)
+            self._status.setText(
+                QCoreApplication.translate(
+                    "ModelsView", "Still deleting the cancelled download of "
+                )
+                + ref
+            )
             return None
         ctx = self._context
         try:
@@ -103,8 +124,15 @@ class ModelDownloads(QObject):
             return None
 
         def task(progress: Callable[[object], None], cancel: threading.Event) -> object:
-            return pull(target, hub=ctx.hub, downloader=ctx.downloader(), index=ctx.installed,
-                        models_dir=ctx.paths.models_dir, progress=progress, cancel=cancel)
+            return pull(
+                target,
+                hub=ctx.hub,
+                downloader=ctx.downloader(),
+                index=ctx.installed,
+                models_dir=ctx.paths.models_dir,
+                progress=progress,
+                cancel=cancel,
+            )
 
         worker = DownloadWorker(task, ref)
         worker.progress.connect(self._on_progress)
@@ -151,8 +179,12 @@ class ModelDownloads(QObject):
             return
 
         def task() -> int:
-            return discard_partial(target, downloader=ctx.downloader(), index=ctx.installed,
-                                   models_dir=ctx.paths.models_dir)
+            return discard_partial(
+                target,
+                downloader=ctx.downloader(),
+                index=ctx.installed,
+                models_dir=ctx.paths.models_dir,
+            )
 
         worker = TaskWorker(task, ref)
         worker.result.connect(self._on_discarded)
@@ -165,14 +197,22 @@ class ModelDownloads(QObject):
         self._bar.setVisible(False)
         if self._is_installed(ref) is not None:  # the pull finished before the cancel landed
             self._table.set_status(ref, "")
-            self._status.setText(QCoreApplication.translate(
-                "ModelsView", "Finished before it could be cancelled; Remove deletes it: ") + ref)
+            self._status.setText(
+                QCoreApplication.translate(
+                    "ModelsView", "Finished before it could be cancelled; Remove deletes it: "
+                )
+                + ref
+            )
         else:
             self._table.set_status(ref, QCoreApplication.translate("ModelsView", "cancelled"))
             size = format_bytes(freed if isinstance(freed, int) else 0)
-            self._status.setText(QCoreApplication.translate(
-                "ModelsView", "Cancelled %1; deleted %2 of partial download")
-                .replace("%1", ref).replace("%2", size))
+            self._status.setText(
+                QCoreApplication.translate(
+                    "ModelsView", "Cancelled %1; deleted %2 of partial download"
+                )
+                .replace("%1", ref)
+                .replace("%2", size)
+            )
         self.settled.emit()
 
     def _on_discard_failed(self, ref: str, message: str) -> None:
@@ -214,11 +254,11 @@ class ModelDownloads(QObject):
         self._cancelling.discard(ref)  # finished first: a complete model is kept
         self._table.set_status(ref, "")
         self._bar.setVisible(False)
-        self._status.setText(QCoreApplication.translate("ModelsView", "Installed and verified: ")
-                             + ref)
+        self._status.setText(
+            QCoreApplication.translate("ModelsView", "Installed and verified: ") + ref
+        )
         self.settled.emit()
 
     def _fail(self, ref: str, message: str) -> None:
         self._table.set_status(ref, "")
         self.error.emit(message)
-

@@ -59,20 +59,32 @@ def downloaded_elsewhere(context: AppContext) -> list[CatalogRow]:
             fit = str(context.resolver.fit(info).verdict)
         except EdgeDeskError:
             continue  # files gone or unreadable: 'edgedesk models list' explains
-        rows.append(CatalogRow(
-            id=model.id, name=model.paths[0].name, family="other", kind=spec.kind,
-            tier="hub" if model.source == "hub" else "local",
-            repo=model.repo or str(model.paths[0].parent),
-            recommended_quant=model.quant or info.file_type, size_bytes=model.size, fit=fit,
-            installed=model.files))
+        rows.append(
+            CatalogRow(
+                id=model.id,
+                name=model.paths[0].name,
+                family="other",
+                kind=spec.kind,
+                tier="hub" if model.source == "hub" else "local",
+                repo=model.repo or str(model.paths[0].parent),
+                recommended_quant=model.quant or info.file_type,
+                size_bytes=model.size,
+                fit=fit,
+                installed=model.files,
+            )
+        )
     return rows
 
 
 def list_models(context: AppContext) -> Listing:
     """Everything the Models screen reads from disk (blocking: call it on a worker)."""
     hardware = context.hardware
-    rows = catalog_rows(context.catalog, hardware, gpu_offload=context.gpu_offload,
-                        installed=lambda ref: installed_files(context, ref))
+    rows = catalog_rows(
+        context.catalog,
+        hardware,
+        gpu_offload=context.gpu_offload,
+        installed=lambda ref: installed_files(context, ref),
+    )
     unfinished = unfinished_pulls(context.paths.models_dir, context.catalog)
     return Listing((*downloaded_elsewhere(context), *rows), tuple(unfinished), hardware)
 
@@ -86,11 +98,20 @@ def remote_rows(listed: object, remotes: RemoteRegistry, badge: str) -> list[Cat
             continue  # unreachable now; 'edgedesk remotes test NAME' says why
         endpoint = remotes.get(name)
         for model_id in ids:
-            rows.append(CatalogRow(
-                id=model_id, name=remote_label(badge, model_id, name),
-                family="remote", kind="chat", tier="remote",
-                repo=endpoint.base_url if endpoint else name, recommended_quant=None,
-                size_bytes=None, fit="—", installed=("remote",)))
+            rows.append(
+                CatalogRow(
+                    id=model_id,
+                    name=remote_label(badge, model_id, name),
+                    family="remote",
+                    kind="chat",
+                    tier="remote",
+                    repo=endpoint.base_url if endpoint else name,
+                    recommended_quant=None,
+                    size_bytes=None,
+                    fit="—",
+                    installed=("remote",),
+                )
+            )
     return rows
 
 
@@ -106,8 +127,9 @@ def model_and_projector(paths: list[Path]) -> tuple[Path, Path | None]:
     projectors = [p for p in paths if read_gguf(p).architecture == "clip"]
     models = [p for p in paths if p not in projectors]
     if len(models) != 1 or len(projectors) > 1:
-        raise InvalidRequest("choose one model file, and for a vision model its "
-                             "mmproj-….gguf projector with it")
+        raise InvalidRequest(
+            "choose one model file, and for a vision model its mmproj-….gguf projector with it"
+        )
     return models[0], projectors[0] if projectors else None
 
 
@@ -121,8 +143,14 @@ def imported_row(context: AppContext, path: Path, projector: Path | None = None)
     info = resolver.info(spec.file)
     plan = resolver.fit(info, projector=spec.local.projector if spec.local else None)
     return CatalogRow(
-        id=model_id, name=spec.file.name, family="other", kind=spec.kind, tier="local",
-        repo=str(spec.file.parent), recommended_quant=info.file_type,
-        size_bytes=spec.file.stat().st_size, fit=str(plan.verdict),
+        id=model_id,
+        name=spec.file.name,
+        family="other",
+        kind=spec.kind,
+        tier="local",
+        repo=str(spec.file.parent),
+        recommended_quant=info.file_type,
+        size_bytes=spec.file.stat().st_size,
+        fit=str(plan.verdict),
         installed=(str(spec.file),),
     )

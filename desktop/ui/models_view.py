@@ -65,8 +65,14 @@ class ModelsView(QWidget):
     details_shown = Signal(str)  # the id whose details window just opened
     error = Signal(str)
 
-    def __init__(self, context: AppContext, pool: WorkerPool,
-                 parent: QWidget | None = None, *, lister: Lister | None = None) -> None:
+    def __init__(
+        self,
+        context: AppContext,
+        pool: WorkerPool,
+        parent: QWidget | None = None,
+        *,
+        lister: Lister | None = None,
+    ) -> None:
         super().__init__(parent)
         self._context = context
         self._pool = pool
@@ -104,8 +110,14 @@ class ModelsView(QWidget):
         layout.addLayout(self._build_summary())
         layout.addLayout(self._build_buttons(layout))
         layout.addWidget(self.status)
-        self.downloads = ModelDownloads(context, pool, self.table_model, bar=self.progress,
-                                        status=self.status, installed=self._installed)
+        self.downloads = ModelDownloads(
+            context,
+            pool,
+            self.table_model,
+            bar=self.progress,
+            status=self.status,
+            installed=self._installed,
+        )
         self.downloads.changed.connect(self._update_buttons)
         self.downloads.settled.connect(self.refresh)
         self.downloads.error.connect(self._fail)
@@ -132,7 +144,8 @@ class ModelsView(QWidget):
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.details_button = QPushButton(self.tr("Details…"))
         self.details_button.setAccessibleName(
-            self.tr("Show the selected model's details: architecture, files, fit"))
+            self.tr("Show the selected model's details: architecture, files, fit")
+        )
         self.details_button.clicked.connect(self._details_selected)
         summary = QHBoxLayout()
         summary.addWidget(self.details, 1)
@@ -156,14 +169,17 @@ class ModelsView(QWidget):
         self.download_button.clicked.connect(self._download_selected)
         self.pause_button = QPushButton(self.tr("Pause"))
         self.pause_button.setAccessibleName(self.tr("Pause the download (resume continues it)"))
-        self.pause_button.setToolTip(self.tr("Stop for now and keep the downloaded part; "
-                                             "Download continues from there"))
+        self.pause_button.setToolTip(
+            self.tr("Stop for now and keep the downloaded part; Download continues from there")
+        )
         self.pause_button.clicked.connect(self._pause_selected)
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setAccessibleName(
-            self.tr("Cancel the download and delete its partial files"))
-        self.cancel_button.setToolTip(self.tr("Stop the download (running or paused) and "
-                                              "delete what was downloaded so far"))
+            self.tr("Cancel the download and delete its partial files")
+        )
+        self.cancel_button.setToolTip(
+            self.tr("Stop the download (running or paused) and delete what was downloaded so far")
+        )
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self._ask_cancel)
         self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
@@ -238,8 +254,9 @@ class ModelsView(QWidget):
         """Show the last listing with this session's imports, downloads and remote models."""
         listing = self._listed or Listing()
         if listing.hardware is not None:
-            self.hardware_label.setText(self.tr("This machine: ")
-                                        + machine_summary(listing.hardware))
+            self.hardware_label.setText(
+                self.tr("This machine: ") + machine_summary(listing.hardware)
+            )
         listed = {row.id for row in listing.rows}
         # An import is shown at once; once a listing has read it from installed.json
         # that row (the same model) takes its place.
@@ -276,8 +293,9 @@ class ModelsView(QWidget):
         self._pool.start(worker)
 
     def _remotes_listed(self, key: str, listed: object) -> None:
-        rows = remote_rows(listed, self._context.remote_registry,
-                           self.tr("runs on {0} — leaves this device"))
+        rows = remote_rows(
+            listed, self._context.remote_registry, self.tr("runs on {0} — leaves this device")
+        )
         self._remote = rows
         self._apply()  # nothing on disk changed: no need to list again
 
@@ -289,8 +307,9 @@ class ModelsView(QWidget):
         row = self.selected()
         self.cancel_button.setEnabled(row is not None and self.downloads.cancellable(row.id))
         # Details read the file's header: only a model on this device has one.
-        self.details_button.setEnabled(row is not None and bool(row.installed)
-                                       and row.tier != "remote")
+        self.details_button.setEnabled(
+            row is not None and bool(row.installed) and row.tier != "remote"
+        )
 
     def _show_details(self) -> None:
         row = self.selected()
@@ -303,17 +322,30 @@ class ModelsView(QWidget):
             return
         model = found[0]
         if not model.managed:
-            self.details.setText(self.tr("Imported in place: ") + ", ".join(model.files)
-                                 + f" · {human_size(model.size)}")
-            self.details.setToolTip(literal_tooltip("\n".join(
-                f"{f}\nSHA-256 {d}" for f, d in zip(model.files, model.sha256, strict=False))))
+            self.details.setText(
+                self.tr("Imported in place: ")
+                + ", ".join(model.files)
+                + f" · {human_size(model.size)}"
+            )
+            self.details.setToolTip(
+                literal_tooltip(
+                    "\n".join(
+                        f"{f}\nSHA-256 {d}" for f, d in zip(model.files, model.sha256, strict=False)
+                    )
+                )
+            )
             return
-        digests = " · ".join(f"{Path(f).name}: {d[:16]}…" for f, d in
-                             zip(model.files, model.sha256, strict=False))
-        self.details.setText(f"{human_size(model.size)} · "
-                             + self.tr("SHA-256 verified at download: ") + digests)
-        self.details.setToolTip(literal_tooltip("\n".join(
-            f"{f}\n{d}" for f, d in zip(model.files, model.sha256, strict=False))))
+        digests = " · ".join(
+            f"{Path(f).name}: {d[:16]}…" for f, d in zip(model.files, model.sha256, strict=False)
+        )
+        self.details.setText(
+            f"{human_size(model.size)} · " + self.tr("SHA-256 verified at download: ") + digests
+        )
+        self.details.setToolTip(
+            literal_tooltip(
+                "\n".join(f"{f}\n{d}" for f, d in zip(model.files, model.sha256, strict=False))
+            )
+        )
 
     def chat_models(self) -> list[tuple[str, str]]:
         """``(label, reference)`` of every chat model that can run now."""
@@ -339,8 +371,11 @@ class ModelsView(QWidget):
     def ask_files(self, parent: QWidget) -> list[Path]:
         """Ask for a GGUF model, or a vision model and its projector chosen together."""
         names, _ = QFileDialog.getOpenFileNames(
-            parent, self.tr("Import a GGUF model (for a vision model, select its mmproj "
-                            "projector too)"), "", self.tr("GGUF models (*.gguf)"))
+            parent,
+            self.tr("Import a GGUF model (for a vision model, select its mmproj projector too)"),
+            "",
+            self.tr("GGUF models (*.gguf)"),
+        )
         return [Path(n) for n in names]
 
     def import_later(self, *paths: Path) -> TaskWorker:
@@ -348,8 +383,9 @@ class ModelsView(QWidget):
         a worker (a big file takes seconds to hash); the row and "Imported …" appear when
         it is done, an error in the status line if it fails."""
         context = self._context
-        worker = TaskWorker(lambda: imported_row(context, *model_and_projector(list(paths))),
-                            "import")
+        worker = TaskWorker(
+            lambda: imported_row(context, *model_and_projector(list(paths))), "import"
+        )
         worker.result.connect(self._import_done)
         worker.failed.connect(self._import_failed)
         self.status.setText(self.tr("Importing ") + paths[0].name + "…")
@@ -380,9 +416,16 @@ class ModelsView(QWidget):
             self._fail(self.tr("Download this model first: ") + row.id)
             return
         if row.kind != "chat":  # it cannot answer: choosing it emptied the chat's model
-            self._fail((self.tr("%1 is an embedding model: it cannot chat. Documents → New "
-                                "collection uses it to index files.") if row.kind ==
-                        "embedding" else self.tr("%1 cannot chat.")).replace("%1", row.name))
+            self._fail(
+                (
+                    self.tr(
+                        "%1 is an embedding model: it cannot chat. Documents → New "
+                        "collection uses it to index files."
+                    )
+                    if row.kind == "embedding"
+                    else self.tr("%1 cannot chat.")
+                ).replace("%1", row.name)
+            )
             return
         self.use_in_chat.emit(row.id)
 
@@ -395,8 +438,11 @@ class ModelsView(QWidget):
         """Read ``model_id``'s details on a worker (its header; a file's SHA-256 unless the
         installed index has it) and open them in a window of their own."""
         context = self._context
-        known = {f: d for m in context.installed.matching(model_id)
-                 for f, d in zip(m.files, m.sha256, strict=False)}
+        known = {
+            f: d
+            for m in context.installed.matching(model_id)
+            for f, d in zip(m.files, m.sha256, strict=False)
+        }
         worker = TaskWorker(lambda: context.resolver.details(model_id, known), model_id)
         worker.result.connect(self._details_read)
         worker.failed.connect(self._import_failed)  # says the error in the status line
@@ -437,9 +483,12 @@ class ModelsView(QWidget):
         if row is None or not row.installed:
             return
         answer = QMessageBox.question(
-            self, self.tr("Remove model"),
-            self.tr("Remove %1? Downloaded files are deleted; imported files are only "
-                    "forgotten.").replace("%1", row.name))
+            self,
+            self.tr("Remove model"),
+            self.tr(
+                "Remove %1? Downloaded files are deleted; imported files are only forgotten."
+            ).replace("%1", row.name),
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.remove(row.id)
 
@@ -475,9 +524,13 @@ class ModelsView(QWidget):
         if row is None or not self.downloads.cancellable(row.id):
             return
         answer = QMessageBox.question(
-            self, self.tr("Cancel download"),
-            self.tr("Cancel the download of %1 and delete what was downloaded so far? "
-                    "Pause keeps it instead.").replace("%1", row.name))
+            self,
+            self.tr("Cancel download"),
+            self.tr(
+                "Cancel the download of %1 and delete what was downloaded so far? "
+                "Pause keeps it instead."
+            ).replace("%1", row.name),
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.cancel(row.id)
 
@@ -499,7 +552,8 @@ class ModelsView(QWidget):
 
     def _loaded(self, model_id: str, report: LoadReport) -> None:
         self.table_model.set_status(
-            model_id, self.tr("loaded") + f" · ctx {report.context_length} · {report.load_s:.1f} s")
+            model_id, self.tr("loaded") + f" · ctx {report.context_length} · {report.load_s:.1f} s"
+        )
 
     def _load_failed(self, model_id: str, message: str) -> None:
         self.table_model.set_status(model_id, "")
@@ -513,4 +567,3 @@ class ModelsView(QWidget):
         """Clear the status line if it still shows ``message`` (what it was about is over)."""
         if message and self.status.text() == message:
             self.status.setText("")
-

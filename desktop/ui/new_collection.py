@@ -89,12 +89,18 @@ class NewCollectionDialog(TextFitDialog):
         self.model = QComboBox()
         self.model.setAccessibleName(self.tr("Embedding model"))
         for choice in choices:
-            label = choice.name if choice.installed else (
-                choice.name + " — " + self.tr("not downloaded")
-                + f" ({human_size(choice.size_bytes)})")
+            label = (
+                choice.name
+                if choice.installed
+                else (
+                    choice.name
+                    + " — "
+                    + self.tr("not downloaded")
+                    + f" ({human_size(choice.size_bytes)})"
+                )
+            )
             self.model.addItem(label, choice)
-            self.model.setItemData(self.model.count() - 1, choice.ref,
-                                   Qt.ItemDataRole.ToolTipRole)
+            self.model.setItemData(self.model.count() - 1, choice.ref, Qt.ItemDataRole.ToolTipRole)
         self.model.currentIndexChanged.connect(self._update)
         form.addRow(self.tr("Name:"), self.name)
         form.addRow(self.tr("Embedding model:"), self.model)
@@ -103,8 +109,9 @@ class NewCollectionDialog(TextFitDialog):
         self.note.setObjectName("Muted")
         self.note.setWordWrap(True)
         layout.addWidget(self.note)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                        | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
@@ -137,12 +144,21 @@ class NewCollectionDialog(TextFitDialog):
             note = self.tr("No embedding model is available: import one on the Models screen.")
         elif model.installed:
             note = self.tr("Documents are embedded with %1 on this device.").replace(
-                "%1", model.ref)
+                "%1", model.ref
+            )
         else:
-            note = (self.tr("%1 is not downloaded yet: it is downloaded first (%2), then your "
-                            "documents are indexed.")
-                    .replace("%1", model.name).replace("%2", human_size(model.size_bytes)))
+            note = (
+                self.tr(
+                    "%1 is not downloaded yet: it is downloaded first (%2), then your "
+                    "documents are indexed."
+                )
+                .replace("%1", model.name)
+                .replace("%2", human_size(model.size_bytes))
+            )
         self.say(self.note, note)
-        ok.setText(self.tr("Create") if model is None or model.installed
-                   else self.tr("Download and create"))
+        ok.setText(
+            self.tr("Create")
+            if model is None or model.installed
+            else self.tr("Download and create")
+        )
         ok.setEnabled(self.choice() is not None)

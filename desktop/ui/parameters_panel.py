@@ -34,11 +34,14 @@ class ContextBox(QSpinBox):
         if value == AUTO:
             target = CONTEXT_STEP if steps > 0 else AUTO
         else:
-            target = (value // CONTEXT_STEP + steps) * CONTEXT_STEP \
-                if steps > 0 or value % CONTEXT_STEP == 0 \
+            target = (
+                (value // CONTEXT_STEP + steps) * CONTEXT_STEP
+                if steps > 0 or value % CONTEXT_STEP == 0
                 else (value // CONTEXT_STEP) * CONTEXT_STEP
-        self.setValue(max(AUTO, min(self.maximum(), target if target >= self.minimum() + 1
-                                    else AUTO)))
+            )
+        self.setValue(
+            max(AUTO, min(self.maximum(), target if target >= self.minimum() + 1 else AUTO))
+        )
 
 
 class ParametersPanel(QWidget):
@@ -59,39 +62,55 @@ class ParametersPanel(QWidget):
         self.max_tokens = self._whole("max_tokens", 64)
         self.max_tokens.setToolTip(self.tr("The longest answer, in tokens"))
         self.top_p = self._fraction("top_p", 0.05)
-        self.top_p.setToolTip(self.tr("Sample only from the most likely tokens that together "
-                                      "reach this probability (1 = off)"))
+        self.top_p.setToolTip(
+            self.tr(
+                "Sample only from the most likely tokens that together "
+                "reach this probability (1 = off)"
+            )
+        )
         self.top_k = self._whole("top_k", 5)
         self.top_k.setSpecialValueText(self.tr("Off"))
-        self.top_k.setToolTip(self.tr("Sample only from this many most likely tokens "
-                                      "(0 = off)"))
+        self.top_k.setToolTip(self.tr("Sample only from this many most likely tokens (0 = off)"))
         self.min_p = self._fraction("min_p", 0.01)
-        self.min_p.setToolTip(self.tr("Leave out tokens less likely than this share of the "
-                                      "most likely one (0 = off)"))
+        self.min_p.setToolTip(
+            self.tr("Leave out tokens less likely than this share of the most likely one (0 = off)")
+        )
         self.repeat_penalty = self._fraction("repeat_penalty", 0.05)
-        self.repeat_penalty.setToolTip(self.tr("Make recently used tokens less likely "
-                                               "(1 = off)"))
+        self.repeat_penalty.setToolTip(self.tr("Make recently used tokens less likely (1 = off)"))
         self.seed = QSpinBox()
         self.seed.setRange(SPECIAL, int(LIMITS["seed"].high))
         self.seed.setSpecialValueText(self.tr("Random"))
-        self.seed.setToolTip(self.tr("The same seed, question and settings give the same "
-                                     "answer; Random picks a new one each time"))
+        self.seed.setToolTip(
+            self.tr(
+                "The same seed, question and settings give the same "
+                "answer; Random picks a new one each time"
+            )
+        )
         self.seed.valueChanged.connect(self._edited)
         self.context = ContextBox()
         self.context.setRange(AUTO, int(LIMITS["context_length"].high))
         self.context.setSpecialValueText(self.tr("Auto"))
         self.context.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
-        self.context.setToolTip(self.tr("Tokens the model keeps in mind, this chat's question "
-                                        "and history included; Auto fits it to this machine. "
-                                        "Another value reloads the model."))
+        self.context.setToolTip(
+            self.tr(
+                "Tokens the model keeps in mind, this chat's question "
+                "and history included; Auto fits it to this machine. "
+                "Another value reloads the model."
+            )
+        )
         self.context.valueChanged.connect(self._edited)
         self.reset_button = QPushButton(self.tr("Defaults"))
         self.reset_button.setToolTip(self.tr("Put every parameter back to its default"))
         self.reset_button.clicked.connect(self.reset)
-        rows = [(self.tr("Max tokens"), self.max_tokens), (self.tr("Top-p"), self.top_p),
-                (self.tr("Top-k"), self.top_k), (self.tr("Min-p"), self.min_p),
-                (self.tr("Repeat penalty"), self.repeat_penalty), (self.tr("Seed"), self.seed),
-                (self.tr("Context"), self.context)]
+        rows = [
+            (self.tr("Max tokens"), self.max_tokens),
+            (self.tr("Top-p"), self.top_p),
+            (self.tr("Top-k"), self.top_k),
+            (self.tr("Min-p"), self.min_p),
+            (self.tr("Repeat penalty"), self.repeat_penalty),
+            (self.tr("Seed"), self.seed),
+            (self.tr("Context"), self.context),
+        ]
         for number, (text, box) in enumerate(rows):
             label = QLabel(text)
             label.setBuddy(box)
@@ -130,16 +149,22 @@ class ParametersPanel(QWidget):
         self.min_p.setValue(sampling.min_p)
         self.repeat_penalty.setValue(sampling.repeat_penalty)
         self.seed.setValue(SPECIAL if sampling.seed is None else sampling.seed)
-        self.context.setValue(AUTO if sampling.context_length is None
-                              else sampling.context_length)
+        self.context.setValue(AUTO if sampling.context_length is None else sampling.context_length)
         self._filling = False
 
     def sampling(self) -> Sampling:
         """The settings the boxes show (temperature: the one last shown)."""
         seed, context = self.seed.value(), self.context.value()
-        return Sampling(self._shown.temperature, self.max_tokens.value(), self.top_p.value(),
-                        self.top_k.value(), self.min_p.value(), self.repeat_penalty.value(),
-                        None if seed == SPECIAL else seed, None if context == AUTO else context)
+        return Sampling(
+            self._shown.temperature,
+            self.max_tokens.value(),
+            self.top_p.value(),
+            self.top_k.value(),
+            self.min_p.value(),
+            self.repeat_penalty.value(),
+            None if seed == SPECIAL else seed,
+            None if context == AUTO else context,
+        )
 
     def reset(self) -> None:
         """Every parameter but the temperature back to its default."""

@@ -39,11 +39,13 @@ class PresetStore:
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"{self.path}: cannot read the prompt presets ({exc}); "
-                              "fix or delete the file") from None
+            raise ConfigError(
+                f"{self.path}: cannot read the prompt presets ({exc}); fix or delete the file"
+            ) from None
         if not isinstance(raw, dict):
-            raise ConfigError(f"{self.path}: expected an object of name → prompt; "
-                              "fix or delete the file")
+            raise ConfigError(
+                f"{self.path}: expected an object of name → prompt; fix or delete the file"
+            )
         return {str(k): _preset(v) for k, v in sorted(raw.items())}
 
     def all(self) -> dict[str, str]:
@@ -72,9 +74,12 @@ class PresetStore:
         # Write a sibling file and rename it: a crash mid-write keeps the old presets.
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
-        data = {name: p.prompt if p.parameters is None
-                else {"system_prompt": p.prompt, "parameters": p.parameters}
-                for name, p in presets.items()}
+        data = {
+            name: p.prompt
+            if p.parameters is None
+            else {"system_prompt": p.prompt, "parameters": p.parameters}
+            for name, p in presets.items()
+        }
         temporary.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
         os.replace(temporary, self.path)
 
@@ -82,6 +87,8 @@ class PresetStore:
 def _preset(value: object) -> Preset:
     if isinstance(value, dict):
         parameters = value.get("parameters")
-        return Preset(str(value.get("system_prompt", "")),
-                      parameters if isinstance(parameters, dict) else None)
+        return Preset(
+            str(value.get("system_prompt", "")),
+            parameters if isinstance(parameters, dict) else None,
+        )
     return Preset(str(value))

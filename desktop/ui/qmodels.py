@@ -99,8 +99,9 @@ class CatalogTableModel(QAbstractTableModel):
         """Fixed columns."""
         return 0 if parent.isValid() else len(self.HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         """Column titles (translated by the view's context)."""
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.tr(str(self.HEADERS[section]))
@@ -134,9 +135,14 @@ class CatalogTableModel(QAbstractTableModel):
             if row.id in self._status:
                 return self._status[row.id]
             return self.tr("installed") if row.installed else ""
-        cells = (row.name, kind_text(row.kind), tier_text(row.tier),
-                 row.recommended_quant or "—", human_size(row.size_bytes),
-                 f"● {verdict_text(row.fit)}")
+        cells = (
+            row.name,
+            kind_text(row.kind),
+            tier_text(row.tier),
+            row.recommended_quant or "—",
+            human_size(row.size_bytes),
+            f"● {verdict_text(row.fit)}",
+        )
         return cells[column]
 
 
@@ -176,8 +182,7 @@ class ConversationListModel(QAbstractListModel):
         base = super().flags(index)
         return base | Qt.ItemFlag.ItemIsEditable if index.isValid() else base
 
-    def setData(self, index: AnyIndex, value: Any,
-                role: int = Qt.ItemDataRole.EditRole) -> bool:
+    def setData(self, index: AnyIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         """Rename a chat (empty names are ignored)."""
         if role != Qt.ItemDataRole.EditRole or not index.isValid():
             return False

@@ -40,7 +40,8 @@ _MODEL_PLACEHOLDER = re.compile(r"(?<![\w-])" + re.escape(MODEL) + r"(?![\w-])")
 def snippet(url: str) -> str:
     """Ready-to-copy code for the ``openai`` client against this server."""
     return python_openai(url) + (
-        f"\n# IDEs (Continue, Cline, …): OpenAI-compatible provider, base URL {url}")
+        f"\n# IDEs (Continue, Cline, …): OpenAI-compatible provider, base URL {url}"
+    )
 
 
 def with_model(text: str, model: str | None) -> str:
@@ -52,9 +53,12 @@ def snippet_model(context: AppContext) -> str | None:
     """The chat model the snippets name: the first preloaded chat model, else the first one
     here (imported, downloaded, catalog files on disk); None when none is installed."""
     resolver = context.resolver
-    refs: list[str] = [*map(str, context.settings.engine.preload), *resolver.registered,
-            *(m.id for m in context.installed.all()),
-            *(e.id for e in context.catalog if e.kind == "chat")]
+    refs: list[str] = [
+        *map(str, context.settings.engine.preload),
+        *resolver.registered,
+        *(m.id for m in context.installed.all()),
+        *(e.id for e in context.catalog if e.kind == "chat"),
+    ]
     for ref in dict.fromkeys(refs):
         if looks_like_path(ref) and ref not in resolver.registered:
             continue  # the server never accepts a file path as a model id
@@ -81,8 +85,10 @@ def log_line(record: AccessRecord) -> str:
     """One request as the live log shows it: who, what, status, tokens, latency."""
     who = record.key_name or "-"
     model = record.model or "-"
-    line = (f"{record.time}  {record.method} {record.route}  {record.status}  {model}  "
-            f"{record.tokens_in}→{record.tokens_out} tok  {record.latency_ms:.0f} ms  {who}")
+    line = (
+        f"{record.time}  {record.method} {record.route}  {record.status}  {model}  "
+        f"{record.tokens_in}→{record.tokens_out} tok  {record.latency_ms:.0f} ms  {who}"
+    )
     # A 200 whose stream then failed: the status alone would read as a success.
     return line + f"  failed mid-stream: {record.error}" if record.error else line
 
@@ -98,8 +104,9 @@ class ServerView(QWidget):
 
     state_changed = Signal(bool)  # running
 
-    def __init__(self, context: AppContext, pool: WorkerPool,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, context: AppContext, pool: WorkerPool, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._context = context
         self._pool = pool
@@ -118,14 +125,14 @@ class ServerView(QWidget):
         layout.addLayout(self._build_address())
         self.start_with_app = QCheckBox(self.tr("Start the server with EdgeDesk"))
         self.start_with_app.setChecked(context.settings.server.start_with_app)
-        self.start_with_app.toggled.connect(
-            lambda on: self._save({"server.start_with_app": on}))
+        self.start_with_app.toggled.connect(lambda on: self._save({"server.start_with_app": on}))
         layout.addWidget(self.start_with_app)
         layout.addLayout(self._build_keys())
         origins = QHBoxLayout()
         self.origins = QLineEdit(", ".join(context.settings.server.allowed_origins))
-        self.origins.setPlaceholderText(self.tr("Allowed browser origins, comma-separated "
-                                                "(none by default)"))
+        self.origins.setPlaceholderText(
+            self.tr("Allowed browser origins, comma-separated (none by default)")
+        )
         self.origins.setAccessibleName(self.tr("Allowed origins"))
         save_origins = QPushButton(self.tr("Save origins"))
         save_origins.clicked.connect(self._save_origins)
@@ -139,9 +146,13 @@ class ServerView(QWidget):
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(LOG_LINES)
         self.log.setAccessibleName(self.tr("Request log"))
-        self.log.setPlaceholderText(self.tr("No requests yet. Start the server and call it "
-                                            "from another program: each request is listed "
-                                            "here."))
+        self.log.setPlaceholderText(
+            self.tr(
+                "No requests yet. Start the server and call it "
+                "from another program: each request is listed "
+                "here."
+            )
+        )
         layout.addWidget(self.log, 1)
         self.notice = FitLabel()
         self.notice.setObjectName("Muted")
@@ -153,13 +164,19 @@ class ServerView(QWidget):
         """The log keeps no content, but /v1/responses stores prompts and answers: say
         so, with how long they are kept."""
         days = self._context.settings.retention_days
-        kept = (self.tr("kept for 1 day") if days == 1 else
-                self.tr("kept for %1 days").replace("%1", str(days)) if days else
-                self.tr("kept until deleted; set a retention period in Settings"))
+        kept = (
+            self.tr("kept for 1 day")
+            if days == 1
+            else self.tr("kept for %1 days").replace("%1", str(days))
+            if days
+            else self.tr("kept until deleted; set a retention period in Settings")
+        )
         self.log_title.setText(
-            self.tr("Requests (the log keeps no content). Note: /v1/responses stores its "
-                    "prompts and answers unless a request says store: false — %1.")
-            .replace("%1", kept))
+            self.tr(
+                "Requests (the log keeps no content). Note: /v1/responses stores its "
+                "prompts and answers unless a request says store: false — %1."
+            ).replace("%1", kept)
+        )
 
     def _build_address(self) -> QHBoxLayout:
         row = QHBoxLayout()
@@ -210,8 +227,7 @@ class ServerView(QWidget):
         self.key_field.setAccessibleName(self.tr("The new API key"))
         copy_key = QPushButton(self.tr("Copy key"))
         copy_key.setAccessibleName(self.tr("Copy the new API key"))
-        copy_key.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.key_field.text()))
+        copy_key.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.key_field.text()))
         shown.addWidget(self.key_field, 1)
         shown.addWidget(copy_key)
         self.key_row.setVisible(False)
@@ -251,7 +267,8 @@ class ServerView(QWidget):
         self.copy_snippet = QPushButton(self.tr("Copy snippet"))
         self.copy_snippet.setAccessibleName(self.tr("Copy the code snippet"))
         self.copy_snippet.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.snippet.toPlainText()))
+            lambda: QGuiApplication.clipboard().setText(self.snippet.toPlainText())
+        )
         pick = QHBoxLayout()
         pick.addWidget(QLabel(self.tr("Use it from")))
         pick.addWidget(self.client_picker, 1)
@@ -273,11 +290,15 @@ class ServerView(QWidget):
         tokens = snippet_context(self._context, model) if self.isVisible() else None
         self.snippet.setPlainText(with_context(with_model(text, model), tokens))
         self.model_hint.setText(
-            self.tr("No chat model is installed yet: download or import one on the Models "
-                    "screen, then use its id in place of %1.").replace("%1", MODEL)
-            if model is None else
-            self.tr("%1 is a chat model on this device; any id from /v1/models works.")
-            .replace("%1", model))
+            self.tr(
+                "No chat model is installed yet: download or import one on the Models "
+                "screen, then use its id in place of %1."
+            ).replace("%1", MODEL)
+            if model is None
+            else self.tr(
+                "%1 is a chat model on this device; any id from /v1/models works."
+            ).replace("%1", model)
+        )
 
     @property
     def running(self) -> bool:
@@ -289,8 +310,11 @@ class ServerView(QWidget):
         self.toggle.setText(self.tr("Stop server") if running else self.tr("Start server"))
         self.status.setText(self.tr("● Running") if running else self.tr("Stopped"))
         self.status.setStyleSheet("color: #2e9d57;" if running else "")  # a green dot
-        url = self._context.api_server.url if self._context.api_server_built else \
-            f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
+        url = (
+            self._context.api_server.url
+            if self._context.api_server_built
+            else f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
+        )
         self.address.setText(url)
         self._url = url
         self._show_snippet()
@@ -343,15 +367,18 @@ class ServerView(QWidget):
             require = self._context.settings.server.require_key
             empty = QListWidgetItem(
                 self.tr("No API keys yet. Every request needs one: New key… makes it.")
-                if require else
-                self.tr("No API keys; this server answers without one (--no-auth)."))
+                if require
+                else self.tr("No API keys; this server answers without one (--no-auth).")
+            )
             empty.setFlags(Qt.ItemFlag.NoItemFlags)  # not a key: nothing to pick or revoke
             self.key_list.addItem(empty)
         for info in keys:
             # The scope and last use as `keys list` words them.
             used = info.last_used or self.tr("never")
-            self.key_list.addItem(f"{info.name}  (…{info.hint}, {info.created})  "
-                                  f"{info.scope.describe()}  ·  {self.tr('last used')} {used}")
+            self.key_list.addItem(
+                f"{info.name}  (…{info.hint}, {info.created})  "
+                f"{info.scope.describe()}  ·  {self.tr('last used')} {used}"
+            )
 
     def create_key(self, name: str, scope: ScopeChoice | None = None) -> str | None:
         """Make a key (limited to ``scope``) and show it once; None if refused."""
@@ -360,9 +387,13 @@ class ServerView(QWidget):
             self.notice.setText(self.tr("Pick at least one endpoint for the key."))
             return None
         try:
-            key = self._keys.create(name, models=scope.models, endpoints=scope.endpoints,
-                                    expires_in_s=scope.expires_in_s,
-                                    rate_per_min=scope.rate_per_min)
+            key = self._keys.create(
+                name,
+                models=scope.models,
+                endpoints=scope.endpoints,
+                expires_in_s=scope.expires_in_s,
+                rate_per_min=scope.rate_per_min,
+            )
         except EdgeDeskError as exc:
             self.notice.setText(error_text(exc))
             return None
@@ -371,8 +402,11 @@ class ServerView(QWidget):
         self._new_key = key
         self.key_field.setText(key)
         self.key_row.setVisible(True)
-        self.notice.setText(self.tr("New key for %1: copy it now, it is shown only while "
-                                    "this screen is open.").replace("%1", name))
+        self.notice.setText(
+            self.tr(
+                "New key for %1: copy it now, it is shown only while this screen is open."
+            ).replace("%1", name)
+        )
         self._list_keys()
         self._show_snippet()
         return key
@@ -394,26 +428,41 @@ class ServerView(QWidget):
             return False
         kept = next((i.scope.read_only_docs for i in self._key_infos if i.name == name), None)
         try:
-            self._keys.set_scope(name, models=scope.models, endpoints=scope.endpoints,
-                                 expires_in_s=scope.expires_in_s,
-                                 rate_per_min=scope.rate_per_min, read_only_docs=kept)
+            self._keys.set_scope(
+                name,
+                models=scope.models,
+                endpoints=scope.endpoints,
+                expires_in_s=scope.expires_in_s,
+                rate_per_min=scope.rate_per_min,
+                read_only_docs=kept,
+            )
         except EdgeDeskError as exc:
             self.notice.setText(error_text(exc))
             return False
-        self.notice.setText(self.tr("Changed the scope of the key for %1; it applies to its "
-                                    "next request.").replace("%1", name))
+        self.notice.setText(
+            self.tr("Changed the scope of the key for %1; it applies to its next request.").replace(
+                "%1", name
+            )
+        )
         self._list_keys()
         return True
 
     def _open_dialog(self, info: KeyInfo | None) -> KeyScopeDialog:
         dialog = KeyScopeDialog(
-            self, name=None if info is None else info.name,
-            scope=None if info is None else info.scope, now=self._keys.clock(),
-            max_days=self._context.settings.server.max_key_lifetime_days)
+            self,
+            name=None if info is None else info.name,
+            scope=None if info is None else info.scope,
+            now=self._keys.clock(),
+            max_days=self._context.settings.server.max_key_lifetime_days,
+        )
         if info is None:
             dialog.accepted.connect(
-                lambda: self.create_key(dialog.client_name(), dialog.choice())
-                if dialog.client_name() else None)
+                lambda: (
+                    self.create_key(dialog.client_name(), dialog.choice())
+                    if dialog.client_name()
+                    else None
+                )
+            )
         else:
             dialog.accepted.connect(lambda: self.edit_scope(info.name, dialog.choice()))
         dialog.finished.connect(dialog.deleteLater)

@@ -39,9 +39,14 @@ AUTO_LAYERS = -1
 class SettingsDialog(TextFitDialog):
     """Edit the user's settings; ``changes()`` says what differs from what is in force."""
 
-    def __init__(self, paths: Paths, effective: EffectiveSettings,
-                 parent: QWidget | None = None, *,
-                 encryption: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        paths: Paths,
+        effective: EffectiveSettings,
+        parent: QWidget | None = None,
+        *,
+        encryption: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings"))
         self.setMinimumWidth(620)  # the longest checkbox text and the data path fit
@@ -56,15 +61,18 @@ class SettingsDialog(TextFitDialog):
         self.encryption: EncryptionSwitch | None = None
         if encryption is not None:
             self.encryption = EncryptionSwitch(
-                encryption, effective.is_locked("encrypt_at_rest")
-                and settings.encrypt_at_rest is True)
+                encryption,
+                effective.is_locked("encrypt_at_rest") and settings.encrypt_at_rest is True,
+            )
             form.addRow(self.tr("Encryption"), self.encryption)
         labels = {
             "engine.keep_alive_s": self.tr("Keep models loaded for"),
             "engine.gpu_layers": self.tr("GPU layers"),
             "engine.context_length": self.tr("Context length"),
-            "offline": self.tr("Network"), "retention_days": self.tr("Delete chats after"),
-            "theme": self.tr("Theme"), "language": self.tr("Language"),
+            "offline": self.tr("Network"),
+            "retention_days": self.tr("Delete chats after"),
+            "theme": self.tr("Theme"),
+            "language": self.tr("Language"),
             "keep_in_tray": self.tr("Tray"),
         }
         for key, widget in self._fields.items():
@@ -72,8 +80,9 @@ class SettingsDialog(TextFitDialog):
             form.addRow(labels[key], self._locked_note(key, widget))
         note = QLabel(self.tr("Language changes apply the next time EdgeDesk starts."))
         note.setObjectName("Muted")
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.hardware = HardwarePanel()  # filled by the window from a worker (doctor)
@@ -92,8 +101,9 @@ class SettingsDialog(TextFitDialog):
         self.gpu_layers = QSpinBox()
         self.gpu_layers.setRange(AUTO_LAYERS, 999)
         self.gpu_layers.setSpecialValueText(self.tr("Auto (fit to this machine)"))
-        self.gpu_layers.setValue(AUTO_LAYERS if settings.engine.gpu_layers is None
-                                 else settings.engine.gpu_layers)
+        self.gpu_layers.setValue(
+            AUTO_LAYERS if settings.engine.gpu_layers is None else settings.engine.gpu_layers
+        )
         self.context_length = QSpinBox()
         self.context_length.setRange(AUTO_CONTEXT, 1_048_576)
         self.context_length.setSingleStep(1024)
@@ -107,22 +117,30 @@ class SettingsDialog(TextFitDialog):
         self.retention.setSpecialValueText(self.tr("Keep chats forever"))
         self.retention.setValue(settings.retention_days or 0)
         self.theme = QComboBox()
-        for label, value in ((self.tr("System"), "system"), (self.tr("Light"), "light"),
-                             (self.tr("Dark"), "dark")):
+        for label, value in (
+            (self.tr("System"), "system"),
+            (self.tr("Light"), "light"),
+            (self.tr("Dark"), "dark"),
+        ):
             self.theme.addItem(label, value)
         self.theme.setCurrentIndex(self.theme.findData(settings.theme))
         self.language = QComboBox()
         self.language.addItem("English", "en")
         self.language.addItem("简体中文", "zh_CN")
         self.language.setCurrentIndex(self.language.findData(settings.language))
-        self.keep_in_tray = QCheckBox(self.tr("Closing the window keeps the server running "
-                                              "in the tray"))
+        self.keep_in_tray = QCheckBox(
+            self.tr("Closing the window keeps the server running in the tray")
+        )
         self.keep_in_tray.setChecked(settings.keep_in_tray)
 
         self._fields: dict[str, QWidget] = {
-            "engine.keep_alive_s": self.keep_alive, "engine.gpu_layers": self.gpu_layers,
-            "engine.context_length": self.context_length, "offline": self.offline,
-            "retention_days": self.retention, "theme": self.theme, "language": self.language,
+            "engine.keep_alive_s": self.keep_alive,
+            "engine.gpu_layers": self.gpu_layers,
+            "engine.context_length": self.context_length,
+            "offline": self.offline,
+            "retention_days": self.retention,
+            "theme": self.theme,
+            "language": self.language,
             "keep_in_tray": self.keep_in_tray,
         }
 
@@ -144,9 +162,11 @@ class SettingsDialog(TextFitDialog):
         """Every field as the setting value it stands for (None = automatic/default)."""
         return {
             "engine.keep_alive_s": float(self.keep_alive.value() * 60),
-            "engine.gpu_layers": None if self.gpu_layers.value() == AUTO_LAYERS
+            "engine.gpu_layers": None
+            if self.gpu_layers.value() == AUTO_LAYERS
             else self.gpu_layers.value(),
-            "engine.context_length": None if self.context_length.value() == AUTO_CONTEXT
+            "engine.context_length": None
+            if self.context_length.value() == AUTO_CONTEXT
             else self.context_length.value(),
             "offline": self.offline.isChecked(),
             "retention_days": self.retention.value() or None,
@@ -158,8 +178,11 @@ class SettingsDialog(TextFitDialog):
     def changes(self) -> dict[str, Any]:
         """The unlocked values that differ from the settings in force."""
         settings = self._effective.settings
-        return {key: value for key, value in self.values().items()
-                if not self._effective.is_locked(key) and setting_value(settings, key) != value}
+        return {
+            key: value
+            for key, value in self.values().items()
+            if not self._effective.is_locked(key) and setting_value(settings, key) != value
+        }
 
     def save(self) -> EffectiveSettings:
         """Write the changes to ``settings.toml``; returns the settings now in force."""

@@ -110,8 +110,10 @@ class SingleInstance(QObject):
                 socket.write(line)
                 # False when the line already went out at write(): only the answer counts.
                 socket.waitForBytesWritten(CONNECT_MS)
-                if (socket.waitForReadyRead(CONNECT_MS * 5)
-                        and bytes(socket.readLine().data()).strip() == b"ok"):
+                if (
+                    socket.waitForReadyRead(CONNECT_MS * 5)
+                    and bytes(socket.readLine().data()).strip() == b"ok"
+                ):
                     socket.disconnectFromServer()
                     return True
             socket.abort()

@@ -57,8 +57,11 @@ class SourceViewer(QDialog):
         super().__init__(parent)
         self.source = source
         self.setObjectName("SourceViewer")
-        self.setWindowTitle(self.tr("Source [%1]: %2").replace("%1", str(source.number))
-                            .replace("%2", Path(source.path).name))
+        self.setWindowTitle(
+            self.tr("Source [%1]: %2")
+            .replace("%1", str(source.number))
+            .replace("%2", Path(source.path).name)
+        )
         self.resize(760, 560)
         layout = QVBoxLayout(self)
         self.location = QLabel(source_place(source))
@@ -79,8 +82,9 @@ class SourceViewer(QDialog):
         layout.addWidget(self.text, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.open_button = QPushButton(self.tr("Open file"))
-        self.open_button.setToolTip(self.tr("Open the file in the program this computer "
-                                            "opens it with"))
+        self.open_button.setToolTip(
+            self.tr("Open the file in the program this computer opens it with")
+        )
         self.open_button.clicked.connect(self._open)
         buttons.addButton(self.open_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
@@ -96,19 +100,30 @@ class SourceViewer(QDialog):
                 lines = numbered_lines(Path(source.path), source.page)
             except SkipFile as exc:
                 why = skip_reason_text(exc.reason)
-                self._say(self.tr("The file cannot be shown here (%1); this is the "
-                                  "passage as it was cited.").replace("%1", why))
+                self._say(
+                    self.tr(
+                        "The file cannot be shown here (%1); this is the passage as it was cited."
+                    ).replace("%1", why)
+                )
         else:
-            self._say(self.tr("The file is not on this computer any more; this is the "
-                              "passage as it was cited."))
+            self._say(
+                self.tr(
+                    "The file is not on this computer any more; this is the "
+                    "passage as it was cited."
+                )
+            )
         self.open_button.setEnabled(is_local_file(source.path))
         if lines and source.line_start <= len(lines):
             self.text.setPlainText("\n".join(lines))
             self._mark(source.line_start, min(source.line_end, len(lines)))
         else:
             if lines:  # the file changed since: its lines no longer reach the passage
-                self._say(self.tr("The file has changed since it was indexed; this is the "
-                                  "passage as it was cited."))
+                self._say(
+                    self.tr(
+                        "The file has changed since it was indexed; this is the "
+                        "passage as it was cited."
+                    )
+                )
             self.text.setPlainText(source.text)
             self._mark(1, max(1, source.text.count("\n") + 1))
 
@@ -122,8 +137,9 @@ class SourceViewer(QDialog):
         start = document.findBlockByNumber(first - 1)
         end = document.findBlockByNumber(last - 1)
         cursor = QTextCursor(start)
-        cursor.setPosition(end.position() + max(end.length() - 1, 0),
-                           QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(
+            end.position() + max(end.length() - 1, 0), QTextCursor.MoveMode.KeepAnchor
+        )
         selection = QTextEdit.ExtraSelection()
         selection.cursor = cursor
         selection.format.setBackground(MARK)
@@ -137,14 +153,15 @@ class SourceViewer(QDialog):
         """The words of the marked lines (what the citation points at)."""
         document = self.text.document()
         first, last = self.marked
-        return "\n".join(document.findBlockByNumber(n - 1).text()
-                         for n in range(first, last + 1))
+        return "\n".join(document.findBlockByNumber(n - 1).text() for n in range(first, last + 1))
 
     def _open(self) -> None:
         path = self.source.path
         if open_source(path):
             self.opened.emit(path)
         else:
-            self.unavailable.emit(self.tr(
-                "No program on this computer opens this file; open it yourself: %1")
-                .replace("%1", path))
+            self.unavailable.emit(
+                self.tr(
+                    "No program on this computer opens this file; open it yourself: %1"
+                ).replace("%1", path)
+            )

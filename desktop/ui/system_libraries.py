@@ -45,8 +45,13 @@ def run_ldd(binary: Path) -> str:
     if ldd is None:
         return ""
     try:
-        done = subprocess.run([ldd, str(binary)], capture_output=True, text=True,  # noqa: S603
-                              check=False, timeout=30)
+        done = subprocess.run(  # noqa: S603
+            [ldd, str(binary)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout
@@ -71,8 +76,7 @@ def packages_table(path: Path = TABLE) -> dict[str, str]:
     return table
 
 
-def missing_message(missing: list[str], table: Mapping[str, str],
-                    has_apt: bool) -> str | None:
+def missing_message(missing: list[str], table: Mapping[str, str], has_apt: bool) -> str | None:
     """One line naming what to install for ``missing`` sonames (None if nothing is)."""
     if not missing:
         return None
@@ -89,19 +93,26 @@ def missing_message(missing: list[str], table: Mapping[str, str],
             unknown.append(soname)
     if packages and not unknown:
         listed = " ".join(packages)
-        how = f"sudo apt install {listed}" if has_apt else f"install {listed} (or your " \
-            f"distribution's package providing {', '.join(missing)})"
+        how = (
+            f"sudo apt install {listed}"
+            if has_apt
+            else f"install {listed} (or your distribution's package providing {', '.join(missing)})"
+        )
         return f"EdgeDesk's window needs {listed}: {how}"
-    return (f"EdgeDesk's window needs these system libraries, which are not installed: "
-            f"{', '.join(missing)}" + (f" (Debian/Ubuntu: sudo apt install "
-                                       f"{' '.join(packages)})" if packages else ""))
+    return (
+        f"EdgeDesk's window needs these system libraries, which are not installed: "
+        f"{', '.join(missing)}"
+        + (f" (Debian/Ubuntu: sudo apt install {' '.join(packages)})" if packages else "")
+    )
 
 
-def window_library_problem(environ: Mapping[str, str], platform: str,
-                           plugin: Callable[[], Path | None] = xcb_plugin,
-                           ldd: Callable[[Path], str] = run_ldd,
-                           has_apt: Callable[[], bool] = lambda: shutil.which("apt")
-                           is not None) -> str | None:
+def window_library_problem(
+    environ: Mapping[str, str],
+    platform: str,
+    plugin: Callable[[], Path | None] = xcb_plugin,
+    ldd: Callable[[Path], str] = run_ldd,
+    has_apt: Callable[[], bool] = lambda: shutil.which("apt") is not None,
+) -> str | None:
     """The one line to print instead of starting Qt, or None when the window can start.
 
     Only for Qt's xcb platform on Linux; when the plugin or ldd cannot be found, Qt is

@@ -117,8 +117,9 @@ class ElidedLabel(QLabel):
         return super().text() == self._full
 
     def _elide(self) -> None:
-        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle,
-                                              max(self.width(), 1))
+        shown = self.fontMetrics().elidedText(
+            self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 1)
+        )
         super().setText(shown)
         self.setToolTip(self._full if shown != self._full else "")
 

@@ -22,20 +22,30 @@ def arguments_text(arguments: str) -> str:
 class ToolApproval(QMessageBox):
     """One call to approve; ``decision`` after ``exec``."""
 
-    def __init__(self, request: ApprovalRequest, *, always_allowed: bool = True,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        request: ApprovalRequest,
+        *,
+        always_allowed: bool = True,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Allow a tool?"))
         self.setIcon(QMessageBox.Icon.Question)
-        self.setText(self.tr("The model wants to run {tool} on the tool server {server}.")
-                     .format(tool=request.spec.name, server=request.spec.server))
+        self.setText(
+            self.tr("The model wants to run {tool} on the tool server {server}.").format(
+                tool=request.spec.name, server=request.spec.server
+            )
+        )
         self.setInformativeText(self.tr("Arguments:"))
         self.setDetailedText(arguments_text(request.call.arguments))
         self.once = self.addButton(self.tr("Allow once"), QMessageBox.ButtonRole.AcceptRole)
         # McpRequireApproval: every call asks, so "Always" is not offered.
-        self.always = self.addButton(self.tr("Always for this tool"),
-                                     QMessageBox.ButtonRole.YesRole) if always_allowed \
+        self.always = (
+            self.addButton(self.tr("Always for this tool"), QMessageBox.ButtonRole.YesRole)
+            if always_allowed
             else None
+        )
         self.deny = self.addButton(self.tr("Deny"), QMessageBox.ButtonRole.RejectRole)
         self.setDefaultButton(self.deny)
         self.setEscapeButton(self.deny)

@@ -33,8 +33,9 @@ STATE_WIDTH = 260  # px: the widest the state column starts; a longer error is i
 class ToolsView(QWidget):
     """Built-in tools, then each configured server with its state and (tested) tools."""
 
-    def __init__(self, context: AppContext, pool: WorkerPool,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, context: AppContext, pool: WorkerPool, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._context = context
         self._pool = pool
@@ -47,8 +48,9 @@ class ToolsView(QWidget):
         self.note.setWordWrap(True)
         layout.addWidget(self.note)
         self.tree = QTreeWidget()
-        self.tree.setHeaderLabels([self.tr("Server or tool"), self.tr("State"),
-                                   self.tr("Command or URL")])
+        self.tree.setHeaderLabels(
+            [self.tr("Server or tool"), self.tr("State"), self.tr("Command or URL")]
+        )
         self.tree.setAccessibleName(self.tr("Tool servers"))
         # Names must be read whole; a state can be a long error (its tooltip has it all).
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
@@ -59,16 +61,21 @@ class ToolsView(QWidget):
         self.reload_button = QPushButton(self.tr("Reload"))
         self.reload_button.clicked.connect(self.reload)
         self.forget_button = QPushButton(self.tr("Ask again"))
-        self.forget_button.setToolTip(self.tr("Forget the selected 'Always for this tool' "
-                                              "answer: its next call asks again"))
+        self.forget_button.setToolTip(
+            self.tr("Forget the selected 'Always for this tool' answer: its next call asks again")
+        )
         self.forget_button.clicked.connect(self.forget_selected)
         row.addWidget(self.test_button)
         row.addWidget(self.reload_button)
         row.addWidget(self.forget_button)
         row.addStretch(1)
         layout.addLayout(row)
-        hint = QLabel(self.tr("Add servers with 'edgedesk tools add NAME -- COMMAND…' or "
-                              "'edgedesk tools add NAME URL' (or paste an mcp.json)."))
+        hint = QLabel(
+            self.tr(
+                "Add servers with 'edgedesk tools add NAME -- COMMAND…' or "
+                "'edgedesk tools add NAME URL' (or paste an mcp.json)."
+            )
+        )
         hint.setWordWrap(True)
         hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(hint)
@@ -118,8 +125,7 @@ class ToolsView(QWidget):
         """Fill the tree: built-ins first, then each server and its tools."""
         toolbox = self._context.toolbox
         self.tree.clear()
-        builtin = QTreeWidgetItem([self.tr("Built-in (documents)"), self.tr("no approval"),
-                                   ""])
+        builtin = QTreeWidgetItem([self.tr("Built-in (documents)"), self.tr("no approval"), ""])
         for name in sorted(toolbox.builtins):
             builtin.addChild(QTreeWidgetItem([name, "", ""]))
         self.tree.addTopLevelItem(builtin)
@@ -138,8 +144,11 @@ class ToolsView(QWidget):
         approvals = toolbox.approvals
         kept = approvals.all() if approvals is not None else []
         if kept:
-            how = self.tr("not honoured: approval required") if toolbox.require_approval \
+            how = (
+                self.tr("not honoured: approval required")
+                if toolbox.require_approval
                 else self.tr("runs without asking")
+            )
             always = QTreeWidgetItem([self.tr("Always allowed"), how, ""])
             for server, name in kept:
                 child = QTreeWidgetItem([f"{server}/{name}", "", ""])

@@ -89,7 +89,8 @@ class Transcript(QScrollArea):
         for number, (bubble, turn) in enumerate(zip(self.bubbles, self._shown, strict=True)):
             last = number == len(self.bubbles) - 1
             bubble.regenerate_button.setVisible(
-                last and turn.role == "assistant" and not generating)
+                last and turn.role == "assistant" and not generating
+            )
             bubble.set_versions_enabled(not generating)
 
     def refresh_last(self) -> None:

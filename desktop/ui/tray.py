@@ -8,8 +8,9 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 from desktop.ui.look import icon
 
 
-def hides_on_close(*, keep_in_tray: bool, tray_available: bool, server_running: bool,
-                   quitting: bool) -> bool:
+def hides_on_close(
+    *, keep_in_tray: bool, tray_available: bool, server_running: bool, quitting: bool
+) -> bool:
     """Whether closing the window should hide it to the tray instead of quitting.
 
     Only while the server runs (nothing else needs the app without its window), only with
@@ -54,5 +55,6 @@ class Tray(QObject):
         if self._told:
             return
         self._told = True
-        self.icon.showMessage("EdgeDesk", self.tr("The server keeps running. Quit from the "
-                                                  "tray icon's menu."))
+        self.icon.showMessage(
+            "EdgeDesk", self.tr("The server keeps running. Quit from the tray icon's menu.")
+        )

@@ -137,9 +137,14 @@ class GenerationWorker(Worker):
         """Drive the turn; forward its chunks in batches, then the final one."""
         self._last = time.perf_counter()
         try:
-            final = self._core.drive(self._pending, self._on_chunk, self.stop_event,
-                                     on_sources=self.prepared.emit, approve=self._approve,
-                                     on_step=self._on_step)
+            final = self._core.drive(
+                self._pending,
+                self._on_chunk,
+                self.stop_event,
+                on_sources=self.prepared.emit,
+                approve=self._approve,
+                on_step=self._on_step,
+            )
         except EmbeddingModelMissing as exc:
             self.model_missing.emit(exc.model)  # before ``failed``: the view offers it
             raise

@@ -22,19 +22,33 @@ from desktop.policy.sources import MACOS_BUNDLE_ID, WINDOWS_POLICY_KEY
 
 NAMESPACE = "EdgeDesk.Policies"
 EXAMPLE = {
-    "ForceOffline": True, "AllowDownloads": False,
+    "ForceOffline": True,
+    "AllowDownloads": False,
     "AllowedModels": ["glm-4-9b-0414", "bge-m3"],
     "HubEndpoint": "https://hf-mirror.corp.example/",
     "SharedModelsDir": "/opt/edgedesk/models",
-    "ServerAllowed": True, "ServerBindAddress": "127.0.0.1", "ServerPort": 8765,
-    "ServerRequireKey": True, "ServerAllowedOrigins": [], "RetentionDays": 30,
-    "EphemeralOnly": False, "EncryptAtRest": True, "MaxKeyLifetimeDays": 90, "AuditLog": True,
-    "AuditLogPath": "/var/log/edgedesk-audit", "DataLocation": "/srv/edgedesk-data", "MaxParallel": 4,
-    "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
-    "CaBundle": "/etc/ssl/corp-root.pem", "Proxy": "http://proxy.corp.example:3128",
+    "ServerAllowed": True,
+    "ServerBindAddress": "127.0.0.1",
+    "ServerPort": 8765,
+    "ServerRequireKey": True,
+    "ServerAllowedOrigins": [],
+    "RetentionDays": 30,
+    "EphemeralOnly": False,
+    "EncryptAtRest": True,
+    "MaxKeyLifetimeDays": 90,
+    "AuditLog": True,
+    "AuditLogPath": "/var/log/edgedesk-audit",
+    "DataLocation": "/srv/edgedesk-data",
+    "MaxParallel": 4,
+    "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"],
+    "AllowUserRemotes": False,
+    "CaBundle": "/etc/ssl/corp-root.pem",
+    "Proxy": "http://proxy.corp.example:3128",
     "McpServers": ["time=uvx mcp-server-time", "wiki=https://wiki.corp.example/mcp"],
-    "AllowUserMcp": False, "McpRequireApproval": True,
-    "ImageMaxMB": 10, "ImageMaxMegapixels": 24,
+    "AllowUserMcp": False,
+    "McpRequireApproval": True,
+    "ImageMaxMB": 10,
+    "ImageMaxMegapixels": 24,
 }
 
 
@@ -43,11 +57,15 @@ def _admx_element(key: PolicyKey) -> str:
         return ""
     if key.type == "int":
         low, high = key.minimum or 0, key.maximum or 2147483647
-        return (f'<elements><decimal id="{key.name}" valueName="{key.name}" '
-                f'minValue="{low}" maxValue="{high}"/></elements>')
+        return (
+            f'<elements><decimal id="{key.name}" valueName="{key.name}" '
+            f'minValue="{low}" maxValue="{high}"/></elements>'
+        )
     if key.type == "list":
-        return (f'<elements><list id="{key.name}" key="{WINDOWS_POLICY_KEY}\\{key.name}" '
-                'explicitValue="false"/></elements>')
+        return (
+            f'<elements><list id="{key.name}" key="{WINDOWS_POLICY_KEY}\\{key.name}" '
+            'explicitValue="false"/></elements>'
+        )
     return f'<elements><text id="{key.name}" valueName="{key.name}"/></elements>'
 
 
@@ -55,15 +73,19 @@ def admx() -> str:
     """The ADMX policy definitions."""
     policies = []
     for key in KEYS:
-        value = ('<enabledValue><decimal value="1"/></enabledValue>'
-                 '<disabledValue><decimal value="0"/></disabledValue>'
-                 if key.type == "bool" else "")
+        value = (
+            '<enabledValue><decimal value="1"/></enabledValue>'
+            '<disabledValue><decimal value="0"/></disabledValue>'
+            if key.type == "bool"
+            else ""
+        )
         name_attr = f' valueName="{key.name}"' if key.type == "bool" else ""
         policies.append(
             f'    <policy name="{key.name}" class="Machine" displayName="$(string.{key.name})" '
             f'explainText="$(string.{key.name}_Explain)" key="{WINDOWS_POLICY_KEY}"{name_attr}>'
             f'<parentCategory ref="EdgeDesk"/><supportedOn ref="SUPPORTED_ANY"/>'
-            f'{value}{_admx_element(key)}</policy>')
+            f"{value}{_admx_element(key)}</policy>"
+        )
     return f"""<?xml version="1.0" encoding="utf-8"?>
 <policyDefinitions xmlns="http://schemas.microsoft.com/GroupPolicy/2006/07/PolicyDefinitions" revision="1.0" schemaVersion="1.0">
   <policyNamespaces><target prefix="edgedesk" namespace="{NAMESPACE}"/></policyNamespaces>
@@ -79,8 +101,10 @@ def admx() -> str:
 
 def adml() -> str:
     """The en-US ADML strings for the ADMX."""
-    strings = ['    <string id="EdgeDesk">EdgeDesk</string>',
-               '    <string id="SUPPORTED_ANY">EdgeDesk 0.1 and later</string>']
+    strings = [
+        '    <string id="EdgeDesk">EdgeDesk</string>',
+        '    <string id="SUPPORTED_ANY">EdgeDesk 0.1 and later</string>',
+    ]
     presentations = []
     for key in KEYS:
         strings.append(f'    <string id="{key.name}">{escape(key.name)}</string>')
@@ -113,16 +137,20 @@ def adml() -> str:
 def mobileconfig(values: dict[str, object]) -> bytes:
     """A macOS configuration profile forcing ``values`` for the app's bundle id."""
     payload = {
-        "PayloadType": MACOS_BUNDLE_ID, "PayloadVersion": 1,
+        "PayloadType": MACOS_BUNDLE_ID,
+        "PayloadVersion": 1,
         "PayloadIdentifier": f"{MACOS_BUNDLE_ID}.policy",
         "PayloadUUID": str(uuid.uuid5(uuid.NAMESPACE_DNS, MACOS_BUNDLE_ID + ".payload")).upper(),
-        "PayloadDisplayName": "EdgeDesk policy", **values,
+        "PayloadDisplayName": "EdgeDesk policy",
+        **values,
     }
     profile = {
-        "PayloadType": "Configuration", "PayloadVersion": 1,
+        "PayloadType": "Configuration",
+        "PayloadVersion": 1,
         "PayloadIdentifier": f"{MACOS_BUNDLE_ID}.profile",
         "PayloadUUID": str(uuid.uuid5(uuid.NAMESPACE_DNS, MACOS_BUNDLE_ID)).upper(),
-        "PayloadDisplayName": "EdgeDesk (managed)", "PayloadScope": "System",
+        "PayloadDisplayName": "EdgeDesk (managed)",
+        "PayloadScope": "System",
         "PayloadContent": [payload],
     }
     return plistlib.dumps(profile)

@@ -47,121 +47,236 @@ def _shell_tool(tools: Any, done: bool) -> str | None:
 
 def responses_answer(body: dict[str, Any]) -> tuple[bytes, str]:
     """A Responses API answer: SSE events when streamed, else the response object."""
-    done = any(isinstance(i, dict) and i.get("type") == "function_call_output"
-               for i in body.get("input") or [])
+    done = any(
+        isinstance(i, dict) and i.get("type") == "function_call_output"
+        for i in body.get("input") or []
+    )
     tool = _shell_tool(body.get("tools"), done)
     item: dict[str, Any] = {
-        "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-        "content": [{"type": "output_text", "text": ANSWER, "annotations": []}]}
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": ANSWER, "annotations": []}],
+    }
     if tool:
-        item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": tool,
-                "arguments": json.dumps({"cmd": "echo hi"} if tool == "exec_command"
-                                        else {"command": ["echo", "hi"]}),
-                "status": "completed"}
-    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-             "input_tokens_details": {"cached_tokens": 0},
-             "output_tokens_details": {"reasoning_tokens": 0}}
-    resp = {"id": "resp_1", "object": "response", "created_at": int(time.time()),
-            "status": "completed", "model": body.get("model", "m"), "output": [item],
-            "usage": usage}
+        item = {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_1",
+            "name": tool,
+            "arguments": json.dumps(
+                {"cmd": "echo hi"} if tool == "exec_command" else {"command": ["echo", "hi"]}
+            ),
+            "status": "completed",
+        }
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "total_tokens": 15,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+    resp = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": body.get("model", "m"),
+        "output": [item],
+        "usage": usage,
+    }
     if not body.get("stream"):
         return json.dumps(resp).encode(), "application/json"
     started = {**resp, "status": "in_progress", "output": [], "usage": None}
-    return _sse([
-        ("response.created", {"type": "response.created", "sequence_number": 0,
-                              "response": started}),
-        ("response.output_item.added", {"type": "response.output_item.added",
-                                        "sequence_number": 1, "output_index": 0,
-                                        "item": {**item, "status": "in_progress"}}),
-        *([] if tool else [("response.output_text.delta", {
-            "type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_1",
-            "output_index": 0, "content_index": 0, "delta": ANSWER})]),
-        ("response.output_item.done", {"type": "response.output_item.done",
-                                       "sequence_number": 3, "output_index": 0,
-                                       "item": item}),
-        ("response.completed", {"type": "response.completed", "sequence_number": 4,
-                                "response": resp}),
-    ]), "text/event-stream"
+    return _sse(
+        [
+            (
+                "response.created",
+                {"type": "response.created", "sequence_number": 0, "response": started},
+            ),
+            (
+                "response.output_item.added",
+                {
+                    "type": "response.output_item.added",
+                    "sequence_number": 1,
+                    "output_index": 0,
+                    "item": {**item, "status": "in_progress"},
+                },
+            ),
+            *(
+                []
+                if tool
+                else [
+                    (
+                        "response.output_text.delta",
+                        {
+                            "type": "response.output_text.delta",
+                            "sequence_number": 2,
+                            "item_id": "msg_1",
+                            "output_index": 0,
+                            "content_index": 0,
+                            "delta": ANSWER,
+                        },
+                    )
+                ]
+            ),
+            (
+                "response.output_item.done",
+                {
+                    "type": "response.output_item.done",
+                    "sequence_number": 3,
+                    "output_index": 0,
+                    "item": item,
+                },
+            ),
+            (
+                "response.completed",
+                {"type": "response.completed", "sequence_number": 4, "response": resp},
+            ),
+        ]
+    ), "text/event-stream"
 
 
 def messages_answer(body: dict[str, Any]) -> tuple[bytes, str]:
     """An Anthropic Messages answer."""
-    done = any(isinstance(m, dict) and isinstance(m.get("content"), list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in m["content"])
-        for m in body.get("messages") or [])
+    done = any(
+        isinstance(m, dict)
+        and isinstance(m.get("content"), list)
+        and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in m["content"])
+        for m in body.get("messages") or []
+    )
     tool = _shell_tool(body.get("tools"), done)
-    usage = {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 0,
-             "cache_creation_input_tokens": 0}
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }
     block: dict[str, Any] = {"type": "text", "text": ANSWER}
     stop = "end_turn"
     if tool:
-        block = {"type": "tool_use", "id": "toolu_1", "name": tool,
-                 "input": {"command": "echo hi", "description": "Print hi"}}
+        block = {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": tool,
+            "input": {"command": "echo hi", "description": "Print hi"},
+        }
         stop = "tool_use"
-    msg = {"id": "msg_1", "type": "message", "role": "assistant",
-           "model": body.get("model", "m"), "content": [block],
-           "stop_reason": stop, "stop_sequence": None, "usage": usage}
+    msg = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "m"),
+        "content": [block],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
     if not body.get("stream"):
         return json.dumps(msg).encode(), "application/json"
-    delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input"))} \
-        if tool else {"type": "text_delta", "text": ANSWER}
-    return _sse([
-        ("message_start", {"type": "message_start",
-                           "message": {**msg, "content": [], "stop_reason": None}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {**block, "input": {}} if tool else
-                                 {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": delta}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta",
-                           "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": 5}}),
-        ("message_stop", {"type": "message_stop"}),
-    ]), "text/event-stream"
+    delta = (
+        {"type": "input_json_delta", "partial_json": json.dumps(block.get("input"))}
+        if tool
+        else {"type": "text_delta", "text": ANSWER}
+    )
+    return _sse(
+        [
+            (
+                "message_start",
+                {"type": "message_start", "message": {**msg, "content": [], "stop_reason": None}},
+            ),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {**block, "input": {}}
+                    if tool
+                    else {"type": "text", "text": ""},
+                },
+            ),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 5},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+    ), "text/event-stream"
 
 
 def chat_answer(body: dict[str, Any]) -> tuple[bytes, str]:
     """A chat completions answer."""
     base = {"id": "chatcmpl-1", "created": int(time.time()), "model": body.get("model", "m")}
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-    done = any(isinstance(m, dict) and m.get("role") == "tool"
-               for m in body.get("messages") or [])
+    done = any(isinstance(m, dict) and m.get("role") == "tool" for m in body.get("messages") or [])
     tool = _shell_tool(body.get("tools"), done)
     message: dict[str, Any] = {"role": "assistant", "content": ANSWER}
     finish = "stop"
     if tool:
-        message = {"role": "assistant", "content": None, "tool_calls": [
-            {"index": 0, "id": "call_1", "type": "function", "function": {
-                "name": tool, "arguments": json.dumps(
-                    {"command": "echo hi", "description": "Print hi"})}}]}
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {
+                        "name": tool,
+                        "arguments": json.dumps({"command": "echo hi", "description": "Print hi"}),
+                    },
+                }
+            ],
+        }
         finish = "tool_calls"
     if not body.get("stream"):
-        return json.dumps({**base, "object": "chat.completion", "usage": usage, "choices": [
-            {"index": 0, "finish_reason": finish, "message": message}]}).encode(), \
-            "application/json"
+        return json.dumps(
+            {
+                **base,
+                "object": "chat.completion",
+                "usage": usage,
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            }
+        ).encode(), "application/json"
     chunk = {**base, "object": "chat.completion.chunk"}
-    return _sse([
-        (None, {**chunk, "choices": [{"index": 0, "finish_reason": None,
-                                      "delta": message}]}),
-        (None, {**chunk, "choices": [{"index": 0, "finish_reason": finish, "delta": {}}]}),
-        (None, {**chunk, "choices": [], "usage": usage}),
-        (None, "[DONE]"),
-    ]), "text/event-stream"
+    return _sse(
+        [
+            (None, {**chunk, "choices": [{"index": 0, "finish_reason": None, "delta": message}]}),
+            (None, {**chunk, "choices": [{"index": 0, "finish_reason": finish, "delta": {}}]}),
+            (None, {**chunk, "choices": [], "usage": usage}),
+            (None, "[DONE]"),
+        ]
+    ), "text/event-stream"
 
 
 def ollama_answer(path: str, body: dict[str, Any]) -> tuple[bytes, str]:
     """Ollama's discovery routes (what ``codex --oss`` asks before its first turn)."""
     if path == "/api/version":
         return json.dumps({"version": "0.13.5"}).encode(), "application/json"
-    model = {"name": "m:latest", "model": "m:latest", "size": 1, "digest": "0",
-             "details": {"family": "gemma3", "parameter_size": "270M"}}
+    model = {
+        "name": "m:latest",
+        "model": "m:latest",
+        "size": 1,
+        "digest": "0",
+        "details": {"family": "gemma3", "parameter_size": "270M"},
+    }
     if path == "/api/tags":
         return json.dumps({"models": [model]}).encode(), "application/json"
     if path == "/api/show":
-        return json.dumps({"details": model["details"], "capabilities": ["completion"],
-                           "model_info": {"gemma3.context_length": 32768}}).encode(), \
-            "application/json"
+        return json.dumps(
+            {
+                "details": model["details"],
+                "capabilities": ["completion"],
+                "model_info": {"gemma3.context_length": 32768},
+            }
+        ).encode(), "application/json"
     return json.dumps({"error": "not captured"}).encode(), "application/json"
 
 
@@ -171,14 +286,20 @@ class Recorder(BaseHTTPRequestHandler):
     out: Path
 
     def _record(self, body: Any) -> None:
-        headers = {k: ("***" if k.lower() in SECRET_HEADERS else v)
-                   for k, v in self.headers.items()}
+        headers = {
+            k: ("***" if k.lower() in SECRET_HEADERS else v) for k, v in self.headers.items()
+        }
         with _LOCK:
             n = next(_COUNTER)
         name = self.path.split("?")[0].strip("/").replace("/", "_") or "root"
-        (self.out / f"{n:03d}-{name}.json").write_text(json.dumps(
-            {"method": self.command, "path": self.path, "headers": headers, "body": body},
-            indent=1, ensure_ascii=False), encoding="utf-8")
+        (self.out / f"{n:03d}-{name}.json").write_text(
+            json.dumps(
+                {"method": self.command, "path": self.path, "headers": headers, "body": body},
+                indent=1,
+                ensure_ascii=False,
+            ),
+            encoding="utf-8",
+        )
 
     def _reply(self, data: bytes, ctype: str, status: int = 200) -> None:
         self.send_response(status)
@@ -194,9 +315,16 @@ class Recorder(BaseHTTPRequestHandler):
         if path.startswith("/api/"):
             self._reply(*ollama_answer(path, {}))
         elif path.endswith("/models"):
-            self._reply(json.dumps({"object": "list", "data": [
-                {"id": "m", "object": "model", "owned_by": "capture"}],
-                "models": [{"slug": "m"}]}).encode(), "application/json")
+            self._reply(
+                json.dumps(
+                    {
+                        "object": "list",
+                        "data": [{"id": "m", "object": "model", "owned_by": "capture"}],
+                        "models": [{"slug": "m"}],
+                    }
+                ).encode(),
+                "application/json",
+            )
         else:
             self._reply(b'{"error": "not found"}', "application/json", 404)
 

@@ -45,12 +45,17 @@ def relay(upstream_port: int) -> int:
             size = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(size) if size else None
             conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=TIMEOUT)
-            headers = {k: v for k, v in self.headers.items()
-                       if k.lower() not in ("host", "accept-encoding")}
+            headers = {
+                k: v
+                for k, v in self.headers.items()
+                if k.lower() not in ("host", "accept-encoding")
+            }
             conn.request(self.command, self.path, body=body, headers=headers)
             reply = conn.getresponse()
-            seen: dict[str, Any] = {"request": f"{self.command} {self.path.split('?')[0]}",
-                                    "status": reply.status}
+            seen: dict[str, Any] = {
+                "request": f"{self.command} {self.path.split('?')[0]}",
+                "status": reply.status,
+            }
             SEEN.append(seen)
             self.send_response(reply.status)
             for key, value in reply.getheaders():
@@ -87,9 +92,16 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
     SEEN.clear()
     cwd.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=TIMEOUT)
         code: int | str = proc.returncode
@@ -97,53 +109,94 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         code = "stopped"
-    errors = [line.strip() for line in (out + "\n" + err).splitlines()
-              if re.search(r"error|refus|too old", line, re.I)
-              and not re.search(r"bubblewrap|PATH aliases", line)]  # Codex's own warnings
-    return {"exit": code, "seconds": round(time.monotonic() - start, 1),
-            "answer": out.strip()[-200:], "first_error": errors[0][:300] if errors else "",
-            "requests": list(SEEN)}
+    errors = [
+        line.strip()
+        for line in (out + "\n" + err).splitlines()
+        if re.search(r"error|refus|too old", line, re.I)
+        and not re.search(r"bubblewrap|PATH aliases", line)
+    ]  # Codex's own warnings
+    return {
+        "exit": code,
+        "seconds": round(time.monotonic() - start, 1),
+        "answer": out.strip()[-200:],
+        "first_error": errors[0][:300] if errors else "",
+        "requests": list(SEEN),
+    }
 
 
 def main() -> None:
     """Run the chosen clients against the server named on the command line."""
     name, url, key, model = sys.argv[1:5]
-    only = sys.argv[5].split(",") if len(sys.argv) > 5 else ["codex", "claude", "opencode",
-                                                              "oss"]
+    only = sys.argv[5].split(",") if len(sys.argv) > 5 else ["codex", "claude", "opencode", "oss"]
     port = int(url.split(":")[2].split("/")[0])
     url = url.replace(f":{port}", f":{relay(port)}")
     tmp = Path(tempfile.mkdtemp(prefix=f"client-table-{name}-"))
     runs: dict[str, dict[str, Any]] = {}
     if "codex" in only:
-        runs["codex exec"] = run([str(BIN / "codex"), "exec", "--skip-git-repo-check",
-                                  "Say hello."], codex_env(tmp / "codex", url, model, key),
-                                 tmp / "w1")
+        runs["codex exec"] = run(
+            [str(BIN / "codex"), "exec", "--skip-git-repo-check", "Say hello."],
+            codex_env(tmp / "codex", url, model, key),
+            tmp / "w1",
+        )
     if "claude" in only:
-        runs["claude -p"] = run([str(BIN / "claude"), "-p", "Say hello."],
-                                claude_env(tmp / "claude", url, model, key), tmp / "w2")
+        runs["claude -p"] = run(
+            [str(BIN / "claude"), "-p", "Say hello."],
+            claude_env(tmp / "claude", url, model, key),
+            tmp / "w2",
+        )
     if "opencode" in only:
         home = tmp / "opencode"
         home.mkdir(parents=True)
-        config = {"provider": {"edgedesk": {
-            "npm": "@ai-sdk/openai-compatible", "name": "EdgeDesk",
-            "options": {"baseURL": url, "apiKey": "{env:EDGEDESK_API_KEY}"},
-            "models": {model: {"name": model}}}}, "model": f"edgedesk/{model}"}
+        config = {
+            "provider": {
+                "edgedesk": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "EdgeDesk",
+                    "options": {"baseURL": url, "apiKey": "{env:EDGEDESK_API_KEY}"},
+                    "models": {model: {"name": model}},
+                }
+            },
+            "model": f"edgedesk/{model}",
+        }
         (home / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
-        env = {**quiet_env(home), "OPENCODE_CONFIG": str(home / "opencode.json"),
-               "EDGEDESK_API_KEY": key, "XDG_STATE_HOME": str(home / ".state"),
-               **dict.fromkeys(["OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_AUTOUPDATE",
-                                "OPENCODE_DISABLE_DEFAULT_PLUGINS",
-                                "OPENCODE_DISABLE_LSP_DOWNLOAD", "OPENCODE_DISABLE_SHARE"],
-                               "1")}
-        runs["opencode run"] = run([str(BIN / "opencode"), "run", "-m", f"edgedesk/{model}",
-                                    "Say hello."], env, tmp / "w3")
+        env = {
+            **quiet_env(home),
+            "OPENCODE_CONFIG": str(home / "opencode.json"),
+            "EDGEDESK_API_KEY": key,
+            "XDG_STATE_HOME": str(home / ".state"),
+            **dict.fromkeys(
+                [
+                    "OPENCODE_DISABLE_MODELS_FETCH",
+                    "OPENCODE_DISABLE_AUTOUPDATE",
+                    "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+                    "OPENCODE_DISABLE_LSP_DOWNLOAD",
+                    "OPENCODE_DISABLE_SHARE",
+                ],
+                "1",
+            ),
+        }
+        runs["opencode run"] = run(
+            [str(BIN / "opencode"), "run", "-m", f"edgedesk/{model}", "Say hello."], env, tmp / "w3"
+        )
     if "oss" in only:
         home = tmp / "oss"
         home.mkdir(parents=True)
         env = {**quiet_env(home), "CODEX_HOME": str(home), "CODEX_OSS_BASE_URL": url}
-        runs["codex exec --oss"] = run([str(BIN / "codex"), "exec", "--oss", "--local-provider",
-                                        "ollama", "-m", model, "--skip-git-repo-check",
-                                        "Say hello."], env, tmp / "w4")
+        runs["codex exec --oss"] = run(
+            [
+                str(BIN / "codex"),
+                "exec",
+                "--oss",
+                "--local-provider",
+                "ollama",
+                "-m",
+                model,
+                "--skip-git-repo-check",
+                "Say hello.",
+            ],
+            env,
+            tmp / "w4",
+        )
     for client, result in runs.items():
         print(json.dumps({"server": name, "client": client, **result}), flush=True)
 

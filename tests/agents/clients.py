@@ -31,8 +31,10 @@ from tests.agents.tiny_agent_model import CONTEXT
 from tests.fixtures.children import free_port, stop
 
 REPO = Path(__file__).resolve().parents[2]
-CLIENTS = Path(os.environ.get("EDGEDESK_AGENT_CLIENTS")
-               or Path.home() / ".cache" / "edgedesk" / "agent-clients")
+CLIENTS = Path(
+    os.environ.get("EDGEDESK_AGENT_CLIENTS")
+    or Path.home() / ".cache" / "edgedesk" / "agent-clients"
+)
 CLIENT_TIMEOUT_S = 180  # a cold Gemma prompt of ~15k tokens on a shared CI machine
 SERVE_TIMEOUT_S = 120
 
@@ -41,17 +43,24 @@ def client_binary(name: str) -> Path:
     """The installed client ``name`` (codex, claude), or skip the test saying why."""
     path = CLIENTS / "node_modules" / ".bin" / name
     if not path.exists():
-        pytest.skip(f"{name} is not installed in {CLIENTS} (scripts/agent-clients.sh "
-                    "installs it where npm is present)")
+        pytest.skip(
+            f"{name} is not installed in {CLIENTS} (scripts/agent-clients.sh "
+            "installs it where npm is present)"
+        )
     return path
 
 
 def quiet_env(home: Path) -> dict[str, str]:
     """An environment for a client: its own HOME, no proxy for loopback, no telemetry."""
     env = {k: v for k, v in os.environ.items() if not k.upper().endswith("_PROXY")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_CACHE_HOME=str(home / ".cache"), XDG_DATA_HOME=str(home / ".local"),
-               NO_PROXY="127.0.0.1,localhost", NO_COLOR="1")
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_DATA_HOME=str(home / ".local"),
+        NO_PROXY="127.0.0.1,localhost",
+        NO_COLOR="1",
+    )
     return env
 
 
@@ -65,8 +74,9 @@ def codex_env(home: Path, url: str, model: str, key: str) -> dict[str, str]:
     return {**quiet_env(home), "CODEX_HOME": str(codex_home), var: key}
 
 
-def claude_env(home: Path, url: str, model: str, key: str,
-               context: int = CONTEXT) -> dict[str, str]:
+def claude_env(
+    home: Path, url: str, model: str, key: str, context: int = CONTEXT
+) -> dict[str, str]:
     """Claude Code with the docs' ``export`` lines applied (``context``: the served
     model's, as the Server screen fills it in)."""
     env = {**quiet_env(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
@@ -83,16 +93,24 @@ def run_client(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.Com
     process group, and all of it is killed if it overruns.
     """
     cwd.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=CLIENT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        pytest.fail(f"{Path(cmd[0]).name} did not finish in {CLIENT_TIMEOUT_S} s:\n"
-                    f"{(out + err)[-3000:]}")
+        pytest.fail(
+            f"{Path(cmd[0]).name} did not finish in {CLIENT_TIMEOUT_S} s:\n{(out + err)[-3000:]}"
+        )
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
@@ -117,20 +135,30 @@ class Serving:
 
 def _edgedesk(home: Path, *args: str, **kwargs: Any) -> subprocess.Popen[str]:
     env = {**os.environ, "EDGEDESK_HOME": str(home)}
-    return subprocess.Popen([sys.executable, "-m", "desktop", *args], env=env, cwd=REPO,
-                            text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "desktop", *args], env=env, cwd=REPO, text=True, **kwargs
+    )
 
 
 @contextmanager
 def edgedesk_serve(home: Path, model: Path) -> Iterator[Serving]:
     """``edgedesk keys create agents``, then ``edgedesk serve --model MODEL --port N``."""
-    created = _edgedesk(home, "keys", "create", "agents", stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE)
+    created = _edgedesk(
+        home, "keys", "create", "agents", stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     out, err = created.communicate(timeout=SERVE_TIMEOUT_S)
     assert created.returncode == 0, err
     key = out.split()[0]
-    proc = _edgedesk(home, "serve", "--model", str(model), "--port", str(free_port()),
-                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = _edgedesk(
+        home,
+        "serve",
+        "--model",
+        str(model),
+        "--port",
+        str(free_port()),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stderr is not None
     stderr = proc.stderr
     log: deque[str] = deque(maxlen=200)
@@ -146,8 +174,9 @@ def edgedesk_serve(home: Path, model: Path) -> Iterator[Serving]:
     drain.start()
     try:
         assert url, "".join(log)
-        models = httpx.get(f"{url}/models", headers={"Authorization": f"Bearer {key}"},
-                           timeout=30).json()
+        models = httpx.get(
+            f"{url}/models", headers={"Authorization": f"Bearer {key}"}, timeout=30
+        ).json()
         yield Serving(url, key, models["data"][0]["id"], home, log)
     finally:
         stop(proc)
@@ -181,8 +210,11 @@ class ForcingProxy:
                 relay.seen.append(json.loads(raw))
                 if body.get("tools") and not _has_tool_result(body):
                     body["tool_choice"] = relay.force
-                headers = {k: v for k, v in self.headers.items()
-                           if k.lower() not in ("host", "content-length", "accept-encoding")}
+                headers = {
+                    k: v
+                    for k, v in self.headers.items()
+                    if k.lower() not in ("host", "content-length", "accept-encoding")
+                }
                 with httpx.Client(timeout=CLIENT_TIMEOUT_S) as http:
                     reply = http.post(relay.upstream + self.path, json=body, headers=headers)
                 self.send_response(reply.status_code)
@@ -214,6 +246,7 @@ def _has_tool_result(body: dict[str, Any]) -> bool:
             return True
         content = item.get("content")
         if isinstance(content, list) and any(
-                isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        ):
             return True
     return False

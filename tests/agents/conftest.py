@@ -29,14 +29,15 @@ def agent_settings(home: Path) -> None:
     config.mkdir(parents=True, exist_ok=True)
     (config / "settings.toml").write_text(
         f"[engine]\ncontext_length = {CONTEXT}\nparallel = {SLOTS}\n"
-        f"[server]\nmax_tokens_limit = {ANSWER_LIMIT}\n", encoding="utf-8")
+        f"[server]\nmax_tokens_limit = {ANSWER_LIMIT}\n",
+        encoding="utf-8",
+    )
 
 
 @pytest.fixture(scope="session")
 def agent_model(gemma_path: Path) -> Path:
     """The tiny Gemma-vocabulary model, written once per machine next to Gemma's GGUF."""
-    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE",
-                                Path.home() / ".cache" / "edgedesk-tests"))
+    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE", Path.home() / ".cache" / "edgedesk-tests"))
     return write_tiny_gemma_vocab(gemma_path, cache / "tiny-gemma-vocab-v1.gguf")
 
 

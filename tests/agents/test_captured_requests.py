@@ -21,25 +21,34 @@ from tests.agents.clients import Serving
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent_requests"
 # Headers a client sets about its own connection, not about the request.
-CONNECTION_HEADERS = {"host", "content-length", "connection", "accept-encoding",
-                      "authorization", "x-api-key"}
+CONNECTION_HEADERS = {
+    "host",
+    "content-length",
+    "connection",
+    "accept-encoding",
+    "authorization",
+    "x-api-key",
+}
 # The event that closes a stream of each protocol.
-STREAM_END = {"/v1/responses": ("response.completed", "response.incomplete"),
-              "/v1/messages": ("message_stop",),
-              "/v1/chat/completions": ("[DONE]",)}
+STREAM_END = {
+    "/v1/responses": ("response.completed", "response.incomplete"),
+    "/v1/messages": ("message_stop",),
+    "/v1/chat/completions": ("[DONE]",),
+}
 ERROR_EVENTS = ("error", "response.failed")
 
 
 # The two biggest last, so their prompts are still cached when test_real_agents.py runs.
-ORDER = ["aider-chat", "continue-chat", "opencode-chat", "claude-code-messages",
-         "codex-responses"]
+ORDER = ["aider-chat", "continue-chat", "opencode-chat", "claude-code-messages", "codex-responses"]
 
 
 def captured() -> list[Any]:
     """One case per request of every fixture file: (file, index)."""
     cases = []
-    paths = sorted(FIXTURES.glob("*.json"), key=lambda p: (
-        ORDER.index(p.stem) if p.stem in ORDER else -1, p.stem))
+    paths = sorted(
+        FIXTURES.glob("*.json"),
+        key=lambda p: (ORDER.index(p.stem) if p.stem in ORDER else -1, p.stem),
+    )
     for path in paths:
         fixture = json.loads(path.read_text(encoding="utf-8"))
         for index in range(len(fixture["requests"])):
@@ -70,8 +79,7 @@ def test_captured_request_is_answered(served: Serving, name: str, index: int) ->
     fixture = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
     body = {**fixture["requests"][index], "model": served.model}
     route = fixture["route"]
-    headers = {k: v for k, v in fixture["headers"].items()
-               if k.lower() not in CONNECTION_HEADERS}
+    headers = {k: v for k, v in fixture["headers"].items() if k.lower() not in CONNECTION_HEADERS}
     headers["Authorization"] = f"Bearer {served.key}"
     with httpx.Client(base_url=served.root, timeout=300) as http:
         reply = http.post(route, json=body, headers=headers)

@@ -37,8 +37,9 @@ def _field(reader: GGUFReader, key: str) -> object:
     return value[0].item()
 
 
-def write_tiny_gemma_vocab(gemma: Path, path: Path, *, seed: int = 5, n_embd: int = 64,
-                           n_layer: int = 2) -> Path:
+def write_tiny_gemma_vocab(
+    gemma: Path, path: Path, *, seed: int = 5, n_embd: int = 64, n_layer: int = 2
+) -> Path:
     """Write the model to ``path`` (once: an existing file is reused) and return it."""
     if path.exists():
         return path
@@ -51,18 +52,28 @@ def write_tiny_gemma_vocab(gemma: Path, path: Path, *, seed: int = 5, n_embd: in
     n_vocab, n_head, n_head_kv = len(tokens), 4, 2
     partial = path.with_suffix(".partial")
     writer = GGUFWriter(str(partial), "llama")
-    llama_header(writer, name="tiny-gemma-vocab", n_ctx=CONTEXT, n_embd=n_embd,
-                 n_layer=n_layer, n_head=n_head, n_head_kv=n_head_kv, eps=1e-6,
-                 file_type=LlamaFileType.MOSTLY_F16)
+    llama_header(
+        writer,
+        name="tiny-gemma-vocab",
+        n_ctx=CONTEXT,
+        n_embd=n_embd,
+        n_layer=n_layer,
+        n_head=n_head,
+        n_head_kv=n_head_kv,
+        eps=1e-6,
+        file_type=LlamaFileType.MOSTLY_F16,
+    )
     writer.add_tokenizer_model(str(_field(reader, "tokenizer.ggml.model")))
     writer.add_tokenizer_pre(str(_field(reader, "tokenizer.ggml.pre")))
     writer.add_token_list(tokens)
     writer.add_token_scores(scores)
     writer.add_token_types(types)
-    for key, add in (("bos_token_id", writer.add_bos_token_id),
-                     ("eos_token_id", writer.add_eos_token_id),
-                     ("unknown_token_id", writer.add_unk_token_id),
-                     ("padding_token_id", writer.add_pad_token_id)):
+    for key, add in (
+        ("bos_token_id", writer.add_bos_token_id),
+        ("eos_token_id", writer.add_eos_token_id),
+        ("unknown_token_id", writer.add_unk_token_id),
+        ("padding_token_id", writer.add_pad_token_id),
+    ):
         add(int(_field(reader, f"tokenizer.ggml.{key}")))  # type: ignore[call-overload]
     writer.add_add_bos_token(bool(_field(reader, "tokenizer.ggml.add_bos_token")))
     writer.add_add_eos_token(bool(_field(reader, "tokenizer.ggml.add_eos_token")))
@@ -77,8 +88,14 @@ def write_tiny_gemma_vocab(gemma: Path, path: Path, *, seed: int = 5, n_embd: in
         output[index[tok]] = rng.standard_normal(n_embd) * scale
 
     token_embd = (rng.standard_normal((n_vocab, n_embd)) * 0.2).astype(np.float16)
-    llama_tensors(writer, rng, token_embd=token_embd, output=output, n_layer=n_layer,
-                  n_kv=n_head_kv * (n_embd // n_head))
+    llama_tensors(
+        writer,
+        rng,
+        token_embd=token_embd,
+        output=output,
+        n_layer=n_layer,
+        n_kv=n_head_kv * (n_embd // n_head),
+    )
     finish(writer)
     partial.replace(path)
     return path

@@ -66,12 +66,33 @@ from tests.benchmarks.bench_vs_llama_server import (
     peer_binary,
 )
 
-TOOLS = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "TodoWrite", "Task",
-         "NotebookEdit", "LS", "MultiEdit", "ExitPlanMode", "BashOutput", "KillShell",
-         "SlashCommand", "WebSearch", "Skill", "AskUser", "ListMcpResources"]
+TOOLS = [
+    "Read",
+    "Write",
+    "Edit",
+    "Bash",
+    "Glob",
+    "Grep",
+    "WebFetch",
+    "TodoWrite",
+    "Task",
+    "NotebookEdit",
+    "LS",
+    "MultiEdit",
+    "ExitPlanMode",
+    "BashOutput",
+    "KillShell",
+    "SlashCommand",
+    "WebSearch",
+    "Skill",
+    "AskUser",
+    "ListMcpResources",
+]
 CODEX_TOOLS = ["shell", "apply_patch", "read_file", "list_dir", "update_plan"]
-_RULE = ("When the user asks for {topic}, read the files first, keep edits minimal, run "
-         "the tests, and report what changed in one short paragraph. ")
+_RULE = (
+    "When the user asks for {topic}, read the files first, keep edits minimal, run "
+    "the tests, and report what changed in one short paragraph. "
+)
 SHORT = {"system_tokens": 2000, "turns": 3, "tools": 6}
 TARGETS = {"total": 0.5, "follow_up": 0.25, "restart": 0.25, "rewrite": 1.5}
 ANSWER_TOKENS = 16  # time to first token is the point; answers stay short on both
@@ -132,58 +153,105 @@ def _schema() -> dict[str, Any]:
 
 
 def _tool_result(turn: int) -> str:
-    return "\n".join(f"src/module_{turn}.py:{line}: def handler_{turn}_{line}(request): ..."
-                     for line in range(20))
+    return "\n".join(
+        f"src/module_{turn}.py:{line}: def handler_{turn}_{line}(request): ..."
+        for line in range(20)
+    )
 
 
-def claude_code_body(turn: int, system_tokens: int, model: str, tools: int = 20
-                     ) -> dict[str, Any]:
+def claude_code_body(turn: int, system_tokens: int, model: str, tools: int = 20) -> dict[str, Any]:
     """The Messages API body a Claude Code session sends at ``turn`` (1-based)."""
-    billing = (f"x-anthropic-billing-header: cc_version=2.1.37.0d9; cc_entrypoint=cli; "
-               f"cch={(turn * 40503) % 0xFFFFF:05x};")
+    billing = (
+        f"x-anthropic-billing-header: cc_version=2.1.37.0d9; cc_entrypoint=cli; "
+        f"cch={(turn * 40503) % 0xFFFFF:05x};"
+    )
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the failing test."}]
     for done in range(1, turn):
         call = f"toolu_{done:04d}"
         messages += [
-            {"role": "assistant", "content": [
-                {"type": "text", "text": f"Let me look at module {done}."},
-                {"type": "tool_use", "id": call, "name": "Grep",
-                 "input": {"path": f"src/module_{done}.py"}}]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": call, "content": _tool_result(done)}]}]
-    return {"model": model, "max_tokens": ANSWER_TOKENS, "temperature": 0, "stream": True,
-            "system": [{"type": "text", "text": billing},
-                       {"type": "text", "text": _text(system_tokens, "claude")}],
-            "tools": [{"name": n, "description": f"{n} one path.", "input_schema": _schema()}
-                      for n in TOOLS[:tools]],
-            "messages": messages}
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"Let me look at module {done}."},
+                    {
+                        "type": "tool_use",
+                        "id": call,
+                        "name": "Grep",
+                        "input": {"path": f"src/module_{done}.py"},
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": call, "content": _tool_result(done)}
+                ],
+            },
+        ]
+    return {
+        "model": model,
+        "max_tokens": ANSWER_TOKENS,
+        "temperature": 0,
+        "stream": True,
+        "system": [
+            {"type": "text", "text": billing},
+            {"type": "text", "text": _text(system_tokens, "claude")},
+        ],
+        "tools": [
+            {"name": n, "description": f"{n} one path.", "input_schema": _schema()}
+            for n in TOOLS[:tools]
+        ],
+        "messages": messages,
+    }
 
 
-def codex_body(turn: int, model: str, instructions_tokens: int, tools: int = 5
-               ) -> dict[str, Any]:
+def codex_body(turn: int, model: str, instructions_tokens: int, tools: int = 5) -> dict[str, Any]:
     """The Responses API body a Codex session sends at ``turn`` (1-based)."""
     items: list[dict[str, Any]] = [
-        {"type": "message", "role": "user",
-         "content": [{"type": "input_text", "text": "Make the build pass."}]}]
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "Make the build pass."}],
+        }
+    ]
     for done in range(1, turn):
         call = f"call_{done:04d}"
         items += [
-            {"type": "function_call", "call_id": call, "name": "shell",
-             "arguments": json.dumps({"path": f"src/m{done}.py"})},
-            {"type": "function_call_output", "call_id": call, "output": _tool_result(done)}]
-    return {"model": model, "max_output_tokens": ANSWER_TOKENS, "temperature": 0,
-            "stream": True, "store": False,
-            "instructions": _text(instructions_tokens, "codex"),
-            "tools": [{"type": "function", "name": n, "description": f"{n} one path.",
-                       "parameters": _schema()} for n in CODEX_TOOLS[:tools]],
-            "input": items}
+            {
+                "type": "function_call",
+                "call_id": call,
+                "name": "shell",
+                "arguments": json.dumps({"path": f"src/m{done}.py"}),
+            },
+            {"type": "function_call_output", "call_id": call, "output": _tool_result(done)},
+        ]
+    return {
+        "model": model,
+        "max_output_tokens": ANSWER_TOKENS,
+        "temperature": 0,
+        "stream": True,
+        "store": False,
+        "instructions": _text(instructions_tokens, "codex"),
+        "tools": [
+            {
+                "type": "function",
+                "name": n,
+                "description": f"{n} one path.",
+                "parameters": _schema(),
+            }
+            for n in CODEX_TOOLS[:tools]
+        ],
+        "input": items,
+    }
 
 
 def _content(event: dict[str, Any]) -> bool:
     """Whether a streamed event carries generated content (any of the three protocols)."""
     kind = str(event.get("type", ""))
-    if kind == "content_block_delta" or (kind.endswith(".delta") and any(
-            part in kind for part in ("output_text", "function_call_arguments", "reasoning"))):
+    if kind == "content_block_delta" or (
+        kind.endswith(".delta")
+        and any(part in kind for part in ("output_text", "function_call_arguments", "reasoning"))
+    ):
         return True
     delta = (event.get("choices") or [{}])[0].get("delta", {})
     return bool(delta.get("content") or delta.get("tool_calls"))
@@ -203,13 +271,19 @@ def _send(url: str, route: str, body: dict[str, Any]) -> Turn:
     first: float | None = None
     usage: dict[str, Any] = {}
     try:
-        with httpx.Client(timeout=1800) as client, client.stream(
-                "POST", f"{url}{route}", json=body,
-                headers={"anthropic-version": "2023-06-01"}) as response:
+        with (
+            httpx.Client(timeout=1800) as client,
+            client.stream(
+                "POST", f"{url}{route}", json=body, headers={"anthropic-version": "2023-06-01"}
+            ) as response,
+        ):
             if response.status_code != 200:
                 response.read()
-                return Turn(time.perf_counter() - started, 0.0,
-                            error=f"HTTP {response.status_code}: {response.text[:300]}")
+                return Turn(
+                    time.perf_counter() - started,
+                    0.0,
+                    error=f"HTTP {response.status_code}: {response.text[:300]}",
+                )
             for line in response.iter_lines():
                 if not line.startswith("data: ") or line.strip() == "data: [DONE]":
                     continue
@@ -242,16 +316,20 @@ class Shape:
 
     def codex(self, turn: int, model: str) -> tuple[str, dict[str, Any]]:
         """Route and body of the Codex-shaped turn."""
-        return "/v1/responses", codex_body(turn, model, self.system_tokens * 8 // 19,
-                                           min(self.tools, len(CODEX_TOOLS)))
+        return "/v1/responses", codex_body(
+            turn, model, self.system_tokens * 8 // 19, min(self.tools, len(CODEX_TOOLS))
+        )
 
 
 def warm(url: str, model: str) -> float:
     """A one-token request, so the model is in memory before the replay's first turn
     (EdgeDesk loads a model on its first request, llama-server before it is ready)."""
     started = time.perf_counter()
-    httpx.post(f"{url}/v1/chat/completions", timeout=900, json={
-        "model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]})
+    httpx.post(
+        f"{url}/v1/chat/completions",
+        timeout=900,
+        json={"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]},
+    )
     return time.perf_counter() - started
 
 
@@ -269,8 +347,10 @@ def replay(start: Server, work: Path, shape: Shape) -> dict[str, Replay]:
         print(f"  warm-up after restart {warm(url, model):.2f} s", flush=True)
         for name, make in (("claude-code", shape.claude), ("codex", shape.codex)):
             out[name].after_restart = _send(url, *make(shape.turns + 1, model))
-            print(f"  {name} turn {shape.turns + 1} after restart: "
-                  f"{_brief(out[name].after_restart)}", flush=True)
+            print(
+                f"  {name} turn {shape.turns + 1} after restart: {_brief(out[name].after_restart)}",
+                flush=True,
+            )
     return out
 
 
@@ -279,8 +359,10 @@ def _brief(turn: Turn | None) -> str:
         return "-"
     if turn.error:
         return f"ERROR {turn.error}"
-    return (f"TTFT {turn.ttft_s:.2f} s, total {turn.total_s:.2f} s, prompt "
-            f"{turn.prompt_tokens}, cached {turn.cached_tokens}")
+    return (
+        f"TTFT {turn.ttft_s:.2f} s, total {turn.total_s:.2f} s, prompt "
+        f"{turn.prompt_tokens}, cached {turn.cached_tokens}"
+    )
 
 
 def rewrite_speed(model: Path) -> dict[str, float]:
@@ -291,15 +373,21 @@ def rewrite_speed(model: Path) -> dict[str, float]:
 
     lines = [f"def f{i}(x):\n    return x * {i} + {i * 7}\n" for i in range(100)]
     source = "\n".join(lines)
-    ask = [Message("user", "Return this file unchanged except that f3 must return x * 3 "
-                           f"- 21. Reply with the whole file only.\n\n{source}")]
+    ask = [
+        Message(
+            "user",
+            "Return this file unchanged except that f3 must return x * 3 "
+            f"- 21. Reply with the whole file only.\n\n{source}",
+        )
+    ]
     speeds = {}
     for label, draft in (("without", 0), ("with", 8)):
         engine = LlamaEngine(model, LoadOptions(context_length=8192, lookup_draft=draft))
         try:
             list(engine.stream_chat(ask, GenerationParams(max_tokens=1)))  # prefill once
-            final = list(engine.stream_chat(ask, GenerationParams(max_tokens=300,
-                                                                  temperature=0.0)))[-1]
+            final = list(
+                engine.stream_chat(ask, GenerationParams(max_tokens=300, temperature=0.0))
+            )[-1]
             speeds[label] = final.tokens_per_s
         finally:
             engine.close()
@@ -317,27 +405,38 @@ def report(results: dict[str, dict[str, Replay]], shape: Shape) -> list[str]:
     lines: list[str] = []
     for conversation in ("claude-code", "codex"):
         sides = {name: r[conversation] for name, r in results.items()}
-        lines.append(f"{conversation} ({shape.turns} turns, then turn {shape.turns + 1} "
-                     "after a restart):")
+        lines.append(
+            f"{conversation} ({shape.turns} turns, then turn {shape.turns + 1} after a restart):"
+        )
         for name, side in sides.items():
-            lines.append(f"  {name:<12} TTFT s  " + " ".join(
-                f"{t.ttft_s:7.2f}" for t in side.turns)
-                + f" | restart {side.after_restart.ttft_s if side.after_restart else 0:7.2f}")
-            lines.append(f"  {'':<12} total s " + " ".join(
-                f"{t.total_s:7.2f}" for t in side.turns) + f" | sum {side.total_s:7.2f}")
-            lines.append(f"  {'':<12} prompt  " + " ".join(
-                f"{t.prompt_tokens:7d}" for t in side.turns))
-            lines.append(f"  {'':<12} cached  " + " ".join(
-                f"{t.cached_tokens:7d}" for t in side.turns))
+            lines.append(
+                f"  {name:<12} TTFT s  "
+                + " ".join(f"{t.ttft_s:7.2f}" for t in side.turns)
+                + f" | restart {side.after_restart.ttft_s if side.after_restart else 0:7.2f}"
+            )
+            lines.append(
+                f"  {'':<12} total s "
+                + " ".join(f"{t.total_s:7.2f}" for t in side.turns)
+                + f" | sum {side.total_s:7.2f}"
+            )
+            lines.append(
+                f"  {'':<12} prompt  " + " ".join(f"{t.prompt_tokens:7d}" for t in side.turns)
+            )
+            lines.append(
+                f"  {'':<12} cached  " + " ".join(f"{t.cached_tokens:7d}" for t in side.turns)
+            )
         if len(sides) == 2 and sides["llama-server"].total_s:
             ratio = sides["edgedesk"].total_s / sides["llama-server"].total_s
-            lines.append(f"  total time EdgeDesk / llama-server: "
-                         f"{_verdict(ratio, TARGETS['total'])}")
+            lines.append(
+                f"  total time EdgeDesk / llama-server: {_verdict(ratio, TARGETS['total'])}"
+            )
         for name, side in sides.items():
-            lines.append(f"  {name}: turn 2+ TTFT / turn 1: "
-                         f"{_verdict(side.follow_up_ratio, TARGETS['follow_up'])}; "
-                         f"after restart / turn 1: "
-                         f"{_verdict(side.restart_ratio, TARGETS['restart'])}")
+            lines.append(
+                f"  {name}: turn 2+ TTFT / turn 1: "
+                f"{_verdict(side.follow_up_ratio, TARGETS['follow_up'])}; "
+                f"after restart / turn 1: "
+                f"{_verdict(side.restart_ratio, TARGETS['restart'])}"
+            )
             lines += [f"  {name} {e}" for e in side.errors]
     return lines
 
@@ -345,9 +444,11 @@ def report(results: dict[str, dict[str, Replay]], shape: Shape) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Replay both conversations on both servers; print the figures and the ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--short", action="store_true",
-                        help="quick check: 2,000-token system prompt, 3 turns, 6 tools, "
-                             "no rewrite task")
+    parser.add_argument(
+        "--short",
+        action="store_true",
+        help="quick check: 2,000-token system prompt, 3 turns, 6 tools, no rewrite task",
+    )
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--system-tokens", type=int, default=19000)
     parser.add_argument("--tools", type=int, default=20)
@@ -367,28 +468,43 @@ def main(argv: list[str] | None = None) -> int:
             binary = peer.path
             print(f"llama-server: {peer.describe()}", flush=True)
             results["llama-server"] = replay(
-                lambda w: llama_server(binary, model, _fresh(w), slots=None),
-                work / "llama", shape)
+                lambda w: llama_server(binary, model, _fresh(w), slots=None), work / "llama", shape
+            )
         if args.only != "llama-server":
             print("edgedesk serve:", flush=True)
-            results["edgedesk"] = replay(lambda w: edgedesk_server(model, _made(w), Path.cwd()),
-                                         work / "edgedesk", shape)
+            results["edgedesk"] = replay(
+                lambda w: edgedesk_server(model, _made(w), Path.cwd()), work / "edgedesk", shape
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"\n{model.name}; {os.cpu_count()} CPUs (shared with other work); system prompt "
-          f"{shape.system_tokens} tokens, {shape.tools} tools"
-          + (f"; llama-server {peer.describe()}" if peer else "") + "\n")
+    print(
+        f"\n{model.name}; {os.cpu_count()} CPUs (shared with other work); system prompt "
+        f"{shape.system_tokens} tokens, {shape.tools} tools"
+        + (f"; llama-server {peer.describe()}" if peer else "")
+        + "\n"
+    )
     print("\n".join(report(results, shape)))
     rewrite = {} if args.no_rewrite or args.short else rewrite_speed(model)
     if rewrite:
-        print(f"\ncode rewrite: {rewrite['without']:.1f} tok/s without prompt lookup, "
-              f"{rewrite['with']:.1f} with: ratio "
-              f"{_verdict(rewrite['ratio'], TARGETS['rewrite'], at_most=False)}")
+        print(
+            f"\ncode rewrite: {rewrite['without']:.1f} tok/s without prompt lookup, "
+            f"{rewrite['with']:.1f} with: ratio "
+            f"{_verdict(rewrite['ratio'], TARGETS['rewrite'], at_most=False)}"
+        )
     if args.json:
-        args.json.write_text(json.dumps({
-            "shape": asdict(shape), "llama-server": peer.describe() if peer else None,
-            "replays": {s: {c: asdict(r) for c, r in v.items()} for s, v in results.items()},
-            "rewrite": rewrite}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "shape": asdict(shape),
+                    "llama-server": peer.describe() if peer else None,
+                    "replays": {
+                        s: {c: asdict(r) for c, r in v.items()} for s, v in results.items()
+                    },
+                    "rewrite": rewrite,
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

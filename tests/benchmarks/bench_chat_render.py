@@ -38,14 +38,18 @@ STEP = 12  # characters per refresh: about three tokens
 
 def answer() -> str:
     """Prose around three fenced blocks, like a coding answer."""
-    python = "\n".join(f"def f{i}(x: int) -> str:\n    return str(x * {i}) + 'abc'  # {i}"
-                       for i in range(12))
-    script = "\n".join(f"const v{i} = await fetch('/api/{i}').then(r => r.json());"
-                       for i in range(12))
+    python = "\n".join(
+        f"def f{i}(x: int) -> str:\n    return str(x * {i}) + 'abc'  # {i}" for i in range(12)
+    )
+    script = "\n".join(
+        f"const v{i} = await fetch('/api/{i}').then(r => r.json());" for i in range(12)
+    )
     shell = "\n".join(f'echo "step {i}" && ls -la /tmp/{i} | grep -v x' for i in range(10))
     prose = "Here is **some** prose with `inline code` and a [link](http://x).\n\n" * 6
-    return (f"{prose}```python\n{python}\n```\n{prose}```javascript\n{script}\n```\n"
-            f"{prose}```bash\n{shell}\n```\n{prose}")
+    return (
+        f"{prose}```python\n{python}\n```\n{prose}```javascript\n{script}\n```\n"
+        f"{prose}```bash\n{shell}\n```\n{prose}"
+    )
 
 
 def transcript(app: QApplication) -> tuple[QScrollArea, QVBoxLayout]:
@@ -79,8 +83,10 @@ def stream(app: QApplication, area: QScrollArea, show: Callable[[str], None]) ->
 
 def summary(times: list[float]) -> str:
     """Median, p95 and max of sorted timings."""
-    return (f"median {statistics.median(times):5.1f} ms, p95 {times[int(len(times) * .95)]:5.1f}"
-            f" ms, max {times[-1]:5.1f} ms")
+    return (
+        f"median {statistics.median(times):5.1f} ms, p95 {times[int(len(times) * 0.95)]:5.1f}"
+        f" ms, max {times[-1]:5.1f} ms"
+    )
 
 
 def main() -> None:
@@ -110,8 +116,10 @@ def main() -> None:
     print(f"answer: {len(answer())} characters, {len(ours)} refreshes of {STEP} characters")
     print(f"Qt Markdown QLabel (no colours): {summary(baseline)}")
     print(f"EdgeDesk coloured answer:        {summary(ours)}")
-    print(f"ratio (median, EdgeDesk / baseline): "
-          f"{statistics.median(ours) / statistics.median(baseline):.2f}")
+    print(
+        f"ratio (median, EdgeDesk / baseline): "
+        f"{statistics.median(ours) / statistics.median(baseline):.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -38,8 +38,13 @@ def main() -> None:
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     ours, curls = [], []
     root_dir = Path(__file__).resolve().parents[2]
-    server = subprocess.Popen([sys.executable, "-c", _SERVER, str(size_mb)], cwd=root_dir,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, str(size_mb)],
+        cwd=root_dir,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert server.stdout is not None and server.stdin is not None
     url = server.stdout.readline().strip()
     try:
@@ -63,8 +68,10 @@ def main() -> None:
         server.stdin.close()
         server.wait(30)
     print(f"file: {size_mb} MiB over loopback, {rounds} rounds (median, best)")
-    print(f"edgedesk Downloader : {statistics.median(ours):7.0f} MB/s  (best {max(ours):.0f})"
-          "  incl. SHA-256 + fsync")
+    print(
+        f"edgedesk Downloader : {statistics.median(ours):7.0f} MB/s  (best {max(ours):.0f})"
+        "  incl. SHA-256 + fsync"
+    )
     print(f"curl -L -o          : {statistics.median(curls):7.0f} MB/s  (best {max(curls):.0f})")
 
 

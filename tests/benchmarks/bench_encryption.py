@@ -42,10 +42,20 @@ from desktop.store.chats import ChatStore
 from desktop.store.cipher import DatabaseKey
 from desktop.store.db import Database, fts_text, open_database
 
-WORDS = ("model vector search index document page line answer token chunk cat dog zebra "
-         "river mountain engine memory quantum garden library music paper ocean").split()
+WORDS = (
+    "model vector search index document page line answer token chunk cat dog zebra "
+    "river mountain engine memory quantum garden library music paper ocean"
+).split()
 VOCAB = [f"{WORDS[i % len(WORDS)]}{i}" for i in range(20_000)] + [
-    "向量", "检索", "文档", "模型", "病历", "合同", "代码", "客户"]
+    "向量",
+    "检索",
+    "文档",
+    "模型",
+    "病历",
+    "合同",
+    "代码",
+    "客户",
+]
 WEIGHTS = [1.0 / (rank + 1) for rank in range(len(VOCAB))]
 KEY = DatabaseKey("5a" * 32, source="benchmark")
 
@@ -65,16 +75,24 @@ def build(path: Path, messages: int, chunks: int, dim: int) -> None:
         conv = 0
         for i in range(messages):
             if i % 50 == 0:
-                conv = chats.insert(f"conversation {i // 50}", "bench-model", [],
-                                    created=1_700_000_000 + i)
-            chats.append(conv, ChatMessage("user" if i % 2 == 0 else "assistant",
-                                           _text(rng, 40), created=1_700_000_000 + i))
+                conv = chats.insert(
+                    f"conversation {i // 50}", "bench-model", [], created=1_700_000_000 + i
+                )
+            chats.append(
+                conv,
+                ChatMessage(
+                    "user" if i % 2 == 0 else "assistant", _text(rng, 40), created=1_700_000_000 + i
+                ),
+            )
     print(f"  {messages:,} messages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     started = time.perf_counter()
     nrng = np.random.default_rng(dim)
     with database.transaction():
-        database.execute("INSERT INTO collections(id, name, embedding_model, dimension, "
-                         "created) VALUES (1, 'bench', 'synthetic', ?, 0)", (dim,))
+        database.execute(
+            "INSERT INTO collections(id, name, embedding_model, dimension, "
+            "created) VALUES (1, 'bench', 'synthetic', ?, 0)",
+            (dim,),
+        )
         database.execute("INSERT INTO documents VALUES (1, 1, 'bench.txt', 0, 0, '', 0)")
         ensure_vec_table(database, 1, dim)
         for start in range(0, chunks, 1000):
@@ -84,14 +102,20 @@ def build(path: Path, messages: int, chunks: int, dim: int) -> None:
                 i = start + offset + 1
                 text = _text(rng, 60)
                 blob = vector.tobytes()
-                database.execute("INSERT INTO chunks VALUES (?, 1, 1, ?, NULL, ?, ?, ?, ?)",
-                                 (i, i, i, i, f"h{i}", text))
-                database.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                                 (i, fts_text(text)))
-                database.execute(f"INSERT INTO {vec_table(1)}(rowid, embedding) "
-                                 "VALUES (?, ?)", (i, blob))
-                database.execute("INSERT INTO chunk_bits VALUES (?, 1, "
-                                 "vec_quantize_binary(?), ?)", (i, blob, blob))
+                database.execute(
+                    "INSERT INTO chunks VALUES (?, 1, 1, ?, NULL, ?, ?, ?, ?)",
+                    (i, i, i, i, f"h{i}", text),
+                )
+                database.execute(
+                    "INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (i, fts_text(text))
+                )
+                database.execute(
+                    f"INSERT INTO {vec_table(1)}(rowid, embedding) VALUES (?, ?)", (i, blob)
+                )
+                database.execute(
+                    "INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?), ?)",
+                    (i, blob, blob),
+                )
     database.close()
     print(f"  {chunks:,} chunks in {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
@@ -102,8 +126,9 @@ def _ms(work: Callable[[], object]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def compare(name: str, plain: Callable[[], object], encrypted: Callable[[], object],
-            repeat: int) -> tuple[str, float, float]:
+def compare(
+    name: str, plain: Callable[[], object], encrypted: Callable[[], object], repeat: int
+) -> tuple[str, float, float]:
     """Median milliseconds of each, alternating which runs first; warmed once."""
     plain()
     encrypted()
@@ -111,7 +136,7 @@ def compare(name: str, plain: Callable[[], object], encrypted: Callable[[], obje
     b: list[float] = []
     for n in range(repeat):
         pair = [(plain, a), (encrypted, b)]
-        for work, into in (pair if n % 2 else pair[::-1]):
+        for work, into in pair if n % 2 else pair[::-1]:
             into.append(_ms(work))
     return name, statistics.median(a), statistics.median(b)
 
@@ -129,8 +154,10 @@ def run(folder: Path, messages: int, chunks: int, dim: int, repeat: int) -> None
         cipher.convert(secret_path, source=None, target=KEY)
         print(f"  encrypted copy in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     stores = {"plain": ChatStore(plain_path), "enc": ChatStore(secret_path, key=KEY)}
-    bases: dict[str, Database] = {"plain": open_database(plain_path),
-                                  "enc": open_database(secret_path, key=KEY)}
+    bases: dict[str, Database] = {
+        "plain": open_database(plain_path),
+        "enc": open_database(secret_path, key=KEY),
+    }
     rng = random.Random(11)
     vector = np.random.default_rng(3).standard_normal(dim).astype(np.float32)
     vector /= np.linalg.norm(vector)
@@ -140,8 +167,9 @@ def run(folder: Path, messages: int, chunks: int, dim: int, repeat: int) -> None
 
     searchers = {k: Searcher(db, embed) for k, db in bases.items()}
     target = {k: s.list_conversations()[0].id for k, s in stores.items()}
-    queries = [" ".join(rng.choices(VOCAB[20:2000], k=rng.choice((1, 2))))
-               for _ in range(repeat)] + ["检索", "病历 合同"]
+    queries = [
+        " ".join(rng.choices(VOCAB[20:2000], k=rng.choice((1, 2)))) for _ in range(repeat)
+    ] + ["检索", "病历 合同"]
     words = iter(queries * 6)
     current = [next(words)]
 
@@ -151,39 +179,57 @@ def run(folder: Path, messages: int, chunks: int, dim: int, repeat: int) -> None
     def hits(kind: str) -> Callable[[], object]:
         return lambda: stores[kind].search(current[0])
 
-    rows = [compare("chat listing", lambda: stores["plain"].list_conversations(),
-                    lambda: stores["enc"].list_conversations(), repeat)]
+    rows = [
+        compare(
+            "chat listing",
+            lambda: stores["plain"].list_conversations(),
+            lambda: stores["enc"].list_conversations(),
+            repeat,
+        )
+    ]
     text = "a new message appended to the conversation " * 4
-    rows.append(compare(
-        "message append",
-        lambda: stores["plain"].add_message(target["plain"], ChatMessage("user", text)),
-        lambda: stores["enc"].add_message(target["enc"], ChatMessage("user", text)), repeat))
+    rows.append(
+        compare(
+            "message append",
+            lambda: stores["plain"].add_message(target["plain"], ChatMessage("user", text)),
+            lambda: stores["enc"].add_message(target["enc"], ChatMessage("user", text)),
+            repeat,
+        )
+    )
     plain_fts, enc_fts = fts("plain"), fts("enc")
 
     def next_query() -> None:
         current[0] = next(words)
 
-    for name, plain_work, enc_work in (("full-text search", plain_fts, enc_fts),
-                                       ("full-text hits", hits("plain"), hits("enc"))):
+    for name, plain_work, enc_work in (
+        ("full-text search", plain_fts, enc_fts),
+        ("full-text hits", hits("plain"), hits("enc")),
+    ):
         # A new query each time: pages not yet read (and decrypted) are part of the cost.
         fts_a: list[float] = []
         fts_b: list[float] = []
         for n in range(len(queries)):
             next_query()
             pair = [(plain_work, fts_a), (enc_work, fts_b)]
-            for work, into in (pair if n % 2 else pair[::-1]):
+            for work, into in pair if n % 2 else pair[::-1]:
                 into.append(_ms(work))
         rows.append((name, statistics.median(fts_a), statistics.median(fts_b)))
-    rows.append(compare(
-        f"hybrid search ({chunks // 1000}k chunks)",
-        lambda: searchers["plain"].search(current[0], k=8),
-        lambda: searchers["enc"].search(current[0], k=8), repeat))
+    rows.append(
+        compare(
+            f"hybrid search ({chunks // 1000}k chunks)",
+            lambda: searchers["plain"].search(current[0], k=8),
+            lambda: searchers["enc"].search(current[0], k=8),
+            repeat,
+        )
+    )
     for store in stores.values():
         store.close()
     for db in bases.values():
         db.close()
-    print(f"\n{messages:,} messages, {chunks:,} chunks ({dim} dims), median of {repeat} "
-          "(SQLCipher " + cipher.cipher_version() + ")\n")
+    print(
+        f"\n{messages:,} messages, {chunks:,} chunks ({dim} dims), median of {repeat} "
+        "(SQLCipher " + cipher.cipher_version() + ")\n"
+    )
     print("| operation | plaintext ms | encrypted ms | ratio |")
     print("|---|---:|---:|---:|")
     for name, plain, enc in rows:

@@ -31,8 +31,11 @@ def main(count: int) -> None:
             path = root / "models" / "org" / f"repo{i}" / f"m{i}-Q4_K_M.gguf"
             path.parent.mkdir(parents=True)
             path.write_bytes(b"GGUF")
-            index.add(InstalledModel(id=f"m{i}", files=(str(path),), size=4,
-                                     sha256=("0" * 64,), source="hub"))
+            index.add(
+                InstalledModel(
+                    id=f"m{i}", files=(str(path),), size=4, sha256=("0" * 64,), source="hub"
+                )
+            )
         started = time.perf_counter()
         for _ in range(CALLS):
             index.all()
@@ -42,8 +45,10 @@ def main(count: int) -> None:
             index._parsed = None  # the baseline: parse (and check every file) each time
             index.all()
         parsed = (time.perf_counter() - started) / CALLS
-    print(f"{count}-model index, mean of {CALLS} listings: {cached * 1e3:.3f} ms parsed once, "
-          f"{parsed * 1e3:.3f} ms parsing on every call")
+    print(
+        f"{count}-model index, mean of {CALLS} listings: {cached * 1e3:.3f} ms parsed once, "
+        f"{parsed * 1e3:.3f} ms parsing on every call"
+    )
 
 
 if __name__ == "__main__":

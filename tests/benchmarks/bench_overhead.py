@@ -115,17 +115,20 @@ def _snapshot(proc: subprocess.Popen[bytes], report: Path) -> dict[str, float]:
     return dict(json.loads(report.read_text()))
 
 
-def _delta(before: dict[str, float], after: dict[str, float], seconds: float
-           ) -> dict[str, float]:
+def _delta(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
     """Counter growth from ``before`` to ``after``, per ``seconds``."""
     return {k: (after.get(k, 0.0) - before.get(k, 0.0)) / seconds for k in after}
 
 
 def _stream(client: openai.OpenAI, model: str, tokens: int, i: int) -> int:
     stream = client.chat.completions.create(
-        model=model, messages=[{"role": "user", "content": f"({i}, {time.time_ns()}) {PROMPT}"}],
-        max_tokens=tokens, temperature=0.0, stream=True,
-        stream_options={"include_usage": True})
+        model=model,
+        messages=[{"role": "user", "content": f"({i}, {time.time_ns()}) {PROMPT}"}],
+        max_tokens=tokens,
+        temperature=0.0,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     used = 0
     for chunk in stream:
         if chunk.usage is not None:
@@ -139,8 +142,9 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--clients", default="1,4")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--idle-s", type=float, default=3.0,
-                        help="seconds of idle server measured first")
+    parser.add_argument(
+        "--idle-s", type=float, default=3.0, help="seconds of idle server measured first"
+    )
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -152,8 +156,19 @@ def main() -> None:
         port = free_port()
         report = work / "counters.json"
         env = {**os.environ, "EDGEDESK_HOME": str(work / "home"), "EDGEDESK_OFFLINE": "1"}
-        cmd = [sys.executable, "-m", "tests.benchmarks.bench_overhead", "--child", str(report),
-               "serve", "--model", str(model), "--port", str(port), "--no-auth"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.benchmarks.bench_overhead",
+            "--child",
+            str(report),
+            "serve",
+            "--model",
+            str(model),
+            "--port",
+            str(port),
+            "--no-auth",
+        ]
         log = (work / "server.log").open("wb")
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -182,21 +197,28 @@ def main() -> None:
                     before = _snapshot(proc, report)
                     started = time.perf_counter()
                     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
-                        used = sum(pool.map(lambda i: _stream(client, name, args.tokens, i),
-                                            range(clients)))
+                        used = sum(
+                            pool.map(
+                                lambda i: _stream(client, name, args.tokens, i), range(clients)
+                            )
+                        )
                     wall = time.perf_counter() - started
                     after = _snapshot(proc, report)
-                    delta = {k: v - idle.get(k, 0.0) * wall
-                             for k, v in _delta(before, after, 1.0).items()}
+                    delta = {
+                        k: v - idle.get(k, 0.0) * wall
+                        for k, v in _delta(before, after, 1.0).items()
+                    }
                     per = {k: 1000 * v / used for k, v in delta.items() if k != "decodes"}
                     per["decode-py"] = per.get("decode", 0.0) - per["in-decode"]
                     kinds = ("decode-py", "stream", "loop", "other")
                     figures = " ".join(f"{k}={per.get(k, 0.0):.3f}" for k in kinds)
                     total = sum(per.get(k, 0.0) for k in kinds)
-                    print(f"clients={clients} tokens={used} decodes={delta['decodes']:.0f} "
-                          f"tok/s={used / wall:.1f} | CPU ms/token: {figures} "
-                          f"python-total={total:.3f} in-decode={per['in-decode']:.3f}",
-                          flush=True)
+                    print(
+                        f"clients={clients} tokens={used} decodes={delta['decodes']:.0f} "
+                        f"tok/s={used / wall:.1f} | CPU ms/token: {figures} "
+                        f"python-total={total:.3f} in-decode={per['in-decode']:.3f}",
+                        flush=True,
+                    )
         finally:
             proc.terminate()
             proc.wait(20)

@@ -30,8 +30,7 @@ def bodies(tokens: int) -> dict[str, dict[str, object]]:
     """The same greedy request in each protocol."""
     return {
         "/v1/chat/completions": {"messages": HI, "max_tokens": tokens, "temperature": 0},
-        "/v1/responses": {"input": "hello world", "max_output_tokens": tokens,
-                          "temperature": 0},
+        "/v1/responses": {"input": "hello world", "max_output_tokens": tokens, "temperature": 0},
         "/v1/messages": {"messages": HI, "max_tokens": tokens, "temperature": 0},
         "/api/chat": {"messages": HI, "options": {"num_predict": tokens, "temperature": 0}},
     }
@@ -52,14 +51,19 @@ def main() -> None:
                 times, sizes = [], []
                 for _ in range(args.rounds + 1):  # the first round warms up
                     started = time.perf_counter()
-                    reply = http.post(srv.root + path, headers=headers,
-                                      json={"model": "tiny-chat", "stream": True, **body})
+                    reply = http.post(
+                        srv.root + path,
+                        headers=headers,
+                        json={"model": "tiny-chat", "stream": True, **body},
+                    )
                     times.append(time.perf_counter() - started)
                     sizes.append(len(reply.content))
                     assert reply.status_code == 200, reply.text
                 median = statistics.median(times[1:])
-                print(f"{path:<22} {median:>9.3f} {args.tokens / median:>8.0f} "
-                      f"{statistics.median(sizes[1:]) / args.tokens:>10.0f}")
+                print(
+                    f"{path:<22} {median:>9.3f} {args.tokens / median:>8.0f} "
+                    f"{statistics.median(sizes[1:]) / args.tokens:>10.0f}"
+                )
 
 
 if __name__ == "__main__":

@@ -34,18 +34,28 @@ from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.remote.fake_openai import fake_server
 from tests.remote.upstreams import edgedesk_serve, llama_server
 
-MESSAGES = [{"role": "user", "content":
-             "Write a short story about a lighthouse keeper who finds a message in a bottle."}]
+MESSAGES = [
+    {
+        "role": "user",
+        "content": "Write a short story about a lighthouse keeper who finds a message in a bottle.",
+    }
+]
 
 
-def stream_once(client: openai.OpenAI, model: str, tokens: int,
-                messages: list[dict[str, str]] = MESSAGES) -> tuple[float, float, int]:
+def stream_once(
+    client: openai.OpenAI, model: str, tokens: int, messages: list[dict[str, str]] = MESSAGES
+) -> tuple[float, float, int]:
     """(time to first token, tokens/s after it, chunks) of one streamed answer."""
     sent = time.perf_counter()
     first = last = 0.0
     count = 0
-    stream = client.chat.completions.create(model=model, messages=messages,  # type: ignore[arg-type]
-                                            max_tokens=tokens, temperature=0, stream=True)
+    stream = client.chat.completions.create(
+        model=model,
+        messages=messages,  # type: ignore[arg-type]
+        max_tokens=tokens,
+        temperature=0,
+        stream=True,
+    )
     for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:
             last = time.perf_counter()
@@ -66,13 +76,15 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--upstream", choices=["edgedesk", "llama-server", "fake"],
-                        default="edgedesk",
-                        help="fake: tests/remote's fake server, which streams the prompt's "
-                        "words back with no model behind it: the proxy's own ceiling")
+    parser.add_argument(
+        "--upstream",
+        choices=["edgedesk", "llama-server", "fake"],
+        default="edgedesk",
+        help="fake: tests/remote's fake server, which streams the prompt's "
+        "words back with no model behind it: the proxy's own ceiling",
+    )
     args = parser.parse_args()
-    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE",
-                                Path.home() / ".cache" / "edgedesk-tests"))
+    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE", Path.home() / ".cache" / "edgedesk-tests"))
     model_path = Path(gemma.assemble(cache / gemma.MODEL_NAME))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -97,20 +109,20 @@ def main() -> int:
             ctx = build_context(policy=NoPolicy())
             ctx.remote_registry.add("org", url)
             runner = ctx.new_api_server(
-                settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
+                settings=ServerSettings(require_key=False).model_copy(update={"port": 0})
+            )
             runner.start()
             try:
                 direct = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=300)
-                local = openai.OpenAI(base_url=runner.url, api_key="x", max_retries=0,
-                                      timeout=300)
+                local = openai.OpenAI(base_url=runner.url, api_key="x", max_retries=0, timeout=300)
                 stream_once(direct, remote_model, 8, messages)  # warm both paths
                 stream_once(local, f"org/{remote_model}", 8, messages)
                 rows: dict[str, list[tuple[float, float, int]]] = {"direct": [], "proxied": []}
                 for _ in range(args.rounds):
-                    rows["direct"].append(stream_once(direct, remote_model, args.tokens,
-                                                      messages))
-                    rows["proxied"].append(stream_once(local, f"org/{remote_model}",
-                                                       args.tokens, messages))
+                    rows["direct"].append(stream_once(direct, remote_model, args.tokens, messages))
+                    rows["proxied"].append(
+                        stream_once(local, f"org/{remote_model}", args.tokens, messages)
+                    )
             finally:
                 runner.stop()
                 ctx.close()
@@ -119,12 +131,16 @@ def main() -> int:
         ttft = statistics.median(r[0] for r in runs)
         rate = statistics.median(r[1] for r in runs)
         medians[side] = rate
-        print(f"{side:<8} tok/s {rate:7.1f}   TTFT {ttft * 1000:6.1f} ms   "
-              f"chunks {[r[2] for r in runs]}   rates {[round(r[1], 1) for r in runs]}")
+        print(
+            f"{side:<8} tok/s {rate:7.1f}   TTFT {ttft * 1000:6.1f} ms   "
+            f"chunks {[r[2] for r in runs]}   rates {[round(r[1], 1) for r in runs]}"
+        )
     ratio = medians["proxied"] / medians["direct"] if medians["direct"] else 0.0
     model = "no model" if args.upstream == "fake" else "Gemma 3 270M Q4_K_M"
-    print(f"upstream {args.upstream}: proxied ÷ direct tok/s = {ratio:.3f} "
-          f"({args.rounds} rounds, {args.tokens} tokens, {model}, 127.0.0.1)")
+    print(
+        f"upstream {args.upstream}: proxied ÷ direct tok/s = {ratio:.3f} "
+        f"({args.rounds} rounds, {args.tokens} tokens, {model}, 127.0.0.1)"
+    )
     return 0
 
 

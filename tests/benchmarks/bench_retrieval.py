@@ -50,8 +50,10 @@ from desktop.retrieval.vectors import VectorIndex
 from desktop.store.db import Database, fts_text, open_database
 from tests.fixtures.tiny_gguf import write_tiny_bert
 
-WORDS = ("model vector search index document page line answer token chunk cat dog zebra "
-         "river mountain engine memory quantum garden library music paper ocean").split()
+WORDS = (
+    "model vector search index document page line answer token chunk cat dog zebra "
+    "river mountain engine memory quantum garden library music paper ocean"
+).split()
 # A Zipf-like vocabulary, as real text has: a few words everywhere, most words rare.
 VOCAB = [f"{WORDS[i % len(WORDS)]}{i}" for i in range(20_000)]
 WEIGHTS = [1.0 / (rank + 1) for rank in range(len(VOCAB))]
@@ -86,8 +88,7 @@ def _p(values: list[float], q: float) -> float:
     return ordered[max(0, int(len(ordered) * q + 0.5) - 1)] if q < 1 else ordered[-1]
 
 
-def _timed(work: Callable[[], object], into: list[float],
-           cpu: list[float] | None = None) -> object:
+def _timed(work: Callable[[], object], into: list[float], cpu: list[float] | None = None) -> object:
     started, used = time.perf_counter(), time.process_time()
     result = work()
     into.append((time.perf_counter() - started) * 1000)
@@ -104,8 +105,13 @@ def baseline_search(revision: str) -> ModuleType:
     folder.mkdir()
     (folder / "__init__.py").write_text("", encoding="utf-8")
     for name in ("search", "vectors", "stopwords"):
-        shown = subprocess.run(["git", "show", f"{revision}:desktop/retrieval/{name}.py"],
-                               cwd=root, check=False, capture_output=True, text=True)
+        shown = subprocess.run(
+            ["git", "show", f"{revision}:desktop/retrieval/{name}.py"],
+            cwd=root,
+            check=False,
+            capture_output=True,
+            text=True,
+        )
         if shown.returncode:
             continue  # not there yet at that revision
         source = shown.stdout.replace("desktop.retrieval.", f"{package}.")
@@ -114,33 +120,43 @@ def baseline_search(revision: str) -> ModuleType:
     return importlib.import_module(f"{package}.search")
 
 
-def _database(size: int, dim: int, folder: Path, stored: np.ndarray,
-              rng: random.Random) -> Database:
+def _database(
+    size: int, dim: int, folder: Path, stored: np.ndarray, rng: random.Random
+) -> Database:
     path = folder / f"bench-{size}-{dim}.db"
     if path.exists():
         return open_database(path)  # kept by --db-dir: the same seeded content
     database = open_database(path)
     with database.transaction():
-        database.execute("INSERT INTO collections(id, name, embedding_model, dimension, created)"
-                         " VALUES (1, 'bench', 'synthetic', ?, 0)", (dim,))
+        database.execute(
+            "INSERT INTO collections(id, name, embedding_model, dimension, created)"
+            " VALUES (1, 'bench', 'synthetic', ?, 0)",
+            (dim,),
+        )
         database.execute("INSERT INTO documents VALUES (1, 1, 'bench.txt', 0, 0, '', 0)")
         ensure_vec_table(database, 1, dim)
         for i in range(1, size + 1):
             text = " ".join(rng.choices(VOCAB, WEIGHTS, k=60))
             blob = stored[i - 1].tobytes()
-            database.execute("INSERT INTO chunks VALUES (?, 1, 1, ?, NULL, ?, ?, ?, ?)",
-                             (i, i, i, i, f"h{i}", text))
-            database.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                             (i, fts_text(text)))
-            database.execute(f"INSERT INTO {vec_table(1)}(rowid, embedding) VALUES (?, ?)",
-                             (i, blob))
-            database.execute("INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?), ?)",
-                             (i, blob, blob))
+            database.execute(
+                "INSERT INTO chunks VALUES (?, 1, 1, ?, NULL, ?, ?, ?, ?)",
+                (i, i, i, i, f"h{i}", text),
+            )
+            database.execute(
+                "INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (i, fts_text(text))
+            )
+            database.execute(
+                f"INSERT INTO {vec_table(1)}(rowid, embedding) VALUES (?, ?)", (i, blob)
+            )
+            database.execute(
+                "INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?), ?)", (i, blob, blob)
+            )
     return database
 
 
-def search_latency(size: int, dim: int, queries: int, folder: Path,
-                   baseline: ModuleType | None = None) -> Row:
+def search_latency(
+    size: int, dim: int, queries: int, folder: Path, baseline: ModuleType | None = None
+) -> Row:
     """Exact and two-stage hybrid search over ``size`` chunks, timed query by query."""
     rng = random.Random(size + dim)
     nrng = np.random.default_rng(size + dim)
@@ -159,17 +175,23 @@ def search_latency(size: int, dim: int, queries: int, folder: Path,
     row = Row()
     for n in range(queries):
         vector = _unit(rng, dim)
+
         def embed(_m: str, _t: Sequence[str], v: list[float] = vector) -> list[list[float]]:
             return [v]
+
         exact.embed = two_stage.embed = embed
         words = " ".join(rng.choices(VOCAB[20:2000], k=3))  # typical query words
         if old is not None:
             old.embed = embed
-            pair = [(lambda: old.search(words, k=8), row.baseline, row.baseline_cpu),
-                    (lambda: two_stage.search(words, k=8), row.current, row.current_cpu)]
+            pair = [
+                (lambda: old.search(words, k=8), row.baseline, row.baseline_cpu),
+                (lambda: two_stage.search(words, k=8), row.current, row.current_cpu),
+            ]
             answers = [_timed(*timing) for timing in (pair if n % 2 else pair[::-1])]
-            a, b = ([(h.chunk_id, round(h.score, 9)) for h in hits]  # type: ignore[attr-defined]
-                    for hits in answers)
+            a, b = (
+                [(h.chunk_id, round(h.score, 9)) for h in hits]  # type: ignore[attr-defined]
+                for hits in answers
+            )
             row.differing += a != b
         _timed(lambda: exact.search(words, k=8), row.exact)
         _timed(lambda: two_stage.search(words, k=8), row.two_stage)
@@ -179,12 +201,18 @@ def search_latency(size: int, dim: int, queries: int, folder: Path,
         truth = set(vector_ranking(database, 1, vector, 10))
         row.recall_random.append(len(truth & set(two_stage.vectors.ranking(1, vector, 10))) / 10)
         # A query near a stored chunk, as a question is near the passage that answers it.
-        near = stored[rng.randrange(size)] + 0.5 * nrng.standard_normal(dim).astype(
-            np.float32) / dim ** 0.5
+        near = (
+            stored[rng.randrange(size)]
+            + 0.5 * nrng.standard_normal(dim).astype(np.float32) / dim**0.5
+        )
         near_v = (near / np.linalg.norm(near)).tolist()
         # Random data has no neighbourhoods beyond that one vector: count top-1 agreement.
-        row.top1_near.append(float(vector_ranking(database, 1, near_v, 1)[0]
-                                   == two_stage.vectors.ranking(1, near_v, 10)[0]))
+        row.top1_near.append(
+            float(
+                vector_ranking(database, 1, near_v, 1)[0]
+                == two_stage.vectors.ranking(1, near_v, 10)[0]
+            )
+        )
     database.close()
     return row
 
@@ -196,11 +224,14 @@ def indexing_throughput(files: int, folder: Path) -> tuple[int, float]:
     corpus.mkdir()
     rng = random.Random(7)
     for i in range(files):
-        paragraphs = ["\n".join(" ".join(rng.choices(WORDS, k=12)) for _ in range(4))
-                      for _ in range(12)]
+        paragraphs = [
+            "\n".join(" ".join(rng.choices(WORDS, k=12)) for _ in range(4)) for _ in range(12)
+        ]
         (corpus / f"doc{i}.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
-    scheduler = Scheduler(load_engine, {"tiny": ModelSpec(model, "tiny", kind="embedding",
-                                                          context_length=512)}.__getitem__)
+    scheduler = Scheduler(
+        load_engine,
+        {"tiny": ModelSpec(model, "tiny", kind="embedding", context_length=512)}.__getitem__,
+    )
     database = open_database(folder / "index.db")
     library = Library(database, lambda m: SchedulerEmbedder(scheduler, m), default_model="tiny")
     scheduler.load("tiny")
@@ -226,27 +257,34 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.db_dir or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        print("| chunks | dim | exact p50 / p95 ms | two-stage p50 / p95 ms | p50 ratio | "
-              "exact vector p50 | two-stage vector p50 | BM25 p50 | recall@10 / near top-1 |")
+        print(
+            "| chunks | dim | exact p50 / p95 ms | two-stage p50 / p95 ms | p50 ratio | "
+            "exact vector p50 | two-stage vector p50 | BM25 p50 | recall@10 / near top-1 |"
+        )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for size in args.sizes:
             for dim in args.dims:
                 r = search_latency(size, dim, args.queries, folder, baseline)
                 med = statistics.median
-                print(f"| {size:,} | {dim} | {med(r.exact):.1f} / {_p(r.exact, 0.95):.1f} | "
-                      f"{med(r.two_stage):.1f} / {_p(r.two_stage, 0.95):.1f} | "
-                      f"{med(r.exact) / med(r.two_stage):.1f}x | {med(r.exact_vec):.1f} | "
-                      f"{med(r.two_stage_vec):.1f} | {med(r.bm25):.1f} | "
-                      f"{statistics.mean(r.recall_random):.2f} / "
-                      f"{statistics.mean(r.top1_near):.2f} |", flush=True)
+                print(
+                    f"| {size:,} | {dim} | {med(r.exact):.1f} / {_p(r.exact, 0.95):.1f} | "
+                    f"{med(r.two_stage):.1f} / {_p(r.two_stage, 0.95):.1f} | "
+                    f"{med(r.exact) / med(r.two_stage):.1f}x | {med(r.exact_vec):.1f} | "
+                    f"{med(r.two_stage_vec):.1f} | {med(r.bm25):.1f} | "
+                    f"{statistics.mean(r.recall_random):.2f} / "
+                    f"{statistics.mean(r.top1_near):.2f} |",
+                    flush=True,
+                )
                 if baseline is not None:
-                    print(f"|  | A/B, {args.baseline} -> working tree: wall p50 / p95 "
-                          f"{med(r.baseline):.1f} / {_p(r.baseline, 0.95):.1f} -> "
-                          f"{med(r.current):.1f} / {_p(r.current, 0.95):.1f} ms; CPU p50 / "
-                          f"p95 {med(r.baseline_cpu):.1f} / {_p(r.baseline_cpu, 0.95):.1f} -> "
-                          f"{med(r.current_cpu):.1f} / {_p(r.current_cpu, 0.95):.1f} ms; "
-                          f"{r.differing} of {len(r.current)} queries ranked differently |",
-                          flush=True)
+                    print(
+                        f"|  | A/B, {args.baseline} -> working tree: wall p50 / p95 "
+                        f"{med(r.baseline):.1f} / {_p(r.baseline, 0.95):.1f} -> "
+                        f"{med(r.current):.1f} / {_p(r.current, 0.95):.1f} ms; CPU p50 / "
+                        f"p95 {med(r.baseline_cpu):.1f} / {_p(r.baseline_cpu, 0.95):.1f} -> "
+                        f"{med(r.current_cpu):.1f} / {_p(r.current_cpu, 0.95):.1f} ms; "
+                        f"{r.differing} of {len(r.current)} queries ranked differently |",
+                        flush=True,
+                    )
         if args.files:
             chunks, rate = indexing_throughput(args.files, folder)
             print(f"\nindexing: {chunks} chunks, {rate:.0f} chunks/s (tiny BERT, CPU)")

@@ -30,8 +30,9 @@ from desktop.store.db import Database, open_database
 from tests.benchmarks.retrieval_sets import SETS, Case
 
 MODEL_NAME = "minilm"
-MINILM = Path(__file__).resolve().parents[2].parent / "shared" / "models" \
-    / "all-minilm-l6-v2-q8_0.gguf"
+MINILM = (
+    Path(__file__).resolve().parents[2].parent / "shared" / "models" / "all-minilm-l6-v2-q8_0.gguf"
+)
 DEPTH = 10
 METHODS = ("vector", "keyword", "hybrid")
 
@@ -70,8 +71,9 @@ def score(ranked_docs: Sequence[Sequence[str]], wanted: Sequence[str]) -> Scores
 class Evaluation:
     """One indexed set and the three ways to ask it."""
 
-    def __init__(self, database: Database, searcher: Searcher,
-                 doc_of: Callable[[Sequence[int]], list[str]]) -> None:
+    def __init__(
+        self, database: Database, searcher: Searcher, doc_of: Callable[[Sequence[int]], list[str]]
+    ) -> None:
         self.database = database
         self.searcher = searcher
         self.doc_of = doc_of
@@ -100,17 +102,23 @@ def evaluation(cases: Sequence[Case], model: Path, folder: Path) -> Iterator[Eva
     docs.mkdir()
     for name, text, _ in cases:
         (docs / f"{name}.txt").write_text(text + "\n", encoding="utf-8")
-    scheduler = Scheduler(load_engine, {MODEL_NAME: ModelSpec(model, MODEL_NAME,
-                                                              kind="embedding",
-                                                              context_length=512)}.get)
+    scheduler = Scheduler(
+        load_engine,
+        {MODEL_NAME: ModelSpec(model, MODEL_NAME, kind="embedding", context_length=512)}.get,
+    )
     database = open_database(folder / "quality.db")
     try:
-        library = Library(database, lambda m: SchedulerEmbedder(scheduler, m),
-                          default_model=MODEL_NAME)
+        library = Library(
+            database, lambda m: SchedulerEmbedder(scheduler, m), default_model=MODEL_NAME
+        )
         library.add("eval", [docs])
         searcher = Searcher(database, lambda m, texts: scheduler.embed(m, list(texts)))
-        names = {int(r[0]): Path(r[1]).stem for r in database.query(
-            "SELECT c.id, d.path FROM chunks c JOIN documents d ON d.id = c.document_id")}
+        names = {
+            int(r[0]): Path(r[1]).stem
+            for r in database.query(
+                "SELECT c.id, d.path FROM chunks c JOIN documents d ON d.id = c.document_id"
+            )
+        }
         yield Evaluation(database, searcher, lambda ids: [names[i] for i in ids])
     finally:
         database.close()
@@ -124,11 +132,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print("| set | method | hit@1 | hit@3 | MRR |\n|---|---|---|---|---|")
     for set_name, cases in SETS.items():
-        with tempfile.TemporaryDirectory() as tmp, \
-                evaluation(cases, args.model, Path(tmp)) as ev:
+        with tempfile.TemporaryDirectory() as tmp, evaluation(cases, args.model, Path(tmp)) as ev:
             for method, s in ev.scores(cases).items():
-                print(f"| {set_name} ({len(cases)}) | {method} | {s.hit1:.2f} | {s.hit3:.2f} "
-                      f"| {s.mrr:.3f} |")
+                print(
+                    f"| {set_name} ({len(cases)}) | {method} | {s.hit1:.2f} | {s.hit3:.2f} "
+                    f"| {s.mrr:.3f} |"
+                )
 
 
 if __name__ == "__main__":

@@ -25,10 +25,12 @@ from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.types import GenerationParams, Message
 
-PROMPTS = ["Write a long story about a robot learning to paint.",
-           "Explain in detail how bread is baked, step by step.",
-           "Describe the history of the bicycle at length.",
-           "List many facts about the ocean, one per line."]
+PROMPTS = [
+    "Write a long story about a robot learning to paint.",
+    "Explain in detail how bread is baked, step by step.",
+    "Describe the history of the bicycle at length.",
+    "List many facts about the ocean, one per line.",
+]
 CONTEXT = 4096
 
 
@@ -47,8 +49,9 @@ def high_level(path: Path, tokens: int, threads: int) -> float:
 
 
 def _high_level(path: Path, tokens: int, threads: int) -> float:
-    llm = llama_cpp.Llama(str(path), n_ctx=CONTEXT, n_threads=threads,
-                          n_threads_batch=threads, verbose=False)
+    llm = llama_cpp.Llama(
+        str(path), n_ctx=CONTEXT, n_threads=threads, n_threads_batch=threads, verbose=False
+    )
     llm.create_completion("warm", max_tokens=2)
     rates = []
     for prompt in PROMPTS[:2]:
@@ -85,10 +88,15 @@ def engine_figures(path: Path, tokens: int, threads: int) -> dict[str, float]:
         worker.join()
     aggregate = sum(produced) / (time.perf_counter() - started)
     after = engine.stats()
-    per_step = ((after.tokens_decoded - before.tokens_decoded)
-                / max(1, after.decode_steps - before.decode_steps))
-    figures = {"single": max(rates), "aggregate4": aggregate, "tokens_per_step": per_step,
-               "followup_ratio": _interleaved(engine)}
+    per_step = (after.tokens_decoded - before.tokens_decoded) / max(
+        1, after.decode_steps - before.decode_steps
+    )
+    figures = {
+        "single": max(rates),
+        "aggregate4": aggregate,
+        "tokens_per_step": per_step,
+        "followup_ratio": _interleaved(engine),
+    }
     engine.close()
     return figures
 
@@ -96,8 +104,10 @@ def engine_figures(path: Path, tokens: int, threads: int) -> dict[str, float]:
 def _interleaved(engine: LlamaEngine) -> float:
     """A1 B1 A2 B2 A3 B3 with ~1,200-token system prompts: mean follow-up TTFT / first."""
     params = GenerationParams(max_tokens=16, temperature=0.0)
-    chats = {k: [Message("system", " ".join(f"{k} rule {i}: be concise and kind."
-                                            for i in range(130)))] for k in "AB"}
+    chats = {
+        k: [Message("system", " ".join(f"{k} rule {i}: be concise and kind." for i in range(130)))]
+        for k in "AB"
+    }
     first: list[float] = []
     follow: list[float] = []
     for turn in range(3):
@@ -116,8 +126,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tokens", type=int, default=96)
     args = parser.parse_args()
-    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE",
-                                Path.home() / ".cache" / "edgedesk-tests"))
+    cache = Path(os.environ.get("EDGEDESK_TEST_CACHE", Path.home() / ".cache" / "edgedesk-tests"))
     path = gemma.assemble(cache / gemma.MODEL_NAME)
     threads = physical_cores()
     load = os.getloadavg()[0]
@@ -128,10 +137,11 @@ def main() -> None:
     direct = max(direct, high_level(path, args.tokens, threads))
     print(f"threads {threads}, load average {load:.1f} at start, {args.tokens} tokens")
     print(f"llama-cpp-python Llama, 1 stream: {direct:.1f} tok/s")
-    print(f"slot engine, 1 stream:  {mine['single']:.1f} tok/s "
-          f"({mine['single'] / direct:.2f}x)")
-    print(f"slot engine, 4 streams: {mine['aggregate4']:.1f} tok/s aggregate "
-          f"({mine['aggregate4'] / direct:.2f}x), {mine['tokens_per_step']:.2f} tokens/step")
+    print(f"slot engine, 1 stream:  {mine['single']:.1f} tok/s ({mine['single'] / direct:.2f}x)")
+    print(
+        f"slot engine, 4 streams: {mine['aggregate4']:.1f} tok/s aggregate "
+        f"({mine['aggregate4'] / direct:.2f}x), {mine['tokens_per_step']:.2f} tokens/step"
+    )
     print(f"interleaved chats: follow-up / first-turn TTFT = {mine['followup_ratio']:.3f}")
 
 

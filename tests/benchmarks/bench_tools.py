@@ -48,8 +48,11 @@ SERVERS = Path(__file__).parents[1] / "tools" / "mcp_servers.py"
 def tool_overhead(calls: int, folder: Path) -> list[float]:
     """Milliseconds per call: parsed call text -> result as the next prompt's message."""
     path = folder / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"calc": {
-        "command": sys.executable, "args": [str(SERVERS), "calc"]}}}))
+    path.write_text(
+        json.dumps(
+            {"mcpServers": {"calc": {"command": sys.executable, "args": [str(SERVERS), "calc"]}}}
+        )
+    )
     clients = McpClients(log_dir=folder, token=lambda _n: None)
     toolbox = ToolBox(ServerList(path), clients, ToolAudit(folder / "tools.jsonl"))
     try:
@@ -82,12 +85,19 @@ def mcp_search(size: int, queries: int, folder: Path) -> list[float]:
     qrng = random.Random(7)
     searcher = Searcher(database, lambda _m, _t: [_unit(qrng, dim)])
     info = CollectionInfo("bench", "synthetic", dim, ("bench",), 1, size, ())
-    tools = DocumentTools(DocumentAccess(
-        lambda q, cols, k: searcher.search(q, list(cols), k=k), searcher.fetch,
-        lambda: [info]))
+    tools = DocumentTools(
+        DocumentAccess(
+            lambda q, cols, k: searcher.search(q, list(cols), k=k), searcher.fetch, lambda: [info]
+        )
+    )
     settings = ServerSettings(require_key=False).model_copy(update={"port": 0})
-    runner = ServerRunner(Any, ResolverDirectory(Any), settings, None,  # type: ignore[arg-type]
-                          mcp=McpEndpoint(tools))
+    runner = ServerRunner(
+        Any,
+        ResolverDirectory(Any),
+        settings,
+        None,  # type: ignore[arg-type]
+        mcp=McpEndpoint(tools),
+    )
     runner.start()
     url = runner.url.rstrip("/").removesuffix("/v1") + "/mcp"
     times: list[float] = []
@@ -96,14 +106,17 @@ def mcp_search(size: int, queries: int, folder: Path) -> list[float]:
         from mcp import ClientSession
         from mcp.client.streamable_http import streamable_http_client
 
-        async with streamable_http_client(url) as (read, write), \
-                ClientSession(read, write) as session:
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             for n in range(queries + 5):
                 words = " ".join(qrng.choices(VOCAB[20:2000], k=3))
                 started = time.perf_counter()
-                result = await session.call_tool("search_documents",
-                                                 {"query": words, "collection": "bench"})
+                result = await session.call_tool(
+                    "search_documents", {"query": words, "collection": "bench"}
+                )
                 elapsed = (time.perf_counter() - started) * 1000
                 assert not result.is_error, result
                 if n >= 5:
@@ -118,14 +131,14 @@ def mcp_search(size: int, queries: int, folder: Path) -> list[float]:
 
 
 def _row(name: str, times: list[float], target: str) -> str:
-    return (f"| {name} | {len(times)} | {_p(times, 0.5):.1f} | {_p(times, 0.95):.1f} | "
-            f"{target} |")
+    return f"| {name} | {len(times)} | {_p(times, 0.5):.1f} | {_p(times, 0.95):.1f} | {target} |"
 
 
 def main() -> None:
     """Run both measurements and print a Markdown table."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=50)

@@ -96,10 +96,18 @@ def server_ttft(url: str, model: str, png: bytes | None) -> float:
     both servers; llama-server ignores ``model``, EdgeDesk ``cache_prompt``)."""
     content: Any = QUESTION
     if png is not None:
-        content = [{"type": "text", "text": QUESTION},
-                   {"type": "image_url", "image_url": {"url": data_url(png)}}]
-    body = {"model": model, "messages": [{"role": "user", "content": content}],
-            "max_tokens": 4, "temperature": 0.0, "stream": True, "cache_prompt": True}
+        content = [
+            {"type": "text", "text": QUESTION},
+            {"type": "image_url", "image_url": {"url": data_url(png)}},
+        ]
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": content}],
+        "max_tokens": 4,
+        "temperature": 0.0,
+        "stream": True,
+        "cache_prompt": True,
+    }
     started = time.perf_counter()
     ttft = 0.0
     with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=120) as r:
@@ -128,8 +136,13 @@ def server_text_stream(url: str, prompt: str, tokens: int) -> Arrivals:
 
 def openai_text_stream(url: str, model: str, prompt: str, tokens: int) -> Arrivals:
     """A streamed ``/v1/completions`` request (EdgeDesk)."""
-    body = {"model": model, "prompt": prompt, "max_tokens": tokens, "temperature": 0.0,
-            "stream": True}
+    body = {
+        "model": model,
+        "prompt": prompt,
+        "max_tokens": tokens,
+        "temperature": 0.0,
+        "stream": True,
+    }
     times: Arrivals = []
     with httpx.stream("POST", f"{url}/v1/completions", json=body, timeout=300) as r:
         for line in r.iter_lines():
@@ -148,8 +161,9 @@ Pictures = Callable[[int], bytes]  # index -> a PNG of its own
 Ask = Callable[[bytes | None], float]  # a picture (None: text only) -> seconds to TTFT
 
 
-def ttft_rounds(asks: dict[str, tuple[Ask, int]], rounds: int,
-                make: Pictures) -> dict[str, dict[str, float]]:
+def ttft_rounds(
+    asks: dict[str, tuple[Ask, int]], rounds: int, make: Pictures
+) -> dict[str, dict[str, float]]:
     """Median TTFT of a picture request and a text-only one, per server (name -> its
     ``ask`` and the offset of its pictures' indexes). The servers take turns request by
     request, in ABBA order, so load that comes and goes on a shared machine weighs on
@@ -166,20 +180,31 @@ def ttft_rounds(asks: dict[str, tuple[Ask, int]], rounds: int,
             image[name].append(ask(make(offset + index)))
         for name in order:
             text[name].append(asks[name][0](None))
-    return {name: {"image_ttft_s": statistics.median(image[name]),
-                   "text_ttft_s": statistics.median(text[name])} for name in asks}
+    return {
+        name: {
+            "image_ttft_s": statistics.median(image[name]),
+            "text_ttft_s": statistics.median(text[name]),
+        }
+        for name in asks
+    }
 
 
-def text_speed(stream: Callable[[str, int], Arrivals],
-               ask: Callable[[bytes | None], float], tokens: int, make: Pictures,
-               pictures: int) -> tuple[float, float]:
+def text_speed(
+    stream: Callable[[str, int], Arrivals],
+    ask: Callable[[bytes | None], float],
+    tokens: int,
+    make: Pictures,
+    pictures: int,
+) -> tuple[float, float]:
     """Three text streams' aggregate characters/s while a picture request is in flight
     (sent one after another, ``pictures`` of them, once the streams run) and outside
     those windows: (beside, alone)."""
     arrivals: list[Arrivals] = []
     windows: list[tuple[float, float]] = []
-    threads = [threading.Thread(target=lambda p=p: arrivals.append(stream(p, tokens)))
-               for p in TEXT_PROMPTS]
+    threads = [
+        threading.Thread(target=lambda p=p: arrivals.append(stream(p, tokens)))
+        for p in TEXT_PROMPTS
+    ]
     for thread in threads:
         thread.start()
     time.sleep(1.0)  # the streams are generating by then, even on a loaded machine
@@ -201,28 +226,43 @@ def text_speed(stream: Callable[[str, int], Arrivals],
     return beside, alone
 
 
-def measure(name: str, stream: Callable[[str, int], Arrivals], ask: Ask,
-            args: argparse.Namespace, make: Pictures,
-            figures: dict[str, float]) -> dict[str, float]:
+def measure(
+    name: str,
+    stream: Callable[[str, int], Arrivals],
+    ask: Ask,
+    args: argparse.Namespace,
+    make: Pictures,
+    figures: dict[str, float],
+) -> dict[str, float]:
     """``figures`` (this server's TTFTs) with its text speed beside pictures and alone."""
     beside, alone = text_speed(stream, ask, args.tokens, make, args.rounds)
-    figures |= {"text_chars_s_alone": alone, "text_chars_s_beside_images": beside,
-                "text_speed_ratio": beside / alone if alone else 0.0}
+    figures |= {
+        "text_chars_s_alone": alone,
+        "text_chars_s_beside_images": beside,
+        "text_speed_ratio": beside / alone if alone else 0.0,
+    }
     print(f"{name}: " + ", ".join(f"{k} {v:.4f}" for k, v in figures.items()), flush=True)
     return figures
 
 
 def models(work: Path, image_size: int) -> tuple[Path, Path]:
-    lm = write_tiny_llama(work / "tiny-vision-lm.gguf", n_embd=N_EMBD, n_layer=4, n_ctx=8192,
-                          name="tiny-vision-lm")
-    projector = write_tiny_projector(work / "tiny-vision-mmproj.gguf", n_embd_lm=N_EMBD,
-                                     image_size=image_size, width=256, n_block=4)
+    lm = write_tiny_llama(
+        work / "tiny-vision-lm.gguf", n_embd=N_EMBD, n_layer=4, n_ctx=8192, name="tiny-vision-lm"
+    )
+    projector = write_tiny_projector(
+        work / "tiny-vision-mmproj.gguf",
+        n_embd_lm=N_EMBD,
+        image_size=image_size,
+        width=256,
+        n_block=4,
+    )
     return lm, projector
 
 
 @contextmanager
-def llama_server(binary: Path, lm: Path, projector: Path, work: Path,
-                 extra: list[str]) -> Iterator[str]:
+def llama_server(
+    binary: Path, lm: Path, projector: Path, work: Path, extra: list[str]
+) -> Iterator[str]:
     """llama-server with the projector and 4 slots (as EdgeDesk's default); yields its URL."""
     port = free_port()
     links = work / "libs"
@@ -230,9 +270,27 @@ def llama_server(binary: Path, lm: Path, projector: Path, work: Path,
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, links)}
     # On the CPU only, as EdgeDesk's engine here (the generic build would otherwise put
     # layers, large matmuls and the projector on a Vulkan software device).
-    cmd = [str(binary), "-m", str(lm), "--mmproj", str(projector), "--host", "127.0.0.1",
-           "--port", str(port), "-np", "4", "-c", "8192", "-ngl", "0", "--device", "none",
-           "--no-mmproj-offload", *extra]
+    cmd = [
+        str(binary),
+        "-m",
+        str(lm),
+        "--mmproj",
+        str(projector),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-np",
+        "4",
+        "-c",
+        "8192",
+        "-ngl",
+        "0",
+        "--device",
+        "none",
+        "--no-mmproj-offload",
+        *extra,
+    ]
     with running(cmd, env=env, log=work / "llama-server.log", grace_s=20) as proc:
         url = f"http://127.0.0.1:{port}"
         wait_answering(f"{url}/v1/models", proc, timeout=READY_TIMEOUT_S)
@@ -249,9 +307,13 @@ def edgedesk_serve(lm: Path, projector: Path, work: Path) -> Iterator[tuple[str,
     paths = Paths.from_env({"EDGEDESK_HOME": str(home)})
     paths.ensure()
     paths.settings_file.write_text("[engine]\ncontext_length = 8192\nparallel = 4\n")
-    subprocess.run([sys.executable, "-m", "desktop", "models", "import", str(lm),
-                    "--mmproj", str(projector)], env=env, cwd=src, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "desktop", "models", "import", str(lm), "--mmproj", str(projector)],
+        env=env,
+        cwd=src,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     port = free_port()
     cmd = [sys.executable, "-m", "desktop", "serve", "--port", str(port), "--no-auth"]
     with running(cmd, env=env, log=work / "edgedesk.log", cwd=src) as proc:
@@ -268,8 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--image-size", type=int, default=224)
-    parser.add_argument("--photo", type=int, default=0,
-                        help="send W x 3W/4 noise PNGs (photo-sized) instead of gradients")
+    parser.add_argument(
+        "--photo",
+        type=int,
+        default=0,
+        help="send W x 3W/4 noise PNGs (photo-sized) instead of gradients",
+    )
     parser.add_argument("--llama-server", default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--server-args", default="", help="more llama-server flags")
@@ -293,14 +359,20 @@ def main(argv: list[str] | None = None) -> int:
                 url, model = running_servers.enter_context(edgedesk_serve(lm, projector, work))
                 sides["edgedesk"] = (
                     lambda png, u=url, m=model: server_ttft(u, m, png),
-                    lambda p, n, u=url, m=model: openai_text_stream(u, m, p, n), 0)
+                    lambda p, n, u=url, m=model: openai_text_stream(u, m, p, n),
+                    0,
+                )
             peer_url = running_servers.enter_context(
-                llama_server(peer.path, lm, projector, work, args.server_args.split()))
+                llama_server(peer.path, lm, projector, work, args.server_args.split())
+            )
             sides["llama-server"] = (
                 lambda png, u=peer_url: server_ttft(u, "", png),
-                lambda p, n, u=peer_url: server_text_stream(u, p, n), 100)
-            ttfts = ttft_rounds({name: (ask, offset) for name, (ask, _, offset)
-                                 in sides.items()}, args.rounds, make)
+                lambda p, n, u=peer_url: server_text_stream(u, p, n),
+                100,
+            )
+            ttfts = ttft_rounds(
+                {name: (ask, offset) for name, (ask, _, offset) in sides.items()}, args.rounds, make
+            )
             for name, (ask, stream, _) in sides.items():
                 results[name] = measure(name, stream, ask, args, make, ttfts[name])
     finally:
@@ -311,17 +383,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     ours, theirs = results["edgedesk"], results["llama-server"]
     sent = f"{args.photo} px noise PNGs" if args.photo else "small gradient PNGs"
-    print(f"\n{os.cpu_count()} CPUs (shared: compare ratios), image {args.image_size} px "
-          f"({sent}), "
-          f"median of {args.rounds} rounds; llama-server: {results['llama_server_binary']}")
-    print(f"1-image TTFT over HTTP: EdgeDesk {ours['image_ttft_s'] * 1000:.1f} ms vs "
-          f"llama-server {theirs['image_ttft_s'] * 1000:.1f} ms: "
-          f"{ours['image_ttft_s'] / theirs['image_ttft_s']:.2f}x (target <= 1.1x)")
-    print(f"text-only TTFT: EdgeDesk {ours['text_ttft_s'] * 1000:.1f} ms vs llama-server "
-          f"{theirs['text_ttft_s'] * 1000:.1f} ms")
-    print(f"text speed beside picture encodes / alone: EdgeDesk "
-          f"{ours['text_speed_ratio']:.2f}x, llama-server {theirs['text_speed_ratio']:.2f}x "
-          "(target >= 0.8x)")
+    print(
+        f"\n{os.cpu_count()} CPUs (shared: compare ratios), image {args.image_size} px "
+        f"({sent}), "
+        f"median of {args.rounds} rounds; llama-server: {results['llama_server_binary']}"
+    )
+    print(
+        f"1-image TTFT over HTTP: EdgeDesk {ours['image_ttft_s'] * 1000:.1f} ms vs "
+        f"llama-server {theirs['image_ttft_s'] * 1000:.1f} ms: "
+        f"{ours['image_ttft_s'] / theirs['image_ttft_s']:.2f}x (target <= 1.1x)"
+    )
+    print(
+        f"text-only TTFT: EdgeDesk {ours['text_ttft_s'] * 1000:.1f} ms vs llama-server "
+        f"{theirs['text_ttft_s'] * 1000:.1f} ms"
+    )
+    print(
+        f"text speed beside picture encodes / alone: EdgeDesk "
+        f"{ours['text_speed_ratio']:.2f}x, llama-server {theirs['text_speed_ratio']:.2f}x "
+        "(target >= 0.8x)"
+    )
     return 0
 
 

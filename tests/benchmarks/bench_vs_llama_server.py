@@ -55,8 +55,10 @@ from tests.fixtures.children import free_port, running, wait_answering
 from tests.fixtures.tiny_gguf import write_tiny_llama
 
 STORY = "Write a short story about a lighthouse keeper who finds a message in a bottle."
-_SYSTEM_SENTENCE = ("You are a careful assistant for the {name} team; you answer in plain "
-                    "words, cite the handbook section you used, and never invent numbers. ")
+_SYSTEM_SENTENCE = (
+    "You are a careful assistant for the {name} team; you answer in plain "
+    "words, cite the handbook section you used, and never invent numbers. "
+)
 READY_TIMEOUT_S = 300.0
 # A new connection per request: llama-server closes idle keep-alive connections, and a
 # request sent on one it just closed fails with "Server disconnected" (seen in run 1).
@@ -110,8 +112,9 @@ def peer_binary(explicit: str | None, work: Path) -> Candidate:
 
 
 @contextmanager
-def llama_server(binary: Path, model: Path, work: Path, slots: int | None = 4
-                 ) -> Iterator[tuple[str, str]]:
+def llama_server(
+    binary: Path, model: Path, work: Path, slots: int | None = 4
+) -> Iterator[tuple[str, str]]:
     """llama-server at its defaults with ``slots`` slots (None: not set, its own default:
     as many as it picks, one unified KV cache); yields (base URL, model name)."""
     port = free_port()
@@ -132,19 +135,34 @@ def edgedesk_server(model: Path, work: Path, src: Path) -> Iterator[tuple[str, s
     ``src`` (its ``desktop`` package); yields (URL, model id)."""
     port = free_port()
     env = {**os.environ, "EDGEDESK_HOME": str(work / "home"), "EDGEDESK_OFFLINE": "1"}
-    cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(model), "--port", str(port),
-           "--no-auth"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "desktop",
+        "serve",
+        "--model",
+        str(model),
+        "--port",
+        str(port),
+        "--no-auth",
+    ]
     with running(cmd, env=env, log=work / "edgedesk.log", cwd=src, grace_s=20) as proc:
         url = f"http://127.0.0.1:{port}"
         wait_answering(f"{url}/v1/models", proc, timeout=READY_TIMEOUT_S)
         yield url, model.name.removesuffix(".gguf")
 
 
-async def _chat(client: httpx.AsyncClient, url: str, model: str, messages: list[dict[str, str]],
-                tokens: int) -> tuple[float, float, int, str]:
+async def _chat(
+    client: httpx.AsyncClient, url: str, model: str, messages: list[dict[str, str]], tokens: int
+) -> tuple[float, float, int, str]:
     """One streamed chat request: (latency, TTFT, streamed pieces, text)."""
-    body = {"model": model, "messages": messages, "max_tokens": tokens, "temperature": 0.0,
-            "stream": True}
+    body = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": tokens,
+        "temperature": 0.0,
+        "stream": True,
+    }
     started = time.perf_counter()
     first: float | None = None
     pieces: list[str] = []
@@ -179,15 +197,18 @@ async def concurrency(side: Side, url: str, model: str, clients: int, tokens: in
     """``clients`` streams at once: aggregate tokens/s and latency percentiles."""
     async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
         started = time.perf_counter()
-        results = await asyncio.gather(*[_chat(client, url, model, _story(i), tokens)
-                                         for i in range(clients)], return_exceptions=True)
+        results = await asyncio.gather(
+            *[_chat(client, url, model, _story(i), tokens) for i in range(clients)],
+            return_exceptions=True,
+        )
         wall = time.perf_counter() - started
     ok = [r for r in results if not isinstance(r, BaseException)]
     _failed(side, [r for r in results if isinstance(r, BaseException)])
     latencies = [r[0] for r in ok] or [0.0]
     side.concurrency[clients] = {
         "aggregate_tokens_per_s": sum(r[2] for r in ok) / wall,
-        "p50_s": percentile(latencies, 0.5), "p99_s": percentile(latencies, 0.99),
+        "p50_s": percentile(latencies, 0.5),
+        "p99_s": percentile(latencies, 0.99),
         "mean_ttft_s": statistics.fmean([r[1] for r in ok] or [0.0]),
         "errors": len(results) - len(ok),
     }
@@ -199,8 +220,13 @@ async def newcomer(side: Side, url: str, model: str, tokens: int) -> None:
         streaming = [asyncio.Event() for _ in range(3)]
 
         async def runner(i: int) -> None:
-            body = {"model": model, "messages": _story(100 + i), "max_tokens": tokens * 2,
-                    "temperature": 0.0, "stream": True}
+            body = {
+                "model": model,
+                "messages": _story(100 + i),
+                "max_tokens": tokens * 2,
+                "temperature": 0.0,
+                "stream": True,
+            }
             async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as resp:
                 async for line in resp.aiter_lines():
                     if '"content":"' in line.replace(" ", "") and not streaming[i].is_set():
@@ -225,10 +251,14 @@ def _system_prompt(name: str, tokens: int = 1200) -> str:
 
 async def interleaved(side: Side, url: str, model: str, tokens: int) -> None:
     """A1 B1 A2 B2 A3 B3, each with a long system prompt: follow-up / first TTFT."""
-    talks = {k: [{"role": "system", "content": _system_prompt(k + str(time.time_ns()))}]
-             for k in "AB"}
-    questions = ["What does the handbook say about backups?", "And about passwords?",
-                 "Summarise both in one line."]
+    talks = {
+        k: [{"role": "system", "content": _system_prompt(k + str(time.time_ns()))}] for k in "AB"
+    }
+    questions = [
+        "What does the handbook say about backups?",
+        "And about passwords?",
+        "Summarise both in one line.",
+    ]
     first: list[float] = []
     later: list[float] = []
     async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
@@ -258,8 +288,14 @@ async def _metrics(url: str) -> dict[str, Any] | None:
         return None
 
 
-def measure(sides: dict[str, Side], servers: dict[str, Any], clients: list[int], tokens: int,
-            work: Path, rounds: int = 1) -> None:
+def measure(
+    sides: dict[str, Side],
+    servers: dict[str, Any],
+    clients: list[int],
+    tokens: int,
+    work: Path,
+    rounds: int = 1,
+) -> None:
     """Run every scenario on each server (llama-server first), warm-up first.
 
     With ``rounds`` > 1 all servers stay up (an idle one uses next to no CPU) and each
@@ -275,7 +311,8 @@ def measure(sides: dict[str, Side], servers: dict[str, Any], clients: list[int],
         return
     with ExitStack() as stack:
         ups: dict[str, tuple[str, str]] = {
-            name: stack.enter_context(start(work / name)) for name, start in servers.items()}
+            name: stack.enter_context(start(work / name)) for name, start in servers.items()
+        }
         trials: dict[str, list[Side]] = {name: [] for name in servers}
         for url, model in ups.values():
             asyncio.run(concurrency(Side("warm-up"), url, model, 1, 8))
@@ -297,8 +334,11 @@ def _scenarios(side: Side, url: str, model: str, clients: list[int], tokens: int
     asyncio.run(newcomer(side, url, model, tokens))
     print(f"{name:>12}: newcomer TTFT {side.newcomer_ttft_s:.3f} s", flush=True)
     asyncio.run(interleaved(side, url, model, 32))
-    print(f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
-          f"{side.follow_up_ttft_s:.3f} s", flush=True)
+    print(
+        f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
+        f"{side.follow_up_ttft_s:.3f} s",
+        flush=True,
+    )
     if name != "llama-server":
         side.details["metrics"] = asyncio.run(_metrics(url))
     for message in side.details.get("error_messages", [])[:5]:
@@ -309,8 +349,9 @@ def _median_into(side: Side, trials: list[Side]) -> None:
     """Each figure of ``side``: the median of the rounds' (errors: their sum)."""
     for n in trials[0].concurrency:
         figures = [t.concurrency[n] for t in trials if n in t.concurrency]
-        side.concurrency[n] = {key: statistics.median(f[key] for f in figures)
-                               for key in figures[0]}
+        side.concurrency[n] = {
+            key: statistics.median(f[key] for f in figures) for key in figures[0]
+        }
         side.concurrency[n]["errors"] = sum(f["errors"] for f in figures)
     side.newcomer_ttft_s = statistics.median(t.newcomer_ttft_s for t in trials)
     side.first_turn_ttft_s = statistics.median(t.first_turn_ttft_s for t in trials)
@@ -328,28 +369,56 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
         return f"{b / a:.2f}×" if a else "n/a"
 
     def line(label: str, ref_text: str, cells: list[tuple[str, str]]) -> None:
-        rows.append(f"| {label} | {ref_text} | " + " | ".join(f"{t} | {r}" for t, r in cells)
-                    + " |")
+        rows.append(
+            f"| {label} | {ref_text} | " + " | ".join(f"{t} | {r}" for t, r in cells) + " |"
+        )
 
     for n in clients:
         a = ref.concurrency.get(n, {})
         at = a.get("aggregate_tokens_per_s", 0.0)
         plural = "s" if n > 1 else ""
-        line(f"{n} client{plural}, aggregate tok/s", f"{at:.1f}",
-             [(f"{o.concurrency.get(n, {}).get('aggregate_tokens_per_s', 0.0):.1f}",
-               ratio(at, o.concurrency.get(n, {}).get("aggregate_tokens_per_s", 0.0)))
-              for o in ours])
-        line(f"{n} client{plural}, p50 / p99 latency",
-             f"{a.get('p50_s', 0):.2f} / {a.get('p99_s', 0):.2f} s",
-             [(f"{o.concurrency.get(n, {}).get('p50_s', 0):.2f} / "
-               f"{o.concurrency.get(n, {}).get('p99_s', 0):.2f} s", "") for o in ours])
-    line("TTFT of a 4th request while 3 stream", f"{ref.newcomer_ttft_s:.2f} s",
-         [(f"{o.newcomer_ttft_s:.2f} s", ratio(ref.newcomer_ttft_s, o.newcomer_ttft_s))
-          for o in ours])
-    line("interleaved chats: follow-up TTFT ÷ first turn",
-         f"{ref.follow_up_ratio:.2f} ({ref.follow_up_ttft_s:.2f} s)",
-         [(f"{o.follow_up_ratio:.2f} ({o.follow_up_ttft_s:.2f} s)",
-           ratio(ref.follow_up_ratio, o.follow_up_ratio)) for o in ours])
+        line(
+            f"{n} client{plural}, aggregate tok/s",
+            f"{at:.1f}",
+            [
+                (
+                    f"{o.concurrency.get(n, {}).get('aggregate_tokens_per_s', 0.0):.1f}",
+                    ratio(at, o.concurrency.get(n, {}).get("aggregate_tokens_per_s", 0.0)),
+                )
+                for o in ours
+            ],
+        )
+        line(
+            f"{n} client{plural}, p50 / p99 latency",
+            f"{a.get('p50_s', 0):.2f} / {a.get('p99_s', 0):.2f} s",
+            [
+                (
+                    f"{o.concurrency.get(n, {}).get('p50_s', 0):.2f} / "
+                    f"{o.concurrency.get(n, {}).get('p99_s', 0):.2f} s",
+                    "",
+                )
+                for o in ours
+            ],
+        )
+    line(
+        "TTFT of a 4th request while 3 stream",
+        f"{ref.newcomer_ttft_s:.2f} s",
+        [
+            (f"{o.newcomer_ttft_s:.2f} s", ratio(ref.newcomer_ttft_s, o.newcomer_ttft_s))
+            for o in ours
+        ],
+    )
+    line(
+        "interleaved chats: follow-up TTFT ÷ first turn",
+        f"{ref.follow_up_ratio:.2f} ({ref.follow_up_ttft_s:.2f} s)",
+        [
+            (
+                f"{o.follow_up_ratio:.2f} ({o.follow_up_ttft_s:.2f} s)",
+                ratio(ref.follow_up_ratio, o.follow_up_ratio),
+            )
+            for o in ours
+        ],
+    )
     line("errors", str(ref.errors), [(str(o.errors), "") for o in ours])
     return "\n".join(rows)
 
@@ -362,13 +431,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llama-server", default=None, metavar="PATH")
     parser.add_argument("--only", choices=["llama-server", "edgedesk"], default=None)
     parser.add_argument("--json", type=Path, default=None, metavar="FILE")
-    parser.add_argument("--rounds", type=int, default=1,
-                        help="alternate the servers this many times; figures are medians")
-    parser.add_argument("--model", type=Path, default=None,
-                        help="another GGUF (default: Gemma 3 270M Q4_K_M from PyPI)")
-    parser.add_argument("--edgedesk", action="append", default=[], metavar="LABEL=DIR",
-                        help="an EdgeDesk checkout to serve from (repeatable; default: this "
-                        "one), e.g. to compare main and a branch in the same run")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="alternate the servers this many times; figures are medians",
+    )
+    parser.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="another GGUF (default: Gemma 3 270M Q4_K_M from PyPI)",
+    )
+    parser.add_argument(
+        "--edgedesk",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="an EdgeDesk checkout to serve from (repeatable; default: this "
+        "one), e.g. to compare main and a branch in the same run",
+    )
     args = parser.parse_args(argv)
     clients = [int(c) for c in args.clients.split(",") if c.strip()]
     model = args.model or gemma_file()
@@ -381,8 +463,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.only != "edgedesk":
             peer = binary = peer_binary(args.llama_server, work / "peer")
             print(f"llama-server: {binary.describe()}", flush=True)
-            sides["llama-server"].details.update(binary=str(binary.path),
-                                                 origin=binary.origin, build=binary.build)
+            sides["llama-server"].details.update(
+                binary=str(binary.path), origin=binary.origin, build=binary.build
+            )
             servers["llama-server"] = lambda w: llama_server(binary.path, model, _mk(w))
         if args.only != "llama-server":
             for label, src in checkouts:
@@ -391,15 +474,21 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rounds = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
-    print(f"\n{model.name}, {args.tokens} tokens per request{rounds}, {os.cpu_count()} CPUs "
-          "(shared with other work: compare ratios, not absolute figures)")
+    print(
+        f"\n{model.name}, {args.tokens} tokens per request{rounds}, {os.cpu_count()} CPUs "
+        "(shared with other work: compare ratios, not absolute figures)"
+    )
     if peer is not None:
         print(f"llama-server: {peer.describe()}")
     print()
     print(table(sides["llama-server"], [sides[c[0]] for c in checkouts], clients))
     if args.json:
-        args.json.write_text(json.dumps({k: {**asdict(v), "follow_up_ratio": v.follow_up_ratio}
-                                         for k, v in sides.items()}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {k: {**asdict(v), "follow_up_ratio": v.follow_up_ratio} for k, v in sides.items()},
+                indent=2,
+            )
+        )
     return 0
 
 

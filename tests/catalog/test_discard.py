@@ -35,18 +35,30 @@ class Rig:
     def __init__(self, root: Path, url: str = "http://127.0.0.1:9") -> None:
         gate = NetGate(root / "logs" / "network.jsonl")
         self.client = HubClient(gate, url, token_source=lambda: None, sleep=lambda s: None)
-        self.downloader = Downloader(gate, quarantine_dir=root / "quarantine",
-                                     lock_dir=root / "locks", stall_s=2.0, backoff_s=0.01)
+        self.downloader = Downloader(
+            gate,
+            quarantine_dir=root / "quarantine",
+            lock_dir=root / "locks",
+            stall_s=2.0,
+            backoff_s=0.01,
+        )
         self.models = root / "models"
         self.index = InstalledIndex(root / "installed.json", self.models)
 
     def pull(self, target: PullTarget, **kwargs: object) -> InstalledModel:
-        return pull(target, hub=self.client, downloader=self.downloader, index=self.index,
-                    models_dir=self.models, **kwargs)  # type: ignore[arg-type]
+        return pull(
+            target,
+            hub=self.client,
+            downloader=self.downloader,
+            index=self.index,
+            models_dir=self.models,
+            **kwargs,
+        )  # type: ignore[arg-type]
 
     def discard(self, target: PullTarget) -> int:
-        return discard_partial(target, downloader=self.downloader, index=self.index,
-                               models_dir=self.models)
+        return discard_partial(
+            target, downloader=self.downloader, index=self.index, models_dir=self.models
+        )
 
 
 @pytest.fixture
@@ -74,8 +86,7 @@ def _pause_in_shard_two(rig: Rig, hub: FakeHub, target: PullTarget) -> None:
         rig.pull(target, progress=progress, cancel=cancel)
 
 
-def test_cancelled_split_pull_leaves_nothing_and_the_next_starts_from_zero(split_hub,
-                                                                          tmp_path):
+def test_cancelled_split_pull_leaves_nothing_and_the_next_starts_from_zero(split_hub, tmp_path):
     rig = Rig(tmp_path, split_hub.url)
     target = _split_target()
     _pause_in_shard_two(rig, split_hub, target)
@@ -84,7 +95,9 @@ def test_cancelled_split_pull_leaves_nothing_and_the_next_starts_from_zero(split
     kept = part.stat().st_size
     assert (folder / SHARDS[0]).stat().st_size == SHARD_SIZE and 0 < kept < SHARD_SIZE
     assert partial_files(target, index=rig.index, models_dir=rig.models) == [
-        part, folder / SHARDS[0]]
+        part,
+        folder / SHARDS[0],
+    ]
 
     assert rig.discard(target) == SHARD_SIZE + kept
     assert not (rig.models / "org").exists()  # no shard, no part, no empty folder
@@ -109,8 +122,11 @@ def test_only_this_models_unfinished_files_go(tmp_path):
     folder.mkdir(parents=True)
     paths[0].write_bytes(b"a" * 10)
     paths[1].with_name(SHARDS[1] + ".part").write_bytes(b"b" * 7)
-    neighbours = {"other-Q8_0.gguf": b"c" * 5, "other-Q2_K.gguf.part": b"d" * 3,
-                  "m-Q4_K_M-00001-of-00002.gguf.part": b"e" * 2}
+    neighbours = {
+        "other-Q8_0.gguf": b"c" * 5,
+        "other-Q2_K.gguf.part": b"d" * 3,
+        "m-Q4_K_M-00001-of-00002.gguf.part": b"e" * 2,
+    }
     for name, data in neighbours.items():
         (folder / name).write_bytes(data)
 
@@ -130,8 +146,16 @@ def test_installed_or_complete_files_are_never_deleted(tmp_path, tiny_chat):
     assert all(p.exists() for p in paths)
 
     # An installed model that lists the first shard keeps it, even mid-pull.
-    rig.index.add(InstalledModel(id="shard-one", files=(str(paths[0]),), size=4,
-                                 sha256=("0" * 64,), source="import", managed=False))
+    rig.index.add(
+        InstalledModel(
+            id="shard-one",
+            files=(str(paths[0]),),
+            size=4,
+            sha256=("0" * 64,),
+            source="import",
+            managed=False,
+        )
+    )
     paths[2].unlink()
     paths[2].with_name(SHARDS[2] + ".part").write_bytes(b"y" * 2)
     assert rig.discard(target) == 4 + 2
@@ -152,12 +176,18 @@ def test_a_model_finished_while_cancel_waits_for_the_locks_is_kept(tmp_path, mon
     last_part = paths[2].with_name(SHARDS[2] + ".part")
     last_part.write_bytes(b"3" * 4)
     assert partial_files(target, index=rig.index, models_dir=rig.models) == [
-        last_part, paths[0], paths[1]]
+        last_part,
+        paths[0],
+        paths[1],
+    ]
 
     def the_other_pull_finishes() -> None:
         last_part.rename(paths[2])
-        rig.index.add(InstalledModel(id="m", files=tuple(map(str, paths)), size=12,
-                                     sha256=("0" * 64,) * 3, source="hub"))
+        rig.index.add(
+            InstalledModel(
+                id="m", files=tuple(map(str, paths)), size=12, sha256=("0" * 64,) * 3, source="hub"
+            )
+        )
 
     class RacingLock(download.FileLock):
         raced = False
@@ -179,15 +209,13 @@ def test_a_pull_still_writing_is_not_cut_short(split_hub, tmp_path):
     rig = Rig(tmp_path, split_hub.url)
     target = parse_target(f"{REPO}:{SHARDS[1]}", load_catalog())
     # Slow enough that the first shard is still being written when the discard gives up.
-    split_hub.add_fault(REPO, SHARDS[0], Fault("throttle", bytes_per_s=SHARD_SIZE // 8,
-                                               times=1))
+    split_hub.add_fault(REPO, SHARDS[0], Fault("throttle", bytes_per_s=SHARD_SIZE // 8, times=1))
     started, cancel = threading.Event(), threading.Event()
     errors: list[Exception] = []
 
     def run() -> None:
         try:
-            rig.pull(target, progress=lambda p: started.set() if p.done else None,
-                     cancel=cancel)
+            rig.pull(target, progress=lambda p: started.set() if p.done else None, cancel=cancel)
         except Cancelled as exc:
             errors.append(exc)
 
@@ -216,7 +244,8 @@ def test_a_target_outside_the_models_folder_is_refused(tmp_path):
 
 
 def test_unfinished_pulls_lists_paused_hub_pulls_but_not_catalog_or_complete_ones(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     from desktop.catalog.pull import unfinished_pulls
 
     catalog = load_catalog()

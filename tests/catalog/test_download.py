@@ -44,15 +44,28 @@ def hub(payload: dict[str, bytes]):
 class Rig:
     """A gate, a Hub client and a downloader pointed at the fake Hub."""
 
-    def __init__(self, hub: FakeHub, root: Path, *, token: str | None = None,
-                 offline: bool = False, **options: object) -> None:
+    def __init__(
+        self,
+        hub: FakeHub,
+        root: Path,
+        *,
+        token: str | None = None,
+        offline: bool = False,
+        **options: object,
+    ) -> None:
         self.root = root
         self.gate = NetGate(root / "logs" / "network.jsonl", offline=offline)
-        self.client = HubClient(self.gate, hub.url, token_source=lambda: token,
-                                sleep=lambda s: None)
+        self.client = HubClient(
+            self.gate, hub.url, token_source=lambda: token, sleep=lambda s: None
+        )
         opts = {"stall_s": 0.5, "backoff_s": 0.01, "max_attempts": 5, **options}
-        self.downloader = Downloader(self.gate, quarantine_dir=root / "quarantine",
-                                     lock_dir=root / "locks", token=token, **opts)
+        self.downloader = Downloader(
+            self.gate,
+            quarantine_dir=root / "quarantine",
+            lock_dir=root / "locks",
+            token=token,
+            **opts,
+        )
         self.models = root / "models"
 
     def fetch(self, name: str, repo: str = REPO, **kwargs: object):
@@ -188,8 +201,11 @@ def test_disk_full_fails_before_the_first_byte(hub, tmp_path, monkeypatch):
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 10**6, 10**6))
     rig = Rig(hub, tmp_path)
-    with pytest.raises(DownloadError, match=r"not enough free disk space.*needs 2\.1 MB.*"
-                                            r"only 1\.0 MB is free"):
+    with pytest.raises(
+        DownloadError,
+        match=r"not enough free disk space.*needs 2\.1 MB.*"
+        r"only 1\.0 MB is free",
+    ):
         rig.fetch(BIG)
     assert hub.downloads() == []
 
@@ -225,34 +241,44 @@ def test_two_pulls_of_one_file_do_not_collide(hub, payload, tmp_path):
 def test_split_shards_are_one_model(tmp_path, tiny_chat):
     data = tiny_chat.read_bytes()
     third = len(data) // 3
-    shards = {f"m-Q4_K_M-0000{i + 1}-of-00003.gguf": data[i * third:(i + 1) * third if i < 2
-                                                         else None] for i in range(3)}
+    shards = {
+        f"m-Q4_K_M-0000{i + 1}-of-00003.gguf": data[i * third : (i + 1) * third if i < 2 else None]
+        for i in range(3)
+    }
     with FakeHub() as fake:
         fake.add_repo("org/split-GGUF", shards)
         rig = Rig(fake, tmp_path)
         index = InstalledIndex(tmp_path / "installed.json", rig.models)
         target = parse_target("org/split-GGUF:m-Q4_K_M-00001-of-00003.gguf", load_catalog())
-        model = pull(target, hub=rig.client, downloader=rig.downloader, index=index,
-                     models_dir=rig.models)
+        model = pull(
+            target, hub=rig.client, downloader=rig.downloader, index=index, models_dir=rig.models
+        )
     assert model.id == "m-Q4_K_M"
     assert [p.name for p in model.paths] == sorted(shards)
     assert b"".join(p.read_bytes() for p in model.paths) == data
     assert index.lookup("m-Q4_K_M") == model.paths
-    commits = [e.path for e in fake.log if e.path.startswith("/api/models/org/split-GGUF")
-               and "/paths-info/" not in e.path and "/tree/" not in e.path]
+    commits = [
+        e.path
+        for e in fake.log
+        if e.path.startswith("/api/models/org/split-GGUF")
+        and "/paths-info/" not in e.path
+        and "/tree/" not in e.path
+    ]
     assert len(commits) == 1, commits  # the commit is resolved once per pull
 
 
 def _reading(ident: int) -> bool:
     """Whether thread ``ident`` waits in a socket read (httpcore's blocking backend)."""
     frame = sys._current_frames().get(ident)
-    return frame is not None and frame.f_code.co_name == "read" and \
-        Path(frame.f_code.co_filename).match("httpcore/_backends/sync.py")
+    return (
+        frame is not None
+        and frame.f_code.co_name == "read"
+        and Path(frame.f_code.co_filename).match("httpcore/_backends/sync.py")
+    )
 
 
 @pytest.mark.parametrize("waking", [True, False])
-def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, tmp_path,
-                                                                  waking):
+def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, tmp_path, waking):
     from desktop.catalog.cancel import CancelEvent
 
     hub.add_fault(REPO, BIG, Fault("stall", after=200_000, stall_s=30))

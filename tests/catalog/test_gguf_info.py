@@ -16,7 +16,11 @@ GIB = 1024**3
 def test_header_facts_of_the_tiny_chat_model(tiny_chat: Path) -> None:
     info = read_gguf(tiny_chat)
     assert (info.architecture, info.block_count, info.head_count, info.head_count_kv) == (
-        "llama", 2, 4, 2)
+        "llama",
+        2,
+        4,
+        2,
+    )
     assert info.context_length == 2048 and info.key_length == 16
     assert info.chat_template and "add_generation_prompt" in info.chat_template
     # 2 layers x 2 KV heads x (16 + 16) x 2 bytes
@@ -36,10 +40,13 @@ def test_gemma_header(gemma_path: Path) -> None:
     assert 200e6 < info.parameters < 300e6
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"PK\x03\x04 a zip file", "is not a GGUF model file"),
-    (None, "model file not found"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"PK\x03\x04 a zip file", "is not a GGUF model file"),
+        (None, "model file not found"),
+    ],
+)
 def test_foreign_and_missing_files(tmp_path: Path, content: bytes | None, message: str) -> None:
     path = tmp_path / "m.gguf"
     if content is not None:
@@ -75,8 +82,27 @@ def test_partial_offload_when_vram_is_short() -> None:
 
     from desktop.catalog.gguf_info import GGUFInfo
 
-    big = GGUFInfo(Path("x"), "llama", None, 9_000_000_000, 6 * GIB, 6 * GIB, 32768, 40, 4096,
-                   32, 8, 128, 128, None, None, None, "Q4_K_M", None, 1)
+    big = GGUFInfo(
+        Path("x"),
+        "llama",
+        None,
+        9_000_000_000,
+        6 * GIB,
+        6 * GIB,
+        32768,
+        40,
+        4096,
+        32,
+        8,
+        128,
+        128,
+        None,
+        None,
+        None,
+        "Q4_K_M",
+        None,
+        1,
+    )
     plan = fit_model(big, _hw(32, 4), gpu_offload=True)
     assert plan.verdict is Verdict.PARTIAL and 0 < plan.gpu_layers < 40
     assert plan.context_length == 32768  # the trained context: RAM holds the rest

@@ -51,8 +51,17 @@ def test_remove_deletes_downloaded_files_and_empty_folders(index, tmp_path):
     (folder / "m.gguf").write_bytes(b"x")
     outside = tmp_path / "elsewhere.gguf"
     outside.write_bytes(b"y")
-    index.add(InstalledModel("m", (str(folder / "m.gguf"),), 1, ("0" * 64,), "hub",
-                             catalog_id="cat-m", quant="Q4_K_M"))
+    index.add(
+        InstalledModel(
+            "m",
+            (str(folder / "m.gguf"),),
+            1,
+            ("0" * 64,),
+            "hub",
+            catalog_id="cat-m",
+            quant="Q4_K_M",
+        )
+    )
     index.add(InstalledModel("evil", (str(outside),), 1, ("0" * 64,), "hub"))
     assert index.lookup("cat-m") == [folder / "m.gguf"]  # a catalog id finds its quant
     index.remove("cat-m")
@@ -85,7 +94,8 @@ def test_hf_cache_discovery_finds_first_shards_and_single_files(tmp_path, tiny_c
     found = discover_hf_cache(tmp_path / "hf")
     assert [(c.repo, c.revision, c.path.name) for c in found] == [
         ("bartowski/Tiny-GGUF", "abc123", "Big-Q8_0-00001-of-00002.gguf"),
-        ("bartowski/Tiny-GGUF", "abc123", "Tiny-Q4_K_M.gguf")]
+        ("bartowski/Tiny-GGUF", "abc123", "Tiny-Q4_K_M.gguf"),
+    ]
     split = index.import_file(found[0].path, source="hf-cache", repo=found[0].repo)
     assert split.id == "Big-Q8_0" and len(split.files) == 2
 
@@ -102,29 +112,38 @@ def _downloaded(index: InstalledIndex, tiny_chat: Path) -> InstalledModel:
     path = index.models_dir / "org" / "Tiny-GGUF" / "tiny-Q8_0.gguf"
     path.parent.mkdir(parents=True)
     shutil.copy(tiny_chat, path)
-    return index.add(InstalledModel(id="tiny-Q8_0", files=(str(path),),
-                                    size=path.stat().st_size, sha256=("0" * 64,),
-                                    source="hub", repo="org/Tiny-GGUF"))
+    return index.add(
+        InstalledModel(
+            id="tiny-Q8_0",
+            files=(str(path),),
+            size=path.stat().st_size,
+            sha256=("0" * 64,),
+            source="hub",
+            repo="org/Tiny-GGUF",
+        )
+    )
 
 
 def test_downloaded_files_are_recorded_relative_and_move_with_the_data_folder(
-        index, tiny_chat, tmp_path):
+    index, tiny_chat, tmp_path
+):
     _downloaded(index, tiny_chat)
     local = tmp_path / "mine" / "kept-elsewhere.gguf"
     local.parent.mkdir()
     shutil.copy(tiny_chat, local)
     index.import_file(local)
     stored = {m["id"]: m["files"] for m in json.loads(index.index_path.read_text())["models"]}
-    assert stored == {"tiny-Q8_0": ["org/Tiny-GGUF/tiny-Q8_0.gguf"],
-                      "kept-elsewhere": [str(local.absolute())]}
+    assert stored == {
+        "tiny-Q8_0": ["org/Tiny-GGUF/tiny-Q8_0.gguf"],
+        "kept-elsewhere": [str(local.absolute())],
+    }
     # The whole data folder copied elsewhere (as 'edgedesk data move' across drives),
     # the old one gone: every entry still names a file that is there.
     moved = tmp_path / "new-drive" / "data"
     shutil.copytree(index.index_path.parent, moved)
     shutil.rmtree(index.index_path.parent)
     there = InstalledIndex(moved / "installed.json", moved / "models")
-    assert there.lookup("tiny-Q8_0") == [moved / "models" / "org" / "Tiny-GGUF" /
-                                         "tiny-Q8_0.gguf"]
+    assert there.lookup("tiny-Q8_0") == [moved / "models" / "org" / "Tiny-GGUF" / "tiny-Q8_0.gguf"]
     assert there.lookup("kept-elsewhere") == [local.absolute()]
 
 
@@ -133,15 +152,29 @@ def test_an_older_index_with_absolute_paths_still_reads(index, tiny_chat, tmp_pa
     path.parent.mkdir(parents=True)
     shutil.copy(tiny_chat, path)
     index.index_path.parent.mkdir(parents=True)
-    index.index_path.write_text(json.dumps({"version": 1, "models": [{
-        "id": "tiny-Q8_0", "files": [str(path)], "size": 1, "sha256": ["0" * 64],
-        "source": "hub", "managed": True, "installed_at": 1.0}]}))
+    index.index_path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "models": [
+                    {
+                        "id": "tiny-Q8_0",
+                        "files": [str(path)],
+                        "size": 1,
+                        "sha256": ["0" * 64],
+                        "source": "hub",
+                        "managed": True,
+                        "installed_at": 1.0,
+                    }
+                ],
+            }
+        )
+    )
     assert index.lookup("tiny-Q8_0") == [path]
     shutil.copytree(path.parents[2], index.models_dir)  # the data folder moved: found again
     shutil.rmtree(tmp_path / "old-place")
     fresh = InstalledIndex(index.index_path, index.models_dir)
-    assert fresh.lookup("tiny-Q8_0") == [index.models_dir / "org" / "Tiny-GGUF" /
-                                         "tiny-Q8_0.gguf"]
+    assert fresh.lookup("tiny-Q8_0") == [index.models_dir / "org" / "Tiny-GGUF" / "tiny-Q8_0.gguf"]
 
 
 def test_the_index_is_parsed_once_per_change(index, tiny_chat, monkeypatch):

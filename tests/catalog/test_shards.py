@@ -17,9 +17,11 @@ SPLIT = "Kimi-K2-Q2_K-00002-of-00003.gguf"
 
 
 def test_one_shard_names_its_whole_set_and_the_model() -> None:
-    assert shard_names(SPLIT) == ["Kimi-K2-Q2_K-00001-of-00003.gguf",
-                                  "Kimi-K2-Q2_K-00002-of-00003.gguf",
-                                  "Kimi-K2-Q2_K-00003-of-00003.gguf"]
+    assert shard_names(SPLIT) == [
+        "Kimi-K2-Q2_K-00001-of-00003.gguf",
+        "Kimi-K2-Q2_K-00002-of-00003.gguf",
+        "Kimi-K2-Q2_K-00003-of-00003.gguf",
+    ]
     assert first_shard(SPLIT) == "Kimi-K2-Q2_K-00001-of-00003.gguf"
     assert shard_stem(f"org/repo/{SPLIT}") == "Kimi-K2-Q2_K"
     assert not is_first_shard(SPLIT) and is_first_shard(first_shard(SPLIT))
@@ -33,7 +35,9 @@ def test_a_single_file_is_its_own_set() -> None:
 
 def test_a_set_with_a_missing_shard_is_refused_by_name() -> None:
     present = shard_names(SPLIT)[:2]
-    with pytest.raises(ModelNotFound, match="Kimi-K2-Q2_K is incomplete: "
-                                            "Kimi-K2-Q2_K-00003-of-00003.gguf is missing"):
+    with pytest.raises(
+        ModelNotFound,
+        match="Kimi-K2-Q2_K is incomplete: Kimi-K2-Q2_K-00003-of-00003.gguf is missing",
+    ):
         shard_group(SPLIT, present)
     assert shard_group(SPLIT, [*shard_names(SPLIT), "README.md"]) == shard_names(SPLIT)

@@ -21,10 +21,16 @@ class Scripted:
         self.params: list[GenerationParams] = []  # what each request asked of the engine
         self._wait = wait  # set: the request "waits for a slot" until cancelled
 
-    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None, *,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
+    def stream_chat(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        *,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> Iterator[Chunk]:
         """Stream the next scripted answer (or wait to be cancelled, when told to)."""
         self.prompts.append(list(messages))
         self.params.append(params)

@@ -26,13 +26,20 @@ class FailsFirst(Scripted):
         super().__init__(*answers)
         self.fail = fail
 
-    def stream_chat(self, model: str, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None,
-                    tools: Sequence[dict[str, Any]] | None = None, *,
-                    template_kwargs: Mapping[str, Any] | None = None) -> Iterator[Chunk]:
+    def stream_chat(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        *,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> Iterator[Chunk]:
         """Fail request ``fail`` at once; stream the others."""
-        stream = super().stream_chat(model, messages, params, cancel, tools,
-                                     template_kwargs=template_kwargs)
+        stream = super().stream_chat(
+            model, messages, params, cancel, tools, template_kwargs=template_kwargs
+        )
         if len(self.prompts) == self.fail:
             raise EdgeDeskError("the model went away")
         return stream
@@ -52,7 +59,10 @@ def test_regenerate_keeps_the_earlier_answer_as_a_version_to_flip_back_to() -> N
     assert third is chat.turns[-1] and third.content == "Answer three."
     assert (third.version, third.version_count) == (2, 3)
     assert [v.content for v in third.all_versions()] == [
-        "Answer one.", "Answer two.", "Answer three."]
+        "Answer one.",
+        "Answer two.",
+        "Answer three.",
+    ]
 
     first = chat.choose_version(1, 0)
     assert chat.turns[1] is first and first.content == "Answer one."
@@ -80,7 +90,9 @@ def test_the_chosen_version_is_saved_survives_a_restart_and_is_exported() -> Non
     answer = reopened.turns[1]
     assert answer.content == "Old answer."
     assert (answer.version, [v.content for v in answer.all_versions()]) == (
-        0, ["Old answer.", "New answer."])
+        0,
+        ["Old answer.", "New answer."],
+    )
     assert [m.content for m in reopened.messages()] == ["Question?", "Old answer."]
 
     [conv] = store.list_conversations()
@@ -110,7 +122,9 @@ def test_a_regenerate_that_fails_before_its_first_word_shows_the_old_answer_agai
     with pytest.raises(EdgeDeskError, match="went away"):
         core.run(core.regenerate(chat))
     assert [(t.role, t.content, t.version_count) for t in chat.turns] == [
-        ("user", "Question?", 1), ("assistant", "Kept answer.", 1)]
+        ("user", "Question?", 1),
+        ("assistant", "Kept answer.", 1),
+    ]
     [conv] = store.list_conversations()
     assert [m.content for m in store.get_messages(conv.id)] == ["Question?", "Kept answer."]
 
@@ -143,9 +157,21 @@ def test_an_answer_stopped_before_its_first_word_is_not_kept_as_a_version() -> N
 
 def test_a_damaged_export_version_is_refused_by_name() -> None:
     store = _store()
-    bad = {"edgedesk_export": 1, "conversations": [{"title": "t", "messages": [
-        {"role": "assistant", "content": "a", "versions": [{"role": "assistant",
-                                                              "content": 5}]}]}]}
+    bad = {
+        "edgedesk_export": 1,
+        "conversations": [
+            {
+                "title": "t",
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "content": "a",
+                        "versions": [{"role": "assistant", "content": 5}],
+                    }
+                ],
+            }
+        ],
+    }
     with pytest.raises(EdgeDeskError, match="version 1: 'content' must be text"):
         store.import_json(json.dumps(bad))
     assert store.list_conversations() == []

@@ -23,10 +23,14 @@ from tests.fixtures.pictures import bomb_png, png
 from tests.retrieval.conftest import write_docx, write_pdf
 
 
-def _core(streamer: Scripted, saver: ChatSaver | None = None, *, sees: bool = True,
-          context: int | None = None) -> ChatCore:
-    return ChatCore(streamer, saver, sees=lambda _model: sees,
-                    context_of=lambda _model: context)
+def _core(
+    streamer: Scripted,
+    saver: ChatSaver | None = None,
+    *,
+    sees: bool = True,
+    context: int | None = None,
+) -> ChatCore:
+    return ChatCore(streamer, saver, sees=lambda _model: sees, context_of=lambda _model: context)
 
 
 def _saver() -> ChatSaver:
@@ -40,8 +44,9 @@ def test_a_picture_reaches_the_engine_and_comes_back_after_a_restart(tmp_path: P
     saver = _saver()
     core = _core(streamer, saver)
     chat = Conversation(model="vision-model")
-    core.run(core.ask(chat, "What is in this picture?",
-                      attachments=[attachments.from_path(picture)]))
+    core.run(
+        core.ask(chat, "What is in this picture?", attachments=[attachments.from_path(picture)])
+    )
     [question] = [m for m in streamer.prompts[0] if m.role == "user"]
     digest = hashlib.sha256(picture.read_bytes()).hexdigest()
     assert question.images == (Image(picture.read_bytes(), "image/png", digest),)
@@ -54,7 +59,11 @@ def test_a_picture_reaches_the_engine_and_comes_back_after_a_restart(tmp_path: P
     again.load_turns(stored)
     [kept] = stored.turns[0].attachments
     assert (kept.kind, kept.name, kept.mime, kept.data) == (
-        "image", "chart.png", "image/png", picture.read_bytes())
+        "image",
+        "chart.png",
+        "image/png",
+        picture.read_bytes(),
+    )
     # The next question's history still shows the model the picture.
     core = _core(streamer, again)
     core.run(core.ask(stored, "And now?"))
@@ -63,7 +72,8 @@ def test_a_picture_reaches_the_engine_and_comes_back_after_a_restart(tmp_path: P
 
 
 def test_a_picture_for_a_model_that_cannot_see_is_refused_before_anything_changes(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     streamer = Scripted("never")
     core = _core(streamer, sees=False)
     chat = Conversation(model="text-only")
@@ -73,8 +83,7 @@ def test_a_picture_for_a_model_that_cannot_see_is_refused_before_anything_change
     assert chat.turns == [] and streamer.prompts == []
 
 
-def test_a_chat_with_pictures_refuses_to_go_on_with_a_model_that_cannot_see(
-        tmp_path: Path) -> None:
+def test_a_chat_with_pictures_refuses_to_go_on_with_a_model_that_cannot_see(tmp_path: Path) -> None:
     streamer = Scripted("ok")
     chat = Conversation(model="vision-model")
     core = _core(streamer)
@@ -91,37 +100,40 @@ def test_a_short_document_is_quoted_under_its_name_before_the_question(tmp_path:
     streamer = Scripted("42.")
     core = _core(streamer, context=4096)
     chat = Conversation(model="m")
-    turn = core.run(core.ask(chat, "How big is the fund?",
-                             attachments=[attachments.from_path(notes)]))
+    turn = core.run(
+        core.ask(chat, "How big is the fund?", attachments=[attachments.from_path(notes)])
+    )
     question = streamer.prompts[0][-1]
-    assert question.content == ("Attached file notes.md:\n```\n# Budget\n\nThe kangaroo "
-                                "fund is 42 dollars.\n```\n\nHow big is the fund?")
+    assert question.content == (
+        "Attached file notes.md:\n```\n# Budget\n\nThe kangaroo "
+        "fund is 42 dollars.\n```\n\nHow big is the fund?"
+    )
     assert question.images == () and turn.sources == []
     assert chat.turns[0].content == "How big is the fund?"  # the chat shows the words alone
 
 
 def _long_report(path: Path) -> Path:
-    paragraphs = [f"Paragraph {n} is about ordinary office matters number {n}."
-                  for n in range(60)]
+    paragraphs = [f"Paragraph {n} is about ordinary office matters number {n}." for n in range(60)]
     paragraphs[41] = "The kangaroo fund for the zoo is exactly 42 dollars this year."
     path.write_text("\n\n".join(paragraphs) + "\n", encoding="utf-8")
     return path
 
 
-def test_a_long_document_goes_by_its_passages_and_the_answer_cites_them(
-        tmp_path: Path) -> None:
+def test_a_long_document_goes_by_its_passages_and_the_answer_cites_them(tmp_path: Path) -> None:
     report = _long_report(tmp_path / "report.txt")
     streamer = Scripted("The fund is 42 dollars [1].")
     saver = _saver()
     core = _core(streamer, saver, context=512)  # 384 characters go inline, not 3.9k
     chat = Conversation(model="m")
-    turn = core.run(core.ask(chat, "How big is the kangaroo fund?",
-                             attachments=[attachments.from_path(report)]))
+    turn = core.run(
+        core.ask(chat, "How big is the kangaroo fund?", attachments=[attachments.from_path(report)])
+    )
     system, question = streamer.prompts[0]
     assert system.role == "system"
     assert "[1] report.txt, line 83\nThe kangaroo fund" in system.content
     assert "kangaroo" not in question.content.split("]")[-1].replace(
-        "How big is the kangaroo fund?", "")  # the file is not pasted whole
+        "How big is the kangaroo fund?", ""
+    )  # the file is not pasted whole
     assert "[Attached file report.txt: long" in question.content
     [cited] = turn.citations
     assert (cited.path, cited.line_start, cited.line_end) == ("report.txt", 83, 83)
@@ -132,8 +144,7 @@ def test_a_long_document_goes_by_its_passages_and_the_answer_cites_them(
     assert [c.location for c in stored.turns[1].citations] == ["report.txt line 83"]
 
 
-def test_pdf_and_docx_attachments_are_read_by_the_documents_extractors(
-        tmp_path: Path) -> None:
+def test_pdf_and_docx_attachments_are_read_by_the_documents_extractors(tmp_path: Path) -> None:
     pdf = write_pdf(tmp_path / "memo.pdf", ["Front page", "The walrus code is 7731."])
     word = write_docx(tmp_path / "plan.docx", ["Plan", "Ship the otter release."])
     pdf_item, word_item = attachments.from_path(pdf), attachments.from_path(word)
@@ -148,12 +159,15 @@ def test_pdf_and_docx_attachments_are_read_by_the_documents_extractors(
     assert "[1] memo.pdf, page 2, line 1\nThe walrus code is 7731." in system
 
 
-@pytest.mark.parametrize("data, why", [
-    (bomb_png(50_000, 50_000), "decompression bomb"),
-    (png()[:20], "truncated PNG"),
-    (b"PK\x03\x04" + b"\x00" * 100, "a ZIP archive, not an image"),
-    (png(0, 1), "damaged"),
-])
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        (bomb_png(50_000, 50_000), "decompression bomb"),
+        (png()[:20], "truncated PNG"),
+        (b"PK\x03\x04" + b"\x00" * 100, "a ZIP archive, not an image"),
+        (png(0, 1), "damaged"),
+    ],
+)
 def test_hostile_pictures_are_refused_from_their_header(data: bytes, why: str) -> None:
     with pytest.raises(InvalidRequest) as refused:
         attachments.from_bytes("x.png", data)
@@ -177,10 +191,16 @@ def test_a_model_sees_pictures_exactly_when_its_plan_has_a_projector(tmp_path: P
     from desktop.errors import ModelNotFound
 
     specs = {
-        "kimi-vl": ModelSpec(tmp_path / "m.gguf", "kimi-vl", context_length=8192,
-                             plan=LocalPlan(projector=tmp_path / "mmproj.gguf")),
+        "kimi-vl": ModelSpec(
+            tmp_path / "m.gguf",
+            "kimi-vl",
+            context_length=8192,
+            plan=LocalPlan(projector=tmp_path / "mmproj.gguf"),
+        ),
         "glm-text": ModelSpec(tmp_path / "t.gguf", "glm-text", context_length=4096),
-        "org/remote": ModelSpec(None, "org/remote", plan=RemotePlan("org", "http://127.0.0.1:9/v1", "m")),
+        "org/remote": ModelSpec(
+            None, "org/remote", plan=RemotePlan("org", "http://127.0.0.1:9/v1", "m")
+        ),
     }
 
     def resolve(ref: str, **_: object) -> ModelSpec:
@@ -192,8 +212,7 @@ def test_a_model_sees_pictures_exactly_when_its_plan_has_a_projector(tmp_path: P
     assert model_sees(resolver, "kimi-vl") and not model_sees(resolver, "glm-text")
     assert model_sees(resolver, "org/remote")  # its server decides
     assert model_sees(resolver, "missing")  # left to fail with its own message
-    assert (model_context(resolver, "kimi-vl"), model_context(resolver, "missing")) == (
-        8192, None)
+    assert (model_context(resolver, "kimi-vl"), model_context(resolver, "missing")) == (8192, None)
 
 
 def test_a_picture_sent_without_words_titles_the_chat_by_its_name() -> None:

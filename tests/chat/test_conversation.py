@@ -10,7 +10,10 @@ def test_the_model_gets_the_system_prompt_and_turns_but_not_the_reasoning() -> N
     chat.turns = [Turn("user", "hi"), Turn("assistant", "hello", reasoning="greet back")]
     sent = chat.messages()
     assert [(m.role, m.content) for m in sent] == [
-        ("system", "Be brief."), ("user", "hi"), ("assistant", "hello")]
+        ("system", "Be brief."),
+        ("user", "hi"),
+        ("assistant", "hello"),
+    ]
 
 
 def test_a_chat_is_titled_from_its_first_question_once() -> None:

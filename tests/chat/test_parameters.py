@@ -16,8 +16,16 @@ from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 from tests.chat.scripted import Scripted
 
-CHOSEN = Sampling(temperature=0.2, max_tokens=77, top_p=0.5, top_k=7, min_p=0.1,
-                  repeat_penalty=1.3, seed=1234, context_length=8192)
+CHOSEN = Sampling(
+    temperature=0.2,
+    max_tokens=77,
+    top_p=0.5,
+    top_k=7,
+    min_p=0.1,
+    repeat_penalty=1.3,
+    seed=1234,
+    context_length=8192,
+)
 
 
 def _store() -> ChatStore:
@@ -25,12 +33,22 @@ def _store() -> ChatStore:
 
 
 def test_values_out_of_range_or_of_the_wrong_kind_are_left_out() -> None:
-    bad = {"top_p": 1.5, "top_k": -1, "seed": "7", "max_tokens": 0, "min_p": float("nan"),
-           "repeat_penalty": True, "temperature": 2.5, "unknown": 3, "context_length": 10}
+    bad = {
+        "top_p": 1.5,
+        "top_k": -1,
+        "seed": "7",
+        "max_tokens": 0,
+        "min_p": float("nan"),
+        "repeat_penalty": True,
+        "temperature": 2.5,
+        "unknown": 3,
+        "context_length": 10,
+    }
     assert Sampling.from_dict(bad) == Sampling()
     assert Sampling.from_dict(bad, CHOSEN) == CHOSEN
     assert Sampling.from_dict({"top_k": 5.0, "seed": None}, CHOSEN) == Sampling(
-        0.2, 77, 0.5, 5, 0.1, 1.3, None, 8192)
+        0.2, 77, 0.5, 5, 0.1, 1.3, None, 8192
+    )
     assert not valid("top_k", 2.5) and valid("max_tokens", 131_072)
     assert not valid("max_tokens", 131_073)
 
@@ -42,9 +60,16 @@ def test_the_chats_parameters_are_what_the_engine_is_asked_for() -> None:
     chat.sampling = CHOSEN
     core.run(core.ask(chat, "Hello"))
     [params] = engine.params
-    assert (params.temperature, params.max_tokens, params.top_p, params.top_k, params.min_p,
-            params.repeat_penalty, params.seed, params.context_length) == (
-        0.2, 77, 0.5, 7, 0.1, 1.3, 1234, 8192)
+    assert (
+        params.temperature,
+        params.max_tokens,
+        params.top_p,
+        params.top_k,
+        params.min_p,
+        params.repeat_penalty,
+        params.seed,
+        params.context_length,
+    ) == (0.2, 77, 0.5, 7, 0.1, 1.3, 1234, 8192)
 
 
 def test_parameters_are_saved_with_the_chat_and_read_back_after_a_restart() -> None:
@@ -68,8 +93,7 @@ def test_a_chat_from_before_kept_parameters_takes_its_last_answers_temperature()
     store = _store()
     conv = store.create_conversation("old", "m")
     store.add_message(conv.id, ChatMessage("user", "hi"))
-    store.add_message(conv.id, ChatMessage("assistant", "hello",
-                                           parameters={"temperature": 0.3}))
+    store.add_message(conv.id, ChatMessage("assistant", "hello", parameters={"temperature": 0.3}))
     assert store.get_conversation(conv.id).parameters is None
     saver = ChatSaver(store)
     [chat] = saver.load_all()

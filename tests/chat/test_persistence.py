@@ -23,8 +23,7 @@ def _answered(saver: ChatSaver, chat: Conversation, question: str, answer: str) 
 def test_a_saved_chat_reads_back_with_settings_reasoning_and_citations() -> None:
     store = ChatStore(Paths.from_env().database)
     saver = ChatSaver(store)
-    chat = Conversation(model="m", system_prompt="Be brief.", temperature=0.3,
-                        collection="docs")
+    chat = Conversation(model="m", system_prompt="Be brief.", temperature=0.3, collection="docs")
     _answered(saver, chat, "What do walruses eat?", "Clams [1].")
     store.close()
 
@@ -33,7 +32,9 @@ def test_a_saved_chat_reads_back_with_settings_reasoning_and_citations() -> None
     assert (stored.title, stored.model, stored.collection) == ("New chat", "m", "docs")
     again.load_turns(stored)
     assert [(t.role, t.content) for t in stored.turns] == [
-        ("user", "What do walruses eat?"), ("assistant", "Clams [1].")]
+        ("user", "What do walruses eat?"),
+        ("assistant", "Clams [1]."),
+    ]
     answer = stored.turns[1]
     assert answer.reasoning == "thought" and answer.usage == Usage(5, 3)
     assert [c.location for c in answer.citations] == ["/docs/report.pdf p. 2, lines 3-9"]

@@ -22,8 +22,11 @@ from tests.remote.fake_openai import FAILURE, Fake
 
 
 def _core(context: AppContext) -> ChatCore:
-    return ChatCore(context.scheduler, ChatSaver(context.chat_store),
-                    search=lambda q, cols: context.searcher.search(q, list(cols), k=5))
+    return ChatCore(
+        context.scheduler,
+        ChatSaver(context.chat_store),
+        search=lambda q, cols: context.searcher.search(q, list(cols), k=5),
+    )
 
 
 def _chat(tiny_chat: Path, **kwargs: object) -> Conversation:
@@ -48,8 +51,7 @@ def test_a_turn_streams_saves_and_titles_the_chat(context: AppContext, tiny_chat
     assert _stored(context) == [("user", "Hello there"), ("assistant", turn.content)]
 
 
-def test_regenerate_and_edit_replace_what_they_answer(context: AppContext,
-                                                      tiny_chat: Path) -> None:
+def test_regenerate_and_edit_replace_what_they_answer(context: AppContext, tiny_chat: Path) -> None:
     core = _core(context)
     chat = _chat(tiny_chat, temperature=1.0)
     core.run(core.ask(chat, "first"))
@@ -63,8 +65,9 @@ def test_regenerate_and_edit_replace_what_they_answer(context: AppContext,
     assert _stored(context)[2:] == [("user", "second, edited"), ("assistant", edited.content)]
 
 
-def test_bad_requests_are_refused_before_anything_changes(context: AppContext,
-                                                          tiny_chat: Path) -> None:
+def test_bad_requests_are_refused_before_anything_changes(
+    context: AppContext, tiny_chat: Path
+) -> None:
     core = _core(context)
     chat = _chat(tiny_chat)
     with pytest.raises(InvalidRequest, match="no question"):
@@ -77,22 +80,33 @@ def test_bad_requests_are_refused_before_anything_changes(context: AppContext,
 
 
 def test_a_grounded_answer_is_given_numbered_sources_and_cites_the_file(
-        context: AppContext, tiny_chat: Path, handbook: Path) -> None:
+    context: AppContext, tiny_chat: Path, handbook: Path
+) -> None:
     sent: list[list[Message]] = []
 
     class Recording:
         """The real scheduler, remembering the prompt it was sent."""
 
-        def stream_chat(self, model: str, messages: Sequence[Message],
-                        params: GenerationParams, cancel: threading.Event | None = None,
-                        tools: Sequence[dict[str, Any]] | None = None, *,
-                        template_kwargs: Mapping[str, Any] | None = None) -> Any:
+        def stream_chat(
+            self,
+            model: str,
+            messages: Sequence[Message],
+            params: GenerationParams,
+            cancel: threading.Event | None = None,
+            tools: Sequence[dict[str, Any]] | None = None,
+            *,
+            template_kwargs: Mapping[str, Any] | None = None,
+        ) -> Any:
             sent.append(list(messages))
-            return context.scheduler.stream_chat(model, messages, params, cancel,
-                                                 template_kwargs=template_kwargs)
+            return context.scheduler.stream_chat(
+                model, messages, params, cancel, template_kwargs=template_kwargs
+            )
 
-    core = ChatCore(Recording(), ChatSaver(context.chat_store),
-                    search=lambda q, cols: context.searcher.search(q, list(cols), k=5))
+    core = ChatCore(
+        Recording(),
+        ChatSaver(context.chat_store),
+        search=lambda q, cols: context.searcher.search(q, list(cols), k=5),
+    )
     chat = _chat(tiny_chat, collection="handbook", system_prompt="Be brief.")
     turn = core.run(core.ask(chat, "How many days of leave?"))
     system = sent[0][0].content
@@ -118,8 +132,9 @@ def _stopped_after_first_word(context: AppContext, tiny_chat: Path) -> Turn:
     return core.run(core.ask(chat, "go on"), stop_after_first, cancel)
 
 
-def test_a_stopped_answer_keeps_what_it_had_and_is_saved(context: AppContext,
-                                                         tiny_chat: Path) -> None:
+def test_a_stopped_answer_keeps_what_it_had_and_is_saved(
+    context: AppContext, tiny_chat: Path
+) -> None:
     turn = _stopped_after_first_word(context, tiny_chat)
     assert turn.finish_reason == "cancelled" and turn.content
     assert turn.usage is not None and turn.usage.completion_tokens < 1900
@@ -144,8 +159,10 @@ def test_a_stopped_answer_reads_back_as_stopped(context: AppContext, tiny_chat: 
 
 
 def test_an_answer_that_breaks_off_is_saved_with_its_words_and_why(
-        context: AppContext, fake: Fake,  # noqa: F811
-        memory_keyring: MemoryKeyring) -> None:  # noqa: F811
+    context: AppContext,
+    fake: Fake,  # noqa: F811
+    memory_keyring: MemoryKeyring,  # noqa: F811
+) -> None:
     context.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
     core = _core(context)
@@ -161,13 +178,19 @@ def test_an_answer_that_breaks_off_is_saved_with_its_words_and_why(
     ChatSaver(context.chat_store).load_turns(reopened)
     again = reopened.turns[-1]
     assert (again.role, again.content, again.finish_reason, again.error) == (
-        "assistant", "hi again ", "error", failed.value.message)
+        "assistant",
+        "hi again ",
+        "error",
+        failed.value.message,
+    )
     assert f"*(broken off: {failed.value.message})*" in context.chat_store.export_markdown()
 
 
 def test_an_error_before_any_word_leaves_the_question_unanswered(
-        context: AppContext, fake: Fake,  # noqa: F811
-        memory_keyring: MemoryKeyring) -> None:  # noqa: F811
+    context: AppContext,
+    fake: Fake,  # noqa: F811
+    memory_keyring: MemoryKeyring,  # noqa: F811
+) -> None:
     context.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "wrong key")  # refused with 401 before anything streams
     core = _core(context)
@@ -179,7 +202,8 @@ def test_an_error_before_any_word_leaves_the_question_unanswered(
 
 
 def test_drive_reports_through_callbacks_and_leaves_the_turn_to_its_view(
-        context: AppContext) -> None:
+    context: AppContext,
+) -> None:
     core = ChatCore(Scripted("Paris is the capital."), ChatSaver(context.chat_store))
     chat = Conversation(model="any")
     pending = core.ask(chat, "Capital of France?")
@@ -189,12 +213,15 @@ def test_drive_reports_through_callbacks_and_leaves_the_turn_to_its_view(
     assert "".join(seen) == "Paris is the capital."
     assert final.finish_reason == "stop" and sources == [[]]
     assert pending.answer.content == ""  # the window's thread fills its Turn from signals
-    assert _stored(context) == [("user", "Capital of France?"),
-                                ("assistant", "Paris is the capital.")]
+    assert _stored(context) == [
+        ("user", "Capital of France?"),
+        ("assistant", "Paris is the capital."),
+    ]
 
 
 def test_a_stop_while_waiting_for_the_model_ends_the_answer_before_it_began(
-        context: AppContext) -> None:
+    context: AppContext,
+) -> None:
     waiting = threading.Event()
     core = ChatCore(Scripted("never", wait=waiting), ChatSaver(context.chat_store))
     chat = Conversation(model="any")

@@ -40,10 +40,14 @@ def clients(tmp_path: Path) -> Iterator[McpClients]:
 
 def _toolbox(tmp_path: Path, clients: McpClients, policy: McpPolicy | None = None) -> ToolBox:
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"calc": {
-        "command": sys.executable, "args": [str(SERVERS), "calc"]}}}))
-    return ToolBox(ServerList(path, policy or McpPolicy()), clients,
-                   ToolAudit(tmp_path / "tools.jsonl"))
+    path.write_text(
+        json.dumps(
+            {"mcpServers": {"calc": {"command": sys.executable, "args": [str(SERVERS), "calc"]}}}
+        )
+    )
+    return ToolBox(
+        ServerList(path, policy or McpPolicy()), clients, ToolAudit(tmp_path / "tools.jsonl")
+    )
 
 
 class Asked:
@@ -59,15 +63,16 @@ class Asked:
 
 
 def test_two_rounds_of_calls_then_an_answer_saved_and_restored(
-        context: AppContext, tmp_path: Path, clients: McpClients) -> None:
+    context: AppContext, tmp_path: Path, clients: McpClients
+) -> None:
     engine = Scripted(_call("add", a=2, b=40), _call("add", a=42, b=1), "It is 43.")
-    core = ChatCore(engine, ChatSaver(context.chat_store),
-                    tools=_toolbox(tmp_path, clients))
+    core = ChatCore(engine, ChatSaver(context.chat_store), tools=_toolbox(tmp_path, clients))
     chat = Conversation(model="any")
     asked = Asked("once", "once")
     shown: list[str] = []
-    turn = core.run(core.ask(chat, "What is 2+40+1?"), lambda c: shown.append(c.text),
-                    approve=asked)
+    turn = core.run(
+        core.ask(chat, "What is 2+40+1?"), lambda c: shown.append(c.text), approve=asked
+    )
     assert turn.content == "It is 43." and "".join(shown) == "It is 43."  # no markup shown
     assert asked.seen == [("add", '{"a": 2, "b": 40}'), ("add", '{"a": 42, "b": 1}')]
     assert [[r.text for r in s.results] for s in turn.tool_steps] == [["42"], ["43"]]
@@ -86,8 +91,7 @@ def test_two_rounds_of_calls_then_an_answer_saved_and_restored(
     assert "<details><summary>Tool add (ok)</summary>" in export
 
 
-def test_deny_once_and_always(context: AppContext, tmp_path: Path,
-                              clients: McpClients) -> None:
+def test_deny_once_and_always(context: AppContext, tmp_path: Path, clients: McpClients) -> None:
     toolbox = _toolbox(tmp_path, clients)
     engine = Scripted(_call("add", a=1, b=1), "ok")
     core = ChatCore(engine, tools=toolbox)
@@ -95,8 +99,7 @@ def test_deny_once_and_always(context: AppContext, tmp_path: Path,
     turn = core.run(core.ask(chat, "add"), approve=Asked("deny"))
     [outcome] = turn.tool_steps[0].results
     assert (outcome.status, outcome.text) == ("denied", "The user did not allow this call.")
-    assert [(e.tool, e.ok, e.error) for e in toolbox.audit.entries()] == [
-        ("add", False, "denied")]
+    assert [(e.tool, e.ok, e.error) for e in toolbox.audit.entries()] == [("add", False, "denied")]
 
     engine = Scripted(_call("add", a=1, b=1), _call("add", a=2, b=2), "ok")
     core.streamer = engine
@@ -107,11 +110,13 @@ def test_deny_once_and_always(context: AppContext, tmp_path: Path,
     entry = toolbox.audit.entries()[-1]
     assert (entry.tool, entry.server, entry.ok) == ("add", "calc", True)
     assert entry.duration_ms > 0 and "4" not in json.dumps(entry.__dict__).replace(
-        str(entry.duration_ms), "").replace(str(entry.time), "")  # no content
+        str(entry.duration_ms), ""
+    ).replace(str(entry.time), "")  # no content
 
 
 def test_required_approval_asks_every_time_despite_always_and_yes_tools(
-        context: AppContext, tmp_path: Path, clients: McpClients) -> None:
+    context: AppContext, tmp_path: Path, clients: McpClients
+) -> None:
     toolbox = _toolbox(tmp_path, clients, McpPolicy(require_approval=True))
     engine = Scripted(_call("add", a=1, b=1), _call("add", a=2, b=2), "ok")
     core = ChatCore(engine, tools=toolbox, preapproved={"add"})
@@ -121,7 +126,8 @@ def test_required_approval_asks_every_time_despite_always_and_yes_tools(
 
 
 def test_a_server_the_policy_refuses_is_not_offered(
-        context: AppContext, tmp_path: Path, clients: McpClients) -> None:
+    context: AppContext, tmp_path: Path, clients: McpClients
+) -> None:
     toolbox = _toolbox(tmp_path, clients, McpPolicy(allow_user=False))
     engine = Scripted(_call("add", a=1, b=1), "ok")
     core = ChatCore(engine, tools=toolbox)
@@ -131,19 +137,22 @@ def test_a_server_the_policy_refuses_is_not_offered(
     assert clients.running() == []  # never started
 
 
-def test_the_step_limit_makes_the_model_answer(context: AppContext, tmp_path: Path,
-                                               clients: McpClients) -> None:
+def test_the_step_limit_makes_the_model_answer(
+    context: AppContext, tmp_path: Path, clients: McpClients
+) -> None:
     engine = Scripted(_call("add", a=1, b=1))  # calls forever
-    core = ChatCore(engine, tools=_toolbox(tmp_path, clients), preapproved={"add"},
-                    max_tool_steps=2)
+    core = ChatCore(
+        engine, tools=_toolbox(tmp_path, clients), preapproved={"add"}, max_tool_steps=2
+    )
     turn = core.run(core.ask(Conversation(model="any"), "loop"))
     assert len(turn.tool_steps) == 2
     assert engine.tools[2] is None and len(engine.prompts) == 3
 
 
 def test_the_document_tools_run_without_asking(context: AppContext, handbook: Path) -> None:
-    engine = Scripted(_call("search_documents", collection="handbook", query="paid leave"),
-                      "Staff get 25 days.")
+    engine = Scripted(
+        _call("search_documents", collection="handbook", query="paid leave"), "Staff get 25 days."
+    )
     core = ChatCore(engine, tools=context.toolbox)
 
     def never(spec: ToolSpec, call: ToolCall) -> Decision:
@@ -162,26 +171,44 @@ def test_the_document_tools_run_without_asking(context: AppContext, handbook: Pa
 
 
 def test_a_chat_on_no_documents_is_offered_no_document_tools(
-        context: AppContext, handbook: Path) -> None:
+    context: AppContext, handbook: Path
+) -> None:
     engine = Scripted("Paris.", "Paris.")
     core = ChatCore(engine, tools=context.toolbox)
     core.run(core.ask(Conversation(model="any"), "What is the capital of France?"))
     assert engine.tools[0] is None  # nothing to search: no tool specs in the prompt
     core.run(core.ask(Conversation(model="any", collection="handbook"), "And leave?"))
-    assert {t["function"]["name"] for t in engine.tools[1]} >= {"search_documents",
-                                                                 "read_document_passage"}
+    assert {t["function"]["name"] for t in engine.tools[1]} >= {
+        "search_documents",
+        "read_document_passage",
+    }
 
 
 @pytest.mark.parametrize(("name", "call_id", "mutable"), corpus.CORPUS)
 def test_saved_tool_turns_render_byte_exactly_after_a_restart(
-        context: AppContext, name: str, call_id: str, mutable: bool) -> None:
+    context: AppContext, name: str, call_id: str, mutable: bool
+) -> None:
     call = ToolCall(call_id, "get_weather", json.dumps(corpus.ARGS, ensure_ascii=False))
-    chat = Conversation(model="any", system_prompt="You are terse.", turns=[
-        Turn("user", "Weather in Tokyo?"),
-        Turn("assistant", "21 °C, sunny.", tool_steps=[ToolStep(
-            "", "Need the forecast.", (call,),
-            [ToolOutcome(call_id, "get_weather", "weather", '{"temp": 21}')])]),
-        Turn("user", "And tomorrow?")])
+    chat = Conversation(
+        model="any",
+        system_prompt="You are terse.",
+        turns=[
+            Turn("user", "Weather in Tokyo?"),
+            Turn(
+                "assistant",
+                "21 °C, sunny.",
+                tool_steps=[
+                    ToolStep(
+                        "",
+                        "Need the forecast.",
+                        (call,),
+                        [ToolOutcome(call_id, "get_weather", "weather", '{"temp": 21}')],
+                    )
+                ],
+            ),
+            Turn("user", "And tomorrow?"),
+        ],
+    )
     saver = ChatSaver(context.chat_store)
     saver.sync(chat, len(chat.turns))
     [reopened] = ChatSaver(context.chat_store).load_all()
@@ -189,29 +216,37 @@ def test_saved_tool_turns_render_byte_exactly_after_a_restart(
     reopened.system_prompt = "You are terse."  # kept with answers' parameters
     template = corpus._template(name)
     ours = render_chat(template, reopened.messages(), tools=[corpus.WEATHER_TOOL])
-    reference = hf_reference.render(template.text, corpus._hf_conversation(call_id),
-                                    tools=[corpus.WEATHER_TOOL], mutable=mutable)
+    reference = hf_reference.render(
+        template.text,
+        corpus._hf_conversation(call_id),
+        tools=[corpus.WEATHER_TOOL],
+        mutable=mutable,
+    )
     assert ours == reference
 
 
 def test_a_real_tiny_model_forced_to_call_a_tool_gets_its_result(
-        context: AppContext, tmp_path: Path, clients: McpClients, tiny_chat: Path) -> None:
+    context: AppContext, tmp_path: Path, clients: McpClients, tiny_chat: Path
+) -> None:
     # A grammar forces the tiny model's words to be one call: the real engine's text goes
     # through the same parser, approval, MCP call and next prompt as a real model's.
     forced = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
     sent: list[list[Message]] = []
 
     class Recording:
-        def stream_chat(self, model, messages, params, cancel=None, tools=None, *,
-                        template_kwargs=None):
+        def stream_chat(
+            self, model, messages, params, cancel=None, tools=None, *, template_kwargs=None
+        ):
             sent.append(list(messages))
-            return context.scheduler.stream_chat(model, messages, params, cancel, tools,
-                                                 template_kwargs=template_kwargs)
+            return context.scheduler.stream_chat(
+                model, messages, params, cancel, tools, template_kwargs=template_kwargs
+            )
 
     core = ChatCore(Recording(), tools=_toolbox(tmp_path, clients), max_tool_steps=1)
     pending = core.ask(Conversation(model=str(tiny_chat), max_tokens=256), "2+3?")
-    pending.params = GenerationParams(max_tokens=256, temperature=0.0,
-                                      grammar=f"root ::= {json.dumps(forced)}")
+    pending.params = GenerationParams(
+        max_tokens=256, temperature=0.0, grammar=f"root ::= {json.dumps(forced)}"
+    )
     asked = Asked("once")
     turn = core.run(pending, approve=asked)
     assert asked.seen == [("add", '{"a": 2, "b": 3}')]
@@ -221,18 +256,21 @@ def test_a_real_tiny_model_forced_to_call_a_tool_gets_its_result(
 
 
 def test_an_answer_opening_with_a_brace_still_streams(
-        context: AppContext, tmp_path: Path, clients: McpClients) -> None:
+    context: AppContext, tmp_path: Path, clients: McpClients
+) -> None:
     engine = Scripted('{"json": "is just an answer here"}')
     core = ChatCore(engine, tools=context.toolbox)
     seen: list[str] = []
-    turn = core.run(core.ask(Conversation(model="any"), "json please"),
-                    lambda c: seen.append(c.text))
+    turn = core.run(
+        core.ask(Conversation(model="any"), "json please"), lambda c: seen.append(c.text)
+    )
     assert len([s for s in seen if s]) > 1  # word by word, not held to the end
     assert turn.content == '{"json": "is just an answer here"}' and not turn.tool_steps
 
 
 def test_a_bare_json_call_streamed_as_words_moves_into_its_round(
-        context: AppContext, tmp_path: Path, clients: McpClients) -> None:
+    context: AppContext, tmp_path: Path, clients: McpClients
+) -> None:
     engine = Scripted('{"name": "add", "arguments": {"a": 1, "b": 2}}', "3.")
     core = ChatCore(engine, tools=_toolbox(tmp_path, clients), preapproved={"add"})
     turn = core.run(core.ask(Conversation(model="any"), "1+2"))
@@ -240,7 +278,8 @@ def test_a_bare_json_call_streamed_as_words_moves_into_its_round(
 
 
 def test_always_is_kept_across_a_restart_and_can_be_forgotten(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from desktop.app import build_context
     from desktop.cli import main
     from desktop.config import NoPolicy
@@ -274,12 +313,16 @@ def test_required_approval_never_remembers_always(tmp_path: Path, clients: McpCl
     approvals = Approvals(tmp_path / "tool-approvals.json")
     approvals.add("calc", "divide")  # kept from before IT set the policy
     policy = McpPolicy(require_approval=True)
-    toolbox = ToolBox(_toolbox(tmp_path, clients, policy).servers, clients,
-                      ToolAudit(tmp_path / "tools.jsonl"), approvals=approvals)
+    toolbox = ToolBox(
+        _toolbox(tmp_path, clients, policy).servers,
+        clients,
+        ToolAudit(tmp_path / "tools.jsonl"),
+        approvals=approvals,
+    )
     engine = Scripted(_call("add", a=1, b=1), _call("divide", a=4, b=2), "ok")
     asked = Asked("always", "once")
     ChatCore(engine, tools=toolbox).run(
-        ChatCore(engine, tools=toolbox).ask(Conversation(model="any"), "add, divide"),
-        approve=asked)
+        ChatCore(engine, tools=toolbox).ask(Conversation(model="any"), "add, divide"), approve=asked
+    )
     assert [name for name, _ in asked.seen] == ["add", "divide"]  # both asked
     assert approvals.all() == [("calc", "divide")]  # "always" under the policy: not kept

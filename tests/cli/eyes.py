@@ -33,9 +33,14 @@ class Eyes:
         self.report = LoadReport(spec.model_id, spec.path, 2048, 0, False, 0.0, 0, "gguf")
         self.stats = EngineStats()
 
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None, tools: Any = None,
-                    template_kwargs: Any = None) -> Iterator[Chunk]:
+    def stream_chat(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Any = None,
+        template_kwargs: Any = None,
+    ) -> Iterator[Chunk]:
         self.seen.append((self.spec, list(messages)))
         yield Chunk(text="A red square.")
         yield Chunk(finish_reason="stop", usage=Usage(5, 3))

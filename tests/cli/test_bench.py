@@ -15,11 +15,31 @@ from desktop.bench_client import percentile
 def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path) -> None:
     saved = tmp_path / "bench.json"
     result = subprocess.run(
-        [sys.executable, "-m", "desktop", "bench", str(tiny_chat), "--tokens", "8", "--clients",
-         "2", "--prompt-lengths", "16,64", "--ctx", "512", "--compare", "--json",
-         "--save", str(saved)],
-        capture_output=True, text=True, timeout=240, check=False,
-        env={**os.environ, "EDGEDESK_HOME": str(tmp_path / "home")})
+        [
+            sys.executable,
+            "-m",
+            "desktop",
+            "bench",
+            str(tiny_chat),
+            "--tokens",
+            "8",
+            "--clients",
+            "2",
+            "--prompt-lengths",
+            "16,64",
+            "--ctx",
+            "512",
+            "--compare",
+            "--json",
+            "--save",
+            str(saved),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env={**os.environ, "EDGEDESK_HOME": str(tmp_path / "home")},
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert json.loads(saved.read_text()) == report
@@ -32,8 +52,12 @@ def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path)
     assert http["clients"] == 2 and http["generation_tokens_per_s"] > 0
     assert http["latency"]["p50_s"] <= http["latency"]["p99_s"]
     assert report["baseline"]["generation_tokens_per_s"] > 0
-    assert {"generation_vs_direct", "http_generation_vs_direct", "ttft_overhead_ms",
-            "prompt_64_vs_direct"} <= set(report["ratios"])
+    assert {
+        "generation_vs_direct",
+        "http_generation_vs_direct",
+        "ttft_overhead_ms",
+        "prompt_64_vs_direct",
+    } <= set(report["ratios"])
     assert report["peak_ram_bytes"] > 10 * 1024**2
     engine = report["engine"]  # what the slots did while the HTTP clients ran
     assert engine["slots_total"] >= 1 and 1 <= engine["peak_slots_busy"] <= engine["slots_total"]
@@ -46,24 +70,31 @@ def test_chart_renders_every_figure_to_png(qapp, tmp_path: Path) -> None:
 
     from desktop.ui.bench_chart import render_chart
 
-    report = {"model": "m", "backend": "cpu", "hardware": "test machine",
-              "prompt_tokens_per_s": {"128": 100.0}, "generation_tokens_per_s": 20.0,
-              "http": {"generation_tokens_per_s": 19.0},
-              "baseline": {"prompt_tokens_per_s": {"128": 110.0},
-                           "generation_tokens_per_s": 21.0}}
+    report = {
+        "model": "m",
+        "backend": "cpu",
+        "hardware": "test machine",
+        "prompt_tokens_per_s": {"128": 100.0},
+        "generation_tokens_per_s": 20.0,
+        "http": {"generation_tokens_per_s": 19.0},
+        "baseline": {"prompt_tokens_per_s": {"128": 110.0}, "generation_tokens_per_s": 21.0},
+    }
     out = render_chart(report, tmp_path / "bench.png")
     image = QImage(str(out))
     assert not image.isNull() and image.width() == 900
     # Three figures: prompt, generation, HTTP generation; each draws our blue bar.
-    blue = sum(1 for y in range(image.height())
-               if image.pixelColor(320, y).name() == "#2f6fdf")
+    blue = sum(1 for y in range(image.height()) if image.pixelColor(320, y).name() == "#2f6fdf")
     assert blue >= 3 * 10
 
 
 def test_bench_rejects_bad_arguments(tiny_chat: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "desktop", "bench", str(tiny_chat),
-                             "--prompt-lengths", "abc"], capture_output=True, text=True,
-                            timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "desktop", "bench", str(tiny_chat), "--prompt-lengths", "abc"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 2 and "--prompt-lengths" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -79,4 +110,7 @@ def test_prompts_hit_the_requested_length_and_differ_by_salt() -> None:
 def test_percentiles_use_nearest_rank() -> None:
     values = [float(v) for v in range(1, 101)]
     assert (percentile(values, 0.5), percentile(values, 0.9), percentile(values, 0.99)) == (
-        50.0, 90.0, 99.0)
+        50.0,
+        90.0,
+        99.0,
+    )

@@ -11,8 +11,13 @@ from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import EngineStats, GenerationParams, Message, ModelSpec
 from tests.engine.test_scheduler import WAIT_S, FakeEngine
 
-STATS = EngineStats(slots_total=2, prompt_tokens_processed=900, prompt_tokens_cached=2700,
-                    decode_steps=40, tokens_decoded=100)
+STATS = EngineStats(
+    slots_total=2,
+    prompt_tokens_processed=900,
+    prompt_tokens_cached=2700,
+    decode_steps=40,
+    tokens_decoded=100,
+)
 
 
 class _Counted(FakeEngine):
@@ -22,14 +27,16 @@ class _Counted(FakeEngine):
 
 def test_figures_keep_the_peaks_of_a_run_that_has_ended() -> None:
     gate = threading.Event()
-    scheduler = Scheduler(lambda s: _Counted(s, gate, parallel=2),
-                          lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref))
-    streams = [scheduler.stream_chat("m", [Message("user", n)], GenerationParams())
-               for n in "ab"]
+    scheduler = Scheduler(
+        lambda s: _Counted(s, gate, parallel=2), lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref)
+    )
+    streams = [scheduler.stream_chat("m", [Message("user", n)], GenerationParams()) for n in "ab"]
     for stream in streams:
         next(stream)
-    waiter = threading.Thread(target=lambda: list(scheduler.stream_chat(
-        "m", [Message("user", "c")], GenerationParams())), daemon=True)
+    waiter = threading.Thread(
+        target=lambda: list(scheduler.stream_chat("m", [Message("user", "c")], GenerationParams())),
+        daemon=True,
+    )
     waiter.start()
     assert scheduler.wait_until(lambda: scheduler.queue_depth == 1, WAIT_S)
     gate.set()
@@ -44,10 +51,23 @@ def test_figures_keep_the_peaks_of_a_run_that_has_ended() -> None:
 
 
 def test_report_prints_the_slot_figures() -> None:
-    report = BenchReport("m", "/m.gguf", "2 CPUs", "cpu", 8192, 0,
-                         engine={"peak_slots_busy": 3, "slots_total": 4, "peak_queue_length": 2,
-                                 "prompt_tokens_cached": 2700, "prompt_tokens_processed": 900,
-                                 "decode_steps": 40, "tokens_per_decode_step": 2.5})
+    report = BenchReport(
+        "m",
+        "/m.gguf",
+        "2 CPUs",
+        "cpu",
+        8192,
+        0,
+        engine={
+            "peak_slots_busy": 3,
+            "slots_total": 4,
+            "peak_queue_length": 2,
+            "prompt_tokens_cached": 2700,
+            "prompt_tokens_processed": 900,
+            "decode_steps": 40,
+            "tokens_per_decode_step": 2.5,
+        },
+    )
     text = format_report(report)
     assert "slots busy (peak) / total" in text and "3 / 4" in text
     assert "queue length (peak)" in text

@@ -41,8 +41,10 @@ def stored() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every saved conversation (oldest first): its title and its messages."""
     store = saved_store()
     try:
-        return [(c.title, [(m.role, m.content) for m in store.get_messages(c.id)])
-                for c in reversed(store.list_conversations())]
+        return [
+            (c.title, [(m.role, m.content) for m in store.get_messages(c.id)])
+            for c in reversed(store.list_conversations())
+        ]
     finally:
         store.close()
 
@@ -51,19 +53,32 @@ def stored() -> list[tuple[str, list[tuple[str, str]]]]:
 def handbook(tmp_path: Path, tiny_embed: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     docs = tmp_path / "handbook"
     docs.mkdir()
-    (docs / "leave.md").write_text("# Leave\n\nStaff get 25 days of paid leave a year.\n",
-                                   encoding="utf-8")
-    assert main(["docs", "add", str(docs), "--collection", "hb",
-                 "--embedding-model", str(tiny_embed)]) == 0
+    (docs / "leave.md").write_text(
+        "# Leave\n\nStaff get 25 days of paid leave a year.\n", encoding="utf-8"
+    )
+    assert (
+        main(["docs", "add", str(docs), "--collection", "hb", "--embedding-model", str(tiny_embed)])
+        == 0
+    )
     capsys.readouterr()
     return docs / "leave.md"
 
 
 def test_a_grounded_answer_cites_its_file_and_the_chat_is_listed(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path,
-        handbook: Path) -> None:
-    code = chat(monkeypatch, "How many days of leave?\n", str(tiny_chat), "--collection", "hb",
-                "--system", "Be brief.")
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tiny_chat: Path,
+    handbook: Path,
+) -> None:
+    code = chat(
+        monkeypatch,
+        "How many days of leave?\n",
+        str(tiny_chat),
+        "--collection",
+        "hb",
+        "--system",
+        "Be brief.",
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert f"[1] {handbook} lines 1-3" in out.splitlines()
@@ -80,9 +95,12 @@ def test_a_grounded_answer_cites_its_file_and_the_chat_is_listed(
     assert "How many days of leave?" in capsys.readouterr().out
 
 
-def test_new_regenerate_and_model_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str],
-                                           tiny_chat: Path) -> None:
+def test_new_regenerate_and_model_commands(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tiny_chat: Path,
+) -> None:
     other = write_tiny_llama(tmp_path / "other-chat.gguf", seed=11)
     script = f"first\n/regenerate\n/new\nsecond\n/model {other}\nthird\n/quit\nnever sent\n"
     assert chat(monkeypatch, script, str(tiny_chat)) == 0
@@ -98,9 +116,9 @@ def test_new_regenerate_and_model_commands(monkeypatch: pytest.MonkeyPatch, tmp_
     assert models == [str(tiny_chat), str(other)]
 
 
-def test_an_ephemeral_chat_is_saved_only_by_save(monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str],
-                                                 tiny_chat: Path) -> None:
+def test_an_ephemeral_chat_is_saved_only_by_save(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path
+) -> None:
     assert chat(monkeypatch, "secret pineapple\n", str(tiny_chat), "--ephemeral") == 0
     assert stored() == []
     assert b"pineapple" not in Paths.from_env().database.read_bytes()
@@ -111,15 +129,23 @@ def test_an_ephemeral_chat_is_saved_only_by_save(monkeypatch: pytest.MonkeyPatch
     assert title == "kept mango" and messages[0] == ("user", "kept mango")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["nope"], "unknown model 'nope'"),
-    (["{embed}"], "is not a chat model (it is for embedding)"),
-    (["{chat}", "--collection", "nope"], "no collection named 'nope' (collections: none yet"),
-    ([], "no chat model is installed; name one as MODEL"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], "unknown model 'nope'"),
+        (["{embed}"], "is not a chat model (it is for embedding)"),
+        (["{chat}", "--collection", "nope"], "no collection named 'nope' (collections: none yet"),
+        ([], "no chat model is installed; name one as MODEL"),
+    ],
+)
 def test_a_model_or_collection_that_cannot_be_used_exits_2(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path,
-        tiny_embed: Path, args: list[str], message: str) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tiny_chat: Path,
+    tiny_embed: Path,
+    args: list[str],
+    message: str,
+) -> None:
     given = [a.format(embed=tiny_embed, chat=tiny_chat) for a in args]
     assert chat(monkeypatch, "hello\n", *given) == 2
     err = capsys.readouterr().err
@@ -127,9 +153,12 @@ def test_a_model_or_collection_that_cannot_be_used_exits_2(
     assert stored() == []
 
 
-def test_model_defaults_to_the_installed_chat_model(monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str],
-                                                    tiny_chat: Path, tiny_embed: Path) -> None:
+def test_model_defaults_to_the_installed_chat_model(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tiny_chat: Path,
+    tiny_embed: Path,
+) -> None:
     assert main(["models", "import", str(tiny_embed)]) == 0
     assert main(["models", "import", str(tiny_chat)]) == 0
     capsys.readouterr()
@@ -139,9 +168,9 @@ def test_model_defaults_to_the_installed_chat_model(monkeypatch: pytest.MonkeyPa
     assert capsys.readouterr().out == messages[1][1] + "\n"  # the answer, as it was saved
 
 
-def test_bad_lines_are_said_and_the_chat_goes_on(monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str],
-                                                 tiny_chat: Path) -> None:
+def test_bad_lines_are_said_and_the_chat_goes_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path
+) -> None:
     script = "/bogus\n/model nope\n/collection nope\n/regenerate\n//slash\n"
     assert chat(monkeypatch, script, str(tiny_chat)) == 0
     err = capsys.readouterr().err
@@ -163,9 +192,9 @@ class CtrlCOnFirstToken(io.StringIO):
         return super().write(text)
 
 
-def test_ctrl_c_stops_the_answer_not_the_chat(monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str],
-                                             tiny_chat: Path) -> None:
+def test_ctrl_c_stops_the_answer_not_the_chat(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path
+) -> None:
     terminal = CtrlCOnFirstToken()
     monkeypatch.setattr("sys.stdin", io.StringIO("tell me a long story\nand then?\n"))
     monkeypatch.setattr("sys.stdout", terminal)
@@ -182,9 +211,9 @@ def test_ctrl_c_stops_the_answer_not_the_chat(monkeypatch: pytest.MonkeyPatch,
     assert stopped.finish_reason == "cancelled"  # reopened or exported, it says "stopped"
 
 
-def test_a_second_ctrl_c_at_the_prompt_quits(monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str],
-                                             tiny_chat: Path) -> None:
+def test_a_second_ctrl_c_at_the_prompt_quits(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path
+) -> None:
     from desktop.app import build_context
     from desktop.chat.conversation import Conversation
     from desktop.cli.chat import TerminalChat
@@ -198,9 +227,12 @@ def test_a_second_ctrl_c_at_the_prompt_quits(monkeypatch: pytest.MonkeyPatch,
     assert [t.content for t in terminal.chat.turns if t.role == "user"] == ["hello"]
 
 
-def test_a_remote_model_chats_too(fake: Fake, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
-                                  memory_keyring: MemoryKeyring,  # noqa: F811
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_remote_model_chats_too(
+    fake: Fake,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    memory_keyring: MemoryKeyring,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
     assert main(["remotes", "add", "gpu", fake.url, "--api-key-stdin"]) == 0
     capsys.readouterr()
@@ -211,7 +243,8 @@ def test_a_remote_model_chats_too(fake: Fake, monkeypatch: pytest.MonkeyPatch,  
 
 
 def test_a_ctrl_c_between_an_answer_and_the_prompt_is_a_ctrl_c_at_the_prompt(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     ctrl_c, cancel = CtrlC(), threading.Event()
     ctrl_c.cancel = cancel
     ctrl_c(signal.SIGINT, None)  # while an answer streams: it stops the answer
@@ -227,14 +260,17 @@ def test_a_ctrl_c_between_an_answer_and_the_prompt_is_a_ctrl_c_at_the_prompt(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_at_a_terminal_ctrl_c_stops_the_answer_and_twice_at_the_prompt_quits(
-        tiny_chat: Path, edgedesk_home: Path) -> None:
+    tiny_chat: Path, edgedesk_home: Path
+) -> None:
     import pty
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: edgedesk chat at a real (pseudo) terminal
         try:
-            os.execv(sys.executable, [sys.executable, "-m", "desktop", "chat",
-                                      str(tiny_chat), "--max-tokens", "1900"])
+            os.execv(
+                sys.executable,
+                [sys.executable, "-m", "desktop", "chat", str(tiny_chat), "--max-tokens", "1900"],
+            )
         finally:
             os._exit(127)  # never run the rest of the test suite in the child
     seen = bytearray()
@@ -273,9 +309,12 @@ def test_at_a_terminal_ctrl_c_stops_the_answer_and_twice_at_the_prompt_quits(
 
 
 def test_an_answer_that_breaks_off_is_shown_saved_and_exported_as_such(
-        fake: Fake, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
-        memory_keyring: MemoryKeyring,  # noqa: F811
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    fake: Fake,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    memory_keyring: MemoryKeyring,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
     assert main(["remotes", "add", "gpu", fake.url, "--api-key-stdin"]) == 0
     capsys.readouterr()
@@ -285,21 +324,22 @@ def test_an_answer_that_breaks_off_is_shown_saved_and_exported_as_such(
     assert "(broken off)" in err and FAILURE in err
     [(_title, messages)] = stored()
     assert messages[:2] == [("user", "hi"), ("assistant", "hi again ")]
-    assert main(["chats", "export", "-o",
-                 str(tmp_path / "out.md")]) == 0
-    assert f"*(broken off: remote 'gpu' failed mid-answer: {FAILURE})*" in \
-        (tmp_path / "out.md").read_text(encoding="utf-8")
+    assert main(["chats", "export", "-o", str(tmp_path / "out.md")]) == 0
+    assert f"*(broken off: remote 'gpu' failed mid-answer: {FAILURE})*" in (
+        tmp_path / "out.md"
+    ).read_text(encoding="utf-8")
 
 
 # Like GLM's, this template writes more of the prompt when thinking is switched off.
 THINKING_TEMPLATE = TINY_TEMPLATE + (
     "{% if enable_thinking is defined and not enable_thinking %}"
-    "<think></think>the cat is the dog of the world{% endif %}")
+    "<think></think>the cat is the dog of the world{% endif %}"
+)
 
 
 def test_no_think_and_the_think_command_reach_the_template_and_are_kept(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        tmp_path: Path) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     thinker = write_tiny_llama(tmp_path / "thinker.gguf", chat_template=THINKING_TEMPLATE)
     script = "hello\n/new\n/think on\nhello!\n/think off\n/think\n/think maybe\n/help\n"
     assert chat(monkeypatch, script, str(thinker), "--no-think") == 0
@@ -322,25 +362,31 @@ def test_no_think_and_the_think_command_reach_the_template_and_are_kept(
     assert main(["chats", "import", str(tmp_path / "quiet.json")]) == 0
     store = saved_store()
     assert [c.think for c in store.list_conversations() if c.title == quiet.title] == [
-        False, False]  # the original and its imported copy
+        False,
+        False,
+    ]  # the original and its imported copy
     store.close()
 
 
 def test_the_think_command_says_when_the_model_does_not_think(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        tiny_chat: Path) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path
+) -> None:
     assert chat(monkeypatch, "/think off\n", str(tiny_chat)) == 0
     assert "does not think first anyway" in capsys.readouterr().err
 
 
 @pytest.fixture
-def bge_hub(tiny_embed: Path, edgedesk_home: Path,
-            monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+def bge_hub(
+    tiny_embed: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeHub]:
     """A fake Hub serving the tiny embedding model as the catalog's BGE small EN."""
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     with FakeHub() as hub:
-        hub.add_repo("CompendiumLabs/bge-small-en-v1.5-gguf",
-                     {"bge-small-en-v1.5-q8_0.gguf": tiny_embed.read_bytes()}, downloads=10)
+        hub.add_repo(
+            "CompendiumLabs/bge-small-en-v1.5-gguf",
+            {"bge-small-en-v1.5-q8_0.gguf": tiny_embed.read_bytes()},
+            downloads=10,
+        )
         config = edgedesk_home / "config"
         config.mkdir(parents=True)
         (config / "settings.toml").write_text(f'hub_endpoint = "{hub.url}"\n')
@@ -348,14 +394,30 @@ def bge_hub(tiny_embed: Path, edgedesk_home: Path,
 
 
 def test_a_collection_whose_embedding_model_is_missing_names_the_pull_to_run(
-        bge_hub: FakeHub, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str], tiny_chat: Path, tmp_path: Path) -> None:
+    bge_hub: FakeHub,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tiny_chat: Path,
+    tmp_path: Path,
+) -> None:
     docs = tmp_path / "handbook"
     docs.mkdir()
     (docs / "leave.md").write_text("Staff get 25 days of paid leave a year.\n")
     assert main(["models", "pull", "bge-small-en-v1.5"]) == 0
-    assert main(["docs", "add", str(docs), "--collection", "hb",
-                 "--embedding-model", "bge-small-en-v1.5"]) == 0
+    assert (
+        main(
+            [
+                "docs",
+                "add",
+                str(docs),
+                "--collection",
+                "hb",
+                "--embedding-model",
+                "bge-small-en-v1.5",
+            ]
+        )
+        == 0
+    )
     assert main(["models", "rm", "bge-small-en-v1.5"]) == 0
     capsys.readouterr()
     pull = "run 'edgedesk models pull bge-small-en-v1.5' first"

@@ -28,17 +28,22 @@ def _chat(monkeypatch: pytest.MonkeyPatch, script: str, model: str) -> int:
     return main(["chat", model, "--ephemeral"])
 
 
-def test_a_picture_goes_with_the_next_message(monkeypatch: pytest.MonkeyPatch,
-                                              tiny_chat: Path, tmp_path: Path,
-                                              seen: Seen,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_picture_goes_with_the_next_message(
+    monkeypatch: pytest.MonkeyPatch,
+    tiny_chat: Path,
+    tmp_path: Path,
+    seen: Seen,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     projector = write_header_projector(tmp_path / "mmproj.gguf")
     assert main(["models", "import", str(tiny_chat), "--mmproj", str(projector)]) == 0
     (tmp_path / "red.png").write_bytes(RED)
     (tmp_path / "blue.png").write_bytes(BLUE)
     (tmp_path / "notes.txt").write_text("hello")
-    script = (f"/image {tmp_path / 'red.png'}\n/image {tmp_path / 'notes.txt'}\n"
-              f"/image {tmp_path / 'blue.png'}\n/image\nWhich is red?\nAnd now?\n")
+    script = (
+        f"/image {tmp_path / 'red.png'}\n/image {tmp_path / 'notes.txt'}\n"
+        f"/image {tmp_path / 'blue.png'}\n/image\nWhich is red?\nAnd now?\n"
+    )
     assert _chat(monkeypatch, script, "tiny-chat") == 0
     err = capsys.readouterr().err
     assert "(red.png goes with your next message)" in err
@@ -54,14 +59,17 @@ def test_a_picture_goes_with_the_next_message(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_wrong_files_and_blind_models_are_errors_the_chat_survives(
-        monkeypatch: pytest.MonkeyPatch, tiny_chat: Path, tmp_path: Path,
-        seen: Seen, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+    tiny_chat: Path,
+    tmp_path: Path,
+    seen: Seen,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("hello")
     picture = tmp_path / "red.png"
     picture.write_bytes(RED)
-    script = (f"/image {tmp_path / 'nope.png'}\n/image {notes}\n/image {picture}\n"
-              "hi\n")
+    script = f"/image {tmp_path / 'nope.png'}\n/image {notes}\n/image {picture}\nhi\n"
     assert _chat(monkeypatch, script, str(tiny_chat)) == 0
     err = capsys.readouterr().err
     assert "nope.png: no such file" in err

@@ -17,17 +17,26 @@ from desktop.store.chats import ChatStore
 def folder(tmp_path: Path) -> Path:
     root = tmp_path / "mydocs"
     root.mkdir()
-    (root / "zoo.txt").write_text("The zebra lives in the zoo.\n\nPenguins swim.\n",
-                                  encoding="utf-8")
+    (root / "zoo.txt").write_text(
+        "The zebra lives in the zoo.\n\nPenguins swim.\n", encoding="utf-8"
+    )
     (root / "中文.md").write_text("向量检索的模型\n", encoding="utf-8")
     (root / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
     return root
 
 
-def test_docs_add_list_search_rescan(folder: Path, tiny_embed: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["docs", "add", str(folder), "--collection", "mine",
-            "--embedding-model", str(tiny_embed)]
+def test_docs_add_list_search_rescan(
+    folder: Path, tiny_embed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "docs",
+        "add",
+        str(folder),
+        "--collection",
+        "mine",
+        "--embedding-model",
+        str(tiny_embed),
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert f"skipped {folder / 'broken.pdf'}: not a readable PDF" in out
@@ -54,32 +63,47 @@ def test_docs_add_list_search_rescan(folder: Path, tiny_embed: Path,
 
 
 def test_docs_search_of_unknown_collection_fails_cleanly(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["docs", "search", "x", "--collection", "nope"]) == 2
     assert "no collection named 'nope'" in capsys.readouterr().err
 
 
-def test_ask_answers_with_sources(folder: Path, tiny_embed: Path, tiny_chat: Path,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
-    main(["docs", "add", str(folder), "--collection", "mine",
-          "--embedding-model", str(tiny_embed)])
+def test_ask_answers_with_sources(
+    folder: Path, tiny_embed: Path, tiny_chat: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["docs", "add", str(folder), "--collection", "mine", "--embedding-model", str(tiny_embed)])
     capsys.readouterr()
-    code = main(["ask", "where does the zebra live", "--collection", "mine",
-                 "--model", str(tiny_chat), "--max-tokens", "8"])
+    code = main(
+        [
+            "ask",
+            "where does the zebra live",
+            "--collection",
+            "mine",
+            "--model",
+            str(tiny_chat),
+            "--max-tokens",
+            "8",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "Sources" in out and f"{folder / 'zoo.txt'} lines 1-3" in out
 
 
-@pytest.mark.parametrize("verb", [["ask", "why?", "--collection", "mine"],
-                                  ["run", "model-x", "hi"], ["chat", "model-x"]])
-@pytest.mark.parametrize(("flag", "message"), [
-    (["--max-tokens", "0"], "--max-tokens must be at least 1"),
-    (["--temperature", "9"], "--temperature must be between 0 and 5"),
-])
+@pytest.mark.parametrize(
+    "verb", [["ask", "why?", "--collection", "mine"], ["run", "model-x", "hi"], ["chat", "model-x"]]
+)
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        (["--max-tokens", "0"], "--max-tokens must be at least 1"),
+        (["--temperature", "9"], "--temperature must be between 0 and 5"),
+    ],
+)
 def test_answering_verbs_refuse_unusable_sampling_flags_alike(
-        verb: list[str], flag: list[str], message: str,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    verb: list[str], flag: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Checked before any model or collection is looked up, so the message is about the flag.
     assert main([*verb, *flag]) == 2
     assert message in capsys.readouterr().err

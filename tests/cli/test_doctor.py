@@ -12,13 +12,19 @@ from desktop.cli.doctor import format_report, parse_vulkaninfo
 
 
 def _edgedesk(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "desktop", *args], capture_output=True,
-                          text=True, timeout=120, check=False,
-                          env={**os.environ, "EDGEDESK_HOME": str(home)})
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "EDGEDESK_HOME": str(home)},
+    )
 
 
 def test_doctor_explains_this_cpu_machine_and_fits_installed_models(
-        tiny_chat: Path, tmp_path: Path) -> None:
+    tiny_chat: Path, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     imported = _edgedesk("models", "import", str(tiny_chat), home=home)
     assert imported.returncode == 0, imported.stderr
@@ -38,7 +44,11 @@ def test_doctor_explains_this_cpu_machine_and_fits_installed_models(
     assert "backend:   cpu" in text.stdout and "GPU:       not used" in text.stdout
     # llama.cpp's compiled CPU features against this CPU's: built here, nothing missing.
     assert report["cpu"]["missing"] == [] and report["cpu"]["amx"] in (
-        "absent", "usable", "listed, not usable", "listed, not checked")
+        "absent",
+        "usable",
+        "listed, not usable",
+        "listed, not checked",
+    )
     assert "cpu:       llama.cpp built for" in text.stdout and "this CPU has" in text.stdout
     assert model["id"] in text.stdout
 
@@ -64,17 +74,33 @@ def test_vulkan_driver_names_come_from_vulkaninfo() -> None:
 	driverInfo         = Mesa 22.3.6 (LLVM 15.0.6)
 """
     assert parse_vulkaninfo(summary) == {
-        "llvmpipe (LLVM 15.0.6, 256 bits)": "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"}
+        "llvmpipe (LLVM 15.0.6, 256 bits)": "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"
+    }
 
 
 def test_the_text_report_names_each_device_and_its_driver() -> None:
-    report = {"version": "1", "hardware": "RAM 1/2 GiB free", "gpu_used": True,
-              "why_not_gpu": "", "models": [],
-              "backend": {"describe": "vulkan (GPU offload)", "compiled": ["Vulkan", "CPU"]},
-              "devices": [{"name": "Vulkan0", "description": "Radeon", "kind": "gpu",
-                           "offload": True, "memory_free_bytes": 2 * 1024**3,
-                           "memory_total_bytes": 8 * 1024**3, "driver": "radv Mesa 24"}]}
+    report = {
+        "version": "1",
+        "hardware": "RAM 1/2 GiB free",
+        "gpu_used": True,
+        "why_not_gpu": "",
+        "models": [],
+        "backend": {"describe": "vulkan (GPU offload)", "compiled": ["Vulkan", "CPU"]},
+        "devices": [
+            {
+                "name": "Vulkan0",
+                "description": "Radeon",
+                "kind": "gpu",
+                "offload": True,
+                "memory_free_bytes": 2 * 1024**3,
+                "memory_total_bytes": 8 * 1024**3,
+                "driver": "radv Mesa 24",
+            }
+        ],
+    }
     text = "\n".join(format_report(report))
     assert "vulkan (GPU offload)  (compiled in: Vulkan, CPU)" in text
-    assert "Vulkan0    Radeon  [gpu, offload]  2.0 GiB free of 8.0 GiB  driver: radv Mesa 24" in text
+    assert (
+        "Vulkan0    Radeon  [gpu, offload]  2.0 GiB free of 8.0 GiB  driver: radv Mesa 24" in text
+    )
     assert "GPU:       used" in text

@@ -23,11 +23,19 @@ ROOT = Path(__file__).resolve().parents[2]
 SECRET = "quokkaconfidential"
 
 
-def _edgedesk(*args: str, stdin: str | None = None,
-              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "desktop", *args], capture_output=True,
-                          text=True, timeout=120, check=False, cwd=ROOT, input=stdin,
-                          env={**os.environ, **(env or {})})
+def _edgedesk(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+        input=stdin,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def _plaintext_chats(n: int = 2) -> Path:
@@ -45,8 +53,7 @@ def _listed() -> subprocess.CompletedProcess[str]:
     return _edgedesk("chats", "list")
 
 
-def test_encrypt_lose_the_key_recover_it_and_decrypt(file_keyring: Path,
-                                                     tmp_path: Path) -> None:
+def test_encrypt_lose_the_key_recover_it_and_decrypt(file_keyring: Path, tmp_path: Path) -> None:
     database = _plaintext_chats()
     done = _edgedesk("data", "encrypt")
     assert done.returncode == 0, done.stderr
@@ -114,7 +121,8 @@ def test_a_new_install_is_encrypted_where_a_keyring_works(file_keyring: Path) ->
 
 
 def test_policy_encrypt_at_rest_encrypts_at_start_or_refuses_saying_why(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     database = _plaintext_chats()
     policy = MachinePolicy("test", {"EncryptAtRest": True})
     ctx = build_context(policy=policy)

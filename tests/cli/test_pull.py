@@ -55,8 +55,9 @@ def memory_keyring():
 def hub(tiny_chat, edgedesk_home):
     with FakeHub() as fake:
         fake.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
-        fake.add_repo(REPO, {BIG: os.urandom(BIG_SIZE), "tiny-Q4_K_M.gguf": b"GGUF" * 1000},
-                      downloads=10)
+        fake.add_repo(
+            REPO, {BIG: os.urandom(BIG_SIZE), "tiny-Q4_K_M.gguf": b"GGUF" * 1000}, downloads=10
+        )
         fake.add_repo("org/gated-GGUF", {"g-Q4_0.gguf": tiny_chat.read_bytes()}, gated=True)
         config = edgedesk_home / "config"
         config.mkdir(parents=True)
@@ -91,8 +92,14 @@ def test_offline_pull_fails_at_once_without_any_connection(hub, how, capsys, mon
         argv = [*argv, "--offline"]
     assert main(argv) == 6
     assert "offline mode" in capsys.readouterr().err
-    assert main([*argv[:-2], "search", "kimi"] if how != "flag-after-verb"
-                else ["models", "search", "kimi", "--offline"]) == 6
+    assert (
+        main(
+            [*argv[:-2], "search", "kimi"]
+            if how != "flag-after-verb"
+            else ["models", "search", "kimi", "--offline"]
+        )
+        == 6
+    )
     assert hub.log == []
 
 
@@ -152,12 +159,18 @@ def test_killed_pull_resumes_from_its_part(hub, edgedesk_home):
     """Kill -9 mid-transfer, pull again: only the missing bytes come over the wire."""
     hub.add_fault(REPO, BIG, Fault("throttle", bytes_per_s=400_000, times=1))
     env = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "models", "pull", f"{REPO}:{BIG}"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "models", "pull", f"{REPO}:{BIG}"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     part = edgedesk_home / "data" / "models" / REPO / (BIG + ".part")
+
     def part_grown() -> bool:
         assert proc.poll() is None
         return part.exists() and part.stat().st_size > 300_000
+
     wait_until(part_grown, 30, "300,000 bytes in the part file")
     proc.kill()
     proc.wait(10)

@@ -10,17 +10,26 @@ from pathlib import Path
 import pytest
 
 
-def edgedesk(*args: str, home: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def edgedesk(
+    *args: str, home: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if home is not None:
         env["EDGEDESK_HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "desktop", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
 
 
 def test_run_streams_an_answer_from_a_gguf_path(tiny_chat: Path) -> None:
-    result = edgedesk("run", str(tiny_chat), "hello", "--max-tokens", "12", "--temperature",
-                      "0", "--stats")
+    result = edgedesk(
+        "run", str(tiny_chat), "hello", "--max-tokens", "12", "--temperature", "0", "--stats"
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
     assert "12 generated tokens" in result.stderr and "tok/s" in result.stderr
@@ -39,8 +48,10 @@ def test_no_think_reaches_the_chat_template(tmp_path: Path) -> None:
     from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
 
     # A template that, like GLM's, writes more when thinking is switched off.
-    template = TINY_TEMPLATE + ("{% if enable_thinking is defined and not enable_thinking %}"
-                                "the cat is the dog of the world{% endif %}")
+    template = TINY_TEMPLATE + (
+        "{% if enable_thinking is defined and not enable_thinking %}"
+        "the cat is the dog of the world{% endif %}"
+    )
     model = write_tiny_llama(tmp_path / "think.gguf", chat_template=template)
     args = ("run", str(model), "hello", "--max-tokens", "2", "--temperature", "0", "--stats")
     thinking, plain = edgedesk(*args), edgedesk(*args, "--no-think")
@@ -54,15 +65,26 @@ def test_no_think_reaches_the_chat_template(tmp_path: Path) -> None:
     assert raw.returncode == 2 and "cannot go with --raw" in raw.stderr
 
 
-@pytest.mark.parametrize(("make", "message", "code"), [
-    (lambda d: d / "missing.gguf", "model file not found", 3),
-    (lambda d: (d / "notes.gguf").write_text("hello") and d / "notes.gguf",
-     "is not a GGUF model file", 3),
-    (lambda d: Path("no-such-catalog-id"), "unknown model 'no-such-catalog-id'", 3),
-    (lambda d: Path("glm-edge-4b"), "not downloaded yet; run 'edgedesk models pull glm-edge-4b'", 3),
-])
-def test_bad_model_arguments_give_one_line_errors(tmp_path: Path, make, message: str,
-                                                  code: int) -> None:
+@pytest.mark.parametrize(
+    ("make", "message", "code"),
+    [
+        (lambda d: d / "missing.gguf", "model file not found", 3),
+        (
+            lambda d: (d / "notes.gguf").write_text("hello") and d / "notes.gguf",
+            "is not a GGUF model file",
+            3,
+        ),
+        (lambda d: Path("no-such-catalog-id"), "unknown model 'no-such-catalog-id'", 3),
+        (
+            lambda d: Path("glm-edge-4b"),
+            "not downloaded yet; run 'edgedesk models pull glm-edge-4b'",
+            3,
+        ),
+    ],
+)
+def test_bad_model_arguments_give_one_line_errors(
+    tmp_path: Path, make, message: str, code: int
+) -> None:
     target = make(tmp_path)
     result = edgedesk("run", str(target), "hi")
     assert result.returncode == code
@@ -99,8 +121,12 @@ def test_models_list_shows_the_catalog_with_fit_verdicts() -> None:
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     rows = {r["id"]: r for r in data["models"]}
-    assert rows["glm-4.7-flash"]["fit"] in {"fits on GPU", "fits in RAM, slower",
-                                            "fits in RAM, slower (CPU)", "won't fit"}
+    assert rows["glm-4.7-flash"]["fit"] in {
+        "fits on GPU",
+        "fits in RAM, slower",
+        "fits in RAM, slower (CPU)",
+        "won't fit",
+    }
     assert rows["bge-m3"]["kind"] == "embedding" and rows["bge-m3"]["installed"] is None
     text = edgedesk("models", "list").stdout
     assert "moonlight-16b-a3b" in text and "FIT" in text

@@ -33,15 +33,30 @@ def pictures(tmp_path: Path) -> tuple[Path, Path]:
     return red, blue
 
 
-def test_images_go_with_the_prompt_in_order(tiny_chat: Path, tmp_path: Path,
-                                            pictures: tuple[Path, Path],
-                                            seen: Seen,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_images_go_with_the_prompt_in_order(
+    tiny_chat: Path,
+    tmp_path: Path,
+    pictures: tuple[Path, Path],
+    seen: Seen,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     projector = write_header_projector(tmp_path / "mmproj.gguf")
     assert main(["models", "import", str(tiny_chat), "--mmproj", str(projector)]) == 0
     red, blue = pictures
-    assert main(["run", "tiny-chat", "What is in this picture?", "--image", str(red),
-                 "--image", str(blue)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "tiny-chat",
+                "What is in this picture?",
+                "--image",
+                str(red),
+                "--image",
+                str(blue),
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.endswith("A red square.\n")
     [(spec, messages)] = seen
     assert spec.local is not None and spec.local.projector == projector
@@ -52,18 +67,22 @@ def test_images_go_with_the_prompt_in_order(tiny_chat: Path, tmp_path: Path,
 
 
 def test_bad_pictures_and_blind_models_are_one_line_errors(
-        tiny_chat: Path, tmp_path: Path, pictures: tuple[Path, Path],
-        seen: Seen,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tiny_chat: Path,
+    tmp_path: Path,
+    pictures: tuple[Path, Path],
+    seen: Seen,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     zipped = tmp_path / "photo.png"
     zipped.write_bytes(b"PK\x03\x04" + bytes(100))
     red = str(pictures[0])
     for argv, says in (
-            (["--image", str(tmp_path / "nope.png")], "nope.png: no such file"),
-            (["--image", str(tmp_path)], "(it is a folder)"),
-            (["--image", str(zipped)], "photo.png: the image is a ZIP archive"),
-            (["--image", red, "--raw"], "--image needs the chat template"),
-            (["--image", red], f"the model '{tiny_chat}' cannot see images")):
+        (["--image", str(tmp_path / "nope.png")], "nope.png: no such file"),
+        (["--image", str(tmp_path)], "(it is a folder)"),
+        (["--image", str(zipped)], "photo.png: the image is a ZIP archive"),
+        (["--image", red, "--raw"], "--image needs the chat template"),
+        (["--image", red], f"the model '{tiny_chat}' cannot see images"),
+    ):
         assert main(["run", str(tiny_chat), "What is this?", *argv]) == 2, says
         err = capsys.readouterr().err
         assert says in err and "Traceback" not in err

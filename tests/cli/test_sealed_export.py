@@ -29,11 +29,21 @@ def _saved_chat() -> None:
 
 
 def test_an_encrypted_export_holds_no_word_and_imports_back_with_the_passphrase(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     _saved_chat()
     out = tmp_path / "chats.edgedesk-sealed"
-    written = edgedesk("chats", "export", "--format", "json", "--encrypt",
-                       "--passphrase-stdin", "-o", out, stdin="correct horse\n")
+    written = edgedesk(
+        "chats",
+        "export",
+        "--format",
+        "json",
+        "--encrypt",
+        "--passphrase-stdin",
+        "-o",
+        out,
+        stdin="correct horse\n",
+    )
     assert_clean(written, failed=False)
     data = out.read_bytes()
     assert data.startswith(sealed.MAGIC)
@@ -41,18 +51,19 @@ def test_an_encrypted_export_holds_no_word_and_imports_back_with_the_passphrase(
         assert word.encode() not in data, word
 
     elsewhere = tmp_path / "other-home"
-    wrong = edgedesk("chats", "import", "--passphrase-stdin", out, home=elsewhere,
-                     stdin="wrong horse\n")
+    wrong = edgedesk(
+        "chats", "import", "--passphrase-stdin", out, home=elsewhere, stdin="wrong horse\n"
+    )
     assert_clean(wrong, failed=True)
     assert "passphrase does not open" in wrong.stderr
-    right = edgedesk("chats", "import", "--passphrase-stdin", out, home=elsewhere,
-                     stdin="correct horse\n")
+    right = edgedesk(
+        "chats", "import", "--passphrase-stdin", out, home=elsewhere, stdin="correct horse\n"
+    )
     assert_clean(right, failed=False)
     listing = edgedesk("chats", "export", "--format", "json", home=elsewhere)
     chats = json.loads(listing.stdout)["conversations"]
     assert [c["title"] for c in chats] == [f"about {WORDS[3]}"]
-    assert [m["content"] for m in chats[0]["messages"]] == [f"{WORDS[0]} {WORDS[2]}",
-                                                             WORDS[1]]
+    assert [m["content"] for m in chats[0]["messages"]] == [f"{WORDS[0]} {WORDS[2]}", WORDS[1]]
 
 
 def test_a_changed_byte_or_a_newer_format_is_refused_never_misread() -> None:

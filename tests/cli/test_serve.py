@@ -30,13 +30,24 @@ def _flags(*argv: str) -> dict[str, object]:
 
 def test_flags_override_the_server_settings_by_their_documented_names() -> None:
     assert _flags() == {}
-    assert _flags("--require-key", "--allowed-origins", "http://a.test, http://b.test",
-                  "--max-body-bytes", "4096", "--max-tokens-limit", "64") == {
+    assert _flags(
+        "--require-key",
+        "--allowed-origins",
+        "http://a.test, http://b.test",
+        "--max-body-bytes",
+        "4096",
+        "--max-tokens-limit",
+        "64",
+    ) == {
         "server.require_key": True,
         "server.allowed_origins": ["http://a.test", "http://b.test"],
-        "server.max_body_bytes": 4096, "server.max_tokens_limit": 64}
+        "server.max_body_bytes": 4096,
+        "server.max_tokens_limit": 64,
+    }
     assert _flags("--no-auth", "--allowed-origins", "") == {
-        "server.require_key": False, "server.allowed_origins": []}
+        "server.require_key": False,
+        "server.allowed_origins": [],
+    }
     with pytest.raises(SystemExit):  # argparse: not both
         _flags("--no-auth", "--require-key")
     with pytest.raises(InvalidRequest, match="--max-body-bytes 10 is too small"):
@@ -46,7 +57,8 @@ def test_flags_override_the_server_settings_by_their_documented_names() -> None:
 
 
 def test_debug_level_shows_the_engines_lines_and_warning_hides_requests(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     logger = logging.getLogger("edgedesk")
     before = (logger.level, list(logger.handlers), logger.propagate)
     # A library's handler on the root logger, as the MCP SDK adds one when /mcp is built.
@@ -59,13 +71,15 @@ def test_debug_level_shows_the_engines_lines_and_warning_hides_requests(
         configure_logging("debug")  # twice: still one handler, one line per record
         # The scheduler's own line for a load (a stand-in engine: no llama.cpp needed).
         engine = SimpleNamespace(parallel=2, close=lambda: None, report="loaded")
-        scheduler = Scheduler(lambda _spec: engine,  # type: ignore[arg-type,return-value]
-                              lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref))
+        scheduler = Scheduler(
+            lambda _spec: engine,  # type: ignore[arg-type,return-value]
+            lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref),
+        )
         assert scheduler.load("tiny") == "loaded"
         err = capsys.readouterr().err
     finally:
         logging.getLogger().removeHandler(library)
-        for handler in logger.handlers[len(before[1]):]:
+        for handler in logger.handlers[len(before[1]) :]:
             logger.removeHandler(handler)
         logger.setLevel(before[0])
         logger.propagate = before[2]
@@ -81,11 +95,31 @@ def running(tmp_path: Path, tiny_chat: Path) -> Iterator[tuple[str, queue.Queue[
     port = free_port()
     env = {**os.environ, "EDGEDESK_HOME": str(tmp_path / "home")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "desktop", "serve", "--no-auth", "--model", str(tiny_chat),
-         "--port", str(port), "--log-level", "info", "--max-tokens-limit", "3",
-         "--allowed-origins", "http://ide.test", "--max-body-bytes", "2048"],
-        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        text=True, env=env)
+        [
+            sys.executable,
+            "-m",
+            "desktop",
+            "serve",
+            "--no-auth",
+            "--model",
+            str(tiny_chat),
+            "--port",
+            str(port),
+            "--log-level",
+            "info",
+            "--max-tokens-limit",
+            "3",
+            "--allowed-origins",
+            "http://ide.test",
+            "--max-body-bytes",
+            "2048",
+        ],
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
     lines: queue.Queue[str] = queue.Queue()
 
     def read() -> None:
@@ -114,20 +148,33 @@ def _line_with(lines: queue.Queue[str], needle: str) -> str:
 
 
 def test_serve_prints_a_line_per_request_and_applies_its_flags(
-        running: tuple[str, queue.Queue[str]]) -> None:
+    running: tuple[str, queue.Queue[str]],
+) -> None:
     url, lines = running
-    reply = httpx.post(f"{url}/v1/chat/completions", timeout=60,
-                       headers={"Origin": "http://ide.test"},
-                       json={"model": "tiny-chat", "max_tokens": 32000,
-                             "messages": [{"role": "user", "content": "hello"}]})
+    reply = httpx.post(
+        f"{url}/v1/chat/completions",
+        timeout=60,
+        headers={"Origin": "http://ide.test"},
+        json={
+            "model": "tiny-chat",
+            "max_tokens": 32000,
+            "messages": [{"role": "user", "content": "hello"}],
+        },
+    )
     assert reply.status_code == 200
     assert reply.json()["usage"]["completion_tokens"] <= 3  # --max-tokens-limit
     assert reply.headers["access-control-allow-origin"] == "http://ide.test"
     line = _line_with(lines, reply.headers["x-request-id"])
-    assert re.search(r"INFO edgedesk\.access: req_\w+ POST /v1/chat/completions "
-                     r"model=tiny-chat status=200 tokens=\d+\+\d+ \d+ms$", line), line
-    too_big = httpx.post(f"{url}/v1/chat/completions", content=b"x" * 4096,
-                         headers={"Content-Type": "application/json"})
+    assert re.search(
+        r"INFO edgedesk\.access: req_\w+ POST /v1/chat/completions "
+        r"model=tiny-chat status=200 tokens=\d+\+\d+ \d+ms$",
+        line,
+    ), line
+    too_big = httpx.post(
+        f"{url}/v1/chat/completions",
+        content=b"x" * 4096,
+        headers={"Content-Type": "application/json"},
+    )
     assert too_big.status_code == 413  # --max-body-bytes
     line = _line_with(lines, too_big.headers["x-request-id"])
     assert line.endswith("error=request_too_large")

@@ -11,10 +11,20 @@ from tests.fixtures.children import free_port
 
 
 def test_the_start_up_line_names_where_models_run(tiny_chat: Path) -> None:
-    cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(tiny_chat), "--no-auth",
-           "--port", str(free_port())]
-    serve = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                             env=dict(os.environ))
+    cmd = [
+        sys.executable,
+        "-m",
+        "desktop",
+        "serve",
+        "--model",
+        str(tiny_chat),
+        "--no-auth",
+        "--port",
+        str(free_port()),
+    ]
+    serve = subprocess.Popen(
+        cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=dict(os.environ)
+    )
     try:
         assert serve.stderr is not None
         lines = []
@@ -34,8 +44,9 @@ def test_the_start_up_line_names_where_models_run(tiny_chat: Path) -> None:
 
 def test_with_no_model_named_the_line_says_where_any_would_run() -> None:
     cmd = [sys.executable, "-m", "desktop", "serve", "--no-auth", "--port", str(free_port())]
-    serve = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                             env=dict(os.environ))
+    serve = subprocess.Popen(
+        cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=dict(os.environ)
+    )
     try:
         assert serve.stderr is not None
         start_up = next((line for line in serve.stderr if line.startswith("Serving")), "")

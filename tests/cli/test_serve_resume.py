@@ -29,8 +29,21 @@ def _serve(model: Path, home: Path) -> Iterator[str]:
     port = _port()
     env = {**os.environ, "EDGEDESK_HOME": str(home), "EDGEDESK_OFFLINE": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "desktop", "serve", "--model", str(model), "--port", str(port),
-         "--no-auth"], env=env, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "desktop",
+            "serve",
+            "--model",
+            str(model),
+            "--port",
+            str(port),
+            "--no-auth",
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     ready = threading.Event()
 
     def watch() -> None:  # the server says on stderr when it listens
@@ -61,15 +74,19 @@ def _ask(url: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
     return dict(response.json())
 
 
-def test_a_restarted_server_resumes_the_session_from_its_disk_cache(tiny_chat: Path,
-                                                                    tmp_path: Path) -> None:
+def test_a_restarted_server_resumes_the_session_from_its_disk_cache(
+    tiny_chat: Path, tmp_path: Path
+) -> None:
     first = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hello"}]
     with _serve(tiny_chat, tmp_path / "home") as url:
         one = _ask(url, first)
     assert list((tmp_path / "home" / "cache" / "prompt-cache").rglob("*.kv"))
     answer = one["choices"][0]["message"]["content"]
-    nxt = [*first, {"role": "assistant", "content": answer},
-           {"role": "user", "content": "and then?"}]
+    nxt = [
+        *first,
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": "and then?"},
+    ]
     with _serve(tiny_chat, tmp_path / "home") as url:
         two = _ask(url, nxt)
     cached = two["usage"]["prompt_tokens_details"]["cached_tokens"]

@@ -12,11 +12,19 @@ SPEC = ToolSpec("add", "Add.", server="calc")
 CALL = ToolCall("c1", "add", '{"a": 1}')
 
 
-@pytest.mark.parametrize(("typed", "decision"), [
-    (["o"], "once"), (["always"], "always"), (["d"], "deny"), (["maybe", "a"], "always"),
-    ([], "deny")])
-def test_the_answer_comes_from_the_next_line(capsys: pytest.CaptureFixture[str],
-                                             typed: list[str], decision: str) -> None:
+@pytest.mark.parametrize(
+    ("typed", "decision"),
+    [
+        (["o"], "once"),
+        (["always"], "always"),
+        (["d"], "deny"),
+        (["maybe", "a"], "always"),
+        ([], "deny"),
+    ],
+)
+def test_the_answer_comes_from_the_next_line(
+    capsys: pytest.CaptureFixture[str], typed: list[str], decision: str
+) -> None:
     lines = iter(typed)
     assert terminal_approver(lambda: lines)(SPEC, CALL) == decision
     err = capsys.readouterr().err

@@ -47,10 +47,9 @@ def test_the_catalog_names_real_vision_entries() -> None:
     assert {e.family for e in entries.values()} == {"kimi", "glm"}
 
 
-def test_pull_fetches_the_projector_too_resuming_and_verifying(hub: FakeHub,
-                                                               edgedesk_home: Path,
-                                                               capsys: pytest.CaptureFixture[str]
-                                                               ) -> None:
+def test_pull_fetches_the_projector_too_resuming_and_verifying(
+    hub: FakeHub, edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     hub.add_fault(REPO, PROJECTOR, Fault("drop", after=100_000, times=1))
     assert main(["models", "pull", KIMI]) == 0
     out = capsys.readouterr().out
@@ -73,8 +72,9 @@ def test_pull_fetches_the_projector_too_resuming_and_verifying(hub: FakeHub,
         assert ResolverDirectory(ctx.resolver).vision(KIMI)
         info = ctx.resolver.info(folder / MODEL)
         # The projector loads beside the model: the fit counts its bytes.
-        assert ctx.resolver.fit(info, 2048, projector=folder / PROJECTOR).estimated_bytes == \
-            ctx.resolver.fit(info, 2048).estimated_bytes + len(served[PROJECTOR])
+        assert ctx.resolver.fit(
+            info, 2048, projector=folder / PROJECTOR
+        ).estimated_bytes == ctx.resolver.fit(info, 2048).estimated_bytes + len(served[PROJECTOR])
     finally:
         ctx.close()
     assert main(["models", "info", KIMI]) == 0
@@ -83,9 +83,9 @@ def test_pull_fetches_the_projector_too_resuming_and_verifying(hub: FakeHub,
     assert not (folder / PROJECTOR).exists() and not (folder / MODEL).exists()
 
 
-def test_a_corrupted_projector_is_refused_and_pulled_again(hub: FakeHub,
-                                                           capsys: pytest.CaptureFixture[str]
-                                                           ) -> None:
+def test_a_corrupted_projector_is_refused_and_pulled_again(
+    hub: FakeHub, capsys: pytest.CaptureFixture[str]
+) -> None:
     hub.add_fault(REPO, PROJECTOR, Fault("corrupt", after=5000, times=1))
     assert main(["models", "pull", KIMI]) != 0
     assert PROJECTOR in capsys.readouterr().err
@@ -93,14 +93,15 @@ def test_a_corrupted_projector_is_refused_and_pulled_again(hub: FakeHub,
 
 
 def test_a_catalog_vision_model_before_download_says_it_sees(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["models", "info", KIMI]) == 0
     assert f"vision: yes (projector {PROJECTOR}" in capsys.readouterr().out
 
 
-def test_import_with_mmproj_records_the_projector(tiny_chat: Path, projector: Path,
-                                                  edgedesk_home: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_import_with_mmproj_records_the_projector(
+    tiny_chat: Path, projector: Path, edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["models", "info", str(tiny_chat)]) == 0
     assert "vision: no" in capsys.readouterr().out
     assert main(["models", "import", str(tiny_chat), "--mmproj", str(projector)]) == 0
@@ -122,12 +123,14 @@ def test_import_with_mmproj_records_the_projector(tiny_chat: Path, projector: Pa
     assert projector.exists() and tiny_chat.exists()  # imported files are left alone
 
 
-def test_import_refuses_what_is_not_a_projector(tiny_chat: Path, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_import_refuses_what_is_not_a_projector(
+    tiny_chat: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["models", "import", str(tiny_chat), "--mmproj", str(tiny_chat)]) != 0
     assert "is not a vision projector" in capsys.readouterr().err
-    assert main(["models", "import", str(tiny_chat), "--mmproj",
-                 str(tmp_path / "missing.gguf")]) != 0
+    assert (
+        main(["models", "import", str(tiny_chat), "--mmproj", str(tmp_path / "missing.gguf")]) != 0
+    )
     assert "no such projector file" in capsys.readouterr().err
     assert main(["models", "list", "--json"]) == 0  # nothing was imported
     assert "tiny-chat" not in capsys.readouterr().out

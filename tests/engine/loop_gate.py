@@ -43,8 +43,7 @@ def wait_for(condition: Callable[[], bool]) -> None:
     wait_until(condition, 20, "the engine state")
 
 
-def together(engine: LlamaEngine, gate: LoopGate,
-             jobs: list[Callable[[], Any]]) -> list[Any]:
+def together(engine: LlamaEngine, gate: LoopGate, jobs: list[Callable[[], Any]]) -> list[Any]:
     """Run ``jobs`` on their own threads, all admitted before the loop goes on."""
     results: list[Any | None] = [None] * len(jobs)
 
@@ -56,8 +55,12 @@ def together(engine: LlamaEngine, gate: LoopGate,
     for thread in threads:
         thread.start()
     try:
-        wait_for(lambda: gate.held.is_set() and (s := engine.stats()).slots_busy
-                 + s.requests_waiting == len(jobs))
+        wait_for(
+            lambda: (
+                gate.held.is_set()
+                and (s := engine.stats()).slots_busy + s.requests_waiting == len(jobs)
+            )
+        )
     finally:
         gate.release()
     for thread in threads:

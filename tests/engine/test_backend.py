@@ -32,8 +32,13 @@ def test_cpu_build_is_cpu_without_a_notice() -> None:
 
 
 def test_version_reports_the_backend_of_this_build() -> None:
-    done = subprocess.run([sys.executable, "-m", "desktop", "--version"],
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     lines = done.stdout.splitlines()
     assert lines[0].startswith("edgedesk ")
     assert lines[1] == f"backend: {backend_info().describe()}"

@@ -12,13 +12,17 @@ from desktop.engine.cpu_features import (
     machine_flags,
 )
 
-AVX512_BUILD = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | "
-                "FMA = 1 | BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | "
-                "AVX512_BF16 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | ")
+AVX512_BUILD = (
+    "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | "
+    "FMA = 1 | BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | "
+    "AVX512_BF16 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
+)
 AVX2_BUILD = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | OPENMP = 1 | "
 EPYC_AVX2 = "processor\t: 0\nflags\t\t: fpu sse3 avx avx2 fma f16c\n"
-EPYC_AVX512 = ("processor\t: 0\nflags\t\t: fpu avx avx2 fma f16c avx_vnni avx512f avx512vbmi "
-               "avx512_vnni avx512_bf16\n")
+EPYC_AVX512 = (
+    "processor\t: 0\nflags\t\t: fpu avx avx2 fma f16c avx_vnni avx512f avx512vbmi "
+    "avx512_vnni avx512_bf16\n"
+)
 SAPPHIRE_VM = EPYC_AVX512.rstrip("\n") + " amx_tile amx_int8 amx_bf16\n"
 
 
@@ -32,8 +36,14 @@ def test_the_compiled_side_is_read_from_llama_cpps_system_info() -> None:
 def test_an_avx512_build_on_an_avx2_only_cpu_names_what_it_lacks() -> None:
     features = cpu_features(AVX512_BUILD, EPYC_AVX2, probe=lambda: True)
     assert features.amx == "absent"
-    assert features.missing == ["AVX_VNNI", "AVX512", "AVX512_VBMI", "AVX512_VNNI",
-                                "AVX512_BF16", "AMX_INT8"]
+    assert features.missing == [
+        "AVX_VNNI",
+        "AVX512",
+        "AVX512_VBMI",
+        "AVX512_VNNI",
+        "AVX512_BF16",
+        "AMX_INT8",
+    ]
     assert cpu_features(AVX2_BUILD, EPYC_AVX2).missing == []
 
 
@@ -48,10 +58,16 @@ def test_amx_listed_but_unusable_is_told_apart_from_usable() -> None:
 
 
 def test_doctor_prints_both_sides_and_warns_of_sigill() -> None:
-    report = {"version": "1", "hardware": "RAM", "gpu_used": False, "why_not_gpu": "",
-              "models": [], "devices": [],
-              "backend": {"describe": "cpu", "compiled": ["CPU"]},
-              "cpu": dict(as_report(cpu_features(AVX512_BUILD, EPYC_AVX2)))}
+    report = {
+        "version": "1",
+        "hardware": "RAM",
+        "gpu_used": False,
+        "why_not_gpu": "",
+        "models": [],
+        "devices": [],
+        "backend": {"describe": "cpu", "compiled": ["CPU"]},
+        "cpu": dict(as_report(cpu_features(AVX512_BUILD, EPYC_AVX2))),
+    }
     text = "\n".join(format_report(report))
     assert "llama.cpp built for AVX, AVX2, FMA, F16C, AVX_VNNI, AVX512" in text
     assert "this CPU has AVX, AVX2, FMA, F16C; AMX: absent" in text

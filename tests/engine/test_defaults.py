@@ -28,14 +28,19 @@ class _Policy:
         return self.values
 
 
-def _spec_options(home: Path, model: Path, settings: str = "",
-                  policy: Mapping[str, Any] | None = None,
-                  cli: Mapping[str, Any] | None = None) -> tuple[ModelSpec, LocalPlan]:
+def _spec_options(
+    home: Path,
+    model: Path,
+    settings: str = "",
+    policy: Mapping[str, Any] | None = None,
+    cli: Mapping[str, Any] | None = None,
+) -> tuple[ModelSpec, LocalPlan]:
     paths = Paths.from_env({"EDGEDESK_HOME": str(home)})
     paths.ensure()
     paths.settings_file.write_text(settings)
-    ctx = build_context(environ={"EDGEDESK_HOME": str(home)}, policy=_Policy(policy or {}),
-                        cli_settings=cli)
+    ctx = build_context(
+        environ={"EDGEDESK_HOME": str(home)}, policy=_Policy(policy or {}), cli_settings=cli
+    )
     try:
         spec = ctx.resolver(str(model))
     finally:
@@ -44,8 +49,9 @@ def _spec_options(home: Path, model: Path, settings: str = "",
     return spec, spec.plan
 
 
-def test_default_plan_uses_every_physical_core_and_four_slots(tmp_path: Path,
-                                                              gemma_path: Path) -> None:
+def test_default_plan_uses_every_physical_core_and_four_slots(
+    tmp_path: Path, gemma_path: Path
+) -> None:
     spec, options = _spec_options(tmp_path / "home", gemma_path)
     cores = psutil.cpu_count(logical=False) or psutil.cpu_count()
     assert spec.threads == cores and options.batch_threads == cores
@@ -56,10 +62,12 @@ def test_default_plan_uses_every_physical_core_and_four_slots(tmp_path: Path,
 
 def test_settings_and_flags_override_the_defaults(tmp_path: Path, gemma_path: Path) -> None:
     spec, options = _spec_options(
-        tmp_path / "home", gemma_path,
-        "[engine]\nthreads = 1\nbatch_threads = 2\nparallel = 2\ncache_type = \"q8_0\"\n"
+        tmp_path / "home",
+        gemma_path,
+        '[engine]\nthreads = 1\nbatch_threads = 2\nparallel = 2\ncache_type = "q8_0"\n'
         "prompt_lookup_tokens = 8\nprompt_cache_disk_mb = 3\n",
-        cli={"engine.context_length": 2048})  # what --ctx sets
+        cli={"engine.context_length": 2048},
+    )  # what --ctx sets
     assert (spec.threads, options.batch_threads, options.parallel) == (1, 2, 2)
     assert spec.context_length == 2048
     assert (options.cache_type, options.lookup_draft) == ("q8_0", 8)
@@ -68,21 +76,42 @@ def test_settings_and_flags_override_the_defaults(tmp_path: Path, gemma_path: Pa
 
 
 def test_policy_caps_the_number_of_slots(tmp_path: Path, gemma_path: Path) -> None:
-    _, options = _spec_options(tmp_path / "home", gemma_path, "[engine]\nparallel = 8\n",
-                               policy={"engine.max_parallel": 2})
+    _, options = _spec_options(
+        tmp_path / "home", gemma_path, "[engine]\nparallel = 8\n", policy={"engine.max_parallel": 2}
+    )
     assert options.parallel == 2
 
 
 @pytest.mark.parametrize("value", ["0", "65", '"four"'])
-def test_a_bad_parallel_setting_is_refused_with_its_name(tmp_path: Path, gemma_path: Path,
-                                                         value: str) -> None:
+def test_a_bad_parallel_setting_is_refused_with_its_name(
+    tmp_path: Path, gemma_path: Path, value: str
+) -> None:
     with pytest.raises(ConfigError, match="parallel"):
         _spec_options(tmp_path / "home", gemma_path, f"[engine]\nparallel = {value}\n")
 
 
 def _big() -> GGUFInfo:
-    return GGUFInfo(Path("x"), "llama", None, 9_000_000_000, 6 * GIB, 6 * GIB, 32768, 40,
-                    4096, 32, 8, 128, 128, None, None, None, "Q4_K_M", None, 1)
+    return GGUFInfo(
+        Path("x"),
+        "llama",
+        None,
+        9_000_000_000,
+        6 * GIB,
+        6 * GIB,
+        32768,
+        40,
+        4096,
+        32,
+        8,
+        128,
+        128,
+        None,
+        None,
+        None,
+        "Q4_K_M",
+        None,
+        1,
+    )
 
 
 def test_the_slots_share_the_trained_context_when_memory_allows() -> None:
@@ -105,8 +134,7 @@ def test_tight_memory_quantizes_the_cache_before_shrinking_the_context() -> None
     plan = fit_model(info, Hardware(ram, ram, 8), gpu_offload=False, parallel=4)
     assert (plan.context_length, plan.parallel, plan.cache_type) == (8192, 4, "q8_0")
     # An explicit cache type is kept: f16 gives a smaller context instead.
-    f16 = fit_model(info, Hardware(ram, ram, 8), gpu_offload=False, parallel=4,
-                    cache_type="f16")
+    f16 = fit_model(info, Hardware(ram, ram, 8), gpu_offload=False, parallel=4, cache_type="f16")
     assert f16.cache_type == "f16" and f16.context_length < 8192
 
 
@@ -114,13 +142,13 @@ def test_a_model_that_fits_the_gpu_keeps_all_its_layers_there() -> None:
     # 6 GiB of weights on an 8 GiB GPU: the trained 32K would spill layers to the CPU,
     # so the context stops where every layer still fits (never below 8192).
     gpu = GPU("test GPU", 8 * GIB, 8 * GIB)
-    plan = fit_model(_big(), Hardware(64 * GIB, 64 * GIB, 8, (gpu,)), gpu_offload=True,
-                     parallel=4)
+    plan = fit_model(_big(), Hardware(64 * GIB, 64 * GIB, 8, (gpu,)), gpu_offload=True, parallel=4)
     assert plan.verdict is Verdict.GPU and plan.gpu_layers == _big().block_count + 1
     assert 8192 <= plan.context_length < 32768
 
 
 def test_gemma_fits_four_slots_on_a_small_machine(gemma_path: Path) -> None:
-    plan = fit_model(read_gguf(gemma_path), Hardware(4 * GIB, 4 * GIB, 2), gpu_offload=False,
-                     parallel=4)
+    plan = fit_model(
+        read_gguf(gemma_path), Hardware(4 * GIB, 4 * GIB, 2), gpu_offload=False, parallel=4
+    )
     assert (plan.context_length, plan.parallel) == (32768, 4)

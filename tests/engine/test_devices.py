@@ -7,8 +7,9 @@ from desktop.engine.backend import BackendInfo, parse_backend, why_no_gpu
 from desktop.engine.devices import Device, list_backends, list_devices
 
 GIB = 1024**3
-LAVAPIPE = Device("Vulkan", "Vulkan0", "llvmpipe (LLVM 15.0.6, 256 bits)", "igpu",
-                  30 * GIB, 31 * GIB)
+LAVAPIPE = Device(
+    "Vulkan", "Vulkan0", "llvmpipe (LLVM 15.0.6, 256 bits)", "igpu", 30 * GIB, 31 * GIB
+)
 CPU_DEV = Device("CPU", "CPU", "AMD EPYC", "cpu", 30 * GIB, 31 * GIB)
 
 
@@ -22,8 +23,9 @@ def test_this_build_lists_the_cpu_backend_and_its_memory() -> None:
 
 def test_a_vulkan_build_with_a_device_is_named_vulkan_not_gpu() -> None:
     # The registry names the backend even where the system-info text does not.
-    info = parse_backend("CPU : AVX2 = 1 | ", True, registered=["Vulkan", "CPU"],
-                         devices=[LAVAPIPE, CPU_DEV])
+    info = parse_backend(
+        "CPU : AVX2 = 1 | ", True, registered=["Vulkan", "CPU"], devices=[LAVAPIPE, CPU_DEV]
+    )
     assert info.describe() == "vulkan (GPU offload)"
     assert info.gpu_devices == (LAVAPIPE,) and info.notice is None
 

@@ -29,12 +29,12 @@ def gate() -> LoopGate:
 
 @pytest.fixture(scope="module")
 def gemma(gemma_path: Path, gate: LoopGate) -> LlamaEngine:
-    return LlamaEngine(gemma_path, LoadOptions(context_length=2048), model_id="gemma",
-                       on_step=gate)
+    return LlamaEngine(gemma_path, LoadOptions(context_length=2048), model_id="gemma", on_step=gate)
 
 
-def _answer(engine: LlamaEngine, messages: list[Message],
-            params: GenerationParams) -> tuple[str, Chunk]:
+def _answer(
+    engine: LlamaEngine, messages: list[Message], params: GenerationParams
+) -> tuple[str, Chunk]:
     chunks = list(engine.stream_chat(messages, params))
     return "".join(c.text for c in chunks), chunks[-1]
 
@@ -57,13 +57,33 @@ def test_architecture_template_used_for_chat(gemma: LlamaEngine) -> None:
 
 def test_edgedesk_run_raw_matches_llama_cpp_python(gemma_path: Path, tmp_path: Path) -> None:
     direct = llama_cpp.Llama(str(gemma_path), n_ctx=1024, verbose=False)
-    expected = direct.create_completion(PROMPT, max_tokens=24, temperature=0.0)["choices"][0]["text"]
+    expected = direct.create_completion(PROMPT, max_tokens=24, temperature=0.0)["choices"][0][
+        "text"
+    ]
     direct.close()
     env = {**os.environ, "EDGEDESK_HOME": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-m", "desktop", "run", str(gemma_path), PROMPT, "--raw",
-         "--max-tokens", "24", "--temperature", "0", "--ctx", "1024"],
-        capture_output=True, text=True, env=env, timeout=300, check=False)
+        [
+            sys.executable,
+            "-m",
+            "desktop",
+            "run",
+            str(gemma_path),
+            PROMPT,
+            "--raw",
+            "--max-tokens",
+            "24",
+            "--temperature",
+            "0",
+            "--ctx",
+            "1024",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == expected + "\n"
 
@@ -80,16 +100,24 @@ NEAR_TIE_NATS = 0.5
 def _greedy_tokens(engine: LlamaEngine, question: str) -> list[tuple[str, float]]:
     """(token, margin over the runner-up in nats) for each token of a greedy answer."""
     params = GenerationParams(max_tokens=16, temperature=0.0, logprobs=2)
-    steps = [lp for c in engine.stream_chat([Message("user", question)], params)
-             for lp in c.logprobs]
-    return [(lp.token, lp.logprob - max((p for t, p in lp.top if t != lp.token),
-                                        default=float("-inf"))) for lp in steps]
+    steps = [
+        lp for c in engine.stream_chat([Message("user", question)], params) for lp in c.logprobs
+    ]
+    return [
+        (lp.token, lp.logprob - max((p for t, p in lp.top if t != lp.token), default=float("-inf")))
+        for lp in steps
+    ]
 
 
 def test_greedy_answers_are_the_same_alone_and_beside_three_others(
-        gemma: LlamaEngine, gate: LoopGate) -> None:
-    questions = ["Name a colour.", "What is two plus two?", "Say hello in French.",
-                 "Name a planet."]
+    gemma: LlamaEngine, gate: LoopGate
+) -> None:
+    questions = [
+        "Name a colour.",
+        "What is two plus two?",
+        "Say hello in French.",
+        "Name a planet.",
+    ]
     solo = [_greedy_tokens(gemma, q) for q in questions]
     first = len(gate.steps)
     batched = together(gemma, gate, [lambda q=q: _greedy_tokens(gemma, q) for q in questions])
@@ -124,12 +152,15 @@ def test_next_turn_after_a_prompt_longer_than_the_window_reuses_it(gemma: LlamaE
 
 
 def test_a_chat_pushed_out_of_the_only_slot_comes_back_from_ram_unchanged(
-        gemma_path: Path, gemma: LlamaEngine) -> None:
+    gemma_path: Path, gemma: LlamaEngine
+) -> None:
     one_slot = LlamaEngine(gemma_path, LoadOptions(context_length=2048, parallel=1))
     try:
         params = GenerationParams(max_tokens=8, temperature=0.0)
-        turn1 = [Message("system", " ".join(f"Rule {i}: be brief." for i in range(40))),
-                 Message("user", "Name a colour.")]
+        turn1 = [
+            Message("system", " ".join(f"Rule {i}: be brief." for i in range(40))),
+            Message("user", "Name a colour."),
+        ]
         answer, first = _answer(one_slot, turn1, params)
         _answer(one_slot, [Message("user", "Something else entirely.")], params)
         turn2 = [*turn1, Message("assistant", answer), Message("user", "Another.")]
@@ -147,8 +178,13 @@ def test_interleaved_chats_keep_their_prefix_after_a_burst(gemma_path: Path) -> 
     engine = LlamaEngine(gemma_path, LoadOptions(context_length=8192), model_id="gemma")
     try:
         params = GenerationParams(max_tokens=96, temperature=0.0)
-        burst = [threading.Thread(target=_answer, args=(
-            engine, [Message("user", f"Write a story number {i}.")], params)) for i in range(8)]
+        burst = [
+            threading.Thread(
+                target=_answer,
+                args=(engine, [Message("user", f"Write a story number {i}.")], params),
+            )
+            for i in range(8)
+        ]
         for thread in burst:
             thread.start()
         for thread in burst:

@@ -32,13 +32,19 @@ def picture(fmt: str, size: tuple[int, int] = (40, 30)) -> bytes:
 
 
 def png_chunk(kind: bytes, body: bytes) -> bytes:
-    return (struct.pack(">I", len(body)) + kind + body
-            + struct.pack(">I", zlib.crc32(kind + body)))
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
-@pytest.mark.parametrize(("fmt", "mime"), [("PNG", "image/png"), ("JPEG", "image/jpeg"),
-                                           ("GIF", "image/gif"), ("BMP", "image/bmp"),
-                                           ("WEBP", "image/webp")])
+@pytest.mark.parametrize(
+    ("fmt", "mime"),
+    [
+        ("PNG", "image/png"),
+        ("JPEG", "image/jpeg"),
+        ("GIF", "image/gif"),
+        ("BMP", "image/bmp"),
+        ("WEBP", "image/webp"),
+    ],
+)
 def test_good_pictures_pass_with_their_type_and_size(fmt: str, mime: str) -> None:
     info = inspect_image(picture(fmt))
     assert (info.mime, info.width, info.height) == (mime, 40, 30)
@@ -143,14 +149,14 @@ def _segments(data: bytes) -> list[int]:
     offsets, pos = [], 2
     while data[pos + 1] != 0xDA:
         offsets.append(pos)
-        pos += 2 + struct.unpack(">H", data[pos + 2:pos + 4])[0]
+        pos += 2 + struct.unpack(">H", data[pos + 2 : pos + 4])[0]
     return offsets
 
 
 def test_a_jpeg_with_a_wrong_segment_length_is_refused() -> None:
     data = bytearray(picture("JPEG"))
     first = _segments(bytes(data))[0]
-    data[first + 2:first + 4] = struct.pack(">H", 0xFFF0)  # runs past the end
+    data[first + 2 : first + 4] = struct.pack(">H", 0xFFF0)  # runs past the end
     with pytest.raises(ImageRejected, match="segment length"):
         inspect_image(bytes(data))
 
@@ -158,8 +164,8 @@ def test_a_jpeg_with_a_wrong_segment_length_is_refused() -> None:
 def test_a_jpeg_with_a_short_segment_length_is_refused() -> None:
     data = bytearray(picture("JPEG"))
     first = _segments(bytes(data))[0]
-    length = struct.unpack(">H", data[first + 2:first + 4])[0]
-    data[first + 2:first + 4] = struct.pack(">H", length - 3)  # lands inside a segment
+    length = struct.unpack(">H", data[first + 2 : first + 4])[0]
+    data[first + 2 : first + 4] = struct.pack(">H", length - 3)  # lands inside a segment
     with pytest.raises(ImageRejected, match="JPEG"):
         inspect_image(bytes(data))
 

@@ -38,8 +38,9 @@ def test_streams_many_chunks_then_one_final_chunk(chat_engine: LlamaEngine) -> N
     final = chunks[-1]
     assert final.finish_reason == "length"
     assert final.usage is not None and final.usage.completion_tokens == 16
-    assert final.usage.prompt_tokens == len(chat_engine.prompt_tokens(
-        chat_engine.render([Message("user", "hello world")])))
+    assert final.usage.prompt_tokens == len(
+        chat_engine.prompt_tokens(chat_engine.render([Message("user", "hello world")]))
+    )
     assert text
 
 
@@ -67,12 +68,16 @@ def test_cancel_stops_within_one_token(chat_engine: LlamaEngine) -> None:
 
 
 def test_stop_strings_end_the_answer(chat_engine: LlamaEngine) -> None:
-    text, _ = _answer(chat_engine, [Message("user", "hello")],
-                      GenerationParams(max_tokens=40, temperature=0.0))
+    text, _ = _answer(
+        chat_engine, [Message("user", "hello")], GenerationParams(max_tokens=40, temperature=0.0)
+    )
     assert len(text) > 2
     stop = text[1:3]
-    stopped, chunks = _answer(chat_engine, [Message("user", "hello")],
-                              GenerationParams(max_tokens=40, temperature=0.0, stop=(stop,)))
+    stopped, chunks = _answer(
+        chat_engine,
+        [Message("user", "hello")],
+        GenerationParams(max_tokens=40, temperature=0.0, stop=(stop,)),
+    )
     assert stop not in stopped
     assert chunks[-1].finish_reason == "stop" and chunks[-1].stop_sequence == stop
 
@@ -107,7 +112,9 @@ def test_switching_back_to_a_conversation_restores_its_state(chat_engine: LlamaE
 def test_prompt_larger_than_context_is_refused_with_numbers(tiny_chat: Path) -> None:
     engine = LlamaEngine(tiny_chat, LoadOptions(context_length=64, state_cache_bytes=0))
     limit = engine.context_length
-    with pytest.raises(ContextOverflow, match=rf"prompt is \d+ tokens but the model.s context is {limit}"):
+    with pytest.raises(
+        ContextOverflow, match=rf"prompt is \d+ tokens but the model.s context is {limit}"
+    ):
         list(engine.stream_chat([Message("user", "hello world " * 200)], GREEDY))
 
 
@@ -121,9 +128,12 @@ def test_model_without_template_is_refused_with_instructions(tiny_chat_no_templa
 
 
 def test_catalog_template_is_used_when_gguf_has_none(tiny_chat_no_template: Path) -> None:
-    engine = LlamaEngine(tiny_chat_no_template, LoadOptions(context_length=256),
-                         chat_template="{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}"
-                                       "{% endfor %}[assistant]")
+    engine = LlamaEngine(
+        tiny_chat_no_template,
+        LoadOptions(context_length=256),
+        chat_template="{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}"
+        "{% endfor %}[assistant]",
+    )
     assert engine.template().source == "catalog"
     assert engine.render([Message("user", "hi")]) == "[user]hi[assistant]"
     assert list(engine.stream_chat([Message("user", "hi")], GREEDY))[-1].finish_reason

@@ -34,25 +34,30 @@ def test_load_reports_the_plan_and_template(tiny_chat: Path) -> None:
 
 
 def test_out_of_memory_retries_once_smaller_and_says_so(
-        tiny_chat: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tiny_chat: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.DEBUG, logger="edgedesk.engine"):
-        engine = loader.load_engine(ModelSpec(tiny_chat, "tiny", context_length=4096),
-                                    open_engine=_OnlySmallContexts)
+        engine = loader.load_engine(
+            ModelSpec(tiny_chat, "tiny", context_length=4096), open_engine=_OnlySmallContexts
+        )
     assert engine.report.context_length == 2048
     assert any("loaded with context 2048" in note for note in engine.report.notes)
     assert [r.getMessage() for r in caplog.records if r.name == "edgedesk.engine"] == [
-        "load tiny: retry 1 with context 2048, 0 GPU layers, f16 KV cache"]
+        "load tiny: retry 1 with context 2048, 0 GPU layers, f16 KV cache"
+    ]
     engine.close()
 
 
 def test_second_failure_gives_one_clear_error(tiny_chat: Path) -> None:
     with pytest.raises(ModelLoadError, match="tried context 8192.*smaller quant"):
-        loader.load_engine(ModelSpec(tiny_chat, "tiny", context_length=16384),
-                           open_engine=_OnlySmallContexts)
+        loader.load_engine(
+            ModelSpec(tiny_chat, "tiny", context_length=16384), open_engine=_OnlySmallContexts
+        )
 
 
 def test_the_plan_reaches_the_engine_and_an_engine_without_slots_serves_one(
-        tiny_chat: Path) -> None:
+    tiny_chat: Path,
+) -> None:
     seen: list[Any] = []
 
     class Recording(loader.LoadedEngine):
@@ -60,8 +65,13 @@ def test_the_plan_reaches_the_engine_and_an_engine_without_slots_serves_one(
             seen.append(options)
             super().__init__(path, options, **kwargs)
 
-    spec = ModelSpec(tiny_chat, "tiny", context_length=512, threads=2,
-                     plan=LocalPlan(parallel=3, batch_threads=2, n_batch=256))
+    spec = ModelSpec(
+        tiny_chat,
+        "tiny",
+        context_length=512,
+        threads=2,
+        plan=LocalPlan(parallel=3, batch_threads=2, n_batch=256),
+    )
     engine = loader.load_engine(spec, open_engine=Recording)
     [options] = seen
     assert (options.context_length, options.threads) == (512, 2)  # per slot
@@ -76,7 +86,8 @@ def test_the_plan_reaches_the_engine_and_an_engine_without_slots_serves_one(
 
 @pytest.mark.skipif(os.name != "posix", reason="file names are bytes on POSIX only")
 def test_a_file_name_that_is_not_utf8_loads_through_a_link_with_a_utf8_name(
-        tiny_chat: Path, tmp_path: Path) -> None:
+    tiny_chat: Path, tmp_path: Path
+) -> None:
     # llama.cpp takes its path as UTF-8 text, which cannot spell this name.
     odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/bad\xff.gguf"))
     shutil.copyfile(tiny_chat, odd)
@@ -88,13 +99,15 @@ def test_a_file_name_that_is_not_utf8_loads_through_a_link_with_a_utf8_name(
             super().__init__(path, options, **kwargs)
 
     links = tmp_path / "links"
-    engine = loader.load_engine(ModelSpec(odd, "bad", context_length=256), links_dir=links,
-                                open_engine=Recording)
+    engine = loader.load_engine(
+        ModelSpec(odd, "bad", context_length=256), links_dir=links, open_engine=Recording
+    )
     engine.close()
     [path] = opened
     assert path.parent == links and os.fspath(path).encode("utf-8")
     assert path.resolve() == odd.resolve() and engine.report.path == odd
-    again = loader.load_engine(ModelSpec(odd, "bad", context_length=256), links_dir=links,
-                               open_engine=Recording)
+    again = loader.load_engine(
+        ModelSpec(odd, "bad", context_length=256), links_dir=links, open_engine=Recording
+    )
     again.close()
     assert opened[1] == path and len(list(links.iterdir())) == 1  # the same link, reused

@@ -10,8 +10,9 @@ from desktop.engine.placement import placement_for
 from desktop.engine.types import GenerationParams, Message, ModelSpec, Placement
 
 GIB = 1024**3
-LLVMPIPE = Device("Vulkan", "Vulkan0", "llvmpipe (LLVM 15.0.6, 256 bits)", "igpu",
-                  30 * GIB, 31 * GIB)
+LLVMPIPE = Device(
+    "Vulkan", "Vulkan0", "llvmpipe (LLVM 15.0.6, 256 bits)", "igpu", 30 * GIB, 31 * GIB
+)
 RTX = Device("CUDA", "CUDA0", "NVIDIA GeForce RTX 4070", "gpu", 11 * GIB, 12 * GIB)
 RTX2 = Device("CUDA", "CUDA1", "NVIDIA GeForce RTX 4070", "gpu", 11 * GIB, 12 * GIB)
 CPU_DEV = Device("CPU", "CPU", "AMD EPYC", "cpu", 30 * GIB, 31 * GIB)
@@ -32,8 +33,7 @@ def test_part_offloaded_says_how_many_stay_on_the_cpu() -> None:
 
 def test_discrete_gpus_are_used_before_integrated_ones_and_all_of_them() -> None:
     placed = placement_for(18, -1, True, [LLVMPIPE, RTX, RTX2, CPU_DEV])
-    assert placed.devices == ("CUDA0 (NVIDIA GeForce RTX 4070)",
-                              "CUDA1 (NVIDIA GeForce RTX 4070)")
+    assert placed.devices == ("CUDA0 (NVIDIA GeForce RTX 4070)", "CUDA1 (NVIDIA GeForce RTX 4070)")
 
 
 def test_no_offload_no_device_or_no_layers_is_cpu_only() -> None:
@@ -49,8 +49,11 @@ def test_a_loaded_model_and_its_answers_say_where_it_runs(tiny_chat: Path) -> No
         # The tiny model has 2 repeating layers; this CPU build of llama.cpp offloads none.
         assert placed == Placement(layers_total=3, layers_offloaded=0)
         assert placed.describe() == "CPU only"
-        chunks = list(engine.stream_chat([Message("user", "hi")],
-                                         GenerationParams(max_tokens=2, temperature=0)))
+        chunks = list(
+            engine.stream_chat(
+                [Message("user", "hi")], GenerationParams(max_tokens=2, temperature=0)
+            )
+        )
         assert chunks[-1].is_final and chunks[-1].placement == placed
         assert all(c.placement is None for c in chunks[:-1])
     finally:

@@ -49,8 +49,9 @@ def test_tiny_model_greedy_answer_is_the_same_with_lookup(tiny_chat: Path) -> No
     prompt = "the the the the the the"
     answers = []
     for draft in (0, 8):
-        engine = LlamaEngine(tiny_chat, LoadOptions(context_length=1024, parallel=2,
-                                                    lookup_draft=draft))
+        engine = LlamaEngine(
+            tiny_chat, LoadOptions(context_length=1024, parallel=2, lookup_draft=draft)
+        )
         try:
             answers.append(_text(engine.stream_completion(prompt, params)))
             stats = engine.stats()
@@ -68,8 +69,12 @@ def test_gemma_rewrites_the_same_code_in_fewer_steps_with_lookup(gemma_path: Pat
     results = []
     for draft in (0, 8):
         gate = LoopGate()
-        engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096, lookup_draft=draft),
-                             model_id="gemma", on_step=gate)
+        engine = LlamaEngine(
+            gemma_path,
+            LoadOptions(context_length=4096, lookup_draft=draft),
+            model_id="gemma",
+            on_step=gate,
+        )
         try:
             text, final = _rewrite(engine, params)
             results.append((text, final, len(gate.steps), engine.stats()))

@@ -17,8 +17,12 @@ from tests.fixtures.tiny_gguf import write_tiny_bert
 
 @pytest.fixture(scope="module")
 def tiny_reranker(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tiny_bert(tmp_path_factory.mktemp("rr") / "tiny-reranker.gguf", pooling=4,
-                           seed=5, name="tiny-reranker")
+    return write_tiny_bert(
+        tmp_path_factory.mktemp("rr") / "tiny-reranker.gguf",
+        pooling=4,
+        seed=5,
+        name="tiny-reranker",
+    )
 
 
 def test_scores_one_per_document_depending_on_query_and_document(tiny_reranker: Path) -> None:

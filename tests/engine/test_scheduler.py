@@ -37,8 +37,9 @@ class FakeEngine:
     test holds streams open as long as it likes.
     """
 
-    def __init__(self, spec: ModelSpec, gate: threading.Event | None = None,
-                 parallel: int = 1) -> None:
+    def __init__(
+        self, spec: ModelSpec, gate: threading.Event | None = None, parallel: int = 1
+    ) -> None:
         self.spec = spec
         self.gate = gate
         self.parallel = parallel
@@ -69,9 +70,14 @@ class FakeEngine:
         with self._lock:
             self.active -= 1
 
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None, tools: Any = None,
-                    template_kwargs: Any = None) -> Iterator[Chunk]:
+    def stream_chat(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Any = None,
+        template_kwargs: Any = None,
+    ) -> Iterator[Chunk]:
         self._enter(messages[-1].content)
         try:
             yield Chunk(text=f"{self.spec.model_id}:{messages[-1].content}")
@@ -81,8 +87,9 @@ class FakeEngine:
         finally:
             self._leave()
 
-    def stream_completion(self, prompt: str, params: GenerationParams,
-                          cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_completion(
+        self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
+    ) -> Iterator[Chunk]:
         yield from self.stream_chat([Message("user", prompt)], params, cancel)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -97,8 +104,10 @@ def _resolver(sizes: dict[str, int] | None = None) -> Callable[[str], ModelSpec]
     def resolve(ref: str) -> ModelSpec:
         if ref == "missing":
             raise ModelFileError("model file not found: missing")
-        return ModelSpec(Path(f"/{ref}.gguf"), ref,
-                         plan=LocalPlan(estimated_bytes=(sizes or {}).get(ref, 100)))
+        return ModelSpec(
+            Path(f"/{ref}.gguf"), ref, plan=LocalPlan(estimated_bytes=(sizes or {}).get(ref, 100))
+        )
+
     return resolve
 
 
@@ -112,15 +121,23 @@ def _background(target: Callable[[], None]) -> threading.Thread:
     return thread
 
 
-def _ask(scheduler: Scheduler, model: str, text: str, results: list[str],
-         cancel: threading.Event | None = None) -> threading.Thread:
+def _ask(
+    scheduler: Scheduler,
+    model: str,
+    text: str,
+    results: list[str],
+    cancel: threading.Event | None = None,
+) -> threading.Thread:
     """Run one chat request on its own thread, appending its text (or the error)."""
+
     def run() -> None:
         try:
-            results.append(_text(scheduler.stream_chat(model, [Message("user", text)], PARAMS,
-                                                       cancel)))
+            results.append(
+                _text(scheduler.stream_chat(model, [Message("user", text)], PARAMS, cancel))
+            )
         except (Cancelled, QueueFull) as exc:
             results.append(type(exc).__name__)
+
     return _background(run)
 
 
@@ -208,9 +225,14 @@ def test_a_request_cancelled_while_waiting_leaves_the_line_without_running() -> 
     prompts: list[str] = []
 
     class CountingEngine(FakeEngine):
-        def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                        cancel: threading.Event | None = None,
-                        tools: Any = None, template_kwargs: Any = None) -> Iterator[Chunk]:
+        def stream_chat(
+            self,
+            messages: Sequence[Message],
+            params: GenerationParams,
+            cancel: threading.Event | None = None,
+            tools: Any = None,
+            template_kwargs: Any = None,
+        ) -> Iterator[Chunk]:
             prompts.append(messages[-1].content)  # the prompt would be processed here
             yield from super().stream_chat(messages, params, cancel, tools)
 
@@ -340,8 +362,9 @@ def test_models_swap_within_budget_least_recently_used_first() -> None:
         engines.append(FakeEngine(spec))
         return engines[-1]
 
-    scheduler = Scheduler(load, _resolver({"a": 60, "b": 30, "c": 50}), budget_bytes=100,
-                          max_loaded=3)
+    scheduler = Scheduler(
+        load, _resolver({"a": 60, "b": 30, "c": 50}), budget_bytes=100, max_loaded=3
+    )
     for model in ("a", "b"):
         _text(scheduler.stream_chat(model, [Message("user", "x")], PARAMS))
     assert [m.model_id for m in scheduler.loaded()] == ["b", "a"]
@@ -352,8 +375,9 @@ def test_models_swap_within_budget_least_recently_used_first() -> None:
 
 def test_keep_alive_unloads_idle_models_only() -> None:
     now = [0.0]
-    scheduler = Scheduler(lambda s: FakeEngine(s), _resolver(), keep_alive_s=600,
-                          clock=lambda: now[0])
+    scheduler = Scheduler(
+        lambda s: FakeEngine(s), _resolver(), keep_alive_s=600, clock=lambda: now[0]
+    )
     scheduler.load("a")
     now[0] = 300.0
     scheduler.load("b")
@@ -378,7 +402,8 @@ def test_failed_load_leaves_scheduler_usable() -> None:
 
 
 def test_real_engine_through_scheduler_serves_chat_and_embeddings(
-        tiny_chat: Path, tiny_embed: Path) -> None:
+    tiny_chat: Path, tiny_embed: Path
+) -> None:
     specs = {
         "chat": ModelSpec(tiny_chat, "chat", context_length=256),
         "embed": ModelSpec(tiny_embed, "embed", kind="embedding", context_length=128),
@@ -399,11 +424,16 @@ def test_real_engine_through_scheduler_serves_chat_and_embeddings(
 
 def _remote_or_local(parallel: dict[str, int]) -> Callable[[str], ModelSpec]:
     """Local models ``a``/``b`` (slots from ``parallel``, read at each resolve) and a remote."""
+
     def resolve(ref: str) -> ModelSpec:
         if ref.startswith("gpu/"):
             return ModelSpec(None, ref, plan=RemotePlan("gpu", "http://gpu", ref[4:]))
-        return ModelSpec(Path(f"/{ref}.gguf"), ref, plan=LocalPlan(
-            estimated_bytes=100, parallel=parallel.get(ref, 1)))
+        return ModelSpec(
+            Path(f"/{ref}.gguf"),
+            ref,
+            plan=LocalPlan(estimated_bytes=100, parallel=parallel.get(ref, 1)),
+        )
+
     return resolve
 
 
@@ -445,12 +475,17 @@ def test_a_changed_load_option_reloads_the_model_at_its_next_request() -> None:
 
 
 def test_loads_swaps_and_keep_alive_each_write_one_debug_line(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     mib = 1024 * 1024
     now = [0.0]
-    scheduler = Scheduler(lambda s: FakeEngine(s, parallel=2),
-                          _resolver({"a": 60 * mib, "b": 50 * mib}), budget_bytes=100 * mib,
-                          keep_alive_s=600, clock=lambda: now[0])
+    scheduler = Scheduler(
+        lambda s: FakeEngine(s, parallel=2),
+        _resolver({"a": 60 * mib, "b": 50 * mib}),
+        budget_bytes=100 * mib,
+        keep_alive_s=600,
+        clock=lambda: now[0],
+    )
     secret = "the words of the prompt"
     with caplog.at_level(logging.DEBUG, logger="edgedesk.engine"):
         _text(scheduler.stream_chat("a", [Message("user", secret)], PARAMS))

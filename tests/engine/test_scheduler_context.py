@@ -14,8 +14,12 @@ def test_a_different_context_reloads_the_model_and_none_keeps_the_fitted_one() -
 
     def resolve(ref: str, *, context_length: int | None = None) -> ModelSpec:
         asked.append(context_length)
-        return ModelSpec(Path(f"/{ref}.gguf"), ref, context_length=context_length or 2048,
-                         plan=LocalPlan(estimated_bytes=100))
+        return ModelSpec(
+            Path(f"/{ref}.gguf"),
+            ref,
+            context_length=context_length or 2048,
+            plan=LocalPlan(estimated_bytes=100),
+        )
 
     loaded: list[FakeEngine] = []
 

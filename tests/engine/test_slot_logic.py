@@ -97,9 +97,11 @@ def _reference(stops: tuple[str, ...], pieces: list[str]) -> tuple[str, str | No
         if found:
             cut, stop = min(found, key=lambda hit: hit[0])
             return shown + text[:cut], stop
-        keep = max(next((n for n in range(min(len(s) - 1, len(text)), 0, -1)
-                         if text.endswith(s[:n])), 0) for s in stops)
-        shown, held = shown + text[: len(text) - keep], text[len(text) - keep:]
+        keep = max(
+            next((n for n in range(min(len(s) - 1, len(text)), 0, -1) if text.endswith(s[:n])), 0)
+            for s in stops
+        )
+        shown, held = shown + text[: len(text) - keep], text[len(text) - keep :]
     return shown + held, None
 
 
@@ -108,8 +110,10 @@ def test_stop_strings_hold_back_exactly_what_may_start_one() -> None:
     rng = random.Random(7)
     stops = ("aab", "ba", "<e>", "abab")
     for _ in range(2000):
-        pieces = ["".join(rng.choice("ab<e>") for _ in range(rng.randint(0, 4)))
-                  for _ in range(rng.randint(1, 8))]
+        pieces = [
+            "".join(rng.choice("ab<e>") for _ in range(rng.randint(0, 4)))
+            for _ in range(rng.randint(1, 8))
+        ]
         text = TextAssembler(stops)
         shown = _feed(text, [p.encode() for p in pieces]) + text.flush()
         assert (shown, text.matched) == _reference(stops, pieces), pieces

@@ -36,9 +36,12 @@ def engine(tiny_chat: Path, gate: LoopGate) -> Iterator[LlamaEngine]:
     # One stream per slot: these tests compare answers alone and beside others token for
     # token, which a unified cache's attention does not promise (rare near-ties of the
     # random-weight model flip; tests/engine/test_unified_cache.py covers that layout).
-    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=512, parallel=4,
-                                                kv_unified=False),
-                         model_id="tiny", on_step=gate)
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(context_length=512, parallel=4, kv_unified=False),
+        model_id="tiny",
+        on_step=gate,
+    )
     yield engine
     engine.close()
 
@@ -48,13 +51,15 @@ def _run(stream: Iterator[Chunk]) -> tuple[str, Chunk]:
     return "".join(c.text for c in chunks), chunks[-1]
 
 
-def _completion(engine: LlamaEngine, prompt: str,
-                params: GenerationParams = GREEDY) -> tuple[str, Chunk]:
+def _completion(
+    engine: LlamaEngine, prompt: str, params: GenerationParams = GREEDY
+) -> tuple[str, Chunk]:
     return _run(engine.stream_completion(prompt, params))
 
 
 def test_greedy_output_is_the_same_alone_and_beside_three_others(
-        engine: LlamaEngine, gate: LoopGate) -> None:
+    engine: LlamaEngine, gate: LoopGate
+) -> None:
     solo = [_completion(engine, p)[0] for p in PROMPTS]
     first = len(gate.steps)
     results_together = together(engine, gate, [lambda p=p: _completion(engine, p) for p in PROMPTS])
@@ -62,8 +67,7 @@ def test_greedy_output_is_the_same_alone_and_beside_three_others(
     assert [text for text, _ in results_together] == solo
 
 
-def test_greedy_output_is_what_llama_cpp_python_gives(engine: LlamaEngine,
-                                                        tiny_chat: Path) -> None:
+def test_greedy_output_is_what_llama_cpp_python_gives(engine: LlamaEngine, tiny_chat: Path) -> None:
     # Plain greedy skips llama.cpp's sampler chain (an argmax over the logits row); the
     # random-weight model's flat logits make near-ties common, so this would catch a
     # different choice between equal or close maxima.
@@ -83,8 +87,11 @@ def test_eight_streams_of_mixed_lengths_all_complete(engine: LlamaEngine, gate: 
     params = [GenerationParams(max_tokens=4 + 5 * i, temperature=0.0) for i in range(8)]
     solo = [_completion(engine, p, q) for p, q in zip(prompts, params, strict=True)]
     first = len(gate.steps)
-    results_together = together(engine, gate, [lambda p=p, q=q: _completion(engine, p, q)
-                                        for p, q in zip(prompts, params, strict=True)])
+    results_together = together(
+        engine,
+        gate,
+        [lambda p=p, q=q: _completion(engine, p, q) for p, q in zip(prompts, params, strict=True)],
+    )
     for (text, final), (solo_text, solo_final) in zip(results_together, solo, strict=True):
         assert final.usage is not None and solo_final.usage is not None
         assert final.usage.completion_tokens == solo_final.usage.completion_tokens
@@ -95,7 +102,8 @@ def test_eight_streams_of_mixed_lengths_all_complete(engine: LlamaEngine, gate: 
 
 
 def test_cancelling_one_of_four_leaves_the_others_untouched(
-        engine: LlamaEngine, gate: LoopGate) -> None:
+    engine: LlamaEngine, gate: LoopGate
+) -> None:
     params = GenerationParams(max_tokens=40, temperature=0.0)
     solo = [_completion(engine, p, params)[0] for p in PROMPTS[1:]]
     cancel = threading.Event()
@@ -120,16 +128,16 @@ def test_cancelling_one_of_four_leaves_the_others_untouched(
 
 
 def test_closing_a_stream_early_frees_its_slot(engine: LlamaEngine) -> None:
-    stream = engine.stream_completion(PROMPTS[0], GenerationParams(max_tokens=400,
-                                                                   temperature=0.0))
+    stream = engine.stream_completion(PROMPTS[0], GenerationParams(max_tokens=400, temperature=0.0))
     next(stream)
     assert engine.stats().slots_busy == 1
     stream.close()
     wait_for(lambda: engine.stats().slots_busy == 0)
 
 
-def test_second_turn_decodes_only_its_new_tokens(engine: LlamaEngine,
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_second_turn_decodes_only_its_new_tokens(
+    engine: LlamaEngine, caplog: pytest.LogCaptureFixture
+) -> None:
     turn1 = [Message("system", "be brief"), Message("user", "hello world the cat dog")]
     answer, final1 = _run(engine.stream_chat(turn1, GREEDY))
     assert final1.usage is not None
@@ -145,10 +153,16 @@ def test_second_turn_decodes_only_its_new_tokens(engine: LlamaEngine,
     # `edgedesk serve --log-level debug` says which slot took it and what it reused,
     # and when it let go of the slot; never the words.
     lines = [r.getMessage() for r in caplog.records if r.name == "edgedesk.engine"]
-    assert re.fullmatch(rf"slot \d: request admitted, prefix reused {usage.cached_tokens}/"
-                        rf"{usage.prompt_tokens} prompt tokens \(from the slot\)", lines[0])
-    assert re.fullmatch(r"slot \d: released \((stop|length)\) after \d+ sampled tokens, "
-                        r"holding \d+", lines[1]), lines
+    assert re.fullmatch(
+        rf"slot \d: request admitted, prefix reused {usage.cached_tokens}/"
+        rf"{usage.prompt_tokens} prompt tokens \(from the slot\)",
+        lines[0],
+    )
+    assert re.fullmatch(
+        r"slot \d: released \((stop|length)\) after \d+ sampled tokens, "
+        r"holding \d+",
+        lines[1],
+    ), lines
     assert not any("dog" in line or "brief" in line for line in lines)
 
 
@@ -170,8 +184,9 @@ def test_two_interleaved_conversations_both_keep_their_prefix(engine: LlamaEngin
 def test_a_long_prompt_delays_running_streams_by_at_most_one_chunk(tiny_chat: Path) -> None:
     gate = LoopGate()
     n_batch = 64
-    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=1024, parallel=4,
-                                                n_batch=n_batch), on_step=gate)
+    engine = LlamaEngine(
+        tiny_chat, LoadOptions(context_length=1024, parallel=4, n_batch=n_batch), on_step=gate
+    )
     try:
         params = GenerationParams(max_tokens=200, temperature=0.0)
         started = [threading.Event() for _ in range(3)]
@@ -193,8 +208,11 @@ def test_a_long_prompt_delays_running_streams_by_at_most_one_chunk(tiny_chat: Pa
         gate.held.wait()
         long_prompt = "hello world the cat " * 14
         newcomer: list[tuple[str, Chunk]] = []
-        late = threading.Thread(target=lambda: newcomer.append(_completion(
-            engine, long_prompt, GenerationParams(max_tokens=4, temperature=0.0))))
+        late = threading.Thread(
+            target=lambda: newcomer.append(
+                _completion(engine, long_prompt, GenerationParams(max_tokens=4, temperature=0.0))
+            )
+        )
         late.start()
         try:
             wait_for(lambda: engine.stats().requests_waiting == 1)
@@ -228,8 +246,9 @@ def test_concurrent_embed_calls_share_decodes(tiny_embed: Path) -> None:
             held.set()
             release.wait()
 
-    engine = LlamaEngine(tiny_embed, LoadOptions(context_length=128, embedding=True),
-                         on_embed_decode=on_decode)
+    engine = LlamaEngine(
+        tiny_embed, LoadOptions(context_length=128, embedding=True), on_embed_decode=on_decode
+    )
     try:
         texts = [["hello world"], ["the cat is a dog"], ["你好世界"], ["model chat desk"]]
         solo = [engine.embed(t)[0] for t in texts[:1]]
@@ -259,11 +278,20 @@ def test_concurrent_embed_calls_share_decodes(tiny_embed: Path) -> None:
 
 
 def test_json_schema_on_two_slots_at_once(engine: LlamaEngine, gate: LoopGate) -> None:
-    schema = json.dumps({"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}},
-                         "required": ["answer"], "additionalProperties": False})
+    schema = json.dumps(
+        {
+            "type": "object",
+            "properties": {"answer": {"enum": ["yes", "no"]}},
+            "required": ["answer"],
+            "additionalProperties": False,
+        }
+    )
     params = GenerationParams(max_tokens=60, temperature=0.0, json_schema=schema)
-    results = together(engine, gate, [
-        lambda p=p: _run(engine.stream_chat([Message("user", p)], params)) for p in PROMPTS[:2]])
+    results = together(
+        engine,
+        gate,
+        [lambda p=p: _run(engine.stream_chat([Message("user", p)], params)) for p in PROMPTS[:2]],
+    )
     for text, final in results:
         assert final.finish_reason == "stop"
         assert json.loads(text)["answer"] in {"yes", "no"}
@@ -291,8 +319,7 @@ def test_a_failure_in_the_decode_loop_reaches_every_caller(tiny_chat: Path) -> N
     def broken(_step: Step) -> None:
         raise RuntimeError("boom")
 
-    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=256, parallel=2),
-                         on_step=broken)
+    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=256, parallel=2), on_step=broken)
     try:
         with pytest.raises(EdgeDeskError, match="stopped unexpectedly.*boom"):
             _completion(engine, PROMPTS[0])
@@ -306,8 +333,9 @@ def test_a_failure_while_embedding_reaches_the_caller(tiny_embed: Path) -> None:
     def broken(_sequences: int) -> None:
         raise RuntimeError("boom")
 
-    engine = LlamaEngine(tiny_embed, LoadOptions(context_length=128, embedding=True),
-                         on_embed_decode=broken)
+    engine = LlamaEngine(
+        tiny_embed, LoadOptions(context_length=128, embedding=True), on_embed_decode=broken
+    )
     try:
         with pytest.raises(EdgeDeskError, match="embedding failed unexpectedly.*boom"):
             engine.embed(["hello world"])
@@ -321,16 +349,18 @@ def test_a_request_out_of_time_ends_with_timeout(engine: LlamaEngine) -> None:
     assert final.usage is not None and final.usage.completion_tokens == 0
 
 
-def test_logprobs_come_with_each_token_from_its_own_slot(engine: LlamaEngine,
-                                                        gate: LoopGate) -> None:
+def test_logprobs_come_with_each_token_from_its_own_slot(
+    engine: LlamaEngine, gate: LoopGate
+) -> None:
     params = GenerationParams(max_tokens=6, temperature=0.0, logprobs=2)
 
     def with_logprobs(prompt: str) -> tuple[str, list[TokenLogprob]]:
         chunks = list(engine.stream_completion(prompt, params))
         return "".join(c.text for c in chunks), [p for c in chunks for p in c.logprobs]
 
-    for text, logprobs in together(engine, gate, [lambda p=p: with_logprobs(p)
-                                                  for p in PROMPTS[:2]]):
+    for text, logprobs in together(
+        engine, gate, [lambda p=p: with_logprobs(p) for p in PROMPTS[:2]]
+    ):
         assert "".join(p.token for p in logprobs) == text  # one per token, in order
         assert len(logprobs) == 6
         for entry in logprobs:  # greedy: the token is its own best alternative

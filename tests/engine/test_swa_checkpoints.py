@@ -41,8 +41,11 @@ def _agent(name: str) -> list[Message]:
 
 def _next_turn(history: list[Message], turn: int) -> list[Message]:
     # The agent re-renders the answer as its own tool call, never the generated text.
-    return [*history, Message("assistant", f"READ_FILE(path='module_{turn}.py')"),
-            Message("user", f"tool result {turn}: def f{turn}(): return {turn}")]
+    return [
+        *history,
+        Message("assistant", f"READ_FILE(path='module_{turn}.py')"),
+        Message("user", f"tool result {turn}: def f{turn}(): return {turn}"),
+    ]
 
 
 def _reused(prompt_tokens: int, final: Chunk) -> None:
@@ -50,16 +53,17 @@ def _reused(prompt_tokens: int, final: Chunk) -> None:
     assert final.usage is not None
     assert final.usage.completion_tokens == ANSWER.max_tokens  # 8 answer tokens to cut
     assert final.usage.cached_tokens >= prompt_tokens - 1, (
-        f"cached {final.usage.cached_tokens} of the {prompt_tokens} shared tokens")
+        f"cached {final.usage.cached_tokens} of the {prompt_tokens} shared tokens"
+    )
 
 
 @pytest.mark.parametrize("side_request", [False, True], ids=["in-its-slot", "side-requests"])
-def test_an_agents_turns_reuse_their_prompt_across_three_turns(gemma_path: Path,
-                                                               side_request: bool) -> None:
+def test_an_agents_turns_reuse_their_prompt_across_three_turns(
+    gemma_path: Path, side_request: bool
+) -> None:
     # With side requests between the turns (as Claude Code's title and summary calls),
     # the one slot is handed to them, and each turn comes back from the RAM cache.
-    engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096, parallel=1),
-                         model_id="gemma")
+    engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096, parallel=1), model_id="gemma")
     try:
         history = _agent("agent one")
         _, final = _run(engine.stream_chat(history, ANSWER))
@@ -75,10 +79,12 @@ def test_an_agents_turns_reuse_their_prompt_across_three_turns(gemma_path: Path,
         engine.close()
 
 
-def test_an_agent_resumes_after_a_restart_through_the_disk_cache(gemma_path: Path,
-                                                                 tmp_path: Path) -> None:
-    options = LoadOptions(context_length=4096, parallel=2, prompt_cache_dir=tmp_path,
-                          prompt_cache_disk_bytes=DISK)
+def test_an_agent_resumes_after_a_restart_through_the_disk_cache(
+    gemma_path: Path, tmp_path: Path
+) -> None:
+    options = LoadOptions(
+        context_length=4096, parallel=2, prompt_cache_dir=tmp_path, prompt_cache_disk_bytes=DISK
+    )
     history = _agent("agent two")
     engine = LlamaEngine(gemma_path, options, model_id="gemma")
     try:
@@ -99,10 +105,8 @@ def test_an_agent_resumes_after_a_restart_through_the_disk_cache(gemma_path: Pat
         engine.close()
 
 
-def test_an_agent_pushed_out_of_its_slot_resumes_from_the_ram_cache(
-        gemma_path: Path) -> None:
-    engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096, parallel=2),
-                         model_id="gemma")
+def test_an_agent_pushed_out_of_its_slot_resumes_from_the_ram_cache(gemma_path: Path) -> None:
+    engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096, parallel=2), model_id="gemma")
     try:
         agents = {name: _agent(name) for name in ("agent a", "agent b", "agent c")}
         prompts = {}

@@ -30,14 +30,14 @@ def _run(stream: Iterator[Chunk]) -> tuple[str, Chunk]:
 @pytest.fixture
 def small(tiny_chat: Path) -> Iterator[tuple[LlamaEngine, LoopGate]]:
     gate = LoopGate()
-    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=512, parallel=4),
-                         model_id="tiny", on_step=gate)
+    engine = LlamaEngine(
+        tiny_chat, LoadOptions(context_length=512, parallel=4), model_id="tiny", on_step=gate
+    )
     yield engine, gate
     engine.close()
 
 
-def test_one_request_may_use_the_whole_shared_context(
-        small: tuple[LlamaEngine, LoopGate]) -> None:
+def test_one_request_may_use_the_whole_shared_context(small: tuple[LlamaEngine, LoopGate]) -> None:
     engine, _ = small
     assert engine.context_length == 512 and engine.parallel == 4
     prompt = "hello world the cat " * 16  # ~320 tokens: far more than a quarter of the cache
@@ -47,7 +47,8 @@ def test_one_request_may_use_the_whole_shared_context(
 
 
 def test_a_prompt_longer_than_the_context_names_both_numbers(
-        small: tuple[LlamaEngine, LoopGate]) -> None:
+    small: tuple[LlamaEngine, LoopGate],
+) -> None:
     engine, _ = small
     with pytest.raises(ContextOverflow) as caught:
         list(engine.stream_completion("hello world the cat " * 40, GREEDY))
@@ -58,14 +59,16 @@ def test_a_prompt_longer_than_the_context_names_both_numbers(
 
 
 def test_a_full_cache_defers_and_shortens_but_every_request_ends(
-        small: tuple[LlamaEngine, LoopGate]) -> None:
+    small: tuple[LlamaEngine, LoopGate],
+) -> None:
     engine, gate = small
     # Four prompts of ~120 tokens, each asking for 300 more: together they need far
     # more than the 512 cells. Some wait for room, the rest end at the cache's edge.
     prompts = [f"{word} " + "hello world the cat " * 6 for word in ("a", "b", "c", "d")]
     params = GenerationParams(max_tokens=300, temperature=0.0)
-    results = together(engine, gate, [lambda p=p: _run(engine.stream_completion(p, params))
-                                      for p in prompts])
+    results = together(
+        engine, gate, [lambda p=p: _run(engine.stream_completion(p, params)) for p in prompts]
+    )
     finals = [final for _, final in results]
     assert all(f.finish_reason in {"stop", "length"} for f in finals)
     completions = [f.usage.completion_tokens for f in finals if f.usage is not None]
@@ -79,13 +82,13 @@ def test_a_full_cache_defers_and_shortens_but_every_request_ends(
 
 
 def test_requests_that_fit_beside_each_other_run_together(
-        small: tuple[LlamaEngine, LoopGate]) -> None:
+    small: tuple[LlamaEngine, LoopGate],
+) -> None:
     engine, gate = small
     params = GenerationParams(max_tokens=16, temperature=0.0)
     first = len(gate.steps)
     prompts = ["hello world", "the cat", "the dog", "edge desk"]
-    together(engine, gate, [lambda p=p: _run(engine.stream_completion(p, params))
-                            for p in prompts])
+    together(engine, gate, [lambda p=p: _run(engine.stream_completion(p, params)) for p in prompts])
     assert max(s.generation_tokens for s in gate.steps[first:]) == 4
 
 
@@ -105,14 +108,18 @@ def test_volatile_lines_are_removed_exactly() -> None:
 
 
 def test_a_changing_billing_line_does_not_defeat_the_prefix_cache(
-        small: tuple[LlamaEngine, LoopGate]) -> None:
+    small: tuple[LlamaEngine, LoopGate],
+) -> None:
     engine, _ = small
     tools_text = "you are a coding agent with many tools " * 8
 
     def turn(nonce: str, extra: list[Message]) -> tuple[str, Chunk]:
         system = BILLING.format(v=nonce[:3], c=nonce) + "\n" + tools_text
-        return _run(engine.stream_chat([Message("system", system),
-                                        Message("user", "list the files"), *extra], GREEDY))
+        return _run(
+            engine.stream_chat(
+                [Message("system", system), Message("user", "list the files"), *extra], GREEDY
+            )
+        )
 
     answer, first = turn("aaaaa", [])
     _, second = turn("bbbbb", [Message("assistant", answer), Message("user", "and now?")])
@@ -120,12 +127,19 @@ def test_a_changing_billing_line_does_not_defeat_the_prefix_cache(
     assert second.usage.cached_tokens >= first.usage.prompt_tokens - 1
 
 
-def test_conversations_survive_unloading_through_the_disk_cache(tiny_chat: Path,
-                                                                tmp_path: Path) -> None:
-    options = LoadOptions(context_length=512, parallel=2, prompt_cache_dir=tmp_path,
-                          prompt_cache_disk_bytes=64 * 1024 * 1024)
-    session = [Message("system", "you are agent a with a long system prompt " * 6),
-               Message("user", "hello world the cat")]
+def test_conversations_survive_unloading_through_the_disk_cache(
+    tiny_chat: Path, tmp_path: Path
+) -> None:
+    options = LoadOptions(
+        context_length=512,
+        parallel=2,
+        prompt_cache_dir=tmp_path,
+        prompt_cache_disk_bytes=64 * 1024 * 1024,
+    )
+    session = [
+        Message("system", "you are agent a with a long system prompt " * 6),
+        Message("user", "hello world the cat"),
+    ]
     engine = LlamaEngine(tiny_chat, options, model_id="tiny")
     try:
         answer, first = _run(engine.stream_chat(session, GREEDY))
@@ -144,12 +158,17 @@ def test_conversations_survive_unloading_through_the_disk_cache(tiny_chat: Path,
         engine.close()
 
 
-def test_a_damaged_disk_cache_file_is_a_miss_not_a_crash(tiny_chat: Path,
-                                                        tmp_path: Path) -> None:
-    options = LoadOptions(context_length=512, parallel=2, prompt_cache_dir=tmp_path,
-                          prompt_cache_disk_bytes=64 * 1024 * 1024)
-    session = [Message("system", "you are agent b with a long system prompt " * 6),
-               Message("user", "the cat")]
+def test_a_damaged_disk_cache_file_is_a_miss_not_a_crash(tiny_chat: Path, tmp_path: Path) -> None:
+    options = LoadOptions(
+        context_length=512,
+        parallel=2,
+        prompt_cache_dir=tmp_path,
+        prompt_cache_disk_bytes=64 * 1024 * 1024,
+    )
+    session = [
+        Message("system", "you are agent b with a long system prompt " * 6),
+        Message("user", "the cat"),
+    ]
     engine = LlamaEngine(tiny_chat, options, model_id="tiny")
     try:
         answer, _ = _run(engine.stream_chat(session, GREEDY))
@@ -170,15 +189,19 @@ def test_a_damaged_disk_cache_file_is_a_miss_not_a_crash(tiny_chat: Path,
 
 
 def test_a_request_waiting_for_room_can_still_be_cancelled(
-        small: tuple[LlamaEngine, LoopGate]) -> None:
+    small: tuple[LlamaEngine, LoopGate],
+) -> None:
     engine, _ = small
     long_params = GenerationParams(max_tokens=400, temperature=0.0)
     hog = engine.stream_completion("hello world the cat " * 15, long_params)
     next(hog)  # running, holding most of the cache
     cancel = threading.Event()
     finals: list[Chunk] = []
-    waiter = threading.Thread(target=lambda: finals.append(_run(engine.stream_completion(
-        "the dog " * 30, GREEDY, cancel))[1]))
+    waiter = threading.Thread(
+        target=lambda: finals.append(
+            _run(engine.stream_completion("the dog " * 30, GREEDY, cancel))[1]
+        )
+    )
     waiter.start()
     wait_for(lambda: engine.stats().requests_waiting == 1)  # no room beside the hog
     cancel.set()
@@ -193,8 +216,9 @@ def test_a_q8_0_cache_loads_on_the_cpu_and_answers_like_f16(gemma_path: Path) ->
     ask = [Message("user", "What is the capital of France? One word.")]
     answers = []
     for cache in ("f16", "q8_0"):
-        engine = LlamaEngine(gemma_path, LoadOptions(context_length=1024, cache_type=cache),
-                             model_id="gemma")
+        engine = LlamaEngine(
+            gemma_path, LoadOptions(context_length=1024, cache_type=cache), model_id="gemma"
+        )
         try:
             text, final = _run(engine.stream_chat(ask, GREEDY))
         finally:
@@ -211,12 +235,16 @@ def test_an_agents_next_turn_reuses_its_prompt_after_a_long_answer(gemma_path: P
     # answer longer than the window that prefix must still be reusable.
     engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096), model_id="gemma")
     try:
-        first = [Message("system", "You are a careful coding agent. Read files first. " * 30),
-                 Message("user", "Fix the failing test.")]
-        _, one = _run(engine.stream_chat(first, GenerationParams(max_tokens=560,
-                                                                 temperature=0.0)))
-        second = [*first, Message("assistant", "Let me look at module 1."),
-                  Message("user", "tool output: ok")]
+        first = [
+            Message("system", "You are a careful coding agent. Read files first. " * 30),
+            Message("user", "Fix the failing test."),
+        ]
+        _, one = _run(engine.stream_chat(first, GenerationParams(max_tokens=560, temperature=0.0)))
+        second = [
+            *first,
+            Message("assistant", "Let me look at module 1."),
+            Message("user", "tool output: ok"),
+        ]
         _, two = _run(engine.stream_chat(second, GREEDY))
     finally:
         engine.close()

@@ -56,15 +56,19 @@ def gate() -> LoopGate:
 @pytest.fixture(scope="module")
 def engine(tiny_chat: Path, tiny_projector: Path, gate: LoopGate) -> Iterator[LlamaEngine]:
     # One stream per slot, so answers alone and beside others compare token for token.
-    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=1024, parallel=4,
-                                                kv_unified=False, projector=tiny_projector),
-                         model_id="tiny-vision", on_step=gate)
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(context_length=1024, parallel=4, kv_unified=False, projector=tiny_projector),
+        model_id="tiny-vision",
+        on_step=gate,
+    )
     yield engine
     engine.close()
 
 
-def run(engine: LlamaEngine, messages: list[Message],
-        params: GenerationParams = GREEDY) -> tuple[str, Chunk]:
+def run(
+    engine: LlamaEngine, messages: list[Message], params: GenerationParams = GREEDY
+) -> tuple[str, Chunk]:
     chunks = list(engine.stream_chat(messages, params))
     return "".join(c.text for c in chunks), chunks[-1]
 
@@ -89,7 +93,7 @@ def test_the_image_goes_where_its_marker_is(engine: LlamaEngine) -> None:
     tokens, media = engine.chat_tokens(ask(RED, f"first words {MEDIA_MARKER} then more"))
     (start,) = media
     before = engine.detokenize(tokens[:start])
-    after = engine.detokenize([t for t in tokens[start + IMAGE_TOKENS:]])
+    after = engine.detokenize([t for t in tokens[start + IMAGE_TOKENS :]])
     assert before.endswith("first words ") and after.lstrip().startswith("then more")
 
 
@@ -97,8 +101,8 @@ def test_images_without_a_marker_go_before_the_text(engine: LlamaEngine) -> None
     tokens, media = engine.chat_tokens([Message("user", "describe", images=(RED, BLUE))])
     starts = sorted(media)
     assert len(starts) == 2 and starts[1] == starts[0] + IMAGE_TOKENS
-    assert "describe" in engine.detokenize(tokens[starts[1] + IMAGE_TOKENS:])
-    assert "describe" not in engine.detokenize(tokens[:starts[0]])
+    assert "describe" in engine.detokenize(tokens[starts[1] + IMAGE_TOKENS :])
+    assert "describe" not in engine.detokenize(tokens[: starts[0]])
 
 
 def test_marker_text_without_images_stays_text(engine: LlamaEngine) -> None:
@@ -135,10 +139,10 @@ def test_the_next_turn_reuses_the_prefix_with_the_image(engine: LlamaEngine) -> 
     assert engine.stats().images_encoded == before.images_encoded  # not encoded again
 
 
-def test_a_different_picture_ends_the_reused_prefix(tiny_chat: Path,
-                                                    tiny_projector: Path) -> None:
-    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=512, parallel=1,
-                                                projector=tiny_projector))
+def test_a_different_picture_ends_the_reused_prefix(tiny_chat: Path, tiny_projector: Path) -> None:
+    engine = LlamaEngine(
+        tiny_chat, LoadOptions(context_length=512, parallel=1, projector=tiny_projector)
+    )
     try:
         text = f"same words {MEDIA_MARKER} same words after the picture"
         run(engine, ask(RED, text))
@@ -155,8 +159,7 @@ def test_a_different_picture_ends_the_reused_prefix(tiny_chat: Path,
     assert third.usage.cached_tokens > min(media) + IMAGE_TOKENS
 
 
-def test_a_picture_request_runs_beside_text_requests(engine: LlamaEngine,
-                                                     gate: LoopGate) -> None:
+def test_a_picture_request_runs_beside_text_requests(engine: LlamaEngine, gate: LoopGate) -> None:
     texts = [[Message("user", p)] for p in ("hello world", "the dog is", "edge desk chat")]
     picture = ask(BLUE, f"look {MEDIA_MARKER} at it")
     alone = [run(engine, m)[0] for m in [picture, *texts]]
@@ -167,7 +170,8 @@ def test_a_picture_request_runs_beside_text_requests(engine: LlamaEngine,
 
 
 def test_a_picture_requests_first_token_comes_in_the_step_that_decodes_the_picture(
-        engine: LlamaEngine, gate: LoopGate) -> None:
+    engine: LlamaEngine, gate: LoopGate
+) -> None:
     # As llama-server: one decode for the (new) words before a picture, then each
     # picture's embeddings with the words after it in one step; the step with the last
     # picture samples the first token. No step waits for a picture alone.
@@ -177,15 +181,16 @@ def test_a_picture_requests_first_token_comes_in_the_step_that_decodes_the_pictu
     assert len(gate.steps) - first == 2
     first = len(gate.steps)
     two = (png((9, 8, 7)), png((8, 9, 7)))
-    run(engine, [Message("user", f"yak {MEDIA_MARKER} and {MEDIA_MARKER} too", images=two)],
-        one)
+    run(engine, [Message("user", f"yak {MEDIA_MARKER} and {MEDIA_MARKER} too", images=two)], one)
     assert len(gate.steps) - first == 3
 
 
 def test_two_pictures_in_one_conversation(engine: LlamaEngine) -> None:
-    messages = [Message("user", f"{MEDIA_MARKER} vs {MEDIA_MARKER}", images=(RED, BLUE)),
-                Message("assistant", "they differ"),
-                Message("user", f"and {MEDIA_MARKER}?", images=(RED,))]
+    messages = [
+        Message("user", f"{MEDIA_MARKER} vs {MEDIA_MARKER}", images=(RED, BLUE)),
+        Message("assistant", "they differ"),
+        Message("user", f"and {MEDIA_MARKER}?", images=(RED,)),
+    ]
     tokens, media = engine.chat_tokens(messages)
     assert len(media) == 3 and sum(1 for t in tokens if t < 0) == 3 * IMAGE_TOKENS
     _, final = run(engine, messages)
@@ -202,8 +207,9 @@ def test_bytes_that_are_not_a_picture_are_refused(engine: LlamaEngine) -> None:
 
 
 def test_a_text_model_given_a_picture_says_so(tiny_chat: Path) -> None:
-    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=256, parallel=1),
-                         model_id="tiny-text")
+    engine = LlamaEngine(
+        tiny_chat, LoadOptions(context_length=256, parallel=1), model_id="tiny-text"
+    )
     try:
         assert not engine.vision
         with pytest.raises(VisionUnsupported, match="tiny-text cannot see images") as caught:
@@ -214,8 +220,12 @@ def test_a_text_model_given_a_picture_says_so(tiny_chat: Path) -> None:
 
 
 def test_the_loader_opens_the_plans_projector(tiny_chat: Path, tiny_projector: Path) -> None:
-    spec = ModelSpec(path=tiny_chat, model_id="tiny-vision", context_length=256,
-                     plan=LocalPlan(parallel=1, projector=tiny_projector))
+    spec = ModelSpec(
+        path=tiny_chat,
+        model_id="tiny-vision",
+        context_length=256,
+        plan=LocalPlan(parallel=1, projector=tiny_projector),
+    )
     engine = load_engine(spec)
     try:
         assert engine.vision
@@ -236,8 +246,11 @@ def test_a_file_that_is_no_projector_fails_the_load(tiny_chat: Path, tmp_path: P
 def mrope_engine(models_dir: Path) -> Iterator[LlamaEngine]:
     lm = write_tiny_qwen2vl(models_dir / "tiny-qwen2vl.gguf")
     projector = write_tiny_mrope_projector(models_dir / "tiny-qwen2vl-mmproj.gguf")
-    engine = LlamaEngine(lm, LoadOptions(context_length=1024, parallel=2, projector=projector),
-                         model_id="tiny-qwen2vl")
+    engine = LlamaEngine(
+        lm,
+        LoadOptions(context_length=1024, parallel=2, projector=projector),
+        model_id="tiny-qwen2vl",
+    )
     yield engine
     engine.close()
 
@@ -260,15 +273,19 @@ def test_m_rope_images_take_fewer_positions_than_tokens(mrope_engine: LlamaEngin
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
 def test_pictures_beside_generating_requests_encode_at_lower_priority(
-        engine: LlamaEngine, gate: LoopGate) -> None:
+    engine: LlamaEngine, gate: LoopGate
+) -> None:
     texts = [[Message("user", "hello world")], [Message("user", "the dog is")]]
     gate.hold()  # the text requests hold slots while the picture is encoded
     threads = [threading.Thread(target=run, args=(engine, m)) for m in texts]
     for thread in threads:
         thread.start()
     try:
-        wait_until(lambda: gate.held.is_set() and engine.stats().slots_busy >= 1, 20,
-                   "a text request generating")
+        wait_until(
+            lambda: gate.held.is_set() and engine.stats().slots_busy >= 1,
+            20,
+            "a text request generating",
+        )
         encoded = engine.stats().images_encoded
         engine.chat_tokens(ask(png((1, 2, 3))))
         assert engine.stats().images_encoded == encoded  # counting tokens encodes nothing
@@ -279,17 +296,23 @@ def test_pictures_beside_generating_requests_encode_at_lower_priority(
         gate.release()
     for thread in [*threads, picture]:
         thread.join()
-    niced = [os.getpriority(os.PRIO_PROCESS, t.native_id or 0) for t in threading.enumerate()
-             if t.name.startswith("edgedesk-vision")]
+    niced = [
+        os.getpriority(os.PRIO_PROCESS, t.native_id or 0)
+        for t in threading.enumerate()
+        if t.name.startswith("edgedesk-vision")
+    ]
     assert max(niced) == os.getpriority(os.PRIO_PROCESS, 0) + 10
 
 
 def test_a_picture_the_template_leaves_out_is_a_clear_error(
-        tiny_chat_no_template: Path, tiny_projector: Path) -> None:
+    tiny_chat_no_template: Path, tiny_projector: Path
+) -> None:
     # A template that shows only the last message drops the first turn's picture.
-    engine = LlamaEngine(tiny_chat_no_template, LoadOptions(context_length=256, parallel=1,
-                                                projector=tiny_projector),
-                         chat_template="{{ messages[-1]['content'] }}<|assistant|>")
+    engine = LlamaEngine(
+        tiny_chat_no_template,
+        LoadOptions(context_length=256, parallel=1, projector=tiny_projector),
+        chat_template="{{ messages[-1]['content'] }}<|assistant|>",
+    )
     try:
         messages = [*ask(RED), Message("assistant", "red"), Message("user", "and now?")]
         with pytest.raises(InvalidRequest, match="shows 0 of the 1 images"):
@@ -302,9 +325,11 @@ def test_hostile_pictures_never_reach_llama_cpp(engine: LlamaEngine) -> None:
     from tests.fixtures.pictures import bomb_png
 
     good = RED.data
-    for data, why in ((bomb_png(), "megapixels|decompression bomb"),
-                      (good[: len(good) // 2], "truncated PNG"),
-                      (b"\xff\xd8\xff\xe0\xff\xf0" + b"\0" * 40, "JPEG")):
+    for data, why in (
+        (bomb_png(), "megapixels|decompression bomb"),
+        (good[: len(good) // 2], "truncated PNG"),
+        (b"\xff\xd8\xff\xe0\xff\xf0" + b"\0" * 40, "JPEG"),
+    ):
         with pytest.raises(ImageRejected, match=why):
             run(engine, ask(Image(data=data, mime="image/png", sha256="f" * 64)))
 
@@ -317,17 +342,24 @@ def test_a_wrong_sha256_does_not_borrow_another_pictures_cache(engine: LlamaEngi
 
 
 def test_a_picture_checked_on_the_way_in_and_one_made_by_hand_read_the_same(
-        engine: LlamaEngine) -> None:
+    engine: LlamaEngine,
+) -> None:
     by_hand = Image(data=RED.data, mime=RED.mime, sha256=RED.sha256)
     assert RED.checked and not by_hand.checked  # only by_hand is checked again here
     assert engine.chat_tokens(ask(by_hand))[0] == engine.chat_tokens(ask(RED))[0]
     assert run(engine, ask(by_hand))[0] == run(engine, ask(RED))[0]
 
 
-def test_a_conversation_with_a_picture_survives_unloading(tiny_chat: Path, tiny_projector: Path,
-                                                         tmp_path: Path) -> None:
-    options = LoadOptions(context_length=512, parallel=2, prompt_cache_dir=tmp_path,
-                          prompt_cache_disk_bytes=64 * 1024 * 1024, projector=tiny_projector)
+def test_a_conversation_with_a_picture_survives_unloading(
+    tiny_chat: Path, tiny_projector: Path, tmp_path: Path
+) -> None:
+    options = LoadOptions(
+        context_length=512,
+        parallel=2,
+        prompt_cache_dir=tmp_path,
+        prompt_cache_disk_bytes=64 * 1024 * 1024,
+        projector=tiny_projector,
+    )
     first = ask(png((90, 90, 200)), f"look at {MEDIA_MARKER} this one, the picture")
     engine = LlamaEngine(tiny_chat, options)
     try:
@@ -345,11 +377,20 @@ def test_a_conversation_with_a_picture_survives_unloading(tiny_chat: Path, tiny_
 
 
 def test_a_picture_whose_cache_went_meanwhile_is_encoded_by_the_loop(
-        tiny_chat: Path, tiny_projector: Path) -> None:
+    tiny_chat: Path, tiny_projector: Path
+) -> None:
     gate = LoopGate()
-    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=512, parallel=2,
-                                                kv_unified=False, state_cache_bytes=0,
-                                                projector=tiny_projector), on_step=gate)
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(
+            context_length=512,
+            parallel=2,
+            kv_unified=False,
+            state_cache_bytes=0,
+            projector=tiny_projector,
+        ),
+        on_step=gate,
+    )
     try:
         picture = ask(png((200, 200, 20)), f"the yellow one {MEDIA_MARKER} is here")
         alone, _ = run(engine, picture)  # slot 1 now holds it
@@ -358,9 +399,18 @@ def test_a_picture_whose_cache_went_meanwhile_is_encoded_by_the_loop(
         gate.hold()
         busy = threading.Thread(target=run, args=(engine, [Message("user", "hello")], long))
         busy.start()  # takes slot 2; the loop is held after its first decode
-        wait_until(lambda: gate.held.is_set() and engine.stats().slots_busy == 1, 20,
-                   "slot 2 busy, the loop held")
-        other = threading.Thread(target=run, args=(engine, [Message("user", "dog cat")],))
+        wait_until(
+            lambda: gate.held.is_set() and engine.stats().slots_busy == 1,
+            20,
+            "slot 2 busy, the loop held",
+        )
+        other = threading.Thread(
+            target=run,
+            args=(
+                engine,
+                [Message("user", "dog cat")],
+            ),
+        )
         other.start()  # waits for the loop, then takes slot 1, pushing the picture out
         wait_until(lambda: engine.stats().requests_waiting == 1, 20, "one waiting")
         encoded = engine.stats().images_encoded
@@ -372,7 +422,7 @@ def test_a_picture_whose_cache_went_meanwhile_is_encoded_by_the_loop(
         gate.release()
         for thread in (busy, other, again):
             thread.join()
-        (text, final), = results
+        ((text, final),) = results
         # The loop found no embeddings on the request and encoded the picture itself,
         # decoded it into the slot again, and the answer is the same.
         assert engine.stats().images_encoded == encoded + 1

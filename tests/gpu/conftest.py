@@ -17,8 +17,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Skip the gpu tests unless ``-m gpu`` selects them."""
     if "gpu" in (config.getoption("-m") or ""):
         return
-    skip = pytest.mark.skip(reason="needs a GPU build of llama-cpp-python; run: "
-                                   "scripts/gpu-test.sh (pytest -m gpu tests/gpu)")
+    skip = pytest.mark.skip(
+        reason="needs a GPU build of llama-cpp-python; run: "
+        "scripts/gpu-test.sh (pytest -m gpu tests/gpu)"
+    )
     for item in items:
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
@@ -29,7 +31,9 @@ def gpu_backend() -> BackendInfo:
     """This build's backend; fails (it was asked for) when it offloads to no device."""
     info = backend_info()
     if not info.gpu_offload:
-        pytest.fail(f"llama-cpp-python here offloads to no GPU ({info.describe()}): "
-                    f"{info.notice or 'CPU-only build'}. Build one with scripts/gpu-test.sh; "
-                    "for lavapipe set GGML_VK_VISIBLE_DEVICES=0.")
+        pytest.fail(
+            f"llama-cpp-python here offloads to no GPU ({info.describe()}): "
+            f"{info.notice or 'CPU-only build'}. Build one with scripts/gpu-test.sh; "
+            "for lavapipe set GGML_VK_VISIBLE_DEVICES=0."
+        )
     return info

@@ -54,7 +54,8 @@ def _greedy(path: Path, layers: int) -> tuple[list[int], np.ndarray, float]:
 
 
 def test_the_planned_layers_are_offloaded_and_greedy_tokens_match_the_cpu(
-        gpu_backend: BackendInfo, gemma_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    gpu_backend: BackendInfo, gemma_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     ctx = build_context()
     plan = ctx.resolver.fit(ctx.resolver.info(gemma_path), 512)
     ctx.close()
@@ -68,18 +69,22 @@ def test_the_planned_layers_are_offloaded_and_greedy_tokens_match_the_cpu(
     assert int(offloaded.group(1)) == plan.total_layers > 0
 
     cpu_tokens, cpu_logits, cpu_s = _greedy(gemma_path, 0)
-    same = next((i for i, (a, b) in enumerate(zip(gpu_tokens, cpu_tokens, strict=True))
-                 if a != b), GENERATED)
+    same = next(
+        (i for i, (a, b) in enumerate(zip(gpu_tokens, cpu_tokens, strict=True)) if a != b),
+        GENERATED,
+    )
     drift = float(np.max(np.abs(gpu_logits - cpu_logits)))
     spread = float(np.max(cpu_logits) - np.min(cpu_logits))
     correlation = float(np.corrcoef(gpu_logits, cpu_logits)[0, 1])
     with capfd.disabled():
-        print(f"\n[gpu figures] backend {gpu_backend.describe()}; layers offloaded "
-              f"{offloaded.group(1)}/{offloaded.group(2)}; greedy tokens equal to the CPU: "
-              f"first {same} of {GENERATED}; max |logit diff| at the first position "
-              f"{drift:.4f} (logit range {spread:.1f}, correlation {correlation:.6f}); "
-              f"{GENERATED} tokens: GPU {gpu_s:.1f} s, "
-              f"CPU {cpu_s:.1f} s")
+        print(
+            f"\n[gpu figures] backend {gpu_backend.describe()}; layers offloaded "
+            f"{offloaded.group(1)}/{offloaded.group(2)}; greedy tokens equal to the CPU: "
+            f"first {same} of {GENERATED}; max |logit diff| at the first position "
+            f"{drift:.4f} (logit range {spread:.1f}, correlation {correlation:.6f}); "
+            f"{GENERATED} tokens: GPU {gpu_s:.1f} s, "
+            f"CPU {cpu_s:.1f} s"
+        )
     assert same >= SAME_TOKENS, (gpu_tokens, cpu_tokens)
     assert int(np.argmax(gpu_logits)) == int(np.argmax(cpu_logits))
     # fp16 on the device: lavapipe's largest logit difference was 2% of their range
@@ -88,8 +93,14 @@ def test_the_planned_layers_are_offloaded_and_greedy_tokens_match_the_cpu(
 
 
 def _edgedesk(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "desktop", *args], capture_output=True,
-                          text=True, timeout=300, check=False, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_version_and_doctor_name_the_backend_and_the_device(gpu_backend: BackendInfo) -> None:
@@ -108,7 +119,8 @@ def test_version_and_doctor_name_the_backend_and_the_device(gpu_backend: Backend
 
 
 def test_a_small_device_memory_budget_offloads_only_what_fits(
-        gpu_backend: BackendInfo, gemma_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    gpu_backend: BackendInfo, gemma_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     # The device reports less free memory than the model needs (another program took
     # it): the plan puts only some layers on it, and llama.cpp loads exactly those.
     device = gpu_backend.gpu_devices[0]
@@ -116,14 +128,16 @@ def test_a_small_device_memory_budget_offloads_only_what_fits(
     info = ctx.resolver.info(gemma_path)
     ctx.close()
     budget = VRAM_RESERVE_BYTES + info.estimate_bytes(512) // 2
-    small = detect_hardware(gpu_probe=lambda: [
-        GPU(device.description, device.total_bytes, budget, backend=gpu_backend.name)])
+    small = detect_hardware(
+        gpu_probe=lambda: [
+            GPU(device.description, device.total_bytes, budget, backend=gpu_backend.name)
+        ]
+    )
     plan = fit_model(info, small, gpu_offload=True, context_length=512)
     assert 0 < plan.gpu_layers < plan.total_layers, plan.reason
     assert plan.verdict is Verdict.PARTIAL
     capfd.readouterr()
-    llm = llama_cpp.Llama(str(gemma_path), n_gpu_layers=plan.gpu_layers, n_ctx=512,
-                          verbose=True)
+    llm = llama_cpp.Llama(str(gemma_path), n_gpu_layers=plan.gpu_layers, n_ctx=512, verbose=True)
     try:
         llm.eval(llm.tokenize(PROMPT))
         assert np.isfinite(_last_logits(llm)).all()
@@ -133,5 +147,7 @@ def test_a_small_device_memory_budget_offloads_only_what_fits(
     assert offloaded is not None
     assert int(offloaded.group(1)) == plan.gpu_layers
     with capfd.disabled():
-        print(f"\n[gpu figures] device budget {budget / 1024**2:.0f} MiB: "
-              f"{plan.gpu_layers}/{plan.total_layers} layers planned and offloaded")
+        print(
+            f"\n[gpu figures] device budget {budget / 1024**2:.0f} MiB: "
+            f"{plan.gpu_layers}/{plan.total_layers} layers planned and offloaded"
+        )

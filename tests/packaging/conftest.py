@@ -55,13 +55,34 @@ def gpg_key() -> Iterator[tuple[str, dict[str, str]]]:
     home = tempfile.mkdtemp(prefix="edgedesk-gpg-", dir="/tmp")
     env = {**os.environ, "GNUPGHOME": home}
     # debsigs would otherwise sign with SHA-1, which debsig-verify's gpg rejects.
-    Path(home, "gpg.conf").write_text("personal-digest-preferences SHA512 SHA256\n"
-                                      "digest-algo SHA512\n")
-    subprocess.run(["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "",
-                    "--quick-gen-key", "EdgeDesk Test Release <release@edgedesk.invalid>",
-                    "rsa2048", "sign", "1d"], env=env, check=True, capture_output=True)
-    listing = subprocess.run(["gpg", "--batch", "--with-colons", "--list-secret-keys"], env=env,
-                             check=True, capture_output=True, text=True).stdout
+    Path(home, "gpg.conf").write_text(
+        "personal-digest-preferences SHA512 SHA256\ndigest-algo SHA512\n"
+    )
+    subprocess.run(
+        [
+            "gpg",
+            "--batch",
+            "--pinentry-mode",
+            "loopback",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "EdgeDesk Test Release <release@edgedesk.invalid>",
+            "rsa2048",
+            "sign",
+            "1d",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    listing = subprocess.run(
+        ["gpg", "--batch", "--with-colons", "--list-secret-keys"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     keyid = next(line.split(":")[4] for line in listing.splitlines() if line.startswith("sec"))
     try:
         yield keyid, env

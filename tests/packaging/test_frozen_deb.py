@@ -39,8 +39,13 @@ def installed_root(build: ModuleType, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def test_frozen_version_names_the_backend(installed_root: Path) -> None:
-    done = subprocess.run([str(installed_root / "opt/edgedesk/edgedesk"), "--version"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [str(installed_root / "opt/edgedesk/edgedesk"), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("edgedesk ")
     assert done.stdout.splitlines()[1].startswith("backend: ")  # llama.cpp libs loaded
@@ -51,12 +56,24 @@ def frozen_server(installed_root: Path, tiny_chat: Path, edgedesk_home: Path) ->
     """`edgedesk serve` from the frozen tree on a free loopback port; its base URL."""
     port = free_port()
     proc = subprocess.Popen(
-        [str(installed_root / "opt/edgedesk/edgedesk"), "serve", "--no-auth", "--offline",
-         "--model", str(tiny_chat), "--port", str(port)],
+        [
+            str(installed_root / "opt/edgedesk/edgedesk"),
+            "serve",
+            "--no-auth",
+            "--offline",
+            "--model",
+            str(tiny_chat),
+            "--port",
+            str(port),
+        ],
         env={**os.environ, "EDGEDESK_HOME": str(edgedesk_home)},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
+
         def healthy() -> bool:
             if proc.poll() is not None:
                 pytest.fail(f"frozen serve exited {proc.returncode}: {proc.stdout.read()}")

@@ -42,16 +42,19 @@ def _alternatives(clause: str) -> set[str]:
 
 
 def test_every_library_the_xcb_plugin_loads_maps_to_a_package(
-        build: ModuleType, plugin_sonames: dict[str, str | None]) -> None:
+    build: ModuleType, plugin_sonames: dict[str, str | None]
+) -> None:
     table = build.window_libraries()
     assert "libxcb-cursor.so.0" in plugin_sonames  # Qt >= 6.5: the one users lacked
     unmapped = sorted(set(plugin_sonames) - set(table) - {"ld-linux-x86-64.so.2"})
-    assert not unmapped, (f"add these to {build.WINDOW_LIBRARIES.name} with their Debian "
-                          f"package: {unmapped}")
+    assert not unmapped, (
+        f"add these to {build.WINDOW_LIBRARIES.name} with their Debian package: {unmapped}"
+    )
 
 
 def test_the_table_names_the_package_dpkg_says_ships_each_library(
-        build: ModuleType, plugin_sonames: dict[str, str | None]) -> None:
+    build: ModuleType, plugin_sonames: dict[str, str | None]
+) -> None:
     if shutil.which("dpkg") is None:
         pytest.skip("not a Debian system: no dpkg to ask which package ships a library")
     table = build.window_libraries()
@@ -62,8 +65,9 @@ def test_the_table_names_the_package_dpkg_says_ships_each_library(
             real = str(Path(path).resolve())
             names[soname] = {path, real, "/usr" + real, real.removeprefix("/usr")}
     every = sorted(set().union(*names.values()))
-    listing = subprocess.run(["dpkg", "-S", *every], capture_output=True, text=True,
-                             check=False).stdout
+    listing = subprocess.run(
+        ["dpkg", "-S", *every], capture_output=True, text=True, check=False
+    ).stdout
     owners: dict[str, set[str]] = {}
     for line in listing.splitlines():
         packages, _, path = line.rpartition(": ")
@@ -78,16 +82,20 @@ def test_the_table_names_the_package_dpkg_says_ships_each_library(
 
 
 def test_the_deb_depends_on_every_package_the_window_needs(
-        build: ModuleType, stand_in_freeze: Path, tmp_path: Path,
-        plugin_sonames: dict[str, str | None]) -> None:
+    build: ModuleType, stand_in_freeze: Path, tmp_path: Path, plugin_sonames: dict[str, str | None]
+) -> None:
     need("dpkg-deb")
     deb = build.build_deb(stand_in_freeze, tmp_path / "out", "0.1.0")
-    depends = subprocess.run(["dpkg-deb", "-f", str(deb), "Depends"], capture_output=True,
-                             text=True, check=True).stdout
+    depends = subprocess.run(
+        ["dpkg-deb", "-f", str(deb), "Depends"], capture_output=True, text=True, check=True
+    ).stdout
     clauses = [_alternatives(c) for c in depends.split(",")]
     table = build.window_libraries()
-    uncovered = [so for so in plugin_sonames if so in table
-                 and not any(_alternatives(table[so]) <= c for c in clauses)]
+    uncovered = [
+        so
+        for so in plugin_sonames
+        if so in table and not any(_alternatives(table[so]) <= c for c in clauses)
+    ]
     assert not uncovered, f"the .deb's Depends misses the packages of {uncovered}: {depends}"
     assert any("libxcb-cursor0" in c for c in clauses)
     assert any("libxkbcommon-x11-0" in c for c in clauses)
@@ -95,13 +103,21 @@ def test_the_deb_depends_on_every_package_the_window_needs(
 
 
 def test_the_rpm_requires_every_library_the_window_needs(
-        build: ModuleType, stand_in_freeze: Path, tmp_path: Path,
-        plugin_sonames: dict[str, str | None]) -> None:
+    build: ModuleType, stand_in_freeze: Path, tmp_path: Path, plugin_sonames: dict[str, str | None]
+) -> None:
     need("rpmbuild", "rpm")
     rpm = build.build_rpm(stand_in_freeze, tmp_path / "out", "0.1.0")
-    requires = set(subprocess.run(["rpm", "-qp", "--requires", str(rpm)], capture_output=True,
-                                  text=True, check=True).stdout.split("\n"))
-    missing = [so for so in plugin_sonames if not build.GLIBC_SONAMES.match(so)
-               and so != "ld-linux-x86-64.so.2" and f"{so}()(64bit)" not in requires]
+    requires = set(
+        subprocess.run(
+            ["rpm", "-qp", "--requires", str(rpm)], capture_output=True, text=True, check=True
+        ).stdout.split("\n")
+    )
+    missing = [
+        so
+        for so in plugin_sonames
+        if not build.GLIBC_SONAMES.match(so)
+        and so != "ld-linux-x86-64.so.2"
+        and f"{so}()(64bit)" not in requires
+    ]
     assert not missing, f"the .rpm does not require {missing}"
     assert any(r.startswith("glibc >= ") for r in requires)

@@ -17,12 +17,14 @@ from tests.packaging.conftest import flip_byte, need
 
 
 def _run(*cmd: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env,
-                          check=False, timeout=120)
+    return subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, env=env, check=False, timeout=120
+    )
 
 
 def test_deb_installs_app_launcher_desktop_entry_and_empty_policy_conffile(
-        build: ModuleType, stand_in_freeze: Path, tmp_path: Path) -> None:
+    build: ModuleType, stand_in_freeze: Path, tmp_path: Path
+) -> None:
     need("dpkg-deb")
     deb = build.build_deb(stand_in_freeze, tmp_path / "out", "0.1.0")
     info = _run("dpkg-deb", "--field", deb, "Package", "Version", "Depends").stdout
@@ -47,16 +49,17 @@ def test_deb_installs_app_launcher_desktop_entry_and_empty_policy_conffile(
 
 
 def test_debsig_verify_accepts_the_signed_deb_and_rejects_tampered_or_unsigned(
-        build: ModuleType, stand_in_freeze: Path, tmp_path: Path,
-        gpg_key: tuple[str, dict[str, str]]) -> None:
+    build: ModuleType, stand_in_freeze: Path, tmp_path: Path, gpg_key: tuple[str, dict[str, str]]
+) -> None:
     need("dpkg-deb", "debsigs", "debsig-verify")
     keyid, env = gpg_key
     unsigned = build.build_deb(stand_in_freeze, tmp_path / "out", "0.1.0")
     signed = tmp_path / "signed.deb"
     signed.write_bytes(unsigned.read_bytes())
     build.sign_deb(signed, keyid, env)
-    public = subprocess.run(["gpg", "--batch", "--export", keyid], env=env, check=True,
-                            capture_output=True).stdout
+    public = subprocess.run(
+        ["gpg", "--batch", "--export", keyid], env=env, check=True, capture_output=True
+    ).stdout
     policies, keyrings = tmp_path / "policies", tmp_path / "keyrings"
     build.debsig_trust(keyid, public, policies, keyrings)
     verify = ("debsig-verify", "--policies-dir", policies, "--keyrings-dir", keyrings)
@@ -74,18 +77,26 @@ def test_debsig_verify_accepts_the_signed_deb_and_rejects_tampered_or_unsigned(
 
 
 def test_rpm_signature_verifies_and_a_tampered_rpm_fails(
-        build: ModuleType, stand_in_freeze: Path, tmp_path: Path,
-        gpg_key: tuple[str, dict[str, str]]) -> None:
+    build: ModuleType, stand_in_freeze: Path, tmp_path: Path, gpg_key: tuple[str, dict[str, str]]
+) -> None:
     need("rpmbuild", "rpmsign", "rpmkeys")
     keyid, env = gpg_key
     rpm = build.build_rpm(stand_in_freeze, tmp_path / "out", "0.1.0")
     listing = _run("rpm", "-qpl", rpm).stdout.split()
-    assert {"/opt/edgedesk/edgedesk", "/usr/bin/edgedesk", "/etc/edgedesk/policy.json"} <= set(listing)
+    assert {"/opt/edgedesk/edgedesk", "/usr/bin/edgedesk", "/etc/edgedesk/policy.json"} <= set(
+        listing
+    )
     assert _run("rpm", "-qpc", rpm).stdout.split() == ["/etc/edgedesk/policy.json"]
     build.sign_rpm(rpm, keyid, env)
     asc = tmp_path / "key.asc"
-    asc.write_bytes(subprocess.run(["gpg", "--batch", "--armor", "--export", keyid], env=env,
-                                   check=True, capture_output=True).stdout)
+    asc.write_bytes(
+        subprocess.run(
+            ["gpg", "--batch", "--armor", "--export", keyid],
+            env=env,
+            check=True,
+            capture_output=True,
+        ).stdout
+    )
     db = tmp_path / "rpmdb"
     assert _run("rpmkeys", "--dbpath", db, "--import", asc).returncode == 0
     ok = _run("rpm", "--dbpath", db, "-K", rpm)

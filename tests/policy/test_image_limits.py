@@ -53,9 +53,14 @@ class Eyes:
     def stats(self) -> EngineStats:
         return EngineStats()
 
-    def stream_chat(self, messages: Sequence[Message], params: GenerationParams,
-                    cancel: threading.Event | None = None, tools: Any = None,
-                    template_kwargs: Any = None) -> Iterator[Chunk]:
+    def stream_chat(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        tools: Any = None,
+        template_kwargs: Any = None,
+    ) -> Iterator[Chunk]:
         self.seen.append(list(messages))
         yield Chunk(text="A wide picture.")
         yield Chunk(finish_reason="stop", usage=Usage(5, 3))
@@ -75,8 +80,9 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[list[Message]]:
 def policy_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A Linux policy root every context of the test reads (empty until written)."""
     root = tmp_path / "root"
-    monkeypatch.setattr("desktop.app.load_machine_policy",
-                        lambda: load_machine_policy(root, "linux"))
+    monkeypatch.setattr(
+        "desktop.app.load_machine_policy", lambda: load_machine_policy(root, "linux")
+    )
     return root
 
 
@@ -94,13 +100,15 @@ def vision_model(tiny_chat: Path, tmp_path: Path) -> str:
 
 
 def test_the_caps_follow_settings_and_policy_and_never_pass_the_engines(
-        tmp_path: Path, policy_root: Path) -> None:
+    tmp_path: Path, policy_root: Path
+) -> None:
     assert build_context().image_limits == DEFAULT_LIMITS
     _install(policy_root, {"ImageMaxMB": 5, "ImageMaxMegapixels": 12})
     ctx = build_context()
     assert ctx.image_limits == ImageLimits(max_bytes=5 * MIB, max_pixels=12_000_000)
     assert ctx.effective.is_locked("image_max_mb") and ctx.effective.is_locked(
-        "image_max_megapixels")
+        "image_max_megapixels"
+    )
     ctx.close()
     # The schema's ceilings are the engine's own: a policy cannot lift a cap past them.
     by_name = {key.name: key for key in KEYS}
@@ -121,10 +129,17 @@ def _served(ctx: AppContext) -> Any:
 
 
 def test_the_api_refuses_a_picture_over_the_policy_cap_with_a_clear_400(
-        vision_model: str, policy_root: Path, seen: list[list[Message]]) -> None:
-    question = [{"role": "user", "content": [
-        {"type": "text", "text": "What is this?"},
-        {"type": "image_url", "image_url": {"url": data_url(WIDE)}}]}]
+    vision_model: str, policy_root: Path, seen: list[list[Message]]
+) -> None:
+    question = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image_url", "image_url": {"url": data_url(WIDE)}},
+            ],
+        }
+    ]
     for policy in ({}, CAPPED):
         _install(policy_root, policy)
         ctx = build_context()
@@ -132,16 +147,17 @@ def test_the_api_refuses_a_picture_over_the_policy_cap_with_a_clear_400(
         try:
             with openai.OpenAI(base_url=runner.url, api_key="none", max_retries=0) as client:
                 if not policy:  # the default caps take it; the listing says it sees
-                    card = next(m for m in client.models.list().model_dump()["data"]
-                                if m["id"] == vision_model)
+                    card = next(
+                        m
+                        for m in client.models.list().model_dump()["data"]
+                        if m["id"] == vision_model
+                    )
                     assert "vision" in card["capabilities"]
-                    answer = client.chat.completions.create(
-                        model=vision_model, messages=question)  # type: ignore[arg-type]
+                    answer = client.chat.completions.create(model=vision_model, messages=question)  # type: ignore[arg-type]
                     assert answer.choices[0].message.content == "A wide picture."
                     continue
                 with pytest.raises(openai.BadRequestError) as refused:
-                    client.chat.completions.create(
-                        model=vision_model, messages=question)  # type: ignore[arg-type]
+                    client.chat.completions.create(model=vision_model, messages=question)  # type: ignore[arg-type]
         finally:
             runner.stop()
             ctx.close()
@@ -153,8 +169,12 @@ def test_the_api_refuses_a_picture_over_the_policy_cap_with_a_clear_400(
 
 
 def test_run_image_is_refused_over_the_policy_cap(
-        vision_model: str, policy_root: Path, tmp_path: Path, seen: list[list[Message]],
-        capsys: pytest.CaptureFixture[str]) -> None:
+    vision_model: str,
+    policy_root: Path,
+    tmp_path: Path,
+    seen: list[list[Message]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     picture = tmp_path / "wide.png"
     picture.write_bytes(WIDE)
     argv = ["run", vision_model, "What is this?", "--image", str(picture)]
@@ -169,8 +189,13 @@ def test_run_image_is_refused_over_the_policy_cap(
 
 
 def test_chat_image_and_the_chat_core_refuse_over_the_policy_cap(
-        vision_model: str, policy_root: Path, tmp_path: Path, seen: list[list[Message]],
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    vision_model: str,
+    policy_root: Path,
+    tmp_path: Path,
+    seen: list[list[Message]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     picture = tmp_path / "wide.png"
     picture.write_bytes(WIDE)
     _install(policy_root, CAPPED)

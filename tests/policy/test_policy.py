@@ -20,17 +20,33 @@ from desktop.policy import sources as policy_sources
 
 REPO = Path(__file__).resolve().parents[2]
 FULL = {
-    "ForceOffline": True, "AllowDownloads": False, "AllowedModels": ["tiny-chat"],
-    "HubEndpoint": "https://mirror.corp.example", "SharedModelsDir": "/srv/models",
-    "ServerAllowed": False, "ServerBindAddress": "127.0.0.2", "ServerPort": 9443,
-    "ServerRequireKey": True, "ServerAllowedOrigins": ["https://ide.corp.example"],
-    "RetentionDays": 14, "EphemeralOnly": True, "DataLocation": "/srv/edgedesk-data",
-    "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"], "AllowUserRemotes": False,
-    "CaBundle": "/etc/ssl/corp.pem", "Proxy": "http://proxy.corp.example:3128",
-    "MaxParallel": 2, "McpServers": ["time=uvx mcp-server-time"], "AllowUserMcp": False,
-    "McpRequireApproval": True, "EncryptAtRest": True,
-    "MaxKeyLifetimeDays": 90, "AuditLog": True, "AuditLogPath": "/var/log/edgedesk-audit",
-    "ImageMaxMB": 5, "ImageMaxMegapixels": 12,
+    "ForceOffline": True,
+    "AllowDownloads": False,
+    "AllowedModels": ["tiny-chat"],
+    "HubEndpoint": "https://mirror.corp.example",
+    "SharedModelsDir": "/srv/models",
+    "ServerAllowed": False,
+    "ServerBindAddress": "127.0.0.2",
+    "ServerPort": 9443,
+    "ServerRequireKey": True,
+    "ServerAllowedOrigins": ["https://ide.corp.example"],
+    "RetentionDays": 14,
+    "EphemeralOnly": True,
+    "DataLocation": "/srv/edgedesk-data",
+    "RemoteEndpoints": ["gpu=https://llm.corp.example/v1"],
+    "AllowUserRemotes": False,
+    "CaBundle": "/etc/ssl/corp.pem",
+    "Proxy": "http://proxy.corp.example:3128",
+    "MaxParallel": 2,
+    "McpServers": ["time=uvx mcp-server-time"],
+    "AllowUserMcp": False,
+    "McpRequireApproval": True,
+    "EncryptAtRest": True,
+    "MaxKeyLifetimeDays": 90,
+    "AuditLog": True,
+    "AuditLogPath": "/var/log/edgedesk-audit",
+    "ImageMaxMB": 5,
+    "ImageMaxMegapixels": 12,
 }
 
 
@@ -49,20 +65,33 @@ def _settings(root: Path, home: Path, user: str = "", environ: dict[str, str] | 
 
 def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
     _write_linux_policy(tmp_path, json.dumps(FULL))
-    user = ('offline = false\nallow_downloads = true\nretention_days = 365\n'
-            'ephemeral_only = false\ndata_location = "/home/me/data"\n[server]\nenabled = true\nport = 1234\nhost = "0.0.0.0"\n'
-            'require_key = false\nallowed_origins = ["*"]\n')
+    user = (
+        "offline = false\nallow_downloads = true\nretention_days = 365\n"
+        'ephemeral_only = false\ndata_location = "/home/me/data"\n[server]\nenabled = true\nport = 1234\nhost = "0.0.0.0"\n'
+        'require_key = false\nallowed_origins = ["*"]\n'
+    )
     eff = _settings(tmp_path, tmp_path / "home", user, {"EDGEDESK_OFFLINE": "0"})
     s = eff.settings
     assert (s.offline, s.allow_downloads, s.allowed_models, s.hub_endpoint) == (
-        True, False, ["tiny-chat"], "https://mirror.corp.example")
+        True,
+        False,
+        ["tiny-chat"],
+        "https://mirror.corp.example",
+    )
     assert (s.shared_models_dir, s.server.enabled, s.server.host, s.server.port) == (
-        "/srv/models", False, "127.0.0.2", 9443)
+        "/srv/models",
+        False,
+        "127.0.0.2",
+        9443,
+    )
     assert s.server.require_key is True and s.server.allowed_origins == ["https://ide.corp.example"]
     assert (s.retention_days, s.ephemeral_only) == (14, True)
     assert s.data_location == "/srv/edgedesk-data" and s.engine.max_parallel == 2
     assert (s.mcp_servers, s.allow_user_mcp, s.mcp_require_approval) == (
-        ["time=uvx mcp-server-time"], False, True)
+        ["time=uvx mcp-server-time"],
+        False,
+        True,
+    )
     assert (s.image_max_mb, s.image_max_megapixels) == (5, 12)
     assert len(eff.locked) == len(KEYS)
     assert all(eff.sources[key.setting] == "policy" for key in KEYS)
@@ -73,17 +102,21 @@ def test_no_policy_file_means_no_locks(tmp_path: Path) -> None:
     assert eff.locked == frozenset() and eff.settings.offline is True
 
 
-@pytest.mark.parametrize(("content", "reason"), [
-    ("{not json", "cannot be read as JSON"),
-    ('["a list"]', "must hold a JSON object"),
-    ('{"ServerPort": 70000}', "ServerPort must be between 1 and 65535"),
-    ('{"ImageMaxMB": 65}', "ImageMaxMB must be between 1 and 64"),
-    ('{"ForceOffline": "yes"}', "ForceOffline must be true or false"),
-    ('{"AllowModels": []}', "unknown policy key 'AllowModels'"),
-    ('{"DataLocation": "EdgeDesk data"}', "DataLocation must be an absolute folder"),
-])
-def test_invalid_policy_fails_closed_with_a_visible_reason(tmp_path: Path, content: str,
-                                                           reason: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{not json", "cannot be read as JSON"),
+        ('["a list"]', "must hold a JSON object"),
+        ('{"ServerPort": 70000}', "ServerPort must be between 1 and 65535"),
+        ('{"ImageMaxMB": 65}', "ImageMaxMB must be between 1 and 64"),
+        ('{"ForceOffline": "yes"}', "ForceOffline must be true or false"),
+        ('{"AllowModels": []}', "unknown policy key 'AllowModels'"),
+        ('{"DataLocation": "EdgeDesk data"}', "DataLocation must be an absolute folder"),
+    ],
+)
+def test_invalid_policy_fails_closed_with_a_visible_reason(
+    tmp_path: Path, content: str, reason: str
+) -> None:
     _write_linux_policy(tmp_path, content)
     policy = load_machine_policy(tmp_path, "linux")
     assert policy.problem is not None and reason in policy.problem
@@ -95,19 +128,25 @@ def test_invalid_policy_fails_closed_with_a_visible_reason(tmp_path: Path, conte
 def test_macos_managed_preferences_are_read(tmp_path: Path) -> None:
     plist = tmp_path / "Library" / "Managed Preferences" / f"{policy_sources.MACOS_BUNDLE_ID}.plist"
     plist.parent.mkdir(parents=True)
-    plist.write_bytes(plistlib.dumps({"ForceOffline": True, "ServerPort": 9000,
-                                      "PayloadUUID": "ignored"}))
+    plist.write_bytes(
+        plistlib.dumps({"ForceOffline": True, "ServerPort": 9000, "PayloadUUID": "ignored"})
+    )
     policy = load_machine_policy(tmp_path, "darwin")
-    assert policy.problem is None and dict(policy.forced()) == {"offline": True, "server.port": 9000}
+    assert policy.problem is None and dict(policy.forced()) == {
+        "offline": True,
+        "server.port": 9000,
+    }
 
 
-@pytest.mark.parametrize(("content", "reason"), [
-    (b"\x00garbage, not a plist", "is not a readable property list"),
-    (plistlib.dumps(["ForceOffline"]), "must hold a dictionary of policy keys"),
-    (plistlib.dumps({"ServerPort": "eighty"}), "ServerPort"),
-])
-def test_malformed_macos_policy_fails_closed(tmp_path: Path, content: bytes,
-                                             reason: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"\x00garbage, not a plist", "is not a readable property list"),
+        (plistlib.dumps(["ForceOffline"]), "must hold a dictionary of policy keys"),
+        (plistlib.dumps({"ServerPort": "eighty"}), "ServerPort"),
+    ],
+)
+def test_malformed_macos_policy_fails_closed(tmp_path: Path, content: bytes, reason: str) -> None:
     plist = tmp_path / "Library" / "Managed Preferences" / f"{policy_sources.MACOS_BUNDLE_ID}.plist"
     plist.parent.mkdir(parents=True)
     plist.write_bytes(content)
@@ -118,13 +157,17 @@ def test_malformed_macos_policy_fails_closed(tmp_path: Path, content: bytes,
     assert forced["offline"] is True and forced["server.enabled"] is False
 
 
-@pytest.mark.parametrize(("values", "reason"), [
-    ({"ServerPort": "eighty"}, "ServerPort"),
-    ({"ForceOffline": "maybe"}, "ForceOffline"),
-    ({"RetentionDays": -3}, "RetentionDays"),
-])
-def test_malformed_registry_policy_fails_closed(monkeypatch: pytest.MonkeyPatch,
-                                                values: dict[str, Any], reason: str) -> None:
+@pytest.mark.parametrize(
+    ("values", "reason"),
+    [
+        ({"ServerPort": "eighty"}, "ServerPort"),
+        ({"ForceOffline": "maybe"}, "ForceOffline"),
+        ({"RetentionDays": -3}, "RetentionDays"),
+    ],
+)
+def test_malformed_registry_policy_fails_closed(
+    monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], reason: str
+) -> None:
     origin = "HKLM\\" + policy_sources.WINDOWS_POLICY_KEY
     monkeypatch.setattr(policy_sources, "_read_windows", lambda: (origin, values))
     policy = load_machine_policy(Path("/"), "win32")
@@ -135,7 +178,9 @@ def test_malformed_registry_policy_fails_closed(monkeypatch: pytest.MonkeyPatch,
 
 def test_registry_style_values_are_accepted() -> None:
     assert parse_policy({"ForceOffline": 1, "AllowedModels": "a\nb"}) == {
-        "ForceOffline": True, "AllowedModels": ["a", "b"]}
+        "ForceOffline": True,
+        "AllowedModels": ["a", "b"],
+    }
 
 
 @pytest.fixture
@@ -146,8 +191,9 @@ def machine_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     def install(data: dict[str, Any] | str) -> None:
         _write_linux_policy(root, data if isinstance(data, str) else json.dumps(data))
 
-    monkeypatch.setattr("desktop.app.load_machine_policy",
-                        lambda: load_machine_policy(root, "linux"))
+    monkeypatch.setattr(
+        "desktop.app.load_machine_policy", lambda: load_machine_policy(root, "linux")
+    )
     return install
 
 
@@ -162,14 +208,16 @@ def test_policy_show_reports_sources_and_locks(machine_policy, capsys) -> None:
     assert "[locked: set by your organization]" in capsys.readouterr().out
 
 
-def test_cli_flag_cannot_loosen_policy(machine_policy, monkeypatch: pytest.MonkeyPatch,
-                                      capsys) -> None:
+def test_cli_flag_cannot_loosen_policy(
+    machine_policy, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     import httpx
 
     from desktop.server.runner import ServerRunner
 
-    machine_policy({"ForceOffline": True, "ServerBindAddress": "127.0.0.1",
-                    "ServerRequireKey": True})
+    machine_policy(
+        {"ForceOffline": True, "ServerBindAddress": "127.0.0.1", "ServerRequireKey": True}
+    )
     seen: dict[str, Any] = {}
 
     def serve_briefly(self: ServerRunner, on_ready: Any = None) -> None:
@@ -201,8 +249,9 @@ def test_invalid_policy_warns_on_every_command(machine_policy, capsys) -> None:
     assert "machine policy" in captured.err and "locked down" in captured.err
 
 
-def test_allowed_models_blocks_others_by_id_and_digest(machine_policy, tiny_chat: Path,
-                                                       tiny_embed: Path) -> None:
+def test_allowed_models_blocks_others_by_id_and_digest(
+    machine_policy, tiny_chat: Path, tiny_embed: Path
+) -> None:
     import hashlib
 
     digest = hashlib.sha256(tiny_embed.read_bytes()).hexdigest()
@@ -216,7 +265,8 @@ def test_allowed_models_blocks_others_by_id_and_digest(machine_policy, tiny_chat
 
 def _generator():
     spec = importlib.util.spec_from_file_location(
-        "edgedesk_policy_generate", REPO / "packaging" / "policy" / "generate.py")
+        "edgedesk_policy_generate", REPO / "packaging" / "policy" / "generate.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -239,8 +289,9 @@ def test_generated_templates_parse_and_name_every_schema_key(tmp_path: Path) -> 
     assert set(parse_policy(example)) == {k.name for k in KEYS}
 
 
-def test_shared_models_dir_serves_catalog_models_read_only(machine_policy, tmp_path: Path,
-                                                           tiny_chat: Path) -> None:
+def test_shared_models_dir_serves_catalog_models_read_only(
+    machine_policy, tmp_path: Path, tiny_chat: Path
+) -> None:
     from desktop.resolve import default_files
 
     shared = tmp_path / "shared"
@@ -256,8 +307,9 @@ def test_shared_models_dir_serves_catalog_models_read_only(machine_policy, tmp_p
     assert main(["run", "glm-edge-1.5b", "hi", "--max-tokens", "3"]) == 0
 
 
-def test_server_forbidden_by_policy_refuses_every_way_to_start(machine_policy, capsys,
-                                                               tiny_chat: Path) -> None:
+def test_server_forbidden_by_policy_refuses_every_way_to_start(
+    machine_policy, capsys, tiny_chat: Path
+) -> None:
     machine_policy({"ServerAllowed": False})
     assert main(["serve", "--port", "8799", "--model", str(tiny_chat)]) == 2
     assert "turned off by your organization's policy" in capsys.readouterr().err
@@ -266,8 +318,9 @@ def test_server_forbidden_by_policy_refuses_every_way_to_start(machine_policy, c
         ctx.api_server.start()
     from desktop.bench import measure_http
 
-    assert "skipped" in measure_http(ctx, str(tiny_chat), tokens=2, clients=1,
-                                     progress=lambda _s: None)
+    assert "skipped" in measure_http(
+        ctx, str(tiny_chat), tokens=2, clients=1, progress=lambda _s: None
+    )
 
 
 def test_flags_overridden_by_policy_are_reported(machine_policy, capsys) -> None:

@@ -77,12 +77,14 @@ def local(fake: Fake) -> Iterator[Local]:
     ctx = build_context(policy=NoPolicy())
     ctx.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
-    runner = ctx.new_api_server(settings=ServerSettings(require_key=False).model_copy(
-        update={"port": 0}))
+    runner = ctx.new_api_server(
+        settings=ServerSettings(require_key=False).model_copy(update={"port": 0})
+    )
     runner.start()
     try:
-        with openai.OpenAI(base_url=runner.url, api_key="unused", max_retries=0,
-                           timeout=60) as client:
+        with openai.OpenAI(
+            base_url=runner.url, api_key="unused", max_retries=0, timeout=60
+        ) as client:
             yield Local(ctx, client, runner)
     finally:
         runner.stop()

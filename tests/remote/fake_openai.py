@@ -29,8 +29,18 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 BLOB = b"GGUF" + bytes(range(256)) * 8  # a "model file" for download tests
-MODELS = ["tooler", "echo", "busy", "drop", "fails", "halts", "endless", "stall", "embedder",
-          "bare-embedder"]
+MODELS = [
+    "tooler",
+    "echo",
+    "busy",
+    "drop",
+    "fails",
+    "halts",
+    "endless",
+    "stall",
+    "embedder",
+    "bare-embedder",
+]
 EMBED_TOKENS_EACH = 7  # the fake's token count per embedded text (no estimate gives it)
 FAILURE = "the GPU node fell over"  # what ``fails`` reports mid-answer
 
@@ -64,8 +74,9 @@ def build_app(fake: Fake) -> Starlette:
         fake.requests.append("GET /v1/models")
         if not authorised(request):
             return denied()
-        return JSONResponse({"object": "list", "data": [{"id": m, "object": "model"}
-                                                        for m in MODELS]})
+        return JSONResponse(
+            {"object": "list", "data": [{"id": m, "object": "model"} for m in MODELS]}
+        )
 
     async def generate(request: Request) -> Response:
         body = await request.json()
@@ -78,8 +89,9 @@ def build_app(fake: Fake) -> Starlette:
         if model not in MODELS:
             return JSONResponse({"error": {"message": f"model {model} not found"}}, 404)
         if model == "busy":
-            return JSONResponse({"error": {"message": "too many requests"}}, 429,
-                                headers={"retry-after": "7"})
+            return JSONResponse(
+                {"error": {"message": "too many requests"}}, 429, headers={"retry-after": "7"}
+            )
         if model == "stall":
             while not fake.release.is_set():  # holds the answer until the test lets go
                 await asyncio.sleep(0.02)
@@ -114,14 +126,31 @@ def build_app(fake: Fake) -> Starlette:
                 yield _event({"error": {"message": FAILURE, "type": "server_error"}})
                 return
             if model == "tooler":
-                call = {"index": 0, "id": "call_1", "type": "function",
-                        "function": {"name": "get_weather", "arguments": ""}}
+                call = {
+                    "index": 0,
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": ""},
+                }
                 yield _event({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
                 for part in ('{"city": ', '"Paris"}'):
-                    yield _event({"choices": [{"index": 0, "delta": {"tool_calls": [
-                        {"index": 0, "function": {"arguments": part}}]}}]})
-                yield _event({"choices": [{"index": 0, "delta": {},
-                                           "finish_reason": "tool_calls"}]})
+                    yield _event(
+                        {
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {
+                                        "tool_calls": [
+                                            {"index": 0, "function": {"arguments": part}}
+                                        ]
+                                    },
+                                }
+                            ]
+                        }
+                    )
+                yield _event(
+                    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+                )
                 yield b"data: [DONE]\n\n"
                 return
             if model == "endless":
@@ -134,9 +163,17 @@ def build_app(fake: Fake) -> Starlette:
             for word in words:
                 yield _event(piece(word))
             yield _event(piece("", "stop"))
-            yield _event({"id": "x", "choices": [], "usage": {
-                "prompt_tokens": len(text.split()), "completion_tokens": len(words),
-                "total_tokens": len(text.split()) + len(words)}})
+            yield _event(
+                {
+                    "id": "x",
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": len(text.split()),
+                        "completion_tokens": len(words),
+                        "total_tokens": len(text.split()) + len(words),
+                    },
+                }
+            )
             yield b"data: [DONE]\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream")
@@ -146,8 +183,10 @@ def build_app(fake: Fake) -> Starlette:
         fake.requests.append(f"POST /v1/embeddings {body.get('model')}")
         if not authorised(request):
             return denied()
-        data = [{"index": i, "object": "embedding",
-                 "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(body["input"])]
+        data = [
+            {"index": i, "object": "embedding", "embedding": [float(len(t)), 1.0, 0.0]}
+            for i, t in enumerate(body["input"])
+        ]
         answer: dict[str, Any] = {"object": "list", "data": data[::-1], "model": body["model"]}
         if body["model"] != "bare-embedder":  # that one reports no usage
             tokens = EMBED_TOKENS_EACH * len(body["input"])
@@ -158,13 +197,15 @@ def build_app(fake: Fake) -> Starlette:
         fake.requests.append("GET /files/blob")
         return Response(BLOB, media_type="application/octet-stream")
 
-    return Starlette(routes=[
-        Route("/files/blob", blob),
-        Route("/v1/models", models),
-        Route("/v1/chat/completions", generate, methods=["POST"]),
-        Route("/v1/completions", generate, methods=["POST"]),
-        Route("/v1/embeddings", embeddings, methods=["POST"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/files/blob", blob),
+            Route("/v1/models", models),
+            Route("/v1/chat/completions", generate, methods=["POST"]),
+            Route("/v1/completions", generate, methods=["POST"]),
+            Route("/v1/embeddings", embeddings, methods=["POST"]),
+        ]
+    )
 
 
 @contextmanager
@@ -173,9 +214,13 @@ def run_uvicorn(app: Any, tls: tuple[Path, Path] | None = None) -> Iterator[str]
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="error", lifespan="off",
-                            ssl_certfile=str(tls[0]) if tls else None,
-                            ssl_keyfile=str(tls[1]) if tls else None)
+    config = uvicorn.Config(
+        app,
+        log_level="error",
+        lifespan="off",
+        ssl_certfile=str(tls[0]) if tls else None,
+        ssl_keyfile=str(tls[1]) if tls else None,
+    )
     server = uvicorn.Server(config)
     started = threading.Event()
     original = server.startup
@@ -198,8 +243,7 @@ def run_uvicorn(app: Any, tls: tuple[Path, Path] | None = None) -> Iterator[str]
 
 
 @contextmanager
-def fake_server(key: str | None = None, tls: tuple[Path, Path] | None = None
-                ) -> Iterator[Fake]:
+def fake_server(key: str | None = None, tls: tuple[Path, Path] | None = None) -> Iterator[Fake]:
     """A running fake OpenAI server (HTTPS with ``tls``: certificate and key PEM files)."""
     fake = Fake(key=key)
     with run_uvicorn(build_app(fake), tls) as url:

@@ -30,13 +30,15 @@ def test_remote_models_are_listed(local: Local, fake: Fake) -> None:
 
 def test_chat_whole_and_streamed(local: Local, fake: Fake, edgedesk_home: Path) -> None:
     answer = local.client.chat.completions.create(
-        model="gpu/echo", messages=[{"role": "user", "content": "private plans"}])
+        model="gpu/echo", messages=[{"role": "user", "content": "private plans"}]
+    )
     assert answer.choices[0].message.content == "private plans "
     assert answer.model == "gpu/echo" and answer.usage is not None
     assert answer.usage.completion_tokens == 2
     assert fake.bodies[-1]["model"] == "echo"  # the remote sees its own model id
     stream = local.client.chat.completions.create(
-        model="gpu/echo", messages=[{"role": "user", "content": "one two three"}], stream=True)
+        model="gpu/echo", messages=[{"role": "user", "content": "one two three"}], stream=True
+    )
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert text == "one two three "
     log = read_log(edgedesk_home / "logs" / "network.jsonl")
@@ -60,15 +62,19 @@ def test_embedding_usage_is_the_remotes_own_count_when_it_sends_one(local: Local
     estimated = local.client.embeddings.create(model="gpu/bare-embedder", input=texts)
     assert estimated.usage.prompt_tokens == sum((len(t) + 3) // 4 for t in texts)
     # Ollama's route reports the same count.
-    reply = httpx.post(f"{local.root}/api/embed", timeout=60,
-                       json={"model": "gpu/embedder", "input": ["x", "y", "z"]})
+    reply = httpx.post(
+        f"{local.root}/api/embed",
+        timeout=60,
+        json={"model": "gpu/embedder", "input": ["x", "y", "z"]},
+    )
     assert reply.json()["prompt_eval_count"] == EMBED_TOKENS_EACH * 3
 
 
 def test_rate_limit_reaches_the_client_as_429(local: Local) -> None:
     with pytest.raises(openai.RateLimitError) as caught:
         local.client.chat.completions.create(
-            model="gpu/busy", messages=[{"role": "user", "content": "hi"}])
+            model="gpu/busy", messages=[{"role": "user", "content": "hi"}]
+        )
     assert "remote 'gpu' is rate-limiting us" in str(caught.value)
     assert "retry after 7 s" in str(caught.value)
 
@@ -78,7 +84,8 @@ def test_wrong_remote_key_is_not_a_local_auth_failure(local: Local) -> None:
     local.ctx.scheduler.unload("gpu/echo")  # a loaded engine keeps the key it was made with
     with pytest.raises(openai.APIStatusError) as caught:
         local.client.chat.completions.create(
-            model="gpu/echo", messages=[{"role": "user", "content": "hi"}])
+            model="gpu/echo", messages=[{"role": "user", "content": "hi"}]
+        )
     assert caught.value.status_code == 502
     assert "refused the API key" in str(caught.value)
 
@@ -86,20 +93,24 @@ def test_wrong_remote_key_is_not_a_local_auth_failure(local: Local) -> None:
 def test_dropped_stream_is_an_error_not_a_short_answer(local: Local) -> None:
     with pytest.raises(openai.APIStatusError) as caught:
         local.client.chat.completions.create(
-            model="gpu/drop", messages=[{"role": "user", "content": "hi"}])
+            model="gpu/drop", messages=[{"role": "user", "content": "hi"}]
+        )
     assert "dropped mid-answer" in str(caught.value) or "closed the stream" in str(caught.value)
     with pytest.raises(openai.APIError):
         stream = local.client.chat.completions.create(
-            model="gpu/drop", messages=[{"role": "user", "content": "hi"}], stream=True)
+            model="gpu/drop", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
         for _ in stream:
             pass
 
 
-def test_client_disconnect_closes_the_upstream_stream(local: Local, fake: Fake,
-                                                     edgedesk_home: Path) -> None:
+def test_client_disconnect_closes_the_upstream_stream(
+    local: Local, fake: Fake, edgedesk_home: Path
+) -> None:
     fake.abandoned.clear()
     stream = local.client.chat.completions.create(
-        model="gpu/endless", messages=[{"role": "user", "content": "go"}], stream=True)
+        model="gpu/endless", messages=[{"role": "user", "content": "go"}], stream=True
+    )
     for seen, _ in enumerate(stream):
         if seen == 3:
             break
@@ -117,32 +128,48 @@ def test_client_disconnect_closes_the_upstream_stream(local: Local, fake: Fake,
 def test_unknown_remote_model_is_a_404(local: Local) -> None:
     with pytest.raises(openai.NotFoundError):
         local.client.chat.completions.create(
-            model="gpu/nope", messages=[{"role": "user", "content": "hi"}])
+            model="gpu/nope", messages=[{"role": "user", "content": "hi"}]
+        )
 
 
 def test_responses_and_messages_routes_reach_the_remote(local: Local) -> None:
     base = str(local.client.base_url).rstrip("/")
     with httpx.Client(timeout=60) as http:
-        answer = http.post(f"{base}/responses", json={"model": "gpu/echo",
-                                                      "input": "through responses"})
+        answer = http.post(
+            f"{base}/responses", json={"model": "gpu/echo", "input": "through responses"}
+        )
         assert answer.status_code == 200, answer.text
         assert "through responses" in answer.text
-        message = http.post(f"{base}/messages", json={
-            "model": "gpu/echo", "max_tokens": 16,
-            "messages": [{"role": "user", "content": "through messages"}]})
+        message = http.post(
+            f"{base}/messages",
+            json={
+                "model": "gpu/echo",
+                "max_tokens": 16,
+                "messages": [{"role": "user", "content": "through messages"}],
+            },
+        )
         assert message.status_code == 200, message.text
         assert message.json()["content"][0]["text"] == "through messages "
 
 
-WEATHER = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Weather of a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather of a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
 
 
 def test_remote_tool_calls_reach_the_client(local: Local, fake: Fake) -> None:
     answer = local.client.chat.completions.create(
-        model="gpu/tooler", messages=[{"role": "user", "content": "weather in Paris?"}],
-        tools=WEATHER)  # type: ignore[arg-type]
+        model="gpu/tooler",
+        messages=[{"role": "user", "content": "weather in Paris?"}],
+        tools=WEATHER,
+    )  # type: ignore[arg-type]
     calls = answer.choices[0].message.tool_calls
     assert answer.choices[0].finish_reason == "tool_calls" and calls
     assert calls[0].function.name == "get_weather"  # type: ignore[union-attr]
@@ -153,32 +180,68 @@ def test_remote_tool_calls_reach_the_client(local: Local, fake: Fake) -> None:
 def _pictures_sent(body: dict[str, Any]) -> list[str]:
     """The data URLs of the image parts in the last message a remote was sent."""
     content = body["messages"][-1]["content"]
-    return [p["image_url"]["url"] for p in content
-            if isinstance(p, dict) and p.get("type") == "image_url"]
+    return [
+        p["image_url"]["url"]
+        for p in content
+        if isinstance(p, dict) and p.get("type") == "image_url"
+    ]
 
 
-def test_pictures_are_passed_on_to_a_remote_whose_server_decides(local: Local,
-                                                                  fake: Fake) -> None:
+def test_pictures_are_passed_on_to_a_remote_whose_server_decides(local: Local, fake: Fake) -> None:
     red = png(rgb=(255, 0, 0))
-    answer = local.client.chat.completions.create(model="gpu/echo", messages=[{
-        "role": "user", "content": [
-            {"type": "text", "text": "What is this?"},
-            {"type": "image_url", "image_url": {"url": data_url(red)}}]}])
+    answer = local.client.chat.completions.create(
+        model="gpu/echo",
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is this?"},
+                    {"type": "image_url", "image_url": {"url": data_url(red)}},
+                ],
+            }
+        ],
+    )
     assert answer.choices[0].message.content  # answered, not refused as "cannot see"
     assert _pictures_sent(fake.bodies[-1]) == [data_url(red)]
     with anthropic.Anthropic(base_url=local.root, api_key="unused", max_retries=0) as client:
-        client.messages.create(model="gpu/echo", max_tokens=16, messages=[{
-            "role": "user", "content": [
-                {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                             "data": b64(red)}},
-                {"type": "text", "text": "and this?"}]}])
+        client.messages.create(
+            model="gpu/echo",
+            max_tokens=16,
+            messages=[
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "image",
+                            "source": {
+                                "type": "base64",
+                                "media_type": "image/png",
+                                "data": b64(red),
+                            },
+                        },
+                        {"type": "text", "text": "and this?"},
+                    ],
+                }
+            ],
+        )
     assert _pictures_sent(fake.bodies[-1]) == [data_url(red)]
     # The local checks still apply before anything is sent: not a picture is a 400.
     before = len(fake.bodies)
     with pytest.raises(openai.BadRequestError) as refused:
-        local.client.chat.completions.create(model="gpu/echo", messages=[{
-            "role": "user", "content": [{"type": "image_url", "image_url": {
-                "url": data_url(b"PK\x03\x04" + bytes(64))}}]}])
+        local.client.chat.completions.create(
+            model="gpu/echo",
+            messages=[
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "image_url",
+                            "image_url": {"url": data_url(b"PK\x03\x04" + bytes(64))},
+                        }
+                    ],
+                }
+            ],
+        )
     assert "ZIP archive" in refused.value.body["message"]
     assert len(fake.bodies) == before
     # The listing claims "vision" only for what is known to see: not for a remote.

@@ -18,15 +18,20 @@ from tests.remote.conftest import MemoryKeyring
 from tests.remote.fake_openai import Fake
 
 
-def _add(fake: Fake, monkeypatch: pytest.MonkeyPatch, url: str | None = None,
-         key: str = "sk-remote") -> int:
+def _add(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch, url: str | None = None, key: str = "sk-remote"
+) -> int:
     monkeypatch.setattr("sys.stdin", io.StringIO(key + "\n"))
     return main(["remotes", "add", "gpu", url or fake.url, "--api-key-stdin"])
 
 
-def test_add_keeps_key_in_keyring_only(fake: Fake, monkeypatch: pytest.MonkeyPatch,
-                                       memory_keyring: MemoryKeyring, edgedesk_home: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_keeps_key_in_keyring_only(
+    fake: Fake,
+    monkeypatch: pytest.MonkeyPatch,
+    memory_keyring: MemoryKeyring,
+    edgedesk_home: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     # Given without /v1, as some engines print it: stored with /v1.
     assert _add(fake, monkeypatch, url=fake.url.removesuffix("/v1")) == 0
     assert memory_keyring.store[("EdgeDesk remote engine", "gpu")] == "sk-remote"
@@ -35,13 +40,17 @@ def test_add_keeps_key_in_keyring_only(fake: Fake, monkeypatch: pytest.MonkeyPat
     capsys.readouterr()
     assert main(["remotes", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert listed["remotes"] == [{"name": "gpu", "url": fake.url, "source": "user",
-                                  "key_stored": True}]
+    assert listed["remotes"] == [
+        {"name": "gpu", "url": fake.url, "source": "user", "key_stored": True}
+    ]
 
 
-def test_test_lists_models_and_logs_the_call(fake: Fake, monkeypatch: pytest.MonkeyPatch,
-                                             edgedesk_home: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_test_lists_models_and_logs_the_call(
+    fake: Fake,
+    monkeypatch: pytest.MonkeyPatch,
+    edgedesk_home: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _add(fake, monkeypatch)
     capsys.readouterr()
     assert main(["remotes", "test", "gpu"]) == 0
@@ -55,9 +64,12 @@ def test_test_lists_models_and_logs_the_call(fake: Fake, monkeypatch: pytest.Mon
     assert log[-1].purpose == "remote engine" and log[-1].bytes_received > 0
 
 
-def test_run_streams_a_remote_answer(fake: Fake, monkeypatch: pytest.MonkeyPatch,
-                                     edgedesk_home: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_streams_a_remote_answer(
+    fake: Fake,
+    monkeypatch: pytest.MonkeyPatch,
+    edgedesk_home: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _add(fake, monkeypatch)
     capsys.readouterr()
     assert main(["run", "gpu/echo", "secret words here"]) == 0
@@ -68,21 +80,23 @@ def test_run_streams_a_remote_answer(fake: Fake, monkeypatch: pytest.MonkeyPatch
     assert "secret" not in log_text  # the log holds no content
 
 
-def test_run_image_passes_the_picture_on_to_a_remote(fake: Fake, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_image_passes_the_picture_on_to_a_remote(
+    fake: Fake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     _add(fake, monkeypatch)
     picture = tmp_path / "red.png"
     picture.write_bytes(png(rgb=(255, 0, 0)))
     assert main(["run", "gpu/echo", "What is this?", "--image", str(picture)]) == 0
     parts = fake.bodies[-1]["messages"][-1]["content"]
     assert [p["image_url"]["url"] for p in parts if p["type"] == "image_url"] == [
-        data_url(picture.read_bytes())]
+        data_url(picture.read_bytes())
+    ]
     assert "cannot see" not in capsys.readouterr().err
 
 
-def test_wrong_key_is_a_clear_error(fake: Fake, monkeypatch: pytest.MonkeyPatch,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_wrong_key_is_a_clear_error(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     _add(fake, monkeypatch, key="sk-wrong")
     capsys.readouterr()
     assert main(["run", "gpu/echo", "hello"]) == 10
@@ -90,9 +104,12 @@ def test_wrong_key_is_a_clear_error(fake: Fake, monkeypatch: pytest.MonkeyPatch,
     assert "remote 'gpu' refused the API key" in err and "--api-key-stdin" in err
 
 
-def test_rm_forgets_remote_and_key(fake: Fake, monkeypatch: pytest.MonkeyPatch,
-                                   memory_keyring: MemoryKeyring,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_rm_forgets_remote_and_key(
+    fake: Fake,
+    monkeypatch: pytest.MonkeyPatch,
+    memory_keyring: MemoryKeyring,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _add(fake, monkeypatch)
     assert main(["remotes", "rm", "gpu"]) == 0
     assert memory_keyring.store == {}
@@ -122,10 +139,12 @@ def test_unreachable_remote_is_named_in_models_list(capsys: pytest.CaptureFixtur
 
 
 def test_a_remote_that_does_not_answer_times_out_with_the_reason(
-        fake: Fake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    fake: Fake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     _add(fake, monkeypatch)
     (Path(os.environ["EDGEDESK_HOME"]) / "config" / "settings.toml").write_text(
-        "[server]\ngeneration_timeout_s = 0.5\n")
+        "[server]\ngeneration_timeout_s = 0.5\n"
+    )
     capsys.readouterr()
     fake.release.clear()
     try:
@@ -135,17 +154,25 @@ def test_a_remote_that_does_not_answer_times_out_with_the_reason(
     assert "remote 'gpu' (127.0.0.1) did not answer in time" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("model", "cause"), [
-    ("fails", "remote 'gpu' failed mid-answer: the GPU node fell over"),
-    ("drop", "remote 'gpu'"),
-    ("halts", "remote 'gpu' (127.0.0.1) did not answer in time"),
-])
+@pytest.mark.parametrize(
+    ("model", "cause"),
+    [
+        ("fails", "remote 'gpu' failed mid-answer: the GPU node fell over"),
+        ("drop", "remote 'gpu'"),
+        ("halts", "remote 'gpu' (127.0.0.1) did not answer in time"),
+    ],
+)
 def test_run_keeps_the_words_and_then_says_why_the_answer_broke_off(
-        fake: Fake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        model: str, cause: str) -> None:
+    fake: Fake,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    model: str,
+    cause: str,
+) -> None:
     _add(fake, monkeypatch)
     (Path(os.environ["EDGEDESK_HOME"]) / "config" / "settings.toml").write_text(
-        "[server]\ngeneration_timeout_s = 1\n")
+        "[server]\ngeneration_timeout_s = 1\n"
+    )
     capsys.readouterr()
     fake.release.clear()
     try:

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module", params=["edgedesk-serve", "llama-server"])
-def upstream(request: pytest.FixtureRequest, gemma_path: Path,
-             tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def upstream(
+    request: pytest.FixtureRequest, gemma_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
     """(base URL, the model id it lists) of a real server running Gemma."""
     work = tmp_path_factory.mktemp("upstream")
     if request.param == "edgedesk-serve":
@@ -36,37 +37,50 @@ def upstream(request: pytest.FixtureRequest, gemma_path: Path,
         yield url, "gemma"
 
 
-def test_add_list_run_and_local_api(upstream: tuple[str, str], edgedesk_home: Path,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_list_run_and_local_api(
+    upstream: tuple[str, str], edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     url, model = upstream
     assert main(["remotes", "add", "org", url]) == 0
     assert main(["models", "list"]) == 0
     assert f"org/{model}" in capsys.readouterr().out
-    assert main(["run", f"org/{model}", "Name a colour.", "--max-tokens", "8",
-                 "--temperature", "0"]) == 0
+    assert (
+        main(["run", f"org/{model}", "Name a colour.", "--max-tokens", "8", "--temperature", "0"])
+        == 0
+    )
     assert capsys.readouterr().out.strip()
 
     ctx = build_context(policy=NoPolicy())
     runner = ctx.new_api_server(
-        settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
+        settings=ServerSettings(require_key=False).model_copy(update={"port": 0})
+    )
     runner.start()
     try:
-        with openai.OpenAI(base_url=runner.url, api_key="x", max_retries=0,
-                           timeout=120) as client:
+        with openai.OpenAI(base_url=runner.url, api_key="x", max_retries=0, timeout=120) as client:
             assert f"org/{model}" in [m.id for m in client.models.list()]
             whole = client.chat.completions.create(
-                model=f"org/{model}", max_tokens=8, temperature=0,
-                messages=[{"role": "user", "content": "Say hello."}])
+                model=f"org/{model}",
+                max_tokens=8,
+                temperature=0,
+                messages=[{"role": "user", "content": "Say hello."}],
+            )
             assert whole.choices[0].message.content
             assert whole.usage is not None and whole.usage.completion_tokens > 0
             parts = client.chat.completions.create(
-                model=f"org/{model}", max_tokens=8, temperature=0, stream=True,
-                messages=[{"role": "user", "content": "Say hello."}])
+                model=f"org/{model}",
+                max_tokens=8,
+                temperature=0,
+                stream=True,
+                messages=[{"role": "user", "content": "Say hello."}],
+            )
             streamed = "".join(c.choices[0].delta.content or "" for c in parts if c.choices)
             assert streamed == whole.choices[0].message.content  # same seedless greedy text
     finally:
         runner.stop()
         ctx.close()
-    calls = [e for e in read_log(edgedesk_home / "logs" / "network.jsonl")
-             if e.purpose == "remote engine" and e.path == "/v1/chat/completions"]
+    calls = [
+        e
+        for e in read_log(edgedesk_home / "logs" / "network.jsonl")
+        if e.purpose == "remote engine" and e.path == "/v1/chat/completions"
+    ]
     assert len(calls) == 3 and all(e.host == "127.0.0.1" and e.bytes_received for e in calls)

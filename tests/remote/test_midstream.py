@@ -34,12 +34,12 @@ def _sse_data(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("model", ["drop", "fails"])
-def test_chat_stream_ends_with_an_error_event_after_the_tokens(local: Local,
-                                                               model: str) -> None:
+def test_chat_stream_ends_with_an_error_event_after_the_tokens(local: Local, model: str) -> None:
     words: list[str] = []
     with pytest.raises(openai.APIError) as caught:
         stream = local.client.chat.completions.create(
-            model=f"gpu/{model}", messages=HI, stream=True)  # type: ignore[arg-type]
+            model=f"gpu/{model}", messages=HI, stream=True
+        )  # type: ignore[arg-type]
         for chunk in stream:
             if chunk.choices:
                 words.append(chunk.choices[0].delta.content or "")
@@ -51,8 +51,12 @@ def test_chat_stream_ends_with_an_error_event_after_the_tokens(local: Local,
 
 
 def test_chat_stream_error_is_followed_by_done(local: Local) -> None:
-    with httpx.stream("POST", f"{local.client.base_url}chat/completions", timeout=60,
-                      json={"model": "gpu/fails", "messages": HI, "stream": True}) as reply:
+    with httpx.stream(
+        "POST",
+        f"{local.client.base_url}chat/completions",
+        timeout=60,
+        json={"model": "gpu/fails", "messages": HI, "stream": True},
+    ) as reply:
         assert reply.status_code == 200
         events = _sse_data(reply.read().decode())
     assert events[-1] == "[DONE]"
@@ -64,8 +68,9 @@ def test_chat_stream_error_is_followed_by_done(local: Local) -> None:
 def test_completions_stream_ends_with_the_error(local: Local) -> None:
     text: list[str] = []
     with pytest.raises(openai.APIError) as caught:
-        for piece in local.client.completions.create(model="gpu/drop", prompt="hello there",
-                                                     stream=True):
+        for piece in local.client.completions.create(
+            model="gpu/drop", prompt="hello there", stream=True
+        ):
             text.append(piece.choices[0].text if piece.choices else "")
     assert "".join(text) == "hello again "
     assert "remote 'gpu'" in caught.value.message
@@ -73,10 +78,11 @@ def test_completions_stream_ends_with_the_error(local: Local) -> None:
 
 def test_anthropic_client_raises_our_error_after_the_text(local: Local) -> None:
     text: list[str] = []
-    with anthropic.Anthropic(base_url=local.root, api_key="unused", max_retries=0) as claude, \
-            pytest.raises(anthropic.APIStatusError) as caught:
-        with claude.messages.stream(model="gpu/fails", max_tokens=16,
-                                    messages=HI) as stream:  # type: ignore[arg-type]
+    with (
+        anthropic.Anthropic(base_url=local.root, api_key="unused", max_retries=0) as claude,
+        pytest.raises(anthropic.APIStatusError) as caught,
+    ):
+        with claude.messages.stream(model="gpu/fails", max_tokens=16, messages=HI) as stream:  # type: ignore[arg-type]
             for piece in stream.text_stream:
                 text.append(piece)
     assert "".join(text) == "hi again "
@@ -86,8 +92,12 @@ def test_anthropic_client_raises_our_error_after_the_text(local: Local) -> None:
 
 
 def test_responses_stream_ends_with_response_failed(local: Local) -> None:
-    with httpx.stream("POST", f"{local.client.base_url}responses", timeout=60,
-                      json={"model": "gpu/drop", "input": "hi", "stream": True}) as reply:
+    with httpx.stream(
+        "POST",
+        f"{local.client.base_url}responses",
+        timeout=60,
+        json={"model": "gpu/drop", "input": "hi", "stream": True},
+    ) as reply:
         assert reply.status_code == 200
         events: list[dict[str, Any]] = [json.loads(d) for d in _sse_data(reply.read().decode())]
     deltas = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
@@ -101,38 +111,45 @@ def test_responses_stream_ends_with_response_failed(local: Local) -> None:
     assert numbers == list(range(len(events)))  # still one numbered sequence
 
 
-@pytest.mark.parametrize(("path", "body", "key"), [
-    ("/api/chat", {"messages": HI}, "message"),
-    ("/api/generate", {"prompt": "hi"}, "response"),
-])
-def test_ollama_stream_ends_with_an_error_line(local: Local, path: str, body: dict[str, Any],
-                                               key: str) -> None:
-    with httpx.stream("POST", local.root + path, timeout=60,
-                      json={"model": "gpu/fails", **body}) as reply:
+@pytest.mark.parametrize(
+    ("path", "body", "key"),
+    [
+        ("/api/chat", {"messages": HI}, "message"),
+        ("/api/generate", {"prompt": "hi"}, "response"),
+    ],
+)
+def test_ollama_stream_ends_with_an_error_line(
+    local: Local, path: str, body: dict[str, Any], key: str
+) -> None:
+    with httpx.stream(
+        "POST", local.root + path, timeout=60, json={"model": "gpu/fails", **body}
+    ) as reply:
         assert reply.status_code == 200
         lines = [json.loads(line) for line in reply.iter_lines() if line]
     assert set(lines[-1]) == {"error"} and FAILURE in lines[-1]["error"]
-    said = "".join(line[key]["content"] if key == "message" else line[key]
-                   for line in lines[:-1])
+    said = "".join(line[key]["content"] if key == "message" else line[key] for line in lines[:-1])
     assert said == "hi again " and not any(line.get("done") for line in lines[:-1])
 
 
 def test_a_remote_that_stops_sending_mid_answer_times_out_in_the_stream(
-        local: Local, fake: Fake) -> None:
+    local: Local, fake: Fake
+) -> None:
     local.ctx.apply_settings({"server.generation_timeout_s": 1})
     local.ctx.scheduler.unload("gpu/halts")
     fake.release.clear()
     try:
-        with httpx.stream("POST", f"{local.client.base_url}chat/completions", timeout=60,
-                          json={"model": "gpu/halts", "messages": HI,
-                                "stream": True}) as reply:
+        with httpx.stream(
+            "POST",
+            f"{local.client.base_url}chat/completions",
+            timeout=60,
+            json={"model": "gpu/halts", "messages": HI, "stream": True},
+        ) as reply:
             events = _sse_data(reply.read().decode())
     finally:
         fake.release.set()
     error = json.loads(events[-2])["error"]
     assert error["code"] == "remote_timeout" and "did not answer in time" in error["message"]
-    said = "".join(json.loads(e)["choices"][0]["delta"].get("content") or ""
-                   for e in events[:-2])
+    said = "".join(json.loads(e)["choices"][0]["delta"].get("content") or "" for e in events[:-2])
     assert said == "hi again "
 
 
@@ -167,15 +184,18 @@ def access(local: Local) -> Iterator[AccessLines]:
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/api/chat"])
-def test_the_access_log_records_a_stream_that_failed_mid_way(local: Local,
-                                                             access: AccessLines,
-                                                             path: str) -> None:
-    body: dict[str, Any] = {"model": "gpu/fails", "messages": HI, "stream": True,
-                            "max_tokens": 8}
+def test_the_access_log_records_a_stream_that_failed_mid_way(
+    local: Local, access: AccessLines, path: str
+) -> None:
+    body: dict[str, Any] = {"model": "gpu/fails", "messages": HI, "stream": True, "max_tokens": 8}
     for model, request_id in (("gpu/fails", f"broken{len(path)}"), ("gpu/echo", "whole")):
-        with httpx.stream("POST", local.root + path, timeout=60,
-                          json={**body, "model": model},
-                          headers={"X-Request-ID": request_id}) as reply:
+        with httpx.stream(
+            "POST",
+            local.root + path,
+            timeout=60,
+            json={**body, "model": model},
+            headers={"X-Request-ID": request_id},
+        ) as reply:
             assert reply.status_code == 200
             reply.read()
     broken, whole = access.seen(f"broken{len(path)}"), access.seen("whole")
@@ -185,18 +205,23 @@ def test_the_access_log_records_a_stream_that_failed_mid_way(local: Local,
 
 
 @pytest.mark.parametrize("model", ["drop", "fails"])
-def test_the_network_log_says_a_remote_stream_broke_off(local: Local, model: str,
-                                                        edgedesk_home: Path,
-                                                        capsys: pytest.CaptureFixture[str]
-                                                        ) -> None:
+def test_the_network_log_says_a_remote_stream_broke_off(
+    local: Local, model: str, edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name in (model, "echo"):
-        with httpx.stream("POST", f"{local.client.base_url}chat/completions", timeout=60,
-                          json={"model": f"gpu/{name}", "messages": HI,
-                                "stream": True}) as reply:
+        with httpx.stream(
+            "POST",
+            f"{local.client.base_url}chat/completions",
+            timeout=60,
+            json={"model": f"gpu/{name}", "messages": HI, "stream": True},
+        ) as reply:
             assert reply.status_code == 200
             reply.read()  # ends after [DONE]: by then the remote call has been logged
-    log = [e for e in read_log(edgedesk_home / "logs" / "network.jsonl")
-           if e.path == "/v1/chat/completions"]
+    log = [
+        e
+        for e in read_log(edgedesk_home / "logs" / "network.jsonl")
+        if e.path == "/v1/chat/completions"
+    ]
     broken, whole = log[-2:]
     assert broken.broken_off and broken.reason.startswith("broke off: ")
     if model == "fails":

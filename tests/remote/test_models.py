@@ -17,13 +17,20 @@ def _listings(fake: Fake) -> int:
 
 
 def test_listing_is_reused_for_its_ttl_then_asked_again(
-        fake: Fake, tmp_path: Path, memory_keyring: MemoryKeyring) -> None:
+    fake: Fake, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
     registry = RemoteRegistry(tmp_path / "remotes.json")
     registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
     now = [0.0]
-    remote = RemoteModels(registry, NetGate(tmp_path / "net.jsonl"), Transport(),
-                          allowed_models=None, timeout_s=5, clock=lambda: now[0])
+    remote = RemoteModels(
+        registry,
+        NetGate(tmp_path / "net.jsonl"),
+        Transport(),
+        allowed_models=None,
+        timeout_s=5,
+        clock=lambda: now[0],
+    )
     before = _listings(fake)
     assert "gpu/echo" in remote.ids()
     now[0] += REMOTE_LIST_TTL_S - 1
@@ -35,7 +42,8 @@ def test_listing_is_reused_for_its_ttl_then_asked_again(
 
 
 def test_offline_lists_no_remote_models_and_asks_nothing(
-        fake: Fake, memory_keyring: MemoryKeyring) -> None:
+    fake: Fake, memory_keyring: MemoryKeyring
+) -> None:
     ctx = build_context(cli_settings={"offline": True})
     try:
         ctx.remote_registry.add("gpu", fake.url)
@@ -47,7 +55,8 @@ def test_offline_lists_no_remote_models_and_asks_nothing(
 
 
 def test_a_settings_change_drops_the_cached_listing(
-        fake: Fake, memory_keyring: MemoryKeyring) -> None:
+    fake: Fake, memory_keyring: MemoryKeyring
+) -> None:
     ctx = build_context()
     try:
         ctx.remote_registry.add("gpu", fake.url)

@@ -21,7 +21,8 @@ from tests.remote.fake_openai import Fake
 
 def _ask(ctx: AppContext, model: str) -> str:
     stream = ctx.scheduler.stream_chat(
-        model, [Message("user", "quarterly numbers")], GenerationParams(max_tokens=8))
+        model, [Message("user", "quarterly numbers")], GenerationParams(max_tokens=8)
+    )
     return "".join(c.text for c in stream)
 
 
@@ -54,8 +55,11 @@ def test_allow_user_remotes_off_refuses_and_hides_user_remotes(fake: Fake) -> No
 
 def test_force_offline_refuses_with_zero_connections(fake: Fake, edgedesk_home: Path) -> None:
     before = len(fake.requests)
-    ctx = build_context(policy=MachinePolicy("test", {
-        "ForceOffline": True, "RemoteEndpoints": [f"corp={fake.url}"]}))
+    ctx = build_context(
+        policy=MachinePolicy(
+            "test", {"ForceOffline": True, "RemoteEndpoints": [f"corp={fake.url}"]}
+        )
+    )
     try:
         assert ctx.remote_model_ids() == []
         with pytest.raises(NetworkBlocked, match="offline"):
@@ -67,8 +71,9 @@ def test_force_offline_refuses_with_zero_connections(fake: Fake, edgedesk_home: 
     assert refused and not refused[-1].allowed and refused[-1].purpose == "remote engine"
 
 
-def test_offline_flag_blocks_remotes_test(fake: Fake, monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_offline_flag_blocks_remotes_test(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
     assert main(["remotes", "add", "gpu", fake.url, "--api-key-stdin"]) == 0
     before = len(fake.requests)
@@ -79,10 +84,17 @@ def test_offline_flag_blocks_remotes_test(fake: Fake, monkeypatch: pytest.Monkey
     assert len(fake.requests) == before
 
 
-def test_policy_show_lists_remote_keys(monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
-    policy = MachinePolicy("test", {"RemoteEndpoints": ["gpu=http://gpu-01:8000"],
-                                    "AllowUserRemotes": False, "Proxy": "http://p:3128"})
+def test_policy_show_lists_remote_keys(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = MachinePolicy(
+        "test",
+        {
+            "RemoteEndpoints": ["gpu=http://gpu-01:8000"],
+            "AllowUserRemotes": False,
+            "Proxy": "http://p:3128",
+        },
+    )
     monkeypatch.setattr("desktop.app.load_machine_policy", lambda: policy)
     assert main(["policy", "show", "--json"]) == 0
     rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["settings"]}
@@ -91,10 +103,14 @@ def test_policy_show_lists_remote_keys(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_user_stores_only_the_key_of_an_it_endpoint(
-        fake: Fake, monkeypatch: pytest.MonkeyPatch, memory_keyring: MemoryKeyring,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    policy = MachinePolicy("test", {"RemoteEndpoints": [f"corp={fake.url}"],
-                                    "AllowUserRemotes": False})
+    fake: Fake,
+    monkeypatch: pytest.MonkeyPatch,
+    memory_keyring: MemoryKeyring,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    policy = MachinePolicy(
+        "test", {"RemoteEndpoints": [f"corp={fake.url}"], "AllowUserRemotes": False}
+    )
     monkeypatch.setattr("desktop.app.load_machine_policy", lambda: policy)
     monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
     assert main(["remotes", "add", "corp", "http://elsewhere/v1", "--api-key-stdin"]) == 0
@@ -109,8 +125,11 @@ def test_allowed_models_covers_user_remotes_not_it_endpoints(fake: Fake) -> None
     mine = build_context(policy=MachinePolicy())
     mine.remote_registry.add("mine", fake.url)
     mine.close()
-    ctx = build_context(policy=MachinePolicy("test", {
-        "AllowedModels": ["glm-4-9b-0414"], "RemoteEndpoints": [f"corp={fake.url}"]}))
+    ctx = build_context(
+        policy=MachinePolicy(
+            "test", {"AllowedModels": ["glm-4-9b-0414"], "RemoteEndpoints": [f"corp={fake.url}"]}
+        )
+    )
     keyring_set("corp", "sk-remote")
     keyring_set("mine", "sk-remote")
     try:

@@ -45,8 +45,9 @@ def _context(fake: Fake, **settings: Any) -> AppContext:
 
 def _ask(ctx: AppContext) -> str:
     try:
-        stream = ctx.scheduler.stream_chat("corp/echo", [Message("user", "over tls")],
-                                           GenerationParams(max_tokens=8))
+        stream = ctx.scheduler.stream_chat(
+            "corp/echo", [Message("user", "over tls")], GenerationParams(max_tokens=8)
+        )
         return "".join(c.text for c in stream)
     finally:
         ctx.close()
@@ -68,8 +69,9 @@ def test_unreadable_ca_bundle_is_named(tls_fake: Fake, tmp_path: Path) -> None:
         _ask(_context(tls_fake, ca_bundle=str(tmp_path / "bad.pem")))
 
 
-def test_proxy_setting_tunnels_through_connect(tls_fake: Fake,
-                                               ca_files: tuple[Path, Path, Path]) -> None:
+def test_proxy_setting_tunnels_through_connect(
+    tls_fake: Fake, ca_files: tuple[Path, Path, Path]
+) -> None:
     with connect_proxy() as proxy:
         ctx = _context(tls_fake, ca_bundle=str(ca_files[0]), proxy=proxy.url)
         assert _ask(ctx) == "over tls "
@@ -78,8 +80,8 @@ def test_proxy_setting_tunnels_through_connect(tls_fake: Fake,
 
 
 def test_https_proxy_and_no_proxy_from_the_environment(
-        tls_fake: Fake, ca_files: tuple[Path, Path, Path],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tls_fake: Fake, ca_files: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     with connect_proxy() as proxy:
         monkeypatch.setenv("HTTPS_PROXY", proxy.url)
         monkeypatch.setenv("NO_PROXY", "")
@@ -97,19 +99,27 @@ def test_refusing_proxy_is_named(tls_fake: Fake, ca_files: tuple[Path, Path, Pat
             _ask(ctx)
 
 
-def test_downloads_use_the_same_trust_and_proxy(tls_fake: Fake, edgedesk_home: Path,
-                                                ca_files: tuple[Path, Path, Path]) -> None:
+def test_downloads_use_the_same_trust_and_proxy(
+    tls_fake: Fake, edgedesk_home: Path, ca_files: tuple[Path, Path, Path]
+) -> None:
     """The Hub, mirrors and remotes share one transport: a mirror behind the corporate CA."""
     base = tls_fake.url.removesuffix("/v1")
-    blob = RemoteFile("corp/mirror", "blob.gguf", "0" * 40, len(BLOB),
-                      hashlib.sha256(BLOB).hexdigest(), f"{base}/files/blob")
+    blob = RemoteFile(
+        "corp/mirror",
+        "blob.gguf",
+        "0" * 40,
+        len(BLOB),
+        hashlib.sha256(BLOB).hexdigest(),
+        f"{base}/files/blob",
+    )
     refused = build_context(policy=NoPolicy())
     with pytest.raises(DownloadError, match="not trusted by this machine"):
         refused.downloader(max_attempts=1).fetch(blob, edgedesk_home / "a.gguf")
     refused.close()
     with connect_proxy() as proxy:
-        ctx = build_context(policy=NoPolicy(),
-                            cli_settings={"ca_bundle": str(ca_files[0]), "proxy": proxy.url})
+        ctx = build_context(
+            policy=NoPolicy(), cli_settings={"ca_bundle": str(ca_files[0]), "proxy": proxy.url}
+        )
         fetched = ctx.downloader(max_attempts=1).fetch(blob, edgedesk_home / "b.gguf")
         ctx.close()
     assert fetched.path.read_bytes() == BLOB and len(proxy.tunnels) == 1

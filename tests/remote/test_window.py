@@ -24,19 +24,19 @@ def test_remote_models_carry_the_leaves_this_device_badge(qtbot: Any, fake: Fake
     qtbot.addWidget(win)
     box = win.chat.model_box
     qtbot.waitUntil(lambda: box.findData("gpu/echo") >= 0, timeout=20_000)
-    assert box.itemText(box.findData("gpu/echo")) == \
-        "echo (runs on gpu — leaves this device)"
+    assert box.itemText(box.findData("gpu/echo")) == "echo (runs on gpu — leaves this device)"
     box.setCurrentIndex(box.findData("gpu/echo"))  # as the user picks it
     send(qtbot, win, "kept on this device")
     saved = [c for c in ctx.chat_store.list_conversations() if c.model == "gpu/echo"]
     assert len(saved) == 1
-    assert [m.content for m in ctx.chat_store.get_messages(saved[0].id)] == ["kept on this device",
-                                                   "kept on this device "]
+    assert [m.content for m in ctx.chat_store.get_messages(saved[0].id)] == [
+        "kept on this device",
+        "kept on this device ",
+    ]
     win.close()
 
 
-def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any,
-                                                                fake: Fake) -> None:
+def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any, fake: Fake) -> None:
     ctx = build_context(policy=NoPolicy())
     ctx.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
@@ -50,8 +50,10 @@ def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any,
     assert win.chat.notice.text() == f"remote 'gpu' failed mid-answer: {FAILURE}"
     assert win.chat.current is not None
     assert win.chat.current.turns[-1].content == "hi again "  # what came before the failure
-    assert win.chat.transcript.bubbles[-1].footer.text() == \
-        f"broken off: remote 'gpu' failed mid-answer: {FAILURE}"
+    assert (
+        win.chat.transcript.bubbles[-1].footer.text()
+        == f"broken off: remote 'gpu' failed mid-answer: {FAILURE}"
+    )
     win.close()
 
     # Reopened, the chat shows the words that came and that the answer broke off.
@@ -60,6 +62,8 @@ def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any,
     [stored] = [c for c in again.chat.chats.chats() if c.model == "gpu/fails"]
     again.chat.select(stored)
     assert [t.content for t in stored.turns] == ["hi", "hi again "]
-    assert again.chat.transcript.bubbles[-1].footer.text() == \
-        f"broken off: remote 'gpu' failed mid-answer: {FAILURE}"
+    assert (
+        again.chat.transcript.bubbles[-1].footer.text()
+        == f"broken off: remote 'gpu' failed mid-answer: {FAILURE}"
+    )
     again.close()

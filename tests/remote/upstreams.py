@@ -29,8 +29,17 @@ def edgedesk_serve(model: Path, home: Path) -> Iterator[str]:
     """``edgedesk serve --model MODEL --no-auth`` in its own EDGEDESK_HOME; yields /v1 URL."""
     port = free_port()
     env = {**os.environ, "EDGEDESK_HOME": str(home)}
-    cmd = [sys.executable, "-m", "desktop", "serve", "--model", str(model),
-           "--port", str(port), "--no-auth"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "desktop",
+        "serve",
+        "--model",
+        str(model),
+        "--port",
+        str(port),
+        "--no-auth",
+    ]
     home.mkdir(parents=True, exist_ok=True)
     with _child(cmd, f"http://127.0.0.1:{port}/v1", home / "serve.log", env) as url:
         yield url
@@ -41,7 +50,18 @@ def llama_server(binary: Path, model: Path, work: Path) -> Iterator[str]:
     """llama.cpp's ``llama-server`` over ``model`` (alias ``gemma``); yields its /v1 URL."""
     port = free_port()
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, work / "libs")}
-    cmd = [str(binary), "-m", str(model), "--alias", "gemma", "--host", "127.0.0.1",
-           "--port", str(port), "-c", "2048"]
+    cmd = [
+        str(binary),
+        "-m",
+        str(model),
+        "--alias",
+        "gemma",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        "2048",
+    ]
     with _child(cmd, f"http://127.0.0.1:{port}/v1", work / "llama-server.log", env) as url:
         yield url

@@ -32,9 +32,10 @@ class CountingEmbedder(SchedulerEmbedder):
 
 @pytest.fixture(scope="module")
 def scheduler(tiny_embed: Path) -> Iterator[Scheduler]:
-    specs = {MODEL: ModelSpec(tiny_embed, MODEL, kind="embedding", context_length=512),
-             "other-embed": ModelSpec(tiny_embed, "other-embed", kind="embedding",
-                                      context_length=512)}
+    specs = {
+        MODEL: ModelSpec(tiny_embed, MODEL, kind="embedding", context_length=512),
+        "other-embed": ModelSpec(tiny_embed, "other-embed", kind="embedding", context_length=512),
+    }
     sched = Scheduler(load_engine, specs.__getitem__)
     yield sched
     sched.close()
@@ -53,15 +54,16 @@ def embedders(scheduler: Scheduler) -> dict[str, CountingEmbedder]:
 
 
 @pytest.fixture
-def library(database: Database, scheduler: Scheduler,
-            embedders: dict[str, CountingEmbedder]) -> Library:
+def library(
+    database: Database, scheduler: Scheduler, embedders: dict[str, CountingEmbedder]
+) -> Library:
     def embedder_for(model: str) -> CountingEmbedder:
         if model not in embedders:
             embedders[model] = CountingEmbedder(scheduler, model)
             embedders[model].embedded = []
         return embedders[model]
-    return Library(database, embedder_for, default_model=MODEL, max_tokens=64,
-                   overlap_tokens=12)
+
+    return Library(database, embedder_for, default_model=MODEL, max_tokens=64, overlap_tokens=12)
 
 
 @pytest.fixture
@@ -94,17 +96,24 @@ def corpus(tmp_path: Path) -> Path:
     (root / "notes").mkdir(parents=True)
     (root / "notes" / "animals.txt").write_text(
         "The cat sat on the mat.\n\nA dog chased the cat around the garden.\n\n"
-        "Giraffes have long necks.\n", encoding="utf-8")
+        "Giraffes have long necks.\n",
+        encoding="utf-8",
+    )
     (root / "notes" / "zh.md").write_text(
-        "# 向量检索\n\n向量检索是文档问答的基础。\n\n模型把文档变成向量。\n", encoding="utf-8")
-    (root / "code.py").write_text("def quicksort(items):\n    return sorted(items)\n",
-                                  encoding="utf-8")
+        "# 向量检索\n\n向量检索是文档问答的基础。\n\n模型把文档变成向量。\n", encoding="utf-8"
+    )
+    (root / "code.py").write_text(
+        "def quicksort(items):\n    return sorted(items)\n", encoding="utf-8"
+    )
     (root / "page.html").write_text(
         "<html><head><style>p {color: red}</style></head><body>\n<h1>Volcano guide</h1>\n"
         "<p>Lava flows from the volcano.</p>\n<script>var hidden = 1;</script></body></html>\n",
-        encoding="utf-8")
-    write_pdf(root / "report.pdf", ["First page about penguins.",
-                                    "Second page mentions walruses.\nAnd seals too."])
+        encoding="utf-8",
+    )
+    write_pdf(
+        root / "report.pdf",
+        ["First page about penguins.", "Second page mentions walruses.\nAnd seals too."],
+    )
     write_docx(root / "memo.docx", ["Quarterly memo.", "Budget for kangaroos approved."])
     (root / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a pdf\n%%EOF\n")
     (root / "blob.bin").write_bytes(bytes(range(256)) * 10)

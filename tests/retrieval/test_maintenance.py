@@ -13,7 +13,8 @@ DAY_S = 86_400
 
 
 def test_maintenance_applies_retention_and_picks_up_edited_files(
-        library: Library, tmp_path: Path) -> None:
+    library: Library, tmp_path: Path
+) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "a.txt").write_text("Walruses sleep on ice floes.\n", encoding="utf-8")

@@ -34,8 +34,7 @@ def test_hybrid_is_never_worse_than_its_better_half(set_name: str, tmp_path: Pat
 def test_stop_words_leave_the_words_that_matter() -> None:
     from desktop.retrieval.stopwords import content_terms
 
-    assert content_terms("How does the flask keep the coffee hot?") == [
-        "flask", "coffee", "hot"]
+    assert content_terms("How does the flask keep the coffee hot?") == ["flask", "coffee", "hot"]
     assert content_terms("北京的天气怎么样") == ["北京", "天气"]
     assert content_terms("the who") == ["the", "who"]  # nothing else: search them
 

@@ -34,7 +34,9 @@ def test_loaders_keep_pages_and_lines(corpus: Path) -> None:
     assert (html[1].line_start, html[1].line_end) == (3, 3)  # source line in the HTML file
     docx_blocks = load(corpus / "memo.docx")
     assert [(b.text, b.line_start) for b in docx_blocks] == [
-        ("Quarterly memo.", 1), ("Budget for kangaroos approved.", 2)]
+        ("Quarterly memo.", 1),
+        ("Budget for kangaroos approved.", 2),
+    ]
     text = load(corpus / "notes" / "animals.txt")
     assert [(b.line_start, b.line_end) for b in text] == [(1, 1), (3, 3), (5, 5)]
     with pytest.raises(SkipFile, match="not a readable PDF"):
@@ -65,6 +67,7 @@ def test_encrypted_pdf_is_skipped_with_its_reason(tmp_path: Path) -> None:
 def test_chunks_respect_token_limit_paragraphs_overlap_and_pages() -> None:
     def words(texts):
         return [len(t.split()) for t in texts]
+
     blocks = [Block(f"para{i} " + "w " * 9, 1, i * 2 + 1, i * 2 + 1) for i in range(6)]
     blocks.append(Block("on page two", 2, 1, 1))
     chunks = chunk_blocks(blocks, words, max_tokens=30, overlap_tokens=10)
@@ -82,8 +85,7 @@ def test_chunks_respect_token_limit_paragraphs_overlap_and_pages() -> None:
     assert paragraphs("a\nb\n\n\nc") == [Block("a\nb", None, 1, 2), Block("c", None, 5, 5)]
 
 
-def test_index_search_and_skip_report(library: Library, searcher: Searcher,
-                                      corpus: Path) -> None:
+def test_index_search_and_skip_report(library: Library, searcher: Searcher, corpus: Path) -> None:
     seen: list[IndexProgress] = []
     report = library.add("docs", [corpus], progress=seen.append)
     assert report.added == 6 and report.chunks_embedded > 0
@@ -94,7 +96,11 @@ def test_index_search_and_skip_report(library: Library, searcher: Searcher,
     assert seen[-1].files_done == seen[-1].files_total == 8
     [info] = library.collections()
     assert (info.name, info.embedding_model, info.documents, info.dimension) == (
-        "docs", MODEL, 6, 32)
+        "docs",
+        MODEL,
+        6,
+        32,
+    )
     assert len(info.skipped) == 2
 
     assert _paths(searcher.search("walruses", ["docs"]))[0] == "report.pdf"
@@ -116,8 +122,8 @@ def test_index_search_and_skip_report(library: Library, searcher: Searcher,
 
 
 def test_rescan_skips_unchanged_files_and_drops_deleted_ones(
-        library: Library, searcher: Searcher, corpus: Path,
-        embedders: dict[str, CountingEmbedder]) -> None:
+    library: Library, searcher: Searcher, corpus: Path, embedders: dict[str, CountingEmbedder]
+) -> None:
     library.add("docs", [corpus])
     first = len(embedders[MODEL].embedded)
     again = library.rescan("docs")
@@ -125,8 +131,9 @@ def test_rescan_skips_unchanged_files_and_drops_deleted_ones(
     assert len(embedders[MODEL].embedded) == first  # nothing re-embedded
 
     animals = corpus / "notes" / "animals.txt"
-    animals.write_text(animals.read_text(encoding="utf-8") + "\nOstriches run fast.\n",
-                       encoding="utf-8")
+    animals.write_text(
+        animals.read_text(encoding="utf-8") + "\nOstriches run fast.\n", encoding="utf-8"
+    )
     (corpus / "code.py").unlink()
     touched = corpus / "page.html"
     os.utime(touched, (1, 1))  # new mtime, same bytes: hashed, not re-chunked
@@ -142,13 +149,13 @@ def test_rescan_skips_unchanged_files_and_drops_deleted_ones(
     assert "zh.md" not in _paths(searcher.search("向量检索", k=50))
 
 
-def test_cancel_stops_between_files_and_keeps_what_was_done(library: Library,
-                                                            corpus: Path) -> None:
+def test_cancel_stops_between_files_and_keeps_what_was_done(library: Library, corpus: Path) -> None:
     cancel = threading.Event()
 
     def progress(p: IndexProgress) -> None:
         if p.files_done == 4:  # blob, broken (skipped), code, memo done; cancel mid-file 5
             cancel.set()
+
     report = library.add("docs", [corpus], progress=progress, cancel=cancel)
     assert report.cancelled
     assert library.collections()[0].documents == 2
@@ -157,7 +164,8 @@ def test_cancel_stops_between_files_and_keeps_what_was_done(library: Library,
 
 
 def test_changing_the_embedding_model_reindexes_everything(
-        library: Library, corpus: Path, embedders: dict[str, CountingEmbedder]) -> None:
+    library: Library, corpus: Path, embedders: dict[str, CountingEmbedder]
+) -> None:
     library.add("docs", [corpus])
     report = library.add("docs", [corpus], model="other-embed")
     assert report.added == 6 and report.unchanged == 0
@@ -166,9 +174,9 @@ def test_changing_the_embedding_model_reindexes_everything(
     assert info.embedding_model == "other-embed"
 
 
-def test_answer_prompt_numbers_sources_and_maps_citations(library: Library,
-                                                          searcher: Searcher,
-                                                          corpus: Path) -> None:
+def test_answer_prompt_numbers_sources_and_maps_citations(
+    library: Library, searcher: Searcher, corpus: Path
+) -> None:
     library.add("docs", [corpus])
     prepared = prepare(searcher, "walruses seals", ["docs"], k=3)
     system = prepared.messages[0].content
@@ -194,9 +202,9 @@ def test_keywords_break_near_ties_but_cannot_overturn_a_clear_vector_winner() ->
     assert weak[2] - vector[2] == pytest.approx(0.15 * 0.25)
 
 
-def test_keyword_search_stays_inside_the_chosen_collections(library: Library,
-                                                            searcher: Searcher,
-                                                            tmp_path: Path) -> None:
+def test_keyword_search_stays_inside_the_chosen_collections(
+    library: Library, searcher: Searcher, tmp_path: Path
+) -> None:
     for name in ("travel", "zoo"):
         folder = tmp_path / name
         folder.mkdir()
@@ -205,17 +213,21 @@ def test_keyword_search_stays_inside_the_chosen_collections(library: Library,
     assert _paths(searcher.search("okapi", ["zoo"], k=5)) == ["zoo.txt"]  # filtered
     assert sorted(_paths(searcher.search("okapi", k=5))) == ["travel.txt", "zoo.txt"]
     assert sorted(_paths(searcher.search("okapi", ["zoo", "travel"], k=5))) == [
-        "travel.txt", "zoo.txt"]  # every collection named: the unfiltered query
+        "travel.txt",
+        "zoo.txt",
+    ]  # every collection named: the unfiltered query
 
 
-def test_files_that_cannot_be_indexed_are_never_read(library: Library, corpus: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_files_that_cannot_be_indexed_are_never_read(
+    library: Library, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from desktop.retrieval import indexer
 
     read: list[str] = []
     real_hash = indexer.sha256_file
-    monkeypatch.setattr(indexer, "sha256_file",
-                        lambda path: read.append(path.name) or real_hash(path))
+    monkeypatch.setattr(
+        indexer, "sha256_file", lambda path: read.append(path.name) or real_hash(path)
+    )
     report = library.add("docs", [corpus])
     assert "blob.bin" in {Path(s.path).name for s in report.skipped}  # still reported
     assert "blob.bin" not in read  # but an unsupported file is not hashed (every hour)

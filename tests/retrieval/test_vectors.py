@@ -19,21 +19,29 @@ def _store(database: Database, vectors: np.ndarray, first_id: int = 1) -> None:
     with database.transaction():
         if not database.query("SELECT 1 FROM collections WHERE id = 1"):
             dim = vectors.shape[1]
-            database.execute("INSERT INTO collections(id, name, embedding_model, dimension, "
-                             "created) VALUES (1, 'c', 'm', ?, 0)", (dim,))
+            database.execute(
+                "INSERT INTO collections(id, name, embedding_model, dimension, "
+                "created) VALUES (1, 'c', 'm', ?, 0)",
+                (dim,),
+            )
             database.execute("INSERT INTO documents VALUES (1, 1, 'a.txt', 0, 0, '', 0)")
             ensure_vec_table(database, 1, dim)
         has_bits = bool(database.query("SELECT 1 FROM sqlite_master WHERE name='chunk_bits'"))
         for offset, vector in enumerate(vectors):
             i = first_id + offset
-            database.execute("INSERT INTO chunks VALUES (?, 1, 1, ?, NULL, 1, 1, ?, 't')",
-                             (i, i, f"h{i}"))
-            database.execute(f"INSERT INTO {vec_table(1)}(rowid, embedding) VALUES (?, ?)",
-                             (i, to_blob(vector.tolist())))
+            database.execute(
+                "INSERT INTO chunks VALUES (?, 1, 1, ?, NULL, 1, 1, ?, 't')", (i, i, f"h{i}")
+            )
+            database.execute(
+                f"INSERT INTO {vec_table(1)}(rowid, embedding) VALUES (?, ?)",
+                (i, to_blob(vector.tolist())),
+            )
             if has_bits:
                 blob = to_blob(vector.tolist())
-                database.execute("INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?), "
-                                 "?)", (i, blob, blob))
+                database.execute(
+                    "INSERT INTO chunk_bits VALUES (?, 1, vec_quantize_binary(?), ?)",
+                    (i, blob, blob),
+                )
 
 
 def _clustered(rng: np.random.Generator, count: int, dim: int = DIM) -> np.ndarray:

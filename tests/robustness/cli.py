@@ -10,19 +10,31 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
-def edgedesk(*args: str | bytes | os.PathLike[str], home: Path | None = None,
-             stdin: str | None = None, timeout: float = 120,
-             env: Mapping[str, str] | None = None,
-             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def edgedesk(
+    *args: str | bytes | os.PathLike[str],
+    home: Path | None = None,
+    stdin: str | None = None,
+    timeout: float = 120,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m desktop ARGS`` with ``EDGEDESK_HOME`` (default: the test's)."""
     environ = dict(os.environ)
     if home is not None:
         environ["EDGEDESK_HOME"] = str(home)
     environ.update(env or {})
-    return subprocess.run([sys.executable, "-m", "desktop", *args], capture_output=True,
-                          text=True, errors="backslashreplace", timeout=timeout, env=environ,
-                          input=stdin, check=False, cwd=cwd,
-                          stdin=None if stdin is not None else subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        capture_output=True,
+        text=True,
+        errors="backslashreplace",
+        timeout=timeout,
+        env=environ,
+        input=stdin,
+        check=False,
+        cwd=cwd,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
 
 
 def assert_clean(result: subprocess.CompletedProcess[str], *, failed: bool | None = None) -> None:

@@ -51,11 +51,13 @@ def test_rm_of_a_repeated_id_deletes_it_once_and_says_so() -> None:
 
 @pytest.mark.parametrize("verb", ["rm", "export"])
 @pytest.mark.parametrize("bad", ["99999999999999999999999", "-5", "0", "x1"])
-def test_ids_no_conversation_can_have_are_refused_in_one_line(verb: str, bad: str,
-                                                               edgedesk_home: Path) -> None:
+def test_ids_no_conversation_can_have_are_refused_in_one_line(
+    verb: str, bad: str, edgedesk_home: Path
+) -> None:
     _saved_chats("alpha")
-    result = edgedesk("chats", verb, "--", bad) if bad.startswith("-") else \
-        edgedesk("chats", verb, bad)
+    result = (
+        edgedesk("chats", verb, "--", bad) if bad.startswith("-") else edgedesk("chats", verb, bad)
+    )
     assert_clean(result, failed=True)
     assert result.returncode == 2
     assert _titles() == ["alpha"]
@@ -82,8 +84,9 @@ def test_export_to_a_full_disk_is_one_line() -> None:
     assert "No space left on device" in result.stderr
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
-                    reason="needs file permissions that apply (not root)")
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() == 0, reason="needs file permissions that apply (not root)"
+)
 def test_export_into_a_read_only_folder_keeps_the_old_export(tmp_path: Path) -> None:
     _saved_chats("alpha")
     folder = tmp_path / "ro"
@@ -112,15 +115,21 @@ def test_export_then_import_adds_the_conversations_back(tmp_path: Path) -> None:
     assert len(_titles()) == 6
 
 
-@pytest.mark.parametrize("content", [
-    b"\xff\xfe not text", b"[]", b'{"conversations": [{"title": "\\ud800"}]}',
-    b'{"conversations": [{"title": "t", "created": 1e999999}]}',
-    b'{"conversations": [{"title": "t", "messages": [{"role": "user", "content": "x", '
-    b'"prompt_tokens": 99999999999999999999999}]}]}',
-    b"[" * 100_000,
-])
-def test_import_of_a_damaged_file_adds_nothing(tmp_path: Path, content: bytes,
-                                               edgedesk_home: Path) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xff\xfe not text",
+        b"[]",
+        b'{"conversations": [{"title": "\\ud800"}]}',
+        b'{"conversations": [{"title": "t", "created": 1e999999}]}',
+        b'{"conversations": [{"title": "t", "messages": [{"role": "user", "content": "x", '
+        b'"prompt_tokens": 99999999999999999999999}]}]}',
+        b"[" * 100_000,
+    ],
+)
+def test_import_of_a_damaged_file_adds_nothing(
+    tmp_path: Path, content: bytes, edgedesk_home: Path
+) -> None:
     _saved_chats("alpha")
     bad = tmp_path / "bad.json"
     bad.write_bytes(content)

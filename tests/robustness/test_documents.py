@@ -26,13 +26,15 @@ def folder(tmp_path: Path) -> Path:
 
 
 def _add(folder: Path, model: Path | str, *extra: str):  # type: ignore[no-untyped-def]
-    return edgedesk("docs", "add", folder, "--collection", "mine", "--embedding-model",
-                    str(model), *extra)
+    return edgedesk(
+        "docs", "add", folder, "--collection", "mine", "--embedding-model", str(model), *extra
+    )
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file names are bytes on POSIX only")
 def test_file_and_folder_names_that_are_not_utf8_are_indexed(
-        folder: Path, tiny_embed: Path, edgedesk_home: Path) -> None:
+    folder: Path, tiny_embed: Path, edgedesk_home: Path
+) -> None:
     raw = os.fsencode(folder)
     (Path(os.fsdecode(raw + b"/bad\xffname.txt"))).write_text("walrus notes\n")
     sub = Path(os.fsdecode(raw + b"/dir\xfe"))
@@ -84,8 +86,9 @@ def test_names_with_escape_codes_are_printed_escaped(folder: Path, tiny_embed: P
     assert "evil\\x1b[2J\\x1b[31mred\\nsecond line.txt" in found.stdout
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
-                    reason="needs file permissions that apply (not root)")
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() == 0, reason="needs file permissions that apply (not root)"
+)
 def test_an_unreadable_folder_is_reported_as_skipped(folder: Path, tiny_embed: Path) -> None:
     locked = folder / "private"
     locked.mkdir()
@@ -101,7 +104,8 @@ def test_an_unreadable_folder_is_reported_as_skipped(folder: Path, tiny_embed: P
 
 @pytest.mark.skipif(os.name != "posix", reason="PATH_MAX is a POSIX limit")
 def test_a_folder_deeper_than_the_path_limit_is_reported_as_skipped(
-        folder: Path, tiny_embed: Path) -> None:
+    folder: Path, tiny_embed: Path
+) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         for _ in range(20):  # 20 x 250 characters: past Linux's 4096
@@ -122,8 +126,9 @@ def test_a_folder_deeper_than_the_path_limit_is_reported_as_skipped(
 
 
 @pytest.mark.parametrize("model", ["/nope/missing.gguf", "chat"])
-def test_a_model_that_cannot_embed_leaves_no_collection(folder: Path, tiny_chat: Path,
-                                                        model: str) -> None:
+def test_a_model_that_cannot_embed_leaves_no_collection(
+    folder: Path, tiny_chat: Path, model: str
+) -> None:
     result = _add(folder, tiny_chat if model == "chat" else model)
     assert_clean(result, failed=True)
     if model == "chat":
@@ -133,7 +138,8 @@ def test_a_model_that_cannot_embed_leaves_no_collection(folder: Path, tiny_chat:
 
 
 def test_a_chat_model_named_like_a_catalog_embedder_does_not_take_its_id(
-        tmp_path: Path, folder: Path, tiny_chat: Path, tiny_embed: Path) -> None:
+    tmp_path: Path, folder: Path, tiny_chat: Path, tiny_embed: Path
+) -> None:
     impostor = tmp_path / "bge-small-en-v1.5.gguf"
     shutil.copyfile(tiny_chat, impostor)
     imported = edgedesk("models", "import", str(impostor))
@@ -157,7 +163,8 @@ def test_a_chat_model_named_like_a_catalog_embedder_does_not_take_its_id(
 
 
 def test_run_refuses_an_empty_raw_prompt_and_an_embedding_model(
-        tiny_chat: Path, tiny_embed: Path) -> None:
+    tiny_chat: Path, tiny_embed: Path
+) -> None:
     empty = edgedesk("run", str(tiny_chat), "", "--raw")
     assert_clean(empty, failed=True)
     assert "the prompt is empty" in empty.stderr
@@ -167,8 +174,16 @@ def test_run_refuses_an_empty_raw_prompt_and_an_embedding_model(
 
 
 def test_run_reads_the_prompt_from_standard_input(tiny_chat: Path) -> None:
-    short = edgedesk("run", str(tiny_chat), "-", "--raw", "--max-tokens", "3", "--stats",
-                     stdin="Once upon a time")
+    short = edgedesk(
+        "run",
+        str(tiny_chat),
+        "-",
+        "--raw",
+        "--max-tokens",
+        "3",
+        "--stats",
+        stdin="Once upon a time",
+    )
     assert_clean(short, failed=False)
     assert "3 generated tokens" in short.stderr
     # 200 KB: over the 128 KB limit of one argument. The tiny model reads one token per
@@ -179,8 +194,10 @@ def test_run_reads_the_prompt_from_standard_input(tiny_chat: Path) -> None:
     assert counted is not None and int(counted[1]) >= 200_000
 
 
-ONE_PIXEL_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6k"
-                 "gAAAABJRU5ErkJggg==")
+ONE_PIXEL_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6k"
+    "gAAAABJRU5ErkJggg=="
+)
 
 
 def _docx_with_zeros(path: Path, zeros: int) -> Path:
@@ -217,13 +234,15 @@ def test_the_size_limit_message_shows_two_different_numbers(tmp_path: Path) -> N
     big.write_bytes(b"a" * (loaders.DEFAULT_MAX_BYTES + 1))
     with pytest.raises(loaders.SkipFile) as caught:
         loaders.check(big, big.stat().st_size)
-    size, limit = caught.value.reason.removeprefix("too large (").rstrip(")").split(
-        "; the limit is ")
+    size, limit = (
+        caught.value.reason.removeprefix("too large (").rstrip(")").split("; the limit is ")
+    )
     assert size != limit
 
 
 def test_an_imported_model_whose_file_was_deleted_is_named_as_such(
-        tmp_path: Path, tiny_chat: Path) -> None:
+    tmp_path: Path, tiny_chat: Path
+) -> None:
     mine = tmp_path / "my-model.gguf"
     shutil.copyfile(tiny_chat, mine)
     assert_clean(edgedesk("models", "import", str(mine)), failed=False)
@@ -235,14 +254,23 @@ def test_an_imported_model_whose_file_was_deleted_is_named_as_such(
 
 
 def test_a_chat_model_imported_under_a_catalog_embedder_id_before_the_fix_is_refused(
-        folder: Path, tiny_chat: Path) -> None:
+    folder: Path, tiny_chat: Path
+) -> None:
     from desktop.catalog.installed import InstalledIndex, InstalledModel
     from desktop.config import Paths
 
     data = Paths.from_env().data_dir
     legacy = InstalledIndex(data / "installed.json", data / "models")  # no reserved ids
-    legacy.add(InstalledModel(id="bge-small-en-v1.5", files=(str(tiny_chat),), size=1,
-                              sha256=("0" * 64,), source="import", managed=False))
+    legacy.add(
+        InstalledModel(
+            id="bge-small-en-v1.5",
+            files=(str(tiny_chat),),
+            size=1,
+            sha256=("0" * 64,),
+            source="import",
+            managed=False,
+        )
+    )
     result = edgedesk("docs", "add", folder, "--collection", "mine")
     assert_clean(result, failed=True)  # not a segfault in llama.cpp
     assert "is installed as bge-small-en-v1.5 but holds a chat model" in result.stderr

@@ -26,13 +26,30 @@ from tests.robustness.cli import assert_clean, edgedesk, integrity_ok
 FIXTURES_PER_RUN = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 
 # ------------------------------------------------------------------ settings files
-_keys = st.sampled_from(["offline", "theme", "language", "retention_days", "data_location",
-                         "embedding_model", "server", "engine", "port", "host",
-                         "keep_alive_s", "context_length", "gpu_layers", "x", ""])
+_keys = st.sampled_from(
+    [
+        "offline",
+        "theme",
+        "language",
+        "retention_days",
+        "data_location",
+        "embedding_model",
+        "server",
+        "engine",
+        "port",
+        "host",
+        "keep_alive_s",
+        "context_length",
+        "gpu_layers",
+        "x",
+        "",
+    ]
+)
 _values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
-    max_leaves=8)
+    max_leaves=8,
+)
 _tables = st.dictionaries(_keys, _values, max_size=5)
 
 
@@ -43,6 +60,7 @@ def _toml(tree: dict[str, object]) -> bytes:
         if isinstance(value, list):
             return [clean(v) for v in value if v is not None]
         return value
+
     try:
         return tomli_w.dumps(clean(tree)).encode()  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -54,7 +72,8 @@ _files = st.one_of(
     st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass")),
     _tables.map(_toml),
     st.tuples(_tables.map(_toml), st.sampled_from(["utf-8-sig", "utf-16", "latin-1"])).map(
-        lambda pair: pair[0].decode().encode(pair[1], "replace")),
+        lambda pair: pair[0].decode().encode(pair[1], "replace")
+    ),
 )
 
 
@@ -74,24 +93,66 @@ def test_any_settings_file_loads_or_is_one_config_error(content: bytes) -> None:
 # ------------------------------------------------------------------ command lines
 _words = st.one_of(
     st.text(max_size=20),
-    st.sampled_from(["", "-", "--", "0", "-1", "99999999999999999999999", "1e9", "nan",
-                     "*", "\"", "../..", "/", "/dev/null", "\x1b[2J", "名前", "--json",
-                     "--all", "-k", "--collection", "--format", "json", "md", "-o"]),
+    st.sampled_from(
+        [
+            "",
+            "-",
+            "--",
+            "0",
+            "-1",
+            "99999999999999999999999",
+            "1e9",
+            "nan",
+            "*",
+            '"',
+            "../..",
+            "/",
+            "/dev/null",
+            "\x1b[2J",
+            "名前",
+            "--json",
+            "--all",
+            "-k",
+            "--collection",
+            "--format",
+            "json",
+            "md",
+            "-o",
+        ]
+    ),
     st.binary(min_size=1, max_size=8).map(os.fsdecode),
 ).filter(lambda word: "\x00" not in word)  # no OS can put NUL in an argument
-_verbs = st.sampled_from([
-    ["chats", "list"], ["chats", "export"], ["chats", "rm"], ["chats", "import"],
-    ["docs", "list"], ["docs", "search"], ["docs", "rm"], ["keys", "list"],
-    ["keys", "create"], ["keys", "revoke"], ["models", "list"], ["models", "info"],
-    ["data", "show"], ["run"], ["models", "import"],
-])
+_verbs = st.sampled_from(
+    [
+        ["chats", "list"],
+        ["chats", "export"],
+        ["chats", "rm"],
+        ["chats", "import"],
+        ["docs", "list"],
+        ["docs", "search"],
+        ["docs", "rm"],
+        ["keys", "list"],
+        ["keys", "create"],
+        ["keys", "revoke"],
+        ["models", "list"],
+        ["models", "info"],
+        ["data", "show"],
+        ["run"],
+        ["models", "import"],
+    ]
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=FIXTURES_PER_RUN)
 @given(verb=_verbs, words=st.lists(_words, max_size=4))
 def test_any_command_line_is_a_result_or_one_clear_error(
-        verb: list[str], words: list[str], capsys: pytest.CaptureFixture[str],
-        edgedesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    verb: list[str],
+    words: list[str],
+    capsys: pytest.CaptureFixture[str],
+    edgedesk_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.chdir(tmp_path)  # "-o NAME" and relative paths land in the test's folder
     try:
         code = main([*verb, *words])
@@ -107,28 +168,46 @@ def test_any_command_line_is_a_result_or_one_clear_error(
 
 # ------------------------------------------------------------------ file names
 _names = st.one_of(
-    st.text(st.characters(exclude_characters="/\x00", exclude_categories=("Cs",)),
-            min_size=1, max_size=40),
-    st.binary(min_size=1, max_size=40).map(lambda b: os.fsdecode(
-        b.replace(b"/", b"_").replace(b"\x00", b"_"))),
+    st.text(
+        st.characters(exclude_characters="/\x00", exclude_categories=("Cs",)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.binary(min_size=1, max_size=40).map(
+        lambda b: os.fsdecode(b.replace(b"/", b"_").replace(b"\x00", b"_"))
+    ),
 ).filter(lambda n: n not in (".", "..") and len(os.fsencode(n)) < 200)
 _counter = itertools.count()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file names are bytes on POSIX only")
 @settings(max_examples=25, deadline=None, suppress_health_check=FIXTURES_PER_RUN)
-@given(names=st.lists(_names, min_size=1, max_size=3, unique=True),
-       suffix=st.sampled_from([".txt", ".md", ".py", ".html", ""]))
+@given(
+    names=st.lists(_names, min_size=1, max_size=3, unique=True),
+    suffix=st.sampled_from([".txt", ".md", ".py", ".html", ""]),
+)
 def test_any_file_name_is_indexed_or_skipped_and_shown_safely(
-        names: list[str], suffix: str, tiny_embed: Path, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str], edgedesk_home: Path) -> None:
+    names: list[str],
+    suffix: str,
+    tiny_embed: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edgedesk_home: Path,
+) -> None:
     folder = tmp_path / f"docs-{next(_counter)}"
     folder.mkdir()
     for n, name in enumerate(names):
         (folder / (name + suffix)).write_text(f"note {n} about walruses\n")
     collection = f"c{uuid.uuid4().hex[:8]}"
-    args = ["docs", "add", str(folder), "--collection", collection,
-            "--embedding-model", str(tiny_embed)]
+    args = [
+        "docs",
+        "add",
+        str(folder),
+        "--collection",
+        collection,
+        "--embedding-model",
+        str(tiny_embed),
+    ]
     assert main(args) == 0
     first = capsys.readouterr().out
     assert not any(c in first for c in "\x1b\x07\r"), first
@@ -141,7 +220,8 @@ def test_any_file_name_is_indexed_or_skipped_and_shown_safely(
 @settings(max_examples=8, deadline=None, suppress_health_check=FIXTURES_PER_RUN)
 @given(verb=_verbs, words=st.lists(_words, max_size=3))
 def test_any_command_line_in_a_real_process_never_shows_a_traceback(
-        verb: list[str], words: list[str], edgedesk_home: Path, tmp_path: Path) -> None:
+    verb: list[str], words: list[str], edgedesk_home: Path, tmp_path: Path
+) -> None:
     result = edgedesk(*verb, *words, cwd=tmp_path)
     assert_clean(result)
     assert result.returncode != EXIT_BUG, result.stderr

@@ -38,13 +38,19 @@ class _Counting(SchedulerEmbedder):
 def _library(scheduler: Scheduler, **options: object) -> tuple[Library, _Counting]:
     embedder = _Counting(scheduler, MODEL)
     database = open_database(Paths.from_env().database)
-    library = Library(database, lambda _model: embedder, default_model=MODEL,
-                      lock_dir=Paths.from_env().data_dir / "locks", **options)  # type: ignore[arg-type]
+    library = Library(
+        database,
+        lambda _model: embedder,
+        default_model=MODEL,
+        lock_dir=Paths.from_env().data_dir / "locks",
+        **options,
+    )  # type: ignore[arg-type]
     return library, embedder
 
 
 def test_a_second_indexing_of_the_same_collection_waits_then_finds_it_done(
-        scheduler: Scheduler, tmp_path: Path) -> None:
+    scheduler: Scheduler, tmp_path: Path
+) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     for n in range(3):
@@ -74,6 +80,7 @@ def test_a_second_indexing_of_the_same_collection_waits_then_finds_it_done(
     def waiting(update: IndexProgress) -> None:
         if update.waiting:
             second_waits.set()
+
     two = threading.Thread(target=run, args=("terminal", terminal, waiting))
     two.start()
     assert second_waits.wait(60)
@@ -94,7 +101,8 @@ def test_a_huge_line_is_cut_into_small_pieces() -> None:
 
 
 def test_an_interrupted_big_file_keeps_its_batches_and_the_next_scan_finishes_it(
-        scheduler: Scheduler, tmp_path: Path) -> None:
+    scheduler: Scheduler, tmp_path: Path
+) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     words = [f"w{n % 997}" for n in range(60_000)]  # one line, ~300 KB
@@ -125,7 +133,8 @@ def test_an_interrupted_big_file_keeps_its_batches_and_the_next_scan_finishes_it
 
 
 def test_docs_add_in_a_terminal_waits_for_the_window_and_says_so(
-        tmp_path: Path, tiny_embed: Path) -> None:
+    tmp_path: Path, tiny_embed: Path
+) -> None:
     import os
     import subprocess
     import sys
@@ -137,9 +146,23 @@ def test_docs_add_in_a_terminal_waits_for_the_window_and_says_so(
     (folder / "a.txt").write_text("zebras\n")
     with collection_lock(Paths.from_env().data_dir / "locks", "papers", on_wait=lambda: None):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "desktop", "docs", "add", str(folder), "--collection",
-             "papers", "--embedding-model", str(tiny_embed)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+            [
+                sys.executable,
+                "-m",
+                "desktop",
+                "docs",
+                "add",
+                str(folder),
+                "--collection",
+                "papers",
+                "--embedding-model",
+                str(tiny_embed),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
         try:
             assert proc.stderr is not None
             line = proc.stderr.readline()  # blocks until the command reports its wait

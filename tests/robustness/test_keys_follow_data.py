@@ -11,7 +11,8 @@ from tests.robustness.cli import assert_clean, edgedesk
 
 
 def test_keys_move_with_the_data_and_a_revoked_key_stops_working(
-        tmp_path: Path, edgedesk_home: Path) -> None:
+    tmp_path: Path, edgedesk_home: Path
+) -> None:
     created = edgedesk("keys", "create", "alice")
     assert_clean(created, failed=False)
     alice = created.stdout.strip()

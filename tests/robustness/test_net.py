@@ -16,10 +16,11 @@ from tests.conftest import wait_until
 
 
 def test_a_bug_becomes_one_line_naming_the_log_that_holds_the_traceback(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        edgedesk_home: Path) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], edgedesk_home: Path
+) -> None:
     def broken(_args: object) -> int:
         raise RuntimeError("a bug nobody foresaw")
+
     monkeypatch.setattr(keys, "handle", broken)  # registered when the parser is built
 
     assert main(["keys", "list"]) == EXIT_BUG
@@ -42,18 +43,24 @@ def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
     def appeared() -> bool:
         assert proc.poll() is None, proc.communicate()
         return path.exists()
+
     wait_until(appeared, 60, f"{path} appears")
 
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT is how POSIX delivers Ctrl-C")
 @pytest.mark.parametrize("args", [["chats", "list"], ["docs", "list"], ["keys", "list"]])
 def test_ctrl_c_as_soon_as_the_command_starts_is_one_line_and_130(
-        args: list[str], edgedesk_home: Path) -> None:
+    args: list[str], edgedesk_home: Path
+) -> None:
     # The config folder is the first thing a command makes: from then on it is our code
     # running (before it, Python itself is still starting and handles the signal).
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", *args], text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", *args],
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         _wait_for(edgedesk_home / "config", proc)
         proc.send_signal(signal.SIGINT)
@@ -69,11 +76,14 @@ def test_ctrl_c_as_soon_as_the_command_starts_is_one_line_and_130(
 
 
 def test_a_background_thread_that_dies_is_logged_not_printed(edgedesk_home: Path) -> None:
-    code = ("from desktop.crash import install_thread_net; install_thread_net('serve'); "
-            "import threading; t = threading.Thread(target=lambda: 1 / 0, name='edgedesk-"
-            "server'); t.start(); t.join()")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60, check=False)
+    code = (
+        "from desktop.crash import install_thread_net; install_thread_net('serve'); "
+        "import threading; t = threading.Thread(target=lambda: 1 / 0, name='edgedesk-"
+        "server'); t.start(); t.join()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     assert "Traceback" not in result.stderr
     assert "unexpected error (ZeroDivisionError" in result.stderr
     log = (edgedesk_home / "logs" / "crash.log").read_text()

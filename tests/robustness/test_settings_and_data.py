@@ -14,25 +14,31 @@ def _settings(home: Path, content: bytes) -> None:
     (home / "config" / "settings.toml").write_bytes(content)
 
 
-@pytest.mark.parametrize("content", [
-    "offline = true\n".encode("utf-16"),  # Windows Notepad's "Unicode", with its BOM
-    b"\xef\xbb\xbfoffline = true\n",  # UTF-8 with a BOM
-])
-def test_settings_saved_by_windows_editors_are_read(edgedesk_home: Path,
-                                                    content: bytes) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        "offline = true\n".encode("utf-16"),  # Windows Notepad's "Unicode", with its BOM
+        b"\xef\xbb\xbfoffline = true\n",  # UTF-8 with a BOM
+    ],
+)
+def test_settings_saved_by_windows_editors_are_read(edgedesk_home: Path, content: bytes) -> None:
     _settings(edgedesk_home, content)
     result = edgedesk("chats", "list")
     assert_clean(result, failed=False)
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"theme = \"caf\xe9\"\n", "not UTF-8 text (byte 13 cannot be read)"),
-    (b"x = " + b"[" * 1000 + b"]" * 1000 + b"\n", "settings.toml"),
-    (b"theme = \"" + b"x" * 100_000 + b"\"\n", "(100002 characters)"),
-    (b"a" * (2 << 20), "not a settings file"),
-])
-def test_a_broken_settings_file_is_one_short_line(edgedesk_home: Path, content: bytes,
-                                                  message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'theme = "caf\xe9"\n', "not UTF-8 text (byte 13 cannot be read)"),
+        (b"x = " + b"[" * 1000 + b"]" * 1000 + b"\n", "settings.toml"),
+        (b'theme = "' + b"x" * 100_000 + b'"\n', "(100002 characters)"),
+        (b"a" * (2 << 20), "not a settings file"),
+    ],
+)
+def test_a_broken_settings_file_is_one_short_line(
+    edgedesk_home: Path, content: bytes, message: str
+) -> None:
     _settings(edgedesk_home, content)
     result = edgedesk("chats", "list")
     assert_clean(result, failed=True)
@@ -51,8 +57,7 @@ def test_a_data_file_that_is_not_a_database_says_how_to_recover(edgedesk_home: P
     assert "move it away" in result.stderr
 
 
-def test_data_use_of_a_missing_folder_changes_nothing(tmp_path: Path,
-                                                      edgedesk_home: Path) -> None:
+def test_data_use_of_a_missing_folder_changes_nothing(tmp_path: Path, edgedesk_home: Path) -> None:
     before = edgedesk("data", "show", "--json").stdout
     result = edgedesk("data", "use", str(tmp_path / "typo"))
     assert_clean(result, failed=True)
@@ -71,7 +76,8 @@ def test_edgedesk_home_naming_a_file_is_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_data_move_while_a_server_runs_says_only_that_nothing_moved(
-        tmp_path: Path, edgedesk_home: Path) -> None:
+    tmp_path: Path, edgedesk_home: Path
+) -> None:
     from desktop.relocate import DataFolderLock
 
     assert_clean(edgedesk("data", "show"), failed=False)  # the data folder exists

@@ -89,14 +89,21 @@ def named_events(raw: bytes) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def serve(home: Path, models: list[Path], delay_s: float = 0.0, parallel: int | None = None,
-          **settings: Any) -> Iterator[Served]:
+def serve(
+    home: Path,
+    models: list[Path],
+    delay_s: float = 0.0,
+    parallel: int | None = None,
+    **settings: Any,
+) -> Iterator[Served]:
     """Start a server with ``settings`` over ``models``; stop it and free models after.
 
     ``parallel`` sets ``engine.parallel`` (slots per model) for tests about queueing.
     """
-    ctx = build_context(environ={"EDGEDESK_HOME": str(home)},
-                        cli_settings={"engine.parallel": parallel} if parallel else None)
+    ctx = build_context(
+        environ={"EDGEDESK_HOME": str(home)},
+        cli_settings={"engine.parallel": parallel} if parallel else None,
+    )
     # Port 0: the runner binds the socket itself and reports the real port (no race with
     # another process taking a port found free a moment before).
     server_settings = ServerSettings(**settings).model_copy(update={"port": 0})
@@ -105,12 +112,23 @@ def serve(home: Path, models: list[Path], delay_s: float = 0.0, parallel: int | 
     for path in models:
         ctx.resolver.register(path)
     journal: list[str] = []
-    scheduler = Scheduler(lambda spec: SlowEngine(load_engine(spec), delay_s, journal), ctx.resolver,
-                          queue_max=server_settings.queue_max) if delay_s else ctx.scheduler
-    runner = ServerRunner(scheduler, ResolverDirectory(ctx.resolver), server_settings,
-                          keys if server_settings.require_key else None,
-                          access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE),
-                          stored=ctx.response_store)
+    scheduler = (
+        Scheduler(
+            lambda spec: SlowEngine(load_engine(spec), delay_s, journal),
+            ctx.resolver,
+            queue_max=server_settings.queue_max,
+        )
+        if delay_s
+        else ctx.scheduler
+    )
+    runner = ServerRunner(
+        scheduler,
+        ResolverDirectory(ctx.resolver),
+        server_settings,
+        keys if server_settings.require_key else None,
+        access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE),
+        stored=ctx.response_store,
+    )
     runner.start()
     try:
         yield Served(runner, ctx, keys, key, scheduler, journal)
@@ -121,8 +139,9 @@ def serve(home: Path, models: list[Path], delay_s: float = 0.0, parallel: int | 
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
-           tiny_embed: Path) -> Iterator[Served]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path, tiny_embed: Path
+) -> Iterator[Served]:
     """One shared server with a key, the tiny chat and embedding models."""
     with serve(tmp_path_factory.mktemp("srv"), [tiny_chat, tiny_embed]) as served:
         yield served
@@ -132,6 +151,5 @@ def server(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
 def client(server: Served):
     import openai
 
-    with openai.OpenAI(base_url=server.url, api_key=server.key, max_retries=0,
-                       timeout=60) as c:
+    with openai.OpenAI(base_url=server.url, api_key=server.key, max_retries=0, timeout=60) as c:
         yield c

@@ -22,8 +22,9 @@ def test_protocol_roots_and_base_urls_follow_the_address() -> None:
     assert 'wire_api = "responses"' in shown["Codex CLI"]
     # Anthropic's and Ollama's clients add /v1/messages and /api/... themselves.
     assert "ANTHROPIC_BASE_URL=http://[::1]:9000\n" in shown["Claude Code"]
-    assert '"github.copilot.chat.byok.ollamaEndpoint": "http://[::1]:9000"' in \
-        shown["VS Code Copilot"]
+    assert (
+        '"github.copilot.chat.byok.ollamaEndpoint": "http://[::1]:9000"' in shown["VS Code Copilot"]
+    )
     assert "apiBase: http://[::1]:9000\n" in shown["Continue"]
 
 

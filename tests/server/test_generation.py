@@ -18,12 +18,30 @@ from tests.server.conftest import Served, serve
 
 HI = [{"role": "user", "content": "hello world"}]
 TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"unit": {"enum": ["celsius", "fahrenheit"]}},
-        "required": ["unit"], "additionalProperties": False}}},
-    {"type": "function", "function": {"name": "get_time", "parameters": {
-        "type": "object", "properties": {"zone": {"enum": ["utc", "local"]}},
-        "required": ["zone"], "additionalProperties": False}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"unit": {"enum": ["celsius", "fahrenheit"]}},
+                "required": ["unit"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "parameters": {
+                "type": "object",
+                "properties": {"zone": {"enum": ["utc", "local"]}},
+                "required": ["zone"],
+                "additionalProperties": False,
+            },
+        },
+    },
 ]
 
 
@@ -37,8 +55,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path) -> Iterato
 
 @pytest.fixture
 def client(served: Served) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=served.url, api_key=served.key, max_retries=0,
-                       timeout=60) as c:
+    with openai.OpenAI(base_url=served.url, api_key=served.key, max_retries=0, timeout=60) as c:
         yield c
 
 
@@ -49,9 +66,11 @@ def test_fim_prompt_is_prefix_suffix_middle_in_the_models_own_tokens(served: Ser
     prefix, suffix = "def add(a, b):", "return the cat"
 
     def build(engine):
-        return (engine.infill_tokens(prefix, suffix),
-                engine.tokenize(prefix, add_bos=False, special=False),
-                engine.tokenize(suffix, add_bos=False, special=False))
+        return (
+            engine.infill_tokens(prefix, suffix),
+            engine.tokenize(prefix, add_bos=False, special=False),
+            engine.tokenize(suffix, add_bos=False, special=False),
+        )
 
     tokens, pre_text, suf_text = served.scheduler.with_engine("tiny-fim", build)
     pre, suf, mid = 310, 311, 312  # where the fixture put FIM_TOKENS in the vocabulary
@@ -59,20 +78,23 @@ def test_fim_prompt_is_prefix_suffix_middle_in_the_models_own_tokens(served: Ser
     assert tokens == [1, pre, *pre_text, suf, *suf_text, mid]  # 1 is <s> (BOS)
 
 
-def test_fim_completion_returns_text_streamed_or_whole(client: openai.OpenAI,
-                                                       served: Served) -> None:
+def test_fim_completion_returns_text_streamed_or_whole(
+    client: openai.OpenAI, served: Served
+) -> None:
     prefix, suffix = "def add(a, b):", "return the cat"
     expected = served.scheduler.with_engine(
-        "tiny-fim", lambda e: len(e.infill_tokens(prefix, suffix)))
-    whole = client.completions.create(model="tiny-fim", prompt=prefix, suffix=suffix,
-                                      max_tokens=8, temperature=0)
+        "tiny-fim", lambda e: len(e.infill_tokens(prefix, suffix))
+    )
+    whole = client.completions.create(
+        model="tiny-fim", prompt=prefix, suffix=suffix, max_tokens=8, temperature=0
+    )
     assert whole.choices[0].text
     assert whole.usage.prompt_tokens == expected  # the FIM prompt, not the prefix alone
-    plain = client.completions.create(model="tiny-fim", prompt=prefix, max_tokens=8,
-                                      temperature=0)
+    plain = client.completions.create(model="tiny-fim", prompt=prefix, max_tokens=8, temperature=0)
     assert plain.usage.prompt_tokens < expected
-    streamed = client.completions.create(model="tiny-fim", prompt=prefix, suffix=suffix,
-                                         max_tokens=8, temperature=0, stream=True)
+    streamed = client.completions.create(
+        model="tiny-fim", prompt=prefix, suffix=suffix, max_tokens=8, temperature=0, stream=True
+    )
     assert "".join(c.choices[0].text for c in streamed if c.choices) == whole.choices[0].text
 
 
@@ -88,8 +110,9 @@ def test_suffix_is_refused_for_a_model_without_fim_tokens(client: openai.OpenAI)
 
 
 def test_chat_logprobs_with_top_alternatives(client: openai.OpenAI) -> None:
-    reply = client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=6,
-                                           temperature=0, logprobs=True, top_logprobs=3)
+    reply = client.chat.completions.create(
+        model="tiny-chat", messages=HI, max_tokens=6, temperature=0, logprobs=True, top_logprobs=3
+    )
     content = reply.choices[0].logprobs.content
     assert len(content) == reply.usage.completion_tokens == 6
     assert "".join(t.token for t in content) == reply.choices[0].message.content
@@ -100,22 +123,38 @@ def test_chat_logprobs_with_top_alternatives(client: openai.OpenAI) -> None:
         assert values == sorted(values, reverse=True)
         # Greedy sampling takes the most likely token.
         assert (token.top_logprobs[0].token, values[0]) == (token.token, token.logprob)
-    plain = client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=6,
-                                           temperature=0)
+    plain = client.chat.completions.create(
+        model="tiny-chat", messages=HI, max_tokens=6, temperature=0
+    )
     assert plain.choices[0].logprobs is None
     assert plain.choices[0].message.content == reply.choices[0].message.content
 
 
 def test_streamed_chat_and_completion_logprobs(client: openai.OpenAI) -> None:
-    chunks = list(client.chat.completions.create(
-        model="tiny-chat", messages=HI, max_tokens=5, temperature=0.9, seed=2,
-        logprobs=True, top_logprobs=1, stream=True, stream_options={"include_usage": True}))
-    tokens = [t for c in chunks if c.choices and c.choices[0].logprobs
-              for t in c.choices[0].logprobs.content]
+    chunks = list(
+        client.chat.completions.create(
+            model="tiny-chat",
+            messages=HI,
+            max_tokens=5,
+            temperature=0.9,
+            seed=2,
+            logprobs=True,
+            top_logprobs=1,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    tokens = [
+        t
+        for c in chunks
+        if c.choices and c.choices[0].logprobs
+        for t in c.choices[0].logprobs.content
+    ]
     assert len(tokens) == chunks[-1].usage.completion_tokens == 5
     assert all(t.logprob <= 0 and len(t.top_logprobs) == 1 for t in tokens)
-    legacy = client.completions.create(model="tiny-chat", prompt="hello the", max_tokens=5,
-                                       temperature=0, logprobs=2)
+    legacy = client.completions.create(
+        model="tiny-chat", prompt="hello the", max_tokens=5, temperature=0, logprobs=2
+    )
     lp = legacy.choices[0].logprobs
     assert "".join(lp.tokens) == legacy.choices[0].text
     assert all(v <= 0 for v in lp.token_logprobs) and len(lp.token_logprobs) == 5
@@ -127,36 +166,63 @@ def test_streamed_chat_and_completion_logprobs(client: openai.OpenAI) -> None:
 
 
 def test_required_tool_choice_forces_a_valid_call(client: openai.OpenAI) -> None:
-    reply = client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=200,
-                                           temperature=0.8, seed=4, tools=TOOLS,
-                                           tool_choice="required")
+    reply = client.chat.completions.create(
+        model="tiny-chat",
+        messages=HI,
+        max_tokens=200,
+        temperature=0.8,
+        seed=4,
+        tools=TOOLS,
+        tool_choice="required",
+    )
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
     call = choice.message.tool_calls[0]
     arguments = json.loads(call.function.arguments)
     assert (call.function.name, arguments) in [
-        ("get_weather", {"unit": "celsius"}), ("get_weather", {"unit": "fahrenheit"}),
-        ("get_time", {"zone": "utc"}), ("get_time", {"zone": "local"})]
+        ("get_weather", {"unit": "celsius"}),
+        ("get_weather", {"unit": "fahrenheit"}),
+        ("get_time", {"zone": "utc"}),
+        ("get_time", {"zone": "local"}),
+    ]
 
 
 def test_named_tool_choice_forces_that_call_when_streamed(client: openai.OpenAI) -> None:
-    chunks = list(client.chat.completions.create(
-        model="tiny-chat", messages=HI, max_tokens=200, temperature=0.8, seed=9, tools=TOOLS,
-        tool_choice={"type": "function", "function": {"name": "get_time"}}, stream=True))
-    calls = [tc for c in chunks if c.choices and c.choices[0].delta.tool_calls
-             for tc in c.choices[0].delta.tool_calls]
+    chunks = list(
+        client.chat.completions.create(
+            model="tiny-chat",
+            messages=HI,
+            max_tokens=200,
+            temperature=0.8,
+            seed=9,
+            tools=TOOLS,
+            tool_choice={"type": "function", "function": {"name": "get_time"}},
+            stream=True,
+        )
+    )
+    calls = [
+        tc
+        for c in chunks
+        if c.choices and c.choices[0].delta.tool_calls
+        for tc in c.choices[0].delta.tool_calls
+    ]
     assert [c.function.name for c in calls] == ["get_time"]
     assert json.loads(calls[0].function.arguments)["zone"] in ("utc", "local")
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
 
 
 def test_words_stream_while_tools_are_offered(client: openai.OpenAI) -> None:
-    whole = client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=12,
-                                           temperature=0, tools=TOOLS)
+    whole = client.chat.completions.create(
+        model="tiny-chat", messages=HI, max_tokens=12, temperature=0, tools=TOOLS
+    )
     text = whole.choices[0].message.content
     assert text and not whole.choices[0].message.tool_calls
-    pieces = [c.choices[0].delta.content for c in client.chat.completions.create(
-        model="tiny-chat", messages=HI, max_tokens=12, temperature=0, tools=TOOLS,
-        stream=True) if c.choices and c.choices[0].delta.content]
+    pieces = [
+        c.choices[0].delta.content
+        for c in client.chat.completions.create(
+            model="tiny-chat", messages=HI, max_tokens=12, temperature=0, tools=TOOLS, stream=True
+        )
+        if c.choices and c.choices[0].delta.content
+    ]
     assert "".join(pieces) == text
     assert len(pieces) > 3  # sent as it came, not held until the end

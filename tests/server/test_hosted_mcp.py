@@ -76,8 +76,9 @@ class Hosting:
         return openai.OpenAI(base_url=self.url, api_key="none", max_retries=0, timeout=60)
 
     def anthropic(self) -> anthropic.Anthropic:
-        return anthropic.Anthropic(base_url=self.url.removesuffix("/v1"), api_key="none",
-                                   max_retries=0, timeout=60)
+        return anthropic.Anthropic(
+            base_url=self.url.removesuffix("/v1"), api_key="none", max_retries=0, timeout=60
+        )
 
 
 @pytest.fixture
@@ -89,17 +90,27 @@ def clients(tmp_path: Path) -> Iterator[McpClients]:
 
 def _servers(tmp_path: Path, policy: McpPolicy | None = None) -> ServerList:
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"calc": {
-        "command": sys.executable, "args": [str(SERVERS), "calc"]}}}))
+    path.write_text(
+        json.dumps(
+            {"mcpServers": {"calc": {"command": sys.executable, "args": [str(SERVERS), "calc"]}}}
+        )
+    )
     return ServerList(path, policy or McpPolicy())
 
 
-def _serve(tmp_path: Path, clients: McpClients, engine: Engine,
-           policy: McpPolicy | None = None) -> ServerRunner:
+def _serve(
+    tmp_path: Path, clients: McpClients, engine: Engine, policy: McpPolicy | None = None
+) -> ServerRunner:
     servers = _servers(tmp_path, policy)
     toolbox = ToolBox(servers, clients, ToolAudit(tmp_path / "tools.jsonl"))
-    runner = ServerRunner(engine, Models(), ServerSettings().model_copy(update={"port": 0}),  # type: ignore[arg-type]
-                          None, tool_servers=servers, toolbox=toolbox)
+    runner = ServerRunner(
+        engine,
+        Models(),
+        ServerSettings().model_copy(update={"port": 0}),  # type: ignore[arg-type]
+        None,
+        tool_servers=servers,
+        toolbox=toolbox,
+    )
     runner.start()
     return runner
 
@@ -123,24 +134,41 @@ def _fed_back(engine: Engine) -> None:
 
 def test_responses_mcp_tool_runs_on_the_server(hosting: Hosting) -> None:
     with hosting.openai() as client:
-        response = client.responses.create(model=MODEL, input="What is 2+40?", tools=[{
-            "type": "mcp", "server_label": "calc", "server_url": "stdio://calc",
-            "require_approval": "never"}])
+        response = client.responses.create(
+            model=MODEL,
+            input="What is 2+40?",
+            tools=[
+                {
+                    "type": "mcp",
+                    "server_label": "calc",
+                    "server_url": "stdio://calc",
+                    "require_approval": "never",
+                }
+            ],
+        )
     kinds = [item.type for item in response.output]
     assert kinds == ["mcp_list_tools", "mcp_call", "message"]
     listing, call = response.output[0], response.output[1]
     assert listing.server_label == "calc"
     assert {t.name for t in listing.tools} == {"add", "divide"}
-    assert (call.name, json.loads(call.arguments), call.output, call.error) == \
-        ("add", {"a": 2, "b": 40}, "42", None)
+    assert (call.name, json.loads(call.arguments), call.output, call.error) == (
+        "add",
+        {"a": 2, "b": 40},
+        "42",
+        None,
+    )
     assert response.output_text == "The sum is 42."
     _fed_back(hosting.engine)
     # The items sent back as the next turn's input re-render the call and its result.
     with hosting.openai() as client:
-        client.responses.create(model=MODEL, input=[
-            {"role": "user", "content": "What is 2+40?"},
-            *[item.model_dump(exclude_none=True) for item in response.output],
-            {"role": "user", "content": "Thanks"}])
+        client.responses.create(
+            model=MODEL,
+            input=[
+                {"role": "user", "content": "What is 2+40?"},
+                *[item.model_dump(exclude_none=True) for item in response.output],
+                {"role": "user", "content": "Thanks"},
+            ],
+        )
     again = hosting.engine.prompts[-1]
     assert [(m.role, m.content) for m in again if m.role == "tool"] == [("tool", "42")]
     assert [c.name for m in again for c in m.tool_calls] == ["add"]
@@ -151,9 +179,12 @@ def test_responses_mcp_tool_runs_on_the_server(hosting: Hosting) -> None:
 
 def test_responses_mcp_tool_streamed(hosting: Hosting) -> None:
     with hosting.openai() as client:
-        stream = client.responses.create(model=MODEL, input="What is 2+40?", stream=True,
-                                         tools=[{"type": "mcp", "server_label": "calc",
-                                                 "server_url": "stdio://calc"}])
+        stream = client.responses.create(
+            model=MODEL,
+            input="What is 2+40?",
+            stream=True,
+            tools=[{"type": "mcp", "server_label": "calc", "server_url": "stdio://calc"}],
+        )
         events = list(stream)
     kinds = [e.type for e in events]
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
@@ -171,9 +202,12 @@ def test_responses_mcp_tool_streamed(hosting: Hosting) -> None:
 def test_anthropic_mcp_servers_run_on_the_server(hosting: Hosting) -> None:
     with hosting.anthropic() as client:
         message = client.beta.messages.create(
-            model=MODEL, max_tokens=64, betas=[BETA],
+            model=MODEL,
+            max_tokens=64,
+            betas=[BETA],
             messages=[{"role": "user", "content": "What is 2+40?"}],
-            mcp_servers=[{"type": "url", "url": "https://calc.invalid/mcp", "name": "calc"}])
+            mcp_servers=[{"type": "url", "url": "https://calc.invalid/mcp", "name": "calc"}],
+        )
     kinds = [block.type for block in message.content]
     assert kinds == ["mcp_tool_use", "mcp_tool_result", "text"]
     use, result, text = message.content
@@ -184,23 +218,39 @@ def test_anthropic_mcp_servers_run_on_the_server(hosting: Hosting) -> None:
     _fed_back(hosting.engine)
     # The assistant turn sent back as is re-renders the call, its result, then the words.
     with hosting.anthropic() as client:
-        client.messages.create(model=MODEL, max_tokens=8, messages=[
-            {"role": "user", "content": "What is 2+40?"},
-            {"role": "assistant",
-             "content": [b.model_dump(exclude_none=True) for b in message.content]},
-            {"role": "user", "content": "Thanks"}])
+        client.messages.create(
+            model=MODEL,
+            max_tokens=8,
+            messages=[
+                {"role": "user", "content": "What is 2+40?"},
+                {
+                    "role": "assistant",
+                    "content": [b.model_dump(exclude_none=True) for b in message.content],
+                },
+                {"role": "user", "content": "Thanks"},
+            ],
+        )
     again = hosting.engine.prompts[-1]
     assert [(m.role, bool(m.tool_calls), m.content) for m in again] == [
-        ("user", False, "What is 2+40?"), ("assistant", True, ""), ("tool", False, "42"),
-        ("assistant", False, "The sum is 42."), ("user", False, "Thanks")]
+        ("user", False, "What is 2+40?"),
+        ("assistant", True, ""),
+        ("tool", False, "42"),
+        ("assistant", False, "The sum is 42."),
+        ("user", False, "Thanks"),
+    ]
 
 
 def test_anthropic_mcp_servers_streamed(hosting: Hosting) -> None:
-    with hosting.anthropic() as client, client.beta.messages.stream(
-            model=MODEL, max_tokens=64, betas=[BETA],
+    with (
+        hosting.anthropic() as client,
+        client.beta.messages.stream(
+            model=MODEL,
+            max_tokens=64,
+            betas=[BETA],
             messages=[{"role": "user", "content": "What is 2+40?"}],
-            mcp_servers=[{"type": "url", "url": "https://calc.invalid/mcp",
-                          "name": "calc"}]) as stream:
+            mcp_servers=[{"type": "url", "url": "https://calc.invalid/mcp", "name": "calc"}],
+        ) as stream,
+    ):
         message = stream.get_final_message()
     assert [b.type for b in message.content] == ["mcp_tool_use", "mcp_tool_result", "text"]
     assert message.content[0].input == {"a": 2, "b": 40}
@@ -212,10 +262,14 @@ def test_a_failing_call_comes_back_as_an_error(tmp_path: Path, clients: McpClien
     engine = Engine(_call("divide", a=1, b=0), "Cannot divide by zero.")
     runner = _serve(tmp_path, clients, engine)
     try:
-        with openai.OpenAI(base_url=runner.url, api_key="none", max_retries=0,
-                           timeout=60) as client:
-            response = client.responses.create(model=MODEL, input="1/0?", tools=[{
-                "type": "mcp", "server_label": "calc", "server_url": "stdio://calc"}])
+        with openai.OpenAI(
+            base_url=runner.url, api_key="none", max_retries=0, timeout=60
+        ) as client:
+            response = client.responses.create(
+                model=MODEL,
+                input="1/0?",
+                tools=[{"type": "mcp", "server_label": "calc", "server_url": "stdio://calc"}],
+            )
     finally:
         runner.stop()
     call = response.output[1]
@@ -225,21 +279,33 @@ def test_a_failing_call_comes_back_as_an_error(tmp_path: Path, clients: McpClien
 
 
 def test_required_approval_refuses_the_request_naming_the_policy(
-        tmp_path: Path, clients: McpClients) -> None:
+    tmp_path: Path, clients: McpClients
+) -> None:
     engine = Engine("unused")
     runner = _serve(tmp_path, clients, engine, McpPolicy(require_approval=True))
     try:
-        with openai.OpenAI(base_url=runner.url, api_key="none", max_retries=0,
-                           timeout=60) as client, pytest.raises(openai.BadRequestError) as err:
-            client.responses.create(model=MODEL, input="hi", tools=[{
-                "type": "mcp", "server_label": "calc", "server_url": "stdio://calc"}])
-        with anthropic.Anthropic(base_url=runner.url.removesuffix("/v1"), api_key="none",
-                                 max_retries=0) as client, \
-                pytest.raises(anthropic.BadRequestError) as refused:
+        with (
+            openai.OpenAI(base_url=runner.url, api_key="none", max_retries=0, timeout=60) as client,
+            pytest.raises(openai.BadRequestError) as err,
+        ):
+            client.responses.create(
+                model=MODEL,
+                input="hi",
+                tools=[{"type": "mcp", "server_label": "calc", "server_url": "stdio://calc"}],
+            )
+        with (
+            anthropic.Anthropic(
+                base_url=runner.url.removesuffix("/v1"), api_key="none", max_retries=0
+            ) as client,
+            pytest.raises(anthropic.BadRequestError) as refused,
+        ):
             client.beta.messages.create(
-                model=MODEL, max_tokens=8, betas=[BETA],
+                model=MODEL,
+                max_tokens=8,
+                betas=[BETA],
                 messages=[{"role": "user", "content": "hi"}],
-                mcp_servers=[{"type": "url", "url": "https://c.invalid/mcp", "name": "calc"}])
+                mcp_servers=[{"type": "url", "url": "https://c.invalid/mcp", "name": "calc"}],
+            )
     finally:
         runner.stop()
     assert "McpRequireApproval" in str(err.value)
@@ -250,8 +316,7 @@ def test_required_approval_refuses_the_request_naming_the_policy(
 def test_not_configured_or_not_allowed_stays_a_400(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text('{"mcpServers": {"wiki": {"url": "https://wiki.corp/mcp"}}}')
-    locked = ServerList(path, McpPolicy(("search=https://search.corp/mcp",),
-                                        allow_user=False))
+    locked = ServerList(path, McpPolicy(("search=https://search.corp/mcp",), allow_user=False))
     box = ToolBox(locked, McpClients(log_dir=tmp_path), ToolAudit(tmp_path / "t.jsonl"))
     with pytest.raises(Exception, match="'ghost' is not configured") as unknown:
         hosted([("ghost", "https://ghost/mcp")], locked, box, "mcp_servers")
@@ -268,8 +333,13 @@ def test_not_configured_or_not_allowed_stays_a_400(tmp_path: Path) -> None:
 
 def test_function_tools_beside_mcp_tools_are_refused(hosting: Hosting) -> None:
     with hosting.openai() as client, pytest.raises(openai.BadRequestError) as err:
-        client.responses.create(model=MODEL, input="hi", tools=[
-            {"type": "mcp", "server_label": "calc", "server_url": "stdio://calc"},
-            {"type": "function", "name": "lookup", "parameters": {"type": "object"}}])
+        client.responses.create(
+            model=MODEL,
+            input="hi",
+            tools=[
+                {"type": "mcp", "server_label": "calc", "server_url": "stdio://calc"},
+                {"type": "function", "name": "lookup", "parameters": {"type": "object"}},
+            ],
+        )
     assert "function tools and mcp tools" in str(err.value)
     assert hosting.engine.prompts == []

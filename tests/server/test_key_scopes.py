@@ -46,17 +46,22 @@ class Scoped:
 
 
 @pytest.fixture(scope="module")
-def scoped(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
-           tiny_embed: Path) -> Iterator[Scoped]:
+def scoped(
+    tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path, tiny_embed: Path
+) -> Iterator[Scoped]:
     home = tmp_path_factory.mktemp("scoped")
     ctx = build_context(environ={"EDGEDESK_HOME": str(home)})
     for path in (tiny_chat, tiny_embed):
         ctx.resolver.register(path)
     clock = Clock()
     keys = KeyStore(home / "api_keys.json", clock=clock)
-    runner = ServerRunner(ctx.scheduler, ResolverDirectory(ctx.resolver),
-                          ServerSettings().model_copy(update={"port": 0}), keys,
-                          audit=AuditLog(home / "audit"))
+    runner = ServerRunner(
+        ctx.scheduler,
+        ResolverDirectory(ctx.resolver),
+        ServerSettings().model_copy(update={"port": 0}),
+        keys,
+        audit=AuditLog(home / "audit"),
+    )
     runner.start()
     try:
         yield Scoped(ctx, runner, keys, clock)
@@ -66,25 +71,28 @@ def scoped(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
 
 
 def _get(s: Scoped, key: str, path: str = "/models") -> httpx.Response:
-    return httpx.get(s.runner.url + path, headers={"Authorization": f"Bearer {key}"},
-                     timeout=60)
+    return httpx.get(s.runner.url + path, headers={"Authorization": f"Bearer {key}"}, timeout=60)
 
 
 def _post(s: Scoped, key: str, path: str, body: dict[str, object]) -> httpx.Response:
-    return httpx.post(s.runner.url + path, json=body, timeout=60,
-                      headers={"Authorization": f"Bearer {key}"})
+    return httpx.post(
+        s.runner.url + path, json=body, timeout=60, headers={"Authorization": f"Bearer {key}"}
+    )
 
 
 def test_a_key_scoped_to_model_a_and_chat_gets_403_elsewhere(scoped: Scoped) -> None:
     key = scoped.keys.create("ide", models=["tiny-chat"], endpoints=["chat"])
-    with openai.OpenAI(base_url=scoped.runner.url, api_key=key, max_retries=0,
-                       timeout=60) as client:
+    with openai.OpenAI(
+        base_url=scoped.runner.url, api_key=key, max_retries=0, timeout=60
+    ) as client:
         reply = client.chat.completions.create(
-            model="tiny-chat", max_tokens=2, messages=[{"role": "user", "content": "hi"}])
+            model="tiny-chat", max_tokens=2, messages=[{"role": "user", "content": "hi"}]
+        )
         assert reply.choices[0].message is not None
         with pytest.raises(openai.PermissionDeniedError) as other_model:
             client.chat.completions.create(
-                model="tiny-embed", max_tokens=2, messages=[{"role": "user", "content": "hi"}])
+                model="tiny-embed", max_tokens=2, messages=[{"role": "user", "content": "hi"}]
+            )
         assert other_model.value.status_code == 403
         assert other_model.value.code == "model_not_allowed"
         assert "may use: tiny-chat" in other_model.value.message
@@ -92,16 +100,27 @@ def test_a_key_scoped_to_model_a_and_chat_gets_403_elsewhere(scoped: Scoped) -> 
             client.embeddings.create(model="tiny-embed", input="hello")
         assert embeddings.value.code == "key_scope"
         assert [m.id for m in client.models.list()]  # listing needs no endpoint scope
-    ollama_embed = httpx.post(scoped.runner.url.removesuffix("/v1") + "/api/embed",
-                              json={"model": "tiny-embed", "input": "x"}, timeout=60,
-                              headers={"Authorization": f"Bearer {key}"})
+    ollama_embed = httpx.post(
+        scoped.runner.url.removesuffix("/v1") + "/api/embed",
+        json={"model": "tiny-embed", "input": "x"},
+        timeout=60,
+        headers={"Authorization": f"Bearer {key}"},
+    )
     assert ollama_embed.status_code == 403  # the same scope on every protocol
 
     embed_only = scoped.keys.create("indexer", endpoints=["embeddings"])
-    assert _post(scoped, embed_only, "/embeddings",
-                 {"model": "tiny-embed", "input": "hello"}).status_code == 200
-    refused = _post(scoped, embed_only, "/chat/completions",
-                    {"model": "tiny-chat", "messages": [{"role": "user", "content": "x"}]})
+    assert (
+        _post(
+            scoped, embed_only, "/embeddings", {"model": "tiny-embed", "input": "hello"}
+        ).status_code
+        == 200
+    )
+    refused = _post(
+        scoped,
+        embed_only,
+        "/chat/completions",
+        {"model": "tiny-chat", "messages": [{"role": "user", "content": "x"}]},
+    )
     assert refused.status_code == 403 and refused.json()["error"]["type"] == "permission_error"
 
 
@@ -174,8 +193,10 @@ def test_a_keys_scope_changes_in_place_and_is_audited(tmp_path: Path) -> None:
         keys.set_scope("nobody", models=["a"])
     assert keys.check(key) == found  # a refused change leaves the key as it was
     events = audit.entries()
-    assert [(e["event"], e["key"]) for e in events] == [("key.created", "ide"),
-                                                       ("key.scope_changed", "ide")]
+    assert [(e["event"], e["key"]) for e in events] == [
+        ("key.created", "ide"),
+        ("key.scope_changed", "ide"),
+    ]
     assert events[1]["scope"].startswith("endpoints embeddings; expires ")
     assert audit.verify().ok
     capped = KeyStore(tmp_path / "keys.json", clock=clock, max_lifetime_days=7)
@@ -185,19 +206,40 @@ def test_a_keys_scope_changes_in_place_and_is_audited(tmp_path: Path) -> None:
 
 def test_keys_create_and_list_on_the_command_line() -> None:
     def edgedesk(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "desktop", "keys", *args], cwd=ROOT,
-                              capture_output=True, text=True, timeout=120, check=False,
-                              env=os.environ)
+        return subprocess.run(
+            [sys.executable, "-m", "desktop", "keys", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=os.environ,
+        )
 
-    made = edgedesk("create", "vscode", "--models", "qwen,glm", "--expires", "30d",
-                    "--rate", "60/min", "--endpoints", "chat")
+    made = edgedesk(
+        "create",
+        "vscode",
+        "--models",
+        "qwen,glm",
+        "--expires",
+        "30d",
+        "--rate",
+        "60/min",
+        "--endpoints",
+        "chat",
+    )
     assert made.returncode == 0 and made.stdout.startswith("edk-"), made.stderr
     bad = edgedesk("create", "x", "--rate", "fast")
     assert bad.returncode == 2 and "N/min" in bad.stderr
     listed = edgedesk("list", "--json")
     [info] = json.loads(listed.stdout)
-    assert (info["name"], info["models"], info["endpoints"], info["rate_per_min"],
-            info["last_used"]) == ("vscode", ["qwen", "glm"], ["chat"], 60, None)
+    assert (
+        info["name"],
+        info["models"],
+        info["endpoints"],
+        info["rate_per_min"],
+        info["last_used"],
+    ) == ("vscode", ["qwen", "glm"], ["chat"], 60, None)
     text = edgedesk("list").stdout
     assert "models qwen,glm" in text and "60/min" in text and "last used never" in text
 
@@ -214,12 +256,23 @@ def test_every_api_call_is_in_the_audit_log_without_its_content(scoped: Scoped) 
                 both.set()
 
     unsubscribe = scoped.runner.subscribe(seen)
-    reply = _post(scoped, key, "/chat/completions", {
-        "model": "tiny-chat", "max_tokens": 2,
-        "messages": [{"role": "user", "content": "okapi-secret-word"}]})
+    reply = _post(
+        scoped,
+        key,
+        "/chat/completions",
+        {
+            "model": "tiny-chat",
+            "max_tokens": 2,
+            "messages": [{"role": "user", "content": "okapi-secret-word"}],
+        },
+    )
     assert reply.status_code == 200
-    refused = _post(scoped, key, "/chat/completions", {
-        "model": "tiny-embed", "messages": [{"role": "user", "content": "x"}]})
+    refused = _post(
+        scoped,
+        key,
+        "/chat/completions",
+        {"model": "tiny-embed", "messages": [{"role": "user", "content": "x"}]},
+    )
     assert refused.status_code == 403
     assert both.wait(30)
     unsubscribe()
@@ -228,7 +281,8 @@ def test_every_api_call_is_in_the_audit_log_without_its_content(scoped: Scoped) 
     calls = [e for e in audit.entries() if e.get("key") == "auditor-check"]
     assert [(c["event"], c["endpoint"], c["model"], c["status"]) for c in calls] == [
         ("api.call", "/v1/chat/completions", "tiny-chat", 200),
-        ("api.call", "/v1/chat/completions", "tiny-embed", 403)]
+        ("api.call", "/v1/chat/completions", "tiny-embed", 403),
+    ]
     assert calls[0]["tokens_in"] > 0 and calls[0]["tokens_out"] > 0
     assert calls[0]["request_id"] == reply.headers["x-request-id"]
     assert all(b"okapi-secret-word" not in f.read_bytes() for f in audit.files())

@@ -30,15 +30,30 @@ from desktop.server.anthropic_events import stop_fields
 from desktop.server.metrics import AccessRecord
 from tests.server.conftest import Served, serve
 
-WEATHER = {"type": "function", "name": "get_weather", "description": "Weather",
-           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
 # What Codex CLI sends besides its own function tools (openai/codex tool specs).
 CODEX_TOOLS = [
     WEATHER,
     {"type": "web_search", "external_web_access": False},
-    {"type": "namespace", "name": "mcp__github__", "description": "GitHub tools",
-     "tools": [{"type": "function", "name": "create_issue", "description": "",
-                "strict": False, "parameters": {"type": "object", "properties": {}}}]},
+    {
+        "type": "namespace",
+        "name": "mcp__github__",
+        "description": "GitHub tools",
+        "tools": [
+            {
+                "type": "function",
+                "name": "create_issue",
+                "description": "",
+                "strict": False,
+                "parameters": {"type": "object", "properties": {}},
+            }
+        ],
+    },
 ]
 SECRET = "reminder-zebra-42"  # a word the tiny model's template would only show if passed
 
@@ -55,10 +70,12 @@ def test_split_keeps_what_runs_and_names_the_rest() -> None:
         lv.refuse_forced("create_issue", left)
     lv.refuse_forced("get_weather", left)  # a function tool: not this rule's to refuse
     # Whatever a client puts in ``type`` cannot break the header or the server.
-    odd = [{"type": ["x"]}, {"type": "evil\r\nSet-Cookie: a=b"}, {"type": "namespace",
-                                                                   "tools": 5}]
-    assert lv.labels(lv.split_tools(odd, ("function", None))[1]) == \
-        ["x", "evilSet-Cookie:ab", "namespace"]
+    odd = [{"type": ["x"]}, {"type": "evil\r\nSet-Cookie: a=b"}, {"type": "namespace", "tools": 5}]
+    assert lv.labels(lv.split_tools(odd, ("function", None))[1]) == [
+        "x",
+        "evilSet-Cookie:ab",
+        "namespace",
+    ]
 
 
 def test_output_limit_is_lowered_never_refused() -> None:
@@ -68,8 +85,13 @@ def test_output_limit_is_lowered_never_refused() -> None:
 
 
 def _final(reason: str, completion: int) -> Chunk:
-    return Chunk(finish_reason=reason, usage=Usage(prompt_tokens=100,  # type: ignore[arg-type]
-                                                  completion_tokens=completion))
+    return Chunk(
+        finish_reason=reason,
+        usage=Usage(
+            prompt_tokens=100,  # type: ignore[arg-type]
+            completion_tokens=completion,
+        ),
+    )
 
 
 def test_an_answer_cut_by_the_context_is_told_from_one_cut_by_the_limit() -> None:
@@ -78,24 +100,39 @@ def test_an_answer_cut_by_the_context_is_told_from_one_cut_by_the_limit() -> Non
     assert not lv.ended_by_context(_final("stop", 12), 8192)
     req = rw.ResponsesRequest(model="m", input="hi")
     ids = rw.Ids("resp_1")
-    by_context = rw.response_object(req, ids=ids, created_at=0, status="completed",
-                                    output=[], stop="length", by_context=True)
+    by_context = rw.response_object(
+        req, ids=ids, created_at=0, status="completed", output=[], stop="length", by_context=True
+    )
     assert by_context["incomplete_details"] == {"reason": "context_length_exceeded"}
-    by_limit = rw.response_object(req, ids=ids, created_at=0, status="completed",
-                                  output=[], stop="length")
+    by_limit = rw.response_object(
+        req, ids=ids, created_at=0, status="completed", output=[], stop="length"
+    )
     assert by_limit["incomplete_details"] == {"reason": "max_output_tokens"}
-    assert stop_fields("length", _final("length", 12), None, 8192)[0] == \
-        "model_context_window_exceeded"
+    assert (
+        stop_fields("length", _final("length", 12), None, 8192)[0]
+        == "model_context_window_exceeded"
+    )
     assert stop_fields("length", _final("length", 8192), None, 8192)[0] == "max_tokens"
 
 
 def test_the_console_line_names_the_refusal_but_no_content() -> None:
-    record = AccessRecord(time="t", request_id="req_1", key_name="k", method="POST",
-                          route="/v1/messages", status=400, model="m", tokens_in=19506,
-                          latency_ms=12.3, error_code="context_length_exceeded",
-                          dropped_tools=["web_search"])
-    assert record.summary() == ("req_1 POST /v1/messages model=m status=400 tokens=19506+0 "
-                                "12ms error=context_length_exceeded dropped=web_search")
+    record = AccessRecord(
+        time="t",
+        request_id="req_1",
+        key_name="k",
+        method="POST",
+        route="/v1/messages",
+        status=400,
+        model="m",
+        tokens_in=19506,
+        latency_ms=12.3,
+        error_code="context_length_exceeded",
+        dropped_tools=["web_search"],
+    )
+    assert record.summary() == (
+        "req_1 POST /v1/messages model=m status=400 tokens=19506+0 "
+        "12ms error=context_length_exceeded dropped=web_search"
+    )
 
 
 # ---------------------------------------------------------------- end to end
@@ -131,8 +168,9 @@ def records(server: Served) -> Iterator[Records]:
 
 @pytest.fixture
 def claude(server: Served) -> Iterator[anthropic.Anthropic]:
-    with anthropic.Anthropic(base_url=server.root, api_key=server.key, max_retries=0,
-                             timeout=60) as c:
+    with anthropic.Anthropic(
+        base_url=server.root, api_key=server.key, max_retries=0, timeout=60
+    ) as c:
         yield c
 
 
@@ -143,63 +181,115 @@ def _context(server: Served) -> int:
 
 
 def test_codex_shaped_request_gets_200_and_the_header_names_what_was_left_out(
-        client: openai.OpenAI, server: Served, records: Records) -> None:
+    client: openai.OpenAI, server: Served, records: Records
+) -> None:
     raw = client.responses.with_raw_response.create(
-        model="tiny-chat", input="hello world", tools=CODEX_TOOLS, max_output_tokens=4,
-        temperature=0, store=False,
-        extra_body={"prompt_cache_key": "abc", "client_metadata": {"x": 1}})
+        model="tiny-chat",
+        input="hello world",
+        tools=CODEX_TOOLS,
+        max_output_tokens=4,
+        temperature=0,
+        store=False,
+        extra_body={"prompt_cache_key": "abc", "client_metadata": {"x": 1}},
+    )
     assert raw.status_code == 200
     # The namespace's function is offered (flattened); only web_search is left out.
     assert raw.headers["x-edgedesk-dropped-tools"] == "web_search"
     assert raw.headers["x-edgedesk-context"] == str(_context(server))
     assert raw.parse().status in ("completed", "incomplete")
     with client.responses.with_streaming_response.create(
-            model="tiny-chat", input="hello world", tools=CODEX_TOOLS, max_output_tokens=4,
-            stream=True, store=False) as streamed:
+        model="tiny-chat",
+        input="hello world",
+        tools=CODEX_TOOLS,
+        max_output_tokens=4,
+        stream=True,
+        store=False,
+    ) as streamed:
         assert streamed.headers["x-edgedesk-dropped-tools"] == "web_search"
-        assert any("response.completed" in line or "response.incomplete" in line
-                   for line in streamed.iter_lines())
+        assert any(
+            "response.completed" in line or "response.incomplete" in line
+            for line in streamed.iter_lines()
+        )
     assert records.of(raw).dropped_tools == ["web_search"]
 
 
 def test_forcing_a_tool_that_was_left_out_is_a_400_naming_it(client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError, match="'web_search'") as caught:
-        client.responses.create(model="tiny-chat", input="hi", tools=CODEX_TOOLS,
-                                tool_choice={"type": "web_search"}, store=False)
+        client.responses.create(
+            model="tiny-chat",
+            input="hi",
+            tools=CODEX_TOOLS,
+            tool_choice={"type": "web_search"},
+            store=False,
+        )
     assert caught.value.body["param"] == "tool_choice"
     with pytest.raises(openai.BadRequestError, match="every tool given.*web_search"):
-        client.responses.create(model="tiny-chat", input="hi", tools=CODEX_TOOLS[1:2],
-                                tool_choice="required", store=False)
+        client.responses.create(
+            model="tiny-chat",
+            input="hi",
+            tools=CODEX_TOOLS[1:2],
+            tool_choice="required",
+            store=False,
+        )
 
 
 def test_codex_namespace_tools_are_callable_and_calls_carry_their_namespace(
-        client: openai.OpenAI) -> None:
+    client: openai.OpenAI,
+) -> None:
     # The model is offered mcp__github__create_issue; Codex routes a call by the pair
     # (namespace, name), so the call must come back in that shape, whole and streamed.
     forced = {"type": "function", "name": "create_issue", "namespace": "mcp__github__"}
     reply = client.responses.with_raw_response.create(
-        model="tiny-chat", input="file an issue", tools=CODEX_TOOLS, tool_choice=forced,  # type: ignore[arg-type]
-        max_output_tokens=60, store=False, temperature=0)
+        model="tiny-chat",
+        input="file an issue",
+        tools=CODEX_TOOLS,
+        tool_choice=forced,  # type: ignore[arg-type]
+        max_output_tokens=60,
+        store=False,
+        temperature=0,
+    )
     assert reply.headers["x-edgedesk-dropped-tools"] == "web_search"
     body = reply.http_response.json()
     [call] = [i for i in body["output"] if i["type"] == "function_call"]
     assert (call["name"], call["namespace"]) == ("create_issue", "mcp__github__")
     assert body["tools"] == CODEX_TOOLS  # echoed as sent, not as flattened
     with client.responses.with_streaming_response.create(
-            model="tiny-chat", input="file an issue", tools=CODEX_TOOLS, tool_choice=forced,  # type: ignore[arg-type]
-            max_output_tokens=60, stream=True, store=False, temperature=0) as streamed:
-        events = [json.loads(line[6:]) for line in streamed.iter_lines()
-                  if line.startswith("data: ")]
-    [done] = [e["item"] for e in events if e["type"] == "response.output_item.done"
-              and e["item"]["type"] == "function_call"]
+        model="tiny-chat",
+        input="file an issue",
+        tools=CODEX_TOOLS,
+        tool_choice=forced,  # type: ignore[arg-type]
+        max_output_tokens=60,
+        stream=True,
+        store=False,
+        temperature=0,
+    ) as streamed:
+        events = [
+            json.loads(line[6:]) for line in streamed.iter_lines() if line.startswith("data: ")
+        ]
+    [done] = [
+        e["item"]
+        for e in events
+        if e["type"] == "response.output_item.done" and e["item"]["type"] == "function_call"
+    ]
     assert (done["name"], done["namespace"]) == ("create_issue", "mcp__github__")
     # Turn 2, as Codex sends it: the call (with its namespace) and the tool's output.
     turn2 = client.responses.create(
-        model="tiny-chat", tools=CODEX_TOOLS, max_output_tokens=4, store=False, input=[  # type: ignore[arg-type]
+        model="tiny-chat",
+        tools=CODEX_TOOLS,
+        max_output_tokens=4,
+        store=False,
+        input=[  # type: ignore[arg-type]
             {"role": "user", "content": "file an issue"},
-            {"type": "function_call", "call_id": call["call_id"], "name": "create_issue",
-             "namespace": "mcp__github__", "arguments": call["arguments"]},
-            {"type": "function_call_output", "call_id": call["call_id"], "output": "#12"}])
+            {
+                "type": "function_call",
+                "call_id": call["call_id"],
+                "name": "create_issue",
+                "namespace": "mcp__github__",
+                "arguments": call["arguments"],
+            },
+            {"type": "function_call_output", "call_id": call["call_id"], "output": "#12"},
+        ],
+    )
     assert turn2.status in ("completed", "incomplete")
 
 
@@ -210,9 +300,14 @@ def test_codex_captured_tools_flatten_its_namespace(client: openai.OpenAI) -> No
     [group] = [t for t in tools if t["type"] == "namespace"]
     own = group["tools"][0]["name"]
     raw = client.responses.with_raw_response.create(
-        model="tiny-chat", input="close it", tools=tools, max_output_tokens=300,
-        store=False, temperature=0,
-        tool_choice={"type": "function", "name": own, "namespace": group["name"]})  # type: ignore[arg-type]
+        model="tiny-chat",
+        input="close it",
+        tools=tools,
+        max_output_tokens=300,
+        store=False,
+        temperature=0,
+        tool_choice={"type": "function", "name": own, "namespace": group["name"]},
+    )  # type: ignore[arg-type]
     assert raw.headers["x-edgedesk-dropped-tools"] == "web_search"
     body = raw.http_response.json()
     calls = [i for i in body["output"] if i["type"] == "function_call"]
@@ -223,64 +318,95 @@ def test_codex_captured_tools_flatten_its_namespace(client: openai.OpenAI) -> No
 
 def test_chat_completions_leaves_out_non_function_tools(client: openai.OpenAI) -> None:
     raw = client.chat.completions.with_raw_response.create(
-        model="tiny-chat", messages=[{"role": "user", "content": "hi"}], max_tokens=3,
-        tools=[{"type": "function", "function": {"name": "f", "parameters": {}}},
-               {"type": "web_search_preview"}])
+        model="tiny-chat",
+        messages=[{"role": "user", "content": "hi"}],
+        max_tokens=3,
+        tools=[
+            {"type": "function", "function": {"name": "f", "parameters": {}}},
+            {"type": "web_search_preview"},
+        ],
+    )
     assert raw.status_code == 200
     assert raw.headers["x-edgedesk-dropped-tools"] == "web_search_preview"
 
 
 def test_claude_code_shaped_system_messages_reach_the_prompt(
-        claude: anthropic.Anthropic, server: Served) -> None:
+    claude: anthropic.Anthropic, server: Served
+) -> None:
     messages: list[Any] = [
         {"role": "user", "content": "hello world"},
         {"role": "assistant", "content": "hello"},
         {"role": "system", "content": f"<system-reminder>{SECRET}</system-reminder>"},
         {"role": "user", "content": [{"type": "text", "text": "and you"}]},
     ]
-    tools = [{"name": "Read", "input_schema": {"type": "object", "properties": {}}},
-             {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}]
+    tools = [
+        {"name": "Read", "input_schema": {"type": "object", "properties": {}}},
+        {"type": "web_search_20250305", "name": "web_search", "max_uses": 5},
+    ]
     raw = claude.messages.with_raw_response.create(
-        model="tiny-chat", max_tokens=32000, system="You are Claude Code.",
-        messages=messages, tools=tools, extra_body={"context_management": {"edits": []}})
+        model="tiny-chat",
+        max_tokens=32000,
+        system="You are Claude Code.",
+        messages=messages,
+        tools=tools,
+        extra_body={"context_management": {"edits": []}},
+    )
     assert raw.status_code == 200
     assert raw.headers["x-edgedesk-dropped-tools"] == "web_search_20250305"
     reply = raw.parse()
-    assert reply.stop_reason in ("end_turn", "max_tokens", "tool_use",
-                                 "model_context_window_exceeded")
+    assert reply.stop_reason in (
+        "end_turn",
+        "max_tokens",
+        "tool_use",
+        "model_context_window_exceeded",
+    )
     # The prompt the model read holds the reminder, and counting agrees it was added.
     from desktop.server import anthropic_wire as aw
+
     prompt = server.scheduler.with_engine(
-        "tiny-chat", lambda e: e.render(aw.to_messages("You are Claude Code.", messages)))
+        "tiny-chat", lambda e: e.render(aw.to_messages("You are Claude Code.", messages))
+    )
     assert SECRET in prompt
     without = [m for m in messages if m["role"] != "system"]
-    counted = [claude.messages.count_tokens(model="tiny-chat", messages=m).input_tokens
-               for m in (messages, without)]
+    counted = [
+        claude.messages.count_tokens(model="tiny-chat", messages=m).input_tokens
+        for m in (messages, without)
+    ]
     assert counted[0] > counted[1]
 
 
 def test_huge_output_limits_are_lowered_on_every_route(
-        client: openai.OpenAI, claude: anthropic.Anthropic, server: Served) -> None:
+    client: openai.OpenAI, claude: anthropic.Anthropic, server: Served
+) -> None:
     hi = [{"role": "user", "content": "hello"}]
-    chat = client.chat.completions.create(model="tiny-chat", messages=hi, max_tokens=32000,
-                                          extra_body={"unknown_field": 1})
+    chat = client.chat.completions.create(
+        model="tiny-chat", messages=hi, max_tokens=32000, extra_body={"unknown_field": 1}
+    )
     assert chat.choices[0].finish_reason in ("stop", "length")
-    assert client.chat.completions.create(model="tiny-chat", messages=hi,
-                                          max_completion_tokens=32000).usage
+    assert client.chat.completions.create(
+        model="tiny-chat", messages=hi, max_completion_tokens=32000
+    ).usage
     assert client.completions.create(model="tiny-chat", prompt="hello", max_tokens=32000)
-    assert client.responses.create(model="tiny-chat", input="hello", max_output_tokens=32000,
-                                   store=False, extra_body={"made_up": True}).usage
+    assert client.responses.create(
+        model="tiny-chat",
+        input="hello",
+        max_output_tokens=32000,
+        store=False,
+        extra_body={"made_up": True},
+    ).usage
     assert claude.messages.create(model="tiny-chat", max_tokens=32000, messages=hi).usage
-    with ollama.Client(host=server.root,
-                       headers={"Authorization": f"Bearer {server.key}"}) as lama:
+    with ollama.Client(host=server.root, headers={"Authorization": f"Bearer {server.key}"}) as lama:
         assert lama.chat(model="tiny-chat", messages=hi, options={"num_predict": 32000}).done
 
 
 def _long_prompt(server: Served, tokens: int) -> str:
     """User text whose chat prompt is about ``tokens`` tokens on the tiny model."""
+
     def count(text: str) -> int:
-        return server.scheduler.with_engine("tiny-chat", lambda e: len(e.prompt_tokens(
-            e.render([Message("user", text)]))))
+        return server.scheduler.with_engine(
+            "tiny-chat", lambda e: len(e.prompt_tokens(e.render([Message("user", text)])))
+        )
+
     words = max(tokens - count(""), 1)
     text = "hello " * words
     while count(text) > tokens:
@@ -301,7 +427,8 @@ def _error_message(route: str, body: dict[str, Any]) -> str:
 
 
 def test_a_prompt_that_cannot_fit_is_a_400_naming_both_numbers_on_every_route(
-        server: Served, records: Records) -> None:
+    server: Served, records: Records
+) -> None:
     context = _context(server)
     text = "hello " * (context + 50)
     user = [{"role": "user", "content": text}]
@@ -317,67 +444,95 @@ def test_a_prompt_that_cannot_fit_is_a_400_naming_both_numbers_on_every_route(
     log = server.ctx.paths.log_dir / "access.log"
     for route, body in bodies.items():
         for stream in (False, True):
-            reply = httpx.post(f"{server.root}{route}", headers=headers, timeout=60,
-                               json={"model": "tiny-chat", **body, "stream": stream})
+            reply = httpx.post(
+                f"{server.root}{route}",
+                headers=headers,
+                timeout=60,
+                json={"model": "tiny-chat", **body, "stream": stream},
+            )
             assert reply.status_code == 400, (route, stream, reply.text)
             message = _error_message(route, reply.json())
             assert f"but the model's context is {context}" in message, message
             prompt_tokens = int(message.split("the prompt is ")[1].split(" ")[0])
             assert prompt_tokens > context
             record = records.of(reply)
-            assert (record.route, record.status, record.error_code, record.error_type,
-                    record.tokens_in) == (route, 400, "context_length_exceeded",
-                                          "invalid_request_error", prompt_tokens)
+            assert (
+                record.route,
+                record.status,
+                record.error_code,
+                record.error_type,
+                record.tokens_in,
+            ) == (route, 400, "context_length_exceeded", "invalid_request_error", prompt_tokens)
             assert "hello hello" not in log.read_text()  # never the content
 
 
 def test_every_refusal_is_logged_with_its_code(server: Served, records: Records) -> None:
-    reply = httpx.post(f"{server.url}/chat/completions", json={"model": "tiny-chat"},
-                       headers={"Authorization": "Bearer wrong"})
+    reply = httpx.post(
+        f"{server.url}/chat/completions",
+        json={"model": "tiny-chat"},
+        headers={"Authorization": "Bearer wrong"},
+    )
     assert reply.status_code == 401
     assert records.of(reply).error_code == "invalid_api_key"
-    reply = httpx.post(f"{server.url}/chat/completions", json={"model": "tiny-chat"},
-                       headers={"Authorization": f"Bearer {server.key}"})
+    reply = httpx.post(
+        f"{server.url}/chat/completions",
+        json={"model": "tiny-chat"},
+        headers={"Authorization": f"Bearer {server.key}"},
+    )
     assert (reply.status_code, records.of(reply).error_code) == (400, "invalid_value")
-    reply = httpx.post(f"{server.url}/chat/completions", headers={
-        "Authorization": f"Bearer {server.key}"}, json={"model": "nope", "messages": [
-            {"role": "user", "content": "hi"}]})
+    reply = httpx.post(
+        f"{server.url}/chat/completions",
+        headers={"Authorization": f"Bearer {server.key}"},
+        json={"model": "nope", "messages": [{"role": "user", "content": "hi"}]},
+    )
     assert (reply.status_code, records.of(reply).error_type) == (404, "invalid_request_error")
 
 
-def test_an_answer_the_context_cut_says_so(client: openai.OpenAI,
-                                           claude: anthropic.Anthropic,
-                                           server: Served) -> None:
+def test_an_answer_the_context_cut_says_so(
+    client: openai.OpenAI, claude: anthropic.Anthropic, server: Served
+) -> None:
     context = _context(server)
     text = _long_prompt(server, context - 2)  # room for at most two tokens
     responses = client.responses.with_raw_response.create(
-        model="tiny-chat", input=text, store=False, temperature=0)
+        model="tiny-chat", input=text, store=False, temperature=0
+    )
     reply = responses.parse()
     # Greedy, so the tiny model's answer is always the same: it runs into the context.
     assert reply.usage.total_tokens >= context
     assert reply.status == "incomplete"
     assert reply.incomplete_details.reason == "context_length_exceeded"
     assert responses.headers["x-edgedesk-context"] == str(context)
-    message = claude.messages.create(model="tiny-chat", max_tokens=32000,
-                                     messages=[{"role": "user", "content": text}],
-                                     extra_body={"temperature": 0})
+    message = claude.messages.create(
+        model="tiny-chat",
+        max_tokens=32000,
+        messages=[{"role": "user", "content": text}],
+        extra_body={"temperature": 0},
+    )
     assert message.stop_reason == "model_context_window_exceeded"
-    chat = client.chat.completions.create(model="tiny-chat", temperature=0,
-                                          messages=[{"role": "user", "content": text}])
+    chat = client.chat.completions.create(
+        model="tiny-chat", temperature=0, messages=[{"role": "user", "content": text}]
+    )
     assert chat.choices[0].finish_reason == "length"
     # Streamed, the closing events say the same.
-    events = list(client.responses.create(model="tiny-chat", input=text, store=False,
-                                          temperature=0, stream=True))
+    events = list(
+        client.responses.create(
+            model="tiny-chat", input=text, store=False, temperature=0, stream=True
+        )
+    )
     assert events[-1].type == "response.incomplete"
     assert events[-1].response.incomplete_details.reason == "context_length_exceeded"
-    with claude.messages.stream(model="tiny-chat", max_tokens=32000,
-                                messages=[{"role": "user", "content": text}],
-                                extra_body={"temperature": 0}) as stream:
+    with claude.messages.stream(
+        model="tiny-chat",
+        max_tokens=32000,
+        messages=[{"role": "user", "content": text}],
+        extra_body={"temperature": 0},
+    ) as stream:
         assert stream.get_final_message().stop_reason == "model_context_window_exceeded"
 
 
-def test_ollama_version_is_one_codex_accepts_and_a_setting(tmp_path: Path, tiny_chat: Path,
-                                                           server: Served) -> None:
+def test_ollama_version_is_one_codex_accepts_and_a_setting(
+    tmp_path: Path, tiny_chat: Path, server: Served
+) -> None:
     assert httpx.get(f"{server.root}/api/version").json() == {"version": "0.13.5"}
     with serve(tmp_path / "v", [tiny_chat], ollama_version="0.14.2") as other:
         assert httpx.get(f"{other.root}/api/version").json() == {"version": "0.14.2"}

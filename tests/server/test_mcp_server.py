@@ -45,8 +45,9 @@ def indexed(tiny_embed: Path, tmp_path: Path) -> Iterator[tuple[AppContext, Path
     ctx = build_context(policy=NoPolicy())
     docs = tmp_path / "handbook"
     docs.mkdir()
-    (docs / "leave.md").write_text("# Leave\n\nStaff get 25 days of paid leave a year.\n",
-                                   encoding="utf-8")
+    (docs / "leave.md").write_text(
+        "# Leave\n\nStaff get 25 days of paid leave a year.\n", encoding="utf-8"
+    )
     ctx.library.add("handbook", [docs], str(tiny_embed))
     yield ctx, docs / "leave.md"
     ctx.close()
@@ -55,8 +56,9 @@ def indexed(tiny_embed: Path, tmp_path: Path) -> Iterator[tuple[AppContext, Path
 @pytest.fixture
 def served(indexed: tuple[AppContext, Path]) -> Iterator[Served]:
     ctx, handbook = indexed
-    runner = ctx.new_api_server(settings=ServerSettings(require_key=True).model_copy(
-        update={"port": 0}))
+    runner = ctx.new_api_server(
+        settings=ServerSettings(require_key=True).model_copy(update={"port": 0})
+    )
     key = ctx.key_store.create("agent")
     runner.start()
     try:
@@ -71,25 +73,27 @@ async def _use(session: ClientSession, handbook: Path) -> None:
     assert {t.name for t in listed.tools} == TOOLS
     collections = await session.call_tool("list_collections", {})
     assert collections.content[0].text == "handbook: 1 documents, 1 passages"  # type: ignore[union-attr]
-    found = await session.call_tool("search_documents",
-                                    {"query": "paid leave", "collection": "handbook"})
+    found = await session.call_tool(
+        "search_documents", {"query": "paid leave", "collection": "handbook"}
+    )
     text = found.content[0].text  # type: ignore[union-attr]
     assert not found.is_error and "25 days of paid leave" in text
     assert f"{handbook} lines 1-3" in text
     source = text.split("source ")[1].split(" ")[0]
     passage = await session.call_tool("read_document_passage", {"source": source})
     assert "25 days of paid leave" in passage.content[0].text  # type: ignore[union-attr]
-    missing = await session.call_tool("search_documents",
-                                      {"query": "x", "collection": "nope"})
+    missing = await session.call_tool("search_documents", {"query": "x", "collection": "nope"})
     assert missing.is_error and "no collection named 'nope'" in str(missing.content)
 
 
 def test_edgedesk_mcp_serve_over_stdio(indexed: tuple[AppContext, Path]) -> None:
     _ctx, handbook = indexed
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "desktop", "mcp", "serve"],
-                                   env={"EDGEDESK_HOME": os.environ["EDGEDESK_HOME"]},
-                                   cwd=str(Path(__file__).parents[2]))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "desktop", "mcp", "serve"],
+        env={"EDGEDESK_HOME": os.environ["EDGEDESK_HOME"]},
+        cwd=str(Path(__file__).parents[2]),
+    )
 
     async def main() -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
@@ -101,9 +105,11 @@ def test_edgedesk_mcp_serve_over_stdio(indexed: tuple[AppContext, Path]) -> None
 @asynccontextmanager
 async def _http(url: str, key: str | None) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=60) as http, \
-            streamable_http_client(url, http_client=http) as (read, write), \
-            ClientSession(read, write) as session:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         yield session
 
 
@@ -118,8 +124,11 @@ def test_the_same_tools_at_slash_mcp_behind_the_key(served: Served) -> None:
 
 
 def test_slash_mcp_refuses_a_missing_key(served: Served) -> None:
-    response = httpx2.post(served.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                           headers={"Accept": "application/json, text/event-stream"})
+    response = httpx2.post(
+        served.url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        headers={"Accept": "application/json, text/event-stream"},
+    )
     assert response.status_code == 401 and "API key" in response.text
 
 
@@ -144,30 +153,43 @@ def test_an_http_mcp_server_is_called_through_the_network_log(served: Served) ->
         offline.close()
 
 
-
-
 def test_the_api_answers_mcp_servers_with_a_400_naming_the_server(served: Served) -> None:
     base = served.url.removesuffix("/mcp")
     headers = {"Authorization": f"Bearer {served.key}"}
-    anthropic = httpx2.post(f"{base}/v1/messages", headers=headers, json={
-        "model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}],
-        "mcp_servers": [{"type": "url", "url": "https://ghost/mcp", "name": "ghost"}]})
+    anthropic = httpx2.post(
+        f"{base}/v1/messages",
+        headers=headers,
+        json={
+            "model": "m",
+            "max_tokens": 8,
+            "messages": [{"role": "user", "content": "hi"}],
+            "mcp_servers": [{"type": "url", "url": "https://ghost/mcp", "name": "ghost"}],
+        },
+    )
     assert anthropic.status_code == 400
     assert "'ghost' is not configured" in anthropic.json()["error"]["message"]
-    responses = httpx2.post(f"{base}/v1/responses", headers=headers, json={
-        "model": "m", "input": "hi",
-        "tools": [{"type": "mcp", "server_label": "ghost", "server_url": "https://g/mcp"}]})
+    responses = httpx2.post(
+        f"{base}/v1/responses",
+        headers=headers,
+        json={
+            "model": "m",
+            "input": "hi",
+            "tools": [{"type": "mcp", "server_label": "ghost", "server_url": "https://g/mcp"}],
+        },
+    )
     assert responses.status_code == 400
     assert responses.json()["error"]["param"] == "tools"
 
 
 def test_a_key_scoped_to_one_collection_reads_no_other_over_slash_mcp(
-        served: Served, tiny_embed: Path, tmp_path: Path) -> None:
+    served: Served, tiny_embed: Path, tmp_path: Path
+) -> None:
     ctx = served.ctx
     secrets = tmp_path / "secrets"
     secrets.mkdir()
-    (secrets / "budget.md").write_text("# Budget\n\nThe zanzibar merger budget is 9 million.\n",
-                                       encoding="utf-8")
+    (secrets / "budget.md").write_text(
+        "# Budget\n\nThe zanzibar merger budget is 9 million.\n", encoding="utf-8"
+    )
     ctx.library.add("secrets", [secrets], str(tiny_embed))
     (secret_hit,) = [h for h in ctx.searcher.search("zanzibar merger budget", ["secrets"], k=1)]
     scoped = ctx.key_store.create("handbook-reader", read_only_docs="handbook")
@@ -178,17 +200,20 @@ def test_a_key_scoped_to_one_collection_reads_no_other_over_slash_mcp(
             await session.initialize()
             listed = await session.call_tool("list_collections", {})
             assert listed.content[0].text == "handbook: 1 documents, 1 passages"  # type: ignore[union-attr]
-            refused = await session.call_tool("search_documents",
-                                              {"query": "budget", "collection": "secrets"})
+            refused = await session.call_tool(
+                "search_documents", {"query": "budget", "collection": "secrets"}
+            )
             assert refused.is_error
             assert "may read only the collection 'handbook'" in str(refused.content)
-            everywhere = await session.call_tool("search_documents",
-                                                 {"query": "zanzibar merger budget"})
+            everywhere = await session.call_tool(
+                "search_documents", {"query": "zanzibar merger budget"}
+            )
             assert "zanzibar" not in str(everywhere.content)  # "all" means its one collection
             own = await session.call_tool("search_documents", {"query": "paid leave"})
             assert "25 days of paid leave" in str(own.content)
-            passage = await session.call_tool("read_document_passage",
-                                              {"source": f"chunk:{secret_hit.chunk_id}"})
+            passage = await session.call_tool(
+                "read_document_passage", {"source": f"chunk:{secret_hit.chunk_id}"}
+            )
             assert passage.is_error and "zanzibar" not in str(passage.content)
         async with _http(served.url, served.key) as session:  # an unscoped key reads both
             await session.initialize()
@@ -196,7 +221,12 @@ def test_a_key_scoped_to_one_collection_reads_no_other_over_slash_mcp(
             assert "secrets" in both.content[0].text  # type: ignore[union-attr]
 
     anyio.run(main)
-    refused = httpx2.post(served.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                          headers={"Accept": "application/json, text/event-stream",
-                                   "Authorization": f"Bearer {chat_only}"})
+    refused = httpx2.post(
+        served.url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        headers={
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {chat_only}",
+        },
+    )
     assert refused.status_code == 403 and "chat-only" in refused.text

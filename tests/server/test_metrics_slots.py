@@ -14,9 +14,15 @@ from desktop.server.metrics import Metrics, gauges_from
 from tests.engine.test_scheduler import WAIT_S, FakeEngine
 from tests.server.conftest import Served
 
-STATS = EngineStats(slots_total=2, slots_busy=2, prompt_tokens_processed=1200,
-                    prompt_tokens_cached=3400, decode_steps=50, tokens_decoded=150,
-                    embed_decodes=7)
+STATS = EngineStats(
+    slots_total=2,
+    slots_busy=2,
+    prompt_tokens_processed=1200,
+    prompt_tokens_cached=3400,
+    decode_steps=50,
+    tokens_decoded=150,
+    embed_decodes=7,
+)
 
 
 class _CountedEngine(FakeEngine):
@@ -35,14 +41,17 @@ def _finish(gate: threading.Event, held: list[Any]) -> None:
 def _busy_scheduler() -> tuple[Scheduler, threading.Event, list[Any]]:
     """Two slots streaming and one request waiting for a slot."""
     gate = threading.Event()
-    scheduler = Scheduler(lambda s: _CountedEngine(s, gate, parallel=2),
-                          lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref))
+    scheduler = Scheduler(
+        lambda s: _CountedEngine(s, gate, parallel=2),
+        lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref),
+    )
     params = GenerationParams(max_tokens=4)
     streams = [scheduler.stream_chat("m", [Message("user", n)], params) for n in "ab"]
     for stream in streams:
         next(stream)
-    waiter = threading.Thread(target=lambda: list(scheduler.stream_chat(
-        "m", [Message("user", "c")], params)), daemon=True)
+    waiter = threading.Thread(
+        target=lambda: list(scheduler.stream_chat("m", [Message("user", "c")], params)), daemon=True
+    )
     waiter.start()
     assert scheduler.wait_until(lambda: scheduler.queue_depth == 1, WAIT_S)
     return scheduler, gate, [*streams, waiter]
@@ -68,15 +77,22 @@ def test_json_snapshot_has_the_same_figures() -> None:
     assert data["queue_depth"] == 1 and data["busy"] is True
     [model] = data["models"]
     assert model == {
-        "model": "m", "slots_busy": 2, "slots_total": 2, "prompt_tokens_cached": 3400,
-        "prompt_tokens_processed": 1200, "decode_steps": 50, "tokens_decoded": 150,
-        "tokens_per_decode_step": 3.0, "embed_decodes": 7,
+        "model": "m",
+        "slots_busy": 2,
+        "slots_total": 2,
+        "prompt_tokens_cached": 3400,
+        "prompt_tokens_processed": 1200,
+        "decode_steps": 50,
+        "tokens_decoded": 150,
+        "tokens_per_decode_step": 3.0,
+        "embed_decodes": 7,
     }
 
 
 def test_metrics_json_over_http(server: Served, client) -> None:
-    client.chat.completions.create(model="tiny-chat",
-                                   messages=[{"role": "user", "content": "hi"}], max_tokens=2)
+    client.chat.completions.create(
+        model="tiny-chat", messages=[{"role": "user", "content": "hi"}], max_tokens=2
+    )
     auth = {"Authorization": f"Bearer {server.key}"}
     data = httpx.get(f"{server.root}/metrics?format=json", headers=auth).json()
     chat = next(m for m in data["models"] if m["model"] == "tiny-chat")

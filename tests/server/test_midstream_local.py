@@ -58,11 +58,11 @@ class FailingEngine:
 
 
 @pytest.fixture(scope="module", params=["edgedesk", "bug"])
-def failing(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-            tiny_chat: Path) -> Iterator[tuple[str, FailingEngine]]:
+def failing(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path
+) -> Iterator[tuple[str, FailingEngine]]:
     """A server whose tiny-chat fails mid-answer; its URL and the engine."""
-    error: Exception = EdgeDeskError(FAULT) if request.param == "edgedesk" \
-        else RuntimeError("boom")
+    error: Exception = EdgeDeskError(FAULT) if request.param == "edgedesk" else RuntimeError("boom")
     ctx = build_context(environ={"EDGEDESK_HOME": str(tmp_path_factory.mktemp("fail"))})
     ctx.resolver.register(tiny_chat)
     engines: list[FailingEngine] = []
@@ -72,9 +72,12 @@ def failing(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         return engines[-1]
 
     scheduler = Scheduler(load, ctx.resolver)
-    runner = ServerRunner(scheduler, ResolverDirectory(ctx.resolver),
-                          ServerSettings(require_key=False).model_copy(update={"port": 0}),
-                          None)
+    runner = ServerRunner(
+        scheduler,
+        ResolverDirectory(ctx.resolver),
+        ServerSettings(require_key=False).model_copy(update={"port": 0}),
+        None,
+    )
     runner.start()
     try:
         scheduler.load("tiny-chat")
@@ -86,17 +89,26 @@ def failing(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 
 def _expected(engine: FailingEngine) -> str:
-    return FAULT if isinstance(engine.error, EdgeDeskError) else \
-        "internal error (RuntimeError); see the server log"
+    return (
+        FAULT
+        if isinstance(engine.error, EdgeDeskError)
+        else "internal error (RuntimeError); see the server log"
+    )
 
 
 def test_openai_chat_stream(failing: tuple[str, FailingEngine]) -> None:
     url, engine = failing
     text: list[str] = []
-    with openai.OpenAI(base_url=url, api_key="x", max_retries=0) as client, \
-            pytest.raises(openai.APIError) as caught:
-        stream = client.chat.completions.create(model="tiny-chat", messages=HI,  # type: ignore[arg-type]
-                                                max_tokens=30, stream=True)
+    with (
+        openai.OpenAI(base_url=url, api_key="x", max_retries=0) as client,
+        pytest.raises(openai.APIError) as caught,
+    ):
+        stream = client.chat.completions.create(
+            model="tiny-chat",
+            messages=HI,  # type: ignore[arg-type]
+            max_tokens=30,
+            stream=True,
+        )
         for chunk in stream:
             text.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
     assert "".join(text) == engine.sent[-1] and engine.sent[-1]
@@ -107,11 +119,11 @@ def test_openai_chat_stream(failing: tuple[str, FailingEngine]) -> None:
 def test_anthropic_stream(failing: tuple[str, FailingEngine]) -> None:
     url, engine = failing
     text: list[str] = []
-    with anthropic.Anthropic(base_url=url.removesuffix("/v1"), api_key="x",
-                             max_retries=0) as claude, \
-            pytest.raises(anthropic.APIStatusError) as caught:
-        with claude.messages.stream(model="tiny-chat", max_tokens=30,
-                                    messages=HI) as stream:  # type: ignore[arg-type]
+    with (
+        anthropic.Anthropic(base_url=url.removesuffix("/v1"), api_key="x", max_retries=0) as claude,
+        pytest.raises(anthropic.APIStatusError) as caught,
+    ):
+        with claude.messages.stream(model="tiny-chat", max_tokens=30, messages=HI) as stream:  # type: ignore[arg-type]
             text.extend(stream.text_stream)
     assert "".join(text) == engine.sent[-1]
     assert isinstance(caught.value.body, dict)
@@ -120,16 +132,22 @@ def test_anthropic_stream(failing: tuple[str, FailingEngine]) -> None:
 
 def test_responses_and_ollama_streams(failing: tuple[str, FailingEngine]) -> None:
     url, engine = failing
-    with httpx.stream("POST", f"{url}/responses", timeout=60, json={
-            "model": "tiny-chat", "input": "hello", "max_output_tokens": 30,
-            "stream": True}) as reply:
-        events = [json.loads(line[6:]) for line in reply.iter_lines()
-                  if line.startswith("data: ")]
+    with httpx.stream(
+        "POST",
+        f"{url}/responses",
+        timeout=60,
+        json={"model": "tiny-chat", "input": "hello", "max_output_tokens": 30, "stream": True},
+    ) as reply:
+        events = [json.loads(line[6:]) for line in reply.iter_lines() if line.startswith("data: ")]
     assert events[-1]["type"] == "response.failed"
     assert events[-1]["response"]["error"]["message"] == _expected(engine)
     root = url.removesuffix("/v1")
-    with httpx.stream("POST", f"{root}/api/chat", timeout=60, json={
-            "model": "tiny-chat", "messages": HI, "options": {"num_predict": 30}}) as reply:
+    with httpx.stream(
+        "POST",
+        f"{root}/api/chat",
+        timeout=60,
+        json={"model": "tiny-chat", "messages": HI, "options": {"num_predict": 30}},
+    ) as reply:
         lines = [json.loads(line) for line in reply.iter_lines() if line]
     assert lines[-1] == {"error": _expected(engine)}
     assert "".join(line["message"]["content"] for line in lines[:-1]) == engine.sent[-1]

@@ -18,8 +18,9 @@ HI = [{"role": "user", "content": "hello world"}]
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
-           tiny_embed: Path) -> Iterator[Served]:
+def served(
+    tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path, tiny_embed: Path
+) -> Iterator[Served]:
     """The tiny chat and embedding models, and a tiny model with FIM tokens."""
     fim = write_tiny_llama(tmp_path_factory.mktemp("fim") / "tiny-fim.gguf", fim=True, seed=7)
     with serve(tmp_path_factory.mktemp("srv"), [tiny_chat, tiny_embed, fim]) as server:
@@ -28,15 +29,15 @@ def served(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
 
 @pytest.fixture
 def lama(served: Served) -> Iterator[ollama.Client]:
-    with ollama.Client(host=served.root, headers={"Authorization": f"Bearer {served.key}"},
-                       timeout=60) as c:
+    with ollama.Client(
+        host=served.root, headers={"Authorization": f"Bearer {served.key}"}, timeout=60
+    ) as c:
         yield c
 
 
 @pytest.fixture
 def oai(served: Served) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=served.url, api_key=served.key, max_retries=0,
-                       timeout=60) as c:
+    with openai.OpenAI(base_url=served.url, api_key=served.key, max_retries=0, timeout=60) as c:
         yield c
 
 
@@ -56,53 +57,74 @@ def test_list_show_version_and_ps(lama: ollama.Client, served: Served) -> None:
     assert "tiny-chat" in [m.model for m in lama.ps().models]
 
 
-def test_streamed_chat_is_the_chat_routes_answer(lama: ollama.Client,
-                                                 oai: openai.OpenAI) -> None:
-    parts = list(lama.chat(model="tiny-chat", messages=HI, stream=True,
-                           options={"temperature": 0, "num_predict": 12}))
-    chat = oai.chat.completions.create(model="tiny-chat", messages=HI, temperature=0,
-                                       max_tokens=12)
+def test_streamed_chat_is_the_chat_routes_answer(lama: ollama.Client, oai: openai.OpenAI) -> None:
+    parts = list(
+        lama.chat(
+            model="tiny-chat",
+            messages=HI,
+            stream=True,
+            options={"temperature": 0, "num_predict": 12},
+        )
+    )
+    chat = oai.chat.completions.create(model="tiny-chat", messages=HI, temperature=0, max_tokens=12)
     assert len(parts) > 3 and all(not p.done for p in parts[:-1])
     assert "".join(p.message.content for p in parts) == chat.choices[0].message.content
     last = parts[-1]
     assert last.done and last.done_reason == "length" and last.eval_count == 12
     assert last.prompt_eval_count == chat.usage.prompt_tokens
-    whole = lama.chat(model="tiny-chat", messages=HI, options={"temperature": 0,
-                                                               "num_predict": 12})
+    whole = lama.chat(model="tiny-chat", messages=HI, options={"temperature": 0, "num_predict": 12})
     assert whole.message.content == chat.choices[0].message.content
 
 
 def test_chat_with_tools_and_json_format(lama: ollama.Client) -> None:
-    schema = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}},
-              "required": ["answer"], "additionalProperties": False}
-    reply = lama.chat(model="tiny-chat", messages=HI, format=schema,
-                      options={"num_predict": 200, "temperature": 0.7})
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"enum": ["yes", "no"]}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
+    reply = lama.chat(
+        model="tiny-chat",
+        messages=HI,
+        format=schema,
+        options={"num_predict": 200, "temperature": 0.7},
+    )
     assert json.loads(reply.message.content)["answer"] in ("yes", "no")
-    tools = [{"type": "function", "function": {"name": "get_time", "parameters": {
-        "type": "object", "properties": {"zone": {"type": "string"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_time",
+                "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}},
+            },
+        }
+    ]
     plain = lama.chat(model="tiny-chat", messages=HI, options={"num_predict": 1})
-    offered = lama.chat(model="tiny-chat", messages=HI, tools=tools,
-                        options={"num_predict": 1})
+    offered = lama.chat(model="tiny-chat", messages=HI, tools=tools, options={"num_predict": 1})
     assert offered.prompt_eval_count > plain.prompt_eval_count + 5
 
 
-def test_generate_with_suffix_is_fill_in_the_middle(lama: ollama.Client,
-                                                    oai: openai.OpenAI) -> None:
+def test_generate_with_suffix_is_fill_in_the_middle(
+    lama: ollama.Client, oai: openai.OpenAI
+) -> None:
     prefix, suffix = "def add(a, b):", "return the cat"
     options = {"temperature": 0, "num_predict": 8}
     middle = lama.generate(model="tiny-fim", prompt=prefix, suffix=suffix, options=options)
-    same = oai.completions.create(model="tiny-fim", prompt=prefix, suffix=suffix,
-                                  temperature=0, max_tokens=8)
+    same = oai.completions.create(
+        model="tiny-fim", prompt=prefix, suffix=suffix, temperature=0, max_tokens=8
+    )
     assert middle.response == same.choices[0].text and middle.done
-    streamed = list(lama.generate(model="tiny-fim", prompt=prefix, suffix=suffix,
-                                  options=options, stream=True))
+    streamed = list(
+        lama.generate(model="tiny-fim", prompt=prefix, suffix=suffix, options=options, stream=True)
+    )
     assert "".join(p.response for p in streamed) == middle.response
     with pytest.raises(ollama.ResponseError) as refused:
         lama.generate(model="tiny-chat", prompt=prefix, suffix=suffix)
     assert refused.value.status_code == 400
     raw = lama.generate(model="tiny-chat", prompt="Once upon", raw=True, options=options)
-    text = oai.completions.create(model="tiny-chat", prompt="Once upon", temperature=0,
-                                  max_tokens=8)
+    text = oai.completions.create(
+        model="tiny-chat", prompt="Once upon", temperature=0, max_tokens=8
+    )
     assert raw.response == text.choices[0].text
 
 
@@ -116,8 +138,7 @@ def test_embed_and_the_older_embeddings(lama: ollama.Client, oai: openai.OpenAI)
 
 
 def test_a_missing_key_is_refused(served: Served) -> None:
-    with ollama.Client(host=served.root) as keyless, \
-            pytest.raises(ollama.ResponseError) as caught:
+    with ollama.Client(host=served.root) as keyless, pytest.raises(ollama.ResponseError) as caught:
         keyless.list()
     assert caught.value.status_code == 401 and "keys create" in caught.value.error
 
@@ -144,20 +165,30 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     from desktop.server.streaming import Chunks
 
     tools = [{"type": "function", "function": {"name": "get_time", "parameters": {}}}]
-    chunks = Chunks(iter([Chunk(reasoning="let me see"), Chunk(text="Checking. "),
-                          Chunk(text='<tool_call>{"name": "get_time", "arguments": {}}'),
-                          Chunk(text="</tool_call>"),
-                          Chunk(finish_reason="stop", usage=Usage(9, 4))]),
-                    RequestInfo("req_1", clock.perf_counter()))
+    chunks = Chunks(
+        iter(
+            [
+                Chunk(reasoning="let me see"),
+                Chunk(text="Checking. "),
+                Chunk(text='<tool_call>{"name": "get_time", "arguments": {}}'),
+                Chunk(text="</tool_call>"),
+                Chunk(finish_reason="stop", usage=Usage(9, 4)),
+            ]
+        ),
+        RequestInfo("req_1", clock.perf_counter()),
+    )
     after: list[str] = []
     answer = OllamaAnswer("m", tools, chat=True, after=lambda: after.append("done"))
-    lines = [json.loads(line) for raw in answer_stream(answer_pieces(chunks, tools, forced=False),
-                                                        answer)
-             for line in raw.splitlines()]
+    lines = [
+        json.loads(line)
+        for raw in answer_stream(answer_pieces(chunks, tools, forced=False), answer)
+        for line in raw.splitlines()
+    ]
     messages = [line["message"] for line in lines]
     assert messages[0] == {"role": "assistant", "content": ""}  # the first-chunk line
     assert messages[1] == {"role": "assistant", "content": "", "thinking": "let me see"}
     assert "".join(m["content"] for m in messages) == "Checking. "  # sent before the call
     assert messages[-2]["tool_calls"] == [
-        {"function": {"index": 0, "name": "get_time", "arguments": {}}}]
+        {"function": {"index": 0, "name": "get_time", "arguments": {}}}
+    ]
     assert lines[-1]["done"] and lines[-1]["eval_count"] == 4 and after == ["done"]

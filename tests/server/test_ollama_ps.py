@@ -9,8 +9,16 @@ from tests.server.conftest import Served
 
 def test_ps_lists_the_loaded_model_with_its_size_and_context(server: Served) -> None:
     auth = {"Authorization": f"Bearer {server.key}"}
-    loaded = httpx.post(f"{server.url}/chat/completions", headers=auth, timeout=60, json={
-        "model": "tiny-chat", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]})
+    loaded = httpx.post(
+        f"{server.url}/chat/completions",
+        headers=auth,
+        timeout=60,
+        json={
+            "model": "tiny-chat",
+            "max_tokens": 1,
+            "messages": [{"role": "user", "content": "hi"}],
+        },
+    )
     assert loaded.status_code == 200, loaded.text
     running = httpx.get(f"{server.root}/api/ps", headers=auth, timeout=30).json()["models"]
     tiny = next(m for m in running if m["name"] == "tiny-chat")

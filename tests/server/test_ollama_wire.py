@@ -22,26 +22,49 @@ def _chat(**fields: Any) -> ow.ChatRequest:
 def test_options_map_onto_sampling_with_ollamas_defaults() -> None:
     plain = ow.generation_params(_chat(), LIMITS)
     assert (plain.temperature, plain.top_p, plain.top_k, plain.max_tokens) == (0.8, 0.9, 40, 100)
-    params = ow.generation_params(_chat(options={
-        "num_predict": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "seed": 42,
-        "stop": ["\n\n"], "repeat_penalty": 1.1, "num_ctx": 8192, "mirostat": 0}), LIMITS)
-    assert (params.max_tokens, params.temperature, params.top_p, params.top_k, params.seed,
-            params.stop, params.repeat_penalty) == (7, 0.0, 0.5, 3, 42, ("\n\n",), 1.1)
+    params = ow.generation_params(
+        _chat(
+            options={
+                "num_predict": 7,
+                "temperature": 0,
+                "top_p": 0.5,
+                "top_k": 3,
+                "seed": 42,
+                "stop": ["\n\n"],
+                "repeat_penalty": 1.1,
+                "num_ctx": 8192,
+                "mirostat": 0,
+            }
+        ),
+        LIMITS,
+    )
+    assert (
+        params.max_tokens,
+        params.temperature,
+        params.top_p,
+        params.top_k,
+        params.seed,
+        params.stop,
+        params.repeat_penalty,
+    ) == (7, 0.0, 0.5, 3, 42, ("\n\n",), 1.1)
     assert ow.generation_params(_chat(options={"num_predict": -1}), LIMITS).max_tokens == 100
     # Above the server's limit: lowered to it, not refused.
     assert ow.generation_params(_chat(options={"num_predict": 1000}), LIMITS).max_tokens == 100
-    assert json.loads(ow.generation_params(_chat(format="json"), LIMITS).json_schema or "") == \
-        {"type": "object"}
+    assert json.loads(ow.generation_params(_chat(format="json"), LIMITS).json_schema or "") == {
+        "type": "object"
+    }
 
 
-@pytest.mark.parametrize(("fields", "param"), [
-    ({"options": {"mirostat": 2}}, "options.mirostat"),
-    ({"options": {"made_up": 1}}, "options.made_up"),
-    ({"options": {"top_k": "many"}}, "options.top_k"),
-    ({"format": "yaml"}, "format"),
-])
-def test_options_we_cannot_honour_are_refused_by_name(fields: dict[str, Any], param: str
-                                                      ) -> None:
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [
+        ({"options": {"mirostat": 2}}, "options.mirostat"),
+        ({"options": {"made_up": 1}}, "options.made_up"),
+        ({"options": {"top_k": "many"}}, "options.top_k"),
+        ({"format": "yaml"}, "format"),
+    ],
+)
+def test_options_we_cannot_honour_are_refused_by_name(fields: dict[str, Any], param: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
         ow.generation_params(_chat(**fields), LIMITS)
     assert caught.value.param == param
@@ -49,28 +72,45 @@ def test_options_we_cannot_honour_are_refused_by_name(fields: dict[str, Any], pa
 
 def test_keep_alive_durations() -> None:
     assert [ow.keep_alive_s(v) for v in (None, 0, "0", "5m", "1h", "30s", -1, "1.5h")] == [
-        None, 0.0, 0.0, 300.0, 3600.0, 30.0, -1.0, 5400.0]
+        None,
+        0.0,
+        0.0,
+        300.0,
+        3600.0,
+        30.0,
+        -1.0,
+        5400.0,
+    ]
     with pytest.raises(InvalidRequest) as caught:
         ow.keep_alive_s("soon")
     assert caught.value.param == "keep_alive"
 
 
 def test_messages_tool_calls_and_results_are_paired() -> None:
-    messages = ow.to_messages([
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "Weather and time?"},
-        {"role": "assistant", "content": "", "thinking": "two tools", "tool_calls": [
-            {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}},
-            {"function": {"name": "get_time", "arguments": {}}}]},
-        {"role": "tool", "tool_name": "get_time", "content": "noon"},
-        {"role": "tool", "content": "rain"},
-    ])
+    messages = ow.to_messages(
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather and time?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "thinking": "two tools",
+                "tool_calls": [
+                    {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}},
+                    {"function": {"name": "get_time", "arguments": {}}},
+                ],
+            },
+            {"role": "tool", "tool_name": "get_time", "content": "noon"},
+            {"role": "tool", "content": "rain"},
+        ]
+    )
     assistant = messages[2]
     assert assistant.reasoning == "two tools"
     assert [json.loads(c.arguments) for c in assistant.tool_calls] == [{"city": "Oslo"}, {}]
     assert [(m.role, m.name, m.tool_call_id) for m in messages[3:]] == [
         ("tool", "get_time", assistant.tool_calls[1].id),
-        ("tool", "get_weather", assistant.tool_calls[0].id)]
+        ("tool", "get_weather", assistant.tool_calls[0].id),
+    ]
     with pytest.raises(InvalidRequest) as caught:
         ow.to_messages([{"role": "user", "content": "x", "images": ["aGk="]}])  # "hi"
     assert caught.value.param == "messages.0.images.0"
@@ -78,10 +118,12 @@ def test_messages_tool_calls_and_results_are_paired() -> None:
 
 
 def test_generate_refusals_and_model_names() -> None:
-    for fields, param in (({"template": "{{ .Prompt }}"}, "template"),
-                          ({"context": [1, 2]}, "context"),
-                          ({"images": ["x"], "raw": True}, "images"),
-                          ({"images": ["x"], "suffix": "}"}, "images")):
+    for fields, param in (
+        ({"template": "{{ .Prompt }}"}, "template"),
+        ({"context": [1, 2]}, "context"),
+        ({"images": ["x"], "raw": True}, "images"),
+        ({"images": ["x"], "suffix": "}"}, "images"),
+    ):
         with pytest.raises(InvalidRequest) as caught:
             ow.refuse_generate(ow.GenerateRequest.model_validate({"model": "m", **fields}))
         assert caught.value.param == param
@@ -90,23 +132,44 @@ def test_generate_refusals_and_model_names() -> None:
 
 
 def test_final_line_counts_and_nanosecond_durations() -> None:
-    final = Chunk(finish_reason="length", usage=Usage(12, 5),
-                  timings=Timings(load_s=0.5, prompt_s=0.25, generation_s=1.0))
+    final = Chunk(
+        finish_reason="length",
+        usage=Usage(12, 5),
+        timings=Timings(load_s=0.5, prompt_s=0.25, generation_s=1.0),
+    )
     assert ow.done_reason(final) == "length"
-    assert ow.stats(final) == {"total_duration": 1_750_000_000, "load_duration": 500_000_000,
-                               "prompt_eval_count": 12, "prompt_eval_duration": 250_000_000,
-                               "eval_count": 5, "eval_duration": 1_000_000_000}
+    assert ow.stats(final) == {
+        "total_duration": 1_750_000_000,
+        "load_duration": 500_000_000,
+        "prompt_eval_count": 12,
+        "prompt_eval_duration": 250_000_000,
+        "eval_count": 5,
+        "eval_duration": 1_000_000_000,
+    }
     assert ow.line({"a": "é"}) == '{"a": "é"}\n'.encode()
 
 
 def test_listing_and_show_from_header_facts() -> None:
-    facts = {"kind": "chat", "architecture": "llama", "parameters": 270_000_000,
-             "file_bytes": 1234, "context_length": 2048, "embedding_length": 64,
-             "block_count": 2, "file_type": "Q4_K_M", "chat_template": "{{ x }}",
-             "reasoning": False, "modified": 0.0}
+    facts = {
+        "kind": "chat",
+        "architecture": "llama",
+        "parameters": 270_000_000,
+        "file_bytes": 1234,
+        "context_length": 2048,
+        "embedding_length": 64,
+        "block_count": 2,
+        "file_type": "Q4_K_M",
+        "chat_template": "{{ x }}",
+        "reasoning": False,
+        "modified": 0.0,
+    }
     listed = ow.describe("tiny", facts)
-    assert (listed["name"], listed["size"], listed["details"]["parameter_size"],
-            listed["details"]["quantization_level"]) == ("tiny", 1234, "270M", "Q4_K_M")
+    assert (
+        listed["name"],
+        listed["size"],
+        listed["details"]["parameter_size"],
+        listed["details"]["quantization_level"],
+    ) == ("tiny", 1234, "270M", "Q4_K_M")
     shown = ow.show("tiny", facts)
     assert shown["capabilities"] == ["completion", "tools"]
     assert shown["model_info"]["llama.context_length"] == 2048

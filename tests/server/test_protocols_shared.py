@@ -32,9 +32,11 @@ def test_a_full_queue_is_429_with_retry_after_in_each_shape(tmp_path: Path, tiny
         done: list[int] = []
 
         def ask(tokens: int) -> None:
-            reply = client.chat.completions.create(model="tiny-chat", messages=HI,
-                                                   max_tokens=tokens)
+            reply = client.chat.completions.create(
+                model="tiny-chat", messages=HI, max_tokens=tokens
+            )
             done.append(reply.usage.completion_tokens)
+
         running = threading.Thread(target=ask, args=(40,))
         running.start()
         wait_until(lambda: srv.scheduler.busy, 20, "the engine busy")
@@ -44,12 +46,15 @@ def test_a_full_queue_is_429_with_retry_after_in_each_shape(tmp_path: Path, tiny
         with pytest.raises(openai.RateLimitError) as full:
             client.responses.create(model="tiny-chat", input="hi", max_output_tokens=2)
         assert int(full.value.response.headers["retry-after"]) >= 1
-        with anthropic.Anthropic(base_url=srv.root, api_key=srv.key, max_retries=0) as claude, \
-                pytest.raises(anthropic.RateLimitError) as busy:
+        with (
+            anthropic.Anthropic(base_url=srv.root, api_key=srv.key, max_retries=0) as claude,
+            pytest.raises(anthropic.RateLimitError) as busy,
+        ):
             claude.messages.create(model="tiny-chat", max_tokens=2, messages=HI)
         assert busy.value.body["error"]["type"] == "rate_limit_error"
-        reply = httpx.post(f"{srv.root}/api/chat", headers=_auth(srv),
-                           json={"model": "tiny-chat", "messages": HI})
+        reply = httpx.post(
+            f"{srv.root}/api/chat", headers=_auth(srv), json={"model": "tiny-chat", "messages": HI}
+        )
         assert reply.status_code == 429 and int(reply.headers["retry-after"]) >= 1
         assert set(reply.json()) == {"error"}
         running.join(30)
@@ -57,16 +62,25 @@ def test_a_full_queue_is_429_with_retry_after_in_each_shape(tmp_path: Path, tiny
         assert sorted(done) == [2, 40]  # the queued requests were not disturbed
 
 
-@pytest.mark.parametrize(("path", "body"), [
-    ("/v1/messages", {"max_tokens": 1000, "messages": HI}),
-    ("/v1/responses", {"max_output_tokens": 1000, "input": "hi"}),
-    ("/api/chat", {"options": {"num_predict": 1000}, "messages": HI}),
-])
-def test_a_client_leaving_mid_stream_stops_generation(tmp_path: Path, tiny_chat, path: str,
-                                                      body: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/messages", {"max_tokens": 1000, "messages": HI}),
+        ("/v1/responses", {"max_output_tokens": 1000, "input": "hi"}),
+        ("/api/chat", {"options": {"num_predict": 1000}, "messages": HI}),
+    ],
+)
+def test_a_client_leaving_mid_stream_stops_generation(
+    tmp_path: Path, tiny_chat, path: str, body: dict[str, object]
+) -> None:
     with serve(tmp_path / "dc", [tiny_chat], delay_s=0.02, **_one_slot()) as srv:
-        with httpx.stream("POST", srv.root + path, headers=_auth(srv), timeout=30,
-                          json={"model": "tiny-chat", "stream": True, **body}) as response:
+        with httpx.stream(
+            "POST",
+            srv.root + path,
+            headers=_auth(srv),
+            timeout=30,
+            json={"model": "tiny-chat", "stream": True, **body},
+        ) as response:
             lines = response.iter_lines()
             for _ in range(6):
                 next(lines)
@@ -74,18 +88,25 @@ def test_a_client_leaving_mid_stream_stops_generation(tmp_path: Path, tiny_chat,
         assert srv.journal.count("chunk") < 100  # far from the 1000 asked for
 
 
-def test_metrics_access_log_and_rate_limits_cover_every_protocol(tmp_path: Path,
-                                                                 tiny_chat) -> None:
+def test_metrics_access_log_and_rate_limits_cover_every_protocol(tmp_path: Path, tiny_chat) -> None:
     secret = "purple elephants"
     with serve(tmp_path / "m", [tiny_chat], requests_per_minute=4) as srv:  # 3 calls + metrics
-        calls = [("/v1/responses", {"input": secret, "max_output_tokens": 2}),
-                 ("/v1/messages", {"messages": [{"role": "user", "content": secret}],
-                                   "max_tokens": 2}),
-                 ("/api/chat", {"messages": [{"role": "user", "content": secret}],
-                                "stream": False, "options": {"num_predict": 2}})]
+        calls = [
+            ("/v1/responses", {"input": secret, "max_output_tokens": 2}),
+            ("/v1/messages", {"messages": [{"role": "user", "content": secret}], "max_tokens": 2}),
+            (
+                "/api/chat",
+                {
+                    "messages": [{"role": "user", "content": secret}],
+                    "stream": False,
+                    "options": {"num_predict": 2},
+                },
+            ),
+        ]
         for path, body in calls:
-            reply = httpx.post(srv.root + path, headers=_auth(srv),
-                               json={"model": "tiny-chat", **body})
+            reply = httpx.post(
+                srv.root + path, headers=_auth(srv), json={"model": "tiny-chat", **body}
+            )
             assert reply.status_code == 200, reply.text
             assert reply.headers["x-request-id"]
         metrics = httpx.get(f"{srv.root}/metrics", headers=_auth(srv)).text
@@ -98,18 +119,25 @@ def test_metrics_access_log_and_rate_limits_cover_every_protocol(tmp_path: Path,
     assert all(f'"route": "{path}"' in log for path, _ in calls)
 
 
-def test_host_check_and_cors_hold_on_the_new_routes(server: Served, tmp_path: Path,
-                                                    tiny_chat) -> None:
+def test_host_check_and_cors_hold_on_the_new_routes(
+    server: Served, tmp_path: Path, tiny_chat
+) -> None:
     port = server.runner.port
     evil = {**_auth(server), "Host": f"evil.example:{port}"}
     assert httpx.get(f"{server.root}/api/tags", headers=evil).json() == {
-        "error": f"the Host header does not name this server; use http://127.0.0.1:{port}"}
+        "error": f"the Host header does not name this server; use http://127.0.0.1:{port}"
+    }
     anthropic_shape = httpx.post(f"{server.root}/v1/messages", headers=evil, json={}).json()
     assert anthropic_shape["error"]["type"] == "permission_error"
-    preflight = {"Origin": "http://ide.example", "Access-Control-Request-Method": "POST",
-                 "Access-Control-Request-Headers": "x-api-key,anthropic-version,content-type"}
-    assert "access-control-allow-origin" not in httpx.options(
-        f"{server.root}/v1/messages", headers=preflight).headers
+    preflight = {
+        "Origin": "http://ide.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "x-api-key,anthropic-version,content-type",
+    }
+    assert (
+        "access-control-allow-origin"
+        not in httpx.options(f"{server.root}/v1/messages", headers=preflight).headers
+    )
     with serve(tmp_path / "cors", [tiny_chat], allowed_origins=["http://ide.example"]) as srv:
         ok = httpx.options(f"{srv.root}/v1/messages", headers=preflight)
         assert ok.headers["access-control-allow-origin"] == "http://ide.example"

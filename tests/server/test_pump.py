@@ -41,8 +41,7 @@ def test_every_event_arrives_when_producer_and_consumer_race() -> None:
     # No sleeps: wake-ups skipped while one is pending must never strand an event.
     for _ in range(20):
         pump = Pump((f"{i},".encode() for i in range(2000)), min_gap_s=0)
-        assert b"".join(asyncio.run(_all(pump))) == b"".join(
-            f"{i},".encode() for i in range(2000))
+        assert b"".join(asyncio.run(_all(pump))) == b"".join(f"{i},".encode() for i in range(2000))
 
 
 def test_writes_are_spaced_but_the_first_is_not_held() -> None:

@@ -26,26 +26,37 @@ TEXTS = ["the cat sat on the mat", "hello world", "edge cases of hello", "world"
 
 @pytest.fixture(scope="module")
 def tiny_reranker(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tiny_bert(tmp_path_factory.mktemp("rr") / "tiny-reranker.gguf", pooling=4,
-                           seed=5, name="tiny-reranker")
+    return write_tiny_bert(
+        tmp_path_factory.mktemp("rr") / "tiny-reranker.gguf",
+        pooling=4,
+        seed=5,
+        name="tiny-reranker",
+    )
 
 
 @pytest.fixture(scope="module")
-def rr_server(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path, tiny_embed: Path,
-              tiny_reranker: Path) -> Iterator[Served]:
-    with serve(tmp_path_factory.mktemp("rr-srv"), [tiny_chat, tiny_embed, tiny_reranker]
-               ) as served:
+def rr_server(
+    tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path, tiny_embed: Path, tiny_reranker: Path
+) -> Iterator[Served]:
+    with serve(tmp_path_factory.mktemp("rr-srv"), [tiny_chat, tiny_embed, tiny_reranker]) as served:
         yield served
 
 
 def _post(server: Served, body: dict[str, object], **headers: str) -> httpx.Response:
-    return httpx.post(f"{server.url}/rerank", json=body, timeout=30,
-                      headers={"Authorization": f"Bearer {server.key}", **headers})
+    return httpx.post(
+        f"{server.url}/rerank",
+        json=body,
+        timeout=30,
+        headers={"Authorization": f"Bearer {server.key}", **headers},
+    )
 
 
 def test_results_are_the_models_scores_best_first(rr_server: Served) -> None:
-    response = _post(rr_server, {"model": "tiny-reranker", "query": "hello world",
-                                 "documents": DOCS}, **{"X-Request-ID": "rr-1"})
+    response = _post(
+        rr_server,
+        {"model": "tiny-reranker", "query": "hello world", "documents": DOCS},
+        **{"X-Request-ID": "rr-1"},
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     assert response.headers["x-request-id"] == "rr-1" and body["id"].endswith("rr-1")
@@ -59,21 +70,32 @@ def test_results_are_the_models_scores_best_first(rr_server: Served) -> None:
     # The same scores the engine gives through the scheduler, as 0-1 relevance.
     direct = rr_server.scheduler.rerank("tiny-reranker", "hello world", TEXTS)
     by_index = {r["index"]: r["relevance_score"] for r in results}
-    assert [by_index[i] for i in range(4)] == pytest.approx([relevance(x) for x in direct],
-                                                           rel=1e-4)
+    assert [by_index[i] for i in range(4)] == pytest.approx(
+        [relevance(x) for x in direct], rel=1e-4
+    )
     usage = body["usage"]
     assert usage["prompt_tokens"] == usage["total_tokens"] > 4 * 3
 
 
 def test_top_n_and_return_documents(rr_server: Served) -> None:
-    full = _post(rr_server, {"model": "tiny-reranker", "query": "hello",
-                             "documents": DOCS}).json()["results"]
-    top = _post(rr_server, {"model": "tiny-reranker", "query": "hello", "documents": DOCS,
-                            "top_n": 2, "return_documents": True}).json()["results"]
+    full = _post(rr_server, {"model": "tiny-reranker", "query": "hello", "documents": DOCS}).json()[
+        "results"
+    ]
+    top = _post(
+        rr_server,
+        {
+            "model": "tiny-reranker",
+            "query": "hello",
+            "documents": DOCS,
+            "top_n": 2,
+            "return_documents": True,
+        },
+    ).json()["results"]
     assert [r["index"] for r in top] == [r["index"] for r in full[:2]]
     assert [r["document"]["text"] for r in top] == [TEXTS[r["index"]] for r in top]
-    many = _post(rr_server, {"model": "tiny-reranker", "query": "hello", "documents": DOCS,
-                             "top_n": 50}).json()["results"]
+    many = _post(
+        rr_server, {"model": "tiny-reranker", "query": "hello", "documents": DOCS, "top_n": 50}
+    ).json()["results"]
     assert len(many) == 4
 
 
@@ -87,8 +109,16 @@ def _error(response: httpx.Response, status: int = 400) -> dict[str, str]:
 def test_bad_requests_name_the_field(rr_server: Served) -> None:
     empty = _error(_post(rr_server, {"model": "tiny-reranker", "query": "q", "documents": []}))
     assert empty["param"] == "documents" and "empty" in empty["message"]
-    too_many = _error(_post(rr_server, {"model": "tiny-reranker", "query": "q",
-                                        "documents": ["d"] * (MAX_RERANK_DOCUMENTS + 1)}))
+    too_many = _error(
+        _post(
+            rr_server,
+            {
+                "model": "tiny-reranker",
+                "query": "q",
+                "documents": ["d"] * (MAX_RERANK_DOCUMENTS + 1),
+            },
+        )
+    )
     assert too_many["param"] == "documents" and str(MAX_RERANK_DOCUMENTS) in too_many["message"]
     missing = _error(_post(rr_server, {"query": "q", "documents": ["d"]}))
     assert missing["param"] == "model"
@@ -111,26 +141,35 @@ def test_a_model_that_is_not_a_reranker_is_refused_without_loading(rr_server: Se
 
 
 def test_key_is_required_and_requests_are_logged_and_counted(rr_server: Served) -> None:
-    unauth = httpx.post(f"{rr_server.url}/rerank", json={"model": "tiny-reranker",
-                                                         "query": "q", "documents": ["d"]})
+    unauth = httpx.post(
+        f"{rr_server.url}/rerank", json={"model": "tiny-reranker", "query": "q", "documents": ["d"]}
+    )
     assert unauth.status_code == 401
-    ok = _post(rr_server, {"model": "tiny-reranker", "query": "secret-query-271",
-                           "documents": ["secret-doc-828"]}, **{"X-Request-ID": "rr-log"})
+    ok = _post(
+        rr_server,
+        {"model": "tiny-reranker", "query": "secret-query-271", "documents": ["secret-doc-828"]},
+        **{"X-Request-ID": "rr-log"},
+    )
     assert ok.status_code == 200
     path = rr_server.ctx.paths.log_dir / "access.log"
-    log = wait_until(lambda: next((t for t in [path.read_text()] if "rr-log" in t), ""), 5,
-                     "the request's access-log line")
+    log = wait_until(
+        lambda: next((t for t in [path.read_text()] if "rr-log" in t), ""),
+        5,
+        "the request's access-log line",
+    )
     assert "secret-query-271" not in log and "secret-doc-828" not in log
     record = next(json.loads(line) for line in log.splitlines() if "rr-log" in line)
     assert record["route"] == "/v1/rerank" and record["model"] == "tiny-reranker"
     assert record["status"] == 200 and record["tokens_in"] == ok.json()["usage"]["prompt_tokens"]
-    metrics = httpx.get(f"{rr_server.root}/metrics",
-                        headers={"Authorization": f"Bearer {rr_server.key}"}).text
+    metrics = httpx.get(
+        f"{rr_server.root}/metrics", headers={"Authorization": f"Bearer {rr_server.key}"}
+    ).text
     assert 'edgedesk_requests_total{route="/v1/rerank",status="200"}' in metrics
 
 
 def test_rerank_runs_beside_a_running_stream_without_cutting_it_short(
-        tmp_path: Path, tiny_chat: Path, tiny_reranker: Path) -> None:
+    tmp_path: Path, tiny_chat: Path, tiny_reranker: Path
+) -> None:
     # Each chat token takes 20 ms, so a 1000-token stream holds its slot ~20 s.
     with serve(tmp_path / "beside", [tiny_chat, tiny_reranker], delay_s=0.02) as srv:
         auth = {"Authorization": f"Bearer {srv.key}"}
@@ -139,10 +178,16 @@ def test_rerank_runs_beside_a_running_stream_without_cutting_it_short(
         stop = threading.Event()
 
         def chat() -> None:
-            body = {"model": "tiny-chat", "messages": [{"role": "user", "content": "hi"}],
-                    "max_tokens": 1000, "temperature": 0, "stream": True}
-            with httpx.stream("POST", f"{srv.url}/chat/completions", json=body, headers=auth,
-                              timeout=30) as response:
+            body = {
+                "model": "tiny-chat",
+                "messages": [{"role": "user", "content": "hi"}],
+                "max_tokens": 1000,
+                "temperature": 0,
+                "stream": True,
+            }
+            with httpx.stream(
+                "POST", f"{srv.url}/chat/completions", json=body, headers=auth, timeout=30
+            ) as response:
                 for line in response.iter_lines():
                     started.set()
                     if '"finish_reason": "' in line:
@@ -153,8 +198,12 @@ def test_rerank_runs_beside_a_running_stream_without_cutting_it_short(
         worker = threading.Thread(target=chat)
         worker.start()
         assert started.wait(10)
-        response = httpx.post(f"{srv.url}/rerank", headers=auth, timeout=30, json={
-            "model": "tiny-reranker", "query": "hello", "documents": ["a", "b"]})
+        response = httpx.post(
+            f"{srv.url}/rerank",
+            headers=auth,
+            timeout=30,
+            json={"model": "tiny-reranker", "query": "hello", "documents": ["a", "b"]},
+        )
         # Answered while the stream still runs: another model does not wait for it...
         assert response.status_code == 200 and finishes == []
         assert "rerank" in srv.journal and srv.scheduler.busy

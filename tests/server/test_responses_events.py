@@ -16,8 +16,12 @@ def _req(**fields: Any) -> rw.ResponsesRequest:
 
 
 def test_stream_events_are_numbered_in_the_documented_order() -> None:
-    chunks = [Chunk(reasoning="hmm"), Chunk(text="Hel"), Chunk(text="lo"),
-              Chunk(finish_reason="stop", usage=Usage(5, 3))]
+    chunks = [
+        Chunk(reasoning="hmm"),
+        Chunk(text="Hel"),
+        Chunk(text="lo"),
+        Chunk(finish_reason="stop", usage=Usage(5, 3)),
+    ]
     events = ResponseEvents(_req(), rw.Ids("resp_x"), 1, stored=False)
     raw = events.opening()
     for item in answer_pieces(chunks, None, forced=False):
@@ -25,13 +29,21 @@ def test_stream_events_are_numbered_in_the_documented_order() -> None:
     got = named_events(raw)
     assert [e["sequence_number"] for e in got] == list(range(len(got)))
     assert [e["type"] for e in got] == [
-        "response.created", "response.in_progress",
-        "response.output_item.added", "response.reasoning_text.delta",
-        "response.reasoning_text.done", "response.output_item.done",
-        "response.output_item.added", "response.content_part.added",
-        "response.output_text.delta", "response.output_text.delta",
-        "response.output_text.done", "response.content_part.done",
-        "response.output_item.done", "response.completed"]
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.reasoning_text.delta",
+        "response.reasoning_text.done",
+        "response.output_item.done",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
     assert got[10]["text"] == "Hello"
     final = got[-1]["response"]
     assert [i["type"] for i in final["output"]] == ["reasoning", "message"]
@@ -42,22 +54,29 @@ def test_stream_events_are_numbered_in_the_documented_order() -> None:
 def test_streamed_calls_and_failurenamed_events() -> None:
     events = ResponseEvents(_req(), rw.Ids("resp_y"), 1, stored=True)
     call = ToolCall("call_9", "get_weather", '{"city": "Oslo"}')
-    got = named_events(events.opening() + events.ending(Ending((call,), Chunk(finish_reason="stop"))))
+    got = named_events(
+        events.opening() + events.ending(Ending((call,), Chunk(finish_reason="stop")))
+    )
     assert [e["type"] for e in got[2:]] == [
-        "response.output_item.added", "response.function_call_arguments.delta",
-        "response.function_call_arguments.done", "response.output_item.done",
-        "response.completed"]
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
     assert got[4]["arguments"] == call.arguments
     assert got[-1]["response"]["store"] is True
     failed = named_events(events.failed("context_length_exceeded", "too long"))[0]
     assert failed["type"] == "response.failed"
-    assert failed["response"]["error"] == {"code": "context_length_exceeded",
-                                           "message": "too long"}
+    assert failed["response"]["error"] == {"code": "context_length_exceeded", "message": "too long"}
 
 
 def test_a_streamed_call_of_a_namespaced_tool_carries_its_namespace() -> None:
-    group = {"type": "namespace", "name": "mcp__github__",
-             "tools": [{"type": "function", "name": "create_issue", "parameters": {}}]}
+    group = {
+        "type": "namespace",
+        "name": "mcp__github__",
+        "tools": [{"type": "function", "name": "create_issue", "parameters": {}}],
+    }
     req = _req(tools=[group])
     _, spaces = rw.flatten_namespaces(req)
     events = ResponseEvents(req, rw.Ids("resp_z"), 1, stored=False, spaces=spaces)

@@ -13,8 +13,12 @@ from desktop.server import openai_requests as oq
 from desktop.server import responses_wire as rw
 
 LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
-WEATHER = {"type": "function", "name": "get_weather", "description": "Weather",
-           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
 
 
 def _req(**fields: Any) -> rw.ResponsesRequest:
@@ -24,50 +28,86 @@ def _req(**fields: Any) -> rw.ResponsesRequest:
 def test_items_become_the_conversation_with_calls_results_and_reasoning() -> None:
     items = [
         {"role": "developer", "content": "be brief"},
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
-        {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text",
-                                                         "text": "need a tool"}]},
-        {"type": "function_call", "call_id": "c1", "name": "get_weather",
-         "arguments": '{"city": "Oslo"}'},
-        {"type": "function_call", "call_id": "c2", "name": "get_weather",
-         "arguments": '{"city": "Rome"}'},
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "Weather?"}],
+        },
+        {
+            "type": "reasoning",
+            "summary": [],
+            "content": [{"type": "reasoning_text", "text": "need a tool"}],
+        },
+        {
+            "type": "function_call",
+            "call_id": "c1",
+            "name": "get_weather",
+            "arguments": '{"city": "Oslo"}',
+        },
+        {
+            "type": "function_call",
+            "call_id": "c2",
+            "name": "get_weather",
+            "arguments": '{"city": "Rome"}',
+        },
         {"type": "function_call_output", "call_id": "c1", "output": "rain"},
-        {"type": "message", "role": "assistant",
-         "content": [{"type": "output_text", "text": "Rain in Oslo."}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Rain in Oslo."}],
+        },
     ]
     messages = rw.to_messages("You are helpful.", items)
     assert [(m.role, m.content) for m in messages] == [
-        ("system", "You are helpful."), ("system", "be brief"), ("user", "Weather?"),
-        ("assistant", ""), ("tool", "rain"), ("assistant", "Rain in Oslo.")]
+        ("system", "You are helpful."),
+        ("system", "be brief"),
+        ("user", "Weather?"),
+        ("assistant", ""),
+        ("tool", "rain"),
+        ("assistant", "Rain in Oslo."),
+    ]
     calls = messages[3].tool_calls
     assert [(c.id, c.name) for c in calls] == [("c1", "get_weather"), ("c2", "get_weather")]
     assert messages[3].reasoning == "need a tool"
     assert (messages[4].tool_call_id, messages[4].name) == ("c1", "get_weather")
 
 
-@pytest.mark.parametrize(("items", "param"), [
-    ([{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}],
-     "input.0.content.0.image_url"),
-    ([{"type": "item_reference", "id": "x"}], "input.0.type"),
-    ([{"type": "function_call", "call_id": "c", "name": "f", "arguments": "[1]"},
-      {"role": "user", "content": "x"}], "input.0.arguments"),
-    ([{"role": "wizard", "content": "x"}], "input.0.role"),
-    (["just a string"], "input.0"),
-    ([{"role": "system", "content": "only rules"}], "input"),
-])
+@pytest.mark.parametrize(
+    ("items", "param"),
+    [
+        (
+            [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}],
+            "input.0.content.0.image_url",
+        ),
+        ([{"type": "item_reference", "id": "x"}], "input.0.type"),
+        (
+            [
+                {"type": "function_call", "call_id": "c", "name": "f", "arguments": "[1]"},
+                {"role": "user", "content": "x"},
+            ],
+            "input.0.arguments",
+        ),
+        ([{"role": "wizard", "content": "x"}], "input.0.role"),
+        (["just a string"], "input.0"),
+        ([{"role": "system", "content": "only rules"}], "input"),
+    ],
+)
 def test_bad_items_are_refused_naming_where(items: list[Any], param: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
         rw.to_messages(None, items)
     assert caught.value.param == param
 
 
-@pytest.mark.parametrize(("fields", "param"), [
-    ({"background": True}, "background"),
-    ({"conversation": "conv_1"}, "conversation"),
-    ({"truncation": "auto"}, "truncation"),
-    ({"include": ["reasoning.encrypted_content", "file_search_call.results"]}, "include.1"),
-    ({"top_logprobs": 3}, "top_logprobs"),
-])
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [
+        ({"background": True}, "background"),
+        ({"conversation": "conv_1"}, "conversation"),
+        ({"truncation": "auto"}, "truncation"),
+        ({"include": ["reasoning.encrypted_content", "file_search_call.results"]}, "include.1"),
+        ({"top_logprobs": 3}, "top_logprobs"),
+    ],
+)
 def test_unsupported_fields_are_refused_by_name(fields: dict[str, Any], param: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
         rw.refuse_unsupported(_req(**fields))
@@ -78,27 +118,38 @@ def test_tools_choices_and_sampling() -> None:
     assert rw.tools_for_engine(_req(tools=[WEATHER]))[0]["function"]["name"] == "get_weather"
     assert rw.tools_for_engine(_req(tools=[WEATHER], tool_choice="none")) is None
     # What Codex sends besides its functions is left out and named, not refused.
-    codex = [{"type": "web_search", "external_web_access": False},
-             {"type": "namespace", "name": "mcp__github__", "description": "GitHub",
-              "tools": [{"type": "function", "name": "create_issue", "parameters": {}}]},
-             {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
-             WEATHER]
-    assert [t["function"]["name"] for t in rw.tools_for_engine(_req(tools=codex)) or []] \
-        == ["get_weather"]
-    assert [h.kind for h in rw.left_out_tools(_req(tools=codex))] == \
-        ["web_search", "namespace", "custom"]
+    codex = [
+        {"type": "web_search", "external_web_access": False},
+        {
+            "type": "namespace",
+            "name": "mcp__github__",
+            "description": "GitHub",
+            "tools": [{"type": "function", "name": "create_issue", "parameters": {}}],
+        },
+        {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
+        WEATHER,
+    ]
+    assert [t["function"]["name"] for t in rw.tools_for_engine(_req(tools=codex)) or []] == [
+        "get_weather"
+    ]
+    assert [h.kind for h in rw.left_out_tools(_req(tools=codex))] == [
+        "web_search",
+        "namespace",
+        "custom",
+    ]
     assert rw.tools_for_engine(_req(tools=codex[:1])) is None
-    for choice, named in (({"type": "web_search"}, "web_search"),
-                          ({"type": "function", "name": "create_issue"}, "create_issue"),
-                          ({"type": "custom", "name": "apply_patch"}, "apply_patch")):
+    for choice, named in (
+        ({"type": "web_search"}, "web_search"),
+        ({"type": "function", "name": "create_issue"}, "create_issue"),
+        ({"type": "custom", "name": "apply_patch"}, "apply_patch"),
+    ):
         with pytest.raises(InvalidRequest, match=f"forces '{named}'") as caught:
             rw.tools_for_engine(_req(tools=codex, tool_choice=choice))
         assert caught.value.param == "tool_choice"
     with pytest.raises(InvalidRequest, match="every tool given.*web_search"):
         rw.tools_for_engine(_req(tools=codex[:1], tool_choice="required"))
     with pytest.raises(InvalidRequest) as caught:
-        rw.tools_for_engine(_req(tools=[WEATHER], tool_choice={"type": "function",
-                                                                 "name": "nope"}))
+        rw.tools_for_engine(_req(tools=[WEATHER], tool_choice={"type": "function", "name": "nope"}))
     assert caught.value.param == "tool_choice"
     forced = _req(tools=[WEATHER], tool_choice="required")
     params = rw.generation_params(forced, LIMITS, rw.tools_for_engine(forced))
@@ -124,27 +175,60 @@ def test_whole_response_items_status_and_usage() -> None:
     output = rw.output_items(ids, "thinking…", "", [call])
     assert [i["type"] for i in output] == ["reasoning", "function_call"]
     assert output[1]["call_id"] == "call_1" and output[1]["id"] == "fc_abc_0"
-    body = rw.response_object(_req(), ids=ids, created_at=1, status="completed",
-                              output=output, usage=Usage(10, 4, 3), stop="tool_calls")
+    body = rw.response_object(
+        _req(),
+        ids=ids,
+        created_at=1,
+        status="completed",
+        output=output,
+        usage=Usage(10, 4, 3),
+        stop="tool_calls",
+    )
     assert body["status"] == "completed" and body["incomplete_details"] is None
-    assert body["usage"] == {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 3},
-                             "output_tokens": 4, "output_tokens_details": {"reasoning_tokens": 0},
-                             "total_tokens": 14}
-    cut = rw.response_object(_req(), ids=ids, created_at=1, status="completed",
-                             output=rw.output_items(ids, "", "Hel", []), stop="length")
+    assert body["usage"] == {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 3},
+        "output_tokens": 4,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 14,
+    }
+    cut = rw.response_object(
+        _req(),
+        ids=ids,
+        created_at=1,
+        status="completed",
+        output=rw.output_items(ids, "", "Hel", []),
+        stop="length",
+    )
     assert cut["status"] == "incomplete"
     assert cut["incomplete_details"] == {"reason": "max_output_tokens"}
 
 
 # Codex's namespace tools (its MCP servers' tools, its sub-agent tools), as captured.
-GITHUB = {"type": "namespace", "name": "mcp__github__", "description": "GitHub",
-          "tools": [{"type": "function", "name": "create_issue", "description": "File one",
-                     "strict": False, "parameters": {"type": "object", "properties": {
-                         "title": {"type": "string"}}}},
-                    {"type": "custom", "name": "patch", "format": {"type": "grammar"}}]}
-AGENTS = {"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents",
-          "tools": [{"type": "function", "name": "close_agent", "parameters": {}},
-                    {"type": "function", "name": "create_issue", "parameters": {}}]}
+GITHUB = {
+    "type": "namespace",
+    "name": "mcp__github__",
+    "description": "GitHub",
+    "tools": [
+        {
+            "type": "function",
+            "name": "create_issue",
+            "description": "File one",
+            "strict": False,
+            "parameters": {"type": "object", "properties": {"title": {"type": "string"}}},
+        },
+        {"type": "custom", "name": "patch", "format": {"type": "grammar"}},
+    ],
+}
+AGENTS = {
+    "type": "namespace",
+    "name": "multi_agent_v1",
+    "description": "Sub-agents",
+    "tools": [
+        {"type": "function", "name": "close_agent", "parameters": {}},
+        {"type": "function", "name": "create_issue", "parameters": {}},
+    ],
+}
 
 
 def test_namespace_tools_are_flattened_into_function_tools_the_model_sees() -> None:
@@ -153,8 +237,13 @@ def test_namespace_tools_are_flattened_into_function_tools_the_model_sees() -> N
     flat, spaces = rw.flatten_namespaces(req)
     names = [t["function"]["name"] for t in rw.tools_for_engine(flat) or []]
     # Codex's own flat naming; a name already taken by a top-level tool gets a suffix.
-    assert names == ["mcp__github__create_issue", "multi_agent_v1__close_agent_2",
-                     "multi_agent_v1__create_issue", "get_weather", "multi_agent_v1__close_agent"]
+    assert names == [
+        "mcp__github__create_issue",
+        "multi_agent_v1__close_agent_2",
+        "multi_agent_v1__create_issue",
+        "get_weather",
+        "multi_agent_v1__close_agent",
+    ]
     assert rw.tools_for_engine(flat)[0]["function"]["description"] == "File one"  # type: ignore[index]
     assert spaces.split("multi_agent_v1__close_agent_2") == ("multi_agent_v1", "close_agent")
     assert spaces.split("get_weather") == (None, "get_weather")
@@ -167,24 +256,30 @@ def test_namespace_tools_are_flattened_into_function_tools_the_model_sees() -> N
 
 
 def test_odd_namespaces_are_left_out_not_a_crash() -> None:
-    odd = [{"type": "namespace", "tools": [WEATHER]}, {"type": "namespace", "name": "x",
-                                                        "tools": 5},
-           {"type": "namespace", "name": "y", "tools": [7, {"type": "function"}]}]
+    odd = [
+        {"type": "namespace", "tools": [WEATHER]},
+        {"type": "namespace", "name": "x", "tools": 5},
+        {"type": "namespace", "name": "y", "tools": [7, {"type": "function"}]},
+    ]
     flat, spaces = rw.flatten_namespaces(_req(tools=odd))
     assert rw.tools_for_engine(flat) is None and not spaces.flat
     assert [h.kind for h in rw.left_out_tools(flat)] == ["namespace"] * 3
 
 
 def test_a_forced_choice_of_a_namespaced_tool_names_its_flat_tool() -> None:
-    for choice in ({"type": "function", "name": "close_agent"},
-                   {"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"},
-                   {"type": "function", "name": "multi_agent_v1__close_agent"}):
+    for choice in (
+        {"type": "function", "name": "close_agent"},
+        {"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"},
+        {"type": "function", "name": "multi_agent_v1__close_agent"},
+    ):
         flat, _ = rw.flatten_namespaces(_req(tools=[GITHUB, AGENTS], tool_choice=choice))
-        assert [t["function"]["name"] for t in rw.tools_for_engine(flat) or []] == \
-            ["multi_agent_v1__close_agent"]
+        assert [t["function"]["name"] for t in rw.tools_for_engine(flat) or []] == [
+            "multi_agent_v1__close_agent"
+        ]
     # In two namespaces and no namespace given: ambiguous, so not among the tools (400).
-    flat, _ = rw.flatten_namespaces(_req(tools=[GITHUB, AGENTS], tool_choice={
-        "type": "function", "name": "create_issue"}))
+    flat, _ = rw.flatten_namespaces(
+        _req(tools=[GITHUB, AGENTS], tool_choice={"type": "function", "name": "create_issue"})
+    )
     with pytest.raises(InvalidRequest, match="create_issue"):
         rw.tools_for_engine(flat)
 
@@ -192,15 +287,22 @@ def test_a_forced_choice_of_a_namespaced_tool_names_its_flat_tool() -> None:
 def test_calls_of_namespaced_tools_go_back_with_their_namespace() -> None:
     _, spaces = rw.flatten_namespaces(_req(tools=[GITHUB, WEATHER]))
     ids = rw.Ids("resp_n")
-    calls = [ToolCall("call_1", "mcp__github__create_issue", '{"title": "x"}'),
-             ToolCall("call_2", "get_weather", "{}")]
+    calls = [
+        ToolCall("call_1", "mcp__github__create_issue", '{"title": "x"}'),
+        ToolCall("call_2", "get_weather", "{}"),
+    ]
     items = rw.output_items(ids, "", "", calls, spaces)
     assert [(i["name"], i.get("namespace")) for i in items] == [
-        ("create_issue", "mcp__github__"), ("get_weather", None)]
+        ("create_issue", "mcp__github__"),
+        ("get_weather", None),
+    ]
     assert "namespace" not in items[1]
     # Codex sends the call back with its namespace next turn: the model sees the flat name.
-    history = [{"role": "user", "content": "file it"}, {**items[0]},
-               {"type": "function_call_output", "call_id": "call_1", "output": "#12"}]
+    history = [
+        {"role": "user", "content": "file it"},
+        {**items[0]},
+        {"type": "function_call_output", "call_id": "call_1", "output": "#12"},
+    ]
     messages = rw.to_messages(None, history, spaces)
     assert messages[1].tool_calls[0].name == "mcp__github__create_issue"
     assert messages[2].name == "mcp__github__create_issue"

@@ -20,41 +20,59 @@ def test_accepted_connections_have_nagle_off(server: Served) -> None:
         uvicorn_server = server.runner._server
         assert uvicorn_server is not None
         wait_until(lambda: uvicorn_server.server_state.connections, 5, "the connection seen")
-        accepted = [c.transport.get_extra_info("socket")
-                    for c in uvicorn_server.server_state.connections]
+        accepted = [
+            c.transport.get_extra_info("socket") for c in uvicorn_server.server_state.connections
+        ]
         assert accepted
         for sock in accepted:
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
 
 
 def test_models_pulled_outside_the_catalog_are_served_and_paths_are_not(
-        tmp_path: Path, tiny_chat: Path) -> None:
+    tmp_path: Path, tiny_chat: Path
+) -> None:
     import shutil
 
     import httpx
 
     from desktop.catalog.installed import InstalledModel
 
-    ctx = build_context(environ={"EDGEDESK_HOME": str(tmp_path)},
-                        cli_settings={"server.port": free_port(),
-                                      "server.require_key": False})
+    ctx = build_context(
+        environ={"EDGEDESK_HOME": str(tmp_path)},
+        cli_settings={"server.port": free_port(), "server.require_key": False},
+    )
     pulled = ctx.paths.models_dir / "someone" / "Tiny-GGUF" / "tiny-Q8_0.gguf"
     pulled.parent.mkdir(parents=True)
     shutil.copy(tiny_chat, pulled)
-    ctx.installed.add(InstalledModel(id="tiny-Q8_0", files=(str(pulled),),
-                                     size=pulled.stat().st_size, sha256=("0" * 64,),
-                                     source="hub", repo="someone/Tiny-GGUF"))
+    ctx.installed.add(
+        InstalledModel(
+            id="tiny-Q8_0",
+            files=(str(pulled),),
+            size=pulled.stat().st_size,
+            sha256=("0" * 64,),
+            source="hub",
+            repo="someone/Tiny-GGUF",
+        )
+    )
     runner = ctx.api_server
     try:
         runner.start()
         listed = httpx.get(f"{runner.url}/models").json()["data"]
         assert "tiny-Q8_0" in {m["id"] for m in listed}  # a REPO:FILE pull is listed
-        answer = httpx.post(f"{runner.url}/chat/completions", timeout=60, json={
-            "model": "tiny-Q8_0", "max_tokens": 4,
-            "messages": [{"role": "user", "content": "hi"}]})
+        answer = httpx.post(
+            f"{runner.url}/chat/completions",
+            timeout=60,
+            json={
+                "model": "tiny-Q8_0",
+                "max_tokens": 4,
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+        )
         assert answer.status_code == 200, answer.text  # and served
-        refused = httpx.post(f"{runner.url}/chat/completions", json={
-            "model": str(pulled), "messages": [{"role": "user", "content": "hi"}]})
+        refused = httpx.post(
+            f"{runner.url}/chat/completions",
+            json={"model": str(pulled), "messages": [{"role": "user", "content": "hi"}]},
+        )
         assert refused.status_code == 404  # a client cannot name a file on this disk
     finally:
         runner.stop()

@@ -87,16 +87,22 @@ def test_verify_parses_the_key_file_only_when_it_changed(tmp_path: Path) -> None
 
 def test_host_header_must_name_the_server(server: Served) -> None:
     port = server.runner.port
-    rebinding = httpx.get(f"{server.url}/models", headers={**_auth(server),
-                                                           "Host": f"evil.example:{port}"})
+    rebinding = httpx.get(
+        f"{server.url}/models", headers={**_auth(server), "Host": f"evil.example:{port}"}
+    )
     err = _error(rebinding, 403)
     assert err["code"] == "invalid_host" and f"127.0.0.1:{port}" in err["message"]
-    assert httpx.get(f"{server.url}/models", headers={
-        **_auth(server), "Host": f"localhost:{port}"}).status_code == 200
+    assert (
+        httpx.get(
+            f"{server.url}/models", headers={**_auth(server), "Host": f"localhost:{port}"}
+        ).status_code
+        == 200
+    )
 
 
-def test_host_check_accepts_ipv6_loopback_and_the_bound_name(server: Served, tmp_path: Path,
-                                                             tiny_chat) -> None:
+def test_host_check_accepts_ipv6_loopback_and_the_bound_name(
+    server: Served, tmp_path: Path, tiny_chat
+) -> None:
     port = server.runner.port
     ipv6 = httpx.get(f"{server.url}/models", headers={**_auth(server), "Host": f"[::1]:{port}"})
     assert ipv6.status_code == 200
@@ -105,8 +111,10 @@ def test_host_check_accepts_ipv6_loopback_and_the_bound_name(server: Served, tmp
         assert other.url.startswith("http://127.0.0.2:")
         own = httpx.get(f"{other.url}/models", headers=_auth(other))
         assert own.status_code == 200 and own.request.headers["host"].startswith("127.0.0.2")
-        stranger = httpx.get(f"{other.url}/models", headers={
-            **_auth(other), "Host": f"127.0.0.3:{other.runner.port}"})
+        stranger = httpx.get(
+            f"{other.url}/models",
+            headers={**_auth(other), "Host": f"127.0.0.3:{other.runner.port}"},
+        )
         assert _error(stranger, 403)["code"] == "invalid_host"
 
 
@@ -114,14 +122,15 @@ def test_no_cors_unless_origins_are_allowed(server: Served, tmp_path: Path, tiny
     preflight = {"Origin": "http://site.example", "Access-Control-Request-Method": "POST"}
     response = httpx.options(f"{server.url}/chat/completions", headers=preflight)
     assert "access-control-allow-origin" not in response.headers
-    with serve(tmp_path / "cors", [tiny_chat],
-               allowed_origins=["http://ide.example"]) as allowed:
-        ok = httpx.options(f"{allowed.url}/chat/completions", headers={
-            **preflight, "Origin": "http://ide.example"})
+    with serve(tmp_path / "cors", [tiny_chat], allowed_origins=["http://ide.example"]) as allowed:
+        ok = httpx.options(
+            f"{allowed.url}/chat/completions", headers={**preflight, "Origin": "http://ide.example"}
+        )
         assert ok.headers["access-control-allow-origin"] == "http://ide.example"
         assert "access-control-allow-credentials" not in ok.headers
-        other = httpx.get(f"{allowed.url}/models", headers={
-            **_auth(allowed), "Origin": "http://site.example"})
+        other = httpx.get(
+            f"{allowed.url}/models", headers={**_auth(allowed), "Origin": "http://site.example"}
+        )
         assert "access-control-allow-origin" not in other.headers
 
 
@@ -131,21 +140,38 @@ def test_no_auth_is_refused_off_loopback(server: Served) -> None:
         create_app(server.scheduler, ResolverDirectory(server.ctx.resolver), settings, None)
 
 
-@pytest.mark.parametrize("body,status,param", [
-    ('{"model": "tiny-chat", "messages": [', 400, None),
-    ('{"model": "tiny-chat", "messages": "hi"}', 400, "messages"),
-    ('{"model": "tiny-chat", "messages": [{"role": "user", "content": "x"}], '
-     '"temperature": "hot"}', 400, "temperature"),
-    ('{"model": "tiny-chat", "messages": []}', 400, "messages"),
-    ('{"model": "nope", "messages": [{"role": "user", "content": "x"}]}', 404, "model"),
-    ('{"model": "tiny-chat", "messages": [{"role": "user", "content": "x"}], '
-     '"max_tokens": 0}', 400, "max_tokens"),  # 100000 is lowered to the limit, 0 is wrong
-    ('{"model": "tiny-chat", "messages": [{"role": "user", "content": "x"}], "n": 3}', 400,
-     "n"),
-])
+@pytest.mark.parametrize(
+    "body,status,param",
+    [
+        ('{"model": "tiny-chat", "messages": [', 400, None),
+        ('{"model": "tiny-chat", "messages": "hi"}', 400, "messages"),
+        (
+            '{"model": "tiny-chat", "messages": [{"role": "user", "content": "x"}], '
+            '"temperature": "hot"}',
+            400,
+            "temperature",
+        ),
+        ('{"model": "tiny-chat", "messages": []}', 400, "messages"),
+        ('{"model": "nope", "messages": [{"role": "user", "content": "x"}]}', 404, "model"),
+        (
+            '{"model": "tiny-chat", "messages": [{"role": "user", "content": "x"}], '
+            '"max_tokens": 0}',
+            400,
+            "max_tokens",
+        ),  # 100000 is lowered to the limit, 0 is wrong
+        (
+            '{"model": "tiny-chat", "messages": [{"role": "user", "content": "x"}], "n": 3}',
+            400,
+            "n",
+        ),
+    ],
+)
 def test_bad_requests_get_openai_error_shapes(server: Served, body, status, param) -> None:
-    response = httpx.post(f"{server.url}/chat/completions", content=body,
-                          headers={**_auth(server), "Content-Type": "application/json"})
+    response = httpx.post(
+        f"{server.url}/chat/completions",
+        content=body,
+        headers={**_auth(server), "Content-Type": "application/json"},
+    )
     assert _error(response, status)["param"] == param
 
 
@@ -153,8 +179,9 @@ def test_openai_client_sees_typed_errors(client) -> None:
     with pytest.raises(openai.NotFoundError, match="available: tiny-chat"):
         client.chat.completions.create(model="missing", messages=HI)
     with pytest.raises(openai.BadRequestError, match="context") as err:
-        client.chat.completions.create(model="tiny-chat", max_tokens=5,
-                                       messages=[{"role": "user", "content": "cat " * 5000}])
+        client.chat.completions.create(
+            model="tiny-chat", max_tokens=5, messages=[{"role": "user", "content": "cat " * 5000}]
+        )
     assert err.value.body["code"] == "context_length_exceeded"
     assert "tokens" in err.value.body["message"]
 
@@ -172,8 +199,10 @@ def test_queue_is_fifo_and_full_queue_is_429(tmp_path: Path, tiny_chat) -> None:
         results: dict[str, object] = {}
 
         def ask(name: str, tokens: int) -> None:
-            results[name] = client.chat.completions.create(model="tiny-chat", messages=HI,
-                                                           max_tokens=tokens)
+            results[name] = client.chat.completions.create(
+                model="tiny-chat", messages=HI, max_tokens=tokens
+            )
+
         first = threading.Thread(target=ask, args=("first", 40))
         first.start()
         wait_until(lambda: srv.scheduler.busy, 10, "the engine busy")
@@ -193,8 +222,9 @@ def test_queue_is_fifo_and_full_queue_is_429(tmp_path: Path, tiny_chat) -> None:
 def test_disconnect_mid_stream_frees_the_model(tmp_path: Path, tiny_chat) -> None:
     with serve(tmp_path / "dc", [tiny_chat], delay_s=0.02, parallel=1) as srv:
         body = {"model": "tiny-chat", "messages": HI, "max_tokens": 1000, "stream": True}
-        with httpx.stream("POST", f"{srv.url}/chat/completions", json=body,
-                          headers=_auth(srv), timeout=30) as response:
+        with httpx.stream(
+            "POST", f"{srv.url}/chat/completions", json=body, headers=_auth(srv), timeout=30
+        ) as response:
             lines = response.iter_lines()
             for _ in range(4):
                 next(lines)
@@ -224,10 +254,12 @@ def test_rate_limit_per_key(tmp_path: Path, tiny_chat) -> None:
 def test_response_cache_for_deterministic_requests(tmp_path: Path, tiny_chat) -> None:
     with serve(tmp_path / "rc", [tiny_chat], response_cache=True) as srv:
         client = openai.OpenAI(base_url=srv.url, api_key=srv.key, max_retries=0)
-        first = client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=4,
-                                               temperature=0)
-        second = client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=4,
-                                                temperature=0)
+        first = client.chat.completions.create(
+            model="tiny-chat", messages=HI, max_tokens=4, temperature=0
+        )
+        second = client.chat.completions.create(
+            model="tiny-chat", messages=HI, max_tokens=4, temperature=0
+        )
         assert second.choices[0].message.content == first.choices[0].message.content
         assert second.id != first.id
         metrics = httpx.get(f"{srv.root}/metrics", headers=_auth(srv)).text

@@ -20,11 +20,13 @@ EXAMPLES = 15
 
 
 @pytest.fixture(scope="module")
-def fuzz_server(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path,
-                tiny_embed: Path) -> Iterator[Served]:
+def fuzz_server(
+    tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path, tiny_embed: Path
+) -> Iterator[Served]:
     # A tiny generation limit keeps each generated request to a few tokens.
-    with serve(tmp_path_factory.mktemp("fuzz"), [tiny_chat, tiny_embed],
-               max_tokens_limit=4) as served:
+    with serve(
+        tmp_path_factory.mktemp("fuzz"), [tiny_chat, tiny_embed], max_tokens_limit=4
+    ) as served:
         yield served
 
 
@@ -38,20 +40,39 @@ def test_no_server_errors(fuzz_server: Served) -> None:
         operation = result.ok()
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         def check(case) -> None:
             response = case.call(headers=headers, timeout=30)
             assert response.status_code < 500, (case.path, case.body, response.text)
             if response.status_code >= 400 and response.status_code != 405:
                 assert_error_shape(case.path, response.json())
+
         check()
         checked.append(operation.path)
-    assert {"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/rerank",
-            "/v1/responses", "/v1/responses/{response_id}", "/v1/messages",
-            "/v1/messages/count_tokens", "/api/chat", "/api/generate", "/api/embed",
-            "/api/embeddings", "/api/show", "/api/tags", "/api/ps",
-            "/api/version"} <= set(checked)
+    assert {
+        "/v1/chat/completions",
+        "/v1/completions",
+        "/v1/embeddings",
+        "/v1/rerank",
+        "/v1/responses",
+        "/v1/responses/{response_id}",
+        "/v1/messages",
+        "/v1/messages/count_tokens",
+        "/api/chat",
+        "/api/generate",
+        "/api/embed",
+        "/api/embeddings",
+        "/api/show",
+        "/api/tags",
+        "/api/ps",
+        "/api/version",
+    } <= set(checked)
 
 
 def assert_error_shape(path: str, body: dict[str, Any]) -> None:

@@ -25,11 +25,11 @@ def _stream_threads() -> list[threading.Thread]:
 
 
 def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
-        tmp_path: Path, tiny_chat) -> None:
+    tmp_path: Path, tiny_chat
+) -> None:
     queue_max, extra = DEFAULT_POOL, 3
     # One slot: the holder below occupies it, so every later stream queues.
-    with serve(tmp_path / "sq", [tiny_chat], delay_s=0.02, queue_max=queue_max,
-               parallel=1) as srv:
+    with serve(tmp_path / "sq", [tiny_chat], delay_s=0.02, queue_max=queue_max, parallel=1) as srv:
         url, auth = f"{srv.url}/chat/completions", {"Authorization": f"Bearer {srv.key}"}
         body = {"model": "tiny-chat", "messages": HI, "max_tokens": 3, "stream": True}
         answers: dict[int, tuple[int, str | None, bytes, float]] = {}
@@ -37,8 +37,12 @@ def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
 
         def ask(i: int) -> None:
             with httpx.stream("POST", url, json=body, headers=auth, timeout=60) as response:
-                answers[i] = (response.status_code, response.headers.get("retry-after"),
-                              response.read(), time.monotonic())
+                answers[i] = (
+                    response.status_code,
+                    response.headers.get("retry-after"),
+                    response.read(),
+                    time.monotonic(),
+                )
 
         hang_up = threading.Event()
 
@@ -47,9 +51,11 @@ def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
             # that a loaded machine can reach before the other clients are even queued.
             host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
             payload = json.dumps(body).encode()
-            head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                    f"Authorization: Bearer {srv.key}\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(payload)}\r\n\r\n").encode()
+            head = (
+                f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                f"Authorization: Bearer {srv.key}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\n\r\n"
+            ).encode()
             with socket.create_connection((host, int(port)), timeout=60) as sock:
                 sock.sendall(head + payload)
                 hang_up.wait(60)
@@ -62,8 +68,10 @@ def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
             leaver = threading.Thread(target=leave, daemon=True)
             leaver.start()
             wait_until(lambda: srv.scheduler.queue_depth == 1, 10, "one stream queued")
-            threads = [threading.Thread(target=ask, args=(i,), daemon=True)
-                       for i in range(queue_max - 1 + extra)]
+            threads = [
+                threading.Thread(target=ask, args=(i,), daemon=True)
+                for i in range(queue_max - 1 + extra)
+            ]
             for thread in threads:
                 thread.start()
             refused = lambda: [a for a in answers.values() if a[0] == 429]  # noqa: E731
@@ -87,8 +95,13 @@ def test_streams_beyond_a_full_queue_get_429_at_once_and_the_rest_finish(
 def test_a_client_that_leaves_mid_stream_ends_its_thread(tmp_path: Path, tiny_chat) -> None:
     with serve(tmp_path / "dc", [tiny_chat], delay_s=0.02) as srv:
         body = {"model": "tiny-chat", "messages": HI, "max_tokens": 1000, "stream": True}
-        with httpx.stream("POST", f"{srv.url}/chat/completions", json=body, timeout=30,
-                          headers={"Authorization": f"Bearer {srv.key}"}) as response:
+        with httpx.stream(
+            "POST",
+            f"{srv.url}/chat/completions",
+            json=body,
+            timeout=30,
+            headers={"Authorization": f"Bearer {srv.key}"},
+        ) as response:
             lines = response.iter_lines()
             next(lines)
             assert _stream_threads()  # the producer runs on its own thread

@@ -49,11 +49,19 @@ class Engine(Scripted):
     def loaded(self) -> list[Any]:
         return []
 
-    def stream_chat(self, model: str, messages: Any, params: Any, cancel: Any = None,
-                    tools: Any = None, template_kwargs: Any = None) -> Any:
+    def stream_chat(
+        self,
+        model: str,
+        messages: Any,
+        params: Any,
+        cancel: Any = None,
+        tools: Any = None,
+        template_kwargs: Any = None,
+    ) -> Any:
         # The chat route passes the template switch by position, the others by name.
-        return super().stream_chat(model, messages, params, cancel, tools,
-                                   template_kwargs=template_kwargs)
+        return super().stream_chat(
+            model, messages, params, cancel, tools, template_kwargs=template_kwargs
+        )
 
 
 @pytest.fixture
@@ -63,8 +71,12 @@ def engine() -> Engine:
 
 @pytest.fixture
 def url(engine: Engine) -> Iterator[str]:
-    runner = ServerRunner(engine, Models(),  # type: ignore[arg-type]
-                          ServerSettings().model_copy(update={"port": 0}), None)
+    runner = ServerRunner(
+        engine,
+        Models(),  # type: ignore[arg-type]
+        ServerSettings().model_copy(update={"port": 0}),
+        None,
+    )
     runner.start()
     try:
         yield runner.url
@@ -79,56 +91,120 @@ def _seen(engine: Engine) -> list[tuple[str, str, list[bytes]]]:
 
 def test_openai_chat_image_parts_reach_the_engine(url: str, engine: Engine) -> None:
     with openai.OpenAI(base_url=url, api_key="none", max_retries=0) as client:
-        answer = client.chat.completions.create(model="eyes", messages=[{
-            "role": "user", "content": [
-                {"type": "text", "text": "Which is red, "},
-                {"type": "image_url", "image_url": {"url": data_url(RED)}},
-                {"type": "text", "text": " or "},
-                {"type": "image_url", "image_url": {"url": data_url(BLUE), "detail": "low"}},
-                {"type": "text", "text": "?"}]}])
+        answer = client.chat.completions.create(
+            model="eyes",
+            messages=[
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Which is red, "},
+                        {"type": "image_url", "image_url": {"url": data_url(RED)}},
+                        {"type": "text", "text": " or "},
+                        {
+                            "type": "image_url",
+                            "image_url": {"url": data_url(BLUE), "detail": "low"},
+                        },
+                        {"type": "text", "text": "?"},
+                    ],
+                }
+            ],
+        )
         assert answer.choices[0].message.content == "A red square."
-        assert _seen(engine) == [("user", f"Which is red, {MEDIA_MARKER} or {MEDIA_MARKER}?",
-                                  [RED, BLUE])]
-        streamed = client.chat.completions.create(model="eyes", stream=True, messages=[{
-            "role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": data_url(RED)}}]}])
-        assert "".join(c.choices[0].delta.content or "" for c in streamed if c.choices) \
+        assert _seen(engine) == [
+            ("user", f"Which is red, {MEDIA_MARKER} or {MEDIA_MARKER}?", [RED, BLUE])
+        ]
+        streamed = client.chat.completions.create(
+            model="eyes",
+            stream=True,
+            messages=[
+                {
+                    "role": "user",
+                    "content": [{"type": "image_url", "image_url": {"url": data_url(RED)}}],
+                }
+            ],
+        )
+        assert (
+            "".join(c.choices[0].delta.content or "" for c in streamed if c.choices)
             == "A red square."
+        )
         assert _seen(engine) == [("user", MEDIA_MARKER, [RED])]
 
 
 def test_refusals_are_400s_that_say_why(url: str, engine: Engine) -> None:
-    picture = [{"role": "user", "content": [
-        {"type": "text", "text": "What is this?"},
-        {"type": "image_url", "image_url": {"url": data_url(RED)}}]}]
+    picture = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image_url", "image_url": {"url": data_url(RED)}},
+            ],
+        }
+    ]
     with openai.OpenAI(base_url=url, api_key="none", max_retries=0) as client:
         with pytest.raises(openai.BadRequestError) as blind:
             client.chat.completions.create(model="blind", messages=picture)  # type: ignore[arg-type]
         assert "'blind' cannot see images" in blind.value.body["message"]
         assert blind.value.body["param"] == "model"
         with pytest.raises(openai.BadRequestError) as fetch:
-            client.chat.completions.create(model="eyes", messages=[{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}])
+            client.chat.completions.create(
+                model="eyes",
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+                        ],
+                    }
+                ],
+            )
         assert "not fetched" in fetch.value.body["message"]
         with pytest.raises(openai.BadRequestError) as zipped:
-            client.chat.completions.create(model="eyes", messages=[{"role": "user", "content": [
-                {"type": "image_url", "image_url": {
-                    "url": data_url(b"PK\x03\x04" + bytes(64))}}]}])
+            client.chat.completions.create(
+                model="eyes",
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "image_url",
+                                "image_url": {"url": data_url(b"PK\x03\x04" + bytes(64))},
+                            }
+                        ],
+                    }
+                ],
+            )
         assert "ZIP archive" in zipped.value.body["message"]
     assert engine.prompts == []  # none of them reached the model
 
 
 def test_responses_input_image(url: str, engine: Engine) -> None:
     with openai.OpenAI(base_url=url, api_key="none", max_retries=0) as client:
-        response = client.responses.create(model="eyes", input=[{
-            "role": "user", "content": [
-                {"type": "input_text", "text": "Describe"},
-                {"type": "input_image", "image_url": data_url(BLUE), "detail": "auto"}]}])
+        response = client.responses.create(
+            model="eyes",
+            input=[
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "Describe"},
+                        {"type": "input_image", "image_url": data_url(BLUE), "detail": "auto"},
+                    ],
+                }
+            ],
+        )
         assert response.output_text == "A red square."
         assert _seen(engine) == [("user", f"Describe{MEDIA_MARKER}", [BLUE])]
         with pytest.raises(openai.BadRequestError) as blind:
-            client.responses.create(model="blind", input=[{"role": "user", "content": [
-                {"type": "input_image", "image_url": data_url(BLUE), "detail": "auto"}]}])
+            client.responses.create(
+                model="blind",
+                input=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_image", "image_url": data_url(BLUE), "detail": "auto"}
+                        ],
+                    }
+                ],
+            )
         assert "'blind' cannot see images" in blind.value.body["message"]
 
 
@@ -136,35 +212,67 @@ def test_anthropic_image_blocks(url: str, engine: Engine) -> None:
     root = url.removesuffix("/v1")
     source = {"type": "base64", "media_type": "image/png", "data": b64(RED)}
     with anthropic.Anthropic(base_url=root, api_key="none", max_retries=0) as client:
-        message = client.messages.create(model="eyes", max_tokens=20, messages=[{
-            "role": "user", "content": [{"type": "image", "source": source},  # type: ignore[list-item]
-                                        {"type": "text", "text": "What colour?"}]}])
+        message = client.messages.create(
+            model="eyes",
+            max_tokens=20,
+            messages=[
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image", "source": source},  # type: ignore[list-item]
+                        {"type": "text", "text": "What colour?"},
+                    ],
+                }
+            ],
+        )
         assert message.content[0].text == "A red square."  # type: ignore[union-attr]
         assert _seen(engine) == [("user", f"{MEDIA_MARKER}\nWhat colour?", [RED])]
         with pytest.raises(anthropic.BadRequestError) as fetch:
-            client.messages.create(model="eyes", max_tokens=20, messages=[{
-                "role": "user", "content": [{"type": "image", "source": {  # type: ignore[list-item]
-                    "type": "url", "url": "https://example.com/a.png"}}]}])
+            client.messages.create(
+                model="eyes",
+                max_tokens=20,
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "image",
+                                "source": {  # type: ignore[list-item]
+                                    "type": "url",
+                                    "url": "https://example.com/a.png",
+                                },
+                            }
+                        ],
+                    }
+                ],
+            )
         assert "not fetched" in fetch.value.body["error"]["message"]
         with pytest.raises(anthropic.BadRequestError) as blind:
-            client.messages.count_tokens(model="blind", messages=[{
-                "role": "user", "content": [{"type": "image", "source": source}]}])  # type: ignore[list-item]
+            client.messages.count_tokens(
+                model="blind",
+                messages=[{"role": "user", "content": [{"type": "image", "source": source}]}],
+            )  # type: ignore[list-item]
         assert "'blind' cannot see images" in blind.value.body["error"]["message"]
 
 
 def test_ollama_images_and_show(url: str, engine: Engine) -> None:
     root = url.removesuffix("/v1")
     with ollama.Client(host=root, timeout=60) as client:
-        reply = client.chat(model="eyes", messages=[
-            {"role": "user", "content": "Which colour?", "images": [RED]}], stream=False)
+        reply = client.chat(
+            model="eyes",
+            messages=[{"role": "user", "content": "Which colour?", "images": [RED]}],
+            stream=False,
+        )
         assert reply.message.content == "A red square."
         assert _seen(engine) == [("user", f"{MEDIA_MARKER}\nWhich colour?", [RED])]
         generated = client.generate(model="eyes", prompt="Describe", images=[b64(BLUE)])
         assert generated.response == "A red square."
         assert _seen(engine) == [("user", f"{MEDIA_MARKER}\nDescribe", [BLUE])]
         with pytest.raises(ollama.ResponseError) as blind:
-            client.chat(model="blind", messages=[
-                {"role": "user", "content": "Which colour?", "images": [RED]}])
+            client.chat(
+                model="blind",
+                messages=[{"role": "user", "content": "Which colour?", "images": [RED]}],
+            )
         assert blind.value.status_code == 400 and "'blind' cannot see" in blind.value.error
         with pytest.raises(ollama.ResponseError) as junk:
             client.generate(model="eyes", prompt="x", images=[b64(b"hello")])
@@ -176,4 +284,6 @@ def test_ollama_images_and_show(url: str, engine: Engine) -> None:
 def test_v1_models_says_which_models_see(url: str) -> None:
     listed = httpx.get(f"{url}/models").json()["data"]
     assert {m["id"]: m.get("capabilities") for m in listed} == {
-        "eyes": ["completion", "vision"], "blind": None}
+        "eyes": ["completion", "vision"],
+        "blind": None,
+    }

@@ -17,24 +17,71 @@ from desktop.server import ollama_wire as ow
 from desktop.server import openai_requests as oq
 from desktop.server import responses_wire as rw
 
-SETTINGS = settings(max_examples=300, deadline=None, database=None, derandomize=True,
-                    suppress_health_check=list(HealthCheck))
-KEYS = ["type", "role", "content", "call_id", "name", "arguments", "output", "summary",
-        "text", "tool_use_id", "input", "id", "thinking", "tool_calls", "images",
-        "tool_name", "function", "input_schema", "parameters", "description"]
-TYPES = ["message", "function_call", "function_call_output", "reasoning", "text",
-         "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "function",
-         "input_text", "output_text", "custom"]
+SETTINGS = settings(
+    max_examples=300,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+KEYS = [
+    "type",
+    "role",
+    "content",
+    "call_id",
+    "name",
+    "arguments",
+    "output",
+    "summary",
+    "text",
+    "tool_use_id",
+    "input",
+    "id",
+    "thinking",
+    "tool_calls",
+    "images",
+    "tool_name",
+    "function",
+    "input_schema",
+    "parameters",
+    "description",
+]
+TYPES = [
+    "message",
+    "function_call",
+    "function_call_output",
+    "reasoning",
+    "text",
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "image",
+    "function",
+    "input_text",
+    "output_text",
+    "custom",
+]
 ROLES = ["user", "assistant", "system", "developer", "tool"]
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False),
-                    st.sampled_from(["", "x", "{}", "[1]", '{"a": 1}', *TYPES, *ROLES]))
-values = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=3),
-    st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)), max_leaves=8)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False),
+    st.sampled_from(["", "x", "{}", "[1]", '{"a": 1}', *TYPES, *ROLES]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)
+    ),
+    max_leaves=8,
+)
 items = st.dictionaries(st.sampled_from(KEYS), values, max_size=6).flatmap(
-    lambda d: st.fixed_dictionaries({"type": st.sampled_from(TYPES),
-                                     "role": st.sampled_from(ROLES)}).map(
-        lambda extra: {**extra, **d}))
+    lambda d: st.fixed_dictionaries(
+        {"type": st.sampled_from(TYPES), "role": st.sampled_from(ROLES)}
+    ).map(lambda extra: {**extra, **d})
+)
 
 
 def _survives(call: Any) -> None:
@@ -55,12 +102,17 @@ def test_responses_items_and_tools(batch: list[dict[str, Any]], choice: Any) -> 
 
 @SETTINGS
 @given(st.lists(items, min_size=1, max_size=3), values, values)
-def test_anthropic_blocks_tools_thinking_and_output(batch: list[dict[str, Any]], choice: Any,
-                                                    extra: Any) -> None:
+def test_anthropic_blocks_tools_thinking_and_output(
+    batch: list[dict[str, Any]], choice: Any, extra: Any
+) -> None:
     messages = [{"role": b.get("role"), "content": b.get("content", [b])} for b in batch]
     _survives(lambda: aw.to_messages(batch, messages))
-    fields: dict[str, Any] = {"model": "m", "max_tokens": 5, "tools": batch,
-                              "messages": [{"role": "user", "content": "x"}]}
+    fields: dict[str, Any] = {
+        "model": "m",
+        "max_tokens": 5,
+        "tools": batch,
+        "messages": [{"role": "user", "content": "x"}],
+    }
     for name in ("tool_choice", "thinking", "output_config"):
         if isinstance(extra, dict):
             fields[name] = extra
@@ -72,11 +124,14 @@ def test_anthropic_blocks_tools_thinking_and_output(batch: list[dict[str, Any]],
 
 
 @SETTINGS
-@given(st.lists(items, min_size=1, max_size=3), st.dictionaries(st.text(max_size=12), values,
-                                                                max_size=4), values)
-def test_ollama_messages_tools_options_and_keep_alive(batch: list[dict[str, Any]],
-                                                      options: dict[str, Any],
-                                                      keep_alive: Any) -> None:
+@given(
+    st.lists(items, min_size=1, max_size=3),
+    st.dictionaries(st.text(max_size=12), values, max_size=4),
+    values,
+)
+def test_ollama_messages_tools_options_and_keep_alive(
+    batch: list[dict[str, Any]], options: dict[str, Any], keep_alive: Any
+) -> None:
     _survives(lambda: ow.to_messages(batch))
     _survives(lambda: ow.tools_for_engine(batch))
     req = ow.ChatRequest.model_validate({"model": "m", "options": options})

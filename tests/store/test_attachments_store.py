@@ -25,20 +25,21 @@ MARK = b"quokka-pixels-7d1e"  # inside the picture's bytes, to find it in a file
 
 def _picture() -> Attachment:
     data = png(4, 4) + MARK  # trailing bytes after IEND: still a PNG to every reader
-    return Attachment("image", "photo one.png", "image/png", data,
-                      hashlib.sha256(data).hexdigest())
+    return Attachment("image", "photo one.png", "image/png", data, hashlib.sha256(data).hexdigest())
 
 
 def _notes() -> Attachment:
     data = b"Minutes: the walrus budget is 9.\n"
-    return Attachment("file", "notes.md", "text/markdown", data,
-                      hashlib.sha256(data).hexdigest(), data.decode())
+    return Attachment(
+        "file", "notes.md", "text/markdown", data, hashlib.sha256(data).hexdigest(), data.decode()
+    )
 
 
 def _chat(store: ChatStore) -> int:
     conv = store.create_conversation("with pictures", "m")
-    store.add_message(conv.id, ChatMessage("user", "what is this?",
-                                           attachments=(_picture(), _notes())))
+    store.add_message(
+        conv.id, ChatMessage("user", "what is this?", attachments=(_picture(), _notes()))
+    )
     store.add_message(conv.id, ChatMessage("assistant", "a square"))
     return conv.id
 
@@ -63,8 +64,7 @@ def test_attachments_read_back_in_order_with_their_bytes(db_path: Path) -> None:
     assert answer.attachments == ()
 
 
-def test_picture_bytes_are_encrypted_with_the_database(db_path: Path,
-                                                       file_keyring: Path) -> None:
+def test_picture_bytes_are_encrypted_with_the_database(db_path: Path, file_keyring: Path) -> None:
     plain = ChatStore(db_path.with_name("plain.db"))
     _chat(plain)
     plain.close()
@@ -110,7 +110,8 @@ def test_retention_deletes_old_chats_with_their_attachments(db_path: Path) -> No
 
 
 def test_export_writes_the_attachments_beside_markdown_and_json_and_imports_back(
-        db_path: Path, tmp_path: Path) -> None:
+    db_path: Path, tmp_path: Path
+) -> None:
     store = ChatStore(db_path)
     conv_id = _chat(store)
     store.close()
@@ -120,14 +121,15 @@ def test_export_writes_the_attachments_beside_markdown_and_json_and_imports_back
     folder = out / "chat-attachments"
     names = sorted(p.name for p in folder.iterdir())
     picture = next(n for n in names if n.endswith(".png"))
-    assert picture.endswith("-photo_one.png") and (folder / picture).read_bytes() == \
-        _picture().data
+    assert picture.endswith("-photo_one.png") and (folder / picture).read_bytes() == _picture().data
     markdown = (out / "chat.md").read_text(encoding="utf-8")
     assert f"![photo one.png](<chat-attachments/{picture}>)" in markdown
     assert "[📎 notes.md](<chat-attachments/" in markdown
 
-    assert main(["chats", "export", str(conv_id), "--format", "json",
-                 "-o", str(out / "chat.json")]) == 0
+    assert (
+        main(["chats", "export", str(conv_id), "--format", "json", "-o", str(out / "chat.json")])
+        == 0
+    )
     exported = json.loads((out / "chat.json").read_text(encoding="utf-8"))
     [item, _] = exported["conversations"][0]["messages"][0]["attachments"]
     assert item["file"] == f"chat-attachments/{picture}" and "data" not in item
@@ -138,8 +140,9 @@ def test_export_writes_the_attachments_beside_markdown_and_json_and_imports_back
     assert question.attachments == (_picture(), _notes())
 
 
-def test_json_without_a_file_carries_the_bytes_and_imports_back(db_path: Path,
-                                                                 tmp_path: Path) -> None:
+def test_json_without_a_file_carries_the_bytes_and_imports_back(
+    db_path: Path, tmp_path: Path
+) -> None:
     store = ChatStore(db_path)
     conv_id = _chat(store)
     text = store.export_json([conv_id])
@@ -148,16 +151,21 @@ def test_json_without_a_file_carries_the_bytes_and_imports_back(db_path: Path,
     assert store.get_messages(added.id)[0].attachments == (_picture(), _notes())
 
 
-def test_an_export_cannot_make_import_read_outside_its_folder(db_path: Path,
-                                                              tmp_path: Path) -> None:
+def test_an_export_cannot_make_import_read_outside_its_folder(
+    db_path: Path, tmp_path: Path
+) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("do not read")
     export = tmp_path / "in" / "chat.json"
     export.parent.mkdir()
-    message = {"role": "user", "content": "hi", "attachments": [
-        {"kind": "file", "name": "s.txt", "file": "../secret.txt"}]}
-    export.write_text(json.dumps({"edgedesk_export": 1, "conversations": [
-        {"title": "t", "messages": [message]}]}))
+    message = {
+        "role": "user",
+        "content": "hi",
+        "attachments": [{"kind": "file", "name": "s.txt", "file": "../secret.txt"}],
+    }
+    export.write_text(
+        json.dumps({"edgedesk_export": 1, "conversations": [{"title": "t", "messages": [message]}]})
+    )
     with pytest.raises(InvalidRequest, match="missing beside the export"):
         from desktop.store.export_files import reader_beside
 
@@ -166,7 +174,8 @@ def test_an_export_cannot_make_import_read_outside_its_folder(db_path: Path,
 
 
 def test_an_encrypted_export_keeps_the_attachments_inside_and_no_plain_copy_beside(
-        db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import io
     import sys
 
@@ -175,8 +184,22 @@ def test_an_encrypted_export_keeps_the_attachments_inside_and_no_plain_copy_besi
     store.close()
     out = tmp_path / "chat.edgedesk-sealed"
     monkeypatch.setattr(sys, "stdin", io.StringIO("correct horse\n"))
-    assert main(["chats", "export", str(conv_id), "--format", "json", "--encrypt",
-                 "--passphrase-stdin", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "chats",
+                "export",
+                str(conv_id),
+                "--format",
+                "json",
+                "--encrypt",
+                "--passphrase-stdin",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert not list(tmp_path.glob("*-attachments"))  # no plain copy beside a sealed file
     assert MARK not in out.read_bytes()
     monkeypatch.setattr(sys, "stdin", io.StringIO("correct horse\n"))

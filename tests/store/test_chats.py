@@ -36,14 +36,24 @@ def store(db_path: Path) -> ChatStore:
     s.close()
 
 
-def test_messages_come_back_with_everything_that_produced_them(store: ChatStore,
-                                                               db_path: Path) -> None:
+def test_messages_come_back_with_everything_that_produced_them(
+    store: ChatStore, db_path: Path
+) -> None:
     conv = store.create_conversation("Trip plan", "glm-4-9b-0414", tags=["travel"])
     store.add_message(conv.id, ChatMessage("user", "Where to in May?"))
-    store.add_message(conv.id, ChatMessage(
-        "assistant", "Kyoto.", reasoning="Think about weather.", model="glm-4-9b-0414",
-        parameters={"temperature": 0.7}, prompt_tokens=12, completion_tokens=3,
-        timings={"generation_s": 0.25}))
+    store.add_message(
+        conv.id,
+        ChatMessage(
+            "assistant",
+            "Kyoto.",
+            reasoning="Think about weather.",
+            model="glm-4-9b-0414",
+            parameters={"temperature": 0.7},
+            prompt_tokens=12,
+            completion_tokens=3,
+            timings={"generation_s": 0.25},
+        ),
+    )
     store.close()
     reopened = ChatStore(db_path)
     [header] = reopened.list_conversations()
@@ -77,14 +87,14 @@ def test_search_finds_chinese_and_english_words(store: ChatStore) -> None:
 
 
 def test_search_ranks_best_first_and_the_sidebar_search_reads_only_the_index(
-        store: ChatStore) -> None:
+    store: ChatStore,
+) -> None:
     weak = store.create_conversation("weak")
     store.add_message(weak.id, ChatMessage("user", "zebracorn " + "filler words " * 40))
     strong = store.create_conversation("strong")
     store.add_message(strong.id, ChatMessage("user", "zebracorn zebracorn zebracorn"))
     assert [h.conversation_id for h in store.search("zebracorn")] == [strong.id, weak.id]
-    assert {c.id for c in store.list_conversations(search="zebracorn")} == {
-        strong.id, weak.id}
+    assert {c.id for c in store.list_conversations(search="zebracorn")} == {strong.id, weak.id}
     assert [c.id for c in store.list_conversations(search="向量")] == []
     # Encrypted, every table page read is decrypted: the sidebar's search must find a
     # hit's conversation in the small covering index, not in the message's own row.
@@ -94,15 +104,20 @@ def test_search_ranks_best_first_and_the_sidebar_search_reads_only_the_index(
     disk.database.conn.set_trace_callback(statements.append)
     store.list_conversations(search="zebracorn")
     disk.database.conn.set_trace_callback(None)
-    plans = [" ".join(str(r[3]) for r in disk.database.query("EXPLAIN QUERY PLAN " + sql))
-             for sql in statements if "MATCH" in sql]
-    assert plans and all("messages m USING" not in p and "SEARCH m USING INTEGER" not in p
-                         for p in plans)
+    plans = [
+        " ".join(str(r[3]) for r in disk.database.query("EXPLAIN QUERY PLAN " + sql))
+        for sql in statements
+        if "MATCH" in sql
+    ]
+    assert plans and all(
+        "messages m USING" not in p and "SEARCH m USING INTEGER" not in p for p in plans
+    )
     assert any("COVERING INDEX messages_conversation_by_id" in p for p in plans)
 
 
 def test_delete_removes_messages_from_search_and_delete_all_scrubs_the_file(
-        store: ChatStore, db_path: Path) -> None:
+    store: ChatStore, db_path: Path
+) -> None:
     keep = store.create_conversation("keep")
     store.add_message(keep.id, ChatMessage("user", "ordinary note"))
     gone = store.create_conversation("gone")
@@ -113,8 +128,11 @@ def test_delete_removes_messages_from_search_and_delete_all_scrubs_the_file(
     assert [c.id for c in store.list_conversations()] == [keep.id]
     assert store.delete_all() == 1
     assert store.list_conversations() == []
-    blob = db_path.read_bytes() + (db_path.with_name(db_path.name + "-wal").read_bytes()
-                                   if db_path.with_name(db_path.name + "-wal").exists() else b"")
+    blob = db_path.read_bytes() + (
+        db_path.with_name(db_path.name + "-wal").read_bytes()
+        if db_path.with_name(db_path.name + "-wal").exists()
+        else b""
+    )
     assert b"zebracorn" not in blob and b"ordinary note" not in blob
 
 
@@ -132,8 +150,10 @@ def test_retention_deletes_old_conversations_and_nothing_else(db_path: Path) -> 
     store.close()
     # Conversations are stamped "now" when created; back-date the old one's header.
     database = open_database(db_path)
-    database.execute("UPDATE conversations SET created = ?, updated = ? WHERE id = ?",
-                     (now - 400 * DAY, now - 400 * DAY, old.id))
+    database.execute(
+        "UPDATE conversations SET created = ?, updated = ? WHERE id = ?",
+        (now - 400 * DAY, now - 400 * DAY, old.id),
+    )
     database.close()
 
     reopened = open_chat_store(db_path, retention_days=30)  # applied at start
@@ -174,13 +194,20 @@ def test_ephemeral_only_setting_keeps_no_file(tmp_path: Path) -> None:
     assert store.path is None and not path.exists()
 
 
-def test_json_export_round_trips_and_markdown_is_readable(store: ChatStore,
-                                                          tmp_path: Path) -> None:
+def test_json_export_round_trips_and_markdown_is_readable(store: ChatStore, tmp_path: Path) -> None:
     conv = store.create_conversation("Recipe", "kimi", tags=["food"])
     store.add_message(conv.id, ChatMessage("user", "番茄炒蛋怎么做?"))
-    store.add_message(conv.id, ChatMessage("assistant", "Beat the eggs.", reasoning="steps",
-                                           prompt_tokens=5, completion_tokens=4,
-                                           parameters={"seed": 1}))
+    store.add_message(
+        conv.id,
+        ChatMessage(
+            "assistant",
+            "Beat the eggs.",
+            reasoning="steps",
+            prompt_tokens=5,
+            completion_tokens=4,
+            parameters={"seed": 1},
+        ),
+    )
     exported = store.export_json()
     other = ChatStore(tmp_path / "other.db")
     [copy] = other.import_json(exported)
@@ -198,26 +225,42 @@ def _export(*conversations: dict[str, object]) -> str:
 
 
 def _good(title: str) -> dict[str, object]:
-    return {"title": title, "model": "m", "tags": ["t"], "created": 1.0, "collection": None,
-            "messages": [{"role": "user", "content": "hi"}]}
+    return {
+        "title": title,
+        "model": "m",
+        "tags": ["t"],
+        "created": 1.0,
+        "collection": None,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
 
 
-@pytest.mark.parametrize(("field", "value", "where"), [
-    ("collection", 5, "conversation 3: 'collection' must be text or null, not a number"),
-    ("title", ["x"], "conversation 3: 'title' must be text, not a list"),
-    ("model", {"a": 1}, "'model' must be text or null, not an object"),
-    ("tags", "travel", "'tags' must be a list of text, not text"),
-    ("tags", [1], "'tags' must be a list of text, not a list"),
-    ("created", "yesterday", "'created' must be a number or null, not text"),
-    ("created", True, "'created' must be a number or null, not true/false"),
-    ("messages", "hi", "'messages' must be a list, not text"),
-    ("messages", [{"role": "user", "content": 5}],
-     "conversation 3, message 1: 'content' must be text, not a number"),
-    ("messages", [{"role": "user", "content": "x", "prompt_tokens": "9"}],
-     "'prompt_tokens' must be a whole number or null, not text"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "where"),
+    [
+        ("collection", 5, "conversation 3: 'collection' must be text or null, not a number"),
+        ("title", ["x"], "conversation 3: 'title' must be text, not a list"),
+        ("model", {"a": 1}, "'model' must be text or null, not an object"),
+        ("tags", "travel", "'tags' must be a list of text, not text"),
+        ("tags", [1], "'tags' must be a list of text, not a list"),
+        ("created", "yesterday", "'created' must be a number or null, not text"),
+        ("created", True, "'created' must be a number or null, not true/false"),
+        ("messages", "hi", "'messages' must be a list, not text"),
+        (
+            "messages",
+            [{"role": "user", "content": 5}],
+            "conversation 3, message 1: 'content' must be text, not a number",
+        ),
+        (
+            "messages",
+            [{"role": "user", "content": "x", "prompt_tokens": "9"}],
+            "'prompt_tokens' must be a whole number or null, not text",
+        ),
+    ],
+)
 def test_a_malformed_import_names_the_field_and_adds_nothing(
-        store: ChatStore, field: str, value: object, where: str) -> None:
+    store: ChatStore, field: str, value: object, where: str
+) -> None:
     store.create_conversation("already here")
     bad = {**_good("third"), field: value}
     with pytest.raises(InvalidRequest, match=re.escape(where)):
@@ -226,8 +269,7 @@ def test_a_malformed_import_names_the_field_and_adds_nothing(
     assert len(store.import_json(_export(_good("one"), _good("two")))) == 2  # still usable
 
 
-def test_an_import_that_fails_while_writing_leaves_nothing(store: ChatStore,
-                                                           monkeypatch) -> None:
+def test_an_import_that_fails_while_writing_leaves_nothing(store: ChatStore, monkeypatch) -> None:
     # Past the checks, a failure inside SQLite (disk full, ...) rolls the whole import back.
     import desktop.store.chats as chats
 
@@ -261,8 +303,12 @@ _WRITER = textwrap.dedent("""
 
 
 def test_kill_9_during_writes_loses_no_committed_message(db_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(db_path)],
-                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(db_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
     assert proc.stdout is not None
     committed = -1
     for line in proc.stdout:
@@ -285,8 +331,11 @@ def test_migrations_are_recorded_once_and_only_added(db_path: Path) -> None:
     database = open_database(db_path)
     assert [v for v, _ in applied_migrations(database)] == [m.version for m in MIGRATIONS]
     assert migrate(database) == []  # idempotent
-    extra = Migration(len(MIGRATIONS) + 1, "test column",
-                      ("ALTER TABLE conversations ADD COLUMN pinned INTEGER DEFAULT 0",))
+    extra = Migration(
+        len(MIGRATIONS) + 1,
+        "test column",
+        ("ALTER TABLE conversations ADD COLUMN pinned INTEGER DEFAULT 0",),
+    )
     assert migrate(database, (*MIGRATIONS, extra)) == [extra.version]
     assert migrate(database, (*MIGRATIONS, extra)) == []
     database.close()

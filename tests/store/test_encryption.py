@@ -52,7 +52,8 @@ def _words_in(data: bytes) -> list[str]:
 
 
 def test_a_new_encrypted_database_holds_no_chat_word_and_finds_them_after_restart(
-        db_path: Path, file_keyring: Path) -> None:
+    db_path: Path, file_keyring: Path
+) -> None:
     key = AtRest(db_path).open_key(required=False, new_default=True)
     assert key is not None and key.source == "OS keyring"
     store = ChatStore(db_path, key=key)
@@ -62,8 +63,9 @@ def test_a_new_encrypted_database_holds_no_chat_word_and_finds_them_after_restar
     assert _words_in(_on_disk(db_path)) == []
     store.close()
     assert _words_in(_on_disk(db_path)) == []
-    assert key.secret.encode() not in b"".join(p.read_bytes() for p in db_path.parent.iterdir()
-                                               if p.is_file())
+    assert key.secret.encode() not in b"".join(
+        p.read_bytes() for p in db_path.parent.iterdir() if p.is_file()
+    )
 
     again = ChatStore(db_path, key=AtRest(db_path).key())
     assert len(again.list_conversations()) == 3
@@ -82,7 +84,8 @@ def test_without_a_keyring_a_new_install_stays_plaintext(db_path: Path) -> None:
 
 
 def test_encrypt_then_decrypt_in_place_keeps_every_message_and_the_search_order(
-        db_path: Path, file_keyring: Path) -> None:
+    db_path: Path, file_keyring: Path
+) -> None:
     store = ChatStore(db_path)
     _fill(store, 5)
     before = [(h.conversation_id, h.message_id) for h in store.search(WORDS[0])]
@@ -109,7 +112,8 @@ def test_encrypt_then_decrypt_in_place_keeps_every_message_and_the_search_order(
 
 
 def test_a_key_missing_from_the_keyring_says_how_to_recover_and_changes_nothing(
-        db_path: Path, file_keyring: Path, tmp_path: Path) -> None:
+    db_path: Path, file_keyring: Path, tmp_path: Path
+) -> None:
     at_rest = AtRest(db_path)
     key = at_rest.open_key(required=False, new_default=True)
     store = ChatStore(db_path, key=key)
@@ -123,8 +127,12 @@ def test_a_key_missing_from_the_keyring_says_how_to_recover_and_changes_nothing(
     with pytest.raises(KeyMissing) as missing:
         AtRest(db_path).open_key(required=False, new_default=True)
     assert missing.value.exit_code == EXIT_KEY == 11
-    for hint in ("edgedesk data import-key", "edgedesk data export-key", "start fresh",
-                 "Nothing was changed"):
+    for hint in (
+        "edgedesk data import-key",
+        "edgedesk data export-key",
+        "start fresh",
+        "Nothing was changed",
+    ):
         assert hint in missing.value.message
     assert hashlib.sha256(db_path.read_bytes()).hexdigest() == digest  # no new empty DB
 
@@ -162,8 +170,7 @@ def test_a_passphrase_opens_it_without_a_keyring(db_path: Path) -> None:
     ChatStore(db_path, key=right.key()).close()
 
 
-def test_policy_refuses_a_plaintext_database_it_cannot_encrypt_and_says_why(
-        db_path: Path) -> None:
+def test_policy_refuses_a_plaintext_database_it_cannot_encrypt_and_says_why(db_path: Path) -> None:
     ChatStore(db_path).close()
     digest = hashlib.sha256(db_path.read_bytes()).hexdigest()
     with pytest.raises(Exception, match="EncryptAtRest.*keyring") as refused:
@@ -180,8 +187,7 @@ def test_policy_uses_the_passphrase_given_where_no_keyring_works(db_path: Path) 
     assert AtRest(db_path, environ=env).status()["key_source"] == "passphrase"
 
 
-def test_policy_encrypts_a_plaintext_database_at_start(db_path: Path,
-                                                       file_keyring: Path) -> None:
+def test_policy_encrypts_a_plaintext_database_at_start(db_path: Path, file_keyring: Path) -> None:
     store = ChatStore(db_path)
     _fill(store, 2)
     store.close()
@@ -212,22 +218,29 @@ KILLER = textwrap.dedent("""
 @pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
 @pytest.mark.parametrize("point", ["planned", "exported", "verified", "renamed"])
 def test_kill_9_while_switching_loses_nothing_and_the_next_run_finishes(
-        db_path: Path, file_keyring: Path, direction: str, point: str) -> None:
+    db_path: Path, file_keyring: Path, direction: str, point: str
+) -> None:
     key = AtRest(db_path).encrypt() if direction == "decrypt" else None
     store = ChatStore(db_path, key=key)
     _fill(store, 4)
     messages = {c.id: store.get_messages(c.id) for c in store.list_conversations()}
     store.close()
 
-    run = subprocess.run([sys.executable, "-c", KILLER, str(db_path), direction, point],
-                         cwd=ROOT, env=os.environ, capture_output=True, timeout=120,
-                         check=False)
+    run = subprocess.run(
+        [sys.executable, "-c", KILLER, str(db_path), direction, point],
+        cwd=ROOT,
+        env=os.environ,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == -signal.SIGKILL, run.stderr.decode()
     # Killed: the database is one whole file, old or new, that opens with what is there.
     at_rest = AtRest(db_path)
     assert at_rest.marker_path.exists()
-    target, old = (("encrypted", "plaintext") if direction == "encrypt"
-                   else ("plaintext", "encrypted"))
+    target, old = (
+        ("encrypted", "plaintext") if direction == "encrypt" else ("plaintext", "encrypted")
+    )
     assert at_rest.state() == (target if point == "renamed" else old)
 
     assert at_rest.resume() is True  # what every start does

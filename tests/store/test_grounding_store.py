@@ -32,31 +32,41 @@ SOURCES = (
 def _grounded_chat(store: ChatStore, *, ephemeral: bool = False) -> int:
     conv = store.create_conversation("Leave", "glm", ephemeral=ephemeral, collection="handbook")
     store.add_message(conv.id, ChatMessage("user", "How many days of leave?"))
-    store.add_message(conv.id, ChatMessage("assistant", "25 days [2].", model="glm",
-                                           sources=SOURCES))
+    store.add_message(
+        conv.id, ChatMessage("assistant", "25 days [2].", model="glm", sources=SOURCES)
+    )
     return conv.id
 
 
 def test_an_existing_database_upgrades_and_keeps_its_chats(db_path: Path) -> None:
     old = Database(db_path)
     migrate(old, MIGRATIONS[:4])  # the schema before grounded chats were kept
-    old.execute("INSERT INTO conversations(title, model, tags, created, updated) "
-                "VALUES ('Old chat', 'kimi', '[\"work\"]', 100.0, 200.0)")
+    old.execute(
+        "INSERT INTO conversations(title, model, tags, created, updated) "
+        "VALUES ('Old chat', 'kimi', '[\"work\"]', 100.0, 200.0)"
+    )
     for role, text in (("user", "old question"), ("assistant", "old answer")):
-        cur = old.execute("INSERT INTO messages(conversation_id, role, content, created) "
-                          "VALUES (1, ?, ?, 150.0)", (role, text))
-        old.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)",
-                    (cur.lastrowid, text))
+        cur = old.execute(
+            "INSERT INTO messages(conversation_id, role, content, created) VALUES (1, ?, ?, 150.0)",
+            (role, text),
+        )
+        old.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
     old.close()
 
     store = ChatStore(db_path)
     [conv] = store.list_conversations()
-    assert (conv.title, conv.model, conv.tags, conv.updated) == ("Old chat", "kimi",
-                                                                ("work",), 200.0)
+    assert (conv.title, conv.model, conv.tags, conv.updated) == (
+        "Old chat",
+        "kimi",
+        ("work",),
+        200.0,
+    )
     assert conv.collection is None
     messages = store.get_messages(conv.id)
     assert [(m.role, m.content, m.sources) for m in messages] == [
-        ("user", "old question", ()), ("assistant", "old answer", ())]
+        ("user", "old question", ()),
+        ("assistant", "old answer", ()),
+    ]
     assert [h.conversation_id for h in store.search("question")] == [conv.id]
     store.set_collection(conv.id, "papers")  # the new columns are writable
     store.close()
@@ -96,23 +106,36 @@ def test_ephemeral_chats_keep_collection_and_sources_while_open(db_path: Path) -
 def test_a_stored_snippet_is_bounded(db_path: Path) -> None:
     store = ChatStore(db_path)
     conv = store.create_conversation("long")
-    store.add_message(conv.id, ChatMessage("assistant", "see [1]", sources=(
-        Source(1, "/docs/long.txt", None, 1, 900, "word " * 5000, cited=True),)))
+    store.add_message(
+        conv.id,
+        ChatMessage(
+            "assistant",
+            "see [1]",
+            sources=(Source(1, "/docs/long.txt", None, 1, 900, "word " * 5000, cited=True),),
+        ),
+    )
     [stored] = store.get_messages(conv.id)[0].sources
     assert len(stored.text) == SNIPPET_CHARS and stored.path == "/docs/long.txt"
     store.close()
 
 
 def test_export_import_round_trip_keeps_sources_and_old_exports_import(
-        db_path: Path, tmp_path: Path) -> None:
+    db_path: Path, tmp_path: Path
+) -> None:
     store = ChatStore(db_path)
     conv_id = _grounded_chat(store)
     exported = store.export_json()
     data = json.loads(exported)["conversations"][0]
     assert data["collection"] == "handbook"
     assert data["messages"][1]["sources"][1] == {
-        "n": 2, "path": "/docs/policy.pdf", "page": 3, "line_start": 10, "line_end": 14,
-        "text": "Staff get 25 days of leave.", "cited": True}
+        "n": 2,
+        "path": "/docs/policy.pdf",
+        "page": 3,
+        "line_start": 10,
+        "line_end": 14,
+        "text": "Staff get 25 days of leave.",
+        "cited": True,
+    }
     other = ChatStore(tmp_path / "other.db")
     [copy] = other.import_json(exported)
     assert copy.collection == "handbook"
@@ -150,7 +173,9 @@ def test_cli_export_includes_the_sources(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["chats", "export", "--format", "json"]) == 0
     [conv] = json.loads(capsys.readouterr().out)["conversations"]
     assert conv["collection"] == "handbook"
-    assert [s["path"] for s in conv["messages"][1]["sources"]] == ["/docs/travel.txt",
-                                                                   "/docs/policy.pdf"]
+    assert [s["path"] for s in conv["messages"][1]["sources"]] == [
+        "/docs/travel.txt",
+        "/docs/policy.pdf",
+    ]
     assert main(["chats", "export"]) == 0
     assert "[2] policy.pdf (/docs/policy.pdf p. 3, lines 10-14) — cited" in capsys.readouterr().out

@@ -33,11 +33,21 @@ def test_a_fresh_start_creates_owner_only_folders_and_database(edgedesk_home: Pa
     # A real process, as a user starts it: its umask is the shell's (022 here).
     env = {**os.environ, "EDGEDESK_HOME": str(edgedesk_home)}
     export = edgedesk_home.parent / "out.json"
-    result = subprocess.run([sys.executable, "-c", "import os, sys; os.umask(0o022); "
-                             "from desktop.cli import main; raise SystemExit(main("
-                             "['chats', 'export', '--format', 'json', '-o', sys.argv[1]]))",
-                             str(export)],
-                            capture_output=True, text=True, env=env, timeout=120, check=False)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; os.umask(0o022); "
+            "from desktop.cli import main; raise SystemExit(main("
+            "['chats', 'export', '--format', 'json', '-o', sys.argv[1]]))",
+            str(export),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     for folder in ("data", "logs", "config", "cache"):
         assert _mode(edgedesk_home / folder) == 0o700, folder
@@ -49,12 +59,17 @@ def test_a_fresh_start_creates_owner_only_folders_and_database(edgedesk_home: Pa
 
 
 def test_data_left_readable_by_an_older_version_is_repaired_at_start(
-        edgedesk_home: Path, lax_umask: None) -> None:
+    edgedesk_home: Path, lax_umask: None
+) -> None:
     data = edgedesk_home / "data"
     (data / "indexes").mkdir(parents=True)
     (edgedesk_home / "logs").mkdir()
-    for path in (data / "edgedesk.db", data / "edgedesk.db-wal", data / "indexes" / "x.bin",
-                 edgedesk_home / "logs" / "access.log"):
+    for path in (
+        data / "edgedesk.db",
+        data / "edgedesk.db-wal",
+        data / "indexes" / "x.bin",
+        edgedesk_home / "logs" / "access.log",
+    ):
         path.write_bytes(b"")
         path.chmod(0o644)
     for folder in (data, data / "indexes", edgedesk_home / "logs"):
@@ -69,7 +84,8 @@ def test_data_left_readable_by_an_older_version_is_repaired_at_start(
 
 
 def test_the_database_and_its_wal_are_owner_only_even_under_a_lax_umask(
-        tmp_path: Path, lax_umask: None) -> None:
+    tmp_path: Path, lax_umask: None
+) -> None:
     path = tmp_path / "chats.db"
     database = open_database(path)
     try:

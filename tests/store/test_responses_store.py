@@ -66,7 +66,8 @@ def test_ephemeral_only_keeps_nothing_and_says_why(tmp_path: Path) -> None:
 
 
 def test_chats_rm_all_and_maintenance_delete_stored_responses(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     ctx = build_context()
     ctx.response_store.put("resp_1", "m", RESPONSE, ITEMS)
     ctx.close()

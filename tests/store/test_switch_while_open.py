@@ -21,7 +21,8 @@ def _on_disk(path: Path) -> bytes:
 
 
 def test_switching_on_and_off_while_open_keeps_every_message_and_the_same_stores(
-        file_keyring: Path) -> None:
+    file_keyring: Path,
+) -> None:
     ctx = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
     store = ctx.chat_store
     conv = store.create_conversation("private", "m")
@@ -58,8 +59,9 @@ def test_a_passphrase_switch_and_a_policy_that_forbids_turning_it_off(tmp_path: 
     assert len(store.search(SECRET)) == 1
     ctx.close()
 
-    forced = build_context(policy=MachinePolicy("test", {"EncryptAtRest": True}),
-                           passphrase="correct horse")
+    forced = build_context(
+        policy=MachinePolicy("test", {"EncryptAtRest": True}), passphrase="correct horse"
+    )
     assert len(forced.chat_store.search(SECRET)) == 1
     with pytest.raises(ConfigError, match="EncryptAtRest"):
         forced.switch_encryption(False)

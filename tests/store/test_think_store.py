@@ -12,8 +12,10 @@ def test_chats_from_before_the_switch_was_kept_may_think() -> None:
     path = Paths.from_env().database
     old = Database(path)
     migrate(old, MIGRATIONS[:6])  # the schema before migration 7
-    old.execute("INSERT INTO conversations(title, model, tags, created, updated) "
-                "VALUES ('Old chat', 'glm', '[]', 100.0, 200.0)")
+    old.execute(
+        "INSERT INTO conversations(title, model, tags, created, updated) "
+        "VALUES ('Old chat', 'glm', '[]', 100.0, 200.0)"
+    )
     old.close()
 
     store = ChatStore(path)
@@ -35,7 +37,10 @@ def test_the_switch_is_kept_for_new_and_ephemeral_chats() -> None:
     thinking = store.create_conversation("thinking", "glm")
     secret = store.create_conversation("secret", "glm", ephemeral=True, think=False)
     assert [store.get_conversation(c.id).think for c in (quiet, thinking, secret)] == [
-        False, True, False]
+        False,
+        True,
+        False,
+    ]
     store.set_think(secret.id, True)
     assert store.get_conversation(secret.id).think
     store.close()
@@ -54,7 +59,8 @@ def test_exports_carry_the_switch_and_an_import_restores_it() -> None:
     assert payload["conversations"][0]["think"] is False
     assert "Thinking: off" in store.export_markdown([quiet.id])
     assert "Thinking" not in store.export_markdown(
-        [store.create_conversation("thinking", "glm").id])
+        [store.create_conversation("thinking", "glm").id]
+    )
     [copy] = store.import_json(json.dumps(payload))
     assert not copy.think
     del payload["conversations"][0]["think"]  # an export from before the switch was kept

@@ -22,7 +22,11 @@ def server(kind: str, name: str | None = None) -> ServerConfig:
 @pytest.fixture
 def clients(tmp_path: Path) -> Iterator[McpClients]:
     """A client with short deadlines (a hung server costs the test 3 s, not 30)."""
-    made = McpClients(log_dir=tmp_path / "logs", token=lambda _name: None,
-                      call_timeout_s=3.0, start_timeout_s=30.0)
+    made = McpClients(
+        log_dir=tmp_path / "logs",
+        token=lambda _name: None,
+        call_timeout_s=3.0,
+        start_timeout_s=30.0,
+    )
     yield made
     made.close()

@@ -17,6 +17,7 @@ def build(kind: str) -> MCPServer:
     """The server of ``kind``."""
     app = MCPServer(kind)
     if kind == "calc":
+
         @app.tool()
         def add(a: int, b: int) -> int:
             """Add two whole numbers."""
@@ -27,21 +28,25 @@ def build(kind: str) -> MCPServer:
             """Divide a by b."""
             return a / b
     elif kind == "crash":
+
         @app.tool()
         def explode() -> str:
             """Crash the server."""
             os._exit(3)
     elif kind == "hang":
+
         @app.tool()
         def wait_forever() -> str:
             """Never answer."""
             while True:
                 time.sleep(60)
     elif kind == "big":
+
         @app.tool()
         def megabyte() -> str:
             """Return one megabyte of text."""
             return "x" * (1024 * 1024)
+
     return app
 
 

@@ -51,8 +51,9 @@ def test_a_hanging_server_times_out_and_is_stopped(clients: McpClients) -> None:
 def test_a_megabyte_answer_is_cut_for_the_model_and_says_so(clients: McpClients) -> None:
     result = clients.call(server("big"), "megabyte", {})
     assert len(result.text) < MAX_RESULT_CHARS + 200
-    assert result.text.endswith(f"[… cut: {1024 * 1024 - MAX_RESULT_CHARS} more characters "
-                                "the tool returned]")
+    assert result.text.endswith(
+        f"[… cut: {1024 * 1024 - MAX_RESULT_CHARS} more characters the tool returned]"
+    )
 
 
 def test_a_server_that_cannot_start_names_its_command(clients: McpClients) -> None:
@@ -76,8 +77,9 @@ def test_an_idle_server_is_stopped_and_starts_on_next_use(tmp_path: Path) -> Non
 def test_a_published_server_from_pypi_runs_as_a_user_would(clients: McpClients) -> None:
     # mcp-server-time (the MCP project's reference time server), started the way its
     # README's mcp.json entry starts it with pip: python -m mcp_server_time.
-    time_server = ServerConfig("time", command=sys.executable,
-                               args=("-m", "mcp_server_time", "--local-timezone", "UTC"))
+    time_server = ServerConfig(
+        "time", command=sys.executable, args=("-m", "mcp_server_time", "--local-timezone", "UTC")
+    )
     names = {t.name for t in clients.tools(time_server)}
     assert {"get_current_time", "convert_time"} <= names
     answer = clients.call(time_server, "get_current_time", {"timezone": "Asia/Tokyo"})
@@ -85,11 +87,9 @@ def test_a_published_server_from_pypi_runs_as_a_user_would(clients: McpClients) 
     assert json.loads(answer.text)["timezone"] == "Asia/Tokyo"
 
 
-def test_a_server_that_hangs_at_start_costs_one_timeout_not_one_per_turn(
-        tmp_path: Path) -> None:
+def test_a_server_that_hangs_at_start_costs_one_timeout_not_one_per_turn(tmp_path: Path) -> None:
     clients = McpClients(log_dir=tmp_path, token=lambda _n: None, start_timeout_s=2.0)
-    mute = ServerConfig("mute", command=sys.executable,
-                        args=("-c", "import time; time.sleep(120)"))
+    mute = ServerConfig("mute", command=sys.executable, args=("-c", "import time; time.sleep(120)"))
     try:
         with pytest.raises(ToolError, match="'mute' did not start within 2 s"):
             clients.tools(mute)

@@ -13,11 +13,16 @@ from desktop.errors import ConfigError
 from desktop.tools.servers import McpPolicy, ServerConfig, ServerList
 from tests.tools.conftest import SERVERS
 
-PASTED = {"mcpServers": {  # as LM Studio / Cursor / Claude Desktop write it
-    "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem",
-                                         "/home/me"], "env": {"DEBUG": "1"}},
-    "wiki": {"url": "https://wiki.example.com/mcp", "headers": {"X-Team": "ops"}},
-}}
+PASTED = {
+    "mcpServers": {  # as LM Studio / Cursor / Claude Desktop write it
+        "files": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me"],
+            "env": {"DEBUG": "1"},
+        },
+        "wiki": {"url": "https://wiki.example.com/mcp", "headers": {"X-Team": "ops"}},
+    }
+}
 
 
 def test_a_pasted_mcp_json_is_read_as_written(tmp_path: Path) -> None:
@@ -25,9 +30,15 @@ def test_a_pasted_mcp_json_is_read_as_written(tmp_path: Path) -> None:
     path.write_text(json.dumps(PASTED), encoding="utf-8")
     files, wiki = ServerList(path).all()
     assert (files.command, files.args, files.env) == (
-        "npx", ("-y", "@modelcontextprotocol/server-filesystem", "/home/me"), {"DEBUG": "1"})
+        "npx",
+        ("-y", "@modelcontextprotocol/server-filesystem", "/home/me"),
+        {"DEBUG": "1"},
+    )
     assert (wiki.url, wiki.headers, wiki.is_http) == (
-        "https://wiki.example.com/mcp", {"X-Team": "ops"}, True)
+        "https://wiki.example.com/mcp",
+        {"X-Team": "ops"},
+        True,
+    )
 
 
 def test_a_damaged_mcp_json_names_the_file(tmp_path: Path) -> None:
@@ -39,12 +50,21 @@ def test_a_damaged_mcp_json_names_the_file(tmp_path: Path) -> None:
 
 def test_without_user_servers_only_it_s_list_runs(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "files": PASTED["mcpServers"]["files"],
-        "time": {"command": "uvx", "args": ["mcp-server-time"]}}}), encoding="utf-8")
-    servers = ServerList(path, McpPolicy(("time=uvx mcp-server-time",
-                                          "search=https://search.corp/mcp"),
-                                         allow_user=False))
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "files": PASTED["mcpServers"]["files"],
+                    "time": {"command": "uvx", "args": ["mcp-server-time"]},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    servers = ServerList(
+        path,
+        McpPolicy(("time=uvx mcp-server-time", "search=https://search.corp/mcp"), allow_user=False),
+    )
     by_name = {s.name: s for s in servers.all()}
     assert by_name["time"].source == "policy" and by_name["search"].is_http
     assert servers.refusal(by_name["time"]) is None
@@ -55,9 +75,10 @@ def test_without_user_servers_only_it_s_list_runs(tmp_path: Path) -> None:
 
 
 def test_offline_refuses_http_servers_and_says_so(tmp_path: Path) -> None:
-    servers = ServerList(tmp_path / "mcp.json", McpPolicy(("search=https://search.corp/mcp",
-                                                           "time=uvx mcp-server-time"),
-                                                          offline=True))
+    servers = ServerList(
+        tmp_path / "mcp.json",
+        McpPolicy(("search=https://search.corp/mcp", "time=uvx mcp-server-time"), offline=True),
+    )
     search, local = servers.all()
     reason = servers.refusal(search)
     assert reason is not None and "offline mode is on" in reason and "ForceOffline" in reason
@@ -71,7 +92,9 @@ def test_tools_add_list_test_rm(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tools", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [(s["name"], s["transport"], s["allowed"]) for s in listed["servers"]] == [
-        ("calc", "stdio", True), ("wiki", "http", True)]
+        ("calc", "stdio", True),
+        ("wiki", "http", True),
+    ]
     assert listed["builtin_tools"] == ["read_document_passage", "search_documents"]
     assert main(["tools", "test", "calc"]) == 0
     assert "add: Add two whole numbers." in capsys.readouterr().out
@@ -93,8 +116,9 @@ def test_a_damaged_mcp_json_leaves_the_built_in_tools(tmp_path: Path) -> None:
 
     path = tmp_path / "mcp.json"
     path.write_text("{not json", encoding="utf-8")
-    echo = BuiltinTool(ToolSpec("echo", "Echo.", needs_approval=False),
-                       lambda args: ToolResult(str(args)))
+    echo = BuiltinTool(
+        ToolSpec("echo", "Echo.", needs_approval=False), lambda args: ToolResult(str(args))
+    )
     toolbox = ToolBox(ServerList(path), McpClients(), ToolAudit(None), [echo])
     offered = toolbox.available()
     assert list(offered.specs) == ["echo"] and "mcp.json is damaged" in offered.problems[0]

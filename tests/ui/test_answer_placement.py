@@ -19,8 +19,16 @@ PART = Placement(19, 10, ("CUDA0 (NVIDIA GeForce RTX 4070)",))
 
 
 def _footer(placement: Placement | None) -> str:
-    return footer_text(Turn("assistant", "hi", usage=USAGE, tokens_per_s=0.5,
-                            finish_reason="stop", placement=placement))
+    return footer_text(
+        Turn(
+            "assistant",
+            "hi",
+            usage=USAGE,
+            tokens_per_s=0.5,
+            finish_reason="stop",
+            placement=placement,
+        )
+    )
 
 
 @pytest.fixture
@@ -32,9 +40,13 @@ def chinese(qapp) -> Iterator[None]:
 
 
 def test_the_footer_names_the_device_and_its_layers(qapp) -> None:
-    assert _footer(ON_VULKAN) == "6 prompt · 4 tokens · 0.5 tok/s · 19/19 layers on Vulkan0 (llvmpipe)"
+    assert (
+        _footer(ON_VULKAN) == "6 prompt · 4 tokens · 0.5 tok/s · 19/19 layers on Vulkan0 (llvmpipe)"
+    )
     assert _footer(Placement(3)).endswith(" · CPU only")
-    assert _footer(PART).endswith(" · 10/19 layers on CUDA0 (NVIDIA GeForce RTX 4070), 9 on the CPU")
+    assert _footer(PART).endswith(
+        " · 10/19 layers on CUDA0 (NVIDIA GeForce RTX 4070), 9 on the CPU"
+    )
     # An answer read back from the store, or from a remote model, says nothing of it.
     assert _footer(None) == "6 prompt · 4 tokens · 0.5 tok/s"
 

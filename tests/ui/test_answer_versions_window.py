@@ -26,7 +26,8 @@ def _regenerate(qtbot, win: MainWindow) -> None:
 
 
 def test_flip_between_answer_versions_and_the_next_question_uses_the_chosen_one(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     engine = Scripted("The first answer.", "The second answer.", "Follow-up answer.")
     chat = window.chat
     chat.core.streamer = engine
@@ -52,7 +53,8 @@ def test_flip_between_answer_versions_and_the_next_question_uses_the_chosen_one(
 
 
 def test_the_chosen_version_is_shown_again_after_a_restart(
-        qtbot, window: MainWindow, edgedesk_home: Path) -> None:
+    qtbot, window: MainWindow, edgedesk_home: Path
+) -> None:
     window.chat.core.streamer = Scripted("Old answer.", "New answer.")
     send(qtbot, window, "Question?")
     _regenerate(qtbot, window)
@@ -75,7 +77,8 @@ def test_the_chosen_version_is_shown_again_after_a_restart(
 
 
 def test_a_regenerate_that_fails_at_once_shows_the_old_answer_again(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     from tests.chat.test_answer_versions import FailsFirst
 
     window.chat.core.streamer = FailsFirst("Kept answer.", "never", fail=2)

@@ -62,16 +62,22 @@ def _send(qtbot, win: MainWindow, text: str) -> Any:
 
 
 def test_attach_button_sends_the_picture_and_the_document_and_shows_them(
-        qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        tiny_chat: Path, tiny_projector: Path) -> None:
+    qtbot,
+    window: MainWindow,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tiny_chat: Path,
+    tiny_projector: Path,
+) -> None:
     picture, notes = _files(tmp_path)
     chat = window.chat
     # The tiny model with its projector: a vision model the engine really encodes for.
     window.context.installed.import_file(tiny_chat, projector=tiny_projector)
     assert chat.core.sees(chat.current.model)
     recorder = _recording(window)
-    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
-                        lambda *a, **k: ([str(picture), str(notes)], ""))
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(picture), str(notes)], "")
+    )
     qtbot.mouseClick(chat.composer.attach_button, Qt.MouseButton.LeftButton)
     assert chat.attach.busy  # read on a worker, not on the window's thread
     qtbot.waitUntil(lambda: len(chat.composer.chips.chips) == 2, timeout=10_000)
@@ -103,7 +109,8 @@ def test_attach_button_sends_the_picture_and_the_document_and_shows_them(
 
 
 def test_a_pasted_picture_for_a_model_that_cannot_see_is_said_and_not_sent(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     chat = window.chat
     recorder = _recording(window)
     image = QImage(30, 20, QImage.Format.Format_RGB32)
@@ -134,19 +141,30 @@ def _drop(target, paths: list[Path]) -> bool:
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
     with warnings.catch_warnings():  # Qt 6's only QDragEnterEvent constructor, flagged
         warnings.simplefilter("ignore", DeprecationWarning)
-        enter = QDragEnterEvent(QPoint(40, 40), Qt.DropAction.CopyAction, mime,
-                                Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        enter = QDragEnterEvent(
+            QPoint(40, 40),
+            Qt.DropAction.CopyAction,
+            mime,
+            Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
     QApplication.sendEvent(target, enter)
     if not enter.isAccepted():
         return False
-    drop = QDropEvent(QPointF(40, 40), Qt.DropAction.CopyAction, mime,
-                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    drop = QDropEvent(
+        QPointF(40, 40),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(target, drop)
     return drop.isAccepted()
 
 
 def test_a_document_dropped_on_the_chat_is_attached_and_quoted(
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     _, notes = _files(tmp_path)
     chat = window.chat
     recorder = _recording(window)
@@ -164,8 +182,8 @@ def test_a_document_dropped_on_the_chat_is_attached_and_quoted(
 
 
 def test_export_writes_the_picture_beside_the_markdown(
-        qtbot, window: MainWindow, tmp_path: Path, tiny_chat: Path,
-        tiny_projector: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path, tiny_chat: Path, tiny_projector: Path
+) -> None:
     picture, _ = _files(tmp_path)
     chat = window.chat
     window.context.installed.import_file(tiny_chat, projector=tiny_projector)
@@ -180,7 +198,8 @@ def test_export_writes_the_picture_beside_the_markdown(
 
 
 def test_edit_and_resend_keeps_the_attachments_unless_removed(
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     _, notes = _files(tmp_path)
     chat = window.chat
     recorder = _recording(window)
@@ -199,7 +218,8 @@ def test_edit_and_resend_keeps_the_attachments_unless_removed(
 
 
 def test_choosing_a_model_that_cannot_see_with_a_picture_attached_says_so(
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     picture, _ = _files(tmp_path)
     chat = window.chat
     model = chat.current.model
@@ -214,8 +234,8 @@ def test_choosing_a_model_that_cannot_see_with_a_picture_attached_says_so(
 
 
 def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
-        qtbot, edgedesk_home: Path, tiny_chat: Path, tmp_path: Path,
-        tiny_projector: Path) -> None:
+    qtbot, edgedesk_home: Path, tiny_chat: Path, tmp_path: Path, tiny_projector: Path
+) -> None:
     from desktop.app import build_context
     from desktop.config import NoPolicy
 
@@ -244,7 +264,8 @@ def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
 
 
 def test_the_windows_picture_caps_are_the_settings_forced_by_policy(
-        qtbot, edgedesk_home: Path, tmp_path: Path) -> None:
+    qtbot, edgedesk_home: Path, tmp_path: Path
+) -> None:
     from desktop.app import build_context
     from desktop.config import NoPolicy
 

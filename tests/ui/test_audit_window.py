@@ -20,12 +20,17 @@ pytestmark = pytest.mark.qt
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_window_exports_and_deletions_are_audited(qtbot, edgedesk_home: Path,  # type: ignore[no-untyped-def]
-                                                  tiny_embed: Path, tmp_path: Path) -> None:
+def test_window_exports_and_deletions_are_audited(
+    qtbot,
+    edgedesk_home: Path,  # type: ignore[no-untyped-def]
+    tiny_embed: Path,
+    tmp_path: Path,
+) -> None:
     config = edgedesk_home / "config"
     config.mkdir(parents=True)
     (config / "settings.toml").write_text(
-        f'audit_log = true\nembedding_model = "{tiny_embed}"\n', encoding="utf-8")
+        f'audit_log = true\nembedding_model = "{tiny_embed}"\n', encoding="utf-8"
+    )
     ctx = build_context(policy=NoPolicy())
     conv = ctx.chat_store.create_conversation("Patient Zebra", "m")
     ctx.chat_store.add_message(conv.id, ChatMessage("user", "secretdiagnosis"))
@@ -49,15 +54,20 @@ def test_window_exports_and_deletions_are_audited(qtbot, edgedesk_home: Path,  #
 
     log = AuditLog(ctx.paths.log_dir / "audit")
     events = log.entries()
-    assert [e["event"] for e in events] == ["chats.exported", "chats.deleted",
-                                            "collection.removed"]
+    assert [e["event"] for e in events] == ["chats.exported", "chats.deleted", "collection.removed"]
     assert events[0]["format"] == "json" and events[0]["conversations"] == 1
     assert events[1]["ids"] == [conv.id] and events[2]["collection"] == "handbook"
     assert all(e["source"] == "window" for e in events)
     text = "".join(p.read_text(encoding="utf-8") for p in log.files())
     assert "Zebra" not in text and "secretdiagnosis" not in text and "paid leave" not in text
     win.close()
-    done = subprocess.run([sys.executable, "-m", "desktop", "audit", "verify"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env=os.environ)
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop", "audit", "verify"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=os.environ,
+    )
     assert done.returncode == 0 and "intact: 3 lines" in done.stdout, done.stdout

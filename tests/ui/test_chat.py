@@ -58,7 +58,8 @@ def test_stop_keeps_the_partial_answer(qtbot, window: MainWindow) -> None:
 
 
 def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     import threading
 
     from desktop.engine.types import GenerationParams, Message
@@ -69,8 +70,9 @@ def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
     release = threading.Event()
 
     def ide_request(busy: threading.Event) -> None:
-        stream = scheduler.stream_chat(model, [Message("user", "long")],
-                                       GenerationParams(max_tokens=4000), release)
+        stream = scheduler.stream_chat(
+            model, [Message("user", "long")], GenerationParams(max_tokens=4000), release
+        )
         next(stream)
         busy.set()
         for _ in stream:
@@ -132,7 +134,8 @@ def test_edit_and_resend_replaces_the_message_and_what_followed(qtbot, window: M
 
 
 def test_switching_chats_shows_each_transcript_and_generation_continues(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     chat = window.chat
     send(qtbot, window, "about cats")
     first = chat.current
@@ -202,15 +205,18 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_sending_in_a_long_chat_makes_only_the_two_new_bubbles(
-        qtbot, window: MainWindow, made: list[int]) -> None:
+    qtbot, window: MainWindow, made: list[int]
+) -> None:
     # Re-rendering every earlier answer (Markdown, highlighted code) froze the window for
     # hundreds of milliseconds per message in a long chat.
     from desktop.chat.conversation import Turn
 
     chat = window.chat
     for number in range(10):
-        chat.current.turns += [Turn("user", f"question {number}"),
-                               Turn("assistant", f"```python\nx = {number}\n```")]
+        chat.current.turns += [
+            Turn("user", f"question {number}"),
+            Turn("assistant", f"```python\nx = {number}\n```"),
+        ]
     chat._rebuild_transcript()
     made.clear()
     chat.current.max_tokens = 24
@@ -239,13 +245,15 @@ def test_regenerate_remakes_only_the_answer(qtbot, window: MainWindow, made: lis
 
 
 def test_new_chat_delete_and_choosing_a_model_build_the_transcript_at_most_once(
-        qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
     chat = window.chat
     send(qtbot, window, "keep me")
     built: list[object] = []
     rebuild = chat._rebuild_transcript
-    monkeypatch.setattr(chat, "_rebuild_transcript", lambda: (built.append(chat.current),
-                                                              rebuild()))
+    monkeypatch.setattr(
+        chat, "_rebuild_transcript", lambda: (built.append(chat.current), rebuild())
+    )
     first = chat.current
     fresh = chat.new_chat()
     assert built == [fresh] and chat.current is fresh

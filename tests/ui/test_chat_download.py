@@ -16,7 +16,11 @@ pytestmark = pytest.mark.qt
 
 
 def test_the_chat_offers_the_missing_embedding_model_then_answers(
-        qtbot, bge_hub: FakeHub, folder: Path, tiny_chat: Path) -> None:  # noqa: F811
+    qtbot,
+    bge_hub: FakeHub,  # noqa: F811 - the fixture imported above
+    folder: Path,  # noqa: F811
+    tiny_chat: Path,
+) -> None:
     window = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(window)
     documents, chat = window.documents, window.chat

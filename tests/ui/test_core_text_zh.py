@@ -36,7 +36,8 @@ def english_in(text: str) -> list[str]:
 
 
 def test_the_chinese_models_screen_and_first_run_show_no_english_core_text(
-        qtbot, chinese: None, tiny_chat: Path) -> None:
+    qtbot, chinese: None, tiny_chat: Path
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     win.models.import_file(tiny_chat)  # an imported file's verdict too
@@ -65,8 +66,10 @@ def test_machine_summary_in_chinese_keeps_the_numbers_and_gpu_names(chinese: Non
 
 
 def test_in_english_the_window_says_what_the_terminal_says(qapp) -> None:
-    for hardware in (Hardware(24 * GIB, 12 * GIB, 8),
-                     Hardware(24 * GIB, 12 * GIB, 8, (GPU("RTX", 8 * GIB, 6 * GIB),))):
+    for hardware in (
+        Hardware(24 * GIB, 12 * GIB, 8),
+        Hardware(24 * GIB, 12 * GIB, 8, (GPU("RTX", 8 * GIB, 6 * GIB),)),
+    ):
         assert machine_summary(hardware) == hardware.describe()
     assert [verdict_text(str(v)) for v in Verdict] == [str(v) for v in Verdict]
     assert verdict_text("—") == "—"

@@ -16,12 +16,14 @@ pytestmark = pytest.mark.qt
 
 @pytest.mark.qt_no_exception_capture
 def test_an_exception_in_a_slot_goes_to_the_crash_log(
-        qapp: QApplication, qtbot, edgedesk_home: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    qapp: QApplication, qtbot, edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     previous = _install_crash_net(qapp)
     try:
+
         def broken_slot() -> None:
             raise LookupError("a slot nobody tested")
+
         QTimer.singleShot(0, broken_slot)
         log = edgedesk_home / "logs" / "crash.log"
         qtbot.waitUntil(log.exists, timeout=10_000)

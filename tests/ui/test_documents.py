@@ -37,8 +37,9 @@ def window(qtbot, edgedesk_home: Path, tiny_embed: Path):
     win.close()
 
 
-def test_add_a_folder_indexes_it_and_lists_skipped_files(qtbot, window: MainWindow,
-                                                         folder: Path, tiny_embed: Path) -> None:
+def test_add_a_folder_indexes_it_and_lists_skipped_files(
+    qtbot, window: MainWindow, folder: Path, tiny_embed: Path
+) -> None:
     view = window.documents
     assert view.names() == []
     assert str(tiny_embed) in view.model_label.text()
@@ -52,9 +53,12 @@ def test_add_a_folder_indexes_it_and_lists_skipped_files(qtbot, window: MainWind
     assert view.names() == ["handbook"] and view.selected_name() == "handbook"
     assert "2 documents" in view.summary.text()
     assert view.roots.item(0).text() == str(folder.resolve())
-    skipped = {view.skipped.topLevelItem(n).text(0).rsplit("/", 1)[-1]:
-               view.skipped.topLevelItem(n).text(1)
-               for n in range(view.skipped.topLevelItemCount())}
+    skipped = {
+        view.skipped.topLevelItem(n).text(0).rsplit("/", 1)[-1]: view.skipped.topLevelItem(n).text(
+            1
+        )
+        for n in range(view.skipped.topLevelItemCount())
+    }
     assert skipped == {"diagram.xyz": "unsupported file type '.xyz'", "empty.txt": "empty file"}
     assert not view.progress.isVisible() and not view.cancel_button.isEnabled()
     # The collection is offered to chats for grounding.
@@ -66,8 +70,9 @@ def test_add_a_folder_indexes_it_and_lists_skipped_files(qtbot, window: MainWind
     assert (again.args[0].updated, again.args[0].unchanged) == (1, 1)
 
 
-def test_cancel_stops_indexing_and_reindex_finishes_it(qtbot, window: MainWindow,
-                                                       folder: Path) -> None:
+def test_cancel_stops_indexing_and_reindex_finishes_it(
+    qtbot, window: MainWindow, folder: Path
+) -> None:
     view = window.documents
     with qtbot.waitSignal(view.indexing_finished, timeout=30_000) as finished:
         view.add("handbook", [folder])
@@ -81,8 +86,9 @@ def test_cancel_stops_indexing_and_reindex_finishes_it(qtbot, window: MainWindow
     assert "2 documents" in view.summary.text()
 
 
-def test_a_second_indexing_waits_and_remove_keeps_the_files(qtbot, window: MainWindow,
-                                                            folder: Path) -> None:
+def test_a_second_indexing_waits_and_remove_keeps_the_files(
+    qtbot, window: MainWindow, folder: Path
+) -> None:
     view = window.documents
     with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
         view.add("handbook", [folder])
@@ -95,7 +101,8 @@ def test_a_second_indexing_waits_and_remove_keeps_the_files(qtbot, window: MainW
 
 
 def test_indexing_a_collection_a_terminal_is_indexing_waits_and_says_so(
-        qtbot, window: MainWindow, folder: Path) -> None:
+    qtbot, window: MainWindow, folder: Path
+) -> None:
     from contextlib import ExitStack
 
     from desktop.config import Paths
@@ -103,18 +110,21 @@ def test_indexing_a_collection_a_terminal_is_indexing_waits_and_says_so(
 
     view = window.documents
     with ExitStack() as terminal:  # what ``edgedesk docs add`` holds while it indexes
-        terminal.enter_context(collection_lock(Paths.from_env().data_dir / "locks",
-                                               "handbook", on_wait=lambda: None))
+        terminal.enter_context(
+            collection_lock(Paths.from_env().data_dir / "locks", "handbook", on_wait=lambda: None)
+        )
         view.add("handbook", [folder])
-        qtbot.waitUntil(lambda: "waiting for another indexing" in view.status.text(),
-                        timeout=30_000)
+        qtbot.waitUntil(
+            lambda: "waiting for another indexing" in view.status.text(), timeout=30_000
+        )
         assert view.is_indexing
     qtbot.waitUntil(lambda: not view.is_indexing, timeout=60_000)
     assert "2 documents" in view.summary.text()
 
 
-def test_sources_list_the_files_indexed_under_each_folder(qtbot, window: MainWindow,
-                                                          folder: Path) -> None:
+def test_sources_list_the_files_indexed_under_each_folder(
+    qtbot, window: MainWindow, folder: Path
+) -> None:
     view = window.documents
     with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
         view.add("handbook", [folder])

@@ -50,13 +50,15 @@ def window(qtbot, bge_hub: FakeHub):
 
 
 def test_the_dialog_offers_imported_models_and_marks_catalog_ones_to_download(
-        qtbot, window: MainWindow, tiny_embed: Path, tiny_chat: Path) -> None:
+    qtbot, window: MainWindow, tiny_embed: Path, tiny_chat: Path
+) -> None:
     imported = window.models.import_file(tiny_embed)
     window.models.import_file(tiny_chat)  # a chat model is no embedding model
     dialog = window.documents.new_collection_dialog()
     qtbot.addWidget(dialog)
-    offered = {dialog.model.itemData(n).ref: dialog.model.itemText(n)
-               for n in range(dialog.model.count())}
+    offered = {
+        dialog.model.itemData(n).ref: dialog.model.itemText(n) for n in range(dialog.model.count())
+    }
     assert imported in offered and "not downloaded" not in offered[imported]
     assert "not downloaded" in offered[BGE_ID] and "not downloaded" in offered["bge-m3"]
     assert not any("tiny-chat" in ref for ref in offered)
@@ -75,8 +77,9 @@ def test_the_dialog_offers_imported_models_and_marks_catalog_ones_to_download(
     assert dialog.choice()[1].ref == imported
 
 
-def test_a_collection_uses_the_imported_model_picked(qtbot, window: MainWindow,
-                                                     tiny_embed: Path, folder: Path) -> None:
+def test_a_collection_uses_the_imported_model_picked(
+    qtbot, window: MainWindow, tiny_embed: Path, folder: Path
+) -> None:
     view = window.documents
     imported = window.models.import_file(tiny_embed)
     with qtbot.waitSignal(view.indexing_finished, timeout=30_000) as finished:
@@ -86,7 +89,8 @@ def test_a_collection_uses_the_imported_model_picked(qtbot, window: MainWindow,
 
 
 def test_a_missing_catalog_model_is_downloaded_then_the_collection_indexed(
-        qtbot, window: MainWindow, bge_hub: FakeHub, folder: Path) -> None:
+    qtbot, window: MainWindow, bge_hub: FakeHub, folder: Path
+) -> None:
     view = window.documents
     assert view.add("handbook", [folder], BGE_ID) is None  # nothing indexed yet
     assert view.download_button.isVisible()
@@ -112,8 +116,8 @@ def test_a_missing_catalog_model_is_downloaded_then_the_collection_indexed(
 
 
 def test_new_collection_button_asks_name_model_and_folder_then_indexes(
-        qtbot, window: MainWindow, tiny_embed: Path, folder: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, tiny_embed: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from PySide6.QtWidgets import QFileDialog
 
     from desktop.ui.new_collection import NewCollectionDialog
@@ -136,7 +140,8 @@ def test_new_collection_button_asks_name_model_and_folder_then_indexes(
 
 
 def test_offline_the_download_is_refused_and_nothing_is_created(
-        qtbot, bge_hub: FakeHub, folder: Path) -> None:
+    qtbot, bge_hub: FakeHub, folder: Path
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
     qtbot.addWidget(win)
     view = win.documents

@@ -19,8 +19,9 @@ from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO, wait_listed
 pytestmark = pytest.mark.qt
 
 
-def test_download_shows_progress_pauses_resumes_and_installs(qtbot, hub: FakeHub,
-                                                              tiny_chat: Path) -> None:
+def test_download_shows_progress_pauses_resumes_and_installs(
+    qtbot, hub: FakeHub, tiny_chat: Path
+) -> None:
     size = len(tiny_chat.read_bytes())
     hub.add_fault(CAT_REPO, CAT_FILE, Fault("throttle", bytes_per_s=size // 4, times=1))
     win, ctx = _window(qtbot)
@@ -33,8 +34,9 @@ def test_download_shows_progress_pauses_resumes_and_installs(qtbot, hub: FakeHub
     assert view.progress.isVisible() and "/s" in view.status.text()
     with qtbot.waitSignal(worker.paused, timeout=10_000):
         view.pause(CAT_ID)
-    row = next(n for n in range(view.table_model.rowCount())
-               if view.table_model.row_at(n).id == CAT_ID)
+    row = next(
+        n for n in range(view.table_model.rowCount()) if view.table_model.row_at(n).id == CAT_ID
+    )
     # The view hears the worker's signal through its own queued connection.
     qtbot.waitUntil(lambda: view.table_model.index(row, 6).data() == "paused", timeout=5000)
     # What the part holds, not what the Hub sent: bytes still in the socket are lost.
@@ -63,8 +65,9 @@ def test_offline_mode_refuses_downloads_with_a_message(qtbot, hub: FakeHub) -> N
 
 
 def _row(view: ModelsView) -> int:
-    return next(n for n in range(view.table_model.rowCount())
-                if view.table_model.row_at(n).id == CAT_ID)
+    return next(
+        n for n in range(view.table_model.rowCount()) if view.table_model.row_at(n).id == CAT_ID
+    )
 
 
 def _status(view: ModelsView) -> str:
@@ -107,7 +110,8 @@ def _throttled(qtbot, hub: FakeHub, model: Path) -> tuple[MainWindow, AppContext
 
 
 def test_cancel_stops_a_running_download_deletes_it_and_the_next_starts_at_zero(
-        qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     win, ctx, size = _throttled(qtbot, hub, tiny_chat)
     view = win.models
     assert not view.cancel_button.isEnabled()  # nothing to cancel yet
@@ -137,21 +141,20 @@ def test_cancel_stops_a_running_download_deletes_it_and_the_next_starts_at_zero(
     requests = len(hub.downloads())
     again = view.download(CAT_ID)
     assert again is not None and again is not worker
-    qtbot.waitUntil(lambda: bool(view.table_model.row_at(_row(view)).installed),
-                    timeout=20_000)
+    qtbot.waitUntil(lambda: bool(view.table_model.row_at(_row(view)).installed), timeout=20_000)
     assert [e.range for e in hub.downloads()[requests:]] == ["bytes=0-"]  # from byte 0
     assert hub.downloads()[-1].sent == size
     win.close()
 
 
 def test_cancel_a_paused_download_deletes_its_part_without_restarting(
-        qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     win, ctx, size = _throttled(qtbot, hub, tiny_chat)
     view = win.models
     worker = view.download(CAT_ID)
     assert worker is not None
-    qtbot.waitUntil(lambda: bool(_parts(ctx)) and _parts(ctx)[0].stat().st_size > 0,
-                    timeout=10_000)
+    qtbot.waitUntil(lambda: bool(_parts(ctx)) and _parts(ctx)[0].stat().st_size > 0, timeout=10_000)
     with qtbot.waitSignal(worker.paused, timeout=10_000):
         view.pause(CAT_ID)
     qtbot.waitUntil(lambda: _status(view) == "paused", timeout=5000)
@@ -177,7 +180,8 @@ def test_cancel_a_paused_download_deletes_its_part_without_restarting(
 
 
 def test_a_part_left_by_an_earlier_session_can_be_cancelled(
-        qtbot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ctx = build_context(policy=NoPolicy())
     part = ctx.paths.models_dir / CAT_REPO / (CAT_FILE + ".part")
     part.parent.mkdir(parents=True)
@@ -202,13 +206,15 @@ HUB_REF = f"{HUB_REPO}:{HUB_FILE}"
 
 
 def _hub_status(view: ModelsView) -> str | None:
-    rows = [n for n in range(view.table_model.rowCount())
-            if view.table_model.row_at(n).id == HUB_REF]
+    rows = [
+        n for n in range(view.table_model.rowCount()) if view.table_model.row_at(n).id == HUB_REF
+    ]
     return str(view.table_model.index(rows[0], 6).data() or "") if rows else None
 
 
 def test_a_hub_search_download_gets_a_row_with_pause_and_cancel_across_restarts(
-        qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, hub: FakeHub, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     size = len(tiny_chat.read_bytes())
     hub.add_repo(HUB_REPO, {HUB_FILE: tiny_chat.read_bytes()})
     hub.add_fault(HUB_REPO, HUB_FILE, Fault("throttle", bytes_per_s=size // 4, times=1))
@@ -226,8 +232,9 @@ def test_a_hub_search_download_gets_a_row_with_pause_and_cancel_across_restarts(
     again, _ = _window(qtbot)  # a restart: the paused pull is still listed, not forgotten
     view = again.models
     assert _hub_status(view) == "paused"
-    row = next(n for n in range(view.table_model.rowCount())
-               if view.table_model.row_at(n).id == HUB_REF)
+    row = next(
+        n for n in range(view.table_model.rowCount()) if view.table_model.row_at(n).id == HUB_REF
+    )
     assert view.table_model.row_at(row).name == HUB_FILE
     view.table.selectRow(row)
     assert view.cancel_button.isEnabled()

@@ -25,7 +25,8 @@ def _on_disk(path: Path) -> bytes:
 
 
 def test_the_settings_switch_encrypts_and_decrypts_on_a_worker_keeping_every_chat(
-        qtbot, file_keyring: Path) -> None:
+    qtbot, file_keyring: Path
+) -> None:
     context = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
     conv = context.chat_store.create_conversation("private", "m")
     context.chat_store.add_message(conv.id, ChatMessage("user", SECRET))
@@ -63,12 +64,12 @@ def test_the_settings_switch_encrypts_and_decrypts_on_a_worker_keeping_every_cha
 
 
 def test_without_a_keyring_the_switch_says_why_and_changes_nothing(
-        qtbot, context: AppContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, context: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from PySide6.QtWidgets import QMessageBox
 
     shown: list[str] = []
-    monkeypatch.setattr(QMessageBox, "warning",
-                        lambda _parent, _title, text: shown.append(text))
+    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, _title, text: shown.append(text))
     context.chat_store.create_conversation("c", "m")
     win = MainWindow(context)
     qtbot.addWidget(win)
@@ -86,11 +87,11 @@ def test_without_a_keyring_the_switch_says_why_and_changes_nothing(
 
 
 def test_policy_encrypt_at_rest_disables_the_switch_with_the_reason(
-        qtbot, file_keyring: Path) -> None:
+    qtbot, file_keyring: Path
+) -> None:
     context = build_context(policy=MachinePolicy("test", {"EncryptAtRest": True}))
     context.chat_store.create_conversation("c", "m")
-    dialog = SettingsDialog(context.paths, context.effective,
-                            encryption=context.at_rest.status())
+    dialog = SettingsDialog(context.paths, context.effective, encryption=context.at_rest.status())
     qtbot.addWidget(dialog)
     switch = dialog.encryption
     assert switch is not None
@@ -125,7 +126,8 @@ def test_the_passphrase_is_asked_until_it_opens_the_data(qtbot) -> None:
 
 
 def test_the_start_asks_only_for_a_passphrase_database_and_cancel_stops_it(
-        qtbot, file_keyring: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, file_keyring: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     asked: list[bool] = []
 
     def cancelled(_dialog: PassphraseDialog) -> int:

@@ -27,9 +27,11 @@ def _window(qtbot) -> MainWindow:
 
 
 def test_first_run_downloads_the_recommended_model_and_lands_in_a_chat(
-        qtbot, hub: FakeHub, tiny_chat: Path) -> None:
-    hub.add_fault(CAT_REPO, CAT_FILE,
-                  Fault("throttle", bytes_per_s=len(tiny_chat.read_bytes()) // 2, times=1))
+    qtbot, hub: FakeHub, tiny_chat: Path
+) -> None:
+    hub.add_fault(
+        CAT_REPO, CAT_FILE, Fault("throttle", bytes_per_s=len(tiny_chat.read_bytes()) // 2, times=1)
+    )
     win = _window(qtbot)
     dialog = win.maybe_first_run()
     assert isinstance(dialog, FirstRunDialog) and dialog.isVisible()
@@ -70,17 +72,23 @@ def test_not_offered_when_a_model_is_there(qtbot, hub: FakeHub, tiny_chat: Path)
 
 
 def _row(model_id: str, family: str, size: int, fit: Verdict) -> CatalogRow:
-    return CatalogRow(model_id, model_id, family, "chat", "t", "r", "Q4_K_M", size, str(fit),
-                      None)
+    return CatalogRow(model_id, model_id, family, "chat", "t", "r", "Q4_K_M", size, str(fit), None)
 
 
 def test_recommendation_prefers_a_glm_that_fits() -> None:
     gb = 1024**3
-    cpu = [_row("kimi", "kimi", 1 * gb, Verdict.CPU), _row("glm-9b", "glm", 6 * gb, Verdict.CPU),
-           _row("glm-1.5b", "glm", 1 * gb, Verdict.CPU), _row("huge", "glm", 70 * gb, Verdict.NO)]
+    cpu = [
+        _row("kimi", "kimi", 1 * gb, Verdict.CPU),
+        _row("glm-9b", "glm", 6 * gb, Verdict.CPU),
+        _row("glm-1.5b", "glm", 1 * gb, Verdict.CPU),
+        _row("huge", "glm", 70 * gb, Verdict.NO),
+    ]
     assert recommend(cpu).id == "glm-1.5b"  # on a CPU: small answers at reading speed
-    gpu = [_row("glm-1.5b", "glm", 1 * gb, Verdict.GPU), _row("glm-9b", "glm", 6 * gb, Verdict.GPU),
-           _row("glm-32b", "glm", 19 * gb, Verdict.GPU)]
+    gpu = [
+        _row("glm-1.5b", "glm", 1 * gb, Verdict.GPU),
+        _row("glm-9b", "glm", 6 * gb, Verdict.GPU),
+        _row("glm-32b", "glm", 19 * gb, Verdict.GPU),
+    ]
     assert recommend(gpu).id == "glm-9b"
     assert recommend([_row("huge", "glm", 70 * gb, Verdict.NO)]) is None
 

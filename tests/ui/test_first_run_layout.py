@@ -17,10 +17,14 @@ from tests.ui.conftest import wait_listed
 
 pytestmark = pytest.mark.qt
 
-LONG_MACHINE = ("RAM 22.0/23.6 GiB free, 64 CPU threads, NVIDIA GeForce RTX 4090 Laptop GPU "
-                "15.2/16.0 GiB free, AMD Radeon RX 7900 XTX 23.1/24.0 GiB free")
-LONG_STATUS = ("the model hub refused the connection: certificate verify failed, unable to "
-               "get local issuer certificate; set a CA bundle in Settings or ask IT " * 2)
+LONG_MACHINE = (
+    "RAM 22.0/23.6 GiB free, 64 CPU threads, NVIDIA GeForce RTX 4090 Laptop GPU "
+    "15.2/16.0 GiB free, AMD Radeon RX 7900 XTX 23.1/24.0 GiB free"
+)
+LONG_STATUS = (
+    "the model hub refused the connection: certificate verify failed, unable to "
+    "get local issuer certificate; set a CA bundle in Settings or ask IT " * 2
+)
 
 
 @pytest.fixture(params=["en", "zh_CN"])

@@ -97,8 +97,7 @@ def _hit(n: int, path: str, page: int | None, lines: tuple[int, int]) -> Hit:
     return Hit(n, "handbook", path, page, lines[0], lines[1], f"text {n}", 1.0)
 
 
-def test_citations_in_an_answer_map_to_files_pages_and_lines(qtbot, opened,
-                                                              tmp_path: Path) -> None:
+def test_citations_in_an_answer_map_to_files_pages_and_lines(qtbot, opened, tmp_path: Path) -> None:
     travel, policy = tmp_path / "travel.txt", tmp_path / "policy.pdf"
     travel.write_text("trains")
     policy.write_bytes(b"%PDF-1.4")
@@ -124,16 +123,20 @@ def test_citations_in_an_answer_map_to_files_pages_and_lines(qtbot, opened,
     assert [u.toLocalFile() for u in opened.urls] == [str(policy)]
 
 
-@pytest.mark.parametrize("path", [
-    "\\\\attacker\\share\\x.pdf",  # a Windows network share: would send credentials
-    "//attacker/share/x.pdf",
-    "\\\\?\\UNC\\attacker\\share\\x.pdf",
-    "relative/notes.txt",
-    "/no/such/dir/gone.pdf",  # deleted or moved since
-    "DIRECTORY",
-])
-def test_a_cited_file_that_is_not_here_is_not_opened_and_said(qtbot, window, opened,
-                                                              tmp_path: Path, path: str) -> None:
+@pytest.mark.parametrize(
+    "path",
+    [
+        "\\\\attacker\\share\\x.pdf",  # a Windows network share: would send credentials
+        "//attacker/share/x.pdf",
+        "\\\\?\\UNC\\attacker\\share\\x.pdf",
+        "relative/notes.txt",
+        "/no/such/dir/gone.pdf",  # deleted or moved since
+        "DIRECTORY",
+    ],
+)
+def test_a_cited_file_that_is_not_here_is_not_opened_and_said(
+    qtbot, window, opened, tmp_path: Path, path: str
+) -> None:
     # Cited paths are stored with the chat, and a crafted chat export can set them.
     path = str(tmp_path) if path == "DIRECTORY" else path
     turn = Turn("assistant", "See [1].")
@@ -201,8 +204,9 @@ def show_stored(win: MainWindow, store_id: int) -> None:
     """Click the stored chat in the sidebar."""
     chats = win.chat.chats
     chat = next(c for c in chats.chats() if c.store_id == store_id)
-    win.chat.chat_list.setCurrentIndex(win.chat._filter.mapFromSource(
-        chats.index(chats.row_of(chat))))
+    win.chat.chat_list.setCurrentIndex(
+        win.chat._filter.mapFromSource(chats.index(chats.row_of(chat)))
+    )
     assert win.chat.current is chat
 
 
@@ -221,8 +225,9 @@ def ask_grounded(qtbot, win: MainWindow, question: str = "How many days of leave
     return chat.current.store_id
 
 
-def test_the_collection_and_citations_survive_a_restart(qtbot, grounded, tiny_chat: Path,
-                                                        opened) -> None:
+def test_the_collection_and_citations_survive_a_restart(
+    qtbot, grounded, tiny_chat: Path, opened
+) -> None:
     win, docs = grounded
     store_id = ask_grounded(qtbot, win)
     before = shown_citations(win)
@@ -244,8 +249,7 @@ def test_the_collection_and_citations_survive_a_restart(qtbot, grounded, tiny_ch
     again.close()
 
 
-def test_a_deleted_collection_is_shown_as_none_and_said(qtbot, grounded,
-                                                        tiny_chat: Path) -> None:
+def test_a_deleted_collection_is_shown_as_none_and_said(qtbot, grounded, tiny_chat: Path) -> None:
     win, _docs = grounded
     store_id = ask_grounded(qtbot, win)
     before = shown_citations(win)
@@ -283,8 +287,10 @@ def test_regenerate_and_edit_replace_the_stored_sources(qtbot, grounded) -> None
 
     def stored() -> list[tuple[str, list[str]]]:
         assert chat.current is not None and chat.current.store_id is not None
-        return [(m.role, [Path(s.path).name for s in m.sources])
-                for m in store.get_messages(chat.current.store_id)]
+        return [
+            (m.role, [Path(s.path).name for s in m.sources])
+            for m in store.get_messages(chat.current.store_id)
+        ]
 
     assert stored() == [("user", []), ("assistant", ["leave.md"])]
     chat.collection_box.setCurrentIndex(0)
@@ -323,8 +329,10 @@ def test_cited_sources_come_back_as_cited(qtbot) -> None:
     store = ChatStore(path)
     chat = Conversation(model="m", collection="handbook")
     answer = Turn("assistant", "Leave is 25 days [2].")
-    answer.sources = [_hit(1, "/docs/travel.txt", None, (4, 4)),
-                      _hit(2, "/docs/policy.pdf", 3, (10, 14))]
+    answer.sources = [
+        _hit(1, "/docs/travel.txt", None, (4, 4)),
+        _hit(2, "/docs/policy.pdf", 3, (10, 14)),
+    ]
     chat.turns = [Turn("user", "Leave?"), answer]
     ChatSaver(store).sync(chat, 2)
     store.close()
@@ -359,5 +367,6 @@ def test_a_cited_file_no_program_opens_is_said(qtbot, window, tmp_path: Path) ->
     with qtbot.waitSignal(row.unavailable, timeout=2000):
         row.viewer.open_button.click()
     assert not window.chat.notice.isHidden()
-    assert window.chat.notice.text() == ("No program on this computer opens this file; open "
-                                         f"it yourself: {policy}")
+    assert window.chat.notice.text() == (
+        f"No program on this computer opens this file; open it yourself: {policy}"
+    )

@@ -37,7 +37,8 @@ def _search(qtbot, win: MainWindow, text: str) -> None:
 
 
 def test_no_network_fails_the_search_at_once_in_plain_words(
-        qtbot, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_dns(*_args: object, **_kwargs: object) -> object:  # what a machine without
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")  # network says
 
@@ -98,11 +99,13 @@ def test_a_first_run_error_goes_with_the_first_run_dialog(qtbot, edgedesk_home: 
     win.close()
 
 
-def test_first_run_offers_a_file_i_have(qtbot, edgedesk_home: Path, tiny_chat: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_first_run_offers_a_file_i_have(
+    qtbot, edgedesk_home: Path, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     win, dialog = _first_run_refused(qtbot)
-    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
-                        lambda *a, **k: ([str(tiny_chat)], "GGUF models (*.gguf)"))
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(tiny_chat)], "GGUF models (*.gguf)")
+    )
     with qtbot.waitSignal(dialog.ready, timeout=20_000) as ready:
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
     model_id = ready.args[0]
@@ -111,8 +114,9 @@ def test_first_run_offers_a_file_i_have(qtbot, edgedesk_home: Path, tiny_chat: P
     win.close()
 
 
-def test_an_import_clears_an_earlier_search_error(qtbot, edgedesk_home: Path,
-                                                  tiny_chat: Path) -> None:
+def test_an_import_clears_an_earlier_search_error(
+    qtbot, edgedesk_home: Path, tiny_chat: Path
+) -> None:
     win = _window(qtbot, edgedesk_home, f"http://127.0.0.1:{free_port()}")  # nobody there
     hub = win.models.hub_search
     with qtbot.waitSignal(hub.error, timeout=20_000):

@@ -38,8 +38,8 @@ def test_a_python_fence_colours_keywords_and_strings_differently() -> None:
 
 def test_a_fence_without_a_language_is_still_a_code_block() -> None:
     html = MarkdownRenderer("light").render("```\nls -la | wc\n```\n")
-    pre = html[html.index("<pre"):html.index("</pre>")]
-    assert "ls -la | wc" in pre and "<span style=\"color: #" not in pre
+    pre = html[html.index("<pre") : html.index("</pre>")]
+    assert "ls -la | wc" in pre and '<span style="color: #' not in pre
     assert "copy:0" in html
 
 
@@ -49,10 +49,12 @@ def test_an_unknown_language_falls_back_to_plain_code() -> None:
 
 
 def test_raw_html_and_images_from_the_model_never_become_markup() -> None:
-    answer = ('Hi <script>alert(1)</script> <img src="http://evil.test/a.png">\n\n'
-              "![a cat](http://evil.test/cat.png) [site](http://evil.test/)\n\n"
-              '<iframe src="http://evil.test"></iframe>\n\n'
-              "```html\n<script>steal()</script>\n```\n")
+    answer = (
+        'Hi <script>alert(1)</script> <img src="http://evil.test/a.png">\n\n'
+        "![a cat](http://evil.test/cat.png) [site](http://evil.test/)\n\n"
+        '<iframe src="http://evil.test"></iframe>\n\n'
+        "```html\n<script>steal()</script>\n```\n"
+    )
     html = MarkdownRenderer("light").render(answer).lower()
     for tag in ("<script", "<img", "<iframe"):
         assert tag not in html
@@ -71,7 +73,7 @@ def test_markup_in_the_reasoning_is_shown_as_text(qtbot) -> None:
 
 
 def test_an_unterminated_fence_renders_as_highlighted_code() -> None:
-    partial = "Try this:\n\n```python\ndef greet():\n    return \"hel"
+    partial = 'Try this:\n\n```python\ndef greet():\n    return "hel'
     html = MarkdownRenderer("light").render(partial)
     assert "<pre" in html and colour_of(html, "def")
     assert code_blocks(partial) == ['def greet():\n    return "hel']
@@ -127,7 +129,7 @@ def _pixels_near(image: QImage, colour: QColor, tolerance: int = 40) -> int:
     """How many pixels of ``image`` are within ``tolerance`` (sum over R, G, B) of ``colour``."""
     rgb = image.convertToFormat(QImage.Format.Format_RGB888)
     pixels = np.frombuffer(rgb.constBits(), np.uint8, rgb.sizeInBytes())
-    rows = pixels.reshape(rgb.height(), rgb.bytesPerLine())[:, :rgb.width() * 3]
+    rows = pixels.reshape(rgb.height(), rgb.bytesPerLine())[:, : rgb.width() * 3]
     target = np.array([colour.red(), colour.green(), colour.blue()], np.int32)
     distance = np.abs(rows.reshape(rgb.height(), rgb.width(), 3).astype(np.int32) - target)
     return int((distance.sum(axis=2) < tolerance).sum())

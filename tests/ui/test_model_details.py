@@ -23,8 +23,9 @@ pytestmark = pytest.mark.qt
 def _open_details(qtbot, win: MainWindow, model_id: str):
     view = win.models
     win.show_page("models")
-    row = next(n for n in range(view.table_model.rowCount())
-               if view.table_model.row_at(n).id == model_id)
+    row = next(
+        n for n in range(view.table_model.rowCount()) if view.table_model.row_at(n).id == model_id
+    )
     view.table.selectRow(row)
     assert view.details_button.isEnabled()
     with qtbot.waitSignal(view.details_shown, timeout=20_000):
@@ -35,7 +36,8 @@ def _open_details(qtbot, win: MainWindow, model_id: str):
 
 
 def test_an_imported_model_shows_its_header_files_and_fit(
-        qtbot, window: MainWindow, tiny_chat: Path) -> None:
+    qtbot, window: MainWindow, tiny_chat: Path
+) -> None:
     model_id = window.chat.current.model
     dialog = _open_details(qtbot, window, model_id)
     shown = {key: label.text() for key, label in dialog.values.items()}
@@ -57,7 +59,8 @@ def test_an_imported_model_shows_its_header_files_and_fit(
 
 
 def test_a_vision_model_says_it_sees_and_lists_its_projector(
-        qtbot, window: MainWindow, tiny_chat: Path, tiny_projector: Path) -> None:
+    qtbot, window: MainWindow, tiny_chat: Path, tiny_projector: Path
+) -> None:
     window.context.installed.import_file(tiny_chat, projector=tiny_projector)
     dialog = _open_details(qtbot, window, window.chat.current.model)
     assert dialog.values["vision"].text() == f"yes (projector {tiny_projector.name})"
@@ -65,16 +68,19 @@ def test_a_vision_model_says_it_sees_and_lists_its_projector(
     assert f"SHA-256 {digest}" in dialog.values["files"].text()
 
 
-def test_a_catalog_model_shows_its_licence_and_name(qtbot, hub: FakeHub,
-                                                   tiny_chat: Path) -> None:
+def test_a_catalog_model_shows_its_licence_and_name(qtbot, hub: FakeHub, tiny_chat: Path) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     wait_listed(qtbot, win)
     view = win.models
     assert view.download(CAT_ID) is not None
-    qtbot.waitUntil(lambda: any(view.table_model.row_at(n).id == CAT_ID
-                                and view.table_model.row_at(n).installed
-                                for n in range(view.table_model.rowCount())), timeout=20_000)
+    qtbot.waitUntil(
+        lambda: any(
+            view.table_model.row_at(n).id == CAT_ID and view.table_model.row_at(n).installed
+            for n in range(view.table_model.rowCount())
+        ),
+        timeout=20_000,
+    )
     dialog = _open_details(qtbot, win, CAT_ID)
     entry = win.context.catalog.get(CAT_ID)
     assert dialog.values["name"].text() == entry.name

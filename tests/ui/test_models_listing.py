@@ -17,8 +17,7 @@ from desktop.ui.workers import WorkerPool
 pytestmark = pytest.mark.qt
 
 
-def test_rows_are_read_off_the_window_thread_and_shown_when_ready(qtbot,
-                                                                  tiny_chat: Path) -> None:
+def test_rows_are_read_off_the_window_thread_and_shown_when_ready(qtbot, tiny_chat: Path) -> None:
     context = build_context(policy=NoPolicy())
     started = threading.Event()
     release = threading.Event()
@@ -55,8 +54,7 @@ def test_rows_are_read_off_the_window_thread_and_shown_when_ready(qtbot,
     assert pool.stop_all()
 
 
-def test_a_listing_that_fails_says_why_and_keeps_the_screen_usable(qtbot,
-                                                                   tiny_chat: Path) -> None:
+def test_a_listing_that_fails_says_why_and_keeps_the_screen_usable(qtbot, tiny_chat: Path) -> None:
     from desktop.errors import ConfigError
 
     def broken() -> Listing:

@@ -22,8 +22,7 @@ OTHER_FILE = "tiny-chat-Q8_0.gguf"
 @pytest.fixture
 def hub(hub: FakeHub, tiny_chat: Path) -> FakeHub:
     """The shared fake Hub (tests/ui/conftest.py), plus a repo outside the catalog."""
-    hub.add_repo(OTHER_REPO, {OTHER_FILE: tiny_chat.read_bytes(), "README.md": b"hi"},
-                 downloads=7)
+    hub.add_repo(OTHER_REPO, {OTHER_FILE: tiny_chat.read_bytes(), "README.md": b"hi"}, downloads=7)
     return hub
 
 
@@ -32,16 +31,18 @@ def _row(view, model_id: str) -> int:
     return next(n for n in range(model.rowCount()) if model.row_at(n).id == model_id)
 
 
-def test_installed_model_shows_its_checksum_and_can_be_removed(qtbot, hub: FakeHub,
-                                                               tiny_chat: Path) -> None:
+def test_installed_model_shows_its_checksum_and_can_be_removed(
+    qtbot, hub: FakeHub, tiny_chat: Path
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     wait_listed(qtbot, win)
     view = win.models
     worker = view.download(CAT_ID)
     assert worker is not None
-    qtbot.waitUntil(lambda: bool(view.table_model.row_at(_row(view, CAT_ID)).installed),
-                    timeout=20_000)  # the screen's own refresh has run
+    qtbot.waitUntil(
+        lambda: bool(view.table_model.row_at(_row(view, CAT_ID)).installed), timeout=20_000
+    )  # the screen's own refresh has run
     view.table.selectRow(_row(view, CAT_ID))
     digest = hashlib.sha256(tiny_chat.read_bytes()).hexdigest()
     assert f"{CAT_FILE}: {digest[:16]}…" in view.details.text()
@@ -74,11 +75,20 @@ def test_hub_search_lists_quants_and_downloads_one(qtbot, hub: FakeHub) -> None:
     with qtbot.waitSignal(win.models.models_changed, timeout=20_000):
         search.get_button.click()
     # While it downloads the pick has a row of its own; once installed, only the model's.
-    qtbot.waitUntil(lambda: any(r.tier == "hub" and r.installed for r in
-                                (win.models.table_model.row_at(n) for n in
-                                 range(win.models.table_model.rowCount()))), timeout=20_000)
-    rows = [win.models.table_model.row_at(n) for n in range(win.models.table_model.rowCount())
-            if win.models.table_model.row_at(n).tier == "hub"]
+    qtbot.waitUntil(
+        lambda: any(
+            r.tier == "hub" and r.installed
+            for r in (
+                win.models.table_model.row_at(n) for n in range(win.models.table_model.rowCount())
+            )
+        ),
+        timeout=20_000,
+    )
+    rows = [
+        win.models.table_model.row_at(n)
+        for n in range(win.models.table_model.rowCount())
+        if win.models.table_model.row_at(n).tier == "hub"
+    ]
     assert len(rows) == 1
     row = rows[0]
     assert row.name == OTHER_FILE and row.installed
@@ -101,7 +111,8 @@ def test_offline_mode_refuses_hub_search(qtbot, hub: FakeHub) -> None:
 
 
 def test_offline_ticked_then_unticked_in_settings_governs_the_hub_search(
-        qtbot, hub: FakeHub) -> None:
+    qtbot, hub: FakeHub
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     search = win.models.hub_search

@@ -27,24 +27,28 @@ from tests.ui.test_tray_session import (
 )
 
 pytestmark = pytest.mark.skipif(
-    bool(MISSING), reason=f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)")
+    bool(MISSING), reason=f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)"
+)
 
 
 def _home(edgedesk_home: Path, port: int) -> None:
     (edgedesk_home / "config").mkdir(parents=True)
     (edgedesk_home / "config" / "settings.toml").write_text(
         f"keep_in_tray = true\n[server]\nstart_with_app = true\nport = {port}\n"
-        "require_key = false\n")
+        "require_key = false\n"
+    )
     (edgedesk_home / "data").mkdir()
     settle(edgedesk_home / "data", "skipped")  # straight to the window, no setup dialog
 
 
 def _launch(env: dict[str, str], home: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
     with log.open("w") as err:
-        return subprocess.Popen([sys.executable, "-m", "desktop", *args], stderr=err,
-                                stdout=subprocess.DEVNULL,
-                                env={**env, "QT_QPA_PLATFORM": "xcb",
-                                     "EDGEDESK_HOME": str(home)})
+        return subprocess.Popen(
+            [sys.executable, "-m", "desktop", *args],
+            stderr=err,
+            stdout=subprocess.DEVNULL,
+            env={**env, "QT_QPA_PLATFORM": "xcb", "EDGEDESK_HOME": str(home)},
+        )
 
 
 def _stop(app: subprocess.Popen[bytes]) -> None:
@@ -76,7 +80,8 @@ def test_closing_quits_once_the_tray_has_gone_away(tmp_path: Path, edgedesk_home
 
 
 def test_a_second_launch_shows_the_first_window_and_hands_it_a_file(
-        tmp_path: Path, edgedesk_home: Path, tiny_chat: Path) -> None:
+    tmp_path: Path, edgedesk_home: Path, tiny_chat: Path
+) -> None:
     port = free_port()
     _home(edgedesk_home, port)
     with _x_session(tmp_path) as env:
@@ -96,10 +101,14 @@ def test_a_second_launch_shows_the_first_window_and_hands_it_a_file(
             assert "window open" not in second_log.read_text()  # no second window, no server
             wait_until(lambda: _viewable(env, main[0]), 15, "the first window to come back")
             installed = edgedesk_home / "data" / "installed.json"
-            wait_until(lambda: installed.exists()
-                  and "tiny-chat" in installed.read_text(), 30, "the handed file to be imported")
-            assert [m["files"] for m in json.loads(installed.read_text())["models"]
-                    ] == [[str(tiny_chat)]]
+            wait_until(
+                lambda: installed.exists() and "tiny-chat" in installed.read_text(),
+                30,
+                "the handed file to be imported",
+            )
+            assert [m["files"] for m in json.loads(installed.read_text())["models"]] == [
+                [str(tiny_chat)]
+            ]
             assert first.poll() is None and _health(port)
         finally:
             _stop(first)

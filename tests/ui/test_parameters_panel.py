@@ -36,7 +36,8 @@ def _open_panel(qtbot, win: MainWindow):
 
 
 def test_typed_parameters_are_what_the_engine_gets_and_survive_a_restart(
-        qtbot, window: MainWindow, edgedesk_home: Path) -> None:
+    qtbot, window: MainWindow, edgedesk_home: Path
+) -> None:
     engine = Scripted("Fine.")
     window.chat.core.streamer = engine
     panel = _open_panel(qtbot, window)
@@ -51,9 +52,15 @@ def test_typed_parameters_are_what_the_engine_gets_and_survive_a_restart(
     with qtbot.waitSignal(window.chat.generation_finished, timeout=30_000):
         qtbot.mouseClick(window.chat.send_button, Qt.MouseButton.LeftButton)
     params = engine.params[-1]
-    assert (params.max_tokens, params.top_p, params.top_k, params.min_p,
-            params.repeat_penalty, params.seed, params.context_length) == (
-        77, 0.5, 7, 0.1, 1.3, 1234, 4096)
+    assert (
+        params.max_tokens,
+        params.top_p,
+        params.top_k,
+        params.min_p,
+        params.repeat_penalty,
+        params.seed,
+        params.context_length,
+    ) == (77, 0.5, 7, 0.1, 1.3, 1234, 4096)
     _type(panel.top_k, "9")  # changed after the answer: kept too
     window.close()
 
@@ -63,8 +70,12 @@ def test_typed_parameters_are_what_the_engine_gets_and_survive_a_restart(
     [saved] = [c for c in again.chat.chats.chats() if c.store_id is not None]
     again.chat.sidebar.show_chat(saved)
     shown = again.chat.header.parameters
-    assert (shown.max_tokens.value(), shown.top_k.value(), shown.seed.text(),
-            shown.context.value()) == (77, 9, "1234", 4096)
+    assert (
+        shown.max_tokens.value(),
+        shown.top_k.value(),
+        shown.seed.text(),
+        shown.context.value(),
+    ) == (77, 9, "1234", 4096)
     again.close()
 
 
@@ -90,7 +101,8 @@ def test_values_the_engine_would_refuse_cannot_be_entered(qtbot, window: MainWin
 
 
 def test_a_preset_keeps_the_parameters_and_brings_them_to_another_chat(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     engine = Scripted("Fine.")
     window.chat.core.streamer = engine
     panel = _open_panel(qtbot, window)

@@ -16,8 +16,9 @@ pytestmark = pytest.mark.qt
 PROMPT = "You translate everything into Simplified Chinese."
 
 
-def test_a_saved_preset_is_offered_in_new_chats_and_after_restart(qtbot, edgedesk_home: Path
-                                                                   ) -> None:
+def test_a_saved_preset_is_offered_in_new_chats_and_after_restart(
+    qtbot, edgedesk_home: Path
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     header = win.chat.header
@@ -41,7 +42,8 @@ def test_a_saved_preset_is_offered_in_new_chats_and_after_restart(qtbot, edgedes
 
 
 def test_a_preset_file_from_before_presets_kept_parameters_still_reads(
-        qtbot, edgedesk_home: Path) -> None:
+    qtbot, edgedesk_home: Path
+) -> None:
     config = edgedesk_home / "config"
     config.mkdir(parents=True, exist_ok=True)
     (config / "prompt_presets.json").write_text(json.dumps({"Old": PROMPT}))

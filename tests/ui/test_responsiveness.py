@@ -16,6 +16,7 @@ from desktop.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
+
 def test_event_loop_keeps_running_between_stream_updates(qtbot, window: MainWindow) -> None:
     # Synchronised on events, not on a clock: a timer posted to the event loop must keep
     # firing between the answer's updates. A UI thread blocked by generation would run
@@ -48,8 +49,10 @@ def test_event_loop_keeps_running_between_stream_updates(qtbot, window: MainWind
     # Figures, not a verdict (a shared runner's scheduler decides them): printed for the
     # record; tests/benchmarks/bench_chat_render.py measures rendering properly.
     p99 = sorted(gaps)[int(len(gaps) * 0.99)]
-    sys.stderr.write(f"UI event-loop gaps over {len(gaps)} ticks while generating 800 tokens: "
-                     f"max {max(gaps) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms\n")
+    sys.stderr.write(
+        f"UI event-loop gaps over {len(gaps)} ticks while generating 800 tokens: "
+        f"max {max(gaps) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms\n"
+    )
 
 
 def test_closing_during_generation_stops_everything(qtbot, window: MainWindow) -> None:
@@ -65,8 +68,13 @@ def test_closing_during_generation_stops_everything(qtbot, window: MainWindow) -
 
 def test_sigterm_closes_the_app_cleanly(edgedesk_home: Path) -> None:
     env = {**os.environ, "EDGEDESK_HOME": str(edgedesk_home), "QT_QPA_PLATFORM": "offscreen"}
-    proc = subprocess.Popen([sys.executable, "-m", "desktop"], env=env, text=True,
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop"],
+        env=env,
+        text=True,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
     try:
         assert proc.stderr is not None
         for line in proc.stderr:

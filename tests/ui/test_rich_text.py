@@ -46,9 +46,16 @@ def test_links_only_report_and_never_navigate(qtbot) -> None:
 
 
 def _wheel_down(widget: QWidget) -> QWheelEvent:
-    event = QWheelEvent(QPointF(10, 10), QPointF(widget.mapToGlobal(QPoint(10, 10))),
-                        QPoint(0, 0), QPoint(0, -120), Qt.MouseButton.NoButton,
-                        Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    event = QWheelEvent(
+        QPointF(10, 10),
+        QPointF(widget.mapToGlobal(QPoint(10, 10))),
+        QPoint(0, 0),
+        QPoint(0, -120),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(widget, event)
     return event
 

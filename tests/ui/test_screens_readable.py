@@ -27,13 +27,16 @@ def _shown_whole(qtbot, dialog: QWidget, label: QLabel) -> None:
     try:  # the layout settles on posted events: wait for them, not for a clock
         qtbot.waitUntil(lambda: label.width() > 0 and _whole(label), timeout=2000)
     except qtbot.TimeoutError:
-        pytest.fail(f"cut off: {label.text()!r} is {label.height()} px tall, "
-                    f"needs {label.heightForWidth(label.width())}")
+        pytest.fail(
+            f"cut off: {label.text()!r} is {label.height()} px tall, "
+            f"needs {label.heightForWidth(label.width())}"
+        )
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
-def test_the_encryption_note_in_settings_is_not_cut_off(qtbot, context: AppContext,
-                                                        language: str) -> None:
+def test_the_encryption_note_in_settings_is_not_cut_off(
+    qtbot, context: AppContext, language: str
+) -> None:
     from PySide6.QtWidgets import QApplication
 
     from desktop.ui.look import install_translator
@@ -42,8 +45,7 @@ def test_the_encryption_note_in_settings_is_not_cut_off(qtbot, context: AppConte
     assert isinstance(app, QApplication)
     translator = install_translator(app, language)
     try:
-        dialog = SettingsDialog(context.paths, context.effective,
-                                encryption={"encrypted": False})
+        dialog = SettingsDialog(context.paths, context.effective, encryption={"encrypted": False})
         qtbot.addWidget(dialog)
         assert dialog.encryption is not None
         _shown_whole(qtbot, dialog, dialog.encryption.state)
@@ -119,8 +121,10 @@ def test_tools_page_has_a_page_title_and_whole_tool_names(qtbot, context: AppCon
     win.show_page("tools")
     view = win.tools
     qtbot.waitUntil(view.isVisible)
-    titles = {page: next(w for w in page.findChildren(QLabel) if w.text() == text)
-              for page, text in ((win.models, "Models"), (view, "Tools"))}
+    titles = {
+        page: next(w for w in page.findChildren(QLabel) if w.text() == text)
+        for page, text in ((win.models, "Models"), (view, "Tools"))
+    }
     # The same big bold title as every other page, not body text.
     assert titles[view].fontInfo().pixelSize() == titles[win.models].fontInfo().pixelSize()
     assert titles[view].fontInfo().pixelSize() > view.note.fontInfo().pixelSize()
@@ -130,13 +134,15 @@ def test_tools_page_has_a_page_title_and_whole_tool_names(qtbot, context: AppCon
     assert "search_documents" in names
     metrics = tree.fontMetrics()
     for depth, name in [(1, names[0])] + [(2, n) for n in names[1:]]:
-        assert tree.columnWidth(0) >= metrics.horizontalAdvance(name) + depth * \
-            tree.indentation(), f"{name!r} is cut off"
+        assert (
+            tree.columnWidth(0) >= metrics.horizontalAdvance(name) + depth * tree.indentation()
+        ), f"{name!r} is cut off"
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_the_parameters_button_looks_like_its_neighbour_and_shows_it_is_open(
-        qtbot, context: AppContext, theme: str) -> None:
+    qtbot, context: AppContext, theme: str
+) -> None:
     from PySide6.QtWidgets import QApplication
 
     from desktop.ui.look import apply_theme
@@ -167,8 +173,12 @@ def test_why_a_file_was_skipped_is_said_in_chinese(qtbot, tmp_path) -> None:
     from desktop.ui.core_text import skip_reason_text
     from desktop.ui.look import install_translator
 
-    files = {"chart.png": b"\x89PNG", "empty.txt": b"", "blob.txt": b"\x00\x01\x02" * 50,
-             "big.md": b"x" * 2_000}
+    files = {
+        "chart.png": b"\x89PNG",
+        "empty.txt": b"",
+        "blob.txt": b"\x00\x01\x02" * 50,
+        "big.md": b"x" * 2_000,
+    }
     reasons = []
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
@@ -188,8 +198,7 @@ def test_why_a_file_was_skipped_is_said_in_chinese(qtbot, tmp_path) -> None:
     assert skip_reason_text("a reason from a later version") == "a reason from a later version"
 
 
-def test_documents_cancel_is_a_button_not_a_bar_across_the_page(qtbot,
-                                                                 context: AppContext) -> None:
+def test_documents_cancel_is_a_button_not_a_bar_across_the_page(qtbot, context: AppContext) -> None:
     win = MainWindow(context)
     qtbot.addWidget(win)
     win.resize(1180, 760)
@@ -203,10 +212,12 @@ def test_documents_cancel_is_a_button_not_a_bar_across_the_page(qtbot,
     qtbot.waitUntil(lambda: view.progress.width() > 5 * view.cancel_button.width())
 
 
-@pytest.mark.parametrize(("language", "theme"), [("en", "light"), ("en", "dark"),
-                                                 ("zh_CN", "light")])
+@pytest.mark.parametrize(
+    ("language", "theme"), [("en", "light"), ("en", "dark"), ("zh_CN", "light")]
+)
 def test_the_window_fits_900_by_600_with_send_and_parameters_in_view(
-        qtbot, context: AppContext, language: str, theme: str) -> None:
+    qtbot, context: AppContext, language: str, theme: str
+) -> None:
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QApplication
 
@@ -226,8 +237,11 @@ def test_the_window_fits_900_by_600_with_send_and_parameters_in_view(
         qtbot.waitUntil(win.chat.header.parameters.isVisible)
         assert win.minimumSizeHint().width() <= 900
         qtbot.waitUntil(lambda: win.width() == 900)
-        for control in (win.chat.send_button, win.chat.header.parameters_button,
-                        win.chat.header.ephemeral):
+        for control in (
+            win.chat.send_button,
+            win.chat.header.parameters_button,
+            win.chat.header.ephemeral,
+        ):
             right = control.mapTo(win, QPoint(control.width(), 0)).x()
             assert right <= win.width(), f"{control.text()!r} is off the window"
     finally:
@@ -236,7 +250,8 @@ def test_the_window_fits_900_by_600_with_send_and_parameters_in_view(
 
 
 def test_a_narrow_documents_drop_down_shows_its_text_cut_with_an_ellipsis(
-        qtbot, context: AppContext) -> None:
+    qtbot, context: AppContext
+) -> None:
     win = MainWindow(context)
     qtbot.addWidget(win)
     win.resize(900, 600)
@@ -255,10 +270,16 @@ def test_a_long_answer_footer_wraps_instead_of_widening_the_transcript(qtbot) ->
     from desktop.chat.conversation import Turn
     from desktop.ui.message_widget import MessageWidget
 
-    error = ("the model stopped answering: " + "a very long reason from the engine " * 6
-             + "/home/someone/models/" + "x" * 60 + ".gguf")
-    turn = Turn("assistant", "Half an answer", finish_reason="error", error=error,
-                tokens_per_s=12.5)
+    error = (
+        "the model stopped answering: "
+        + "a very long reason from the engine " * 6
+        + "/home/someone/models/"
+        + "x" * 60
+        + ".gguf"
+    )
+    turn = Turn(
+        "assistant", "Half an answer", finish_reason="error", error=error, tokens_per_s=12.5
+    )
     bubble = MessageWidget(0, turn, last=True)
     qtbot.addWidget(bubble)
     assert error in bubble.footer.text()  # said whole, on as many lines as it needs

@@ -18,7 +18,8 @@ WORDS = ("zanzibarquokka", "机密病历", "clientnamehere")
 
 
 def test_an_encrypted_export_from_the_window_holds_no_word_and_imports_back(
-        qtbot, context: AppContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, context: AppContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = context.chat_store
     conv = store.create_conversation(f"about {WORDS[2]}", "tiny-chat")
     store.add_message(conv.id, ChatMessage("user", f"{WORDS[0]} {WORDS[1]}"))
@@ -26,8 +27,9 @@ def test_an_encrypted_export_from_the_window_holds_no_word_and_imports_back(
     qtbot.addWidget(win)
     chat = win.chat
     (stored,) = [c for c in chat.chats.chats() if c.store_id == conv.id]
-    chat.chat_list.setCurrentIndex(chat._filter.mapFromSource(
-        chat.chats.index(chat.chats.row_of(stored))))
+    chat.chat_list.setCurrentIndex(
+        chat._filter.mapFromSource(chat.chats.index(chat.chats.row_of(stored)))
+    )
     target = tmp_path / f"chat{sealed.SUFFIX}"
     offered: list[str] = []
 
@@ -35,8 +37,14 @@ def test_an_encrypted_export_from_the_window_holds_no_word_and_imports_back(
         offered.append(filters)
         return str(target), filters.split(";;")[-1]
 
-    answers = iter([("correct horse", True), ("correct horse", True),
-                    ("wrong horse", True), ("correct horse", True)])
+    answers = iter(
+        [
+            ("correct horse", True),
+            ("correct horse", True),
+            ("wrong horse", True),
+            ("correct horse", True),
+        ]
+    )
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: next(answers))
     qtbot.mouseClick(chat.sidebar.export_button, Qt.MouseButton.LeftButton)

@@ -96,8 +96,7 @@ def test_the_policy_caps_a_window_keys_expiry(qtbot) -> None:  # type: ignore[no
     from desktop.config import NoPolicy
     from desktop.server.security import DAY_S
 
-    ctx = build_context(policy=NoPolicy(),
-                        cli_settings={"server.max_key_lifetime_days": 7})
+    ctx = build_context(policy=NoPolicy(), cli_settings={"server.max_key_lifetime_days": 7})
     win = MainWindow(ctx)
     qtbot.addWidget(win)
     panel = win.server

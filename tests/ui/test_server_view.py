@@ -61,8 +61,14 @@ def test_the_panel_shows_each_clients_setup_with_the_real_address(qtbot) -> None
     qtbot.addWidget(win)
     panel = win.server
     names = [panel.client_picker.itemText(i) for i in range(panel.client_picker.count())]
-    assert {"Codex CLI", "Claude Code", "Continue", "Zed", "VS Code Copilot",
-            "JetBrains AI Assistant"} <= set(names)
+    assert {
+        "Codex CLI",
+        "Claude Code",
+        "Continue",
+        "Zed",
+        "VS Code Copilot",
+        "JetBrains AI Assistant",
+    } <= set(names)
     panel.client_picker.setCurrentText("Codex CLI")
     codex = panel.snippet.toPlainText()
     assert f'base_url = "http://127.0.0.1:{port}/v1"' in codex and 'wire_api = "responses"' in codex

@@ -25,8 +25,9 @@ def test_without_a_chat_model_the_snippet_keeps_the_placeholder_and_says_why(qtb
     win.close()
 
 
-def test_the_snippets_name_the_installed_chat_model(qtbot, tiny_chat: Path,
-                                                   tiny_embed: Path) -> None:
+def test_the_snippets_name_the_installed_chat_model(
+    qtbot, tiny_chat: Path, tiny_embed: Path
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     win.show()
@@ -52,8 +53,9 @@ def test_with_model_replaces_only_the_chat_placeholder() -> None:
     assert with_model(text, None) == text
 
 
-def test_claude_codes_snippet_compacts_at_the_models_context(qtbot, tiny_chat: Path,
-                                                             edgedesk_home: Path) -> None:
+def test_claude_codes_snippet_compacts_at_the_models_context(
+    qtbot, tiny_chat: Path, edgedesk_home: Path
+) -> None:
     # Claude Code assumes 200k tokens; told the local model's context it compacts first.
     context = build_context(policy=NoPolicy())
     win = MainWindow(context)
@@ -64,13 +66,16 @@ def test_claude_codes_snippet_compacts_at_the_models_context(qtbot, tiny_chat: P
     [loaded] = context.scheduler.loaded()
     win.show_page("server")
     win.server.client_picker.setCurrentText("Claude Code")
-    assert (f"CLAUDE_CODE_AUTO_COMPACT_WINDOW={loaded.report.context_length} "
-            in win.server.snippet.toPlainText())
+    assert (
+        f"CLAUDE_CODE_AUTO_COMPACT_WINDOW={loaded.report.context_length} "
+        in win.server.snippet.toPlainText()
+    )
     win.close()
 
 
 def test_without_a_known_context_the_placeholder_stays_or_the_setting_is_used(
-        qtbot, edgedesk_home: Path) -> None:
+    qtbot, edgedesk_home: Path
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     win.show()
@@ -80,7 +85,8 @@ def test_without_a_known_context_the_placeholder_stays_or_the_setting_is_used(
     win.close()
     (edgedesk_home / "config").mkdir(parents=True, exist_ok=True)
     (edgedesk_home / "config" / "settings.toml").write_text(
-        "[engine]\ncontext_length = 6144\n", encoding="utf-8")
+        "[engine]\ncontext_length = 6144\n", encoding="utf-8"
+    )
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     win.show()

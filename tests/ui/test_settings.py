@@ -36,8 +36,12 @@ def test_saved_settings_are_written_reloaded_and_applied(qtbot, context: AppCont
     dialog.keep_in_tray.setChecked(True)
     dialog.accept()
     saved = tomllib.loads(context.paths.settings_file.read_text(encoding="utf-8"))
-    assert saved == {"engine": {"keep_alive_s": 300.0, "context_length": 4096},
-                     "theme": "dark", "retention_days": 30, "keep_in_tray": True}
+    assert saved == {
+        "engine": {"keep_alive_s": 300.0, "context_length": 4096},
+        "theme": "dark",
+        "retention_days": 30,
+        "keep_in_tray": True,
+    }
     reloaded = load_settings(context.paths).settings
     assert reloaded.engine.keep_alive_s == 300.0 and reloaded.theme == "dark"
     assert context.scheduler.keep_alive_s == 300.0  # in force without a restart
@@ -57,7 +61,8 @@ def test_saved_settings_are_written_reloaded_and_applied(qtbot, context: AppCont
 
 
 def test_ticking_offline_in_the_window_closes_the_network_gate_at_once(
-        qtbot, context: AppContext) -> None:
+    qtbot, context: AppContext
+) -> None:
     win = MainWindow(context)
     qtbot.addWidget(win)
     assert context.net.refusal(download=True) is None  # the gate is built while online
@@ -108,7 +113,8 @@ def test_chinese_ui_loads(qtbot, context: AppContext) -> None:
 
 def test_compiled_translations_match_their_source(tmp_path: Path) -> None:
     lrelease = shutil.which("pyside6-lrelease") or str(
-        Path(__file__).resolve().parents[2] / ".venv" / "bin" / "pyside6-lrelease")
+        Path(__file__).resolve().parents[2] / ".venv" / "bin" / "pyside6-lrelease"
+    )
     if not Path(lrelease).exists():
         pytest.skip("pyside6-lrelease is not installed")
     out = tmp_path / "zh.qm"
@@ -121,17 +127,24 @@ def test_compiled_translations_match_their_source(tmp_path: Path) -> None:
 
 def test_every_string_in_the_window_has_a_chinese_translation(tmp_path: Path) -> None:
     lupdate = shutil.which("pyside6-lupdate") or str(
-        Path(__file__).resolve().parents[2] / ".venv" / "bin" / "pyside6-lupdate")
+        Path(__file__).resolve().parents[2] / ".venv" / "bin" / "pyside6-lupdate"
+    )
     if not Path(lupdate).exists():
         pytest.skip("pyside6-lupdate is not installed")
     ui = Path(__file__).resolve().parents[2] / "desktop" / "ui"
     scratch = tmp_path / "edgedesk_zh_CN.ts"
     shutil.copy(RESOURCES / "translations" / "edgedesk_zh_CN.ts", scratch)
-    subprocess.run([lupdate, *map(str, sorted(ui.glob("*.py"))), "-ts", str(scratch)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [lupdate, *map(str, sorted(ui.glob("*.py"))), "-ts", str(scratch)],
+        check=True,
+        capture_output=True,
+    )
     text = scratch.read_text(encoding="utf-8")
-    untranslated = [chunk.split("<source>")[1].split("</source>")[0]
-                    for chunk in text.split("<message>")[1:] if 'type="unfinished"' in chunk]
+    untranslated = [
+        chunk.split("<source>")[1].split("</source>")[0]
+        for chunk in text.split("<message>")[1:]
+        if 'type="unfinished"' in chunk
+    ]
     assert untranslated == [], "translate these in resources/translations/edgedesk_zh_CN.ts"
 
 
@@ -141,8 +154,9 @@ def _horizontal():
     return Qt.Orientation.Horizontal
 
 
-def test_data_location_moves_everything_at_the_next_start(qtbot, monkeypatch,
-                                                         tmp_path: Path) -> None:
+def test_data_location_moves_everything_at_the_next_start(
+    qtbot, monkeypatch, tmp_path: Path
+) -> None:
     from PySide6.QtWidgets import QFileDialog, QMessageBox
 
     context = build_context(policy=NoPolicy())
@@ -192,8 +206,9 @@ def test_keep_here_withdraws_a_requested_move(qtbot, tmp_path: Path) -> None:
     again.location.keep_button.click()
     again.save()
     context.data_lock.release()
-    assert build_context(policy=NoPolicy(),
-                         apply_moves=True).paths.data_dir == context.paths.data_dir
+    assert (
+        build_context(policy=NoPolicy(), apply_moves=True).paths.data_dir == context.paths.data_dir
+    )
 
 
 def test_a_policy_data_location_cannot_be_changed(qtbot, tmp_path: Path) -> None:

@@ -35,8 +35,10 @@ def test_the_second_claim_fails_and_hands_its_file_to_the_first(qtbot, tmp_path:
 
     # The later launch: another process, blocked on its socket until the first answers.
     with qtbot.waitSignal(first.requested, timeout=30_000) as asked:
-        later = subprocess.Popen([sys.executable, "-c", LATER, str(config), "/models/x.gguf"],
-                                 env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        later = subprocess.Popen(
+            [sys.executable, "-c", LATER, str(config), "/models/x.gguf"],
+            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        )
     assert asked.args == ["/models/x.gguf"]
     assert later.wait(timeout=30) == 0  # it heard the first say it will
 
@@ -49,7 +51,9 @@ def test_a_lock_left_by_a_crashed_window_does_not_block_the_next(tmp_path: Path)
     config = tmp_path / "config"
     config.mkdir()
     # A lock file naming a process that no longer runs (pid 2**22 + 1 exceeds pid_max).
-    (config / "window.lock").write_text(f"{2**22 + 1}\nedgedesk\n{__import__('socket').gethostname()}\n")
+    (config / "window.lock").write_text(
+        f"{2**22 + 1}\nedgedesk\n{__import__('socket').gethostname()}\n"
+    )
     instance = SingleInstance(config)
     assert instance.claim()
     instance.release()

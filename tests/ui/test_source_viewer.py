@@ -13,8 +13,7 @@ from desktop.ui.source_viewer import SourceViewer
 pytestmark = pytest.mark.qt
 
 
-def test_the_cited_lines_of_a_long_file_are_marked_and_scrolled_to(qtbot,
-                                                                     tmp_path: Path) -> None:
+def test_the_cited_lines_of_a_long_file_are_marked_and_scrolled_to(qtbot, tmp_path: Path) -> None:
     notes = tmp_path / "notes.md"
     lines = [f"Line {n} of the notes." for n in range(1, 301)]
     lines[199:202] = ["The walrus eats clams.", "It dives for them.", "Then it rests."]
@@ -42,8 +41,7 @@ def test_a_pdf_page_is_numbered_as_indexing_numbered_it(tmp_path: Path) -> None:
     assert numbered_lines(pdf, 1) == ["First page text."]
 
 
-def test_a_file_changed_since_shows_the_stored_passage_and_says_so(qtbot,
-                                                                    tmp_path: Path) -> None:
+def test_a_file_changed_since_shows_the_stored_passage_and_says_so(qtbot, tmp_path: Path) -> None:
     short = tmp_path / "short.txt"
     short.write_text("only one line now\n", encoding="utf-8")
     viewer = SourceViewer(Source(1, str(short), None, 40, 41, "what line 40 said"))

@@ -37,8 +37,7 @@ def test_a_chat_is_there_after_a_restart(qtbot, window: MainWindow, tiny_chat: P
     assert chat.title == "remember the giraffe" and chat.model == "tiny-chat"
     row = again.chat._filter.mapFromSource(again.chat.chats.index(again.chat.chats.row_of(chat)))
     again.chat.chat_list.setCurrentIndex(row)
-    assert [t.content for t in again.chat.current.turns] == ["remember the giraffe",
-                                                           answer.content]
+    assert [t.content for t in again.chat.current.turns] == ["remember the giraffe", answer.content]
     assert again.chat.current.turns[1].usage.completion_tokens == answer.usage.completion_tokens
     assert again.chat.system_prompt.text() == "Be brief."
     assert "tok/s" in again.chat._bubbles[1].footer.text()
@@ -96,7 +95,8 @@ def test_ephemeral_chats_never_reach_the_disk(qtbot, window: MainWindow, tiny_ch
 
 
 def test_the_windows_export_is_the_stores_with_reasoning_and_sources(
-        qtbot, context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from PySide6.QtWidgets import QFileDialog
 
     from desktop.store.chat_records import ChatMessage
@@ -105,15 +105,23 @@ def test_the_windows_export_is_the_stores_with_reasoning_and_sources(
     store = context.chat_store
     conv = store.create_conversation("Leave", "tiny-chat", collection="handbook")
     store.add_message(conv.id, ChatMessage("user", "How much leave?"))
-    store.add_message(conv.id, ChatMessage(
-        "assistant", "25 days [1].", reasoning="Look in the handbook.", model="tiny-chat",
-        sources=(Source(1, "/docs/leave.md", None, 3, 3, "25 days", cited=True),)))
+    store.add_message(
+        conv.id,
+        ChatMessage(
+            "assistant",
+            "25 days [1].",
+            reasoning="Look in the handbook.",
+            model="tiny-chat",
+            sources=(Source(1, "/docs/leave.md", None, 3, 3, "25 days", cited=True),),
+        ),
+    )
     win = MainWindow(context)
     qtbot.addWidget(win)
     chat = win.chat
     (stored,) = [c for c in chat.chats.chats() if c.store_id == conv.id]
-    chat.chat_list.setCurrentIndex(chat._filter.mapFromSource(
-        chat.chats.index(chat.chats.row_of(stored))))
+    chat.chat_list.setCurrentIndex(
+        chat._filter.mapFromSource(chat.chats.index(chat.chats.row_of(stored)))
+    )
     target = tmp_path / "leave.md"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
     qtbot.mouseClick(chat.sidebar.export_button, Qt.MouseButton.LeftButton)
@@ -125,12 +133,14 @@ def test_the_windows_export_is_the_stores_with_reasoning_and_sources(
 
 
 def test_exporting_an_empty_chat_says_there_is_nothing_to_export(
-        qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from PySide6.QtWidgets import QFileDialog
 
     asked: list[object] = []
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        lambda *a, **k: asked.append(a) or ("/tmp/never.md", ""))
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", lambda *a, **k: asked.append(a) or ("/tmp/never.md", "")
+    )
     qtbot.mouseClick(window.chat.sidebar.export_button, Qt.MouseButton.LeftButton)
     assert asked == []  # no file chosen, none written
     assert window.chat.notice.isVisible()
@@ -145,13 +155,15 @@ def test_an_ephemeral_chat_exports_from_memory(qtbot, window: MainWindow) -> Non
 
 
 def test_typing_a_search_queries_the_store_once_it_pauses(
-        qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
     send(qtbot, window, "remember the giraffe")
     store = window.context.chat_store
     queries: list[str | None] = []
     listed = store.list_conversations
-    monkeypatch.setattr(store, "list_conversations",
-                        lambda search=None: (queries.append(search), listed(search))[1])
+    monkeypatch.setattr(
+        store, "list_conversations", lambda search=None: (queries.append(search), listed(search))[1]
+    )
     window.chat.new_chat()
     qtbot.keyClicks(window.chat.search, "giraf")
     assert queries == []  # nothing while typing

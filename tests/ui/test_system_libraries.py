@@ -35,8 +35,10 @@ def test_the_line_names_the_debian_packages_to_install() -> None:
     line = missing_message(["libxcb-cursor.so.0"], table, has_apt=True)
     assert line == "EdgeDesk's window needs libxcb-cursor0: sudo apt install libxcb-cursor0"
     both = missing_message(missing_sonames(LISTING), table, has_apt=True)
-    assert both == ("EdgeDesk's window needs libxcb-cursor0 libxkbcommon-x11-0: "
-                    "sudo apt install libxcb-cursor0 libxkbcommon-x11-0")
+    assert both == (
+        "EdgeDesk's window needs libxcb-cursor0 libxkbcommon-x11-0: "
+        "sudo apt install libxcb-cursor0 libxkbcommon-x11-0"
+    )
     other = missing_message(["libxcb-cursor.so.0"], table, has_apt=False)
     assert other is not None and "libxcb-cursor0" in other and "libxcb-cursor.so.0" in other
     unknown = missing_message(["libnew.so.3"], table, has_apt=True)
@@ -58,11 +60,14 @@ def test_only_qt_on_x11_under_linux_is_checked(tmp_path: Path) -> None:
         calls.append(path)
         return LISTING
 
-    assert window_library_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux",
-                                  plugin=lambda: plugin, ldd=ldd) is None
+    assert (
+        window_library_problem(
+            {"QT_QPA_PLATFORM": "offscreen"}, "linux", plugin=lambda: plugin, ldd=ldd
+        )
+        is None
+    )
     assert calls == []  # not even looked at
-    line = window_library_problem({}, "linux", plugin=lambda: plugin, ldd=ldd,
-                                  has_apt=lambda: True)
+    line = window_library_problem({}, "linux", plugin=lambda: plugin, ldd=ldd, has_apt=lambda: True)
     assert calls == [plugin] and line is not None and "libxcb-cursor0" in line
     # No PySide6 plugin to look at, or ldd says nothing: Qt is left to try.
     assert window_library_problem({}, "linux", plugin=lambda: None, ldd=ldd) is None
@@ -77,11 +82,21 @@ def test_bare_edgedesk_prints_one_line_instead_of_qts_abort(tmp_path: Path) -> N
     fake_ldd = bin_dir / "ldd"
     fake_ldd.write_text("#!/bin/sh\nprintf '\\tlibxcb-cursor.so.0 => not found\\n'\n")
     fake_ldd.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "QT_QPA_PLATFORM": "xcb", "DISPLAY": ":99"}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "QT_QPA_PLATFORM": "xcb",
+        "DISPLAY": ":99",
+    }
     env.pop("WAYLAND_DISPLAY", None)
-    done = subprocess.run([sys.executable, "-m", "desktop"], env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

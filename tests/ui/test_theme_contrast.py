@@ -22,8 +22,12 @@ def _luminance(color: QColor) -> float:
     def channel(value: int) -> float:
         c = value / 255
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-    return 0.2126 * channel(color.red()) + 0.7152 * channel(color.green()) \
+
+    return (
+        0.2126 * channel(color.red())
+        + 0.7152 * channel(color.green())
         + 0.0722 * channel(color.blue())
+    )
 
 
 def _contrast(a: QColor, b: QColor) -> float:
@@ -33,9 +37,11 @@ def _contrast(a: QColor, b: QColor) -> float:
 
 def _best_contrast(image: QImage, left: int, top: int, width: int, height: int) -> float:
     """How well the strongest mark in the area stands out from the area's background."""
-    pixels = Counter(image.pixelColor(x, y).rgb()
-                     for y in range(top, min(top + height, image.height()))
-                     for x in range(left, min(left + width, image.width())))
+    pixels = Counter(
+        image.pixelColor(x, y).rgb()
+        for y in range(top, min(top + height, image.height()))
+        for x in range(left, min(left + width, image.width()))
+    )
     background = QColor.fromRgb(pixels.most_common(1)[0][0])
     return max(_contrast(background, QColor.fromRgb(rgb)) for rgb in pixels)
 
@@ -59,8 +65,9 @@ def test_the_highlighted_item_of_a_drop_down_is_readable(qtbot, theme: str) -> N
     qtbot.waitUntil(view.isVisible, timeout=2000)
     rect = view.visualRect(combo.model().index(1, 0))
     image = view.grab().toImage()
-    assert _best_contrast(image, rect.left(), rect.top(), min(rect.width(), 200),
-                          rect.height()) >= 4.5, theme
+    assert (
+        _best_contrast(image, rect.left(), rect.top(), min(rect.width(), 200), rect.height()) >= 4.5
+    ), theme
     combo.hidePopup()
 
 

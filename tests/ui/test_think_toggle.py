@@ -15,15 +15,18 @@ pytestmark = pytest.mark.qt
 # Like GLM's, this template writes more of the prompt when thinking is switched off.
 THINKING_TEMPLATE = TINY_TEMPLATE + (
     "{% if enable_thinking is defined and not enable_thinking %}"
-    "<think></think>the cat is the dog of the world{% endif %}")
+    "<think></think>the cat is the dog of the world{% endif %}"
+)
 
 
-def test_think_switch_is_per_chat_and_reaches_the_template(qtbot, window: MainWindow,
-                                                           tmp_path: Path) -> None:
+def test_think_switch_is_per_chat_and_reaches_the_template(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     header = window.chat.header
     assert not header.think.isVisible()  # the plain tiny model does not reason
     thinker = window.models.import_file(
-        write_tiny_llama(tmp_path / "thinker.gguf", chat_template=THINKING_TEMPLATE))
+        write_tiny_llama(tmp_path / "thinker.gguf", chat_template=THINKING_TEMPLATE)
+    )
     window.use_model(thinker)
     assert header.think.isVisible() and header.think.isChecked()
     thinking = send(qtbot, window, "hello", max_tokens=2)
@@ -41,8 +44,9 @@ def test_think_switch_is_per_chat_and_reaches_the_template(qtbot, window: MainWi
     assert first.think and header.think.isChecked()
 
 
-def test_the_think_switch_is_remembered_after_a_restart(qtbot, window: MainWindow,
-                                                        tmp_path: Path) -> None:
+def test_the_think_switch_is_remembered_after_a_restart(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     from desktop.app import build_context
     from desktop.config import NoPolicy
 

@@ -27,8 +27,11 @@ CALL = '<tool_call>{"name": "add", "arguments": {"a": 20, "b": 22}}</tool_call>'
 @pytest.fixture
 def toolbox(tmp_path: Path) -> Iterator[ToolBox]:
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"calc": {
-        "command": sys.executable, "args": [str(SERVERS), "calc"]}}}))
+    path.write_text(
+        json.dumps(
+            {"mcpServers": {"calc": {"command": sys.executable, "args": [str(SERVERS), "calc"]}}}
+        )
+    )
     clients = McpClients(log_dir=tmp_path, token=lambda _n: None)
     yield ToolBox(ServerList(path), clients, ToolAudit(tmp_path / "tools.jsonl"))
     clients.close()
@@ -44,7 +47,8 @@ def _answering(monkeypatch: pytest.MonkeyPatch, button: str, shown: list[str]) -
 
 
 def test_an_allowed_call_runs_and_shows_collapsed_under_the_answer(
-        qtbot, window: MainWindow, toolbox: ToolBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, toolbox: ToolBox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     window.chat.core.streamer = Scripted(CALL, "It is 42.")
     window.chat.core.tools = toolbox
     shown: list[str] = []
@@ -62,7 +66,8 @@ def test_an_allowed_call_runs_and_shows_collapsed_under_the_answer(
 
 
 def test_a_denied_call_is_told_to_the_model(
-        qtbot, window: MainWindow, toolbox: ToolBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, toolbox: ToolBox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = Scripted(CALL, "I may not.")
     window.chat.core.streamer = engine
     window.chat.core.tools = toolbox
@@ -74,25 +79,41 @@ def test_a_denied_call_is_told_to_the_model(
 
 def test_the_tools_page_lists_servers_and_their_tools(qtbot, window: MainWindow) -> None:
     config = window.context.tool_servers.path
-    config.write_text(json.dumps({"mcpServers": {
-        "calc": {"command": sys.executable, "args": [str(SERVERS), "calc"]},
-        "wiki": {"url": "http://127.0.0.1:9/mcp"}}}))  # loopback; nothing listens
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "calc": {"command": sys.executable, "args": [str(SERVERS), "calc"]},
+                    "wiki": {"url": "http://127.0.0.1:9/mcp"},
+                }
+            }
+        )
+    )  # loopback; nothing listens
     window.show_page("tools")
     page = window.tools
     page.reload()
     tree = page.tree
-    rows = {tree.topLevelItem(i).text(0): tree.topLevelItem(i)
-            for i in range(tree.topLevelItemCount())}
+    rows = {
+        tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+    }
     assert rows["calc"].text(1) == "allowed"
     assert rows["wiki"].text(2) == "http://127.0.0.1:9/mcp"
     builtin = rows["Built-in (documents)"]
     assert {builtin.child(i).text(0) for i in range(builtin.childCount())} == {
-        "search_documents", "read_document_passage"}
+        "search_documents",
+        "read_document_passage",
+    }
     qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=60_000)
-    calc = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
-                if tree.topLevelItem(i).text(0) == "calc")
+    calc = next(
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).text(0) == "calc"
+    )
     assert {calc.child(i).text(0) for i in range(calc.childCount())} == {"add", "divide"}
-    wiki = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
-                if tree.topLevelItem(i).text(0) == "wiki")
+    wiki = next(
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).text(0) == "wiki"
+    )
     assert wiki.text(1).startswith("failed: ")  # not reachable: a clear reason

@@ -17,13 +17,21 @@ def test_kept_always_answers_are_shown_and_forgotten(qtbot, context: AppContext)
     view = ToolsView(context, WorkerPool())
     qtbot.addWidget(view)
     tree = view.tree
-    [always] = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
-                if tree.topLevelItem(i).text(0) == "Always allowed"]
+    [always] = [
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).text(0) == "Always allowed"
+    ]
     assert [always.child(i).text(0) for i in range(always.childCount())] == [
-        "calc/add", "calc/divide"]
+        "calc/add",
+        "calc/divide",
+    ]
     tree.setCurrentItem(always.child(0))
     qtbot.mouseClick(view.forget_button, Qt.MouseButton.LeftButton)
     assert approvals.all() == [("calc", "divide")]
-    [always] = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
-                if tree.topLevelItem(i).text(0) == "Always allowed"]
+    [always] = [
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).text(0) == "Always allowed"
+    ]
     assert [always.child(i).text(0) for i in range(always.childCount())] == ["calc/divide"]

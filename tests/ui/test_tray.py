@@ -16,11 +16,14 @@ pytestmark = pytest.mark.qt
 
 
 def test_hide_only_with_the_setting_a_tray_a_running_server_and_no_quit_request() -> None:
-    base = {"keep_in_tray": True, "tray_available": True, "server_running": True,
-            "quitting": False}
+    base = {"keep_in_tray": True, "tray_available": True, "server_running": True, "quitting": False}
     assert hides_on_close(**base)
-    for key, value in (("keep_in_tray", False), ("tray_available", False),
-                       ("server_running", False), ("quitting", True)):
+    for key, value in (
+        ("keep_in_tray", False),
+        ("tray_available", False),
+        ("server_running", False),
+        ("quitting", True),
+    ):
         assert not hides_on_close(**{**base, key: value}), key
 
 

@@ -30,33 +30,57 @@ from tests.ui.test_server_view import free_port
 TOOLS = ("Xvfb", "openbox", "trayer", "xdotool", "wmctrl", "xwininfo")
 MISSING = [tool for tool in TOOLS if shutil.which(tool) is None]
 pytestmark = pytest.mark.skipif(
-    bool(MISSING), reason=f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)")
+    bool(MISSING), reason=f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)"
+)
 
 # `xwininfo -root -tree` lines: id "name": (class) WxH+x+y  +absx+absy
-_WINDOW = re.compile(r'(0x[0-9a-f]+) "EdgeDesk": \(.*\)\s+(\d+)x(\d+)\+-?\d+\+-?\d+\s+'
-                     r"\+(-?\d+)\+(-?\d+)")
+_WINDOW = re.compile(
+    r'(0x[0-9a-f]+) "EdgeDesk": \(.*\)\s+(\d+)x(\d+)\+-?\d+\+-?\d+\s+'
+    r"\+(-?\d+)\+(-?\d+)"
+)
 
 
 # What ties a process to the developer's own desktop session: with these, Qt would show
 # the icon through that desktop's D-Bus tray (or libdbus would find its bus under
 # XDG_RUNTIME_DIR) instead of the test's X11 tray, and notifications would pop up there.
-_SESSION_VARS = ("WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "XDG_SESSION_DESKTOP",
-                 "XDG_SESSION_TYPE", "DESKTOP_SESSION", "QT_QPA_PLATFORMTHEME")
-TRAYER = ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
-          "--height", "24", "--SetDockType", "true"]
+_SESSION_VARS = (
+    "WAYLAND_DISPLAY",
+    "XDG_CURRENT_DESKTOP",
+    "XDG_SESSION_DESKTOP",
+    "XDG_SESSION_TYPE",
+    "DESKTOP_SESSION",
+    "QT_QPA_PLATFORMTHEME",
+)
+TRAYER = [
+    "trayer",
+    "--edge",
+    "top",
+    "--align",
+    "right",
+    "--widthtype",
+    "request",
+    "--height",
+    "24",
+    "--SetDockType",
+    "true",
+]
 
 
 def _session_env(display: str, runtime: Path) -> dict[str, str]:
     """This process's environment on ``display``, cut off from the desktop it runs in."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("DBUS_") and k not in _SESSION_VARS}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("DBUS_") and k not in _SESSION_VARS
+    }
     return {**env, "DISPLAY": display, "XDG_RUNTIME_DIR": str(runtime)}
 
 
 @contextlib.contextmanager
-def _x_session(tmp_path: Path, tray: list[str] = TRAYER, timeout: float = 60.0,
-               processes: list[subprocess.Popen[bytes]] | None = None,
-               ) -> Iterator[dict[str, str]]:
+def _x_session(
+    tmp_path: Path,
+    tray: list[str] = TRAYER,
+    timeout: float = 60.0,
+    processes: list[subprocess.Popen[bytes]] | None = None,
+) -> Iterator[dict[str, str]]:
     """Xvfb, openbox and ``tray``, all stopped (and their pipes closed) however it ends;
     ``processes`` (if given) receives them, in that order, while the session runs."""
     runtime = tmp_path / "runtime"
@@ -64,16 +88,19 @@ def _x_session(tmp_path: Path, tray: list[str] = TRAYER, timeout: float = 60.0,
     processes = [] if processes is None else processes
     with (tmp_path / "x.log").open("w") as log:
         try:
-            xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0",
-                                     "1280x800x24", "-nolisten", "tcp"],
-                                    stdout=subprocess.PIPE, stderr=log)
+            xvfb = subprocess.Popen(
+                ["Xvfb", "-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                stdout=subprocess.PIPE,
+                stderr=log,
+            )
             processes.append(xvfb)
             assert xvfb.stdout is not None
             number = xvfb.stdout.readline().decode().strip()
             assert number, "Xvfb did not start; see x.log"
             env = _session_env(f":{number}", runtime)
-            processes.append(subprocess.Popen(["openbox", "--sm-disable"], env=env,
-                                              stdout=log, stderr=log))
+            processes.append(
+                subprocess.Popen(["openbox", "--sm-disable"], env=env, stdout=log, stderr=log)
+            )
             time.sleep(0.5)
             processes.append(subprocess.Popen(tray, env=env, stdout=log, stderr=log))
             wait_until(lambda: "trayer" in _tree(env), timeout, "the tray")
@@ -97,8 +124,7 @@ def x_session(tmp_path: Path) -> Iterator[dict[str, str]]:
         yield env
 
 
-def test_a_session_that_fails_to_start_leaves_nothing_running(tmp_path: Path,
-                                                              monkeypatch) -> None:
+def test_a_session_that_fails_to_start_leaves_nothing_running(tmp_path: Path, monkeypatch) -> None:
     started: list[subprocess.Popen[bytes]] = []
 
     class Recorded(subprocess.Popen):  # type: ignore[type-arg]
@@ -108,8 +134,10 @@ def test_a_session_that_fails_to_start_leaves_nothing_running(tmp_path: Path,
 
     monkeypatch.setattr(subprocess, "Popen", Recorded)
     try:
-        with pytest.raises(AssertionError, match="never happened within 1 s: the tray"), \
-                _x_session(tmp_path, tray=["sleep", "60"], timeout=1.0):
+        with (
+            pytest.raises(AssertionError, match="never happened within 1 s: the tray"),
+            _x_session(tmp_path, tray=["sleep", "60"], timeout=1.0),
+        ):
             pass
         assert [p.args[0] for p in started[:3]] == ["Xvfb", "openbox", "sleep"]
         assert [p.poll() is None for p in started] == [False] * len(started)
@@ -135,25 +163,29 @@ def test_the_session_is_cut_off_from_the_desktops_dbus(tmp_path: Path, monkeypat
 
 
 def _tree(env: dict[str, str]) -> str:
-    return subprocess.run(["xwininfo", "-root", "-tree"], env=env, capture_output=True,
-                          text=True, check=False).stdout
+    return subprocess.run(
+        ["xwininfo", "-root", "-tree"], env=env, capture_output=True, text=True, check=False
+    ).stdout
 
 
 def _edgedesk_windows(env: dict[str, str]) -> list[tuple[str, int, int, int, int]]:
-    return [(m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5]))
-            for m in _WINDOW.finditer(_tree(env))]
+    return [
+        (m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5])) for m in _WINDOW.finditer(_tree(env))
+    ]
 
 
 def _viewable(env: dict[str, str], window: str) -> bool:
-    info = subprocess.run(["xwininfo", "-id", window], env=env, capture_output=True,
-                          text=True, check=False).stdout
+    info = subprocess.run(
+        ["xwininfo", "-id", window], env=env, capture_output=True, text=True, check=False
+    ).stdout
     return "IsViewable" in info
 
 
 def _click(env: dict[str, str], window: tuple[str, int, int, int, int]) -> None:
     _, width, height, x, y = window
-    subprocess.run(["xdotool", "mousemove", str(x + width // 2), str(y + height // 2)],
-                   env=env, check=True)
+    subprocess.run(
+        ["xdotool", "mousemove", str(x + width // 2), str(y + height // 2)], env=env, check=True
+    )
     time.sleep(0.5)  # as a hand would: the pointer arrives before the button goes down
     subprocess.run(["xdotool", "click", "1"], env=env, check=True)
 
@@ -166,25 +198,33 @@ def _health(port: int) -> bool:
 
 
 def test_tray_keeps_the_server_running_and_brings_the_window_back(
-        x_session: dict[str, str], edgedesk_home: Path, tmp_path: Path) -> None:
+    x_session: dict[str, str], edgedesk_home: Path, tmp_path: Path
+) -> None:
     port = free_port()
     (edgedesk_home / "config").mkdir(parents=True)
     (edgedesk_home / "config" / "settings.toml").write_text(
         f"keep_in_tray = true\n[server]\nstart_with_app = true\nport = {port}\n"
-        "require_key = false\n")
+        "require_key = false\n"
+    )
     (edgedesk_home / "data").mkdir()
     settle(edgedesk_home / "data", "skipped")  # straight to the window, no setup dialog
     stderr = tmp_path / "app.log"
     with stderr.open("w") as err:
-        app = subprocess.Popen([sys.executable, "-m", "desktop"], stderr=err,
-                               stdout=subprocess.DEVNULL,
-                               env={**x_session, "QT_QPA_PLATFORM": "xcb",
-                                    "EDGEDESK_HOME": str(edgedesk_home)})
+        app = subprocess.Popen(
+            [sys.executable, "-m", "desktop"],
+            stderr=err,
+            stdout=subprocess.DEVNULL,
+            env={**x_session, "QT_QPA_PLATFORM": "xcb", "EDGEDESK_HOME": str(edgedesk_home)},
+        )
     try:
         wait_until(lambda: "window open" in stderr.read_text(), 90, "the window")
-        windows = wait_until(lambda: [w for w in _edgedesk_windows(x_session)
-                                      if 16 <= w[1] <= 64 and 16 <= w[2] <= 64], 30,
-                             "the tray icon")
+        windows = wait_until(
+            lambda: [
+                w for w in _edgedesk_windows(x_session) if 16 <= w[1] <= 64 and 16 <= w[2] <= 64
+            ],
+            30,
+            "the tray icon",
+        )
         icon = windows[0]
         main = max(_edgedesk_windows(x_session), key=lambda w: w[1] * w[2])
         assert main[1] >= 640 and _viewable(x_session, main[0])
@@ -196,20 +236,23 @@ def test_tray_keeps_the_server_running_and_brings_the_window_back(
         assert app.poll() is None, stderr.read_text()  # hidden, not quit
         assert _health(port)  # IDEs keep their endpoint while the window is closed
 
-        balloon = [w for w in _edgedesk_windows(x_session) if w[0] not in (icon[0], main[0])
-                   and w[1] > 64 and _viewable(x_session, w[0])]
+        balloon = [
+            w
+            for w in _edgedesk_windows(x_session)
+            if w[0] not in (icon[0], main[0]) and w[1] > 64 and _viewable(x_session, w[0])
+        ]
         assert balloon, "the first hide tells the user the server keeps running"
         _click(x_session, balloon[0])  # it covers the icon on a top panel: a click restores
         wait_until(lambda: _viewable(x_session, main[0]), 15, "the window to come back")
         time.sleep(1.5)  # let the window manager frame it again before the next close
 
         subprocess.run(["wmctrl", "-c", "EdgeDesk"], env=x_session, check=True)
-        wait_until(lambda: not _viewable(x_session, main[0]), 15,
-                   "the window to hide again")
+        wait_until(lambda: not _viewable(x_session, main[0]), 15, "the window to hide again")
         time.sleep(1.0)  # the window manager unframes the hidden window first
         _click(x_session, icon)  # no message the second time: the icon itself is clicked
-        wait_until(lambda: _viewable(x_session, main[0]), 15,
-                   "the window to come back from the icon")
+        wait_until(
+            lambda: _viewable(x_session, main[0]), 15, "the window to come back from the icon"
+        )
         assert _health(port)
 
         app.send_signal(signal.SIGTERM)

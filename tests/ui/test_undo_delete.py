@@ -20,8 +20,7 @@ LEFT = Qt.MouseButton.LeftButton
 @pytest.fixture(autouse=True)
 def _yes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The user confirms each deletion."""
-    monkeypatch.setattr(QMessageBox, "question",
-                        lambda *_a, **_k: QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(QMessageBox, "question", lambda *_a, **_k: QMessageBox.StandardButton.Yes)
 
 
 def _delete(qtbot, win: MainWindow) -> None:
@@ -29,7 +28,8 @@ def _delete(qtbot, win: MainWindow) -> None:
 
 
 def test_undo_brings_a_deleted_chat_back_with_its_messages_for_good(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     chat = window.chat
     chat.core.streamer = Scripted("First answer.", "Second answer.")
     send(qtbot, window, "First question")
@@ -45,11 +45,19 @@ def test_undo_brings_a_deleted_chat_back_with_its_messages_for_good(
     assert not chat.notes.undo_button.isVisible()
     assert chat.current is deleted and deleted in chat.chats.chats()
     assert [b.shown_markdown for b in chat._bubbles] == [
-        "First question", "First answer.", "Second question", "Second answer."]
+        "First question",
+        "First answer.",
+        "Second question",
+        "Second answer.",
+    ]
     [conv] = store.list_conversations()
     assert conv.title == "First question"
     assert [m.content for m in store.get_messages(conv.id)] == [
-        "First question", "First answer.", "Second question", "Second answer."]
+        "First question",
+        "First answer.",
+        "Second question",
+        "Second answer.",
+    ]
     send(qtbot, window, "Third question")  # it goes on where it was
     assert len(store.get_messages(conv.id)) == 6
     window.close()
@@ -60,8 +68,7 @@ def test_undo_brings_a_deleted_chat_back_with_its_messages_for_good(
     again.close()
 
 
-def test_undo_is_gone_after_the_next_action_or_a_few_seconds(
-        qtbot, window: MainWindow) -> None:
+def test_undo_is_gone_after_the_next_action_or_a_few_seconds(qtbot, window: MainWindow) -> None:
     chat = window.chat
     chat.core.streamer = Scripted("Answer.")
     send(qtbot, window, "One")

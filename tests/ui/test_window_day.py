@@ -23,8 +23,9 @@ def _answer(monkeypatch: pytest.MonkeyPatch, button: QMessageBox.StandardButton)
     return asked
 
 
-def test_deleting_a_chat_asks_first(qtbot, window: MainWindow,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deleting_a_chat_asks_first(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
     chat = window.chat
     send(qtbot, window, "keep me")
     kept = chat.current
@@ -63,7 +64,8 @@ def test_an_ephemeral_chat_says_so_however_long_its_title(qtbot, window: MainWin
 
 
 def test_the_server_screen_copies_snippets_and_shows_a_new_key_once(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     from PySide6.QtGui import QGuiApplication
 
     from desktop.server.client_setups import KEY
@@ -96,13 +98,15 @@ def test_the_server_screen_copies_snippets_and_shows_a_new_key_once(
 
 def _select(win: MainWindow, ref: str) -> None:
     view = win.models
-    row = next(n for n in range(view.table_model.rowCount())
-               if view.table_model.row_at(n).id == ref)
+    row = next(
+        n for n in range(view.table_model.rowCount()) if view.table_model.row_at(n).id == ref
+    )
     view.table.selectRow(row)
 
 
 def test_use_in_chat_starts_a_chat_and_refuses_an_embedding_model(
-        qtbot, window: MainWindow, tiny_embed) -> None:
+    qtbot, window: MainWindow, tiny_embed
+) -> None:
     chat = window.chat
     send(qtbot, window, "an open conversation")
     talked = chat.current
@@ -123,7 +127,8 @@ def test_use_in_chat_starts_a_chat_and_refuses_an_embedding_model(
 
 
 def test_tab_leaves_the_composer_and_an_edited_first_question_retitles(
-        qtbot, window: MainWindow) -> None:
+    qtbot, window: MainWindow
+) -> None:
     chat = window.chat
     chat.input.setFocus()
     qtbot.waitUntil(chat.input.hasFocus, timeout=2000)
@@ -146,7 +151,8 @@ def test_tab_leaves_the_composer_and_an_edited_first_question_retitles(
 
 
 def test_export_names_a_valid_file_and_writes_json_that_imports_back(
-        qtbot, window: MainWindow, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from PySide6.QtWidgets import QFileDialog
 
     chat = window.chat
@@ -177,7 +183,8 @@ def test_export_names_a_valid_file_and_writes_json_that_imports_back(
 
 
 def test_the_chinese_window_titles_buttons_dialogs_and_commas_in_chinese(
-        qtbot, qapp, context, tiny_chat, tmp_path) -> None:
+    qtbot, qapp, context, tiny_chat, tmp_path
+) -> None:
     from PySide6.QtCore import QCoreApplication
     from PySide6.QtWidgets import QDialogButtonBox
 
@@ -196,8 +203,11 @@ def test_the_chinese_window_titles_buttons_dialogs_and_commas_in_chinese(
         assert not texts & {"Save", "Cancel"}, texts  # Qt's own words, from qtbase_zh_CN
         settings.reject()
         # What Qt's file dialogs say ("Look in:", "Directory:", "Choose").
-        for context_name, words in (("QFileDialog", "Look in:"), ("QFileDialog", "Directory:"),
-                                    ("QFileDialog", "&Choose")):
+        for context_name, words in (
+            ("QFileDialog", "Look in:"),
+            ("QFileDialog", "Directory:"),
+            ("QFileDialog", "&Choose"),
+        ):
             assert QCoreApplication.translate(context_name, words) != words
         assert win.documents.tr(", ") == "，"  # "4 个文档，4 个片段", not an ASCII comma
     finally:
@@ -219,9 +229,14 @@ def test_every_models_cell_sits_on_one_line_height(window) -> None:
 
 
 def _colours(image, rect) -> set[tuple[int, int, int]]:
-    return {(c.red(), c.green(), c.blue()) for c in
-            (image.pixelColor(x, y) for y in range(rect.top(), rect.bottom())
-             for x in range(rect.left(), min(rect.right(), image.width())))}
+    return {
+        (c.red(), c.green(), c.blue())
+        for c in (
+            image.pixelColor(x, y)
+            for y in range(rect.top(), rect.bottom())
+            for x in range(rect.left(), min(rect.right(), image.width()))
+        )
+    }
 
 
 def _coloured(rgb: tuple[int, int, int]) -> bool:
@@ -275,8 +290,9 @@ def test_the_first_send_says_the_model_is_loading(qtbot, window: MainWindow) -> 
     assert window.model_status.text() == "Model: tiny-chat"
 
 
-def test_the_documents_header_names_a_model_that_is_here(qtbot, window: MainWindow,
-                                                         tiny_embed) -> None:
+def test_the_documents_header_names_a_model_that_is_here(
+    qtbot, window: MainWindow, tiny_embed
+) -> None:
     window.show_page("documents")
     label = window.documents.model_label.text()
     assert "No embedding model is on this device yet" in label  # not "embedded with bge…"
@@ -293,8 +309,9 @@ def test_the_local_catalog_can_be_filtered(qtbot, window: MainWindow) -> None:
     wait_listed(qtbot, window)
     view = window.models
     model = view.table_model
-    shown = lambda: [model.row_at(n).id for n in range(model.rowCount())  # noqa: E731
-                     if not view.table.isRowHidden(n)]
+    shown = lambda: [  # noqa: E731
+        model.row_at(n).id for n in range(model.rowCount()) if not view.table.isRowHidden(n)
+    ]
     everything = shown()
     qtbot.keyClicks(view.filter, "bge embedding")
     assert shown() and all(ref.startswith("bge") for ref in shown())

@@ -26,10 +26,12 @@ def _open(qtbot) -> MainWindow:
 
 
 def test_an_import_from_the_window_is_listed_and_answers_after_a_restart(
-        qtbot, edgedesk_home: Path, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, edgedesk_home: Path, tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = _open(qtbot)
-    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
-                        lambda *a, **k: ([str(tiny_chat)], "GGUF models (*.gguf)"))
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(tiny_chat)], "GGUF models (*.gguf)")
+    )
     first.show_page("models")
     qtbot.mouseClick(first.models.import_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: first.models.status.text().startswith("Imported "), timeout=20_000)
@@ -48,7 +50,8 @@ def test_an_import_from_the_window_is_listed_and_answers_after_a_restart(
 
 
 def test_an_imported_model_lists_its_quant_and_fit_after_a_restart(
-        qtbot, edgedesk_home: Path, tiny_chat: Path) -> None:
+    qtbot, edgedesk_home: Path, tiny_chat: Path
+) -> None:
     first = _open(qtbot)
     model_id = first.models.import_file(tiny_chat)
     fresh = first.models.table_model.row_at(0)
@@ -62,12 +65,17 @@ def test_an_imported_model_lists_its_quant_and_fit_after_a_restart(
 
 
 def test_a_vision_model_imported_with_its_projector_sees_after_a_restart(
-        qtbot, edgedesk_home: Path, tiny_chat: Path, tiny_projector: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot,
+    edgedesk_home: Path,
+    tiny_chat: Path,
+    tiny_projector: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     first = _open(qtbot)
     # Both files chosen together in the dialog, the projector first.
-    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
-                        lambda *a, **k: ([str(tiny_projector), str(tiny_chat)], ""))
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(tiny_projector), str(tiny_chat)], "")
+    )
     first.show_page("models")
     qtbot.mouseClick(first.models.import_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: first.models.status.text().startswith("Imported "), timeout=20_000)
@@ -80,14 +88,14 @@ def test_a_vision_model_imported_with_its_projector_sees_after_a_restart(
 
 
 def test_two_models_chosen_together_are_refused_saying_what_to_choose(
-        qtbot, edgedesk_home: Path, tiny_chat: Path, tiny_embed: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, edgedesk_home: Path, tiny_chat: Path, tiny_embed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     win = _open(qtbot)
-    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
-                        lambda *a, **k: ([str(tiny_chat), str(tiny_embed)], ""))
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(tiny_chat), str(tiny_embed)], "")
+    )
     win.show_page("models")
     qtbot.mouseClick(win.models.import_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: "choose one model file" in win.models.status.text(),
-                    timeout=20_000)
+    qtbot.waitUntil(lambda: "choose one model file" in win.models.status.text(), timeout=20_000)
     assert win.context.installed.all() == []  # nothing half-imported
     win.close()

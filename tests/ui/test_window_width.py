@@ -21,22 +21,36 @@ from tests.ui.conftest import CAT_ID, wait_listed
 pytestmark = pytest.mark.qt
 
 URL = "https://huggingface.co/THUDM/glm-edge-1.5b-chat-gguf/resolve/main/" + "x" * 40 + ".gguf"
-LONG_EN = ("Cannot download glm-edge-1.5b: the connection to the model hub failed "
-           "while offline mode was off, and a very long explanation follows " * 3 + URL)
-LONG_ZH = ("无法下载模型：连接模型中心失败，请检查网络设置或切换到离线模式后重试。" * 6
-           + "/home/用户/非常长的文件夹名称/" * 8)
+LONG_EN = (
+    "Cannot download glm-edge-1.5b: the connection to the model hub failed "
+    "while offline mode was off, and a very long explanation follows " * 3 + URL
+)
+LONG_ZH = (
+    "无法下载模型：连接模型中心失败，请检查网络设置或切换到离线模式后重试。" * 6
+    + "/home/用户/非常长的文件夹名称/" * 8
+)
 SMALLEST = 925  # the narrowest the themed layouts were before issue 24 (893 px now)
 
 
 def _places(win: MainWindow):
     """Every label a status or an error is written to, and how it is written."""
     first = win.maybe_first_run()
-    places = [win.models.status.setText, win.models.details.setText,
-              win.models.hardware_label.setText, win.models.hub_search.status.setText,
-              win.documents.status.setText, win.documents.model_label.setText,
-              win.documents.summary.setText, win.chat.notes.say, win.server.notice.setText,
-              win.server.model_hint.setText, win.say, win.model_status.setText,
-              win.memory_status.setText, win.offline_status.setText]
+    places = [
+        win.models.status.setText,
+        win.models.details.setText,
+        win.models.hardware_label.setText,
+        win.models.hub_search.status.setText,
+        win.documents.status.setText,
+        win.documents.model_label.setText,
+        win.documents.summary.setText,
+        win.chat.notes.say,
+        win.server.notice.setText,
+        win.server.model_hint.setText,
+        win.say,
+        win.model_status.setText,
+        win.memory_status.setText,
+        win.offline_status.setText,
+    ]
     return places, first
 
 
@@ -49,9 +63,9 @@ def themed(request, qapp) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("text", [LONG_EN, LONG_ZH], ids=["english", "chinese"])
-def test_long_texts_in_every_status_place_leave_the_window_resizable(qtbot, edgedesk_home,
-                                                                     themed: str,
-                                                                     text: str) -> None:
+def test_long_texts_in_every_status_place_leave_the_window_resizable(
+    qtbot, edgedesk_home, themed: str, text: str
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
     qtbot.addWidget(win)
     win.show()
@@ -124,7 +138,8 @@ win.close()
 
 
 def test_on_a_real_desktop_the_window_fits_the_screen_after_long_texts(
-        tmp_path, edgedesk_home) -> None:
+    tmp_path, edgedesk_home
+) -> None:
     import json
     import subprocess
     import sys
@@ -134,10 +149,14 @@ def test_on_a_real_desktop_the_window_fits_the_screen_after_long_texts(
     if MISSING:
         pytest.skip(f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)")
     with _x_session(tmp_path) as env:
-        done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                              check=False,
-                              timeout=120, env={**env, "QT_QPA_PLATFORM": "xcb",
-                                                "EDGEDESK_HOME": str(edgedesk_home)})
+        done = subprocess.run(
+            [sys.executable, "-c", SCRIPT],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            env={**env, "QT_QPA_PLATFORM": "xcb", "EDGEDESK_HOME": str(edgedesk_home)},
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     sizes = json.loads(done.stdout.strip().splitlines()[-1])
     assert sizes["minimum"] <= SMALLEST

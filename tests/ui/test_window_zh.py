@@ -48,10 +48,16 @@ def chinese(qapp) -> Iterator[None]:
 
 def _answers() -> list[Turn]:
     usage = Usage(prompt_tokens=12, completion_tokens=48)
-    return [Turn("assistant", "hi", usage=usage, tokens_per_s=31.5, finish_reason=reason,
-                 error=error)
-            for reason, error in (("stop", None), ("cancelled", None), ("length", None),
-                                  ("error", None), ("error", "设备已断开"))]
+    return [
+        Turn("assistant", "hi", usage=usage, tokens_per_s=31.5, finish_reason=reason, error=error)
+        for reason, error in (
+            ("stop", None),
+            ("cancelled", None),
+            ("length", None),
+            ("error", None),
+            ("error", "设备已断开"),
+        )
+    ]
 
 
 def test_answer_footers_in_chinese_keep_the_numbers_and_lose_the_english(chinese) -> None:
@@ -73,10 +79,31 @@ def test_answer_footers_in_english(qapp) -> None:
 
 
 # ------------------------------------------------------------------ hardware report
-REPORT_ENGLISH = ("backend:", "machine:", "devices:", "GPU:  ", "why:", "installed models",
-                  "compiled in", "free of", "CPU threads", "no GPU detected", "found no device",
-                  "built for the CPU", "layers on the GPU", "runs on the CPU", "needs ~",
-                  "offload", "host", "driver:", "none", "unknown", "unused", "fits", "won't")
+REPORT_ENGLISH = (
+    "backend:",
+    "machine:",
+    "devices:",
+    "GPU:  ",
+    "why:",
+    "installed models",
+    "compiled in",
+    "free of",
+    "CPU threads",
+    "no GPU detected",
+    "found no device",
+    "built for the CPU",
+    "layers on the GPU",
+    "runs on the CPU",
+    "needs ~",
+    "offload",
+    "host",
+    "driver:",
+    "none",
+    "unknown",
+    "unused",
+    "fits",
+    "won't",
+)
 GIB = 1024**3
 
 
@@ -85,30 +112,61 @@ def report_english_in(lines: list[str]) -> list[tuple[str, str]]:
 
 
 def _synthetic_report(kind: dict[str, str]) -> dict[str, Any]:
-    model = {"id": "m", "path": "m.gguf", "gpu_layers": 10, "total_layers": 29,
-             "context_length": 4096, "estimated_bytes": 3 * GIB}
+    model = {
+        "id": "m",
+        "path": "m.gguf",
+        "gpu_layers": 10,
+        "total_layers": 29,
+        "context_length": 4096,
+        "estimated_bytes": 3 * GIB,
+    }
     return {
-        "version": "1", "hardware": "RAM …",
-        "backend": {"name": "vulkan", "describe": "vulkan", "compiled": ["Vulkan", "CPU"],
-                    "compiled_gpu": "vulkan", "gpu_offload": False},
-        "devices": [{"name": "Vulkan0", "description": "Radeon", "kind": "gpu",
-                     "offload": True, "memory_free_bytes": 2 * GIB,
-                     "memory_total_bytes": 8 * GIB, "driver": None}],
-        "machine": {"ram_total_bytes": 16 * GIB, "ram_available_bytes": 8 * GIB,
-                    "cpu_count": 4, "gpus": [{"name": "Radeon", "total_bytes": 8 * GIB,
-                                              "free_bytes": 2 * GIB}]},
-        "gpu_used": False, "why_not_gpu": "English words", "why_not_gpu_kind": kind,
-        "models": [{**model, "id": f"m{n}", "fit": str(verdict)}
-                   for n, verdict in enumerate(Verdict)]
+        "version": "1",
+        "hardware": "RAM …",
+        "backend": {
+            "name": "vulkan",
+            "describe": "vulkan",
+            "compiled": ["Vulkan", "CPU"],
+            "compiled_gpu": "vulkan",
+            "gpu_offload": False,
+        },
+        "devices": [
+            {
+                "name": "Vulkan0",
+                "description": "Radeon",
+                "kind": "gpu",
+                "offload": True,
+                "memory_free_bytes": 2 * GIB,
+                "memory_total_bytes": 8 * GIB,
+                "driver": None,
+            }
+        ],
+        "machine": {
+            "ram_total_bytes": 16 * GIB,
+            "ram_available_bytes": 8 * GIB,
+            "cpu_count": 4,
+            "gpus": [{"name": "Radeon", "total_bytes": 8 * GIB, "free_bytes": 2 * GIB}],
+        },
+        "gpu_used": False,
+        "why_not_gpu": "English words",
+        "why_not_gpu_kind": kind,
+        "models": [
+            {**model, "id": f"m{n}", "fit": str(verdict)} for n, verdict in enumerate(Verdict)
+        ]
         + [{"id": "broken", "path": "b.gguf", "fit": "unreadable", "reason": "坏文件"}],
     }
 
 
 def test_the_hardware_report_in_chinese_has_no_english_words(chinese) -> None:
-    for kind in ({"kind": "cpu_build"}, {"kind": "vulkan_no_device"},
-                 {"kind": "vulkan_selected_none", "value": "7"}, {"kind": "cuda_no_device"},
-                 {"kind": "metal_no_device"}, {"kind": "no_device", "backend": "sycl"},
-                 {"kind": "gpu_layers_zero"}):
+    for kind in (
+        {"kind": "cpu_build"},
+        {"kind": "vulkan_no_device"},
+        {"kind": "vulkan_selected_none", "value": "7"},
+        {"kind": "cuda_no_device"},
+        {"kind": "metal_no_device"},
+        {"kind": "no_device", "backend": "sycl"},
+        {"kind": "gpu_layers_zero"},
+    ):
         lines = report_lines(_synthetic_report(kind))
         assert report_english_in(lines) == [], kind
         text = "\n".join(lines)
@@ -117,18 +175,25 @@ def test_the_hardware_report_in_chinese_has_no_english_words(chinese) -> None:
         assert "10/29" in text and "3.0 GiB" in text and "坏文件" in text
 
 
-@pytest.mark.parametrize("backend,environ", [
-    (BackendInfo("cpu", None, False), {}),
-    (BackendInfo("cpu", "vulkan", False), {}),
-    (BackendInfo("cpu", "vulkan", False), {"GGML_VK_VISIBLE_DEVICES": "3"}),
-    (BackendInfo("cpu", "cuda", False), {}),
-    (BackendInfo("cpu", "metal", False), {}),
-    (BackendInfo("cpu", "sycl", False), {}),
-])
+@pytest.mark.parametrize(
+    "backend,environ",
+    [
+        (BackendInfo("cpu", None, False), {}),
+        (BackendInfo("cpu", "vulkan", False), {}),
+        (BackendInfo("cpu", "vulkan", False), {"GGML_VK_VISIBLE_DEVICES": "3"}),
+        (BackendInfo("cpu", "cuda", False), {}),
+        (BackendInfo("cpu", "metal", False), {}),
+        (BackendInfo("cpu", "sycl", False), {}),
+    ],
+)
 def test_in_english_the_window_gives_the_terminals_reason_for_no_gpu(
-        qapp, backend: BackendInfo, environ: dict[str, str]) -> None:
-    report = {"why_not_gpu_kind": why_not_kind(backend, None, environ),
-              "backend": {"gpu_offload": False}, "machine": {"gpus": []}}
+    qapp, backend: BackendInfo, environ: dict[str, str]
+) -> None:
+    report = {
+        "why_not_gpu_kind": why_not_kind(backend, None, environ),
+        "backend": {"gpu_offload": False},
+        "machine": {"gpus": []},
+    }
     assert why_not_gpu(report) == why_no_gpu(backend, environ)
 
 
@@ -139,8 +204,7 @@ def test_in_english_the_window_shows_what_edgedesk_doctor_prints(qapp) -> None:
     context.close()
 
 
-def test_the_chinese_settings_dialog_shows_the_hardware_report_in_chinese(
-        qtbot, chinese) -> None:
+def test_the_chinese_settings_dialog_shows_the_hardware_report_in_chinese(qtbot, chinese) -> None:
     win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     dialog = win.open_settings()
@@ -166,7 +230,8 @@ def _common_errors(tmp_path: Path) -> list[EdgeDeskError]:
     calls = [
         lambda: NetGate(tmp_path / "a.log", offline=True).ensure_online("search the Hub"),
         lambda: NetGate(tmp_path / "b.log", allow_downloads=False).ensure_online(
-            "download glm-edge-1.5b", download=True),
+            "download glm-edge-1.5b", download=True
+        ),
         lambda: context.catalog.get("no-such-model"),
         lambda: resolver.locate("glm-edge-1.5b"),
         lambda: resolver.locate("./missing-model.gguf"),
@@ -185,8 +250,15 @@ def _common_errors(tmp_path: Path) -> list[EdgeDeskError]:
 def test_common_core_errors_read_in_chinese(chinese, tmp_path: Path) -> None:
     errors = _common_errors(tmp_path)
     kinds = [error.kind for error in errors]
-    assert kinds == ["offline", "downloads_off", "unknown_model", "not_downloaded",
-                     "file_not_found", "not_installed", "policy_blocked"]
+    assert kinds == [
+        "offline",
+        "downloads_off",
+        "unknown_model",
+        "not_downloaded",
+        "file_not_found",
+        "not_installed",
+        "policy_blocked",
+    ]
     for error in errors:
         text = error_text(error)
         assert re.search(r"[\u4e00-\u9fff]", text), text
@@ -202,8 +274,11 @@ def test_in_english_the_window_shows_the_cores_own_words(qapp, tmp_path: Path) -
 
 
 def test_every_error_kind_the_core_raises_has_a_chinese_sentence(chinese) -> None:
-    raised = {m for path in DESKTOP.rglob("*.py")
-              for m in re.findall(r'\bkind="(\w+)",\s*params=', path.read_text(encoding="utf-8"))}
+    raised = {
+        m
+        for path in DESKTOP.rglob("*.py")
+        for m in re.findall(r'\bkind="(\w+)",\s*params=', path.read_text(encoding="utf-8"))
+    }
     raised |= {"offline", "downloads_off"}  # NetGate._refused_kind
     assert raised - set(SENTENCES) == set()
     for kind, (_source, names) in SENTENCES.items():
@@ -214,15 +289,16 @@ def test_every_error_kind_the_core_raises_has_a_chinese_sentence(chinese) -> Non
 
 
 def _errors_without_a_sentence() -> list[EdgeDeskError]:
-    return [ModelLoadError("llama.cpp failed to load model.gguf (out of memory)"),
-            RemoteError("gpu-01: 401 Unauthorized"),
-            TemplateFailed("template line 3: 'tools' is undefined"),
-            ContextOverflow("prompt is 9000 tokens; the context holds 8192"),
-            InvalidRequest("--max-tokens must be at least 1")]
+    return [
+        ModelLoadError("llama.cpp failed to load model.gguf (out of memory)"),
+        RemoteError("gpu-01: 401 Unauthorized"),
+        TemplateFailed("template line 3: 'tools' is undefined"),
+        ContextOverflow("prompt is 9000 tokens; the context holds 8192"),
+        InvalidRequest("--max-tokens must be at least 1"),
+    ]
 
 
-def test_errors_without_a_sentence_lead_in_chinese_then_keep_the_cores_detail(
-        chinese) -> None:
+def test_errors_without_a_sentence_lead_in_chinese_then_keep_the_cores_detail(chinese) -> None:
     for error in _errors_without_a_sentence():
         text = error_text(error)
         lead, _, detail = text.partition("：")
@@ -236,7 +312,8 @@ def test_in_english_errors_without_a_sentence_are_the_cores_words(qapp) -> None:
 
 
 def test_the_chinese_window_refuses_an_offline_hub_search_in_chinese(
-        qtbot, chinese, hub: FakeHub) -> None:
+    qtbot, chinese, hub: FakeHub
+) -> None:
     win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
     qtbot.addWidget(win)
     search = win.models.hub_search
@@ -254,6 +331,8 @@ def test_a_string_not_translated_yet_shows_in_english_not_blank(chinese) -> None
     # show them in English, as Qt does, not as empty labels and buttons.
     from PySide6.QtCore import QCoreApplication
 
-    assert QCoreApplication.translate("Nowhere", "A sentence no catalog has") == \
-        "A sentence no catalog has"
+    assert (
+        QCoreApplication.translate("Nowhere", "A sentence no catalog has")
+        == "A sentence no catalog has"
+    )
     assert QCoreApplication.translate("Composer", "Send") == "发送"  # translated ones still are

@@ -39,8 +39,10 @@ for pattern in ("*.metal", "*.metallib"):
 if sys.platform == "win32":
     # MSVC builds with OpenMP need vcomp140.dll, which is not part of the VC runtime
     # PyInstaller already bundles; take the wheel's copy, else the system one.
-    candidates = [_lib / "vcomp140.dll",
-                  Path(os.environ.get("SYSTEMROOT", r"C:\Windows")) / "System32" / "vcomp140.dll"]
+    candidates = [
+        _lib / "vcomp140.dll",
+        Path(os.environ.get("SYSTEMROOT", r"C:\Windows")) / "System32" / "vcomp140.dll",
+    ]
     for candidate in candidates:
         if candidate.is_file():
             binaries.append((str(candidate), "llama_cpp/lib"))
