@@ -231,6 +231,8 @@ class ChatCore:
             shown = next(
                 (n for n, v in enumerate(previous) if v is every[old.version]), len(previous) - 1
             )
+            # Refused before anything changes: the answer and its versions stay as they are.
+            self._check_can_answer(chat)
             chat.truncate(len(chat.turns) - 1)
         if not chat.turns:
             raise InvalidRequest("there is no question to answer again yet")
@@ -260,17 +262,23 @@ class ChatCore:
         else:
             del chat.turns[at]
 
-    def begin(self, chat: Conversation) -> PendingTurn:
-        """Add an empty answer to ``chat`` and say how to generate it."""
+    def _check_can_answer(self, chat: Conversation) -> None:
+        """InvalidRequest / CannotSee when ``chat`` cannot be answered as it stands."""
         if not chat.model:
             raise InvalidRequest("choose a model for this chat first")
         if any(t.images for t in chat.turns):
             self.check_sees(chat.model)  # e.g. the chat's model was changed since
-        # The context is looked up only for documents (it reads the model's header).
+
+    def begin(self, chat: Conversation) -> PendingTurn:
+        """Add an empty answer to ``chat`` and say how to generate it."""
+        self._check_can_answer(chat)
+        # The context is looked up only for documents (it reads the model's header); the
+        # chat's own context length, when set, is the one the model is loaded with.
         documents = any(a.kind == "file" for a in chat.attachments())
-        inline = inline_chars(
+        context = chat.context_length or (
             self.context_of(chat.model) if self.context_of is not None and documents else None
         )
+        inline = inline_chars(context if documents else None)
         messages = chat.messages(inline)
         question_turns = len(chat.turns)
         answer = Turn("assistant", "")
@@ -401,15 +409,17 @@ class ChatCore:
         ``run`` fills the Turn here.
         """
         cancel = cancel or threading.Event()
-        self.save_question(pending)
-        messages, _hits = self.prepare(pending)
-        if on_sources is not None:
-            on_sources(list(pending.sources))
-        offered = self._offered(approve, grounded=bool(pending.chat.collection))
         steps: list[ToolStep] = []
         out = _Words(on_chunk)
         final = Chunk(finish_reason="cancelled")
         try:
+            # Inside the guard: a regenerated answer's store row is rewritten to the
+            # question here, so a failed retrieval must still put the earlier version back.
+            self.save_question(pending)
+            messages, _hits = self.prepare(pending)
+            if on_sources is not None:
+                on_sources(list(pending.sources))
+            offered = self._offered(approve, grounded=bool(pending.chat.collection))
             while True:
                 tools = offered if offered.specs and len(steps) < self.max_tool_steps else None
                 out.clear()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from desktop.chat import attachments
 from desktop.chat.conversation import Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
@@ -175,3 +176,62 @@ def test_a_damaged_export_version_is_refused_by_name() -> None:
     with pytest.raises(EdgeDeskError, match="version 1: 'content' must be text"):
         store.import_json(json.dumps(bad))
     assert store.list_conversations() == []
+
+
+def _kept(store: ChatStore, chat: Conversation) -> list[tuple[str, str, int]]:
+    assert chat.store_id is not None
+    return [(m.role, m.content, len(m.versions)) for m in store.get_messages(chat.store_id)]
+
+
+def test_a_refused_regenerate_keeps_the_answer_and_its_versions(
+    edgedesk_home: object,
+) -> None:
+    from desktop.chat.session import CannotSee
+    from desktop.errors import InvalidRequest
+    from tests.fixtures.pictures import png
+
+    store = _store()
+    core = ChatCore(
+        Scripted("one", "two", "three"), ChatSaver(store), sees=lambda model: model == "vision"
+    )
+    chat = Conversation(model="vision")
+    picture = attachments.from_bytes("p.png", png())
+    core.run(core.ask(chat, "What is this?", attachments=[picture]))
+    core.run(core.regenerate(chat))
+    chat.model = "text-only"  # cannot see the question's picture
+    with pytest.raises(CannotSee):
+        core.regenerate(chat)
+    chat.model = ""
+    with pytest.raises(InvalidRequest, match="choose a model"):
+        core.regenerate(chat)
+    assert [(t.content, t.version_count) for t in chat.turns[1:]] == [("two", 2)]
+    chat.model = "vision"
+    core.run(core.ask(chat, "And now?"))
+    assert _kept(store, chat) == [
+        ("user", "What is this?", 0),
+        ("assistant", "two", 1),
+        ("user", "And now?", 0),
+        ("assistant", "three", 0),
+    ]
+
+
+def test_a_regenerate_whose_retrieval_fails_keeps_the_stored_answer(
+    edgedesk_home: object,
+) -> None:
+    from desktop.chat.grounding import EmbeddingModelMissing
+
+    store = _store()
+    missing: list[str | None] = [None]
+    core = ChatCore(
+        Scripted("one", "two", "three"),
+        ChatSaver(store),
+        search=lambda _q, _c: [],
+        missing=lambda _c: missing[0],
+    )
+    chat = Conversation(model="m", collection="docs")
+    core.run(core.ask(chat, "q"))
+    core.run(core.regenerate(chat))
+    missing[0] = "bge-small-en-v1.5"  # its embedding model was deleted meanwhile
+    with pytest.raises(EmbeddingModelMissing):
+        core.run(core.regenerate(chat))
+    assert _kept(store, chat) == [("user", "q", 0), ("assistant", "two", 1)]

@@ -224,3 +224,26 @@ def test_a_picture_sent_without_words_titles_the_chat_by_its_name() -> None:
     assert streamer.prompts[0][-1].content == "" and len(streamer.prompts[0][-1].images) == 1
     with pytest.raises(InvalidRequest, match="empty"):
         core.ask(chat, "   ")
+
+
+def test_the_chats_own_context_length_decides_what_is_quoted_whole(tmp_path: Path) -> None:
+    report = _long_report(tmp_path / "report.txt")  # ~3.8k characters
+    streamer = Scripted("42.", "42.")
+    core = _core(streamer, context=32768)  # the model's own context: room to quote it all
+    roomy = Conversation(model="m")
+    core.run(
+        core.ask(
+            roomy, "How big is the kangaroo fund?", attachments=[attachments.from_path(report)]
+        )
+    )
+    assert "Paragraph 59" in streamer.prompts[0][-1].content  # quoted whole
+    tight = Conversation(model="m")
+    tight.context_length = 2048  # the chat's Context setting: the model loads with 2048
+    core.run(
+        core.ask(
+            tight, "How big is the kangaroo fund?", attachments=[attachments.from_path(report)]
+        )
+    )
+    question = streamer.prompts[1][-1].content
+    assert "Paragraph 59" not in question  # too long for 2048 tokens: cited by passages
+    assert "exactly 42 dollars" in streamer.prompts[1][0].content
