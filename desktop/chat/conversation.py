@@ -112,6 +112,10 @@ class Turn:
     tool_steps: list[ToolStep] = field(default_factory=list)
     # A question's pictures and documents, in the order they were attached.
     attachments: list[Attachment] = field(default_factory=list)
+    # The model and settings (sampling, system prompt) that made an answer, stamped when
+    # it is first saved; None: not saved yet (the chat's current ones made it).
+    model: str | None = None
+    parameters: dict[str, Any] | None = None
 
     @property
     def images(self) -> list[Attachment]:
@@ -186,6 +190,10 @@ class Conversation:
     synced: int = 0  # how many leading turns the store holds
     rewrite: bool = False  # an edit changed turns the store already holds
     loaded: bool = True  # False until the turns of a stored chat are read
+
+    def answer_settings(self) -> dict[str, Any]:
+        """What an answer made now is stored with: the sampling and the system prompt."""
+        return {**self.sampling.to_dict(), "system_prompt": self.system_prompt}
 
     @property
     def sampling(self) -> Sampling:

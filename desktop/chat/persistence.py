@@ -25,19 +25,21 @@ from desktop.store.chats import ChatStore
 
 
 def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
-    # Each answer records the settings that made it (the sampling, the system prompt).
-    params = (
-        {**chat.sampling.to_dict(), "system_prompt": chat.system_prompt}
-        if turn.role == "assistant"
-        else {}
-    )
+    # Each answer records the model and settings that made it (the sampling, the system
+    # prompt): the chat's current ones when it is first saved, its own ever after, so a
+    # rewrite (regenerate, edit) or another version chosen never restamps older answers.
+    params: dict[str, Any] = {}
+    model = None
+    if turn.role == "assistant":
+        params = turn.parameters if turn.parameters is not None else chat.answer_settings()
+        model = turn.model if turn.model is not None else chat.model
     usage = turn.usage
     timings = {"tokens_per_s": turn.tokens_per_s} if turn.tokens_per_s else {}
     return ChatMessage(
         role=turn.role,
         content=turn.content,
         reasoning=turn.reasoning or None,
-        model=chat.model if turn.role == "assistant" else None,
+        model=model,
         parameters=params,
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
@@ -68,6 +70,8 @@ def _to_turn(message: ChatMessage) -> Turn:
         sources=list(message.sources),
         tool_steps=[ToolStep.from_json(s) for s in message.tool_steps],
         attachments=list(message.attachments),
+        model=message.model if role == "assistant" else None,
+        parameters=dict(message.parameters) if role == "assistant" else None,
     )
     versions = [version_message(v) for v in message.versions]
     turn.versions = [_to_turn(v) for v in versions if v is not None]
@@ -155,10 +159,12 @@ class ChatSaver:
         error: str | None = None,
         steps: Sequence[ToolStep] = (),
         versions: Sequence[Turn] = (),
+        made_by: Turn | None = None,
     ) -> None:
         """Save the finished, stopped or (with ``error``) broken-off answer, with the
-        sources it was given, the tool rounds it made and, for a regenerated answer, its
-        earlier ``versions`` (worker thread)."""
+        sources it was given, the tool rounds it made, for a regenerated answer its
+        earlier ``versions``, and the model and settings ``made_by`` was begun with
+        (worker thread)."""
         if chat.store_id is None:
             return
         turn = Turn(
@@ -173,6 +179,8 @@ class ChatSaver:
             tool_steps=list(steps),
             versions=list(versions),
             version=len(versions),
+            model=made_by.model if made_by is not None else None,
+            parameters=made_by.parameters if made_by is not None else None,
         )
         self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced += 1

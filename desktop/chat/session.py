@@ -281,7 +281,7 @@ class ChatCore:
         inline = inline_chars(context if documents else None)
         messages = chat.messages(inline)
         question_turns = len(chat.turns)
-        answer = Turn("assistant", "")
+        answer = Turn("assistant", "", model=chat.model, parameters=chat.answer_settings())
         chat.turns.append(answer)
         params = chat.sampling.generation_params()
         return PendingTurn(
@@ -348,6 +348,7 @@ class ChatCore:
                 pending.sources,
                 steps=steps,
                 versions=pending.answer.versions,
+                made_by=pending.answer,
             )
 
     def save_broken(
@@ -383,6 +384,7 @@ class ChatCore:
                 error=message,
                 steps=steps,
                 versions=pending.answer.versions,
+                made_by=pending.answer,
             )
 
     def drive(

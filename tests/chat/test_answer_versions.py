@@ -235,3 +235,30 @@ def test_a_regenerate_whose_retrieval_fails_keeps_the_stored_answer(
     with pytest.raises(EmbeddingModelMissing):
         core.run(core.regenerate(chat))
     assert _kept(store, chat) == [("user", "q", 0), ("assistant", "two", 1)]
+
+
+def test_each_version_keeps_the_model_and_settings_that_made_it(
+    edgedesk_home: object,
+) -> None:
+    store = _store()
+    saver = ChatSaver(store)
+    core = ChatCore(Scripted("cool", "hot"), saver)
+    chat = Conversation(model="glm-small")
+    chat.temperature = 0.2
+    core.run(core.ask(chat, "Say something."))
+    chat.model, chat.temperature = "glm-large", 1.5  # then regenerate with others
+    core.run(core.regenerate(chat))
+    assert chat.store_id is not None
+    [_question, answer] = store.get_messages(chat.store_id)
+    assert (answer.model, answer.parameters["temperature"]) == ("glm-large", 1.5)
+    [earlier] = answer.versions
+    assert (earlier["model"], earlier["parameters"]["temperature"]) == ("glm-small", 0.2)
+    # Choosing the first version again stores it with its own, not the chat's.
+    chat.choose_version(1, 0)
+    saver.choose_version(chat, 1)
+    [_question, chosen] = store.get_messages(chat.store_id)
+    assert (chosen.content, chosen.model, chosen.parameters["temperature"]) == (
+        "cool",
+        "glm-small",
+        0.2,
+    )
