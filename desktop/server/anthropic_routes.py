@@ -161,10 +161,23 @@ def _count(
     tools: list[dict[str, Any]] | None,
     kwargs: dict[str, Any] | None,
 ) -> int:
-    def work(engine: Engine) -> int:
-        return len(engine.prompt_tokens(engine.render(messages, tools, kwargs)))
+    return services.scheduler.with_engine(
+        model, lambda engine: prompt_token_count(engine, messages, tools, kwargs)
+    )
 
-    return services.scheduler.with_engine(model, work)
+
+def prompt_token_count(
+    engine: Engine,
+    messages: Sequence[Message],
+    tools: list[dict[str, Any]] | None,
+    kwargs: dict[str, Any] | None,
+) -> int:
+    """The prompt tokens ``engine`` will read for this chat, each picture's tokens included
+    (the rendered text holds one marker where the engine reads a picture's whole run)."""
+    counter = getattr(engine, "count_chat_tokens", None)
+    if counter is not None and any(m.images for m in messages):
+        return int(counter(messages, tools, kwargs))
+    return len(engine.prompt_tokens(engine.render(messages, tools, kwargs)))
 
 
 @router.post("/v1/messages/count_tokens")

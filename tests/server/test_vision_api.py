@@ -6,6 +6,7 @@ for the model: what is asserted is what the server hands it, not what it sees.""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -15,7 +16,7 @@ import openai
 import pytest
 
 from desktop.config import ServerSettings
-from desktop.engine.types import MEDIA_MARKER
+from desktop.engine.types import MEDIA_MARKER, Message
 from desktop.server.runner import ServerRunner
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import png
@@ -287,3 +288,30 @@ def test_v1_models_says_which_models_see(url: str) -> None:
         "eyes": ["completion", "vision"],
         "blind": None,
     }
+
+
+def test_anthropic_count_tokens_counts_a_pictures_tokens(
+    tiny_chat: Path, tiny_projector: Path
+) -> None:
+    """Claude Code budgets its context with count_tokens: a picture counts what it costs."""
+    from desktop.engine.images import load_image
+    from desktop.engine.llama import LlamaEngine
+    from desktop.engine.native import LoadOptions
+    from desktop.engine.types import GenerationParams
+    from desktop.server.anthropic_routes import prompt_token_count
+
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(context_length=512, parallel=1, projector=tiny_projector),
+        model_id="tiny-vision",
+    )
+    try:
+        picture = load_image(png(8, 8))
+        messages = [Message("user", f"what is {MEDIA_MARKER} this", images=(picture,))]
+        counted = prompt_token_count(engine, messages, None, None)
+        *_, final = engine.stream_chat(messages, GenerationParams(max_tokens=1, temperature=0))
+        assert final.usage is not None and counted == final.usage.prompt_tokens
+        text_only = prompt_token_count(engine, [Message("user", "what is  this")], None, None)
+        assert counted > text_only + 8  # the picture's run, not one marker's few tokens
+    finally:
+        engine.close()
