@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import MEDIA_MARKER, Chunk, GenerationParams, Image, Message, ToolCall
@@ -101,6 +101,13 @@ class GenerateRequest(_Generation):
     context: list[int] | None = None
     raw: bool = False
     images: list[str] | None = None
+
+    @field_validator("suffix")
+    @classmethod
+    def _no_empty_suffix(cls, value: str | None) -> str | None:
+        # Ollama fills in the middle only for a non-empty suffix: a client that sends the
+        # zero value (a Go struct without omitempty) asks for a plain completion.
+        return value or None
 
 
 class EmbedRequest(_Lenient):

@@ -127,6 +127,13 @@ def test_generate_refusals_and_model_names() -> None:
         with pytest.raises(InvalidRequest) as caught:
             ow.refuse_generate(ow.GenerateRequest.model_validate({"model": "m", **fields}))
         assert caught.value.param == param
+    # The zero value of a Go client's Suffix is no suffix, as in Ollama: a templated
+    # completion that may carry pictures, not fill-in-the-middle.
+    empty = ow.GenerateRequest.model_validate(
+        {"model": "m", "prompt": "Describe", "suffix": "", "images": ["x"]}
+    )
+    assert empty.suffix is None
+    ow.refuse_generate(empty)
     assert ow.model_name("tiny:latest") == "tiny"
     assert ow.model_name("org/repo:file.gguf") == "org/repo:file.gguf"
 
