@@ -290,6 +290,21 @@ def _hosted_item(item: dict[str, Any], where: str, reasoning: str | None) -> lis
     ]
 
 
+def _tool_output(
+    item: dict[str, Any], where: str, names: dict[str, str], limits: ImageLimits
+) -> Message:
+    """A ``function_call_output`` as the tool message it answers; an output given as
+    parts may hold pictures (Codex's ``view_image`` returns the picture it read)."""
+    call_id = _string(item, "call_id", where)
+    output = item.get("output", "")
+    pictures: tuple[Image, ...] = ()
+    if isinstance(output, list) and _has_images(output):
+        text, pictures = _pictured(output, where + ".output", limits)
+    else:
+        text = output if isinstance(output, str) else _text(output, where + ".output")
+    return Message("tool", text, tool_call_id=call_id, name=names.get(call_id), images=pictures)
+
+
 def to_messages(
     instructions: str | None,
     items: Sequence[object],
@@ -328,10 +343,7 @@ def to_messages(
                 out.append(Message("assistant", "", tool_calls=(call,), reasoning=reasoning))
                 reasoning = None
         elif kind == "function_call_output":
-            call_id = _string(item, "call_id", where)
-            output = item.get("output", "")
-            text = output if isinstance(output, str) else _text(output, where + ".output")
-            out.append(Message("tool", text, tool_call_id=call_id, name=names.get(call_id)))
+            out.append(_tool_output(item, where, names, limits))
         elif kind in ("mcp_call", "mcp_list_tools"):
             out += _hosted_item(item, where, reasoning)
             reasoning = None if kind == "mcp_call" else reasoning

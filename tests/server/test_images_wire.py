@@ -225,3 +225,29 @@ def test_a_model_that_cannot_see_is_named_and_never_sent_the_picture() -> None:
     )
     with pytest.raises(InvalidRequest, match="remove it"):
         im.check_images(spelled, model="eyes", sees=sees)
+
+
+def test_a_tool_output_holding_a_picture_reaches_the_model_as_the_tools_images() -> None:
+    # Codex's view_image answers its function call with the picture it read from disk.
+    call = {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "view_image",
+        "arguments": '{"path": "chart.png"}',
+    }
+    output = {
+        "type": "function_call_output",
+        "call_id": "c1",
+        "output": [{"type": "input_image", "image_url": data_url(RED)}],
+    }
+    messages = rw.to_messages(
+        None, [{"role": "user", "content": "Look at chart.png"}, call, output]
+    )
+    tool = messages[-1]
+    assert (tool.role, tool.tool_call_id, tool.name) == ("tool", "c1", "view_image")
+    assert tool.content == MEDIA_MARKER and [i.data for i in tool.images] == [RED]
+    im.check_images(messages, model="eyes", sees=lambda _m: True)  # one marker per picture
+    with pytest.raises(InvalidRequest, match="cannot see images"):
+        im.check_images(messages, model="blind", sees=lambda _m: False)
+    text_only = {**output, "output": [{"type": "input_text", "text": "no picture"}]}
+    assert rw.to_messages(None, [call, text_only])[-1].content == "no picture"
