@@ -10,8 +10,9 @@ system prompt, 6 turns), which takes tens of minutes there (llama-server re-read
 whole prompt on many turns at ~100 tokens/s).
 
 Same model (Gemma 3 270M Q4_K_M from its PyPI package, trained context 32768), same
-machine, same run, one server up at a time, both started by this script with nothing but
-the model: llama-server with ``-m`` only (its defaults: context from the model, slots
+machine, same run, both servers up together and asked in turn, request by request (so a
+burst of other work on a shared machine slows both alike), both started by this script
+with nothing but the model: llama-server with ``-m`` only (its defaults: context from the model, slots
 chosen by it, one unified KV cache), EdgeDesk with ``serve --model --no-auth`` and an
 empty ``EDGEDESK_HOME``. The peer binary is the first one that runs on this CPU
 (``llama_server_peer.py``), or ``--llama-server``. The same request bodies go to both:
@@ -44,6 +45,7 @@ on it: compare the ratios.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -333,24 +335,47 @@ def warm(url: str, model: str) -> float:
     return time.perf_counter() - started
 
 
-def replay(start: Server, work: Path, shape: Shape) -> dict[str, Replay]:
-    """Both conversations on one server, turn by turn, then the next turn of each after a
-    restart on the same data folder (each start warmed with a one-token request)."""
-    out = {"claude-code": Replay(), "codex": Replay()}
-    with start(work) as (url, model):
-        print(f"  warm-up {warm(url, model):.2f} s", flush=True)
+def replay(starts: dict[str, Server], work: Path, shape: Shape) -> dict[str, dict[str, Replay]]:
+    """Both conversations on every server, interleaved request by request (the servers
+    take turns, the first one alternating), then the next turn of each after a restart of
+    every server on its own data folder (each start warmed with a one-token request).
+
+    Interleaving keeps the comparison fair on a shared machine: a burst of other work
+    slows both sides alike instead of whichever happened to run then.
+    """
+    out = {name: {"claude-code": Replay(), "codex": Replay()} for name in starts}
+    order = list(starts)
+
+    def each(turn: int) -> list[str]:
+        return order if turn % 2 else order[::-1]
+
+    with contextlib.ExitStack() as stack:
+        up = {name: stack.enter_context(start(work / name)) for name, start in starts.items()}
+        for name, (url, model) in up.items():
+            print(f"  {name} warm-up {warm(url, model):.2f} s", flush=True)
         for turn in range(1, shape.turns + 1):
-            for name, make in (("claude-code", shape.claude), ("codex", shape.codex)):
-                out[name].turns.append(_send(url, *make(turn, model)))
-                print(f"  {name} turn {turn}: {_brief(out[name].turns[-1])}", flush=True)
-    with start(work) as (url, model):  # what a restart keeps
-        print(f"  warm-up after restart {warm(url, model):.2f} s", flush=True)
-        for name, make in (("claude-code", shape.claude), ("codex", shape.codex)):
-            out[name].after_restart = _send(url, *make(shape.turns + 1, model))
-            print(
-                f"  {name} turn {shape.turns + 1} after restart: {_brief(out[name].after_restart)}",
-                flush=True,
-            )
+            for conversation, make in (("claude-code", shape.claude), ("codex", shape.codex)):
+                for name in each(turn):
+                    url, model = up[name]
+                    out[name][conversation].turns.append(_send(url, *make(turn, model)))
+                    print(
+                        f"  {name:<12} {conversation} turn {turn}: "
+                        f"{_brief(out[name][conversation].turns[-1])}",
+                        flush=True,
+                    )
+    with contextlib.ExitStack() as stack:  # what a restart keeps
+        up = {name: stack.enter_context(start(work / name)) for name, start in starts.items()}
+        for name, (url, model) in up.items():
+            print(f"  {name} warm-up after restart {warm(url, model):.2f} s", flush=True)
+        for conversation, make in (("claude-code", shape.claude), ("codex", shape.codex)):
+            for name in each(shape.turns + 1):
+                url, model = up[name]
+                out[name][conversation].after_restart = _send(url, *make(shape.turns + 1, model))
+                print(
+                    f"  {name:<12} {conversation} turn {shape.turns + 1} after restart: "
+                    f"{_brief(out[name][conversation].after_restart)}",
+                    flush=True,
+                )
     return out
 
 
@@ -460,21 +485,17 @@ def main(argv: list[str] | None = None) -> int:
     shape = Shape(**SHORT) if args.short else Shape(args.turns, args.system_tokens, args.tools)
     model = gemma_file()
     work = Path(tempfile.mkdtemp(prefix="edgedesk-agent-replay-"))
-    results: dict[str, dict[str, Replay]] = {}
+    starts: dict[str, Server] = {}
     peer = None
     try:
         if args.only != "edgedesk":
             peer = peer_binary(args.llama_server, work / "peer")
             binary = peer.path
             print(f"llama-server: {peer.describe()}", flush=True)
-            results["llama-server"] = replay(
-                lambda w: llama_server(binary, model, _fresh(w), slots=None), work / "llama", shape
-            )
+            starts["llama-server"] = lambda w: llama_server(binary, model, _fresh(w), slots=None)
         if args.only != "llama-server":
-            print("edgedesk serve:", flush=True)
-            results["edgedesk"] = replay(
-                lambda w: edgedesk_server(model, _made(w), Path.cwd()), work / "edgedesk", shape
-            )
+            starts["edgedesk"] = lambda w: edgedesk_server(model, _made(w), Path.cwd())
+        results = replay(starts, work, shape)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
