@@ -413,13 +413,11 @@ class AppContext:
                 "your organization requires encrypted data (policy "
                 "EncryptAtRest); nothing was changed"
             )
-        chats = AppContext.chat_store.of(self).if_built()
-        responses = AppContext.response_store.of(self).if_built()
+        chats = AppContext.chat_store.of(self).if_built()  # kept API responses included
         open_dbs = [
             db
             for db in (
                 None if chats is None else chats.database,
-                None if responses is None else responses.database,
                 AppContext.documents_db.of(self).if_built(),
             )
             if db is not None
@@ -471,14 +469,14 @@ class AppContext:
 
     @lazy()
     def response_store(self) -> ResponseStore:
-        """Responses kept by the Responses API (none under EphemeralOnly); retention applied."""
-        from desktop.store.responses import open_response_store
+        """Responses kept by the Responses API (none under EphemeralOnly); retention applied.
 
-        store = open_response_store(
-            self.paths.database,
-            ephemeral_only=self.settings.ephemeral_only,
-            key=None if self.settings.ephemeral_only else self.database_key,
-        )
+        Hidden conversations of ``chat_store``, over its connection: closing, encrypting
+        or decrypting the chat store's database covers them.
+        """
+        from desktop.store.responses import ResponseStore
+
+        store = ResponseStore.over(self.chat_store)
         return retained_at_open(store, self.settings.retention_days, self.audit, "responses")
 
     @lazy()
@@ -664,10 +662,9 @@ class AppContext:
             runner.stop()
         if (clients := AppContext.mcp_clients.of(self).if_built()) is not None:
             clients.close()  # the tool servers' processes end with the app
-        opened: list[Scheduler | ChatStore | ResponseStore | Database | None] = [
+        opened: list[Scheduler | ChatStore | Database | None] = [
             AppContext.scheduler.of(self).if_built(),
-            AppContext.chat_store.of(self).if_built(),
-            AppContext.response_store.of(self).if_built(),
+            AppContext.chat_store.of(self).if_built(),  # the response store's connection too
             AppContext.documents_db.of(self).if_built(),
         ]
         for held in opened:

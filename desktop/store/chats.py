@@ -27,6 +27,9 @@ from desktop.store.db import Database, fts_query, fts_text, open_database
 from desktop.store.sources import decode_sources, encode_sources
 
 DAY_S = 86_400.0
+# Every query below reads and writes only conversations of origin 'app' (the window's,
+# the CLI's, imported ones): the Responses API's kept responses (origin 'responses', see
+# store.responses) share the tables but are never listed, found, opened or changed here.
 MAX_ID = 2**63 - 1  # SQLite's largest integer; a bigger one cannot name a conversation
 
 
@@ -84,7 +87,9 @@ class _Chats:
 
     def add(self, conv_id: int, message: ChatMessage) -> int:
         with self.database.transaction():
-            if not self.database.query("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)):
+            if not self.database.query(
+                "SELECT 1 FROM conversations WHERE id = ? AND origin = 'app'", (conv_id,)
+            ):
                 raise InvalidRequest(f"conversation {conv_id} does not exist")
             return self.append(conv_id, message)
 
@@ -158,23 +163,23 @@ class _Chats:
     def conversations(self, ids: Iterable[int] | None = None) -> list[tuple[Any, ...]]:
         sql = (
             "SELECT id, title, model, tags, created, updated, collection, think, "
-            "parameters FROM conversations"
+            "parameters FROM conversations WHERE origin = 'app'"
         )
         if ids is None:
             return self.database.query(sql + " ORDER BY updated DESC, id DESC")
         wanted = list(ids)
         marks = ",".join("?" * len(wanted))
         return self.database.query(
-            sql + f" WHERE id IN ({marks}) ORDER BY updated DESC, id DESC", wanted
+            sql + f" AND id IN ({marks}) ORDER BY updated DESC, id DESC", wanted
         )
 
     def messages(self, conv_id: int) -> list[ChatMessage]:
         rows = self.database.query(
             "SELECT id, role, content, reasoning, model, parameters, prompt_tokens, "
             "completion_tokens, timings, created, sources, finish_reason, error, tool_steps, "
-            "versions, version FROM messages "
-            "WHERE conversation_id = ? ORDER BY id",
-            (conv_id,),
+            "versions, version FROM messages WHERE conversation_id = ? "
+            "AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND origin = 'app') ORDER BY id",
+            (conv_id, conv_id),
         )
         attached = self.attachments(conv_id)
         return [
@@ -220,7 +225,8 @@ class _Chats:
                 "UPDATE messages SET content = ?, reasoning = ?, model = ?, parameters = ?, "
                 "prompt_tokens = ?, completion_tokens = ?, timings = ?, sources = ?, "
                 "finish_reason = ?, error = ?, tool_steps = ?, versions = ?, version = ? "
-                "WHERE id = ? AND conversation_id = ?",
+                "WHERE id = ? AND conversation_id = ? "
+                "AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND origin = 'app')",
                 (
                     message.content,
                     message.reasoning,
@@ -237,6 +243,7 @@ class _Chats:
                     else None,
                     *_versions_columns(message),
                     message_id,
+                    conv_id,
                     conv_id,
                 ),
             )
@@ -261,7 +268,7 @@ class _Chats:
             "FROM (SELECT rowid, bm25(messages_fts) AS rank FROM messages_fts "
             "      WHERE messages_fts MATCH ? ORDER BY rank LIMIT 200) AS f "
             "JOIN messages m ON m.id = f.rowid "
-            "JOIN conversations c ON c.id = m.conversation_id "
+            "JOIN conversations c ON c.id = m.conversation_id AND c.origin = 'app' "
             "ORDER BY f.rank, m.id",
             (match,),
         )
@@ -286,12 +293,16 @@ class _Chats:
 
     def delete(self, conv_id: int) -> bool:
         with self.database.transaction():
-            cur = self.database.execute("DELETE FROM conversations WHERE id = ?", (conv_id,))
+            cur = self.database.execute(
+                "DELETE FROM conversations WHERE id = ? AND origin = 'app'", (conv_id,)
+            )
         return bool(cur.rowcount)
 
     def delete_before(self, cutoff: float) -> int:
         with self.database.transaction():
-            cur = self.database.execute("DELETE FROM conversations WHERE updated < ?", (cutoff,))
+            cur = self.database.execute(
+                "DELETE FROM conversations WHERE updated < ? AND origin = 'app'", (cutoff,)
+            )
         return int(cur.rowcount)
 
 
@@ -307,6 +318,7 @@ class ChatStore:
         key: DatabaseKey | None = None,
     ) -> None:
         self._clock = clock
+        self.ephemeral_only = ephemeral_only  # policy EphemeralOnly: nothing on disk
         # Full sync: a message reported saved must survive a power cut, not only a crash.
         self._disk = (
             None
@@ -371,28 +383,40 @@ class ChatStore:
 
     def rename(self, conv_id: int, title: str) -> None:
         """Change a conversation's title."""
-        self._update(conv_id, "UPDATE conversations SET title = ? WHERE id = ?", title)
+        self._update(
+            conv_id, "UPDATE conversations SET title = ? WHERE id = ? AND origin = 'app'", title
+        )
 
     def set_tags(self, conv_id: int, tags: Sequence[str]) -> None:
         """Replace a conversation's tags."""
         self._update(
-            conv_id, "UPDATE conversations SET tags = ? WHERE id = ?", json.dumps(sorted(set(tags)))
+            conv_id,
+            "UPDATE conversations SET tags = ? WHERE id = ? AND origin = 'app'",
+            json.dumps(sorted(set(tags))),
         )
 
     def set_collection(self, conv_id: int, collection: str | None) -> None:
         """Ground the conversation in ``collection`` from now on (None or "": none)."""
         self._update(
-            conv_id, "UPDATE conversations SET collection = ? WHERE id = ?", collection or None
+            conv_id,
+            "UPDATE conversations SET collection = ? WHERE id = ? AND origin = 'app'",
+            collection or None,
         )
 
     def set_think(self, conv_id: int, think: bool) -> None:
         """Whether the conversation's reasoning model may think first, from now on."""
-        self._update(conv_id, "UPDATE conversations SET think = ? WHERE id = ?", int(think))
+        self._update(
+            conv_id,
+            "UPDATE conversations SET think = ? WHERE id = ? AND origin = 'app'",
+            int(think),
+        )
 
     def set_parameters(self, conv_id: int, parameters: dict[str, Any]) -> None:
         """The conversation's sampling settings from now on (a JSON object)."""
         self._update(
-            conv_id, "UPDATE conversations SET parameters = ? WHERE id = ?", json.dumps(parameters)
+            conv_id,
+            "UPDATE conversations SET parameters = ? WHERE id = ? AND origin = 'app'",
+            json.dumps(parameters),
         )
 
     def _update(self, conv_id: int, sql: str, value: str | int | None) -> None:

@@ -7,10 +7,14 @@ databases on users' machines already ran it. A new schema change is a new number
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlite_utils
+
+from desktop.store.api_items import item_role, item_text, title_of
 
 
 @dataclass(frozen=True)
@@ -250,6 +254,71 @@ PARAMETERS_SCHEMA = (
 )
 
 
+API_CONVERSATIONS_SCHEMA = (
+    # Responses kept by the Responses API (``store``) are conversations too, hidden from
+    # the window: ``origin`` 'app' (the window, the CLI, imports) or 'responses'; ``owner``
+    # the API key's name ('' without keys), each client seeing only its own; the
+    # response's id and the response object as JSON. Each message of such a conversation
+    # keeps its Responses item verbatim (JSON) in ``item``, its words in ``content``
+    # (not in ``messages_fts``: the window's search must not find, nor be crowded out
+    # by, the many copies of each turn an API client's chained responses keep).
+    "ALTER TABLE conversations ADD COLUMN origin TEXT NOT NULL DEFAULT 'app'",
+    "ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE conversations ADD COLUMN response_id TEXT",
+    "ALTER TABLE conversations ADD COLUMN response TEXT",
+    """CREATE UNIQUE INDEX conversations_by_response ON conversations(response_id)
+        WHERE response_id IS NOT NULL""",
+    "ALTER TABLE messages ADD COLUMN item TEXT",
+)
+
+
+def _kept_items(raw: str) -> list[tuple[str, Any]]:
+    """``(item JSON, item)`` of each item of an ``api_responses.items`` value.
+
+    A value that is not a JSON list (never written by EdgeDesk) is kept verbatim as one
+    row rather than lost: reading it back fails as reading the old row did.
+    """
+    try:
+        items = json.loads(raw)
+    except ValueError:
+        return [(raw, None)]
+    if not isinstance(items, list):
+        return [(raw, None)]
+    return [(json.dumps(item, ensure_ascii=False), item) for item in items]
+
+
+def responses_into_conversations(database: sqlite_utils.Database) -> None:
+    """Migration step: every ``api_responses`` row becomes a conversation of origin
+    'responses' with one message per item, then the old table goes."""
+    for statement in API_CONVERSATIONS_SCHEMA:
+        database.execute(statement)
+    rows = database.execute(
+        "SELECT id, owner, model, created, response, items FROM api_responses ORDER BY created, id"
+    ).fetchall()
+    for response_id, owner, model, created, response, raw in rows:
+        kept = _kept_items(str(raw))
+        cur = database.execute(
+            "INSERT INTO conversations(title, model, tags, created, updated, origin, owner, "
+            "response_id, response) VALUES (?, ?, '[]', ?, ?, 'responses', ?, ?, ?)",
+            (
+                title_of([item for _, item in kept]),
+                model,
+                created,
+                created,
+                owner,
+                response_id,
+                response,
+            ),
+        )
+        for text, item in kept:
+            database.execute(
+                "INSERT INTO messages(conversation_id, role, content, created, item) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (cur.lastrowid, item_role(item), item_text(item), created, text),
+            )
+    database.execute("DROP TABLE api_responses")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -266,4 +335,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "pictures and files attached to messages", ATTACHMENTS_SCHEMA),
     Migration(12, "a regenerated answer's other versions and the one chosen", VERSIONS_SCHEMA),
     Migration(13, "a conversation's sampling parameters", PARAMETERS_SCHEMA),
+    Migration(
+        14, "Responses API responses kept as hidden conversations", responses_into_conversations
+    ),
 )

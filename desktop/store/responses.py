@@ -2,10 +2,13 @@
 
 A stored response is the response object a client got back plus the conversation items
 that led to it (its input, the earlier turns it continued, its output), so a later
-request naming it as ``previous_response_id`` carries the whole conversation. They live
-in the same database as conversations, expire with the same retention period and go
-with ``edgedesk chats rm --all``. Under the ``EphemeralOnly`` policy nothing is kept:
-the store is built without a database and says why when asked to keep something.
+request naming it as ``previous_response_id`` carries the whole conversation. Each is a
+conversation of the one conversation store (``store.chats``' tables, its database
+connection) with origin 'responses', one message per item holding the item verbatim;
+the window and ``edgedesk chats`` never list, find or open those. They expire with the
+same retention period and go with ``edgedesk chats rm --all``. Under the
+``EphemeralOnly`` policy nothing is kept: the store has no database and says why when
+asked to keep something.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.errors import InvalidRequest
-from desktop.store.cipher import DatabaseKey
-from desktop.store.db import Database, open_database
+from desktop.store.api_items import item_role, item_text, title_of
+from desktop.store.db import Database
+
+if TYPE_CHECKING:
+    from desktop.store.chats import ChatStore
 
 DAY_S = 86_400.0
 NOT_KEPT = (
@@ -53,10 +58,19 @@ class ResponseStore:
         *,
         refusal: str = NOT_KEPT,
         clock: Callable[[], float] = time.time,
+        closes: bool = True,
     ) -> None:
         self._db = database
         self.refusal = refusal  # why nothing can be kept, when there is no database
         self._clock = clock
+        self._closes = closes  # False: the connection is the ChatStore's, closed by it
+
+    @classmethod
+    def over(cls, chats: ChatStore, *, clock: Callable[[], float] = time.time) -> ResponseStore:
+        """The responses kept in ``chats``' database, over its connection (none under
+        EphemeralOnly or without a database file); closing ``chats`` closes it."""
+        refusal = EPHEMERAL_ONLY if chats.ephemeral_only else NOT_KEPT
+        return cls(chats.database, refusal=refusal, clock=clock, closes=False)
 
     @property
     def enabled(self) -> bool:
@@ -84,19 +98,40 @@ class ResponseStore:
     ) -> None:
         """Keep ``response`` and its conversation ``items`` for ``owner`` (a key's name)."""
         db = self._database()
+        now = self._clock()
         with db.transaction():
+            # Kept again under the same id: the new one replaces the old.
             db.execute(
-                "INSERT OR REPLACE INTO api_responses(id, owner, model, created, "
-                "response, items) VALUES (?, ?, ?, ?, ?, ?)",
+                "DELETE FROM conversations WHERE response_id = ? AND origin = 'responses'",
+                (response_id,),
+            )
+            cur = db.execute(
+                "INSERT INTO conversations(title, model, tags, created, updated, origin, "
+                "owner, response_id, response) VALUES (?, ?, '[]', ?, ?, 'responses', ?, ?, ?)",
                 (
-                    response_id,
-                    owner,
+                    title_of(items),
                     model,
-                    self._clock(),
+                    now,
+                    now,
+                    owner,
+                    response_id,
                     json.dumps(response, ensure_ascii=False),
-                    json.dumps(items, ensure_ascii=False),
                 ),
             )
+            conv_id = int(cur.lastrowid)
+            # The words go in ``content`` but not in the search index (see migration 14).
+            for item in items:
+                db.execute(
+                    "INSERT INTO messages(conversation_id, role, content, created, item) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        conv_id,
+                        item_role(item),
+                        item_text(item),
+                        now,
+                        json.dumps(item, ensure_ascii=False),
+                    ),
+                )
 
     def get(self, response_id: str, *, owner: str = "") -> StoredResponse | None:
         """``owner``'s kept response with this id, or None (also when nothing is kept)."""
@@ -104,15 +139,22 @@ class ResponseStore:
             return None
         with self._db.lock:
             rows = self._db.query(
-                "SELECT id, model, created, response, items FROM "
-                "api_responses WHERE id = ? AND owner = ?",
+                "SELECT id, model, created, response FROM conversations "
+                "WHERE response_id = ? AND owner = ? AND origin = 'responses'",
                 (response_id, owner),
             )
-        if not rows:
-            return None
-        rid, model, created, response, items = rows[0]
+            if not rows:
+                return None
+            conv_id, model, created, response = rows[0]
+            items = self._db.query(
+                "SELECT item FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,)
+            )
         return StoredResponse(
-            str(rid), str(model), float(created), json.loads(response), json.loads(items)
+            response_id,
+            str(model),
+            float(created),
+            json.loads(response),
+            [json.loads(item) for (item,) in items],
         )
 
     def delete(self, response_id: str, *, owner: str = "") -> bool:
@@ -121,7 +163,9 @@ class ResponseStore:
             return False
         with self._db.transaction():
             cur = self._db.execute(
-                "DELETE FROM api_responses WHERE id = ? AND owner = ?", (response_id, owner)
+                "DELETE FROM conversations WHERE response_id = ? AND owner = ? "
+                "AND origin = 'responses'",
+                (response_id, owner),
             )
         return bool(cur.rowcount)
 
@@ -130,7 +174,10 @@ class ResponseStore:
         if self._db is None:
             return 0
         with self._db.transaction():
-            cur = self._db.execute("DELETE FROM api_responses WHERE created < ?", (cutoff,))
+            # A kept response is never added to: its ``updated`` is when it was kept.
+            cur = self._db.execute(
+                "DELETE FROM conversations WHERE updated < ? AND origin = 'responses'", (cutoff,)
+            )
         return int(cur.rowcount)
 
     def delete_all(self) -> int:
@@ -150,8 +197,8 @@ class ResponseStore:
         return self.delete_before(cutoff)
 
     def close(self) -> None:
-        """Close the database connection (idempotent)."""
-        if self._db is not None:
+        """Close the database connection, unless it is a ChatStore's (idempotent)."""
+        if self._db is not None and self._closes:
             self._db.close()
 
     def count(self) -> int:
@@ -159,23 +206,8 @@ class ResponseStore:
         if self._db is None:
             return 0
         with self._db.lock:
-            return int(self._db.query("SELECT count(*) FROM api_responses")[0][0])
-
-
-def open_response_store(
-    path: Path,
-    *,
-    retention_days: int | None = None,
-    ephemeral_only: bool = False,
-    key: DatabaseKey | None = None,
-) -> ResponseStore:
-    """The store in the database at ``path`` with retention applied (none if ephemeral only)."""
-    if ephemeral_only:
-        return ResponseStore(None, refusal=EPHEMERAL_ONLY)
-    store = ResponseStore(open_database(path, synchronous="FULL", key=key))
-    try:
-        store.apply_retention(retention_days)
-    except Exception:
-        store.close()
-        raise
-    return store
+            return int(
+                self._db.query("SELECT count(*) FROM conversations WHERE origin = 'responses'")[0][
+                    0
+                ]
+            )

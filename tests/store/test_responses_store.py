@@ -9,13 +9,9 @@ import pytest
 from desktop.app import build_context
 from desktop.cli import main
 from desktop.errors import InvalidRequest
+from desktop.store.chats import ChatStore
 from desktop.store.db import open_database
-from desktop.store.responses import (
-    DAY_S,
-    EPHEMERAL_ONLY,
-    ResponseStore,
-    open_response_store,
-)
+from desktop.store.responses import DAY_S, EPHEMERAL_ONLY, ResponseStore
 
 RESPONSE = {"id": "resp_1", "object": "response", "output": [{"type": "message"}]}
 ITEMS = [{"role": "user", "content": "hi"}, {"type": "message"}]
@@ -57,7 +53,7 @@ def test_retention_deletes_only_old_responses(tmp_path: Path) -> None:
 
 
 def test_ephemeral_only_keeps_nothing_and_says_why(tmp_path: Path) -> None:
-    store = open_response_store(tmp_path / "db.sqlite", ephemeral_only=True)
+    store = ResponseStore.over(ChatStore(tmp_path / "db.sqlite", ephemeral_only=True))
     assert not store.enabled and store.refusal == EPHEMERAL_ONLY
     with pytest.raises(InvalidRequest, match="EphemeralOnly") as caught:
         store.put("resp_1", "m", RESPONSE, ITEMS)
