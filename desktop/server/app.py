@@ -16,10 +16,8 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Route
 
@@ -28,13 +26,12 @@ from desktop.chat.vision import known_to_see, takes_pictures
 from desktop.config import ServerSettings
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import RemotePlan
-from desktop.errors import EdgeDeskError, QueueFull
+from desktop.errors import EdgeDeskError
 from desktop.resolve import ModelResolver, looks_like_path
-from desktop.server.anthropic_events import ERROR_TYPES as _ANTHROPIC_TYPES
 from desktop.server.cache import LRUCache
+from desktop.server.error_responses import error_response, install_error_handlers
 from desktop.server.leniency import CONTEXT_HEADER, DROPPED_TOOLS_HEADER
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics, now_iso
-from desktop.server.openai import error_body
 from desktop.server.security import (
     KeyStore,
     RateLimiter,
@@ -63,7 +60,6 @@ __all__ = ["ModelDirectory", "RequestInfo", "ResolverDirectory", "Services", "cr
 
 
 _STORED_RESPONSE = re.compile(r"^/v1/responses/[^/]+(/input_items)?$")
-# Anthropic's error types by status (their SDK raises by status; the body names the type).
 # Like /health, Ollama's version check reveals nothing and clients probe it before a key.
 OPEN_ROUTES = frozenset({"/health", "/openapi.json", "/api/version"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
@@ -175,37 +171,6 @@ def route_label(path: str, known: frozenset[str]) -> str:
     return "/v1/responses/{id}" if _STORED_RESPONSE.match(path) else "other"
 
 
-def error_payload(
-    path: str, status: int, message: str, *, type_: str, code: str | None, param: str | None = None
-) -> dict[str, Any]:
-    """An error body in the shape the route's own clients parse."""
-    if path.startswith("/v1/messages"):
-        return {
-            "type": "error",
-            "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message},
-        }
-    if path.startswith("/api/"):
-        return {"error": message}
-    return error_body(message, type_=type_, code=code, param=param)
-
-
-def _json(
-    status: int,
-    message: str,
-    type_: str,
-    code: str,
-    *,
-    param: str | None = None,
-    headers: dict[str, str] | None = None,
-    path: str = "",
-) -> JSONResponse:
-    return JSONResponse(
-        error_payload(path, status, message, type_=type_, code=code, param=param),
-        status_code=status,
-        headers=headers,
-    )
-
-
 class Guard:
     """The checks every request passes, and the bookkeeping every response gets."""
 
@@ -269,7 +234,7 @@ class Guard:
         refusal = self._refusal(scope, headers, info)
         if refusal is not None:
             info.error_code, info.error_type = refusal.code, refusal.type_
-            return _json(
+            return error_response(
                 refusal.status,
                 refusal.message,
                 refusal.type_,
@@ -391,7 +356,7 @@ class Guard:
                 refusal = self._too_large()
                 info: RequestInfo = scope["state"]["edgedesk"]
                 info.error_code, info.error_type = refusal.code, refusal.type_
-                await _json(
+                await error_response(
                     refusal.status,
                     refusal.message,
                     refusal.type_,
@@ -446,91 +411,6 @@ class Guard:
                 error_type=info.error_type,
                 dropped_tools=list(info.dropped_tools) or None,
             )
-        )
-
-
-def _noted(request: Request, code: str, type_: str, tokens_in: int | None = None) -> None:
-    """Keep a refusal's code and type (and the tokens counted) for the access log."""
-    info = getattr(request.state, "edgedesk", None)
-    if isinstance(info, RequestInfo):
-        info.error_code, info.error_type = code, type_
-        if tokens_in is not None:
-            info.tokens_in = tokens_in
-
-
-def _counted(exc: EdgeDeskError) -> int | None:
-    """The prompt tokens an error counted before it refused (a context overflow's)."""
-    value = exc.params.get("prompt_tokens")
-    return int(value) if value is not None and value.isdigit() else None
-
-
-def _install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(EdgeDeskError)
-    async def _edgedesk(request: Request, exc: EdgeDeskError) -> JSONResponse:
-        headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, QueueFull) else None
-        status = exc.http_status if exc.http_status != 499 else 400
-        _noted(request, exc.code, exc.error_type, _counted(exc))
-        return _json(
-            status,
-            exc.message,
-            exc.error_type,
-            exc.code,
-            param=exc.param,
-            headers=headers,
-            path=request.url.path,
-        )
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        path = request.url.path
-        first = exc.errors()[0] if exc.errors() else {"msg": "invalid request", "loc": ()}
-        loc = [str(p) for p in first.get("loc", ()) if p != "body"]
-        if first.get("type") == "json_invalid":
-            ctx = first.get("ctx")
-            why = ctx.get("error", first["msg"]) if isinstance(ctx, dict) else first["msg"]
-            _noted(request, "invalid_json", "invalid_request_error")
-            return _json(
-                400,
-                f"the request body is not valid JSON ({why})",
-                "invalid_request_error",
-                "invalid_json",
-                path=path,
-            )
-        param = ".".join(loc) or None
-        where = f"'{param}': " if param else ""
-        _noted(request, "invalid_value", "invalid_request_error")
-        return _json(
-            400,
-            f"{where}{first['msg']}",
-            "invalid_request_error",
-            "invalid_value",
-            param=param,
-            path=path,
-        )
-
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        _noted(request, code, "invalid_request_error")
-        return _json(
-            exc.status_code,
-            str(exc.detail),
-            "invalid_request_error",
-            code,
-            headers=dict(exc.headers or {}),
-            path=request.url.path,
-        )
-
-    @app.exception_handler(Exception)
-    async def _bug(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error in %s", request.url.path, exc_info=exc)
-        _noted(request, "internal_error", "server_error")
-        return _json(
-            500,
-            f"internal error ({type(exc).__name__}); see the server log",
-            "server_error",
-            "internal_error",
-            path=request.url.path,
         )
 
 
@@ -593,7 +473,7 @@ def create_app(
     if mcp is not None:
         served.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
         app.router.routes.append(served[-1])
-    _install_error_handlers(app)
+    install_error_handlers(app)
     app.add_middleware(Guard, services=services, routes=known_routes(served))
     if settings.allowed_origins:
         # Keys travel in the Authorization header, never cookies: no credentials mode, so
