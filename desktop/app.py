@@ -597,9 +597,9 @@ class AppContext:
 
         Housekeeping is ``self.housekeeping``'s.
         """
-        from desktop.server.app import ResolverDirectory
         from desktop.server.mcp_server import McpEndpoint
         from desktop.server.metrics import AccessLog
+        from desktop.server.model_directory import ResolverDirectory
         from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner
 
         server = settings or self.settings.server

@@ -15,7 +15,6 @@ from desktop.server.answer import Ending, Piece
 from desktop.server.leniency import ended_by_context
 from desktop.server.responses_wire import (
     Ids,
-    Namespaced,
     ResponsesRequest,
     call_item,
     message_item,
@@ -23,6 +22,7 @@ from desktop.server.responses_wire import (
     response_object,
     text_part,
 )
+from desktop.server.tool_namespaces import Namespaced
 
 
 class ResponseEvents:

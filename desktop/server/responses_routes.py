@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse
 from desktop.chat.conversation import ToolStep
 from desktop.engine.types import Chunk, Message, ToolCall
 from desktop.errors import EdgeDeskError, InvalidRequest
-from desktop.server import hosted_mcp, images, leniency, responses_wire
+from desktop.server import hosted_mcp, images, leniency, responses_wire, tool_namespaces
 from desktop.server.answer import Ending, WholeAnswer
 from desktop.server.deps import ERROR_RESPONSES, Call, CallDep
 from desktop.server.generation import SSE, generate_chat
@@ -67,7 +67,7 @@ class ResponseAnswer(ResponseEvents):
         store: ResponseStore | None,
         items: list[dict[str, Any]],
         owner: str,
-        spaces: responses_wire.Namespaced | None = None,
+        spaces: tool_namespaces.Namespaced | None = None,
     ) -> None:
         super().__init__(
             body,

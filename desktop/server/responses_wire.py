@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeGuard
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import GenerationParams, Image, Message, ToolCall, Usage
 from desktop.errors import InvalidRequest
-from desktop.server import images, leniency, openai_requests
+from desktop.server import images, leniency, openai_requests, tool_namespaces
 from desktop.server.request_parts import (
     function_tool,
     only_tool,
     thinking_kwargs,
 )
+from desktop.server.tool_namespaces import Namespaced
 
 ACCEPTED_INCLUDES = frozenset({"reasoning.encrypted_content"})  # ours is plain text anyway
 
@@ -316,7 +317,7 @@ def to_messages(
     (pictures over ``limits`` are a 400).
 
     A ``function_call`` with a ``namespace`` (Codex's call of a tool in a namespace) is
-    the flat name the model was shown (``spaces``, else ``flat_name``).
+    the flat name the model was shown (``spaces``, else ``tool_namespaces.flat_name``).
     """
     out: list[Message] = [Message("system", instructions)] if instructions else []
     reasoning: str | None = None  # a reasoning item belongs to the assistant turn after it
@@ -364,34 +365,6 @@ def to_messages(
 
 # ---------------------------------------------------------------- Codex namespaces
 
-NAMESPACE_DELIMITER = "__"  # what Codex joins a namespace and a tool name with (ToolName)
-
-
-def flat_name(namespace: str, name: str) -> str:
-    """A namespaced tool's one name, as Codex flattens it: ``mcp__github__`` +
-    ``create_issue`` is ``mcp__github__create_issue`` (stray ``_`` at the join trimmed)."""
-    return namespace.rstrip("_") + NAMESPACE_DELIMITER + name.lstrip("_")
-
-
-@dataclass(frozen=True)
-class Namespaced:
-    """The function tools flattened out of ``namespace`` tools: flat name → (namespace,
-    the tool's own name)."""
-
-    flat: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-
-    def split(self, name: str) -> tuple[str | None, str]:
-        """(namespace, own name) of a name the model called; (None, name) if not flattened."""
-        found = self.flat.get(name)
-        return found if found is not None else (None, name)
-
-    def join(self, namespace: str, name: str) -> str:
-        """The flat name the model sees for ``name`` in ``namespace``."""
-        for flat, pair in self.flat.items():
-            if pair == (namespace, name):
-                return flat
-        return flat_name(namespace, name)
-
 
 def _call_name(item: dict[str, Any], where: str, spaces: Namespaced) -> str:
     name = _string(item, "name", where)
@@ -399,75 +372,22 @@ def _call_name(item: dict[str, Any], where: str, spaces: Namespaced) -> str:
     return spaces.join(namespace, name) if isinstance(namespace, str) and namespace else name
 
 
-def _unique(name: str, taken: set[str]) -> str:
-    """``name``, or ``name_2``, ``name_3``… when a tool already has it."""
-    n, found = 2, name
-    while found in taken:
-        found, n = f"{name}_{n}", n + 1
-    return found
-
-
-def _is_function(tool: object) -> TypeGuard[dict[str, Any]]:
-    return isinstance(tool, dict) and tool.get("type") in ("function", None)
-
-
-def _flat_choice(choice: Any, tools: Sequence[object], flat: Mapping[str, tuple[str, str]]) -> Any:
-    """A ``tool_choice`` naming a namespaced function (with its ``namespace``, or by its own
-    name when only one namespace has it) as the flat name; any other choice unchanged."""
-    if not isinstance(choice, dict) or choice.get("type") != "function":
-        return choice
-    name, namespace = choice.get("name"), choice.get("namespace")
-    if not namespace and any(_is_function(t) and t.get("name") == name for t in tools):
-        return choice  # a top-level function of that name: it is the one named
-    matches = [
-        f for f, (ns, own) in flat.items() if own == name and (not namespace or ns == namespace)
-    ]
-    if len(matches) != 1:
-        return choice
-    return {k: v for k, v in choice.items() if k != "namespace"} | {"name": matches[0]}
-
-
 def flatten_namespaces(req: ResponsesRequest) -> tuple[ResponsesRequest, Namespaced]:
-    """The request with each ``namespace`` tool's function tools as top-level function
-    tools under unambiguous flat names, and the map back to (namespace, name).
+    """The request with its ``namespace`` tools flattened into function tools (and its
+    ``tool_choice`` renamed to match), and the map back to (namespace, name).
 
-    Codex groups its MCP servers' tools (and its sub-agent tools) in ``namespace`` tools
-    and expects a call of one as a ``function_call`` with the tool's own ``name`` and the
-    ``namespace`` (``call_item``). A name already taken gets ``_2``, ``_3``… Tools of
-    other types inside a namespace stay in the list, so they are left out and named like
-    any hosted tool; a namespace without a name or a named function is left out whole.
+    The request itself when it has no namespace. Codex expects a call of a namespaced
+    tool as a ``function_call`` with the tool's own ``name`` and the ``namespace``
+    (``call_item``); see ``tool_namespaces``.
     """
-    tools = req.tools or []
-    if not any(isinstance(t, dict) and t.get("type") == "namespace" for t in tools):
-        return req, Namespaced()
-    taken = {str(t["name"]) for t in tools if _is_function(t) and isinstance(t.get("name"), str)}
-    out: list[dict[str, Any]] = []
-    flat: dict[str, tuple[str, str]] = {}
-    for tool in tools:
-        got = tool if isinstance(tool, dict) else {}
-        group, namespace = got.get("tools"), got.get("name")
-        if (
-            got.get("type") != "namespace"
-            or not isinstance(group, list)
-            or not isinstance(namespace, str)
-            or not namespace
-        ):
-            out.append(tool)
-            continue
-        made: list[dict[str, Any]] = []
-        for inner in group:
-            own = inner.get("name") if isinstance(inner, dict) else None
-            if _is_function(inner) and isinstance(own, str) and own:
-                name = _unique(flat_name(namespace, own), taken)
-                taken.add(name)
-                flat[name] = (namespace, own)
-                made.append({**inner, "type": "function", "name": name})
-            elif isinstance(inner, dict) and not _is_function(inner):
-                made.append(inner)  # a custom or hosted tool in a namespace: left out, named
-        # No function in it (or none with a name): the namespace is left out whole.
-        out += made if any(t["type"] == "function" for t in made) else [tool]
-    choice = _flat_choice(req.tool_choice, tools, flat)
-    return req.model_copy(update={"tools": out, "tool_choice": choice}), Namespaced(flat)
+    flat = tool_namespaces.flatten_namespaces(req.tools, req.tool_choice)
+    if flat.tools is req.tools:  # nothing to flatten: the very same request
+        return req, flat.spaces
+    update = {"tools": flat.tools, "tool_choice": flat.tool_choice}
+    return req.model_copy(update=update), flat.spaces
+
+
+# ---------------------------------------------------------------- tools and sampling
 
 
 def left_out_tools(req: ResponsesRequest) -> list[leniency.Hosted]:

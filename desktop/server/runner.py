@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from desktop.audit import Auditor
 from desktop.config import ServerSettings
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.errors import ConfigError
-from desktop.server.app import ASGIApp, create_app
+from desktop.server.app import create_app
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics
 from desktop.server.security import KeyStore
 from desktop.server.services import ModelDirectory

@@ -22,7 +22,7 @@ import openai
 
 from desktop.app import build_context
 from desktop.config import ServerSettings
-from desktop.server.app import ResolverDirectory
+from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 from tests.fixtures.children import free_port
 

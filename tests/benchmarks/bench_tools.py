@@ -33,8 +33,8 @@ from desktop.engine.toolcalls import parse_tool_calls
 from desktop.engine.types import Message
 from desktop.retrieval.reports import CollectionInfo
 from desktop.retrieval.search import Searcher
-from desktop.server.app import ResolverDirectory
 from desktop.server.mcp_server import McpEndpoint
+from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 from desktop.tools.audit import ToolAudit
 from desktop.tools.mcp_client import McpClients

@@ -9,6 +9,7 @@ import pytest
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import GPU, Hardware, Verdict, fit_model, recommend_quant
 from desktop.errors import ModelFileError
+from tests.fixtures.gguf_headers import llama_9b
 
 GIB = 1024**3
 
@@ -78,35 +79,11 @@ def test_fit_verdicts_follow_memory(gemma_path: Path) -> None:
 
 
 def test_partial_offload_when_vram_is_short() -> None:
-    from dataclasses import replace
-
-    from desktop.catalog.gguf_info import GGUFInfo
-
-    big = GGUFInfo(
-        Path("x"),
-        "llama",
-        None,
-        9_000_000_000,
-        6 * GIB,
-        6 * GIB,
-        32768,
-        40,
-        4096,
-        32,
-        8,
-        128,
-        128,
-        None,
-        None,
-        None,
-        "Q4_K_M",
-        None,
-        1,
-    )
+    big = llama_9b()
     plan = fit_model(big, _hw(32, 4), gpu_offload=True)
     assert plan.verdict is Verdict.PARTIAL and 0 < plan.gpu_layers < 40
     assert plan.context_length == 32768  # the trained context: RAM holds the rest
-    tight = fit_model(replace(big, weight_bytes=20 * GIB), _hw(24), gpu_offload=False)
+    tight = fit_model(llama_9b(weight_bytes=20 * GIB), _hw(24), gpu_offload=False)
     assert tight.cache_type == "q8_0"  # quantized before the context shrinks
     assert tight.context_length < 32768 or tight.verdict is Verdict.NO
 

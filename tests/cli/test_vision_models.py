@@ -14,7 +14,7 @@ from desktop.app import build_context
 from desktop.catalog.entries import load_catalog
 from desktop.cli import main
 from desktop.errors import ModelNotAllowed
-from desktop.server.app import ResolverDirectory
+from desktop.server.model_directory import ResolverDirectory
 from tests.fixtures.fake_hub import FakeHub, Fault, sha256
 from tests.fixtures.vision import write_header_projector
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +11,12 @@ import psutil
 import pytest
 
 from desktop.app import build_context
-from desktop.catalog.gguf_info import GGUFInfo, read_gguf
+from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import GPU, Hardware, Verdict, fit_model
 from desktop.config import Paths
 from desktop.engine.types import LocalPlan, ModelSpec
 from desktop.errors import ConfigError
+from tests.fixtures.gguf_headers import llama_9b
 
 GIB = 1024**3
 
@@ -90,39 +91,15 @@ def test_a_bad_parallel_setting_is_refused_with_its_name(
         _spec_options(tmp_path / "home", gemma_path, f"[engine]\nparallel = {value}\n")
 
 
-def _big() -> GGUFInfo:
-    return GGUFInfo(
-        Path("x"),
-        "llama",
-        None,
-        9_000_000_000,
-        6 * GIB,
-        6 * GIB,
-        32768,
-        40,
-        4096,
-        32,
-        8,
-        128,
-        128,
-        None,
-        None,
-        None,
-        "Q4_K_M",
-        None,
-        1,
-    )
-
-
 def test_the_slots_share_the_trained_context_when_memory_allows() -> None:
     roomy = Hardware(64 * GIB, 64 * GIB, 8)
-    plan = fit_model(_big(), roomy, gpu_offload=False, parallel=4)
+    plan = fit_model(llama_9b(), roomy, gpu_offload=False, parallel=4)
     assert (plan.context_length, plan.parallel, plan.cache_type) == (32768, 4, "f16")
-    assert plan.estimated_bytes == _big().estimate_bytes(32768)  # one cache, not four
+    assert plan.estimated_bytes == llama_9b().estimate_bytes(32768)  # one cache, not four
 
 
 def test_tight_memory_quantizes_the_cache_before_shrinking_the_context() -> None:
-    info = replace(_big(), weight_bytes=12 * GIB)
+    info = llama_9b(weight_bytes=12 * GIB)
     # Room for the trained 32K only with a q8_0 cache (about half of f16's bytes).
     ram = int((info.estimate_bytes(32768, "q8_0") + GIB // 8) / 0.85)
     assert info.estimate_bytes(32768) > ram * 0.85
@@ -142,8 +119,10 @@ def test_a_model_that_fits_the_gpu_keeps_all_its_layers_there() -> None:
     # 6 GiB of weights on an 8 GiB GPU: the trained 32K would spill layers to the CPU,
     # so the context stops where every layer still fits (never below 8192).
     gpu = GPU("test GPU", 8 * GIB, 8 * GIB)
-    plan = fit_model(_big(), Hardware(64 * GIB, 64 * GIB, 8, (gpu,)), gpu_offload=True, parallel=4)
-    assert plan.verdict is Verdict.GPU and plan.gpu_layers == _big().block_count + 1
+    plan = fit_model(
+        llama_9b(), Hardware(64 * GIB, 64 * GIB, 8, (gpu,)), gpu_offload=True, parallel=4
+    )
+    assert plan.verdict is Verdict.GPU and plan.gpu_layers == llama_9b().block_count + 1
     assert 8192 <= plan.context_length < 32768
 
 

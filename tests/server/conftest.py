@@ -17,8 +17,8 @@ from desktop.config import ServerSettings
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk
-from desktop.server.app import ResolverDirectory
 from desktop.server.metrics import AccessLog
+from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner, key_store
 from desktop.server.security import KeyStore
 

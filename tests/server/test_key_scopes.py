@@ -19,8 +19,8 @@ from desktop.app import AppContext, build_context
 from desktop.audit import AuditLog
 from desktop.config import ServerSettings
 from desktop.errors import InvalidRequest
-from desktop.server.app import ResolverDirectory
 from desktop.server.metrics import AccessRecord
+from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 from desktop.server.security import DAY_S, KeyNotFound, KeyStore, endpoint_of
 

@@ -22,7 +22,7 @@ from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk, ModelSpec
 from desktop.errors import EdgeDeskError
-from desktop.server.app import ResolverDirectory
+from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 
 HI = [{"role": "user", "content": "hello world"}]

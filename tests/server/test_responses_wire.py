@@ -11,14 +11,10 @@ from desktop.engine.types import ToolCall, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import openai_requests as oq
 from desktop.server import responses_wire as rw
+from desktop.server.tool_namespaces import Namespaced
+from tests.fixtures.codex_tools import AGENTS, GITHUB, WEATHER
 
 LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
-WEATHER = {
-    "type": "function",
-    "name": "get_weather",
-    "description": "Weather",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-}
 
 
 def _req(**fields: Any) -> rw.ResponsesRequest:
@@ -204,78 +200,36 @@ def test_whole_response_items_status_and_usage() -> None:
     assert cut["incomplete_details"] == {"reason": "max_output_tokens"}
 
 
-# Codex's namespace tools (its MCP servers' tools, its sub-agent tools), as captured.
-GITHUB = {
-    "type": "namespace",
-    "name": "mcp__github__",
-    "description": "GitHub",
-    "tools": [
-        {
-            "type": "function",
-            "name": "create_issue",
-            "description": "File one",
-            "strict": False,
-            "parameters": {"type": "object", "properties": {"title": {"type": "string"}}},
-        },
-        {"type": "custom", "name": "patch", "format": {"type": "grammar"}},
-    ],
-}
-AGENTS = {
-    "type": "namespace",
-    "name": "multi_agent_v1",
-    "description": "Sub-agents",
-    "tools": [
-        {"type": "function", "name": "close_agent", "parameters": {}},
-        {"type": "function", "name": "create_issue", "parameters": {}},
-    ],
-}
-
-
-def test_namespace_tools_are_flattened_into_function_tools_the_model_sees() -> None:
-    taken = {"type": "function", "name": "multi_agent_v1__close_agent", "parameters": {}}
-    req = _req(tools=[{"type": "web_search"}, GITHUB, AGENTS, WEATHER, taken])
+def test_namespace_tools_reach_the_engine_as_function_tools() -> None:
+    # The flattening itself is tested in test_tool_namespaces; here, the request around it.
+    req = _req(tools=[{"type": "web_search"}, GITHUB, AGENTS, WEATHER])
     flat, spaces = rw.flatten_namespaces(req)
-    names = [t["function"]["name"] for t in rw.tools_for_engine(flat) or []]
-    # Codex's own flat naming; a name already taken by a top-level tool gets a suffix.
-    assert names == [
+    assert [t["function"]["name"] for t in rw.tools_for_engine(flat) or []] == [
         "mcp__github__create_issue",
-        "multi_agent_v1__close_agent_2",
+        "multi_agent_v1__close_agent",
         "multi_agent_v1__create_issue",
         "get_weather",
-        "multi_agent_v1__close_agent",
     ]
-    assert rw.tools_for_engine(flat)[0]["function"]["description"] == "File one"  # type: ignore[index]
-    assert spaces.split("multi_agent_v1__close_agent_2") == ("multi_agent_v1", "close_agent")
-    assert spaces.split("get_weather") == (None, "get_weather")
+    assert spaces.split("mcp__github__create_issue") == ("mcp__github__", "create_issue")
     # Only what is not a function (web_search; custom inside a namespace) is left out.
     assert [h.kind for h in rw.left_out_tools(flat)] == ["web_search", "custom"]
     assert req.tools is not None and req.tools[1] == GITHUB  # the echoed request is as sent
     # Nothing to flatten: the very same request, and an empty map.
     plain = _req(tools=[WEATHER])
-    assert rw.flatten_namespaces(plain) == (plain, rw.Namespaced())
+    assert rw.flatten_namespaces(plain) == (plain, Namespaced())
+    # A namespace with no function in it is left out and named, as a hosted tool is.
+    odd, _ = rw.flatten_namespaces(_req(tools=[{"type": "namespace", "name": "x", "tools": 5}]))
+    assert rw.tools_for_engine(odd) is None
+    assert [h.kind for h in rw.left_out_tools(odd)] == ["namespace"]
 
 
-def test_odd_namespaces_are_left_out_not_a_crash() -> None:
-    odd = [
-        {"type": "namespace", "tools": [WEATHER]},
-        {"type": "namespace", "name": "x", "tools": 5},
-        {"type": "namespace", "name": "y", "tools": [7, {"type": "function"}]},
+def test_a_forced_choice_of_a_namespaced_tool_offers_only_its_flat_tool() -> None:
+    choice = {"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"}
+    flat, _ = rw.flatten_namespaces(_req(tools=[GITHUB, AGENTS], tool_choice=choice))
+    assert [t["function"]["name"] for t in rw.tools_for_engine(flat) or []] == [
+        "multi_agent_v1__close_agent"
     ]
-    flat, spaces = rw.flatten_namespaces(_req(tools=odd))
-    assert rw.tools_for_engine(flat) is None and not spaces.flat
-    assert [h.kind for h in rw.left_out_tools(flat)] == ["namespace"] * 3
-
-
-def test_a_forced_choice_of_a_namespaced_tool_names_its_flat_tool() -> None:
-    for choice in (
-        {"type": "function", "name": "close_agent"},
-        {"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"},
-        {"type": "function", "name": "multi_agent_v1__close_agent"},
-    ):
-        flat, _ = rw.flatten_namespaces(_req(tools=[GITHUB, AGENTS], tool_choice=choice))
-        assert [t["function"]["name"] for t in rw.tools_for_engine(flat) or []] == [
-            "multi_agent_v1__close_agent"
-        ]
+    assert rw.is_forced(flat)
     # In two namespaces and no namespace given: ambiguous, so not among the tools (400).
     flat, _ = rw.flatten_namespaces(
         _req(tools=[GITHUB, AGENTS], tool_choice={"type": "function", "name": "create_issue"})

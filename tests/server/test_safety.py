@@ -11,7 +11,8 @@ import pytest
 
 from desktop.config import ServerSettings
 from desktop.errors import ConfigError
-from desktop.server.app import ResolverDirectory, create_app
+from desktop.server.app import create_app
+from desktop.server.model_directory import ResolverDirectory
 from desktop.server.security import KeyStore
 from tests.conftest import wait_until
 from tests.server.conftest import Served, serve
