@@ -214,15 +214,20 @@ class ImageRejected(InvalidRequest):
 
 
 class VisionUnsupported(InvalidRequest):
-    """Images were sent to a model that cannot see (no projector loaded with it)."""
+    """Images were sent to a model that cannot see (no projector loaded with it).
+
+    The one refusal for it, whoever finds out (the API's ``check_images`` before the
+    engine, or the engine itself), so every route answers with the same code and words.
+    """
 
     code = "model_cannot_see_images"
 
     def __init__(self, model: str) -> None:
         super().__init__(
-            f"{model} cannot see images (it has no vision projector); send text only, "
-            "or pick a vision model",
-            param="messages",
+            f"the model '{model}' cannot see images (it has no vision projector); send "
+            "text only, or pick a vision model",
+            param="model",
+            kind="cannot_see",
             params={"model": model},
         )
         self.model = model

@@ -297,7 +297,10 @@ def main(argv: list[str] | None = None) -> int:
 
     embed = write_tiny_bert(Path(home) / "tiny-embed.gguf")
     (Path(home) / "config").mkdir(parents=True, exist_ok=True)
-    (Path(home) / "config" / "settings.toml").write_text(f'embedding_model = "{embed}"\n')
+    # The language saved too, so Settings shows the language the window speaks.
+    (Path(home) / "config" / "settings.toml").write_text(
+        f'embedding_model = "{embed}"\nlanguage = "{options.language}"\n'
+    )
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     translator = install_translator(app, options.language)

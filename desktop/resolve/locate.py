@@ -53,6 +53,14 @@ def locate(
     """The files of the model named ``ref``; ModelNotFound says what to do when it is absent."""
     if ref in registered:
         path = registered[ref]
+        if not path.is_file():
+            # Deleted or moved since it was registered: absent, like an unknown name, so
+            # listings drop it and a request is refused up front, not at load time.
+            raise ModelNotFound(
+                f"model file not found: {path} ({ref} was deleted or moved)",
+                kind="file_not_found",
+                params={"path": str(path)},
+            )
         return path, None, [path]
     if looks_like_path(ref):
         path = Path(ref).expanduser()

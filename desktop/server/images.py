@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits, load_image
 from desktop.engine.types import MEDIA_MARKER, Image, Message
-from desktop.errors import ImageRejected, InvalidRequest
+from desktop.errors import ImageRejected, InvalidRequest, VisionUnsupported
 
 _DATA_URL = re.compile(
     r"^data:(?P<mime>[\w.+\-]+/[\w.+\-]+)?(?P<params>(;[^,;]*)*),", re.IGNORECASE
@@ -112,11 +112,7 @@ def check_images(messages: Sequence[Message], *, model: str, sees: Callable[[str
     if not pictured:
         return
     if not sees(model):
-        raise InvalidRequest(
-            f"the model '{model}' cannot see images (it has no vision projector); send "
-            "text only, or pick a vision model such as kimi-vl-a3b-thinking-2506",
-            param="model",
-        )
+        raise VisionUnsupported(model)
     for i, message in enumerate(messages):
         if message.content.count(MEDIA_MARKER) != len(message.images):
             raise InvalidRequest(

@@ -40,6 +40,12 @@ class Transcript(QScrollArea):
         self._scroll_timer.setSingleShot(True)
         self._scroll_timer.setInterval(0)
         self._scroll_timer.timeout.connect(self.scroll_to_end)
+        # Bubbles get their heights only as the layout settles, after the timer above: the
+        # view keeps following the end while it grows, until the user scrolls elsewhere.
+        self._follow = False
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._range_changed)
+        bar.valueChanged.connect(self._value_changed)
 
     def rebuild(self, turns: Sequence[Turn], *, generating: bool) -> None:
         """Make every bubble afresh (another chat, or another theme)."""
@@ -99,6 +105,14 @@ class Transcript(QScrollArea):
             self.bubbles[-1].refresh()
 
     def scroll_to_end(self) -> None:
-        """Scroll to the newest message."""
+        """Scroll to the newest message, and stay there while the bubbles are laid out."""
+        self._follow = True
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
+
+    def _range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._follow:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _value_changed(self, value: int) -> None:
+        self._follow = value == self.verticalScrollBar().maximum()

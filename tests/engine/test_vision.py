@@ -212,7 +212,7 @@ def test_a_text_model_given_a_picture_says_so(tiny_chat: Path) -> None:
     )
     try:
         assert not engine.vision
-        with pytest.raises(VisionUnsupported, match="tiny-text cannot see images") as caught:
+        with pytest.raises(VisionUnsupported, match="'tiny-text' cannot see images") as caught:
             run(engine, ask(RED))
         assert caught.value.http_status == 400 and caught.value.model == "tiny-text"
     finally:

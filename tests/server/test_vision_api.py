@@ -17,6 +17,7 @@ import pytest
 
 from desktop.config import ServerSettings
 from desktop.engine.types import MEDIA_MARKER, Message
+from desktop.errors import VisionUnsupported
 from desktop.server.runner import ServerRunner
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import png
@@ -26,10 +27,11 @@ RED, BLUE = png(2, 2, rgb=(255, 0, 0)), png(2, 2, rgb=(0, 0, 255))
 
 
 class Models:
-    """Two chat models: ``eyes`` has a vision projector, ``blind`` does not."""
+    """Chat models: ``eyes`` has a vision projector, ``blind`` does not, and ``claims``
+    is listed as seeing but its engine refuses pictures (its projector did not load)."""
 
     def ids(self) -> list[str]:
-        return ["eyes", "blind"]
+        return ["eyes", "blind", "claims"]
 
     def has(self, model: str) -> bool:
         return model in self.ids()
@@ -38,10 +40,10 @@ class Models:
         return "chat", None
 
     def describe(self, model: str) -> dict[str, Any]:
-        return {"kind": "chat", "architecture": "llama", "vision": model == "eyes"}
+        return {"kind": "chat", "architecture": "llama", "vision": self.vision(model)}
 
     def vision(self, model: str) -> bool:
-        return model == "eyes"
+        return model in ("eyes", "claims")
 
 
 class Engine(Scripted):
@@ -59,10 +61,18 @@ class Engine(Scripted):
         tools: Any = None,
         template_kwargs: Any = None,
     ) -> Any:
+        if model == "claims":
+            return self._refuse(model)
         # The chat route passes the template switch by position, the others by name.
         return super().stream_chat(
             model, messages, params, cancel, tools, template_kwargs=template_kwargs
         )
+
+    @staticmethod
+    def _refuse(model: str) -> Iterator[Any]:
+        """The engine's own refusal, raised as the real one is: when the stream starts."""
+        raise VisionUnsupported(model)
+        yield
 
 
 @pytest.fixture
@@ -287,6 +297,7 @@ def test_v1_models_says_which_models_see(url: str) -> None:
     assert {m["id"]: m.get("capabilities") for m in listed} == {
         "eyes": ["completion", "vision"],
         "blind": None,
+        "claims": ["completion", "vision"],
     }
 
 
@@ -315,3 +326,87 @@ def test_anthropic_count_tokens_counts_a_pictures_tokens(
         assert counted > text_only + 8  # the picture's run, not one marker's few tokens
     finally:
         engine.close()
+
+
+def _refusals(url: str, model: str) -> list[tuple[str, int, str | None, str]]:
+    """(route, status, code, message) of a picture sent to ``model`` on every route that
+    takes pictures (code None where the protocol's error has none: Anthropic, Ollama)."""
+    root = url.removesuffix("/v1")
+    found: list[tuple[str, int, str | None, str]] = []
+    parts = [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": {"url": data_url(RED)}},
+    ]
+    with openai.OpenAI(base_url=url, api_key="none", max_retries=0) as client:
+        for stream in (False, True):
+            with pytest.raises(openai.BadRequestError) as chat:
+                client.chat.completions.create(
+                    model=model,
+                    messages=[{"role": "user", "content": parts}],  # type: ignore[misc]
+                    stream=stream,
+                )
+            body = chat.value.body
+            assert body["param"] == "model"  # type: ignore[index]
+            found.append(
+                (f"chat stream={stream}", chat.value.status_code, chat.value.code, body["message"])
+            )  # type: ignore[index]
+        with pytest.raises(openai.BadRequestError) as responses:
+            client.responses.create(
+                model=model,
+                input=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_image", "image_url": data_url(RED), "detail": "auto"}
+                        ],
+                    }
+                ],
+            )
+        found.append(
+            (
+                "responses",
+                responses.value.status_code,
+                responses.value.code,
+                responses.value.body["message"],
+            )  # type: ignore[index]
+        )
+    source = {"type": "base64", "media_type": "image/png", "data": b64(RED)}
+    with anthropic.Anthropic(base_url=root, api_key="none", max_retries=0) as claude:
+        with pytest.raises(anthropic.BadRequestError) as messages:
+            claude.messages.create(
+                model=model,
+                max_tokens=20,
+                messages=[{"role": "user", "content": [{"type": "image", "source": source}]}],  # type: ignore[list-item]
+            )
+        error = messages.value.body["error"]  # type: ignore[index]
+        assert error["type"] == "invalid_request_error"
+        found.append(("anthropic", messages.value.status_code, None, error["message"]))
+    with ollama.Client(host=root, timeout=60) as llama:
+        with pytest.raises(ollama.ResponseError) as chatted:
+            llama.chat(
+                model=model,
+                messages=[{"role": "user", "content": "Which colour?", "images": [RED]}],
+            )
+        found.append(("ollama chat", chatted.value.status_code, None, chatted.value.error))
+        with pytest.raises(ollama.ResponseError) as generated:
+            llama.generate(model=model, prompt="Describe", images=[b64(RED)])
+        found.append(("ollama generate", generated.value.status_code, None, generated.value.error))
+    return found
+
+
+@pytest.mark.parametrize("model", ["blind", "claims"])
+def test_every_route_refuses_a_picture_for_a_model_that_cannot_see_alike(
+    url: str, engine: Engine, model: str
+) -> None:
+    """The API's check (``blind``) and the engine's own refusal (``claims``) answer the
+    same on every route: 400, ``model_cannot_see_images`` where the protocol has codes,
+    and one message naming the model."""
+    said = VisionUnsupported(model).message
+    assert f"'{model}' cannot see images" in said
+    refusals = _refusals(url, model)
+    assert len(refusals) == 6
+    for route, status, code, message in refusals:
+        assert (route, status, message) == (route, 400, said)
+        if code is not None:
+            assert (route, code) == (route, "model_cannot_see_images")
+    assert engine.prompts == []  # no picture reached a model
