@@ -2,11 +2,13 @@
 
 A streamed answer is produced on its own thread (``Pump``), which pulls the engine's
 chunks, turns them into SSE bytes and queues them; the event loop sends whatever piled
-up in one write. The route waits for the pump's first bytes before it answers, so
-queue-full, unknown model and context overflow still get their own status, and the
-first event then goes out without another thread hop. When the client goes away the
-request's cancel event is set: the engine stops within one token and the scheduler's
-gate is released by closing the iterator.
+up in one write. The route waits for the pump's first output before it answers, so
+queue-full, unknown model and context overflow still get their own status. That first
+output is the protocol's opening, made as soon as the engine says the request is
+admitted (``engine.types.ADMITTED``: before the prompt is read, which can take minutes),
+so the status, headers and opening event go out at once rather than with the first
+token. When the client goes away the request's cancel event is set: the engine stops
+within one token and the scheduler's gate is released by closing the iterator.
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ async def watch_disconnect(
 class Chunks:
     """A request's engine chunks up to the final one, pulled on the caller's thread.
 
-    Notes the time to the first chunk; at the end (or when abandoned) it closes the
-    stream, which frees the scheduler's gate, and records the token counts.
+    Notes the time to the first chunk of words (``ADMITTED`` is passed on but not
+    timed); at the end (or when abandoned) it closes the stream, which frees the
+    scheduler's gate, and records the token counts.
     """
 
     def __init__(self, stream: Iterator[Chunk], info: RequestInfo) -> None:
@@ -86,6 +89,9 @@ class Chunks:
         """Each chunk; the final one (``is_final``) is the last."""
         try:
             for chunk in self._stream:
+                if chunk.admitted:
+                    yield chunk
+                    continue
                 if self._info.ttft_s is None:
                     self._info.ttft_s = time.perf_counter() - self._info.started
                 self.final = chunk
@@ -204,7 +210,8 @@ class Pump:
         return None
 
     async def start(self) -> bytes | None:
-        """Start the producer and wait for its first bytes (None: it made none)."""
+        """Start the producer and wait for its first output (None: it made none; ``b""``:
+        it opened the answer with no bytes yet, as a stream whose opening is empty)."""
         self._loop = asyncio.get_running_loop()
         self._ready = asyncio.Event()
         self._ended = asyncio.Event()
@@ -216,7 +223,7 @@ class Pump:
 
     async def rest(self, first: bytes | None) -> AsyncIterator[bytes]:
         """``first``, then everything the producer makes until it ends."""
-        if first is not None:
+        if first:
             yield first
         while (batch := await self._batch()) is not None:
             yield batch
@@ -284,7 +291,8 @@ async def start_stream(
     *,
     media_type: str = "text/event-stream",
 ) -> EventStream:
-    """The streamed response once ``events`` made its first bytes; their errors raise here."""
+    """The streamed response once ``events`` made its first output (the opening, maybe
+    empty); errors before it raise here, so they keep their own status."""
     pump = Pump(events)
     try:
         first = await watch_disconnect(request, cancel, pump.start)
