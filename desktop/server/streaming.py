@@ -36,7 +36,9 @@ T = TypeVar("T")
 # (tiny model on 2 cores: ~50 instead of ~210 writes per 256 tokens; figures in
 # docs/benchmarks.md). The first write is never held.
 WRITE_GAP_S = 0.005
-FIRST_HANDOFF_S = 0.05  # the most the producer waits for the loop to take the first event
+FIRST_HANDOFF_S = 0.05  # the most the producer waits for the loop to take an early event
+# Events handed straight to the loop: the opening (sent at admission) and the first words.
+FIRST_HANDOFFS = 2
 
 
 def close_stream(stream: object) -> None:
@@ -135,7 +137,7 @@ class Pump:
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._started = False
         self._wake_pending = False  # a wake-up is on its way to the loop
-        self._first_taken = threading.Event()
+        self._taken = threading.Event()  # the loop took a batch since the producer cleared it
         self._done = False
         self._ready: asyncio.Event | None = None
         self._ended: asyncio.Event | None = None  # set on the loop once the producer ended
@@ -158,15 +160,18 @@ class Pump:
 
     def _produce(self) -> None:
         try:
+            handoffs = FIRST_HANDOFFS
             for item in self._events:
                 self._queue.put(item)
                 self._wake()
-                if not self._first_taken.is_set():
-                    # Let the loop take the first event before the engine's Python holds
-                    # the GIL again: otherwise the loop can wait ~1-5 ms (the GIL's
-                    # switch interval) to send the first token. Bounded, in case the loop
-                    # is busy elsewhere.
-                    self._first_taken.wait(FIRST_HANDOFF_S)
+                if handoffs:
+                    # Let the loop take the opening, then the first words, before the
+                    # engine's Python holds the GIL again: otherwise the loop can wait
+                    # ~1-5 ms (the GIL's switch interval) to send them. Bounded, in case
+                    # the loop is busy elsewhere.
+                    handoffs -= 1
+                    self._taken.wait(FIRST_HANDOFF_S)
+                    self._taken.clear()
         except BaseException as exc:  # handed to the consumer, raised there
             self._queue.put(exc)
         finally:
@@ -201,7 +206,7 @@ class Pump:
                     break
                 batch.append(item)  # type: ignore[arg-type]
             if batch:
-                self._first_taken.set()
+                self._taken.set()
                 self._last_write = self._loop.time()
                 return b"".join(batch)
         if self._error is not None:
