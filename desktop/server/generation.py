@@ -50,6 +50,9 @@ class AnswerWire(Protocol):
     """
 
     media_type: str  # of a streamed answer
+    # Sent when a streamed answer that began has been quiet for streaming.KEEPALIVE_S
+    # (its prompt still being read); b"": nothing (a protocol with no such event).
+    keepalive: bytes
 
     def opening(self) -> bytes:
         """What goes out with the first item (may be empty)."""
@@ -187,6 +190,7 @@ async def _respond(
             guarded(events(), wire.error_event, info=call.info),
             call.cancel,
             media_type=wire.media_type,
+            keepalive=wire.keepalive,
         )
 
     def whole() -> Any:

@@ -36,6 +36,10 @@ T = TypeVar("T")
 # (tiny model on 2 cores: ~50 instead of ~210 writes per 256 tokens; figures in
 # docs/benchmarks.md). The first write is never held.
 WRITE_GAP_S = 0.005
+# A started stream quiet this long (its prompt being read, for minutes with an agent's
+# prompt) sends its wire's keepalive (Anthropic's ``ping``), as Anthropic's API does: a
+# relay or client that gives up on an idle connection keeps it.
+KEEPALIVE_S = 10.0
 FIRST_HANDOFF_S = 0.05  # the most the producer waits for the loop to take an early event
 # Events handed straight to the loop: the opening (sent at admission) and the first words.
 FIRST_HANDOFFS = 2
@@ -130,10 +134,15 @@ class Pump:
     _END = object()
 
     def __init__(
-        self, events: Generator[bytes, None, None], min_gap_s: float = WRITE_GAP_S
+        self,
+        events: Generator[bytes, None, None],
+        min_gap_s: float = WRITE_GAP_S,
+        keepalive: bytes = b"",
     ) -> None:
         self._events = events
         self.min_gap_s = min_gap_s  # least time between writes; events meanwhile share one
+        self.keepalive = keepalive  # sent after KEEPALIVE_S quiet once started; b"": never
+        self.keepalive_s = KEEPALIVE_S
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._started = False
         self._wake_pending = False  # a wake-up is on its way to the loop
@@ -180,11 +189,21 @@ class Pump:
             assert self._ended is not None
             self._on_loop(self._ended.set)
 
-    async def _batch(self) -> bytes | None:
-        """The next bytes to send (None at the end); then raises what the producer raised."""
+    async def _batch(self, *, started: bool = False) -> bytes | None:
+        """The next bytes to send (None at the end); then raises what the producer raised.
+
+        ``started``: the opening went out, so a quiet spell may be filled by a keepalive.
+        """
         assert self._ready is not None
         while not self._done:
-            await self._ready.wait()
+            if started and self.keepalive:
+                try:
+                    async with asyncio.timeout(self.keepalive_s):
+                        await self._ready.wait()
+                except TimeoutError:
+                    return self.keepalive
+            else:
+                await self._ready.wait()
             assert self._loop is not None
             wait = self._last_write + self.min_gap_s - self._loop.time()
             if wait > 0:
@@ -230,7 +249,7 @@ class Pump:
         """``first``, then everything the producer makes until it ends."""
         if first:
             yield first
-        while (batch := await self._batch()) is not None:
+        while (batch := await self._batch(started=True)) is not None:
             yield batch
 
     async def aclose(self) -> None:
@@ -295,10 +314,11 @@ async def start_stream(
     cancel: threading.Event,
     *,
     media_type: str = "text/event-stream",
+    keepalive: bytes = b"",
 ) -> EventStream:
     """The streamed response once ``events`` made its first output (the opening, maybe
     empty); errors before it raise here, so they keep their own status."""
-    pump = Pump(events)
+    pump = Pump(events, keepalive=keepalive)
     try:
         first = await watch_disconnect(request, cancel, pump.start)
     except BaseException:

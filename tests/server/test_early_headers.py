@@ -236,7 +236,8 @@ def test_a_client_gone_while_the_prompt_is_read_stops_the_work(held: Held, gate:
         "POST", f"{held.url}/chat/completions", json=body, timeout=WAIT_S
     ) as response:
         assert response.status_code == 200
-        assert next(response.iter_lines()).startswith("data: ")  # the opening
+        lines = response.iter_lines()  # kept: a dropped iterator closes the response
+        assert next(lines).startswith("data: ")  # the opening
         assert gate.held.wait(WAIT_S)
     # The client hung up while its prompt was still being read; the server sees it.
     engine = held.engines[0]
@@ -251,3 +252,40 @@ def test_a_client_gone_while_the_prompt_is_read_stops_the_work(held: Held, gate:
     wait_until(lambda: not held.scheduler.busy, WAIT_S, "the request cancelled")
     # Cancelled within a token or two of the release, not 1000 tokens later.
     assert engine.stats().tokens_decoded - decoded < 20
+
+
+def test_an_anthropic_stream_pings_while_its_prompt_is_read(
+    held: Held, gate: LoopGate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Anthropic's API does, so a client or relay that drops idle connections keeps it."""
+    monkeypatch.setattr("desktop.server.streaming.KEEPALIVE_S", 0.05)
+    body = {"model": MODEL, "messages": _ask("ping me"), "max_tokens": 4, "stream": True}
+    with httpx.stream("POST", f"{held.root}/v1/messages", json=body, timeout=WAIT_S) as response:
+        assert response.status_code == 200
+        lines = response.iter_lines()
+        names = (line.removeprefix("event: ") for line in lines if line.startswith("event: "))
+        # message_start and the opening's ping, then pings while no token can exist.
+        assert [next(names) for _ in range(4)] == ["message_start", "ping", "ping", "ping"]
+        assert gate.held.wait(WAIT_S)
+        gate.release()
+        rest = list(names)
+    assert rest[-1] == "message_stop"
+    assert "content_block_delta" in rest
+
+
+def test_other_streams_send_no_keepalive(
+    held: Held, gate: LoopGate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI's protocols have no such event: a chat stream's quiet spell stays quiet."""
+    monkeypatch.setattr("desktop.server.streaming.KEEPALIVE_S", 0.01)
+    body = {"model": MODEL, "messages": _ask("no pings"), "max_tokens": 4, "stream": True}
+    with httpx.stream(
+        "POST", f"{held.url}/chat/completions", json=body, timeout=WAIT_S
+    ) as response:
+        lines = response.iter_lines()
+        assert next(lines).startswith("data: ")  # the opening
+        assert gate.held.wait(WAIT_S)  # quiet for far longer than the keepalive interval
+        gate.release()
+        rest = [line for line in lines if line]
+    assert rest[-1] == "data: [DONE]"
+    assert all(line.startswith("data: {") for line in rest[:-1]), rest
