@@ -33,6 +33,7 @@ from desktop.engine.sampling import SamplerChain
 from desktop.engine.slots import Request
 from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
 from desktop.engine.types import (
+    ADMITTED,
     Chunk,
     EngineStats,
     GenerationParams,
@@ -53,8 +54,10 @@ class LlamaEngine:
     Threads: ``stream_chat``, ``stream_completion``, ``stream_infill``, ``embed``,
     ``rerank``, ``tokenize``, ``detokenize``, ``render``, ``template`` and ``stats`` may
     be called from any thread, concurrently. Each stream's iterator is consumed by one
-    thread. A decode loop thread, started here and stopped by ``close()``, makes every
-    llama_decode call. ``close()`` may be called only when no call is in flight.
+    thread; each begins with ``types.ADMITTED`` once the request passed its checks (the
+    refusals are raised before it), then the answer's chunks. A decode loop thread,
+    started here and stopped by ``close()``, makes every llama_decode call. ``close()``
+    may be called only when no call is in flight.
     ``on_step`` / ``on_embed_decode`` are called on the loop thread after each decode
     (tests and benchmarks watch the batching through them).
     """
@@ -367,14 +370,15 @@ class LlamaEngine:
         tokens = self.infill_tokens(prefix, suffix)
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
 
-    def _submit(
+    def _request(
         self,
         tokens: list[int],
         params: GenerationParams,
         cancel: threading.Event,
         media: Mapping[int, MediaChunk] | None = None,
     ) -> Request:
-        """Check the request, build its sampler and queue it on the decode loop."""
+        """Check the request and build it with its sampler (the caller closes the sampler
+        unless the decode loop took the request); raises every refusal of a request."""
         if self._loop is None:
             raise InvalidRequest(f"{self.model_id} is an embedding model; it cannot generate")
         if not tokens:
@@ -407,11 +411,6 @@ class LlamaEngine:
             media=dict(media or {}),
             extra_cells=extra,
         )
-        try:
-            self._loop.submit(request)
-        except Exception:
-            sampler.close()
-            raise
         return request
 
     def _stream(
@@ -426,18 +425,28 @@ class LlamaEngine:
     ) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
         started = time.perf_counter()
-        if media and self._projector is not None and self._loop is not None:
-            # The image encoder runs before the request joins the loop, which keeps
-            # generating the other requests' tokens meanwhile (at a lower CPU priority
-            # when there are any, so their speed holds). A picture whose cells a slot or
-            # a saved conversation still holds is not encoded: if the hint turns out
-            # stale, the loop encodes it.
-            busy = self._loop.stats().slots_busy > 0
-            held = self._loop.reusable_prefix(tokens)
-            for start, piece in media.items():
-                if start + piece.n_pos > held:
-                    self._projector.encode(piece, background=busy)
-        request = self._submit(tokens, params, cancel, media)
+        request = self._request(tokens, params, cancel, media)
+        loop = self._loop
+        assert loop is not None  # _request refused an embedding model
+        try:
+            # Every refusal is behind us: the caller may answer now (the prompt's
+            # images and tokens may take minutes to read).
+            yield ADMITTED
+            if media and self._projector is not None:
+                # The image encoder runs before the request joins the loop, which keeps
+                # generating the other requests' tokens meanwhile (at a lower CPU
+                # priority when there are any, so their speed holds). A picture whose
+                # cells a slot or a saved conversation still holds is not encoded: if
+                # the hint turns out stale, the loop encodes it.
+                busy = loop.stats().slots_busy > 0
+                held = loop.reusable_prefix(tokens)
+                for start, piece in media.items():
+                    if start + piece.n_pos > held:
+                        self._projector.encode(piece, background=busy)
+            loop.submit(request)
+        except BaseException:  # the loop never took it (closed early, or a fault)
+            request.sampler.close()
+            raise
         # An M-RoPE image has more tokens than positions: usage counts its tokens.
         yield from read_answer(
             request,

@@ -39,7 +39,10 @@ class Engine(Protocol):
         tools: Sequence[dict[str, Any]] | None = None,
         template_kwargs: Mapping[str, Any] | None = None,
     ) -> Iterator[Chunk]:
-        """Stream an answer to a conversation (``template_kwargs``: e.g. enable_thinking)."""
+        """Stream an answer to a conversation (``template_kwargs``: e.g. enable_thinking).
+
+        Refusals raise before the first chunk; the first may be ``types.ADMITTED``,
+        which says the request passed them before its prompt is read (``Chunk``)."""
         ...
 
     def stream_completion(

@@ -119,7 +119,16 @@ class TokenLogprob:
 
 @dataclass(frozen=True)
 class Chunk:
-    """One piece of a streamed answer; the last one carries ``finish_reason`` and usage."""
+    """One piece of a streamed answer; the last one carries ``finish_reason`` and usage.
+
+    A local engine's stream begins with ``ADMITTED`` (``admitted`` set, nothing else):
+    the request passed every check that refuses it (model loaded, prompt tokenized and
+    within the context, sampler built) and its prompt is about to be read, which can
+    take minutes. Before it, a stream raises its refusal; after it, only faults. The
+    server answers (status and opening event) on it; a consumer that wants only words
+    can ignore it, as it carries none. A stream without it (a remote or a test engine)
+    is admitted with its first chunk.
+    """
 
     text: str = ""
     reasoning: str = ""
@@ -129,6 +138,7 @@ class Chunk:
     logprobs: tuple[TokenLogprob, ...] = ()
     stop_sequence: str | None = None  # final chunk: the stop string that ended the answer
     placement: Placement | None = None  # final chunk of a local model: where it ran
+    admitted: bool = False  # only on ``ADMITTED``: the request passed its checks
 
     @property
     def is_final(self) -> bool:
@@ -141,6 +151,9 @@ class Chunk:
         if self.usage is None or self.timings is None or self.timings.generation_s <= 0:
             return 0.0
         return self.usage.completion_tokens / self.timings.generation_s
+
+
+ADMITTED = Chunk(admitted=True)  # a stream's first chunk once its request passed its checks
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,15 @@ class Ending:
 def answer_pieces(
     chunks: Iterable[Chunk], tools: Sequence[dict[str, Any]] | None, *, forced: bool
 ) -> Iterator[Piece | Ending]:
-    """A Piece per chunk as it comes (possible calls held back), the held words, the Ending."""
+    """A Piece per chunk as it comes (possible calls held back), the held words, the Ending.
+
+    ``ADMITTED`` becomes an empty Piece: the answer starts there, before any words."""
     gate = StreamGate(tool_names(tools), hold_all=forced) if tools else None
     final = Chunk(finish_reason="stop")
     for chunk in chunks:
+        if chunk.admitted:
+            yield Piece()
+            continue
         final = chunk
         words = gate.feed(chunk.text) if gate is not None else chunk.text
         yield Piece(words, chunk.reasoning, chunk.logprobs)
@@ -86,6 +91,8 @@ def drain(chunks: Iterable[Chunk]) -> WholeAnswer:
     logprobs: list[TokenLogprob] = []
     final = Chunk(finish_reason="stop")  # the engine always sends one; be safe
     for chunk in chunks:
+        if chunk.admitted:
+            continue
         text.append(chunk.text)
         reasoning.append(chunk.reasoning)
         logprobs.extend(chunk.logprobs)

@@ -118,6 +118,8 @@ def sse(type_: str, body: dict[str, Any]) -> bytes:
 class MessageEvents:
     """The event stream of one streamed message, content blocks numbered in order."""
 
+    keepalive = sse("ping", {"type": "ping"})  # Anthropic's own, sent while the API works
+
     def __init__(
         self,
         message_id: str,

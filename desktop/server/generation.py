@@ -7,9 +7,11 @@ may name MCP servers EdgeDesk runs itself, go through ``generate_chat``, which p
 four protocols:
 
 - streamed: the engine's chunks become ``answer.Piece``/``Ending`` items, the wire turns
-  them into bytes on the stream's own thread (``streaming.Pump``); the wire's opening
-  event goes out with the first item, so an error before it (queue full, unknown model,
-  context overflow) still answers with its own HTTP status; an error after it ends the
+  them into bytes on the stream's own thread (``streaming.Pump``); the HTTP status,
+  headers and the wire's opening event go out with the first item, which is the
+  engine's ``ADMITTED`` (before the prompt is read) or else its first chunk. So an
+  error raised before it (queue full, unknown model, a failed load, context overflow,
+  an image refused) still answers with its own HTTP status; an error after it ends the
   stream with the wire's own error event (``guarded``);
 - whole: the answer is drained on a worker thread and the wire makes the body there;
 - either way the request's cancel event is set when the client goes away, and the
@@ -48,6 +50,9 @@ class AnswerWire(Protocol):
     """
 
     media_type: str  # of a streamed answer
+    # Sent when a streamed answer that began has been quiet for streaming.KEEPALIVE_S
+    # (its prompt still being read); b"": nothing (a protocol with no such event).
+    keepalive: bytes
 
     def opening(self) -> bytes:
         """What goes out with the first item (may be empty)."""
@@ -132,16 +137,19 @@ def guarded(
 def answer_stream(items: Iterable[Piece | Ending], wire: AnswerWire) -> Iterator[bytes]:
     """A streamed answer's bytes: the opening with the first item, the pieces, the ending.
 
-    The opening waits for the engine's first chunk: until then an error keeps its status.
+    The opening waits for the first item (the engine's ``ADMITTED``, else its first
+    chunk): until then an error keeps its status. It is yielded even when empty (a text
+    completion's), so the response and its headers go out then.
     """
     opened = False
     for item in items:
         out = b""
-        if not opened:
+        first = not opened
+        if first:
             opened = True
             out = wire.opening()
         out += wire.ending(item) if isinstance(item, Ending) else wire.piece(item)
-        if out:
+        if out or first:
             yield out
     wire.finished()
 
@@ -182,6 +190,7 @@ async def _respond(
             guarded(events(), wire.error_event, info=call.info),
             call.cancel,
             media_type=wire.media_type,
+            keepalive=wire.keepalive,
         )
 
     def whole() -> Any:

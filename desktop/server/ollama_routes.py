@@ -51,6 +51,7 @@ class OllamaAnswer:
     stats), or one object; ``keep_alive: 0`` unloads the model once it is out."""
 
     media_type = NDJSON
+    keepalive = b""  # no event for it in this protocol
 
     def __init__(
         self,

@@ -107,6 +107,7 @@ class ChatAnswer:
     """A chat completion's answer: ``chat.completion.chunk`` events, or one object."""
 
     media_type = SSE
+    keepalive = b""  # no event for it in this protocol
 
     def __init__(
         self,
@@ -241,6 +242,7 @@ class CompletionAnswer:
     """A text completion's answer: ``text_completion`` events, or one object."""
 
     media_type = SSE
+    keepalive = b""  # no event for it in this protocol
 
     def __init__(self, body: schemas.CompletionRequest, request_id: str) -> None:
         self._body, self._id = body, request_id

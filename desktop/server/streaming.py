@@ -2,11 +2,13 @@
 
 A streamed answer is produced on its own thread (``Pump``), which pulls the engine's
 chunks, turns them into SSE bytes and queues them; the event loop sends whatever piled
-up in one write. The route waits for the pump's first bytes before it answers, so
-queue-full, unknown model and context overflow still get their own status, and the
-first event then goes out without another thread hop. When the client goes away the
-request's cancel event is set: the engine stops within one token and the scheduler's
-gate is released by closing the iterator.
+up in one write. The route waits for the pump's first output before it answers, so
+queue-full, unknown model and context overflow still get their own status. That first
+output is the protocol's opening, made as soon as the engine says the request is
+admitted (``engine.types.ADMITTED``: before the prompt is read, which can take minutes),
+so the status, headers and opening event go out at once rather than with the first
+token. When the client goes away the request's cancel event is set: the engine stops
+within one token and the scheduler's gate is released by closing the iterator.
 """
 
 from __future__ import annotations
@@ -34,7 +36,13 @@ T = TypeVar("T")
 # (tiny model on 2 cores: ~50 instead of ~210 writes per 256 tokens; figures in
 # docs/benchmarks.md). The first write is never held.
 WRITE_GAP_S = 0.005
-FIRST_HANDOFF_S = 0.05  # the most the producer waits for the loop to take the first event
+# A started stream quiet this long (its prompt being read, for minutes with an agent's
+# prompt) sends its wire's keepalive (Anthropic's ``ping``), as Anthropic's API does: a
+# relay or client that gives up on an idle connection keeps it.
+KEEPALIVE_S = 10.0
+FIRST_HANDOFF_S = 0.05  # the most the producer waits for the loop to take an early event
+# Events handed straight to the loop: the opening (sent at admission) and the first words.
+FIRST_HANDOFFS = 2
 
 
 def close_stream(stream: object) -> None:
@@ -73,8 +81,9 @@ async def watch_disconnect(
 class Chunks:
     """A request's engine chunks up to the final one, pulled on the caller's thread.
 
-    Notes the time to the first chunk; at the end (or when abandoned) it closes the
-    stream, which frees the scheduler's gate, and records the token counts.
+    Notes the time to the first chunk of words (``ADMITTED`` is passed on but not
+    timed); at the end (or when abandoned) it closes the stream, which frees the
+    scheduler's gate, and records the token counts.
     """
 
     def __init__(self, stream: Iterator[Chunk], info: RequestInfo) -> None:
@@ -86,6 +95,9 @@ class Chunks:
         """Each chunk; the final one (``is_final``) is the last."""
         try:
             for chunk in self._stream:
+                if chunk.admitted:
+                    yield chunk
+                    continue
                 if self._info.ttft_s is None:
                     self._info.ttft_s = time.perf_counter() - self._info.started
                 self.final = chunk
@@ -122,14 +134,19 @@ class Pump:
     _END = object()
 
     def __init__(
-        self, events: Generator[bytes, None, None], min_gap_s: float = WRITE_GAP_S
+        self,
+        events: Generator[bytes, None, None],
+        min_gap_s: float = WRITE_GAP_S,
+        keepalive: bytes = b"",
     ) -> None:
         self._events = events
         self.min_gap_s = min_gap_s  # least time between writes; events meanwhile share one
+        self.keepalive = keepalive  # sent after KEEPALIVE_S quiet once started; b"": never
+        self.keepalive_s = KEEPALIVE_S
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._started = False
         self._wake_pending = False  # a wake-up is on its way to the loop
-        self._first_taken = threading.Event()
+        self._taken = threading.Event()  # the loop took a batch since the producer cleared it
         self._done = False
         self._ready: asyncio.Event | None = None
         self._ended: asyncio.Event | None = None  # set on the loop once the producer ended
@@ -152,15 +169,18 @@ class Pump:
 
     def _produce(self) -> None:
         try:
+            handoffs = FIRST_HANDOFFS
             for item in self._events:
                 self._queue.put(item)
                 self._wake()
-                if not self._first_taken.is_set():
-                    # Let the loop take the first event before the engine's Python holds
-                    # the GIL again: otherwise the loop can wait ~1-5 ms (the GIL's
-                    # switch interval) to send the first token. Bounded, in case the loop
-                    # is busy elsewhere.
-                    self._first_taken.wait(FIRST_HANDOFF_S)
+                if handoffs:
+                    # Let the loop take the opening, then the first words, before the
+                    # engine's Python holds the GIL again: otherwise the loop can wait
+                    # ~1-5 ms (the GIL's switch interval) to send them. Bounded, in case
+                    # the loop is busy elsewhere.
+                    handoffs -= 1
+                    self._taken.wait(FIRST_HANDOFF_S)
+                    self._taken.clear()
         except BaseException as exc:  # handed to the consumer, raised there
             self._queue.put(exc)
         finally:
@@ -169,11 +189,21 @@ class Pump:
             assert self._ended is not None
             self._on_loop(self._ended.set)
 
-    async def _batch(self) -> bytes | None:
-        """The next bytes to send (None at the end); then raises what the producer raised."""
+    async def _batch(self, *, started: bool = False) -> bytes | None:
+        """The next bytes to send (None at the end); then raises what the producer raised.
+
+        ``started``: the opening went out, so a quiet spell may be filled by a keepalive.
+        """
         assert self._ready is not None
         while not self._done:
-            await self._ready.wait()
+            if started and self.keepalive:
+                try:
+                    async with asyncio.timeout(self.keepalive_s):
+                        await self._ready.wait()
+                except TimeoutError:
+                    return self.keepalive
+            else:
+                await self._ready.wait()
             assert self._loop is not None
             wait = self._last_write + self.min_gap_s - self._loop.time()
             if wait > 0:
@@ -195,7 +225,7 @@ class Pump:
                     break
                 batch.append(item)  # type: ignore[arg-type]
             if batch:
-                self._first_taken.set()
+                self._taken.set()
                 self._last_write = self._loop.time()
                 return b"".join(batch)
         if self._error is not None:
@@ -204,7 +234,8 @@ class Pump:
         return None
 
     async def start(self) -> bytes | None:
-        """Start the producer and wait for its first bytes (None: it made none)."""
+        """Start the producer and wait for its first output (None: it made none; ``b""``:
+        it opened the answer with no bytes yet, as a stream whose opening is empty)."""
         self._loop = asyncio.get_running_loop()
         self._ready = asyncio.Event()
         self._ended = asyncio.Event()
@@ -216,9 +247,9 @@ class Pump:
 
     async def rest(self, first: bytes | None) -> AsyncIterator[bytes]:
         """``first``, then everything the producer makes until it ends."""
-        if first is not None:
+        if first:
             yield first
-        while (batch := await self._batch()) is not None:
+        while (batch := await self._batch(started=True)) is not None:
             yield batch
 
     async def aclose(self) -> None:
@@ -283,9 +314,11 @@ async def start_stream(
     cancel: threading.Event,
     *,
     media_type: str = "text/event-stream",
+    keepalive: bytes = b"",
 ) -> EventStream:
-    """The streamed response once ``events`` made its first bytes; their errors raise here."""
-    pump = Pump(events)
+    """The streamed response once ``events`` made its first output (the opening, maybe
+    empty); errors before it raise here, so they keep their own status."""
+    pump = Pump(events, keepalive=keepalive)
     try:
         first = await watch_disconnect(request, cancel, pump.start)
     except BaseException:

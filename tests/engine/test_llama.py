@@ -10,8 +10,8 @@ import pytest
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import GenerationParams, Message
-from desktop.errors import ContextOverflow, ModelLoadError, TemplateMissing
+from desktop.engine.types import ADMITTED, GenerationParams, Message
+from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, TemplateMissing
 
 GREEDY = GenerationParams(max_tokens=16, temperature=0.0, seed=7)
 
@@ -116,6 +116,25 @@ def test_prompt_larger_than_context_is_refused_with_numbers(tiny_chat: Path) -> 
         ContextOverflow, match=rf"prompt is \d+ tokens but the model.s context is {limit}"
     ):
         list(engine.stream_chat([Message("user", "hello world " * 200)], GREEDY))
+
+
+def test_a_stream_says_admitted_after_its_checks_and_before_its_first_token(
+    chat_engine: LlamaEngine,
+) -> None:
+    """Refusals raise before ``ADMITTED``; after it the prompt is read, then the words."""
+    too_long = chat_engine.stream_chat([Message("user", "hello world " * 400)], GREEDY)
+    with pytest.raises(ContextOverflow):
+        next(too_long)
+    bad_limit = GenerationParams(max_tokens=0)
+    with pytest.raises(InvalidRequest, match="max_tokens"):
+        next(chat_engine.stream_chat([Message("user", "hi")], bad_limit))
+    before = chat_engine.stats().tokens_decoded
+    stream = chat_engine.stream_chat([Message("user", "admitted?")], GREEDY)
+    assert next(stream) is ADMITTED
+    assert chat_engine.stats().tokens_decoded == before  # nothing of it decoded yet
+    rest = list(stream)
+    assert not any(chunk.admitted for chunk in rest)
+    assert rest[-1].usage is not None and rest[-1].usage.completion_tokens > 0
 
 
 def test_model_without_template_is_refused_with_instructions(tiny_chat_no_template: Path) -> None:

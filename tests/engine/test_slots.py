@@ -18,7 +18,7 @@ import pytest
 from desktop.engine.batching import Step
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import Chunk, GenerationParams, Message, TokenLogprob
+from desktop.engine.types import ADMITTED, Chunk, GenerationParams, Message, TokenLogprob
 from desktop.errors import EdgeDeskError
 from tests.engine.loop_gate import LoopGate, together, wait_for
 
@@ -129,7 +129,8 @@ def test_cancelling_one_of_four_leaves_the_others_untouched(
 
 def test_closing_a_stream_early_frees_its_slot(engine: LlamaEngine) -> None:
     stream = engine.stream_completion(PROMPTS[0], GenerationParams(max_tokens=400, temperature=0.0))
-    next(stream)
+    assert next(stream) is ADMITTED  # checked and queued, its prompt not read yet
+    next(stream)  # its first words: it holds a slot
     assert engine.stats().slots_busy == 1
     stream.close()
     wait_for(lambda: engine.stats().slots_busy == 0)
@@ -195,7 +196,8 @@ def test_a_long_prompt_delays_running_streams_by_at_most_one_chunk(tiny_chat: Pa
         def stream(i: int) -> None:
             chunks = []
             for chunk in engine.stream_completion(PROMPTS[i], params):
-                started[i].set()
+                if not chunk.admitted:  # generating, not merely admitted
+                    started[i].set()
                 chunks.append(chunk)
             finals.append(chunks[-1])
 

@@ -194,6 +194,7 @@ def test_a_request_waiting_for_room_can_still_be_cancelled(
     engine, _ = small
     long_params = GenerationParams(max_tokens=400, temperature=0.0)
     hog = engine.stream_completion("hello world the cat " * 15, long_params)
+    assert next(hog).admitted
     next(hog)  # running, holding most of the cache
     cancel = threading.Event()
     finals: list[Chunk] = []
