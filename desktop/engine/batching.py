@@ -35,6 +35,7 @@ from desktop.engine.slots import (
     choose_slot,
     common_prefix,
     lookup_draft,
+    next_draft_window,
 )
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
 from desktop.engine.types import EngineStats, FinishReason
@@ -52,6 +53,9 @@ class Step:
 
 StepObserver = Callable[[Step], None]
 _TOKEN = struct.Struct("<i")
+# A request's first lookup draft guesses at most this many tokens; each draft taken
+# whole doubles the next one's limit, up to ``draft_max`` (slots.next_draft_window).
+LOOKUP_FIRST_WINDOW = 8
 log = logging.getLogger("edgedesk.engine")
 
 
@@ -309,6 +313,7 @@ class DecodeLoop(BatchWorker):
         slot.sampled = 0
         slot.cached = request.cached = keep
         slot.draft = []
+        slot.draft_window = min(self._draft_max, LOOKUP_FIRST_WINDOW)
         if self._draft_max > 0:
             request.history = bytearray(struct.pack(f"<{len(prompt)}i", *prompt))
         slot.last_used = self._steps
@@ -370,7 +375,7 @@ class DecodeLoop(BatchWorker):
         if self._draft_max <= 0 or request is None:
             return []
         room = min(
-            self._draft_max,
+            slot.draft_window,
             rows,
             cells,
             self._n_ctx - len(slot.tokens) - 2,
@@ -513,6 +518,9 @@ class DecodeLoop(BatchWorker):
                 slot.move(SlotState.GENERATING)
             break
         if draft:
+            slot.draft_window = next_draft_window(
+                slot.draft_window, len(draft), accepted, self._draft_max
+            )
             with self._lock:
                 self._counts["drafted"] += len(draft)
                 self._counts["accepted"] += accepted

@@ -10,7 +10,7 @@ import pytest
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.slots import lookup_draft
+from desktop.engine.slots import lookup_draft, next_draft_window
 from desktop.engine.types import Chunk, GenerationParams, Message
 from tests.engine.loop_gate import LoopGate
 
@@ -27,6 +27,27 @@ def test_lookup_proposes_what_followed_the_latest_match() -> None:
     assert lookup_draft(_bytes(history), 0) == []
     # A byte pattern straddling two tokens is not a token match.
     assert lookup_draft(_bytes([256, 0, 0, 1, 1, 5, 1, 1]), 2) == []
+
+
+def test_lookup_prefers_the_longest_earlier_match() -> None:
+    # The last 3 tokens (2 3 4) last occurred before 6, but all 4 (1 2 3 4) only before
+    # 5: in repetitive code the longer match is the copy being made.
+    history = [1, 2, 3, 4, 5, 9, 2, 3, 4, 6, 1, 2, 3, 4]
+    assert lookup_draft(_bytes(history), 3) == [5, 9, 2]
+    assert lookup_draft(_bytes(history), 3, ngram_max=3) == [6, 1, 2]
+    # Below the shortest n-gram there is no guess.
+    assert lookup_draft(_bytes([1, 2, 7, 1, 2]), 2) == []
+    assert lookup_draft(_bytes([1, 2, 7, 1, 2]), 2, ngram=2) == [7, 1]
+
+
+def test_draft_window_doubles_while_taken_and_falls_after_a_miss() -> None:
+    assert next_draft_window(8, drafted=8, accepted=8, most=32) == 16
+    assert next_draft_window(16, drafted=16, accepted=16, most=32) == 32
+    assert next_draft_window(32, drafted=32, accepted=32, most=32) == 32  # capped
+    assert next_draft_window(32, drafted=32, accepted=5, most=32) == 5  # what was taken
+    assert next_draft_window(8, drafted=8, accepted=0, most=32) == 1  # never 0: it recovers
+    assert next_draft_window(1, drafted=1, accepted=1, most=32) == 2
+    assert next_draft_window(4, drafted=0, accepted=0, most=32) == 4  # no guess: no news
 
 
 def _text(chunks: Iterator[Chunk]) -> tuple[str, Chunk]:
@@ -67,7 +88,7 @@ def test_tiny_model_greedy_answer_is_the_same_with_lookup(tiny_chat: Path) -> No
 def test_gemma_rewrites_the_same_code_in_fewer_steps_with_lookup(gemma_path: Path) -> None:
     params = GenerationParams(max_tokens=160, temperature=0.0)
     results = []
-    for draft in (0, 8):
+    for draft in (0, 32):
         gate = LoopGate()
         engine = LlamaEngine(
             gemma_path,
@@ -83,4 +104,8 @@ def test_gemma_rewrites_the_same_code_in_fewer_steps_with_lookup(gemma_path: Pat
     (plain, plain_final, plain_steps, _), (drafted, final, steps, stats) = results
     assert drafted == plain  # greedy: identical with and without drafting
     assert final.usage == plain_final.usage
-    assert stats.draft_accepted > 0 and steps < plain_steps
+    # It copies the file: nearly every guess is taken (the longest match finds the
+    # function being copied; the last three tokens alone guessed 62% right), and the
+    # answer takes a fraction of the decode steps.
+    assert stats.draft_accepted >= 0.9 * stats.draft_tokens > 0
+    assert steps * 4 < plain_steps
