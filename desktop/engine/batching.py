@@ -56,6 +56,10 @@ _TOKEN = struct.Struct("<i")
 # A request's first lookup draft guesses at most this many tokens; each draft taken
 # whole doubles the next one's limit, up to ``draft_max`` (slots.next_draft_window).
 LOOKUP_FIRST_WINDOW = 8
+# Guessed tokens in one decode, all slots together: each needs its own logits row, and
+# llama.cpp keeps an output buffer as large as the most rows one decode asked for
+# (n_vocab floats each: 1 MiB per row for Gemma 3's 262,144 tokens).
+LOOKUP_ROWS_PER_STEP = 64
 log = logging.getLogger("edgedesk.engine")
 
 
@@ -397,7 +401,10 @@ class DecodeLoop(BatchWorker):
             slot.output_index = -1
             if slot.state is SlotState.GENERATING:
                 assert slot.next_token is not None  # sampled last step; decoded now
-                rows = self._n_batch - n - (len(growing) - generating)
+                rows = min(  # the batch's room; the guesses so far are n - generating
+                    self._n_batch - n - (len(growing) - generating),
+                    LOOKUP_ROWS_PER_STEP - (n - generating),
+                )
                 draft = self._draft(slot, rows, spare)
                 spare -= len(draft)
                 first = n
