@@ -22,7 +22,7 @@ MAX_CONTEXT = 1_048_576
 # Prompt-lookup drafting on by default (most tokens guessed per step) only for the model
 # families whose code-rewrite benchmark measured a gain (docs/benchmarks.md); on a CPU a
 # guessed row costs most of a decode step, so a family is added when measured, not hoped.
-LOOKUP_BY_FAMILY: dict[str, int] = {"gemma3": 32}  # Gemma 3 270M: 1.5-4x on 2 CPU cores
+LOOKUP_BY_FAMILY: dict[str, int] = {"gemma3": 32}  # Gemma 3 270M, 2 CPU cores: 1.5-2.9x
 _ENCODER_ARCHS = frozenset({"bert", "nomic-bert", "jina-bert-v2", "xlm-roberta", "modern-bert"})
 
 
