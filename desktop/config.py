@@ -184,13 +184,13 @@ class EngineSettings(_Section):
         description="KV cache element type; auto: f16, or q8_0 where the trained context "
         "does not fit in memory at f16 (before the context is lowered)",
     )
-    prompt_lookup_tokens: int = Field(
-        default=0,
+    prompt_lookup_tokens: int | None = Field(
+        default=None,
         ge=0,
         le=64,
-        description="Prompt-lookup (n-gram) speculative decoding: tokens guessed from "
-        "the prompt per step (8 is a good value); 0: off. Off by default: on "
-        "a CPU it measured slower (docs/benchmarks.md)",
+        description="Prompt-lookup (n-gram) speculative decoding: most tokens guessed "
+        "from the prompt per step; 0: off. Unset: per model family, on only where the "
+        "rewrite benchmark measured a gain (docs/benchmarks.md)",
     )
     prompt_cache_disk_mb: int = Field(
         default=1024,

@@ -35,6 +35,7 @@ from desktop.engine.slots import (
     choose_slot,
     common_prefix,
     lookup_draft,
+    next_draft_window,
 )
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
 from desktop.engine.types import EngineStats, FinishReason
@@ -52,6 +53,13 @@ class Step:
 
 StepObserver = Callable[[Step], None]
 _TOKEN = struct.Struct("<i")
+# A request's first lookup draft guesses at most this many tokens; each draft taken
+# whole doubles the next one's limit, up to ``draft_max`` (slots.next_draft_window).
+LOOKUP_FIRST_WINDOW = 8
+# Guessed tokens in one decode, all slots together: each needs its own logits row, and
+# llama.cpp keeps an output buffer as large as the most rows one decode asked for
+# (n_vocab floats each: 1 MiB per row for Gemma 3's 262,144 tokens).
+LOOKUP_ROWS_PER_STEP = 64
 log = logging.getLogger("edgedesk.engine")
 
 
@@ -309,6 +317,7 @@ class DecodeLoop(BatchWorker):
         slot.sampled = 0
         slot.cached = request.cached = keep
         slot.draft = []
+        slot.draft_window = min(self._draft_max, LOOKUP_FIRST_WINDOW)
         if self._draft_max > 0:
             request.history = bytearray(struct.pack(f"<{len(prompt)}i", *prompt))
         slot.last_used = self._steps
@@ -370,7 +379,7 @@ class DecodeLoop(BatchWorker):
         if self._draft_max <= 0 or request is None:
             return []
         room = min(
-            self._draft_max,
+            slot.draft_window,
             rows,
             cells,
             self._n_ctx - len(slot.tokens) - 2,
@@ -392,7 +401,10 @@ class DecodeLoop(BatchWorker):
             slot.output_index = -1
             if slot.state is SlotState.GENERATING:
                 assert slot.next_token is not None  # sampled last step; decoded now
-                rows = self._n_batch - n - (len(growing) - generating)
+                rows = min(  # the batch's room; the guesses so far are n - generating
+                    self._n_batch - n - (len(growing) - generating),
+                    LOOKUP_ROWS_PER_STEP - (n - generating),
+                )
                 draft = self._draft(slot, rows, spare)
                 spare -= len(draft)
                 first = n
@@ -513,6 +525,9 @@ class DecodeLoop(BatchWorker):
                 slot.move(SlotState.GENERATING)
             break
         if draft:
+            slot.draft_window = next_draft_window(
+                slot.draft_window, len(draft), accepted, self._draft_max
+            )
             with self._lock:
                 self._counts["drafted"] += len(draft)
                 self._counts["accepted"] += accepted

@@ -19,6 +19,10 @@ from desktop.errors import InvalidRequest, ModelFileError
 from desktop.resolve.locate import stable_id
 
 MAX_CONTEXT = 1_048_576
+# Prompt-lookup drafting on by default (most tokens guessed per step) only for the model
+# families whose code-rewrite benchmark measured a gain (docs/benchmarks.md); on a CPU a
+# guessed row costs most of a decode step, so a family is added when measured, not hoped.
+LOOKUP_BY_FAMILY: dict[str, int] = {"gemma3": 32}  # Gemma 3 270M, 2 CPU cores: 1.5-2.9x
 _ENCODER_ARCHS = frozenset({"bert", "nomic-bert", "jina-bert-v2", "xlm-roberta", "modern-bert"})
 
 
@@ -60,6 +64,14 @@ def fit(
         parallel=effective_parallel(settings),
         cache_type=settings.cache_type,
     )
+
+
+def lookup_tokens(info: GGUFInfo, settings: EngineSettings) -> int:
+    """Prompt-lookup tokens per step: ``engine.prompt_lookup_tokens`` when set, else the
+    family's measured default (``LOOKUP_BY_FAMILY``; 0, off, for any other)."""
+    if settings.prompt_lookup_tokens is not None:
+        return settings.prompt_lookup_tokens
+    return LOOKUP_BY_FAMILY.get(info.architecture, 0)
 
 
 def kind_of(info: GGUFInfo) -> ModelKind:
@@ -124,7 +136,7 @@ def plan_model(
             cache_type="q8_0" if planned.cache_type == "q8_0" else "f16",
             prompt_cache_dir=paths.cache_dir / "prompt-cache",
             prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
-            lookup_draft=settings.prompt_lookup_tokens,
+            lookup_draft=lookup_tokens(info, settings),
             projector=projector,
             estimated_bytes=planned.estimated_bytes,
         ),

@@ -59,6 +59,23 @@ def test_default_plan_uses_every_physical_core_and_four_slots(
     assert options.parallel == 4
     # Gemma 3 270M was trained on 32K: the four slots share one cache of all of it.
     assert spec.context_length == 32768 and options.cache_type == "f16"
+    # Prompt lookup is on for Gemma 3: its rewrite benchmark measured a gain.
+    assert options.lookup_draft == 32
+
+
+def test_prompt_lookup_is_off_for_a_family_never_measured(tmp_path: Path, tiny_chat: Path) -> None:
+    _, options = _spec_options(tmp_path / "home", tiny_chat)
+    assert read_gguf(tiny_chat).architecture != "gemma3"
+    assert options.lookup_draft == 0
+    _, chosen = _spec_options(tmp_path / "home2", tiny_chat, "[engine]\nprompt_lookup_tokens = 4\n")
+    assert chosen.lookup_draft == 4
+
+
+def test_prompt_lookup_can_be_turned_off_for_gemma(tmp_path: Path, gemma_path: Path) -> None:
+    _, options = _spec_options(
+        tmp_path / "home", gemma_path, "[engine]\nprompt_lookup_tokens = 0\n"
+    )
+    assert options.lookup_draft == 0
 
 
 def test_settings_and_flags_override_the_defaults(tmp_path: Path, gemma_path: Path) -> None:
