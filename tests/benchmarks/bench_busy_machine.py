@@ -6,9 +6,8 @@ Run: .venv/bin/python -m tests.benchmarks.bench_busy_machine [--hogs 4] [--round
 
 Same model (Gemma 3 270M Q4_K_M), same run, all three servers up together and asked in
 turn: llama-server at its defaults; EdgeDesk as shipped (its OpenMP workers sleep when
-they wait, ``OMP_WAIT_POLICY=PASSIVE``, see ``desktop/engine/__init__.py``); EdgeDesk
-with libgomp's default (spin ~300k times, then sleep: what it did before); and with a
-short spin (``GOMP_SPINCOUNT=10000``). Each
+they wait, ``OMP_WAIT_POLICY=PASSIVE``, see ``desktop/engine/__init__.py``); and EdgeDesk
+with libgomp's default (spin ~300k times, then sleep: what it did before). Each
 is asked for ``--tokens`` tokens of a story (streamed, ``ignore_eos``, temperature 0),
 first on the machine as it is, then with ``--hogs`` busy-looping processes beside it.
 Printed: each one's decode speed (tokens after the first ÷ the time after it) and the
@@ -40,11 +39,10 @@ from tests.benchmarks.bench_vs_llama_server import (
 
 PROMPT = [{"role": "user", "content": "Write a long story about a cat."}]
 # EdgeDesk as shipped, and as it was before (libgomp's own default: an empty value is
-# not a policy, so libgomp keeps its default and says so on stderr), and in between.
+# not a policy, so libgomp keeps its default and says so on stderr).
 VARIANTS = {
     "edgedesk": {},
     "edgedesk libgomp default": {"OMP_WAIT_POLICY": ""},
-    "edgedesk spin 10k": {"OMP_WAIT_POLICY": "", "GOMP_SPINCOUNT": "10000"},
 }
 
 
