@@ -441,6 +441,8 @@ class LlamaEngine:
                 busy = loop.stats().slots_busy > 0
                 held = loop.reusable_prefix(tokens)
                 for start, piece in media.items():
+                    if cancel.is_set():
+                        break  # the client left after the headers: the loop drops it
                     if start + piece.n_pos > held:
                         self._projector.encode(piece, background=busy)
             loop.submit(request)

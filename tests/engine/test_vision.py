@@ -431,3 +431,16 @@ def test_a_picture_whose_cache_went_meanwhile_is_encoded_by_the_loop(
     finally:
         gate.release()
         engine.close()
+
+
+def test_a_client_gone_after_the_headers_encodes_no_picture(engine: LlamaEngine) -> None:
+    # The stream says ADMITTED before the pictures are encoded (the route answers then);
+    # a client that leaves at that point must not cost an encode per picture.
+    cancel = threading.Event()
+    encoded = engine.stats().images_encoded
+    stream = engine.stream_chat(ask(png((90, 90, 200))), GREEDY, cancel=cancel)
+    assert next(stream).admitted
+    cancel.set()
+    rest = list(stream)
+    assert engine.stats().images_encoded == encoded
+    assert [c.finish_reason for c in rest] == ["cancelled"], rest
