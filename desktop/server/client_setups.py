@@ -43,7 +43,10 @@ def codex_cli(url: str) -> str:
         'name = "EdgeDesk"\n'
         f'base_url = "{url}"\n'
         'wire_api = "responses"\n'
-        'env_key = "EDGEDESK_API_KEY"\n\n'
+        'env_key = "EDGEDESK_API_KEY"\n'
+        "# a local model may read a long prompt for minutes before its first word;\n"
+        "# Codex's default (5 min without an event) would drop and retry the request\n"
+        "stream_idle_timeout_ms = 1800000\n\n"
         f"# then, in the shell: export EDGEDESK_API_KEY={KEY}\n"
     )
 

@@ -35,3 +35,14 @@ def test_claude_code_is_told_the_models_context_to_compact_before_it_fills() -> 
     assert "export CLAUDE_CODE_AUTO_COMPACT_WINDOW=32768 " in filled
     assert "MODEL-CONTEXT" not in filled
     assert with_context(shown, None) == shown
+
+
+def test_codex_waits_for_a_long_prompt_instead_of_dropping_the_stream() -> None:
+    import tomllib
+
+    shown = setups("http://127.0.0.1:8765/v1")["Codex CLI"]
+    config = tomllib.loads(shown.split("# then, in the shell")[0])
+    provider = config["model_providers"][config["model_provider"]]
+    # Codex drops a stream after 5 minutes without an event and retries it; a local
+    # model can read a 20k-token prompt for longer than that.
+    assert provider["stream_idle_timeout_ms"] >= 30 * 60 * 1000
