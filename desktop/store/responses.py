@@ -100,10 +100,12 @@ class ResponseStore:
         db = self._database()
         now = self._clock()
         with db.transaction():
-            # Kept again under the same id: the new one replaces the old.
+            # Kept again under the same id by the same key: the new one replaces the old
+            # (ids are the server's, random; another key's is never touched).
             db.execute(
-                "DELETE FROM conversations WHERE response_id = ? AND origin = 'responses'",
-                (response_id,),
+                "DELETE FROM conversations WHERE response_id = ? AND owner = ? "
+                "AND origin = 'responses'",
+                (response_id, owner),
             )
             cur = db.execute(
                 "INSERT INTO conversations(title, model, tags, created, updated, origin, "
