@@ -3,31 +3,38 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
-SHOW = "import os, desktop.engine.native, llama_cpp; print(os.environ.get('OMP_WAIT_POLICY'))"
 
 
-def _policy_seen(environ: dict[str, str]) -> str:
+def _policy_libgomp_read(environ: dict[str, str]) -> str:
+    """The wait policy llama.cpp's OpenMP runtime took when the engine was imported
+    (libgomp prints what it read at start when ``OMP_DISPLAY_ENV`` is set)."""
     done = subprocess.run(
-        [sys.executable, "-c", SHOW],
+        [sys.executable, "-c", "import desktop.engine.native"],
         cwd=ROOT,
-        env=environ,
+        env={**environ, "OMP_DISPLAY_ENV": "TRUE"},
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    return done.stdout.strip().splitlines()[-1]
+    found = re.search(r"OMP_WAIT_POLICY = '(\w+)'", done.stdout + done.stderr)
+    if found is None:
+        pytest.skip("this llama.cpp build has no OpenMP runtime (libgomp) to ask")
+    return found.group(1)
 
 
-def test_idle_openmp_workers_sleep_between_decodes_by_default() -> None:
+def test_openmp_threads_sleep_when_they_wait_by_default() -> None:
     environ = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    assert _policy_seen(environ) == "PASSIVE"
+    assert _policy_libgomp_read(environ) == "PASSIVE"
 
 
 def test_a_policy_the_user_set_is_kept() -> None:
-    assert _policy_seen({**os.environ, "OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE"
+    assert _policy_libgomp_read({**os.environ, "OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE"
