@@ -33,7 +33,13 @@ from desktop.server.answer import Ending, Piece, WholeAnswer, answer_pieces, dra
 from desktop.server.deps import Call
 from desktop.server.hosted_mcp import Collected, Counted, Event, Hosted, collect, run
 from desktop.server.services import RequestInfo
-from desktop.server.streaming import Chunks, close_stream, start_stream, watch_disconnect
+from desktop.server.streaming import (
+    Chunks,
+    Keepalive,
+    close_stream,
+    start_stream,
+    watch_disconnect,
+)
 from desktop.tools.toolbox import ToolSet
 
 log = logging.getLogger("edgedesk.server")
@@ -50,9 +56,12 @@ class AnswerWire(Protocol):
     """
 
     media_type: str  # of a streamed answer
-    # Sent when a streamed answer that began has been quiet for streaming.KEEPALIVE_S
-    # (its prompt still being read); b"": nothing (a protocol with no such event).
-    keepalive: bytes
+
+    @property
+    def keepalive(self) -> Keepalive:
+        """Sent when a streamed answer that began has been quiet for
+        streaming.KEEPALIVE_S (its prompt still being read); b"": nothing (a protocol
+        with no such event); a callable: made then, on the event loop."""
 
     def opening(self) -> bytes:
         """What goes out with the first item (may be empty)."""

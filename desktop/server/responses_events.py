@@ -8,6 +8,7 @@ Built from the items ``answer.answer_pieces`` yields; each event carries its
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -42,6 +43,10 @@ class ResponseEvents:
         self._spaces = spaces  # flattened namespaced tools: calls go out with namespace
         self._max_tokens = max_tokens  # the output limit used: tells it from the context
         self._seq = 0
+        # The stream's thread makes the events; the event loop may make a keepalive
+        # meanwhile (``keepalive``): one lock keeps the numbers in order.
+        self._lock = threading.Lock()
+        self._quiet_from: int | None = None  # the number after the opening's or a keepalive
         self.output: list[dict[str, Any]] = []  # finished items, in order
         self._open: Literal["reasoning", "message"] | None = None
         self._reasoning: list[str] = []
@@ -49,10 +54,30 @@ class ResponseEvents:
         self.response: dict[str, Any] | None = None  # the final object, once ended
 
     def _event(self, type_: str, **fields: Any) -> bytes:
-        body = {"type": type_, "sequence_number": self._seq, **fields}
-        self._seq += 1
+        with self._lock:
+            body = {"type": type_, "sequence_number": self._seq, **fields}
+            self._seq += 1
         data = json.dumps(body, ensure_ascii=False)
         return f"event: {type_}\ndata: {data}\n\n".encode()
+
+    def keepalive(self) -> bytes:
+        """Another ``response.in_progress`` while the prompt is still being read (b"" once
+        any other event was made): Codex drops a stream after 5 minutes without an event,
+        and SSE comments do not count for it. Event loop only.
+
+        Made only while nothing but the opening (and earlier keepalives) exists, under
+        the numbering lock: an event the stream's thread makes later is numbered after
+        it and queued after it was sent, so the numbers on the wire stay in order.
+        """
+        with self._lock:
+            if self._quiet_from is None or self._seq != self._quiet_from:
+                return b""
+            snapshot = self._object("in_progress", output=[])
+            body = {"type": "response.in_progress", "sequence_number": self._seq}
+            self._seq += 1
+            self._quiet_from = self._seq
+        data = json.dumps({**body, "response": snapshot}, ensure_ascii=False)
+        return f"event: response.in_progress\ndata: {data}\n\n".encode()
 
     def _object(self, status: str, **extra: Any) -> dict[str, Any]:
         return response_object(
@@ -67,9 +92,12 @@ class ResponseEvents:
     def opening(self) -> bytes:
         """``response.created`` then ``response.in_progress``."""
         snapshot = self._object("in_progress", output=[])
-        return self._event("response.created", response=snapshot) + self._event(
+        out = self._event("response.created", response=snapshot) + self._event(
             "response.in_progress", response=snapshot
         )
+        with self._lock:
+            self._quiet_from = self._seq
+        return out
 
     def _close(self) -> bytes:
         index = len(self.output)

@@ -56,7 +56,6 @@ class ResponseAnswer(ResponseEvents):
     ``mcp_call`` items."""
 
     media_type = SSE
-    keepalive = b""  # no event for it in this protocol
 
     def __init__(
         self,

@@ -30,6 +30,9 @@ from desktop.engine.types import Chunk
 from desktop.server.services import RequestInfo
 
 T = TypeVar("T")
+# What a quiet stream sends to show it is alive: fixed bytes, or bytes made on the event
+# loop when needed (b"": nothing this time).
+Keepalive = bytes | Callable[[], bytes]
 # At most ~200 writes a second: a token that comes sooner after the last write waits for
 # the next one. Only models faster than 200 tok/s ever wait (by < 5 ms, less than a
 # display frame), and each write costs the event loop CPU that the engine then lacks
@@ -137,11 +140,13 @@ class Pump:
         self,
         events: Generator[bytes, None, None],
         min_gap_s: float = WRITE_GAP_S,
-        keepalive: bytes = b"",
+        keepalive: Keepalive = b"",
     ) -> None:
         self._events = events
         self.min_gap_s = min_gap_s  # least time between writes; events meanwhile share one
-        self.keepalive = keepalive  # sent after KEEPALIVE_S quiet once started; b"": never
+        # Sent after KEEPALIVE_S quiet once started; b"": never. A callable is asked on
+        # the loop each time and may answer b"" (nothing to send this time).
+        self.keepalive = keepalive
         self.keepalive_s = KEEPALIVE_S
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._started = False
@@ -201,7 +206,10 @@ class Pump:
                     async with asyncio.timeout(self.keepalive_s):
                         await self._ready.wait()
                 except TimeoutError:
-                    return self.keepalive
+                    keep = self.keepalive() if callable(self.keepalive) else self.keepalive
+                    if keep:
+                        return keep
+                    continue
             else:
                 await self._ready.wait()
             assert self._loop is not None
@@ -314,7 +322,7 @@ async def start_stream(
     cancel: threading.Event,
     *,
     media_type: str = "text/event-stream",
-    keepalive: bytes = b"",
+    keepalive: Keepalive = b"",
 ) -> EventStream:
     """The streamed response once ``events`` made its first output (the opening, maybe
     empty); errors before it raise here, so they keep their own status."""

@@ -273,10 +273,39 @@ def test_an_anthropic_stream_pings_while_its_prompt_is_read(
     assert "content_block_delta" in rest
 
 
+def test_a_responses_stream_says_in_progress_while_its_prompt_is_read(
+    held: Held, gate: LoopGate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex drops a stream after minutes without an event (comments do not count): the
+    Responses API repeats ``response.in_progress``, numbered in order with the answer."""
+    monkeypatch.setattr("desktop.server.streaming.KEEPALIVE_S", 0.05)
+    body = {"model": MODEL, "input": "keep me", "max_output_tokens": 4, "stream": True}
+    with httpx.stream("POST", f"{held.url}/responses", json=body, timeout=WAIT_S) as response:
+        assert response.status_code == 200
+        events = (
+            json.loads(line.removeprefix("data: "))
+            for line in response.iter_lines()
+            if line.startswith("data: ")
+        )
+        opening = [next(events) for _ in range(4)]  # while no token can exist
+        assert gate.held.wait(WAIT_S)
+        gate.release()
+        every = opening + list(events)
+    assert [e["type"] for e in opening] == [
+        "response.created",
+        "response.in_progress",
+        "response.in_progress",
+        "response.in_progress",
+    ]
+    assert [e["sequence_number"] for e in every] == list(range(len(every)))
+    assert every[-1]["type"] in ("response.completed", "response.incomplete")  # 4 tokens
+    assert any(e["type"] == "response.output_text.delta" for e in every)
+
+
 def test_other_streams_send_no_keepalive(
     held: Held, gate: LoopGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """OpenAI's protocols have no such event: a chat stream's quiet spell stays quiet."""
+    """Chat completions have no such event: a chat stream's quiet spell stays quiet."""
     monkeypatch.setattr("desktop.server.streaming.KEEPALIVE_S", 0.01)
     body = {"model": MODEL, "messages": _ask("no pings"), "max_tokens": 4, "stream": True}
     with httpx.stream(
