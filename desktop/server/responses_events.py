@@ -14,15 +14,15 @@ from typing import Any, Literal
 
 from desktop.server.answer import Ending, Piece
 from desktop.server.leniency import ended_by_context
-from desktop.server.responses_wire import (
+from desktop.server.responses_output import (
     Ids,
-    ResponsesRequest,
     call_item,
     message_item,
     reasoning_item,
     response_object,
     text_part,
 )
+from desktop.server.responses_wire import ResponsesRequest
 from desktop.server.tool_namespaces import Namespaced
 
 

@@ -3,9 +3,10 @@
 The request is translated by ``responses_wire`` into the chat route's engine request
 (``scheduler.stream_chat``) and run through the one generation pipeline
 (``generation.py``); ``ResponseAnswer`` renders it as ``response.*`` events
-(``responses_events``) or the response object. ``store`` keeps the response and its
-conversation in the local database (``store.responses``) for ``GET``/``DELETE`` and
-``previous_response_id``, each visible only to the API key that stored it.
+(``responses_events``) or the response object (``responses_output``). ``store`` keeps
+the response and its conversation in the local database (``store.responses``) for
+``GET``/``DELETE`` and ``previous_response_id``, each visible only to the API key that
+stored it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from fastapi.responses import JSONResponse
 from desktop.chat.conversation import ToolStep
 from desktop.engine.types import Chunk, Message, ToolCall
 from desktop.errors import EdgeDeskError, InvalidRequest
-from desktop.server import hosted_mcp, images, leniency, responses_wire, tool_namespaces
+from desktop.server import (
+    hosted_mcp,
+    images,
+    leniency,
+    responses_output,
+    responses_wire,
+    tool_namespaces,
+)
 from desktop.server.answer import Ending, WholeAnswer
 from desktop.server.deps import ERROR_RESPONSES, Call, CallDep
 from desktop.server.generation import SSE, generate_chat
@@ -71,7 +79,7 @@ class ResponseAnswer(ResponseEvents):
     ) -> None:
         super().__init__(
             body,
-            responses_wire.Ids("resp_" + secrets.token_hex(16)),
+            responses_output.Ids("resp_" + secrets.token_hex(16)),
             int(time.time()),
             store is not None,
             max_tokens=max_tokens,
@@ -113,7 +121,7 @@ class ResponseAnswer(ResponseEvents):
     def _response(
         self, output: list[dict[str, Any]], calls: tuple[ToolCall, ...], final: Chunk
     ) -> JSONResponse:
-        response = responses_wire.response_object(
+        response = responses_output.response_object(
             self._req,
             ids=self._ids,
             created_at=self._created_at,
@@ -131,7 +139,9 @@ class ResponseAnswer(ResponseEvents):
         """The response object (stored when asked)."""
         content, calls = answer.split(self._tools)
         return self._response(
-            responses_wire.output_items(self._ids, answer.reasoning, content, calls, self._spaces),
+            responses_output.output_items(
+                self._ids, answer.reasoning, content, calls, self._spaces
+            ),
             calls,
             answer.final,
         )
@@ -167,13 +177,13 @@ class ResponseAnswer(ResponseEvents):
         for n, step in enumerate(answer.steps):
             if step.content:
                 output.append(
-                    {**responses_wire.message_item(ids, step.content), "id": f"{ids.message}_{n}"}
+                    {**responses_output.message_item(ids, step.content), "id": f"{ids.message}_{n}"}
                 )
             output += hosted_mcp.call_items(base, self._hosting, answer.tools, step, made)
             made += len(step.calls)
         output += [
             item
-            for item in responses_wire.output_items(ids, answer.reasoning, answer.text, ())
+            for item in responses_output.output_items(ids, answer.reasoning, answer.text, ())
             if item["type"] != "message" or answer.text
         ]
         return self._response(output, (), answer.final)

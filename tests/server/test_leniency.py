@@ -25,6 +25,7 @@ import pytest
 from desktop.engine.types import Chunk, Message, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import leniency as lv
+from desktop.server import responses_output as ro
 from desktop.server import responses_wire as rw
 from desktop.server.anthropic_events import stop_fields
 from desktop.server.metrics import AccessRecord
@@ -99,12 +100,12 @@ def test_an_answer_cut_by_the_context_is_told_from_one_cut_by_the_limit() -> Non
     assert not lv.ended_by_context(_final("length", 8192), 8192)
     assert not lv.ended_by_context(_final("stop", 12), 8192)
     req = rw.ResponsesRequest(model="m", input="hi")
-    ids = rw.Ids("resp_1")
-    by_context = rw.response_object(
+    ids = ro.Ids("resp_1")
+    by_context = ro.response_object(
         req, ids=ids, created_at=0, status="completed", output=[], stop="length", by_context=True
     )
     assert by_context["incomplete_details"] == {"reason": "context_length_exceeded"}
-    by_limit = rw.response_object(
+    by_limit = ro.response_object(
         req, ids=ids, created_at=0, status="completed", output=[], stop="length"
     )
     assert by_limit["incomplete_details"] == {"reason": "max_output_tokens"}

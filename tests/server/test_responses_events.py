@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.engine.types import Chunk, ToolCall, Usage
+from desktop.server import responses_output as ro
 from desktop.server import responses_wire as rw
 from desktop.server.answer import Ending, answer_pieces
 from desktop.server.responses_events import ResponseEvents
@@ -22,7 +23,7 @@ def test_stream_events_are_numbered_in_the_documented_order() -> None:
         Chunk(text="lo"),
         Chunk(finish_reason="stop", usage=Usage(5, 3)),
     ]
-    events = ResponseEvents(_req(), rw.Ids("resp_x"), 1, stored=False)
+    events = ResponseEvents(_req(), ro.Ids("resp_x"), 1, stored=False)
     raw = events.opening()
     for item in answer_pieces(chunks, None, forced=False):
         raw += events.ending(item) if isinstance(item, Ending) else events.piece(item)
@@ -52,7 +53,7 @@ def test_stream_events_are_numbered_in_the_documented_order() -> None:
 
 
 def test_streamed_calls_and_failurenamed_events() -> None:
-    events = ResponseEvents(_req(), rw.Ids("resp_y"), 1, stored=True)
+    events = ResponseEvents(_req(), ro.Ids("resp_y"), 1, stored=True)
     call = ToolCall("call_9", "get_weather", '{"city": "Oslo"}')
     got = named_events(
         events.opening() + events.ending(Ending((call,), Chunk(finish_reason="stop")))
@@ -79,7 +80,7 @@ def test_a_streamed_call_of_a_namespaced_tool_carries_its_namespace() -> None:
     }
     req = _req(tools=[group])
     _, spaces = rw.flatten_namespaces(req)
-    events = ResponseEvents(req, rw.Ids("resp_z"), 1, stored=False, spaces=spaces)
+    events = ResponseEvents(req, ro.Ids("resp_z"), 1, stored=False, spaces=spaces)
     call = ToolCall("call_1", "mcp__github__create_issue", "{}")
     got = named_events(events.ending(Ending((call,), Chunk(finish_reason="stop"))))
     added, done = got[0]["item"], got[3]["item"]

@@ -1,4 +1,4 @@
-"""The Responses API translation, without a server: input items, tools, events."""
+"""The Responses API request translation, without a server: input items, tools, params."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from desktop.engine.types import ToolCall, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import openai_requests as oq
 from desktop.server import responses_wire as rw
@@ -165,41 +164,6 @@ def test_reasoning_effort_is_the_thinking_switch() -> None:
     assert rw.template_kwargs(_req(reasoning={"effort": "none"})) == {"enable_thinking": False}
 
 
-def test_whole_response_items_status_and_usage() -> None:
-    ids = rw.Ids("resp_abc")
-    call = ToolCall("call_1", "get_weather", '{"city": "Oslo"}')
-    output = rw.output_items(ids, "thinking…", "", [call])
-    assert [i["type"] for i in output] == ["reasoning", "function_call"]
-    assert output[1]["call_id"] == "call_1" and output[1]["id"] == "fc_abc_0"
-    body = rw.response_object(
-        _req(),
-        ids=ids,
-        created_at=1,
-        status="completed",
-        output=output,
-        usage=Usage(10, 4, 3),
-        stop="tool_calls",
-    )
-    assert body["status"] == "completed" and body["incomplete_details"] is None
-    assert body["usage"] == {
-        "input_tokens": 10,
-        "input_tokens_details": {"cached_tokens": 3},
-        "output_tokens": 4,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 14,
-    }
-    cut = rw.response_object(
-        _req(),
-        ids=ids,
-        created_at=1,
-        status="completed",
-        output=rw.output_items(ids, "", "Hel", []),
-        stop="length",
-    )
-    assert cut["status"] == "incomplete"
-    assert cut["incomplete_details"] == {"reason": "max_output_tokens"}
-
-
 def test_namespace_tools_reach_the_engine_as_function_tools() -> None:
     # The flattening itself is tested in test_tool_namespaces; here, the request around it.
     req = _req(tools=[{"type": "web_search"}, GITHUB, AGENTS, WEATHER])
@@ -238,23 +202,21 @@ def test_a_forced_choice_of_a_namespaced_tool_offers_only_its_flat_tool() -> Non
         rw.tools_for_engine(flat)
 
 
-def test_calls_of_namespaced_tools_go_back_with_their_namespace() -> None:
+def test_a_namespaced_call_sent_back_reaches_the_model_by_its_flat_name() -> None:
+    # Codex sends our call back with its namespace next turn (as responses_output made it).
     _, spaces = rw.flatten_namespaces(_req(tools=[GITHUB, WEATHER]))
-    ids = rw.Ids("resp_n")
-    calls = [
-        ToolCall("call_1", "mcp__github__create_issue", '{"title": "x"}'),
-        ToolCall("call_2", "get_weather", "{}"),
-    ]
-    items = rw.output_items(ids, "", "", calls, spaces)
-    assert [(i["name"], i.get("namespace")) for i in items] == [
-        ("create_issue", "mcp__github__"),
-        ("get_weather", None),
-    ]
-    assert "namespace" not in items[1]
-    # Codex sends the call back with its namespace next turn: the model sees the flat name.
+    call = {
+        "type": "function_call",
+        "id": "fc_n_0",
+        "call_id": "call_1",
+        "name": "create_issue",
+        "namespace": "mcp__github__",
+        "arguments": '{"title": "x"}',
+        "status": "completed",
+    }
     history = [
         {"role": "user", "content": "file it"},
-        {**items[0]},
+        call,
         {"type": "function_call_output", "call_id": "call_1", "output": "#12"},
     ]
     messages = rw.to_messages(None, history, spaces)
