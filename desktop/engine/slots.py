@@ -164,7 +164,11 @@ def lookup_draft(
     """
     width = _TOKEN.size
     size = len(history)
-    if n_max <= 0:
+    if n_max <= 0 or size // width - 1 < ngram:
+        return []
+    # Every longer tail ends with the shortest one: when that occurs nowhere earlier (the
+    # usual case outside copying), one scan of the history answers, not one per length.
+    if _rfind_token_aligned(history, bytes(history[size - ngram * width :]), size - width) < 0:
         return []
     for n in range(min(ngram_max, size // width - 1), ngram - 1, -1):
         pos = _rfind_token_aligned(history, bytes(history[size - n * width :]), size - width)

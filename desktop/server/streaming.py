@@ -201,7 +201,8 @@ class Pump:
         """
         assert self._ready is not None
         while not self._done:
-            if started and self.keepalive:
+            if started and self.keepalive and not self._ready.is_set():
+                # A timer only when nothing is waiting: not one per write while tokens flow.
                 try:
                     async with asyncio.timeout(self.keepalive_s):
                         await self._ready.wait()
