@@ -138,9 +138,7 @@ class MessageEvents:
         message = message_object(
             message_id=self._id, model=self._model, content=[], stop=None, usage=None
         )
-        return sse("message_start", {"type": "message_start", "message": message}) + sse(
-            "ping", {"type": "ping"}
-        )
+        return sse("message_start", {"type": "message_start", "message": message}) + self.keepalive
 
     def _close(self) -> bytes:
         if self._open is None:

@@ -55,10 +55,9 @@ class ResponseEvents:
 
     def _event(self, type_: str, **fields: Any) -> bytes:
         with self._lock:
-            body = {"type": type_, "sequence_number": self._seq, **fields}
+            seq = self._seq
             self._seq += 1
-        data = json.dumps(body, ensure_ascii=False)
-        return f"event: {type_}\ndata: {data}\n\n".encode()
+        return _sse(type_, seq, fields)
 
     def keepalive(self) -> bytes:
         """Another ``response.in_progress`` while the prompt is still being read (b"" once
@@ -72,12 +71,10 @@ class ResponseEvents:
         with self._lock:
             if self._quiet_from is None or self._seq != self._quiet_from:
                 return b""
-            snapshot = self._object("in_progress", output=[])
-            body = {"type": "response.in_progress", "sequence_number": self._seq}
-            self._seq += 1
-            self._quiet_from = self._seq
-        data = json.dumps({**body, "response": snapshot}, ensure_ascii=False)
-        return f"event: response.in_progress\ndata: {data}\n\n".encode()
+            seq = self._seq
+            self._seq = self._quiet_from = seq + 1
+        snapshot = self._object("in_progress", output=[])
+        return _sse("response.in_progress", seq, {"response": snapshot})
 
     def _object(self, status: str, **extra: Any) -> dict[str, Any]:
         return response_object(
@@ -256,3 +253,9 @@ class ResponseEvents:
                 "failed", output=self.output, error={"code": code, "message": message}
             ),
         )
+
+
+def _sse(type_: str, seq: int, fields: dict[str, Any]) -> bytes:
+    """One ``response.*`` server-sent event numbered ``seq``."""
+    data = json.dumps({"type": type_, "sequence_number": seq, **fields}, ensure_ascii=False)
+    return f"event: {type_}\ndata: {data}\n\n".encode()
