@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.atrest_switch import check_passphrase, data_alone, settled_key, switch_open
-from desktop.audit import AuditLog, Auditor
+from desktop.audit import Auditor
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
@@ -38,7 +38,7 @@ from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain, reta
 from desktop.lazy import Lazies, lazy
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
-from desktop.policy.audited import open_audit
+from desktop.policy.audited import open_audit, remote_call_observer
 from desktop.private import repair_tree, restrict_new_files
 from desktop.relocate import DataFolderLock, open_data_folder, relocate_at_start
 from desktop.relocate import ProgressFn as MoveProgress
@@ -278,22 +278,7 @@ class AppContext:
             offline=self.settings.offline,
             allow_downloads=self.settings.allow_downloads,
         )
-        audit = self.audit
-        if isinstance(audit, AuditLog):
-            gate.observer = lambda c: (
-                audit.record(
-                    "remote.call",
-                    host=c.host,
-                    method=c.method,
-                    path=c.path[:200],
-                    allowed=c.allowed,
-                    error=c.reason or None,
-                    bytes_sent=c.bytes_sent,
-                    bytes_received=c.bytes_received,
-                )
-                if c.purpose == "remote engine"
-                else None
-            )
+        gate.observer = remote_call_observer(self.audit)  # remote.call audit events
         return gate
 
     @lazy()
