@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.audit import AuditLog, Auditor
+from desktop.atrest_switch import check_passphrase, data_alone, settled_key, switch_open
+from desktop.audit import Auditor
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
@@ -32,12 +33,12 @@ from desktop.config import (
 from desktop.engine.images import ImageLimits, image_limits
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import RemotePlan
-from desktop.errors import ConfigError, EdgeDeskError
+from desktop.errors import EdgeDeskError
 from desktop.housekeeping import Housekeeping, MaintenanceReport, maintain, retained_at_open
 from desktop.lazy import Lazies, lazy
 from desktop.net import NetGate, log_path_in, quiet_libraries
 from desktop.policy import MachinePolicy, load_machine_policy
-from desktop.policy.audited import open_audit
+from desktop.policy.audited import open_audit, remote_call_observer
 from desktop.private import repair_tree, restrict_new_files
 from desktop.relocate import DataFolderLock, open_data_folder, relocate_at_start
 from desktop.relocate import ProgressFn as MoveProgress
@@ -277,22 +278,7 @@ class AppContext:
             offline=self.settings.offline,
             allow_downloads=self.settings.allow_downloads,
         )
-        audit = self.audit
-        if isinstance(audit, AuditLog):
-            gate.observer = lambda c: (
-                audit.record(
-                    "remote.call",
-                    host=c.host,
-                    method=c.method,
-                    path=c.path[:200],
-                    allowed=c.allowed,
-                    error=c.reason or None,
-                    bytes_sent=c.bytes_sent,
-                    bytes_received=c.bytes_received,
-                )
-                if c.purpose == "remote engine"
-                else None
-            )
+        gate.observer = remote_call_observer(self.audit)  # remote.call audit events
         return gate
 
     @lazy()
@@ -372,23 +358,14 @@ class AppContext:
         install where the OS keyring works, and under policy EncryptAtRest encrypts a
         plaintext database or refuses to start saying why. KeyMissing when the key is gone.
         """
-        choice = self.settings.encrypt_at_rest
-        if not self.at_rest.needs_conversion(required=choice is True):
-            return self.at_rest.open_key(required=choice is True, new_default=choice is not False)
-        with self.data_alone():
-            return self.at_rest.open_key(required=choice is True, new_default=choice is not False)
+        return settled_key(self.at_rest, self.settings.encrypt_at_rest, self.data_lock)
 
     def unlock(self, passphrase: str) -> None:
         """Use ``passphrase`` for the database from now on, once it is checked to open it.
 
         KeyRejected (nothing changed) when it does not; call before the database opens.
         """
-        from desktop.store import cipher
-        from desktop.store.cipher import DatabaseKey
-
-        cipher.connect(
-            self.paths.database, DatabaseKey(passphrase, passphrase=True, source="passphrase")
-        ).close()
+        check_passphrase(self.paths.database, passphrase)
         self.passphrase = passphrase
         for member in (AppContext.at_rest, AppContext.database_key):
             member.of(self).reset()  # built with no passphrase: again
@@ -404,15 +381,10 @@ class AppContext:
 
         What ``edgedesk data encrypt|decrypt`` do, while this process has the database
         open: every open connection is closed for the switch (their callers wait) and
-        opened again with the new key. Blocking: the window calls it on a worker.
-        ConfigError when policy EncryptAtRest forbids decrypting or another EdgeDesk
-        uses the data; the database is then unchanged.
+        opened again with the new key (``desktop.atrest_switch``). Blocking: the window
+        calls it on a worker. ConfigError when policy EncryptAtRest forbids decrypting or
+        another EdgeDesk uses the data; the database is then unchanged.
         """
-        if not encrypt and self.settings.encrypt_at_rest is True:
-            raise ConfigError(
-                "your organization requires encrypted data (policy "
-                "EncryptAtRest); nothing was changed"
-            )
         chats = AppContext.chat_store.of(self).if_built()  # kept API responses included
         open_dbs = [
             db
@@ -427,33 +399,25 @@ class AppContext:
             AppContext.database_key.of(self).reset()
             return self.database_key
 
-        with self.data_alone(), contextlib.ExitStack() as released:
-            for db in open_dbs:
-                released.enter_context(db.released(new_key))
-            if encrypt:
-                self.at_rest.encrypt(passphrase=passphrase, step=step)
-            else:
-                self.at_rest.decrypt(step=step)
-            if passphrase is not None:
-                self.passphrase = passphrase
+        switch_open(
+            self.at_rest,
+            encrypt,
+            required=self.settings.encrypt_at_rest is True,
+            open_dbs=open_dbs,
+            new_key=new_key,
+            lock=self.data_lock,
+            passphrase=passphrase,
+            step=step,
+        )
+        if passphrase is not None:
+            self.passphrase = passphrase
 
-    @contextlib.contextmanager
-    def data_alone(self) -> Iterator[None]:
+    def data_alone(self) -> contextlib.AbstractContextManager[None]:
         """This process alone on the data folder for the block (a database conversion).
 
         ConfigError when another EdgeDesk window or server uses it; shared again after.
         """
-        lock = self.data_lock
-        if lock is not None and not lock.try_exclusive():
-            raise ConfigError(
-                "another EdgeDesk window or server is using your data; quit "
-                "it and try again (nothing was changed)"
-            )
-        try:
-            yield
-        finally:
-            if lock is not None:
-                lock.share()
+        return data_alone(self.data_lock)
 
     @lazy()
     def chat_store(self) -> ChatStore:

@@ -1,19 +1,24 @@
-"""The audit log the settings ask for, noting a machine-policy change since it last looked.
+"""The audit log the settings ask for, and what it notes beyond the stores' own events.
 
 IT reads the log to see when the policy forced on a machine changed: each start compares
 the forced settings with the ones noted last time (``policy.seen.json`` beside the log).
+It also sees each call to a remote engine (host, sizes; never content), as the network
+gate reports it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from desktop.audit import AuditLog, Auditor, NoAudit
 from desktop.config import EffectiveSettings, expand_path, flatten
+from desktop.net import Connection
 
 SEEN_FILE = "policy.seen.json"
+REMOTE_ENGINE = "remote engine"  # desktop.remote.engine.PURPOSE (importing it pulls httpx)
 
 
 def open_audit(
@@ -38,3 +43,25 @@ def open_audit(
         with contextlib.suppress(OSError):
             marker.write_text(seen, encoding="utf-8")
     return log
+
+
+def remote_call_observer(audit: Auditor) -> Callable[[Connection], None] | None:
+    """The network gate's observer recording each remote-engine call as ``remote.call``
+    (None when the audit log is off: nothing to observe)."""
+    if not isinstance(audit, AuditLog):
+        return None
+
+    def observe(c: Connection) -> None:
+        if c.purpose == REMOTE_ENGINE:
+            audit.record(
+                "remote.call",
+                host=c.host,
+                method=c.method,
+                path=c.path[:200],
+                allowed=c.allowed,
+                error=c.reason or None,
+                bytes_sent=c.bytes_sent,
+                bytes_received=c.bytes_received,
+            )
+
+    return observe
