@@ -78,29 +78,11 @@ class ChatTables:
         """``add`` inside the caller's transaction, to a conversation known to exist."""
         created = self.clock() if message.created is None else message.created
         cur = self.database.execute(
-            "INSERT INTO messages(conversation_id, role, content, reasoning, model, "
-            "parameters, prompt_tokens, completion_tokens, timings, created, sources, "
+            "INSERT INTO messages(conversation_id, role, created, content, reasoning, model, "
+            "parameters, prompt_tokens, completion_tokens, timings, sources, "
             "finish_reason, error, tool_steps, versions, version) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                conv_id,
-                message.role,
-                message.content,
-                message.reasoning,
-                message.model,
-                json.dumps(message.parameters),
-                message.prompt_tokens,
-                message.completion_tokens,
-                json.dumps(message.timings),
-                created,
-                encode_sources(message.sources),
-                message.finish_reason,
-                message.error,
-                json.dumps(list(message.tool_steps), ensure_ascii=False)
-                if message.tool_steps
-                else None,
-                *_versions_columns(message),
-            ),
+            (conv_id, message.role, created, *_message_columns(message)),
         )
         message_id = int(cur.lastrowid)
         for ordinal, item in enumerate(message.attachments):
@@ -212,20 +194,7 @@ class ChatTables:
                 "WHERE id = ? AND conversation_id = ? "
                 "AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND origin = 'app')",
                 (
-                    message.content,
-                    message.reasoning,
-                    message.model,
-                    json.dumps(message.parameters),
-                    message.prompt_tokens,
-                    message.completion_tokens,
-                    json.dumps(message.timings),
-                    encode_sources(message.sources),
-                    message.finish_reason,
-                    message.error,
-                    json.dumps(list(message.tool_steps), ensure_ascii=False)
-                    if message.tool_steps
-                    else None,
-                    *_versions_columns(message),
+                    *_message_columns(message),
                     message_id,
                     conv_id,
                     conv_id,
@@ -314,6 +283,24 @@ def _object(raw: str | None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _message_columns(message: ChatMessage) -> tuple[Any, ...]:
+    """A message's values for the columns content .. version, as append and replace list them."""
+    return (
+        message.content,
+        message.reasoning,
+        message.model,
+        json.dumps(message.parameters),
+        message.prompt_tokens,
+        message.completion_tokens,
+        json.dumps(message.timings),
+        encode_sources(message.sources),
+        message.finish_reason,
+        message.error,
+        json.dumps(list(message.tool_steps), ensure_ascii=False) if message.tool_steps else None,
+        *_versions_columns(message),
+    )
 
 
 def _versions_columns(message: ChatMessage) -> tuple[str | None, int | None]:
