@@ -271,7 +271,7 @@ def test_a_malformed_import_names_the_field_and_adds_nothing(
 
 def test_an_import_that_fails_while_writing_leaves_nothing(store: ChatStore, monkeypatch) -> None:
     # Past the checks, a failure inside SQLite (disk full, ...) rolls the whole import back.
-    import desktop.store.chats as chats
+    import desktop.store.chat_sql as chats
 
     calls = []
 
