@@ -182,13 +182,6 @@ class ResponseStore:
             )
         return int(cur.rowcount)
 
-    def delete_all(self) -> int:
-        """Delete every kept response and scrub the file; returns how many went."""
-        count = self.delete_before(float("inf"))
-        if self._db is not None:
-            self._db.scrub()
-        return count
-
     def apply_retention(self, days: int | None, *, now: float | None = None) -> int:
         """Delete responses older than ``days`` (None: keep); returns how many went."""
         if days is None or self._db is None:
