@@ -89,17 +89,6 @@ def _store(args: argparse.Namespace) -> ChatStore:
     return context_for(args).chat_store  # retention is applied as it opens
 
 
-def _delete_stored_responses(args: argparse.Namespace) -> None:
-    """``rm --all`` also deletes what the local API stored (Responses API ``store``)."""
-    ctx = context_for(args)
-    try:
-        kept = ctx.response_store
-        if kept.enabled:
-            print(f"deleted {kept.delete_all()} stored API responses")
-    finally:
-        ctx.close()
-
-
 def handle_list(args: argparse.Namespace) -> int:
     """Print the conversations."""
     store = _store(args)
@@ -300,17 +289,33 @@ def handle_rm(args: argparse.Namespace) -> int:
     """Delete the given conversations, or all of them."""
     if bool(args.ids) == bool(args.all):
         raise InvalidRequest("name conversation ids to delete, or --all (not both)")
+    if args.all:
+        return _delete_everything(args)
     store = _store(args)
     try:
-        if args.all:
-            count = store.delete_all()
-            print(f"deleted {count} conversations")
-            _delete_stored_responses(args)
-            _audit(args, "chats.deleted", conversations=count, all=True)
-            return 0
         deleted = store.delete_many(args.ids)
     finally:
         store.close()
     print(f"deleted {deleted} conversation(s)")
     _audit(args, "chats.deleted", conversations=deleted, ids=list(args.ids))
+    return 0
+
+
+def _delete_everything(args: argparse.Namespace) -> int:
+    """``rm --all``: every conversation, and what the local API stored (Responses API
+    ``store``), each counted apart; then the file is scrubbed once."""
+    ctx = context_for(args)
+    try:
+        store = ctx.chat_store
+        kept = ctx.response_store  # hidden conversations over the chat store's connection
+        # The responses go first, unscrubbed: the chats' delete_all then scrubs (VACUUMs)
+        # the one file they share, once, with both gone.
+        responses = kept.delete_before(float("inf")) if kept.enabled else None
+        count = store.delete_all()
+        print(f"deleted {count} conversations")
+        if responses is not None:
+            print(f"deleted {responses} stored API responses")
+        ctx.audit.record("chats.deleted", conversations=count, all=True)
+    finally:
+        ctx.close()
     return 0

@@ -32,6 +32,15 @@ class Namespaced:
     the tool's own name)."""
 
     flat: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # (namespace, own name) → flat name, for ``join``; the first flat name of a pair
+    # offered twice (the copy whose tools got no suffix).
+    _joined: dict[tuple[str, str], str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        joined: dict[tuple[str, str], str] = {}
+        for flat, pair in self.flat.items():
+            joined.setdefault(pair, flat)
+        object.__setattr__(self, "_joined", joined)  # frozen: set once, here
 
     def split(self, name: str) -> tuple[str | None, str]:
         """(namespace, own name) of a name the model called; (None, name) if not flattened."""
@@ -40,10 +49,8 @@ class Namespaced:
 
     def join(self, namespace: str, name: str) -> str:
         """The flat name the model sees for ``name`` in ``namespace``."""
-        for flat, pair in self.flat.items():
-            if pair == (namespace, name):
-                return flat
-        return flat_name(namespace, name)
+        found = self._joined.get((namespace, name))
+        return found if found is not None else flat_name(namespace, name)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 Pure functions over the item objects the Responses API exchanges (messages with text
 parts, ``function_call``, ``function_call_output``, ``reasoning``, ``mcp_call`` ...).
 The item itself is kept verbatim beside these; they only make the row readable (a
-role, words) without parsing the JSON. Used by ``store.responses`` and the migration
-that moved the old ``api_responses`` rows into conversations.
+role, words) without parsing the JSON. Used by ``store.responses``. Migration 14, which
+moved the old ``api_responses`` rows into conversations, has its own frozen copy
+(``store.migration_14_items``), so changing this module never changes that migration.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Each is SQL statements or a step function given the open ``sqlite_utils`` database;
 ``store.db.migrate`` runs the ones a database lacks. Never change an existing one's SQL:
 databases on users' machines already ran it. A new schema change is a new number.
+A step imports no live module of the app (whose code may change after it shipped): what
+it needs is frozen beside it, as ``migration_14_items`` for migration 14.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
-from desktop.store.api_items import item_role, item_text, title_of
+from desktop.store.migration_14_items import item_role, item_text, title_of
 
 
 @dataclass(frozen=True)

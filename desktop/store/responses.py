@@ -58,19 +58,17 @@ class ResponseStore:
         *,
         refusal: str = NOT_KEPT,
         clock: Callable[[], float] = time.time,
-        closes: bool = True,
     ) -> None:
-        self._db = database
+        self._db = database  # not this store's: whoever opened it closes it
         self.refusal = refusal  # why nothing can be kept, when there is no database
         self._clock = clock
-        self._closes = closes  # False: the connection is the ChatStore's, closed by it
 
     @classmethod
     def over(cls, chats: ChatStore, *, clock: Callable[[], float] = time.time) -> ResponseStore:
         """The responses kept in ``chats``' database, over its connection (none under
         EphemeralOnly or without a database file); closing ``chats`` closes it."""
         refusal = EPHEMERAL_ONLY if chats.ephemeral_only else NOT_KEPT
-        return cls(chats.database, refusal=refusal, clock=clock, closes=False)
+        return cls(chats.database, refusal=refusal, clock=clock)
 
     @property
     def enabled(self) -> bool:
@@ -182,13 +180,6 @@ class ResponseStore:
             )
         return int(cur.rowcount)
 
-    def delete_all(self) -> int:
-        """Delete every kept response and scrub the file; returns how many went."""
-        count = self.delete_before(float("inf"))
-        if self._db is not None:
-            self._db.scrub()
-        return count
-
     def apply_retention(self, days: int | None, *, now: float | None = None) -> int:
         """Delete responses older than ``days`` (None: keep); returns how many went."""
         if days is None or self._db is None:
@@ -199,9 +190,8 @@ class ResponseStore:
         return self.delete_before(cutoff)
 
     def close(self) -> None:
-        """Close the database connection, unless it is a ChatStore's (idempotent)."""
-        if self._db is not None and self._closes:
-            self._db.close()
+        """Nothing: the connection is the chat store's, closed with it. Here so that a
+        store just opened is closed alike when its retention fails (``retained_at_open``)."""
 
     def count(self) -> int:
         """How many responses are kept."""

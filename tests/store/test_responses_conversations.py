@@ -218,6 +218,9 @@ def test_one_retention_period_deletes_old_chats_and_old_responses() -> None:
 
 
 def test_chats_rm_all_counts_chats_and_responses_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    paths = Paths.from_env()
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    paths.settings_file.write_text("audit_log = true\n", encoding="utf-8")
     ctx = build_context()
     ctx.chat_store.create_conversation("a chat", "glm")
     ctx.response_store.put("resp_1", "m", RESPONSE, ITEMS)
@@ -225,10 +228,15 @@ def test_chats_rm_all_counts_chats_and_responses_apart(capsys: pytest.CaptureFix
     ctx.close()
     assert main(["chats", "rm", "--all"]) == 0
     out = capsys.readouterr().out
-    assert "deleted 1 conversations" in out and "deleted 2 stored API responses" in out
+    assert out.splitlines() == ["deleted 1 conversations", "deleted 2 stored API responses"]
     ctx = build_context()
     assert ctx.response_store.count() == 0 and ctx.chat_store.list_conversations() == []
     ctx.close()
+    assert main(["audit", "show", "--json"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(e["event"], e.get("conversations"), e.get("all")) for e in events] == [
+        ("chats.deleted", 1, True)
+    ]
 
 
 def test_encrypting_while_open_keeps_the_responses_and_hides_their_words(

@@ -10,7 +10,6 @@ from desktop.app import build_context
 from desktop.cli import main
 from desktop.errors import InvalidRequest
 from desktop.store.chats import ChatStore
-from desktop.store.db import open_database
 from desktop.store.responses import DAY_S, EPHEMERAL_ONLY, ResponseStore
 
 RESPONSE = {"id": "resp_1", "object": "response", "output": [{"type": "message"}]}
@@ -18,29 +17,32 @@ ITEMS = [{"role": "user", "content": "hi"}, {"type": "message"}]
 
 
 def test_kept_read_back_and_deleted(tmp_path: Path) -> None:
-    store = ResponseStore(open_database(tmp_path / "db.sqlite"))
+    chats = ChatStore(tmp_path / "db.sqlite")
+    store = ResponseStore.over(chats)
     store.put("resp_1", "m", RESPONSE, ITEMS)
     found = store.get("resp_1")
     assert found is not None and (found.response, found.items) == (RESPONSE, ITEMS)
     assert store.get("resp_other") is None
     assert store.delete("resp_1") and not store.delete("resp_1")
     assert store.get("resp_1") is None
-    store.close()
+    chats.close()
 
 
 def test_each_key_sees_only_its_own_responses(tmp_path: Path) -> None:
-    store = ResponseStore(open_database(tmp_path / "db.sqlite"))
+    chats = ChatStore(tmp_path / "db.sqlite")
+    store = ResponseStore.over(chats)
     store.put("resp_1", "m", RESPONSE, ITEMS, owner="codex")
     assert store.get("resp_1", owner="codex") is not None
     assert store.get("resp_1", owner="vscode") is None and store.get("resp_1") is None
     assert not store.delete("resp_1", owner="vscode")
     assert store.delete("resp_1", owner="codex")
-    store.close()
+    chats.close()
 
 
 def test_retention_deletes_only_old_responses(tmp_path: Path) -> None:
     now = [1_000_000.0]
-    store = ResponseStore(open_database(tmp_path / "db.sqlite"), clock=lambda: now[0])
+    chats = ChatStore(tmp_path / "db.sqlite")
+    store = ResponseStore.over(chats, clock=lambda: now[0])
     store.put("resp_old", "m", RESPONSE, ITEMS)
     now[0] += 31 * DAY_S
     store.put("resp_new", "m", RESPONSE, ITEMS)
@@ -49,7 +51,7 @@ def test_retention_deletes_only_old_responses(tmp_path: Path) -> None:
     assert store.apply_retention(None) == 0
     with pytest.raises(InvalidRequest):
         store.apply_retention(0)
-    store.close()
+    chats.close()
 
 
 def test_ephemeral_only_keeps_nothing_and_says_why(tmp_path: Path) -> None:
@@ -72,8 +74,8 @@ def test_chats_rm_all_and_maintenance_delete_stored_responses(
     ctx = build_context(cli_settings={"retention_days": 30})
     assert ctx.response_store.get("resp_1") is None
     ctx.response_store.put("resp_2", "m", RESPONSE, ITEMS)
-    long_ago = ResponseStore(open_database(ctx.paths.database), clock=lambda: 0.0)
-    long_ago.put("resp_3", "m", RESPONSE, ITEMS)
+    long_ago = ChatStore(ctx.paths.database)
+    ResponseStore.over(long_ago, clock=lambda: 0.0).put("resp_3", "m", RESPONSE, ITEMS)
     long_ago.close()
     report = ctx.maintenance()
     assert report.responses_deleted == 1
