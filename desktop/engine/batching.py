@@ -49,6 +49,7 @@ class Step:
     index: int
     generation_tokens: int  # one per generating slot
     prompt_tokens: int  # pending prompt tokens decoded in this step (at most one chunk)
+    draft_tokens: int = 0  # prompt-lookup guesses decoded after the generating slots' tokens
 
 
 StepObserver = Callable[[Step], None]
@@ -389,6 +390,19 @@ class DecodeLoop(BatchWorker):
         cut = next((i for i, token in enumerate(draft) if token < 0), None)
         return draft if cut is None else draft[:cut]  # never guess an image position
 
+    def _reads_prompt(self, generating: int) -> bool:
+        """Whether this step decodes prompt text: then it guesses nothing.
+
+        That prompt's request waits for the step (for its first token, or its next
+        chunk), and each guess is a logits row of n_vocab floats (Gemma 3: more
+        multiply-adds than the rest of the model per token), so 32 guesses beside a
+        3-client stream made a 33-token newcomer's step 3-4x as long. The running
+        streams only lose their guesses in the steps that read a prompt.
+        """
+        return generating < self._n_batch and any(
+            s.state is SlotState.PROMPT and s.pending and s.pending[0] >= 0 for s in self._slots
+        )
+
     def _step(self) -> None:
         batch = self._batch
         n = 0
@@ -396,7 +410,12 @@ class DecodeLoop(BatchWorker):
         self._make_room_for_generation()
         self._decode_images()
         growing = [s for s in self._slots if s.state is SlotState.GENERATING]
-        spare = self._n_ctx - sum(self._cells(s) for s in self._slots) - len(growing)
+        # Cells left for guesses: none in a step that reads a prompt (_reads_prompt).
+        spare = (
+            0
+            if self._reads_prompt(len(growing))
+            else self._n_ctx - sum(self._cells(s) for s in self._slots) - len(growing)
+        )
         for slot in self._slots:
             slot.output_index = -1
             if slot.state is SlotState.GENERATING:
@@ -436,7 +455,8 @@ class DecodeLoop(BatchWorker):
             self._steps += 1
             self._counts["tokens"] += n
         if self._on_step is not None:
-            self._on_step(Step(self._steps, generating, prompt))
+            guessed = sum(len(slot.draft) for slot in self._slots)  # this step's, till sampled
+            self._on_step(Step(self._steps, generating, prompt, guessed))
         if code != 0:
             error = EdgeDeskError(
                 f"llama.cpp could not decode (code {code}); the model may "

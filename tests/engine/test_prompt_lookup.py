@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.slots import lookup_draft, next_draft_window
 from desktop.engine.types import Chunk, GenerationParams, Message
-from tests.engine.loop_gate import LoopGate, together
+from tests.engine.loop_gate import LoopGate, together, wait_for
 
 
 def _bytes(tokens: list[int]) -> bytes:
@@ -146,3 +147,45 @@ def test_one_decode_guesses_at_most_the_cap_over_all_slots(
     assert all(answer.startswith("Repeat this code") for answer in answers)
     assert stats.draft_accepted > 0
     assert 2 < max(logits_rows) <= 12 + 2  # two sampled rows plus at most 12 guesses
+
+
+@pytest.mark.slow
+def test_a_step_that_reads_a_newcomers_prompt_guesses_nothing(gemma_path: Path) -> None:
+    # The newcomer's first token waits for the step that reads its prompt, and every
+    # guess decoded there is one more logits row of 262,144 floats: with a stream
+    # copying beside it (32 guesses), a 33-token prompt's step took 3-4x as long.
+    gate = LoopGate()
+    engine = LlamaEngine(
+        gemma_path,
+        LoadOptions(context_length=4096, parallel=2, lookup_draft=32),
+        model_id="gemma",
+        on_step=gate,
+    )
+    hello = [Message("user", "Say hello.")]
+    try:
+        copying = threading.Thread(
+            target=_rewrite, args=(engine, GenerationParams(max_tokens=200, temperature=0.0))
+        )
+        copying.start()
+        wait_for(lambda: any(step.draft_tokens for step in gate.steps))  # it is guessing
+        gate.hold()
+        wait_for(gate.held.is_set)
+        newcomer = threading.Thread(
+            target=_text,
+            args=(engine.stream_chat(hello, GenerationParams(max_tokens=6, temperature=0.0)),),
+        )
+        newcomer.start()
+        wait_for(lambda: engine.stats().requests_waiting == 1)
+        seen = len(gate.steps)
+        gate.release()
+        newcomer.join()
+        copying.join()
+    finally:
+        gate.release()
+        engine.close()
+    after = gate.steps[seen:]
+    reading = [step for step in after if step.prompt_tokens]
+    assert reading and all(step.generation_tokens == 1 for step in reading)  # beside the copy
+    assert all(step.draft_tokens == 0 for step in reading)
+    last_read = max(i for i, step in enumerate(after) if step.prompt_tokens)
+    assert any(step.draft_tokens for step in after[last_read + 1 :])  # then it guesses again
