@@ -49,6 +49,7 @@ class Step:
     index: int
     generation_tokens: int  # one per generating slot
     prompt_tokens: int  # pending prompt tokens decoded in this step (at most one chunk)
+    draft_tokens: int = 0  # prompt-lookup guesses decoded after the generating slots' tokens
 
 
 StepObserver = Callable[[Step], None]
@@ -60,6 +61,11 @@ LOOKUP_FIRST_WINDOW = 8
 # llama.cpp keeps an output buffer as large as the most rows one decode asked for
 # (n_vocab floats each: 1 MiB per row for Gemma 3's 262,144 tokens).
 LOOKUP_ROWS_PER_STEP = 64
+# A decode that reads prompt text carries at most one guess per this many of its prompt
+# tokens (none beside a short prompt): that prompt's request waits for the decode, and a
+# guessed row cost about as much as 4-5 prompt tokens (Gemma 270M, 2 CPU cores: 32
+# guesses added 0.40 s to a step, its 33 prompt tokens 0.09 s), so it is <10% longer.
+PROMPT_TOKENS_PER_GUESS = 64
 log = logging.getLogger("edgedesk.engine")
 
 
@@ -389,6 +395,26 @@ class DecodeLoop(BatchWorker):
         cut = next((i for i, token in enumerate(draft) if token < 0), None)
         return draft if cut is None else draft[:cut]  # never guess an image position
 
+    def _guess_room(self, generating: int) -> tuple[int, int]:
+        """Free cells and batch rows for this step's guesses, all slots together.
+
+        A step that reads prompt text gets at most one guess per PROMPT_TOKENS_PER_GUESS
+        of it: that prompt's request waits for the step (for its first token, or its next
+        chunk), and each guess is a logits row of n_vocab floats (Gemma 3: more
+        multiply-adds than the rest of the model per token). 32 guesses beside 3 streams
+        made a 33-token newcomer's step 3-4x as long; a 2,048-token chunk hardly notices.
+        """
+        cells = self._n_ctx - sum(self._cells(s) for s in self._slots) - generating
+        room = self._n_batch - generating
+        reading = 0
+        for slot in self._slots:
+            if slot.state is SlotState.PROMPT and slot.pending and reading < room:
+                reading += _text_run(slot.pending, room - reading)
+        if reading == 0:
+            return cells, LOOKUP_ROWS_PER_STEP
+        # Guesses take their rows from the chunk: g of them leave reading - g >= 64 g.
+        return cells, min(LOOKUP_ROWS_PER_STEP, reading // (PROMPT_TOKENS_PER_GUESS + 1))
+
     def _step(self) -> None:
         batch = self._batch
         n = 0
@@ -396,14 +422,14 @@ class DecodeLoop(BatchWorker):
         self._make_room_for_generation()
         self._decode_images()
         growing = [s for s in self._slots if s.state is SlotState.GENERATING]
-        spare = self._n_ctx - sum(self._cells(s) for s in self._slots) - len(growing)
+        spare, guesses = self._guess_room(len(growing))
         for slot in self._slots:
             slot.output_index = -1
             if slot.state is SlotState.GENERATING:
                 assert slot.next_token is not None  # sampled last step; decoded now
                 rows = min(  # the batch's room; the guesses so far are n - generating
                     self._n_batch - n - (len(growing) - generating),
-                    LOOKUP_ROWS_PER_STEP - (n - generating),
+                    guesses - (n - generating),
                 )
                 draft = self._draft(slot, rows, spare)
                 spare -= len(draft)
@@ -436,7 +462,8 @@ class DecodeLoop(BatchWorker):
             self._steps += 1
             self._counts["tokens"] += n
         if self._on_step is not None:
-            self._on_step(Step(self._steps, generating, prompt))
+            guessed = sum(len(slot.draft) for slot in self._slots)  # this step's, till sampled
+            self._on_step(Step(self._steps, generating, prompt, guessed))
         if code != 0:
             error = EdgeDeskError(
                 f"llama.cpp could not decode (code {code}); the model may "

@@ -171,16 +171,27 @@ async def _chat(
             await response.aread()
             raise RuntimeError(f"HTTP {response.status_code}: {response.text[:200]}")
         async for line in response.aiter_lines():
-            if not line.startswith("data: ") or line.strip() == "data: [DONE]":
-                continue
-            choices = json.loads(line[6:]).get("choices") or []
-            text = choices[0].get("delta", {}).get("content") if choices else None
+            text = _words(line)
             if text:
                 pieces.append(text)
                 if first is None:
                     first = time.perf_counter()
     end = time.perf_counter()
     return end - started, (first or end) - started, len(pieces), "".join(pieces)
+
+
+def _words(line: str) -> str:
+    """The answer text an SSE line of a chat stream carries ("" for the opening event).
+
+    A stream's first token is its first non-empty ``content``: EdgeDesk opens a stream
+    at admission with ``{"role": "assistant", "content": ""}``, before the prompt is
+    read, and llama-server sends its role chunk with the first token.
+    """
+    if not line.startswith("data: ") or line.strip() == "data: [DONE]":
+        return ""
+    choices = json.loads(line[6:]).get("choices") or []
+    text = choices[0].get("delta", {}).get("content") if choices else None
+    return text or ""
 
 
 def _failed(side: Side, errors: list[BaseException]) -> None:
@@ -215,7 +226,7 @@ async def concurrency(side: Side, url: str, model: str, clients: int, tokens: in
 
 
 async def newcomer(side: Side, url: str, model: str, tokens: int) -> None:
-    """TTFT of a request arriving while 3 others stream."""
+    """TTFT of a request sent once each of 3 others has streamed its first token."""
     async with httpx.AsyncClient(timeout=600, limits=FRESH) as client:
         streaming = [asyncio.Event() for _ in range(3)]
 
@@ -229,7 +240,7 @@ async def newcomer(side: Side, url: str, model: str, tokens: int) -> None:
             }
             async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as resp:
                 async for line in resp.aiter_lines():
-                    if '"content":"' in line.replace(" ", "") and not streaming[i].is_set():
+                    if not streaming[i].is_set() and _words(line):
                         streaming[i].set()
             streaming[i].set()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,11 +11,12 @@ import llama_cpp
 import pytest
 
 from desktop.engine import batching
+from desktop.engine.batching import Step
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.slots import lookup_draft, next_draft_window
 from desktop.engine.types import Chunk, GenerationParams, Message
-from tests.engine.loop_gate import LoopGate, together
+from tests.engine.loop_gate import LoopGate, together, wait_for
 
 
 def _bytes(tokens: list[int]) -> bytes:
@@ -146,3 +148,61 @@ def test_one_decode_guesses_at_most_the_cap_over_all_slots(
     assert all(answer.startswith("Repeat this code") for answer in answers)
     assert stats.draft_accepted > 0
     assert 2 < max(logits_rows) <= 12 + 2  # two sampled rows plus at most 12 guesses
+
+
+def _newcomer_beside_a_copy(gemma: Path, ask: str, n_batch: int | None = None) -> list[Step]:
+    """The steps from a request's arrival (a stream copying code with lookup on beside
+    it, guessing) to the end of both."""
+    gate = LoopGate()
+    engine = LlamaEngine(
+        gemma,
+        LoadOptions(context_length=4096, parallel=2, lookup_draft=32, n_batch=n_batch),
+        model_id="gemma",
+        on_step=gate,
+    )
+    try:
+        copying = threading.Thread(
+            target=_rewrite, args=(engine, GenerationParams(max_tokens=200, temperature=0.0))
+        )
+        copying.start()
+        wait_for(lambda: any(step.draft_tokens for step in gate.steps))  # it is guessing
+        gate.hold()
+        wait_for(gate.held.is_set)
+        chunks = engine.stream_chat([Message("user", ask)], GenerationParams(max_tokens=6))
+        newcomer = threading.Thread(target=_text, args=(chunks,))
+        newcomer.start()
+        wait_for(lambda: engine.stats().requests_waiting == 1)
+        seen = len(gate.steps)
+        gate.release()
+        newcomer.join()
+        copying.join()
+    finally:
+        gate.release()
+        engine.close()
+    after = gate.steps[seen:]
+    reading = [step for step in after if step.prompt_tokens]
+    assert reading and all(step.generation_tokens == 1 for step in reading)  # beside the copy
+    last_read = max(i for i, step in enumerate(after) if step.prompt_tokens)
+    assert any(step.draft_tokens for step in after[last_read + 1 :])  # then guessing again
+    return reading
+
+
+@pytest.mark.slow
+def test_a_step_that_reads_a_short_prompt_guesses_nothing(gemma_path: Path) -> None:
+    # The newcomer's first token waits for the step that reads its prompt, and every
+    # guess decoded there is one more logits row of 262,144 floats: with 3 streams
+    # copying beside it (32 guesses), a 33-token prompt's step took 3-4x as long.
+    reading = _newcomer_beside_a_copy(gemma_path, "Say hello.")
+    assert sum(step.prompt_tokens for step in reading) < batching.PROMPT_TOKENS_PER_GUESS
+    assert all(step.draft_tokens == 0 for step in reading)
+
+
+@pytest.mark.slow
+def test_a_long_prompt_read_in_chunks_leaves_the_copy_a_few_guesses(gemma_path: Path) -> None:
+    # Beside a chunk of hundreds of tokens a guess costs little, and the stream keeps
+    # copying several tokens per step while the long prompt is read.
+    reading = _newcomer_beside_a_copy(gemma_path, f"Summarize this code:\n\n{CODE * 3}", 256)
+    assert len(reading) >= 2  # read in chunks
+    per_guess = batching.PROMPT_TOKENS_PER_GUESS
+    assert all(step.draft_tokens <= step.prompt_tokens // per_guess for step in reading)
+    assert sum(step.draft_tokens for step in reading) > 0, reading

@@ -30,6 +30,7 @@ from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
+from tests.benchmarks.bench_vs_llama_server import _words
 from tests.conftest import wait_until
 from tests.engine.loop_gate import LoopGate
 
@@ -322,3 +323,31 @@ def test_other_streams_send_no_keepalive(
         rest = [line for line in lines if line]
     assert rest[-1] == "data: [DONE]"
     assert all(line.startswith("data: {") for line in rest[:-1]), rest
+
+
+def test_the_newcomer_benchmark_does_not_take_the_opening_for_a_word(
+    held: Held, gate: LoopGate
+) -> None:
+    """bench_vs_llama_server sends its 4th request once 3 streams have a first token;
+    taking the opening (``"content": ""``, before the prompt is read) for one sent it
+    while their prompts were still unread, and its TTFT then included them."""
+    body = {
+        "model": MODEL,
+        "messages": _ask("bench gate"),
+        "max_tokens": 4,
+        "temperature": 0.0,
+        "stream": True,
+    }
+    with httpx.stream(
+        "POST", f"{held.url}/chat/completions", json=body, timeout=WAIT_S
+    ) as response:
+        lines = response.iter_lines()
+        opening = next(line for line in lines if line.startswith("data: "))
+        assert gate.held.wait(WAIT_S)  # no token can exist yet
+        assert json.loads(opening[6:])["choices"][0]["delta"] == {
+            "role": "assistant",
+            "content": "",
+        }
+        assert _words(opening) == ""
+        gate.release()
+        assert any(_words(line) for line in lines)  # the first word counts
