@@ -154,7 +154,7 @@ def test_key_is_required_and_requests_are_logged_and_counted(rr_server: Served) 
     path = rr_server.ctx.paths.log_dir / "access.log"
     log = wait_until(
         lambda: next((t for t in [path.read_text()] if "rr-log" in t), ""),
-        5,
+        30,
         "the request's access-log line",
     )
     assert "secret-query-271" not in log and "secret-doc-828" not in log
