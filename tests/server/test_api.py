@@ -263,11 +263,12 @@ def test_access_log_has_ids_and_counts_but_never_content(server: Served, client)
     assert raw.headers["x-request-id"] == "trace-42"
     # The line is written once the response has gone out, so it may trail the reply.
     path = server.ctx.paths.log_dir / "access.log"
-    log = wait_until(
-        lambda: next((t for t in [path.read_text()] if "trace-42" in t), ""),
-        5,
-        "the request's access-log line",
-    )
+
+    def logged() -> str:  # the first line written makes the file: it may not be there yet
+        text = path.read_text() if path.exists() else ""
+        return text if "trace-42" in text else ""
+
+    log = wait_until(logged, 30, "the request's access-log line")
     # Greedy, so the answer is always the same (a random 3-token answer can be a few
     # letters that occur in any log line by chance).
     assert secret not in log and reply.choices[0].message.content not in log.replace(

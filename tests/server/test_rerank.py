@@ -152,11 +152,12 @@ def test_key_is_required_and_requests_are_logged_and_counted(rr_server: Served) 
     )
     assert ok.status_code == 200
     path = rr_server.ctx.paths.log_dir / "access.log"
-    log = wait_until(
-        lambda: next((t for t in [path.read_text()] if "rr-log" in t), ""),
-        5,
-        "the request's access-log line",
-    )
+
+    def logged() -> str:  # the first line written makes the file: it may not be there yet
+        text = path.read_text() if path.exists() else ""
+        return text if "rr-log" in text else ""
+
+    log = wait_until(logged, 30, "the request's access-log line")
     assert "secret-query-271" not in log and "secret-doc-828" not in log
     record = next(json.loads(line) for line in log.splitlines() if "rr-log" in line)
     assert record["route"] == "/v1/rerank" and record["model"] == "tiny-reranker"

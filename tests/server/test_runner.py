@@ -19,7 +19,7 @@ def test_accepted_connections_have_nagle_off(server: Served) -> None:
         assert b"200" in client.recv(4096)
         uvicorn_server = server.runner._server
         assert uvicorn_server is not None
-        wait_until(lambda: uvicorn_server.server_state.connections, 5, "the connection seen")
+        wait_until(lambda: uvicorn_server.server_state.connections, 30, "the connection seen")
         accepted = [
             c.transport.get_extra_info("socket") for c in uvicorn_server.server_state.connections
         ]

@@ -206,10 +206,10 @@ def test_queue_is_fifo_and_full_queue_is_429(tmp_path: Path, tiny_chat) -> None:
 
         first = threading.Thread(target=ask, args=("first", 40))
         first.start()
-        wait_until(lambda: srv.scheduler.busy, 10, "the engine busy")
+        wait_until(lambda: srv.scheduler.busy, 30, "the engine busy")
         second = threading.Thread(target=ask, args=("second", 3))
         second.start()
-        wait_until(lambda: srv.scheduler.queue_depth == 1, 10, "one request queued")
+        wait_until(lambda: srv.scheduler.queue_depth == 1, 30, "one request queued")
         with pytest.raises(openai.RateLimitError) as err:
             client.chat.completions.create(model="tiny-chat", messages=HI, max_tokens=3)
         assert int(err.value.response.headers["retry-after"]) >= 1

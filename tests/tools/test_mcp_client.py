@@ -96,7 +96,7 @@ def test_a_server_that_hangs_at_start_costs_one_timeout_not_one_per_turn(tmp_pat
         started = time.monotonic()
         with pytest.raises(ToolError, match="'mute' did not start within 2 s"):
             clients.tools(mute)  # the next turn: told at once, not after 2 s more
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 2.0  # a second start would wait 2 s more
     finally:
         clients.close()
 
@@ -112,5 +112,5 @@ def test_stop_abandons_a_call_waiting_for_its_server(clients: McpClients) -> Non
     started = time.monotonic()
     with pytest.raises(ToolError, match="stopped before the tool server answered"):
         clients.call(hang, "wait_forever", {}, timeout_s=60, cancel=cancel)
-    assert time.monotonic() - started < 2.5  # not the 60 s the call may take
+    assert time.monotonic() - started < 10  # not the 60 s the call may take
     timer.join()

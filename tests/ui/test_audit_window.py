@@ -48,7 +48,7 @@ def test_window_exports_and_deletions_are_audited(
     view = win.documents
     with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
         view.add("handbook", [docs])
-    qtbot.waitUntil(lambda: not view.is_indexing)
+    qtbot.waitUntil(lambda: not view.is_indexing, timeout=30_000)
     view.remove_button.click()
     assert view.names() == []
 

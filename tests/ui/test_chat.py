@@ -92,7 +92,7 @@ def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
     chat.input.setPlainText("my question waits in line")
     with qtbot.waitSignal(chat.generation_finished, timeout=10_000) as finished:
         chat.send()
-        qtbot.waitUntil(lambda: scheduler.queue_depth == 1, timeout=5000)
+        qtbot.waitUntil(lambda: scheduler.queue_depth == 1, timeout=30_000)
         QTest.keyClick(chat.input, Qt.Key.Key_Escape)
     turn = finished.args[0]
     assert turn.finish_reason == "cancelled" and turn.content == ""

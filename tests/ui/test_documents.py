@@ -49,7 +49,7 @@ def test_add_a_folder_indexes_it_and_lists_skipped_files(
         assert view.cancel_button.isEnabled()
     report = finished.args[0]
     assert report.added == 2 and not report.cancelled
-    qtbot.waitUntil(lambda: not view.is_indexing)
+    qtbot.waitUntil(lambda: not view.is_indexing, timeout=30_000)  # ``done`` comes queued
     assert view.names() == ["handbook"] and view.selected_name() == "handbook"
     assert "2 documents" in view.summary.text()
     assert view.roots.item(0).text() == str(folder.resolve())
@@ -80,7 +80,7 @@ def test_cancel_stops_indexing_and_reindex_finishes_it(
     assert finished.args[0].cancelled
     assert "cancelled" in view.status.text()
     assert "0 documents" in view.summary.text()
-    qtbot.waitUntil(lambda: not view.is_indexing)
+    qtbot.waitUntil(lambda: not view.is_indexing, timeout=30_000)  # ``done`` comes queued
     with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
         view.reindex("handbook")
     assert "2 documents" in view.summary.text()
@@ -94,7 +94,7 @@ def test_a_second_indexing_waits_and_remove_keeps_the_files(
         view.add("handbook", [folder])
         with qtbot.waitSignal(view.error, timeout=1000):
             assert view.add("other", [folder]) is None
-    qtbot.waitUntil(lambda: not view.is_indexing)
+    qtbot.waitUntil(lambda: not view.is_indexing, timeout=30_000)  # ``done`` comes queued
     view.remove_button.click()
     assert view.names() == []
     assert (folder / "leave.md").exists()

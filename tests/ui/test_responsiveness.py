@@ -84,7 +84,7 @@ def test_sigterm_closes_the_app_cleanly(edgedesk_home: Path) -> None:
         else:
             pytest.fail(f"the window never opened (exit {proc.wait()})")
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=5) == 0
+        assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
