@@ -1,20 +1,26 @@
 """The only package that imports llama_cpp: load models, stream, embed, schedule.
 
-Importing it asks llama.cpp's OpenMP runtime (libgomp, read once when it loads) to let
-its threads sleep when they wait (``OMP_WAIT_POLICY=PASSIVE``) unless the environment
-already says otherwise. Between two decodes the decode loop runs Python (sampling,
-handing tokens out); a libgomp worker that spins meanwhile (its default: ~300k spins
-before it sleeps) takes a core from it, and on a machine whose cores other processes
-also want, the decode loop then waits for a time slice at every token. Gemma 3 270M on
-2 shared cores, same runs (tokens/s, EdgeDesk with this / with libgomp's default /
-llama-server): four busy processes beside it 27-32 / 14-15 / 17-19 (once 15 / 1.3 / 13),
-six 21 / 7 / 12; the price is on an idle machine, 55-63 / 76-85 / 44-47, where every
-wait inside a decode now sleeps instead of spinning (``tests/benchmarks/
-bench_busy_machine.py``, docs/benchmarks.md). Set ``OMP_WAIT_POLICY=`` (empty: libgomp's
-default) to choose speed on an idle machine. llama-server needs no such
-setting: its loop between decodes is C++ and takes microseconds.
+Importing it tells llama.cpp's OpenMP runtime (libgomp, read once when it loads) to spin
+only briefly before a waiting thread sleeps (``GOMP_SPINCOUNT=3000``, about 10-30 µs;
+libgomp's own default is 300,000), unless the environment already sets
+``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY``. Why: between two decodes the decode loop runs
+Python (sampling, handing tokens out); a libgomp worker that spins its default count
+meanwhile takes a core from it, and on a machine whose cores other processes also want
+the loop then waits for a time slice at every token (2-10x slower). Sleeping at once
+(``OMP_WAIT_POLICY=PASSIVE``) avoids that but makes every barrier inside a decode sleep
+too: a quarter to a third slower on an idle machine. A short spin keeps the idle speed
+and loses about a fifth to PASSIVE only when other processes compete. Gemma 3 270M on 2
+shared cores, native llama-server at its defaults in the same run, tokens/s ratio to
+it: idle 1.29-1.63x (PASSIVE 0.95-1.10x); 2 / 4 / 6 busy processes beside
+0.75 / 0.93 / 1.12x (PASSIVE 1.00 / 1.10 / 1.60x) (``tests/benchmarks/
+bench_busy_machine.py``, docs/benchmarks.md). ``OMP_WAIT_POLICY=PASSIVE`` chooses the
+busy machine; ``GOMP_SPINCOUNT=`` (empty) libgomp's own default. llama-server needs no
+such setting: its loop between decodes is C++ and takes microseconds.
 """
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+OPENMP_SPIN_COUNT = "3000"  # spins before a waiting OpenMP thread sleeps (libgomp: 300000)
+
+if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = OPENMP_SPIN_COUNT
