@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from desktop.errors import InvalidRequest, StoreError
+from desktop.retrieval.fsnames import fs_path, real_root, within
 from desktop.retrieval.stopwords import is_cjk, search_terms
 from desktop.retrieval.vectors import VectorIndex, exact_ranking, to_blob, vec_table
 from desktop.store.db import Database, fts_text
@@ -355,7 +356,33 @@ class Searcher:
         )
         with self.database.lock:
             found = self.database.query(sql, list(chunk_ids))
-        return {int(r[0]): (int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), r[6]) for r in found}
+        enclosed = self._enclosed({r[1] for r in found})
+        return {
+            int(r[0]): (int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), r[6])
+            for r in found
+            if within(fs_path(r[2]), enclosed.get(r[1], []))
+        }
+
+    def _enclosed(self, names: set[str]) -> dict[str, list[str]]:
+        """The real folders (links resolved) each named collection indexes.
+
+        A passage is read only while its file still lies in one of them: a file swapped
+        for a link out of the folder after indexing (``passwd.txt -> /etc/passwd``) is
+        not read through search or ``read_document_passage`` (the next scan drops it).
+        """
+        if not names:
+            return {}
+        marks = ",".join("?" * len(names))
+        with self.database.lock:
+            found = self.database.query(
+                "SELECT k.name, r.path FROM collection_roots r "  # noqa: S608
+                f"JOIN collections k ON k.id = r.collection_id WHERE k.name IN ({marks})",
+                sorted(names),
+            )
+        roots: dict[str, list[str]] = {}
+        for name, path in found:
+            roots.setdefault(name, []).append(real_root(fs_path(path)))
+        return roots
 
     def fetch(self, chunk_ids: Sequence[int]) -> list[Hit]:
         """The stored chunks with these ids (score 0), in no particular order."""
