@@ -10,6 +10,7 @@ The dependencies are ``async`` so they run on the event loop, not a worker threa
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -41,6 +42,19 @@ def check_model(services: Services, info: RequestInfo, model: str) -> None:
         raise ModelNotFound(
             f"the model '{model}' does not exist here; available: {shown}", param="model"
         )
+
+
+def visible(info: RequestInfo, models: Iterable[str]) -> list[str]:
+    """The ``models`` the request's key may use, in order: a scoped key's listings
+    (``/v1/models``, ``/api/tags``, ``/metrics``) name only those, as OpenAI's project
+    keys do; an unscoped key (or no key) sees them all."""
+    allowed = info.key_models
+    return [m for m in models if allowed is None or m in allowed]
+
+
+def may_chat(info: RequestInfo) -> bool:
+    """Whether the request's key may use the chat endpoints (a chat template is theirs)."""
+    return info.key_endpoints is None or "chat" in info.key_endpoints
 
 
 @dataclass

@@ -20,7 +20,7 @@ from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import images, leniency, openai, openai_requests, schemas
 from desktop.server.answer import Ending, Piece, WholeAnswer
 from desktop.server.cache import LRUCache, is_deterministic, request_key
-from desktop.server.deps import ERROR_RESPONSES, CallDep, ServicesDep
+from desktop.server.deps import ERROR_RESPONSES, CallDep, ServicesDep, visible
 from desktop.server.embedding import embed
 from desktop.server.generation import SSE, generate
 from desktop.server.metrics import gauges_from
@@ -39,8 +39,9 @@ router = APIRouter()
     responses=ERROR_RESPONSES,
     response_model_exclude_none=True,
 )
-def list_models(services: ServicesDep) -> schemas.ModelList:
-    """Every model a request may name; a loaded local one says where it runs."""
+def list_models(call: CallDep) -> schemas.ModelList:
+    """Every model the request's key may name; a loaded local one says where it runs."""
+    services = call.services
     placed = {m.model_id: m.report.placement for m in services.scheduler.loaded()}
 
     def info(model_id: str) -> schemas.EdgeDeskModelInfo | None:
@@ -66,7 +67,7 @@ def list_models(services: ServicesDep) -> schemas.ModelList:
     return schemas.ModelList(
         data=[
             schemas.ModelCard(id=m, capabilities=capabilities(m), edgedesk=info(m))
-            for m in services.models.ids()
+            for m in visible(call.info, services.models.ids())
         ]
     )
 
@@ -84,11 +85,13 @@ def health(services: ServicesDep) -> schemas.Health:
 
 @router.get("/metrics", response_class=PlainTextResponse, responses=ERROR_RESPONSES)
 def metrics(
-    services: ServicesDep,
+    call: CallDep,
     fmt: str = Query("prometheus", alias="format", pattern="^(prometheus|json)$"),
 ) -> Response:
-    """Prometheus text exposition, or the same figures as JSON with ``?format=json``."""
-    gauges = gauges_from(services.scheduler)
+    """Prometheus text exposition, or the same figures as JSON with ``?format=json``;
+    a key scoped to models sees only those models' gauges."""
+    services = call.services
+    gauges = gauges_from(services.scheduler).within(call.info.key_models)
     if fmt == "json":
         return JSONResponse(services.metrics.snapshot(gauges))
     return PlainTextResponse(
