@@ -52,6 +52,8 @@ __all__ = [
     "vector_ranking",
 ]
 
+MAX_QUERY_CHARS = 16_384  # the longest search query (docs/api.md); a pasted page is ~4 KB
+
 # The keyword evidence's weight against the normalised vector score (0..1). Measured:
 # 0.12-0.17 keeps hybrid >= the better of vector-only and keyword-only on both sets;
 # above 0.17 keyword matches start to overturn right vector answers.
@@ -275,9 +277,19 @@ class Searcher:
         k: int = 8,
         candidates: int = 50,
     ) -> list[Hit]:
-        """The ``k`` best chunks for ``query``; all collections when none are named."""
+        """The ``k`` best chunks for ``query``; all collections when none are named.
+
+        A query over MAX_QUERY_CHARS is refused (InvalidRequest) before any work: a
+        1 MB query once held the CPU for minutes and other searches behind it.
+        """
         if not query.strip():
             raise InvalidRequest("the search query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidRequest(
+                f"the search query is {len(query)} characters; a search takes at most "
+                f"{MAX_QUERY_CHARS}; search for its key words or a shorter passage",
+                param="query",
+            )
         chosen = _collections(self.database, collections)
         vectors: dict[str, list[float]] = {}
         vec_ranks: dict[int, int] = {}

@@ -10,16 +10,20 @@ The dependencies are ``async`` so they run on the event loop, not a worker threa
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
+import anyio
 from fastapi import Depends, Request
 
 from desktop.errors import ModelNotAllowed, ModelNotFound
 from desktop.server.openai_requests import Limits
 from desktop.server.schemas import ErrorBody
 from desktop.server.services import RequestInfo, Services
+from desktop.server.streaming import watch_disconnect
+
+T = TypeVar("T")
 
 # The error statuses the OpenAI-shaped routes document in the OpenAPI schema.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -71,6 +75,13 @@ class Call:
     def check_model(self, model: str) -> None:
         """Note ``model``; refuse it when the key may not use it or it is not served."""
         check_model(self.services, self.info, model)
+
+    async def compute(self, work: Callable[[threading.Event], T]) -> T:
+        """``work(cancel)`` on a worker thread; the client leaving meanwhile sets
+        ``cancel`` (embeddings and rerank stop between decodes, not minutes later)."""
+        return await watch_disconnect(
+            self.request, self.cancel, lambda: anyio.to_thread.run_sync(work, self.cancel)
+        )
 
     @property
     def limits(self) -> Limits:

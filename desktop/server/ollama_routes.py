@@ -319,7 +319,9 @@ async def embed(body: ollama_wire.EmbedRequest, call: CallDep) -> JSONResponse:
         raise InvalidRequest("input must be a non-empty text or a list of them", param="input")
     started = time.perf_counter()
     inputs: list[str | list[int]] = list(texts)
-    vectors, tokens = await anyio.to_thread.run_sync(embed_inputs, services, model, inputs)
+    vectors, tokens = await call.compute(
+        lambda cancel: embed_inputs(services, model, inputs, cancel)
+    )
     call.info.tokens_in = tokens
     await anyio.to_thread.run_sync(_unload_if_asked, services, model, body.keep_alive)
     return JSONResponse(
@@ -341,7 +343,9 @@ async def embeddings(body: ollama_wire.EmbeddingsRequest, call: CallDep) -> JSON
     if not body.prompt:
         return JSONResponse({"embedding": []})
     inputs: list[str | list[int]] = [body.prompt]
-    vectors, tokens = await anyio.to_thread.run_sync(embed_inputs, services, model, inputs)
+    vectors, tokens = await call.compute(
+        lambda cancel: embed_inputs(services, model, inputs, cancel, "prompt")
+    )
     call.info.tokens_in = tokens
     await anyio.to_thread.run_sync(_unload_if_asked, services, model, body.keep_alive)
     return JSONResponse({"embedding": vectors[0]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -255,5 +256,19 @@ def test_a_read_only_docs_key_cannot_read_a_planted_link_out_of_the_folder(
             )
             assert huge.is_error
             assert "there is no passage chunk:99999999999999999999999" in str(huge.content)
+
+    anyio.run(main)
+
+
+def test_a_1_mb_query_over_slash_mcp_is_refused_at_once(served: Served) -> None:
+    async def main() -> None:
+        async with _http(served.url, served.key) as session:
+            await session.initialize()
+            started = time.perf_counter()
+            huge = await session.call_tool("search_documents", {"query": "leave " * 180_000})
+            assert time.perf_counter() - started < 5.0  # was 197 s
+            assert huge.is_error and "at most 16384" in str(huge.content)
+            own = await session.call_tool("search_documents", {"query": "paid leave"})
+            assert "25 days of paid leave" in str(own.content)  # nothing held up behind it
 
     anyio.run(main)
