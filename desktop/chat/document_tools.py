@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 SEARCH_K = 5
 SNIPPET_CHARS = 800  # a search hit's text; read_document_passage gives the whole chunk
-_SOURCE = re.compile(r"^\s*(?:chunk:)?(\d+)\s*$")
+_SOURCE = re.compile(r"^\s*(?:chunk:)?(\d{1,40})\s*$")
+MAX_CHUNK_ID = 2**63 - 1  # SQLite's largest integer; no passage id is larger
 
 SEARCH_SPEC = ToolSpec(
     "search_documents",
@@ -130,11 +131,14 @@ class DocumentTools:
                 "search_documents returned, such as 'chunk:42'",
                 True,
             )
-        found = self.access.fetch([int(match.group(1))])
+        chunk_id = int(match.group(1))
+        found = self.access.fetch([chunk_id]) if chunk_id <= MAX_CHUNK_ID else []
         if not found:
+            # A number past SQLite's integer range names no passage (it once reached the
+            # database and failed with an OverflowError and an empty tool error).
             return ToolResult(
-                f"error: there is no passage {source} (the document may "
-                "have been re-indexed; search again)",
+                f"error: there is no passage {source.strip()} (the document may have been "
+                "re-indexed or its file moved out of the indexed folder; search again)",
                 True,
             )
         hit = found[0]

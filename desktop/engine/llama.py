@@ -163,6 +163,11 @@ class LlamaEngine:
         return self.stats().tokens_decoded
 
     @property
+    def embeds_cancelled(self) -> int:
+        """Embed/rerank calls stopped by their cancel event (the client left) since load."""
+        return self._embedder.cancelled if self._embedder is not None else 0
+
+    @property
     def embed_decodes(self) -> int:
         """Decode calls spent on embeddings (fewer than calls when callers shared one)."""
         return self._embedder.decodes if self._embedder is not None else 0
@@ -170,7 +175,11 @@ class LlamaEngine:
     def stats(self) -> EngineStats:
         """What the engine has done since load: slots, prompt tokens, decodes."""
         if self._loop is None:
-            return EngineStats(slots_total=0, embed_decodes=self.embed_decodes)
+            return EngineStats(
+                slots_total=0,
+                embed_decodes=self.embed_decodes,
+                embeds_cancelled=self.embeds_cancelled,
+            )
         encoded = self._projector.encodes if self._projector is not None else 0
         return replace(self._loop.stats(), embed_decodes=self.embed_decodes, images_encoded=encoded)
 
@@ -462,15 +471,22 @@ class LlamaEngine:
         )
 
     # ------------------------------------------------------------------ embeddings
-    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+    def embed_counted(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> tuple[list[list[float]], int | None]:
         """``embed``; the tokens are left to ``tokenize`` (the same tokenizer, exact)."""
-        return self.embed(texts), None
+        return self.embed(texts, cancel), None
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Unit-length vectors for ``texts``; long texts are windowed and pooled, not cut."""
+    def embed(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[list[float]]:
+        """Unit-length vectors for ``texts``; long texts are windowed and pooled, not cut.
+
+        ``cancel`` set stops the work between decodes (raises Cancelled).
+        """
         if self._embedder is None:
             raise InvalidRequest(f"{self.model_id} is not loaded as an embedding model")
-        window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
+        window = self._embed_window()
         sequences: list[list[int]] = []
         plan: list[list[int]] = []  # per input: indexes of its windows in ``sequences``
         for text in texts:
@@ -486,8 +502,15 @@ class LlamaEngine:
                 indexes.append(len(sequences))
                 sequences.append(head + body[start : start + step] + tail)
             plan.append(indexes)
-        vectors = self._embedder.run(sequences, self.embedding_dim())
+        vectors = self._embedder.run(sequences, self.embedding_dim(), cancel)
         return [pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan]
+
+    def _embed_window(self) -> int:
+        """Tokens one embedding decode may hold for a sequence: never past the trained
+        context (positions beyond it abort llama.cpp; the load caps it too)."""
+        window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
+        trained = int(llama_cpp.llama_model_n_ctx_train(self._model.model))
+        return min(window, trained) if trained > 0 else window
 
     def _split_specials(self, tokens: list[int]) -> tuple[list[int], list[int], list[int]]:
         model = self._model
@@ -497,7 +520,9 @@ class LlamaEngine:
         tail = tokens[-1:] if len(tokens) > len(head) and tokens[-1] in ends else []
         return head, tokens[len(head) : len(tokens) - len(tail)], tail
 
-    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+    def rerank(
+        self, query: str, documents: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[float]:
         """Relevance of each document to ``query`` from a rank-pooling model (higher = better).
 
         Pairs are laid out as llama.cpp's server does: ``[BOS] query [EOS] [SEP] doc [EOS]``
@@ -512,7 +537,7 @@ class LlamaEngine:
         close = [eos] if eos != -1 else [sep] if sep != -1 else []
         head = self.tokenize(query, add_bos=True, special=False)
         head += [sep] if sep != -1 else []
-        window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
+        window = self._embed_window()
         room = window - len(head) - len(close)
         if room < 1:
             raise ContextOverflow(
@@ -524,7 +549,7 @@ class LlamaEngine:
             head + self.tokenize(doc, add_bos=False, special=False)[:room] + close
             for doc in documents
         ]
-        return [vector[0] for vector in self._embedder.run(sequences, 1)]
+        return [vector[0] for vector in self._embedder.run(sequences, 1, cancel)]
 
     def close(self) -> None:
         """Stop the decode loop and free the model's memory now, not at garbage collection."""

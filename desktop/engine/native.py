@@ -81,11 +81,14 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
     params.n_threads = threads
     params.n_threads_batch = options.batch_threads or threads
     if options.embedding:
-        # Non-causal encoders need the whole input in one micro-batch.
-        params.n_ctx = params.n_batch = params.n_ubatch = options.context_length
-        params.n_seq_max = min(
-            options.context_length, int(llama_cpp.llama_max_parallel_sequences())
-        )
+        # Non-causal encoders need the whole input in one micro-batch. Never past the
+        # trained context: an encoder's position table ends there, and a longer window
+        # let a long input abort the process (GGML_ASSERT in get_rows); plan.py caps it
+        # too, this holds for any caller.
+        trained = int(llama_cpp.llama_model_n_ctx_train(model.model))
+        window = min(options.context_length, trained) if trained > 0 else options.context_length
+        params.n_ctx = params.n_batch = params.n_ubatch = window
+        params.n_seq_max = min(window, int(llama_cpp.llama_max_parallel_sequences()))
         params.kv_unified = True
         params.embeddings = True
         # Flash attention makes a sequence's vector depend on the other sequences packed

@@ -462,14 +462,23 @@ class Scheduler:
             model, lambda e: e.stream_infill(prefix, suffix, params, cancel), cancel
         )
 
-    def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
-        """Embeddings from ``model``, admitted beside running work (the engine batches)."""
-        vectors: list[list[float]] = self.with_engine(model, lambda e: e.embed(texts))
+    def embed(
+        self, model: str, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[list[float]]:
+        """Embeddings from ``model``, admitted beside running work (the engine batches);
+        ``cancel`` set stops it between decodes (Cancelled)."""
+        vectors: list[list[float]] = self.with_engine(model, lambda e: e.embed(texts, cancel))
         return vectors
 
-    def rerank(self, model: str, query: str, documents: Sequence[str]) -> list[float]:
+    def rerank(
+        self,
+        model: str,
+        query: str,
+        documents: Sequence[str],
+        cancel: threading.Event | None = None,
+    ) -> list[float]:
         """Relevance scores from a reranker ``model``, admitted beside running work."""
-        scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents))
+        scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents, cancel))
         return scores
 
     def with_engine(self, model: str, work: Callable[[Engine], T]) -> T:

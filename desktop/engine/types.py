@@ -256,6 +256,7 @@ class EngineStats:
     decode_steps: int = 0
     tokens_decoded: int = 0
     embed_decodes: int = 0
+    embeds_cancelled: int = 0  # embed/rerank calls stopped because their client left
     requests_waiting: int = 0  # generation requests queued in the engine for a free slot
     draft_tokens: int = 0  # prompt-lookup guesses decoded
     draft_accepted: int = 0  # of which the model then sampled (free tokens)

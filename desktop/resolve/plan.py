@@ -83,6 +83,19 @@ def kind_of(info: GGUFInfo) -> ModelKind:
     return "chat"
 
 
+def encoder_context(info: GGUFInfo, requested: int | None) -> int | None:
+    """An embedding or reranker model's context: ``requested``, never past its trained one.
+
+    An encoder's positions are a table of its trained length; a longer context (the
+    Settings' Context length applies to every model) let llama.cpp read past that
+    table and abort the whole process on a long input (``GGML_ASSERT(i01 >= 0 ...)``).
+    """
+    trained = info.context_length
+    if requested is None or trained <= 0:
+        return requested
+    return min(requested, trained)
+
+
 def _a(kind: str) -> str:
     return ("an " if kind[0] in "aeiou" else "a ") + kind
 
@@ -111,6 +124,9 @@ def plan_model(
             f"not {_a(entry.kind)} model; remove it with 'edgedesk models rm {ref}' and pull "
             "or import the right file"
         )
+    kind = entry.kind if entry else kind_of(info)
+    if kind != "chat":
+        context_length = encoder_context(info, context_length or settings.context_length)
     planned = fit(
         info,
         hardware,
@@ -123,7 +139,7 @@ def plan_model(
     return ModelSpec(
         path=path,
         model_id=entry.id if entry else stable_id(path),
-        kind=entry.kind if entry else kind_of(info),
+        kind=kind,
         context_length=planned.context_length,
         gpu_layers=planned.gpu_layers,
         chat_template=entry.chat_template if entry else None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -230,3 +231,44 @@ def test_a_key_scoped_to_one_collection_reads_no_other_over_slash_mcp(
         },
     )
     assert refused.status_code == 403 and "chat-only" in refused.text
+
+
+def test_a_read_only_docs_key_cannot_read_a_planted_link_out_of_the_folder(
+    served: Served, tmp_path: Path
+) -> None:
+    ctx = served.ctx
+    outside = tmp_path / "etc"
+    outside.mkdir()
+    (outside / "passwd").write_text("root:x:0:0:zanzibar vault:/root:/bin/sh\n")
+    (served.handbook.parent / "passwd.txt").symlink_to(outside / "passwd")
+    report = ctx.library.rescan("handbook")
+    [skipped] = report.skipped
+    assert skipped.path.endswith("passwd.txt") and "links outside" in skipped.reason
+    scoped = ctx.key_store.create("reader", read_only_docs="handbook")
+
+    async def main() -> None:
+        async with _http(served.url, scoped) as session:
+            await session.initialize()
+            found = await session.call_tool("search_documents", {"query": "root zanzibar vault"})
+            assert "zanzibar" not in str(found.content) and "root:x" not in str(found.content)
+            huge = await session.call_tool(
+                "read_document_passage", {"source": "chunk:99999999999999999999999"}
+            )
+            assert huge.is_error
+            assert "there is no passage chunk:99999999999999999999999" in str(huge.content)
+
+    anyio.run(main)
+
+
+def test_a_1_mb_query_over_slash_mcp_is_refused_at_once(served: Served) -> None:
+    async def main() -> None:
+        async with _http(served.url, served.key) as session:
+            await session.initialize()
+            started = time.perf_counter()
+            huge = await session.call_tool("search_documents", {"query": "leave " * 180_000})
+            assert time.perf_counter() - started < 5.0  # was 197 s
+            assert huge.is_error and "at most 16384" in str(huge.content)
+            own = await session.call_tool("search_documents", {"query": "paid leave"})
+            assert "25 days of paid leave" in str(own.content)  # nothing held up behind it
+
+    anyio.run(main)
