@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,7 @@ class ChatView(QWidget):
     """
 
     generation_finished = Signal(object)  # the finished answer's Turn, or None on error
+    approval_shown = Signal(object)  # the ToolApproval dialog now open (not modal)
     error = Signal(str)
 
     def __init__(
@@ -82,6 +84,7 @@ class ChatView(QWidget):
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
+        self.approval: ToolApproval | None = None  # the open question about tool calls
         self._pending: PendingTurn | None = None  # the answer being generated
         self._editing: int | None = None
         self._missing: str | None = None  # the model the running answer found missing
@@ -477,13 +480,15 @@ class ChatView(QWidget):
         self._pool.start(worker)
 
     def _approve(self, request: ApprovalRequest) -> None:
-        """Ask before an MCP tool runs; the worker waits for the answer."""
-        tools = self.core.tools
-        dialog = ToolApproval(
-            request, always_allowed=not (tools and tools.require_approval), parent=self
-        )
-        dialog.exec()
-        request.answer(dialog.decision)
+        """Ask before a round's MCP tool calls run; the worker waits for the answer.
+
+        Not modal: Stop (the composer's, or the dialog's own) stays within reach."""
+        dialog = ToolApproval(request, parent=self)
+        dialog.stop_requested.connect(self.stop)
+        self.approval = dialog
+        dialog.show()
+        dialog.raise_()
+        self.approval_shown.emit(dialog)
 
     def _on_model_missing(self, model: str) -> None:
         self._missing = model
@@ -526,6 +531,10 @@ class ChatView(QWidget):
             final = turn if turn.finish_reason not in (None, "error") else None
         self.stream.stop()
         self._worker = self._pending = None
+        if self.approval is not None:
+            with contextlib.suppress(RuntimeError):  # already closed and deleted
+                self.approval.close()  # the answer ended (Stop): nothing left to ask
+            self.approval = None
         self.composer.set_generating(False)
         if self.current is not None:
             self.ephemeral.setEnabled(self.current.store_id is None)
