@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,6 +27,7 @@ from desktop.resolve import looks_like_path
 from desktop.server.client_setups import KEY, MODEL, python_openai, setups, with_context
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyInfo, KeyStore
+from desktop.ui.clipboard import copy_text
 from desktop.ui.error_text import error_text
 from desktop.ui.key_scope import KeyScopeDialog, ScopeChoice
 from desktop.ui.text_fit import FitLabel
@@ -190,7 +191,7 @@ class ServerView(QWidget):
         self.address.setAccessibleName(self.tr("Server address"))
         copy = QPushButton(self.tr("Copy address"))
         copy.setAccessibleName(self.tr("Copy the server address"))
-        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.address.text()))
+        copy.clicked.connect(lambda: copy_text(self.address.text(), copy))
         self.copy_address = copy
         for widget in (self.toggle, self.status):
             row.addWidget(widget)
@@ -227,7 +228,7 @@ class ServerView(QWidget):
         self.key_field.setAccessibleName(self.tr("The new API key"))
         copy_key = QPushButton(self.tr("Copy key"))
         copy_key.setAccessibleName(self.tr("Copy the new API key"))
-        copy_key.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.key_field.text()))
+        copy_key.clicked.connect(lambda: copy_text(self.key_field.text(), copy_key))
         shown.addWidget(self.key_field, 1)
         shown.addWidget(copy_key)
         self.key_row.setVisible(False)
@@ -267,7 +268,7 @@ class ServerView(QWidget):
         self.copy_snippet = QPushButton(self.tr("Copy snippet"))
         self.copy_snippet.setAccessibleName(self.tr("Copy the code snippet"))
         self.copy_snippet.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.snippet.toPlainText())
+            lambda: copy_text(self.snippet.toPlainText(), self.copy_snippet)
         )
         pick = QHBoxLayout()
         pick.addWidget(QLabel(self.tr("Use it from")))
