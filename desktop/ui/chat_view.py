@@ -35,6 +35,19 @@ if TYPE_CHECKING:
     from desktop.tools.toolbox import ToolBox
 
 
+def _blank(chat: Conversation) -> bool:
+    """A chat nothing was said in or set up yet: never saved, the default title, no
+    system prompt, not ephemeral (what a new chat would be)."""
+    return (
+        not chat.turns
+        and not chat.system_prompt
+        and chat.store_id is None
+        and chat.loaded
+        and not chat.ephemeral
+        and chat.title == DEFAULT_TITLE
+    )
+
+
 class ChatView(QWidget):
     """Chats: start, switch, stream, stop, regenerate, edit-and-resend.
 
@@ -191,8 +204,17 @@ class ChatView(QWidget):
 
     # ------------------------------------------------------------------ chats
     def new_chat(self) -> Conversation:
-        """Start an empty chat with the current chat's model and settings."""
+        """Start an empty chat with the current chat's model and settings (or show the
+        empty one already there: pressing New chat twice leaves one, not two)."""
         previous = self.current
+        empty = next((c for c in self.chats.chats() if _blank(c)), None)
+        if empty is not None:
+            if previous is not None and previous is not empty and previous.model:
+                empty.model = previous.model
+            self.notes.withdraw_undo()  # the user moved on, as with a new chat
+            self._show(empty)
+            self.input.setFocus()
+            return empty
         chat = Conversation(
             model=previous.model if previous else str(self.model_box.currentData() or ""),
             collection=previous.collection if previous else "",

@@ -27,3 +27,43 @@ def test_copy_says_copied(qtbot, window: MainWindow) -> None:
     qtbot.mouseClick(copy, LEFT)
     assert copy.text() == "Copied"  # on the button itself, where the eye is
     qtbot.waitUntil(lambda: copy.text() == "Copy address", timeout=5000)  # then back
+
+
+def test_new_chat_twice_leaves_one_empty_chat(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    before = chat.chats.rowCount()
+    first = chat.current
+    qtbot.mouseClick(chat.sidebar.new_button, LEFT)
+    qtbot.mouseClick(chat.sidebar.new_button, LEFT)
+    assert chat.chats.rowCount() == before and chat.current is first  # still the one
+    send(qtbot, window, "Hello", max_tokens=4)
+    qtbot.mouseClick(chat.sidebar.new_button, LEFT)
+    qtbot.mouseClick(chat.sidebar.new_button, LEFT)
+    assert chat.chats.rowCount() == before + 1 and not chat.current.turns
+
+
+def test_rename_by_f2_and_context_menu_shows_the_whole_title(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    long_title = "Quarterly budget review with the finance team and the two new hires"
+    chat.current.title = long_title
+    sidebar = chat.sidebar
+    sidebar.chat_list.setFocus()
+    qtbot.keyClick(sidebar.chat_list, Qt.Key.Key_F2)
+    dialog = sidebar.rename_dialog
+    assert dialog is not None and dialog.isVisible()
+    from PySide6.QtWidgets import QLineEdit
+
+    box = dialog.findChild(QLineEdit)
+    assert box.text() == long_title
+    qtbot.waitUntil(
+        lambda: box.fontMetrics().horizontalAdvance(long_title) < box.contentsRect().width()
+    )
+    box.setText("Budget")
+    dialog.accept()
+    assert chat.current.title == "Budget"
+    # The context menu offers it too.
+    rect = sidebar.chat_list.visualRect(sidebar.chat_list.currentIndex())
+    sidebar._menu(rect.center())
+    labels = [a.text() for a in sidebar.menu.actions()]
+    sidebar.menu.close()
+    assert any(label.startswith("Rename") for label in labels)
