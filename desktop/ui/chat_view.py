@@ -74,10 +74,12 @@ class ChatView(QWidget):
         tools: ToolBox | None = None,
         sees: Callable[[str], bool] | None = None,
         context_of: Callable[[str], int | None] | None = None,
+        trained_context: Callable[[str], int | None] | None = None,
         image_limits: ImageLimits = DEFAULT_LIMITS,
     ) -> None:
         super().__init__(parent)
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
+        self._trained = trained_context  # a model ref's trained context (the context box)
         self._scheduler = scheduler
         self._pool = pool
         self._saver = saver
@@ -133,7 +135,12 @@ class ChatView(QWidget):
         panel = QWidget()
         layout = QVBoxLayout(panel)
         layout.setContentsMargins(4, 0, 0, 0)
-        self.header = ChatHeader(lambda: self.current, self._presets, reasoning=self._reasoning)
+        self.header = ChatHeader(
+            lambda: self.current,
+            self._presets,
+            reasoning=self._reasoning,
+            trained=self._trained,
+        )
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)

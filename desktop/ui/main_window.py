@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
             tools=context.toolbox,
             sees=self.sees,
             context_of=self.context_of,
+            trained_context=self.trained_context,
             image_limits=context.image_limits,
         )
         self.models = ModelsView(context, self.pool)
@@ -262,6 +263,18 @@ class MainWindow(QMainWindow):
         if not self.context.resolver_built:
             return None
         return model_context(self.context.resolver, ref)
+
+    def trained_context(self, ref: str) -> int | None:
+        """The longest context model ``ref`` was trained for, from its GGUF header (None:
+        not known yet, or not a local file)."""
+        if not self.context.resolver_built:
+            return None
+        resolver = self.context.resolver
+        try:
+            length = resolver.info(resolver.locate(ref)[0]).context_length
+        except (EdgeDeskError, OSError, ValueError):
+            return None
+        return length if length > 0 else None
 
     def _warmed_up(self, _key: str, _scheduler: object) -> None:
         if self.chat.current is not None:

@@ -67,3 +67,25 @@ def test_rename_by_f2_and_context_menu_shows_the_whole_title(qtbot, window: Main
     labels = [a.text() for a in sidebar.menu.actions()]
     sidebar.menu.close()
     assert any(label.startswith("Rename") for label in labels)
+
+
+def test_context_length_steps_in_sensible_values(qtbot, window: MainWindow) -> None:
+    window.context.resolver  # noqa: B018  # built: the model's trained context is known
+    chat = window.chat
+    chat.header.show_chat(chat.current)
+    box = chat.header.parameters.context
+    trained = window.trained_context(chat.current.model)
+    assert trained is not None and box.maximum() == trained
+    box.setFocus()
+    seen = [box.text()]
+    for _ in range(12):
+        qtbot.keyClick(box, Qt.Key.Key_Up)
+        seen.append(box.text())
+    expected = ["Auto"] + [str(n) for n in (512, 1024, 2048, 4096, 8192, 16384, 32768)]
+    ladder = [v for v in expected if v == "Auto" or int(v) < trained] + [str(trained)]
+    assert seen[: len(ladder)] == ladder and set(seen[len(ladder) :]) <= {str(trained)}
+    qtbot.keyClick(box, Qt.Key.Key_Down)
+    assert box.text() == ladder[-2]
+    box.setValue(1500)  # typed: kept, and the arrows go on to the next step
+    qtbot.keyClick(box, Qt.Key.Key_Up)
+    assert box.value() == 2048 <= trained
