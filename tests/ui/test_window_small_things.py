@@ -4,13 +4,17 @@ broken model file said in the user's words."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QToolTip
 
+from desktop.app import build_context
+from desktop.config import NoPolicy
 from desktop.ui.main_window import MainWindow
-from tests.ui.conftest import send
+from tests.ui.conftest import CAT_ID, send, wait_listed
 
 pytestmark = pytest.mark.qt
 LEFT = Qt.MouseButton.LeftButton
@@ -89,3 +93,28 @@ def test_context_length_steps_in_sensible_values(qtbot, window: MainWindow) -> N
     box.setValue(1500)  # typed: kept, and the arrows go on to the next step
     qtbot.keyClick(box, Qt.Key.Key_Up)
     assert box.value() == 2048 <= trained
+
+
+def test_offline_refusals_speak_the_windows_language(qtbot, edgedesk_home: Path, hub) -> None:
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
+    qtbot.addWidget(win)
+    wait_listed(qtbot, win)
+    with qtbot.waitSignal(win.models.error, timeout=5000) as error:
+        win.models.download(CAT_ID)
+    text = error.args[0]
+    assert "offline" in text.lower() and "Settings" in text
+    assert "EDGEDESK_OFFLINE" not in text and "--offline" not in text
+    win.close()
+
+
+def test_a_broken_model_file_is_said_in_the_users_words(
+    qtbot, window: MainWindow, tiny_chat: Path, tmp_path: Path
+) -> None:
+    cut = tmp_path / "my-model.gguf"
+    cut.write_bytes(tiny_chat.read_bytes()[:4096])
+    with qtbot.waitSignal(window.models.error, timeout=10_000) as error:
+        window.models.import_later(cut)
+    text = error.args[0]
+    assert "my-model.gguf" in text and "Download it again" in text
+    assert "truncated (" not in text and "struct" not in text
+    qtbot.waitUntil(lambda: "my-model.gguf" in window.models.status.text(), timeout=5000)
