@@ -353,9 +353,12 @@ class ServerView(QWidget):
 
     def _append_record(self, record: AccessRecord) -> None:
         self.log.appendPlainText(log_line(record))
+        if record.key_name and self._key_store is not None:
+            self._list_keys()  # its "last used" is now: said at once, not after a restart
 
     # ------------------------------------------------------------------ keys and origins
     def _list_keys(self) -> None:
+        picked = self._selected()
         self.key_list.clear()
         self._key_infos = []
         try:
@@ -380,6 +383,8 @@ class ServerView(QWidget):
                 f"{info.name}  (…{info.hint}, {info.created})  "
                 f"{info.scope.describe()}  ·  {self.tr('last used')} {used}"
             )
+            if picked is not None and info.name == picked.name:
+                self.key_list.setCurrentRow(self.key_list.count() - 1)  # still selected
 
     def create_key(self, name: str, scope: ScopeChoice | None = None) -> str | None:
         """Make a key (limited to ``scope``) and show it once; None if refused."""
