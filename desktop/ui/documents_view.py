@@ -37,7 +37,11 @@ from desktop.ui.core_text import skip_reason_text
 from desktop.ui.embedding_download import Download, EmbeddingDownload
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
-from desktop.ui.new_collection import NewCollectionDialog, embedding_choices
+from desktop.ui.new_collection import (
+    NewCollectionDialog,
+    embedding_choices,
+    embedding_importer,
+)
 from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.text_fit import FitLabel
@@ -325,7 +329,7 @@ class DocumentsView(QWidget):
     def new_collection_dialog(self) -> NewCollectionDialog:
         """The New collection dialog, offering this machine's embedding models."""
         choices = embedding_choices(self._context)
-        dialog = NewCollectionDialog(choices, self)
+        dialog = NewCollectionDialog(choices, self, importer=embedding_importer(self._context))
         # The settings' model when it is here (else the first that is: see the choices).
         if any(c.ref == self.embedding_model and c.installed for c in choices):
             dialog.select(self.embedding_model)
