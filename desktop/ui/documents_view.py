@@ -200,6 +200,18 @@ class DocumentsView(QWidget):
         item = self.collection_list.currentItem()
         return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
 
+    def changed_on_disk(self) -> None:
+        """The database changed (this window or another process): list the collections
+        again if they are not the ones shown (not while this screen indexes)."""
+        if self.is_indexing:
+            return
+        try:
+            infos = self._context.library.collections()
+        except EdgeDeskError:
+            return  # the next look (or the user's) says what is wrong
+        if {info.name: info for info in infos} != self._infos:
+            self.refresh()
+
     def refresh(self, select: str | None = None) -> None:
         """Re-read the collections from the database and show them."""
         keep = select or self.selected_name()

@@ -39,6 +39,7 @@ from desktop.doctor import doctor_report
 from desktop.errors import EdgeDeskError
 from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
+from desktop.ui.disk_watch import DiskWatch
 from desktop.ui.documents_view import DocumentsView
 from desktop.ui.encryption import start_switch
 from desktop.ui.error_text import error_text
@@ -140,6 +141,7 @@ class MainWindow(QMainWindow):
         self.documents = DocumentsView(context, self.pool, download=self.models.download)
         self.server = ServerView(context, self.pool)
         self.tools = ToolsView(context, self.pool)
+        self.disk = self._watch_disk()
         self.stack = QStackedWidget()
         for page in (self.chat, self.models, self.documents, self.server, self.tools):
             self.stack.addWidget(page)
@@ -199,6 +201,14 @@ class MainWindow(QMainWindow):
         row.addWidget(self._build_nav())
         row.addWidget(self.stack, 1)
         return central
+
+    def _watch_disk(self) -> DiskWatch:
+        """What the CLI (or another process) changes on disk shows here without a restart."""
+        disk = DiskWatch(self.context.paths.data_dir, self.context.paths.database, self)
+        disk.models_changed.connect(self.models.refresh)
+        disk.keys_changed.connect(self.server.keys_changed_on_disk)
+        disk.documents_changed.connect(self.documents.changed_on_disk)
+        return disk
 
     def _build_nav(self) -> QWidget:
         nav = QWidget()
@@ -455,6 +465,7 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self._status_timer.stop()
+        self.disk.stop()  # no re-listing from a database about to close
         self.context.housekeeping.stop()  # a rescan in progress is cancelled
         self.chat.shutdown()
         self.documents.shutdown()

@@ -357,6 +357,12 @@ class ServerView(QWidget):
             self._list_keys()  # its "last used" is now: said at once, not after a restart
 
     # ------------------------------------------------------------------ keys and origins
+    def keys_changed_on_disk(self) -> None:
+        """Keys were made, revoked or used (``edgedesk keys``, a server in another
+        process): list them again, if this screen has listed them already."""
+        if self._key_store is not None:
+            self._list_keys()
+
     def _list_keys(self) -> None:
         picked = self._selected()
         self.key_list.clear()
