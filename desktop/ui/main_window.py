@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
-from PySide6.QtCore import QEvent, QObject, QSize, QTimer
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QCloseEvent,
     QCursor,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QButtonGroup,
     QHBoxLayout,
+    QLabel,
     QMainWindow,
     QMessageBox,
     QStackedWidget,
@@ -44,6 +45,7 @@ from desktop.ui.documents_view import DocumentsView
 from desktop.ui.encryption import start_switch
 from desktop.ui.error_text import error_text
 from desktop.ui.first_run import FirstRunDialog, is_settled
+from desktop.ui.fonts import font_warning
 from desktop.ui.grounding import SOURCES_K
 from desktop.ui.look import apply_theme, icon, resolve_theme
 from desktop.ui.models_view import ModelsView
@@ -195,11 +197,24 @@ class MainWindow(QMainWindow):
 
     def _build_central(self) -> QWidget:
         central = QWidget()
-        row = QHBoxLayout(central)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        # Chinese chosen on a computer without a Chinese font: said above everything, in
+        # English (Chinese would be boxes), with what to install.
+        self.font_banner = QLabel(font_warning(self.context.settings.language))
+        self.font_banner.setObjectName("Banner")
+        self.font_banner.setWordWrap(True)
+        self.font_banner.setContentsMargins(12, 6, 12, 6)
+        self.font_banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.font_banner.setVisible(bool(self.font_banner.text()))
+        column.addWidget(self.font_banner)
+        row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(0)
         row.addWidget(self._build_nav())
         row.addWidget(self.stack, 1)
+        column.addLayout(row, 1)
         return central
 
     def _watch_disk(self) -> DiskWatch:
