@@ -238,8 +238,39 @@ def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
     viewer.close()
 
 
+def _tool_dialogs(window: MainWindow, app: QApplication, out: Path) -> None:
+    """The Tools page's Add server form, and the question before a round of tool calls."""
+    from desktop.chat.session import ApprovalAsk, ApprovalBatch
+    from desktop.engine.types import ToolCall
+    from desktop.tools.types import ToolSpec
+    from desktop.ui.tool_approval import ToolApproval
+    from desktop.ui.workers import ApprovalRequest
+
+    form = window.tools.open_form()
+    form.name.setText("files")
+    form.command.setText("npx -y @modelcontextprotocol/server-filesystem ~/Documents")
+    form.env.setPlainText("LOG_LEVEL=warn")
+    _save(form, "tools-add-server.png", app, out)
+    form.reject()
+    weather = ToolSpec("get_weather", "The forecast", server="weather")
+    files = ToolSpec("read_file", "Read a file", server="files")
+    batch = ApprovalBatch(
+        (
+            ApprovalAsk(weather, ToolCall("1", weather.name, '{"city": "Paris", "days": 3}'), 29),
+            ApprovalAsk(files, ToolCall("2", files.name, '{"path": "~/Documents/plan.md"}')),
+        ),
+        step=1,
+        max_steps=8,
+    )
+    dialog = ToolApproval(ApprovalRequest(batch), window)
+    dialog.show()
+    _save(dialog, "tool-approval.png", app, out)
+    dialog.close()
+
+
 def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> None:
-    """Models (+ details), Documents, the source viewer, Server, Tools, first run, Settings."""
+    """Models (+ details), Documents, the source viewer, Server, Tools (+ its form and the
+    tool approval), first run, Settings."""
     context = window.context
     window.show_page("models")
     _save(window, "models.png", app, out)
@@ -252,6 +283,7 @@ def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> N
     _save(window, "server.png", app, out)
     window.show_page("tools")
     _save(window, "tools.png", app, out)
+    _tool_dialogs(window, app, out)
     setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware, window)
     setup.show()
     _save(setup, "first-run.png", app, out)

@@ -194,7 +194,9 @@ def _check_magic(path: Path) -> int:
     if magic != GGUF_MAGIC:
         raise ModelFileError(
             f"{path.name} is not a GGUF model file (it does not start with 'GGUF'); "
-            "EdgeDesk runs GGUF files only"
+            "EdgeDesk runs GGUF files only",
+            kind="not_gguf",
+            params={"file": path.name},
         )
     return size
 
@@ -218,13 +220,17 @@ def read_gguf(path: Path) -> GGUFInfo:
             data_end = max(data_end, data_start + offset + size)
     except (ValueError, struct.error, KeyError, OverflowError) as exc:
         raise ModelFileError(
-            f"{path.name} is damaged or truncated ({exc}); download it again"
+            f"{path.name} is damaged or truncated ({exc}); download it again",
+            kind="gguf_damaged",
+            params={"file": path.name},
         ) from None
     split_count = int(meta.get("split.count", 1) or 1)
     if split_count <= 1 and data_end > file_bytes:
         raise ModelFileError(
             f"{path.name} is truncated: {file_bytes} bytes on disk, header promises "
-            f"{data_end}; download it again"
+            f"{data_end}; download it again",
+            kind="gguf_damaged",
+            params={"file": path.name},
         )
     arch = str(meta.get("general.architecture") or "unknown")
 
