@@ -172,7 +172,7 @@ def run_app(args: argparse.Namespace) -> int:
     # Hidden to the tray is not closed: the app quits from the tray menu or a signal.
     app.setQuitOnLastWindowClosed(window.tray is None)
     window.show()
-    window.models.when_listed(window.maybe_first_run)  # rows are read on a worker
+    window.models.when_listed(window.start_dialogs)  # rows are read on a worker
     if to_open:
         window.bring_to_front(to_open)
     _install_signal_handlers(app, window)
