@@ -370,6 +370,13 @@ class AppContext:
         for member in (AppContext.at_rest, AppContext.database_key):
             member.of(self).reset()  # built with no passphrase: again
 
+    def choose_passphrase(self, passphrase: str) -> None:
+        """Encrypt with this new ``passphrase`` where no keyring keeps a key (policy
+        EncryptAtRest at start); it takes effect when the database key is next settled."""
+        self.passphrase = passphrase
+        for member in (AppContext.at_rest, AppContext.database_key):
+            member.of(self).reset()  # built with no passphrase: again
+
     def switch_encryption(
         self,
         encrypt: bool,

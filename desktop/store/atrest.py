@@ -254,7 +254,9 @@ class AtRest:
             try:
                 return self._encrypt_somehow()
             except EdgeDeskError as exc:
-                raise ConfigError(
+                # No keyring stays NoKeyring: the window then offers a passphrase in place.
+                refusal = NoKeyring if isinstance(exc, NoKeyring) else ConfigError
+                raise refusal(
                     "your organization requires encrypted data (policy EncryptAtRest) and "
                     f"the plaintext database {self.database} could not be encrypted: "
                     f"{exc}. EdgeDesk will not start with it; it is unchanged"

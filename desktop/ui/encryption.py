@@ -349,3 +349,18 @@ def unlock_at_start(context: AppContext, parent: QWidget | None = None) -> bool:
         return True
     dialog = PassphraseDialog(passphrase_check(context), parent)
     return dialog.exec() == QDialog.DialogCode.Accepted
+
+
+def encrypt_at_start(context: AppContext, parent: QWidget | None = None) -> bool:
+    """Settle the database key; where policy requires encryption and no OS keyring works,
+    ask a new passphrase (twice) in place. False when the user cancelled (nothing changed).
+    """
+    try:
+        context.database_key  # noqa: B018 - encrypts now when the policy requires it
+    except NoKeyring:
+        dialog = NewPassphraseDialog(parent, required=True)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return False
+        context.choose_passphrase(dialog.passphrase())
+        context.database_key  # noqa: B018
+    return True

@@ -48,18 +48,28 @@ class NewPassphraseDialog(TextFitDialog):
     accepted one.
     """
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, required: bool = False) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Encrypt with a passphrase"))
         self.setMinimumWidth(460)
-        self.intro = QLabel(
+        why = (
             self.tr(
+                "Your organization requires encrypted data (policy EncryptAtRest), and "
+                "this computer has no OS keyring to keep the encryption key in."
+            )
+            if required
+            else self.tr(
                 "This computer has no OS keyring to keep the encryption key in, so your "
-                "data was not encrypted. Choose a passphrase instead: EdgeDesk asks for it "
-                "once each time it starts. Without it nobody, not even you, can open your "
-                "conversations again, so keep it somewhere safe."
+                "data was not encrypted."
             )
         )
+        what = self.tr(
+            "Choose a passphrase instead: EdgeDesk asks for it once each time it "
+            "starts. Without it nobody, not even you, can open your conversations "
+            "again, so keep it somewhere safe."
+        )
+        # Two sentences joined as the language joins them (Chinese: no space).
+        self.intro = QLabel(self.tr("%1 %2").replace("%1", why).replace("%2", what))
         self.intro.setWordWrap(True)
         self.field = password_field(self.tr("Passphrase"), self.tr("Passphrase"))
         self.again = password_field(self.tr("Passphrase again"), self.tr("Passphrase again"))

@@ -2621,11 +2621,6 @@
         <translation>使用密码短语加密</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="57"/>
-        <source>This computer has no OS keyring to keep the encryption key in, so your data was not encrypted. Choose a passphrase instead: EdgeDesk asks for it once each time it starts. Without it nobody, not even you, can open your conversations again, so keep it somewhere safe.</source>
-        <translation>这台电脑没有可用的系统密钥环来保存加密密钥，因此您的数据尚未加密。请改用密码短语：EdgeDesk 每次启动时会询问一次。没有它，任何人（包括您自己）都无法再打开您的对话，请妥善保管。</translation>
-    </message>
-    <message>
         <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="64"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
@@ -2639,6 +2634,26 @@
         <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="74"/>
         <source>Encrypt</source>
         <translation>加密</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="57"/>
+        <source>Your organization requires encrypted data (policy EncryptAtRest), and this computer has no OS keyring to keep the encryption key in.</source>
+        <translation>您的组织要求数据加密（策略 EncryptAtRest），而这台电脑没有可用的系统密钥环来保存加密密钥。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="62"/>
+        <source>This computer has no OS keyring to keep the encryption key in, so your data was not encrypted.</source>
+        <translation>这台电脑没有可用的系统密钥环来保存加密密钥，因此您的数据尚未加密。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="67"/>
+        <source>Choose a passphrase instead: EdgeDesk asks for it once each time it starts. Without it nobody, not even you, can open your conversations again, so keep it somewhere safe.</source>
+        <translation>请改用密码短语：EdgeDesk 每次启动时会询问一次。没有它，任何人（包括您自己）都无法再打开您的对话，请妥善保管。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="72"/>
+        <source>%1 %2</source>
+        <translation>%1%2</translation>
     </message>
 </context>
 <context>

@@ -207,3 +207,56 @@ def test_without_a_keyring_the_window_offers_a_passphrase_in_place(
     assert context.at_rest.status()["key_source"] == "passphrase"
     assert [c.title for c in context.chat_store.list_conversations()] == ["kept"]
     win.close()
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["plaintext-database", "new-install"])
+def test_policy_without_a_keyring_asks_a_passphrase_at_start_instead_of_refusing(
+    qtbot, monkeypatch: pytest.MonkeyPatch, existing: bool
+) -> None:
+    from PySide6.QtWidgets import QDialog
+
+    from desktop.policy import MachinePolicy
+    from desktop.ui.encryption import encrypt_at_start
+    from desktop.ui.new_passphrase import NewPassphraseDialog
+
+    policy = MachinePolicy("test", {"EncryptAtRest": True})
+    if existing:
+        plain = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
+        plain.chat_store.create_conversation("kept", "m")
+        plain.close()
+        assert plain.data_lock is not None
+        plain.data_lock.release()
+    asked: list[str] = []
+
+    def typed_twice(dialog: NewPassphraseDialog) -> int:
+        asked.append(dialog.intro.text())
+        dialog.field.setText("correct horse")
+        dialog.again.setText("correct horse")
+        dialog.accept()
+        return int(dialog.result())
+
+    monkeypatch.setattr(NewPassphraseDialog, "exec", lambda _d: int(QDialog.DialogCode.Rejected))
+    cancelled = build_context(policy=policy)
+    assert not encrypt_at_start(cancelled)  # the window quits; nothing was changed
+    assert cipher.file_state(cancelled.paths.database) == ("plaintext" if existing else "missing")
+    cancelled.close()
+    assert cancelled.data_lock is not None
+    cancelled.data_lock.release()
+
+    monkeypatch.setattr(NewPassphraseDialog, "exec", typed_twice)
+    context = build_context(policy=policy)
+    assert encrypt_at_start(context)
+    assert len(asked) == 1 and "EncryptAtRest" in asked[0] and "--passphrase" not in asked[0]
+    assert context.at_rest.status()["key_source"] == "passphrase"
+    titles = [c.title for c in context.chat_store.list_conversations()]
+    assert titles == (["kept"] if existing else [])
+    assert cipher.file_state(context.paths.database) == "encrypted"
+    context.close()
+    assert context.data_lock is not None
+    context.data_lock.release()
+
+    monkeypatch.setattr(NewPassphraseDialog, "exec", lambda _d: int(QDialog.DialogCode.Rejected))
+    later = build_context(policy=policy, passphrase="correct horse")
+    assert encrypt_at_start(later)  # encrypted now: nothing asked
+    assert len(asked) == 1
+    later.close()
