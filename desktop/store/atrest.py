@@ -21,7 +21,7 @@ import json
 import os
 import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,11 @@ KEYRING_SERVICE = "EdgeDesk database key"
 PASSPHRASE_ENV = "EDGEDESK_PASSPHRASE"  # noqa: S105 - a variable name, not a secret
 EXPORT_HEADER = "edgedesk-database-key-v1"
 EXIT_KEY = 11  # the database is encrypted and what we have does not open it
+NEW_KEY_NOTE = (
+    "your conversations and documents are now encrypted with a key kept only in this "
+    "user's OS keyring; if that entry is ever lost, only a backup of the key opens them: "
+    "'edgedesk data export-key --code' prints a recovery code to write down (said once)"
+)
 
 
 class KeyMissing(StoreError):
@@ -124,9 +129,12 @@ class AtRest:
         environ: Mapping[str, str] | None = None,
         passphrase: str | None = None,
         audit: Auditor | None = None,
+        tell: Callable[[str], None] | None = None,
     ) -> None:
         self.database = database
         self.audit = audit or NoAudit()
+        # Where a note for the user goes (a command: stderr), e.g. a new install's new key.
+        self.tell = tell or (lambda line: None)
         self.info_path = Path(f"{database}.key.json")
         self.marker_path = Path(f"{database}.converting.json")
         env = os.environ if environ is None else environ
@@ -245,11 +253,14 @@ class AtRest:
             return key
         if state == "missing" and (required or new_default):
             try:
-                return self._encrypt_somehow()
+                key = self._encrypt_somehow()
             except ConfigError:
                 if required:
                     raise
                 return None  # no keyring here: a new install stays plaintext
+            if not key.passphrase:  # encrypted silently: say once how to keep the key
+                self.tell(NEW_KEY_NOTE)
+            return key
         if state == "plaintext" and required:
             try:
                 return self._encrypt_somehow()

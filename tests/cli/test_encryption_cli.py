@@ -221,3 +221,14 @@ def test_a_new_passphrase_is_asked_twice_and_no_keyring_names_the_cli_route() ->
     assert code == 0, shown
     assert "Back up the key" not in shown  # the passphrase is the key: nothing to offer
     assert _edgedesk("chats", "list", env={"EDGEDESK_PASSPHRASE": "sesame open"}).returncode == 0
+
+
+def test_a_silently_encrypted_first_command_says_once_how_to_back_up_the_key(
+    file_keyring: Path,
+) -> None:
+    first = _listed()  # a new install: the first command creates the key
+    assert first.returncode == 0, first.stderr
+    assert "OS keyring" in first.stderr and "edgedesk data export-key --code" in first.stderr
+    assert cipher.file_state(Paths.from_env().database) == "encrypted"
+    again = _listed()
+    assert again.returncode == 0 and "export-key" not in again.stderr
