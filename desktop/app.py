@@ -122,6 +122,8 @@ class AppContext:
     data_lock: DataFolderLock | None = None
     # The database passphrase `edgedesk unlock` asked for (held in memory only).
     passphrase: str | None = None
+    # Where a one-time note for the user goes (a command's stderr); None: nowhere.
+    tell: Callable[[str], None] | None = None
     lazies: Lazies = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -348,7 +350,9 @@ class AppContext:
         """The database's encryption: its state, its key, switching it on and off."""
         from desktop.store.atrest import AtRest
 
-        return AtRest(self.paths.database, passphrase=self.passphrase, audit=self.audit)
+        return AtRest(
+            self.paths.database, passphrase=self.passphrase, audit=self.audit, tell=self.tell
+        )
 
     @lazy()
     def database_key(self) -> DatabaseKey | None:
@@ -366,6 +370,13 @@ class AppContext:
         KeyRejected (nothing changed) when it does not; call before the database opens.
         """
         check_passphrase(self.paths.database, passphrase)
+        self.passphrase = passphrase
+        for member in (AppContext.at_rest, AppContext.database_key):
+            member.of(self).reset()  # built with no passphrase: again
+
+    def choose_passphrase(self, passphrase: str) -> None:
+        """Encrypt with this new ``passphrase`` where no keyring keeps a key (policy
+        EncryptAtRest at start); it takes effect when the database key is next settled."""
         self.passphrase = passphrase
         for member in (AppContext.at_rest, AppContext.database_key):
             member.of(self).reset()  # built with no passphrase: again
@@ -645,6 +656,7 @@ def build_context(
     move_progress: MoveProgress | None = None,
     require_data: bool = True,
     passphrase: str | None = None,
+    tell: Callable[[str], None] | None = None,
 ) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
@@ -682,4 +694,5 @@ def build_context(
         notice=notice,
         data_lock=lock,
         passphrase=passphrase,
+        tell=tell,
     )

@@ -295,6 +295,31 @@ def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> N
         QTest.qWait(50)
     _save(dialog, "settings.png", app, out)
     dialog.reject()
+    _recovery(window, app, out)
+
+
+def _recovery(window: MainWindow, app: QApplication, out: Path) -> None:
+    """The key backup offer (its recovery code shown) and the no-keyring passphrase offer."""
+    import secrets
+
+    from desktop.store import recovery_code
+    from desktop.ui.key_backup_dialog import KeyBackupDialog
+    from desktop.ui.new_passphrase import NewPassphraseDialog
+
+    code = recovery_code.encode(secrets.token_hex(32))  # a made-up key: the shot's own
+    backup = KeyBackupDialog(lambda: "", lambda: code, window)
+    backup.show()
+    _save(backup, "key-backup.png", app, out)
+    backup.show_code()
+    _save(backup, "key-backup-code.png", app, out)
+    backup.reject()
+    offer = NewPassphraseDialog(window)
+    offer.show()
+    offer.field.setText("correct horse")
+    offer.again.setText("correct hose")
+    offer.accept()  # two that differ: refused, said in the dialog
+    _save(offer, "passphrase-offer.png", app, out)
+    offer.reject()
 
 
 def _options(argv: list[str]) -> argparse.Namespace:
@@ -318,7 +343,8 @@ def _options(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """Write chat (light, dark, code, versions, parameters, attachments), models, model
-    details, documents, source viewer, server, tools, first-run and settings."""
+    details, documents, source viewer, server, tools, first-run, settings and the key
+    recovery dialogs."""
     options = _options(sys.argv[1:] if argv is None else argv)
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)

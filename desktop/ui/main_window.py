@@ -47,6 +47,7 @@ from desktop.ui.error_text import error_text
 from desktop.ui.first_run import FirstRunDialog, is_settled
 from desktop.ui.fonts import font_warning
 from desktop.ui.grounding import SOURCES_K
+from desktop.ui.key_backup_dialog import KeyBackupDialog, key_backup_dialog, offer_key_backup
 from desktop.ui.look import apply_theme, icon, resolve_theme
 from desktop.ui.models_view import ModelsView
 from desktop.ui.presets import PresetStore
@@ -162,6 +163,7 @@ class MainWindow(QMainWindow):
         self._closed = False
         self.first_run: FirstRunDialog | None = None  # the welcome, once offered
         self._first_run_waits = False  # offered before the window was on screen
+        self.key_backup: KeyBackupDialog | None = None  # the last key backup dialog opened
         # The scheduler (hardware probe, llama.cpp import: seconds) is built off this thread.
         warm_up = TaskWorker(lambda: context.scheduler, "warm-up")
         warm_up.result.connect(self._warmed_up)
@@ -431,6 +433,32 @@ class MainWindow(QMainWindow):
             watched.removeEventFilter(self)
             QTimer.singleShot(0, self._open_first_run)  # after this expose is painted
         return super().eventFilter(watched, event)
+    def start_dialogs(self) -> FirstRunDialog | None:
+        """At start: first-run setup when nothing is installed, then the key backup offer.
+
+        Returns the first-run dialog when it opened (the offer waits for it to close).
+        """
+        setup = self.maybe_first_run()
+        if setup is None:
+            self.offer_key_backup()
+        else:
+            setup.finished.connect(lambda _result: self.offer_key_backup())
+        return setup
+
+    def offer_key_backup(self) -> KeyBackupDialog | None:
+        """Offer backing up the database key if this key was never offered (once per key)."""
+        try:
+            self.key_backup = offer_key_backup(self.context.at_rest, self)
+        except EdgeDeskError as exc:  # an unreadable key file: the offer waits
+            self.say(error_text(exc))
+            return None
+        return self.key_backup
+
+    def show_key_backup(self, parent: QWidget | None = None) -> KeyBackupDialog:
+        """The key backup dialog, asked for in Settings."""
+        self.key_backup = key_backup_dialog(self.context.at_rest, parent or self)
+        self.key_backup.open()
+        return self.key_backup
 
     def _new_chat(self) -> None:
         self.show_page("chat")
@@ -445,6 +473,8 @@ class MainWindow(QMainWindow):
             encryption=self.context.at_rest.status(),
         )
         dialog.accepted.connect(lambda: self.apply_settings(dialog))
+        if dialog.encryption is not None:
+            dialog.encryption.backup_button.clicked.connect(lambda: self.show_key_backup(dialog))
         context = self.context
         report = TaskWorker(lambda: doctor_report(context), "hardware")  # worded there
         report.result.connect(dialog.hardware.show_report)
@@ -471,6 +501,10 @@ class MainWindow(QMainWindow):
             # The migration copies the whole database: on a worker, behind a progress box.
             self.encryption_switch = start_switch(
                 self.context, self.pool, wanted, switch.passphrase.text(), self
+            )
+            # A new key in the OS keyring: offered for backup once, as it turns on.
+            self.encryption_switch.finished_with.connect(
+                lambda made: made and self.offer_key_backup()
             )
 
     # ------------------------------------------------------------------ shutdown

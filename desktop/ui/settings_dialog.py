@@ -103,6 +103,12 @@ class SettingsDialog(TextFitDialog):
             warning or self.tr("Language changes apply the next time EdgeDesk starts.")
         )
 
+    def accept(self) -> None:
+        """Close and save only when the encryption change can be made as typed."""
+        if self.encryption is not None and self.encryption.problem() is not None:
+            return  # e.g. a new passphrase typed differently twice: said beside it
+        super().accept()
+
     def _build_fields(self, settings: Settings) -> None:
         self.keep_alive = QSpinBox()
         self.keep_alive.setRange(0, 24 * 60)

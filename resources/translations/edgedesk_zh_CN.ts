@@ -1271,6 +1271,16 @@
         <source>Your organization requires encrypted data (policy EncryptAtRest): it cannot be turned off.</source>
         <translation>您的组织要求数据加密（策略 EncryptAtRest）：无法关闭。</translation>
     </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/encryption.py" line="82"/>
+        <source>Passphrase again</source>
+        <translation>再次输入密码短语</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/encryption.py" line="90"/>
+        <source>Back up the key…</source>
+        <translation>备份密钥…</translation>
+    </message>
 </context>
 <context>
     <name>ErrorText</name>
@@ -1839,6 +1849,64 @@
         <location filename="../../desktop/ui/hub_search.py" line="146"/>
         <source>Choose a quant under a repository first.</source>
         <translation>请先在某个仓库下选择一个量化版本。</translation>
+    </message>
+</context>
+<context>
+    <name>KeyBackupDialog</name>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="55"/>
+        <source>Back up your encryption key</source>
+        <translation>备份您的加密密钥</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="59"/>
+        <source>Your conversations and documents are encrypted, and the key is kept only in this computer&apos;s keyring. If the keyring loses it (a new user account, a reset keyring, a reinstalled system), nothing can open your data again except a backup of the key. Keep one somewhere safe, off this computer.</source>
+        <translation>您的对话和文档已加密，密钥只保存在这台电脑的密钥环中。如果密钥环丢失了它（新的用户账户、重置的密钥环、重装的系统），除了密钥的备份，没有任何办法能再打开您的数据。请把备份保存在这台电脑以外的安全地方。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="66"/>
+        <source>Save to a file…</source>
+        <translation>保存到文件…</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="67"/>
+        <source>Show a recovery code</source>
+        <translation>显示恢复码</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="73"/>
+        <source>Recovery code</source>
+        <translation>恢复码</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="85"/>
+        <source>Not now</source>
+        <translation>以后再说</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="102"/>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="120"/>
+        <source>Write this code down and keep it off this computer. If the key is ever lost, &apos;edgedesk data import-key --code&apos; takes it back.</source>
+        <translation>请抄下这个恢复码，并保存在这台电脑以外的地方。如果密钥丢失，运行 &apos;edgedesk data import-key --code&apos; 即可恢复。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="129"/>
+        <source>Save the encryption key</source>
+        <translation>保存加密密钥</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="146"/>
+        <source>The key was not saved: %1</source>
+        <translation>密钥未保存：%1</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="151"/>
+        <source>Saved to %1. Anyone with this file and your data can read it: move it off this computer (a password manager, a USB stick in a drawer). &apos;edgedesk data import-key FILE&apos; restores it.</source>
+        <translation>已保存到 %1。任何同时拿到此文件和您数据的人都能读取数据：请把它移出这台电脑（放进密码管理器，或存在抽屉里的 U 盘上）。运行 &apos;edgedesk data import-key FILE&apos; 即可恢复。</translation>
     </message>
 </context>
 <context>
@@ -2607,6 +2675,49 @@
         <location filename="../../desktop/ui/new_collection.py" line="225"/>
         <source>Download and create</source>
         <translation>下载并创建</translation>
+    </message>
+</context>
+<context>
+    <name>NewPassphraseDialog</name>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="53"/>
+        <source>Encrypt with a passphrase</source>
+        <translation>使用密码短语加密</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="64"/>
+        <source>Passphrase</source>
+        <translation>密码短语</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="65"/>
+        <source>Passphrase again</source>
+        <translation>再次输入密码短语</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="74"/>
+        <source>Encrypt</source>
+        <translation>加密</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="57"/>
+        <source>Your organization requires encrypted data (policy EncryptAtRest), and this computer has no OS keyring to keep the encryption key in.</source>
+        <translation>您的组织要求数据加密（策略 EncryptAtRest），而这台电脑没有可用的系统密钥环来保存加密密钥。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="62"/>
+        <source>This computer has no OS keyring to keep the encryption key in, so your data was not encrypted.</source>
+        <translation>这台电脑没有可用的系统密钥环来保存加密密钥，因此您的数据尚未加密。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="67"/>
+        <source>Choose a passphrase instead: EdgeDesk asks for it once each time it starts. Without it nobody, not even you, can open your conversations again, so keep it somewhere safe.</source>
+        <translation>请改用密码短语：EdgeDesk 每次启动时会询问一次。没有它，任何人（包括您自己）都无法再打开您的对话，请妥善保管。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="72"/>
+        <source>%1 %2</source>
+        <translation>%1%2</translation>
     </message>
 </context>
 <context>
@@ -3511,6 +3622,19 @@
         <location filename="../../desktop/ui/encryption.py" line="251"/>
         <source>That passphrase does not open your data. Nothing was changed; try again.</source>
         <translation>该密码短语无法打开您的数据。未做任何更改，请重试。</translation>
+    </message>
+</context>
+<context>
+    <name>new_passphrase</name>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="26"/>
+        <source>Enter a passphrase.</source>
+        <translation>请输入密码短语。</translation>
+    </message>
+    <message>
+        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="28"/>
+        <source>The two passphrases differ. Type the same passphrase twice; nothing was changed.</source>
+        <translation>两次输入的密码短语不一致。请输入两次相同的密码短语；没有做任何更改。</translation>
     </message>
 </context>
 <context>
