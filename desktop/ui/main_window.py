@@ -433,6 +433,7 @@ class MainWindow(QMainWindow):
             watched.removeEventFilter(self)
             QTimer.singleShot(0, self._open_first_run)  # after this expose is painted
         return super().eventFilter(watched, event)
+
     def start_dialogs(self) -> FirstRunDialog | None:
         """At start: first-run setup when nothing is installed, then the key backup offer.
 
