@@ -89,17 +89,20 @@ import os, signal, sys, threading
 import desktop.cli
 from desktop.__main__ import main
 
-def ctrl_c():
-    os.kill(os.getpid(), signal.SIGINT)
+MAIN = threading.get_ident()
 
 class FreedLast:  # a module global: freed after Python restored SIGINT's default action
     def __del__(self):
-        ctrl_c()
+        os.kill(os.getpid(), signal.SIGINT)
 
 def joined_at_exit():  # a thread Python joins at exit: Ctrl-C while it waits
     threading.main_thread().join()
-    ctrl_c()
-    threading.Event().wait(120)
+    # To the main thread, as a terminal's Ctrl-C reaches it, and again until the process
+    # ends: a signal landing just before the main thread's wait begins is only run when
+    # the wait ends (CPython's own race), as a person presses Ctrl-C again.
+    for _ in range(1200):
+        signal.pthread_kill(MAIN, signal.SIGINT)
+        threading.Event().wait(0.05)
     print("the thread was waited for")
 
 def command(argv=None):
