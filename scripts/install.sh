@@ -173,7 +173,7 @@ say "GPU backend: $GPU ($WHY)"
 REASON=""
 if [ -n "$DRY_RUN" ]; then
   if cmake_args_for "$GPU"; then
-    say "would build $GPU with CMAKE_ARGS='$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}'"
+    say "would build $GPU with CMAKE_ARGS='$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}'${CFLAGS:+ CFLAGS='$CFLAGS'}"
   else
     say "would fall back to the CPU build: $REASON"
   fi
