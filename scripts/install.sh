@@ -93,6 +93,18 @@ cuda_toolkit_from_pypi() {  # NVIDIA's PyPI packages, copied as one toolkit fold
   echo "$root"
 }
 
+link_cuda_runtime() {  # $1 the toolkit's lib folder: put its runtime beside the wheel's libraries
+  # llama-cpp-python sets each library's run path to $ORIGIN alone (its own folder), and
+  # the PyPI toolkit is on no loader path: without these links libggml-cuda.so finds no
+  # libcublas.so.13 (or a system libcudart of another release) and llama_cpp cannot load.
+  local dest lib
+  dest=$("$VENV/bin/python" -c 'import importlib.util, pathlib; print(pathlib.Path(importlib.util.find_spec("llama_cpp").origin).parent / "lib")')
+  for lib in "$1"/libcudart.so.* "$1"/libcublas.so.* "$1"/libcublasLt.so.*; do
+    [ -e "$lib" ] && ln -sf "$lib" "$dest/$(basename "$lib")"
+  done
+  return 0
+}
+
 cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set if it cannot build
   case "$1" in
     cpu) ARGS="" ;;
@@ -113,6 +125,7 @@ cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set i
         fi
         root=$(cuda_toolkit_from_pypi) || { REASON="could not install the CUDA toolkit from PyPI"; return 1; }
         nvcc="$root/bin/nvcc"
+        CUDA_RUNTIME_DIR="$root/lib"
         say "CUDA toolkit from PyPI: nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') in $root"
         # The PyPI packages have no libcuda.so stub to link against, so leave out llama.cpp's
         # virtual-memory pool, the one part that links the driver directly: the library then
@@ -165,6 +178,7 @@ install_variant() {  # $1 variant; returns 1 with REASON set on failure
   ARGS="$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}"
   build_wheel "$1" "${ARGS# }" || return 1
   "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "$WHEEL"
+  [ "$1" != cuda ] || [ -z "$CUDA_RUNTIME_DIR" ] || link_cuda_runtime "$CUDA_RUNTIME_DIR"
   "$VENV/bin/python" -m pip install --quiet -e ".${EXTRAS:+[$EXTRAS]}"
   # Proof that the built library loads and carries the backend we asked for.
   got=$("$VENV/bin/python" -c 'from desktop.engine.backend import backend_info; print(backend_info().compiled_gpu or "cpu")' 2>&1) \
@@ -176,6 +190,7 @@ install_variant() {  # $1 variant; returns 1 with REASON set on failure
 }
 
 DRY_RUN=""
+CUDA_RUNTIME_DIR=""  # set when the CUDA toolkit comes from PyPI
 [ "${1:-}" != --dry-run ] || DRY_RUN=1
 choose_gpu
 say "GPU backend: $GPU ($WHY)"
