@@ -263,6 +263,9 @@ class AppContext:
         """The scheduler's load function: a local GGUF, or a remote engine's model."""
         if isinstance(spec.plan, RemotePlan):
             return self.remote_directory.engine(spec, spec.plan)
+        from desktop.engine.library import require_llama_cpp
+
+        require_llama_cpp()  # a library that cannot load is said as such, not as a bad model
         from desktop.engine.loader import load_engine
 
         return load_engine(spec, links_dir=self.paths.cache_dir / "model-links")

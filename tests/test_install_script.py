@@ -47,7 +47,11 @@ def _dry_run(tmp_path: Path, tools: dict[str, str], **env: str) -> subprocess.Co
     (headers / "vulkan_core.h").write_text(
         "#define VK_HEADER_VERSION 309\n#define VK_EXT_layer_settings 1\n"
     )
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("EDGEDESK_", "VULKAN"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("EDGEDESK_", "VULKAN", "CMAKE_CUDA"))
+    }
     return subprocess.run(
         [str(ROOT / "scripts" / "install.sh"), "--dry-run"],
         capture_output=True,
@@ -74,6 +78,24 @@ def test_an_nvidia_machine_gets_cuda_for_its_compute_capabilities_only(tmp_path:
 def test_without_a_cuda_toolkit_it_comes_from_pypi(tmp_path: Path) -> None:
     done = _dry_run(tmp_path, {"nvidia-smi": TWO_NVIDIA}, CUDA_HOME=str(tmp_path / "none"))
     assert "toolkit from PyPI" in done.stdout
+    # CUDA 13's packages: nvidia-cuda-nvcc-cu12 holds only ptxas, no nvcc to build with.
+    assert "nvidia-cuda-nvcc==13.*" in done.stdout
+    assert "-cu12" not in done.stdout
+    # No libcuda.so stub on PyPI to link the driver: the library must not need it.
+    assert "-DGGML_CUDA_NO_VMM=on" in done.stdout
+
+
+def test_cuda_without_a_gpu_to_look_at_says_which_architecture_to_name(tmp_path: Path) -> None:
+    # CMake's 'native' needs a GPU: without one the build could only fail, after minutes.
+    blind = _dry_run(tmp_path, {"nvcc": "#!/bin/sh\n"}, EDGEDESK_GPU="cuda")
+    assert "would fall back to the CPU build: no NVIDIA GPU found to build for" in blind.stdout
+    assert "CMAKE_CUDA_ARCHITECTURES" in blind.stdout
+    named = _dry_run(
+        tmp_path, {"nvcc": "#!/bin/sh\n"}, EDGEDESK_GPU="cuda", CMAKE_CUDA_ARCHITECTURES="90"
+    )
+    assert "would build cuda with CMAKE_ARGS='-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 " in (
+        named.stdout
+    )
 
 
 def test_an_amd_vulkan_gpu_gets_vulkan(tmp_path: Path) -> None:
