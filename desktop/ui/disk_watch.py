@@ -57,7 +57,21 @@ class DiskWatch(QObject):
         self._settle.setInterval(SETTLE_MS)
         self._settle.timeout.connect(self._announce)
         self._stopped = False
+        self._holds = 0  # switches under way that replace the database's file
         self._watch()
+
+    def hold(self) -> None:
+        """Announce nothing until ``release``: the window's own encryption switch closes
+        and replaces the database, and a listing meanwhile would read a closed connection."""
+        self._holds += 1
+        self._settle.stop()
+
+    def release(self) -> None:
+        """End one ``hold``; what the switch itself wrote is taken as seen."""
+        self._holds = max(0, self._holds - 1)
+        if self._holds == 0:
+            self._watch()
+            self._seen = {name: _signature(paths) for name, paths in self._sources.items()}
 
     def stop(self) -> None:
         """Announce nothing more (the window is closing)."""
@@ -80,11 +94,11 @@ class DiskWatch(QObject):
             self._watcher.addPaths(missing)
 
     def _changed(self, _path: str) -> None:
-        if not self._stopped:
+        if not self._stopped and not self._holds:
             self._settle.start()
 
     def _announce(self) -> None:
-        if self._stopped:
+        if self._stopped or self._holds:
             return
         self._watch()
         signals = {

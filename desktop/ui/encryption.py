@@ -258,13 +258,21 @@ def start_switch(
     encrypt: bool,
     passphrase: str | None,
     parent: QWidget | None = None,
+    *,
+    follow: Callable[[SwitchProgress], None] | None = None,
 ) -> SwitchProgress:
-    """Run the switch on a worker behind a progress dialog; returns the dialog."""
+    """Run the switch on a worker behind a progress dialog; returns the dialog.
+
+    ``follow`` is given each switch's dialog before its worker starts, the one run again
+    with a passphrase (no keyring) too.
+    """
 
     def retry(chosen: str) -> SwitchProgress:
-        return start_switch(context, pool, True, chosen, parent)
+        return start_switch(context, pool, True, chosen, parent, follow=follow)
 
     progress = SwitchProgress(encrypt, parent, retry)
+    if follow is not None:
+        follow(progress)
     worker = SwitchWorker(context, encrypt, passphrase or None)
     worker.stage.connect(progress.on_stage)
     worker.failed.connect(progress.on_failed)

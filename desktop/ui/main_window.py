@@ -42,7 +42,7 @@ from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
 from desktop.ui.disk_watch import DiskWatch
 from desktop.ui.documents_view import DocumentsView
-from desktop.ui.encryption import start_switch
+from desktop.ui.encryption import SwitchProgress, start_switch
 from desktop.ui.error_text import error_text
 from desktop.ui.first_run import FirstRunDialog, is_settled
 from desktop.ui.fonts import font_warning
@@ -501,12 +501,25 @@ class MainWindow(QMainWindow):
         if switch is not None and wanted is not None:
             # The migration copies the whole database: on a worker, behind a progress box.
             self.encryption_switch = start_switch(
-                self.context, self.pool, wanted, switch.passphrase.text(), self
+                self.context,
+                self.pool,
+                wanted,
+                switch.passphrase.text(),
+                self,
+                follow=self._follow_switch,
             )
-            # A new key in the OS keyring: offered for backup once, as it turns on.
-            self.encryption_switch.finished_with.connect(
-                lambda made: made and self.offer_key_backup()
-            )
+
+    def _follow_switch(self, progress: SwitchProgress) -> None:
+        # The switch closes and replaces the database file: the disk watch would re-list
+        # collections through a closed connection meanwhile, so it waits for the end.
+        self.disk.hold()
+
+        def ended(made: bool) -> None:
+            self.disk.release()
+            if made:  # a new key in the OS keyring: offered for backup once, as it turns on
+                self.offer_key_backup()
+
+        progress.finished_with.connect(ended)
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:

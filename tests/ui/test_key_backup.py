@@ -53,7 +53,8 @@ def test_a_silently_encrypted_first_start_offers_the_backup_once_and_the_code_re
     assert context.at_rest.status()["key_source"] == "OS keyring"
 
     setup = win.start_dialogs()
-    assert setup is not None and setup.isVisible()  # first-run setup goes first
+    assert setup is not None  # first-run setup goes first, once the window is on screen
+    qtbot.waitUntil(setup.isVisible)
     assert win.key_backup is None
     setup.reject()
     dialog = win.key_backup
