@@ -115,6 +115,8 @@ def handle_encrypt(args: argparse.Namespace) -> int:
                 raise InvalidRequest("the two passphrases differ; nothing was changed")
         with ctx.data_alone():
             ctx.at_rest.encrypt(passphrase=passphrase, step=_step)
+            # What the prompt cache saved in the clear before goes (docs/privacy.md).
+            ctx.forget_saved_conversations()
         status = ctx.at_rest.status()
     finally:
         ctx.close()
@@ -137,6 +139,7 @@ def handle_decrypt(args: argparse.Namespace) -> int:
             )
         with ctx.data_alone():
             ctx.at_rest.decrypt(step=_step)
+            ctx.forget_saved_conversations()  # sealed under a key now forgotten
     finally:
         ctx.close()
     print(f"decrypted: {ctx.paths.database} is plaintext again")
