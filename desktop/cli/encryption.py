@@ -104,6 +104,14 @@ def handle_encrypt(args: argparse.Namespace) -> int:
     """Encrypt the database in place (resuming an interrupted switch first)."""
     ctx = context_for(args)
     try:
+        status = ctx.at_rest.status()
+        if status["encrypted"] and not status["converting"]:
+            # Idempotent, for IT scripts that make sure encryption is on: exit 0.
+            print(
+                f"already encrypted: {status['database']} ({status['cipher']}, key in the "
+                f"{status['key_source']}); nothing was changed"
+            )
+            return 0
         passphrase = None
         if args.passphrase or args.passphrase_stdin:
             passphrase = read_passphrase(args.passphrase_stdin, "New database passphrase: ")
