@@ -77,6 +77,12 @@ class Paths:
         return self.data_dir / "models"
 
     @property
+    def prompt_cache_dir(self) -> Path:
+        """Where loaded models keep conversations' KV caches for the next load (one
+        folder per model file; sealed while the database is encrypted)."""
+        return self.cache_dir / "prompt-cache"
+
+    @property
     def database(self) -> Path:
         """The one SQLite database for conversations, documents and indexes."""
         return self.data_dir / "edgedesk.db"

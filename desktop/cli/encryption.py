@@ -178,6 +178,14 @@ def handle_encrypt(args: argparse.Namespace) -> int:
     """Encrypt the database in place (resuming an interrupted switch first)."""
     ctx = context_for(args)
     try:
+        status = ctx.at_rest.status()
+        if status["encrypted"] and not status["converting"]:
+            # Idempotent, for IT scripts that make sure encryption is on: exit 0.
+            print(
+                f"already encrypted: {status['database']} ({status['cipher']}, key in the "
+                f"{status['key_source']}); nothing was changed"
+            )
+            return 0
         passphrase = None
         if args.passphrase or args.passphrase_stdin:
             passphrase = read_passphrase(args.passphrase_stdin, "New database passphrase: ")
@@ -189,6 +197,8 @@ def handle_encrypt(args: argparse.Namespace) -> int:
                 raise InvalidRequest("the two passphrases differ; nothing was changed")
         with ctx.data_alone():
             ctx.at_rest.encrypt(passphrase=passphrase, step=_step)
+            # What the prompt cache saved in the clear before goes (docs/privacy.md).
+            ctx.forget_saved_conversations()
         status = ctx.at_rest.status()
         print(
             f"encrypted: {status['database']} ({status['cipher']}, "
@@ -212,6 +222,7 @@ def handle_decrypt(args: argparse.Namespace) -> int:
             )
         with ctx.data_alone():
             ctx.at_rest.decrypt(step=_step)
+            ctx.forget_saved_conversations()  # sealed under a key now forgotten
     finally:
         ctx.close()
     print(f"decrypted: {ctx.paths.database} is plaintext again")

@@ -91,6 +91,7 @@ class DecodeLoop(BatchWorker):
         state_cache_bytes: int = 0,
         state_disk: Path | None = None,
         state_disk_bytes: int = 0,
+        state_disk_key: bytes | None = None,
         draft_max: int = 0,
         on_step: StepObserver | None = None,
     ) -> None:
@@ -106,7 +107,15 @@ class DecodeLoop(BatchWorker):
         self._piece = piece
         self._on_step = on_step
         self._slots = [Slot(seq) for seq in range(n_slots)]
-        self._states = StateCache(ctx, state_cache_bytes, state_disk, state_disk_bytes, n_swa=n_swa)
+        self._states = StateCache(
+            ctx,
+            state_cache_bytes,
+            state_disk,
+            state_disk_bytes,
+            n_swa=n_swa,
+            disk_key=state_disk_key,
+        )
+        self._forget = False  # set by ``forget``: drop saved conversations at the next step
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
@@ -145,10 +154,30 @@ class DecodeLoop(BatchWorker):
         held = max((common_prefix(list(slot.tokens), tokens) for slot in self._slots), default=0)
         return max(held, self._states.longest_prefix(tokens))
 
+    def forget(self) -> None:
+        """From any thread: drop every saved conversation (RAM copies, their files) and
+        what idle slots hold, before the next request is admitted; a conversation still
+        generating keeps its cells until its slot is next used."""
+        with self._lock:
+            self._forget = True
+            self._lock.notify()
+
+    def _forgotten(self) -> None:
+        """Do what ``forget`` asked (loop thread, or after it ended)."""
+        self._forget = False
+        self._states.clear()
+        for slot in self._slots:
+            if not slot.busy and slot.tokens:
+                llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+                slot.tokens = []
+                slot.extra_cells = 0
+
     def persist(self) -> int:
         """After ``stop``: write what the slots and the RAM cache hold to the disk folder
         (if any), so the next load resumes these conversations; returns files written."""
         assert not self._thread.is_alive(), "persist only after the loop stopped"
+        if self._forget:
+            self._forgotten()
         written = self._states.persist()
         for slot in sorted(self._slots, key=lambda s: s.last_used):
             self._checkpoint(slot)
@@ -208,12 +237,15 @@ class DecodeLoop(BatchWorker):
             with self._lock:
                 while (
                     not self._stopping
+                    and not self._forget
                     and not self._pending
                     and not any(s.busy for s in self._slots)
                 ):
                     self._lock.wait()
                 if self._stopping:
                     return
+                if self._forget:
+                    self._forgotten()
                 self._admit()
             self._retire()
             if any(s.busy for s in self._slots):

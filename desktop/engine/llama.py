@@ -125,6 +125,7 @@ class LlamaEngine:
                 state_cache_bytes=options.state_cache_bytes,
                 state_disk=_state_folder(path, options),
                 state_disk_bytes=options.prompt_cache_disk_bytes,
+                state_disk_key=options.prompt_cache_key,
                 draft_max=options.lookup_draft,
                 on_step=on_step,
             )
@@ -182,6 +183,12 @@ class LlamaEngine:
             )
         encoded = self._projector.encodes if self._projector is not None else 0
         return replace(self._loop.stats(), embed_decodes=self.embed_decodes, images_encoded=encoded)
+
+    def forget_saved(self) -> None:
+        """Any thread: drop the conversations this engine keeps for reuse (its RAM copies,
+        their disk files, idle slots) before its next request (``DecodeLoop.forget``)."""
+        if self._loop is not None:
+            self._loop.forget()
 
     def embedding_dim(self) -> int:
         """Width of the model's embedding vectors."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,9 @@ class LoadOptions:
     cache_type: str = "f16"
     prompt_cache_dir: Path | None = None  # where conversations' KV caches outlive a load
     prompt_cache_disk_bytes: int = 0
+    # Seals those files (AES-GCM) when set: derived from the encrypted database's key by
+    # the composition root. Never printed (repr) with the options.
+    prompt_cache_key: bytes | None = field(default=None, repr=False)
     lookup_draft: int = 0  # prompt-lookup tokens guessed per decode step; 0: off
     projector: Path | None = None  # mmproj GGUF: the model also reads images (vision.py)
     # False: one stream of context_length cells per slot (llama-server --no-kv-unified):

@@ -372,6 +372,21 @@ class Scheduler:
                 self._close(present, "unload asked for")
             return present is not None
 
+    def forget_saved(self) -> int:
+        """Any thread, never waiting: every loaded model drops the conversations it keeps
+        for reuse (RAM copies, their disk files, idle slots) before its next request, as
+        a deletion or an encryption change needs. Returns how many models were told."""
+        with self._cond:
+            engines = [m.engine for m in self._models.values() if m.engine is not None]
+        told = 0
+        for engine in engines:
+            # Only a local engine keeps conversations (remote ones and test fakes do not).
+            forget = getattr(engine, "forget_saved", None)
+            if callable(forget):
+                forget()
+                told += 1
+        return told
+
     def reap_idle(self) -> list[str]:
         """Unload models idle longer than keep-alive; never one a request is using."""
         now = self._clock()

@@ -150,7 +150,7 @@ def plan_model(
             parallel=planned.parallel,
             batch_threads=settings.batch_threads or threads,
             cache_type="q8_0" if planned.cache_type == "q8_0" else "f16",
-            prompt_cache_dir=paths.cache_dir / "prompt-cache",
+            prompt_cache_dir=paths.prompt_cache_dir,
             prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
             lookup_draft=lookup_tokens(info, settings),
             projector=projector,

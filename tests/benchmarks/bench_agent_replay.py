@@ -41,6 +41,12 @@ its prompt cache on disk, llama-server at its defaults keeps nothing); and, unle
 ``--no-rewrite``, a code-rewrite task's tokens/s with prompt-lookup drafting ÷ without
 (≥ 1.5) on EdgeDesk's engine (``--rewrite-only``: just that, ``--rounds`` alternating runs). Absolute figures depend on the machine and what else runs
 on it: compare the ratios.
+
+``--protection`` (EdgeDesk only) measures what protecting the prompt cache costs: three
+EdgeDesk servers in the same run, interleaved alike: ``edgedesk`` (plaintext database,
+plaintext prompt cache), ``sealed`` (database encrypted with a passphrase, prompt cache
+sealed with AES-GCM under a key derived from it) and ``memory`` (encrypted, the disk
+prompt cache off: ``engine.prompt_cache_disk_mb = 0``).
 """
 
 from __future__ import annotations
@@ -493,7 +499,7 @@ def report(results: dict[str, dict[str, Replay]], shape: Shape) -> list[str]:
             lines.append(
                 f"  {'':<12} cached  " + " ".join(f"{t.cached_tokens:7d}" for t in side.turns)
             )
-        if len(sides) == 2 and sides["llama-server"].total_s:
+        if "llama-server" in sides and "edgedesk" in sides and sides["llama-server"].total_s:
             ratio = sides["edgedesk"].total_s / sides["llama-server"].total_s
             lines.append(
                 f"  total time EdgeDesk / llama-server: {_verdict(ratio, TARGETS['total'])}"
@@ -528,6 +534,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rewrite task rounds")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE")
     parser.add_argument("--only", choices=["llama-server", "edgedesk"], default=None)
+    parser.add_argument(
+        "--protection",
+        action="store_true",
+        help="EdgeDesk plaintext vs sealed prompt cache vs memory only (no llama-server)",
+    )
     args = parser.parse_args(argv)
     shape = Shape(**SHORT) if args.short else Shape(args.turns, args.system_tokens, args.tools)
     model = gemma_file()
@@ -535,12 +546,15 @@ def main(argv: list[str] | None = None) -> int:
     starts: dict[str, Server] = {}
     peer = None
     try:
+        if args.protection:
+            args.only, args.no_rewrite = "edgedesk", True
+            starts.update(protection_starts(model))
         if args.only != "edgedesk" and not args.rewrite_only:
             peer = peer_binary(args.llama_server, work / "peer")
             binary = peer.path
             print(f"llama-server: {peer.describe()}", flush=True)
             starts["llama-server"] = lambda w: llama_server(binary, model, _fresh(w), slots=None)
-        if args.only != "llama-server" and not args.rewrite_only:
+        if args.only != "llama-server" and not args.rewrite_only and not args.protection:
             starts["edgedesk"] = lambda w: edgedesk_server(model, _made(w), Path.cwd())
         results = replay(starts, work, shape) if starts else {}
     finally:
@@ -580,6 +594,27 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     return 0
+
+
+def protection_starts(model: Path) -> dict[str, Server]:
+    """EdgeDesk three ways: a plaintext install, an encrypted one (its prompt cache sealed)
+    and an encrypted one keeping conversations in memory only (no disk prompt cache)."""
+    # A passphrase, never a keyring entry of the machine's: a new install encrypts with it.
+    sealed = {
+        "EDGEDESK_PASSPHRASE": "agent replay benchmark",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+
+    def memory_only(work: Path) -> AbstractContextManager[tuple[str, str]]:
+        config = _made(work / "home" / "config")
+        (config / "settings.toml").write_text("[engine]\nprompt_cache_disk_mb = 0\n")
+        return edgedesk_server(model, _made(work), Path.cwd(), sealed)
+
+    return {
+        "edgedesk": lambda w: edgedesk_server(model, _made(w), Path.cwd()),
+        "sealed": lambda w: edgedesk_server(model, _made(w), Path.cwd(), sealed),
+        "memory": memory_only,
+    }
 
 
 def _made(path: Path) -> Path:

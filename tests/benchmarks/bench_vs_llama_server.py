@@ -130,11 +130,18 @@ def llama_server(
 
 
 @contextmanager
-def edgedesk_server(model: Path, work: Path, src: Path) -> Iterator[tuple[str, str]]:
+def edgedesk_server(
+    model: Path, work: Path, src: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
     """`edgedesk serve --model` at its defaults (own EDGEDESK_HOME), run from the checkout
-    ``src`` (its ``desktop`` package); yields (URL, model id)."""
+    ``src`` (its ``desktop`` package), with ``extra_env`` set; yields (URL, model id)."""
     port = free_port()
-    env = {**os.environ, "EDGEDESK_HOME": str(work / "home"), "EDGEDESK_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "EDGEDESK_HOME": str(work / "home"),
+        "EDGEDESK_OFFLINE": "1",
+        **(extra_env or {}),
+    }
     cmd = [
         sys.executable,
         "-m",

@@ -99,6 +99,19 @@ def test_encrypt_lose_the_key_recover_it_and_decrypt(file_keyring: Path, tmp_pat
     assert "encrypted: no" in _edgedesk("doctor").stdout
 
 
+def test_encrypting_an_encrypted_database_says_so_and_succeeds(file_keyring: Path) -> None:
+    # IT scripts make sure encryption is on by running `data encrypt` every time.
+    database = _plaintext_chats()
+    assert _edgedesk("data", "encrypt").returncode == 0
+    digest = hashlib.sha256(database.read_bytes()).hexdigest()
+    again = _edgedesk("data", "encrypt")
+    assert again.returncode == 0, again.stderr
+    assert "already encrypted" in again.stdout and "OS keyring" in again.stdout
+    assert hashlib.sha256(database.read_bytes()).hexdigest() == digest  # left untouched
+    with_passphrase = _edgedesk("data", "encrypt", "--passphrase-stdin", stdin="other\n")
+    assert with_passphrase.returncode == 0 and "already encrypted" in with_passphrase.stdout
+
+
 def test_a_passphrase_database_opens_with_unlock_or_the_environment() -> None:
     _plaintext_chats()
     done = _edgedesk("data", "encrypt", "--passphrase-stdin", stdin="sesame open\n")
