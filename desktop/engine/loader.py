@@ -91,6 +91,7 @@ def _options(
         prompt_cache_disk_bytes=plan.prompt_cache_disk_bytes,
         lookup_draft=plan.lookup_draft,
         projector=plan.projector if spec.kind == "chat" else None,
+        swa_full=plan.swa_full,
     )
 
 
