@@ -206,6 +206,13 @@ class EngineSettings(_Section):
         "cache folder), so an agent session resumes without re-reading its "
         "prompt; 0: off",
     )
+    swa_full_cache: bool = Field(
+        default=False,
+        description="Sliding-window models (Gemma 3, gpt-oss, Mistral...): keep every "
+        "position of their sliding-window layers, one full cache per slot, instead of "
+        "only the window. Several times the memory; a conversation can then be cut back "
+        "anywhere, not only at the end of a prompt (docs/models.md)",
+    )
 
 
 class Settings(_Section):

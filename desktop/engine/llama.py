@@ -113,6 +113,7 @@ class LlamaEngine:
                 on_decode=on_embed_decode,
             )
         else:
+            n_swa = int(llama_cpp.llama_model_n_swa(self._model.model))
             self._loop = DecodeLoop(
                 self._ctx,
                 self._vocab,
@@ -120,10 +121,11 @@ class LlamaEngine:
                 n_batch=n_batch,
                 n_slots=self.parallel,
                 n_ctx=self.context_length,
-                n_swa=int(llama_cpp.llama_model_n_swa(self._model.model)),
+                n_swa=n_swa,
                 piece=self._piece_text,
+                swa_full=options.swa_full,
                 state_cache_bytes=options.state_cache_bytes,
-                state_disk=_state_folder(path, options),
+                state_disk=_state_folder(path, options, n_swa),
                 state_disk_bytes=options.prompt_cache_disk_bytes,
                 state_disk_key=options.prompt_cache_key,
                 draft_max=options.lookup_draft,
@@ -581,9 +583,10 @@ class LlamaEngine:
         self._model.close()  # type: ignore[no-untyped-call]  # unannotated upstream
 
 
-def _state_folder(path: Path, options: LoadOptions) -> Path | None:
-    """This model's folder of saved conversations: one per file and KV cache type, so a
-    state is only ever restored into a context of the layout that wrote it."""
+def _state_folder(path: Path, options: LoadOptions, n_swa: int = 0) -> Path | None:
+    """This model's folder of saved conversations: one per file, KV cache type and
+    sliding-window layout, so a state is only ever restored into a context of the
+    layout that wrote it."""
     if options.prompt_cache_dir is None or options.prompt_cache_disk_bytes <= 0:
         return None
     try:
@@ -594,6 +597,8 @@ def _state_folder(path: Path, options: LoadOptions) -> Path | None:
     identity = os.fsencode(path.resolve()) + (
         f"|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}".encode()
     )
+    if n_swa > 0 and not options.swa_full:  # window-sized SWA layers save only the window
+        identity += b"|swa-window"
     if options.projector is not None:  # saved images were encoded by this projector
         identity += b"|" + os.fsencode(options.projector.resolve())
     return options.prompt_cache_dir / hashlib.sha256(identity).hexdigest()[:24]

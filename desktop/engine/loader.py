@@ -98,6 +98,7 @@ def _options(
         prompt_cache_key=prompt_cache_key,
         lookup_draft=plan.lookup_draft,
         projector=plan.projector if spec.kind == "chat" else None,
+        swa_full=plan.swa_full,
     )
 
 

@@ -175,6 +175,7 @@ class LocalPlan:
     prompt_cache_disk_bytes: int = 0
     lookup_draft: int = 0  # prompt-lookup (n-gram) tokens guessed per step; 0: off
     projector: Path | None = None  # mmproj GGUF of a vision model; None: text only
+    swa_full: bool = False  # sliding-window layers keep every position (engine.swa_full_cache)
     estimated_bytes: int = field(default=0, compare=False)
 
 

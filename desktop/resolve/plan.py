@@ -43,8 +43,9 @@ def fit(
 ) -> Fit:
     """Context, cache type and GPU layers for ``info`` here; explicit settings win.
 
-    The slots' KV memory is counted as the engine will lay it out (one shared cache, or
-    one per slot for a sliding-window model: see ``GGUFInfo.kv_caches``). A vision
+    The slots' KV memory is counted as the engine will lay it out (one shared cache,
+    sliding-window layers at window size, or full size one per slot with
+    ``engine.swa_full_cache``: see ``GGUFInfo.kv_bytes``). A vision
     projector loads beside the model: its bytes count as more weights.
     """
     if projector is not None:
@@ -63,6 +64,7 @@ def fit(
         gpu_layers=settings.gpu_layers,
         parallel=effective_parallel(settings),
         cache_type=settings.cache_type,
+        swa_full=settings.swa_full_cache,
     )
 
 
@@ -154,6 +156,7 @@ def plan_model(
             prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
             lookup_draft=lookup_tokens(info, settings),
             projector=projector,
+            swa_full=settings.swa_full_cache,
             estimated_bytes=planned.estimated_bytes,
         ),
     )
