@@ -121,7 +121,7 @@ class DecodeLoop(BatchWorker):
             n_swa=n_swa,
             disk_key=state_disk_key,
         )
-        self._forget = False  # set by ``forget``: drop saved conversations at the next step
+        self._forget_asked = False  # set by ``forget``: drop saved conversations at the next step
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
@@ -165,24 +165,23 @@ class DecodeLoop(BatchWorker):
         what idle slots hold, before the next request is admitted; a conversation still
         generating keeps its cells until its slot is next used."""
         with self._lock:
-            self._forget = True
+            self._forget_asked = True
             self._lock.notify()
 
     def _forgotten(self) -> None:
         """Do what ``forget`` asked (loop thread, or after it ended)."""
-        self._forget = False
+        self._forget_asked = False
         self._states.clear()
         for slot in self._slots:
             if not slot.busy and slot.tokens:
                 llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                slot.tokens = []
-                slot.extra_cells = 0
+                self._forget(slot)  # its window checkpoint is of that conversation too
 
     def persist(self) -> int:
         """After ``stop``: write what the slots and the RAM cache hold to the disk folder
         (if any), so the next load resumes these conversations; returns files written."""
         assert not self._thread.is_alive(), "persist only after the loop stopped"
-        if self._forget:
+        if self._forget_asked:
             self._forgotten()
         written = self._states.persist()
         for slot in sorted(self._slots, key=lambda s: s.last_used):
@@ -328,14 +327,14 @@ class DecodeLoop(BatchWorker):
             with self._lock:
                 while (
                     not self._stopping
-                    and not self._forget
+                    and not self._forget_asked
                     and not self._pending
                     and not any(s.busy for s in self._slots)
                 ):
                     self._lock.wait()
                 if self._stopping:
                     return
-                if self._forget:
+                if self._forget_asked:
                     self._forgotten()
                 self._admit()
             self._retire()
