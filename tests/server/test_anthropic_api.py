@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,6 +182,31 @@ def test_count_tokens_is_the_prompt_the_model_reads(claude: anthropic.Anthropic)
     assert counted.input_tokens == reply.usage.input_tokens + reply.usage.cache_read_input_tokens
     with_tools = claude.messages.count_tokens(model="tiny-chat", messages=HI, tools=TOOLS)
     assert with_tools.input_tokens > counted.input_tokens + 10
+
+
+def test_count_tokens_refuses_text_over_its_limit_before_tokenizing(
+    claude: anthropic.Anthropic,
+) -> None:
+    """An 8 MB body once took 87 s of tokenizer CPU; over the documented limit it is a 400."""
+    from desktop.server.anthropic_routes import MAX_COUNT_CHARS
+
+    huge = [{"role": "user", "content": "zebra " * 1_300_000}]  # 7.8 MB, under the body limit
+    started = time.perf_counter()
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        claude.messages.count_tokens(model="tiny-chat", messages=huge)
+    assert time.perf_counter() - started < 5.0  # refused, not tokenized
+    assert refused.value.body == {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": refused.value.body["error"]["message"],
+        },
+    }
+    assert "7800000 characters" in refused.value.message
+    assert f"at most {MAX_COUNT_CHARS}" in refused.value.message
+    # A long conversation within the limit is still counted.
+    within = [{"role": "user", "content": "zebra " * (MAX_COUNT_CHARS // 6 - 100)}]
+    assert claude.messages.count_tokens(model="tiny-chat", messages=within).input_tokens > 100_000
 
 
 def test_keys_errors_and_refusals_in_anthropics_shape(server: Served) -> None:
