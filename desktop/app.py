@@ -226,7 +226,7 @@ class AppContext:
 
         return DocumentTools(
             DocumentAccess(
-                lambda q, cols, k: self.searcher.search(q, list(cols), k=k),
+                lambda q, cols, k, cancel: self.searcher.search(q, list(cols), k=k, cancel=cancel),
                 lambda ids: self.searcher.fetch(ids),  # noqa: PLW0108 - rebuilt on change
                 lambda: self.library.collections(),  # noqa: PLW0108
             )
@@ -537,7 +537,7 @@ class AppContext:
         # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
         return Searcher(
             self.documents_db,
-            lambda m, t: self.scheduler.embed(m, t),  # noqa: PLW0108
+            lambda m, t, cancel: self.scheduler.embed(m, t, cancel),  # noqa: PLW0108
             reranker=(lambda q, passages: self.scheduler.rerank(model, q, passages))
             if model
             else None,

@@ -8,6 +8,7 @@ Handlers block (search embeds the query) and run on the caller's thread.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -66,7 +67,8 @@ LIST_SPEC = ToolSpec(
 class DocumentAccess:
     """What the document tools read: search, chunks by id, the collection list."""
 
-    search: Callable[[str, Sequence[str], int], list[Hit]]  # query, collections, k
+    # query, collections, k, cancel (set when the caller left: the search stops, Cancelled)
+    search: Callable[[str, Sequence[str], int, threading.Event | None], list[Hit]]
     fetch: Callable[[Sequence[int]], list[Hit]]
     collections: Callable[[], list[CollectionInfo]]
 
@@ -100,15 +102,20 @@ class DocumentTools:
         """
         return _ScopedTools(self.access, collection, key_name, k=self.k)
 
-    def search_documents(self, args: dict[str, Any]) -> ToolResult:
-        """The best passages for ``query`` in ``collection`` (all when empty)."""
+    def search_documents(
+        self, args: dict[str, Any], cancel: threading.Event | None = None
+    ) -> ToolResult:
+        """The best passages for ``query`` in ``collection`` (all when empty); ``cancel``
+        set (the caller left) stops the query's embedding with an error result."""
         query = str(args.get("query", "")).strip()
         collection = str(args.get("collection", "") or "").strip()
         if not query:
             return ToolResult("error: give a query to search for", True)
-        return self._search(query, collection)
+        return self._search(query, collection, cancel)
 
-    def _search(self, query: str, collection: str) -> ToolResult:
+    def _search(
+        self, query: str, collection: str, cancel: threading.Event | None = None
+    ) -> ToolResult:
         names = [c.name for c in self.access.collections()]
         if collection and collection not in names:
             there = ", ".join(names) or "none yet"
@@ -116,7 +123,7 @@ class DocumentTools:
                 f"error: no collection named '{collection}' (collections: {there})", True
             )
         try:
-            hits = self.access.search(query, [collection] if collection else names, self.k)
+            hits = self.access.search(query, [collection] if collection else names, self.k, cancel)
         except EdgeDeskError as exc:
             return ToolResult(f"error: {exc.message}", True)
         return ToolResult(hits_text(hits))
@@ -180,7 +187,9 @@ class _ScopedTools(DocumentTools):
         self.collection = collection
         self.key_name = key_name
 
-    def _search(self, query: str, collection: str) -> ToolResult:
+    def _search(
+        self, query: str, collection: str, cancel: threading.Event | None = None
+    ) -> ToolResult:
         if collection and collection != self.collection:
             return ToolResult(
                 f"error: the API key '{self.key_name}' may read only the collection "
@@ -188,7 +197,7 @@ class _ScopedTools(DocumentTools):
                 f"not '{collection}'",
                 True,
             )
-        return super()._search(query, self.collection)
+        return super()._search(query, self.collection, cancel)
 
 
 def refuse_unknown(name: str) -> InvalidRequest:

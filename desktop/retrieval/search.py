@@ -27,6 +27,7 @@ only) and a better MRR than either half, leaving English as it was.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -64,7 +65,8 @@ CJK_KEYWORD_WEIGHT = 1.0
 # a one-word lookup ("kangaroos") finds the passages that say it. Measured: no loss on
 # either evaluation set (0.3 to 1.0 all equal there).
 FULL_MATCH_BONUS = 1.0
-EmbedFn = Callable[[str, Sequence[str]], list[list[float]]]  # (model, texts) -> vectors
+# (model, texts, cancel) -> vectors; cancel set stops the engine between decodes (Cancelled)
+EmbedFn = Callable[[str, Sequence[str], threading.Event | None], list[list[float]]]
 
 
 class Reranker(Protocol):
@@ -276,11 +278,13 @@ class Searcher:
         *,
         k: int = 8,
         candidates: int = 50,
+        cancel: threading.Event | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``; all collections when none are named.
 
         A query over MAX_QUERY_CHARS is refused (InvalidRequest) before any work: a
-        1 MB query once held the CPU for minutes and other searches behind it.
+        1 MB query once held the CPU for minutes and other searches behind it. ``cancel``
+        set (its client left) stops the query's embedding between decodes (Cancelled).
         """
         if not query.strip():
             raise InvalidRequest("the search query is empty")
@@ -298,7 +302,7 @@ class Searcher:
             if model is None or dimension is None:
                 continue  # nothing indexed yet
             if model not in vectors:
-                vectors[model] = self.embed(model, [query])[0]
+                vectors[model] = self.embed(model, [query], cancel)[0]
             ranking = self.vectors.scored(cid, vectors[model], candidates, wanted=k)
             for rank, (chunk_id, similarity) in enumerate(ranking, start=1):
                 vec_ranks[chunk_id] = min(rank, vec_ranks.get(chunk_id, rank))

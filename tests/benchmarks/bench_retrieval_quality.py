@@ -112,7 +112,7 @@ def evaluation(cases: Sequence[Case], model: Path, folder: Path) -> Iterator[Eva
             database, lambda m: SchedulerEmbedder(scheduler, m), default_model=MODEL_NAME
         )
         library.add("eval", [docs])
-        searcher = Searcher(database, lambda m, texts: scheduler.embed(m, list(texts)))
+        searcher = Searcher(database, lambda m, texts, c: scheduler.embed(m, list(texts), c))
         names = {
             int(r[0]): Path(r[1]).stem
             for r in database.query(
