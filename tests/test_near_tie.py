@@ -76,3 +76,19 @@ def test_a_text_cut_by_a_stop_string_is_compared_up_to_its_cut() -> None:
     assert assert_same_answer(DECIDED, " Paris", cut=True) == 1
     with pytest.raises(AssertionError, match="at token 0"):
         assert_same_answer(DECIDED, " Lyo", cut=True)  # not where the answer went
+
+
+def test_a_three_way_tie_may_leave_the_flip_unlisted_on_one_side() -> None:
+    # Seen on Gemma beside three other slots: the other run took a token this run ranked
+    # third (unlisted with two candidates), and listed this run's token 0.02 below it.
+    three = [TokenStep("蓝", -1.2, (("蓝", -1.2), ("红", -1.3)))]
+    took = [TokenStep("Name", -1.15, (("Name", -1.15), ("蓝", -1.17)))]
+    assert assert_same_answer(three, took) == 0
+    # Unlisted where this run's list ends far below its top: that token was no near tie.
+    decided = [TokenStep("蓝", -0.1, (("蓝", -0.1), ("红", -3.5)))]
+    with pytest.raises(AssertionError, match="at token 0"):
+        assert_same_answer(decided, took)
+    # Unlisted on both sides: no side shows the tie.
+    blind = [TokenStep("Name", -1.15, (("Name", -1.15), ("绿", -1.16)))]
+    with pytest.raises(AssertionError, match="at token 0"):
+        assert_same_answer(three, blind)
