@@ -86,7 +86,7 @@ class Evaluation:
             with self.database.lock:
                 ids = keyword_ranking(self.database, [1], question, DEPTH)
             return self.doc_of(ids)
-        vector = self.searcher.embed(MODEL_NAME, [question])[0]
+        vector = self.searcher.embed(MODEL_NAME, [question], None)[0]
         return self.doc_of(self.searcher.vectors.ranking(1, vector, DEPTH))
 
     def scores(self, cases: Sequence[Case]) -> dict[str, Scores]:

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +24,7 @@ import numpy as np
 import pytest
 
 from desktop.app import build_context
+from tests.fixtures.children import edgedesk_serving
 
 pytestmark = pytest.mark.slow
 
@@ -37,47 +34,8 @@ NOTE = f"My bank password hint is {WORD}, remember it for me please."
 MIN_RUN = 4  # token-id runs shorter than this are noise in binary data
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _env(home: Path, **extra: str) -> dict[str, str]:
     return {**os.environ, "EDGEDESK_HOME": str(home), "EDGEDESK_OFFLINE": "1", **extra}
-
-
-@contextmanager
-def _serve(model: Path, env: dict[str, str]) -> Iterator[str]:
-    port = _port()
-    command = ["serve", "--model", str(model), "--port", str(port), "--no-auth"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "desktop", *command],
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    ready = threading.Event()
-
-    def watch() -> None:  # the server says on stderr when it listens
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if "Serving the OpenAI-compatible API" in line:
-                ready.set()
-        ready.set()
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
-        assert ready.wait(180) and proc.poll() is None, "edgedesk serve did not start"
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(120)
-        watcher.join(10)
-        assert proc.stderr is not None
-        proc.stderr.close()
-        assert code == 0  # shut down cleanly: models unloaded, prompt caches saved
 
 
 def _chat(url: str) -> str:
@@ -156,7 +114,7 @@ def chatted_home(gemma_path: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     home = tmp_path_factory.mktemp("chatted") / "home"
     env = _env(home, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
     env.pop("EDGEDESK_PASSPHRASE", None)
-    with _serve(gemma_path, env) as url:
+    with edgedesk_serving(gemma_path, env) as url:
         _chat(url)
     return home
 
@@ -218,7 +176,7 @@ def test_a_deleted_response_leaves_no_prompt_cache_behind(
     # server (which writes the prompt cache) writes none of it.
     home = tmp_path / "home"
     env = _env(home)
-    with _serve(gemma_path, env) as url:
+    with edgedesk_serving(gemma_path, env) as url:
         kept = _chat(url)
         gone = httpx.delete(f"{url}/responses/{kept}", timeout=60)
         assert gone.status_code == 200, gone.text
@@ -233,12 +191,12 @@ def test_an_encrypted_install_keeps_no_readable_prompt(
     # cache is written sealed (and still resumes the session after a restart).
     home = tmp_path / "home"
     env = _env(home)
-    with _serve(gemma_path, env) as url:
+    with edgedesk_serving(gemma_path, env) as url:
         _chat(url)
     files = list((home / "cache" / "prompt-cache").rglob("*.kv"))
     assert files and all(f.read_bytes()[:6] == b"EDKV2\0" for f in files)
     assert decoder.readable(home, WORD) == []
-    with _serve(gemma_path, env) as url:
+    with edgedesk_serving(gemma_path, env) as url:
         again = _resume(url)
     assert again["usage"]["prompt_tokens_details"]["cached_tokens"] >= 32
 
