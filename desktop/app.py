@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +123,8 @@ class AppContext:
     data_lock: DataFolderLock | None = None
     # The database passphrase `edgedesk unlock` asked for (held in memory only).
     passphrase: str | None = None
+    # Where a one-time note for the user goes (a command's stderr); None: nowhere.
+    tell: Callable[[str], None] | None = None
     lazies: Lazies = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -223,7 +226,7 @@ class AppContext:
 
         return DocumentTools(
             DocumentAccess(
-                lambda q, cols, k: self.searcher.search(q, list(cols), k=k),
+                lambda q, cols, k, cancel: self.searcher.search(q, list(cols), k=k, cancel=cancel),
                 lambda ids: self.searcher.fetch(ids),  # noqa: PLW0108 - rebuilt on change
                 lambda: self.library.collections(),  # noqa: PLW0108
             )
@@ -261,9 +264,49 @@ class AppContext:
         """The scheduler's load function: a local GGUF, or a remote engine's model."""
         if isinstance(spec.plan, RemotePlan):
             return self.remote_directory.engine(spec, spec.plan)
+        from desktop.engine.library import require_llama_cpp
+
+        require_llama_cpp()  # a library that cannot load is said as such, not as a bad model
         from desktop.engine.loader import load_engine
 
-        return load_engine(spec, links_dir=self.paths.cache_dir / "model-links")
+        key: bytes | None = None
+        on_disk = not self.settings.ephemeral_only  # EphemeralOnly: nothing on disk
+        if on_disk:
+            try:
+                key = self.prompt_cache_key
+            except EdgeDeskError:
+                # The encrypted database's key is not at hand (no passphrase given to this
+                # command): the model still runs, its conversations kept in memory only.
+                on_disk = False
+        if not on_disk and spec.local is not None:
+            spec = replace(spec, plan=replace(spec.local, prompt_cache_dir=None))
+        return load_engine(
+            spec, links_dir=self.paths.cache_dir / "model-links", prompt_cache_key=key
+        )
+
+    @lazy()
+    def prompt_cache_key(self) -> bytes | None:
+        """The key sealing the disk prompt cache (AES-GCM): derived from the encrypted
+        database's key (HKDF), None while the database is plaintext. The engine gets it
+        from here and never reads the keyring; KeyMissing when the key is gone."""
+        from desktop.store.cipher import derived_key
+
+        key = self.database_key
+        if key is None:
+            return None
+        if key.passphrase:
+            _ = self.chat_store  # the derivation reads the salt of the (created) file
+        return derived_key(key, self.paths.database, "prompt cache")
+
+    def forget_saved_conversations(self) -> None:
+        """Drop every copy of a conversation kept for reuse outside the database: loaded
+        models' saved states (through the scheduler, before their next request) and the
+        disk prompt cache. After a deletion, a retention pass or an encryption change:
+        saved states are keyed by tokens, not by conversation, so all of them go (the
+        next turn of each chat reads its prompt again, once)."""
+        if (scheduler := AppContext.scheduler.of(self).if_built()) is not None:
+            scheduler.forget_saved()
+        shutil.rmtree(self.paths.prompt_cache_dir, ignore_errors=True)
 
     @lazy()
     def audit(self) -> Auditor:
@@ -348,7 +391,9 @@ class AppContext:
         """The database's encryption: its state, its key, switching it on and off."""
         from desktop.store.atrest import AtRest
 
-        return AtRest(self.paths.database, passphrase=self.passphrase, audit=self.audit)
+        return AtRest(
+            self.paths.database, passphrase=self.passphrase, audit=self.audit, tell=self.tell
+        )
 
     @lazy()
     def database_key(self) -> DatabaseKey | None:
@@ -358,7 +403,12 @@ class AppContext:
         install where the OS keyring works, and under policy EncryptAtRest encrypts a
         plaintext database or refuses to start saying why. KeyMissing when the key is gone.
         """
-        return settled_key(self.at_rest, self.settings.encrypt_at_rest, self.data_lock)
+        before = self.at_rest.state()
+        key = settled_key(self.at_rest, self.settings.encrypt_at_rest, self.data_lock)
+        if key is not None and before == "plaintext":
+            # Encrypted just now (policy EncryptAtRest): what was saved in the clear goes.
+            self.forget_saved_conversations()
+        return key
 
     def unlock(self, passphrase: str) -> None:
         """Use ``passphrase`` for the database from now on, once it is checked to open it.
@@ -366,6 +416,13 @@ class AppContext:
         KeyRejected (nothing changed) when it does not; call before the database opens.
         """
         check_passphrase(self.paths.database, passphrase)
+        self.passphrase = passphrase
+        for member in (AppContext.at_rest, AppContext.database_key, AppContext.prompt_cache_key):
+            member.of(self).reset()  # built with no passphrase: again
+
+    def choose_passphrase(self, passphrase: str) -> None:
+        """Encrypt with this new ``passphrase`` where no keyring keeps a key (policy
+        EncryptAtRest at start); it takes effect when the database key is next settled."""
         self.passphrase = passphrase
         for member in (AppContext.at_rest, AppContext.database_key):
             member.of(self).reset()  # built with no passphrase: again
@@ -397,8 +454,13 @@ class AppContext:
 
         def new_key() -> DatabaseKey | None:
             AppContext.database_key.of(self).reset()
+            AppContext.prompt_cache_key.of(self).reset()
             return self.database_key
 
+        # Loaded models keep their (old) key until reloaded: they and the disk cache
+        # forget what they saved, before and after, so nothing outlives the switch
+        # sealed under the old key or in the clear.
+        self.forget_saved_conversations()
         switch_open(
             self.at_rest,
             encrypt,
@@ -409,6 +471,7 @@ class AppContext:
             passphrase=passphrase,
             step=step,
         )
+        self.forget_saved_conversations()
         if passphrase is not None:
             self.passphrase = passphrase
 
@@ -429,6 +492,7 @@ class AppContext:
             ephemeral_only=self.settings.ephemeral_only,
             key=None if self.settings.ephemeral_only else self.database_key,
         )
+        store.on_deleted = self.forget_saved_conversations
         return retained_at_open(store, self.settings.retention_days, self.audit, "conversations")
 
     @lazy()
@@ -441,6 +505,7 @@ class AppContext:
         from desktop.store.responses import ResponseStore
 
         store = ResponseStore.over(self.chat_store)
+        store.on_deleted = self.forget_saved_conversations
         return retained_at_open(store, self.settings.retention_days, self.audit, "responses")
 
     @lazy()
@@ -472,7 +537,7 @@ class AppContext:
         # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
         return Searcher(
             self.documents_db,
-            lambda m, t: self.scheduler.embed(m, t),  # noqa: PLW0108
+            lambda m, t, cancel: self.scheduler.embed(m, t, cancel),  # noqa: PLW0108
             reranker=(lambda q, passages: self.scheduler.rerank(model, q, passages))
             if model
             else None,
@@ -645,6 +710,7 @@ def build_context(
     move_progress: MoveProgress | None = None,
     require_data: bool = True,
     passphrase: str | None = None,
+    tell: Callable[[str], None] | None = None,
 ) -> AppContext:
     """Build the app's context from the environment (``EDGEDESK_HOME``), flags and policy.
 
@@ -682,4 +748,5 @@ def build_context(
         notice=notice,
         data_lock=lock,
         passphrase=passphrase,
+        tell=tell,
     )

@@ -8,8 +8,10 @@ prompt, an answer, a document or a title. Each line carries ``prev``, the hash o
 line before it (across days), and ``hash``, the SHA-256 of itself with ``prev``: a line
 removed or edited breaks the chain, which ``verify`` finds and names. The chain's head
 (the last hash and the line count) is kept in ``audit.head.json``, so lines cut off the
-end are found too. A hash chain shows tampering by anyone who does not rewrite every
-later line and the head; ship the files to a log server for more.
+end are found too, and anchored outside the folder (``KeyringAnchor``: the OS keyring),
+so a deleted or rewritten head, or the whole folder deleted, is found as well. While
+auditing is on, a missing log or head is "broken". A hash chain shows tampering by
+anyone who cannot also rewrite the anchor; ship the files to a log server for more.
 
 Appends take a file lock, so the window, ``edgedesk serve`` and commands share one chain.
 """
@@ -27,10 +29,12 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from filelock import FileLock
 
+from desktop.errors import ConfigError
+from desktop.keychain import Keychain
 from desktop.private import private_file
 
 log = logging.getLogger(__name__)
@@ -44,6 +48,54 @@ def _digest(entry: dict[str, Any]) -> str:
     body = {k: v for k, v in entry.items() if k != "hash"}
     text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class HeadAnchor(Protocol):
+    """A copy of the chain's head kept outside the log's folder; any thread."""
+
+    where: str  # named in verify's messages, e.g. "the OS keyring"
+
+    def read(self) -> tuple[str, int] | None:
+        """The last hash and line count written (None: none kept, or unreadable)."""
+        ...
+
+    def write(self, head: str, lines: int) -> bool:
+        """Keep ``head`` and ``lines``; False when it cannot be kept here."""
+        ...
+
+
+class KeyringAnchor:
+    """The head in the OS keyring (``desktop.keychain``), one entry per log folder.
+
+    Not a file: deleting or copying back the audit folder (or the data folder) does not
+    touch it. Without a usable keyring nothing is kept and ``read`` says None.
+    """
+
+    SERVICE = "EdgeDesk audit head"
+    where = "the OS keyring"
+
+    def __init__(self, folder: Path) -> None:
+        self._chain = Keychain(self.SERVICE, "audit log head")
+        self._name = hashlib.sha256(os.fsencode(folder.resolve())).hexdigest()[:32]
+
+    def read(self) -> tuple[str, int] | None:
+        """The head kept for this folder, if any."""
+        text = self._chain.get(self._name)
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+            return str(data["hash"]), int(data["lines"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def write(self, head: str, lines: int) -> bool:
+        """Keep the head; False without a usable keyring."""
+        try:
+            self._chain.set(self._name, json.dumps({"hash": head, "lines": lines}))
+        except ConfigError:
+            return False
+        return True
 
 
 @dataclass
@@ -67,9 +119,16 @@ class AuditLog:
     the user's request; it is logged once as a warning); the rest are for the CLI.
     """
 
-    def __init__(self, folder: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        anchor: HeadAnchor | None = None,
+    ) -> None:
         self.folder = folder
         self.clock = clock
+        self.anchor = anchor  # the head kept outside the folder (None: the folder only)
         self._lock = threading.Lock()
         self._file_lock = FileLock(str(folder / "audit.lock"))
         self._warned = False
@@ -84,12 +143,19 @@ class AuditLog:
             return []
         return sorted(p for p in self.folder.iterdir() if _NAME.match(p.name))
 
-    def _head(self) -> tuple[str, int]:
+    def _head_file(self) -> tuple[str, int] | None:
         try:
             data = json.loads((self.folder / HEAD_FILE).read_text(encoding="utf-8"))
             return str(data["hash"]), int(data["lines"])
         except (OSError, ValueError, KeyError, TypeError):
-            return GENESIS, 0
+            return None
+
+    def _head(self) -> tuple[str, int]:
+        """Where the next line chains on: the anchor's head unless the file's is further
+        on (an anchor write that failed). A cut log with a rewritten head file then
+        still chains from the true end, so the cut stays visible."""
+        heads = [self._head_file(), self.anchor.read() if self.anchor is not None else None]
+        return max((h for h in heads if h is not None), key=lambda h: h[1], default=(GENESIS, 0))
 
     def record(self, event: str, **fields: Any) -> None:
         """Append one event (``fields`` must carry no content: names, ids, numbers)."""
@@ -120,10 +186,15 @@ class AuditLog:
                     json.dumps({"hash": entry["hash"], "lines": count + 1}), encoding="utf-8"
                 )
                 os.replace(tmp, head)
+                if self.anchor is not None and not self.anchor.write(entry["hash"], count + 1):
+                    self._warn_once(f"cannot keep the audit head in {self.anchor.where}")
         except OSError as exc:
-            if not self._warned:
-                self._warned = True
-                log.warning("cannot write the audit log in %s: %s", self.folder, exc)
+            self._warn_once(f"cannot write the audit log in {self.folder}: {exc}")
+
+    def _warn_once(self, message: str) -> None:
+        if not self._warned:
+            self._warned = True
+            log.warning("%s", message)
 
     def _lines(self) -> Iterator[tuple[Path, int, str]]:
         for path in self.files():
@@ -158,14 +229,45 @@ class AuditLog:
                         "(a line before it was removed or inserted)"
                     )
                 prev = str(entry.get("hash", ""))
-            head, count = self._head()
-        # The end: cut-off last lines leave no break inside the chain, only a short one.
-        if count and (head != prev or (count != result.lines and not result.problems)):
-            result.problems.append(
-                f"the log ends after {result.lines} lines but {count} were written (last "
-                "lines removed, or the head file was changed)"
-            )
+            in_file = self._head_file()
+            anchored = self.anchor.read() if self.anchor is not None else None
+        self._check_end(result, prev, in_file, anchored)
         return result
+
+    def _check_end(
+        self,
+        result: Verification,
+        prev: str,
+        in_file: tuple[str, int] | None,
+        anchored: tuple[str, int] | None,
+    ) -> None:
+        """The end of the chain against the head file and the anchor: cut-off last lines
+        leave no break inside the chain, only a short one; a deleted file or folder
+        leaves nothing to walk, which is a break too while auditing is on."""
+        if result.lines == 0 and in_file is None:
+            result.problems.append(
+                f"no audit log or {HEAD_FILE} in {self.folder} although auditing is on "
+                "(deleted, or nothing was recorded yet)"
+            )
+        elif in_file is None:
+            result.problems.append(
+                f"{HEAD_FILE} is missing (deleted): the end of the log cannot be checked against it"
+            )
+        for kept, where in ((in_file, "the head file"), (anchored, self._where)):
+            if kept is None:
+                continue
+            head, count = kept
+            if head != prev or (count != result.lines and not result.problems):
+                result.problems.append(
+                    f"the log ends after {result.lines} lines but {where} says {count} "
+                    "were written (last lines removed, or a day file or the head removed "
+                    "or changed)"
+                )
+                return
+
+    @property
+    def _where(self) -> str:
+        return "the copy of its head in " + (self.anchor.where if self.anchor else "?")
 
     def entries(self, since: float | None = None) -> list[dict[str, Any]]:
         """The events (without their hashes), oldest first; ``since`` a Unix time."""

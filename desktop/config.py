@@ -77,6 +77,12 @@ class Paths:
         return self.data_dir / "models"
 
     @property
+    def prompt_cache_dir(self) -> Path:
+        """Where loaded models keep conversations' KV caches for the next load (one
+        folder per model file; sealed while the database is encrypted)."""
+        return self.cache_dir / "prompt-cache"
+
+    @property
     def database(self) -> Path:
         """The one SQLite database for conversations, documents and indexes."""
         return self.data_dir / "edgedesk.db"
@@ -199,6 +205,13 @@ class EngineSettings(_Section):
         description="Disk for conversations' KV caches kept across restarts (in the "
         "cache folder), so an agent session resumes without re-reading its "
         "prompt; 0: off",
+    )
+    swa_full_cache: bool = Field(
+        default=False,
+        description="Sliding-window models (Gemma 3, gpt-oss, Mistral...): keep every "
+        "position of their sliding-window layers, one full cache per slot, instead of "
+        "only the window. Several times the memory; a conversation can then be cut back "
+        "anywhere, not only at the end of a prompt (docs/models.md)",
     )
 
 

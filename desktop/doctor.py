@@ -208,6 +208,8 @@ def _cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
         f"cpu:       llama.cpp built for {', '.join(built) or 'no extension (generic)'}",
         f"           this CPU has {', '.join(have) or 'none of them'}; AMX: {cpu['amx']}",
     ]
+    if cpu["amx"] != "absent" and cpu.get("amx_probe"):  # what the tile probe saw
+        lines.append(f"           AMX probe: {cpu['amx_probe']}")
     if cpu["missing"]:
         lines.append(
             f"  warning: llama.cpp was built for {', '.join(cpu['missing'])}, which "

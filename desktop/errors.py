@@ -98,6 +98,14 @@ class ModelLoadError(EdgeDeskError):
     code = "model_load_failed"
 
 
+class EngineUnavailable(EdgeDeskError):
+    """llama.cpp's own library cannot load on this machine (e.g. a CUDA build, no driver)."""
+
+    exit_code = 4
+    http_status = 503
+    code = "engine_unavailable"
+
+
 class ContextOverflow(EdgeDeskError):
     """The prompt (plus requested output) does not fit the model's context window.
 

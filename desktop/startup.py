@@ -51,6 +51,7 @@ def context_for(
         require_data=require_data,
         move_progress=move_progress,
         passphrase=getattr(args, "unlocked_passphrase", None),
+        tell=lambda line: say(f"edgedesk: {line}"),
     )
     if ctx.policy_problem:
         say(f"edgedesk: warning: {ctx.policy_problem}")

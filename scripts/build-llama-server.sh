@@ -20,10 +20,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+# -march=native, but without AMX where the CPU lists it and cannot run it (the probe
+# runs with the Python given, as the installer's does).
+source scripts/amx-check.sh
 [ -x .venv/bin/python ] && PYTHON=.venv/bin/python
 CACHE=${EDGEDESK_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edgedesk/gpu-wheels}
-# -march=native, but without AMX where the CPU lists it and cannot run it.
-source scripts/amx-check.sh
 LLAMA_VERSION=$(sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
 
 say() { printf 'build-llama-server: %s\n' "$*" >&2; }

@@ -12,6 +12,8 @@
 #   EDGEDESK_WHEEL_CACHE=DIR             built wheels (default ~/.cache/edgedesk/gpu-wheels)
 #   VULKAN_INCLUDE_DIR=DIR               Vulkan headers newer than the system's (docs/gpu.md)
 #   CUDA_HOME=DIR                        a CUDA toolkit outside PATH and /usr/local/cuda
+#   CMAKE_CUDA_ARCHITECTURES=90          the CUDA compute capabilities to build for
+#                                        (default: those nvidia-smi reports)
 #   EDGEDESK_CMAKE_ARGS="-D..."          more llama.cpp build flags, e.g. -DGGML_NATIVE=OFF
 #
 #   ./scripts/install.sh --dry-run       print the choice and the build flags; change nothing
@@ -73,22 +75,34 @@ choose_gpu() {  # sets GPU and WHY
   WHY="no NVIDIA GPU (nvidia-smi), no Vulkan GPU (vulkaninfo or a vendor ICD), not Apple Silicon"
 }
 
-cuda_toolkit_from_pypi() {  # NVIDIA's PyPI packages, arranged as one toolkit folder
-  local site root pkg
-  "$VENV/bin/python" -m pip install --quiet nvidia-cuda-nvcc-cu12 nvidia-cuda-runtime-cu12 \
-    nvidia-cublas-cu12 nvidia-cuda-cccl-cu12 >&2
+# NVIDIA publishes nvcc on PyPI only from CUDA 13 on (nvidia-cuda-nvcc); the -cu12 package
+# holds ptxas alone. The CUDA 13 packages share one folder, site-packages/nvidia/cu13, laid
+# out as a toolkit (bin/nvcc, nvvm/bin/cicc, include, lib). The pins keep it one major.
+CUDA_PYPI="nvidia-cuda-nvcc==13.* nvidia-cuda-crt==13.* nvidia-nvvm==13.* nvidia-cuda-runtime==13.* nvidia-cublas==13.* nvidia-cuda-cccl==13.*"
+cuda_toolkit_from_pypi() {  # NVIDIA's PyPI packages, copied as one toolkit folder
+  local site root lib
+  # shellcheck disable=SC2086  # one word per package
+  "$VENV/bin/python" -m pip install --quiet $CUDA_PYPI >&2
   site=$("$VENV/bin/python" -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))')
-  root="$VENV/cuda-toolkit"
-  rm -rf "$root"; mkdir -p "$root/include" "$root/lib64"
-  cp -r "$site/nvidia/cuda_nvcc/." "$root/"  # nvcc finds nvvm/ and include/ next to bin/
-  for pkg in cuda_runtime cublas cuda_cccl; do
-    [ -d "$site/nvidia/$pkg/include" ] && cp -r "$site/nvidia/$pkg/include/." "$root/include/"
-    [ -d "$site/nvidia/$pkg/lib" ] && cp -r "$site/nvidia/$pkg/lib/." "$root/lib64/"
-  done
-  for lib in "$root"/lib64/lib*.so.*; do  # the linker wants the unversioned names
+  [ -x "$site/nvidia/cu13/bin/nvcc" ] || { say "no nvcc in $site/nvidia/cu13 after pip install" >&2; return 1; }
+  root="$VENV/cuda-toolkit"  # a copy: a later pip upgrade does not move the wheel's libraries
+  rm -rf "$root"; cp -r "$site/nvidia/cu13" "$root"
+  for lib in "$root"/lib/lib*.so.*; do  # the linker wants the unversioned names
     [ -e "$lib" ] && ln -sf "$(basename "$lib")" "${lib%%.so.*}.so"
   done
   echo "$root"
+}
+
+link_cuda_runtime() {  # $1 the toolkit's lib folder: put its runtime beside the wheel's libraries
+  # llama-cpp-python sets each library's run path to $ORIGIN alone (its own folder), and
+  # the PyPI toolkit is on no loader path: without these links libggml-cuda.so finds no
+  # libcublas.so.13 (or a system libcudart of another release) and llama_cpp cannot load.
+  local dest lib
+  dest=$("$VENV/bin/python" -c 'import importlib.util, pathlib; print(pathlib.Path(importlib.util.find_spec("llama_cpp").origin).parent / "lib")')
+  for lib in "$1"/libcudart.so.* "$1"/libcublas.so.* "$1"/libcublasLt.so.*; do
+    [ -e "$lib" ] && ln -sf "$lib" "$dest/$(basename "$lib")"
+  done
+  return 0
 }
 
 cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set if it cannot build
@@ -97,18 +111,26 @@ cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set i
     metal) ARGS="-DGGML_METAL=on" ;;
     cuda)
       local nvcc="" root archs
-      archs=$(nvidia_query | awk -F', *' '{ gsub(/\./, "", $2); print $2 }' | sort -u | paste -sd';' -)
-      [ -n "$archs" ] || archs=native
+      archs=${CMAKE_CUDA_ARCHITECTURES:-$(nvidia_query | awk -F', *' '{ gsub(/\./, "", $2); print $2 }' | sort -u | paste -sd';' -)}
+      if [ -z "$archs" ]; then  # 'native' needs a GPU to look at: CMake fails without one
+        REASON="no NVIDIA GPU found to build for; set CMAKE_CUDA_ARCHITECTURES to its compute capability (e.g. 89 for an RTX 40xx, 90 for an H100) to build without one"
+        return 1
+      fi
       if command -v nvcc >/dev/null 2>&1; then nvcc=$(command -v nvcc)
       elif [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
       else
         say "no CUDA toolkit on this machine: fetching nvcc and the runtime from PyPI"
         if [ -n "$DRY_RUN" ]; then
-          ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs (toolkit from PyPI)"; return 0
+          ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DGGML_CUDA_NO_VMM=on (toolkit from PyPI: $CUDA_PYPI)"; return 0
         fi
         root=$(cuda_toolkit_from_pypi) || { REASON="could not install the CUDA toolkit from PyPI"; return 1; }
         nvcc="$root/bin/nvcc"
-        ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DCMAKE_CUDA_COMPILER=$nvcc -DCUDAToolkit_ROOT=$root -DCMAKE_INSTALL_RPATH=$root/lib64"
+        CUDA_RUNTIME_DIR="$root/lib"
+        say "CUDA toolkit from PyPI: nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') in $root"
+        # The PyPI packages have no libcuda.so stub to link against, so leave out llama.cpp's
+        # virtual-memory pool, the one part that links the driver directly: the library then
+        # loads without a driver too (and says "no CUDA device" instead of failing to import).
+        ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DCMAKE_CUDA_COMPILER=$nvcc -DCUDAToolkit_ROOT=$root -DGGML_CUDA_NO_VMM=on"
         return 0
       fi
       ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DCMAKE_CUDA_COMPILER=$nvcc" ;;
@@ -156,6 +178,7 @@ install_variant() {  # $1 variant; returns 1 with REASON set on failure
   ARGS="$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}"
   build_wheel "$1" "${ARGS# }" || return 1
   "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "$WHEEL"
+  [ "$1" != cuda ] || [ -z "$CUDA_RUNTIME_DIR" ] || link_cuda_runtime "$CUDA_RUNTIME_DIR"
   "$VENV/bin/python" -m pip install --quiet -e ".${EXTRAS:+[$EXTRAS]}"
   # Proof that the built library loads and carries the backend we asked for.
   got=$("$VENV/bin/python" -c 'from desktop.engine.backend import backend_info; print(backend_info().compiled_gpu or "cpu")' 2>&1) \
@@ -167,13 +190,14 @@ install_variant() {  # $1 variant; returns 1 with REASON set on failure
 }
 
 DRY_RUN=""
+CUDA_RUNTIME_DIR=""  # set when the CUDA toolkit comes from PyPI
 [ "${1:-}" != --dry-run ] || DRY_RUN=1
 choose_gpu
 say "GPU backend: $GPU ($WHY)"
 REASON=""
 if [ -n "$DRY_RUN" ]; then
   if cmake_args_for "$GPU"; then
-    say "would build $GPU with CMAKE_ARGS='$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}'"
+    say "would build $GPU with CMAKE_ARGS='$ARGS${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}'${CFLAGS:+ CFLAGS='$CFLAGS'}"
   else
     say "would fall back to the CPU build: $REASON"
   fi

@@ -238,8 +238,39 @@ def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
     viewer.close()
 
 
+def _tool_dialogs(window: MainWindow, app: QApplication, out: Path) -> None:
+    """The Tools page's Add server form, and the question before a round of tool calls."""
+    from desktop.chat.session import ApprovalAsk, ApprovalBatch
+    from desktop.engine.types import ToolCall
+    from desktop.tools.types import ToolSpec
+    from desktop.ui.tool_approval import ToolApproval
+    from desktop.ui.workers import ApprovalRequest
+
+    form = window.tools.open_form()
+    form.name.setText("files")
+    form.command.setText("npx -y @modelcontextprotocol/server-filesystem ~/Documents")
+    form.env.setPlainText("LOG_LEVEL=warn")
+    _save(form, "tools-add-server.png", app, out)
+    form.reject()
+    weather = ToolSpec("get_weather", "The forecast", server="weather")
+    files = ToolSpec("read_file", "Read a file", server="files")
+    batch = ApprovalBatch(
+        (
+            ApprovalAsk(weather, ToolCall("1", weather.name, '{"city": "Paris", "days": 3}'), 29),
+            ApprovalAsk(files, ToolCall("2", files.name, '{"path": "~/Documents/plan.md"}')),
+        ),
+        step=1,
+        max_steps=8,
+    )
+    dialog = ToolApproval(ApprovalRequest(batch), window)
+    dialog.show()
+    _save(dialog, "tool-approval.png", app, out)
+    dialog.close()
+
+
 def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> None:
-    """Models (+ details), Documents, the source viewer, Server, Tools, first run, Settings."""
+    """Models (+ details), Documents, the source viewer, Server, Tools (+ its form and the
+    tool approval), first run, Settings."""
     context = window.context
     window.show_page("models")
     _save(window, "models.png", app, out)
@@ -252,6 +283,7 @@ def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> N
     _save(window, "server.png", app, out)
     window.show_page("tools")
     _save(window, "tools.png", app, out)
+    _tool_dialogs(window, app, out)
     setup = FirstRunDialog(window.models, context.paths.data_dir, context.hardware, window)
     setup.show()
     _save(setup, "first-run.png", app, out)
@@ -263,6 +295,31 @@ def _pages(window: MainWindow, model_id: str, app: QApplication, out: Path) -> N
         QTest.qWait(50)
     _save(dialog, "settings.png", app, out)
     dialog.reject()
+    _recovery(window, app, out)
+
+
+def _recovery(window: MainWindow, app: QApplication, out: Path) -> None:
+    """The key backup offer (its recovery code shown) and the no-keyring passphrase offer."""
+    import secrets
+
+    from desktop.store import recovery_code
+    from desktop.ui.key_backup_dialog import KeyBackupDialog
+    from desktop.ui.new_passphrase import NewPassphraseDialog
+
+    code = recovery_code.encode(secrets.token_hex(32))  # a made-up key: the shot's own
+    backup = KeyBackupDialog(lambda: "", lambda: code, window)
+    backup.show()
+    _save(backup, "key-backup.png", app, out)
+    backup.show_code()
+    _save(backup, "key-backup-code.png", app, out)
+    backup.reject()
+    offer = NewPassphraseDialog(window)
+    offer.show()
+    offer.field.setText("correct horse")
+    offer.again.setText("correct hose")
+    offer.accept()  # two that differ: refused, said in the dialog
+    _save(offer, "passphrase-offer.png", app, out)
+    offer.reject()
 
 
 def _options(argv: list[str]) -> argparse.Namespace:
@@ -286,7 +343,8 @@ def _options(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """Write chat (light, dark, code, versions, parameters, attachments), models, model
-    details, documents, source viewer, server, tools, first-run and settings."""
+    details, documents, source viewer, server, tools, first-run, settings and the key
+    recovery dialogs."""
     options = _options(sys.argv[1:] if argv is None else argv)
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)

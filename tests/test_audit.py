@@ -205,3 +205,90 @@ def test_audit_commands_say_when_the_log_is_off() -> None:
 @pytest.mark.parametrize("bad", ["soon", "12x"])
 def test_since_must_be_a_time_or_an_age(bad: str) -> None:
     assert _edgedesk("audit", "show", "--since", bad).returncode == 2
+
+
+class DictAnchor:
+    """The head kept outside the folder, as the OS keyring keeps it (a dict here)."""
+
+    where = "the test anchor"
+
+    def __init__(self) -> None:
+        self.kept: tuple[str, int] | None = None
+
+    def read(self) -> tuple[str, int] | None:
+        return self.kept
+
+    def write(self, head: str, lines: int) -> bool:
+        self.kept = (head, lines)
+        return True
+
+
+def _anchored(folder: Path, count: int = 60) -> tuple[AuditLog, DictAnchor]:
+    anchor = DictAnchor()
+    log = AuditLog(folder, anchor=anchor)
+    for i in range(count):
+        log.record("api.call", key="ide", status=200, request_id=f"req_{i}")
+    return log, anchor
+
+
+def test_a_deleted_head_file_is_broken(tmp_path: Path) -> None:
+    for anchor in (DictAnchor(), None):  # with or without a keyring to anchor it
+        folder = tmp_path / f"audit-{anchor is None}"
+        log = AuditLog(folder, anchor=anchor)
+        for i in range(5):
+            log.record("api.call", request_id=f"req_{i}")
+        (folder / "audit.head.json").unlink()
+        problems = log.verify().problems
+        assert any("audit.head.json is missing" in p for p in problems), problems
+
+
+def test_the_last_50_lines_cut_with_the_head_deleted_or_rewritten_are_found(
+    tmp_path: Path,
+) -> None:
+    log, _ = _anchored(tmp_path / "audit")
+    [day] = log.files()
+    kept = _lines(day)[:-50]
+    day.write_text("".join(kept), encoding="utf-8")
+    (tmp_path / "audit" / "audit.head.json").unlink()
+    assert not log.verify().ok
+    # The head rewritten to match the cut log: the copy outside the folder still knows.
+    last = json.loads(kept[-1])["hash"]
+    (tmp_path / "audit" / "audit.head.json").write_text(
+        json.dumps({"hash": last, "lines": len(kept)}), encoding="utf-8"
+    )
+    problems = log.verify().problems
+    assert problems == [
+        "the log ends after 10 lines but the copy of its head in the test anchor says 60 "
+        "were written (last lines removed, or a day file or the head removed or changed)"
+    ]
+    # The next event chains on from the true end, so the cut stays visible.
+    log.record("api.call", request_id="after")
+    assert not log.verify().ok
+
+
+def test_a_deleted_audit_folder_is_broken(tmp_path: Path) -> None:
+    import shutil
+
+    log, _ = _anchored(tmp_path / "audit", count=3)
+    shutil.rmtree(tmp_path / "audit")
+    problems = log.verify().problems
+    assert any("says 3 were written" in p for p in problems), problems
+    # Without an anchor: no log and no head while auditing is on is still broken.
+    bare = AuditLog(tmp_path / "gone")
+    assert "no audit log or audit.head.json" in bare.verify().problems[0]
+
+
+def test_audit_verify_says_broken_when_the_folder_was_deleted(file_keyring: Path) -> None:
+    import shutil
+
+    paths = Paths.from_env()
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    paths.settings_file.write_text("audit_log = true\n", encoding="utf-8")
+    assert _edgedesk("keys", "create", "ide", "--models", "m").returncode == 0
+    ok = _edgedesk("audit", "verify")
+    assert ok.returncode == 0 and "intact: 1 lines" in ok.stdout, ok.stdout
+    shutil.rmtree(paths.log_dir / "audit")
+    broken = _edgedesk("audit", "verify")
+    assert broken.returncode == 1, broken.stdout
+    assert "broken: the log ends after 0 lines" in broken.stdout
+    assert "the OS keyring says 1 were written" in broken.stdout

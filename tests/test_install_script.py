@@ -7,8 +7,11 @@ fake vendor tools first on PATH standing in for the machine's GPU.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_NVIDIA = "#!/bin/sh\nexit 9\n"  # nvidia-smi without a driver fails
@@ -44,7 +47,11 @@ def _dry_run(tmp_path: Path, tools: dict[str, str], **env: str) -> subprocess.Co
     (headers / "vulkan_core.h").write_text(
         "#define VK_HEADER_VERSION 309\n#define VK_EXT_layer_settings 1\n"
     )
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("EDGEDESK_", "VULKAN"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("EDGEDESK_", "VULKAN", "CMAKE_CUDA"))
+    }
     return subprocess.run(
         [str(ROOT / "scripts" / "install.sh"), "--dry-run"],
         capture_output=True,
@@ -71,6 +78,24 @@ def test_an_nvidia_machine_gets_cuda_for_its_compute_capabilities_only(tmp_path:
 def test_without_a_cuda_toolkit_it_comes_from_pypi(tmp_path: Path) -> None:
     done = _dry_run(tmp_path, {"nvidia-smi": TWO_NVIDIA}, CUDA_HOME=str(tmp_path / "none"))
     assert "toolkit from PyPI" in done.stdout
+    # CUDA 13's packages: nvidia-cuda-nvcc-cu12 holds only ptxas, no nvcc to build with.
+    assert "nvidia-cuda-nvcc==13.*" in done.stdout
+    assert "-cu12" not in done.stdout
+    # No libcuda.so stub on PyPI to link the driver: the library must not need it.
+    assert "-DGGML_CUDA_NO_VMM=on" in done.stdout
+
+
+def test_cuda_without_a_gpu_to_look_at_says_which_architecture_to_name(tmp_path: Path) -> None:
+    # CMake's 'native' needs a GPU: without one the build could only fail, after minutes.
+    blind = _dry_run(tmp_path, {"nvcc": "#!/bin/sh\n"}, EDGEDESK_GPU="cuda")
+    assert "would fall back to the CPU build: no NVIDIA GPU found to build for" in blind.stdout
+    assert "CMAKE_CUDA_ARCHITECTURES" in blind.stdout
+    named = _dry_run(
+        tmp_path, {"nvcc": "#!/bin/sh\n"}, EDGEDESK_GPU="cuda", CMAKE_CUDA_ARCHITECTURES="90"
+    )
+    assert "would build cuda with CMAKE_ARGS='-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 " in (
+        named.stdout
+    )
 
 
 def test_an_amd_vulkan_gpu_gets_vulkan(tmp_path: Path) -> None:
@@ -100,3 +125,74 @@ def test_edgedesk_gpu_overrides_and_is_checked(tmp_path: Path) -> None:
     wrong = _dry_run(tmp_path, {}, EDGEDESK_GPU="rocm")
     assert wrong.returncode == 2
     assert "EDGEDESK_GPU=rocm is not one of cuda, vulkan, metal, cpu" in wrong.stdout
+
+
+def _probe_python(tmp_path: Path, verdict: str) -> tuple[Path, Path]:
+    """A PYTHON that records how it was called and prints ``verdict`` as the probe would."""
+    calls = tmp_path / "python-calls"
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!/bin/sh\necho \"$*\" >> {calls}\nprintf '{verdict}\\n'\n")
+    fake.chmod(0o755)
+    return fake, calls
+
+
+PROBE = ROOT / "desktop" / "engine" / "amx.py"
+TILE_CODE = re.compile(r"tilezero|tilerelease|ldtilecfg|_tile_|immintrin", re.IGNORECASE)
+x86_64 = pytest.mark.skipif(os.uname().machine != "x86_64", reason="AMX is x86-64's")
+
+
+@x86_64
+def test_the_installer_leaves_amx_out_where_the_one_probe_says_it_cannot_run(
+    tmp_path: Path,
+) -> None:
+    fake, calls = _probe_python(
+        tmp_path, "listed, not usable\\na tile instruction faulted (SIGILL)"
+    )
+    done = _dry_run(tmp_path, {}, PYTHON=str(fake))
+    assert done.returncode == 0, done.stderr
+    # The probe doctor runs (desktop/engine/amx.py), by its path with the Python given.
+    assert calls.read_text().splitlines() == [f"-I {PROBE} --why"]
+    assert (
+        "note: AMX: listed, not usable (a tile instruction faulted (SIGILL)); "
+        "building llama.cpp without AMX" in done.stderr
+    )
+    assert "CFLAGS=' -mno-amx-tile -mno-amx-int8 -mno-amx-bf16'" in done.stdout
+
+
+@x86_64
+@pytest.mark.parametrize("verdict", ["absent", "usable"])
+def test_amx_stays_in_the_build_where_the_probe_ran_it_or_the_cpu_lacks_it(
+    tmp_path: Path, verdict: str
+) -> None:
+    fake, _ = _probe_python(tmp_path, f"{verdict}\\nwhy")
+    done = _dry_run(tmp_path, {}, PYTHON=str(fake))
+    assert "AMX" not in done.stderr and "CFLAGS" not in done.stdout
+
+
+def test_every_script_that_compiles_llama_cpp_asks_the_same_probe() -> None:
+    for script in ("install.sh", "test.sh", "build-llama-server.sh"):
+        text = (ROOT / "scripts" / script).read_text()
+        assert "source scripts/amx-check.sh" in text, script
+        assert not TILE_CODE.search(text), script  # no probe of its own
+    check = (ROOT / "scripts" / "amx-check.sh").read_text()
+    assert "desktop/engine/amx.py" in check and not TILE_CODE.search(check)
+
+
+@x86_64
+def test_the_llama_server_build_asks_it_too(tmp_path: Path) -> None:
+    fake, calls = _probe_python(tmp_path, "listed, not checked\\nno executable memory")
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "build-llama-server.sh")],
+        env={
+            **os.environ,
+            "PYTHON": str(fake),
+            "EDGEDESK_WHEEL_CACHE": str(tmp_path / "cache"),
+            "EDGEDESK_LLAMA_SRC": str(tmp_path / "not-a-source"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert calls.read_text().splitlines() == [f"-I {PROBE} --why"]
+    assert "note: AMX: listed, not checked (no executable memory)" in done.stderr

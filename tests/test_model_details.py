@@ -20,9 +20,12 @@ def test_a_file_without_a_template_of_a_known_architecture_uses_the_built_in_one
     assert details.chat_template == ARCHITECTURE_TEMPLATES["gemma3"]
     [only] = details.files
     assert only.size == gemma_path.stat().st_size
-    assert details.kv_cache_bytes == (
-        details.info.kv_bytes_per_token(details.fit.cache_type) * details.fit.context_length
-    )
+    # As allocated: its 3 global layers keep the context, its 15 sliding-window layers
+    # the 4 slots' 512-token windows and a 512-token micro-batch (1 KiB per layer, f16).
+    fit = details.fit
+    assert (fit.parallel, fit.cache_type, fit.swa_full) == (4, "f16", False)
+    ctx = fit.context_length
+    assert details.kv_cache_bytes == 1024 * (3 * ctx + 15 * min(ctx, 4 * 512 + 512))
 
 
 def test_a_file_that_cannot_chat_says_so_and_known_digests_are_not_recomputed(

@@ -13,6 +13,7 @@ from desktop.catalog.entries import Catalog
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import Hardware
 from desktop.config import EngineSettings, Paths
+from desktop.engine.types import LocalPlan
 from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
 from desktop.resolve import ModelResolver, installed_from_mapping
 
@@ -158,33 +159,52 @@ def test_a_catalog_id_holding_another_kind_of_model_is_refused_with_the_way_out(
         resolver("cat-chat")
 
 
-def test_a_sliding_window_model_is_planned_with_one_kv_cache_per_slot(
+def test_a_sliding_window_model_is_planned_with_window_sized_layers(
     tmp_path: Path, gemma_path: Path
 ) -> None:
-    # Gemma 3 has sliding-window layers, so the engine gives each slot its own cache of
-    # the planned context (engine/native.py); the plan must count all four.
+    # Gemma 3 270M: 15 of its 18 layers use a 512-token window and keep only that (the
+    # slots' windows plus one micro-batch of cells, padded to 256), as llama.cpp
+    # allocates them by default; the 3 global layers keep the whole shared context.
     gemma = read_gguf(gemma_path)
-    assert gemma.sliding_window == 512
-    per_token = gemma.kv_bytes_per_token()  # 18 layers x 1 KV head x (256 + 256) x 2 bytes
-    assert per_token == 18 * 1 * 512 * 2
+    assert (gemma.sliding_window, gemma.swa_layers, gemma.block_count) == (512, 15, 18)
+    per_layer = gemma.kv_bytes_per_token() // 18  # 1 KV head x (256 + 256) x 2 bytes
+    assert per_layer == 1024
+    assert gemma.kv_bytes(32768, "f16", 4) == per_layer * (3 * 32768 + 15 * 2560)
     one = _resolver(tmp_path, settings=EngineSettings(context_length=8192, parallel=1))
     four = _resolver(tmp_path, settings=EngineSettings(context_length=8192, parallel=4))
     extra = four(str(gemma_path)).estimated_bytes - one(str(gemma_path)).estimated_bytes
-    assert extra == 3 * per_token * 8192  # 432 MiB more: three more caches
+    # Three more windows in the shared cache (1536 cells) and three more checkpoints of
+    # a window and a micro-batch each (1024 cells): 37.5 MiB, not three more contexts.
+    assert extra == per_layer * 15 * (1536 + 3 * 1024)
+
+    # engine.swa_full_cache: every position, one cache per slot, counted so.
+    full = _resolver(
+        tmp_path, settings=EngineSettings(context_length=8192, parallel=4, swa_full_cache=True)
+    )
+    spec = full(str(gemma_path))
+    assert isinstance(spec.plan, LocalPlan) and spec.plan.swa_full
+    assert spec.plan.estimated_bytes == gemma.estimate_bytes(8192, "f16", 4, swa_full=True)
+    assert gemma.kv_bytes(8192, "f16", 4, swa_full=True) == 4 * 18 * per_layer * 8192
 
     # Without sliding-window layers the slots share one cache: slots cost nothing more.
     shared = replace(gemma, sliding_window=0)
     assert shared.estimate_bytes(8192, "f16", 4) == shared.estimate_bytes(8192, "f16", 1)
 
-    # Where four caches of the trained context do not fit, the context shrinks (the
-    # slots stay) until they do.
-    budget = gemma.estimate_bytes(32768, "f16", 1)  # room for one cache of 32768 only
+    # Where four full caches of the trained context do not fit, the context shrinks (the
+    # slots stay) until they do; window-sized, the trained context fits.
+    budget = gemma.estimate_bytes(32768, "f16", 1, swa_full=True)
     tight = Hardware(
         ram_total_bytes=budget * 2, ram_available_bytes=int(budget / 0.85) + 1, cpu_count=8
     )
     fitted = _resolver(
-        tmp_path, hardware=tight, settings=EngineSettings(parallel=4, cache_type="f16")
+        tmp_path,
+        hardware=tight,
+        settings=EngineSettings(parallel=4, cache_type="f16", swa_full_cache=True),
     ).fit(gemma)
     assert fitted.parallel == 4 and fitted.runs
     assert fitted.context_length == 8192
-    assert fitted.estimated_bytes == gemma.estimate_bytes(8192, "f16", 4) <= budget
+    assert fitted.estimated_bytes == gemma.estimate_bytes(8192, "f16", 4, swa_full=True) <= budget
+    sized = _resolver(
+        tmp_path, hardware=tight, settings=EngineSettings(parallel=4, cache_type="f16")
+    ).fit(gemma)
+    assert sized.context_length == 32768 and sized.runs

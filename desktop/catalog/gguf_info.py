@@ -21,6 +21,22 @@ _MLA_ARCHS = frozenset({"deepseek2", "kimi-linear", "kimi-k2"})
 # Bytes per cached K/V element: f16 by default; q8_0 stores blocks of 32 in 34 bytes.
 KV_BYTES_PER_ELEMENT = {"f16": 2.0, "q8_0": 34 / 32}
 _COMPUTE_OVERHEAD_BYTES = 96 * 1024 * 1024
+# Sliding-window layout by architecture when the GGUF names none: in each group of this
+# many layers all but the last use the window (llama.cpp's set_swa_pattern; 0: all).
+_SWA_PATTERN = {
+    "gemma2": 2,
+    "gemma3": 6,
+    "gemma3n": 5,
+    "gemma-embedding": 6,
+    "cohere2": 4,
+    "llama4": 4,
+    "gpt-oss": 2,
+    "exaone4": 4,
+    "olmo2": 4,
+}
+# The engine's prompt micro-batch (llama-server's n_ubatch): a window-sized cache holds
+# this many cells beyond the slots' windows, for the tokens of one decode.
+N_UBATCH = 512
 
 
 @dataclass(frozen=True)
@@ -47,12 +63,43 @@ class GGUFInfo:
     pooling_type: int | None
     split_count: int
     sliding_window: int = 0  # tokens a sliding-window layer attends to (0: none, Gemma 3: 512)
+    swa_layers: int = 0  # layers that use the sliding window (Gemma 3 270M: 15 of 18)
+    vocab_size: int = 0  # tokens in the vocabulary (rows of the output's logits)
 
-    def kv_caches(self, slots: int) -> int:
+    def kv_caches(self, slots: int, swa_full: bool = False) -> int:
         """KV caches of ``context_length`` cells a load with ``slots`` slots keeps: one
-        shared by the slots, or one per slot for a model with sliding-window layers (the
-        engine gives those one cache each, see engine/native.py)."""
-        return max(1, slots) if self.sliding_window > 0 else 1
+        shared by the slots, or one per slot for a model with sliding-window layers kept
+        at full size (``swa_full``; the engine then gives each slot its own, see
+        engine/native.py)."""
+        return max(1, slots) if self.sliding_window > 0 and swa_full else 1
+
+    def kv_bytes(
+        self, context_length: int, cache_type: str = "f16", slots: int = 1, swa_full: bool = False
+    ) -> int:
+        """The KV cache the engine allocates: every layer keeps ``context_length`` cells,
+        except sliding-window layers, which keep the slots' windows plus one micro-batch
+        (unless ``swa_full``), as llama.cpp sizes them."""
+        per_token = self.kv_bytes_per_token(cache_type)
+        full = per_token * context_length * self.kv_caches(slots, swa_full)
+        if self.sliding_window <= 0 or self.swa_layers <= 0 or swa_full:
+            return full
+        per_layer = per_token // max(1, self.block_count)
+        cells = self.swa_cells(context_length, slots)
+        return full - per_layer * self.swa_layers * (context_length - cells)
+
+    def swa_cells(self, context_length: int, slots: int = 1) -> int:
+        """Cells of a window-sized sliding-window cache shared by ``slots`` slots."""
+        cells = self.sliding_window * max(1, slots) + N_UBATCH
+        return min(context_length, -(-cells // 256) * 256)  # llama.cpp pads to 256
+
+    def checkpoint_bytes(self, context_length: int, cache_type: str = "f16", slots: int = 1) -> int:
+        """RAM for the slots' context checkpoints (a copy of each one's window layers) of
+        a window-sized cache; 0 for any other model."""
+        if self.sliding_window <= 0 or self.swa_layers <= 0:
+            return 0
+        per_layer = self.kv_bytes_per_token(cache_type) // max(1, self.block_count)
+        held = min(self.swa_cells(context_length, slots), self.sliding_window + N_UBATCH)
+        return max(1, slots) * per_layer * self.swa_layers * held
 
     def kv_bytes_per_token(self, cache_type: str = "f16") -> int:
         """Bytes of KV cache one token of context costs (f16, or q8_0: about half)."""
@@ -62,11 +109,15 @@ class GGUFInfo:
             per_layer = self.head_count_kv * (self.key_length + self.value_length)
         return int(self.block_count * per_layer * KV_BYTES_PER_ELEMENT[cache_type])
 
-    def estimate_bytes(self, context_length: int, cache_type: str = "f16", slots: int = 1) -> int:
+    def estimate_bytes(
+        self, context_length: int, cache_type: str = "f16", slots: int = 1, swa_full: bool = False
+    ) -> int:
         """Memory to run at ``context_length`` with ``slots`` slots: weights + KV cache(s)
-        + compute buffers."""
+        (+ context checkpoints of a window-sized one) + compute buffers."""
         compute = _COMPUTE_OVERHEAD_BYTES + context_length * self.embedding_length * 4
-        kv = self.kv_bytes_per_token(cache_type) * context_length * self.kv_caches(slots)
+        kv = self.kv_bytes(context_length, cache_type, slots, swa_full)
+        if not swa_full:
+            kv += self.checkpoint_bytes(context_length, cache_type, slots)
         return self.weight_bytes + kv + compute
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,7 +245,9 @@ def _check_magic(path: Path) -> int:
     if magic != GGUF_MAGIC:
         raise ModelFileError(
             f"{path.name} is not a GGUF model file (it does not start with 'GGUF'); "
-            "EdgeDesk runs GGUF files only"
+            "EdgeDesk runs GGUF files only",
+            kind="not_gguf",
+            params={"file": path.name},
         )
     return size
 
@@ -218,13 +271,17 @@ def read_gguf(path: Path) -> GGUFInfo:
             data_end = max(data_end, data_start + offset + size)
     except (ValueError, struct.error, KeyError, OverflowError) as exc:
         raise ModelFileError(
-            f"{path.name} is damaged or truncated ({exc}); download it again"
+            f"{path.name} is damaged or truncated ({exc}); download it again",
+            kind="gguf_damaged",
+            params={"file": path.name},
         ) from None
     split_count = int(meta.get("split.count", 1) or 1)
     if split_count <= 1 and data_end > file_bytes:
         raise ModelFileError(
             f"{path.name} is truncated: {file_bytes} bytes on disk, header promises "
-            f"{data_end}; download it again"
+            f"{data_end}; download it again",
+            kind="gguf_damaged",
+            params={"file": path.name},
         )
     arch = str(meta.get("general.architecture") or "unknown")
 
@@ -260,7 +317,32 @@ def read_gguf(path: Path) -> GGUFInfo:
         pooling_type=int(pooling) if pooling is not None else None,
         split_count=split_count,
         sliding_window=num("attention.sliding_window"),
+        swa_layers=_swa_layers(meta, arch, num("block_count")),
+        vocab_size=_vocab_size(tensors),
     )
+
+
+def _swa_layers(meta: dict[str, Any], arch: str, layers: int) -> int:
+    """How many of ``layers`` use the sliding window: the GGUF's per-layer flags or
+    group size, else the architecture's as llama.cpp assumes it (0 when unknown: the
+    fit then counts every layer at full size, never less than the engine needs)."""
+    if not meta.get(f"{arch}.attention.sliding_window"):
+        return 0
+    pattern = meta.get(f"{arch}.attention.sliding_window_pattern")
+    if isinstance(pattern, list):
+        return sum(1 for flag in pattern[:layers] if flag)
+    n = int(pattern) if isinstance(pattern, int) else _SWA_PATTERN.get(arch)
+    if n is None:
+        return 0
+    return sum(1 for il in range(layers) if n == 0 or il % n < n - 1)
+
+
+def _vocab_size(tensors: list[tuple[str, list[int], int, int]]) -> int:
+    """Rows of the token embedding: the vocabulary the output's logits cover."""
+    for name, dims, _type, _offset in tensors:
+        if name == "token_embd.weight" and len(dims) == 2:
+            return int(dims[1])
+    return 0
 
 
 def _file_type_name(value: Any) -> str | None:

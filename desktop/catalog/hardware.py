@@ -134,6 +134,7 @@ class Fit:
     reason: str
     parallel: int = 1  # slots, sharing ``context_length`` tokens of KV cache
     cache_type: str = "f16"  # the KV cache's element type: "f16" or "q8_0"
+    swa_full: bool = False  # sliding-window layers keep every position (one cache per slot)
 
     @property
     def runs(self) -> bool:
@@ -142,26 +143,40 @@ class Fit:
 
 
 def _layers_on_gpu(
-    info: GGUFInfo, ctx: int, vram: int, cache_type: str = "f16", slots: int = 1
+    info: GGUFInfo,
+    ctx: int,
+    vram: int,
+    cache_type: str = "f16",
+    slots: int = 1,
+    *,
+    swa_full: bool = False,
 ) -> int:
     layers = max(info.block_count, 1)
     budget = vram - VRAM_RESERVE_BYTES
     if budget <= 0:
         return 0
-    if info.estimate_bytes(ctx, cache_type, slots) <= budget:
+    if info.estimate_bytes(ctx, cache_type, slots, swa_full) <= budget:
         return layers + 1  # every repeating layer plus the output layer
-    kv = info.kv_bytes_per_token(cache_type) * ctx * info.kv_caches(slots)
+    kv = info.kv_bytes(ctx, cache_type, slots, swa_full)
     per_layer = (info.weight_bytes + kv) / layers
     return max(0, min(layers, int(budget // per_layer)))
 
 
 def _shrink(
-    info: GGUFInfo, ctx: int, cache: str, *, limit: int, floor: int, quantize: bool, slots: int
+    info: GGUFInfo,
+    ctx: int,
+    cache: str,
+    *,
+    limit: int,
+    floor: int,
+    quantize: bool,
+    slots: int,
+    swa_full: bool = False,
 ) -> tuple[int, str]:
     """``ctx`` and cache type within ``limit`` bytes: q8_0 first, then halving to ``floor``."""
-    if quantize and info.estimate_bytes(ctx, cache, slots) > limit:
+    if quantize and info.estimate_bytes(ctx, cache, slots, swa_full) > limit:
         cache = "q8_0"
-    while ctx > floor and info.estimate_bytes(ctx, cache, slots) > limit:
+    while ctx > floor and info.estimate_bytes(ctx, cache, slots, swa_full) > limit:
         ctx = max(floor, ctx // 2)
     return ctx, cache
 
@@ -175,14 +190,16 @@ def fit_model(
     gpu_layers: int | None = None,
     parallel: int = 1,
     cache_type: str = "auto",
+    swa_full: bool = False,
 ) -> Fit:
     """Choose the context, KV cache type and GPU layers for ``info``; explicit values win.
 
     The ``parallel`` slots share one KV cache (unified, as llama-server's): one request
-    may use the whole context, so memory does not grow with slots; a model with
-    sliding-window layers keeps one cache per slot instead, counted so (each slot keeps
-    the context, so the context shrinks, never the slots). Unset, the context is
-    the model's trained one where memory allows; when it does not, the cache is first
+    may use the whole context, so memory does not grow with slots. A model's
+    sliding-window layers keep only the slots' windows (and each slot a checkpoint of
+    its window), counted so; with ``swa_full`` they keep every position, one cache per
+    slot (each slot keeps the context, so the context shrinks, never the slots). Unset,
+    the context is the model's trained one where memory allows; when it does not, the cache is first
     quantized to q8_0 (``cache_type`` "auto"), then the context halves (not below
     MIN_CONTEXT). A model that would run wholly on the GPU at DEFAULT_CONTEXT is fitted
     to VRAM the same way, down to DEFAULT_CONTEXT at most, so a longer context never
@@ -198,18 +215,37 @@ def fit_model(
     if context_length is None:
         gpu_budget = vram - VRAM_RESERVE_BYTES
         small = min(trained, DEFAULT_CONTEXT)
-        if gpu_layers is None and 0 < info.estimate_bytes(small, cache, slots) <= gpu_budget:
+        need = info.estimate_bytes(small, cache, slots, swa_full)
+        if gpu_layers is None and 0 < need <= gpu_budget:
             ctx, cache = _shrink(
-                info, ctx, cache, limit=gpu_budget, floor=small, quantize=quantize, slots=slots
+                info,
+                ctx,
+                cache,
+                limit=gpu_budget,
+                floor=small,
+                quantize=quantize,
+                slots=slots,
+                swa_full=swa_full,
             )
         ctx, cache = _shrink(
-            info, ctx, cache, limit=ram + vram, floor=MIN_CONTEXT, quantize=quantize, slots=slots
+            info,
+            ctx,
+            cache,
+            limit=ram + vram,
+            floor=MIN_CONTEXT,
+            quantize=quantize,
+            slots=slots,
+            swa_full=swa_full,
         )
-    elif quantize and info.estimate_bytes(ctx, cache, slots) > ram + vram:
+    elif quantize and info.estimate_bytes(ctx, cache, slots, swa_full) > ram + vram:
         cache = "q8_0"
-    estimate = info.estimate_bytes(ctx, cache, slots)
+    estimate = info.estimate_bytes(ctx, cache, slots, swa_full)
     total_layers = info.block_count + 1
-    layers = gpu_layers if gpu_layers is not None else _layers_on_gpu(info, ctx, vram, cache, slots)
+    layers = (
+        gpu_layers
+        if gpu_layers is not None
+        else _layers_on_gpu(info, ctx, vram, cache, slots, swa_full=swa_full)
+    )
     layers = min(layers, total_layers) if gpu_offload else 0
     on_gpu_bytes = int(estimate * layers / total_layers) if total_layers else 0
     if estimate > ram + vram or estimate - on_gpu_bytes > ram:
@@ -229,7 +265,7 @@ def fit_model(
         verdict, reason = Verdict.CPU, f"runs on the CPU ({why})"
     if cache != "f16":
         reason += f"; KV cache {cache}"
-    return Fit(verdict, ctx, layers, total_layers, estimate, reason, slots, cache)
+    return Fit(verdict, ctx, layers, total_layers, estimate, reason, slots, cache, swa_full)
 
 
 def _memory(value: int) -> str:

@@ -8,6 +8,7 @@ Handlers block (search embeds the query) and run on the caller's thread.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 SEARCH_K = 5
 SNIPPET_CHARS = 800  # a search hit's text; read_document_passage gives the whole chunk
-_SOURCE = re.compile(r"^\s*(?:chunk:)?(\d+)\s*$")
+_SOURCE = re.compile(r"^\s*(?:chunk:)?(\d{1,40})\s*$")
+MAX_CHUNK_ID = 2**63 - 1  # SQLite's largest integer; no passage id is larger
 
 SEARCH_SPEC = ToolSpec(
     "search_documents",
@@ -65,7 +67,8 @@ LIST_SPEC = ToolSpec(
 class DocumentAccess:
     """What the document tools read: search, chunks by id, the collection list."""
 
-    search: Callable[[str, Sequence[str], int], list[Hit]]  # query, collections, k
+    # query, collections, k, cancel (set when the caller left: the search stops, Cancelled)
+    search: Callable[[str, Sequence[str], int, threading.Event | None], list[Hit]]
     fetch: Callable[[Sequence[int]], list[Hit]]
     collections: Callable[[], list[CollectionInfo]]
 
@@ -99,15 +102,20 @@ class DocumentTools:
         """
         return _ScopedTools(self.access, collection, key_name, k=self.k)
 
-    def search_documents(self, args: dict[str, Any]) -> ToolResult:
-        """The best passages for ``query`` in ``collection`` (all when empty)."""
+    def search_documents(
+        self, args: dict[str, Any], cancel: threading.Event | None = None
+    ) -> ToolResult:
+        """The best passages for ``query`` in ``collection`` (all when empty); ``cancel``
+        set (the caller left) stops the query's embedding with an error result."""
         query = str(args.get("query", "")).strip()
         collection = str(args.get("collection", "") or "").strip()
         if not query:
             return ToolResult("error: give a query to search for", True)
-        return self._search(query, collection)
+        return self._search(query, collection, cancel)
 
-    def _search(self, query: str, collection: str) -> ToolResult:
+    def _search(
+        self, query: str, collection: str, cancel: threading.Event | None = None
+    ) -> ToolResult:
         names = [c.name for c in self.access.collections()]
         if collection and collection not in names:
             there = ", ".join(names) or "none yet"
@@ -115,7 +123,7 @@ class DocumentTools:
                 f"error: no collection named '{collection}' (collections: {there})", True
             )
         try:
-            hits = self.access.search(query, [collection] if collection else names, self.k)
+            hits = self.access.search(query, [collection] if collection else names, self.k, cancel)
         except EdgeDeskError as exc:
             return ToolResult(f"error: {exc.message}", True)
         return ToolResult(hits_text(hits))
@@ -130,11 +138,14 @@ class DocumentTools:
                 "search_documents returned, such as 'chunk:42'",
                 True,
             )
-        found = self.access.fetch([int(match.group(1))])
+        chunk_id = int(match.group(1))
+        found = self.access.fetch([chunk_id]) if chunk_id <= MAX_CHUNK_ID else []
         if not found:
+            # A number past SQLite's integer range names no passage (it once reached the
+            # database and failed with an OverflowError and an empty tool error).
             return ToolResult(
-                f"error: there is no passage {source} (the document may "
-                "have been re-indexed; search again)",
+                f"error: there is no passage {source.strip()} (the document may have been "
+                "re-indexed or its file moved out of the indexed folder; search again)",
                 True,
             )
         hit = found[0]
@@ -176,7 +187,9 @@ class _ScopedTools(DocumentTools):
         self.collection = collection
         self.key_name = key_name
 
-    def _search(self, query: str, collection: str) -> ToolResult:
+    def _search(
+        self, query: str, collection: str, cancel: threading.Event | None = None
+    ) -> ToolResult:
         if collection and collection != self.collection:
             return ToolResult(
                 f"error: the API key '{self.key_name}' may read only the collection "
@@ -184,7 +197,7 @@ class _ScopedTools(DocumentTools):
                 f"not '{collection}'",
                 True,
             )
-        return super()._search(query, self.collection)
+        return super()._search(query, self.collection, cancel)
 
 
 def refuse_unknown(name: str) -> InvalidRequest:

@@ -14,6 +14,7 @@ from desktop.chat.conversation import Turn
 from desktop.engine.types import Message
 from desktop.errors import EdgeDeskError, ModelNotFound
 from desktop.retrieval.answer import Citation, build_messages, citations
+from desktop.retrieval.search import MAX_QUERY_CHARS
 from desktop.store.sources import Source
 
 if TYPE_CHECKING:
@@ -53,6 +54,9 @@ def preparer(
 
     def prepare() -> tuple[list[Message], object]:
         asked = question if question is not None else (messages[-1].content if messages else "")
+        # A pasted long question is searched by its start: a search takes at most
+        # MAX_QUERY_CHARS (the whole question still reaches the model).
+        asked = asked[:MAX_QUERY_CHARS]
         hits = [*(search(asked, [collection]) if collection else []), *more]
         if given is not None:
             given[:] = hits

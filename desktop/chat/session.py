@@ -12,6 +12,7 @@ drives and fills the Turn (the terminal).
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,42 @@ MAX_TOOL_STEPS = 8  # rounds of tool calls in one answer before it must answer i
 Decision = Literal["once", "always", "deny"]
 # Asked on the worker thread for each call that needs approval (blocks until answered).
 Approver = Callable[[ToolSpec, ToolCall], Decision]
+
+
+@dataclass(frozen=True)
+class ApprovalAsk:
+    """One distinct call waiting for approval: ``count`` identical calls of the round."""
+
+    spec: ToolSpec
+    call: ToolCall
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class ApprovalBatch:
+    """Every call of one round that needs the user's word, asked together.
+
+    ``step`` is the round (from 1) and ``max_steps`` how many rounds the answer may take
+    before it must answer in words; ``always_offered`` is False under McpRequireApproval.
+    """
+
+    asks: tuple[ApprovalAsk, ...]
+    step: int
+    max_steps: int
+    always_offered: bool = True
+
+
+# Asked on the worker thread once per round: one Decision per ask, in order (a window).
+BatchApprover = Callable[[ApprovalBatch], Sequence[Decision]]
+
+
+def call_key(call: ToolCall) -> tuple[str, str]:
+    """What makes two calls identical: the tool and its arguments (JSON key order aside)."""
+    try:
+        arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+    except ValueError:
+        arguments = call.arguments
+    return call.name, arguments
 
 
 def failure_message(exc: BaseException) -> str:
@@ -396,14 +433,17 @@ class ChatCore:
         on_sources: Callable[[list[Any]], None] | None = None,
         approve: Approver | None = None,
         on_step: Callable[[ToolStep], None] | None = None,
+        approve_all: BatchApprover | None = None,
     ) -> Chunk:
         """Run a turn on the worker thread without touching its Turn; return the final chunk.
 
         The one turn driver: save the question, prepare (retrieve; ``on_sources`` then gets
         the numbered sources), stream (``on_chunk`` sees every chunk, tool-call markup held
-        back), run the tool calls the model makes (``approve`` asks about each call that
-        needs it; ``on_step`` gets each finished round, whose words ``on_chunk`` already
-        showed and which now belong to the round) and stream again, up to
+        back), run the tool calls the model makes (``approve_all`` asks once per round
+        about every call that needs it, else ``approve`` about each; identical calls of a
+        round are asked about and run once, each given the same result; ``on_step`` gets
+        each finished round, whose words ``on_chunk`` already showed and which now belong
+        to the round) and stream again, up to
         ``max_tool_steps`` rounds; then save the answer. A ``cancel`` set while waiting
         for the model ends the answer before it began (finish reason ``cancelled``, saved
         empty). An error saves the words produced so far marked broken off, then is
@@ -421,7 +461,8 @@ class ChatCore:
             messages, _hits = self.prepare(pending)
             if on_sources is not None:
                 on_sources(list(pending.sources))
-            offered = self._offered(approve, grounded=bool(pending.chat.collection))
+            can_ask = approve is not None or approve_all is not None
+            offered = self._offered(can_ask, grounded=bool(pending.chat.collection))
             while True:
                 tools = offered if offered.specs and len(steps) < self.max_tool_steps else None
                 out.clear()
@@ -429,12 +470,15 @@ class ChatCore:
                 if not calls or tools is None or cancel.is_set():
                     break
                 step = ToolStep(out.text.strip(), out.reasoning, calls)
-                for call in calls:
-                    step.results.append(self._call(tools, call, approve, cancel))
+                asking = _Asking(approve, approve_all, len(steps) + 1, self.max_tool_steps)
+                step.results.extend(self._calls(tools, calls, asking, cancel))
                 steps.append(step)
                 messages = [*messages, *step.messages()]
                 if on_step is not None:
                     on_step(step)
+                if cancel.is_set():  # stopped while asking or calling: no further round
+                    final = replace(final, finish_reason="cancelled")
+                    break
         except BaseException as exc:
             self.save_broken(pending, out.text, out.reasoning, failure_message(exc), steps)
             raise
@@ -481,21 +525,86 @@ class ChatCore:
             # Stopped while waiting for the model: an answer that ended before it began.
         return final, calls
 
-    def _offered(self, approve: Approver | None, *, grounded: bool) -> ToolSet:
+    def _offered(self, can_ask: bool, *, grounded: bool) -> ToolSet:
         """The tools this answer may call: the document tools in a chat grounded in a
         collection; MCP tools when each call can be approved (a view that asks, or tools
         pre-approved with --yes-tools)."""
         if self.tools is None:
             return ToolSet()
-        can_ask = approve is not None or bool(self.preapproved)
+        can_ask = can_ask or bool(self.preapproved)
         # A chat on "No documents" gets no document tools: their specs cost ~250 prompt
         # tokens every turn, and a small model given them echoes their JSON as its answer.
         return self.tools.available(mcp=can_ask, builtins=grounded)
 
+    def _calls(
+        self,
+        tools: ToolSet,
+        calls: Sequence[ToolCall],
+        asking: _Asking,
+        cancel: threading.Event,
+    ) -> list[ToolOutcome]:
+        """Approve and run one round's calls; their outcomes, in the calls' order.
+
+        Identical calls (same tool, same arguments) are asked about and run once: a model
+        that repeats one call 29 times gets 29 times the same answer, and its user one
+        question."""
+        assert self.tools is not None
+        first: dict[tuple[str, str], ToolCall] = {}
+        counts: dict[tuple[str, str], int] = {}
+        for call in calls:
+            first.setdefault(call_key(call), call)
+            counts[call_key(call)] = counts.get(call_key(call), 0) + 1
+        asks = [
+            ApprovalAsk(spec, call, counts[key])
+            for key, call in first.items()
+            if (spec := tools.specs.get(call.name)) is not None
+            and spec.needs_approval
+            and not self._preallowed(spec)
+        ]
+        allowed = self._ask(asks, asking, cancel)
+        done = {
+            key: self._call(tools, call, allowed.get(key, True), cancel)
+            for key, call in first.items()
+        }
+        return [replace(done[call_key(call)], call_id=call.id) for call in calls]
+
+    def _ask(
+        self, asks: list[ApprovalAsk], asking: _Asking, cancel: threading.Event
+    ) -> dict[tuple[str, str], bool]:
+        """Whether each asked call may run (keyed by ``call_key``); remembers "always"."""
+        forced = self.tools is not None and self.tools.require_approval
+        if not asks or cancel.is_set():
+            return {call_key(a.call): False for a in asks}
+        if asking.approve_all is not None:
+            batch = ApprovalBatch(tuple(asks), asking.step, asking.max_steps, not forced)
+            decisions = list(asking.approve_all(batch))
+            decisions += ["deny"] * (len(asks) - len(decisions))  # an answer cut short
+            for ask, decision in zip(asks, decisions, strict=False):
+                self._remember(ask.spec, decision, forced)
+        elif asking.approve is not None:
+            decisions = []
+            for ask in asks:  # asked one by one: an "always" spares the next of that tool
+                if self._preallowed(ask.spec):
+                    decisions.append("once")
+                    continue
+                decisions.append(asking.approve(ask.spec, ask.call))
+                self._remember(ask.spec, decisions[-1], forced)
+        else:
+            decisions = ["deny"] * len(asks)
+        return {
+            call_key(a.call): d in ("once", "always") for a, d in zip(asks, decisions, strict=False)
+        }
+
+    def _remember(self, spec: ToolSpec, decision: Decision, forced: bool) -> None:
+        if decision == "always" and not forced:
+            self.always.add(spec.name)
+            if self.tools is not None:
+                self.tools.remember(spec)  # kept across restarts
+
     def _call(
-        self, tools: ToolSet, call: ToolCall, approve: Approver | None, cancel: threading.Event
+        self, tools: ToolSet, call: ToolCall, allowed: bool, cancel: threading.Event
     ) -> ToolOutcome:
-        """Approve (when needed) and run one call; its outcome as the model will read it."""
+        """Run one call the user allowed (or say why not); its outcome as the model reads it."""
         assert self.tools is not None
         spec = tools.specs.get(call.name)
         if spec is None:
@@ -508,7 +617,7 @@ class ChatCore:
                 "The user stopped the answer before this call ran.",
                 "denied",
             )
-        if spec.needs_approval and not self._approved(spec, call, approve):
+        if not allowed:
             self.tools.record_denied(spec)
             return ToolOutcome(
                 call.id, call.name, spec.server, "The user did not allow this call.", "denied"
@@ -518,22 +627,14 @@ class ChatCore:
             call.id, call.name, spec.server, result.text, "error" if result.is_error else "ok"
         )
 
-    def _approved(self, spec: ToolSpec, call: ToolCall, approve: Approver | None) -> bool:
+    def _preallowed(self, spec: ToolSpec) -> bool:
+        """Whether a call of ``spec`` runs without asking ("always", --yes-tools)."""
         forced = self.tools is not None and self.tools.require_approval
-        if not forced and (
+        return not forced and (
             spec.name in self.always
             or spec.name in self.preapproved
             or (self.tools is not None and self.tools.always_allowed(spec))
-        ):
-            return True
-        if approve is None:
-            return False
-        decision = approve(spec, call)
-        if decision == "always" and not forced:
-            self.always.add(spec.name)
-            if self.tools is not None:
-                self.tools.remember(spec)  # kept across restarts
-        return decision in ("once", "always")
+        )
 
     def run(
         self,
@@ -542,6 +643,7 @@ class ChatCore:
         cancel: threading.Event | None = None,
         *,
         approve: Approver | None = None,
+        approve_all: BatchApprover | None = None,
     ) -> Turn:
         """Generate the answer into its Turn, save it, map its citations (blocks).
 
@@ -570,7 +672,13 @@ class ChatCore:
 
         try:
             final = self.drive(
-                pending, fill, cancel, on_sources=given, approve=approve, on_step=stepped
+                pending,
+                fill,
+                cancel,
+                on_sources=given,
+                approve=approve,
+                on_step=stepped,
+                approve_all=approve_all,
             )
         except BaseException as exc:
             if turn.content or turn.reasoning:
@@ -584,3 +692,13 @@ class ChatCore:
         turn.finish_reason = final.finish_reason
         cite(turn)
         return turn
+
+
+@dataclass(frozen=True)
+class _Asking:
+    """How one round asks: a batch approver (a window) or one per call (a terminal)."""
+
+    approve: Approver | None
+    approve_all: BatchApprover | None
+    step: int
+    max_steps: int

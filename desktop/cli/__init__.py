@@ -114,6 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EdgeDeskError as exc:  # raised while handling another error (e.g. in close())
         return _fail(exc.message, exc.exit_code)
     except Exception as exc:
+        from desktop.engine.library import library_error
+
+        problem = library_error(exc)  # llama.cpp's library does not load: not a bug of ours
+        if problem is not None:
+            return _fail(problem.message, problem.exit_code)
         try:
             return _fail(
                 report_crash(

@@ -2,7 +2,8 @@
 
 The log itself is ``desktop.audit``; it is on when the setting ``audit_log`` (policy
 ``AuditLog``) is. ``verify`` exits 0 when the chain holds and 1 when a line was removed,
-edited or cut off, naming each place.
+edited or cut off, or the log, its head or its copy in the OS keyring is missing or
+disagrees, naming each place.
 """
 
 from __future__ import annotations
@@ -94,6 +95,12 @@ def handle_verify(args: argparse.Namespace) -> int:
     result = audit.verify()
     if result.ok:
         print(f"audit log intact: {result.lines} lines in {result.files} file(s), {audit.folder}")
+        anchor = audit.anchor
+        if anchor is not None and anchor.read() is None:
+            print(
+                f"note: its head is not anchored in {anchor.where} (none usable here), so "
+                "the whole folder deleted and started again would not be noticed"
+            )
         return 0
     for problem in result.problems:
         print(f"broken: {problem}")

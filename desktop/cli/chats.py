@@ -315,7 +315,9 @@ def _delete_everything(args: argparse.Namespace) -> int:
         print(f"deleted {count} conversations")
         if responses is not None:
             print(f"deleted {responses} stored API responses")
-        ctx.audit.record("chats.deleted", conversations=count, all=True)
+        # Both counts: `rm --all` after API clients kept 300 responses must not read as
+        # "conversations: 0" alone (responses is left out where none can be kept).
+        ctx.audit.record("chats.deleted", conversations=count, responses=responses, all=True)
     finally:
         ctx.close()
     return 0

@@ -11,11 +11,15 @@ import getpass
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop.cli.context import context_for
 from desktop.crash import shown
 from desktop.errors import ConfigError, InvalidRequest
 from desktop.private import private_file
+
+if TYPE_CHECKING:
+    from desktop.store.atrest import AtRest
 
 
 def add_data_actions(dsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,16 +51,26 @@ def add_data_actions(dsub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     export = dsub.add_parser(
         "export-key",
         parents=[common_options()],
-        help="write the database key to FILE (keep it somewhere safe)",
+        help="write the database key to FILE, or print it as a recovery code (--code)",
     )
-    export.add_argument("file", metavar="FILE")
+    export.add_argument("file", metavar="FILE", nargs="?")
+    export.add_argument(
+        "--code",
+        action="store_true",
+        help="print a recovery code to write down instead (import-key --code takes it)",
+    )
     export.set_defaults(handler=handle_export_key)
     imp = dsub.add_parser(
         "import-key",
         parents=[common_options()],
-        help="put a key from 'export-key' back into the OS keyring",
+        help="put a key from 'export-key' (FILE, or a recovery code) back into the OS keyring",
     )
-    imp.add_argument("file", metavar="FILE")
+    imp.add_argument("file", metavar="FILE", nargs="?")
+    imp.add_argument(
+        "--code",
+        action="store_true",
+        help="type the recovery code (or give it on the first line of stdin)",
+    )
     imp.set_defaults(handler=handle_import_key)
 
 
@@ -100,10 +114,78 @@ def _step(name: str) -> None:
         print(f"  {labels[name]}", file=sys.stderr, flush=True)
 
 
+def _interactive() -> bool:
+    """Whether a person answers at a terminal (not a script's pipe)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _ask(prompt: str) -> str:
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip()
+
+
+def _write_key_file(target: Path, text: str) -> None:
+    """Write an exported key to ``target``, owner-only; ConfigError if it cannot be."""
+    try:
+        private_file(target)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {shown(target)}: {exc}") from None
+
+
+def _print_code(code: str) -> None:
+    print(f"recovery code: {code}")
+    print(
+        "write it down and keep it off this machine; 'edgedesk data import-key --code' "
+        "takes it back if the OS keyring loses the key",
+        file=sys.stderr,
+    )
+
+
+def offer_backup(at_rest: AtRest) -> None:
+    """Offer the new keyring key's backup once, at a terminal (a script gets a hint line)."""
+    if not at_rest.backup_due():
+        return
+    if not _interactive():
+        print("keep a copy of the key: edgedesk data export-key FILE (or --code)")
+        return
+    at_rest.backup_offered()  # asked once: whatever the answer, not asked again
+    print(
+        "The key is kept in this user's OS keyring only. If that entry is lost (a new user "
+        "profile, a reset keyring), only a backup of the key opens your data again.",
+        file=sys.stderr,
+    )
+    answer = _ask(
+        "Back up the key now? [c] show a recovery code to write down, [f] save it to a "
+        "file, [Enter] not now: "
+    ).lower()
+    if answer.startswith("c"):
+        _print_code(at_rest.recovery_code())
+    elif answer.startswith("f"):
+        name = _ask("File to save the key in (keep it off this machine): ")
+        if not name:
+            print("not saved; later: edgedesk data export-key FILE", file=sys.stderr)
+            return
+        target = Path(name).expanduser()
+        _write_key_file(target, at_rest.export_key())
+        print(f"key written to {target}")
+    else:
+        print("later: edgedesk data export-key FILE (or --code)", file=sys.stderr)
+
+
 def handle_encrypt(args: argparse.Namespace) -> int:
     """Encrypt the database in place (resuming an interrupted switch first)."""
     ctx = context_for(args)
     try:
+        status = ctx.at_rest.status()
+        if status["encrypted"] and not status["converting"]:
+            # Idempotent, for IT scripts that make sure encryption is on: exit 0.
+            print(
+                f"already encrypted: {status['database']} ({status['cipher']}, key in the "
+                f"{status['key_source']}); nothing was changed"
+            )
+            return 0
         passphrase = None
         if args.passphrase or args.passphrase_stdin:
             passphrase = read_passphrase(args.passphrase_stdin, "New database passphrase: ")
@@ -115,14 +197,17 @@ def handle_encrypt(args: argparse.Namespace) -> int:
                 raise InvalidRequest("the two passphrases differ; nothing was changed")
         with ctx.data_alone():
             ctx.at_rest.encrypt(passphrase=passphrase, step=_step)
+            # What the prompt cache saved in the clear before goes (docs/privacy.md).
+            ctx.forget_saved_conversations()
         status = ctx.at_rest.status()
+        print(
+            f"encrypted: {status['database']} ({status['cipher']}, "
+            f"key in the {status['key_source']})",
+            flush=True,
+        )
+        offer_backup(ctx.at_rest)
     finally:
         ctx.close()
-    print(
-        f"encrypted: {status['database']} ({status['cipher']}, key in the {status['key_source']})"
-    )
-    if status["key_source"] != "passphrase":
-        print("keep a copy of the key: edgedesk data export-key FILE")
     return 0
 
 
@@ -137,6 +222,7 @@ def handle_decrypt(args: argparse.Namespace) -> int:
             )
         with ctx.data_alone():
             ctx.at_rest.decrypt(step=_step)
+            ctx.forget_saved_conversations()  # sealed under a key now forgotten
     finally:
         ctx.close()
     print(f"decrypted: {ctx.paths.database} is plaintext again")
@@ -144,18 +230,21 @@ def handle_decrypt(args: argparse.Namespace) -> int:
 
 
 def handle_export_key(args: argparse.Namespace) -> int:
-    """Write the key to FILE, owner-only; never to stdout (terminals keep scrollback)."""
+    """Write the key to FILE, owner-only; to stdout only as a recovery code asked for."""
+    if (args.file is None) == (not args.code):
+        raise InvalidRequest("give FILE to write the key to, or --code for a recovery code")
     ctx = context_for(args)
     try:
+        if args.code:
+            _print_code(ctx.at_rest.recovery_code())
+            ctx.at_rest.backup_offered()
+            return 0
         text = ctx.at_rest.export_key()
+        ctx.at_rest.backup_offered()
     finally:
         ctx.close()
     target = Path(args.file).expanduser()
-    try:
-        private_file(target)
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot write {shown(target)}: {exc}") from None
+    _write_key_file(target, text)
     print(
         f"key written to {target}; anyone with this file and your data can read it: "
         "keep it off this machine (a password manager, a USB key in a drawer)"
@@ -164,13 +253,20 @@ def handle_export_key(args: argparse.Namespace) -> int:
 
 
 def handle_import_key(args: argparse.Namespace) -> int:
-    """Check the key against the database and put it back in the keyring."""
+    """Check the key (a file, or a recovery code) against the database; put it in the keyring."""
+    if (args.file is None) == (not args.code):
+        raise InvalidRequest(
+            "give FILE (from 'edgedesk data export-key'), or --code to type a recovery code"
+        )
     ctx = context_for(args)
     try:
-        try:
-            text = Path(args.file).expanduser().read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidRequest(f"cannot read {shown(args.file)}: {exc}") from None
+        if args.code:
+            text = _ask("Recovery code: ") if sys.stdin.isatty() else sys.stdin.readline()
+        else:
+            try:
+                text = Path(args.file).expanduser().read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InvalidRequest(f"cannot read {shown(args.file)}: {exc}") from None
         ctx.at_rest.import_key(text)
     finally:
         ctx.close()

@@ -10,6 +10,8 @@ from typing import Any
 from desktop.app import AppContext
 from desktop.catalog import listing
 from desktop.catalog.entries import ModelEntry
+from desktop.catalog.gguf_info import GGUFInfo
+from desktop.catalog.hardware import Fit
 from desktop.cli.context import context_for
 from desktop.cli.remotes import remote_rows
 from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
@@ -145,11 +147,17 @@ def handle_info(args: argparse.Namespace) -> int:
     info = ctx.resolver.info(path)
     projector = ctx.resolver.projector(args.model, entry)
     plan = ctx.resolver.fit(info, args.ctx, projector=projector)
+    kv_bytes = _kv_bytes(info, plan)
+    checkpoints = 0
+    if not plan.swa_full:
+        checkpoints = info.checkpoint_bytes(plan.context_length, plan.cache_type, plan.parallel)
     data = {
         "model": entry.id if entry else path.name,
         "vision": {"projector": str(projector)} if projector else None,
         "header": info.to_dict(),
         "kv_bytes_per_token": info.kv_bytes_per_token(),
+        "kv_cache_bytes": kv_bytes,
+        "checkpoint_bytes": checkpoints,
         "plan": {
             "verdict": str(plan.verdict),
             "reason": plan.reason,
@@ -170,7 +178,12 @@ def handle_info(args: argparse.Namespace) -> int:
         f"  layers         {info.block_count}   heads {info.head_count} (KV {info.head_count_kv})"
     )
     print(f"  context        trained {info.context_length}, planned {plan.context_length}")
-    print(f"  KV cache       {info.kv_bytes_per_token()} bytes/token")
+    print(
+        f"  KV cache       {info.kv_bytes_per_token()} bytes/token; "
+        f"{_gib(kv_bytes, memory=True)} at context {plan.context_length}, "
+        f"{plan.parallel} slot{'s' if plan.parallel != 1 else ''}, {plan.cache_type}"
+        f"{_window_note(info, plan, checkpoints)}"
+    )
     print(f"  chat template  {'in GGUF' if info.chat_template else 'none in GGUF'}")
     print(
         f"  memory         ~{_gib(plan.estimated_bytes, memory=True)} at context "
@@ -179,6 +192,23 @@ def handle_info(args: argparse.Namespace) -> int:
     print(f"  fit            {plan.verdict}: {plan.reason}")
     print(f"  {_vision(entry, projector)}")
     return 0
+
+
+def _kv_bytes(info: GGUFInfo, plan: Fit) -> int:
+    """The KV cache the engine allocates for ``plan``."""
+    return info.kv_bytes(plan.context_length, plan.cache_type, plan.parallel, plan.swa_full)
+
+
+def _window_note(info: GGUFInfo, plan: Fit, checkpoints: int) -> str:
+    """How a sliding-window model's cache is laid out, for the ``KV cache`` line."""
+    if info.sliding_window <= 0:
+        return ""
+    if plan.swa_full:
+        return f" (sliding window {info.sliding_window}: full-size, one cache per slot)"
+    return (
+        f" (sliding window {info.sliding_window}: {info.swa_layers} of {info.block_count} "
+        f"layers keep only it, + {_gib(checkpoints, memory=True)} of checkpoints)"
+    )
 
 
 def _vision(entry: ModelEntry | None, projector: Path | None) -> str:

@@ -18,9 +18,38 @@ busy machine; ``GOMP_SPINCOUNT=`` (empty) libgomp's own default. llama-server ne
 such setting: its loop between decodes is C++ and takes microseconds.
 """
 
+import atexit
 import os
 
 OPENMP_SPIN_COUNT = "3000"  # spins before a waiting OpenMP thread sleeps (libgomp: 300000)
 
 if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
     os.environ["GOMP_SPINCOUNT"] = OPENMP_SPIN_COUNT
+
+
+def _close_llama_cpp_null_files() -> None:
+    """At exit: close the two ``/dev/null`` files llama-cpp-python opens when imported.
+
+    ``llama_cpp._utils`` keeps them as module globals for its quiet model loads and never
+    closes them, so every process that imported llama_cpp ended with "ResourceWarning:
+    unclosed file <... name='/dev/null'>" (an error under the tests' warning filters).
+    A model load racing the exit (a daemon thread) still finds usable files: both are
+    swapped for a wrapper of one descriptor that no file object owns (the OS closes it).
+    """
+    import sys
+
+    utils = sys.modules.get("llama_cpp._utils")
+    if utils is None:
+        return
+    spare: int | None = None
+    for name in ("outnull_file", "errnull_file"):
+        held = getattr(utils, name, None)
+        if held is None or getattr(held, "closed", True):
+            continue
+        if spare is None:
+            spare = os.open(os.devnull, os.O_WRONLY)
+        setattr(utils, name, open(spare, "w", closefd=False))  # noqa: SIM115 - owns nothing
+        held.close()
+
+
+atexit.register(_close_llama_cpp_null_files)

@@ -14,6 +14,7 @@ cells ends with ``length``. So a full cache defers or shortens, never hangs or f
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import struct
 import time
@@ -88,9 +89,11 @@ class DecodeLoop(BatchWorker):
         n_ctx: int,
         n_swa: int,
         piece: Callable[[int], str],
+        swa_full: bool = True,
         state_cache_bytes: int = 0,
         state_disk: Path | None = None,
         state_disk_bytes: int = 0,
+        state_disk_key: bytes | None = None,
         draft_max: int = 0,
         on_step: StepObserver | None = None,
     ) -> None:
@@ -100,13 +103,25 @@ class DecodeLoop(BatchWorker):
         self._vocab = vocab
         self._n_vocab = n_vocab
         self._n_batch = n_batch
+        self._n_ubatch = int(llama_cpp.llama_n_ubatch(ctx))
         self._n_ctx = n_ctx
         self._draft_max = draft_max  # prompt-lookup tokens guessed per step; 0: off
         self._n_swa = n_swa
+        # Sliding-window layers hold only their window (no swa_full): a slot is cut back
+        # to its prompt's end through its context checkpoint, not by removing cells.
+        self._swa_sized = n_swa > 0 and not swa_full
         self._piece = piece
         self._on_step = on_step
         self._slots = [Slot(seq) for seq in range(n_slots)]
-        self._states = StateCache(ctx, state_cache_bytes, state_disk, state_disk_bytes, n_swa=n_swa)
+        self._states = StateCache(
+            ctx,
+            state_cache_bytes,
+            state_disk,
+            state_disk_bytes,
+            n_swa=n_swa,
+            disk_key=state_disk_key,
+        )
+        self._forget_asked = False  # set by ``forget``: drop saved conversations at the next step
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
@@ -145,10 +160,29 @@ class DecodeLoop(BatchWorker):
         held = max((common_prefix(list(slot.tokens), tokens) for slot in self._slots), default=0)
         return max(held, self._states.longest_prefix(tokens))
 
+    def forget(self) -> None:
+        """From any thread: drop every saved conversation (RAM copies, their files) and
+        what idle slots hold, before the next request is admitted; a conversation still
+        generating keeps its cells until its slot is next used."""
+        with self._lock:
+            self._forget_asked = True
+            self._lock.notify()
+
+    def _forgotten(self) -> None:
+        """Do what ``forget`` asked (loop thread, or after it ended)."""
+        self._forget_asked = False
+        self._states.clear()
+        for slot in self._slots:
+            if not slot.busy and slot.tokens:
+                llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+                self._forget(slot)  # its window checkpoint is of that conversation too
+
     def persist(self) -> int:
         """After ``stop``: write what the slots and the RAM cache hold to the disk folder
         (if any), so the next load resumes these conversations; returns files written."""
         assert not self._thread.is_alive(), "persist only after the loop stopped"
+        if self._forget_asked:
+            self._forgotten()
         written = self._states.persist()
         for slot in sorted(self._slots, key=lambda s: s.last_used):
             self._checkpoint(slot)
@@ -161,17 +195,16 @@ class DecodeLoop(BatchWorker):
         """Before a sliding-window model's conversation is saved: cut the slot back to
         the end of its last prompt (the context checkpoint llama-server keeps).
 
-        A saved SWA sequence keeps only its last ``n_swa`` positions of those layers, so
-        once restored it can be continued but not cut back. An agent's next turn shares
-        the whole prompt but never the answer (it re-renders it), so what is worth saving
-        is the state before the answer. The slot still holds every position
-        (``swa_full``), so cutting it there gives exactly that state. Loop thread only
-        (or after it ended), just before the slot's cells are saved and dropped or cut.
+        A saved SWA sequence keeps only its last positions of those layers, so once
+        restored it can be continued but not cut back. An agent's next turn shares the
+        whole prompt but never the answer (it re-renders it), so what is worth saving
+        is the state before the answer. Loop thread only (or after it ended), just
+        before the slot's cells are saved and dropped or cut.
         """
         end = min(slot.prompt_end, len(slot.tokens))
         if self._n_swa <= 0 or end < MIN_SAVED_TOKENS or end == len(slot.tokens):
             return
-        if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, end, -1):
+        if not self._cut(slot, end):
             return  # the sequence is saved whole: it resumes only where it ends
         log.debug(
             "slot %d: saved as of its prompt's end (%d of %d tokens: sliding window)",
@@ -180,6 +213,92 @@ class DecodeLoop(BatchWorker):
             len(slot.tokens),
         )
         slot.tokens = slot.tokens[:end]
+
+    def _cut(self, slot: Slot, end: int) -> bool:
+        """Cut a sliding-window slot's sequence back to its first ``end`` tokens; False
+        when it cannot be (then it holds what it held, or nothing: ``slot.tokens`` says).
+
+        A full-size SWA cache holds every position, so removing the later cells is the
+        cut. A SWA-sized one holds only the window's last positions: it is cut at its
+        checkpoint, whose window state is copied back after the later cells go.
+        """
+        if not self._swa_sized:
+            return bool(llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, end, -1))
+        saved = slot.checkpoint
+        if saved is None or slot.checkpoint_at != end or end > len(slot.tokens):
+            return False
+        if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, end, -1):
+            return False
+        flags = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+        if (
+            int(
+                llama_cpp.llama_state_seq_set_data_ext(
+                    self._ctx, saved, len(saved), slot.seq, flags
+                )
+            )
+            == 0
+        ):
+            # Its window layers were emptied on the way: the sequence is of no use.
+            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+            self._forget(slot)
+            return False
+        return True
+
+    def _capture(self, slot: Slot) -> None:
+        """Keep the slot's context checkpoint: its window layers' state now, at its
+        prompt's end (just decoded, before the answer), so it can be cut back here.
+
+        Only for a SWA-sized cache and a prompt worth keeping; one per slot, replaced by
+        the next prompt's (an agent's next turn extends this one). Loop thread only.
+        """
+        slot.checkpoint = None  # the old copy goes before the new one is allocated
+        if not self._swa_sized or len(slot.tokens) < MIN_SAVED_TOKENS:
+            return
+        flags = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+        size = int(llama_cpp.llama_state_seq_get_size_ext(self._ctx, slot.seq, flags))
+        if size <= 0:
+            return
+        buffer = (ctypes.c_uint8 * size)()
+        if (
+            int(llama_cpp.llama_state_seq_get_data_ext(self._ctx, buffer, size, slot.seq, flags))
+            != size
+        ):
+            return
+        slot.checkpoint = buffer
+        slot.checkpoint_at = len(slot.tokens)
+
+    @staticmethod
+    def _forget(slot: Slot) -> None:
+        """The slot's sequence was emptied: it holds nothing, its checkpoint no longer fits."""
+        slot.tokens = []
+        slot.extra_cells = 0
+        slot.checkpoint = None
+
+    def _window_holds(self, seq: int, keep: int) -> bool:
+        """Whether sequence ``seq`` can be continued after its first ``keep`` positions:
+        its sliding-window layers still hold what the next position attends to."""
+        pos_min = int(llama_cpp.llama_memory_seq_pos_min(self._memory, seq))
+        # Position p attends to positions p - n_swa + 1 .. p (llama.cpp's is_masked_swa).
+        return 0 <= pos_min <= max(0, keep - self._n_swa + 1)
+
+    def _continuable(self, slot: Slot, keep: int) -> int:
+        """How many of the slot's first ``keep`` tokens a request can continue from: all
+        of them, those up to its checkpoint (copied back), or none."""
+        if keep <= 0 or self._n_swa <= 0 or self._window_holds(slot.seq, keep):
+            return keep
+        at = slot.checkpoint_at
+        if not self._swa_sized or slot.checkpoint is None or at > len(slot.tokens):
+            return 0
+        if not self._cut(slot, at):
+            return 0
+        slot.tokens = slot.tokens[:at]
+        kept = min(keep, at)
+        if kept < at and not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, kept, -1):
+            return 0
+        if not self._window_holds(slot.seq, kept):
+            return 0
+        log.debug("slot %d: cut back to its checkpoint (%d tokens)", slot.seq, kept)
+        return kept
 
     # ------------------------------------------------------------- loop thread
     def _run(self) -> None:
@@ -208,12 +327,15 @@ class DecodeLoop(BatchWorker):
             with self._lock:
                 while (
                     not self._stopping
+                    and not self._forget_asked
                     and not self._pending
                     and not any(s.busy for s in self._slots)
                 ):
                     self._lock.wait()
                 if self._stopping:
                     return
+                if self._forget_asked:
+                    self._forgotten()
                 self._admit()
             self._retire()
             if any(s.busy for s in self._slots):
@@ -264,8 +386,7 @@ class DecodeLoop(BatchWorker):
             self._checkpoint(slot)
             self._states.save(slot.seq, slot.tokens)
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            slot.tokens = []
-            slot.extra_cells = 0
+            self._forget(slot)
         return free
 
     def _start(self, slot: Slot, request: Request, reuse: int) -> None:
@@ -291,21 +412,18 @@ class DecodeLoop(BatchWorker):
             and saved[1] >= reuse + MIN_SAVED_TOKENS // 2
             and len(saved[0]) <= free
         ):  # restored whole, then cut to the shared part
-            if self._states.restore(saved[0], slot.seq):
+            restored = self._states.restore(saved[0], slot.seq)
+            self._forget(slot)  # its checkpoint was of what the slot held before
+            if restored:
                 slot.tokens = list(saved[0])
                 reuse = saved[1]
                 source = "RAM cache"
             else:  # the sequence was emptied on the way
-                slot.tokens = []
                 reuse = 0
         # At least one prompt token is decoded, so there are logits to sample from.
-        keep = min(reuse, len(prompt) - 1)
-        if keep > 0 and self._n_swa > 0:
-            # Without a full-size SWA cache, positions older than the window are gone;
-            # a prefix that ends before them cannot be continued.
-            pos_min = llama_cpp.llama_memory_seq_pos_min(self._memory, slot.seq)
-            if pos_min > max(0, keep - self._n_swa):
-                keep = 0
+        # A sliding-window layer has dropped positions older than its window; a prefix
+        # that ends before them is continued from the slot's checkpoint, or not at all.
+        keep = self._continuable(slot, min(reuse, len(prompt) - 1))
         while 0 < keep < len(prompt) and prompt[keep] < 0 and prompt[keep - 1] < 0:
             keep -= 1  # never keep half an image: it is decoded whole or not at all
         if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, keep, -1):
@@ -313,6 +431,8 @@ class DecodeLoop(BatchWorker):
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
         if keep == 0:
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+        if keep < slot.checkpoint_at:
+            slot.checkpoint = None  # it holds tokens this request does not share
         slot.tokens = list(prompt[:keep])
         slot.pending = list(prompt[keep:])
         slot.prompt_end = len(prompt)
@@ -410,10 +530,16 @@ class DecodeLoop(BatchWorker):
         for slot in self._slots:
             if slot.state is SlotState.PROMPT and slot.pending and reading < room:
                 reading += _text_run(slot.pending, room - reading)
-        if reading == 0:
-            return cells, LOOKUP_ROWS_PER_STEP
-        # Guesses take their rows from the chunk: g of them leave reading - g >= 64 g.
-        return cells, min(LOOKUP_ROWS_PER_STEP, reading // (PROMPT_TOKENS_PER_GUESS + 1))
+        rows = LOOKUP_ROWS_PER_STEP
+        if reading > 0:
+            # Guesses take their rows from the chunk: g of them leave reading - g >= 64 g.
+            rows = min(rows, reading // (PROMPT_TOKENS_PER_GUESS + 1))
+        if self._swa_sized:
+            # One micro-batch only: llama.cpp places a later micro-batch of the same
+            # decode in window cells that the guesses made look stale, and a guess sent
+            # back would leave its sequence without them.
+            rows = min(rows, max(0, self._n_ubatch - generating - reading))
+        return cells, rows
 
     def _step(self) -> None:
         batch = self._batch
@@ -472,8 +598,7 @@ class DecodeLoop(BatchWorker):
             for slot in self._slots:
                 if slot.request is not None and slot.output_index >= 0:
                     llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                    slot.tokens = []
-                    slot.extra_cells = 0
+                    self._forget(slot)
                     slot.draft = []
                     self._finish(slot, "stop", error)
             return
@@ -494,8 +619,7 @@ class DecodeLoop(BatchWorker):
             code = -1 if piece is None else piece.decode(self._ctx, start, slot.seq, self._n_batch)
             if piece is None or code != 0:
                 llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                slot.tokens = []
-                slot.extra_cells = 0
+                self._forget(slot)
                 self._finish(
                     slot,
                     "stop",
@@ -536,6 +660,8 @@ class DecodeLoop(BatchWorker):
         from the cache."""
         request = slot.request
         assert request is not None
+        if slot.state is SlotState.PROMPT:  # its prompt's last chunk was just decoded
+            self._capture(slot)
         draft, slot.draft = slot.draft, []
         index = slot.output_index
         accepted = 0

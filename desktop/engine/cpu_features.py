@@ -4,7 +4,8 @@ A llama.cpp built for instructions the CPU lacks (AVX-512 on an AVX2-only machin
 where the CPU lists it but cannot run it) dies with SIGILL at its first decode; ``edgedesk
 doctor`` shows both sides so that is found before it happens. The compiled side is
 llama.cpp's own ``llama_print_system_info()``; the machine's is /proc/cpuinfo, and AMX
-is tried for real (in a child process: a fault must not take the caller down).
+is tried for real by ``desktop.engine.amx``, the probe the installer and the build
+scripts run too (in a child process: a fault must not take the caller down).
 
 Plain blocking calls, safe from any thread.
 """
@@ -12,13 +13,13 @@ Plain blocking calls, safe from any thread.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import llama_cpp
+
+from desktop.engine import amx
 
 # Shown in this order: name in llama.cpp's system info -> the /proc/cpuinfo flag(s).
 FEATURES: dict[str, tuple[str, ...]] = {
@@ -35,18 +36,6 @@ FEATURES: dict[str, tuple[str, ...]] = {
 }
 _ENTRY = re.compile(r"([A-Z][A-Z0-9_]*)\s*=\s*(\d+)")
 
-# Ask Linux for the AMX tile state (ARCH_REQ_XCOMP_PERM, XTILEDATA), then run TILERELEASE
-# (C4 E2 78 49 C0) and return: exit 0 only where AMX really runs.
-_AMX_PROBE = """
-import ctypes, mmap, sys
-libc = ctypes.CDLL(None, use_errno=True)
-if libc.syscall(158, 0x1023, 18) != 0:
-    sys.exit(2)
-page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-page.write(bytes([0xC4, 0xE2, 0x78, 0x49, 0xC0, 0xC3]))
-ctypes.CFUNCTYPE(None)(ctypes.addressof(ctypes.c_char.from_buffer(page)))()
-"""
-
 
 @dataclass(frozen=True)
 class CpuFeatures:
@@ -54,13 +43,14 @@ class CpuFeatures:
 
     built: dict[str, bool]
     machine: dict[str, bool]
-    amx: str  # "absent" | "usable" | "listed, not usable" | "listed, not checked"
+    amx: str  # one of desktop.engine.amx.VERDICTS
+    amx_probe: str = ""  # what the probe saw, in a few words
 
     @property
     def missing(self) -> list[str]:
         """Features llama.cpp was built for that this CPU cannot run (each one: SIGILL)."""
         gone = [f for f, on in self.built.items() if on and not self.machine.get(f, False)]
-        if self.built.get("AMX_INT8") and self.amx != "usable" and "AMX_INT8" not in gone:
+        if self.built.get("AMX_INT8") and self.amx != amx.USABLE and "AMX_INT8" not in gone:
             gone.append("AMX_INT8")
         return gone
 
@@ -87,26 +77,10 @@ def machine_features(flags: Iterable[str]) -> dict[str, bool]:
     return {name: all(flag in have for flag in needs) for name, needs in FEATURES.items()}
 
 
-def amx_probe() -> bool | None:
-    """Whether AMX instructions run in a child process (None: the check cannot run here)."""
-    if getattr(sys, "frozen", False) or sys.platform != "linux":
-        return None  # no interpreter to start the child with
-    try:
-        done = subprocess.run(  # noqa: S603
-            [sys.executable, "-c", _AMX_PROBE],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.returncode == 0
-
-
 def cpu_features(
     system_info: str | None = None,
     cpuinfo: str | None = None,
-    probe: Callable[[], bool | None] = amx_probe,
+    probe: Callable[[], tuple[bool | None, str]] = amx.probe,
 ) -> CpuFeatures:
     """llama.cpp's compiled CPU features against this machine's (read now)."""
     if system_info is None:
@@ -119,12 +93,11 @@ def cpu_features(
             cpuinfo = ""
     flags = machine_flags(cpuinfo)
     machine = machine_features(flags)
-    amx = "absent"
-    if "amx_tile" in flags:
-        works = probe()
-        amx = {True: "usable", False: "listed, not usable", None: "listed, not checked"}[works]
-        machine["AMX_INT8"] = bool(works) and machine["AMX_INT8"]
-    return CpuFeatures(built=built_features(system_info), machine=machine, amx=amx)
+    verdict, why = amx.verdict(cpuinfo, probe)
+    machine["AMX_INT8"] = verdict == amx.USABLE and machine["AMX_INT8"]
+    return CpuFeatures(
+        built=built_features(system_info), machine=machine, amx=verdict, amx_probe=why
+    )
 
 
 def as_report(features: CpuFeatures) -> Mapping[str, object]:
@@ -133,5 +106,6 @@ def as_report(features: CpuFeatures) -> Mapping[str, object]:
         "built": features.built,
         "machine": features.machine,
         "amx": features.amx,
+        "amx_probe": features.amx_probe,
         "missing": features.missing,
     }

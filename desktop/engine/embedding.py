@@ -4,6 +4,8 @@ Every ``run`` call from any thread hands its token sequences to one worker threa
 which packs the sequences of all waiting callers into as few decodes as fit (one
 sequence id each, up to ``n_batch`` tokens and ``n_seq_max`` sequences per decode).
 An encoder sees each sequence whole, in one micro-batch, as non-causal models need.
+A caller's cancel event is checked between decodes: a request whose client left stops
+within one decode, its remaining sequences never computed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 import llama_cpp
 
 from desktop.engine.native import BatchWorker
-from desktop.errors import EdgeDeskError
+from desktop.errors import Cancelled, EdgeDeskError
 
 
 @dataclass(eq=False)
@@ -28,6 +30,7 @@ class _Job:
     done: threading.Event = field(default_factory=threading.Event)
     error: Exception | None = None
     next: int = 0  # first sequence not yet packed into a decode
+    cancel: threading.Event | None = None
 
 
 class EmbedLoop(BatchWorker):
@@ -53,13 +56,22 @@ class EmbedLoop(BatchWorker):
         self._on_decode = on_decode  # called on the worker after each decode (tests)
         self._jobs: deque[_Job] = deque()
         self.decodes = 0  # decode calls since load; fewer than callers means they shared
+        self.cancelled = 0  # calls stopped by their cancel event before they were done
         self._start_worker()
 
-    def run(self, sequences: list[list[int]], width: int) -> list[list[float]]:
-        """Pooled output vectors (``width`` floats each) for ``sequences``, in order."""
+    def run(
+        self, sequences: list[list[int]], width: int, cancel: threading.Event | None = None
+    ) -> list[list[float]]:
+        """Pooled output vectors (``width`` floats each) for ``sequences``, in order.
+
+        ``cancel`` set (the client left) ends the call before its next decode with
+        Cancelled; decodes other callers share are not held up.
+        """
         if not sequences:
             return []
-        job = _Job(sequences, width, [None] * len(sequences))
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("the embedding request was cancelled")
+        job = _Job(sequences, width, [None] * len(sequences), cancel=cancel)
         with self._lock:
             if self._stopping:
                 raise EdgeDeskError("the model was unloaded; send the request again")
@@ -85,7 +97,10 @@ class EmbedLoop(BatchWorker):
                         job.error = EdgeDeskError("the model was unloaded; send it again")
                         job.done.set()
                     return
+                self._drop_cancelled()
                 plan = self._pack()
+            if not plan:
+                continue
             try:
                 self._decode(plan)
             except Exception as exc:  # a bug must reach the callers, never leave them hanging
@@ -98,6 +113,14 @@ class EmbedLoop(BatchWorker):
                 if job in self._jobs:
                     self._jobs.remove(job)
                 job.done.set()
+
+    def _drop_cancelled(self) -> None:
+        """End the waiting calls whose cancel is set (lock held): no more decodes for them."""
+        for job in [j for j in self._jobs if j.cancel is not None and j.cancel.is_set()]:
+            self._jobs.remove(job)
+            job.error = Cancelled("the embedding request was cancelled")
+            self.cancelled += 1
+            job.done.set()
 
     def _pack(self) -> list[tuple[_Job, int]]:
         """Sequences for the next decode, from as many waiting callers as fit (lock held)."""
@@ -147,6 +170,8 @@ class EmbedLoop(BatchWorker):
                 job.error = error
         with self._lock:
             for job in {id(j): j for j, _ in plan}.values():
+                if job not in self._jobs:
+                    continue  # already ended (cancelled meanwhile)
                 if job.error is not None or (
                     job.next >= len(job.sequences) and all(r is not None for r in job.results)
                 ):

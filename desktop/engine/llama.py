@@ -113,6 +113,7 @@ class LlamaEngine:
                 on_decode=on_embed_decode,
             )
         else:
+            n_swa = int(llama_cpp.llama_model_n_swa(self._model.model))
             self._loop = DecodeLoop(
                 self._ctx,
                 self._vocab,
@@ -120,11 +121,13 @@ class LlamaEngine:
                 n_batch=n_batch,
                 n_slots=self.parallel,
                 n_ctx=self.context_length,
-                n_swa=int(llama_cpp.llama_model_n_swa(self._model.model)),
+                n_swa=n_swa,
                 piece=self._piece_text,
+                swa_full=options.swa_full,
                 state_cache_bytes=options.state_cache_bytes,
-                state_disk=_state_folder(path, options),
+                state_disk=_state_folder(path, options, n_swa),
                 state_disk_bytes=options.prompt_cache_disk_bytes,
+                state_disk_key=options.prompt_cache_key,
                 draft_max=options.lookup_draft,
                 on_step=on_step,
             )
@@ -163,6 +166,11 @@ class LlamaEngine:
         return self.stats().tokens_decoded
 
     @property
+    def embeds_cancelled(self) -> int:
+        """Embed/rerank calls stopped by their cancel event (the client left) since load."""
+        return self._embedder.cancelled if self._embedder is not None else 0
+
+    @property
     def embed_decodes(self) -> int:
         """Decode calls spent on embeddings (fewer than calls when callers shared one)."""
         return self._embedder.decodes if self._embedder is not None else 0
@@ -170,9 +178,19 @@ class LlamaEngine:
     def stats(self) -> EngineStats:
         """What the engine has done since load: slots, prompt tokens, decodes."""
         if self._loop is None:
-            return EngineStats(slots_total=0, embed_decodes=self.embed_decodes)
+            return EngineStats(
+                slots_total=0,
+                embed_decodes=self.embed_decodes,
+                embeds_cancelled=self.embeds_cancelled,
+            )
         encoded = self._projector.encodes if self._projector is not None else 0
         return replace(self._loop.stats(), embed_decodes=self.embed_decodes, images_encoded=encoded)
+
+    def forget_saved(self) -> None:
+        """Any thread: drop the conversations this engine keeps for reuse (its RAM copies,
+        their disk files, idle slots) before its next request (``DecodeLoop.forget``)."""
+        if self._loop is not None:
+            self._loop.forget()
 
     def embedding_dim(self) -> int:
         """Width of the model's embedding vectors."""
@@ -462,15 +480,22 @@ class LlamaEngine:
         )
 
     # ------------------------------------------------------------------ embeddings
-    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+    def embed_counted(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> tuple[list[list[float]], int | None]:
         """``embed``; the tokens are left to ``tokenize`` (the same tokenizer, exact)."""
-        return self.embed(texts), None
+        return self.embed(texts, cancel), None
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Unit-length vectors for ``texts``; long texts are windowed and pooled, not cut."""
+    def embed(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[list[float]]:
+        """Unit-length vectors for ``texts``; long texts are windowed and pooled, not cut.
+
+        ``cancel`` set stops the work between decodes (raises Cancelled).
+        """
         if self._embedder is None:
             raise InvalidRequest(f"{self.model_id} is not loaded as an embedding model")
-        window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
+        window = self._embed_window()
         sequences: list[list[int]] = []
         plan: list[list[int]] = []  # per input: indexes of its windows in ``sequences``
         for text in texts:
@@ -486,8 +511,15 @@ class LlamaEngine:
                 indexes.append(len(sequences))
                 sequences.append(head + body[start : start + step] + tail)
             plan.append(indexes)
-        vectors = self._embedder.run(sequences, self.embedding_dim())
+        vectors = self._embedder.run(sequences, self.embedding_dim(), cancel)
         return [pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan]
+
+    def _embed_window(self) -> int:
+        """Tokens one embedding decode may hold for a sequence: never past the trained
+        context (positions beyond it abort llama.cpp; the load caps it too)."""
+        window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
+        trained = int(llama_cpp.llama_model_n_ctx_train(self._model.model))
+        return min(window, trained) if trained > 0 else window
 
     def _split_specials(self, tokens: list[int]) -> tuple[list[int], list[int], list[int]]:
         model = self._model
@@ -497,7 +529,9 @@ class LlamaEngine:
         tail = tokens[-1:] if len(tokens) > len(head) and tokens[-1] in ends else []
         return head, tokens[len(head) : len(tokens) - len(tail)], tail
 
-    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+    def rerank(
+        self, query: str, documents: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[float]:
         """Relevance of each document to ``query`` from a rank-pooling model (higher = better).
 
         Pairs are laid out as llama.cpp's server does: ``[BOS] query [EOS] [SEP] doc [EOS]``
@@ -512,7 +546,7 @@ class LlamaEngine:
         close = [eos] if eos != -1 else [sep] if sep != -1 else []
         head = self.tokenize(query, add_bos=True, special=False)
         head += [sep] if sep != -1 else []
-        window = min(self.context_length, int(llama_cpp.llama_n_batch(self._ctx)))
+        window = self._embed_window()
         room = window - len(head) - len(close)
         if room < 1:
             raise ContextOverflow(
@@ -524,7 +558,7 @@ class LlamaEngine:
             head + self.tokenize(doc, add_bos=False, special=False)[:room] + close
             for doc in documents
         ]
-        return [vector[0] for vector in self._embedder.run(sequences, 1)]
+        return [vector[0] for vector in self._embedder.run(sequences, 1, cancel)]
 
     def close(self) -> None:
         """Stop the decode loop and free the model's memory now, not at garbage collection."""
@@ -549,9 +583,10 @@ class LlamaEngine:
         self._model.close()  # type: ignore[no-untyped-call]  # unannotated upstream
 
 
-def _state_folder(path: Path, options: LoadOptions) -> Path | None:
-    """This model's folder of saved conversations: one per file and KV cache type, so a
-    state is only ever restored into a context of the layout that wrote it."""
+def _state_folder(path: Path, options: LoadOptions, n_swa: int = 0) -> Path | None:
+    """This model's folder of saved conversations: one per file, KV cache type and
+    sliding-window layout, so a state is only ever restored into a context of the
+    layout that wrote it."""
     if options.prompt_cache_dir is None or options.prompt_cache_disk_bytes <= 0:
         return None
     try:
@@ -562,6 +597,8 @@ def _state_folder(path: Path, options: LoadOptions) -> Path | None:
     identity = os.fsencode(path.resolve()) + (
         f"|{stat.st_size}|{stat.st_mtime_ns}|{options.cache_type}".encode()
     )
+    if n_swa > 0 and not options.swa_full:  # window-sized SWA layers save only the window
+        identity += b"|swa-window"
     if options.projector is not None:  # saved images were encoded by this projector
         identity += b"|" + os.fsencode(options.projector.resolve())
     return options.prompt_cache_dir / hashlib.sha256(identity).hexdigest()[:24]

@@ -74,7 +74,13 @@ def loadable_path(path: Path, links_dir: Path | None) -> Path:
 
 
 def _options(
-    spec: ModelSpec, plan: LocalPlan, context: int, layers: int, cache_type: str
+    spec: ModelSpec,
+    plan: LocalPlan,
+    context: int,
+    layers: int,
+    cache_type: str,
+    *,
+    prompt_cache_key: bytes | None,
 ) -> LoadOptions:
     return LoadOptions(
         context_length=context,  # shared by the slots: one request may use all of it
@@ -89,18 +95,25 @@ def _options(
         cache_type=cache_type,
         prompt_cache_dir=plan.prompt_cache_dir,
         prompt_cache_disk_bytes=plan.prompt_cache_disk_bytes,
+        prompt_cache_key=prompt_cache_key,
         lookup_draft=plan.lookup_draft,
         projector=plan.projector if spec.kind == "chat" else None,
+        swa_full=plan.swa_full,
     )
 
 
 def load_engine(
-    spec: ModelSpec, *, links_dir: Path | None = None, open_engine: EngineFactory = LoadedEngine
+    spec: ModelSpec,
+    *,
+    links_dir: Path | None = None,
+    open_engine: EngineFactory = LoadedEngine,
+    prompt_cache_key: bytes | None = None,
 ) -> LoadedEngine:
     """Load ``spec``; on failure retry once with a smaller plan, else raise ModelLoadError.
 
     ``links_dir`` holds the UTF-8 links to files whose names are not UTF-8 (none made
-    without it); ``open_engine`` opens each attempt (tests pass one that fails on cue).
+    without it); ``open_engine`` opens each attempt (tests pass one that fails on cue);
+    ``prompt_cache_key`` (32 bytes) seals the plan's disk prompt cache (None: plaintext).
     """
     plan = spec.local
     if plan is None:
@@ -138,7 +151,7 @@ def load_engine(
         try:
             engine = open_engine(
                 path,
-                _options(spec, plan, ctx, n_layers, cache),
+                _options(spec, plan, ctx, n_layers, cache, prompt_cache_key=prompt_cache_key),
                 model_id=spec.model_id,
                 chat_template=spec.chat_template,
                 reasoning=spec.reasoning_format == "think",

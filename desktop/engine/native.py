@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +59,18 @@ class LoadOptions:
     cache_type: str = "f16"
     prompt_cache_dir: Path | None = None  # where conversations' KV caches outlive a load
     prompt_cache_disk_bytes: int = 0
+    # Seals those files (AES-GCM) when set: derived from the encrypted database's key by
+    # the composition root. Never printed (repr) with the options.
+    prompt_cache_key: bytes | None = field(default=None, repr=False)
     lookup_draft: int = 0  # prompt-lookup tokens guessed per decode step; 0: off
     projector: Path | None = None  # mmproj GGUF: the model also reads images (vision.py)
     # False: one stream of context_length cells per slot (llama-server --no-kv-unified):
     # four times the memory, but each slot's numbers never depend on its neighbours.
     kv_unified: bool = True
+    # True: a sliding-window model's SWA layers keep every position, one full-size cache
+    # per slot (several times the memory; engine.swa_full_cache); False, the default:
+    # only the slots' windows, as llama-server, with a context checkpoint per slot.
+    swa_full: bool = False
 
 
 def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
@@ -81,11 +88,14 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
     params.n_threads = threads
     params.n_threads_batch = options.batch_threads or threads
     if options.embedding:
-        # Non-causal encoders need the whole input in one micro-batch.
-        params.n_ctx = params.n_batch = params.n_ubatch = options.context_length
-        params.n_seq_max = min(
-            options.context_length, int(llama_cpp.llama_max_parallel_sequences())
-        )
+        # Non-causal encoders need the whole input in one micro-batch. Never past the
+        # trained context: an encoder's position table ends there, and a longer window
+        # let a long input abort the process (GGML_ASSERT in get_rows); plan.py caps it
+        # too, this holds for any caller.
+        trained = int(llama_cpp.llama_model_n_ctx_train(model.model))
+        window = min(options.context_length, trained) if trained > 0 else options.context_length
+        params.n_ctx = params.n_batch = params.n_ubatch = window
+        params.n_seq_max = min(window, int(llama_cpp.llama_max_parallel_sequences()))
         params.kv_unified = True
         params.embeddings = True
         # Flash attention makes a sequence's vector depend on the other sequences packed
@@ -94,11 +104,17 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
         params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
     else:
         parallel = max(1, options.parallel)
-        # Sliding-window models keep one cache per slot: in a unified cache llama.cpp lets
-        # one sequence's decode take the cells another holds outside its window (even with
-        # swa_full, in a near-empty cache), and that chat's next turn must re-read its
-        # whole prefix (interleaved chats' follow-ups: 0.06 s -> 2.5 s on Gemma 3).
-        unified = options.kv_unified and int(llama_cpp.llama_model_n_swa(model.model)) == 0
+        # A sliding-window model's SWA layers keep only their window (llama-server's
+        # default; Gemma 3 270M, 4 slots of a shared 32K: 134 MiB of KV cache instead of
+        # 2.3 GiB, one full cache per slot); the decode loop keeps a "context
+        # checkpoint" of that window at each long prompt's end, so the next turn still
+        # reuses the prompt (batching.DecodeLoop._capture). With ``swa_full`` they keep
+        # every position, and then one cache per slot: in a unified cache llama.cpp lets
+        # one sequence's decode take the cells another holds outside its window, and
+        # that chat's next turn must re-read its whole prefix (interleaved chats'
+        # follow-ups: 0.06 s -> 2.5 s on Gemma 3).
+        swa = int(llama_cpp.llama_model_n_swa(model.model)) > 0
+        unified = options.kv_unified and not (swa and options.swa_full)
         params.n_ctx = options.context_length * (1 if unified else parallel)
         params.n_seq_max = parallel
         params.n_batch = options.n_batch or DEFAULT_N_BATCH
@@ -117,12 +133,7 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
             # greedy output depended on which requests ran beside it (2 of 4 runs of
             # tests/engine/test_slots.py); with it on, never (the CPU backend has it).
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-        # Sliding-window layers keep every position too (the fit's estimate always
-        # counted them): with only their window, a prompt that leaves the previous one
-        # before its answer's end (an agent's next turn, its tool call re-rendered)
-        # could reuse nothing, since the window had moved past the shared prefix.
-        # llama-server keeps checkpoints of the window instead; a full cache is simpler.
-        params.swa_full = True
+        params.swa_full = options.swa_full
     ctx = llama_cpp.llama_init_from_model(model.model, params)
     if not ctx:
         model.close()  # type: ignore[no-untyped-call]  # llama-cpp-python leaves it unannotated

@@ -61,19 +61,25 @@ class Engine(Protocol):
         """Stream fill-in-the-middle text (raises InvalidRequest without FIM tokens)."""
         ...
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Normalised embeddings."""
+    def embed(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[list[float]]:
+        """Normalised embeddings; ``cancel`` set stops the work (raises Cancelled)."""
         ...
 
     def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
         """The model's own tokens for ``text``."""
         ...
 
-    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
-        """Relevance scores of ``documents`` for ``query``."""
+    def rerank(
+        self, query: str, documents: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[float]:
+        """Relevance scores of ``documents`` for ``query``; ``cancel`` as for ``embed``."""
         ...
 
-    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+    def embed_counted(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> tuple[list[list[float]], int | None]:
         """``embed``, plus the prompt tokens the engine counted itself (None: not counted)."""
         ...
 

@@ -372,6 +372,21 @@ class Scheduler:
                 self._close(present, "unload asked for")
             return present is not None
 
+    def forget_saved(self) -> int:
+        """Any thread, never waiting: every loaded model drops the conversations it keeps
+        for reuse (RAM copies, their disk files, idle slots) before its next request, as
+        a deletion or an encryption change needs. Returns how many models were told."""
+        with self._cond:
+            engines = [m.engine for m in self._models.values() if m.engine is not None]
+        told = 0
+        for engine in engines:
+            # Only a local engine keeps conversations (remote ones and test fakes do not).
+            forget = getattr(engine, "forget_saved", None)
+            if callable(forget):
+                forget()
+                told += 1
+        return told
+
     def reap_idle(self) -> list[str]:
         """Unload models idle longer than keep-alive; never one a request is using."""
         now = self._clock()
@@ -462,14 +477,23 @@ class Scheduler:
             model, lambda e: e.stream_infill(prefix, suffix, params, cancel), cancel
         )
 
-    def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
-        """Embeddings from ``model``, admitted beside running work (the engine batches)."""
-        vectors: list[list[float]] = self.with_engine(model, lambda e: e.embed(texts))
+    def embed(
+        self, model: str, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[list[float]]:
+        """Embeddings from ``model``, admitted beside running work (the engine batches);
+        ``cancel`` set stops it between decodes (Cancelled)."""
+        vectors: list[list[float]] = self.with_engine(model, lambda e: e.embed(texts, cancel))
         return vectors
 
-    def rerank(self, model: str, query: str, documents: Sequence[str]) -> list[float]:
+    def rerank(
+        self,
+        model: str,
+        query: str,
+        documents: Sequence[str],
+        cancel: threading.Event | None = None,
+    ) -> list[float]:
         """Relevance scores from a reranker ``model``, admitted beside running work."""
-        scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents))
+        scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents, cancel))
         return scores
 
     def with_engine(self, model: str, work: Callable[[Engine], T]) -> T:

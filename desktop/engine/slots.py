@@ -116,6 +116,11 @@ class Slot:
     state: SlotState = SlotState.IDLE
     extra_cells: int = 0  # cells its images hold beyond their positions (M-RoPE)
     prompt_end: int = 0  # prompt tokens of its last request: where its answer began
+    # A SWA-sized cache's context checkpoint: its sliding-window layers' state (a ctypes
+    # byte array, typed loosely as ``Request.sampler``) as of ``checkpoint_at`` tokens,
+    # the end of its last long prompt; what the slot needs to be cut back there.
+    checkpoint: Any = None
+    checkpoint_at: int = 0
 
     @property
     def busy(self) -> bool:

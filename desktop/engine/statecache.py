@@ -13,6 +13,13 @@ unloaded (shutdown, keep-alive, swap) and the next load lists them, so an agent
 session resumes after a restart without re-reading its prompt. A file is read back
 only when a request continues it. Files are checked (magic, length, SHA-256) before
 llama.cpp sees them; a bad one is deleted and counts as a miss.
+
+With a ``disk_key`` (the composition root derives it from the encrypted database's key;
+the engine never reads a keyring) the files are sealed with AES-256-GCM (``EDKV2``): the
+tokens and the state each under their own nonce, so listing decrypts only the tokens,
+and the name is a keyed hash, so it confirms no guessed prompt. A file in the other
+format (plaintext left from before encryption, or sealed under a key that is gone) is
+deleted when it is listed: it is never read.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import hmac
 import os
 import struct
 from collections import OrderedDict
@@ -28,6 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import llama_cpp
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from desktop.engine.slots import common_prefix
 
@@ -37,6 +49,9 @@ MIN_SAVED_TOKENS = 32
 _MAGIC = b"EDKV1\0"
 _HEADER = struct.Struct("<6sI32s")  # magic, token count, SHA-256 of tokens + state
 _SUFFIX = ".kv"
+_SEALED = b"EDKV2\0"
+_SEALED_HEADER = struct.Struct("<6s12sI")  # magic, the tokens' nonce, their sealed length
+_NONCE = 12
 
 
 @dataclass(eq=False)
@@ -59,8 +74,10 @@ class StateCache:
         disk_bytes: int = 0,
         *,
         n_swa: int = 0,
+        disk_key: bytes | None = None,
     ) -> None:
         self._ctx = ctx
+        self._seal = _Seal(disk_key) if disk_key is not None else _Plain()
         self._n_swa = n_swa  # the model's sliding window; 0: none
         self._capacity = capacity_bytes
         self._entries: OrderedDict[tuple[int, ...], _Entry] = OrderedDict()
@@ -137,7 +154,7 @@ class StateCache:
         if buffer is not None:
             self._bytes -= len(buffer)
         elif entry.path is not None:
-            buffer = _read(entry.path, key)
+            buffer = self._seal.read(entry.path, key)
         if entry.path is not None:
             # The slot holds it now; what it grows into is written at the next persist.
             entry.path.unlink(missing_ok=True)
@@ -162,6 +179,15 @@ class StateCache:
             return 0
         return max((self._usable(key, tokens) for key in keys), default=0)
 
+    def clear(self) -> None:
+        """Forget every saved sequence, in RAM and the files listed (a conversation was
+        deleted or the data's encryption changed: what is saved may be theirs)."""
+        for entry in self._entries.values():
+            if entry.path is not None:
+                entry.path.unlink(missing_ok=True)
+        self._entries.clear()
+        self._bytes = 0
+
     # ------------------------------------------------------------------ disk
     def persist(self) -> int:
         """Write every sequence held only in RAM to the disk folder, newest first, within
@@ -180,8 +206,8 @@ class StateCache:
                 len(other) > len(key) and other[: len(key)] == key for other in keys
             ):
                 continue  # a longer saved sequence holds this one's tokens (and can be cut)
-            path = self._disk / f"{hashlib.sha256(_token_bytes(key)).hexdigest()[:32]}{_SUFFIX}"
-            if _write(path, key, bytes(entry.buffer)):
+            path = self._disk / f"{self._seal.name(key)}{_SUFFIX}"
+            if self._seal.write(path, key, bytes(entry.buffer)):
                 entry.path = path
                 written += 1
         self._prune_disk()
@@ -194,7 +220,7 @@ class StateCache:
         except OSError:
             return
         for path in files:
-            tokens = _read_tokens(path)
+            tokens = self._seal.read_tokens(path)
             if tokens is None:
                 path.unlink(missing_ok=True)
                 continue
@@ -224,21 +250,113 @@ def _token_bytes(tokens: tuple[int, ...]) -> bytes:
     return struct.pack(f"<{len(tokens)}i", *tokens)
 
 
-def _write(path: Path, tokens: tuple[int, ...], state: bytes) -> bool:
-    """Write one sequence atomically (a crash leaves the old file or none)."""
-    body = _token_bytes(tokens)
-    digest = hashlib.sha256(body + state).digest()
+def _replace_with(path: Path, parts: Sequence[bytes]) -> bool:
+    """Write ``parts`` to ``path`` atomically (a crash leaves the old file or none)."""
     staged = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with staged.open("wb") as out:
-            out.write(_HEADER.pack(_MAGIC, len(tokens), digest))
-            out.write(body)
-            out.write(state)
+            for part in parts:
+                out.write(part)
         os.replace(staged, path)
     except OSError:
         staged.unlink(missing_ok=True)
         return False
     return True
+
+
+def _as_buffer(state: bytes) -> ctypes.Array[ctypes.c_uint8]:
+    return (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+
+
+class _Plain:
+    """``EDKV1``: tokens and state in the clear, checked by a SHA-256 (a plaintext database)."""
+
+    def name(self, tokens: tuple[int, ...]) -> str:
+        """The file name for ``tokens``."""
+        return hashlib.sha256(_token_bytes(tokens)).hexdigest()[:32]
+
+    def write(self, path: Path, tokens: tuple[int, ...], state: bytes) -> bool:
+        """Write one sequence atomically."""
+        body = _token_bytes(tokens)
+        digest = hashlib.sha256(body + state).digest()
+        return _replace_with(path, (_HEADER.pack(_MAGIC, len(tokens), digest), body, state))
+
+    def read_tokens(self, path: Path) -> tuple[int, ...] | None:
+        """The tokens saved in ``path``; None if it is not an intact ``EDKV1`` file."""
+        return _read_tokens(path)
+
+    def read(self, path: Path, tokens: tuple[int, ...]) -> ctypes.Array[ctypes.c_uint8] | None:
+        """The state saved in ``path`` for ``tokens``; None if it is not intact."""
+        return _read(path, tokens)
+
+
+class _Seal:
+    """``EDKV2``: tokens and state sealed with AES-256-GCM under the derived ``key``."""
+
+    def __init__(self, key: bytes) -> None:
+        self._aead = AESGCM(_subkey(key, b"edgedesk prompt cache EDKV2 seal"))
+        self._name_key = _subkey(key, b"edgedesk prompt cache EDKV2 names")
+
+    def name(self, tokens: tuple[int, ...]) -> str:
+        """A keyed hash of ``tokens``: the same sequence overwrites its file, and the name
+        confirms no guessed prompt to someone without the key."""
+        return hmac.new(self._name_key, _token_bytes(tokens), hashlib.sha256).hexdigest()[:32]
+
+    def write(self, path: Path, tokens: tuple[int, ...], state: bytes) -> bool:
+        """Seal and write one sequence atomically."""
+        body = _token_bytes(tokens)
+        first, second = os.urandom(_NONCE), os.urandom(_NONCE)
+        sealed_tokens = self._aead.encrypt(first, body, _SEALED)
+        # The state is bound to its tokens: one file's state never restores under another's.
+        sealed_state = self._aead.encrypt(second, state, _SEALED + hashlib.sha256(body).digest())
+        header = _SEALED_HEADER.pack(_SEALED, first, len(sealed_tokens))
+        return _replace_with(path, (header, sealed_tokens, second, sealed_state))
+
+    def read_tokens(self, path: Path) -> tuple[int, ...] | None:
+        """The tokens sealed in ``path`` (the state is not read); None if they do not open."""
+        try:
+            with path.open("rb") as data:
+                magic, nonce, size = _SEALED_HEADER.unpack(data.read(_SEALED_HEADER.size))
+                sealed = data.read(size)
+        except (OSError, struct.error):
+            return None
+        if magic != _SEALED or len(sealed) != size:
+            return None
+        try:
+            body = self._aead.decrypt(nonce, sealed, _SEALED)
+        except InvalidTag:
+            return None
+        count = len(body) // 4
+        if len(body) % 4 or count < MIN_SAVED_TOKENS:
+            return None
+        return tuple(struct.unpack(f"<{count}i", body))
+
+    def read(self, path: Path, tokens: tuple[int, ...]) -> ctypes.Array[ctypes.c_uint8] | None:
+        """The state sealed in ``path`` for ``tokens``; None if it does not open or match."""
+        try:
+            raw = path.read_bytes()
+            magic, nonce, size = _SEALED_HEADER.unpack_from(raw)
+        except (OSError, struct.error):
+            return None
+        start = _SEALED_HEADER.size + size
+        if magic != _SEALED or len(raw) <= start + _NONCE:
+            return None
+        body = _token_bytes(tokens)
+        try:
+            if self._aead.decrypt(nonce, raw[_SEALED_HEADER.size : start], _SEALED) != body:
+                return None
+            state = self._aead.decrypt(
+                raw[start : start + _NONCE],
+                raw[start + _NONCE :],
+                _SEALED + hashlib.sha256(body).digest(),
+            )
+        except InvalidTag:
+            return None
+        return _as_buffer(state)
+
+
+def _subkey(key: bytes, purpose: bytes) -> bytes:
+    return HKDF(algorithm=SHA256(), length=32, salt=None, info=purpose).derive(key)
 
 
 def _read_tokens(path: Path) -> tuple[int, ...] | None:
@@ -271,5 +389,4 @@ def _read(path: Path, tokens: tuple[int, ...]) -> ctypes.Array[ctypes.c_uint8] |
         or hashlib.sha256(raw[_HEADER.size :]).digest() != digest
     ):
         return None
-    state = raw[start:]
-    return (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+    return _as_buffer(raw[start:])

@@ -175,6 +175,7 @@ class LocalPlan:
     prompt_cache_disk_bytes: int = 0
     lookup_draft: int = 0  # prompt-lookup (n-gram) tokens guessed per step; 0: off
     projector: Path | None = None  # mmproj GGUF of a vision model; None: text only
+    swa_full: bool = False  # sliding-window layers keep every position (engine.swa_full_cache)
     estimated_bytes: int = field(default=0, compare=False)
 
 
@@ -256,6 +257,7 @@ class EngineStats:
     decode_steps: int = 0
     tokens_decoded: int = 0
     embed_decodes: int = 0
+    embeds_cancelled: int = 0  # embed/rerank calls stopped because their client left
     requests_waiting: int = 0  # generation requests queued in the engine for a free slot
     draft_tokens: int = 0  # prompt-lookup guesses decoded
     draft_accepted: int = 0  # of which the model then sampled (free tokens)

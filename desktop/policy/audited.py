@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from desktop.audit import AuditLog, Auditor, NoAudit
+from desktop.audit import AuditLog, Auditor, KeyringAnchor, NoAudit
 from desktop.config import EffectiveSettings, expand_path, flatten
 from desktop.net import Connection
 
@@ -30,7 +30,10 @@ def open_audit(
     if not settings.audit_log:
         return NoAudit()
     folder = expand_path(settings.audit_log_path) if settings.audit_log_path else default_folder
-    log = AuditLog(folder)
+    # The head is anchored in the OS keyring: outside the folder (which IT may put
+    # anywhere), per user, and at hand to every process that records, the database
+    # locked, mid-conversion or not unlocked included (docs/privacy.md, "The audit log").
+    log = AuditLog(folder, anchor=KeyringAnchor(folder))
     forced = {k: v for k, v in flatten(settings.model_dump()).items() if effective.is_locked(k)}
     seen = json.dumps(forced, sort_keys=True, default=str)
     marker = folder / SEEN_FILE

@@ -33,7 +33,7 @@ from desktop.engine.types import (
     Timings,
     Usage,
 )
-from desktop.errors import InvalidRequest, RemoteError
+from desktop.errors import Cancelled, InvalidRequest, RemoteError
 from desktop.net import NetGate, Transport, explain
 from desktop.remote import wire
 from desktop.remote.registry import RemoteEndpoint
@@ -263,16 +263,23 @@ class RemoteEngine:
             chat=False,
         )
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[list[float]]:
         """The remote's embeddings of ``texts``, in order."""
-        return self.embed_counted(texts)[0]
+        return self.embed_counted(texts, cancel)[0]
 
-    def embed_counted(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+    def embed_counted(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> tuple[list[list[float]], int | None]:
         """The embeddings and the prompt tokens the remote counted (None: it did not say).
 
         Only the remote knows its tokenizer; ``tokenize`` here is an estimate, so usage
-        reports and key budgets take the remote's count whenever it sends one.
+        reports and key budgets take the remote's count whenever it sends one. ``cancel``
+        is checked before asking (the remote does the work; one request is not cut).
         """
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("the embedding request was cancelled")
         answer = self._request("/embeddings", {"model": self.model, "input": list(texts)})
         try:
             items = sorted(answer["data"], key=lambda d: d["index"])
@@ -292,7 +299,9 @@ class RemoteEngine:
         tokenizer is not reachable through the OpenAI API."""
         return [0] * max(1, (len(text) + 3) // 4)
 
-    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+    def rerank(
+        self, query: str, documents: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[float]:
         """Not offered for remote models."""
         raise InvalidRequest(
             f"{self.endpoint.name}/{self.model} is a remote model; reranking "

@@ -45,8 +45,10 @@ class ModelDetails:
 
     @property
     def kv_cache_bytes(self) -> int:
-        """The KV cache's memory at the planned context and cache type."""
-        return self.info.kv_bytes_per_token(self.fit.cache_type) * self.fit.context_length
+        """The KV cache's memory at the planned context, cache type and slots, laid out
+        as the engine allocates it (sliding-window layers at window size or full)."""
+        fit = self.fit
+        return self.info.kv_bytes(fit.context_length, fit.cache_type, fit.parallel, fit.swa_full)
 
 
 def model_details(

@@ -43,8 +43,9 @@ def fit(
 ) -> Fit:
     """Context, cache type and GPU layers for ``info`` here; explicit settings win.
 
-    The slots' KV memory is counted as the engine will lay it out (one shared cache, or
-    one per slot for a sliding-window model: see ``GGUFInfo.kv_caches``). A vision
+    The slots' KV memory is counted as the engine will lay it out (one shared cache,
+    sliding-window layers at window size, or full size one per slot with
+    ``engine.swa_full_cache``: see ``GGUFInfo.kv_bytes``). A vision
     projector loads beside the model: its bytes count as more weights.
     """
     if projector is not None:
@@ -63,6 +64,7 @@ def fit(
         gpu_layers=settings.gpu_layers,
         parallel=effective_parallel(settings),
         cache_type=settings.cache_type,
+        swa_full=settings.swa_full_cache,
     )
 
 
@@ -81,6 +83,19 @@ def kind_of(info: GGUFInfo) -> ModelKind:
     if info.architecture in _ENCODER_ARCHS:
         return "embedding"
     return "chat"
+
+
+def encoder_context(info: GGUFInfo, requested: int | None) -> int | None:
+    """An embedding or reranker model's context: ``requested``, never past its trained one.
+
+    An encoder's positions are a table of its trained length; a longer context (the
+    Settings' Context length applies to every model) let llama.cpp read past that
+    table and abort the whole process on a long input (``GGML_ASSERT(i01 >= 0 ...)``).
+    """
+    trained = info.context_length
+    if requested is None or trained <= 0:
+        return requested
+    return min(requested, trained)
 
 
 def _a(kind: str) -> str:
@@ -111,6 +126,9 @@ def plan_model(
             f"not {_a(entry.kind)} model; remove it with 'edgedesk models rm {ref}' and pull "
             "or import the right file"
         )
+    kind = entry.kind if entry else kind_of(info)
+    if kind != "chat":
+        context_length = encoder_context(info, context_length or settings.context_length)
     planned = fit(
         info,
         hardware,
@@ -123,7 +141,7 @@ def plan_model(
     return ModelSpec(
         path=path,
         model_id=entry.id if entry else stable_id(path),
-        kind=entry.kind if entry else kind_of(info),
+        kind=kind,
         context_length=planned.context_length,
         gpu_layers=planned.gpu_layers,
         chat_template=entry.chat_template if entry else None,
@@ -134,10 +152,11 @@ def plan_model(
             parallel=planned.parallel,
             batch_threads=settings.batch_threads or threads,
             cache_type="q8_0" if planned.cache_type == "q8_0" else "f16",
-            prompt_cache_dir=paths.cache_dir / "prompt-cache",
+            prompt_cache_dir=paths.prompt_cache_dir,
             prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
             lookup_draft=lookup_tokens(info, settings),
             projector=projector,
+            swa_full=settings.swa_full_cache,
             estimated_bytes=planned.estimated_bytes,
         ),
     )

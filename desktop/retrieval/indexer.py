@@ -25,7 +25,14 @@ from desktop.retrieval import loaders
 from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, chunk_blocks
 from desktop.retrieval.chunkstore import PARTIAL, ChunkStore
 from desktop.retrieval.embedder import Embedder, SchedulerEmbedder
-from desktop.retrieval.fsnames import fs_path, path_text, walk
+from desktop.retrieval.fsnames import (
+    fs_path,
+    outside_reason,
+    path_text,
+    real_root,
+    walk,
+    within,
+)
 from desktop.retrieval.reports import (
     FILES_LISTED,
     CollectionInfo,
@@ -242,6 +249,7 @@ class Library:
         ]
         unreadable: list[tuple[Path, str]] = []
         files = sorted(set(walk(roots, unreadable)))
+        real_roots = [real_root(r) for r in roots]
         known = {
             r[0]: (int(r[1]), int(r[2]), float(r[3]), r[4])
             for r in self.database.query(
@@ -272,6 +280,7 @@ class Library:
             self._index_file(
                 cid,
                 path,
+                real_roots,
                 known=known.get(path_text(path)),
                 embedder=embedder,
                 report=report,
@@ -305,6 +314,7 @@ class Library:
         self,
         cid: int,
         path: Path,
+        real_roots: list[str],
         *,
         known: tuple[int, int, float, str] | None,
         embedder: Embedder,
@@ -312,6 +322,9 @@ class Library:
         cancel: threading.Event | None,
         tick: Callable[[], None],
     ) -> None:
+        if not within(path, real_roots):  # a link (or a link above it) leads out of the roots
+            self._skip(cid, path, outside_reason(path), report, known)
+            return
         try:
             stat = path.stat()
         except OSError as exc:

@@ -27,11 +27,13 @@ only) and a better MRR than either half, leaving English as it was.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from desktop.errors import InvalidRequest, StoreError
+from desktop.retrieval.fsnames import fs_path, real_root, within
 from desktop.retrieval.stopwords import is_cjk, search_terms
 from desktop.retrieval.vectors import VectorIndex, exact_ranking, to_blob, vec_table
 from desktop.store.db import Database, fts_text
@@ -51,6 +53,8 @@ __all__ = [
     "vector_ranking",
 ]
 
+MAX_QUERY_CHARS = 16_384  # the longest search query (docs/api.md); a pasted page is ~4 KB
+
 # The keyword evidence's weight against the normalised vector score (0..1). Measured:
 # 0.12-0.17 keeps hybrid >= the better of vector-only and keyword-only on both sets;
 # above 0.17 keyword matches start to overturn right vector answers.
@@ -61,7 +65,8 @@ CJK_KEYWORD_WEIGHT = 1.0
 # a one-word lookup ("kangaroos") finds the passages that say it. Measured: no loss on
 # either evaluation set (0.3 to 1.0 all equal there).
 FULL_MATCH_BONUS = 1.0
-EmbedFn = Callable[[str, Sequence[str]], list[list[float]]]  # (model, texts) -> vectors
+# (model, texts, cancel) -> vectors; cancel set stops the engine between decodes (Cancelled)
+EmbedFn = Callable[[str, Sequence[str], threading.Event | None], list[list[float]]]
 
 
 class Reranker(Protocol):
@@ -273,10 +278,22 @@ class Searcher:
         *,
         k: int = 8,
         candidates: int = 50,
+        cancel: threading.Event | None = None,
     ) -> list[Hit]:
-        """The ``k`` best chunks for ``query``; all collections when none are named."""
+        """The ``k`` best chunks for ``query``; all collections when none are named.
+
+        A query over MAX_QUERY_CHARS is refused (InvalidRequest) before any work: a
+        1 MB query once held the CPU for minutes and other searches behind it. ``cancel``
+        set (its client left) stops the query's embedding between decodes (Cancelled).
+        """
         if not query.strip():
             raise InvalidRequest("the search query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidRequest(
+                f"the search query is {len(query)} characters; a search takes at most "
+                f"{MAX_QUERY_CHARS}; search for its key words or a shorter passage",
+                param="query",
+            )
         chosen = _collections(self.database, collections)
         vectors: dict[str, list[float]] = {}
         vec_ranks: dict[int, int] = {}
@@ -285,7 +302,7 @@ class Searcher:
             if model is None or dimension is None:
                 continue  # nothing indexed yet
             if model not in vectors:
-                vectors[model] = self.embed(model, [query])[0]
+                vectors[model] = self.embed(model, [query], cancel)[0]
             ranking = self.vectors.scored(cid, vectors[model], candidates, wanted=k)
             for rank, (chunk_id, similarity) in enumerate(ranking, start=1):
                 vec_ranks[chunk_id] = min(rank, vec_ranks.get(chunk_id, rank))
@@ -355,7 +372,33 @@ class Searcher:
         )
         with self.database.lock:
             found = self.database.query(sql, list(chunk_ids))
-        return {int(r[0]): (int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), r[6]) for r in found}
+        enclosed = self._enclosed({r[1] for r in found})
+        return {
+            int(r[0]): (int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), r[6])
+            for r in found
+            if within(fs_path(r[2]), enclosed.get(r[1], []))
+        }
+
+    def _enclosed(self, names: set[str]) -> dict[str, list[str]]:
+        """The real folders (links resolved) each named collection indexes.
+
+        A passage is read only while its file still lies in one of them: a file swapped
+        for a link out of the folder after indexing (``passwd.txt -> /etc/passwd``) is
+        not read through search or ``read_document_passage`` (the next scan drops it).
+        """
+        if not names:
+            return {}
+        marks = ",".join("?" * len(names))
+        with self.database.lock:
+            found = self.database.query(
+                "SELECT k.name, r.path FROM collection_roots r "  # noqa: S608
+                f"JOIN collections k ON k.id = r.collection_id WHERE k.name IN ({marks})",
+                sorted(names),
+            )
+        roots: dict[str, list[str]] = {}
+        for name, path in found:
+            roots.setdefault(name, []).append(real_root(fs_path(path)))
+        return roots
 
     def fetch(self, chunk_ids: Sequence[int]) -> list[Hit]:
         """The stored chunks with these ids (score 0), in no particular order."""

@@ -9,6 +9,7 @@ the ``anthropic-version`` and ``anthropic-beta`` headers are accepted and not ne
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +21,7 @@ from fastapi.responses import JSONResponse
 from desktop.chat.conversation import ToolStep
 from desktop.engine.protocol import Engine
 from desktop.engine.types import Chunk, Message, ToolCall
-from desktop.errors import EdgeDeskError
+from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import anthropic_wire, hosted_mcp, images, leniency
 from desktop.server.answer import Ending, WholeAnswer
 from desktop.server.anthropic_events import MessageEvents, content_blocks, message_object
@@ -30,6 +31,11 @@ from desktop.server.services import Services
 from desktop.tools.toolbox import ToolSet
 
 router = APIRouter()
+
+# The most text one count_tokens request may hold (docs/api.md): ~256k tokens of prose,
+# more than any local model's context. Checked before rendering or tokenizing: an 8 MB
+# body once took 87 s of CPU on Gemma 3 270M's tokenizer; 1 MiB takes a few seconds.
+MAX_COUNT_CHARS = 1_048_576
 
 
 class MessageAnswer(MessageEvents):
@@ -154,6 +160,30 @@ async def create_message(body: anthropic_wire.MessagesRequest, call: CallDep) ->
     )
 
 
+def _text_chars(messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> int:
+    """The characters of text a prompt is rendered from: messages, tool calls and tools."""
+    chars = sum(
+        len(m.content)
+        + len(m.reasoning or "")
+        + sum(len(c.name) + len(c.arguments) for c in m.tool_calls)
+        for m in messages
+    )
+    return chars + (len(json.dumps(tools)) if tools else 0)
+
+
+def check_count_size(messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> None:
+    """Refuse a count_tokens request over MAX_COUNT_CHARS (InvalidRequest, 400) before any
+    tokenizing."""
+    chars = _text_chars(messages, tools)
+    if chars > MAX_COUNT_CHARS:
+        raise InvalidRequest(
+            f"the request holds {chars} characters of text; count_tokens counts at most "
+            f"{MAX_COUNT_CHARS} (more than any served model's context); count a shorter "
+            "conversation",
+            param="messages",
+        )
+
+
 def _count(
     services: Services,
     model: str,
@@ -161,6 +191,8 @@ def _count(
     tools: list[dict[str, Any]] | None,
     kwargs: dict[str, Any] | None,
 ) -> int:
+    # One render and one tokenize call, bounded by MAX_COUNT_CHARS (seconds at most):
+    # short enough that a client leaving needs no cancel between them (docs/api.md).
     return services.scheduler.with_engine(
         model, lambda engine: prompt_token_count(engine, messages, tools, kwargs)
     )
@@ -191,6 +223,7 @@ async def count_tokens(body: anthropic_wire.CountTokensRequest, call: CallDep) -
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels(anthropic_wire.left_out_tools(body))
     tools = anthropic_wire.tools_for_engine(body)
+    check_count_size(messages, tools)
     tokens = await anyio.to_thread.run_sync(
         _count, services, body.model, messages, tools, anthropic_wire.template_kwargs(body)
     )

@@ -10,15 +10,20 @@ The dependencies are ``async`` so they run on the event loop, not a worker threa
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
+import anyio
 from fastapi import Depends, Request
 
 from desktop.errors import ModelNotAllowed, ModelNotFound
 from desktop.server.openai_requests import Limits
 from desktop.server.schemas import ErrorBody
 from desktop.server.services import RequestInfo, Services
+from desktop.server.streaming import watch_disconnect
+
+T = TypeVar("T")
 
 # The error statuses the OpenAI-shaped routes document in the OpenAPI schema.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -43,6 +48,19 @@ def check_model(services: Services, info: RequestInfo, model: str) -> None:
         )
 
 
+def visible(info: RequestInfo, models: Iterable[str]) -> list[str]:
+    """The ``models`` the request's key may use, in order: a scoped key's listings
+    (``/v1/models``, ``/api/tags``, ``/metrics``) name only those, as OpenAI's project
+    keys do; an unscoped key (or no key) sees them all."""
+    allowed = info.key_models
+    return [m for m in models if allowed is None or m in allowed]
+
+
+def may_chat(info: RequestInfo) -> bool:
+    """Whether the request's key may use the chat endpoints (a chat template is theirs)."""
+    return info.key_endpoints is None or "chat" in info.key_endpoints
+
+
 @dataclass
 class Call:
     """One API request that runs a model: what it may use and how it is stopped."""
@@ -57,6 +75,13 @@ class Call:
     def check_model(self, model: str) -> None:
         """Note ``model``; refuse it when the key may not use it or it is not served."""
         check_model(self.services, self.info, model)
+
+    async def compute(self, work: Callable[[threading.Event], T]) -> T:
+        """``work(cancel)`` on a worker thread; the client leaving meanwhile sets
+        ``cancel`` (embeddings and rerank stop between decodes, not minutes later)."""
+        return await watch_disconnect(
+            self.request, self.cancel, lambda: anyio.to_thread.run_sync(work, self.cancel)
+        )
 
     @property
     def limits(self) -> Limits:

@@ -230,6 +230,7 @@ class Guard:
                 "key_scope",
             )
         info.key_models = found.scope.models
+        info.key_endpoints = found.scope.endpoints
         info.key_collection = found.scope.read_only_docs
         return found.scope.rate_per_min
 

@@ -5,11 +5,18 @@ The same ``MCPServer`` (the official SDK) runs over stdio (``edgedesk mcp serve`
 ``/mcp`` on the local HTTP server (Streamable HTTP with sessions, JSON answers), where the
 server's Guard checks the API key and Host header like every other route. Tool handlers
 block (search embeds the query); the SDK runs them on worker threads.
+
+A search stops when its HTTP client leaves. The SDK runs a tool on the session's task,
+not the POST's, and nothing is cancelled when the POST's connection drops; so
+``McpEndpoint`` gives each POST a cancel event (in its scope's state, which the tool
+reads through ``ctx``) and, once the SDK has read the body, watches the connection
+for ``http.disconnect`` and sets it. Over stdio there is no such event.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import TYPE_CHECKING, Any
 
 from desktop.chat.document_tools import LIST_SPEC, READ_SPEC, SEARCH_SPEC, DocumentTools
@@ -17,7 +24,9 @@ from desktop.tools.types import ToolResult
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer
-    from starlette.types import Receive, Scope, Send
+    from starlette.types import Message, Receive, Scope, Send
+
+CANCEL_STATE = "edgedesk_cancel"  # the scope state key of a POST's cancel event
 
 INSTRUCTIONS = (
     "Private documents indexed by EdgeDesk on this machine. Search them with "
@@ -48,7 +57,9 @@ def document_server(tools: DocumentTools) -> MCPServer:
 
     def search_documents(query: str, ctx: Context, collection: str = "") -> str:
         return _answer(
-            _for_key(tools, ctx).search_documents({"query": query, "collection": collection})
+            _for_key(tools, ctx).search_documents(
+                {"query": query, "collection": collection}, _cancel_of(ctx)
+            )
         )
 
     def list_collections(ctx: Context) -> str:
@@ -84,6 +95,51 @@ def _for_key(tools: DocumentTools, ctx: Context[Any, Any]) -> DocumentTools:
     return tools.scoped(collection, str(getattr(info, "key_name", None) or "?"))
 
 
+def _cancel_of(ctx: Context[Any, Any]) -> threading.Event | None:
+    """The cancel event McpEndpoint gave this call's POST (None over stdio)."""
+    try:
+        request = ctx.request_context.request
+    except ValueError:  # not within a request
+        return None
+    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+    cancel = state.get(CANCEL_STATE)
+    return cancel if isinstance(cancel, threading.Event) else None
+
+
+class _DisconnectWatch:
+    """A POST's ``receive`` for the SDK that, once the body is read, keeps one task
+    reading the connection and sets ``cancel`` on ``http.disconnect``. Later reads by
+    the SDK get that same disconnect (one reader of the connection at a time)."""
+
+    def __init__(self, receive: Receive, cancel: threading.Event) -> None:
+        self._receive = receive
+        self._cancel = cancel
+        self._watcher: asyncio.Task[Message] | None = None
+
+    async def receive(self) -> Message:
+        """The next message: the body's parts, then (from the watcher) the disconnect."""
+        if self._watcher is not None:
+            return await asyncio.shield(self._watcher)
+        message = await self._receive()
+        if message["type"] == "http.disconnect":
+            self._cancel.set()
+        elif not message.get("more_body", False):
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        return message
+
+    async def _watch(self) -> Message:
+        while True:
+            message = await self._receive()
+            if message["type"] == "http.disconnect":
+                self._cancel.set()
+                return message
+
+    def stop(self) -> None:
+        """Stop watching (the response is sent; a later disconnect cancels nothing)."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+
+
 class McpEndpoint:
     """The ASGI endpoint ``/mcp``: the SDK's Streamable HTTP handler, its session manager
     started on the first request (the local server runs without a lifespan) and kept for
@@ -112,7 +168,16 @@ class McpEndpoint:
             self._ready = asyncio.Event()
             self._holder = asyncio.get_running_loop().create_task(self._hold(self._ready))
         await self._ready.wait()
-        await self._handler(scope, receive, send)
+        if scope.get("method") != "POST":  # a GET stream or DELETE runs no tool
+            await self._handler(scope, receive, send)
+            return
+        cancel = threading.Event()
+        scope.setdefault("state", {})[CANCEL_STATE] = cancel
+        watch = _DisconnectWatch(receive, cancel)
+        try:
+            await self._handler(scope, watch.receive, send)
+        finally:
+            watch.stop()
 
     async def _hold(self, ready: asyncio.Event) -> None:
         async with self.server.session_manager.run():

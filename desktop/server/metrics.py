@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +82,16 @@ class Gauges:
     busy: bool
     loaded_models: list[str]
     models: tuple[ModelGauges, ...] = ()
+
+    def within(self, allowed: Sequence[str] | None) -> Gauges:
+        """These gauges for ``allowed`` models only (None: all); a scoped key's view."""
+        if allowed is None:
+            return self
+        return replace(
+            self,
+            loaded_models=[m for m in self.loaded_models if m in allowed],
+            models=tuple(m for m in self.models if m.model_id in allowed),
+        )
 
 
 def gauges_from(scheduler: Scheduler) -> Gauges:

@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import generation, images, ollama_wire
 from desktop.server.answer import Ending, Piece, WholeAnswer
-from desktop.server.deps import Call, CallDep, ServicesDep
+from desktop.server.deps import Call, CallDep, ServicesDep, may_chat, visible
 from desktop.server.embedding import embed as embed_inputs
 from desktop.server.services import Services
 
@@ -163,9 +163,9 @@ def version(services: ServicesDep) -> dict[str, str]:
     return {"version": services.settings.ollama_version}
 
 
-def _describe_all(services: Services) -> list[dict[str, Any]]:
+def _describe_all(services: Services, ids: list[str]) -> list[dict[str, Any]]:
     found = []
-    for model in services.models.ids():
+    for model in ids:
         try:
             found.append(ollama_wire.describe(model, services.models.describe(model)))
         except (EdgeDeskError, OSError):
@@ -174,9 +174,10 @@ def _describe_all(services: Services) -> list[dict[str, Any]]:
 
 
 @router.get("/api/tags")
-async def tags(services: ServicesDep) -> dict[str, Any]:
-    """Every model a request may name, with header facts."""
-    return {"models": await anyio.to_thread.run_sync(_describe_all, services)}
+async def tags(call: CallDep) -> dict[str, Any]:
+    """Every model the request's key may name, with header facts."""
+    ids = visible(call.info, call.services.models.ids())
+    return {"models": await anyio.to_thread.run_sync(_describe_all, call.services, ids)}
 
 
 @router.post("/api/show")
@@ -187,7 +188,12 @@ async def show(body: ollama_wire.ShowRequest, call: CallDep) -> dict[str, Any]:
         raise InvalidRequest("model is required", param="model")
     model = _model(call, name)
     facts = await anyio.to_thread.run_sync(call.services.models.describe, model)
-    return ollama_wire.show(model, facts)
+    shown = ollama_wire.show(model, facts)
+    if not may_chat(call.info):
+        # The chat template is the chat scope's: an embeddings-only key learns the
+        # model's facts, not how its prompts are built.
+        shown["template"] = ""
+    return shown
 
 
 @router.get("/api/ps")
@@ -313,7 +319,9 @@ async def embed(body: ollama_wire.EmbedRequest, call: CallDep) -> JSONResponse:
         raise InvalidRequest("input must be a non-empty text or a list of them", param="input")
     started = time.perf_counter()
     inputs: list[str | list[int]] = list(texts)
-    vectors, tokens = await anyio.to_thread.run_sync(embed_inputs, services, model, inputs)
+    vectors, tokens = await call.compute(
+        lambda cancel: embed_inputs(services, model, inputs, cancel)
+    )
     call.info.tokens_in = tokens
     await anyio.to_thread.run_sync(_unload_if_asked, services, model, body.keep_alive)
     return JSONResponse(
@@ -335,7 +343,9 @@ async def embeddings(body: ollama_wire.EmbeddingsRequest, call: CallDep) -> JSON
     if not body.prompt:
         return JSONResponse({"embedding": []})
     inputs: list[str | list[int]] = [body.prompt]
-    vectors, tokens = await anyio.to_thread.run_sync(embed_inputs, services, model, inputs)
+    vectors, tokens = await call.compute(
+        lambda cancel: embed_inputs(services, model, inputs, cancel, "prompt")
+    )
     call.info.tokens_in = tokens
     await anyio.to_thread.run_sync(_unload_if_asked, services, model, body.keep_alive)
     return JSONResponse({"embedding": vectors[0]})

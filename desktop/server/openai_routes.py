@@ -7,6 +7,7 @@ become OpenAI's events (``sse.ChatEvents``, ``sse.CompletionEvents``) or body.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -20,8 +21,8 @@ from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import images, leniency, openai, openai_requests, schemas
 from desktop.server.answer import Ending, Piece, WholeAnswer
 from desktop.server.cache import LRUCache, is_deterministic, request_key
-from desktop.server.deps import ERROR_RESPONSES, CallDep, ServicesDep
-from desktop.server.embedding import embed
+from desktop.server.deps import ERROR_RESPONSES, CallDep, ServicesDep, visible
+from desktop.server.embedding import check_inputs, embed
 from desktop.server.generation import SSE, generate
 from desktop.server.metrics import gauges_from
 from desktop.server.services import Services
@@ -39,8 +40,9 @@ router = APIRouter()
     responses=ERROR_RESPONSES,
     response_model_exclude_none=True,
 )
-def list_models(services: ServicesDep) -> schemas.ModelList:
-    """Every model a request may name; a loaded local one says where it runs."""
+def list_models(call: CallDep) -> schemas.ModelList:
+    """Every model the request's key may name; a loaded local one says where it runs."""
+    services = call.services
     placed = {m.model_id: m.report.placement for m in services.scheduler.loaded()}
 
     def info(model_id: str) -> schemas.EdgeDeskModelInfo | None:
@@ -66,7 +68,7 @@ def list_models(services: ServicesDep) -> schemas.ModelList:
     return schemas.ModelList(
         data=[
             schemas.ModelCard(id=m, capabilities=capabilities(m), edgedesk=info(m))
-            for m in services.models.ids()
+            for m in visible(call.info, services.models.ids())
         ]
     )
 
@@ -84,11 +86,13 @@ def health(services: ServicesDep) -> schemas.Health:
 
 @router.get("/metrics", response_class=PlainTextResponse, responses=ERROR_RESPONSES)
 def metrics(
-    services: ServicesDep,
+    call: CallDep,
     fmt: str = Query("prometheus", alias="format", pattern="^(prometheus|json)$"),
 ) -> Response:
-    """Prometheus text exposition, or the same figures as JSON with ``?format=json``."""
-    gauges = gauges_from(services.scheduler)
+    """Prometheus text exposition, or the same figures as JSON with ``?format=json``;
+    a key scoped to models sees only those models' gauges."""
+    services = call.services
+    gauges = gauges_from(services.scheduler).within(call.info.key_models)
     if fmt == "json":
         return JSONResponse(services.metrics.snapshot(gauges))
     return PlainTextResponse(
@@ -327,7 +331,9 @@ async def embeddings(body: schemas.EmbeddingRequest, call: CallDep) -> schemas.E
     inputs = openai_requests.embedding_inputs(body.input)
     if any(isinstance(i, str) and not i for i in inputs):
         raise InvalidRequest("input must not contain empty strings", param="input")
-    vectors, tokens = await anyio.to_thread.run_sync(embed, call.services, body.model, inputs)
+    vectors, tokens = await call.compute(
+        lambda cancel: embed(call.services, body.model, inputs, cancel)
+    )
     call.info.tokens_in = tokens
     return schemas.EmbeddingList(
         model=body.model,
@@ -345,12 +351,15 @@ async def embeddings(body: schemas.EmbeddingRequest, call: CallDep) -> schemas.E
 
 
 def _rerank(
-    services: Services, model: str, query: str, texts: list[str]
+    services: Services, model: str, query: str, texts: list[str], cancel: threading.Event
 ) -> tuple[list[float], int]:
-    """Scores for ``texts`` and the tokens read, in one turn of the scheduler's gate."""
+    """Scores for ``texts`` and the tokens read, in one turn of the scheduler's gate;
+    ``cancel`` set (the client left) stops it between decodes."""
+    check_inputs([query], "query")
+    check_inputs(texts, "documents")
 
     def work(engine: Engine) -> tuple[list[float], int]:
-        scores: list[float] = engine.rerank(query, texts)
+        scores: list[float] = engine.rerank(query, texts, cancel)
         # Each pair is query + separator + document + end, cut to the window like the
         # engine cuts it; counted so key budgets see what a rerank costs.
         head = len(engine.tokenize(query, add_bos=True, special=False)) + 2
@@ -377,8 +386,8 @@ async def rerank(body: schemas.RerankRequest, call: CallDep) -> schemas.RerankRe
     texts = openai_requests.rerank_texts(body.documents)
     kind, pooling = await anyio.to_thread.run_sync(services.models.kind, body.model)
     openai_requests.check_reranker(body.model, kind, pooling)
-    scores, tokens = await anyio.to_thread.run_sync(
-        _rerank, services, body.model, body.query, texts
+    scores, tokens = await call.compute(
+        lambda cancel: _rerank(services, body.model, body.query, texts, cancel)
     )
     call.info.tokens_in = tokens
     return openai.rerank_response(

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -143,6 +144,15 @@ class ServerRunner:
         # sockets whose proto says TCP; with proto 0 every response on a kept-alive
         # connection waited ~40 ms for the client's delayed ACK before its first token.
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        if sys.platform == "win32":
+            # Windows' SO_REUSEADDR would let another program take a port we listen on;
+            # it needs nothing to rebind after a crash, and this keeps the port ours.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_EXCLUSIVEADDRUSE, 1)
+        else:
+            # A crash (kill -9) leaves the last connections lingering on the port for
+            # about a minute (TIME_WAIT); without this the restarted server was refused
+            # "Address already in use". A port another server listens on is still refused.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((self.settings.host, self.settings.port))
         except OSError as exc:

@@ -57,6 +57,7 @@ class RequestInfo:
     started: float
     key_name: str | None = None
     key_models: tuple[str, ...] | None = None  # the key's model scope (None: any model)
+    key_endpoints: tuple[str, ...] | None = None  # the key's endpoint scope (None: any)
     # The one document collection the key may read (--read-only-docs; None: any).
     key_collection: str | None = None
     model: str | None = None

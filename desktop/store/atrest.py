@@ -2,9 +2,11 @@
 
 The key is 256 random bits kept in the OS keyring (``keyring``), never in a file beside
 the data; the only file beside the database, ``edgedesk.db.key.json``, says which
-keyring entry holds the key (a random id) or that a passphrase opens it, and nothing
-secret. A passphrase (``EDGEDESK_PASSPHRASE``, ``edgedesk unlock``) goes through
-SQLCipher's own key derivation, for machines without a usable keyring.
+keyring entry holds the key (a random id) or that a passphrase opens it, and whether
+the user was offered a backup of that key (once per key), nothing secret. A passphrase
+(``EDGEDESK_PASSPHRASE``, ``edgedesk unlock``) goes through SQLCipher's own key
+derivation, for machines without a usable keyring. A lost keyring entry comes back from
+a backup: ``export_key`` (a file) or ``recovery_code`` (written down), ``import_key``.
 
 Switching (``encrypt``/``decrypt``) first writes ``edgedesk.db.converting.json`` (the
 target and the key's id), then converts the file through a new one and a rename
@@ -19,20 +21,25 @@ import json
 import os
 import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from desktop.audit import Auditor, NoAudit
 from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, StoreError
 from desktop.private import private_file
-from desktop.store import cipher
+from desktop.store import cipher, recovery_code
 from desktop.store.cipher import DatabaseKey, Step
 
 KEYRING_SERVICE = "EdgeDesk database key"
 PASSPHRASE_ENV = "EDGEDESK_PASSPHRASE"  # noqa: S105 - a variable name, not a secret
 EXPORT_HEADER = "edgedesk-database-key-v1"
 EXIT_KEY = 11  # the database is encrypted and what we have does not open it
+NEW_KEY_NOTE = (
+    "your conversations and documents are now encrypted with a key kept only in this "
+    "user's OS keyring; if that entry is ever lost, only a backup of the key opens them: "
+    "'edgedesk data export-key --code' prints a recovery code to write down (said once)"
+)
 
 
 class KeyMissing(StoreError):
@@ -40,6 +47,12 @@ class KeyMissing(StoreError):
 
     exit_code = EXIT_KEY
     code = "database_key_missing"
+
+
+class NoKeyring(ConfigError):
+    """No usable OS keyring keeps a new key here; a passphrase is the way on. Nothing changed."""
+
+    code = "no_keyring"
 
 
 def _no_step(name: str) -> None:
@@ -116,9 +129,12 @@ class AtRest:
         environ: Mapping[str, str] | None = None,
         passphrase: str | None = None,
         audit: Auditor | None = None,
+        tell: Callable[[str], None] | None = None,
     ) -> None:
         self.database = database
         self.audit = audit or NoAudit()
+        # Where a note for the user goes (a command: stderr), e.g. a new install's new key.
+        self.tell = tell or (lambda line: None)
         self.info_path = Path(f"{database}.key.json")
         self.marker_path = Path(f"{database}.converting.json")
         env = os.environ if environ is None else environ
@@ -237,16 +253,21 @@ class AtRest:
             return key
         if state == "missing" and (required or new_default):
             try:
-                return self._encrypt_somehow()
+                key = self._encrypt_somehow()
             except ConfigError:
                 if required:
                     raise
                 return None  # no keyring here: a new install stays plaintext
+            if not key.passphrase:  # encrypted silently: say once how to keep the key
+                self.tell(NEW_KEY_NOTE)
+            return key
         if state == "plaintext" and required:
             try:
                 return self._encrypt_somehow()
             except EdgeDeskError as exc:
-                raise ConfigError(
+                # No keyring stays NoKeyring: the window then offers a passphrase in place.
+                refusal = NoKeyring if isinstance(exc, NoKeyring) else ConfigError
+                raise refusal(
                     "your organization requires encrypted data (policy EncryptAtRest) and "
                     f"the plaintext database {self.database} could not be encrypted: "
                     f"{exc}. EdgeDesk will not start with it; it is unchanged"
@@ -287,10 +308,11 @@ class AtRest:
         else:
             key_id = uuid.uuid4().hex
             if not ring_set(key_id, secrets.token_hex(32)):
-                raise ConfigError(
+                raise NoKeyring(
                     "no usable OS keyring on this machine to keep the database key in; "
-                    "use a passphrase instead ('edgedesk data encrypt --passphrase', or "
-                    f"{PASSPHRASE_ENV})"
+                    "nothing was changed. Use a passphrase instead: 'edgedesk data encrypt "
+                    "--passphrase' (asked twice), '--passphrase-stdin' for a script, or "
+                    f"{PASSPHRASE_ENV} for a server"
                 )
             plan = {"to": "encrypted", "source": "keyring", "key_id": key_id}
         if self.state() == "missing":
@@ -356,8 +378,8 @@ class AtRest:
 
     # -- recovery ----------------------------------------------------------------------
 
-    def export_key(self) -> str:
-        """The key as one line of text to keep somewhere safe (e.g. a password manager)."""
+    def _keyring_info(self) -> dict[str, Any]:
+        """The key file of a database encrypted with a keyring key; InvalidRequest if none."""
         info = _read_json(self.info_path)
         if info is None or self.state() == "plaintext":
             raise InvalidRequest(f"{self.database} is not encrypted; there is no key to export")
@@ -366,21 +388,56 @@ class AtRest:
                 "the database is encrypted with a passphrase: the "
                 "passphrase is the key, keep it safe"
             )
+        return info
+
+    def export_key(self) -> str:
+        """The key as one line of text to keep somewhere safe (e.g. a password manager)."""
+        info = self._keyring_info()
         key = self._key_for(info)
         self.audit.record("key.exported", database=str(self.database), key_id=str(info["key_id"]))
         return f"{EXPORT_HEADER} {info['key_id']} {key.secret}\n"
 
+    def recovery_code(self) -> str:
+        """The key as a recovery code to write down (``recovery_code``); import-key takes it."""
+        info = self._keyring_info()
+        key = self._key_for(info)
+        self.audit.record(
+            "key.exported", database=str(self.database), key_id=str(info["key_id"]), form="code"
+        )
+        return recovery_code.encode(key.secret)
+
+    def backup_due(self) -> bool:
+        """Whether the keyring key was never offered for backup (offered once per key)."""
+        info = _read_json(self.info_path) or {}
+        return (
+            info.get("source") == "keyring"
+            and not info.get("backup_offered")
+            and self.state() != "plaintext"
+            and not self.marker_path.exists()
+        )
+
+    def backup_offered(self) -> None:
+        """Remember that the user was offered a backup of this key (not asked again)."""
+        info = _read_json(self.info_path)
+        if info is not None and info.get("source") == "keyring":
+            _write_json(self.info_path, {**info, "backup_offered": True})
+
     def import_key(self, text: str) -> None:
-        """Put an exported key back in the keyring (checked against the database first)."""
+        """Put an exported key or a recovery code back in the keyring (checked first)."""
         parts = text.split()
-        if (
-            len(parts) != 3
-            or parts[0] != EXPORT_HEADER
-            or len(parts[2]) != 64
-            or any(c not in "0123456789abcdef" for c in parts[2])
-        ):
-            raise InvalidRequest("this is not a key written by 'edgedesk data export-key'")
-        key_id, secret = parts[1], parts[2]
+        if parts and parts[0] == EXPORT_HEADER:
+            if (
+                len(parts) != 3
+                or len(parts[2]) != 64
+                or any(c not in "0123456789abcdef" for c in parts[2])
+            ):
+                raise InvalidRequest("this is not a key written by 'edgedesk data export-key'")
+            key_id, secret = parts[1], parts[2]
+        else:
+            secret = recovery_code.decode(text)  # InvalidRequest: not a code, or a typo
+            # A code carries no keyring id: keep the one the key file names, if any.
+            info = _read_json(self.info_path) or {}
+            key_id = str(info.get("key_id") or "") or uuid.uuid4().hex
         key = DatabaseKey(secret, source="imported key")
         if self.state() == "encrypted":
             cipher.connect(self.database, key).close()  # KeyRejected: not this file's key
@@ -388,5 +445,6 @@ class AtRest:
             raise ConfigError(
                 "no usable OS keyring on this machine to keep the key in; use a passphrase instead"
             )
-        _write_json(self.info_path, {"source": "keyring", "key_id": key_id})
+        # Restored from a backup: the user has one, so no offer to make one.
+        _write_json(self.info_path, {"source": "keyring", "key_id": key_id, "backup_offered": True})
         self.audit.record("key.imported", database=str(self.database), key_id=key_id)

@@ -51,6 +51,13 @@ class ChatStore:
             else ChatTables(open_database(path, synchronous="FULL", key=key), clock)
         )
         self._memory = ChatTables(open_database(None), clock)
+        # Told after conversations were deleted (the composition root drops the copies
+        # kept outside the database: the prompt cache). Set before the store is shared.
+        self.on_deleted: Callable[[], None] | None = None
+
+    def _deleted(self, count: int) -> None:
+        if count and self.on_deleted is not None:
+            self.on_deleted()
 
     @property
     def path(self) -> Path | None:
@@ -175,7 +182,9 @@ class ChatStore:
         if not self._exists(conv_id):
             return False
         chats, row_id = self._for(conv_id)
-        return chats.delete(row_id)
+        deleted = chats.delete(row_id)
+        self._deleted(int(deleted))
+        return deleted
 
     def delete_many(self, conv_ids: Sequence[int]) -> int:
         """Delete the given conversations, or none if any id names no conversation.
@@ -207,6 +216,8 @@ class ChatStore:
         for chats, _, _ in self._parts():
             count += chats.delete_before(float("inf"))
             chats.database.scrub()
+        # Even with no conversation left to delete: "delete everything" means the copies too.
+        self._deleted(1)
         return count
 
     def apply_retention(self, days: int | None, *, now: float | None = None) -> int:
@@ -219,6 +230,7 @@ class ChatStore:
         count = sum(chats.delete_before(cutoff) for chats, _, _ in self._parts())
         if count and self._disk is not None:
             self._disk.database.scrub()
+        self._deleted(count)
         return count
 
     # ------------------------------------------------------------------ export / import

@@ -56,6 +56,40 @@ class DatabaseKey:
         return f"x'{self.secret}'"  # a raw key: no key derivation at each open
 
 
+SQLCIPHER_KDF_ITERATIONS = 256_000  # SQLCipher 4's default for a passphrase
+_SALT_BYTES = 16  # SQLCipher keeps its salt in the file's first 16 bytes
+
+
+def derived_key(key: DatabaseKey, database: Path, purpose: str) -> bytes:
+    """A 32-byte key for ``purpose`` (e.g. sealing the prompt cache), derived from the
+    database's key with HKDF-SHA256, so it exists exactly while the database's key does.
+
+    A raw key goes straight into HKDF. A passphrase first goes through the derivation
+    SQLCipher itself runs (PBKDF2-HMAC-SHA512, 256,000 rounds, the salt at the start of
+    ``database``): a guess is then as slow to check against the derived key as against
+    the database. StoreError when the file cannot be read.
+    """
+    from cryptography.hazmat.primitives.hashes import SHA256, SHA512
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+
+    if key.passphrase:
+        try:
+            with database.open("rb") as file:
+                salt = file.read(_SALT_BYTES)
+        except OSError as exc:
+            raise StoreError(f"cannot read the database {database}: {exc}") from None
+        if len(salt) != _SALT_BYTES:
+            raise StoreError(f"the encrypted database {database} is empty or cut short")
+        secret = PBKDF2HMAC(
+            algorithm=SHA512(), length=32, salt=salt, iterations=SQLCIPHER_KDF_ITERATIONS
+        ).derive(key.secret.encode("utf-8"))
+    else:
+        secret = bytes.fromhex(key.secret)
+    info = f"edgedesk {purpose} v1".encode()
+    return HKDF(algorithm=SHA256(), length=32, salt=None, info=info).derive(secret)
+
+
 def file_state(path: Path) -> FileState:
     """Whether the database file is missing (or empty), plaintext SQLite or encrypted."""
     try:

@@ -62,6 +62,13 @@ class ResponseStore:
         self._db = database  # not this store's: whoever opened it closes it
         self.refusal = refusal  # why nothing can be kept, when there is no database
         self._clock = clock
+        # Told after responses were deleted (the composition root drops the copies kept
+        # outside the database: the prompt cache). Set before the store is shared.
+        self.on_deleted: Callable[[], None] | None = None
+
+    def _deleted(self, count: int) -> None:
+        if count and self.on_deleted is not None:
+            self.on_deleted()
 
     @classmethod
     def over(cls, chats: ChatStore, *, clock: Callable[[], float] = time.time) -> ResponseStore:
@@ -167,6 +174,7 @@ class ResponseStore:
                 "AND origin = 'responses'",
                 (response_id, owner),
             )
+        self._deleted(int(cur.rowcount))
         return bool(cur.rowcount)
 
     def delete_before(self, cutoff: float) -> int:
@@ -178,6 +186,7 @@ class ResponseStore:
             cur = self._db.execute(
                 "DELETE FROM conversations WHERE updated < ? AND origin = 'responses'", (cutoff,)
             )
+        self._deleted(int(cur.rowcount))
         return int(cur.rowcount)
 
     def apply_retention(self, days: int | None, *, now: float | None = None) -> int:

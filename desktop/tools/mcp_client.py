@@ -130,6 +130,29 @@ class McpClients:
             self._call(config, tool, arguments, limit), self.start_timeout_s + limit + 5, cancel
         )
 
+    def retry(self, name: str) -> None:
+        """Forget ``name``'s failed start: the next use starts it again at once (the user
+        asked to retry; chat turns otherwise wait ``RETRY_AFTER_S`` before trying again)."""
+        self._failed.pop(name, None)
+
+    def log_path(self, name: str) -> Path | None:
+        """Where server ``name``'s own messages (its stderr) are written (None: nowhere)."""
+        return None if self._log_dir is None else self._log_dir / f"mcp-{name}.log"
+
+    def log_tail(self, name: str, lines: int = 12) -> str:
+        """The last ``lines`` lines server ``name`` wrote to its log ("" when none)."""
+        path = self.log_path(name)
+        if path is None:
+            return ""
+        try:
+            with path.open("rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - 16_384))  # the tail is enough
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
     def running(self) -> list[str]:
         """Names of the servers running now."""
         return list(self._sessions)

@@ -117,6 +117,29 @@ def from_entry(name: str, entry: Any, source: str = "user") -> ServerConfig:
     raise ConfigError(f"MCP server '{name}' has neither a 'command' nor a 'url'")
 
 
+def pasted_servers(text: str) -> list[ServerConfig]:
+    """The servers in a pasted ``mcp.json``: ``{"mcpServers": {...}}`` (LM Studio, Cursor,
+    Claude Desktop), ``{"servers": {...}}`` (VS Code), or the entries object alone.
+    InvalidRequest saying what is wrong when it is none of these."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InvalidRequest(f"the pasted text is not JSON ({exc})") from None
+    entries = data.get("mcpServers", data.get("servers", data)) if isinstance(data, dict) else None
+    if not isinstance(entries, dict) or not entries:
+        raise InvalidRequest(
+            'the pasted JSON lists no servers; paste {"mcpServers": {"NAME": '
+            '{"command": …}}} as an mcp.json holds them'
+        )
+    found = []
+    for name, entry in entries.items():
+        try:
+            found.append(from_entry(check_name(str(name)), entry))
+        except ConfigError as exc:
+            raise InvalidRequest(exc.message) from None
+    return found
+
+
 def parse_policy_entries(entries: Sequence[str]) -> list[ServerConfig]:
     """Policy ``McpServers`` items: ``NAME=COMMAND LINE`` or ``NAME=URL``."""
     found = []

@@ -31,7 +31,7 @@ from desktop.crash import report_crash  # noqa: E402
 from desktop.errors import EdgeDeskError  # noqa: E402
 from desktop.startup import context_for  # noqa: E402
 from desktop.store.atrest import EXIT_KEY  # noqa: E402
-from desktop.ui.encryption import unlock_at_start  # noqa: E402
+from desktop.ui.encryption import encrypt_at_start, unlock_at_start  # noqa: E402
 from desktop.ui.error_text import error_text  # noqa: E402
 from desktop.ui.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.look import apply_theme, install_translator  # noqa: E402
@@ -158,8 +158,10 @@ def run_app(args: argparse.Namespace) -> int:
         # Encrypted with a passphrase: asked once per session, before the data opens.
         if not unlock_at_start(context):
             return EXIT_KEY
-        # An encrypted database whose key is gone (or a policy refusal): said in a box.
-        context.database_key  # noqa: B018
+        # An encrypted database whose key is gone (or a policy refusal): said in a box;
+        # a policy that requires encryption where no keyring works asks a passphrase.
+        if not encrypt_at_start(context):
+            return EXIT_KEY
     except EdgeDeskError as exc:  # e.g. a broken settings file, a data drive not connected
         if app.platformName() not in ("offscreen", "minimal"):  # nobody could close it
             QMessageBox.critical(None, "EdgeDesk", error_text(exc))
@@ -172,7 +174,7 @@ def run_app(args: argparse.Namespace) -> int:
     # Hidden to the tray is not closed: the app quits from the tray menu or a signal.
     app.setQuitOnLastWindowClosed(window.tray is None)
     window.show()
-    window.models.when_listed(window.maybe_first_run)  # rows are read on a worker
+    window.models.when_listed(window.start_dialogs)  # rows are read on a worker
     if to_open:
         window.bring_to_front(to_open)
     _install_signal_handlers(app, window)

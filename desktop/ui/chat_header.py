@@ -85,11 +85,12 @@ class ChatHeader(QWidget):
         parent: QWidget | None = None,
         *,
         reasoning: Callable[[str], bool] | None = None,
+        trained: Callable[[str], int | None] | None = None,
     ) -> None:
         super().__init__(parent)
-        self._current = current
-        self._presets = presets
+        self._current, self._presets = current, presets
         self._reasoning = reasoning or (lambda _ref: False)  # does this model think first?
+        self._trained = trained or (lambda _ref: None)  # the model's trained context
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -196,6 +197,7 @@ class ChatHeader(QWidget):
         self.think.setChecked(chat.think)
         self._show_think(chat.model)
         self.temperature.setValue(chat.temperature)
+        self.parameters.set_model_maximum(self._trained(chat.model) if chat.model else None)
         self.parameters.show_sampling(chat.sampling)
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.setChecked(chat.ephemeral)
@@ -281,6 +283,7 @@ class ChatHeader(QWidget):
         if chat is not None and number >= 0:
             chat.model = str(self.model_box.itemData(number))
             self._show_think(chat.model)
+            self.parameters.set_model_maximum(self._trained(chat.model))
 
     def _show_think(self, ref: str) -> None:
         # Only reasoning models have a switch to offer; others would ignore it.

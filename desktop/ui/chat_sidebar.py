@@ -1,5 +1,5 @@
-"""The chat list beside the transcript: new, search (titles and message text), rename in
-place, delete, export (Markdown or JSON) and import."""
+"""The chat list beside the transcript: new, search (titles and message text), rename
+(F2, double-click, context menu), delete, export (Markdown or JSON) and import."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLineEdit,
     QListView,
+    QMenu,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -84,9 +86,7 @@ class ChatSidebar(QWidget):
         self.chat_list.setModel(self.filter)
         self.chat_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chat_list.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.chat_list.setEditTriggers(
-            QListView.EditTrigger.DoubleClicked | QListView.EditTrigger.EditKeyPressed
-        )
+        self._build_renaming()
         self.chat_list.selectionModel().currentChanged.connect(self._current_changed)
         buttons = QHBoxLayout()
         self.delete_button = QPushButton(icon("delete"), self.tr("Delete"))
@@ -111,6 +111,59 @@ class ChatSidebar(QWidget):
         for widget in (self.search, self.chat_list):
             layout.addWidget(widget)
         layout.addLayout(buttons)
+
+    def _build_renaming(self) -> None:
+        # Renaming opens a box as wide as the title (the list's own editor is as narrow as
+        # the list and cut long titles off): F2, double-click or the context menu.
+        self.chat_list.setEditTriggers(QListView.EditTrigger.NoEditTriggers)
+        self.chat_list.doubleClicked.connect(self.rename_current)
+        self.chat_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.chat_list.customContextMenuRequested.connect(self._menu)
+        rename = QShortcut(QKeySequence(Qt.Key.Key_F2), self.chat_list)
+        rename.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        rename.activated.connect(self.rename_current)
+        self.rename_dialog: QInputDialog | None = None  # open while a rename is asked
+        self._renaming: Conversation | None = None  # the chat that dialog renames
+        self.menu: QMenu | None = None  # the list's context menu, while open
+
+    def _menu(self, point: QPoint) -> None:
+        index = self.chat_list.indexAt(point)
+        if not index.isValid():
+            return
+        self.chat_list.setCurrentIndex(index)
+        menu = QMenu(self)
+        menu.addAction(self.tr("Rename…") + "\tF2", self.rename_current)
+        menu.addAction(self.tr("Export…"), self._export)
+        menu.addSeparator()
+        menu.addAction(self.tr("Delete"), self.delete_requested.emit)
+        self.menu = menu
+        menu.popup(self.chat_list.viewport().mapToGlobal(point))
+
+    def rename_current(self) -> None:
+        """Ask for a new title for the highlighted chat, its whole title in the box."""
+        index = self.chat_list.currentIndex()
+        chat = index.data(ROW_ROLE)
+        if not isinstance(chat, Conversation):
+            return
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle(self.tr("Rename chat"))
+        dialog.setLabelText(self.tr("Title:"))
+        title = self.tr("New chat") if chat.title == DEFAULT_TITLE else chat.title
+        dialog.setTextValue(title)
+        # As wide as the title (within reason): the whole of it shows while editing.
+        width = dialog.fontMetrics().horizontalAdvance(title) + 80
+        dialog.resize(max(360, min(width, 720)), dialog.sizeHint().height())
+        dialog.textValueSelected.connect(self._renamed)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.rename_dialog = dialog
+        self._renaming = chat
+        dialog.open()
+
+    def _renamed(self, text: str) -> None:
+        self.rename_dialog = None
+        row = -1 if self._renaming is None else self._chats.row_of(self._renaming)
+        if row >= 0:
+            self._chats.setData(self._chats.index(row), text, Qt.ItemDataRole.EditRole)
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         chat = current.data(ROW_ROLE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,19 @@ if TYPE_CHECKING:
     from desktop.tools.toolbox import ToolBox
 
 
+def _blank(chat: Conversation) -> bool:
+    """A chat nothing was said in or set up yet: never saved, the default title, no
+    system prompt, not ephemeral (what a new chat would be)."""
+    return (
+        not chat.turns
+        and not chat.system_prompt
+        and chat.store_id is None
+        and chat.loaded
+        and not chat.ephemeral
+        and chat.title == DEFAULT_TITLE
+    )
+
+
 class ChatView(QWidget):
     """Chats: start, switch, stream, stop, regenerate, edit-and-resend.
 
@@ -43,6 +57,7 @@ class ChatView(QWidget):
     """
 
     generation_finished = Signal(object)  # the finished answer's Turn, or None on error
+    approval_shown = Signal(object)  # the ToolApproval dialog now open (not modal)
     error = Signal(str)
 
     def __init__(
@@ -59,10 +74,12 @@ class ChatView(QWidget):
         tools: ToolBox | None = None,
         sees: Callable[[str], bool] | None = None,
         context_of: Callable[[str], int | None] | None = None,
+        trained_context: Callable[[str], int | None] | None = None,
         image_limits: ImageLimits = DEFAULT_LIMITS,
     ) -> None:
         super().__init__(parent)
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
+        self._trained = trained_context  # a model ref's trained context (the context box)
         self._scheduler = scheduler
         self._pool = pool
         self._saver = saver
@@ -82,6 +99,7 @@ class ChatView(QWidget):
         self.chats = ConversationListModel()
         self.current: Conversation | None = None
         self._worker: GenerationWorker | None = None
+        self.approval: ToolApproval | None = None  # the open question about tool calls
         self._pending: PendingTurn | None = None  # the answer being generated
         self._editing: int | None = None
         self._missing: str | None = None  # the model the running answer found missing
@@ -117,7 +135,12 @@ class ChatView(QWidget):
         panel = QWidget()
         layout = QVBoxLayout(panel)
         layout.setContentsMargins(4, 0, 0, 0)
-        self.header = ChatHeader(lambda: self.current, self._presets, reasoning=self._reasoning)
+        self.header = ChatHeader(
+            lambda: self.current,
+            self._presets,
+            reasoning=self._reasoning,
+            trained=self._trained,
+        )
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
@@ -188,8 +211,17 @@ class ChatView(QWidget):
 
     # ------------------------------------------------------------------ chats
     def new_chat(self) -> Conversation:
-        """Start an empty chat with the current chat's model and settings."""
+        """Start an empty chat with the current chat's model and settings (or show the
+        empty one already there: pressing New chat twice leaves one, not two)."""
         previous = self.current
+        empty = next((c for c in self.chats.chats() if _blank(c)), None)
+        if empty is not None:
+            if previous is not None and previous is not empty and previous.model:
+                empty.model = previous.model
+            self.notes.withdraw_undo()  # the user moved on, as with a new chat
+            self._show(empty)
+            self.input.setFocus()
+            return empty
         chat = Conversation(
             model=previous.model if previous else str(self.model_box.currentData() or ""),
             collection=previous.collection if previous else "",
@@ -477,13 +509,15 @@ class ChatView(QWidget):
         self._pool.start(worker)
 
     def _approve(self, request: ApprovalRequest) -> None:
-        """Ask before an MCP tool runs; the worker waits for the answer."""
-        tools = self.core.tools
-        dialog = ToolApproval(
-            request, always_allowed=not (tools and tools.require_approval), parent=self
-        )
-        dialog.exec()
-        request.answer(dialog.decision)
+        """Ask before a round's MCP tool calls run; the worker waits for the answer.
+
+        Not modal: Stop (the composer's, or the dialog's own) stays within reach."""
+        dialog = ToolApproval(request, parent=self)
+        dialog.stop_requested.connect(self.stop)
+        self.approval = dialog
+        dialog.show()
+        dialog.raise_()
+        self.approval_shown.emit(dialog)
 
     def _on_model_missing(self, model: str) -> None:
         self._missing = model
@@ -526,6 +560,10 @@ class ChatView(QWidget):
             final = turn if turn.finish_reason not in (None, "error") else None
         self.stream.stop()
         self._worker = self._pending = None
+        if self.approval is not None:
+            with contextlib.suppress(RuntimeError):  # already closed and deleted
+                self.approval.close()  # the answer ended (Stop): nothing left to ask
+            self.approval = None
         self.composer.set_generating(False)
         if self.current is not None:
             self.ephemeral.setEnabled(self.current.store_id is None)

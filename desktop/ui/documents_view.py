@@ -37,7 +37,11 @@ from desktop.ui.core_text import skip_reason_text
 from desktop.ui.embedding_download import Download, EmbeddingDownload
 from desktop.ui.error_text import error_text
 from desktop.ui.look import icon
-from desktop.ui.new_collection import NewCollectionDialog, embedding_choices
+from desktop.ui.new_collection import (
+    NewCollectionDialog,
+    embedding_choices,
+    embedding_importer,
+)
 from desktop.ui.qmodels import human_size
 from desktop.ui.rich_text import literal_tooltip
 from desktop.ui.text_fit import FitLabel
@@ -196,6 +200,18 @@ class DocumentsView(QWidget):
         item = self.collection_list.currentItem()
         return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
 
+    def changed_on_disk(self) -> None:
+        """The database changed (this window or another process): list the collections
+        again if they are not the ones shown (not while this screen indexes)."""
+        if self.is_indexing:
+            return
+        try:
+            infos = self._context.library.collections()
+        except EdgeDeskError:
+            return  # the next look (or the user's) says what is wrong
+        if {info.name: info for info in infos} != self._infos:
+            self.refresh()
+
     def refresh(self, select: str | None = None) -> None:
         """Re-read the collections from the database and show them."""
         keep = select or self.selected_name()
@@ -325,7 +341,7 @@ class DocumentsView(QWidget):
     def new_collection_dialog(self) -> NewCollectionDialog:
         """The New collection dialog, offering this machine's embedding models."""
         choices = embedding_choices(self._context)
-        dialog = NewCollectionDialog(choices, self)
+        dialog = NewCollectionDialog(choices, self, importer=embedding_importer(self._context))
         # The settings' model when it is here (else the first that is: see the choices).
         if any(c.ref == self.embedding_model and c.installed for c in choices):
             dialog.select(self.embedding_model)

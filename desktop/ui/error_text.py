@@ -39,14 +39,16 @@ SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
     "offline": (
         QT_TRANSLATE_NOOP(
             "ErrorText",
-            "Cannot connect: offline mode is on (Settings, EDGEDESK_OFFLINE=1 or --offline); "
-            "no network connection is made.",
+            "Cannot connect: EdgeDesk is offline, so it makes no network connection. To go "
+            "online, untick “Offline” in Settings (Network).",
         ),
         (),
     ),
     "downloads_off": (
         QT_TRANSLATE_NOOP(
-            "ErrorText", "Cannot connect: model downloads are turned off (allow_downloads = false)."
+            "ErrorText",
+            "Cannot download: model downloads are turned off on this computer. Import a "
+            ".gguf file you already have on the Models screen instead.",
         ),
         (),
     ),
@@ -129,7 +131,27 @@ SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
         ("model",),
     ),
     "file_not_found": (QT_TRANSLATE_NOOP("ErrorText", "Model file not found: %1"), ("path",)),
+    "gguf_damaged": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "“%1” is not a complete model file: it is damaged or only partly downloaded. "
+            "Download it again (or copy it again from where it came from), then import it.",
+        ),
+        ("file",),
+    ),
+    "not_gguf": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "“%1” is not a model EdgeDesk can run: it is not a GGUF file. Choose a file "
+            "ending in .gguf (the Models screen can download one).",
+        ),
+        ("file",),
+    ),
 }
+
+# Kinds whose core message speaks the terminal's language (flags, settings.toml keys):
+# the window says its own sentence, in English too.
+WINDOW_WORDED = frozenset({"offline", "downloads_off", "gguf_damaged", "not_gguf"})
 
 # Errors without a sentence of their own: a translated lead naming what went wrong, then
 # the core's detail (file names, llama.cpp's or a remote's words) as it was written.
@@ -182,8 +204,8 @@ def error_text(exc: BaseException) -> str:
         return _with_lead(exc)
     source, names = sentence
     translated = QCoreApplication.translate("ErrorText", str(source))
-    if translated == str(source):  # no translation (an English window): the core's words
-        return exc.message
+    if translated == str(source) and exc.kind not in WINDOW_WORDED:
+        return exc.message  # no translation (an English window): the core's words
     for number, name in enumerate(names, 1):
         translated = translated.replace(f"%{number}", exc.params.get(name, "?"))
     return translated

@@ -8,12 +8,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
-from PySide6.QtCore import QSize, QTimer
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import (
+    QCloseEvent,
+    QCursor,
+    QGuiApplication,
+    QKeySequence,
+    QScreen,
+    QShortcut,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QButtonGroup,
     QHBoxLayout,
+    QLabel,
     QMainWindow,
     QMessageBox,
     QStackedWidget,
@@ -31,11 +40,14 @@ from desktop.doctor import doctor_report
 from desktop.errors import EdgeDeskError
 from desktop.filebytes import format_bytes
 from desktop.ui.chat_view import ChatView
+from desktop.ui.disk_watch import DiskWatch
 from desktop.ui.documents_view import DocumentsView
-from desktop.ui.encryption import start_switch
+from desktop.ui.encryption import SwitchProgress, start_switch
 from desktop.ui.error_text import error_text
 from desktop.ui.first_run import FirstRunDialog, is_settled
+from desktop.ui.fonts import font_warning
 from desktop.ui.grounding import SOURCES_K
+from desktop.ui.key_backup_dialog import KeyBackupDialog, key_backup_dialog, offer_key_backup
 from desktop.ui.look import apply_theme, icon, resolve_theme
 from desktop.ui.models_view import ModelsView
 from desktop.ui.presets import PresetStore
@@ -51,6 +63,26 @@ if TYPE_CHECKING:
     from desktop.retrieval.search import Hit
 
 STATUS_INTERVAL_MS = 2000
+PREFERRED_SIZE = QSize(1180, 760)  # the window's size on a screen with room to spare
+# What a window manager adds around the window (title bar, borders) and what a screen's
+# panels take beyond its available geometry: reserved before the frame is known.
+FRAME_ALLOWANCE = QSize(16, 48)
+
+
+def default_size(available: QSize) -> QSize:
+    """The window's first size on a screen whose available area is ``available``: the
+    preferred size, shrunk so that the window with its title bar fits (1366×768 too)."""
+    return QSize(
+        min(PREFERRED_SIZE.width(), available.width() - FRAME_ALLOWANCE.width()),
+        min(PREFERRED_SIZE.height(), available.height() - FRAME_ALLOWANCE.height()),
+    )
+
+
+def opening_screen() -> QScreen | None:
+    """The screen the window opens on: the one under the mouse pointer, else the primary."""
+    return QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()
+
+
 PAGES = ("chat", "models", "documents", "server", "tools")
 
 
@@ -89,7 +121,7 @@ class MainWindow(QMainWindow):
         self.context = context
         self.setWindowTitle("EdgeDesk")
         self.setWindowIcon(icon("app"))
-        self.resize(1180, 760)
+        self._size_for_screen(opening_screen())
         self.pool = WorkerPool(self)
         # The saver records the window's chat deletions and exports in the audit log.
         saver = ChatSaver(context.chat_store, context.audit)
@@ -104,6 +136,7 @@ class MainWindow(QMainWindow):
             tools=context.toolbox,
             sees=self.sees,
             context_of=self.context_of,
+            trained_context=self.trained_context,
             image_limits=context.image_limits,
         )
         self.models = ModelsView(context, self.pool)
@@ -111,16 +144,11 @@ class MainWindow(QMainWindow):
         self.documents = DocumentsView(context, self.pool, download=self.models.download)
         self.server = ServerView(context, self.pool)
         self.tools = ToolsView(context, self.pool)
+        self.disk = self._watch_disk()
         self.stack = QStackedWidget()
         for page in (self.chat, self.models, self.documents, self.server, self.tools):
             self.stack.addWidget(page)
-        central = QWidget()
-        row = QHBoxLayout(central)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(0)
-        row.addWidget(self._build_nav())
-        row.addWidget(self.stack, 1)
-        self.setCentralWidget(central)
+        self.setCentralWidget(self._build_central())
         self._build_status()
         self.models.models_changed.connect(self._offer_models)
         # Said at once (not at the next tick): the first answer waits for its model's load.
@@ -133,6 +161,9 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+N"), self, self._new_chat)
         QShortcut(QKeySequence("Ctrl+,"), self, self.open_settings)
         self._closed = False
+        self.first_run: FirstRunDialog | None = None  # the welcome, once offered
+        self._first_run_waits = False  # offered before the window was on screen
+        self.key_backup: KeyBackupDialog | None = None  # the last key backup dialog opened
         # The scheduler (hardware probe, llama.cpp import: seconds) is built off this thread.
         warm_up = TaskWorker(lambda: context.scheduler, "warm-up")
         warm_up.result.connect(self._warmed_up)
@@ -152,6 +183,50 @@ class MainWindow(QMainWindow):
             self.server.toggle_server()
 
     # ------------------------------------------------------------------ layout
+    def _size_for_screen(self, screen: QScreen | None) -> None:
+        """The first size and place: fitted to ``screen`` and centred on it, so a laptop's
+        status bar does not start off-screen."""
+        if screen is None:
+            self.resize(PREFERRED_SIZE)
+            return
+        area = screen.availableGeometry()
+        size = default_size(area.size())
+        self.resize(size)
+        # The frame is not known before the window manager adds it: centred with room
+        # for it (``move`` places the frame's corner), its title bar stays on the screen.
+        spare = area.size() - size - FRAME_ALLOWANCE
+        self.move(area.x() + max(0, spare.width() // 2), area.y() + max(0, spare.height() // 2))
+
+    def _build_central(self) -> QWidget:
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        # Chinese chosen on a computer without a Chinese font: said above everything, in
+        # English (Chinese would be boxes), with what to install.
+        self.font_banner = QLabel(font_warning(self.context.settings.language))
+        self.font_banner.setObjectName("Banner")
+        self.font_banner.setWordWrap(True)
+        self.font_banner.setContentsMargins(12, 6, 12, 6)
+        self.font_banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.font_banner.setVisible(bool(self.font_banner.text()))
+        column.addWidget(self.font_banner)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self._build_nav())
+        row.addWidget(self.stack, 1)
+        column.addLayout(row, 1)
+        return central
+
+    def _watch_disk(self) -> DiskWatch:
+        """What the CLI (or another process) changes on disk shows here without a restart."""
+        disk = DiskWatch(self.context.paths.data_dir, self.context.paths.database, self)
+        disk.models_changed.connect(self.models.refresh)
+        disk.keys_changed.connect(self.server.keys_changed_on_disk)
+        disk.documents_changed.connect(self.documents.changed_on_disk)
+        return disk
+
     def _build_nav(self) -> QWidget:
         nav = QWidget()
         nav.setObjectName("NavBar")
@@ -263,6 +338,18 @@ class MainWindow(QMainWindow):
             return None
         return model_context(self.context.resolver, ref)
 
+    def trained_context(self, ref: str) -> int | None:
+        """The longest context model ``ref`` was trained for, from its GGUF header (None:
+        not known yet, or not a local file)."""
+        if not self.context.resolver_built:
+            return None
+        resolver = self.context.resolver
+        try:
+            length = resolver.info(resolver.locate(ref)[0]).context_length
+        except (EdgeDeskError, OSError, ValueError):
+            return None
+        return length if length > 0 else None
+
     def _warmed_up(self, _key: str, _scheduler: object) -> None:
         if self.chat.current is not None:
             self.chat.header.show_chat(self.chat.current)  # its Think switch, now known
@@ -310,8 +397,69 @@ class MainWindow(QMainWindow):
             return None
         dialog = FirstRunDialog(self.models, data_dir, self.context.hardware, self)
         dialog.ready.connect(self.use_model)
-        dialog.open()
+        self.first_run = dialog
+        # Opened once the window is on screen: opened before the window manager mapped
+        # the window, the welcome could end up under it, never seen (issue 37, item 13).
+        if self._exposed():
+            self._open_first_run()
+        else:
+            self._first_run_waits = True
+            if self.windowHandle() is not None:
+                self.windowHandle().installEventFilter(self)
         return dialog
+
+    def _exposed(self) -> bool:
+        handle = self.windowHandle()
+        return self.isVisible() and handle is not None and handle.isExposed()
+
+    def _open_first_run(self) -> None:
+        self._first_run_waits = False
+        dialog = self.first_run
+        if dialog is not None and not dialog.isVisible():
+            dialog.open()
+            dialog.raise_()
+            dialog.activateWindow()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """A welcome waiting for the window hears when the window is on screen."""
+        super().showEvent(event)
+        if self._first_run_waits and self.windowHandle() is not None:
+            self.windowHandle().removeEventFilter(self)
+            self.windowHandle().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Open a waiting welcome once the window is exposed (mapped and drawn)."""
+        if self._first_run_waits and event.type() == QEvent.Type.Expose and self._exposed():
+            watched.removeEventFilter(self)
+            QTimer.singleShot(0, self._open_first_run)  # after this expose is painted
+        return super().eventFilter(watched, event)
+
+    def start_dialogs(self) -> FirstRunDialog | None:
+        """At start: first-run setup when nothing is installed, then the key backup offer.
+
+        Returns the first-run dialog when it opened (the offer waits for it to close).
+        """
+        setup = self.maybe_first_run()
+        if setup is None:
+            self.offer_key_backup()
+        else:
+            setup.finished.connect(lambda _result: self.offer_key_backup())
+        return setup
+
+    def offer_key_backup(self) -> KeyBackupDialog | None:
+        """Offer backing up the database key if this key was never offered (once per key)."""
+        try:
+            self.key_backup = offer_key_backup(self.context.at_rest, self)
+        except EdgeDeskError as exc:  # an unreadable key file: the offer waits
+            self.say(error_text(exc))
+            return None
+        return self.key_backup
+
+    def show_key_backup(self, parent: QWidget | None = None) -> KeyBackupDialog:
+        """The key backup dialog, asked for in Settings."""
+        self.key_backup = key_backup_dialog(self.context.at_rest, parent or self)
+        self.key_backup.open()
+        return self.key_backup
 
     def _new_chat(self) -> None:
         self.show_page("chat")
@@ -326,6 +474,8 @@ class MainWindow(QMainWindow):
             encryption=self.context.at_rest.status(),
         )
         dialog.accepted.connect(lambda: self.apply_settings(dialog))
+        if dialog.encryption is not None:
+            dialog.encryption.backup_button.clicked.connect(lambda: self.show_key_backup(dialog))
         context = self.context
         report = TaskWorker(lambda: doctor_report(context), "hardware")  # worded there
         report.result.connect(dialog.hardware.show_report)
@@ -351,8 +501,25 @@ class MainWindow(QMainWindow):
         if switch is not None and wanted is not None:
             # The migration copies the whole database: on a worker, behind a progress box.
             self.encryption_switch = start_switch(
-                self.context, self.pool, wanted, switch.passphrase.text(), self
+                self.context,
+                self.pool,
+                wanted,
+                switch.passphrase.text(),
+                self,
+                follow=self._follow_switch,
             )
+
+    def _follow_switch(self, progress: SwitchProgress) -> None:
+        # The switch closes and replaces the database file: the disk watch would re-list
+        # collections through a closed connection meanwhile, so it waits for the end.
+        self.disk.hold()
+
+        def ended(made: bool) -> None:
+            self.disk.release()
+            if made:  # a new key in the OS keyring: offered for backup once, as it turns on
+                self.offer_key_backup()
+
+        progress.finished_with.connect(ended)
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
@@ -361,6 +528,7 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self._status_timer.stop()
+        self.disk.stop()  # no re-listing from a database about to close
         self.context.housekeeping.stop()  # a rescan in progress is cancelled
         self.chat.shutdown()
         self.documents.shutdown()

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop.chat.conversation import Turn
 from desktop.chat.grounding import was_cited
 from desktop.ui.answer_footer import footer_text
 from desktop.ui.chat_attach import AttachmentRow
+from desktop.ui.clipboard import copy_text
 from desktop.ui.grounding import CitationRow
 from desktop.ui.look import icon
 from desktop.ui.markdown_render import COPY_SCHEME, MarkdownRenderer, code_blocks
@@ -242,10 +243,10 @@ class MessageWidget(QFrame):
             self.citations.show_citations(turn.citations, cited=was_cited(turn))
 
     def _copy(self) -> None:
-        QGuiApplication.clipboard().setText(self._turn.content)
+        copy_text(self._turn.content, self.copy_button)
 
     def _copy_code(self) -> None:
-        QGuiApplication.clipboard().setText("\n\n".join(self._renderer.code))
+        copy_text("\n\n".join(self._renderer.code), self.copy_code_button)
 
     def _link(self, url: str) -> None:
         # Only our own copy:N links do something; a model's links never open (no network).
@@ -254,7 +255,7 @@ class MessageWidget(QFrame):
         blocks = self._renderer.code  # numbered as shown
         number = url.removeprefix(COPY_SCHEME)
         if number.isdigit() and int(number) < len(blocks):
-            QGuiApplication.clipboard().setText(blocks[int(number)])
+            copy_text(blocks[int(number)], self.body, QCursor.pos())
 
 
 def tools_text(turn: Turn) -> str:

@@ -9,21 +9,27 @@ downloads it first (the Documents screen does that through the Models screen).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
+    QFileDialog,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.app import DEFAULT_EMBEDDING_MODEL, AppContext
-from desktop.errors import EdgeDeskError, ModelNotFound
+from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
+from desktop.ui.error_text import error_text
 from desktop.ui.qmodels import human_size
 from desktop.ui.text_fit import TextFitDialog
 
@@ -74,11 +80,38 @@ def embedding_choices(context: AppContext) -> list[EmbeddingChoice]:
     return [*here.values(), *([later] if later else []), *missing.values()]
 
 
-class NewCollectionDialog(TextFitDialog):
-    """Ask for a collection's name and embedding model; ``choice()`` after it is accepted."""
+def embedding_importer(context: AppContext) -> Callable[[Path], EmbeddingChoice]:
+    """Import a GGUF from disk as ``edgedesk models import`` does (blocking: it is
+    hashed), refusing a model that is not an embedding model; its choice."""
 
-    def __init__(self, choices: list[EmbeddingChoice], parent: QWidget | None = None) -> None:
+    def import_embedding(path: Path) -> EmbeddingChoice:
+        from desktop.ui.model_listing import imported_row
+
+        row = imported_row(context, path)
+        if row.kind != "embedding":
+            raise InvalidRequest(
+                f"{path.name} is a {row.kind} model, not an embedding model; it was "
+                "imported for chats, pick an embedding model for a collection"
+            )
+        return EmbeddingChoice(row.id, row.id, True)
+
+    return import_embedding
+
+
+class NewCollectionDialog(TextFitDialog):
+    """Ask for a collection's name and embedding model; ``choice()`` after it is accepted.
+
+    With an ``importer``, a GGUF on disk can be imported from here as the model."""
+
+    def __init__(
+        self,
+        choices: list[EmbeddingChoice],
+        parent: QWidget | None = None,
+        *,
+        importer: Callable[[Path], EmbeddingChoice] | None = None,
+    ) -> None:
         super().__init__(parent)
+        self._importer = importer
         self.setWindowTitle(self.tr("New collection"))
         self.setMinimumWidth(460)
         layout = QVBoxLayout(self)
@@ -103,7 +136,14 @@ class NewCollectionDialog(TextFitDialog):
             self.model.setItemData(self.model.count() - 1, choice.ref, Qt.ItemDataRole.ToolTipRole)
         self.model.currentIndexChanged.connect(self._update)
         form.addRow(self.tr("Name:"), self.name)
-        form.addRow(self.tr("Embedding model:"), self.model)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        self.import_button = QPushButton(self.tr("Import a file…"))
+        self.import_button.setToolTip(self.tr("Use an embedding model (.gguf) on this computer"))
+        self.import_button.clicked.connect(self._ask_import)
+        self.import_button.setVisible(importer is not None)
+        model_row.addWidget(self.import_button)
+        form.addRow(self.tr("Embedding model:"), model_row)
         layout.addLayout(form)
         self.note = QLabel()
         self.note.setObjectName("Muted")
@@ -116,6 +156,29 @@ class NewCollectionDialog(TextFitDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self._update()
+
+    def _ask_import(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Import an embedding model"), "", self.tr("GGUF models (*.gguf)")
+        )
+        if name:
+            self.import_file(Path(name))
+
+    def import_file(self, path: Path) -> bool:
+        """Import ``path`` as an embedding model, offer it and pick it; False (and why,
+        in the note) when it cannot be used."""
+        if self._importer is None:
+            return False
+        try:
+            choice = self._importer(path)
+        except EdgeDeskError as exc:
+            self.say(self.note, error_text(exc))
+            return False
+        if not self.select(choice.ref):
+            self.model.insertItem(0, choice.name, choice)
+            self.model.setItemData(0, choice.ref, Qt.ItemDataRole.ToolTipRole)
+            self.model.setCurrentIndex(0)
+        return True
 
     def chosen_model(self) -> EmbeddingChoice | None:
         """The embedding model picked, if any is offered."""

@@ -22,26 +22,38 @@ from desktop.chat.parameters import LIMITS, Sampling
 
 SPECIAL = -1  # the seed box's "Random" (no seed)
 AUTO = int(LIMITS["context_length"].low) - 1  # the context box's "Auto" (fitted)
-CONTEXT_STEP = 1024
+FIRST_STEP = 512  # the arrows' smallest context after Auto; then 1024, 2048, 4096, …
+CONTEXT_HIGH = int(LIMITS["context_length"].high)
+
+
+def context_steps(maximum: int) -> list[int]:
+    """The lengths the arrows step through: 512, 1024, 2048, … then ``maximum`` itself
+    (a model's trained context need not be a power of two)."""
+    steps: list[int] = []
+    length = FIRST_STEP
+    while length < maximum:
+        steps.append(length)
+        length *= 2
+    return [*steps, maximum]
 
 
 class ContextBox(QSpinBox):
-    """Context length in tokens: "Auto" below the smallest, steps of 1024 tokens."""
+    """Context length in tokens: "Auto", then 512, 1024, 2048, … up to the chat's model's
+    trained context (a typed value in between is kept; the arrows go to the next step)."""
 
     def stepBy(self, steps: int) -> None:
-        """Step to the next multiple of 1024 (from Auto, to the first one)."""
+        """Move ``steps`` places along Auto, 512, 1024, 2048, … the model's maximum."""
+        ladder = [AUTO, *context_steps(self.maximum())]
         value = self.value()
-        if value == AUTO:
-            target = CONTEXT_STEP if steps > 0 else AUTO
+        if steps > 0:
+            place = next((i for i, v in enumerate(ladder) if v > value), len(ladder)) - 1
         else:
-            target = (
-                (value // CONTEXT_STEP + steps) * CONTEXT_STEP
-                if steps > 0 or value % CONTEXT_STEP == 0
-                else (value // CONTEXT_STEP) * CONTEXT_STEP
-            )
-        self.setValue(
-            max(AUTO, min(self.maximum(), target if target >= self.minimum() + 1 else AUTO))
-        )
+            place = next((i for i, v in enumerate(ladder) if v >= value), len(ladder))
+        self.setValue(ladder[max(0, min(len(ladder) - 1, place + steps))])
+
+    def set_model_maximum(self, maximum: int | None) -> None:
+        """Cap the box at the model's trained context (None: the engine's own limit)."""
+        self.setMaximum(max(FIRST_STEP, min(maximum or CONTEXT_HIGH, CONTEXT_HIGH)))
 
 
 class ParametersPanel(QWidget):
@@ -88,7 +100,7 @@ class ParametersPanel(QWidget):
         )
         self.seed.valueChanged.connect(self._edited)
         self.context = ContextBox()
-        self.context.setRange(AUTO, int(LIMITS["context_length"].high))
+        self.context.setRange(AUTO, CONTEXT_HIGH)
         self.context.setSpecialValueText(self.tr("Auto"))
         self.context.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
         self.context.setToolTip(
@@ -150,6 +162,12 @@ class ParametersPanel(QWidget):
         self.repeat_penalty.setValue(sampling.repeat_penalty)
         self.seed.setValue(SPECIAL if sampling.seed is None else sampling.seed)
         self.context.setValue(AUTO if sampling.context_length is None else sampling.context_length)
+        self._filling = False
+
+    def set_model_maximum(self, maximum: int | None) -> None:
+        """Let the context go up to the chat model's trained context; emits nothing."""
+        self._filling = True
+        self.context.set_model_maximum(maximum)
         self._filling = False
 
     def sampling(self) -> Sampling:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,6 +27,7 @@ from desktop.resolve import looks_like_path
 from desktop.server.client_setups import KEY, MODEL, python_openai, setups, with_context
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyInfo, KeyStore
+from desktop.ui.clipboard import copy_text
 from desktop.ui.error_text import error_text
 from desktop.ui.key_scope import KeyScopeDialog, ScopeChoice
 from desktop.ui.text_fit import FitLabel
@@ -190,7 +191,7 @@ class ServerView(QWidget):
         self.address.setAccessibleName(self.tr("Server address"))
         copy = QPushButton(self.tr("Copy address"))
         copy.setAccessibleName(self.tr("Copy the server address"))
-        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.address.text()))
+        copy.clicked.connect(lambda: copy_text(self.address.text(), copy))
         self.copy_address = copy
         for widget in (self.toggle, self.status):
             row.addWidget(widget)
@@ -227,7 +228,7 @@ class ServerView(QWidget):
         self.key_field.setAccessibleName(self.tr("The new API key"))
         copy_key = QPushButton(self.tr("Copy key"))
         copy_key.setAccessibleName(self.tr("Copy the new API key"))
-        copy_key.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.key_field.text()))
+        copy_key.clicked.connect(lambda: copy_text(self.key_field.text(), copy_key))
         shown.addWidget(self.key_field, 1)
         shown.addWidget(copy_key)
         self.key_row.setVisible(False)
@@ -267,7 +268,7 @@ class ServerView(QWidget):
         self.copy_snippet = QPushButton(self.tr("Copy snippet"))
         self.copy_snippet.setAccessibleName(self.tr("Copy the code snippet"))
         self.copy_snippet.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.snippet.toPlainText())
+            lambda: copy_text(self.snippet.toPlainText(), self.copy_snippet)
         )
         pick = QHBoxLayout()
         pick.addWidget(QLabel(self.tr("Use it from")))
@@ -352,9 +353,18 @@ class ServerView(QWidget):
 
     def _append_record(self, record: AccessRecord) -> None:
         self.log.appendPlainText(log_line(record))
+        if record.key_name and self._key_store is not None:
+            self._list_keys()  # its "last used" is now: said at once, not after a restart
 
     # ------------------------------------------------------------------ keys and origins
+    def keys_changed_on_disk(self) -> None:
+        """Keys were made, revoked or used (``edgedesk keys``, a server in another
+        process): list them again, if this screen has listed them already."""
+        if self._key_store is not None:
+            self._list_keys()
+
     def _list_keys(self) -> None:
+        picked = self._selected()
         self.key_list.clear()
         self._key_infos = []
         try:
@@ -379,6 +389,8 @@ class ServerView(QWidget):
                 f"{info.name}  (…{info.hint}, {info.created})  "
                 f"{info.scope.describe()}  ·  {self.tr('last used')} {used}"
             )
+            if picked is not None and info.name == picked.name:
+                self.key_list.setCurrentRow(self.key_list.count() - 1)  # still selected
 
     def create_key(self, name: str, scope: ScopeChoice | None = None) -> str | None:
         """Make a key (limited to ``scope``) and show it once; None if refused."""

@@ -29,6 +29,7 @@ from desktop.config import (
 )
 from desktop.ui.data_location import DataLocationRow
 from desktop.ui.encryption import EncryptionSwitch
+from desktop.ui.fonts import font_warning
 from desktop.ui.hardware_panel import HardwarePanel
 from desktop.ui.text_fit import TextFitDialog
 
@@ -72,7 +73,7 @@ class SettingsDialog(TextFitDialog):
             "offline": self.tr("Network"),
             "retention_days": self.tr("Delete chats after"),
             "theme": self.tr("Theme"),
-            "language": self.tr("Language"),
+            "language": self.tr("Language (after a restart)"),
             "keep_in_tray": self.tr("Tray"),
         }
         for key, widget in self._fields.items():
@@ -80,6 +81,9 @@ class SettingsDialog(TextFitDialog):
             form.addRow(labels[key], self._locked_note(key, widget))
         note = QLabel(self.tr("Language changes apply the next time EdgeDesk starts."))
         note.setObjectName("Muted")
+        note.setWordWrap(True)
+        self.language_note = note
+        self.language.currentIndexChanged.connect(self._language_picked)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -91,6 +95,19 @@ class SettingsDialog(TextFitDialog):
         layout.addWidget(note)
         layout.addWidget(self.hardware)
         layout.addWidget(buttons)
+
+    def _language_picked(self) -> None:
+        # Said on picking, before saving: Chinese without a Chinese font shows boxes.
+        warning = font_warning(str(self.language.currentData()))
+        self.language_note.setText(
+            warning or self.tr("Language changes apply the next time EdgeDesk starts.")
+        )
+
+    def accept(self) -> None:
+        """Close and save only when the encryption change can be made as typed."""
+        if self.encryption is not None and self.encryption.problem() is not None:
+            return  # e.g. a new passphrase typed differently twice: said beside it
+        super().accept()
 
     def _build_fields(self, settings: Settings) -> None:
         self.keep_alive = QSpinBox()

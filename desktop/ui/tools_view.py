@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from desktop.errors import EdgeDeskError
 from desktop.tools.toolbox import ServerState
 from desktop.ui.error_text import error_text
+from desktop.ui.tool_server_form import PasteServers, ServerForm
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 if TYPE_CHECKING:
@@ -65,21 +66,47 @@ class ToolsView(QWidget):
             self.tr("Forget the selected 'Always for this tool' answer: its next call asks again")
         )
         self.forget_button.clicked.connect(self.forget_selected)
+        self.add_button = QPushButton(self.tr("Add server…"))
+        self.add_button.clicked.connect(self.open_form)
+        self.paste_button = QPushButton(self.tr("Paste mcp.json…"))
+        self.paste_button.clicked.connect(self.open_paste)
+        self.form: ServerForm | None = None  # the open "Add a tool server" dialog
+        self.paste: PasteServers | None = None  # the open "Paste an mcp.json" dialog
+        row.addWidget(self.add_button)
+        row.addWidget(self.paste_button)
         row.addWidget(self.test_button)
         row.addWidget(self.reload_button)
         row.addWidget(self.forget_button)
         row.addStretch(1)
         layout.addLayout(row)
-        hint = QLabel(
-            self.tr(
-                "Add servers with 'edgedesk tools add NAME -- COMMAND…' or "
-                "'edgedesk tools add NAME URL' (or paste an mcp.json)."
+        self.reload()
+
+    def open_form(self) -> ServerForm:
+        """Open the form that adds one server (a command or a URL)."""
+        form = ServerForm(self._context.tool_servers, self)
+        form.added.connect(self._added)
+        form.finished.connect(form.deleteLater)
+        self.form = form
+        form.open()
+        return form
+
+    def open_paste(self) -> PasteServers:
+        """Open the box an ``mcp.json`` is pasted into."""
+        paste = PasteServers(self._context.tool_servers, self)
+        paste.added.connect(self._added)
+        paste.finished.connect(paste.deleteLater)
+        self.paste = paste
+        paste.open()
+        return paste
+
+    def _added(self, names: object) -> None:
+        listed = names if isinstance(names, list) else [names]
+        self.reload()
+        self.note.setText(
+            self.tr("Added {names}. Start and list tools to try them.").format(
+                names=", ".join(str(n) for n in listed)
             )
         )
-        hint.setWordWrap(True)
-        hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(hint)
-        self.reload()
 
     def reload(self) -> None:
         """List the servers as configured, without starting any."""
@@ -90,9 +117,13 @@ class ToolsView(QWidget):
             self.note.setText(error_text(exc))
 
     def test_servers(self) -> None:
-        """Start every allowed server on a worker and show the tools each offers."""
+        """Start every allowed server on a worker and show the tools each offers; a server
+        that failed a moment ago is tried again now (the user may have fixed it)."""
         self.test_button.setEnabled(False)
-        worker = TaskWorker(lambda: self._context.toolbox.states(start=True), "tools")
+        toolbox = self._context.toolbox
+        for config in toolbox.servers.all():
+            toolbox.clients.retry(config.name)
+        worker = TaskWorker(lambda: toolbox.states(start=True), "tools")
         worker.result.connect(self._tested)
         worker.failed.connect(self._failed)
         self._pool.start(worker)
@@ -105,6 +136,22 @@ class ToolsView(QWidget):
     def _failed(self, _key: str, message: str) -> None:
         self.test_button.setEnabled(True)
         self.note.setText(message)
+
+    def _add_log_tail(self, item: QTreeWidgetItem, name: str) -> None:
+        """Under a server that failed: the last lines it wrote, and where its log is."""
+        clients = self._context.toolbox.clients
+        path = clients.log_path(name)
+        tail = clients.log_tail(name)
+        if path is None:
+            return
+        where = QTreeWidgetItem(
+            [self.tr("Its log"), "", str(path) if tail else self.tr("(nothing written)")]
+        )
+        item.addChild(where)
+        for line in tail.splitlines():
+            child = QTreeWidgetItem(["", "", line])
+            child.setToolTip(2, line)
+            where.addChild(child)
 
     def forget_selected(self) -> None:
         """Forget the selected "Always" answer (the next call of that tool asks again)."""
@@ -138,6 +185,8 @@ class ToolsView(QWidget):
                 text = self.tr("allowed")
             item = QTreeWidgetItem([state.config.name, text, state.config.target])
             item.setToolTip(1, text)
+            if state.error is not None:
+                self._add_log_tail(item, state.config.name)
             for tool in state.tools:
                 item.addChild(QTreeWidgetItem([tool.name, "", tool.description]))
             self.tree.addTopLevelItem(item)
@@ -165,5 +214,5 @@ class ToolsView(QWidget):
         if not policy.allow_user:
             notes.append(self.tr("Only the tool servers your organization lists may run."))
         if not states:
-            notes.append(self.tr("No tool servers yet."))
+            notes.append(self.tr("No tool servers yet: Add server… or Paste mcp.json… adds one."))
         self.note.setText(" ".join(notes))

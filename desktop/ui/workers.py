@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
@@ -20,10 +20,9 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from desktop.catalog.cancel import CancelEvent
 from desktop.chat.conversation import ToolStep
 from desktop.chat.grounding import EmbeddingModelMissing
-from desktop.chat.session import ChatCore, Decision, PendingTurn
-from desktop.engine.types import Chunk, ToolCall
+from desktop.chat.session import ApprovalBatch, ChatCore, Decision, PendingTurn
+from desktop.engine.types import Chunk
 from desktop.errors import Cancelled, EdgeDeskError
-from desktop.tools.types import ToolSpec
 from desktop.ui.error_text import error_text
 
 # Coalesce streamed tokens into one signal per interval: a fast model yields thousands
@@ -34,16 +33,15 @@ WORKER_NICE = 5
 
 @dataclass
 class ApprovalRequest:
-    """A tool call waiting for the user: the worker blocks until ``answer`` is called."""
+    """A round's tool calls waiting for the user: the worker blocks until ``answer``."""
 
-    spec: ToolSpec
-    call: ToolCall
-    decision: Decision = "deny"
+    batch: ApprovalBatch
+    decisions: list[Decision] = field(default_factory=list)
     answered: threading.Event = field(default_factory=threading.Event)
 
-    def answer(self, decision: Decision) -> None:
-        """The user's choice (window's thread); wakes the waiting worker."""
-        self.decision = decision
+    def answer(self, decisions: Sequence[Decision]) -> None:
+        """The user's choice per ask (window's thread); wakes the waiting worker."""
+        self.decisions = list(decisions)
         self.answered.set()
 
 
@@ -142,7 +140,7 @@ class GenerationWorker(Worker):
                 self._on_chunk,
                 self.stop_event,
                 on_sources=self.prepared.emit,
-                approve=self._approve,
+                approve_all=self._approve,
                 on_step=self._on_step,
             )
         except EmbeddingModelMissing as exc:
@@ -156,14 +154,14 @@ class GenerationWorker(Worker):
         self._flush()
         self.finished_chunk.emit(final)
 
-    def _approve(self, spec: ToolSpec, call: ToolCall) -> Decision:
-        """Ask the window and wait (Stop counts as Deny)."""
-        request = ApprovalRequest(spec, call)
+    def _approve(self, batch: ApprovalBatch) -> list[Decision]:
+        """Ask the window about the round's calls and wait (Stop denies them all)."""
+        request = ApprovalRequest(batch)
         self.approval_needed.emit(request)
         while not request.answered.wait(0.1):
             if self.stop_event.is_set():
-                return "deny"
-        return request.decision
+                return ["deny"] * len(batch.asks)
+        return request.decisions
 
     def _on_step(self, step: ToolStep) -> None:
         self._flush()  # the round's words reach the window before the round itself

@@ -41,6 +41,12 @@ its prompt cache on disk, llama-server at its defaults keeps nothing); and, unle
 ``--no-rewrite``, a code-rewrite task's tokens/s with prompt-lookup drafting ÷ without
 (≥ 1.5) on EdgeDesk's engine (``--rewrite-only``: just that, ``--rounds`` alternating runs). Absolute figures depend on the machine and what else runs
 on it: compare the ratios.
+
+``--protection`` (EdgeDesk only) measures what protecting the prompt cache costs: three
+EdgeDesk servers in the same run, interleaved alike: ``edgedesk`` (plaintext database,
+plaintext prompt cache), ``sealed`` (database encrypted with a passphrase, prompt cache
+sealed with AES-GCM under a key derived from it) and ``memory`` (encrypted, the disk
+prompt cache off: ``engine.prompt_cache_disk_mb = 0``).
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ from tests.benchmarks.bench_vs_llama_server import (
     edgedesk_server,
     gemma_file,
     llama_server,
+    peak_rss_bytes,
     peer_binary,
 )
 
@@ -100,7 +107,8 @@ SHORT = {"system_tokens": 2000, "turns": 3, "tools": 6}
 TARGETS = {"total": 0.5, "follow_up": 0.25, "restart": 0.25, "rewrite": 1.5}
 ANSWER_TOKENS = 16  # time to first token is the point; answers stay short on both
 
-Server = Callable[[Path], AbstractContextManager[tuple[str, str]]]
+# A server start: its work folder, and a dict that gets its process id ("pid").
+Server = Callable[[Path, dict[str, int]], AbstractContextManager[tuple[str, str]]]
 
 
 @dataclass
@@ -336,10 +344,13 @@ def warm(url: str, model: str) -> float:
     return time.perf_counter() - started
 
 
-def replay(starts: dict[str, Server], work: Path, shape: Shape) -> dict[str, dict[str, Replay]]:
+def replay(
+    starts: dict[str, Server], work: Path, shape: Shape, peaks: dict[str, int] | None = None
+) -> dict[str, dict[str, Replay]]:
     """Both conversations on every server, interleaved request by request (the servers
     take turns, the first one alternating), then the next turn of each after a restart of
     every server on its own data folder (each start warmed with a one-token request).
+    ``peaks`` gets each server's peak resident memory over the turns before the restart.
 
     Interleaving keeps the comparison fair on a shared machine: a burst of other work
     slows both sides alike instead of whichever happened to run then.
@@ -350,8 +361,12 @@ def replay(starts: dict[str, Server], work: Path, shape: Shape) -> dict[str, dic
     def each(turn: int) -> list[str]:
         return order if turn % 2 else order[::-1]
 
+    pids: dict[str, dict[str, int]] = {name: {} for name in starts}
     with contextlib.ExitStack() as stack:
-        up = {name: stack.enter_context(start(work / name)) for name, start in starts.items()}
+        up = {
+            name: stack.enter_context(start(work / name, pids[name]))
+            for name, start in starts.items()
+        }
         for name, (url, model) in up.items():
             print(f"  {name} warm-up {warm(url, model):.2f} s", flush=True)
         for turn in range(1, shape.turns + 1):
@@ -364,8 +379,13 @@ def replay(starts: dict[str, Server], work: Path, shape: Shape) -> dict[str, dic
                         f"{_brief(out[name][conversation].turns[-1])}",
                         flush=True,
                     )
+        for name, pid in pids.items():
+            peak = peak_rss_bytes(pid["pid"]) if "pid" in pid else 0
+            print(f"  {name} peak resident memory {peak / 2**20:.0f} MiB", flush=True)
+            if peaks is not None:
+                peaks[name] = peak
     with contextlib.ExitStack() as stack:  # what a restart keeps
-        up = {name: stack.enter_context(start(work / name)) for name, start in starts.items()}
+        up = {name: stack.enter_context(start(work / name, {})) for name, start in starts.items()}
         for name, (url, model) in up.items():
             print(f"  {name} warm-up after restart {warm(url, model):.2f} s", flush=True)
         for conversation, make in (("claude-code", shape.claude), ("codex", shape.codex)):
@@ -493,7 +513,7 @@ def report(results: dict[str, dict[str, Replay]], shape: Shape) -> list[str]:
             lines.append(
                 f"  {'':<12} cached  " + " ".join(f"{t.cached_tokens:7d}" for t in side.turns)
             )
-        if len(sides) == 2 and sides["llama-server"].total_s:
+        if "llama-server" in sides and "edgedesk" in sides and sides["llama-server"].total_s:
             ratio = sides["edgedesk"].total_s / sides["llama-server"].total_s
             lines.append(
                 f"  total time EdgeDesk / llama-server: {_verdict(ratio, TARGETS['total'])}"
@@ -528,21 +548,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rewrite task rounds")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE")
     parser.add_argument("--only", choices=["llama-server", "edgedesk"], default=None)
+    parser.add_argument(
+        "--protection",
+        action="store_true",
+        help="EdgeDesk plaintext vs sealed prompt cache vs memory only (no llama-server)",
+    )
     args = parser.parse_args(argv)
     shape = Shape(**SHORT) if args.short else Shape(args.turns, args.system_tokens, args.tools)
     model = gemma_file()
     work = Path(tempfile.mkdtemp(prefix="edgedesk-agent-replay-"))
     starts: dict[str, Server] = {}
+    peaks: dict[str, int] = {}
     peer = None
     try:
+        if args.protection:
+            args.only, args.no_rewrite = "edgedesk", True
+            starts.update(protection_starts(model))
         if args.only != "edgedesk" and not args.rewrite_only:
             peer = peer_binary(args.llama_server, work / "peer")
             binary = peer.path
             print(f"llama-server: {peer.describe()}", flush=True)
-            starts["llama-server"] = lambda w: llama_server(binary, model, _fresh(w), slots=None)
-        if args.only != "llama-server" and not args.rewrite_only:
-            starts["edgedesk"] = lambda w: edgedesk_server(model, _made(w), Path.cwd())
-        results = replay(starts, work, shape) if starts else {}
+            starts["llama-server"] = lambda w, pids: llama_server(
+                binary, model, _fresh(w), slots=None, pids=pids
+            )
+        if args.only != "llama-server" and not args.rewrite_only and not args.protection:
+            starts["edgedesk"] = lambda w, pids: edgedesk_server(model, _made(w), Path.cwd(), pids)
+        results = replay(starts, work, shape, peaks) if starts else {}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
@@ -553,6 +584,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     if results:
         print("\n".join(report(results, shape)))
+    if peaks:
+        print(
+            "peak resident memory: "
+            + ", ".join(f"{name} {peak / 2**20:.0f} MiB" for name, peak in peaks.items())
+            + (
+                f"; EdgeDesk / llama-server {peaks['edgedesk'] / peaks['llama-server']:.2f}"
+                if peaks.get("llama-server") and "edgedesk" in peaks
+                else ""
+            )
+        )
     rewrite = {} if args.no_rewrite or args.short else rewrite_speed(model, args.rounds)
     if rewrite:
         print(
@@ -575,11 +616,33 @@ def main(argv: list[str] | None = None) -> int:
                         s: {c: asdict(r) for c, r in v.items()} for s, v in results.items()
                     },
                     "rewrite": rewrite,
+                    "peak_rss_bytes": peaks,
                 },
                 indent=2,
             )
         )
     return 0
+
+
+def protection_starts(model: Path) -> dict[str, Server]:
+    """EdgeDesk three ways: a plaintext install, an encrypted one (its prompt cache sealed)
+    and an encrypted one keeping conversations in memory only (no disk prompt cache)."""
+    # A passphrase, never a keyring entry of the machine's: a new install encrypts with it.
+    sealed = {
+        "EDGEDESK_PASSPHRASE": "agent replay benchmark",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+
+    def memory_only(work: Path, pids: dict[str, int]) -> AbstractContextManager[tuple[str, str]]:
+        config = _made(work / "home" / "config")
+        (config / "settings.toml").write_text("[engine]\nprompt_cache_disk_mb = 0\n")
+        return edgedesk_server(model, _made(work), Path.cwd(), pids, sealed)
+
+    return {
+        "edgedesk": lambda w, pids: edgedesk_server(model, _made(w), Path.cwd(), pids),
+        "sealed": lambda w, pids: edgedesk_server(model, _made(w), Path.cwd(), pids, sealed),
+        "memory": memory_only,
+    }
 
 
 def _made(path: Path) -> Path:

@@ -162,7 +162,7 @@ def run(folder: Path, messages: int, chunks: int, dim: int, repeat: int) -> None
     vector = np.random.default_rng(3).standard_normal(dim).astype(np.float32)
     vector /= np.linalg.norm(vector)
 
-    def embed(_m: str, _t: Sequence[str]) -> list[list[float]]:
+    def embed(_m: str, _t: Sequence[str], _c: object) -> list[list[float]]:
         return [vector.tolist()]
 
     searchers = {k: Searcher(db, embed) for k, db in bases.items()}

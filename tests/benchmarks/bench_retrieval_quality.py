@@ -86,7 +86,7 @@ class Evaluation:
             with self.database.lock:
                 ids = keyword_ranking(self.database, [1], question, DEPTH)
             return self.doc_of(ids)
-        vector = self.searcher.embed(MODEL_NAME, [question])[0]
+        vector = self.searcher.embed(MODEL_NAME, [question], None)[0]
         return self.doc_of(self.searcher.vectors.ranking(1, vector, DEPTH))
 
     def scores(self, cases: Sequence[Case]) -> dict[str, Scores]:
@@ -112,7 +112,7 @@ def evaluation(cases: Sequence[Case], model: Path, folder: Path) -> Iterator[Eva
             database, lambda m: SchedulerEmbedder(scheduler, m), default_model=MODEL_NAME
         )
         library.add("eval", [docs])
-        searcher = Searcher(database, lambda m, texts: scheduler.embed(m, list(texts)))
+        searcher = Searcher(database, lambda m, texts, c: scheduler.embed(m, list(texts), c))
         names = {
             int(r[0]): Path(r[1]).stem
             for r in database.query(

@@ -83,11 +83,13 @@ def mcp_search(size: int, queries: int, folder: Path) -> list[float]:
     stored /= np.linalg.norm(stored, axis=1, keepdims=True)
     database = _database(size, dim, folder, stored, rng)
     qrng = random.Random(7)
-    searcher = Searcher(database, lambda _m, _t: [_unit(qrng, dim)])
+    searcher = Searcher(database, lambda _m, _t, _c: [_unit(qrng, dim)])
     info = CollectionInfo("bench", "synthetic", dim, ("bench",), 1, size, ())
     tools = DocumentTools(
         DocumentAccess(
-            lambda q, cols, k: searcher.search(q, list(cols), k=k), searcher.fetch, lambda: [info]
+            lambda q, cols, k, c: searcher.search(q, list(cols), k=k, cancel=c),
+            searcher.fetch,
+            lambda: [info],
         )
     )
     settings = ServerSettings(require_key=False).model_copy(update={"port": 0})

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from desktop.bench_client import percentile
 from tests.benchmarks.llama_server_peer import (
@@ -75,6 +76,7 @@ class Side:
     first_turn_ttft_s: float = 0.0
     follow_up_ttft_s: float = 0.0
     errors: int = 0
+    peak_rss_bytes: int = 0  # the server's peak resident memory over the whole run
     details: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -113,10 +115,15 @@ def peer_binary(explicit: str | None, work: Path) -> Candidate:
 
 @contextmanager
 def llama_server(
-    binary: Path, model: Path, work: Path, slots: int | None = 4
+    binary: Path,
+    model: Path,
+    work: Path,
+    slots: int | None = 4,
+    pids: dict[str, int] | None = None,
 ) -> Iterator[tuple[str, str]]:
     """llama-server at its defaults with ``slots`` slots (None: not set, its own default:
-    as many as it picks, one unified KV cache); yields (base URL, model name)."""
+    as many as it picks, one unified KV cache); yields (base URL, model name). Its
+    process id goes into ``pids["pid"]``, for ``peak_rss_bytes``."""
     port = free_port()
     links = work / "libs"
     links.mkdir()
@@ -124,17 +131,31 @@ def llama_server(
     cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["-np", str(slots)] if slots is not None else []
     with running(cmd, env=env, log=work / "llama-server.log", grace_s=20) as proc:
+        if pids is not None:
+            pids["pid"] = proc.pid
         url = f"http://127.0.0.1:{port}"
         wait_answering(f"{url}/v1/models", proc, timeout=READY_TIMEOUT_S)
         yield url, model.stem
 
 
 @contextmanager
-def edgedesk_server(model: Path, work: Path, src: Path) -> Iterator[tuple[str, str]]:
+def edgedesk_server(
+    model: Path,
+    work: Path,
+    src: Path,
+    pids: dict[str, int] | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> Iterator[tuple[str, str]]:
     """`edgedesk serve --model` at its defaults (own EDGEDESK_HOME), run from the checkout
-    ``src`` (its ``desktop`` package); yields (URL, model id)."""
+    ``src`` (its ``desktop`` package), with ``extra_env`` set; yields (URL, model id). Its
+    process id goes into ``pids["pid"]``, for ``peak_rss_bytes``."""
     port = free_port()
-    env = {**os.environ, "EDGEDESK_HOME": str(work / "home"), "EDGEDESK_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "EDGEDESK_HOME": str(work / "home"),
+        "EDGEDESK_OFFLINE": "1",
+        **(extra_env or {}),
+    }
     cmd = [
         sys.executable,
         "-m",
@@ -147,9 +168,36 @@ def edgedesk_server(model: Path, work: Path, src: Path) -> Iterator[tuple[str, s
         "--no-auth",
     ]
     with running(cmd, env=env, log=work / "edgedesk.log", cwd=src, grace_s=20) as proc:
+        if pids is not None:
+            pids["pid"] = proc.pid
         url = f"http://127.0.0.1:{port}"
         wait_answering(f"{url}/v1/models", proc, timeout=READY_TIMEOUT_S)
         yield url, model.name.removesuffix(".gguf")
+
+
+def peak_rss_bytes(pid: int) -> int:
+    """Peak resident memory of process ``pid`` and its children since they started
+    (Linux ``VmHWM``, summed: an upper bound when their peaks came at different times;
+    elsewhere their resident memory now); 0 when it is gone."""
+    try:
+        parent = psutil.Process(pid)
+        family = [parent, *parent.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    total = 0
+    for proc in family:
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+        except OSError:
+            try:
+                total += proc.memory_info().rss
+            except psutil.Error:
+                pass
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                total += int(line.split()[1]) * 1024
+    return total
 
 
 async def _chat(
@@ -314,15 +362,18 @@ def measure(
     median over rounds. On a machine whose load drifts, the servers then see the same
     minutes, instead of one of them getting a quiet stretch and the other a busy one.
     """
+    pids: dict[str, dict[str, int]] = {name: {} for name in servers}
     if rounds <= 1:
         for name, start in servers.items():
-            with start(work / name) as (url, model):
+            with start(work / name, pids[name]) as (url, model):
                 asyncio.run(concurrency(Side("warm-up"), url, model, 1, 8))
                 _scenarios(sides[name], url, model, clients, tokens)
+                _record_peak(sides[name], pids[name])
         return
     with ExitStack() as stack:
         ups: dict[str, tuple[str, str]] = {
-            name: stack.enter_context(start(work / name)) for name, start in servers.items()
+            name: stack.enter_context(start(work / name, pids[name]))
+            for name, start in servers.items()
         }
         trials: dict[str, list[Side]] = {name: [] for name in servers}
         for url, model in ups.values():
@@ -335,6 +386,15 @@ def measure(
                 trials[name].append(trial)
         for name, done in trials.items():
             _median_into(sides[name], done)
+            _record_peak(sides[name], pids[name])
+
+
+def _record_peak(side: Side, pids: dict[str, int]) -> None:
+    """Note the server's peak resident memory so far (before it is stopped)."""
+    side.peak_rss_bytes = peak_rss_bytes(pids["pid"]) if "pid" in pids else 0
+    print(
+        f"{side.name:>12}: peak resident memory {side.peak_rss_bytes / 2**20:.0f} MiB", flush=True
+    )
 
 
 def _scenarios(side: Side, url: str, model: str, clients: list[int], tokens: int) -> None:
@@ -430,6 +490,14 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
             for o in ours
         ],
     )
+    line(
+        "peak resident memory (MiB)",
+        f"{ref.peak_rss_bytes / 2**20:.0f}",
+        [
+            (f"{o.peak_rss_bytes / 2**20:.0f}", ratio(ref.peak_rss_bytes, o.peak_rss_bytes))
+            for o in ours
+        ],
+    )
     line("errors", str(ref.errors), [(str(o.errors), "") for o in ours])
     return "\n".join(rows)
 
@@ -477,7 +545,9 @@ def main(argv: list[str] | None = None) -> int:
             sides["llama-server"].details.update(
                 binary=str(binary.path), origin=binary.origin, build=binary.build
             )
-            servers["llama-server"] = lambda w: llama_server(binary.path, model, _mk(w))
+            servers["llama-server"] = lambda w, pids: llama_server(
+                binary.path, model, _mk(w), pids=pids
+            )
         if args.only != "llama-server":
             for label, src in checkouts:
                 servers[label] = functools.partial(_edgedesk_at, model, Path(src).resolve())
@@ -503,8 +573,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _edgedesk_at(model: Path, src: Path, work: Path) -> Any:
-    return edgedesk_server(model, _mk(work), src)
+def _edgedesk_at(model: Path, src: Path, work: Path, pids: dict[str, int]) -> Any:
+    return edgedesk_server(model, _mk(work), src, pids)
 
 
 def _mk(path: Path) -> Path:

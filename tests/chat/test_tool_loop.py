@@ -326,3 +326,39 @@ def test_required_approval_never_remembers_always(tmp_path: Path, clients: McpCl
     )
     assert [name for name, _ in asked.seen] == ["add", "divide"]  # both asked
     assert approvals.all() == [("calc", "divide")]  # "always" under the policy: not kept
+
+
+def test_identical_calls_of_a_round_are_asked_and_run_once(
+    context: AppContext, tmp_path: Path, clients: McpClients
+) -> None:
+    toolbox = _toolbox(tmp_path, clients)
+    storm = " ".join([_call("add", a=1, b=1)] * 5 + [_call("add", b=1, a=1)])
+    core = ChatCore(Scripted(storm, "2."), tools=toolbox)
+    asked = Asked("once")  # the terminal's one-by-one approver: one question
+    turn = core.run(core.ask(Conversation(model="any"), "add"), approve=asked)
+    assert len(asked.seen) == 1
+    [step] = turn.tool_steps
+    assert [r.text for r in step.results] == ["2"] * 6
+    assert [r.call_id for r in step.results] == [c.id for c in step.calls]
+    assert len(toolbox.audit.entries()) == 1
+
+
+def test_a_batch_approver_gets_the_round_with_its_step_limit(
+    context: AppContext, tmp_path: Path, clients: McpClients
+) -> None:
+    from desktop.chat.session import ApprovalBatch
+
+    toolbox = _toolbox(tmp_path, clients)
+    engine = Scripted(_call("add", a=1, b=1) + _call("divide", a=8, b=2), "ok")
+    batches: list[ApprovalBatch] = []
+
+    def choose(batch: ApprovalBatch) -> list[Decision]:
+        batches.append(batch)
+        return ["once", "deny"]
+
+    core = ChatCore(engine, tools=toolbox, max_tool_steps=3)
+    turn = core.run(core.ask(Conversation(model="any"), "x"), approve_all=choose)
+    [batch] = batches
+    assert [a.spec.name for a in batch.asks] == ["add", "divide"]
+    assert (batch.step, batch.max_steps, batch.always_offered) == (1, 3, True)
+    assert [r.status for r in turn.tool_steps[0].results] == ["ok", "denied"]

@@ -136,3 +136,43 @@ def test_chats_list_export_rm(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     capsys.readouterr()
     assert main(["chats", "list"]) == 0
     assert "no saved conversations" in capsys.readouterr().out
+
+
+def test_a_6kb_question_with_context_4096_answers_on_minilm(tmp_path: Path) -> None:
+    """Settings → Context length 4096 once aborted the process on a long query to MiniLM
+    (512 trained positions): ``GGML_ASSERT(i01 >= 0 && i01 < ne01)``, exit 134. The
+    context of an embedding model now stops at its trained one, so the query is
+    windowed and answered. A subprocess: an abort would otherwise take pytest with it."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.benchmarks.bench_retrieval_quality import minilm_path
+
+    minilm = minilm_path()
+    assert minilm.exists(), f"the MiniLM test model is missing: {minilm}"
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.toml").write_text("[engine]\ncontext_length = 4096\n")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "zoo.txt").write_text("The zebra lives in the zoo.\n", encoding="utf-8")
+
+    def edgedesk(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "desktop", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            env={**os.environ, "EDGEDESK_HOME": str(home)},
+        )
+
+    added = edgedesk(
+        "docs", "add", str(docs), "--collection", "c", "--embedding-model", str(minilm)
+    )
+    assert added.returncode == 0, added.stderr
+    question = ("where does the zebra live and what does it eat there? " * 120)[:6144]
+    found = edgedesk("docs", "search", question, "--collection", "c")
+    assert found.returncode == 0, (found.returncode, found.stderr[-2000:])
+    assert "zoo.txt" in found.stdout

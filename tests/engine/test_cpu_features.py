@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 from desktop.doctor import format_report
+from desktop.engine import amx
 from desktop.engine.cpu_features import (
     as_report,
     built_features,
@@ -34,7 +36,7 @@ def test_the_compiled_side_is_read_from_llama_cpps_system_info() -> None:
 
 
 def test_an_avx512_build_on_an_avx2_only_cpu_names_what_it_lacks() -> None:
-    features = cpu_features(AVX512_BUILD, EPYC_AVX2, probe=lambda: True)
+    features = cpu_features(AVX512_BUILD, EPYC_AVX2, probe=lambda: (True, "ran"))
     assert features.amx == "absent"
     assert features.missing == [
         "AVX_VNNI",
@@ -48,13 +50,27 @@ def test_an_avx512_build_on_an_avx2_only_cpu_names_what_it_lacks() -> None:
 
 
 def test_amx_listed_but_unusable_is_told_apart_from_usable() -> None:
-    unusable = cpu_features(AVX512_BUILD, SAPPHIRE_VM, probe=lambda: False)
+    unusable = cpu_features(AVX512_BUILD, SAPPHIRE_VM, probe=lambda: (False, "faulted"))
     assert unusable.amx == "listed, not usable" and unusable.missing == ["AMX_INT8"]
-    usable = cpu_features(AVX512_BUILD, SAPPHIRE_VM, probe=lambda: True)
+    assert as_report(unusable)["amx_probe"] == "faulted"
+    usable = cpu_features(AVX512_BUILD, SAPPHIRE_VM, probe=lambda: (True, "ran"))
     assert usable.amx == "usable" and usable.missing == []
+    unknown = cpu_features(AVX512_BUILD, SAPPHIRE_VM, probe=lambda: (None, "no Python"))
+    assert unknown.amx == "listed, not checked" and unknown.missing == ["AMX_INT8"]
     probed: list[bool] = []
-    cpu_features(AVX512_BUILD, EPYC_AVX512, probe=lambda: probed.append(True) or True)
+    cpu_features(AVX512_BUILD, EPYC_AVX512, probe=lambda: (probed.append(True), (True, ""))[1])
     assert probed == []  # no amx_tile flag: nothing to try
+
+
+def test_doctor_runs_the_one_amx_probe_the_scripts_run() -> None:
+    # scripts/amx-check.sh runs desktop/engine/amx.py by its path (tests/test_install_script.py);
+    # doctor's default probe is that module's, and on a CPU that lists AMX it really runs
+    # the tile instructions: here (no AMX) Linux refuses the tile state, as it must.
+    assert inspect.signature(cpu_features).parameters["probe"].default is amx.probe
+    listed_here = cpu_features(AVX512_BUILD, SAPPHIRE_VM)
+    if "amx_tile" not in Path("/proc/cpuinfo").read_text():
+        assert listed_here.amx == "listed, not usable", listed_here
+        assert listed_here.amx_probe == "Linux refused the tile state (ARCH_REQ_XCOMP_PERM)"
 
 
 def test_doctor_prints_both_sides_and_warns_of_sigill() -> None:

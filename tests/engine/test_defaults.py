@@ -93,6 +93,16 @@ def test_settings_and_flags_override_the_defaults(tmp_path: Path, gemma_path: Pa
     assert options.prompt_cache_dir == tmp_path / "home" / "cache" / "prompt-cache"
 
 
+def test_a_sliding_window_model_keeps_only_its_window_unless_the_setting_says(
+    tmp_path: Path, gemma_path: Path
+) -> None:
+    _, options = _spec_options(tmp_path / "home", gemma_path)
+    assert options.swa_full is False  # llama-server's default: the window only
+    _, full = _spec_options(tmp_path / "home2", gemma_path, "[engine]\nswa_full_cache = true\n")
+    assert full.swa_full is True
+    assert full.estimated_bytes > 4 * options.estimated_bytes // 3
+
+
 def test_policy_caps_the_number_of_slots(tmp_path: Path, gemma_path: Path) -> None:
     _, options = _spec_options(
         tmp_path / "home", gemma_path, "[engine]\nparallel = 8\n", policy={"engine.max_parallel": 2}

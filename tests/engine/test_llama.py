@@ -12,6 +12,7 @@ from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.types import ADMITTED, GenerationParams, Message
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, TemplateMissing
+from tests.near_tie import TokenStep, assert_same_answer, steps
 
 GREEDY = GenerationParams(max_tokens=16, temperature=0.0, seed=7)
 
@@ -45,10 +46,17 @@ def test_streams_many_chunks_then_one_final_chunk(chat_engine: LlamaEngine) -> N
 
 
 def test_greedy_generation_is_deterministic(chat_engine: LlamaEngine) -> None:
-    first, _ = _answer(chat_engine, [Message("user", "the cat")])
+    params = GenerationParams(max_tokens=16, temperature=0.0, seed=7, logprobs=2)
+
+    def greedy() -> list[TokenStep]:
+        _, chunks = _answer(chat_engine, [Message("user", "the cat")], params)
+        return steps(lp for c in chunks for lp in c.logprobs)
+
+    first = greedy()
     _answer(chat_engine, [Message("user", "something else entirely")])
-    second, _ = _answer(chat_engine, [Message("user", "the cat")])
-    assert first == second
+    # The second time its prompt comes back from the cache: the same answer up to
+    # llama.cpp's rounding for another batch shape (tests/near_tie.py).
+    assert_same_answer(first, greedy(), "asked again")
 
 
 def test_cancel_stops_within_one_token(chat_engine: LlamaEngine) -> None:
@@ -68,9 +76,8 @@ def test_cancel_stops_within_one_token(chat_engine: LlamaEngine) -> None:
 
 
 def test_stop_strings_end_the_answer(chat_engine: LlamaEngine) -> None:
-    text, _ = _answer(
-        chat_engine, [Message("user", "hello")], GenerationParams(max_tokens=40, temperature=0.0)
-    )
+    params = GenerationParams(max_tokens=40, temperature=0.0, logprobs=2)
+    text, first = _answer(chat_engine, [Message("user", "hello")], params)
     assert len(text) > 2
     stop = text[1:3]
     stopped, chunks = _answer(
@@ -79,7 +86,12 @@ def test_stop_strings_end_the_answer(chat_engine: LlamaEngine) -> None:
         GenerationParams(max_tokens=40, temperature=0.0, stop=(stop,)),
     )
     assert stop not in stopped
-    assert chunks[-1].finish_reason == "stop" and chunks[-1].stop_sequence == stop
+    # Asked again, the answer is the same up to llama.cpp's rounding for the prompt found
+    # cached (tests/near_tie.py); where it is, the stop string ends it there.
+    answer = steps(lp for c in first for lp in c.logprobs)
+    assert_same_answer(answer, stopped, "with a stop string", cut=True)
+    if stopped == text[: text.find(stop)]:
+        assert chunks[-1].finish_reason == "stop" and chunks[-1].stop_sequence == stop
 
 
 def test_prefix_of_a_conversation_is_reused_across_turns(chat_engine: LlamaEngine) -> None:

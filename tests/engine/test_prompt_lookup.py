@@ -17,6 +17,7 @@ from desktop.engine.native import LoadOptions
 from desktop.engine.slots import lookup_draft, next_draft_window
 from desktop.engine.types import Chunk, GenerationParams, Message
 from tests.engine.loop_gate import LoopGate, together, wait_for
+from tests.near_tie import TokenStep, assert_same_answer, steps
 
 
 def _bytes(tokens: list[int]) -> bytes:
@@ -59,6 +60,11 @@ def _text(chunks: Iterator[Chunk]) -> tuple[str, Chunk]:
     return "".join(c.text for c in got), got[-1]
 
 
+def _steps(chunks: Iterator[Chunk]) -> tuple[list[TokenStep], Chunk]:
+    got = list(chunks)
+    return steps(lp for c in got for lp in c.logprobs), got[-1]
+
+
 CODE = "\n".join(f"def f{i}(x):\n    return x * {i} + {i * 7}\n" for i in range(12))
 
 
@@ -69,8 +75,9 @@ def _rewrite(engine: LlamaEngine, params: GenerationParams) -> tuple[str, Chunk]
 
 def test_tiny_model_greedy_answer_is_the_same_with_lookup(tiny_chat: Path) -> None:
     # The random-weight model's guesses are nearly all wrong: what this checks is that
-    # rejected guesses leave no trace in the cache or the answer.
-    params = GenerationParams(max_tokens=300, temperature=0.0)
+    # rejected guesses leave no trace in the cache or the answer (the same answer up to
+    # llama.cpp's rounding for another batch shape: tests/near_tie.py).
+    params = GenerationParams(max_tokens=300, temperature=0.0, logprobs=2)
     prompt = "the the the the the the"
     answers = []
     for draft in (0, 8):
@@ -78,19 +85,21 @@ def test_tiny_model_greedy_answer_is_the_same_with_lookup(tiny_chat: Path) -> No
             tiny_chat, LoadOptions(context_length=1024, parallel=2, lookup_draft=draft)
         )
         try:
-            answers.append(_text(engine.stream_completion(prompt, params)))
+            answers.append(_steps(engine.stream_completion(prompt, params)))
             stats = engine.stats()
         finally:
             engine.close()
     (plain, plain_final), (drafted, drafted_final) = answers
-    assert drafted == plain
-    assert drafted_final.usage == plain_final.usage
+    agreed = assert_same_answer(plain, drafted, "lookup on")
+    if agreed == len(plain):
+        assert drafted_final.usage == plain_final.usage
     assert stats.draft_tokens > 0  # it really guessed (and was refused)
 
 
 @pytest.mark.slow
 def test_gemma_rewrites_the_same_code_in_fewer_steps_with_lookup(gemma_path: Path) -> None:
-    params = GenerationParams(max_tokens=160, temperature=0.0)
+    params = GenerationParams(max_tokens=160, temperature=0.0, logprobs=2)
+    ask = [Message("user", f"Repeat this code exactly, then stop:\n\n{CODE}")]
     results = []
     for draft in (0, 32):
         gate = LoopGate()
@@ -101,18 +110,26 @@ def test_gemma_rewrites_the_same_code_in_fewer_steps_with_lookup(gemma_path: Pat
             on_step=gate,
         )
         try:
-            text, final = _rewrite(engine, params)
-            results.append((text, final, len(gate.steps), engine.stats()))
+            answer, final = _steps(engine.stream_chat(ask, params))
+            results.append((answer, final, len(gate.steps), engine.stats()))
         finally:
             engine.close()
-    (plain, plain_final, plain_steps, _), (drafted, final, steps, stats) = results
-    assert drafted == plain  # greedy: identical with and without drafting
-    assert final.usage == plain_final.usage
-    # It copies the file: nearly every guess is taken (the longest match finds the
-    # function being copied; the last three tokens alone guessed 62% right), and the
-    # answer takes a fraction of the decode steps.
-    assert stats.draft_accepted >= 0.9 * stats.draft_tokens > 0
-    assert steps * 4 < plain_steps
+    (plain, plain_final, plain_steps, _), (drafted, final, decodes, stats) = results
+    # Greedy: the same answer with and without drafting, up to llama.cpp's rounding for
+    # another batch shape (tests/near_tie.py). On an AVX-512 Xeon and on an AMD EPYC
+    # (AVX2) "return x * 0 + 0" became "return x * 0" at its 23rd token, where " +" led
+    # "\n\n" by 0.45 nats decoding one row and by 0.003 with the guesses beside it.
+    agreed = assert_same_answer(plain, drafted, "lookup on")
+    assert stats.draft_accepted > 0
+    if agreed == len(plain):
+        assert final.usage == plain_final.usage
+        # It copies the file: nearly every guess is taken (the longest match finds the
+        # function being copied; the last three tokens alone guessed 62% right), and the
+        # answer takes a fraction of the decode steps.
+        assert stats.draft_accepted >= 0.9 * stats.draft_tokens
+        assert decodes * 4 < plain_steps
+    else:  # it left the copy (f0 without "+ 0"): fewer guesses match what follows
+        assert decodes * 2 < plain_steps, (decodes, plain_steps, stats)
 
 
 @pytest.mark.slow

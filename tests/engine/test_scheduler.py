@@ -92,7 +92,9 @@ class FakeEngine:
     ) -> Iterator[Chunk]:
         yield from self.stream_chat([Message("user", prompt)], params, cancel)
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(
+        self, texts: Sequence[str], cancel: threading.Event | None = None
+    ) -> list[list[float]]:
         return [[1.0] for _ in texts]
 
     def close(self) -> None:
@@ -264,9 +266,11 @@ def test_embeddings_are_admitted_beside_busy_slots_and_each_other() -> None:
     both_inside = threading.Barrier(2, timeout=WAIT_S)
 
     class MeetingEngine(FakeEngine):
-        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        def embed(
+            self, texts: Sequence[str], cancel: threading.Event | None = None
+        ) -> list[list[float]]:
             both_inside.wait()  # breaks (and fails) unless both calls run at once
-            return super().embed(texts)
+            return super().embed(texts, cancel)
 
     scheduler = Scheduler(lambda s: MeetingEngine(s, gate, parallel=2), _resolver())
     running = [scheduler.stream_chat("m", [Message("user", n)], PARAMS) for n in "ab"]

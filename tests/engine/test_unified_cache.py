@@ -18,6 +18,7 @@ from desktop.engine.types import Chunk, GenerationParams, Message
 from desktop.engine.volatile import stable_messages, strip_volatile
 from desktop.errors import ContextOverflow
 from tests.engine.loop_gate import LoopGate, together, wait_for
+from tests.near_tie import assert_same_answer, steps
 
 GREEDY = GenerationParams(max_tokens=8, temperature=0.0)
 
@@ -215,18 +216,22 @@ def test_a_request_waiting_for_room_can_still_be_cancelled(
 def test_a_q8_0_cache_loads_on_the_cpu_and_answers_like_f16(gemma_path: Path) -> None:
     # A quantized V cache needs flash attention (llama.cpp refuses it otherwise).
     ask = [Message("user", "What is the capital of France? One word.")]
+    params = GenerationParams(max_tokens=8, temperature=0.0, logprobs=2)
     answers = []
     for cache in ("f16", "q8_0"):
         engine = LlamaEngine(
             gemma_path, LoadOptions(context_length=1024, cache_type=cache), model_id="gemma"
         )
         try:
-            text, final = _run(engine.stream_chat(ask, GREEDY))
+            chunks = list(engine.stream_chat(ask, params))
         finally:
             engine.close()
-        assert final.finish_reason in {"stop", "length"}
-        answers.append(text)
-    assert answers[0] and answers[1] == answers[0]  # 8 tokens: no room to drift
+        assert chunks[-1].finish_reason in {"stop", "length"}
+        answers.append(steps(lp for c in chunks for lp in c.logprobs))
+    # 8 tokens, the same answer: a flip only at a near tie (tests/near_tie.py), as the
+    # quantized cache rounds otherwise (and flash attention computes in another order).
+    assert answers[0]
+    assert_same_answer(answers[0], answers[1], "q8_0 cache")
 
 
 @pytest.mark.slow

@@ -59,7 +59,8 @@ def test_ctrl_c_as_soon_as_the_command_starts_is_one_line_and_130(
     args: list[str], edgedesk_home: Path
 ) -> None:
     # The config folder is the first thing a command makes: from then on it is our code
-    # running (before it, Python itself is still starting and handles the signal).
+    # running, to the process's end (before it, Python itself is still starting and
+    # handles the signal its own way: a traceback, or death by SIGINT).
     proc = subprocess.Popen(
         [sys.executable, "-m", "desktop", *args],
         text=True,
@@ -79,6 +80,58 @@ def test_ctrl_c_as_soon_as_the_command_starts_is_one_line_and_130(
     if proc.returncode != 0:  # it may have finished before the signal landed
         assert proc.returncode == EXIT_INTERRUPTED
         assert err.strip().splitlines()[-1] == "edgedesk: error: interrupted"
+
+
+# A command that has finished: returns 3, after planting what sends the Ctrl-C at the
+# moment the test is about (how the entry point's guard is reached: by its real code).
+_FINISHED = """
+import os, signal, sys, threading
+import desktop.cli
+from desktop.__main__ import main
+
+MAIN = threading.get_ident()
+
+class FreedLast:  # a module global: freed after Python restored SIGINT's default action
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+
+def joined_at_exit():  # a thread Python joins at exit: Ctrl-C while it waits
+    threading.main_thread().join()
+    # To the main thread, as a terminal's Ctrl-C reaches it, and again until the process
+    # ends: a signal landing just before the main thread's wait begins is only run when
+    # the wait ends (CPython's own race), as a person presses Ctrl-C again.
+    for _ in range(1200):
+        signal.pthread_kill(MAIN, signal.SIGINT)
+        threading.Event().wait(0.05)
+    print("the thread was waited for")
+
+def command(argv=None):
+    if sys.argv[1] == "freed":
+        globals()["late"] = FreedLast()
+    else:
+        threading.Thread(target=joined_at_exit).start()
+    print("done", flush=True)
+    return 3
+
+desktop.cli.main = command
+raise SystemExit(main())
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT is how POSIX delivers Ctrl-C")
+@pytest.mark.parametrize("moment", ["freed", "joined"])
+def test_ctrl_c_after_the_command_finished_keeps_its_exit_code(moment: str) -> None:
+    # "freed": Python had already put SIGINT's default action back, which killed the
+    # process with no word (-2 to the parent). "joined": KeyboardInterrupt in Python's own
+    # thread join printed a traceback. The work was done and said: its code stands.
+    done = subprocess.run(
+        [sys.executable, "-c", _FINISHED, moment],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (3, "done\n", "")
 
 
 def test_a_background_thread_that_dies_is_logged_not_printed(edgedesk_home: Path) -> None:

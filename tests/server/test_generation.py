@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from tests.fixtures.tiny_gguf import FIM_TOKENS, write_tiny_llama
+from tests.near_tie import assert_same_answer, steps
 from tests.server.conftest import Served, serve
 
 HI = [{"role": "user", "content": "hello world"}]
@@ -127,7 +128,9 @@ def test_chat_logprobs_with_top_alternatives(client: openai.OpenAI) -> None:
         model="tiny-chat", messages=HI, max_tokens=6, temperature=0
     )
     assert plain.choices[0].logprobs is None
-    assert plain.choices[0].message.content == reply.choices[0].message.content
+    # The answer without logprobs is the same, up to llama.cpp's rounding for the prompt
+    # found cached (tests/near_tie.py).
+    assert_same_answer(steps(content), plain.choices[0].message.content, "no logprobs")
 
 
 def test_streamed_chat_and_completion_logprobs(client: openai.OpenAI) -> None:

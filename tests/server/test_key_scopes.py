@@ -124,6 +124,53 @@ def test_a_key_scoped_to_model_a_and_chat_gets_403_elsewhere(scoped: Scoped) -> 
     assert refused.status_code == 403 and refused.json()["error"]["type"] == "permission_error"
 
 
+def test_a_scoped_key_lists_only_its_models_and_no_chat_template(scoped: Scoped) -> None:
+    """As OpenAI's project keys: a key for one model lists that model only, in
+    ``/v1/models``, ``/api/tags`` and ``/metrics``; an embeddings-only key gets no chat
+    template from ``/api/show``."""
+    root = scoped.runner.url.removesuffix("/v1")
+    everything = scoped.keys.create("lists-all")
+    one = scoped.keys.create("lists-one", models=["tiny-embed"])
+    assert _post(
+        scoped, everything, "/embeddings", {"model": "tiny-embed", "input": "x"}
+    ).is_success
+    chatted = _post(
+        scoped,
+        everything,
+        "/chat/completions",
+        {"model": "tiny-chat", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]},
+    )
+    assert chatted.is_success  # both models are loaded now, so /metrics names both
+
+    def listed(key: str) -> tuple[set[str], set[str], str]:
+        models = {m["id"] for m in _get(scoped, key).json()["data"]}
+        tags = {
+            m["name"] for m in httpx.get(root + "/api/tags", headers=_auth(key)).json()["models"]
+        }
+        metrics = httpx.get(root + "/metrics", headers=_auth(key)).text
+        return models, tags, metrics
+
+    models, tags, metrics = listed(everything)
+    assert {"tiny-chat", "tiny-embed"} <= models and {"tiny-chat", "tiny-embed"} <= tags
+    assert 'model="tiny-chat"' in metrics
+    models, tags, metrics = listed(one)
+    assert models == {"tiny-embed"} and tags == {"tiny-embed"}
+    assert 'model="tiny-chat"' not in metrics and 'model="tiny-embed"' in metrics
+    metrics_json = httpx.get(root + "/metrics?format=json", headers=_auth(one)).json()
+    assert "tiny-chat" not in json.dumps(metrics_json)
+
+    embed_only = scoped.keys.create("embeds-only", endpoints=["embeddings"])
+    for key, template in ((everything, True), (embed_only, False)):
+        shown = httpx.post(root + "/api/show", json={"model": "tiny-chat"}, headers=_auth(key))
+        assert shown.status_code == 200
+        assert bool(shown.json()["template"]) is template
+        assert shown.json()["capabilities"]  # the model's facts stay readable
+
+
+def _auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
 def test_a_key_expires_on_time(scoped: Scoped) -> None:
     key = scoped.keys.create("contractor", expires_in_s=DAY_S)
     assert _get(scoped, key).status_code == 200

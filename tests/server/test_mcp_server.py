@@ -3,8 +3,11 @@ over stdio (``edgedesk mcp serve``) and at ``/mcp`` (behind the API key)."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,10 +21,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy, ServerSettings
+from desktop.engine.types import EngineStats
 from desktop.server.runner import ServerRunner
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import ServerConfig
 from desktop.tools.types import ToolError
+from tests.conftest import wait_until
 
 TOOLS = {"search_documents", "list_collections", "read_document_passage"}
 
@@ -230,3 +235,151 @@ def test_a_key_scoped_to_one_collection_reads_no_other_over_slash_mcp(
         },
     )
     assert refused.status_code == 403 and "chat-only" in refused.text
+
+
+def test_a_read_only_docs_key_cannot_read_a_planted_link_out_of_the_folder(
+    served: Served, tmp_path: Path
+) -> None:
+    ctx = served.ctx
+    outside = tmp_path / "etc"
+    outside.mkdir()
+    (outside / "passwd").write_text("root:x:0:0:zanzibar vault:/root:/bin/sh\n")
+    (served.handbook.parent / "passwd.txt").symlink_to(outside / "passwd")
+    report = ctx.library.rescan("handbook")
+    [skipped] = report.skipped
+    assert skipped.path.endswith("passwd.txt") and "links outside" in skipped.reason
+    scoped = ctx.key_store.create("reader", read_only_docs="handbook")
+
+    async def main() -> None:
+        async with _http(served.url, scoped) as session:
+            await session.initialize()
+            found = await session.call_tool("search_documents", {"query": "root zanzibar vault"})
+            assert "zanzibar" not in str(found.content) and "root:x" not in str(found.content)
+            huge = await session.call_tool(
+                "read_document_passage", {"source": "chunk:99999999999999999999999"}
+            )
+            assert huge.is_error
+            assert "there is no passage chunk:99999999999999999999999" in str(huge.content)
+
+    anyio.run(main)
+
+
+def test_a_1_mb_query_over_slash_mcp_is_refused_at_once(served: Served) -> None:
+    async def main() -> None:
+        async with _http(served.url, served.key) as session:
+            await session.initialize()
+            started = time.perf_counter()
+            huge = await session.call_tool("search_documents", {"query": "leave " * 180_000})
+            assert time.perf_counter() - started < 5.0  # was 197 s
+            assert huge.is_error and "at most 16384" in str(huge.content)
+            own = await session.call_tool("search_documents", {"query": "paid leave"})
+            assert "25 days of paid leave" in str(own.content)  # nothing held up behind it
+
+    anyio.run(main)
+
+
+def _initialize(url: str, key: str) -> dict[str, str]:
+    """An initialized /mcp session's headers (session id, protocol version, key)."""
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "leaver", "version": "1"},
+        },
+    }
+    opened = httpx2.post(url, json=hello, headers=headers, timeout=60)
+    assert opened.status_code == 200, opened.text
+    headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+    headers["Mcp-Protocol-Version"] = opened.json()["result"]["protocolVersion"]
+    ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx2.post(url, json=ready, headers=headers, timeout=60).status_code == 202
+    return headers
+
+
+def test_a_search_over_slash_mcp_stops_when_its_client_leaves(
+    tmp_path: Path, served_minilm: Served
+) -> None:
+    """A 16384-character query (the cap) is ~32 MiniLM windows, ~20 s of CPU on a busy
+    machine; it once ran to the end with nobody waiting. The engine now stops it
+    before its next decode and counts it."""
+    served = served_minilm
+
+    def stats() -> EngineStats:
+        [model] = served.ctx.scheduler.loaded()
+        assert model.stats is not None
+        return model.stats
+
+    headers = _initialize(served.url, served.key)
+    query = (".,;:!?-" * 3000)[:16384]  # about a token a character
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "search_documents", "arguments": {"query": query}},
+    }
+    payload = json.dumps(call).encode()
+    host, port = served.url.removeprefix("http://").split("/")[0].split(":")
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    before = stats()
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(
+            f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n{head}"
+            f"Content-Length: {len(payload)}\r\n\r\n".encode()
+            + payload
+        )
+        wait_until(
+            lambda: stats().embed_decodes > before.embed_decodes,
+            timeout=60,
+            what="the query's embedding started",
+        )
+    # The client has left (its socket is closed) with the search's windows to go.
+    wait_until(
+        lambda: stats().embeds_cancelled > before.embeds_cancelled,
+        timeout=60,
+        what="the search cancelled",
+    )
+    decoded = stats().embed_decodes - before.embed_decodes
+    assert decoded < 16, f"{decoded} of the query's ~32 windows were embedded for nobody"
+
+    async def main() -> None:  # the next search is served, nothing left running ahead of it
+        async with _http(served.url, served.key) as session:
+            await session.initialize()
+            own = await session.call_tool("search_documents", {"query": "paid leave"})
+            assert not own.is_error and "25 days of paid leave" in str(own.content)
+
+    anyio.run(main)
+    assert stats().embeds_cancelled == before.embeds_cancelled + 1
+
+
+@pytest.fixture
+def served_minilm(tmp_path: Path) -> Iterator[Served]:
+    """A local server with /mcp over a handbook indexed with the real MiniLM."""
+    from tests.benchmarks.bench_retrieval_quality import minilm_path
+
+    minilm = minilm_path()
+    assert minilm.exists(), f"the MiniLM test model is missing: {minilm}"
+    ctx = build_context(policy=NoPolicy())
+    docs = tmp_path / "handbook"
+    docs.mkdir()
+    (docs / "leave.md").write_text(
+        "# Leave\n\nStaff get 25 days of paid leave a year.\n", encoding="utf-8"
+    )
+    ctx.library.add("handbook", [docs], str(minilm))
+    runner = ctx.new_api_server(
+        settings=ServerSettings(require_key=True).model_copy(update={"port": 0})
+    )
+    key = ctx.key_store.create("agent")
+    runner.start()
+    try:
+        yield Served(ctx, runner, key, docs / "leave.md")
+    finally:
+        runner.stop()
+        ctx.close()

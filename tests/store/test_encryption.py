@@ -251,3 +251,23 @@ def test_kill_9_while_switching_loses_nothing_and_the_next_run_finishes(
     store.close()
     if target == "encrypted":
         assert _words_in(_on_disk(db_path)) == []
+
+
+def test_keys_derived_for_the_prompt_cache_follow_the_database_key(db_path: Path) -> None:
+    raw = DatabaseKey("ab" * 32)
+    one = cipher.derived_key(raw, db_path, "prompt cache")
+    assert len(one) == 32 and one == cipher.derived_key(raw, db_path, "prompt cache")
+    assert one != cipher.derived_key(raw, db_path, "something else")
+    assert one != cipher.derived_key(DatabaseKey("cd" * 32), db_path, "prompt cache")
+    assert bytes.fromhex("ab" * 32) != one  # never the database key itself
+
+    # A passphrase goes through SQLCipher's own derivation, salted by the file.
+    phrase = DatabaseKey("correct horse", passphrase=True, source="passphrase")
+    with pytest.raises(StoreError):
+        cipher.derived_key(phrase, db_path, "prompt cache")  # no database yet: no salt
+    ChatStore(db_path, key=phrase).close()
+    first = cipher.derived_key(phrase, db_path, "prompt cache")
+    assert first == cipher.derived_key(phrase, db_path, "prompt cache")
+    other = db_path.with_name("other.db")
+    ChatStore(other, key=phrase).close()
+    assert cipher.derived_key(phrase, other, "prompt cache") != first  # another salt

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from desktop.app import build_context
+from desktop.audit import AuditLog
 from desktop.cli import main
+from desktop.config import Paths
 from desktop.errors import InvalidRequest
 from desktop.store.chats import ChatStore
 from desktop.store.responses import DAY_S, EPHEMERAL_ONLY, ResponseStore
@@ -82,3 +84,20 @@ def test_chats_rm_all_and_maintenance_delete_stored_responses(
     assert ctx.response_store.get("resp_3") is None
     assert ctx.response_store.get("resp_2") is not None
     ctx.close()
+
+
+def test_chats_rm_all_audits_both_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    settings = Paths.from_env().settings_file
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text("audit_log = true\n", encoding="utf-8")
+    ctx = build_context()
+    for i in range(30):  # what an API client kept; the window shows none of them
+        ctx.response_store.put(f"resp_{i}", "m", RESPONSE, ITEMS)
+    ctx.chat_store.create_conversation("one the window shows", "m")
+    folder = ctx.paths.log_dir / "audit"
+    ctx.close()
+    assert main(["chats", "rm", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "deleted 1 conversations" in out and "deleted 30 stored API responses" in out
+    [line] = [e for e in AuditLog(folder).entries() if e["event"] == "chats.deleted"]
+    assert (line["conversations"], line["responses"], line["all"]) == (1, 30, True)

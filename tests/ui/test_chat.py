@@ -182,6 +182,7 @@ def test_a_chat_without_a_model_explains_what_to_do(qtbot, context) -> None:
 
 
 def test_ctrl_n_starts_a_new_chat(qtbot, window: MainWindow) -> None:
+    window.chat.current.system_prompt = "Be brief."  # set up: not an empty chat to reuse
     before = window.chat.chats.rowCount()
     QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert window.chat.chats.rowCount() == before + 1

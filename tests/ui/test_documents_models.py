@@ -10,6 +10,7 @@ from desktop.app import build_context
 from desktop.config import NoPolicy
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
+from tests.ui.conftest import wait_listed
 
 pytestmark = pytest.mark.qt
 
@@ -159,3 +160,27 @@ def _left():
     from PySide6.QtCore import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+def test_the_dialog_imports_an_embedding_model_from_disk_itself(
+    qtbot, window: MainWindow, tiny_embed: Path, tiny_chat: Path
+) -> None:
+    dialog = window.documents.new_collection_dialog()
+    qtbot.addWidget(dialog)
+    assert not dialog.import_button.isHidden()
+    assert not dialog.import_file(tiny_chat)  # a chat model: refused, and said why
+    assert "not an embedding model" in dialog.note.text()
+    assert dialog.import_file(tiny_embed)
+    picked = dialog.model.currentData()
+    assert picked.installed and "tiny" in picked.ref
+    dialog.name.setText("handbook")
+    assert dialog.choice() == ("handbook", picked)
+    # Imported for good: the Models screen and the next dialog know it too.
+    wait_listed(qtbot, window)
+    qtbot.waitUntil(
+        lambda: any(
+            window.models.table_model.row_at(n).id == picked.ref
+            for n in range(window.models.table_model.rowCount())
+        ),
+        timeout=10_000,
+    )

@@ -63,7 +63,7 @@ def test_the_settings_switch_encrypts_and_decrypts_on_a_worker_keeping_every_cha
     context.close()
 
 
-def test_without_a_keyring_the_switch_says_why_and_changes_nothing(
+def test_without_a_keyring_the_switch_offers_a_passphrase_and_cancel_changes_nothing(
     qtbot, context: AppContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from PySide6.QtWidgets import QMessageBox
@@ -80,7 +80,10 @@ def test_without_a_keyring_the_switch_says_why_and_changes_nothing(
     with qtbot.waitSignal(win.encryption_switch.finished_with, timeout=30_000) as ended:
         pass
     assert ended.args == [False]
-    assert shown and "keyring" in shown[0] and "passphrase" in shown[0]
+    offer = win.encryption_switch.offer
+    assert shown == [] and offer is not None and "keyring" in offer.intro.text()
+    offer.reject()
+    assert win.encryption_switch.next is None
     assert cipher.file_state(context.paths.database) == "plaintext"
     assert [c.title for c in context.chat_store.list_conversations()] == ["c"]
     win.close()

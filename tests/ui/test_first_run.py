@@ -97,3 +97,19 @@ def _left():
     from PySide6.QtCore import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+def test_the_welcome_waits_for_its_window_to_be_on_screen(qtbot, hub: FakeHub) -> None:
+    # Offered before the window manager showed the window (a fast listing on a warm
+    # cache), the welcome opened first and could end up under the window, never seen.
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    wait_listed(qtbot, win)
+    dialog = win.maybe_first_run()
+    assert isinstance(dialog, FirstRunDialog)
+    assert not dialog.isVisible()  # no welcome without its window
+    win.show()
+    qtbot.waitUntil(dialog.isVisible, timeout=10_000)
+    assert win.isVisible() and win.windowHandle().isExposed()
+    dialog.skip()
+    win.close()

@@ -47,7 +47,7 @@ def test_typed_parameters_are_what_the_engine_gets_and_survive_a_restart(
     _type(panel.repeat_penalty, "1.3")
     _type(panel.seed, "1234")
     _type(panel.max_tokens, "77")
-    _type(panel.context, "4096")
+    _type(panel.context, "1536")  # within the tiny model's trained 2048
     window.chat.input.setPlainText("Hello")
     with qtbot.waitSignal(window.chat.generation_finished, timeout=30_000):
         qtbot.mouseClick(window.chat.send_button, Qt.MouseButton.LeftButton)
@@ -60,7 +60,7 @@ def test_typed_parameters_are_what_the_engine_gets_and_survive_a_restart(
         params.repeat_penalty,
         params.seed,
         params.context_length,
-    ) == (77, 0.5, 7, 0.1, 1.3, 1234, 4096)
+    ) == (77, 0.5, 7, 0.1, 1.3, 1234, 1536)
     _type(panel.top_k, "9")  # changed after the answer: kept too
     window.close()
 
@@ -75,7 +75,7 @@ def test_typed_parameters_are_what_the_engine_gets_and_survive_a_restart(
         shown.top_k.value(),
         shown.seed.text(),
         shown.context.value(),
-    ) == (77, 9, "1234", 4096)
+    ) == (77, 9, "1234", 1536)
     again.close()
 
 
@@ -90,10 +90,10 @@ def test_values_the_engine_would_refuse_cannot_be_entered(qtbot, window: MainWin
     assert panel.context.text() == "Auto" and chat.context_length is None
     _type(panel.context, "100")  # fewer tokens than any chat can use: Auto
     assert chat.context_length is None
-    panel.context.stepBy(1)  # the arrows step by 1024 tokens
-    assert chat.context_length == 1024
+    panel.context.stepBy(1)  # the arrows step 512, 1024, 2048, … (issue 37, item 6)
+    assert chat.context_length == 512
     panel.context.stepBy(1)
-    assert chat.context_length == 2048
+    assert chat.context_length == 1024
     assert panel.top_k.minimum() == 0 and panel.top_k.specialValueText() == "Off"
     _type(panel.seed, "42")
     qtbot.mouseClick(panel.reset_button, Qt.MouseButton.LeftButton)

@@ -103,3 +103,21 @@ def test_saved_origins_apply_when_the_server_next_starts(qtbot) -> None:
         panel._save_origins()  # saved while stopped: the next start must obey it
     assert "next time the server starts" in panel.notice.text()
     win.close()
+
+
+def test_a_keys_last_use_shows_while_the_window_is_open(qtbot) -> None:
+    port = free_port()
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"server.port": port}))
+    qtbot.addWidget(win)
+    panel = win.server
+    key = panel.create_key("laptop")
+    assert key and "last used never" in panel.key_list.item(0).text()
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, _left())
+    url = panel.address.text()
+    assert httpx.get(f"{url}/models", headers={"Authorization": f"Bearer {key}"}).is_success
+    qtbot.waitUntil(lambda: "never" not in panel.key_list.item(0).text(), timeout=30_000)
+    assert "last used 20" in panel.key_list.item(0).text()  # an ISO date and time
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, _left())
+    win.close()

@@ -80,16 +80,17 @@ def _x_session(
     tray: list[str] = TRAYER,
     timeout: float = 60.0,
     processes: list[subprocess.Popen[bytes]] | None = None,
+    screen: str = "1280x800x24",
 ) -> Iterator[dict[str, str]]:
-    """Xvfb, openbox and ``tray``, all stopped (and their pipes closed) however it ends;
-    ``processes`` (if given) receives them, in that order, while the session runs."""
+    """Xvfb (one ``screen``, WxHxDepth), openbox and ``tray``, all stopped (and their pipes
+    closed) however it ends; ``processes`` (if given) receives them, in that order."""
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
     processes = [] if processes is None else processes
     with (tmp_path / "x.log").open("w") as log:
         try:
             xvfb = subprocess.Popen(
-                ["Xvfb", "-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                ["Xvfb", "-displayfd", "1", "-screen", "0", screen, "-nolisten", "tcp"],
                 stdout=subprocess.PIPE,
                 stderr=log,
             )
