@@ -14,7 +14,6 @@ cells ends with ``length``. So a full cache defers or shortens, never hangs or f
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import struct
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import llama_cpp
 
+from desktop.engine.checkpoints import SlotWindows
 from desktop.engine.native import BatchWorker
 from desktop.engine.sampling import token_logprob
 from desktop.engine.slots import (
@@ -106,10 +106,7 @@ class DecodeLoop(BatchWorker):
         self._n_ubatch = int(llama_cpp.llama_n_ubatch(ctx))
         self._n_ctx = n_ctx
         self._draft_max = draft_max  # prompt-lookup tokens guessed per step; 0: off
-        self._n_swa = n_swa
-        # Sliding-window layers hold only their window (no swa_full): a slot is cut back
-        # to its prompt's end through its context checkpoint, not by removing cells.
-        self._swa_sized = n_swa > 0 and not swa_full
+        self._windows = SlotWindows(ctx, n_swa, swa_full)
         self._piece = piece
         self._on_step = on_step
         self._slots = [Slot(seq) for seq in range(n_slots)]
@@ -175,7 +172,7 @@ class DecodeLoop(BatchWorker):
         for slot in self._slots:
             if not slot.busy and slot.tokens:
                 llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                self._forget(slot)  # its window checkpoint is of that conversation too
+                slot.empty()  # its window checkpoint is of that conversation too
 
     def persist(self) -> int:
         """After ``stop``: write what the slots and the RAM cache hold to the disk folder
@@ -185,120 +182,11 @@ class DecodeLoop(BatchWorker):
             self._forgotten()
         written = self._states.persist()
         for slot in sorted(self._slots, key=lambda s: s.last_used):
-            self._checkpoint(slot)
+            self._windows.save_as_of_prompt(slot)
             if len(slot.tokens) >= MIN_SAVED_TOKENS:
                 self._states.save(slot.seq, slot.tokens)
                 written += self._states.persist()
         return written
-
-    def _checkpoint(self, slot: Slot) -> None:
-        """Before a sliding-window model's conversation is saved: cut the slot back to
-        the end of its last prompt (the context checkpoint llama-server keeps).
-
-        A saved SWA sequence keeps only its last positions of those layers, so once
-        restored it can be continued but not cut back. An agent's next turn shares the
-        whole prompt but never the answer (it re-renders it), so what is worth saving
-        is the state before the answer. Loop thread only (or after it ended), just
-        before the slot's cells are saved and dropped or cut.
-        """
-        end = min(slot.prompt_end, len(slot.tokens))
-        if self._n_swa <= 0 or end < MIN_SAVED_TOKENS or end == len(slot.tokens):
-            return
-        if not self._cut(slot, end):
-            return  # the sequence is saved whole: it resumes only where it ends
-        log.debug(
-            "slot %d: saved as of its prompt's end (%d of %d tokens: sliding window)",
-            slot.seq,
-            end,
-            len(slot.tokens),
-        )
-        slot.tokens = slot.tokens[:end]
-
-    def _cut(self, slot: Slot, end: int) -> bool:
-        """Cut a sliding-window slot's sequence back to its first ``end`` tokens; False
-        when it cannot be (then it holds what it held, or nothing: ``slot.tokens`` says).
-
-        A full-size SWA cache holds every position, so removing the later cells is the
-        cut. A SWA-sized one holds only the window's last positions: it is cut at its
-        checkpoint, whose window state is copied back after the later cells go.
-        """
-        if not self._swa_sized:
-            return bool(llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, end, -1))
-        saved = slot.checkpoint
-        if saved is None or slot.checkpoint_at != end or end > len(slot.tokens):
-            return False
-        if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, end, -1):
-            return False
-        flags = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
-        if (
-            int(
-                llama_cpp.llama_state_seq_set_data_ext(
-                    self._ctx, saved, len(saved), slot.seq, flags
-                )
-            )
-            == 0
-        ):
-            # Its window layers were emptied on the way: the sequence is of no use.
-            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            self._forget(slot)
-            return False
-        return True
-
-    def _capture(self, slot: Slot) -> None:
-        """Keep the slot's context checkpoint: its window layers' state now, at its
-        prompt's end (just decoded, before the answer), so it can be cut back here.
-
-        Only for a SWA-sized cache and a prompt worth keeping; one per slot, replaced by
-        the next prompt's (an agent's next turn extends this one). Loop thread only.
-        """
-        slot.checkpoint = None  # the old copy goes before the new one is allocated
-        if not self._swa_sized or len(slot.tokens) < MIN_SAVED_TOKENS:
-            return
-        flags = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
-        size = int(llama_cpp.llama_state_seq_get_size_ext(self._ctx, slot.seq, flags))
-        if size <= 0:
-            return
-        buffer = (ctypes.c_uint8 * size)()
-        if (
-            int(llama_cpp.llama_state_seq_get_data_ext(self._ctx, buffer, size, slot.seq, flags))
-            != size
-        ):
-            return
-        slot.checkpoint = buffer
-        slot.checkpoint_at = len(slot.tokens)
-
-    @staticmethod
-    def _forget(slot: Slot) -> None:
-        """The slot's sequence was emptied: it holds nothing, its checkpoint no longer fits."""
-        slot.tokens = []
-        slot.extra_cells = 0
-        slot.checkpoint = None
-
-    def _window_holds(self, seq: int, keep: int) -> bool:
-        """Whether sequence ``seq`` can be continued after its first ``keep`` positions:
-        its sliding-window layers still hold what the next position attends to."""
-        pos_min = int(llama_cpp.llama_memory_seq_pos_min(self._memory, seq))
-        # Position p attends to positions p - n_swa + 1 .. p (llama.cpp's is_masked_swa).
-        return 0 <= pos_min <= max(0, keep - self._n_swa + 1)
-
-    def _continuable(self, slot: Slot, keep: int) -> int:
-        """How many of the slot's first ``keep`` tokens a request can continue from: all
-        of them, those up to its checkpoint (copied back), or none."""
-        if keep <= 0 or self._n_swa <= 0 or self._window_holds(slot.seq, keep):
-            return keep
-        at = slot.checkpoint_at
-        if not self._swa_sized or slot.checkpoint is None or at > len(slot.tokens):
-            return 0
-        if not self._cut(slot, at):
-            return 0
-        slot.tokens = slot.tokens[:at]
-        kept = min(keep, at)
-        if kept < at and not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, kept, -1):
-            return 0
-        if not self._window_holds(slot.seq, kept):
-            return 0
-        log.debug("slot %d: cut back to its checkpoint (%d tokens)", slot.seq, kept)
-        return kept
 
     # ------------------------------------------------------------- loop thread
     def _run(self) -> None:
@@ -383,10 +271,10 @@ class DecodeLoop(BatchWorker):
             if free >= need:
                 break
             free += len(slot.tokens) + slot.extra_cells  # all of it, checkpoint or not
-            self._checkpoint(slot)
+            self._windows.save_as_of_prompt(slot)
             self._states.save(slot.seq, slot.tokens)
             llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            self._forget(slot)
+            slot.empty()
         return free
 
     def _start(self, slot: Slot, request: Request, reuse: int) -> None:
@@ -397,7 +285,7 @@ class DecodeLoop(BatchWorker):
             # sliding-window one as of its prompt's end, unless this request shares
             # part of the answer (then the slot's cells serve it better than a copy).
             if reuse <= slot.prompt_end:
-                self._checkpoint(slot)
+                self._windows.save_as_of_prompt(slot)
             if len(slot.tokens) - reuse >= MIN_SAVED_TOKENS:
                 self._states.save(slot.seq, slot.tokens)
         free = (
@@ -413,7 +301,7 @@ class DecodeLoop(BatchWorker):
             and len(saved[0]) <= free
         ):  # restored whole, then cut to the shared part
             restored = self._states.restore(saved[0], slot.seq)
-            self._forget(slot)  # its checkpoint was of what the slot held before
+            slot.empty()  # its checkpoint was of what the slot held before
             if restored:
                 slot.tokens = list(saved[0])
                 reuse = saved[1]
@@ -423,7 +311,7 @@ class DecodeLoop(BatchWorker):
         # At least one prompt token is decoded, so there are logits to sample from.
         # A sliding-window layer has dropped positions older than its window; a prefix
         # that ends before them is continued from the slot's checkpoint, or not at all.
-        keep = self._continuable(slot, min(reuse, len(prompt) - 1))
+        keep = self._windows.continuable(slot, min(reuse, len(prompt) - 1))
         while 0 < keep < len(prompt) and prompt[keep] < 0 and prompt[keep - 1] < 0:
             keep -= 1  # never keep half an image: it is decoded whole or not at all
         if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, keep, -1):
@@ -534,7 +422,7 @@ class DecodeLoop(BatchWorker):
         if reading > 0:
             # Guesses take their rows from the chunk: g of them leave reading - g >= 64 g.
             rows = min(rows, reading // (PROMPT_TOKENS_PER_GUESS + 1))
-        if self._swa_sized:
+        if self._windows.sized:
             # One micro-batch only: llama.cpp places a later micro-batch of the same
             # decode in window cells that the guesses made look stale, and a guess sent
             # back would leave its sequence without them.
@@ -598,7 +486,7 @@ class DecodeLoop(BatchWorker):
             for slot in self._slots:
                 if slot.request is not None and slot.output_index >= 0:
                     llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                    self._forget(slot)
+                    slot.empty()
                     slot.draft = []
                     self._finish(slot, "stop", error)
             return
@@ -619,7 +507,7 @@ class DecodeLoop(BatchWorker):
             code = -1 if piece is None else piece.decode(self._ctx, start, slot.seq, self._n_batch)
             if piece is None or code != 0:
                 llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                self._forget(slot)
+                slot.empty()
                 self._finish(
                     slot,
                     "stop",
@@ -661,7 +549,7 @@ class DecodeLoop(BatchWorker):
         request = slot.request
         assert request is not None
         if slot.state is SlotState.PROMPT:  # its prompt's last chunk was just decoded
-            self._capture(slot)
+            self._windows.capture(slot)
         draft, slot.draft = slot.draft, []
         index = slot.output_index
         accepted = 0

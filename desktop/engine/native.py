@@ -108,7 +108,7 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
         # default; Gemma 3 270M, 4 slots of a shared 32K: 134 MiB of KV cache instead of
         # 2.3 GiB, one full cache per slot); the decode loop keeps a "context
         # checkpoint" of that window at each long prompt's end, so the next turn still
-        # reuses the prompt (batching.DecodeLoop._capture). With ``swa_full`` they keep
+        # reuses the prompt (checkpoints.SlotWindows.capture). With ``swa_full`` they keep
         # every position, and then one cache per slot: in a unified cache llama.cpp lets
         # one sequence's decode take the cells another holds outside its window, and
         # that chat's next turn must re-read its whole prefix (interleaved chats'

@@ -127,6 +127,12 @@ class Slot:
         """Whether a request holds this slot."""
         return self.state is not SlotState.IDLE
 
+    def empty(self) -> None:
+        """Its sequence was emptied: it holds nothing, and its checkpoint no longer fits."""
+        self.tokens = []
+        self.extra_cells = 0
+        self.checkpoint = None
+
     def move(self, to: SlotState) -> None:
         """Enter state ``to``; raise SlotStateError for a transition not in TRANSITIONS."""
         if to not in TRANSITIONS[self.state]:
