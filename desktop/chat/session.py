@@ -12,12 +12,20 @@ drives and fills the Turn (the terminal).
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from desktop.chat.approval import (
+    ApprovalAsk,
+    ApprovalBatch,
+    Approver,
+    BatchApprover,
+    Decision,
+    call_key,
+    one_by_one,
+)
 from desktop.chat.attachments import Attachment, attached_sources, check_image, inline_chars
 from desktop.chat.conversation import (
     Conversation,
@@ -37,45 +45,6 @@ from desktop.tools.toolbox import ToolBox, ToolSet
 from desktop.tools.types import ToolSpec
 
 MAX_TOOL_STEPS = 8  # rounds of tool calls in one answer before it must answer in words
-Decision = Literal["once", "always", "deny"]
-# Asked on the worker thread for each call that needs approval (blocks until answered).
-Approver = Callable[[ToolSpec, ToolCall], Decision]
-
-
-@dataclass(frozen=True)
-class ApprovalAsk:
-    """One distinct call waiting for approval: ``count`` identical calls of the round."""
-
-    spec: ToolSpec
-    call: ToolCall
-    count: int = 1
-
-
-@dataclass(frozen=True)
-class ApprovalBatch:
-    """Every call of one round that needs the user's word, asked together.
-
-    ``step`` is the round (from 1) and ``max_steps`` how many rounds the answer may take
-    before it must answer in words; ``always_offered`` is False under McpRequireApproval.
-    """
-
-    asks: tuple[ApprovalAsk, ...]
-    step: int
-    max_steps: int
-    always_offered: bool = True
-
-
-# Asked on the worker thread once per round: one Decision per ask, in order (a window).
-BatchApprover = Callable[[ApprovalBatch], Sequence[Decision]]
-
-
-def call_key(call: ToolCall) -> tuple[str, str]:
-    """What makes two calls identical: the tool and its arguments (JSON key order aside)."""
-    try:
-        arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-    except ValueError:
-        arguments = call.arguments
-    return call.name, arguments
 
 
 def failure_message(exc: BaseException) -> str:
@@ -461,8 +430,8 @@ class ChatCore:
             messages, _hits = self.prepare(pending)
             if on_sources is not None:
                 on_sources(list(pending.sources))
-            can_ask = approve is not None or approve_all is not None
-            offered = self._offered(can_ask, grounded=bool(pending.chat.collection))
+            asker = approve_all or (one_by_one(approve) if approve is not None else None)
+            offered = self._offered(asker is not None, grounded=bool(pending.chat.collection))
             while True:
                 tools = offered if offered.specs and len(steps) < self.max_tool_steps else None
                 out.clear()
@@ -470,8 +439,7 @@ class ChatCore:
                 if not calls or tools is None or cancel.is_set():
                     break
                 step = ToolStep(out.text.strip(), out.reasoning, calls)
-                asking = _Asking(approve, approve_all, len(steps) + 1, self.max_tool_steps)
-                step.results.extend(self._calls(tools, calls, asking, cancel))
+                step.results.extend(self._calls(tools, calls, asker, len(steps) + 1, cancel))
                 steps.append(step)
                 messages = [*messages, *step.messages()]
                 if on_step is not None:
@@ -540,7 +508,8 @@ class ChatCore:
         self,
         tools: ToolSet,
         calls: Sequence[ToolCall],
-        asking: _Asking,
+        asker: BatchApprover | None,
+        round_no: int,
         cancel: threading.Event,
     ) -> list[ToolOutcome]:
         """Approve and run one round's calls; their outcomes, in the calls' order.
@@ -561,7 +530,7 @@ class ChatCore:
             and spec.needs_approval
             and not self._preallowed(spec)
         ]
-        allowed = self._ask(asks, asking, cancel)
+        allowed = self._ask(asks, asker, round_no, cancel)
         done = {
             key: self._call(tools, call, allowed.get(key, True), cancel)
             for key, call in first.items()
@@ -569,30 +538,24 @@ class ChatCore:
         return [replace(done[call_key(call)], call_id=call.id) for call in calls]
 
     def _ask(
-        self, asks: list[ApprovalAsk], asking: _Asking, cancel: threading.Event
+        self,
+        asks: list[ApprovalAsk],
+        asker: BatchApprover | None,
+        round_no: int,
+        cancel: threading.Event,
     ) -> dict[tuple[str, str], bool]:
-        """Whether each asked call may run (keyed by ``call_key``); remembers "always"."""
+        """Whether each asked call may run (keyed by ``call_key``); remembers "always".
+        Nobody to ask (no approver, or stopped) is a no."""
         forced = self.tools is not None and self.tools.require_approval
-        if not asks or cancel.is_set():
-            return {call_key(a.call): False for a in asks}
-        if asking.approve_all is not None:
-            batch = ApprovalBatch(tuple(asks), asking.step, asking.max_steps, not forced)
-            decisions = list(asking.approve_all(batch))
-            decisions += ["deny"] * (len(asks) - len(decisions))  # an answer cut short
-            for ask, decision in zip(asks, decisions, strict=False):
-                self._remember(ask.spec, decision, forced)
-        elif asking.approve is not None:
-            decisions = []
-            for ask in asks:  # asked one by one: an "always" spares the next of that tool
-                if self._preallowed(ask.spec):
-                    decisions.append("once")
-                    continue
-                decisions.append(asking.approve(ask.spec, ask.call))
-                self._remember(ask.spec, decisions[-1], forced)
-        else:
-            decisions = ["deny"] * len(asks)
+        decisions: list[Decision] = []
+        if asks and asker is not None and not cancel.is_set():
+            batch = ApprovalBatch(tuple(asks), round_no, self.max_tool_steps, not forced)
+            decisions = list(asker(batch))[: len(asks)]
+        decisions += ["deny"] * (len(asks) - len(decisions))  # an answer cut short
+        for ask, decision in zip(asks, decisions, strict=True):
+            self._remember(ask.spec, decision, forced)
         return {
-            call_key(a.call): d in ("once", "always") for a, d in zip(asks, decisions, strict=False)
+            call_key(a.call): d in ("once", "always") for a, d in zip(asks, decisions, strict=True)
         }
 
     def _remember(self, spec: ToolSpec, decision: Decision, forced: bool) -> None:
@@ -692,13 +655,3 @@ class ChatCore:
         turn.finish_reason = final.finish_reason
         cite(turn)
         return turn
-
-
-@dataclass(frozen=True)
-class _Asking:
-    """How one round asks: a batch approver (a window) or one per call (a terminal)."""
-
-    approve: Approver | None
-    approve_all: BatchApprover | None
-    step: int
-    max_steps: int

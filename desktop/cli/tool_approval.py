@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 
-from desktop.chat.session import Decision
+from desktop.chat.approval import Decision
 from desktop.crash import shown
 from desktop.engine.types import ToolCall
 from desktop.tools.types import ToolSpec

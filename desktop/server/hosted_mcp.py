@@ -18,8 +18,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from desktop.chat.approval import Decision
 from desktop.chat.conversation import Conversation, ToolStep, Turn
-from desktop.chat.session import ChatCore, ChatStreamer, Decision, PendingTurn
+from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
 from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.tools.servers import ServerConfig, ServerList

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.catalog.cancel import CancelEvent
+from desktop.chat.approval import ApprovalBatch, Decision
 from desktop.chat.conversation import ToolStep
 from desktop.chat.grounding import EmbeddingModelMissing
-from desktop.chat.session import ApprovalBatch, ChatCore, Decision, PendingTurn
+from desktop.chat.session import ChatCore, PendingTurn
 from desktop.engine.types import Chunk
 from desktop.errors import Cancelled, EdgeDeskError
 from desktop.ui.error_text import error_text

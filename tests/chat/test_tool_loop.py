@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from desktop.app import AppContext
+from desktop.chat.approval import Decision
 from desktop.chat.conversation import Conversation, ToolOutcome, ToolStep, Turn
 from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore, Decision
+from desktop.chat.session import ChatCore
 from desktop.engine.templates import render_chat
 from desktop.engine.types import GenerationParams, Message, ToolCall
 from desktop.tools.audit import ToolAudit
@@ -346,7 +347,7 @@ def test_identical_calls_of_a_round_are_asked_and_run_once(
 def test_a_batch_approver_gets_the_round_with_its_step_limit(
     context: AppContext, tmp_path: Path, clients: McpClients
 ) -> None:
-    from desktop.chat.session import ApprovalBatch
+    from desktop.chat.approval import ApprovalBatch
 
     toolbox = _toolbox(tmp_path, clients)
     engine = Scripted(_call("add", a=1, b=1) + _call("divide", a=8, b=2), "ok")
