@@ -5,10 +5,7 @@ only DejaVu, on Xvfb with a window manager (offscreen where there is no X11)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -62,25 +59,15 @@ def test_without_a_chinese_font_the_window_says_what_to_install(
         "EDGEDESK_HOME": str(edgedesk_home),
         "QT_QPA_PLATFORM": "offscreen",
     }
-    from tests.ui.test_tray_session import MISSING, _x_session
-
-    def run(extra: dict[str, str]) -> dict[str, object]:
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-            env={**env, **extra},
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    from tests.ui.test_tray_session import MISSING, _x_session, script_report
 
     if MISSING:
-        seen = run({})
+        seen = script_report(SCRIPT, env)
     else:
         with _x_session(tmp_path) as x_env:
-            seen = run({"DISPLAY": x_env["DISPLAY"], "QT_QPA_PLATFORM": "xcb"})
+            seen = script_report(
+                SCRIPT, {**env, "DISPLAY": x_env["DISPLAY"], "QT_QPA_PLATFORM": "xcb"}
+            )
     assert seen["shown"] and "fonts-noto-cjk" in str(seen["banner"])
     assert "boxes" in str(seen["banner"])  # why, in words that need no Chinese font
     assert "fonts-noto-cjk" in str(seen["note"])  # said on picking it in Settings too

@@ -10,6 +10,7 @@ CI installs the tools (.ci/run); without them the test says what is missing.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -17,8 +18,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -72,6 +74,20 @@ def _session_env(display: str, runtime: Path) -> dict[str, str]:
         k: v for k, v in os.environ.items() if not k.startswith("DBUS_") and k not in _SESSION_VARS
     }
     return {**env, "DISPLAY": display, "XDG_RUNTIME_DIR": str(runtime)}
+
+
+def script_report(script: str, env: Mapping[str, str]) -> dict[str, Any]:
+    """Run Python ``script`` as a child with ``env``; the JSON it printed last."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env=dict(env),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 @contextlib.contextmanager

@@ -3,9 +3,6 @@ included (issue 37, item 3): on Xvfb with openbox, as a user's desktop would pla
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -55,21 +52,14 @@ def test_the_default_size_keeps_the_preferred_size_where_it_fits() -> None:
 def test_on_a_1366x768_desktop_the_whole_window_is_on_screen(
     tmp_path: Path, edgedesk_home: Path
 ) -> None:
-    from tests.ui.test_tray_session import MISSING, _x_session
+    from tests.ui.test_tray_session import MISSING, _x_session, script_report
 
     if MISSING:
         pytest.skip(f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)")
     with _x_session(tmp_path, screen="1366x768x24") as env:
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-            env={**env, "QT_QPA_PLATFORM": "xcb", "EDGEDESK_HOME": str(edgedesk_home)},
+        seen = script_report(
+            SCRIPT, {**env, "QT_QPA_PLATFORM": "xcb", "EDGEDESK_HOME": str(edgedesk_home)}
         )
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
     x, y, width, height = seen["frame"]
     assert seen["screen"] == [1366, 768]
     assert x >= 0 and y >= 0 and x + width <= 1366 and y + height <= 768, seen

@@ -150,25 +150,14 @@ win.close()
 def test_on_a_real_desktop_the_window_fits_the_screen_after_long_texts(
     tmp_path, edgedesk_home
 ) -> None:
-    import json
-    import subprocess
-    import sys
-
-    from tests.ui.test_tray_session import MISSING, _x_session
+    from tests.ui.test_tray_session import MISSING, _x_session, script_report
 
     if MISSING:
         pytest.skip(f"needs an X11 session: install {' '.join(MISSING)} (see .ci/run)")
     with _x_session(tmp_path) as env:
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-            env={**env, "QT_QPA_PLATFORM": "xcb", "EDGEDESK_HOME": str(edgedesk_home)},
+        sizes = script_report(
+            SCRIPT, {**env, "QT_QPA_PLATFORM": "xcb", "EDGEDESK_HOME": str(edgedesk_home)}
         )
-    assert done.returncode == 0, done.stderr[-2000:]
-    sizes = json.loads(done.stdout.strip().splitlines()[-1])
     assert sizes["minimum"] <= SMALLEST
     assert sizes["maximized"] <= sizes["screen"]  # 1280 px: Xvfb's screen in the session
     assert sizes["normal"] == SMALLEST  # it can still be made smaller
