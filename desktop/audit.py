@@ -129,6 +129,9 @@ class AuditLog:
         self.folder = folder
         self.clock = clock
         self.anchor = anchor  # the head kept outside the folder (None: the folder only)
+        # The head this process last wrote to the file and the anchor alike: while the file
+        # still says it, the anchor is not read again (a keyring call per audited request).
+        self._wrote: tuple[str, int] | None = None
         self._lock = threading.Lock()
         self._file_lock = FileLock(str(folder / "audit.lock"))
         self._warned = False
@@ -154,7 +157,10 @@ class AuditLog:
         """Where the next line chains on: the anchor's head unless the file's is further
         on (an anchor write that failed). A cut log with a rewritten head file then
         still chains from the true end, so the cut stays visible."""
-        heads = [self._head_file(), self.anchor.read() if self.anchor is not None else None]
+        in_file = self._head_file()
+        if in_file is not None and in_file == self._wrote:
+            return in_file  # nobody wrote since this process did: the anchor says the same
+        heads = [in_file, self.anchor.read() if self.anchor is not None else None]
         return max((h for h in heads if h is not None), key=lambda h: h[1], default=(GENESIS, 0))
 
     def record(self, event: str, **fields: Any) -> None:
@@ -186,8 +192,11 @@ class AuditLog:
                     json.dumps({"hash": entry["hash"], "lines": count + 1}), encoding="utf-8"
                 )
                 os.replace(tmp, head)
+                self._wrote = None
                 if self.anchor is not None and not self.anchor.write(entry["hash"], count + 1):
                     self._warn_once(f"cannot keep the audit head in {self.anchor.where}")
+                elif self.anchor is not None:
+                    self._wrote = (entry["hash"], count + 1)
         except OSError as exc:
             self._warn_once(f"cannot write the audit log in {self.folder}: {exc}")
 

@@ -214,8 +214,10 @@ class DictAnchor:
 
     def __init__(self) -> None:
         self.kept: tuple[str, int] | None = None
+        self.reads = 0
 
     def read(self) -> tuple[str, int] | None:
+        self.reads += 1
         return self.kept
 
     def write(self, head: str, lines: int) -> bool:
@@ -292,3 +294,24 @@ def test_audit_verify_says_broken_when_the_folder_was_deleted(file_keyring: Path
     assert broken.returncode == 1, broken.stdout
     assert "broken: the log ends after 0 lines" in broken.stdout
     assert "the OS keyring says 1 were written" in broken.stdout
+
+
+def test_the_anchor_is_read_only_when_another_writer_may_have_moved_the_head(
+    tmp_path: Path,
+) -> None:
+    # The keyring is a round trip (D-Bus on Linux) on every audited request's path: a
+    # process that wrote the head itself reads it back from its own file only.
+    log, anchor = _anchored(tmp_path / "audit", count=20)
+    assert anchor.reads == 1  # the first line, to learn where the chain stands
+    other = AuditLog(tmp_path / "audit", anchor=anchor)  # another process: window, serve
+    other.record("api.call", request_id="from the server")
+    log.record("api.call", request_id="after it")  # its file head moved: read again
+    assert anchor.reads == 3
+    assert log.verify().ok
+    # A head file rewritten behind this process's back is not taken on trust either.
+    (tmp_path / "audit" / "audit.head.json").write_text(
+        json.dumps({"hash": "0" * 64, "lines": 1}), encoding="utf-8"
+    )
+    before = anchor.reads  # verify read it too
+    log.record("api.call", request_id="after the rewrite")
+    assert anchor.reads == before + 1 and anchor.kept is not None and anchor.kept[1] == 23
