@@ -417,15 +417,19 @@ class AppContext:
         """
         check_passphrase(self.paths.database, passphrase)
         self.passphrase = passphrase
-        for member in (AppContext.at_rest, AppContext.database_key, AppContext.prompt_cache_key):
-            member.of(self).reset()  # built with no passphrase: again
+        self._rekeyed()
 
     def choose_passphrase(self, passphrase: str) -> None:
         """Encrypt with this new ``passphrase`` where no keyring keeps a key (policy
         EncryptAtRest at start); it takes effect when the database key is next settled."""
         self.passphrase = passphrase
-        for member in (AppContext.at_rest, AppContext.database_key):
-            member.of(self).reset()  # built with no passphrase: again
+        self._rekeyed()
+
+    def _rekeyed(self) -> None:
+        """The database's key changed (a passphrase given, a switch): what was built
+        from the old one is built again on next use, the prompt cache's key included."""
+        for member in (AppContext.at_rest, AppContext.database_key, AppContext.prompt_cache_key):
+            member.of(self).reset()
 
     def switch_encryption(
         self,
