@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from desktop.defaults import KEEP_ALIVE_S, MAX_LOADED_MODELS, QUEUE_MAX
 from desktop.engine.protocol import Engine, LoadedModel
@@ -40,7 +40,14 @@ from desktop.engine.types import (
     Message,
     ModelSpec,
 )
-from desktop.errors import Cancelled, EdgeDeskError, ModelLoadError, QueueFull
+from desktop.errors import (
+    Cancelled,
+    EdgeDeskError,
+    EngineCrashed,
+    ModelBroken,
+    ModelLoadError,
+    QueueFull,
+)
 
 # How often a waiting request looks at its cancel event (a condition has no other wake-up).
 CANCEL_POLL_S = 0.05
@@ -55,9 +62,34 @@ T = TypeVar("T")
 ResolveFn = Callable[..., ModelSpec]  # (ref) -> spec; (ref, context_length=N) when asked
 
 
+CRASHES_TO_BROKEN = 3  # loads in a row that crash their worker before a model is "broken"
+
+
 def is_local(spec: ModelSpec) -> bool:
     """Whether ``spec`` loads into this machine's memory (a remote model's does not)."""
     return spec.local is not None
+
+
+def engine_alive(engine: Engine | None) -> bool:
+    """False for an engine whose worker process has ended (an engine without a worker,
+    in this process or remote, is alive while it is loaded; None: still loading)."""
+    return engine is None or bool(getattr(engine, "alive", True))
+
+
+class BrokenModels(Protocol):
+    """Where models that crash on every load are remembered (across processes)."""
+
+    def reason(self, model_id: str) -> str | None:
+        """Why ``model_id`` is marked broken, or None when it is not."""
+        ...
+
+    def mark(self, model_id: str, reason: str) -> None:
+        """Remember ``model_id`` as broken for ``reason``."""
+        ...
+
+    def clear(self, model_id: str) -> bool:
+        """Try ``model_id`` again at its next request; True if it was marked."""
+        ...
 
 
 @dataclass
@@ -105,8 +137,11 @@ class Scheduler:
         keep_alive_s: float = KEEP_ALIVE_S,
         queue_max: int = QUEUE_MAX,
         clock: Callable[[], float] = time.monotonic,
+        broken: BrokenModels | None = None,
     ) -> None:
         self._load = load
+        self._broken = broken
+        self._crashes: dict[str, int] = {}  # loads in a row that crashed, per model
         self._resolve = resolve
         self._budget = budget_bytes
         self._max_loaded = max_loaded
@@ -149,7 +184,7 @@ class Scheduler:
                     m.peak_streams,
                 )
                 for m in models
-                if m.engine is not None
+                if m.engine is not None and engine_alive(m.engine)
             ]
 
     @property
@@ -232,11 +267,16 @@ class Scheduler:
         if self._blocked(ticket):
             return False
         model = self._models.get(spec.model_id)
-        if model is not None and model.spec != spec:
-            if model.in_use:  # settings changed: reload once the old plan is unused
-                ticket.swap = True
+        if model is not None and (model.spec != spec or not engine_alive(model.engine)):
+            if model.in_use:  # reload once the old plan or the crashed worker is unused
+                ticket.swap = model.spec != spec  # a crash's requests end by themselves
                 return False
-            self._close(model, "its load plan changed; reloading")
+            self._close(
+                model,
+                "its load plan changed; reloading"
+                if model.spec != spec
+                else "its worker stopped; starting a fresh one",
+            )
             model = None
         if model is not None:
             if model.engine is None:
@@ -279,6 +319,14 @@ class Scheduler:
             if context_length is None
             else self._resolve(ref, context_length=context_length)
         )
+        if self._broken is not None and (why := self._broken.reason(spec.model_id)):
+            raise ModelBroken(
+                f"{spec.model_id} crashed every time it loaded ({why}); it is not loaded "
+                f"again until you retry it (edgedesk models retry {spec.model_id}, or "
+                "Retry on the Models page)",
+                kind="model_broken",
+                params={"model": spec.model_id, "reason": why},
+            )
         started = time.perf_counter()
         ticket = _Ticket(spec.model_id, stream)
         with self._cond:
@@ -338,11 +386,14 @@ class Scheduler:
                 model.in_use -= 1
                 self._models.pop(model.spec.model_id, None)
                 self._cond.notify_all()
+            if isinstance(exc, EngineCrashed):
+                self._crashed_on_load(model.spec.model_id, exc)
             if isinstance(exc, EdgeDeskError) or not isinstance(exc, Exception):
                 raise
             # A bad file must not take the app down.
             raise ModelLoadError(f"could not load {model.spec.model_id}: {exc}") from None
         with self._cond:
+            self._crashes.pop(model.spec.model_id, None)
             model.engine = engine
             model.parallel = max(1, int(engine.parallel))
             ticket.slots = self._slots_needed(ticket, model)
@@ -354,6 +405,24 @@ class Scheduler:
             "load %s: ready in %.2f s, %d slots", model.spec.model_id, elapsed, model.parallel
         )
         return elapsed
+
+    def _crashed_on_load(self, model_id: str, exc: EngineCrashed) -> None:
+        """Count a load that crashed its worker; the third in a row marks it broken."""
+        with self._cond:
+            crashes = self._crashes.get(model_id, 0) + 1
+            self._crashes[model_id] = crashes
+        log.warning("load %s: the worker crashed (%d in a row): %s", model_id, crashes, exc.how)
+        if crashes >= CRASHES_TO_BROKEN and self._broken is not None:
+            self._broken.mark(model_id, f"{exc.how}: {exc.why}" if exc.why else exc.how)
+            with self._cond:
+                self._crashes.pop(model_id, None)
+
+    def retry(self, model: str) -> bool:
+        """Any thread: load ``model`` again at its next request although it was marked
+        broken; True if it was."""
+        with self._cond:
+            self._crashes.pop(model, None)
+        return self._broken.clear(model) if self._broken is not None else False
 
     # ------------------------------------------------------------------ model lifecycle
     def load(self, model: str) -> LoadReport:
