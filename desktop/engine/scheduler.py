@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from desktop.defaults import KEEP_ALIVE_S, MAX_LOADED_MODELS, QUEUE_MAX
+from desktop.engine.broken import BrokenFile
 from desktop.engine.protocol import Engine, LoadedModel
 from desktop.engine.types import (
     Chunk,
@@ -77,18 +78,22 @@ def engine_alive(engine: Engine | None) -> bool:
 
 
 class BrokenModels(Protocol):
-    """Where models that crash on every load are remembered (across processes)."""
+    """Where crashed loads are counted and broken models remembered (across processes)."""
 
     def reason(self, model_id: str) -> str | None:
-        """Why ``model_id`` is marked broken, or None when it is not."""
+        """Why ``model_id`` is marked broken, or None when it may load."""
         ...
 
-    def mark(self, model_id: str, reason: str) -> None:
-        """Remember ``model_id`` as broken for ``reason``."""
+    def crashed(self, model_id: str, reason: str, *, threshold: int) -> int:
+        """Count a crashed load (broken at ``threshold`` in a row); the count so far."""
+        ...
+
+    def loaded(self, model_id: str) -> None:
+        """A load worked: forget its crashes."""
         ...
 
     def clear(self, model_id: str) -> bool:
-        """Try ``model_id`` again at its next request; True if it was marked."""
+        """Try ``model_id`` again at its next request; True if it was marked broken."""
         ...
 
 
@@ -140,8 +145,7 @@ class Scheduler:
         broken: BrokenModels | None = None,
     ) -> None:
         self._load = load
-        self._broken = broken
-        self._crashes: dict[str, int] = {}  # loads in a row that crashed, per model
+        self._broken: BrokenModels = broken if broken is not None else BrokenFile(None)
         self._resolve = resolve
         self._budget = budget_bytes
         self._max_loaded = max_loaded
@@ -319,7 +323,7 @@ class Scheduler:
             if context_length is None
             else self._resolve(ref, context_length=context_length)
         )
-        if self._broken is not None and (why := self._broken.reason(spec.model_id)):
+        if why := self._broken.reason(spec.model_id):
             raise ModelBroken(
                 f"{spec.model_id} crashed every time it loaded ({why}); it is not loaded "
                 f"again until you retry it (edgedesk models retry {spec.model_id}, or "
@@ -330,7 +334,9 @@ class Scheduler:
         started = time.perf_counter()
         ticket = _Ticket(spec.model_id, stream)
         with self._cond:
-            if not self._try_admit(ticket, spec):
+            if self._try_admit(ticket, spec):
+                self._cond.notify_all()  # ``wait_until`` callers watch admissions too
+            else:
                 if len(self._line) >= self.queue_max:
                     raise QueueFull(
                         f"every slot is busy and {len(self._line)} requests are already "
@@ -392,8 +398,8 @@ class Scheduler:
                 raise
             # A bad file must not take the app down.
             raise ModelLoadError(f"could not load {model.spec.model_id}: {exc}") from None
+        self._broken.loaded(model.spec.model_id)
         with self._cond:
-            self._crashes.pop(model.spec.model_id, None)
             model.engine = engine
             model.parallel = max(1, int(engine.parallel))
             ticket.slots = self._slots_needed(ticket, model)
@@ -408,21 +414,14 @@ class Scheduler:
 
     def _crashed_on_load(self, model_id: str, exc: EngineCrashed) -> None:
         """Count a load that crashed its worker; the third in a row marks it broken."""
-        with self._cond:
-            crashes = self._crashes.get(model_id, 0) + 1
-            self._crashes[model_id] = crashes
+        reason = f"{exc.how}: {exc.why}" if exc.why else exc.how
+        crashes = self._broken.crashed(model_id, reason, threshold=CRASHES_TO_BROKEN)
         log.warning("load %s: the worker crashed (%d in a row): %s", model_id, crashes, exc.how)
-        if crashes >= CRASHES_TO_BROKEN and self._broken is not None:
-            self._broken.mark(model_id, f"{exc.how}: {exc.why}" if exc.why else exc.how)
-            with self._cond:
-                self._crashes.pop(model_id, None)
 
     def retry(self, model: str) -> bool:
         """Any thread: load ``model`` again at its next request although it was marked
         broken; True if it was."""
-        with self._cond:
-            self._crashes.pop(model, None)
-        return self._broken.clear(model) if self._broken is not None else False
+        return self._broken.clear(model)
 
     # ------------------------------------------------------------------ model lifecycle
     def load(self, model: str) -> LoadReport:
