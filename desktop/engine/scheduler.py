@@ -416,7 +416,7 @@ class Scheduler:
         """Count a load that crashed its worker; the third in a row marks it broken."""
         reason = f"{exc.how}: {exc.why}" if exc.why else exc.how
         crashes = self._broken.crashed(model_id, reason, threshold=CRASHES_TO_BROKEN)
-        log.warning("load %s: the worker crashed (%d in a row): %s", model_id, crashes, exc.how)
+        log.info("load %s: the worker crashed (%d in a row): %s", model_id, crashes, exc.how)
 
     def retry(self, model: str) -> bool:
         """Any thread: load ``model`` again at its next request although it was marked

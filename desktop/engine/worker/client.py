@@ -19,6 +19,7 @@ import itertools
 import logging
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -46,7 +47,7 @@ from desktop.errors import EdgeDeskError, EngineCrashed, ModelLoadError
 log = logging.getLogger("edgedesk.engine")
 CANCEL_POLL_S = 0.05  # how often a waiting call looks at its cancel event
 STATS_TIMEOUT_S = 5.0  # a status read never hangs on a busy or stuck worker
-CLOSE_TIMEOUT_S = 30.0  # then the worker is killed: its memory must come back
+CLOSE_TIMEOUT_S = 120.0  # for its conversations to reach the prompt cache; then killed
 DRAIN_TIMEOUT_S = 10.0  # a stream stopped early waits this long for the worker's end
 LOG_TAIL_LINES = 8
 
@@ -99,11 +100,15 @@ def how_it_ended(returncode: int | None) -> str:
     return f"exit code {returncode}"
 
 
+_SOURCE_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[^\s:]*[/\\])?([^/\\\s]+:\d+: )")
+
+
 def _why(tail: Sequence[str]) -> str:
-    """The log line that says why, if llama.cpp said (its assert, its error)."""
+    """The log line that says why, if llama.cpp said (its assert, its error), without
+    the folder the library was built in (``ggml.c:5515: GGML_ASSERT(...) failed``)."""
     for line in reversed(tail):
         if "GGML_ASSERT" in line or "GGML_ABORT" in line or "error" in line.lower():
-            return line.strip()[:300]
+            return _SOURCE_PATH.sub(r"\1", line.strip(), count=1)[:300]
     return ""
 
 
@@ -457,8 +462,8 @@ class WorkerEngine:
         with self._lock:
             self._ended = _Ended(error)
             pending = list(self._pending.values())
-        if not self._closing:
-            log.warning("worker %s (pid %d) %s", self.model_id, self._process.pid, error.how)
+        if not self._closing:  # a log line, not a warning: the request's error says it
+            log.info("worker %s (pid %d) %s", self.model_id, self._process.pid, error.how)
         for answers in pending:
             answers.put(self._ended)
 
