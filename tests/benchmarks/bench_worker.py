@@ -6,8 +6,9 @@ Real Gemma 3 270M, one engine of each kind loaded the same way (``load_engine`` 
 ``start_worker`` for the worker), measured in one run, interleaved round by round so
 the machine's load falls on both alike. Printed per round: start-up (process start and
 load until ready), single-stream tok/s and time to first token, 4 clients' aggregate
-tok/s, and the per-chunk cost of the pipe (a 1-token call's round trip beside the
-in-process one). The last line gives each figure's median ratio, worker ÷ in-process.
+tok/s, the per-call cost of the pipe (a 1-token call's round trip beside the
+in-process one), and the memory the model holds (the worker's resident set; in this
+process, what it grew by, so the first in-process round also counts llama.cpp's import). The last line gives each figure's median ratio, worker ÷ in-process.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from desktop.engine.loader import load_engine
 from desktop.engine.types import GenerationParams, LocalPlan, Message, ModelSpec
@@ -73,8 +76,17 @@ def _round_trip_us(engine: Any, repeat: int = 200) -> float:
     return statistics.median(times) * 1e6
 
 
+def _rss_mib(engine: Any, before: int) -> float:
+    """Memory the engine holds: its worker's resident set, or what this process grew by."""
+    pid = getattr(engine, "pid", None)
+    if pid is not None:
+        return float(psutil.Process(pid).memory_info().rss / 2**20)
+    return float((psutil.Process().memory_info().rss - before) / 2**20)
+
+
 def measure(kind: str, start: Callable[[], Any]) -> dict[str, float]:
     """One engine of ``kind``: its figures, then it is closed."""
+    before = psutil.Process().memory_info().rss
     started = time.perf_counter()
     engine = start()
     figures = {"start_s": time.perf_counter() - started}
@@ -85,12 +97,14 @@ def measure(kind: str, start: Callable[[], Any]) -> dict[str, float]:
         figures["single_tok_s"] = tokens / max(seconds - ttft, 1e-9)
         figures["four_tok_s"] = _aggregate(engine)
         figures["call_us"] = _round_trip_us(engine)
+        figures["rss_mib"] = _rss_mib(engine, before)
     finally:
         engine.close()
     print(
         f"  {kind:<10} start {figures['start_s']:.2f} s · ttft {figures['ttft_s'] * 1000:.0f} ms"
         f" · 1 stream {figures['single_tok_s']:.1f} tok/s · {CLIENTS} clients "
-        f"{figures['four_tok_s']:.1f} tok/s · a call {figures['call_us']:.0f} µs",
+        f"{figures['four_tok_s']:.1f} tok/s · a call {figures['call_us']:.0f} µs · "
+        f"memory {figures['rss_mib']:.0f} MiB",
         flush=True,
     )
     return figures
@@ -115,7 +129,7 @@ def main() -> None:
             )
             rows[kind].append(measure(kind, start))
     ratios = []
-    for key in ("start_s", "ttft_s", "single_tok_s", "four_tok_s", "call_us"):
+    for key in ("start_s", "ttft_s", "single_tok_s", "four_tok_s", "call_us", "rss_mib"):
         here = statistics.median(r[key] for r in rows["in-process"])
         there = statistics.median(r[key] for r in rows["worker"])
         ratios.append(f"{key} {there / here:.3f}×")

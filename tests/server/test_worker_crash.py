@@ -99,9 +99,13 @@ def test_openai_request_without_stream_gets_500(served: Served) -> None:
     _answers_again(served, crashed)
 
 
-def test_anthropic_stream_gets_an_api_error_event(served: Served) -> None:
+SIGNALS = pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGABRT], ids=["kill", "abort"])
+
+
+@SIGNALS
+def test_anthropic_stream_gets_an_api_error_event(served: Served, sig: signal.Signals) -> None:
     crashed = _worker_pid(served)
-    kill = _kill(served, signal.SIGABRT)
+    kill = _kill(served, sig)
     with (
         anthropic.Anthropic(base_url=served.root, api_key="x", max_retries=0) as claude,
         pytest.raises(anthropic.APIStatusError) as caught,
@@ -117,9 +121,10 @@ def test_anthropic_stream_gets_an_api_error_event(served: Served) -> None:
     _answers_again(served, crashed)
 
 
-def test_ollama_stream_gets_an_error_line(served: Served) -> None:
+@SIGNALS
+def test_ollama_stream_gets_an_error_line(served: Served, sig: signal.Signals) -> None:
     crashed = _worker_pid(served)
-    kill = _kill(served, signal.SIGKILL)
+    kill = _kill(served, sig)
     client = ollama.Client(host=served.root)
     with pytest.raises(ollama.ResponseError) as caught:
         for n, _part in enumerate(
@@ -128,6 +133,28 @@ def test_ollama_stream_gets_an_error_line(served: Served) -> None:
             if n == 2:
                 kill()
     assert "stopped unexpectedly" in caught.value.error
+    _answers_again(served, crashed)
+
+
+@SIGNALS
+def test_responses_stream_ends_with_response_failed(served: Served, sig: signal.Signals) -> None:
+    crashed = _worker_pid(served)
+    kill = _kill(served, sig)
+    events = []
+    with openai.OpenAI(base_url=served.url, api_key="x", max_retries=0, timeout=60) as client:
+        stream = client.responses.create(
+            model="tiny-chat", input="hello", max_output_tokens=LONG, stream=True
+        )
+        deltas = 0
+        for event in stream:
+            events.append(event)
+            if event.type == "response.output_text.delta":
+                deltas += 1
+                if deltas == 2:
+                    kill()
+    assert events[-1].type == "response.failed"
+    error = events[-1].response.error
+    assert error is not None and "stopped unexpectedly" in error.message
     _answers_again(served, crashed)
 
 
