@@ -234,3 +234,24 @@ def test_embeddings_from_a_worker_match_this_process(tiny_embed: Path, tmp_path:
     finally:
         worker.close()
         local.close()
+
+
+def test_the_apps_own_entry_point_runs_a_worker_as_a_frozen_app_does(
+    tiny_chat: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frozen app has no ``-m``: it starts itself with ``--engine-worker``."""
+    from desktop.engine.worker.client import worker_command
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert worker_command() == [sys.executable, "--engine-worker"]
+    monkeypatch.delattr(sys, "frozen")
+    # The same entry, reached as the frozen executable reaches it: desktop/__main__.py.
+    engine = start_worker(
+        _spec(tiny_chat),
+        log_path=tmp_path / "frozen.log",
+        command=[sys.executable, "-m", "desktop", "--engine-worker"],
+    )
+    try:
+        assert list(engine.stream_chat(HI, GenerationParams(max_tokens=3)))[-1].is_final
+    finally:
+        engine.close()
