@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -523,7 +523,7 @@ def start_worker(
         channel.send(
             wire.Open(
                 spec.file,
-                spec.model_id,
+                wire.text(spec.model_id),
                 spec.kind,
                 spec.context_length,
                 spec.gpu_layers,
@@ -548,8 +548,11 @@ def start_worker(
             elapsed,
             first.parallel,
         )
+        # The report names the model as this process does (an id from a file name that
+        # is not UTF-8 crossed the pipe escaped).
+        ready = wire.Ready(replace(first.report, model_id=spec.model_id), first.parallel)
         return WorkerEngine(
-            process, channel, first, model_id=spec.model_id, log_path=log_path, started_s=elapsed
+            process, channel, ready, model_id=spec.model_id, log_path=log_path, started_s=elapsed
         )
     code = process.wait()
     for stream in (process.stdin, process.stdout):

@@ -13,6 +13,7 @@ Threads: ``Channel.send`` may be called from any thread (one lock a channel);
 
 from __future__ import annotations
 
+import os
 import struct
 import threading
 from pathlib import Path
@@ -206,13 +207,14 @@ Reply = Ready | Item | Done | Fault
 
 def _encode_hook(value: object) -> object:
     if isinstance(value, Path):
-        return str(value)
+        # The file system's bytes, not text: a Linux file name need not be UTF-8.
+        return os.fsencode(value)
     raise NotImplementedError(f"not a wire type: {type(value).__name__}")
 
 
 def _decode_hook(kind: type, value: object) -> object:
-    if kind is Path and isinstance(value, str):
-        return Path(value)
+    if kind is Path and isinstance(value, bytes):
+        return Path(os.fsdecode(value))
     raise NotImplementedError(f"not a wire type: {kind.__name__}")
 
 
@@ -261,6 +263,16 @@ class Channel:
         return bytes(data)
 
 
+def text(value: str) -> str:
+    """``value`` as UTF-8 can carry it: a lone surrogate (a Linux file name's byte that is
+    not UTF-8, as Python decodes it) becomes its escape, ``bad\\xff``."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return value
+
+
 def fault_of(request_id: int, exc: BaseException) -> Fault:
     """The wire form of an error raised by the worker's engine."""
     numbers: dict[str, int] = {}
@@ -272,13 +284,13 @@ def fault_of(request_id: int, exc: BaseException) -> Fault:
         return Fault(
             request_id,
             type(exc).__name__,
-            exc.message,
+            text(exc.message),
             exc.param,
             exc.kind,
-            dict(exc.params),
+            {key: text(value) for key, value in exc.params.items()},
             numbers,
         )
-    return Fault(request_id, "Exception", f"{type(exc).__name__}: {exc}")
+    return Fault(request_id, "Exception", text(f"{type(exc).__name__}: {exc}"))
 
 
 def decode_stats(value: Any) -> EngineStats:
