@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import pytest
 
+from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama, write_tiny_projector
 
 # No test may reach the Hub, whatever the developer's machine has set.
@@ -102,6 +103,23 @@ def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", BACKEND)
     keyring.set_keyring(FileKeyring())
     yield path
+
+
+@pytest.fixture
+def hub(edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """The fake Hub on 127.0.0.1, named as the Hub endpoint in this test's settings.
+
+    It serves no repository: a module adds the ones it needs in a fixture of its own,
+    also named ``hub``, that takes this one (``hub.add_repo(...)``; tests/ui/conftest.py
+    serves the catalog's GLM-Edge 1.5B). A token saved meanwhile (``auth login``, the
+    Models screen) goes to the null keyring, in this process and its children alike.
+    """
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with FakeHub() as fake:
+        config = edgedesk_home / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
+        yield fake
 
 
 @pytest.fixture(scope="session")
