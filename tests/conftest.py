@@ -26,6 +26,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Never the developer's OS keyring, even for a keyring first used by a module fixture.
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
+# The fast subset's marker and collection (pytest -m fast): tests/fast.py.
+pytest_plugins = ["tests.fast"]
+
 T = TypeVar("T")
 
 
