@@ -76,8 +76,8 @@ LOOKUP_FIRST_WINDOW = 8
 LOOKUP_ROWS_PER_STEP = 64
 # A decode that reads prompt text carries at most one guess per this many of its prompt
 # tokens (none beside a short prompt): that prompt's request waits for the decode, and a
-# guessed row cost about as much as 4-5 prompt tokens (Gemma 270M, 2 CPU cores: 32
-# guesses added 0.40 s to a step, its 33 prompt tokens 0.09 s), so it is <10% longer.
+# guessed row costs as much as several prompt tokens (measured in docs/benchmarks.md,
+# "Guesses beside a prompt"), so the decode grows a little, never several times.
 PROMPT_TOKENS_PER_GUESS = 64
 log = logging.getLogger("edgedesk.engine")
 
@@ -406,8 +406,9 @@ class DecodeLoop(BatchWorker):
         A step that reads prompt text gets at most one guess per PROMPT_TOKENS_PER_GUESS
         of it: that prompt's request waits for the step (for its first token, or its next
         chunk), and each guess is a logits row of n_vocab floats (Gemma 3: more
-        multiply-adds than the rest of the model per token). 32 guesses beside 3 streams
-        made a 33-token newcomer's step 3-4x as long; a 2,048-token chunk hardly notices.
+        multiply-adds than the rest of the model per token). Beside a short newcomer they
+        would make its step several times as long (docs/benchmarks.md, "Guesses beside a
+        prompt"); a 2,048-token chunk hardly notices.
         """
         cells = self._n_ctx - sum(self._cells(s) for s in self._slots) - generating
         room = self._n_batch - generating

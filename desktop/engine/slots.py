@@ -272,8 +272,8 @@ def next_draft_window(window: int, drafted: int, accepted: int, most: int) -> in
 
     Doubles after a draft taken whole (the answer is copying: long drafts amortize the
     decode), falls to what was taken after a miss (at least 1). On a CPU a guessed row
-    costs most of a decode step until the batch is large (Gemma 270M: 2 rows 1.8x one
-    row, 17 rows 6.9x), so short doomed drafts are what loses speed.
+    costs most of a decode step until the batch is large (docs/benchmarks.md, "Code
+    rewrite with prompt lookup"), so short doomed drafts are what loses speed.
     """
     if drafted <= 0:
         return window
