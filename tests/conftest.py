@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import pytest
 
+from desktop.defaults import RANK_POOLING
 from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama, write_tiny_projector
 
@@ -153,6 +154,14 @@ def tiny_projector(models_dir: Path) -> Path:
 def tiny_embed(models_dir: Path) -> Path:
     """A BERT-architecture embedding model (CLS pooling, like BGE)."""
     return write_tiny_bert(models_dir / "tiny-embed.gguf")
+
+
+@pytest.fixture(scope="session")
+def tiny_reranker(models_dir: Path) -> Path:
+    """A BERT-architecture reranker: rank pooling, one relevance score per pair."""
+    return write_tiny_bert(
+        models_dir / "tiny-reranker.gguf", pooling=RANK_POOLING, seed=5, name="tiny-reranker"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -15,17 +15,6 @@ from desktop.engine.native import LoadOptions
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
 from desktop.errors import InvalidRequest
-from tests.fixtures.tiny_gguf import write_tiny_bert
-
-
-@pytest.fixture(scope="module")
-def tiny_reranker(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tiny_bert(
-        tmp_path_factory.mktemp("rr") / "tiny-reranker.gguf",
-        pooling=RANK_POOLING,
-        seed=5,
-        name="tiny-reranker",
-    )
 
 
 def test_the_header_and_llama_cpp_name_rank_pooling_by_one_number() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy
+from desktop.ui.look import install_translator
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 
@@ -61,6 +62,15 @@ def hub(hub: FakeHub, tiny_chat: Path) -> FakeHub:
     GLM-Edge 1.5B."""
     hub.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
     return hub
+
+
+@pytest.fixture
+def chinese(qapp) -> Iterator[None]:
+    """The app's Chinese translation installed for this test, removed after it."""
+    translator = install_translator(qapp, "zh_CN")
+    assert translator is not None
+    yield
+    qapp.removeTranslator(translator)
 
 
 @pytest.fixture(autouse=True)
