@@ -9,7 +9,6 @@ from typing import Any
 
 from desktop.engine.types import (
     MEDIA_MARKER,
-    Chunk,
     FinishReason,
     GenerationParams,
     Image,
@@ -225,11 +224,6 @@ def status_error(
             code="remote_invalid_request",
         )
     return RemoteError(f"remote '{remote}' failed ({status}: {detail})")
-
-
-def final_chunk(finish: FinishReason | None, usage: Usage | None) -> Chunk:
-    """The closing chunk of a remote stream (``stop`` if the server named no reason)."""
-    return Chunk(finish_reason=finish or "stop", usage=usage or Usage())
 
 
 def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str]]:

@@ -231,16 +231,6 @@ def chat_delta(
     return body
 
 
-def chunk_delta(chunk: Chunk) -> dict[str, Any]:
-    """The delta of a streamed engine chunk (content and/or reasoning)."""
-    delta: dict[str, Any] = {}
-    if chunk.text:
-        delta["content"] = chunk.text
-    if chunk.reasoning:
-        delta["reasoning_content"] = chunk.reasoning
-    return delta
-
-
 def tool_call_deltas(calls: Sequence[ToolCall]) -> dict[str, Any]:
     """A delta carrying whole tool calls (sent once, when the answer is complete)."""
     return {

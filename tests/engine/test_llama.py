@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +19,19 @@ GREEDY = GenerationParams(max_tokens=16, temperature=0.0, seed=7)
 
 
 @pytest.fixture(scope="module")
-def chat_engine(tiny_chat: Path) -> LlamaEngine:
-    return LlamaEngine(tiny_chat, LoadOptions(context_length=512), model_id="tiny")
+def chat_engine(tiny_chat: Path) -> Iterator[LlamaEngine]:
+    # Closed at the module's end: its decode loop and llama.cpp memory would otherwise
+    # live on through the rest of the session, until garbage collection.
+    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=512), model_id="tiny")
+    yield engine
+    engine.close()
 
 
 @pytest.fixture(scope="module")
-def embed_engine(tiny_embed: Path) -> LlamaEngine:
-    return LlamaEngine(tiny_embed, LoadOptions(context_length=128, embedding=True))
+def embed_engine(tiny_embed: Path) -> Iterator[LlamaEngine]:
+    engine = LlamaEngine(tiny_embed, LoadOptions(context_length=128, embedding=True))
+    yield engine
+    engine.close()
 
 
 def _answer(engine: LlamaEngine, messages: list[Message], params: GenerationParams = GREEDY):
