@@ -35,6 +35,7 @@ FAST_FILES = frozenset(
         "tests/engine/test_slot_logic.py",
         "tests/engine/test_template_corpus.py",
         "tests/engine/test_templates.py",
+        "tests/engine/test_worker_wire.py",
         "tests/remote/test_models.py",
         "tests/remote/test_wire.py",
         "tests/retrieval/test_vectors.py",

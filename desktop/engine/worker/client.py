@@ -141,10 +141,10 @@ def error_of(fault: wire.Fault) -> Exception:
         error, fault.message, param=fault.param, kind=fault.kind, params=fault.params
     )
     for name, value in fault.numbers.items():
-        if name == "status":
-            error.http_status = value
-        else:
+        if name in wire.ERROR_NUMBERS:
             setattr(error, name, value)
+    if fault.answer is not None:  # set on the instance by some errors (a remote's status)
+        error.http_status, error.code, error.error_type = fault.answer
     if isinstance(error, errors.VisionUnsupported):
         error.model = fault.params.get("model", "")
     return error

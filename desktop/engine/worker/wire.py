@@ -200,6 +200,7 @@ class Fault(msgspec.Struct, tag="fault", array_like=True):
     kind: str | None = None
     params: dict[str, str] = {}
     numbers: dict[str, int] = {}  # ContextOverflow's and QueueFull's numbers
+    answer: tuple[int, str, str] | None = None  # HTTP status, code and type it carried
 
 
 Reply = Ready | Item | Done | Fault
@@ -263,6 +264,9 @@ class Channel:
         return bytes(data)
 
 
+ERROR_NUMBERS = ("prompt_tokens", "n_ctx", "retry_after_s")  # what errors carry beside words
+
+
 def text(value: str) -> str:
     """``value`` as UTF-8 can carry it: a lone surrogate (a Linux file name's byte that is
     not UTF-8, as Python decodes it) becomes its escape, ``bad\\xff``."""
@@ -276,7 +280,7 @@ def text(value: str) -> str:
 def fault_of(request_id: int, exc: BaseException) -> Fault:
     """The wire form of an error raised by the worker's engine."""
     numbers: dict[str, int] = {}
-    for name in ("prompt_tokens", "n_ctx", "retry_after_s", "status"):
+    for name in ERROR_NUMBERS:
         value = getattr(exc, name, None)
         if isinstance(value, int):
             numbers[name] = value
@@ -289,6 +293,7 @@ def fault_of(request_id: int, exc: BaseException) -> Fault:
             exc.kind,
             {key: text(value) for key, value in exc.params.items()},
             numbers,
+            (exc.http_status, exc.code, exc.error_type),
         )
     return Fault(request_id, "Exception", text(f"{type(exc).__name__}: {exc}"))
 
