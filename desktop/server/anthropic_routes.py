@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 from collections.abc import Sequence
 from typing import Any
 
-import anyio
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
@@ -28,13 +28,15 @@ from desktop.server.anthropic_events import MessageEvents, content_blocks, messa
 from desktop.server.deps import CallDep
 from desktop.server.generation import SSE, generate_chat
 from desktop.server.services import Services
+from desktop.server.token_count import count_prompt_tokens
 from desktop.tools.toolbox import ToolSet
 
 router = APIRouter()
 
 # The most text one count_tokens request may hold (docs/api.md): ~256k tokens of prose,
 # more than any local model's context. Checked before rendering or tokenizing: an 8 MB
-# body once took 87 s of CPU on Gemma 3 270M's tokenizer; 1 MiB takes a few seconds.
+# body once took 87 s of CPU on Gemma 3 270M's tokenizer; 1 MiB takes a few seconds,
+# counted in pieces so that a client leaving stops it (token_count.py).
 MAX_COUNT_CHARS = 1_048_576
 
 
@@ -190,11 +192,11 @@ def _count(
     messages: Sequence[Message],
     tools: list[dict[str, Any]] | None,
     kwargs: dict[str, Any] | None,
+    *,
+    cancel: threading.Event,
 ) -> int:
-    # One render and one tokenize call, bounded by MAX_COUNT_CHARS (seconds at most):
-    # short enough that a client leaving needs no cancel between them (docs/api.md).
     return services.scheduler.with_engine(
-        model, lambda engine: prompt_token_count(engine, messages, tools, kwargs)
+        model, lambda engine: prompt_token_count(engine, messages, tools, kwargs, cancel)
     )
 
 
@@ -203,13 +205,20 @@ def prompt_token_count(
     messages: Sequence[Message],
     tools: list[dict[str, Any]] | None,
     kwargs: dict[str, Any] | None,
+    cancel: threading.Event | None = None,
 ) -> int:
     """The prompt tokens ``engine`` will read for this chat, each picture's tokens included
-    (the rendered text holds one marker where the engine reads a picture's whole run)."""
+    (the rendered text holds one marker where the engine reads a picture's whole run).
+
+    Text is tokenized in pieces (``token_count``): ``cancel`` set (the client left) stops
+    the count between pieces (Cancelled). With pictures it is one call, bounded by their
+    limits.
+    """
     counter = getattr(engine, "count_chat_tokens", None)
     if counter is not None and any(m.images for m in messages):
         return int(counter(messages, tools, kwargs))
-    return len(engine.prompt_tokens(engine.render(messages, tools, kwargs)))
+    prompt = engine.render(messages, tools, kwargs)
+    return count_prompt_tokens(engine, prompt, cancel)
 
 
 @router.post("/v1/messages/count_tokens")
@@ -224,7 +233,9 @@ async def count_tokens(body: anthropic_wire.CountTokensRequest, call: CallDep) -
     info.dropped_tools = leniency.labels(anthropic_wire.left_out_tools(body))
     tools = anthropic_wire.tools_for_engine(body)
     check_count_size(messages, tools)
-    tokens = await anyio.to_thread.run_sync(
-        _count, services, body.model, messages, tools, anthropic_wire.template_kwargs(body)
+    kwargs = anthropic_wire.template_kwargs(body)
+    # Its client leaving sets call.cancel: the count stops before its next piece.
+    tokens = await call.compute(
+        lambda cancel: _count(services, body.model, messages, tools, kwargs, cancel=cancel)
     )
     return JSONResponse({"input_tokens": tokens})  # nothing generated: not charged
