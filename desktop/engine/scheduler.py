@@ -550,7 +550,9 @@ class Scheduler:
     ) -> list[list[float]]:
         """Embeddings from ``model``, admitted beside running work (the engine batches);
         ``cancel`` set stops it between decodes (Cancelled)."""
-        vectors: list[list[float]] = self.with_engine(model, lambda e: e.embed(texts, cancel))
+        vectors: list[list[float]] = self.with_engine(
+            model, lambda e: e.embed(texts, cancel), cancel
+        )
         return vectors
 
     def rerank(
@@ -561,10 +563,17 @@ class Scheduler:
         cancel: threading.Event | None = None,
     ) -> list[float]:
         """Relevance scores from a reranker ``model``, admitted beside running work."""
-        scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents, cancel))
+        scores: list[float] = self.with_engine(
+            model, lambda e: e.rerank(query, documents, cancel), cancel
+        )
         return scores
 
-    def with_engine(self, model: str, work: Callable[[Engine], T]) -> T:
-        """Run ``work`` (thread-safe engine calls, no streams) on ``model``, as one request."""
-        with self._use(model, stream=False) as lease:
+    def with_engine(
+        self, model: str, work: Callable[[Engine], T], cancel: threading.Event | None = None
+    ) -> T:
+        """Run ``work`` (thread-safe engine calls, no streams) on ``model``, as one request;
+        ``cancel`` set while it waits for the model leaves the line (Cancelled)."""
+        with self._use(model, stream=False, cancel=cancel) as lease:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("stopped before it started")
             return work(lease.engine)

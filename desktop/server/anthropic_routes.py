@@ -196,7 +196,7 @@ def _count(
     cancel: threading.Event,
 ) -> int:
     return services.scheduler.with_engine(
-        model, lambda engine: prompt_token_count(engine, messages, tools, kwargs, cancel)
+        model, lambda engine: prompt_token_count(engine, messages, tools, kwargs, cancel), cancel
     )
 
 

@@ -369,7 +369,7 @@ def _rerank(
         )
         return scores, tokens
 
-    result: tuple[list[float], int] = services.scheduler.with_engine(model, work)
+    result: tuple[list[float], int] = services.scheduler.with_engine(model, work, cancel)
     return result
 
 

@@ -255,3 +255,38 @@ def test_the_apps_own_entry_point_runs_a_worker_as_a_frozen_app_does(
         assert list(engine.stream_chat(HI, GenerationParams(max_tokens=3)))[-1].is_final
     finally:
         engine.close()
+
+
+def test_a_call_waiting_for_a_busy_model_leaves_the_line_when_cancelled(
+    tiny_chat: Path, tmp_path: Path
+) -> None:
+    """``count_tokens``, embeddings or a rerank whose client left while it waited."""
+    from desktop.engine.types import LocalPlan
+    from desktop.errors import Cancelled
+
+    spec = _spec(tiny_chat, plan=LocalPlan(parallel=1))
+    scheduler = Scheduler(
+        lambda s: start_worker(s, log_path=tmp_path / "one.log"), lambda ref, **_: spec
+    )
+    try:
+        stream = scheduler.stream_completion("tiny", "once upon", LONG)
+        next(stream)  # the one slot is taken
+        cancel = threading.Event()
+        outcome: list[BaseException] = []
+
+        def count() -> None:
+            try:
+                scheduler.with_engine("tiny", lambda e: e.tokenize("hello"), cancel)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        waiting = threading.Thread(target=count)
+        waiting.start()
+        assert scheduler.wait_until(lambda: scheduler.queue_depth == 1, 30)
+        cancel.set()
+        waiting.join(30)
+        assert len(outcome) == 1 and isinstance(outcome[0], Cancelled)
+        assert scheduler.queue_depth == 0
+        stream.close()  # type: ignore[attr-defined]
+    finally:
+        scheduler.close()
