@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import GenerationParams, Image, Message, ToolCall
+from desktop.engine.types import ChatCall, GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, openai_requests
 from desktop.server.request_parts import (
@@ -403,6 +403,21 @@ def generation_params(
             openai_requests.forced_call_schema(tools) if tools and is_forced(req) else schema
         ),
     )
+
+
+def chat_call(
+    req: MessagesRequest, messages: Sequence[Message], limits: openai_requests.Limits
+) -> ChatCall:
+    """The engine's call for a message (``messages``: its ``to_messages``): client tools,
+    sampling (a forced call grammar-constrained), the thinking switch, the forced call."""
+    tools = tools_for_engine(req)
+    params = generation_params(req, limits, tools)
+    return ChatCall.of(messages, params, tools, template_kwargs(req), forced=is_forced(req))
+
+
+def count_call(req: CountTokensRequest, messages: Sequence[Message]) -> ChatCall:
+    """The call whose prompt ``count_tokens`` counts: messages, tools, thinking switch."""
+    return ChatCall.of(messages, tools=tools_for_engine(req), template_kwargs=template_kwargs(req))
 
 
 def output_schema(req: MessagesRequest) -> str | None:

@@ -19,7 +19,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import MEDIA_MARKER, Chunk, GenerationParams, Image, Message, ToolCall
+from desktop.engine.types import (
+    MEDIA_MARKER,
+    ChatCall,
+    Chunk,
+    GenerationParams,
+    Image,
+    Message,
+    ToolCall,
+)
 from desktop.errors import InvalidRequest
 from desktop.server import images, openai, openai_requests
 from desktop.server.leniency import capped_max_tokens
@@ -365,6 +373,24 @@ def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, A
             )
         )
     return out or None
+
+
+def chat_call(
+    req: ChatRequest, messages: Sequence[Message], limits: openai_requests.Limits
+) -> ChatCall:
+    """The engine's call for ``/api/chat`` (``messages``: its ``to_messages``): function
+    tools, sampling from ``options``, ``think`` (Ollama forces no tool)."""
+    tools = tools_for_engine(req.tools)
+    params = generation_params(req, limits)
+    return ChatCall.of(messages, params, tools, template_kwargs(req.think))
+
+
+def generate_call(
+    req: GenerateRequest, messages: Sequence[Message], params: GenerationParams
+) -> ChatCall:
+    """The engine's call for a templated ``/api/generate`` (``messages``: its
+    ``generate_messages``, ``params`` its ``generation_params``): no tools."""
+    return ChatCall.of(messages, params, None, template_kwargs(req.think))
 
 
 def generate_messages(

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from desktop.defaults import GENERATION_TIMEOUT_S, MAX_TOKENS_LIMIT
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import GenerationParams, Image, Message, ToolCall
+from desktop.engine.types import ChatCall, GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, schemas
 from desktop.server.leniency import capped_max_tokens
@@ -293,9 +293,16 @@ def tools_for_engine(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]]
     return tools
 
 
-def tool_names(tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
-    """The offered functions by name, each with its parameters schema (None if absent)."""
-    return {t["function"]["name"]: t["function"].get("parameters") for t in tools or ()}
+def chat_call(
+    req: schemas.ChatCompletionRequest, messages: Sequence[Message], limits: Limits
+) -> ChatCall:
+    """The engine's call for a chat completion (``messages``: its ``to_messages``): the
+    sampling, the function tools, the template switches and whether a call is forced."""
+    params = sampling_params(req, limits)
+    tools = tools_for_engine(req)
+    return ChatCall.of(
+        messages, params, tools, template_kwargs(req), forced=forced_tools(req) is not None
+    )
 
 
 def completion_prompt(prompt: str | list[str] | list[int] | list[list[int]]) -> str | list[int]:

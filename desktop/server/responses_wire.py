@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import GenerationParams, Image, Message, ToolCall
+from desktop.engine.types import ChatCall, GenerationParams, Image, Message, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, openai_requests, tool_namespaces
 from desktop.server.request_parts import (
@@ -473,6 +473,16 @@ def generation_params(
         json_schema=schema,
         timeout_s=limits.timeout_s,
     )
+
+
+def chat_call(
+    req: ResponsesRequest, messages: Sequence[Message], limits: openai_requests.Limits
+) -> ChatCall:
+    """The engine's call for a response (``req`` flattened, ``messages`` its
+    ``to_messages``): function tools, sampling, the thinking switch, the forced call."""
+    tools = tools_for_engine(req)
+    params = generation_params(req, limits, tools)
+    return ChatCall.of(messages, params, tools, template_kwargs(req), forced=is_forced(req))
 
 
 def template_kwargs(req: ResponsesRequest) -> dict[str, Any] | None:

@@ -186,7 +186,7 @@ def test_stream_event_sequence() -> None:
     ]
     events = ae.MessageEvents("msg_1", "m")
     raw = events.opening()
-    for item in answer_pieces(chunks, None, forced=False):
+    for item in answer_pieces(chunks):
         raw += events.ending(item) if isinstance(item, Ending) else events.piece(item)
     got = named_events(raw)
     assert [e["type"] for e in got] == [
