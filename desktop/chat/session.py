@@ -458,10 +458,10 @@ class ChatCore:
         # The engine holds tagged call markup back; an answer that merely opens with "{"
         # streams (stream_bare: a bare call found at the end moves those words into the
         # round, out of sight).
-        call = ChatCall.of(
-            messages,
+        call = ChatCall(
+            tuple(messages),
             pending.params,
-            tools.openai() if tools is not None else None,
+            tools.offered() if tools is not None else (),
             pending.template_kwargs,
             stream_bare=True,
         )
