@@ -148,17 +148,17 @@ class ChatCall:
         cls,
         messages: Sequence[Message],
         params: GenerationParams | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[ToolSpec] | None = None,
         template_kwargs: Mapping[str, Any] | None = None,
         *,
         forced: bool = False,
         stream_bare: bool = False,
     ) -> ChatCall:
-        """A call from a conversation and OpenAI-shaped ``tools`` entries."""
+        """A call from a conversation (sequences and mappings copied into plain data)."""
         return cls(
             tuple(messages),
             params or GenerationParams(),
-            tuple(ToolSpec.from_openai(t) for t in tools or ()),
+            tuple(tools or ()),
             dict(template_kwargs) if template_kwargs else None,
             forced=forced and bool(tools),
             stream_bare=stream_bare,

@@ -1,9 +1,10 @@
 """Pure translation between Ollama's ``/api/*`` and the engine's plain values.
 
-Chat and generate requests become the same engine requests the OpenAI routes make
-(``options`` mapped onto ``GenerationParams``, ``think`` onto the template's thinking
-switch); answers become Ollama's JSON objects, one per NDJSON line when streamed.
-Durations are nanoseconds, as Ollama reports them. No I/O.
+Chat and generate requests become the same ``ChatCall`` the OpenAI routes make
+(``chat_call``, ``generate_call``: ``options`` mapped onto ``GenerationParams``,
+``think`` onto the template's thinking switch); answers become Ollama's JSON objects,
+one per NDJSON line when streamed. Durations are nanoseconds, as Ollama reports them.
+No I/O.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from desktop.engine.types import (
     Image,
     Message,
     ToolCall,
+    ToolSpec,
 )
 from desktop.errors import InvalidRequest
 from desktop.server import images, openai, openai_requests
@@ -355,8 +357,8 @@ def _call(value: object, where: str, call_id: str) -> ToolCall:
     return ToolCall(call_id, name, json.dumps(arguments, ensure_ascii=False))
 
 
-def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-    """Ollama's (OpenAI-shaped) function tools, checked."""
+def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> tuple[ToolSpec, ...] | None:
+    """Ollama's function tools (in OpenAI's shape), checked, as the engine offers them."""
     out = []
     for i, tool in enumerate(tools or ()):
         function = tool.get("function")
@@ -372,7 +374,7 @@ def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, A
                 f"tools[{i}].function",
             )
         )
-    return out or None
+    return tuple(out) or None
 
 
 def chat_call(

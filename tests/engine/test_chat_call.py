@@ -45,7 +45,7 @@ def test_tool_specs_render_as_the_openai_tools_they_came_from() -> None:
         {"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}},
         {"type": "function", "function": {"name": "now", "description": "", "strict": True}},
     ]
-    call = ChatCall.of([Message("user", "hi")], tools=given)
+    call = ChatCall.of([Message("user", "hi")], tools=[ToolSpec.from_openai(t) for t in given])
     assert call.tools == (ToolSpec("get_weather", None, SCHEMA), ToolSpec("now", "", None, True))
     assert call.openai_tools() == given
     assert call.tool_schemas() == {"get_weather": SCHEMA, "now": None}

@@ -8,15 +8,11 @@ import json
 from collections.abc import Iterator
 
 from desktop.engine.toolcalls import gate_calls
-from desktop.engine.types import ADMITTED, ChatCall, Chunk, Message, ToolCall, Usage
+from desktop.engine.types import ADMITTED, ChatCall, Chunk, Message, ToolCall, ToolSpec, Usage
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
+WEATHER = ToolSpec(
+    "get_weather", None, {"type": "object", "properties": {"city": {"type": "string"}}}
+)
 CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
 END = Chunk(finish_reason="stop", usage=Usage(9, 4))
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from desktop.app import build_context
 from desktop.config import NoPolicy
-from desktop.engine.types import ChatCall, GenerationParams, Message, ToolCall
+from desktop.engine.types import ChatCall, GenerationParams, Message, ToolCall, ToolSpec
 from desktop.remote.registry import keyring_set
 from tests.remote.fake_openai import Fake
 
@@ -52,7 +52,8 @@ def test_a_remote_tool_call_comes_out_of_the_engine_structured_never_as_text(
             "type": "function",
             "function": {"name": "get_weather", "parameters": {"type": "object"}},
         }
-        call = ChatCall.of([Message("user", "weather in Paris?")], PARAMS, tools=[weather])
+        tools = [ToolSpec.from_openai(weather)]
+        call = ChatCall.of([Message("user", "weather in Paris?")], PARAMS, tools=tools)
         chunks = list(ctx.scheduler.stream_chat("gpu/tooler", call))
         assert "".join(c.text for c in chunks) == ""
         assert chunks[-1].is_final and chunks[-1].finish_reason == "tool_calls"

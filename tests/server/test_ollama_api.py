@@ -166,14 +166,13 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     import time as clock
 
     from desktop.engine.toolcalls import gate_calls
-    from desktop.engine.types import ChatCall, Chunk, Message, Usage
+    from desktop.engine.types import ChatCall, Chunk, Message, ToolSpec, Usage
     from desktop.server.answer import answer_pieces
     from desktop.server.app import RequestInfo
     from desktop.server.generation import answer_stream
     from desktop.server.ollama_routes import OllamaAnswer
     from desktop.server.streaming import Chunks
 
-    tools = [{"type": "function", "function": {"name": "get_time", "parameters": {}}}]
     generated = [
         Chunk(reasoning="let me see"),
         Chunk(text="Checking. "),
@@ -182,7 +181,7 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
         Chunk(finish_reason="stop", usage=Usage(9, 4)),
     ]
     # The engine's side parses the call (gate_calls); the answer reads it structured.
-    call = ChatCall.of([Message("user", "time?")], tools=tools)
+    call = ChatCall.of([Message("user", "time?")], tools=[ToolSpec("get_time", None, {})])
     chunks = Chunks(gate_calls(generated, call), RequestInfo("req_1", clock.perf_counter()))
     after: list[str] = []
     answer = OllamaAnswer("m", chat=True, after=lambda: after.append("done"))
