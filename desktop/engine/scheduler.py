@@ -26,19 +26,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from desktop.defaults import KEEP_ALIVE_S, MAX_LOADED_MODELS, QUEUE_MAX
 from desktop.engine.broken import BrokenFile
 from desktop.engine.protocol import Engine, LoadedModel
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     GenerationParams,
     LoadReport,
-    Message,
     ModelSpec,
 )
 from desktop.errors import (
@@ -502,22 +502,13 @@ class Scheduler:
                     )
                 )
 
-    def stream_chat(  # noqa: PLR0917 -- the engine's positional order, plus the model
-        self,
-        model: str,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
+    def stream_chat(
+        self, model: str, call: ChatCall, cancel: threading.Event | None = None
     ) -> Iterator[Chunk]:
         """Stream a chat answer from ``model`` once it has a free slot (loaded with
-        ``params.context_length`` when that is set)."""
+        ``call.params.context_length`` when that is set)."""
         return self._run_stream(
-            model,
-            lambda e: e.stream_chat(messages, params, cancel, tools, template_kwargs),
-            cancel,
-            params.context_length,
+            model, lambda e: e.stream_chat(call, cancel), cancel, call.params.context_length
         )
 
     def stream_completion(

@@ -25,7 +25,7 @@ from typing import Any
 import psutil
 
 from desktop.engine.loader import load_engine
-from desktop.engine.types import GenerationParams, LocalPlan, Message, ModelSpec
+from desktop.engine.types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
 from desktop.engine.worker.client import start_worker
 from tests.benchmarks.bench_vs_llama_server import gemma_file
 
@@ -39,7 +39,7 @@ def _stream(engine: Any, messages: list[Message]) -> tuple[float, int, float]:
     started = time.perf_counter()
     first = 0.0
     tokens = 0
-    for chunk in engine.stream_chat(messages, GEN):
+    for chunk in engine.stream_chat(ChatCall.of(messages, GEN)):
         if chunk.text and not first:
             first = time.perf_counter() - started
         if chunk.usage is not None:

@@ -21,7 +21,7 @@ import pytest
 from desktop.engine.broken import BrokenFile
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import CRASHES_TO_BROKEN, Scheduler
-from desktop.engine.types import GenerationParams, Message, ModelSpec
+from desktop.engine.types import ChatCall, GenerationParams, Message, ModelSpec
 from desktop.engine.worker.client import WorkerEngine, start_worker
 from desktop.errors import ContextOverflow, EngineCrashed, ModelBroken, ModelLoadError
 from tests.conftest import wait_until
@@ -54,13 +54,15 @@ def test_a_worker_answers_like_the_engine_in_this_process(
     local = load_engine(_spec(tiny_chat))
     try:
         params = GenerationParams(max_tokens=12, temperature=0)
-        chunks = list(worker.stream_chat(HI, params))
-        here = list(local.stream_chat(HI, params))
+        chunks = list(worker.stream_chat(ChatCall.of(HI, params)))
+        here = list(local.stream_chat(ChatCall.of(HI, params)))
         assert chunks[-1].finish_reason == "length"
         assert chunks[-1].usage == here[-1].usage  # same prompt tokens, same length
         assert "".join(c.text for c in chunks)
         assert worker.tokenize("hello world") == local.tokenize("hello world")
-        assert worker.render(HI) == local.render(HI)
+        assert worker.render(ChatCall.of(HI)) == local.render(ChatCall.of(HI))
+        counted = worker.count_chat_tokens(ChatCall.of(HI))
+        assert counted == local.count_chat_tokens(ChatCall.of(HI)) == here[-1].usage.prompt_tokens  # type: ignore[union-attr]
         ids = local.tokenize("hello", add_bos=False)
         assert worker.detokenize(ids) == local.detokenize(ids)
         assert worker.stats().prompt_tokens_processed == chunks[-1].usage.prompt_tokens  # type: ignore[union-attr]
@@ -73,7 +75,9 @@ def test_a_refusal_keeps_its_class_and_numbers_across_the_pipe(worker: WorkerEng
         list(worker.stream_completion("hello " * 400, GenerationParams(max_tokens=8)))
     assert refused.value.n_ctx == 512
     assert refused.value.prompt_tokens > 512
-    assert list(worker.stream_chat(HI, GenerationParams(max_tokens=4)))[-1].is_final  # lives
+    assert list(worker.stream_chat(ChatCall.of(HI, GenerationParams(max_tokens=4))))[
+        -1
+    ].is_final  # lives
 
 
 def test_cancel_stops_a_stream_in_the_worker(worker: WorkerEngine) -> None:
@@ -143,7 +147,9 @@ def test_the_scheduler_starts_a_fresh_worker_after_a_crash(tiny_chat: Path, tmp_
         os.kill(workers[0].pid, signal.SIGKILL)
         with pytest.raises(EngineCrashed):
             list(stream)
-        answer = list(scheduler.stream_chat("tiny", HI, GenerationParams(max_tokens=4)))
+        answer = list(
+            scheduler.stream_chat("tiny", ChatCall.of(HI, GenerationParams(max_tokens=4)))
+        )
         assert answer[-1].is_final
         assert len(workers) == 2 and workers[1].alive and workers[1].pid != workers[0].pid
         assert [m.model_id for m in scheduler.loaded()] == ["tiny"]
@@ -252,7 +258,9 @@ def test_the_apps_own_entry_point_runs_a_worker_as_a_frozen_app_does(
         command=[sys.executable, "-m", "desktop", "--engine-worker"],
     )
     try:
-        assert list(engine.stream_chat(HI, GenerationParams(max_tokens=3)))[-1].is_final
+        assert list(engine.stream_chat(ChatCall.of(HI, GenerationParams(max_tokens=3))))[
+            -1
+        ].is_final
     finally:
         engine.close()
 

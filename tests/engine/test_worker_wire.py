@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     GenerationParams,
     Image,
@@ -18,6 +19,7 @@ from desktop.engine.types import (
     Message,
     Placement,
     ToolCall,
+    ToolSpec,
     Usage,
 )
 from desktop.engine.worker import wire
@@ -37,15 +39,20 @@ def test_a_chat_call_arrives_whole_pictures_and_tool_calls_included() -> None:
     picture = Image(b"\x89PNG\r\n\x1a\n\x00", "image/png", "ab" * 32, checked=True)
     call = wire.StreamChat(
         7,
-        [
-            Message("system", "be brief"),
-            Message("user", "what is this? <__media__>", images=(picture,)),
-            Message("assistant", "", tool_calls=(ToolCall("c1", "look", '{"x": 1}'),)),
-            Message("tool", "a cat", tool_call_id="c1"),
-        ],
-        GenerationParams(max_tokens=None, stop=("\n\n",), seed=3, json_schema='{"type":"object"}'),
-        [{"type": "function", "function": {"name": "look", "parameters": {}}}],
-        {"enable_thinking": False},
+        ChatCall.of(
+            [
+                Message("system", "be brief"),
+                Message("user", "what is this? <__media__>", images=(picture,)),
+                Message("assistant", "", tool_calls=(ToolCall("c1", "look", '{"x": 1}'),)),
+                Message("tool", "a cat", tool_call_id="c1"),
+            ],
+            GenerationParams(
+                max_tokens=None, stop=("\n\n",), seed=3, json_schema='{"type":"object"}'
+            ),
+            [ToolSpec("look", "looks", {"type": "object", "properties": {}}, strict=True)],
+            {"enable_thinking": False},
+            forced=True,
+        ),
     )
     assert _through(call, wire.Request) == call
 
@@ -53,6 +60,7 @@ def test_a_chat_call_arrives_whole_pictures_and_tool_calls_included() -> None:
 def test_a_chunk_and_a_load_report_arrive_whole() -> None:
     chunk = Chunk(
         "hé",
+        tool_calls=(ToolCall("call_1", "look", "{}"),),
         finish_reason="stop",
         usage=Usage(12, 3, 8),
         placement=Placement(19, 19, ("CUDA0 (H200)",)),

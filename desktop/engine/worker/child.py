@@ -89,9 +89,7 @@ class _Server:
     def _stream(self, call: wire.Call, cancel: threading.Event) -> Iterator[Any]:
         engine = self._engine
         if isinstance(call, wire.StreamChat):
-            result: Iterator[Any] = engine.stream_chat(
-                call.messages, call.params, cancel, call.tools, call.template_kwargs
-            )
+            result: Iterator[Any] = engine.stream_chat(call.call, cancel)
         elif isinstance(call, wire.StreamCompletion):
             result = engine.stream_completion(call.prompt, call.params, cancel)
         else:
@@ -112,8 +110,10 @@ class _Server:
                 return engine.tokenize(text, add_bos=add_bos, special=special)
             case wire.Detokenize(tokens=tokens):
                 return engine.detokenize(tokens)
-            case wire.Render(messages=messages, tools=tools, template_kwargs=kwargs):
-                return engine.render(messages, tools, kwargs)
+            case wire.Render(call=chat):
+                return engine.render(chat)
+            case wire.CountChat(call=chat):
+                return engine.count_chat_tokens(chat)
             case wire.PromptTokens(prompt=prompt):
                 return engine.prompt_tokens(prompt)
             case wire.Stats():

@@ -34,11 +34,11 @@ import msgspec
 
 from desktop import errors
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     EngineStats,
     GenerationParams,
     LoadReport,
-    Message,
     ModelSpec,
 )
 from desktop.engine.worker import wire
@@ -208,25 +208,10 @@ class WorkerEngine:
         return self._last_stats
 
     # ------------------------------------------------------------------ streams
-    def stream_chat(
-        self,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> Iterator[Chunk]:
-        """Stream an answer to a conversation from the worker's engine."""
-        return self._stream(
-            wire.StreamChat(
-                self._new_id(),
-                list(messages),
-                params,
-                list(tools) if tools is not None else None,
-                dict(template_kwargs) if template_kwargs is not None else None,
-            ),
-            cancel,
-        )
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        """Stream an answer to a conversation from the worker's engine (its tool calls
+        parsed there, on the final chunk)."""
+        return self._stream(wire.StreamChat(self._new_id(), call), cancel)
 
     def stream_completion(
         self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
@@ -275,20 +260,13 @@ class WorkerEngine:
         """Text for token ids."""
         return str(self._call(wire.Detokenize(self._new_id(), list(tokens)), None))
 
-    def render(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> str:
+    def render(self, call: ChatCall) -> str:
         """The prompt text for a conversation, rendered by the worker's template."""
-        message = wire.Render(
-            self._new_id(),
-            list(messages),
-            list(tools) if tools is not None else None,
-            dict(template_kwargs) if template_kwargs is not None else None,
-        )
-        return str(self._call(message, None))
+        return str(self._call(wire.Render(self._new_id(), call), None))
+
+    def count_chat_tokens(self, call: ChatCall) -> int:
+        """The prompt tokens ``call`` would report, its pictures' tokens included."""
+        return int(self._call(wire.CountChat(self._new_id(), call), None))
 
     def prompt_tokens(self, prompt: str) -> list[int]:
         """Tokens of a rendered prompt."""

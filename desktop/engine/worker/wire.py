@@ -22,12 +22,12 @@ from typing import IO, Any
 import msgspec
 
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     EngineStats,
     GenerationParams,
     LoadReport,
     LocalPlan,
-    Message,
     ModelKind,
 )
 from desktop.errors import EdgeDeskError
@@ -62,10 +62,7 @@ class StreamChat(msgspec.Struct, tag="chat", array_like=True):
     """``Engine.stream_chat``."""
 
     id: int
-    messages: list[Message]
-    params: GenerationParams
-    tools: list[dict[str, Any]] | None
-    template_kwargs: dict[str, Any] | None
+    call: ChatCall
 
 
 class StreamCompletion(msgspec.Struct, tag="complete", array_like=True):
@@ -121,9 +118,14 @@ class Render(msgspec.Struct, tag="render", array_like=True):
     """``Engine.render``."""
 
     id: int
-    messages: list[Message]
-    tools: list[dict[str, Any]] | None
-    template_kwargs: dict[str, Any] | None
+    call: ChatCall
+
+
+class CountChat(msgspec.Struct, tag="count_chat", array_like=True):
+    """``LlamaEngine.count_chat_tokens``: a chat's prompt tokens, its pictures' included."""
+
+    id: int
+    call: ChatCall
 
 
 class PromptTokens(msgspec.Struct, tag="prompt_tokens", array_like=True):
@@ -162,6 +164,7 @@ Call = (
     | Tokenize
     | Detokenize
     | Render
+    | CountChat
     | PromptTokens
     | Stats
 )
