@@ -23,7 +23,7 @@ from typing import Any
 
 import llama_cpp
 
-from desktop.defaults import physical_cores
+from desktop.defaults import RANK_POOLING, physical_cores
 from desktop.engine.answer_stream import read_answer
 from desktop.engine.batching import DecodeLoop, StepObserver
 from desktop.engine.embedding import EmbedLoop, pool
@@ -47,7 +47,6 @@ from desktop.engine.volatile import stable_messages
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
 
 _NEVER = threading.Event()
-RANK_POOLING = 4  # llama.cpp LLAMA_POOLING_TYPE_RANK: one relevance score per sequence
 
 
 class LlamaEngine:
