@@ -298,3 +298,14 @@ def test_a_call_waiting_for_a_busy_model_leaves_the_line_when_cancelled(
         stream.close()  # type: ignore[attr-defined]
     finally:
         scheduler.close()
+
+
+def test_a_call_the_worker_cannot_read_is_refused_and_the_model_lives(
+    worker: WorkerEngine,
+) -> None:
+    from desktop.errors import InvalidRequest
+
+    with pytest.raises(InvalidRequest, match="not a worker message"):
+        worker.render(HI)  # type: ignore[arg-type]  # a list, not a ChatCall
+    assert worker.alive
+    assert worker.tokenize("hello") == worker.tokenize("hello")

@@ -414,8 +414,16 @@ def test_a_search_over_slash_mcp_stops_on_mcps_cancel_notification(
 
 
 def _cpu_s(pid: int) -> float:
-    times = psutil.Process(pid).cpu_times()
-    return float(times.user + times.system)
+    """CPU seconds of ``pid`` and its children: the model runs in a worker process."""
+    process = psutil.Process(pid)
+    total = 0.0
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            times = each.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 def test_searches_over_stdio_stop_on_mcps_cancel_notification(

@@ -22,7 +22,7 @@ from desktop.app import build_context
 from desktop.config import ServerSettings
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import Message
+from desktop.engine.types import ChatCall, Message
 from desktop.server.anthropic_routes import MAX_COUNT_CHARS
 from desktop.server.metrics import AccessLog, AccessRecord
 from desktop.server.model_directory import ResolverDirectory
@@ -66,7 +66,7 @@ def test_the_pieces_add_up_to_one_calls_count_on_gemma(gemma_path: Path, tmp_pat
     def counts(engine: Any) -> dict[str, tuple[int, int]]:
         found = {}
         for name, text in texts.items():
-            prompt = engine.render([Message(role="user", content=text)])
+            prompt = engine.render(ChatCall.of([Message(role="user", content=text)]))
             assert len(prompt_pieces(prompt)) >= (3 if name != "short" else 1)
             found[name] = (len(engine.prompt_tokens(prompt)), count_prompt_tokens(engine, prompt))
         return found
@@ -140,7 +140,8 @@ def test_count_tokens_stops_when_its_client_leaves(tmp_path: Path, tiny_chat: Pa
         with anthropic.Anthropic(base_url=root, api_key=key, max_retries=0, timeout=60) as c:
             small = c.messages.count_tokens(model="tiny-chat", messages=hi).input_tokens
         [engine] = engines
-        assert small == len(engine.prompt_tokens(engine.render([Message("user", "hello world")])))
+        hello = ChatCall.of([Message("user", "hello world")])
+        assert small == len(engine.prompt_tokens(engine.render(hello)))
         # Near the limit: ~16 pieces to tokenize.
         text = "\n".join(["the cat and the dog " * 50] * (MAX_COUNT_CHARS // 1001 - 1))
         body = json.dumps({"model": "tiny-chat", "messages": [{"role": "user", "content": text}]})

@@ -162,8 +162,13 @@ def serve(reader: IO[bytes], writer: IO[bytes]) -> int:
         try:
             request = channel.receive()
         except wire.WireError as exc:
-            log.error("worker: %s", exc)
-            break
+            if exc.request_id is None:
+                log.error("worker: %s", exc)
+                break  # the stream itself is broken: nothing after it can be trusted
+            # One call the engine cannot take (a field of the wrong type): its caller
+            # gets the error; the model and every other request go on.
+            channel.send(wire.Fault(exc.request_id, "InvalidRequest", str(exc)))
+            continue
         if request is None:
             break  # the app is gone (or closed us without a word): leave at once
         if isinstance(request, wire.Close):

@@ -296,10 +296,7 @@ class WorkerEngine:
             )
             self._process.kill()
             self._process.wait()
-        self._reader.join()
-        for stream in (self._process.stdin, self._process.stdout):
-            if stream is not None:
-                stream.close()
+        self._reader.join()  # it closes the pipes once the worker has gone
         log.info("worker %s (pid %d) stopped", self.model_id, self._process.pid)
 
     # ------------------------------------------------------------------ plumbing
@@ -440,6 +437,7 @@ class WorkerEngine:
         with self._lock:
             self._ended = _Ended(error)
             pending = list(self._pending.values())
+        self._channel.close()  # a dead worker's pipes serve nobody
         if not self._closing:  # a log line, not a warning: the request's error says it
             log.info("worker %s (pid %d) %s", self.model_id, self._process.pid, error.how)
         for answers in pending:

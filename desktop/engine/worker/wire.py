@@ -13,6 +13,7 @@ Threads: ``Channel.send`` may be called from any thread (one lock a channel);
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import threading
@@ -37,7 +38,15 @@ MAX_FRAME = 1 << 30  # far above any request the server admits (its body limit i
 
 
 class WireError(Exception):
-    """The other side sent something that is not a message of this protocol."""
+    """The other side sent something that is not a message of this protocol.
+
+    ``request_id`` is the id it carried where one could be read (a call of the right
+    shape whose fields had the wrong types), so that call can be answered with a fault.
+    """
+
+    def __init__(self, message: str, request_id: int | None = None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
 
 
 # ---------------------------------------------------------------- app -> worker
@@ -209,6 +218,17 @@ class Fault(msgspec.Struct, tag="fault", array_like=True):
 Reply = Ready | Item | Done | Fault
 
 
+def _request_id(body: bytes) -> int | None:
+    """The id of a call whose fields could not be read (``[tag, id, ...]``), if any."""
+    try:
+        raw = msgspec.msgpack.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(raw, list) and len(raw) >= 2 and type(raw[1]) is int:
+        return raw[1]
+    return None
+
+
 def _encode_hook(value: object) -> object:
     if isinstance(value, Path):
         # The file system's bytes, not text: a Linux file name need not be UTF-8.
@@ -229,17 +249,29 @@ class Channel:
         self._reader = reader
         self._writer = writer
         self._lock = threading.Lock()
+        self._closed = False
         self._encoder = msgspec.msgpack.Encoder(enc_hook=_encode_hook)
         self._decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(
             incoming, dec_hook=_decode_hook
         )
 
     def send(self, message: msgspec.Struct) -> None:
-        """Write one message whole (raises OSError / BrokenPipeError when the peer is gone)."""
+        """Write one message whole (raises OSError / BrokenPipeError when the peer is gone
+        or the channel was closed)."""
         body = self._encoder.encode(message)
         with self._lock:
+            if self._closed:
+                raise BrokenPipeError("the worker's channel is closed")
             self._writer.write(_LENGTH.pack(len(body)) + body)
             self._writer.flush()
+
+    def close(self) -> None:
+        """Close both pipes (after the reading thread is done with them); sends fail after."""
+        with self._lock:
+            self._closed = True
+            for stream in (self._writer, self._reader):
+                with contextlib.suppress(OSError):  # a pipe the peer broke
+                    stream.close()
 
     def receive(self) -> Any:
         """The next message, or None at a clean end of the stream (the peer is gone)."""
@@ -255,7 +287,7 @@ class Channel:
         try:
             return self._decoder.decode(body)
         except msgspec.DecodeError as exc:
-            raise WireError(f"not a worker message: {exc}") from None
+            raise WireError(f"not a worker message: {exc}", _request_id(body)) from None
 
     def _read(self, size: int) -> bytes | None:
         data = bytearray()
