@@ -41,9 +41,17 @@ class _Finished:
         os._exit(self.code)
 
 
+ENGINE_WORKER = "--engine-worker"  # a frozen app started as a model's worker process
+
+
 def main() -> int:
     """Run the command line; Ctrl-C at any moment from here on is one line and exit 130
     (or, once the command has finished, the command's own exit code)."""
+    if sys.argv[1:] == [ENGINE_WORKER]:
+        from desktop.engine.worker.child import main as worker_main
+
+        sys.stderr.flush()
+        os._exit(worker_main())
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started with Ctrl-C ignored
         finish: type[_Finished] | None = None
     else:

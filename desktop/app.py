@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.catalog.download import Downloader
     from desktop.catalog.hub import HubClient
     from desktop.chat.document_tools import DocumentTools
+    from desktop.engine.broken import BrokenFile
     from desktop.engine.protocol import Engine
     from desktop.engine.types import ModelSpec
     from desktop.net import Transport
@@ -280,8 +281,16 @@ class AppContext:
                 on_disk = False
         if not on_disk and spec.local is not None:
             spec = replace(spec, plan=replace(spec.local, prompt_cache_dir=None))
-        return load_engine(
-            spec, links_dir=self.paths.cache_dir / "model-links", prompt_cache_key=key
+        links = self.paths.cache_dir / "model-links"
+        if not self.settings.engine.worker_process:
+            return load_engine(spec, links_dir=links, prompt_cache_key=key)
+        from desktop.engine.worker.client import start_worker, worker_log
+
+        return start_worker(
+            spec,
+            log_path=worker_log(self.paths.log_dir, spec.model_id),
+            links_dir=links,
+            prompt_cache_key=key,
         )
 
     @lazy()
@@ -371,7 +380,15 @@ class AppContext:
             max_loaded=engine.max_loaded_models,
             keep_alive_s=engine.keep_alive_s,
             queue_max=self.settings.server.queue_max,
+            broken=self.broken_models,
         )
+
+    @property
+    def broken_models(self) -> BrokenFile:
+        """Models that crashed their worker on every load (``models info``, Models page)."""
+        from desktop.engine.broken import BrokenFile
+
+        return BrokenFile(self.paths.data_dir / "broken-models.json")
 
     def preload(self) -> dict[str, str]:
         """Load ``engine.preload``'s models (blocking); returns failures: model -> message.

@@ -206,6 +206,12 @@ class EngineSettings(_Section):
         "cache folder), so an agent session resumes without re-reading its "
         "prompt; 0: off",
     )
+    worker_process: bool = Field(
+        default=True,
+        description="Run each loaded model in a worker process of its own, so that a "
+        "crash inside llama.cpp (an assert, out of memory) ends that model's requests "
+        "with an error instead of the whole app; off: in this process (debugging)",
+    )
     swa_full_cache: bool = Field(
         default=False,
         description="Sliding-window models (Gemma 3, gpt-oss, Mistral...): keep every "

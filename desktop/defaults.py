@@ -1,4 +1,4 @@
-"""Starting values that more than one layer needs, each defined once with its reason.
+"""Starting values and constants that more than one layer needs, each defined once.
 
 The settings (``desktop.config``) offer them as defaults a user can change; the engine,
 the scheduler and the server's wire limits fall back on the same numbers when built
@@ -17,6 +17,9 @@ MAX_LOADED_MODELS = 2  # models resident at once before the least recently used 
 QUEUE_MAX = 16  # requests that may wait for a slot before the server answers 429
 MAX_TOKENS_LIMIT = 8192  # most tokens one answer may generate; larger requests are lowered
 GENERATION_TIMEOUT_S = 600.0  # one answer's wall-clock limit (local or remote)
+# llama.cpp's LLAMA_POOLING_TYPE_RANK: a GGUF header's ``pooling_type`` that makes a
+# cross-encoder reranker (resolve reads it from the header, the engine from llama.cpp).
+RANK_POOLING = 4
 
 
 def physical_cores() -> int:

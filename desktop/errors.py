@@ -106,6 +106,44 @@ class EngineUnavailable(EdgeDeskError):
     code = "engine_unavailable"
 
 
+class EngineCrashed(EdgeDeskError):
+    """A model's worker process ended unexpectedly: an abort inside llama.cpp (a failed
+    ``GGML_ASSERT``), a signal, or the OS out of memory. The app lives on; the model
+    reloads at its next request. ``log_tail`` holds the worker log's last lines."""
+
+    exit_code = 4
+    http_status = 500
+    code = "model_crashed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str,
+        how: str,
+        why: str = "",
+        log_tail: tuple[str, ...] = (),
+        on_load: bool = False,
+    ) -> None:
+        super().__init__(
+            message,
+            kind="model_crashed_on_load" if on_load else "model_crashed",
+            params={"model": model, "how": how},
+        )
+        self.model = model
+        self.how = how  # "aborted (SIGABRT)", "killed (SIGKILL)", "exit code 3"
+        self.why = why  # the log line that says why ("GGML_ASSERT(...) failed"), or ""
+        self.log_tail = log_tail
+        self.on_load = on_load
+
+
+class ModelBroken(ModelLoadError):
+    """A model crashed its worker on every one of its last loads; not tried again until
+    the user asks (``edgedesk models retry``, the Models page)."""
+
+    code = "model_broken"
+
+
 class ContextOverflow(EdgeDeskError):
     """The prompt (plus requested output) does not fit the model's context window.
 

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # Install EdgeDesk with its test tools into .venv and run every check CI runs:
 # lint, types, architecture contracts, then the whole test suite (with the real agent
-# clients of tests/agents where npm can install them).
+# clients of tests/agents where npm can install them). Arguments go on to pytest.
+# --fast (first argument): a developer's check between edits: the same lint, types and
+# contracts, then only the fast subset (pytest -m fast, tests/fast.py); it installs only
+# into a .venv that has no edgedesk yet and skips the agent clients (no fast test uses
+# them). CI (.ci/run) runs it without --fast.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+FAST=0
+if [ "${1:-}" = "--fast" ]; then
+  FAST=1
+  shift
+fi
 PYTHON=${PYTHON:-python3}
 # llama.cpp is compiled for this CPU; leave AMX out where the CPU lists it but can't run it.
 source scripts/amx-check.sh
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test,packaging]'
+if [ "$FAST" = 0 ] || [ ! -x .venv/bin/edgedesk ]; then
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e '.[test,packaging]'
+fi
 # Which CPU this run had: the tests that run prebuilt llama-server binaries skip or pass
 # over them by what it can execute (tests/benchmarks/llama_server_peer.py).
 if [ -r /proc/cpuinfo ]; then
@@ -29,6 +40,10 @@ echo "== ruff";          .venv/bin/ruff check desktop tests packaging
 echo "== ruff format";   .venv/bin/ruff format --check desktop tests packaging scripts
 echo "== mypy (strict)"; .venv/bin/mypy
 echo "== import-linter"; .venv/bin/lint-imports
+if [ "$FAST" = 1 ]; then
+  echo "== pytest -m fast"; .venv/bin/python -m pytest -m fast "$@"
+  exit
+fi
 # The real Codex CLI and Claude Code for tests/agents (npm, cached; skipped without npm).
 echo "== agent clients"; scripts/agent-clients.sh
 echo "== pytest";        .venv/bin/python -m pytest "$@"

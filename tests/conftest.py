@@ -15,6 +15,8 @@ from typing import TypeVar
 
 import pytest
 
+from desktop.defaults import RANK_POOLING
+from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama, write_tiny_projector
 
 # No test may reach the Hub, whatever the developer's machine has set.
@@ -24,6 +26,9 @@ os.environ.pop("HF_ENDPOINT", None)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Never the developer's OS keyring, even for a keyring first used by a module fixture.
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+
+# The fast subset's marker and collection (pytest -m fast): tests/fast.py.
+pytest_plugins = ["tests.fast"]
 
 T = TypeVar("T")
 
@@ -104,6 +109,23 @@ def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     yield path
 
 
+@pytest.fixture
+def hub(edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """The fake Hub on 127.0.0.1, named as the Hub endpoint in this test's settings.
+
+    It serves no repository: a module adds the ones it needs in a fixture of its own,
+    also named ``hub``, that takes this one (``hub.add_repo(...)``; tests/ui/conftest.py
+    serves the catalog's GLM-Edge 1.5B). A token saved meanwhile (``auth login``, the
+    Models screen) goes to the null keyring, in this process and its children alike.
+    """
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with FakeHub() as fake:
+        config = edgedesk_home / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
+        yield fake
+
+
 @pytest.fixture(scope="session")
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A session folder holding the tiny test models."""
@@ -132,6 +154,14 @@ def tiny_projector(models_dir: Path) -> Path:
 def tiny_embed(models_dir: Path) -> Path:
     """A BERT-architecture embedding model (CLS pooling, like BGE)."""
     return write_tiny_bert(models_dir / "tiny-embed.gguf")
+
+
+@pytest.fixture(scope="session")
+def tiny_reranker(models_dir: Path) -> Path:
+    """A BERT-architecture reranker: rank pooling, one relevance score per pair."""
+    return write_tiny_bert(
+        models_dir / "tiny-reranker.gguf", pooling=RANK_POOLING, seed=5, name="tiny-reranker"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -20,15 +20,10 @@ FILE = "tiny-Q4_K_M.gguf"
 
 
 @pytest.fixture
-def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
-    """A fake Hub on 127.0.0.1 with the tiny chat model, set as the Hub endpoint."""
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeHub() as fake:
-        fake.add_repo(REPO, {FILE: tiny_chat.read_bytes()})
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True, exist_ok=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
+def hub(hub: FakeHub, tiny_chat: Path) -> FakeHub:
+    """The shared fake Hub (tests/conftest.py) with the tiny chat model."""
+    hub.add_repo(REPO, {FILE: tiny_chat.read_bytes()})
+    return hub
 
 
 @pytest.fixture

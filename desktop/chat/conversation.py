@@ -137,10 +137,6 @@ class Turn:
         bare = replace(self, versions=[], version=0)
         return [*self.versions[: self.version], bare, *self.versions[self.version :]]
 
-    def with_versions(self, others: list[Turn]) -> Turn:
-        """This answer shown after ``others`` (its earlier versions): the newest of all."""
-        return replace(self, versions=list(others), version=len(others))
-
     def as_version(self, number: int) -> Turn:
         """Version ``number`` (0-based) of this answer, carrying the others."""
         return pick_version(self.all_versions(), number)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.errors import EdgeDeskError
 from desktop.tools.toolbox import BuiltinTool
 from desktop.tools.types import ToolResult, ToolSpec
 
@@ -198,10 +198,3 @@ class _ScopedTools(DocumentTools):
                 True,
             )
         return super()._search(query, self.collection, cancel)
-
-
-def refuse_unknown(name: str) -> InvalidRequest:
-    """The error for a tool name the document tools do not have."""
-    return InvalidRequest(
-        f"no tool named '{name}' (tools: search_documents, read_document_passage, list_collections)"
-    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -38,8 +38,7 @@ from desktop.chat.conversation import (
 from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
 from desktop.chat.persistence import ChatSaver
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.toolcalls import StreamGate
-from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall
+from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message, ToolCall
 from desktop.errors import Cancelled, EdgeDeskError, InvalidRequest
 from desktop.tools.toolbox import ToolBox, ToolSet
 from desktop.tools.types import ToolSpec
@@ -60,16 +59,9 @@ class ChatStreamer(Protocol):
     """What a turn needs to generate: the scheduler's ``stream_chat``."""
 
     def stream_chat(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        *,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> Any:
-        """Stream chunks of an answer (``template_kwargs``: e.g. enable_thinking)."""
+        self, model: str, call: ChatCall, cancel: threading.Event | None = None
+    ) -> Iterator[Chunk]:
+        """Stream chunks of an answer: thinking, text and the tool calls it made."""
         ...
 
 
@@ -463,30 +455,26 @@ class ChatCore:
     ) -> tuple[Chunk, tuple[ToolCall, ...]]:
         """Stream one reply of the model; its final chunk and the tool calls it made."""
         final = Chunk(finish_reason="cancelled")
-        # Tagged call markup is held back; an answer that merely opens with "{" streams
-        # (a bare call found at the end moves those words into the round, out of sight).
-        gate = StreamGate(tools.schemas(), hold_bare=False) if tools is not None else None
+        # The engine holds tagged call markup back; an answer that merely opens with "{"
+        # streams (stream_bare: a bare call found at the end moves those words into the
+        # round, out of sight).
+        call = ChatCall(
+            tuple(messages),
+            pending.params,
+            tools.offered() if tools is not None else (),
+            pending.template_kwargs,
+            stream_bare=True,
+        )
         calls: tuple[ToolCall, ...] = ()
         try:
-            stream = self.streamer.stream_chat(
-                pending.chat.model,
-                messages,
-                pending.params,
-                cancel,
-                tools.openai() if tools is not None else None,
-                template_kwargs=pending.template_kwargs,
-            )
-            for chunk in stream:
-                shown = chunk.text if gate is None else gate.feed(chunk.text)
+            for chunk in self.streamer.stream_chat(pending.chat.model, call, cancel):
                 if chunk.is_final:
                     final = chunk
-                    if gate is not None:
-                        rest, calls = gate.finish()
-                        shown += rest
+                    calls = chunk.tool_calls if tools is not None else ()
                 if calls:  # the turn goes on after the calls: not its end yet
-                    out.add(Chunk(text=shown, reasoning=chunk.reasoning))
+                    out.add(Chunk(text=chunk.text, reasoning=chunk.reasoning))
                 else:
-                    out.add(chunk if shown == chunk.text else replace(chunk, text=shown))
+                    out.add(chunk)
         except Cancelled:
             if not cancel.is_set():
                 raise

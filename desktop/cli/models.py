@@ -1,4 +1,5 @@
-"""``edgedesk models list|info``: the catalog, what is installed, and what fits here."""
+"""``edgedesk models list|info|retry``: the catalog, what is installed, what fits here,
+and trying again a model marked broken after its worker crashed on every load."""
 
 from __future__ import annotations
 
@@ -36,6 +37,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     info.add_argument("--ctx", type=int, default=None, metavar="N")
     info.add_argument("--json", action="store_true")
     info.set_defaults(handler=handle_info)
+    retry = msub.add_parser(
+        "retry", parents=[common], help="load a model marked broken again at its next request"
+    )
+    retry.add_argument("model", metavar="ID")
+    retry.set_defaults(handler=handle_retry)
     for extension in _extensions():
         extension.register_models(msub)
 
@@ -167,6 +173,7 @@ def handle_info(args: argparse.Namespace) -> int:
             "estimated_bytes": plan.estimated_bytes,
         },
         "hardware": ctx.hardware.describe(),
+        "broken": _broken_reason(ctx, args.model, path, entry),
     }
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
@@ -191,6 +198,30 @@ def handle_info(args: argparse.Namespace) -> int:
     )
     print(f"  fit            {plan.verdict}: {plan.reason}")
     print(f"  {_vision(entry, projector)}")
+    if data["broken"]:
+        print(
+            f"  broken         crashed on every load ({data['broken']}); "
+            f"edgedesk models retry {args.model} to try again"
+        )
+    return 0
+
+
+def _broken_reason(ctx: AppContext, ref: str, path: Path, entry: ModelEntry | None) -> str | None:
+    """Why the model is marked broken (its id as the scheduler names it), or None."""
+    marked = ctx.broken_models.marked()
+    for name in (ref, entry.id if entry else None, path.stem, path.name):
+        if name and name in marked:
+            return marked[name]
+    return None
+
+
+def handle_retry(args: argparse.Namespace) -> int:
+    """Clear a model's broken mark so its next request loads it again."""
+    ctx = context_for(args)
+    if ctx.broken_models.clear(args.model):
+        print(f"{args.model} will be loaded again at its next request")
+    else:
+        print(f"{args.model} is not marked broken; nothing to retry")
     return 0
 
 

@@ -13,7 +13,7 @@ from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.crash import shown
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import Chunk, GenerationParams, Image, Message
+from desktop.engine.types import ChatCall, Chunk, GenerationParams, Image, Message
 from desktop.errors import InvalidRequest
 from desktop.server.images import check_images, image_from_bytes, joined
 
@@ -103,13 +103,12 @@ def handle(args: argparse.Namespace) -> int:
             check_images(messages, model=args.model, sees=lambda m: sees(ctx, m))
             if args.system:
                 messages.insert(0, Message("system", args.system))
-            stream = ctx.scheduler.stream_chat(
-                args.model,
+            call = ChatCall.of(
                 messages,
                 params,
-                cancel,
                 template_kwargs={"enable_thinking": False} if args.no_think else None,
             )
+            stream = ctx.scheduler.stream_chat(args.model, call, cancel)
         final = _print_stream(stream)
     except KeyboardInterrupt:
         cancel.set()

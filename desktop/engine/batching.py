@@ -36,7 +36,6 @@ from desktop.engine.slots import (
     choose_slot,
     common_prefix,
     lookup_draft,
-    next_draft_window,
 )
 from desktop.engine.statecache import MIN_SAVED_TOKENS, StateCache
 from desktop.engine.types import EngineStats, FinishReason
@@ -54,6 +53,19 @@ class Step:
 
 
 StepObserver = Callable[[Step], None]
+
+
+@dataclass
+class Counters:
+    """What the decode loop counted since load; changed and read under the loop's lock."""
+
+    processed: int = 0  # prompt tokens decoded
+    cached: int = 0  # prompt tokens reused from a slot or a saved conversation
+    tokens: int = 0  # tokens decoded, every kind (prompt, answer, guesses, image positions)
+    drafted: int = 0  # prompt-lookup guesses decoded
+    accepted: int = 0  # of which the sampler took
+
+
 _TOKEN = struct.Struct("<i")
 # A request's first lookup draft guesses at most this many tokens; each draft taken
 # whole doubles the next one's limit, up to ``draft_max`` (slots.next_draft_window).
@@ -64,8 +76,8 @@ LOOKUP_FIRST_WINDOW = 8
 LOOKUP_ROWS_PER_STEP = 64
 # A decode that reads prompt text carries at most one guess per this many of its prompt
 # tokens (none beside a short prompt): that prompt's request waits for the decode, and a
-# guessed row cost about as much as 4-5 prompt tokens (Gemma 270M, 2 CPU cores: 32
-# guesses added 0.40 s to a step, its 33 prompt tokens 0.09 s), so it is <10% longer.
+# guessed row costs as much as several prompt tokens (measured in docs/benchmarks.md,
+# "Guesses beside a prompt"), so the decode grows a little, never several times.
 PROMPT_TOKENS_PER_GUESS = 64
 log = logging.getLogger("edgedesk.engine")
 
@@ -122,7 +134,7 @@ class DecodeLoop(BatchWorker):
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
-        self._counts = {"processed": 0, "cached": 0, "tokens": 0, "drafted": 0, "accepted": 0}
+        self._counts = Counters()
         self._start_worker()
 
     # ------------------------------------------------------------- any thread
@@ -142,18 +154,20 @@ class DecodeLoop(BatchWorker):
             return EngineStats(
                 slots_total=len(self._slots),
                 slots_busy=sum(1 for s in self._slots if s.busy),
-                prompt_tokens_processed=self._counts["processed"],
-                prompt_tokens_cached=self._counts["cached"],
+                prompt_tokens_processed=self._counts.processed,
+                prompt_tokens_cached=self._counts.cached,
                 decode_steps=self._steps,
-                tokens_decoded=self._counts["tokens"],
+                tokens_decoded=self._counts.tokens,
                 requests_waiting=len(self._pending),
-                draft_tokens=self._counts["drafted"],
-                draft_accepted=self._counts["accepted"],
+                draft_tokens=self._counts.drafted,
+                draft_accepted=self._counts.accepted,
             )
 
     def reusable_prefix(self, tokens: list[int]) -> int:
         """A hint, from any thread: how many leading ``tokens`` a slot or a saved
         conversation holds now (it may change before the request is admitted)."""
+        # ``list`` copies a slot's tokens in one step (the loop replaces or extends that
+        # list, never leaves it half-written); the state cache copies its keys under its lock.
         held = max((common_prefix(list(slot.tokens), tokens) for slot in self._slots), default=0)
         return max(held, self._states.longest_prefix(tokens))
 
@@ -171,8 +185,7 @@ class DecodeLoop(BatchWorker):
         self._states.clear()
         for slot in self._slots:
             if not slot.busy and slot.tokens:
-                llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                slot.empty()  # its window checkpoint is of that conversation too
+                self._windows.empty(slot)  # its window checkpoint is of that conversation too
 
     def persist(self) -> int:
         """After ``stop``: write what the slots and the RAM cache hold to the disk folder
@@ -273,8 +286,7 @@ class DecodeLoop(BatchWorker):
             free += len(slot.tokens) + slot.extra_cells  # all of it, checkpoint or not
             self._windows.save_as_of_prompt(slot)
             self._states.save(slot.seq, slot.tokens)
-            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            slot.empty()
+            self._windows.empty(slot)
         return free
 
     def _start(self, slot: Slot, request: Request, reuse: int) -> None:
@@ -301,12 +313,13 @@ class DecodeLoop(BatchWorker):
             and len(saved[0]) <= free
         ):  # restored whole, then cut to the shared part
             restored = self._states.restore(saved[0], slot.seq)
-            slot.empty()  # its checkpoint was of what the slot held before
+            # Its checkpoint was of what the slot held before; if llama.cpp refused the
+            # copy, the sequence was emptied on the way.
+            slot.emptied(saved[0] if restored else ())
             if restored:
-                slot.tokens = list(saved[0])
                 reuse = saved[1]
                 source = "RAM cache"
-            else:  # the sequence was emptied on the way
+            else:
                 reuse = 0
         # At least one prompt token is decoded, so there are logits to sample from.
         # A sliding-window layer has dropped positions older than its window; a prefix
@@ -314,29 +327,17 @@ class DecodeLoop(BatchWorker):
         keep = self._windows.continuable(slot, min(reuse, len(prompt) - 1))
         while 0 < keep < len(prompt) and prompt[keep] < 0 and prompt[keep - 1] < 0:
             keep -= 1  # never keep half an image: it is decoded whole or not at all
-        if not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, keep, -1):
-            keep = 0
-            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+        if keep > 0 and not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, keep, -1):
+            keep = 0  # llama.cpp could not cut it there (it can always empty it)
         if keep == 0:
-            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-        if keep < slot.checkpoint_at:
-            slot.checkpoint = None  # it holds tokens this request does not share
-        slot.tokens = list(prompt[:keep])
-        slot.pending = list(prompt[keep:])
-        slot.prompt_end = len(prompt)
-        slot.move(SlotState.PROMPT)
-        slot.extra_cells = request.extra_cells
-        slot.request = request
-        slot.next_token = None
-        slot.sampled = 0
-        slot.cached = request.cached = keep
-        slot.draft = []
-        slot.draft_window = min(self._draft_max, LOOKUP_FIRST_WINDOW)
+            self._windows.empty(slot)
+        slot.admit(
+            request, keep, draft_window=min(self._draft_max, LOOKUP_FIRST_WINDOW), step=self._steps
+        )
         if self._draft_max > 0:
             request.history = bytearray(struct.pack(f"<{len(prompt)}i", *prompt))
-        slot.last_used = self._steps
-        self._counts["cached"] += keep
-        self._counts["processed"] += len(slot.pending)
+        self._counts.cached += keep
+        self._counts.processed += len(slot.pending)
         log.debug(
             "slot %d: request admitted, prefix reused %d/%d prompt tokens%s",
             slot.seq,
@@ -369,11 +370,7 @@ class DecodeLoop(BatchWorker):
             len(slot.tokens),
         )
         request.events.put(Finished(reason, len(request.tokens), slot.cached, slot.sampled, error))
-        if slot.pending:  # the prompt was cut short: the cache holds only what was decoded
-            slot.pending = []
-        slot.request = None
-        slot.next_token = None
-        slot.move(SlotState.IDLE)
+        slot.release()
         with self._lock:
             self._lock.notify_all()
 
@@ -409,8 +406,9 @@ class DecodeLoop(BatchWorker):
         A step that reads prompt text gets at most one guess per PROMPT_TOKENS_PER_GUESS
         of it: that prompt's request waits for the step (for its first token, or its next
         chunk), and each guess is a logits row of n_vocab floats (Gemma 3: more
-        multiply-adds than the rest of the model per token). 32 guesses beside 3 streams
-        made a 33-token newcomer's step 3-4x as long; a 2,048-token chunk hardly notices.
+        multiply-adds than the rest of the model per token). Beside a short newcomer they
+        would make its step several times as long (docs/benchmarks.md, "Guesses beside a
+        prompt"); a 2,048-token chunk hardly notices.
         """
         cells = self._n_ctx - sum(self._cells(s) for s in self._slots) - generating
         room = self._n_batch - generating
@@ -452,9 +450,7 @@ class DecodeLoop(BatchWorker):
                     n, slot, [slot.next_token, *draft], last_logits=True, all_logits=bool(draft)
                 )
                 slot.output_index = first
-                slot.tokens.append(slot.next_token)
-                slot.next_token = None
-                slot.draft = draft
+                slot.next_decoded(draft)
                 generating += 1
         prompt = 0
         for slot in self._slots:
@@ -463,10 +459,8 @@ class DecodeLoop(BatchWorker):
             take = _text_run(slot.pending, self._n_batch - n)
             if take == 0:
                 continue  # an image comes first: decoded at the next step's start
-            chunk = slot.pending[:take]
-            del slot.pending[:take]
-            n = self._add(n, slot, chunk, last_logits=not slot.pending)
-            slot.tokens.extend(chunk)
+            n = self._add(n, slot, slot.pending[:take], last_logits=take == len(slot.pending))
+            slot.read_prompt(take)
             prompt += take
         if n == 0:
             return
@@ -474,7 +468,7 @@ class DecodeLoop(BatchWorker):
         code = llama_cpp.llama_decode(self._ctx, batch)
         with self._lock:
             self._steps += 1
-            self._counts["tokens"] += n
+            self._counts.tokens += n
         if self._on_step is not None:
             guessed = sum(len(slot.draft) for slot in self._slots)  # this step's, till sampled
             self._on_step(Step(self._steps, generating, prompt, guessed))
@@ -485,9 +479,7 @@ class DecodeLoop(BatchWorker):
             )
             for slot in self._slots:
                 if slot.request is not None and slot.output_index >= 0:
-                    llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                    slot.empty()
-                    slot.draft = []
+                    self._windows.empty(slot)
                     self._finish(slot, "stop", error)
             return
         for slot in self._slots:
@@ -506,8 +498,7 @@ class DecodeLoop(BatchWorker):
             piece = request.media.get(start)
             code = -1 if piece is None else piece.decode(self._ctx, start, slot.seq, self._n_batch)
             if piece is None or code != 0:
-                llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                slot.empty()
+                self._windows.empty(slot)
                 self._finish(
                     slot,
                     "stop",
@@ -518,9 +509,8 @@ class DecodeLoop(BatchWorker):
                 )
                 continue
             with self._lock:
-                self._counts["tokens"] += piece.n_pos
-            slot.tokens.extend(slot.pending[: piece.n_pos])
-            del slot.pending[: piece.n_pos]
+                self._counts.tokens += piece.n_pos
+            slot.read_prompt(piece.n_pos)
 
     def _add(
         self, n: int, slot: Slot, tokens: list[int], *, last_logits: bool, all_logits: bool = False
@@ -550,7 +540,7 @@ class DecodeLoop(BatchWorker):
         assert request is not None
         if slot.state is SlotState.PROMPT:  # its prompt's last chunk was just decoded
             self._windows.capture(slot)
-        draft, slot.draft = slot.draft, []
+        draft = slot.take_draft()
         index = slot.output_index
         accepted = 0
         for i in range(len(draft) + 1):
@@ -558,20 +548,16 @@ class DecodeLoop(BatchWorker):
             if not self._emit(slot, request, token, index + i):
                 break
             if i < len(draft) and token == draft[i]:
-                slot.tokens.append(token)  # its cells were decoded with the guess
+                slot.guess_taken(token)  # its cells were decoded with the guess
                 accepted += 1
                 continue
-            slot.next_token = token
-            if slot.state is SlotState.PROMPT:  # its first token: the prompt is done
-                slot.move(SlotState.GENERATING)
+            slot.sampled_next(token)
             break
         if draft:
-            slot.draft_window = next_draft_window(
-                slot.draft_window, len(draft), accepted, self._draft_max
-            )
+            slot.draft_checked(len(draft), accepted, self._draft_max)
             with self._lock:
-                self._counts["drafted"] += len(draft)
-                self._counts["accepted"] += accepted
+                self._counts.drafted += len(draft)
+                self._counts.accepted += accepted
             if accepted < len(draft):
                 llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, len(slot.tokens), -1)
 

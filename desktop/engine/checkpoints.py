@@ -53,7 +53,13 @@ class SlotWindows:
             end,
             len(slot.tokens),
         )
-        slot.tokens = slot.tokens[:end]
+        slot.cut_back(end)
+
+    def empty(self, slot: Slot) -> None:
+        """Remove every cell of the slot's sequence, and what the slot says it held (its
+        checkpoint and image cells with it): the one way the loop empties a sequence."""
+        llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+        slot.emptied()
 
     def cut(self, slot: Slot, end: int) -> bool:
         """Cut the slot's sequence back to its first ``end`` tokens; False when it cannot
@@ -71,8 +77,7 @@ class SlotWindows:
         )
         if int(copied) == 0:
             # Its window layers were emptied on the way: the sequence is of no use.
-            llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            slot.empty()
+            self.empty(slot)
             return False
         return True
 
@@ -80,7 +85,7 @@ class SlotWindows:
         """Keep the slot's context checkpoint: its window layers' state now, at its
         prompt's end (just decoded, before the answer). One per slot, replaced by the
         next prompt's; only for a SWA-sized cache and a prompt worth keeping."""
-        slot.checkpoint = None  # the old copy goes before the new one is allocated
+        slot.keep_checkpoint(None)  # the old copy goes before the new one is allocated
         if not self.sized or len(slot.tokens) < MIN_SAVED_TOKENS:
             return
         flags = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
@@ -91,8 +96,7 @@ class SlotWindows:
         got = llama_cpp.llama_state_seq_get_data_ext(self._ctx, buffer, size, slot.seq, flags)
         if int(got) != size:
             return
-        slot.checkpoint = buffer
-        slot.checkpoint_at = len(slot.tokens)
+        slot.keep_checkpoint(buffer)
 
     def holds(self, seq: int, keep: int) -> bool:
         """Whether sequence ``seq`` can be continued after its first ``keep`` positions:
@@ -111,7 +115,7 @@ class SlotWindows:
             return 0
         if not self.cut(slot, at):
             return 0
-        slot.tokens = slot.tokens[:at]
+        slot.cut_back(at)
         kept = min(keep, at)
         if kept < at and not llama_cpp.llama_memory_seq_rm(self._memory, slot.seq, kept, -1):
             return 0

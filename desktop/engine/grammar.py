@@ -15,7 +15,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import jsonschema
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from desktop.engine.types import GenerationParams
@@ -118,6 +117,10 @@ def check_schema(schema: Any) -> None:
     """Raise InvalidRequest naming the first place where ``schema`` is not a JSON Schema."""
     if not isinstance(schema, (dict, bool)):
         raise InvalidRequest("invalid json_schema: a schema is a JSON object", param="json_schema")
+    # Imported here: jsonschema's format checkers build a grammar at import (about 2 s),
+    # which every model worker and command would pay at start-up for a rare request.
+    import jsonschema
+
     validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
     error = jsonschema.exceptions.best_match(validator(validator.META_SCHEMA).iter_errors(schema))
     if error is not None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import llama_cpp
 
-from desktop.defaults import physical_cores
+from desktop.defaults import RANK_POOLING, physical_cores
 from desktop.engine.answer_stream import read_answer
 from desktop.engine.batching import DecodeLoop, StepObserver
 from desktop.engine.embedding import EmbedLoop, pool
@@ -32,8 +32,10 @@ from desktop.engine.placement import model_placement
 from desktop.engine.sampling import SamplerChain
 from desktop.engine.slots import Request
 from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
+from desktop.engine.toolcalls import gate_calls
 from desktop.engine.types import (
     ADMITTED,
+    ChatCall,
     Chunk,
     EngineStats,
     GenerationParams,
@@ -45,7 +47,6 @@ from desktop.engine.volatile import stable_messages
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
 
 _NEVER = threading.Event()
-RANK_POOLING = 4  # llama.cpp LLAMA_POOLING_TYPE_RANK: one relevance score per sequence
 
 
 class LlamaEngine:
@@ -247,24 +248,23 @@ class LlamaEngine:
                 )
             return self._template
 
-    def render(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> str:
-        """The prompt text for a conversation (``template_kwargs`` go to the template).
+    def render(self, call: ChatCall) -> str:
+        """The prompt text for a chat call (its ``template_kwargs`` go to the template).
 
         Volatile lines in system turns (``volatile.VOLATILE_PATTERNS``: a per-request
         billing header) are left out, so the next turn reuses the cached prefix.
         """
+        return self._render(call.messages, call)
+
+    def _render(self, messages: Sequence[Message], call: ChatCall) -> str:
         template = self.template()
         messages = stable_messages(messages)
+        tools = call.openai_tools()
         if tools and "tools" not in template.text:
             # The template cannot show tools, so describe them in a system turn instead
             # of dropping them silently.
             messages = _tools_system_turn(tools, messages)
-        return render_chat(template, messages, tools=tools, extra=template_kwargs)
+        return render_chat(template, messages, tools=tools, extra=call.template_kwargs)
 
     def prompt_tokens(self, prompt: str) -> list[int]:
         """Tokens for a rendered prompt, adding BOS only if the template did not."""
@@ -272,62 +272,46 @@ class LlamaEngine:
         has_bos = bool(template and template.bos_token and prompt.startswith(template.bos_token))
         return self.tokenize(prompt, add_bos=not has_bos, special=True)
 
-    def stream_chat(
-        self,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> Iterator[Chunk]:
-        """Stream the assistant's answer to ``messages``.
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        """Stream the assistant's answer to ``call``: thinking, text and its tool calls.
 
         Messages' ``images`` go where their MEDIA_MARKERs are (see ``Message``). Raises
         VisionUnsupported when there are images and no projector, ImageRejected when an
-        image is not one this engine can decode (both 400s).
+        image is not one this engine can decode (both 400s). With tools offered, the
+        model family's call markup is parsed here (``toolcalls.gate_calls``): held back
+        from the text, the calls on the final chunk.
         """
-        prompt, tokens, media = self._chat_prompt(messages, tools, template_kwargs)
+        prompt, tokens, media = self._chat_prompt(call)
+        params = call.params
         stops = tuple(dict.fromkeys((*params.stop, *self.template().stop_strings())))
         starts_thinking = prompt.rstrip().endswith(ThinkSplitter.OPEN)
         splitter = ThinkSplitter(enabled=self._reasoning, start_in_reasoning=starts_thinking)
-        yield from self._stream(tokens, params, cancel, stops, splitter, media=media)
+        yield from gate_calls(
+            self._stream(tokens, params, cancel, stops, splitter, media=media), call
+        )
 
-    def chat_tokens(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> tuple[list[int], dict[int, MediaChunk]]:
-        """The prompt tokens of a conversation (each image a run of negative placeholder
+    def chat_tokens(self, call: ChatCall) -> tuple[list[int], dict[int, MediaChunk]]:
+        """The prompt tokens of a chat call (each image a run of negative placeholder
         ids, one per KV position, so ``len`` counts the image's tokens) and its images by
         run start; raises VisionUnsupported / ImageRejected as ``stream_chat``."""
-        _, tokens, media = self._chat_prompt(messages, tools, template_kwargs)
+        _, tokens, media = self._chat_prompt(call)
         return tokens, media
 
-    def count_chat_tokens(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> int:
-        """The ``usage.prompt_tokens`` a chat of ``messages`` would report, images' tokens
-        included (their pictures are decoded and resized, not encoded)."""
-        tokens, media = self.chat_tokens(messages, tools, template_kwargs)
+    def count_chat_tokens(self, call: ChatCall) -> int:
+        """The ``usage.prompt_tokens`` a chat call would report, images' tokens included
+        (their pictures are decoded and resized, not encoded)."""
+        tokens, media = self.chat_tokens(call)
         return len(tokens) + sum(piece.n_tokens - piece.n_pos for piece in media.values())
 
-    def _chat_prompt(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None,
-        template_kwargs: Mapping[str, Any] | None,
-    ) -> tuple[str, list[int], dict[int, MediaChunk]]:
+    def _chat_prompt(self, call: ChatCall) -> tuple[str, list[int], dict[int, MediaChunk]]:
+        messages = call.messages
         if not any(m.images for m in messages):
-            prompt = self.render(messages, tools, template_kwargs)
+            prompt = self.render(call)
             return prompt, self.prompt_tokens(prompt), {}
         if self._projector is None:
             raise VisionUnsupported(self.model_id)
         marked, images = self._projector.prompt_with_markers(messages)
-        prompt = self.render(marked, tools, template_kwargs)
+        prompt = self._render(marked, call)
         template = self.template()
         has_bos = bool(template.bos_token and prompt.startswith(template.bos_token))
         result = self._projector.tokenize(prompt, images, add_bos=not has_bos)

@@ -10,11 +10,11 @@ Threads: an implementation's methods are thread-safe (see each engine's docstrin
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from desktop.engine.types import Chunk, EngineStats, GenerationParams, LoadReport, Message
+from desktop.engine.types import ChatCall, Chunk, EngineStats, GenerationParams, LoadReport
 
 
 class Engine(Protocol):
@@ -31,18 +31,12 @@ class Engine(Protocol):
         """Counters since load: slots busy, prompt tokens cached, decode steps."""
         ...
 
-    def stream_chat(
-        self,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> Iterator[Chunk]:
-        """Stream an answer to a conversation (``template_kwargs``: e.g. enable_thinking).
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        """Stream an answer to a chat call: thinking, text and the tool calls it made.
 
         Refusals raise before the first chunk; the first may be ``types.ADMITTED``,
-        which says the request passed them before its prompt is read (``Chunk``)."""
+        which says the request passed them before its prompt is read (``Chunk``). Tool
+        calls arrive parsed, in ``Chunk.tool_calls``: their markup never reaches ``text``."""
         ...
 
     def stream_completion(
@@ -87,12 +81,7 @@ class Engine(Protocol):
         """Text for token ids (InvalidRequest for ids it cannot take)."""
         ...
 
-    def render(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> str:
+    def render(self, call: ChatCall) -> str:
         """The prompt text for a conversation (InvalidRequest where no template is known)."""
         ...
 

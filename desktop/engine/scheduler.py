@@ -26,21 +26,29 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar
 
 from desktop.defaults import KEEP_ALIVE_S, MAX_LOADED_MODELS, QUEUE_MAX
+from desktop.engine.broken import BrokenFile
 from desktop.engine.protocol import Engine, LoadedModel
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     GenerationParams,
     LoadReport,
-    Message,
     ModelSpec,
 )
-from desktop.errors import Cancelled, EdgeDeskError, ModelLoadError, QueueFull
+from desktop.errors import (
+    Cancelled,
+    EdgeDeskError,
+    EngineCrashed,
+    ModelBroken,
+    ModelLoadError,
+    QueueFull,
+)
 
 # How often a waiting request looks at its cancel event (a condition has no other wake-up).
 CANCEL_POLL_S = 0.05
@@ -55,9 +63,38 @@ T = TypeVar("T")
 ResolveFn = Callable[..., ModelSpec]  # (ref) -> spec; (ref, context_length=N) when asked
 
 
+CRASHES_TO_BROKEN = 3  # loads in a row that crash their worker before a model is "broken"
+
+
 def is_local(spec: ModelSpec) -> bool:
     """Whether ``spec`` loads into this machine's memory (a remote model's does not)."""
     return spec.local is not None
+
+
+def engine_alive(engine: Engine | None) -> bool:
+    """False for an engine whose worker process has ended (an engine without a worker,
+    in this process or remote, is alive while it is loaded; None: still loading)."""
+    return engine is None or bool(getattr(engine, "alive", True))
+
+
+class BrokenModels(Protocol):
+    """Where crashed loads are counted and broken models remembered (across processes)."""
+
+    def reason(self, model_id: str) -> str | None:
+        """Why ``model_id`` is marked broken, or None when it may load."""
+        ...
+
+    def crashed(self, model_id: str, reason: str, *, threshold: int) -> int:
+        """Count a crashed load (broken at ``threshold`` in a row); the count so far."""
+        ...
+
+    def loaded(self, model_id: str) -> None:
+        """A load worked: forget its crashes."""
+        ...
+
+    def clear(self, model_id: str) -> bool:
+        """Try ``model_id`` again at its next request; True if it was marked broken."""
+        ...
 
 
 @dataclass
@@ -105,8 +142,10 @@ class Scheduler:
         keep_alive_s: float = KEEP_ALIVE_S,
         queue_max: int = QUEUE_MAX,
         clock: Callable[[], float] = time.monotonic,
+        broken: BrokenModels | None = None,
     ) -> None:
         self._load = load
+        self._broken: BrokenModels = broken if broken is not None else BrokenFile(None)
         self._resolve = resolve
         self._budget = budget_bytes
         self._max_loaded = max_loaded
@@ -149,7 +188,7 @@ class Scheduler:
                     m.peak_streams,
                 )
                 for m in models
-                if m.engine is not None
+                if m.engine is not None and engine_alive(m.engine)
             ]
 
     @property
@@ -232,11 +271,16 @@ class Scheduler:
         if self._blocked(ticket):
             return False
         model = self._models.get(spec.model_id)
-        if model is not None and model.spec != spec:
-            if model.in_use:  # settings changed: reload once the old plan is unused
-                ticket.swap = True
+        if model is not None and (model.spec != spec or not engine_alive(model.engine)):
+            if model.in_use:  # reload once the old plan or the crashed worker is unused
+                ticket.swap = model.spec != spec  # a crash's requests end by themselves
                 return False
-            self._close(model, "its load plan changed; reloading")
+            self._close(
+                model,
+                "its load plan changed; reloading"
+                if model.spec != spec
+                else "its worker stopped; starting a fresh one",
+            )
             model = None
         if model is not None:
             if model.engine is None:
@@ -279,10 +323,20 @@ class Scheduler:
             if context_length is None
             else self._resolve(ref, context_length=context_length)
         )
+        if why := self._broken.reason(spec.model_id):
+            raise ModelBroken(
+                f"{spec.model_id} crashed every time it loaded ({why}); it is not loaded "
+                f"again until you retry it (edgedesk models retry {spec.model_id}, or "
+                "Retry on the Models page)",
+                kind="model_broken",
+                params={"model": spec.model_id, "reason": why},
+            )
         started = time.perf_counter()
         ticket = _Ticket(spec.model_id, stream)
         with self._cond:
-            if not self._try_admit(ticket, spec):
+            if self._try_admit(ticket, spec):
+                self._cond.notify_all()  # ``wait_until`` callers watch admissions too
+            else:
                 if len(self._line) >= self.queue_max:
                     raise QueueFull(
                         f"every slot is busy and {len(self._line)} requests are already "
@@ -338,10 +392,13 @@ class Scheduler:
                 model.in_use -= 1
                 self._models.pop(model.spec.model_id, None)
                 self._cond.notify_all()
+            if isinstance(exc, EngineCrashed):
+                self._crashed_on_load(model.spec.model_id, exc)
             if isinstance(exc, EdgeDeskError) or not isinstance(exc, Exception):
                 raise
             # A bad file must not take the app down.
             raise ModelLoadError(f"could not load {model.spec.model_id}: {exc}") from None
+        self._broken.loaded(model.spec.model_id)
         with self._cond:
             model.engine = engine
             model.parallel = max(1, int(engine.parallel))
@@ -354,6 +411,17 @@ class Scheduler:
             "load %s: ready in %.2f s, %d slots", model.spec.model_id, elapsed, model.parallel
         )
         return elapsed
+
+    def _crashed_on_load(self, model_id: str, exc: EngineCrashed) -> None:
+        """Count a load that crashed its worker; the third in a row marks it broken."""
+        reason = f"{exc.how}: {exc.why}" if exc.why else exc.how
+        crashes = self._broken.crashed(model_id, reason, threshold=CRASHES_TO_BROKEN)
+        log.info("load %s: the worker crashed (%d in a row): %s", model_id, crashes, exc.how)
+
+    def retry(self, model: str) -> bool:
+        """Any thread: load ``model`` again at its next request although it was marked
+        broken; True if it was."""
+        return self._broken.clear(model)
 
     # ------------------------------------------------------------------ model lifecycle
     def load(self, model: str) -> LoadReport:
@@ -434,22 +502,13 @@ class Scheduler:
                     )
                 )
 
-    def stream_chat(  # noqa: PLR0917 -- the engine's positional order, plus the model
-        self,
-        model: str,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
+    def stream_chat(
+        self, model: str, call: ChatCall, cancel: threading.Event | None = None
     ) -> Iterator[Chunk]:
         """Stream a chat answer from ``model`` once it has a free slot (loaded with
-        ``params.context_length`` when that is set)."""
+        ``call.params.context_length`` when that is set)."""
         return self._run_stream(
-            model,
-            lambda e: e.stream_chat(messages, params, cancel, tools, template_kwargs),
-            cancel,
-            params.context_length,
+            model, lambda e: e.stream_chat(call, cancel), cancel, call.params.context_length
         )
 
     def stream_completion(
@@ -482,7 +541,9 @@ class Scheduler:
     ) -> list[list[float]]:
         """Embeddings from ``model``, admitted beside running work (the engine batches);
         ``cancel`` set stops it between decodes (Cancelled)."""
-        vectors: list[list[float]] = self.with_engine(model, lambda e: e.embed(texts, cancel))
+        vectors: list[list[float]] = self.with_engine(
+            model, lambda e: e.embed(texts, cancel), cancel
+        )
         return vectors
 
     def rerank(
@@ -493,10 +554,17 @@ class Scheduler:
         cancel: threading.Event | None = None,
     ) -> list[float]:
         """Relevance scores from a reranker ``model``, admitted beside running work."""
-        scores: list[float] = self.with_engine(model, lambda e: e.rerank(query, documents, cancel))
+        scores: list[float] = self.with_engine(
+            model, lambda e: e.rerank(query, documents, cancel), cancel
+        )
         return scores
 
-    def with_engine(self, model: str, work: Callable[[Engine], T]) -> T:
-        """Run ``work`` (thread-safe engine calls, no streams) on ``model``, as one request."""
-        with self._use(model, stream=False) as lease:
+    def with_engine(
+        self, model: str, work: Callable[[Engine], T], cancel: threading.Event | None = None
+    ) -> T:
+        """Run ``work`` (thread-safe engine calls, no streams) on ``model``, as one request;
+        ``cancel`` set while it waits for the model leaves the line (Cancelled)."""
+        with self._use(model, stream=False, cancel=cancel) as lease:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("stopped before it started")
             return work(lease.engine)

@@ -8,7 +8,10 @@ A slot's phase is its ``state`` (``SlotState``), changed only by ``Slot.move``, 
 refuses a transition the decode loop never makes (as llama.cpp's server names its
 ``slot_state``): IDLE -> PROMPT (admitted) -> GENERATING (first token sampled) -> IDLE
 (finished, cancelled, out of time or room); PROMPT -> IDLE when the request ends
-before its first token.
+before its first token. The loop changes a slot only through its methods (``admit``,
+``read_prompt``, ``sampled_next``, ``release``, ``emptied``...), each of which keeps the
+fields that belong together in step: what its sequence holds, what its request still
+has to decode, and its checkpoint.
 """
 
 from __future__ import annotations
@@ -127,11 +130,85 @@ class Slot:
         """Whether a request holds this slot."""
         return self.state is not SlotState.IDLE
 
-    def empty(self) -> None:
-        """Its sequence was emptied: it holds nothing, and its checkpoint no longer fits."""
-        self.tokens = []
+    def admit(self, request: Request, keep: int, *, draft_window: int, step: int) -> None:
+        """Start serving ``request``, whose first ``keep`` tokens the sequence holds already
+        (cut back to them by the caller): the rest are its prompt still to decode."""
+        self.move(SlotState.PROMPT)
+        prompt = request.tokens
+        if keep < self.checkpoint_at:
+            self.checkpoint = None  # it holds tokens this request does not share
+        self.tokens = list(prompt[:keep])
+        self.pending = list(prompt[keep:])
+        self.prompt_end = len(prompt)
+        self.extra_cells = request.extra_cells
+        self.request = request
+        self.next_token = None
+        self.sampled = 0
+        self.cached = request.cached = keep
+        self.draft = []
+        self.draft_window = draft_window
+        self.last_used = step
+
+    def read_prompt(self, count: int) -> None:
+        """The next ``count`` pending prompt tokens (text, or one image's positions) were
+        decoded into the sequence."""
+        self.tokens.extend(self.pending[:count])
+        del self.pending[:count]
+
+    def next_decoded(self, draft: list[int]) -> None:
+        """Its sampled next token, and the guesses ``draft`` after it, went into this step's
+        batch; the token is held from now on, the guesses only once they are sampled."""
+        assert self.next_token is not None  # sampled last step
+        self.tokens.append(self.next_token)
+        self.next_token = None
+        self.draft = draft
+
+    def take_draft(self) -> list[int]:
+        """This step's guesses, to be checked against the samples (the slot keeps none)."""
+        draft, self.draft = self.draft, []
+        return draft
+
+    def guess_taken(self, token: int) -> None:
+        """A guess decoded this step was sampled: its cell is the answer's now."""
+        self.tokens.append(token)
+
+    def draft_checked(self, drafted: int, accepted: int, most: int) -> None:
+        """``accepted`` of its ``drafted`` guesses were taken: size its next draft
+        (``next_draft_window``, at most ``most``)."""
+        self.draft_window = next_draft_window(self.draft_window, drafted, accepted, most)
+
+    def sampled_next(self, token: int) -> None:
+        """``token`` was sampled, to be decoded at the next step; the first one ends the
+        prompt."""
+        self.next_token = token
+        if self.state is SlotState.PROMPT:
+            self.move(SlotState.GENERATING)
+
+    def release(self) -> None:
+        """The request is done: the slot keeps what its sequence holds for the next one
+        (a prompt cut short holds only what was decoded of it)."""
+        self.move(SlotState.IDLE)
+        self.pending = []
+        self.request = None
+        self.next_token = None
+        self.draft = []
+
+    def emptied(self, holding: Sequence[int] = ()) -> None:
+        """Its sequence was emptied (and then filled with ``holding``, a saved conversation
+        restored into it): its image cells are gone, and its checkpoint no longer fits."""
+        self.tokens = list(holding)
         self.extra_cells = 0
         self.checkpoint = None
+
+    def cut_back(self, end: int) -> None:
+        """Its sequence was cut back to its first ``end`` tokens."""
+        self.tokens = self.tokens[:end]
+
+    def keep_checkpoint(self, state: Any) -> None:
+        """``state`` is its sliding-window layers' state as of now (None: it has none)."""
+        self.checkpoint = state
+        if state is not None:
+            self.checkpoint_at = len(self.tokens)
 
     def move(self, to: SlotState) -> None:
         """Enter state ``to``; raise SlotStateError for a transition not in TRANSITIONS."""
@@ -195,8 +272,8 @@ def next_draft_window(window: int, drafted: int, accepted: int, most: int) -> in
 
     Doubles after a draft taken whole (the answer is copying: long drafts amortize the
     decode), falls to what was taken after a miss (at least 1). On a CPU a guessed row
-    costs most of a decode step until the batch is large (Gemma 270M: 2 rows 1.8x one
-    row, 17 rows 6.9x), so short doomed drafts are what loses speed.
+    costs most of a decode step until the batch is large (docs/benchmarks.md, "Code
+    rewrite with prompt lookup"), so short doomed drafts are what loses speed.
     """
     if drafted <= 0:
         return window

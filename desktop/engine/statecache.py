@@ -30,6 +30,7 @@ import hashlib
 import hmac
 import os
 import struct
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,8 +64,13 @@ class _Entry:
 
 
 class StateCache:
-    """Saved sequences keyed by their tokens; used only by the decode loop thread
-    (``persist`` also after that thread ended; ``longest_prefix``, a hint, anywhere)."""
+    """Saved sequences keyed by their tokens.
+
+    Every method but ``longest_prefix`` is the decode loop thread's (``persist`` also
+    after that thread ended): it alone changes the cache, so it reads it without a lock.
+    ``longest_prefix`` may be called from any thread: it copies the keys under
+    ``_keys_lock``, which the loop holds whenever it adds, removes or reorders one.
+    """
 
     def __init__(
         self,
@@ -81,6 +87,9 @@ class StateCache:
         self._n_swa = n_swa  # the model's sliding window; 0: none
         self._capacity = capacity_bytes
         self._entries: OrderedDict[tuple[int, ...], _Entry] = OrderedDict()
+        # Held while the loop changes ``_entries``' keys, and while another thread copies
+        # them (an OrderedDict cannot be iterated while it changes).
+        self._keys_lock = threading.Lock()
         self._bytes = 0
         self._disk = disk if disk is not None and disk_bytes > 0 else None
         self._disk_bytes = disk_bytes
@@ -97,7 +106,8 @@ class StateCache:
         key = tuple(tokens)
         entry = self._entries.get(key)
         if entry is not None and entry.buffer is not None:
-            self._entries.move_to_end(key)
+            with self._keys_lock:
+                self._entries.move_to_end(key)
             return
         size = int(llama_cpp.llama_state_seq_get_size(self._ctx, seq))
         if size <= 0 or size > self._capacity:
@@ -106,10 +116,11 @@ class StateCache:
         if int(llama_cpp.llama_state_seq_get_data(self._ctx, buffer, size, seq)) != size:
             return
         self._evict_ram(size)
-        if entry is None:
-            entry = self._entries[key] = _Entry()
+        with self._keys_lock:
+            if entry is None:
+                entry = self._entries[key] = _Entry()
+            self._entries.move_to_end(key)
         entry.buffer = buffer
-        self._entries.move_to_end(key)
         self._bytes += size
 
     def _evict_ram(self, size: int) -> None:
@@ -123,7 +134,8 @@ class StateCache:
             self._bytes -= len(entry.buffer)
             entry.buffer = None
             if entry.path is None:
-                del self._entries[key]
+                with self._keys_lock:
+                    del self._entries[key]
 
     def best(self, prompt: list[int]) -> tuple[tuple[int, ...], int] | None:
         """The saved sequence sharing the longest prefix with ``prompt`` that can be
@@ -148,7 +160,8 @@ class StateCache:
 
     def restore(self, key: tuple[int, ...], seq: int) -> bool:
         """Copy the saved ``key`` into (emptied) sequence ``seq``; False if llama.cpp refused."""
-        entry = self._entries.pop(key)
+        with self._keys_lock:
+            entry = self._entries.pop(key)
         buffer = entry.buffer
         from_disk = buffer is None
         if buffer is not None:
@@ -172,11 +185,9 @@ class StateCache:
 
     def longest_prefix(self, tokens: Sequence[int]) -> int:
         """How many leading ``tokens`` the longest matching saved sequence holds. Any
-        thread, as a hint: it may be stale (0 if the cache changed while it looked)."""
-        try:
+        thread, as a hint: the cache may change as soon as the keys are copied."""
+        with self._keys_lock:
             keys = list(self._entries)
-        except RuntimeError:
-            return 0
         return max((self._usable(key, tokens) for key in keys), default=0)
 
     def clear(self) -> None:
@@ -185,7 +196,8 @@ class StateCache:
         for entry in self._entries.values():
             if entry.path is not None:
                 entry.path.unlink(missing_ok=True)
-        self._entries.clear()
+        with self._keys_lock:
+            self._entries.clear()
         self._bytes = 0
 
     # ------------------------------------------------------------------ disk
@@ -224,7 +236,8 @@ class StateCache:
             if tokens is None:
                 path.unlink(missing_ok=True)
                 continue
-            self._entries[tokens] = _Entry(path=path)
+            with self._keys_lock:
+                self._entries[tokens] = _Entry(path=path)
 
     def _prune_disk(self) -> None:
         assert self._disk is not None
@@ -242,8 +255,9 @@ class StateCache:
                             entry.path = None
         except OSError:
             return
-        for key in [k for k, e in self._entries.items() if e.path is None and e.buffer is None]:
-            del self._entries[key]
+        with self._keys_lock:
+            for key in [k for k, e in self._entries.items() if e.path is None and e.buffer is None]:
+                del self._entries[key]
 
 
 def _token_bytes(tokens: tuple[int, ...]) -> bytes:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from desktop.engine.types import ToolCall
+from desktop.engine.types import ChatCall, Chunk, ToolCall
 
 IdFactory = Callable[[], str]
 
@@ -260,3 +260,40 @@ def _partial_marker(text: str) -> int:
                 best = n
                 break
     return best
+
+
+def gate_calls(
+    chunks: Iterable[Chunk], call: ChatCall, new_id: IdFactory = new_call_id
+) -> Iterator[Chunk]:
+    """A generated answer's chunks with its tool calls parsed: the engine side's one parse.
+
+    Without tools the chunks pass unchanged. With tools, text that may be a call is held
+    back (``StreamGate``: everything when ``call.forced``; an answer opening like a bare
+    call unless ``call.stream_bare``) and the final chunk carries the calls found in the
+    whole answer (``Chunk.tool_calls``, after any that came structured). The final
+    chunk's own words, reasoning and
+    logprobs go out in a chunk of their own before it, then the held words that are not
+    a call, on the final chunk, so every consumer sees them in the order they were made.
+    """
+    if not call.tools:
+        yield from chunks
+        return
+    gate = StreamGate(call.tool_schemas(), hold_all=call.forced, hold_bare=not call.stream_bare)
+    source = iter(chunks)
+    try:
+        for chunk in source:
+            if chunk.admitted:
+                yield chunk
+                continue
+            words = gate.feed(chunk.text)
+            if not chunk.is_final:
+                yield chunk if words == chunk.text else replace(chunk, text=words)
+                continue
+            rest, calls = gate.finish(new_id)
+            if words or chunk.reasoning or chunk.logprobs:
+                yield Chunk(text=words, reasoning=chunk.reasoning, logprobs=chunk.logprobs)
+            calls = chunk.tool_calls + calls  # calls that came structured (a remote's) stay
+            yield replace(chunk, text=rest, reasoning="", logprobs=(), tool_calls=calls)
+    finally:
+        if isinstance(source, Generator):  # closing this stream ends the engine's at once
+            source.close()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from desktop.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES
 
@@ -21,6 +22,42 @@ class ToolCall:
     id: str
     name: str
     arguments: str  # JSON text, exactly as OpenAI transmits it
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One function the model may call, as a chat template renders it.
+
+    Plain data (no callables): an engine call is sent as is to a worker process.
+    ``parameters`` is the function's JSON Schema (a plain mapping of JSON values).
+    """
+
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+    def openai(self) -> dict[str, Any]:
+        """The tool as an OpenAI ``tools`` entry (what chat templates and remotes read)."""
+        function: dict[str, Any] = {"name": self.name}
+        if self.description is not None:
+            function["description"] = self.description
+        if self.parameters is not None:
+            function["parameters"] = self.parameters
+        if self.strict is not None:
+            function["strict"] = self.strict
+        return {"type": "function", "function": function}
+
+    @classmethod
+    def from_openai(cls, tool: Mapping[str, Any]) -> ToolSpec:
+        """The spec of an OpenAI ``tools`` entry (``{"type": "function", "function": …}``)."""
+        function = tool["function"]
+        return cls(
+            name=function["name"],
+            description=function.get("description"),
+            parameters=function.get("parameters"),
+            strict=function.get("strict"),
+        )
 
 
 MEDIA_MARKER = "<__media__>"  # stands for one image in Message.content (mtmd's default)
@@ -84,6 +121,59 @@ class GenerationParams:
 
 
 @dataclass(frozen=True)
+class ChatCall:
+    """One chat request to an engine, whatever protocol or view it came from.
+
+    Each protocol's translator (``server/*_requests.py``, ``*_wire.py``) and the chat
+    core build one; ``Engine.stream_chat(call, cancel)`` takes it. Plain frozen data
+    (str, numbers, tuples, plain mappings, such dataclasses), so it can cross a pipe.
+
+    ``template_kwargs`` are variables for the chat template (``enable_thinking``).
+    ``forced``: the answer must be a call of one of ``tools`` (``tool_choice`` required
+    or named; the translator narrowed ``tools`` to the named one), so none of its text
+    streams before it is parsed. ``stream_bare``: an answer that opens like a bare JSON
+    call streams anyway (a view that takes the words back once a call is found, as the
+    chat core does); otherwise it is held until its end tells whether it is a call.
+    """
+
+    messages: tuple[Message, ...]
+    params: GenerationParams = field(default_factory=GenerationParams)
+    tools: tuple[ToolSpec, ...] = ()
+    template_kwargs: dict[str, Any] | None = None
+    forced: bool = False
+    stream_bare: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        messages: Sequence[Message],
+        params: GenerationParams | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+        *,
+        forced: bool = False,
+        stream_bare: bool = False,
+    ) -> ChatCall:
+        """A call from a conversation (sequences and mappings copied into plain data)."""
+        return cls(
+            tuple(messages),
+            params or GenerationParams(),
+            tuple(tools or ()),
+            dict(template_kwargs) if template_kwargs else None,
+            forced=forced and bool(tools),
+            stream_bare=stream_bare,
+        )
+
+    def openai_tools(self) -> list[dict[str, Any]] | None:
+        """The tools as OpenAI ``tools`` entries, or None when none are offered."""
+        return [tool.openai() for tool in self.tools] or None
+
+    def tool_schemas(self) -> dict[str, Any]:
+        """Tool name -> parameters schema (the call parsers read string types from it)."""
+        return {tool.name: tool.parameters for tool in self.tools}
+
+
+@dataclass(frozen=True)
 class Usage:
     """Token counts of one request."""
 
@@ -139,6 +229,9 @@ class Chunk:
     stop_sequence: str | None = None  # final chunk: the stop string that ended the answer
     placement: Placement | None = None  # final chunk of a local model: where it ran
     admitted: bool = False  # only on ``ADMITTED``: the request passed its checks
+    # Calls the model made, parsed on the engine's side (a local model's markup is held
+    # back from ``text``; a remote's structured calls pass through): the final chunk.
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @property
     def is_final(self) -> bool:

@@ -65,11 +65,6 @@ def placeholder_id(sha256: str) -> int:
     return -1 - int(sha256[:7], 16)
 
 
-def is_placeholder(token: int) -> bool:
-    """Whether ``token`` stands for an image position rather than a real token."""
-    return token < 0
-
-
 @dataclass(eq=False)
 class MediaChunk:
     """One tokenized image of a prompt: llama.cpp's chunk, freed when this is collected."""

@@ -21,13 +21,14 @@ from urllib.parse import urlsplit
 import httpx
 
 from desktop.defaults import GENERATION_TIMEOUT_S
+from desktop.engine.toolcalls import gate_calls
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     EngineStats,
     FinishReason,
     GenerationParams,
     LoadReport,
-    Message,
     ModelSpec,
     RemotePlan,
     Timings,
@@ -181,12 +182,11 @@ class RemoteEngine:
                     )
             state.complete = True  # all of the answer arrived, whatever the caller does now
             self._count(state.usage)
-            if state.calls:
-                yield Chunk(text=wire.tool_calls_text(state.calls))
             yield Chunk(
                 finish_reason=state.finish or "stop",
                 usage=state.usage or Usage(),
                 timings=state.timings(),
+                tool_calls=wire.tool_calls_of(state.calls),  # passed on as they came
             )
         except RemoteError as exc:
             state.error = state.error or str(exc)  # an error event the remote sent mid-answer
@@ -226,19 +226,16 @@ class RemoteEngine:
                 self._completion_tokens += usage.completion_tokens
 
     # ------------------------------------------------------------------ the Engine protocol
-    def stream_chat(
-        self,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> Iterator[Chunk]:
-        """Stream the remote's chat answer (its own template applies; kwargs forwarded)."""
-        body = wire.chat_body(self.model, messages, params, tools)
-        if template_kwargs:
-            body["chat_template_kwargs"] = dict(template_kwargs)
-        return self._stream("/chat/completions", body, cancel, chat=True)
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        """Stream the remote's chat answer (its own template applies; kwargs forwarded).
+
+        The remote's tool calls come structured and pass on as they are, on the final
+        chunk: no markup is written for them, so nothing parses them again. Its text is
+        read as a local model's (``gate_calls``): a forced call comes back as the JSON
+        text its grammar (``response_format``) asked for, and a remote that answers in
+        call markup rather than structured calls still makes calls."""
+        body = wire.chat_body(self.model, call)
+        return gate_calls(self._stream("/chat/completions", body, cancel, chat=True), call)
 
     def stream_completion(
         self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
@@ -313,12 +310,7 @@ class RemoteEngine:
         """Not offered: the remote's vocabulary is not reachable through the OpenAI API."""
         raise InvalidRequest("this model cannot take token ids; send text", param="prompt")
 
-    def render(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> str:
+    def render(self, call: ChatCall) -> str:
         """Not offered: the remote applies its own chat template."""
         raise InvalidRequest(
             f"{self.endpoint.name}/{self.model} cannot count chat tokens", param="model"
@@ -355,7 +347,8 @@ class _StreamState:
     finish: FinishReason | None = None
     usage: Usage | None = None
     error: str = ""
-    calls: dict[int, tuple[str, str]] = field(default_factory=dict)  # index -> name, args
+    # index -> id, name, arguments
+    calls: dict[int, tuple[str, str, str]] = field(default_factory=dict)
     opened: bool = False  # the remote accepted the request and began to stream
     complete: bool = False  # the whole answer arrived
 
@@ -374,9 +367,9 @@ class _StreamState:
     def take(self, payload: Mapping[str, Any], *, chat: bool) -> Chunk | None:
         """Fold one event in; the text chunk to pass on, if it carries text."""
         self.usage = wire.usage_of(payload) or self.usage
-        for index, name, arguments in wire.tool_call_pieces(payload):
-            known = self.calls.get(index, ("", ""))
-            self.calls[index] = (known[0] + name, known[1] + arguments)
+        for index, call_id, name, arguments in wire.tool_call_pieces(payload):
+            known = self.calls.get(index, ("", "", ""))
+            self.calls[index] = (known[0] or call_id, known[1] + name, known[2] + arguments)
         text, reasoning, done = wire.delta_of(payload, chat=chat)
         self.finish = done or self.finish
         if not (text or reasoning):

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from desktop.engine.toolcalls import new_call_id
 from desktop.engine.types import (
     MEDIA_MARKER,
-    Chunk,
+    ChatCall,
     FinishReason,
     GenerationParams,
     Image,
     Message,
+    ToolCall,
     Usage,
 )
 from desktop.errors import RemoteError
@@ -86,22 +88,20 @@ def sampling(params: GenerationParams) -> dict[str, Any]:
     return out
 
 
-def chat_body(
-    model: str,
-    messages: Sequence[Message],
-    params: GenerationParams,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """A streamed chat-completions request."""
+def chat_body(model: str, call: ChatCall) -> dict[str, Any]:
+    """A streamed chat-completions request (the remote applies its own template)."""
     body: dict[str, Any] = {
         "model": model,
-        "messages": [message_dict(m) for m in messages],
+        "messages": [message_dict(m) for m in call.messages],
         "stream": True,
         "stream_options": {"include_usage": True},
-        **sampling(params),
+        **sampling(call.params),
     }
+    tools = call.openai_tools()
     if tools:
-        body["tools"] = [dict(t) for t in tools]
+        body["tools"] = tools
+    if call.template_kwargs:
+        body["chat_template_kwargs"] = dict(call.template_kwargs)
     return body
 
 
@@ -227,13 +227,8 @@ def status_error(
     return RemoteError(f"remote '{remote}' failed ({status}: {detail})")
 
 
-def final_chunk(finish: FinishReason | None, usage: Usage | None) -> Chunk:
-    """The closing chunk of a remote stream (``stop`` if the server named no reason)."""
-    return Chunk(finish_reason=finish or "stop", usage=usage or Usage())
-
-
-def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str]]:
-    """(index, name piece, arguments piece) of the tool-call deltas in one chat event."""
+def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str, str]]:
+    """(index, id, name piece, arguments piece) of the tool-call deltas in one chat event."""
     choices = payload.get("choices") or []
     if not choices or not isinstance(choices[0], dict):
         return []
@@ -244,6 +239,7 @@ def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str]]:
         pieces.append(
             (
                 int(call.get("index") or 0),
+                str(call.get("id") or ""),
                 str(function.get("name") or ""),
                 str(function.get("arguments") or ""),
             )
@@ -251,21 +247,14 @@ def tool_call_pieces(payload: Mapping[str, Any]) -> list[tuple[int, str, str]]:
     return pieces
 
 
-def tool_calls_text(calls: Mapping[int, tuple[str, str]]) -> str:
-    """The remote's structured calls in the tagged form the server's parser reads back.
+def tool_calls_of(calls: Mapping[int, tuple[str, str, str]]) -> tuple[ToolCall, ...]:
+    """The remote's structured calls (index -> id, name, arguments), in index order.
 
-    Our engines hand the server text and it finds the calls there (engine/toolcalls.py);
-    writing the remote's calls the same way keeps one path for every model.
+    Passed on as the remote sent them, never written out as markup to be parsed again:
+    the arguments text is the remote's (the client judges it); a call the remote sent
+    without an id gets a fresh one.
     """
-    parts = []
-    for _, (name, arguments) in sorted(calls.items()):
-        try:
-            args: Any = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            args = arguments  # passed on as the remote sent it; the client judges it
-        parts.append(
-            "<tool_call>"
-            + json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
-            + "</tool_call>"
-        )
-    return "".join(parts)
+    return tuple(
+        ToolCall(call_id or new_call_id(), name, arguments if arguments.strip() else "{}")
+        for _, (call_id, name, arguments) in sorted(calls.items())
+    )

@@ -13,7 +13,7 @@ from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware, fit_model
 from desktop.config import EngineSettings, Paths
-from desktop.defaults import physical_cores
+from desktop.defaults import RANK_POOLING, physical_cores
 from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
 from desktop.errors import InvalidRequest, ModelFileError
 from desktop.resolve.locate import stable_id
@@ -78,7 +78,7 @@ def lookup_tokens(info: GGUFInfo, settings: EngineSettings) -> int:
 
 def kind_of(info: GGUFInfo) -> ModelKind:
     """What a model does, read from its header: chat, embedding or reranker."""
-    if info.pooling_type == 4:  # llama.cpp rank pooling: a cross-encoder reranker
+    if info.pooling_type == RANK_POOLING:
         return "reranker"
     if info.architecture in _ENCODER_ARCHS:
         return "embedding"

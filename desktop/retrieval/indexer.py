@@ -213,12 +213,6 @@ class Library:
         return True
 
     # ------------------------------------------------------------------ scanning
-    def rescan_all(
-        self, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
-    ) -> list[IndexReport]:
-        """Rescan every collection (at start, so edits made while closed are picked up)."""
-        return [self.rescan(c.name, progress=progress, cancel=cancel) for c in self.collections()]
-
     def rescan(
         self,
         name: str,

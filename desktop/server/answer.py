@@ -2,21 +2,20 @@
 
 All four protocols (OpenAI chat and completions, Responses, Anthropic, Ollama) turn the
 engine's chunks into their own events from the same items: one ``Piece`` per chunk
-(its reasoning, its words with possible tool-call markup held back exactly as
-``toolcalls.StreamGate`` decides, its logprobs), then one ``Ending`` with the calls
-found. A whole (not streamed) answer is a ``WholeAnswer``. Pure: no I/O.
+(its reasoning, its words, its logprobs), then one ``Ending`` with the calls the engine
+found. The engine parsed the calls already (``ChatCall``: a local model's markup held
+back from the words, a remote's calls passed through), so nothing here reads text for
+them. A whole (not streamed) answer is a ``WholeAnswer``. Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
-from desktop.engine.toolcalls import StreamGate
 from desktop.engine.types import Chunk, TokenLogprob, ToolCall
-from desktop.server.openai import finish_reason, split_answer
-from desktop.server.openai_requests import tool_names
+from desktop.server.openai import finish_reason
 
 
 class Piece(NamedTuple):
@@ -46,42 +45,35 @@ class Ending:
         )
 
 
-def answer_pieces(
-    chunks: Iterable[Chunk], tools: Sequence[dict[str, Any]] | None, *, forced: bool
-) -> Iterator[Piece | Ending]:
-    """A Piece per chunk as it comes (possible calls held back), the held words, the Ending.
+def answer_pieces(chunks: Iterable[Chunk]) -> Iterator[Piece | Ending]:
+    """A Piece per chunk as it comes, then the Ending with the calls the chunks carried.
 
     ``ADMITTED`` becomes an empty Piece: the answer starts there, before any words."""
-    gate = StreamGate(tool_names(tools), hold_all=forced) if tools else None
     final = Chunk(finish_reason="stop")
+    calls: tuple[ToolCall, ...] = ()
     for chunk in chunks:
         if chunk.admitted:
             yield Piece()
             continue
         final = chunk
-        words = gate.feed(chunk.text) if gate is not None else chunk.text
-        yield Piece(words, chunk.reasoning, chunk.logprobs)
-    calls: tuple[ToolCall, ...] = ()
-    if gate is not None:
-        rest, calls = gate.finish()
-        if rest:
-            yield Piece(rest)
+        calls += chunk.tool_calls
+        yield Piece(chunk.text, chunk.reasoning, chunk.logprobs)
     yield Ending(calls, final)
 
 
 @dataclass(frozen=True)
 class WholeAnswer:
-    """A drained answer: its text, reasoning, final chunk and logprobs."""
+    """A drained answer: its text, reasoning, final chunk, logprobs and tool calls."""
 
     text: str
     reasoning: str
     final: Chunk
     logprobs: list[TokenLogprob] = field(default_factory=list)
+    calls: tuple[ToolCall, ...] = ()
 
-    def split(self, tools: Sequence[dict[str, Any]] | None) -> tuple[str, tuple[ToolCall, ...]]:
-        """The words and the tool calls (parsed only when tools were offered)."""
-        parsed = split_answer(self.text, tools)
-        return parsed.content, parsed.tool_calls
+    def split(self) -> tuple[str, tuple[ToolCall, ...]]:
+        """The words (trimmed beside tool calls) and the tool calls the engine found."""
+        return (self.text.strip() if self.calls else self.text), self.calls
 
 
 def drain(chunks: Iterable[Chunk]) -> WholeAnswer:
@@ -89,6 +81,7 @@ def drain(chunks: Iterable[Chunk]) -> WholeAnswer:
     text: list[str] = []
     reasoning: list[str] = []
     logprobs: list[TokenLogprob] = []
+    calls: tuple[ToolCall, ...] = ()
     final = Chunk(finish_reason="stop")  # the engine always sends one; be safe
     for chunk in chunks:
         if chunk.admitted:
@@ -96,5 +89,6 @@ def drain(chunks: Iterable[Chunk]) -> WholeAnswer:
         text.append(chunk.text)
         reasoning.append(chunk.reasoning)
         logprobs.extend(chunk.logprobs)
+        calls += chunk.tool_calls
         final = chunk
-    return WholeAnswer("".join(text), "".join(reasoning), final, logprobs)
+    return WholeAnswer("".join(text), "".join(reasoning), final, logprobs, calls)

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+import threading
 from typing import Any
 
-import anyio
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from desktop.chat.conversation import ToolStep
 from desktop.engine.protocol import Engine
-from desktop.engine.types import Chunk, Message, ToolCall
+from desktop.engine.types import ChatCall, Chunk, ToolCall
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.server import anthropic_wire, hosted_mcp, images, leniency
 from desktop.server.answer import Ending, WholeAnswer
@@ -28,13 +27,15 @@ from desktop.server.anthropic_events import MessageEvents, content_blocks, messa
 from desktop.server.deps import CallDep
 from desktop.server.generation import SSE, generate_chat
 from desktop.server.services import Services
+from desktop.server.token_count import count_prompt_tokens
 from desktop.tools.toolbox import ToolSet
 
 router = APIRouter()
 
 # The most text one count_tokens request may hold (docs/api.md): ~256k tokens of prose,
 # more than any local model's context. Checked before rendering or tokenizing: an 8 MB
-# body once took 87 s of CPU on Gemma 3 270M's tokenizer; 1 MiB takes a few seconds.
+# body once took 87 s of CPU on Gemma 3 270M's tokenizer; 1 MiB takes a few seconds,
+# counted in pieces so that a client leaving stops it (token_count.py).
 MAX_COUNT_CHARS = 1_048_576
 
 
@@ -49,13 +50,12 @@ class MessageAnswer(MessageEvents):
         self,
         body: anthropic_wire.MessagesRequest,
         max_tokens: int | None,
-        tools: list[dict[str, Any]] | None,
         hosting: hosted_mcp.Hosted | None,
     ) -> None:
         super().__init__(
             "msg_" + secrets.token_hex(12), body.model, body.stop_sequences, max_tokens=max_tokens
         )
-        self._body, self._tools, self._hosting = body, tools, hosting
+        self._body, self._hosting = body, hosting
 
     def error_event(self, error: EdgeDeskError) -> bytes:
         """Anthropic's ``error`` event, typed by the error's status."""
@@ -82,7 +82,7 @@ class MessageAnswer(MessageEvents):
 
     def whole(self, answer: WholeAnswer) -> JSONResponse:
         """The ``message`` object: thinking, text and tool_use blocks."""
-        content, calls = answer.split(self._tools)
+        content, calls = answer.split()
         return self._message(content_blocks(answer.reasoning, content, calls), calls, answer.final)
 
     def listed(self, tools: ToolSet) -> bytes:
@@ -143,38 +143,34 @@ async def create_message(body: anthropic_wire.MessagesRequest, call: CallDep) ->
             if hosting is None or h.kind != "mcp_servers"
         ]
     )
-    tools = anthropic_wire.tools_for_engine(body)
-    params = anthropic_wire.generation_params(body, call.limits, tools)
-    hosted_mcp.alone(hosting, tools, "client tools and mcp_servers")
+    chat = anthropic_wire.chat_call(body, messages, call.limits)
+    hosted_mcp.alone(hosting, chat.tools, "client tools and mcp_servers")
     return await generate_chat(
         call,
-        MessageAnswer(body, params.max_tokens, tools, hosting),
+        MessageAnswer(body, chat.params.max_tokens, hosting),
         hosting,
         streamed=bool(body.stream),
         model=body.model,
-        messages=messages,
-        params=params,
-        tools=tools,
-        template_kwargs=anthropic_wire.template_kwargs(body),
-        forced=anthropic_wire.is_forced(body),
+        chat=chat,
     )
 
 
-def _text_chars(messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> int:
+def _text_chars(chat: ChatCall) -> int:
     """The characters of text a prompt is rendered from: messages, tool calls and tools."""
     chars = sum(
         len(m.content)
         + len(m.reasoning or "")
         + sum(len(c.name) + len(c.arguments) for c in m.tool_calls)
-        for m in messages
+        for m in chat.messages
     )
+    tools = chat.openai_tools()
     return chars + (len(json.dumps(tools)) if tools else 0)
 
 
-def check_count_size(messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> None:
+def check_count_size(chat: ChatCall) -> None:
     """Refuse a count_tokens request over MAX_COUNT_CHARS (InvalidRequest, 400) before any
     tokenizing."""
-    chars = _text_chars(messages, tools)
+    chars = _text_chars(chat)
     if chars > MAX_COUNT_CHARS:
         raise InvalidRequest(
             f"the request holds {chars} characters of text; count_tokens counts at most "
@@ -184,32 +180,26 @@ def check_count_size(messages: Sequence[Message], tools: list[dict[str, Any]] | 
         )
 
 
-def _count(
-    services: Services,
-    model: str,
-    messages: Sequence[Message],
-    tools: list[dict[str, Any]] | None,
-    kwargs: dict[str, Any] | None,
-) -> int:
-    # One render and one tokenize call, bounded by MAX_COUNT_CHARS (seconds at most):
-    # short enough that a client leaving needs no cancel between them (docs/api.md).
+def _count(services: Services, model: str, chat: ChatCall, *, cancel: threading.Event) -> int:
     return services.scheduler.with_engine(
-        model, lambda engine: prompt_token_count(engine, messages, tools, kwargs)
+        model, lambda engine: prompt_token_count(engine, chat, cancel), cancel
     )
 
 
 def prompt_token_count(
-    engine: Engine,
-    messages: Sequence[Message],
-    tools: list[dict[str, Any]] | None,
-    kwargs: dict[str, Any] | None,
+    engine: Engine, chat: ChatCall, cancel: threading.Event | None = None
 ) -> int:
     """The prompt tokens ``engine`` will read for this chat, each picture's tokens included
-    (the rendered text holds one marker where the engine reads a picture's whole run)."""
+    (the rendered text holds one marker where the engine reads a picture's whole run).
+
+    Text is tokenized in pieces (``token_count``): ``cancel`` set (the client left) stops
+    the count between pieces (Cancelled). With pictures it is one call, bounded by their
+    limits.
+    """
     counter = getattr(engine, "count_chat_tokens", None)
-    if counter is not None and any(m.images for m in messages):
-        return int(counter(messages, tools, kwargs))
-    return len(engine.prompt_tokens(engine.render(messages, tools, kwargs)))
+    if counter is not None and any(m.images for m in chat.messages):
+        return int(counter(chat))
+    return count_prompt_tokens(engine, engine.render(chat), cancel)
 
 
 @router.post("/v1/messages/count_tokens")
@@ -222,9 +212,8 @@ async def count_tokens(body: anthropic_wire.CountTokensRequest, call: CallDep) -
     messages = anthropic_wire.to_messages(body.system, body.messages, limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels(anthropic_wire.left_out_tools(body))
-    tools = anthropic_wire.tools_for_engine(body)
-    check_count_size(messages, tools)
-    tokens = await anyio.to_thread.run_sync(
-        _count, services, body.model, messages, tools, anthropic_wire.template_kwargs(body)
-    )
+    chat = anthropic_wire.count_call(body, messages)
+    check_count_size(chat)
+    # Its client leaving sets call.cancel: the count stops before its next piece.
+    tokens = await call.compute(lambda cancel: _count(services, body.model, chat, cancel=cancel))
     return JSONResponse({"input_tokens": tokens})  # nothing generated: not charged

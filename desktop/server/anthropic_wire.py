@@ -1,7 +1,8 @@
 """Pure translation of Anthropic Messages API requests into the engine's plain values.
 
-Requests become the chat route's engine request (messages, sampling, OpenAI-shaped tools
-for the chat template, the thinking switch), each bad field refused with its path named.
+Requests become the chat route's engine call (``chat_call``: messages, sampling, typed
+tool specs, the thinking switch, a forced call), each bad field refused with its path
+named.
 Answers go the other way in ``server.anthropic_events``. No I/O.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import GenerationParams, Image, Message, ToolCall
+from desktop.engine.types import ChatCall, GenerationParams, Image, Message, ToolCall, ToolSpec
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, openai_requests
 from desktop.server.request_parts import (
@@ -319,10 +320,10 @@ def left_out_tools(req: CountTokensRequest) -> list[leniency.Hosted]:
     return left + servers
 
 
-def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
-    """Client tools in the shape the engine renders (a named choice offers only it)."""
+def tools_for_engine(req: CountTokensRequest) -> tuple[ToolSpec, ...] | None:
+    """Client tools as the engine offers them (a named choice offers only it)."""
     kept, left = leniency.split_tools(req.tools, _CLIENT_TOOL_TYPES)
-    tools: list[dict[str, Any]] = []
+    tools: list[ToolSpec] = []
     for i, tool in kept:
         if not isinstance(tool, dict):
             raise InvalidRequest(f"tools[{i}] must be an object", param=f"tools.{i}")
@@ -333,7 +334,7 @@ def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
         )
     kind = _choice(req)
     name = (req.tool_choice or {}).get("name") if kind == "tool" else None
-    if isinstance(name, str) and not any(t["function"]["name"] == name for t in tools):
+    if isinstance(name, str) and not any(t.name == name for t in tools):
         leniency.refuse_forced(name, left, "tool_choice.name")
     if not tools or kind == "none":
         if kind in ("any", "tool"):
@@ -345,7 +346,7 @@ def tools_for_engine(req: CountTokensRequest) -> list[dict[str, Any]] | None:
                 "tool_choice of type 'tool' needs a name", param="tool_choice.name"
             )
         return only_tool(tools, name, "tool_choice.name")
-    return tools
+    return tuple(tools)
 
 
 def _choice(req: CountTokensRequest) -> str:
@@ -380,7 +381,7 @@ def template_kwargs(req: CountTokensRequest) -> dict[str, Any] | None:
 
 
 def generation_params(
-    req: MessagesRequest, limits: openai_requests.Limits, tools: Sequence[dict[str, Any]] | None
+    req: MessagesRequest, limits: openai_requests.Limits, tools: Sequence[ToolSpec] | None
 ) -> GenerationParams:
     """Sampling (Anthropic's default temperature 1; a forced call is grammar-constrained)."""
     stops = tuple(s for s in req.stop_sequences or () if s)
@@ -403,6 +404,21 @@ def generation_params(
             openai_requests.forced_call_schema(tools) if tools and is_forced(req) else schema
         ),
     )
+
+
+def chat_call(
+    req: MessagesRequest, messages: Sequence[Message], limits: openai_requests.Limits
+) -> ChatCall:
+    """The engine's call for a message (``messages``: its ``to_messages``): client tools,
+    sampling (a forced call grammar-constrained), the thinking switch, the forced call."""
+    tools = tools_for_engine(req)
+    params = generation_params(req, limits, tools)
+    return ChatCall.of(messages, params, tools, template_kwargs(req), forced=is_forced(req))
+
+
+def count_call(req: CountTokensRequest, messages: Sequence[Message]) -> ChatCall:
+    """The call whose prompt ``count_tokens`` counts: messages, tools, thinking switch."""
+    return ChatCall.of(messages, tools=tools_for_engine(req), template_kwargs=template_kwargs(req))
 
 
 def output_schema(req: MessagesRequest) -> str | None:

@@ -99,5 +99,5 @@ def embed(
         tokens = (counted or 0) + sum(c for i, c in enumerate(counts) if i not in embedded)
         return [v for v in vectors if v is not None], tokens
 
-    result: tuple[list[list[float]], int] = services.scheduler.with_engine(model, work)
+    result: tuple[list[list[float]], int] = services.scheduler.with_engine(model, work, cancel)
     return result

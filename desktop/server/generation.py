@@ -21,13 +21,13 @@ four protocols:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, Protocol
 
 import anyio
 
 from desktop.chat.conversation import ToolStep
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import ChatCall, Chunk
 from desktop.errors import EdgeDeskError
 from desktop.server.answer import Ending, Piece, WholeAnswer, answer_pieces, drain
 from desktop.server.deps import Call
@@ -218,21 +218,17 @@ async def generate(
     wire: AnswerWire,
     *,
     streamed: bool,
-    tools: Sequence[dict[str, Any]] | None = None,
-    forced: bool = False,
 ) -> Any:
     """Run ``stream`` (an engine call made with ``call.cancel``) and answer in ``wire``'s
-    protocol: its event stream when ``streamed``, else its whole body.
-
-    ``tools`` (the tools offered) and ``forced`` (a tool must be called) decide which
-    words are held back as possible tool calls.
+    protocol: its event stream when ``streamed``, else its whole body. The engine held
+    back any tool-call markup and hands the calls over parsed (``Chunk.tool_calls``).
     """
     chunks = Chunks(stream, call.info)
     return await _respond(
         call,
         wire,
         streamed,
-        lambda: answer_stream(answer_pieces(chunks, tools, forced=forced), wire),
+        lambda: answer_stream(answer_pieces(chunks), wire),
         lambda: wire.whole(drain(chunks)),
     )
 
@@ -244,23 +240,13 @@ async def generate_hosted(
     *,
     streamed: bool,
     model: str,
-    messages: Sequence[Message],
-    params: GenerationParams,
-    template_kwargs: dict[str, Any] | None,
+    chat: ChatCall,
 ) -> Any:
     """Run the request's MCP tool loop (``hosted_mcp.run``) and answer in ``wire``'s
     protocol, streamed or whole, with the same cancel, guard and bookkeeping as
     ``generate``; each reply of the model is counted in the access log."""
     counted = Counted(call.services.scheduler, lambda s: Chunks(s, call.info))
-    loop = run(
-        counted,
-        hosting.toolbox,
-        model,
-        messages,
-        params=params,
-        template_kwargs=template_kwargs,
-        cancel=call.cancel,
-    )
+    loop = run(counted, hosting.toolbox, model, chat, cancel=call.cancel)
     return await _respond(
         call,
         wire,
@@ -277,26 +263,11 @@ async def generate_chat(
     *,
     streamed: bool,
     model: str,
-    messages: Sequence[Message],
-    params: GenerationParams,
-    tools: list[dict[str, Any]] | None,
-    template_kwargs: dict[str, Any] | None,
-    forced: bool,
+    chat: ChatCall,
 ) -> Any:
     """A chat answer for a protocol whose requests may name MCP servers (Anthropic,
     Responses): with ``hosting``, the tool loop over those servers, else the model's."""
     if hosting is not None:
-        return await generate_hosted(
-            call,
-            hosting,
-            wire,
-            streamed=streamed,
-            model=model,
-            messages=messages,
-            params=params,
-            template_kwargs=template_kwargs,
-        )
-    stream = call.services.scheduler.stream_chat(
-        model, messages, params, call.cancel, tools, template_kwargs=template_kwargs
-    )
-    return await generate(call, stream, wire, streamed=streamed, tools=tools, forced=forced)
+        return await generate_hosted(call, hosting, wire, streamed=streamed, model=model, chat=chat)
+    stream = call.services.scheduler.stream_chat(model, chat, call.cancel)
+    return await generate(call, stream, wire, streamed=streamed)

@@ -21,7 +21,7 @@ from typing import Any
 from desktop.chat.approval import Decision
 from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
-from desktop.engine.types import Chunk, GenerationParams, Message, ToolCall
+from desktop.engine.types import ChatCall, Chunk, ToolCall
 from desktop.errors import InvalidRequest
 from desktop.tools.servers import ServerConfig, ServerList
 from desktop.tools.toolbox import ToolBox, ToolSet
@@ -104,10 +104,8 @@ def run(
     streamer: ChatStreamer,
     tools: ToolBox,
     model: str,
-    messages: Sequence[Message],
+    call: ChatCall,
     *,
-    params: GenerationParams,
-    template_kwargs: dict[str, Any] | None,
     cancel: threading.Event,
 ) -> Iterator[Event]:
     """The tool loop of one request, as it happens: the tools offered (a ToolSet), the
@@ -117,7 +115,12 @@ def run(
     out: queue.Queue[Event | BaseException | None] = queue.Queue()
     core = ChatCore(streamer, tools=tools)
     pending = PendingTurn(
-        Conversation(model=model), Turn("assistant", ""), list(messages), params, template_kwargs, 0
+        Conversation(model=model),
+        Turn("assistant", ""),
+        list(call.messages),
+        call.params,
+        call.template_kwargs,
+        0,
     )
     finals: list[Chunk] = []
 
@@ -295,18 +298,8 @@ class Counted:
         self._wrap = wrap
 
     def stream_chat(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        *,
-        template_kwargs: Any = None,
-    ) -> Any:
+        self, model: str, call: ChatCall, cancel: threading.Event | None = None
+    ) -> Iterator[Chunk]:
         """One reply of the model, counted."""
-        return self._wrap(
-            self._streamer.stream_chat(
-                model, messages, params, cancel, tools, template_kwargs=template_kwargs
-            )
-        )
+        counted: Iterator[Chunk] = self._wrap(self._streamer.stream_chat(model, call, cancel))
+        return counted

@@ -4,20 +4,26 @@
 The same ``MCPServer`` (the official SDK) runs over stdio (``edgedesk mcp serve``) and at
 ``/mcp`` on the local HTTP server (Streamable HTTP with sessions, JSON answers), where the
 server's Guard checks the API key and Host header like every other route. Tool handlers
-block (search embeds the query); the SDK runs them on worker threads.
+block (search embeds the query) and run on worker threads.
 
-A search stops when its HTTP client leaves. The SDK runs a tool on the session's task,
-not the POST's, and nothing is cancelled when the POST's connection drops; so
-``McpEndpoint`` gives each POST a cancel event (in its scope's state, which the tool
-reads through ``ctx``) and, once the SDK has read the body, watches the connection
-for ``http.disconnect`` and sets it. Over stdio there is no such event.
+A search stops when nobody waits for it any more. ``search_documents`` runs the search
+on a worker thread with a cancel event the engine checks between decodes, and sets it
+when the SDK cancels the call: on MCP's ``notifications/cancelled`` for it, and when
+its session ends (over stdio: the client closed stdin). Over HTTP the SDK runs a tool
+on the session's task, not the POST's, and nothing is cancelled when the POST's
+connection drops; so ``McpEndpoint`` gives each POST a cancel event (in its scope's
+state, which the tool reads through ``ctx``) and, once the SDK has read the body,
+watches the connection for ``http.disconnect`` and sets it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
 
 from desktop.chat.document_tools import LIST_SPEC, READ_SPEC, SEARCH_SPEC, DocumentTools
 from desktop.tools.types import ToolResult
@@ -25,6 +31,8 @@ from desktop.tools.types import ToolResult
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer
     from starlette.types import Message, Receive, Scope, Send
+
+T = TypeVar("T")
 
 CANCEL_STATE = "edgedesk_cancel"  # the scope state key of a POST's cancel event
 
@@ -55,12 +63,10 @@ def document_server(tools: DocumentTools) -> MCPServer:
 
     from mcp.server.mcpserver import Context
 
-    def search_documents(query: str, ctx: Context, collection: str = "") -> str:
-        return _answer(
-            _for_key(tools, ctx).search_documents(
-                {"query": query, "collection": collection}, _cancel_of(ctx)
-            )
-        )
+    async def search_documents(query: str, ctx: Context, collection: str = "") -> str:
+        scoped, cancel = _for_key(tools, ctx), _cancel_of(ctx) or threading.Event()
+        args = {"query": query, "collection": collection}
+        return _answer(await _stoppable(lambda: scoped.search_documents(args, cancel), cancel))
 
     def list_collections(ctx: Context) -> str:
         return _answer(_for_key(tools, ctx).list_collections({}))
@@ -104,6 +110,33 @@ def _cancel_of(ctx: Context[Any, Any]) -> threading.Event | None:
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     cancel = state.get(CANCEL_STATE)
     return cancel if isinstance(cancel, threading.Event) else None
+
+
+async def _stoppable(work: Callable[[], T], cancel: threading.Event) -> T:
+    """``work()`` on a worker thread, waited for to its end; the tool call being cancelled
+    meanwhile sets ``cancel``, so the search stops before the engine's next decode.
+
+    The SDK cancels a call's scope on MCP's ``notifications/cancelled`` for it and when
+    its session ends (stdin closed, the HTTP session deleted); a thread cannot be
+    interrupted, so without the event it would search on for nobody.
+    """
+    finished = False
+
+    async def watch() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            if not finished:
+                cancel.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            result = await anyio.to_thread.run_sync(work)
+        finally:
+            finished = True
+            group.cancel_scope.cancel()
+    return result
 
 
 class _DisconnectWatch:

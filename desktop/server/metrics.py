@@ -212,11 +212,6 @@ class Metrics:
             key = (("cache", cache), ("result", "hit" if hit else "miss"))
             self.cache[key] = self.cache.get(key, 0) + 1
 
-    def cache_hits(self, cache: str) -> int:
-        """Hits of ``cache`` so far."""
-        with self._lock:
-            return self.cache.get((("cache", cache), ("result", "hit")), 0)
-
     def render(self, gauges: Gauges) -> str:
         """The Prometheus text exposition."""
         out: list[str] = []

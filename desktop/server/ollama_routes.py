@@ -56,12 +56,11 @@ class OllamaAnswer:
     def __init__(
         self,
         model: str,
-        tools: list[dict[str, Any]] | None,
         *,
         chat: bool,
         after: Callable[[], None],
     ) -> None:
-        self._model, self._tools, self._chat, self._after = model, tools, chat, after
+        self._model, self._chat, self._after = model, chat, after
 
     def _line(self, key: str, text: str) -> bytes:
         if self._chat:
@@ -135,7 +134,7 @@ class OllamaAnswer:
                 "done_reason": ollama_wire.done_reason(answer.final),
                 **ollama_wire.stats(answer.final),
             }
-        content, calls = answer.split(self._tools)
+        content, calls = answer.split()
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if answer.reasoning:
             message["thinking"] = answer.reasoning
@@ -231,8 +230,7 @@ async def chat(body: ollama_wire.ChatRequest, call: CallDep) -> Any:
     model = _model(call, body.model)
     messages = ollama_wire.to_messages(body.messages, limits=services.image_limits)
     images.check_images(messages, model=model, sees=services.models.vision)
-    tools = ollama_wire.tools_for_engine(body.tools)
-    params = ollama_wire.generation_params(body, call.limits)
+    chat = ollama_wire.chat_call(body, messages, call.limits)
     if not messages:  # Ollama's way to load a model: an empty conversation
         await anyio.to_thread.run_sync(services.scheduler.load, model)
         return {
@@ -241,21 +239,13 @@ async def chat(body: ollama_wire.ChatRequest, call: CallDep) -> Any:
             "done": True,
             "done_reason": "load",
         }
-    stream = services.scheduler.stream_chat(
-        model,
-        messages,
-        params,
-        call.cancel,
-        tools,
-        template_kwargs=ollama_wire.template_kwargs(body.think),
-    )
+    stream = services.scheduler.stream_chat(model, chat, call.cancel)
     answer = OllamaAnswer(
         model,
-        tools,
         chat=True,
         after=functools.partial(_unload_if_asked, services, model, body.keep_alive),
     )
-    return await generation.generate(call, stream, answer, streamed=bool(body.stream), tools=tools)
+    return await generation.generate(call, stream, answer, streamed=bool(body.stream))
 
 
 @router.post("/api/generate")
@@ -286,16 +276,10 @@ async def generate(body: ollama_wire.GenerateRequest, call: CallDep) -> Any:
         prompt = ollama_wire.generate_messages(body, limits=services.image_limits)
         images.check_images(prompt, model=model, sees=services.models.vision)
         stream = services.scheduler.stream_chat(
-            model,
-            prompt,
-            params,
-            call.cancel,
-            None,
-            template_kwargs=ollama_wire.template_kwargs(body.think),
+            model, ollama_wire.generate_call(body, prompt, params), call.cancel
         )
     answer = OllamaAnswer(
         model,
-        None,
         chat=False,
         after=functools.partial(_unload_if_asked, services, model, body.keep_alive),
     )

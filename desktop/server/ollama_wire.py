@@ -1,9 +1,10 @@
 """Pure translation between Ollama's ``/api/*`` and the engine's plain values.
 
-Chat and generate requests become the same engine requests the OpenAI routes make
-(``options`` mapped onto ``GenerationParams``, ``think`` onto the template's thinking
-switch); answers become Ollama's JSON objects, one per NDJSON line when streamed.
-Durations are nanoseconds, as Ollama reports them. No I/O.
+Chat and generate requests become the same ``ChatCall`` the OpenAI routes make
+(``chat_call``, ``generate_call``: ``options`` mapped onto ``GenerationParams``,
+``think`` onto the template's thinking switch); answers become Ollama's JSON objects,
+one per NDJSON line when streamed. Durations are nanoseconds, as Ollama reports them.
+No I/O.
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import MEDIA_MARKER, Chunk, GenerationParams, Image, Message, ToolCall
+from desktop.engine.types import (
+    MEDIA_MARKER,
+    ChatCall,
+    Chunk,
+    GenerationParams,
+    Image,
+    Message,
+    ToolCall,
+    ToolSpec,
+)
 from desktop.errors import InvalidRequest
 from desktop.server import images, openai, openai_requests
 from desktop.server.leniency import capped_max_tokens
@@ -347,8 +357,8 @@ def _call(value: object, where: str, call_id: str) -> ToolCall:
     return ToolCall(call_id, name, json.dumps(arguments, ensure_ascii=False))
 
 
-def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-    """Ollama's (OpenAI-shaped) function tools, checked."""
+def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> tuple[ToolSpec, ...] | None:
+    """Ollama's function tools (in OpenAI's shape), checked, as the engine offers them."""
     out = []
     for i, tool in enumerate(tools or ()):
         function = tool.get("function")
@@ -364,7 +374,25 @@ def tools_for_engine(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, A
                 f"tools[{i}].function",
             )
         )
-    return out or None
+    return tuple(out) or None
+
+
+def chat_call(
+    req: ChatRequest, messages: Sequence[Message], limits: openai_requests.Limits
+) -> ChatCall:
+    """The engine's call for ``/api/chat`` (``messages``: its ``to_messages``): function
+    tools, sampling from ``options``, ``think`` (Ollama forces no tool)."""
+    tools = tools_for_engine(req.tools)
+    params = generation_params(req, limits)
+    return ChatCall.of(messages, params, tools, template_kwargs(req.think))
+
+
+def generate_call(
+    req: GenerateRequest, messages: Sequence[Message], params: GenerationParams
+) -> ChatCall:
+    """The engine's call for a templated ``/api/generate`` (``messages``: its
+    ``generate_messages``, ``params`` its ``generation_params``): no tools."""
+    return ChatCall.of(messages, params, None, template_kwargs(req.think))
 
 
 def generate_messages(

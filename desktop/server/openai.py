@@ -14,10 +14,8 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.engine.toolcalls import ParsedAnswer, parse_tool_calls
 from desktop.engine.types import Chunk, TokenLogprob, ToolCall, Usage
 from desktop.server import schemas
-from desktop.server.openai_requests import tool_names
 
 DONE = b"data: [DONE]\n\n"
 
@@ -90,13 +88,6 @@ def tool_calls_out(calls: Sequence[ToolCall]) -> list[schemas.ToolCallOut] | Non
     ]
 
 
-def split_answer(text: str, tools: Sequence[dict[str, Any]] | None) -> ParsedAnswer:
-    """The answer's words and tool calls (no parsing when no tools were offered)."""
-    if not tools:
-        return ParsedAnswer(text, ())
-    return parse_tool_calls(text, tool_names(tools))
-
-
 def _bytes(token: str) -> list[int]:
     return list(token.encode("utf-8"))
 
@@ -146,15 +137,15 @@ def chat_completion(
     text: str,
     reasoning: str,
     final: Chunk,
-    tools: Sequence[dict[str, Any]] | None,
+    calls: Sequence[ToolCall] = (),
     logprobs: Sequence[TokenLogprob] | None = None,
 ) -> schemas.ChatCompletion:
-    """A whole chat answer (``logprobs`` None: not asked for)."""
-    answer = split_answer(text, tools)
+    """A whole chat answer: its words, reasoning and the tool calls the engine found
+    (``logprobs`` None: not asked for)."""
     message = schemas.ChatMessageOut(
-        content=answer.content if answer.content or not answer.tool_calls else None,
+        content=text if text or not calls else None,
         reasoning_content=reasoning or None,
-        tool_calls=tool_calls_out(answer.tool_calls),
+        tool_calls=tool_calls_out(calls),
     )
     return schemas.ChatCompletion(
         id=request_id,
@@ -165,7 +156,7 @@ def chat_completion(
             schemas.ChatChoice(
                 message=message,
                 logprobs=chat_logprobs(logprobs),
-                finish_reason=finish_reason(final, answer.tool_calls),
+                finish_reason=finish_reason(final, calls),
             )
         ],
     )
@@ -229,16 +220,6 @@ def chat_delta(
     if usage is not None or with_usage_field:
         body["usage"] = usage.model_dump() if usage is not None else None
     return body
-
-
-def chunk_delta(chunk: Chunk) -> dict[str, Any]:
-    """The delta of a streamed engine chunk (content and/or reasoning)."""
-    delta: dict[str, Any] = {}
-    if chunk.text:
-        delta["content"] = chunk.text
-    if chunk.reasoning:
-        delta["reasoning_content"] = chunk.reasoning
-    return delta
 
 
 def tool_call_deltas(calls: Sequence[ToolCall]) -> dict[str, Any]:

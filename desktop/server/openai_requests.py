@@ -1,7 +1,8 @@
 """Pure translation of OpenAI requests into the engine's plain values, with their checks.
 
-No I/O and no state: request schemas become ``Message``/``GenerationParams``, tool lists,
-template variables, prompts and inputs; a bad field raises InvalidRequest naming it.
+No I/O and no state: a chat request becomes one ``ChatCall`` (``chat_call``: messages,
+sampling, typed tool specs, template variables, a forced call), completions their
+prompts and inputs; a bad field raises InvalidRequest naming it.
 The other direction (engine chunks → response bodies and SSE) is ``server.openai``.
 """
 
@@ -16,7 +17,7 @@ from pydantic import ValidationError
 
 from desktop.defaults import GENERATION_TIMEOUT_S, MAX_TOKENS_LIMIT
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import GenerationParams, Image, Message, ToolCall
+from desktop.engine.types import ChatCall, GenerationParams, Image, Message, ToolCall, ToolSpec
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, schemas
 from desktop.server.leniency import capped_max_tokens
@@ -221,14 +222,14 @@ def template_kwargs(req: schemas.ChatCompletionRequest) -> dict[str, Any] | None
     return kwargs or None
 
 
-def forced_tools(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]] | None:
+def forced_tools(req: schemas.ChatCompletionRequest) -> tuple[ToolSpec, ...] | None:
     """The tools one of which must be called (``required`` or a named choice), else None."""
     if req.tool_choice == "required" or isinstance(req.tool_choice, schemas.NamedToolChoice):
         return tools_for_engine(req)
     return None
 
 
-def forced_call_schema(tools: Sequence[dict[str, Any]]) -> str:
+def forced_call_schema(tools: Sequence[ToolSpec]) -> str:
     """A JSON schema for exactly one ``{"name", "arguments"}`` call of one of ``tools``.
 
     Sampling under its grammar makes a forced call happen whatever the model would
@@ -236,13 +237,12 @@ def forced_call_schema(tools: Sequence[dict[str, Any]]) -> str:
     """
     options = []
     for tool in tools:
-        function = tool["function"]
         options.append(
             {
                 "type": "object",
                 "properties": {
-                    "name": {"const": function["name"]},
-                    "arguments": function.get("parameters") or {"type": "object"},
+                    "name": {"const": tool.name},
+                    "arguments": tool.parameters or {"type": "object"},
                 },
                 "required": ["name", "arguments"],
                 "additionalProperties": False,
@@ -256,7 +256,7 @@ def left_out_tools(req: schemas.ChatCompletionRequest) -> list[leniency.Hosted]:
     return leniency.split_tools(req.tools, ("function", None))[1]
 
 
-def _function_tools(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]]:
+def _function_tools(req: schemas.ChatCompletionRequest) -> list[ToolSpec]:
     tools = []
     for i, tool in leniency.split_tools(req.tools, ("function", None))[0]:
         try:
@@ -265,11 +265,11 @@ def _function_tools(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]]:
             first = exc.errors()[0]
             where = ".".join(["tools", str(i), *(str(p) for p in first.get("loc", ()))])
             raise InvalidRequest(f"'{where}': {first['msg']}", param=where) from None
-        tools.append(checked.model_dump(exclude_none=True))
+        tools.append(ToolSpec.from_openai(checked.model_dump(exclude_none=True)))
     return tools
 
 
-def tools_for_engine(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]] | None:
+def tools_for_engine(req: schemas.ChatCompletionRequest) -> tuple[ToolSpec, ...] | None:
     """The tools to render into the prompt (a named ``tool_choice`` offers only that one).
 
     Tools of other types than ``function`` are left out (``left_out_tools``).
@@ -277,7 +277,7 @@ def tools_for_engine(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]]
     tools = _function_tools(req)
     if isinstance(req.tool_choice, schemas.NamedToolChoice):
         name = req.tool_choice.function.name
-        if not any(t["function"]["name"] == name for t in tools):
+        if not any(t.name == name for t in tools):
             leniency.refuse_forced(name, left_out_tools(req))
     if not tools or req.tool_choice == "none":
         if req.tool_choice == "required" or isinstance(req.tool_choice, schemas.NamedToolChoice):
@@ -285,17 +285,24 @@ def tools_for_engine(req: schemas.ChatCompletionRequest) -> list[dict[str, Any]]
         return None
     if isinstance(req.tool_choice, schemas.NamedToolChoice):
         name = req.tool_choice.function.name
-        tools = [t for t in tools if t["function"]["name"] == name]
+        tools = [t for t in tools if t.name == name]
         if not tools:
             raise InvalidRequest(
                 f"tool_choice names '{name}', which is not in tools", param="tool_choice"
             )
-    return tools
+    return tuple(tools)
 
 
-def tool_names(tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
-    """The offered functions by name, each with its parameters schema (None if absent)."""
-    return {t["function"]["name"]: t["function"].get("parameters") for t in tools or ()}
+def chat_call(
+    req: schemas.ChatCompletionRequest, messages: Sequence[Message], limits: Limits
+) -> ChatCall:
+    """The engine's call for a chat completion (``messages``: its ``to_messages``): the
+    sampling, the function tools, the template switches and whether a call is forced."""
+    params = sampling_params(req, limits)
+    tools = tools_for_engine(req)
+    return ChatCall.of(
+        messages, params, tools, template_kwargs(req), forced=forced_tools(req) is not None
+    )
 
 
 def completion_prompt(prompt: str | list[str] | list[int] | list[list[int]]) -> str | list[int]:

@@ -117,9 +117,10 @@ class ChatAnswer:
         self,
         body: schemas.ChatCompletionRequest,
         request_id: str,
-        tools: list[dict[str, Any]] | None,
+        tools: bool,
         cached: tuple[LRUCache[dict[str, Any]], str] | None,
     ) -> None:
+        # tools: whether tools were offered (a delta's words then come after its reasoning)
         self._body, self._id, self._tools, self._cached = body, request_id, tools, cached
         self._created = int(time.time())
         self._logprobs = bool(body.logprobs)
@@ -173,14 +174,15 @@ class ChatAnswer:
 
     def whole(self, answer: WholeAnswer) -> JSONResponse:
         """The ``chat.completion`` object (kept in the response cache when it may be)."""
+        text, calls = answer.split()
         result = openai.chat_completion(
             request_id=self._id,
             model=self._body.model,
             created=self._created,
-            text=answer.text,
+            text=text,
             reasoning=answer.reasoning,
             final=answer.final,
-            tools=self._tools,
+            calls=calls,
             logprobs=answer.logprobs if self._body.logprobs else None,
         )
         data = result.model_dump(mode="json")
@@ -202,9 +204,7 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
     messages = openai_requests.to_messages(body.messages, limits=services.image_limits)
     images.check_images(messages, model=body.model, sees=services.models.vision)
     info.dropped_tools = leniency.labels(openai_requests.left_out_tools(body))
-    params = openai_requests.sampling_params(body, call.limits)
-    tools = openai_requests.tools_for_engine(body)
-    template_kwargs = openai_requests.template_kwargs(body)
+    chat = openai_requests.chat_call(body, messages, call.limits)
     # The key hashes the whole conversation: only made when the answer may be cached
     # (the cache is off by default and streams never are).
     cached: tuple[LRUCache[dict[str, Any]], str] | None = None
@@ -216,18 +216,9 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
             services.metrics.cache_event("response", hit is not None)
             if hit is not None:
                 return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
-    stream = services.scheduler.stream_chat(
-        body.model, messages, params, call.cancel, tools, template_kwargs
-    )
-    answer = ChatAnswer(body, "chatcmpl-" + info.request_id, tools, cached)
-    return await generate(
-        call,
-        stream,
-        answer,
-        streamed=bool(body.stream),
-        tools=tools,
-        forced=openai_requests.forced_tools(body) is not None,
-    )
+    stream = services.scheduler.stream_chat(body.model, chat, call.cancel)
+    answer = ChatAnswer(body, "chatcmpl-" + info.request_id, bool(chat.tools), cached)
+    return await generate(call, stream, answer, streamed=bool(body.stream))
 
 
 def _detokenize(services: Services, model: str, tokens: list[int]) -> str:
@@ -369,7 +360,7 @@ def _rerank(
         )
         return scores, tokens
 
-    result: tuple[list[float], int] = services.scheduler.with_engine(model, work)
+    result: tuple[list[float], int] = services.scheduler.with_engine(model, work, cancel)
     return result
 
 

@@ -1,22 +1,23 @@
 """Checks and shapes the request translations of several protocols share.
 
 Responses, Anthropic and Ollama requests all name function tools, a forced tool and a
-thinking switch in their own words; each ends up as the OpenAI-shaped tool the engine
-renders. Pure: no I/O.
+thinking switch in their own words; each tool ends up as the engine's typed
+``ToolSpec``. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from desktop.engine.types import ToolSpec
 from desktop.errors import InvalidRequest
 
 
-def function_tool(
-    name: object, description: object, parameters: object, where: str
-) -> dict[str, Any]:
-    """One tool in the OpenAI shape the engine renders, checked field by field."""
+def function_tool(name: object, description: object, parameters: object, where: str) -> ToolSpec:
+    """One tool as the engine offers it, checked field by field (no parameters: an
+    empty object schema)."""
     if not isinstance(name, str) or not name or len(name) > 128:
         raise InvalidRequest(
             f"{where}.name must be a non-empty string of at most 128 characters",
@@ -26,16 +27,16 @@ def function_tool(
         raise InvalidRequest(f"{where}.description must be a string", param=f"{where}.description")
     if parameters is not None and not isinstance(parameters, dict):
         raise InvalidRequest(f"{where}: the parameters schema must be a JSON object", param=where)
-    function: dict[str, Any] = {"name": name}
-    if description:
-        function["description"] = description
-    function["parameters"] = parameters if parameters else {"type": "object", "properties": {}}
-    return {"type": "function", "function": function}
+    return ToolSpec(
+        name,
+        description or None,
+        parameters if parameters else {"type": "object", "properties": {}},
+    )
 
 
-def only_tool(tools: list[dict[str, Any]], name: str, param: str) -> list[dict[str, Any]]:
+def only_tool(tools: Sequence[ToolSpec], name: str, param: str) -> tuple[ToolSpec, ...]:
     """The one tool a named choice forces (400 naming ``param`` when it is not offered)."""
-    chosen = [t for t in tools if t["function"]["name"] == name]
+    chosen = tuple(t for t in tools if t.name == name)
     if not chosen:
         raise InvalidRequest(
             f"tool_choice names '{name}', which is not among the tools", param=param

@@ -70,7 +70,6 @@ class ResponseAnswer(ResponseEvents):
         body: responses_wire.ResponsesRequest,
         *,
         max_tokens: int | None,
-        tools: list[dict[str, Any]] | None,
         hosting: hosted_mcp.Hosted | None,
         store: ResponseStore | None,
         items: list[dict[str, Any]],
@@ -85,7 +84,7 @@ class ResponseAnswer(ResponseEvents):
             max_tokens=max_tokens,
             spaces=spaces,
         )
-        self._tools, self._hosting = tools, hosting
+        self._hosting = hosting
         self._store, self._items, self._owner = store, items, owner  # store None: not kept
 
     def _keep(self, response: dict[str, Any]) -> None:
@@ -137,7 +136,7 @@ class ResponseAnswer(ResponseEvents):
 
     def whole(self, answer: WholeAnswer) -> JSONResponse:
         """The response object (stored when asked)."""
-        content, calls = answer.split(self._tools)
+        content, calls = answer.split()
         return self._response(
             responses_output.output_items(
                 self._ids, answer.reasoning, content, calls, self._spaces
@@ -239,13 +238,11 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
     info.dropped_tools = leniency.labels(
         [h for h in responses_wire.left_out_tools(flat) if hosting is None or h.kind != "mcp"]
     )
-    tools = responses_wire.tools_for_engine(flat)
-    params = responses_wire.generation_params(flat, call.limits, tools)
-    hosted_mcp.alone(hosting, tools, "function tools and mcp tools")
+    chat = responses_wire.chat_call(flat, messages, call.limits)
+    hosted_mcp.alone(hosting, chat.tools, "function tools and mcp tools")
     answer = ResponseAnswer(
         body,
-        max_tokens=params.max_tokens,
-        tools=tools,
+        max_tokens=chat.params.max_tokens,
         hosting=hosting,
         store=store if keep else None,
         items=[*history, *items],
@@ -258,11 +255,7 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
         hosting,
         streamed=bool(body.stream),
         model=body.model,
-        messages=messages,
-        params=params,
-        tools=tools,
-        template_kwargs=responses_wire.template_kwargs(body),
-        forced=responses_wire.is_forced(flat),
+        chat=chat,
     )
 
 

@@ -1,10 +1,10 @@
 """Pure translation of an OpenAI Responses API request into the engine's plain values.
 
 Promises the request schema, the refusal of what we do not support (naming the field),
-and the same ``Message`` list, ``GenerationParams``, tools and template switches the
-chat route makes. The answer's side is ``responses_output`` (output objects) and
-``responses_events`` (the stream). No I/O: the route (``responses_routes.py``) runs the
-engine and the store.
+and the same ``ChatCall`` the chat route makes (``chat_call``: messages, sampling,
+typed tool specs, template switches, a forced call). The answer's side is
+``responses_output`` (output objects) and ``responses_events`` (the stream). No I/O:
+the route (``responses_routes.py``) runs the engine and the store.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import GenerationParams, Image, Message, ToolCall
+from desktop.engine.types import ChatCall, GenerationParams, Image, Message, ToolCall, ToolSpec
 from desktop.errors import InvalidRequest
 from desktop.server import images, leniency, openai_requests, tool_namespaces
 from desktop.server.request_parts import (
@@ -396,15 +396,15 @@ def left_out_tools(req: ResponsesRequest) -> list[leniency.Hosted]:
     return leniency.split_tools(req.tools, ("function", None))[1]
 
 
-def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
-    """Function tools in the shape the engine renders (a named choice offers only it).
+def tools_for_engine(req: ResponsesRequest) -> tuple[ToolSpec, ...] | None:
+    """Function tools as the engine offers them (a named choice offers only it).
 
     Hosted tools (``web_search``, ``file_search``, ``mcp``, ``custom``…) are left out
     (``left_out_tools``); forcing one of them is a 400. ``namespace`` tools are flattened
     into function tools before this (``flatten_namespaces``).
     """
     kept, left = leniency.split_tools(req.tools, ("function", None))
-    tools: list[dict[str, Any]] = []
+    tools: list[ToolSpec] = []
     for i, tool in kept:
         if not isinstance(tool, dict):
             raise InvalidRequest(f"tools[{i}] must be an object", param=f"tools.{i}")
@@ -420,7 +420,7 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
         name = choice.get("name") if kind in ("function", "custom") else kind
         if kind == "mcp":
             name = choice.get("server_label") or kind
-        if not any(t["function"]["name"] == name for t in tools):
+        if not any(t.name == name for t in tools):
             leniency.refuse_forced(name if isinstance(name, str) else None, left)
     if not tools or choice == "none":
         if forced:
@@ -434,7 +434,7 @@ def tools_for_engine(req: ResponsesRequest) -> list[dict[str, Any]] | None:
                 param="tool_choice",
             )
         return only_tool(tools, choice["name"], "tool_choice")
-    return tools
+    return tuple(tools)
 
 
 def is_forced(req: ResponsesRequest) -> bool:
@@ -455,7 +455,7 @@ def _schema(req: ResponsesRequest) -> str | None:
 
 
 def generation_params(
-    req: ResponsesRequest, limits: openai_requests.Limits, tools: Sequence[dict[str, Any]] | None
+    req: ResponsesRequest, limits: openai_requests.Limits, tools: Sequence[ToolSpec] | None
 ) -> GenerationParams:
     """Sampling for a request (OpenAI's defaults; a forced call is grammar-constrained)."""
     schema = _schema(req)
@@ -473,6 +473,16 @@ def generation_params(
         json_schema=schema,
         timeout_s=limits.timeout_s,
     )
+
+
+def chat_call(
+    req: ResponsesRequest, messages: Sequence[Message], limits: openai_requests.Limits
+) -> ChatCall:
+    """The engine's call for a response (``req`` flattened, ``messages`` its
+    ``to_messages``): function tools, sampling, the thinking switch, the forced call."""
+    tools = tools_for_engine(req)
+    params = generation_params(req, limits, tools)
+    return ChatCall.of(messages, params, tools, template_kwargs(req), forced=is_forced(req))
 
 
 def template_kwargs(req: ResponsesRequest) -> dict[str, Any] | None:

@@ -111,10 +111,6 @@ class KeyScope:
             and path.rstrip("/") not in _READ_ONLY_PATHS
         )
 
-    def allows_model(self, model: str) -> bool:
-        """Whether the key may use ``model``."""
-        return self.models is None or model in self.models
-
 
 @dataclass(frozen=True)
 class KeyInfo:

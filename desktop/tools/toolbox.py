@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.engine import types as engine
 from desktop.errors import EdgeDeskError
 from desktop.tools.approvals import Approvals
 from desktop.tools.audit import ToolAudit, ToolCallRecord, now
@@ -54,13 +55,9 @@ class ToolSet:
     specs: dict[str, ToolSpec] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # servers that could not start
 
-    def openai(self) -> list[dict[str, Any]]:
-        """The ``tools`` list the chat template renders."""
-        return [spec.openai() for spec in self.specs.values()]
-
-    def schemas(self) -> dict[str, Any]:
-        """Tool name -> parameters schema (the call parsers read string types from it)."""
-        return {name: spec.parameters for name, spec in self.specs.items()}
+    def offered(self) -> tuple[engine.ToolSpec, ...]:
+        """The tools as the engine offers them to the model (``ChatCall.tools``)."""
+        return tuple(spec.offered() for spec in self.specs.values())
 
 
 class ToolBox:

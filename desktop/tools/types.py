@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.engine import types as engine
 from desktop.errors import EdgeDeskError
 
 BUILTIN = "edgedesk"  # the "server" name of the built-in document tools
@@ -20,13 +21,10 @@ class ToolSpec:
     server: str = BUILTIN
     needs_approval: bool = True  # built-in read-only tools: False
 
-    def openai(self) -> dict[str, Any]:
-        """The tool as an OpenAI ``tools`` entry (what chat templates render)."""
+    def offered(self) -> engine.ToolSpec:
+        """The tool as the engine offers it to the model (what chat templates render)."""
         schema = self.parameters or {"type": "object", "properties": {}}
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": schema},
-        }
+        return engine.ToolSpec(self.name, self.description, schema)
 
 
 @dataclass(frozen=True)

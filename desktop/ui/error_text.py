@@ -21,6 +21,7 @@ from desktop.errors import (
     ContextOverflow,
     DownloadError,
     EdgeDeskError,
+    EngineCrashed,
     InvalidRequest,
     ModelFileError,
     ModelLoadError,
@@ -147,11 +148,46 @@ SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
         ),
         ("file",),
     ),
+    "model_crashed": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "The model stopped unexpectedly (%1) and is reloading; send your message "
+            "again. EdgeDesk and your other chats were not affected.",
+        ),
+        ("how",),
+    ),
+    "model_crashed_on_load": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "The model %1 crashed while loading (%2); EdgeDesk was not affected. The file "
+            "may be damaged or made for another version of llama.cpp.",
+        ),
+        ("model", "how"),
+    ),
+    "model_broken": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "%1 crashed every time it loaded (%2), so it is not loaded again. Fix or replace "
+            "the file, then press Retry on the Models screen.",
+        ),
+        ("model", "reason"),
+    ),
 }
 
 # Kinds whose core message speaks the terminal's language (flags, settings.toml keys):
 # the window says its own sentence, in English too.
-WINDOW_WORDED = frozenset({"offline", "downloads_off", "gguf_damaged", "not_gguf"})
+WINDOW_WORDED = frozenset(
+    {
+        "offline",
+        "downloads_off",
+        "gguf_damaged",
+        "not_gguf",
+        "model_crashed",
+        "model_crashed_on_load",
+        "model_broken",
+    }
+)
+CRASH_LOG_LINES = 3  # of the worker's log, under a crash's sentence
 
 # Errors without a sentence of their own: a translated lead naming what went wrong, then
 # the core's detail (file names, llama.cpp's or a remote's words) as it was written.
@@ -208,4 +244,8 @@ def error_text(exc: BaseException) -> str:
         return exc.message  # no translation (an English window): the core's words
     for number, name in enumerate(names, 1):
         translated = translated.replace(f"%{number}", exc.params.get(name, "?"))
+    if isinstance(exc, EngineCrashed) and exc.log_tail:
+        lines = "\n".join(exc.log_tail[-CRASH_LOG_LINES:])
+        lead = QCoreApplication.translate("ErrorText", "llama.cpp's last words:")
+        translated = f"{translated}\n{lead}\n{lines}"
     return translated

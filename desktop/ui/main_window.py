@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psutil
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
@@ -59,7 +59,7 @@ from desktop.ui.tray import Tray, hides_on_close
 from desktop.ui.workers import TaskWorker, WorkerPool
 
 if TYPE_CHECKING:
-    from desktop.engine.types import GenerationParams, Message
+    from desktop.engine.types import ChatCall, Chunk
     from desktop.retrieval.search import Hit
 
 STATUS_INTERVAL_MS = 2000
@@ -98,19 +98,10 @@ class LateScheduler:
         self._context = context
 
     def stream_chat(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        *,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> Any:
+        self, model: str, call: ChatCall, cancel: threading.Event | None = None
+    ) -> Iterator[Chunk]:
         """The scheduler's ``stream_chat`` (building the scheduler first if need be)."""
-        return self._context.scheduler.stream_chat(
-            model, messages, params, cancel, tools, template_kwargs=template_kwargs
-        )
+        return self._context.scheduler.stream_chat(model, call, cancel)
 
 
 class MainWindow(QMainWindow):

@@ -82,6 +82,7 @@ class ModelsView(QWidget):
         self._listed: Listing | None = None  # the last listing applied (None: none yet)
         self._imported: list[CatalogRow] = []
         self._remote: list[CatalogRow] | None = None  # None: not asked yet (network, worker)
+        self._broken: dict[str, str] = {}  # crashed on every load: id -> llama.cpp's reason
         self.details_dialog: ModelDetailsDialog | None = None  # the last one opened
         self.table_model = CatalogTableModel()
         layout = QVBoxLayout(self)
@@ -182,6 +183,15 @@ class ModelsView(QWidget):
         )
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self._ask_cancel)
+        self.retry_button = QPushButton(self.tr("Retry"))
+        self.retry_button.setAccessibleName(
+            self.tr("Load the selected model again, although it crashed on every load")
+        )
+        self.retry_button.setToolTip(
+            self.tr("It crashed each time it loaded; after fixing or replacing the file, try again")
+        )
+        self.retry_button.setVisible(False)
+        self.retry_button.clicked.connect(self._retry_selected)
         self.remove_button = QPushButton(icon("delete"), self.tr("Remove"))
         self.remove_button.setAccessibleName(self.tr("Remove the selected model"))
         self.remove_button.clicked.connect(self._ask_remove)
@@ -198,6 +208,7 @@ class ModelsView(QWidget):
         buttons.addWidget(self.import_button)
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.retry_button)
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.use_button)
         return buttons
@@ -265,6 +276,7 @@ class ModelsView(QWidget):
         rows += self.downloads.hub_rows({row.id for row in rows}, listing.unfinished)
         rows += self._remote or []
         self.table_model.set_rows(rows)
+        self._show_broken()
         self._apply_filter()
         self._selection_changed()
         self.models_changed.emit()
@@ -303,8 +315,40 @@ class ModelsView(QWidget):
         self._show_details()
         self._update_buttons()
 
+    def _show_broken(self) -> None:
+        """Mark the models that crashed on every load (the file other processes share)."""
+        self._broken = self._context.broken_models.marked()
+        for model_id in self._broken:
+            self.table_model.set_status(model_id, self.tr("broken: crashed on every load"))
+
+    def _retry_selected(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.retry(row.id)
+
+    def retry(self, model_id: str) -> bool:
+        """Load ``model_id`` again at its next use although it was marked broken."""
+        ctx = self._context
+        cleared = (
+            ctx.scheduler.retry(model_id)
+            if ctx.scheduler_built
+            else ctx.broken_models.clear(model_id)
+        )
+        self._broken.pop(model_id, None)
+        self.table_model.clear_status(model_id)
+        self.status.setText(
+            self.tr("%1 will be loaded again at its next use.").replace("%1", model_id)
+        )
+        self._update_buttons()
+        return cleared
+
     def _update_buttons(self) -> None:
         row = self.selected()
+        self.retry_button.setVisible(row is not None and row.id in self._broken)
+        if row is not None and row.id in self._broken:
+            self.status.setText(
+                self.tr("It crashed every time it loaded: %1").replace("%1", self._broken[row.id])
+            )
         self.cancel_button.setEnabled(row is not None and self.downloads.cancellable(row.id))
         # Details read the file's header: only a model on this device has one.
         self.details_button.setEnabled(
@@ -558,6 +602,8 @@ class ModelsView(QWidget):
     def _load_failed(self, model_id: str, message: str) -> None:
         self.table_model.set_status(model_id, "")
         self._fail(message)
+        self._show_broken()  # a third crash in a row marks it
+        self._update_buttons()
 
     def _fail(self, message: str) -> None:
         self.status.setText(message)

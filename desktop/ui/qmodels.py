@@ -87,6 +87,11 @@ class CatalogTableModel(QAbstractTableModel):
                 cell = self.index(number, len(self.HEADERS) - 1)
                 self.dataChanged.emit(cell, cell)
 
+    def clear_status(self, model_id: str) -> None:
+        """Show the row's own status again (installed, or nothing)."""
+        if self._status.pop(model_id, None) is not None:
+            self.set_rows(self._rows)
+
     def row_at(self, number: int) -> CatalogRow:
         """The row shown at ``number``."""
         return self._rows[number]

@@ -112,10 +112,6 @@ class ElidedLabel(QLabel):
         """The whole text, as set."""
         return self._full
 
-    def full_fits(self) -> bool:
-        """Whether the text is shown whole (not elided)."""
-        return super().text() == self._full
-
     def _elide(self) -> None:
         shown = self.fontMetrics().elidedText(
             self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 1)

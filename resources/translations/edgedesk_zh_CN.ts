@@ -119,7 +119,7 @@
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="137"/>
+        <location filename="../../desktop/ui/qmodels.py" line="142"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -494,7 +494,7 @@
         <translation type="vanished">停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="299"/>
+        <location filename="../../desktop/ui/chat_view.py" line="300"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
@@ -503,27 +503,27 @@
         <translation type="vanished">删除“%1”及其全部消息？此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="301"/>
+        <location filename="../../desktop/ui/chat_view.py" line="302"/>
         <source>Delete “%1” and all its messages? Undo brings it back for a few seconds.</source>
         <translation>删除“%1”及其全部消息？几秒钟内可用“撤销”恢复。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="336"/>
+        <location filename="../../desktop/ui/chat_view.py" line="337"/>
         <source>Deleted “%1”.</source>
         <translation>已删除“%1”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="391"/>
+        <location filename="../../desktop/ui/chat_view.py" line="392"/>
         <source>Still reading the attached files; send again in a moment.</source>
         <translation>仍在读取附加的文件，请稍后再发送。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="396"/>
+        <location filename="../../desktop/ui/chat_view.py" line="397"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="457"/>
+        <location filename="../../desktop/ui/chat_view.py" line="458"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -635,7 +635,7 @@
 <context>
     <name>ConversationListModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="169"/>
+        <location filename="../../desktop/ui/qmodels.py" line="174"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
@@ -1231,53 +1231,53 @@
 <context>
     <name>EncryptionSwitch</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="48"/>
-        <location filename="../../desktop/ui/encryption.py" line="50"/>
+        <location filename="../../desktop/ui/encryption.py" line="56"/>
+        <location filename="../../desktop/ui/encryption.py" line="58"/>
         <source>Encrypt my data at rest</source>
         <translation>加密保存我的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="53"/>
+        <location filename="../../desktop/ui/encryption.py" line="61"/>
         <source>your passphrase</source>
         <translation>您的密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="55"/>
+        <location filename="../../desktop/ui/encryption.py" line="63"/>
         <source>the OS keyring</source>
         <translation>系统密钥环</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="58"/>
+        <location filename="../../desktop/ui/encryption.py" line="66"/>
         <source>Encrypted (%1); the key is in %2.</source>
         <translation>已加密（%1）；密钥保存在%2中。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="64"/>
+        <location filename="../../desktop/ui/encryption.py" line="72"/>
         <source>Not encrypted: conversations and document indexes are plain files, readable by anyone who gets a copy.</source>
         <translation>未加密：对话和文档索引是普通文件，任何拿到副本的人都能读取。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="73"/>
+        <location filename="../../desktop/ui/encryption.py" line="79"/>
         <source>Passphrase (optional: instead of the OS keyring)</source>
         <translation>密码短语（可选：代替系统密钥环）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="75"/>
+        <location filename="../../desktop/ui/encryption.py" line="79"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="86"/>
+        <location filename="../../desktop/ui/encryption.py" line="104"/>
         <source>Your organization requires encrypted data (policy EncryptAtRest): it cannot be turned off.</source>
         <translation>您的组织要求数据加密（策略 EncryptAtRest）：无法关闭。</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/encryption.py" line="82"/>
+        <location filename="../../desktop/ui/encryption.py" line="83"/>
         <source>Passphrase again</source>
         <translation>再次输入密码短语</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/encryption.py" line="90"/>
+        <location filename="../../desktop/ui/encryption.py" line="91"/>
         <source>Back up the key…</source>
         <translation>备份密钥…</translation>
     </message>
@@ -1293,174 +1293,194 @@
         <translation type="vanished">无法联网：模型下载已关闭（allow_downloads = false）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="40"/>
+        <location filename="../../desktop/ui/error_text.py" line="41"/>
         <source>Cannot connect: EdgeDesk is offline, so it makes no network connection. To go online, untick “Offline” in Settings (Network).</source>
         <translation>无法连接：EdgeDesk 处于离线模式，不会建立任何网络连接。要联网，请在“设置”（网络）中取消勾选“离线”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="48"/>
+        <location filename="../../desktop/ui/error_text.py" line="49"/>
         <source>Cannot download: model downloads are turned off on this computer. Import a .gguf file you already have on the Models screen instead.</source>
         <translation>无法下载：此电脑已关闭模型下载。请改为在“模型”页面导入已有的 .gguf 文件。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="56"/>
+        <location filename="../../desktop/ui/error_text.py" line="57"/>
         <source>Not enough free disk space in %1: the download needs %2 (+%3 headroom), only %4 is free.</source>
         <translation>%1 的磁盘空间不足：下载需要 %2（另需 %3 余量），但只剩 %4 可用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="64"/>
+        <location filename="../../desktop/ui/error_text.py" line="65"/>
         <source>%1 is still being downloaded (another window or a terminal); stop that download first.</source>
         <translation>%1 仍在下载中（另一个窗口或终端）；请先停止该下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="72"/>
+        <location filename="../../desktop/ui/error_text.py" line="73"/>
         <source>The download of %1 from %2 gave up after %3 tries; what came is kept, download again to resume.</source>
         <translation>从 %2 下载 %1 在尝试 %3 次后放弃；已下载的部分已保留，再次下载即可续传。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="80"/>
+        <location filename="../../desktop/ui/error_text.py" line="81"/>
         <source>%1 from %2 arrived corrupt and was moved aside to %3; download it again.</source>
         <translation>来自 %2 的 %1 已损坏，已移至 %3；请重新下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="86"/>
+        <location filename="../../desktop/ui/error_text.py" line="87"/>
         <source>%1 refused access to %2 (%3): sign in with a Hugging Face token first.</source>
         <translation>%1 拒绝访问 %2（%3）：请先使用 Hugging Face 令牌登录。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="92"/>
+        <location filename="../../desktop/ui/error_text.py" line="93"/>
         <source>%1 answered %2 for %3; try again later.</source>
         <translation>%1 对 %3 返回了 %2；请稍后再试。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="96"/>
+        <location filename="../../desktop/ui/error_text.py" line="97"/>
         <source>Cannot reach %1; check the network connection and try again.</source>
         <translation>无法连接 %1；请检查网络连接后重试。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="102"/>
+        <location filename="../../desktop/ui/error_text.py" line="103"/>
         <source>%1 is blocked by your organization&apos;s policy (AllowedModels); ask IT to allow it or pick an allowed model.</source>
         <translation>%1 被贵组织的策略（AllowedModels）禁止；请联系 IT 放行，或选择允许的模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="110"/>
+        <location filename="../../desktop/ui/error_text.py" line="111"/>
         <source>%1 cannot see pictures (it has no vision projector); choose a vision model for this chat, or remove the picture.</source>
         <translation>%1 看不到图片（它没有视觉投影器）；请为此对话选择视觉模型，或移除图片。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="118"/>
+        <location filename="../../desktop/ui/error_text.py" line="119"/>
         <source>There is no model called %1; the Models screen lists them.</source>
         <translation>没有名为 %1 的模型；可在“模型”页面查看所有模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="124"/>
+        <location filename="../../desktop/ui/error_text.py" line="125"/>
         <source>%1 is not installed; the Models screen lists what is.</source>
         <translation>%1 尚未安装；可在“模型”页面查看已安装的模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="128"/>
+        <location filename="../../desktop/ui/error_text.py" line="129"/>
         <source>%1 is not downloaded yet; download it on the Models screen first.</source>
         <translation>%1 尚未下载；请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="133"/>
+        <location filename="../../desktop/ui/error_text.py" line="134"/>
         <source>Model file not found: %1</source>
         <translation>找不到模型文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="135"/>
+        <location filename="../../desktop/ui/error_text.py" line="136"/>
         <source>“%1” is not a complete model file: it is damaged or only partly downloaded. Download it again (or copy it again from where it came from), then import it.</source>
         <translation>“%1”不是完整的模型文件：它已损坏或只下载了一部分。请重新下载（或从原处重新复制），然后再导入。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="143"/>
+        <location filename="../../desktop/ui/error_text.py" line="144"/>
         <source>“%1” is not a model EdgeDesk can run: it is not a GGUF file. Choose a file ending in .gguf (the Models screen can download one).</source>
         <translation>“%1”不是 EdgeDesk 能运行的模型：它不是 GGUF 文件。请选择以 .gguf 结尾的文件（“模型”页面可以下载）。</translation>
     </message>
     <message>
+        <location filename="../../desktop/ui/error_text.py" line="152"/>
+        <source>The model stopped unexpectedly (%1) and is reloading; send your message again. EdgeDesk and your other chats were not affected.</source>
+        <translation>模型意外停止（%1），正在重新加载；请再次发送您的消息。EdgeDesk 和您的其他对话未受影响。</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/error_text.py" line="160"/>
+        <source>The model %1 crashed while loading (%2); EdgeDesk was not affected. The file may be damaged or made for another version of llama.cpp.</source>
+        <translation>模型 %1 在加载时崩溃（%2）；EdgeDesk 未受影响。该文件可能已损坏，或是为其他版本的 llama.cpp 制作的。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="168"/>
+        <source>%1 crashed every time it loaded (%2), so it is not loaded again. Fix or replace the file, then press Retry on the Models screen.</source>
+        <translation>%1 每次加载都崩溃（%2），因此不再加载。请修复或替换该文件，然后在“模型”页面按“重试”。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="196"/>
         <source>The model could not be loaded</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="161"/>
+        <location filename="../../desktop/ui/error_text.py" line="197"/>
         <source>The model file cannot be used</source>
         <translation>模型文件无法使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="162"/>
+        <location filename="../../desktop/ui/error_text.py" line="198"/>
         <source>The model has no chat template</source>
         <translation>该模型没有对话模板</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="163"/>
+        <location filename="../../desktop/ui/error_text.py" line="199"/>
         <source>The model&apos;s chat template failed</source>
         <translation>模型的对话模板出错</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="166"/>
+        <location filename="../../desktop/ui/error_text.py" line="202"/>
         <source>The conversation is too long for this model</source>
         <translation>对话太长，超出了该模型的上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="168"/>
+        <location filename="../../desktop/ui/error_text.py" line="204"/>
         <source>The model is busy</source>
         <translation>模型正忙</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="169"/>
+        <location filename="../../desktop/ui/error_text.py" line="205"/>
         <source>The remote model failed</source>
         <translation>远程模型出错</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="170"/>
+        <location filename="../../desktop/ui/error_text.py" line="206"/>
         <source>Your organization&apos;s policy blocks this</source>
         <translation>贵组织的策略禁止此操作</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="171"/>
+        <location filename="../../desktop/ui/error_text.py" line="207"/>
         <source>Model not found</source>
         <translation>找不到模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="172"/>
+        <location filename="../../desktop/ui/error_text.py" line="208"/>
         <source>No network connection is allowed</source>
         <translation>不允许任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="173"/>
+        <location filename="../../desktop/ui/error_text.py" line="209"/>
         <source>The download failed</source>
         <translation>下载失败</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="174"/>
+        <location filename="../../desktop/ui/error_text.py" line="210"/>
         <source>A Hugging Face sign-in is needed</source>
         <translation>需要登录 Hugging Face</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="175"/>
+        <location filename="../../desktop/ui/error_text.py" line="211"/>
         <source>Your saved data could not be read or written</source>
         <translation>无法读取或写入已保存的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="176"/>
+        <location filename="../../desktop/ui/error_text.py" line="212"/>
         <source>A setting is not valid</source>
         <translation>某项设置无效</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="177"/>
+        <location filename="../../desktop/ui/error_text.py" line="213"/>
         <source>This cannot be done</source>
         <translation>无法执行此操作</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="189"/>
+        <location filename="../../desktop/ui/error_text.py" line="225"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="199"/>
+        <location filename="../../desktop/ui/error_text.py" line="235"/>
         <source>unexpected error: %1</source>
         <translation>意外错误：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/error_text.py" line="249"/>
+        <source>llama.cpp&apos;s last words:</source>
+        <translation>llama.cpp 的最后输出：</translation>
     </message>
 </context>
 <context>
@@ -1854,57 +1874,57 @@
 <context>
     <name>KeyBackupDialog</name>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="55"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="55"/>
         <source>Back up your encryption key</source>
         <translation>备份您的加密密钥</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="59"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="59"/>
         <source>Your conversations and documents are encrypted, and the key is kept only in this computer&apos;s keyring. If the keyring loses it (a new user account, a reset keyring, a reinstalled system), nothing can open your data again except a backup of the key. Keep one somewhere safe, off this computer.</source>
         <translation>您的对话和文档已加密，密钥只保存在这台电脑的密钥环中。如果密钥环丢失了它（新的用户账户、重置的密钥环、重装的系统），除了密钥的备份，没有任何办法能再打开您的数据。请把备份保存在这台电脑以外的安全地方。</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="66"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="66"/>
         <source>Save to a file…</source>
         <translation>保存到文件…</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="67"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="67"/>
         <source>Show a recovery code</source>
         <translation>显示恢复码</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="73"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="75"/>
         <source>Recovery code</source>
         <translation>恢复码</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="85"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="87"/>
         <source>Not now</source>
         <translation>以后再说</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="102"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="109"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="120"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="130"/>
         <source>Write this code down and keep it off this computer. If the key is ever lost, &apos;edgedesk data import-key --code&apos; takes it back.</source>
         <translation>请抄下这个恢复码，并保存在这台电脑以外的地方。如果密钥丢失，运行 &apos;edgedesk data import-key --code&apos; 即可恢复。</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="129"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="139"/>
         <source>Save the encryption key</source>
         <translation>保存加密密钥</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="146"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="156"/>
         <source>The key was not saved: %1</source>
         <translation>密钥未保存：%1</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/key_backup_dialog.py" line="151"/>
+        <location filename="../../desktop/ui/key_backup_dialog.py" line="161"/>
         <source>Saved to %1. Anyone with this file and your data can read it: move it off this computer (a password manager, a USB stick in a drawer). &apos;edgedesk data import-key FILE&apos; restores it.</source>
         <translation>已保存到 %1。任何同时拿到此文件和您数据的人都能读取数据：请把它移出这台电脑（放进密码管理器，或存在抽屉里的 U 盘上）。运行 &apos;edgedesk data import-key FILE&apos; 即可恢复。</translation>
     </message>
@@ -2020,82 +2040,82 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="237"/>
+        <location filename="../../desktop/ui/main_window.py" line="239"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="238"/>
+        <location filename="../../desktop/ui/main_window.py" line="240"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="239"/>
+        <location filename="../../desktop/ui/main_window.py" line="241"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="240"/>
+        <location filename="../../desktop/ui/main_window.py" line="242"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="241"/>
+        <location filename="../../desktop/ui/main_window.py" line="243"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="251"/>
+        <location filename="../../desktop/ui/main_window.py" line="253"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="300"/>
+        <location filename="../../desktop/ui/main_window.py" line="302"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="302"/>
+        <location filename="../../desktop/ui/main_window.py" line="304"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="304"/>
+        <location filename="../../desktop/ui/main_window.py" line="306"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="306"/>
+        <location filename="../../desktop/ui/main_window.py" line="308"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="308"/>
+        <location filename="../../desktop/ui/main_window.py" line="310"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="308"/>
+        <location filename="../../desktop/ui/main_window.py" line="310"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="312"/>
+        <location filename="../../desktop/ui/main_window.py" line="314"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="314"/>
+        <location filename="../../desktop/ui/main_window.py" line="316"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="462"/>
+        <location filename="../../desktop/ui/main_window.py" line="493"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="526"/>
+        <location filename="../../desktop/ui/main_window.py" line="574"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -2342,143 +2362,173 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="89"/>
+        <location filename="../../desktop/ui/models_view.py" line="90"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="99"/>
+        <location filename="../../desktop/ui/models_view.py" line="100"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="133"/>
+        <location filename="../../desktop/ui/models_view.py" line="134"/>
         <source>Filter these models (name, kind, quant)</source>
         <translation>筛选这些模型（名称、类型、量化）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="134"/>
+        <location filename="../../desktop/ui/models_view.py" line="135"/>
         <source>Filter the model list</source>
         <translation>筛选模型列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="145"/>
+        <location filename="../../desktop/ui/models_view.py" line="146"/>
         <source>Details…</source>
         <translation>详情…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="147"/>
+        <location filename="../../desktop/ui/models_view.py" line="148"/>
         <source>Show the selected model&apos;s details: architecture, files, fit</source>
         <translation>显示所选模型的详情：架构、文件、适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="157"/>
+        <location filename="../../desktop/ui/models_view.py" line="158"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="158"/>
+        <location filename="../../desktop/ui/models_view.py" line="159"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="160"/>
+        <location filename="../../desktop/ui/models_view.py" line="161"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="161"/>
+        <location filename="../../desktop/ui/models_view.py" line="162"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="163"/>
+        <location filename="../../desktop/ui/models_view.py" line="164"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="165"/>
+        <location filename="../../desktop/ui/models_view.py" line="166"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="167"/>
+        <location filename="../../desktop/ui/models_view.py" line="168"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="168"/>
+        <location filename="../../desktop/ui/models_view.py" line="169"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="170"/>
+        <location filename="../../desktop/ui/models_view.py" line="171"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="171"/>
+        <location filename="../../desktop/ui/models_view.py" line="172"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="173"/>
+        <location filename="../../desktop/ui/models_view.py" line="174"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="176"/>
+        <location filename="../../desktop/ui/models_view.py" line="177"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="178"/>
+        <location filename="../../desktop/ui/models_view.py" line="179"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="181"/>
+        <location filename="../../desktop/ui/models_view.py" line="182"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="185"/>
+        <location filename="../../desktop/ui/models_view.py" line="186"/>
+        <source>Retry</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="188"/>
+        <source>Load the selected model again, although it crashed on every load</source>
+        <translation>再次加载所选模型（尽管它每次加载都崩溃）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="191"/>
+        <source>It crashed each time it loaded; after fixing or replacing the file, try again</source>
+        <translation>它每次加载都崩溃；修复或替换文件后再试</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="195"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="186"/>
+        <location filename="../../desktop/ui/models_view.py" line="196"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="191"/>
+        <location filename="../../desktop/ui/models_view.py" line="201"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="258"/>
+        <location filename="../../desktop/ui/models_view.py" line="269"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="297"/>
+        <location filename="../../desktop/ui/models_view.py" line="309"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="321"/>
-        <location filename="../../desktop/ui/models_view.py" line="326"/>
+        <location filename="../../desktop/ui/models_view.py" line="322"/>
+        <source>broken: crashed on every load</source>
+        <translation>已损坏：每次加载都崩溃</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="340"/>
+        <source>%1 will be loaded again at its next use.</source>
+        <translation>%1 将在下次使用时重新加载。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="350"/>
+        <source>It crashed every time it loaded: %1</source>
+        <translation>它每次加载都崩溃：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/models_view.py" line="365"/>
+        <location filename="../../desktop/ui/models_view.py" line="370"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="342"/>
+        <location filename="../../desktop/ui/models_view.py" line="386"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="375"/>
+        <location filename="../../desktop/ui/models_view.py" line="419"/>
         <source>Import a GGUF model (for a vision model, select its mmproj projector too)</source>
         <translation>导入 GGUF 模型（视觉模型请同时选择其 mmproj 投影器）</translation>
     </message>
@@ -2487,67 +2537,67 @@
         <translation type="vanished">导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="377"/>
+        <location filename="../../desktop/ui/models_view.py" line="421"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="391"/>
+        <location filename="../../desktop/ui/models_view.py" line="435"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="398"/>
+        <location filename="../../desktop/ui/models_view.py" line="442"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="416"/>
+        <location filename="../../desktop/ui/models_view.py" line="460"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="422"/>
+        <location filename="../../desktop/ui/models_view.py" line="466"/>
         <source>%1 is an embedding model: it cannot chat. Documents → New collection uses it to index files.</source>
         <translation>%1 是嵌入模型，不能用于对话。请在“文档 → 新建文档集”中用它为文件建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="426"/>
+        <location filename="../../desktop/ui/models_view.py" line="470"/>
         <source>%1 cannot chat.</source>
         <translation>%1 不能用于对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="449"/>
+        <location filename="../../desktop/ui/models_view.py" line="493"/>
         <source>Reading the details of %1…</source>
         <translation>正在读取 %1 的详情…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="475"/>
+        <location filename="../../desktop/ui/models_view.py" line="519"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="487"/>
+        <location filename="../../desktop/ui/models_view.py" line="531"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="489"/>
+        <location filename="../../desktop/ui/models_view.py" line="533"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="507"/>
+        <location filename="../../desktop/ui/models_view.py" line="551"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="528"/>
+        <location filename="../../desktop/ui/models_view.py" line="572"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="530"/>
+        <location filename="../../desktop/ui/models_view.py" line="574"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
@@ -2594,7 +2644,7 @@
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="555"/>
+        <location filename="../../desktop/ui/models_view.py" line="599"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -2680,42 +2730,42 @@
 <context>
     <name>NewPassphraseDialog</name>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="53"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="53"/>
         <source>Encrypt with a passphrase</source>
         <translation>使用密码短语加密</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="64"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="74"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="65"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="75"/>
         <source>Passphrase again</source>
         <translation>再次输入密码短语</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="74"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="84"/>
         <source>Encrypt</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="57"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="57"/>
         <source>Your organization requires encrypted data (policy EncryptAtRest), and this computer has no OS keyring to keep the encryption key in.</source>
         <translation>您的组织要求数据加密（策略 EncryptAtRest），而这台电脑没有可用的系统密钥环来保存加密密钥。</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="62"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="62"/>
         <source>This computer has no OS keyring to keep the encryption key in, so your data was not encrypted.</source>
         <translation>这台电脑没有可用的系统密钥环来保存加密密钥，因此您的数据尚未加密。</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="67"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="67"/>
         <source>Choose a passphrase instead: EdgeDesk asks for it once each time it starts. Without it nobody, not even you, can open your conversations again, so keep it somewhere safe.</source>
         <translation>请改用密码短语：EdgeDesk 每次启动时会询问一次。没有它，任何人（包括您自己）都无法再打开您的对话，请妥善保管。</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="72"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="72"/>
         <source>%1 %2</source>
         <translation>%1%2</translation>
     </message>
@@ -2821,17 +2871,17 @@
 <context>
     <name>PassphraseDialog</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="203"/>
+        <location filename="../../desktop/ui/encryption.py" line="296"/>
         <source>Unlock EdgeDesk</source>
         <translation>解锁 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="206"/>
+        <location filename="../../desktop/ui/encryption.py" line="299"/>
         <source>Your conversations and documents are encrypted with a passphrase. Enter it to open them (asked once per session).</source>
         <translation>您的对话和文档已用密码短语加密。请输入密码短语以打开它们（每次会话只问一次）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="213"/>
+        <location filename="../../desktop/ui/encryption.py" line="306"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
@@ -3220,59 +3270,59 @@
         <translation>语言更改将在下次启动 EdgeDesk 时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="109"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="115"/>
         <source> min</source>
         <translation> 分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="110"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="116"/>
         <source>Unload right away</source>
         <translation>立即卸载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="114"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="121"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="120"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="127"/>
         <source>Auto (fit to this machine)</source>
         <translation>自动（适配本机）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="123"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="129"/>
         <source>Offline: make no network connection at all</source>
         <translation>离线：完全不建立网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="127"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="133"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="128"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="134"/>
         <source>Keep chats forever</source>
         <translation>永久保留对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="132"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="138"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="133"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="139"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="134"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="140"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="143"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="149"/>
         <source>Closing the window keeps the server running in the tray</source>
         <translation>关闭窗口后服务器继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="162"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="167"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="168"/>
+        <location filename="../../desktop/ui/settings_dialog.py" line="173"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
@@ -3323,37 +3373,37 @@
 <context>
     <name>SwitchProgress</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="134"/>
+        <location filename="../../desktop/ui/encryption.py" line="200"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="136"/>
+        <location filename="../../desktop/ui/encryption.py" line="202"/>
         <source>Encrypting your data…</source>
         <translation>正在加密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="136"/>
+        <location filename="../../desktop/ui/encryption.py" line="202"/>
         <source>Decrypting your data…</source>
         <translation>正在解密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="152"/>
+        <location filename="../../desktop/ui/encryption.py" line="218"/>
         <source>Copied into a new file…</source>
         <translation>已复制到新文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="153"/>
+        <location filename="../../desktop/ui/encryption.py" line="219"/>
         <source>The copy checked row for row…</source>
         <translation>副本已逐行核对…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="154"/>
+        <location filename="../../desktop/ui/encryption.py" line="220"/>
         <source>The new file took the old one&apos;s place…</source>
         <translation>新文件已替换旧文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="166"/>
+        <location filename="../../desktop/ui/encryption.py" line="232"/>
         <source>Encryption not changed</source>
         <translation>加密设置未更改</translation>
     </message>
@@ -3614,12 +3664,12 @@
 <context>
     <name>encryption</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="246"/>
+        <location filename="../../desktop/ui/encryption.py" line="339"/>
         <source>Enter the passphrase.</source>
         <translation>请输入密码短语。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="251"/>
+        <location filename="../../desktop/ui/encryption.py" line="344"/>
         <source>That passphrase does not open your data. Nothing was changed; try again.</source>
         <translation>该密码短语无法打开您的数据。未做任何更改，请重试。</translation>
     </message>
@@ -3627,12 +3677,12 @@
 <context>
     <name>new_passphrase</name>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="26"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="26"/>
         <source>Enter a passphrase.</source>
         <translation>请输入密码短语。</translation>
     </message>
     <message>
-        <location filename="../../work/wt-recov34/desktop/ui/new_passphrase.py" line="28"/>
+        <location filename="../../desktop/ui/new_passphrase.py" line="28"/>
         <source>The two passphrases differ. Type the same passphrase twice; nothing was changed.</source>
         <translation>两次输入的密码短语不一致。请输入两次相同的密码短语；没有做任何更改。</translation>
     </message>

@@ -68,6 +68,7 @@ from typing import Any
 
 import httpx
 
+from desktop.engine.types import ChatCall
 from tests.benchmarks.bench_vs_llama_server import (
     edgedesk_server,
     gemma_file,
@@ -444,12 +445,16 @@ def rewrite_speed(model: Path, rounds: int = 3) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {"without": [], "with": []}
     try:
         for engine in engines.values():
-            list(engine.stream_chat(ask, GenerationParams(max_tokens=1)))  # prefill once
+            list(
+                engine.stream_chat(ChatCall.of(ask, GenerationParams(max_tokens=1)))
+            )  # prefill once
         for _ in range(rounds):
             for label, engine in engines.items():
                 before = engine.stats()
                 chunks = list(
-                    engine.stream_chat(ask, GenerationParams(max_tokens=300, temperature=0.0))
+                    engine.stream_chat(
+                        ChatCall.of(ask, GenerationParams(max_tokens=300, temperature=0.0))
+                    )
                 )
                 after = engine.stats()
                 runs[label].append(

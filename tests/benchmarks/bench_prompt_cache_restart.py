@@ -20,7 +20,7 @@ from pathlib import Path
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import GenerationParams, Message
+from desktop.engine.types import ChatCall, GenerationParams, Message
 from tests.benchmarks.bench_vs_llama_server import gemma_file
 
 RULES = " ".join(
@@ -33,7 +33,7 @@ ONE = GenerationParams(max_tokens=1, temperature=0.0)
 
 def _ttft(engine: LlamaEngine, messages: list[Message]) -> float:
     started = time.perf_counter()
-    list(engine.stream_chat(messages, ONE))
+    list(engine.stream_chat(ChatCall.of(messages, ONE)))
     return time.perf_counter() - started
 
 

@@ -23,7 +23,7 @@ import llama_cpp
 from desktop.defaults import physical_cores
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import GenerationParams, Message
+from desktop.engine.types import ChatCall, GenerationParams, Message
 
 PROMPTS = [
     "Write a long story about a robot learning to paint.",
@@ -113,7 +113,7 @@ def _interleaved(engine: LlamaEngine) -> float:
     for turn in range(3):
         for key, chat in chats.items():
             chat.append(Message("user", f"Question {turn} for {key}?"))
-            chunks = list(engine.stream_chat(chat, params))
+            chunks = list(engine.stream_chat(ChatCall.of(chat, params)))
             chat.append(Message("assistant", "".join(c.text for c in chunks)))
             timings = chunks[-1].timings
             assert timings is not None

@@ -62,10 +62,10 @@ class Rig:
 
 
 @pytest.fixture
-def split_hub():
-    with FakeHub() as fake:
-        fake.add_repo(REPO, {name: os.urandom(SHARD_SIZE) for name in SHARDS})
-        yield fake
+def split_hub(hub: FakeHub) -> FakeHub:
+    """The shared fake Hub (tests/conftest.py) serving a model split into shards."""
+    hub.add_repo(REPO, {name: os.urandom(SHARD_SIZE) for name in SHARDS})
+    return hub
 
 
 def _split_target() -> PullTarget:

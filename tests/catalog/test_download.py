@@ -34,11 +34,11 @@ def payload(tiny_chat: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def hub(payload: dict[str, bytes]):
-    with FakeHub() as fake:
-        fake.add_repo(REPO, payload)
-        fake.add_repo("org/gated-GGUF", {"g.gguf": payload["tiny-Q4_K_M.gguf"]}, gated=True)
-        yield fake
+def hub(hub: FakeHub, payload: dict[str, bytes]) -> FakeHub:
+    """The shared fake Hub (tests/conftest.py) with the payload and a gated repo."""
+    hub.add_repo(REPO, payload)
+    hub.add_repo("org/gated-GGUF", {"g.gguf": payload["tiny-Q4_K_M.gguf"]}, gated=True)
+    return hub
 
 
 class Rig:

@@ -1,13 +1,17 @@
 """A scripted engine for driving turns deterministically: each request gets the next
-answer of its script, streamed word by word, and the prompts it was sent are kept."""
+answer of its script, streamed word by word, and the prompts it was sent are kept.
+
+Tool-call markup in a script is parsed as a local engine parses it (``gate_calls``), so
+the consumer gets the calls structured, as from the real engine."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from typing import Any
 
-from desktop.engine.types import Chunk, GenerationParams, Message, Usage
+from desktop.engine.toolcalls import gate_calls
+from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message, Usage
 from desktop.errors import Cancelled
 
 
@@ -19,24 +23,19 @@ class Scripted:
         self.prompts: list[list[Message]] = []
         self.tools: list[list[dict[str, Any]] | None] = []
         self.params: list[GenerationParams] = []  # what each request asked of the engine
+        self.calls: list[ChatCall] = []
         self._wait = wait  # set: the request "waits for a slot" until cancelled
 
     def stream_chat(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        *,
-        template_kwargs: Mapping[str, Any] | None = None,
+        self, model: str, call: ChatCall, cancel: threading.Event | None = None
     ) -> Iterator[Chunk]:
         """Stream the next scripted answer (or wait to be cancelled, when told to)."""
-        self.prompts.append(list(messages))
-        self.params.append(params)
-        self.tools.append(list(tools) if tools is not None else None)
+        self.prompts.append(list(call.messages))
+        self.params.append(call.params)
+        self.tools.append(call.openai_tools())
+        self.calls.append(call)
         answer = self.answers[min(len(self.prompts) - 1, len(self.answers) - 1)]
-        return self._stream(answer, cancel)
+        return gate_calls(self._stream(answer, cancel), call)
 
     def _stream(self, answer: str, cancel: threading.Event | None) -> Iterator[Chunk]:
         if self._wait is not None:

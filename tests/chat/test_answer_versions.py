@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -14,7 +13,7 @@ from desktop.chat.conversation import Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
 from desktop.config import Paths
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import ChatCall, Chunk
 from desktop.errors import EdgeDeskError
 from desktop.store.chats import ChatStore
 from tests.chat.scripted import Scripted
@@ -28,19 +27,10 @@ class FailsFirst(Scripted):
         self.fail = fail
 
     def stream_chat(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        *,
-        template_kwargs: Mapping[str, Any] | None = None,
+        self, model: str, call: ChatCall, cancel: threading.Event | None = None
     ) -> Iterator[Chunk]:
         """Fail request ``fail`` at once; stream the others."""
-        stream = super().stream_chat(
-            model, messages, params, cancel, tools, template_kwargs=template_kwargs
-        )
+        stream = super().stream_chat(model, call, cancel)
         if len(self.prompts) == self.fail:
             raise EdgeDeskError("the model went away")
         return stream

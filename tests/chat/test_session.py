@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from desktop.app import AppContext
 from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import ChatCall, Chunk, Message
 from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.remote.registry import keyring_set
 from tests.chat.scripted import Scripted
@@ -88,19 +87,10 @@ def test_a_grounded_answer_is_given_numbered_sources_and_cites_the_file(
         """The real scheduler, remembering the prompt it was sent."""
 
         def stream_chat(
-            self,
-            model: str,
-            messages: Sequence[Message],
-            params: GenerationParams,
-            cancel: threading.Event | None = None,
-            tools: Sequence[dict[str, Any]] | None = None,
-            *,
-            template_kwargs: Mapping[str, Any] | None = None,
+            self, model: str, call: ChatCall, cancel: threading.Event | None = None
         ) -> Any:
-            sent.append(list(messages))
-            return context.scheduler.stream_chat(
-                model, messages, params, cancel, template_kwargs=template_kwargs
-            )
+            sent.append(list(call.messages))
+            return context.scheduler.stream_chat(model, call, cancel)
 
     core = ChatCore(
         Recording(),

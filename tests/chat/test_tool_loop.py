@@ -235,13 +235,9 @@ def test_a_real_tiny_model_forced_to_call_a_tool_gets_its_result(
     sent: list[list[Message]] = []
 
     class Recording:
-        def stream_chat(
-            self, model, messages, params, cancel=None, tools=None, *, template_kwargs=None
-        ):
-            sent.append(list(messages))
-            return context.scheduler.stream_chat(
-                model, messages, params, cancel, tools, template_kwargs=template_kwargs
-            )
+        def stream_chat(self, model, call, cancel=None):
+            sent.append(list(call.messages))
+            return context.scheduler.stream_chat(model, call, cancel)
 
     core = ChatCore(Recording(), tools=_toolbox(tmp_path, clients), max_tool_steps=1)
     pending = core.ask(Conversation(model=str(tiny_chat), max_tokens=256), "2+3?")

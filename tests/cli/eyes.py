@@ -4,16 +4,15 @@ handed and answers one fixed sentence (what is asserted is what reached the engi
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
 from desktop.app import AppContext
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     EngineStats,
-    GenerationParams,
     LoadReport,
     Message,
     ModelSpec,
@@ -33,15 +32,8 @@ class Eyes:
         self.report = LoadReport(spec.model_id, spec.path, 2048, 0, False, 0.0, 0, "gguf")
         self.stats = EngineStats()
 
-    def stream_chat(
-        self,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Any = None,
-        template_kwargs: Any = None,
-    ) -> Iterator[Chunk]:
-        self.seen.append((self.spec, list(messages)))
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        self.seen.append((self.spec, list(call.messages)))
         yield Chunk(text="A red square.")
         yield Chunk(finish_reason="stop", usage=Usage(5, 3))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from desktop.bench import BenchReport, slot_figures
 from desktop.cli.bench import format_report
 from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import EngineStats, GenerationParams, Message, ModelSpec
+from desktop.engine.types import ChatCall, EngineStats, GenerationParams, Message, ModelSpec
 from tests.engine.test_scheduler import WAIT_S, FakeEngine
 
 STATS = EngineStats(
@@ -30,11 +30,16 @@ def test_figures_keep_the_peaks_of_a_run_that_has_ended() -> None:
     scheduler = Scheduler(
         lambda s: _Counted(s, gate, parallel=2), lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref)
     )
-    streams = [scheduler.stream_chat("m", [Message("user", n)], GenerationParams()) for n in "ab"]
+    streams = [
+        scheduler.stream_chat("m", ChatCall.of([Message("user", n)], GenerationParams()))
+        for n in "ab"
+    ]
     for stream in streams:
         next(stream)
     waiter = threading.Thread(
-        target=lambda: list(scheduler.stream_chat("m", [Message("user", "c")], GenerationParams())),
+        target=lambda: list(
+            scheduler.stream_chat("m", ChatCall.of([Message("user", "c")], GenerationParams()))
+        ),
         daemon=True,
     )
     waiter.start()

@@ -9,7 +9,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -379,21 +378,15 @@ def test_the_think_command_says_when_the_model_does_not_think(
 
 
 @pytest.fixture
-def bge_hub(
-    tiny_embed: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[FakeHub]:
-    """A fake Hub serving the tiny embedding model as the catalog's BGE small EN."""
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeHub() as hub:
-        hub.add_repo(
-            "CompendiumLabs/bge-small-en-v1.5-gguf",
-            {"bge-small-en-v1.5-q8_0.gguf": tiny_embed.read_bytes()},
-            downloads=10,
-        )
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{hub.url}"\n')
-        yield hub
+def bge_hub(hub: FakeHub, tiny_embed: Path) -> FakeHub:
+    """The shared fake Hub (tests/conftest.py) serving the tiny embedding model as the
+    catalog's BGE small EN."""
+    hub.add_repo(
+        "CompendiumLabs/bge-small-en-v1.5-gguf",
+        {"bge-small-en-v1.5-q8_0.gguf": tiny_embed.read_bytes()},
+        downloads=10,
+    )
+    return hub
 
 
 def test_a_collection_whose_embedding_model_is_missing_names_the_pull_to_run(

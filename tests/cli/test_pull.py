@@ -52,17 +52,14 @@ def memory_keyring():
 
 
 @pytest.fixture
-def hub(tiny_chat, edgedesk_home):
-    with FakeHub() as fake:
-        fake.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
-        fake.add_repo(
-            REPO, {BIG: os.urandom(BIG_SIZE), "tiny-Q4_K_M.gguf": b"GGUF" * 1000}, downloads=10
-        )
-        fake.add_repo("org/gated-GGUF", {"g-Q4_0.gguf": tiny_chat.read_bytes()}, gated=True)
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
+def hub(hub: FakeHub, tiny_chat):
+    """The shared fake Hub (tests/conftest.py) with a catalog model, a big file, a gated repo."""
+    hub.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
+    hub.add_repo(
+        REPO, {BIG: os.urandom(BIG_SIZE), "tiny-Q4_K_M.gguf": b"GGUF" * 1000}, downloads=10
+    )
+    hub.add_repo("org/gated-GGUF", {"g-Q4_0.gguf": tiny_chat.read_bytes()}, gated=True)
+    return hub
 
 
 def test_pull_catalog_model_then_list_and_run(hub, tiny_chat, edgedesk_home, capsys):

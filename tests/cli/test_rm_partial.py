@@ -18,14 +18,10 @@ BIG = "tiny-big-Q8_0.gguf"
 
 
 @pytest.fixture
-def hub(edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeHub() as fake:
-        fake.add_repo(REPO, {BIG: os.urandom(300_000)})
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
+def hub(hub: FakeHub) -> FakeHub:
+    """The shared fake Hub (tests/conftest.py) with one big file."""
+    hub.add_repo(REPO, {BIG: os.urandom(300_000)})
+    return hub
 
 
 def _leave_part(home: Path, repo: str, name: str, size: int) -> Path:

@@ -30,15 +30,11 @@ def projector(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def hub(tiny_chat: Path, projector: Path, edgedesk_home: Path):
+def hub(hub: FakeHub, tiny_chat: Path, projector: Path) -> FakeHub:
     # A longer projector file, so a dropped connection can strike in the middle of it.
     projector_bytes = projector.read_bytes() + os.urandom(200_000)
-    with FakeHub() as fake:
-        fake.add_repo(REPO, {MODEL: tiny_chat.read_bytes(), PROJECTOR: projector_bytes})
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
+    hub.add_repo(REPO, {MODEL: tiny_chat.read_bytes(), PROJECTOR: projector_bytes})
+    return hub
 
 
 def test_the_catalog_names_real_vision_entries() -> None:

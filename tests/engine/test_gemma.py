@@ -14,7 +14,7 @@ import pytest
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
 from tests.benchmarks.bench_vs_llama_server import _system_prompt
 from tests.engine.loop_gate import LoopGate, together
 from tests.near_tie import TokenStep, assert_same_answer, steps, steps_of_completion
@@ -36,7 +36,7 @@ def gemma(gemma_path: Path, gate: LoopGate) -> LlamaEngine:
 def _answer(
     engine: LlamaEngine, messages: list[Message], params: GenerationParams
 ) -> tuple[str, Chunk]:
-    chunks = list(engine.stream_chat(messages, params))
+    chunks = list(engine.stream_chat(ChatCall.of(messages, params)))
     return "".join(c.text for c in chunks), chunks[-1]
 
 
@@ -55,9 +55,11 @@ def test_greedy_completion_is_deterministic_and_sensible(gemma: LlamaEngine) -> 
 
 def test_architecture_template_used_for_chat(gemma: LlamaEngine) -> None:
     assert gemma.template().source in {"gguf", "architecture:gemma3"}
-    prompt = gemma.render([Message("user", "Hi")])
+    prompt = gemma.render(ChatCall.of([Message("user", "Hi")]))
     assert "<start_of_turn>user" in prompt and prompt.endswith("<start_of_turn>model\n")
-    chunks = list(gemma.stream_chat([Message("user", "Hi")], GenerationParams(max_tokens=5)))
+    chunks = list(
+        gemma.stream_chat(ChatCall.of([Message("user", "Hi")], GenerationParams(max_tokens=5)))
+    )
     assert chunks[-1].usage.completion_tokens <= 5
 
 
@@ -100,7 +102,9 @@ def test_edgedesk_run_raw_matches_llama_cpp_python(gemma_path: Path, tmp_path: P
 def _greedy_steps(engine: LlamaEngine, question: str) -> list[TokenStep]:
     params = GenerationParams(max_tokens=16, temperature=0.0, logprobs=2)
     return steps(
-        lp for c in engine.stream_chat([Message("user", question)], params) for lp in c.logprobs
+        lp
+        for c in engine.stream_chat(ChatCall.of([Message("user", question)], params))
+        for lp in c.logprobs
     )
 
 
@@ -157,13 +161,13 @@ def test_a_chat_pushed_out_of_the_only_slot_comes_back_from_ram_unchanged(
         _answer(one_slot, [Message("user", "Something else entirely.")], params)
         turn2 = [*turn1, Message("assistant", answer), Message("user", "Another.")]
         params = GenerationParams(max_tokens=8, temperature=0.0, logprobs=2)
-        chunks = list(one_slot.stream_chat(turn2, params))
+        chunks = list(one_slot.stream_chat(ChatCall.of(turn2, params)))
         second = chunks[-1]
         assert first.usage is not None and second.usage is not None
         assert second.usage.cached_tokens >= first.usage.prompt_tokens  # restored, not redone
         # and the restored state is right: the answer another engine computes whole (up to
         # llama.cpp's rounding for other batch shapes: tests/near_tie.py).
-        fresh = list(gemma.stream_chat(turn2, params))
+        fresh = list(gemma.stream_chat(ChatCall.of(turn2, params)))
         assert_same_answer(
             steps(lp for c in fresh for lp in c.logprobs),
             steps(lp for c in chunks for lp in c.logprobs),

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import ADMITTED, GenerationParams, Message
+from desktop.engine.types import ADMITTED, ChatCall, GenerationParams, Message
 from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, TemplateMissing
 from tests.near_tie import TokenStep, assert_same_answer, steps
 
@@ -18,17 +19,23 @@ GREEDY = GenerationParams(max_tokens=16, temperature=0.0, seed=7)
 
 
 @pytest.fixture(scope="module")
-def chat_engine(tiny_chat: Path) -> LlamaEngine:
-    return LlamaEngine(tiny_chat, LoadOptions(context_length=512), model_id="tiny")
+def chat_engine(tiny_chat: Path) -> Iterator[LlamaEngine]:
+    # Closed at the module's end: its decode loop and llama.cpp memory would otherwise
+    # live on through the rest of the session, until garbage collection.
+    engine = LlamaEngine(tiny_chat, LoadOptions(context_length=512), model_id="tiny")
+    yield engine
+    engine.close()
 
 
 @pytest.fixture(scope="module")
-def embed_engine(tiny_embed: Path) -> LlamaEngine:
-    return LlamaEngine(tiny_embed, LoadOptions(context_length=128, embedding=True))
+def embed_engine(tiny_embed: Path) -> Iterator[LlamaEngine]:
+    engine = LlamaEngine(tiny_embed, LoadOptions(context_length=128, embedding=True))
+    yield engine
+    engine.close()
 
 
 def _answer(engine: LlamaEngine, messages: list[Message], params: GenerationParams = GREEDY):
-    chunks = list(engine.stream_chat(messages, params))
+    chunks = list(engine.stream_chat(ChatCall.of(messages, params)))
     return "".join(c.text for c in chunks), chunks
 
 
@@ -40,7 +47,7 @@ def test_streams_many_chunks_then_one_final_chunk(chat_engine: LlamaEngine) -> N
     assert final.finish_reason == "length"
     assert final.usage is not None and final.usage.completion_tokens == 16
     assert final.usage.prompt_tokens == len(
-        chat_engine.prompt_tokens(chat_engine.render([Message("user", "hello world")]))
+        chat_engine.prompt_tokens(chat_engine.render(ChatCall.of([Message("user", "hello world")])))
     )
     assert text
 
@@ -64,7 +71,7 @@ def test_cancel_stops_within_one_token(chat_engine: LlamaEngine) -> None:
     params = GenerationParams(max_tokens=200, temperature=0.7, seed=1)
     seen = 0
     final = None
-    for chunk in chat_engine.stream_chat([Message("user", "tell me")], params, cancel):
+    for chunk in chat_engine.stream_chat(ChatCall.of([Message("user", "tell me")], params), cancel):
         if chunk.is_final:
             final = chunk
             break
@@ -127,21 +134,21 @@ def test_prompt_larger_than_context_is_refused_with_numbers(tiny_chat: Path) -> 
     with pytest.raises(
         ContextOverflow, match=rf"prompt is \d+ tokens but the model.s context is {limit}"
     ):
-        list(engine.stream_chat([Message("user", "hello world " * 200)], GREEDY))
+        list(engine.stream_chat(ChatCall.of([Message("user", "hello world " * 200)], GREEDY)))
 
 
 def test_a_stream_says_admitted_after_its_checks_and_before_its_first_token(
     chat_engine: LlamaEngine,
 ) -> None:
     """Refusals raise before ``ADMITTED``; after it the prompt is read, then the words."""
-    too_long = chat_engine.stream_chat([Message("user", "hello world " * 400)], GREEDY)
+    too_long = chat_engine.stream_chat(ChatCall.of([Message("user", "hello world " * 400)], GREEDY))
     with pytest.raises(ContextOverflow):
         next(too_long)
     bad_limit = GenerationParams(max_tokens=0)
     with pytest.raises(InvalidRequest, match="max_tokens"):
-        next(chat_engine.stream_chat([Message("user", "hi")], bad_limit))
+        next(chat_engine.stream_chat(ChatCall.of([Message("user", "hi")], bad_limit)))
     before = chat_engine.stats().tokens_decoded
-    stream = chat_engine.stream_chat([Message("user", "admitted?")], GREEDY)
+    stream = chat_engine.stream_chat(ChatCall.of([Message("user", "admitted?")], GREEDY))
     assert next(stream) is ADMITTED
     assert chat_engine.stats().tokens_decoded == before  # nothing of it decoded yet
     rest = list(stream)
@@ -152,7 +159,7 @@ def test_a_stream_says_admitted_after_its_checks_and_before_its_first_token(
 def test_model_without_template_is_refused_with_instructions(tiny_chat_no_template: Path) -> None:
     engine = LlamaEngine(tiny_chat_no_template, LoadOptions(context_length=256))
     with pytest.raises(TemplateMissing, match="no chat template.*models.toml.*--raw"):
-        list(engine.stream_chat([Message("user", "hi")], GREEDY))
+        list(engine.stream_chat(ChatCall.of([Message("user", "hi")], GREEDY)))
     # Plain completion still works: the refusal is about chat format only.
     chunks = list(engine.stream_completion("hello", GREEDY))
     assert chunks[-1].usage.completion_tokens == 16
@@ -166,8 +173,8 @@ def test_catalog_template_is_used_when_gguf_has_none(tiny_chat_no_template: Path
         "{% endfor %}[assistant]",
     )
     assert engine.template().source == "catalog"
-    assert engine.render([Message("user", "hi")]) == "[user]hi[assistant]"
-    assert list(engine.stream_chat([Message("user", "hi")], GREEDY))[-1].finish_reason
+    assert engine.render(ChatCall.of([Message("user", "hi")])) == "[user]hi[assistant]"
+    assert list(engine.stream_chat(ChatCall.of([Message("user", "hi")], GREEDY)))[-1].finish_reason
 
 
 def test_embeddings_are_unit_length_and_batched(embed_engine: LlamaEngine) -> None:

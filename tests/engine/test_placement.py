@@ -7,7 +7,7 @@ from pathlib import Path
 from desktop.engine import loader
 from desktop.engine.devices import Device
 from desktop.engine.placement import placement_for
-from desktop.engine.types import GenerationParams, Message, ModelSpec, Placement
+from desktop.engine.types import ChatCall, GenerationParams, Message, ModelSpec, Placement
 
 GIB = 1024**3
 LLVMPIPE = Device(
@@ -51,7 +51,7 @@ def test_a_loaded_model_and_its_answers_say_where_it_runs(tiny_chat: Path) -> No
         assert placed.describe() == "CPU only"
         chunks = list(
             engine.stream_chat(
-                [Message("user", "hi")], GenerationParams(max_tokens=2, temperature=0)
+                ChatCall.of([Message("user", "hi")], GenerationParams(max_tokens=2, temperature=0))
             )
         )
         assert chunks[-1].is_final and chunks[-1].placement == placed

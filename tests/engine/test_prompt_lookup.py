@@ -15,7 +15,7 @@ from desktop.engine.batching import Step
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.slots import lookup_draft, next_draft_window
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
 from tests.engine.loop_gate import LoopGate, together, wait_for
 from tests.near_tie import TokenStep, assert_same_answer, steps
 
@@ -70,7 +70,7 @@ CODE = "\n".join(f"def f{i}(x):\n    return x * {i} + {i * 7}\n" for i in range(
 
 def _rewrite(engine: LlamaEngine, params: GenerationParams) -> tuple[str, Chunk]:
     ask = [Message("user", f"Repeat this code exactly, then stop:\n\n{CODE}")]
-    return _text(engine.stream_chat(ask, params))
+    return _text(engine.stream_chat(ChatCall.of(ask, params)))
 
 
 def test_tiny_model_greedy_answer_is_the_same_with_lookup(tiny_chat: Path) -> None:
@@ -110,7 +110,7 @@ def test_gemma_rewrites_the_same_code_in_fewer_steps_with_lookup(gemma_path: Pat
             on_step=gate,
         )
         try:
-            answer, final = _steps(engine.stream_chat(ask, params))
+            answer, final = _steps(engine.stream_chat(ChatCall.of(ask, params)))
             results.append((answer, final, len(gate.steps), engine.stats()))
         finally:
             engine.close()
@@ -185,7 +185,9 @@ def _newcomer_beside_a_copy(gemma: Path, ask: str, n_batch: int | None = None) -
         wait_for(lambda: any(step.draft_tokens for step in gate.steps))  # it is guessing
         gate.hold()
         wait_for(gate.held.is_set)
-        chunks = engine.stream_chat([Message("user", ask)], GenerationParams(max_tokens=6))
+        chunks = engine.stream_chat(
+            ChatCall.of([Message("user", ask)], GenerationParams(max_tokens=6))
+        )
         newcomer = threading.Thread(target=_text, args=(chunks,))
         newcomer.start()
         wait_for(lambda: engine.stats().requests_waiting == 1)

@@ -4,25 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import llama_cpp
 import pytest
 
+from desktop.defaults import RANK_POOLING
+from desktop.engine import llama
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.loader import load_engine
 from desktop.engine.native import LoadOptions
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
 from desktop.errors import InvalidRequest
-from tests.fixtures.tiny_gguf import write_tiny_bert
 
 
-@pytest.fixture(scope="module")
-def tiny_reranker(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tiny_bert(
-        tmp_path_factory.mktemp("rr") / "tiny-reranker.gguf",
-        pooling=4,
-        seed=5,
-        name="tiny-reranker",
-    )
+def test_the_header_and_llama_cpp_name_rank_pooling_by_one_number() -> None:
+    # resolve tells a reranker by its header's pooling type, the engine by llama.cpp's:
+    # one number, or a reranker loads as an embedding model.
+    assert RANK_POOLING == llama_cpp.LLAMA_POOLING_TYPE_RANK == llama.RANK_POOLING
 
 
 def test_scores_one_per_document_depending_on_query_and_document(tiny_reranker: Path) -> None:

@@ -7,13 +7,13 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     EngineStats,
     GenerationParams,
@@ -70,14 +70,8 @@ class FakeEngine:
         with self._lock:
             self.active -= 1
 
-    def stream_chat(
-        self,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Any = None,
-        template_kwargs: Any = None,
-    ) -> Iterator[Chunk]:
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        messages = call.messages
         self._enter(messages[-1].content)
         try:
             yield Chunk(text=f"{self.spec.model_id}:{messages[-1].content}")
@@ -90,7 +84,7 @@ class FakeEngine:
     def stream_completion(
         self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
     ) -> Iterator[Chunk]:
-        yield from self.stream_chat([Message("user", prompt)], params, cancel)
+        yield from self.stream_chat(ChatCall.of([Message("user", prompt)], params), cancel)
 
     def embed(
         self, texts: Sequence[str], cancel: threading.Event | None = None
@@ -135,7 +129,11 @@ def _ask(
     def run() -> None:
         try:
             results.append(
-                _text(scheduler.stream_chat(model, [Message("user", text)], PARAMS, cancel))
+                _text(
+                    scheduler.stream_chat(
+                        model, ChatCall.of([Message("user", text)], PARAMS), cancel
+                    )
+                )
             )
         except (Cancelled, QueueFull) as exc:
             results.append(type(exc).__name__)
@@ -157,7 +155,7 @@ def test_one_slot_serves_in_arrival_order_and_never_cancels_the_running_request(
 
     scheduler = Scheduler(load, _resolver())
     results: list[str] = []
-    first = scheduler.stream_chat("m", [Message("user", "1")], PARAMS)
+    first = scheduler.stream_chat("m", ChatCall.of([Message("user", "1")], PARAMS))
     assert next(first).text == "m:1"  # request 1 is now mid-stream, holding the slot
     threads = []
     for n in ("2", "3"):
@@ -183,7 +181,9 @@ def test_streams_run_side_by_side_up_to_the_engines_slots_then_queue() -> None:
         return engines[-1]
 
     scheduler = Scheduler(load, _resolver())
-    running = [scheduler.stream_chat("m", [Message("user", str(n))], PARAMS) for n in range(3)]
+    running = [
+        scheduler.stream_chat("m", ChatCall.of([Message("user", str(n))], PARAMS)) for n in range(3)
+    ]
     assert [next(s).text for s in running] == ["m:0", "m:1", "m:2"]  # all three started
     [slots] = scheduler.loaded()
     assert (slots.slots_busy, slots.slots_total) == (3, 3)
@@ -206,14 +206,14 @@ def test_streams_run_side_by_side_up_to_the_engines_slots_then_queue() -> None:
 def test_full_slots_and_full_queue_are_refused_with_retry_hint() -> None:
     gate = threading.Event()
     scheduler = Scheduler(lambda s: FakeEngine(s, gate, parallel=2), _resolver(), queue_max=1)
-    running = [scheduler.stream_chat("m", [Message("user", n)], PARAMS) for n in "ab"]
+    running = [scheduler.stream_chat("m", ChatCall.of([Message("user", n)], PARAMS)) for n in "ab"]
     for stream in running:
         next(stream)
     results: list[str] = []
     waiter = _ask(scheduler, "m", "c", results)
     _queued(scheduler, 1)
     with pytest.raises(QueueFull) as refused:
-        next(scheduler.stream_chat("m", [Message("user", "d")], PARAMS))
+        next(scheduler.stream_chat("m", ChatCall.of([Message("user", "d")], PARAMS)))
     assert refused.value.retry_after_s >= 1
     gate.set()
     for stream in running:
@@ -228,18 +228,13 @@ def test_a_request_cancelled_while_waiting_leaves_the_line_without_running() -> 
 
     class CountingEngine(FakeEngine):
         def stream_chat(
-            self,
-            messages: Sequence[Message],
-            params: GenerationParams,
-            cancel: threading.Event | None = None,
-            tools: Any = None,
-            template_kwargs: Any = None,
+            self, call: ChatCall, cancel: threading.Event | None = None
         ) -> Iterator[Chunk]:
-            prompts.append(messages[-1].content)  # the prompt would be processed here
-            yield from super().stream_chat(messages, params, cancel, tools)
+            prompts.append(call.messages[-1].content)  # the prompt would be processed here
+            yield from super().stream_chat(call, cancel)
 
     scheduler = Scheduler(lambda s: CountingEngine(s, gate), _resolver(), queue_max=2)
-    running = scheduler.stream_chat("m", [Message("user", "typing")], PARAMS)
+    running = scheduler.stream_chat("m", ChatCall.of([Message("user", "typing")], PARAMS))
     next(running)
     abandoned = threading.Event()  # an IDE completion the user typed past
     stale: list[str] = []
@@ -249,7 +244,7 @@ def test_a_request_cancelled_while_waiting_leaves_the_line_without_running() -> 
     later = _ask(scheduler, "m", "fresh", fresh)
     _queued(scheduler, 2)
     with pytest.raises(QueueFull):  # the line is full...
-        next(scheduler.stream_chat("m", [Message("user", "x")], PARAMS))
+        next(scheduler.stream_chat("m", ChatCall.of([Message("user", "x")], PARAMS)))
     abandoned.set()
     waiter.join(WAIT_S)  # leaves while the running request still holds the slot
     assert stale == ["Cancelled"]
@@ -273,7 +268,7 @@ def test_embeddings_are_admitted_beside_busy_slots_and_each_other() -> None:
             return super().embed(texts, cancel)
 
     scheduler = Scheduler(lambda s: MeetingEngine(s, gate, parallel=2), _resolver())
-    running = [scheduler.stream_chat("m", [Message("user", n)], PARAMS) for n in "ab"]
+    running = [scheduler.stream_chat("m", ChatCall.of([Message("user", n)], PARAMS)) for n in "ab"]
     for stream in running:
         next(stream)  # every slot streams
     vectors: list[list[list[float]]] = []
@@ -295,7 +290,7 @@ def test_a_swap_waits_until_the_old_model_is_no_longer_used() -> None:
         return engines[-1]
 
     scheduler = Scheduler(load, _resolver(), max_loaded=1)
-    running = scheduler.stream_chat("a", [Message("user", "1")], PARAMS)
+    running = scheduler.stream_chat("a", ChatCall.of([Message("user", "1")], PARAMS))
     next(running)
     swapped: list[str] = []
     swap = _ask(scheduler, "b", "2", swapped)
@@ -338,7 +333,7 @@ def test_keep_alive_never_closes_an_engine_a_request_is_using() -> None:
     chunks: list[Chunk] = []
 
     def request() -> None:
-        stream = scheduler.stream_chat("m", [Message("user", "hi")], PARAMS)
+        stream = scheduler.stream_chat("m", ChatCall.of([Message("user", "hi")], PARAMS))
         chunks.append(next(stream))
         streaming.set()
         chunks.extend(stream)
@@ -370,9 +365,9 @@ def test_models_swap_within_budget_least_recently_used_first() -> None:
         load, _resolver({"a": 60, "b": 30, "c": 50}), budget_bytes=100, max_loaded=3
     )
     for model in ("a", "b"):
-        _text(scheduler.stream_chat(model, [Message("user", "x")], PARAMS))
+        _text(scheduler.stream_chat(model, ChatCall.of([Message("user", "x")], PARAMS)))
     assert [m.model_id for m in scheduler.loaded()] == ["b", "a"]
-    _text(scheduler.stream_chat("c", [Message("user", "x")], PARAMS))  # 60+30+50 > 100
+    _text(scheduler.stream_chat("c", ChatCall.of([Message("user", "x")], PARAMS)))  # 60+30+50 > 100
     assert sorted(m.model_id for m in scheduler.loaded()) == ["b", "c"]
     assert engines[0].closed and not engines[1].closed
 
@@ -398,10 +393,10 @@ def test_failed_load_leaves_scheduler_usable() -> None:
 
     scheduler = Scheduler(load, _resolver())
     with pytest.raises(ModelLoadError, match="could not load broken: bad magic"):
-        list(scheduler.stream_chat("broken", [Message("user", "x")], PARAMS))
+        list(scheduler.stream_chat("broken", ChatCall.of([Message("user", "x")], PARAMS)))
     with pytest.raises(ModelFileError):
-        list(scheduler.stream_chat("missing", [Message("user", "x")], PARAMS))
-    assert _text(scheduler.stream_chat("ok", [Message("user", "y")], PARAMS)) == "ok:y"
+        list(scheduler.stream_chat("missing", ChatCall.of([Message("user", "x")], PARAMS)))
+    assert _text(scheduler.stream_chat("ok", ChatCall.of([Message("user", "y")], PARAMS))) == "ok:y"
     assert not scheduler.busy and [m.model_id for m in scheduler.loaded()] == ["ok"]
 
 
@@ -413,11 +408,11 @@ def test_real_engine_through_scheduler_serves_chat_and_embeddings(
         "embed": ModelSpec(tiny_embed, "embed", kind="embedding", context_length=128),
     }
     scheduler = Scheduler(load_engine, specs.__getitem__)
-    chunks = list(scheduler.stream_chat("chat", [Message("user", "hello")], PARAMS))
+    chunks = list(scheduler.stream_chat("chat", ChatCall.of([Message("user", "hello")], PARAMS)))
     usage, timings = chunks[-1].usage, chunks[-1].timings
     assert usage is not None and usage.completion_tokens == 8
     assert timings is not None and timings.load_s > 0  # the first request paid for the load
-    again = list(scheduler.stream_chat("chat", [Message("user", "hello")], PARAMS))
+    again = list(scheduler.stream_chat("chat", ChatCall.of([Message("user", "hello")], PARAMS)))
     assert again[-1].timings is not None and again[-1].timings.load_s == 0  # warm: no reload
     vectors = scheduler.embed("embed", ["a", "b"])
     assert len(vectors) == 2
@@ -449,13 +444,15 @@ def test_remote_models_do_not_count_toward_max_loaded() -> None:
         return engines[spec.model_id][-1]
 
     scheduler = Scheduler(load, _remote_or_local({}), budget_bytes=100, max_loaded=1)
-    assert _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS)) == "a:x"
+    assert _text(scheduler.stream_chat("a", ChatCall.of([Message("user", "x")], PARAMS))) == "a:x"
     for model in ("gpu/big", "gpu/other"):  # remote models: no memory used here
-        _text(scheduler.stream_chat(model, [Message("user", "x")], PARAMS))
-    assert _text(scheduler.stream_chat("a", [Message("user", "y")], PARAMS)) == "a:y"
+        _text(scheduler.stream_chat(model, ChatCall.of([Message("user", "x")], PARAMS)))
+    assert _text(scheduler.stream_chat("a", ChatCall.of([Message("user", "y")], PARAMS))) == "a:y"
     assert len(engines["a"]) == 1 and not engines["a"][0].closed  # never evicted
     assert {m.model_id for m in scheduler.loaded()} == {"a", "gpu/big", "gpu/other"}
-    _text(scheduler.stream_chat("b", [Message("user", "x")], PARAMS))  # a local one still swaps
+    _text(
+        scheduler.stream_chat("b", ChatCall.of([Message("user", "x")], PARAMS))
+    )  # a local one still swaps
     assert engines["a"][0].closed
     assert {m.model_id for m in scheduler.loaded()} == {"b", "gpu/big", "gpu/other"}
 
@@ -469,11 +466,11 @@ def test_a_changed_load_option_reloads_the_model_at_its_next_request() -> None:
         return engines[-1]
 
     scheduler = Scheduler(load, _remote_or_local(parallel))
-    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
-    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
+    _text(scheduler.stream_chat("a", ChatCall.of([Message("user", "x")], PARAMS)))
+    _text(scheduler.stream_chat("a", ChatCall.of([Message("user", "x")], PARAMS)))
     assert len(engines) == 1  # same plan: kept
     parallel["a"] = 3  # as engine.parallel changes in the settings
-    _text(scheduler.stream_chat("a", [Message("user", "x")], PARAMS))
+    _text(scheduler.stream_chat("a", ChatCall.of([Message("user", "x")], PARAMS)))
     assert len(engines) == 2 and engines[0].closed
     assert [m.slots_total for m in scheduler.loaded()] == [3]
 
@@ -492,7 +489,7 @@ def test_loads_swaps_and_keep_alive_each_write_one_debug_line(
     )
     secret = "the words of the prompt"
     with caplog.at_level(logging.DEBUG, logger="edgedesk.engine"):
-        _text(scheduler.stream_chat("a", [Message("user", secret)], PARAMS))
+        _text(scheduler.stream_chat("a", ChatCall.of([Message("user", secret)], PARAMS)))
         now[0] = 10.0
         scheduler.load("b")  # 60 + 50 MiB > 100: a goes
         now[0] = 700.0

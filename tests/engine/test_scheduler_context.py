@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import GenerationParams, LocalPlan, Message, ModelSpec
+from desktop.engine.types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
 from tests.engine.test_scheduler import FakeEngine
 
 
@@ -31,7 +31,7 @@ def test_a_different_context_reloads_the_model_and_none_keeps_the_fitted_one() -
 
     def ask(context: int | None) -> None:
         params = GenerationParams(max_tokens=4, context_length=context)
-        list(scheduler.stream_chat("m", [Message("user", "hi")], params))
+        list(scheduler.stream_chat("m", ChatCall.of([Message("user", "hi")], params)))
 
     ask(None)
     ask(None)

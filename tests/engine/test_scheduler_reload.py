@@ -9,7 +9,7 @@ import openai
 
 from desktop.app import build_context
 from desktop.config import ServerSettings
-from desktop.engine.types import GenerationParams, Message
+from desktop.engine.types import ChatCall, GenerationParams, Message
 
 HI = [{"role": "user", "content": "hello"}]
 
@@ -51,7 +51,8 @@ def test_changing_engine_parallel_reloads_the_model_at_its_next_request(tiny_cha
             # An unchanged plan keeps the model: the next request does not reload it.
             answer = list(
                 ctx.scheduler.stream_chat(
-                    "tiny-chat", [Message("user", "hello")], GenerationParams(max_tokens=1)
+                    "tiny-chat",
+                    ChatCall.of([Message("user", "hello")], GenerationParams(max_tokens=1)),
                 )
             )
             assert answer[-1].timings is not None and answer[-1].timings.load_s == 0

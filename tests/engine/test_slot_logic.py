@@ -63,6 +63,47 @@ def test_a_slot_goes_idle_prompt_generating_idle_and_refuses_any_other_move() ->
     assert slot.state is SlotState.IDLE
 
 
+def test_a_slots_methods_keep_what_it_holds_and_what_its_request_still_needs_in_step() -> None:
+    slot = Slot(0, tokens=[1, 2, 3, 9], checkpoint=b"window", checkpoint_at=4)
+    request = Request([1, 2, 3, 4, 5], None, 8, 0.0, None, extra_cells=2)  # type: ignore[arg-type]
+    slot.admit(request, 3, draft_window=8, step=7)
+    assert (slot.tokens, slot.pending, slot.prompt_end) == ([1, 2, 3], [4, 5], 5)
+    assert slot.checkpoint is None  # it was of a token (9) this request does not share
+    assert (slot.cached, request.cached, slot.last_used, slot.extra_cells) == (3, 3, 7, 2)
+    slot.read_prompt(2)
+    assert (slot.tokens, slot.pending, slot.state) == ([1, 2, 3, 4, 5], [], SlotState.PROMPT)
+    slot.sampled_next(6)  # the first token ends the prompt
+    assert (slot.next_token, slot.state) == (6, SlotState.GENERATING)
+    slot.next_decoded([7, 8])
+    assert (slot.tokens[-1], slot.next_token, slot.draft) == (6, None, [7, 8])
+    assert slot.take_draft() == [7, 8] and slot.draft == []
+    slot.guess_taken(7)
+    slot.draft_checked(2, 1, most=16)  # a miss: the next draft guesses what was taken
+    assert (slot.tokens[-2:], slot.draft_window) == ([6, 7], 1)
+    slot.sampled_next(9)
+    slot.release()
+    assert (slot.state, slot.request, slot.next_token) == (SlotState.IDLE, None, None)
+    assert slot.tokens == [1, 2, 3, 4, 5, 6, 7]  # kept for the next request
+    slot.keep_checkpoint(b"state")
+    assert (slot.checkpoint, slot.checkpoint_at) == (b"state", 7)
+    slot.cut_back(5)
+    assert slot.tokens == [1, 2, 3, 4, 5]
+    slot.emptied()
+    assert (slot.tokens, slot.extra_cells, slot.checkpoint) == ([], 0, None)
+    slot.emptied([4, 4])  # a saved conversation restored into the sequence
+    assert slot.tokens == [4, 4]
+
+
+def test_a_request_cut_short_in_its_prompt_leaves_the_slot_what_was_decoded() -> None:
+    slot = Slot(0)
+    slot.admit(Request([1, 2, 3, 4], None, 8, 0.0, None), 0, draft_window=0, step=1)  # type: ignore[arg-type]
+    slot.read_prompt(2)
+    slot.release()  # cancelled before its first token
+    assert (slot.tokens, slot.pending, slot.state) == ([1, 2], [], SlotState.IDLE)
+    with pytest.raises(SlotStateError, match="idle -> idle"):
+        slot.release()  # a slot is never released twice
+
+
 def test_a_continued_conversation_goes_back_to_its_slot() -> None:
     slots = [_slot(0, [1, 2, 3, 4], 5), _slot(1, [1, 9, 9, 9], 9), _slot(2, [], 0)]
     choice = choose_slot(slots, [1, 2, 3, 4, 5, 6])

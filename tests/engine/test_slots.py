@@ -19,7 +19,7 @@ import pytest
 from desktop.engine.batching import Step
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import ADMITTED, Chunk, GenerationParams, Message, TokenLogprob
+from desktop.engine.types import ADMITTED, ChatCall, Chunk, GenerationParams, Message, TokenLogprob
 from desktop.errors import EdgeDeskError
 from tests.engine.loop_gate import LoopGate, together, wait_for
 from tests.near_tie import TokenStep, assert_same_answer, steps, steps_of_completion
@@ -165,12 +165,12 @@ def test_second_turn_decodes_only_its_new_tokens(
     engine: LlamaEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
     turn1 = [Message("system", "be brief"), Message("user", "hello world the cat dog")]
-    answer, final1 = _run(engine.stream_chat(turn1, GREEDY))
+    answer, final1 = _run(engine.stream_chat(ChatCall.of(turn1, GREEDY)))
     assert final1.usage is not None
     before = engine.stats()
     turn2 = [*turn1, Message("assistant", answer), Message("user", "and the dog")]
     with caplog.at_level(logging.DEBUG, logger="edgedesk.engine"):
-        _, final2 = _run(engine.stream_chat(turn2, GREEDY))
+        _, final2 = _run(engine.stream_chat(ChatCall.of(turn2, GREEDY)))
     usage = final2.usage
     assert usage is not None
     processed = engine.stats().prompt_tokens_processed - before.prompt_tokens_processed
@@ -195,12 +195,12 @@ def test_second_turn_decodes_only_its_new_tokens(
 def test_two_interleaved_conversations_both_keep_their_prefix(engine: LlamaEngine) -> None:
     a1 = [Message("system", "you are agent a " * 6), Message("user", "hello world")]
     b1 = [Message("system", "you are helper b " * 6), Message("user", "the cat")]
-    answer_a, first_a = _run(engine.stream_chat(a1, GREEDY))
-    answer_b, first_b = _run(engine.stream_chat(b1, GREEDY))
+    answer_a, first_a = _run(engine.stream_chat(ChatCall.of(a1, GREEDY)))
+    answer_b, first_b = _run(engine.stream_chat(ChatCall.of(b1, GREEDY)))
     a2 = [*a1, Message("assistant", answer_a), Message("user", "more")]
     b2 = [*b1, Message("assistant", answer_b), Message("user", "more")]
-    _, second_a = _run(engine.stream_chat(a2, GREEDY))
-    _, second_b = _run(engine.stream_chat(b2, GREEDY))
+    _, second_a = _run(engine.stream_chat(ChatCall.of(a2, GREEDY)))
+    _, second_b = _run(engine.stream_chat(ChatCall.of(b2, GREEDY)))
     assert first_a.usage is not None and second_a.usage is not None
     assert first_b.usage is not None and second_b.usage is not None
     assert second_a.usage.cached_tokens >= first_a.usage.prompt_tokens - 1
@@ -317,7 +317,10 @@ def test_json_schema_on_two_slots_at_once(engine: LlamaEngine, gate: LoopGate) -
     results = together(
         engine,
         gate,
-        [lambda p=p: _run(engine.stream_chat([Message("user", p)], params)) for p in PROMPTS[:2]],
+        [
+            lambda p=p: _run(engine.stream_chat(ChatCall.of([Message("user", p)], params)))
+            for p in PROMPTS[:2]
+        ],
     )
     for text, final in results:
         assert final.finish_reason == "stop"
@@ -328,11 +331,13 @@ def test_a_conversation_pushed_out_of_every_slot_comes_back_from_ram(tiny_chat: 
     engine = LlamaEngine(tiny_chat, LoadOptions(context_length=512, parallel=1))
     try:
         conv_a = [Message("user", "hello world this is conversation a " * 4)]
-        answer_a, first_a = _run(engine.stream_chat(conv_a, GREEDY))
-        _run(engine.stream_chat([Message("user", "a different conversation b")], GREEDY))
+        answer_a, first_a = _run(engine.stream_chat(ChatCall.of(conv_a, GREEDY)))
+        _run(
+            engine.stream_chat(ChatCall.of([Message("user", "a different conversation b")], GREEDY))
+        )
         before = engine.stats()
         follow = [*conv_a, Message("assistant", answer_a), Message("user", "more")]
-        _, final = _run(engine.stream_chat(follow, GREEDY))
+        _, final = _run(engine.stream_chat(ChatCall.of(follow, GREEDY)))
         assert first_a.usage is not None and final.usage is not None
         # The one slot held b, yet a's first prompt was not decoded again.
         assert final.usage.cached_tokens >= first_a.usage.prompt_tokens - 1

@@ -22,7 +22,7 @@ import pytest
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import GenerationParams, Message
+from desktop.engine.types import ChatCall, GenerationParams, Message
 from tests.benchmarks.bench_vs_llama_server import _system_prompt
 
 pytestmark = pytest.mark.slow
@@ -70,7 +70,7 @@ def _agent_turns(engine: LlamaEngine) -> tuple[int, int, int]:
     1's prompt tokens, turn 2's, and the prompt tokens the engine decoded for turn 2."""
     rules = "You are a careful coding agent. Read files before editing them. " * 60
     history = [Message("system", rules), Message("user", "Fix the failing test.")]
-    first = list(engine.stream_chat(history, ANSWER))[-1]
+    first = list(engine.stream_chat(ChatCall.of(history, ANSWER)))[-1]
     # The agent re-renders the answer as its own tool call, never the generated text,
     # so the next prompt leaves the slot's tokens at the end of the first prompt.
     history += [
@@ -78,7 +78,7 @@ def _agent_turns(engine: LlamaEngine) -> tuple[int, int, int]:
         Message("user", "tool result: def f(): return 1"),
     ]
     before = engine.stats().prompt_tokens_processed
-    second = list(engine.stream_chat(history, ANSWER))[-1]
+    second = list(engine.stream_chat(ChatCall.of(history, ANSWER)))[-1]
     assert first.usage is not None and second.usage is not None
     decoded = engine.stats().prompt_tokens_processed - before
     return first.usage.prompt_tokens, second.usage.prompt_tokens, decoded
@@ -114,14 +114,14 @@ def test_an_agent_whose_window_others_took_comes_back_through_its_checkpoint(
             Message("system", "You are the agent. Check every file twice. " * 80),
             Message("user", "Start."),
         ]
-        first = list(engine.stream_chat(history, ANSWER))[-1]
+        first = list(engine.stream_chat(ChatCall.of(history, ANSWER)))[-1]
         assert first.usage is not None and first.usage.prompt_tokens > 700
         for name in ("ops", "docs", "sales"):
             others = [Message("user", _system_prompt(name, tokens=1000) + " Summarise.")]
-            list(engine.stream_chat(others, ANSWER))
+            list(engine.stream_chat(ChatCall.of(others, ANSWER)))
         history += [Message("assistant", "LIST()"), Message("user", "tool result: a.py")]
         before = engine.stats().prompt_tokens_processed
-        final = list(engine.stream_chat(history, ANSWER))[-1]
+        final = list(engine.stream_chat(ChatCall.of(history, ANSWER)))[-1]
         assert final.usage is not None
         decoded = engine.stats().prompt_tokens_processed - before
     finally:

@@ -19,7 +19,7 @@ import pytest
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
 
 pytestmark = pytest.mark.slow
 # Lowercase words only, never an early stop: the generated answer differs from the
@@ -66,14 +66,18 @@ def test_an_agents_turns_reuse_their_prompt_across_three_turns(
     engine = LlamaEngine(gemma_path, LoadOptions(context_length=4096, parallel=1), model_id="gemma")
     try:
         history = _agent("agent one")
-        _, final = _run(engine.stream_chat(history, ANSWER))
+        _, final = _run(engine.stream_chat(ChatCall.of(history, ANSWER)))
         assert final.usage is not None and final.usage.prompt_tokens > 700
         for turn in (2, 3):
             if side_request:
-                _run(engine.stream_chat([Message("user", f"Title for chat {turn}?")], ANSWER))
+                _run(
+                    engine.stream_chat(
+                        ChatCall.of([Message("user", f"Title for chat {turn}?")], ANSWER)
+                    )
+                )
             previous = final.usage.prompt_tokens
             history = _next_turn(history, turn)
-            _, final = _run(engine.stream_chat(history, ANSWER))
+            _, final = _run(engine.stream_chat(ChatCall.of(history, ANSWER)))
             _reused(previous, final)
     finally:
         engine.close()
@@ -88,16 +92,16 @@ def test_an_agent_resumes_after_a_restart_through_the_disk_cache(
     history = _agent("agent two")
     engine = LlamaEngine(gemma_path, options, model_id="gemma")
     try:
-        _, first = _run(engine.stream_chat(history, ANSWER))
+        _, first = _run(engine.stream_chat(ChatCall.of(history, ANSWER)))
         history = _next_turn(history, 2)
-        _, second = _run(engine.stream_chat(history, ANSWER))
+        _, second = _run(engine.stream_chat(ChatCall.of(history, ANSWER)))
     finally:
         engine.close()  # the conversation goes to disk
     assert first.usage is not None and second.usage is not None
     _reused(first.usage.prompt_tokens, second)
     engine = LlamaEngine(gemma_path, options, model_id="gemma")  # the restart
     try:
-        _, resumed = _run(engine.stream_chat(_next_turn(history, 3), ANSWER))
+        _, resumed = _run(engine.stream_chat(ChatCall.of(_next_turn(history, 3), ANSWER)))
         _reused(second.usage.prompt_tokens, resumed)
         assert resumed.usage is not None
         assert engine.stats().prompt_tokens_processed < resumed.usage.prompt_tokens - 700
@@ -111,10 +115,10 @@ def test_an_agent_pushed_out_of_its_slot_resumes_from_the_ram_cache(gemma_path: 
         agents = {name: _agent(name) for name in ("agent a", "agent b", "agent c")}
         prompts = {}
         for name, history in agents.items():  # three conversations, two slots
-            _, final = _run(engine.stream_chat(history, ANSWER))
+            _, final = _run(engine.stream_chat(ChatCall.of(history, ANSWER)))
             assert final.usage is not None
             prompts[name] = final.usage.prompt_tokens
-        _, back = _run(engine.stream_chat(_next_turn(agents["agent a"], 2), ANSWER))
+        _, back = _run(engine.stream_chat(ChatCall.of(_next_turn(agents["agent a"], 2), ANSWER)))
         _reused(prompts["agent a"], back)
     finally:
         engine.close()

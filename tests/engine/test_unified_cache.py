@@ -14,7 +14,7 @@ import pytest
 
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.types import Chunk, GenerationParams, Message
+from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
 from desktop.engine.volatile import stable_messages, strip_volatile
 from desktop.errors import ContextOverflow
 from tests.engine.loop_gate import LoopGate, together, wait_for
@@ -118,7 +118,9 @@ def test_a_changing_billing_line_does_not_defeat_the_prefix_cache(
         system = BILLING.format(v=nonce[:3], c=nonce) + "\n" + tools_text
         return _run(
             engine.stream_chat(
-                [Message("system", system), Message("user", "list the files"), *extra], GREEDY
+                ChatCall.of(
+                    [Message("system", system), Message("user", "list the files"), *extra], GREEDY
+                )
             )
         )
 
@@ -143,7 +145,7 @@ def test_conversations_survive_unloading_through_the_disk_cache(
     ]
     engine = LlamaEngine(tiny_chat, options, model_id="tiny")
     try:
-        answer, first = _run(engine.stream_chat(session, GREEDY))
+        answer, first = _run(engine.stream_chat(ChatCall.of(session, GREEDY)))
     finally:
         engine.close()  # the slot's conversation goes to disk
     assert first.usage is not None
@@ -151,7 +153,7 @@ def test_conversations_survive_unloading_through_the_disk_cache(
     engine = LlamaEngine(tiny_chat, options, model_id="tiny")
     try:
         nxt = [*session, Message("assistant", answer), Message("user", "and the dog")]
-        _, resumed = _run(engine.stream_chat(nxt, GREEDY))
+        _, resumed = _run(engine.stream_chat(ChatCall.of(nxt, GREEDY)))
         assert resumed.usage is not None
         assert resumed.usage.cached_tokens >= first.usage.prompt_tokens - 1
         assert engine.stats().prompt_tokens_processed < resumed.usage.prompt_tokens
@@ -172,7 +174,7 @@ def test_a_damaged_disk_cache_file_is_a_miss_not_a_crash(tiny_chat: Path, tmp_pa
     ]
     engine = LlamaEngine(tiny_chat, options, model_id="tiny")
     try:
-        answer, _ = _run(engine.stream_chat(session, GREEDY))
+        answer, _ = _run(engine.stream_chat(ChatCall.of(session, GREEDY)))
     finally:
         engine.close()
     [saved] = list(tmp_path.rglob("*.kv"))
@@ -182,7 +184,7 @@ def test_a_damaged_disk_cache_file_is_a_miss_not_a_crash(tiny_chat: Path, tmp_pa
     engine = LlamaEngine(tiny_chat, options, model_id="tiny")
     try:
         nxt = [*session, Message("assistant", answer), Message("user", "more")]
-        _, again = _run(engine.stream_chat(nxt, GREEDY))
+        _, again = _run(engine.stream_chat(ChatCall.of(nxt, GREEDY)))
         assert again.usage is not None and again.usage.cached_tokens == 0
         assert again.finish_reason in {"stop", "length"}
     finally:
@@ -223,7 +225,7 @@ def test_a_q8_0_cache_loads_on_the_cpu_and_answers_like_f16(gemma_path: Path) ->
             gemma_path, LoadOptions(context_length=1024, cache_type=cache), model_id="gemma"
         )
         try:
-            chunks = list(engine.stream_chat(ask, params))
+            chunks = list(engine.stream_chat(ChatCall.of(ask, params)))
         finally:
             engine.close()
         assert chunks[-1].finish_reason in {"stop", "length"}
@@ -245,13 +247,17 @@ def test_an_agents_next_turn_reuses_its_prompt_after_a_long_answer(gemma_path: P
             Message("system", "You are a careful coding agent. Read files first. " * 30),
             Message("user", "Fix the failing test."),
         ]
-        _, one = _run(engine.stream_chat(first, GenerationParams(max_tokens=560, temperature=0.0)))
+        _, one = _run(
+            engine.stream_chat(
+                ChatCall.of(first, GenerationParams(max_tokens=560, temperature=0.0))
+            )
+        )
         second = [
             *first,
             Message("assistant", "Let me look at module 1."),
             Message("user", "tool output: ok"),
         ]
-        _, two = _run(engine.stream_chat(second, GREEDY))
+        _, two = _run(engine.stream_chat(ChatCall.of(second, GREEDY)))
     finally:
         engine.close()
     assert one.usage is not None and two.usage is not None

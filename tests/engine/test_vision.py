@@ -24,6 +24,7 @@ from desktop.engine.loader import load_engine
 from desktop.engine.native import LoadOptions
 from desktop.engine.types import (
     MEDIA_MARKER,
+    ChatCall,
     Chunk,
     GenerationParams,
     Image,
@@ -71,7 +72,7 @@ def engine(tiny_chat: Path, tiny_projector: Path, gate: LoopGate) -> Iterator[Ll
 def run(
     engine: LlamaEngine, messages: list[Message], params: GenerationParams = GREEDY
 ) -> tuple[str, Chunk]:
-    chunks = list(engine.stream_chat(messages, params))
+    chunks = list(engine.stream_chat(ChatCall.of(messages, params)))
     return "".join(c.text for c in chunks), chunks[-1]
 
 
@@ -81,18 +82,24 @@ def ask(image: Image, text: str = f"what is in {MEDIA_MARKER} this picture") -> 
 
 def test_image_tokens_are_counted_in_the_prompt(engine: LlamaEngine) -> None:
     assert engine.vision
-    tokens, media = engine.chat_tokens(ask(RED))
-    text_only = engine.prompt_tokens(engine.render([Message("user", "what is in  this picture")]))
+    tokens, media = engine.chat_tokens(ChatCall.of(ask(RED)))
+    text_only = engine.prompt_tokens(
+        engine.render(ChatCall.of([Message("user", "what is in  this picture")]))
+    )
     assert sum(1 for t in tokens if t < 0) == IMAGE_TOKENS
     assert [m.n_tokens for m in media.values()] == [IMAGE_TOKENS]
     _, final = run(engine, ask(RED))
     assert final.usage is not None
-    assert final.usage.prompt_tokens == len(tokens) == engine.count_chat_tokens(ask(RED))
+    assert (
+        final.usage.prompt_tokens == len(tokens) == engine.count_chat_tokens(ChatCall.of(ask(RED)))
+    )
     assert final.usage.prompt_tokens >= len(text_only) + IMAGE_TOKENS - 2  # "in  this" spacing
 
 
 def test_the_image_goes_where_its_marker_is(engine: LlamaEngine) -> None:
-    tokens, media = engine.chat_tokens(ask(RED, f"first words {MEDIA_MARKER} then more"))
+    tokens, media = engine.chat_tokens(
+        ChatCall.of(ask(RED, f"first words {MEDIA_MARKER} then more"))
+    )
     (start,) = media
     before = engine.detokenize(tokens[:start])
     after = engine.detokenize([t for t in tokens[start + IMAGE_TOKENS :]])
@@ -100,7 +107,9 @@ def test_the_image_goes_where_its_marker_is(engine: LlamaEngine) -> None:
 
 
 def test_images_without_a_marker_go_before_the_text(engine: LlamaEngine) -> None:
-    tokens, media = engine.chat_tokens([Message("user", "describe", images=(RED, BLUE))])
+    tokens, media = engine.chat_tokens(
+        ChatCall.of([Message("user", "describe", images=(RED, BLUE))])
+    )
     starts = sorted(media)
     assert len(starts) == 2 and starts[1] == starts[0] + IMAGE_TOKENS
     assert "describe" in engine.detokenize(tokens[starts[1] + IMAGE_TOKENS :])
@@ -108,7 +117,9 @@ def test_images_without_a_marker_go_before_the_text(engine: LlamaEngine) -> None
 
 
 def test_marker_text_without_images_stays_text(engine: LlamaEngine) -> None:
-    tokens, media = engine.chat_tokens([Message("user", f"the string {MEDIA_MARKER} here")])
+    tokens, media = engine.chat_tokens(
+        ChatCall.of([Message("user", f"the string {MEDIA_MARKER} here")])
+    )
     assert not media and all(t >= 0 for t in tokens)
     assert MEDIA_MARKER in engine.detokenize(tokens)
 
@@ -117,7 +128,7 @@ def test_the_model_sees_the_picture(engine: LlamaEngine) -> None:
     params = GenerationParams(max_tokens=1, temperature=0.0, logprobs=5)
 
     def first_top(image: Image) -> dict[str, float]:
-        chunks = list(engine.stream_chat(ask(image), params))
+        chunks = list(engine.stream_chat(ChatCall.of(ask(image), params)))
         return dict(next(lp for c in chunks for lp in c.logprobs).top)
 
     red, blue, red_again = first_top(RED), first_top(BLUE), first_top(png((230, 20, 20)))
@@ -148,7 +159,7 @@ def test_a_different_picture_ends_the_reused_prefix(tiny_chat: Path, tiny_projec
     try:
         text = f"same words {MEDIA_MARKER} same words after the picture"
         run(engine, ask(RED, text))
-        tokens, media = engine.chat_tokens(ask(BLUE, text))
+        tokens, media = engine.chat_tokens(ChatCall.of(ask(BLUE, text)))
         _, second = run(engine, ask(BLUE, text))
         _, third = run(engine, ask(BLUE, text + " again"))
     finally:
@@ -163,7 +174,7 @@ def test_a_different_picture_ends_the_reused_prefix(tiny_chat: Path, tiny_projec
 
 def greedy_steps(engine: LlamaEngine, messages: list[Message]) -> list[TokenStep]:
     """The greedy answer token by token, with each step's two best candidates."""
-    chunks = list(engine.stream_chat(messages, replace(GREEDY, logprobs=2)))
+    chunks = list(engine.stream_chat(ChatCall.of(messages, replace(GREEDY, logprobs=2))))
     return steps(lp for c in chunks for lp in c.logprobs)
 
 
@@ -203,7 +214,7 @@ def test_two_pictures_in_one_conversation(engine: LlamaEngine) -> None:
         Message("assistant", "they differ"),
         Message("user", f"and {MEDIA_MARKER}?", images=(RED,)),
     ]
-    tokens, media = engine.chat_tokens(messages)
+    tokens, media = engine.chat_tokens(ChatCall.of(messages))
     assert len(media) == 3 and sum(1 for t in tokens if t < 0) == 3 * IMAGE_TOKENS
     _, final = run(engine, messages)
     assert final.usage is not None and final.usage.prompt_tokens == len(tokens)
@@ -271,13 +282,13 @@ def test_m_rope_images_take_fewer_positions_than_tokens(mrope_engine: LlamaEngin
     engine = mrope_engine
     picture = png((30, 160, 90), (120, 90))
     first = ask(picture, f"turn one {MEDIA_MARKER} please")
-    tokens, media = engine.chat_tokens(first)
+    tokens, media = engine.chat_tokens(ChatCall.of(first))
     (piece,) = media.values()
     assert piece.n_pos < piece.n_tokens  # M-RoPE: a 2-D grid of tokens, fewer positions
     answer, final1 = run(engine, first)
     assert final1.usage is not None
     assert final1.usage.prompt_tokens == len(tokens) + piece.n_tokens - piece.n_pos
-    assert engine.count_chat_tokens(first) == final1.usage.prompt_tokens
+    assert engine.count_chat_tokens(ChatCall.of(first)) == final1.usage.prompt_tokens
     _, final2 = run(engine, [*first, Message("assistant", answer), Message("user", "and")])
     assert final2.usage is not None
     assert final2.usage.cached_tokens >= len(tokens) - 1  # the picture reused on turn 2
@@ -299,7 +310,7 @@ def test_pictures_beside_generating_requests_encode_at_lower_priority(
             "a text request generating",
         )
         encoded = engine.stats().images_encoded
-        engine.chat_tokens(ask(png((1, 2, 3))))
+        engine.chat_tokens(ChatCall.of(ask(png((1, 2, 3)))))
         assert engine.stats().images_encoded == encoded  # counting tokens encodes nothing
         picture = threading.Thread(target=run, args=(engine, ask(png((4, 5, 6)))))
         picture.start()
@@ -348,8 +359,8 @@ def test_hostile_pictures_never_reach_llama_cpp(engine: LlamaEngine) -> None:
 
 def test_a_wrong_sha256_does_not_borrow_another_pictures_cache(engine: LlamaEngine) -> None:
     liar = Image(data=BLUE.data, mime="image/png", sha256=RED.sha256)
-    tokens, _ = engine.chat_tokens(ask(liar))
-    honest, _ = engine.chat_tokens(ask(BLUE))
+    tokens, _ = engine.chat_tokens(ChatCall.of(ask(liar)))
+    honest, _ = engine.chat_tokens(ChatCall.of(ask(BLUE)))
     assert tokens == honest
 
 
@@ -358,7 +369,10 @@ def test_a_picture_checked_on_the_way_in_and_one_made_by_hand_read_the_same(
 ) -> None:
     by_hand = Image(data=RED.data, mime=RED.mime, sha256=RED.sha256)
     assert RED.checked and not by_hand.checked  # only by_hand is checked again here
-    assert engine.chat_tokens(ask(by_hand))[0] == engine.chat_tokens(ask(RED))[0]
+    assert (
+        engine.chat_tokens(ChatCall.of(ask(by_hand)))[0]
+        == engine.chat_tokens(ChatCall.of(ask(RED)))[0]
+    )
     assert run(engine, ask(by_hand))[0] == run(engine, ask(RED))[0]
 
 
@@ -429,7 +443,7 @@ def test_a_picture_whose_cache_went_meanwhile_is_encoded_by_the_loop(
         results: list[tuple[list[TokenStep], Chunk]] = []
 
         def ask_again() -> None:
-            chunks = list(engine.stream_chat(picture, replace(GREEDY, logprobs=2)))
+            chunks = list(engine.stream_chat(ChatCall.of(picture, replace(GREEDY, logprobs=2))))
             results.append((steps(lp for c in chunks for lp in c.logprobs), chunks[-1]))
 
         again = threading.Thread(target=ask_again)
@@ -456,7 +470,7 @@ def test_a_client_gone_after_the_headers_encodes_no_picture(engine: LlamaEngine)
     # a client that leaves at that point must not cost an encode per picture.
     cancel = threading.Event()
     encoded = engine.stats().images_encoded
-    stream = engine.stream_chat(ask(png((90, 90, 200))), GREEDY, cancel=cancel)
+    stream = engine.stream_chat(ChatCall.of(ask(png((90, 90, 200))), GREEDY), cancel)
     assert next(stream).admitted
     cancel.set()
     rest = list(stream)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,9 @@ from desktop.cli import main
 from desktop.config import Paths, load_settings
 from desktop.engine.images import DEFAULT_LIMITS, HARD_LIMITS, MIB, ImageLimits
 from desktop.engine.types import (
+    ChatCall,
     Chunk,
     EngineStats,
-    GenerationParams,
     LoadReport,
     Message,
     ModelSpec,
@@ -53,15 +53,8 @@ class Eyes:
     def stats(self) -> EngineStats:
         return EngineStats()
 
-    def stream_chat(
-        self,
-        messages: Sequence[Message],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        tools: Any = None,
-        template_kwargs: Any = None,
-    ) -> Iterator[Chunk]:
-        self.seen.append(list(messages))
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+        self.seen.append(list(call.messages))
         yield Chunk(text="A wide picture.")
         yield Chunk(finish_reason="stop", usage=Usage(5, 3))
 

@@ -175,6 +175,28 @@ def test_remote_tool_calls_reach_the_client(local: Local, fake: Fake) -> None:
     assert calls[0].function.name == "get_weather"  # type: ignore[union-attr]
     assert json.loads(calls[0].function.arguments) == {"city": "Paris"}  # type: ignore[union-attr]
     assert fake.bodies[-1]["tools"][0]["function"]["name"] == "get_weather"
+    # Passed through, not written out as markup and parsed again: the remote's own id
+    # and its arguments text, byte for byte.
+    assert calls[0].id == "call_1"
+    assert calls[0].function.arguments == '{"city": "Paris"}'  # type: ignore[union-attr]
+    assert answer.choices[0].message.content is None
+
+
+def test_a_streamed_remote_tool_call_reaches_the_client_as_it_was_sent(
+    local: Local, fake: Fake
+) -> None:
+    stream = local.client.chat.completions.create(
+        model="gpu/tooler",
+        messages=[{"role": "user", "content": "weather in Paris?"}],
+        tools=WEATHER,
+        stream=True,
+    )  # type: ignore[arg-type]
+    deltas = [c.choices[0].delta for c in stream if c.choices]
+    calls = [call for d in deltas for call in d.tool_calls or ()]
+    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [  # type: ignore[union-attr]
+        ("call_1", "get_weather", '{"city": "Paris"}')
+    ]
+    assert not "".join(d.content or "" for d in deltas)  # no markup among the words
 
 
 def _pictures_sent(body: dict[str, Any]) -> list[str]:

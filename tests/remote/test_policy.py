@@ -10,7 +10,7 @@ import pytest
 
 from desktop.app import AppContext, build_context
 from desktop.cli import main
-from desktop.engine.types import GenerationParams, Message
+from desktop.engine.types import ChatCall, GenerationParams, Message
 from desktop.errors import ConfigError, InvalidRequest, ModelNotAllowed, NetworkBlocked
 from desktop.net import read_log
 from desktop.policy import MachinePolicy
@@ -21,7 +21,7 @@ from tests.remote.fake_openai import Fake
 
 def _ask(ctx: AppContext, model: str) -> str:
     stream = ctx.scheduler.stream_chat(
-        model, [Message("user", "quarterly numbers")], GenerationParams(max_tokens=8)
+        model, ChatCall.of([Message("user", "quarterly numbers")], GenerationParams(max_tokens=8))
     )
     return "".join(c.text for c in stream)
 

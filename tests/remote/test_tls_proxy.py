@@ -13,7 +13,7 @@ import trustme
 from desktop.app import AppContext, build_context
 from desktop.catalog.hub import RemoteFile
 from desktop.config import NoPolicy
-from desktop.engine.types import GenerationParams, Message
+from desktop.engine.types import ChatCall, GenerationParams, Message
 from desktop.errors import ConfigError, DownloadError, RemoteError
 from tests.remote.fake_openai import BLOB, Fake, connect_proxy, fake_server
 
@@ -46,7 +46,7 @@ def _context(fake: Fake, **settings: Any) -> AppContext:
 def _ask(ctx: AppContext) -> str:
     try:
         stream = ctx.scheduler.stream_chat(
-            "corp/echo", [Message("user", "over tls")], GenerationParams(max_tokens=8)
+            "corp/echo", ChatCall.of([Message("user", "over tls")], GenerationParams(max_tokens=8))
         )
         return "".join(c.text for c in stream)
     finally:

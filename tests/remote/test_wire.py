@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.engine.types import GenerationParams, Message
+from desktop.engine.types import ChatCall, GenerationParams, Message
 from desktop.errors import InvalidRequest, RemoteError
 from desktop.remote import wire
 from desktop.remote.registry import normalise_url, parse_policy_entries
@@ -32,8 +32,10 @@ def test_policy_entries_need_name_and_url() -> None:
 def test_chat_body_carries_sampling_and_asks_for_usage() -> None:
     body = wire.chat_body(
         "glm-4.6",
-        [Message("system", "be brief"), Message("user", "hi")],
-        GenerationParams(max_tokens=7, temperature=0.0, stop=("\n",), seed=3),
+        ChatCall.of(
+            [Message("system", "be brief"), Message("user", "hi")],
+            GenerationParams(max_tokens=7, temperature=0.0, stop=("\n",), seed=3),
+        ),
     )
     assert body["messages"] == [
         {"role": "system", "content": "be brief"},

@@ -99,10 +99,7 @@ def test_bad_messages_are_refused_naming_where(messages: list[Any], param: str) 
 
 
 def test_tool_choice_auto_any_tool_none() -> None:
-    assert (
-        aw.tools_for_engine(_req(tools=[WEATHER]))[0]["function"]["parameters"]
-        == WEATHER["input_schema"]
-    )
+    assert aw.tools_for_engine(_req(tools=[WEATHER]))[0].parameters == WEATHER["input_schema"]
     assert aw.tools_for_engine(_req(tools=[WEATHER], tool_choice={"type": "none"})) is None
     forced = _req(tools=[WEATHER], tool_choice={"type": "any"})
     assert aw.is_forced(forced)
@@ -117,9 +114,7 @@ def test_tool_choice_auto_any_tool_none() -> None:
         {"type": "bash_20250124", "name": "bash"},
         WEATHER,
     ]
-    assert [t["function"]["name"] for t in aw.tools_for_engine(_req(tools=hosted)) or []] == [
-        "get_weather"
-    ]
+    assert [t.name for t in aw.tools_for_engine(_req(tools=hosted)) or []] == ["get_weather"]
     assert [
         h.kind
         for h in aw.left_out_tools(_req(tools=hosted, mcp_servers=[{"name": "gh", "url": "x"}]))
@@ -186,7 +181,7 @@ def test_stream_event_sequence() -> None:
     ]
     events = ae.MessageEvents("msg_1", "m")
     raw = events.opening()
-    for item in answer_pieces(chunks, None, forced=False):
+    for item in answer_pieces(chunks):
         raw += events.ending(item) if isinstance(item, Ending) else events.piece(item)
     got = named_events(raw)
     assert [e["type"] for e in got] == [

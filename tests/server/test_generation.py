@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
 
+from desktop.engine.loader import load_engine
 from tests.fixtures.tiny_gguf import FIM_TOKENS, write_tiny_llama
 from tests.near_tie import assert_same_answer, steps
 from tests.server.conftest import Served, serve
@@ -63,17 +66,23 @@ def client(served: Served) -> Iterator[openai.OpenAI]:
 # ---------------------------------------------------------------- fill-in-the-middle
 
 
+@contextmanager
+def _fim_engine(served: Served) -> Iterator[Any]:
+    """The FIM model loaded in this process: its prompt builder is no API the server's
+    worker answers, so the expected prompt is built here from the same file."""
+    engine = load_engine(served.ctx.resolver("tiny-fim"))
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
 def test_fim_prompt_is_prefix_suffix_middle_in_the_models_own_tokens(served: Served) -> None:
     prefix, suffix = "def add(a, b):", "return the cat"
-
-    def build(engine):
-        return (
-            engine.infill_tokens(prefix, suffix),
-            engine.tokenize(prefix, add_bos=False, special=False),
-            engine.tokenize(suffix, add_bos=False, special=False),
-        )
-
-    tokens, pre_text, suf_text = served.scheduler.with_engine("tiny-fim", build)
+    with _fim_engine(served) as engine:
+        tokens = engine.infill_tokens(prefix, suffix)
+        pre_text = engine.tokenize(prefix, add_bos=False, special=False)
+        suf_text = engine.tokenize(suffix, add_bos=False, special=False)
     pre, suf, mid = 310, 311, 312  # where the fixture put FIM_TOKENS in the vocabulary
     assert len(FIM_TOKENS) == 3
     assert tokens == [1, pre, *pre_text, suf, *suf_text, mid]  # 1 is <s> (BOS)
@@ -83,9 +92,8 @@ def test_fim_completion_returns_text_streamed_or_whole(
     client: openai.OpenAI, served: Served
 ) -> None:
     prefix, suffix = "def add(a, b):", "return the cat"
-    expected = served.scheduler.with_engine(
-        "tiny-fim", lambda e: len(e.infill_tokens(prefix, suffix))
-    )
+    with _fim_engine(served) as engine:
+        expected = len(engine.infill_tokens(prefix, suffix))
     whole = client.completions.create(
         model="tiny-fim", prompt=prefix, suffix=suffix, max_tokens=8, temperature=0
     )

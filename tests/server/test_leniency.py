@@ -22,7 +22,7 @@ import ollama
 import openai
 import pytest
 
-from desktop.engine.types import Chunk, Message, Usage
+from desktop.engine.types import ChatCall, Chunk, Message, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import leniency as lv
 from desktop.server import responses_output as ro
@@ -365,7 +365,8 @@ def test_claude_code_shaped_system_messages_reach_the_prompt(
     from desktop.server import anthropic_wire as aw
 
     prompt = server.scheduler.with_engine(
-        "tiny-chat", lambda e: e.render(aw.to_messages("You are Claude Code.", messages))
+        "tiny-chat",
+        lambda e: e.render(ChatCall.of(aw.to_messages("You are Claude Code.", messages))),
     )
     assert SECRET in prompt
     without = [m for m in messages if m["role"] != "system"]
@@ -405,7 +406,8 @@ def _long_prompt(server: Served, tokens: int) -> str:
 
     def count(text: str) -> int:
         return server.scheduler.with_engine(
-            "tiny-chat", lambda e: len(e.prompt_tokens(e.render([Message("user", text)])))
+            "tiny-chat",
+            lambda e: len(e.prompt_tokens(e.render(ChatCall.of([Message("user", text)])))),
         )
 
     words = max(tokens - count(""), 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import psutil
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -91,17 +93,21 @@ async def _use(session: ClientSession, handbook: Path) -> None:
     assert missing.is_error and "no collection named 'nope'" in str(missing.content)
 
 
-def test_edgedesk_mcp_serve_over_stdio(indexed: tuple[AppContext, Path]) -> None:
-    _ctx, handbook = indexed
-    params = StdioServerParameters(
+def _mcp_serve() -> StdioServerParameters:
+    """`edgedesk mcp serve` from this checkout, on the test's data folder."""
+    return StdioServerParameters(
         command=sys.executable,
         args=["-m", "desktop", "mcp", "serve"],
         env={"EDGEDESK_HOME": os.environ["EDGEDESK_HOME"]},
         cwd=str(Path(__file__).parents[2]),
     )
 
+
+def test_edgedesk_mcp_serve_over_stdio(indexed: tuple[AppContext, Path]) -> None:
+    _ctx, handbook = indexed
+
     async def main() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        async with stdio_client(_mcp_serve()) as (read, write), ClientSession(read, write) as s:
             await _use(s, handbook)
 
     anyio.run(main)
@@ -359,9 +365,176 @@ def test_a_search_over_slash_mcp_stops_when_its_client_leaves(
     assert stats().embeds_cancelled == before.embeds_cancelled + 1
 
 
+# A query at the cap, about a token a character: ~32 MiniLM windows, 20 s of CPU on a
+# busy 2-core machine. Three at once take a minute there, seconds on a fast machine.
+LONG_QUERIES = [(marks * 3000)[:16384] for marks in (".,;:!?-", ",;:!?-.", ";:!?-.,")]
+
+
+def test_a_search_over_slash_mcp_stops_on_mcps_cancel_notification(
+    served_minilm: Served,
+) -> None:
+    """The client gives up on the call (the SDK sends ``notifications/cancelled``) while
+    keeping its session and the call's POST open: the search stops and is counted."""
+    served = served_minilm
+
+    def stats() -> EngineStats:
+        [model] = served.ctx.scheduler.loaded()
+        assert model.stats is not None
+        return model.stats
+
+    async def main() -> None:
+        async with _http(served.url, served.key) as session:
+            await session.initialize()
+            await session.call_tool("search_documents", {"query": "paid leave"})  # loads MiniLM
+            before = stats()
+            async with anyio.create_task_group() as group:
+                args = {"query": LONG_QUERIES[0]}
+                group.start_soon(session.call_tool, "search_documents", args)
+                await anyio.to_thread.run_sync(
+                    lambda: wait_until(
+                        lambda: stats().embed_decodes > before.embed_decodes,
+                        timeout=60,
+                        what="the query's embedding started",
+                    )
+                )
+                group.cancel_scope.cancel()  # the agent's user pressed Esc
+            await anyio.to_thread.run_sync(
+                lambda: wait_until(
+                    lambda: stats().embeds_cancelled > before.embeds_cancelled,
+                    timeout=60,
+                    what="the search cancelled",
+                )
+            )
+            decoded = stats().embed_decodes - before.embed_decodes
+            assert decoded < 16, f"{decoded} of the query's ~32 windows were embedded for nobody"
+            own = await session.call_tool("search_documents", {"query": "paid leave"})
+            assert not own.is_error and "25 days of paid leave" in str(own.content)
+
+    anyio.run(main)
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds of ``pid`` and its children: the model runs in a worker process."""
+    process = psutil.Process(pid)
+    total = 0.0
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            times = each.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def test_searches_over_stdio_stop_on_mcps_cancel_notification(
+    indexed_minilm: AppContext,
+) -> None:
+    """``edgedesk mcp serve`` once searched on after its client cancelled the calls
+    (a minute of CPU on a busy machine for three long queries), and the next search
+    waited behind them."""
+
+    async def main() -> None:
+        async with (
+            stdio_client(_mcp_serve()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            warm = await session.call_tool("search_documents", {"query": "paid leave"})
+            assert "25 days of paid leave" in str(warm.content)
+            [child] = [p for p in psutil.Process().children() if "mcp" in p.cmdline()[-2:]]
+            idle = _cpu_s(child.pid)
+            async with anyio.create_task_group() as group:
+                for query in LONG_QUERIES:
+                    group.start_soon(session.call_tool, "search_documents", {"query": query})
+                await anyio.to_thread.run_sync(
+                    lambda: wait_until(
+                        lambda: _cpu_s(child.pid) > idle + 0.5,
+                        timeout=60,
+                        what="the searches computing",
+                    )
+                )
+                group.cancel_scope.cancel()  # one notifications/cancelled a call
+            cancelled = time.perf_counter()
+            own = await session.call_tool("search_documents", {"query": "paid leave"})
+            waited = time.perf_counter() - cancelled
+            assert not own.is_error and "25 days of paid leave" in str(own.content)
+            assert waited < 5.0, f"the next search waited {waited:.1f} s behind cancelled ones"
+
+    anyio.run(main)
+
+
+def _send(server: subprocess.Popen[bytes], message: dict[str, object]) -> None:
+    assert server.stdin is not None
+    server.stdin.write(json.dumps(message).encode() + b"\n")
+    server.stdin.flush()
+
+
+def _answer_to(server: subprocess.Popen[bytes], request_id: int) -> dict[str, object]:
+    assert server.stdout is not None
+    while True:
+        line = server.stdout.readline()
+        assert line, "the server closed its stdout"
+        message: dict[str, object] = json.loads(line)
+        if message.get("id") == request_id:
+            return message
+
+
+def test_edgedesk_mcp_serve_stops_its_searches_when_stdin_closes(
+    indexed_minilm: AppContext, tmp_path: Path
+) -> None:
+    """An agent that quits closes the server's stdin; its searches in flight once kept
+    ``edgedesk mcp serve`` computing (and alive) until they ended."""
+    params = _mcp_serve()
+    with (tmp_path / "stderr.txt").open("wb") as errors:
+        server = subprocess.Popen(
+            [params.command, *params.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=params.env,
+            cwd=params.cwd,
+        )
+    try:
+        _send(
+            server,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "agent", "version": "1"},
+                },
+            },
+        )
+        assert "result" in _answer_to(server, 1)
+        _send(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        search = {"name": "search_documents", "arguments": {"query": "paid leave"}}
+        _send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": search})
+        assert "25 days of paid leave" in json.dumps(_answer_to(server, 2))
+        idle = _cpu_s(server.pid)
+        for n, query in enumerate(LONG_QUERIES, start=3):
+            search = {"name": "search_documents", "arguments": {"query": query}}
+            _send(server, {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": search})
+        wait_until(lambda: _cpu_s(server.pid) > idle + 0.5, timeout=60, what="the searches")
+        assert server.stdin is not None
+        server.stdin.close()  # the agent quit
+        closed = time.perf_counter()
+        assert server.wait(timeout=60) == 0
+        took = time.perf_counter() - closed
+        assert took < 5.0, f"it searched on {took:.1f} s for nobody"
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        assert server.stdout is not None
+        server.stdout.close()
+
+
 @pytest.fixture
-def served_minilm(tmp_path: Path) -> Iterator[Served]:
-    """A local server with /mcp over a handbook indexed with the real MiniLM."""
+def indexed_minilm(tmp_path: Path) -> Iterator[AppContext]:
+    """A handbook indexed with the real MiniLM (its query windows take real time)."""
     from tests.benchmarks.bench_retrieval_quality import minilm_path
 
     minilm = minilm_path()
@@ -373,13 +546,22 @@ def served_minilm(tmp_path: Path) -> Iterator[Served]:
         "# Leave\n\nStaff get 25 days of paid leave a year.\n", encoding="utf-8"
     )
     ctx.library.add("handbook", [docs], str(minilm))
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+
+
+@pytest.fixture
+def served_minilm(indexed_minilm: AppContext, tmp_path: Path) -> Iterator[Served]:
+    """A local server with /mcp over a handbook indexed with the real MiniLM."""
+    ctx = indexed_minilm
     runner = ctx.new_api_server(
         settings=ServerSettings(require_key=True).model_copy(update={"port": 0})
     )
     key = ctx.key_store.create("agent")
     runner.start()
     try:
-        yield Served(ctx, runner, key, docs / "leave.md")
+        yield Served(ctx, runner, key, tmp_path / "handbook" / "leave.md")
     finally:
         runner.stop()
-        ctx.close()

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import EngineStats, GenerationParams, Message, ModelSpec
+from desktop.engine.types import ChatCall, EngineStats, GenerationParams, Message, ModelSpec
 from desktop.server.metrics import Metrics, gauges_from
 from tests.engine.test_scheduler import WAIT_S, FakeEngine
 from tests.server.conftest import Served
@@ -46,11 +46,14 @@ def _busy_scheduler() -> tuple[Scheduler, threading.Event, list[Any]]:
         lambda ref: ModelSpec(Path(f"/{ref}.gguf"), ref),
     )
     params = GenerationParams(max_tokens=4)
-    streams = [scheduler.stream_chat("m", [Message("user", n)], params) for n in "ab"]
+    streams = [scheduler.stream_chat("m", ChatCall.of([Message("user", n)], params)) for n in "ab"]
     for stream in streams:
         next(stream)
     waiter = threading.Thread(
-        target=lambda: list(scheduler.stream_chat("m", [Message("user", "c")], params)), daemon=True
+        target=lambda: list(
+            scheduler.stream_chat("m", ChatCall.of([Message("user", "c")], params))
+        ),
+        daemon=True,
     )
     waiter.start()
     assert scheduler.wait_until(lambda: scheduler.queue_depth == 1, WAIT_S)

@@ -165,31 +165,29 @@ def test_refusals_and_keep_alive(lama: ollama.Client) -> None:
 def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     import time as clock
 
-    from desktop.engine.types import Chunk, Usage
+    from desktop.engine.toolcalls import gate_calls
+    from desktop.engine.types import ChatCall, Chunk, Message, ToolSpec, Usage
     from desktop.server.answer import answer_pieces
     from desktop.server.app import RequestInfo
     from desktop.server.generation import answer_stream
     from desktop.server.ollama_routes import OllamaAnswer
     from desktop.server.streaming import Chunks
 
-    tools = [{"type": "function", "function": {"name": "get_time", "parameters": {}}}]
-    chunks = Chunks(
-        iter(
-            [
-                Chunk(reasoning="let me see"),
-                Chunk(text="Checking. "),
-                Chunk(text='<tool_call>{"name": "get_time", "arguments": {}}'),
-                Chunk(text="</tool_call>"),
-                Chunk(finish_reason="stop", usage=Usage(9, 4)),
-            ]
-        ),
-        RequestInfo("req_1", clock.perf_counter()),
-    )
+    generated = [
+        Chunk(reasoning="let me see"),
+        Chunk(text="Checking. "),
+        Chunk(text='<tool_call>{"name": "get_time", "arguments": {}}'),
+        Chunk(text="</tool_call>"),
+        Chunk(finish_reason="stop", usage=Usage(9, 4)),
+    ]
+    # The engine's side parses the call (gate_calls); the answer reads it structured.
+    call = ChatCall.of([Message("user", "time?")], tools=[ToolSpec("get_time", None, {})])
+    chunks = Chunks(gate_calls(generated, call), RequestInfo("req_1", clock.perf_counter()))
     after: list[str] = []
-    answer = OllamaAnswer("m", tools, chat=True, after=lambda: after.append("done"))
+    answer = OllamaAnswer("m", chat=True, after=lambda: after.append("done"))
     lines = [
         json.loads(line)
-        for raw in answer_stream(answer_pieces(chunks, tools, forced=False), answer)
+        for raw in answer_stream(answer_pieces(chunks), answer)
         for line in raw.splitlines()
     ]
     messages = [line["message"] for line in lines]

@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from desktop.engine.toolcalls import StreamGate, parse_tool_calls
-from desktop.engine.types import Chunk, TokenLogprob, Usage
+from desktop.engine.types import ChatCall, Chunk, TokenLogprob, ToolCall, ToolSpec, Usage
 from desktop.errors import InvalidRequest
 from desktop.server import openai as oa
 from desktop.server import openai_requests as oq
@@ -217,7 +217,7 @@ def test_tool_choice_none_and_named() -> None:
     named = _chat(
         tools=[WEATHER, other], tool_choice={"type": "function", "function": {"name": "other"}}
     )
-    assert [t["function"]["name"] for t in oq.tools_for_engine(named) or []] == ["other"]
+    assert [t.name for t in oq.tools_for_engine(named) or []] == ["other"]
     with pytest.raises(InvalidRequest):
         oq.tools_for_engine(
             _chat(tools=[WEATHER], tool_choice={"type": "function", "function": {"name": "x"}})
@@ -243,15 +243,15 @@ def test_prompts_and_embedding_inputs() -> None:
 
 def test_chat_completion_with_tool_call_and_reasoning() -> None:
     final = Chunk(finish_reason="stop", usage=Usage(10, 5, 4))
-    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    call = ToolCall("call_1", "get_weather", '{"city": "Oslo"}')
     body = oa.chat_completion(
         request_id="r",
         model="m",
         created=1,
-        text=text,
+        text="",
         reasoning="thinking",
         final=final,
-        tools=[WEATHER],
+        calls=[call],
     ).model_dump()
     choice = body["choices"][0]
     assert choice["finish_reason"] == "tool_calls"
@@ -479,10 +479,11 @@ def test_glm45_string_arguments_stay_strings_when_the_schema_says_so() -> None:
         "<arg_key>n</arg_key><arg_value>5</arg_value>"
         '<arg_key>tags</arg_key><arg_value>["a", "b"]</arg_value></tool_call>'
     )
-    call = oa.split_answer(text, tools).tool_calls[0]
+    schemas = ChatCall.of([], tools=[ToolSpec.from_openai(t) for t in tools]).tool_schemas()
+    call = parse_tool_calls(text, schemas).tool_calls[0]
     assert json.loads(call.arguments) == {"zip": "123", "n": 5, "tags": ["a", "b"]}
     # The streaming gate parses with the same schemas.
-    gate = StreamGate(oq.tool_names(tools))
+    gate = StreamGate(schemas)
     gate.feed(text)
     assert json.loads(gate.finish()[1][0].arguments)["zip"] == "123"
 

@@ -17,21 +17,10 @@ import pytest
 from desktop.server.openai import relevance
 from desktop.server.openai_requests import MAX_RERANK_DOCUMENTS
 from tests.conftest import wait_until
-from tests.fixtures.tiny_gguf import write_tiny_bert
 from tests.server.conftest import Served, serve
 
 DOCS = ["the cat sat on the mat", {"text": "hello world"}, "edge cases of hello", "world"]
 TEXTS = ["the cat sat on the mat", "hello world", "edge cases of hello", "world"]
-
-
-@pytest.fixture(scope="module")
-def tiny_reranker(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tiny_bert(
-        tmp_path_factory.mktemp("rr") / "tiny-reranker.gguf",
-        pooling=4,
-        seed=5,
-        name="tiny-reranker",
-    )
 
 
 @pytest.fixture(scope="module")

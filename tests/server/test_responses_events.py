@@ -25,7 +25,7 @@ def test_stream_events_are_numbered_in_the_documented_order() -> None:
     ]
     events = ResponseEvents(_req(), ro.Ids("resp_x"), 1, stored=False)
     raw = events.opening()
-    for item in answer_pieces(chunks, None, forced=False):
+    for item in answer_pieces(chunks):
         raw += events.ending(item) if isinstance(item, Ending) else events.piece(item)
     got = named_events(raw)
     assert [e["sequence_number"] for e in got] == list(range(len(got)))

@@ -110,7 +110,7 @@ def test_unsupported_fields_are_refused_by_name(fields: dict[str, Any], param: s
 
 
 def test_tools_choices_and_sampling() -> None:
-    assert rw.tools_for_engine(_req(tools=[WEATHER]))[0]["function"]["name"] == "get_weather"
+    assert rw.tools_for_engine(_req(tools=[WEATHER]))[0].name == "get_weather"
     assert rw.tools_for_engine(_req(tools=[WEATHER], tool_choice="none")) is None
     # What Codex sends besides its functions is left out and named, not refused.
     codex = [
@@ -124,9 +124,7 @@ def test_tools_choices_and_sampling() -> None:
         {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
         WEATHER,
     ]
-    assert [t["function"]["name"] for t in rw.tools_for_engine(_req(tools=codex)) or []] == [
-        "get_weather"
-    ]
+    assert [t.name for t in rw.tools_for_engine(_req(tools=codex)) or []] == ["get_weather"]
     assert [h.kind for h in rw.left_out_tools(_req(tools=codex))] == [
         "web_search",
         "namespace",
@@ -168,7 +166,7 @@ def test_namespace_tools_reach_the_engine_as_function_tools() -> None:
     # The flattening itself is tested in test_tool_namespaces; here, the request around it.
     req = _req(tools=[{"type": "web_search"}, GITHUB, AGENTS, WEATHER])
     flat, spaces = rw.flatten_namespaces(req)
-    assert [t["function"]["name"] for t in rw.tools_for_engine(flat) or []] == [
+    assert [t.name for t in rw.tools_for_engine(flat) or []] == [
         "mcp__github__create_issue",
         "multi_agent_v1__close_agent",
         "multi_agent_v1__create_issue",
@@ -190,9 +188,7 @@ def test_namespace_tools_reach_the_engine_as_function_tools() -> None:
 def test_a_forced_choice_of_a_namespaced_tool_offers_only_its_flat_tool() -> None:
     choice = {"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"}
     flat, _ = rw.flatten_namespaces(_req(tools=[GITHUB, AGENTS], tool_choice=choice))
-    assert [t["function"]["name"] for t in rw.tools_for_engine(flat) or []] == [
-        "multi_agent_v1__close_agent"
-    ]
+    assert [t.name for t in rw.tools_for_engine(flat) or []] == ["multi_agent_v1__close_agent"]
     assert rw.is_forced(flat)
     # In two namespaces and no namespace given: ambiguous, so not among the tools (400).
     flat, _ = rw.flatten_namespaces(

@@ -16,7 +16,7 @@ import openai
 import pytest
 
 from desktop.config import ServerSettings
-from desktop.engine.types import MEDIA_MARKER, Message
+from desktop.engine.types import MEDIA_MARKER, ChatCall, Message
 from desktop.errors import VisionUnsupported
 from desktop.server.runner import ServerRunner
 from tests.chat.scripted import Scripted
@@ -52,21 +52,10 @@ class Engine(Scripted):
     def loaded(self) -> list[Any]:
         return []
 
-    def stream_chat(
-        self,
-        model: str,
-        messages: Any,
-        params: Any,
-        cancel: Any = None,
-        tools: Any = None,
-        template_kwargs: Any = None,
-    ) -> Any:
+    def stream_chat(self, model: str, call: ChatCall, cancel: Any = None) -> Any:
         if model == "claims":
             return self._refuse(model)
-        # The chat route passes the template switch by position, the others by name.
-        return super().stream_chat(
-            model, messages, params, cancel, tools, template_kwargs=template_kwargs
-        )
+        return super().stream_chat(model, call, cancel)
 
     @staticmethod
     def _refuse(model: str) -> Iterator[Any]:
@@ -311,6 +300,9 @@ def test_anthropic_count_tokens_counts_a_pictures_tokens(
     from desktop.engine.types import GenerationParams
     from desktop.server.anthropic_routes import prompt_token_count
 
+    def chat(*messages: Message) -> ChatCall:
+        return ChatCall(messages, GenerationParams(max_tokens=1, temperature=0))
+
     engine = LlamaEngine(
         tiny_chat,
         LoadOptions(context_length=512, parallel=1, projector=tiny_projector),
@@ -318,11 +310,11 @@ def test_anthropic_count_tokens_counts_a_pictures_tokens(
     )
     try:
         picture = load_image(png(8, 8))
-        messages = [Message("user", f"what is {MEDIA_MARKER} this", images=(picture,))]
-        counted = prompt_token_count(engine, messages, None, None)
-        *_, final = engine.stream_chat(messages, GenerationParams(max_tokens=1, temperature=0))
+        pictured = chat(Message("user", f"what is {MEDIA_MARKER} this", images=(picture,)))
+        counted = prompt_token_count(engine, pictured)
+        *_, final = engine.stream_chat(pictured)
         assert final.usage is not None and counted == final.usage.prompt_tokens
-        text_only = prompt_token_count(engine, [Message("user", "what is  this")], None, None)
+        text_only = prompt_token_count(engine, chat(Message("user", "what is  this")))
         assert counted > text_only + 8  # the picture's run, not one marker's few tokens
     finally:
         engine.close()

@@ -9,6 +9,7 @@ import pytest
 
 from desktop.app import AppContext, build_context
 from desktop.config import NoPolicy
+from desktop.ui.look import install_translator
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 
@@ -56,15 +57,20 @@ CAT_FILE = "ggml-model-Q4_K_M.gguf"
 
 
 @pytest.fixture
-def hub(tiny_chat: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
-    """A fake Hub serving the tiny model as the catalog's GLM-Edge 1.5B, set as endpoint."""
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeHub() as fake:
-        fake.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
+def hub(hub: FakeHub, tiny_chat: Path) -> FakeHub:
+    """The shared fake Hub (tests/conftest.py) serving the tiny model as the catalog's
+    GLM-Edge 1.5B."""
+    hub.add_repo(CAT_REPO, {CAT_FILE: tiny_chat.read_bytes()}, downloads=50)
+    return hub
+
+
+@pytest.fixture
+def chinese(qapp) -> Iterator[None]:
+    """The app's Chinese translation installed for this test, removed after it."""
+    translator = install_translator(qapp, "zh_CN")
+    assert translator is not None
+    yield
+    qapp.removeTranslator(translator)
 
 
 @pytest.fixture(autouse=True)

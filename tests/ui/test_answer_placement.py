@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from desktop.chat.conversation import Turn
 from desktop.engine.types import Placement, Usage
 from desktop.ui.answer_footer import footer_text
-from desktop.ui.look import install_translator
 
 pytestmark = pytest.mark.qt
 
@@ -29,14 +26,6 @@ def _footer(placement: Placement | None) -> str:
             placement=placement,
         )
     )
-
-
-@pytest.fixture
-def chinese(qapp) -> Iterator[None]:
-    translator = install_translator(qapp, "zh_CN")
-    assert translator is not None
-    yield
-    qapp.removeTranslator(translator)
 
 
 def test_the_footer_names_the_device_and_its_layers(qapp) -> None:

@@ -27,9 +27,9 @@ class Recorder:
         self.inner = inner
         self.sent: list[list[Message]] = []
 
-    def stream_chat(self, model: str, messages: Any, *args: Any, **kwargs: Any) -> Any:
-        self.sent.append(list(messages))
-        return self.inner.stream_chat(model, messages, *args, **kwargs)
+    def stream_chat(self, model: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        self.sent.append(list(call.messages))
+        return self.inner.stream_chat(model, call, *args, **kwargs)
 
 
 def _recording(win: MainWindow) -> Recorder:

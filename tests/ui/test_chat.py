@@ -6,6 +6,7 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 
+from desktop.engine.types import ChatCall
 from desktop.ui.main_window import MainWindow
 from tests.ui.conftest import send
 
@@ -71,7 +72,9 @@ def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
 
     def ide_request(busy: threading.Event) -> None:
         stream = scheduler.stream_chat(
-            model, [Message("user", "long")], GenerationParams(max_tokens=4000), release
+            model,
+            ChatCall.of([Message("user", "long")], GenerationParams(max_tokens=4000)),
+            release,
         )
         next(stream)
         busy.set()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from desktop.catalog.hardware import GPU, Hardware, Verdict
 from desktop.config import NoPolicy
 from desktop.ui.core_text import machine_summary, verdict_text
 from desktop.ui.first_run import FirstRunDialog
-from desktop.ui.look import install_translator
 from desktop.ui.main_window import MainWindow
 from tests.ui.conftest import wait_listed
 
@@ -21,14 +19,6 @@ pytestmark = pytest.mark.qt
 GIB = 1024**3
 ENGLISH = [*(str(v) for v in Verdict), "GiB free", "CPU threads", "no GPU detected"]
 CHINESE_VERDICTS = ("适合 GPU", "内存可容纳，较慢", "内存可容纳，较慢（CPU）", "无法运行")
-
-
-@pytest.fixture
-def chinese(qapp) -> Iterator[None]:
-    translator = install_translator(qapp, "zh_CN")
-    assert translator is not None
-    yield
-    qapp.removeTranslator(translator)
 
 
 def english_in(text: str) -> list[str]:

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from desktop.doctor import _cpu_lines
 from desktop.engine.cpu_features import as_report, cpu_features
 from desktop.ui.hardware_report import cpu_lines
-from desktop.ui.look import install_translator
 
 pytestmark = pytest.mark.qt
 
 AVX512_BUILD = "CPU : AVX = 1 | AVX2 = 1 | FMA = 1 | AVX512 = 1 | "
 AVX2_CPU = "flags\t\t: avx avx2 fma\n"
-
-
-@pytest.fixture
-def chinese(qapp) -> Iterator[None]:
-    translator = install_translator(qapp, "zh_CN")
-    assert translator is not None
-    yield
-    qapp.removeTranslator(translator)
 
 
 def _report() -> dict[str, object]:

@@ -29,15 +29,11 @@ def folder(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def bge_hub(tiny_embed: Path, edgedesk_home: Path, monkeypatch: pytest.MonkeyPatch):
-    """A fake Hub serving the tiny embedding model as the catalog's BGE small EN."""
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeHub() as fake:
-        fake.add_repo(BGE_REPO, {BGE_FILE: tiny_embed.read_bytes()}, downloads=10)
-        config = edgedesk_home / "config"
-        config.mkdir(parents=True)
-        (config / "settings.toml").write_text(f'hub_endpoint = "{fake.url}"\n')
-        yield fake
+def bge_hub(hub: FakeHub, tiny_embed: Path) -> FakeHub:
+    """The fake Hub (tests/conftest.py) serving the tiny embedding model as the catalog's
+    BGE small EN (and, from tests/ui/conftest.py, the GLM-Edge chat model)."""
+    hub.add_repo(BGE_REPO, {BGE_FILE: tiny_embed.read_bytes()}, downloads=10)
+    return hub
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ and the most common errors read in Chinese; in English they read as the terminal
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +28,12 @@ from desktop.net import NetGate
 from desktop.ui.answer_footer import footer_text
 from desktop.ui.error_text import SENTENCES, WINDOW_WORDED, error_text
 from desktop.ui.hardware_report import report_lines, why_not_gpu
-from desktop.ui.look import install_translator
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 
 pytestmark = pytest.mark.qt
 
 FOOTER_ENGLISH = ("prompt", "tokens", "tok/s", "stopped", "token limit", "broken off")
-
-
-@pytest.fixture
-def chinese(qapp) -> Iterator[None]:
-    translator = install_translator(qapp, "zh_CN")
-    assert translator is not None
-    yield
-    qapp.removeTranslator(translator)
 
 
 def _answers() -> list[Turn]:
