@@ -47,6 +47,10 @@ EdgeDesk servers in the same run, interleaved alike: ``edgedesk`` (plaintext dat
 plaintext prompt cache), ``sealed`` (database encrypted with a passphrase, prompt cache
 sealed with AES-GCM under a key derived from it) and ``memory`` (encrypted, the disk
 prompt cache off: ``engine.prompt_cache_disk_mb = 0``).
+
+``--worker`` (EdgeDesk only) measures what the model's worker process costs: two
+EdgeDesk servers interleaved alike, ``edgedesk`` (each model in its worker process, the
+default) and ``in-process`` (``engine.worker_process = false``, as before issue 35).
 """
 
 from __future__ import annotations
@@ -558,6 +562,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="EdgeDesk plaintext vs sealed prompt cache vs memory only (no llama-server)",
     )
+    parser.add_argument(
+        "--worker",
+        action="store_true",
+        help="EdgeDesk with its model in a worker process vs in its own (no llama-server)",
+    )
     args = parser.parse_args(argv)
     shape = Shape(**SHORT) if args.short else Shape(args.turns, args.system_tokens, args.tools)
     model = gemma_file()
@@ -569,6 +578,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.protection:
             args.only, args.no_rewrite = "edgedesk", True
             starts.update(protection_starts(model))
+        if args.worker:
+            args.only, args.no_rewrite = "edgedesk", True
+            starts.update(worker_starts(model))
         if args.only != "edgedesk" and not args.rewrite_only:
             peer = peer_binary(args.llama_server, work / "peer")
             binary = peer.path
@@ -576,7 +588,8 @@ def main(argv: list[str] | None = None) -> int:
             starts["llama-server"] = lambda w, pids: llama_server(
                 binary, model, _fresh(w), slots=None, pids=pids
             )
-        if args.only != "llama-server" and not args.rewrite_only and not args.protection:
+        mixes = args.protection or args.worker  # EdgeDesk variants of their own
+        if args.only != "llama-server" and not args.rewrite_only and not mixes:
             starts["edgedesk"] = lambda w, pids: edgedesk_server(model, _made(w), Path.cwd(), pids)
         results = replay(starts, work, shape, peaks) if starts else {}
     finally:
@@ -647,6 +660,20 @@ def protection_starts(model: Path) -> dict[str, Server]:
         "edgedesk": lambda w, pids: edgedesk_server(model, _made(w), Path.cwd(), pids),
         "sealed": lambda w, pids: edgedesk_server(model, _made(w), Path.cwd(), pids, sealed),
         "memory": memory_only,
+    }
+
+
+def worker_starts(model: Path) -> dict[str, Server]:
+    """EdgeDesk two ways: its model in a worker process (the default), and in its own."""
+
+    def in_process(work: Path, pids: dict[str, int]) -> AbstractContextManager[tuple[str, str]]:
+        config = _made(work / "home" / "config")
+        (config / "settings.toml").write_text("[engine]\nworker_process = false\n")
+        return edgedesk_server(model, _made(work), Path.cwd(), pids)
+
+    return {
+        "edgedesk": lambda w, pids: edgedesk_server(model, _made(w), Path.cwd(), pids),
+        "in-process": in_process,
     }
 
 
