@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -285,7 +286,7 @@ class MainWindow(QMainWindow):
         self.message.setText(message)
 
     def refresh_status(self) -> None:
-        """Loaded model, this process's memory, and whether the app is offline."""
+        """Loaded model, the memory EdgeDesk uses, and whether the app is offline."""
         # Until the warm-up has built the scheduler, no model can be loaded.
         loaded = self.context.scheduler.loaded() if self.context.scheduler_built else []
         asked = self.chat.current.model if self.chat.current is not None else ""
@@ -295,7 +296,7 @@ class MainWindow(QMainWindow):
             self.model_status.setText(self.tr("Loading %1…").replace("%1", asked))
         else:
             self.model_status.setText(self.tr("No model loaded"))
-        rss = psutil.Process().memory_info().rss
+        rss = _memory_in_use()
         self.memory_status.setText(self.tr("Memory: ") + format_bytes(rss, memory=True))
         offline = bool(self.context.settings.offline)
         self.offline_status.setText(self.tr("● Offline") if offline else self.tr("● Online"))
@@ -577,3 +578,14 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if isinstance(app, QApplication) and not app.quitOnLastWindowClosed():
             app.quit()  # with a tray, Qt leaves quitting to us
+
+
+def _memory_in_use() -> int:
+    """Resident memory of this process and the ones it started: each loaded model runs in
+    a worker process of its own (and MCP tool servers in theirs)."""
+    me = psutil.Process()
+    total = me.memory_info().rss
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # one that just ended
+            total += child.memory_info().rss
+    return int(total)

@@ -11,6 +11,8 @@ import os
 import signal
 from pathlib import Path
 
+import psutil
+
 from desktop.engine.scheduler import CRASHES_TO_BROKEN
 from desktop.ui.main_window import MainWindow
 from tests.fixtures.tiny_gguf import write_tiny_llama
@@ -39,6 +41,11 @@ def test_a_crash_mid_answer_is_said_under_it_and_the_next_message_answers(
     assert again is not None and again.content and again.finish_reason == "length"
     fresh = window.context.scheduler.with_engine(model, lambda engine: engine.pid)
     assert fresh != pid
+    # The status bar's memory counts the model's worker, where the model now lives.
+    window.refresh_status()
+    shown = window.memory_status.text().removeprefix("Memory: ")
+    worker = psutil.Process(fresh).memory_info().rss
+    assert _mib(shown) * 2**20 >= worker + psutil.Process().memory_info().rss * 0.9
 
 
 def test_a_model_that_aborts_on_load_is_said_with_llama_cpps_words(
@@ -54,6 +61,7 @@ def test_a_model_that_aborts_on_load_is_said_with_llama_cpps_words(
     assert "crashed while loading (aborted (SIGABRT)); EdgeDesk was not affected" in message
     assert "llama.cpp's last words:" in message
     assert "GGML_ASSERT(ggml_can_mul_mat(k, q)) failed" in message
+    assert "/ggml.c" not in message  # the line, not the folder llama.cpp was built in
     assert window.isVisible()
     assert [t.role for t in chat.current.turns] == ["user"]  # the question is kept
 
@@ -83,3 +91,9 @@ def test_the_models_screen_marks_a_model_broken_and_retry_clears_it(
     assert window.context.broken_models.reason(model_id) is None
     assert view.table_model.index(row(), 6).data() == "installed"
     assert not view.retry_button.isVisibleTo(view)
+
+
+def _mib(text: str) -> float:
+    """``188.4 MiB`` / ``1.2 GiB`` as MiB."""
+    number, unit = text.split()
+    return float(number) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[unit]

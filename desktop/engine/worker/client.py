@@ -126,9 +126,8 @@ def crash_error(
         )
     if why:
         message += f": {why}"
-    return EngineCrashed(
-        message, model=model_id, how=how, why=why, log_tail=tuple(tail), on_load=on_load
-    )
+    shown = tuple(_SOURCE_PATH.sub(r"\1", line, count=1) for line in tail)
+    return EngineCrashed(message, model=model_id, how=how, why=why, log_tail=shown, on_load=on_load)
 
 
 def error_of(fault: wire.Fault) -> Exception:
