@@ -171,25 +171,45 @@ class Scheduler:
             return any(m.in_use for m in self._models.values())
 
     def loaded(self) -> list[LoadedModel]:
-        """Models in memory with their slots and engine counters, most recently used first."""
+        """Models in memory with their slots and engine counters, most recently used first.
+
+        The counters are asked outside the lock (a worker's answer crosses a pipe, and a
+        busy or dying one may be slow); each model is held in use meanwhile, so none is
+        closed under the question."""
         now = self._clock()
         with self._cond:
-            models = sorted(self._models.values(), key=lambda m: -m.last_used)
+            models = [
+                m
+                for m in sorted(self._models.values(), key=lambda m: -m.last_used)
+                if m.engine is not None and engine_alive(m.engine)
+            ]
+            rows = [
+                (m, m.engine, now - m.last_used, m.requests, m.streams, m.in_use, m.peak_streams)
+                for m in models
+            ]
+            for model in models:
+                model.in_use += 1
+        try:
             return [
                 LoadedModel(
                     m.spec.model_id,
-                    m.engine.report,
-                    now - m.last_used,
-                    m.requests,
-                    m.streams,
+                    engine.report,
+                    idle,
+                    requests,
+                    streams,
                     m.parallel,
-                    m.in_use,
-                    m.engine.stats(),
-                    m.peak_streams,
+                    in_use,
+                    engine.stats(),
+                    peak,
                 )
-                for m in models
-                if m.engine is not None and engine_alive(m.engine)
+                for m, engine, idle, requests, streams, in_use, peak in rows
+                if engine is not None
             ]
+        finally:
+            with self._cond:
+                for model in models:
+                    model.in_use -= 1
+                self._cond.notify_all()
 
     @property
     def peak_queue_depth(self) -> int:

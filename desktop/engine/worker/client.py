@@ -388,6 +388,11 @@ class WorkerEngine:
             while True:
                 answer = self._next(answers, message.id, cancel)
                 if isinstance(answer, wire.Item):
+                    if message.id in self._told and not answer.chunk.is_final:
+                        # Asked to stop: what the worker made before the message reached
+                        # it (a fast model, hundreds of tokens) is not shown, as a cancel
+                        # in this process stops within one step. Its usage still counts it.
+                        continue
                     yield answer.chunk
                     continue
                 finished = True
@@ -529,7 +534,11 @@ def start_worker(
         return WorkerEngine(
             process, channel, ready, model_id=spec.model_id, log_path=log_path, started_s=elapsed
         )
-    code = process.wait()
+    try:
+        code: int | None = process.wait(CLOSE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:  # it said something other than Ready, then hung
+        process.kill()
+        code = process.wait()
     for stream in (process.stdin, process.stdout):
         stream.close()
     if isinstance(first, wire.Fault):
