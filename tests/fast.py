@@ -26,6 +26,7 @@ FAST_FILES = frozenset(
         "tests/chat/test_conversation.py",
         "tests/chat/test_parameters.py",
         "tests/engine/test_amx.py",
+        "tests/engine/test_broken_file.py",
         "tests/engine/test_cpu_features.py",
         "tests/engine/test_defaults.py",
         "tests/engine/test_devices.py",

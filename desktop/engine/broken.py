@@ -54,13 +54,15 @@ class BrokenFile:
         if not isinstance(data, dict):
             return entries
         for key, value in data.items():
-            if isinstance(value, dict):
-                entries[str(key)] = _Entry(
-                    crashes=int(value.get("crashes", 0) or 0),
-                    reason=str(value.get("reason") or "it crashed"),
-                    broken=bool(value.get("broken")),
-                    since=str(value.get("since") or ""),
-                )
+            crashes = value.get("crashes") if isinstance(value, dict) else None
+            if type(crashes) is not int:
+                continue  # an entry another program mangled holds no model back
+            entries[str(key)] = _Entry(
+                crashes=crashes,
+                reason=str(value.get("reason") or "it crashed"),
+                broken=value.get("broken") is True,
+                since=str(value.get("since") or ""),
+            )
         self._memory, self._stamp = entries, stamp
         return dict(entries)
 
