@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import AppContext, build_context
+from desktop.base.config import NoPolicy, Settings, flatten
+from desktop.base.errors import ConfigError, NetworkBlocked
 from desktop.catalog.installed import InstalledModel
 from desktop.catalog.pull import parse_target, pull
-from desktop.config import NoPolicy, Settings, flatten
-from desktop.errors import ConfigError, NetworkBlocked
+from desktop.root.context import AppContext, build_context
 from tests.fixtures.children import free_port
 from tests.fixtures.fake_hub import FakeHub
 

@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from desktop.lazy import Lazies, Lazy, lazy
+from desktop.root.members import Lazies, Lazy, lazy
 
 
 class Counter:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.config import EngineSettings, Paths
+from desktop.base.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
 from desktop.catalog.entries import Catalog
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import Hardware
-from desktop.config import EngineSettings, Paths
 from desktop.engine.types import LocalPlan
-from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
 from desktop.resolve import ModelResolver, installed_from_mapping
 
 GIB = 1024**3

@@ -16,8 +16,8 @@ from typing import Any
 
 import psutil
 
+from desktop.base.filebytes import format_bytes
 from desktop.catalog.gguf_info import GGUFInfo
-from desktop.filebytes import format_bytes
 
 DEFAULT_CONTEXT = 8192
 MIN_CONTEXT = 512

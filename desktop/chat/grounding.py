@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from desktop.base.errors import EdgeDeskError, ModelNotFound
 from desktop.chat.conversation import Turn
 from desktop.engine.types import Message
-from desktop.errors import EdgeDeskError, ModelNotFound
 from desktop.retrieval.answer import Citation, build_messages, citations
 from desktop.retrieval.search import MAX_QUERY_CHARS
 from desktop.store.sources import Source

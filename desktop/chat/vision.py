@@ -11,8 +11,8 @@ model's header through the resolver (blocks briefly).
 
 from __future__ import annotations
 
+from desktop.base.errors import EdgeDeskError
 from desktop.engine.types import ModelSpec
-from desktop.errors import EdgeDeskError
 from desktop.resolve import ModelResolver
 
 

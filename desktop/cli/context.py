@@ -1,10 +1,10 @@
-"""Argument helpers for the verbs; ``context_for`` is ``desktop.startup``'s (window too)."""
+"""Argument helpers for the verbs; ``context_for`` is ``desktop.root.startup``'s (window too)."""
 
 from __future__ import annotations
 
 import argparse
 
-from desktop.startup import context_for
+from desktop.root.startup import context_for
 
 __all__ = ["context_for", "text_arg"]
 

@@ -23,16 +23,23 @@ from typing import Any
 
 import llama_cpp
 
-from desktop.defaults import RANK_POOLING, physical_cores
-from desktop.engine.answer_stream import read_answer
-from desktop.engine.batching import DecodeLoop, StepObserver
+from desktop.base.defaults import RANK_POOLING, physical_cores
+from desktop.base.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
+from desktop.engine.batching.answer_stream import read_answer
+from desktop.engine.batching.loop import DecodeLoop, StepObserver
+from desktop.engine.batching.sampling import SamplerChain
+from desktop.engine.batching.slots import Request
+from desktop.engine.chat.templates import (
+    ResolvedTemplate,
+    ThinkSplitter,
+    render_chat,
+    resolve_template,
+)
+from desktop.engine.chat.toolcalls import gate_calls
+from desktop.engine.chat.volatile import stable_messages
 from desktop.engine.embedding import EmbedLoop, pool
+from desktop.engine.hardware.placement import model_placement
 from desktop.engine.native import LoadOptions, load_context, warm_up
-from desktop.engine.placement import model_placement
-from desktop.engine.sampling import SamplerChain
-from desktop.engine.slots import Request
-from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
-from desktop.engine.toolcalls import gate_calls
 from desktop.engine.types import (
     ADMITTED,
     ChatCall,
@@ -43,8 +50,6 @@ from desktop.engine.types import (
     Placement,
 )
 from desktop.engine.vision import MediaChunk, Projector
-from desktop.engine.volatile import stable_messages
-from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
 
 _NEVER = threading.Event()
 

@@ -37,9 +37,9 @@ from typing import Any
 import llama_cpp
 from llama_cpp import mtmd_cpp as mtmd
 
+from desktop.base.errors import ImageRejected, InvalidRequest, ModelLoadError
 from desktop.engine.images import HARD_LIMITS, inspect_image
 from desktop.engine.types import MEDIA_MARKER, Image, Message
-from desktop.errors import ImageRejected, InvalidRequest, ModelLoadError
 
 EMBEDDING_CACHE_BYTES = 64 * 1024 * 1024  # encoded pictures kept for the next turn
 ENCODER_NICE = 10  # how much lower the encoder thread's CPU priority is (Linux)

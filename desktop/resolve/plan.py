@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from desktop.base.config import EngineSettings, Paths
+from desktop.base.defaults import RANK_POOLING, physical_cores
+from desktop.base.errors import InvalidRequest, ModelFileError
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware, fit_model
-from desktop.config import EngineSettings, Paths
-from desktop.defaults import RANK_POOLING, physical_cores
 from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
-from desktop.errors import InvalidRequest, ModelFileError
 from desktop.resolve.locate import stable_id
 
 MAX_CONTEXT = 1_048_576

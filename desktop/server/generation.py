@@ -26,20 +26,20 @@ from typing import Any, Protocol
 
 import anyio
 
+from desktop.base.errors import EdgeDeskError
 from desktop.chat.conversation import ToolStep
 from desktop.engine.types import ChatCall, Chunk
-from desktop.errors import EdgeDeskError
 from desktop.server.answer import Ending, Piece, WholeAnswer, answer_pieces, drain
 from desktop.server.deps import Call
-from desktop.server.hosted_mcp import Collected, Counted, Event, Hosted, collect, run
-from desktop.server.services import RequestInfo
-from desktop.server.streaming import (
+from desktop.server.mcp.hosted import Collected, Counted, Event, Hosted, collect, run
+from desktop.server.pump import (
     Chunks,
     Keepalive,
     close_stream,
     start_stream,
     watch_disconnect,
 )
+from desktop.server.services import RequestInfo
 from desktop.tools.toolbox import ToolSet
 
 log = logging.getLogger("edgedesk.server")

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.base.errors import EdgeDeskError
 from desktop.chat.vision import known_to_see, takes_pictures
 from desktop.engine.types import RemotePlan
-from desktop.errors import EdgeDeskError
 from desktop.resolve import ModelResolver, looks_like_path
 
 

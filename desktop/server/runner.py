@@ -1,7 +1,7 @@
 """Run the server: on a background thread for the GUI, or headless for ``edgedesk serve``.
 
 The runner only serves: unloading idle models and maintenance are the app's one
-``desktop.housekeeping.Housekeeping``, which the window or ``edgedesk serve`` starts.
+``desktop.root.housekeeping.Housekeeping``, which the window or ``edgedesk serve`` starts.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 import uvicorn
 from starlette.types import ASGIApp
 
-from desktop.audit import Auditor
-from desktop.config import ServerSettings
+from desktop.base.audit import Auditor
+from desktop.base.config import ServerSettings
+from desktop.base.errors import ConfigError
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.errors import ConfigError
-from desktop.server.app import create_app
+from desktop.server.asgi import create_app
 from desktop.server.metrics import AccessLog, AccessRecord, Metrics
 from desktop.server.security import KeyStore
 from desktop.server.services import ModelDirectory

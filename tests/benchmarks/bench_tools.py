@@ -27,16 +27,16 @@ from typing import Any
 import anyio
 import numpy as np
 
+from desktop.base.config import ServerSettings
 from desktop.chat.document_tools import DocumentAccess, DocumentTools
-from desktop.config import ServerSettings
-from desktop.engine.toolcalls import parse_tool_calls
+from desktop.engine.chat.toolcalls import parse_tool_calls
 from desktop.engine.types import Message
 from desktop.retrieval.reports import CollectionInfo
 from desktop.retrieval.search import Searcher
-from desktop.server.mcp_server import McpEndpoint
+from desktop.server.mcp.documents_server import McpEndpoint
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
-from desktop.tools.audit import ToolAudit
+from desktop.tools.call_log import ToolAudit
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import ServerList
 from desktop.tools.toolbox import ToolBox

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 from desktop.retrieval.answer import build_messages, citations, prepare
 from desktop.retrieval.chunking import chunk_blocks
 from desktop.retrieval.indexer import IndexProgress, Library

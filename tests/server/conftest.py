@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk
+from desktop.root.context import AppContext, build_context
 from desktop.server.metrics import AccessLog
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner, key_store

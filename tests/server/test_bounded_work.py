@@ -19,12 +19,12 @@ import httpx
 import openai
 import pytest
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.engine.loader import LoadedEngine, load_engine
 from desktop.engine.native import LoadOptions
 from desktop.engine.scheduler import Scheduler
-from desktop.server.embedding import MAX_INPUT_TOKENS, MAX_INPUTS, MAX_REQUEST_TOKENS
+from desktop.root.context import build_context
+from desktop.server.embeddings import MAX_INPUT_TOKENS, MAX_INPUTS, MAX_REQUEST_TOKENS
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner, key_store
 from tests.conftest import wait_until

@@ -16,10 +16,10 @@ import anthropic
 import openai
 import pytest
 
-from desktop.config import ServerSettings
-from desktop.server.hosted_mcp import hosted
+from desktop.base.config import ServerSettings
+from desktop.server.mcp.hosted import hosted
 from desktop.server.runner import ServerRunner
-from desktop.tools.audit import ToolAudit
+from desktop.tools.call_log import ToolAudit
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import McpPolicy, ServerList
 from desktop.tools.toolbox import ToolBox

@@ -15,10 +15,10 @@ import httpx
 import openai
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.audit import AuditLog
-from desktop.config import ServerSettings
-from desktop.errors import InvalidRequest
+from desktop.base.audit import AuditLog
+from desktop.base.config import ServerSettings
+from desktop.base.errors import InvalidRequest
+from desktop.root.context import AppContext, build_context
 from desktop.server.metrics import AccessRecord
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner

@@ -16,12 +16,12 @@ import httpx
 import openai
 import pytest
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
+from desktop.base.errors import EdgeDeskError
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk, ModelSpec
-from desktop.errors import EdgeDeskError
+from desktop.root.context import build_context
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 

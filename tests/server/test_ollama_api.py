@@ -165,13 +165,13 @@ def test_refusals_and_keep_alive(lama: ollama.Client) -> None:
 def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     import time as clock
 
-    from desktop.engine.toolcalls import gate_calls
+    from desktop.engine.chat.toolcalls import gate_calls
     from desktop.engine.types import ChatCall, Chunk, Message, ToolSpec, Usage
     from desktop.server.answer import answer_pieces
-    from desktop.server.app import RequestInfo
+    from desktop.server.asgi import RequestInfo
     from desktop.server.generation import answer_stream
-    from desktop.server.ollama_routes import OllamaAnswer
-    from desktop.server.streaming import Chunks
+    from desktop.server.protocols.ollama.routes import OllamaAnswer
+    from desktop.server.pump import Chunks
 
     generated = [
         Chunk(reasoning="let me see"),

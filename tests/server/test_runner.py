@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from desktop.app import build_context
+from desktop.root.context import build_context
 from tests.conftest import wait_until
 from tests.fixtures.children import free_port
 from tests.server.conftest import Served

@@ -9,9 +9,9 @@ import httpx
 import openai
 import pytest
 
-from desktop.config import ServerSettings
-from desktop.errors import ConfigError
-from desktop.server.app import create_app
+from desktop.base.config import ServerSettings
+from desktop.base.errors import ConfigError
+from desktop.server.asgi import create_app
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.security import KeyStore
 from tests.conftest import wait_until

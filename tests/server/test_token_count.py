@@ -18,14 +18,14 @@ import anthropic
 import pytest
 from anthropic.types import MessageParam
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ChatCall, Message
-from desktop.server.anthropic_routes import MAX_COUNT_CHARS
+from desktop.root.context import build_context
 from desktop.server.metrics import AccessLog, AccessRecord
 from desktop.server.model_directory import ResolverDirectory
+from desktop.server.protocols.anthropic.routes import MAX_COUNT_CHARS
 from desktop.server.runner import ServerRunner, key_store
 from desktop.server.token_count import PIECE_CHARS, count_prompt_tokens, prompt_pieces
 from tests.conftest import wait_until

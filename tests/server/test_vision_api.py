@@ -15,9 +15,9 @@ import ollama
 import openai
 import pytest
 
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
+from desktop.base.errors import VisionUnsupported
 from desktop.engine.types import MEDIA_MARKER, ChatCall, Message
-from desktop.errors import VisionUnsupported
 from desktop.server.runner import ServerRunner
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import png
@@ -298,7 +298,7 @@ def test_anthropic_count_tokens_counts_a_pictures_tokens(
     from desktop.engine.llama import LlamaEngine
     from desktop.engine.native import LoadOptions
     from desktop.engine.types import GenerationParams
-    from desktop.server.anthropic_routes import prompt_token_count
+    from desktop.server.protocols.anthropic.routes import prompt_token_count
 
     def chat(*messages: Message) -> ChatCall:
         return ChatCall(messages, GenerationParams(max_tokens=1, temperature=0))

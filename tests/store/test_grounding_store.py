@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest
 from desktop.cli import main
-from desktop.config import Paths
-from desktop.errors import InvalidRequest
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 from desktop.store.db import Database, applied_migrations, migrate
