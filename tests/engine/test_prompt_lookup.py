@@ -10,8 +10,8 @@ from pathlib import Path
 import llama_cpp
 import pytest
 
+from desktop.engine.batching import loop as batching
 from desktop.engine.batching.loop import Step
-from desktop.engine.batching.loop import loop as batching
 from desktop.engine.batching.slots import lookup_draft, next_draft_window
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
