@@ -215,7 +215,7 @@ def _documents(window: MainWindow) -> None:
 
 def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
     """A cited passage of docs/architecture.md in the in-app viewer, its lines marked."""
-    from desktop.store.sources import Source
+    from desktop.store.cited_passages import Source
     from desktop.ui.chat.source_viewer import SourceViewer
 
     path = ROOT / "docs" / "architecture.md"

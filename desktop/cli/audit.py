@@ -15,7 +15,7 @@ import time
 
 from desktop.base.audit import AuditLog
 from desktop.base.errors import InvalidRequest
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 
 _UNITS = {"m": 60.0, "h": 3600.0, "d": 86_400.0, "w": 604_800.0}
 

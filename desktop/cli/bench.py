@@ -10,7 +10,7 @@ from pathlib import Path
 
 from desktop.base.errors import InvalidRequest
 from desktop.base.filebytes import format_bytes
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 from desktop.machine.bench import BenchReport, run_bench
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from desktop.base.crash import shown
 from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.chat.attachments import Attachment, from_path
+from desktop.chat.capabilities import model_sees
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import (
     SOURCES_K,
@@ -35,8 +36,7 @@ from desktop.chat.parameters import Sampling
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
-from desktop.chat.vision import model_sees
-from desktop.cli.context import context_for, text_arg
+from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking
 from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option

@@ -13,7 +13,7 @@ from pathlib import Path
 from desktop.base.crash import shown
 from desktop.base.errors import ConfigError
 from desktop.base.filebytes import format_bytes
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 from desktop.cli.encryption import add_data_actions
 from desktop.root.relocate import cancel_move, pending_move, request_move
 

@@ -14,8 +14,8 @@ from desktop.base.errors import InvalidRequest
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import was_cited
 from desktop.chat.session import ChatCore
+from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.chat import default_chat_model
-from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.cli.tool_approval import (
     preapproved,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 from desktop.machine.doctor import data_line, doctor_report, format_report, parse_vulkaninfo
 
 __all__ = ["doctor_report", "format_report", "handle_doctor", "parse_vulkaninfo", "register"]

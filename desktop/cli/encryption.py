@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from desktop.base.crash import shown
 from desktop.base.errors import ConfigError, InvalidRequest
 from desktop.base.private import private_file
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 
 if TYPE_CHECKING:
     from desktop.store.atrest import AtRest

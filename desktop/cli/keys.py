@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from desktop.base.crash import shown
 from desktop.base.errors import EdgeDeskError
-from desktop.cli.context import context_for, text_arg
+from desktop.cli.arguments import context_for, text_arg
 
 T = TypeVar("T")
 

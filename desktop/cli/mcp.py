@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,7 +14,7 @@ from desktop.catalog import listing
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 from desktop.cli.remotes import remote_rows
 from desktop.resolve import looks_like_path
 from desktop.root.context import AppContext

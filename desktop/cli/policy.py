@@ -6,7 +6,7 @@ import argparse
 import json
 
 from desktop.base.config import flatten
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -18,7 +18,7 @@ from desktop.catalog.download import Progress
 from desktop.catalog.entries import Catalog
 from desktop.catalog.installed import InstalledModel, discover_hf_cache, hf_home, model_id_for
 from desktop.catalog.pull import PullTarget, discard_partial, parse_target, partial_files, pull
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 
 
 def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 
 from desktop.base.errors import InvalidRequest, ModelNotFound
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 from desktop.root.context import AppContext
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from desktop.base.crash import shown
 from desktop.base.errors import InvalidRequest
-from desktop.chat.vision import takes_pictures
-from desktop.cli.context import context_for, text_arg
+from desktop.chat.capabilities import takes_pictures
+from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Image, Message
@@ -178,7 +178,7 @@ def read_image(name: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
 
 
 def sees(ctx: AppContext, model: str) -> bool:
-    """Whether pictures may go to ``model`` (``chat.vision.takes_pictures``: a vision
+    """Whether pictures may go to ``model`` (``chat.capabilities.takes_pictures``: a vision
     projector, or a remote model, whose server decides)."""
     return takes_pictures(ctx.resolver(model))
 

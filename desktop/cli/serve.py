@@ -16,7 +16,7 @@ from desktop.base.config import MIN_BODY_BYTES
 from desktop.base.crash import shown
 from desktop.base.defaults import MAX_TOKENS_LIMIT
 from desktop.base.errors import EdgeDeskError, InvalidRequest
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 from desktop.resolve import looks_like_path
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from desktop.base.errors import InvalidRequest
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -49,7 +49,7 @@ from desktop.engine.types import (
     Message,
     Placement,
 )
-from desktop.engine.vision import MediaChunk, Projector
+from desktop.engine.vision import ImageTokens, Projector
 
 _NEVER = threading.Event()
 
@@ -295,7 +295,7 @@ class LlamaEngine:
             self._stream(tokens, params, cancel, stops, splitter, media=media), call
         )
 
-    def chat_tokens(self, call: ChatCall) -> tuple[list[int], dict[int, MediaChunk]]:
+    def chat_tokens(self, call: ChatCall) -> tuple[list[int], dict[int, ImageTokens]]:
         """The prompt tokens of a chat call (each image a run of negative placeholder
         ids, one per KV position, so ``len`` counts the image's tokens) and its images by
         run start; raises VisionUnsupported / ImageRejected as ``stream_chat``."""
@@ -308,7 +308,7 @@ class LlamaEngine:
         tokens, media = self.chat_tokens(call)
         return len(tokens) + sum(piece.n_tokens - piece.n_pos for piece in media.values())
 
-    def _chat_prompt(self, call: ChatCall) -> tuple[str, list[int], dict[int, MediaChunk]]:
+    def _chat_prompt(self, call: ChatCall) -> tuple[str, list[int], dict[int, ImageTokens]]:
         messages = call.messages
         if not any(m.images for m in messages):
             prompt = self.render(call)
@@ -382,7 +382,7 @@ class LlamaEngine:
         tokens: list[int],
         params: GenerationParams,
         cancel: threading.Event,
-        media: Mapping[int, MediaChunk] | None = None,
+        media: Mapping[int, ImageTokens] | None = None,
     ) -> Request:
         """Check the request and build it with its sampler (the caller closes the sampler
         unless the decode loop took the request); raises every refusal of a request."""
@@ -428,7 +428,7 @@ class LlamaEngine:
         stops: Sequence[str],
         splitter: ThinkSplitter,
         *,
-        media: Mapping[int, MediaChunk] | None = None,
+        media: Mapping[int, ImageTokens] | None = None,
     ) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
         started = time.perf_counter()

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from desktop.base.audit import Auditor
 from desktop.base.config import (
@@ -70,17 +70,9 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 
-# Settings read once by something long-lived that cannot take a new value in place:
-# they apply at the next start (the window's language, the data folder, the scheduler's
-# memory limits once it exists).
+# Settings read once at start by what is not a member (the window's language, the data
+# folder): they apply at the next start.
 RESTART_KEYS = frozenset({"language", "data_location"})
-SCHEDULER_RESTART_KEYS = frozenset(
-    {"engine.memory_budget_gb", "engine.max_loaded_models", "server.queue_max"}
-)
-# What a member is rebuilt on when it holds another member built from settings: it lists
-# that one's keys too (the hub holds the transport, the toolbox the tool servers).
-TLS = ("ca_bundle", "proxy")
-MCP = ("mcp_servers", "allow_user_mcp", "mcp_require_approval", "offline")
 IMAGES = ("image_max_mb", "image_max_megapixels")
 
 
@@ -104,14 +96,33 @@ def probe_hardware() -> Hardware:
     return detect_hardware(gpu_probe=engine_gpus)
 
 
+# What members take in place when their settings change (declared with ``apply``).
+def _net_mode(ctx: AppContext, net: NetGate) -> None:
+    """The gate's offline and download switches follow the settings at once."""
+    net.offline = ctx.settings.offline
+    net.allow_downloads = ctx.settings.allow_downloads
+
+
+def _keep_alive(ctx: AppContext, scheduler: Scheduler) -> None:
+    """The keep-alive clock of models loaded from now on."""
+    scheduler.keep_alive_s = ctx.settings.engine.keep_alive_s
+
+
+def _default_embedding(ctx: AppContext, library: Library) -> None:
+    """The embedding model new collections get."""
+    library.default_model = ctx.settings.embedding_model or DEFAULT_EMBEDDING_MODEL
+
+
 @dataclass
 class AppContext:
     """Everything a command, the server or the window needs, built lazily and once.
 
-    Each ``@lazy`` member declares beside its builder the settings it is rebuilt on;
-    ``apply_settings`` drops exactly those (``desktop.root.members``). Threads: members may be
-    built and used from any thread (a first build runs once); ``apply_settings``,
-    ``unlock`` and ``close`` from one thread at a time (the window's, or the command's).
+    Each ``@lazy`` member declares beside its builder the settings it is rebuilt on or
+    takes in place, the members it is built from (``needs``) or calls later (``uses``),
+    and how it closes (``desktop.root.members``): ``apply_settings`` and ``close`` follow
+    those declarations and nothing else. Threads: members may be built and used from any
+    thread (a first build runs once); ``apply_settings``, ``unlock``, ``switch_encryption``
+    and ``close`` from one thread at a time (the window's, or the command's).
     """
 
     paths: Paths
@@ -155,7 +166,12 @@ class AppContext:
 
         return gpu_offload_supported()
 
-    @lazy()
+    @lazy(
+        needs=("hardware", "gpu_offload", "installed"),
+        uses=("remote_directory",),
+        applied_on=("*",),
+        apply=lambda ctx, resolver: resolver.apply(ctx.settings),  # the next load's plan
+    )
     def resolver(self) -> ModelResolver:
         """Model reference -> fitted load plan."""
         resolver = ModelResolver(
@@ -166,7 +182,7 @@ class AppContext:
             gpu_offload=self.gpu_offload,
             installed=self.installed.lookup,
             projectors=self.installed.projector_of,
-            remote=lambda ref: self.remote_directory.spec(ref),  # noqa: PLW0108 - rebuilt
+            remote=lambda ref: self.remote_directory.spec(ref),  # noqa: PLW0108 - late: uses
         )
         resolver.apply(self.settings)
         return resolver
@@ -182,7 +198,7 @@ class AppContext:
             allow_user=self.settings.allow_user_remotes,
         )
 
-    @lazy(rebuilt_on=MCP)
+    @lazy(rebuilt_on=("mcp_servers", "allow_user_mcp", "mcp_require_approval", "offline"))
     def tool_servers(self) -> ServerList:
         """MCP tool servers: IT's (policy McpServers) and the user's own (mcp.json)."""
         from desktop.tools.servers import FILE_NAME, McpPolicy, ServerList
@@ -198,14 +214,14 @@ class AppContext:
             ),
         )
 
-    @lazy()
+    @lazy(needs=("net",), close=lambda clients: clients.close())  # their processes end too
     def mcp_clients(self) -> McpClients:
         """Running MCP sessions (their own asyncio thread, started on first use)."""
         from desktop.tools.mcp_client import McpClients
 
         return McpClients(gate=self.net, log_dir=self.paths.log_dir)
 
-    @lazy(rebuilt_on=(*MCP, "reranker_model"))
+    @lazy(needs=("tool_servers", "mcp_clients"), uses=("searcher", "library"))
     def toolbox(self) -> ToolBox:
         """The tools chats may call: the document tools, then allowed MCP servers'."""
         from desktop.tools.approvals import FILE_NAME as APPROVALS
@@ -228,19 +244,23 @@ class AppContext:
         return DocumentTools(
             DocumentAccess(
                 lambda q, cols, k, cancel: self.searcher.search(q, list(cols), k=k, cancel=cancel),
-                lambda ids: self.searcher.fetch(ids),  # noqa: PLW0108 - rebuilt on change
-                lambda: self.library.collections(),  # noqa: PLW0108
+                lambda ids: self.searcher.fetch(ids),  # noqa: PLW0108 - late: the current one
+                lambda: self.library.collections(),  # noqa: PLW0108 - late
             )
         )
 
-    @lazy(rebuilt_on=TLS)
+    @lazy(rebuilt_on=("ca_bundle", "proxy"))
     def transport(self) -> Transport:
         """TLS roots (OS store + CaBundle) and proxy for outbound HTTPS."""
         from desktop.base.net import Transport
 
         return Transport(ca_bundle=self.settings.ca_bundle, proxy=self.settings.proxy)
 
-    @lazy(rebuilt_on=("*",))  # its listing, allowed models and timeout go stale
+    # Its cached listing goes with a change of remotes (needs), offline or allowed models.
+    @lazy(
+        rebuilt_on=("allowed_models", "server.generation_timeout_s", "offline"),
+        needs=("remote_registry", "net", "transport"),
+    )
     def remote_directory(self) -> RemoteModels:
         """Remote models under the settings in force: resolve, list and open NAME/MODEL."""
         from desktop.remote.models import RemoteModels
@@ -293,7 +313,7 @@ class AppContext:
             prompt_cache_key=key,
         )
 
-    @lazy()
+    @lazy(needs=("database_key", "chat_store"))
     def prompt_cache_key(self) -> bytes | None:
         """The key sealing the disk prompt cache (AES-GCM): derived from the encrypted
         database's key (HKDF), None while the database is plaintext. The engine gets it
@@ -322,7 +342,7 @@ class AppContext:
         """The audit log (``NoAudit`` when off); notes a policy change since it last looked."""
         return open_audit(self.effective, self.paths.log_dir / "audit", self.policy_problem)
 
-    @lazy()
+    @lazy(needs=("audit",), applied_on=("offline", "allow_downloads"), apply=_net_mode)
     def net(self) -> NetGate:
         """The one gate for outbound connections (offline mode, policy, network log)."""
         gate = NetGate(
@@ -342,7 +362,7 @@ class AppContext:
             reserved_ids={entry.id for entry in self.catalog},
         )
 
-    @lazy(rebuilt_on=("hub_endpoint", *TLS))
+    @lazy(rebuilt_on=("hub_endpoint",), needs=("net", "transport"))
     def hub(self) -> HubClient:
         """Hub metadata (the configured mirror, else HF_ENDPOINT, else huggingface.co)."""
         from desktop.catalog.hub import HubClient, resolve_endpoint
@@ -365,7 +385,15 @@ class AppContext:
             **{"transport": self.transport, **options},
         )
 
-    @lazy()
+    @lazy(
+        needs=("resolver",),
+        uses=("remote_directory", "prompt_cache_key"),  # its load function's
+        applied_on=("engine.keep_alive_s",),
+        apply=_keep_alive,
+        # Read once into a scheduler that exists: memory limits and the queue's length.
+        restart_on=("engine.memory_budget_gb", "engine.max_loaded_models", "server.queue_max"),
+        close=lambda scheduler: scheduler.close(),  # the models
+    )
     def scheduler(self) -> Scheduler:
         """The single gate in front of llama.cpp."""
         # The resolver may probe the hardware first (a second or more, often on a worker):
@@ -403,7 +431,7 @@ class AppContext:
                 failures[model] = exc.message
         return failures
 
-    @lazy()
+    @lazy(needs=("audit",))
     def at_rest(self) -> AtRest:
         """The database's encryption: its state, its key, switching it on and off."""
         from desktop.store.atrest import AtRest
@@ -412,7 +440,7 @@ class AppContext:
             self.paths.database, passphrase=self.passphrase, audit=self.audit, tell=self.tell
         )
 
-    @lazy()
+    @lazy(needs=("at_rest",))
     def database_key(self) -> DatabaseKey | None:
         """The key of the encrypted database (None: plaintext), settled before it opens.
 
@@ -463,15 +491,7 @@ class AppContext:
         calls it on a worker. ConfigError when policy EncryptAtRest forbids decrypting or
         another EdgeDesk uses the data; the database is then unchanged.
         """
-        chats = AppContext.chat_store.of(self).if_built()  # kept API responses included
-        open_dbs = [
-            db
-            for db in (
-                None if chats is None else chats.database,
-                AppContext.documents_db.of(self).if_built(),
-            )
-            if db is not None
-        ]
+        open_dbs = self.databases()  # kept API responses included (the chat store's)
 
         def new_key() -> DatabaseKey | None:
             AppContext.database_key.of(self).reset()
@@ -503,7 +523,11 @@ class AppContext:
         """
         return data_alone(self.data_lock)
 
-    @lazy()
+    @lazy(
+        needs=("database_key", "audit"),
+        close=lambda store: store.close(),
+        database=lambda store: store.database,
+    )
     def chat_store(self) -> ChatStore:
         """Saved conversations; the retention period is applied when it is first opened."""
         from desktop.store.chats import open_chat_store
@@ -516,7 +540,7 @@ class AppContext:
         store.on_deleted = self.forget_saved_conversations
         return retained_at_open(store, self.settings.retention_days, self.audit, "conversations")
 
-    @lazy()
+    @lazy(needs=("chat_store", "audit"))  # its connection is the chat store's
     def response_store(self) -> ResponseStore:
         """Responses kept by the Responses API (none under EphemeralOnly); retention applied.
 
@@ -529,14 +553,19 @@ class AppContext:
         store.on_deleted = self.forget_saved_conversations
         return retained_at_open(store, self.settings.retention_days, self.audit, "responses")
 
-    @lazy()
+    @lazy(needs=("database_key",), close=lambda db: db.close(), database=lambda db: db)
     def documents_db(self) -> Database:
         """The database connection used for document collections and their search."""
         from desktop.store.db import open_database
 
         return open_database(self.paths.database, key=self.database_key)
 
-    @lazy()
+    @lazy(
+        needs=("documents_db",),
+        uses=("scheduler", "resolver"),
+        applied_on=("embedding_model",),
+        apply=_default_embedding,
+    )
     def library(self) -> Library:
         """Document collections and their (incremental) indexing."""
         from desktop.retrieval.indexer import Library, SchedulerEmbedder
@@ -546,10 +575,10 @@ class AppContext:
             lambda m: SchedulerEmbedder(self.scheduler, m),
             default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL,
             lock_dir=self.paths.data_dir / "locks",
-            check_model=lambda m: self.resolver.check_embedding(m),  # noqa: PLW0108
+            check_model=lambda m: self.resolver.check_embedding(m),  # noqa: PLW0108 - late
         )
 
-    @lazy(rebuilt_on=("reranker_model",))
+    @lazy(rebuilt_on=("reranker_model",), needs=("documents_db",), uses=("scheduler",))
     def searcher(self) -> Searcher:
         """Hybrid search over the document collections."""
         from desktop.retrieval.search import Searcher
@@ -558,13 +587,13 @@ class AppContext:
         # Late-bound: making a searcher must not build the scheduler (and llama.cpp).
         return Searcher(
             self.documents_db,
-            lambda m, t, cancel: self.scheduler.embed(m, t, cancel),  # noqa: PLW0108
+            lambda m, t, cancel: self.scheduler.embed(m, t, cancel),  # noqa: PLW0108 - late
             reranker=(lambda q, passages: self.scheduler.rerank(model, q, passages))
             if model
             else None,
         )
 
-    @lazy()
+    @lazy(needs=("audit",))
     def key_store(self) -> KeyStore:
         """The local API's keys, in the data folder in use (it moves with the data)."""
         from desktop.server.runner import key_store
@@ -575,7 +604,11 @@ class AppContext:
             audit=self.audit,
         )
 
-    @lazy()
+    # Stopped first at close: a maintenance pass uses the stores and the library.
+    @lazy(
+        uses=("scheduler", "chat_store", "response_store", "library", "audit"),
+        close=lambda housekeeping: housekeeping.stop(),
+    )
     def housekeeping(self) -> Housekeeping:
         """Keep-alive reaping and hourly maintenance; started by the window or ``serve``."""
 
@@ -606,7 +639,22 @@ class AppContext:
         """Whether the resolver exists (asking it now does not probe the hardware)."""
         return AppContext.resolver.of(self).built
 
-    @lazy(rebuilt_on=("server.*", *IMAGES), kept_while=lambda runner: runner.running)
+    @lazy(
+        rebuilt_on=("server.*", *IMAGES),
+        kept_while=lambda runner: runner.running,
+        needs=(
+            "scheduler",
+            "resolver",
+            "installed",
+            "key_store",
+            "response_store",
+            "audit",
+            "tool_servers",
+            "toolbox",
+        ),
+        uses=("remote_directory", "searcher", "library"),
+        close=lambda runner: runner.stop(),
+    )
     def api_server(self) -> ServerRunner:
         """The window's local API server (not started until ``.start()``).
 
@@ -647,6 +695,7 @@ class AppContext:
 
         Housekeeping is ``self.housekeeping``'s.
         """
+        from desktop.server.asgi import services_for
         from desktop.server.mcp.documents_server import McpEndpoint
         from desktop.server.metrics import AccessLog
         from desktop.server.model_directory import ResolverDirectory
@@ -662,64 +711,47 @@ class AppContext:
             remote_ids=self.remote_model_ids,
         )
         return ServerRunner(
-            self.scheduler,
-            models,
-            server,
-            keys,
-            access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
-            stored=self.response_store,
-            audit=self.audit,
-            mcp=McpEndpoint(self.document_tools()),
-            tool_servers=self.tool_servers,
-            toolbox=self.toolbox,
-            image_limits=self.image_limits,
+            services_for(
+                self.scheduler,
+                models,
+                server,
+                keys,
+                access_log=AccessLog(self.paths.log_dir / ACCESS_LOG_FILE),
+                response_store=self.response_store,
+                audit=self.audit,
+                mcp=McpEndpoint(self.document_tools()),
+                tool_servers=self.tool_servers,
+                toolbox=self.toolbox,
+                image_limits=self.image_limits,
+            )
         )
 
     def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
         """Save ``changes`` (dotted keys) and apply them now; returns the keys needing a restart.
 
         The one place settings change while the app runs (window, server screen): every
-        object built from settings gets the new values or is rebuilt on next use, so, for
-        one, ticking Offline stops Hub searches and downloads before the next request.
-        Raises ConfigError for locked keys (nothing is saved then). Call from one thread
-        at a time (the window's); workers pick the new objects up on their next call.
+        member built from settings takes the new values in place or is rebuilt on next
+        use, as it declares (so, for one, ticking Offline stops Hub searches and
+        downloads before the next request). A running API server keeps its settings: the
+        keys reaching it need a restart (see ``api_server``). Raises ConfigError for
+        locked keys (nothing is saved then). Call from one thread at a time (the
+        window's); workers pick the new objects up on their next call.
         """
         save_user_settings(self.paths, changes, self.effective)
         self.effective = apply_changes(self.effective, changes)
-        settings = self.settings
-        if (net := AppContext.net.of(self).if_built()) is not None:
-            net.offline = settings.offline
-            net.allow_downloads = settings.allow_downloads
-        restart = sorted(RESTART_KEYS.intersection(changes))
-        if self.api_server_running:
-            # Kept (see api_server): the new values apply when the server next starts.
-            restart += sorted(k for k in changes if k.startswith("server.") or k in IMAGES)
-        self.lazies.reset_for(changes)  # what each @lazy member declares it is rebuilt on
-        if (resolver := AppContext.resolver.of(self).if_built()) is not None:
-            resolver.apply(settings)  # the next load's plan
-        if (library := AppContext.library.of(self).if_built()) is not None:
-            library.default_model = settings.embedding_model or DEFAULT_EMBEDDING_MODEL
-        if (scheduler := AppContext.scheduler.of(self).if_built()) is not None:
-            scheduler.keep_alive_s = settings.engine.keep_alive_s
-            restart += sorted(SCHEDULER_RESTART_KEYS.intersection(changes))
+        restart = set(RESTART_KEYS.intersection(changes))
+        restart.update(self.lazies.apply(changes))
         return sorted(restart)
 
+    def databases(self) -> list[Database]:
+        """The open database connections (what an encryption switch closes and reopens)."""
+        return cast("list[Database]", self.lazies.databases())
+
     def close(self) -> None:
-        """Release models (and anything else holding resources)."""
-        if (housekeeping := AppContext.housekeeping.of(self).if_built()) is not None:
-            housekeeping.stop()  # first: a maintenance pass uses the stores
-        if (runner := AppContext.api_server.of(self).if_built()) is not None:
-            runner.stop()
-        if (clients := AppContext.mcp_clients.of(self).if_built()) is not None:
-            clients.close()  # the tool servers' processes end with the app
-        opened: list[Scheduler | ChatStore | Database | None] = [
-            AppContext.scheduler.of(self).if_built(),
-            AppContext.chat_store.of(self).if_built(),  # the response store's connection too
-            AppContext.documents_db.of(self).if_built(),
-        ]
-        for held in opened:
-            if held is not None:
-                held.close()  # the models, then the database connections
+        """Release what the members hold, as they declare: each before what it needs or
+        uses (housekeeping and the server before the models and stores), models before
+        the database connections."""
+        self.lazies.close()
 
 
 def build_context(

@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from desktop.tools.servers import ServerList
     from desktop.tools.toolbox import ToolBox
 
-__all__ = ["ModelDirectory", "RequestInfo", "Services", "create_app"]
+__all__ = ["ModelDirectory", "RequestInfo", "Services", "create_app", "services_for"]
 
 
-def create_app(
+def services_for(
     scheduler: Scheduler,
     models: ModelDirectory,
     settings: ServerSettings,
@@ -45,27 +45,23 @@ def create_app(
     metrics: Metrics | None = None,
     bound_host: str | None = None,
     extra_hosts: tuple[str, ...] = (),
-    stored: ResponseStore | None = None,
+    response_store: ResponseStore | None = None,
     mcp: ASGIApp | None = None,
     tool_servers: ServerList | None = None,
     audit: Auditor | None = None,
     toolbox: ToolBox | None = None,
     image_limits: ImageLimits = DEFAULT_LIMITS,
-) -> FastAPI:
-    """The ASGI app serving the OpenAI API from ``scheduler``; ``keys=None`` means no auth.
+) -> Services:
+    """One server's services from its dependencies; ``keys=None`` means no auth.
 
-    ``stored`` keeps Responses API responses (None: ``store: true`` is refused); ``mcp``
-    serves ``/mcp`` (EdgeDesk's documents as an MCP server), behind the same key;
-    ``image_limits`` caps every picture a request sends (a 400 beyond them).
+    What the settings derive (the rate limiter, the caches, the allowed Host names) is
+    made here. ``response_store`` keeps Responses API responses (None: ``store: true``
+    is refused); ``mcp`` serves ``/mcp`` behind the same key; ``image_limits`` caps every
+    picture a request sends. ConfigError when the bind is unsafe without keys.
     """
-    from desktop.server.protocols.anthropic.routes import router as anthropic_router
-    from desktop.server.protocols.ollama.routes import router as ollama_router
-    from desktop.server.protocols.openai.routes import router as openai_router
-    from desktop.server.protocols.responses.routes import router as responses_router
-
     host = bound_host or settings.host
     check_bind(host, keys is not None)
-    services = Services(
+    return Services(
         scheduler=scheduler,
         models=models,
         settings=settings,
@@ -74,15 +70,26 @@ def create_app(
         metrics=metrics or Metrics(),
         bound_host=host,
         limiter=RateLimiter(settings.requests_per_minute, settings.tokens_per_minute),
-        responses=LRUCache(settings.cache_entries) if settings.response_cache else None,
+        response_cache=LRUCache(settings.cache_entries) if settings.response_cache else None,
         embeddings=LRUCache(settings.cache_entries * 16),
         allowed=allowed_hosts(host, extra_hosts),
-        stored=stored or ResponseStore(None),
+        response_store=response_store or ResponseStore(None),
         tool_servers=tool_servers,
         audit=audit or NoAudit(),
         toolbox=toolbox,
         image_limits=image_limits,
+        mcp=mcp,
     )
+
+
+def create_app(services: Services) -> FastAPI:
+    """The ASGI app serving every protocol's routes over ``services`` (``services_for``)."""
+    from desktop.server.protocols.anthropic.routes import router as anthropic_router
+    from desktop.server.protocols.ollama.routes import router as ollama_router
+    from desktop.server.protocols.openai.routes import router as openai_router
+    from desktop.server.protocols.responses.routes import router as responses_router
+
+    settings = services.settings
     app = FastAPI(
         title="EdgeDesk local OpenAI-compatible API", version="1", docs_url=None, redoc_url=None
     )
@@ -91,8 +98,8 @@ def create_app(
     for router in routers:
         app.include_router(router)
     served = [route for router in routers for route in router.routes]
-    if mcp is not None:
-        served.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
+    if services.mcp is not None:
+        served.append(Route("/mcp", endpoint=services.mcp, methods=["GET", "POST", "DELETE"]))
         app.router.routes.append(served[-1])
     install_error_handlers(app)
     app.add_middleware(Guard, services=services, routes=known_routes(served))

@@ -81,7 +81,7 @@ async def watch_disconnect(
     return result[0]
 
 
-class Chunks:
+class TimedStream:
     """A request's engine chunks up to the final one, pulled on the caller's thread.
 
     Notes the time to the first chunk of words (``ADMITTED`` is passed on but not

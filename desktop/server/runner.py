@@ -15,25 +15,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import uvicorn
-from starlette.types import ASGIApp
 
 from desktop.base.audit import Auditor
-from desktop.base.config import ServerSettings
 from desktop.base.errors import ConfigError
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.server.asgi import create_app
-from desktop.server.metrics import AccessLog, AccessRecord, Metrics
+from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyStore
-from desktop.server.services import ModelDirectory
-from desktop.store.responses import ResponseStore
-
-if TYPE_CHECKING:
-    from desktop.engine.scheduler import Scheduler
-    from desktop.tools.servers import ServerList
-    from desktop.tools.toolbox import ToolBox
+from desktop.server.services import Services
 
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
@@ -55,43 +45,17 @@ class ServerRunner:
     ``subscribe`` from any thread. Subscribers are called on the server's thread.
     """
 
-    def __init__(
-        self,
-        scheduler: Scheduler,
-        models: ModelDirectory,
-        settings: ServerSettings,
-        keys: KeyStore | None,
-        *,
-        access_log: AccessLog | None = None,
-        stored: ResponseStore | None = None,
-        mcp: ASGIApp | None = None,
-        tool_servers: ServerList | None = None,
-        audit: Auditor | None = None,
-        toolbox: ToolBox | None = None,
-        image_limits: ImageLimits = DEFAULT_LIMITS,
-    ) -> None:
-        self.scheduler = scheduler
-        self.settings = settings
-        self.image_limits = image_limits  # caps on one picture (policy ImageMaxMB, …)
-        self.access_log = access_log or AccessLog(None)
-        self.metrics = Metrics()
-        self.app = create_app(
-            scheduler,
-            models,
-            settings,
-            keys,
-            access_log=self.access_log,
-            metrics=self.metrics,
-            stored=stored,
-            mcp=mcp,
-            tool_servers=tool_servers,
-            audit=audit,
-            toolbox=toolbox,
-            image_limits=image_limits,
-        )
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.scheduler = services.scheduler
+        self.settings = services.settings
+        self.image_limits = services.image_limits  # caps on one picture (policy ImageMaxMB, …)
+        self.access_log = services.access_log
+        self.metrics = services.metrics
+        self.app = create_app(services)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self._port = settings.port
+        self._port = services.settings.port
 
     # ------------------------------------------------------------------ status
     @property

@@ -33,6 +33,7 @@ from desktop.engine.chat.toolcalls import parse_tool_calls
 from desktop.engine.types import Message
 from desktop.retrieval.reports import CollectionInfo
 from desktop.retrieval.search import Searcher
+from desktop.server.asgi import services_for
 from desktop.server.mcp.documents_server import McpEndpoint
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
@@ -94,11 +95,13 @@ def mcp_search(size: int, queries: int, folder: Path) -> list[float]:
     )
     settings = ServerSettings(require_key=False).model_copy(update={"port": 0})
     runner = ServerRunner(
-        Any,
-        ResolverDirectory(Any),
-        settings,
-        None,  # type: ignore[arg-type]
-        mcp=McpEndpoint(tools),
+        services_for(
+            Any,
+            ResolverDirectory(Any),
+            settings,
+            None,  # type: ignore[arg-type]
+            mcp=McpEndpoint(tools),
+        )
     )
     runner.start()
     url = runner.url.rstrip("/").removesuffix("/v1") + "/mcp"

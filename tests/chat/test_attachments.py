@@ -187,7 +187,7 @@ def test_a_zip_named_png_is_neither_a_picture_nor_a_document(tmp_path: Path) -> 
 
 def test_a_model_sees_pictures_exactly_when_its_plan_has_a_projector(tmp_path: Path) -> None:
     from desktop.base.errors import ModelNotFound
-    from desktop.chat.vision import model_context, model_sees
+    from desktop.chat.capabilities import model_context, model_sees
     from desktop.engine.types import LocalPlan, ModelSpec, RemotePlan
 
     specs = {

@@ -28,6 +28,7 @@ from desktop.engine.loader import LoadedEngine, load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
 from desktop.root.context import build_context
+from desktop.server.asgi import services_for
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 from tests.benchmarks.bench_vs_llama_server import _words
@@ -72,10 +73,12 @@ def held(tmp_path_factory: pytest.TempPathFactory, tiny_chat: Path) -> Iterator[
 
     scheduler = Scheduler(load, ctx.resolver, queue_max=1)
     runner = ServerRunner(
-        scheduler,
-        ResolverDirectory(ctx.resolver),
-        ServerSettings(require_key=False).model_copy(update={"port": 0}),
-        None,
+        services_for(
+            scheduler,
+            ResolverDirectory(ctx.resolver),
+            ServerSettings(require_key=False).model_copy(update={"port": 0}),
+            None,
+        )
     )
     runner.start()
     root = runner.url.removesuffix("/v1")

@@ -17,6 +17,7 @@ import openai
 import pytest
 
 from desktop.base.config import ServerSettings
+from desktop.server.asgi import services_for
 from desktop.server.mcp.hosted import hosted
 from desktop.server.runner import ServerRunner
 from desktop.tools.call_log import ToolAudit
@@ -104,12 +105,14 @@ def _serve(
     servers = _servers(tmp_path, policy)
     toolbox = ToolBox(servers, clients, ToolAudit(tmp_path / "tools.jsonl"))
     runner = ServerRunner(
-        engine,
-        Models(),
-        ServerSettings().model_copy(update={"port": 0}),  # type: ignore[arg-type]
-        None,
-        tool_servers=servers,
-        toolbox=toolbox,
+        services_for(
+            engine,
+            Models(),
+            ServerSettings().model_copy(update={"port": 0}),  # type: ignore[arg-type]
+            None,
+            tool_servers=servers,
+            toolbox=toolbox,
+        )
     )
     runner.start()
     return runner

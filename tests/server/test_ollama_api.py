@@ -171,7 +171,7 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     from desktop.server.asgi import RequestInfo
     from desktop.server.generation import answer_stream
     from desktop.server.protocols.ollama.routes import OllamaAnswer
-    from desktop.server.pump import Chunks
+    from desktop.server.pump import TimedStream
 
     generated = [
         Chunk(reasoning="let me see"),
@@ -182,7 +182,7 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     ]
     # The engine's side parses the call (gate_calls); the answer reads it structured.
     call = ChatCall.of([Message("user", "time?")], tools=[ToolSpec("get_time", None, {})])
-    chunks = Chunks(gate_calls(generated, call), RequestInfo("req_1", clock.perf_counter()))
+    chunks = TimedStream(gate_calls(generated, call), RequestInfo("req_1", clock.perf_counter()))
     after: list[str] = []
     answer = OllamaAnswer("m", chat=True, after=lambda: after.append("done"))
     lines = [

@@ -23,6 +23,7 @@ from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ChatCall, Message
 from desktop.root.context import build_context
+from desktop.server.asgi import services_for
 from desktop.server.metrics import AccessLog, AccessRecord
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.protocols.anthropic.routes import MAX_COUNT_CHARS
@@ -127,11 +128,13 @@ def test_count_tokens_stops_when_its_client_leaves(tmp_path: Path, tiny_chat: Pa
     log = AccessLog(None)
     log.subscribe(records.append)
     runner = ServerRunner(
-        scheduler,
-        ResolverDirectory(ctx.resolver),
-        ServerSettings().model_copy(update={"port": 0}),
-        keys,
-        access_log=log,
+        services_for(
+            scheduler,
+            ResolverDirectory(ctx.resolver),
+            ServerSettings().model_copy(update={"port": 0}),
+            keys,
+            access_log=log,
+        )
     )
     runner.start()
     try:

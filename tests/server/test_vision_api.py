@@ -18,6 +18,7 @@ import pytest
 from desktop.base.config import ServerSettings
 from desktop.base.errors import VisionUnsupported
 from desktop.engine.types import MEDIA_MARKER, ChatCall, Message
+from desktop.server.asgi import services_for
 from desktop.server.runner import ServerRunner
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import png
@@ -72,10 +73,12 @@ def engine() -> Engine:
 @pytest.fixture
 def url(engine: Engine) -> Iterator[str]:
     runner = ServerRunner(
-        engine,
-        Models(),  # type: ignore[arg-type]
-        ServerSettings().model_copy(update={"port": 0}),
-        None,
+        services_for(
+            engine,
+            Models(),  # type: ignore[arg-type]
+            ServerSettings().model_copy(update={"port": 0}),
+            None,
+        )
     )
     runner.start()
     try:

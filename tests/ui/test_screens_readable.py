@@ -85,7 +85,7 @@ def test_server_page_says_what_its_empty_boxes_are_for(qtbot, context: AppContex
 def test_a_cited_place_is_worded_in_chinese(qtbot, tmp_path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.store.sources import Source
+    from desktop.store.cited_passages import Source
     from desktop.ui.chat.source_viewer import SourceViewer
     from desktop.ui.common.look import install_translator
 

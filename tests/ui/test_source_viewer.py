@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.retrieval.loaders import numbered_lines
-from desktop.store.sources import Source
+from desktop.store.cited_passages import Source
 from desktop.ui.chat.source_viewer import SourceViewer
 
 pytestmark = pytest.mark.qt

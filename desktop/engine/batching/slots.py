@@ -90,7 +90,7 @@ class Request:
     cancel: threading.Event
     logprobs: int | None = None
     cached: int = 0  # prompt tokens reused from the slot's kept prefix (set at admission)
-    # Images by the index of their placeholder run in ``tokens`` (vision.MediaChunk:
+    # Images by the index of their placeholder run in ``tokens`` (vision.ImageTokens:
     # negative ids stand for an image's positions; typed loosely, as ``sampler``).
     media: dict[int, Any] = field(default_factory=dict)
     # KV cells its images take beyond their positions (M-RoPE images: n_tokens - n_pos).

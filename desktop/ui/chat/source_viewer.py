@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.retrieval.loaders import SkipFile, numbered_lines
-from desktop.store.sources import Source
+from desktop.store.cited_passages import Source
 from desktop.ui.common.core_text import skip_reason_text, source_place
 
 MARK = QColor(255, 221, 87, 110)  # the cited lines: a yellow both themes' text reads on

@@ -14,7 +14,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from desktop.base.filebytes import format_bytes
 from desktop.catalog.hardware import Hardware, Verdict
-from desktop.store.sources import Source
+from desktop.store.cited_passages import Source
 
 VERDICTS = {
     str(Verdict.GPU): QT_TRANSLATE_NOOP("CoreText", "fits on GPU"),

@@ -213,11 +213,11 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
     # The key hashes the whole conversation: only made when the answer may be cached
     # (the cache is off by default and streams never are).
     cached: tuple[LRUCache[dict[str, Any]], str] | None = None
-    if services.responses is not None and not body.stream:
+    if services.response_cache is not None and not body.stream:
         raw = body.model_dump(mode="json", by_alias=True, exclude_none=True)
         if is_deterministic(raw):
-            cached = (services.responses, request_key("chat", raw))
-            hit = services.responses.get(cached[1])
+            cached = (services.response_cache, request_key("chat", raw))
+            hit = services.response_cache.get(cached[1])
             services.metrics.cache_event("response", hit is not None)
             if hit is not None:
                 return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})

@@ -210,7 +210,7 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
     )
     responses_wire.refuse_unsupported(body)
     call.check_model(body.model)
-    store = services.stored
+    store = services.response_store
     keep = store.enabled if body.store is None else body.store
     if keep and not store.enabled:
         raise InvalidRequest(store.refusal, param="store")
@@ -260,7 +260,7 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
 
 async def _stored(call: Call, response_id: str) -> Any:
     found = await anyio.to_thread.run_sync(
-        functools.partial(call.services.stored.get, response_id, owner=_owner(call))
+        functools.partial(call.services.response_store.get, response_id, owner=_owner(call))
     )
     if found is None:
         raise ResponseNotFound(
@@ -290,7 +290,7 @@ async def get_input_items(response_id: str, call: CallDep) -> JSONResponse:
 @router.delete("/v1/responses/{response_id}", responses=ERROR_RESPONSES)
 async def delete_response(response_id: str, call: CallDep) -> JSONResponse:
     """Delete a stored response."""
-    store = call.services.stored
+    store = call.services.response_store
     if not await anyio.to_thread.run_sync(
         functools.partial(store.delete, response_id, owner=_owner(call))
     ):

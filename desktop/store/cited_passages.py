@@ -1,6 +1,6 @@
 """The document passages an answer was grounded in, as the chat store keeps them.
 
-``Source`` is also the citation type everywhere (``retrieval.answer.Citation`` is this
+``Source`` is also the citation type everywhere (``retrieval.citations.Citation`` is this
 class), and ``location`` the one "file, page, lines" formatter.
 
 A grounded answer is stored with the numbered sources the model was given and which of

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from desktop.engine.types import Message
 from desktop.retrieval.search import Hit, Searcher
-from desktop.store.sources import Source, place
+from desktop.store.cited_passages import Source, place
 
 SYSTEM_PROMPT = (
     "Answer the question using only the numbered sources below. After each claim, cite "
