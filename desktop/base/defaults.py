@@ -20,6 +20,10 @@ GENERATION_TIMEOUT_S = 600.0  # one answer's wall-clock limit (local or remote)
 # llama.cpp's LLAMA_POOLING_TYPE_RANK: a GGUF header's ``pooling_type`` that makes a
 # cross-encoder reranker (resolve reads it from the header, the engine from llama.cpp).
 RANK_POOLING = 4
+# RAM a model's worker process holds besides llama.cpp's buffers (Python, llama_cpp and
+# the libraries they load), counted in its fit; tests/benchmarks/bench_worker.py prints
+# the measured figure ("worker base") to check it against.
+WORKER_PROCESS_BYTES = 110 * 1024 * 1024
 
 
 def physical_cores() -> int:
