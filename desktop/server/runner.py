@@ -28,6 +28,7 @@ from desktop.server.services import Services
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
 ACCESS_LOG_FILE = "access.log"
+LISTEN_BACKLOG = 2048  # uvicorn's own default
 
 
 def key_store(
@@ -119,6 +120,10 @@ class ServerRunner:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((self.settings.host, self.settings.port))
+            # Listening now, not when uvicorn's loop starts: a client told the server is
+            # serving (the start-up line, the window) that connects at once waits in
+            # the backlog instead of being refused.
+            sock.listen(LISTEN_BACKLOG)
         except OSError as exc:
             sock.close()
             raise ConfigError(
