@@ -21,7 +21,7 @@ import signal
 import sys
 from types import FrameType
 
-EXIT_INTERRUPTED = 130  # desktop.crash.EXIT_INTERRUPTED, not imported: that takes time
+EXIT_INTERRUPTED = 130  # desktop.base.crash.EXIT_INTERRUPTED, not imported: that takes time
 
 
 class _Finished:

@@ -112,7 +112,7 @@ def _glibc() -> str:
 
 
 # What the frozen window needs from the system (Qt's xcb platform plugin): the one list,
-# shared with the window's start-up check (desktop/ui/system_libraries.py).
+# shared with the window's start-up check (desktop/ui/shell/system_libraries.py).
 WINDOW_LIBRARIES = ROOT / "desktop" / "data" / "linux_window_libraries.json"
 # glibc's own libraries: the "libc6 (>= ...)" / "glibc >= ..." line already covers them.
 GLIBC_SONAMES = re.compile(r"^(libc|libm|libdl|libpthread|librt|ld-linux[\w-]*)\.so")

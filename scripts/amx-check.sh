@@ -4,10 +4,10 @@
 # instructions, and every decode then dies with SIGILL. A real AMX machine keeps it (a
 # large CPU prefill gain). GCC honours an explicit -mno-* whatever -march=native says.
 #
-# The probe is desktop/engine/amx.py, the very one `edgedesk doctor` runs (AMX: ...);
+# The probe is desktop/engine/hardware/amx.py, the very one `edgedesk doctor` runs (AMX: ...);
 # standard library only, run by its path before EdgeDesk is installed. It prints
 # absent | usable | listed, not usable | listed, not checked.
-AMX_PROBE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/desktop/engine/amx.py"
+AMX_PROBE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/desktop/engine/hardware/amx.py"
 
 amx_unusable() {
   [ "$(uname -m)" = x86_64 ] || return 1  # AMX is x86-64's; -mno-amx-* is too
@@ -16,7 +16,7 @@ amx_unusable() {
     absent | usable) return 1 ;;
     "") # no Python to run it: assume the worst where AMX is listed (the build is safe)
       grep -qw amx_tile /proc/cpuinfo 2>/dev/null || return 1
-      AMX_VERDICT=$'listed, not checked\nno Python to run desktop/engine/amx.py' ;;
+      AMX_VERDICT=$'listed, not checked\nno Python to run desktop/engine/hardware/amx.py' ;;
   esac
   return 0
 }

@@ -24,11 +24,11 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 import desktop.ui  # noqa: E402, F401  (applies the PySide6 workaround before any Qt call)
-from desktop.app import build_context  # noqa: E402
-from desktop.config import NoPolicy  # noqa: E402
-from desktop.ui.first_run import FirstRunDialog  # noqa: E402
-from desktop.ui.look import apply_theme, install_translator  # noqa: E402
-from desktop.ui.main_window import MainWindow  # noqa: E402
+from desktop.base.config import NoPolicy  # noqa: E402
+from desktop.root.context import build_context  # noqa: E402
+from desktop.ui.common.look import apply_theme, install_translator  # noqa: E402
+from desktop.ui.shell.first_run import FirstRunDialog  # noqa: E402
+from desktop.ui.shell.main_window import MainWindow  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 QUESTION = "What is the capital of France?"
@@ -149,7 +149,7 @@ def _bar_chart() -> bytes:
     from PySide6.QtCore import QRect, Qt
     from PySide6.QtGui import QColor, QImage, QPainter
 
-    from desktop.ui.chat_attach import png_bytes
+    from desktop.ui.chat.attach import png_bytes
 
     image = QImage(360, 240, QImage.Format.Format_RGB32)
     image.fill(QColor("#ffffff"))
@@ -215,8 +215,8 @@ def _documents(window: MainWindow) -> None:
 
 def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
     """A cited passage of docs/architecture.md in the in-app viewer, its lines marked."""
-    from desktop.store.sources import Source
-    from desktop.ui.source_viewer import SourceViewer
+    from desktop.store.cited_passages import Source
+    from desktop.ui.chat.source_viewer import SourceViewer
 
     path = ROOT / "docs" / "architecture.md"
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -243,8 +243,8 @@ def _tool_dialogs(window: MainWindow, app: QApplication, out: Path) -> None:
     from desktop.chat.approval import ApprovalAsk, ApprovalBatch
     from desktop.engine.types import ToolCall
     from desktop.tools.types import ToolSpec
-    from desktop.ui.tool_approval import ToolApproval
-    from desktop.ui.workers import ApprovalRequest
+    from desktop.ui.common.workers import ApprovalRequest
+    from desktop.ui.tools.approval import ToolApproval
 
     form = window.tools.open_form()
     form.name.setText("files")
@@ -303,8 +303,8 @@ def _recovery(window: MainWindow, app: QApplication, out: Path) -> None:
     import secrets
 
     from desktop.store import recovery_code
-    from desktop.ui.key_backup_dialog import KeyBackupDialog
-    from desktop.ui.new_passphrase import NewPassphraseDialog
+    from desktop.ui.settings.key_backup import KeyBackupDialog
+    from desktop.ui.settings.new_passphrase import NewPassphraseDialog
 
     code = recovery_code.encode(secrets.token_hex(32))  # a made-up key: the shot's own
     backup = KeyBackupDialog(lambda: "", lambda: code, window)

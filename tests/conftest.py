@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import pytest
 
-from desktop.defaults import RANK_POOLING
+from desktop.base.defaults import RANK_POOLING
 from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama, write_tiny_projector
 
@@ -60,7 +60,7 @@ def gui_thread_gc(qapp: object) -> Iterator[None]:
     delete a Qt object from the wrong thread: a segmentation fault mid-suite. Every test
     that builds a window uses it (tests/ui does for all its tests).
     """
-    from desktop.ui.gc_guard import GuiThreadCollector
+    from desktop.ui.shell.gc_guard import GuiThreadCollector
 
     collector = GuiThreadCollector()
     collector.start()

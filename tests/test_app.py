@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
 
 
 def test_preload_warms_listed_models_and_reports_failures(

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import AppContext, build_context
+from desktop.base.config import NoPolicy, Settings, flatten
+from desktop.base.errors import ConfigError, NetworkBlocked
 from desktop.catalog.installed import InstalledModel
 from desktop.catalog.pull import parse_target, pull
-from desktop.config import NoPolicy, Settings, flatten
-from desktop.errors import ConfigError, NetworkBlocked
+from desktop.root.context import AppContext, build_context
 from tests.fixtures.children import free_port
 from tests.fixtures.fake_hub import FakeHub
 
@@ -112,30 +112,36 @@ def test_a_locked_setting_is_refused_and_nothing_changes(hub: FakeHub, edgedesk_
         context.close()
 
 
-# What a change of each setting rebuilds: today's rules, written out once more by hand so
-# that a member renamed or a key dropped from its declaration fails a test.
+# What a change of each setting rebuilds, written out by hand so that a member renamed or
+# a key dropped from a declaration fails a test: first the members that name the key,
+# then those built from them (the hub and the remote directory hold the transport, the
+# toolbox the tool servers, the window's server the toolbox).
 TLS = {"ca_bundle", "proxy"}
 MCP = {"mcp_servers", "allow_user_mcp", "mcp_require_approval", "offline"}
+IMAGES = {"image_max_mb", "image_max_megapixels"}
 REBUILT_ON = {
     "transport": TLS,
     "hub": {"hub_endpoint"} | TLS,
     "searcher": {"reranker_model"},
     "remote_registry": {"remote_endpoints", "allow_user_remotes"},
+    "remote_directory": {"allowed_models", "server.generation_timeout_s", "offline"}
+    | TLS
+    | {"remote_endpoints", "allow_user_remotes"},
     "tool_servers": MCP,
-    "toolbox": MCP | {"reranker_model"},
+    "toolbox": MCP,
 }
 
 
 def rebuilt_by(key: str) -> list[str]:
-    """The members a change of ``key`` rebuilds (the remote directory: every change; the
-    window's server, while stopped: every server setting and the picture caps)."""
-    names = {name for name, keys in REBUILT_ON.items() if key in keys} | {"remote_directory"}
-    if key.startswith("server.") or key in ("image_max_mb", "image_max_megapixels"):
+    """The members a change of ``key`` rebuilds (the window's server, while stopped: every
+    server setting, the picture caps and what its toolbox is built from)."""
+    names = {name for name, keys in REBUILT_ON.items() if key in keys}
+    if key.startswith("server.") or key in IMAGES or key in MCP:
         names.add("api_server")
     return sorted(names)
 
 
-def test_every_setting_rebuilds_exactly_the_members_it_always_did(ctx: AppContext) -> None:
+def test_every_setting_rebuilds_exactly_the_members_declared(ctx: AppContext) -> None:
     keys = sorted(flatten(Settings().model_dump()))
     assert {"proxy", "server.port", "engine.keep_alive_s"} <= set(keys)
     assert {k: ctx.lazies.rebuilt_by([k]) for k in keys} == {k: rebuilt_by(k) for k in keys}
@@ -154,6 +160,8 @@ KEPT = ["net", "audit", "installed", "key_store", "scheduler", "library", "mcp_c
         ("mcp_require_approval", True),
         ("offline", True),
         ("allowed_models", ["qwen"]),
+        ("mcp_servers", []),
+        ("embedding_model", "bge-base-en-v1.5"),
         ("server.port", 8799),
         ("engine.keep_alive_s", 5.0),
     ],
@@ -161,7 +169,7 @@ KEPT = ["net", "audit", "installed", "key_store", "scheduler", "library", "mcp_c
 def test_a_change_gives_new_objects_only_where_it_is_declared(
     ctx: AppContext, key: str, value: object
 ) -> None:
-    names = sorted({*REBUILT_ON, "remote_directory", "api_server", *KEPT})
+    names = sorted({*REBUILT_ON, "api_server", *KEPT})
     before = {name: getattr(ctx, name) for name in names}
     ctx.apply_settings({key: value})
     renewed = [name for name in names if getattr(ctx, name) is not before[name]]
@@ -185,3 +193,55 @@ def test_a_running_server_keeps_its_settings_until_it_starts_again(ctx: AppConte
         assert ctx.api_server_to_start() is fresh  # up to date: kept
     finally:
         runner.stop()
+
+
+def test_every_member_read_while_another_is_built_is_declared(ctx: AppContext) -> None:
+    # Build every member: what each builder reads is recorded, and a read its ``needs``
+    # (or ``uses``) leave out would be a rebuild no declaration follows.
+    for name in ctx.lazies.names():
+        getattr(ctx, name)
+    assert ctx.lazies.undeclared() == []
+    assert set(ctx.lazies.built_order()) == set(ctx.lazies.names())
+
+
+def test_a_change_reaching_a_running_server_through_its_toolbox_needs_a_restart(
+    ctx: AppContext,
+) -> None:
+    ctx.apply_settings({"server.port": free_port()})
+    runner = ctx.api_server
+    toolbox = ctx.toolbox
+    runner.start()
+    try:
+        assert ctx.apply_settings({"mcp_require_approval": True}) == ["mcp_require_approval"]
+        assert ctx.api_server is runner  # kept: it still serves with the toolbox it has
+        assert ctx.toolbox is not toolbox  # chats get the new rule at once
+    finally:
+        runner.stop()
+
+
+def test_close_stops_the_server_before_the_models_and_the_models_before_the_databases(
+    ctx: AppContext,
+) -> None:
+    closed: list[str] = []
+    chats = ctx.chat_store
+    docs = ctx.documents_db
+    runner = ctx.api_server
+    scheduler = ctx.scheduler
+    for name, obj, method in [
+        ("chats", chats, "close"),
+        ("documents", docs, "close"),
+        ("server", runner, "stop"),
+        ("models", scheduler, "close"),
+    ]:
+        real = getattr(obj, method)
+
+        def record(*args: object, _name: str = name, _real: object = real) -> object:
+            closed.append(_name)
+            return _real(*args)  # type: ignore[operator]
+
+        setattr(obj, method, record)
+    assert ctx.databases() == [chats.database, docs]
+    ctx.close()
+    assert closed.index("server") < closed.index("models") < closed.index("chats")
+    assert closed.index("models") < closed.index("documents")
+    assert sorted(closed) == ["chats", "documents", "models", "server"]

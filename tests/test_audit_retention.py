@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from desktop.app import build_context
-from desktop.audit import AuditLog
-from desktop.config import Paths
+from desktop.base.audit import AuditLog
+from desktop.base.config import Paths
+from desktop.root.context import build_context
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from desktop.config import Paths, load_settings, save_user_settings
-from desktop.errors import ConfigError
+from desktop.base.config import Paths, load_settings, save_user_settings
+from desktop.base.errors import ConfigError
 
 
 def test_edgedesk_home_puts_every_path_under_one_folder(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """The architecture contracts cover the whole package: a new top-level module of
-``desktop/`` that the Layers contract does not name would escape the layering."""
+``desktop/``, or a new module of a folder with its own order, that the contracts do not
+name would escape the layering."""
 
 from __future__ import annotations
 
@@ -14,21 +15,40 @@ def _contracts() -> list[dict[str, object]]:
     return list(config["tool"]["importlinter"]["contracts"])
 
 
-def _top_level_modules() -> set[str]:
+def _children(package: str, prefix: str) -> set[str]:
     names = set()
-    for path in (REPO / "desktop").iterdir():
+    for path in (REPO / package.replace(".", "/")).iterdir():
         if path.is_dir() and (path / "__init__.py").exists():
-            names.add(f"desktop.{path.name}")
-        elif path.suffix == ".py" and path.stem != "__init__":
-            names.add(f"desktop.{path.stem}")
+            names.add(f"{prefix}{path.name}")
+        elif path.suffix == ".py" and path.stem not in ("__init__", "__main__"):
+            names.add(f"{prefix}{path.stem}")
     return names
 
 
+def _named(contract: dict[str, object]) -> set[str]:
+    layers = contract["layers"]
+    assert isinstance(layers, list)
+    return {part.strip() for layer in layers for part in str(layer).split("|")}
+
+
 def test_every_top_level_module_has_a_layer() -> None:
-    (layers,) = [c for c in _contracts() if c["type"] == "layers"]
-    named = {part.strip() for layer in layers["layers"] for part in str(layer).split("|")}
-    missing = sorted(_top_level_modules() - named)
+    (house,) = [c for c in _contracts() if c["type"] == "layers" and "containers" not in c]
+    missing = sorted(_children("desktop", "desktop.") - _named(house) - {"desktop.__main__"})
     assert not missing, f"add these to the Layers contract in pyproject.toml: {missing}"
+
+
+def test_every_module_of_an_ordered_folder_has_a_layer() -> None:
+    ordered = [c for c in _contracts() if c["type"] == "layers" and "containers" in c]
+    assert {name for c in ordered for name in c["containers"]} >= {  # type: ignore[attr-defined]
+        "desktop.base",
+        "desktop.root",
+        "desktop.ui",
+        "desktop.engine",
+    }
+    for contract in ordered:
+        (container,) = contract["containers"]  # type: ignore[misc]
+        missing = sorted(_children(container, "") - _named(contract))
+        assert not missing, f"add these to {contract['name']!r} in pyproject.toml: {missing}"
 
 
 def test_qt_and_llama_contracts_deny_by_default() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from desktop.filebytes import format_bytes, sha256_file
+from desktop.base.filebytes import format_bytes, sha256_file
 
 
 def test_sizes_read_in_decimal_units_and_memory_in_binary_ones() -> None:

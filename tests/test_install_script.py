@@ -136,7 +136,7 @@ def _probe_python(tmp_path: Path, verdict: str) -> tuple[Path, Path]:
     return fake, calls
 
 
-PROBE = ROOT / "desktop" / "engine" / "amx.py"
+PROBE = ROOT / "desktop" / "engine" / "hardware" / "amx.py"
 TILE_CODE = re.compile(r"tilezero|tilerelease|ldtilecfg|_tile_|immintrin", re.IGNORECASE)
 x86_64 = pytest.mark.skipif(os.uname().machine != "x86_64", reason="AMX is x86-64's")
 
@@ -150,7 +150,7 @@ def test_the_installer_leaves_amx_out_where_the_one_probe_says_it_cannot_run(
     )
     done = _dry_run(tmp_path, {}, PYTHON=str(fake))
     assert done.returncode == 0, done.stderr
-    # The probe doctor runs (desktop/engine/amx.py), by its path with the Python given.
+    # The probe doctor runs (desktop/engine/hardware/amx.py), by its path with the Python given.
     assert calls.read_text().splitlines() == [f"-I {PROBE} --why"]
     assert (
         "note: AMX: listed, not usable (a tile instruction faulted (SIGILL)); "
@@ -175,7 +175,7 @@ def test_every_script_that_compiles_llama_cpp_asks_the_same_probe() -> None:
         assert "source scripts/amx-check.sh" in text, script
         assert not TILE_CODE.search(text), script  # no probe of its own
     check = (ROOT / "scripts" / "amx-check.sh").read_text()
-    assert "desktop/engine/amx.py" in check and not TILE_CODE.search(check)
+    assert "desktop/engine/hardware/amx.py" in check and not TILE_CODE.search(check)
 
 
 @x86_64

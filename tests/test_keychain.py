@@ -1,4 +1,4 @@
-"""desktop.keychain: secrets round-trip through the keyring and never fall back to a file."""
+"""desktop.base.keychain: secrets round-trip through the keyring and never fall back to a file."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import keyring
 import pytest
 
-from desktop.errors import ConfigError
-from desktop.keychain import Keychain
+from desktop.base.errors import ConfigError
+from desktop.base.keychain import Keychain
 from tests.fixtures.file_keyring import ENV, FileKeyring
 
 

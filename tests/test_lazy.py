@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from desktop.lazy import Lazies, Lazy, lazy
+from desktop.root.members import Lazies, Lazy, lazy
 
 
 class Counter:
@@ -210,3 +210,137 @@ def test_an_owner_goes_with_its_last_reference() -> None:
         assert gone() is None
     finally:
         gc.enable()
+
+
+class Resource:
+    """Something a member holds that must be closed, noting the order it was closed in."""
+
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name, self.log, self.open = name, log, True
+
+    def close(self) -> None:
+        self.log.append(self.name)
+        self.open = False
+
+
+class House:
+    """A small composition root: a store, a model built from the store and a setting, a
+    server built from the model and kept while it runs, a clock that only calls the store
+    later, and a gate that takes its setting in place."""
+
+    def __init__(self) -> None:
+        self.settings = {"mode": "a", "limit": 1}
+        self.closed: list[str] = []
+        self.running = False
+        self.lazies = Lazies(self)
+
+    @lazy(close=lambda r: r.close(), database=lambda r: r)
+    def store(self) -> Resource:
+        return Resource("store", self.closed)
+
+    @lazy(rebuilt_on=("mode",), needs=("store",), close=lambda r: r.close())
+    def model(self) -> Resource:
+        self.store  # noqa: B018 - built from it
+        return Resource(f"model-{self.settings['mode']}", self.closed)
+
+    @lazy(
+        needs=("model",),
+        kept_while=lambda r: r.owner.running,
+        restart_on=("limit",),
+        close=lambda r: r.close(),
+    )
+    def server(self) -> Resource:
+        self.model  # noqa: B018
+        server = Resource("server", self.closed)
+        server.owner = self  # type: ignore[attr-defined]
+        return server
+
+    @lazy(uses=("store",), close=lambda r: r.close())
+    def clock(self) -> Resource:
+        return Resource("clock", self.closed)
+
+    @lazy(
+        applied_on=("limit",),
+        apply=lambda house, gate: gate.update(limit=house.settings["limit"]),
+    )
+    def gate(self) -> dict[str, object]:
+        return {"limit": self.settings["limit"]}
+
+    @lazy()
+    def sneaky(self) -> Resource:
+        """Reads the store without declaring it."""
+        self.store  # noqa: B018
+        return Resource("sneaky", self.closed)
+
+
+def test_a_change_rebuilds_what_is_built_from_the_member_it_names() -> None:
+    house = House()
+    model, server, store = house.model, house.server, house.store
+    assert house.lazies.rebuilt_by(["mode"]) == ["model", "server"]
+    house.settings["mode"] = "b"
+    assert house.lazies.apply(["mode"]) == []
+    assert house.server is not server and house.model is not model
+    assert house.model.name == "model-b" and house.store is store
+
+
+def test_a_kept_member_stays_and_the_keys_reaching_it_need_a_restart() -> None:
+    house = House()
+    server = house.server
+    house.running = True
+    house.settings["mode"] = "b"
+    assert house.lazies.apply(["mode", "other"]) == ["mode"]
+    assert house.server is server  # kept while it runs
+    assert house.model.name == "model-b"  # the rest follows the change at once
+    assert house.lazies.apply(["limit"]) == ["limit"]  # read once into a built server
+
+
+def test_a_member_takes_its_settings_in_place_when_it_declares_how() -> None:
+    house = House()
+    gate = house.gate
+    house.settings["limit"] = 5
+    house.lazies.apply(["limit"])
+    assert house.gate is gate and gate == {"limit": 5}
+
+
+def test_a_read_left_out_of_needs_is_named_and_still_rebuilds() -> None:
+    house = House()
+    house.sneaky  # noqa: B018
+    house.model  # noqa: B018
+    assert house.lazies.undeclared() == [("sneaky", "store")]
+    assert house.lazies.needs("sneaky") == {"store"}
+    assert house.lazies.needs("model") == {"store"}
+
+
+def test_close_goes_dependents_first_then_last_built_first() -> None:
+    house = House()
+    house.clock  # noqa: B018 - built first, but it uses the store: closed before it
+    house.server  # noqa: B018
+    assert house.lazies.databases() == [house.store]
+    house.lazies.close()
+    assert house.closed == ["server", "model-a", "clock", "store"]
+
+
+def test_one_failing_close_does_not_keep_the_others_open() -> None:
+    house = House()
+    store, server = house.store, house.server
+
+    def broken() -> None:
+        raise OSError("disk gone")
+
+    server.close = broken  # type: ignore[method-assign]
+    with pytest.raises(OSError, match="disk gone"):
+        house.lazies.close()
+    assert not store.open and not house.model.open
+
+
+def test_a_declaration_naming_a_member_that_does_not_exist_is_refused() -> None:
+    class Typo:
+        def __init__(self) -> None:
+            self.lazies = Lazies(self)
+
+        @lazy(needs=("stor",))
+        def model(self) -> int:
+            return 1
+
+    with pytest.raises(TypeError, match=r"\['stor'\]"):
+        Typo()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.engine.templates import ARCHITECTURE_TEMPLATES
+from desktop.base.config import NoPolicy
+from desktop.engine.chat.templates import ARCHITECTURE_TEMPLATES
+from desktop.root.context import build_context
 
 
 def test_a_file_without_a_template_of_a_known_architecture_uses_the_built_in_one(

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.errors import NetworkBlocked
-from desktop.net import NetGate, read_log
+from desktop.base.errors import NetworkBlocked
+from desktop.base.net import NetGate, read_log
 from tests.fixtures.fake_hub import FakeHub
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ import os, sys
 from pathlib import Path
 if sys.argv[1] == "edgedesk":
     from desktop.catalog.hub import HubClient
-    from desktop.net import NetGate
+    from desktop.base.net import NetGate
     gate = NetGate(Path(sys.argv[2]))
     HubClient(gate, os.environ["HF_ENDPOINT"], token_source=lambda: None).commit("org/r")
 else:

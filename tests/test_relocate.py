@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from desktop import relocate
-from desktop.app import AppContext, build_context
-from desktop.config import ConfigError, NoPolicy, Paths, load_settings
-from desktop.relocate import (
+from desktop.base.config import ConfigError, NoPolicy, Paths, load_settings
+from desktop.root import relocate
+from desktop.root.context import AppContext, build_context
+from desktop.root.relocate import (
     DataFolderLock,
     move_data,
     pending_move,

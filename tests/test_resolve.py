@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.config import EngineSettings, Paths
+from desktop.base.defaults import WORKER_PROCESS_BYTES
+from desktop.base.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
 from desktop.catalog.entries import Catalog
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import Hardware
-from desktop.config import EngineSettings, Paths
 from desktop.engine.types import LocalPlan
-from desktop.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
 from desktop.resolve import ModelResolver, installed_from_mapping
 
 GIB = 1024**3
@@ -140,7 +141,11 @@ def test_the_plan_carries_the_settings_and_the_kind_read_from_the_header(
     assert (plan.parallel, plan.batch_threads, plan.lookup_draft) == (3, 2, 8)  # policy cap
     assert plan.prompt_cache_dir == resolver.paths.cache_dir / "prompt-cache"
     assert plan.prompt_cache_disk_bytes == 5 * 1024 * 1024
-    assert plan.estimated_bytes == read_gguf(tiny_chat).estimate_bytes(2048, "f16", 3)
+    # llama.cpp's buffers, and the worker process the model runs in.
+    llama = read_gguf(tiny_chat).estimate_bytes(2048, "f16", 3)
+    assert plan.estimated_bytes == llama + WORKER_PROCESS_BYTES
+    in_process = _resolver(tmp_path, settings=settings.model_copy(update={"worker_process": False}))
+    assert in_process(str(tiny_chat)).local.estimated_bytes == llama  # type: ignore[union-attr]
     assert resolver(str(tiny_embed)).kind == "embedding"
     assert resolver(str(tiny_chat), context_length=1024).context_length == 1024
     with pytest.raises(InvalidRequest, match="context length 10 is out of range"):
@@ -183,7 +188,9 @@ def test_a_sliding_window_model_is_planned_with_window_sized_layers(
     )
     spec = full(str(gemma_path))
     assert isinstance(spec.plan, LocalPlan) and spec.plan.swa_full
-    assert spec.plan.estimated_bytes == gemma.estimate_bytes(8192, "f16", 4, swa_full=True)
+    assert spec.plan.estimated_bytes == (
+        gemma.estimate_bytes(8192, "f16", 4, swa_full=True) + WORKER_PROCESS_BYTES
+    )
     assert gemma.kv_bytes(8192, "f16", 4, swa_full=True) == 4 * 18 * per_layer * 8192
 
     # Without sliding-window layers the slots share one cache: slots cost nothing more.
@@ -192,7 +199,7 @@ def test_a_sliding_window_model_is_planned_with_window_sized_layers(
 
     # Where four full caches of the trained context do not fit, the context shrinks (the
     # slots stay) until they do; window-sized, the trained context fits.
-    budget = gemma.estimate_bytes(32768, "f16", 1, swa_full=True)
+    budget = gemma.estimate_bytes(32768, "f16", 1, swa_full=True) + WORKER_PROCESS_BYTES
     tight = Hardware(
         ram_total_bytes=budget * 2, ram_available_bytes=int(budget / 0.85) + 1, cpu_count=8
     )
@@ -203,7 +210,8 @@ def test_a_sliding_window_model_is_planned_with_window_sized_layers(
     ).fit(gemma)
     assert fitted.parallel == 4 and fitted.runs
     assert fitted.context_length == 8192
-    assert fitted.estimated_bytes == gemma.estimate_bytes(8192, "f16", 4, swa_full=True) <= budget
+    four_full = gemma.estimate_bytes(8192, "f16", 4, swa_full=True) + WORKER_PROCESS_BYTES
+    assert fitted.estimated_bytes == four_full <= budget
     sized = _resolver(
         tmp_path, hardware=tight, settings=EngineSettings(parallel=4, cache_type="f16")
     ).fit(gemma)

@@ -22,8 +22,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
 
+from desktop.base.errors import InvalidRequest, ModelFileError
 from desktop.catalog.installed import InstalledIndex, InstalledModel
-from desktop.errors import InvalidRequest, ModelFileError
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"

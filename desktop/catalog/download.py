@@ -25,17 +25,17 @@ from typing import BinaryIO
 import httpx
 from filelock import FileLock, Timeout
 
-from desktop.catalog.cancel import wake_on_cancel
-from desktop.catalog.hub import RemoteFile
-from desktop.errors import (
+from desktop.base.errors import (
     AuthRequired,
     Cancelled,
     DownloadError,
     InvalidRequest,
     ModelNotFound,
 )
-from desktop.filebytes import format_bytes, hash_into, sha256_file
-from desktop.net import NetGate, Transport, explain
+from desktop.base.filebytes import format_bytes, hash_into, sha256_file
+from desktop.base.net import NetGate, Transport, explain
+from desktop.catalog.cancel import wake_on_cancel
+from desktop.catalog.hub import RemoteFile
 
 # Keep some room after the download: a full disk breaks far more than our file.
 DISK_MARGIN = 256 * 1024 * 1024

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from desktop.errors import ConfigError, ModelNotFound
+from desktop.base.errors import ConfigError, ModelNotFound
 
 Family = Literal["glm", "kimi", "bge", "other"]
 Kind = Literal["chat", "embedding", "reranker"]

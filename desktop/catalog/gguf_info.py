@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.errors import ModelFileError
+from desktop.base.errors import ModelFileError
 
 GGUF_MAGIC = b"GGUF"
 # Architectures whose attention caches a compressed latent instead of full K/V (MLA).

@@ -16,8 +16,8 @@ from typing import Any
 
 import psutil
 
+from desktop.base.filebytes import format_bytes
 from desktop.catalog.gguf_info import GGUFInfo
-from desktop.filebytes import format_bytes
 
 DEFAULT_CONTEXT = 8192
 MIN_CONTEXT = 512
@@ -191,8 +191,13 @@ def fit_model(
     parallel: int = 1,
     cache_type: str = "auto",
     swa_full: bool = False,
+    process_bytes: int = 0,
 ) -> Fit:
     """Choose the context, KV cache type and GPU layers for ``info``; explicit values win.
+
+    ``process_bytes`` is RAM the model costs beyond llama.cpp's own buffers (its worker
+    process: the interpreter and the libraries it loads): it comes off the RAM the model
+    may use and is part of the estimate.
 
     The ``parallel`` slots share one KV cache (unified, as llama-server's): one request
     may use the whole context, so memory does not grow with slots. A model's
@@ -210,7 +215,7 @@ def fit_model(
     quantize = cache_type == "auto"
     cache = "f16" if quantize else cache_type
     slots = max(1, parallel)
-    ram = int(hardware.ram_available_bytes * RAM_HEADROOM)
+    ram = max(0, int(hardware.ram_available_bytes * RAM_HEADROOM) - process_bytes)
     vram = hardware.vram_free_bytes if gpu_offload else 0
     if context_length is None:
         gpu_budget = vram - VRAM_RESERVE_BYTES
@@ -252,8 +257,9 @@ def fit_model(
         verdict, reason = (
             Verdict.NO,
             (
-                f"needs ~{_memory(estimate)} at context {ctx}; "
-                f"{_memory(ram)} RAM{f' + {_memory(vram)} VRAM' if vram else ''} usable"
+                f"needs ~{_memory(estimate + process_bytes)} at context {ctx}; "
+                f"{_memory(ram + process_bytes)} RAM"
+                f"{f' + {_memory(vram)} VRAM' if vram else ''} usable"
             ),
         )
     elif layers >= total_layers and layers > 0:
@@ -265,7 +271,9 @@ def fit_model(
         verdict, reason = Verdict.CPU, f"runs on the CPU ({why})"
     if cache != "f16":
         reason += f"; KV cache {cache}"
-    return Fit(verdict, ctx, layers, total_layers, estimate, reason, slots, cache, swa_full)
+    return Fit(
+        verdict, ctx, layers, total_layers, estimate + process_bytes, reason, slots, cache, swa_full
+    )
 
 
 def _memory(value: int) -> str:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from desktop.base.errors import AuthRequired, DownloadError, ModelNotFound, NetworkBlocked
+from desktop.base.keychain import Keychain
+from desktop.base.net import NetGate, Transport, cannot_resolve, explain
 from desktop.catalog.shards import shard_stem
-from desktop.errors import AuthRequired, DownloadError, ModelNotFound, NetworkBlocked
-from desktop.keychain import Keychain
-from desktop.net import NetGate, Transport, cannot_resolve, explain
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 KEYRING_SERVICE = "edgedesk"

@@ -19,10 +19,10 @@ from typing import Any
 
 from filelock import FileLock
 
+from desktop.base.errors import InvalidRequest, ModelFileError, ModelNotFound
+from desktop.base.filebytes import sha256_file
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.shards import is_first_shard, shard_group, shard_stem
-from desktop.errors import InvalidRequest, ModelFileError, ModelNotFound
-from desktop.filebytes import sha256_file
 
 INDEX_VERSION = 1
 

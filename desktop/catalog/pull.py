@@ -13,12 +13,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.catalog.download import Downloader, ProgressFn
 from desktop.catalog.entries import Catalog
 from desktop.catalog.hub import HubClient, quant_of
 from desktop.catalog.installed import InstalledIndex, InstalledModel, model_id_for
 from desktop.catalog.shards import SHARD_RE, first_shard, shard_group, shard_names
-from desktop.errors import EdgeDeskError, InvalidRequest
 
 _REPO_FILE = re.compile(r"^(?P<repo>[\w.\-]+/[\w.\-]+):(?P<file>[^:]+\.gguf)$")
 

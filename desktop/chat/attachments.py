@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from desktop.base.errors import InvalidRequest
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits, inspect_image, sniff
 from desktop.engine.types import Image
-from desktop.errors import InvalidRequest
 from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, chunk_blocks
 from desktop.retrieval.loaders import SUPPORTED_SUFFIXES, Block, SkipFile, load, paragraphs
 from desktop.retrieval.search import Hit, coverage

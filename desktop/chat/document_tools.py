@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from desktop.errors import EdgeDeskError
+from desktop.base.errors import EdgeDeskError
 from desktop.tools.toolbox import BuiltinTool
 from desktop.tools.types import ToolResult, ToolSpec
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from desktop.base.errors import EdgeDeskError, ModelNotFound
 from desktop.chat.conversation import Turn
 from desktop.engine.types import Message
-from desktop.errors import EdgeDeskError, ModelNotFound
-from desktop.retrieval.answer import Citation, build_messages, citations
+from desktop.retrieval.citations import Citation, build_messages, citations
 from desktop.retrieval.search import MAX_QUERY_CHARS
-from desktop.store.sources import Source
+from desktop.store.cited_passages import Source
 
 if TYPE_CHECKING:
     from desktop.resolve import ModelResolver

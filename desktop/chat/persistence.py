@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.audit import Auditor, NoAudit
+from desktop.base.audit import Auditor, NoAudit
+from desktop.base.errors import EdgeDeskError
 from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.grounding import cite, stored_sources
 from desktop.chat.parameters import Sampling
 from desktop.engine.types import Chunk, Role, Usage
-from desktop.errors import EdgeDeskError
 from desktop.store.chat_export import version_dict, version_message
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore

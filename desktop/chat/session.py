@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from desktop.base.errors import Cancelled, EdgeDeskError, InvalidRequest
 from desktop.chat.approval import (
     ApprovalAsk,
     ApprovalBatch,
@@ -39,7 +40,6 @@ from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, 
 from desktop.chat.persistence import ChatSaver
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message, ToolCall
-from desktop.errors import Cancelled, EdgeDeskError, InvalidRequest
 from desktop.tools.toolbox import ToolBox, ToolSet
 from desktop.tools.types import ToolSpec
 

@@ -7,8 +7,8 @@ model that thinks first.
 
 from __future__ import annotations
 
+from desktop.base.errors import EdgeDeskError
 from desktop.catalog.entries import Catalog
-from desktop.errors import EdgeDeskError
 from desktop.resolve import ModelResolver
 
 

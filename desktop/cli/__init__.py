@@ -2,7 +2,7 @@
 
 Each verb lives in its own module with a ``register(subparsers)`` function that sets
 ``handler`` on its parser. Errors the user can fix print one line and exit non-zero; a
-bug prints one line naming the log file that holds its traceback (``desktop.crash``).
+bug prints one line naming the log file that holds its traceback (``desktop.base.crash``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from desktop.base.crash import EXIT_BUG, EXIT_INTERRUPTED, install_thread_net, report_crash, shown
+from desktop.base.errors import EdgeDeskError
 from desktop.cli.options import common_options
 from desktop.cli.version import VersionAction
-from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, install_thread_net, report_crash, shown
-from desktop.errors import EdgeDeskError
 
 Handler = Callable[[argparse.Namespace], int]
 __all__ = ["Handler", "build_parser", "common_options", "main"]
@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EdgeDeskError as exc:  # raised while handling another error (e.g. in close())
         return _fail(exc.message, exc.exit_code)
     except Exception as exc:
-        from desktop.engine.library import library_error
+        from desktop.engine.hardware.library import library_error
 
         problem = library_error(exc)  # llama.cpp's library does not load: not a bug of ours
         if problem is not None:

@@ -1,6 +1,6 @@
 """``edgedesk audit show [--since WHEN] [--json]`` and ``edgedesk audit verify``.
 
-The log itself is ``desktop.audit``; it is on when the setting ``audit_log`` (policy
+The log itself is ``desktop.base.audit``; it is on when the setting ``audit_log`` (policy
 ``AuditLog``) is. ``verify`` exits 0 when the chain holds and 1 when a line was removed,
 edited or cut off, or the log, its head or its copy in the OS keyring is missing or
 disagrees, naming each place.
@@ -13,9 +13,9 @@ import datetime
 import json
 import time
 
-from desktop.audit import AuditLog
-from desktop.cli.context import context_for
-from desktop.errors import InvalidRequest
+from desktop.base.audit import AuditLog
+from desktop.base.errors import InvalidRequest
+from desktop.cli.arguments import context_for
 
 _UNITS = {"m": 60.0, "h": 3600.0, "d": 86_400.0, "w": 604_800.0}
 

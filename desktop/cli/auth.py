@@ -6,8 +6,8 @@ import argparse
 import getpass
 import sys
 
+from desktop.base.errors import InvalidRequest
 from desktop.catalog.hub import delete_token, save_token
-from desktop.errors import InvalidRequest
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

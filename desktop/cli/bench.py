@@ -8,10 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from desktop.bench import BenchReport, run_bench
-from desktop.cli.context import context_for
-from desktop.errors import InvalidRequest
-from desktop.filebytes import format_bytes
+from desktop.base.errors import InvalidRequest
+from desktop.base.filebytes import format_bytes
+from desktop.cli.arguments import context_for
+from desktop.machine.bench import BenchReport, run_bench
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -95,7 +95,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.save:
         args.save.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     if args.chart:
-        chart = importlib.import_module("desktop.ui.bench_chart")
+        chart = importlib.import_module("desktop.ui.models.bench_chart")
         chart.render_chart(data, args.chart)
     print(json.dumps(data, indent=2) if args.json else format_report(report))
     return 0

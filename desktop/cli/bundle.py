@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from desktop.base.errors import InvalidRequest, ModelNotFound
+from desktop.base.filebytes import format_bytes
 from desktop.catalog.bundle import import_bundle, write_bundle
-from desktop.cli.context import context_for
-from desktop.errors import InvalidRequest, ModelNotFound
-from desktop.filebytes import format_bytes
+from desktop.cli.arguments import context_for
 
 
 def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

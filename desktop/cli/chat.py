@@ -21,8 +21,10 @@ import threading
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
-from desktop.app import AppContext
+from desktop.base.crash import shown
+from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.chat.attachments import Attachment, from_path
+from desktop.chat.capabilities import model_sees
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import (
     SOURCES_K,
@@ -34,15 +36,13 @@ from desktop.chat.parameters import Sampling
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
-from desktop.chat.vision import model_sees
-from desktop.cli.context import context_for, text_arg
+from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking
 from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option
-from desktop.crash import shown
 from desktop.engine.types import Chunk
-from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.retrieval.search import Hit
+from desktop.root.context import AppContext
 
 HELP = """commands:
   /new               start a new chat (same model, system prompt and collection)

@@ -10,9 +10,9 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from desktop.cli.context import context_for, text_arg
-from desktop.crash import shown
-from desktop.errors import InvalidRequest
+from desktop.base.crash import shown
+from desktop.base.errors import InvalidRequest
+from desktop.cli.arguments import context_for, text_arg
 from desktop.store import sealed
 from desktop.store.chats import MAX_ID, ChatStore
 from desktop.store.export_files import folder_for, reader_beside, write_beside

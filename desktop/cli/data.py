@@ -10,12 +10,12 @@ import json
 import sys
 from pathlib import Path
 
-from desktop.cli.context import context_for
+from desktop.base.crash import shown
+from desktop.base.errors import ConfigError
+from desktop.base.filebytes import format_bytes
+from desktop.cli.arguments import context_for
 from desktop.cli.encryption import add_data_actions
-from desktop.crash import shown
-from desktop.errors import ConfigError
-from desktop.filebytes import format_bytes
-from desktop.relocate import cancel_move, pending_move, request_move
+from desktop.root.relocate import cancel_move, pending_move, request_move
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

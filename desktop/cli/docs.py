@@ -9,12 +9,13 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from desktop.app import DEFAULT_EMBEDDING_MODEL
+from desktop.base.crash import shown
+from desktop.base.errors import InvalidRequest
 from desktop.chat.conversation import Conversation
 from desktop.chat.grounding import was_cited
 from desktop.chat.session import ChatCore
+from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.chat import default_chat_model
-from desktop.cli.context import context_for, text_arg
 from desktop.cli.options import check_sampling
 from desktop.cli.tool_approval import (
     preapproved,
@@ -22,12 +23,11 @@ from desktop.cli.tool_approval import (
     terminal_approver,
     yes_tools_option,
 )
-from desktop.crash import shown
 from desktop.engine.types import Chunk
-from desktop.errors import InvalidRequest
 from desktop.resolve import looks_like_path
 from desktop.retrieval.indexer import IndexProgress, IndexReport
 from desktop.retrieval.search import Hit
+from desktop.root.context import DEFAULT_EMBEDDING_MODEL
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

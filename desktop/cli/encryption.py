@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop.cli.context import context_for
-from desktop.crash import shown
-from desktop.errors import ConfigError, InvalidRequest
-from desktop.private import private_file
+from desktop.base.crash import shown
+from desktop.base.errors import ConfigError, InvalidRequest
+from desktop.base.private import private_file
+from desktop.cli.arguments import context_for
 
 if TYPE_CHECKING:
     from desktop.store.atrest import AtRest

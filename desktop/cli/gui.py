@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 
-from desktop.errors import EdgeDeskError
+from desktop.base.errors import EdgeDeskError
 
 
 def launch_gui(args: argparse.Namespace) -> int:

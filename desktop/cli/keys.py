@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TypeVar
 
-from desktop.cli.context import context_for, text_arg
-from desktop.crash import shown
-from desktop.errors import EdgeDeskError
+from desktop.base.crash import shown
+from desktop.base.errors import EdgeDeskError
+from desktop.cli.arguments import context_for, text_arg
 
 T = TypeVar("T")
 

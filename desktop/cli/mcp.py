@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle_serve(args: argparse.Namespace) -> int:
     """Serve until the client closes standard input (stdout carries only the protocol)."""
-    from desktop.server.mcp_server import document_server
+    from desktop.server.mcp.documents_server import document_server
 
     ctx = context_for(args)
     try:

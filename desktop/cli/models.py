@@ -8,16 +8,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from desktop.app import AppContext
+from desktop.base.errors import EdgeDeskError, InvalidRequest, ModelNotFound
+from desktop.base.filebytes import format_bytes
 from desktop.catalog import listing
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 from desktop.cli.remotes import remote_rows
-from desktop.errors import EdgeDeskError, InvalidRequest, ModelNotFound
-from desktop.filebytes import format_bytes
 from desktop.resolve import looks_like_path
+from desktop.root.context import AppContext
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,7 +7,7 @@ import json
 import time
 from dataclasses import asdict
 
-from desktop.cli.context import context_for
+from desktop.cli.arguments import context_for
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from desktop.cli.context import context_for
-from desktop.config import flatten
+from desktop.base.config import flatten
+from desktop.cli.arguments import context_for
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,14 +11,14 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from desktop.base.crash import shown
+from desktop.base.errors import EdgeDeskError, ModelNotFound
+from desktop.base.filebytes import format_bytes
 from desktop.catalog.download import Progress
 from desktop.catalog.entries import Catalog
 from desktop.catalog.installed import InstalledModel, discover_hf_cache, hf_home, model_id_for
 from desktop.catalog.pull import PullTarget, discard_partial, parse_target, partial_files, pull
-from desktop.cli.context import context_for
-from desktop.crash import shown
-from desktop.errors import EdgeDeskError, ModelNotFound
-from desktop.filebytes import format_bytes
+from desktop.cli.arguments import context_for
 
 
 def register_models(msub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -189,7 +189,7 @@ def handle_import(args: argparse.Namespace) -> int:
     """Register a local GGUF, or every GGUF in the Hugging Face cache."""
     ctx = context_for(args)
     if args.hf_cache and args.mmproj:
-        from desktop.errors import InvalidRequest
+        from desktop.base.errors import InvalidRequest
 
         raise InvalidRequest("--mmproj goes with one model's PATH, not --hf-cache")
     if args.hf_cache:
@@ -206,7 +206,7 @@ def handle_import(args: argparse.Namespace) -> int:
             )
         return 0
     if not args.path:
-        from desktop.errors import InvalidRequest
+        from desktop.base.errors import InvalidRequest
 
         raise InvalidRequest(
             "give a PATH to a .gguf file, or --hf-cache"

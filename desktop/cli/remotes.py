@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 
-from desktop.app import AppContext
-from desktop.cli.context import context_for
-from desktop.errors import InvalidRequest, ModelNotFound
+from desktop.base.errors import InvalidRequest, ModelNotFound
+from desktop.cli.arguments import context_for
+from desktop.root.context import AppContext
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,15 +7,15 @@ import sys
 import threading
 from pathlib import Path
 
-from desktop.app import AppContext
-from desktop.chat.vision import takes_pictures
-from desktop.cli.context import context_for, text_arg
+from desktop.base.crash import shown
+from desktop.base.errors import InvalidRequest
+from desktop.chat.capabilities import takes_pictures
+from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling
-from desktop.crash import shown
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Image, Message
-from desktop.errors import InvalidRequest
-from desktop.server.images import check_images, image_from_bytes, joined
+from desktop.root.context import AppContext
+from desktop.server.image_parts import check_images, image_from_bytes, joined
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -178,7 +178,7 @@ def read_image(name: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
 
 
 def sees(ctx: AppContext, model: str) -> bool:
-    """Whether pictures may go to ``model`` (``chat.vision.takes_pictures``: a vision
+    """Whether pictures may go to ``model`` (``chat.capabilities.takes_pictures``: a vision
     projector, or a remote model, whose server decides)."""
     return takes_pictures(ctx.resolver(model))
 

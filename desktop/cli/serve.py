@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.cli.context import context_for
-from desktop.config import MIN_BODY_BYTES
-from desktop.crash import shown
-from desktop.defaults import MAX_TOKENS_LIMIT
-from desktop.errors import EdgeDeskError, InvalidRequest
+from desktop.base.config import MIN_BODY_BYTES
+from desktop.base.crash import shown
+from desktop.base.defaults import MAX_TOKENS_LIMIT
+from desktop.base.errors import EdgeDeskError, InvalidRequest
+from desktop.cli.arguments import context_for
 from desktop.resolve import looks_like_path
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
-    from desktop.app import AppContext
+    from desktop.root.context import AppContext
     from desktop.server.runner import ServerRunner
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -202,7 +202,7 @@ def _where_models_run(ctx: AppContext, models: list[str]) -> str:
     """``gemma: 19/19 layers on Vulkan0 (llvmpipe)`` for each ``--model`` (planned from its
     header: it loads on its first request; /v1/models and ``run --stats`` then say where it
     did), or where any local model would run when none is named."""
-    from desktop.engine.placement import default_devices, planned_placement
+    from desktop.engine.hardware.placement import default_devices, planned_placement
 
     parts = []
     for ref in models:

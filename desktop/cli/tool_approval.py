@@ -10,8 +10,8 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 
+from desktop.base.crash import shown
 from desktop.chat.approval import Decision
-from desktop.crash import shown
 from desktop.engine.types import ToolCall
 from desktop.tools.types import ToolSpec
 

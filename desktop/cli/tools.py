@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from desktop.cli.context import context_for
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
+from desktop.cli.arguments import context_for
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -181,7 +181,7 @@ def handle_list(args: argparse.Namespace) -> int:
 
 def handle_test(args: argparse.Namespace) -> int:
     """Start the server and print its tools (exit 1 with the reason when it cannot)."""
-    from desktop.errors import ConfigError
+    from desktop.base.errors import ConfigError
 
     ctx = context_for(args)
     config = ctx.tool_servers.get(args.name)

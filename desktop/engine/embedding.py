@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import llama_cpp
 
+from desktop.base.errors import Cancelled, EdgeDeskError
 from desktop.engine.native import BatchWorker
-from desktop.errors import Cancelled, EdgeDeskError
 
 
 @dataclass(eq=False)

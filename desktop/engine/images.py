@@ -27,8 +27,8 @@ import warnings
 import zlib
 from dataclasses import dataclass
 
+from desktop.base.errors import ImageRejected
 from desktop.engine.types import Image
-from desktop.errors import ImageRejected
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MIB = 1024 * 1024

@@ -23,16 +23,23 @@ from typing import Any
 
 import llama_cpp
 
-from desktop.defaults import RANK_POOLING, physical_cores
-from desktop.engine.answer_stream import read_answer
-from desktop.engine.batching import DecodeLoop, StepObserver
+from desktop.base.defaults import RANK_POOLING, physical_cores
+from desktop.base.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
+from desktop.engine.batching.answer_stream import read_answer
+from desktop.engine.batching.loop import DecodeLoop, StepObserver
+from desktop.engine.batching.sampling import SamplerChain
+from desktop.engine.batching.slots import Request
+from desktop.engine.chat.templates import (
+    ResolvedTemplate,
+    ThinkSplitter,
+    render_chat,
+    resolve_template,
+)
+from desktop.engine.chat.toolcalls import gate_calls
+from desktop.engine.chat.volatile import stable_messages
 from desktop.engine.embedding import EmbedLoop, pool
+from desktop.engine.hardware.placement import model_placement
 from desktop.engine.native import LoadOptions, load_context, warm_up
-from desktop.engine.placement import model_placement
-from desktop.engine.sampling import SamplerChain
-from desktop.engine.slots import Request
-from desktop.engine.templates import ResolvedTemplate, ThinkSplitter, render_chat, resolve_template
-from desktop.engine.toolcalls import gate_calls
 from desktop.engine.types import (
     ADMITTED,
     ChatCall,
@@ -42,9 +49,7 @@ from desktop.engine.types import (
     Message,
     Placement,
 )
-from desktop.engine.vision import MediaChunk, Projector
-from desktop.engine.volatile import stable_messages
-from desktop.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
+from desktop.engine.vision import ImageTokens, Projector
 
 _NEVER = threading.Event()
 
@@ -290,7 +295,7 @@ class LlamaEngine:
             self._stream(tokens, params, cancel, stops, splitter, media=media), call
         )
 
-    def chat_tokens(self, call: ChatCall) -> tuple[list[int], dict[int, MediaChunk]]:
+    def chat_tokens(self, call: ChatCall) -> tuple[list[int], dict[int, ImageTokens]]:
         """The prompt tokens of a chat call (each image a run of negative placeholder
         ids, one per KV position, so ``len`` counts the image's tokens) and its images by
         run start; raises VisionUnsupported / ImageRejected as ``stream_chat``."""
@@ -303,7 +308,7 @@ class LlamaEngine:
         tokens, media = self.chat_tokens(call)
         return len(tokens) + sum(piece.n_tokens - piece.n_pos for piece in media.values())
 
-    def _chat_prompt(self, call: ChatCall) -> tuple[str, list[int], dict[int, MediaChunk]]:
+    def _chat_prompt(self, call: ChatCall) -> tuple[str, list[int], dict[int, ImageTokens]]:
         messages = call.messages
         if not any(m.images for m in messages):
             prompt = self.render(call)
@@ -377,7 +382,7 @@ class LlamaEngine:
         tokens: list[int],
         params: GenerationParams,
         cancel: threading.Event,
-        media: Mapping[int, MediaChunk] | None = None,
+        media: Mapping[int, ImageTokens] | None = None,
     ) -> Request:
         """Check the request and build it with its sampler (the caller closes the sampler
         unless the decode loop took the request); raises every refusal of a request."""
@@ -423,7 +428,7 @@ class LlamaEngine:
         stops: Sequence[str],
         splitter: ThinkSplitter,
         *,
-        media: Mapping[int, MediaChunk] | None = None,
+        media: Mapping[int, ImageTokens] | None = None,
     ) -> Iterator[Chunk]:
         cancel = cancel or _NEVER
         started = time.perf_counter()

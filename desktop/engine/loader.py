@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 from typing import Protocol
 
+from desktop.base.errors import ModelLoadError
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions, gpu_offload_supported
 from desktop.engine.types import LoadReport, LocalPlan, ModelSpec
-from desktop.errors import ModelLoadError
 
 MIN_RETRY_CONTEXT = 512
 log = logging.getLogger("edgedesk.engine")

@@ -16,8 +16,8 @@ import llama_cpp
 from llama_cpp._internals import LlamaModel
 from llama_cpp._logger import set_verbose
 
-from desktop.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES, physical_cores
-from desktop.errors import ModelLoadError
+from desktop.base.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES, physical_cores
+from desktop.base.errors import ModelLoadError
 
 # llama-server's defaults: a logical batch of 2048 prompt tokens per decode, computed
 # in micro-batches of 512.

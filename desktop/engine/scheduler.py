@@ -31,7 +31,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
-from desktop.defaults import KEEP_ALIVE_S, MAX_LOADED_MODELS, QUEUE_MAX
+from desktop.base.defaults import KEEP_ALIVE_S, MAX_LOADED_MODELS, QUEUE_MAX
+from desktop.base.errors import (
+    Cancelled,
+    EdgeDeskError,
+    EngineCrashed,
+    ModelBroken,
+    ModelLoadError,
+    QueueFull,
+)
 from desktop.engine.broken import BrokenFile
 from desktop.engine.protocol import Engine, LoadedModel
 from desktop.engine.types import (
@@ -40,14 +48,6 @@ from desktop.engine.types import (
     GenerationParams,
     LoadReport,
     ModelSpec,
-)
-from desktop.errors import (
-    Cancelled,
-    EdgeDeskError,
-    EngineCrashed,
-    ModelBroken,
-    ModelLoadError,
-    QueueFull,
 )
 
 # How often a waiting request looks at its cancel event (a condition has no other wake-up).

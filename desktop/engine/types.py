@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from desktop.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES
+from desktop.base.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES
 
 Role = Literal["system", "user", "assistant", "tool"]
 ModelKind = Literal["chat", "embedding", "reranker"]

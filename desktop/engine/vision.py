@@ -6,7 +6,7 @@ SHA-256, which no real token has (M-RoPE models give an image fewer positions th
 tokens; the slot engine counts the difference as ``Request.extra_cells``). The slot
 engine treats them as tokens for prefix matching (a slot that holds the same picture at
 the same place reuses it, a different picture ends the shared prefix) and asks the
-``MediaChunk`` stored at the run's start to decode the image's embeddings into the
+``ImageTokens`` stored at the run's start to decode the image's embeddings into the
 request's own sequence when its turn comes (``decode``, on the decode loop thread).
 
 The image encoder (the ViT: the expensive part) runs before the request joins the
@@ -37,9 +37,9 @@ from typing import Any
 import llama_cpp
 from llama_cpp import mtmd_cpp as mtmd
 
+from desktop.base.errors import ImageRejected, InvalidRequest, ModelLoadError
 from desktop.engine.images import HARD_LIMITS, inspect_image
 from desktop.engine.types import MEDIA_MARKER, Image, Message
-from desktop.errors import ImageRejected, InvalidRequest, ModelLoadError
 
 EMBEDDING_CACHE_BYTES = 64 * 1024 * 1024  # encoded pictures kept for the next turn
 ENCODER_NICE = 10  # how much lower the encoder thread's CPU priority is (Linux)
@@ -66,7 +66,7 @@ def placeholder_id(sha256: str) -> int:
 
 
 @dataclass(eq=False)
-class MediaChunk:
+class ImageTokens:
     """One tokenized image of a prompt: llama.cpp's chunk, freed when this is collected."""
 
     chunk: Any  # mtmd_input_chunk_p (a copy this object owns)
@@ -90,7 +90,7 @@ class MediaPrompt:
     """A prompt's tokens (images as placeholder runs) and its images by start index."""
 
     tokens: list[int]
-    media: dict[int, MediaChunk]
+    media: dict[int, ImageTokens]
 
 
 class Projector:
@@ -233,7 +233,7 @@ class Projector:
                     f"(llama.cpp mtmd_tokenize error {code})"
                 )
             tokens: list[int] = []
-            media: dict[int, MediaChunk] = {}
+            media: dict[int, ImageTokens] = {}
             by_sha = iter(images)
             for index in range(mtmd.mtmd_input_chunks_size(chunks)):
                 chunk = mtmd.mtmd_input_chunks_get(chunks, index)
@@ -247,7 +247,7 @@ class Projector:
                     raise InvalidRequest("only images are supported, not audio", param="messages")
                 image = next(by_sha)
                 n_pos = int(mtmd.mtmd_input_chunk_get_n_pos(chunk))
-                piece = MediaChunk(
+                piece = ImageTokens(
                     mtmd.mtmd_input_chunk_copy(chunk),
                     int(mtmd.mtmd_input_chunk_get_n_tokens(chunk)),
                     n_pos,
@@ -260,7 +260,7 @@ class Projector:
         finally:
             mtmd.mtmd_input_chunks_free(chunks)
 
-    def encode(self, piece: MediaChunk, *, background: bool = False) -> None:
+    def encode(self, piece: ImageTokens, *, background: bool = False) -> None:
         """Run the image encoder for ``piece`` (any thread; blocks until done), unless its
         picture's embeddings are cached; ``background``: at a lower CPU priority, as
         other requests are generating. Raises ImageRejected if it fails."""
@@ -277,7 +277,7 @@ class Projector:
                 )
         encoder.submit(self._encode, piece).result()
 
-    def _encode(self, piece: MediaChunk) -> None:
+    def _encode(self, piece: ImageTokens) -> None:
         with self._lock:
             cached = self._cache.get(piece.sha256)
             if cached is not None and len(cached) == piece.n_tokens * self._n_embd:
@@ -302,7 +302,7 @@ class Projector:
                 self._cache.popitem(last=False)
 
     def decode(
-        self, piece: MediaChunk, ctx: llama_cpp.llama_context_p, pos: int, seq: int, n_batch: int
+        self, piece: ImageTokens, ctx: llama_cpp.llama_context_p, pos: int, seq: int, n_batch: int
     ) -> int:
         """Decode ``piece``'s embeddings into ``seq`` at ``pos`` (loop thread)."""
         new_pos = llama_cpp.llama_pos(0)

@@ -13,9 +13,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from desktop.audit import AuditLog, Auditor, KeyringAnchor, NoAudit
-from desktop.config import EffectiveSettings, expand_path, flatten
-from desktop.net import Connection
+from desktop.base.audit import AuditLog, Auditor, KeyringAnchor, NoAudit
+from desktop.base.config import EffectiveSettings, expand_path, flatten
+from desktop.base.net import Connection
 
 SEEN_FILE = "policy.seen.json"
 REMOTE_ENGINE = "remote engine"  # desktop.remote.engine.PURPOSE (importing it pulls httpx)

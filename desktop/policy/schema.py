@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from desktop.config import expand_path
-from desktop.errors import ConfigError
+from desktop.base.config import expand_path
+from desktop.base.errors import ConfigError
 
 ValueType = Literal["bool", "int", "string", "list"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.errors import ConfigError
+from desktop.base.errors import ConfigError
 from desktop.policy.schema import KEYS, fail_closed_settings, parse_policy, to_settings
 
 LINUX_POLICY_FILE = Path("/etc/edgedesk/policy.json")

@@ -20,8 +20,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from desktop.defaults import GENERATION_TIMEOUT_S
-from desktop.engine.toolcalls import gate_calls
+from desktop.base.defaults import GENERATION_TIMEOUT_S
+from desktop.base.errors import Cancelled, InvalidRequest, RemoteError
+from desktop.base.net import NetGate, Transport, explain
+from desktop.engine.chat.toolcalls import gate_calls
 from desktop.engine.types import (
     ChatCall,
     Chunk,
@@ -34,8 +36,6 @@ from desktop.engine.types import (
     Timings,
     Usage,
 )
-from desktop.errors import Cancelled, InvalidRequest, RemoteError
-from desktop.net import NetGate, Transport, explain
 from desktop.remote import wire
 from desktop.remote.registry import RemoteEndpoint
 

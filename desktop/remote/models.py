@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from desktop.base.errors import ConfigError, EdgeDeskError, ModelNotAllowed
+from desktop.base.net import NetGate, Transport
 from desktop.engine.types import ModelSpec, RemotePlan
-from desktop.errors import ConfigError, EdgeDeskError, ModelNotAllowed
-from desktop.net import NetGate, Transport
 from desktop.remote.engine import RemoteEngine, list_models, remote_spec
 from desktop.remote.registry import RemoteRegistry
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from desktop.errors import ConfigError, InvalidRequest, ModelNotFound
-from desktop.keychain import Keychain
+from desktop.base.errors import ConfigError, InvalidRequest, ModelNotFound
+from desktop.base.keychain import Keychain
 
 KEYRING_SERVICE = "EdgeDesk remote engine"
 REMOTE_KEYS = Keychain(KEYRING_SERVICE, "API key")

@@ -7,7 +7,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from desktop.engine.toolcalls import new_call_id
+from desktop.base.errors import RemoteError
+from desktop.engine.chat.toolcalls import new_call_id
 from desktop.engine.types import (
     MEDIA_MARKER,
     ChatCall,
@@ -18,7 +19,6 @@ from desktop.engine.types import (
     ToolCall,
     Usage,
 )
-from desktop.errors import RemoteError
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop.errors import ModelNotAllowed
-from desktop.filebytes import sha256_file
+from desktop.base.errors import ModelNotAllowed
+from desktop.base.filebytes import sha256_file
 
 
 @dataclass

@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop.base.errors import TemplateMissing
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit
-from desktop.engine.templates import resolve_template
-from desktop.errors import TemplateMissing
+from desktop.engine.chat.templates import resolve_template
 from desktop.resolve.locate import Located, looks_like_path, stable_id
 
 

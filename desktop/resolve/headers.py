@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.base.errors import ModelNotFound
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
-from desktop.errors import ModelNotFound
 
 
 @dataclass

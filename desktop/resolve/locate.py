@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from desktop.base.config import Paths
+from desktop.base.errors import ModelNotFound
 from desktop.catalog.entries import Catalog, ModelEntry
-from desktop.config import Paths
-from desktop.errors import ModelNotFound
 
 # An installed-model lookup: catalog id -> local file(s), filled by the model store.
 InstalledLookup = Callable[[str], list[Path] | None]

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from desktop.base.config import EngineSettings, Paths
+from desktop.base.defaults import RANK_POOLING, WORKER_PROCESS_BYTES, physical_cores
+from desktop.base.errors import InvalidRequest, ModelFileError
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware, fit_model
-from desktop.config import EngineSettings, Paths
-from desktop.defaults import RANK_POOLING, physical_cores
 from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
-from desktop.errors import InvalidRequest, ModelFileError
 from desktop.resolve.locate import stable_id
 
 MAX_CONTEXT = 1_048_576
@@ -46,7 +46,8 @@ def fit(
     The slots' KV memory is counted as the engine will lay it out (one shared cache,
     sliding-window layers at window size, or full size one per slot with
     ``engine.swa_full_cache``: see ``GGUFInfo.kv_bytes``). A vision
-    projector loads beside the model: its bytes count as more weights.
+    projector loads beside the model: its bytes count as more weights; a model in its
+    own worker process (``engine.worker_process``) costs that process too.
     """
     if projector is not None:
         info = replace(info, weight_bytes=info.weight_bytes + projector.stat().st_size)
@@ -65,6 +66,7 @@ def fit(
         parallel=effective_parallel(settings),
         cache_type=settings.cache_type,
         swa_full=settings.swa_full_cache,
+        process_bytes=WORKER_PROCESS_BYTES if settings.worker_process else 0,
     )
 
 

@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.base.config import EngineSettings, Paths, Settings
+from desktop.base.errors import InvalidRequest
 from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware
-from desktop.config import EngineSettings, Paths, Settings
 from desktop.engine.types import ModelSpec
-from desktop.errors import InvalidRequest
 from desktop.resolve.allowed import Digests, check_allowed
 from desktop.resolve.details import ModelDetails, model_details
 from desktop.resolve.headers import HeaderCache

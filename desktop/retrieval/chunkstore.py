@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 from desktop.retrieval.chunking import TextChunk
 from desktop.retrieval.embedder import Embedder
 from desktop.retrieval.fsnames import path_text

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from desktop.errors import InvalidRequest
-from desktop.filebytes import sha256_file
+from desktop.base.errors import InvalidRequest
+from desktop.base.filebytes import sha256_file
 from desktop.retrieval import loaders
 from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, chunk_blocks
 from desktop.retrieval.chunkstore import PARTIAL, ChunkStore

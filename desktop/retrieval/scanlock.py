@@ -16,7 +16,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from desktop.errors import Cancelled
+from desktop.base.errors import Cancelled
 
 POLL_S = 0.2  # how often a scan waiting for the lock checks its cancel event
 

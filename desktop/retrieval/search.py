@@ -32,12 +32,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from desktop.errors import InvalidRequest, StoreError
+from desktop.base.errors import InvalidRequest, StoreError
 from desktop.retrieval.fsnames import fs_path, real_root, within
 from desktop.retrieval.stopwords import is_cjk, search_terms
 from desktop.retrieval.vectors import VectorIndex, exact_ranking, to_blob, vec_table
+from desktop.store.cited_passages import location
 from desktop.store.db import Database, fts_text
-from desktop.store.sources import location
 
 __all__ = [
     "Hit",

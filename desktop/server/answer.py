@@ -10,12 +10,19 @@ them. A whole (not streamed) answer is a ``WholeAnswer``. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from desktop.engine.types import Chunk, TokenLogprob, ToolCall
-from desktop.server.openai import finish_reason
+
+
+def finish_reason(chunk: Chunk, calls: Sequence[ToolCall] = ()) -> str:
+    """How an answer ended in OpenAI's words, which every protocol maps from (``timeout``
+    reads as ``length``)."""
+    if calls:
+        return "tool_calls"
+    return "stop" if chunk.finish_reason in ("stop", "cancelled") else "length"
 
 
 class Piece(NamedTuple):

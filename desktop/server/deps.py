@@ -12,23 +12,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import anyio
 from fastapi import Depends, Request
 
-from desktop.errors import ModelNotAllowed, ModelNotFound
-from desktop.server.openai_requests import Limits
-from desktop.server.schemas import ErrorBody
+from desktop.base.errors import ModelNotAllowed, ModelNotFound
+from desktop.server.pump import watch_disconnect
+from desktop.server.request_parts import Limits
 from desktop.server.services import RequestInfo, Services
-from desktop.server.streaming import watch_disconnect
 
 T = TypeVar("T")
-
-# The error statuses the OpenAI-shaped routes document in the OpenAPI schema.
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422, 429, 503)
-}
 
 
 def check_model(services: Services, info: RequestInfo, model: str) -> None:

@@ -15,11 +15,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from desktop.errors import EdgeDeskError, QueueFull
+from desktop.base.errors import EdgeDeskError, QueueFull
 
 # Anthropic's error types by status (their SDK raises by status; the body names the type).
-from desktop.server.anthropic_events import ERROR_TYPES as _ANTHROPIC_TYPES
-from desktop.server.openai import error_body
+from desktop.server.protocols.anthropic.events import ERROR_TYPES as _ANTHROPIC_TYPES
+from desktop.server.protocols.openai.events import error_body
 from desktop.server.services import RequestInfo
 
 log = logging.getLogger("edgedesk.server")

@@ -26,20 +26,20 @@ from typing import Any, Protocol
 
 import anyio
 
+from desktop.base.errors import EdgeDeskError
 from desktop.chat.conversation import ToolStep
 from desktop.engine.types import ChatCall, Chunk
-from desktop.errors import EdgeDeskError
 from desktop.server.answer import Ending, Piece, WholeAnswer, answer_pieces, drain
 from desktop.server.deps import Call
-from desktop.server.hosted_mcp import Collected, Counted, Event, Hosted, collect, run
-from desktop.server.services import RequestInfo
-from desktop.server.streaming import (
-    Chunks,
+from desktop.server.mcp.hosted import Collected, Counted, Event, Hosted, collect, run
+from desktop.server.pump import (
     Keepalive,
+    TimedStream,
     close_stream,
     start_stream,
     watch_disconnect,
 )
+from desktop.server.services import RequestInfo
 from desktop.tools.toolbox import ToolSet
 
 log = logging.getLogger("edgedesk.server")
@@ -223,7 +223,7 @@ async def generate(
     protocol: its event stream when ``streamed``, else its whole body. The engine held
     back any tool-call markup and hands the calls over parsed (``Chunk.tool_calls``).
     """
-    chunks = Chunks(stream, call.info)
+    chunks = TimedStream(stream, call.info)
     return await _respond(
         call,
         wire,
@@ -245,7 +245,7 @@ async def generate_hosted(
     """Run the request's MCP tool loop (``hosted_mcp.run``) and answer in ``wire``'s
     protocol, streamed or whole, with the same cancel, guard and bookkeeping as
     ``generate``; each reply of the model is counted in the access log."""
-    counted = Counted(call.services.scheduler, lambda s: Chunks(s, call.info))
+    counted = Counted(call.services.scheduler, lambda s: TimedStream(s, call.info))
     loop = run(counted, hosting.toolbox, model, chat, cancel=call.cancel)
     return await _respond(
         call,

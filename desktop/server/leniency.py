@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.base.errors import InvalidRequest
 from desktop.engine.types import Chunk
-from desktop.errors import InvalidRequest
 
 DROPPED_TOOLS_HEADER = "x-edgedesk-dropped-tools"
 CONTEXT_HEADER = "x-edgedesk-context"

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.chat.vision import known_to_see, takes_pictures
+from desktop.base.errors import EdgeDeskError
+from desktop.chat.capabilities import known_to_see, takes_pictures
 from desktop.engine.types import RemotePlan
-from desktop.errors import EdgeDeskError
 from desktop.resolve import ModelResolver, looks_like_path
 
 
@@ -79,7 +79,7 @@ class ResolverDirectory:
         }
 
     def vision(self, model: str) -> bool:
-        """Whether pictures may be sent to ``model`` (``chat.vision.takes_pictures``: a
+        """Whether pictures may be sent to ``model`` (``chat.capabilities.takes_pictures``: a
         local model with a vision projector, or a remote one, whose server decides); a
         model that cannot be resolved (policy, a damaged file) raises that error."""
         return takes_pictures(self.resolver(model))

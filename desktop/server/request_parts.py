@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from desktop.base.defaults import GENERATION_TIMEOUT_S, MAX_TOKENS_LIMIT
+from desktop.base.errors import InvalidRequest
 from desktop.engine.types import ToolSpec
-from desktop.errors import InvalidRequest
 
 
 def function_tool(name: object, description: object, parameters: object, where: str) -> ToolSpec:
@@ -56,3 +58,33 @@ def arguments_object(arguments: str) -> dict[str, Any]:
 def thinking_kwargs(enabled: bool | None) -> dict[str, Any] | None:
     """The chat template's thinking switch (None: leave the model's default)."""
     return None if enabled is None else {"enable_thinking": enabled}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The server's limits that shape generation parameters."""
+
+    max_tokens: int = MAX_TOKENS_LIMIT
+    timeout_s: float | None = GENERATION_TIMEOUT_S
+
+
+def forced_call_schema(tools: Sequence[ToolSpec]) -> str:
+    """A JSON schema for exactly one ``{"name", "arguments"}`` call of one of ``tools``.
+
+    Sampling under its grammar makes a forced call happen whatever the model would
+    rather say; the answer is then a bare JSON call, which the tool-call parser reads.
+    """
+    options = []
+    for tool in tools:
+        options.append(
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"const": tool.name},
+                    "arguments": tool.parameters or {"type": "object"},
+                },
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return json.dumps(options[0] if len(options) == 1 else {"anyOf": options})

@@ -1,7 +1,7 @@
 """Run the server: on a background thread for the GUI, or headless for ``edgedesk serve``.
 
 The runner only serves: unloading idle models and maintenance are the app's one
-``desktop.housekeeping.Housekeeping``, which the window or ``edgedesk serve`` starts.
+``desktop.root.housekeeping.Housekeeping``, which the window or ``edgedesk serve`` starts.
 """
 
 from __future__ import annotations
@@ -15,29 +15,20 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import uvicorn
-from starlette.types import ASGIApp
 
-from desktop.audit import Auditor
-from desktop.config import ServerSettings
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.errors import ConfigError
-from desktop.server.app import create_app
-from desktop.server.metrics import AccessLog, AccessRecord, Metrics
+from desktop.base.audit import Auditor
+from desktop.base.errors import ConfigError
+from desktop.server.asgi import create_app
+from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyStore
-from desktop.server.services import ModelDirectory
-from desktop.store.responses import ResponseStore
-
-if TYPE_CHECKING:
-    from desktop.engine.scheduler import Scheduler
-    from desktop.tools.servers import ServerList
-    from desktop.tools.toolbox import ToolBox
+from desktop.server.services import Services
 
 log = logging.getLogger("edgedesk.server")
 KEYS_FILE = "api_keys.json"
 ACCESS_LOG_FILE = "access.log"
+LISTEN_BACKLOG = 2048  # uvicorn's own default
 
 
 def key_store(
@@ -55,43 +46,17 @@ class ServerRunner:
     ``subscribe`` from any thread. Subscribers are called on the server's thread.
     """
 
-    def __init__(
-        self,
-        scheduler: Scheduler,
-        models: ModelDirectory,
-        settings: ServerSettings,
-        keys: KeyStore | None,
-        *,
-        access_log: AccessLog | None = None,
-        stored: ResponseStore | None = None,
-        mcp: ASGIApp | None = None,
-        tool_servers: ServerList | None = None,
-        audit: Auditor | None = None,
-        toolbox: ToolBox | None = None,
-        image_limits: ImageLimits = DEFAULT_LIMITS,
-    ) -> None:
-        self.scheduler = scheduler
-        self.settings = settings
-        self.image_limits = image_limits  # caps on one picture (policy ImageMaxMB, …)
-        self.access_log = access_log or AccessLog(None)
-        self.metrics = Metrics()
-        self.app = create_app(
-            scheduler,
-            models,
-            settings,
-            keys,
-            access_log=self.access_log,
-            metrics=self.metrics,
-            stored=stored,
-            mcp=mcp,
-            tool_servers=tool_servers,
-            audit=audit,
-            toolbox=toolbox,
-            image_limits=image_limits,
-        )
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.scheduler = services.scheduler
+        self.settings = services.settings
+        self.image_limits = services.image_limits  # caps on one picture (policy ImageMaxMB, …)
+        self.access_log = services.access_log
+        self.metrics = services.metrics
+        self.app = create_app(services)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self._port = settings.port
+        self._port = services.settings.port
 
     # ------------------------------------------------------------------ status
     @property
@@ -155,6 +120,10 @@ class ServerRunner:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((self.settings.host, self.settings.port))
+            # Listening now, not when uvicorn's loop starts: a client told the server is
+            # serving (the start-up line, the window) that connects at once waits in
+            # the backlog instead of being refused.
+            sock.listen(LISTEN_BACKLOG)
         except OSError as exc:
             sock.close()
             raise ConfigError(

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from desktop.audit import Auditor, NoAudit
-from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest
+from desktop.base.audit import Auditor, NoAudit
+from desktop.base.errors import ConfigError, EdgeDeskError, InvalidRequest
 
 KEY_PREFIX = "edk-"
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})

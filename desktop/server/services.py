@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from desktop.audit import Auditor, NoAudit
-from desktop.config import ServerSettings
+from starlette.types import ASGIApp
+
+from desktop.base.audit import Auditor, NoAudit
+from desktop.base.config import ServerSettings
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.store.responses import ResponseStore
 
@@ -77,7 +79,8 @@ class RequestInfo:
 
 @dataclass
 class Services:
-    """Everything the routes use, hung on ``app.state.services``."""
+    """Everything the routes use, hung on ``app.state.services``: built once per server by
+    ``desktop.server.asgi.services_for`` and handed whole to the runner and the app."""
 
     scheduler: Scheduler
     models: ModelDirectory
@@ -87,11 +90,13 @@ class Services:
     metrics: Metrics
     bound_host: str
     limiter: RateLimiter
-    responses: LRUCache[dict[str, Any]] | None
+    response_cache: LRUCache[dict[str, Any]] | None  # whole deterministic answers
     embeddings: LRUCache[list[float]]
     allowed: frozenset[str] = field(default_factory=frozenset)
-    stored: ResponseStore = field(default_factory=lambda: ResponseStore(None))
+    # Responses API responses kept with ``store: true`` (a no-op store: refused).
+    response_store: ResponseStore = field(default_factory=lambda: ResponseStore(None))
     tool_servers: ServerList | None = None  # MCP servers a request may name (policy applies)
     toolbox: ToolBox | None = None  # runs a request's MCP servers (None: refused)
     audit: Auditor = field(default_factory=NoAudit)
     image_limits: ImageLimits = DEFAULT_LIMITS  # caps on one picture (policy ImageMaxMB, …)
+    mcp: ASGIApp | None = None  # /mcp: EdgeDesk's documents as an MCP server (None: 404)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 import threading
 
+from desktop.base.errors import Cancelled
 from desktop.engine.protocol import Engine
-from desktop.errors import Cancelled
 
 # Characters a piece holds at least (~16k tokens of prose; 0.04-0.1 s of Gemma 3 270M's
 # tokenizer on a busy 2-core machine), and the longest prompt counted in one call.

@@ -25,9 +25,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from desktop.audit import Auditor, NoAudit
-from desktop.errors import ConfigError, EdgeDeskError, InvalidRequest, StoreError
-from desktop.private import private_file
+from desktop.base.audit import Auditor, NoAudit
+from desktop.base.errors import ConfigError, EdgeDeskError, InvalidRequest, StoreError
+from desktop.base.private import private_file
 from desktop.store import cipher, recovery_code
 from desktop.store.cipher import DatabaseKey, Step
 

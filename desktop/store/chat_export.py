@@ -16,15 +16,15 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 from desktop.store.chat_records import Attachment, ChatMessage, Conversation
+from desktop.store.cited_passages import parse_sources, source_dicts, sources_markdown
 from desktop.store.export_fields import (
     ATTACHMENT_FIELDS,
     CONVERSATION_FIELDS,
     MESSAGE_FIELDS,
     check_fields,
 )
-from desktop.store.sources import parse_sources, source_dicts, sources_markdown
 
 EXPORT_VERSION = 1
 Exported = Sequence[tuple[Conversation, Sequence[ChatMessage]]]

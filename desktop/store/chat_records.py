@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.store.sources import Source
+from desktop.store.cited_passages import Source
 
 
 @dataclass(frozen=True)

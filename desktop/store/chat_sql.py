@@ -13,10 +13,10 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 from desktop.store.chat_records import Attachment, ChatMessage, Conversation
+from desktop.store.cited_passages import decode_sources, encode_sources
 from desktop.store.db import Database, fts_query, fts_text
-from desktop.store.sources import decode_sources, encode_sources
 
 # The conversation columns a setter may change (``ChatTables.set_column``).
 Column = Literal["title", "tags", "collection", "think", "parameters"]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from desktop.errors import InvalidRequest, StoreError
+from desktop.base.errors import InvalidRequest, StoreError
 from desktop.store.chat_export import (
     ReadFile,
     attachment_files,

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from desktop.errors import StoreError
+from desktop.base.errors import StoreError
 
 PLAINTEXT_HEADER = b"SQLite format 3\x00"
 CIPHER = "SQLCipher 4 (AES-256, HMAC-SHA512)"

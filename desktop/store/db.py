@@ -26,8 +26,8 @@ from typing import Any
 
 import sqlite_utils
 
-from desktop.errors import StoreError
-from desktop.private import private_file, restrict_files
+from desktop.base.errors import StoreError
+from desktop.base.private import private_file, restrict_files
 from desktop.store import cipher
 from desktop.store.cipher import DatabaseKey
 from desktop.store.migrations import MIGRATIONS, Migration

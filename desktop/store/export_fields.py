@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 
 CONVERSATION_FIELDS = {
     "title": "text",

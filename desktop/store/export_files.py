@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 from desktop.store.chat_export import ReadFile, attachments_folder
 
 MAX_ATTACHMENT_BYTES = 256 * 1024 * 1024  # a bigger "attachment" is not one we wrote

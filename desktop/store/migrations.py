@@ -169,7 +169,7 @@ GROUNDING_SCHEMA = (
     # deleting a collection keeps the chat and the window can say what went missing.
     "ALTER TABLE conversations ADD COLUMN collection TEXT",
     # JSON list of the numbered sources an answer was given, each marked cited or not
-    # (NULL: the answer was not grounded). See store.sources.
+    # (NULL: the answer was not grounded). See store.cited_passages.
     "ALTER TABLE messages ADD COLUMN sources TEXT",
 )
 

@@ -4,7 +4,7 @@ A code is the 256-bit key plus 24 check bits, in base32 (letters and the digits 
 14 groups of 4: ``ABCD-EFGH-…``. The check bits catch a mistyped or missing letter
 before anything is tried against the database; 0, 1 and 8 are read as O, I and B, and
 case, spaces and dashes do not matter. ``edgedesk data import-key`` and the window's
-key backup (``desktop.ui.key_backup_dialog``) use these.
+key backup (``desktop.ui.settings.key_backup``) use these.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import base64
 import hashlib
 import string
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 
 KEY_BYTES = 32
 CHECK_BYTES = 3  # 32 + 3 bytes are 280 bits: exactly 56 base32 letters, no padding

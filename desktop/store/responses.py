@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 from desktop.store.api_items import item_role, item_text, title_of
 from desktop.store.db import Database
 

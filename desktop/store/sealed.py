@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from desktop.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest
 
 MAGIC = b"EDGEDESK-SEALED\x01"
 SUFFIX = ".edgedesk-sealed"  # what the window offers; any name works

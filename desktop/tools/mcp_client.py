@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from desktop.net import NetGate
+from desktop.base.net import NetGate
 from desktop.tools.servers import ServerConfig, token_get
 from desktop.tools.types import ToolError, ToolResult, ToolSpec
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from desktop.errors import ConfigError, InvalidRequest
-from desktop.keychain import Keychain
+from desktop.base.errors import ConfigError, InvalidRequest
+from desktop.base.keychain import Keychain
 
 KEYRING_SERVICE = "EdgeDesk MCP server"
 SERVER_TOKENS = Keychain(KEYRING_SERVICE, "token")

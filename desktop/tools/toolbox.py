@@ -14,10 +14,10 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.base.errors import EdgeDeskError
 from desktop.engine import types as engine
-from desktop.errors import EdgeDeskError
 from desktop.tools.approvals import Approvals
-from desktop.tools.audit import ToolAudit, ToolCallRecord, now
+from desktop.tools.call_log import ToolAudit, ToolCallRecord, now
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import ServerConfig, ServerList
 from desktop.tools.types import BUILTIN, ToolError, ToolResult, ToolSpec

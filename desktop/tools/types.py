@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.base.errors import EdgeDeskError
 from desktop.engine import types as engine
-from desktop.errors import EdgeDeskError
 
 BUILTIN = "edgedesk"  # the "server" name of the built-in document tools
 

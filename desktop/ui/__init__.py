@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, TracebackType
 
-from desktop.ui.pyside_fixes import make_none_immortal
+from desktop.ui.shell.pyside_fixes import make_none_immortal
 
 # Before anything calls into PySide6: on Python 3.11 its void methods would otherwise
 # wear None's reference count down until the interpreter aborts (see pyside_fixes).
@@ -26,18 +26,18 @@ import psutil  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog  # noqa: E402
 
-from desktop.config import HOME_ENV, Paths  # noqa: E402
-from desktop.crash import report_crash  # noqa: E402
-from desktop.errors import EdgeDeskError  # noqa: E402
-from desktop.startup import context_for  # noqa: E402
+from desktop.base.config import HOME_ENV, Paths  # noqa: E402
+from desktop.base.crash import report_crash  # noqa: E402
+from desktop.base.errors import EdgeDeskError  # noqa: E402
+from desktop.root.startup import context_for  # noqa: E402
 from desktop.store.atrest import EXIT_KEY  # noqa: E402
-from desktop.ui.encryption import encrypt_at_start, unlock_at_start  # noqa: E402
-from desktop.ui.error_text import error_text  # noqa: E402
-from desktop.ui.gc_guard import GuiThreadCollector  # noqa: E402
-from desktop.ui.look import apply_theme, install_translator  # noqa: E402
-from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.single_instance import SingleInstance  # noqa: E402
-from desktop.ui.system_libraries import window_library_problem  # noqa: E402
+from desktop.ui.common.error_text import error_text  # noqa: E402
+from desktop.ui.common.look import apply_theme, install_translator  # noqa: E402
+from desktop.ui.settings.encryption import encrypt_at_start, unlock_at_start  # noqa: E402
+from desktop.ui.shell.gc_guard import GuiThreadCollector  # noqa: E402
+from desktop.ui.shell.main_window import MainWindow  # noqa: E402
+from desktop.ui.shell.single_instance import SingleInstance  # noqa: E402
+from desktop.ui.shell.system_libraries import window_library_problem  # noqa: E402
 
 # Python runs signal handlers only between bytecodes; while Qt's C++ loop waits for
 # events none run, so a timer hands control back to Python this often.

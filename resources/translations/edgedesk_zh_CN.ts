@@ -4,47 +4,47 @@
 <context>
     <name>AnswerFooter</name>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="18"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="18"/>
         <source>CPU only</source>
         <translation>仅 CPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="20"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="20"/>
         <source>%1/%2 layers on %3</source>
         <translation>%3 上 %1/%2 层</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="27"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="27"/>
         <source>, %1 on the CPU</source>
         <translation>，%1 层在 CPU 上</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="42"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="42"/>
         <source>%1 prompt · %2 tokens</source>
         <translation>提示 %1 · 生成 %2 个词元</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="48"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="48"/>
         <source>%1 tok/s</source>
         <translation>%1 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="55"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="55"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="57"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="57"/>
         <source>hit the token limit</source>
         <translation>已达词元上限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="61"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="61"/>
         <source>broken off: %1</source>
         <translation>已中断：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/answer_footer.py" line="64"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="64"/>
         <source>broken off</source>
         <translation>已中断</translation>
     </message>
@@ -52,22 +52,22 @@
 <context>
     <name>Attacher</name>
     <message>
-        <location filename="../../desktop/ui/chat_attach.py" line="311"/>
+        <location filename="../../desktop/ui/chat/attach.py" line="311"/>
         <source>Attach pictures or documents</source>
         <translation>附加图片或文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_attach.py" line="313"/>
+        <location filename="../../desktop/ui/chat/attach.py" line="313"/>
         <source>Pictures and documents (%1);;All files (*)</source>
         <translation>图片和文档 (%1);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_attach.py" line="363"/>
+        <location filename="../../desktop/ui/chat/attach.py" line="363"/>
         <source>pasted picture %1.png</source>
         <translation>粘贴的图片 %1.png</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_attach.py" line="397"/>
+        <location filename="../../desktop/ui/chat/attach.py" line="397"/>
         <source>%1 cannot see pictures: choose a vision model for this chat, or remove the picture before sending.</source>
         <translation>%1 无法识别图片：请为此对话选择视觉模型，或在发送前移除图片。</translation>
     </message>
@@ -75,8 +75,8 @@
 <context>
     <name>AttachmentChip</name>
     <message>
-        <location filename="../../desktop/ui/chat_attach.py" line="119"/>
-        <location filename="../../desktop/ui/chat_attach.py" line="120"/>
+        <location filename="../../desktop/ui/chat/attach.py" line="119"/>
+        <location filename="../../desktop/ui/chat/attach.py" line="120"/>
         <source>Remove %1</source>
         <translation>移除 %1</translation>
     </message>
@@ -84,42 +84,42 @@
 <context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="62"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="62"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="63"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="63"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="64"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="64"/>
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="65"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="65"/>
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="66"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="66"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="67"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="67"/>
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="68"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="68"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="142"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="142"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -127,137 +127,137 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="99"/>
+        <location filename="../../desktop/ui/chat/header.py" line="99"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="100"/>
+        <location filename="../../desktop/ui/chat/header.py" line="100"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="107"/>
+        <location filename="../../desktop/ui/chat/header.py" line="107"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="269"/>
+        <location filename="../../desktop/ui/chat/header.py" line="269"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="113"/>
+        <location filename="../../desktop/ui/chat/header.py" line="113"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="114"/>
+        <location filename="../../desktop/ui/chat/header.py" line="114"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="116"/>
+        <location filename="../../desktop/ui/chat/header.py" line="116"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="117"/>
+        <location filename="../../desktop/ui/chat/header.py" line="117"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="118"/>
+        <location filename="../../desktop/ui/chat/header.py" line="118"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="120"/>
+        <location filename="../../desktop/ui/chat/header.py" line="120"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="123"/>
+        <location filename="../../desktop/ui/chat/header.py" line="123"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="127"/>
+        <location filename="../../desktop/ui/chat/header.py" line="127"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="145"/>
+        <location filename="../../desktop/ui/chat/header.py" line="145"/>
         <source>Ephemeral chat: nothing of it is saved to disk; it is gone when EdgeDesk closes.</source>
         <translation>临时对话：不会保存到磁盘，关闭 EdgeDesk 后即消失。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="159"/>
+        <location filename="../../desktop/ui/chat/header.py" line="159"/>
         <source>Parameters</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="162"/>
+        <location filename="../../desktop/ui/chat/header.py" line="162"/>
         <source>Max tokens, top-p, top-k, min-p, repeat penalty and seed for this chat</source>
         <translation>此对话的最大词元数、top-p、top-k、min-p、重复惩罚和种子</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="164"/>
+        <location filename="../../desktop/ui/chat/header.py" line="164"/>
         <source>Show the sampling parameters</source>
         <translation>显示采样参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="174"/>
+        <location filename="../../desktop/ui/chat/header.py" line="174"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="175"/>
+        <location filename="../../desktop/ui/chat/header.py" line="175"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="178"/>
+        <location filename="../../desktop/ui/chat/header.py" line="178"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="179"/>
+        <location filename="../../desktop/ui/chat/header.py" line="179"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="181"/>
+        <location filename="../../desktop/ui/chat/header.py" line="181"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="183"/>
+        <location filename="../../desktop/ui/chat/header.py" line="183"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="248"/>
+        <location filename="../../desktop/ui/chat/header.py" line="248"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="250"/>
+        <location filename="../../desktop/ui/chat/header.py" line="250"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="273"/>
+        <location filename="../../desktop/ui/chat/header.py" line="273"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="397"/>
+        <location filename="../../desktop/ui/chat/header.py" line="397"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_header.py" line="397"/>
+        <location filename="../../desktop/ui/chat/header.py" line="397"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -265,37 +265,37 @@
 <context>
     <name>ChatNotice</name>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="43"/>
+        <location filename="../../desktop/ui/chat/notice.py" line="43"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="44"/>
+        <location filename="../../desktop/ui/chat/notice.py" line="44"/>
         <source>Download the embedding model</source>
         <translation>下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="47"/>
+        <location filename="../../desktop/ui/chat/notice.py" line="47"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="91"/>
+        <location filename="../../desktop/ui/chat/notice.py" line="91"/>
         <source>Undo: %1</source>
         <translation>撤销：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="122"/>
+        <location filename="../../desktop/ui/chat/notice.py" line="122"/>
         <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
         <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="141"/>
+        <location filename="../../desktop/ui/chat/notice.py" line="141"/>
         <source>Downloading %1…</source>
         <translation>正在下载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_notice.py" line="158"/>
+        <location filename="../../desktop/ui/chat/notice.py" line="158"/>
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
@@ -303,52 +303,52 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="66"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="67"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="151"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="66"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="67"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="151"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="68"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="68"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="71"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="72"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="71"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="72"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="85"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="85"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="92"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="138"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="92"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="138"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="94"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="94"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="96"/>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="136"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="96"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="136"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="97"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="97"/>
         <source>Export chat as Markdown or JSON</source>
         <translation>将对话导出为 Markdown 或 JSON</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="101"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="101"/>
         <source>Import chats from a JSON export…</source>
         <translation>从 JSON 导出文件导入对话…</translation>
     </message>
@@ -357,82 +357,82 @@
         <translation type="vanished">导入…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="102"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="102"/>
         <source>Import chats from a JSON export</source>
         <translation>从 JSON 导出文件导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="135"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="135"/>
         <source>Rename…</source>
         <translation>重命名…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="149"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="149"/>
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="150"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="150"/>
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="206"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="206"/>
         <source>Encrypted, opened with a passphrase (*%1)</source>
         <translation>加密，需密码短语打开 (*%1)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="245"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="245"/>
         <source>The chat was not exported: %1</source>
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="264"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="264"/>
         <source>Encrypted export</source>
         <translation>加密导出</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="266"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="266"/>
         <source>Passphrase for this export (needed to import it):</source>
         <translation>此导出文件的密码短语（导入时需要）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="268"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="268"/>
         <source>Passphrase of this encrypted export:</source>
         <translation>此加密导出文件的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="275"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="275"/>
         <source>The same passphrase again:</source>
         <translation>再次输入相同的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="280"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="280"/>
         <source>The two passphrases differ; nothing was exported.</source>
         <translation>两次输入的密码短语不一致；未导出任何内容。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="287"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="287"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="289"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="289"/>
         <source>Chat exports (*.json *%1)</source>
         <translation>对话导出文件 (*.json *%1)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="309"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="309"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="328"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="328"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="330"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="330"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -441,12 +441,12 @@
         <translation type="vanished">将对话导出为 Markdown</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="209"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="209"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_sidebar.py" line="201"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="201"/>
         <source>Nothing to export: this chat has no messages yet.</source>
         <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
@@ -494,7 +494,7 @@
         <translation type="vanished">停止 (Esc)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="300"/>
+        <location filename="../../desktop/ui/chat/view.py" line="300"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
@@ -503,27 +503,27 @@
         <translation type="vanished">删除“%1”及其全部消息？此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="302"/>
+        <location filename="../../desktop/ui/chat/view.py" line="302"/>
         <source>Delete “%1” and all its messages? Undo brings it back for a few seconds.</source>
         <translation>删除“%1”及其全部消息？几秒钟内可用“撤销”恢复。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="337"/>
+        <location filename="../../desktop/ui/chat/view.py" line="337"/>
         <source>Deleted “%1”.</source>
         <translation>已删除“%1”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="392"/>
+        <location filename="../../desktop/ui/chat/view.py" line="392"/>
         <source>Still reading the attached files; send again in a moment.</source>
         <translation>仍在读取附加的文件，请稍后再发送。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="397"/>
+        <location filename="../../desktop/ui/chat/view.py" line="397"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_view.py" line="458"/>
+        <location filename="../../desktop/ui/chat/view.py" line="458"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -543,17 +543,17 @@
 <context>
     <name>CitationRow</name>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="58"/>
+        <location filename="../../desktop/ui/chat/citations.py" line="58"/>
         <source>Sources:</source>
         <translation>来源：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="58"/>
+        <location filename="../../desktop/ui/chat/citations.py" line="58"/>
         <source>Sources given (none cited):</source>
         <translation>提供的来源（未被引用）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="66"/>
+        <location filename="../../desktop/ui/chat/citations.py" line="66"/>
         <source>Show source </source>
         <translation>显示来源 </translation>
     </message>
@@ -562,7 +562,7 @@
         <translation type="vanished">打开来源 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/grounding.py" line="89"/>
+        <location filename="../../desktop/ui/chat/citations.py" line="89"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
     </message>
@@ -574,7 +574,7 @@
 <context>
     <name>Clipboard</name>
     <message>
-        <location filename="../../desktop/ui/clipboard.py" line="17"/>
+        <location filename="../../desktop/ui/common/clipboard.py" line="17"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -582,52 +582,52 @@
 <context>
     <name>Composer</name>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="33"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="33"/>
         <source>Attach pictures or documents (or paste, or drop them on the chat)</source>
         <translation>附加图片或文档（也可粘贴，或拖放到对话中）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="35"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="35"/>
         <source>Attach files</source>
         <translation>附加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="39"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="39"/>
         <source>Message the model — Ctrl+Enter to send</source>
         <translation>向模型发送消息 — Ctrl+Enter 发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="40"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="40"/>
         <source>Message</source>
         <translation>消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="45"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="45"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="47"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="47"/>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="48"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="48"/>
         <source>Send (Ctrl+Enter)</source>
         <translation>发送 (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="50"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="50"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="51"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="51"/>
         <source>Stop generating</source>
         <translation>停止生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat_composer.py" line="52"/>
+        <location filename="../../desktop/ui/chat/composer.py" line="52"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
     </message>
@@ -635,7 +635,7 @@
 <context>
     <name>ConversationListModel</name>
     <message>
-        <location filename="../../desktop/ui/qmodels.py" line="174"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="174"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
@@ -643,157 +643,157 @@
 <context>
     <name>CoreText</name>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="20"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="20"/>
         <source>fits on GPU</source>
         <translation>适合 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="21"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="21"/>
         <source>fits in RAM, slower</source>
         <translation>内存可容纳，较慢</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="22"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="22"/>
         <source>fits in RAM, slower (CPU)</source>
         <translation>内存可容纳，较慢（CPU）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="23"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="23"/>
         <source>won&apos;t fit</source>
         <translation>无法运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="26"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="26"/>
         <source>chat</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="27"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="27"/>
         <source>embedding</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="28"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="28"/>
         <source>reranker</source>
         <translation>重排序</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="31"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="31"/>
         <source>laptop</source>
         <translation>笔记本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="32"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="32"/>
         <source>desktop</source>
         <translation>台式机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="33"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="33"/>
         <source>workstation</source>
         <translation>工作站</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="34"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="34"/>
         <source>local</source>
         <translation>本地</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="35"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="35"/>
         <source>hub</source>
         <translation>模型库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="36"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="36"/>
         <source>remote</source>
         <translation>远程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="67"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="67"/>
         <source>RAM %1 free of %2</source>
         <translation>内存可用 %1（共 %2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="75"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="75"/>
         <source>%1 %2 free of %3</source>
         <translation>%1 可用 %2（共 %3）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="90"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="90"/>
         <source>line %1</source>
         <translation>第 %1 行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="92"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="92"/>
         <source>lines %1-%2</source>
         <translation>第 %1–%2 行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="98"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="98"/>
         <source>p. %1, %2</source>
         <translation>第 %1 页，%2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="109"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="109"/>
         <source>unsupported file type &apos;%1&apos;</source>
         <translation>不支持的文件类型“%1”</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="112"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="112"/>
         <source>too large (%1; the limit is %2)</source>
         <translation>文件过大（%1；上限为 %2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="116"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="116"/>
         <source>too large when unpacked (%1; the limit is %2)</source>
         <translation>解压后过大（%1；上限为 %2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="118"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="118"/>
         <source>empty file</source>
         <translation>空文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="119"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="119"/>
         <source>cannot read (%1)</source>
         <translation>无法读取（%1）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="122"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="122"/>
         <source>no text found (a scanned PDF?)</source>
         <translation>未找到文字（可能是扫描版 PDF？）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="124"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="124"/>
         <source>no text found</source>
         <translation>未找到文字</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="125"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="125"/>
         <source>binary file, not text</source>
         <translation>二进制文件，不是文本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="126"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="126"/>
         <source>not UTF-8 text</source>
         <translation>不是 UTF-8 文本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="129"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="129"/>
         <source>encrypted PDF (needs a password)</source>
         <translation>加密的 PDF（需要密码）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="133"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="133"/>
         <source>encrypted PDF (unsupported encryption)</source>
         <translation>加密的 PDF（不支持的加密方式）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="135"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="135"/>
         <source>not a readable PDF (%1)</source>
         <translation>无法读取的 PDF（%1）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="136"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="136"/>
         <source>not a readable DOCX (%1)</source>
         <translation>无法读取的 DOCX（%1）</translation>
     </message>
@@ -802,7 +802,7 @@
         <translation type="vanished">内存可用 %1/%2 GiB</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="70"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="70"/>
         <source>%1 CPU threads</source>
         <translation>%1 个 CPU 线程</translation>
     </message>
@@ -811,12 +811,12 @@
         <translation type="vanished">%1 可用 %2/%3 GiB</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="82"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="82"/>
         <source>no GPU detected</source>
         <translation>未检测到 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/core_text.py" line="83"/>
+        <location filename="../../desktop/ui/common/core_text.py" line="83"/>
         <source>, </source>
         <translation>，</translation>
     </message>
@@ -824,78 +824,78 @@
 <context>
     <name>DataLocationRow</name>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="43"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="43"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="46"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="46"/>
         <source>Change…</source>
         <translation>更改…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="47"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="47"/>
         <source>Choose a new data folder</source>
         <translation>选择新的数据文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="50"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="50"/>
         <source>Move chats, document indexes, API keys and downloaded models to another folder</source>
         <translation>将对话、文档索引、API 密钥和已下载的模型移到另一个文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="54"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="54"/>
         <source>Keep here</source>
         <translation>保留在此处</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="55"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="55"/>
         <source>Cancel the data move</source>
         <translation>取消数据迁移</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="60"/>
-        <location filename="../../desktop/ui/data_location.py" line="72"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="60"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="72"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="109"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="109"/>
         <source>Your data moves to {0} when EdgeDesk next starts.</source>
         <translation>下次启动 EdgeDesk 时，您的数据将移至 {0}。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="113"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="113"/>
         <source>EdgeDesk switches to {0} (nothing is copied) when it next starts.</source>
         <translation>下次启动时 EdgeDesk 将改用 {0}（不复制任何内容）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="122"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="122"/>
         <source>Choose a folder for your data</source>
         <translation>为您的数据选择文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="129"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="129"/>
         <source>Change data location</source>
         <translation>更改数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="130"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="130"/>
         <source>Move your chats, document indexes, API keys and models ({0}) to {1}?</source>
         <translation>将您的对话、文档索引、API 密钥和模型（{0}）移至 {1}？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="135"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="135"/>
         <source>Move my data</source>
         <translation>迁移我的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="136"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="136"/>
         <source>Use the folder as it is</source>
         <translation>按原样使用该文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/data_location.py" line="143"/>
+        <location filename="../../desktop/ui/settings/data_location.py" line="143"/>
         <source>Cannot use this folder</source>
         <translation>无法使用此文件夹</translation>
     </message>
@@ -903,163 +903,163 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="80"/>
+        <location filename="../../desktop/ui/documents/view.py" line="80"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="93"/>
+        <location filename="../../desktop/ui/documents/view.py" line="93"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="97"/>
+        <location filename="../../desktop/ui/documents/view.py" line="97"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="98"/>
+        <location filename="../../desktop/ui/documents/view.py" line="98"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="101"/>
+        <location filename="../../desktop/ui/documents/view.py" line="101"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="102"/>
+        <location filename="../../desktop/ui/documents/view.py" line="102"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="131"/>
+        <location filename="../../desktop/ui/documents/view.py" line="131"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="133"/>
+        <location filename="../../desktop/ui/documents/view.py" line="133"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="134"/>
+        <location filename="../../desktop/ui/documents/view.py" line="134"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="136"/>
+        <location filename="../../desktop/ui/documents/view.py" line="136"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="138"/>
+        <location filename="../../desktop/ui/documents/view.py" line="138"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="155"/>
+        <location filename="../../desktop/ui/documents/view.py" line="155"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="157"/>
+        <location filename="../../desktop/ui/documents/view.py" line="157"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="158"/>
+        <location filename="../../desktop/ui/documents/view.py" line="158"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="158"/>
+        <location filename="../../desktop/ui/documents/view.py" line="158"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="161"/>
+        <location filename="../../desktop/ui/documents/view.py" line="161"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="162"/>
+        <location filename="../../desktop/ui/documents/view.py" line="162"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="164"/>
+        <location filename="../../desktop/ui/documents/view.py" line="164"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="165"/>
+        <location filename="../../desktop/ui/documents/view.py" line="165"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="167"/>
+        <location filename="../../desktop/ui/documents/view.py" line="167"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="169"/>
+        <location filename="../../desktop/ui/documents/view.py" line="169"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="177"/>
+        <location filename="../../desktop/ui/documents/view.py" line="177"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="179"/>
+        <location filename="../../desktop/ui/documents/view.py" line="179"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="228"/>
-        <location filename="../../desktop/ui/documents_view.py" line="315"/>
+        <location filename="../../desktop/ui/documents/view.py" line="228"/>
+        <location filename="../../desktop/ui/documents/view.py" line="315"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="270"/>
+        <location filename="../../desktop/ui/documents/view.py" line="270"/>
         <source>, </source>
         <translation>，</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="301"/>
+        <location filename="../../desktop/ui/documents/view.py" line="301"/>
         <source>… and %1 more files</source>
         <translation>……另有 %1 个文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="319"/>
+        <location filename="../../desktop/ui/documents/view.py" line="319"/>
         <source>No embedding model is on this device yet: a new collection downloads %1 (%2) first.</source>
         <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="326"/>
+        <location filename="../../desktop/ui/documents/view.py" line="326"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="332"/>
+        <location filename="../../desktop/ui/documents/view.py" line="332"/>
         <source>1 document</source>
         <translation>1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="334"/>
+        <location filename="../../desktop/ui/documents/view.py" line="334"/>
         <source>%1 documents</source>
         <translation>%1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="339"/>
+        <location filename="../../desktop/ui/documents/view.py" line="339"/>
         <source>1 chunk</source>
         <translation>1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="339"/>
+        <location filename="../../desktop/ui/documents/view.py" line="339"/>
         <source>%1 chunks</source>
         <translation>%1 个片段</translation>
     </message>
@@ -1070,7 +1070,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="261"/>
+        <location filename="../../desktop/ui/documents/view.py" line="261"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
@@ -1081,7 +1081,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="273"/>
+        <location filename="../../desktop/ui/documents/view.py" line="273"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
@@ -1094,28 +1094,28 @@
         <translation type="vanished">文档集名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="357"/>
-        <location filename="../../desktop/ui/documents_view.py" line="365"/>
+        <location filename="../../desktop/ui/documents/view.py" line="357"/>
+        <location filename="../../desktop/ui/documents/view.py" line="365"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="375"/>
+        <location filename="../../desktop/ui/documents/view.py" line="375"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="377"/>
+        <location filename="../../desktop/ui/documents/view.py" line="377"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="399"/>
+        <location filename="../../desktop/ui/documents/view.py" line="399"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="399"/>
+        <location filename="../../desktop/ui/documents/view.py" line="399"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
@@ -1140,62 +1140,62 @@
         <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="446"/>
+        <location filename="../../desktop/ui/documents/view.py" line="446"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="457"/>
+        <location filename="../../desktop/ui/documents/view.py" line="457"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="466"/>
+        <location filename="../../desktop/ui/documents/view.py" line="466"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="472"/>
+        <location filename="../../desktop/ui/documents/view.py" line="472"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="485"/>
+        <location filename="../../desktop/ui/documents/view.py" line="485"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="487"/>
+        <location filename="../../desktop/ui/documents/view.py" line="487"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="489"/>
+        <location filename="../../desktop/ui/documents/view.py" line="489"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="491"/>
+        <location filename="../../desktop/ui/documents/view.py" line="491"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents_view.py" line="493"/>
+        <location filename="../../desktop/ui/documents/view.py" line="493"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents_view.py" line="496"/>
+        <location filename="../../desktop/ui/documents/view.py" line="496"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -1203,27 +1203,27 @@
 <context>
     <name>EmbeddingDownload</name>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="78"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="78"/>
         <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
         <translation>%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="87"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="87"/>
         <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
         <translation>%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="119"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="119"/>
         <source>Downloading </source>
         <translation>正在下载 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="125"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="125"/>
         <source>downloading the embedding model</source>
         <translation>正在下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/embedding_download.py" line="140"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="140"/>
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
@@ -1231,53 +1231,53 @@
 <context>
     <name>EncryptionSwitch</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="56"/>
-        <location filename="../../desktop/ui/encryption.py" line="58"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="60"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="62"/>
         <source>Encrypt my data at rest</source>
         <translation>加密保存我的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="61"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="65"/>
         <source>your passphrase</source>
         <translation>您的密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="63"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="67"/>
         <source>the OS keyring</source>
         <translation>系统密钥环</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="66"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="70"/>
         <source>Encrypted (%1); the key is in %2.</source>
         <translation>已加密（%1）；密钥保存在%2中。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="72"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="76"/>
         <source>Not encrypted: conversations and document indexes are plain files, readable by anyone who gets a copy.</source>
         <translation>未加密：对话和文档索引是普通文件，任何拿到副本的人都能读取。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="79"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="83"/>
         <source>Passphrase (optional: instead of the OS keyring)</source>
         <translation>密码短语（可选：代替系统密钥环）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="79"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="83"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="104"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="108"/>
         <source>Your organization requires encrypted data (policy EncryptAtRest): it cannot be turned off.</source>
         <translation>您的组织要求数据加密（策略 EncryptAtRest）：无法关闭。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="83"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="87"/>
         <source>Passphrase again</source>
         <translation>再次输入密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="91"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="95"/>
         <source>Back up the key…</source>
         <translation>备份密钥…</translation>
     </message>
@@ -1293,192 +1293,192 @@
         <translation type="vanished">无法联网：模型下载已关闭（allow_downloads = false）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="41"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="41"/>
         <source>Cannot connect: EdgeDesk is offline, so it makes no network connection. To go online, untick “Offline” in Settings (Network).</source>
         <translation>无法连接：EdgeDesk 处于离线模式，不会建立任何网络连接。要联网，请在“设置”（网络）中取消勾选“离线”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="49"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="49"/>
         <source>Cannot download: model downloads are turned off on this computer. Import a .gguf file you already have on the Models screen instead.</source>
         <translation>无法下载：此电脑已关闭模型下载。请改为在“模型”页面导入已有的 .gguf 文件。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="57"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="57"/>
         <source>Not enough free disk space in %1: the download needs %2 (+%3 headroom), only %4 is free.</source>
         <translation>%1 的磁盘空间不足：下载需要 %2（另需 %3 余量），但只剩 %4 可用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="65"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="65"/>
         <source>%1 is still being downloaded (another window or a terminal); stop that download first.</source>
         <translation>%1 仍在下载中（另一个窗口或终端）；请先停止该下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="73"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="73"/>
         <source>The download of %1 from %2 gave up after %3 tries; what came is kept, download again to resume.</source>
         <translation>从 %2 下载 %1 在尝试 %3 次后放弃；已下载的部分已保留，再次下载即可续传。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="81"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="81"/>
         <source>%1 from %2 arrived corrupt and was moved aside to %3; download it again.</source>
         <translation>来自 %2 的 %1 已损坏，已移至 %3；请重新下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="87"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="87"/>
         <source>%1 refused access to %2 (%3): sign in with a Hugging Face token first.</source>
         <translation>%1 拒绝访问 %2（%3）：请先使用 Hugging Face 令牌登录。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="93"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="93"/>
         <source>%1 answered %2 for %3; try again later.</source>
         <translation>%1 对 %3 返回了 %2；请稍后再试。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="97"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="97"/>
         <source>Cannot reach %1; check the network connection and try again.</source>
         <translation>无法连接 %1；请检查网络连接后重试。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="103"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="103"/>
         <source>%1 is blocked by your organization&apos;s policy (AllowedModels); ask IT to allow it or pick an allowed model.</source>
         <translation>%1 被贵组织的策略（AllowedModels）禁止；请联系 IT 放行，或选择允许的模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="111"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="111"/>
         <source>%1 cannot see pictures (it has no vision projector); choose a vision model for this chat, or remove the picture.</source>
         <translation>%1 看不到图片（它没有视觉投影器）；请为此对话选择视觉模型，或移除图片。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="119"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="119"/>
         <source>There is no model called %1; the Models screen lists them.</source>
         <translation>没有名为 %1 的模型；可在“模型”页面查看所有模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="125"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="125"/>
         <source>%1 is not installed; the Models screen lists what is.</source>
         <translation>%1 尚未安装；可在“模型”页面查看已安装的模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="129"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="129"/>
         <source>%1 is not downloaded yet; download it on the Models screen first.</source>
         <translation>%1 尚未下载；请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="134"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="134"/>
         <source>Model file not found: %1</source>
         <translation>找不到模型文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="136"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="136"/>
         <source>“%1” is not a complete model file: it is damaged or only partly downloaded. Download it again (or copy it again from where it came from), then import it.</source>
         <translation>“%1”不是完整的模型文件：它已损坏或只下载了一部分。请重新下载（或从原处重新复制），然后再导入。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="144"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="144"/>
         <source>“%1” is not a model EdgeDesk can run: it is not a GGUF file. Choose a file ending in .gguf (the Models screen can download one).</source>
         <translation>“%1”不是 EdgeDesk 能运行的模型：它不是 GGUF 文件。请选择以 .gguf 结尾的文件（“模型”页面可以下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="152"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="152"/>
         <source>The model stopped unexpectedly (%1) and is reloading; send your message again. EdgeDesk and your other chats were not affected.</source>
         <translation>模型意外停止（%1），正在重新加载；请再次发送您的消息。EdgeDesk 和您的其他对话未受影响。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="160"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="160"/>
         <source>The model %1 crashed while loading (%2); EdgeDesk was not affected. The file may be damaged or made for another version of llama.cpp.</source>
         <translation>模型 %1 在加载时崩溃（%2）；EdgeDesk 未受影响。该文件可能已损坏，或是为其他版本的 llama.cpp 制作的。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="168"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="168"/>
         <source>%1 crashed every time it loaded (%2), so it is not loaded again. Fix or replace the file, then press Retry on the Models screen.</source>
         <translation>%1 每次加载都崩溃（%2），因此不再加载。请修复或替换该文件，然后在“模型”页面按“重试”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="196"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="196"/>
         <source>The model could not be loaded</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="197"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="197"/>
         <source>The model file cannot be used</source>
         <translation>模型文件无法使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="198"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="198"/>
         <source>The model has no chat template</source>
         <translation>该模型没有对话模板</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="199"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="199"/>
         <source>The model&apos;s chat template failed</source>
         <translation>模型的对话模板出错</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="202"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="202"/>
         <source>The conversation is too long for this model</source>
         <translation>对话太长，超出了该模型的上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="204"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="204"/>
         <source>The model is busy</source>
         <translation>模型正忙</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="205"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="205"/>
         <source>The remote model failed</source>
         <translation>远程模型出错</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="206"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="206"/>
         <source>Your organization&apos;s policy blocks this</source>
         <translation>贵组织的策略禁止此操作</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="207"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="207"/>
         <source>Model not found</source>
         <translation>找不到模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="208"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="208"/>
         <source>No network connection is allowed</source>
         <translation>不允许任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="209"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="209"/>
         <source>The download failed</source>
         <translation>下载失败</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="210"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="210"/>
         <source>A Hugging Face sign-in is needed</source>
         <translation>需要登录 Hugging Face</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="211"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="211"/>
         <source>Your saved data could not be read or written</source>
         <translation>无法读取或写入已保存的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="212"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="212"/>
         <source>A setting is not valid</source>
         <translation>某项设置无效</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="213"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="213"/>
         <source>This cannot be done</source>
         <translation>无法执行此操作</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="225"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="225"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="235"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="235"/>
         <source>unexpected error: %1</source>
         <translation>意外错误：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/error_text.py" line="249"/>
+        <location filename="../../desktop/ui/common/error_text.py" line="249"/>
         <source>llama.cpp&apos;s last words:</source>
         <translation>llama.cpp 的最后输出：</translation>
     </message>
@@ -1486,52 +1486,52 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="93"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="93"/>
         <source>Welcome to EdgeDesk</source>
         <translation>欢迎使用 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="96"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="96"/>
         <source>Let&apos;s get a model onto this machine</source>
         <translation>先为这台电脑准备一个模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="102"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="102"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="112"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="112"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="127"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="127"/>
         <source>Skip</source>
         <translation>跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="128"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="128"/>
         <source>Skip setup (choose a model later)</source>
         <translation>跳过设置（稍后再选模型）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="130"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="130"/>
         <source>Download and start</source>
         <translation>下载并开始</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="132"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="132"/>
         <source>Download the recommended model</source>
         <translation>下载推荐的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="134"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="134"/>
         <source>Import a file I have…</source>
         <translation>导入已有的文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="135"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="135"/>
         <source>Import a GGUF model file from this computer</source>
         <translation>从此电脑导入 GGUF 模型文件</translation>
     </message>
@@ -1544,32 +1544,32 @@
         <translation type="vanished">GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="147"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="147"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="164"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="164"/>
         <source>No catalog model fits this machine. Import a GGUF file on the Models screen instead.</source>
         <translation>目录中没有适合本机的模型。请在“模型”页面导入 GGUF 文件。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="172"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="172"/>
         <source>Recommended: </source>
         <translation>推荐：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="182"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="182"/>
         <source>Starting the download…</source>
         <translation>正在开始下载…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="212"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="212"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/first_run.py" line="223"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="223"/>
         <source>Resume download</source>
         <translation>继续下载</translation>
     </message>
@@ -1577,22 +1577,22 @@
 <context>
     <name>HardwarePanel</name>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="23"/>
+        <location filename="../../desktop/ui/settings/hardware_panel.py" line="23"/>
         <source>Hardware and GPU</source>
         <translation>硬件与 GPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="26"/>
+        <location filename="../../desktop/ui/settings/hardware_panel.py" line="26"/>
         <source>Hardware and GPU report</source>
         <translation>硬件与 GPU 报告</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="30"/>
+        <location filename="../../desktop/ui/settings/hardware_panel.py" line="30"/>
         <source>Checking this machine…</source>
         <translation>正在检查本机…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_panel.py" line="46"/>
+        <location filename="../../desktop/ui/settings/hardware_panel.py" line="46"/>
         <source>Could not read the hardware: {0}</source>
         <translation>无法读取硬件信息：{0}</translation>
     </message>
@@ -1600,188 +1600,188 @@
 <context>
     <name>HardwareReport</name>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="23"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="23"/>
         <source>This llama-cpp-python was built for the CPU only. Reinstall with ./scripts/install.sh (it detects the GPU; EDGEDESK_GPU=cuda|vulkan|metal forces one) to use a GPU.</source>
         <translation>此 llama-cpp-python 仅为 CPU 构建。要使用 GPU，请用 ./scripts/install.sh 重新安装（它会检测 GPU；EDGEDESK_GPU=cuda|vulkan|metal 可强制指定）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="29"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="29"/>
         <source>The Vulkan backend found no device. Install the GPU&apos;s Vulkan driver (Mesa RADV/ANV, NVIDIA, AMD). Software devices such as llvmpipe/lavapipe are skipped unless GGML_VK_VISIBLE_DEVICES selects them.</source>
         <translation>Vulkan 后端未找到设备。请安装显卡的 Vulkan 驱动（Mesa RADV/ANV、NVIDIA、AMD）。llvmpipe/lavapipe 等软件设备会被跳过，除非 GGML_VK_VISIBLE_DEVICES 选中它们。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="35"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="35"/>
         <source>The Vulkan backend found no device. GGML_VK_VISIBLE_DEVICES=%1 selected no usable device.</source>
         <translation>Vulkan 后端未找到设备。GGML_VK_VISIBLE_DEVICES=%1 未选中任何可用设备。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="39"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="39"/>
         <source>The CUDA backend found no device: install or update the NVIDIA driver (nvidia-smi must list the GPU), or check CUDA_VISIBLE_DEVICES.</source>
         <translation>CUDA 后端未找到设备：请安装或更新 NVIDIA 驱动（nvidia-smi 须能列出该 GPU），或检查 CUDA_VISIBLE_DEVICES。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="44"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="44"/>
         <source>The Metal backend found no device (Apple Silicon or a Metal GPU is needed).</source>
         <translation>Metal 后端未找到设备（需要 Apple 芯片或支持 Metal 的 GPU）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="48"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="48"/>
         <source>The %1 backend found no device: check its driver/runtime.</source>
         <translation>%1 后端未找到设备：请检查其驱动或运行时。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="51"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="51"/>
         <source>gpu_layers = 0 in settings keeps every layer on the CPU; remove it for automatic.</source>
         <translation>设置中的 gpu_layers = 0 让所有层都留在 CPU 上；删除该项即可自动分配。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="71"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="71"/>
         <source> (GPU present but unused: %1.)</source>
         <translation>（有 GPU 但未使用：%1。）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="94"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="94"/>
         <source>needs ~%1 at context %2</source>
         <translation>上下文为 %2 时约需 %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="99"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="99"/>
         <source>all %1 layers on the GPU</source>
         <translation>全部 %1 层在 GPU 上</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="104"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="104"/>
         <source>%1/%2 layers on the GPU, rest on CPU</source>
         <translation>%1/%2 层在 GPU 上，其余在 CPU 上</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="109"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="109"/>
         <source>runs on the CPU (no GPU memory free)</source>
         <translation>在 CPU 上运行（GPU 无空闲显存）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="111"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="111"/>
         <source>runs on the CPU (no GPU offload in this build)</source>
         <translation>在 CPU 上运行（此构建不支持 GPU 加速）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="122"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="122"/>
         <source>absent</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="123"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="123"/>
         <source>usable</source>
         <translation>可用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="124"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="124"/>
         <source>listed, not usable</source>
         <translation>已列出，但不可用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="125"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="125"/>
         <source>listed, not checked</source>
         <translation>已列出，未检验</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="127"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="127"/>
         <source>no extension (generic)</source>
         <translation>无扩展指令（通用）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="132"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="132"/>
         <source>none of them</source>
         <translation>都没有</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="134"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="134"/>
         <source>cpu:       llama.cpp built for %1</source>
         <translation>CPU：      llama.cpp 编译时启用 %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="137"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="137"/>
         <source>           this CPU has %1; AMX: %2</source>
         <translation>           本机 CPU 支持 %1；AMX：%2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="143"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="143"/>
         <source>  warning: llama.cpp was built for %1, which this CPU cannot run: it would stop with SIGILL. Rebuild it for this machine with ./scripts/install.sh</source>
         <translation>  警告：llama.cpp 启用了本机 CPU 无法执行的 %1，运行时会因 SIGILL 中止。请用 ./scripts/install.sh 为本机重新编译</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="157"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="157"/>
         <source>%1 (GPU offload)</source>
         <translation>%1（GPU 加速）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="161"/>
-        <location filename="../../desktop/ui/hardware_report.py" line="181"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="161"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="181"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="166"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="166"/>
         <source>backend:   %1  (compiled in: %2)</source>
         <translation>后端：    %1（编译支持：%2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="169"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="169"/>
         <source>machine:   %1</source>
         <translation>本机：    %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="172"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="172"/>
         <source>devices:</source>
         <translation>设备：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="176"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="176"/>
         <source>offload</source>
         <translation>可加速</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="178"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="178"/>
         <source>host</source>
         <translation>主机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="184"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="184"/>
         <source>  %1 %2  [%3, %4]  %5 free of %6  driver: %7</source>
         <translation>  %1 %2  [%3，%4]  可用 %5（共 %6）  驱动：%7</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="196"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="196"/>
         <source>  (none reported)</source>
         <translation>  （未报告任何设备）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="199"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="199"/>
         <source>GPU:       used</source>
         <translation>GPU：      已使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="201"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="201"/>
         <source>GPU:       not used</source>
         <translation>GPU：      未使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="206"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="206"/>
         <source>  why:     %1</source>
         <translation>  原因：    %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="208"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="208"/>
         <source>installed models:</source>
         <translation>已安装的模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="213"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="213"/>
         <source>unreadable</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hardware_report.py" line="220"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="220"/>
         <source>  (none; &apos;edgedesk models pull ID&apos; or &apos;edgedesk models import FILE&apos;)</source>
         <translation>  （无；请在“模型”页面下载或导入模型）</translation>
     </message>
@@ -1789,84 +1789,84 @@
 <context>
     <name>HubSearch</name>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="51"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="51"/>
         <source>Search the Hub for GGUF models (e.g. glm-4)</source>
         <translation>在模型仓库中搜索 GGUF 模型（例如 glm-4）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="52"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="52"/>
         <source>Hub search</source>
         <translation>模型仓库搜索</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="54"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="54"/>
         <source>Search Hub</source>
         <translation>搜索模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="55"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="55"/>
         <source>Search the model hub</source>
         <translation>搜索模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="57"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="57"/>
         <source>Download quant</source>
         <translation>下载此量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="58"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="58"/>
         <source>Download the selected quant</source>
         <translation>下载所选的量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="60"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="60"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="61"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="61"/>
         <source>Cancel the Hub search</source>
         <translation>取消模型中心搜索</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="70"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="70"/>
         <source>Hub search results</source>
         <translation>模型仓库搜索结果</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="72"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="72"/>
         <source>Repository / quant</source>
         <translation>仓库 / 量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="72"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="72"/>
         <source>Downloads</source>
         <translation>下载次数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="72"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="72"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="101"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="101"/>
         <source>Searching…</source>
         <translation>正在搜索…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="113"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="113"/>
         <source>Search cancelled.</source>
         <translation>已取消搜索。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/hub_search.py" line="137"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="137"/>
         <source>%n repositories found</source>
         <translation>
             <numerusform>找到 %n 个仓库</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/hub_search.py" line="146"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="146"/>
         <source>Choose a quant under a repository first.</source>
         <translation>请先在某个仓库下选择一个量化版本。</translation>
     </message>
@@ -1874,57 +1874,57 @@
 <context>
     <name>KeyBackupDialog</name>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="55"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="55"/>
         <source>Back up your encryption key</source>
         <translation>备份您的加密密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="59"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="59"/>
         <source>Your conversations and documents are encrypted, and the key is kept only in this computer&apos;s keyring. If the keyring loses it (a new user account, a reset keyring, a reinstalled system), nothing can open your data again except a backup of the key. Keep one somewhere safe, off this computer.</source>
         <translation>您的对话和文档已加密，密钥只保存在这台电脑的密钥环中。如果密钥环丢失了它（新的用户账户、重置的密钥环、重装的系统），除了密钥的备份，没有任何办法能再打开您的数据。请把备份保存在这台电脑以外的安全地方。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="66"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="66"/>
         <source>Save to a file…</source>
         <translation>保存到文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="67"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="67"/>
         <source>Show a recovery code</source>
         <translation>显示恢复码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="75"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="75"/>
         <source>Recovery code</source>
         <translation>恢复码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="87"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="87"/>
         <source>Not now</source>
         <translation>以后再说</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="109"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="109"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="130"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="130"/>
         <source>Write this code down and keep it off this computer. If the key is ever lost, &apos;edgedesk data import-key --code&apos; takes it back.</source>
         <translation>请抄下这个恢复码，并保存在这台电脑以外的地方。如果密钥丢失，运行 &apos;edgedesk data import-key --code&apos; 即可恢复。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="139"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="139"/>
         <source>Save the encryption key</source>
         <translation>保存加密密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="156"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="156"/>
         <source>The key was not saved: %1</source>
         <translation>密钥未保存：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_backup_dialog.py" line="161"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="161"/>
         <source>Saved to %1. Anyone with this file and your data can read it: move it off this computer (a password manager, a USB stick in a drawer). &apos;edgedesk data import-key FILE&apos; restores it.</source>
         <translation>已保存到 %1。任何同时拿到此文件和您数据的人都能读取数据：请把它移出这台电脑（放进密码管理器，或存在抽屉里的 U 盘上）。运行 &apos;edgedesk data import-key FILE&apos; 即可恢复。</translation>
     </message>
@@ -1932,107 +1932,107 @@
 <context>
     <name>KeyScopeDialog</name>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="55"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="55"/>
         <source>Edit the key&apos;s scope</source>
         <translation>编辑密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="55"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="55"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="60"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="60"/>
         <source>e.g. vscode</source>
         <translation>例如 vscode</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="61"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="61"/>
         <source>Name of the client</source>
         <translation>客户端名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="62"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="62"/>
         <source>Client name:</source>
         <translation>客户端名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="64"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="64"/>
         <source>Any model; or model ids, comma-separated</source>
         <translation>任意模型；或填写模型 ID，以逗号分隔</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="65"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="65"/>
         <source>Models the key may use</source>
         <translation>该密钥可使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="66"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="66"/>
         <source>Models:</source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="68"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="68"/>
         <source>Chat</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="69"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="69"/>
         <source>Embeddings</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="70"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="70"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="79"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="79"/>
         <source>Endpoints:</source>
         <translation>接口：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="82"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="82"/>
         <source>never</source>
         <translation>永不过期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="83"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="83"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="84"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="84"/>
         <source>Expires after this many days</source>
         <translation>在这么多天后过期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="91"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="91"/>
         <source>Expires in:</source>
         <translation>有效期：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="94"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="94"/>
         <source>no limit</source>
         <translation>不限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="95"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="95"/>
         <source> per minute</source>
         <translation> 次/分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="96"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="96"/>
         <source>Requests a minute</source>
         <translation>每分钟请求数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="98"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="98"/>
         <source>Rate:</source>
         <translation>速率：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/key_scope.py" line="102"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="102"/>
         <source>Your organization limits API keys to %1 days.</source>
         <translation>贵组织将 API 密钥的有效期限制为 %1 天。</translation>
     </message>
@@ -2040,82 +2040,82 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="239"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="231"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="240"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="232"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="241"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="233"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="242"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="234"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="243"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="235"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="253"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="245"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="302"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="294"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="304"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="296"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="306"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="298"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="308"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="300"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="310"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="302"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="310"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="302"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="314"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="306"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="316"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="308"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="493"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="485"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/main_window.py" line="574"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="566"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -2123,84 +2123,84 @@
 <context>
     <name>MessageWidget</name>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="53"/>
+        <location filename="../../desktop/ui/chat/message.py" line="53"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="53"/>
+        <location filename="../../desktop/ui/chat/message.py" line="53"/>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="96"/>
-        <location filename="../../desktop/ui/message_widget.py" line="216"/>
+        <location filename="../../desktop/ui/chat/message.py" line="96"/>
+        <location filename="../../desktop/ui/chat/message.py" line="216"/>
         <source>▸ Reasoning</source>
         <translation>▸ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="97"/>
+        <location filename="../../desktop/ui/chat/message.py" line="97"/>
         <source>Show reasoning</source>
         <translation>显示推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="167"/>
-        <location filename="../../desktop/ui/message_widget.py" line="178"/>
+        <location filename="../../desktop/ui/chat/message.py" line="167"/>
+        <location filename="../../desktop/ui/chat/message.py" line="178"/>
         <source>Message text</source>
         <translation>消息内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="76"/>
+        <location filename="../../desktop/ui/chat/message.py" line="76"/>
         <source>Copy message</source>
         <translation>复制消息</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="45"/>
+        <location filename="../../desktop/ui/chat/message.py" line="45"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="77"/>
+        <location filename="../../desktop/ui/chat/message.py" line="77"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="78"/>
+        <location filename="../../desktop/ui/chat/message.py" line="78"/>
         <source>code</source>
         <translation>代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="81"/>
+        <location filename="../../desktop/ui/chat/message.py" line="81"/>
         <source>Edit and resend</source>
         <translation>编辑并重新发送</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="84"/>
+        <location filename="../../desktop/ui/chat/message.py" line="84"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="112"/>
+        <location filename="../../desktop/ui/chat/message.py" line="112"/>
         <source>Previous version</source>
         <translation>上一个版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="118"/>
+        <location filename="../../desktop/ui/chat/message.py" line="118"/>
         <source>Version %1 of %2</source>
         <translation>第 %1 版，共 %2 版</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="123"/>
+        <location filename="../../desktop/ui/chat/message.py" line="123"/>
         <source>Next version</source>
         <translation>下一个版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="216"/>
+        <location filename="../../desktop/ui/chat/message.py" line="216"/>
         <source>▾ Reasoning</source>
         <translation>▾ 推理过程</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/message_widget.py" line="225"/>
+        <location filename="../../desktop/ui/chat/message.py" line="225"/>
         <source>{arrow} Tools ({n} calls)</source>
         <translation>{arrow} 工具（{n} 次调用）</translation>
     </message>
@@ -2208,153 +2208,153 @@
 <context>
     <name>ModelDetailsDialog</name>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="42"/>
+        <location filename="../../desktop/ui/models/details.py" line="42"/>
         <source>Model details: %1</source>
         <translation>模型详情：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="58"/>
-        <location filename="../../desktop/ui/model_details.py" line="62"/>
+        <location filename="../../desktop/ui/models/details.py" line="58"/>
+        <location filename="../../desktop/ui/models/details.py" line="62"/>
         <source>Chat template</source>
         <translation>对话模板</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="64"/>
+        <location filename="../../desktop/ui/models/details.py" line="64"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="78"/>
+        <location filename="../../desktop/ui/models/details.py" line="78"/>
         <source>yes (projector %1)</source>
         <translation>是（投影器 %1）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="80"/>
+        <location filename="../../desktop/ui/models/details.py" line="80"/>
         <source>no</source>
         <translation>否</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="83"/>
+        <location filename="../../desktop/ui/models/details.py" line="83"/>
         <source>none (runs on the CPU)</source>
         <translation>无（在 CPU 上运行）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="85"/>
+        <location filename="../../desktop/ui/models/details.py" line="85"/>
         <source>all %1</source>
         <translation>全部 %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="88"/>
+        <location filename="../../desktop/ui/models/details.py" line="88"/>
         <source>%1 of %2</source>
         <translation>%1 / %2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="93"/>
+        <location filename="../../desktop/ui/models/details.py" line="93"/>
         <source>%1 at %2 tokens (%3)</source>
         <translation>%1，%2 个词元（%3）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="100"/>
+        <location filename="../../desktop/ui/models/details.py" line="100"/>
         <source>the GGUF file</source>
         <translation>GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="102"/>
+        <location filename="../../desktop/ui/models/details.py" line="102"/>
         <source>the catalog (models.toml)</source>
         <translation>模型目录（models.toml）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="104"/>
+        <location filename="../../desktop/ui/models/details.py" line="104"/>
         <source>built in for %1</source>
         <translation>%1 的内置模板</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="106"/>
+        <location filename="../../desktop/ui/models/details.py" line="106"/>
         <source>nowhere: this model cannot chat</source>
         <translation>无：此模型不能对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="109"/>
+        <location filename="../../desktop/ui/models/details.py" line="109"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="110"/>
+        <location filename="../../desktop/ui/models/details.py" line="110"/>
         <source>Architecture</source>
         <translation>架构</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="111"/>
+        <location filename="../../desktop/ui/models/details.py" line="111"/>
         <source>Parameters</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="112"/>
+        <location filename="../../desktop/ui/models/details.py" line="112"/>
         <source>Quantization</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="112"/>
+        <location filename="../../desktop/ui/models/details.py" line="112"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="113"/>
+        <location filename="../../desktop/ui/models/details.py" line="113"/>
         <source>Trained context</source>
         <translation>训练上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="114"/>
+        <location filename="../../desktop/ui/models/details.py" line="114"/>
         <source>Layers</source>
         <translation>层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="117"/>
+        <location filename="../../desktop/ui/models/details.py" line="117"/>
         <source>Licence</source>
         <translation>许可证</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="118"/>
+        <location filename="../../desktop/ui/models/details.py" line="118"/>
         <source>not in the catalog: see the model&apos;s own page</source>
         <translation>不在模型目录中：请查看该模型自己的页面</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="120"/>
+        <location filename="../../desktop/ui/models/details.py" line="120"/>
         <source>Sees pictures</source>
         <translation>识别图片</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="121"/>
+        <location filename="../../desktop/ui/models/details.py" line="121"/>
         <source>Files</source>
         <translation>文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="122"/>
+        <location filename="../../desktop/ui/models/details.py" line="122"/>
         <source>Fit on this machine</source>
         <translation>在本机上的适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="123"/>
+        <location filename="../../desktop/ui/models/details.py" line="123"/>
         <source>Context when loaded</source>
         <translation>加载时的上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="124"/>
+        <location filename="../../desktop/ui/models/details.py" line="124"/>
         <source>Layers on the GPU</source>
         <translation>GPU 上的层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="125"/>
+        <location filename="../../desktop/ui/models/details.py" line="125"/>
         <source>KV cache</source>
         <translation>KV 缓存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="126"/>
+        <location filename="../../desktop/ui/models/details.py" line="126"/>
         <source>Memory needed</source>
         <translation>所需内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_details.py" line="127"/>
+        <location filename="../../desktop/ui/models/details.py" line="127"/>
         <source>Chat template from</source>
         <translation>对话模板来源</translation>
     </message>
@@ -2362,173 +2362,173 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="90"/>
+        <location filename="../../desktop/ui/models/view.py" line="90"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="100"/>
+        <location filename="../../desktop/ui/models/view.py" line="100"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="134"/>
+        <location filename="../../desktop/ui/models/view.py" line="134"/>
         <source>Filter these models (name, kind, quant)</source>
         <translation>筛选这些模型（名称、类型、量化）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="135"/>
+        <location filename="../../desktop/ui/models/view.py" line="135"/>
         <source>Filter the model list</source>
         <translation>筛选模型列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="146"/>
+        <location filename="../../desktop/ui/models/view.py" line="146"/>
         <source>Details…</source>
         <translation>详情…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="148"/>
+        <location filename="../../desktop/ui/models/view.py" line="148"/>
         <source>Show the selected model&apos;s details: architecture, files, fit</source>
         <translation>显示所选模型的详情：架构、文件、适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="158"/>
+        <location filename="../../desktop/ui/models/view.py" line="158"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="159"/>
+        <location filename="../../desktop/ui/models/view.py" line="159"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="161"/>
+        <location filename="../../desktop/ui/models/view.py" line="161"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="162"/>
+        <location filename="../../desktop/ui/models/view.py" line="162"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="164"/>
+        <location filename="../../desktop/ui/models/view.py" line="164"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="166"/>
+        <location filename="../../desktop/ui/models/view.py" line="166"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="168"/>
+        <location filename="../../desktop/ui/models/view.py" line="168"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="169"/>
+        <location filename="../../desktop/ui/models/view.py" line="169"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="171"/>
+        <location filename="../../desktop/ui/models/view.py" line="171"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="172"/>
+        <location filename="../../desktop/ui/models/view.py" line="172"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="174"/>
+        <location filename="../../desktop/ui/models/view.py" line="174"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="177"/>
+        <location filename="../../desktop/ui/models/view.py" line="177"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="179"/>
+        <location filename="../../desktop/ui/models/view.py" line="179"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="182"/>
+        <location filename="../../desktop/ui/models/view.py" line="182"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="186"/>
+        <location filename="../../desktop/ui/models/view.py" line="186"/>
         <source>Retry</source>
         <translation>重试</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="188"/>
+        <location filename="../../desktop/ui/models/view.py" line="188"/>
         <source>Load the selected model again, although it crashed on every load</source>
         <translation>再次加载所选模型（尽管它每次加载都崩溃）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="191"/>
+        <location filename="../../desktop/ui/models/view.py" line="191"/>
         <source>It crashed each time it loaded; after fixing or replacing the file, try again</source>
         <translation>它每次加载都崩溃；修复或替换文件后再试</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="195"/>
+        <location filename="../../desktop/ui/models/view.py" line="195"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="196"/>
+        <location filename="../../desktop/ui/models/view.py" line="196"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="201"/>
+        <location filename="../../desktop/ui/models/view.py" line="201"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="269"/>
+        <location filename="../../desktop/ui/models/view.py" line="269"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="309"/>
+        <location filename="../../desktop/ui/models/view.py" line="309"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="322"/>
+        <location filename="../../desktop/ui/models/view.py" line="322"/>
         <source>broken: crashed on every load</source>
         <translation>已损坏：每次加载都崩溃</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="340"/>
+        <location filename="../../desktop/ui/models/view.py" line="340"/>
         <source>%1 will be loaded again at its next use.</source>
         <translation>%1 将在下次使用时重新加载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="350"/>
+        <location filename="../../desktop/ui/models/view.py" line="350"/>
         <source>It crashed every time it loaded: %1</source>
         <translation>它每次加载都崩溃：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="365"/>
-        <location filename="../../desktop/ui/models_view.py" line="370"/>
+        <location filename="../../desktop/ui/models/view.py" line="365"/>
+        <location filename="../../desktop/ui/models/view.py" line="370"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="386"/>
+        <location filename="../../desktop/ui/models/view.py" line="386"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="419"/>
+        <location filename="../../desktop/ui/models/view.py" line="419"/>
         <source>Import a GGUF model (for a vision model, select its mmproj projector too)</source>
         <translation>导入 GGUF 模型（视觉模型请同时选择其 mmproj 投影器）</translation>
     </message>
@@ -2537,114 +2537,114 @@
         <translation type="vanished">导入 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="421"/>
+        <location filename="../../desktop/ui/models/view.py" line="421"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="435"/>
+        <location filename="../../desktop/ui/models/view.py" line="435"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="442"/>
+        <location filename="../../desktop/ui/models/view.py" line="442"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="460"/>
+        <location filename="../../desktop/ui/models/view.py" line="460"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="466"/>
+        <location filename="../../desktop/ui/models/view.py" line="466"/>
         <source>%1 is an embedding model: it cannot chat. Documents → New collection uses it to index files.</source>
         <translation>%1 是嵌入模型，不能用于对话。请在“文档 → 新建文档集”中用它为文件建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="470"/>
+        <location filename="../../desktop/ui/models/view.py" line="470"/>
         <source>%1 cannot chat.</source>
         <translation>%1 不能用于对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="493"/>
+        <location filename="../../desktop/ui/models/view.py" line="493"/>
         <source>Reading the details of %1…</source>
         <translation>正在读取 %1 的详情…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="519"/>
+        <location filename="../../desktop/ui/models/view.py" line="519"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="531"/>
+        <location filename="../../desktop/ui/models/view.py" line="531"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="533"/>
+        <location filename="../../desktop/ui/models/view.py" line="533"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="551"/>
+        <location filename="../../desktop/ui/models/view.py" line="551"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="572"/>
+        <location filename="../../desktop/ui/models/view.py" line="572"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="574"/>
+        <location filename="../../desktop/ui/models/view.py" line="574"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="112"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="112"/>
         <source>Still deleting the cancelled download of </source>
         <translation>仍在删除已取消的下载：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="144"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="144"/>
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="164"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="164"/>
         <source>cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="201"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="201"/>
         <source>Finished before it could be cancelled; Remove deletes it: </source>
         <translation>取消前已下载完成；可用“移除”删除：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="207"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="207"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="210"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="210"/>
         <source>Cancelled %1; deleted %2 of partial download</source>
         <translation>已取消 %1；删除了 %2 的未完成下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="90"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="220"/>
-        <location filename="../../desktop/ui/model_downloads.py" line="240"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="90"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="220"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="240"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/model_downloads.py" line="258"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="258"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models_view.py" line="599"/>
+        <location filename="../../desktop/ui/models/view.py" line="599"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -2652,77 +2652,77 @@
 <context>
     <name>NewCollectionDialog</name>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="115"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="115"/>
         <source>New collection</source>
         <translation>新建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="120"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="120"/>
         <source>Name of the collection</source>
         <translation>文档集名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="123"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="123"/>
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="131"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="131"/>
         <source>not downloaded</source>
         <translation>未下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="138"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="138"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="141"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="141"/>
         <source>Import a file…</source>
         <translation>导入文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="142"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="142"/>
         <source>Use an embedding model (.gguf) on this computer</source>
         <translation>使用此电脑上的嵌入模型（.gguf）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="146"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="146"/>
         <source>Embedding model:</source>
         <translation>嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="162"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="162"/>
         <source>Import an embedding model</source>
         <translation>导入嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="162"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="162"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="207"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="207"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="209"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="209"/>
         <source>Documents are embedded with %1 on this device.</source>
         <translation>文档将在本机用 %1 生成嵌入。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="215"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="215"/>
         <source>%1 is not downloaded yet: it is downloaded first (%2), then your documents are indexed.</source>
         <translation>%1 尚未下载：将先下载（%2），然后为你的文档建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="223"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="223"/>
         <source>Create</source>
         <translation>创建</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_collection.py" line="225"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="225"/>
         <source>Download and create</source>
         <translation>下载并创建</translation>
     </message>
@@ -2730,42 +2730,42 @@
 <context>
     <name>NewPassphraseDialog</name>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="53"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="53"/>
         <source>Encrypt with a passphrase</source>
         <translation>使用密码短语加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="74"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="74"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="75"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="75"/>
         <source>Passphrase again</source>
         <translation>再次输入密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="84"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="84"/>
         <source>Encrypt</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="57"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="57"/>
         <source>Your organization requires encrypted data (policy EncryptAtRest), and this computer has no OS keyring to keep the encryption key in.</source>
         <translation>您的组织要求数据加密（策略 EncryptAtRest），而这台电脑没有可用的系统密钥环来保存加密密钥。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="62"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="62"/>
         <source>This computer has no OS keyring to keep the encryption key in, so your data was not encrypted.</source>
         <translation>这台电脑没有可用的系统密钥环来保存加密密钥，因此您的数据尚未加密。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="67"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="67"/>
         <source>Choose a passphrase instead: EdgeDesk asks for it once each time it starts. Without it nobody, not even you, can open your conversations again, so keep it somewhere safe.</source>
         <translation>请改用密码短语：EdgeDesk 每次启动时会询问一次。没有它，任何人（包括您自己）都无法再打开您的对话，请妥善保管。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="72"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="72"/>
         <source>%1 %2</source>
         <translation>%1%2</translation>
     </message>
@@ -2773,97 +2773,97 @@
 <context>
     <name>ParametersPanel</name>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="75"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="75"/>
         <source>The longest answer, in tokens</source>
         <translation>回答的最大长度（词元）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="79"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="79"/>
         <source>Sample only from the most likely tokens that together reach this probability (1 = off)</source>
         <translation>只从累计概率达到此值的最可能词元中采样（1 = 关闭）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="84"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="84"/>
         <source>Off</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="85"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="85"/>
         <source>Sample only from this many most likely tokens (0 = off)</source>
         <translation>只从这么多个最可能的词元中采样（0 = 关闭）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="88"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="88"/>
         <source>Leave out tokens less likely than this share of the most likely one (0 = off)</source>
         <translation>排除概率低于最可能词元该比例的词元（0 = 关闭）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="91"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="91"/>
         <source>Make recently used tokens less likely (1 = off)</source>
         <translation>降低最近用过的词元的概率（1 = 关闭）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="94"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="94"/>
         <source>Random</source>
         <translation>随机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="97"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="97"/>
         <source>The same seed, question and settings give the same answer; Random picks a new one each time</source>
         <translation>相同的种子、问题和设置会得到相同的回答；“随机”每次选一个新种子</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="104"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="104"/>
         <source>Auto</source>
         <translation>自动</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="108"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="108"/>
         <source>Tokens the model keeps in mind, this chat&apos;s question and history included; Auto fits it to this machine. Another value reloads the model.</source>
         <translation>模型能记住的词元数，包括此对话的问题和历史；“自动”按本机适配。改为其他值会重新加载模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="114"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="114"/>
         <source>Defaults</source>
         <translation>默认值</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="115"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="115"/>
         <source>Put every parameter back to its default</source>
         <translation>将所有参数恢复为默认值</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="118"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="118"/>
         <source>Max tokens</source>
         <translation>最大词元数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="119"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="119"/>
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="120"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="120"/>
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="121"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="121"/>
         <source>Min-p</source>
         <translation>Min-p</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="122"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="122"/>
         <source>Repeat penalty</source>
         <translation>重复惩罚</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="123"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="123"/>
         <source>Seed</source>
         <translation>种子</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/parameters_panel.py" line="124"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="124"/>
         <source>Context</source>
         <translation>上下文</translation>
     </message>
@@ -2871,17 +2871,17 @@
 <context>
     <name>PassphraseDialog</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="296"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="300"/>
         <source>Unlock EdgeDesk</source>
         <translation>解锁 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="299"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="303"/>
         <source>Your conversations and documents are encrypted with a passphrase. Enter it to open them (asked once per session).</source>
         <translation>您的对话和文档已用密码短语加密。请输入密码短语以打开它们（每次会话只问一次）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="306"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="310"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
@@ -2889,17 +2889,17 @@
 <context>
     <name>PasteServers</name>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="154"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="154"/>
         <source>Paste an mcp.json</source>
         <translation>粘贴 mcp.json</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="157"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="157"/>
         <source>Paste the servers as an mcp.json holds them (LM Studio, Cursor, Claude Desktop and VS Code write them this way):</source>
         <translation>按 mcp.json 的格式粘贴服务器（LM Studio、Cursor、Claude Desktop 和 VS Code 都这样写）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="173"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="173"/>
         <source>Add servers</source>
         <translation>添加服务器</translation>
     </message>
@@ -2907,62 +2907,62 @@
 <context>
     <name>ServerForm</name>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="61"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="61"/>
         <source>Add a tool server</source>
         <translation>添加工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="63"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="63"/>
         <source>e.g. files</source>
         <translation>例如 files</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="66"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="66"/>
         <source>Command (runs on this computer)</source>
         <translation>命令（在此电脑上运行）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="66"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="66"/>
         <source>URL (a server on the network)</source>
         <translation>URL（网络上的服务器）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="73"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="73"/>
         <source>KEY=VALUE, one a line (optional)</source>
         <translation>KEY=VALUE，每行一个（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="79"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="79"/>
         <source>optional; kept in the OS keyring, not in a file</source>
         <translation>可选；保存在系统密钥环中，不写入文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="84"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="84"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="85"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="85"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="86"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="86"/>
         <source>Command</source>
         <translation>命令</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="87"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="87"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="88"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="88"/>
         <source>URL</source>
         <translation>URL</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_server_form.py" line="89"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="89"/>
         <source>Bearer token</source>
         <translation>Bearer 令牌</translation>
     </message>
@@ -2970,118 +2970,118 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="123"/>
+        <location filename="../../desktop/ui/server/view.py" line="123"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="127"/>
+        <location filename="../../desktop/ui/server/view.py" line="127"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="135"/>
+        <location filename="../../desktop/ui/server/view.py" line="135"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="137"/>
+        <location filename="../../desktop/ui/server/view.py" line="137"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="138"/>
+        <location filename="../../desktop/ui/server/view.py" line="138"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="152"/>
+        <location filename="../../desktop/ui/server/view.py" line="152"/>
         <source>No requests yet. Start the server and call it from another program: each request is listed here.</source>
         <translation>还没有请求。启动服务器并从其他程序调用它：每个请求都会列在这里。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="169"/>
+        <location filename="../../desktop/ui/server/view.py" line="169"/>
         <source>kept for 1 day</source>
         <translation>保留 1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="171"/>
+        <location filename="../../desktop/ui/server/view.py" line="171"/>
         <source>kept for %1 days</source>
         <translation>保留 %1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="173"/>
+        <location filename="../../desktop/ui/server/view.py" line="173"/>
         <source>kept until deleted; set a retention period in Settings</source>
         <translation>保留至删除；可在设置中设定保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="177"/>
+        <location filename="../../desktop/ui/server/view.py" line="177"/>
         <source>Requests (the log keeps no content). Note: /v1/responses stores its prompts and answers unless a request says store: false — %1.</source>
         <translation>请求（日志不记录内容）。注意：/v1/responses 会保存提示和回答，除非请求中指定 store: false —— %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="192"/>
+        <location filename="../../desktop/ui/server/view.py" line="192"/>
         <source>Copy address</source>
         <translation>复制地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="210"/>
+        <location filename="../../desktop/ui/server/view.py" line="210"/>
         <source>Edit scope…</source>
         <translation>编辑权限范围…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="211"/>
+        <location filename="../../desktop/ui/server/view.py" line="211"/>
         <source>Edit the selected key&apos;s scope</source>
         <translation>编辑所选密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="228"/>
+        <location filename="../../desktop/ui/server/view.py" line="228"/>
         <source>The new API key</source>
         <translation>新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="229"/>
+        <location filename="../../desktop/ui/server/view.py" line="229"/>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="230"/>
+        <location filename="../../desktop/ui/server/view.py" line="230"/>
         <source>Copy the new API key</source>
         <translation>复制新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="260"/>
+        <location filename="../../desktop/ui/server/view.py" line="260"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="379"/>
+        <location filename="../../desktop/ui/server/view.py" line="379"/>
         <source>No API keys yet. Every request needs one: New key… makes it.</source>
         <translation>还没有 API 密钥。每个请求都需要一个：点“新建密钥…”创建。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="381"/>
+        <location filename="../../desktop/ui/server/view.py" line="381"/>
         <source>No API keys; this server answers without one (--no-auth).</source>
         <translation>没有 API 密钥；此服务器无需密钥即可应答（--no-auth）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="387"/>
+        <location filename="../../desktop/ui/server/view.py" line="387"/>
         <source>never</source>
         <translation>从未</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="399"/>
-        <location filename="../../desktop/ui/server_view.py" line="439"/>
+        <location filename="../../desktop/ui/server/view.py" line="399"/>
+        <location filename="../../desktop/ui/server/view.py" line="439"/>
         <source>Pick at least one endpoint for the key.</source>
         <translation>请为该密钥至少选择一个接口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="419"/>
+        <location filename="../../desktop/ui/server/view.py" line="419"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="455"/>
+        <location filename="../../desktop/ui/server/view.py" line="455"/>
         <source>Changed the scope of the key for %1; it applies to its next request.</source>
         <translation>已更改 %1 的密钥权限范围；从其下一个请求起生效。</translation>
     </message>
@@ -3094,29 +3094,29 @@
         <translation type="vanished">请求记录（不记录内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="149"/>
+        <location filename="../../desktop/ui/server/view.py" line="149"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="184"/>
-        <location filename="../../desktop/ui/server_view.py" line="311"/>
+        <location filename="../../desktop/ui/server/view.py" line="184"/>
+        <location filename="../../desktop/ui/server/view.py" line="311"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="186"/>
+        <location filename="../../desktop/ui/server/view.py" line="186"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="188"/>
-        <location filename="../../desktop/ui/server_view.py" line="312"/>
+        <location filename="../../desktop/ui/server/view.py" line="188"/>
+        <location filename="../../desktop/ui/server/view.py" line="312"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="191"/>
+        <location filename="../../desktop/ui/server/view.py" line="191"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
@@ -3125,62 +3125,62 @@
         <translation type="vanished">复制</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="193"/>
+        <location filename="../../desktop/ui/server/view.py" line="193"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="205"/>
+        <location filename="../../desktop/ui/server/view.py" line="205"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="208"/>
+        <location filename="../../desktop/ui/server/view.py" line="208"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="213"/>
+        <location filename="../../desktop/ui/server/view.py" line="213"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="265"/>
+        <location filename="../../desktop/ui/server/view.py" line="265"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="268"/>
+        <location filename="../../desktop/ui/server/view.py" line="268"/>
         <source>Copy snippet</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="269"/>
+        <location filename="../../desktop/ui/server/view.py" line="269"/>
         <source>Copy the code snippet</source>
         <translation>复制代码片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="274"/>
+        <location filename="../../desktop/ui/server/view.py" line="274"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="295"/>
+        <location filename="../../desktop/ui/server/view.py" line="295"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="300"/>
+        <location filename="../../desktop/ui/server/view.py" line="300"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="311"/>
+        <location filename="../../desktop/ui/server/view.py" line="311"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="312"/>
+        <location filename="../../desktop/ui/server/view.py" line="312"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
@@ -3197,7 +3197,7 @@
         <translation type="vanished">客户端名称（例如 vscode）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server_view.py" line="510"/>
+        <location filename="../../desktop/ui/server/view.py" line="510"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
@@ -3205,47 +3205,47 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="52"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="52"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="59"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="59"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="68"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="68"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="70"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="70"/>
         <source>Keep models loaded for</source>
         <translation>模型保持加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="71"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="71"/>
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="72"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="72"/>
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="73"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="73"/>
         <source>Network</source>
         <translation>网络</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="74"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="74"/>
         <source>Delete chats after</source>
         <translation>对话保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="75"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="75"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
@@ -3254,75 +3254,75 @@
         <translation type="vanished">语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="76"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="76"/>
         <source>Language (after a restart)</source>
         <translation>语言（重启后生效）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="77"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="77"/>
         <source>Tray</source>
         <translation>托盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="82"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="103"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="82"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="103"/>
         <source>Language changes apply the next time EdgeDesk starts.</source>
         <translation>语言更改将在下次启动 EdgeDesk 时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="115"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="115"/>
         <source> min</source>
         <translation> 分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="116"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="116"/>
         <source>Unload right away</source>
         <translation>立即卸载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="120"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="127"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="120"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="127"/>
         <source>Auto (fit to this machine)</source>
         <translation>自动（适配本机）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="129"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="129"/>
         <source>Offline: make no network connection at all</source>
         <translation>离线：完全不建立网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="133"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="133"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="134"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="134"/>
         <source>Keep chats forever</source>
         <translation>永久保留对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="138"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="138"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="139"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="139"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="140"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="140"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="149"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="149"/>
         <source>Closing the window keeps the server running in the tray</source>
         <translation>关闭窗口后服务器继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings_dialog.py" line="168"/>
-        <location filename="../../desktop/ui/settings_dialog.py" line="173"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="168"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="173"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
@@ -3330,42 +3330,42 @@
 <context>
     <name>SourceViewer</name>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="61"/>
+        <location filename="../../desktop/ui/chat/source_viewer.py" line="61"/>
         <source>Source [%1]: %2</source>
         <translation>来源 [%1]：%2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="79"/>
+        <location filename="../../desktop/ui/chat/source_viewer.py" line="79"/>
         <source>Cited document</source>
         <translation>引用的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="84"/>
+        <location filename="../../desktop/ui/chat/source_viewer.py" line="84"/>
         <source>Open file</source>
         <translation>打开文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="86"/>
+        <location filename="../../desktop/ui/chat/source_viewer.py" line="86"/>
         <source>Open the file in the program this computer opens it with</source>
         <translation>用本机默认的程序打开该文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="105"/>
+        <location filename="../../desktop/ui/chat/source_viewer.py" line="105"/>
         <source>The file cannot be shown here (%1); this is the passage as it was cited.</source>
         <translation>无法在此显示该文件（%1）；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="111"/>
+        <location filename="../../desktop/ui/chat/source_viewer.py" line="111"/>
         <source>The file is not on this computer any more; this is the passage as it was cited.</source>
         <translation>该文件已不在此电脑上；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="123"/>
+        <location filename="../../desktop/ui/chat/source_viewer.py" line="123"/>
         <source>The file has changed since it was indexed; this is the passage as it was cited.</source>
         <translation>该文件自建立索引后已更改；以下是引用时的段落。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/source_viewer.py" line="165"/>
+        <location filename="../../desktop/ui/chat/source_viewer.py" line="165"/>
         <source>No program on this computer opens this file; open it yourself: %1</source>
         <translation>此电脑上没有可打开该文件的程序，请手动打开：%1</translation>
     </message>
@@ -3373,37 +3373,37 @@
 <context>
     <name>SwitchProgress</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="200"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="204"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="202"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="206"/>
         <source>Encrypting your data…</source>
         <translation>正在加密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="202"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="206"/>
         <source>Decrypting your data…</source>
         <translation>正在解密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="218"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="222"/>
         <source>Copied into a new file…</source>
         <translation>已复制到新文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="219"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="223"/>
         <source>The copy checked row for row…</source>
         <translation>副本已逐行核对…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="220"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="224"/>
         <source>The new file took the old one&apos;s place…</source>
         <translation>新文件已替换旧文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="232"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="236"/>
         <source>Encryption not changed</source>
         <translation>加密设置未更改</translation>
     </message>
@@ -3415,77 +3415,77 @@
         <translation type="vanished">允许调用工具？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="69"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="69"/>
         <source>Allow tools?</source>
         <translation>允许使用工具？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="76"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="76"/>
         <source>The model wants to run {tool} on the tool server {server}.</source>
         <translation>模型想在工具服务器 {server} 上运行 {tool}。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="81"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="81"/>
         <source>The model wants to make {calls} tool calls ({distinct} different) on {servers}.</source>
         <translation>模型想在 {servers} 上进行 {calls} 次工具调用（其中 {distinct} 种不同）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="87"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="87"/>
         <source>Round {step} of at most {limit}: after {limit} rounds of tool calls the model must answer in words.</source>
         <translation>第 {step} 轮，最多 {limit} 轮：{limit} 轮工具调用之后，模型必须用文字作答。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="99"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="99"/>
         <source>Arguments:</source>
         <translation>参数：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="110"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="110"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="110"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="110"/>
         <source>Tool</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="110"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="110"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="110"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="110"/>
         <source>Arguments</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="127"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="127"/>
         <source>Arguments of the selected call</source>
         <translation>所选调用的参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="135"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="135"/>
         <source>Always allow these tools (not asked again)</source>
         <translation>始终允许这些工具（不再询问）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="138"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="138"/>
         <source>Allow all</source>
         <translation>全部允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="139"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="139"/>
         <source>Allow ticked only</source>
         <translation>仅允许勾选的</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="141"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="141"/>
         <source>Deny all</source>
         <translation>全部拒绝</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tool_approval.py" line="142"/>
+        <location filename="../../desktop/ui/tools/approval.py" line="142"/>
         <source>Stop the answer</source>
         <translation>停止回答</translation>
     </message>
@@ -3505,47 +3505,47 @@
 <context>
     <name>ToolsView</name>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="45"/>
+        <location filename="../../desktop/ui/tools/view.py" line="45"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="53"/>
+        <location filename="../../desktop/ui/tools/view.py" line="53"/>
         <source>Server or tool</source>
         <translation>服务器或工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="53"/>
+        <location filename="../../desktop/ui/tools/view.py" line="53"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="53"/>
+        <location filename="../../desktop/ui/tools/view.py" line="53"/>
         <source>Command or URL</source>
         <translation>命令或网址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="55"/>
+        <location filename="../../desktop/ui/tools/view.py" line="55"/>
         <source>Tool servers</source>
         <translation>工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="60"/>
+        <location filename="../../desktop/ui/tools/view.py" line="60"/>
         <source>Start and list tools</source>
         <translation>启动并列出工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="62"/>
+        <location filename="../../desktop/ui/tools/view.py" line="62"/>
         <source>Reload</source>
         <translation>重新载入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="64"/>
+        <location filename="../../desktop/ui/tools/view.py" line="64"/>
         <source>Ask again</source>
         <translation>再次询问</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="66"/>
+        <location filename="../../desktop/ui/tools/view.py" line="66"/>
         <source>Forget the selected &apos;Always for this tool&apos; answer: its next call asks again</source>
         <translation>忘记所选的“始终允许此工具”答复：下次调用时会再次询问</translation>
     </message>
@@ -3554,87 +3554,87 @@
         <translation type="vanished">用 &apos;edgedesk tools add NAME -- COMMAND…&apos; 或 &apos;edgedesk tools add NAME URL&apos; 添加服务器（或粘贴一个 mcp.json）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="69"/>
+        <location filename="../../desktop/ui/tools/view.py" line="69"/>
         <source>Add server…</source>
         <translation>添加服务器…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="71"/>
+        <location filename="../../desktop/ui/tools/view.py" line="71"/>
         <source>Paste mcp.json…</source>
         <translation>粘贴 mcp.json…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="106"/>
+        <location filename="../../desktop/ui/tools/view.py" line="106"/>
         <source>Added {names}. Start and list tools to try them.</source>
         <translation>已添加 {names}。点击“启动并列出工具”试用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="148"/>
+        <location filename="../../desktop/ui/tools/view.py" line="148"/>
         <source>Its log</source>
         <translation>其日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="148"/>
+        <location filename="../../desktop/ui/tools/view.py" line="148"/>
         <source>(nothing written)</source>
         <translation>（未写入任何内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="162"/>
+        <location filename="../../desktop/ui/tools/view.py" line="162"/>
         <source>Select a tool under &apos;Always allowed&apos; first.</source>
         <translation>请先在“始终允许”下选择一个工具。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="175"/>
+        <location filename="../../desktop/ui/tools/view.py" line="175"/>
         <source>Built-in (documents)</source>
         <translation>内置（文档）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="175"/>
+        <location filename="../../desktop/ui/tools/view.py" line="175"/>
         <source>no approval</source>
         <translation>无需批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="181"/>
+        <location filename="../../desktop/ui/tools/view.py" line="181"/>
         <source>refused: {why}</source>
         <translation>已拒绝：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="183"/>
+        <location filename="../../desktop/ui/tools/view.py" line="183"/>
         <source>failed: {why}</source>
         <translation>失败：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="185"/>
+        <location filename="../../desktop/ui/tools/view.py" line="185"/>
         <source>allowed</source>
         <translation>已允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="197"/>
+        <location filename="../../desktop/ui/tools/view.py" line="197"/>
         <source>not honoured: approval required</source>
         <translation>未生效：需要批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="199"/>
+        <location filename="../../desktop/ui/tools/view.py" line="199"/>
         <source>runs without asking</source>
         <translation>无需询问即可运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="201"/>
+        <location filename="../../desktop/ui/tools/view.py" line="201"/>
         <source>Always allowed</source>
         <translation>始终允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="213"/>
+        <location filename="../../desktop/ui/tools/view.py" line="213"/>
         <source>Your organization requires approval of every tool call.</source>
         <translation>你的组织要求每次调用工具前都须批准。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="215"/>
+        <location filename="../../desktop/ui/tools/view.py" line="215"/>
         <source>Only the tool servers your organization lists may run.</source>
         <translation>只能运行你的组织列出的工具服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools_view.py" line="217"/>
+        <location filename="../../desktop/ui/tools/view.py" line="217"/>
         <source>No tool servers yet: Add server… or Paste mcp.json… adds one.</source>
         <translation>还没有工具服务器：用“添加服务器…”或“粘贴 mcp.json…”添加。</translation>
     </message>
@@ -3646,17 +3646,17 @@
 <context>
     <name>Tray</name>
     <message>
-        <location filename="../../desktop/ui/tray.py" line="33"/>
+        <location filename="../../desktop/ui/shell/tray.py" line="33"/>
         <source>Show EdgeDesk</source>
         <translation>显示 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tray.py" line="35"/>
+        <location filename="../../desktop/ui/shell/tray.py" line="35"/>
         <source>Quit (stops the server)</source>
         <translation>退出（停止服务器）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tray.py" line="59"/>
+        <location filename="../../desktop/ui/shell/tray.py" line="59"/>
         <source>The server keeps running. Quit from the tray icon&apos;s menu.</source>
         <translation>服务器仍在运行。可从托盘图标的菜单退出。</translation>
     </message>
@@ -3664,12 +3664,12 @@
 <context>
     <name>encryption</name>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="339"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="343"/>
         <source>Enter the passphrase.</source>
         <translation>请输入密码短语。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/encryption.py" line="344"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="348"/>
         <source>That passphrase does not open your data. Nothing was changed; try again.</source>
         <translation>该密码短语无法打开您的数据。未做任何更改，请重试。</translation>
     </message>
@@ -3677,12 +3677,12 @@
 <context>
     <name>new_passphrase</name>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="26"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="26"/>
         <source>Enter a passphrase.</source>
         <translation>请输入密码短语。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/new_passphrase.py" line="28"/>
+        <location filename="../../desktop/ui/settings/new_passphrase.py" line="28"/>
         <source>The two passphrases differ. Type the same passphrase twice; nothing was changed.</source>
         <translation>两次输入的密码短语不一致。请输入两次相同的密码短语；没有做任何更改。</translation>
     </message>

@@ -425,8 +425,8 @@ def rewrite_speed(model: Path, rounds: int = 3) -> dict[str, Any]:
     what else runs on the machine meets both alike. Per round: tokens/s of each, the
     ratio, decode steps, guesses made and taken, and whether the answers are identical.
     """
+    from desktop.base.config import EngineSettings
     from desktop.catalog.gguf_info import read_gguf
-    from desktop.config import EngineSettings
     from desktop.engine.llama import LlamaEngine
     from desktop.engine.native import LoadOptions
     from desktop.engine.types import GenerationParams, Message

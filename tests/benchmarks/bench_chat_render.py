@@ -22,7 +22,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from desktop.ui.pyside_fixes import make_none_immortal
+from desktop.ui.shell.pyside_fixes import make_none_immortal
 
 make_none_immortal()
 
@@ -30,8 +30,8 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget  # noqa: E402
 
 from desktop.chat.conversation import Turn  # noqa: E402
-from desktop.ui.look import apply_theme  # noqa: E402
-from desktop.ui.message_widget import MessageWidget  # noqa: E402
+from desktop.ui.chat.message import MessageWidget  # noqa: E402
+from desktop.ui.common.look import apply_theme  # noqa: E402
 
 STEP = 12  # characters per refresh: about three tokens
 

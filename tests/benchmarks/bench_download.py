@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from desktop.base.net import NetGate
 from desktop.catalog.download import Downloader
 from desktop.catalog.hub import HubClient
-from desktop.net import NetGate
 
 REPO, NAME = "bench/payload-GGUF", "payload-Q8_0.gguf"
 _SERVER = """

@@ -27,8 +27,8 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from desktop.app import build_context
-from desktop.config import NoPolicy, ServerSettings
+from desktop.base.config import NoPolicy, ServerSettings
+from desktop.root.context import build_context
 from tests.benchmarks.llama_server_peer import candidates, choose
 from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.remote.fake_openai import fake_server

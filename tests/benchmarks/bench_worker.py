@@ -24,6 +24,7 @@ from typing import Any
 
 import psutil
 
+from desktop.base.defaults import WORKER_PROCESS_BYTES
 from desktop.engine.loader import load_engine
 from desktop.engine.types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
 from desktop.engine.worker.client import start_worker
@@ -134,6 +135,14 @@ def main() -> None:
         there = statistics.median(r[key] for r in rows["worker"])
         ratios.append(f"{key} {there / here:.3f}×")
     print("worker ÷ in-process (medians): " + " · ".join(ratios))
+    # The worker's own base (its interpreter and libraries): what the fit adds per model.
+    base = statistics.median(r["rss_mib"] for r in rows["worker"]) - statistics.median(
+        r["rss_mib"] for r in rows["in-process"]
+    )
+    print(
+        f"worker base {base:.0f} MiB (the fit counts WORKER_PROCESS_BYTES, "
+        f"{WORKER_PROCESS_BYTES / 2**20:.0f} MiB)"
+    )
 
 
 if __name__ == "__main__":

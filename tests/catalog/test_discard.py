@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.errors import Cancelled, DownloadError, InvalidRequest
+from desktop.base.net import NetGate
 from desktop.catalog.download import Downloader, Progress
 from desktop.catalog.entries import load_catalog
 from desktop.catalog.hub import HubClient
@@ -20,8 +22,6 @@ from desktop.catalog.pull import (
     pull,
     target_paths,
 )
-from desktop.errors import Cancelled, DownloadError, InvalidRequest
-from desktop.net import NetGate
 from tests.fixtures.fake_hub import FakeHub, Fault
 
 REPO = "org/split-GGUF"

@@ -12,13 +12,19 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.errors import (
+    AuthRequired,
+    Cancelled,
+    DownloadError,
+    ModelNotFound,
+    NetworkBlocked,
+)
+from desktop.base.net import NetGate
 from desktop.catalog.download import Downloader, Progress
 from desktop.catalog.entries import load_catalog
 from desktop.catalog.hub import HubClient
 from desktop.catalog.installed import InstalledIndex
 from desktop.catalog.pull import parse_target, pull
-from desktop.errors import AuthRequired, Cancelled, DownloadError, ModelNotFound, NetworkBlocked
-from desktop.net import NetGate
 from tests.conftest import wait_until
 from tests.fixtures.fake_hub import GOOD_TOKEN, FakeHub, Fault, sha256
 

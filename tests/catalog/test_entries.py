@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.errors import ConfigError, ModelNotFound
 from desktop.catalog.entries import load_catalog
-from desktop.errors import ConfigError, ModelNotFound
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
+from desktop.base.errors import ModelFileError, ModelNotFound
 from desktop.catalog.installed import InstalledIndex, InstalledModel, discover_hf_cache
-from desktop.errors import ModelFileError, ModelNotFound
+from desktop.root.context import build_context
 
 
 @pytest.fixture

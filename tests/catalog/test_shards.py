@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from desktop.base.errors import ModelNotFound
 from desktop.catalog.shards import (
     first_shard,
     is_first_shard,
@@ -11,7 +12,6 @@ from desktop.catalog.shards import (
     shard_names,
     shard_stem,
 )
-from desktop.errors import ModelNotFound
 
 SPLIT = "Kimi-K2-Q2_K-00002-of-00003.gguf"
 

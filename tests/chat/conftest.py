@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.config import NoPolicy
+from desktop.base.config import NoPolicy
+from desktop.root.context import AppContext, build_context
 
 
 @pytest.fixture

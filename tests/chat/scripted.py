@@ -10,9 +10,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from desktop.engine.toolcalls import gate_calls
+from desktop.base.errors import Cancelled
+from desktop.engine.chat.toolcalls import gate_calls
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message, Usage
-from desktop.errors import Cancelled
 
 
 class Scripted:

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from desktop.base.config import Paths
+from desktop.base.errors import EdgeDeskError
 from desktop.chat import attachments
 from desktop.chat.conversation import Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
-from desktop.config import Paths
 from desktop.engine.types import ChatCall, Chunk
-from desktop.errors import EdgeDeskError
 from desktop.store.chats import ChatStore
 from tests.chat.scripted import Scripted
 
@@ -176,8 +176,8 @@ def _kept(store: ChatStore, chat: Conversation) -> list[tuple[str, str, int]]:
 def test_a_refused_regenerate_keeps_the_answer_and_its_versions(
     edgedesk_home: object,
 ) -> None:
+    from desktop.base.errors import InvalidRequest
     from desktop.chat.session import CannotSee
-    from desktop.errors import InvalidRequest
     from tests.fixtures.pictures import png
 
     store = _store()

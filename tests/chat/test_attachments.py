@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest
 from desktop.chat import attachments
 from desktop.chat.conversation import Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import CannotSee, ChatCore
-from desktop.config import Paths
 from desktop.engine.types import Image
-from desktop.errors import InvalidRequest
 from desktop.store.chats import ChatStore
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import bomb_png, png
@@ -186,9 +186,9 @@ def test_a_zip_named_png_is_neither_a_picture_nor_a_document(tmp_path: Path) -> 
 
 
 def test_a_model_sees_pictures_exactly_when_its_plan_has_a_projector(tmp_path: Path) -> None:
-    from desktop.chat.vision import model_context, model_sees
+    from desktop.base.errors import ModelNotFound
+    from desktop.chat.capabilities import model_context, model_sees
     from desktop.engine.types import LocalPlan, ModelSpec, RemotePlan
-    from desktop.errors import ModelNotFound
 
     specs = {
         "kimi-vl": ModelSpec(

@@ -6,7 +6,7 @@ from desktop.chat.conversation import Turn
 from desktop.chat.grounding import cite, grounded_messages, stored_sources, was_cited
 from desktop.engine.types import Message
 from desktop.retrieval.search import Hit
-from desktop.store.sources import Source, location
+from desktop.store.cited_passages import Source, location
 
 HITS = [
     Hit(1, "docs", "/docs/report.pdf", 2, 3, 9, "Walruses eat clams.", 1.0),

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest
 from desktop.chat.conversation import Conversation
 from desktop.chat.parameters import Sampling, valid
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
-from desktop.config import Paths
-from desktop.errors import InvalidRequest
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 from tests.chat.scripted import Scripted
@@ -122,8 +122,8 @@ def test_parameters_travel_in_the_json_export_and_bad_ones_read_as_defaults() ->
 
 
 def test_a_chats_context_length_is_what_the_model_is_loaded_with(tiny_chat) -> None:
-    from desktop.app import build_context
-    from desktop.config import NoPolicy
+    from desktop.base.config import NoPolicy
+    from desktop.root.context import build_context
 
     context = build_context(policy=NoPolicy())
     try:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from desktop.base.config import Paths
 from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.persistence import ChatSaver
-from desktop.config import Paths
 from desktop.engine.types import Chunk, Usage
 from desktop.retrieval.search import Hit
 from desktop.store.chats import ChatStore

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from desktop.app import AppContext
+from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
 from desktop.engine.types import ChatCall, Chunk, Message
-from desktop.errors import EdgeDeskError, InvalidRequest
 from desktop.remote.registry import keyring_set
+from desktop.root.context import AppContext
 from tests.chat.scripted import Scripted
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
 from tests.remote.fake_openai import FAILURE, Fake

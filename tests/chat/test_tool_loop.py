@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import AppContext
 from desktop.chat.approval import Decision
 from desktop.chat.conversation import Conversation, ToolOutcome, ToolStep, Turn
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
-from desktop.engine.templates import render_chat
+from desktop.engine.chat.templates import render_chat
 from desktop.engine.types import GenerationParams, Message, ToolCall
-from desktop.tools.audit import ToolAudit
+from desktop.root.context import AppContext
+from desktop.tools.call_log import ToolAudit
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import McpPolicy, ServerList
 from desktop.tools.toolbox import ToolBox
@@ -277,9 +277,9 @@ def test_a_bare_json_call_streamed_as_words_moves_into_its_round(
 def test_always_is_kept_across_a_restart_and_can_be_forgotten(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from desktop.app import build_context
+    from desktop.base.config import NoPolicy
     from desktop.cli import main
-    from desktop.config import NoPolicy
+    from desktop.root.context import build_context
 
     assert main(["tools", "add", "calc", "--", sys.executable, str(SERVERS), "calc"]) == 0
 

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from desktop.app import AppContext
 from desktop.engine.types import (
     ChatCall,
     Chunk,
@@ -18,6 +17,7 @@ from desktop.engine.types import (
     ModelSpec,
     Usage,
 )
+from desktop.root.context import AppContext
 
 Seen = list[tuple[ModelSpec, list[Message]]]
 

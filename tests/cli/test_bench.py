@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from desktop.bench import build_prompt
-from desktop.bench_client import percentile
+from desktop.machine.bench import build_prompt
+from desktop.machine.bench_clients import percentile
 
 
 def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path)
 def test_chart_renders_every_figure_to_png(qapp, tmp_path: Path) -> None:
     from PySide6.QtGui import QImage
 
-    from desktop.ui.bench_chart import render_chart
+    from desktop.ui.models.bench_chart import render_chart
 
     report = {
         "model": "m",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from desktop.bench import BenchReport, slot_figures
 from desktop.cli.bench import format_report
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ChatCall, EngineStats, GenerationParams, Message, ModelSpec
+from desktop.machine.bench import BenchReport, slot_figures
 from tests.engine.test_scheduler import WAIT_S, FakeEngine
 
 STATS = EngineStats(

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.config import Paths
 from desktop.cli import main
 from desktop.cli.terminal_input import CtrlC, prompted
-from desktop.config import Paths
 from desktop.store.atrest import NEW_KEY_NOTE, AtRest
 from desktop.store.chats import ChatStore
 from tests.fixtures.fake_hub import FakeHub
@@ -216,10 +216,10 @@ def test_ctrl_c_stops_the_answer_not_the_chat(
 def test_a_second_ctrl_c_at_the_prompt_quits(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path
 ) -> None:
-    from desktop.app import build_context
+    from desktop.base.config import NoPolicy
     from desktop.chat.conversation import Conversation
     from desktop.cli.chat import TerminalChat
-    from desktop.config import NoPolicy
+    from desktop.root.context import build_context
 
     ctx = build_context(policy=NoPolicy())
     terminal = TerminalChat(ctx, Conversation(model=str(tiny_chat), max_tokens=4))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.config import Paths
 from desktop.cli import main
-from desktop.config import Paths
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 

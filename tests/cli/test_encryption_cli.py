@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy, Paths
-from desktop.errors import ConfigError
+from desktop.base.config import NoPolicy, Paths
+from desktop.base.errors import ConfigError
 from desktop.policy import MachinePolicy
+from desktop.root.context import build_context
 from desktop.store import cipher
 from desktop.store.atrest import AtRest
 from desktop.store.chat_records import ChatMessage

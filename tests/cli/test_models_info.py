@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.config import Paths
 from desktop.cli import main
-from desktop.config import Paths
 
 
 def _info(capsys: pytest.CaptureFixture[str], model: Path, *extra: str) -> dict[str, object]:

@@ -23,7 +23,7 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from desktop.app import build_context
+from desktop.root.context import build_context
 from tests.fixtures.children import edgedesk_serving
 
 pytestmark = pytest.mark.slow

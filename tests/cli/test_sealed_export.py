@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.errors import InvalidRequest
+from desktop.base.config import NoPolicy
+from desktop.base.errors import InvalidRequest
+from desktop.root.context import build_context
 from desktop.store import sealed
 from desktop.store.chat_records import ChatMessage
 from tests.robustness.cli import assert_clean, edgedesk

@@ -16,11 +16,11 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from desktop.base.errors import InvalidRequest
 from desktop.cli import build_parser
 from desktop.cli.serve import _overrides, configure_logging
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
-from desktop.errors import InvalidRequest
 from tests.fixtures.children import free_port
 
 

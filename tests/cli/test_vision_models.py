@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
+from desktop.base.errors import ModelNotAllowed
 from desktop.catalog.entries import load_catalog
 from desktop.cli import main
-from desktop.errors import ModelNotAllowed
+from desktop.root.context import build_context
 from desktop.server.model_directory import ResolverDirectory
 from tests.fixtures.fake_hub import FakeHub, Fault, sha256
 from tests.fixtures.vision import write_header_projector

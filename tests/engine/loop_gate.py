@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from desktop.engine.batching import Step
+from desktop.engine.batching.loop import Step
 from desktop.engine.llama import LlamaEngine
 from tests.conftest import wait_until
 

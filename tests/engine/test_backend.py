@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from desktop.engine.backend import backend_info, parse_backend
+from desktop.engine.hardware.backend import backend_info, parse_backend
 
 CPU_ONLY = "CPU : SSE3 = 1 | AVX2 = 1 | OPENMP = 1 | REPACK = 1 | "
 CUDA = "CUDA : ARCHS = 890 | USE_GRAPHS = 1 | PEER_MAX_BATCH_SIZE = 128 | " + CPU_ONLY

@@ -5,14 +5,14 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from desktop.doctor import format_report
-from desktop.engine import amx
-from desktop.engine.cpu_features import (
+from desktop.engine.hardware import amx
+from desktop.engine.hardware.cpu_features import (
     as_report,
     built_features,
     cpu_features,
     machine_flags,
 )
+from desktop.machine.doctor import format_report
 
 AVX512_BUILD = (
     "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | "
@@ -63,7 +63,7 @@ def test_amx_listed_but_unusable_is_told_apart_from_usable() -> None:
 
 
 def test_doctor_runs_the_one_amx_probe_the_scripts_run() -> None:
-    # scripts/amx-check.sh runs desktop/engine/amx.py by its path (tests/test_install_script.py);
+    # scripts/amx-check.sh runs desktop/engine/hardware/amx.py by its path (tests/test_install_script.py);
     # doctor's default probe is that module's, and on a CPU that lists AMX it really runs
     # the tile instructions: here (no AMX) Linux refuses the tile state, as it must.
     assert inspect.signature(cpu_features).parameters["probe"].default is amx.probe

@@ -10,12 +10,12 @@ from typing import Any
 import psutil
 import pytest
 
-from desktop.app import build_context
+from desktop.base.config import Paths
+from desktop.base.errors import ConfigError
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import GPU, Hardware, Verdict, fit_model
-from desktop.config import Paths
 from desktop.engine.types import LocalPlan, ModelSpec
-from desktop.errors import ConfigError
+from desktop.root.context import build_context
 from tests.fixtures.gguf_headers import llama_9b
 
 GIB = 1024**3

@@ -7,7 +7,7 @@ import itertools
 import json
 from collections.abc import Iterator
 
-from desktop.engine.toolcalls import gate_calls
+from desktop.engine.chat.toolcalls import gate_calls
 from desktop.engine.types import ADMITTED, ChatCall, Chunk, Message, ToolCall, ToolSpec, Usage
 
 WEATHER = ToolSpec(

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from desktop.engine.grammar import gbnf_for
+from desktop.base.errors import InvalidRequest
+from desktop.engine.chat.grammar import gbnf_for
 from desktop.engine.types import GenerationParams
-from desktop.errors import InvalidRequest
 
 
 def _grammar(schema: object) -> str | None:

@@ -12,6 +12,7 @@ import zlib
 import pytest
 from PIL import Image as PILImage
 
+from desktop.base.errors import ImageRejected, InvalidRequest
 from desktop.engine.images import (
     DEFAULT_LIMITS,
     HARD_LIMITS,
@@ -21,7 +22,6 @@ from desktop.engine.images import (
     sniff,
 )
 from desktop.engine.types import Image
-from desktop.errors import ImageRejected, InvalidRequest
 from tests.fixtures.pictures import bomb_png
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.engine.library import CPU_REINSTALL, library_error
-from desktop.errors import EngineUnavailable, ModelLoadError
+from desktop.base.config import NoPolicy
+from desktop.base.errors import EngineUnavailable, ModelLoadError
+from desktop.engine.hardware.library import CPU_REINSTALL, library_error
+from desktop.root.context import build_context
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_DRIVER = "libcuda.so.1: cannot open shared object file: No such file or directory"
@@ -113,10 +113,10 @@ def test_a_model_load_says_the_library_cannot_start_not_that_the_model_is_bad(
 ) -> None:
     # The window and the server load models through the scheduler, not the command line.
     # The engine's modules are already imported here; the next `import llama_cpp` fails.
-    import desktop.engine.devices
+    import desktop.engine.hardware.devices
     import desktop.engine.loader
 
-    assert desktop.engine.devices.list_backends()
+    assert desktop.engine.hardware.devices.list_backends()
     monkeypatch.delitem(sys.modules, "llama_cpp")
     monkeypatch.syspath_prepend(str(_fake_llama_cpp(tmp_path)))
     ctx = build_context(cli_settings={"engine.preload": [str(tiny_chat)]}, policy=NoPolicy())

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from desktop.base.errors import ModelLoadError
 from desktop.engine import loader
 from desktop.engine.types import LocalPlan, ModelSpec
-from desktop.errors import ModelLoadError
 
 
 class _OnlySmallContexts(loader.LoadedEngine):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.engine import loader
-from desktop.engine.devices import Device
-from desktop.engine.placement import placement_for
+from desktop.engine.hardware.devices import Device
+from desktop.engine.hardware.placement import placement_for
 from desktop.engine.types import ChatCall, GenerationParams, Message, ModelSpec, Placement
 
 GIB = 1024**3

@@ -10,11 +10,11 @@ from pathlib import Path
 import llama_cpp
 import pytest
 
-from desktop.engine import batching
-from desktop.engine.batching import Step
+from desktop.engine.batching import loop as batching
+from desktop.engine.batching.loop import Step
+from desktop.engine.batching.slots import lookup_draft, next_draft_window
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
-from desktop.engine.slots import lookup_draft, next_draft_window
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
 from tests.engine.loop_gate import LoopGate, together, wait_for
 from tests.near_tie import TokenStep, assert_same_answer, steps

@@ -7,14 +7,14 @@ from pathlib import Path
 import llama_cpp
 import pytest
 
-from desktop.defaults import RANK_POOLING
+from desktop.base.defaults import RANK_POOLING
+from desktop.base.errors import InvalidRequest
 from desktop.engine import llama
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.loader import load_engine
 from desktop.engine.native import LoadOptions
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
-from desktop.errors import InvalidRequest
 
 
 def test_the_header_and_llama_cpp_name_rank_pooling_by_one_number() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.errors import Cancelled, ModelFileError, ModelLoadError, QueueFull
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import (
@@ -24,7 +25,6 @@ from desktop.engine.types import (
     RemotePlan,
     Usage,
 )
-from desktop.errors import Cancelled, ModelFileError, ModelLoadError, QueueFull
 
 PARAMS = GenerationParams(max_tokens=8, temperature=0.0)
 WAIT_S = 30.0  # bounds a failure only (a hang fails, never blocks): a busy CI runs late

@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 import openai
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.root.context import build_context
 
 HI = [{"role": "user", "content": "hello"}]
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.batching import Step
+from desktop.base.errors import EdgeDeskError
+from desktop.engine.batching.loop import Step
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.types import ADMITTED, ChatCall, Chunk, GenerationParams, Message, TokenLogprob
-from desktop.errors import EdgeDeskError
 from tests.engine.loop_gate import LoopGate, together, wait_for
 from tests.near_tie import TokenStep, assert_same_answer, steps, steps_of_completion
 

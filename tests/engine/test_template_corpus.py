@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from desktop.engine.templates import ResolvedTemplate, render_chat
+from desktop.engine.chat.templates import ResolvedTemplate, render_chat
 from desktop.engine.types import Message, ToolCall
 from tests.fixtures import hf_reference
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.errors import ContextOverflow
+from desktop.engine.chat.volatile import stable_messages, strip_volatile
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
-from desktop.engine.volatile import stable_messages, strip_volatile
-from desktop.errors import ContextOverflow
 from tests.engine.loop_gate import LoopGate, together, wait_for
 from tests.near_tie import assert_same_answer, steps
 

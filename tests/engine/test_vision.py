@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from PIL import Image as PILImage
 
+from desktop.base.errors import ImageRejected, InvalidRequest, ModelLoadError, VisionUnsupported
 from desktop.engine.images import load_image
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.loader import load_engine
@@ -32,7 +33,6 @@ from desktop.engine.types import (
     Message,
     ModelSpec,
 )
-from desktop.errors import ImageRejected, InvalidRequest, ModelLoadError, VisionUnsupported
 from tests.conftest import wait_until
 from tests.engine.loop_gate import LoopGate, together
 from tests.fixtures.tiny_gguf import write_tiny_mrope_projector, write_tiny_qwen2vl

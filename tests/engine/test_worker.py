@@ -18,12 +18,12 @@ from pathlib import Path
 import psutil
 import pytest
 
+from desktop.base.errors import ContextOverflow, EngineCrashed, ModelBroken, ModelLoadError
 from desktop.engine.broken import BrokenFile
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import CRASHES_TO_BROKEN, Scheduler
 from desktop.engine.types import ChatCall, GenerationParams, Message, ModelSpec
 from desktop.engine.worker.client import WorkerEngine, start_worker
-from desktop.errors import ContextOverflow, EngineCrashed, ModelBroken, ModelLoadError
 from tests.conftest import wait_until
 from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.near_tie import assert_same_answer, steps
@@ -274,8 +274,8 @@ def test_a_call_waiting_for_a_busy_model_leaves_the_line_when_cancelled(
     tiny_chat: Path, tmp_path: Path
 ) -> None:
     """``count_tokens``, embeddings or a rerank whose client left while it waited."""
+    from desktop.base.errors import Cancelled
     from desktop.engine.types import LocalPlan
-    from desktop.errors import Cancelled
 
     spec = _spec(tiny_chat, plan=LocalPlan(parallel=1))
     scheduler = Scheduler(
@@ -308,7 +308,7 @@ def test_a_call_waiting_for_a_busy_model_leaves_the_line_when_cancelled(
 def test_a_call_the_worker_cannot_read_is_refused_and_the_model_lives(
     worker: WorkerEngine,
 ) -> None:
-    from desktop.errors import InvalidRequest
+    from desktop.base.errors import InvalidRequest
 
     with pytest.raises(InvalidRequest, match="not a worker message"):
         worker.render(HI)  # type: ignore[arg-type]  # a list, not a ChatCall

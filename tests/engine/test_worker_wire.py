@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.errors import ContextOverflow, QueueFull, RemoteError, VisionUnsupported
 from desktop.engine.types import (
     ChatCall,
     Chunk,
@@ -24,7 +25,6 @@ from desktop.engine.types import (
 )
 from desktop.engine.worker import wire
 from desktop.engine.worker.client import error_of, how_it_ended
-from desktop.errors import ContextOverflow, QueueFull, RemoteError, VisionUnsupported
 
 
 def _through(message: object, kind: object) -> object:

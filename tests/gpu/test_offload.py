@@ -20,9 +20,9 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from desktop.app import build_context
 from desktop.catalog.hardware import GPU, VRAM_RESERVE_BYTES, Verdict, detect_hardware, fit_model
-from desktop.engine.backend import BackendInfo
+from desktop.engine.hardware.backend import BackendInfo
+from desktop.root.context import build_context
 
 pytestmark = pytest.mark.gpu
 PROMPT = b"The capital of France is"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.audit import AuditLog, NoAudit
-from desktop.net import NetGate, log_path_in
+from desktop.base.audit import AuditLog, NoAudit
+from desktop.base.net import NetGate, log_path_in
 from desktop.policy.audited import REMOTE_ENGINE, remote_call_observer
 from desktop.remote.engine import PURPOSE
 

@@ -15,12 +15,12 @@ from typing import Any
 import openai
 import pytest
 
-from desktop.app import AppContext, build_context
+from desktop.base.config import Paths, load_settings
+from desktop.base.errors import ImageRejected
 from desktop.chat import attachments
 from desktop.chat.conversation import Conversation
 from desktop.chat.session import ChatCore
 from desktop.cli import main
-from desktop.config import Paths, load_settings
 from desktop.engine.images import DEFAULT_LIMITS, HARD_LIMITS, MIB, ImageLimits
 from desktop.engine.types import (
     ChatCall,
@@ -31,8 +31,8 @@ from desktop.engine.types import (
     ModelSpec,
     Usage,
 )
-from desktop.errors import ImageRejected
 from desktop.policy import KEYS, load_machine_policy
+from desktop.root.context import AppContext, build_context
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import data_url, write_header_projector
@@ -74,7 +74,7 @@ def policy_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A Linux policy root every context of the test reads (empty until written)."""
     root = tmp_path / "root"
     monkeypatch.setattr(
-        "desktop.app.load_machine_policy", lambda: load_machine_policy(root, "linux")
+        "desktop.root.context.load_machine_policy", lambda: load_machine_policy(root, "linux")
     )
     return root
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from desktop.app import build_context
+from desktop.base.config import Paths, load_settings
+from desktop.base.errors import ConfigError, ModelNotAllowed
 from desktop.cli import main
-from desktop.config import Paths, load_settings
-from desktop.errors import ConfigError, ModelNotAllowed
 from desktop.policy import KEYS, load_machine_policy, parse_policy
 from desktop.policy import sources as policy_sources
+from desktop.root.context import build_context
 
 REPO = Path(__file__).resolve().parents[2]
 FULL = {
@@ -192,7 +192,7 @@ def machine_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         _write_linux_policy(root, data if isinstance(data, str) else json.dumps(data))
 
     monkeypatch.setattr(
-        "desktop.app.load_machine_policy", lambda: load_machine_policy(root, "linux")
+        "desktop.root.context.load_machine_policy", lambda: load_machine_policy(root, "linux")
     )
     return install
 
@@ -316,7 +316,7 @@ def test_server_forbidden_by_policy_refuses_every_way_to_start(
     ctx = build_context()
     with pytest.raises(ConfigError, match="ServerAllowed"):
         ctx.api_server.start()
-    from desktop.bench import measure_http
+    from desktop.machine.bench import measure_http
 
     assert "skipped" in measure_http(
         ctx, str(tiny_chat), tokens=2, clients=1, progress=lambda _s: None

@@ -11,9 +11,9 @@ import openai
 import pytest
 from keyring.backend import KeyringBackend
 
-from desktop.app import AppContext, build_context
-from desktop.config import NoPolicy, ServerSettings
+from desktop.base.config import NoPolicy, ServerSettings
 from desktop.remote.registry import keyring_set
+from desktop.root.context import AppContext, build_context
 from desktop.server.runner import ServerRunner
 from tests.benchmarks.llama_server_peer import Choice, candidates, choose
 from tests.remote.fake_openai import Fake, fake_server

@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from desktop.net import read_log
+from desktop.base.net import read_log
 from desktop.remote.registry import keyring_set
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import b64, data_url

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.net import read_log
 from desktop.cli import main
-from desktop.net import read_log
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import data_url
 from tests.remote.conftest import MemoryKeyring

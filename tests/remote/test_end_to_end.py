@@ -9,10 +9,10 @@ from pathlib import Path
 import openai
 import pytest
 
-from desktop.app import build_context
+from desktop.base.config import NoPolicy, ServerSettings
+from desktop.base.net import read_log
 from desktop.cli import main
-from desktop.config import NoPolicy, ServerSettings
-from desktop.net import read_log
+from desktop.root.context import build_context
 from tests.benchmarks.llama_server_peer import Choice
 from tests.near_tie import assert_same_answer, steps
 from tests.remote.upstreams import edgedesk_serve, llama_server

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy, ServerSettings
+from desktop.base.config import NoPolicy, ServerSettings
 from desktop.remote.registry import keyring_set
+from desktop.root.context import build_context
 from desktop.server.runner import ServerRunner
 from tests.remote.fake_openai import Fake
 

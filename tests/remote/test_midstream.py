@@ -18,8 +18,8 @@ import httpx
 import openai
 import pytest
 
+from desktop.base.net import read_log
 from desktop.cli import main
-from desktop.net import read_log
 from desktop.server.metrics import AccessRecord
 from tests.remote.conftest import Local
 from tests.remote.fake_openai import FAILURE, Fake

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.app import build_context
-from desktop.net import NetGate, Transport
+from desktop.base.net import NetGate, Transport
 from desktop.remote.models import REMOTE_LIST_TTL_S, RemoteModels
 from desktop.remote.registry import RemoteRegistry, keyring_set
+from desktop.root.context import build_context
 from tests.remote.conftest import MemoryKeyring
 from tests.remote.fake_openai import Fake
 
@@ -54,7 +54,7 @@ def test_offline_lists_no_remote_models_and_asks_nothing(
         ctx.close()
 
 
-def test_a_settings_change_drops_the_cached_listing(
+def test_a_change_of_what_the_listing_depends_on_drops_it_and_no_other(
     fake: Fake, memory_keyring: MemoryKeyring
 ) -> None:
     ctx = build_context()
@@ -65,8 +65,15 @@ def test_a_settings_change_drops_the_cached_listing(
         assert "gpu/echo" in ctx.remote_model_ids()
         ctx.remote_model_ids()
         assert _listings(fake) == before + 1
-        ctx.apply_settings({"theme": "dark"})
+        ctx.apply_settings({"theme": "dark"})  # nothing a listing reads: kept
+        ctx.remote_model_ids()
+        assert _listings(fake) == before + 1
+        ctx.apply_settings({"server.generation_timeout_s": 30.0})  # the remotes' timeout
         ctx.remote_model_ids()
         assert _listings(fake) == before + 2
+        ctx.apply_settings({"proxy": "http://127.0.0.1:9"})  # the transport it is built with
+        ctx.apply_settings({"proxy": None})
+        ctx.remote_model_ids()
+        assert _listings(fake) == before + 3
     finally:
         ctx.close()

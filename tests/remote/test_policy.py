@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import AppContext, build_context
+from desktop.base.errors import ConfigError, InvalidRequest, ModelNotAllowed, NetworkBlocked
+from desktop.base.net import read_log
 from desktop.cli import main
 from desktop.engine.types import ChatCall, GenerationParams, Message
-from desktop.errors import ConfigError, InvalidRequest, ModelNotAllowed, NetworkBlocked
-from desktop.net import read_log
 from desktop.policy import MachinePolicy
 from desktop.remote.registry import keyring_set
+from desktop.root.context import AppContext, build_context
 from tests.remote.conftest import MemoryKeyring
 from tests.remote.fake_openai import Fake
 
@@ -95,7 +95,7 @@ def test_policy_show_lists_remote_keys(
             "Proxy": "http://p:3128",
         },
     )
-    monkeypatch.setattr("desktop.app.load_machine_policy", lambda: policy)
+    monkeypatch.setattr("desktop.root.context.load_machine_policy", lambda: policy)
     assert main(["policy", "show", "--json"]) == 0
     rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["settings"]}
     assert rows["remote_endpoints"]["value"] == ["gpu=http://gpu-01:8000"]
@@ -111,7 +111,7 @@ def test_user_stores_only_the_key_of_an_it_endpoint(
     policy = MachinePolicy(
         "test", {"RemoteEndpoints": [f"corp={fake.url}"], "AllowUserRemotes": False}
     )
-    monkeypatch.setattr("desktop.app.load_machine_policy", lambda: policy)
+    monkeypatch.setattr("desktop.root.context.load_machine_policy", lambda: policy)
     monkeypatch.setattr("sys.stdin", io.StringIO("sk-remote\n"))
     assert main(["remotes", "add", "corp", "http://elsewhere/v1", "--api-key-stdin"]) == 0
     assert memory_keyring.store[("EdgeDesk remote engine", "corp")] == "sk-remote"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
+from desktop.base.config import NoPolicy
 from desktop.engine.types import ChatCall, GenerationParams, Message, ToolCall, ToolSpec
 from desktop.remote.registry import keyring_set
+from desktop.root.context import build_context
 from tests.remote.fake_openai import Fake
 
 PARAMS = GenerationParams(max_tokens=4, temperature=0.0)

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import trustme
 
-from desktop.app import AppContext, build_context
+from desktop.base.config import NoPolicy
+from desktop.base.errors import ConfigError, DownloadError, RemoteError
 from desktop.catalog.hub import RemoteFile
-from desktop.config import NoPolicy
 from desktop.engine.types import ChatCall, GenerationParams, Message
-from desktop.errors import ConfigError, DownloadError, RemoteError
+from desktop.root.context import AppContext, build_context
 from tests.remote.fake_openai import BLOB, Fake, connect_proxy, fake_server
 
 

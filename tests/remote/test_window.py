@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
+from desktop.base.config import NoPolicy
 from desktop.remote.registry import keyring_set
-from desktop.ui.main_window import MainWindow
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 from tests.remote.fake_openai import FAILURE, Fake
 from tests.ui.conftest import send
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from desktop.base.errors import InvalidRequest, RemoteError
 from desktop.engine.types import ChatCall, GenerationParams, Message
-from desktop.errors import InvalidRequest, RemoteError
 from desktop.remote import wire
 from desktop.remote.registry import normalise_url, parse_policy_entries
 

@@ -9,7 +9,7 @@ import docx
 import pytest
 from fpdf import FPDF
 
-from desktop.config import Paths
+from desktop.base.config import Paths
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from desktop.app import AppContext, build_context
 from desktop.retrieval.indexer import Library
+from desktop.root.context import AppContext, build_context
 from desktop.store.chats import ChatStore
 
 DAY_S = 86_400

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.errors import InvalidRequest
-from desktop.retrieval.answer import build_messages, citations, prepare
+from desktop.base.errors import InvalidRequest
 from desktop.retrieval.chunking import chunk_blocks
+from desktop.retrieval.citations import build_messages, citations, prepare
 from desktop.retrieval.indexer import IndexProgress, Library
 from desktop.retrieval.loaders import Block, SkipFile, load, paragraphs
 from desktop.retrieval.search import Searcher, hybrid_scores, normalised, vector_ranking

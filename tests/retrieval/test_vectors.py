@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from desktop.config import Paths
+from desktop.base.config import Paths
 from desktop.retrieval.search import ensure_vec_table, to_blob, vec_table, vector_ranking
 from desktop.retrieval.vectors import VectorIndex
 from desktop.store.db import Database, migrate, open_database

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
 from desktop.store.chat_records import ChatMessage
 from tests.robustness.cli import assert_clean, edgedesk, integrity_ok
 

@@ -256,8 +256,8 @@ def test_an_imported_model_whose_file_was_deleted_is_named_as_such(
 def test_a_chat_model_imported_under_a_catalog_embedder_id_before_the_fix_is_refused(
     folder: Path, tiny_chat: Path
 ) -> None:
+    from desktop.base.config import Paths
     from desktop.catalog.installed import InstalledIndex, InstalledModel
-    from desktop.config import Paths
 
     data = Paths.from_env().data_dir
     legacy = InstalledIndex(data / "installed.json", data / "models")  # no reserved ids

@@ -17,10 +17,10 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from desktop.base.config import NoPolicy, Paths, load_settings
+from desktop.base.crash import EXIT_BUG
+from desktop.base.errors import ConfigError
 from desktop.cli import main
-from desktop.config import NoPolicy, Paths, load_settings
-from desktop.crash import EXIT_BUG
-from desktop.errors import ConfigError
 from tests.robustness.cli import assert_clean, edgedesk, integrity_ok
 
 FIXTURES_PER_RUN = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.config import Paths
+from desktop.base.config import Paths
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec

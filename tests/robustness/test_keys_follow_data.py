@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
 from tests.robustness.cli import assert_clean, edgedesk
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.crash import EXIT_BUG, EXIT_INTERRUPTED, shown
 from desktop.cli import keys, main
-from desktop.crash import EXIT_BUG, EXIT_INTERRUPTED, shown
 from tests.conftest import wait_until
 
 
@@ -136,7 +136,7 @@ def test_ctrl_c_after_the_command_finished_keeps_its_exit_code(moment: str) -> N
 
 def test_a_background_thread_that_dies_is_logged_not_printed(edgedesk_home: Path) -> None:
     code = (
-        "from desktop.crash import install_thread_net; install_thread_net('serve'); "
+        "from desktop.base.crash import install_thread_net; install_thread_net('serve'); "
         "import threading; t = threading.Thread(target=lambda: 1 / 0, name='edgedesk-"
         "server'); t.start(); t.join()"
     )

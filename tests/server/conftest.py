@@ -12,14 +12,12 @@ from typing import Any
 
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk
-from desktop.server.metrics import AccessLog
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner, key_store
+from desktop.root.context import AppContext, build_context
+from desktop.server.runner import ServerRunner
 from desktop.server.security import KeyStore
 
 
@@ -107,35 +105,25 @@ def serve(
     # Port 0: the runner binds the socket itself and reports the real port (no race with
     # another process taking a port found free a moment before).
     server_settings = ServerSettings(**settings).model_copy(update={"port": 0})
-    keys = key_store(ctx.paths.data_dir)
+    keys = ctx.key_store
     key = keys.create("tests")
-    for path in models:
-        ctx.resolver.register(path)
     journal: list[str] = []
-    scheduler = (
-        Scheduler(
+    if delay_s:
+        scheduler = Scheduler(
             lambda spec: SlowEngine(load_engine(spec), delay_s, journal),
             ctx.resolver,
             queue_max=server_settings.queue_max,
         )
-        if delay_s
-        else ctx.scheduler
-    )
-    runner = ServerRunner(
-        scheduler,
-        ResolverDirectory(ctx.resolver),
-        server_settings,
-        keys if server_settings.require_key else None,
-        access_log=AccessLog(ctx.paths.log_dir / ACCESS_LOG_FILE),
-        stored=ctx.response_store,
-    )
+        AppContext.scheduler.of(ctx).set(scheduler)
+    # Wired as the product wires it (the composition root), with these settings.
+    runner = ctx.new_api_server(settings=server_settings, model_paths=models)
+    scheduler = ctx.scheduler
     runner.start()
     try:
         yield Served(runner, ctx, keys, key, scheduler, journal)
     finally:
         runner.stop()
-        scheduler.close()
-        ctx.close()
+        ctx.close()  # the scheduler too
 
 
 @pytest.fixture(scope="module")

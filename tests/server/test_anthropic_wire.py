@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
+from desktop.base.errors import InvalidRequest
 from desktop.engine.types import Chunk, ToolCall, Usage
-from desktop.errors import InvalidRequest
-from desktop.server import anthropic_events as ae
-from desktop.server import anthropic_wire as aw
-from desktop.server import openai_requests as oq
+from desktop.server import request_parts
 from desktop.server.answer import Ending, answer_pieces
+from desktop.server.protocols.anthropic import events as ae
+from desktop.server.protocols.anthropic import wire as aw
 from tests.server.conftest import named_events
 
-LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
+LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
 WEATHER = {
     "name": "get_weather",
     "description": "Weather",

@@ -19,12 +19,13 @@ import httpx
 import openai
 import pytest
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.engine.loader import LoadedEngine, load_engine
 from desktop.engine.native import LoadOptions
 from desktop.engine.scheduler import Scheduler
-from desktop.server.embedding import MAX_INPUT_TOKENS, MAX_INPUTS, MAX_REQUEST_TOKENS
+from desktop.root.context import build_context
+from desktop.server.asgi import services_for
+from desktop.server.embeddings import MAX_INPUT_TOKENS, MAX_INPUTS, MAX_REQUEST_TOKENS
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner, key_store
 from tests.conftest import wait_until
@@ -101,10 +102,12 @@ def test_a_large_embedding_stops_within_a_second_when_its_client_leaves(
     keys = key_store(ctx.paths.data_dir)
     key = keys.create("tests")
     runner = ServerRunner(
-        scheduler,
-        ResolverDirectory(ctx.resolver),
-        ServerSettings().model_copy(update={"port": 0}),
-        keys,
+        services_for(
+            scheduler,
+            ResolverDirectory(ctx.resolver),
+            ServerSettings().model_copy(update={"port": 0}),
+            keys,
+        )
     )
     runner.start()
     try:

@@ -7,13 +7,14 @@ import json
 from typing import Any
 
 from desktop.engine.types import ChatCall, Message, ToolSpec
-from desktop.server import anthropic_wire as aw
-from desktop.server import ollama_wire as ow
-from desktop.server import openai_requests as oq
-from desktop.server import responses_wire as rw
-from desktop.server import schemas
+from desktop.server import request_parts
+from desktop.server.protocols.anthropic import wire as aw
+from desktop.server.protocols.ollama import wire as ow
+from desktop.server.protocols.openai import schemas
+from desktop.server.protocols.openai import wire as oq
+from desktop.server.protocols.responses import wire as rw
 
-LIMITS = oq.Limits(max_tokens=100, timeout_s=5.0)
+LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5.0)
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 WEATHER = ToolSpec("get_weather", "Weather of a city", SCHEMA)
 HI = [Message("user", "hi")]

@@ -16,10 +16,11 @@ import anthropic
 import openai
 import pytest
 
-from desktop.config import ServerSettings
-from desktop.server.hosted_mcp import hosted
+from desktop.base.config import ServerSettings
+from desktop.server.asgi import services_for
+from desktop.server.mcp.hosted import hosted
 from desktop.server.runner import ServerRunner
-from desktop.tools.audit import ToolAudit
+from desktop.tools.call_log import ToolAudit
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import McpPolicy, ServerList
 from desktop.tools.toolbox import ToolBox
@@ -104,12 +105,14 @@ def _serve(
     servers = _servers(tmp_path, policy)
     toolbox = ToolBox(servers, clients, ToolAudit(tmp_path / "tools.jsonl"))
     runner = ServerRunner(
-        engine,
-        Models(),
-        ServerSettings().model_copy(update={"port": 0}),  # type: ignore[arg-type]
-        None,
-        tool_servers=servers,
-        toolbox=toolbox,
+        services_for(
+            engine,
+            Models(),
+            ServerSettings().model_copy(update={"port": 0}),  # type: ignore[arg-type]
+            None,
+            tool_servers=servers,
+            toolbox=toolbox,
+        )
     )
     runner.start()
     return runner

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
+from desktop.base.errors import InvalidRequest
 from desktop.engine.types import MEDIA_MARKER, Message
-from desktop.errors import InvalidRequest
-from desktop.server import anthropic_wire as aw
-from desktop.server import images as im
-from desktop.server import ollama_wire as ow
-from desktop.server import openai_requests as oq
-from desktop.server import responses_wire as rw
-from desktop.server import schemas as s
+from desktop.server import image_parts as im
+from desktop.server.protocols.anthropic import wire as aw
+from desktop.server.protocols.ollama import wire as ow
+from desktop.server.protocols.openai import schemas as s
+from desktop.server.protocols.openai import wire as oq
+from desktop.server.protocols.responses import wire as rw
 from tests.engine.test_images import picture
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import b64, data_url

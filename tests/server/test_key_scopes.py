@@ -15,10 +15,11 @@ import httpx
 import openai
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.audit import AuditLog
-from desktop.config import ServerSettings
-from desktop.errors import InvalidRequest
+from desktop.base.audit import AuditLog
+from desktop.base.config import ServerSettings
+from desktop.base.errors import InvalidRequest
+from desktop.root.context import AppContext, build_context
+from desktop.server.asgi import services_for
 from desktop.server.metrics import AccessRecord
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
@@ -56,11 +57,13 @@ def scoped(
     clock = Clock()
     keys = KeyStore(home / "api_keys.json", clock=clock)
     runner = ServerRunner(
-        ctx.scheduler,
-        ResolverDirectory(ctx.resolver),
-        ServerSettings().model_copy(update={"port": 0}),
-        keys,
-        audit=AuditLog(home / "audit"),
+        services_for(
+            ctx.scheduler,
+            ResolverDirectory(ctx.resolver),
+            ServerSettings().model_copy(update={"port": 0}),
+            keys,
+            audit=AuditLog(home / "audit"),
+        )
     )
     runner.start()
     try:

@@ -22,13 +22,13 @@ import ollama
 import openai
 import pytest
 
+from desktop.base.errors import InvalidRequest
 from desktop.engine.types import ChatCall, Chunk, Message, Usage
-from desktop.errors import InvalidRequest
 from desktop.server import leniency as lv
-from desktop.server import responses_output as ro
-from desktop.server import responses_wire as rw
-from desktop.server.anthropic_events import stop_fields
 from desktop.server.metrics import AccessRecord
+from desktop.server.protocols.anthropic.events import stop_fields
+from desktop.server.protocols.responses import output as ro
+from desktop.server.protocols.responses import wire as rw
 from tests.server.conftest import Served, serve
 
 WEATHER = {
@@ -362,7 +362,7 @@ def test_claude_code_shaped_system_messages_reach_the_prompt(
         "model_context_window_exceeded",
     )
     # The prompt the model read holds the reminder, and counting agrees it was added.
-    from desktop.server import anthropic_wire as aw
+    from desktop.server.protocols.anthropic import wire as aw
 
     prompt = server.scheduler.with_engine(
         "tiny-chat",

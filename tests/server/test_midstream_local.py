@@ -16,12 +16,13 @@ import httpx
 import openai
 import pytest
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
+from desktop.base.errors import EdgeDeskError
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import Chunk, ModelSpec
-from desktop.errors import EdgeDeskError
+from desktop.root.context import build_context
+from desktop.server.asgi import services_for
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
 
@@ -73,10 +74,12 @@ def failing(
 
     scheduler = Scheduler(load, ctx.resolver)
     runner = ServerRunner(
-        scheduler,
-        ResolverDirectory(ctx.resolver),
-        ServerSettings(require_key=False).model_copy(update={"port": 0}),
-        None,
+        services_for(
+            scheduler,
+            ResolverDirectory(ctx.resolver),
+            ServerSettings(require_key=False).model_copy(update={"port": 0}),
+            None,
+        )
     )
     runner.start()
     try:

@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from desktop.app import build_context
+from desktop.root.context import build_context
 
 
 def test_a_model_whose_file_is_deleted_is_no_longer_listed_and_gets_a_404(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.app import build_context
+from desktop.root.context import build_context
 from desktop.server.model_directory import ResolverDirectory
 
 

@@ -165,13 +165,13 @@ def test_refusals_and_keep_alive(lama: ollama.Client) -> None:
 def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     import time as clock
 
-    from desktop.engine.toolcalls import gate_calls
+    from desktop.engine.chat.toolcalls import gate_calls
     from desktop.engine.types import ChatCall, Chunk, Message, ToolSpec, Usage
     from desktop.server.answer import answer_pieces
-    from desktop.server.app import RequestInfo
+    from desktop.server.asgi import RequestInfo
     from desktop.server.generation import answer_stream
-    from desktop.server.ollama_routes import OllamaAnswer
-    from desktop.server.streaming import Chunks
+    from desktop.server.protocols.ollama.routes import OllamaAnswer
+    from desktop.server.pump import TimedStream
 
     generated = [
         Chunk(reasoning="let me see"),
@@ -182,7 +182,7 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     ]
     # The engine's side parses the call (gate_calls); the answer reads it structured.
     call = ChatCall.of([Message("user", "time?")], tools=[ToolSpec("get_time", None, {})])
-    chunks = Chunks(gate_calls(generated, call), RequestInfo("req_1", clock.perf_counter()))
+    chunks = TimedStream(gate_calls(generated, call), RequestInfo("req_1", clock.perf_counter()))
     after: list[str] = []
     answer = OllamaAnswer("m", chat=True, after=lambda: after.append("done"))
     lines = [

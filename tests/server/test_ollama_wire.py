@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from desktop.base.errors import InvalidRequest
 from desktop.engine.types import Chunk, Timings, Usage
-from desktop.errors import InvalidRequest
-from desktop.server import ollama_wire as ow
-from desktop.server import openai_requests as oq
+from desktop.server import request_parts
+from desktop.server.protocols.ollama import wire as ow
 
-LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
+LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
 
 
 def _chat(**fields: Any) -> ow.ChatRequest:

@@ -8,12 +8,14 @@ import struct
 
 import pytest
 
-from desktop.engine.toolcalls import StreamGate, parse_tool_calls
+from desktop.base.errors import InvalidRequest
+from desktop.engine.chat.toolcalls import StreamGate, parse_tool_calls
 from desktop.engine.types import ChatCall, Chunk, TokenLogprob, ToolCall, ToolSpec, Usage
-from desktop.errors import InvalidRequest
-from desktop.server import openai as oa
-from desktop.server import openai_requests as oq
-from desktop.server import schemas as s
+from desktop.server import request_parts
+from desktop.server.answer import finish_reason
+from desktop.server.protocols.openai import events as oa
+from desktop.server.protocols.openai import schemas as s
+from desktop.server.protocols.openai import wire as oq
 
 WEATHER = {
     "type": "function",
@@ -161,7 +163,7 @@ def test_image_parts_and_bad_tool_arguments_are_refused() -> None:
 
 
 def test_sampling_defaults_limits_and_json_schema() -> None:
-    limits = oq.Limits(max_tokens=100, timeout_s=5)
+    limits = request_parts.Limits(max_tokens=100, timeout_s=5)
     params = oq.sampling_params(_chat(stop="END", seed=3), limits)
     assert (
         params.max_tokens,
@@ -207,7 +209,7 @@ def test_sampling_defaults_limits_and_json_schema() -> None:
 )
 def test_unsupported_chat_fields_are_refused_by_name(fields, param) -> None:
     with pytest.raises(InvalidRequest) as err:
-        oq.sampling_params(_chat(**fields), oq.Limits())
+        oq.sampling_params(_chat(**fields), request_parts.Limits())
     assert err.value.param == param
 
 
@@ -267,9 +269,9 @@ def test_chat_completion_with_tool_call_and_reasoning() -> None:
 
 
 def test_finish_reasons() -> None:
-    assert oa.finish_reason(Chunk(finish_reason="stop")) == "stop"
-    assert oa.finish_reason(Chunk(finish_reason="length")) == "length"
-    assert oa.finish_reason(Chunk(finish_reason="timeout")) == "length"
+    assert finish_reason(Chunk(finish_reason="stop")) == "stop"
+    assert finish_reason(Chunk(finish_reason="length")) == "length"
+    assert finish_reason(Chunk(finish_reason="timeout")) == "length"
 
 
 def test_sse_framing_and_usage_chunk() -> None:
@@ -307,7 +309,9 @@ def test_error_body_shape() -> None:
 
 def test_forced_tool_choice_becomes_a_schema_of_one_call() -> None:
     other = {"type": "function", "function": {"name": "other"}}
-    params = oq.sampling_params(_chat(tools=[WEATHER, other], tool_choice="required"), oq.Limits())
+    params = oq.sampling_params(
+        _chat(tools=[WEATHER, other], tool_choice="required"), request_parts.Limits()
+    )
     schema = json.loads(params.json_schema or "")
     assert [o["properties"]["name"] for o in schema["anyOf"]] == [
         {"const": "get_weather"},
@@ -318,11 +322,13 @@ def test_forced_tool_choice_becomes_a_schema_of_one_call() -> None:
         _chat(
             tools=[WEATHER, other], tool_choice={"type": "function", "function": {"name": "other"}}
         ),
-        oq.Limits(),
+        request_parts.Limits(),
     )
     assert json.loads(named.json_schema or "")["properties"]["name"] == {"const": "other"}
     assert (
-        oq.sampling_params(_chat(tools=[WEATHER], tool_choice="auto"), oq.Limits()).json_schema
+        oq.sampling_params(
+            _chat(tools=[WEATHER], tool_choice="auto"), request_parts.Limits()
+        ).json_schema
         is None
     )
 
@@ -371,9 +377,12 @@ def test_logprobs_in_chat_and_legacy_shapes() -> None:
     assert legacy.tokens == ["hé", "!"] and legacy.text_offset == [3, 5]
     assert legacy.top_logprobs == [{"hé": -0.5, "a": -1.5}, {}]
     assert oa.chat_logprobs(None) is None
-    assert oq.sampling_params(_chat(logprobs=True, top_logprobs=3), oq.Limits()).logprobs == 3
-    assert oq.sampling_params(_chat(logprobs=True), oq.Limits()).logprobs == 0
-    assert oq.sampling_params(_chat(), oq.Limits()).logprobs is None
+    assert (
+        oq.sampling_params(_chat(logprobs=True, top_logprobs=3), request_parts.Limits()).logprobs
+        == 3
+    )
+    assert oq.sampling_params(_chat(logprobs=True), request_parts.Limits()).logprobs == 0
+    assert oq.sampling_params(_chat(), request_parts.Limits()).logprobs is None
 
 
 def _rerank(**fields) -> s.RerankRequest:

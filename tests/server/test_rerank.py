@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.server.openai import relevance
-from desktop.server.openai_requests import MAX_RERANK_DOCUMENTS
+from desktop.server.protocols.openai.events import relevance
+from desktop.server.protocols.openai.wire import MAX_RERANK_DOCUMENTS
 from tests.conftest import wait_until
 from tests.server.conftest import Served, serve
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.engine.types import Chunk, ToolCall, Usage
-from desktop.server import responses_output as ro
-from desktop.server import responses_wire as rw
 from desktop.server.answer import Ending, answer_pieces
-from desktop.server.responses_events import ResponseEvents
+from desktop.server.protocols.responses import output as ro
+from desktop.server.protocols.responses import wire as rw
+from desktop.server.protocols.responses.events import ResponseEvents
 from tests.server.conftest import named_events
 
 

@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from desktop.config import Paths
+from desktop.base.config import Paths
 from desktop.store.db import Database, migrate
 from desktop.store.migrations import MIGRATIONS
 from tests.server.conftest import serve

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from desktop.errors import InvalidRequest
-from desktop.server import openai_requests as oq
-from desktop.server import responses_wire as rw
-from desktop.server.tool_namespaces import Namespaced
+from desktop.base.errors import InvalidRequest
+from desktop.server import request_parts
+from desktop.server.protocols.responses import wire as rw
+from desktop.server.protocols.responses.namespaces import Namespaced
 from tests.fixtures.codex_tools import AGENTS, GITHUB, WEATHER
 
-LIMITS = oq.Limits(max_tokens=100, timeout_s=5)
+LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
 
 
 def _req(**fields: Any) -> rw.ResponsesRequest:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from desktop.app import build_context
+from desktop.root.context import build_context
 from tests.conftest import wait_until
 from tests.fixtures.children import free_port
 from tests.server.conftest import Served
@@ -77,3 +77,39 @@ def test_models_pulled_outside_the_catalog_are_served_and_paths_are_not(
     finally:
         runner.stop()
         ctx.close()
+
+
+def test_a_client_connecting_as_soon_as_the_server_says_it_serves_is_answered(
+    tmp_path: Path,
+) -> None:
+    # `edgedesk serve` prints its "Serving" line from on_ready, before uvicorn's loop
+    # runs: an IDE (or a test) connecting at that moment was refused under load.
+    import signal
+    import threading
+
+    ctx = build_context(
+        environ={"EDGEDESK_HOME": str(tmp_path)},
+        cli_settings={"server.port": free_port(), "server.require_key": False},
+    )
+    runner = ctx.new_api_server()
+    answers: list[bytes] = []
+    early: list[socket.socket] = []
+
+    def connect_at_once(url: str) -> None:
+        # Connected before the server loop starts; the request is read once it does.
+        client = socket.create_connection(("127.0.0.1", runner.port), timeout=30)
+        client.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        early.append(client)
+
+        def read_then_stop() -> None:
+            answers.append(client.recv(4096))
+            client.close()
+            signal.raise_signal(signal.SIGTERM)  # serve_forever ends as on SIGTERM
+
+        threading.Thread(target=read_then_stop, daemon=True).start()
+
+    try:
+        runner.serve_forever(on_ready=connect_at_once)
+    finally:
+        ctx.close()
+    assert early and answers and answers[0].startswith(b"HTTP/1.1 200")

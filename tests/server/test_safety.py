@@ -9,9 +9,9 @@ import httpx
 import openai
 import pytest
 
-from desktop.config import ServerSettings
-from desktop.errors import ConfigError
-from desktop.server.app import create_app
+from desktop.base.config import ServerSettings
+from desktop.base.errors import ConfigError
+from desktop.server.asgi import create_app, services_for
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.security import KeyStore
 from tests.conftest import wait_until
@@ -138,7 +138,9 @@ def test_no_cors_unless_origins_are_allowed(server: Served, tmp_path: Path, tiny
 def test_no_auth_is_refused_off_loopback(server: Served) -> None:
     settings = ServerSettings(host="0.0.0.0", require_key=False)
     with pytest.raises(ConfigError, match="loopback"):
-        create_app(server.scheduler, ResolverDirectory(server.ctx.resolver), settings, None)
+        create_app(
+            services_for(server.scheduler, ResolverDirectory(server.ctx.resolver), settings, None)
+        )
 
 
 @pytest.mark.parametrize(

@@ -18,14 +18,15 @@ import anthropic
 import pytest
 from anthropic.types import MessageParam
 
-from desktop.app import build_context
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ChatCall, Message
-from desktop.server.anthropic_routes import MAX_COUNT_CHARS
+from desktop.root.context import build_context
+from desktop.server.asgi import services_for
 from desktop.server.metrics import AccessLog, AccessRecord
 from desktop.server.model_directory import ResolverDirectory
+from desktop.server.protocols.anthropic.routes import MAX_COUNT_CHARS
 from desktop.server.runner import ServerRunner, key_store
 from desktop.server.token_count import PIECE_CHARS, count_prompt_tokens, prompt_pieces
 from tests.conftest import wait_until
@@ -127,11 +128,13 @@ def test_count_tokens_stops_when_its_client_leaves(tmp_path: Path, tiny_chat: Pa
     log = AccessLog(None)
     log.subscribe(records.append)
     runner = ServerRunner(
-        scheduler,
-        ResolverDirectory(ctx.resolver),
-        ServerSettings().model_copy(update={"port": 0}),
-        keys,
-        access_log=log,
+        services_for(
+            scheduler,
+            ResolverDirectory(ctx.resolver),
+            ServerSettings().model_copy(update={"port": 0}),
+            keys,
+            access_log=log,
+        )
     )
     runner.start()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from desktop.server.tool_namespaces import Namespaced, flat_name, flatten_namespaces
+from desktop.server.protocols.responses.namespaces import Namespaced, flat_name, flatten_namespaces
 from tests.fixtures.codex_tools import AGENTS, GITHUB, WEATHER
 
 

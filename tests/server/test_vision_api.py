@@ -15,9 +15,10 @@ import ollama
 import openai
 import pytest
 
-from desktop.config import ServerSettings
+from desktop.base.config import ServerSettings
+from desktop.base.errors import VisionUnsupported
 from desktop.engine.types import MEDIA_MARKER, ChatCall, Message
-from desktop.errors import VisionUnsupported
+from desktop.server.asgi import services_for
 from desktop.server.runner import ServerRunner
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import png
@@ -72,10 +73,12 @@ def engine() -> Engine:
 @pytest.fixture
 def url(engine: Engine) -> Iterator[str]:
     runner = ServerRunner(
-        engine,
-        Models(),  # type: ignore[arg-type]
-        ServerSettings().model_copy(update={"port": 0}),
-        None,
+        services_for(
+            engine,
+            Models(),  # type: ignore[arg-type]
+            ServerSettings().model_copy(update={"port": 0}),
+            None,
+        )
     )
     runner.start()
     try:
@@ -298,7 +301,7 @@ def test_anthropic_count_tokens_counts_a_pictures_tokens(
     from desktop.engine.llama import LlamaEngine
     from desktop.engine.native import LoadOptions
     from desktop.engine.types import GenerationParams
-    from desktop.server.anthropic_routes import prompt_token_count
+    from desktop.server.protocols.anthropic.routes import prompt_token_count
 
     def chat(*messages: Message) -> ChatCall:
         return ChatCall(messages, GenerationParams(max_tokens=1, temperature=0))

@@ -11,11 +11,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desktop.errors import InvalidRequest
-from desktop.server import anthropic_wire as aw
-from desktop.server import ollama_wire as ow
-from desktop.server import openai_requests as oq
-from desktop.server import responses_wire as rw
+from desktop.base.errors import InvalidRequest
+from desktop.server import request_parts
+from desktop.server.protocols.anthropic import wire as aw
+from desktop.server.protocols.ollama import wire as ow
+from desktop.server.protocols.responses import wire as rw
 
 SETTINGS = settings(
     max_examples=300,
@@ -97,7 +97,7 @@ def test_responses_items_and_tools(batch: list[dict[str, Any]], choice: Any) -> 
     _survives(lambda: rw.to_messages(None, batch))
     req = rw.ResponsesRequest.model_validate({"model": "m", "input": "x", "tools": batch})
     req.tool_choice = choice if isinstance(choice, (dict, str)) else None
-    _survives(lambda: rw.generation_params(req, oq.Limits(), rw.tools_for_engine(req)))
+    _survives(lambda: rw.generation_params(req, request_parts.Limits(), rw.tools_for_engine(req)))
 
 
 @SETTINGS
@@ -119,7 +119,7 @@ def test_anthropic_blocks_tools_thinking_and_output(
     if isinstance(choice, dict):
         fields["tool_choice"] = choice
     req = aw.MessagesRequest.model_validate(fields)
-    _survives(lambda: aw.generation_params(req, oq.Limits(), aw.tools_for_engine(req)))
+    _survives(lambda: aw.generation_params(req, request_parts.Limits(), aw.tools_for_engine(req)))
     _survives(lambda: aw.template_kwargs(req))
 
 
@@ -135,6 +135,6 @@ def test_ollama_messages_tools_options_and_keep_alive(
     _survives(lambda: ow.to_messages(batch))
     _survives(lambda: ow.tools_for_engine(batch))
     req = ow.ChatRequest.model_validate({"model": "m", "options": options})
-    _survives(lambda: ow.generation_params(req, oq.Limits()))
+    _survives(lambda: ow.generation_params(req, request_parts.Limits()))
     if isinstance(keep_alive, (str, int, float)) and not isinstance(keep_alive, bool):
         _survives(lambda: ow.keep_alive_s(keep_alive))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest
 from desktop.cli import main
-from desktop.config import Paths
-from desktop.errors import InvalidRequest
 from desktop.store import cipher
 from desktop.store.atrest import AtRest
 from desktop.store.chat_records import Attachment, ChatMessage

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.config import Paths
-from desktop.errors import InvalidRequest, StoreError
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest, StoreError
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore, open_chat_store
 from desktop.store.db import applied_migrations, migrate, open_database

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.config import Paths
-from desktop.errors import InvalidRequest, StoreError
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest, StoreError
 from desktop.store import cipher
 from desktop.store.atrest import EXIT_KEY, AtRest, KeyMissing, ring_delete
 from desktop.store.chat_records import ChatMessage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from desktop.config import Paths
+from desktop.base.config import Paths
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 from desktop.store.db import Database, applied_migrations, migrate

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest
 from desktop.cli import main
-from desktop.config import Paths
-from desktop.errors import InvalidRequest
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
+from desktop.store.cited_passages import SNIPPET_CHARS, Source
 from desktop.store.db import Database, applied_migrations, migrate
 from desktop.store.migrations import MIGRATIONS
-from desktop.store.sources import SNIPPET_CHARS, Source
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.config import Paths
-from desktop.errors import InvalidRequest
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest
 from desktop.store import recovery_code
 from desktop.store.atrest import AtRest, KeyMissing, ring_delete
 from desktop.store.chat_records import ChatMessage

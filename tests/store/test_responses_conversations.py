@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from desktop.app import build_context
+from desktop.base.config import NoPolicy, Paths
+from desktop.base.errors import InvalidRequest
 from desktop.cli import main
-from desktop.config import NoPolicy, Paths
-from desktop.errors import InvalidRequest
+from desktop.root.context import build_context
 from desktop.store import cipher
 from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore

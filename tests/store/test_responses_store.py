@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.audit import AuditLog
+from desktop.base.audit import AuditLog
+from desktop.base.config import Paths
+from desktop.base.errors import InvalidRequest
 from desktop.cli import main
-from desktop.config import Paths
-from desktop.errors import InvalidRequest
+from desktop.root.context import build_context
 from desktop.store.chats import ChatStore
 from desktop.store.responses import DAY_S, EPHEMERAL_ONLY, ResponseStore
 

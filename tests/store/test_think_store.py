@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.config import Paths
+from desktop.base.config import Paths
 from desktop.store.chats import ChatStore
 from desktop.store.db import Database, applied_migrations, migrate
 from desktop.store.migrations import MIGRATIONS
@@ -51,7 +51,7 @@ def test_exports_carry_the_switch_and_an_import_restores_it() -> None:
 
     import pytest
 
-    from desktop.errors import InvalidRequest
+    from desktop.base.errors import InvalidRequest
 
     store = ChatStore(Paths.from_env().database)
     quiet = store.create_conversation("quiet", "glm", think=False)

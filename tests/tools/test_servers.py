@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from desktop.base.errors import ConfigError
 from desktop.cli import main
-from desktop.errors import ConfigError
 from desktop.tools.servers import McpPolicy, ServerConfig, ServerList
 from tests.tools.conftest import SERVERS
 
@@ -109,7 +109,7 @@ def test_tools_add_list_test_rm(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_damaged_mcp_json_leaves_the_built_in_tools(tmp_path: Path) -> None:
-    from desktop.tools.audit import ToolAudit
+    from desktop.tools.call_log import ToolAudit
     from desktop.tools.mcp_client import McpClients
     from desktop.tools.toolbox import BuiltinTool, ToolBox
     from desktop.tools.types import ToolResult, ToolSpec

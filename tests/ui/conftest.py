@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.config import NoPolicy
-from desktop.ui.look import install_translator
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import AppContext, build_context
+from desktop.ui.common.look import install_translator
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from desktop.chat.conversation import Turn
 from desktop.engine.types import Placement, Usage
-from desktop.ui.answer_footer import footer_text
+from desktop.ui.chat.answer_footer import footer_text
 
 pytestmark = pytest.mark.qt
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 from tests.chat.scripted import Scripted
 from tests.ui.conftest import send
 

@@ -14,7 +14,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from desktop.engine.types import Message
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.pictures import png
 
 pytestmark = pytest.mark.qt
@@ -236,8 +236,8 @@ def test_choosing_a_model_that_cannot_see_with_a_picture_attached_says_so(
 def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
     qtbot, edgedesk_home: Path, tiny_chat: Path, tmp_path: Path, tiny_projector: Path
 ) -> None:
-    from desktop.app import build_context
-    from desktop.config import NoPolicy
+    from desktop.base.config import NoPolicy
+    from desktop.root.context import build_context
 
     def start() -> MainWindow:
         win = MainWindow(build_context(policy=NoPolicy()))  # over the same EDGEDESK_HOME
@@ -266,8 +266,8 @@ def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
 def test_the_windows_picture_caps_are_the_settings_forced_by_policy(
     qtbot, edgedesk_home: Path, tmp_path: Path
 ) -> None:
-    from desktop.app import build_context
-    from desktop.config import NoPolicy
+    from desktop.base.config import NoPolicy
+    from desktop.root.context import build_context
 
     context = build_context(policy=NoPolicy())
     context.apply_settings({"image_max_megapixels": 1})  # as IT's ImageMaxMegapixels would

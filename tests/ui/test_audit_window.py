@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.audit import AuditLog
-from desktop.config import NoPolicy
+from desktop.base.audit import AuditLog
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
 from desktop.store.chat_records import ChatMessage
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 ROOT = Path(__file__).resolve().parents[2]

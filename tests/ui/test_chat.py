@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 
 from desktop.engine.types import ChatCall
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import send
 
 pytestmark = pytest.mark.qt
@@ -195,7 +195,7 @@ def test_ctrl_n_starts_a_new_chat(qtbot, window: MainWindow) -> None:
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Records the index of every message bubble the chat screen makes."""
-    import desktop.ui.transcript as transcript
+    import desktop.ui.chat.transcript as transcript
 
     indexes: list[int] = []
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 from tests.ui.test_documents_models import BGE_ID, _left, bge_hub, folder  # noqa: F401
 

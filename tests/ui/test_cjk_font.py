@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QFormLayout, QLabel
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 LATIN_ONLY = Path("/usr/share/fonts/truetype/dejavu")
@@ -21,10 +21,10 @@ LATIN_ONLY = Path("/usr/share/fonts/truetype/dejavu")
 SCRIPT = r"""
 import json
 from PySide6.QtWidgets import QApplication
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.look import install_translator
-from desktop.ui.main_window import MainWindow
+from desktop.root.context import build_context
+from desktop.base.config import NoPolicy
+from desktop.ui.common.look import install_translator
+from desktop.ui.shell.main_window import MainWindow
 app = QApplication([])
 translator = install_translator(app, "zh_CN")
 win = MainWindow(build_context(policy=NoPolicy()))

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
+from desktop.base.config import NoPolicy
 from desktop.catalog.hardware import GPU, Hardware, Verdict
-from desktop.config import NoPolicy
-from desktop.ui.core_text import machine_summary, verdict_text
-from desktop.ui.first_run import FirstRunDialog
-from desktop.ui.main_window import MainWindow
+from desktop.root.context import build_context
+from desktop.ui.common.core_text import machine_summary, verdict_text
+from desktop.ui.shell.first_run import FirstRunDialog
+from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import wait_listed
 
 pytestmark = pytest.mark.qt

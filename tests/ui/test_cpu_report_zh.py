@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.doctor import _cpu_lines
-from desktop.engine.cpu_features import as_report, cpu_features
-from desktop.ui.hardware_report import cpu_lines
+from desktop.engine.hardware.cpu_features import as_report, cpu_features
+from desktop.machine.doctor import _cpu_lines
+from desktop.ui.settings.hardware_report import cpu_lines
 
 pytestmark = pytest.mark.qt
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
@@ -105,7 +105,7 @@ def test_indexing_a_collection_a_terminal_is_indexing_waits_and_says_so(
 ) -> None:
     from contextlib import ExitStack
 
-    from desktop.config import Paths
+    from desktop.base.config import Paths
     from desktop.retrieval.scanlock import collection_lock
 
     view = window.documents

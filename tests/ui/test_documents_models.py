@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 from tests.ui.conftest import wait_listed
 
@@ -117,7 +117,7 @@ def test_new_collection_button_asks_name_model_and_folder_then_indexes(
 ) -> None:
     from PySide6.QtWidgets import QFileDialog
 
-    from desktop.ui.new_collection import NewCollectionDialog
+    from desktop.ui.documents.new_collection import NewCollectionDialog
 
     imported = window.models.import_file(tiny_embed)
 

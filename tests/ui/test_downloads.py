@@ -8,11 +8,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.app import AppContext, build_context
+from desktop.base.config import NoPolicy
 from desktop.catalog.download import Progress
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
-from desktop.ui.models_view import ModelsView
+from desktop.root.context import AppContext, build_context
+from desktop.ui.models.view import ModelsView
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub, Fault
 from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO, wait_listed
 

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from desktop.app import AppContext, build_context
-from desktop.config import NoPolicy
+from desktop.base.config import NoPolicy
 from desktop.policy import MachinePolicy
+from desktop.root.context import AppContext, build_context
 from desktop.store import cipher
 from desktop.store.chat_records import ChatMessage
-from desktop.ui.encryption import PassphraseDialog, passphrase_check, unlock_at_start
-from desktop.ui.main_window import MainWindow
-from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.settings.dialog import SettingsDialog
+from desktop.ui.settings.encryption import PassphraseDialog, passphrase_check, unlock_at_start
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 SECRET = "zanzibarquokkasecret"

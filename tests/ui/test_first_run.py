@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
+from desktop.base.config import NoPolicy
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
-from desktop.config import NoPolicy
-from desktop.ui.first_run import FirstRunDialog, recommend
-from desktop.ui.main_window import MainWindow
+from desktop.root.context import build_context
+from desktop.ui.shell.first_run import FirstRunDialog, recommend
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub, Fault
 from tests.ui.conftest import CAT_FILE, CAT_ID, CAT_REPO, wait_listed
 

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 import pytest
 from PySide6.QtWidgets import QApplication, QLabel
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.core_text import verdict_text
-from desktop.ui.first_run import FirstRunDialog
-from desktop.ui.look import apply_theme, install_translator
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.common.core_text import verdict_text
+from desktop.ui.common.look import apply_theme, install_translator
+from desktop.ui.shell.first_run import FirstRunDialog
+from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import wait_listed
 
 pytestmark = pytest.mark.qt

@@ -6,7 +6,7 @@ import gc
 import threading
 import weakref
 
-from desktop.ui.gc_guard import GuiThreadCollector
+from desktop.ui.shell.gc_guard import GuiThreadCollector
 
 
 class _Node:

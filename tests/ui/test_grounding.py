@@ -8,13 +8,13 @@ import pytest
 from PySide6.QtCore import QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QTextDocumentFragment
 
-from desktop.app import build_context
+from desktop.base.config import NoPolicy
 from desktop.chat.conversation import Turn
 from desktop.chat.grounding import cite
-from desktop.config import NoPolicy
 from desktop.retrieval.search import Hit
-from desktop.ui.main_window import MainWindow
-from desktop.ui.message_widget import MessageWidget
+from desktop.root.context import build_context
+from desktop.ui.chat.message import MessageWidget
+from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import send
 
 pytestmark = pytest.mark.qt
@@ -320,9 +320,9 @@ def test_an_ephemeral_grounded_chat_keeps_its_sources_while_open(qtbot, grounded
 
 
 def test_cited_sources_come_back_as_cited(qtbot) -> None:
+    from desktop.base.config import Paths
     from desktop.chat.conversation import Conversation
     from desktop.chat.persistence import ChatSaver
-    from desktop.config import Paths
     from desktop.store.chats import ChatStore
 
     path = Paths.from_env().database

@@ -12,12 +12,12 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
 from desktop.store import cipher
 from desktop.store.atrest import AtRest, ring_delete
 from desktop.store.chat_records import ChatMessage
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 CODE = re.compile(r"^(?:[A-Z2-7]{4}-){13}[A-Z2-7]{4}$")
@@ -217,8 +217,8 @@ def test_policy_without_a_keyring_asks_a_passphrase_at_start_instead_of_refusing
     from PySide6.QtWidgets import QDialog
 
     from desktop.policy import MachinePolicy
-    from desktop.ui.encryption import encrypt_at_start
-    from desktop.ui.new_passphrase import NewPassphraseDialog
+    from desktop.ui.settings.encryption import encrypt_at_start
+    from desktop.ui.settings.new_passphrase import NewPassphraseDialog
 
     policy = MachinePolicy("test", {"EncryptAtRest": True})
     if existing:

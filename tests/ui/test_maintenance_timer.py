@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import AppContext, build_context
-from desktop.config import NoPolicy
-from desktop.housekeeping import Housekeeping
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import AppContext, build_context
+from desktop.root.housekeeping import Housekeeping
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 

@@ -10,10 +10,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage
 
-import desktop.ui.markdown_render as markdown_render
+import desktop.ui.common.markdown_render as markdown_render
 from desktop.chat.conversation import Turn
-from desktop.ui.markdown_render import MarkdownRenderer, code_blocks
-from desktop.ui.message_widget import MessageWidget
+from desktop.ui.chat.message import MessageWidget
+from desktop.ui.common.markdown_render import MarkdownRenderer, code_blocks
 
 PYTHON = '```python\ndef greet():\n    return "hello"\n```\n'
 _SPAN = re.compile(r'<span style="([^"]*)">([^<]*)</span>')

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.app import build_context
+from desktop.base.config import NoPolicy
 from desktop.catalog.gguf_info import read_gguf
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
-from desktop.ui.qmodels import human_size
+from desktop.root.context import build_context
+from desktop.ui.common.qmodels import human_size
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import TINY_TEMPLATE
 from tests.ui.conftest import CAT_FILE, CAT_ID, wait_listed

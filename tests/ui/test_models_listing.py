@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QTimer
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.model_listing import Listing, list_models
-from desktop.ui.models_view import ModelsView
-from desktop.ui.workers import WorkerPool
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.common.workers import WorkerPool
+from desktop.ui.models.listing import Listing, list_models
+from desktop.ui.models.view import ModelsView
 
 pytestmark = pytest.mark.qt
 
@@ -55,7 +55,7 @@ def test_rows_are_read_off_the_window_thread_and_shown_when_ready(qtbot, tiny_ch
 
 
 def test_a_listing_that_fails_says_why_and_keeps_the_screen_usable(qtbot, tiny_chat: Path) -> None:
-    from desktop.errors import ConfigError
+    from desktop.base.errors import ConfigError
 
     def broken() -> Listing:
         raise ConfigError("the installed-model index is unreadable: fix or delete it")

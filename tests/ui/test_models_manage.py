@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 from tests.ui.conftest import CAT_FILE, CAT_ID, wait_listed
 

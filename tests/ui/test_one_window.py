@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.ui.first_run import settle
+from desktop.ui.shell.first_run import settle
 from tests.conftest import wait_until
 from tests.ui.test_server_view import free_port
 from tests.ui.test_tray_session import (

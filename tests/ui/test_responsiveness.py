@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QTimer
 
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 

@@ -8,7 +8,7 @@ from PySide6.QtGui import QTextCursor, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QTextBrowser, QWidget
 
-from desktop.ui.rich_text import RichTextPart
+from desktop.ui.common.rich_text import RichTextPart
 
 pytestmark = pytest.mark.qt
 

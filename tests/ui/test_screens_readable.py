@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QLabel, QWidget
 
-from desktop.app import AppContext
-from desktop.ui.main_window import MainWindow
-from desktop.ui.settings_dialog import SettingsDialog
+from desktop.root.context import AppContext
+from desktop.ui.settings.dialog import SettingsDialog
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
@@ -39,7 +39,7 @@ def test_the_encryption_note_in_settings_is_not_cut_off(
 ) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.ui.look import install_translator
+    from desktop.ui.common.look import install_translator
 
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -85,9 +85,9 @@ def test_server_page_says_what_its_empty_boxes_are_for(qtbot, context: AppContex
 def test_a_cited_place_is_worded_in_chinese(qtbot, tmp_path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.store.sources import Source
-    from desktop.ui.look import install_translator
-    from desktop.ui.source_viewer import SourceViewer
+    from desktop.store.cited_passages import Source
+    from desktop.ui.chat.source_viewer import SourceViewer
+    from desktop.ui.common.look import install_translator
 
     notes = tmp_path / "notes.md"
     notes.write_text("".join(f"line {n}\n" for n in range(1, 20)), encoding="utf-8")
@@ -109,7 +109,7 @@ def test_a_cited_place_is_worded_in_chinese(qtbot, tmp_path) -> None:
 def test_tools_page_has_a_page_title_and_whole_tool_names(qtbot, context: AppContext) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.ui.look import apply_theme
+    from desktop.ui.common.look import apply_theme
 
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -145,7 +145,7 @@ def test_the_parameters_button_looks_like_its_neighbour_and_shows_it_is_open(
 ) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.ui.look import apply_theme
+    from desktop.ui.common.look import apply_theme
 
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -170,8 +170,8 @@ def test_why_a_file_was_skipped_is_said_in_chinese(qtbot, tmp_path) -> None:
     from PySide6.QtWidgets import QApplication
 
     from desktop.retrieval.loaders import SkipFile, load
-    from desktop.ui.core_text import skip_reason_text
-    from desktop.ui.look import install_translator
+    from desktop.ui.common.core_text import skip_reason_text
+    from desktop.ui.common.look import install_translator
 
     files = {
         "chart.png": b"\x89PNG",
@@ -221,7 +221,7 @@ def test_the_window_fits_900_by_600_with_send_and_parameters_in_view(
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QApplication
 
-    from desktop.ui.look import apply_theme, install_translator
+    from desktop.ui.common.look import apply_theme, install_translator
 
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -268,7 +268,7 @@ def test_a_narrow_documents_drop_down_shows_its_text_cut_with_an_ellipsis(
 
 def test_a_long_answer_footer_wraps_instead_of_widening_the_transcript(qtbot) -> None:
     from desktop.chat.conversation import Turn
-    from desktop.ui.message_widget import MessageWidget
+    from desktop.ui.chat.message import MessageWidget
 
     error = (
         "the model stopped answering: "

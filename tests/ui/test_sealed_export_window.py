@@ -8,10 +8,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
-from desktop.app import AppContext
+from desktop.root.context import AppContext
 from desktop.store import sealed
 from desktop.store.chat_records import ChatMessage
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 WORDS = ("zanzibarquokka", "机密病历", "clientnamehere")

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from desktop.app import AppContext
-from desktop.ui.key_scope import ScopeChoice
-from desktop.ui.main_window import MainWindow
+from desktop.root.context import AppContext
+from desktop.ui.server.key_scope import ScopeChoice
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
@@ -33,7 +33,7 @@ def _left():  # type: ignore[no-untyped-def]
 
 
 def _entries(ctx: AppContext) -> list[dict[str, object]]:
-    from desktop.audit import AuditLog
+    from desktop.base.audit import AuditLog
 
     audit = ctx.audit
     assert isinstance(audit, AuditLog)
@@ -41,8 +41,8 @@ def _entries(ctx: AppContext) -> list[dict[str, object]]:
 
 
 def test_a_key_made_and_edited_in_the_window_is_scoped(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from desktop.app import build_context
-    from desktop.config import NoPolicy
+    from desktop.base.config import NoPolicy
+    from desktop.root.context import build_context
 
     ctx = build_context(policy=NoPolicy(), cli_settings={"audit_log": True})
     win = MainWindow(ctx)
@@ -92,8 +92,8 @@ def test_a_key_made_and_edited_in_the_window_is_scoped(qtbot) -> None:  # type: 
 
 
 def test_the_policy_caps_a_window_keys_expiry(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from desktop.app import build_context
-    from desktop.config import NoPolicy
+    from desktop.base.config import NoPolicy
+    from desktop.root.context import build_context
     from desktop.server.security import DAY_S
 
     ctx = build_context(policy=NoPolicy(), cli_settings={"server.max_key_lifetime_days": 7})

@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
-from desktop.ui.server_view import with_model
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.server.view import with_model
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from desktop.app import AppContext, build_context
-from desktop.config import NoPolicy, load_settings
-from desktop.ui.look import RESOURCES, apply_theme, install_translator
-from desktop.ui.main_window import MainWindow
-from desktop.ui.settings_dialog import SettingsDialog
+from desktop.base.config import NoPolicy, load_settings
+from desktop.root.context import AppContext, build_context
+from desktop.ui.common.look import RESOURCES, apply_theme, install_translator
+from desktop.ui.settings.dialog import SettingsDialog
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
@@ -135,7 +135,7 @@ def test_every_string_in_the_window_has_a_chinese_translation(tmp_path: Path) ->
     scratch = tmp_path / "edgedesk_zh_CN.ts"
     shutil.copy(RESOURCES / "translations" / "edgedesk_zh_CN.ts", scratch)
     subprocess.run(
-        [lupdate, *map(str, sorted(ui.glob("*.py"))), "-ts", str(scratch)],
+        [lupdate, *map(str, sorted(ui.rglob("*.py"))), "-ts", str(scratch)],
         check=True,
         capture_output=True,
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.ui.single_instance import SingleInstance
+from desktop.ui.shell.single_instance import SingleInstance
 
 pytestmark = pytest.mark.qt
 
@@ -17,7 +17,7 @@ LATER = """
 import sys
 from pathlib import Path
 from PySide6.QtCore import QCoreApplication
-from desktop.ui.single_instance import SingleInstance
+from desktop.ui.shell.single_instance import SingleInstance
 app = QCoreApplication([])
 sys.exit(0 if SingleInstance(Path(sys.argv[1])).hand_over(sys.argv[2], 20) else 1)
 """

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from desktop.retrieval.loaders import numbered_lines
-from desktop.store.sources import Source
-from desktop.ui.source_viewer import SourceViewer
+from desktop.store.cited_passages import Source
+from desktop.ui.chat.source_viewer import SourceViewer
 
 pytestmark = pytest.mark.qt
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import send
 
 pytestmark = pytest.mark.qt
@@ -100,7 +100,7 @@ def test_the_windows_export_is_the_stores_with_reasoning_and_sources(
     from PySide6.QtWidgets import QFileDialog
 
     from desktop.store.chat_records import ChatMessage
-    from desktop.store.sources import Source
+    from desktop.store.cited_passages import Source
 
     store = context.chat_store
     conv = store.create_conversation("Leave", "tiny-chat", collection="handbook")

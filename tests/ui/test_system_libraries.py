@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from desktop.ui.system_libraries import (
+from desktop.ui.shell.system_libraries import (
     missing_message,
     missing_sonames,
     packages_table,

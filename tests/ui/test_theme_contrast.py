@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox, QVBoxLayout, QWidget
 
-from desktop.ui.look import apply_theme
+from desktop.ui.common.look import apply_theme
 
 pytestmark = pytest.mark.qt
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
 from tests.ui.conftest import send
 
@@ -47,8 +47,8 @@ def test_think_switch_is_per_chat_and_reaches_the_template(
 def test_the_think_switch_is_remembered_after_a_restart(
     qtbot, window: MainWindow, tmp_path: Path
 ) -> None:
-    from desktop.app import build_context
-    from desktop.config import NoPolicy
+    from desktop.base.config import NoPolicy
+    from desktop.root.context import build_context
 
     model = write_tiny_llama(tmp_path / "thinker.gguf", chat_template=THINKING_TEMPLATE)
     window.use_model(window.models.import_file(model))

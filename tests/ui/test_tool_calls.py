@@ -13,12 +13,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from shiboken6 import isValid
 
-from desktop.tools.audit import ToolAudit
+from desktop.tools.call_log import ToolAudit
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import ServerList
 from desktop.tools.toolbox import ToolBox
-from desktop.ui.main_window import MainWindow
-from desktop.ui.tool_approval import ToolApproval
+from desktop.ui.shell.main_window import MainWindow
+from desktop.ui.tools.approval import ToolApproval
 from tests.chat.scripted import Scripted
 from tests.tools.conftest import SERVERS
 from tests.ui.conftest import send

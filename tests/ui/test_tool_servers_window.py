@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop.tools.servers import token_get
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 from tests.tools.conftest import SERVERS
 
 pytestmark = pytest.mark.qt

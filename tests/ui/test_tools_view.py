@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from desktop.app import AppContext
-from desktop.ui.tools_view import ToolsView
-from desktop.ui.workers import WorkerPool
+from desktop.root.context import AppContext
+from desktop.ui.common.workers import WorkerPool
+from desktop.ui.tools.view import ToolsView
 
 
 def test_kept_always_answers_are_shown_and_forgotten(qtbot, context: AppContext) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.chat.conversation import Turn
-from desktop.ui.transcript import Transcript
+from desktop.ui.chat.transcript import Transcript
 
 pytestmark = pytest.mark.qt
 

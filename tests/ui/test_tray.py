@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
-from desktop.ui.tray import hides_on_close
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
+from desktop.ui.shell.tray import hides_on_close
 from tests.ui.test_server_view import free_port
 
 pytestmark = pytest.mark.qt

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
-from desktop.ui.first_run import settle
+from desktop.ui.shell.first_run import settle
 from tests.conftest import wait_until
 from tests.ui.test_server_view import free_port
 

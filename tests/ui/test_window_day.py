@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.ui.main_window import MainWindow
+from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import send
 
 pytestmark = pytest.mark.qt
@@ -188,7 +188,7 @@ def test_the_chinese_window_titles_buttons_dialogs_and_commas_in_chinese(
     from PySide6.QtCore import QCoreApplication
     from PySide6.QtWidgets import QDialogButtonBox
 
-    from desktop.ui.look import install_translator
+    from desktop.ui.common.look import install_translator
 
     translator = install_translator(qapp, "zh_CN")
     assert translator is not None
@@ -272,7 +272,7 @@ def test_a_long_collection_name_is_not_clipped(qtbot, window: MainWindow) -> Non
 def test_markdown_table_borders_show_on_the_light_bubble() -> None:
     from PySide6.QtGui import QColor
 
-    from desktop.ui.markdown_render import PALETTES
+    from desktop.ui.common.markdown_render import PALETTES
     from tests.ui.test_theme_contrast import _contrast
 
     bubble = {"light": QColor("#ffffff"), "dark": QColor("#23262d")}

@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSize
 
-from desktop.ui.main_window import PREFERRED_SIZE, default_size
+from desktop.ui.shell.main_window import PREFERRED_SIZE, default_size
 
 pytestmark = pytest.mark.qt
 
 SCRIPT = r"""
 import json, time
 from PySide6.QtWidgets import QApplication
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.look import apply_theme
-from desktop.ui.main_window import MainWindow
+from desktop.root.context import build_context
+from desktop.base.config import NoPolicy
+from desktop.ui.common.look import apply_theme
+from desktop.ui.shell.main_window import MainWindow
 app = QApplication([])
 apply_theme(app, "light")
 win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))

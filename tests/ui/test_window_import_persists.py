@@ -8,10 +8,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.doctor import doctor_report
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.machine.doctor import doctor_report
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import send, wait_listed
 
 pytestmark = pytest.mark.qt

@@ -7,10 +7,10 @@ import threading
 import pytest
 from PySide6.QtCore import QTimer
 
-from desktop.app import build_context
+from desktop.base.config import NoPolicy
 from desktop.catalog.hardware import Hardware
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 

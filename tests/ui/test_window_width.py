@@ -12,10 +12,10 @@ from collections.abc import Iterator
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.look import apply_theme
-from desktop.ui.main_window import MainWindow
+from desktop.base.config import NoPolicy
+from desktop.root.context import build_context
+from desktop.ui.common.look import apply_theme
+from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import CAT_ID, wait_listed
 
 pytestmark = pytest.mark.qt
@@ -108,10 +108,10 @@ SCRIPT = """
 import json, sys, time
 from PySide6.QtWidgets import QApplication
 import desktop.ui
-from desktop.app import build_context
-from desktop.config import NoPolicy
-from desktop.ui.main_window import MainWindow
-from desktop.ui.look import apply_theme
+from desktop.root.context import build_context
+from desktop.base.config import NoPolicy
+from desktop.ui.shell.main_window import MainWindow
+from desktop.ui.common.look import apply_theme
 from tests.ui.test_window_width import LONG_EN, LONG_ZH, SMALLEST, _places
 app = QApplication([])
 apply_theme(app, "light")

@@ -9,14 +9,8 @@ from typing import Any
 
 import pytest
 
-from desktop.app import build_context
-from desktop.catalog.hardware import Verdict
-from desktop.chat.conversation import Turn
-from desktop.config import NoPolicy
-from desktop.doctor import doctor_report, format_report, why_not_kind
-from desktop.engine.backend import BackendInfo, why_no_gpu
-from desktop.engine.types import Usage
-from desktop.errors import (
+from desktop.base.config import NoPolicy
+from desktop.base.errors import (
     ContextOverflow,
     EdgeDeskError,
     InvalidRequest,
@@ -24,11 +18,17 @@ from desktop.errors import (
     RemoteError,
     TemplateFailed,
 )
-from desktop.net import NetGate
-from desktop.ui.answer_footer import footer_text
-from desktop.ui.error_text import SENTENCES, WINDOW_WORDED, error_text
-from desktop.ui.hardware_report import report_lines, why_not_gpu
-from desktop.ui.main_window import MainWindow
+from desktop.base.net import NetGate
+from desktop.catalog.hardware import Verdict
+from desktop.chat.conversation import Turn
+from desktop.engine.hardware.backend import BackendInfo, why_no_gpu
+from desktop.engine.types import Usage
+from desktop.machine.doctor import doctor_report, format_report, why_not_kind
+from desktop.root.context import build_context
+from desktop.ui.chat.answer_footer import footer_text
+from desktop.ui.common.error_text import SENTENCES, WINDOW_WORDED, error_text
+from desktop.ui.settings.hardware_report import report_lines, why_not_gpu
+from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 
 pytestmark = pytest.mark.qt

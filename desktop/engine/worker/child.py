@@ -21,8 +21,8 @@ import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
+from desktop.base.errors import Cancelled
 from desktop.engine.worker import wire
-from desktop.errors import Cancelled
 
 log = logging.getLogger("edgedesk.engine")
 

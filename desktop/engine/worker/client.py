@@ -32,7 +32,8 @@ from typing import Any
 
 import msgspec
 
-from desktop import errors
+from desktop.base import errors
+from desktop.base.errors import EdgeDeskError, EngineCrashed, ModelLoadError
 from desktop.engine.types import (
     ChatCall,
     Chunk,
@@ -42,7 +43,6 @@ from desktop.engine.types import (
     ModelSpec,
 )
 from desktop.engine.worker import wire
-from desktop.errors import EdgeDeskError, EngineCrashed, ModelLoadError
 
 log = logging.getLogger("edgedesk.engine")
 CANCEL_POLL_S = 0.05  # how often a waiting call looks at its cancel event

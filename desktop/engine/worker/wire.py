@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import msgspec
 
+from desktop.base.errors import EdgeDeskError
 from desktop.engine.types import (
     ChatCall,
     Chunk,
@@ -31,7 +32,6 @@ from desktop.engine.types import (
     LocalPlan,
     ModelKind,
 )
-from desktop.errors import EdgeDeskError
 
 _LENGTH = struct.Struct("<I")
 MAX_FRAME = 1 << 30  # far above any request the server admits (its body limit is lower)
@@ -206,7 +206,7 @@ class Fault(msgspec.Struct, tag="fault", array_like=True):
     """Request ``id`` (0: the load) raised: the error's class name and what it carried."""
 
     id: int
-    error: str  # the class name in desktop.errors; anything else: "Exception"
+    error: str  # the class name in desktop.base.errors; anything else: "Exception"
     message: str
     param: str | None = None
     kind: str | None = None

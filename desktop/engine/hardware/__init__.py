@@ -1,0 +1,3 @@
+"""What llama.cpp runs on here: backend, devices, CPU features, AMX, layer placement, and
+a missing shared library told as what to install.
+"""

@@ -1,0 +1,1 @@
+"""Ollama's ``/api/*``: tags, show, chat, generate, embed, version, ps."""

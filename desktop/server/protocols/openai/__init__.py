@@ -1,0 +1,1 @@
+"""OpenAI's chat and text completions, embeddings, rerank and models endpoints."""

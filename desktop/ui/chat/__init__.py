@@ -1,0 +1,3 @@
+"""The Chats screen: list, transcript, message bubbles, composer, attachments, citations,
+parameters and presets.
+"""

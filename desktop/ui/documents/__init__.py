@@ -1,0 +1,1 @@
+"""The Documents screen: collections, indexing, a collection's embedding model."""

@@ -1,0 +1,1 @@
+"""The Models screen: catalog and fit, details, downloads, hub search, bench chart."""

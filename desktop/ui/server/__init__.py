@@ -1,0 +1,1 @@
+"""The Server screen: start and stop the local API, its keys and their scopes."""

@@ -1,0 +1,1 @@
+"""Settings: data location, encryption at rest, key backup, passphrase, hardware."""

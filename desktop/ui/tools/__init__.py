@@ -1,0 +1,1 @@
+"""The Tools screen and the approval asked before MCP tools run."""

@@ -1,0 +1,218 @@
+"""The Tools screen: the MCP servers a chat may call, whether the policy lets each run
+(and why not), and their tools once tested. Window's thread; starting a server to list
+its tools runs on a worker."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.base.errors import EdgeDeskError
+from desktop.tools.toolbox import ServerState
+from desktop.ui.common.error_text import error_text
+from desktop.ui.common.workers import TaskWorker, WorkerPool
+from desktop.ui.tools.server_form import PasteServers, ServerForm
+
+if TYPE_CHECKING:
+    from desktop.root.context import AppContext
+
+
+STATE_WIDTH = 260  # px: the widest the state column starts; a longer error is in its tooltip
+
+
+class ToolsView(QWidget):
+    """Built-in tools, then each configured server with its state and (tested) tools."""
+
+    def __init__(
+        self, context: AppContext, pool: WorkerPool, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._context = context
+        self._pool = pool
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)  # as every other page
+        title = QLabel(self.tr("Tools"))
+        title.setObjectName("Title")
+        layout.addWidget(title)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        layout.addWidget(self.note)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(
+            [self.tr("Server or tool"), self.tr("State"), self.tr("Command or URL")]
+        )
+        self.tree.setAccessibleName(self.tr("Tool servers"))
+        # Names must be read whole; a state can be a long error (its tooltip has it all).
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        layout.addWidget(self.tree, 1)
+        row = QHBoxLayout()
+        self.test_button = QPushButton(self.tr("Start and list tools"))
+        self.test_button.clicked.connect(self.test_servers)
+        self.reload_button = QPushButton(self.tr("Reload"))
+        self.reload_button.clicked.connect(self.reload)
+        self.forget_button = QPushButton(self.tr("Ask again"))
+        self.forget_button.setToolTip(
+            self.tr("Forget the selected 'Always for this tool' answer: its next call asks again")
+        )
+        self.forget_button.clicked.connect(self.forget_selected)
+        self.add_button = QPushButton(self.tr("Add server…"))
+        self.add_button.clicked.connect(self.open_form)
+        self.paste_button = QPushButton(self.tr("Paste mcp.json…"))
+        self.paste_button.clicked.connect(self.open_paste)
+        self.form: ServerForm | None = None  # the open "Add a tool server" dialog
+        self.paste: PasteServers | None = None  # the open "Paste an mcp.json" dialog
+        row.addWidget(self.add_button)
+        row.addWidget(self.paste_button)
+        row.addWidget(self.test_button)
+        row.addWidget(self.reload_button)
+        row.addWidget(self.forget_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.reload()
+
+    def open_form(self) -> ServerForm:
+        """Open the form that adds one server (a command or a URL)."""
+        form = ServerForm(self._context.tool_servers, self)
+        form.added.connect(self._added)
+        form.finished.connect(form.deleteLater)
+        self.form = form
+        form.open()
+        return form
+
+    def open_paste(self) -> PasteServers:
+        """Open the box an ``mcp.json`` is pasted into."""
+        paste = PasteServers(self._context.tool_servers, self)
+        paste.added.connect(self._added)
+        paste.finished.connect(paste.deleteLater)
+        self.paste = paste
+        paste.open()
+        return paste
+
+    def _added(self, names: object) -> None:
+        listed = names if isinstance(names, list) else [names]
+        self.reload()
+        self.note.setText(
+            self.tr("Added {names}. Start and list tools to try them.").format(
+                names=", ".join(str(n) for n in listed)
+            )
+        )
+
+    def reload(self) -> None:
+        """List the servers as configured, without starting any."""
+        try:
+            self.show_states(self._context.toolbox.states(start=False))
+        except EdgeDeskError as exc:
+            self.tree.clear()
+            self.note.setText(error_text(exc))
+
+    def test_servers(self) -> None:
+        """Start every allowed server on a worker and show the tools each offers; a server
+        that failed a moment ago is tried again now (the user may have fixed it)."""
+        self.test_button.setEnabled(False)
+        toolbox = self._context.toolbox
+        for config in toolbox.servers.all():
+            toolbox.clients.retry(config.name)
+        worker = TaskWorker(lambda: toolbox.states(start=True), "tools")
+        worker.result.connect(self._tested)
+        worker.failed.connect(self._failed)
+        self._pool.start(worker)
+
+    def _tested(self, _key: str, states: object) -> None:
+        self.test_button.setEnabled(True)
+        if isinstance(states, list):
+            self.show_states(states)
+
+    def _failed(self, _key: str, message: str) -> None:
+        self.test_button.setEnabled(True)
+        self.note.setText(message)
+
+    def _add_log_tail(self, item: QTreeWidgetItem, name: str) -> None:
+        """Under a server that failed: the last lines it wrote, and where its log is."""
+        clients = self._context.toolbox.clients
+        path = clients.log_path(name)
+        tail = clients.log_tail(name)
+        if path is None:
+            return
+        where = QTreeWidgetItem(
+            [self.tr("Its log"), "", str(path) if tail else self.tr("(nothing written)")]
+        )
+        item.addChild(where)
+        for line in tail.splitlines():
+            child = QTreeWidgetItem(["", "", line])
+            child.setToolTip(2, line)
+            where.addChild(child)
+
+    def forget_selected(self) -> None:
+        """Forget the selected "Always" answer (the next call of that tool asks again)."""
+        item = self.tree.currentItem()
+        kept = item.data(0, Qt.ItemDataRole.UserRole) if item is not None else None
+        approvals = self._context.toolbox.approvals
+        if not kept or approvals is None:
+            self.note.setText(self.tr("Select a tool under 'Always allowed' first."))
+            return
+        try:
+            approvals.forget(*kept)
+        except OSError as exc:
+            self.note.setText(str(exc))
+            return
+        self.reload()
+
+    def show_states(self, states: list[ServerState]) -> None:
+        """Fill the tree: built-ins first, then each server and its tools."""
+        toolbox = self._context.toolbox
+        self.tree.clear()
+        builtin = QTreeWidgetItem([self.tr("Built-in (documents)"), self.tr("no approval"), ""])
+        for name in sorted(toolbox.builtins):
+            builtin.addChild(QTreeWidgetItem([name, "", ""]))
+        self.tree.addTopLevelItem(builtin)
+        for state in states:
+            if state.refusal is not None:
+                text = self.tr("refused: {why}").format(why=state.refusal)
+            elif state.error is not None:
+                text = self.tr("failed: {why}").format(why=state.error)
+            else:
+                text = self.tr("allowed")
+            item = QTreeWidgetItem([state.config.name, text, state.config.target])
+            item.setToolTip(1, text)
+            if state.error is not None:
+                self._add_log_tail(item, state.config.name)
+            for tool in state.tools:
+                item.addChild(QTreeWidgetItem([tool.name, "", tool.description]))
+            self.tree.addTopLevelItem(item)
+        approvals = toolbox.approvals
+        kept = approvals.all() if approvals is not None else []
+        if kept:
+            how = (
+                self.tr("not honoured: approval required")
+                if toolbox.require_approval
+                else self.tr("runs without asking")
+            )
+            always = QTreeWidgetItem([self.tr("Always allowed"), how, ""])
+            for server, name in kept:
+                child = QTreeWidgetItem([f"{server}/{name}", "", ""])
+                child.setData(0, Qt.ItemDataRole.UserRole, (server, name))
+                always.addChild(child)
+            self.tree.addTopLevelItem(always)
+        self.tree.expandAll()
+        self.tree.resizeColumnToContents(1)
+        self.tree.setColumnWidth(1, min(self.tree.columnWidth(1), STATE_WIDTH))
+        policy = toolbox.servers.policy
+        notes = []
+        if toolbox.require_approval:
+            notes.append(self.tr("Your organization requires approval of every tool call."))
+        if not policy.allow_user:
+            notes.append(self.tr("Only the tool servers your organization lists may run."))
+        if not states:
+            notes.append(self.tr("No tool servers yet: Add server… or Paste mcp.json… adds one."))
+        self.note.setText(" ".join(notes))
