@@ -223,7 +223,7 @@ class Lazies:
         self._building = threading.local()  # this thread's stack of members being built
         self._observed: set[tuple[str, str]] = set()  # (built, read while building it)
         self._order: list[str] = []  # names in the order their current values were built
-        self._order_lock = threading.Lock()
+        self._order_lock = threading.Lock()  # guards _order and _observed
         self._holders: dict[LazyMember[Any, Any], Lazy[Any]] = {
             m: Lazy(
                 functools.partial(self._build, me, m),
@@ -243,7 +243,10 @@ class Lazies:
         built on this thread, it is noted as that one's dependency."""
         stack: list[str] | None = getattr(self._building, "stack", None)
         if stack and stack[-1] != member.name:
-            self._observed.add((stack[-1], member.name))
+            edge = (stack[-1], member.name)
+            if edge not in self._observed:  # read without the lock: set only ever grows
+                with self._order_lock:
+                    self._observed.add(edge)
         return self.holder(member).get()
 
     def names(self) -> list[str]:
@@ -257,13 +260,13 @@ class Lazies:
 
     def needs(self, name: str) -> frozenset[str]:
         """The members ``name`` is built from: declared, and seen read while it was built."""
-        return self._members[name].needs | {b for a, b in self._observed if a == name}
+        return self._members[name].needs | {b for a, b in self._edges() if a == name}
 
     def undeclared(self) -> list[tuple[str, str]]:
         """(member, member it read while being built) pairs its ``needs`` do not name."""
         return sorted(
             (a, b)
-            for a, b in self._observed
+            for a, b in self._edges()
             if b not in self._members[a].needs and b not in self._members[a].uses
         )
 
@@ -324,6 +327,12 @@ class Lazies:
         return held
 
     # ------------------------------------------------------------ internals
+
+    def _edges(self) -> frozenset[tuple[str, str]]:
+        """The observed edges now: a copy, since a build on another thread may add one
+        while the window's thread settles a settings change."""
+        with self._order_lock:
+            return frozenset(self._observed)
 
     def _held(self, name: str) -> Lazy[Any]:
         return self._holders[self._members[name]]
