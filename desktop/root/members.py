@@ -340,9 +340,11 @@ class Lazies:
     def _dependents(self) -> dict[str, set[str]]:
         """member -> the members built from it (declared or observed ``needs``)."""
         out: dict[str, set[str]] = {n: set() for n in self._members}
-        for name in self._members:
-            for dep in self.needs(name):
+        for name, member in self._members.items():
+            for dep in member.needs:
                 out[dep].add(name)
+        for built, read in self._edges():  # one copy of the observed edges, not one per member
+            out[read].add(built)
         return out
 
     def _rebuilt(self, keys: list[str], *, keep: bool) -> tuple[set[str], set[str], set[str]]:
