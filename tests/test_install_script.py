@@ -85,6 +85,20 @@ def test_without_a_cuda_toolkit_it_comes_from_pypi(tmp_path: Path) -> None:
     assert "-DGGML_CUDA_NO_VMM=on" in done.stdout
 
 
+def test_the_pypi_toolkit_is_named_to_cmake_by_an_absolute_path(tmp_path: Path) -> None:
+    # CMake looks a relative CMAKE_CUDA_COMPILER up on PATH as a program name: with the
+    # default EDGEDESK_VENV=.venv every PyPI-toolkit build stopped at "not a full path".
+    done = _dry_run(
+        tmp_path,
+        {"nvidia-smi": TWO_NVIDIA},
+        CUDA_HOME=str(tmp_path / "none"),
+        EDGEDESK_VENV=".venv-relative",
+    )
+    toolkit = ROOT.resolve() / ".venv-relative" / "cuda-toolkit"
+    assert f"-DCMAKE_CUDA_COMPILER={toolkit}/bin/nvcc " in done.stdout
+    assert f"-DCUDAToolkit_ROOT={toolkit} " in done.stdout
+
+
 def test_cuda_without_a_gpu_to_look_at_says_which_architecture_to_name(tmp_path: Path) -> None:
     # CMake's 'native' needs a GPU: without one the build could only fail, after minutes.
     blind = _dry_run(tmp_path, {"nvcc": "#!/bin/sh\n"}, EDGEDESK_GPU="cuda")
