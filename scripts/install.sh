@@ -159,8 +159,11 @@ cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set i
 }
 
 build_wheel() {  # $1 variant, $2 CMAKE_ARGS; sets WHEEL to the cached wheel's path
-  local key dir log
-  key=$(printf '%s|%s|%s|%s|%s' "$LLAMA_VERSION" "$1" "$2" "${CFLAGS:-}" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" \
+  local key dir log cpu
+  # Every variant compiles llama.cpp's CPU code with -march=native: a wheel built on
+  # another CPU (a moved disk, a cache shared between machines) must not be taken.
+  cpu=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m)
+  key=$(printf '%s|%s|%s|%s|%s|%s' "$LLAMA_VERSION" "$1" "$2" "${CFLAGS:-}" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" "$cpu" \
         | sha256sum | cut -c1-12)
   dir="$CACHE/$1-$key"
   if ! compgen -G "$dir/llama_cpp_python-*.whl" >/dev/null; then
