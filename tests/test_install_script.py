@@ -187,9 +187,7 @@ def test_llama_cpps_amx_kernels_are_left_out_even_where_the_tiles_run(tmp_path: 
     fake, _ = _probe_python(tmp_path, "usable\\nLDTILECFG, TILEZERO ran")
     done = _dry_run(tmp_path, {}, PYTHON=str(fake))
     assert "CFLAGS=' -mno-amx-tile -mno-amx-int8 -mno-amx-bf16'" in done.stdout
-    assert "without its AMX kernels, which crash on this llama.cpp (EDGEDESK_AMX=1" in (
-        done.stderr
-    )
+    assert "without its AMX kernels, which crash on this llama.cpp (EDGEDESK_AMX=1" in (done.stderr)
     asked = _dry_run(tmp_path, {}, PYTHON=str(fake), EDGEDESK_AMX="1")
     assert "CFLAGS" not in asked.stdout
     assert "EDGEDESK_AMX=1: building llama.cpp's AMX kernels" in asked.stderr
