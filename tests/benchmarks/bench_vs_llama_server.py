@@ -525,7 +525,7 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
             f"| {label} | {ref_text} | " + " | ".join(f"{t} | {r}" for t, r in cells) + " |"
         )
 
-    for n in clients:
+    for n in [c for c in clients if c in ref.concurrency]:  # none with --only-prefill
         a = ref.concurrency.get(n, {})
         at = a.get("aggregate_tokens_per_s", 0.0)
         plural = "s" if n > 1 else ""
@@ -552,25 +552,8 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
                 for o in ours
             ],
         )
-    line(
-        "TTFT of a 4th request while 3 stream",
-        f"{ref.newcomer_ttft_s:.2f} s",
-        [
-            (f"{o.newcomer_ttft_s:.2f} s", ratio(ref.newcomer_ttft_s, o.newcomer_ttft_s))
-            for o in ours
-        ],
-    )
-    line(
-        "interleaved chats: follow-up TTFT ÷ first turn",
-        f"{ref.follow_up_ratio:.2f} ({ref.follow_up_ttft_s:.2f} s)",
-        [
-            (
-                f"{o.follow_up_ratio:.2f} ({o.follow_up_ttft_s:.2f} s)",
-                ratio(ref.follow_up_ratio, o.follow_up_ratio),
-            )
-            for o in ours
-        ],
-    )
+    if ref.first_turn_ttft_s or ref.newcomer_ttft_s:  # the chat scenarios ran
+        _chat_rows(ref, ours, line, ratio)
     for words, got in ref.prefill.items():
         line(
             f"cold prefill, {got['prompt_tokens']:.0f} prompt tokens",
@@ -593,6 +576,29 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
     )
     line("errors", str(ref.errors), [(str(o.errors), "") for o in ours])
     return "\n".join(rows)
+
+
+def _chat_rows(ref: Side, ours: list[Side], line: Any, ratio: Any) -> None:
+    """The newcomer and interleaved-chat rows of the table."""
+    line(
+        "TTFT of a 4th request while 3 stream",
+        f"{ref.newcomer_ttft_s:.2f} s",
+        [
+            (f"{o.newcomer_ttft_s:.2f} s", ratio(ref.newcomer_ttft_s, o.newcomer_ttft_s))
+            for o in ours
+        ],
+    )
+    line(
+        "interleaved chats: follow-up TTFT ÷ first turn",
+        f"{ref.follow_up_ratio:.2f} ({ref.follow_up_ttft_s:.2f} s)",
+        [
+            (
+                f"{o.follow_up_ratio:.2f} ({o.follow_up_ttft_s:.2f} s)",
+                ratio(ref.follow_up_ratio, o.follow_up_ratio),
+            )
+            for o in ours
+        ],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
