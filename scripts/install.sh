@@ -79,13 +79,19 @@ choose_gpu() {  # sets GPU and WHY
 # holds ptxas alone. The CUDA 13 packages share one folder, site-packages/nvidia/cu13, laid
 # out as a toolkit (bin/nvcc, nvvm/bin/cicc, include, lib). The pins keep it one major.
 CUDA_PYPI="nvidia-cuda-nvcc==13.* nvidia-cuda-crt==13.* nvidia-nvvm==13.* nvidia-cuda-runtime==13.* nvidia-cublas==13.* nvidia-cuda-cccl==13.*"
+pypi_toolkit_dir() {  # where the PyPI toolkit goes: absolute, whatever EDGEDESK_VENV is
+  # CMake takes a relative CMAKE_CUDA_COMPILER for a program name to look up on PATH, so
+  # with the default EDGEDESK_VENV=.venv every PyPI-toolkit build failed to configure.
+  printf '%s/%s/cuda-toolkit\n' "$(cd "$(dirname "$VENV")" && pwd -P)" "$(basename "$VENV")"
+}
+
 cuda_toolkit_from_pypi() {  # NVIDIA's PyPI packages, copied as one toolkit folder
   local site root lib
   # shellcheck disable=SC2086  # one word per package
   "$VENV/bin/python" -m pip install --quiet $CUDA_PYPI >&2
   site=$("$VENV/bin/python" -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))')
   [ -x "$site/nvidia/cu13/bin/nvcc" ] || { say "no nvcc in $site/nvidia/cu13 after pip install" >&2; return 1; }
-  root="$VENV/cuda-toolkit"  # a copy: a later pip upgrade does not move the wheel's libraries
+  root=$(pypi_toolkit_dir)  # a copy: a later pip upgrade does not move the wheel's libraries
   rm -rf "$root"; cp -r "$site/nvidia/cu13" "$root"
   for lib in "$root"/lib/lib*.so.*; do  # the linker wants the unversioned names
     [ -e "$lib" ] && ln -sf "$(basename "$lib")" "${lib%%.so.*}.so"
@@ -121,7 +127,8 @@ cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set i
       else
         say "no CUDA toolkit on this machine: fetching nvcc and the runtime from PyPI"
         if [ -n "$DRY_RUN" ]; then
-          ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DGGML_CUDA_NO_VMM=on (toolkit from PyPI: $CUDA_PYPI)"; return 0
+          root=$(pypi_toolkit_dir)
+          ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$archs -DCMAKE_CUDA_COMPILER=$root/bin/nvcc -DCUDAToolkit_ROOT=$root -DGGML_CUDA_NO_VMM=on (toolkit from PyPI: $CUDA_PYPI)"; return 0
         fi
         root=$(cuda_toolkit_from_pypi) || { REASON="could not install the CUDA toolkit from PyPI"; return 1; }
         nvcc="$root/bin/nvcc"
@@ -152,8 +159,11 @@ cmake_args_for() {  # sets ARGS (CMAKE_ARGS) for $1; returns 1 with REASON set i
 }
 
 build_wheel() {  # $1 variant, $2 CMAKE_ARGS; sets WHEEL to the cached wheel's path
-  local key dir log
-  key=$(printf '%s|%s|%s|%s|%s' "$LLAMA_VERSION" "$1" "$2" "${CFLAGS:-}" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" \
+  local key dir log cpu
+  # Every variant compiles llama.cpp's CPU code with -march=native: a wheel built on
+  # another CPU (a moved disk, a cache shared between machines) must not be taken.
+  cpu=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m)
+  key=$(printf '%s|%s|%s|%s|%s|%s' "$LLAMA_VERSION" "$1" "$2" "${CFLAGS:-}" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" "$cpu" \
         | sha256sum | cut -c1-12)
   dir="$CACHE/$1-$key"
   if ! compgen -G "$dir/llama_cpp_python-*.whl" >/dev/null; then

@@ -14,14 +14,13 @@ if [ "${1:-}" = "--fast" ]; then
   shift
 fi
 PYTHON=${PYTHON:-python3}
-# llama.cpp is compiled for this CPU; leave AMX out where the CPU lists it but can't run it.
-source scripts/amx-check.sh
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
-fi
 if [ "$FAST" = 0 ] || [ ! -x .venv/bin/edgedesk ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[test,packaging]'
+  # The installer's own route (scripts/install.sh): llama.cpp compiled for this CPU, with
+  # the AMX decision of scripts/amx-check.sh, from a wheel cache keyed by both. pip's own
+  # cache is keyed by neither and would hand back a wheel built for another CPU or with
+  # other flags.
+  EDGEDESK_VENV=.venv EDGEDESK_GPU=${EDGEDESK_GPU:-cpu} EDGEDESK_EXTRAS=test,packaging \
+    PYTHON="$PYTHON" ./scripts/install.sh
 fi
 # Which CPU this run had: the tests that run prebuilt llama-server binaries skip or pass
 # over them by what it can execute (tests/benchmarks/llama_server_peer.py).

@@ -85,6 +85,20 @@ def test_without_a_cuda_toolkit_it_comes_from_pypi(tmp_path: Path) -> None:
     assert "-DGGML_CUDA_NO_VMM=on" in done.stdout
 
 
+def test_the_pypi_toolkit_is_named_to_cmake_by_an_absolute_path(tmp_path: Path) -> None:
+    # CMake looks a relative CMAKE_CUDA_COMPILER up on PATH as a program name: with the
+    # default EDGEDESK_VENV=.venv every PyPI-toolkit build stopped at "not a full path".
+    done = _dry_run(
+        tmp_path,
+        {"nvidia-smi": TWO_NVIDIA},
+        CUDA_HOME=str(tmp_path / "none"),
+        EDGEDESK_VENV=".venv-relative",
+    )
+    toolkit = ROOT.resolve() / ".venv-relative" / "cuda-toolkit"
+    assert f"-DCMAKE_CUDA_COMPILER={toolkit}/bin/nvcc " in done.stdout
+    assert f"-DCUDAToolkit_ROOT={toolkit} " in done.stdout
+
+
 def test_cuda_without_a_gpu_to_look_at_says_which_architecture_to_name(tmp_path: Path) -> None:
     # CMake's 'native' needs a GPU: without one the build could only fail, after minutes.
     blind = _dry_run(tmp_path, {"nvcc": "#!/bin/sh\n"}, EDGEDESK_GPU="cuda")
@@ -160,20 +174,37 @@ def test_the_installer_leaves_amx_out_where_the_one_probe_says_it_cannot_run(
 
 
 @x86_64
-@pytest.mark.parametrize("verdict", ["absent", "usable"])
-def test_amx_stays_in_the_build_where_the_probe_ran_it_or_the_cpu_lacks_it(
-    tmp_path: Path, verdict: str
-) -> None:
-    fake, _ = _probe_python(tmp_path, f"{verdict}\\nwhy")
+def test_amx_stays_out_of_the_build_where_the_cpu_lacks_it(tmp_path: Path) -> None:
+    fake, _ = _probe_python(tmp_path, "absent\\nwhy")
     done = _dry_run(tmp_path, {}, PYTHON=str(fake))
-    assert "AMX" not in done.stderr and "CFLAGS" not in done.stdout
+    assert "AMX" not in done.stderr and "CFLAGS" not in done.stdout  # nothing to leave out
+
+
+@x86_64
+def test_llama_cpps_amx_kernels_are_left_out_even_where_the_tiles_run(tmp_path: Path) -> None:
+    # They crash reading any prompt of more than one token with a Q4_K_M model on an
+    # Intel Xeon KVM guest whose tiles pass the probe (SIGSEGV in ggml_backend_amx_mul_mat).
+    fake, _ = _probe_python(tmp_path, "usable\\nLDTILECFG, TILEZERO ran")
+    done = _dry_run(tmp_path, {}, PYTHON=str(fake))
+    assert "CFLAGS=' -mno-amx-tile -mno-amx-int8 -mno-amx-bf16'" in done.stdout
+    assert "without its AMX kernels, which crash on this llama.cpp (EDGEDESK_AMX=1" in (done.stderr)
+    asked = _dry_run(tmp_path, {}, PYTHON=str(fake), EDGEDESK_AMX="1")
+    assert "CFLAGS" not in asked.stdout
+    assert "EDGEDESK_AMX=1: building llama.cpp's AMX kernels" in asked.stderr
+    # Asking does not build them where the tiles fault.
+    faulting, _ = _probe_python(tmp_path, "listed, not usable\\nSIGILL")
+    refused = _dry_run(tmp_path, {}, PYTHON=str(faulting), EDGEDESK_AMX="1")
+    assert "CFLAGS=' -mno-amx-tile -mno-amx-int8 -mno-amx-bf16'" in refused.stdout
 
 
 def test_every_script_that_compiles_llama_cpp_asks_the_same_probe() -> None:
-    for script in ("install.sh", "test.sh", "build-llama-server.sh"):
+    for script in ("install.sh", "build-llama-server.sh"):
         text = (ROOT / "scripts" / script).read_text()
         assert "source scripts/amx-check.sh" in text, script
         assert not TILE_CODE.search(text), script  # no probe of its own
+    # The test run installs through the installer, never by a pip build of its own.
+    tests = (ROOT / "scripts" / "test.sh").read_text()
+    assert "./scripts/install.sh" in tests and "pip install" not in tests
     check = (ROOT / "scripts" / "amx-check.sh").read_text()
     assert "desktop/engine/hardware/amx.py" in check and not TILE_CODE.search(check)
 

@@ -1706,82 +1706,97 @@
     </message>
     <message>
         <location filename="../../desktop/ui/settings/hardware_report.py" line="143"/>
+        <source>           AMX probe: %1</source>
+        <translation>           AMX 探测：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="149"/>
+        <source>           llama.cpp&apos;s AMX kernels left out: they crash on this llama.cpp (EDGEDESK_AMX=1 ./scripts/install.sh builds them)</source>
+        <translation>           未编入 llama.cpp 的 AMX 内核：在此版本的 llama.cpp 中会崩溃（EDGEDESK_AMX=1 ./scripts/install.sh 可编入）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="157"/>
+        <source>  note: llama.cpp&apos;s AMX kernels are built in (EDGEDESK_AMX=1); on some machines they crash reading any prompt: if every model crashes, reinstall without EDGEDESK_AMX=1</source>
+        <translation>  注意：已编入 llama.cpp 的 AMX 内核（EDGEDESK_AMX=1）；在某些机器上读取任何提示时都会崩溃：如果每个模型都崩溃，请不带 EDGEDESK_AMX=1 重新安装</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="166"/>
         <source>  warning: llama.cpp was built for %1, which this CPU cannot run: it would stop with SIGILL. Rebuild it for this machine with ./scripts/install.sh</source>
         <translation>  警告：llama.cpp 启用了本机 CPU 无法执行的 %1，运行时会因 SIGILL 中止。请用 ./scripts/install.sh 为本机重新编译</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="157"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="180"/>
         <source>%1 (GPU offload)</source>
         <translation>%1（GPU 加速）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="161"/>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="181"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="184"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="204"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="166"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="189"/>
         <source>backend:   %1  (compiled in: %2)</source>
         <translation>后端：    %1（编译支持：%2）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="169"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="192"/>
         <source>machine:   %1</source>
         <translation>本机：    %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="172"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="195"/>
         <source>devices:</source>
         <translation>设备：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="176"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="199"/>
         <source>offload</source>
         <translation>可加速</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="178"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="201"/>
         <source>host</source>
         <translation>主机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="184"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="207"/>
         <source>  %1 %2  [%3, %4]  %5 free of %6  driver: %7</source>
         <translation>  %1 %2  [%3，%4]  可用 %5（共 %6）  驱动：%7</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="196"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="219"/>
         <source>  (none reported)</source>
         <translation>  （未报告任何设备）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="199"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="222"/>
         <source>GPU:       used</source>
         <translation>GPU：      已使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="201"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="224"/>
         <source>GPU:       not used</source>
         <translation>GPU：      未使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="206"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="229"/>
         <source>  why:     %1</source>
         <translation>  原因：    %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="208"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="231"/>
         <source>installed models:</source>
         <translation>已安装的模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="213"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="236"/>
         <source>unreadable</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/hardware_report.py" line="220"/>
+        <location filename="../../desktop/ui/settings/hardware_report.py" line="243"/>
         <source>  (none; &apos;edgedesk models pull ID&apos; or &apos;edgedesk models import FILE&apos;)</source>
         <translation>  （无；请在“模型”页面下载或导入模型）</translation>
     </message>

@@ -13,6 +13,11 @@ gets. Scenarios, each run on llama-server then on EdgeDesk before the next start
 2. Newcomer: 3 clients stream, then a 4th arrives; its time to first token.
 3. Interleaved conversations A1 B1 A2 B2 A3 B3, each with a ~1,200-token system prompt:
    mean follow-up TTFT / mean first-turn TTFT (prefix reuse across conversations).
+4. With ``--prefill 2048,4096,8000``: cold prefill, one ``/v1/completions`` request of
+   that many random words and ``max_tokens: 1`` per length, alone on the server; its
+   time and prompt tokens. Each round's texts are new and the same for both servers,
+   so neither has seen them and both read the same tokens. ``--only-prefill`` skips
+   scenarios 1-3.
 
 llama-server is ``--llama-server PATH``, else the first candidate that loads a tiny
 GGUF and gives a token on this CPU (tests/benchmarks/llama_server_peer.py: a native
@@ -31,6 +36,7 @@ import dataclasses
 import functools
 import json
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -77,6 +83,8 @@ class Side:
     follow_up_ttft_s: float = 0.0
     errors: int = 0
     peak_rss_bytes: int = 0  # the server's peak resident memory over the whole run
+    # Cold prefill by requested length: {"seconds": ..., "prompt_tokens": ...}.
+    prefill: dict[int, dict[str, float]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -338,6 +346,56 @@ async def interleaved(side: Side, url: str, model: str, tokens: int) -> None:
     side.details["interleaved_ttft_s"] = {"first": first, "follow_up": later}
 
 
+# Common words, each one token with a leading space in Gemma's (and most) tokenizers: a
+# text of N of them is about N tokens, and no server has seen a random order of them.
+_WORDS = (
+    "time year people way day man thing woman life child world school state family student "
+    "group country problem hand part place case week company system program question work "
+    "number night point home water room mother area money story fact month lot right study "
+    "book eye job word business issue side kind head house service friend father power hour "
+    "game line end member law car city name team minute idea body back parent face level "
+    "office door health person art war history party result change morning reason girl "
+    "moment air teacher force education river garden window table paper music field"
+).split()
+
+
+def prefill_text(words: int, seed: str) -> str:
+    """``words`` random common words, the same for the same seed (about as many tokens)."""
+    rng = random.Random(seed)
+    return " ".join(rng.choice(_WORDS) for _ in range(words))
+
+
+async def cold_prefill(side: Side, url: str, model: str, lengths: list[int], seed: str) -> None:
+    """One cold ``/v1/completions`` request per length, alone: its time and prompt tokens.
+
+    ``max_tokens: 1`` makes the request's time its prefill (and one sampled token). The
+    text depends on ``seed`` and the length only, so both servers of a round read the
+    same tokens, and a new seed per round keeps every prompt cold.
+    """
+    async with httpx.AsyncClient(timeout=1800, limits=FRESH) as client:
+        for words in lengths:
+            body = {
+                "model": model,
+                "prompt": prefill_text(words, f"{seed}-{words}"),
+                "max_tokens": 1,
+                "temperature": 0.0,
+            }
+            started = time.perf_counter()
+            try:
+                response = await client.post(f"{url}/v1/completions", json=body)
+                wall = time.perf_counter() - started
+                if response.status_code != 200:
+                    raise RuntimeError(f"HTTP {response.status_code}: {response.text[:200]}")
+                usage = response.json().get("usage") or {}
+            except Exception as exc:
+                _failed(side, [exc])
+                continue
+            side.prefill[words] = {
+                "seconds": wall,
+                "prompt_tokens": float(usage.get("prompt_tokens", 0)),
+            }
+
+
 async def _metrics(url: str) -> dict[str, Any] | None:
     async with httpx.AsyncClient(timeout=10) as client:
         response = await client.get(f"{url}/metrics", params={"format": "json"})
@@ -347,11 +405,22 @@ async def _metrics(url: str) -> dict[str, Any] | None:
         return None
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What each round runs: chat scenarios 1-3 unless ``chat`` is off, and cold prefill
+    of each of ``prefill``'s lengths (none by default)."""
+
+    clients: list[int]
+    tokens: int
+    prefill: list[int] = field(default_factory=list)
+    chat: bool = True
+    run: str = field(default_factory=lambda: str(time.time_ns()))
+
+
 def measure(
     sides: dict[str, Side],
     servers: dict[str, Any],
-    clients: list[int],
-    tokens: int,
+    plan: Plan,
     work: Path,
     rounds: int = 1,
 ) -> None:
@@ -367,7 +436,7 @@ def measure(
         for name, start in servers.items():
             with start(work / name, pids[name]) as (url, model):
                 asyncio.run(concurrency(Side("warm-up"), url, model, 1, 8))
-                _scenarios(sides[name], url, model, clients, tokens)
+                _scenarios(sides[name], url, model, plan, 0)
                 _record_peak(sides[name], pids[name])
         return
     with ExitStack() as stack:
@@ -382,7 +451,7 @@ def measure(
             for name, (url, model) in ups.items():
                 print(f"--- round {index + 1} of {rounds}: {name}", flush=True)
                 trial = Side(name)
-                _scenarios(trial, url, model, clients, tokens)
+                _scenarios(trial, url, model, plan, index)
                 trials[name].append(trial)
         for name, done in trials.items():
             _median_into(sides[name], done)
@@ -397,19 +466,28 @@ def _record_peak(side: Side, pids: dict[str, int]) -> None:
     )
 
 
-def _scenarios(side: Side, url: str, model: str, clients: list[int], tokens: int) -> None:
+def _scenarios(side: Side, url: str, model: str, plan: Plan, round_index: int) -> None:
     name = side.name
-    for n in clients:
-        asyncio.run(concurrency(side, url, model, n, tokens))
-        print(f"{name:>12}: {n} clients {side.concurrency[n]}", flush=True)
-    asyncio.run(newcomer(side, url, model, tokens))
-    print(f"{name:>12}: newcomer TTFT {side.newcomer_ttft_s:.3f} s", flush=True)
-    asyncio.run(interleaved(side, url, model, 32))
-    print(
-        f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
-        f"{side.follow_up_ttft_s:.3f} s",
-        flush=True,
-    )
+    if plan.chat:
+        for n in plan.clients:
+            asyncio.run(concurrency(side, url, model, n, plan.tokens))
+            print(f"{name:>12}: {n} clients {side.concurrency[n]}", flush=True)
+        asyncio.run(newcomer(side, url, model, plan.tokens))
+        print(f"{name:>12}: newcomer TTFT {side.newcomer_ttft_s:.3f} s", flush=True)
+        asyncio.run(interleaved(side, url, model, 32))
+        print(
+            f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
+            f"{side.follow_up_ttft_s:.3f} s",
+            flush=True,
+        )
+    if plan.prefill:
+        asyncio.run(cold_prefill(side, url, model, plan.prefill, f"{plan.run}-{round_index}"))
+        for got in side.prefill.values():
+            print(
+                f"{name:>12}: cold prefill {got['prompt_tokens']:.0f} tokens "
+                f"{got['seconds']:.2f} s",
+                flush=True,
+            )
     if name != "llama-server":
         side.details["metrics"] = asyncio.run(_metrics(url))
     for message in side.details.get("error_messages", [])[:5]:
@@ -427,6 +505,9 @@ def _median_into(side: Side, trials: list[Side]) -> None:
     side.newcomer_ttft_s = statistics.median(t.newcomer_ttft_s for t in trials)
     side.first_turn_ttft_s = statistics.median(t.first_turn_ttft_s for t in trials)
     side.follow_up_ttft_s = statistics.median(t.follow_up_ttft_s for t in trials)
+    for words in trials[0].prefill:
+        done = [t.prefill[words] for t in trials if words in t.prefill]
+        side.prefill[words] = {key: statistics.median(d[key] for d in done) for key in done[0]}
     side.errors = sum(t.errors for t in trials)
     side.details["rounds"] = [asdict(t) for t in trials]
 
@@ -444,7 +525,7 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
             f"| {label} | {ref_text} | " + " | ".join(f"{t} | {r}" for t, r in cells) + " |"
         )
 
-    for n in clients:
+    for n in [c for c in clients if c in ref.concurrency]:  # none with --only-prefill
         a = ref.concurrency.get(n, {})
         at = a.get("aggregate_tokens_per_s", 0.0)
         plural = "s" if n > 1 else ""
@@ -471,6 +552,34 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
                 for o in ours
             ],
         )
+    if ref.first_turn_ttft_s or ref.newcomer_ttft_s:  # the chat scenarios ran
+        _chat_rows(ref, ours, line, ratio)
+    for words, got in ref.prefill.items():
+        line(
+            f"cold prefill, {got['prompt_tokens']:.0f} prompt tokens",
+            f"{got['seconds']:.2f} s",
+            [
+                (
+                    f"{o.prefill.get(words, {}).get('seconds', 0.0):.2f} s",
+                    ratio(got["seconds"], o.prefill.get(words, {}).get("seconds", 0.0)),
+                )
+                for o in ours
+            ],
+        )
+    line(
+        "peak resident memory (MiB)",
+        f"{ref.peak_rss_bytes / 2**20:.0f}",
+        [
+            (f"{o.peak_rss_bytes / 2**20:.0f}", ratio(ref.peak_rss_bytes, o.peak_rss_bytes))
+            for o in ours
+        ],
+    )
+    line("errors", str(ref.errors), [(str(o.errors), "") for o in ours])
+    return "\n".join(rows)
+
+
+def _chat_rows(ref: Side, ours: list[Side], line: Any, ratio: Any) -> None:
+    """The newcomer and interleaved-chat rows of the table."""
     line(
         "TTFT of a 4th request while 3 stream",
         f"{ref.newcomer_ttft_s:.2f} s",
@@ -490,16 +599,6 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
             for o in ours
         ],
     )
-    line(
-        "peak resident memory (MiB)",
-        f"{ref.peak_rss_bytes / 2**20:.0f}",
-        [
-            (f"{o.peak_rss_bytes / 2**20:.0f}", ratio(ref.peak_rss_bytes, o.peak_rss_bytes))
-            for o in ours
-        ],
-    )
-    line("errors", str(ref.errors), [(str(o.errors), "") for o in ours])
-    return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -517,6 +616,16 @@ def main(argv: list[str] | None = None) -> int:
         help="alternate the servers this many times; figures are medians",
     )
     parser.add_argument(
+        "--prefill",
+        default="",
+        metavar="WORDS,...",
+        help="also time a cold prompt of each of these lengths (random words, about as "
+        "many tokens), e.g. 2048,4096,8000",
+    )
+    parser.add_argument(
+        "--only-prefill", action="store_true", help="skip the chat scenarios (needs --prefill)"
+    )
+    parser.add_argument(
         "--model",
         type=Path,
         default=None,
@@ -532,6 +641,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     clients = [int(c) for c in args.clients.split(",") if c.strip()]
+    prefill = [int(c) for c in args.prefill.split(",") if c.strip()]
+    if args.only_prefill and not prefill:
+        parser.error("--only-prefill needs --prefill")
+    plan = Plan(clients, args.tokens, prefill, chat=not args.only_prefill)
     model = args.model or gemma_file()
     servers: dict[str, Any] = {}
     checkouts = [tuple(item.split("=", 1)) for item in args.edgedesk] or [("edgedesk", ".")]
@@ -551,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only != "llama-server":
             for label, src in checkouts:
                 servers[label] = functools.partial(_edgedesk_at, model, Path(src).resolve())
-        measure(sides, servers, clients, args.tokens, work, args.rounds)
+        measure(sides, servers, plan, work, args.rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rounds = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""

@@ -104,3 +104,28 @@ def test_the_text_report_names_each_device_and_its_driver() -> None:
         "Vulkan0    Radeon  [gpu, offload]  2.0 GiB free of 8.0 GiB  driver: radv Mesa 24" in text
     )
     assert "GPU:       used" in text
+
+
+SAPPHIRE = "flags\t\t: avx avx2 fma f16c avx512f avx512_vnni amx_tile amx_int8 amx_bf16\n"
+
+
+def _amx_lines(system_info: str) -> list[str]:
+    from desktop.engine.hardware.cpu_features import as_report, cpu_features
+    from desktop.machine.doctor import _cpu_lines
+
+    ran = cpu_features(system_info, SAPPHIRE, probe=lambda: (True, "LDTILECFG … ran"))
+    return _cpu_lines(dict(as_report(ran)))
+
+
+def test_doctor_says_why_llama_cpps_amx_kernels_are_left_out_where_tiles_run() -> None:
+    # The installer leaves them out (scripts/amx-check.sh): they crash on this llama.cpp.
+    text = "\n".join(_amx_lines("CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 0 | "))
+    assert "AMX: usable" in text and "AMX probe: LDTILECFG … ran" in text
+    assert "AMX kernels left out" in text and "EDGEDESK_AMX=1 ./scripts/install.sh" in text
+    assert "warning" not in text  # nothing built that this CPU cannot run
+
+
+def test_doctor_warns_when_the_amx_kernels_were_asked_for() -> None:
+    text = "\n".join(_amx_lines("CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | "))
+    assert "kernels are built in (EDGEDESK_AMX=1)" in text
+    assert "reinstall without EDGEDESK_AMX=1" in text and "left out" not in text

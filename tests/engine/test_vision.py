@@ -373,7 +373,10 @@ def test_a_picture_checked_on_the_way_in_and_one_made_by_hand_read_the_same(
         engine.chat_tokens(ChatCall.of(ask(by_hand)))[0]
         == engine.chat_tokens(ChatCall.of(ask(RED)))[0]
     )
-    assert run(engine, ask(by_hand))[0] == run(engine, ask(RED))[0]
+    # Two requests: the same answer up to llama.cpp's rounding for the prompt (picture
+    # included) found cached the second time (tests/near_tie.py).
+    checked = greedy_steps(engine, ask(RED))
+    assert_same_answer(checked, run(engine, ask(by_hand))[0], "picture made by hand")
 
 
 def test_a_conversation_with_a_picture_survives_unloading(

@@ -108,8 +108,15 @@ def test_a_stream_closed_early_frees_its_slot_in_the_worker(worker: WorkerEngine
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGABRT])
 def test_a_worker_that_dies_ends_every_open_request_with_the_crash(
-    worker: WorkerEngine, sig: signal.Signals
+    tiny_chat: Path, tmp_path: Path, sig: signal.Signals
 ) -> None:
+    # The whole trained context (2,048): both answers take seconds, so the kill lands
+    # mid-answer even when this process is slow to send it. At the fixture's 512 they end
+    # in about a second, and on a loaded machine they had ended before the kill (the
+    # answer then is whole and right, and no crash is there to see).
+    worker = start_worker(
+        _spec(tiny_chat, context_length=2048), log_path=tmp_path / "logs" / "tiny.log"
+    )
     streams = [worker.stream_completion("once upon", LONG) for _ in range(2)]
     for stream in streams:
         next(stream)  # both running in the worker
@@ -123,6 +130,7 @@ def test_a_worker_that_dies_ends_every_open_request_with_the_crash(
     assert not worker.alive
     with pytest.raises(EngineCrashed):  # a new call on the dead worker says so at once
         worker.tokenize("hello")
+    worker.close()
 
 
 def test_an_abort_on_load_is_refused_with_llama_cpps_reason(

@@ -23,6 +23,7 @@ import pytest
 from desktop.catalog.hardware import GPU, VRAM_RESERVE_BYTES, Verdict, detect_hardware, fit_model
 from desktop.engine.hardware.backend import BackendInfo
 from desktop.root.context import build_context
+from tests.near_tie import TokenStep, assert_same_answer
 
 pytestmark = pytest.mark.gpu
 PROMPT = b"The capital of France is"
@@ -36,19 +37,23 @@ def _last_logits(llm: llama_cpp.Llama) -> np.ndarray:
     return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).astype(np.float64)
 
 
-def _greedy(path: Path, layers: int) -> tuple[list[int], np.ndarray, float]:
-    """Greedy token ids, the first position's logits, and the seconds it took."""
+def _greedy(path: Path, layers: int) -> tuple[list[TokenStep], np.ndarray, float]:
+    """Greedy steps (each token id with its logprob and the two best candidates'), the
+    first position's logits, and the seconds it took."""
     llm = llama_cpp.Llama(str(path), n_gpu_layers=layers, n_ctx=512, verbose=True, seed=0)
     try:
         started = time.perf_counter()
         llm.eval(llm.tokenize(PROMPT))
         first = _last_logits(llm)
-        tokens = []
+        taken = []
         for _ in range(GENERATED):
-            token = int(np.argmax(_last_logits(llm)))
-            tokens.append(token)
-            llm.eval([token])
-        return tokens, first, time.perf_counter() - started
+            logits = _last_logits(llm)
+            logprobs = logits - np.logaddexp.reduce(logits)
+            best = [int(t) for t in np.argsort(logprobs)[::-1][:2]]
+            top = tuple((str(t), float(logprobs[t])) for t in best)
+            taken.append(TokenStep(str(best[0]), float(logprobs[best[0]]), top))
+            llm.eval([best[0]])
+        return taken, first, time.perf_counter() - started
     finally:
         llm.close()
 
@@ -62,15 +67,19 @@ def test_the_planned_layers_are_offloaded_and_greedy_tokens_match_the_cpu(
     # Automatic layers come from the backend's own memory report (not NVML).
     assert plan.gpu_layers == plan.total_layers, plan.reason
 
-    gpu_tokens, gpu_logits, gpu_s = _greedy(gemma_path, plan.gpu_layers)
+    gpu_steps, gpu_logits, gpu_s = _greedy(gemma_path, plan.gpu_layers)
     log = capfd.readouterr().err
     offloaded = re.search(r"offloaded (\d+)/(\d+) layers to GPU", log)
     assert offloaded is not None, log[-2000:]
     assert int(offloaded.group(1)) == plan.total_layers > 0
 
-    cpu_tokens, cpu_logits, cpu_s = _greedy(gemma_path, 0)
+    cpu_steps, cpu_logits, cpu_s = _greedy(gemma_path, 0)
     same = next(
-        (i for i, (a, b) in enumerate(zip(gpu_tokens, cpu_tokens, strict=True)) if a != b),
+        (
+            i
+            for i, (a, b) in enumerate(zip(gpu_steps, cpu_steps, strict=True))
+            if a.token != b.token
+        ),
         GENERATED,
     )
     drift = float(np.max(np.abs(gpu_logits - cpu_logits)))
@@ -85,8 +94,9 @@ def test_the_planned_layers_are_offloaded_and_greedy_tokens_match_the_cpu(
             f"{GENERATED} tokens: GPU {gpu_s:.1f} s, "
             f"CPU {cpu_s:.1f} s"
         )
-    assert same >= SAME_TOKENS, (gpu_tokens, cpu_tokens)
-    assert int(np.argmax(gpu_logits)) == int(np.argmax(cpu_logits))
+    # The first tokens are the CPU's, up to a flip where two candidates were a near tie
+    # (tests/near_tie.py): another device rounds them otherwise, as another CPU does.
+    assert_same_answer(cpu_steps[:SAME_TOKENS], gpu_steps[:SAME_TOKENS], "GPU vs CPU")
     # fp16 on the device: lavapipe's largest logit difference was 2% of their range
     # (0.84 of 41.7); a wrong offload (garbage, a skipped layer) is off by the range.
     assert drift < 0.05 * spread and correlation > 0.999

@@ -53,9 +53,11 @@ def test_plain_answer_is_the_chat_routes_answer(client: openai.OpenAI) -> None:
     assert reply.output[0].type == "message"
     # The chat route's answer (up to llama.cpp's rounding: the second request finds its
     # prompt cached and decodes another batch shape; tests/near_tie.py).
-    assert_same_answer(steps(chat.choices[0].logprobs.content), reply.output_text)
+    reference = steps(chat.choices[0].logprobs.content)
+    agreed = assert_same_answer(reference, reply.output_text, "responses route")
     assert reply.usage.input_tokens == chat.usage.prompt_tokens
-    assert reply.usage.output_tokens == chat.usage.completion_tokens
+    if agreed == len(reference):  # no flip: then its length is the chat route's too
+        assert reply.usage.output_tokens == chat.usage.completion_tokens
     # The tiny model rambles: six tokens end it at the limit, which OpenAI calls incomplete.
     assert (reply.status, reply.incomplete_details.reason) == ("incomplete", "max_output_tokens")
 

@@ -138,6 +138,29 @@ def cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
         .replace("%1", have)
         .replace("%2", amx.get(str(cpu["amx"]), str(cpu["amx"]))),
     ]
+    if cpu["amx"] != "absent" and cpu.get("amx_probe"):  # the probe's own words
+        lines.append(
+            QCoreApplication.translate("HardwareReport", "           AMX probe: %1").replace(
+                "%1", str(cpu["amx_probe"])
+            )
+        )
+    if cpu["amx"] == "usable" and not cpu["built"].get("AMX_INT8"):
+        lines.append(
+            QCoreApplication.translate(
+                "HardwareReport",
+                "           llama.cpp's AMX kernels left out: they crash on this llama.cpp "
+                "(EDGEDESK_AMX=1 ./scripts/install.sh builds them)",
+            )
+        )
+    elif cpu["amx"] == "usable":
+        lines.append(
+            QCoreApplication.translate(
+                "HardwareReport",
+                "  note: llama.cpp's AMX kernels are built in (EDGEDESK_AMX=1); on some "
+                "machines they crash reading any prompt: if every model crashes, reinstall "
+                "without EDGEDESK_AMX=1",
+            )
+        )
     if cpu["missing"]:
         lines.append(
             QCoreApplication.translate(
