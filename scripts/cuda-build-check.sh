@@ -16,8 +16,8 @@
 #   EDGEDESK_WHEEL_CACHE      as install.sh: a rerun with the same flags skips the build
 #   CUDA_CHECK_SYSTEM_TOOLKIT=1  use a toolkit already on this machine instead of PyPI's
 #
-# Slow (about an hour on 2 cores for one architecture), so neither CI nor
-# ./scripts/test.sh runs it. docs/gpu.md records what it measured.
+# Slow (49 CPU-minutes for one architecture, about 25 minutes on 2 idle cores), so
+# neither CI nor ./scripts/test.sh runs it. docs/gpu.md records what it measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export EDGEDESK_VENV=${EDGEDESK_VENV:-.venv-cuda-check}
