@@ -20,7 +20,11 @@ from tests.agents.clients import Serving, edgedesk_serve
 from tests.agents.tiny_agent_model import CONTEXT, write_tiny_gemma_vocab
 
 SLOTS = 2
-ANSWER_LIMIT = 256  # tokens per answer (clients ask up to 32000); the tiny model ends well before
+# Tokens per answer (clients ask up to 32000). The tiny model's free answers end within a
+# few words almost always, but one of Codex's ran 256 tokens without an end of turn in a
+# full run on the Intel machine (Codex then exits 1: "Incomplete response ...
+# max_output_tokens"); four times the room makes such a run far less likely.
+ANSWER_LIMIT = 1024
 
 
 def agent_settings(home: Path) -> None:
