@@ -1,6 +1,6 @@
-# Sourced by install.sh, test.sh and build-llama-server.sh: whether llama.cpp's
-# -march=native build carries its Intel AMX kernels. GCC honours an explicit -mno-* whatever
-# -march=native says, so leaving them out is a compiler flag.
+# Sourced by install.sh (which scripts/test.sh runs) and build-llama-server.sh: whether
+# llama.cpp's -march=native build carries its Intel AMX kernels. GCC honours an explicit
+# -mno-* whatever -march=native says, so leaving them out is a compiler flag.
 #
 # They are left out unless EDGEDESK_AMX=1 asks for them and the CPU runs tile instructions:
 # - Some virtual machines list amx_tile/amx_int8 in /proc/cpuinfo yet fault on tile

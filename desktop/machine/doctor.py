@@ -210,14 +210,12 @@ def _cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
     ]
     if cpu["amx"] != "absent" and cpu.get("amx_probe"):  # what the tile probe saw
         lines.append(f"           AMX probe: {cpu['amx_probe']}")
-    # scripts/amx-check.sh leaves llama.cpp's AMX kernels out even where the tiles run:
-    # this llama.cpp's crash (SIGSEGV) reading any prompt of more than one token.
-    if cpu["amx"] == "usable" and not cpu["built"].get("AMX_INT8"):
+    if cpu.get("amx_kernels") == "left out":  # scripts/amx-check.sh: they crash here
         lines.append(
             "           llama.cpp's AMX kernels left out: they crash on this llama.cpp "
             "(EDGEDESK_AMX=1 ./scripts/install.sh builds them)"
         )
-    elif cpu["amx"] == "usable":
+    elif cpu.get("amx_kernels") == "built in":
         lines.append(
             "  note: llama.cpp's AMX kernels are built in (EDGEDESK_AMX=1); on some "
             "machines they crash reading any prompt: if every model crashes, reinstall "

@@ -97,3 +97,13 @@ def test_this_machine_runs_what_this_llama_cpp_was_built_for() -> None:
     assert features.missing == []
     if "avx2" in Path("/proc/cpuinfo").read_text():
         assert features.machine["AVX2"]
+
+
+def test_the_report_says_whether_llama_cpps_amx_kernels_are_in_where_tiles_run() -> None:
+    ran = lambda: (True, "ran")  # noqa: E731 - the probe's answer
+    left_out = cpu_features("CPU : AVX512 = 1 | AMX_INT8 = 0 | ", SAPPHIRE_VM, ran)
+    built_in = cpu_features("CPU : AVX512 = 1 | AMX_INT8 = 1 | ", SAPPHIRE_VM, ran)
+    faulting = cpu_features("CPU : AVX512 = 1 | ", SAPPHIRE_VM, lambda: (False, "SIGILL"))
+    assert as_report(left_out)["amx_kernels"] == "left out"
+    assert as_report(built_in)["amx_kernels"] == "built in"
+    assert as_report(faulting)["amx_kernels"] == ""  # no tiles: nothing to say of kernels

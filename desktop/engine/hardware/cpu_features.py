@@ -54,6 +54,15 @@ class CpuFeatures:
             gone.append("AMX_INT8")
         return gone
 
+    @property
+    def amx_kernels(self) -> str:
+        """Where the tiles run, whether llama.cpp's AMX kernels are "built in" (asked for
+        with EDGEDESK_AMX=1) or "left out" (scripts/amx-check.sh: they crash on this
+        llama.cpp); "" where the tiles do not run."""
+        if self.amx != amx.USABLE:
+            return ""
+        return "built in" if self.built.get("AMX_INT8") else "left out"
+
 
 def built_features(system_info: str) -> dict[str, bool]:
     """The features llama.cpp's system-info text says its CPU backend was built for."""
@@ -108,4 +117,5 @@ def as_report(features: CpuFeatures) -> Mapping[str, object]:
         "amx": features.amx,
         "amx_probe": features.amx_probe,
         "missing": features.missing,
+        "amx_kernels": features.amx_kernels,
     }

@@ -144,7 +144,7 @@ def cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
                 "%1", str(cpu["amx_probe"])
             )
         )
-    if cpu["amx"] == "usable" and not cpu["built"].get("AMX_INT8"):
+    if cpu.get("amx_kernels") == "left out":
         lines.append(
             QCoreApplication.translate(
                 "HardwareReport",
@@ -152,7 +152,7 @@ def cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
                 "(EDGEDESK_AMX=1 ./scripts/install.sh builds them)",
             )
         )
-    elif cpu["amx"] == "usable":
+    elif cpu.get("amx_kernels") == "built in":
         lines.append(
             QCoreApplication.translate(
                 "HardwareReport",
