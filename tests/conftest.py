@@ -32,6 +32,16 @@ pytest_plugins = ["tests.fast"]
 
 T = TypeVar("T")
 
+# How much slower than a plain machine this run is (scripts/haswell-check.sh sets it:
+# emulation runs 10-50 times slower). Bounds on failures scale with it; nothing a passing
+# test waits for does, since a passing test never waits a bound out.
+TIME_SCALE = float(os.environ.get("EDGEDESK_TEST_TIME_SCALE", "1") or "1")
+
+
+def scaled(seconds: float) -> float:
+    """``seconds`` as a bound on a failure in this run (times EDGEDESK_TEST_TIME_SCALE)."""
+    return seconds * TIME_SCALE
+
 
 def wait_until(predicate: Callable[[], T], timeout: float = 30.0, what: str = "") -> T:
     """Return ``predicate()``'s first truthy value, checked until ``timeout`` seconds pass.
@@ -39,8 +49,10 @@ def wait_until(predicate: Callable[[], T], timeout: float = 30.0, what: str = ""
     The one poller of the suite, for state another thread or process reports with no
     event to wait on (a log line written after the response, a child server's port). The
     timeout only bounds a failure: a passing test never waits it out. Raises
-    AssertionError naming ``what`` when the state never comes.
+    AssertionError naming ``what`` when the state never comes. ``timeout`` is scaled for
+    slow runs (``scaled``).
     """
+    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     pause = threading.Event()
     while True:

@@ -25,9 +25,10 @@ from desktop.engine.types import (
     RemotePlan,
     Usage,
 )
+from tests.conftest import scaled
 
 PARAMS = GenerationParams(max_tokens=8, temperature=0.0)
-WAIT_S = 30.0  # bounds a failure only (a hang fails, never blocks): a busy CI runs late
+WAIT_S = scaled(30.0)  # bounds a failure only (a hang fails, never blocks): a busy CI runs late
 
 
 class FakeEngine:
