@@ -16,6 +16,13 @@ from desktop.engine.native import LoadOptions
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
 
+# The same pair scored in a batch of another shape: llama.cpp's CPU kernels agree to
+# 1e-5, CUDA's (another matrix kernel per batch size) moved scores by up to 0.4% on an
+# H200 (0.0016 of 0.39). A neighbour that leaks into a document's attention moves its
+# score by 8% or more on this model (a 3-word neighbour pasted in front: 0.168 -> 0.155),
+# so this bound still fails a leak.
+SAME_PAIR_REL = 2e-2
+
 
 def test_the_header_and_llama_cpp_name_rank_pooling_by_one_number() -> None:
     # resolve tells a reranker by its header's pooling type, the engine by llama.cpp's:
@@ -28,7 +35,7 @@ def test_scores_one_per_document_depending_on_query_and_document(tiny_reranker: 
     docs = ["the cat is a dog", "hello world", "你好 世界", "model chat desk edge"]
     scores = engine.rerank("hello world", docs)
     assert len(scores) == 4 and len(set(scores)) == 4  # a real score per pair
-    assert engine.rerank("hello world", docs[1:2]) == pytest.approx(scores[1:2], rel=1e-4)
+    assert engine.rerank("hello world", docs[1:2]) == pytest.approx(scores[1:2], rel=SAME_PAIR_REL)
     assert engine.rerank("the cat", docs) != pytest.approx(scores)  # the query matters
     many = engine.rerank("hello", ["edge " * 500, "cat"])  # a long document is cut to fit
     assert len(many) == 2
@@ -55,5 +62,5 @@ def test_a_documents_score_does_not_depend_on_what_shares_its_decode(tiny_rerank
     docs = ["walruses live in the arctic " * 3, "giraffes are tall", "the cat sat"]
     together = engine.rerank("walruses giraffes", docs)  # one decode, a long neighbour
     alone = [engine.rerank("walruses giraffes", [doc])[0] for doc in docs]
-    assert together == pytest.approx(alone, rel=1e-5, abs=1e-6)
+    assert together == pytest.approx(alone, rel=SAME_PAIR_REL)
     engine.close()

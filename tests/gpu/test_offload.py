@@ -98,8 +98,10 @@ def test_the_planned_layers_are_offloaded_and_greedy_tokens_match_the_cpu(
     # (tests/near_tie.py): another device rounds them otherwise, as another CPU does.
     assert_same_answer(cpu_steps[:SAME_TOKENS], gpu_steps[:SAME_TOKENS], "GPU vs CPU")
     # fp16 on the device: lavapipe's largest logit difference was 2% of their range
-    # (0.84 of 41.7); a wrong offload (garbage, a skipped layer) is off by the range.
-    assert drift < 0.05 * spread and correlation > 0.999
+    # (0.84 of 41.7, correlation 0.99955), CUDA's on an H200 4% (1.58 of 41.7, 0.99899:
+    # its matrix kernels quantize activations to 8 bits); a wrong offload (garbage, a
+    # skipped layer) is off by the range, its correlation far from 1.
+    assert drift < 0.05 * spread and correlation > 0.995
 
 
 def _edgedesk(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
