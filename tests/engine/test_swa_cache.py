@@ -107,6 +107,8 @@ def test_an_agent_whose_window_others_took_comes_back_through_its_checkpoint(
     # cells: llama.cpp gives them the cells the agent no longer attends to, so the agent's
     # slot holds only its last window, past the end of its prompt. Its next turn, which
     # leaves the slot's tokens there, is cut back through the checkpoint, not re-read.
+    # (Each prompt stays under COLD_PROMPT_TOKENS: a longer one moves the agent to the
+    # RAM cache first, tests/engine/test_unified_cache.py.)
     caplog.set_level(logging.DEBUG, logger="edgedesk.engine")
     engine = LlamaEngine(gemma_path, LoadOptions(context_length=8192, parallel=4), model_id="g")
     try:
@@ -117,7 +119,7 @@ def test_an_agent_whose_window_others_took_comes_back_through_its_checkpoint(
         first = list(engine.stream_chat(ChatCall.of(history, ANSWER)))[-1]
         assert first.usage is not None and first.usage.prompt_tokens > 700
         for name in ("ops", "docs", "sales"):
-            others = [Message("user", _system_prompt(name, tokens=1000) + " Summarise.")]
+            others = [Message("user", _system_prompt(name, tokens=900) + " Summarise.")]
             list(engine.stream_chat(ChatCall.of(others, ANSWER)))
         history += [Message("assistant", "LIST()"), Message("user", "tool result: a.py")]
         before = engine.stats().prompt_tokens_processed

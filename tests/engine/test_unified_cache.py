@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import llama_cpp
 import pytest
 
 from desktop.base.errors import ContextOverflow
@@ -234,6 +235,59 @@ def test_a_q8_0_cache_loads_on_the_cpu_and_answers_like_f16(gemma_path: Path) ->
     # quantized cache rounds otherwise (and flash attention computes in another order).
     assert answers[0]
     assert_same_answer(answers[0], answers[1], "q8_0 cache")
+
+
+def _cells_held(engine: LlamaEngine) -> list[int]:
+    """KV cells each sequence holds now (read while the decode loop is held)."""
+    memory = llama_cpp.llama_get_memory(engine._ctx)
+    return [int(llama_cpp.llama_memory_seq_pos_max(memory, seq)) + 1 for seq in range(4)]
+
+
+def _held_during(engine: LlamaEngine, gate: LoopGate, prompt: str) -> tuple[list[int], Chunk]:
+    """Cells per sequence right after ``prompt``'s first decode, and how it ended."""
+    gate.hold()
+    done: list[tuple[str, Chunk]] = []
+    worker = threading.Thread(
+        target=lambda: done.append(_run(engine.stream_completion(prompt, GREEDY)))
+    )
+    worker.start()
+    try:
+        wait_for(gate.held.is_set)
+        held = _cells_held(engine)
+    finally:
+        gate.release()
+    worker.join()
+    return held, done[0][1]
+
+
+def test_a_long_prompt_moves_idle_conversations_to_ram_and_they_come_back(
+    tiny_chat: Path,
+) -> None:
+    # llama.cpp's attention spans every cell in use, whoever holds it: a long prompt read
+    # beside kept conversations pays for them (issue 36). They move to the RAM cache
+    # first, and their next turn still reuses them; a short prompt leaves them in place.
+    gate = LoopGate()
+    engine = LlamaEngine(
+        tiny_chat, LoadOptions(context_length=4096, parallel=4), model_id="tiny", on_step=gate
+    )
+    try:
+        first = "agent one: " + "hello world the cat " * 8
+        answer, one = _run(engine.stream_completion(first, GREEDY))
+        assert one.usage is not None and one.usage.prompt_tokens > 100
+
+        short, _ = _held_during(engine, gate, "short one: " + "the cat sat " * 20)
+        assert max(short) >= one.usage.prompt_tokens  # the conversation stayed in its slot
+
+        long_held, long = _held_during(engine, gate, "long one: " + "desk edge model chat " * 80)
+        assert long.usage is not None and long.usage.prompt_tokens > 1024
+        # While it is read, the cache holds the long prompt alone.
+        assert sorted(long_held)[-2] == 0 and max(long_held) > 1024, long_held
+
+        _, again = _run(engine.stream_completion(first + answer + " and then", GREEDY))
+    finally:
+        engine.close()
+    assert again.usage is not None
+    assert again.usage.cached_tokens >= one.usage.prompt_tokens - 1  # from the RAM cache
 
 
 @pytest.mark.slow

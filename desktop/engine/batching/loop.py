@@ -7,7 +7,8 @@ step; finished, cancelled and abandoned ones leave at the start of a step.
 
 The slots share one KV cache of ``n_ctx`` cells (unified): one request may use all of
 it. A request is admitted only when its prompt fits beside the running ones (idle
-slots' kept prefixes are copied to RAM and dropped to make room); otherwise it waits
+slots' kept prefixes are copied to RAM and dropped to make room, and before any long
+prompt is read: COLD_PROMPT_TOKENS); otherwise it waits
 for them to finish. When generating slots fill the cache, the one holding the most
 cells ends with ``length``. So a full cache defers or shortens, never hangs or fails.
 """
@@ -79,6 +80,14 @@ LOOKUP_ROWS_PER_STEP = 64
 # guessed row costs as much as several prompt tokens (measured in docs/benchmarks.md,
 # "Guesses beside a prompt"), so the decode grows a little, never several times.
 PROMPT_TOKENS_PER_GUESS = 64
+# A prompt with at least this many tokens still to read first moves the other idle
+# slots' conversations out of the KV cache into the RAM cache: in a unified cache each
+# decode's attention spans every cell up to the highest in use, whichever sequence holds
+# it, so an 8k-token prompt read beside one idle 8k conversation took 5% longer, and the
+# more kept conversations, the slower (docs/benchmarks.md, issue 36). llama-server at its
+# defaults clears idle slots for every new task; shorter prompts (an agent's next turn,
+# a chat's follow-up) leave them in place, where their own next turn reuses them at once.
+COLD_PROMPT_TOKENS = 1024
 log = logging.getLogger("edgedesk.engine")
 
 
@@ -284,10 +293,35 @@ class DecodeLoop(BatchWorker):
             if free >= need:
                 break
             free += len(slot.tokens) + slot.extra_cells  # all of it, checkpoint or not
-            self._windows.save_as_of_prompt(slot)
-            self._states.save(slot.seq, slot.tokens)
-            self._windows.empty(slot)
+            self._push_out(slot)
         return free
+
+    def _push_out(self, slot: Slot) -> None:
+        """Copy an idle slot's conversation to RAM (if the cache keeps it) and empty it."""
+        self._windows.save_as_of_prompt(slot)
+        self._states.save(slot.seq, slot.tokens)
+        self._windows.empty(slot)
+
+    def _clear_idle_for(self, slot: Slot, prompt: list[int], reuse: int) -> None:
+        """Before a long prompt is read into ``slot``: the other idle slots' conversations
+        leave the KV cache for RAM (see COLD_PROMPT_TOKENS); a prompt continuing one
+        still in the RAM cache counts only what it adds."""
+        if not self._states.keeps:
+            return  # nowhere to keep them: emptied, they would be lost
+        saved = self._states.best(prompt)
+        known = max(reuse, saved[1] if saved is not None else 0)
+        if len(prompt) - known < COLD_PROMPT_TOKENS:
+            return
+        idle = [s for s in self._slots if s is not slot and not s.busy and s.tokens]
+        for other in idle:
+            self._push_out(other)
+        if idle:
+            log.debug(
+                "slot %d: %d idle conversations moved to RAM before a %d-token prompt",
+                slot.seq,
+                len(idle),
+                len(prompt) - known,
+            )
 
     def _start(self, slot: Slot, request: Request, reuse: int) -> None:
         prompt = request.tokens
@@ -300,6 +334,7 @@ class DecodeLoop(BatchWorker):
                 self._windows.save_as_of_prompt(slot)
             if len(slot.tokens) - reuse >= MIN_SAVED_TOKENS:
                 self._states.save(slot.seq, slot.tokens)
+        self._clear_idle_for(slot, prompt, reuse)
         free = (
             self._room(len(prompt) + request.extra_cells + 1, keep=slot)
             + len(slot.tokens)

@@ -99,6 +99,11 @@ class StateCache:
             self._list_disk(self._disk)
 
     # ------------------------------------------------------------------ RAM
+    @property
+    def keeps(self) -> bool:
+        """Whether ``save`` keeps anything (a RAM budget was given)."""
+        return self._capacity > 0
+
     def save(self, seq: int, tokens: list[int]) -> None:
         """Copy sequence ``seq`` (holding ``tokens``) out, if it is worth it and fits."""
         if self._capacity <= 0 or len(tokens) < MIN_SAVED_TOKENS:
