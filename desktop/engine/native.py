@@ -6,6 +6,8 @@ one place, with the reasons for them.
 
 from __future__ import annotations
 
+import functools
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from typing import Any
 
 import llama_cpp
 from llama_cpp._internals import LlamaModel
+from llama_cpp._logger import logger as llama_cpp_logger
 from llama_cpp._logger import set_verbose
 
 from desktop.base.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES, physical_cores
@@ -23,6 +26,26 @@ from desktop.base.errors import ModelLoadError
 # in micro-batches of 512.
 DEFAULT_N_BATCH = 2048
 DEFAULT_N_UBATCH = 512
+
+
+@functools.cache
+def start_backends() -> None:
+    """Register llama.cpp's backends (CPU, CUDA, Vulkan, Metal) once, without their lines.
+
+    Starting a backend prints before EdgeDesk can say anything: a CUDA build on a machine
+    without the driver, "ggml_cuda_init: failed to initialize CUDA: CUDA driver version
+    is insufficient..." above EdgeDesk's own sentence with the fix; with a GPU, a device
+    count and a line per device above ``edgedesk --version``. EdgeDesk says both in its
+    words (``backend_info``'s notice, doctor's device list), so llama-cpp-python's log
+    callback, which prints what its logger's level lets through, lets nothing through
+    meanwhile. Every caller of llama.cpp's registry calls this first.
+    """
+    level = llama_cpp_logger.level
+    llama_cpp_logger.setLevel(logging.CRITICAL + 1)  # above every level the callback maps to
+    try:
+        llama_cpp.llama_backend_init()
+    finally:
+        llama_cpp_logger.setLevel(level)
 
 
 def gpu_offload_supported() -> bool:
@@ -75,6 +98,7 @@ class LoadOptions:
 
 def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
     """The model and a llama context for ``options``; raises ModelLoadError, never crashes."""
+    start_backends()
     set_verbose(False)
     model_params = llama_cpp.llama_model_default_params()
     model_params.n_gpu_layers = options.gpu_layers if gpu_offload_supported() else 0

@@ -42,3 +42,27 @@ def test_version_reports_the_backend_of_this_build() -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("edgedesk ")
     assert lines[1] == f"backend: {backend_info().describe()}"
+
+
+def test_what_llama_cpp_prints_as_its_backends_start_never_reaches_the_console() -> None:
+    # A CUDA build without the driver: llama.cpp's "ggml_cuda_init: failed..." came
+    # first, above EdgeDesk's own sentence. It goes through llama-cpp-python's log
+    # callback (the real one here) at error level, as llama.cpp's does.
+    code = """if True:
+        import llama_cpp
+        from llama_cpp import _logger
+        real = llama_cpp.llama_backend_init
+        def noisy_start():
+            _logger.llama_log_callback(3, b"ggml_cuda_init: failed to initialize CUDA\\n", None)
+            real()
+        llama_cpp.llama_backend_init = noisy_start
+        from desktop.engine.hardware.backend import backend_info
+        print(backend_info().describe())
+        _logger.llama_log_callback(3, b"a later error\\n", None)
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == backend_info().describe()
+    assert "ggml_cuda_init" not in done.stderr
+    assert "a later error" in done.stderr  # llama.cpp's errors still print afterwards

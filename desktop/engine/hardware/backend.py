@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import llama_cpp
 
 from desktop.engine.hardware.devices import GPU_BACKENDS, Device, list_backends, list_devices
+from desktop.engine.native import start_backends
 
 _BACKEND_NAME = re.compile(r"(?:^|\|)\s*([A-Za-z][\w-]*)\s*:")
 
@@ -104,6 +105,7 @@ def parse_backend(
 
 def backend_info() -> BackendInfo:
     """Ask the loaded llama.cpp library which backend it will use, and on which devices."""
+    start_backends()
     raw = llama_cpp.llama_print_system_info()
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     return parse_backend(

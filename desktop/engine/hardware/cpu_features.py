@@ -20,6 +20,7 @@ from pathlib import Path
 import llama_cpp
 
 from desktop.engine.hardware import amx
+from desktop.engine.native import start_backends
 
 # Shown in this order: name in llama.cpp's system info -> the /proc/cpuinfo flag(s).
 FEATURES: dict[str, tuple[str, ...]] = {
@@ -93,6 +94,7 @@ def cpu_features(
 ) -> CpuFeatures:
     """llama.cpp's compiled CPU features against this machine's (read now)."""
     if system_info is None:
+        start_backends()
         raw = llama_cpp.llama_print_system_info()
         system_info = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     if cpuinfo is None:

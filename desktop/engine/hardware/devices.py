@@ -19,9 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import llama_cpp
 from llama_cpp import _ctypes_extensions as ctypes_ext
 from llama_cpp import llama_cpp as llama_lib
+
+from desktop.engine.native import start_backends
 
 # enum ggml_backend_dev_type, in ggml-backend.h order.
 DEVICE_KINDS = ("cpu", "gpu", "igpu", "accel", "meta")
@@ -123,7 +124,7 @@ def ggml_api() -> GgmlDeviceApi:
             libraries.append(ctypes_ext.load_shared_library(name, base))
         except (OSError, RuntimeError, FileNotFoundError):
             continue
-    llama_cpp.llama_backend_init()  # idempotent; registers the backends before we ask
+    start_backends()  # registers the backends before we ask
     return GgmlDeviceApi(libraries)
 
 
