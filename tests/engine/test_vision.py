@@ -324,7 +324,8 @@ def test_pictures_beside_generating_requests_encode_at_lower_priority(
         for t in threading.enumerate()
         if t.name.startswith("edgedesk-vision")
     ]
-    assert max(niced) == os.getpriority(os.PRIO_PROCESS, 0) + 10
+    # 10 nicer than the process, as far as the OS goes (19: a suite run under nice 19).
+    assert max(niced) == min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
 
 
 def test_a_picture_the_template_leaves_out_is_a_clear_error(
