@@ -306,9 +306,9 @@ class DecodeLoop(BatchWorker):
         """Before a long prompt is read into ``slot``: the other idle slots' conversations
         leave the KV cache for RAM (see COLD_PROMPT_TOKENS); a prompt continuing one
         still in the RAM cache counts only what it adds."""
-        if not self._states.keeps:
-            return  # nowhere to keep them: emptied, they would be lost
-        saved = self._states.best(prompt)
+        if not self._states.keeps or len(prompt) - reuse < COLD_PROMPT_TOKENS:
+            return  # nowhere to keep them (emptied, they would be lost), or a short read
+        saved = self._states.best(prompt)  # the RAM cache's look-up only for a long one
         known = max(reuse, saved[1] if saved is not None else 0)
         if len(prompt) - known < COLD_PROMPT_TOKENS:
             return
