@@ -582,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
             args.only, args.no_rewrite = "edgedesk", True
             starts.update(worker_starts(model))
         if args.only != "edgedesk" and not args.rewrite_only:
-            peer = peer_binary(args.llama_server, work / "peer")
+            peer = peer_binary(args.llama_server, work / "peer", model)
             binary = peer.path
             print(f"llama-server: {peer.describe()}", flush=True)
             starts["llama-server"] = lambda w, pids: llama_server(

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     model = gemma_file()
     work = Path(tempfile.mkdtemp(prefix="edgedesk-busy-"))
-    peer = peer_binary(args.llama_server, work / "peer")
+    peer = peer_binary(args.llama_server, work / "peer", model)
     print(f"llama-server: {peer.describe()}", flush=True)
     speeds: dict[tuple[str, int], list[float]] = {}
     with contextlib.ExitStack() as stack:

@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from desktop.base.config import NoPolicy, ServerSettings
 from desktop.root.context import build_context
 from tests.benchmarks.llama_server_peer import candidates, choose
-from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.remote.fake_openai import fake_server
 from tests.remote.upstreams import edgedesk_serve, llama_server
 
@@ -97,8 +96,7 @@ def main() -> int:
             upstream = edgedesk_serve(model_path, work / "remote-home")
             remote_model = model_path.name.removesuffix(".gguf")
         else:
-            tiny = write_tiny_llama(work / "tiny.gguf")
-            peer = choose(candidates(), tiny, work / "probe")
+            peer = choose(candidates(), model_path, work / "probe")
             if peer.chosen is None:
                 sys.exit(peer.reason())
             print(f"llama-server: {peer.chosen.describe()}", flush=True)

@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         lm, projector = models(work, args.image_size)
-        peer = peer_binary(args.llama_server, work)
+        peer = peer_binary(args.llama_server, work, lm)
         results["llama_server_binary"] = peer.describe()
         with ExitStack() as running_servers:
             # Both servers run at once (the one not asked sits idle): TTFT rounds take

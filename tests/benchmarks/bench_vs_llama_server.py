@@ -59,7 +59,6 @@ from tests.benchmarks.llama_server_peer import (
     library_links,
 )
 from tests.fixtures.children import free_port, running, wait_answering
-from tests.fixtures.tiny_gguf import write_tiny_llama
 
 STORY = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 _SYSTEM_SENTENCE = (
@@ -101,11 +100,12 @@ def gemma_file() -> Path:
     return Path(gemma.assemble(cache / gemma.MODEL_NAME))
 
 
-def peer_binary(explicit: str | None, work: Path) -> Candidate:
-    """The llama-server to run: ``--llama-server``, else the first candidate that runs here.
+def peer_binary(explicit: str | None, work: Path, model: Path) -> Candidate:
+    """The llama-server to run on ``model``: ``--llama-server``, else the first that serves it.
 
-    Each is probed on a tiny GGUF first (tests/benchmarks/llama_server_peer.py); one that
-    dies on this CPU is passed over with its reason.
+    Each is probed with ``model`` itself, the very file and quant the benchmark then runs
+    (tests/benchmarks/llama_server_peer.py: a binary can answer on a tiny F32 file and die
+    with SIGILL on a Q4_K_M one); one that dies on this CPU is passed over with its reason.
     """
     environ = dict(os.environ)
     if explicit:
@@ -113,7 +113,7 @@ def peer_binary(explicit: str | None, work: Path) -> Candidate:
     found = candidates(environ)
     if explicit:
         found = [dataclasses.replace(found[0], origin="--llama-server")]
-    peer = choose(found, write_tiny_llama(_mk(work) / "tiny.gguf"), work / "probe")
+    peer = choose(found, model, _mk(work) / "probe")
     if peer.chosen is None:
         sys.exit(peer.reason())
     if peer.passed_over:
@@ -653,7 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     peer: Candidate | None = None
     try:
         if args.only != "edgedesk":
-            peer = binary = peer_binary(args.llama_server, work / "peer")
+            peer = binary = peer_binary(args.llama_server, work / "peer", model)
             print(f"llama-server: {binary.describe()}", flush=True)
             sides["llama-server"].details.update(
                 binary=str(binary.path), origin=binary.origin, build=binary.build

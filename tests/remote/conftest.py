@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,10 +92,20 @@ def local(fake: Fake) -> Iterator[Local]:
 
 
 @pytest.fixture(scope="session")
-def llama_server_peer(tiny_chat: Path, tmp_path_factory: pytest.TempPathFactory) -> Choice:
-    """The first llama-server that loads the tiny GGUF and gives a token on this CPU.
+def llama_server_for(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Choice]:
+    """For a GGUF, the first llama-server that serves that very file on this CPU.
 
-    Each candidate is probed once per session; one that dies (SIGILL on a CPU older than
-    its build) is passed over with its reason.
+    Each candidate is probed with the model the test then runs, once per model and
+    session: a binary that answers on a tiny F32 file can still die with SIGILL on a
+    Q4_K_M one (tests/benchmarks/llama_server_peer.py). One that dies is passed over with
+    its reason.
     """
-    return choose(candidates(), tiny_chat, tmp_path_factory.mktemp("llama-server-probe"))
+    chosen: dict[Path, Choice] = {}
+
+    def for_model(model: Path) -> Choice:
+        if model not in chosen:
+            work = tmp_path_factory.mktemp("llama-server-probe")
+            chosen[model] = choose(candidates(), model, work)
+        return chosen[model]
+
+    return for_model

