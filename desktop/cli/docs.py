@@ -209,6 +209,9 @@ def handle_rm(args: argparse.Namespace) -> int:
     try:
         if not library.remove(args.name):
             raise InvalidRequest(f"no collection named '{shown(args.name)}'")
+        # Its name only (as a key's scope names it), never a document's text; as the
+        # window records its removals.
+        ctx.audit.record("collection.removed", collection=args.name, source="cli")
     finally:
         ctx.close()
     print(f"removed collection {shown(args.name)} (your files are untouched)")
