@@ -101,7 +101,8 @@ class ResponseStore:
         *,
         owner: str = "",
     ) -> None:
-        """Keep ``response`` and its conversation ``items`` for ``owner`` (a key's name)."""
+        """Keep ``response`` and its conversation ``items`` for ``owner`` (a key's identity,
+        ``server.security.owner_of``; '' without keys)."""
         db = self._database()
         now = self._clock()
         with db.transaction():

@@ -188,8 +188,10 @@ class ResponseAnswer(ResponseEvents):
 
 
 def _owner(call: Call) -> str:
-    """Whose stored responses a request may see: its key's name ('' without keys)."""
-    return call.info.key_name or ""
+    """Whose stored responses a request may see: its key's identity, never its name (a
+    key revoked and made again under that name reads none of the old one's); '' without
+    keys."""
+    return call.info.key_owner or ""
 
 
 @router.post("/v1/responses", responses=ERROR_RESPONSES)
