@@ -133,6 +133,7 @@ class Verified:
     # The key's own identity (``owner_of``), not its name: what the key keeps (stored
     # responses) is its alone, never a later key made under the same name.
     owner: str = ""
+    created_s: float = 0.0  # when it was made (Unix time)
 
 
 def owner_of(digest: str) -> str:
@@ -453,7 +454,7 @@ class KeyStore:
             expired = scope.expires is not None and self.clock() >= scope.expires
             if not expired:
                 self._note_use(found[0])
-        return Verified(found[0], scope, expired, owner_of(digest))
+        return Verified(found[0], scope, expired, owner_of(digest), _created_s(found[1]))
 
 
 def bearer_token(header: str | None) -> str | None:
