@@ -277,6 +277,8 @@ class Library:
         report.removed = len(gone)
         for folder, reason in unreadable:
             self._skip(cid, folder, reason, report, None)
+            if folder in roots and is_link(folder):  # a root that became a link: refused
+                report.refused.append(report.skipped.pop())
         for done, path in enumerate(files):
             if cancel is not None and cancel.is_set():
                 report.cancelled = True

@@ -155,17 +155,19 @@ def test_a_root_replaced_by_a_link_is_refused_not_followed(
 
     [info] = json.loads(capsys.readouterr().out)
     assert info["roots"] == [str(root)]
-    # The scan the window or the server runs says so too, and reads nothing there.
+    # The scan the window or the server runs refuses it too, and reads nothing there.
     from desktop.root.context import build_context
 
     ctx = build_context()
     try:
         report = ctx.library.rescan("shared")
+        [info] = ctx.library.collections()
     finally:
         ctx.close()
-    reasons = {s.path: s.reason for s in report.skipped}
-    assert "this indexed folder is now a link" in reasons[str(root)]
-    assert report.added == 0 and report.removed == 2  # its old files left the index
+    [refused] = report.refused
+    assert refused.path == str(root) and "this indexed folder is now a link" in refused.reason
+    assert not report.skipped and report.added == 0 and report.removed == 2
+    assert [s.path for s in info.skipped] == [str(root)]  # listed in the window
     assert "zanzibar" not in _indexed_texts()
     assert _nowhere_in_home(edgedesk_home, "zanzibar") == []
 
