@@ -5,8 +5,8 @@ above it) swapped for a link in between is opened where the link leads, out of t
 indexed folder. So a file is opened the way ``openat`` allows: from the root's own
 folder handle, one name at a time, each with ``O_NOFOLLOW``; a link met on the way
 fails the open instead of being followed. The opened handle is then checked: a
-regular file, on Linux its real path (``/proc/self/fd``) still inside the root, and,
-where a device and inode were recorded, the same file as before.
+regular file and, on Linux, its real path (``/proc/self/fd``) still inside the root.
+Everything after (size, hash, text) is read from that one handle.
 
 Where Python offers no ``dir_fd`` opens or ``O_NOFOLLOW`` (Windows) the file is opened
 by its resolved path and the handle's device and inode are compared with that path's,
