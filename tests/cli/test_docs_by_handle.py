@@ -101,16 +101,25 @@ def test_a_file_swapped_for_a_link_after_the_folder_check_is_not_read(
     assert _nowhere_in_home(edgedesk_home, "zanzibar") == []
 
 
+@pytest.mark.parametrize("by_handle", [True, False], ids=["openat", "checked-fallback"])
 def test_a_folder_swapped_for_a_link_while_the_file_opens_is_refused(
     layout: tuple[Path, Path],
     tiny_embed: Path,
     edgedesk_home: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    by_handle: bool,
 ) -> None:
     # The narrowest gap: the path was resolved and found inside; before the open, the
     # folder above the file becomes a link to the private folder. Opened name by name
-    # from the root without following links, the file is refused, not read.
+    # from the root without following links, the file is refused, not read; where the
+    # system has no such opens (Windows), the handle is checked against the path after
+    # the open, and refused too.
+    if by_handle and not handles.BY_HANDLE:
+        pytest.skip("no dir_fd opens with O_NOFOLLOW here")
+    monkeypatch.setattr(handles, "BY_HANDLE", by_handle)
+    if not by_handle:  # as on Windows: no /proc to ask where the handle is either
+        monkeypatch.setattr(handles, "_PROC_FD", Path("/no/proc/here"))
     root, outside = layout
     deep = root / "sub" / "deep.txt"
 
