@@ -224,6 +224,9 @@ class DictAnchor:
         self.kept = (head, lines)
         return True
 
+    def usable(self) -> bool:
+        return True
+
 
 def _anchored(folder: Path, count: int = 60) -> tuple[AuditLog, DictAnchor]:
     anchor = DictAnchor()
@@ -315,3 +318,42 @@ def test_the_anchor_is_read_only_when_another_writer_may_have_moved_the_head(
     before = anchor.reads  # verify read it too
     log.record("api.call", request_id="after the rewrite")
     assert anchor.reads == before + 1 and anchor.kept is not None and anchor.kept[1] == 23
+
+
+def test_a_rewritten_log_whose_keyring_head_was_deleted_is_not_intact(
+    file_keyring: Path,
+) -> None:
+    # The keyring works, but its copy of the head is gone and the whole log was written
+    # again from its start (a consistent chain and head file): nothing inside the folder
+    # can tell, so verify must say the chain cannot be trusted rather than "intact".
+    import shutil
+
+    from tests.fixtures.file_keyring import FileKeyring
+
+    paths = Paths.from_env()
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    paths.settings_file.write_text("audit_log = true\n", encoding="utf-8")
+    assert _edgedesk("keys", "create", "ide", "--models", "m").returncode == 0
+    assert _edgedesk("audit", "verify").returncode == 0
+    ring = FileKeyring()
+    kept = json.loads(file_keyring.read_text(encoding="utf-8"))
+    [entry] = [k for k in kept if k.startswith("EdgeDesk audit head\n")]
+    ring.delete_password(*entry.split("\n"))
+    folder = paths.log_dir / "audit"
+    shutil.rmtree(folder)
+    AuditLog(folder).record("keys.listed")  # re-chained from the start, no anchor
+    broken = _edgedesk("audit", "verify")
+    assert broken.returncode == 1, broken.stdout
+    assert "intact" not in broken.stdout
+    assert "its head in the OS keyring is missing" in broken.stdout
+    assert "the chain cannot be trusted" in broken.stdout
+
+
+def test_a_log_without_a_usable_keyring_is_intact_with_a_note(tmp_path: Path) -> None:
+    # No keyring (the test default): nothing can be kept there, so nothing is missing.
+    from desktop.base.audit import KeyringAnchor
+
+    folder = tmp_path / "audit"
+    log = AuditLog(folder, anchor=KeyringAnchor(folder))
+    log.record("keys.listed")
+    assert log.verify().ok

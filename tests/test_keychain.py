@@ -51,3 +51,22 @@ def test_without_a_keyring_nothing_is_stored_and_the_refusal_says_why(tmp_path: 
         chain.set("work", "key-1", why_needed="remotes need one")
     assert chain.delete("work") is False
     assert not any(tmp_path.iterdir())
+
+
+def test_a_keyring_backend_that_cannot_load_is_no_keyring(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # PYTHON_KEYRING_BACKEND naming a module that is not installed: every use of the
+    # keyring reads "nothing stored" and storing is refused with the usual message.
+    import keyring.core
+
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.not_installed.Backend")
+    monkeypatch.setattr(keyring.core, "_keyring_backend", None)
+    with pytest.raises(ModuleNotFoundError):
+        keyring.get_keyring()  # what reached the user as "unexpected error" before
+    chain = Keychain("EdgeDesk test", "token")
+    assert chain.get("github") is None
+    assert chain.usable() is False
+    assert chain.delete("github") is False
+    with pytest.raises(ConfigError, match="no usable OS keyring"):
+        chain.set("github", "s3cret")

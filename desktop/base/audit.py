@@ -63,6 +63,10 @@ class HeadAnchor(Protocol):
         """Keep ``head`` and ``lines``; False when it cannot be kept here."""
         ...
 
+    def usable(self) -> bool:
+        """Whether a head can be kept here at all (None from ``read`` then means gone)."""
+        ...
+
 
 class KeyringAnchor:
     """The head in the OS keyring (``desktop.base.keychain``), one entry per log folder.
@@ -88,6 +92,10 @@ class KeyringAnchor:
             return str(data["hash"]), int(data["lines"])
         except (ValueError, KeyError, TypeError):
             return None
+
+    def usable(self) -> bool:
+        """Whether the OS keyring works here."""
+        return self._chain.usable()
 
     def write(self, head: str, lines: int) -> bool:
         """Keep the head; False without a usable keyring."""
@@ -240,6 +248,15 @@ class AuditLog:
                 prev = str(entry.get("hash", ""))
             in_file = self._head_file()
             anchored = self.anchor.read() if self.anchor is not None else None
+        written = bool(result.lines or in_file)
+        if anchored is None and self.anchor is not None and written and self.anchor.usable():
+            # Every line written while it works keeps the head there: gone, the log may
+            # have been rewritten whole from its start, head file and all.
+            result.problems.append(
+                f"the copy of its head in {self.anchor.where} is missing although "
+                f"{self.anchor.where} works: it was deleted, so the log may have been "
+                "rewritten from its start and the chain cannot be trusted"
+            )
         self._check_end(result, prev, in_file, anchored)
         return result
 

@@ -144,6 +144,14 @@ class ServerSettings(_Section):
     )
 
 
+class DocumentSettings(_Section):
+    """How document collections are indexed (``desktop/retrieval``)."""
+
+    # A file with other hard links may be a second name for a file outside the indexed
+    # folder; such files are skipped (and reported) unless this is on.
+    allow_hard_links: bool = False
+
+
 class EngineSettings(_Section):
     """How models are loaded and kept."""
 
@@ -272,6 +280,7 @@ class Settings(_Section):
     )
     engine: EngineSettings = Field(default_factory=EngineSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    documents: DocumentSettings = Field(default_factory=DocumentSettings)
 
     @field_validator("data_location")
     @classmethod

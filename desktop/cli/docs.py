@@ -114,12 +114,15 @@ def _progress(update: IndexProgress) -> None:
 def _print_report(report: IndexReport) -> None:
     if sys.stderr.isatty():
         print("\r" + " " * 78 + "\r", end="", file=sys.stderr)
+    for refused in report.refused:
+        print(f"refused {shown(refused.path, 500)}: {shown(refused.reason)}")
     for skipped in report.skipped:
         print(f"skipped {shown(skipped.path, 500)}: {shown(skipped.reason)}")
     print(
         f"{shown(report.collection)}: {report.added} added, {report.updated} updated, "
         f"{report.unchanged} unchanged, {report.removed} removed, "
         f"{len(report.skipped)} skipped; {report.chunks_embedded} chunks embedded"
+        + (f"; {len(report.refused)} refused" if report.refused else "")
         + (" (cancelled)" if report.cancelled else "")
     )
 
@@ -209,6 +212,9 @@ def handle_rm(args: argparse.Namespace) -> int:
     try:
         if not library.remove(args.name):
             raise InvalidRequest(f"no collection named '{shown(args.name)}'")
+        # Its name only (as a key's scope names it), never a document's text; as the
+        # window records its removals.
+        ctx.audit.record("collection.removed", collection=args.name, source="cli")
     finally:
         ctx.close()
     print(f"removed collection {shown(args.name)} (your files are untouched)")

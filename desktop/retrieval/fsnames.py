@@ -74,6 +74,20 @@ def outside_reason(path: Path | str) -> str:
     )
 
 
+def root_link_reason(root: Path | str) -> str:
+    """Why an indexed folder (or file) that became a link is refused."""
+    return (
+        f"this indexed folder is now a link (to {os.path.realpath(root)}); refused: "
+        "a folder swapped for a link must not bring in where it leads. Remove it from "
+        "the collection, or add the folder it leads to by its own path"
+    )
+
+
+def is_link(path: Path | str) -> bool:
+    """Whether ``path`` itself is a link (symlink, or a Windows junction)."""
+    return _is_link(os.fspath(path))
+
+
 def _is_link(path: str) -> bool:
     isjunction = getattr(os.path, "isjunction", None)  # Python 3.12+; Windows only
     return os.path.islink(path) or bool(isjunction is not None and isjunction(path))
@@ -94,6 +108,9 @@ def walk(roots: Sequence[Path], unreadable: list[tuple[Path, str]]) -> Iterator[
         unreadable.append((where, f"cannot read folder ({exc.strerror or exc})"))
 
     for root in roots:
+        if _is_link(os.fspath(root)):  # roots are stored resolved: it became a link since
+            unreadable.append((root, root_link_reason(root)))
+            continue
         if root.is_file():
             yield root  # the indexer checks it still is what was added (``within``)
             continue

@@ -13,6 +13,8 @@ them. Blocking, with a progress callback and a cancel event.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -20,19 +22,21 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from desktop.base.errors import InvalidRequest
-from desktop.base.filebytes import sha256_file
 from desktop.retrieval import loaders
 from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, chunk_blocks
 from desktop.retrieval.chunkstore import PARTIAL, ChunkStore
 from desktop.retrieval.embedder import Embedder, SchedulerEmbedder
 from desktop.retrieval.fsnames import (
     fs_path,
+    is_link,
     outside_reason,
     path_text,
     real_root,
+    root_link_reason,
     walk,
     within,
 )
+from desktop.retrieval.handles import Opened, Refused, hard_link_reason, open_inside
 from desktop.retrieval.reports import (
     FILES_LISTED,
     CollectionInfo,
@@ -77,6 +81,7 @@ class Library:
         max_file_bytes: int = loaders.DEFAULT_MAX_BYTES,
         lock_dir: Path | None = None,
         check_model: Callable[[str], None] | None = None,
+        allow_hard_links: Callable[[], bool] = lambda: False,
     ) -> None:
         self.database = database
         self.embedder_for = embedder_for
@@ -87,6 +92,8 @@ class Library:
         self.max_file_bytes = max_file_bytes
         self.lock_dir = lock_dir  # None: no other process shares this database
         self.check_model = check_model  # raises if a model cannot embed (missing, a chat model)
+        # ``documents.allow_hard_links``, read at each file (a settings change applies at once)
+        self.allow_hard_links = allow_hard_links
 
     # ------------------------------------------------------------------ collections
     def _row(self, name: str) -> tuple[int, str | None, int | None] | None:
@@ -151,6 +158,7 @@ class Library:
         for path in paths:
             if not path.exists():
                 raise InvalidRequest(f"no such file or folder: {path_text(path)}")
+            self._refuse_swapped_root(path)
         with self._scan_lock(name, progress, cancel):
             row = self._row(name)
             if self.check_model is not None and (row is None or model is not None):
@@ -159,6 +167,16 @@ class Library:
                 self.check_model(model or (row[1] if row else None) or self.default_model)
             self._record(name, paths, model)
             return self._rescan(name, progress=progress, cancel=cancel)
+
+    def _refuse_swapped_root(self, path: Path) -> None:
+        """InvalidRequest when ``path`` is a link standing where an indexed root was: added
+        again, it would be resolved to wherever the link leads and indexed as a new root."""
+        own = Path(os.path.abspath(path.expanduser()))
+        if not is_link(own):
+            return
+        place = path_text(Path(real_root(own)))
+        if self.database.query("SELECT 1 FROM collection_roots WHERE path = ?", (place,)):
+            raise InvalidRequest(root_link_reason(own))
 
     def _record(self, name: str, paths: Sequence[Path], model: str | None) -> None:
         with self.database.transaction():
@@ -259,6 +277,8 @@ class Library:
         report.removed = len(gone)
         for folder, reason in unreadable:
             self._skip(cid, folder, reason, report, None)
+            if folder in roots and is_link(folder):  # a root that became a link: refused
+                report.refused.append(report.skipped.pop())
         for done, path in enumerate(files):
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
@@ -304,6 +324,42 @@ class Library:
                 (cid, path_text(path), reason, time.time()),
             )
 
+    def _read(
+        self,
+        cid: int,
+        path: Path,
+        opened: Opened,
+        *,
+        known: tuple[int, int, float, str] | None,
+        report: IndexReport,
+    ) -> tuple[os.stat_result, str, list[loaders.Block]] | None:
+        """An opened file's stat, digest and text; None when it is unchanged or skipped
+        (noted in ``report``)."""
+        stat = opened.stat
+        if stat.st_nlink > 1 and not self.allow_hard_links():
+            self._skip(cid, path, hard_link_reason(stat.st_nlink), report, known)
+            return None
+        if known is not None and known[1] == stat.st_size and known[2] == stat.st_mtime:
+            report.unchanged += 1
+            return None
+        try:
+            # Size first: a huge file is never read in full.
+            loaders.check(path, stat.st_size, max_bytes=self.max_file_bytes)
+            data = loaders.read_fd(opened.fd, self.max_file_bytes)
+            digest = hashlib.sha256(data).hexdigest()
+            if known is not None and digest == known[3]:
+                with self.database.transaction():
+                    self.database.execute(
+                        "UPDATE documents SET mtime = ? WHERE id = ?", (stat.st_mtime, known[0])
+                    )
+                report.unchanged += 1
+                return None
+            blocks = loaders.load_data(path, data, max_bytes=self.max_file_bytes)
+        except loaders.SkipFile as exc:
+            self._skip(cid, path, exc.reason, report, known)
+            return None
+        return stat, digest, blocks
+
     def _index_file(
         self,
         cid: int,
@@ -320,31 +376,25 @@ class Library:
             self._skip(cid, path, outside_reason(path), report, known)
             return
         try:
-            stat = path.stat()
-        except OSError as exc:
-            self._skip(cid, path, f"cannot read ({exc.strerror})", report, known)
-            return
-        if known is not None and known[1] == stat.st_size and known[2] == stat.st_mtime:
-            report.unchanged += 1
-            return
-        try:
-            # Type and size first: a folder's images and archives are never read in full.
-            loaders.check(path, stat.st_size, max_bytes=self.max_file_bytes)
-            digest = sha256_file(path)
-            if known is not None and digest == known[3]:
-                with self.database.transaction():
-                    self.database.execute(
-                        "UPDATE documents SET mtime = ? WHERE id = ?", (stat.st_mtime, known[0])
-                    )
-                report.unchanged += 1
-                return
-            blocks = loaders.load(path, max_bytes=self.max_file_bytes)
+            loaders.check_type(path)  # a folder's images and archives are never opened
+            # By handle from here on: what is checked is what is read (``handles``).
+            opened = open_inside(path, real_roots)
         except loaders.SkipFile as exc:
+            self._skip(cid, path, exc.reason, report, known)
+            return
+        except Refused as exc:
             self._skip(cid, path, exc.reason, report, known)
             return
         except OSError as exc:
             self._skip(cid, path, f"cannot read ({exc.strerror})", report, known)
             return
+        try:
+            read = self._read(cid, path, opened, known=known, report=report)
+        finally:
+            os.close(opened.fd)
+        if read is None:
+            return
+        stat, digest, blocks = read
         chunks = chunk_blocks(
             blocks,
             embedder.count_tokens,

@@ -7,12 +7,16 @@ understands; the indexer lists it and carries on.
 
 from __future__ import annotations
 
+import io
 import logging
+import os
 import warnings
 import zipfile
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+
+from desktop.retrieval.handles import Refused, open_no_links, read_all
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text", ".log", ".csv", ".tsv"})
 CODE_SUFFIXES = frozenset(
@@ -143,11 +147,16 @@ def _size(size: int, limit: int) -> tuple[str, str]:
     return f"{size} bytes", f"{limit} bytes"
 
 
-def check(path: Path, size: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Raise SkipFile for a file not worth reading (type, size), without opening it."""
+def check_type(path: Path) -> None:
+    """Raise SkipFile for a file of a type never indexed, by its name alone."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile(f"unsupported file type '{suffix or path.name}'")
+
+
+def check(path: Path, size: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Raise SkipFile for a file not worth reading (type, size), without opening it."""
+    check_type(path)
     if size > max_bytes:
         got, limit = _size(size, max_bytes)
         raise SkipFile(f"too large ({got}; the limit is {limit})")
@@ -156,21 +165,51 @@ def check(path: Path, size: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
 
 
 def load(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Block]:
-    """The text of ``path`` as blocks; raises SkipFile if it cannot or should not be read."""
-    suffix = path.suffix.lower()
+    """The text of ``path`` as blocks; raises SkipFile if it cannot or should not be read.
+
+    The file is opened without following it (``handles.open_no_links``): a stored path
+    is resolved when indexed, so a link there now is a swap, refused.
+    """
+    check_type(path)
     try:
-        size = path.stat().st_size
+        opened = open_no_links(path)
+    except Refused as exc:
+        raise SkipFile(exc.reason) from None
     except OSError as exc:
         raise SkipFile(f"cannot read ({exc.strerror})") from None
-    check(path, size, max_bytes=max_bytes)
+    try:
+        check(path, opened.stat.st_size, max_bytes=max_bytes)
+        data = read_fd(opened.fd, max_bytes)
+    finally:
+        os.close(opened.fd)
+    return load_data(path, data, max_bytes=max_bytes)
+
+
+def read_fd(fd: int, max_bytes: int) -> bytes:
+    """The bytes of an opened file; SkipFile past ``max_bytes`` (it grew) or unreadable."""
+    try:
+        data = read_all(fd, max_bytes)
+    except OSError as exc:
+        raise SkipFile(f"cannot read ({exc.strerror})") from None
+    if len(data) > max_bytes:
+        got, limit = _size(len(data), max_bytes)
+        raise SkipFile(f"too large ({got}+; the limit is {limit})")
+    return data
+
+
+def load_data(path: Path, data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Block]:
+    """The text of a file's bytes ``data`` (read by handle) as blocks; ``path`` names its
+    type. SkipFile if it cannot or should not be read."""
+    suffix = path.suffix.lower()
+    check(path, len(data), max_bytes=max_bytes)
     if suffix == ".pdf":
-        blocks = _load_pdf(path)
+        blocks = _load_pdf(io.BytesIO(data))
     elif suffix == ".docx":
-        blocks = _load_docx(path, max_unpacked=max_bytes * UNPACKED_FACTOR)
+        blocks = _load_docx(io.BytesIO(data), max_unpacked=max_bytes * UNPACKED_FACTOR)
     elif suffix in HTML_SUFFIXES:
-        blocks = _load_html(_read_text(path))
+        blocks = _load_html(_decode_text(data))
     else:
-        blocks = paragraphs(_read_text(path))
+        blocks = paragraphs(_decode_text(data))
     if not blocks:
         raise SkipFile("no text found" + (" (a scanned PDF?)" if suffix == ".pdf" else ""))
     return blocks
@@ -199,11 +238,7 @@ def numbered_lines(
     return [lines.get(n, "") for n in range(1, max(lines, default=0) + 1)]
 
 
-def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SkipFile(f"cannot read ({exc.strerror})") from None
+def _decode_text(data: bytes) -> str:
     if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise SkipFile("binary file, not text")
     for encoding in ("utf-8-sig", "utf-16"):
@@ -214,7 +249,7 @@ def _read_text(path: Path) -> str:
     raise SkipFile("not UTF-8 text")
 
 
-def _load_pdf(path: Path) -> list[Block]:
+def _load_pdf(path: io.BytesIO) -> list[Block]:
     import pypdf
     from pypdf.errors import PdfReadError
 
@@ -241,7 +276,7 @@ def _load_pdf(path: Path) -> list[Block]:
     return blocks
 
 
-def _check_unpacked(path: Path, limit: int) -> None:
+def _check_unpacked(path: io.BytesIO, limit: int) -> None:
     """SkipFile when the zip's parts would unpack to more than ``limit`` bytes.
 
     The sizes come from the zip's directory; a part that claims less than it holds is
@@ -259,13 +294,14 @@ def _check_unpacked(path: Path, limit: int) -> None:
 
 
 def _load_docx(
-    path: Path, *, max_unpacked: int = DEFAULT_MAX_BYTES * UNPACKED_FACTOR
+    path: io.BytesIO, *, max_unpacked: int = DEFAULT_MAX_BYTES * UNPACKED_FACTOR
 ) -> list[Block]:
     import docx
 
     _check_unpacked(path, max_unpacked)
     try:
-        document = docx.Document(str(path))
+        path.seek(0)
+        document = docx.Document(path)
     except Exception as exc:  # python-docx wraps zip and XML errors inconsistently
         raise SkipFile(f"not a readable DOCX ({type(exc).__name__})") from None
     # "Lines" of a DOCX are its paragraph numbers: what a reader can count in Word.

@@ -41,6 +41,9 @@ class IndexReport:
     chunks_reused: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
     cancelled: bool = False
+    # Roots that became links since they were added: nothing there was read (they are
+    # listed with the collection's skipped files too, for the window).
+    refused: list[SkippedFile] = field(default_factory=list)
 
 
 FILES_LISTED = 500  # a collection of 100k files lists its first ones (``documents`` counts)

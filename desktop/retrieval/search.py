@@ -33,7 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from desktop.base.errors import InvalidRequest, StoreError
-from desktop.retrieval.fsnames import fs_path, real_root, within
+from desktop.retrieval.fsnames import fs_path, real_root
+from desktop.retrieval.handles import still_inside
 from desktop.retrieval.stopwords import is_cjk, search_terms
 from desktop.retrieval.vectors import VectorIndex, exact_ranking, to_blob, vec_table
 from desktop.store.cited_passages import location
@@ -376,15 +377,17 @@ class Searcher:
         return {
             int(r[0]): (int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), r[6])
             for r in found
-            if within(fs_path(r[2]), enclosed.get(r[1], []))
+            if still_inside(fs_path(r[2]), enclosed.get(r[1], []))
         }
 
     def _enclosed(self, names: set[str]) -> dict[str, list[str]]:
         """The real folders (links resolved) each named collection indexes.
 
-        A passage is read only while its file still lies in one of them: a file swapped
-        for a link out of the folder after indexing (``passwd.txt -> /etc/passwd``) is
-        not read through search or ``read_document_passage`` (the next scan drops it).
+        A passage is read only while its file still lies in one of them, checked by
+        opening it by handle (``handles.still_inside``): a file swapped for a link out of
+        the folder after indexing (``passwd.txt -> /etc/passwd``), or under a folder
+        swapped so, is not read through search or ``read_document_passage`` (the next
+        scan drops it).
         """
         if not names:
             return {}

@@ -576,6 +576,7 @@ class AppContext:
             default_model=self.settings.embedding_model or DEFAULT_EMBEDDING_MODEL,
             lock_dir=self.paths.data_dir / "locks",
             check_model=lambda m: self.resolver.check_embedding(m),  # noqa: PLW0108 - late
+            allow_hard_links=lambda: self.settings.documents.allow_hard_links,
         )
 
     @lazy(rebuilt_on=("reranker_model",), needs=("documents_db",), uses=("scheduler",))

@@ -212,7 +212,7 @@ class Guard:
                 "invalid_request_error",
                 "invalid_api_key",
             )
-        info.key_name = found.name
+        info.key_name, info.key_owner, info.key_created = found.name, found.owner, found.created_s
         if found.expired:
             return _Refusal(
                 401,

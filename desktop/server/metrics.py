@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -305,24 +306,51 @@ class AccessRecord:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
     def summary(self) -> str:
-        """One short line for the console (``serve --log-level info``): no content."""
+        """One short line for the console (``serve --log-level info``): no content.
+
+        Every field a client chose (the model's name, the path, the request id) is shown
+        with control and format characters escaped (``log_field``): a newline in
+        ``model`` cannot start a forged line of its own, nor an escape sequence recolour
+        the terminal.
+        """
         parts = [
-            self.request_id,
-            self.method,
-            self.route,
-            f"model={self.model or '-'}",
+            log_field(self.request_id),
+            log_field(self.method),
+            log_field(self.route),
+            f"model={log_field(self.model or '-')}",
             f"status={self.status}",
             f"tokens={self.tokens_in}+{self.tokens_out}",
             f"{self.latency_ms:.0f}ms",
         ]
         if self.error_code:
-            parts.append(f"error={self.error_code}")
+            parts.append(f"error={log_field(self.error_code)}")
         if self.dropped_tools:
-            parts.append(f"dropped={','.join(self.dropped_tools)}")
+            parts.append(f"dropped={log_field(','.join(self.dropped_tools))}")
         return " ".join(parts)
 
 
 Subscriber = Callable[[AccessRecord], None]
+
+# Line breaks and separators, other control characters, and format characters (bidi
+# overrides, zero-width ones) that could make a console line read as something else.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def log_field(text: str) -> str:
+    """``text`` safe inside one console log line: spaces stay, a backslash is doubled,
+    and each control or format character is written as its ``\\xNN``/``\\uNNNN`` escape."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for char in text:
+        if char == "\\":
+            out.append("\\\\")
+        elif unicodedata.category(char) in _UNSAFE_CATEGORIES:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 class AccessLog:

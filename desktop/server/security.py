@@ -130,6 +130,18 @@ class Verified:
     name: str
     scope: KeyScope
     expired: bool
+    # The key's own identity (``owner_of``), not its name: what the key keeps (stored
+    # responses) is its alone, never a later key made under the same name.
+    owner: str = ""
+    created_s: float = 0.0  # when it was made (Unix time)
+
+
+def owner_of(digest: str) -> str:
+    """The identity a key's stored things belong to, from its stored SHA-256: stable
+    for the key's life, different for a new key under the same name. A hash of the hash
+    (the key file's digest is not copied into the database); ``key:`` cannot begin a
+    key's name, so it never equals an owner stored as a name before."""
+    return "key:" + hashlib.sha256(f"edgedesk owner\0{digest}".encode()).hexdigest()[:32]
 
 
 def _digest(key: str) -> str:
@@ -442,7 +454,7 @@ class KeyStore:
             expired = scope.expires is not None and self.clock() >= scope.expires
             if not expired:
                 self._note_use(found[0])
-        return Verified(found[0], scope, expired)
+        return Verified(found[0], scope, expired, owner_of(digest), _created_s(found[1]))
 
 
 def bearer_token(header: str | None) -> str | None:

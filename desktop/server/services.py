@@ -58,6 +58,8 @@ class RequestInfo:
     request_id: str
     started: float
     key_name: str | None = None
+    key_owner: str | None = None  # the key's identity (``security.owner_of``), not its name
+    key_created: float = 0.0  # when the key was made (what its name stored since is its)
     key_models: tuple[str, ...] | None = None  # the key's model scope (None: any model)
     key_endpoints: tuple[str, ...] | None = None  # the key's endpoint scope (None: any)
     # The one document collection the key may read (--read-only-docs; None: any).

@@ -16,7 +16,6 @@ target and the key's id), then converts the file through a new one and a rename
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
@@ -27,11 +26,14 @@ from typing import Any
 
 from desktop.base.audit import Auditor, NoAudit
 from desktop.base.errors import ConfigError, EdgeDeskError, InvalidRequest, StoreError
+from desktop.base.keychain import Keychain
 from desktop.base.private import private_file
 from desktop.store import cipher, recovery_code
 from desktop.store.cipher import DatabaseKey, Step
 
 KEYRING_SERVICE = "EdgeDesk database key"
+# Through ``Keychain``: a keyring backend that cannot load is "no keyring" here as well.
+_RING = Keychain(KEYRING_SERVICE, "database key")
 PASSPHRASE_ENV = "EDGEDESK_PASSPHRASE"  # noqa: S105 - a variable name, not a secret
 EXPORT_HEADER = "edgedesk-database-key-v1"
 EXIT_KEY = 11  # the database is encrypted and what we have does not open it
@@ -61,35 +63,21 @@ def _no_step(name: str) -> None:
 
 def ring_get(key_id: str) -> str | None:
     """The key stored under ``key_id`` in the OS keyring (None: none, or no usable keyring)."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    try:
-        value: str | None = keyring.get_password(KEYRING_SERVICE, key_id)
-    except (KeyringError, RuntimeError):
-        return None
-    return value
+    return _RING.get(key_id)
 
 
 def ring_set(key_id: str, secret: str) -> bool:
     """Store a key in the OS keyring; False when no keyring keeps it (read back to check)."""
-    import keyring
-    from keyring.errors import KeyringError
-
     try:
-        keyring.set_password(KEYRING_SERVICE, key_id, secret)
-    except (KeyringError, RuntimeError):
+        _RING.set(key_id, secret)
+    except ConfigError:
         return False
     return ring_get(key_id) == secret
 
 
 def ring_delete(key_id: str) -> None:
     """Forget a key (no error when it is not there)."""
-    import keyring
-    from keyring.errors import KeyringError
-
-    with contextlib.suppress(KeyringError, RuntimeError):
-        keyring.delete_password(KEYRING_SERVICE, key_id)
+    _RING.delete(key_id)
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:

@@ -101,7 +101,8 @@ class ResponseStore:
         *,
         owner: str = "",
     ) -> None:
-        """Keep ``response`` and its conversation ``items`` for ``owner`` (a key's name)."""
+        """Keep ``response`` and its conversation ``items`` for ``owner`` (a key's identity,
+        ``server.security.owner_of``; '' without keys)."""
         db = self._database()
         now = self._clock()
         with db.transaction():
@@ -140,15 +141,23 @@ class ResponseStore:
                     ),
                 )
 
-    def get(self, response_id: str, *, owner: str = "") -> StoredResponse | None:
-        """``owner``'s kept response with this id, or None (also when nothing is kept)."""
+    def get(
+        self, response_id: str, *, owner: str = "", named: tuple[str, float] | None = None
+    ) -> StoredResponse | None:
+        """``owner``'s kept response with this id, or None (also when nothing is kept).
+
+        ``named``: the key's name and when it was made. A response stored before owners
+        were keys' identities is owned by a name; it is the key's when the key already
+        existed then (made no later), never a key made again under that name since.
+        """
         if self._db is None:
             return None
+        which, args = _owned(owner, named)
         with self._db.lock:
             rows = self._db.query(
-                "SELECT id, model, created, response FROM conversations "
-                "WHERE response_id = ? AND owner = ? AND origin = 'responses'",
-                (response_id, owner),
+                "SELECT id, model, created, response FROM conversations "  # noqa: S608
+                f"WHERE response_id = ? AND {which} AND origin = 'responses'",
+                (response_id, *args),
             )
             if not rows:
                 return None
@@ -164,15 +173,18 @@ class ResponseStore:
             [json.loads(item) for (item,) in items],
         )
 
-    def delete(self, response_id: str, *, owner: str = "") -> bool:
-        """Delete ``owner``'s kept response; True if it existed."""
+    def delete(
+        self, response_id: str, *, owner: str = "", named: tuple[str, float] | None = None
+    ) -> bool:
+        """Delete ``owner``'s kept response (``named`` as for ``get``); True if it existed."""
         if self._db is None:
             return False
+        which, args = _owned(owner, named)
         with self._db.transaction():
             cur = self._db.execute(
-                "DELETE FROM conversations WHERE response_id = ? AND owner = ? "
+                f"DELETE FROM conversations WHERE response_id = ? AND {which} "  # noqa: S608
                 "AND origin = 'responses'",
-                (response_id, owner),
+                (response_id, *args),
             )
         self._deleted(int(cur.rowcount))
         return bool(cur.rowcount)
@@ -212,3 +224,11 @@ class ResponseStore:
                     0
                 ]
             )
+
+
+def _owned(owner: str, named: tuple[str, float] | None) -> tuple[str, tuple[Any, ...]]:
+    """The SQL condition (and its arguments) for a conversation of ``owner``: its
+    identity, or its name for what was stored under it since the key was made."""
+    if named is None or not named[0]:
+        return "owner = ?", (owner,)
+    return "(owner = ? OR (owner = ? AND created >= ?))", (owner, named[0], named[1])

@@ -176,3 +176,24 @@ def test_a_6kb_question_with_context_4096_answers_on_minilm(tmp_path: Path) -> N
     found = edgedesk("docs", "search", question, "--collection", "c")
     assert found.returncode == 0, (found.returncode, found.stderr[-2000:])
     assert "zoo.txt" in found.stdout
+
+
+def test_docs_rm_is_recorded_in_the_audit_log(
+    folder: Path, tiny_embed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from desktop.base.audit import AuditLog
+
+    paths = Paths.from_env()
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    paths.settings_file.write_text("audit_log = true\n", encoding="utf-8")
+    add = ["docs", "add", str(folder), "--collection", "mine", "--embedding-model"]
+    assert main([*add, str(tiny_embed)]) == 0
+    assert main(["docs", "rm", "mine"]) == 0
+    assert "removed collection mine" in capsys.readouterr().out
+    events = AuditLog(paths.log_dir / "audit").entries()
+    assert [(e["event"], e.get("collection"), e.get("source")) for e in events] == [
+        ("collection.removed", "mine", "cli")
+    ]
+    assert "zebra" not in json.dumps(events).lower()  # its name only, never its text
+    assert main(["docs", "rm", "mine"]) == 2  # nothing removed: nothing recorded
+    assert len(AuditLog(paths.log_dir / "audit").entries()) == 1

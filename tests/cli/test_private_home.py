@@ -213,3 +213,53 @@ def _resume(url: str) -> dict[str, Any]:
     done = httpx.post(f"{url}/chat/completions", json=body, timeout=300)
     assert done.status_code == 200, done.text
     return dict(done.json())
+
+
+def test_chats_rm_all_while_serve_runs_leaves_nothing_after_it_stops(
+    gemma_path: Path, decoder: Decoder, tmp_path: Path
+) -> None:
+    # A deletion in another process reaches the running server: when it stops, it
+    # writes none of what it held back to the prompt cache (issue 48, item 5).
+    home = tmp_path / "home"
+    env = _env(home, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    with edgedesk_serving(gemma_path, env) as url:
+        _chat(url)
+        done = _edgedesk(env, "chats", "rm", "--all")
+        assert done.returncode == 0, done.stderr
+        assert "deleted 1 stored API responses" in done.stdout
+    assert decoder.readable(home, WORD) == []
+
+
+def test_a_response_deleted_during_its_continuation_leaves_no_trace(
+    gemma_path: Path, decoder: Decoder, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    env = _env(home, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    with edgedesk_serving(gemma_path, env) as url:
+        model = httpx.get(f"{url}/models", timeout=60).json()["data"][0]["id"]
+        kept = httpx.post(
+            f"{url}/responses",
+            json={"model": model, "instructions": SYSTEM, "input": NOTE, "max_output_tokens": 4},
+            timeout=300,
+        )
+        assert kept.status_code == 200, kept.text
+        first = kept.json()["id"]
+        body = {
+            "model": model,
+            "input": "Now write me a long poem about the sea, please.",
+            "previous_response_id": first,
+            "store": False,
+            "stream": True,
+            "max_output_tokens": 48,
+            "temperature": 0,
+        }
+        deleted = False
+        with httpx.stream("POST", f"{url}/responses", json=body, timeout=300) as stream:
+            for line in stream.iter_lines():
+                if not deleted and "response.output_text.delta" in line:
+                    # R1's continuation is generating in its slot: delete R1 now.
+                    gone = httpx.delete(f"{url}/responses/{first}", timeout=60)
+                    assert gone.status_code == 200, gone.text
+                    deleted = True
+        assert deleted
+    assert decoder.readable(home, WORD) == []

@@ -178,3 +178,27 @@ def test_serve_prints_a_line_per_request_and_applies_its_flags(
     assert too_big.status_code == 413  # --max-body-bytes
     line = _line_with(lines, too_big.headers["x-request-id"])
     assert line.endswith("error=request_too_large")
+
+
+def test_a_newline_in_the_model_cannot_forge_an_access_log_line(
+    running: tuple[str, queue.Queue[str]],
+) -> None:
+    url, lines = running
+    forged = "tiny-chat\n2026-12-05 00:00:00 INFO edgedesk.access: req_forged GET /health"
+    reply = httpx.post(
+        f"{url}/v1/chat/completions",
+        timeout=60,
+        json={"model": forged + "\x1b[2K\u202e", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    # No such model (or, validated first, not a model name at all): logged either way.
+    assert reply.status_code in (400, 404)
+    seen = [_line_with(lines, reply.headers["x-request-id"])]
+    if "model=tiny-chat" in seen[0]:
+        assert "model=tiny-chat\\x0a2026-12-05 00:00:00 INFO edgedesk.access: req_forged" in seen[0]
+        assert "\\x1b[2K\\u202e status=" in seen[0]  # nor can it redraw the terminal
+    # Every line on stderr up to the next request's is the server's own: none forged.
+    health = httpx.get(f"{url}/health", timeout=60).headers["x-request-id"]
+    while health not in seen[-1]:
+        seen.append(lines.get(timeout=60))
+        assert seen[-1] != "<eof>"
+    assert not [line for line in seen if line.startswith("2026-12-05 00:00:00")], seen

@@ -224,11 +224,13 @@ def test_files_that_cannot_be_indexed_are_never_read(
     from desktop.retrieval import indexer
 
     read: list[str] = []
-    real_hash = indexer.sha256_file
+    real_open = indexer.open_inside
     monkeypatch.setattr(
-        indexer, "sha256_file", lambda path: read.append(path.name) or real_hash(path)
+        indexer,
+        "open_inside",
+        lambda path, roots: read.append(path.name) or real_open(path, roots),
     )
     report = library.add("docs", [corpus])
     assert "blob.bin" in {Path(s.path).name for s in report.skipped}  # still reported
-    assert "blob.bin" not in read  # but an unsupported file is not hashed (every hour)
+    assert "blob.bin" not in read  # but an unsupported file is not opened (every hour)
     assert "report.pdf" in read

@@ -92,3 +92,17 @@ def test_data_move_while_a_server_runs_says_only_that_nothing_moved(
     assert "will move" not in result.stderr
     assert not (tmp_path / "elsewhere").exists() or not any((tmp_path / "elsewhere").iterdir())
     assert "waiting" not in edgedesk("data", "show").stdout  # no move left pending
+
+
+def test_first_start_with_a_backend_that_cannot_load_carries_on(
+    edgedesk_home: Path,
+) -> None:
+    # Issue 50, item 20: the first start used to fail with exit 70 ("unexpected error
+    # (ModuleNotFoundError: No module named 'keyrings')"); it carries on as with no
+    # keyring: a plaintext install, as on a headless server.
+    broken = {"PYTHON_KEYRING_BACKEND": "keyrings.not_installed.Backend"}
+    for args in (("chats", "list"), ("docs", "list"), ("data", "show")):
+        done = edgedesk(*args, env=broken)
+        assert_clean(done, failed=False)
+        assert "unexpected error" not in done.stderr
+    assert (edgedesk_home / "data" / "edgedesk.db").read_bytes().startswith(b"SQLite format 3")

@@ -565,3 +565,38 @@ def served_minilm(indexed_minilm: AppContext, tmp_path: Path) -> Iterator[Served
         yield Served(ctx, runner, key, tmp_path / "handbook" / "leave.md")
     finally:
         runner.stop()
+
+
+def test_slash_mcp_hands_out_no_passage_whose_folder_became_a_link(
+    served: Served, tmp_path: Path
+) -> None:
+    # Read time: a passage is served from the index only while its file still opens,
+    # by handle and following no link, inside the collection's folder. A folder swapped
+    # for a link to a private one (holding a file of the same name) hides the passage.
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "leave.md").write_text("The zanzibar vault code is 4417.\n", encoding="utf-8")
+    folder = served.handbook.parent
+    source: list[str] = []
+
+    async def before() -> None:
+        async with _http(served.url, served.key) as session:
+            await session.initialize()
+            found = await session.call_tool("search_documents", {"query": "paid leave"})
+            text = found.content[0].text  # type: ignore[union-attr]
+            assert "25 days of paid leave" in text
+            source.append(text.split("source ")[1].split(" ")[0])
+
+    async def after() -> None:
+        async with _http(served.url, served.key) as session:
+            await session.initialize()
+            found = await session.call_tool("search_documents", {"query": "paid leave"})
+            assert "25 days" not in str(found.content) and "zanzibar" not in str(found.content)
+            passage = await session.call_tool("read_document_passage", {"source": source[0]})
+            assert passage.is_error or "25 days" not in str(passage.content)
+            assert "zanzibar" not in str(passage.content)
+
+    anyio.run(before)
+    folder.rename(folder.with_name("handbook-before"))
+    folder.symlink_to(private, target_is_directory=True)
+    anyio.run(after)

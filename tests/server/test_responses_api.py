@@ -217,6 +217,32 @@ def test_another_key_cannot_read_continue_or_delete_a_response(
     assert client.responses.retrieve(mine.id).id == mine.id
 
 
+def test_a_key_made_again_under_the_same_name_reads_none_of_the_old_ones(
+    server: Served,
+) -> None:
+    # Stored responses belong to the key itself, not to its name: "alice" revoked and
+    # made again (by another person, or after a leak) is a new key with nothing stored.
+    with openai.OpenAI(
+        base_url=server.url, api_key=server.keys.create("alice"), max_retries=0
+    ) as alice:
+        kept = alice.responses.create(model="tiny-chat", input="my secret", max_output_tokens=2)
+        assert alice.responses.retrieve(kept.id).id == kept.id
+    server.keys.revoke("alice")
+    with openai.OpenAI(
+        base_url=server.url, api_key=server.keys.create("alice"), max_retries=0
+    ) as again:
+        with pytest.raises(openai.NotFoundError):
+            again.responses.retrieve(kept.id)
+        with pytest.raises(openai.BadRequestError) as caught:
+            again.responses.create(model="tiny-chat", input="and?", previous_response_id=kept.id)
+        assert caught.value.body["code"] == "previous_response_not_found"
+        with pytest.raises(openai.NotFoundError):
+            again.responses.delete(kept.id)
+        mine = again.responses.create(model="tiny-chat", input="hello", max_output_tokens=2)
+        assert again.responses.retrieve(mine.id).id == mine.id  # its own, it reads
+    server.keys.revoke("alice")
+
+
 def test_unsupported_fields_and_items_are_refused_by_name(client: openai.OpenAI) -> None:
     for extra, param in (
         ({"background": True}, "background"),

@@ -68,6 +68,13 @@ def test_an_old_stored_response_is_read_and_continued_after_the_upgrade(
         serve(tmp_path / "home", [tiny_chat]) as served,
         openai.OpenAI(base_url=served.url, api_key=served.key, max_retries=0, timeout=60) as c,
     ):
+        # Stored under the name 'tests' at time 1000: it is the key's only if the key
+        # existed then. The key the server made now is a key made again under that name.
+        with pytest.raises(openai.NotFoundError):
+            c.responses.retrieve(OLD_ID)
+        kept = json.loads(served.keys.path.read_text(encoding="utf-8"))
+        kept["keys"]["tests"]["created"] = "1970-01-01T00:08:20+00:00"  # made at 500
+        served.keys.path.write_text(json.dumps(kept), encoding="utf-8")
         old = c.responses.retrieve(OLD_ID)
         assert old.output_text == "Once a quokka smiled at the sea."
         follow = c.responses.create(

@@ -140,6 +140,9 @@ class DecodeLoop(BatchWorker):
             disk_key=state_disk_key,
         )
         self._forget_asked = False  # set by ``forget``: drop saved conversations at the next step
+        # Slots generating when a deletion came: their cells hold what may be deleted, so
+        # they are emptied when their request ends instead of kept for reuse.
+        self._tainted: set[int] = set()
         self._pending: deque[Request] = deque()
         self._failure: EdgeDeskError | None = None
         self._steps = 0
@@ -189,25 +192,30 @@ class DecodeLoop(BatchWorker):
             self._lock.notify()
 
     def _forgotten(self) -> None:
-        """Do what ``forget`` asked (loop thread, or after it ended)."""
+        """Do what ``forget`` asked, or a deletion in another process (the disk cache's
+        folder removed: ``StateCache.deleted_elsewhere``) needs (loop thread, or after it
+        ended). A slot still generating is emptied when its request ends (``_finish``)."""
         self._forget_asked = False
         self._states.clear()
         for slot in self._slots:
-            if not slot.busy and slot.tokens:
+            if slot.busy:
+                self._tainted.add(slot.seq)
+            elif slot.tokens:
                 self._windows.empty(slot)  # its window checkpoint is of that conversation too
 
     def persist(self) -> int:
         """After ``stop``: write what the slots and the RAM cache hold to the disk folder
         (if any), so the next load resumes these conversations; returns files written."""
         assert not self._thread.is_alive(), "persist only after the loop stopped"
-        if self._forget_asked:
-            self._forgotten()
+        if self._forget_asked or self._states.deleted_elsewhere():
+            self._forgotten()  # a deletion since load: nothing it may hold is written back
         written = self._states.persist()
         for slot in sorted(self._slots, key=lambda s: s.last_used):
             self._windows.save_as_of_prompt(slot)
             if len(slot.tokens) >= MIN_SAVED_TOKENS:
                 self._states.save(slot.seq, slot.tokens)
                 written += self._states.persist()
+        self._states.unmark()
         return written
 
     # ------------------------------------------------------------- loop thread
@@ -244,7 +252,8 @@ class DecodeLoop(BatchWorker):
                     self._lock.wait()
                 if self._stopping:
                     return
-                if self._forget_asked:
+                # A deletion in another process reaches this one before its next request.
+                if self._forget_asked or (self._pending and self._states.deleted_elsewhere()):
                     self._forgotten()
                 self._admit()
             self._retire()
@@ -406,6 +415,9 @@ class DecodeLoop(BatchWorker):
         )
         request.events.put(Finished(reason, len(request.tokens), slot.cached, slot.sampled, error))
         slot.release()
+        if slot.seq in self._tainted:  # it generated through a deletion: keep none of it
+            self._tainted.discard(slot.seq)
+            self._windows.empty(slot)
         with self._lock:
             self._lock.notify_all()
 

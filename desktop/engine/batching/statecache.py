@@ -29,6 +29,7 @@ import ctypes
 import hashlib
 import hmac
 import os
+import secrets
 import struct
 import threading
 from collections import OrderedDict
@@ -95,8 +96,13 @@ class StateCache:
         self._disk_bytes = disk_bytes
         self.restores = 0  # sequences copied back into a slot since load
         self.disk_restores = 0  # of which read from disk
+        # This load's mark in the disk folder: a deletion in any process (``chats rm`` in
+        # a terminal while ``serve`` runs) removes the folder, and so the mark; a cache
+        # that finds its mark gone forgets everything instead of writing it back.
+        self._mark: Path | None = None
         if self._disk is not None:
             self._list_disk(self._disk)
+            self._place_mark()
 
     # ------------------------------------------------------------------ RAM
     @property
@@ -204,13 +210,37 @@ class StateCache:
         with self._keys_lock:
             self._entries.clear()
         self._bytes = 0
+        if self._disk is not None and self.deleted_elsewhere():
+            self._place_mark()  # what is saved from now on may be written back again
+
+    def deleted_elsewhere(self) -> bool:
+        """Whether a deletion removed the disk folder since this cache last looked (its
+        mark is gone): what it holds may be deleted content, never to be written back."""
+        return self._mark is not None and not self._mark.exists()
+
+    def unmark(self) -> None:
+        """Remove this load's mark (at unload, after ``persist``)."""
+        if self._mark is not None:
+            self._mark.unlink(missing_ok=True)
+            self._mark = None
+
+    def _place_mark(self) -> None:
+        assert self._disk is not None
+        mark = self._disk / f".live-{os.getpid()}-{secrets.token_hex(6)}"
+        try:
+            self._disk.mkdir(parents=True, exist_ok=True)
+            mark.touch(exist_ok=False)
+        except OSError:
+            self._mark = None  # an unwritable folder: nothing is written back there anyway
+            return
+        self._mark = mark
 
     # ------------------------------------------------------------------ disk
     def persist(self) -> int:
         """Write every sequence held only in RAM to the disk folder, newest first, within
         its byte budget (oldest files out); returns how many were written."""
-        if self._disk is None:
-            return 0
+        if self._disk is None or self.deleted_elsewhere():
+            return 0  # the loop forgets first (``DecodeLoop.persist``); never write back
         with contextlib.suppress(OSError):
             self._disk.mkdir(parents=True, exist_ok=True)
         written = 0

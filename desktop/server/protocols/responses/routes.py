@@ -188,8 +188,16 @@ class ResponseAnswer(ResponseEvents):
 
 
 def _owner(call: Call) -> str:
-    """Whose stored responses a request may see: its key's name ('' without keys)."""
-    return call.info.key_name or ""
+    """Whose stored responses a request may see: its key's identity, never its name (a
+    key revoked and made again under that name reads none of the old one's); '' without
+    keys."""
+    return call.info.key_owner or ""
+
+
+def _named(call: Call) -> tuple[str, float] | None:
+    """The key's name and when it was made: what that name stored before responses were
+    owned by identities is the key's if the key existed then (``ResponseStore.get``)."""
+    return (call.info.key_name, call.info.key_created) if call.info.key_name else None
 
 
 @router.post("/v1/responses", responses=ERROR_RESPONSES)
@@ -217,7 +225,9 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
     history: list[dict[str, Any]] = []
     if body.previous_response_id:
         previous = await anyio.to_thread.run_sync(
-            functools.partial(store.get, body.previous_response_id, owner=_owner(call))
+            functools.partial(
+                store.get, body.previous_response_id, owner=_owner(call), named=_named(call)
+            )
         )
         if previous is None:
             raise PreviousResponseNotFound(
@@ -260,7 +270,9 @@ async def create_response(body: responses_wire.ResponsesRequest, call: CallDep) 
 
 async def _stored(call: Call, response_id: str) -> Any:
     found = await anyio.to_thread.run_sync(
-        functools.partial(call.services.response_store.get, response_id, owner=_owner(call))
+        functools.partial(
+            call.services.response_store.get, response_id, owner=_owner(call), named=_named(call)
+        )
     )
     if found is None:
         raise ResponseNotFound(
@@ -292,7 +304,7 @@ async def delete_response(response_id: str, call: CallDep) -> JSONResponse:
     """Delete a stored response."""
     store = call.services.response_store
     if not await anyio.to_thread.run_sync(
-        functools.partial(store.delete, response_id, owner=_owner(call))
+        functools.partial(store.delete, response_id, owner=_owner(call), named=_named(call))
     ):
         raise ResponseNotFound(f"no stored response with id '{response_id}'", param="response_id")
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})
