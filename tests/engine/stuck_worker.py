@@ -5,13 +5,16 @@ it answers ``Open`` with ``Ready`` and every ``Ping`` with ``Pong``, as a real w
 reading thread does while a GPU driver hangs inside llama.cpp, and then:
 
 - ``silent``: never answers a call (a stream or a call that never ends);
-- ``bad-frame``: answers a call with a frame header claiming 1 GiB and nothing after it.
+- ``bad-frame``: answers a call with a frame header claiming 1 GiB and nothing after it;
+- ``stop-on-load``: stops itself (SIGSTOP) as its load begins, every thread with it.
 
 What a real llama.cpp cannot be made to do on cue; the app's side is the real one.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import struct
 import sys
 import time
@@ -28,6 +31,8 @@ def main(mode: str) -> int:
     first = channel.receive()
     if not isinstance(first, wire.Open):
         return 2
+    if mode == "stop-on-load":
+        os.kill(os.getpid(), signal.SIGSTOP)
     report = LoadReport(first.model_id, Path(first.path), 512, 0, False, 0.0, 0, "gguf")
     channel.send(wire.Ready(report, 1))
     while True:

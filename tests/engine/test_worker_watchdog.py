@@ -197,6 +197,16 @@ def test_a_stream_without_a_timeout_is_left_to_the_heartbeat(tmp_path: Path) -> 
         streaming.join(BOUND_S)
 
 
+def test_a_worker_stopped_while_it_loads_is_killed_and_the_load_fails(tmp_path: Path) -> None:
+    loading, raised = _ending(lambda: _stuck(tmp_path, "stop-on-load", hung_after_s=1.0))
+    loading.join(BOUND_S)
+    assert not loading.is_alive(), "the load still waits on the stopped worker"
+    assert len(raised) == 1 and isinstance(raised[0], EngineCrashed)
+    assert raised[0].on_load  # counted toward "broken" like a crash on load
+    assert "stopped responding while loading stuck" in raised[0].message
+    assert "no answer in 1 s while loading" in raised[0].how
+
+
 def test_a_frame_header_claiming_1_gib_from_the_worker_kills_it_at_once(tmp_path: Path) -> None:
     worker = _stuck(tmp_path, "bad-frame", hung_after_s=BOUND_S)
     try:

@@ -578,6 +578,51 @@ class WorkerEngine:
             answers.put(self._ended)
 
 
+class _LoadWatch:
+    """While a worker loads: ping it each beat, and kill it (SIGKILL) when nothing has
+    come from it for ``hung_after_s``. Its reading thread answers while the model loads
+    on another, so only a worker stopped or stuck as a whole misses it; a load that just
+    takes long (a big file, a slow disk) has no deadline."""
+
+    def __init__(
+        self, process: subprocess.Popen[bytes], channel: wire.Channel, hung_after_s: float
+    ) -> None:
+        self.heard = time.monotonic()  # the reading thread's last word (any message)
+        self.killed: str | None = None  # the deadline missed, once killed
+        self._process = process
+        self._channel = channel
+        self._hung_after_s = hung_after_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="worker-load-watchdog", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        beat = min(HEARTBEAT_S, self._hung_after_s / 4)
+        pings = itertools.count(1)
+        woke = time.monotonic()
+        while not self._done.wait(beat):
+            now = time.monotonic()
+            late, woke = now - woke - beat, now
+            if late > self._hung_after_s / 2:
+                self.heard = now  # this process did not run meanwhile (sleep, starved)
+                continue
+            if now - self.heard > self._hung_after_s:
+                self.killed = f"no answer in {self._hung_after_s:g} s while loading, killed"
+                log.warning("worker (pid %d): %s", self._process.pid, self.killed)
+                with contextlib.suppress(OSError):
+                    self._process.kill()
+                return
+            try:
+                self._channel.send(wire.Ping(next(pings)))
+            except OSError:
+                return  # it is gone: the load's answer says how
+
+    def stop(self) -> None:
+        """Stop watching (the load answered, or the worker ended)."""
+        self._done.set()
+        self._thread.join()
+
+
 def _rotate(log_path: Path) -> None:
     """Keep the previous worker's log beside the new one (``.1``): a crash's story."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -611,8 +656,8 @@ def start_worker(
     ``EngineCrashed`` with ``on_load`` set when the worker died while loading.
     ``command`` replaces ``worker_command()`` (tests start a worker that fails on cue).
     The watchdog's deadlines: ``call_timeout_s`` (the server's generation timeout; None:
-    calls are watched by the heartbeat alone), ``hung_after_s`` (``HUNG_AFTER_S``) and
-    ``grace_s`` (``DEADLINE_GRACE_S``).
+    calls are watched by the heartbeat alone), ``hung_after_s`` (``HUNG_AFTER_S``; from
+    the start, the load included) and ``grace_s`` (``DEADLINE_GRACE_S``).
     """
     plan = spec.local
     if plan is None:
@@ -635,6 +680,8 @@ def start_worker(
         )
     assert process.stdin is not None and process.stdout is not None
     channel = wire.Channel(process.stdout, process.stdin, wire.Reply)
+    hung_after_s = HUNG_AFTER_S if hung_after_s is None else hung_after_s
+    watch = _LoadWatch(process, channel, hung_after_s)
     try:
         channel.send(
             wire.Open(
@@ -652,9 +699,12 @@ def start_worker(
                 prompt_cache_key,
             )
         )
-        first = channel.receive()
+        while isinstance(first := channel.receive(), wire.Pong):
+            watch.heard = time.monotonic()
     except (OSError, wire.WireError):
         first = None
+    finally:
+        watch.stop()
     if isinstance(first, wire.Ready):
         elapsed = time.perf_counter() - started
         log.info(
@@ -674,7 +724,7 @@ def start_worker(
             model_id=spec.model_id,
             log_path=log_path,
             started_s=elapsed,
-            hung_after_s=HUNG_AFTER_S if hung_after_s is None else hung_after_s,
+            hung_after_s=hung_after_s,
             call_timeout_s=call_timeout_s,
             grace_s=DEADLINE_GRACE_S if grace_s is None else grace_s,
         )
@@ -687,4 +737,13 @@ def start_worker(
         stream.close()
     if isinstance(first, wire.Fault):
         raise error_of(first)
+    if watch.killed is not None:
+        shown = tuple(_SOURCE_PATH.sub(r"\1", line, count=1) for line in log_tail(log_path))
+        raise EngineCrashed(
+            f"llama.cpp stopped responding while loading {spec.model_id} ({watch.killed})",
+            model=spec.model_id,
+            how=watch.killed,
+            log_tail=shown,
+            on_load=True,
+        )
     raise crash_error(spec.model_id, code, log_tail(log_path), on_load=True)
