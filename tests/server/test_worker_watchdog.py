@@ -23,12 +23,12 @@ import pytest
 
 from desktop.engine.worker import client as worker_client
 from desktop.engine.worker.client import WorkerEngine
-from tests.conftest import wait_until
+from tests.conftest import scaled, wait_until
 from tests.server.conftest import Served, serve
 
 HI = [{"role": "user", "content": "hello world"}]
 LONG = 4000  # tokens: far more than the stream lives before the stop
-HUNG_AFTER_S = 3.0  # the watchdog's heartbeat deadline here (15 s in the app)
+HUNG_AFTER_S = scaled(3.0)  # the watchdog's heartbeat deadline here (15 s in the app)
 BOUND_S = 60.0  # far above it: a worker nobody watches keeps the stream open for ever
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="SIGSTOP is POSIX")
 

@@ -58,6 +58,7 @@ CANCEL_POLL_S = 0.05  # how often a waiting call looks at its cancel event
 STATS_TIMEOUT_S = 1.0  # a counters read never hangs on a busy or stuck worker
 HEARTBEAT_S = 1.0  # how often the watchdog looks, and pings a worker that has been quiet
 HUNG_AFTER_S = 15.0  # nothing from a worker this long, pings included: it is killed
+STARTUP_FACTOR = 4  # a new worker's first word may take this many times as long (60 s)
 DEADLINE_GRACE_S = 60.0  # past a stream's generation timeout or a call's: killed
 CLOSE_TIMEOUT_S = 120.0  # for its conversations to reach the prompt cache; then killed
 DRAIN_TIMEOUT_S = 10.0  # a stream stopped early waits this long for the worker's end
@@ -582,12 +583,15 @@ class _LoadWatch:
     """While a worker loads: ping it each beat, and kill it (SIGKILL) when nothing has
     come from it for ``hung_after_s``. Its reading thread answers while the model loads
     on another, so only a worker stopped or stuck as a whole misses it; a load that just
-    takes long (a big file, a slow disk) has no deadline."""
+    takes long (a big file, a slow disk) has no deadline. Until its first answer (a new
+    interpreter starting, its imports on a busy or emulated machine) it has
+    ``STARTUP_FACTOR`` times as long."""
 
     def __init__(
         self, process: subprocess.Popen[bytes], channel: wire.Channel, hung_after_s: float
     ) -> None:
         self.heard = time.monotonic()  # the reading thread's last word (any message)
+        self.answered = False  # whether any word came yet
         self.killed: str | None = None  # the deadline missed, once killed
         self._process = process
         self._channel = channel
@@ -606,8 +610,9 @@ class _LoadWatch:
             if late > self._hung_after_s / 2:
                 self.heard = now  # this process did not run meanwhile (sleep, starved)
                 continue
-            if now - self.heard > self._hung_after_s:
-                self.killed = f"no answer in {self._hung_after_s:g} s while loading, killed"
+            limit = self._hung_after_s * (1 if self.answered else STARTUP_FACTOR)
+            if now - self.heard > limit:
+                self.killed = f"no answer in {limit:g} s while loading, killed"
                 log.warning("worker (pid %d): %s", self._process.pid, self.killed)
                 with contextlib.suppress(OSError):
                     self._process.kill()
@@ -701,6 +706,7 @@ def start_worker(
         )
         while isinstance(first := channel.receive(), wire.Pong):
             watch.heard = time.monotonic()
+            watch.answered = True
     except (OSError, wire.WireError):
         first = None
     finally:
