@@ -110,6 +110,20 @@ def test_a_stopped_worker_is_killed_and_its_requests_end_with_an_error(
     )
 
 
+def test_a_request_stuck_writing_to_a_stopped_worker_does_not_stop_the_watchdog(
+    watched: WorkerEngine,
+) -> None:
+    """A megabyte to a stopped worker fills its pipe: the sending thread blocks in the
+    write, holding the channel, and the watchdog still kills the worker on time."""
+    os.kill(watched.pid, signal.SIGSTOP)
+    wait_until(lambda: _stopped(watched.pid), BOUND_S, "the worker stopped")
+    sending, raised = _ending(lambda: watched.tokenize("word " * 200_000))
+    sending.join(BOUND_S)
+    assert not sending.is_alive(), "the request still blocks on the stopped worker's pipe"
+    assert len(raised) == 1 and isinstance(raised[0], EngineCrashed), raised
+    assert f"no answer in {HUNG_AFTER_S:g} s" in raised[0].how
+
+
 def test_a_quiet_worker_answers_its_heartbeat_and_lives(watched: WorkerEngine) -> None:
     answer = list(watched.stream_chat(ChatCall.of(HI, GenerationParams(max_tokens=4))))
     assert answer[-1].is_final

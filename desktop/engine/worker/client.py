@@ -17,8 +17,9 @@ it: ``last_stats`` is the snapshot the last answer left.
 
 Threads: every method may be called from any thread, concurrently (each request has its
 own queue; one lock guards the table of them). A reader thread, started here, receives
-every answer and ends when the worker does; a watchdog thread pings it and kills it at a
-missed deadline; ``close()`` waits for all of them.
+every answer and ends when the worker does; a watchdog thread kills it at a missed
+deadline and has a pinger thread ping it (a write to a stopped worker's full pipe may
+block; the watchdog never writes); ``close()`` waits for all of them.
 """
 
 from __future__ import annotations
@@ -221,6 +222,7 @@ class WorkerEngine:
         self._deadlines: dict[int, _Deadline] = {}
         self._killed: str | None = None  # the deadline the watchdog killed it for
         self._pings = itertools.count(1)
+        self._ping_due = threading.Event()
         self._quit_watch = threading.Event()
         self._reader = threading.Thread(target=self._read, name=f"worker-{model_id}", daemon=True)
         self._reader.start()
@@ -228,6 +230,12 @@ class WorkerEngine:
             target=self._watch, name=f"worker-{model_id}-watchdog", daemon=True
         )
         self._watchdog.start()
+        # Pings go from a thread of their own: a write to a stopped worker's full pipe
+        # blocks, and the watchdog must stay free to kill it.
+        self._pinger = threading.Thread(
+            target=self._ping, name=f"worker-{model_id}-ping", daemon=True
+        )
+        self._pinger.start()
 
     # ------------------------------------------------------------------ status
     @property
@@ -341,6 +349,7 @@ class WorkerEngine:
                 return
             self._closing = True
         self._quit_watch.set()  # a closing worker frees its model: it answers no pings
+        self._ping_due.set()
         if self._ended is None:
             with contextlib.suppress(OSError):  # it is gone already
                 self._channel.send(wire.Close())
@@ -354,6 +363,7 @@ class WorkerEngine:
             self._process.wait()
         self._reader.join()  # it closes the pipes once the worker has gone
         self._watchdog.join()
+        self._pinger.join()  # a write it was blocked in failed when the worker ended
         log.info("worker %s (pid %d) stopped", self.model_id, self._process.pid)
 
     # ------------------------------------------------------------------ plumbing
@@ -501,6 +511,7 @@ class WorkerEngine:
         woke = time.monotonic()
         while not self._quit_watch.wait(self._beat_s):
             if self._ended is not None or self._closing:
+                self._ping_due.set()  # the pinger sees it and ends too
                 return
             now = time.monotonic()
             late = now - woke - self._beat_s
@@ -523,10 +534,19 @@ class WorkerEngine:
                 self._kill(missed[0].how)
                 return
             if now - self._heard >= self._beat_s / 2:
-                try:
-                    self._channel.send(wire.Ping(next(self._pings)))
-                except OSError:
-                    return  # it is gone: the reader says how
+                self._ping_due.set()
+
+    def _ping(self) -> None:
+        """The pinger thread: one ``Ping`` each time the watchdog asks for one."""
+        while True:
+            self._ping_due.wait()
+            self._ping_due.clear()
+            if self._quit_watch.is_set() or self._ended is not None:
+                return
+            try:
+                self._channel.send(wire.Ping(next(self._pings)))
+            except OSError:
+                return  # it is gone: the reader says how
 
     def _kill(self, how: str) -> None:
         """End a worker that missed its deadline (SIGKILL: a stopped process dies too);
@@ -572,6 +592,7 @@ class WorkerEngine:
         with self._lock:
             self._ended = _Ended(error)
             pending = list(self._pending.values())
+        self._ping_due.set()  # the pinger ends
         self._channel.close()  # a dead worker's pipes serve nobody
         if not self._closing:  # a log line, not a warning: the request's error says it
             log.info("worker %s (pid %d) %s", self.model_id, self._process.pid, error.how)
