@@ -133,6 +133,48 @@ def test_a_quiet_worker_answers_its_heartbeat_and_lives(watched: WorkerEngine) -
     assert watched.tokenize("hello") == watched.tokenize("hello")
 
 
+def test_an_app_that_slept_does_not_take_its_workers_for_hung(
+    tiny_chat: Path, tmp_path: Path
+) -> None:
+    """The machine sleeps (here: the app process alone is stopped, its worker runs on):
+    on waking, the worker's silence meanwhile is the app's, and the worker lives."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from desktop.engine.types import ModelSpec\n"
+        "from desktop.engine.worker.client import start_worker\n"
+        f"e = start_worker(ModelSpec(Path({str(tiny_chat)!r}), 't', context_length=512),"
+        f" log_path=Path({str(tmp_path / 'w.log')!r}), hung_after_s={HUNG_AFTER_S!r})\n"
+        "print(e.pid, flush=True)\n"
+        "sys.stdin.readline()\n"
+        "print(e.alive, e.tokenize('hello') == e.tokenize('hello'), flush=True)\n"
+        "e.close()\n"
+    )
+    app = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        text=True,
+    )
+    assert app.stdin is not None and app.stdout is not None
+    try:
+        app.stdout.readline()  # its worker is ready
+        os.kill(app.pid, signal.SIGSTOP)
+        wait_until(lambda: _stopped(app.pid), BOUND_S, "the app stopped")
+        time.sleep(3 * HUNG_AFTER_S)  # asleep for three of its workers' deadlines
+        os.kill(app.pid, signal.SIGCONT)
+        time.sleep(HUNG_AFTER_S / 2)  # two of its watchdog's beats: it has looked by now
+        app.stdin.write("go\n")
+        app.stdin.flush()
+        assert app.stdout.readline().split() == ["True", "True"]
+    finally:
+        app.kill()
+        app.wait()
+        app.stdin.close()
+        app.stdout.close()
+
+
 def test_the_scheduler_starts_a_fresh_worker_after_a_hang(tiny_chat: Path, tmp_path: Path) -> None:
     workers: list[WorkerEngine] = []
 
