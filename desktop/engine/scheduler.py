@@ -45,6 +45,7 @@ from desktop.engine.protocol import Engine, LoadedModel
 from desktop.engine.types import (
     ChatCall,
     Chunk,
+    EngineStats,
     GenerationParams,
     LoadReport,
     ModelSpec,
@@ -170,41 +171,51 @@ class Scheduler:
         with self._cond:
             return any(m.in_use for m in self._models.values())
 
-    def loaded(self) -> list[LoadedModel]:
-        """Models in memory with their slots and engine counters, most recently used first.
+    def loaded(self, *, counters: bool = False) -> list[LoadedModel]:
+        """Models in memory with their slots, most recently used first; never waits on an
+        engine unless ``counters`` is asked for.
 
-        The counters are asked outside the lock (a worker's answer crosses a pipe, and a
+        Without ``counters`` (every response's context header, ``/health``, the window's
+        status) a model's ``stats`` is the snapshot its engine last reported
+        (``last_stats``; None for an engine that keeps none): a stuck worker delays no
+        request that does not use it. With ``counters`` (``/metrics``, ``bench``) each
+        engine is asked now, outside the lock (a worker's answer crosses a pipe, and a
         busy or dying one may be slow); each model is held in use meanwhile, so none is
         closed under the question."""
         now = self._clock()
+
+        def record(m: _Model, engine: Engine, stats: EngineStats | None) -> LoadedModel:
+            return LoadedModel(
+                m.spec.model_id,
+                engine.report,
+                now - m.last_used,
+                m.requests,
+                m.streams,
+                m.parallel,
+                m.in_use,
+                stats,
+                m.peak_streams,
+            )
+
         with self._cond:
             models = [
                 m
                 for m in sorted(self._models.values(), key=lambda m: -m.last_used)
                 if m.engine is not None and engine_alive(m.engine)
             ]
+            # Read under the lock: the figures of one moment.
             rows = [
-                (m, m.engine, now - m.last_used, m.requests, m.streams, m.in_use, m.peak_streams)
-                for m in models
+                (m, m.engine, record(m, m.engine, None)) for m in models if m.engine is not None
             ]
+            if not counters:
+                return [
+                    replace(row, stats=getattr(engine, "last_stats", None))
+                    for _, engine, row in rows
+                ]
             for model in models:
                 model.in_use += 1
         try:
-            return [
-                LoadedModel(
-                    m.spec.model_id,
-                    engine.report,
-                    idle,
-                    requests,
-                    streams,
-                    m.parallel,
-                    in_use,
-                    engine.stats(),
-                    peak,
-                )
-                for m, engine, idle, requests, streams, in_use, peak in rows
-                if engine is not None
-            ]
+            return [replace(row, stats=engine.stats()) for _, engine, row in rows]
         finally:
             with self._cond:
                 for model in models:

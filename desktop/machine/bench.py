@@ -165,7 +165,7 @@ def slot_figures(scheduler: Scheduler, model_id: str) -> dict[str, Any]:
     """Slots used at most at once, the longest queue, and the engine's prompt-cache and
     batching counters, for ``model_id`` since it was loaded."""
     figures: dict[str, Any] = {"peak_queue_length": scheduler.peak_queue_depth}
-    for loaded in scheduler.loaded():
+    for loaded in scheduler.loaded(counters=True):
         if loaded.model_id != model_id:
             continue
         figures.update(slots_total=loaded.slots_total, peak_slots_busy=loaded.peak_slots_busy)

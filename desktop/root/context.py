@@ -311,6 +311,8 @@ class AppContext:
             log_path=worker_log(self.paths.log_dir, spec.model_id),
             links_dir=links,
             prompt_cache_key=key,
+            # The watchdog's call deadline (streams carry their own timeout).
+            call_timeout_s=self.settings.server.generation_timeout_s,
         )
 
     @lazy(needs=("database_key", "chat_store"))

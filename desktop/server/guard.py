@@ -54,7 +54,8 @@ class _Refusal:
 
 
 def context_of(scheduler: Scheduler, model: str) -> int | None:
-    """The context ``model`` was loaded with (None: not loaded), for the context header."""
+    """The context ``model`` was loaded with (None: not loaded), for the context header:
+    read from the scheduler's snapshot, so no response waits on any model's worker."""
     for loaded in scheduler.loaded():
         if loaded.model_id == model:
             return loaded.report.context_length

@@ -97,7 +97,7 @@ class Gauges:
 
 def gauges_from(scheduler: Scheduler) -> Gauges:
     """Read the scheduler's queue, slots and each loaded engine's counters now."""
-    loaded = scheduler.loaded()
+    loaded = scheduler.loaded(counters=True)
     return Gauges(
         scheduler.queue_depth,
         scheduler.busy,

@@ -36,7 +36,7 @@ def test_changing_engine_parallel_reloads_the_model_at_its_next_request(tiny_cha
                 max_tokens=2,
             )
             assert _slots(metrics) == [("tiny-chat", 2)]
-            first = ctx.scheduler.loaded()[0].stats
+            first = ctx.scheduler.loaded(counters=True)[0].stats
             assert first is not None and first.slots_total == 2
             # The setting applies now, not at the next start, and to the loaded model.
             assert "engine.parallel" not in ctx.apply_settings({"engine.parallel": 3})
@@ -46,7 +46,7 @@ def test_changing_engine_parallel_reloads_the_model_at_its_next_request(tiny_cha
                 max_tokens=2,
             )
             assert _slots(metrics) == [("tiny-chat", 3)]
-            again = ctx.scheduler.loaded()[0].stats
+            again = ctx.scheduler.loaded(counters=True)[0].stats
             assert again is not None and again.slots_total == 3
             # An unchanged plan keeps the model: the next request does not reload it.
             answer = list(

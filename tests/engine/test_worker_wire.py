@@ -138,3 +138,28 @@ def test_how_a_worker_ended_in_words() -> None:
     assert how_it_ended(-11) == "crashed (SIGSEGV)"
     assert how_it_ended(3) == "exit code 3"
     assert how_it_ended(None) == "stopped answering"
+
+
+def test_a_heartbeat_crosses_both_ways() -> None:
+    assert _through(wire.Ping(7), wire.Request) == wire.Ping(7)
+    assert _through(wire.Pong(7), wire.Reply) == wire.Pong(7)
+
+
+def test_a_message_over_the_frame_limit_is_refused_before_a_byte_is_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from desktop.base.errors import InvalidRequest
+
+    monkeypatch.setattr(wire, "MAX_FRAME", 64)
+    out = io.BytesIO()
+    with pytest.raises(InvalidRequest, match="over the 64-byte limit"):
+        wire.Channel(io.BytesIO(), out, wire.Request).send(wire.Tokenize(1, "x" * 100, True, True))
+    assert out.getvalue() == b""  # the stream stays whole: the next message reads
+
+
+def test_a_header_claiming_1_gib_is_refused_without_waiting_for_its_body() -> None:
+    # Nothing follows the header: a reader that trusted it would wait for a gigabyte.
+    claimed = io.BytesIO(struct.pack("<I", 1 << 30))
+    with pytest.raises(wire.WireError, match="claims 1073741824 bytes") as refused:
+        wire.Channel(claimed, io.BytesIO(), wire.Request).receive()
+    assert refused.value.request_id is None  # the stream is broken, not one call

@@ -116,7 +116,7 @@ def test_a_large_embedding_stops_within_a_second_when_its_client_leaves(
         left = time.perf_counter()
 
         def cancelled() -> int:
-            [model] = scheduler.loaded()
+            [model] = scheduler.loaded(counters=True)
             assert model.stats is not None
             return model.stats.embeds_cancelled
 

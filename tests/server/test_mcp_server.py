@@ -319,7 +319,7 @@ def test_a_search_over_slash_mcp_stops_when_its_client_leaves(
     served = served_minilm
 
     def stats() -> EngineStats:
-        [model] = served.ctx.scheduler.loaded()
+        [model] = served.ctx.scheduler.loaded(counters=True)
         assert model.stats is not None
         return model.stats
 
@@ -378,7 +378,7 @@ def test_a_search_over_slash_mcp_stops_on_mcps_cancel_notification(
     served = served_minilm
 
     def stats() -> EngineStats:
-        [model] = served.ctx.scheduler.loaded()
+        [model] = served.ctx.scheduler.loaded(counters=True)
         assert model.stats is not None
         return model.stats
 

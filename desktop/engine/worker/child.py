@@ -6,9 +6,11 @@ then points at standard error (the worker's log file) so that nothing llama.cpp 
 library prints can corrupt a message. The worker ignores Ctrl-C (the app stops it with
 ``Close``) and exits as soon as its input ends: an app that died leaves no worker.
 
-Threads: the main thread reads requests and only reads; each call runs on a thread of
-its own (the engine's methods are thread-safe), writing its answers through the
-channel's lock.
+Threads: the main thread reads requests and only reads (and answers the app's
+heartbeat, ``Ping``, at once: it never waits on llama.cpp, so a worker that stops
+answering is stopped or stuck as a whole); the model loads on a thread of its own, and
+each call runs on a thread of its own (the engine's methods are thread-safe), writing
+its answers through the channel's lock.
 """
 
 from __future__ import annotations
@@ -148,40 +150,94 @@ def _load(channel: wire.Channel, request: wire.Open) -> Any:
     return engine
 
 
-def serve(reader: IO[bytes], writer: IO[bytes]) -> int:
-    """Load the model the first message names, then answer until ``Close`` or the end."""
-    channel = wire.Channel(reader, writer, wire.Request)
-    first = channel.receive()
-    if not isinstance(first, wire.Open):
-        return 2
-    engine = _load(channel, first)
-    if engine is None:
-        return 0
-    server = _Server(channel, engine)
+def _take(request: Any, server: _Server, engine: Any) -> None:
+    """Act on one message of the app's other than ``Close`` and ``Ping``, on the reading
+    thread."""
+    if isinstance(request, wire.Cancel):
+        server.cancel(request.id)
+    elif isinstance(request, wire.Forget):
+        engine.forget_saved()
+    elif isinstance(request, wire.Open):
+        log.error("worker: a second Open message; ignored")
+    else:
+        server.start(request)
+
+
+BROKEN_STREAM = 3  # the exit code when the app's stream held something that is no message
+
+
+def _start_load(channel: wire.Channel, request: wire.Open) -> tuple[threading.Event, list[Any]]:
+    """Load on a thread of its own, so the reading thread answers pings meanwhile (a load
+    takes seconds to minutes); the event is set once the engine is in the list. A load
+    that fails (its ``Fault`` sent) ends the worker."""
+    loaded = threading.Event()
+    engine: list[Any] = []
+
+    def load() -> None:
+        result = _load(channel, request)
+        if result is None:
+            logging.shutdown()
+            sys.stderr.flush()
+            os._exit(0)
+        engine.append(result)
+        loaded.set()
+
+    threading.Thread(target=load, name="load", daemon=True).start()
+    return loaded, engine
+
+
+def _receive(channel: wire.Channel) -> Any:
+    """The app's next message (None: it is gone); a call the engine cannot take is
+    answered with a fault here, and a broken stream ends the worker."""
     while True:
         try:
-            request = channel.receive()
+            return channel.receive()
         except wire.WireError as exc:
             if exc.request_id is None:
-                log.error("worker: %s", exc)
-                break  # the stream itself is broken: nothing after it can be trusted
+                # The stream itself is broken (a header claiming 1 GiB, bytes that are
+                # no message): nothing after it can be trusted, and waiting for a body
+                # that large would hang. The app sees the worker end, with this line.
+                log.error("worker: error: %s; ending", exc)
+                logging.shutdown()
+                os._exit(BROKEN_STREAM)
             # One call the engine cannot take (a field of the wrong type): its caller
             # gets the error; the model and every other request go on.
             channel.send(wire.Fault(exc.request_id, "InvalidRequest", str(exc)))
-            continue
+
+
+def serve(reader: IO[bytes], writer: IO[bytes]) -> int:
+    """Load the model the first message names, then answer until ``Close`` or the end."""
+    channel = wire.Channel(reader, writer, wire.Request)
+    try:
+        first = channel.receive()
+    except wire.WireError as exc:
+        log.error("worker: error: %s; ending", exc)
+        return BROKEN_STREAM
+    if not isinstance(first, wire.Open):
+        return 2
+    loaded, engines = _start_load(channel, first)
+    server: _Server | None = None
+    while True:
+        request = _receive(channel)
         if request is None:
             break  # the app is gone (or closed us without a word): leave at once
+        if isinstance(request, wire.Ping):
+            try:
+                channel.send(wire.Pong(request.seq))  # answered here, never by llama.cpp
+            except OSError:
+                break  # the app is gone
+            continue
+        loaded.wait()  # the app sends nothing else before the model is ready
+        engine = engines[0]
         if isinstance(request, wire.Close):
             engine.close()
             return 0
-        if isinstance(request, wire.Cancel):
-            server.cancel(request.id)
-        elif isinstance(request, wire.Forget):
-            engine.forget_saved()
-        elif isinstance(request, wire.Open):
-            log.error("worker: a second Open message; ignored")
-        else:
-            server.start(request)
+        if server is None:
+            server = _Server(channel, engine)
+        try:
+            _take(request, server, engine)
+        except OSError:
+            break  # the app is gone
     # Nothing is waiting for answers: skip freeing llama.cpp's memory one object at a
     # time (the OS takes it back whole) and any thread still decoding.
     os._exit(0)

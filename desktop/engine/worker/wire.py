@@ -5,7 +5,12 @@ code run by reading it, unlike pickle) behind a 4-byte little-endian length. Req
 carry an ``id`` the worker answers with: ``Item`` chunks of a stream, then ``Done`` (a
 call's value, or a stream's end) or ``Fault`` (the error it raised, rebuilt on the app's
 side as the same ``EdgeDeskError`` class). The worker opens with ``Ready`` or ``Fault``
-(id 0) for its model's load.
+(id 0) for its model's load. ``Ping`` is the app's heartbeat: the worker's reading thread
+answers it with ``Pong`` at once, whatever llama.cpp is doing on the other threads.
+
+A frame is at most ``MAX_FRAME`` bytes. A header that claims more is refused before any
+byte of the body is read (the stream is then broken: the worker ends), and a message
+over the limit is never sent (its call fails with ``InvalidRequest``).
 
 Threads: ``Channel.send`` may be called from any thread (one lock a channel);
 ``Channel.receive`` by one reading thread only.
@@ -22,7 +27,7 @@ from typing import IO, Any
 
 import msgspec
 
-from desktop.base.errors import EdgeDeskError
+from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.engine.types import (
     ChatCall,
     Chunk,
@@ -34,7 +39,11 @@ from desktop.engine.types import (
 )
 
 _LENGTH = struct.Struct("<I")
-MAX_FRAME = 1 << 30  # far above any request the server admits (its body limit is lower)
+# The largest message either side sends or reads. Above the largest legitimate one: the
+# server's requests are under its body limit (8 MiB by default) and pictures go as their
+# bytes; the largest answer, 2,048 embeddings of 4,096 floats, is about 75 MB. A header
+# that claims more (1 GiB) is a broken or hostile stream: refused, not waited for.
+MAX_FRAME = 256 << 20
 
 
 class WireError(Exception):
@@ -164,6 +173,12 @@ class Close(msgspec.Struct, tag="close", array_like=True):
     """Free the model and exit (sent only when no request uses it)."""
 
 
+class Ping(msgspec.Struct, tag="ping", array_like=True):
+    """The app's heartbeat: answered with ``Pong(seq)`` by the worker's reading thread."""
+
+    seq: int
+
+
 Call = (
     StreamChat
     | StreamCompletion
@@ -177,7 +192,7 @@ Call = (
     | PromptTokens
     | Stats
 )
-Request = Open | Call | Forget | Cancel | Close
+Request = Open | Call | Forget | Cancel | Close | Ping
 
 
 # ---------------------------------------------------------------- worker -> app
@@ -215,7 +230,13 @@ class Fault(msgspec.Struct, tag="fault", array_like=True):
     answer: tuple[int, str, str] | None = None  # HTTP status, code and type it carried
 
 
-Reply = Ready | Item | Done | Fault
+class Pong(msgspec.Struct, tag="pong", array_like=True):
+    """The worker is alive: the answer to ``Ping(seq)``."""
+
+    seq: int
+
+
+Reply = Ready | Item | Done | Fault | Pong
 
 
 def _request_id(body: bytes) -> int | None:
@@ -259,6 +280,11 @@ class Channel:
         """Write one message whole (raises OSError / BrokenPipeError when the peer is gone
         or the channel was closed)."""
         body = self._encoder.encode(message)
+        if len(body) > MAX_FRAME:
+            raise InvalidRequest(
+                f"the message is {len(body)} bytes, over the {MAX_FRAME}-byte limit of what "
+                "a model's worker takes at once; send less at a time"
+            )
         with self._lock:
             if self._closed:
                 raise BrokenPipeError("the worker's channel is closed")
@@ -274,13 +300,19 @@ class Channel:
                     stream.close()
 
     def receive(self) -> Any:
-        """The next message, or None at a clean end of the stream (the peer is gone)."""
+        """The next message, or None at a clean end of the stream (the peer is gone).
+
+        Raises ``WireError`` for bytes that are no message; without a ``request_id`` (a
+        header over ``MAX_FRAME``, refused before its body is read) nothing after it on
+        the stream can be trusted."""
         head = self._read(_LENGTH.size)
         if head is None:
             return None
         (size,) = _LENGTH.unpack(head)
         if size > MAX_FRAME:
-            raise WireError(f"a message of {size} bytes is over the {MAX_FRAME}-byte limit")
+            raise WireError(
+                f"a message header claims {size} bytes, over the {MAX_FRAME}-byte limit"
+            )
         body = self._read(size)
         if body is None:
             return None
