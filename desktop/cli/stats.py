@@ -9,35 +9,16 @@ time, and tokens per second. Content-free, as the rows are.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from desktop.cli.arguments import context_for
-from desktop.store.usage import UsageGroup
+from desktop.store.usage import UsageGroup, csv_text
 
 RANGES = {"24h": 86_400.0, "7d": 7 * 86_400.0, "30d": 30 * 86_400.0}
 BY = ("key", "model", "client", "day")
-CSV_FIELDS = (
-    "group",
-    "requests",
-    "errors",
-    "errors_by_kind",
-    "prompt_tokens",
-    "cached_tokens",
-    "completion_tokens",
-    "ttft_p50_ms",
-    "ttft_p90_ms",
-    "ttft_p99_ms",
-    "total_p50_ms",
-    "total_p90_ms",
-    "total_p99_ms",
-    "tokens_per_s",
-)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,41 +36,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     out.add_argument("--json", action="store_true", help="one JSON document")
     out.add_argument("--csv", action="store_true", help="CSV with a header row (for IT)")
     stats.set_defaults(handler=handle_stats)
-
-
-def csv_rows(groups: Sequence[UsageGroup]) -> list[dict[str, Any]]:
-    """The groups as CSV rows (``CSV_FIELDS``), as ``--csv`` and the window's Export write."""
-    rows = []
-    for g in groups:
-        d = g.as_dict()
-        rows.append(
-            {
-                "group": g.name,
-                "requests": g.requests,
-                "errors": g.error_count,
-                "errors_by_kind": ";".join(f"{k}={v}" for k, v in d["errors_by_kind"].items()),
-                "prompt_tokens": g.prompt_tokens,
-                "cached_tokens": g.cached_tokens,
-                "completion_tokens": g.completion_tokens,
-                **{f"ttft_{q}_ms": _blank(v) for q, v in d["ttft_ms"].items()},
-                **{f"total_{q}_ms": _blank(v) for q, v in d["total_ms"].items()},
-                "tokens_per_s": _blank(g.tokens_per_s),
-            }
-        )
-    return rows
-
-
-def csv_text(groups: Sequence[UsageGroup]) -> str:
-    """The groups as CSV text with a header row."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(csv_rows(groups))
-    return buffer.getvalue()
-
-
-def _blank(value: float | None) -> str | float:
-    return "" if value is None else value
 
 
 def _ms(value: float | None) -> str:

@@ -47,7 +47,6 @@ _CLIENTS: tuple[tuple[str, str], ...] = (
     ("mozilla/", "browser"),
 )
 _TOKEN = re.compile(r"[A-Za-z0-9._\-]{1,32}")
-WINDOW_CLIENT = "EdgeDesk"  # the window's own chats
 
 
 def client_of(user_agent: str | None) -> str:

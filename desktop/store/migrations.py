@@ -342,7 +342,8 @@ USAGE_SCHEMA = (
         ttft_bucket INTEGER,
         total_bucket INTEGER NOT NULL)""",
     "CREATE INDEX usage_requests_by_time ON usage_requests(time)",
-    # Rows older than a week, summed by the hour; durations as histograms (JSON).
+    # Sums by the hour, kept up to date as rows are added (single rows go after a week);
+    # durations as histograms: packed (uint16 bucket, uint32 count) pairs.
     """CREATE TABLE usage_hourly (
         id INTEGER PRIMARY KEY,
         time REAL NOT NULL,
@@ -357,8 +358,8 @@ USAGE_SCHEMA = (
         cached_tokens INTEGER NOT NULL DEFAULT 0,
         completion_tokens INTEGER NOT NULL DEFAULT 0,
         generation_ms REAL NOT NULL DEFAULT 0,
-        ttft_histogram TEXT NOT NULL DEFAULT '{}',
-        total_histogram TEXT NOT NULL DEFAULT '{}')""",
+        ttft_histogram BLOB NOT NULL DEFAULT x'',
+        total_histogram BLOB NOT NULL DEFAULT x'')""",
     "CREATE INDEX usage_hourly_by_time ON usage_hourly(time)",
 )
 

@@ -2,19 +2,21 @@
 
 A row holds when, who (the key's name, never the secret), which client program, which
 model and route, how it ended and how many tokens and milliseconds it took: never a
-prompt, an answer or a token id (``docs/privacy.md`` lists the columns). Rows older than
-``ROLLUP_AFTER_S`` are folded into hourly buckets, which keep the sums and a histogram of
-the durations, so percentiles over a month stay possible after the single rows are gone.
+prompt, an answer or a token id (``docs/privacy.md`` lists the columns).
 
-Durations are kept beside a histogram bucket number (``bucket_of``: 2 % wide buckets), so
-percentiles are a ``GROUP BY`` in SQL over single rows and hourly buckets alike, rather
-than a sort of every duration in Python: ``summary`` over a million rows stays well under
-a second.
+As rows are added, their hourly bucket (per hour, key, client, model, route, status and
+error) is added to in the same transaction: sums, and histograms of the durations in 2 %
+wide buckets (``bucket_of``). ``summary`` and ``series`` read only those buckets, so a
+month's table is a few thousand rows read rather than a million sorted; percentiles are
+within 1 % of the exact ones. Single rows are dropped after ``ROLLUP_AFTER_S`` (their
+buckets stay) and everything after ``usage_retention_days``.
 """
 
 from __future__ import annotations
 
-import json
+import csv
+import functools
+import io
 import math
 import time
 from collections import defaultdict
@@ -22,24 +24,47 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from desktop.store.db import Database
 
+WINDOW_CLIENT = "EdgeDesk"  # the client of the window's own chats
 ROLLUP_AFTER_S = 7 * 86_400.0  # single rows are kept a week, then summed by the hour
 DEFAULT_RETENTION_DAYS = 90
 GROUPINGS = ("key", "model", "client", "day", "route")
 Grouping = Literal["key", "model", "client", "day", "route"]
 _BASE = 1.02  # histogram buckets: each 2 % wider than the last
+# A stored histogram: (bucket, count) pairs, packed; merged with one bincount per group.
+HIST_DTYPE = np.dtype([("bucket", "<u2"), ("count", "<u4")])
 _LOG_BASE = math.log(_BASE)
 _MIN_MS = 0.1
 
-# SQL of one grouping, the same expression over single rows and hourly buckets (both
-# have key_name, model, client, route and a ``time`` column: the hour's start).
+# SQL of one grouping over the hourly buckets (``time`` is the hour's start).
+CSV_FIELDS = (
+    "group",
+    "requests",
+    "errors",
+    "errors_by_kind",
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "ttft_p50_ms",
+    "ttft_p90_ms",
+    "ttft_p99_ms",
+    "total_p50_ms",
+    "total_p90_ms",
+    "total_p99_ms",
+    "tokens_per_s",
+)
+
 _GROUP_SQL: dict[str, str] = {
     "key": "coalesce(key_name, '-')",
     "model": "coalesce(model, '-')",
     "client": "client",
     "route": "route",
-    "day": "strftime('%Y-%m-%d', time, 'unixepoch', 'localtime')",
+    # The hour, named by its local day in Python (``_day``): SQLite's localtime per row
+    # was most of the time of a month's table.
+    "day": "time",
 }
 
 
@@ -47,7 +72,7 @@ def bucket_of(ms: float) -> int:
     """The histogram bucket of a duration in milliseconds (0: at most 0.1 ms)."""
     if ms <= _MIN_MS:
         return 0
-    return 1 + int(math.log(ms / _MIN_MS) / _LOG_BASE)
+    return min(65_535, 1 + int(math.log(ms / _MIN_MS) / _LOG_BASE))  # stored as uint16
 
 
 def bucket_ms(bucket: int) -> float:
@@ -186,30 +211,45 @@ class UsageStore:
         self._clock = clock
 
     def add(self, rows: Sequence[UsageRow]) -> None:
-        """Insert ``rows`` in one transaction."""
+        """Insert ``rows`` and add them to their hourly buckets, in one transaction."""
         if not rows:
             return
-        values = [
-            (
-                r.time,
-                r.key_name,
-                r.client,
-                r.model,
-                r.route,
-                r.status,
-                error_kind(r.status, r.error_code),
-                r.prompt_tokens,
-                r.cached_tokens,
-                r.completion_tokens,
-                r.ttft_ms,
-                r.total_ms,
-                r.tokens_per_s,
-                r.generation_ms,
-                None if r.ttft_ms is None else bucket_of(r.ttft_ms),
-                bucket_of(r.total_ms),
+        values = []
+        buckets: dict[tuple[Any, ...], list[Any]] = defaultdict(lambda: [0, 0, 0, 0, 0.0, {}, {}])
+        for r in rows:
+            kind = error_kind(r.status, r.error_code)
+            ttft = None if r.ttft_ms is None else bucket_of(r.ttft_ms)
+            total = bucket_of(r.total_ms)
+            values.append(
+                (
+                    r.time,
+                    r.key_name,
+                    r.client,
+                    r.model,
+                    r.route,
+                    r.status,
+                    kind,
+                    r.prompt_tokens,
+                    r.cached_tokens,
+                    r.completion_tokens,
+                    r.ttft_ms,
+                    r.total_ms,
+                    r.tokens_per_s,
+                    r.generation_ms,
+                    ttft,
+                    total,
+                )
             )
-            for r in rows
-        ]
+            hour = float(int(r.time // 3600) * 3600)
+            b = buckets[(hour, r.key_name, r.client, r.model, r.route, r.status, kind)]
+            b[0] += 1
+            b[1] += r.prompt_tokens
+            b[2] += r.cached_tokens
+            b[3] += r.completion_tokens
+            b[4] += r.generation_ms
+            if ttft is not None:
+                b[5][ttft] = b[5].get(ttft, 0) + 1
+            b[6][total] = b[6].get(total, 0) + 1
         with self.database.transaction():
             self.database.conn.executemany(
                 "INSERT INTO usage_requests(time, key_name, client, model, route, status, "
@@ -218,6 +258,8 @@ class UsageStore:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
+            for ident, sums in buckets.items():
+                self._add_hour(ident, sums)
 
     def rows(self, since: float = 0.0) -> list[UsageRow]:
         """The single rows since ``since`` (Unix time), oldest first (tests, export)."""
@@ -237,60 +279,44 @@ class UsageStore:
             hourly = self.database.query("SELECT count(*) FROM usage_hourly")[0][0]
         return int(single), int(hourly)
 
+    def _hours(self, grp: str, since: float, until: float | None) -> list[Any]:
+        """The hourly buckets from the hour holding ``since`` up to ``until``."""
+        until = self._clock() + 1 if until is None else until
+        with self.database.lock:
+            # ``grp`` is a fixed expression of _GROUP_SQL, never user text.
+            return self.database.query(
+                f"SELECT time, {grp}, error_kind, requests, prompt_tokens, "  # noqa: S608
+                "cached_tokens, completion_tokens, generation_ms, ttft_histogram, "
+                "total_histogram FROM usage_hourly WHERE time >= ? AND time < ?",
+                (since - since % 3600, until),
+            )
+
     def summary(
         self, since: float, by: Grouping = "key", until: float | None = None
     ) -> list[UsageGroup]:
-        """Requests, errors, tokens and percentiles per group since ``since``, busiest first."""
+        """Requests, errors, tokens and percentiles per group, busiest first.
+
+        Read from the hourly buckets, so the range starts at the hour holding ``since``:
+        a table of a month is a few thousand buckets, not every request.
+        """
         if by not in _GROUP_SQL:
             raise ValueError(f"unknown grouping {by!r}")
-        until = self._clock() + 1 if until is None else until
-        grp = _GROUP_SQL[by]
         groups: dict[str, UsageGroup] = {}
-
-        def group(name: Any) -> UsageGroup:
-            key = str(name)
-            found = groups.get(key)
-            if found is None:
-                found = groups[key] = UsageGroup(key)
-            return found
-
-        window = "time >= ? AND time < ?"
-        with self.database.lock:
-            # Fixed expressions from _GROUP_SQL, never user text.
-            sums = self.database.query(
-                f"SELECT {grp}, error_kind, count(*), sum(prompt_tokens), sum(cached_tokens), "  # noqa: S608
-                f"sum(completion_tokens), sum(generation_ms) FROM usage_requests "
-                f"WHERE {window} GROUP BY 1, 2",
-                (since, until),
-            )
-            histograms = [
-                (
-                    kind,
-                    self.database.query(
-                        f"SELECT {grp}, {kind}_bucket, count(*) FROM usage_requests "  # noqa: S608
-                        f"WHERE {window} AND {kind}_bucket IS NOT NULL GROUP BY 1, 2",
-                        (since, until),
-                    ),
-                )
-                for kind in ("ttft", "total")
-            ]
-            hourly = self.database.query(
-                f"SELECT {grp}, error_kind, requests, prompt_tokens, cached_tokens, "  # noqa: S608
-                f"completion_tokens, generation_ms, ttft_histogram, total_histogram "
-                f"FROM usage_hourly WHERE {window}",
-                (since, until),
-            )
-        for name, kind, n, prompt, cached, completion, gen in sums:
-            _add_sums(group(name), kind, (n, prompt, cached, completion, gen))
-        for kind, found in histograms:
-            for name, bucket, n in found:
-                hist = getattr(group(name), kind)
-                hist[bucket] = hist.get(bucket, 0) + n
-        for name, kind, n, prompt, cached, completion, gen, ttft, total in hourly:
-            g = group(name)
+        blobs: dict[str, tuple[list[bytes], list[bytes]]] = {}
+        for _hour, name, kind, n, prompt, cached, completion, gen, ttft, total in self._hours(
+            _GROUP_SQL[by], since, until
+        ):
+            key = _day(name) if by == "day" else str(name)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = UsageGroup(key)
+                blobs[key] = ([], [])
             _add_sums(g, kind, (n, prompt, cached, completion, gen))
-            _merge(g.ttft, ttft)
-            _merge(g.total, total)
+            blobs[key][0].append(ttft)
+            blobs[key][1].append(total)
+        for key, (ttft_blobs, total_blobs) in blobs.items():
+            groups[key].ttft = _unpack(ttft_blobs)
+            groups[key].total = _unpack(total_blobs)
         return sorted(groups.values(), key=lambda g: (-g.requests, g.name))
 
     def series(
@@ -300,90 +326,38 @@ class UsageStore:
         by: Grouping = "key",
         until: float | None = None,
     ) -> list[SeriesPoint]:
-        """Per time slot of ``step_s`` seconds from ``since`` and per group: requests,
-        errors, tokens and the total-time histogram (what the window's charts draw)."""
+        """Per time slot of ``step_s`` seconds (whole hours) from the hour holding ``since``,
+        and per group: requests, errors, tokens and the total-time histogram (the
+        window's charts)."""
         if by not in _GROUP_SQL:
             raise ValueError(f"unknown grouping {by!r}")
-        until = self._clock() + 1 if until is None else until
-        grp = _GROUP_SQL[by]
-        slot = "CAST((time - ?) / ? AS INTEGER)"
-        args = (since, step_s, since, until)
-        with self.database.lock:
-            sums = self.database.query(
-                f"SELECT {slot}, {grp}, count(*), sum(error_kind IS NOT NULL), "  # noqa: S608
-                "sum(prompt_tokens), sum(completion_tokens) FROM usage_requests "
-                "WHERE time >= ? AND time < ? GROUP BY 1, 2",
-                args,
-            )
-            hist = self.database.query(
-                f"SELECT {slot}, {grp}, total_bucket, count(*) FROM usage_requests "  # noqa: S608
-                "WHERE time >= ? AND time < ? GROUP BY 1, 2, 3",
-                args,
-            )
-            hourly = self.database.query(
-                f"SELECT {slot}, {grp}, requests, error_kind IS NOT NULL, prompt_tokens, "  # noqa: S608
-                "completion_tokens, total_histogram FROM usage_hourly "
-                "WHERE time >= ? AND time < ?",
-                args,
-            )
+        start = since - since % 3600
         points: dict[tuple[int, str], SeriesPoint] = {}
-
-        def point(index: int, name: Any) -> SeriesPoint:
-            key = (int(index), str(name))
-            found = points.get(key)
-            if found is None:
-                found = points[key] = SeriesPoint(since + key[0] * step_s, key[1])
-            return found
-
-        for index, name, n, errors, prompt, completion in sums:
-            p = point(index, name)
+        blobs: dict[tuple[int, str], list[bytes]] = {}
+        for hour, name, kind, n, prompt, _c, completion, _g, _t, total in self._hours(
+            _GROUP_SQL[by], since, until
+        ):
+            key = (int((hour - start) // step_s), _day(name) if by == "day" else str(name))
+            p = points.get(key)
+            if p is None:
+                p = points[key] = SeriesPoint(start + key[0] * step_s, key[1])
+                blobs[key] = []
             p.requests += n
-            p.errors += int(errors or 0)
+            p.errors += n if kind is not None else 0
             p.prompt_tokens += int(prompt or 0)
             p.completion_tokens += int(completion or 0)
-        for index, name, bucket, n in hist:
-            h = point(index, name).total
-            h[bucket] = h.get(bucket, 0) + n
-        for index, name, n, failed, prompt, completion, total in hourly:
-            p = point(index, name)
-            p.requests += n
-            p.errors += n if failed else 0
-            p.prompt_tokens += int(prompt or 0)
-            p.completion_tokens += int(completion or 0)
-            _merge(p.total, total)
+            blobs[key].append(total)
+        for key, found in blobs.items():
+            points[key].total = _unpack(found)
         return sorted(points.values(), key=lambda p: (p.start, p.group))
 
     def roll_up(self, now: float | None = None) -> int:
-        """Fold single rows older than ``ROLLUP_AFTER_S`` into hourly buckets; returns how
-        many rows went. Idempotent: a bucket that exists already is added to."""
+        """Drop single rows older than ``ROLLUP_AFTER_S``: their hourly buckets (kept up to
+        date as rows are added) hold their sums and histograms. Returns how many went."""
         cutoff = (self._clock() if now is None else now) - ROLLUP_AFTER_S
-        cutoff -= cutoff % 3600  # whole hours only: a bucket is never split across passes
         with self.database.transaction():
-            rows = self.database.query(
-                "SELECT CAST(time / 3600 AS INTEGER) * 3600, key_name, client, model, route, "
-                "status, error_kind, prompt_tokens, cached_tokens, completion_tokens, "
-                "generation_ms, ttft_bucket, total_bucket FROM usage_requests WHERE time < ?",
-                (cutoff,),
-            )
-            if not rows:
-                return 0
-            buckets: dict[tuple[Any, ...], list[Any]] = defaultdict(
-                lambda: [0, 0, 0, 0, 0.0, {}, {}]
-            )
-            for hour, key, client, model, route, status, kind, p, c, o, gen, tb, ob in rows:
-                b = buckets[(hour, key, client, model, route, status, kind)]
-                b[0] += 1
-                b[1] += p
-                b[2] += c
-                b[3] += o
-                b[4] += gen or 0.0
-                if tb is not None:
-                    b[5][tb] = b[5].get(tb, 0) + 1
-                b[6][ob] = b[6].get(ob, 0) + 1
-            for ident, sums in buckets.items():
-                self._add_hour(ident, sums)
-            self.database.execute("DELETE FROM usage_requests WHERE time < ?", (cutoff,))
-        return len(rows)
+            gone = self.database.execute("DELETE FROM usage_requests WHERE time < ?", (cutoff,))
+        return int(gone.rowcount or 0)
 
     def _add_hour(self, ident: tuple[Any, ...], sums: list[Any]) -> None:
         """Add one hour's sums (requests, prompt, cached and completion tokens,
@@ -397,14 +371,14 @@ class UsageStore:
         )
         if found:
             row_id, old_ttft, old_total = found[0]
-            _merge(ttft, old_ttft)
-            _merge(total, old_total)
+            _merge(ttft, _unpack([old_ttft]))
+            _merge(total, _unpack([old_total]))
             self.database.execute(
                 "UPDATE usage_hourly SET requests = requests + ?, prompt_tokens = "
                 "prompt_tokens + ?, cached_tokens = cached_tokens + ?, completion_tokens = "
                 "completion_tokens + ?, generation_ms = generation_ms + ?, ttft_histogram = ?, "
                 "total_histogram = ? WHERE id = ?",
-                (n, prompt, cached, completion, gen, _dump(ttft), _dump(total), row_id),
+                (n, prompt, cached, completion, gen, _pack(ttft), _pack(total), row_id),
             )
             return
         self.database.execute(
@@ -412,7 +386,7 @@ class UsageStore:
             "error_kind, requests, prompt_tokens, cached_tokens, completion_tokens, "
             "generation_ms, ttft_histogram, total_histogram) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*ident, n, prompt, cached, completion, gen, _dump(ttft), _dump(total)),
+            (*ident, n, prompt, cached, completion, gen, _pack(ttft), _pack(total)),
         )
 
     def prune(self, retention_days: int, now: float | None = None) -> int:
@@ -425,7 +399,8 @@ class UsageStore:
         return single + int(gone.rowcount or 0)
 
     def upkeep(self, retention_days: int, now: float | None = None) -> tuple[int, int]:
-        """The hourly pass: prune past ``retention_days``, then roll up; (pruned, rolled)."""
+        """The hourly pass: prune past ``retention_days``, then drop single rows older than
+        a week; (pruned, rolled up)."""
         pruned = self.prune(retention_days, now)
         return pruned, self.roll_up(now)
 
@@ -442,17 +417,63 @@ def _add_sums(g: UsageGroup, kind: str | None, sums: Sequence[Any]) -> None:
     g.generation_ms += float(gen or 0.0)
 
 
-def _dump(histogram: dict[int, int]) -> str:
-    return json.dumps({str(k): v for k, v in sorted(histogram.items())}, separators=(",", ":"))
+@functools.lru_cache(maxsize=4096)
+def _day(hour: float) -> str:
+    """The local calendar day of an hour's start, as ``--by day`` names it."""
+    return time.strftime("%Y-%m-%d", time.localtime(hour))
 
 
-def _merge(into: dict[int, int], stored: str | None) -> None:
-    """Add a stored JSON histogram into ``into`` (a damaged one adds nothing)."""
-    try:
-        data = json.loads(stored or "{}")
-    except ValueError:
-        return
-    if isinstance(data, dict):
-        for k, v in data.items():
-            if str(k).isdigit() and isinstance(v, int):
-                into[int(k)] = into.get(int(k), 0) + v
+def _pack(histogram: dict[int, int]) -> bytes:
+    """A histogram as stored: packed (bucket, count) pairs."""
+    return np.array(sorted(histogram.items()), dtype=HIST_DTYPE).tobytes()
+
+
+def _unpack(blobs: Sequence[bytes | None]) -> dict[int, int]:
+    """The sum of stored histograms (a damaged one, of a wrong length, adds nothing)."""
+    whole = b"".join(b for b in blobs if b and len(b) % HIST_DTYPE.itemsize == 0)
+    if not whole:
+        return {}
+    pairs = np.frombuffer(whole, dtype=HIST_DTYPE)
+    dense = np.bincount(pairs["bucket"], weights=pairs["count"])
+    (found,) = np.nonzero(dense)
+    return {int(i): int(dense[i]) for i in found}
+
+
+def _merge(into: dict[int, int], more: dict[int, int]) -> None:
+    for bucket, n in more.items():
+        into[bucket] = into.get(bucket, 0) + n
+
+
+def csv_rows(groups: Sequence[UsageGroup]) -> list[dict[str, Any]]:
+    """The groups as CSV rows (``CSV_FIELDS``): ``stats --csv`` and the window's Export."""
+    rows = []
+    for g in groups:
+        d = g.as_dict()
+        rows.append(
+            {
+                "group": g.name,
+                "requests": g.requests,
+                "errors": g.error_count,
+                "errors_by_kind": ";".join(f"{k}={v}" for k, v in d["errors_by_kind"].items()),
+                "prompt_tokens": g.prompt_tokens,
+                "cached_tokens": g.cached_tokens,
+                "completion_tokens": g.completion_tokens,
+                **{f"ttft_{q}_ms": _blank(v) for q, v in d["ttft_ms"].items()},
+                **{f"total_{q}_ms": _blank(v) for q, v in d["total_ms"].items()},
+                "tokens_per_s": _blank(g.tokens_per_s),
+            }
+        )
+    return rows
+
+
+def csv_text(groups: Sequence[UsageGroup]) -> str:
+    """The groups as CSV text with a header row."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(csv_rows(groups))
+    return buffer.getvalue()
+
+
+def _blank(value: float | None) -> str | float:
+    return "" if value is None else value
