@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,7 +32,8 @@ def _scripted_day(ctx: AppContext, now: float) -> int:
     """A day of three tools on three keys (and the window's own chats); returns requests."""
     rows = []
     for h in range(24):
-        start = now - (24 - h) * HOUR
+        # Five minutes into each hour: a range read a moment later still holds the first.
+        start = now - (24 - h) * HOUR + 300
         busy = 3 + (h % 8)
         for i in range(busy):
             rows.append(
@@ -105,7 +108,8 @@ def _open_usage(qtbot, ctx: AppContext) -> MainWindow:
     win.resize(1280, 860)
     win.show()
     win.show_page("server")
-    win.server.tabs.setCurrentWidget(win.server.usage)
+    assert win.server._usage is None  # made when first shown
+    win.server.tabs.setCurrentIndex(1)
     qtbot.waitUntil(lambda: win.server.usage.slots is not None, timeout=10_000)
     return win
 
@@ -139,7 +143,9 @@ def test_usage_tab_draws_a_scripted_day_and_exports_it(qtbot, tmp_path: Path) ->
     ctx.record_usage(
         UsageRow(time.time(), "codex", "Codex", "glm-4-9b", "/v1/responses", 200, total_ms=80.0)
     )
-    qtbot.waitUntil(lambda: tab.slots is not None and sum(tab.slots.totals) == sent + 1)
+    qtbot.waitUntil(
+        lambda: tab.slots is not None and sum(tab.slots.totals) == sent + 1, timeout=20_000
+    )
     sent += 1
 
     tab.by_box.setCurrentIndex(tab.by_box.findData("model"))
@@ -181,10 +187,22 @@ def test_usage_tab_in_chinese(qtbot) -> None:
         assert tab.export_button.text() == "导出 CSV…"
         assert "请求" in tab.summary.text()
         assert relative_time("2026-01-01T00:00:00+00:00", time.time()).count("-") == 2
+        iso = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 130))
+        row = log_line(_record("ide", "glm", 200, iso))
+        assert row.startswith("2 分钟前") and "5→2 个词元" in row and "密钥 ide" in row
         _shot(win, "usage-zh.png")
         win.close()
     finally:
         app.removeTranslator(translator)
+
+
+def test_the_window_opens_without_importing_pyqtgraph() -> None:
+    # About a second of imports: paid when the Usage tab is first shown, not at start.
+    code = "import sys, desktop.ui.shell.main_window; print('pyqtgraph' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "False"
 
 
 def test_policy_off_is_said_on_the_tab(qtbot) -> None:

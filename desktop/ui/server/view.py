@@ -4,6 +4,7 @@ and a live request log (no content)."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
@@ -34,7 +35,9 @@ from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.server.key_scope import KeyScopeDialog, ScopeChoice
 from desktop.ui.server.request_list import RequestList
-from desktop.ui.server.usage_tab import UsageTab
+
+if TYPE_CHECKING:
+    from desktop.ui.server.usage_tab import UsageTab
 
 # The chat model placeholder, not the one inside CODE-MODEL-ID (an autocomplete model).
 _MODEL_PLACEHOLDER = re.compile(r"(?<![\w-])" + re.escape(MODEL) + r"(?![\w-])")
@@ -160,9 +163,23 @@ class ServerView(QWidget):
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 8, 0, 0)
         self.tabs.addTab(page, self.tr("Server"))
-        self.usage = UsageTab(context)
-        self.tabs.addTab(self.usage, self.tr("Usage"))
+        self._usage: UsageTab | None = None
+        self._usage_page = QWidget()
+        self._usage_layout = QVBoxLayout(self._usage_page)
+        self._usage_layout.setContentsMargins(0, 0, 0, 0)
+        self.tabs.addTab(self._usage_page, self.tr("Usage"))
+        self.tabs.currentChanged.connect(lambda i: self.usage if i == 1 else None)
         return layout
+
+    @property
+    def usage(self) -> UsageTab:
+        """The Usage tab, made when first shown: pyqtgraph takes a second to import."""
+        if self._usage is None:
+            from desktop.ui.server.usage_tab import UsageTab
+
+            self._usage = UsageTab(self._context)
+            self._usage_layout.addWidget(self._usage)
+        return self._usage
 
     def _say_what_is_kept(self) -> None:
         """The log keeps no content, but /v1/responses stores prompts and answers: say
@@ -522,7 +539,8 @@ class ServerView(QWidget):
 
     def shutdown(self) -> None:
         """Stop listening for log records (the context stops the server itself)."""
-        self.usage.shutdown()
+        if self._usage is not None:
+            self._usage.shutdown()
         if callable(self._unsubscribe):
             self._unsubscribe()
             self._unsubscribe = None
