@@ -24,6 +24,7 @@ from desktop.remote.registry import keyring_set
 from desktop.root.context import AppContext, build_context
 from desktop.server.runner import ServerRunner
 from tests.cli.test_private_home import Decoder
+from tests.conftest import wait_until
 from tests.remote.fake_openai import Fake
 
 WORD = "zanzibarquokka"
@@ -116,16 +117,51 @@ def _send(runner: ServerRunner, ctx: AppContext) -> dict[str, Any]:
         timeout=60,
     )
     assert answer.status_code == 200, answer.text
+    root = runner.url.removesuffix("/v1")
+    # Rerank (the notebook's embeddings scope) and EdgeDesk's own /mcp (ide: any scope).
+    ranked = httpx.post(
+        f"{runner.url}/rerank",
+        json={"model": "tiny-reranker", "query": PROMPT, "documents": ["a", "b"]},
+        headers={"Authorization": f"Bearer {notebook}"},
+        timeout=60,
+    )
+    assert ranked.status_code == 200, ranked.text
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "usage-test", "version": "1"},
+        },
+    }
+    opened = httpx.post(
+        f"{root}/mcp",
+        json=hello,
+        headers={
+            "Authorization": f"Bearer {ide}",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=60,
+    )
+    assert opened.status_code == 200, opened.text
     return {"chat": chat, "embed": embed}
 
 
 def test_stats_count_what_two_keys_sent_and_no_file_holds_the_prompt(
-    tmp_path: Path, tiny_chat: Path, tiny_embed: Path, fake: Fake
+    tmp_path: Path, tiny_chat: Path, tiny_embed: Path, tiny_reranker: Path, fake: Fake
 ) -> None:
     home = tmp_path / "home"
-    with _serving(home, [tiny_chat, tiny_embed], fake) as (ctx, runner):
+    with _serving(home, [tiny_chat, tiny_embed, tiny_reranker], fake) as (ctx, runner):
         names = _send(runner, ctx)
-        assert ctx.usage_recorder.flush()
+        # A streamed answer's (or /mcp's) row is queued when the server's side of the
+        # response ends, which may come just after the client has read it all.
+        wait_until(
+            lambda: ctx.usage_recorder.flush() and ctx.usage_store.count()[0] == 11,
+            what="the 11 requests' rows",
+        )
+        routes = {g.name: g.requests for g in ctx.usage_store.summary(0, by="route")}
         # While the server still runs: `stats` in another process reads the WAL database.
         by_key = _stats(home, "--since", "24h", "--by", "key", "--json")
         by_model = _stats(home, "--since", "24h", "--by", "model", "--json")
@@ -135,13 +171,21 @@ def test_stats_count_what_two_keys_sent_and_no_file_holds_the_prompt(
     assert by_key.returncode == 0, by_key.stderr
     doc = json.loads(by_key.stdout)
     keys = {g["name"]: g for g in doc["groups"]}
-    # ide: models list, 2 chats, 1 streamed, 1 remote, 1 unknown model, 1 Ollama chat.
-    assert keys["ide"]["requests"] == 7
+    # ide: models list, 2 chats, 1 streamed, 1 remote, 1 unknown model, 1 Ollama chat, /mcp.
+    assert keys["ide"]["requests"] == 8
     assert keys["ide"]["errors_by_kind"] == {"model_not_found": 1}
-    # notebook: 1 embedding, 1 refused chat (its scope is embeddings).
-    assert keys["notebook"]["requests"] == 2
+    # notebook: 1 embedding, 1 refused chat (its scope is embeddings), 1 rerank.
+    assert keys["notebook"]["requests"] == 3
     assert keys["notebook"]["errors_by_kind"] == {"key_scope": 1}
-    assert doc["requests"] == 9 and doc["errors"] == 2
+    assert doc["requests"] == 11 and doc["errors"] == 2
+    assert routes == {
+        "/v1/models": 1,
+        "/v1/chat/completions": 6,
+        "/v1/embeddings": 1,
+        "/v1/rerank": 1,
+        "/api/chat": 1,
+        "/mcp": 1,
+    }
     assert keys["ide"]["completion_tokens"] > 0 and keys["ide"]["prompt_tokens"] > 0
     assert keys["ide"]["ttft_ms"]["p50"] is not None  # the streamed and whole chats
     assert keys["ide"]["tokens_per_s"] is not None
@@ -151,24 +195,25 @@ def test_stats_count_what_two_keys_sent_and_no_file_holds_the_prompt(
     assert models["gpu/echo"]["requests"] == 1 and models["gpu/echo"]["errors"] == 0
     assert models[names["embed"]]["requests"] == 1
     assert models[names["embed"]]["prompt_tokens"] > 0
+    assert models["tiny-reranker"]["requests"] == 1
     clients = {g["name"]: g["requests"] for g in json.loads(by_client.stdout)["groups"]}
-    assert clients == {"openai-python": 8, "curl": 1}
+    assert clients == {"openai-python": 8, "curl": 1, "httpx": 2}
 
     assert table.returncode == 0 and "gpu/echo" in table.stdout and "p50" in table.stdout
     lines = as_csv.stdout.splitlines()
     assert lines[0].startswith("group,requests,errors,errors_by_kind")
-    assert any(line.startswith("ide,7,1,model_not_found=1") for line in lines)
+    assert any(line.startswith("ide,8,1,model_not_found=1") for line in lines)
 
     # Nothing under EDGEDESK_HOME holds the prompt, as text or as the model's token ids.
     assert Decoder(tiny_chat).readable(home, WORD) == []
 
 
 def test_policy_off_records_no_usage(
-    tmp_path: Path, tiny_chat: Path, tiny_embed: Path, fake: Fake
+    tmp_path: Path, tiny_chat: Path, tiny_embed: Path, tiny_reranker: Path, fake: Fake
 ) -> None:
     home = tmp_path / "home"
     policy = MachinePolicy(origin="test", values={"CollectUsage": False})
-    with _serving(home, [tiny_chat, tiny_embed], fake, policy) as (ctx, runner):
+    with _serving(home, [tiny_chat, tiny_embed, tiny_reranker], fake, policy) as (ctx, runner):
         _send(runner, ctx)
         assert runner.services.usage is None
         assert ctx.usage_store.count() == (0, 0)
