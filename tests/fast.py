@@ -52,6 +52,7 @@ FAST_FILES = frozenset(
         "tests/store/test_grounding_store.py",
         "tests/store/test_responses_store.py",
         "tests/store/test_think_store.py",
+        "tests/store/test_usage_store.py",
         "tests/test_config.py",
         "tests/test_contracts.py",
         "tests/test_fast_subset.py",

@@ -134,9 +134,9 @@ REBUILT_ON = {
 
 def rebuilt_by(key: str) -> list[str]:
     """The members a change of ``key`` rebuilds (the window's server, while stopped: every
-    server setting, the picture caps and what its toolbox is built from)."""
+    server setting, the picture caps, usage collection and what its toolbox is built from)."""
     names = {name for name, keys in REBUILT_ON.items() if key in keys}
-    if key.startswith("server.") or key in IMAGES or key in MCP:
+    if key.startswith("server.") or key in IMAGES or key in MCP or key == "collect_usage":
         names.add("api_server")
     return sorted(names)
 
@@ -240,7 +240,8 @@ def test_close_stops_the_server_before_the_models_and_the_models_before_the_data
             return _real(*args)  # type: ignore[operator]
 
         setattr(obj, method, record)
-    assert ctx.databases() == [chats.database, docs]
+    # The server records usage over a connection of its own.
+    assert ctx.databases() == [chats.database, docs, ctx.usage_store.database]
     ctx.close()
     assert closed.index("server") < closed.index("models") < closed.index("chats")
     assert closed.index("models") < closed.index("documents")

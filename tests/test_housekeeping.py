@@ -156,3 +156,25 @@ def test_edgedesk_serve_keeps_collections_fresh_on_its_own(
         finally:
             serve.terminate()
             serve.wait(30)
+
+
+def test_the_hourly_maintenance_rolls_up_and_prunes_by_usage_retention_days() -> None:
+    import time as clock
+
+    from desktop.base.config import NoPolicy
+    from desktop.root.context import build_context
+    from desktop.store.usage import UsageRow
+
+    day = 86_400.0
+
+    def row(when: float) -> UsageRow:
+        return UsageRow(when, "ide", "curl", "tiny", "/v1/chat/completions", 200, total_ms=9.0)
+
+    ctx = build_context(policy=NoPolicy(), cli_settings={"usage_retention_days": 30})
+    now = clock.time()
+    ctx.usage_store.add([row(now - 60), row(now - 8 * day), row(now - 40 * day)])
+    report = ctx.maintenance()
+    assert (report.usage_pruned, report.usage_rolled_up) == (2, 1)  # a row and its hour
+    assert [r.time for r in ctx.usage_store.rows()] == [now - 60]
+    assert ctx.usage_store.summary(now - 31 * day)[0].requests == 2  # the 8-day-old hour
+    ctx.close()

@@ -42,6 +42,7 @@ def _verb_modules() -> list[Any]:
         remotes,
         run,
         serve,
+        stats,
         tools,
     )
 
@@ -56,6 +57,7 @@ def _verb_modules() -> list[Any]:
         chats,
         keys,
         serve,
+        stats,
         bench,
         data,
         doctor,

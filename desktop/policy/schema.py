@@ -114,6 +114,15 @@ KEYS: tuple[PolicyKey, ...] = (
         36500,
     ),
     PolicyKey(
+        "CollectUsage",
+        "bool",
+        "collect_usage",
+        "Keep content-free usage of the local API (who, which model, tokens, timings; "
+        "never prompts or answers) for edgedesk stats and the Usage tab; false: none "
+        "is recorded.",
+        False,
+    ),
+    PolicyKey(
         "EphemeralOnly", "bool", "ephemeral_only", "Never store conversations on disk.", True
     ),
     PolicyKey(

@@ -64,6 +64,8 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.store.cipher import DatabaseKey
     from desktop.store.db import Database
     from desktop.store.responses import ResponseStore
+    from desktop.store.usage import UsageRow, UsageStore
+    from desktop.store.usage_recorder import UsageRecorder
     from desktop.tools.mcp_client import McpClients
     from desktop.tools.servers import ServerList
     from desktop.tools.toolbox import ToolBox
@@ -563,6 +565,36 @@ class AppContext:
         return open_database(self.paths.database, key=self.database_key)
 
     @lazy(
+        needs=("database_key",),
+        close=lambda store: store.database.close(),
+        database=lambda store: store.database,
+    )
+    def usage_store(self) -> UsageStore:
+        """Content-free usage of the API, over a connection of its own to the app database."""
+        from desktop.store.db import open_database
+        from desktop.store.usage import UsageStore
+
+        return UsageStore(open_database(self.paths.database, key=self.database_key))
+
+    @lazy(needs=("usage_store",), close=lambda recorder: recorder.close())
+    def usage_recorder(self) -> UsageRecorder:
+        """Writes usage rows on a thread of its own, in batches (``record_usage``, servers)."""
+        from desktop.store.usage_recorder import UsageRecorder
+
+        return UsageRecorder(self.usage_store)
+
+    def usage_sink(self) -> UsageRecorder | None:
+        """The recorder while usage is collected (setting ``collect_usage``, policy
+        CollectUsage); None when it is off."""
+        return self.usage_recorder if self.settings.collect_usage else None
+
+    def record_usage(self, row: UsageRow) -> None:
+        """Queue one usage row (the window's own chats) unless collection is off."""
+        sink = self.usage_sink()
+        if sink is not None:
+            sink.record(row)
+
+    @lazy(
         needs=("documents_db",),
         uses=("scheduler", "resolver"),
         applied_on=("embedding_model",),
@@ -609,7 +641,7 @@ class AppContext:
 
     # Stopped first at close: a maintenance pass uses the stores and the library.
     @lazy(
-        uses=("scheduler", "chat_store", "response_store", "library", "audit"),
+        uses=("scheduler", "chat_store", "response_store", "library", "audit", "usage_store"),
         close=lambda housekeeping: housekeeping.stop(),
     )
     def housekeeping(self) -> Housekeeping:
@@ -622,7 +654,7 @@ class AppContext:
         return Housekeeping(reap, self.maintenance)
 
     def maintenance(self, cancel: threading.Event | None = None) -> MaintenanceReport:
-        """Apply the retention period and rescan every collection (blocking)."""
+        """Apply the retention periods (chats, usage), roll usage up, rescan (blocking)."""
         return maintain(
             self.chat_store,
             self.response_store,
@@ -630,6 +662,8 @@ class AppContext:
             self.settings.retention_days,
             cancel,
             audit=self.audit,
+            usage=self.usage_store,
+            usage_retention_days=self.settings.usage_retention_days,
         )
 
     @property
@@ -643,7 +677,7 @@ class AppContext:
         return AppContext.resolver.of(self).built
 
     @lazy(
-        rebuilt_on=("server.*", *IMAGES),
+        rebuilt_on=("server.*", "collect_usage", *IMAGES),
         kept_while=lambda runner: runner.running,
         needs=(
             "scheduler",
@@ -654,6 +688,7 @@ class AppContext:
             "audit",
             "tool_servers",
             "toolbox",
+            "usage_recorder",
         ),
         uses=("remote_directory", "searcher", "library"),
         close=lambda runner: runner.stop(),
@@ -726,6 +761,7 @@ class AppContext:
                 tool_servers=self.tool_servers,
                 toolbox=self.toolbox,
                 image_limits=self.image_limits,
+                usage=self.usage_sink(),
             )
         )
 

@@ -189,6 +189,16 @@ class MaintenanceReport:
     responses_deleted: int = 0  # stored Responses API responses past the retention period
     rescanned: list[Rescan] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # collection (or "chats") -> why
+    usage_pruned: int = 0  # usage rows past usage_retention_days
+    usage_rolled_up: int = 0  # single usage rows folded into hourly buckets
+
+
+class UsageUpkeep(Protocol):
+    """The usage store as maintenance sees it."""
+
+    def upkeep(self, retention_days: int, now: float | None = None) -> tuple[int, int]:
+        """Prune past ``retention_days``, roll up old rows; (pruned, rolled up)."""
+        ...
 
 
 def maintain(
@@ -199,8 +209,10 @@ def maintain(
     cancel: threading.Event | None = None,
     *,
     audit: Auditor | None = None,
+    usage: UsageUpkeep | None = None,
+    usage_retention_days: int = 90,
 ) -> MaintenanceReport:
-    """Apply the retention period and rescan every collection (blocking).
+    """Apply the retention periods (chats, usage), roll usage up, rescan collections (blocking).
 
     Edits made to indexed files are picked up and old conversations go without a
     restart. A failure in one part (a missing embedding model, a locked file) is
@@ -224,6 +236,11 @@ def maintain(
             reason="retention",
             retention_days=retention_days,
         )
+    if usage is not None:
+        try:
+            report.usage_pruned, report.usage_rolled_up = usage.upkeep(usage_retention_days)
+        except EdgeDeskError as exc:
+            report.failures["usage"] = exc.message
     for info in library.collections():
         if cancel is not None and cancel.is_set():
             break

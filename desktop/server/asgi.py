@@ -24,7 +24,7 @@ from desktop.server.guard import Guard, known_routes
 from desktop.server.leniency import CONTEXT_HEADER, DROPPED_TOOLS_HEADER
 from desktop.server.metrics import AccessLog, Metrics
 from desktop.server.security import KeyStore, RateLimiter, allowed_hosts, check_bind
-from desktop.server.services import ModelDirectory, RequestInfo, Services
+from desktop.server.services import ModelDirectory, RequestInfo, Services, UsageSink
 from desktop.store.responses import ResponseStore
 
 if TYPE_CHECKING:
@@ -51,13 +51,15 @@ def services_for(
     audit: Auditor | None = None,
     toolbox: ToolBox | None = None,
     image_limits: ImageLimits = DEFAULT_LIMITS,
+    usage: UsageSink | None = None,
 ) -> Services:
     """One server's services from its dependencies; ``keys=None`` means no auth.
 
     What the settings derive (the rate limiter, the caches, the allowed Host names) is
     made here. ``response_store`` keeps Responses API responses (None: ``store: true``
     is refused); ``mcp`` serves ``/mcp`` behind the same key; ``image_limits`` caps every
-    picture a request sends. ConfigError when the bind is unsafe without keys.
+    picture a request sends; ``usage`` takes each finished request's usage row (None:
+    usage is not collected). ConfigError when the bind is unsafe without keys.
     """
     host = bound_host or settings.host
     check_bind(host, keys is not None)
@@ -79,6 +81,7 @@ def services_for(
         toolbox=toolbox,
         image_limits=image_limits,
         mcp=mcp,
+        usage=usage,
     )
 
 

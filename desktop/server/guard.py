@@ -26,6 +26,7 @@ from desktop.server.leniency import CONTEXT_HEADER, DROPPED_TOOLS_HEADER
 from desktop.server.metrics import AccessRecord, now_iso
 from desktop.server.security import KeyStore, api_key, host_allowed
 from desktop.server.services import RequestInfo, Services
+from desktop.server.usage import usage_row
 
 if TYPE_CHECKING:
     from desktop.engine.scheduler import Scheduler
@@ -60,6 +61,11 @@ def context_of(scheduler: Scheduler, model: str) -> int | None:
         if loaded.model_id == model:
             return loaded.report.context_length
     return None
+
+
+def _counted(scope: Scope, path: str) -> bool:
+    """Whether a request is usage: not a health probe, preflight or metrics scrape."""
+    return path not in OPEN_ROUTES and path != "/metrics" and scope.get("method") != "OPTIONS"
 
 
 def known_routes(routes: Iterable[BaseRoute]) -> frozenset[str]:
@@ -120,7 +126,7 @@ class Guard:
             else:
                 await self._run(scope, receive, send_wrapped, headers)
         finally:
-            self._record(scope, path, status, info)
+            self._record(scope, path, status, info, headers.get("user-agent"))
 
     def _told(self, info: RequestInfo) -> list[tuple[bytes, bytes]]:
         """Headers that say what the server did with the request: tools left out, context."""
@@ -272,7 +278,9 @@ class Guard:
                     path=scope.get("path", ""),
                 )(scope, receive, send)
 
-    def _record(self, scope: Scope, path: str, status: int, info: RequestInfo) -> None:
+    def _record(
+        self, scope: Scope, path: str, status: int, info: RequestInfo, agent: str | None
+    ) -> None:
         svc = self.services
         latency = time.perf_counter() - info.started
         route = route_label(path, self.routes)
@@ -284,6 +292,10 @@ class Guard:
             tokens_in=info.tokens_in,
             tokens_out=info.tokens_out,
         )
+        if svc.usage is not None and _counted(scope, path):
+            # Only queued here: the recorder's own thread writes it (usage_recorder).
+            mcp = path == "/mcp" or path.startswith("/mcp/")
+            svc.usage.record(usage_row(info, "/mcp" if mcp else route, status, latency, agent))
         if info.key_name:
             svc.limiter.spend(info.key_name, info.tokens_in + info.tokens_out)
         # The audit trail first (a separate file, hash-chained): who called what, no

@@ -115,6 +115,7 @@ class TimedStream:
                     usage.prompt_tokens,
                     usage.completion_tokens,
                 )
+                self._info.tokens_cached = usage.cached_tokens
 
 
 class Pump:

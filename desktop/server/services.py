@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # annotations only: these modules never import this one's imp
     from desktop.server.cache import LRUCache
     from desktop.server.metrics import AccessLog, Metrics
     from desktop.server.security import KeyStore, RateLimiter
+    from desktop.store.usage import UsageRow
     from desktop.tools.servers import ServerList
     from desktop.tools.toolbox import ToolBox
 
@@ -51,6 +52,14 @@ class ModelDirectory(Protocol):
         ...
 
 
+class UsageSink(Protocol):
+    """Where the guard hands each finished request's usage row (``UsageRecorder``)."""
+
+    def record(self, row: UsageRow) -> None:
+        """Take one row without blocking the request."""
+        ...
+
+
 @dataclass
 class RequestInfo:
     """What the routes learn about a request, for the access log and metrics."""
@@ -67,6 +76,7 @@ class RequestInfo:
     model: str | None = None
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0  # of tokens_in, served from a kept prefix
     ttft_s: float | None = None
     # Why a streamed answer failed after its 200 status went out (``generation.guarded``):
     # the status cannot say so, the access log's ``error`` does. None: it did not fail.
@@ -102,3 +112,4 @@ class Services:
     audit: Auditor = field(default_factory=NoAudit)
     image_limits: ImageLimits = DEFAULT_LIMITS  # caps on one picture (policy ImageMaxMB, …)
     mcp: ASGIApp | None = None  # /mcp: EdgeDesk's documents as an MCP server (None: 404)
+    usage: UsageSink | None = None  # each request's content-free row (None: not collected)

@@ -321,6 +321,49 @@ def responses_into_conversations(database: sqlite_utils.Database) -> None:
     database.execute("DROP TABLE api_responses")
 
 
+USAGE_SCHEMA = (
+    # One row per finished API request, content-free (store/usage.py, docs/privacy.md).
+    """CREATE TABLE usage_requests (
+        id INTEGER PRIMARY KEY,
+        time REAL NOT NULL,
+        key_name TEXT,
+        client TEXT NOT NULL,
+        model TEXT,
+        route TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        error_kind TEXT,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        cached_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        ttft_ms REAL,
+        total_ms REAL NOT NULL,
+        tokens_per_s REAL,
+        generation_ms REAL NOT NULL DEFAULT 0,
+        ttft_bucket INTEGER,
+        total_bucket INTEGER NOT NULL)""",
+    "CREATE INDEX usage_requests_by_time ON usage_requests(time)",
+    # Sums by the hour, kept up to date as rows are added (single rows go after a week);
+    # durations as histograms: packed (uint16 bucket, uint32 count) pairs.
+    """CREATE TABLE usage_hourly (
+        id INTEGER PRIMARY KEY,
+        time REAL NOT NULL,
+        key_name TEXT,
+        client TEXT NOT NULL,
+        model TEXT,
+        route TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        error_kind TEXT,
+        requests INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        cached_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        generation_ms REAL NOT NULL DEFAULT 0,
+        ttft_histogram BLOB NOT NULL DEFAULT x'',
+        total_histogram BLOB NOT NULL DEFAULT x'')""",
+    "CREATE INDEX usage_hourly_by_time ON usage_hourly(time)",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversations, messages and their full-text index", CHAT_SCHEMA),
     Migration(2, "document collections, chunks and their full-text index", DOCUMENT_SCHEMA),
@@ -340,4 +383,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         14, "Responses API responses kept as hidden conversations", responses_into_conversations
     ),
+    Migration(15, "content-free usage of the API, per request and by the hour", USAGE_SCHEMA),
 )

@@ -33,6 +33,7 @@ EXAMPLE = {
     "ServerRequireKey": True,
     "ServerAllowedOrigins": [],
     "RetentionDays": 30,
+    "CollectUsage": True,
     "EphemeralOnly": False,
     "EncryptAtRest": True,
     "MaxKeyLifetimeDays": 90,

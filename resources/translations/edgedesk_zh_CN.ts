@@ -3216,6 +3216,16 @@
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/view.py" line="162"/>
+        <source>Server</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/view.py" line="164"/>
+        <source>Usage</source>
+        <translation>用量</translation>
+    </message>
 </context>
 <context>
     <name>SettingsDialog</name>
@@ -3708,6 +3718,232 @@
         <location filename="../../desktop/ui/__init__.py" line="106"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
+    </message>
+</context>
+<context>
+    <name>RequestList</name>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="33"/>
+        <source>just now</source>
+        <translation>刚刚</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="35"/>
+        <source>%1 min ago</source>
+        <translation>%1 分钟前</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="39"/>
+        <source>%1 h ago</source>
+        <translation>%1 小时前</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="52"/>
+        <source>%1→%2 tokens</source>
+        <translation>%1→%2 个词元</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="56"/>
+        <source>key %1</source>
+        <translation>密钥 %1</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="63"/>
+        <source>failed mid-stream: %1</source>
+        <translation>流式输出中途失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="89"/>
+        <source>Filter by key, model or status</source>
+        <translation>按密钥、模型或状态筛选</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="90"/>
+        <source>Filter requests</source>
+        <translation>筛选请求</translation>
+    </message>
+</context>
+<context>
+    <name>UsageTab</name>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="143"/>
+        <source>Requests</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="144"/>
+        <source>Tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="145"/>
+        <source>Total time (ms), p50 and p99</source>
+        <translation>总耗时（毫秒），p50 与 p99</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="146"/>
+        <source>Error rate (%)</source>
+        <translation>错误率（%）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="154"/>
+        <source>Usage per key or model</source>
+        <translation>按密钥或模型的用量</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="166"/>
+        <source>Time range</source>
+        <translation>时间范围</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="168"/>
+        <source>Last 24 hours</source>
+        <translation>最近 24 小时</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="169"/>
+        <source>Last 7 days</source>
+        <translation>最近 7 天</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="170"/>
+        <source>Last 30 days</source>
+        <translation>最近 30 天</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="174"/>
+        <source>Group by</source>
+        <translation>分组方式</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="175"/>
+        <source>By key</source>
+        <translation>按密钥</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="176"/>
+        <source>By model</source>
+        <translation>按模型</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="177"/>
+        <source>By client</source>
+        <translation>按客户端</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="178"/>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="179"/>
+        <source>Export the usage table as CSV</source>
+        <translation>将用量表导出为 CSV</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="211"/>
+        <source>Errors</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="212"/>
+        <source>Prompt tokens</source>
+        <translation>提示词元</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="213"/>
+        <source>Completion tokens</source>
+        <translation>生成词元</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="214"/>
+        <source>TTFT p50</source>
+        <translation>首词元 p50</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="215"/>
+        <source>Total p50 / p99</source>
+        <translation>总耗时 p50 / p99</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="216"/>
+        <source>tok/s</source>
+        <translation>词元/秒</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="217"/>
+        <source>Trend</source>
+        <translation>趋势</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="274"/>
+        <source>%1 requests, %2 errors</source>
+        <translation>%1 个请求，%2 个错误</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="285"/>
+        <source>Usage is not being recorded: your organization turned it off (policy CollectUsage). Earlier usage is still shown.</source>
+        <translation>未在记录用量：你的组织已将其关闭（策略 CollectUsage）。仍显示之前的用量。</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="290"/>
+        <source>Usage is not being recorded (collect_usage = false in the settings). Earlier usage is still shown.</source>
+        <translation>未在记录用量（设置中 collect_usage = false）。仍显示之前的用量。</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="407"/>
+        <source>Requests per slot: %1</source>
+        <translation>每个时段的请求数：%1</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="415"/>
+        <source>(no key)</source>
+        <translation>（无密钥）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="415"/>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="416"/>
+        <source>other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="445"/>
+        <source>Total: %1</source>
+        <translation>合计：%1</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="452"/>
+        <source>No requests</source>
+        <translation>没有请求</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="454"/>
+        <source>%1 % of %2 requests failed</source>
+        <translation>%2 个请求中有 %1 % 失败</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="464"/>
+        <source>Export usage</source>
+        <translation>导出用量</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="466"/>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="476"/>
+        <source>Could not export: %1</source>
+        <translation>无法导出：%1</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="479"/>
+        <source>Exported to %1</source>
+        <translation>已导出到 %1</translation>
     </message>
 </context>
 </TS>

@@ -47,6 +47,7 @@ FULL = {
     "AuditLogPath": "/var/log/edgedesk-audit",
     "ImageMaxMB": 5,
     "ImageMaxMegapixels": 12,
+    "CollectUsage": False,
 }
 
 
@@ -66,7 +67,7 @@ def _settings(root: Path, home: Path, user: str = "", environ: dict[str, str] | 
 def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
     _write_linux_policy(tmp_path, json.dumps(FULL))
     user = (
-        "offline = false\nallow_downloads = true\nretention_days = 365\n"
+        "offline = false\nallow_downloads = true\nretention_days = 365\ncollect_usage = true\n"
         'ephemeral_only = false\ndata_location = "/home/me/data"\n[server]\nenabled = true\nport = 1234\nhost = "0.0.0.0"\n'
         'require_key = false\nallowed_origins = ["*"]\n'
     )
@@ -93,6 +94,7 @@ def test_every_key_overrides_user_file_and_environment(tmp_path: Path) -> None:
         True,
     )
     assert (s.image_max_mb, s.image_max_megapixels) == (5, 12)
+    assert s.collect_usage is False
     assert len(eff.locked) == len(KEYS)
     assert all(eff.sources[key.setting] == "policy" for key in KEYS)
 

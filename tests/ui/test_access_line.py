@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.server.metrics import AccessRecord
-from desktop.ui.server.view import log_line
+from desktop.ui.server.request_list import log_line
 
 pytestmark = pytest.mark.qt
 

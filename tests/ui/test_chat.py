@@ -268,3 +268,19 @@ def test_new_chat_delete_and_choosing_a_model_build_the_transcript_at_most_once(
     window.use_model("tiny-chat")
     assert built == [] and chat.model_box.currentData() == "tiny-chat"
     assert bodies(window)[0] == "keep me"
+
+
+def test_a_window_chat_counts_as_client_edgedesk_without_its_words(
+    qtbot, window: MainWindow
+) -> None:
+    turn = send(qtbot, window, "remember zanzibarquokka", max_tokens=8)
+    assert turn is not None
+    context = window.context
+    assert context.usage_recorder.flush()
+    rows = context.usage_store.rows()
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row.client, row.key_name, row.route, row.status) == ("EdgeDesk", None, "window", 200)
+    assert row.model == window.chat.current.model and row.completion_tokens > 0
+    assert row.ttft_ms is not None and row.total_ms >= row.ttft_ms
+    assert "zanzibarquokka" not in repr(row)

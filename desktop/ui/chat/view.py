@@ -16,6 +16,7 @@ from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
+from desktop.store.usage import UsageRow
 from desktop.ui.chat.attach import Attacher
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.header import ChatHeader
@@ -76,8 +77,10 @@ class ChatView(QWidget):
         context_of: Callable[[str], int | None] | None = None,
         trained_context: Callable[[str], int | None] | None = None,
         image_limits: ImageLimits = DEFAULT_LIMITS,
+        usage: Callable[[UsageRow], None] | None = None,
     ) -> None:
         super().__init__(parent)
+        self._usage = usage  # each turn's content-free usage row (the Usage tab's "EdgeDesk")
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._trained = trained_context  # a model ref's trained context (the context box)
         self._scheduler = scheduler
@@ -490,7 +493,7 @@ class ChatView(QWidget):
         chat, turn = pending.chat, pending.answer
         # The core drives the turn on the worker's thread; its callbacks arrive here as
         # queued signals, and the window's thread fills the Turn from them.
-        worker = GenerationWorker(self.core, pending)
+        worker = GenerationWorker(self.core, pending, self._usage)
         worker.prepared.connect(self.stream.on_prepared)
         worker.model_missing.connect(self._on_model_missing)
         worker.delta.connect(self.stream.on_delta)

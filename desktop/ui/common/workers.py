@@ -24,6 +24,7 @@ from desktop.chat.conversation import ToolStep
 from desktop.chat.grounding import EmbeddingModelMissing
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.engine.types import Chunk
+from desktop.store.usage import WINDOW_CLIENT, UsageRow
 from desktop.ui.common.error_text import error_text
 
 # Coalesce streamed tokens into one signal per interval: a fast model yields thousands
@@ -119,10 +120,17 @@ class GenerationWorker(Worker):
     tool_step = Signal(object)  # a finished round of tool calls (chat.conversation.ToolStep)
     approval_needed = Signal(object)  # ApprovalRequest: the window asks, then answers it
 
-    def __init__(self, core: ChatCore, pending: PendingTurn) -> None:
+    def __init__(
+        self,
+        core: ChatCore,
+        pending: PendingTurn,
+        usage: Callable[[UsageRow], None] | None = None,
+    ) -> None:
         super().__init__(pending.chat.model)
         self._core = core
         self._pending = pending
+        self._usage = usage  # the turn's content-free usage row goes here (client EdgeDesk)
+        self._first: float | None = None  # when the first words came
         self.stop_event = threading.Event()
         self._text: list[str] = []  # words not yet signalled
         self._reasoning: list[str] = []
@@ -134,7 +142,7 @@ class GenerationWorker(Worker):
 
     def work(self) -> None:
         """Drive the turn; forward its chunks in batches, then the final one."""
-        self._last = time.perf_counter()
+        self._last = started = time.perf_counter()
         try:
             final = self._core.drive(
                 self._pending,
@@ -146,14 +154,41 @@ class GenerationWorker(Worker):
             )
         except EmbeddingModelMissing as exc:
             self.model_missing.emit(exc.model)  # before ``failed``: the view offers it
+            self._record(started, None, exc)
             raise
-        except Exception:
+        except Exception as exc:
             # The model failed mid-answer (a remote dropped the stream): every word that
             # came stays on screen above the error, not only those of earlier batches.
             self._flush()
+            self._record(started, None, exc)
             raise
         self._flush()
+        self._record(started, final, None)
         self.finished_chunk.emit(final)
+
+    def _record(self, started: float, final: Chunk | None, error: Exception | None) -> None:
+        """Hand the turn's usage (counts and times, no words) to ``usage``."""
+        if self._usage is None:
+            return
+        now = time.perf_counter()
+        usage = final.usage if final is not None else None
+        code = getattr(error, "code", None) if error is not None else None
+        self._usage(
+            UsageRow(
+                time=time.time(),
+                key_name=None,
+                client=WINDOW_CLIENT,
+                model=self._pending.chat.model,
+                route="window",
+                status=500 if error is not None else 200,
+                error_code=str(code or type(error).__name__) if error is not None else None,
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                cached_tokens=usage.cached_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                ttft_ms=None if self._first is None else (self._first - started) * 1000,
+                total_ms=(now - started) * 1000,
+            )
+        )
 
     def _approve(self, batch: ApprovalBatch) -> list[Decision]:
         """Ask the window about the round's calls and wait (Stop denies them all)."""
@@ -169,6 +204,8 @@ class GenerationWorker(Worker):
         self.tool_step.emit(step)
 
     def _on_chunk(self, chunk: Chunk) -> None:
+        if self._first is None and (chunk.text or chunk.reasoning):
+            self._first = time.perf_counter()
         self._text.append(chunk.text)
         self._reasoning.append(chunk.reasoning)
         now = time.perf_counter()

@@ -4,6 +4,7 @@ and a live request log (no content)."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -32,8 +34,11 @@ from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.server.key_scope import KeyScopeDialog, ScopeChoice
+from desktop.ui.server.request_list import RequestList
 
-LOG_LINES = 500  # the live log keeps the last requests only; the file keeps them all
+if TYPE_CHECKING:
+    from desktop.ui.server.usage_tab import UsageTab
+
 # The chat model placeholder, not the one inside CODE-MODEL-ID (an autocomplete model).
 _MODEL_PLACEHOLDER = re.compile(r"(?<![\w-])" + re.escape(MODEL) + r"(?![\w-])")
 
@@ -82,18 +87,6 @@ def snippet_context(context: AppContext, model: str | None) -> int | None:
     return context.settings.engine.context_length or None
 
 
-def log_line(record: AccessRecord) -> str:
-    """One request as the live log shows it: who, what, status, tokens, latency."""
-    who = record.key_name or "-"
-    model = record.model or "-"
-    line = (
-        f"{record.time}  {record.method} {record.route}  {record.status}  {model}  "
-        f"{record.tokens_in}→{record.tokens_out} tok  {record.latency_ms:.0f} ms  {who}"
-    )
-    # A 200 whose stream then failed: the status alone would read as a success.
-    return line + f"  failed mid-stream: {record.error}" if record.error else line
-
-
 class _RecordBridge(QObject):
     """Carries access records from the server's thread to the window's (queued signal)."""
 
@@ -118,11 +111,7 @@ class ServerView(QWidget):
         self._bridge.record.connect(self._append_record)
         self._unsubscribe: object = None
         self._listening_to: object = None  # the runner whose log records we show
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(16, 12, 16, 12)
-        title = QLabel(self.tr("Local API server"))
-        title.setObjectName("Title")
-        layout.addWidget(title)
+        layout = self._build_tabs(context)
         layout.addLayout(self._build_address())
         self.start_with_app = QCheckBox(self.tr("Start the server with EdgeDesk"))
         self.start_with_app.setChecked(context.settings.server.start_with_app)
@@ -143,9 +132,8 @@ class ServerView(QWidget):
         self._build_snippets(layout)
         self.log_title = FitLabel()
         layout.addWidget(self.log_title)
-        self.log = QPlainTextEdit()
-        self.log.setReadOnly(True)
-        self.log.setMaximumBlockCount(LOG_LINES)
+        self.log = RequestList()
+        layout.addWidget(self.log.filter_box)
         self.log.setAccessibleName(self.tr("Request log"))
         self.log.setPlaceholderText(
             self.tr(
@@ -160,6 +148,38 @@ class ServerView(QWidget):
         layout.addWidget(self.notice)
         self._say_what_is_kept()
         self._refresh()
+
+    def _build_tabs(self, context: AppContext) -> QVBoxLayout:
+        """The title over two tabs, the server itself and the charts of its usage; returns
+        the server tab's layout."""
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(16, 12, 16, 12)
+        title = QLabel(self.tr("Local API server"))
+        title.setObjectName("Title")
+        outer.addWidget(title)
+        self.tabs = QTabWidget()
+        outer.addWidget(self.tabs, 1)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 8, 0, 0)
+        self.tabs.addTab(page, self.tr("Server"))
+        self._usage: UsageTab | None = None
+        self._usage_page = QWidget()
+        self._usage_layout = QVBoxLayout(self._usage_page)
+        self._usage_layout.setContentsMargins(0, 0, 0, 0)
+        self.tabs.addTab(self._usage_page, self.tr("Usage"))
+        self.tabs.currentChanged.connect(lambda i: self.usage if i == 1 else None)
+        return layout
+
+    @property
+    def usage(self) -> UsageTab:
+        """The Usage tab, made when first shown: pyqtgraph takes a second to import."""
+        if self._usage is None:
+            from desktop.ui.server.usage_tab import UsageTab
+
+            self._usage = UsageTab(self._context)
+            self._usage_layout.addWidget(self._usage)
+        return self._usage
 
     def _say_what_is_kept(self) -> None:
         """The log keeps no content, but /v1/responses stores prompts and answers: say
@@ -352,7 +372,7 @@ class ServerView(QWidget):
         self.state_changed.emit(self.running)
 
     def _append_record(self, record: AccessRecord) -> None:
-        self.log.appendPlainText(log_line(record))
+        self.log.add(record)
         if record.key_name and self._key_store is not None:
             self._list_keys()  # its "last used" is now: said at once, not after a restart
 
@@ -519,6 +539,8 @@ class ServerView(QWidget):
 
     def shutdown(self) -> None:
         """Stop listening for log records (the context stops the server itself)."""
+        if self._usage is not None:
+            self._usage.shutdown()
         if callable(self._unsubscribe):
             self._unsubscribe()
             self._unsubscribe = None

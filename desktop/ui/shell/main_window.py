@@ -130,6 +130,7 @@ class MainWindow(QMainWindow):
             context_of=self.context_of,
             trained_context=self.trained_context,
             image_limits=context.image_limits,
+            usage=context.record_usage,
         )
         self.models = ModelsView(context, self.pool)
         self.chat.offer_downloads(context, self.models.download)
