@@ -13,7 +13,7 @@ from desktop.base.filebytes import format_bytes
 from desktop.catalog import listing
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
-from desktop.catalog.hardware import Fit
+from desktop.catalog.hardware import Fit, Hardware, with_memory
 from desktop.cli.arguments import context_for
 from desktop.cli.remotes import remote_rows
 from desktop.resolve import looks_like_path
@@ -22,7 +22,7 @@ from desktop.root.context import AppContext
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``models`` verb group."""
-    from desktop.cli.options import common_options
+    from desktop.cli.options import common_options, memory_size
 
     models = sub.add_parser(
         "models", parents=[common_options()], help="list, inspect and manage models"
@@ -35,6 +35,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     info = msub.add_parser("info", parents=[common], help="inspect a model without loading it")
     info.add_argument("model", metavar="ID|PATH")
     info.add_argument("--ctx", type=int, default=None, metavar="N")
+    info.add_argument(
+        "--gpu-memory",
+        type=memory_size,
+        default=None,
+        metavar="SIZE",
+        help="plan for a machine with one GPU of SIZE free (e.g. 8G; 0: none) instead of this one",
+    )
+    info.add_argument(
+        "--ram",
+        type=memory_size,
+        default=None,
+        metavar="SIZE",
+        help="plan for a machine with SIZE of RAM free instead of this one",
+    )
     info.add_argument("--json", action="store_true")
     info.set_defaults(handler=handle_info)
     retry = msub.add_parser(
@@ -152,7 +166,8 @@ def handle_info(args: argparse.Namespace) -> int:
         return _print_catalog_only(ctx, entry, args.json)
     info = ctx.resolver.info(path)
     projector = ctx.resolver.projector(args.model, entry)
-    plan = ctx.resolver.fit(info, args.ctx, projector=projector)
+    hardware = _planned_hardware(ctx, args)
+    plan = ctx.resolver.fit(info, args.ctx, projector=projector, hardware=hardware)
     kv_bytes = _kv_bytes(info, plan)
     checkpoints = 0
     if not plan.swa_full:
@@ -171,8 +186,16 @@ def handle_info(args: argparse.Namespace) -> int:
             "gpu_layers": plan.gpu_layers,
             "total_layers": plan.total_layers,
             "estimated_bytes": plan.estimated_bytes,
+            "vram_bytes": plan.vram_bytes,
+            "ram_bytes": plan.ram_bytes,
+            "repack_bytes": plan.repack_bytes,
+            "experts_in_ram_layers": plan.experts_in_ram_layers,
+            "expert_layers": plan.expert_layers,
+            "n_cpu_moe": plan.n_cpu_moe,
+            "placement": plan.where(),
         },
-        "hardware": ctx.hardware.describe(),
+        "hardware": (hardware or ctx.hardware).describe(),
+        "planned_for": "this machine" if hardware is None else "the --gpu-memory/--ram machine",
         "broken": _broken_reason(ctx, args.model, path, entry),
     }
     if args.json:
@@ -197,6 +220,9 @@ def handle_info(args: argparse.Namespace) -> int:
         f"{plan.context_length}"
     )
     print(f"  fit            {plan.verdict}: {plan.reason}")
+    print(f"  placement      {plan.where()}")
+    if hardware is not None:
+        print(f"  planned for    {hardware.describe()}")
     print(f"  {_vision(entry, projector)}")
     if data["broken"]:
         print(
@@ -204,6 +230,16 @@ def handle_info(args: argparse.Namespace) -> int:
             f"edgedesk models retry {args.model} to try again"
         )
     return 0
+
+
+def _planned_hardware(ctx: AppContext, args: argparse.Namespace) -> Hardware | None:
+    """The machine ``--gpu-memory``/``--ram`` describe (None: plan for this one)."""
+    if args.gpu_memory is None and args.ram is None:
+        return None
+    gpu = args.gpu_memory
+    if gpu is None and not ctx.gpu_offload:
+        gpu = 0  # --ram alone: this machine's GPU, which this build does not offload to
+    return with_memory(ctx.hardware, gpu_bytes=gpu, ram_bytes=args.ram)
 
 
 def _broken_reason(ctx: AppContext, ref: str, path: Path, entry: ModelEntry | None) -> str | None:

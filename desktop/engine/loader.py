@@ -99,6 +99,7 @@ def _options(
         lookup_draft=plan.lookup_draft,
         projector=plan.projector if spec.kind == "chat" else None,
         swa_full=plan.swa_full,
+        n_cpu_moe=plan.n_cpu_moe,
     )
 
 
@@ -182,6 +183,7 @@ def load_engine(
             cache_type=cache,
             notes=tuple(notes),
             placement=engine.placement,
+            n_cpu_moe=plan.n_cpu_moe,
         )
         return engine
     assert failure is not None

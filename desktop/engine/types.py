@@ -269,6 +269,10 @@ class LocalPlan:
     lookup_draft: int = 0  # prompt-lookup (n-gram) tokens guessed per step; 0: off
     projector: Path | None = None  # mmproj GGUF of a vision model; None: text only
     swa_full: bool = False  # sliding-window layers keep every position (engine.swa_full_cache)
+    # Mixture of experts: the routed experts of the first N layers stay in RAM whatever
+    # the GPU layers (llama-server's --n-cpu-moe N; 0: none). Part of the plan so a
+    # worker that crashes reloads with the same placement.
+    n_cpu_moe: int = 0
     estimated_bytes: int = field(default=0, compare=False)
 
 
@@ -333,6 +337,7 @@ class LoadReport:
     notes: tuple[str, ...] = ()
     placement: Placement | None = None  # None: not a local llama.cpp model
     cache_type: str = "f16"  # the KV cache's element type as loaded
+    n_cpu_moe: int = 0  # layers whose routed experts were kept in RAM by name
 
 
 @dataclass(frozen=True)
