@@ -295,7 +295,22 @@ def fit_model(
         # A mixture of experts keeps its KV cache on the GPU even when experts go to
         # RAM: there a longer context would push experts out, so it is fitted too.
         moe = info.expert_layers > 0 and cpu_moe == "auto"
-        if gpu_layers is None and gpu_budget > 0 and (moe or need <= gpu_budget):
+        fixed = info.expert_layers > 0 and cpu_moe not in ("auto", "none")
+        if gpu_layers is None and gpu_budget > 0 and fixed:
+            # Experts placed by hand: the context that lets the rest stay on the GPU.
+            in_ram = _fixed_experts(cpu_moe, info.block_count)
+
+            def on_gpu(length: int, kind: str) -> int:
+                split = _Split(
+                    info, length, kind, slots, swa_full=swa_full, repack_types=frozenset()
+                )
+                return split(info.block_count + 1, in_ram)[0]
+
+            if quantize and on_gpu(ctx, cache) > gpu_budget:
+                cache = "q8_0"
+            while ctx > small and on_gpu(ctx, cache) > gpu_budget:
+                ctx = max(small, ctx // 2)
+        elif gpu_layers is None and gpu_budget > 0 and (moe or need <= gpu_budget):
             ctx, cache = _shrink(
                 info,
                 ctx,

@@ -15,6 +15,7 @@ from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware, with_memory
 from desktop.cli.arguments import context_for
+from desktop.cli.options import moe_settings
 from desktop.cli.remotes import remote_rows
 from desktop.resolve import looks_like_path
 from desktop.root.context import AppContext
@@ -22,7 +23,7 @@ from desktop.root.context import AppContext
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``models`` verb group."""
-    from desktop.cli.options import common_options, memory_size
+    from desktop.cli.options import common_options, memory_size, moe_options
 
     models = sub.add_parser(
         "models", parents=[common_options()], help="list, inspect and manage models"
@@ -32,7 +33,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing = msub.add_parser("list", parents=[common], help="catalog and installed models")
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=handle_list)
-    info = msub.add_parser("info", parents=[common], help="inspect a model without loading it")
+    info = msub.add_parser(
+        "info", parents=[common, moe_options()], help="inspect a model without loading it"
+    )
     info.add_argument("model", metavar="ID|PATH")
     info.add_argument("--ctx", type=int, default=None, metavar="N")
     info.add_argument(
@@ -156,7 +159,7 @@ def handle_info(args: argparse.Namespace) -> int:
     """Print the header facts and the load plan of one model."""
     if args.ctx is not None and not 64 <= args.ctx <= 1_048_576:
         raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 64 to 1048576 tokens")
-    ctx = context_for(args)
+    ctx = context_for(args, moe_settings(args))
     entry = None if looks_like_path(args.model) else ctx.catalog.find(args.model)
     try:
         path, entry, _ = ctx.resolver.locate(args.model)

@@ -51,7 +51,7 @@ def moe_options() -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--n-cpu-moe",
-        type=int,
+        type=_layer_count,
         default=None,
         metavar="N",
         help="keep the routed experts of the first N layers in RAM (as llama-server)",
@@ -59,13 +59,21 @@ def moe_options() -> argparse.ArgumentParser:
     return parent
 
 
+def _layer_count(text: str) -> int:
+    """An argparse type for a number of layers: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= 10_000:
+        raise argparse.ArgumentTypeError("must be between 0 and 10000")
+    return value
+
+
 def moe_settings(args: argparse.Namespace) -> dict[str, object]:
-    """The ``engine.cpu_moe`` setting ``--cpu-moe`` / ``--n-cpu-moe N`` ask for ({}: none);
-    InvalidRequest (exit 2) for a negative N."""
+    """The ``engine.cpu_moe`` setting ``--cpu-moe`` / ``--n-cpu-moe N`` ask for ({}: none)."""
     count = getattr(args, "n_cpu_moe", None)
     if count is not None:
-        if count < 0:
-            raise InvalidRequest("--n-cpu-moe must be 0 or more", param="n_cpu_moe")
         return {"engine.cpu_moe": count}
     return {"engine.cpu_moe": "all"} if getattr(args, "cpu_moe", False) else {}
 
