@@ -391,6 +391,9 @@ def _place(
         layers = gpu_layers
     elif experts and cpu_moe != "none" and vram > VRAM_RESERVE_BYTES:
         layers, in_ram = _moe_on_gpu(split, vram - VRAM_RESERVE_BYTES, total_layers, cpu_moe)
+    elif info.weights and vram > VRAM_RESERVE_BYTES:  # the header says what each layer holds
+        budget = vram - VRAM_RESERVE_BYTES
+        layers = next((n for n in range(total_layers, 0, -1) if split(n, in_ram)[0] <= budget), 0)
     else:
         layers = _layers_on_gpu(
             info, split.ctx, vram, split.cache, split.slots, swa_full=split.swa_full

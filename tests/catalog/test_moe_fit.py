@@ -153,3 +153,28 @@ def test_another_machine_is_planned_from_its_sizes() -> None:
     assert there.vram_free_bytes == 8 * GIB and there.ram_available_bytes == 32 * GIB
     assert there.repack_types == AVX2
     assert with_memory(there, gpu_bytes=0, ram_bytes=None).gpus == ()
+
+
+def test_the_generated_shapes_are_the_published_files_sizes(
+    headers: dict[str, GGUFInfo],
+) -> None:
+    """Exact shapes and Q4_K_M types give the published files' sizes (the header's
+    vocabulary and metadata aside): GLM-4-9B-0414 6,166,574,464 bytes (bartowski),
+    Moonlight-16B-A3B 10,537,205,632 (mmnga)."""
+    assert headers["glm4-9b"].weight_bytes == pytest.approx(6_166_574_464, rel=0.005)
+    assert headers["moonlight-16b-a3b"].weight_bytes == pytest.approx(10_537_205_632, rel=0.005)
+    assert headers["glm4-9b"].file_type == "Q4_K_M"
+
+
+@pytest.mark.parametrize("kind", ["Q4_K", "Q6_K", "Q5_0", "Q8_0"])
+def test_the_generators_random_blocks_decode_to_finite_values(kind: str) -> None:
+    import numpy as np
+    from gguf import GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    from tests.fixtures.real_shape import _random_blocks
+
+    qtype = GGMLQuantizationType[kind]
+    raw = np.frombuffer(_random_blocks(qtype, 256, np.random.default_rng(1)), dtype=np.uint8)
+    values = dequantize(raw, qtype)
+    assert np.isfinite(values).all() and 0 < np.abs(values).max() < 16
