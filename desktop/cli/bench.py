@@ -113,7 +113,8 @@ def format_report(report: BenchReport) -> str:
     lines = [
         f"{report.model}  ({report.path})",
         f"  machine: {report.hardware}; backend: {report.backend}",
-        f"  plan: context {report.context_length}, {report.gpu_layers} GPU layers",
+        f"  plan: context {report.context_length}, {report.gpu_layers} GPU layers"
+        + (f", experts of the first {report.n_cpu_moe} layers in RAM" if report.n_cpu_moe else ""),
         "",
     ]
     lines.append(

@@ -214,7 +214,8 @@ def _where_models_run(ctx: AppContext, models: list[str]) -> str:
             info = ctx.resolver.info(spec.file)
         except EdgeDeskError:
             continue  # said when it is first asked for
-        where = planned_placement(info.block_count, spec.gpu_layers or 0).describe()  # as loader
+        experts = spec.local.n_cpu_moe if spec.local else 0
+        where = planned_placement(info.block_count, spec.gpu_layers or 0, experts).describe()
         parts.append(f"{spec.model_id}: {where}")
     if parts:
         return "; ".join(parts)

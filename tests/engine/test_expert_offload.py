@@ -14,6 +14,7 @@ import ctypes
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import llama_cpp
 import pytest
@@ -120,3 +121,39 @@ def test_the_planned_repack_copy_is_the_buffer_llama_cpp_makes(
     buffers = {m.group(1): float(m.group(2)) for line in llama_log if (m := BUFFER.search(line))}
     assert plan.repack_bytes > 0
     assert buffers["CPU_REPACK"] == pytest.approx(plan.repack_bytes / 2**20, abs=0.01)
+
+
+def test_a_moe_that_does_not_load_tries_every_expert_in_ram_first(
+    tiny_moe: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of VRAM at load (another program took it since the plan): the retry keeps
+    every layer on the GPU and moves all the experts to RAM, and says so. A GPU that
+    fills up is what cannot happen here: the build is told it offloads, and the first
+    load fails on cue."""
+    from desktop.base.errors import ModelLoadError
+    from desktop.engine import loader
+
+    tried: list[tuple[int, int]] = []
+
+    class ShortOfVram(loader.LoadedEngine):
+        def __init__(self, path: Path, options: Any, **kwargs: Any) -> None:
+            tried.append((options.gpu_layers, options.n_cpu_moe))
+            if options.n_cpu_moe < 3:
+                raise ModelLoadError("failed to allocate Vulkan0 buffer of size 1234")
+            super().__init__(path, options, **kwargs)
+
+    monkeypatch.setattr(loader, "gpu_offload_supported", lambda: True)
+    spec = ModelSpec(
+        tiny_moe,
+        "tiny-moe",
+        context_length=256,
+        gpu_layers=3,
+        plan=LocalPlan(parallel=1, n_cpu_moe=1),
+    )
+    engine = loader.load_engine(spec, open_engine=ShortOfVram)
+    try:
+        assert tried == [(3, 1), (3, 3)]
+        assert engine.report.n_cpu_moe == 3 and engine.report.gpu_layers == 3
+        assert any("every expert in RAM" in note for note in engine.report.notes)
+    finally:
+        engine.close()

@@ -56,12 +56,16 @@ def placement_for(
     )
 
 
-def planned_placement(block_count: int, gpu_layers: int) -> Placement:
-    """Where a model whose GGUF header says ``block_count`` layers will go, before it loads."""
+def planned_placement(block_count: int, gpu_layers: int, n_cpu_moe: int = 0) -> Placement:
+    """Where a model whose GGUF header says ``block_count`` layers will go, before it
+    loads (the routed experts of the first ``n_cpu_moe`` layers in RAM)."""
     offload = gpu_offload_supported()
-    return placement_for(
+    placement = placement_for(
         block_count, gpu_layers if offload else 0, offload, list_devices() if offload else []
     )
+    if placement.cpu_only or n_cpu_moe <= 0:
+        return placement
+    return replace(placement, experts_in_ram=min(n_cpu_moe, block_count))
 
 
 def model_placement(model: Any, gpu_layers: int, n_cpu_moe: int = 0) -> Placement:
