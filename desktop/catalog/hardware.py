@@ -520,6 +520,32 @@ def fit_from_size(
     return Verdict.NO
 
 
+def placement_from_size(
+    file_bytes: int,
+    hardware: Hardware,
+    *,
+    gpu_offload: bool,
+    experts_share: float | None,
+    context_length: int = DEFAULT_CONTEXT,
+) -> str | None:
+    """Where a mixture of experts' weights go before download, from the file size and
+    the catalog's share of routed-expert bytes: "about 40% of the experts in RAM, the
+    rest on the GPU" (None: a dense model, no GPU, or the whole model fits the GPU).
+    Estimated as ``fit_from_size`` estimates; the header, once downloaded, says exactly.
+    """
+    if not experts_share or not gpu_offload:
+        return None
+    need = int(file_bytes * 1.10) + 96 * 1024 * 1024 + context_length * 4096 * 4
+    vram = hardware.vram_free_bytes - VRAM_RESERVE_BYTES
+    experts = int(file_bytes * experts_share)
+    if vram <= 0 or need <= vram:
+        return None
+    if need - experts > vram:
+        return "every expert and some layers in RAM, the rest on the GPU"
+    share = max(1, min(100, round(100 * (need - vram) / experts)))
+    return f"about {share}% of the experts in RAM, the rest on the GPU"
+
+
 def recommend_quant(
     sizes: dict[str, int], hardware: Hardware, *, gpu_offload: bool, default: str | None = None
 ) -> str | None:

@@ -23,7 +23,7 @@ from desktop.root.context import AppContext
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``models`` verb group."""
-    from desktop.cli.options import common_options, memory_size, moe_options
+    from desktop.cli.options import common_options, moe_options
 
     models = sub.add_parser(
         "models", parents=[common_options()], help="list, inspect and manage models"
@@ -32,26 +32,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common = common_options()
     listing = msub.add_parser("list", parents=[common], help="catalog and installed models")
     listing.add_argument("--json", action="store_true")
+    _machine_options(listing)
     listing.set_defaults(handler=handle_list)
     info = msub.add_parser(
         "info", parents=[common, moe_options()], help="inspect a model without loading it"
     )
     info.add_argument("model", metavar="ID|PATH")
     info.add_argument("--ctx", type=int, default=None, metavar="N")
-    info.add_argument(
-        "--gpu-memory",
-        type=memory_size,
-        default=None,
-        metavar="SIZE",
-        help="plan for a machine with one GPU of SIZE free (e.g. 8G; 0: none) instead of this one",
-    )
-    info.add_argument(
-        "--ram",
-        type=memory_size,
-        default=None,
-        metavar="SIZE",
-        help="plan for a machine with SIZE of RAM free instead of this one",
-    )
+    _machine_options(info)
     info.add_argument("--json", action="store_true")
     info.set_defaults(handler=handle_info)
     retry = msub.add_parser(
@@ -61,6 +49,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     retry.set_defaults(handler=handle_retry)
     for extension in _extensions():
         extension.register_models(msub)
+
+
+def _machine_options(parser: argparse.ArgumentParser) -> None:
+    """``--gpu-memory SIZE`` and ``--ram SIZE``: plan for that machine instead of this one."""
+    from desktop.cli.options import memory_size
+
+    parser.add_argument(
+        "--gpu-memory",
+        type=memory_size,
+        default=None,
+        metavar="SIZE",
+        help="plan for a machine with one GPU of SIZE free (e.g. 8G; 0: none) instead of this one",
+    )
+    parser.add_argument(
+        "--ram",
+        type=memory_size,
+        default=None,
+        metavar="SIZE",
+        help="plan for a machine with SIZE of RAM free instead of this one",
+    )
 
 
 def _extensions() -> list[Any]:
@@ -82,19 +90,20 @@ def _installed_files(ctx: AppContext, model_id: str) -> list[Path] | None:
     return files
 
 
-def catalog_rows(ctx: AppContext) -> list[dict[str, Any]]:
-    """One row per catalog model with its fit on this machine."""
+def catalog_rows(ctx: AppContext, hardware: Hardware | None = None) -> list[dict[str, Any]]:
+    """One row per catalog model with its fit on this machine (or on ``hardware``)."""
     rows = listing.catalog_rows(
         ctx.catalog,
-        ctx.hardware,
-        gpu_offload=ctx.gpu_offload,
+        hardware or ctx.hardware,
+        gpu_offload=ctx.gpu_offload if hardware is None else bool(hardware.gpus),
         installed=lambda model_id: _installed_files(ctx, model_id),
     )
     return [row.to_dict() for row in rows]
 
 
-def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
-    """Installed models that are not catalog entries (REPO:FILE pulls, imports, bundles)."""
+def local_rows(ctx: AppContext, hardware: Hardware | None = None) -> list[dict[str, Any]]:
+    """Installed models that are not catalog entries (REPO:FILE pulls, imports, bundles),
+    fitted to this machine (or to ``hardware``)."""
     rows = []
     for model in ctx.installed.all():
         if model.catalog_id is not None or not all(p.exists() for p in model.paths):
@@ -103,7 +112,7 @@ def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
             info = ctx.resolver.info(model.paths[0])
         except EdgeDeskError:
             continue  # a damaged file is reported when it is used, not in the listing
-        plan = ctx.resolver.fit(info)
+        plan = ctx.resolver.fit(info, hardware=hardware)
         rows.append(
             {
                 "id": model.id,
@@ -115,6 +124,7 @@ def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
                 "recommended_quant": info.file_type,
                 "size_bytes": model.size,
                 "fit": str(plan.verdict),
+                "placement": plan.where() if plan.expert_layers else None,
                 "installed": [str(p) for p in model.paths],
             }
         )
@@ -124,24 +134,28 @@ def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
 def handle_list(args: argparse.Namespace) -> int:
     """Print the catalog and other installed models with fit verdicts."""
     ctx = context_for(args)
-    rows = catalog_rows(ctx) + local_rows(ctx)
+    hardware = _planned_hardware(ctx, args)
+    rows = catalog_rows(ctx, hardware) + local_rows(ctx, hardware)
     remote = remote_rows(ctx)
     if args.json:
         print(
             json.dumps(
                 {
-                    "hardware": ctx.hardware.describe(),
-                    "gpu_offload": ctx.gpu_offload,
+                    "hardware": (hardware or ctx.hardware).describe(),
+                    "gpu_offload": ctx.gpu_offload if hardware is None else bool(hardware.gpus),
                     "models": rows + remote,
                 },
                 indent=2,
             )
         )
         return 0
-    print(
-        f"This machine: {ctx.hardware.describe()}; GPU offload in this build: "
-        f"{'yes' if ctx.gpu_offload else 'no'}"
-    )
+    if hardware is not None:
+        print(f"Planned for: {hardware.describe()}")
+    else:
+        print(
+            f"This machine: {ctx.hardware.describe()}; GPU offload in this build: "
+            f"{'yes' if ctx.gpu_offload else 'no'}"
+        )
     header = f"{'ID':<22} {'KIND':<10} {'TIER':<12} {'QUANT':<7} {'SIZE':>8}  {'FIT':<26} INSTALLED"
     print(header)
     for row in rows:
@@ -150,6 +164,8 @@ def handle_list(args: argparse.Namespace) -> int:
             f"{row['recommended_quant'] or '-':<7} {_gib(row['size_bytes']):>8}  "
             f"{row['fit']:<26} {'yes' if row['installed'] else '-'}"
         )
+        if row.get("placement"):
+            print(f"{'':<22} {row['placement']}")
     for rrow in remote:
         print(f"{rrow['id']:<40} {rrow.get('location') or 'unavailable: ' + str(rrow['error'])}")
     return 0

@@ -149,3 +149,34 @@ def test_run_keeps_the_experts_it_is_told_to_in_ram(
     }
     assert overridden == {f"blk.0.ffn_{part}_exps.weight" for part in ("gate", "up", "down")}
     assert "3 generated tokens" in capsys.readouterr().err
+
+
+def test_models_list_says_where_the_experts_go_before_download(
+    edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["models", "list", "--gpu-memory", "8G", "--ram", "32G", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {row["id"]: row for row in data["models"]}
+    assert "planned GPU 8.0 GiB" in data["hardware"] and data["gpu_offload"] is True
+    flash = rows["glm-4.7-flash"]
+    assert flash["fit"] == "fits in RAM, slower"
+    assert re.fullmatch(
+        r"about \d+% of the experts in RAM, the rest on the GPU", flash["placement"]
+    )
+    assert rows["glm-4-9b-0414"]["placement"] is None  # dense: fits the 8 GB GPU whole
+    assert rows["glm-4.5-air"]["fit"] == "won't fit" and rows["glm-4.5-air"]["placement"] is None
+    # A bigger GPU keeps more of the experts: the share in RAM falls.
+    assert main(["models", "list", "--gpu-memory", "12G", "--ram", "32G", "--json"]) == 0
+    bigger = {row["id"]: row for row in json.loads(capsys.readouterr().out)["models"]}
+
+    def share(row: dict[str, Any]) -> int:
+        return int(re.findall(r"\d+", row["placement"])[0])
+
+    assert share(bigger["glm-4.7-flash"]) < share(flash)
+    assert main(["models", "list", "--gpu-memory", "24G", "--ram", "32G", "--json"]) == 0
+    roomy = {row["id"]: row for row in json.loads(capsys.readouterr().out)["models"]}
+    assert roomy["moonlight-16b-a3b"]["fit"] == "fits on GPU"
+    assert roomy["moonlight-16b-a3b"]["placement"] is None
+    assert main(["models", "list", "--gpu-memory", "8G", "--ram", "32G"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("Planned for: ") and "% of the experts in RAM, the rest on" in text
