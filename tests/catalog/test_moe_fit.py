@@ -7,6 +7,8 @@ a few MB on disk, nothing loaded, only the header read, as the planner does.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
@@ -178,3 +180,23 @@ def test_the_generators_random_blocks_decode_to_finite_values(kind: str) -> None
     raw = np.frombuffer(_random_blocks(qtype, 256, np.random.default_rng(1)), dtype=np.uint8)
     values = dequantize(raw, qtype)
     assert np.isfinite(values).all() and 0 < np.abs(values).max() < 16
+
+
+def test_a_vision_projector_loads_on_the_gpu_beside_the_experts(
+    headers: dict[str, GGUFInfo], tmp_path: Path
+) -> None:
+    from desktop.base.config import EngineSettings
+    from desktop.resolve.plan import fit
+
+    projector = tmp_path / "mmproj.gguf"
+    with projector.open("wb") as handle:
+        handle.truncate(600 * 1024**2)  # Kimi-VL's projector: about 0.6 GB
+    moonlight, machine = headers["moonlight-16b-a3b"], _machine(vram_gib=8)
+    settings = EngineSettings(worker_process=False)
+    text = fit(moonlight, machine, settings, gpu_offload=True, context_length=8192)
+    vision = fit(
+        moonlight, machine, settings, gpu_offload=True, context_length=8192, projector=projector
+    )
+    assert vision.gpu_layers == text.gpu_layers == 28
+    assert vision.experts_in_ram_layers > text.experts_in_ram_layers  # room made for it
+    assert vision.vram_bytes <= 8 * GIB - VRAM_RESERVE_BYTES
