@@ -3,8 +3,8 @@
 The tiny MoE GGUF loads with every layer offloaded, once as is and once with the
 experts of both layers overridden to the CPU (``n_cpu_moe``): llama.cpp's own buffer
 report ("Vulkan0 model buffer size = ... MiB") must shrink by exactly the experts'
-bytes the planner reads from the header, the CPU's grow by as much, and the model must
-still answer. Runs on Mesa's software Vulkan device like the rest of tests/gpu
+bytes the planner reads from the header, the CPU's grow by at least as much, and the
+model must still answer. Runs on Mesa's software Vulkan device like the rest of tests/gpu
 (``scripts/gpu-test.sh``).
 """
 
@@ -80,4 +80,6 @@ def test_the_experts_leave_the_gpus_buffer_for_the_cpus(
     cpu_whole = sum(v for k, v in whole.items() if k.startswith("CPU"))
     cpu_split = sum(v for k, v in split.items() if k.startswith("CPU"))
     assert whole[gpu] - split.get(gpu, 0.0) == pytest.approx(experts_mib, abs=0.02)
-    assert cpu_split - cpu_whole == pytest.approx(experts_mib, abs=0.02)
+    # The CPU's mapped buffer is the file's range from its first to its last tensor, so
+    # it grows by at least the experts (by more when tensors lie between them).
+    assert cpu_split - cpu_whole >= experts_mib - 0.02
