@@ -400,7 +400,7 @@ def read_gguf(path: Path) -> GGUFInfo:
         head_count_kv=num("attention.head_count_kv", head_count),
         key_length=num("attention.key_length", head_dim),
         value_length=num("attention.value_length", head_dim),
-        kv_lora_rank=num("attention.kv_lora_rank") or None,
+        kv_lora_rank=_cached_latent(meta, arch, num("attention.kv_lora_rank")),
         rope_dimension=num("rope.dimension_count") or None,
         chat_template=str(template) if template else None,
         file_type=_file_type_name(meta.get("general.file_type")),
@@ -413,6 +413,18 @@ def read_gguf(path: Path) -> GGUFInfo:
         expert_used_count=num("expert_used_count"),
         weights=weights,
     )
+
+
+def _cached_latent(meta: dict[str, Any], arch: str, rank: int) -> int | None:
+    """The latent rank the KV cache holds per token (MLA), or None when llama.cpp caches
+    every head's K and V: a deepseek2 file converted before llama.cpp split its K/V
+    projection (no ``attention.key_length_mla``; Moonlight's early GGUFs) runs as
+    multi-head attention, with a cache many times larger."""
+    if not rank:
+        return None
+    if arch == "deepseek2" and not meta.get(f"{arch}.attention.key_length_mla"):
+        return None
+    return rank
 
 
 def _weight_groups(tensors: Iterable[tuple[str, list[int], int, int]]) -> tuple[WeightGroup, ...]:

@@ -162,9 +162,9 @@ def test_the_generated_shapes_are_the_published_files_sizes(
 ) -> None:
     """Exact shapes and Q4_K_M types give the published files' sizes (the header's
     vocabulary and metadata aside): GLM-4-9B-0414 6,166,574,464 bytes (bartowski),
-    Moonlight-16B-A3B 10,537,205,632 (mmnga)."""
+    Kimi-VL-A3B-Thinking-2506 10,540,747,680 (ggml-org, the MLA layout)."""
     assert headers["glm4-9b"].weight_bytes == pytest.approx(6_166_574_464, rel=0.005)
-    assert headers["moonlight-16b-a3b"].weight_bytes == pytest.approx(10_537_205_632, rel=0.005)
+    assert headers["moonlight-16b-a3b"].weight_bytes == pytest.approx(10_540_747_680, rel=0.005)
     assert headers["glm4-9b"].file_type == "Q4_K_M"
 
 
@@ -200,3 +200,17 @@ def test_a_vision_projector_loads_on_the_gpu_beside_the_experts(
     assert vision.gpu_layers == text.gpu_layers == 28
     assert vision.experts_in_ram_layers > text.experts_in_ram_layers  # room made for it
     assert vision.vram_bytes <= 8 * GIB - VRAM_RESERVE_BYTES
+
+
+def test_a_deepseek2_file_from_before_the_mla_split_caches_every_head(
+    headers: dict[str, GGUFInfo], tmp_path: Path
+) -> None:
+    """Moonlight's early GGUFs (the catalog's mmnga file) have one attn_kv_b and no
+    key_length_mla: llama.cpp runs them as multi-head attention, caching 16 heads' K
+    (192) and V (128) per layer instead of one 576-wide latent."""
+    legacy = read_gguf(
+        write_real_shape(tmp_path / "legacy.gguf", "moonlight-16b-a3b-legacy", header_only=True)
+    )
+    assert legacy.kv_bytes_per_token() == 27 * 16 * (192 + 128) * 2
+    assert headers["moonlight-16b-a3b"].kv_bytes_per_token() == 27 * (512 + 64) * 2
+    assert legacy.weight_bytes == pytest.approx(10_537_205_632, rel=0.001)  # mmnga's file
