@@ -501,20 +501,43 @@ def _memory(value: int) -> str:
     return format_bytes(value, memory=True)
 
 
+# A quant's weight type llama.cpp's CPU backend may repack, and the share of a file's
+# bytes in it (Q4_K_M: 54% for GLM-4-9B, 55% Moonlight, 77% GLM-4.7-Flash, counted on
+# tests/fixtures/real_shape.py; the single-type quants: nearly all of it).
+_REPACKED_SHARE = {
+    "Q4_K_M": ("Q4_K", 0.6),
+    "Q4_K_S": ("Q4_K", 0.9),
+    "Q4_0": ("Q4_0", 0.95),
+    "IQ4_NL": ("IQ4_NL", 0.95),
+    "Q5_K_M": ("Q5_K", 0.6),
+    "Q6_K": ("Q6_K", 0.95),
+    "Q8_0": ("Q8_0", 0.95),
+}
+
+
 def fit_from_size(
-    file_bytes: int, hardware: Hardware, *, gpu_offload: bool, context_length: int = DEFAULT_CONTEXT
+    file_bytes: int,
+    hardware: Hardware,
+    *,
+    gpu_offload: bool,
+    context_length: int = DEFAULT_CONTEXT,
+    quant: str | None = None,
 ) -> Verdict:
     """A verdict before download, from the file size alone (KV cache approximated).
 
     Without the header we cannot know the KV width, so we allow 10% of the weights plus
     the compute overhead for an 8K context, which matches dense 7-9B models and
-    overestimates MoE/MLA ones slightly.
+    overestimates MoE/MLA ones slightly. What stays in RAM of a ``quant`` whose type this
+    CPU repacks (``Hardware.repack_types``) counts twice: the mapped file and the copy.
     """
     need = int(file_bytes * 1.10) + 96 * 1024 * 1024 + context_length * 4096 * 4
     ram = int(hardware.ram_available_bytes * RAM_HEADROOM)
     vram = hardware.vram_free_bytes - VRAM_RESERVE_BYTES if gpu_offload else 0
     if vram > 0 and need <= vram:
         return Verdict.GPU
+    kind, share = _REPACKED_SHARE.get((quant or "").upper(), ("", 0.0))
+    if kind in hardware.repack_types:
+        need += int(share * min(file_bytes, need - max(vram, 0)))
     if need <= ram + max(vram, 0):
         return Verdict.PARTIAL if vram > 0 else Verdict.CPU
     return Verdict.NO
@@ -556,7 +579,8 @@ def recommend_quant(
     the smallest that runs: on the CPU, speed falls with every extra byte.
     """
     verdicts = {
-        name: fit_from_size(size, hardware, gpu_offload=gpu_offload) for name, size in sizes.items()
+        name: fit_from_size(size, hardware, gpu_offload=gpu_offload, quant=name)
+        for name, size in sizes.items()
     }
     on_gpu = [n for n, v in verdicts.items() if v is Verdict.GPU]
     if on_gpu:

@@ -60,7 +60,9 @@ def catalog_row(
         sizes, hardware, gpu_offload=gpu_offload, default=entry.default_quant
     )
     chosen = entry.quant(recommended) if recommended else entry.quant()
-    verdict = fit_from_size((chosen.size or 0) + extra, hardware, gpu_offload=gpu_offload)
+    verdict = fit_from_size(
+        (chosen.size or 0) + extra, hardware, gpu_offload=gpu_offload, quant=chosen.name
+    )
     placement = (
         placement_from_size(
             (chosen.size or 0) + extra,

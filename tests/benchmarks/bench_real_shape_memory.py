@@ -38,12 +38,23 @@ GIB = 1024**3
 
 
 def _load(path: str, ctx: int, parallel: int, cache: str, n_cpu_moe: int, out: Any) -> None:
-    """Child: load, decode once, report the peak RSS and llama.cpp's model size."""
+    """Child: load, decode once, report the peak RSS, llama.cpp's model size and the
+    buffers its log names ("CPU_REPACK model buffer size = ... MiB")."""
+    import ctypes
+    import re
+
     import llama_cpp
 
     from desktop.engine.llama import LlamaEngine
     from desktop.engine.native import LoadOptions
 
+    lines: list[str] = []
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def keep(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        lines.append(text.decode("utf-8", "replace"))
+
+    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
     started = time.perf_counter()
     engine = LlamaEngine(
         Path(path),
@@ -53,7 +64,18 @@ def _load(path: str, ctx: int, parallel: int, cache: str, n_cpu_moe: int, out: A
     model_size = int(llama_cpp.llama_model_size(engine._model.model))
     engine.close()
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    out.put({"peak_rss_bytes": peak_kib * 1024, "load_s": load_s, "model_size": model_size})
+    found = (
+        re.search(r"(\S+) (?:model|KV|compute) buffer size =\s+([\d.]+) MiB", x) for x in lines
+    )
+    buffers = [f"{m.group(1)} {m.group(2)} MiB" for m in found if m is not None]
+    out.put(
+        {
+            "peak_rss_bytes": peak_kib * 1024,
+            "load_s": load_s,
+            "model_size": model_size,
+            "buffers": buffers,
+        }
+    )
 
 
 def measure(shape: str, folder: Path, ctx: int, parallel: int, n_cpu_moe: int) -> dict[str, Any]:
@@ -96,6 +118,7 @@ def measure(shape: str, folder: Path, ctx: int, parallel: int, n_cpu_moe: int) -
         "measured_peak_rss_bytes": measured,
         "plan_over_measured": plan.estimated_bytes / measured,
         "llama_model_size": result["model_size"],
+        "llama_buffers": result["buffers"],
         "load_s": result["load_s"],
         "write_s": written_s,
         "where": plan.where(),

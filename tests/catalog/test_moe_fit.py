@@ -214,3 +214,20 @@ def test_a_deepseek2_file_from_before_the_mla_split_caches_every_head(
     assert legacy.kv_bytes_per_token() == 27 * 16 * (192 + 128) * 2
     assert headers["moonlight-16b-a3b"].kv_bytes_per_token() == 27 * (512 + 64) * 2
     assert legacy.weight_bytes == pytest.approx(10_537_205_632, rel=0.001)  # mmnga's file
+
+
+def test_the_verdict_before_download_counts_the_repack_copy_too() -> None:
+    """GLM-4-9B-0414 Q4_K_M (6.17 GB) measured 9.2 GiB of RSS on an AVX-512 CPU: a
+    machine with 8.5 GiB free does not run it, though the file alone would fit."""
+    from desktop.catalog.hardware import fit_from_size
+
+    size = 6_166_574_464
+    small = _machine(ram_gib=8.5)
+    assert fit_from_size(size, small, gpu_offload=False, quant="Q4_K_M") is Verdict.NO
+    unknown = _machine(ram_gib=8.5, repack=frozenset())  # a CPU that repacks nothing
+    assert fit_from_size(size, unknown, gpu_offload=False, quant="Q4_K_M") is Verdict.CPU
+    assert fit_from_size(size, _machine(ram_gib=12), gpu_offload=False, quant="Q4_K_M") is (
+        Verdict.CPU
+    )
+    # Wholly on a GPU nothing is copied.
+    assert fit_from_size(size, _machine(vram_gib=8, ram_gib=2), gpu_offload=True) is Verdict.GPU
