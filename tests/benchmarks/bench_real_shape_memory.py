@@ -9,8 +9,11 @@ the values do not matter) into ``--dir``, asks the fit planner what the load nee
 build), then loads it in a child process through EdgeDesk's own engine (the
 options the worker would load it with), runs one decode, and reads the child's peak
 resident memory (``ru_maxrss``), which counts the mapped file's pages, llama.cpp's CPU
-repack copy, the KV cache and compute buffers, and the interpreter with its libraries.
-The file is deleted afterwards.
+repack copy, the KV cache and compute buffers, and the interpreter with its libraries,
+and the buffers llama.cpp reports allocating (its log). The peak RSS after one decode is
+a lower bound: KV cells not yet written and mapped expert pages no token has read yet
+are not resident (they become so with use); llama.cpp's buffers are what the planner
+plans for. The file is deleted afterwards.
 
 Loads of this size take the machine's memory: on a shared machine run this under
 ``flock /work/bigmem.lock`` (one big load at a time).
