@@ -180,3 +180,19 @@ def test_models_list_says_where_the_experts_go_before_download(
     assert main(["models", "list", "--gpu-memory", "8G", "--ram", "32G"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("Planned for: ") and "% of the experts in RAM, the rest on" in text
+
+
+def test_doctor_says_where_an_installed_moes_weights_go(
+    tmp_path: Path, edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = write_tiny_moe(tmp_path / "tiny-moe.gguf")
+    assert main(["models", "import", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["doctor", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["models"]
+    # This build runs on the CPU: every expert of both layers is in RAM, no VRAM.
+    assert row["experts_in_ram_layers"] == 2 and row["vram_bytes"] == 0
+    assert row["ram_bytes"] == row["estimated_bytes"] > 0
+    assert row["placement"].endswith(" RAM") and "VRAM" not in row["placement"]
+    assert main(["doctor"]) == 0
+    assert row["placement"] in capsys.readouterr().out
