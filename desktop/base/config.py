@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import platformdirs
 import tomli_w
@@ -219,6 +219,15 @@ class EngineSettings(_Section):
         description="Run each loaded model in a worker process of its own, so that a "
         "crash inside llama.cpp (an assert, out of memory) ends that model's requests "
         "with an error instead of the whole app; off: in this process (debugging)",
+    )
+    cpu_moe: (
+        Literal["auto", "all", "none"] | Annotated[int, Field(ge=0, le=10_000, strict=True)]
+    ) = Field(
+        default="auto",
+        description="Mixture-of-experts models: where their routed experts go. auto: "
+        "everything else on the GPU first, then as many layers' experts as fit, the "
+        "rest in RAM; all: every expert in RAM (llama-server --cpu-moe); a number N: "
+        "the experts of the first N layers in RAM (--n-cpu-moe N); none: whole layers",
     )
     swa_full_cache: bool = Field(
         default=False,

@@ -67,6 +67,9 @@ class ModelEntry(_Strict):
     mmproj: str | None = None
     mmproj_size: int | None = Field(default=None, gt=0)
     mmproj_sha256: str | None = None
+    # A mixture of experts: the share of the file's bytes that are routed experts (a
+    # hint for the fit before download; once downloaded, the header says exactly).
+    experts_share: float | None = Field(default=None, gt=0, lt=1)
 
     @model_validator(mode="after")
     def _default_quant_exists(self) -> ModelEntry:

@@ -8,7 +8,9 @@ down, which peers get wrong by a factor of two (LM Studio) or not at all (Ollama
 from __future__ import annotations
 
 import mmap
+import re
 import struct
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -34,9 +36,33 @@ _SWA_PATTERN = {
     "exaone4": 4,
     "olmo2": 4,
 }
+# A mixture-of-experts layer's routed expert tensors, as llama-server's --cpu-moe names
+# them (common/arg.cpp ``LLM_FFN_EXPS_REGEX``); the shared experts (``*_shexp``) are not.
+EXPERT_TENSOR = re.compile(r"^blk\.(\d+)\.ffn_(up|down|gate)_exps")
+_LAYER_TENSOR = re.compile(r"^blk\.(\d+)\.")
+INPUT_LAYER, OUTPUT_LAYER = -1, -2  # WeightGroup.layer of token_embd / of everything else
 # The engine's prompt micro-batch (llama-server's n_ubatch): a window-sized cache holds
 # this many cells beyond the slots' windows, for the tokens of one decode.
 N_UBATCH = 512
+
+
+@dataclass(frozen=True)
+class WeightGroup:
+    """The bytes of a model's weights of one ggml type in one place: a repeating layer's
+    routed experts or the rest of it, the input (token embedding) or the output layer.
+
+    ``repackable`` marks matrix weights llama.cpp's CPU backend may copy into its
+    "CPU_REPACK" buffer when they stay in CPU memory (2-D weights of a matrix product
+    and 3-D expert stacks, with rows in multiples of 8; never the token embedding, which
+    is only looked up): whether it does depends on the type and the CPU (see
+    ``repack_bytes``).
+    """
+
+    layer: int  # the block's index, INPUT_LAYER or OUTPUT_LAYER
+    expert: bool
+    ggml_type: str  # e.g. "Q4_K", "Q6_K", "F32"
+    bytes: int
+    repackable: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,6 +91,65 @@ class GGUFInfo:
     sliding_window: int = 0  # tokens a sliding-window layer attends to (0: none, Gemma 3: 512)
     swa_layers: int = 0  # layers that use the sliding window (Gemma 3 270M: 15 of 18)
     vocab_size: int = 0  # tokens in the vocabulary (rows of the output's logits)
+    expert_count: int = 0  # routed experts per MoE layer (0: a dense model)
+    expert_used_count: int = 0  # experts each token is routed to
+    # Weight bytes by place and type (empty for a header built by hand: the fit then
+    # treats every layer alike, with no experts and no repack copy).
+    weights: tuple[WeightGroup, ...] = ()
+
+    def expert_layer_bytes(self) -> list[int]:
+        """Bytes of each repeating layer's routed expert tensors (0 for a dense layer)."""
+        per_layer = [0] * max(0, self.block_count)
+        for group in self.weights:
+            if group.expert and 0 <= group.layer < len(per_layer):
+                per_layer[group.layer] += group.bytes
+        return per_layer
+
+    @property
+    def expert_layers(self) -> int:
+        """How many layers hold routed experts (0: not a mixture-of-experts model)."""
+        return sum(1 for size in self.expert_layer_bytes() if size > 0)
+
+    def weight_split(
+        self, gpu_layers: int, experts_in_ram: int, repack_types: Collection[str] = ()
+    ) -> tuple[int, int, int]:
+        """Weight bytes (on the GPU, in RAM, in RAM's repack copy) for a load with
+        ``gpu_layers`` of ``block_count + 1`` layers offloaded and the routed experts of
+        the first ``experts_in_ram`` layers kept in RAM (llama-server's --n-cpu-moe).
+
+        llama.cpp offloads the last layers (the output layer first), keeps the token
+        embedding in RAM, and copies the weights of ``repack_types`` left in CPU memory
+        into its repack buffer beside the mapped file. Bytes not in ``weights`` (a
+        vision projector added to ``weight_bytes``) go with the output layer.
+        """
+        layers = max(1, self.block_count)
+        if not self.weights:  # a header built by hand: every layer alike
+            total = self.block_count + 1
+            on_gpu = int(self.weight_bytes * min(max(gpu_layers, 0), total) / total)
+            return on_gpu, self.weight_bytes - on_gpu, 0
+        first_gpu = layers + 1 - max(0, gpu_layers)  # llama.cpp's i_gpu_start
+        gpu = ram = repack = 0
+        for group in self.weights:
+            if group.layer == INPUT_LAYER:
+                on_gpu = False
+            elif group.layer == OUTPUT_LAYER:
+                on_gpu = gpu_layers >= 1
+            else:
+                on_gpu = group.layer >= first_gpu and not (
+                    group.expert and group.layer < experts_in_ram
+                )
+            if on_gpu:
+                gpu += group.bytes
+            else:
+                ram += group.bytes
+                if group.repackable and group.ggml_type in repack_types:
+                    repack += group.bytes
+        rest = self.weight_bytes - sum(group.bytes for group in self.weights)
+        if gpu_layers >= 1:
+            gpu += max(0, rest)
+        else:
+            ram += max(0, rest)
+        return gpu, ram, repack
 
     def kv_caches(self, slots: int, swa_full: bool = False) -> int:
         """KV caches of ``context_length`` cells a load with ``slots`` slots keeps: one
@@ -121,9 +206,11 @@ class GGUFInfo:
         return self.weight_bytes + kv + compute
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly view (the chat template is shortened)."""
+        """JSON-friendly view (the chat template is shortened, weights by layer summed)."""
         data = asdict(self)
         data["path"] = str(self.path)
+        del data["weights"]
+        data["expert_layers"] = self.expert_layers
         if self.chat_template and len(self.chat_template) > 200:
             data["chat_template"] = self.chat_template[:200] + "…"
         return data
@@ -264,11 +351,14 @@ def read_gguf(path: Path) -> GGUFInfo:
         meta, tensors, data_start = _parse_header(path)
         weight_bytes = parameters = 0
         data_end = data_start
-        for _name, dims, ggml_type, offset in tensors:
+        sized = []
+        for name, dims, ggml_type, offset in tensors:
             elements, size = _tensor_bytes(dims, ggml_type)
             parameters += elements
             weight_bytes += size
             data_end = max(data_end, data_start + offset + size)
+            sized.append((name, dims, ggml_type, size))
+        weights = _weight_groups(sized)
     except (ValueError, struct.error, KeyError, OverflowError) as exc:
         raise ModelFileError(
             f"{path.name} is damaged or truncated ({exc}); download it again",
@@ -310,7 +400,7 @@ def read_gguf(path: Path) -> GGUFInfo:
         head_count_kv=num("attention.head_count_kv", head_count),
         key_length=num("attention.key_length", head_dim),
         value_length=num("attention.value_length", head_dim),
-        kv_lora_rank=num("attention.kv_lora_rank") or None,
+        kv_lora_rank=_cached_latent(meta, arch, num("attention.kv_lora_rank")),
         rope_dimension=num("rope.dimension_count") or None,
         chat_template=str(template) if template else None,
         file_type=_file_type_name(meta.get("general.file_type")),
@@ -319,6 +409,54 @@ def read_gguf(path: Path) -> GGUFInfo:
         sliding_window=num("attention.sliding_window"),
         swa_layers=_swa_layers(meta, arch, num("block_count")),
         vocab_size=_vocab_size(tensors),
+        expert_count=num("expert_count"),
+        expert_used_count=num("expert_used_count"),
+        weights=weights,
+    )
+
+
+def _cached_latent(meta: dict[str, Any], arch: str, rank: int) -> int | None:
+    """The latent rank the KV cache holds per token (MLA), or None when llama.cpp caches
+    every head's K and V: a deepseek2 file converted before llama.cpp split its K/V
+    projection (no ``attention.key_length_mla``; Moonlight's early GGUFs) runs as
+    multi-head attention, with a cache many times larger."""
+    if not rank:
+        return None
+    if arch == "deepseek2" and not meta.get(f"{arch}.attention.key_length_mla"):
+        return None
+    return rank
+
+
+def _weight_groups(tensors: Iterable[tuple[str, list[int], int, int]]) -> tuple[WeightGroup, ...]:
+    """Tensors (name, dims, ggml type, bytes) summed by layer, expert or not, type and
+    whether llama.cpp's CPU repack could take them (see ``WeightGroup``)."""
+    from gguf import GGMLQuantizationType
+
+    sums: dict[tuple[int, bool, str, bool], int] = {}
+    for name, dims, ggml_type, size in tensors:
+        block = _LAYER_TENSOR.match(name)
+        expert = EXPERT_TENSOR.match(name) is not None
+        if block is not None:
+            layer = int(block.group(1))
+        elif name.startswith("token_embd."):
+            layer = INPUT_LAYER
+        else:
+            layer = OUTPUT_LAYER
+        n_dims = len(dims)
+        while n_dims > 1 and dims[n_dims - 1] == 1:  # ggml_n_dims ignores trailing 1s
+            n_dims -= 1
+        repackable = (
+            layer != INPUT_LAYER
+            and name.endswith(".weight")
+            and (n_dims == 2 or (n_dims == 3 and expert))
+            and dims[1] % 8 == 0
+        )
+        type_name = GGMLQuantizationType(ggml_type).name
+        key = (layer, expert, type_name, repackable)
+        sums[key] = sums.get(key, 0) + size
+    return tuple(
+        WeightGroup(layer, expert, type_name, size, repackable)
+        for (layer, expert, type_name, repackable), size in sums.items()
     )
 
 

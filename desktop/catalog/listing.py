@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from desktop.catalog.entries import ModelEntry
-from desktop.catalog.hardware import Hardware, fit_from_size, recommend_quant
+from desktop.catalog.hardware import (
+    Hardware,
+    Verdict,
+    fit_from_size,
+    placement_from_size,
+    recommend_quant,
+)
 
 InstalledFiles = Callable[[str], list[Path] | None]
 
@@ -32,6 +38,7 @@ class CatalogRow:
     size_bytes: int | None
     fit: str
     installed: tuple[str, ...] | None
+    placement: str | None = None  # a mixture of experts: where its experts go (a hint)
 
     def to_dict(self) -> dict[str, Any]:
         """The row as plain JSON-ready values (``installed`` as a list or None)."""
@@ -53,7 +60,19 @@ def catalog_row(
         sizes, hardware, gpu_offload=gpu_offload, default=entry.default_quant
     )
     chosen = entry.quant(recommended) if recommended else entry.quant()
-    verdict = fit_from_size((chosen.size or 0) + extra, hardware, gpu_offload=gpu_offload)
+    verdict = fit_from_size(
+        (chosen.size or 0) + extra, hardware, gpu_offload=gpu_offload, quant=chosen.name
+    )
+    placement = (
+        placement_from_size(
+            (chosen.size or 0) + extra,
+            hardware,
+            gpu_offload=gpu_offload,
+            experts_share=entry.experts_share,
+        )
+        if verdict is not Verdict.NO
+        else None
+    )
     files = installed(entry.id)
     return CatalogRow(
         id=entry.id,
@@ -66,6 +85,7 @@ def catalog_row(
         size_bytes=chosen.size,
         fit=str(verdict),
         installed=tuple(str(f) for f in files) if files else None,
+        placement=placement,
     )
 
 

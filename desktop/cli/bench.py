@@ -11,16 +11,17 @@ from pathlib import Path
 from desktop.base.errors import InvalidRequest
 from desktop.base.filebytes import format_bytes
 from desktop.cli.arguments import context_for
+from desktop.cli.options import moe_settings
 from desktop.machine.bench import BenchReport, run_bench
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``bench`` verb."""
-    from desktop.cli.options import common_options
+    from desktop.cli.options import common_options, moe_options
 
     parser = sub.add_parser(
         "bench",
-        parents=[common_options()],
+        parents=[common_options(), moe_options()],
         help="measure a model's speed on this machine",
         description="Load MODEL as EdgeDesk would and measure load time, "
         "prompt processing, generation, time to first token, the same "
@@ -77,7 +78,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.ctx is not None and not 256 <= args.ctx <= 1_048_576:
         raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 256 to 1048576 tokens")
     lengths = _lengths(args.prompt_lengths)
-    ctx = context_for(args)
+    ctx = context_for(args, moe_settings(args))
     try:
         report = run_bench(
             ctx,
@@ -112,7 +113,8 @@ def format_report(report: BenchReport) -> str:
     lines = [
         f"{report.model}  ({report.path})",
         f"  machine: {report.hardware}; backend: {report.backend}",
-        f"  plan: context {report.context_length}, {report.gpu_layers} GPU layers",
+        f"  plan: context {report.context_length}, {report.gpu_layers} GPU layers"
+        + (f", experts of the first {report.n_cpu_moe} layers in RAM" if report.n_cpu_moe else ""),
         "",
     ]
     lines.append(

@@ -37,7 +37,7 @@ from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.chat.thinking import model_thinks
 from desktop.cli.arguments import context_for, text_arg
-from desktop.cli.options import check_sampling
+from desktop.cli.options import check_sampling, moe_settings
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking
 from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option
 from desktop.engine.types import Chunk
@@ -63,11 +63,11 @@ message starting with /. When the model calls an MCP tool, the next line answers
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``chat`` verb."""
-    from desktop.cli.options import common_options, sampling_options
+    from desktop.cli.options import common_options, moe_options, sampling_options
 
     parser = sub.add_parser(
         "chat",
-        parents=[common_options()],
+        parents=[common_options(), moe_options()],
         help="chat with a model in the terminal",
         description="Chat with MODEL (a catalog id, an installed id, a .gguf path or\n"
         "REMOTE/MODEL; default: the installed chat model). Conversations are saved like\n"
@@ -105,7 +105,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Run the chat until /quit or the end of input; returns the exit code."""
     check_sampling(args)
-    ctx = context_for(args)
+    ctx = context_for(args, moe_settings(args))
     try:
         model = check_model(ctx, model_ref(args.model)) if args.model else default_chat_model(ctx)
         if args.collection:

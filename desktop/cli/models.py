@@ -13,8 +13,9 @@ from desktop.base.filebytes import format_bytes
 from desktop.catalog import listing
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
-from desktop.catalog.hardware import Fit
+from desktop.catalog.hardware import Fit, Hardware, with_memory
 from desktop.cli.arguments import context_for
+from desktop.cli.options import moe_settings
 from desktop.cli.remotes import remote_rows
 from desktop.resolve import looks_like_path
 from desktop.root.context import AppContext
@@ -22,7 +23,7 @@ from desktop.root.context import AppContext
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``models`` verb group."""
-    from desktop.cli.options import common_options
+    from desktop.cli.options import common_options, moe_options
 
     models = sub.add_parser(
         "models", parents=[common_options()], help="list, inspect and manage models"
@@ -31,10 +32,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common = common_options()
     listing = msub.add_parser("list", parents=[common], help="catalog and installed models")
     listing.add_argument("--json", action="store_true")
+    _machine_options(listing)
     listing.set_defaults(handler=handle_list)
-    info = msub.add_parser("info", parents=[common], help="inspect a model without loading it")
+    info = msub.add_parser(
+        "info", parents=[common, moe_options()], help="inspect a model without loading it"
+    )
     info.add_argument("model", metavar="ID|PATH")
     info.add_argument("--ctx", type=int, default=None, metavar="N")
+    _machine_options(info)
     info.add_argument("--json", action="store_true")
     info.set_defaults(handler=handle_info)
     retry = msub.add_parser(
@@ -44,6 +49,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     retry.set_defaults(handler=handle_retry)
     for extension in _extensions():
         extension.register_models(msub)
+
+
+def _machine_options(parser: argparse.ArgumentParser) -> None:
+    """``--gpu-memory SIZE`` and ``--ram SIZE``: plan for that machine instead of this one."""
+    from desktop.cli.options import memory_size
+
+    parser.add_argument(
+        "--gpu-memory",
+        type=memory_size,
+        default=None,
+        metavar="SIZE",
+        help="plan for a machine with one GPU of SIZE free (e.g. 8G; 0: none) instead of this one",
+    )
+    parser.add_argument(
+        "--ram",
+        type=memory_size,
+        default=None,
+        metavar="SIZE",
+        help="plan for a machine with SIZE of RAM free instead of this one",
+    )
 
 
 def _extensions() -> list[Any]:
@@ -65,19 +90,20 @@ def _installed_files(ctx: AppContext, model_id: str) -> list[Path] | None:
     return files
 
 
-def catalog_rows(ctx: AppContext) -> list[dict[str, Any]]:
-    """One row per catalog model with its fit on this machine."""
+def catalog_rows(ctx: AppContext, hardware: Hardware | None = None) -> list[dict[str, Any]]:
+    """One row per catalog model with its fit on this machine (or on ``hardware``)."""
     rows = listing.catalog_rows(
         ctx.catalog,
-        ctx.hardware,
-        gpu_offload=ctx.gpu_offload,
+        hardware or ctx.hardware,
+        gpu_offload=ctx.gpu_offload if hardware is None else bool(hardware.gpus),
         installed=lambda model_id: _installed_files(ctx, model_id),
     )
     return [row.to_dict() for row in rows]
 
 
-def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
-    """Installed models that are not catalog entries (REPO:FILE pulls, imports, bundles)."""
+def local_rows(ctx: AppContext, hardware: Hardware | None = None) -> list[dict[str, Any]]:
+    """Installed models that are not catalog entries (REPO:FILE pulls, imports, bundles),
+    fitted to this machine (or to ``hardware``)."""
     rows = []
     for model in ctx.installed.all():
         if model.catalog_id is not None or not all(p.exists() for p in model.paths):
@@ -86,7 +112,7 @@ def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
             info = ctx.resolver.info(model.paths[0])
         except EdgeDeskError:
             continue  # a damaged file is reported when it is used, not in the listing
-        plan = ctx.resolver.fit(info)
+        plan = ctx.resolver.fit(info, hardware=hardware)
         rows.append(
             {
                 "id": model.id,
@@ -98,6 +124,7 @@ def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
                 "recommended_quant": info.file_type,
                 "size_bytes": model.size,
                 "fit": str(plan.verdict),
+                "placement": plan.where() if plan.expert_layers else None,
                 "installed": [str(p) for p in model.paths],
             }
         )
@@ -107,24 +134,28 @@ def local_rows(ctx: AppContext) -> list[dict[str, Any]]:
 def handle_list(args: argparse.Namespace) -> int:
     """Print the catalog and other installed models with fit verdicts."""
     ctx = context_for(args)
-    rows = catalog_rows(ctx) + local_rows(ctx)
+    hardware = _planned_hardware(ctx, args)
+    rows = catalog_rows(ctx, hardware) + local_rows(ctx, hardware)
     remote = remote_rows(ctx)
     if args.json:
         print(
             json.dumps(
                 {
-                    "hardware": ctx.hardware.describe(),
-                    "gpu_offload": ctx.gpu_offload,
+                    "hardware": (hardware or ctx.hardware).describe(),
+                    "gpu_offload": ctx.gpu_offload if hardware is None else bool(hardware.gpus),
                     "models": rows + remote,
                 },
                 indent=2,
             )
         )
         return 0
-    print(
-        f"This machine: {ctx.hardware.describe()}; GPU offload in this build: "
-        f"{'yes' if ctx.gpu_offload else 'no'}"
-    )
+    if hardware is not None:
+        print(f"Planned for: {hardware.describe()}")
+    else:
+        print(
+            f"This machine: {ctx.hardware.describe()}; GPU offload in this build: "
+            f"{'yes' if ctx.gpu_offload else 'no'}"
+        )
     header = f"{'ID':<22} {'KIND':<10} {'TIER':<12} {'QUANT':<7} {'SIZE':>8}  {'FIT':<26} INSTALLED"
     print(header)
     for row in rows:
@@ -133,6 +164,8 @@ def handle_list(args: argparse.Namespace) -> int:
             f"{row['recommended_quant'] or '-':<7} {_gib(row['size_bytes']):>8}  "
             f"{row['fit']:<26} {'yes' if row['installed'] else '-'}"
         )
+        if row.get("placement"):
+            print(f"{'':<22} {row['placement']}")
     for rrow in remote:
         print(f"{rrow['id']:<40} {rrow.get('location') or 'unavailable: ' + str(rrow['error'])}")
     return 0
@@ -142,7 +175,7 @@ def handle_info(args: argparse.Namespace) -> int:
     """Print the header facts and the load plan of one model."""
     if args.ctx is not None and not 64 <= args.ctx <= 1_048_576:
         raise InvalidRequest(f"--ctx {args.ctx} is out of range; use 64 to 1048576 tokens")
-    ctx = context_for(args)
+    ctx = context_for(args, moe_settings(args))
     entry = None if looks_like_path(args.model) else ctx.catalog.find(args.model)
     try:
         path, entry, _ = ctx.resolver.locate(args.model)
@@ -152,7 +185,8 @@ def handle_info(args: argparse.Namespace) -> int:
         return _print_catalog_only(ctx, entry, args.json)
     info = ctx.resolver.info(path)
     projector = ctx.resolver.projector(args.model, entry)
-    plan = ctx.resolver.fit(info, args.ctx, projector=projector)
+    hardware = _planned_hardware(ctx, args)
+    plan = ctx.resolver.fit(info, args.ctx, projector=projector, hardware=hardware)
     kv_bytes = _kv_bytes(info, plan)
     checkpoints = 0
     if not plan.swa_full:
@@ -171,8 +205,16 @@ def handle_info(args: argparse.Namespace) -> int:
             "gpu_layers": plan.gpu_layers,
             "total_layers": plan.total_layers,
             "estimated_bytes": plan.estimated_bytes,
+            "vram_bytes": plan.vram_bytes,
+            "ram_bytes": plan.ram_bytes,
+            "repack_bytes": plan.repack_bytes,
+            "experts_in_ram_layers": plan.experts_in_ram_layers,
+            "expert_layers": plan.expert_layers,
+            "n_cpu_moe": plan.n_cpu_moe,
+            "placement": plan.where(),
         },
-        "hardware": ctx.hardware.describe(),
+        "hardware": (hardware or ctx.hardware).describe(),
+        "planned_for": "this machine" if hardware is None else "the --gpu-memory/--ram machine",
         "broken": _broken_reason(ctx, args.model, path, entry),
     }
     if args.json:
@@ -197,6 +239,9 @@ def handle_info(args: argparse.Namespace) -> int:
         f"{plan.context_length}"
     )
     print(f"  fit            {plan.verdict}: {plan.reason}")
+    print(f"  placement      {plan.where()}")
+    if hardware is not None:
+        print(f"  planned for    {hardware.describe()}")
     print(f"  {_vision(entry, projector)}")
     if data["broken"]:
         print(
@@ -204,6 +249,16 @@ def handle_info(args: argparse.Namespace) -> int:
             f"edgedesk models retry {args.model} to try again"
         )
     return 0
+
+
+def _planned_hardware(ctx: AppContext, args: argparse.Namespace) -> Hardware | None:
+    """The machine ``--gpu-memory``/``--ram`` describe (None: plan for this one)."""
+    if args.gpu_memory is None and args.ram is None:
+        return None
+    gpu = args.gpu_memory
+    if gpu is None and not ctx.gpu_offload:
+        gpu = 0  # --ram alone: this machine's GPU, which this build does not offload to
+    return with_memory(ctx.hardware, gpu_bytes=gpu, ram_bytes=args.ram)
 
 
 def _broken_reason(ctx: AppContext, ref: str, path: Path, entry: ModelEntry | None) -> str | None:

@@ -11,7 +11,7 @@ from desktop.base.crash import shown
 from desktop.base.errors import InvalidRequest
 from desktop.chat.capabilities import takes_pictures
 from desktop.cli.arguments import context_for, text_arg
-from desktop.cli.options import check_sampling
+from desktop.cli.options import check_sampling, moe_settings
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Image, Message
 from desktop.root.context import AppContext
@@ -20,11 +20,11 @@ from desktop.server.image_parts import check_images, image_from_bytes, joined
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` verb."""
-    from desktop.cli.options import common_options, sampling_options
+    from desktop.cli.options import common_options, moe_options, sampling_options
 
     parser = sub.add_parser(
         "run",
-        parents=[common_options()],
+        parents=[common_options(), moe_options()],
         help="stream an answer from a model",
         description="Stream an answer from MODEL (a catalog id or a .gguf path) to PROMPT.",
     )
@@ -83,7 +83,8 @@ def handle(args: argparse.Namespace) -> int:
             "the prompt is empty; --raw continues a text, so give one "
             "(or - to read it from standard input)"
         )
-    ctx = context_for(args, {"engine.context_length": args.ctx} if args.ctx else None)
+    settings = {"engine.context_length": args.ctx} if args.ctx else {}
+    ctx = context_for(args, {**settings, **moe_settings(args)})
     try:  # a bad picture stops before any load, under the caps in force (policy too)
         images = [read_image(path, ctx.image_limits) for path in args.image]
     except BaseException:

@@ -17,6 +17,7 @@ from desktop.base.crash import shown
 from desktop.base.defaults import MAX_TOKENS_LIMIT
 from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.cli.arguments import context_for
+from desktop.cli.options import moe_settings
 from desktop.resolve import looks_like_path
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
@@ -28,11 +29,11 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve`` verb."""
-    from desktop.cli.options import common_options
+    from desktop.cli.options import common_options, moe_options
 
     parser = sub.add_parser(
         "serve",
-        parents=[common_options()],
+        parents=[common_options(), moe_options()],
         help="serve the local OpenAI-compatible API",
         description="Serve http://HOST:PORT/v1 for IDEs and scripts. A key is required "
         "unless --no-auth (loopback only); create one with 'edgedesk keys create NAME'.",
@@ -139,7 +140,7 @@ def _check_local(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The ``[server]`` settings the flags override (the composition root applies them)."""
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = dict(moe_settings(args))
     if args.host is not None:
         check_host(args.host)
     if args.port is not None and not 1 <= args.port <= 65535:
@@ -213,7 +214,8 @@ def _where_models_run(ctx: AppContext, models: list[str]) -> str:
             info = ctx.resolver.info(spec.file)
         except EdgeDeskError:
             continue  # said when it is first asked for
-        where = planned_placement(info.block_count, spec.gpu_layers or 0).describe()  # as loader
+        experts = spec.local.n_cpu_moe if spec.local else 0
+        where = planned_placement(info.block_count, spec.gpu_layers or 0, experts).describe()
         parts.append(f"{spec.model_id}: {where}")
     if parts:
         return "; ".join(parts)

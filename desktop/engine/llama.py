@@ -109,7 +109,9 @@ class LlamaEngine:
             self._free()
             raise
         # Where llama.cpp put the layers, asked once now that the model is loaded.
-        self.placement: Placement = model_placement(self._model.model, options.gpu_layers)
+        self.placement: Placement = model_placement(
+            self._model.model, options.gpu_layers, options.n_cpu_moe
+        )
         n_batch = int(llama_cpp.llama_n_batch(self._ctx))
         if options.embedding:
             self._embedder = EmbedLoop(

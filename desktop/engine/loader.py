@@ -3,7 +3,8 @@
 The plan (per-slot context, slots, GPU layers, threads) comes from the resolver's fit;
 llama.cpp can still fail when another program took the VRAM in the meantime. Then we
 retry once with half the GPU layers (or half the context on CPU) and *say so* in the
-load report.
+load report. A mixture of experts whose plan keeps some layers' experts in RAM first
+tries again with every expert in RAM and all its layers on the GPU.
 
 llama.cpp takes a model's path as UTF-8 text; a file name holding other bytes (possible
 on Linux) is loaded through a link with a UTF-8 name in ``links_dir``.
@@ -80,6 +81,7 @@ def _options(
     layers: int,
     cache_type: str,
     *,
+    n_cpu_moe: int,
     prompt_cache_key: bytes | None,
 ) -> LoadOptions:
     return LoadOptions(
@@ -99,7 +101,29 @@ def _options(
         lookup_draft=plan.lookup_draft,
         projector=plan.projector if spec.kind == "chat" else None,
         swa_full=plan.swa_full,
+        n_cpu_moe=n_cpu_moe,
     )
+
+
+Attempt = tuple[int, int, str, int]  # context, GPU layers, KV cache type, n_cpu_moe
+
+
+def _attempts(context: int, layers: int, cache: str, experts: int) -> list[Attempt]:
+    """The plan, then what a failed load tries once instead (see the module docstring)."""
+    attempts: list[Attempt] = [(context, layers, cache, experts)]
+    if layers > 0 and 0 < experts < layers:
+        # The first N layers' experts are in RAM: all of them (N past the last layer)
+        # frees the most VRAM while every layer's attention stays on the GPU.
+        experts = layers
+        attempts.append((context, layers, cache, experts))
+    if layers > 0:
+        attempts.append((context, layers // 2, cache, experts))
+    elif context > MIN_RETRY_CONTEXT:
+        attempts.append((max(MIN_RETRY_CONTEXT, context // 2), 0, cache, experts))
+    if cache != "f16":  # a quantized V cache needs flash attention, which a device may lack
+        last = attempts[-1]
+        attempts.append((last[0], last[1], "f16", last[3]))
+    return attempts
 
 
 def load_engine(
@@ -126,32 +150,35 @@ def load_engine(
     notes: list[str] = []
     if not offload and (spec.gpu_layers or 0) > 0:
         notes.append("this llama.cpp build has no GPU offload; running on the CPU")
-    cache = plan.cache_type
-    attempts = [(context, layers, cache)]
-    if layers > 0:
-        attempts.append((context, layers // 2, cache))
-    elif context > MIN_RETRY_CONTEXT:
-        attempts.append((max(MIN_RETRY_CONTEXT, context // 2), 0, cache))
-    if cache != "f16":  # a quantized V cache needs flash attention, which a device may lack
-        attempts.append((attempts[-1][0], attempts[-1][1], "f16"))
+    attempts = _attempts(context, layers, plan.cache_type, plan.n_cpu_moe)
     # A split model is found by llama.cpp from its first shard's name: never linked.
     path = loadable_path(spec.file, links_dir) if not spec.extra_files else spec.file
     started = time.perf_counter()
     failure: ModelLoadError | None = None
-    for attempt, (ctx, n_layers, cache) in enumerate(attempts):
+    for attempt, (ctx, n_layers, cache, n_cpu_moe) in enumerate(attempts):
         if attempt > 0:
             log.debug(
-                "load %s: retry %d with context %d, %d GPU layers, %s KV cache",
+                "load %s: retry %d with context %d, %d GPU layers, %s KV cache%s",
                 spec.model_id,
                 attempt,
                 ctx,
                 n_layers,
                 cache,
+                f", experts of the first {n_cpu_moe} layers in RAM" if n_cpu_moe else "",
             )
         try:
+            options = _options(
+                spec,
+                plan,
+                ctx,
+                n_layers,
+                cache,
+                n_cpu_moe=n_cpu_moe,
+                prompt_cache_key=prompt_cache_key,
+            )
             engine = open_engine(
                 path,
-                _options(spec, plan, ctx, n_layers, cache, prompt_cache_key=prompt_cache_key),
+                options,
                 model_id=spec.model_id,
                 chat_template=spec.chat_template,
                 reasoning=spec.reasoning_format == "think",
@@ -160,9 +187,10 @@ def load_engine(
             failure = exc
             continue
         if attempt > 0:
+            moved = ", every expert in RAM," if n_cpu_moe > plan.n_cpu_moe else ""
             notes.append(
                 f"first load failed ({failure}); loaded with context {ctx}, "
-                f"{n_layers} GPU layers and a {cache} KV cache instead"
+                f"{n_layers} GPU layers{moved} and a {cache} KV cache instead"
             )
         template_source = "n/a"
         if spec.kind == "chat":
@@ -182,6 +210,7 @@ def load_engine(
             cache_type=cache,
             notes=tuple(notes),
             placement=engine.placement,
+            n_cpu_moe=n_cpu_moe,
         )
         return engine
     assert failure is not None

@@ -21,6 +21,7 @@ from llama_cpp._logger import set_verbose
 
 from desktop.base.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES, physical_cores
 from desktop.base.errors import ModelLoadError
+from desktop.engine.offload import ExpertOverrides
 
 # llama-server's defaults: a logical batch of 2048 prompt tokens per decode, computed
 # in micro-batches of 512.
@@ -94,6 +95,9 @@ class LoadOptions:
     # per slot (several times the memory; engine.swa_full_cache); False, the default:
     # only the slots' windows, as llama-server, with a context checkpoint per slot.
     swa_full: bool = False
+    # Mixture of experts: the routed experts of the first N layers stay in RAM whatever
+    # ``gpu_layers`` offloads (llama-server's --n-cpu-moe N; 0: none).
+    n_cpu_moe: int = 0
 
 
 def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
@@ -103,10 +107,19 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
     model_params = llama_cpp.llama_model_default_params()
     model_params.n_gpu_layers = options.gpu_layers if gpu_offload_supported() else 0
     model_params.use_mmap = True
+    overrides: ExpertOverrides | None = None
+    if options.n_cpu_moe > 0:
+        try:
+            overrides = ExpertOverrides(options.n_cpu_moe)
+        except (OSError, AttributeError) as exc:
+            raise ModelLoadError(f"cannot keep {path.name}'s experts in RAM: {exc}") from None
+        model_params.tensor_buft_overrides = overrides.pointer
     try:
         model = LlamaModel(path_model=str(path), params=model_params, verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         raise ModelLoadError(f"llama.cpp could not load {path.name}: {exc}") from None
+    # llama.cpp keeps the params' pointer to the overrides: they live as long as the model.
+    vars(model)["edgedesk_overrides"] = overrides
     params = llama_cpp.llama_context_default_params()
     threads = options.threads or physical_cores()
     params.n_threads = threads

@@ -269,6 +269,10 @@ class LocalPlan:
     lookup_draft: int = 0  # prompt-lookup (n-gram) tokens guessed per step; 0: off
     projector: Path | None = None  # mmproj GGUF of a vision model; None: text only
     swa_full: bool = False  # sliding-window layers keep every position (engine.swa_full_cache)
+    # Mixture of experts: the routed experts of the first N layers stay in RAM whatever
+    # the GPU layers (llama-server's --n-cpu-moe N; 0: none). Part of the plan so a
+    # worker that crashes reloads with the same placement.
+    n_cpu_moe: int = 0
     estimated_bytes: int = field(default=0, compare=False)
 
 
@@ -333,6 +337,7 @@ class LoadReport:
     notes: tuple[str, ...] = ()
     placement: Placement | None = None  # None: not a local llama.cpp model
     cache_type: str = "f16"  # the KV cache's element type as loaded
+    n_cpu_moe: int = 0  # layers whose routed experts were kept in RAM by name
 
 
 @dataclass(frozen=True)
@@ -368,6 +373,9 @@ class Placement:
     layers_total: int
     layers_offloaded: int = 0
     devices: tuple[str, ...] = ()  # e.g. ("Vulkan0 (llvmpipe)",), in llama.cpp's order
+    # Mixture of experts: the routed experts of the first N layers were kept in RAM by
+    # name (llama-server's --n-cpu-moe N) while their layers are on the GPU.
+    experts_in_ram: int = 0
 
     @property
     def cpu_only(self) -> bool:
@@ -376,9 +384,13 @@ class Placement:
 
     def describe(self) -> str:
         """``19/19 layers on Vulkan0 (llvmpipe)``, ``10/19 layers on CUDA0 (…), 9 on the
-        CPU`` or ``CPU only``."""
+        CPU``, ``48/48 layers on CUDA0 (…), experts of the first 47 layers in RAM`` or
+        ``CPU only``."""
         if self.cpu_only:
             return "CPU only"
         text = f"{self.layers_offloaded}/{self.layers_total} layers on {', '.join(self.devices)}"
         rest = self.layers_total - self.layers_offloaded
-        return f"{text}, {rest} on the CPU" if rest > 0 else text
+        text = f"{text}, {rest} on the CPU" if rest > 0 else text
+        if self.experts_in_ram > 0:
+            text += f", experts of the first {self.experts_in_ram} layers in RAM"
+        return text

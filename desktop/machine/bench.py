@@ -39,6 +39,7 @@ class BenchReport:
     backend: str
     context_length: int
     gpu_layers: int
+    n_cpu_moe: int = 0  # layers whose routed experts stayed in RAM (llama-server's N)
     load_cold_s: float = 0.0
     load_warm_s: float = 0.0
     prompt_tokens_per_s: dict[int, float] = field(default_factory=dict)
@@ -270,6 +271,7 @@ def run_bench(
         backend=backend_info().describe(),
         context_length=spec.context_length or 0,
         gpu_layers=spec.gpu_layers or 0,
+        n_cpu_moe=spec.local.n_cpu_moe if spec.local else 0,
     )
     prompts = measure_engine(
         ctx, model, report, tokens=tokens, prompt_lengths=prompt_lengths, progress=progress

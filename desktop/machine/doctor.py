@@ -136,6 +136,10 @@ def _models(ctx: AppContext) -> list[dict[str, Any]]:
                 total_layers=plan.total_layers,
                 context_length=plan.context_length,
                 estimated_bytes=plan.estimated_bytes,
+                vram_bytes=plan.vram_bytes,
+                ram_bytes=plan.ram_bytes,
+                experts_in_ram_layers=plan.experts_in_ram_layers,
+                placement=plan.where(),
             )
         rows.append(row)
     return rows
@@ -257,6 +261,8 @@ def format_report(report: dict[str, Any]) -> list[str]:
     lines.append("installed models:")
     for model in report["models"]:
         lines.append(f"  {model['id']:<28} {model['fit']}: {model['reason']}")
+        if model.get("placement"):
+            lines.append(f"  {'':<28} {model['placement']}")
     if not report["models"]:
         lines.append("  (none; 'edgedesk models pull ID' or 'edgedesk models import FILE')")
     return lines

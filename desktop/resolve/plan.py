@@ -48,6 +48,7 @@ def fit(
     ``engine.swa_full_cache``: see ``GGUFInfo.kv_bytes``). A vision
     projector loads beside the model: its bytes count as more weights; a model in its
     own worker process (``engine.worker_process``) costs that process too.
+    A mixture-of-experts model's routed experts go where ``engine.cpu_moe`` says.
     """
     if projector is not None:
         info = replace(info, weight_bytes=info.weight_bytes + projector.stat().st_size)
@@ -67,6 +68,7 @@ def fit(
         cache_type=settings.cache_type,
         swa_full=settings.swa_full_cache,
         process_bytes=WORKER_PROCESS_BYTES if settings.worker_process else 0,
+        cpu_moe=settings.cpu_moe,
     )
 
 
@@ -159,6 +161,7 @@ def plan_model(
             lookup_draft=lookup_tokens(info, settings),
             projector=projector,
             swa_full=settings.swa_full_cache,
+            n_cpu_moe=planned.n_cpu_moe,
             estimated_bytes=planned.estimated_bytes,
         ),
     )

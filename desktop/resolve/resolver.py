@@ -109,15 +109,21 @@ class ModelResolver:
         )
 
     def fit(
-        self, info: GGUFInfo, context_length: int | None = None, *, projector: Path | None = None
+        self,
+        info: GGUFInfo,
+        context_length: int | None = None,
+        *,
+        projector: Path | None = None,
+        hardware: Hardware | None = None,
     ) -> Fit:
-        """The load plan for ``info`` on this machine, honouring the user's settings
-        (a vision ``projector``'s bytes count with the model's)."""
+        """The load plan for ``info`` on this machine (or on ``hardware``, another one,
+        whose GPU is offloaded to), honouring the user's settings (a vision
+        ``projector``'s bytes count with the model's)."""
         return fit(
             info,
-            self.hardware,
+            hardware or self.hardware,
             self.engine_settings,
-            gpu_offload=self.gpu_offload,
+            gpu_offload=self.gpu_offload if hardware is None else bool(hardware.gpus),
             context_length=context_length,
             projector=projector,
         )

@@ -95,7 +95,9 @@ def engine_gpus() -> list[GPU]:
 
 def probe_hardware() -> Hardware:
     """This machine's RAM and GPUs, GPU memory as the llama.cpp backend reports it."""
-    return detect_hardware(gpu_probe=engine_gpus)
+    from desktop.engine.offload import repack_types
+
+    return detect_hardware(gpu_probe=engine_gpus, repack_probe=repack_types)
 
 
 # What members take in place when their settings change (declared with ``apply``).

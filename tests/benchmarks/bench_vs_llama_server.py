@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python -m tests.benchmarks.bench_vs_llama_server [--tokens 96]
      [--clients 1,2,4,8] [--llama-server PATH] [--json FILE] [--rounds N]
+     [--model FILE | --real-shape 9b|moe|flash]
 
 Same model (Gemma 3 270M Q4_K_M from its PyPI package), same machine, same run; both
 servers are started by this script with nothing but the model (and ``-np 4`` for
@@ -601,6 +602,10 @@ def _chat_rows(ref: Side, ours: list[Side], line: Any, ratio: Any) -> None:
     )
 
 
+# --real-shape NAME -> tests/fixtures/real_shape.py's SHAPES key
+REAL_SHAPES = {"9b": "glm4-9b", "moe": "moonlight-16b-a3b", "flash": "glm-4.7-flash"}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start both servers in turn, run every scenario, print the table (and JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
@@ -632,6 +637,16 @@ def main(argv: list[str] | None = None) -> int:
         help="another GGUF (default: Gemma 3 270M Q4_K_M from PyPI)",
     )
     parser.add_argument(
+        "--real-shape",
+        choices=sorted(REAL_SHAPES),
+        default=None,
+        help="a GGUF with a catalog model's exact shapes and Q4_K_M types, written for "
+        "this run (tests/fixtures/real_shape.py; sparse, random where routing needs it) "
+        "and deleted after: 9b is GLM-4-9B-0414 (~6.2 GB), moe Moonlight-16B-A3B / "
+        "Kimi-VL-A3B (~10.5 GB), flash GLM-4.7-Flash (~18 GB). Run under "
+        "flock /work/bigmem.lock on a shared machine",
+    )
+    parser.add_argument(
         "--edgedesk",
         action="append",
         default=[],
@@ -645,12 +660,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.only_prefill and not prefill:
         parser.error("--only-prefill needs --prefill")
     plan = Plan(clients, args.tokens, prefill, chat=not args.only_prefill)
-    model = args.model or gemma_file()
+    if args.model is not None and args.real_shape is not None:
+        parser.error("--model and --real-shape name two models; give one")
     servers: dict[str, Any] = {}
     checkouts = [tuple(item.split("=", 1)) for item in args.edgedesk] or [("edgedesk", ".")]
     sides = {name: Side(name) for name in ["llama-server", *(c[0] for c in checkouts)]}
     work = Path(tempfile.mkdtemp(prefix="edgedesk-vs-llama-server-"))
     peer: Candidate | None = None
+    if args.real_shape is not None:
+        from tests.fixtures.real_shape import write_real_shape
+
+        shape = REAL_SHAPES[args.real_shape]
+        model = write_real_shape(work / f"{shape}-real-shape-Q4_K_M.gguf", shape)
+    else:
+        model = args.model or gemma_file()
     try:
         if args.only != "edgedesk":
             peer = binary = peer_binary(args.llama_server, work / "peer", model)

@@ -13,6 +13,7 @@ Plain blocking calls, safe from any thread.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import llama_cpp
@@ -55,23 +56,31 @@ def placement_for(
     )
 
 
-def planned_placement(block_count: int, gpu_layers: int) -> Placement:
-    """Where a model whose GGUF header says ``block_count`` layers will go, before it loads."""
+def planned_placement(block_count: int, gpu_layers: int, n_cpu_moe: int = 0) -> Placement:
+    """Where a model whose GGUF header says ``block_count`` layers will go, before it
+    loads (the routed experts of the first ``n_cpu_moe`` layers in RAM)."""
     offload = gpu_offload_supported()
-    return placement_for(
+    placement = placement_for(
         block_count, gpu_layers if offload else 0, offload, list_devices() if offload else []
     )
+    if placement.cpu_only or n_cpu_moe <= 0:
+        return placement
+    return replace(placement, experts_in_ram=min(n_cpu_moe, block_count))
 
 
-def model_placement(model: Any, gpu_layers: int) -> Placement:
-    """Where llama.cpp put the loaded ``model`` (a ``llama_model`` pointer) given ``gpu_layers``."""
+def model_placement(model: Any, gpu_layers: int, n_cpu_moe: int = 0) -> Placement:
+    """Where llama.cpp put the loaded ``model`` (a ``llama_model`` pointer) given
+    ``gpu_layers``, the routed experts of the first ``n_cpu_moe`` layers kept in RAM."""
     layers = int(llama_cpp.llama_model_n_layer(model))
     if hasattr(llama_cpp, "llama_model_n_layer_nextn"):
         layers += int(llama_cpp.llama_model_n_layer_nextn(model))
     offload = gpu_offload_supported()
-    return placement_for(
+    placement = placement_for(
         layers, gpu_layers if offload else 0, offload, list_devices() if offload else []
     )
+    if placement.cpu_only or n_cpu_moe <= 0:
+        return placement
+    return replace(placement, experts_in_ram=min(n_cpu_moe, layers))
 
 
 def default_devices() -> tuple[str, ...]:

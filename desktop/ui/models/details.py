@@ -89,6 +89,10 @@ class ModelDetailsDialog(QDialog):
                 .replace("%1", str(fit.gpu_layers))
                 .replace("%2", str(fit.total_layers))
             )
+        if fit.expert_layers and fit.gpu_layers > 0:
+            # Where a mixture of experts' experts go (issue 46), in the planner's words
+            # until the translators have a sentence of their own for it.
+            layers += f" · {fit.where()}"
         kv = (
             self.tr("%1 at %2 tokens (%3)")
             .replace("%1", human_size(details.kv_cache_bytes))
