@@ -182,7 +182,7 @@ def handle_info(args: argparse.Namespace) -> int:
     except ModelNotFound:
         if entry is None:
             raise
-        return _print_catalog_only(ctx, entry, args.json)
+        return _print_catalog_only(ctx, entry, args.json, _planned_hardware(ctx, args))
     info = ctx.resolver.info(path)
     projector = ctx.resolver.projector(args.model, entry)
     hardware = _planned_hardware(ctx, args)
@@ -309,8 +309,11 @@ def _vision(entry: ModelEntry | None, projector: Path | None) -> str:
     return "vision: no"
 
 
-def _print_catalog_only(ctx: AppContext, entry: ModelEntry, as_json: bool) -> int:
-    rows = {r["id"]: r for r in catalog_rows(ctx)}
+def _print_catalog_only(
+    ctx: AppContext, entry: ModelEntry, as_json: bool, hardware: Hardware | None
+) -> int:
+    """A catalog model not downloaded yet: its verdict for this machine, or for ``hardware``."""
+    rows = {r["id"]: r for r in catalog_rows(ctx, hardware)}
     row = rows[entry.id]
     if as_json:
         print(
@@ -321,6 +324,10 @@ def _print_catalog_only(ctx: AppContext, entry: ModelEntry, as_json: bool) -> in
                     "license": entry.license,
                     "notes": entry.notes,
                     "vision": {"projector": entry.mmproj} if entry.mmproj else None,
+                    "hardware": (hardware or ctx.hardware).describe(),
+                    "planned_for": "this machine"
+                    if hardware is None
+                    else "the --gpu-memory/--ram machine",
                 },
                 indent=2,
             )
@@ -332,7 +339,12 @@ def _print_catalog_only(ctx: AppContext, entry: ModelEntry, as_json: bool) -> in
         f"context {entry.context_length}"
     )
     print(f"  quants: {', '.join(f'{q.name} ({_gib(q.size)})' for q in entry.quants)}")
-    print(f"  recommended here: {row['recommended_quant'] or 'none'} — {row['fit']}")
+    where = "here" if hardware is None else "there"
+    print(f"  recommended {where}: {row['recommended_quant'] or 'none'} — {row['fit']}")
+    if row.get("placement"):
+        print(f"  placement      {row['placement']}")
+    if hardware is not None:
+        print(f"  planned for    {hardware.describe()}")
     if entry.mmproj:
         print(
             f"  vision: yes (projector {entry.mmproj}, {_gib(entry.mmproj_size)}, "

@@ -182,6 +182,27 @@ def test_models_list_says_where_the_experts_go_before_download(
     assert text.startswith("Planned for: ") and "% of the experts in RAM, the rest on" in text
 
 
+def test_models_info_plans_a_catalog_model_before_download_for_the_given_machine(
+    edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Not downloaded: the verdict comes from the catalog's size and expert share, and
+    # must be the one models list gives for the same --gpu-memory/--ram machine.
+    args = ["glm-4.7-flash", "--gpu-memory", "8G", "--ram", "32G"]
+    assert main(["models", "list", "--gpu-memory", "8G", "--ram", "32G", "--json"]) == 0
+    listed = {r["id"]: r for r in json.loads(capsys.readouterr().out)["models"]}
+    assert main(["models", "info", *args, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["fit"] == listed["glm-4.7-flash"]["fit"] == "fits in RAM, slower"
+    assert info["placement"] == listed["glm-4.7-flash"]["placement"]
+    assert info["planned_for"] == "the --gpu-memory/--ram machine"
+    assert "planned GPU 8.0 GiB" in info["hardware"]
+    assert main(["models", "info", *args]) == 0
+    text = capsys.readouterr().out
+    assert "recommended there: Q4_K_M — fits in RAM, slower" in text
+    assert "% of the experts in RAM, the rest on the GPU" in text
+    assert "planned for    RAM 32.0 GiB" in text
+
+
 def test_doctor_says_where_an_installed_moes_weights_go(
     tmp_path: Path, edgedesk_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
