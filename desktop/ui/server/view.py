@@ -32,6 +32,7 @@ from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.server.key_scope import KeyScopeDialog, ScopeChoice
+from desktop.ui.server.port_field import PortField, free_port_after, port_free
 
 LOG_LINES = 500  # the live log keeps the last requests only; the file keeps them all
 # The chat model placeholder, not the one inside CODE-MODEL-ID (an autocomplete model).
@@ -189,6 +190,9 @@ class ServerView(QWidget):
         self.address = QLineEdit()
         self.address.setReadOnly(True)
         self.address.setAccessibleName(self.tr("Server address"))
+        # The port is typed here (the address above is what the server really uses).
+        self.port = PortField(self._context.settings.server.port)
+        self.port.editingFinished.connect(self._save_port)
         copy = QPushButton(self.tr("Copy address"))
         copy.setAccessibleName(self.tr("Copy the server address"))
         copy.clicked.connect(lambda: copy_text(self.address.text(), copy))
@@ -196,8 +200,26 @@ class ServerView(QWidget):
         for widget in (self.toggle, self.status):
             row.addWidget(widget)
         row.addWidget(self.address, 1)
+        row.addWidget(self.port)
         row.addWidget(copy)
         return row
+
+    def _save_port(self) -> bool:
+        """Save the typed port (through the context, like every setting); False if refused."""
+        port = self.port.value()
+        if port == self._context.settings.server.port:
+            return True
+        if not self._save({"server.port": port}):
+            return False
+        self.notice.setText(
+            self.tr(
+                "Port %1 saved; the running server keeps its port until it is restarted."
+            ).replace("%1", str(port))
+            if self.running
+            else self.tr("Port %1 saved.").replace("%1", str(port))
+        )
+        self._refresh()
+        return True
 
     def _build_keys(self) -> QVBoxLayout:
         row = QHBoxLayout()
@@ -322,6 +344,7 @@ class ServerView(QWidget):
         locked = self._context.effective.is_locked
         self.start_with_app.setEnabled(not locked("server.start_with_app"))
         self.origins.setEnabled(not locked("server.allowed_origins"))
+        self.port.setEnabled(not locked("server.port"))
 
     def toggle_server(self) -> TaskWorker:
         """Start or stop the server on a worker (both can take a moment)."""
@@ -329,6 +352,8 @@ class ServerView(QWidget):
         if runner.running:
             worker = TaskWorker(runner.stop)
         else:
+            # A port typed but not yet confirmed (Enter, leaving the field) is the one used.
+            self._save_port()
             # Rebuilt when settings were saved since it was built (e.g. allowed origins).
             runner = self._context.api_server_to_start()
             if self._listening_to is not runner:
@@ -344,7 +369,31 @@ class ServerView(QWidget):
         return worker
 
     def _failed(self, _key: str, message: str) -> None:
+        server = self._context.settings.server
+        if not self.running and not port_free(server.host, server.port):
+            message = self._port_taken(server.host, server.port)
         self.notice.setText(message)
+
+    def _port_taken(self, host: str, port: int) -> str:
+        """Say the port is taken and offer the next free one in the field (not saved until
+        the user starts the server with it or confirms it)."""
+        self.port.setFocus()
+        free = free_port_after(host, port)
+        if free is None:
+            return self.tr(
+                "Port %1 is used by another program. Type another port beside the address "
+                "and start the server again."
+            ).replace("%1", str(port))
+        self.port.setValue(free)
+        self.port.selectAll()
+        return (
+            self.tr(
+                "Port %1 is used by another program. Port %2 is free and filled in beside "
+                "the address: press Start server to use it, or type another."
+            )
+            .replace("%1", str(port))
+            .replace("%2", str(free))
+        )
 
     def _toggled(self) -> None:
         self.toggle.setEnabled(True)

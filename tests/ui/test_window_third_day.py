@@ -1,0 +1,205 @@
+"""The window's third day (issue 50): what still sent a person to a terminal, or tripped
+them, done in the window instead. Each test drives the real window as a user would."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from desktop.base.config import NoPolicy, load_settings
+from desktop.root.context import build_context
+from desktop.ui.shell.main_window import MainWindow
+from tests.tools.conftest import SERVERS
+
+pytestmark = pytest.mark.qt
+LEFT = Qt.MouseButton.LeftButton
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# ---------------------------------------------------------------- 1: the API port
+def test_a_taken_port_is_said_and_another_is_chosen_in_the_window(qtbot) -> None:
+    context = build_context(policy=NoPolicy())
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show_page("server")
+    panel = win.server
+    assert panel.port.isEnabled() and panel.port.value() == 8765  # the default, editable
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    busy = int(taken.getsockname()[1])
+    try:
+        panel.port.setValue(busy)
+        panel.port.editingFinished.emit()  # the user typed it and pressed Enter
+        # Saved like every setting (settings.toml), and the address says it at once.
+        assert load_settings(context.paths).settings.server.port == busy
+        assert panel.address.text() == f"http://127.0.0.1:{busy}/v1"
+        with qtbot.waitSignal(panel.state_changed, timeout=15_000) as tried:
+            qtbot.mouseClick(panel.toggle, LEFT)
+        assert tried.args == [False] and not panel.running
+        said = panel.notice.text()
+        assert f"Port {busy} is used by another program" in said and "--port" not in said
+        offered = panel.port.value()
+        assert offered != busy and f"Port {offered} is free" in said
+        # The user takes the port offered: the server starts there, and it is kept.
+        with qtbot.waitSignal(panel.state_changed, timeout=15_000) as started:
+            qtbot.mouseClick(panel.toggle, LEFT)
+        assert started.args == [True]
+        url = f"http://127.0.0.1:{offered}/v1"
+        assert panel.address.text() == url and url in panel.snippet.toPlainText()
+        assert httpx.get(f"{url}/models").status_code == 401  # it answers there
+        assert load_settings(context.paths).settings.server.port == offered
+    finally:
+        taken.close()
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, LEFT)
+    win.close()
+
+
+def test_a_port_changed_while_serving_says_when_it_applies(qtbot) -> None:
+    port = _free_port()
+    context = build_context(policy=NoPolicy())
+    context.apply_settings({"server.port": port})  # saved, as a port typed earlier
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    panel = win.server
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, LEFT)
+    other = _free_port()
+    panel.port.setValue(other)
+    panel.port.editingFinished.emit()
+    assert "keeps its port until it is restarted" in panel.notice.text()
+    assert panel.address.text() == f"http://127.0.0.1:{port}/v1"  # what really serves
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, LEFT)  # stop
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, LEFT)  # start again: on the new port
+    assert panel.address.text() == f"http://127.0.0.1:{other}/v1"
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, LEFT)
+    win.close()
+
+
+# ---------------------------------------------------------------- 12: curl
+def test_use_it_from_offers_a_curl_line_with_the_real_address(qtbot) -> None:
+    port = _free_port()
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"server.port": port}))
+    qtbot.addWidget(win)
+    panel = win.server
+    names = [panel.client_picker.itemText(i) for i in range(panel.client_picker.count())]
+    assert "curl" in names
+    panel.client_picker.setCurrentText("curl")
+    shown = panel.snippet.toPlainText()
+    assert shown.startswith(f"curl http://127.0.0.1:{port}/v1/chat/completions")
+    assert 'Authorization: Bearer YOUR-EDGEDESK-KEY"' in shown
+    key = panel.create_key("shell")
+    assert key is not None and f"Bearer {key}" in panel.snippet.toPlainText()
+    win.close()
+
+
+# ---------------------------------------------------------------- 2: tool servers
+def _server_rows(win: MainWindow) -> dict[str, object]:
+    tree = win.tools.tree
+    return {
+        tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+    }
+
+
+def _add_calc(qtbot, win: MainWindow, name: str = "calc") -> None:
+    page = win.tools
+    qtbot.mouseClick(page.add_button, LEFT)
+    form = page.form
+    assert form is not None
+    form.name.setText(name)
+    form.command.setText(f'"{sys.executable}" "{SERVERS}" calc')
+    qtbot.mouseClick(form.save_button, LEFT)
+
+
+def _mcp_json(win: MainWindow) -> dict[str, object]:
+    return dict(json.loads(win.context.tool_servers.path.read_text())["mcpServers"])
+
+
+def test_a_tool_server_is_removed_by_button_menu_or_delete_key_after_asking(
+    qtbot, monkeypatch, window: MainWindow
+) -> None:
+    window.show_page("tools")
+    page = window.tools
+    _add_calc(qtbot, window, "calc")
+    _add_calc(qtbot, window, "calc2")
+    assert set(_mcp_json(window)) == {"calc", "calc2"}
+    asked: list[str] = []
+    answer = [QMessageBox.StandardButton.No]
+
+    def question(_parent, _title, text, *_a, **_k):
+        asked.append(text)
+        return answer[0]
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    page.tree.setCurrentItem(_server_rows(window)["calc"])
+    assert page.remove_button.isEnabled()
+    qtbot.mouseClick(page.remove_button, LEFT)
+    assert "Remove the tool server calc?" in asked[-1]
+    assert "calc" in _mcp_json(window)  # "No" keeps it
+    answer[0] = QMessageBox.StandardButton.Yes
+    qtbot.mouseClick(page.remove_button, LEFT)
+    assert set(_mcp_json(window)) == {"calc2"} and "calc" not in _server_rows(window)
+    assert "Removed the tool server calc." in page.note.text()
+
+    # The Delete key on the selected row does the same, after the same question.
+    page.tree.setCurrentItem(_server_rows(window)["calc2"])
+    page.tree.setFocus()
+    qtbot.keyClick(page.tree, Qt.Key.Key_Delete)
+    assert "calc2" in asked[-1] and _mcp_json(window) == {}
+
+    # The context menu names Edit and Remove on a server's row (not on the built-ins).
+    _add_calc(qtbot, window, "calc3")
+    row = _server_rows(window)["calc3"]
+    where = page.tree.visualItemRect(row).center()
+    page.tree.customContextMenuRequested.emit(where)
+    assert page.menu is not None
+    actions = {a.text(): a for a in page.menu.actions()}
+    assert set(actions) == {"Edit…", "Remove…"}
+    page.menu.close()
+    actions["Remove…"].trigger()
+    assert _mcp_json(window) == {}
+    builtin = _server_rows(window)["Built-in (documents)"]
+    page.tree.setCurrentItem(builtin)
+    assert not page.remove_button.isEnabled() and not page.edit_button.isEnabled()
+
+
+def test_a_tool_server_is_edited_and_renamed_in_its_form(qtbot, window: MainWindow) -> None:
+    window.show_page("tools")
+    page = window.tools
+    _add_calc(qtbot, window, "calc")
+    page.tree.setCurrentItem(_server_rows(window)["calc"])
+    qtbot.mouseClick(page.edit_button, LEFT)
+    form = page.form
+    assert form is not None and form.windowTitle() == "Edit a tool server"
+    assert form.name.text() == "calc" and str(SERVERS) in form.command.text()
+    form.name.setText("arith")
+    form.env.setPlainText("CALC_MODE=exact\n")
+    qtbot.mouseClick(form.save_button, LEFT)
+    servers = _mcp_json(window)
+    assert list(servers) == ["arith"]
+    assert servers["arith"] == {
+        "command": sys.executable,
+        "args": [str(SERVERS), "calc"],
+        "env": {"CALC_MODE": "exact"},
+    }
+    assert "Saved arith" in page.note.text() and "arith" in _server_rows(window)
+
+
+def _unused(_: Path) -> None:
+    """Keep Path imported for the fixtures' annotations."""
