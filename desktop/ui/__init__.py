@@ -158,8 +158,9 @@ def run_app(args: argparse.Namespace) -> int:
         # Encrypted with a passphrase: asked once per session, before the data opens.
         if not unlock_at_start(context):
             return EXIT_KEY
-        # An encrypted database whose key is gone (or a policy refusal): said in a box;
-        # a policy that requires encryption where no keyring works asks a passphrase.
+        # An encrypted database whose key the keyring lost: restored from its recovery
+        # code or key file (a policy refusal is said in a box); a policy that requires
+        # encryption where no keyring works asks a passphrase.
         if not encrypt_at_start(context):
             return EXIT_KEY
     except EdgeDeskError as exc:  # e.g. a broken settings file, a data drive not connected

@@ -203,3 +203,46 @@ def test_a_tool_server_is_edited_and_renamed_in_its_form(qtbot, window: MainWind
 
 def _unused(_: Path) -> None:
     """Keep Path imported for the fixtures' annotations."""
+
+
+# ---------------------------------------------------------------- 3: restore the key
+def test_a_lost_key_is_restored_from_its_recovery_code_when_the_window_starts(
+    qtbot, file_keyring: Path
+) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.store.atrest import ring_delete
+    from desktop.ui.settings.encryption import encrypt_at_start
+    from desktop.ui.settings.key_restore import KeyRestoreDialog
+
+    first = build_context(policy=NoPolicy())
+    first.database_key  # noqa: B018 - a new install where a keyring works: encrypted
+    first.chat_store.create_conversation("taxes", "m")
+    code = first.at_rest.recovery_code()
+    info = json.loads(Path(f"{first.paths.database}.key.json").read_text())
+    first.close()
+    assert first.data_lock is not None
+    first.data_lock.release()
+    ring_delete(info["key_id"])  # a reset keyring: the key is gone
+
+    context = build_context(policy=NoPolicy())
+    seen: dict[str, object] = {}
+
+    def type_codes() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, KeyRestoreDialog)
+        dialog.code.setText("ABCD-" * 13 + "ABCD")  # a typo'd code: refused, said in red
+        qtbot.mouseClick(dialog.restore_button, LEFT)
+        seen["error"] = dialog.error.text()
+        seen["red"] = dialog.error.objectName() == "Error" and dialog.error.isVisible()
+        dialog.code.setText(code)
+        qtbot.mouseClick(dialog.restore_button, LEFT)
+
+    QTimer.singleShot(0, type_codes)
+    assert encrypt_at_start(context)
+    assert seen["error"] and seen["red"]
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    assert [c.title for c in context.chat_store.list_conversations()] == ["taxes"]
+    win.close()

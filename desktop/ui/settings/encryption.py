@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.store.atrest import NoKeyring
+from desktop.store.atrest import KeyMissing, NoKeyring
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import TextFitDialog
 from desktop.ui.common.workers import Worker, WorkerPool
+from desktop.ui.settings.key_restore import KeyRestoreDialog
 from desktop.ui.settings.new_passphrase import (
     NewPassphraseDialog,
     passphrase_problem,
@@ -369,6 +370,14 @@ def encrypt_at_start(context: AppContext, parent: QWidget | None = None) -> bool
     """
     try:
         context.database_key  # noqa: B018 - encrypts now when the policy requires it
+    except KeyMissing as exc:
+        if context.at_rest.needs_passphrase():
+            raise  # a passphrase, not a keyring key: unlock_at_start asks it
+        # The keyring lost the key: restored here from its backup, as import-key does.
+        restore = KeyRestoreDialog(context.at_rest.import_key, error_text(exc), parent)
+        if restore.exec() != QDialog.DialogCode.Accepted:
+            return False
+        context.database_key  # noqa: B018
     except NoKeyring:
         dialog = NewPassphraseDialog(parent, required=True)
         if dialog.exec() != QDialog.DialogCode.Accepted:
