@@ -36,6 +36,7 @@ from desktop.ui.common.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.settings.encryption import encrypt_at_start, unlock_at_start  # noqa: E402
 from desktop.ui.shell.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.shell.main_window import MainWindow  # noqa: E402
+from desktop.ui.shell.restart import relaunch  # noqa: E402
 from desktop.ui.shell.single_instance import SingleInstance  # noqa: E402
 from desktop.ui.shell.system_libraries import window_library_problem  # noqa: E402
 
@@ -195,4 +196,6 @@ def run_app(args: argparse.Namespace) -> int:
         collector.stop()
         sys.excepthook = previous_hook
     del translator
+    if window.restart_requested:  # a new language: the user asked to restart now
+        relaunch()
     return code

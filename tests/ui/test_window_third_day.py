@@ -246,3 +246,89 @@ def test_a_lost_key_is_restored_from_its_recovery_code_when_the_window_starts(
     qtbot.addWidget(win)
     assert [c.title for c in context.chat_store.list_conversations()] == ["taxes"]
     win.close()
+
+
+# ---------------------------------------------------------------- 4: language, restart
+def test_a_new_language_says_it_needs_a_restart_and_restarts_when_asked(qtbot) -> None:
+    from desktop.ui.shell.restart import relaunch_command
+
+    context = build_context(policy=NoPolicy())
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    dialog = win.open_settings()
+    dialog.language.setCurrentIndex(dialog.language.findData("zh_CN"))
+    dialog.accept()
+    box = win.restart_box
+    assert box is not None and box.isVisible()
+    assert "after EdgeDesk restarts" in box.text()
+    buttons = {b.text(): b for b in box.buttons()}
+    assert set(buttons) == {"Restart now", "Later"}
+    qtbot.mouseClick(buttons["Later"], LEFT)
+    assert "next time EdgeDesk starts" in win.message.text() and not win.restart_requested
+    assert load_settings(context.paths).settings.language == "zh_CN"  # saved either way
+
+    again = win.open_settings()
+    again.language.setCurrentIndex(again.language.findData("en"))
+    again.accept()
+    box = win.restart_box
+    assert box is not None and box.isVisible()
+    restart = next(b for b in box.buttons() if b.text() == "Restart now")
+    qtbot.mouseClick(restart, LEFT)
+    assert win.restart_requested and not win.isVisible()  # run_app relaunches on this
+    # The same command line starts again (python -m desktop, the script, a frozen app).
+    assert relaunch_command("/usr/bin/python3", ["python3", "-m", "desktop", "--port", "9"]) == [
+        "/usr/bin/python3",
+        "-m",
+        "desktop",
+        "--port",
+        "9",
+    ]
+
+
+# ---------------------------------------------------------------- 7: encryption switch
+def test_encryption_off_is_asked_first_and_each_switch_is_said_after(
+    qtbot, file_keyring: Path, monkeypatch
+) -> None:
+    from desktop.store import cipher
+
+    context = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
+    context.chat_store.create_conversation("private", "m")
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    database = context.paths.database
+    dialog = win.open_settings()
+    assert dialog.encryption is not None
+    dialog.encryption.check.setChecked(True)
+    dialog.accept()
+    with qtbot.waitSignal(win.encryption_switch.finished_with, timeout=30_000):
+        pass
+    assert cipher.file_state(database) == "encrypted"
+    assert "Your data is now encrypted" in win.message.text()
+    assert win.key_backup is not None and win.key_backup.isVisible()  # says it, offers backup
+    win.key_backup.reject()
+
+    asked: list[str] = []
+    answer = [QMessageBox.StandardButton.No]
+
+    def question(_parent, title, text, *_a, **_k):
+        asked.append(f"{title} {text}")
+        return answer[0]
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    off = win.open_settings()
+    assert off.encryption is not None
+    off.encryption.check.setChecked(False)
+    off.accept()
+    assert asked and "plain files" in asked[-1]
+    assert off.isVisible() and cipher.file_state(database) == "encrypted"  # "No": as it was
+    answer[0] = QMessageBox.StandardButton.Yes
+    off.accept()
+    with qtbot.waitSignal(win.encryption_switch.finished_with, timeout=30_000):
+        pass
+    assert cipher.file_state(database) == "plaintext"
+    assert win.switch_box is not None and win.switch_box.isVisible()
+    assert "no longer encrypted" in win.switch_box.text()
+    assert [c.title for c in context.chat_store.list_conversations()] == ["private"]
+    win.close()

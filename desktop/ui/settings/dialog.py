@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QLabel,
+    QMessageBox,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -107,6 +108,21 @@ class SettingsDialog(TextFitDialog):
         """Close and save only when the encryption change can be made as typed."""
         if self.encryption is not None and self.encryption.problem() is not None:
             return  # e.g. a new passphrase typed differently twice: said beside it
+        if self.encryption is not None and self.encryption.wanted() is False:
+            # Protection switched off is asked, never done on a mere Save.
+            answer = QMessageBox.question(
+                self,
+                self.tr("Turn encryption off?"),
+                self.tr(
+                    "Your conversations and document indexes will be stored as plain files, "
+                    "readable by anyone who gets a copy of them or of this computer's disk. "
+                    "Decrypt your data now?"
+                ),
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No,
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
         super().accept()
 
     def _build_fields(self, settings: Settings) -> None:

@@ -166,6 +166,9 @@ class MainWindow(QMainWindow):
         if context.settings.engine.preload:
             self.pool.start(TaskWorker(context.preload))
         self._quitting = False
+        self.restart_requested = False  # run_app starts EdgeDesk again once it has quit
+        self.restart_box: QMessageBox | None = None  # the last "Restart now?" asked
+        self.switch_box: QMessageBox | None = None  # the last "encryption switched" said
         self.tray: Tray | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray = Tray(self)
@@ -478,9 +481,10 @@ class MainWindow(QMainWindow):
 
     def apply_settings(self, dialog: SettingsDialog) -> None:
         """Save the dialog's changes and put them in force where possible without restart."""
+        changed = dialog.changes()
         try:
             dialog.location.commit()  # first: a folder that cannot be used stops the save
-            self.context.apply_settings(dialog.changes())
+            self.context.apply_settings(changed)
         except EdgeDeskError as exc:
             QMessageBox.warning(self, self.tr("Settings not saved"), error_text(exc))
             return
@@ -490,6 +494,9 @@ class MainWindow(QMainWindow):
         self.refresh_status()
         switch = dialog.encryption
         wanted = None if switch is None else switch.wanted()
+        if "language" in changed:
+            # Never quit in the middle of an encryption switch: then it waits for a start.
+            self.offer_restart(can_now=wanted is None)
         if switch is not None and wanted is not None:
             # The migration copies the whole database: on a worker, behind a progress box.
             self.encryption_switch = start_switch(
@@ -501,6 +508,41 @@ class MainWindow(QMainWindow):
                 follow=self._follow_switch,
             )
 
+    def offer_restart(self, *, can_now: bool = True) -> QMessageBox | None:
+        """Say the new language shows after a restart, and offer to restart now."""
+        if not can_now:
+            self.say(self.tr("The new language shows the next time EdgeDesk starts."))
+            return None
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            self.tr("Language"),
+            self.tr(
+                "The new language shows after EdgeDesk restarts. Restart now? Answers being "
+                "written are stopped; your chats are kept."
+            ),
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
+        now = box.addButton(self.tr("Restart now"), QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(self.tr("Later"), QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(now)
+        self.restart_box = box
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is now:
+                self.restart_app()
+            else:
+                self.say(self.tr("The new language shows the next time EdgeDesk starts."))
+
+        box.finished.connect(answered)
+        box.open()  # window-modal, without a nested event loop
+        return box
+
+    def restart_app(self) -> None:
+        """Quit, and have ``run_app`` start EdgeDesk again once this one has shut down."""
+        self.restart_requested = True
+        self.quit_app()
+
     def _follow_switch(self, progress: SwitchProgress) -> None:
         # The switch closes and replaces the database file: the disk watch would re-list
         # collections through a closed connection meanwhile, so it waits for the end.
@@ -509,9 +551,42 @@ class MainWindow(QMainWindow):
         def ended(made: bool) -> None:
             self.disk.release()
             if made:  # a new key in the OS keyring: offered for backup once, as it turns on
-                self.offer_key_backup()
+                self.switch_made()
 
         progress.finished_with.connect(ended)
+
+    def switch_made(self) -> QMessageBox | None:
+        """Say how the data is kept now that an encryption switch is made; a new keyring
+        key is offered for backup (that dialog says it is encrypted) instead of a box."""
+        status = self.context.at_rest.status()
+        if status.get("encrypted"):
+            where = (
+                self.tr("your passphrase")
+                if status.get("key_source") == "passphrase"
+                else self.tr("this computer's keyring")
+            )
+            text = self.tr(
+                "Your data is now encrypted; the key is in %1. Chats, documents and "
+                "their indexes are unreadable without it."
+            ).replace("%1", where)
+        else:
+            text = self.tr(
+                "Your data is no longer encrypted: chats and document indexes are now "
+                "plain files. Turn encryption on again in Settings at any time."
+            )
+        self.say(text)
+        if self.offer_key_backup() is not None:
+            return None
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            self.tr("Encryption"),
+            text,
+            QMessageBox.StandardButton.Ok,
+            self,
+        )
+        self.switch_box = box
+        box.open()
+        return box
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
