@@ -446,32 +446,32 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="300"/>
+        <location filename="../../desktop/ui/chat/view.py" line="306"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="302"/>
+        <location filename="../../desktop/ui/chat/view.py" line="308"/>
         <source>Delete “%1” and all its messages? Undo brings it back for a few seconds.</source>
         <translation>删除“%1”及其全部消息？几秒钟内可用“撤销”恢复。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="337"/>
+        <location filename="../../desktop/ui/chat/view.py" line="343"/>
         <source>Deleted “%1”.</source>
         <translation>已删除“%1”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="392"/>
+        <location filename="../../desktop/ui/chat/view.py" line="398"/>
         <source>Still reading the attached files; send again in a moment.</source>
         <translation>仍在读取附加的文件，请稍后再发送。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="397"/>
+        <location filename="../../desktop/ui/chat/view.py" line="403"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="458"/>
+        <location filename="../../desktop/ui/chat/view.py" line="464"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -1962,133 +1962,163 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="234"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="235"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="235"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="236"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="236"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="237"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="237"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="238"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="238"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="239"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="248"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="249"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="297"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="298"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="299"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="300"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="301"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="302"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="303"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="304"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="305"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="306"/>
         <source>● Offline</source>
         <translation>● 离线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="305"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="306"/>
         <source>● Online</source>
         <translation>● 在线</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="309"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="310"/>
         <source>No network connection will be made</source>
         <translation>不会建立任何网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="311"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="312"/>
         <source>Downloads may connect to the model hub</source>
         <translation>下载可能会连接模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="489"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="490"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="514"/>
-        <location filename="../../desktop/ui/shell/main_window.py" line="535"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="515"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="536"/>
         <source>The new language shows the next time EdgeDesk starts.</source>
         <translation>新语言将在 EdgeDesk 下次启动时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="518"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="519"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="520"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="521"/>
         <source>The new language shows after EdgeDesk restarts. Restart now? Answers being written are stopped; your chats are kept.</source>
         <translation>新语言在 EdgeDesk 重新启动后生效。现在重新启动吗？正在生成的回答会停止；你的对话都会保留。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="526"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="527"/>
         <source>Restart now</source>
         <translation>立即重新启动</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="527"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="528"/>
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="564"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="565"/>
         <source>your passphrase</source>
         <translation>你的密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="566"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="567"/>
         <source>this computer&apos;s keyring</source>
         <translation>这台电脑的密钥环</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="569"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="570"/>
         <source>Your data is now encrypted; the key is in %1. Chats, documents and their indexes are unreadable without it.</source>
         <translation>你的数据现已加密；密钥保存在%1中。没有它，对话、文档及其索引都无法读取。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="574"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="575"/>
         <source>Your data is no longer encrypted: chats and document indexes are now plain files. Turn encryption on again in Settings at any time.</source>
         <translation>你的数据已不再加密：对话和文档索引现在是普通文件。可随时在设置中重新开启加密。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="582"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="583"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="641"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="624"/>
+        <source>The answer being written stops where it is.</source>
+        <translation>正在生成的回答会停在当前位置。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="627"/>
+        <source>The local API server at %1 stops: programs using it lose it.</source>
+        <translation>位于 %1 的本地 API 服务器会停止：正在使用它的程序将无法再连接。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="635"/>
+        <source>Quit EdgeDesk?</source>
+        <translation>退出 EdgeDesk？</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="636"/>
+        <source>Quitting EdgeDesk now:</source>
+        <translation>现在退出 EdgeDesk：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="643"/>
+        <source>To keep the server running with the window closed, tick &quot;Closing the window keeps the server running in the tray&quot; in Settings.</source>
+        <translation>若要在关闭窗口后让服务器继续运行，请在设置中勾选“关闭窗口后服务器继续在托盘中运行”。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="647"/>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="682"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>

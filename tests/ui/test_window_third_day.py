@@ -332,3 +332,68 @@ def test_encryption_off_is_asked_first_and_each_switch_is_said_after(
     assert "no longer encrypted" in win.switch_box.text()
     assert [c.title for c in context.chat_store.list_conversations()] == ["private"]
     win.close()
+
+
+# ---------------------------------------------------------------- 10: closing mid-answer
+def test_closing_mid_answer_with_the_server_running_says_what_stops_and_reopens_the_chat(
+    qtbot, window: MainWindow, tiny_chat: Path
+) -> None:
+    context = window.context
+    context.apply_settings({"server.port": _free_port()})
+    with qtbot.waitSignal(window.server.state_changed, timeout=15_000):
+        window.server.toggle_server()
+    chat = window.chat
+    assert chat.current is not None
+    chat.current.max_tokens = 4000
+    chat.input.setPlainText("Tell me a long story")
+    qtbot.mouseClick(chat.send_button, LEFT)
+    assert chat.is_generating
+    window.close()  # the title bar's ×
+    box = window.quit_box
+    assert box is not None and box.isVisible() and window.isVisible()  # asked, not gone
+    said = box.text()
+    assert "answer being written stops" in said
+    assert f"API server at {window.server.address.text()} stops" in said
+    cancel = box.button(QMessageBox.StandardButton.Cancel)
+    qtbot.mouseClick(cancel, LEFT)
+    assert window.isVisible() and window.server.running  # Cancel: nothing stopped
+    qtbot.waitUntil(lambda: not chat.is_generating, timeout=60_000)
+    store_id = chat.current.store_id
+    assert store_id is not None
+    window.close()
+    box = window.quit_box
+    assert box is not None and "answer" not in box.text()  # only the server is left to say
+    quit_button = next(b for b in box.buttons() if b.text() == "Quit")
+    qtbot.mouseClick(quit_button, LEFT)
+    assert not window.isVisible() and not context.api_server_running
+    assert context.data_lock is not None
+    context.data_lock.release()
+
+    # Reopened: the chat the user left, with its question, not an empty "New chat".
+    again = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(again)
+    current = again.chat.current
+    assert current is not None and current.store_id == store_id
+    assert current.turns and current.turns[0].content == "Tell me a long story"
+    assert again.chat.chat_list.currentIndex().row() == 0
+    again.close()
+
+
+# ---------------------------------------------------------------- 11: a new chat's documents
+def test_a_new_chat_starts_without_the_last_chats_documents(qtbot, window: MainWindow) -> None:
+    chat = window.chat
+    chat.set_collections(["handbook"])
+    chat.collection_box.setCurrentIndex(chat.collection_box.findData("handbook"))
+    assert chat.current is not None and chat.current.collection == "handbook"
+    chat.input.setPlainText("hello")
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        chat.current.max_tokens = 4
+        chat.current.collection = ""  # answered without retrieval: no index exists here
+        qtbot.mouseClick(chat.send_button, LEFT)
+    chat.current.collection = "handbook"
+    grounded = chat.current
+    qtbot.mouseClick(chat.new_button, LEFT)
+    assert chat.current is not grounded
+    assert chat.current.collection == "" and chat.collection_box.currentIndex() == 0
+    assert chat.collection_box.currentText() == "No documents"
+    assert chat.current.model == grounded.model  # the model still carries over

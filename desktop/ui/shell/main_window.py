@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
         self.restart_requested = False  # run_app starts EdgeDesk again once it has quit
         self.restart_box: QMessageBox | None = None  # the last "Restart now?" asked
         self.switch_box: QMessageBox | None = None  # the last "encryption switched" said
+        self.quit_box: QMessageBox | None = None  # the last "Quit EdgeDesk?" asked
         self.tray: Tray | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray = Tray(self)
@@ -615,6 +616,46 @@ class MainWindow(QMainWindow):
             quitting=self._quitting,
         )
 
+    def ask_before_quitting(self) -> QMessageBox | None:
+        """When quitting stops work in progress, open a box saying what stops (its Quit
+        quits); None when nothing would be lost and the window may close at once."""
+        stops: list[str] = []
+        if self.chat.is_generating:
+            stops.append(self.tr("The answer being written stops where it is."))
+        if self.server.running:
+            stops.append(
+                self.tr("The local API server at %1 stops: programs using it lose it.").replace(
+                    "%1", self.server.address.text()
+                )
+            )
+        if not stops:
+            return None
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Quit EdgeDesk?"),
+            self.tr("Quitting EdgeDesk now:") + "\n• " + "\n• ".join(stops),
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        if self.server.running and self.tray is not None and self.tray.available():
+            box.setInformativeText(
+                self.tr(
+                    'To keep the server running with the window closed, tick "Closing '
+                    'the window keeps the server running in the tray" in Settings.'
+                )
+            )
+        quit_button = box.addButton(self.tr("Quit"), QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        self.quit_box = box
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is quit_button:
+                self.quit_app()
+
+        box.finished.connect(answered)
+        box.open()
+        return box
+
     def quit_app(self) -> None:
         """Quit for real (tray menu, SIGINT/SIGTERM): close even if the tray would hide."""
         self._quitting = True
@@ -641,12 +682,17 @@ class MainWindow(QMainWindow):
         self.say(self.tr("EdgeDesk cannot open this file: ") + path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing the window shuts the app down cleanly, or hides it to the tray."""
+        """Closing the window shuts the app down cleanly, or hides it to the tray; with
+        an answer being written or the API server running, the user is told what stops
+        and asked first."""
         if self.hides_on_close():
             self.hide()
             event.ignore()
             if self.tray is not None:
                 self.tray.notify_hidden()
+            return
+        if not self._quitting and not self._closed and self.ask_before_quitting():
+            event.ignore()
             return
         self.shutdown()
         event.accept()
