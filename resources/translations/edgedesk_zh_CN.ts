@@ -4,47 +4,52 @@
 <context>
     <name>AnswerFooter</name>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="18"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="20"/>
         <source>CPU only</source>
         <translation>仅 CPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="20"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="22"/>
         <source>%1/%2 layers on %3</source>
         <translation>%3 上 %1/%2 层</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="27"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="29"/>
         <source>, %1 on the CPU</source>
         <translation>，%1 层在 CPU 上</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="42"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="45"/>
+        <source>%1 prompt · 1 token</source>
+        <translation>提示 %1 · 生成 1 个词元</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="47"/>
         <source>%1 prompt · %2 tokens</source>
         <translation>提示 %1 · 生成 %2 个词元</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="48"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="54"/>
         <source>%1 tok/s</source>
         <translation>%1 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="55"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="61"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="57"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="63"/>
         <source>hit the token limit</source>
         <translation>已达词元上限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="61"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="67"/>
         <source>broken off: %1</source>
         <translation>已中断：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="64"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="70"/>
         <source>broken off</source>
         <translation>已中断</translation>
     </message>

@@ -397,3 +397,75 @@ def test_a_new_chat_starts_without_the_last_chats_documents(qtbot, window: MainW
     assert chat.current.collection == "" and chat.collection_box.currentIndex() == 0
     assert chat.collection_box.currentText() == "No documents"
     assert chat.current.model == grounded.model  # the model still carries over
+
+
+# ---------------------------------------------------------------- 13: stopped at once
+class _StopsAtOnce:
+    """A chat model whose second answer is stopped by the user at once: one hidden token
+    (a thinking model's opening tag), then Stop, as the engine reports it (1 token, the
+    time of one sampling step)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        from tests.chat.scripted import Scripted
+
+        self.scripted = Scripted("First answer.", "Third answer.")
+        self.waiting = threading.Event()
+        self.asked = 0
+
+    def stream_chat(self, model, call, cancel=None):
+        from desktop.engine.types import Chunk, Timings, Usage
+
+        self.asked += 1
+        if self.asked != 2:
+            yield from self.scripted.stream_chat(model, call, cancel)
+            return
+        yield Chunk(text="")
+        self.waiting.set()
+        assert cancel is not None
+        cancel.wait()
+        yield Chunk(
+            finish_reason="cancelled", usage=Usage(35, 1), timings=Timings(generation_s=5e-5)
+        )
+
+
+def test_an_answer_stopped_at_once_says_one_token_no_speed_and_stays_a_version(
+    qtbot, window: MainWindow
+) -> None:
+    from tests.ui.conftest import send
+
+    engine = _StopsAtOnce()
+    chat = window.chat
+    chat.core.streamer = engine
+    send(qtbot, window, "Question?")
+    qtbot.mouseClick(chat._bubbles[-1].regenerate_button, LEFT)
+    qtbot.waitUntil(engine.waiting.is_set, timeout=10_000)
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        qtbot.mouseClick(chat.stop_button, LEFT)
+    stopped = chat._bubbles[-1]
+    assert stopped.version_label.text() == "2/2"
+    footer = stopped.footer.text()
+    assert "1 token ·" in footer and "1 tokens" not in footer and "tok/s" not in footer
+    assert "stopped" in footer
+    with qtbot.waitSignal(chat.generation_finished, timeout=30_000):
+        qtbot.mouseClick(stopped.regenerate_button, LEFT)
+    answer = chat._bubbles[-1]
+    assert answer.shown_markdown == "Third answer."
+    assert answer.version_label.text() == "3/3"  # a version added, none replaced
+
+
+# ---------------------------------------------------------------- 14: line breaks
+def test_single_line_breaks_in_an_answer_stay_line_breaks(qtbot, window: MainWindow) -> None:
+    from PySide6.QtGui import QTextDocument
+
+    from tests.chat.scripted import Scripted
+    from tests.ui.conftest import send
+
+    window.chat.core.streamer = Scripted("Roses are red,\nviolets are blue.\n\nA new verse.")
+    send(qtbot, window, "A poem?")
+    shown = QTextDocument()
+    shown.setHtml(window.chat._bubbles[-1].body_html())
+    lines = [line.strip() for line in shown.toPlainText().splitlines() if line.strip()]
+    # As the copied text has them: two lines, then the next paragraph.
+    assert lines == ["Roses are red,", "violets are blue.", "A new verse."]
