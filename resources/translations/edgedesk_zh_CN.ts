@@ -1997,133 +1997,128 @@
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="298"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="306"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="300"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="308"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="302"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="310"/>
+        <source>No chat model loaded</source>
+        <translation>未加载对话模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="312"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="304"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="314"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="306"/>
-        <source>● Offline</source>
-        <translation>● 离线</translation>
+        <location filename="../../desktop/ui/shell/main_window.py" line="316"/>
+        <source>● Offline mode</source>
+        <translation>● 离线模式</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="306"/>
-        <source>● Online</source>
-        <translation>● 在线</translation>
+        <location filename="../../desktop/ui/shell/main_window.py" line="320"/>
+        <source>No network connection will be made (Settings: Network)</source>
+        <translation>不会建立任何网络连接（设置：网络）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="310"/>
-        <source>No network connection will be made</source>
-        <translation>不会建立任何网络连接</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="312"/>
-        <source>Downloads may connect to the model hub</source>
-        <translation>下载可能会连接模型仓库</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="490"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="514"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="515"/>
-        <location filename="../../desktop/ui/shell/main_window.py" line="536"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="539"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="560"/>
         <source>The new language shows the next time EdgeDesk starts.</source>
         <translation>新语言将在 EdgeDesk 下次启动时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="519"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="543"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="521"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="545"/>
         <source>The new language shows after EdgeDesk restarts. Restart now? Answers being written are stopped; your chats are kept.</source>
         <translation>新语言在 EdgeDesk 重新启动后生效。现在重新启动吗？正在生成的回答会停止；你的对话都会保留。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="527"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="551"/>
         <source>Restart now</source>
         <translation>立即重新启动</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="528"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="552"/>
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="565"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="589"/>
         <source>your passphrase</source>
         <translation>你的密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="567"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="591"/>
         <source>this computer&apos;s keyring</source>
         <translation>这台电脑的密钥环</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="570"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="594"/>
         <source>Your data is now encrypted; the key is in %1. Chats, documents and their indexes are unreadable without it.</source>
         <translation>你的数据现已加密；密钥保存在%1中。没有它，对话、文档及其索引都无法读取。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="575"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="599"/>
         <source>Your data is no longer encrypted: chats and document indexes are now plain files. Turn encryption on again in Settings at any time.</source>
         <translation>你的数据已不再加密：对话和文档索引现在是普通文件。可随时在设置中重新开启加密。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="583"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="607"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="624"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="648"/>
         <source>The answer being written stops where it is.</source>
         <translation>正在生成的回答会停在当前位置。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="627"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="651"/>
         <source>The local API server at %1 stops: programs using it lose it.</source>
         <translation>位于 %1 的本地 API 服务器会停止：正在使用它的程序将无法再连接。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="635"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="659"/>
         <source>Quit EdgeDesk?</source>
         <translation>退出 EdgeDesk？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="636"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="660"/>
         <source>Quitting EdgeDesk now:</source>
         <translation>现在退出 EdgeDesk：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="643"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="667"/>
         <source>To keep the server running with the window closed, tick &quot;Closing the window keeps the server running in the tray&quot; in Settings.</source>
         <translation>若要在关闭窗口后让服务器继续运行，请在设置中勾选“关闭窗口后服务器继续在托盘中运行”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="647"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="671"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="682"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="706"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>

@@ -469,3 +469,24 @@ def test_single_line_breaks_in_an_answer_stay_line_breaks(qtbot, window: MainWin
     lines = [line.strip() for line in shown.toPlainText().splitlines() if line.strip()]
     # As the copied text has them: two lines, then the next paragraph.
     assert lines == ["Roses are red,", "violets are blue.", "A new verse."]
+
+
+# ---------------------------------------------------------------- 15: the status bar
+def test_the_status_bar_claims_no_network_and_never_names_the_embedding_model(
+    qtbot, window: MainWindow, tiny_embed: Path
+) -> None:
+    from tests.ui.conftest import send
+
+    window.show()
+    status = window.offline_status
+    assert not status.isVisibleTo(window) and "Online" not in status.text()  # no check made
+    embedder = window.models.import_file(tiny_embed)
+    window.context.scheduler.embed(embedder, ["indexing a folder"])  # what indexing loads
+    window.refresh_status()
+    assert window.model_status.text() == "No chat model loaded"
+    send(qtbot, window, "hello", max_tokens=4)
+    window.refresh_status()
+    assert window.model_status.text() == "Model: tiny-chat"
+    window.context.apply_settings({"offline": True})
+    window.refresh_status()
+    assert status.isVisibleTo(window) and status.text() == "● Offline mode"

@@ -264,6 +264,7 @@ class MainWindow(QMainWindow):
         return button
 
     def _build_status(self) -> None:
+        self._kinds: dict[str, str] = {}  # a loaded model's kind (chat, embedding, …)
         bar = self.statusBar()
         # Elided fields and messages: no status text can widen the window past the screen.
         self.message = ElidedLabel(max_width=10_000)
@@ -290,27 +291,50 @@ class MainWindow(QMainWindow):
         self.message.setText(message)
 
     def refresh_status(self) -> None:
-        """Loaded model, the memory EdgeDesk uses, and whether the app is offline."""
+        """The chat model in memory, the memory EdgeDesk uses, and Offline mode when set.
+
+        Nothing is said about being online: no check of the network is made, so a green
+        "Online" would be a guess (wrong on a machine without one). An embedding model
+        loaded for documents is not the chat's model and is not named as one.
+        """
         # Until the warm-up has built the scheduler, no model can be loaded.
         loaded = self.context.scheduler.loaded() if self.context.scheduler_built else []
         asked = self.chat.current.model if self.chat.current is not None else ""
-        if loaded:
-            self.model_status.setText(self.tr("Model: ") + loaded[0].model_id)
+        chats = [m.model_id for m in loaded if self._is_chat_model(m.model_id)]
+        if chats:
+            shown = asked if asked in chats else chats[0]
+            self.model_status.setText(self.tr("Model: ") + shown)
         elif self.chat.is_generating and asked:  # the first answer waits for the load
             self.model_status.setText(self.tr("Loading %1…").replace("%1", asked))
+        elif loaded:  # only a documents' embedding model: not the chat's
+            self.model_status.setText(self.tr("No chat model loaded"))
         else:
             self.model_status.setText(self.tr("No model loaded"))
         rss = _memory_in_use()
         self.memory_status.setText(self.tr("Memory: ") + format_bytes(rss, memory=True))
         offline = bool(self.context.settings.offline)
-        self.offline_status.setText(self.tr("● Offline") if offline else self.tr("● Online"))
-        # The dot in colour (it was drawn in the text's black): amber offline, green online.
-        self.offline_status.setStyleSheet(f"color: {'#c98a12' if offline else '#2e9d57'};")
+        self.offline_status.setText(self.tr("● Offline mode") if offline else "")
+        self.offline_status.setVisible(offline)
+        self.offline_status.setStyleSheet("color: #c98a12;")  # the dot in amber
         self.offline_status.setToolTip(
-            self.tr("No network connection will be made")
-            if offline
-            else self.tr("Downloads may connect to the model hub")
+            self.tr("No network connection will be made (Settings: Network)") if offline else ""
         )
+
+    def _is_chat_model(self, model_id: str) -> bool:
+        """Whether ``model_id`` is a chat model (not an embedding or reranking one); asked
+        once per model, from its catalog entry or GGUF header."""
+        kind = self._kinds.get(model_id)
+        if kind is None:
+            entry = self.context.catalog.find(model_id)
+            if entry is not None:
+                kind = entry.kind
+            else:
+                try:
+                    kind = self.context.resolver(model_id).kind
+                except (EdgeDeskError, OSError, ValueError):
+                    kind = "chat"  # unknown: named as the model rather than hidden
+            self._kinds[model_id] = kind
+        return kind == "chat"
 
     # ------------------------------------------------------------------ actions
     def thinks(self, ref: str) -> bool:
