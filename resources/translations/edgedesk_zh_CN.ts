@@ -1857,6 +1857,89 @@
     </message>
 </context>
 <context>
+    <name>KeyRows</name>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="39"/>
+        <source>just now</source>
+        <translation>刚刚</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="41"/>
+        <source>%1 min ago</source>
+        <translation>%1 分钟前</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="45"/>
+        <source>%1 h ago</source>
+        <translation>%1 小时前</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="49"/>
+        <source>yesterday</source>
+        <translation>昨天</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="51"/>
+        <source>%1 days ago</source>
+        <translation>%1 天前</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="62"/>
+        <source>endpoints: %1</source>
+        <translation>端点：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="68"/>
+        <source>models: %1</source>
+        <translation>模型：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="74"/>
+        <source>reads documents of %1</source>
+        <translation>可读取文档集 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="80"/>
+        <source>%1 requests a minute</source>
+        <translation>每分钟 %1 次请求</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="86"/>
+        <source>expires %1</source>
+        <translation>%1 到期</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="90"/>
+        <source>any model, any endpoint</source>
+        <translation>任意模型、任意端点</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="98"/>
+        <source>made %1</source>
+        <translation>创建于 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="102"/>
+        <source>last used %1</source>
+        <translation>上次使用 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="104"/>
+        <source>never used</source>
+        <translation>从未使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="108"/>
+        <source>Made: %1</source>
+        <translation>创建时间：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="113"/>
+        <source>Last used: %1</source>
+        <translation>上次使用时间：%1</translation>
+    </message>
+</context>
+<context>
     <name>KeyScopeDialog</name>
     <message>
         <location filename="../../desktop/ui/server/key_scope.py" line="55"/>
@@ -2997,230 +3080,225 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="124"/>
+        <location filename="../../desktop/ui/server/view.py" line="125"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="128"/>
+        <location filename="../../desktop/ui/server/view.py" line="129"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="136"/>
+        <location filename="../../desktop/ui/server/view.py" line="137"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="138"/>
+        <location filename="../../desktop/ui/server/view.py" line="139"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="139"/>
+        <location filename="../../desktop/ui/server/view.py" line="140"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="153"/>
+        <location filename="../../desktop/ui/server/view.py" line="154"/>
         <source>No requests yet. Start the server and call it from another program: each request is listed here.</source>
         <translation>还没有请求。启动服务器并从其他程序调用它：每个请求都会列在这里。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="170"/>
+        <location filename="../../desktop/ui/server/view.py" line="171"/>
         <source>kept for 1 day</source>
         <translation>保留 1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="172"/>
+        <location filename="../../desktop/ui/server/view.py" line="173"/>
         <source>kept for %1 days</source>
         <translation>保留 %1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="174"/>
+        <location filename="../../desktop/ui/server/view.py" line="175"/>
         <source>kept until deleted; set a retention period in Settings</source>
         <translation>保留至删除；可在设置中设定保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="178"/>
+        <location filename="../../desktop/ui/server/view.py" line="179"/>
         <source>Requests (the log keeps no content). Note: /v1/responses stores its prompts and answers unless a request says store: false — %1.</source>
         <translation>请求（日志不记录内容）。注意：/v1/responses 会保存提示和回答，除非请求中指定 store: false —— %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="196"/>
+        <location filename="../../desktop/ui/server/view.py" line="197"/>
         <source>Copy address</source>
         <translation>复制地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="216"/>
+        <location filename="../../desktop/ui/server/view.py" line="217"/>
         <source>Port %1 saved; the running server keeps its port until it is restarted.</source>
         <translation>端口 %1 已保存；正在运行的服务器在重新启动前仍使用原端口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="219"/>
+        <location filename="../../desktop/ui/server/view.py" line="220"/>
         <source>Port %1 saved.</source>
         <translation>端口 %1 已保存。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="232"/>
+        <location filename="../../desktop/ui/server/view.py" line="237"/>
         <source>Edit scope…</source>
         <translation>编辑权限范围…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="233"/>
+        <location filename="../../desktop/ui/server/view.py" line="238"/>
         <source>Edit the selected key&apos;s scope</source>
         <translation>编辑所选密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="250"/>
+        <location filename="../../desktop/ui/server/view.py" line="255"/>
         <source>The new API key</source>
         <translation>新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="251"/>
+        <location filename="../../desktop/ui/server/view.py" line="256"/>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="252"/>
+        <location filename="../../desktop/ui/server/view.py" line="257"/>
         <source>Copy the new API key</source>
         <translation>复制新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="282"/>
+        <location filename="../../desktop/ui/server/view.py" line="287"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="384"/>
+        <location filename="../../desktop/ui/server/view.py" line="389"/>
         <source>Port %1 is used by another program. Type another port beside the address and start the server again.</source>
         <translation>端口 %1 已被其他程序占用。请在地址旁输入另一个端口，然后再次启动服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="391"/>
+        <location filename="../../desktop/ui/server/view.py" line="396"/>
         <source>Port %1 is used by another program. Port %2 is free and filled in beside the address: press Start server to use it, or type another.</source>
         <translation>端口 %1 已被其他程序占用。端口 %2 空闲，已填入地址旁：按“启动服务器”即可使用，或输入其他端口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="428"/>
+        <location filename="../../desktop/ui/server/view.py" line="433"/>
         <source>No API keys yet. Every request needs one: New key… makes it.</source>
         <translation>还没有 API 密钥。每个请求都需要一个：点“新建密钥…”创建。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="430"/>
+        <location filename="../../desktop/ui/server/view.py" line="435"/>
         <source>No API keys; this server answers without one (--no-auth).</source>
         <translation>没有 API 密钥；此服务器无需密钥即可应答（--no-auth）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="436"/>
-        <source>never</source>
-        <translation>从未</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/server/view.py" line="448"/>
-        <location filename="../../desktop/ui/server/view.py" line="488"/>
+        <location filename="../../desktop/ui/server/view.py" line="453"/>
+        <location filename="../../desktop/ui/server/view.py" line="493"/>
         <source>Pick at least one endpoint for the key.</source>
         <translation>请为该密钥至少选择一个接口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="468"/>
+        <location filename="../../desktop/ui/server/view.py" line="473"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="504"/>
+        <location filename="../../desktop/ui/server/view.py" line="509"/>
         <source>Changed the scope of the key for %1; it applies to its next request.</source>
         <translation>已更改 %1 的密钥权限范围；从其下一个请求起生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="150"/>
+        <location filename="../../desktop/ui/server/view.py" line="151"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="185"/>
-        <location filename="../../desktop/ui/server/view.py" line="333"/>
+        <location filename="../../desktop/ui/server/view.py" line="186"/>
+        <location filename="../../desktop/ui/server/view.py" line="338"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="187"/>
+        <location filename="../../desktop/ui/server/view.py" line="188"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="189"/>
-        <location filename="../../desktop/ui/server/view.py" line="334"/>
+        <location filename="../../desktop/ui/server/view.py" line="190"/>
+        <location filename="../../desktop/ui/server/view.py" line="339"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="192"/>
+        <location filename="../../desktop/ui/server/view.py" line="193"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="197"/>
+        <location filename="../../desktop/ui/server/view.py" line="198"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="227"/>
+        <location filename="../../desktop/ui/server/view.py" line="228"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="230"/>
+        <location filename="../../desktop/ui/server/view.py" line="235"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="235"/>
+        <location filename="../../desktop/ui/server/view.py" line="240"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="287"/>
+        <location filename="../../desktop/ui/server/view.py" line="292"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="290"/>
+        <location filename="../../desktop/ui/server/view.py" line="295"/>
         <source>Copy snippet</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="291"/>
+        <location filename="../../desktop/ui/server/view.py" line="296"/>
         <source>Copy the code snippet</source>
         <translation>复制代码片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="296"/>
+        <location filename="../../desktop/ui/server/view.py" line="301"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="317"/>
+        <location filename="../../desktop/ui/server/view.py" line="322"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="322"/>
+        <location filename="../../desktop/ui/server/view.py" line="327"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="333"/>
+        <location filename="../../desktop/ui/server/view.py" line="338"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="334"/>
+        <location filename="../../desktop/ui/server/view.py" line="339"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="559"/>
+        <location filename="../../desktop/ui/server/view.py" line="564"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>

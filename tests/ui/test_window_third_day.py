@@ -490,3 +490,68 @@ def test_the_status_bar_claims_no_network_and_never_names_the_embedding_model(
     window.context.apply_settings({"offline": True})
     window.refresh_status()
     assert status.isVisibleTo(window) and status.text() == "● Offline mode"
+
+
+# ---------------------------------------------------------------- 16: key rows
+def test_key_rows_say_when_in_local_words_and_count_only_answered_calls(
+    qtbot, chinese, tiny_chat: Path
+) -> None:
+    from datetime import datetime
+
+    port = _free_port()
+    context = build_context(policy=NoPolicy())
+    context.apply_settings({"server.port": port})
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(1024, 700)
+    win.show()
+    win.show_page("server")
+    win.models.import_file(tiny_chat)
+    panel = win.server
+    clock = context.key_store.clock
+    made_at = clock()
+    key = panel.create_key("a-rather-long-client-name-for-the-laptop")
+    # A scope long enough to need wrapping at 1024 px.
+    context.key_store.set_scope(
+        "a-rather-long-client-name-for-the-laptop",
+        models=[f"some-model-with-a-long-name-{n}" for n in range(6)],
+        endpoints=["chat", "embeddings", "documents"],
+        rate_per_min=30,
+    )
+    panel.keys_changed_on_disk()
+    row = panel.key_list.item(0)
+    assert "从未使用" in row.text() and "刚刚" in row.text()  # translated, "just now"
+    assert "T" not in row.text().split("\n")[1].split("·")[0]  # no raw ISO timestamp
+    assert datetime.fromtimestamp(made_at).strftime("%Y-%m-%d %H:%M") in row.toolTip()
+    bar = panel.key_list.horizontalScrollBar()
+    assert not bar.isVisible() and bar.maximum() == 0  # wrapped, never scrolled sideways
+
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, LEFT)
+    url = panel.address.text()
+    # A call the key's scope refuses (a model it may not use) is no use of the key.
+    refused = httpx.post(
+        f"{url}/chat/completions",
+        headers={"Authorization": f"Bearer {key}"},
+        json={"model": "tiny-chat", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    assert refused.status_code == 403
+    qtbot.waitUntil(lambda: "403" in panel.log.toPlainText(), timeout=30_000)
+    assert "从未使用" in panel.key_list.item(0).text()
+    assert context.key_store.list()[0].last_used is None
+    context.key_store.set_scope("a-rather-long-client-name-for-the-laptop")  # any model
+    context.key_store.clock = lambda: clock() + 150  # two and a half minutes later
+    answered = httpx.get(f"{url}/models", headers={"Authorization": f"Bearer {key}"})
+    assert answered.status_code == 200
+    qtbot.waitUntil(lambda: "从未使用" not in panel.key_list.item(0).text(), timeout=30_000)
+    context.key_store.clock = lambda: clock() + 270  # two minutes after that use
+    panel.keys_changed_on_disk()
+    assert "上次使用 2 分钟前" in panel.key_list.item(0).text()
+    with qtbot.waitSignal(panel.state_changed, timeout=15_000):
+        qtbot.mouseClick(panel.toggle, LEFT)
+    win.close()
+    # The use is in the file at close: the next start shows the same time.
+    again = build_context(policy=NoPolicy())
+    used = again.key_store.list()[0].last_used
+    assert used is not None and abs(datetime.fromisoformat(used).timestamp() - (made_at + 150)) < 5
+    again.close()

@@ -31,6 +31,7 @@ from desktop.ui.common.clipboard import copy_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
+from desktop.ui.server.key_rows import key_row
 from desktop.ui.server.key_scope import KeyScopeDialog, ScopeChoice
 from desktop.ui.server.port_field import PortField, free_port_after, port_free
 
@@ -225,7 +226,11 @@ class ServerView(QWidget):
         row = QHBoxLayout()
         self.key_list = QListWidget()
         self.key_list.setAccessibleName(self.tr("API keys"))
-        self.key_list.setMaximumHeight(90)
+        self.key_list.setMaximumHeight(110)
+        # A long scope wraps onto more lines: never a sideways scroll to read a key's row.
+        self.key_list.setWordWrap(True)
+        self.key_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.key_list.setResizeMode(QListWidget.ResizeMode.Adjust)
         buttons = QVBoxLayout()
         self.new_key_button = QPushButton(self.tr("New key…"))
         self.new_key_button.clicked.connect(self._ask_key)
@@ -431,13 +436,13 @@ class ServerView(QWidget):
             )
             empty.setFlags(Qt.ItemFlag.NoItemFlags)  # not a key: nothing to pick or revoke
             self.key_list.addItem(empty)
+        now = self._keys.clock()
         for info in keys:
-            # The scope and last use as `keys list` words them.
-            used = info.last_used or self.tr("never")
-            self.key_list.addItem(
-                f"{info.name}  (…{info.hint}, {info.created})  "
-                f"{info.scope.describe()}  ·  {self.tr('last used')} {used}"
-            )
+            # "2 min ago" in the window's language; the exact local times on hover.
+            text, tip = key_row(info, now)
+            item = QListWidgetItem(text)
+            item.setToolTip(tip)
+            self.key_list.addItem(item)
             if picked is not None and info.name == picked.name:
                 self.key_list.setCurrentRow(self.key_list.count() - 1)  # still selected
 
