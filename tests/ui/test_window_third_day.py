@@ -555,3 +555,34 @@ def test_key_rows_say_when_in_local_words_and_count_only_answered_calls(
     used = again.key_store.list()[0].last_used
     assert used is not None and abs(datetime.fromisoformat(used).timestamp() - (made_at + 150)) < 5
     again.close()
+
+
+# ---------------------------------------------------------------- 17: the New key dialog
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_the_new_key_dialogs_models_hint_is_shown_whole(qtbot, qapp, language: str) -> None:
+    from PySide6.QtWidgets import QStyle, QStyleOptionFrame
+
+    from desktop.ui.common.look import install_translator
+
+    translator = install_translator(qapp, language) if language != "en" else None
+    try:
+        win = MainWindow(build_context(policy=NoPolicy()))
+        qtbot.addWidget(win)
+        win.show()
+        win.show_page("server")
+        qtbot.mouseClick(win.server.new_key_button, LEFT)
+        dialog = win.server.scope_dialog
+        assert dialog is not None
+        qtbot.waitExposed(dialog)
+        field = dialog.models
+        hint = field.placeholderText()
+        assert (hint != "Any model; or model ids, comma-separated") == (language != "en")
+        option = QStyleOptionFrame()
+        field.initStyleOption(option)
+        room = field.style().subElementRect(QStyle.SubElement.SE_LineEditContents, option, field)
+        assert field.fontMetrics().horizontalAdvance(hint) <= room.width() - 4
+        dialog.reject()
+        win.close()
+    finally:
+        if translator is not None:
+            qapp.removeTranslator(translator)

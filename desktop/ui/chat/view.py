@@ -534,7 +534,9 @@ class ChatView(QWidget):
             if turn.content or turn.reasoning:  # broken off: kept, and said so under it
                 turn.finish_reason, turn.error = "error", message
                 cite(turn)
-            elif self._pending is not None and self._pending.answer is turn:
+                self.error.emit(message)
+                return  # said once, under the answer: not again above the input
+            if self._pending is not None and self._pending.answer is turn:
                 self.core.unanswered(self._pending)  # a regenerated answer's old version
             else:
                 chat.turns.remove(turn)

@@ -24,6 +24,9 @@ from desktop.server.security import DAY_S, ENDPOINTS, KeyScope
 NO_LIMIT_DAYS = 3650  # the spin box's ceiling when no policy caps a key's life
 
 
+PLACEHOLDER_MARGIN = 24  # px: a line edit's frame and text margins around its text
+
+
 @dataclass(frozen=True)
 class ScopeChoice:
     """The limits a user picked, in ``KeyStore.create``/``set_scope`` terms (None: none)."""
@@ -62,6 +65,9 @@ class KeyScopeDialog(QDialog):
         form.addRow(self.tr("Client name:"), self.name)
         self.models = QLineEdit(",".join(scope.models) if scope and scope.models else "")
         self.models.setPlaceholderText(self.tr("Any model; or model ids, comma-separated"))
+        # The hint whole, in either language: the field is at least as wide as its text.
+        hint = self.models.fontMetrics().horizontalAdvance(self.models.placeholderText())
+        self.models.setMinimumWidth(hint + PLACEHOLDER_MARGIN)
         self.models.setAccessibleName(self.tr("Models the key may use"))
         form.addRow(self.tr("Models:"), self.models)
         labels = {
