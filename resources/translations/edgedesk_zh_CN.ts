@@ -828,259 +828,264 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="80"/>
+        <location filename="../../desktop/ui/documents/view.py" line="85"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="93"/>
+        <location filename="../../desktop/ui/documents/view.py" line="98"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="97"/>
+        <location filename="../../desktop/ui/documents/view.py" line="102"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="98"/>
+        <location filename="../../desktop/ui/documents/view.py" line="103"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="101"/>
+        <location filename="../../desktop/ui/documents/view.py" line="106"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="102"/>
+        <location filename="../../desktop/ui/documents/view.py" line="107"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="131"/>
+        <location filename="../../desktop/ui/documents/view.py" line="136"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="133"/>
+        <location filename="../../desktop/ui/documents/view.py" line="138"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="134"/>
+        <location filename="../../desktop/ui/documents/view.py" line="139"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="136"/>
+        <location filename="../../desktop/ui/documents/view.py" line="141"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="138"/>
+        <location filename="../../desktop/ui/documents/view.py" line="143"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="155"/>
+        <location filename="../../desktop/ui/documents/view.py" line="160"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="157"/>
+        <location filename="../../desktop/ui/documents/view.py" line="162"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="158"/>
+        <location filename="../../desktop/ui/documents/view.py" line="163"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="158"/>
+        <location filename="../../desktop/ui/documents/view.py" line="163"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="161"/>
+        <location filename="../../desktop/ui/documents/view.py" line="166"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="162"/>
+        <location filename="../../desktop/ui/documents/view.py" line="167"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="164"/>
+        <location filename="../../desktop/ui/documents/view.py" line="169"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="165"/>
+        <location filename="../../desktop/ui/documents/view.py" line="170"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="167"/>
+        <location filename="../../desktop/ui/documents/view.py" line="172"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="169"/>
+        <location filename="../../desktop/ui/documents/view.py" line="174"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="177"/>
+        <location filename="../../desktop/ui/documents/view.py" line="188"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="179"/>
+        <location filename="../../desktop/ui/documents/view.py" line="190"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="228"/>
-        <location filename="../../desktop/ui/documents/view.py" line="315"/>
+        <location filename="../../desktop/ui/documents/view.py" line="239"/>
+        <location filename="../../desktop/ui/documents/view.py" line="331"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="270"/>
+        <location filename="../../desktop/ui/documents/view.py" line="286"/>
         <source>, </source>
         <translation>，</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="301"/>
+        <location filename="../../desktop/ui/documents/view.py" line="317"/>
         <source>… and %1 more files</source>
         <translation>……另有 %1 个文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="319"/>
+        <location filename="../../desktop/ui/documents/view.py" line="335"/>
         <source>No embedding model is on this device yet: a new collection downloads %1 (%2) first.</source>
         <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="326"/>
+        <location filename="../../desktop/ui/documents/view.py" line="342"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="332"/>
+        <location filename="../../desktop/ui/documents/view.py" line="348"/>
         <source>1 document</source>
         <translation>1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="334"/>
+        <location filename="../../desktop/ui/documents/view.py" line="350"/>
         <source>%1 documents</source>
         <translation>%1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="339"/>
+        <location filename="../../desktop/ui/documents/view.py" line="355"/>
         <source>1 chunk</source>
         <translation>1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="339"/>
+        <location filename="../../desktop/ui/documents/view.py" line="355"/>
         <source>%1 chunks</source>
         <translation>%1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="261"/>
+        <location filename="../../desktop/ui/documents/view.py" line="277"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="273"/>
+        <location filename="../../desktop/ui/documents/view.py" line="289"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="357"/>
-        <location filename="../../desktop/ui/documents/view.py" line="365"/>
+        <location filename="../../desktop/ui/documents/view.py" line="373"/>
+        <location filename="../../desktop/ui/documents/view.py" line="381"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="375"/>
+        <location filename="../../desktop/ui/documents/view.py" line="391"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="377"/>
+        <location filename="../../desktop/ui/documents/view.py" line="393"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="399"/>
+        <location filename="../../desktop/ui/documents/view.py" line="415"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="399"/>
+        <location filename="../../desktop/ui/documents/view.py" line="415"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="446"/>
+        <location filename="../../desktop/ui/documents/view.py" line="449"/>
+        <source>%1 understands English only, and these documents have Chinese names or text: searches will miss much of them. For Chinese documents, make a collection with %2 (multilingual) on New collection…</source>
+        <translation>%1 只懂英文，而这些文档的名称或内容含有中文：搜索会漏掉其中很多内容。中文文档请用“新建文档集…”创建一个使用 %2（多语言）的文档集。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/documents/view.py" line="480"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="457"/>
+        <location filename="../../desktop/ui/documents/view.py" line="491"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="466"/>
+        <location filename="../../desktop/ui/documents/view.py" line="500"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="472"/>
+        <location filename="../../desktop/ui/documents/view.py" line="506"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="485"/>
+        <location filename="../../desktop/ui/documents/view.py" line="519"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="487"/>
+        <location filename="../../desktop/ui/documents/view.py" line="521"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="489"/>
+        <location filename="../../desktop/ui/documents/view.py" line="523"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="491"/>
+        <location filename="../../desktop/ui/documents/view.py" line="525"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="493"/>
+        <location filename="../../desktop/ui/documents/view.py" line="527"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="496"/>
+        <location filename="../../desktop/ui/documents/view.py" line="530"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -1859,82 +1864,82 @@
 <context>
     <name>KeyRows</name>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="39"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="38"/>
         <source>just now</source>
         <translation>刚刚</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="41"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="40"/>
         <source>%1 min ago</source>
         <translation>%1 分钟前</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="45"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="44"/>
         <source>%1 h ago</source>
         <translation>%1 小时前</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="49"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="48"/>
         <source>yesterday</source>
         <translation>昨天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="51"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="50"/>
         <source>%1 days ago</source>
         <translation>%1 天前</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="62"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="61"/>
         <source>endpoints: %1</source>
         <translation>端点：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="68"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="67"/>
         <source>models: %1</source>
         <translation>模型：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="74"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="73"/>
         <source>reads documents of %1</source>
         <translation>可读取文档集 %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="80"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="79"/>
         <source>%1 requests a minute</source>
         <translation>每分钟 %1 次请求</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="86"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="85"/>
         <source>expires %1</source>
         <translation>%1 到期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="90"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="89"/>
         <source>any model, any endpoint</source>
         <translation>任意模型、任意端点</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="98"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="97"/>
         <source>made %1</source>
         <translation>创建于 %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="102"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="101"/>
         <source>last used %1</source>
         <translation>上次使用 %1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="104"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="103"/>
         <source>never used</source>
         <translation>从未使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="108"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="107"/>
         <source>Made: %1</source>
         <translation>创建时间：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_rows.py" line="113"/>
+        <location filename="../../desktop/ui/server/key_rows.py" line="112"/>
         <source>Last used: %1</source>
         <translation>上次使用时间：%1</translation>
     </message>
@@ -1942,107 +1947,107 @@
 <context>
     <name>KeyScopeDialog</name>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="55"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="58"/>
         <source>Edit the key&apos;s scope</source>
         <translation>编辑密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="55"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="58"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="60"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="63"/>
         <source>e.g. vscode</source>
         <translation>例如 vscode</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="61"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="64"/>
         <source>Name of the client</source>
         <translation>客户端名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="62"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="65"/>
         <source>Client name:</source>
         <translation>客户端名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="64"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="67"/>
         <source>Any model; or model ids, comma-separated</source>
         <translation>任意模型；或填写模型 ID，以逗号分隔</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="65"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="71"/>
         <source>Models the key may use</source>
         <translation>该密钥可使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="66"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="72"/>
         <source>Models:</source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="68"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="74"/>
         <source>Chat</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="69"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="75"/>
         <source>Embeddings</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="70"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="76"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="79"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="85"/>
         <source>Endpoints:</source>
         <translation>接口：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="82"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="88"/>
         <source>never</source>
         <translation>永不过期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="83"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="89"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="84"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="90"/>
         <source>Expires after this many days</source>
         <translation>在这么多天后过期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="91"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="97"/>
         <source>Expires in:</source>
         <translation>有效期：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="94"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="100"/>
         <source>no limit</source>
         <translation>不限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="95"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="101"/>
         <source> per minute</source>
         <translation> 次/分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="96"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="102"/>
         <source>Requests a minute</source>
         <translation>每分钟请求数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="98"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="104"/>
         <source>Rate:</source>
         <translation>速率：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="102"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="108"/>
         <source>Your organization limits API keys to %1 days.</source>
         <translation>贵组织将 API 密钥的有效期限制为 %1 天。</translation>
     </message>

@@ -586,3 +586,44 @@ def test_the_new_key_dialogs_models_hint_is_shown_whole(qtbot, qapp, language: s
     finally:
         if translator is not None:
             qapp.removeTranslator(translator)
+
+
+# ---------------------------------------------------------------- 19: Chinese documents
+def test_chinese_documents_for_an_english_only_model_get_a_hint_for_bge_m3(
+    qtbot, edgedesk_home: Path, tiny_embed: Path, tmp_path: Path
+) -> None:
+    from desktop.ui.documents.language_hint import lacks_chinese
+
+    config = edgedesk_home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(f'embedding_model = "{tiny_embed}"\n')
+    win = MainWindow(build_context(policy=NoPolicy()))
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("documents")
+    view = win.documents
+    catalog = win.context.catalog
+    # The catalog knows which models are English-only and which read Chinese.
+    assert lacks_chinese(catalog, "bge-small-en-v1.5")
+    assert not lacks_chinese(catalog, "bge-m3") and not lacks_chinese(catalog, "bge-large-zh-v1.5")
+    chinese = tmp_path / "报告"  # a folder name is enough
+    chinese.mkdir()
+    (chinese / "notes.txt").write_text("Quarterly notes\n")
+    text_only = tmp_path / "minutes"  # plain names, Chinese only inside a file
+    text_only.mkdir()
+    (text_only / "a.md").write_text("# Minutes\n\n会议纪要：下周发布。\n", encoding="utf-8")
+    english = tmp_path / "english"
+    english.mkdir()
+    (english / "a.md").write_text("# Minutes\n\nRelease next week.\n")
+
+    view.add("reports", [chinese], "bge-small-en-v1.5")  # not downloaded: offered first
+    assert view.language_hint.isVisible()
+    said = view.language_hint.text()
+    assert "bge-small-en-v1.5 understands English only" in said and "bge-m3" in said
+    view.add("minutes", [text_only], "bge-small-en-v1.5")
+    assert view.language_hint.isVisible()
+    view.add("english", [english], "bge-small-en-v1.5")
+    assert not view.language_hint.isVisible()  # nothing to say about English documents
+    view.add("multi", [chinese], "bge-m3")
+    assert not view.language_hint.isVisible()  # the multilingual model: no hint
+    win.close()
