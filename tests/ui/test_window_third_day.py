@@ -627,3 +627,42 @@ def test_chinese_documents_for_an_english_only_model_get_a_hint_for_bge_m3(
     view.add("multi", [chinese], "bge-m3")
     assert not view.language_hint.isVisible()  # the multilingual model: no hint
     win.close()
+
+
+# ---------------------------------------------------------------- 9: Settings fits
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_settings_fits_the_screen_and_save_stays_put_as_fields_appear(
+    qtbot, qapp, language: str
+) -> None:
+    from desktop.ui.common.look import install_translator
+
+    translator = install_translator(qapp, language) if language != "en" else None
+    try:
+        context = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
+        win = MainWindow(context)
+        qtbot.addWidget(win)
+        win.show()
+        dialog = win.open_settings()
+        qtbot.waitExposed(dialog)
+        screen = dialog.screen().availableGeometry()
+        assert dialog.height() <= screen.height() - 40  # the title bar stays on the screen
+        save = dialog.buttons.button(dialog.buttons.StandardButton.Save)
+        dialog.layout().activate()  # laid out at its first size, as the user sees it
+        where = save.mapToGlobal(save.rect().center())
+        size = dialog.size()
+        assert dialog.encryption is not None
+        dialog.encryption.check.setChecked(True)  # the passphrase fields appear
+        dialog.encryption.passphrase.setText("a long passphrase")  # and its second field
+        dialog.layout().activate()
+        assert dialog.size() == size and save.mapToGlobal(save.rect().center()) == where
+        assert dialog.encryption.again.isVisibleTo(dialog)
+        # Every field can be reached: the content scrolls, nothing is cut off sideways.
+        bar = dialog.scroller.horizontalScrollBar()
+        assert bar.maximum() == 0
+        dialog.scroller.ensureWidgetVisible(dialog.hardware)
+        assert dialog.hardware.visibleRegion().boundingRect().height() > 0
+        dialog.reject()
+        win.close()
+    finally:
+        if translator is not None:
+            qapp.removeTranslator(translator)
