@@ -154,8 +154,10 @@ def run_app(args: argparse.Namespace) -> int:
         return 0  # the window already open over this data shows itself instead
     try:
         context = context_for(args, apply_moves=True, move_progress=_move_progress())
-        # First: the passphrase prompt below speaks the user's language too.
+        # First: the passphrase prompt below speaks the user's language too, and shows
+        # in the theme (an error in red, as everywhere).
         translator = install_translator(app, context.settings.language)
+        apply_theme(app, context.settings.theme)
         # Encrypted with a passphrase: asked once per session, before the data opens.
         if not unlock_at_start(context):
             return EXIT_KEY
@@ -169,7 +171,6 @@ def run_app(args: argparse.Namespace) -> int:
             QMessageBox.critical(None, "EdgeDesk", error_text(exc))
         raise
     app.setApplicationName("EdgeDesk")
-    apply_theme(app, context.settings.theme)
     window = MainWindow(context)
     instance.setParent(window)
     instance.requested.connect(window.bring_to_front)

@@ -666,3 +666,46 @@ def test_settings_fits_the_screen_and_save_stays_put_as_fields_appear(
     finally:
         if translator is not None:
             qapp.removeTranslator(translator)
+
+
+# ---------------------------------------------------------------- 8: the unlock dialog
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_the_unlock_dialog_shows_its_text_and_a_red_error_whole(qtbot, qapp, language: str) -> None:
+    from PySide6.QtGui import QColor
+
+    from desktop.ui.common.look import apply_theme, install_translator
+    from desktop.ui.settings.encryption import PassphraseDialog, passphrase_check
+
+    first = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
+    first.chat_store.create_conversation("kept", "m")
+    first.switch_encryption(True, passphrase="correct horse")
+    first.close()
+    assert first.data_lock is not None
+    first.data_lock.release()
+    translator = install_translator(qapp, language) if language != "en" else None
+    try:
+        context = build_context(policy=NoPolicy())
+        apply_theme(qapp, "light")  # run_app applies the theme before it asks
+        dialog = PassphraseDialog(passphrase_check(context))
+        qtbot.addWidget(dialog)
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        qtbot.keyClicks(dialog.field, "wrong horse")
+        dialog.accept()
+        dialog.layout().activate()
+        for label in (dialog.intro, dialog.problem):
+            assert label.isVisible() and label.text()
+            # Tall enough for every wrapped line at its width: nothing cut off.
+            assert label.height() >= label.heightForWidth(label.width())
+        image = dialog.problem.grab().toImage()
+        reds = [
+            QColor(image.pixel(x, y))
+            for x in range(0, image.width(), 2)
+            for y in range(image.height())
+        ]
+        assert any(c.red() > 150 and c.green() < 110 and c.blue() < 110 for c in reds)
+        dialog.reject()
+        context.close()
+    finally:
+        if translator is not None:
+            qapp.removeTranslator(translator)

@@ -288,7 +288,7 @@ def start_switch(
     return progress
 
 
-class PassphraseDialog(QDialog):
+class PassphraseDialog(TextFitDialog):
     """Asks the database passphrase; stays open saying why until one opens the data.
 
     ``check`` returns None when the passphrase opens the database, else what is wrong.
@@ -299,7 +299,8 @@ class PassphraseDialog(QDialog):
         super().__init__(parent)
         self._check = check
         self.setWindowTitle(self.tr("Unlock EdgeDesk"))
-        intro = QLabel(
+        self.setMinimumWidth(460)  # the explanation and an error wrap; none is cut off
+        self.intro = intro = QLabel(
             self.tr(
                 "Your conversations and documents are encrypted with a "
                 "passphrase. Enter it to open them (asked once per session)."
@@ -330,8 +331,8 @@ class PassphraseDialog(QDialog):
         if problem is None:
             super().accept()
             return
-        self.problem.setText(problem)
         self.problem.setVisible(True)
+        self.say(self.problem, problem)  # the dialog grows to show it whole
         self.field.selectAll()
         self.field.setFocus()
 
