@@ -1947,107 +1947,107 @@
 <context>
     <name>KeyScopeDialog</name>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="58"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="72"/>
         <source>Edit the key&apos;s scope</source>
         <translation>编辑密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="58"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="72"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="63"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="77"/>
         <source>e.g. vscode</source>
         <translation>例如 vscode</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="64"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="78"/>
         <source>Name of the client</source>
         <translation>客户端名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="65"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="79"/>
         <source>Client name:</source>
         <translation>客户端名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="67"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="81"/>
         <source>Any model; or model ids, comma-separated</source>
         <translation>任意模型；或填写模型 ID，以逗号分隔</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="71"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="83"/>
         <source>Models the key may use</source>
         <translation>该密钥可使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="72"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="84"/>
         <source>Models:</source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="74"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="86"/>
         <source>Chat</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="75"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="87"/>
         <source>Embeddings</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="76"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="88"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="85"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="97"/>
         <source>Endpoints:</source>
         <translation>接口：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="88"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="100"/>
         <source>never</source>
         <translation>永不过期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="89"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="101"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="90"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="102"/>
         <source>Expires after this many days</source>
         <translation>在这么多天后过期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="97"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="109"/>
         <source>Expires in:</source>
         <translation>有效期：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="100"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="112"/>
         <source>no limit</source>
         <translation>不限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="101"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="113"/>
         <source> per minute</source>
         <translation> 次/分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="102"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="114"/>
         <source>Requests a minute</source>
         <translation>每分钟请求数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="104"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="116"/>
         <source>Rate:</source>
         <translation>速率：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="108"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="120"/>
         <source>Your organization limits API keys to %1 days.</source>
         <translation>贵组织将 API 密钥的有效期限制为 %1 天。</translation>
     </message>
@@ -2963,12 +2963,12 @@
         <translation>解锁 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="304"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="305"/>
         <source>Your conversations and documents are encrypted with a passphrase. Enter it to open them (asked once per session).</source>
         <translation>您的对话和文档已用密码短语加密。请输入密码短语以打开它们（每次会话只问一次）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="311"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="312"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
@@ -3311,130 +3311,130 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="53"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="58"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="60"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="65"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="69"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="74"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="71"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="76"/>
         <source>Keep models loaded for</source>
         <translation>模型保持加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="72"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="77"/>
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="73"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="78"/>
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="74"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="79"/>
         <source>Network</source>
         <translation>网络</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="75"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="80"/>
         <source>Delete chats after</source>
         <translation>对话保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="76"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="81"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="77"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="82"/>
         <source>Language (after a restart)</source>
         <translation>语言（重启后生效）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="78"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="83"/>
         <source>Tray</source>
         <translation>托盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="83"/>
-        <location filename="../../desktop/ui/settings/dialog.py" line="104"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="88"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="146"/>
         <source>Language changes apply the next time EdgeDesk starts.</source>
         <translation>语言更改将在下次启动 EdgeDesk 时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="115"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="157"/>
         <source>Turn encryption off?</source>
         <translation>关闭加密？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="117"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="159"/>
         <source>Your conversations and document indexes will be stored as plain files, readable by anyone who gets a copy of them or of this computer&apos;s disk. Decrypt your data now?</source>
         <translation>你的对话和文档索引将以普通文件保存，任何拿到这些文件或这台电脑硬盘副本的人都能读取。现在解密你的数据吗？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="131"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="173"/>
         <source> min</source>
         <translation> 分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="132"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="174"/>
         <source>Unload right away</source>
         <translation>立即卸载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="136"/>
-        <location filename="../../desktop/ui/settings/dialog.py" line="143"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="178"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="185"/>
         <source>Auto (fit to this machine)</source>
         <translation>自动（适配本机）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="145"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="187"/>
         <source>Offline: make no network connection at all</source>
         <translation>离线：完全不建立网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="149"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="191"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="150"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="192"/>
         <source>Keep chats forever</source>
         <translation>永久保留对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="154"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="196"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="155"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="197"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="156"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="198"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="165"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="207"/>
         <source>Closing the window keeps the server running in the tray</source>
         <translation>关闭窗口后服务器继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="184"/>
-        <location filename="../../desktop/ui/settings/dialog.py" line="189"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="226"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="231"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
@@ -3601,179 +3601,184 @@
 <context>
     <name>ToolsView</name>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="50"/>
+        <location filename="../../desktop/ui/tools/view.py" line="54"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="58"/>
+        <location filename="../../desktop/ui/tools/view.py" line="62"/>
         <source>Server or tool</source>
         <translation>服务器或工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="58"/>
+        <location filename="../../desktop/ui/tools/view.py" line="62"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="58"/>
+        <location filename="../../desktop/ui/tools/view.py" line="62"/>
         <source>Command or URL</source>
         <translation>命令或网址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="60"/>
+        <location filename="../../desktop/ui/tools/view.py" line="64"/>
         <source>Tool servers</source>
         <translation>工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="81"/>
+        <location filename="../../desktop/ui/tools/view.py" line="92"/>
         <source>Start and list tools</source>
         <translation>启动并列出工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="83"/>
+        <location filename="../../desktop/ui/tools/view.py" line="94"/>
         <source>Reload</source>
         <translation>重新载入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="85"/>
+        <location filename="../../desktop/ui/tools/view.py" line="96"/>
         <source>Ask again</source>
         <translation>再次询问</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="87"/>
+        <location filename="../../desktop/ui/tools/view.py" line="98"/>
         <source>Forget the selected &apos;Always for this tool&apos; answer: its next call asks again</source>
         <translation>忘记所选的“始终允许此工具”答复：下次调用时会再次询问</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="90"/>
+        <location filename="../../desktop/ui/tools/view.py" line="101"/>
         <source>Add server…</source>
         <translation>添加服务器…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="92"/>
+        <location filename="../../desktop/ui/tools/view.py" line="103"/>
         <source>Paste mcp.json…</source>
         <translation>粘贴 mcp.json…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="94"/>
-        <location filename="../../desktop/ui/tools/view.py" line="147"/>
+        <location filename="../../desktop/ui/tools/view.py" line="105"/>
+        <location filename="../../desktop/ui/tools/view.py" line="174"/>
         <source>Edit…</source>
         <translation>编辑…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="95"/>
+        <location filename="../../desktop/ui/tools/view.py" line="106"/>
         <source>Edit the selected tool server</source>
         <translation>编辑所选工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="97"/>
-        <location filename="../../desktop/ui/tools/view.py" line="148"/>
+        <location filename="../../desktop/ui/tools/view.py" line="108"/>
+        <location filename="../../desktop/ui/tools/view.py" line="175"/>
         <source>Remove…</source>
         <translation>移除…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="99"/>
+        <location filename="../../desktop/ui/tools/view.py" line="110"/>
         <source>Remove the selected tool server</source>
         <translation>移除所选工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="167"/>
+        <location filename="../../desktop/ui/tools/view.py" line="160"/>
+        <source>Its log ends with:</source>
+        <translation>它的日志最后几行：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="194"/>
         <source>Saved {name}. Start and list tools to try it.</source>
         <translation>已保存 {name}。点击“启动并列出工具”试用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="177"/>
+        <location filename="../../desktop/ui/tools/view.py" line="204"/>
         <source>{name} is provided by your organization and cannot be removed.</source>
         <translation>{name} 由你的组织提供，无法移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="184"/>
+        <location filename="../../desktop/ui/tools/view.py" line="211"/>
         <source>Remove tool server</source>
         <translation>移除工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="186"/>
+        <location filename="../../desktop/ui/tools/view.py" line="213"/>
         <source>Remove the tool server {name}? Chats can no longer call its tools; its token, if any, is deleted from the OS keyring.</source>
         <translation>移除工具服务器 {name}？对话将无法再调用它的工具；它的令牌（如有）会从系统密钥环中删除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="202"/>
+        <location filename="../../desktop/ui/tools/view.py" line="229"/>
         <source>Removed the tool server {name}.</source>
         <translation>已移除工具服务器 {name}。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="218"/>
+        <location filename="../../desktop/ui/tools/view.py" line="245"/>
         <source>Added {names}. Start and list tools to try them.</source>
         <translation>已添加 {names}。点击“启动并列出工具”试用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="260"/>
+        <location filename="../../desktop/ui/tools/view.py" line="287"/>
         <source>Its log</source>
         <translation>其日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="260"/>
+        <location filename="../../desktop/ui/tools/view.py" line="287"/>
         <source>(nothing written)</source>
         <translation>（未写入任何内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="274"/>
+        <location filename="../../desktop/ui/tools/view.py" line="301"/>
         <source>Select a tool under &apos;Always allowed&apos; first.</source>
         <translation>请先在“始终允许”下选择一个工具。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="287"/>
+        <location filename="../../desktop/ui/tools/view.py" line="315"/>
         <source>Built-in (documents)</source>
         <translation>内置（文档）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="287"/>
+        <location filename="../../desktop/ui/tools/view.py" line="315"/>
         <source>no approval</source>
         <translation>无需批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="293"/>
+        <location filename="../../desktop/ui/tools/view.py" line="321"/>
         <source>refused: {why}</source>
         <translation>已拒绝：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="295"/>
+        <location filename="../../desktop/ui/tools/view.py" line="323"/>
         <source>failed: {why}</source>
         <translation>失败：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="297"/>
+        <location filename="../../desktop/ui/tools/view.py" line="325"/>
         <source>allowed</source>
         <translation>已允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="310"/>
+        <location filename="../../desktop/ui/tools/view.py" line="341"/>
         <source>not honoured: approval required</source>
         <translation>未生效：需要批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="312"/>
+        <location filename="../../desktop/ui/tools/view.py" line="343"/>
         <source>runs without asking</source>
         <translation>无需询问即可运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="314"/>
+        <location filename="../../desktop/ui/tools/view.py" line="345"/>
         <source>Always allowed</source>
         <translation>始终允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="327"/>
+        <location filename="../../desktop/ui/tools/view.py" line="358"/>
         <source>Your organization requires approval of every tool call.</source>
         <translation>你的组织要求每次调用工具前都须批准。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="329"/>
+        <location filename="../../desktop/ui/tools/view.py" line="360"/>
         <source>Only the tool servers your organization lists may run.</source>
         <translation>只能运行你的组织列出的工具服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="331"/>
+        <location filename="../../desktop/ui/tools/view.py" line="362"/>
         <source>No tool servers yet: Add server… or Paste mcp.json… adds one.</source>
         <translation>还没有工具服务器：用“添加服务器…”或“粘贴 mcp.json…”添加。</translation>
     </message>
@@ -3799,12 +3804,12 @@
 <context>
     <name>encryption</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="344"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="345"/>
         <source>Enter the passphrase.</source>
         <translation>请输入密码短语。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="349"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="350"/>
         <source>That passphrase does not open your data. Nothing was changed; try again.</source>
         <translation>该密码短语无法打开您的数据。未做任何更改，请重试。</translation>
     </message>

@@ -709,3 +709,33 @@ def test_the_unlock_dialog_shows_its_text_and_a_red_error_whole(qtbot, qapp, lan
     finally:
         if translator is not None:
             qapp.removeTranslator(translator)
+
+
+# ---------------------------------------------------------------- 5: a failed server's reason
+def test_a_failed_tool_servers_whole_reason_and_log_are_shown_wrapped(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    long_line = (
+        "ImportError: This is mcp 2.x, whereas this server was written for mcp 1.x; "
+        "install it with pip install 'mcp<2' in the server's own environment and try again"
+    )
+    script = tmp_path / "server.py"
+    script.write_text(f"import sys\nsys.stderr.write({long_line!r} + '\\n')\nsys.exit(1)\n")
+    window.resize(1024, 700)
+    window.show_page("tools")
+    page = window.tools
+    form = page.open_form()
+    form.name.setText("weather")
+    form.command.setText(f'"{sys.executable}" "{script}"')
+    assert form.save()
+    qtbot.mouseClick(page.test_button, LEFT)
+    qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=60_000)
+    row = _server_rows(window)["weather"]
+    assert not page.details.isVisible()  # nothing selected yet
+    page.tree.setCurrentItem(row)
+    assert page.details.isVisible()
+    shown = page.details.text()
+    assert shown.startswith(f"weather: {row.text(1)}")  # the state, whole
+    assert long_line in shown  # the log's line, whole (the column cuts it)
+    assert page.details.height() >= page.details.heightForWidth(page.details.width())
+    assert page.details.width() <= page.width()  # wrapped, not widening the screen

@@ -25,6 +25,7 @@ from desktop.base.errors import EdgeDeskError
 from desktop.tools.servers import ServerConfig
 from desktop.tools.toolbox import ServerState
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.tools.server_form import PasteServers, ServerForm
 
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 
 SERVER_ROLE = Qt.ItemDataRole.UserRole + 1  # a server row's ServerConfig
+STATE_ROLE = Qt.ItemDataRole.UserRole + 2  # a refused or failed server's whole state
+FAILED_ROLE = Qt.ItemDataRole.UserRole + 3  # whether it failed (it has a log to show)
 STATE_WIDTH = 260  # px: the widest the state column starts; a longer error is in its tooltip
 
 
@@ -45,6 +48,7 @@ class ToolsView(QWidget):
         super().__init__(parent)
         self._context = context
         self._pool = pool
+        self._server_items: dict[str, QTreeWidgetItem] = {}  # each server's row, by name
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)  # as every other page
         title = QLabel(self.tr("Tools"))
@@ -62,6 +66,13 @@ class ToolsView(QWidget):
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self._editable_rows()
         layout.addWidget(self.tree, 1)
+        # The selected server's whole state and its log's last lines, wrapped: a failure's
+        # reason is never cut off at the column's edge.
+        self.details = FitLabel()
+        self.details.setObjectName("Muted")
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.setVisible(False)
+        layout.addWidget(self.details)
         layout.addLayout(self._build_buttons())
         self.reload()
 
@@ -134,6 +145,22 @@ class ToolsView(QWidget):
         mine = config is not None and config.source == "user"  # IT's servers stay
         self.edit_button.setEnabled(mine)
         self.remove_button.setEnabled(mine)
+        self._show_details(config)
+
+    def _show_details(self, config: ServerConfig | None) -> None:
+        """Under the list: the selected server's state in full, and when it failed, the
+        last lines its log has."""
+        item = self._server_items.get(config.name) if config is not None else None
+        if config is None or item is None or not item.data(1, STATE_ROLE):
+            self.details.setVisible(False)
+            return
+        lines = [f"{config.name}: {item.data(1, STATE_ROLE)}"]
+        tail = self._context.toolbox.clients.log_tail(config.name)
+        if item.data(1, FAILED_ROLE) and tail:
+            lines.append(self.tr("Its log ends with:"))
+            lines.extend(tail.splitlines())
+        self.details.setText("\n".join(lines))
+        self.details.setVisible(True)
 
     def _context_menu(self, where: QPoint) -> None:
         item = self.tree.itemAt(where)
@@ -283,6 +310,7 @@ class ToolsView(QWidget):
     def show_states(self, states: list[ServerState]) -> None:
         """Fill the tree: built-ins first, then each server and its tools."""
         toolbox = self._context.toolbox
+        self._server_items = {}
         self.tree.clear()
         builtin = QTreeWidgetItem([self.tr("Built-in (documents)"), self.tr("no approval"), ""])
         for name in sorted(toolbox.builtins):
@@ -297,6 +325,9 @@ class ToolsView(QWidget):
                 text = self.tr("allowed")
             item = QTreeWidgetItem([state.config.name, text, state.config.target])
             item.setData(0, SERVER_ROLE, state.config)
+            item.setData(1, STATE_ROLE, text if state.error or state.refusal else "")
+            item.setData(1, FAILED_ROLE, state.error is not None)
+            self._server_items[state.config.name] = item
             item.setToolTip(1, text)
             if state.error is not None:
                 self._add_log_tail(item, state.config.name)
