@@ -27,7 +27,7 @@ from desktop.server.security import DAY_S, ENDPOINTS, KeyScope
 NO_LIMIT_DAYS = 3650  # the spin box's ceiling when no policy caps a key's life
 
 
-PLACEHOLDER_MARGIN = 8  # px beyond the placeholder's text: the cursor and a little air
+PLACEHOLDER_MARGIN = 14  # px beyond the placeholder's text: the cursor and a little air
 
 
 def widen_to_placeholder(field: QLineEdit) -> None:

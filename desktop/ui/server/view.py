@@ -231,6 +231,7 @@ class ServerView(QWidget):
         self.key_list.setWordWrap(True)
         self.key_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.key_list.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.key_list.setAlternatingRowColors(True)  # a key's two lines read as one row
         buttons = QVBoxLayout()
         self.new_key_button = QPushButton(self.tr("New key…"))
         self.new_key_button.clicked.connect(self._ask_key)
