@@ -2201,12 +2201,12 @@
         <translation>若要在关闭窗口后让服务器继续运行，请在设置中勾选“关闭窗口后服务器继续在托盘中运行”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="671"/>
-        <source>Quit</source>
-        <translation>退出</translation>
+        <location filename="../../desktop/ui/shell/main_window.py" line="672"/>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="706"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="707"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -3150,68 +3150,68 @@
         <translation>端口 %1 已保存。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="237"/>
+        <location filename="../../desktop/ui/server/view.py" line="238"/>
         <source>Edit scope…</source>
         <translation>编辑权限范围…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="238"/>
+        <location filename="../../desktop/ui/server/view.py" line="239"/>
         <source>Edit the selected key&apos;s scope</source>
         <translation>编辑所选密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="255"/>
+        <location filename="../../desktop/ui/server/view.py" line="256"/>
         <source>The new API key</source>
         <translation>新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="256"/>
+        <location filename="../../desktop/ui/server/view.py" line="257"/>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="257"/>
+        <location filename="../../desktop/ui/server/view.py" line="258"/>
         <source>Copy the new API key</source>
         <translation>复制新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="287"/>
+        <location filename="../../desktop/ui/server/view.py" line="288"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="389"/>
+        <location filename="../../desktop/ui/server/view.py" line="390"/>
         <source>Port %1 is used by another program. Type another port beside the address and start the server again.</source>
         <translation>端口 %1 已被其他程序占用。请在地址旁输入另一个端口，然后再次启动服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="396"/>
+        <location filename="../../desktop/ui/server/view.py" line="397"/>
         <source>Port %1 is used by another program. Port %2 is free and filled in beside the address: press Start server to use it, or type another.</source>
         <translation>端口 %1 已被其他程序占用。端口 %2 空闲，已填入地址旁：按“启动服务器”即可使用，或输入其他端口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="433"/>
+        <location filename="../../desktop/ui/server/view.py" line="434"/>
         <source>No API keys yet. Every request needs one: New key… makes it.</source>
         <translation>还没有 API 密钥。每个请求都需要一个：点“新建密钥…”创建。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="435"/>
+        <location filename="../../desktop/ui/server/view.py" line="436"/>
         <source>No API keys; this server answers without one (--no-auth).</source>
         <translation>没有 API 密钥；此服务器无需密钥即可应答（--no-auth）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="453"/>
-        <location filename="../../desktop/ui/server/view.py" line="493"/>
+        <location filename="../../desktop/ui/server/view.py" line="454"/>
+        <location filename="../../desktop/ui/server/view.py" line="494"/>
         <source>Pick at least one endpoint for the key.</source>
         <translation>请为该密钥至少选择一个接口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="473"/>
+        <location filename="../../desktop/ui/server/view.py" line="474"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="509"/>
+        <location filename="../../desktop/ui/server/view.py" line="510"/>
         <source>Changed the scope of the key for %1; it applies to its next request.</source>
         <translation>已更改 %1 的密钥权限范围；从其下一个请求起生效。</translation>
     </message>
@@ -3222,7 +3222,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/server/view.py" line="186"/>
-        <location filename="../../desktop/ui/server/view.py" line="338"/>
+        <location filename="../../desktop/ui/server/view.py" line="339"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
@@ -3233,7 +3233,7 @@
     </message>
     <message>
         <location filename="../../desktop/ui/server/view.py" line="190"/>
-        <location filename="../../desktop/ui/server/view.py" line="339"/>
+        <location filename="../../desktop/ui/server/view.py" line="340"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
@@ -3253,57 +3253,57 @@
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="235"/>
+        <location filename="../../desktop/ui/server/view.py" line="236"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="240"/>
+        <location filename="../../desktop/ui/server/view.py" line="241"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="292"/>
+        <location filename="../../desktop/ui/server/view.py" line="293"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="295"/>
+        <location filename="../../desktop/ui/server/view.py" line="296"/>
         <source>Copy snippet</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="296"/>
+        <location filename="../../desktop/ui/server/view.py" line="297"/>
         <source>Copy the code snippet</source>
         <translation>复制代码片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="301"/>
+        <location filename="../../desktop/ui/server/view.py" line="302"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="322"/>
+        <location filename="../../desktop/ui/server/view.py" line="323"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="327"/>
+        <location filename="../../desktop/ui/server/view.py" line="328"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="338"/>
+        <location filename="../../desktop/ui/server/view.py" line="339"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="339"/>
+        <location filename="../../desktop/ui/server/view.py" line="340"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="564"/>
+        <location filename="../../desktop/ui/server/view.py" line="565"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>

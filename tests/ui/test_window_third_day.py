@@ -363,7 +363,7 @@ def test_closing_mid_answer_with_the_server_running_says_what_stops_and_reopens_
     window.close()
     box = window.quit_box
     assert box is not None and "answer" not in box.text()  # only the server is left to say
-    quit_button = next(b for b in box.buttons() if b.text() == "Quit")
+    quit_button = next(b for b in box.buttons() if b.text() == "&Quit")
     qtbot.mouseClick(quit_button, LEFT)
     assert not window.isVisible() and not context.api_server_running
     assert context.data_lock is not None

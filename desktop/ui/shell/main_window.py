@@ -668,7 +668,8 @@ class MainWindow(QMainWindow):
                     'the window keeps the server running in the tray" in Settings.'
                 )
             )
-        quit_button = box.addButton(self.tr("Quit"), QMessageBox.ButtonRole.AcceptRole)
+        # Alt+Q quits from the keyboard; Enter keeps the work (Cancel is the default).
+        quit_button = box.addButton(self.tr("&Quit"), QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         self.quit_box = box
 
