@@ -59,6 +59,10 @@ class ModelEntry(_Strict):
     reasoning: Literal["none", "think"] = "none"
     chat_template: str | None = None
     embedding_dim: int | None = Field(default=None, gt=0)
+    # The languages an embedding model was trained for ("en", "zh"); empty: many
+    # (multilingual) or not stated. The window hints at a multilingual model when a
+    # folder's text is in a language its collection's model does not know.
+    languages: tuple[str, ...] = ()
     default_quant: str
     notes: str | None = None
     quants: tuple[Quant, ...] = Field(min_length=1)

@@ -150,9 +150,14 @@ def pick_version(every: list[Turn], number: int) -> Turn:
 
 
 def kept_versions(every: list[Turn]) -> list[Turn]:
-    """Of ``every`` version of an answer, those worth keeping when it is regenerated: the
-    ones with words (an answer stopped before its first word has nothing to go back to)."""
-    return [v for v in every if v.content or v.reasoning or v.tool_steps]
+    """Of ``every`` version of an answer, those kept when it is regenerated: the ones with
+    words, and the ones the user stopped (shown and counted as a version, even before
+    their first word: a regeneration adds one, it never silently replaces one)."""
+    return [
+        v
+        for v in every
+        if v.content or v.reasoning or v.tool_steps or v.finish_reason == "cancelled"
+    ]
 
 
 def title_for(question: str) -> str:

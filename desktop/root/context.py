@@ -630,7 +630,7 @@ class AppContext:
             else None,
         )
 
-    @lazy(needs=("audit",))
+    @lazy(needs=("audit",), close=lambda keys: keys.flush())
     def key_store(self) -> KeyStore:
         """The local API's keys, in the data folder in use (it moves with the data)."""
         from desktop.server.runner import key_store

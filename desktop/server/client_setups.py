@@ -30,6 +30,17 @@ def python_openai(url: str) -> str:
     )
 
 
+def curl(url: str) -> str:
+    """A plain HTTP request from a shell (``curl``), no client library needed."""
+    return (
+        f"curl {url}/chat/completions \\\n"
+        f'  -H "Authorization: Bearer {KEY}" \\\n'
+        '  -H "Content-Type: application/json" \\\n'
+        f'  -d \'{{"model": "{MODEL}", "max_tokens": 512,\n'
+        '       "messages": [{"role": "user", "content": "Hello"}]}\'\n'
+    )
+
+
 def codex_cli(url: str) -> str:
     """Codex CLI (Responses API only): a provider in ``~/.codex/config.toml``.
 
@@ -151,6 +162,7 @@ def documents_mcp(url: str) -> str:
 
 SETUPS = {
     "Python (openai)": python_openai,
+    "curl": curl,
     "Codex CLI": codex_cli,
     "Claude Code": claude_code,
     "Continue": continue_dev,

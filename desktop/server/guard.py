@@ -208,7 +208,8 @@ class Guard:
         else the key's own requests-per-minute (None: no limit of its own)."""
         path = scope.get("path", "")
         token = api_key(headers.get("authorization"), headers.get("x-api-key"))
-        found = keys.check(token) if token else None
+        # Not a use yet: "last used" is noted once the request was answered (_record).
+        found = keys.check(token, note=False) if token else None
         if found is None:
             what = "a wrong or revoked" if token else "no"
             return _Refusal(
@@ -298,6 +299,8 @@ class Guard:
             svc.usage.record(usage_row(info, "/mcp" if mcp else route, status, latency, agent))
         if info.key_name:
             svc.limiter.spend(info.key_name, info.tokens_in + info.tokens_out)
+            if svc.keys is not None and status < 400:  # a refused call is no use of the key
+                svc.keys.note_use(info.key_name)
         # The audit trail first (a separate file, hash-chained): who called what, no
         # content; an access-log subscriber then knows the audit line is there.
         svc.audit.record(

@@ -222,6 +222,7 @@ class KeyStore:
         self._lock = threading.Lock()
         self._used: dict[str, float] = {}  # last use per key, written at most once a minute
         self._used_written: dict[str, float] = {}
+        self._unwritten = False  # a use remembered but not yet in the file (see flush)
         # The parsed file and the stat it was read under: every request checks a key,
         # and one stat (not a read and parse) is enough to see a revocation at once.
         self._cached: tuple[tuple[int, int, int] | None, dict[str, dict[str, Any]]] | None = None
@@ -411,8 +412,14 @@ class KeyStore:
         now = self.clock()
         self._used[name] = now
         if now - self._used_written.get(name, float("-inf")) < 60:
+            self._unwritten = True  # written by the next use after the minute, or flush
             return
         self._used_written[name] = now
+        self._write_usage()
+
+    def _write_usage(self) -> None:
+        """Write every remembered use to the usage file (under the lock)."""
+        self._unwritten = False
         merged = {**self._read_usage(), **self._used}
         tmp = self.usage_path.with_suffix(".tmp")
         try:
@@ -439,8 +446,23 @@ class KeyStore:
         found = self.check(key)
         return None if found is None else found.name
 
-    def check(self, key: str) -> Verified | None:
-        """The key's owner, scope and expiry, or None; a changed file is re-read at once."""
+    def note_use(self, name: str) -> None:
+        """Key ``name`` opened a request that was answered: its "last used" is now."""
+        with self._lock:
+            self._note_use(name)
+
+    def flush(self) -> None:
+        """Write the last uses not yet in the file (kept to once a minute a key while
+        serving), so that the next start shows the same "last used" as this one."""
+        with self._lock:
+            if self._unwritten:
+                self._write_usage()
+
+    def check(self, key: str, *, note: bool = True) -> Verified | None:
+        """The key's owner, scope and expiry, or None; a changed file is re-read at once.
+
+        ``note``: count the check as a use (the server notes one only once the request
+        was answered, with ``note_use``)."""
         digest = _digest(key)
         with self._lock:
             keys = self._current()
@@ -452,7 +474,7 @@ class KeyStore:
                 return None
             scope = _scope(found[1], self.max_lifetime_days)
             expired = scope.expires is not None and self.clock() >= scope.expires
-            if not expired:
+            if not expired and note:
                 self._note_use(found[0])
         return Verified(found[0], scope, expired, owner_of(digest), _created_s(found[1]))
 

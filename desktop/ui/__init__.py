@@ -36,6 +36,7 @@ from desktop.ui.common.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.settings.encryption import encrypt_at_start, unlock_at_start  # noqa: E402
 from desktop.ui.shell.gc_guard import GuiThreadCollector  # noqa: E402
 from desktop.ui.shell.main_window import MainWindow  # noqa: E402
+from desktop.ui.shell.restart import relaunch  # noqa: E402
 from desktop.ui.shell.single_instance import SingleInstance  # noqa: E402
 from desktop.ui.shell.system_libraries import window_library_problem  # noqa: E402
 
@@ -153,13 +154,16 @@ def run_app(args: argparse.Namespace) -> int:
         return 0  # the window already open over this data shows itself instead
     try:
         context = context_for(args, apply_moves=True, move_progress=_move_progress())
-        # First: the passphrase prompt below speaks the user's language too.
+        # First: the passphrase prompt below speaks the user's language too, and shows
+        # in the theme (an error in red, as everywhere).
         translator = install_translator(app, context.settings.language)
+        apply_theme(app, context.settings.theme)
         # Encrypted with a passphrase: asked once per session, before the data opens.
         if not unlock_at_start(context):
             return EXIT_KEY
-        # An encrypted database whose key is gone (or a policy refusal): said in a box;
-        # a policy that requires encryption where no keyring works asks a passphrase.
+        # An encrypted database whose key the keyring lost: restored from its recovery
+        # code or key file (a policy refusal is said in a box); a policy that requires
+        # encryption where no keyring works asks a passphrase.
         if not encrypt_at_start(context):
             return EXIT_KEY
     except EdgeDeskError as exc:  # e.g. a broken settings file, a data drive not connected
@@ -167,7 +171,6 @@ def run_app(args: argparse.Namespace) -> int:
             QMessageBox.critical(None, "EdgeDesk", error_text(exc))
         raise
     app.setApplicationName("EdgeDesk")
-    apply_theme(app, context.settings.theme)
     window = MainWindow(context)
     instance.setParent(window)
     instance.requested.connect(window.bring_to_front)
@@ -194,4 +197,6 @@ def run_app(args: argparse.Namespace) -> int:
         collector.stop()
         sys.excepthook = previous_hook
     del translator
+    if window.restart_requested:  # a new language: the user asked to restart now
+        relaunch()
     return code

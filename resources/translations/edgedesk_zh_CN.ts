@@ -4,47 +4,52 @@
 <context>
     <name>AnswerFooter</name>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="18"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="20"/>
         <source>CPU only</source>
         <translation>仅 CPU</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="20"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="22"/>
         <source>%1/%2 layers on %3</source>
         <translation>%3 上 %1/%2 层</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="27"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="29"/>
         <source>, %1 on the CPU</source>
         <translation>，%1 层在 CPU 上</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="42"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="45"/>
+        <source>%1 prompt · 1 token</source>
+        <translation>提示 %1 · 生成 1 个词元</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="47"/>
         <source>%1 prompt · %2 tokens</source>
         <translation>提示 %1 · 生成 %2 个词元</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="48"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="54"/>
         <source>%1 tok/s</source>
         <translation>%1 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="55"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="61"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="57"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="63"/>
         <source>hit the token limit</source>
         <translation>已达词元上限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="61"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="67"/>
         <source>broken off: %1</source>
         <translation>已中断：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="64"/>
+        <location filename="../../desktop/ui/chat/answer_footer.py" line="70"/>
         <source>broken off</source>
         <translation>已中断</translation>
     </message>
@@ -353,10 +358,6 @@
         <translation>从 JSON 导出文件导入对话…</translation>
     </message>
     <message>
-        <source>Import…</source>
-        <translation type="vanished">导入…</translation>
-    </message>
-    <message>
         <location filename="../../desktop/ui/chat/sidebar.py" line="102"/>
         <source>Import chats from a JSON export</source>
         <translation>从 JSON 导出文件导入对话</translation>
@@ -437,10 +438,6 @@
         <translation>已导入 1 个对话。</translation>
     </message>
     <message>
-        <source>Export chat as Markdown</source>
-        <translation type="vanished">将对话导出为 Markdown</translation>
-    </message>
-    <message>
         <location filename="../../desktop/ui/chat/sidebar.py" line="209"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
@@ -454,90 +451,34 @@
 <context>
     <name>ChatView</name>
     <message>
-        <source>Download</source>
-        <translation type="vanished">下载</translation>
-    </message>
-    <message>
-        <source>Download the embedding model</source>
-        <translation type="vanished">下载嵌入模型</translation>
-    </message>
-    <message>
-        <source>Message the model — Ctrl+Enter to send</source>
-        <translation type="vanished">向模型发送消息 — Ctrl+Enter 发送</translation>
-    </message>
-    <message>
-        <source>Message</source>
-        <translation type="vanished">消息</translation>
-    </message>
-    <message>
-        <source>Send</source>
-        <translation type="vanished">发送</translation>
-    </message>
-    <message>
-        <source>Send message</source>
-        <translation type="vanished">发送消息</translation>
-    </message>
-    <message>
-        <source>Send (Ctrl+Enter)</source>
-        <translation type="vanished">发送 (Ctrl+Enter)</translation>
-    </message>
-    <message>
-        <source>Stop</source>
-        <translation type="vanished">停止</translation>
-    </message>
-    <message>
-        <source>Stop generating</source>
-        <translation type="vanished">停止生成</translation>
-    </message>
-    <message>
-        <source>Stop (Esc)</source>
-        <translation type="vanished">停止 (Esc)</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat/view.py" line="300"/>
+        <location filename="../../desktop/ui/chat/view.py" line="309"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <source>Delete “%1” and all its messages? This cannot be undone.</source>
-        <translation type="vanished">删除“%1”及其全部消息？此操作无法撤销。</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat/view.py" line="302"/>
+        <location filename="../../desktop/ui/chat/view.py" line="311"/>
         <source>Delete “%1” and all its messages? Undo brings it back for a few seconds.</source>
         <translation>删除“%1”及其全部消息？几秒钟内可用“撤销”恢复。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="337"/>
+        <location filename="../../desktop/ui/chat/view.py" line="346"/>
         <source>Deleted “%1”.</source>
         <translation>已删除“%1”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="392"/>
+        <location filename="../../desktop/ui/chat/view.py" line="401"/>
         <source>Still reading the attached files; send again in a moment.</source>
         <translation>仍在读取附加的文件，请稍后再发送。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="397"/>
+        <location filename="../../desktop/ui/chat/view.py" line="406"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="458"/>
+        <location filename="../../desktop/ui/chat/view.py" line="467"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
-    </message>
-    <message>
-        <source>The collection %1 needs the embedding model %2, which is not downloaded yet%3. Download it, then the answer follows.</source>
-        <translation type="vanished">文档集 %1 需要嵌入模型 %2，该模型尚未下载%3。下载后即会给出回答。</translation>
-    </message>
-    <message>
-        <source>Downloading %1…</source>
-        <translation type="vanished">正在下载 %1…</translation>
-    </message>
-    <message>
-        <source>The download of %1 is paused; Download resumes it.</source>
-        <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
 </context>
 <context>
@@ -558,17 +499,9 @@
         <translation>显示来源 </translation>
     </message>
     <message>
-        <source>Open source </source>
-        <translation type="vanished">打开来源 </translation>
-    </message>
-    <message>
         <location filename="../../desktop/ui/chat/citations.py" line="89"/>
         <source>The cited file is not on this computer any more: %1</source>
         <translation>引用的文件已不在这台电脑上：%1</translation>
-    </message>
-    <message>
-        <source>No program on this computer opens this file; open it yourself: %1</source>
-        <translation type="vanished">此电脑上没有可打开该文件的程序，请手动打开：%1</translation>
     </message>
 </context>
 <context>
@@ -798,17 +731,9 @@
         <translation>无法读取的 DOCX（%1）</translation>
     </message>
     <message>
-        <source>RAM %1/%2 GiB free</source>
-        <translation type="vanished">内存可用 %1/%2 GiB</translation>
-    </message>
-    <message>
         <location filename="../../desktop/ui/common/core_text.py" line="70"/>
         <source>%1 CPU threads</source>
         <translation>%1 个 CPU 线程</translation>
-    </message>
-    <message>
-        <source>%1 %2/%3 GiB free</source>
-        <translation type="vanished">%1 可用 %2/%3 GiB</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/common/core_text.py" line="82"/>
@@ -903,299 +828,264 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="80"/>
+        <location filename="../../desktop/ui/documents/view.py" line="85"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="93"/>
+        <location filename="../../desktop/ui/documents/view.py" line="98"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="97"/>
+        <location filename="../../desktop/ui/documents/view.py" line="102"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="98"/>
+        <location filename="../../desktop/ui/documents/view.py" line="103"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="101"/>
+        <location filename="../../desktop/ui/documents/view.py" line="106"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="102"/>
+        <location filename="../../desktop/ui/documents/view.py" line="107"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="131"/>
+        <location filename="../../desktop/ui/documents/view.py" line="136"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="133"/>
+        <location filename="../../desktop/ui/documents/view.py" line="138"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="134"/>
+        <location filename="../../desktop/ui/documents/view.py" line="139"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="136"/>
+        <location filename="../../desktop/ui/documents/view.py" line="141"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="138"/>
+        <location filename="../../desktop/ui/documents/view.py" line="143"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="155"/>
+        <location filename="../../desktop/ui/documents/view.py" line="160"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="157"/>
+        <location filename="../../desktop/ui/documents/view.py" line="162"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="158"/>
+        <location filename="../../desktop/ui/documents/view.py" line="163"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="158"/>
+        <location filename="../../desktop/ui/documents/view.py" line="163"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="161"/>
+        <location filename="../../desktop/ui/documents/view.py" line="166"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="162"/>
+        <location filename="../../desktop/ui/documents/view.py" line="167"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="164"/>
+        <location filename="../../desktop/ui/documents/view.py" line="169"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="165"/>
+        <location filename="../../desktop/ui/documents/view.py" line="170"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="167"/>
+        <location filename="../../desktop/ui/documents/view.py" line="172"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="169"/>
+        <location filename="../../desktop/ui/documents/view.py" line="174"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="177"/>
+        <location filename="../../desktop/ui/documents/view.py" line="188"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="179"/>
+        <location filename="../../desktop/ui/documents/view.py" line="190"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="228"/>
-        <location filename="../../desktop/ui/documents/view.py" line="315"/>
+        <location filename="../../desktop/ui/documents/view.py" line="239"/>
+        <location filename="../../desktop/ui/documents/view.py" line="331"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="270"/>
+        <location filename="../../desktop/ui/documents/view.py" line="286"/>
         <source>, </source>
         <translation>，</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="301"/>
+        <location filename="../../desktop/ui/documents/view.py" line="317"/>
         <source>… and %1 more files</source>
         <translation>……另有 %1 个文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="319"/>
+        <location filename="../../desktop/ui/documents/view.py" line="335"/>
         <source>No embedding model is on this device yet: a new collection downloads %1 (%2) first.</source>
         <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="326"/>
+        <location filename="../../desktop/ui/documents/view.py" line="342"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="332"/>
+        <location filename="../../desktop/ui/documents/view.py" line="348"/>
         <source>1 document</source>
         <translation>1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="334"/>
+        <location filename="../../desktop/ui/documents/view.py" line="350"/>
         <source>%1 documents</source>
         <translation>%1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="339"/>
+        <location filename="../../desktop/ui/documents/view.py" line="355"/>
         <source>1 chunk</source>
         <translation>1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="339"/>
+        <location filename="../../desktop/ui/documents/view.py" line="355"/>
         <source>%1 chunks</source>
         <translation>%1 个片段</translation>
     </message>
-    <message numerus="yes">
-        <source>%n document(s)</source>
-        <translation type="vanished">
-            <numerusform>%n 个文档</numerusform>
-        </translation>
-    </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="261"/>
+        <location filename="../../desktop/ui/documents/view.py" line="277"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
-    <message numerus="yes">
-        <source>%n chunk(s)</source>
-        <translation type="vanished">
-            <numerusform>%n 个片段</numerusform>
-        </translation>
-    </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="273"/>
+        <location filename="../../desktop/ui/documents/view.py" line="289"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
     <message>
-        <source>New collection</source>
-        <translation type="vanished">新建文档集</translation>
-    </message>
-    <message>
-        <source>Name of the collection:</source>
-        <translation type="vanished">文档集名称：</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/documents/view.py" line="357"/>
-        <location filename="../../desktop/ui/documents/view.py" line="365"/>
+        <location filename="../../desktop/ui/documents/view.py" line="373"/>
+        <location filename="../../desktop/ui/documents/view.py" line="381"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="375"/>
+        <location filename="../../desktop/ui/documents/view.py" line="391"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="377"/>
+        <location filename="../../desktop/ui/documents/view.py" line="393"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="399"/>
+        <location filename="../../desktop/ui/documents/view.py" line="415"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="399"/>
+        <location filename="../../desktop/ui/documents/view.py" line="415"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
     <message>
-        <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
-        <translation type="vanished">%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
+        <location filename="../../desktop/ui/documents/view.py" line="449"/>
+        <source>%1 understands English only, and these documents have Chinese names or text: searches will miss much of them. For Chinese documents, make a collection with %2 (multilingual) on New collection…</source>
+        <translation>%1 只懂英文，而这些文档的名称或内容含有中文：搜索会漏掉其中很多内容。中文文档请用“新建文档集…”创建一个使用 %2（多语言）的文档集。</translation>
     </message>
     <message>
-        <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
-        <translation type="vanished">%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
-    </message>
-    <message>
-        <source>Downloading </source>
-        <translation type="vanished">正在下载 </translation>
-    </message>
-    <message>
-        <source>downloading the embedding model</source>
-        <translation type="vanished">正在下载嵌入模型</translation>
-    </message>
-    <message>
-        <source>The download of %1 is paused; Download resumes it.</source>
-        <translation type="vanished">%1 的下载已暂停；点击“下载”继续。</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/documents/view.py" line="446"/>
+        <location filename="../../desktop/ui/documents/view.py" line="480"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="457"/>
+        <location filename="../../desktop/ui/documents/view.py" line="491"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="466"/>
+        <location filename="../../desktop/ui/documents/view.py" line="500"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="472"/>
+        <location filename="../../desktop/ui/documents/view.py" line="506"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="485"/>
+        <location filename="../../desktop/ui/documents/view.py" line="519"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="487"/>
+        <location filename="../../desktop/ui/documents/view.py" line="521"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="489"/>
+        <location filename="../../desktop/ui/documents/view.py" line="523"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="491"/>
+        <location filename="../../desktop/ui/documents/view.py" line="525"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="493"/>
+        <location filename="../../desktop/ui/documents/view.py" line="527"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="496"/>
+        <location filename="../../desktop/ui/documents/view.py" line="530"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -1231,67 +1121,59 @@
 <context>
     <name>EncryptionSwitch</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="60"/>
-        <location filename="../../desktop/ui/settings/encryption.py" line="62"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="61"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="63"/>
         <source>Encrypt my data at rest</source>
         <translation>加密保存我的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="65"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="66"/>
         <source>your passphrase</source>
         <translation>您的密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="67"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="68"/>
         <source>the OS keyring</source>
         <translation>系统密钥环</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="70"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="71"/>
         <source>Encrypted (%1); the key is in %2.</source>
         <translation>已加密（%1）；密钥保存在%2中。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="76"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="77"/>
         <source>Not encrypted: conversations and document indexes are plain files, readable by anyone who gets a copy.</source>
         <translation>未加密：对话和文档索引是普通文件，任何拿到副本的人都能读取。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="83"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="84"/>
         <source>Passphrase (optional: instead of the OS keyring)</source>
         <translation>密码短语（可选：代替系统密钥环）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="83"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="84"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="108"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="109"/>
         <source>Your organization requires encrypted data (policy EncryptAtRest): it cannot be turned off.</source>
         <translation>您的组织要求数据加密（策略 EncryptAtRest）：无法关闭。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="87"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="88"/>
         <source>Passphrase again</source>
         <translation>再次输入密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="95"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="96"/>
         <source>Back up the key…</source>
         <translation>备份密钥…</translation>
     </message>
 </context>
 <context>
     <name>ErrorText</name>
-    <message>
-        <source>Cannot connect: offline mode is on (Settings, EDGEDESK_OFFLINE=1 or --offline); no network connection is made.</source>
-        <translation type="vanished">无法联网：离线模式已开启（设置、EDGEDESK_OFFLINE=1 或 --offline），不会建立任何网络连接。</translation>
-    </message>
-    <message>
-        <source>Cannot connect: model downloads are turned off (allow_downloads = false).</source>
-        <translation type="vanished">无法联网：模型下载已关闭（allow_downloads = false）。</translation>
-    </message>
     <message>
         <location filename="../../desktop/ui/common/error_text.py" line="41"/>
         <source>Cannot connect: EdgeDesk is offline, so it makes no network connection. To go online, untick “Offline” in Settings (Network).</source>
@@ -1534,14 +1416,6 @@
         <location filename="../../desktop/ui/shell/first_run.py" line="135"/>
         <source>Import a GGUF model file from this computer</source>
         <translation>从此电脑导入 GGUF 模型文件</translation>
-    </message>
-    <message>
-        <source>Import a GGUF model</source>
-        <translation type="vanished">导入 GGUF 模型</translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation type="vanished">GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/shell/first_run.py" line="147"/>
@@ -1889,165 +1763,291 @@
 <context>
     <name>KeyBackupDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="55"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="56"/>
         <source>Back up your encryption key</source>
         <translation>备份您的加密密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="59"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="60"/>
         <source>Your conversations and documents are encrypted, and the key is kept only in this computer&apos;s keyring. If the keyring loses it (a new user account, a reset keyring, a reinstalled system), nothing can open your data again except a backup of the key. Keep one somewhere safe, off this computer.</source>
         <translation>您的对话和文档已加密，密钥只保存在这台电脑的密钥环中。如果密钥环丢失了它（新的用户账户、重置的密钥环、重装的系统），除了密钥的备份，没有任何办法能再打开您的数据。请把备份保存在这台电脑以外的安全地方。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="66"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="67"/>
         <source>Save to a file…</source>
         <translation>保存到文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="67"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="68"/>
         <source>Show a recovery code</source>
         <translation>显示恢复码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="75"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="76"/>
         <source>Recovery code</source>
         <translation>恢复码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="87"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="88"/>
         <source>Not now</source>
         <translation>以后再说</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="109"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="110"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="130"/>
-        <source>Write this code down and keep it off this computer. If the key is ever lost, &apos;edgedesk data import-key --code&apos; takes it back.</source>
-        <translation>请抄下这个恢复码，并保存在这台电脑以外的地方。如果密钥丢失，运行 &apos;edgedesk data import-key --code&apos; 即可恢复。</translation>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="131"/>
+        <source>Write this code down and keep it off this computer. If the key is ever lost, EdgeDesk asks for this code when it starts (&apos;edgedesk data import-key --code&apos; takes it back too).</source>
+        <translation>请抄下此代码，并保存在这台电脑以外的地方。如果密钥丢失，EdgeDesk 启动时会要求输入此代码（也可用 &apos;edgedesk data import-key --code&apos; 恢复）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="139"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="163"/>
+        <source>Saved to %1. Anyone with this file and your data can read it: move it off this computer (a password manager, a USB stick in a drawer). If the key is ever lost, EdgeDesk asks for this file when it starts (&apos;edgedesk data import-key FILE&apos; restores it too).</source>
+        <translation>已保存到 %1。任何拿到此文件和你数据的人都能读取数据：请把它移出这台电脑（密码管理器、抽屉里的 U 盘）。如果密钥丢失，EdgeDesk 启动时会要求打开此文件（也可用 &apos;edgedesk data import-key FILE&apos; 恢复）。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="141"/>
         <source>Save the encryption key</source>
         <translation>保存加密密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="156"/>
+        <location filename="../../desktop/ui/settings/key_backup.py" line="158"/>
         <source>The key was not saved: %1</source>
         <translation>密钥未保存：%1</translation>
     </message>
+</context>
+<context>
+    <name>KeyRestoreDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings/key_backup.py" line="161"/>
-        <source>Saved to %1. Anyone with this file and your data can read it: move it off this computer (a password manager, a USB stick in a drawer). &apos;edgedesk data import-key FILE&apos; restores it.</source>
-        <translation>已保存到 %1。任何同时拿到此文件和您数据的人都能读取数据：请把它移出这台电脑（放进密码管理器，或存在抽屉里的 U 盘上）。运行 &apos;edgedesk data import-key FILE&apos; 即可恢复。</translation>
+        <location filename="../../desktop/ui/settings/key_restore.py" line="43"/>
+        <source>Restore your encryption key</source>
+        <translation>恢复加密密钥</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/key_restore.py" line="47"/>
+        <source>Your conversations and documents are encrypted, and this computer&apos;s keyring no longer has their key (a new user account or a reset keyring). Type the recovery code you wrote down, or open the key file you saved.</source>
+        <translation>你的对话和文档已加密，而这台电脑的密钥环里已没有它们的密钥（新的用户帐户或重置过的密钥环）。请输入你抄下的恢复代码，或打开你保存的密钥文件。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/key_restore.py" line="59"/>
+        <source>Recovery code</source>
+        <translation>恢复代码</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/key_restore.py" line="60"/>
+        <source>Open a key file…</source>
+        <translation>打开密钥文件…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/key_restore.py" line="71"/>
+        <source>Restore the key</source>
+        <translation>恢复密钥</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/key_restore.py" line="88"/>
+        <source>Open the key file</source>
+        <translation>打开密钥文件</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/key_restore.py" line="95"/>
+        <source>Cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/key_restore.py" line="102"/>
+        <source>Type the recovery code first, or open the key file.</source>
+        <translation>请先输入恢复代码，或打开密钥文件。</translation>
+    </message>
+</context>
+<context>
+    <name>KeyRows</name>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="38"/>
+        <source>just now</source>
+        <translation>刚刚</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="40"/>
+        <source>%1 min ago</source>
+        <translation>%1 分钟前</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="44"/>
+        <source>%1 h ago</source>
+        <translation>%1 小时前</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="48"/>
+        <source>yesterday</source>
+        <translation>昨天</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="50"/>
+        <source>%1 days ago</source>
+        <translation>%1 天前</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="61"/>
+        <source>endpoints: %1</source>
+        <translation>端点：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="67"/>
+        <source>models: %1</source>
+        <translation>模型：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="73"/>
+        <source>reads documents of %1</source>
+        <translation>可读取文档集 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="79"/>
+        <source>%1 requests a minute</source>
+        <translation>每分钟 %1 次请求</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="85"/>
+        <source>expires %1</source>
+        <translation>%1 到期</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="89"/>
+        <source>any model, any endpoint</source>
+        <translation>任意模型、任意端点</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="97"/>
+        <source>made %1</source>
+        <translation>创建于 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="101"/>
+        <source>last used %1</source>
+        <translation>上次使用 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="103"/>
+        <source>never used</source>
+        <translation>从未使用</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="107"/>
+        <source>Made: %1</source>
+        <translation>创建时间：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/key_rows.py" line="112"/>
+        <source>Last used: %1</source>
+        <translation>上次使用时间：%1</translation>
     </message>
 </context>
 <context>
     <name>KeyScopeDialog</name>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="55"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="72"/>
         <source>Edit the key&apos;s scope</source>
         <translation>编辑密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="55"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="72"/>
         <source>New API key</source>
         <translation>新建 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="60"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="77"/>
         <source>e.g. vscode</source>
         <translation>例如 vscode</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="61"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="78"/>
         <source>Name of the client</source>
         <translation>客户端名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="62"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="79"/>
         <source>Client name:</source>
         <translation>客户端名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="64"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="81"/>
         <source>Any model; or model ids, comma-separated</source>
         <translation>任意模型；或填写模型 ID，以逗号分隔</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="65"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="83"/>
         <source>Models the key may use</source>
         <translation>该密钥可使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="66"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="84"/>
         <source>Models:</source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="68"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="86"/>
         <source>Chat</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="69"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="87"/>
         <source>Embeddings</source>
         <translation>嵌入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="70"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="88"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="79"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="97"/>
         <source>Endpoints:</source>
         <translation>接口：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="82"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="100"/>
         <source>never</source>
         <translation>永不过期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="83"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="101"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="84"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="102"/>
         <source>Expires after this many days</source>
         <translation>在这么多天后过期</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="91"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="109"/>
         <source>Expires in:</source>
         <translation>有效期：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="94"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="112"/>
         <source>no limit</source>
         <translation>不限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="95"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="113"/>
         <source> per minute</source>
         <translation> 次/分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="96"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="114"/>
         <source>Requests a minute</source>
         <translation>每分钟请求数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="98"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="116"/>
         <source>Rate:</source>
         <translation>速率：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/key_scope.py" line="102"/>
+        <location filename="../../desktop/ui/server/key_scope.py" line="120"/>
         <source>Your organization limits API keys to %1 days.</source>
         <translation>贵组织将 API 密钥的有效期限制为 %1 天。</translation>
     </message>
@@ -2055,82 +2055,158 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="231"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="236"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="232"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="237"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="233"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="238"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="234"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="239"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="235"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="240"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="245"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="250"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="294"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="307"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="296"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="309"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="298"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="311"/>
+        <source>No chat model loaded</source>
+        <translation>未加载对话模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="313"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="300"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="315"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="302"/>
-        <source>● Offline</source>
-        <translation>● 离线</translation>
+        <location filename="../../desktop/ui/shell/main_window.py" line="317"/>
+        <source>● Offline mode</source>
+        <translation>● 离线模式</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="302"/>
-        <source>● Online</source>
-        <translation>● 在线</translation>
+        <location filename="../../desktop/ui/shell/main_window.py" line="321"/>
+        <source>No network connection will be made (Settings: Network)</source>
+        <translation>不会建立任何网络连接（设置：网络）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="306"/>
-        <source>No network connection will be made</source>
-        <translation>不会建立任何网络连接</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="308"/>
-        <source>Downloads may connect to the model hub</source>
-        <translation>下载可能会连接模型仓库</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="485"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="515"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="566"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="540"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="561"/>
+        <source>The new language shows the next time EdgeDesk starts.</source>
+        <translation>新语言将在 EdgeDesk 下次启动时生效。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="544"/>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="546"/>
+        <source>The new language shows after EdgeDesk restarts. Restart now? Answers being written are stopped; your chats are kept.</source>
+        <translation>新语言在 EdgeDesk 重新启动后生效。现在重新启动吗？正在生成的回答会停止；你的对话都会保留。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="552"/>
+        <source>Restart now</source>
+        <translation>立即重新启动</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="553"/>
+        <source>Later</source>
+        <translation>稍后</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="590"/>
+        <source>your passphrase</source>
+        <translation>你的密码短语</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="592"/>
+        <source>this computer&apos;s keyring</source>
+        <translation>这台电脑的密钥环</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="595"/>
+        <source>Your data is now encrypted; the key is in %1. Chats, documents and their indexes are unreadable without it.</source>
+        <translation>你的数据现已加密；密钥保存在%1中。没有它，对话、文档及其索引都无法读取。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="600"/>
+        <source>Your data is no longer encrypted: chats and document indexes are now plain files. Turn encryption on again in Settings at any time.</source>
+        <translation>你的数据已不再加密：对话和文档索引现在是普通文件。可随时在设置中重新开启加密。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="608"/>
+        <source>Encryption</source>
+        <translation>加密</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="649"/>
+        <source>The answer being written stops where it is.</source>
+        <translation>正在生成的回答会停在当前位置。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="652"/>
+        <source>The local API server at %1 stops: programs using it lose it.</source>
+        <translation>位于 %1 的本地 API 服务器会停止：正在使用它的程序将无法再连接。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="660"/>
+        <source>Quit EdgeDesk?</source>
+        <translation>退出 EdgeDesk？</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="661"/>
+        <source>Quitting EdgeDesk now:</source>
+        <translation>现在退出 EdgeDesk：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="668"/>
+        <source>To keep the server running with the window closed, tick &quot;Closing the window keeps the server running in the tray&quot; in Settings.</source>
+        <translation>若要在关闭窗口后让服务器继续运行，请在设置中勾选“关闭窗口后服务器继续在托盘中运行”。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="673"/>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/shell/main_window.py" line="708"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -2264,112 +2340,112 @@
         <translation>%1 / %2</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="93"/>
+        <location filename="../../desktop/ui/models/details.py" line="97"/>
         <source>%1 at %2 tokens (%3)</source>
         <translation>%1，%2 个词元（%3）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="100"/>
+        <location filename="../../desktop/ui/models/details.py" line="104"/>
         <source>the GGUF file</source>
         <translation>GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="102"/>
+        <location filename="../../desktop/ui/models/details.py" line="106"/>
         <source>the catalog (models.toml)</source>
         <translation>模型目录（models.toml）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="104"/>
+        <location filename="../../desktop/ui/models/details.py" line="108"/>
         <source>built in for %1</source>
         <translation>%1 的内置模板</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="106"/>
+        <location filename="../../desktop/ui/models/details.py" line="110"/>
         <source>nowhere: this model cannot chat</source>
         <translation>无：此模型不能对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="109"/>
+        <location filename="../../desktop/ui/models/details.py" line="113"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="110"/>
+        <location filename="../../desktop/ui/models/details.py" line="114"/>
         <source>Architecture</source>
         <translation>架构</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="111"/>
+        <location filename="../../desktop/ui/models/details.py" line="115"/>
         <source>Parameters</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="112"/>
+        <location filename="../../desktop/ui/models/details.py" line="116"/>
         <source>Quantization</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="112"/>
+        <location filename="../../desktop/ui/models/details.py" line="116"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="113"/>
+        <location filename="../../desktop/ui/models/details.py" line="117"/>
         <source>Trained context</source>
         <translation>训练上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="114"/>
+        <location filename="../../desktop/ui/models/details.py" line="118"/>
         <source>Layers</source>
         <translation>层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="117"/>
+        <location filename="../../desktop/ui/models/details.py" line="121"/>
         <source>Licence</source>
         <translation>许可证</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="118"/>
+        <location filename="../../desktop/ui/models/details.py" line="122"/>
         <source>not in the catalog: see the model&apos;s own page</source>
         <translation>不在模型目录中：请查看该模型自己的页面</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="120"/>
+        <location filename="../../desktop/ui/models/details.py" line="124"/>
         <source>Sees pictures</source>
         <translation>识别图片</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="121"/>
+        <location filename="../../desktop/ui/models/details.py" line="125"/>
         <source>Files</source>
         <translation>文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="122"/>
+        <location filename="../../desktop/ui/models/details.py" line="126"/>
         <source>Fit on this machine</source>
         <translation>在本机上的适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="123"/>
+        <location filename="../../desktop/ui/models/details.py" line="127"/>
         <source>Context when loaded</source>
         <translation>加载时的上下文</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="124"/>
+        <location filename="../../desktop/ui/models/details.py" line="128"/>
         <source>Layers on the GPU</source>
         <translation>GPU 上的层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="125"/>
+        <location filename="../../desktop/ui/models/details.py" line="129"/>
         <source>KV cache</source>
         <translation>KV 缓存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="126"/>
+        <location filename="../../desktop/ui/models/details.py" line="130"/>
         <source>Memory needed</source>
         <translation>所需内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/details.py" line="127"/>
+        <location filename="../../desktop/ui/models/details.py" line="131"/>
         <source>Chat template from</source>
         <translation>对话模板来源</translation>
     </message>
@@ -2546,10 +2622,6 @@
         <location filename="../../desktop/ui/models/view.py" line="419"/>
         <source>Import a GGUF model (for a vision model, select its mmproj projector too)</source>
         <translation>导入 GGUF 模型（视觉模型请同时选择其 mmproj 投影器）</translation>
-    </message>
-    <message>
-        <source>Import a GGUF model</source>
-        <translation type="vanished">导入 GGUF 模型</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/models/view.py" line="421"/>
@@ -2886,17 +2958,17 @@
 <context>
     <name>PassphraseDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="300"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="301"/>
         <source>Unlock EdgeDesk</source>
         <translation>解锁 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="303"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="305"/>
         <source>Your conversations and documents are encrypted with a passphrase. Enter it to open them (asked once per session).</source>
         <translation>您的对话和文档已用密码短语加密。请输入密码短语以打开它们（每次会话只问一次）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="310"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="312"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
@@ -2904,325 +2976,387 @@
 <context>
     <name>PasteServers</name>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="154"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="188"/>
         <source>Paste an mcp.json</source>
         <translation>粘贴 mcp.json</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="157"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="191"/>
         <source>Paste the servers as an mcp.json holds them (LM Studio, Cursor, Claude Desktop and VS Code write them this way):</source>
         <translation>按 mcp.json 的格式粘贴服务器（LM Studio、Cursor、Claude Desktop 和 VS Code 都这样写）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="173"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="207"/>
         <source>Add servers</source>
         <translation>添加服务器</translation>
     </message>
 </context>
 <context>
+    <name>PortField</name>
+    <message>
+        <location filename="../../desktop/ui/server/port_field.py" line="48"/>
+        <source>Port </source>
+        <translation>端口 </translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/port_field.py" line="49"/>
+        <source>Server port</source>
+        <translation>服务器端口</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/port_field.py" line="51"/>
+        <source>The port the API server listens on; applies when the server starts.</source>
+        <translation>API 服务器监听的端口；在服务器启动时生效。</translation>
+    </message>
+</context>
+<context>
+    <name>RequestList</name>
+    <message>
+        <location filename="../../desktop/ui/server/request_list.py" line="33"/>
+        <source>just now</source>
+        <translation>刚刚</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/request_list.py" line="35"/>
+        <source>%1 min ago</source>
+        <translation>%1 分钟前</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/request_list.py" line="39"/>
+        <source>%1 h ago</source>
+        <translation>%1 小时前</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/request_list.py" line="52"/>
+        <source>%1→%2 tokens</source>
+        <translation>%1→%2 个词元</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/request_list.py" line="56"/>
+        <source>key %1</source>
+        <translation>密钥 %1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/request_list.py" line="63"/>
+        <source>failed mid-stream: %1</source>
+        <translation>流式输出中途失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/request_list.py" line="89"/>
+        <source>Filter by key, model or status</source>
+        <translation>按密钥、模型或状态筛选</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/request_list.py" line="90"/>
+        <source>Filter requests</source>
+        <translation>筛选请求</translation>
+    </message>
+</context>
+<context>
     <name>ServerForm</name>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="61"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="72"/>
         <source>Add a tool server</source>
         <translation>添加工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="63"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="72"/>
+        <source>Edit a tool server</source>
+        <translation>编辑工具服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/server_form.py" line="75"/>
         <source>e.g. files</source>
         <translation>例如 files</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="66"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="78"/>
         <source>Command (runs on this computer)</source>
         <translation>命令（在此电脑上运行）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="66"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="78"/>
         <source>URL (a server on the network)</source>
         <translation>URL（网络上的服务器）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="73"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="85"/>
         <source>KEY=VALUE, one a line (optional)</source>
         <translation>KEY=VALUE，每行一个（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="79"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="91"/>
         <source>optional; kept in the OS keyring, not in a file</source>
         <translation>可选；保存在系统密钥环中，不写入文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="84"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="96"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="85"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="97"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="86"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="98"/>
         <source>Command</source>
         <translation>命令</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="87"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="99"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="88"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="100"/>
         <source>URL</source>
         <translation>URL</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/server_form.py" line="89"/>
+        <location filename="../../desktop/ui/tools/server_form.py" line="101"/>
         <source>Bearer token</source>
         <translation>Bearer 令牌</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/server_form.py" line="124"/>
+        <source>kept as it is unless you type a new one</source>
+        <translation>保持不变，除非你输入新的</translation>
     </message>
 </context>
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="123"/>
+        <location filename="../../desktop/ui/server/view.py" line="159"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="127"/>
+        <location filename="../../desktop/ui/server/view.py" line="118"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="135"/>
+        <location filename="../../desktop/ui/server/view.py" line="126"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="137"/>
+        <location filename="../../desktop/ui/server/view.py" line="128"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="138"/>
+        <location filename="../../desktop/ui/server/view.py" line="129"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="152"/>
+        <location filename="../../desktop/ui/server/view.py" line="142"/>
         <source>No requests yet. Start the server and call it from another program: each request is listed here.</source>
         <translation>还没有请求。启动服务器并从其他程序调用它：每个请求都会列在这里。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="169"/>
+        <location filename="../../desktop/ui/server/view.py" line="191"/>
         <source>kept for 1 day</source>
         <translation>保留 1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="171"/>
+        <location filename="../../desktop/ui/server/view.py" line="193"/>
         <source>kept for %1 days</source>
         <translation>保留 %1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="173"/>
+        <location filename="../../desktop/ui/server/view.py" line="195"/>
         <source>kept until deleted; set a retention period in Settings</source>
         <translation>保留至删除；可在设置中设定保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="177"/>
+        <location filename="../../desktop/ui/server/view.py" line="199"/>
         <source>Requests (the log keeps no content). Note: /v1/responses stores its prompts and answers unless a request says store: false — %1.</source>
         <translation>请求（日志不记录内容）。注意：/v1/responses 会保存提示和回答，除非请求中指定 store: false —— %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="192"/>
+        <location filename="../../desktop/ui/server/view.py" line="217"/>
         <source>Copy address</source>
         <translation>复制地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="210"/>
+        <location filename="../../desktop/ui/server/view.py" line="237"/>
+        <source>Port %1 saved; the running server keeps its port until it is restarted.</source>
+        <translation>端口 %1 已保存；正在运行的服务器在重新启动前仍使用原端口。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/view.py" line="240"/>
+        <source>Port %1 saved.</source>
+        <translation>端口 %1 已保存。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/view.py" line="258"/>
         <source>Edit scope…</source>
         <translation>编辑权限范围…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="211"/>
+        <location filename="../../desktop/ui/server/view.py" line="259"/>
         <source>Edit the selected key&apos;s scope</source>
         <translation>编辑所选密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="228"/>
+        <location filename="../../desktop/ui/server/view.py" line="276"/>
         <source>The new API key</source>
         <translation>新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="229"/>
+        <location filename="../../desktop/ui/server/view.py" line="277"/>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="230"/>
+        <location filename="../../desktop/ui/server/view.py" line="278"/>
         <source>Copy the new API key</source>
         <translation>复制新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="260"/>
+        <location filename="../../desktop/ui/server/view.py" line="308"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="379"/>
+        <location filename="../../desktop/ui/server/view.py" line="410"/>
+        <source>Port %1 is used by another program. Type another port beside the address and start the server again.</source>
+        <translation>端口 %1 已被其他程序占用。请在地址旁输入另一个端口，然后再次启动服务器。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/view.py" line="417"/>
+        <source>Port %1 is used by another program. Port %2 is free and filled in beside the address: press Start server to use it, or type another.</source>
+        <translation>端口 %1 已被其他程序占用。端口 %2 空闲，已填入地址旁：按“启动服务器”即可使用，或输入其他端口。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/view.py" line="454"/>
         <source>No API keys yet. Every request needs one: New key… makes it.</source>
         <translation>还没有 API 密钥。每个请求都需要一个：点“新建密钥…”创建。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="381"/>
+        <location filename="../../desktop/ui/server/view.py" line="456"/>
         <source>No API keys; this server answers without one (--no-auth).</source>
         <translation>没有 API 密钥；此服务器无需密钥即可应答（--no-auth）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="387"/>
-        <source>never</source>
-        <translation>从未</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/server/view.py" line="399"/>
-        <location filename="../../desktop/ui/server/view.py" line="439"/>
+        <location filename="../../desktop/ui/server/view.py" line="474"/>
+        <location filename="../../desktop/ui/server/view.py" line="514"/>
         <source>Pick at least one endpoint for the key.</source>
         <translation>请为该密钥至少选择一个接口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="419"/>
+        <location filename="../../desktop/ui/server/view.py" line="494"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="455"/>
+        <location filename="../../desktop/ui/server/view.py" line="530"/>
         <source>Changed the scope of the key for %1; it applies to its next request.</source>
         <translation>已更改 %1 的密钥权限范围；从其下一个请求起生效。</translation>
     </message>
     <message>
-        <source>Use it from code</source>
-        <translation type="vanished">在代码中使用</translation>
-    </message>
-    <message>
-        <source>Requests (no content is recorded)</source>
-        <translation type="vanished">请求记录（不记录内容）</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/server/view.py" line="149"/>
+        <location filename="../../desktop/ui/server/view.py" line="139"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="184"/>
-        <location filename="../../desktop/ui/server/view.py" line="311"/>
+        <location filename="../../desktop/ui/server/view.py" line="206"/>
+        <location filename="../../desktop/ui/server/view.py" line="359"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="186"/>
+        <location filename="../../desktop/ui/server/view.py" line="208"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="188"/>
-        <location filename="../../desktop/ui/server/view.py" line="312"/>
+        <location filename="../../desktop/ui/server/view.py" line="210"/>
+        <location filename="../../desktop/ui/server/view.py" line="360"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="191"/>
+        <location filename="../../desktop/ui/server/view.py" line="213"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <source>Copy</source>
-        <translation type="vanished">复制</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/server/view.py" line="193"/>
+        <location filename="../../desktop/ui/server/view.py" line="218"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="205"/>
+        <location filename="../../desktop/ui/server/view.py" line="248"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="208"/>
+        <location filename="../../desktop/ui/server/view.py" line="256"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="213"/>
+        <location filename="../../desktop/ui/server/view.py" line="261"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="265"/>
+        <location filename="../../desktop/ui/server/view.py" line="313"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="268"/>
+        <location filename="../../desktop/ui/server/view.py" line="316"/>
         <source>Copy snippet</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="269"/>
+        <location filename="../../desktop/ui/server/view.py" line="317"/>
         <source>Copy the code snippet</source>
         <translation>复制代码片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="274"/>
+        <location filename="../../desktop/ui/server/view.py" line="322"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="295"/>
+        <location filename="../../desktop/ui/server/view.py" line="343"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="300"/>
+        <location filename="../../desktop/ui/server/view.py" line="348"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="311"/>
+        <location filename="../../desktop/ui/server/view.py" line="359"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="312"/>
+        <location filename="../../desktop/ui/server/view.py" line="360"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <source>Key copied to the clipboard; it is shown only once: </source>
-        <translation type="vanished">密钥已复制到剪贴板，仅显示这一次：</translation>
-    </message>
-    <message>
-        <source>New API key</source>
-        <translation type="vanished">新建 API 密钥</translation>
-    </message>
-    <message>
-        <source>Name of the client (e.g. vscode):</source>
-        <translation type="vanished">客户端名称（例如 vscode）：</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/server/view.py" line="510"/>
+        <location filename="../../desktop/ui/server/view.py" line="585"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
     <message>
-        <location filename="../work/wt/usage/desktop/ui/server/view.py" line="162"/>
+        <location filename="../../desktop/ui/server/view.py" line="167"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../work/wt/usage/desktop/ui/server/view.py" line="164"/>
+        <location filename="../../desktop/ui/server/view.py" line="172"/>
         <source>Usage</source>
         <translation>用量</translation>
     </message>
@@ -3230,124 +3364,130 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="52"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="58"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="59"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="65"/>
         <source>Data location</source>
         <translation>数据位置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="68"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="74"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="70"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="76"/>
         <source>Keep models loaded for</source>
         <translation>模型保持加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="71"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="77"/>
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="72"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="78"/>
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="73"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="79"/>
         <source>Network</source>
         <translation>网络</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="74"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="80"/>
         <source>Delete chats after</source>
         <translation>对话保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="75"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="81"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <source>Language</source>
-        <translation type="vanished">语言</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="76"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="82"/>
         <source>Language (after a restart)</source>
         <translation>语言（重启后生效）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="77"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="83"/>
         <source>Tray</source>
         <translation>托盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="82"/>
-        <location filename="../../desktop/ui/settings/dialog.py" line="103"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="88"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="146"/>
         <source>Language changes apply the next time EdgeDesk starts.</source>
         <translation>语言更改将在下次启动 EdgeDesk 时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="115"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="157"/>
+        <source>Turn encryption off?</source>
+        <translation>关闭加密？</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/dialog.py" line="159"/>
+        <source>Your conversations and document indexes will be stored as plain files, readable by anyone who gets a copy of them or of this computer&apos;s disk. Decrypt your data now?</source>
+        <translation>你的对话和文档索引将以普通文件保存，任何拿到这些文件或这台电脑硬盘副本的人都能读取。现在解密你的数据吗？</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/settings/dialog.py" line="173"/>
         <source> min</source>
         <translation> 分钟</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="116"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="174"/>
         <source>Unload right away</source>
         <translation>立即卸载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="120"/>
-        <location filename="../../desktop/ui/settings/dialog.py" line="127"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="178"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="185"/>
         <source>Auto (fit to this machine)</source>
         <translation>自动（适配本机）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="129"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="187"/>
         <source>Offline: make no network connection at all</source>
         <translation>离线：完全不建立网络连接</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="133"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="191"/>
         <source> days</source>
         <translation> 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="134"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="192"/>
         <source>Keep chats forever</source>
         <translation>永久保留对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="138"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="196"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="139"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="197"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="140"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="198"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="149"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="207"/>
         <source>Closing the window keeps the server running in the tray</source>
         <translation>关闭窗口后服务器继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/dialog.py" line="168"/>
-        <location filename="../../desktop/ui/settings/dialog.py" line="173"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="226"/>
+        <location filename="../../desktop/ui/settings/dialog.py" line="231"/>
         <source>set by your organization</source>
         <translation>由您的组织设置</translation>
     </message>
@@ -3398,47 +3538,43 @@
 <context>
     <name>SwitchProgress</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="204"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="205"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="206"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="207"/>
         <source>Encrypting your data…</source>
         <translation>正在加密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="206"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="207"/>
         <source>Decrypting your data…</source>
         <translation>正在解密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="222"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="223"/>
         <source>Copied into a new file…</source>
         <translation>已复制到新文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="223"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="224"/>
         <source>The copy checked row for row…</source>
         <translation>副本已逐行核对…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="224"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="225"/>
         <source>The new file took the old one&apos;s place…</source>
         <translation>新文件已替换旧文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="236"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="237"/>
         <source>Encryption not changed</source>
         <translation>加密设置未更改</translation>
     </message>
 </context>
 <context>
     <name>ToolApproval</name>
-    <message>
-        <source>Allow a tool?</source>
-        <translation type="vanished">允许调用工具？</translation>
-    </message>
     <message>
         <location filename="../../desktop/ui/tools/approval.py" line="69"/>
         <source>Allow tools?</source>
@@ -3514,158 +3650,190 @@
         <source>Stop the answer</source>
         <translation>停止回答</translation>
     </message>
-    <message>
-        <source>Allow once</source>
-        <translation type="vanished">允许一次</translation>
-    </message>
-    <message>
-        <source>Always for this tool</source>
-        <translation type="vanished">始终允许此工具</translation>
-    </message>
-    <message>
-        <source>Deny</source>
-        <translation type="vanished">拒绝</translation>
-    </message>
 </context>
 <context>
     <name>ToolsView</name>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="45"/>
+        <location filename="../../desktop/ui/tools/view.py" line="54"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="53"/>
+        <location filename="../../desktop/ui/tools/view.py" line="62"/>
         <source>Server or tool</source>
         <translation>服务器或工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="53"/>
+        <location filename="../../desktop/ui/tools/view.py" line="62"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="53"/>
+        <location filename="../../desktop/ui/tools/view.py" line="62"/>
         <source>Command or URL</source>
         <translation>命令或网址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="55"/>
+        <location filename="../../desktop/ui/tools/view.py" line="64"/>
         <source>Tool servers</source>
         <translation>工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="60"/>
+        <location filename="../../desktop/ui/tools/view.py" line="92"/>
         <source>Start and list tools</source>
         <translation>启动并列出工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="62"/>
+        <location filename="../../desktop/ui/tools/view.py" line="94"/>
         <source>Reload</source>
         <translation>重新载入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="64"/>
+        <location filename="../../desktop/ui/tools/view.py" line="96"/>
         <source>Ask again</source>
         <translation>再次询问</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="66"/>
+        <location filename="../../desktop/ui/tools/view.py" line="98"/>
         <source>Forget the selected &apos;Always for this tool&apos; answer: its next call asks again</source>
         <translation>忘记所选的“始终允许此工具”答复：下次调用时会再次询问</translation>
     </message>
     <message>
-        <source>Add servers with &apos;edgedesk tools add NAME -- COMMAND…&apos; or &apos;edgedesk tools add NAME URL&apos; (or paste an mcp.json).</source>
-        <translation type="vanished">用 &apos;edgedesk tools add NAME -- COMMAND…&apos; 或 &apos;edgedesk tools add NAME URL&apos; 添加服务器（或粘贴一个 mcp.json）。</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/tools/view.py" line="69"/>
+        <location filename="../../desktop/ui/tools/view.py" line="101"/>
         <source>Add server…</source>
         <translation>添加服务器…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="71"/>
+        <location filename="../../desktop/ui/tools/view.py" line="103"/>
         <source>Paste mcp.json…</source>
         <translation>粘贴 mcp.json…</translation>
     </message>
     <message>
+        <location filename="../../desktop/ui/tools/view.py" line="105"/>
+        <location filename="../../desktop/ui/tools/view.py" line="174"/>
+        <source>Edit…</source>
+        <translation>编辑…</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/tools/view.py" line="106"/>
+        <source>Edit the selected tool server</source>
+        <translation>编辑所选工具服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="108"/>
+        <location filename="../../desktop/ui/tools/view.py" line="175"/>
+        <source>Remove…</source>
+        <translation>移除…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="110"/>
+        <source>Remove the selected tool server</source>
+        <translation>移除所选工具服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="160"/>
+        <source>Its log ends with:</source>
+        <translation>它的日志最后几行：</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="194"/>
+        <source>Saved {name}. Start and list tools to try it.</source>
+        <translation>已保存 {name}。点击“启动并列出工具”试用。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="204"/>
+        <source>{name} is provided by your organization and cannot be removed.</source>
+        <translation>{name} 由你的组织提供，无法移除。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="211"/>
+        <source>Remove tool server</source>
+        <translation>移除工具服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="213"/>
+        <source>Remove the tool server {name}? Chats can no longer call its tools; its token, if any, is deleted from the OS keyring.</source>
+        <translation>移除工具服务器 {name}？对话将无法再调用它的工具；它的令牌（如有）会从系统密钥环中删除。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="229"/>
+        <source>Removed the tool server {name}.</source>
+        <translation>已移除工具服务器 {name}。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="245"/>
         <source>Added {names}. Start and list tools to try them.</source>
         <translation>已添加 {names}。点击“启动并列出工具”试用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="148"/>
+        <location filename="../../desktop/ui/tools/view.py" line="287"/>
         <source>Its log</source>
         <translation>其日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="148"/>
+        <location filename="../../desktop/ui/tools/view.py" line="287"/>
         <source>(nothing written)</source>
         <translation>（未写入任何内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="162"/>
+        <location filename="../../desktop/ui/tools/view.py" line="301"/>
         <source>Select a tool under &apos;Always allowed&apos; first.</source>
         <translation>请先在“始终允许”下选择一个工具。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="175"/>
+        <location filename="../../desktop/ui/tools/view.py" line="315"/>
         <source>Built-in (documents)</source>
         <translation>内置（文档）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="175"/>
+        <location filename="../../desktop/ui/tools/view.py" line="315"/>
         <source>no approval</source>
         <translation>无需批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="181"/>
+        <location filename="../../desktop/ui/tools/view.py" line="321"/>
         <source>refused: {why}</source>
         <translation>已拒绝：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="183"/>
+        <location filename="../../desktop/ui/tools/view.py" line="323"/>
         <source>failed: {why}</source>
         <translation>失败：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="185"/>
+        <location filename="../../desktop/ui/tools/view.py" line="325"/>
         <source>allowed</source>
         <translation>已允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="197"/>
+        <location filename="../../desktop/ui/tools/view.py" line="341"/>
         <source>not honoured: approval required</source>
         <translation>未生效：需要批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="199"/>
+        <location filename="../../desktop/ui/tools/view.py" line="343"/>
         <source>runs without asking</source>
         <translation>无需询问即可运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="201"/>
+        <location filename="../../desktop/ui/tools/view.py" line="345"/>
         <source>Always allowed</source>
         <translation>始终允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="213"/>
+        <location filename="../../desktop/ui/tools/view.py" line="358"/>
         <source>Your organization requires approval of every tool call.</source>
         <translation>你的组织要求每次调用工具前都须批准。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="215"/>
+        <location filename="../../desktop/ui/tools/view.py" line="360"/>
         <source>Only the tool servers your organization lists may run.</source>
         <translation>只能运行你的组织列出的工具服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="217"/>
+        <location filename="../../desktop/ui/tools/view.py" line="362"/>
         <source>No tool servers yet: Add server… or Paste mcp.json… adds one.</source>
         <translation>还没有工具服务器：用“添加服务器…”或“粘贴 mcp.json…”添加。</translation>
-    </message>
-    <message>
-        <source>No tool servers yet.</source>
-        <translation type="vanished">还没有工具服务器。</translation>
     </message>
 </context>
 <context>
@@ -3687,14 +3855,198 @@
     </message>
 </context>
 <context>
+    <name>UsageTab</name>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="143"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="210"/>
+        <source>Requests</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="144"/>
+        <source>Tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="145"/>
+        <source>Total time (ms), p50 and p99</source>
+        <translation>总耗时（毫秒），p50 与 p99</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="146"/>
+        <source>Error rate (%)</source>
+        <translation>错误率（%）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="154"/>
+        <source>Usage per key or model</source>
+        <translation>按密钥或模型的用量</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="166"/>
+        <source>Time range</source>
+        <translation>时间范围</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="168"/>
+        <source>Last 24 hours</source>
+        <translation>最近 24 小时</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="169"/>
+        <source>Last 7 days</source>
+        <translation>最近 7 天</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="170"/>
+        <source>Last 30 days</source>
+        <translation>最近 30 天</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="174"/>
+        <source>Group by</source>
+        <translation>分组方式</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="175"/>
+        <source>By key</source>
+        <translation>按密钥</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="176"/>
+        <source>By model</source>
+        <translation>按模型</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="177"/>
+        <source>By client</source>
+        <translation>按客户端</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="178"/>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="179"/>
+        <source>Export the usage table as CSV</source>
+        <translation>将用量表导出为 CSV</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="211"/>
+        <source>Errors</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="212"/>
+        <source>Prompt tokens</source>
+        <translation>提示词元</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="213"/>
+        <source>Completion tokens</source>
+        <translation>生成词元</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="214"/>
+        <source>TTFT p50</source>
+        <translation>首词元 p50</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="215"/>
+        <source>Total p50 / p99</source>
+        <translation>总耗时 p50 / p99</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="216"/>
+        <source>tok/s</source>
+        <translation>词元/秒</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="217"/>
+        <source>Trend</source>
+        <translation>趋势</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="274"/>
+        <source>%1 requests, %2 errors</source>
+        <translation>%1 个请求，%2 个错误</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="285"/>
+        <source>Usage is not being recorded: your organization turned it off (policy CollectUsage). Earlier usage is still shown.</source>
+        <translation>未在记录用量：你的组织已将其关闭（策略 CollectUsage）。仍显示之前的用量。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="290"/>
+        <source>Usage is not being recorded (collect_usage = false in the settings). Earlier usage is still shown.</source>
+        <translation>未在记录用量（设置中 collect_usage = false）。仍显示之前的用量。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="409"/>
+        <source>Requests per slot: %1</source>
+        <translation>每个时段的请求数：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="417"/>
+        <source>(no key)</source>
+        <translation>（无密钥）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="417"/>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="418"/>
+        <source>other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="447"/>
+        <source>Total: %1</source>
+        <translation>合计：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="454"/>
+        <source>No requests</source>
+        <translation>没有请求</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="456"/>
+        <source>%1 % of %2 requests failed</source>
+        <translation>%2 个请求中有 %1 % 失败</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="466"/>
+        <source>Export usage</source>
+        <translation>导出用量</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="468"/>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="478"/>
+        <source>Could not export: %1</source>
+        <translation>无法导出：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="481"/>
+        <source>Exported to %1</source>
+        <translation>已导出到 %1</translation>
+    </message>
+</context>
+<context>
     <name>encryption</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="343"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="345"/>
         <source>Enter the passphrase.</source>
         <translation>请输入密码短语。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="348"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="350"/>
         <source>That passphrase does not open your data. Nothing was changed; try again.</source>
         <translation>该密码短语无法打开您的数据。未做任何更改，请重试。</translation>
     </message>
@@ -3715,235 +4067,9 @@
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="106"/>
+        <location filename="../../desktop/ui/__init__.py" line="107"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
-    </message>
-</context>
-<context>
-    <name>RequestList</name>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="33"/>
-        <source>just now</source>
-        <translation>刚刚</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="35"/>
-        <source>%1 min ago</source>
-        <translation>%1 分钟前</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="39"/>
-        <source>%1 h ago</source>
-        <translation>%1 小时前</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="52"/>
-        <source>%1→%2 tokens</source>
-        <translation>%1→%2 个词元</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="56"/>
-        <source>key %1</source>
-        <translation>密钥 %1</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="63"/>
-        <source>failed mid-stream: %1</source>
-        <translation>流式输出中途失败：%1</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="89"/>
-        <source>Filter by key, model or status</source>
-        <translation>按密钥、模型或状态筛选</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/request_list.py" line="90"/>
-        <source>Filter requests</source>
-        <translation>筛选请求</translation>
-    </message>
-</context>
-<context>
-    <name>UsageTab</name>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="143"/>
-        <source>Requests</source>
-        <translation>请求</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="144"/>
-        <source>Tokens</source>
-        <translation>词元</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="145"/>
-        <source>Total time (ms), p50 and p99</source>
-        <translation>总耗时（毫秒），p50 与 p99</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="146"/>
-        <source>Error rate (%)</source>
-        <translation>错误率（%）</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="154"/>
-        <source>Usage per key or model</source>
-        <translation>按密钥或模型的用量</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="166"/>
-        <source>Time range</source>
-        <translation>时间范围</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="168"/>
-        <source>Last 24 hours</source>
-        <translation>最近 24 小时</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="169"/>
-        <source>Last 7 days</source>
-        <translation>最近 7 天</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="170"/>
-        <source>Last 30 days</source>
-        <translation>最近 30 天</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="174"/>
-        <source>Group by</source>
-        <translation>分组方式</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="175"/>
-        <source>By key</source>
-        <translation>按密钥</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="176"/>
-        <source>By model</source>
-        <translation>按模型</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="177"/>
-        <source>By client</source>
-        <translation>按客户端</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="178"/>
-        <source>Export CSV…</source>
-        <translation>导出 CSV…</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="179"/>
-        <source>Export the usage table as CSV</source>
-        <translation>将用量表导出为 CSV</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="211"/>
-        <source>Errors</source>
-        <translation>错误</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="212"/>
-        <source>Prompt tokens</source>
-        <translation>提示词元</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="213"/>
-        <source>Completion tokens</source>
-        <translation>生成词元</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="214"/>
-        <source>TTFT p50</source>
-        <translation>首词元 p50</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="215"/>
-        <source>Total p50 / p99</source>
-        <translation>总耗时 p50 / p99</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="216"/>
-        <source>tok/s</source>
-        <translation>词元/秒</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="217"/>
-        <source>Trend</source>
-        <translation>趋势</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="274"/>
-        <source>%1 requests, %2 errors</source>
-        <translation>%1 个请求，%2 个错误</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="285"/>
-        <source>Usage is not being recorded: your organization turned it off (policy CollectUsage). Earlier usage is still shown.</source>
-        <translation>未在记录用量：你的组织已将其关闭（策略 CollectUsage）。仍显示之前的用量。</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="290"/>
-        <source>Usage is not being recorded (collect_usage = false in the settings). Earlier usage is still shown.</source>
-        <translation>未在记录用量（设置中 collect_usage = false）。仍显示之前的用量。</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="407"/>
-        <source>Requests per slot: %1</source>
-        <translation>每个时段的请求数：%1</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="415"/>
-        <source>(no key)</source>
-        <translation>（无密钥）</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="415"/>
-        <source>(none)</source>
-        <translation>（无）</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="416"/>
-        <source>other</source>
-        <translation>其他</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="445"/>
-        <source>Total: %1</source>
-        <translation>合计：%1</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="452"/>
-        <source>No requests</source>
-        <translation>没有请求</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="454"/>
-        <source>%1 % of %2 requests failed</source>
-        <translation>%2 个请求中有 %1 % 失败</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="464"/>
-        <source>Export usage</source>
-        <translation>导出用量</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="466"/>
-        <source>CSV files (*.csv)</source>
-        <translation>CSV 文件 (*.csv)</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="476"/>
-        <source>Could not export: %1</source>
-        <translation>无法导出：%1</translation>
-    </message>
-    <message>
-        <location filename="../work/wt/usage/desktop/ui/server/usage_tab.py" line="479"/>
-        <source>Exported to %1</source>
-        <translation>已导出到 %1</translation>
     </message>
 </context>
 </TS>

@@ -25,8 +25,12 @@ def _on_disk(path: Path) -> bytes:
 
 
 def test_the_settings_switch_encrypts_and_decrypts_on_a_worker_keeping_every_chat(
-    qtbot, file_keyring: Path
+    qtbot, file_keyring: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    # Turning protection off is asked first (issue 50, item 7): the user says yes.
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     context = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
     conv = context.chat_store.create_conversation("private", "m")
     context.chat_store.add_message(conv.id, ChatMessage("user", SECRET))

@@ -86,11 +86,13 @@ def test_a_grounded_chat_gives_the_model_numbered_sources(qtbot, grounded, opene
     with qtbot.waitSignal(bubble.citations.opened, timeout=2000):
         viewer.open_button.click()  # then in the desktop's own viewer
     assert [u.toLocalFile() for u in opened.urls] == [str((docs / "leave.md").resolve())]
-    # A new chat keeps the grounding; 'No documents' turns it off.
+    # A new chat starts without documents (issue 50, item 11): grounding is picked, never
+    # inherited unseen; the grounded chat keeps its collection.
+    grounded_chat = chat.current
     chat.new_chat()
-    assert chat.current.collection == "handbook"
-    chat.collection_box.setCurrentIndex(0)
-    assert chat.current.collection == ""
+    assert chat.current is not grounded_chat and chat.current.collection == ""
+    assert chat.collection_box.currentIndex() == 0
+    assert grounded_chat.collection == "handbook"
 
 
 def _hit(n: int, path: str, page: int | None, lines: tuple[int, int]) -> Hit:
@@ -264,8 +266,8 @@ def test_a_deleted_collection_is_shown_as_none_and_said(qtbot, grounded, tiny_ch
     assert "“handbook”" in again.chat.notice.text() and not again.chat.notice.isHidden()
     again.close()
 
-    third = reopen(qtbot, tiny_chat)  # and after another restart
-    assert third.chat.notice.isHidden()  # nothing to say about the new empty chat
+    third = reopen(qtbot, tiny_chat)  # and after another restart: the last chat again
+    assert third.chat.current is not None and third.chat.current.store_id == store_id
     show_stored(third, store_id)
     box = third.chat.collection_box
     assert box.currentIndex() == 0 and third.chat.current.collection == ""

@@ -36,6 +36,8 @@ def test_a_crash_mid_answer_is_said_under_it_and_the_next_message_answers(
     assert turn.finish_reason == "error" and turn.content  # what was written is kept
     assert "stopped unexpectedly (aborted (SIGABRT)) and is reloading" in turn.error
     assert turn.error in chat._bubbles[-1].footer.text()  # said under the kept answer
+    # Said once (issue 50, item 18): not again in the notice above the input.
+    assert chat.notice.isHidden() or "stopped unexpectedly" not in chat.notice.text()
     assert window.isVisible()
     again = send(qtbot, window, "and now?", max_tokens=8)
     assert again is not None and again.content and again.finish_reason == "length"

@@ -31,6 +31,18 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _named(env: dict[str, str], title: str) -> bool:
+    """Whether a window titled ``title`` is on the display."""
+    found = subprocess.run(
+        ["xdotool", "search", "--onlyvisible", "--name", title],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return bool(found.stdout.strip())
+
+
 def _home(edgedesk_home: Path, port: int) -> None:
     (edgedesk_home / "config").mkdir(parents=True)
     (edgedesk_home / "config" / "settings.toml").write_text(
@@ -72,7 +84,10 @@ def test_closing_quits_once_the_tray_has_gone_away(tmp_path: Path, edgedesk_home
             tray.terminate()  # the panel crashed, or an extension was switched off
             tray.wait(timeout=10)
             subprocess.run(["wmctrl", "-c", "EdgeDesk"], env=env, check=True)
-            # Hidden with no icon to come back from would be lost: it quits instead.
+            # Hidden with no icon to come back from would be lost: it quits instead, once
+            # the user has read that the server stops and said so (issue 50, item 10).
+            wait_until(lambda: _named(env, "Quit EdgeDesk?"), 30, "the question before quitting")
+            subprocess.run(["xdotool", "key", "alt+q"], env=env, check=True)
             assert app.wait(timeout=30) == 0, log.read_text()
             assert not _viewable(env, main[0]) and not _health(port)
         finally:

@@ -61,7 +61,11 @@ def test_closing_during_generation_stops_everything(qtbot, window: MainWindow) -
     chat.input.setPlainText("long")
     chat.send()
     qtbot.waitUntil(lambda: bool(chat.current.turns[-1].content), timeout=20_000)
-    window.close()  # returns only once the worker has stopped (pytest's timeout guards it)
+    window.close()  # first asked: the answer being written would stop (issue 50, item 10)
+    box = window.quit_box
+    assert box is not None and "answer being written stops" in box.text()
+    quit_button = next(b for b in box.buttons() if b.text() == "&Quit")
+    quit_button.click()  # returns only once the worker has stopped (pytest's timeout guards it)
     assert window.pool.active == 0
     assert window.context.scheduler.loaded() == []
 

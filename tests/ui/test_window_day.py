@@ -254,6 +254,8 @@ def test_the_fit_badge_and_status_dots_keep_their_colour(qtbot, window: MainWind
     rect = table.visualRect(window.models.table_model.index(0, 5))
     image = table.viewport().grab().toImage()
     assert any(_coloured(rgb) for rgb in _colours(image, rect))  # selected, still coloured
+    window.context.apply_settings({"offline": True})  # the amber dot of Offline mode
+    window.refresh_status()
     label = window.offline_status
     image = label.grab().toImage()
     assert any(_coloured(rgb) for rgb in _colours(image, image.rect()))

@@ -11,6 +11,8 @@ from PySide6.QtCore import QCoreApplication
 from desktop.chat.conversation import Turn
 from desktop.engine.types import Placement
 
+MIN_TOKENS_FOR_SPEED = 4  # fewer tokens: no speed is shown under the answer
+
 
 def placement_text(placement: Placement) -> str:
     """``19/19 layers on Vulkan0 (llvmpipe)`` or ``CPU only``, in the window's language."""
@@ -37,13 +39,17 @@ def footer_text(turn: Turn) -> str:
     In the language of the window (on its thread only: Qt translators).
     """
     parts: list[str] = []
+    made = turn.usage.completion_tokens if turn.usage is not None else 0
     if turn.usage is not None:
-        parts.append(
-            QCoreApplication.translate("AnswerFooter", "%1 prompt · %2 tokens")
-            .replace("%1", str(turn.usage.prompt_tokens))
-            .replace("%2", str(turn.usage.completion_tokens))
+        words = (
+            QCoreApplication.translate("AnswerFooter", "%1 prompt · 1 token")
+            if made == 1
+            else QCoreApplication.translate("AnswerFooter", "%1 prompt · %2 tokens")
         )
-    if turn.tokens_per_s > 0:
+        parts.append(words.replace("%1", str(turn.usage.prompt_tokens)).replace("%2", str(made)))
+    # A speed over a token or three (an answer stopped at once) is the time of one
+    # sampling step, not of writing: thousands of tok/s that the model never reaches.
+    if turn.tokens_per_s > 0 and made >= MIN_TOKENS_FOR_SPEED:
         parts.append(
             QCoreApplication.translate("AnswerFooter", "%1 tok/s").replace(
                 "%1", f"{turn.tokens_per_s:.1f}"

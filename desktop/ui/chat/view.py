@@ -111,7 +111,11 @@ class ChatView(QWidget):
             for stored in reversed(saver.load_all()):  # the list shows newest first
                 self.chats.add(stored)
             self.chats.renamed.connect(saver.rename)
-        self.new_chat()
+        listed = self.chats.chats()
+        if listed:  # reopened: the chat last used, where the user left off
+            self._show(listed[0])
+        else:
+            self.new_chat()
         self.header.reload_presets()  # again, now that a damaged file can be reported
 
     # ------------------------------------------------------------------ layout
@@ -214,8 +218,9 @@ class ChatView(QWidget):
 
     # ------------------------------------------------------------------ chats
     def new_chat(self) -> Conversation:
-        """Start an empty chat with the current chat's model and settings (or show the
-        empty one already there: pressing New chat twice leaves one, not two)."""
+        """Start an empty chat with the current chat's model and settings, without its
+        document collection (or show the empty one already there: pressing New chat twice
+        leaves one, not two)."""
         previous = self.current
         empty = next((c for c in self.chats.chats() if _blank(c)), None)
         if empty is not None:
@@ -225,9 +230,10 @@ class ChatView(QWidget):
             self._show(empty)
             self.input.setFocus()
             return empty
+        # The model and sampling carry over; the documents do not: a new chat grounded in
+        # the last one's collection, unasked, answered from files the user did not pick.
         chat = Conversation(
-            model=previous.model if previous else str(self.model_box.currentData() or ""),
-            collection=previous.collection if previous else "",
+            model=previous.model if previous else str(self.model_box.currentData() or "")
         )
         if previous is not None:
             chat.sampling = previous.sampling
@@ -531,7 +537,9 @@ class ChatView(QWidget):
             if turn.content or turn.reasoning:  # broken off: kept, and said so under it
                 turn.finish_reason, turn.error = "error", message
                 cite(turn)
-            elif self._pending is not None and self._pending.answer is turn:
+                self.error.emit(message)
+                return  # said once, under the answer: not again above the input
+            if self._pending is not None and self._pending.answer is turn:
                 self.core.unanswered(self._pending)  # a regenerated answer's old version
             else:
                 chat.turns.remove(turn)

@@ -50,7 +50,11 @@ PALETTES = {
 
 def _parser() -> MarkdownIt:
     # html=False: raw HTML from the model is shown as text, never interpreted.
-    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    # breaks=True: a single line break in an answer is a line break on screen, as in the
+    # copied text (CommonMark would join the lines into one paragraph line).
+    return MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(
+        ["table", "strikethrough"]
+    )
 
 
 def code_blocks(markdown: str) -> list[str]:

@@ -41,6 +41,11 @@ from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import DownloadWorker, IndexWorker, WorkerPool
 from desktop.ui.documents.embedding_download import Download, EmbeddingDownload
+from desktop.ui.documents.language_hint import (
+    MULTILINGUAL_MODEL,
+    folder_has_cjk,
+    lacks_chinese,
+)
 from desktop.ui.documents.new_collection import (
     NewCollectionDialog,
     embedding_choices,
@@ -173,6 +178,12 @@ class DocumentsView(QWidget):
             buttons.addWidget(button)
         buttons.addStretch(1)
         column.addWidget(self.summary)
+        # Chinese documents in an English-only model's collection: said, with what to use.
+        self.language_hint = FitLabel()
+        self.language_hint.setObjectName("Banner")
+        self.language_hint.setVisible(False)
+        self._hinted: str | None = None  # the collection the hint is about
+        column.addWidget(self.language_hint)
         column.addLayout(buttons)
         column.addWidget(QLabel(self.tr("Sources")))
         column.addWidget(self.roots, 1)
@@ -244,6 +255,11 @@ class DocumentsView(QWidget):
 
     def _show_selected(self) -> None:
         name = self.selected_name()
+        # The language hint belongs to the collection it was given for.
+        hinted = self._hinted
+        self.language_hint.setVisible(
+            hinted is not None and (name == hinted or hinted not in self._infos)
+        )
         info = self._infos.get(name) if name else None
         has = info is not None
         for button in (
@@ -413,6 +429,7 @@ class DocumentsView(QWidget):
         info = self._infos.get(name)
         chosen = None if info is not None else (model or self.embedding_model)
         needed = str(info.embedding_model) if info is not None else str(chosen)
+        self._hint_language(name, needed, paths)
         if self.downloads.offer(needed, name, lambda: self.add(name, paths, model)):
             return None
 
@@ -420,6 +437,23 @@ class DocumentsView(QWidget):
             return library.add(name, paths, chosen, progress=progress, cancel=cancel)
 
         return self._start(name, task)
+
+    def _hint_language(self, name: str, model: str, paths: Sequence[Path]) -> None:
+        """Recommend the multilingual model when Chinese documents go to a collection
+        whose model knows English only (a bounded look at names and first files)."""
+        show = lacks_chinese(self._context.catalog, model) and folder_has_cjk(paths)
+        self._hinted = name if show else None
+        if show:
+            self.language_hint.setText(
+                self.tr(
+                    "%1 understands English only, and these documents have Chinese names "
+                    "or text: searches will miss much of them. For Chinese documents, make a "
+                    "collection with %2 (multilingual) on New collection…"
+                )
+                .replace("%1", model)
+                .replace("%2", MULTILINGUAL_MODEL)
+            )
+        self.language_hint.setVisible(show)
 
     def reindex(self, name: str) -> IndexWorker | None:
         """Bring ``name`` in line with the disk on a worker (unchanged files are not read)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -15,6 +16,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSpinBox,
+    QStyle,
+    QStyleOptionFrame,
     QVBoxLayout,
     QWidget,
 )
@@ -22,6 +25,20 @@ from PySide6.QtWidgets import (
 from desktop.server.security import DAY_S, ENDPOINTS, KeyScope
 
 NO_LIMIT_DAYS = 3650  # the spin box's ceiling when no policy caps a key's life
+
+
+PLACEHOLDER_MARGIN = 14  # px beyond the placeholder's text: the cursor and a little air
+
+
+def widen_to_placeholder(field: QLineEdit) -> None:
+    """Make ``field`` wide enough to show its placeholder whole, as laid out now (frame
+    and padding of the style and its style sheet included); call once it is shown."""
+    need = field.fontMetrics().horizontalAdvance(field.placeholderText()) + PLACEHOLDER_MARGIN
+    option = QStyleOptionFrame()
+    field.initStyleOption(option)
+    room = field.style().subElementRect(QStyle.SubElement.SE_LineEditContents, option, field)
+    if room.width() < need:
+        field.setMinimumWidth(field.width() + need - room.width())
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,7 @@ class KeyScopeDialog(QDialog):
         form.addRow(self.tr("Client name:"), self.name)
         self.models = QLineEdit(",".join(scope.models) if scope and scope.models else "")
         self.models.setPlaceholderText(self.tr("Any model; or model ids, comma-separated"))
+        # The hint whole, in either language: the field is at least as wide as its text.
         self.models.setAccessibleName(self.tr("Models the key may use"))
         form.addRow(self.tr("Models:"), self.models)
         labels = {
@@ -111,6 +129,14 @@ class KeyScopeDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Laid out: the Models field grows until its hint is whole (either language)."""
+        super().showEvent(event)
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        widen_to_placeholder(self.models)
 
     def client_name(self) -> str:
         """The client's name as typed."""

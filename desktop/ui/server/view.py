@@ -33,7 +33,9 @@ from desktop.ui.common.clipboard import copy_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
+from desktop.ui.server.key_rows import key_row
 from desktop.ui.server.key_scope import KeyScopeDialog, ScopeChoice
+from desktop.ui.server.port_field import PortField, free_port_after, port_free
 from desktop.ui.server.request_list import RequestList
 
 if TYPE_CHECKING:
@@ -209,6 +211,9 @@ class ServerView(QWidget):
         self.address = QLineEdit()
         self.address.setReadOnly(True)
         self.address.setAccessibleName(self.tr("Server address"))
+        # The port is typed here (the address above is what the server really uses).
+        self.port = PortField(self._context.settings.server.port)
+        self.port.editingFinished.connect(self._save_port)
         copy = QPushButton(self.tr("Copy address"))
         copy.setAccessibleName(self.tr("Copy the server address"))
         copy.clicked.connect(lambda: copy_text(self.address.text(), copy))
@@ -216,14 +221,37 @@ class ServerView(QWidget):
         for widget in (self.toggle, self.status):
             row.addWidget(widget)
         row.addWidget(self.address, 1)
+        row.addWidget(self.port)
         row.addWidget(copy)
         return row
+
+    def _save_port(self) -> bool:
+        """Save the typed port (through the context, like every setting); False if refused."""
+        port = self.port.value()
+        if port == self._context.settings.server.port:
+            return True
+        if not self._save({"server.port": port}):
+            return False
+        self.notice.setText(
+            self.tr(
+                "Port %1 saved; the running server keeps its port until it is restarted."
+            ).replace("%1", str(port))
+            if self.running
+            else self.tr("Port %1 saved.").replace("%1", str(port))
+        )
+        self._refresh()
+        return True
 
     def _build_keys(self) -> QVBoxLayout:
         row = QHBoxLayout()
         self.key_list = QListWidget()
         self.key_list.setAccessibleName(self.tr("API keys"))
-        self.key_list.setMaximumHeight(90)
+        self.key_list.setMaximumHeight(110)
+        # A long scope wraps onto more lines: never a sideways scroll to read a key's row.
+        self.key_list.setWordWrap(True)
+        self.key_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.key_list.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.key_list.setAlternatingRowColors(True)  # a key's two lines read as one row
         buttons = QVBoxLayout()
         self.new_key_button = QPushButton(self.tr("New key…"))
         self.new_key_button.clicked.connect(self._ask_key)
@@ -342,6 +370,7 @@ class ServerView(QWidget):
         locked = self._context.effective.is_locked
         self.start_with_app.setEnabled(not locked("server.start_with_app"))
         self.origins.setEnabled(not locked("server.allowed_origins"))
+        self.port.setEnabled(not locked("server.port"))
 
     def toggle_server(self) -> TaskWorker:
         """Start or stop the server on a worker (both can take a moment)."""
@@ -349,6 +378,8 @@ class ServerView(QWidget):
         if runner.running:
             worker = TaskWorker(runner.stop)
         else:
+            # A port typed but not yet confirmed (Enter, leaving the field) is the one used.
+            self._save_port()
             # Rebuilt when settings were saved since it was built (e.g. allowed origins).
             runner = self._context.api_server_to_start()
             if self._listening_to is not runner:
@@ -364,7 +395,31 @@ class ServerView(QWidget):
         return worker
 
     def _failed(self, _key: str, message: str) -> None:
+        server = self._context.settings.server
+        if not self.running and not port_free(server.host, server.port):
+            message = self._port_taken(server.host, server.port)
         self.notice.setText(message)
+
+    def _port_taken(self, host: str, port: int) -> str:
+        """Say the port is taken and offer the next free one in the field (not saved until
+        the user starts the server with it or confirms it)."""
+        self.port.setFocus()
+        free = free_port_after(host, port)
+        if free is None:
+            return self.tr(
+                "Port %1 is used by another program. Type another port beside the address "
+                "and start the server again."
+            ).replace("%1", str(port))
+        self.port.setValue(free)
+        self.port.selectAll()
+        return (
+            self.tr(
+                "Port %1 is used by another program. Port %2 is free and filled in beside "
+                "the address: press Start server to use it, or type another."
+            )
+            .replace("%1", str(port))
+            .replace("%2", str(free))
+        )
 
     def _toggled(self) -> None:
         self.toggle.setEnabled(True)
@@ -402,13 +457,13 @@ class ServerView(QWidget):
             )
             empty.setFlags(Qt.ItemFlag.NoItemFlags)  # not a key: nothing to pick or revoke
             self.key_list.addItem(empty)
+        now = self._keys.clock()
         for info in keys:
-            # The scope and last use as `keys list` words them.
-            used = info.last_used or self.tr("never")
-            self.key_list.addItem(
-                f"{info.name}  (…{info.hint}, {info.created})  "
-                f"{info.scope.describe()}  ·  {self.tr('last used')} {used}"
-            )
+            # "2 min ago" in the window's language; the exact local times on hover.
+            text, tip = key_row(info, now)
+            item = QListWidgetItem(text)
+            item.setToolTip(tip)
+            self.key_list.addItem(item)
             if picked is not None and info.name == picked.name:
                 self.key_list.setCurrentRow(self.key_list.count() - 1)  # still selected
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialogButtonBox,
     QFormLayout,
+    QFrame,
     QLabel,
+    QMessageBox,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -35,6 +39,8 @@ from desktop.ui.settings.hardware_panel import HardwarePanel
 
 AUTO_CONTEXT = 255  # one below the smallest valid context: the spin box shows "Auto"
 AUTO_LAYERS = -1
+FRAME_ROOM = 60  # px of the screen's height left to the title bar and the frame
+MIN_HEIGHT = 360  # px: the dialog can be made this short; the rest scrolls
 
 
 class SettingsDialog(TextFitDialog):
@@ -90,11 +96,48 @@ class SettingsDialog(TextFitDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.hardware = HardwarePanel()  # filled by the window from a worker (doctor)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(note)
-        layout.addWidget(self.hardware)
+        # Everything but Save/Cancel scrolls: on a 768 px screen the passphrase fields
+        # and the hardware report grow inside, the dialog keeps its size and Save stays
+        # under the cursor.
+        content = QWidget()
+        column = QVBoxLayout(content)
+        column.setContentsMargins(0, 0, 8, 0)  # room beside the scroll bar
+        column.addLayout(form)
+        column.addWidget(note)
+        column.addWidget(self.hardware, 1)
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroller.setWidget(content)
+        self._content = content
+        self.buttons = buttons
+        self._layout = layout = QVBoxLayout(self)
+        layout.addWidget(self.scroller, 1)
         layout.addWidget(buttons)
+        self._sized = False
+
+    def fit(self) -> None:
+        """Sized once, to its content up to the screen's height; then fields shown or
+        hidden scroll inside and the dialog (and its Save) stay where they are."""
+        if self._sized:
+            return
+        screen = self.screen().availableGeometry()
+        content = self._content
+        margins = self._layout.contentsMargins()
+        need = (
+            content.sizeHint().height()
+            + self.buttons.sizeHint().height()
+            + self._layout.spacing()
+            + margins.top()
+            + margins.bottom()
+            + 4
+        )
+        height = min(need, screen.height() - FRAME_ROOM)
+        width = min(max(self.width(), self.minimumWidth()), screen.width() - 16)
+        self.setMinimumHeight(min(MIN_HEIGHT, height))
+        self.resize(width, height)
+        self._sized = True
 
     def _language_picked(self) -> None:
         # Said on picking, before saving: Chinese without a Chinese font shows boxes.
@@ -107,6 +150,21 @@ class SettingsDialog(TextFitDialog):
         """Close and save only when the encryption change can be made as typed."""
         if self.encryption is not None and self.encryption.problem() is not None:
             return  # e.g. a new passphrase typed differently twice: said beside it
+        if self.encryption is not None and self.encryption.wanted() is False:
+            # Protection switched off is asked, never done on a mere Save.
+            answer = QMessageBox.question(
+                self,
+                self.tr("Turn encryption off?"),
+                self.tr(
+                    "Your conversations and document indexes will be stored as plain files, "
+                    "readable by anyone who gets a copy of them or of this computer's disk. "
+                    "Decrypt your data now?"
+                ),
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No,
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
         super().accept()
 
     def _build_fields(self, settings: Settings) -> None:

@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.store.atrest import NoKeyring
+from desktop.store.atrest import KeyMissing, NoKeyring
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import TextFitDialog
 from desktop.ui.common.workers import Worker, WorkerPool
+from desktop.ui.settings.key_restore import KeyRestoreDialog
 from desktop.ui.settings.new_passphrase import (
     NewPassphraseDialog,
     passphrase_problem,
@@ -287,7 +288,7 @@ def start_switch(
     return progress
 
 
-class PassphraseDialog(QDialog):
+class PassphraseDialog(TextFitDialog):
     """Asks the database passphrase; stays open saying why until one opens the data.
 
     ``check`` returns None when the passphrase opens the database, else what is wrong.
@@ -298,7 +299,8 @@ class PassphraseDialog(QDialog):
         super().__init__(parent)
         self._check = check
         self.setWindowTitle(self.tr("Unlock EdgeDesk"))
-        intro = QLabel(
+        self.setMinimumWidth(460)  # the explanation and an error wrap; none is cut off
+        self.intro = intro = QLabel(
             self.tr(
                 "Your conversations and documents are encrypted with a "
                 "passphrase. Enter it to open them (asked once per session)."
@@ -329,8 +331,8 @@ class PassphraseDialog(QDialog):
         if problem is None:
             super().accept()
             return
-        self.problem.setText(problem)
         self.problem.setVisible(True)
+        self.say(self.problem, problem)  # the dialog grows to show it whole
         self.field.selectAll()
         self.field.setFocus()
 
@@ -369,6 +371,14 @@ def encrypt_at_start(context: AppContext, parent: QWidget | None = None) -> bool
     """
     try:
         context.database_key  # noqa: B018 - encrypts now when the policy requires it
+    except KeyMissing as exc:
+        if context.at_rest.needs_passphrase():
+            raise  # a passphrase, not a keyring key: unlock_at_start asks it
+        # The keyring lost the key: restored here from its backup, as import-key does.
+        restore = KeyRestoreDialog(context.at_rest.import_key, error_text(exc), parent)
+        if restore.exec() != QDialog.DialogCode.Accepted:
+            return False
+        context.database_key  # noqa: B018
     except NoKeyring:
         dialog = NewPassphraseDialog(parent, required=True)
         if dialog.exec() != QDialog.DialogCode.Accepted:

@@ -5,7 +5,8 @@ user profile or a reset keyring loses it, and then only a backup opens the data 
 So the window offers this dialog once per key (``offer_key_backup``: at the first start
 that encrypted silently, after the Settings switch turned encryption on; the key file
 remembers the offer, ``AtRest.backup_offered``), and Settings opens it again on demand.
-Both ways back are ``edgedesk data import-key FILE`` and ``edgedesk data import-key --code``.
+Both ways back are ``edgedesk data import-key FILE`` and ``edgedesk data import-key --code``,
+and the window's own ``key_restore.KeyRestoreDialog``, offered at start when the key is gone.
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ class KeyBackupDialog(TextFitDialog):
         self._done(
             self.tr(
                 "Write this code down and keep it off this computer. If the key is ever "
-                "lost, 'edgedesk data import-key --code' takes it back."
+                "lost, EdgeDesk asks for this code when it starts ('edgedesk data "
+                "import-key --code' takes it back too)."
             )
         )
 
@@ -159,8 +161,9 @@ class KeyBackupDialog(TextFitDialog):
         self._done(
             self.tr(
                 "Saved to %1. Anyone with this file and your data can read it: move it off "
-                "this computer (a password manager, a USB stick in a drawer). "
-                "'edgedesk data import-key FILE' restores it."
+                "this computer (a password manager, a USB stick in a drawer). If the key "
+                "is ever lost, EdgeDesk asks for this file when it starts ('edgedesk data "
+                "import-key FILE' restores it too)."
             ).replace("%1", str(target))
         )
         return True

@@ -167,6 +167,10 @@ class MainWindow(QMainWindow):
         if context.settings.engine.preload:
             self.pool.start(TaskWorker(context.preload))
         self._quitting = False
+        self.restart_requested = False  # run_app starts EdgeDesk again once it has quit
+        self.restart_box: QMessageBox | None = None  # the last "Restart now?" asked
+        self.switch_box: QMessageBox | None = None  # the last "encryption switched" said
+        self.quit_box: QMessageBox | None = None  # the last "Quit EdgeDesk?" asked
         self.tray: Tray | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray = Tray(self)
@@ -261,6 +265,7 @@ class MainWindow(QMainWindow):
         return button
 
     def _build_status(self) -> None:
+        self._kinds: dict[str, str] = {}  # a loaded model's kind (chat, embedding, …)
         bar = self.statusBar()
         # Elided fields and messages: no status text can widen the window past the screen.
         self.message = ElidedLabel(max_width=10_000)
@@ -287,27 +292,50 @@ class MainWindow(QMainWindow):
         self.message.setText(message)
 
     def refresh_status(self) -> None:
-        """Loaded model, the memory EdgeDesk uses, and whether the app is offline."""
+        """The chat model in memory, the memory EdgeDesk uses, and Offline mode when set.
+
+        Nothing is said about being online: no check of the network is made, so a green
+        "Online" would be a guess (wrong on a machine without one). An embedding model
+        loaded for documents is not the chat's model and is not named as one.
+        """
         # Until the warm-up has built the scheduler, no model can be loaded.
         loaded = self.context.scheduler.loaded() if self.context.scheduler_built else []
         asked = self.chat.current.model if self.chat.current is not None else ""
-        if loaded:
-            self.model_status.setText(self.tr("Model: ") + loaded[0].model_id)
+        chats = [m.model_id for m in loaded if self._is_chat_model(m.model_id)]
+        if chats:
+            shown = asked if asked in chats else chats[0]
+            self.model_status.setText(self.tr("Model: ") + shown)
         elif self.chat.is_generating and asked:  # the first answer waits for the load
             self.model_status.setText(self.tr("Loading %1…").replace("%1", asked))
+        elif loaded:  # only a documents' embedding model: not the chat's
+            self.model_status.setText(self.tr("No chat model loaded"))
         else:
             self.model_status.setText(self.tr("No model loaded"))
         rss = _memory_in_use()
         self.memory_status.setText(self.tr("Memory: ") + format_bytes(rss, memory=True))
         offline = bool(self.context.settings.offline)
-        self.offline_status.setText(self.tr("● Offline") if offline else self.tr("● Online"))
-        # The dot in colour (it was drawn in the text's black): amber offline, green online.
-        self.offline_status.setStyleSheet(f"color: {'#c98a12' if offline else '#2e9d57'};")
+        self.offline_status.setText(self.tr("● Offline mode") if offline else "")
+        self.offline_status.setVisible(offline)
+        self.offline_status.setStyleSheet("color: #c98a12;")  # the dot in amber
         self.offline_status.setToolTip(
-            self.tr("No network connection will be made")
-            if offline
-            else self.tr("Downloads may connect to the model hub")
+            self.tr("No network connection will be made (Settings: Network)") if offline else ""
         )
+
+    def _is_chat_model(self, model_id: str) -> bool:
+        """Whether ``model_id`` is a chat model (not an embedding or reranking one); asked
+        once per model, from its catalog entry or GGUF header."""
+        kind = self._kinds.get(model_id)
+        if kind is None:
+            entry = self.context.catalog.find(model_id)
+            if entry is not None:
+                kind = entry.kind
+            else:
+                try:
+                    kind = self.context.resolver(model_id).kind
+                except (EdgeDeskError, OSError, ValueError):
+                    kind = "chat"  # unknown: named as the model rather than hidden
+            self._kinds[model_id] = kind
+        return kind == "chat"
 
     # ------------------------------------------------------------------ actions
     def thinks(self, ref: str) -> bool:
@@ -479,9 +507,10 @@ class MainWindow(QMainWindow):
 
     def apply_settings(self, dialog: SettingsDialog) -> None:
         """Save the dialog's changes and put them in force where possible without restart."""
+        changed = dialog.changes()
         try:
             dialog.location.commit()  # first: a folder that cannot be used stops the save
-            self.context.apply_settings(dialog.changes())
+            self.context.apply_settings(changed)
         except EdgeDeskError as exc:
             QMessageBox.warning(self, self.tr("Settings not saved"), error_text(exc))
             return
@@ -491,6 +520,9 @@ class MainWindow(QMainWindow):
         self.refresh_status()
         switch = dialog.encryption
         wanted = None if switch is None else switch.wanted()
+        if "language" in changed:
+            # Never quit in the middle of an encryption switch: then it waits for a start.
+            self.offer_restart(can_now=wanted is None)
         if switch is not None and wanted is not None:
             # The migration copies the whole database: on a worker, behind a progress box.
             self.encryption_switch = start_switch(
@@ -502,6 +534,41 @@ class MainWindow(QMainWindow):
                 follow=self._follow_switch,
             )
 
+    def offer_restart(self, *, can_now: bool = True) -> QMessageBox | None:
+        """Say the new language shows after a restart, and offer to restart now."""
+        if not can_now:
+            self.say(self.tr("The new language shows the next time EdgeDesk starts."))
+            return None
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            self.tr("Language"),
+            self.tr(
+                "The new language shows after EdgeDesk restarts. Restart now? Answers being "
+                "written are stopped; your chats are kept."
+            ),
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
+        now = box.addButton(self.tr("Restart now"), QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(self.tr("Later"), QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(now)
+        self.restart_box = box
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is now:
+                self.restart_app()
+            else:
+                self.say(self.tr("The new language shows the next time EdgeDesk starts."))
+
+        box.finished.connect(answered)
+        box.open()  # window-modal, without a nested event loop
+        return box
+
+    def restart_app(self) -> None:
+        """Quit, and have ``run_app`` start EdgeDesk again once this one has shut down."""
+        self.restart_requested = True
+        self.quit_app()
+
     def _follow_switch(self, progress: SwitchProgress) -> None:
         # The switch closes and replaces the database file: the disk watch would re-list
         # collections through a closed connection meanwhile, so it waits for the end.
@@ -510,9 +577,42 @@ class MainWindow(QMainWindow):
         def ended(made: bool) -> None:
             self.disk.release()
             if made:  # a new key in the OS keyring: offered for backup once, as it turns on
-                self.offer_key_backup()
+                self.switch_made()
 
         progress.finished_with.connect(ended)
+
+    def switch_made(self) -> QMessageBox | None:
+        """Say how the data is kept now that an encryption switch is made; a new keyring
+        key is offered for backup (that dialog says it is encrypted) instead of a box."""
+        status = self.context.at_rest.status()
+        if status.get("encrypted"):
+            where = (
+                self.tr("your passphrase")
+                if status.get("key_source") == "passphrase"
+                else self.tr("this computer's keyring")
+            )
+            text = self.tr(
+                "Your data is now encrypted; the key is in %1. Chats, documents and "
+                "their indexes are unreadable without it."
+            ).replace("%1", where)
+        else:
+            text = self.tr(
+                "Your data is no longer encrypted: chats and document indexes are now "
+                "plain files. Turn encryption on again in Settings at any time."
+            )
+        self.say(text)
+        if self.offer_key_backup() is not None:
+            return None
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            self.tr("Encryption"),
+            text,
+            QMessageBox.StandardButton.Ok,
+            self,
+        )
+        self.switch_box = box
+        box.open()
+        return box
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
@@ -541,6 +641,47 @@ class MainWindow(QMainWindow):
             quitting=self._quitting,
         )
 
+    def ask_before_quitting(self) -> QMessageBox | None:
+        """When quitting stops work in progress, open a box saying what stops (its Quit
+        quits); None when nothing would be lost and the window may close at once."""
+        stops: list[str] = []
+        if self.chat.is_generating:
+            stops.append(self.tr("The answer being written stops where it is."))
+        if self.server.running:
+            stops.append(
+                self.tr("The local API server at %1 stops: programs using it lose it.").replace(
+                    "%1", self.server.address.text()
+                )
+            )
+        if not stops:
+            return None
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Quit EdgeDesk?"),
+            self.tr("Quitting EdgeDesk now:") + "\n• " + "\n• ".join(stops),
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        if self.server.running and self.tray is not None and self.tray.available():
+            box.setInformativeText(
+                self.tr(
+                    'To keep the server running with the window closed, tick "Closing '
+                    'the window keeps the server running in the tray" in Settings.'
+                )
+            )
+        # Alt+Q quits from the keyboard; Enter keeps the work (Cancel is the default).
+        quit_button = box.addButton(self.tr("&Quit"), QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        self.quit_box = box
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is quit_button:
+                self.quit_app()
+
+        box.finished.connect(answered)
+        box.open()
+        return box
+
     def quit_app(self) -> None:
         """Quit for real (tray menu, SIGINT/SIGTERM): close even if the tray would hide."""
         self._quitting = True
@@ -567,12 +708,17 @@ class MainWindow(QMainWindow):
         self.say(self.tr("EdgeDesk cannot open this file: ") + path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing the window shuts the app down cleanly, or hides it to the tray."""
+        """Closing the window shuts the app down cleanly, or hides it to the tray; with
+        an answer being written or the API server running, the user is told what stops
+        and asked first."""
         if self.hides_on_close():
             self.hide()
             event.ignore()
             if self.tray is not None:
                 self.tray.notify_hidden()
+            return
+        if not self._quitting and not self._closed and self.ask_before_quitting():
+            event.ignore()
             return
         self.shutdown()
         event.accept()

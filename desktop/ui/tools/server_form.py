@@ -24,7 +24,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest
-from desktop.tools.servers import ServerConfig, ServerList, check_url, pasted_servers, token_set
+from desktop.tools.servers import (
+    ServerConfig,
+    ServerList,
+    check_url,
+    pasted_servers,
+    token_get,
+    token_set,
+)
 from desktop.ui.common.error_text import error_text
 
 COMMAND, URL = 0, 1  # the kind box's rows
@@ -44,7 +51,8 @@ def parse_env(text: str) -> dict[str, str]:
 
 
 class ServerForm(QDialog):
-    """One server by form; ``added`` carries its name once it is in ``mcp.json``."""
+    """One server by form, new or ``editing`` one already there; ``added`` carries its
+    name once it is in ``mcp.json``."""
 
     added = Signal(str)
 
@@ -54,11 +62,15 @@ class ServerForm(QDialog):
         parent: QWidget | None = None,
         *,
         keep_token: Callable[[str, str], None] = token_set,
+        editing: ServerConfig | None = None,
     ) -> None:
         super().__init__(parent)
         self._servers = servers
         self._keep_token = keep_token
-        self.setWindowTitle(self.tr("Add a tool server"))
+        self._editing = editing
+        self.setWindowTitle(
+            self.tr("Add a tool server") if editing is None else self.tr("Edit a tool server")
+        )
         self.name = QLineEdit()
         self.name.setPlaceholderText(self.tr("e.g. files"))
         self.kind = QComboBox()
@@ -99,7 +111,21 @@ class ServerForm(QDialog):
         layout.addWidget(buttons)
         self.kind.currentIndexChanged.connect(self._kind_changed)
         self._kind_changed(COMMAND)
+        if editing is not None:
+            self._fill(editing)
         self.resize(560, self.sizeHint().height())
+
+    def _fill(self, config: ServerConfig) -> None:
+        """Show ``config`` as the form would have written it (its token stays unshown)."""
+        self.name.setText(config.name)
+        if config.is_http:
+            self.kind.setCurrentIndex(URL)
+            self.url.setText(config.url)
+            self.token.setPlaceholderText(self.tr("kept as it is unless you type a new one"))
+        else:
+            self.kind.setCurrentIndex(COMMAND)
+            self.command.setText(shlex.join([config.command, *config.args]))
+            self.env.setPlainText("".join(f"{k}={v}\n" for k, v in config.env.items()))
 
     def _kind_changed(self, kind: int) -> None:
         for widget, shown in (
@@ -116,7 +142,9 @@ class ServerForm(QDialog):
         if not name:
             raise InvalidRequest("give the server a name")
         if self.kind.currentIndex() == URL:
-            return ServerConfig(name, url=check_url(self.url.text()))
+            # Headers have no field: an edited server keeps the ones its mcp.json had.
+            kept = self._editing.headers if self._editing is not None else {}
+            return ServerConfig(name, url=check_url(self.url.text()), headers=dict(kept))
         try:
             words = shlex.split(self.command.text())
         except ValueError as exc:
@@ -132,9 +160,15 @@ class ServerForm(QDialog):
         try:
             config = self.config()
             token = self.token.text().strip() if config.is_http else ""
+            old = self._editing
+            renamed = old is not None and old.name != config.name
+            if renamed and not token and config.is_http and old is not None:
+                token = token_get(old.name) or ""  # a renamed server keeps its token
             if token:  # first: without a keyring, nothing is added half-way
                 self._keep_token(config.name, token)
             self._servers.add(config)
+            if renamed and old is not None:
+                self._servers.remove(old.name)  # after the new one is written: never none
         except EdgeDeskError as exc:
             self.error.setText(error_text(exc))
             return False

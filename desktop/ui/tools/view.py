@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
+    QMessageBox,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -19,8 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
+from desktop.tools.servers import ServerConfig
 from desktop.tools.toolbox import ServerState
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.tools.server_form import PasteServers, ServerForm
 
@@ -28,6 +33,9 @@ if TYPE_CHECKING:
     from desktop.root.context import AppContext
 
 
+SERVER_ROLE = Qt.ItemDataRole.UserRole + 1  # a server row's ServerConfig
+STATE_ROLE = Qt.ItemDataRole.UserRole + 2  # a refused or failed server's whole state
+FAILED_ROLE = Qt.ItemDataRole.UserRole + 3  # whether it failed (it has a log to show)
 STATE_WIDTH = 260  # px: the widest the state column starts; a longer error is in its tooltip
 
 
@@ -40,6 +48,7 @@ class ToolsView(QWidget):
         super().__init__(parent)
         self._context = context
         self._pool = pool
+        self._server_items: dict[str, QTreeWidgetItem] = {}  # each server's row, by name
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)  # as every other page
         title = QLabel(self.tr("Tools"))
@@ -55,7 +64,30 @@ class ToolsView(QWidget):
         self.tree.setAccessibleName(self.tr("Tool servers"))
         # Names must be read whole; a state can be a long error (its tooltip has it all).
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self._editable_rows()
         layout.addWidget(self.tree, 1)
+        # The selected server's whole state and its log's last lines, wrapped: a failure's
+        # reason is never cut off at the column's edge.
+        self.details = FitLabel()
+        self.details.setObjectName("Muted")
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.setVisible(False)
+        layout.addWidget(self.details)
+        layout.addLayout(self._build_buttons())
+        self.reload()
+
+    def _editable_rows(self) -> None:
+        """A server's row is edited by double-click or its menu, removed by Delete too."""
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
+        self.tree.itemDoubleClicked.connect(lambda _item, _column: self.edit_selected())
+        self.tree.currentItemChanged.connect(lambda _now, _before: self._enable_edits())
+        delete = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.tree)
+        delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.activated.connect(self.ask_remove)
+        self.menu: QMenu | None = None  # the context menu last opened
+
+    def _build_buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.test_button = QPushButton(self.tr("Start and list tools"))
         self.test_button.clicked.connect(self.test_servers)
@@ -70,16 +102,24 @@ class ToolsView(QWidget):
         self.add_button.clicked.connect(self.open_form)
         self.paste_button = QPushButton(self.tr("Paste mcp.json…"))
         self.paste_button.clicked.connect(self.open_paste)
+        self.edit_button = QPushButton(self.tr("Edit…"))
+        self.edit_button.setAccessibleName(self.tr("Edit the selected tool server"))
+        self.edit_button.clicked.connect(self.edit_selected)
+        self.remove_button = QPushButton(self.tr("Remove…"))
+        self.remove_button.setObjectName("Danger")
+        self.remove_button.setAccessibleName(self.tr("Remove the selected tool server"))
+        self.remove_button.clicked.connect(self.ask_remove)
         self.form: ServerForm | None = None  # the open "Add a tool server" dialog
         self.paste: PasteServers | None = None  # the open "Paste an mcp.json" dialog
         row.addWidget(self.add_button)
         row.addWidget(self.paste_button)
+        row.addWidget(self.edit_button)
+        row.addWidget(self.remove_button)
         row.addWidget(self.test_button)
         row.addWidget(self.reload_button)
         row.addWidget(self.forget_button)
         row.addStretch(1)
-        layout.addLayout(row)
-        self.reload()
+        return row
 
     def open_form(self) -> ServerForm:
         """Open the form that adds one server (a command or a URL)."""
@@ -89,6 +129,105 @@ class ToolsView(QWidget):
         self.form = form
         form.open()
         return form
+
+    def selected_server(self) -> ServerConfig | None:
+        """The server whose row (or one of whose tools or log lines) is selected."""
+        item = self.tree.currentItem()
+        while item is not None:
+            config = item.data(0, SERVER_ROLE)
+            if isinstance(config, ServerConfig):
+                return config
+            item = item.parent()
+        return None
+
+    def _enable_edits(self) -> None:
+        config = self.selected_server()
+        mine = config is not None and config.source == "user"  # IT's servers stay
+        self.edit_button.setEnabled(mine)
+        self.remove_button.setEnabled(mine)
+        self._show_details(config)
+
+    def _show_details(self, config: ServerConfig | None) -> None:
+        """Under the list: the selected server's state in full, and when it failed, the
+        last lines its log has."""
+        item = self._server_items.get(config.name) if config is not None else None
+        if config is None or item is None or not item.data(1, STATE_ROLE):
+            self.details.setVisible(False)
+            return
+        lines = [f"{config.name}: {item.data(1, STATE_ROLE)}"]
+        tail = self._context.toolbox.clients.log_tail(config.name)
+        if item.data(1, FAILED_ROLE) and tail:
+            lines.append(self.tr("Its log ends with:"))
+            lines.extend(tail.splitlines())
+        self.details.setText("\n".join(lines))
+        self.details.setVisible(True)
+
+    def _context_menu(self, where: QPoint) -> None:
+        item = self.tree.itemAt(where)
+        if item is None:
+            return
+        self.tree.setCurrentItem(item)
+        config = self.selected_server()
+        if config is None or config.source != "user":
+            return
+        menu = QMenu(self)
+        menu.addAction(self.tr("Edit…"), self.edit_selected)
+        menu.addAction(self.tr("Remove…"), self.ask_remove)
+        self.menu = menu
+        menu.popup(self.tree.viewport().mapToGlobal(where))
+
+    def edit_selected(self) -> ServerForm | None:
+        """Open the form on the selected server (None when no server of the user's is)."""
+        config = self.selected_server()
+        if config is None or config.source != "user":
+            return None
+        form = ServerForm(self._context.tool_servers, self, editing=config)
+        form.added.connect(self._edited)
+        form.finished.connect(form.deleteLater)
+        self.form = form
+        form.open()
+        return form
+
+    def _edited(self, name: str) -> None:
+        self._context.toolbox.clients.retry(name)  # its next start uses the new settings
+        self.reload()
+        saved = self.tr("Saved {name}. Start and list tools to try it.")
+        self.note.setText(saved.format(name=name))
+
+    def ask_remove(self) -> bool:
+        """Ask, then remove the selected server (and its token); True if it was removed."""
+        config = self.selected_server()
+        if config is None:
+            return False
+        if config.source != "user":
+            self.note.setText(
+                self.tr("{name} is provided by your organization and cannot be removed.").format(
+                    name=config.name
+                )
+            )
+            return False
+        answer = QMessageBox.question(
+            self,
+            self.tr("Remove tool server"),
+            self.tr(
+                "Remove the tool server {name}? Chats can no longer call its tools; its "
+                "token, if any, is deleted from the OS keyring."
+            ).format(name=config.name),
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        return self.remove(config.name)
+
+    def remove(self, name: str) -> bool:
+        """Remove server ``name`` as ``edgedesk tools rm`` does; False with the reason said."""
+        try:
+            self._context.tool_servers.remove(name)
+        except EdgeDeskError as exc:
+            self.note.setText(error_text(exc))
+            return False
+        self.reload()
+        self.note.setText(self.tr("Removed the tool server {name}.").format(name=name))
+        return True
 
     def open_paste(self) -> PasteServers:
         """Open the box an ``mcp.json`` is pasted into."""
@@ -171,6 +310,7 @@ class ToolsView(QWidget):
     def show_states(self, states: list[ServerState]) -> None:
         """Fill the tree: built-ins first, then each server and its tools."""
         toolbox = self._context.toolbox
+        self._server_items = {}
         self.tree.clear()
         builtin = QTreeWidgetItem([self.tr("Built-in (documents)"), self.tr("no approval"), ""])
         for name in sorted(toolbox.builtins):
@@ -184,6 +324,10 @@ class ToolsView(QWidget):
             else:
                 text = self.tr("allowed")
             item = QTreeWidgetItem([state.config.name, text, state.config.target])
+            item.setData(0, SERVER_ROLE, state.config)
+            item.setData(1, STATE_ROLE, text if state.error or state.refusal else "")
+            item.setData(1, FAILED_ROLE, state.error is not None)
+            self._server_items[state.config.name] = item
             item.setToolTip(1, text)
             if state.error is not None:
                 self._add_log_tail(item, state.config.name)
@@ -205,6 +349,7 @@ class ToolsView(QWidget):
                 always.addChild(child)
             self.tree.addTopLevelItem(always)
         self.tree.expandAll()
+        self._enable_edits()
         self.tree.resizeColumnToContents(1)
         self.tree.setColumnWidth(1, min(self.tree.columnWidth(1), STATE_WIDTH))
         policy = toolbox.servers.policy
