@@ -26,8 +26,9 @@ from desktop.server.deps import Call, CallDep, ServicesDep, may_chat, visible
 from desktop.server.embeddings import embed as embed_inputs
 from desktop.server.protocols.ollama import wire as ollama_wire
 from desktop.server.services import Services
+from desktop.server.strict_json import StrictJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=StrictJSONRoute)
 NDJSON = "application/x-ndjson"
 
 

@@ -32,8 +32,9 @@ from desktop.server.protocols.openai import schemas
 from desktop.server.protocols.openai import wire as openai_requests
 from desktop.server.protocols.openai.sse import ChatEvents, CompletionEvents
 from desktop.server.services import Services
+from desktop.server.strict_json import StrictJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=StrictJSONRoute)
 
 
 # ---------------------------------------------------------------- models, health, metrics
