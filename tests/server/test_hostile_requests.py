@@ -139,6 +139,20 @@ def test_hostile_bodies_are_400s_before_any_model_is_used(
             assert response.status_code == 400, (path, body, response.text)
             assert_error_shape(path, response.json())
             assert says in response.text, (path, response.text)
+        # /mcp (JSON-RPC, the MCP SDK's own strict parser): a parse error, never a 5xx.
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        call["params"] = {"name": "search_documents", "arguments": {"query": SURROGATE}}
+        response = httpx.post(
+            served.root + "/mcp",
+            content=json.dumps(call).encode(),
+            headers={
+                "Authorization": f"Bearer {served.key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+            timeout=60,
+        )
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32700
         # No request reached an engine: none held a slot or loaded a model.
         assert not ENGINE_CALLS & set(served.journal), served.journal
 
