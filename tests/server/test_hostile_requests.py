@@ -259,6 +259,11 @@ def test_prompts_far_over_the_context_are_refused_and_a_normal_one_served(
             if name != "normal":
                 assert response.status_code == 400, response.text
                 assert "counting stopped there" in response.text
+        # Token ids are counted as ids: 300000 of them are refused without being
+        # turned into text (the message gives their exact number).
+        ids = post(served, "/v1/completions", {"model": "tiny-chat", "prompt": [5] * 300_000})
+        assert ids.status_code == 400
+        assert "the prompt is 300000 tokens" in ids.text
 
 
 def test_embeddings_count_ids_as_ids_and_embed_repeats_once(

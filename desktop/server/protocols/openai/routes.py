@@ -15,7 +15,7 @@ import anyio
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from desktop.base.errors import EdgeDeskError, InvalidRequest
+from desktop.base.errors import ContextOverflow, EdgeDeskError, InvalidRequest
 from desktop.engine.protocol import Engine
 from desktop.engine.types import TokenLogprob
 from desktop.server import image_parts as images
@@ -229,6 +229,15 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
 
 def _detokenize(services: Services, model: str, tokens: list[int]) -> str:
     def work(engine: Engine) -> str:
+        context = engine.report.context_length
+        if 0 < context <= len(tokens):  # counted as ids: never turned into text first
+            raise ContextOverflow(
+                f"the prompt is {len(tokens)} tokens but the model's context is {context}; "
+                "shorten the prompt or load the model with a larger context",
+                prompt_tokens=len(tokens),
+                n_ctx=context,
+                params={"prompt_tokens": len(tokens), "context": context},
+            )
         try:
             return engine.detokenize(tokens)
         except InvalidRequest:
