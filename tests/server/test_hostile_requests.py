@@ -266,6 +266,29 @@ def test_prompts_far_over_the_context_are_refused_and_a_normal_one_served(
         assert "the prompt is 300000 tokens" in ids.text
 
 
+def test_far_over_context_prompts_are_refused_before_a_slot(
+    tmp_path: Path, tiny_chat: Path
+) -> None:
+    huge = "lorem ipsum dolor sit amet\n" * 150_000  # 4 MB
+    turn = [{"role": "user", "content": huge}]
+    with recorded(tmp_path, [tiny_chat]) as (served, _):
+        for path, body in [
+            ("/v1/chat/completions", {"model": "tiny-chat", "messages": turn}),
+            ("/v1/completions", {"model": "tiny-chat", "prompt": huge}),
+            ("/v1/responses", {"model": "tiny-chat", "input": huge}),
+            ("/v1/messages", {"model": "tiny-chat", "max_tokens": 2, "messages": turn}),
+            ("/api/chat", {"model": "tiny-chat", "messages": turn, "stream": False}),
+            ("/api/generate", {"model": "tiny-chat", "prompt": huge, "stream": False}),
+            ("/api/generate", {"model": "tiny-chat", "prompt": huge, "raw": True}),
+        ]:
+            response = post(served, path, body)
+            assert response.status_code == 400, (path, response.text)
+            assert "counting stopped there" in response.text, path
+        # Counted with the tokenizer (no slot), never streamed: no slot was taken.
+        assert "tokenize" in served.journal
+        assert not {"stream_chat", "stream_completion"} & set(served.journal), served.journal
+
+
 def test_embeddings_count_ids_as_ids_and_embed_repeats_once(
     tmp_path: Path, tiny_embed: Path
 ) -> None:

@@ -33,6 +33,7 @@ from desktop.server.protocols.openai import wire as openai_requests
 from desktop.server.protocols.openai.sse import ChatEvents, CompletionEvents
 from desktop.server.services import Services
 from desktop.server.strict_json import StrictJSONRoute
+from desktop.server.token_count import user_texts
 
 router = APIRouter(route_class=StrictJSONRoute)
 
@@ -222,6 +223,7 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
             services.metrics.cache_event("response", hit is not None)
             if hit is not None:
                 return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
+    await call.refuse_over_context(body.model, user_texts(chat))
     stream = services.scheduler.stream_chat(body.model, chat, call.cancel)
     answer = ChatAnswer(body, "chatcmpl-" + info.request_id, bool(chat.tools), cached)
     return await generate(call, stream, answer, streamed=bool(body.stream))
@@ -313,6 +315,7 @@ async def completions(body: schemas.CompletionRequest, call: CallDep) -> Any:
     prompt = openai_requests.completion_prompt(body.prompt)
     if isinstance(prompt, list):
         prompt = await anyio.to_thread.run_sync(_detokenize, services, body.model, prompt)
+    await call.refuse_over_context(body.model, [prompt, body.suffix or ""])
     if body.suffix is not None:  # fill-in-the-middle: the prompt is the prefix
         stream = services.scheduler.stream_infill(
             body.model, prompt, body.suffix, params, call.cancel
