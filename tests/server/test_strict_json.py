@@ -55,7 +55,7 @@ def test_numbers_out_of_range_are_refused() -> None:
     ]
 
 
-@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@settings(max_examples=80, deadline=None, database=None, derandomize=True)
 @given(
     st.recursive(
         st.text()
