@@ -9,6 +9,7 @@ event the engine checks between decodes.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Sequence
 
 from desktop.base.errors import InvalidRequest
@@ -47,20 +48,38 @@ def check_inputs(inputs: Sequence[str | list[int]], param: str = "input") -> Non
             )
 
 
-def _check_tokens(counts: Sequence[int], param: str) -> None:
-    for n, count in enumerate(counts):
+def _counted(
+    engine: Engine, unique: Sequence[str | list[int]], slots: Sequence[int], param: str
+) -> list[int]:
+    """Each distinct input's tokens (a list of ids: its length), counted in order; an input
+    over MAX_INPUT_TOKENS, or the request passing MAX_REQUEST_TOKENS (every input as
+    sent), is refused as soon as it is counted, not after the rest (InvalidRequest)."""
+    first = {u: n for n, u in reversed(list(enumerate(slots)))}  # where each was first sent
+    sent = Counter(slots)
+    counts: list[int] = []
+    total = 0
+    for u, item in enumerate(unique):
+        count = (
+            len(engine.tokenize(item, add_bos=True, special=False))
+            if isinstance(item, str)
+            else len(item)
+        )
         if count > MAX_INPUT_TOKENS:
             raise InvalidRequest(
-                f"{param}[{n}] is {count} tokens; one input may hold at most "
+                f"{param}[{first[u]}] is {count} tokens; one input may hold at most "
                 f"{MAX_INPUT_TOKENS}; split it",
                 param=param,
             )
-    if sum(counts) > MAX_REQUEST_TOKENS:
-        raise InvalidRequest(
-            f"{param} is {sum(counts)} tokens in all; one request may hold at most "
-            f"{MAX_REQUEST_TOKENS}; send the inputs in several requests",
-            param=param,
-        )
+        total += count * sent[u]
+        if total > MAX_REQUEST_TOKENS:
+            more = " or more" if u + 1 < len(unique) else ""
+            raise InvalidRequest(
+                f"{param} is {total} tokens{more} in all; one request may hold at most "
+                f"{MAX_REQUEST_TOKENS}; send the inputs in several requests",
+                param=param,
+            )
+        counts.append(count)
+    return counts
 
 
 def embed(
@@ -87,11 +106,7 @@ def embed(
     unique = [i if isinstance(i, str) else list(i) for i in places]
 
     def work(engine: Engine) -> tuple[list[list[float]], int]:
-        counts = [
-            len(engine.tokenize(i, add_bos=True, special=False)) if isinstance(i, str) else len(i)
-            for i in unique
-        ]
-        _check_tokens([counts[s] for s in slots], param)
+        counts = _counted(engine, unique, slots, param)
         keys = [
             embedding_key(model, i) if isinstance(i, str) else embedding_ids_key(model, i)
             for i in unique

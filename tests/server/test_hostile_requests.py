@@ -318,3 +318,16 @@ def test_embeddings_count_ids_as_ids_and_embed_repeats_once(
         )
         assert out_of_vocabulary.status_code == 400
         assert "outside the model's vocabulary" in out_of_vocabulary.text
+
+
+def test_an_embeddings_request_over_its_token_limit_stops_counting_there(
+    tmp_path: Path, tiny_embed: Path
+) -> None:
+    inputs = [f"{n} " + "a " * 8000 for n in range(60)]  # ~8000 tokens each, 480k in all
+    with recorded(tmp_path, [tiny_embed]) as (served, embedded):
+        refused = post(served, "/v1/embeddings", {"model": "tiny-embed", "input": inputs})
+        assert refused.status_code == 400
+        assert "or more in all; one request may hold at most 300000" in refused.text
+        # Counted up to the limit (38 inputs), not all 60; nothing embedded.
+        assert served.journal.count("tokenize") <= 38
+        assert not embedded
