@@ -47,6 +47,7 @@ FAST_FILES = frozenset(
         "tests/server/test_openai.py",
         "tests/server/test_responses_wire.py",
         "tests/server/test_sse.py",
+        "tests/server/test_strict_json.py",
         "tests/store/test_attachments_store.py",
         "tests/store/test_chats.py",
         "tests/store/test_grounding_store.py",

@@ -53,6 +53,28 @@ from desktop.engine.vision import ImageTokens, Projector
 
 _NEVER = threading.Event()
 
+# A prompt longer than this many characters per token of the context is counted in
+# pieces before it is tokenized whole, so one far over the context is refused after about
+# a context's worth of tokenizing (``_refuse_overlong``); a shorter one is cheap anyway.
+_CHARS_PER_TOKEN = 8
+_PIECE_CHARS = 16_384  # characters a counted piece holds at least (up to twice that)
+# Tokens a cut may add to the pieces' sum over the whole text's count: a space prefix a
+# tokenizer puts before each text, a word or a special token's text split at the cut.
+_CUT_SLACK = 32
+
+
+def _cut(text: str, start: int) -> int:
+    """The end of the piece of ``text`` from ``start``: before the first line break (else
+    space) in its second ``_PIECE_CHARS``, where tokenizers do not join text; else the
+    piece is ``_PIECE_CHARS`` long."""
+    at = start + _PIECE_CHARS
+    end = min(at + _PIECE_CHARS, len(text))
+    for mark in ("\n", " "):
+        found = text.find(mark, at, end)
+        if found != -1:
+            return found
+    return at
+
 
 class LlamaEngine:
     """One loaded model; serves ``parallel`` streams and any number of embed calls at once.
@@ -208,14 +230,18 @@ class LlamaEngine:
         """The model's own tokens for ``text``."""
         return list(self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
 
-    def detokenize(self, tokens: Sequence[int]) -> str:
-        """Text for ``tokens`` (invalid UTF-8 is replaced); ids outside the vocabulary raise."""
+    def _check_ids(self, tokens: Sequence[int], param: str) -> None:
+        """InvalidRequest naming ``param`` for the first id outside the vocabulary."""
         bad = next((t for t in tokens if not 0 <= t < self._n_vocab), None)
         if bad is not None:  # llama.cpp reads out of bounds (and crashes) on these
             raise InvalidRequest(
                 f"token id {bad} is outside the model's vocabulary (0 to {self._n_vocab - 1})",
-                param="prompt",
+                param=param,
             )
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """Text for ``tokens`` (invalid UTF-8 is replaced); ids outside the vocabulary raise."""
+        self._check_ids(tokens, "prompt")
         return bytes(self._model.detokenize(list(tokens))).decode("utf-8", errors="replace")
 
     def _piece(self, token: int) -> bytes:
@@ -279,6 +305,36 @@ class LlamaEngine:
         has_bos = bool(template and template.bos_token and prompt.startswith(template.bos_token))
         return self.tokenize(prompt, add_bos=not has_bos, special=True)
 
+    def _refuse_overlong(self, text: str, *, special: bool) -> None:
+        """Raise ContextOverflow when ``text`` surely holds more tokens than the context,
+        having tokenized about a context's worth of it, not all of it.
+
+        A text under ``_CHARS_PER_TOKEN`` characters per context token is left to the
+        caller's whole count. A longer one is counted piece by piece (``_cut``), in
+        order, until the pieces' tokens less ``_CUT_SLACK`` per cut reach the context:
+        the whole text has at least that many. Generating models only (an embedding
+        model is refused by ``_request``).
+        """
+        n_ctx = self.context_length
+        if self._loop is None or len(text) <= max(_CHARS_PER_TOKEN * n_ctx, 2 * _PIECE_CHARS):
+            return
+        total = cuts = start = 0
+        while start < len(text):
+            end = _cut(text, start) if len(text) - start > 2 * _PIECE_CHARS else len(text)
+            total += len(self.tokenize(text[start:end], add_bos=False, special=special))
+            start = end
+            cuts += start < len(text)
+            at_least = total - _CUT_SLACK * cuts
+            if at_least >= n_ctx:
+                raise ContextOverflow(
+                    f"the prompt is more than {at_least} tokens (counting stopped there) "
+                    f"but the model's context is {n_ctx}; shorten the conversation or load "
+                    "the model with a larger context",
+                    prompt_tokens=at_least,
+                    n_ctx=n_ctx,
+                    params={"prompt_tokens": at_least, "context": n_ctx},
+                )
+
     def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
         """Stream the assistant's answer to ``call``: thinking, text and its tool calls.
 
@@ -288,7 +344,7 @@ class LlamaEngine:
         model family's call markup is parsed here (``toolcalls.gate_calls``): held back
         from the text, the calls on the final chunk.
         """
-        prompt, tokens, media = self._chat_prompt(call)
+        prompt, tokens, media = self._chat_prompt(call, bounded=True)
         params = call.params
         stops = tuple(dict.fromkeys((*params.stop, *self.template().stop_strings())))
         starts_thinking = prompt.rstrip().endswith(ThinkSplitter.OPEN)
@@ -310,10 +366,16 @@ class LlamaEngine:
         tokens, media = self.chat_tokens(call)
         return len(tokens) + sum(piece.n_tokens - piece.n_pos for piece in media.values())
 
-    def _chat_prompt(self, call: ChatCall) -> tuple[str, list[int], dict[int, ImageTokens]]:
+    def _chat_prompt(
+        self, call: ChatCall, *, bounded: bool = False
+    ) -> tuple[str, list[int], dict[int, ImageTokens]]:
+        """The rendered prompt, its tokens and images; ``bounded``: a prompt far over the
+        context is refused before it is tokenized whole (``_refuse_overlong``)."""
         messages = call.messages
         if not any(m.images for m in messages):
             prompt = self.render(call)
+            if bounded:
+                self._refuse_overlong(prompt, special=True)
             return prompt, self.prompt_tokens(prompt), {}
         if self._projector is None:
             raise VisionUnsupported(self.model_id)
@@ -332,7 +394,9 @@ class LlamaEngine:
     def stream_completion(
         self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
     ) -> Iterator[Chunk]:
-        """Stream a plain-text continuation of ``prompt`` (no chat template)."""
+        """Stream a plain-text continuation of ``prompt`` (no chat template); one far over
+        the context is refused before it is tokenized whole (ContextOverflow)."""
+        self._refuse_overlong(prompt, special=False)
         tokens = self.tokenize(prompt, add_bos=True, special=False)
         yield from self._stream(tokens, params, cancel, params.stop, ThinkSplitter(enabled=False))
 
@@ -472,15 +536,17 @@ class LlamaEngine:
 
     # ------------------------------------------------------------------ embeddings
     def embed_counted(
-        self, texts: Sequence[str], cancel: threading.Event | None = None
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> tuple[list[list[float]], int | None]:
         """``embed``; the tokens are left to ``tokenize`` (the same tokenizer, exact)."""
         return self.embed(texts, cancel), None
 
     def embed(
-        self, texts: Sequence[str], cancel: threading.Event | None = None
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> list[list[float]]:
         """Unit-length vectors for ``texts``; long texts are windowed and pooled, not cut.
+        A list of token ids is embedded as given (InvalidRequest for one outside the
+        vocabulary), not turned into text and back.
 
         ``cancel`` set stops the work between decodes (raises Cancelled).
         """
@@ -490,7 +556,11 @@ class LlamaEngine:
         sequences: list[list[int]] = []
         plan: list[list[int]] = []  # per input: indexes of its windows in ``sequences``
         for text in texts:
-            tokens = self.tokenize(text, add_bos=True, special=False)
+            if isinstance(text, str):
+                tokens = self.tokenize(text, add_bos=True, special=False)
+            else:
+                self._check_ids(text, "input")
+                tokens = list(text)
             if len(tokens) <= window:
                 plan.append([len(sequences)])
                 sequences.append(tokens)

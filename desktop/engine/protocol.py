@@ -56,9 +56,10 @@ class Engine(Protocol):
         ...
 
     def embed(
-        self, texts: Sequence[str], cancel: threading.Event | None = None
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> list[list[float]]:
-        """Normalised embeddings; ``cancel`` set stops the work (raises Cancelled)."""
+        """Normalised embeddings of texts or token ids (embedded as given, InvalidRequest
+        for ids outside the vocabulary); ``cancel`` set stops the work (Cancelled)."""
         ...
 
     def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
@@ -72,7 +73,7 @@ class Engine(Protocol):
         ...
 
     def embed_counted(
-        self, texts: Sequence[str], cancel: threading.Event | None = None
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> tuple[list[list[float]], int | None]:
         """``embed``, plus the prompt tokens the engine counted itself (None: not counted)."""
         ...

@@ -261,13 +261,13 @@ class RemoteEngine:
         )
 
     def embed(
-        self, texts: Sequence[str], cancel: threading.Event | None = None
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> list[list[float]]:
         """The remote's embeddings of ``texts``, in order."""
         return self.embed_counted(texts, cancel)[0]
 
     def embed_counted(
-        self, texts: Sequence[str], cancel: threading.Event | None = None
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> tuple[list[list[float]], int | None]:
         """The embeddings and the prompt tokens the remote counted (None: it did not say).
 

@@ -55,3 +55,8 @@ def request_key(route: str, body: dict[str, Any]) -> str:
 def embedding_key(model: str, text: str) -> str:
     """A cache key for one text's vector from ``model``."""
     return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
+
+
+def embedding_ids_key(model: str, tokens: list[int]) -> str:
+    """A cache key for the vector of a list of token ids from ``model`` (never a text's)."""
+    return hashlib.sha256(f"{model}\1{','.join(map(str, tokens))}".encode()).hexdigest()

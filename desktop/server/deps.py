@@ -21,6 +21,7 @@ from desktop.base.errors import ModelNotAllowed, ModelNotFound
 from desktop.server.pump import watch_disconnect
 from desktop.server.request_parts import Limits
 from desktop.server.services import RequestInfo, Services
+from desktop.server.token_count import CHECK_PIECE_CHARS, refuse_over_context
 
 T = TypeVar("T")
 
@@ -75,6 +76,23 @@ class Call:
         ``cancel`` (embeddings and rerank stop between decodes, not minutes later)."""
         return await watch_disconnect(
             self.request, self.cancel, lambda: anyio.to_thread.run_sync(work, self.cancel)
+        )
+
+    async def refuse_over_context(
+        self, model: str, texts: Iterable[str], context: int | None = None
+    ) -> None:
+        """Refuse a prompt whose longest of ``texts`` (each held whole by the prompt) is
+        far over ``model``'s context before it takes a slot: ContextOverflow after about a
+        context's worth of tokenizing (``token_count.refuse_over_context``). Texts of
+        ``2 * CHECK_PIECE_CHARS`` or less are never checked here."""
+        longest = max(texts, key=len, default="")
+        if len(longest) <= 2 * CHECK_PIECE_CHARS:
+            return
+        scheduler = self.services.scheduler
+        await self.compute(
+            lambda cancel: scheduler.with_engine(
+                model, lambda e: refuse_over_context(e, longest, context, cancel), cancel
+            )
         )
 
     @property

@@ -9,11 +9,12 @@ event the engine checks between decodes.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Sequence
 
 from desktop.base.errors import InvalidRequest
 from desktop.engine.protocol import Engine
-from desktop.server.cache import embedding_key
+from desktop.server.cache import embedding_ids_key, embedding_key
 from desktop.server.services import Services
 
 MAX_INPUTS = 2048  # inputs in one request (OpenAI's limit)
@@ -47,20 +48,38 @@ def check_inputs(inputs: Sequence[str | list[int]], param: str = "input") -> Non
             )
 
 
-def _check_tokens(counts: Sequence[int], param: str) -> None:
-    for n, count in enumerate(counts):
+def _counted(
+    engine: Engine, unique: Sequence[str | list[int]], slots: Sequence[int], param: str
+) -> list[int]:
+    """Each distinct input's tokens (a list of ids: its length), counted in order; an input
+    over MAX_INPUT_TOKENS, or the request passing MAX_REQUEST_TOKENS (every input as
+    sent), is refused as soon as it is counted, not after the rest (InvalidRequest)."""
+    first = {u: n for n, u in reversed(list(enumerate(slots)))}  # where each was first sent
+    sent = Counter(slots)
+    counts: list[int] = []
+    total = 0
+    for u, item in enumerate(unique):
+        count = (
+            len(engine.tokenize(item, add_bos=True, special=False))
+            if isinstance(item, str)
+            else len(item)
+        )
         if count > MAX_INPUT_TOKENS:
             raise InvalidRequest(
-                f"{param}[{n}] is {count} tokens; one input may hold at most "
+                f"{param}[{first[u]}] is {count} tokens; one input may hold at most "
                 f"{MAX_INPUT_TOKENS}; split it",
                 param=param,
             )
-    if sum(counts) > MAX_REQUEST_TOKENS:
-        raise InvalidRequest(
-            f"{param} is {sum(counts)} tokens in all; one request may hold at most "
-            f"{MAX_REQUEST_TOKENS}; send the inputs in several requests",
-            param=param,
-        )
+        total += count * sent[u]
+        if total > MAX_REQUEST_TOKENS:
+            more = " or more" if u + 1 < len(unique) else ""
+            raise InvalidRequest(
+                f"{param} is {total} tokens{more} in all; one request may hold at most "
+                f"{MAX_REQUEST_TOKENS}; send the inputs in several requests",
+                param=param,
+            )
+        counts.append(count)
+    return counts
 
 
 def embed(
@@ -72,32 +91,42 @@ def embed(
 ) -> tuple[list[list[float]], int]:
     """Vectors for ``inputs`` (cache first) and the prompt token count, in one engine turn.
 
-    Tokens are the model's own count: the local tokenizer's, or the remote's
-    ``usage.prompt_tokens`` for the texts it embedded (texts served from the cache, and
-    those of a remote that reports no usage, are estimated by its ``tokenize``). Inputs
-    over the limits are refused before any is embedded; ``cancel`` set stops the
-    engine between decodes (Cancelled). Blocks.
+    Tokens are the model's own count: the local tokenizer's for a text, the ids
+    themselves for a list of token ids (embedded as given, never turned into text and
+    back), or the remote's ``usage.prompt_tokens`` for what it embedded (texts served from
+    the cache, and those of a remote that reports no usage, are estimated by its
+    ``tokenize``). Identical inputs are counted and embedded once, each answered in its
+    own place. Inputs over the limits are refused before any is embedded; ``cancel`` set
+    stops the engine between decodes (Cancelled). Blocks.
     """
     check_inputs(inputs, param)
+    # Each distinct input once, in first-seen order; ``slots[n]`` is input n's place in it.
+    places: dict[str | tuple[int, ...], int] = {}
+    slots = [places.setdefault(i if isinstance(i, str) else tuple(i), len(places)) for i in inputs]
+    unique = [i if isinstance(i, str) else list(i) for i in places]
 
     def work(engine: Engine) -> tuple[list[list[float]], int]:
-        texts = [i if isinstance(i, str) else engine.detokenize(i) for i in inputs]
-        counts = [len(engine.tokenize(t, add_bos=True, special=False)) for t in texts]
-        _check_tokens(counts, param)
-        keys = [embedding_key(model, t) for t in texts]
+        counts = _counted(engine, unique, slots, param)
+        keys = [
+            embedding_key(model, i) if isinstance(i, str) else embedding_ids_key(model, i)
+            for i in unique
+        ]
         vectors: list[list[float] | None] = [services.embeddings.get(k) for k in keys]
         for v in vectors:
             services.metrics.cache_event("embeddings", v is not None)
         missing = [i for i, v in enumerate(vectors) if v is None]
         counted: int | None = None
         if missing:
-            fresh, counted = engine.embed_counted([texts[i] for i in missing], cancel)
+            fresh, counted = engine.embed_counted([unique[i] for i in missing], cancel)
             for i, vector in zip(missing, fresh, strict=True):
                 vectors[i] = vector
                 services.embeddings.put(keys[i], vector)
         embedded = set(missing) if counted is not None else set()
         tokens = (counted or 0) + sum(c for i, c in enumerate(counts) if i not in embedded)
-        return [v for v in vectors if v is not None], tokens
+        # A repeated input's tokens count each time it was sent, as the client sent them.
+        tokens += sum(counts[s] for s in slots) - sum(counts)
+        found = [v for v in vectors if v is not None]
+        return [found[s] for s in slots], tokens
 
     result: tuple[list[list[float]], int] = services.scheduler.with_engine(model, work, cancel)
     return result

@@ -8,6 +8,7 @@ and bugs into them, and notes each code and type for the access log.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -72,6 +73,25 @@ def _counted(exc: EdgeDeskError) -> int | None:
     return int(value) if value is not None and value.isdigit() else None
 
 
+# The tags pydantic puts in an error's location for a plain union member (``str``).
+_UNION_TAGS = frozenset({"str", "int", "float", "bool"})
+
+
+def _most_telling(errors: Sequence[Any]) -> dict[str, Any]:
+    """The error to report: the first, unless a later one on the same field says what is
+    wrong with the value rather than that it is not some union member's type (``input:
+    [1e20]`` is "exceeded maximum size" as a token id, not "not a string")."""
+    if not errors:
+        return {"msg": "invalid request", "loc": ()}
+    first: dict[str, Any] = errors[0]
+    field = tuple(first.get("loc", ()))[:2]
+    for error in errors:
+        kind = str(error.get("type", ""))
+        if tuple(error.get("loc", ()))[:2] == field and not kind.endswith("_type"):
+            return dict(error)
+    return first
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Answer every error ``app`` raises in the shape of the protocol its route speaks."""
 
@@ -93,8 +113,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         path = request.url.path
-        first = exc.errors()[0] if exc.errors() else {"msg": "invalid request", "loc": ()}
-        loc = [str(p) for p in first.get("loc", ()) if p != "body"]
+        first = _most_telling(exc.errors())
+        loc = [str(p) for p in first.get("loc", ()) if p != "body" and p not in _UNION_TAGS]
+        loc = [p for p in loc if "[" not in p]  # a union member's tag: list[int], ...
         if first.get("type") == "json_invalid":
             ctx = first.get("ctx")
             why = ctx.get("error", first["msg"]) if isinstance(ctx, dict) else first["msg"]

@@ -40,6 +40,7 @@ from desktop.server.pump import (
     watch_disconnect,
 )
 from desktop.server.services import RequestInfo
+from desktop.server.token_count import user_texts
 from desktop.tools.toolbox import ToolSet
 
 log = logging.getLogger("edgedesk.server")
@@ -267,6 +268,7 @@ async def generate_chat(
 ) -> Any:
     """A chat answer for a protocol whose requests may name MCP servers (Anthropic,
     Responses): with ``hosting``, the tool loop over those servers, else the model's."""
+    await call.refuse_over_context(model, user_texts(chat), chat.params.context_length)
     if hosting is not None:
         return await generate_hosted(call, hosting, wire, streamed=streamed, model=model, chat=chat)
     stream = call.services.scheduler.stream_chat(model, chat, call.cancel)

@@ -19,12 +19,22 @@ from __future__ import annotations
 import re
 import threading
 
-from desktop.base.errors import Cancelled
+from desktop.base.errors import Cancelled, ContextOverflow
 from desktop.engine.protocol import Engine
+from desktop.engine.types import ChatCall
 
 # Characters a piece holds at least (~16k tokens of prose; 0.04-0.1 s of Gemma 3 270M's
 # tokenizer on a busy 2-core machine), and the longest prompt counted in one call.
 PIECE_CHARS = 65_536
+
+# A prompt text is checked against the context before it takes a slot only when it is
+# longer than this many characters per context token (and than two pieces): prompts that
+# long are far over it; shorter ones cost the engine little to count whole.
+OVERLONG_CHARS_PER_TOKEN = 8
+CHECK_PIECE_CHARS = 16_384
+# Tokens a cut may add to the pieces' sum over the whole text's: a space a tokenizer puts
+# before each text, a word or a special token's text split at the cut.
+CUT_SLACK = 32
 
 _LINE = re.compile(r"\n(?=\S)")  # cut after the line break
 _WORD = re.compile(r"(?<=\S) (?=\S)")  # cut before the space
@@ -68,3 +78,49 @@ def count_prompt_tokens(engine: Engine, prompt: str, cancel: threading.Event | N
         )
         total += len(tokens)
     return total
+
+
+def user_texts(chat: ChatCall) -> list[str]:
+    """The user turns' texts, each of which a chat prompt holds whole (a template may trim
+    a turn's ends, so they are trimmed too)."""
+    return [m.content.strip() for m in chat.messages if m.role == "user"]
+
+
+def refuse_over_context(
+    engine: Engine,
+    text: str,
+    context: int | None = None,
+    cancel: threading.Event | None = None,
+) -> None:
+    """Raise ContextOverflow when ``text``, which the prompt holds whole (a user turn, a
+    completion prompt), surely has more tokens than the context, having tokenized about a
+    context's worth of it; else return, leaving the exact count to the engine.
+
+    The context is the loaded one, or the request's ``context`` when larger (a reload
+    would give it that); an engine that does not say its context (a remote) is not
+    checked. Pieces (``prompt_pieces``) are counted in order as the template tokenizes
+    text (special tokens read as such), until their tokens less ``CUT_SLACK`` per cut
+    reach the context: the prompt holds at least that many. ``cancel`` set stops it
+    between pieces (Cancelled). Blocks; an engine's tokenizer calls only, no slot.
+    """
+    n_ctx = engine.report.context_length
+    if n_ctx <= 0:
+        return
+    n_ctx = max(n_ctx, context or 0)
+    if len(text) <= max(OVERLONG_CHARS_PER_TOKEN * n_ctx, 2 * CHECK_PIECE_CHARS):
+        return
+    total = 0
+    for cuts, piece in enumerate(prompt_pieces(text, CHECK_PIECE_CHARS)):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("the client left; its prompt was not counted")
+        total += len(engine.tokenize(piece, add_bos=False, special=True))
+        at_least = total - CUT_SLACK * cuts
+        if at_least >= n_ctx:
+            raise ContextOverflow(
+                f"the prompt is more than {at_least} tokens (counting stopped there) but "
+                f"the model's context is {n_ctx}; shorten the conversation or load the "
+                "model with a larger context",
+                prompt_tokens=at_least,
+                n_ctx=n_ctx,
+                params={"prompt_tokens": at_least, "context": n_ctx},
+            )

@@ -253,9 +253,9 @@ def test_embeddings_from_a_worker_match_this_process(tiny_embed: Path, tmp_path:
     worker = start_worker(spec, log_path=tmp_path / "e.log")
     local = load_engine(spec)
     try:
-        texts = ["hello world", "a second text"]
-        far, near = worker.embed(texts), local.embed(texts)
-        assert len(far) == 2
+        texts: list[str | list[int]] = ["hello world", "a second text", [2, 5, 7]]
+        far, near = worker.embed(texts), local.embed(texts)  # token ids cross the pipe
+        assert len(far) == 3
         for a, b in zip(far, near, strict=True):
             assert a == pytest.approx(b, abs=1e-6)
     finally:

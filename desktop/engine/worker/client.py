@@ -294,14 +294,14 @@ class WorkerEngine:
 
     # ------------------------------------------------------------------ calls
     def embed(
-        self, texts: Sequence[str], cancel: threading.Event | None = None
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> list[list[float]]:
         """Normalised embeddings; ``cancel`` set stops the worker's work (Cancelled)."""
         value = self._call(wire.Embed(self._new_id(), list(texts), False), cancel)
         return msgspec.convert(value, list[list[float]])
 
     def embed_counted(
-        self, texts: Sequence[str], cancel: threading.Event | None = None
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> tuple[list[list[float]], int | None]:
         """``embed``, plus the prompt tokens the engine counted."""
         value = self._call(wire.Embed(self._new_id(), list(texts), True), cancel)

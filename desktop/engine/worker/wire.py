@@ -104,7 +104,7 @@ class Embed(msgspec.Struct, tag="embed", array_like=True):
     """``Engine.embed`` (``counted``: ``embed_counted``)."""
 
     id: int
-    texts: list[str]
+    texts: list[str | list[int]]  # texts or token ids
     counted: bool
 
 

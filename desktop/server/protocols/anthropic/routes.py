@@ -30,10 +30,11 @@ from desktop.server.mcp import hosted as hosted_mcp
 from desktop.server.protocols.anthropic import wire as anthropic_wire
 from desktop.server.protocols.anthropic.events import MessageEvents, content_blocks, message_object
 from desktop.server.services import Services
+from desktop.server.strict_json import StrictJSONRoute
 from desktop.server.token_count import count_prompt_tokens
 from desktop.tools.toolbox import ToolSet
 
-router = APIRouter()
+router = APIRouter(route_class=StrictJSONRoute)
 
 # The most text one count_tokens request may hold (docs/api.md): ~256k tokens of prose,
 # more than any local model's context. Checked before rendering or tokenizing: an 8 MB

@@ -26,8 +26,10 @@ from desktop.server.deps import Call, CallDep, ServicesDep, may_chat, visible
 from desktop.server.embeddings import embed as embed_inputs
 from desktop.server.protocols.ollama import wire as ollama_wire
 from desktop.server.services import Services
+from desktop.server.strict_json import StrictJSONRoute
+from desktop.server.token_count import user_texts
 
-router = APIRouter()
+router = APIRouter(route_class=StrictJSONRoute)
 NDJSON = "application/x-ndjson"
 
 
@@ -241,6 +243,7 @@ async def chat(body: ollama_wire.ChatRequest, call: CallDep) -> Any:
             "done": True,
             "done_reason": "load",
         }
+    await call.refuse_over_context(model, user_texts(chat), chat.params.context_length)
     stream = services.scheduler.stream_chat(model, chat, call.cancel)
     answer = OllamaAnswer(
         model,
@@ -268,6 +271,8 @@ async def generate(body: ollama_wire.GenerateRequest, call: CallDep) -> Any:
             "done": True,
             "done_reason": "unload" if unload else "load",
         }
+    if body.suffix is not None or body.raw:
+        await call.refuse_over_context(model, [body.prompt, body.suffix or ""])
     if body.suffix is not None:
         stream = services.scheduler.stream_infill(
             model, body.prompt, body.suffix, params, call.cancel
@@ -277,9 +282,9 @@ async def generate(body: ollama_wire.GenerateRequest, call: CallDep) -> Any:
     else:
         prompt = ollama_wire.generate_messages(body, limits=services.image_limits)
         images.check_images(prompt, model=model, sees=services.models.vision)
-        stream = services.scheduler.stream_chat(
-            model, ollama_wire.generate_call(body, prompt, params), call.cancel
-        )
+        chat = ollama_wire.generate_call(body, prompt, params)
+        await call.refuse_over_context(model, user_texts(chat), chat.params.context_length)
+        stream = services.scheduler.stream_chat(model, chat, call.cancel)
     answer = OllamaAnswer(
         model,
         chat=False,

@@ -175,6 +175,9 @@ def keep_alive_s(value: str | float | None) -> float | None:
     return float(match.group(1)) * _UNIT_S[match.group(2) or "s"]
 
 
+_INT64 = 2**63  # integer options lie in [-2**63, 2**63)
+
+
 def _number(options: dict[str, Any], key: str, *, integer: bool = False) -> float | None:
     value = options.get(key)
     if value is None:
@@ -186,6 +189,11 @@ def _number(options: dict[str, Any], key: str, *, integer: bool = False) -> floa
     ):
         raise InvalidRequest(
             f"options.{key} must be a {'whole ' if integer else ''}number", param=f"options.{key}"
+        )
+    if integer and not -_INT64 <= value < _INT64:
+        # The engine's wire and llama.cpp take 64-bit integers at most (Ollama's Go int).
+        raise InvalidRequest(
+            f"options.{key} is {value:g}, out of range (a 64-bit integer)", param=f"options.{key}"
         )
     return float(value)
 

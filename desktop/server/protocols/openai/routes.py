@@ -15,7 +15,7 @@ import anyio
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from desktop.base.errors import EdgeDeskError, InvalidRequest
+from desktop.base.errors import ContextOverflow, EdgeDeskError, InvalidRequest
 from desktop.engine.protocol import Engine
 from desktop.engine.types import TokenLogprob
 from desktop.server import image_parts as images
@@ -32,8 +32,10 @@ from desktop.server.protocols.openai import schemas
 from desktop.server.protocols.openai import wire as openai_requests
 from desktop.server.protocols.openai.sse import ChatEvents, CompletionEvents
 from desktop.server.services import Services
+from desktop.server.strict_json import StrictJSONRoute
+from desktop.server.token_count import user_texts
 
-router = APIRouter()
+router = APIRouter(route_class=StrictJSONRoute)
 
 
 # ---------------------------------------------------------------- models, health, metrics
@@ -221,6 +223,7 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
             services.metrics.cache_event("response", hit is not None)
             if hit is not None:
                 return JSONResponse({**hit, "id": "chatcmpl-" + info.request_id})
+    await call.refuse_over_context(body.model, user_texts(chat))
     stream = services.scheduler.stream_chat(body.model, chat, call.cancel)
     answer = ChatAnswer(body, "chatcmpl-" + info.request_id, bool(chat.tools), cached)
     return await generate(call, stream, answer, streamed=bool(body.stream))
@@ -228,6 +231,15 @@ async def chat_completions(body: schemas.ChatCompletionRequest, call: CallDep) -
 
 def _detokenize(services: Services, model: str, tokens: list[int]) -> str:
     def work(engine: Engine) -> str:
+        context = engine.report.context_length
+        if 0 < context <= len(tokens):  # counted as ids: never turned into text first
+            raise ContextOverflow(
+                f"the prompt is {len(tokens)} tokens but the model's context is {context}; "
+                "shorten the prompt or load the model with a larger context",
+                prompt_tokens=len(tokens),
+                n_ctx=context,
+                params={"prompt_tokens": len(tokens), "context": context},
+            )
         try:
             return engine.detokenize(tokens)
         except InvalidRequest:
@@ -303,6 +315,7 @@ async def completions(body: schemas.CompletionRequest, call: CallDep) -> Any:
     prompt = openai_requests.completion_prompt(body.prompt)
     if isinstance(prompt, list):
         prompt = await anyio.to_thread.run_sync(_detokenize, services, body.model, prompt)
+    await call.refuse_over_context(body.model, [prompt, body.suffix or ""])
     if body.suffix is not None:  # fill-in-the-middle: the prompt is the prefix
         stream = services.scheduler.stream_infill(
             body.model, prompt, body.suffix, params, call.cancel

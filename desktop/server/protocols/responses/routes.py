@@ -35,10 +35,11 @@ from desktop.server.protocols.responses import namespaces as tool_namespaces
 from desktop.server.protocols.responses import output as responses_output
 from desktop.server.protocols.responses import wire as responses_wire
 from desktop.server.protocols.responses.events import ResponseEvents
+from desktop.server.strict_json import StrictJSONRoute
 from desktop.store.responses import ResponseStore
 from desktop.tools.toolbox import ToolSet
 
-router = APIRouter()
+router = APIRouter(route_class=StrictJSONRoute)
 log = logging.getLogger("edgedesk.server")
 _LISTED = ("response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed")
 
