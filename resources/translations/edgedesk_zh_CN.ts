@@ -132,137 +132,172 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="99"/>
+        <location filename="../../desktop/ui/chat/header.py" line="100"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="100"/>
+        <location filename="../../desktop/ui/chat/header.py" line="101"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="107"/>
+        <location filename="../../desktop/ui/chat/header.py" line="108"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="269"/>
+        <location filename="../../desktop/ui/chat/header.py" line="196"/>
+        <source>On: the model may call the tools of %1. Off: no tools in this chat; other chats keep theirs.</source>
+        <translation>开：模型可以调用 %1 的工具。关：此对话不使用工具；其他对话不受影响。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="306"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="113"/>
+        <location filename="../../desktop/ui/chat/header.py" line="114"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="114"/>
+        <location filename="../../desktop/ui/chat/header.py" line="115"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="116"/>
+        <location filename="../../desktop/ui/chat/header.py" line="117"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="117"/>
+        <location filename="../../desktop/ui/chat/header.py" line="118"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="118"/>
+        <location filename="../../desktop/ui/chat/header.py" line="119"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="120"/>
+        <location filename="../../desktop/ui/chat/header.py" line="121"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="123"/>
+        <location filename="../../desktop/ui/chat/header.py" line="124"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="127"/>
+        <location filename="../../desktop/ui/chat/header.py" line="128"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="145"/>
+        <location filename="../../desktop/ui/chat/header.py" line="142"/>
         <source>Ephemeral chat: nothing of it is saved to disk; it is gone when EdgeDesk closes.</source>
         <translation>临时对话：不会保存到磁盘，关闭 EdgeDesk 后即消失。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="159"/>
+        <location filename="../../desktop/ui/chat/header.py" line="156"/>
         <source>Parameters</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="162"/>
+        <location filename="../../desktop/ui/chat/header.py" line="159"/>
         <source>Max tokens, top-p, top-k, min-p, repeat penalty and seed for this chat</source>
         <translation>此对话的最大词元数、top-p、top-k、min-p、重复惩罚和种子</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="164"/>
+        <location filename="../../desktop/ui/chat/header.py" line="161"/>
         <source>Show the sampling parameters</source>
         <translation>显示采样参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="174"/>
+        <location filename="../../desktop/ui/chat/header.py" line="173"/>
+        <source>Offer the MCP tools in this chat</source>
+        <translation>在此对话中提供 MCP 工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="183"/>
+        <source>1 server</source>
+        <translation>1 个服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="185"/>
+        <source>%1 servers</source>
+        <translation>%1 个服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="191"/>
+        <source>1 tool</source>
+        <translation>1 个工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="191"/>
+        <source>%1 tools</source>
+        <translation>%1 个工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="193"/>
+        <source>Tools: %1</source>
+        <translation>工具：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="205"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="175"/>
+        <location filename="../../desktop/ui/chat/header.py" line="206"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="178"/>
+        <location filename="../../desktop/ui/chat/header.py" line="209"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="179"/>
+        <location filename="../../desktop/ui/chat/header.py" line="210"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="181"/>
+        <location filename="../../desktop/ui/chat/header.py" line="212"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="183"/>
+        <location filename="../../desktop/ui/chat/header.py" line="214"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="248"/>
+        <location filename="../../desktop/ui/chat/header.py" line="285"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="250"/>
+        <location filename="../../desktop/ui/chat/header.py" line="287"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="273"/>
+        <location filename="../../desktop/ui/chat/header.py" line="310"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="397"/>
+        <location filename="../../desktop/ui/chat/header.py" line="440"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="397"/>
+        <location filename="../../desktop/ui/chat/header.py" line="440"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -428,12 +463,12 @@
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="328"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="329"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="330"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="331"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -451,32 +486,32 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="309"/>
+        <location filename="../../desktop/ui/chat/view.py" line="329"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="311"/>
+        <location filename="../../desktop/ui/chat/view.py" line="331"/>
         <source>Delete “%1” and all its messages? Undo brings it back for a few seconds.</source>
         <translation>删除“%1”及其全部消息？几秒钟内可用“撤销”恢复。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="346"/>
+        <location filename="../../desktop/ui/chat/view.py" line="366"/>
         <source>Deleted “%1”.</source>
         <translation>已删除“%1”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="401"/>
+        <location filename="../../desktop/ui/chat/view.py" line="421"/>
         <source>Still reading the attached files; send again in a moment.</source>
         <translation>仍在读取附加的文件，请稍后再发送。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="406"/>
+        <location filename="../../desktop/ui/chat/view.py" line="426"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="467"/>
+        <location filename="../../desktop/ui/chat/view.py" line="487"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>

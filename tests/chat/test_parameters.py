@@ -109,7 +109,8 @@ def test_parameters_travel_in_the_json_export_and_bad_ones_read_as_defaults() ->
     core = ChatCore(Scripted("Fine."), saver)
     core.run(core.ask(chat, "Hi"))
     exported = json.loads(store.export_json())
-    assert exported["conversations"][0]["parameters"] == CHOSEN.to_dict()
+    # The chat's Tools switch travels beside the sampling (issue 50, item 6).
+    assert exported["conversations"][0]["parameters"] == {**CHOSEN.to_dict(), "tools": True}
 
     exported["conversations"][0]["parameters"]["top_p"] = 9  # edited by hand
     store.import_json(json.dumps(exported))
