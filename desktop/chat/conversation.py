@@ -188,6 +188,7 @@ class Conversation:
     repeat_penalty: float = Sampling.repeat_penalty
     seed: int | None = Sampling.seed  # None: a random seed for each answer
     context_length: int | None = Sampling.context_length  # None: the model's fitted context
+    cpu_moe: str | int | None = Sampling.cpu_moe  # None: engine.cpu_moe (experts' place)
     ephemeral: bool = False
     collection: str = ""  # the document collection that grounds answers ("" for none)
     think: bool = True  # a reasoning model may think first (False: enable_thinking off)
@@ -220,6 +221,7 @@ class Conversation:
             self.repeat_penalty,
             self.seed,
             self.context_length,
+            self.cpu_moe,
         )
 
     @sampling.setter
@@ -233,6 +235,7 @@ class Conversation:
             self.repeat_penalty,
             self.seed,
             self.context_length,
+            self.cpu_moe,
         ) = (
             value.temperature,
             value.max_tokens,
@@ -242,6 +245,7 @@ class Conversation:
             value.repeat_penalty,
             value.seed,
             value.context_length,
+            value.cpu_moe,
         )
 
     def messages(self, inline: int | None = None) -> list[Message]:

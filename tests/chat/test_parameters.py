@@ -139,3 +139,12 @@ def test_a_chats_context_length_is_what_the_model_is_loaded_with(tiny_chat) -> N
         assert loaded.report.context_length == 512
     finally:
         context.close()
+
+
+def test_the_experts_place_takes_the_settings_words_or_a_layer_count_only() -> None:
+    # engine.cpu_moe's values, per chat (issue 46): None (the setting), "all", "none", N.
+    for good in (None, "all", "none", 0, 3, 10_000):
+        assert Sampling.from_dict({"cpu_moe": good}).cpu_moe == good
+    for bad in ("auto", "some", -1, 10_001, 1.5, True):
+        assert Sampling.from_dict({"cpu_moe": bad}, Sampling(cpu_moe=2)).cpu_moe == 2
+    assert Sampling(cpu_moe="all").generation_params().cpu_moe == "all"

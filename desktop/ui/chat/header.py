@@ -87,11 +87,13 @@ class ChatHeader(QWidget):
         *,
         reasoning: Callable[[str], bool] | None = None,
         trained: Callable[[str], int | None] | None = None,
+        experts: Callable[[str], int] | None = None,
     ) -> None:
         super().__init__(parent)
         self._current, self._presets = current, presets
         self._reasoning = reasoning or (lambda _ref: False)  # does this model think first?
         self._trained = trained or (lambda _ref: None)  # the model's trained context
+        self._experts = experts or (lambda _ref: 0)  # layers of a mixture-of-experts model
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -235,6 +237,7 @@ class ChatHeader(QWidget):
         self._show_think(chat.model)
         self.temperature.setValue(chat.temperature)
         self.parameters.set_model_maximum(self._trained(chat.model) if chat.model else None)
+        self.parameters.set_expert_layers(self._experts(chat.model) if chat.model else 0)
         self.parameters.show_sampling(chat.sampling)
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.setChecked(chat.ephemeral)
@@ -321,6 +324,7 @@ class ChatHeader(QWidget):
             chat.model = str(self.model_box.itemData(number))
             self._show_think(chat.model)
             self.parameters.set_model_maximum(self._trained(chat.model))
+            self.parameters.set_expert_layers(self._experts(chat.model))
 
     def _show_think(self, ref: str) -> None:
         # Only reasoning models have a switch to offer; others would ignore it.

@@ -76,6 +76,7 @@ class ChatView(QWidget):
         sees: Callable[[str], bool] | None = None,
         context_of: Callable[[str], int | None] | None = None,
         trained_context: Callable[[str], int | None] | None = None,
+        moe_layers: Callable[[str], int] | None = None,
         image_limits: ImageLimits = DEFAULT_LIMITS,
         usage: Callable[[UsageRow], None] | None = None,
     ) -> None:
@@ -83,6 +84,7 @@ class ChatView(QWidget):
         self._usage = usage  # each turn's content-free usage row (the Usage tab's "EdgeDesk")
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._trained = trained_context  # a model ref's trained context (the context box)
+        self._moe_layers = moe_layers  # a mixture-of-experts model's layers (the experts box)
         self._scheduler = scheduler
         self._pool = pool
         self._saver = saver
@@ -147,6 +149,7 @@ class ChatView(QWidget):
             self._presets,
             reasoning=self._reasoning,
             trained=self._trained,
+            experts=self._moe_layers,
         )
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
