@@ -1428,11 +1428,6 @@
         <translation>此混合专家模型的专家放在哪里：自动——GPU 放得下多少就放多少；全部放在内存——GPU 只留给注意力层和 KV 缓存；放在 GPU 上——按整层放置；或把前 N 层的专家放在内存。更改选择会重新加载模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="89"/>
-        <source> layers</source>
-        <translation> 层</translation>
-    </message>
-    <message>
         <location filename="../../desktop/ui/chat/parameters_panel.py" line="90"/>
         <source>Layers whose experts stay in RAM</source>
         <translation>专家留在内存中的层数</translation>

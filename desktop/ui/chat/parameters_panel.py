@@ -86,7 +86,7 @@ class ExpertsBox(QWidget):
         )
         self.layers = QSpinBox()
         self.layers.setRange(1, 1)
-        self.layers.setSuffix(self.tr(" layers"))
+        self.layers.setPrefix("N = ")  # the N of "First N layers in RAM"
         self.layers.setAccessibleName(self.tr("Layers whose experts stay in RAM"))
         self.layers.setVisible(False)
         row.addWidget(self.choice, 1)
