@@ -24,12 +24,12 @@ LEFT = Qt.MouseButton.LeftButton
 CALL = '<tool_call>{"name": "add", "arguments": {"a": 20, "b": 22}}</tool_call>'
 
 
-def _add_calc(qtbot, win: MainWindow) -> None:
+def _add_calc(qtbot, win: MainWindow, name: str = "calc") -> None:
     win.show_page("tools")
     qtbot.mouseClick(win.tools.add_button, LEFT)
     form = win.tools.form
     assert form is not None
-    form.name.setText("calc")
+    form.name.setText(name)
     form.command.setText(f'"{sys.executable}" "{SERVERS}" calc')
     qtbot.mouseClick(form.save_button, LEFT)
     win.show_page("chat")
@@ -58,6 +58,8 @@ def test_the_header_says_tools_are_on_and_the_switch_turns_them_off_for_this_cha
     assert turn is not None and turn.content == "It is 42."
     assert sorted(_offered(engine, 0)) == ["add", "divide"]
     assert switch.text() == "Tools: 2 tools"  # the calculator's, now that it has run
+    _add_calc(qtbot, window, "calc2")
+    assert switch.text() == "Tools: 2 servers"  # counted again: the tools not known yet
 
     asked: list[ToolApproval] = []
     window.chat.approval_shown.connect(asked.append)

@@ -106,6 +106,7 @@ class ChatView(QWidget):
         self._worker: GenerationWorker | None = None
         self.approval: ToolApproval | None = None  # the open question about tool calls
         self._pending: PendingTurn | None = None  # the answer being generated
+        self._tool_servers = 0  # the tool servers counted last (the header's Tools switch)
         self._editing: int | None = None
         self._missing: str | None = None  # the model the running answer found missing
         self._build()
@@ -284,6 +285,8 @@ class ChatView(QWidget):
             servers = sum(1 for s in box.states(start=False) if s.refusal is None)
         except EdgeDeskError:
             servers = 0  # a damaged mcp.json: the Tools page says why
+        if servers != self._tool_servers:  # added or removed: the last count is stale
+            self._tool_servers, self.core.mcp_tools = servers, None
         self.header.set_tools(servers, self.core.mcp_tools if servers else None)
 
     def _collection_changed(self, chat: object) -> None:
