@@ -160,6 +160,12 @@ def kept_versions(every: list[Turn]) -> list[Turn]:
     ]
 
 
+def tools_switch(parameters: dict[str, Any] | None) -> bool:
+    """A stored chat's Tools switch from its parameters: on unless saved as off (chats
+    from before the switch existed, and damaged values, keep their tools)."""
+    return not (isinstance(parameters, dict) and parameters.get("tools") is False)
+
+
 def title_for(question: str) -> str:
     """The title a chat gets from its first question ('' for a blank one)."""
     line = " ".join(question.split())
@@ -182,9 +188,11 @@ class Conversation:
     repeat_penalty: float = Sampling.repeat_penalty
     seed: int | None = Sampling.seed  # None: a random seed for each answer
     context_length: int | None = Sampling.context_length  # None: the model's fitted context
+    cpu_moe: str | int | None = Sampling.cpu_moe  # None: engine.cpu_moe (experts' place)
     ephemeral: bool = False
     collection: str = ""  # the document collection that grounds answers ("" for none)
     think: bool = True  # a reasoning model may think first (False: enable_thinking off)
+    tools: bool = True  # the MCP tools may be offered to the model (the header's switch)
     turns: list[Turn] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     store_id: int | None = None  # the store's id once the first message is saved
@@ -195,6 +203,11 @@ class Conversation:
     def answer_settings(self) -> dict[str, Any]:
         """What an answer made now is stored with: the sampling and the system prompt."""
         return {**self.sampling.to_dict(), "system_prompt": self.system_prompt}
+
+    def stored_parameters(self) -> dict[str, Any]:
+        """What the store keeps as the chat's parameters: the sampling and the Tools switch
+        (``tools``, read back by ``tools_switch``; ``Sampling.from_dict`` skips it)."""
+        return {**self.sampling.to_dict(), "tools": self.tools}
 
     @property
     def sampling(self) -> Sampling:
@@ -208,6 +221,7 @@ class Conversation:
             self.repeat_penalty,
             self.seed,
             self.context_length,
+            self.cpu_moe,
         )
 
     @sampling.setter
@@ -221,6 +235,7 @@ class Conversation:
             self.repeat_penalty,
             self.seed,
             self.context_length,
+            self.cpu_moe,
         ) = (
             value.temperature,
             value.max_tokens,
@@ -230,6 +245,7 @@ class Conversation:
             value.repeat_penalty,
             value.seed,
             value.context_length,
+            value.cpu_moe,
         )
 
     def messages(self, inline: int | None = None) -> list[Message]:

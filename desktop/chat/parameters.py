@@ -44,6 +44,10 @@ class Sampling:
     repeat_penalty: float = _LLAMA_CPP.repeat_penalty
     seed: int | None = None  # None: a new random seed for each answer
     context_length: int | None = None  # None: the context fitted to this machine
+    # A mixture-of-experts model's routed experts (``engine.cpu_moe`` for this chat's
+    # model): None: the setting (auto by default); "all": every one in RAM; "none": on
+    # the GPU with their layers; N: those of the first N layers in RAM.
+    cpu_moe: str | int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values, as the store, the presets and the exports keep them."""
@@ -60,7 +64,9 @@ class Sampling:
         for name, value in (data or {}).items():
             if name in LIMITS and valid(name, value):
                 out[name] = (
-                    value if value is None else (int(value) if LIMITS[name].whole else float(value))
+                    value
+                    if value is None or isinstance(value, str)
+                    else (int(value) if LIMITS[name].whole else float(value))
                 )
         return cls(**out)
 
@@ -75,6 +81,7 @@ class Sampling:
             repeat_penalty=self.repeat_penalty,
             seed=self.seed,
             context_length=self.context_length,
+            cpu_moe=self.cpu_moe,
         )
 
 
@@ -92,7 +99,10 @@ LIMITS: dict[str, Limit] = {
     # The context the model is loaded with for this chat (None: fitted to the machine);
     # the resolver's own bounds are 64 to 1M tokens, a chat's start at 256.
     "context_length": Limit(256, 1_048_576, _DEFAULT.context_length, whole=True),
+    # Layers whose experts stay in RAM (engine.cpu_moe's bounds); or one of EXPERT_WORDS.
+    "cpu_moe": Limit(0, 10_000, None, whole=True),
 }
+EXPERT_WORDS = ("all", "none")  # cpu_moe's words besides a number (None: the setting)
 
 
 def valid(name: str, value: object) -> bool:
@@ -102,6 +112,8 @@ def valid(name: str, value: object) -> bool:
         return False
     if value is None:
         return limit.default is None
+    if isinstance(value, str):
+        return name == "cpu_moe" and value in EXPERT_WORDS
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     if limit.whole and not (isinstance(value, int) or float(value).is_integer()):

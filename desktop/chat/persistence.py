@@ -15,7 +15,7 @@ from typing import Any
 
 from desktop.base.audit import Auditor, NoAudit
 from desktop.base.errors import EdgeDeskError
-from desktop.chat.conversation import Conversation, ToolStep, Turn
+from desktop.chat.conversation import Conversation, ToolStep, Turn, tools_switch
 from desktop.chat.grounding import cite, stored_sources
 from desktop.chat.parameters import Sampling
 from desktop.engine.types import Chunk, Role, Usage
@@ -109,6 +109,7 @@ class ChatSaver:
                 loaded=False,
             )
             chat.sampling = Sampling.from_dict(c.parameters)  # invalid values: defaults
+            chat.tools = tools_switch(c.parameters)
             chats.append(chat)
         return chats
 
@@ -141,7 +142,7 @@ class ChatSaver:
                 ephemeral=chat.ephemeral,
                 collection=chat.collection or None,
                 think=chat.think,
-                parameters=chat.sampling.to_dict(),
+                parameters=chat.stored_parameters(),
             )
             chat.store_id = created.id
         for turn in chat.turns[chat.synced : upto]:
@@ -222,10 +223,10 @@ class ChatSaver:
             self.store.set_collection(chat.store_id, chat.collection or None)
 
     def set_parameters(self, chat: Conversation) -> None:
-        """Store the chat's sampling settings (a chat not saved yet gets them when it is
-        created)."""
+        """Store the chat's sampling settings and its Tools switch (a chat not saved yet
+        gets them when it is created)."""
         if chat.store_id is not None:
-            self.store.set_parameters(chat.store_id, chat.sampling.to_dict())
+            self.store.set_parameters(chat.store_id, chat.stored_parameters())
 
     def set_think(self, chat: Conversation) -> None:
         """Store the chat's Think switch (a chat not saved yet gets it when it is created)."""

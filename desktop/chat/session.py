@@ -41,7 +41,7 @@ from desktop.chat.persistence import ChatSaver
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message, ToolCall
 from desktop.tools.toolbox import ToolBox, ToolSet
-from desktop.tools.types import ToolSpec
+from desktop.tools.types import BUILTIN, ToolSpec
 
 MAX_TOOL_STEPS = 8  # rounds of tool calls in one answer before it must answer in words
 
@@ -168,6 +168,9 @@ class ChatCore:
         self.preapproved = frozenset(preapproved)  # --yes-tools: run without asking
         self.always: set[str] = set()  # "Always for this tool" answers, this session
         self.max_tool_steps = max_tool_steps
+        # How many MCP tools the last answer that asked for them was offered (None: none
+        # asked yet); the window's Tools switch shows it. Written by the worker thread.
+        self.mcp_tools: int | None = None
         # Whether a model takes pictures (None: not known here; the engine decides).
         self.sees = sees
         # A model's context in tokens (None: not known), which sizes inlined documents.
@@ -423,7 +426,11 @@ class ChatCore:
             if on_sources is not None:
                 on_sources(list(pending.sources))
             asker = approve_all or (one_by_one(approve) if approve is not None else None)
-            offered = self._offered(asker is not None, grounded=bool(pending.chat.collection))
+            offered = self._offered(
+                asker is not None,
+                grounded=bool(pending.chat.collection),
+                mcp=pending.chat.tools,
+            )
             while True:
                 tools = offered if offered.specs and len(steps) < self.max_tool_steps else None
                 out.clear()
@@ -481,16 +488,19 @@ class ChatCore:
             # Stopped while waiting for the model: an answer that ended before it began.
         return final, calls
 
-    def _offered(self, can_ask: bool, *, grounded: bool) -> ToolSet:
+    def _offered(self, can_ask: bool, *, grounded: bool, mcp: bool = True) -> ToolSet:
         """The tools this answer may call: the document tools in a chat grounded in a
-        collection; MCP tools when each call can be approved (a view that asks, or tools
-        pre-approved with --yes-tools)."""
+        collection; MCP tools when the chat's Tools switch (``mcp``) is on and each call
+        can be approved (a view that asks, or tools pre-approved with --yes-tools)."""
         if self.tools is None:
             return ToolSet()
-        can_ask = can_ask or bool(self.preapproved)
+        can_ask = mcp and (can_ask or bool(self.preapproved))
         # A chat on "No documents" gets no document tools: their specs cost ~250 prompt
         # tokens every turn, and a small model given them echoes their JSON as its answer.
-        return self.tools.available(mcp=can_ask, builtins=grounded)
+        offered = self.tools.available(mcp=can_ask, builtins=grounded)
+        if can_ask:
+            self.mcp_tools = sum(1 for s in offered.specs.values() if s.server != BUILTIN)
+        return offered
 
     def _calls(
         self,

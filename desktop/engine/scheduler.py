@@ -61,7 +61,8 @@ log = logging.getLogger("edgedesk.engine")
 
 LoadFn = Callable[[ModelSpec], Engine]
 T = TypeVar("T")
-ResolveFn = Callable[..., ModelSpec]  # (ref) -> spec; (ref, context_length=N) when asked
+# (ref) -> spec; (ref, context_length=N, cpu_moe=...) with those a request asks for
+ResolveFn = Callable[..., ModelSpec]
 
 
 CRASHES_TO_BROKEN = 3  # loads in a row that crash their worker before a model is "broken"
@@ -346,14 +347,13 @@ class Scheduler:
         cancel: threading.Event | None = None,
         count: bool = True,
         context_length: int | None = None,
+        cpu_moe: str | int | None = None,
     ) -> Iterator[_Lease]:
         """Hold one admission to ``ref``'s engine (loading it first if needed; with
-        ``context_length``, loaded with that context: a different one reloads it)."""
-        spec = (
-            self._resolve(ref)
-            if context_length is None
-            else self._resolve(ref, context_length=context_length)
-        )
+        ``context_length`` or ``cpu_moe``, loaded with that context or expert placement:
+        a different one reloads it)."""
+        asked = {"context_length": context_length, "cpu_moe": cpu_moe}
+        spec = self._resolve(ref, **{k: v for k, v in asked.items() if v is not None})
         if why := self._broken.reason(spec.model_id):
             raise ModelBroken(
                 f"{spec.model_id} crashed every time it loaded ({why}); it is not loaded "
@@ -519,8 +519,11 @@ class Scheduler:
         produce: Callable[[Engine], Iterator[Chunk]],
         cancel: threading.Event | None,
         context_length: int | None = None,
+        cpu_moe: str | int | None = None,
     ) -> Iterator[Chunk]:
-        with self._use(model, stream=True, cancel=cancel, context_length=context_length) as lease:
+        with self._use(
+            model, stream=True, cancel=cancel, context_length=context_length, cpu_moe=cpu_moe
+        ) as lease:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("stopped before it started")
             for chunk in produce(lease.engine):
@@ -537,9 +540,13 @@ class Scheduler:
         self, model: str, call: ChatCall, cancel: threading.Event | None = None
     ) -> Iterator[Chunk]:
         """Stream a chat answer from ``model`` once it has a free slot (loaded with
-        ``call.params.context_length`` when that is set)."""
+        ``call.params.context_length`` and ``call.params.cpu_moe`` when they are set)."""
         return self._run_stream(
-            model, lambda e: e.stream_chat(call, cancel), cancel, call.params.context_length
+            model,
+            lambda e: e.stream_chat(call, cancel),
+            cancel,
+            call.params.context_length,
+            call.params.cpu_moe,
         )
 
     def stream_completion(

@@ -118,6 +118,10 @@ class GenerationParams:
     # The context the model is to be loaded with for this request (a chat's own setting);
     # None: the fitted one. The scheduler reloads a model whose context differs.
     context_length: int | None = None
+    # Where a mixture-of-experts model's routed experts go for this request (a chat's own
+    # ``engine.cpu_moe``: "all", "none" or N layers in RAM); None: the setting. The
+    # scheduler reloads a model placed otherwise.
+    cpu_moe: str | int | None = None
 
 
 @dataclass(frozen=True)

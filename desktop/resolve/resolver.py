@@ -148,8 +148,11 @@ class ModelResolver:
             known=known,
         )
 
-    def __call__(self, ref: str, *, context_length: int | None = None) -> ModelSpec:
-        """Resolve ``ref`` to a ModelSpec fitted to this machine."""
+    def __call__(
+        self, ref: str, *, context_length: int | None = None, cpu_moe: str | int | None = None
+    ) -> ModelSpec:
+        """Resolve ``ref`` to a ModelSpec fitted to this machine (``cpu_moe``: this
+        request's ``engine.cpu_moe``, a chat's own expert placement)."""
         if self.remote is not None and (spec := self.remote(ref)) is not None:
             return spec
         path, entry, files = self.locate(ref)
@@ -161,7 +164,11 @@ class ModelResolver:
             files,
             self.info(path),
             hardware=self.hardware,
-            settings=self.engine_settings,
+            settings=(
+                self.engine_settings
+                if cpu_moe is None
+                else self.engine_settings.model_copy(update={"cpu_moe": cpu_moe})
+            ),
             gpu_offload=self.gpu_offload,
             paths=self.paths,
             context_length=context_length,

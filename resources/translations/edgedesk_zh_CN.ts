@@ -132,137 +132,172 @@
 <context>
     <name>ChatHeader</name>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="99"/>
+        <location filename="../../desktop/ui/chat/header.py" line="102"/>
         <source>Model for this chat</source>
         <translation>此对话使用的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="100"/>
+        <location filename="../../desktop/ui/chat/header.py" line="103"/>
         <source>Choose a model…</source>
         <translation>选择模型…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="107"/>
+        <location filename="../../desktop/ui/chat/header.py" line="110"/>
         <source>Documents that ground the answers</source>
         <translation>用于支撑回答的文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="269"/>
+        <location filename="../../desktop/ui/chat/header.py" line="198"/>
+        <source>On: the model may call the tools of %1. Off: no tools in this chat; other chats keep theirs.</source>
+        <translation>开：模型可以调用 %1 的工具。关：此对话不使用工具；其他对话不受影响。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="309"/>
         <source>Answer from a document collection, with numbered citations</source>
         <translation>根据文档集回答，并附编号引用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="113"/>
+        <location filename="../../desktop/ui/chat/header.py" line="116"/>
         <source>Temperature </source>
         <translation>温度 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="114"/>
+        <location filename="../../desktop/ui/chat/header.py" line="117"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="116"/>
+        <location filename="../../desktop/ui/chat/header.py" line="119"/>
         <source>Ephemeral</source>
         <translation>临时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="117"/>
+        <location filename="../../desktop/ui/chat/header.py" line="120"/>
         <source>Ephemeral chats are never saved to disk</source>
         <translation>临时对话永远不会保存到磁盘</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="118"/>
+        <location filename="../../desktop/ui/chat/header.py" line="121"/>
         <source>Ephemeral chat</source>
         <translation>临时对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="120"/>
+        <location filename="../../desktop/ui/chat/header.py" line="123"/>
         <source>Think</source>
         <translation>思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="123"/>
+        <location filename="../../desktop/ui/chat/header.py" line="126"/>
         <source>Let this reasoning model think before it answers; off, it answers at once (faster, less careful)</source>
         <translation>让推理模型先思考再回答；关闭后立即回答（更快，但不够周全）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="127"/>
+        <location filename="../../desktop/ui/chat/header.py" line="130"/>
         <source>Think before answering</source>
         <translation>回答前先思考</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="145"/>
+        <location filename="../../desktop/ui/chat/header.py" line="144"/>
         <source>Ephemeral chat: nothing of it is saved to disk; it is gone when EdgeDesk closes.</source>
         <translation>临时对话：不会保存到磁盘，关闭 EdgeDesk 后即消失。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="159"/>
+        <location filename="../../desktop/ui/chat/header.py" line="158"/>
         <source>Parameters</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="162"/>
+        <location filename="../../desktop/ui/chat/header.py" line="161"/>
         <source>Max tokens, top-p, top-k, min-p, repeat penalty and seed for this chat</source>
         <translation>此对话的最大词元数、top-p、top-k、min-p、重复惩罚和种子</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="164"/>
+        <location filename="../../desktop/ui/chat/header.py" line="163"/>
         <source>Show the sampling parameters</source>
         <translation>显示采样参数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="174"/>
+        <location filename="../../desktop/ui/chat/header.py" line="175"/>
+        <source>Offer the MCP tools in this chat</source>
+        <translation>在此对话中提供 MCP 工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="185"/>
+        <source>1 server</source>
+        <translation>1 个服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="187"/>
+        <source>%1 servers</source>
+        <translation>%1 个服务器</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="193"/>
+        <source>1 tool</source>
+        <translation>1 个工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="193"/>
+        <source>%1 tools</source>
+        <translation>%1 个工具</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="195"/>
+        <source>Tools: %1</source>
+        <translation>工具：%1</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/header.py" line="207"/>
         <source>System prompt (optional)</source>
         <translation>系统提示词（可选）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="175"/>
+        <location filename="../../desktop/ui/chat/header.py" line="208"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="178"/>
+        <location filename="../../desktop/ui/chat/header.py" line="211"/>
         <source>System prompt presets</source>
         <translation>系统提示词预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="179"/>
+        <location filename="../../desktop/ui/chat/header.py" line="212"/>
         <source>Presets</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="181"/>
+        <location filename="../../desktop/ui/chat/header.py" line="214"/>
         <source>Save preset…</source>
         <translation>保存预设…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="183"/>
+        <location filename="../../desktop/ui/chat/header.py" line="216"/>
         <source>Save this system prompt as a named preset</source>
         <translation>将此系统提示词保存为命名预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="248"/>
+        <location filename="../../desktop/ui/chat/header.py" line="288"/>
         <source>No documents</source>
         <translation>不使用文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="250"/>
+        <location filename="../../desktop/ui/chat/header.py" line="290"/>
         <source>Docs: </source>
         <translation>文档：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="273"/>
+        <location filename="../../desktop/ui/chat/header.py" line="313"/>
         <source>The document collection “%1” this chat used no longer exists; answers are not grounded in documents.</source>
         <translation>此对话使用的文档集“%1”已不存在；回答将不再基于文档。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="397"/>
+        <location filename="../../desktop/ui/chat/header.py" line="444"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/header.py" line="397"/>
+        <location filename="../../desktop/ui/chat/header.py" line="444"/>
         <source>Name for this system prompt:</source>
         <translation>此系统提示词的名称：</translation>
     </message>
@@ -428,12 +463,12 @@
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="328"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="329"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="330"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="331"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
@@ -451,32 +486,32 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="309"/>
+        <location filename="../../desktop/ui/chat/view.py" line="332"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="311"/>
+        <location filename="../../desktop/ui/chat/view.py" line="334"/>
         <source>Delete “%1” and all its messages? Undo brings it back for a few seconds.</source>
         <translation>删除“%1”及其全部消息？几秒钟内可用“撤销”恢复。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="346"/>
+        <location filename="../../desktop/ui/chat/view.py" line="369"/>
         <source>Deleted “%1”.</source>
         <translation>已删除“%1”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="401"/>
+        <location filename="../../desktop/ui/chat/view.py" line="424"/>
         <source>Still reading the attached files; send again in a moment.</source>
         <translation>仍在读取附加的文件，请稍后再发送。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="406"/>
+        <location filename="../../desktop/ui/chat/view.py" line="429"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="467"/>
+        <location filename="../../desktop/ui/chat/view.py" line="490"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -1366,6 +1401,39 @@
     </message>
 </context>
 <context>
+    <name>ExpertsBox</name>
+    <message>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="75"/>
+        <source>Auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="76"/>
+        <source>All in RAM</source>
+        <translation>全部放在内存</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="77"/>
+        <source>On GPU</source>
+        <translation>放在 GPU 上</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="78"/>
+        <source>First N layers in RAM</source>
+        <translation>前 N 层放在内存</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="81"/>
+        <source>Where this mixture-of-experts model keeps its experts: Auto fits as many on the GPU as there is room for; All in RAM leaves the GPU to attention and the KV cache; On GPU places whole layers; or the experts of the first N layers in RAM. Another choice reloads the model.</source>
+        <translation>此混合专家模型的专家放在哪里：自动——GPU 放得下多少就放多少；全部放在内存——GPU 只留给注意力层和 KV 缓存；放在 GPU 上——按整层放置；或把前 N 层的专家放在内存。更改选择会重新加载模型。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="90"/>
+        <source>Layers whose experts stay in RAM</source>
+        <translation>专家留在内存中的层数</translation>
+    </message>
+</context>
+<context>
     <name>FirstRunDialog</name>
     <message>
         <location filename="../../desktop/ui/shell/first_run.py" line="93"/>
@@ -2055,158 +2123,158 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="236"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="237"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="237"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="238"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="238"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="239"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="239"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="240"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="240"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="241"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="250"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="251"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="307"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="308"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="309"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="310"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="311"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="312"/>
         <source>No chat model loaded</source>
         <translation>未加载对话模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="313"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="314"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="315"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="316"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="317"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="318"/>
         <source>● Offline mode</source>
         <translation>● 离线模式</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="321"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="322"/>
         <source>No network connection will be made (Settings: Network)</source>
         <translation>不会建立任何网络连接（设置：网络）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="515"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="528"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="540"/>
-        <location filename="../../desktop/ui/shell/main_window.py" line="561"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="553"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="574"/>
         <source>The new language shows the next time EdgeDesk starts.</source>
         <translation>新语言将在 EdgeDesk 下次启动时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="544"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="557"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="546"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="559"/>
         <source>The new language shows after EdgeDesk restarts. Restart now? Answers being written are stopped; your chats are kept.</source>
         <translation>新语言在 EdgeDesk 重新启动后生效。现在重新启动吗？正在生成的回答会停止；你的对话都会保留。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="552"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="565"/>
         <source>Restart now</source>
         <translation>立即重新启动</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="553"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="566"/>
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="590"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="603"/>
         <source>your passphrase</source>
         <translation>你的密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="592"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="605"/>
         <source>this computer&apos;s keyring</source>
         <translation>这台电脑的密钥环</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="595"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="608"/>
         <source>Your data is now encrypted; the key is in %1. Chats, documents and their indexes are unreadable without it.</source>
         <translation>你的数据现已加密；密钥保存在%1中。没有它，对话、文档及其索引都无法读取。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="600"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="613"/>
         <source>Your data is no longer encrypted: chats and document indexes are now plain files. Turn encryption on again in Settings at any time.</source>
         <translation>你的数据已不再加密：对话和文档索引现在是普通文件。可随时在设置中重新开启加密。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="608"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="621"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="649"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="662"/>
         <source>The answer being written stops where it is.</source>
         <translation>正在生成的回答会停在当前位置。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="652"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="665"/>
         <source>The local API server at %1 stops: programs using it lose it.</source>
         <translation>位于 %1 的本地 API 服务器会停止：正在使用它的程序将无法再连接。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="660"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="673"/>
         <source>Quit EdgeDesk?</source>
         <translation>退出 EdgeDesk？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="661"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="674"/>
         <source>Quitting EdgeDesk now:</source>
         <translation>现在退出 EdgeDesk：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="668"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="681"/>
         <source>To keep the server running with the window closed, tick &quot;Closing the window keeps the server running in the tray&quot; in Settings.</source>
         <translation>若要在关闭窗口后让服务器继续运行，请在设置中勾选“关闭窗口后服务器继续在托盘中运行”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="673"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="686"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="708"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="721"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -2860,99 +2928,104 @@
 <context>
     <name>ParametersPanel</name>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="75"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="138"/>
         <source>The longest answer, in tokens</source>
         <translation>回答的最大长度（词元）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="79"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="142"/>
         <source>Sample only from the most likely tokens that together reach this probability (1 = off)</source>
         <translation>只从累计概率达到此值的最可能词元中采样（1 = 关闭）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="84"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="147"/>
         <source>Off</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="85"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="148"/>
         <source>Sample only from this many most likely tokens (0 = off)</source>
         <translation>只从这么多个最可能的词元中采样（0 = 关闭）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="88"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="151"/>
         <source>Leave out tokens less likely than this share of the most likely one (0 = off)</source>
         <translation>排除概率低于最可能词元该比例的词元（0 = 关闭）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="91"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="154"/>
         <source>Make recently used tokens less likely (1 = off)</source>
         <translation>降低最近用过的词元的概率（1 = 关闭）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="94"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="157"/>
         <source>Random</source>
         <translation>随机</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="97"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="160"/>
         <source>The same seed, question and settings give the same answer; Random picks a new one each time</source>
         <translation>相同的种子、问题和设置会得到相同的回答；“随机”每次选一个新种子</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="104"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="167"/>
         <source>Auto</source>
         <translation>自动</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="108"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="171"/>
         <source>Tokens the model keeps in mind, this chat&apos;s question and history included; Auto fits it to this machine. Another value reloads the model.</source>
         <translation>模型能记住的词元数，包括此对话的问题和历史；“自动”按本机适配。改为其他值会重新加载模型。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="114"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="179"/>
         <source>Defaults</source>
         <translation>默认值</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="115"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="180"/>
         <source>Put every parameter back to its default</source>
         <translation>将所有参数恢复为默认值</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="118"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="183"/>
         <source>Max tokens</source>
         <translation>最大词元数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="119"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="184"/>
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="120"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="185"/>
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="121"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="186"/>
         <source>Min-p</source>
         <translation>Min-p</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="122"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="187"/>
         <source>Repeat penalty</source>
         <translation>重复惩罚</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="123"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="188"/>
         <source>Seed</source>
         <translation>种子</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/parameters_panel.py" line="124"/>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="189"/>
         <source>Context</source>
         <translation>上下文</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/chat/parameters_panel.py" line="190"/>
+        <source>Experts</source>
+        <translation>专家</translation>
     </message>
 </context>
 <context>

@@ -109,7 +109,8 @@ def test_parameters_travel_in_the_json_export_and_bad_ones_read_as_defaults() ->
     core = ChatCore(Scripted("Fine."), saver)
     core.run(core.ask(chat, "Hi"))
     exported = json.loads(store.export_json())
-    assert exported["conversations"][0]["parameters"] == CHOSEN.to_dict()
+    # The chat's Tools switch travels beside the sampling (issue 50, item 6).
+    assert exported["conversations"][0]["parameters"] == {**CHOSEN.to_dict(), "tools": True}
 
     exported["conversations"][0]["parameters"]["top_p"] = 9  # edited by hand
     store.import_json(json.dumps(exported))
@@ -138,3 +139,12 @@ def test_a_chats_context_length_is_what_the_model_is_loaded_with(tiny_chat) -> N
         assert loaded.report.context_length == 512
     finally:
         context.close()
+
+
+def test_the_experts_place_takes_the_settings_words_or_a_layer_count_only() -> None:
+    # engine.cpu_moe's values, per chat (issue 46): None (the setting), "all", "none", N.
+    for good in (None, "all", "none", 0, 3, 10_000):
+        assert Sampling.from_dict({"cpu_moe": good}).cpu_moe == good
+    for bad in ("auto", "some", -1, 10_001, 1.5, True):
+        assert Sampling.from_dict({"cpu_moe": bad}, Sampling(cpu_moe=2)).cpu_moe == 2
+    assert Sampling(cpu_moe="all").generation_params().cpu_moe == "all"

@@ -1,5 +1,5 @@
-"""The controls above a chat: model, temperature, ephemeral, system prompt with presets, and
-the document collection that grounds the answers."""
+"""The controls above a chat: model, temperature, ephemeral, system prompt with presets, the
+document collection that grounds the answers, and the chat's Tools switch."""
 
 from __future__ import annotations
 
@@ -73,6 +73,7 @@ class ChatHeader(QWidget):
     ephemeral_toggled = Signal(object)  # the Conversation
     collection_changed = Signal(object)  # the Conversation whose collection the user chose
     think_changed = Signal(object)  # the Conversation whose Think switch the user flipped
+    tools_changed = Signal(object)  # the Conversation whose Tools switch the user flipped
     # The Conversation whose sampling settings (temperature, the parameters panel, a
     # preset's) changed.
     parameters_changed = Signal(object)
@@ -86,11 +87,13 @@ class ChatHeader(QWidget):
         *,
         reasoning: Callable[[str], bool] | None = None,
         trained: Callable[[str], int | None] | None = None,
+        experts: Callable[[str], int] | None = None,
     ) -> None:
         super().__init__(parent)
         self._current, self._presets = current, presets
         self._reasoning = reasoning or (lambda _ref: False)  # does this model think first?
         self._trained = trained or (lambda _ref: None)  # the model's trained context
+        self._experts = experts or (lambda _ref: 0)  # layers of a mixture-of-experts model
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -133,11 +136,7 @@ class ChatHeader(QWidget):
         row.addWidget(self.ephemeral)
         row.addWidget(self.think)
         layout.addLayout(row)
-        prompt_row = self._build_prompt_row()
-        # In the second row, which has room to spare: the first sets the window's minimum
-        # width (issue 24, blocker 2).
-        self._build_parameters(prompt_row)
-        layout.addLayout(prompt_row)
+        layout.addLayout(self._build_prompt_row())
         layout.addWidget(self.parameters)
         # Said in words above the transcript: the list's marker alone went unnoticed.
         self.ephemeral_banner = FitLabel(
@@ -168,6 +167,40 @@ class ChatHeader(QWidget):
         self.parameters.changed.connect(self._parameters_changed)
         self.parameters_button.toggled.connect(self.parameters.setVisible)
 
+    def _build_tools(self, row: QHBoxLayout) -> None:
+        # Whether this chat's model is offered the MCP tools, and how many there are;
+        # hidden until a tool server is configured (set_tools).
+        self.tools_switch = QCheckBox()
+        self.tools_switch.setChecked(True)
+        self.tools_switch.setAccessibleName(self.tr("Offer the MCP tools in this chat"))
+        self.tools_switch.toggled.connect(self._tools_changed)
+        self.tools_switch.setVisible(False)
+        row.addWidget(self.tools_switch)
+        self.set_tools(0, None)
+
+    def set_tools(self, servers: int, tools: int | None) -> None:
+        """Say how many tool servers may run (and, once known, how many tools they
+        offer); no switch when there is no server."""
+        servers_text = (
+            self.tr("1 server")
+            if servers == 1
+            else self.tr("%1 servers").replace("%1", str(servers))
+        )
+        if tools is None:
+            count = servers_text
+        else:
+            count = (
+                self.tr("1 tool") if tools == 1 else self.tr("%1 tools").replace("%1", str(tools))
+            )
+        self.tools_switch.setText(self.tr("Tools: %1").replace("%1", count))
+        self.tools_switch.setToolTip(
+            self.tr(
+                "On: the model may call the tools of %1. "
+                "Off: no tools in this chat; other chats keep theirs."
+            ).replace("%1", servers_text)
+        )
+        self.tools_switch.setVisible(servers > 0)
+
     def _build_prompt_row(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.system_prompt = QLineEdit()
@@ -186,18 +219,25 @@ class ChatHeader(QWidget):
         row.addWidget(self.system_prompt, 1)
         row.addWidget(self.preset_box)
         row.addWidget(self.save_preset_button)
+        # In the second row, which has room to spare: the first sets the window's minimum
+        # width (issue 24, blocker 2).
+        self._build_parameters(row)
+        self._build_tools(row)
         return row
 
     # ------------------------------------------------------------------ showing a chat
     def show_chat(self, chat: Conversation) -> None:
         """Show ``chat``'s settings without writing them back."""
-        for widget in (self.temperature, self.ephemeral, self.collection_box, self.think):
+        switches = (self.temperature, self.ephemeral, self.collection_box, self.think)
+        for widget in (*switches, self.tools_switch):
             widget.blockSignals(True)
         self.show_model(chat.model)
         self.think.setChecked(chat.think)
+        self.tools_switch.setChecked(chat.tools)
         self._show_think(chat.model)
         self.temperature.setValue(chat.temperature)
         self.parameters.set_model_maximum(self._trained(chat.model) if chat.model else None)
+        self.parameters.set_expert_layers(self._experts(chat.model) if chat.model else 0)
         self.parameters.show_sampling(chat.sampling)
         self.system_prompt.setText(chat.system_prompt)
         self.ephemeral.setChecked(chat.ephemeral)
@@ -206,7 +246,7 @@ class ChatHeader(QWidget):
         missing = self._drop_missing(chat)
         self.collection_box.setCurrentIndex(max(0, self.collection_box.findData(chat.collection)))
         self.preset_box.setCurrentIndex(-1)
-        for widget in (self.temperature, self.ephemeral, self.collection_box, self.think):
+        for widget in (*switches, self.tools_switch):
             widget.blockSignals(False)
         self._say_missing(missing)
 
@@ -284,6 +324,7 @@ class ChatHeader(QWidget):
             chat.model = str(self.model_box.itemData(number))
             self._show_think(chat.model)
             self.parameters.set_model_maximum(self._trained(chat.model))
+            self.parameters.set_expert_layers(self._experts(chat.model))
 
     def _show_think(self, ref: str) -> None:
         # Only reasoning models have a switch to offer; others would ignore it.
@@ -294,6 +335,12 @@ class ChatHeader(QWidget):
         if chat is not None:
             chat.think = checked
             self.think_changed.emit(chat)
+
+    def _tools_changed(self, checked: bool) -> None:
+        chat = self._current()
+        if chat is not None:
+            chat.tools = checked
+            self.tools_changed.emit(chat)
 
     def _collection_chosen(self, number: int) -> None:
         chat = self._current()

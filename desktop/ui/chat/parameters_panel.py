@@ -1,5 +1,5 @@
-"""The chat's parameters panel: max tokens, top-p, top-k, min-p, repeat penalty, seed and
-the context length.
+"""The chat's parameters panel: max tokens, top-p, top-k, min-p, repeat penalty, seed, the
+context length and, for a mixture-of-experts model, where its experts go.
 
 Each value is a spin box bounded by ``chat.parameters.LIMITS``, so a value the engine
 would refuse cannot be typed. Temperature stays next to the model, where it always was.
@@ -10,8 +10,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
+    QComboBox,
     QDoubleSpinBox,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QSpinBox,
@@ -54,6 +56,67 @@ class ContextBox(QSpinBox):
     def set_model_maximum(self, maximum: int | None) -> None:
         """Cap the box at the model's trained context (None: the engine's own limit)."""
         self.setMaximum(max(FIRST_STEP, min(maximum or CONTEXT_HIGH, CONTEXT_HIGH)))
+
+
+FIRST_LAYERS = "first"  # the experts box's "First N layers in RAM" (N in its spin box)
+
+
+class ExpertsBox(QWidget):
+    """Where a mixture-of-experts model's routed experts go (``engine.cpu_moe`` for this
+    chat): Auto, All in RAM, On GPU, or the first N layers' in RAM. Window thread only."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.choice = QComboBox()
+        self.choice.addItem(self.tr("Auto"), None)
+        self.choice.addItem(self.tr("All in RAM"), "all")
+        self.choice.addItem(self.tr("On GPU"), "none")
+        self.choice.addItem(self.tr("First N layers in RAM"), FIRST_LAYERS)
+        self.choice.setToolTip(
+            self.tr(
+                "Where this mixture-of-experts model keeps its experts: Auto fits as many "
+                "on the GPU as there is room for; All in RAM leaves the GPU to attention "
+                "and the KV cache; On GPU places whole layers; or the experts of the first "
+                "N layers in RAM. Another choice reloads the model."
+            )
+        )
+        self.layers = QSpinBox()
+        self.layers.setRange(1, 1)
+        self.layers.setPrefix("N = ")  # the N of "First N layers in RAM"
+        self.layers.setAccessibleName(self.tr("Layers whose experts stay in RAM"))
+        self.layers.setVisible(False)
+        row.addWidget(self.choice, 1)
+        row.addWidget(self.layers)
+        self.choice.currentIndexChanged.connect(self._chosen)
+        self.layers.valueChanged.connect(lambda _v: self.changed.emit())
+
+    def set_layers(self, layers: int) -> None:
+        """The model's layer count: the most N may be."""
+        self.layers.setMaximum(max(1, layers))
+
+    def show_value(self, value: str | int | None) -> None:
+        """Show ``value`` (None, "all", "none" or a number of layers)."""
+        if isinstance(value, int):
+            self.layers.setValue(value)
+            self.choice.setCurrentIndex(self.choice.findData(FIRST_LAYERS))
+        else:
+            self.choice.setCurrentIndex(max(0, self.choice.findData(value)))
+        self.layers.setVisible(self.choice.currentData() == FIRST_LAYERS)
+
+    def value(self) -> str | int | None:
+        """The choice as ``Sampling.cpu_moe`` keeps it."""
+        data = self.choice.currentData()
+        if data == FIRST_LAYERS:
+            return self.layers.value()
+        return data if isinstance(data, str) else None
+
+    def _chosen(self, _number: int) -> None:
+        self.layers.setVisible(self.choice.currentData() == FIRST_LAYERS)
+        self.changed.emit()
 
 
 class ParametersPanel(QWidget):
@@ -111,6 +174,8 @@ class ParametersPanel(QWidget):
             )
         )
         self.context.valueChanged.connect(self._edited)
+        self.experts = ExpertsBox()
+        self.experts.changed.connect(self._edited)
         self.reset_button = QPushButton(self.tr("Defaults"))
         self.reset_button.setToolTip(self.tr("Put every parameter back to its default"))
         self.reset_button.clicked.connect(self.reset)
@@ -122,6 +187,7 @@ class ParametersPanel(QWidget):
             (self.tr("Repeat penalty"), self.repeat_penalty),
             (self.tr("Seed"), self.seed),
             (self.tr("Context"), self.context),
+            (self.tr("Experts"), self.experts.choice),
         ]
         for number, (text, box) in enumerate(rows):
             label = QLabel(text)
@@ -129,7 +195,11 @@ class ParametersPanel(QWidget):
             box.setAccessibleName(text)
             row, column = divmod(number, 3)
             grid.addWidget(label, row, column * 2)
-            grid.addWidget(box, row, column * 2 + 1)
+            grid.addWidget(self.experts if box is self.experts.choice else box, row, column * 2 + 1)
+        # Only a mixture-of-experts model has experts to place (set_expert_layers).
+        self.experts_label = label
+        self.experts_label.setVisible(False)
+        self.experts.setVisible(False)
         grid.addWidget(self.reset_button, 2, 5, Qt.AlignmentFlag.AlignRight)
         for column in (1, 3, 5):
             grid.setColumnStretch(column, 1)
@@ -162,12 +232,22 @@ class ParametersPanel(QWidget):
         self.repeat_penalty.setValue(sampling.repeat_penalty)
         self.seed.setValue(SPECIAL if sampling.seed is None else sampling.seed)
         self.context.setValue(AUTO if sampling.context_length is None else sampling.context_length)
+        self.experts.show_value(sampling.cpu_moe)
         self._filling = False
 
     def set_model_maximum(self, maximum: int | None) -> None:
         """Let the context go up to the chat model's trained context; emits nothing."""
         self._filling = True
         self.context.set_model_maximum(maximum)
+        self._filling = False
+
+    def set_expert_layers(self, layers: int) -> None:
+        """Offer the experts' place for a mixture-of-experts model of ``layers`` layers
+        (0: not one, nothing offered); emits nothing."""
+        self._filling = True
+        self.experts.set_layers(layers)
+        self.experts_label.setVisible(layers > 0)
+        self.experts.setVisible(layers > 0)
         self._filling = False
 
     def sampling(self) -> Sampling:
@@ -182,6 +262,7 @@ class ParametersPanel(QWidget):
             self.repeat_penalty.value(),
             None if seed == SPECIAL else seed,
             None if context == AUTO else context,
+            self.experts.value(),
         )
 
     def reset(self) -> None:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.chat.conversation import DEFAULT_TITLE, Conversation
+from desktop.chat.conversation import DEFAULT_TITLE, Conversation, tools_switch
 from desktop.chat.persistence import ChatSaver
 from desktop.store import sealed
 from desktop.store.export_files import folder_for, reader_beside, write_beside
@@ -318,6 +318,7 @@ class ChatSidebar(QWidget):
                 ephemeral=c.ephemeral,
                 collection=c.collection or "",
                 think=c.think,
+                tools=tools_switch(c.parameters),
                 store_id=c.id,
                 loaded=False,
             )

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from desktop.base.errors import EdgeDeskError
@@ -76,6 +76,7 @@ class ChatView(QWidget):
         sees: Callable[[str], bool] | None = None,
         context_of: Callable[[str], int | None] | None = None,
         trained_context: Callable[[str], int | None] | None = None,
+        moe_layers: Callable[[str], int] | None = None,
         image_limits: ImageLimits = DEFAULT_LIMITS,
         usage: Callable[[UsageRow], None] | None = None,
     ) -> None:
@@ -83,6 +84,7 @@ class ChatView(QWidget):
         self._usage = usage  # each turn's content-free usage row (the Usage tab's "EdgeDesk")
         self._reasoning = reasoning  # whether a model ref thinks first (the Think switch)
         self._trained = trained_context  # a model ref's trained context (the context box)
+        self._moe_layers = moe_layers  # a mixture-of-experts model's layers (the experts box)
         self._scheduler = scheduler
         self._pool = pool
         self._saver = saver
@@ -104,6 +106,7 @@ class ChatView(QWidget):
         self._worker: GenerationWorker | None = None
         self.approval: ToolApproval | None = None  # the open question about tool calls
         self._pending: PendingTurn | None = None  # the answer being generated
+        self._tool_servers = 0  # the tool servers counted last (the header's Tools switch)
         self._editing: int | None = None
         self._missing: str | None = None  # the model the running answer found missing
         self._build()
@@ -147,16 +150,19 @@ class ChatView(QWidget):
             self._presets,
             reasoning=self._reasoning,
             trained=self._trained,
+            experts=self._moe_layers,
         )
         self.header.ephemeral_toggled.connect(self.chats.refresh)
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
         self.header.think_changed.connect(self._think_changed)
+        self.header.tools_changed.connect(self._parameters_changed)  # kept with them
         self.header.parameters_changed.connect(self._parameters_changed)
         # Shortcuts to the header's parts, for the window, tests and screenshots.
         self.model_box, self.temperature = self.header.model_box, self.header.temperature
         self.ephemeral, self.system_prompt = self.header.ephemeral, self.header.system_prompt
         self.collection_box = self.header.collection_box
+        self.tools_switch = self.header.tools_switch
         layout.addWidget(self.header)
 
         self.transcript = Transcript(self._theme)
@@ -261,7 +267,27 @@ class ChatView(QWidget):
         self.notes.withdraw_undo()  # another chat shown: the user has moved on
         self._cancel_edit()
         self.header.show_chat(chat)
+        self.refresh_tools()
         self._rebuild_transcript()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Count the tool servers again: one may have been added on the Tools page."""
+        super().showEvent(event)
+        self.refresh_tools()
+
+    def refresh_tools(self) -> None:
+        """Count the tool servers that may run for the header's Tools switch (reads the
+        server list only: no server is started for it)."""
+        box = self.core.tools
+        if box is None:
+            return
+        try:
+            servers = sum(1 for s in box.states(start=False) if s.refusal is None)
+        except EdgeDeskError:
+            servers = 0  # a damaged mcp.json: the Tools page says why
+        if servers != self._tool_servers:  # added or removed: the last count is stale
+            self._tool_servers, self.core.mcp_tools = servers, None
+        self.header.set_tools(servers, self.core.mcp_tools if servers else None)
 
     def _collection_changed(self, chat: object) -> None:
         """Keep the chosen collection with the chat, so a restart shows it again."""
@@ -578,6 +604,7 @@ class ChatView(QWidget):
         self.composer.set_generating(False)
         if self.current is not None:
             self.ephemeral.setEnabled(self.current.store_id is None)
+        self.refresh_tools()  # the answer may have started the servers: now with a count
         self._sync_transcript()  # drops a failed empty answer; keeps the other bubbles
         self.transcript.refresh_last()  # the last tokens and the footer's statistics
         self.generation_finished.emit(final)

@@ -129,6 +129,7 @@ class MainWindow(QMainWindow):
             sees=self.sees,
             context_of=self.context_of,
             trained_context=self.trained_context,
+            moe_layers=self.moe_layers,
             image_limits=context.image_limits,
             usage=context.record_usage,
         )
@@ -370,6 +371,18 @@ class MainWindow(QMainWindow):
         except (EdgeDeskError, OSError, ValueError):
             return None
         return length if length > 0 else None
+
+    def moe_layers(self, ref: str) -> int:
+        """The layers of model ``ref`` when it is a mixture of experts (its expert
+        placement counts them), else 0; 0 too while not known."""
+        if not self.context.resolver_built:
+            return 0
+        resolver = self.context.resolver
+        try:
+            info = resolver.info(resolver.locate(ref)[0])
+        except (EdgeDeskError, OSError, ValueError):
+            return 0
+        return info.block_count if info.expert_layers > 0 else 0
 
     def _warmed_up(self, _key: str, _scheduler: object) -> None:
         if self.chat.current is not None:
