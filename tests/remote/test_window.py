@@ -46,14 +46,14 @@ def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any, fake
     qtbot.waitUntil(lambda: box.findData("gpu/fails") >= 0, timeout=20_000)
     box.setCurrentIndex(box.findData("gpu/fails"))
     send(qtbot, win, "hi")
-    assert not win.chat.notice.isHidden()
-    assert win.chat.notice.text() == f"remote 'gpu' failed mid-answer: {FAILURE}"
     assert win.chat.current is not None
     assert win.chat.current.turns[-1].content == "hi again "  # what came before the failure
     assert (
         win.chat.transcript.bubbles[-1].footer.text()
         == f"broken off: remote 'gpu' failed mid-answer: {FAILURE}"
     )
+    # Said once, under the answer (issue 50, item 18): not again above the input.
+    assert win.chat.notice.isHidden() or FAILURE not in win.chat.notice.text()
     win.close()
 
     # Reopened, the chat shows the words that came and that the answer broke off.
