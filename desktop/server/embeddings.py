@@ -22,6 +22,13 @@ MAX_REQUEST_TOKENS = 300_000  # tokens in all of one request's inputs (OpenAI's 
 # Checked before anything is tokenized: no tokenizer packs more than this many characters
 # into a token of real text, so a longer input is over MAX_INPUT_TOKENS anyway.
 MAX_INPUT_CHARS = MAX_INPUT_TOKENS * 16
+# The most tokens any tokenizer makes of one UTF-8 byte of text, and of none (BOS, EOS or
+# SEP, a leading space): a byte-level BPE token holds at least a byte; SentencePiece and
+# WordPiece at least a character of the normalised text, and normalising makes at most
+# 4 characters of a 3-byte one. An input whose bound is within the limits needs no
+# tokenizing to be checked.
+TOKENS_PER_BYTE = 2
+TOKENS_ADDED = 8
 
 
 def check_inputs(inputs: Sequence[str | list[int]], param: str = "input") -> None:
@@ -45,6 +52,12 @@ def check_inputs(inputs: Sequence[str | list[int]], param: str = "input") -> Non
                 f"{MAX_INPUT_TOKENS}; split it",
                 param=param,
             )
+
+
+def most_tokens(text: str) -> int:
+    """At least as many tokens as any model's tokenizer makes of ``text`` (BOS and the
+    like included), without tokenizing it."""
+    return len(text.encode("utf-8", "surrogatepass")) * TOKENS_PER_BYTE + TOKENS_ADDED
 
 
 def _check_tokens(counts: Sequence[int], param: str) -> None:
@@ -82,8 +95,22 @@ def embed(
 
     def work(engine: Engine) -> tuple[list[list[float]], int]:
         texts = [i if isinstance(i, str) else engine.detokenize(i) for i in inputs]
-        counts = [len(engine.tokenize(t, add_bos=True, special=False)) for t in texts]
-        _check_tokens(counts, param)
+        counts: dict[int, int] = {}  # the inputs tokenized so far: their tokens
+
+        def count(indexes: Sequence[int]) -> None:
+            for i in indexes:
+                if i not in counts:
+                    counts[i] = len(engine.tokenize(texts[i], add_bos=True, special=False))
+
+        # Tokenized only where a bound cannot show the input is within the limits: each
+        # call is a round trip to the model's worker, which a short request (an
+        # editor's single embedding) would pay twice for (issue 47).
+        bounds = [most_tokens(t) for t in texts]
+        if sum(bounds) > MAX_REQUEST_TOKENS:
+            count(range(len(texts)))
+        else:
+            count([i for i, bound in enumerate(bounds) if bound > MAX_INPUT_TOKENS])
+        _check_tokens([counts.get(i, 0) for i in range(len(texts))], param)
         keys = [embedding_key(model, t) for t in texts]
         vectors: list[list[float] | None] = [services.embeddings.get(k) for k in keys]
         for v in vectors:
@@ -96,7 +123,9 @@ def embed(
                 vectors[i] = vector
                 services.embeddings.put(keys[i], vector)
         embedded = set(missing) if counted is not None else set()
-        tokens = (counted or 0) + sum(c for i, c in enumerate(counts) if i not in embedded)
+        estimated = [i for i in range(len(texts)) if i not in embedded]
+        count(estimated)  # served from the cache, or by an engine that counts nothing
+        tokens = (counted or 0) + sum(counts[i] for i in estimated)
         return [v for v in vectors if v is not None], tokens
 
     result: tuple[list[list[float]], int] = services.scheduler.with_engine(model, work, cancel)
