@@ -8,12 +8,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
 from desktop.base.config import ServerSettings
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
+from desktop.engine.types import ChatCall, GenerationParams, Message
 from desktop.root.context import build_context
 from desktop.server.asgi import services_for
 from desktop.server.embeddings import MAX_INPUT_TOKENS
@@ -21,7 +23,15 @@ from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner, key_store
 
 # The engine calls a worker answers with a round trip each.
-WATCHED = {"tokenize", "detokenize", "embed", "embed_counted", "prompt_tokens", "render"}
+WATCHED = {
+    "tokenize",
+    "detokenize",
+    "embed",
+    "embed_counted",
+    "prompt_tokens",
+    "render",
+    "count_chat_tokens",
+}
 
 
 class CountingEngine:
@@ -44,9 +54,12 @@ class CountingEngine:
 
 
 @pytest.fixture
-def counted(tmp_path: Path, tiny_embed: Path) -> Iterator[tuple[str, str, list[CountingEngine]]]:
+def counted(
+    tmp_path: Path, tiny_embed: Path, tiny_chat: Path
+) -> Iterator[tuple[str, str, list[CountingEngine]]]:
     ctx = build_context(environ={"EDGEDESK_HOME": str(tmp_path / "home")})
     ctx.resolver.register(tiny_embed)
+    ctx.resolver.register(tiny_chat)
     engines: list[CountingEngine] = []
 
     def start(spec: Any) -> Any:
@@ -106,3 +119,24 @@ def test_an_input_near_the_limit_is_still_measured_before_it_is_embedded(
     text = "a " * (MAX_INPUT_TOKENS // 2)  # within the limit, but too long to tell unread
     assert _embed(url, key)(text) > MAX_INPUT_TOKENS // 2
     assert engines[0].calls == ["tokenize", "embed_counted"]
+
+
+def test_counting_a_short_chats_tokens_is_one_engine_call(
+    counted: tuple[str, str, list[CountingEngine]],
+) -> None:
+    url, key, engines = counted
+    messages = [{"role": "user", "content": "Count me, please."}]
+    root = url.removesuffix("/v1")
+    with httpx.Client(base_url=root, headers={"x-api-key": key}) as client:
+        answer = client.post(
+            "/v1/messages/count_tokens",
+            json={"model": "tiny-chat", "messages": messages, "system": "Be brief."},
+        )
+    assert answer.status_code == 200, answer.text
+    [engine] = engines
+    assert engine.calls == ["count_chat_tokens"]
+    chat = ChatCall.of(
+        (Message("system", "Be brief."), Message("user", "Count me, please.")), GenerationParams()
+    )
+    expected = len(engine.engine.prompt_tokens(engine.engine.render(chat)))
+    assert answer.json()["input_tokens"] == expected
