@@ -18,8 +18,9 @@ reading), so the figures measured in-process were at 100. A model's worker proce
 has one pool, so 3,000 spins (tens of µs a wait) held: 44% of its CPU time went to
 spinning at ggml's barriers, twice the CPU per token of the same engine in-process on
 the Moonlight-16B-A3B shape and about half its speed on a busy machine (issue 47,
-docs/benchmarks.md). 100 makes both the same, whatever libgomp decides. ``OMP_WAIT_POLICY=PASSIVE`` chooses the busy machine; ``GOMP_SPINCOUNT=``
-(empty) libgomp's own default. llama-server needs no such setting: its loop between
+docs/benchmarks.md). 100 makes both the same, whatever libgomp decides.
+``OMP_WAIT_POLICY=PASSIVE`` chooses the busy machine; ``GOMP_SPINCOUNT=`` (empty)
+libgomp's own default. llama-server needs no such setting: its loop between
 decodes is C++ and takes microseconds.
 """
 
