@@ -538,8 +538,9 @@ class LlamaEngine:
     def embed_counted(
         self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> tuple[list[list[float]], int | None]:
-        """``embed``; the tokens are left to ``tokenize`` (the same tokenizer, exact)."""
-        return self.embed(texts, cancel), None
+        """``embed``, and the tokens of ``texts`` as ``tokenize(text, add_bos=True,
+        special=False)`` counts them: read once, so a caller needs no second call."""
+        return self._embed(texts, cancel)
 
     def embed(
         self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
@@ -550,17 +551,24 @@ class LlamaEngine:
 
         ``cancel`` set stops the work between decodes (raises Cancelled).
         """
+        return self._embed(texts, cancel)[0]
+
+    def _embed(
+        self, texts: Sequence[str | list[int]], cancel: threading.Event | None
+    ) -> tuple[list[list[float]], int]:
         if self._embedder is None:
             raise InvalidRequest(f"{self.model_id} is not loaded as an embedding model")
         window = self._embed_window()
         sequences: list[list[int]] = []
         plan: list[list[int]] = []  # per input: indexes of its windows in ``sequences``
+        counted = 0
         for text in texts:
             if isinstance(text, str):
                 tokens = self.tokenize(text, add_bos=True, special=False)
             else:
                 self._check_ids(text, "input")
                 tokens = list(text)
+            counted += len(tokens)
             if len(tokens) <= window:
                 plan.append([len(sequences)])
                 sequences.append(tokens)
@@ -573,7 +581,8 @@ class LlamaEngine:
                 sequences.append(head + body[start : start + step] + tail)
             plan.append(indexes)
         vectors = self._embedder.run(sequences, self.embedding_dim(), cancel)
-        return [pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan]
+        pooled = [pool([vectors[i] for i in idx], [len(sequences[i]) for i in idx]) for idx in plan]
+        return pooled, counted
 
     def _embed_window(self) -> int:
         """Tokens one embedding decode may hold for a sequence: never past the trained

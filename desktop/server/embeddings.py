@@ -23,6 +23,13 @@ MAX_REQUEST_TOKENS = 300_000  # tokens in all of one request's inputs (OpenAI's 
 # Checked before anything is tokenized: no tokenizer packs more than this many characters
 # into a token of real text, so a longer input is over MAX_INPUT_TOKENS anyway.
 MAX_INPUT_CHARS = MAX_INPUT_TOKENS * 16
+# The most tokens any tokenizer makes of one UTF-8 byte of text, and of none (BOS, EOS or
+# SEP, a leading space): a byte-level BPE token holds at least a byte; SentencePiece and
+# WordPiece at least a character of the normalised text, and normalising makes at most
+# 4 characters of a 3-byte one. An input whose bound is within the limits needs no
+# tokenizing to be checked.
+TOKENS_PER_BYTE = 2
+TOKENS_ADDED = 8
 
 
 def check_inputs(inputs: Sequence[str | list[int]], param: str = "input") -> None:
@@ -48,17 +55,34 @@ def check_inputs(inputs: Sequence[str | list[int]], param: str = "input") -> Non
             )
 
 
+def most_tokens(text: str) -> int:
+    """At least as many tokens as any model's tokenizer makes of ``text`` (BOS and the
+    like included), without tokenizing it."""
+    return len(text.encode("utf-8", "surrogatepass")) * TOKENS_PER_BYTE + TOKENS_ADDED
+
+
 def _counted(
     engine: Engine, unique: Sequence[str | list[int]], slots: Sequence[int], param: str
-) -> list[int]:
+) -> list[int | None]:
     """Each distinct input's tokens (a list of ids: its length), counted in order; an input
     over MAX_INPUT_TOKENS, or the request passing MAX_REQUEST_TOKENS (every input as
-    sent), is refused as soon as it is counted, not after the rest (InvalidRequest)."""
+    sent), is refused as soon as it is counted, not after the rest (InvalidRequest).
+
+    A text sent once whose bound (``most_tokens``) shows it, and the whole request, within
+    the limits is not tokenized here (None): each call is a round trip to the model's
+    worker, which a short request (an editor's single embedding) would pay twice for
+    (issue 47); the embedding counts it."""
     first = {u: n for n, u in reversed(list(enumerate(slots)))}  # where each was first sent
     sent = Counter(slots)
-    counts: list[int] = []
+    bounds = [most_tokens(i) if isinstance(i, str) else len(i) for i in unique]
+    count_all = sum(b * sent[u] for u, b in enumerate(bounds)) > MAX_REQUEST_TOKENS
+    counts: list[int | None] = []
     total = 0
     for u, item in enumerate(unique):
+        within = not count_all and sent[u] == 1 and bounds[u] <= MAX_INPUT_TOKENS
+        if isinstance(item, str) and within:
+            counts.append(None)
+            continue
         count = (
             len(engine.tokenize(item, add_bos=True, special=False))
             if isinstance(item, str)
@@ -122,9 +146,18 @@ def embed(
                 vectors[i] = vector
                 services.embeddings.put(keys[i], vector)
         embedded = set(missing) if counted is not None else set()
-        tokens = (counted or 0) + sum(c for i, c in enumerate(counts) if i not in embedded)
+        sent = Counter(slots)
+        known: list[int] = []
+        for i, (count, item) in enumerate(zip(counts, unique, strict=True)):
+            # Not counted yet, and not by the engine: from the cache, or a remote that
+            # reports no usage. None left only for one sent once that the engine counted.
+            if count is None and i not in embedded and isinstance(item, str):
+                known.append(len(engine.tokenize(item, add_bos=True, special=False)))
+            else:
+                known.append(count or 0)
+        tokens = (counted or 0) + sum(known[i] for i in range(len(unique)) if i not in embedded)
         # A repeated input's tokens count each time it was sent, as the client sent them.
-        tokens += sum(counts[s] for s in slots) - sum(counts)
+        tokens += sum(known[i] * (n - 1) for i, n in sent.items())
         found = [v for v in vectors if v is not None]
         return [found[s] for s in slots], tokens
 

@@ -31,7 +31,7 @@ from desktop.server.protocols.anthropic import wire as anthropic_wire
 from desktop.server.protocols.anthropic.events import MessageEvents, content_blocks, message_object
 from desktop.server.services import Services
 from desktop.server.strict_json import StrictJSONRoute
-from desktop.server.token_count import count_prompt_tokens
+from desktop.server.token_count import PIECE_CHARS, count_prompt_tokens
 from desktop.tools.toolbox import ToolSet
 
 router = APIRouter(route_class=StrictJSONRoute)
@@ -159,6 +159,11 @@ async def create_message(body: anthropic_wire.MessagesRequest, call: CallDep) ->
     )
 
 
+# Text a chat may hold to be counted in one engine call: its rendered prompt is then well
+# within one piece of count_prompt_tokens, which is counted in one call anyway.
+ONE_CALL_CHARS = PIECE_CHARS // 4
+
+
 def _text_chars(chat: ChatCall) -> int:
     """The characters of text a prompt is rendered from: messages, tool calls and tools."""
     chars = sum(
@@ -201,7 +206,11 @@ def prompt_token_count(
     limits.
     """
     counter = getattr(engine, "count_chat_tokens", None)
-    if counter is not None and any(m.images for m in chat.messages):
+    if counter is not None and (
+        any(m.images for m in chat.messages) or _text_chars(chat) <= ONE_CALL_CHARS
+    ):
+        # One engine call (a round trip to the model's worker) where render and then
+        # tokenize would be two: the same count for a prompt of one piece (issue 47).
         return int(counter(chat))
     return count_prompt_tokens(engine, engine.render(chat), cancel)
 
