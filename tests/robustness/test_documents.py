@@ -13,6 +13,7 @@ from pathlib import Path
 import docx
 import pytest
 
+from desktop.cli.run import read_prompt
 from desktop.retrieval import loaders
 from tests.robustness.cli import assert_clean, edgedesk, integrity_ok
 
@@ -173,7 +174,9 @@ def test_run_refuses_an_empty_raw_prompt_and_an_embedding_model(
     assert "is an embedding model" in embed.stderr
 
 
-def test_run_reads_the_prompt_from_standard_input(tiny_chat: Path) -> None:
+def test_run_reads_the_prompt_from_standard_input(
+    tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     short = edgedesk(
         "run",
         str(tiny_chat),
@@ -186,12 +189,16 @@ def test_run_reads_the_prompt_from_standard_input(tiny_chat: Path) -> None:
     )
     assert_clean(short, failed=False)
     assert "3 generated tokens" in short.stderr
-    # 200 KB: over the 128 KB limit of one argument. The tiny model reads one token per
-    # character, so its refusal shows the whole prompt arrived.
-    long = edgedesk("run", str(tiny_chat), "-", "--raw", stdin="word " * 40_000)
+    # 200 KB: over the 128 KB limit of one argument. All of it is read (the whole
+    # pipe, not a first buffer), and the run refuses it as over the context in one line:
+    # counting stops about a context past the limit (issue 48), so the count it names is
+    # a lower bound, not the whole prompt's.
+    prompt = "word " * 40_000 + "end."
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(prompt.encode())))
+    assert read_prompt("-") == prompt
+    long = edgedesk("run", str(tiny_chat), "-", "--raw", stdin=prompt)
     assert_clean(long, failed=True)
-    counted = re.search(r"the prompt is (\d+) tokens", long.stderr)
-    assert counted is not None and int(counted[1]) >= 200_000
+    assert re.search(r"the prompt is more than \d+ tokens", long.stderr), long.stderr
 
 
 ONE_PIXEL_PNG = (
