@@ -35,10 +35,19 @@ HOME_ENV = "EDGEDESK_HOME"
 OFFLINE_ENV = "EDGEDESK_OFFLINE"
 
 
+def user_path(text: str | os.PathLike[str]) -> Path:
+    """A path a person typed, with ``~`` and ``~name`` expanded where they name a home.
+
+    A ``~name`` of no such user, or ``~`` with no home to find, stays as written (as
+    shells leave it): pathlib's ``expanduser`` raises RuntimeError there, which took the
+    whole command down (exit 70) for a file named ``~x``."""
+    return Path(os.path.expanduser(os.fspath(text)))
+
+
 def expand_path(value: str) -> Path:
     """A folder setting as a path: ``~`` and environment variables expanded, so one
     machine policy can name a per-user folder (``%LOCALAPPDATA%\\EdgeDesk``, ``$HOME/x``)."""
-    return Path(os.path.expandvars(value)).expanduser()
+    return user_path(os.path.expandvars(value))
 
 
 @dataclass(frozen=True)
@@ -56,7 +65,7 @@ class Paths:
         env = os.environ if environ is None else environ
         home = env.get(HOME_ENV)
         if home:
-            root = Path(home).expanduser().resolve()
+            root = user_path(home).resolve()
             return cls(root / "config", root / "data", root / "cache", root / "logs")
         dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
         return cls(

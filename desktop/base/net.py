@@ -10,6 +10,7 @@ Third-party libraries that phone home on their own are switched off here too.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, MutableMapping
@@ -224,7 +225,7 @@ class Transport:
 
         context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         if self.ca_bundle:
-            path = Path(self.ca_bundle).expanduser()
+            path = Path(os.path.expanduser(self.ca_bundle))  # ~x of no user: as written
             try:
                 context.load_verify_locations(cafile=str(path))
             except (OSError, ssl.SSLError) as exc:

@@ -19,6 +19,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from desktop.base.config import user_path
 from desktop.base.errors import InvalidRequest, ModelFileError, ModelNotFound
 from desktop.base.filebytes import sha256_file
 from desktop.catalog.gguf_info import read_gguf
@@ -293,7 +294,7 @@ class InstalledIndex:
         ``projector`` (a vision model's mmproj GGUF) is checked and recorded with it; a
         model imported before gets it added.
         """
-        path = path.expanduser()
+        path = user_path(path)
         if path.is_dir():
             raise ModelFileError(f"{path} is a folder; name the .gguf file to import")
         if not path.is_file():
@@ -342,7 +343,7 @@ def check_projector(path: Path) -> Path:
     llama.cpp's projectors are GGUFs of the ``clip`` architecture; a language model given
     as one would be loaded by mtmd and fail far from the cause.
     """
-    path = path.expanduser()
+    path = user_path(path)
     if not path.is_file():
         raise ModelNotFound(f"no such projector file: {path}")
     info = read_gguf(path)
@@ -365,7 +366,7 @@ def _model(raw: dict[str, Any]) -> InstalledModel:
 def hf_home(environ: Mapping[str, str]) -> Path:
     """The Hugging Face cache root (``HF_HOME``, else ``~/.cache/huggingface``)."""
     if environ.get("HF_HOME"):
-        return Path(environ["HF_HOME"]).expanduser()
+        return user_path(environ["HF_HOME"])
     xdg = environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "huggingface"
 

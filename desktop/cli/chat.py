@@ -19,8 +19,8 @@ import signal
 import sys
 import threading
 from collections.abc import Collection, Iterator, Sequence
-from pathlib import Path
 
+from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.chat.attachments import Attachment, from_path
@@ -142,7 +142,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def model_ref(ref: str) -> str:
     """A file made absolute (the chat is saved and reopened elsewhere); ids as given."""
-    path = Path(ref).expanduser()
+    path = user_path(ref)
     return str(path.resolve()) if path.is_file() else ref  # NAME/MODEL is no file
 
 
@@ -340,7 +340,7 @@ class TerminalChat:
                 file=sys.stderr,
             )
             return
-        path = Path(arg).expanduser()
+        path = user_path(arg)
         if not path.is_file():
             raise InvalidRequest(
                 f"/image {shown(arg)}: no such file"

@@ -10,6 +10,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import InvalidRequest
 from desktop.cli.arguments import context_for, text_arg
@@ -202,7 +203,7 @@ def write_export(path: Path, text: str | bytes) -> None:
     leaves a previous export cut short; a device or pipe (``/dev/stdout``) is written
     directly.
     """
-    target = path.expanduser()
+    target = user_path(path)
     if target.is_dir():
         raise InvalidRequest(
             f"{shown(path)} is a folder; name a file to write, e.g. {shown(path / 'chats.md')}"
@@ -262,7 +263,7 @@ def _read_import(name: str, passphrase_stdin: bool = False) -> str:
         if name == "-":
             data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
         else:
-            path = Path(name).expanduser()
+            path = user_path(name)
             if path.is_dir():
                 raise InvalidRequest(f"{shown(name)} is a folder; name an export file")
             with path.open("rb") as handle:

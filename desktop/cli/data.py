@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import ConfigError
 from desktop.base.filebytes import format_bytes
@@ -87,7 +87,7 @@ def _progress(done: int, total: int) -> None:
 
 def _relocate(args: argparse.Namespace, *, move: bool) -> int:
     ctx = context_for(args, require_data=False)
-    target = Path(args.folder).expanduser().resolve()
+    target = user_path(args.folder).resolve()
     if not move and not target.is_dir():
         # A typo would otherwise switch to a new empty folder: every chat seems gone.
         raise ConfigError(

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import InvalidRequest
 from desktop.chat.conversation import Conversation
@@ -89,7 +90,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def model_ref(ref: str) -> str:
     """A model reference that still works from another folder (paths made absolute)."""
-    return str(Path(ref).expanduser().resolve()) if looks_like_path(ref) else ref
+    return str(user_path(ref).resolve()) if looks_like_path(ref) else ref
 
 
 def _progress(update: IndexProgress) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import ConfigError, InvalidRequest
 from desktop.base.private import private_file
@@ -167,7 +168,7 @@ def offer_backup(at_rest: AtRest) -> None:
         if not name:
             print("not saved; later: edgedesk data export-key FILE", file=sys.stderr)
             return
-        target = Path(name).expanduser()
+        target = user_path(name)
         _write_key_file(target, at_rest.export_key())
         print(f"key written to {target}")
     else:
@@ -243,7 +244,7 @@ def handle_export_key(args: argparse.Namespace) -> int:
         ctx.at_rest.backup_offered()
     finally:
         ctx.close()
-    target = Path(args.file).expanduser()
+    target = user_path(args.file)
     _write_key_file(target, text)
     print(
         f"key written to {target}; anyone with this file and your data can read it: "
@@ -264,7 +265,7 @@ def handle_import_key(args: argparse.Namespace) -> int:
             text = _ask("Recovery code: ") if sys.stdin.isatty() else sys.stdin.readline()
         else:
             try:
-                text = Path(args.file).expanduser().read_text(encoding="utf-8")
+                text = user_path(args.file).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise InvalidRequest(f"cannot read {shown(args.file)}: {exc}") from None
         ctx.at_rest.import_key(text)

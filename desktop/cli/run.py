@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from pathlib import Path
 
+from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import InvalidRequest
 from desktop.chat.capabilities import takes_pictures
@@ -160,7 +160,7 @@ MAX_IMAGE_FILE = 64 * 1024 * 1024  # read no further: a picture this size is a m
 def read_image(name: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
     """The picture in file ``name``, or a one-line error: missing, unreadable, not a
     picture, over ``limits`` (the context's ``image_limits``)."""
-    path = Path(name).expanduser()
+    path = user_path(name)
     if not path.is_file():
         raise InvalidRequest(
             f"--image {shown(name)}: no such file" + (" (it is a folder)" if path.is_dir() else "")

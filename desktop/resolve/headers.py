@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.base.config import user_path
 from desktop.base.errors import ModelNotFound
 from desktop.catalog.gguf_info import GGUFInfo, read_gguf
 
@@ -17,7 +18,7 @@ class HeaderCache:
 
     def __call__(self, path: Path) -> GGUFInfo:
         """The GGUF header of ``path``; ModelNotFound when there is no such file."""
-        resolved = path.expanduser().resolve()
+        resolved = user_path(path).resolve()
         if not resolved.exists():
             raise ModelNotFound(
                 f"model file not found: {path}", kind="file_not_found", params={"path": path}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from desktop.base.config import Paths
+from desktop.base.config import Paths, user_path
 from desktop.base.errors import ModelNotFound
 from desktop.catalog.entries import Catalog, ModelEntry
 
@@ -63,7 +63,7 @@ def locate(
             )
         return path, None, [path]
     if looks_like_path(ref):
-        path = Path(ref).expanduser()
+        path = user_path(ref)
         if not path.exists():
             raise ModelNotFound(
                 f"model file not found: {ref}", kind="file_not_found", params={"path": ref}

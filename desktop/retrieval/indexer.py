@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from desktop.base.config import user_path
 from desktop.base.errors import InvalidRequest
 from desktop.retrieval import loaders
 from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, chunk_blocks
@@ -171,7 +172,7 @@ class Library:
     def _refuse_swapped_root(self, path: Path) -> None:
         """InvalidRequest when ``path`` is a link standing where an indexed root was: added
         again, it would be resolved to wherever the link leads and indexed as a new root."""
-        own = Path(os.path.abspath(path.expanduser()))
+        own = Path(os.path.abspath(user_path(path)))
         if not is_link(own):
             return
         place = path_text(Path(real_root(own)))
@@ -192,7 +193,7 @@ class Library:
             for path in paths:
                 self.database.execute(
                     "INSERT OR IGNORE INTO collection_roots VALUES (?, ?)",
-                    (cid, path_text(path.expanduser().resolve())),
+                    (cid, path_text(user_path(path).resolve())),
                 )
 
     @contextmanager

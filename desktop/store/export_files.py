@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
+from desktop.base.config import user_path
 from desktop.base.errors import InvalidRequest
 from desktop.store.chat_export import ReadFile, attachments_folder
 
@@ -26,7 +27,7 @@ def write_beside(export: Path, files: dict[str, bytes]) -> Path | None:
     when there was nothing to write. InvalidRequest (nothing half-said) on a disk error."""
     if not files:
         return None
-    folder = export.expanduser().parent / folder_for(export)
+    folder = user_path(export).parent / folder_for(export)
     try:
         folder.mkdir(exist_ok=True)
         for name, data in files.items():
@@ -48,7 +49,7 @@ def write_beside(export: Path, files: dict[str, bytes]) -> Path | None:
 
 def reader_beside(export: Path) -> ReadFile:
     """Reads a file an export at ``export`` names, only from inside its attachments folder."""
-    base = export.expanduser().resolve().parent
+    base = user_path(export).resolve().parent
 
     def read(name: str) -> bytes | None:
         parts = PurePosixPath(name).parts

@@ -26,7 +26,7 @@ import psutil  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog  # noqa: E402
 
-from desktop.base.config import HOME_ENV, Paths  # noqa: E402
+from desktop.base.config import HOME_ENV, Paths, user_path  # noqa: E402
 from desktop.base.crash import report_crash  # noqa: E402
 from desktop.base.errors import EdgeDeskError  # noqa: E402
 from desktop.root.startup import context_for  # noqa: E402
@@ -123,7 +123,7 @@ def _one_instance(to_open: str | None) -> SingleInstance | None:
     if instance.claim():
         return instance
     if to_open:
-        to_open = str(Path(to_open).expanduser().absolute())  # the other's cwd differs
+        to_open = str(user_path(to_open).absolute())  # the other's cwd differs
     if instance.hand_over(to_open):
         sys.stderr.write(
             "edgedesk: EdgeDesk is already open; its window was brought to the front\n"

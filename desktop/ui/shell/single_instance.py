@@ -19,6 +19,8 @@ from pathlib import Path
 from PySide6.QtCore import QLockFile, QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
+from desktop.base.config import user_path
+
 LOCK_NAME = "window.lock"
 CONNECT_MS = 1000
 # How long a later launch keeps trying while the first one is still starting up (it
@@ -28,7 +30,7 @@ HAND_OVER_S = 15.0
 
 def socket_name(config_dir: Path) -> str:
     """The local socket's name for this config folder and user (short: Unix paths are)."""
-    key = f"{getpass.getuser()}\0{config_dir.expanduser().resolve()}"
+    key = f"{getpass.getuser()}\0{user_path(config_dir).resolve()}"
     return "edgedesk-" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
