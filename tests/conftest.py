@@ -65,6 +65,28 @@ def wait_until(predicate: Callable[[], T], timeout: float = 30.0, what: str = ""
 
 
 @pytest.fixture
+def llama_log() -> Iterator[list[str]]:
+    """Every line llama.cpp logs while the test runs (its debug lines too): how a test
+    sees what llama.cpp did with a load (buffer sizes, tensors moved to the CPU)."""
+    import ctypes
+
+    import llama_cpp
+    from llama_cpp import _logger
+
+    lines: list[str] = []
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def keep(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        lines.append(text.decode("utf-8", "replace"))
+
+    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
+    try:
+        yield lines
+    finally:
+        llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
+
+
+@pytest.fixture
 def gui_thread_gc(qapp: object) -> Iterator[None]:
     """As in the app: cyclic garbage (closed dialogs among it) is collected on this thread.
 

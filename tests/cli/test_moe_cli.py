@@ -9,16 +9,12 @@ reports in its own log.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import llama_cpp
 import pytest
-from llama_cpp import _logger
 
 from desktop.base.config import Paths
 from desktop.cli import main
@@ -115,21 +111,6 @@ def test_a_bad_setting_is_refused_with_its_name(
     code = main(["models", "info", str(flash)])
     assert code != 0
     assert "cpu_moe" in capsys.readouterr().err
-
-
-@pytest.fixture
-def llama_log() -> Iterator[list[str]]:
-    lines: list[str] = []
-
-    @llama_cpp.llama_log_callback  # type: ignore[misc]
-    def keep(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        lines.append(text.decode("utf-8", "replace"))
-
-    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
-    try:
-        yield lines
-    finally:
-        llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
 
 
 def test_run_keeps_the_experts_it_is_told_to_in_ram(

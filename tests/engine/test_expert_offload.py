@@ -10,15 +10,11 @@ experts' bytes moving from the GPU's buffer to the CPU's) is tests/gpu/test_offl
 
 from __future__ import annotations
 
-import ctypes
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import llama_cpp
 import pytest
-from llama_cpp import _logger
 
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import Hardware, fit_model
@@ -34,22 +30,6 @@ BUFFER = re.compile(r"(\w+) model buffer size =\s+([\d.]+) MiB")
 @pytest.fixture(scope="module")
 def tiny_moe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_tiny_moe(tmp_path_factory.mktemp("moe") / "tiny-moe.gguf")
-
-
-@pytest.fixture
-def llama_log() -> Iterator[list[str]]:
-    """Every line llama.cpp logs meanwhile (its debug lines too)."""
-    lines: list[str] = []
-
-    @llama_cpp.llama_log_callback  # type: ignore[misc]
-    def keep(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        lines.append(text.decode("utf-8", "replace"))
-
-    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
-    try:
-        yield lines
-    finally:
-        llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
 
 
 def _spec(path: Path, n_cpu_moe: int) -> ModelSpec:

@@ -10,14 +10,10 @@ model must still answer. Runs on Mesa's software Vulkan device like the rest of 
 
 from __future__ import annotations
 
-import ctypes
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import llama_cpp
 import pytest
-from llama_cpp import _logger
 
 from desktop.catalog.gguf_info import read_gguf
 from desktop.engine.hardware.backend import BackendInfo
@@ -29,21 +25,6 @@ from tests.fixtures.tiny_moe import write_tiny_moe
 pytestmark = pytest.mark.gpu
 BUFFER = re.compile(r"(\S+) model buffer size =\s+([\d.]+) MiB")
 MIB = 2**20
-
-
-@pytest.fixture
-def llama_log() -> Iterator[list[str]]:
-    lines: list[str] = []
-
-    @llama_cpp.llama_log_callback  # type: ignore[misc]
-    def keep(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        lines.append(text.decode("utf-8", "replace"))
-
-    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
-    try:
-        yield lines
-    finally:
-        llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
 
 
 def _buffers(path: Path, n_cpu_moe: int, log: list[str]) -> dict[str, float]:

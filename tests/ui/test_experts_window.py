@@ -5,14 +5,10 @@ RAM; a dense model is offered no such choice."""
 
 from __future__ import annotations
 
-import ctypes
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import llama_cpp
 import pytest
-from llama_cpp import _logger
 from PySide6.QtCore import Qt
 
 from desktop.base.config import NoPolicy
@@ -23,21 +19,6 @@ from tests.ui.conftest import send
 
 pytestmark = pytest.mark.qt
 LEFT = Qt.MouseButton.LeftButton
-
-
-@pytest.fixture
-def llama_log() -> Iterator[list[str]]:
-    lines: list[str] = []
-
-    @llama_cpp.llama_log_callback  # type: ignore[misc]
-    def keep(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        lines.append(text.decode("utf-8", "replace"))
-
-    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
-    try:
-        yield lines
-    finally:
-        llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
 
 
 def _in_ram(log: list[str]) -> set[str]:
