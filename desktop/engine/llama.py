@@ -40,6 +40,7 @@ from desktop.engine.chat.volatile import stable_messages
 from desktop.engine.embedding import EmbedLoop, pool
 from desktop.engine.hardware.placement import model_placement
 from desktop.engine.native import LoadOptions, load_context, warm_up
+from desktop.engine.overlong import refuse_overlong
 from desktop.engine.types import (
     ADMITTED,
     ChatCall,
@@ -52,28 +53,6 @@ from desktop.engine.types import (
 from desktop.engine.vision import ImageTokens, Projector
 
 _NEVER = threading.Event()
-
-# A prompt longer than this many characters per token of the context is counted in
-# pieces before it is tokenized whole, so one far over the context is refused after about
-# a context's worth of tokenizing (``_refuse_overlong``); a shorter one is cheap anyway.
-_CHARS_PER_TOKEN = 8
-_PIECE_CHARS = 16_384  # characters a counted piece holds at least (up to twice that)
-# Tokens a cut may add to the pieces' sum over the whole text's count: a space prefix a
-# tokenizer puts before each text, a word or a special token's text split at the cut.
-_CUT_SLACK = 32
-
-
-def _cut(text: str, start: int) -> int:
-    """The end of the piece of ``text`` from ``start``: before the first line break (else
-    space) in its second ``_PIECE_CHARS``, where tokenizers do not join text; else the
-    piece is ``_PIECE_CHARS`` long."""
-    at = start + _PIECE_CHARS
-    end = min(at + _PIECE_CHARS, len(text))
-    for mark in ("\n", " "):
-        found = text.find(mark, at, end)
-        if found != -1:
-            return found
-    return at
 
 
 class LlamaEngine:
@@ -307,33 +286,16 @@ class LlamaEngine:
 
     def _refuse_overlong(self, text: str, *, special: bool) -> None:
         """Raise ContextOverflow when ``text`` surely holds more tokens than the context,
-        having tokenized about a context's worth of it, not all of it.
-
-        A text under ``_CHARS_PER_TOKEN`` characters per context token is left to the
-        caller's whole count. A longer one is counted piece by piece (``_cut``), in
-        order, until the pieces' tokens less ``_CUT_SLACK`` per cut reach the context:
-        the whole text has at least that many. Generating models only (an embedding
-        model is refused by ``_request``).
-        """
-        n_ctx = self.context_length
-        if self._loop is None or len(text) <= max(_CHARS_PER_TOKEN * n_ctx, 2 * _PIECE_CHARS):
+        having tokenized about a context's worth of it, not all of it
+        (``overlong.refuse_overlong``: the same count the server runs before a slot).
+        Generating models only (an embedding model is refused by ``_request``)."""
+        if self._loop is None:
             return
-        total = cuts = start = 0
-        while start < len(text):
-            end = _cut(text, start) if len(text) - start > 2 * _PIECE_CHARS else len(text)
-            total += len(self.tokenize(text[start:end], add_bos=False, special=special))
-            start = end
-            cuts += start < len(text)
-            at_least = total - _CUT_SLACK * cuts
-            if at_least >= n_ctx:
-                raise ContextOverflow(
-                    f"the prompt is more than {at_least} tokens (counting stopped there) "
-                    f"but the model's context is {n_ctx}; shorten the conversation or load "
-                    "the model with a larger context",
-                    prompt_tokens=at_least,
-                    n_ctx=n_ctx,
-                    params={"prompt_tokens": at_least, "context": n_ctx},
-                )
+        refuse_overlong(
+            text,
+            self.context_length,
+            lambda piece: len(self.tokenize(piece, add_bos=False, special=special)),
+        )
 
     def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
         """Stream the assistant's answer to ``call``: thinking, text and its tool calls.

@@ -16,10 +16,10 @@ each piece): at most a token a cut, 15 for a 1 MiB prompt (docs/api.md).
 
 from __future__ import annotations
 
-import re
 import threading
 
-from desktop.base.errors import Cancelled, ContextOverflow
+from desktop.base.errors import Cancelled
+from desktop.engine import overlong
 from desktop.engine.protocol import Engine
 from desktop.engine.types import ChatCall
 
@@ -27,41 +27,14 @@ from desktop.engine.types import ChatCall
 # tokenizer on a busy 2-core machine), and the longest prompt counted in one call.
 PIECE_CHARS = 65_536
 
-# A prompt text is checked against the context before it takes a slot only when it is
-# longer than this many characters per context token (and than two pieces): prompts that
-# long are far over it; shorter ones cost the engine little to count whole.
-OVERLONG_CHARS_PER_TOKEN = 8
-CHECK_PIECE_CHARS = 16_384
-# Tokens a cut may add to the pieces' sum over the whole text's: a space a tokenizer puts
-# before each text, a word or a special token's text split at the cut.
-CUT_SLACK = 32
-
-_LINE = re.compile(r"\n(?=\S)")  # cut after the line break
-_WORD = re.compile(r"(?<=\S) (?=\S)")  # cut before the space
-_CLAUSE = re.compile(r"[。！？；，、](?=\S)")  # cut after the mark: CJK text has no spaces
+# The over-context check before a slot counts pieces of this size (``refuse_over_context``).
+CHECK_PIECE_CHARS = overlong.PIECE_CHARS
 
 
 def prompt_pieces(prompt: str, size: int = PIECE_CHARS) -> list[str]:
     """``prompt`` cut into pieces of ``size`` to ``2 * size`` characters (the last one
-    may be shorter); one piece when it is ``size`` characters or fewer."""
-    pieces: list[str] = []
-    start = 0
-    while len(prompt) - start > size:
-        at, end = start + size, min(start + 2 * size, len(prompt))
-        line = _LINE.search(prompt, at, end)
-        if line is not None:
-            cut = line.end()
-        else:
-            word = _WORD.search(prompt, at, end)
-            if word is not None:
-                cut = word.start()
-            else:
-                clause = _CLAUSE.search(prompt, at, end)
-                cut = clause.end() if clause is not None else at
-        pieces.append(prompt[start:cut])
-        start = cut
-    pieces.append(prompt[start:])
-    return pieces
+    may be shorter; ``overlong.iter_pieces``); one piece when it is ``size`` or fewer."""
+    return list(overlong.iter_pieces(prompt, size))
 
 
 def count_prompt_tokens(engine: Engine, prompt: str, cancel: threading.Event | None = None) -> int:
@@ -98,29 +71,16 @@ def refuse_over_context(
 
     The context is the loaded one, or the request's ``context`` when larger (a reload
     would give it that); an engine that does not say its context (a remote) is not
-    checked. Pieces (``prompt_pieces``) are counted in order as the template tokenizes
-    text (special tokens read as such), until their tokens less ``CUT_SLACK`` per cut
-    reach the context: the prompt holds at least that many. ``cancel`` set stops it
+    checked. The count is the engine's own (``overlong.refuse_overlong``), as the
+    template tokenizes text (special tokens read as such). ``cancel`` set stops it
     between pieces (Cancelled). Blocks; an engine's tokenizer calls only, no slot.
     """
     n_ctx = engine.report.context_length
     if n_ctx <= 0:
         return
-    n_ctx = max(n_ctx, context or 0)
-    if len(text) <= max(OVERLONG_CHARS_PER_TOKEN * n_ctx, 2 * CHECK_PIECE_CHARS):
-        return
-    total = 0
-    for cuts, piece in enumerate(prompt_pieces(text, CHECK_PIECE_CHARS)):
-        if cancel is not None and cancel.is_set():
-            raise Cancelled("the client left; its prompt was not counted")
-        total += len(engine.tokenize(piece, add_bos=False, special=True))
-        at_least = total - CUT_SLACK * cuts
-        if at_least >= n_ctx:
-            raise ContextOverflow(
-                f"the prompt is more than {at_least} tokens (counting stopped there) but "
-                f"the model's context is {n_ctx}; shorten the conversation or load the "
-                "model with a larger context",
-                prompt_tokens=at_least,
-                n_ctx=n_ctx,
-                params={"prompt_tokens": at_least, "context": n_ctx},
-            )
+    overlong.refuse_overlong(
+        text,
+        max(n_ctx, context or 0),
+        lambda piece: len(engine.tokenize(piece, add_bos=False, special=True)),
+        cancel,
+    )

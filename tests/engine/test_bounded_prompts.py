@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ContextOverflow, InvalidRequest
-from desktop.engine.llama import _PIECE_CHARS, LlamaEngine
+from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions
+from desktop.engine.overlong import PIECE_CHARS
 from desktop.engine.types import ChatCall, GenerationParams, Message
 
 CONTEXT = 512
@@ -57,7 +58,7 @@ def test_a_chat_far_over_the_context_is_refused_after_a_piece(
     assert f"the model's context is {CONTEXT}" in caught.value.message
     assert caught.value.prompt_tokens >= CONTEXT  # a sound lower bound
     # One piece was tokenized, not the 2 MB.
-    assert sum(tokenized) <= 2 * _PIECE_CHARS < len(HUGE) // 50
+    assert sum(tokenized) <= 2 * PIECE_CHARS < len(HUGE) // 50
 
 
 def test_a_completion_far_over_the_context_is_refused_after_a_piece(
@@ -65,7 +66,7 @@ def test_a_completion_far_over_the_context_is_refused_after_a_piece(
 ) -> None:
     with pytest.raises(ContextOverflow):
         next(chat_engine.stream_completion(HUGE, PARAMS))
-    assert sum(tokenized) <= 2 * _PIECE_CHARS
+    assert sum(tokenized) <= 2 * PIECE_CHARS
 
 
 def test_a_prompt_just_over_the_context_is_counted_exactly(
