@@ -415,6 +415,7 @@ class Plan:
     tokens: int
     prefill: list[int] = field(default_factory=list)
     chat: bool = True
+    skip: frozenset[str] = frozenset()
     run: str = field(default_factory=lambda: str(time.time_ns()))
 
 
@@ -473,14 +474,16 @@ def _scenarios(side: Side, url: str, model: str, plan: Plan, round_index: int) -
         for n in plan.clients:
             asyncio.run(concurrency(side, url, model, n, plan.tokens))
             print(f"{name:>12}: {n} clients {side.concurrency[n]}", flush=True)
-        asyncio.run(newcomer(side, url, model, plan.tokens))
-        print(f"{name:>12}: newcomer TTFT {side.newcomer_ttft_s:.3f} s", flush=True)
-        asyncio.run(interleaved(side, url, model, 32))
-        print(
-            f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
-            f"{side.follow_up_ttft_s:.3f} s",
-            flush=True,
-        )
+        if "newcomer" not in plan.skip:
+            asyncio.run(newcomer(side, url, model, plan.tokens))
+            print(f"{name:>12}: newcomer TTFT {side.newcomer_ttft_s:.3f} s", flush=True)
+        if "interleaved" not in plan.skip:
+            asyncio.run(interleaved(side, url, model, 32))
+            print(
+                f"{name:>12}: interleaved first {side.first_turn_ttft_s:.3f} s, follow-up "
+                f"{side.follow_up_ttft_s:.3f} s",
+                flush=True,
+            )
     if plan.prefill:
         asyncio.run(cold_prefill(side, url, model, plan.prefill, f"{plan.run}-{round_index}"))
         for got in side.prefill.values():
@@ -580,15 +583,11 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
 
 
 def _chat_rows(ref: Side, ours: list[Side], line: Any, ratio: Any) -> None:
-    """The newcomer and interleaved-chat rows of the table."""
-    line(
-        "TTFT of a 4th request while 3 stream",
-        f"{ref.newcomer_ttft_s:.2f} s",
-        [
-            (f"{o.newcomer_ttft_s:.2f} s", ratio(ref.newcomer_ttft_s, o.newcomer_ttft_s))
-            for o in ours
-        ],
-    )
+    """The newcomer and interleaved-chat rows of the table (those that ran)."""
+    if ref.newcomer_ttft_s:
+        _newcomer_row(ref, ours, line, ratio)
+    if not ref.first_turn_ttft_s:
+        return
     line(
         "interleaved chats: follow-up TTFT ÷ first turn",
         f"{ref.follow_up_ratio:.2f} ({ref.follow_up_ttft_s:.2f} s)",
@@ -597,6 +596,17 @@ def _chat_rows(ref: Side, ours: list[Side], line: Any, ratio: Any) -> None:
                 f"{o.follow_up_ratio:.2f} ({o.follow_up_ttft_s:.2f} s)",
                 ratio(ref.follow_up_ratio, o.follow_up_ratio),
             )
+            for o in ours
+        ],
+    )
+
+
+def _newcomer_row(ref: Side, ours: list[Side], line: Any, ratio: Any) -> None:
+    line(
+        "TTFT of a 4th request while 3 stream",
+        f"{ref.newcomer_ttft_s:.2f} s",
+        [
+            (f"{o.newcomer_ttft_s:.2f} s", ratio(ref.newcomer_ttft_s, o.newcomer_ttft_s))
             for o in ours
         ],
     )
@@ -631,6 +641,13 @@ def main(argv: list[str] | None = None) -> int:
         "--only-prefill", action="store_true", help="skip the chat scenarios (needs --prefill)"
     )
     parser.add_argument(
+        "--skip",
+        default="",
+        metavar="SCENARIO,...",
+        help="leave out chat scenarios: newcomer, interleaved (at real size on a few "
+        "cores the interleaved chats alone take tens of minutes)",
+    )
+    parser.add_argument(
         "--model",
         type=Path,
         default=None,
@@ -659,7 +676,10 @@ def main(argv: list[str] | None = None) -> int:
     prefill = [int(c) for c in args.prefill.split(",") if c.strip()]
     if args.only_prefill and not prefill:
         parser.error("--only-prefill needs --prefill")
-    plan = Plan(clients, args.tokens, prefill, chat=not args.only_prefill)
+    skip = frozenset(s.strip() for s in args.skip.split(",") if s.strip())
+    if skip - {"newcomer", "interleaved"}:
+        parser.error(f"--skip: unknown scenario {sorted(skip - {'newcomer', 'interleaved'})}")
+    plan = Plan(clients, args.tokens, prefill, chat=not args.only_prefill, skip=skip)
     if args.model is not None and args.real_shape is not None:
         parser.error("--model and --real-shape name two models; give one")
     servers: dict[str, Any] = {}
