@@ -121,7 +121,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--llama-server", default=None, metavar="PATH")
+    parser.add_argument(
+        "--spins",
+        default="",
+        metavar="N,...",
+        help="instead of the PASSIVE and libgomp-default variants, EdgeDesk with each of "
+        "these GOMP_SPINCOUNT values (e.g. 100,3000,300000)",
+    )
     args = parser.parse_args(argv)
+    variants = dict(VARIANTS)
+    if args.spins:
+        variants = {"edgedesk": {}}
+        for count in args.spins.split(","):
+            variants[f"edgedesk spin {count.strip()}"] = {"GOMP_SPINCOUNT": count.strip()}
     model = gemma_file()
     work = Path(tempfile.mkdtemp(prefix="edgedesk-busy-"))
     peer = peer_binary(args.llama_server, work / "peer", model)
@@ -134,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 llama_server(peer.path, model, work / "peer-run", slots=None)
             )
         }
-        for name, environ in VARIANTS.items():
+        for name, environ in variants.items():
             home = work / name.replace(" ", "-")
             home.mkdir()
             with _environ(**environ):
@@ -154,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     for load in (0, args.hogs):
         ref = statistics.median(speeds[("llama-server", load)])
         line = f"{load} hogs: llama-server {ref:.1f} tok/s"
-        for name in VARIANTS:
+        for name in variants:
             mine = statistics.median(speeds[(name, load)])
             line += f"; {name} {mine:.1f} ({mine / ref if ref else 0:.2f}x)"
         print(line)

@@ -212,17 +212,23 @@ def peak_rss_bytes(pid: int) -> int:
 async def _chat(
     client: httpx.AsyncClient, url: str, model: str, messages: list[dict[str, str]], tokens: int
 ) -> tuple[float, float, int, str]:
-    """One streamed chat request: (latency, TTFT, streamed pieces, text)."""
+    """One streamed chat request: (latency, TTFT, tokens, text).
+
+    Tokens are the usage's ``completion_tokens`` where the server reports them (both
+    do with ``include_usage``), else the streamed pieces: a random-weights model's
+    byte tokens reach the client merged into fewer pieces than tokens decoded."""
     body = {
         "model": model,
         "messages": messages,
         "max_tokens": tokens,
         "temperature": 0.0,
         "stream": True,
+        "stream_options": {"include_usage": True},
     }
     started = time.perf_counter()
     first: float | None = None
     pieces: list[str] = []
+    usage: dict[str, Any] = {}
     async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
         if response.status_code != 200:
             await response.aread()
@@ -233,8 +239,11 @@ async def _chat(
                 pieces.append(text)
                 if first is None:
                     first = time.perf_counter()
+            elif line.startswith("data: {") and '"usage"' in line:
+                usage = json.loads(line[6:]).get("usage") or usage
     end = time.perf_counter()
-    return end - started, (first or end) - started, len(pieces), "".join(pieces)
+    count = int(usage.get("completion_tokens") or len(pieces))
+    return end - started, (first or end) - started, count, "".join(pieces)
 
 
 def _words(line: str) -> str:
@@ -278,6 +287,10 @@ async def concurrency(side: Side, url: str, model: str, clients: int, tokens: in
         "p50_s": percentile(latencies, 0.5),
         "p99_s": percentile(latencies, 0.99),
         "mean_ttft_s": statistics.fmean([r[1] for r in ok] or [0.0]),
+        # decode speed of one stream: tokens after the first ÷ the time after it
+        "decode_tokens_per_s": statistics.fmean(
+            [(r[2] - 1) / (r[0] - r[1]) for r in ok if r[0] > r[1] and r[2] > 1] or [0.0]
+        ),
         "errors": len(results) - len(ok),
     }
 
@@ -544,6 +557,29 @@ def table(ref: Side, ours: list[Side], clients: list[int]) -> str:
                 for o in ours
             ],
         )
+        decode = a.get("decode_tokens_per_s", 0.0)
+        line(
+            f"{n} client{plural}, decode tok/s of one stream (after its first token)",
+            f"{decode:.1f}",
+            [
+                (
+                    f"{o.concurrency.get(n, {}).get('decode_tokens_per_s', 0.0):.1f}",
+                    ratio(decode, o.concurrency.get(n, {}).get("decode_tokens_per_s", 0.0)),
+                )
+                for o in ours
+            ],
+        )
+        line(
+            f"{n} client{plural}, mean TTFT",
+            f"{a.get('mean_ttft_s', 0):.2f} s",
+            [
+                (
+                    f"{o.concurrency.get(n, {}).get('mean_ttft_s', 0):.2f} s",
+                    ratio(a.get("mean_ttft_s", 0), o.concurrency.get(n, {}).get("mean_ttft_s", 0)),
+                )
+                for o in ours
+            ],
+        )
         line(
             f"{n} client{plural}, p50 / p99 latency",
             f"{a.get('p50_s', 0):.2f} / {a.get('p99_s', 0):.2f} s",
@@ -671,7 +707,23 @@ def main(argv: list[str] | None = None) -> int:
         help="an EdgeDesk checkout to serve from (repeatable; default: this "
         "one), e.g. to compare main and a branch in the same run",
     )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="LABEL:NAME=VALUE",
+        help="an environment variable for one EdgeDesk server (repeatable), e.g. "
+        "--edgedesk a=. --edgedesk b=. --env b:GOMP_SPINCOUNT=3000 to compare one "
+        "setting in the same run",
+    )
     args = parser.parse_args(argv)
+    envs: dict[str, dict[str, str]] = {}
+    for item in args.env:
+        label, _, assignment = item.partition(":")
+        name, eq, value = assignment.partition("=")
+        if not (label and name and eq):
+            parser.error(f"--env {item!r}: write LABEL:NAME=VALUE")
+        envs.setdefault(label, {})[name] = value
     clients = [int(c) for c in args.clients.split(",") if c.strip()]
     prefill = [int(c) for c in args.prefill.split(",") if c.strip()]
     if args.only_prefill and not prefill:
@@ -706,7 +758,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         if args.only != "llama-server":
             for label, src in checkouts:
-                servers[label] = functools.partial(_edgedesk_at, model, Path(src).resolve())
+                servers[label] = functools.partial(
+                    _edgedesk_at, model, Path(src).resolve(), envs.get(label, {})
+                )
         measure(sides, servers, plan, work, args.rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -729,8 +783,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _edgedesk_at(model: Path, src: Path, work: Path, pids: dict[str, int]) -> Any:
-    return edgedesk_server(model, _mk(work), src, pids)
+def _edgedesk_at(
+    model: Path, src: Path, env: dict[str, str], work: Path, pids: dict[str, int]
+) -> Any:
+    return edgedesk_server(model, _mk(work), src, pids, extra_env=env)
 
 
 def _mk(path: Path) -> Path:
