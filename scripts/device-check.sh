@@ -183,7 +183,7 @@ if has build; then
 fi
 SERVER="$LLAMA_DIR/llama-server"
 # EdgeDesk's llama-cpp-python loads this build's libraries (same llama.cpp as llama-server).
-export LLAMA_CPP_LIB_PATH=$LLAMA_DIR MTMD_CPP_LIB=$LLAMA_DIR
+[ -z "$LLAMA_DIR" ] || export LLAMA_CPP_LIB_PATH=$LLAMA_DIR MTMD_CPP_LIB=$LLAMA_DIR
 
 if has venv; then
   [ -x "$PY" ] || "$PYTHON" -m venv "$EDGEDESK_VENV"
@@ -252,6 +252,7 @@ if has pytest; then
   fi
 fi
 
+[ -x "$PY" ] || { step "done (no venv: no figures to collect)"; exit 0; }
 figures collect device-check.json "$OUT"/gpu.json "$OUT"/small.json "$OUT"/9b.json \
   "$OUT"/ratio-9b.json "$OUT"/peer-9b.json "$OUT"/ratio-flash.json "$OUT"/peer-flash.json >/dev/null
 step "done: device-check.json"
