@@ -11,7 +11,14 @@
 #
 #   EDGEDESK_WHEEL_CACHE=DIR   the cache (default ~/.cache/edgedesk/gpu-wheels)
 #   EDGEDESK_LLAMA_SRC=DIR     an unpacked llama-cpp-python sdist (default: pip download)
-#   EDGEDESK_CMAKE_ARGS="-D…"  more llama.cpp build flags
+#   EDGEDESK_CMAKE_ARGS="-D…"  more llama.cpp build flags, e.g. for an NVIDIA GPU
+#                              "-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90" (one
+#                              architecture: minutes instead of tens of minutes)
+#   EDGEDESK_LLAMA_SHARED=1    also build llama.cpp's shared libraries (libllama,
+#                              libggml*, libmtmd) and keep them beside the binary:
+#                              llama-cpp-python then loads the very same build with
+#                              LLAMA_CPP_LIB_PATH=DIR MTMD_CPP_LIB=DIR (one compile for
+#                              both sides of a comparison; scripts/device-check.sh)
 #
 # Prints the built binary's path on its last line. Measured (2026-12-01, AMD EPYC, 2 cores
 # shared with other builds): 206 steps, 10 min 40 s of CPU (user+sys), 49.5 min wall; on
@@ -30,8 +37,9 @@ LLAMA_VERSION=$(sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.to
 say() { printf 'build-llama-server: %s\n' "$*" >&2; }
 
 flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m)
-key=$(printf '%s|%s|%s|%s' "$LLAMA_VERSION" "$flags" "${CFLAGS:-}" "${EDGEDESK_CMAKE_ARGS:-}" \
-      | sha256sum | cut -c1-12)
+SHARED=${EDGEDESK_LLAMA_SHARED:-}
+key=$(printf '%s|%s|%s|%s%s' "$LLAMA_VERSION" "$flags" "${CFLAGS:-}" "${EDGEDESK_CMAKE_ARGS:-}" \
+      "${SHARED:+|shared}" | sha256sum | cut -c1-12)
 dir="$CACHE/llama-server-native-$key"
 if [ -x "$dir/llama-server" ]; then
   say "already built: $dir"
@@ -54,26 +62,38 @@ llama="$src/vendor/llama.cpp"
 
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+# Static by default, so the binary needs no LD_LIBRARY_PATH; shared on request, with the
+# libraries found beside the binary ($ORIGIN) wherever the folder is copied.
+linking=(-DBUILD_SHARED_LIBS=OFF)
+targets=(llama-server)
+if [ -n "$SHARED" ]; then
+  linking=(-DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON)
+  targets=(llama-server llama mtmd)
+fi
 log="$CACHE/llama-server-native-$key.log"
 mkdir -p "$CACHE"
 say "building llama-server $LLAMA_VERSION for this CPU (log: $log); this takes minutes"
 started=$(date +%s)
-# Static, so the binary needs no LD_LIBRARY_PATH; no web UI (it would be downloaded).
+# No web UI (it would be downloaded).
 # shellcheck disable=SC2086
 if ! { cmake -S "$llama" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-         -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF \
+         "${linking[@]}" -DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF \
          -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
          -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
          ${EDGEDESK_CMAKE_ARGS:-} \
-       && cmake --build "$work/build" --target llama-server -j "$(nproc)"; } >"$log" 2>&1; then
+       && cmake --build "$work/build" --target "${targets[@]}" -j "$(nproc)"; } >"$log" 2>&1; then
   say "the build failed: $(grep -m1 -iE 'error' "$log" || tail -n 1 "$log") (full log: $log)"
   exit 1
 fi
 rm -rf "$dir.tmp"; mkdir -p "$dir.tmp"
 cp "$work/build/bin/llama-server" "$dir.tmp/"
+if [ -n "$SHARED" ]; then  # the libraries and their soname links, as built
+  cp -P "$work"/build/bin/lib*.so* "$dir.tmp/"
+fi
 # Read by the tests and the benchmark: how this binary was built.
-printf 'native build (-march=native%s) of the llama.cpp vendored by llama-cpp-python %s\n' \
-  "${CFLAGS:+ $CFLAGS}" "$LLAMA_VERSION" >"$dir.tmp/BUILD"
+printf 'native build (-march=native%s%s%s) of the llama.cpp vendored by llama-cpp-python %s\n' \
+  "${CFLAGS:+ $CFLAGS}" "${EDGEDESK_CMAKE_ARGS:+ $EDGEDESK_CMAKE_ARGS}" "${SHARED:+, shared libraries}" \
+  "$LLAMA_VERSION" >"$dir.tmp/BUILD"
 mv "$dir.tmp" "$dir"
 say "built in $(( $(date +%s) - started )) s: $dir"
 echo "$dir/llama-server"

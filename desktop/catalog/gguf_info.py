@@ -93,6 +93,11 @@ class GGUFInfo:
     vocab_size: int = 0  # tokens in the vocabulary (rows of the output's logits)
     expert_count: int = 0  # routed experts per MoE layer (0: a dense model)
     expert_used_count: int = 0  # experts each token is routed to
+    # Layers that keep a KV cache (0: every block). Fewer for a model whose last blocks
+    # predict the next tokens for speculative decoding (GLM-4.5's nextn layer, which
+    # llama.cpp neither loads nor caches unless asked) or whose linear-attention layers
+    # keep a fixed-size state instead (Kimi-Linear's KDA layers).
+    kv_layers: int = 0
     # Weight bytes by place and type (empty for a header built by hand: the fit then
     # treats every layer alike, with no experts and no repack copy).
     weights: tuple[WeightGroup, ...] = ()
@@ -168,7 +173,7 @@ class GGUFInfo:
         full = per_token * context_length * self.kv_caches(slots, swa_full)
         if self.sliding_window <= 0 or self.swa_layers <= 0 or swa_full:
             return full
-        per_layer = per_token // max(1, self.block_count)
+        per_layer = per_token // max(1, self.kv_layers or self.block_count)
         cells = self.swa_cells(context_length, slots)
         return full - per_layer * self.swa_layers * (context_length - cells)
 
@@ -182,7 +187,9 @@ class GGUFInfo:
         a window-sized cache; 0 for any other model."""
         if self.sliding_window <= 0 or self.swa_layers <= 0:
             return 0
-        per_layer = self.kv_bytes_per_token(cache_type) // max(1, self.block_count)
+        per_layer = self.kv_bytes_per_token(cache_type) // max(
+            1, self.kv_layers or self.block_count
+        )
         held = min(self.swa_cells(context_length, slots), self.sliding_window + N_UBATCH)
         return max(1, slots) * per_layer * self.swa_layers * held
 
@@ -192,7 +199,8 @@ class GGUFInfo:
             per_layer = self.kv_lora_rank + (self.rope_dimension or 64)
         else:
             per_layer = self.head_count_kv * (self.key_length + self.value_length)
-        return int(self.block_count * per_layer * KV_BYTES_PER_ELEMENT[cache_type])
+        layers = self.kv_layers or self.block_count
+        return int(layers * per_layer * KV_BYTES_PER_ELEMENT[cache_type])
 
     def estimate_bytes(
         self, context_length: int, cache_type: str = "f16", slots: int = 1, swa_full: bool = False
@@ -349,14 +357,18 @@ def read_gguf(path: Path) -> GGUFInfo:
     file_bytes = _check_magic(path)
     try:
         meta, tensors, data_start = _parse_header(path)
+        trunk = _trunk_layers(meta)
         weight_bytes = parameters = 0
         data_end = data_start
         sized = []
         for name, dims, ggml_type, offset in tensors:
             elements, size = _tensor_bytes(dims, ggml_type)
             parameters += elements
-            weight_bytes += size
             data_end = max(data_end, data_start + offset + size)
+            block = _LAYER_TENSOR.match(name)
+            if trunk is not None and block is not None and int(block.group(1)) >= trunk:
+                continue  # a nextn layer: llama.cpp skips it ("unused tensor ... ignoring")
+            weight_bytes += size
             sized.append((name, dims, ggml_type, size))
         weights = _weight_groups(sized)
     except (ValueError, struct.error, KeyError, OverflowError) as exc:
@@ -411,8 +423,32 @@ def read_gguf(path: Path) -> GGUFInfo:
         vocab_size=_vocab_size(tensors),
         expert_count=num("expert_count"),
         expert_used_count=num("expert_used_count"),
+        kv_layers=_kv_layers(meta, arch, num("block_count"), trunk),
         weights=weights,
     )
+
+
+def _trunk_layers(meta: dict[str, Any]) -> int | None:
+    """The blocks llama.cpp runs when it is not asked for speculative decoding: all but
+    the ``nextn_predict_layers`` at the end (None: the model has none)."""
+    arch = str(meta.get("general.architecture") or "")
+    nextn = meta.get(f"{arch}.nextn_predict_layers")
+    blocks = meta.get(f"{arch}.block_count")
+    if not isinstance(nextn, int) or not isinstance(blocks, int) or not 0 < nextn < blocks:
+        return None
+    return blocks - nextn
+
+
+def _kv_layers(meta: dict[str, Any], arch: str, blocks: int, trunk: int | None) -> int:
+    """How many layers keep a KV cache (0: every block): the trunk's, and of those only
+    the ones with KV heads where the header lists them per layer (a linear-attention
+    layer has none: llama.cpp keeps a recurrent state for it instead)."""
+    layers = trunk if trunk is not None else blocks
+    per_layer = meta.get(f"{arch}.attention.head_count_kv")
+    if isinstance(per_layer, list) and per_layer:
+        with_kv = sum(1 for heads in per_layer[:layers] if heads)
+        return with_kv if with_kv != blocks else 0
+    return layers if layers != blocks else 0
 
 
 def _cached_latent(meta: dict[str, Any], arch: str, rank: int) -> int | None:

@@ -231,3 +231,137 @@ def test_the_verdict_before_download_counts_the_repack_copy_too() -> None:
     )
     # Wholly on a GPU nothing is copied.
     assert fit_from_size(size, _machine(vram_gib=8, ram_gib=2), gpu_offload=True) is Verdict.GPU
+
+
+def _expert_bytes(shape: str, layers: range, kind: str | None = None) -> int:
+    """Bytes of the routed experts of ``layers`` in the generated ``shape`` (of one
+    ggml type when ``kind`` is given)."""
+    return sum(
+        t.nbytes
+        for t in SHAPES[shape]().tensors
+        if "_exps." in t.name
+        and int(t.name.split(".")[1]) in layers
+        and (kind is None or t.type.name == kind)
+    )
+
+
+def test_glm_4_5_air_has_45_expert_layers_and_its_nextn_layer_is_not_loaded(
+    headers: dict[str, GGUFInfo],
+) -> None:
+    """GLM-4.5-Air (glm4moe): 46 layers, the first dense, then blk.46, a next-token
+    prediction layer with experts of its own that llama.cpp skips unless asked for
+    speculative decoding: neither its weights nor a KV cache for it are counted."""
+    air = headers["glm-4.5-air"]
+    assert air.architecture == "glm4moe"
+    assert (air.expert_count, air.expert_used_count, air.block_count) == (128, 8, 47)
+    sizes = air.expert_layer_bytes()
+    assert air.expert_layers == 45 and sizes[0] == 0 and sizes[46] == 0
+    assert sum(sizes) == _expert_bytes("glm-4.5-air", range(1, 46))
+    everything = sum(t.nbytes for t in SHAPES["glm-4.5-air"]().tensors)
+    nextn = sum(t.nbytes for t in SHAPES["glm-4.5-air"]().tensors if t.name.startswith("blk.46."))
+    assert 1.5e9 < nextn < 2.0e9  # 128 experts of its own (Q8_0 ffn_down: a "more bits" layer)
+    assert air.weight_bytes == everything - nextn
+    assert air.kv_layers == 46
+    assert air.kv_bytes_per_token() == 46 * 8 * (128 + 128) * 2  # 8 KV heads of 128
+
+
+def test_kimi_linear_caches_only_its_attention_layers(headers: dict[str, GGUFInfo]) -> None:
+    """Kimi-Linear-48B-A3B: 7 of its 27 layers are MLA attention with a cache of one
+    576-wide latent per token; the 20 Kimi Delta Attention layers keep a fixed-size
+    state instead. 26 layers of 256 routed experts."""
+    kimi = headers["kimi-linear-48b-a3b"]
+    assert kimi.architecture == "kimi-linear"
+    assert (kimi.expert_count, kimi.expert_used_count, kimi.block_count) == (256, 8, 27)
+    assert kimi.expert_layers == 26 and kimi.expert_layer_bytes()[0] == 0
+    assert sum(kimi.expert_layer_bytes()) == _expert_bytes("kimi-linear-48b-a3b", range(27))
+    assert kimi.kv_layers == 7
+    assert kimi.kv_bytes_per_token() == 7 * (512 + 64) * 2
+
+
+@pytest.mark.parametrize(
+    ("shape", "expert_layers", "on_8_gb", "on_16_gb"),
+    [
+        # Each layer's experts are ~1.25 GB (Air) / ~1.0 GB (Kimi-Linear): a few fit.
+        ("glm-4.5-air", 45, range(40, 46), range(33, 42)),
+        ("kimi-linear-48b-a3b", 26, range(18, 26), range(10, 20)),
+    ],
+)
+def test_the_big_moes_keep_every_layer_on_the_gpu_and_most_experts_in_ram(
+    headers: dict[str, GGUFInfo],
+    shape: str,
+    expert_layers: int,
+    on_8_gb: range,
+    on_16_gb: range,
+) -> None:
+    """On 8 and 16 GB GPUs (with 128 GB of RAM) all layers' attention, norms, routers,
+    shared experts and the KV cache go to the GPU, and as many layers' experts as fit;
+    the rest stay in RAM, where llama.cpp also copies their Q4_K part (AVX2)."""
+    info = headers[shape]
+    plans = []
+    for vram in (8, 16):
+        plan = fit_model(info, _machine(vram_gib=vram, ram_gib=128), gpu_offload=True)
+        assert plan.gpu_layers == plan.total_layers == info.block_count + 1
+        assert plan.expert_layers == expert_layers
+        assert plan.vram_bytes <= vram * GIB - VRAM_RESERVE_BYTES
+        assert plan.verdict is Verdict.PARTIAL
+        assert plan.where().startswith(
+            f"experts of {plan.experts_in_ram_layers}/{expert_layers} layers in RAM"
+        )
+        # The experts of the first N blocks (one dense) in RAM, and their Q4_K part
+        # copied by llama.cpp's repack: exactly what the planner counts.
+        layers = range(plan.n_cpu_moe)
+        assert plan.experts_in_ram_layers == plan.n_cpu_moe - 1
+        assert plan.repack_bytes == _expert_bytes(shape, layers, "Q4_K")
+        assert plan.ram_bytes > _expert_bytes(shape, layers) + plan.repack_bytes
+        plans.append(plan)
+    small, large = plans
+    assert small.experts_in_ram_layers in on_8_gb
+    assert large.experts_in_ram_layers in on_16_gb
+    assert large.experts_in_ram_layers < small.experts_in_ram_layers
+
+
+def test_every_expert_in_ram_leaves_glm_4_5_air_a_few_gb_of_vram(
+    headers: dict[str, GGUFInfo],
+) -> None:
+    """--cpu-moe on GLM-4.5-Air at 8K context: attention, shared experts, output and
+    KV cache of 46 layers on the GPU (about 5 GB), 60+ GB of experts and their repack
+    copy in RAM."""
+    air = headers["glm-4.5-air"]
+    plan = fit_model(
+        air,
+        _machine(vram_gib=8, ram_gib=128),
+        gpu_offload=True,
+        context_length=8192,
+        cpu_moe="all",
+    )
+    assert plan.gpu_layers == 48 and plan.experts_in_ram_layers == 45
+    assert 3 * GIB < plan.vram_bytes < 7 * GIB
+    assert plan.repack_bytes == _expert_bytes("glm-4.5-air", range(46), "Q4_K")  # not blk.46
+    assert plan.ram_bytes > sum(air.expert_layer_bytes()) + plan.repack_bytes
+
+
+@pytest.mark.parametrize(
+    ("shape", "model_id"),
+    [
+        ("glm-4.7-flash", "glm-4.7-flash"),
+        ("glm-4.5-air", "glm-4.5-air"),
+        ("moonlight-16b-a3b-legacy", "moonlight-16b-a3b"),
+        ("kimi-linear-48b-a3b", "kimi-linear-48b-a3b"),
+        ("moonlight-16b-a3b", "kimi-vl-a3b-thinking-2506"),
+    ],
+)
+def test_the_catalogs_expert_share_is_the_real_shapes(
+    headers: dict[str, GGUFInfo], tmp_path: Path, shape: str, model_id: str
+) -> None:
+    """``experts_share`` (routed-expert bytes of the file, for the verdict before
+    download) agrees with the generated file at the real shape within 2 points, and
+    the catalog's file size with the generated one within 3%."""
+    from desktop.catalog.entries import load_catalog
+
+    entry = load_catalog().get(model_id)
+    generated = SHAPES[shape]()
+    experts = sum(t.nbytes for t in generated.tensors if "_exps." in t.name)
+    assert entry.experts_share is not None
+    assert entry.experts_share == pytest.approx(experts / generated.data_bytes, abs=0.02)
+    size = next(q.size for q in entry.quants if q.name == "Q4_K_M")
+    assert size == pytest.approx(generated.data_bytes, rel=0.03)

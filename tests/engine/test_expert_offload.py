@@ -137,3 +137,86 @@ def test_a_moe_that_does_not_load_tries_every_expert_in_ram_first(
         assert any("every expert in RAM" in note for note in engine.report.notes)
     finally:
         engine.close()
+
+
+UNUSED = re.compile(r"model has unused tensor (\S+) \(size = (\d+) bytes\)")
+
+
+@pytest.mark.slow
+def test_glm4moe_at_real_widths_has_its_experts_overridden_and_its_nextn_layer_skipped(
+    tmp_path: Path, llama_log: list[str]
+) -> None:
+    """GLM-4.5-Air's shape (arch glm4moe: n_embd 4096, 96 heads, experts of 1408, the
+    real vocabulary) cut to a dense layer, a MoE layer and the next-token-prediction
+    layer, with 16 of its 128 experts: llama.cpp loads it with ``--n-cpu-moe 3`` as
+    llama-server would, overrides exactly blk.1's three expert stacks to the CPU,
+    skips every tensor of blk.2 (the nextn layer, which the planner leaves out too),
+    and copies into its repack buffer what the planner says it will. Every tensor is a
+    hole (zeros): a few MB on disk, a few hundred MB of repack copy in RAM."""
+    from tests.fixtures.real_shape import glm_4_5_air, write_real_shape
+
+    path = write_real_shape(
+        tmp_path / "glm4moe.gguf", glm_4_5_air(n_layer=2, experts=16, nextn=1), header_only=True
+    )
+    info = read_gguf(path)
+    assert (info.architecture, info.block_count, info.expert_layers) == ("glm4moe", 3, 1)
+    engine = load_engine(_spec(path, 3))
+    try:
+        overridden = sorted(m.group(1) for line in llama_log if (m := OVERRIDDEN.search(line)))
+        assert overridden == [f"blk.1.ffn_{part}_exps.weight" for part in ("down", "gate", "up")]
+        skipped = {m.group(1): int(m.group(2)) for line in llama_log if (m := UNUSED.search(line))}
+        assert skipped and all(name.startswith("blk.2.") for name in skipped)
+        assert "blk.2.ffn_up_exps.weight" in skipped
+        answer = list(
+            engine.stream_chat(
+                ChatCall.of([Message("user", "hello")], GenerationParams(max_tokens=2, seed=1))
+            )
+        )
+        assert answer[-1].is_final and answer[-1].usage is not None
+    finally:
+        engine.close()
+    types = repack_types()
+    buffers = {m.group(1): float(m.group(2)) for line in llama_log if (m := BUFFER.search(line))}
+    plan = fit_model(
+        info, Hardware(2**36, 2**36, 2, (), types), gpu_offload=False, context_length=256
+    )
+    if "Q4_K" in types:  # AVX2 and ARM: llama.cpp's copy is what the planner counts
+        assert buffers["CPU_REPACK"] == pytest.approx(plan.repack_bytes / 2**20, rel=0.01)
+
+
+KV_BUFFER = re.compile(r"llama_kv_cache:\s+(\w+) KV buffer size =\s+([\d.]+) MiB")
+
+
+@pytest.mark.slow
+def test_kimi_linear_at_real_widths_caches_only_its_attention_layers(
+    tmp_path: Path, llama_log: list[str]
+) -> None:
+    """Kimi-Linear-48B-A3B's shape (arch kimi-linear: n_embd 2304, KDA heads of 128, MLA
+    latent 512 + 64, experts of 1024, the real vocabulary) cut to 4 layers, the fourth
+    MLA attention and the rest Kimi Delta Attention, with 16 of its 256 experts:
+    llama.cpp loads the generated tensors, overrides the experts of blk.1 and blk.2 for
+    ``--n-cpu-moe 3``, and its KV cache is the planner's: one layer's latent per token
+    (the KDA layers keep a recurrent state instead)."""
+    from tests.fixtures.real_shape import kimi_linear_48b_a3b, write_real_shape
+
+    path = write_real_shape(
+        tmp_path / "kimi-linear.gguf", kimi_linear_48b_a3b(n_layer=4, experts=16), header_only=True
+    )
+    info = read_gguf(path)
+    assert (info.architecture, info.expert_layers, info.kv_layers) == ("kimi-linear", 3, 1)
+    engine = load_engine(_spec(path, 3))
+    try:
+        answer = list(
+            engine.stream_chat(
+                ChatCall.of([Message("user", "hello")], GenerationParams(max_tokens=2, seed=1))
+            )
+        )
+        assert answer[-1].is_final and answer[-1].usage is not None
+    finally:
+        engine.close()
+    overridden = sorted(m.group(1) for line in llama_log if (m := OVERRIDDEN.search(line)))
+    assert overridden == sorted(
+        f"blk.{layer}.ffn_{part}_exps.weight" for layer in (1, 2) for part in ("down", "gate", "up")
+    )
+    kv = [float(m.group(2)) for line in llama_log if (m := KV_BUFFER.search(line))]
+    assert kv and sum(kv) == pytest.approx(info.kv_bytes(256) / 2**20, abs=0.01)
