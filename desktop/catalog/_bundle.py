@@ -105,6 +105,7 @@ def write_bundle(
     if not models:
         raise InvalidRequest("name at least one installed model to bundle")
     out.mkdir(parents=True, exist_ok=True)
+    # Any: the manifest's JSON entries (text, numbers, lists of files)
     entries: list[dict[str, Any]] = []
     for model in models:
         files = []

@@ -205,6 +205,7 @@ class GGUFInfo:
             kv += self.checkpoint_bytes(context_length, cache_type, slots)
         return self.weight_bytes + kv + compute
 
+    # Any: asdict() for `models info --json`; the dataclass is the shape
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly view (the chat template is shortened, weights by layer summed)."""
         data = asdict(self)
@@ -282,6 +283,7 @@ class _Cursor:
         raise ValueError(f"unknown GGUF value type {kind}")
 
 
+# Any: GGUF metadata values are ints, floats, text, bools or arrays by key
 def _parse_header(path: Path) -> tuple[dict[str, Any], list[tuple[str, list[int], int, int]], int]:
     """Metadata, tensor infos (name, dims, type, offset) and data start of a GGUF file."""
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
@@ -293,6 +295,7 @@ def _parse_header(path: Path) -> tuple[dict[str, Any], list[tuple[str, list[int]
         n_tensors, n_kv = cur.unpack("<Q"), cur.unpack("<Q")
         if n_tensors > 10_000_000 or n_kv > 1_000_000:
             raise ValueError("implausible tensor or key count")
+        # Any: GGUF values of every type, by key (see _parse_header)
         meta: dict[str, Any] = {}
         for _ in range(n_kv):
             key = cur.string()
@@ -415,6 +418,7 @@ def read_gguf(path: Path) -> GGUFInfo:
     )
 
 
+# Any: GGUF metadata (see _parse_header)
 def _cached_latent(meta: dict[str, Any], arch: str, rank: int) -> int | None:
     """The latent rank the KV cache holds per token (MLA), or None when llama.cpp caches
     every head's K and V: a deepseek2 file converted before llama.cpp split its K/V
@@ -460,6 +464,7 @@ def _weight_groups(tensors: Iterable[tuple[str, list[int], int, int]]) -> tuple[
     )
 
 
+# Any: GGUF metadata (see _parse_header)
 def _swa_layers(meta: dict[str, Any], arch: str, layers: int) -> int:
     """How many of ``layers`` use the sliding window: the GGUF's per-layer flags or
     group size, else the architecture's as llama.cpp assumes it (0 when unknown: the

@@ -356,6 +356,7 @@ def check_projector(path: Path) -> Path:
     return path.absolute()
 
 
+# Any: one entry of installed.json as parsed; the dataclass checks it
 def _model(raw: dict[str, Any]) -> InstalledModel:
     raw = dict(raw)
     raw["files"] = tuple(raw["files"])

@@ -40,6 +40,7 @@ class CatalogRow:
     installed: tuple[str, ...] | None
     placement: str | None = None  # a mixture of experts: where its experts go (a hint)
 
+    # Any: asdict() for `models list --json`; the dataclass is the shape
     def to_dict(self) -> dict[str, Any]:
         """The row as plain JSON-ready values (``installed`` as a list or None)."""
         data = asdict(self)

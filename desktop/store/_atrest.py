@@ -92,6 +92,7 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+# Any: our own small JSON files, read with .get() so a damaged one cannot crash
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -148,6 +149,7 @@ class AtRest:
         """``missing``, ``plaintext`` or ``encrypted`` (read from the file's first bytes)."""
         return cipher.file_state(self.database)
 
+    # Any: a JSON report read by doctor and the window by key; a TypedDict would change them
     def status(self) -> dict[str, Any]:
         """What ``edgedesk doctor`` reports: encrypted yes/no, the cipher, the key's source."""
         state = self.state()
@@ -293,7 +295,7 @@ class AtRest:
             if not passphrase:
                 raise InvalidRequest("the passphrase is empty")
             self._passphrase, self._passphrase_source = passphrase, "passphrase"
-            plan: dict[str, Any] = {"to": "encrypted", "source": "passphrase"}
+            plan: dict[str, str] = {"to": "encrypted", "source": "passphrase"}
         else:
             key_id = uuid.uuid4().hex
             if not ring_set(key_id, secrets.token_hex(32)):
@@ -367,6 +369,7 @@ class AtRest:
 
     # -- recovery ----------------------------------------------------------------------
 
+    # Any: the key file as _read_json parsed it
     def _keyring_info(self) -> dict[str, Any]:
         """The key file of a database encrypted with a keyring key; InvalidRequest if none."""
         info = _read_json(self.info_path)

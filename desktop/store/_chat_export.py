@@ -74,6 +74,7 @@ def json_export(conversations: Exported, files: str | None = None) -> str:
     return json.dumps(payload, ensure_ascii=False, indent=2)
 
 
+# Any: each header as the file had it, every field checked (check_fields)
 def parse_export(
     text: str, read_file: ReadFile | None = None
 ) -> list[tuple[dict[str, Any], list[ChatMessage]]]:
@@ -140,6 +141,7 @@ def markdown_export(conversations: Exported, files: str | None = None) -> str:
     return "\n---\n\n".join(parts)
 
 
+# Any: tool rounds as stored JSON (ChatMessage.tool_steps); read defensively with .get()
 def tools_markdown(steps: Sequence[dict[str, Any]]) -> list[str]:
     """An answer's tool calls as collapsed blocks (``<details>``), one per call."""
     lines: list[str] = []
@@ -169,6 +171,7 @@ def tools_markdown(steps: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+# Any: a header as JSON, its sampling parameters JSON owned by desktop.chat
 def _header_dict(conv: Conversation) -> dict[str, Any]:
     return {
         "title": conv.title,
@@ -182,6 +185,7 @@ def _header_dict(conv: Conversation) -> dict[str, Any]:
     }
 
 
+# Any: asdict() of a message, adjusted; the file format is parse_export's checks
 def _message_dict(message: ChatMessage, files: str | None) -> dict[str, Any]:
     data = asdict(message)
     data.pop("id")
@@ -195,8 +199,8 @@ def _message_dict(message: ChatMessage, files: str | None) -> dict[str, Any]:
     return data
 
 
-def _attachment_dict(item: Attachment, files: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _attachment_dict(item: Attachment, files: str | None) -> dict[str, str]:
+    out: dict[str, str] = {
         "kind": item.kind,
         "name": item.name,
         "mime": item.mime,
@@ -210,6 +214,7 @@ def _attachment_dict(item: Attachment, files: str | None) -> dict[str, Any]:
     return out
 
 
+# Any: a message's JSON as _message_dict makes it
 def version_dict(message: ChatMessage) -> dict[str, Any]:
     """One version of an answer as the store and the JSON export keep it (plain JSON)."""
     data = _message_dict(message, None)
@@ -218,6 +223,7 @@ def version_dict(message: ChatMessage) -> dict[str, Any]:
     return data
 
 
+# Any: stored JSON, checked as an export's message is
 def version_message(data: dict[str, Any]) -> ChatMessage | None:
     """A stored version of an answer back as a message; None for a damaged one."""
     try:
@@ -226,12 +232,14 @@ def version_message(data: dict[str, Any]) -> ChatMessage | None:
         return None
 
 
+# Any: untrusted JSON objects, each checked before use
 def _objects(items: object) -> list[dict[str, Any]]:
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise InvalidRequest("not an EdgeDesk conversation export")
     return items
 
 
+# Any: untrusted JSON, checked field by field here
 def _conversation_from(
     item: dict[str, Any], number: int, read_file: ReadFile | None
 ) -> tuple[dict[str, Any], list[ChatMessage]]:

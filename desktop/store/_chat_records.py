@@ -25,6 +25,7 @@ class Conversation:
     collection: str | None = None  # the document collection that grounds its answers
     think: bool = True  # a reasoning model may think first (the window's Think switch)
     # Sampling settings (chat.parameters.Sampling as JSON); None: never set.
+    # Any: desktop.chat's JSON; the store keeps it without knowing its fields
     parameters: dict[str, Any] | None = None
 
 
@@ -58,6 +59,7 @@ class ChatMessage:
     content: str = ""
     reasoning: str | None = None
     model: str | None = None
+    # Any: the sampling parameters as desktop.chat wrote them (JSON)
     parameters: dict[str, Any] = field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -72,12 +74,14 @@ class ChatMessage:
     # An answer that called tools: each round as plain JSON values ({"content",
     # "reasoning", "calls": [{"id", "name", "arguments"}], "results": [{"call_id", "name",
     # "server", "text", "status"}]}); the chat layer reads them into ToolSteps.
+    # Any: JSON as read back from the database, damaged rows included
     tool_steps: tuple[dict[str, Any], ...] = ()
     attachments: tuple[Attachment, ...] = ()  # a question's pictures and files, in order
     # A regenerated answer: its other versions as plain JSON values (each a message object
     # as in the JSON export, without versions of its own), in the order they were made,
     # and this one's place among all of them (0-based). This message's own fields are the
     # version the user chose, so the history, the search and the exports use it.
+    # Any: version_dict's JSON, read back as stored
     versions: tuple[dict[str, Any], ...] = ()
     version: int = 0
 

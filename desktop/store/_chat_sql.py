@@ -45,6 +45,7 @@ class ChatTables:
         collection: str | None = None,
         *,
         think: bool = True,
+        # Any: desktop.chat's sampling JSON, stored as given
         parameters: dict[str, Any] | None = None,
     ) -> int:
         """A new conversation, inside the caller's transaction; returns its row id."""
@@ -274,6 +275,7 @@ class ChatTables:
         return int(cur.rowcount)
 
 
+# Any: whatever JSON object the column holds; its reader checks it
 def _object(raw: str | None) -> dict[str, Any] | None:
     """A stored JSON object; a damaged value reads as none rather than hiding the chat."""
     if not raw:
@@ -310,6 +312,7 @@ def _versions_columns(message: ChatMessage) -> tuple[str | None, int | None]:
     return json.dumps(list(message.versions), ensure_ascii=False), message.version
 
 
+# Any: keyword arguments of ChatMessage (versions, version) or none
 def _read_versions(raw: str | None, version: int | None) -> dict[str, Any]:
     """Stored versions; a damaged value reads as none rather than hiding the chat."""
     versions = _steps(raw)
@@ -318,6 +321,7 @@ def _read_versions(raw: str | None, version: int | None) -> dict[str, Any]:
     return {"versions": versions, "version": min(max(version or 0, 0), len(versions))}
 
 
+# Any: stored JSON objects, damaged ones dropped; their reader checks fields
 def _steps(raw: str | None) -> tuple[dict[str, Any], ...]:
     """Stored tool rounds; a damaged value reads as none rather than hiding the chat."""
     if not raw:

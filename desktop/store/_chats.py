@@ -92,6 +92,7 @@ class ChatStore:
         tags: Sequence[str] = (),
         collection: str | None = None,
         think: bool = True,
+        # Any: desktop.chat's sampling JSON, stored as given
         parameters: dict[str, Any] | None = None,
     ) -> Conversation:
         """Start a conversation (grounded in ``collection``); an ephemeral one stays in memory."""
@@ -130,6 +131,7 @@ class ChatStore:
         """Whether the conversation's reasoning model may think first, from now on."""
         self._update(conv_id, "think", int(think))
 
+    # Any: desktop.chat's sampling JSON, stored as given
     def set_parameters(self, conv_id: int, parameters: dict[str, Any]) -> None:
         """The conversation's sampling settings from now on (a JSON object)."""
         self._update(conv_id, "parameters", json.dumps(parameters))

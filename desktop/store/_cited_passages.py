@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from desktop.base.errors import InvalidRequest
 
@@ -52,7 +52,19 @@ def location(path: str, page: int | None, line_start: int, line_end: int) -> str
     return f"{path} {place(page, line_start, line_end)}"
 
 
-def source_dicts(sources: Iterable[Source]) -> list[dict[str, Any]]:
+class SourceJSON(TypedDict):
+    """A source as the ``messages.sources`` column and the JSON export keep it."""
+
+    n: int
+    path: str
+    page: int | None
+    line_start: int
+    line_end: int
+    text: str
+    cited: bool
+
+
+def source_dicts(sources: Iterable[Source]) -> list[SourceJSON]:
     """Sources as plain JSON objects (the column's and the export's form), snippets bounded."""
     return [
         {

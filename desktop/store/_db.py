@@ -18,7 +18,7 @@ import importlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -136,11 +136,11 @@ class Database:
             conn.execute(f"PRAGMA cache_size = -{ENCRYPTED_CACHE_KIB}")
         self.db = sqlite_utils.Database(conn)
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, object] = ()) -> Any:
         """Run one statement and return the cursor."""
         return self.conn.execute(sql, params)
 
-    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+    def query(self, sql: str, params: Sequence[Any] | Mapping[str, object] = ()) -> list[Any]:
         """All rows of a query, as tuples."""
         return list(self.conn.execute(sql, params).fetchall())
 

@@ -8,8 +8,7 @@ through an import inside SQLite.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from desktop.base.errors import InvalidRequest
 
@@ -100,7 +99,7 @@ def _json_kind(value: object) -> str:
     return kinds.get(type(value), type(value).__name__)
 
 
-def check_fields(data: dict[str, Any], kinds: dict[str, str], where: str) -> None:
+def check_fields(data: Mapping[str, object], kinds: dict[str, str], where: str) -> None:
     """InvalidRequest naming the first field of ``data`` whose value is not of its kind."""
     for name, kind in kinds.items():
         if name in data and not _fits(data[name], kind):

@@ -45,6 +45,7 @@ class StoredResponse:
     id: str
     model: str
     created: float
+    # Any: the Responses API's JSON, kept as sent (desktop.server owns its shape)
     response: dict[str, Any]
     items: list[dict[str, Any]]
 
@@ -96,6 +97,7 @@ class ResponseStore:
         self,
         response_id: str,
         model: str,
+        # Any: the Responses API's JSON, kept as sent (desktop.server owns its shape)
         response: dict[str, Any],
         items: list[dict[str, Any]],
         *,

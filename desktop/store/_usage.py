@@ -22,7 +22,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -158,7 +158,7 @@ class UsageGroup:
             return None
         return round(self.completion_tokens * 1000.0 / self.generation_ms, 1)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> UsageSummary:
         """The group as ``stats --json`` writes it (times in ms)."""
         return {
             "name": self.name,
@@ -439,14 +439,29 @@ def _unpack(blobs: Sequence[bytes | None]) -> dict[int, int]:
     return {int(i): int(dense[i]) for i in found}
 
 
+class UsageSummary(TypedDict):
+    """A usage group as ``stats --json`` writes it (times in ms, None: no request)."""
+
+    name: str
+    requests: int
+    errors: int
+    errors_by_kind: dict[str, int]
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    ttft_ms: dict[str, float | None]  # "p50", "p90", "p99"
+    total_ms: dict[str, float | None]
+    tokens_per_s: float | None
+
+
 def _merge(into: dict[int, int], more: dict[int, int]) -> None:
     for bucket, n in more.items():
         into[bucket] = into.get(bucket, 0) + n
 
 
-def csv_rows(groups: Sequence[UsageGroup]) -> list[dict[str, Any]]:
+def csv_rows(groups: Sequence[UsageGroup]) -> list[dict[str, str | float]]:
     """The groups as CSV rows (``CSV_FIELDS``): ``stats --csv`` and the window's Export."""
-    rows = []
+    rows: list[dict[str, str | float]] = []
     for g in groups:
         d = g.as_dict()
         rows.append(

@@ -119,6 +119,7 @@ class McpClients:
         self,
         config: ServerConfig,
         tool: str,
+        # Any: JSON arguments the model wrote, by the tool's own schema
         arguments: dict[str, Any],
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
@@ -220,6 +221,7 @@ class McpClients:
         held.last_used = time.monotonic()
         return list(held.tools)
 
+    # Any: JSON arguments the model wrote, by the tool's own schema
     async def _call(
         self, config: ServerConfig, tool: str, arguments: dict[str, Any], limit: float
     ) -> ToolResult:

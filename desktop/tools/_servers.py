@@ -52,6 +52,7 @@ class ServerConfig:
         """The command line or URL, as the user and the allow-list write it."""
         return self.url or shlex.join([self.command, *self.args])
 
+    # Any: an mcp.json entry, in the format other MCP clients share
     def to_json(self) -> dict[str, Any]:
         """The server's ``mcp.json`` entry."""
         if self.url:
@@ -178,6 +179,7 @@ class ServerList:
         self.policy = policy
         self.it = parse_policy_entries(policy.servers)
 
+    # Any: mcp.json as parsed; entries are checked as they are read
     def _raw(self) -> dict[str, Any]:
         if not self.path.exists():
             return {"mcpServers": {}}
@@ -260,6 +262,7 @@ class ServerList:
         self._write(raw)
         token_delete(name)
 
+    # Any: mcp.json, kept with keys other MCP clients wrote
     def _write(self, raw: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".json.tmp")

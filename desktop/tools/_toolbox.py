@@ -22,6 +22,7 @@ from desktop.tools._mcp_client import McpClients
 from desktop.tools._servers import ServerConfig, ServerList
 from desktop.tools._types import BUILTIN, ToolError, ToolResult, ToolSpec
 
+# Any: a built-in tool's JSON arguments, by its own schema
 Handler = Callable[[dict[str, Any]], ToolResult]
 
 
@@ -182,6 +183,7 @@ class ToolBox:
         """Audit a call the user (or the policy) did not allow."""
         self.audit.write(ToolCallRecord(now(), spec.name, spec.server, 0.0, False, "denied"))
 
+    # Any: JSON arguments the model wrote, by the tool's own schema
     def _run(
         self, spec: ToolSpec, args: dict[str, Any], cancel: threading.Event | None
     ) -> tuple[ToolResult, str]:
@@ -190,6 +192,7 @@ class ToolBox:
             return self._run_builtin(spec, args)
         return self._run_mcp(spec, args, cancel)
 
+    # Any: JSON arguments the model wrote, by the tool's own schema
     def _run_builtin(self, spec: ToolSpec, args: dict[str, Any]) -> tuple[ToolResult, str]:
         builtin = self.builtins.get(spec.name)
         if builtin is None:
@@ -200,6 +203,7 @@ class ToolBox:
             return ToolResult(f"error: {exc.message}", True), "failed"
         return result, "" if not result.is_error else "failed"
 
+    # Any: JSON arguments the model wrote, by the tool's own schema
     def _run_mcp(
         self, spec: ToolSpec, args: dict[str, Any], cancel: threading.Event | None
     ) -> tuple[ToolResult, str]:

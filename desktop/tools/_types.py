@@ -17,6 +17,7 @@ class ToolSpec:
 
     name: str
     description: str
+    # Any: a JSON Schema, any keywords
     parameters: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     server: str = BUILTIN
     needs_approval: bool = True  # built-in read-only tools: False
