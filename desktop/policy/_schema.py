@@ -283,6 +283,7 @@ def _coerce(key: PolicyKey, value: Any) -> Any:
     return list(value)
 
 
+# Any: a policy's values are text, numbers, flags or lists by key; KEYS checks each
 def parse_policy(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Validate a policy document; unknown keys and bad values raise ConfigError."""
     parsed: dict[str, Any] = {}
@@ -297,11 +298,13 @@ def parse_policy(raw: Mapping[str, Any]) -> dict[str, Any]:
     return parsed
 
 
+# Any: settings values by key, as parse_policy checked them
 def to_settings(policy: Mapping[str, Any]) -> dict[str, Any]:
     """Map validated policy keys to the dotted settings they force."""
     return {_BY_NAME[name].setting: value for name, value in policy.items()}
 
 
+# Any: settings values by key (text, numbers, flags)
 def fail_closed_settings() -> dict[str, Any]:
     """The most restrictive settings, used when the policy cannot be read."""
     return {key.setting: key.restrictive for key in KEYS if key.restrictive is not None}

@@ -35,6 +35,7 @@ class MachinePolicy:
     """The policy in force: what it forces, where it came from, and any problem."""
 
     origin: str | None = None
+    # Any: checked policy values by key (parse_policy)
     values: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None
 
@@ -50,6 +51,7 @@ class MachinePolicy:
         return self.origin is not None
 
 
+# Any: the raw document, checked by parse_policy
 def _read_linux(root: Path) -> tuple[str, dict[str, Any]] | None:
     path = root / LINUX_POLICY_FILE.relative_to("/")
     if not path.exists():
@@ -63,6 +65,7 @@ def _read_linux(root: Path) -> tuple[str, dict[str, Any]] | None:
     return str(path), data
 
 
+# Any: the raw plist, checked by parse_policy
 def _read_macos(root: Path) -> tuple[str, dict[str, Any]] | None:
     path = root / MACOS_POLICY_FILE.relative_to("/")
     if not path.exists():
@@ -76,6 +79,7 @@ def _read_macos(root: Path) -> tuple[str, dict[str, Any]] | None:
     return str(path), {k: v for k, v in data.items() if not k.startswith("Payload")}
 
 
+# Any: raw registry values, checked by parse_policy
 def _read_windows() -> tuple[str, dict[str, Any]] | None:  # pragma: no cover - Windows only
     if sys.platform != "win32":  # also tells mypy to check this on Windows only
         return None
