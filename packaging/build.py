@@ -328,7 +328,7 @@ def policy_properties() -> list[tuple[str, str]]:
     """(MSI property, registry value name) for every policy key in the schema."""
     sys.path.insert(0, str(ROOT))
     try:
-        from desktop.policy.schema import KEYS
+        from desktop.policy import KEYS
     finally:
         sys.path.remove(str(ROOT))
     return [(key.name.upper(), key.name) for key in KEYS]

@@ -174,7 +174,7 @@ def _attachments_chat(
     import hashlib
 
     from desktop.chat.conversation import Turn
-    from desktop.store.chat_records import Attachment
+    from desktop.store import Attachment
 
     chart = _bar_chart()
     minutes = MINUTES.encode()
@@ -215,7 +215,7 @@ def _documents(window: MainWindow) -> None:
 
 def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
     """A cited passage of docs/architecture.md in the in-app viewer, its lines marked."""
-    from desktop.store.cited_passages import Source
+    from desktop.store import Source
     from desktop.ui.chat.source_viewer import SourceViewer
 
     path = ROOT / "docs" / "architecture.md"
@@ -242,7 +242,7 @@ def _tool_dialogs(window: MainWindow, app: QApplication, out: Path) -> None:
     """The Tools page's Add server form, and the question before a round of tool calls."""
     from desktop.chat.approval import ApprovalAsk, ApprovalBatch
     from desktop.engine.types import ToolCall
-    from desktop.tools.types import ToolSpec
+    from desktop.tools import ToolSpec
     from desktop.ui.common.workers import ApprovalRequest
     from desktop.ui.tools.approval import ToolApproval
 
@@ -302,7 +302,7 @@ def _recovery(window: MainWindow, app: QApplication, out: Path) -> None:
     """The key backup offer (its recovery code shown) and the no-keyring passphrase offer."""
     import secrets
 
-    from desktop.store import recovery_code
+    from desktop.store import _recovery_code as recovery_code
     from desktop.ui.settings.key_backup import KeyBackupDialog
     from desktop.ui.settings.new_passphrase import NewPassphraseDialog
 

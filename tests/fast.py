@@ -56,6 +56,7 @@ FAST_FILES = frozenset(
         "tests/store/test_usage_store.py",
         "tests/test_config.py",
         "tests/test_contracts.py",
+        "tests/test_faces.py",
         "tests/test_fast_subset.py",
         "tests/test_filebytes.py",
         "tests/test_import_cycles.py",

@@ -9,8 +9,8 @@ import pytest
 
 from desktop.base.config import NoPolicy, Settings, flatten
 from desktop.base.errors import ConfigError, NetworkBlocked
-from desktop.catalog.installed import InstalledModel
-from desktop.catalog.pull import parse_target, pull
+from desktop.catalog._installed import InstalledModel
+from desktop.catalog._pull import parse_target, pull
 from desktop.root.context import AppContext, build_context
 from tests.fixtures.children import free_port
 from tests.fixtures.fake_hub import FakeHub

@@ -10,10 +10,10 @@ import pytest
 from desktop.base.errors import ConfigError
 from desktop.root.encryption_switch import check_passphrase, data_alone, settled_key, switch_open
 from desktop.root.relocate import DataFolderLock
-from desktop.store import cipher
-from desktop.store.atrest import AtRest
-from desktop.store.cipher import KeyRejected
-from desktop.store.db import open_database
+from desktop.store import _cipher as cipher
+from desktop.store._atrest import AtRest
+from desktop.store._cipher import KeyRejected
+from desktop.store._db import open_database
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
 

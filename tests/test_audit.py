@@ -14,8 +14,8 @@ from desktop.base.audit import AuditLog
 from desktop.base.config import Paths
 from desktop.policy import MachinePolicy
 from desktop.root.context import build_context
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
 
 ROOT = Path(__file__).resolve().parents[1]
 DAY = 86_400.0

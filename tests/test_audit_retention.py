@@ -12,8 +12,8 @@ from pathlib import Path
 from desktop.base.audit import AuditLog
 from desktop.base.config import Paths
 from desktop.root.context import build_context
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
 
 ROOT = Path(__file__).resolve().parents[1]
 DAY_S = 86_400

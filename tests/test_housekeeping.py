@@ -163,7 +163,7 @@ def test_the_hourly_maintenance_rolls_up_and_prunes_by_usage_retention_days() ->
 
     from desktop.base.config import NoPolicy
     from desktop.root.context import build_context
-    from desktop.store.usage import UsageRow
+    from desktop.store._usage import UsageRow
 
     day = 86_400.0
 

@@ -77,7 +77,7 @@ _PROBE = """
 import os, sys
 from pathlib import Path
 if sys.argv[1] == "edgedesk":
-    from desktop.catalog.hub import HubClient
+    from desktop.catalog._hub import HubClient
     from desktop.base.net import NetGate
     gate = NetGate(Path(sys.argv[2]))
     HubClient(gate, os.environ["HF_ENDPOINT"], token_source=lambda: None).commit("org/r")

@@ -23,7 +23,7 @@ from desktop.root.relocate import (
     pending_move,
     request_move,
 )
-from desktop.store.chat_records import ChatMessage
+from desktop.store._chat_records import ChatMessage
 
 
 class _Pinned:
@@ -262,7 +262,7 @@ def _across_drives(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_pulled_models_are_still_installed_after_a_move(tmp_path: Path) -> None:
-    from desktop.catalog.installed import InstalledModel
+    from desktop.catalog._installed import InstalledModel
 
     ctx = _context()
     model_file = ctx.paths.models_dir / "someone" / "Other-GGUF" / "Other-Q8_0.gguf"

@@ -12,11 +12,12 @@ import pytest
 from desktop.base.config import EngineSettings, Paths
 from desktop.base.defaults import WORKER_PROCESS_BYTES
 from desktop.base.errors import InvalidRequest, ModelFileError, ModelNotAllowed, ModelNotFound
-from desktop.catalog.entries import Catalog
-from desktop.catalog.gguf_info import read_gguf
-from desktop.catalog.hardware import Hardware
+from desktop.catalog._entries import Catalog
+from desktop.catalog._fit import Hardware
+from desktop.catalog._gguf_info import read_gguf
 from desktop.engine.types import LocalPlan
-from desktop.resolve import ModelResolver, installed_from_mapping
+from desktop.resolve import ModelResolver
+from desktop.resolve._locate import installed_from_mapping
 
 GIB = 1024**3
 ROOMY = Hardware(ram_total_bytes=64 * GIB, ram_available_bytes=64 * GIB, cpu_count=8)

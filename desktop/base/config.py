@@ -262,7 +262,7 @@ class Settings(_Section):
     # its folder is LOG_DIR/audit unless IT names one.
     audit_log: bool = False
     audit_log_path: str | None = None
-    # Content-free usage of the API, one row per request (desktop/store/usage.py; policy
+    # Content-free usage of the API, one row per request (desktop/store/_usage.py; policy
     # CollectUsage), kept this many days (single rows a week, then by the hour).
     collect_usage: bool = True
     usage_retention_days: int = Field(default=90, ge=1, le=36500)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from desktop.engine.types import ToolCall
-from desktop.tools.types import ToolSpec
+from desktop.tools import ToolSpec
 
 Decision = Literal["once", "always", "deny"]
 # Asked on the worker thread for each call that needs approval (blocks until answered).

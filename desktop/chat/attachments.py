@@ -20,11 +20,19 @@ from pathlib import Path
 from desktop.base.errors import InvalidRequest
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits, inspect_image, sniff
 from desktop.engine.types import Image
-from desktop.retrieval.chunking import DEFAULT_MAX_TOKENS, chunk_blocks
-from desktop.retrieval.loaders import SUPPORTED_SUFFIXES, Block, SkipFile, load, paragraphs
-from desktop.retrieval.search import Hit, coverage
-from desktop.retrieval.stopwords import search_terms
-from desktop.store.chat_records import Attachment
+from desktop.retrieval import (
+    DEFAULT_MAX_TOKENS,
+    SUPPORTED_SUFFIXES,
+    Block,
+    Hit,
+    SkipFile,
+    chunk_blocks,
+    coverage,
+    load,
+    paragraphs,
+    search_terms,
+)
+from desktop.store import Attachment
 
 __all__ = [
     "Attachment",

@@ -15,7 +15,7 @@ from typing import Any
 from desktop.chat.attachments import Attachment, image_of, inline_chars, prompt_text
 from desktop.chat.parameters import Sampling
 from desktop.engine.types import Message, Placement, Role, ToolCall, Usage
-from desktop.store.cited_passages import Source
+from desktop.store import Source
 
 DEFAULT_TITLE = "New chat"
 
@@ -105,7 +105,7 @@ class Turn:
     error: str | None = None  # why an answer broke off mid-way
     placement: Placement | None = None  # where a local model ran this answer (new answers)
     # The numbered sources given to the model: retrieval Hits while the answer is new,
-    # store.cited_passages.Source once read back from the store (same path/page/lines/text).
+    # store._cited_passages.Source once read back from the store (same path/page/lines/text).
     sources: list[Any] = field(default_factory=list)
     citations: list[Source] = field(default_factory=list)  # the cited sources shown
     # An answer that called tools: its rounds before the final words (``content``).

@@ -14,12 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from desktop.base.errors import EdgeDeskError
-from desktop.tools.toolbox import BuiltinTool
-from desktop.tools.types import ToolResult, ToolSpec
+from desktop.tools import BuiltinTool, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
-    from desktop.retrieval.reports import CollectionInfo
-    from desktop.retrieval.search import Hit
+    from desktop.retrieval import CollectionInfo, Hit
 
 SEARCH_K = 5
 SNIPPET_CHARS = 800  # a search hit's text; read_document_passage gives the whole chunk

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING, Any
 from desktop.base.errors import EdgeDeskError, ModelNotFound
 from desktop.chat.conversation import Turn
 from desktop.engine.types import Message
-from desktop.retrieval.citations import Citation, build_messages, citations
-from desktop.retrieval.search import MAX_QUERY_CHARS
-from desktop.store.cited_passages import Source
+from desktop.retrieval import MAX_QUERY_CHARS, Citation, build_messages, citations
+from desktop.store import Source
 
 if TYPE_CHECKING:
     from desktop.resolve import ModelResolver
-    from desktop.retrieval.indexer import Library
-    from desktop.retrieval.search import Hit
+    from desktop.retrieval import Hit, Library
 
 SOURCES_K = 5
 Search = Callable[[str, Sequence[str]], "list[Hit]"]  # question, collections -> best chunks

@@ -19,9 +19,7 @@ from desktop.chat.conversation import Conversation, ToolStep, Turn, tools_switch
 from desktop.chat.grounding import cite, stored_sources
 from desktop.chat.parameters import Sampling
 from desktop.engine.types import Chunk, Role, Usage
-from desktop.store.chat_export import version_dict, version_message
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
+from desktop.store import ChatMessage, ChatStore, version_dict, version_message
 
 
 def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:

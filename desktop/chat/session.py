@@ -40,8 +40,7 @@ from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, 
 from desktop.chat.persistence import ChatSaver
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message, ToolCall
-from desktop.tools.toolbox import ToolBox, ToolSet
-from desktop.tools.types import BUILTIN, ToolSpec
+from desktop.tools import BUILTIN, ToolBox, ToolSet, ToolSpec
 
 MAX_TOOL_STEPS = 8  # rounds of tool calls in one answer before it must answer in words
 

@@ -8,7 +8,7 @@ model that thinks first.
 from __future__ import annotations
 
 from desktop.base.errors import EdgeDeskError
-from desktop.catalog.entries import Catalog
+from desktop.catalog import Catalog
 from desktop.resolve import ModelResolver
 
 

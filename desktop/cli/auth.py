@@ -7,7 +7,7 @@ import getpass
 import sys
 
 from desktop.base.errors import InvalidRequest
-from desktop.catalog.hub import delete_token, save_token
+from desktop.catalog import delete_token, save_token
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

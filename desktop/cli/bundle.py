@@ -8,7 +8,7 @@ from pathlib import Path
 
 from desktop.base.errors import InvalidRequest, ModelNotFound
 from desktop.base.filebytes import format_bytes
-from desktop.catalog.bundle import import_bundle, write_bundle
+from desktop.catalog import import_bundle, write_bundle
 from desktop.cli.arguments import context_for
 
 

@@ -41,7 +41,7 @@ from desktop.cli.options import check_sampling, moe_settings
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking
 from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option
 from desktop.engine.types import Chunk
-from desktop.retrieval.search import Hit
+from desktop.retrieval import Hit
 from desktop.root.context import AppContext
 
 HELP = """commands:

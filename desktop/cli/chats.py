@@ -14,9 +14,16 @@ from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import InvalidRequest
 from desktop.cli.arguments import context_for, text_arg
-from desktop.store import sealed
-from desktop.store.chats import MAX_ID, ChatStore
-from desktop.store.export_files import folder_for, reader_beside, write_beside
+from desktop.store import (
+    MAX_ID,
+    ChatStore,
+    folder_for,
+    is_sealed,
+    reader_beside,
+    seal,
+    unseal,
+    write_beside,
+)
 
 MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a bigger "export" is not one; refuse before reading
 
@@ -151,7 +158,7 @@ def handle_export(args: argparse.Namespace) -> int:
         store.close()
     data = (text + "\n").encode("utf-8", "surrogatepass")
     if args.encrypt:
-        data = sealed.seal(data, _export_passphrase(args.passphrase_stdin))
+        data = seal(data, _export_passphrase(args.passphrase_stdin))
     if args.output:
         write_export(args.output, data)
         print(f"wrote {shown(args.output)}" + (" (encrypted)" if args.encrypt else ""))
@@ -274,10 +281,10 @@ def _read_import(name: str, passphrase_stdin: bool = False) -> str:
         raise InvalidRequest(
             f"{shown(name)} is larger than {MAX_IMPORT_BYTES // 2**20} MiB; not an EdgeDesk export"
         )
-    if sealed.is_sealed(data):
+    if is_sealed(data):
         from desktop.cli.encryption import read_passphrase
 
-        data = sealed.unseal(data, read_passphrase(passphrase_stdin, "Passphrase of the export: "))
+        data = unseal(data, read_passphrase(passphrase_stdin, "Passphrase of the export: "))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

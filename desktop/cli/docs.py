@@ -26,8 +26,7 @@ from desktop.cli.tool_approval import (
 )
 from desktop.engine.types import Chunk
 from desktop.resolve import looks_like_path
-from desktop.retrieval.indexer import IndexProgress, IndexReport
-from desktop.retrieval.search import Hit
+from desktop.retrieval import Hit, IndexProgress, IndexReport
 from desktop.root.context import DEFAULT_EMBEDDING_MODEL
 
 

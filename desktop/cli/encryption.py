@@ -1,6 +1,6 @@
 """``edgedesk data encrypt|decrypt|export-key|import-key`` and ``edgedesk unlock``.
 
-What is encrypted and where the key lives: ``desktop.store.atrest`` and docs/privacy.md.
+What is encrypted and where the key lives: ``desktop.store._atrest`` and docs/privacy.md.
 Exit code 11 means the database is encrypted and its key is missing or wrong.
 """
 
@@ -20,7 +20,7 @@ from desktop.base.private import private_file
 from desktop.cli.arguments import context_for
 
 if TYPE_CHECKING:
-    from desktop.store.atrest import AtRest
+    from desktop.store import AtRest
 
 
 def add_data_actions(dsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -290,7 +290,7 @@ def handle_unlock(args: argparse.Namespace, verbs: Mapping[str, argparse.Argumen
             raise InvalidRequest(
                 "the database is not encrypted with a passphrase; run the command without 'unlock'"
             )
-        from desktop.store.cipher import connect
+        from desktop.store import connect
 
         connect(ctx.paths.database, key).close()
     finally:

@@ -8,12 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from desktop import catalog
 from desktop.base.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.base.filebytes import format_bytes
-from desktop.catalog import listing
-from desktop.catalog.entries import ModelEntry
-from desktop.catalog.gguf_info import GGUFInfo
-from desktop.catalog.hardware import Fit, Hardware, with_memory
+from desktop.catalog import Fit, GGUFInfo, Hardware, ModelEntry, with_memory
 from desktop.cli.arguments import context_for
 from desktop.cli.options import moe_settings
 from desktop.cli.remotes import remote_rows
@@ -92,7 +90,7 @@ def _installed_files(ctx: AppContext, model_id: str) -> list[Path] | None:
 
 def catalog_rows(ctx: AppContext, hardware: Hardware | None = None) -> list[dict[str, Any]]:
     """One row per catalog model with its fit on this machine (or on ``hardware``)."""
-    rows = listing.catalog_rows(
+    rows = catalog.catalog_rows(
         ctx.catalog,
         hardware or ctx.hardware,
         gpu_offload=ctx.gpu_offload if hardware is None else bool(hardware.gpus),

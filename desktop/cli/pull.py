@@ -14,10 +14,19 @@ from typing import Any, TextIO
 from desktop.base.crash import shown
 from desktop.base.errors import EdgeDeskError, ModelNotFound
 from desktop.base.filebytes import format_bytes
-from desktop.catalog.download import Progress
-from desktop.catalog.entries import Catalog
-from desktop.catalog.installed import InstalledModel, discover_hf_cache, hf_home, model_id_for
-from desktop.catalog.pull import PullTarget, discard_partial, parse_target, partial_files, pull
+from desktop.catalog import (
+    Catalog,
+    InstalledModel,
+    Progress,
+    PullTarget,
+    discard_partial,
+    discover_hf_cache,
+    hf_home,
+    model_id_for,
+    parse_target,
+    partial_files,
+    pull,
+)
 from desktop.cli.arguments import context_for
 
 

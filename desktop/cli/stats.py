@@ -1,6 +1,6 @@
 """``edgedesk stats [--since 24h|7d|30d] [--by key|model|client|day] [--json|--csv]``.
 
-Reads the usage rows (``desktop.store.usage``) of the app database, also while
+Reads the usage rows (``desktop.store._usage``) of the app database, also while
 ``edgedesk serve`` or the window writes them in another process (SQLite WAL): one line a
 group with requests, errors by kind, tokens, p50/p90/p99 time to first token and total
 time, and tokens per second. Content-free, as the rows are.
@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 
 from desktop.cli.arguments import context_for
-from desktop.store.usage import UsageGroup, csv_text
+from desktop.store import UsageGroup, csv_text
 
 RANGES = {"24h": 86_400.0, "7d": 7 * 86_400.0, "30d": 30 * 86_400.0}
 BY = ("key", "model", "client", "day")

@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle_add(args: argparse.Namespace) -> int:
     """Write the server into mcp.json (a token into the keyring)."""
-    from desktop.tools.servers import ServerConfig, check_url, token_set
+    from desktop.tools import ServerConfig, check_url, token_set
 
     ctx = context_for(args)
     target = list(args.target)

@@ -1,7 +1,7 @@
 """The only code that touches llama.cpp: load, stream chat and completions, embed.
 
 A chat model serves up to ``LoadOptions.parallel`` streams at once: each request
-thread hands its prompt to the engine's decode loop (``batching.py``), which runs
+thread hands its prompt to the engine's decode loop (``batching/loop.py``), which runs
 all of them in shared decodes, and reads its tokens back from its own queue. The
 engine takes a file path and load options, never a catalog entry, so it can be tested
 with any GGUF.

@@ -127,7 +127,7 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
     if options.embedding:
         # Non-causal encoders need the whole input in one micro-batch. Never past the
         # trained context: an encoder's position table ends there, and a longer window
-        # let a long input abort the process (GGML_ASSERT in get_rows); plan.py caps it
+        # let a long input abort the process (GGML_ASSERT in get_rows); resolve/_plan.py caps it
         # too, this holds for any caller.
         trained = int(llama_cpp.llama_model_n_ctx_train(model.model))
         window = min(options.context_length, trained) if trained > 0 else options.context_length

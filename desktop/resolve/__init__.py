@@ -1,25 +1,48 @@
-"""Model name -> load plan: locate the files, check the machine policy, fit a plan."""
+"""Model name -> load plan: locate the files, check the machine policy, fit a plan.
 
-from desktop.resolve.details import ModelDetails, ModelFile
-from desktop.resolve.locate import (
-    InstalledLookup,
-    default_files,
-    installed_from_mapping,
-    looks_like_path,
-    stable_id,
-)
-from desktop.resolve.plan import MAX_CONTEXT, effective_parallel
-from desktop.resolve.resolver import ModelResolver
+The face: ``__all__`` is the resolver's contract, and code outside ``desktop.resolve``
+imports only these names (an import-linter contract in pyproject.toml). The insides,
+whose names start with ``_``, are free to change: ``_locate`` (a name to files),
+``_allowed`` (the AllowedModels policy), ``_headers`` (GGUF headers, cached), ``_plan``
+(fitting), ``_details``; ``_resolver.ModelResolver`` joins them. A name is imported from
+its inside module on first use, so importing the face loads nothing heavy (the chat
+templates' jinja2).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from desktop.resolve._details import ModelDetails
+    from desktop.resolve._locate import looks_like_path
+    from desktop.resolve._resolver import ModelResolver
 
 __all__ = [
-    "MAX_CONTEXT",
-    "InstalledLookup",
     "ModelDetails",
-    "ModelFile",
     "ModelResolver",
-    "default_files",
-    "effective_parallel",
-    "installed_from_mapping",
     "looks_like_path",
-    "stable_id",
 ]
+
+# The inside module that defines each name of the face, imported on first use of the name.
+_WHERE = {
+    "ModelDetails": "_details",
+    "looks_like_path": "_locate",
+    "ModelResolver": "_resolver",
+}
+
+if not TYPE_CHECKING:  # mypy sees the imports above, so a misspelt name stays an error
+
+    def __getattr__(name: str) -> object:
+        """A name of the face, imported from its inside module on first use."""
+        module = _WHERE.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # later lookups find it without this function
+        return value
+
+    def __dir__() -> list[str]:
+        """The face's names beside the module's own (for ``dir()`` and completion)."""
+        return sorted({*globals(), *__all__})

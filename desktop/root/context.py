@@ -30,14 +30,11 @@ from desktop.base.config import (
 from desktop.base.errors import EdgeDeskError
 from desktop.base.net import NetGate, log_path_in, quiet_libraries
 from desktop.base.private import repair_tree, restrict_new_files
-from desktop.catalog.entries import Catalog, load_catalog
-from desktop.catalog.hardware import GPU, Hardware, detect_hardware
-from desktop.catalog.installed import InstalledIndex
+from desktop.catalog import GPU, Catalog, Hardware, InstalledIndex, detect_hardware, load_catalog
 from desktop.engine.images import ImageLimits, image_limits
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import RemotePlan
-from desktop.policy import MachinePolicy, load_machine_policy
-from desktop.policy.audited import open_audit, remote_call_observer
+from desktop.policy import MachinePolicy, load_machine_policy, open_audit, remote_call_observer
 from desktop.resolve import ModelResolver
 from desktop.root.encryption_switch import check_passphrase, data_alone, settled_key, switch_open
 from desktop.root.housekeeping import Housekeeping, MaintenanceReport, maintain, retained_at_open
@@ -47,28 +44,27 @@ from desktop.root.relocate import ProgressFn as MoveProgress
 
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.base.net import Transport
-    from desktop.catalog.download import Downloader
-    from desktop.catalog.hub import HubClient
+    from desktop.catalog import Downloader, HubClient
     from desktop.chat.document_tools import DocumentTools
     from desktop.engine.broken import BrokenFile
     from desktop.engine.protocol import Engine
     from desktop.engine.types import ModelSpec
     from desktop.remote.models import RemoteModels
     from desktop.remote.registry import RemoteRegistry
-    from desktop.retrieval.indexer import Library
-    from desktop.retrieval.search import Searcher
+    from desktop.retrieval import Library, Searcher
     from desktop.server.runner import ServerRunner
     from desktop.server.security import KeyStore
-    from desktop.store.atrest import AtRest
-    from desktop.store.chats import ChatStore
-    from desktop.store.cipher import DatabaseKey
-    from desktop.store.db import Database
-    from desktop.store.responses import ResponseStore
-    from desktop.store.usage import UsageRow, UsageStore
-    from desktop.store.usage_recorder import UsageRecorder
-    from desktop.tools.mcp_client import McpClients
-    from desktop.tools.servers import ServerList
-    from desktop.tools.toolbox import ToolBox
+    from desktop.store import (
+        AtRest,
+        ChatStore,
+        Database,
+        DatabaseKey,
+        ResponseStore,
+        UsageRecorder,
+        UsageRow,
+        UsageStore,
+    )
+    from desktop.tools import McpClients, ServerList, ToolBox
 
 DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 
@@ -205,11 +201,11 @@ class AppContext:
     @lazy(rebuilt_on=("mcp_servers", "allow_user_mcp", "mcp_require_approval", "offline"))
     def tool_servers(self) -> ServerList:
         """MCP tool servers: IT's (policy McpServers) and the user's own (mcp.json)."""
-        from desktop.tools.servers import FILE_NAME, McpPolicy, ServerList
+        from desktop.tools import SERVERS_FILE, McpPolicy, ServerList
 
         settings = self.settings
         return ServerList(
-            self.paths.config_dir / FILE_NAME,
+            self.paths.config_dir / SERVERS_FILE,
             McpPolicy(
                 tuple(settings.mcp_servers),
                 settings.allow_user_mcp,
@@ -221,24 +217,21 @@ class AppContext:
     @lazy(needs=("net",), close=lambda clients: clients.close())  # their processes end too
     def mcp_clients(self) -> McpClients:
         """Running MCP sessions (their own asyncio thread, started on first use)."""
-        from desktop.tools.mcp_client import McpClients
+        from desktop.tools import McpClients
 
         return McpClients(gate=self.net, log_dir=self.paths.log_dir)
 
     @lazy(needs=("tool_servers", "mcp_clients"), uses=("searcher", "library"))
     def toolbox(self) -> ToolBox:
         """The tools chats may call: the document tools, then allowed MCP servers'."""
-        from desktop.tools.approvals import FILE_NAME as APPROVALS
-        from desktop.tools.approvals import Approvals
-        from desktop.tools.call_log import LOG_NAME, ToolAudit
-        from desktop.tools.toolbox import ToolBox
+        from desktop.tools import APPROVALS_FILE, LOG_NAME, Approvals, ToolAudit, ToolBox
 
         return ToolBox(
             self.tool_servers,
             self.mcp_clients,
             ToolAudit(self.paths.log_dir / LOG_NAME),
             self.document_tools().builtins(),
-            approvals=Approvals(self.paths.config_dir / APPROVALS),
+            approvals=Approvals(self.paths.config_dir / APPROVALS_FILE),
         )
 
     def document_tools(self) -> DocumentTools:
@@ -324,7 +317,7 @@ class AppContext:
         """The key sealing the disk prompt cache (AES-GCM): derived from the encrypted
         database's key (HKDF), None while the database is plaintext. The engine gets it
         from here and never reads the keyring; KeyMissing when the key is gone."""
-        from desktop.store.cipher import derived_key
+        from desktop.store import derived_key
 
         key = self.database_key
         if key is None:
@@ -371,7 +364,7 @@ class AppContext:
     @lazy(rebuilt_on=("hub_endpoint",), needs=("net", "transport"))
     def hub(self) -> HubClient:
         """Hub metadata (the configured mirror, else HF_ENDPOINT, else huggingface.co)."""
-        from desktop.catalog.hub import HubClient, resolve_endpoint
+        from desktop.catalog import HubClient, resolve_endpoint
 
         return HubClient(
             self.net,
@@ -381,7 +374,7 @@ class AppContext:
 
     def downloader(self, **options: Any) -> Downloader:
         """A downloader carrying the Hub token (read from the keyring only now)."""
-        from desktop.catalog.download import Downloader
+        from desktop.catalog import Downloader
 
         return Downloader(
             self.net,
@@ -440,7 +433,7 @@ class AppContext:
     @lazy(needs=("audit",))
     def at_rest(self) -> AtRest:
         """The database's encryption: its state, its key, switching it on and off."""
-        from desktop.store.atrest import AtRest
+        from desktop.store import AtRest
 
         return AtRest(
             self.paths.database, passphrase=self.passphrase, audit=self.audit, tell=self.tell
@@ -536,7 +529,7 @@ class AppContext:
     )
     def chat_store(self) -> ChatStore:
         """Saved conversations; the retention period is applied when it is first opened."""
-        from desktop.store.chats import open_chat_store
+        from desktop.store import open_chat_store
 
         store = open_chat_store(
             self.paths.database,
@@ -553,7 +546,7 @@ class AppContext:
         Hidden conversations of ``chat_store``, over its connection: closing, encrypting
         or decrypting the chat store's database covers them.
         """
-        from desktop.store.responses import ResponseStore
+        from desktop.store import ResponseStore
 
         store = ResponseStore.over(self.chat_store)
         store.on_deleted = self.forget_saved_conversations
@@ -562,7 +555,7 @@ class AppContext:
     @lazy(needs=("database_key",), close=lambda db: db.close(), database=lambda db: db)
     def documents_db(self) -> Database:
         """The database connection used for document collections and their search."""
-        from desktop.store.db import open_database
+        from desktop.store import open_database
 
         return open_database(self.paths.database, key=self.database_key)
 
@@ -573,15 +566,14 @@ class AppContext:
     )
     def usage_store(self) -> UsageStore:
         """Content-free usage of the API, over a connection of its own to the app database."""
-        from desktop.store.db import open_database
-        from desktop.store.usage import UsageStore
+        from desktop.store import UsageStore, open_database
 
         return UsageStore(open_database(self.paths.database, key=self.database_key))
 
     @lazy(needs=("usage_store",), close=lambda recorder: recorder.close())
     def usage_recorder(self) -> UsageRecorder:
         """Writes usage rows on a thread of its own, in batches (``record_usage``, servers)."""
-        from desktop.store.usage_recorder import UsageRecorder
+        from desktop.store import UsageRecorder
 
         return UsageRecorder(self.usage_store)
 
@@ -604,7 +596,7 @@ class AppContext:
     )
     def library(self) -> Library:
         """Document collections and their (incremental) indexing."""
-        from desktop.retrieval.indexer import Library, SchedulerEmbedder
+        from desktop.retrieval import Library, SchedulerEmbedder
 
         return Library(
             self.documents_db,
@@ -618,7 +610,7 @@ class AppContext:
     @lazy(rebuilt_on=("reranker_model",), needs=("documents_db",), uses=("scheduler",))
     def searcher(self) -> Searcher:
         """Hybrid search over the document collections."""
-        from desktop.retrieval.search import Searcher
+        from desktop.retrieval import Searcher
 
         model = self.settings.reranker_model
         # Late-bound: making a searcher must not build the scheduler (and llama.cpp).

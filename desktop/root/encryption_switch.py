@@ -1,6 +1,6 @@
 """Switching the database's encryption while this process has it open.
 
-The rules the composition root applies around ``AtRest`` (``desktop.store.atrest``): a
+The rules the composition root applies around ``AtRest`` (``desktop.store._atrest``): a
 conversion runs with this process alone on the data folder, every open connection is
 closed for it and opened again with the new key, policy EncryptAtRest forbids turning it
 off, and a passphrase is checked against the database before it is used. ``AppContext``
@@ -15,10 +15,7 @@ from pathlib import Path
 
 from desktop.base.errors import ConfigError
 from desktop.root.relocate import DataFolderLock
-from desktop.store import cipher
-from desktop.store.atrest import AtRest
-from desktop.store.cipher import DatabaseKey
-from desktop.store.db import Database
+from desktop.store import AtRest, Database, DatabaseKey, connect
 
 
 @contextlib.contextmanager
@@ -57,7 +54,7 @@ def settled_key(
 
 def check_passphrase(database: Path, passphrase: str) -> None:
     """Return when ``passphrase`` opens ``database``; KeyRejected (nothing changed) if not."""
-    cipher.connect(database, DatabaseKey(passphrase, passphrase=True, source="passphrase")).close()
+    connect(database, DatabaseKey(passphrase, passphrase=True, source="passphrase")).close()
 
 
 def switch_open(

@@ -25,12 +25,11 @@ from desktop.server.leniency import CONTEXT_HEADER, DROPPED_TOOLS_HEADER
 from desktop.server.metrics import AccessLog, Metrics
 from desktop.server.security import KeyStore, RateLimiter, allowed_hosts, check_bind
 from desktop.server.services import ModelDirectory, RequestInfo, Services, UsageSink
-from desktop.store.responses import ResponseStore
+from desktop.store import ResponseStore
 
 if TYPE_CHECKING:
     from desktop.engine.scheduler import Scheduler
-    from desktop.tools.servers import ServerList
-    from desktop.tools.toolbox import ToolBox
+    from desktop.tools import ServerList, ToolBox
 
 __all__ = ["ModelDirectory", "RequestInfo", "Services", "create_app", "services_for"]
 

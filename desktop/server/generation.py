@@ -41,7 +41,7 @@ from desktop.server.pump import (
 )
 from desktop.server.services import RequestInfo
 from desktop.server.token_count import user_texts
-from desktop.tools.toolbox import ToolSet
+from desktop.tools import ToolSet
 
 log = logging.getLogger("edgedesk.server")
 MAX_LOGGED_ERROR = 300  # characters of a mid-stream error kept in the access log
@@ -243,7 +243,7 @@ async def generate_hosted(
     model: str,
     chat: ChatCall,
 ) -> Any:
-    """Run the request's MCP tool loop (``hosted_mcp.run``) and answer in ``wire``'s
+    """Run the request's MCP tool loop (``mcp.hosted.run``) and answer in ``wire``'s
     protocol, streamed or whole, with the same cancel, guard and bookkeeping as
     ``generate``; each reply of the model is counted in the access log."""
     counted = Counted(call.services.scheduler, lambda s: TimedStream(s, call.info))

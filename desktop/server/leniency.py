@@ -3,7 +3,7 @@
 Agents (Codex CLI, Claude Code) send tools that their own vendor runs on its servers:
 ``web_search``, ``file_search``, Anthropic's ``web_search_20250305``… (Codex's
 ``namespace`` groups of function tools are not among them: the Responses route flattens
-them into function tools first, ``tool_namespaces.flatten_namespaces``; a namespace with
+them into function tools first, ``responses.namespaces.flatten_namespaces``; a namespace with
 no function in it is left out here.) A local model cannot run them, and refusing the whole request
 (as a strict server would) stops the agent at its first turn; llama-server leaves them
 out, and so do we, naming them in the ``x-edgedesk-dropped-tools`` header and the log.

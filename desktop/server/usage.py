@@ -11,7 +11,7 @@ import re
 import time
 
 from desktop.server.services import RequestInfo
-from desktop.store.usage import UsageRow
+from desktop.store import UsageRow
 
 # Checked in order against the lower-cased User-Agent; the first match names the client.
 # Agents built on an SDK put their own name first (``opencode/1.18 ai-sdk/...``), so the

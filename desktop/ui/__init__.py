@@ -30,7 +30,7 @@ from desktop.base.config import HOME_ENV, Paths, user_path  # noqa: E402
 from desktop.base.crash import report_crash  # noqa: E402
 from desktop.base.errors import EdgeDeskError  # noqa: E402
 from desktop.root.startup import context_for  # noqa: E402
-from desktop.store.atrest import EXIT_KEY  # noqa: E402
+from desktop.store import EXIT_KEY  # noqa: E402
 from desktop.ui.common.error_text import error_text  # noqa: E402
 from desktop.ui.common.look import apply_theme, install_translator  # noqa: E402
 from desktop.ui.settings.encryption import encrypt_at_start, unlock_at_start  # noqa: E402

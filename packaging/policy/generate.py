@@ -1,4 +1,4 @@
-"""Generate the IT policy templates from desktop.policy.schema (the single source).
+"""Generate the IT policy templates from desktop.policy (its schema: the single source).
 
 Writes, into OUT (default: packaging/policy/build):
 - EdgeDesk.admx and en-US/EdgeDesk.adml  (Windows Group Policy templates)
@@ -17,8 +17,7 @@ import uuid
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from desktop.policy.schema import KEYS, PolicyKey
-from desktop.policy.sources import MACOS_BUNDLE_ID, WINDOWS_POLICY_KEY
+from desktop.policy import KEYS, MACOS_BUNDLE_ID, WINDOWS_POLICY_KEY, PolicyKey
 
 NAMESPACE = "EdgeDesk.Policies"
 EXAMPLE = {

@@ -426,11 +426,11 @@ def rewrite_speed(model: Path, rounds: int = 3) -> dict[str, Any]:
     ratio, decode steps, guesses made and taken, and whether the answers are identical.
     """
     from desktop.base.config import EngineSettings
-    from desktop.catalog.gguf_info import read_gguf
+    from desktop.catalog._gguf_info import read_gguf
     from desktop.engine.llama import LlamaEngine
     from desktop.engine.native import LoadOptions
     from desktop.engine.types import GenerationParams, Message
-    from desktop.resolve.plan import lookup_tokens
+    from desktop.resolve._plan import lookup_tokens
 
     lines = [f"def f{i}(x):\n    return x * {i} + {i * 7}\n" for i in range(100)]
     source = "\n".join(lines)

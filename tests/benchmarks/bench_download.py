@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from desktop.base.net import NetGate
-from desktop.catalog.download import Downloader
-from desktop.catalog.hub import HubClient
+from desktop.catalog._download import Downloader
+from desktop.catalog._hub import HubClient
 
 REPO, NAME = "bench/payload-GGUF", "payload-Q8_0.gguf"
 _SERVER = """

@@ -35,12 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop.retrieval.search import Searcher, ensure_vec_table, vec_table
-from desktop.store import cipher
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
-from desktop.store.cipher import DatabaseKey
-from desktop.store.db import Database, fts_text, open_database
+from desktop.retrieval._search import Searcher, ensure_vec_table, vec_table
+from desktop.store import _cipher as cipher
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
+from desktop.store._cipher import DatabaseKey
+from desktop.store._db import Database, fts_text, open_database
 
 WORDS = (
     "model vector search index document page line answer token chunk cat dog zebra "

@@ -25,8 +25,8 @@ from tests.robustness.test_documents import _docx_with_zeros  # noqa: E402
 MEASURE = """
 import sys, time
 from pathlib import Path
-from desktop.retrieval import loaders
-from desktop.retrieval.chunking import chunk_blocks
+from desktop.retrieval import _loaders as loaders
+from desktop.retrieval._chunking import chunk_blocks
 start = time.perf_counter()
 try:
     blocks = loaders.load(Path(sys.argv[1]))

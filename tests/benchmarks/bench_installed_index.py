@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from desktop.catalog.installed import InstalledIndex, InstalledModel
+from desktop.catalog._installed import InstalledIndex, InstalledModel
 
 CALLS = 200
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.base.defaults import DEFAULT_PARALLEL, WORKER_PROCESS_BYTES
-from desktop.catalog.gguf_info import read_gguf
-from desktop.catalog.hardware import detect_hardware, fit_model
+from desktop.catalog._fit import detect_hardware, fit_model
+from desktop.catalog._gguf_info import read_gguf
 from desktop.engine.offload import repack_types
 from tests.fixtures.real_shape import SHAPES, write_real_shape
 

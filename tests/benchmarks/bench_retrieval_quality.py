@@ -24,9 +24,9 @@ from pathlib import Path
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
-from desktop.retrieval.indexer import Library, SchedulerEmbedder
-from desktop.retrieval.search import Searcher, keyword_ranking
-from desktop.store.db import Database, open_database
+from desktop.retrieval._indexer import Library, SchedulerEmbedder
+from desktop.retrieval._search import Searcher, keyword_ranking
+from desktop.store._db import Database, open_database
 from tests.benchmarks.retrieval_sets import SETS, Case
 
 MODEL_NAME = "minilm"

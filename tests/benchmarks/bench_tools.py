@@ -31,16 +31,16 @@ from desktop.base.config import ServerSettings
 from desktop.chat.document_tools import DocumentAccess, DocumentTools
 from desktop.engine.chat.toolcalls import parse_tool_calls
 from desktop.engine.types import Message
-from desktop.retrieval.reports import CollectionInfo
-from desktop.retrieval.search import Searcher
+from desktop.retrieval._reports import CollectionInfo
+from desktop.retrieval._search import Searcher
 from desktop.server.asgi import services_for
 from desktop.server.mcp.documents_server import McpEndpoint
 from desktop.server.model_directory import ResolverDirectory
 from desktop.server.runner import ServerRunner
-from desktop.tools.call_log import ToolAudit
-from desktop.tools.mcp_client import McpClients
-from desktop.tools.servers import ServerList
-from desktop.tools.toolbox import ToolBox
+from desktop.tools._call_log import ToolAudit
+from desktop.tools._mcp_client import McpClients
+from desktop.tools._servers import ServerList
+from desktop.tools._toolbox import ToolBox
 from tests.benchmarks.bench_retrieval import VOCAB, _database, _p, _unit
 
 SERVERS = Path(__file__).parents[1] / "tools" / "mcp_servers.py"

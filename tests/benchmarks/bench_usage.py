@@ -34,10 +34,10 @@ from pathlib import Path
 
 import openai
 
-from desktop.store.cipher import DatabaseKey
-from desktop.store.db import open_database
-from desktop.store.usage import UsageRow, UsageStore
-from desktop.store.usage_recorder import UsageRecorder
+from desktop.store._cipher import DatabaseKey
+from desktop.store._db import open_database
+from desktop.store._usage import UsageRow, UsageStore
+from desktop.store._usage_recorder import UsageRecorder
 
 DAY = 86_400.0
 
@@ -121,7 +121,7 @@ def _lat(fn: Callable[[], object]) -> float:
 
 def bench_overhead(requests: int, folder: Path) -> None:
     from desktop.base.config import ServerSettings
-    from desktop.policy.sources import MachinePolicy
+    from desktop.policy._sources import MachinePolicy
     from desktop.root.context import build_context
     from tests.fixtures.tiny_gguf import write_tiny_llama
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from desktop.catalog.gguf_info import _parse_header, _tensor_bytes
+from desktop.catalog._gguf_info import _parse_header, _tensor_bytes
 
 # Published peak memory bandwidth (bytes/s) by a part of the device name. The longest
 # match wins ("H100 NVL" before "H100"). NVML's clock x bus width reads higher than

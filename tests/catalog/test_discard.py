@@ -10,11 +10,11 @@ import pytest
 
 from desktop.base.errors import Cancelled, DownloadError, InvalidRequest
 from desktop.base.net import NetGate
-from desktop.catalog.download import Downloader, Progress
-from desktop.catalog.entries import load_catalog
-from desktop.catalog.hub import HubClient
-from desktop.catalog.installed import InstalledIndex, InstalledModel
-from desktop.catalog.pull import (
+from desktop.catalog._download import Downloader, Progress
+from desktop.catalog._entries import load_catalog
+from desktop.catalog._hub import HubClient
+from desktop.catalog._installed import InstalledIndex, InstalledModel
+from desktop.catalog._pull import (
     PullTarget,
     discard_partial,
     parse_target,
@@ -165,7 +165,7 @@ def test_installed_or_complete_files_are_never_deleted(tmp_path, tiny_chat):
 def test_a_model_finished_while_cancel_waits_for_the_locks_is_kept(tmp_path, monkeypatch):
     # Another process holds a shard's lock and finishes the model while Cancel waits for
     # that lock: what is a leftover must be decided after the wait, not before.
-    import desktop.catalog.download as download
+    import desktop.catalog._download as download
 
     rig = Rig(tmp_path)
     target = PullTarget(REPO, tuple(SHARDS), "m-Q4_K_M")
@@ -246,7 +246,7 @@ def test_a_target_outside_the_models_folder_is_refused(tmp_path):
 def test_unfinished_pulls_lists_paused_hub_pulls_but_not_catalog_or_complete_ones(
     tmp_path: Path,
 ) -> None:
-    from desktop.catalog.pull import unfinished_pulls
+    from desktop.catalog._pull import unfinished_pulls
 
     catalog = load_catalog()
     models = tmp_path / "models"

@@ -20,11 +20,11 @@ from desktop.base.errors import (
     NetworkBlocked,
 )
 from desktop.base.net import NetGate
-from desktop.catalog.download import Downloader, Progress
-from desktop.catalog.entries import load_catalog
-from desktop.catalog.hub import HubClient
-from desktop.catalog.installed import InstalledIndex
-from desktop.catalog.pull import parse_target, pull
+from desktop.catalog._download import Downloader, Progress
+from desktop.catalog._entries import load_catalog
+from desktop.catalog._hub import HubClient
+from desktop.catalog._installed import InstalledIndex
+from desktop.catalog._pull import parse_target, pull
 from tests.conftest import wait_until
 from tests.fixtures.fake_hub import GOOD_TOKEN, FakeHub, Fault, sha256
 
@@ -285,7 +285,7 @@ def _reading(ident: int) -> bool:
 
 @pytest.mark.parametrize("waking", [True, False])
 def test_cancel_during_a_stall_lands_at_once_with_a_cancel_event(hub, payload, tmp_path, waking):
-    from desktop.catalog.cancel import CancelEvent
+    from desktop.catalog._cancel import CancelEvent
 
     hub.add_fault(REPO, BIG, Fault("stall", after=200_000, stall_s=30))
     # The stall timeout a plain event must wait out; every chunk reported. A waking event
@@ -369,7 +369,7 @@ def test_the_same_error_without_a_cancel_is_not_hidden(hub, tmp_path, monkeypatc
 
 
 def test_a_cancel_event_runs_late_wakers_at_once_and_forgets_undone_ones():
-    from desktop.catalog.cancel import CancelEvent
+    from desktop.catalog._cancel import CancelEvent
 
     cancel, calls = CancelEvent(), []
     undo = cancel.on_set(lambda: calls.append("first"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ConfigError, ModelNotFound
-from desktop.catalog.entries import load_catalog
+from desktop.catalog._entries import load_catalog
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,8 +96,8 @@ def test_invalid_projectors_are_named(tmp_path: Path, extra: str, message: str) 
 
 
 def test_a_vision_entrys_fit_counts_its_projector() -> None:
-    from desktop.catalog.hardware import GPU, Hardware, Verdict
-    from desktop.catalog.listing import catalog_row
+    from desktop.catalog._fit import GPU, Hardware, Verdict
+    from desktop.catalog._listing import catalog_row
 
     kimi = load_catalog().get("kimi-vl-a3b-thinking-2506")
     text_only = kimi.model_copy(update={"mmproj": None, "mmproj_size": None, "mmproj_sha256": None})

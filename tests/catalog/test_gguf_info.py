@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ModelFileError
-from desktop.catalog.gguf_info import read_gguf
-from desktop.catalog.hardware import GPU, Hardware, Verdict, fit_model, recommend_quant
+from desktop.catalog._fit import GPU, Hardware, Verdict, fit_model, recommend_quant
+from desktop.catalog._gguf_info import read_gguf
 from tests.fixtures.gguf_headers import llama_9b
 
 GIB = 1024**3

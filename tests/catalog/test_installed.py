@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ModelFileError, ModelNotFound
-from desktop.catalog.installed import InstalledIndex, InstalledModel, discover_hf_cache
+from desktop.catalog._installed import InstalledIndex, InstalledModel, discover_hf_cache
 from desktop.root.context import build_context
 
 
@@ -178,7 +178,7 @@ def test_an_older_index_with_absolute_paths_still_reads(index, tiny_chat, tmp_pa
 
 
 def test_the_index_is_parsed_once_per_change(index, tiny_chat, monkeypatch):
-    from desktop.catalog import installed
+    from desktop.catalog import _installed as installed
 
     _downloaded(index, tiny_chat)
     other = InstalledIndex(index.index_path, index.models_dir)  # another process

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.catalog.gguf_info import GGUFInfo, read_gguf
-from desktop.catalog.hardware import (
+from desktop.catalog._fit import (
     DEFAULT_CONTEXT,
     GPU,
     VRAM_RESERVE_BYTES,
@@ -21,6 +20,7 @@ from desktop.catalog.hardware import (
     fit_model,
     with_memory,
 )
+from desktop.catalog._gguf_info import GGUFInfo, read_gguf
 from tests.fixtures.real_shape import SHAPES, write_real_shape
 
 GIB = 1024**3
@@ -186,7 +186,7 @@ def test_a_vision_projector_loads_on_the_gpu_beside_the_experts(
     headers: dict[str, GGUFInfo], tmp_path: Path
 ) -> None:
     from desktop.base.config import EngineSettings
-    from desktop.resolve.plan import fit
+    from desktop.resolve._plan import fit
 
     projector = tmp_path / "mmproj.gguf"
     with projector.open("wb") as handle:
@@ -219,7 +219,7 @@ def test_a_deepseek2_file_from_before_the_mla_split_caches_every_head(
 def test_the_verdict_before_download_counts_the_repack_copy_too() -> None:
     """GLM-4-9B-0414 Q4_K_M (6.17 GB) measured 9.2 GiB of RSS on an AVX-512 CPU: a
     machine with 8.5 GiB free does not run it, though the file alone would fit."""
-    from desktop.catalog.hardware import fit_from_size
+    from desktop.catalog._fit import fit_from_size
 
     size = 6_166_574_464
     small = _machine(ram_gib=8.5)
@@ -356,7 +356,7 @@ def test_the_catalogs_expert_share_is_the_real_shapes(
     """``experts_share`` (routed-expert bytes of the file, for the verdict before
     download) agrees with the generated file at the real shape within 2 points, and
     the catalog's file size with the generated one within 3%."""
-    from desktop.catalog.entries import load_catalog
+    from desktop.catalog import load_catalog
 
     entry = load_catalog().get(model_id)
     generated = SHAPES[shape]()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.base.errors import ModelNotFound
-from desktop.catalog.shards import (
+from desktop.catalog._shards import (
     first_shard,
     is_first_shard,
     shard_group,

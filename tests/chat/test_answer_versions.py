@@ -15,7 +15,7 @@ from desktop.chat.conversation import Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
 from desktop.engine.types import ChatCall, Chunk
-from desktop.store.chats import ChatStore
+from desktop.store._chats import ChatStore
 from tests.chat.scripted import Scripted
 
 

@@ -17,7 +17,7 @@ from desktop.chat.conversation import Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import CannotSee, ChatCore
 from desktop.engine.types import Image
-from desktop.store.chats import ChatStore
+from desktop.store._chats import ChatStore
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import bomb_png, png
 from tests.retrieval.conftest import write_docx, write_pdf

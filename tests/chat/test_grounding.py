@@ -5,8 +5,8 @@ from __future__ import annotations
 from desktop.chat.conversation import Turn
 from desktop.chat.grounding import cite, grounded_messages, stored_sources, was_cited
 from desktop.engine.types import Message
-from desktop.retrieval.search import Hit
-from desktop.store.cited_passages import Source, location
+from desktop.retrieval._search import Hit
+from desktop.store._cited_passages import Source, location
 
 HITS = [
     Hit(1, "docs", "/docs/report.pdf", 2, 3, 9, "Walruses eat clams.", 1.0),

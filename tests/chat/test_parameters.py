@@ -12,8 +12,8 @@ from desktop.chat.conversation import Conversation
 from desktop.chat.parameters import Sampling, valid
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
 from tests.chat.scripted import Scripted
 
 CHOSEN = Sampling(

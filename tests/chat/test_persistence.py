@@ -6,8 +6,8 @@ from desktop.base.config import Paths
 from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.persistence import ChatSaver
 from desktop.engine.types import Chunk, Usage
-from desktop.retrieval.search import Hit
-from desktop.store.chats import ChatStore
+from desktop.retrieval._search import Hit
+from desktop.store._chats import ChatStore
 
 HIT = Hit(1, "docs", "/docs/report.pdf", 2, 3, 9, "Walruses eat clams.", 1.0)
 

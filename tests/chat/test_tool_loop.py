@@ -17,11 +17,11 @@ from desktop.chat.session import ChatCore
 from desktop.engine.chat.templates import render_chat
 from desktop.engine.types import GenerationParams, Message, ToolCall
 from desktop.root.context import AppContext
-from desktop.tools.call_log import ToolAudit
-from desktop.tools.mcp_client import McpClients
-from desktop.tools.servers import McpPolicy, ServerList
-from desktop.tools.toolbox import ToolBox
-from desktop.tools.types import ToolSpec
+from desktop.tools._call_log import ToolAudit
+from desktop.tools._mcp_client import McpClients
+from desktop.tools._servers import McpPolicy, ServerList
+from desktop.tools._toolbox import ToolBox
+from desktop.tools._types import ToolSpec
 from tests.chat.scripted import Scripted
 from tests.engine import test_template_corpus as corpus
 from tests.fixtures import hf_reference
@@ -305,7 +305,7 @@ def test_always_is_kept_across_a_restart_and_can_be_forgotten(
 
 
 def test_required_approval_never_remembers_always(tmp_path: Path, clients: McpClients) -> None:
-    from desktop.tools.approvals import Approvals
+    from desktop.tools._approvals import Approvals
 
     approvals = Approvals(tmp_path / "tool-approvals.json")
     approvals.add("calc", "divide")  # kept from before IT set the policy

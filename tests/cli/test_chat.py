@@ -16,8 +16,8 @@ import pytest
 from desktop.base.config import Paths
 from desktop.cli import main
 from desktop.cli.terminal_input import CtrlC, prompted
-from desktop.store.atrest import NEW_KEY_NOTE, AtRest
-from desktop.store.chats import ChatStore
+from desktop.store._atrest import NEW_KEY_NOTE, AtRest
+from desktop.store._chats import ChatStore
 from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401

@@ -9,8 +9,8 @@ import pytest
 
 from desktop.base.config import Paths
 from desktop.cli import main
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
 
 
 @pytest.fixture

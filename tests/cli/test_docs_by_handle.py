@@ -17,7 +17,8 @@ import pytest
 
 from desktop.base.config import Paths
 from desktop.cli import main
-from desktop.retrieval import handles, loaders
+from desktop.retrieval import _handles as handles
+from desktop.retrieval import _loaders as loaders
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks here")
 

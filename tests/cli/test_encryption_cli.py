@@ -16,10 +16,10 @@ from desktop.base.config import NoPolicy, Paths
 from desktop.base.errors import ConfigError
 from desktop.policy import MachinePolicy
 from desktop.root.context import build_context
-from desktop.store import cipher
-from desktop.store.atrest import AtRest
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
+from desktop.store import _cipher as cipher
+from desktop.store._atrest import AtRest
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "quokkaconfidential"

@@ -11,8 +11,8 @@ import pytest
 from desktop.base.config import NoPolicy
 from desktop.base.errors import InvalidRequest
 from desktop.root.context import build_context
-from desktop.store import sealed
-from desktop.store.chat_records import ChatMessage
+from desktop.store import _sealed as sealed
+from desktop.store._chat_records import ChatMessage
 from tests.robustness.cli import assert_clean, edgedesk
 
 WORDS = ("zanzibarquokka", "pterodactylsecret", "机密病历", "clientnamehere")

@@ -11,7 +11,7 @@ import pytest
 from desktop.base.config import NoPolicy
 from desktop.cli import main
 from desktop.root.context import build_context
-from desktop.store.usage import UsageRow
+from desktop.store._usage import UsageRow
 
 DAY = 86_400.0
 

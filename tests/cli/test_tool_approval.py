@@ -6,7 +6,7 @@ import pytest
 
 from desktop.cli.tool_approval import terminal_approver
 from desktop.engine.types import ToolCall
-from desktop.tools.types import ToolSpec
+from desktop.tools._types import ToolSpec
 
 SPEC = ToolSpec("add", "Add.", server="calc")
 CALL = ToolCall("c1", "add", '{"a": 1}')

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ModelNotAllowed
-from desktop.catalog.entries import load_catalog
+from desktop.catalog._entries import load_catalog
 from desktop.cli import main
 from desktop.root.context import build_context
 from desktop.server.model_directory import ResolverDirectory

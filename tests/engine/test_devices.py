@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.catalog.hardware import GPU, detect_hardware
+from desktop.catalog._fit import GPU, detect_hardware
 from desktop.engine.hardware.backend import BackendInfo, parse_backend, why_no_gpu
 from desktop.engine.hardware.devices import Device, list_backends, list_devices
 

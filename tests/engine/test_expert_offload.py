@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from desktop.catalog.gguf_info import read_gguf
-from desktop.catalog.hardware import Hardware, fit_model
+from desktop.catalog._fit import Hardware, fit_model
+from desktop.catalog._gguf_info import read_gguf
 from desktop.engine.loader import load_engine
 from desktop.engine.offload import EXPERTS_PATTERN, ExpertOverrides, expert_pattern, repack_types
 from desktop.engine.types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec

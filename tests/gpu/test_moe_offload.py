@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.catalog.gguf_info import read_gguf
+from desktop.catalog._gguf_info import read_gguf
 from desktop.engine.hardware.backend import BackendInfo
 from desktop.engine.llama import LlamaEngine
 from desktop.engine.native import LoadOptions

@@ -20,7 +20,7 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from desktop.catalog.hardware import GPU, VRAM_RESERVE_BYTES, Verdict, detect_hardware, fit_model
+from desktop.catalog._fit import GPU, VRAM_RESERVE_BYTES, Verdict, detect_hardware, fit_model
 from desktop.engine.hardware.backend import BackendInfo
 from desktop.root.context import build_context
 from tests.near_tie import TokenStep, assert_same_answer

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from types import ModuleType
 
-from desktop.policy.schema import KEYS
+from desktop.policy._schema import KEYS
 from tests.packaging.conftest import need
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from desktop.base.audit import AuditLog, NoAudit
 from desktop.base.net import NetGate, log_path_in
-from desktop.policy.audited import REMOTE_ENGINE, remote_call_observer
+from desktop.policy._audited import REMOTE_ENGINE, remote_call_observer
 from desktop.remote.engine import PURPOSE
 
 

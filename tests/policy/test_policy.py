@@ -14,8 +14,9 @@ import pytest
 from desktop.base.config import Paths, load_settings
 from desktop.base.errors import ConfigError, ModelNotAllowed
 from desktop.cli import main
-from desktop.policy import KEYS, load_machine_policy, parse_policy
-from desktop.policy import sources as policy_sources
+from desktop.policy import KEYS, load_machine_policy
+from desktop.policy import _sources as policy_sources
+from desktop.policy._schema import parse_policy
 from desktop.root.context import build_context
 
 REPO = Path(__file__).resolve().parents[2]
@@ -294,7 +295,7 @@ def test_generated_templates_parse_and_name_every_schema_key(tmp_path: Path) -> 
 def test_shared_models_dir_serves_catalog_models_read_only(
     machine_policy, tmp_path: Path, tiny_chat: Path
 ) -> None:
-    from desktop.resolve import default_files
+    from desktop.resolve._locate import default_files
 
     shared = tmp_path / "shared"
     machine_policy({"SharedModelsDir": str(shared)})

@@ -19,7 +19,7 @@ import openai
 import pytest
 
 from desktop.base.config import ServerSettings
-from desktop.policy.sources import MachinePolicy
+from desktop.policy._sources import MachinePolicy
 from desktop.remote.registry import keyring_set
 from desktop.root.context import AppContext, build_context
 from desktop.server.runner import ServerRunner

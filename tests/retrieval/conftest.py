@@ -13,9 +13,9 @@ from desktop.base.config import Paths
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
-from desktop.retrieval.indexer import Library, SchedulerEmbedder
-from desktop.retrieval.search import Searcher
-from desktop.store.db import Database, open_database
+from desktop.retrieval._indexer import Library, SchedulerEmbedder
+from desktop.retrieval._search import Searcher
+from desktop.store._db import Database, open_database
 
 MODEL = "tiny-embed"
 

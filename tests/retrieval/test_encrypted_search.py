@@ -6,11 +6,11 @@ from pathlib import Path
 
 from desktop.base.config import Paths
 from desktop.engine.scheduler import Scheduler
-from desktop.retrieval.indexer import Library, SchedulerEmbedder
-from desktop.retrieval.search import Searcher
-from desktop.store import cipher
-from desktop.store.atrest import AtRest
-from desktop.store.db import Database, open_database
+from desktop.retrieval._indexer import Library, SchedulerEmbedder
+from desktop.retrieval._search import Searcher
+from desktop.store import _cipher as cipher
+from desktop.store._atrest import AtRest
+from desktop.store._db import Database, open_database
 from tests.retrieval.conftest import MODEL
 
 QUERIES = ("walruses", "检索", "怎样用向量检索文档", "kangaroos", "volcano", "cat garden", "模型")

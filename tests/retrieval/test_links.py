@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.retrieval.indexer import Library
-from desktop.retrieval.search import Searcher
+from desktop.retrieval._indexer import Library
+from desktop.retrieval._search import Searcher
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks here")
 

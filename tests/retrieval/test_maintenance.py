@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from desktop.retrieval.indexer import Library
+from desktop.retrieval._indexer import Library
 from desktop.root.context import AppContext, build_context
-from desktop.store.chats import ChatStore
+from desktop.store._chats import ChatStore
 
 DAY_S = 86_400
 

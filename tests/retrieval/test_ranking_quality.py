@@ -32,7 +32,7 @@ def test_hybrid_is_never_worse_than_its_better_half(set_name: str, tmp_path: Pat
 
 
 def test_stop_words_leave_the_words_that_matter() -> None:
-    from desktop.retrieval.stopwords import content_terms
+    from desktop.retrieval._stopwords import content_terms
 
     assert content_terms("How does the flask keep the coffee hot?") == ["flask", "coffee", "hot"]
     assert content_terms("北京的天气怎么样") == ["北京", "天气"]
@@ -40,7 +40,7 @@ def test_stop_words_leave_the_words_that_matter() -> None:
 
 
 def test_long_chinese_runs_are_searched_by_their_character_pairs() -> None:
-    from desktop.retrieval.stopwords import search_terms
+    from desktop.retrieval._stopwords import search_terms
 
     # 为什么 and 的 are stop words; what is left between them is no word a text says.
     assert search_terms("为什么海边的水会涨落") == ["海边", "水", "涨落"]

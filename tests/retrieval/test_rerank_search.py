@@ -7,9 +7,9 @@ from pathlib import Path
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
-from desktop.retrieval.indexer import Library
-from desktop.retrieval.search import Searcher
-from desktop.store.db import Database
+from desktop.retrieval._indexer import Library
+from desktop.retrieval._search import Searcher
+from desktop.store._db import Database
 from tests.fixtures.tiny_gguf import write_tiny_bert
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import InvalidRequest
-from desktop.retrieval.chunking import chunk_blocks
-from desktop.retrieval.citations import build_messages, citations, prepare
-from desktop.retrieval.indexer import IndexProgress, Library
-from desktop.retrieval.loaders import Block, SkipFile, load, paragraphs
-from desktop.retrieval.search import Searcher, hybrid_scores, normalised, vector_ranking
+from desktop.retrieval._chunking import chunk_blocks
+from desktop.retrieval._citations import build_messages, citations, prepare
+from desktop.retrieval._indexer import IndexProgress, Library
+from desktop.retrieval._loaders import Block, SkipFile, load, paragraphs
+from desktop.retrieval._search import Searcher, hybrid_scores, normalised, vector_ranking
 from tests.retrieval.conftest import MODEL, CountingEmbedder, write_pdf
 
 
@@ -221,7 +221,7 @@ def test_keyword_search_stays_inside_the_chosen_collections(
 def test_files_that_cannot_be_indexed_are_never_read(
     library: Library, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop.retrieval import indexer
+    from desktop.retrieval import _indexer as indexer
 
     read: list[str] = []
     real_open = indexer.open_inside

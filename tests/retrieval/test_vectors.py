@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from desktop.base.config import Paths
-from desktop.retrieval.search import ensure_vec_table, to_blob, vec_table, vector_ranking
-from desktop.retrieval.vectors import VectorIndex
-from desktop.store.db import Database, migrate, open_database
-from desktop.store.migrations import MIGRATIONS
+from desktop.retrieval._search import ensure_vec_table, to_blob, vec_table, vector_ranking
+from desktop.retrieval._vectors import VectorIndex
+from desktop.store._db import Database, migrate, open_database
+from desktop.store._migrations import MIGRATIONS
 
 DIM = 64
 
@@ -120,7 +120,7 @@ def test_migration_quantizes_the_vectors_of_existing_collections() -> None:
 
 
 def test_the_similarities_hybrid_search_reuses_are_the_exact_ones() -> None:
-    from desktop.retrieval.search import cosine_similarities
+    from desktop.retrieval._search import cosine_similarities
 
     rng = np.random.default_rng(6)
     database = open_database(Paths.from_env().database)

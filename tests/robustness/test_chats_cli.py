@@ -10,7 +10,7 @@ import pytest
 
 from desktop.base.config import NoPolicy
 from desktop.root.context import build_context
-from desktop.store.chat_records import ChatMessage
+from desktop.store._chat_records import ChatMessage
 from tests.robustness.cli import assert_clean, edgedesk, integrity_ok
 
 

@@ -14,7 +14,7 @@ import docx
 import pytest
 
 from desktop.cli.run import read_prompt
-from desktop.retrieval import loaders
+from desktop.retrieval import _loaders as loaders
 from tests.robustness.cli import assert_clean, edgedesk, integrity_ok
 
 
@@ -264,7 +264,7 @@ def test_a_chat_model_imported_under_a_catalog_embedder_id_before_the_fix_is_ref
     folder: Path, tiny_chat: Path
 ) -> None:
     from desktop.base.config import Paths
-    from desktop.catalog.installed import InstalledIndex, InstalledModel
+    from desktop.catalog._installed import InstalledIndex, InstalledModel
 
     data = Paths.from_env().data_dir
     legacy = InstalledIndex(data / "installed.json", data / "models")  # no reserved ids

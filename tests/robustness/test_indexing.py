@@ -12,9 +12,9 @@ from desktop.base.config import Paths
 from desktop.engine.loader import load_engine
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import ModelSpec
-from desktop.retrieval import loaders
-from desktop.retrieval.indexer import IndexProgress, IndexReport, Library, SchedulerEmbedder
-from desktop.store.db import open_database
+from desktop.retrieval import _loaders as loaders
+from desktop.retrieval._indexer import IndexProgress, IndexReport, Library, SchedulerEmbedder
+from desktop.store._db import open_database
 
 MODEL = "tiny-embed"
 
@@ -139,7 +139,7 @@ def test_docs_add_in_a_terminal_waits_for_the_window_and_says_so(
     import subprocess
     import sys
 
-    from desktop.retrieval.scanlock import collection_lock
+    from desktop.retrieval._scanlock import collection_lock
 
     folder = tmp_path / "docs"
     folder.mkdir()

@@ -136,7 +136,7 @@ def test_a_large_embedding_stops_within_a_second_when_its_client_leaves(
 
 
 def test_a_1_mb_search_query_is_refused_at_once(tmp_path: Path, tiny_embed: Path) -> None:
-    from desktop.retrieval.search import MAX_QUERY_CHARS
+    from desktop.retrieval._search import MAX_QUERY_CHARS
 
     ctx = build_context(environ={"EDGEDESK_HOME": str(tmp_path / "home")})
     try:

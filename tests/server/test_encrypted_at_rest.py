@@ -6,8 +6,8 @@ from pathlib import Path
 
 import openai
 
-from desktop.store import cipher
-from desktop.store.chat_records import ChatMessage
+from desktop.store import _cipher as cipher
+from desktop.store._chat_records import ChatMessage
 from tests.server.conftest import serve
 
 WORDS = ("wombatdiagnosis", "acmeclientname", "患者病历")

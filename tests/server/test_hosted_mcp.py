@@ -20,10 +20,10 @@ from desktop.base.config import ServerSettings
 from desktop.server.asgi import services_for
 from desktop.server.mcp.hosted import hosted
 from desktop.server.runner import ServerRunner
-from desktop.tools.call_log import ToolAudit
-from desktop.tools.mcp_client import McpClients
-from desktop.tools.servers import McpPolicy, ServerList
-from desktop.tools.toolbox import ToolBox
+from desktop.tools._call_log import ToolAudit
+from desktop.tools._mcp_client import McpClients
+from desktop.tools._servers import McpPolicy, ServerList
+from desktop.tools._toolbox import ToolBox
 from tests.chat.scripted import Scripted
 from tests.tools.conftest import SERVERS
 

@@ -25,9 +25,9 @@ from desktop.base.config import NoPolicy, ServerSettings
 from desktop.engine.types import EngineStats
 from desktop.root.context import AppContext, build_context
 from desktop.server.runner import ServerRunner
-from desktop.tools.mcp_client import McpClients
-from desktop.tools.servers import ServerConfig
-from desktop.tools.types import ToolError
+from desktop.tools._mcp_client import McpClients
+from desktop.tools._servers import ServerConfig
+from desktop.tools._types import ToolError
 from tests.conftest import wait_until
 
 TOOLS = {"search_documents", "list_collections", "read_document_passage"}

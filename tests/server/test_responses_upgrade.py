@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from desktop.base.config import Paths
-from desktop.store.db import Database, migrate
-from desktop.store.migrations import MIGRATIONS
+from desktop.store._db import Database, migrate
+from desktop.store._migrations import MIGRATIONS
 from tests.server.conftest import serve
 
 OLD_ID = "resp_kept_before_the_upgrade"

@@ -35,7 +35,7 @@ def test_models_pulled_outside_the_catalog_are_served_and_paths_are_not(
 
     import httpx
 
-    from desktop.catalog.installed import InstalledModel
+    from desktop.catalog._installed import InstalledModel
 
     ctx = build_context(
         environ={"EDGEDESK_HOME": str(tmp_path)},

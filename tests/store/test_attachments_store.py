@@ -13,11 +13,11 @@ import pytest
 from desktop.base.config import Paths
 from desktop.base.errors import InvalidRequest
 from desktop.cli import main
-from desktop.store import cipher
-from desktop.store.atrest import AtRest
-from desktop.store.chat_records import Attachment, ChatMessage
-from desktop.store.chats import DAY_S, ChatStore
-from desktop.store.db import open_database
+from desktop.store import _cipher as cipher
+from desktop.store._atrest import AtRest
+from desktop.store._chat_records import Attachment, ChatMessage
+from desktop.store._chats import DAY_S, ChatStore
+from desktop.store._db import open_database
 from tests.fixtures.pictures import png
 
 MARK = b"quokka-pixels-7d1e"  # inside the picture's bytes, to find it in a file
@@ -167,7 +167,7 @@ def test_an_export_cannot_make_import_read_outside_its_folder(
         json.dumps({"edgedesk_export": 1, "conversations": [{"title": "t", "messages": [message]}]})
     )
     with pytest.raises(InvalidRequest, match="missing beside the export"):
-        from desktop.store.export_files import reader_beside
+        from desktop.store._export_files import reader_beside
 
         ChatStore(db_path).import_json(export.read_text(), reader_beside(export))
     assert ChatStore(db_path).list_conversations() == []

@@ -16,10 +16,10 @@ import pytest
 
 from desktop.base.config import Paths
 from desktop.base.errors import InvalidRequest, StoreError
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore, open_chat_store
-from desktop.store.db import applied_migrations, migrate, open_database
-from desktop.store.migrations import MIGRATIONS, Migration
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore, open_chat_store
+from desktop.store._db import applied_migrations, migrate, open_database
+from desktop.store._migrations import MIGRATIONS, Migration
 
 DAY = 86_400.0
 
@@ -271,7 +271,7 @@ def test_a_malformed_import_names_the_field_and_adds_nothing(
 
 def test_an_import_that_fails_while_writing_leaves_nothing(store: ChatStore, monkeypatch) -> None:
     # Past the checks, a failure inside SQLite (disk full, ...) rolls the whole import back.
-    import desktop.store.chat_sql as chats
+    import desktop.store._chat_sql as chats
 
     calls = []
 
@@ -290,8 +290,8 @@ def test_an_import_that_fails_while_writing_leaves_nothing(store: ChatStore, mon
 _WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from desktop.store.chat_records import ChatMessage
-    from desktop.store.chats import ChatStore
+    from desktop.store._chat_records import ChatMessage
+    from desktop.store._chats import ChatStore
     store = ChatStore(Path(sys.argv[1]))
     conv = store.create_conversation("crash test")
     i = 0

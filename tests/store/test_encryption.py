@@ -15,11 +15,11 @@ import pytest
 
 from desktop.base.config import Paths
 from desktop.base.errors import InvalidRequest, StoreError
-from desktop.store import cipher
-from desktop.store.atrest import EXIT_KEY, AtRest, KeyMissing, ring_delete
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
-from desktop.store.cipher import DatabaseKey, KeyRejected
+from desktop.store import _cipher as cipher
+from desktop.store._atrest import EXIT_KEY, AtRest, KeyMissing, ring_delete
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
+from desktop.store._cipher import DatabaseKey, KeyRejected
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = ("zanzibarquokka", "pterodactylsecret", "机密病历", "源代码")
@@ -201,7 +201,7 @@ def test_policy_encrypts_a_plaintext_database_at_start(db_path: Path, file_keyri
 KILLER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    from desktop.store.atrest import AtRest
+    from desktop.store._atrest import AtRest
 
     def step(name):
         if name == sys.argv[3]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from desktop.base.config import Paths
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
-from desktop.store.db import Database, applied_migrations, migrate
-from desktop.store.migrations import MIGRATIONS
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
+from desktop.store._db import Database, applied_migrations, migrate
+from desktop.store._migrations import MIGRATIONS
 
 
 def test_answers_from_before_the_column_read_back_with_no_ending() -> None:

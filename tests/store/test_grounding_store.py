@@ -11,11 +11,11 @@ import pytest
 from desktop.base.config import Paths
 from desktop.base.errors import InvalidRequest
 from desktop.cli import main
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
-from desktop.store.cited_passages import SNIPPET_CHARS, Source
-from desktop.store.db import Database, applied_migrations, migrate
-from desktop.store.migrations import MIGRATIONS
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
+from desktop.store._cited_passages import SNIPPET_CHARS, Source
+from desktop.store._db import Database, applied_migrations, migrate
+from desktop.store._migrations import MIGRATIONS
 
 
 @pytest.fixture

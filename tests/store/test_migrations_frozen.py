@@ -24,12 +24,12 @@ def _desktop_imports(path: Path) -> set[str]:
 
 
 def test_migrations_import_only_their_own_frozen_helpers() -> None:
-    files = [STORE / "migrations.py", *sorted(STORE.glob("migration_*.py"))]
+    files = [STORE / "_migrations.py", *sorted(STORE.glob("_migration_*.py"))]
     assert len(files) > 1  # the frozen helpers of migration 14 are among them
     for path in files:
         live = {
             name
             for name in _desktop_imports(path)
-            if not name.startswith("desktop.store.migration_")
+            if not name.startswith("desktop.store._migration_")
         }
         assert not live, f"{path.name} imports live modules {sorted(live)}: copy what it needs"

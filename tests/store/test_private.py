@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from desktop.root.context import build_context
-from desktop.store.db import open_database
+from desktop.store._db import open_database
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 

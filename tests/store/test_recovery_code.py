@@ -9,11 +9,11 @@ import pytest
 
 from desktop.base.config import Paths
 from desktop.base.errors import InvalidRequest
-from desktop.store import recovery_code
-from desktop.store.atrest import AtRest, KeyMissing, ring_delete
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
-from desktop.store.cipher import KeyRejected
+from desktop.store import _recovery_code as recovery_code
+from desktop.store._atrest import AtRest, KeyMissing, ring_delete
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
+from desktop.store._cipher import KeyRejected
 
 WORD = "zanzibarquokka"
 

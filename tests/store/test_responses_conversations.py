@@ -12,12 +12,12 @@ from desktop.base.config import NoPolicy, Paths
 from desktop.base.errors import InvalidRequest
 from desktop.cli import main
 from desktop.root.context import build_context
-from desktop.store import cipher
-from desktop.store.chat_records import ChatMessage
-from desktop.store.chats import ChatStore
-from desktop.store.db import Database, applied_migrations, migrate
-from desktop.store.migrations import MIGRATIONS
-from desktop.store.responses import ResponseStore
+from desktop.store import _cipher as cipher
+from desktop.store._chat_records import ChatMessage
+from desktop.store._chats import ChatStore
+from desktop.store._db import Database, applied_migrations, migrate
+from desktop.store._migrations import MIGRATIONS
+from desktop.store._responses import ResponseStore
 
 WORD = "quokkaparliament"
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8"

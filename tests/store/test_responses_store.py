@@ -11,8 +11,8 @@ from desktop.base.config import Paths
 from desktop.base.errors import InvalidRequest
 from desktop.cli import main
 from desktop.root.context import build_context
-from desktop.store.chats import ChatStore
-from desktop.store.responses import DAY_S, EPHEMERAL_ONLY, ResponseStore
+from desktop.store._chats import ChatStore
+from desktop.store._responses import DAY_S, EPHEMERAL_ONLY, ResponseStore
 
 RESPONSE = {"id": "resp_1", "object": "response", "output": [{"type": "message"}]}
 ITEMS = [{"role": "user", "content": "hi"}, {"type": "message"}]

@@ -10,8 +10,8 @@ from desktop.base.config import NoPolicy
 from desktop.base.errors import ConfigError
 from desktop.policy import MachinePolicy
 from desktop.root.context import build_context
-from desktop.store import cipher
-from desktop.store.chat_records import ChatMessage
+from desktop.store import _cipher as cipher
+from desktop.store._chat_records import ChatMessage
 
 SECRET = "zanzibarquokkasecret"
 
@@ -71,7 +71,7 @@ def test_a_passphrase_switch_and_a_policy_that_forbids_turning_it_off(tmp_path: 
 
 
 def test_unlock_checks_the_passphrase_before_the_database_opens(tmp_path: Path) -> None:
-    from desktop.store.cipher import KeyRejected
+    from desktop.store._cipher import KeyRejected
 
     ctx = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
     ctx.chat_store.create_conversation("c", "m")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from desktop.base.config import Paths
-from desktop.store.chats import ChatStore
-from desktop.store.db import Database, applied_migrations, migrate
-from desktop.store.migrations import MIGRATIONS
+from desktop.store._chats import ChatStore
+from desktop.store._db import Database, applied_migrations, migrate
+from desktop.store._migrations import MIGRATIONS
 
 
 def test_chats_from_before_the_switch_was_kept_may_think() -> None:

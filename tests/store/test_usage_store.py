@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from desktop.server.usage import client_of
-from desktop.store.db import applied_migrations, migrate, open_database
-from desktop.store.migrations import MIGRATIONS
-from desktop.store.usage import (
+from desktop.store._db import applied_migrations, migrate, open_database
+from desktop.store._migrations import MIGRATIONS
+from desktop.store._usage import (
     ROLLUP_AFTER_S,
     UsageRow,
     UsageStore,
@@ -18,7 +18,7 @@ from desktop.store.usage import (
     bucket_of,
     percentile,
 )
-from desktop.store.usage_recorder import UsageRecorder
+from desktop.store._usage_recorder import UsageRecorder
 
 NOW = 1_800_000_000.0  # a fixed "now" (Jan 2027), whole hour
 DAY = 86_400.0
@@ -49,7 +49,7 @@ def store(tmp_path: Path) -> UsageStore:
 
 
 def test_migration_15_adds_the_usage_tables_to_an_existing_database(tmp_path: Path) -> None:
-    from desktop.store.db import Database
+    from desktop.store._db import Database
 
     old = Database(tmp_path / "old.db")
     migrate(old, MIGRATIONS[:14])

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.tools.mcp_client import McpClients
-from desktop.tools.servers import ServerConfig
+from desktop.tools._mcp_client import McpClients
+from desktop.tools._servers import ServerConfig
 
 SERVERS = Path(__file__).with_name("mcp_servers.py")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.tools.mcp_client import MAX_RESULT_CHARS, McpClients
-from desktop.tools.servers import ServerConfig
-from desktop.tools.types import ToolError
+from desktop.tools._mcp_client import MAX_RESULT_CHARS, McpClients
+from desktop.tools._servers import ServerConfig
+from desktop.tools._types import ToolError
 from tests.conftest import wait_until
 from tests.tools.conftest import server
 

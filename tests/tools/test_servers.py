@@ -10,7 +10,7 @@ import pytest
 
 from desktop.base.errors import ConfigError
 from desktop.cli import main
-from desktop.tools.servers import McpPolicy, ServerConfig, ServerList
+from desktop.tools._servers import McpPolicy, ServerConfig, ServerList
 from tests.tools.conftest import SERVERS
 
 PASTED = {
@@ -109,10 +109,10 @@ def test_tools_add_list_test_rm(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_damaged_mcp_json_leaves_the_built_in_tools(tmp_path: Path) -> None:
-    from desktop.tools.call_log import ToolAudit
-    from desktop.tools.mcp_client import McpClients
-    from desktop.tools.toolbox import BuiltinTool, ToolBox
-    from desktop.tools.types import ToolResult, ToolSpec
+    from desktop.tools._call_log import ToolAudit
+    from desktop.tools._mcp_client import McpClients
+    from desktop.tools._toolbox import BuiltinTool, ToolBox
+    from desktop.tools._types import ToolResult, ToolSpec
 
     path = tmp_path / "mcp.json"
     path.write_text("{not json", encoding="utf-8")

@@ -13,7 +13,7 @@ import pytest
 from desktop.base.audit import AuditLog
 from desktop.base.config import NoPolicy
 from desktop.root.context import build_context
-from desktop.store.chat_records import ChatMessage
+from desktop.store._chat_records import ChatMessage
 from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt

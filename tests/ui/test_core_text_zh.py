@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.base.config import NoPolicy
-from desktop.catalog.hardware import GPU, Hardware, Verdict
+from desktop.catalog._fit import GPU, Hardware, Verdict
 from desktop.root.context import build_context
 from desktop.ui.common.core_text import machine_summary, verdict_text
 from desktop.ui.shell.first_run import FirstRunDialog

@@ -106,7 +106,7 @@ def test_indexing_a_collection_a_terminal_is_indexing_waits_and_says_so(
     from contextlib import ExitStack
 
     from desktop.base.config import Paths
-    from desktop.retrieval.scanlock import collection_lock
+    from desktop.retrieval._scanlock import collection_lock
 
     view = window.documents
     with ExitStack() as terminal:  # what ``edgedesk docs add`` holds while it indexes

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from desktop.base.config import NoPolicy
-from desktop.catalog.download import Progress
+from desktop.catalog._download import Progress
 from desktop.root.context import AppContext, build_context
 from desktop.ui.models.view import ModelsView
 from desktop.ui.shell.main_window import MainWindow

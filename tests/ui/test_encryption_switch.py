@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QDialog
 from desktop.base.config import NoPolicy
 from desktop.policy import MachinePolicy
 from desktop.root.context import AppContext, build_context
-from desktop.store import cipher
-from desktop.store.chat_records import ChatMessage
+from desktop.store import _cipher as cipher
+from desktop.store._chat_records import ChatMessage
 from desktop.ui.settings.dialog import SettingsDialog
 from desktop.ui.settings.encryption import PassphraseDialog, passphrase_check, unlock_at_start
 from desktop.ui.shell.main_window import MainWindow

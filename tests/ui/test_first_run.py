@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from desktop.base.config import NoPolicy
-from desktop.catalog.hardware import Verdict
-from desktop.catalog.listing import CatalogRow
+from desktop.catalog._fit import Verdict
+from desktop.catalog._listing import CatalogRow
 from desktop.root.context import build_context
 from desktop.ui.shell.first_run import FirstRunDialog, recommend
 from desktop.ui.shell.main_window import MainWindow

@@ -11,7 +11,7 @@ from PySide6.QtGui import QDesktopServices, QTextDocumentFragment
 from desktop.base.config import NoPolicy
 from desktop.chat.conversation import Turn
 from desktop.chat.grounding import cite
-from desktop.retrieval.search import Hit
+from desktop.retrieval._search import Hit
 from desktop.root.context import build_context
 from desktop.ui.chat.message import MessageWidget
 from desktop.ui.shell.main_window import MainWindow
@@ -325,7 +325,7 @@ def test_cited_sources_come_back_as_cited(qtbot) -> None:
     from desktop.base.config import Paths
     from desktop.chat.conversation import Conversation
     from desktop.chat.persistence import ChatSaver
-    from desktop.store.chats import ChatStore
+    from desktop.store._chats import ChatStore
 
     path = Paths.from_env().database
     store = ChatStore(path)

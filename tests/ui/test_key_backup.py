@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from desktop.base.config import NoPolicy
 from desktop.root.context import build_context
-from desktop.store import cipher
-from desktop.store.atrest import AtRest, ring_delete
-from desktop.store.chat_records import ChatMessage
+from desktop.store import _cipher as cipher
+from desktop.store._atrest import AtRest, ring_delete
+from desktop.store._chat_records import ChatMessage
 from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt

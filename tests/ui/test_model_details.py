@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop.base.config import NoPolicy
-from desktop.catalog.gguf_info import read_gguf
+from desktop.catalog._gguf_info import read_gguf
 from desktop.root.context import build_context
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.shell.main_window import MainWindow

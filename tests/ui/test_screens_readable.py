@@ -85,7 +85,7 @@ def test_server_page_says_what_its_empty_boxes_are_for(qtbot, context: AppContex
 def test_a_cited_place_is_worded_in_chinese(qtbot, tmp_path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.store.cited_passages import Source
+    from desktop.store._cited_passages import Source
     from desktop.ui.chat.source_viewer import SourceViewer
     from desktop.ui.common.look import install_translator
 
@@ -169,7 +169,7 @@ def test_the_parameters_button_looks_like_its_neighbour_and_shows_it_is_open(
 def test_why_a_file_was_skipped_is_said_in_chinese(qtbot, tmp_path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.retrieval.loaders import SkipFile, load
+    from desktop.retrieval._loaders import SkipFile, load
     from desktop.ui.common.core_text import skip_reason_text
     from desktop.ui.common.look import install_translator
 

@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from desktop.root.context import AppContext
-from desktop.store import sealed
-from desktop.store.chat_records import ChatMessage
+from desktop.store import _sealed as sealed
+from desktop.store._chat_records import ChatMessage
 from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
@@ -30,7 +30,7 @@ def test_an_encrypted_export_from_the_window_holds_no_word_and_imports_back(
     chat.chat_list.setCurrentIndex(
         chat._filter.mapFromSource(chat.chats.index(chat.chats.row_of(stored)))
     )
-    target = tmp_path / f"chat{sealed.SUFFIX}"
+    target = tmp_path / f"chat{sealed.SEALED_SUFFIX}"
     offered: list[str] = []
 
     def save_as(_parent, _title, _name, filters):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.retrieval.loaders import numbered_lines
-from desktop.store.cited_passages import Source
+from desktop.retrieval._loaders import numbered_lines
+from desktop.store._cited_passages import Source
 from desktop.ui.chat.source_viewer import SourceViewer
 
 pytestmark = pytest.mark.qt

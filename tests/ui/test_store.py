@@ -99,8 +99,8 @@ def test_the_windows_export_is_the_stores_with_reasoning_and_sources(
 ) -> None:
     from PySide6.QtWidgets import QFileDialog
 
-    from desktop.store.chat_records import ChatMessage
-    from desktop.store.cited_passages import Source
+    from desktop.store._chat_records import ChatMessage
+    from desktop.store._cited_passages import Source
 
     store = context.chat_store
     conv = store.create_conversation("Leave", "tiny-chat", collection="handbook")

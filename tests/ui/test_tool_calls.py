@@ -13,10 +13,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from shiboken6 import isValid
 
-from desktop.tools.call_log import ToolAudit
-from desktop.tools.mcp_client import McpClients
-from desktop.tools.servers import ServerList
-from desktop.tools.toolbox import ToolBox
+from desktop.tools._call_log import ToolAudit
+from desktop.tools._mcp_client import McpClients
+from desktop.tools._servers import ServerList
+from desktop.tools._toolbox import ToolBox
 from desktop.ui.shell.main_window import MainWindow
 from desktop.ui.tools.approval import ToolApproval
 from tests.chat.scripted import Scripted

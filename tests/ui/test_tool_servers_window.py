@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.tools.servers import token_get
+from desktop.tools._servers import token_get
 from desktop.ui.shell.main_window import MainWindow
 from tests.tools.conftest import SERVERS
 

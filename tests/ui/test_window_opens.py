@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from desktop.base.config import NoPolicy
-from desktop.catalog.hardware import Hardware
+from desktop.catalog._fit import Hardware
 from desktop.root.context import build_context
 from desktop.ui.shell.main_window import MainWindow
 

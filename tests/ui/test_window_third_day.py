@@ -212,7 +212,7 @@ def test_a_lost_key_is_restored_from_its_recovery_code_when_the_window_starts(
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop.store.atrest import ring_delete
+    from desktop.store._atrest import ring_delete
     from desktop.ui.settings.encryption import encrypt_at_start
     from desktop.ui.settings.key_restore import KeyRestoreDialog
 
@@ -290,7 +290,7 @@ def test_a_new_language_says_it_needs_a_restart_and_restarts_when_asked(qtbot) -
 def test_encryption_off_is_asked_first_and_each_switch_is_said_after(
     qtbot, file_keyring: Path, monkeypatch
 ) -> None:
-    from desktop.store import cipher
+    from desktop.store import _cipher as cipher
 
     context = build_context(cli_settings={"encrypt_at_rest": False}, policy=NoPolicy())
     context.chat_store.create_conversation("private", "m")

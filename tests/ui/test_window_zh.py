@@ -19,7 +19,7 @@ from desktop.base.errors import (
     TemplateFailed,
 )
 from desktop.base.net import NetGate
-from desktop.catalog.hardware import Verdict
+from desktop.catalog._fit import Verdict
 from desktop.chat.conversation import Turn
 from desktop.engine.hardware.backend import BackendInfo, why_no_gpu
 from desktop.engine.types import Usage

@@ -22,7 +22,7 @@ import llama_cpp
 from desktop.engine.batching.slots import Slot
 from desktop.engine.batching.statecache import MIN_SAVED_TOKENS
 
-log = logging.getLogger("edgedesk.engine")  # the engine's one log, as batching.py
+log = logging.getLogger("edgedesk.engine")  # the engine's one log, as loop.py
 
 
 class SlotWindows:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from desktop.chat.document_tools import LIST_SPEC, READ_SPEC, SEARCH_SPEC, DocumentTools
-from desktop.tools.types import ToolResult
+from desktop.tools import ToolResult
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer

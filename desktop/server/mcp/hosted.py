@@ -23,9 +23,7 @@ from desktop.chat.approval import Decision
 from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
 from desktop.engine.types import ChatCall, Chunk, ToolCall
-from desktop.tools.servers import ServerConfig, ServerList
-from desktop.tools.toolbox import ToolBox, ToolSet
-from desktop.tools.types import ToolSpec
+from desktop.tools import ServerConfig, ServerList, ToolBox, ToolSet, ToolSpec
 
 Event = ToolSet | ToolStep | Chunk  # the listing first, then words and rounds, final last
 

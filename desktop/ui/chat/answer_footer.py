@@ -1,6 +1,6 @@
 """The line under an answer (tokens, speed, how it ended), in the window's language.
 
-Shared by the bubbles (``message_widget``) and their tests; window's thread only (it
+Shared by the bubbles (``message``) and their tests; window's thread only (it
 reads Qt's translators).
 """
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.chat.grounding import SOURCES_K, Search, cite, was_cited
-from desktop.store.cited_passages import Source
+from desktop.store import Source
 from desktop.ui.chat.source_viewer import SourceViewer, is_local_file, open_source
 from desktop.ui.common.core_text import source_place
 from desktop.ui.common.rich_text import literal_tooltip

@@ -24,8 +24,15 @@ from PySide6.QtWidgets import (
 from desktop.base.errors import EdgeDeskError
 from desktop.chat.conversation import DEFAULT_TITLE, Conversation, tools_switch
 from desktop.chat.persistence import ChatSaver
-from desktop.store import sealed
-from desktop.store.export_files import folder_for, reader_beside, write_beside
+from desktop.store import (
+    SEALED_SUFFIX,
+    folder_for,
+    is_sealed,
+    reader_beside,
+    seal,
+    unseal,
+    write_beside,
+)
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
 from desktop.ui.common.qmodels import ROW_ROLE, ChatFilter, ConversationListModel
@@ -203,7 +210,7 @@ class ChatSidebar(QWidget):
         if chat.store_id is None or self._saver is None:
             return
         markdown, json_files = "Markdown (*.md)", "JSON (*.json)"
-        locked = self.tr("Encrypted, opened with a passphrase (*%1)").replace("%1", sealed.SUFFIX)
+        locked = self.tr("Encrypted, opened with a passphrase (*%1)").replace("%1", SEALED_SUFFIX)
         name, chosen = QFileDialog.getSaveFileName(
             self,
             self.tr("Export chat"),
@@ -212,7 +219,7 @@ class ChatSidebar(QWidget):
         )
         if not name:
             return
-        encrypt = chosen == locked or name.lower().endswith(sealed.SUFFIX)
+        encrypt = chosen == locked or name.lower().endswith(SEALED_SUFFIX)
         as_json = encrypt or chosen == json_files or name.lower().endswith(".json")
         self.export_to(name, chat.store_id, as_json=as_json, encrypt=encrypt)
 
@@ -234,7 +241,7 @@ class ChatSidebar(QWidget):
             passphrase = self.ask_passphrase(True)
             if not passphrase:
                 return False
-            data = sealed.seal(data, passphrase)
+            data = seal(data, passphrase)
         try:
             with open(name, "wb") as out:
                 out.write(data)
@@ -286,7 +293,7 @@ class ChatSidebar(QWidget):
             self,
             self.tr("Import chats"),
             "",
-            self.tr("Chat exports (*.json *%1)").replace("%1", sealed.SUFFIX),
+            self.tr("Chat exports (*.json *%1)").replace("%1", SEALED_SUFFIX),
         )
         if name:
             self.import_file(name)
@@ -298,11 +305,11 @@ class ChatSidebar(QWidget):
         try:
             with open(name, "rb") as source:
                 data = source.read()
-            if sealed.is_sealed(data):
+            if is_sealed(data):
                 passphrase = self.ask_passphrase(False)
                 if passphrase is None:
                     return []
-                data = sealed.unseal(data, passphrase)  # a wrong one: said, nothing added
+                data = unseal(data, passphrase)  # a wrong one: said, nothing added
             text = data.decode("utf-8-sig")
             added = self._saver.store.import_json(text, reader_beside(Path(name)))
         except (OSError, UnicodeDecodeError) as exc:

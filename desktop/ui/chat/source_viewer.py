@@ -1,7 +1,7 @@
 """The in-app viewer of a cited passage: its file (its page, for a PDF) with the cited
 lines marked and scrolled into view, and Open file for the desktop's own viewer.
 
-The file is read as indexing read it (``retrieval.loaders.numbered_lines``), so the
+The file is read as indexing read it (``retrieval._loaders.numbered_lines``), so the
 lines counted in the citation are the lines marked. A file that is gone or cannot be
 read any more shows the passage as it was stored with the answer, and says so.
 """
@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.retrieval.loaders import SkipFile, numbered_lines
-from desktop.store.cited_passages import Source
+from desktop.retrieval import SkipFile, numbered_lines
+from desktop.store import Source
 from desktop.ui.common.core_text import skip_reason_text, source_place
 
 MARK = QColor(255, 221, 87, 110)  # the cited lines: a yellow both themes' text reads on

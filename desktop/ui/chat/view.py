@@ -16,7 +16,7 @@ from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.store.usage import UsageRow
+from desktop.store import UsageRow
 from desktop.ui.chat.attach import Attacher
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.header import ChatHeader
@@ -33,7 +33,7 @@ from desktop.ui.tools.approval import ToolApproval
 
 if TYPE_CHECKING:
     from desktop.root.context import AppContext
-    from desktop.tools.toolbox import ToolBox
+    from desktop.tools import ToolBox
 
 
 def _blank(chat: Conversation) -> bool:

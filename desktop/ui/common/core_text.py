@@ -13,8 +13,8 @@ import re
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from desktop.base.filebytes import format_bytes
-from desktop.catalog.hardware import Hardware, Verdict
-from desktop.store.cited_passages import Source
+from desktop.catalog import Hardware, Verdict
+from desktop.store import Source
 
 VERDICTS = {
     str(Verdict.GPU): QT_TRANSLATE_NOOP("CoreText", "fits on GPU"),
@@ -102,7 +102,7 @@ def source_place(source: Source) -> str:
     return f"{source.path} {lines}"
 
 
-# Why indexing skipped a file (``retrieval.loaders.SkipFile`` reasons, English for the
+# Why indexing skipped a file (``retrieval._loaders.SkipFile`` reasons, English for the
 # terminal), as patterns: the window says them in its language, details (a suffix, a
 # size, an OS error) kept as they are. A reason not listed here is shown as it is.
 SKIP_REASONS = (

@@ -20,8 +20,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.base.filebytes import format_bytes
-from desktop.catalog.hardware import Verdict
-from desktop.catalog.listing import CatalogRow
+from desktop.catalog import CatalogRow, Verdict
 from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.ui.common.core_text import kind_text, tier_text, verdict_text
 from desktop.ui.common.rich_text import literal_tooltip

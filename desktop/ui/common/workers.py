@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.base.errors import Cancelled, EdgeDeskError
-from desktop.catalog.cancel import CancelEvent
+from desktop.catalog import CancelEvent
 from desktop.chat.approval import ApprovalBatch, Decision
 from desktop.chat.conversation import ToolStep
 from desktop.chat.grounding import EmbeddingModelMissing
 from desktop.chat.session import ChatCore, PendingTurn
 from desktop.engine.types import Chunk
-from desktop.store.usage import WINDOW_CLIENT, UsageRow
+from desktop.store import WINDOW_CLIENT, UsageRow
 from desktop.ui.common.error_text import error_text
 
 # Coalesce streamed tokens into one signal per interval: a fast model yields thousands
@@ -281,7 +281,7 @@ PullTask = Callable[[Callable[[object], None], threading.Event], object]
 class DownloadWorker(Worker):
     """Runs a model pull; ``cancel`` pauses it (the partial file is kept for resume)."""
 
-    progress = Signal(str, object)  # key, catalog.download.Progress
+    progress = Signal(str, object)  # key, catalog._download.Progress
     installed = Signal(str, object)  # key, the InstalledModel
     paused = Signal(str)  # key
 
@@ -313,7 +313,7 @@ IndexTask = Callable[[Callable[[object], None], threading.Event], object]
 class IndexWorker(Worker):
     """Indexes a document collection; ``cancel`` stops after the file being indexed."""
 
-    progress = Signal(str, object)  # key (collection), retrieval.indexer.IndexProgress
+    progress = Signal(str, object)  # key (collection), retrieval._indexer.IndexProgress
     report = Signal(str, object)  # key, the IndexReport (also after a cancel)
 
     def __init__(self, task: IndexTask, key: str) -> None:

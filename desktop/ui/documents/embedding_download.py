@@ -20,7 +20,7 @@ from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.workers import DownloadWorker
 
 if TYPE_CHECKING:
-    from desktop.catalog.download import Progress
+    from desktop.catalog import Progress
 
 Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
 IndexStart = Callable[[], object]

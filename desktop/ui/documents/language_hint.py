@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from desktop.catalog.entries import Catalog
+from desktop.catalog import Catalog
 
 MULTILINGUAL_MODEL = "bge-m3"  # the catalog's multilingual embedding model
 NAMES_SCANNED = 400  # file and folder names looked at, at most

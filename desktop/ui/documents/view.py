@@ -53,7 +53,7 @@ from desktop.ui.documents.new_collection import (
 )
 
 if TYPE_CHECKING:
-    from desktop.retrieval.indexer import CollectionInfo, IndexProgress, IndexReport
+    from desktop.retrieval import CollectionInfo, IndexProgress, IndexReport
 
 
 class DocumentsView(QWidget):

@@ -16,15 +16,15 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 
 from desktop.base.errors import EdgeDeskError
 from desktop.base.filebytes import format_bytes
-from desktop.catalog.download import Progress
-from desktop.catalog.hub import quant_of
-from desktop.catalog.listing import CatalogRow
-from desktop.catalog.pull import (
+from desktop.catalog import (
+    CatalogRow,
+    Progress,
     PullTarget,
     discard_partial,
     parse_target,
     partial_files,
     pull,
+    quant_of,
 )
 from desktop.root.context import AppContext
 from desktop.ui.common.error_text import error_text
@@ -63,7 +63,7 @@ class ModelDownloads(QObject):
     def hub_rows(self, shown: set[str], unfinished: Sequence[str]) -> list[CatalogRow]:
         """Rows for downloads from Hub search (``REPO:FILE``) that no other row shows:
         running, cancelling, or left paused by this or an earlier session (``unfinished``:
-        ``catalog.pull.unfinished_pulls``, read by the listing worker)."""
+        ``catalog._pull.unfinished_pulls``, read by the listing worker)."""
         # A stopped download is listed only while its part is on disk (resumable): a
         # failed one that kept nothing has nothing to offer.
         refs = [*self.running, *self._cancelling, *unfinished]

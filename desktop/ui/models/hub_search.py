@@ -29,7 +29,7 @@ SEARCH_LIMIT = 10
 class HubSearch(QWidget):
     """A search box, the matching repositories with their quants, and Download."""
 
-    searched = Signal(object)  # the list of catalog.hub.SearchHit
+    searched = Signal(object)  # the list of catalog._hub.SearchHit
     error = Signal(str)
 
     def __init__(

@@ -14,10 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest, ModelNotFound
-from desktop.catalog.gguf_info import read_gguf
-from desktop.catalog.hardware import Hardware
-from desktop.catalog.listing import CatalogRow, catalog_rows
-from desktop.catalog.pull import unfinished_pulls
+from desktop.catalog import CatalogRow, Hardware, catalog_rows, read_gguf, unfinished_pulls
 from desktop.root.context import AppContext
 
 if TYPE_CHECKING:

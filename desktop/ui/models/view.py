@@ -1,6 +1,6 @@
 """The Models screen: the catalog with fit badges, imported files, load and use in chat.
 
-Rows are read from disk on a worker (``model_listing``) and applied on the window's
+Rows are read from disk on a worker (``listing``) and applied on the window's
 thread; refreshes asked for while a listing runs are folded into one more listing.
 """
 
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.catalog.listing import CatalogRow
+from desktop.catalog import CatalogRow
 from desktop.engine.types import LoadReport
 from desktop.resolve import ModelDetails
 from desktop.root.context import AppContext

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.root.context import AppContext
-from desktop.store.usage import SeriesPoint, UsageGroup, csv_text, percentile
+from desktop.store import SeriesPoint, UsageGroup, csv_text, percentile
 from desktop.ui.common.text_fit import FitLabel
 
 HOUR = 3600.0

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.store.atrest import KeyMissing, NoKeyring
+from desktop.store import KeyMissing, NoKeyring
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import TextFitDialog
 from desktop.ui.common.workers import Worker, WorkerPool

@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from desktop.base.filebytes import format_bytes
-from desktop.catalog.hardware import GPU, Hardware, Verdict
+from desktop.catalog import GPU, Hardware, Verdict
 from desktop.ui.common.core_text import machine_summary, verdict_text
 
 # Why no GPU is used: desktop.engine.hardware.backend.why_no_gpu's sentences, by doctor's kind.

@@ -32,7 +32,7 @@ from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import TextFitDialog
 
 if TYPE_CHECKING:
-    from desktop.store.atrest import AtRest
+    from desktop.store import AtRest
 
 KEY_FILE_NAME = "edgedesk-key.txt"
 

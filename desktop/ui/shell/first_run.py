@@ -22,9 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.catalog.download import Progress
-from desktop.catalog.hardware import Hardware, Verdict
-from desktop.catalog.listing import CatalogRow
+from desktop.catalog import CatalogRow, Hardware, Progress, Verdict
 from desktop.ui.common.core_text import machine_summary, verdict_text
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.text_fit import FitLabel, TextFitDialog

@@ -61,7 +61,7 @@ from desktop.ui.tools.view import ToolsView
 
 if TYPE_CHECKING:
     from desktop.engine.types import ChatCall, Chunk
-    from desktop.retrieval.search import Hit
+    from desktop.retrieval import Hit
 
 STATUS_INTERVAL_MS = 2000
 PREFERRED_SIZE = QSize(1180, 760)  # the window's size on a screen with room to spare

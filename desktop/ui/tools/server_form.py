@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest
-from desktop.tools.servers import (
+from desktop.tools import (
     ServerConfig,
     ServerList,
     check_url,

@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.tools.servers import ServerConfig
-from desktop.tools.toolbox import ServerState
+from desktop.tools import ServerConfig, ServerState
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool

@@ -2,7 +2,7 @@
 
 Answers become ``message`` objects and the ``message_start`` … ``message_stop`` event
 stream with ``ping``; errors become Anthropic's error shape. Requests go the other way
-in ``server.anthropic_wire``. No I/O.
+in ``wire``. No I/O.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``/v1/messages`` and ``/v1/messages/count_tokens``: Anthropic's Messages API.
 
-Translated by ``anthropic_wire`` into the chat route's engine request and run through
+Translated by ``wire`` into the chat route's engine request and run through
 the one generation pipeline (``generation.py``); ``MessageAnswer`` renders the answer as
-Anthropic's events (``anthropic_events``) or message object. Errors leave in Anthropic's
+Anthropic's events (``events``) or message object. Errors leave in Anthropic's
 shape (the app's error handlers pick it by path). Keys come as ``x-api-key`` or Bearer;
 the ``anthropic-version`` and ``anthropic-beta`` headers are accepted and not needed.
 """
@@ -32,7 +32,7 @@ from desktop.server.protocols.anthropic.events import MessageEvents, content_blo
 from desktop.server.services import Services
 from desktop.server.strict_json import StrictJSONRoute
 from desktop.server.token_count import PIECE_CHARS, count_prompt_tokens
-from desktop.tools.toolbox import ToolSet
+from desktop.tools import ToolSet
 
 router = APIRouter(route_class=StrictJSONRoute)
 

@@ -3,7 +3,7 @@
 Requests become the chat route's engine call (``chat_call``: messages, sampling, typed
 tool specs, the thinking switch, a forced call), each bad field refused with its path
 named.
-Answers go the other way in ``server.anthropic_events``. No I/O.
+Answers go the other way in ``events``. No I/O.
 """
 
 from __future__ import annotations

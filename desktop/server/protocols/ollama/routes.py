@@ -1,6 +1,6 @@
 """Ollama's ``/api/*``: tags, show, chat, generate (with FIM), embed, version, ps.
 
-Translated by ``ollama_wire`` into the engine requests the OpenAI routes make and run
+Translated by ``wire`` into the engine requests the OpenAI routes make and run
 through the one generation pipeline (``generation.py``); ``OllamaAnswer`` renders the
 answer as NDJSON lines (Ollama's default is to stream) or one object. Errors leave as
 ``{"error": "..."}`` (the app picks the shape by path). ``keep_alive: 0`` unloads the

@@ -1,7 +1,7 @@
 """Pure translation of the engine's plain values into OpenAI responses and SSE events.
 
 No I/O and no state: engine chunks, usage and scores become response bodies, stream
-events and error bodies. Requests go the other way in ``server.openai_requests``.
+events and error bodies. Requests go the other way in ``wire``.
 Everything here is unit-tested without a server.
 """
 

@@ -137,7 +137,7 @@ class ChatCompletionRequest(_Sampling):
 
     messages: list[ChatMessageIn] = Field(min_length=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
-    # Function tools are checked as ``ToolDef`` in ``openai_requests.tools_for_engine``;
+    # Function tools are checked as ``ToolDef`` in ``wire.tools_for_engine``;
     # other types (hosted tools some clients send) are left out, not refused.
     tools: list[dict[str, Any]] | None = None
     tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None

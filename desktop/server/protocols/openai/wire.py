@@ -3,7 +3,7 @@
 No I/O and no state: a chat request becomes one ``ChatCall`` (``chat_call``: messages,
 sampling, typed tool specs, template variables, a forced call), completions their
 prompts and inputs; a bad field raises InvalidRequest naming it.
-The other direction (engine chunks → response bodies and SSE) is ``server.openai``.
+The other direction (engine chunks → response bodies and SSE) is ``events``.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ the Responses API; a chat template knows only function tools with one name each.
 namespace's functions become top-level function tools under Codex's own flat names
 (``mcp__github__`` + ``create_issue`` is ``mcp__github__create_issue``), and
 ``Namespaced`` maps a name the model called back to (namespace, the tool's own name).
-Pure functions on plain data: ``responses_wire`` applies them to the request and
-``responses_output`` to the output items.
+Pure functions on plain data: ``wire`` applies them to the request and
+``output`` to the output items.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Promises the ids of a response and its items, the output items (reasoning, message,
 function calls, namespaced calls carrying their ``namespace``), usage in the Responses
 shape, and the ``response`` object that echoes the request's settings as OpenAI does.
-Pure: no I/O. The request side (schema, input items, tools) is ``responses_wire``.
+Pure: no I/O. The request side (schema, input items, tools) is ``wire``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """``/v1/responses``: OpenAI's Responses API over the same engine path as chat completions.
 
-The request is translated by ``responses_wire`` into the chat route's engine request
+The request is translated by ``wire`` into the chat route's engine request
 (``scheduler.stream_chat``) and run through the one generation pipeline
 (``generation.py``); ``ResponseAnswer`` renders it as ``response.*`` events
-(``responses_events``) or the response object (``responses_output``). ``store`` keeps
-the response and its conversation in the local database (``store.responses``) for
+(``events``) or the response object (``output``). ``store`` keeps
+the response and its conversation in the local database (``store._responses``) for
 ``GET``/``DELETE`` and ``previous_response_id``, each visible only to the API key that
 stored it.
 """
@@ -36,8 +36,8 @@ from desktop.server.protocols.responses import output as responses_output
 from desktop.server.protocols.responses import wire as responses_wire
 from desktop.server.protocols.responses.events import ResponseEvents
 from desktop.server.strict_json import StrictJSONRoute
-from desktop.store.responses import ResponseStore
-from desktop.tools.toolbox import ToolSet
+from desktop.store import ResponseStore
+from desktop.tools import ToolSet
 
 router = APIRouter(route_class=StrictJSONRoute)
 log = logging.getLogger("edgedesk.server")

@@ -3,8 +3,8 @@
 Promises the request schema, the refusal of what we do not support (naming the field),
 and the same ``ChatCall`` the chat route makes (``chat_call``: messages, sampling,
 typed tool specs, template switches, a forced call). The answer's side is
-``responses_output`` (output objects) and ``responses_events`` (the stream). No I/O:
-the route (``responses_routes.py``) runs the engine and the store.
+``output`` (output objects) and ``events`` (the stream). No I/O:
+the route (``routes.py``) runs the engine and the store.
 """
 
 from __future__ import annotations
@@ -381,7 +381,7 @@ def flatten_namespaces(req: ResponsesRequest) -> tuple[ResponsesRequest, Namespa
 
     The request itself when it has no namespace. Codex expects a call of a namespaced
     tool as a ``function_call`` with the tool's own ``name`` and the ``namespace``
-    (``responses_output.call_item``); see ``tool_namespaces``.
+    (``output.call_item``); see ``tool_namespaces``.
     """
     flat = tool_namespaces.flatten_namespaces(req.tools, req.tool_choice)
     if flat.tools is req.tools:  # nothing to flatten: the very same request
