@@ -179,20 +179,22 @@ def test_a_change_gives_new_objects_only_where_it_is_declared(
 
 def test_a_running_server_keeps_its_settings_until_it_starts_again(ctx: AppContext) -> None:
     ctx.apply_settings({"server.port": free_port()})
-    runner = ctx.api_server
-    runner.start()
+    server = ctx.server
+    assert not server.running and not AppContext.api_server.of(ctx).built  # asking built nothing
+    runner = server.start()
     try:
-        assert ctx.api_server_running
+        assert server.running and server.url == runner.url
         assert ctx.apply_settings({"server.requests_per_minute": 30}) == [
             "server.requests_per_minute"
         ]
-        assert ctx.api_server is runner and runner.settings.requests_per_minute is None
-        runner.stop()
-        assert not ctx.api_server_running and ctx.api_server is runner
-        fresh = ctx.api_server_to_start()
+        assert server.runner is runner and runner.settings.requests_per_minute is None
+        server.stop()
+        assert not server.running and server.runner is runner
+        fresh = server.to_start()
         assert fresh is not runner and fresh.settings.requests_per_minute == 30
-        assert ctx.api_server_to_start() is fresh  # up to date: kept
+        assert server.to_start() is fresh  # up to date: kept
     finally:
+        server.stop()
         runner.stop()
 
 

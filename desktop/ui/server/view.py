@@ -352,18 +352,14 @@ class ServerView(QWidget):
     @property
     def running(self) -> bool:
         """Whether the server accepts connections."""
-        return self._context.api_server_running
+        return self._context.server.running
 
     def _refresh(self) -> None:
         running = self.running
         self.toggle.setText(self.tr("Stop server") if running else self.tr("Start server"))
         self.status.setText(self.tr("● Running") if running else self.tr("Stopped"))
         self.status.setStyleSheet("color: #2e9d57;" if running else "")  # a green dot
-        url = (
-            self._context.api_server.url
-            if self._context.api_server_built
-            else f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
-        )
+        url = self._context.server.url
         self.address.setText(url)
         self._url = url
         self._show_snippet()
@@ -374,14 +370,14 @@ class ServerView(QWidget):
 
     def toggle_server(self) -> TaskWorker:
         """Start or stop the server on a worker (both can take a moment)."""
-        runner = self._context.api_server
-        if runner.running:
-            worker = TaskWorker(runner.stop)
+        server = self._context.server
+        if server.running:
+            worker = TaskWorker(server.stop)
         else:
             # A port typed but not yet confirmed (Enter, leaving the field) is the one used.
             self._save_port()
             # Rebuilt when settings were saved since it was built (e.g. allowed origins).
-            runner = self._context.api_server_to_start()
+            runner = server.to_start()
             if self._listening_to is not runner:
                 if callable(self._unsubscribe):
                     self._unsubscribe()
