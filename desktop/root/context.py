@@ -33,18 +33,25 @@ from desktop.base.private import repair_tree, restrict_new_files
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
+from desktop.datafolder import (
+    DataFolderLock,
+    check_passphrase,
+    data_alone,
+    open_data_folder,
+    relocate_at_start,
+    settled_key,
+    switch_open,
+)
+from desktop.datafolder import ProgressFn as MoveProgress
 from desktop.engine.images import ImageLimits, image_limits
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import RemotePlan
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.policy.audited import open_audit, remote_call_observer
 from desktop.resolve import ModelResolver
-from desktop.root.encryption_switch import check_passphrase, data_alone, settled_key, switch_open
-from desktop.root.housekeeping import Housekeeping, MaintenanceReport, maintain, retained_at_open
 from desktop.root.members import Lazies, lazy
-from desktop.root.relocate import DataFolderLock, open_data_folder, relocate_at_start
-from desktop.root.relocate import ProgressFn as MoveProgress
 from desktop.root.server_handle import ServerHandle
+from desktop.upkeep import Housekeeping, MaintenanceReport, maintain, retained_at_open
 
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.base.net import Transport
@@ -494,7 +501,7 @@ class AppContext:
 
         What ``edgedesk data encrypt|decrypt`` do, while this process has the database
         open: every open connection is closed for the switch (their callers wait) and
-        opened again with the new key (``desktop.root.encryption_switch``). Blocking: the window
+        opened again with the new key (``desktop.datafolder``). Blocking: the window
         calls it on a worker. ConfigError when policy EncryptAtRest forbids decrypting or
         another EdgeDesk uses the data; the database is then unchanged.
         """
