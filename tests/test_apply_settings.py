@@ -14,6 +14,7 @@ from desktop.catalog._pull import parse_target, pull
 from desktop.root.context import AppContext, build_context
 from tests.fixtures.children import free_port
 from tests.fixtures.fake_hub import FakeHub
+from tests.fixtures.lazy_reads import reads_while_building, undeclared
 
 REPO = "org/tiny-GGUF"
 FILE = "tiny-Q4_K_M.gguf"
@@ -178,29 +179,35 @@ def test_a_change_gives_new_objects_only_where_it_is_declared(
 
 def test_a_running_server_keeps_its_settings_until_it_starts_again(ctx: AppContext) -> None:
     ctx.apply_settings({"server.port": free_port()})
-    runner = ctx.api_server
-    runner.start()
+    server = ctx.server
+    assert not server.running and not AppContext.api_server.of(ctx).built  # asking built nothing
+    runner = server.start()
     try:
-        assert ctx.api_server_running
+        assert server.running and server.url == runner.url
         assert ctx.apply_settings({"server.requests_per_minute": 30}) == [
             "server.requests_per_minute"
         ]
-        assert ctx.api_server is runner and runner.settings.requests_per_minute is None
-        runner.stop()
-        assert not ctx.api_server_running and ctx.api_server is runner
-        fresh = ctx.api_server_to_start()
+        assert server.runner is runner and runner.settings.requests_per_minute is None
+        server.stop()
+        assert not server.running and server.runner is runner
+        fresh = server.to_start()
         assert fresh is not runner and fresh.settings.requests_per_minute == 30
-        assert ctx.api_server_to_start() is fresh  # up to date: kept
+        assert server.to_start() is fresh  # up to date: kept
     finally:
+        server.stop()
         runner.stop()
 
 
-def test_every_member_read_while_another_is_built_is_declared(ctx: AppContext) -> None:
-    # Build every member: what each builder reads is recorded, and a read its ``needs``
-    # (or ``uses``) leave out would be a rebuild no declaration follows.
-    for name in ctx.lazies.names():
-        getattr(ctx, name)
-    assert ctx.lazies.undeclared() == []
+def test_every_member_read_while_another_is_built_is_declared(
+    ctx: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Build every member: what each builder reads is recorded (here, not by the app), and
+    # a read its ``needs`` (or ``uses``) leave out would be a rebuild no declaration follows.
+    with reads_while_building(monkeypatch) as reads:
+        for name in ctx.lazies.names():
+            getattr(ctx, name)
+    assert ("scheduler", "resolver") in reads  # the recorder sees the reads
+    assert undeclared(ctx.lazies, reads) == []
     assert set(ctx.lazies.built_order()) == set(ctx.lazies.names())
 
 

@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ConfigError
-from desktop.root.encryption_switch import check_passphrase, data_alone, settled_key, switch_open
-from desktop.root.relocate import DataFolderLock
+from desktop.datafolder import (
+    DataFolderLock,
+    check_passphrase,
+    data_alone,
+    settled_key,
+    switch_open,
+)
 from desktop.store import _cipher as cipher
 from desktop.store._atrest import AtRest
 from desktop.store._cipher import KeyRejected

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from desktop.base.config import NoPolicy
 from desktop.root.context import build_context
-from desktop.root.housekeeping import Housekeeping
+from desktop.upkeep import Housekeeping
 from tests.conftest import wait_until
 from tests.fixtures.children import free_port
 

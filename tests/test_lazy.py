@@ -9,6 +9,7 @@ import weakref
 import pytest
 
 from desktop.root.members import Lazies, Lazy, lazy
+from tests.fixtures.lazy_reads import reads_while_building, undeclared
 
 
 class Counter:
@@ -302,13 +303,19 @@ def test_a_member_takes_its_settings_in_place_when_it_declares_how() -> None:
     assert house.gate is gate and gate == {"limit": 5}
 
 
-def test_a_read_left_out_of_needs_is_named_and_still_rebuilds() -> None:
+def test_a_read_left_out_of_needs_is_named_by_the_tests_recorder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The declarations are the one source of truth: the app records nothing, so a read
+    # left out of ``needs`` does not rebuild; the tests' recorder names it instead.
     house = House()
-    house.sneaky  # noqa: B018
-    house.model  # noqa: B018
-    assert house.lazies.undeclared() == [("sneaky", "store")]
-    assert house.lazies.needs("sneaky") == {"store"}
-    assert house.lazies.needs("model") == {"store"}
+    with reads_while_building(monkeypatch) as reads:
+        house.sneaky  # noqa: B018
+        house.model  # noqa: B018
+    assert reads == {("sneaky", "store"), ("model", "store")}
+    assert undeclared(house.lazies, reads) == [("sneaky", "store")]
+    assert house.lazies.needs("sneaky") == set() and house.lazies.needs("model") == {"store"}
+    assert house.lazies.rebuilt_by(["mode"]) == ["model", "server"]  # not the sneaky one
 
 
 def test_close_goes_dependents_first_then_last_built_first() -> None:

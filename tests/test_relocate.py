@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from desktop.base.config import ConfigError, NoPolicy, Paths, load_settings
-from desktop.root import relocate
-from desktop.root.context import AppContext, build_context
-from desktop.root.relocate import (
+from desktop.datafolder import _relocate as relocate
+from desktop.datafolder._relocate import (
     DataFolderLock,
     move_data,
     pending_move,
     request_move,
 )
+from desktop.root.context import AppContext, build_context
 from desktop.store._chat_records import ChatMessage
 
 

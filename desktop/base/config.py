@@ -274,7 +274,7 @@ class Settings(_Section):
     reranker_model: str | None = None  # e.g. "bge-reranker-v2-m3": re-orders document hits
     keep_in_tray: bool = False  # closing the window hides it while the server runs
     # Chats, indexes, keys and models; None: the OS default (or EDGEDESK_HOME/data). The
-    # window changes it through a move at the next start (desktop/root/relocate.py).
+    # window changes it through a move at the next start (desktop/datafolder/_relocate.py).
     data_location: str | None = None
     # Remote engines (desktop/remote): IT's endpoints as NAME=URL, whether users may add
     # their own; extra PEM roots and a proxy for every outbound HTTPS call.

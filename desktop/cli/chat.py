@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 from collections.abc import Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from desktop.base.config import user_path
 from desktop.base.crash import shown
@@ -42,7 +43,56 @@ from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, 
 from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option
 from desktop.engine.types import Chunk
 from desktop.retrieval import Hit
-from desktop.root.context import AppContext
+
+if TYPE_CHECKING:
+    from desktop.catalog import Catalog, InstalledIndex
+    from desktop.engine.images import ImageLimits
+    from desktop.engine.scheduler import Scheduler
+    from desktop.resolve import ModelResolver
+    from desktop.retrieval import Library, Searcher
+    from desktop.store import ChatStore
+    from desktop.tools import ToolBox
+
+
+class ChatHere(Protocol):
+    """What a terminal chat reads (the context it runs in has them, built lazily)."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The model catalog (which models think)."""
+
+    @property
+    def resolver(self) -> ModelResolver:
+        """Model reference -> fitted load plan."""
+
+    @property
+    def installed(self) -> InstalledIndex:
+        """Downloaded and imported models (the default model)."""
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The gate in front of llama.cpp."""
+
+    @property
+    def chat_store(self) -> ChatStore:
+        """Saved conversations."""
+
+    @property
+    def toolbox(self) -> ToolBox:
+        """The tools a chat may call."""
+
+    @property
+    def library(self) -> Library:
+        """Document collections."""
+
+    @property
+    def searcher(self) -> Searcher:
+        """Search over the document collections."""
+
+    @property
+    def image_limits(self) -> ImageLimits:
+        """The caps on one attached picture in force."""
+
 
 HELP = """commands:
   /new               start a new chat (same model, system prompt and collection)
@@ -146,7 +196,7 @@ def model_ref(ref: str) -> str:
     return str(path.resolve()) if path.is_file() else ref  # NAME/MODEL is no file
 
 
-def check_model(ctx: AppContext, ref: str) -> str:
+def check_model(ctx: ChatHere, ref: str) -> str:
     """``ref`` if it names a chat model this machine can use; else InvalidRequest (2)."""
     try:
         spec = ctx.resolver(ref)
@@ -160,7 +210,7 @@ def check_model(ctx: AppContext, ref: str) -> str:
     return ref
 
 
-def installed_chat_models(ctx: AppContext) -> list[str]:
+def installed_chat_models(ctx: ChatHere) -> list[str]:
     """Ids of the installed models that can chat, catalog ones first."""
     found = []
     for ref in [e.id for e in ctx.catalog if e.kind == "chat"] + [
@@ -177,7 +227,7 @@ def installed_chat_models(ctx: AppContext) -> list[str]:
     return found
 
 
-def default_chat_model(ctx: AppContext) -> str:
+def default_chat_model(ctx: ChatHere) -> str:
     """The installed chat model (the first, and says so, when there are several)."""
     found = installed_chat_models(ctx)
     if not found:
@@ -196,7 +246,7 @@ def default_chat_model(ctx: AppContext) -> str:
     return found[0]
 
 
-def check_collection(ctx: AppContext, name: str) -> None:
+def check_collection(ctx: ChatHere, name: str) -> None:
     """InvalidRequest (2) naming the collections there are, unless ``name`` is one, or the
     'edgedesk models pull' to run when its catalog embedding model is not downloaded."""
     names = [c.name for c in ctx.library.collections()]
@@ -220,7 +270,7 @@ class TerminalChat:
     """
 
     def __init__(
-        self, ctx: AppContext, chat: Conversation, *, yes_tools: Collection[str] = ()
+        self, ctx: ChatHere, chat: Conversation, *, yes_tools: Collection[str] = ()
     ) -> None:
         self.ctx = ctx
         self.saver = ChatSaver(ctx.chat_store)

@@ -15,7 +15,7 @@ from desktop.base.errors import ConfigError
 from desktop.base.filebytes import format_bytes
 from desktop.cli.arguments import context_for
 from desktop.cli.encryption import add_data_actions
-from desktop.root.relocate import cancel_move, pending_move, request_move
+from desktop.datafolder import cancel_move, pending_move, request_move
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -6,17 +6,55 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop import catalog
 from desktop.base.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.base.filebytes import format_bytes
-from desktop.catalog import Fit, GGUFInfo, Hardware, ModelEntry, with_memory
+from desktop.catalog import (
+    Catalog,
+    Fit,
+    GGUFInfo,
+    Hardware,
+    InstalledIndex,
+    ModelEntry,
+    with_memory,
+)
 from desktop.cli.arguments import context_for
 from desktop.cli.options import moe_settings
 from desktop.cli.remotes import remote_rows
-from desktop.resolve import looks_like_path
-from desktop.root.context import AppContext
+from desktop.resolve import ModelResolver, looks_like_path
+
+if TYPE_CHECKING:
+    from desktop.engine.broken import BrokenFile
+
+
+class ModelsHere(Protocol):
+    """What the ``models`` actions read (the context they run in has them, built lazily)."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The model catalog."""
+
+    @property
+    def resolver(self) -> ModelResolver:
+        """Model reference -> fitted load plan."""
+
+    @property
+    def installed(self) -> InstalledIndex:
+        """Downloaded and imported models."""
+
+    @property
+    def hardware(self) -> Hardware:
+        """This machine (probed on first use)."""
+
+    @property
+    def gpu_offload(self) -> bool:
+        """Whether this llama.cpp build offloads to a GPU."""
+
+    @property
+    def broken_models(self) -> BrokenFile:
+        """Models marked broken after their worker crashed on every load."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -80,7 +118,7 @@ def _gib(value: int | None, *, memory: bool = False) -> str:
     return "?" if not value else format_bytes(value, memory=memory)
 
 
-def _installed_files(ctx: AppContext, model_id: str) -> list[Path] | None:
+def _installed_files(ctx: ModelsHere, model_id: str) -> list[Path] | None:
     try:
         _, _, files = ctx.resolver.locate(model_id)
     except ModelNotFound:
@@ -88,7 +126,7 @@ def _installed_files(ctx: AppContext, model_id: str) -> list[Path] | None:
     return files
 
 
-def catalog_rows(ctx: AppContext, hardware: Hardware | None = None) -> list[dict[str, Any]]:
+def catalog_rows(ctx: ModelsHere, hardware: Hardware | None = None) -> list[dict[str, Any]]:
     """One row per catalog model with its fit on this machine (or on ``hardware``)."""
     rows = catalog.catalog_rows(
         ctx.catalog,
@@ -99,7 +137,7 @@ def catalog_rows(ctx: AppContext, hardware: Hardware | None = None) -> list[dict
     return [row.to_dict() for row in rows]
 
 
-def local_rows(ctx: AppContext, hardware: Hardware | None = None) -> list[dict[str, Any]]:
+def local_rows(ctx: ModelsHere, hardware: Hardware | None = None) -> list[dict[str, Any]]:
     """Installed models that are not catalog entries (REPO:FILE pulls, imports, bundles),
     fitted to this machine (or to ``hardware``)."""
     rows = []
@@ -134,7 +172,7 @@ def handle_list(args: argparse.Namespace) -> int:
     ctx = context_for(args)
     hardware = _planned_hardware(ctx, args)
     rows = catalog_rows(ctx, hardware) + local_rows(ctx, hardware)
-    remote = remote_rows(ctx)
+    remote = remote_rows(ctx.net, lambda: ctx.remote_models(max_age_s=0))
     if args.json:
         print(
             json.dumps(
@@ -249,7 +287,7 @@ def handle_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _planned_hardware(ctx: AppContext, args: argparse.Namespace) -> Hardware | None:
+def _planned_hardware(ctx: ModelsHere, args: argparse.Namespace) -> Hardware | None:
     """The machine ``--gpu-memory``/``--ram`` describe (None: plan for this one)."""
     if args.gpu_memory is None and args.ram is None:
         return None
@@ -259,7 +297,7 @@ def _planned_hardware(ctx: AppContext, args: argparse.Namespace) -> Hardware | N
     return with_memory(ctx.hardware, gpu_bytes=gpu, ram_bytes=args.ram)
 
 
-def _broken_reason(ctx: AppContext, ref: str, path: Path, entry: ModelEntry | None) -> str | None:
+def _broken_reason(ctx: ModelsHere, ref: str, path: Path, entry: ModelEntry | None) -> str | None:
     """Why the model is marked broken (its id as the scheduler names it), or None."""
     marked = ctx.broken_models.marked()
     for name in (ref, entry.id if entry else None, path.stem, path.name):
@@ -308,7 +346,7 @@ def _vision(entry: ModelEntry | None, projector: Path | None) -> str:
 
 
 def _print_catalog_only(
-    ctx: AppContext, entry: ModelEntry, as_json: bool, hardware: Hardware | None
+    ctx: ModelsHere, entry: ModelEntry, as_json: bool, hardware: Hardware | None
 ) -> int:
     """A catalog model not downloaded yet: its verdict for this machine, or for ``hardware``."""
     rows = {r["id"]: r for r in catalog_rows(ctx, hardware)}

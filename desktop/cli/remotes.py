@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from desktop.base.errors import InvalidRequest, ModelNotFound
+from desktop.base.net import NetGate
 from desktop.cli.arguments import context_for
-from desktop.root.context import AppContext
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -145,12 +146,15 @@ def handle_rm(args: argparse.Namespace) -> int:
     return 0 if removed else 3
 
 
-def remote_rows(ctx: AppContext) -> list[dict[str, object]]:
-    """Rows for ``edgedesk models list``: one per remote model (or why a remote is missing)."""
+def remote_rows(
+    net: NetGate, listed: Callable[[], dict[str, list[str] | str]]
+) -> list[dict[str, object]]:
+    """Rows for ``edgedesk models list``: one per remote model (or why a remote is missing),
+    from ``listed`` (each remote's NAME/MODEL ids, or why it could not be listed)."""
     rows: list[dict[str, object]] = []
-    if ctx.net.refusal() is not None:
+    if net.refusal() is not None:
         return rows  # offline: no remote is asked, none is listed
-    for name, ids in ctx.remote_models(max_age_s=0).items():
+    for name, ids in listed().items():
         if isinstance(ids, str):
             rows.append({"id": f"{name}/*", "kind": "remote", "remote": name, "error": ids})
             continue

@@ -14,7 +14,7 @@ from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling, moe_settings
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Image, Message
-from desktop.root.context import AppContext
+from desktop.resolve import ModelResolver
 from desktop.server.image_parts import check_images, image_from_bytes, joined
 
 
@@ -95,13 +95,13 @@ def handle(args: argparse.Namespace) -> int:
     )
     cancel = threading.Event()
     try:
-        require_chat_model(ctx, args.model)
+        require_chat_model(ctx.resolver, args.model)
         if args.raw:
             stream = ctx.scheduler.stream_completion(args.model, prompt, params, cancel)
         else:
             text, pictures = joined([*images, prompt], "\n") if images else (prompt, ())
             messages = [Message("user", text, images=pictures)]
-            check_images(messages, model=args.model, sees=lambda m: sees(ctx, m))
+            check_images(messages, model=args.model, sees=lambda m: sees(ctx.resolver, m))
             if args.system:
                 messages.insert(0, Message("system", args.system))
             call = ChatCall.of(
@@ -178,15 +178,15 @@ def read_image(name: str, limits: ImageLimits = DEFAULT_LIMITS) -> Image:
     return image_from_bytes(data, where=f"--image {shown(name)}", param="image", limits=limits)
 
 
-def sees(ctx: AppContext, model: str) -> bool:
+def sees(resolver: ModelResolver, model: str) -> bool:
     """Whether pictures may go to ``model`` (``chat.capabilities.takes_pictures``: a vision
     projector, or a remote model, whose server decides)."""
-    return takes_pictures(ctx.resolver(model))
+    return takes_pictures(resolver(model))
 
 
-def require_chat_model(ctx: AppContext, model: str) -> None:
+def require_chat_model(resolver: ModelResolver, model: str) -> None:
     """Refuse an embedding or reranking model before the engine is asked to generate."""
-    spec = ctx.resolver(model)
+    spec = resolver(model)
     if spec.kind != "chat":
         article = "an" if spec.kind[0] in "aeiou" else "a"
         raise InvalidRequest(

@@ -10,7 +10,7 @@ import re
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from desktop.base.config import MIN_BODY_BYTES
 from desktop.base.crash import shown
@@ -18,11 +18,7 @@ from desktop.base.defaults import MAX_TOKENS_LIMIT
 from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.cli.arguments import context_for
 from desktop.cli.options import moe_settings
-from desktop.resolve import looks_like_path
-
-if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
-    from desktop.root.context import AppContext
-    from desktop.server.runner import ServerRunner
+from desktop.resolve import ModelResolver, looks_like_path
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -190,16 +186,18 @@ def configure_logging(level: str) -> None:
         logger.propagate = False
 
 
-def build_runner(ctx: AppContext, models: list[str]) -> ServerRunner:
-    """The headless server over ``ctx`` offering ``models``."""
-    paths = [Path(m) for m in models if looks_like_path(m)]
+def offer_models(resolver: ModelResolver, models: list[str]) -> None:
+    """Check each ``--model`` id now (not on the first request), then register each
+    ``.gguf`` path under its id so that the server offers it."""
     for ref in models:
         if not looks_like_path(ref):
-            ctx.resolver.locate(ref)  # fail now, not on the first request
-    return ctx.new_api_server(model_paths=paths)
+            resolver.locate(ref)  # fail now, not on the first request
+    for ref in models:
+        if looks_like_path(ref):
+            resolver.register(Path(ref))
 
 
-def _where_models_run(ctx: AppContext, models: list[str]) -> str:
+def _where_models_run(resolver: ModelResolver, models: list[str]) -> str:
     """``gemma: 19/19 layers on Vulkan0 (llvmpipe)`` for each ``--model`` (planned from its
     header: it loads on its first request; /v1/models and ``run --stats`` then say where it
     did), or where any local model would run when none is named."""
@@ -208,10 +206,10 @@ def _where_models_run(ctx: AppContext, models: list[str]) -> str:
     parts = []
     for ref in models:
         try:
-            spec = ctx.resolver(ref)
+            spec = resolver(ref)
             if spec.path is None:  # a remote NAME/MODEL runs elsewhere
                 continue
-            info = ctx.resolver.info(spec.file)
+            info = resolver.info(spec.file)
         except EdgeDeskError:
             continue  # said when it is first asked for
         experts = spec.local.n_cpu_moe if spec.local else 0
@@ -233,8 +231,9 @@ def handle(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     ctx = context_for(args, overrides)
     try:
-        runner = build_runner(ctx, args.model)
-        settings = ctx.settings.server
+        offer_models(ctx.resolver, args.model)
+        runner = ctx.server.runner  # the context's: closing the context stops it
+        settings = runner.settings
         if settings.require_key and not ctx.key_store.list():
             print(
                 "edgedesk: no API keys yet; create one with 'edgedesk keys create NAME'",
@@ -249,7 +248,7 @@ def handle(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
-        where = _where_models_run(ctx, args.model)
+        where = _where_models_run(ctx.resolver, args.model)
 
         # Headless, nothing else unloads idle models or rescans collections.
         ctx.housekeeping.start()

@@ -1,7 +1,9 @@
-"""The composition root and its helpers: the one place that builds and rewires the app.
+"""The composition root: the one place that builds and rewires the app.
 
-context is AppContext (build_context); members the lazily built members
-that declare what they depend on; startup turns a command line into a context;
-encryption_switch and relocate are the two changes that reopen the database;
-housekeeping the clocks (idle unload, hourly maintenance, retention).
+context is AppContext (build_context); members the lazily built members that declare
+what they depend on; server_handle the one handle on the local API server the context
+holds; startup turns a command line into a context. The features it wires live in
+their own folders: moving the data folder and switching its encryption in
+``desktop.datafolder``, the clocks (idle unload, hourly maintenance, retention) in
+``desktop.upkeep``.
 """

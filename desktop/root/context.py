@@ -31,16 +31,24 @@ from desktop.base.errors import EdgeDeskError
 from desktop.base.net import NetGate, log_path_in, quiet_libraries
 from desktop.base.private import repair_tree, restrict_new_files
 from desktop.catalog import GPU, Catalog, Hardware, InstalledIndex, detect_hardware, load_catalog
+from desktop.datafolder import (
+    DataFolderLock,
+    check_passphrase,
+    data_alone,
+    open_data_folder,
+    relocate_at_start,
+    settled_key,
+    switch_open,
+)
+from desktop.datafolder import ProgressFn as MoveProgress
 from desktop.engine.images import ImageLimits, image_limits
 from desktop.engine.scheduler import Scheduler
 from desktop.engine.types import RemotePlan
 from desktop.policy import MachinePolicy, load_machine_policy, open_audit, remote_call_observer
 from desktop.resolve import ModelResolver
-from desktop.root.encryption_switch import check_passphrase, data_alone, settled_key, switch_open
-from desktop.root.housekeeping import Housekeeping, MaintenanceReport, maintain, retained_at_open
 from desktop.root.members import Lazies, lazy
-from desktop.root.relocate import DataFolderLock, open_data_folder, relocate_at_start
-from desktop.root.relocate import ProgressFn as MoveProgress
+from desktop.root.server_handle import ServerHandle
+from desktop.upkeep import Housekeeping, MaintenanceReport, maintain, retained_at_open
 
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.base.net import Transport
@@ -486,7 +494,7 @@ class AppContext:
 
         What ``edgedesk data encrypt|decrypt`` do, while this process has the database
         open: every open connection is closed for the switch (their callers wait) and
-        opened again with the new key (``desktop.root.encryption_switch``). Blocking: the window
+        opened again with the new key (``desktop.datafolder``). Blocking: the window
         calls it on a worker. ConfigError when policy EncryptAtRest forbids decrypting or
         another EdgeDesk uses the data; the database is then unchanged.
         """
@@ -688,37 +696,19 @@ class AppContext:
         close=lambda runner: runner.stop(),
     )
     def api_server(self) -> ServerRunner:
-        """The window's local API server (not started until ``.start()``).
+        """The window's local API server runner, held for ``server`` (not started).
 
         A stopped one is rebuilt when server settings change; a running one keeps its
-        settings until it is started again (``api_server_to_start``).
+        settings until it is started again (``ServerHandle.to_start``).
         """
         return self.new_api_server()
 
     @property
-    def api_server_built(self) -> bool:
-        """Whether the window's API server runner exists (it may still be stopped)."""
-        return AppContext.api_server.of(self).built
-
-    @property
-    def api_server_running(self) -> bool:
-        """Whether the window's API server accepts connections."""
-        runner = AppContext.api_server.of(self).if_built()
-        return runner is not None and runner.running
-
-    def api_server_to_start(self) -> ServerRunner:
-        """The window's API server, rebuilt if it is stopped and settings changed since."""
-        held = AppContext.api_server.of(self)
-        runner = held.if_built()
-        if (
-            runner is not None
-            and not runner.running
-            and (
-                runner.settings != self.settings.server or runner.image_limits != self.image_limits
-            )
-        ):
-            held.reset()
-        return self.api_server
+    def server(self) -> ServerHandle:
+        """The app's local API server: start, stop, whether it runs, its address."""
+        return ServerHandle(
+            AppContext.api_server.of(self), lambda: (self.settings.server, self.image_limits)
+        )
 
     def new_api_server(
         self, *, settings: ServerSettings | None = None, model_paths: Sequence[Path] = ()

@@ -8,9 +8,9 @@ are) and the members it calls later (``uses``), how it is closed (``close``) and
 database connection it holds (``database``). From those, ``Lazies`` answers the three
 questions the root used to answer by hand: what a settings change rebuilds (following
 ``needs`` edges), what it asks a restart for, and in which order the app closes
-(dependents first, then reverse build order). Every member another one reads while it
-is being built is recorded too (``Lazies.undeclared``), so a dependency left out of
-``needs`` still rebuilds, and a test names it.
+(dependents first, then reverse build order). The declarations are the one source of
+truth: nothing is recorded while the app runs (``tests/test_apply_settings.py`` builds
+every member and checks that each read of another member is declared).
 
 Whether a member is built, dropping it, and which settings drop it are asked of a typed
 holder, never of an object's ``__dict__`` by a string name, so renaming a member cannot
@@ -220,10 +220,8 @@ class Lazies:
         me = weakref.ref(owner)
         self._owner = me
         self._members = members
-        self._building = threading.local()  # this thread's stack of members being built
-        self._observed: set[tuple[str, str]] = set()  # (built, read while building it)
         self._order: list[str] = []  # names in the order their current values were built
-        self._order_lock = threading.Lock()  # guards _order and _observed
+        self._order_lock = threading.Lock()  # guards _order
         self._holders: dict[LazyMember[Any, Any], Lazy[Any]] = {
             m: Lazy(
                 functools.partial(self._build, me, m),
@@ -239,14 +237,7 @@ class Lazies:
         return cast(Lazy[T], self._holders[member])
 
     def value(self, member: LazyMember[Any, T]) -> T:
-        """``member``'s value, built now if need be; read while another member is being
-        built on this thread, it is noted as that one's dependency."""
-        stack: list[str] | None = getattr(self._building, "stack", None)
-        if stack and stack[-1] != member.name:
-            edge = (stack[-1], member.name)
-            if edge not in self._observed:  # read without the lock: set only ever grows
-                with self._order_lock:
-                    self._observed.add(edge)
+        """``member``'s value, built now if need be."""
         return self.holder(member).get()
 
     def names(self) -> list[str]:
@@ -259,16 +250,12 @@ class Lazies:
             return [n for n in self._order if self._held(n).built]
 
     def needs(self, name: str) -> frozenset[str]:
-        """The members ``name`` is built from: declared, and seen read while it was built."""
-        return self._members[name].needs | {b for a, b in self._edges() if a == name}
+        """The members ``name`` is built from, as it declares."""
+        return self._members[name].needs
 
-    def undeclared(self) -> list[tuple[str, str]]:
-        """(member, member it read while being built) pairs its ``needs`` do not name."""
-        return sorted(
-            (a, b)
-            for a, b in self._edges()
-            if b not in self._members[a].needs and b not in self._members[a].uses
-        )
+    def uses(self, name: str) -> frozenset[str]:
+        """The members ``name`` calls later, as it declares."""
+        return self._members[name].uses
 
     def rebuilt_by(self, changes: Iterable[str]) -> list[str]:
         """The members a change of the settings ``changes`` drops (those declared, and
@@ -328,23 +315,15 @@ class Lazies:
 
     # ------------------------------------------------------------ internals
 
-    def _edges(self) -> frozenset[tuple[str, str]]:
-        """The observed edges now: a copy, since a build on another thread may add one
-        while the window's thread settles a settings change."""
-        with self._order_lock:
-            return frozenset(self._observed)
-
     def _held(self, name: str) -> Lazy[Any]:
         return self._holders[self._members[name]]
 
     def _dependents(self) -> dict[str, set[str]]:
-        """member -> the members built from it (declared or observed ``needs``)."""
+        """member -> the members built from it (declared ``needs``)."""
         out: dict[str, set[str]] = {n: set() for n in self._members}
         for name, member in self._members.items():
             for dep in member.needs:
                 out[dep].add(name)
-        for built, read in self._edges():  # one copy of the observed edges, not one per member
-            out[read].add(built)
         return out
 
     def _rebuilt(self, keys: list[str], *, keep: bool) -> tuple[set[str], set[str], set[str]]:
@@ -402,21 +381,12 @@ class Lazies:
             self._order.append(name)
 
     def _build(self, owner: weakref.ref[Any], member: LazyMember[Any, T]) -> T:
-        """``member.build(owner)``, noting which members it reads meanwhile."""
-        stack: list[str] = self._building.__dict__.setdefault("stack", [])
-        stack.append(member.name)
-        try:
-            return _build_for(owner, member.build)
-        finally:
-            stack.pop()
-
-
-def _build_for(owner: weakref.ref[Any], build: Callable[[Any], T]) -> T:
-    """``build(owner)``: a holder is asked only through its owner, so the owner is alive."""
-    alive = owner()
-    if alive is None:
-        raise ReferenceError("a lazy member's owner is gone")
-    return build(alive)
+        """``member.build(owner)``: a holder is asked only through its owner, so the owner
+        is alive."""
+        alive = owner()
+        if alive is None:
+            raise ReferenceError("a lazy member's owner is gone")
+        return member.build(alive)
 
 
 class HasLazies(Protocol):

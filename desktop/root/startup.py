@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from desktop.base.config import flatten
+from desktop.datafolder import ProgressFn as MoveProgress
 from desktop.root.context import AppContext, build_context
-from desktop.root.relocate import ProgressFn as MoveProgress
 
 
 def _to_stderr(line: str) -> None:

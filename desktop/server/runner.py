@@ -1,7 +1,7 @@
 """Run the server: on a background thread for the GUI, or headless for ``edgedesk serve``.
 
 The runner only serves: unloading idle models and maintenance are the app's one
-``desktop.root.housekeeping.Housekeeping``, which the window or ``edgedesk serve`` starts.
+``desktop.upkeep.Housekeeping``, which the window or ``edgedesk serve`` starts.
 """
 
 from __future__ import annotations

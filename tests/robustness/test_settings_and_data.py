@@ -78,7 +78,7 @@ def test_edgedesk_home_naming_a_file_is_one_clear_line(tmp_path: Path) -> None:
 def test_data_move_while_a_server_runs_says_only_that_nothing_moved(
     tmp_path: Path, edgedesk_home: Path
 ) -> None:
-    from desktop.root.relocate import DataFolderLock
+    from desktop.datafolder import DataFolderLock
 
     assert_clean(edgedesk("data", "show"), failed=False)  # the data folder exists
     server = DataFolderLock(edgedesk_home / "data")  # what a running serve holds

@@ -8,8 +8,8 @@ import pytest
 
 from desktop.base.config import NoPolicy
 from desktop.root.context import AppContext, build_context
-from desktop.root.housekeeping import Housekeeping
 from desktop.ui.shell.main_window import MainWindow
+from desktop.upkeep import Housekeeping
 
 pytestmark = pytest.mark.qt
 

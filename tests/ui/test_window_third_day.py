@@ -365,7 +365,7 @@ def test_closing_mid_answer_with_the_server_running_says_what_stops_and_reopens_
     assert box is not None and "answer" not in box.text()  # only the server is left to say
     quit_button = next(b for b in box.buttons() if b.text() == "&Quit")
     qtbot.mouseClick(quit_button, LEFT)
-    assert not window.isVisible() and not context.api_server_running
+    assert not window.isVisible() and not context.server.running
     assert context.data_lock is not None
     context.data_lock.release()
 

@@ -20,7 +20,7 @@ from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import DownloadWorker
 
 if TYPE_CHECKING:
-    from desktop.root.context import AppContext
+    from desktop.catalog import Catalog
 
 Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
 UNDO_MS = 10_000  # how long Undo is offered after a chat is deleted
@@ -34,7 +34,7 @@ class ChatNotice(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._context: AppContext | None = None
+        self._catalog: Catalog | None = None
         self._download: Download | None = None  # set by ``offer_downloads``
         self._offer: tuple[Conversation, str] | None = None  # a chat, the model it lacks
         self.notice = FitLabel()  # plain text: it may quote names from user data
@@ -58,9 +58,9 @@ class ChatNotice(QWidget):
         row.addWidget(self.download_button)
         row.addWidget(self.undo_button)
 
-    def offer_downloads(self, context: AppContext, download: Download) -> None:
+    def offer_downloads(self, catalog: Catalog, download: Download) -> None:
         """Offer missing catalog models for ``download`` (without it: only a notice)."""
-        self._context, self._download = context, download
+        self._catalog, self._download = catalog, download
 
     @property
     def can_download(self) -> bool:
@@ -115,7 +115,7 @@ class ChatNotice(QWidget):
     def offer(self, chat: Conversation, model: str) -> None:
         """Say which embedding model the chat's collection lacks and offer Download."""
         self._offer = (chat, model)
-        entry = self._context.catalog.find(model) if self._context is not None else None
+        entry = self._catalog.find(model) if self._catalog is not None else None
         size = entry.quant().size if entry is not None else None
         self.say(
             self.tr(

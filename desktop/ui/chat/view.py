@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QShowEvent
@@ -32,8 +32,27 @@ from desktop.ui.common.workers import ApprovalRequest, DownloadWorker, Generatio
 from desktop.ui.tools.approval import ToolApproval
 
 if TYPE_CHECKING:
-    from desktop.root.context import AppContext
+    from desktop.catalog import Catalog
+    from desktop.resolve import ModelResolver
+    from desktop.retrieval import Library
     from desktop.tools import ToolBox
+
+
+class EmbeddingModels(Protocol):
+    """What offering a grounded chat's missing embedding model reads; asked at each
+    turn, so a library or resolver rebuilt meanwhile is the one used."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The model catalog (the download's size)."""
+
+    @property
+    def library(self) -> Library:
+        """Document collections (each one's embedding model)."""
+
+    @property
+    def resolver(self) -> ModelResolver:
+        """Model reference -> load plan (whether the model is here)."""
 
 
 def _blank(chat: Conversation) -> bool:
@@ -208,14 +227,14 @@ class ChatView(QWidget):
         """Offer ``(label, reference)`` pairs in the model box; keeps the current choice."""
         self.header.set_models(models)
 
-    def offer_downloads(self, context: AppContext, download: Download) -> None:
+    def offer_downloads(self, models: EmbeddingModels, download: Download) -> None:
         """Offer a grounded chat's missing catalog embedding model for ``download``.
 
         Without this, such a chat only says which ``edgedesk models pull`` to run.
         """
-        self.notes.offer_downloads(context, download)
+        self.notes.offer_downloads(models.catalog, download)
         self.core.missing = lambda collection: missing_embedding_model(
-            context.library, context.resolver, collection
+            models.library, models.resolver, collection
         )
 
     def set_collections(self, names: list[str]) -> None:

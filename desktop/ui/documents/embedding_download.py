@@ -8,22 +8,39 @@ the indexing the user asked for starts once it is installed. Window's thread onl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from desktop.base.errors import EdgeDeskError, ModelNotFound
-from desktop.root.context import AppContext
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.workers import DownloadWorker
 
 if TYPE_CHECKING:
-    from desktop.catalog import Progress
+    from desktop.base.net import NetGate
+    from desktop.catalog import Catalog, Progress
+    from desktop.resolve import ModelResolver
 
 Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
 IndexStart = Callable[[], object]
+
+
+class ModelSource(Protocol):
+    """What offering an embedding model reads (asked each time: a rebuilt one is used)."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The model catalog (the download's size)."""
+
+    @property
+    def resolver(self) -> ModelResolver:
+        """Model reference -> load plan (whether the model is on disk)."""
+
+    @property
+    def net(self) -> NetGate:
+        """The gate for outbound connections (offline mode)."""
 
 
 class EmbeddingDownload(QObject):
@@ -34,7 +51,7 @@ class EmbeddingDownload(QObject):
 
     def __init__(
         self,
-        context: AppContext,
+        context: ModelSource,
         download: Download | None,
         *,
         progress: QProgressBar,

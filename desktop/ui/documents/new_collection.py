@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -28,10 +29,48 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest, ModelNotFound
-from desktop.root.context import DEFAULT_EMBEDDING_MODEL, AppContext
+from desktop.root.context import DEFAULT_EMBEDDING_MODEL
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.text_fit import TextFitDialog
+
+if TYPE_CHECKING:
+    from desktop.base.config import Paths, Settings
+    from desktop.catalog import Catalog, Hardware, InstalledIndex
+    from desktop.resolve import ModelResolver
+
+
+class EmbeddingModelSource(Protocol):
+    """What offering and importing a collection's embedding model reads (the context's
+    members of the same names; importing fits the file as the Models screen does)."""
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force (the default embedding model)."""
+
+    @property
+    def paths(self) -> Paths:
+        """Where models are."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The model catalog."""
+
+    @property
+    def installed(self) -> InstalledIndex:
+        """Downloaded and imported models."""
+
+    @property
+    def resolver(self) -> ModelResolver:
+        """Model reference -> fitted load plan."""
+
+    @property
+    def hardware(self) -> Hardware:
+        """This machine (probed on first use)."""
+
+    @property
+    def gpu_offload(self) -> bool:
+        """Whether this llama.cpp build offloads to a GPU."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +83,7 @@ class EmbeddingChoice:
     size_bytes: int | None = None
 
 
-def embedding_choices(context: AppContext) -> list[EmbeddingChoice]:
+def embedding_choices(context: EmbeddingModelSource) -> list[EmbeddingChoice]:
     """Embedding models for a new collection: the default first, then those here, then the
     catalog's not downloaded yet. Reads GGUF headers of non-catalog files (cheap, cached)."""
     resolver = context.resolver
@@ -80,7 +119,7 @@ def embedding_choices(context: AppContext) -> list[EmbeddingChoice]:
     return [*here.values(), *([later] if later else []), *missing.values()]
 
 
-def embedding_importer(context: AppContext) -> Callable[[Path], EmbeddingChoice]:
+def embedding_importer(context: EmbeddingModelSource) -> Callable[[Path], EmbeddingChoice]:
     """Import a GGUF from disk as ``edgedesk models import`` does (blocking: it is
     hashed), refusing a model that is not an embedding model; its choice."""
 

@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.root.context import DEFAULT_EMBEDDING_MODEL, AppContext
+from desktop.root.context import DEFAULT_EMBEDDING_MODEL
 from desktop.ui.common.core_text import skip_reason_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
@@ -40,20 +40,35 @@ from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import DownloadWorker, IndexWorker, WorkerPool
-from desktop.ui.documents.embedding_download import Download, EmbeddingDownload
+from desktop.ui.documents.embedding_download import Download, EmbeddingDownload, ModelSource
 from desktop.ui.documents.language_hint import (
     MULTILINGUAL_MODEL,
     folder_has_cjk,
     lacks_chinese,
 )
 from desktop.ui.documents.new_collection import (
+    EmbeddingModelSource,
     NewCollectionDialog,
     embedding_choices,
     embedding_importer,
 )
 
 if TYPE_CHECKING:
-    from desktop.retrieval import CollectionInfo, IndexProgress, IndexReport
+    from desktop.base.audit import Auditor
+    from desktop.retrieval import CollectionInfo, IndexProgress, IndexReport, Library
+
+
+class DocumentsScreen(EmbeddingModelSource, ModelSource, Protocol):
+    """What the Documents screen reads (the context's members of the same names; asked
+    each time, so a library reopened after an encryption switch is the one used)."""
+
+    @property
+    def library(self) -> Library:
+        """Document collections and their indexing."""
+
+    @property
+    def audit(self) -> Auditor:
+        """The audit log (a collection removed)."""
 
 
 class DocumentsView(QWidget):
@@ -69,7 +84,7 @@ class DocumentsView(QWidget):
 
     def __init__(
         self,
-        context: AppContext,
+        context: DocumentsScreen,
         pool: WorkerPool,
         parent: QWidget | None = None,
         *,

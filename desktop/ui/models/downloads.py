@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar
@@ -26,10 +27,42 @@ from desktop.catalog import (
     pull,
     quant_of,
 )
-from desktop.root.context import AppContext
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.qmodels import CatalogTableModel, human_size
 from desktop.ui.common.workers import DownloadWorker, TaskWorker, WorkerPool
+
+if TYPE_CHECKING:
+    from desktop.base.config import Paths
+    from desktop.base.net import NetGate
+    from desktop.catalog import Catalog, Downloader, HubClient, InstalledIndex
+
+
+class DownloadSources(Protocol):
+    """What the Models screen's downloads read; asked at each download, so a Hub client
+    or gate settings changed meanwhile (offline, endpoint, proxy) apply to the next one."""
+
+    @property
+    def paths(self) -> Paths:
+        """Where models go."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The model catalog (what a reference names)."""
+
+    @property
+    def installed(self) -> InstalledIndex:
+        """Downloaded and imported models."""
+
+    @property
+    def net(self) -> NetGate:
+        """The gate for outbound connections (offline mode, downloads allowed)."""
+
+    @property
+    def hub(self) -> HubClient:
+        """Hub metadata."""
+
+    def downloader(self, **options: Any) -> Downloader:
+        """A downloader carrying the Hub token."""
 
 
 class ModelDownloads(QObject):
@@ -41,7 +74,7 @@ class ModelDownloads(QObject):
 
     def __init__(
         self,
-        context: AppContext,
+        context: DownloadSources,
         pool: WorkerPool,
         table: CatalogTableModel,
         *,

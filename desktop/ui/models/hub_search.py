@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -16,14 +17,30 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.root.context import AppContext
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
 
+if TYPE_CHECKING:
+    from desktop.base.net import NetGate
+    from desktop.catalog import HubClient
+
 SEARCH_LIMIT = 10
+
+
+class HubAccess(Protocol):
+    """What a Hub search reads; asked at each search, so a Hub client rebuilt for a new
+    endpoint or proxy is the one used."""
+
+    @property
+    def net(self) -> NetGate:
+        """The gate for outbound connections (offline mode)."""
+
+    @property
+    def hub(self) -> HubClient:
+        """Hub metadata."""
 
 
 class HubSearch(QWidget):
@@ -34,7 +51,7 @@ class HubSearch(QWidget):
 
     def __init__(
         self,
-        context: AppContext,
+        context: HubAccess,
         pool: WorkerPool,
         download: Callable[[str], object],
         parent: QWidget | None = None,

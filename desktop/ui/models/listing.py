@@ -11,14 +11,44 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.catalog import CatalogRow, Hardware, catalog_rows, read_gguf, unfinished_pulls
-from desktop.root.context import AppContext
 
 if TYPE_CHECKING:
+    from desktop.base.config import Paths
+    from desktop.catalog import Catalog, InstalledIndex
     from desktop.remote.registry import RemoteRegistry
+    from desktop.resolve import ModelResolver
+
+
+class ModelFacts(Protocol):
+    """What listing and importing models read (the context's members of the same names)."""
+
+    @property
+    def paths(self) -> Paths:
+        """Where models are (partial downloads)."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The model catalog."""
+
+    @property
+    def installed(self) -> InstalledIndex:
+        """Downloaded and imported models."""
+
+    @property
+    def resolver(self) -> ModelResolver:
+        """Model reference -> fitted load plan."""
+
+    @property
+    def hardware(self) -> Hardware:
+        """This machine (probed on first use)."""
+
+    @property
+    def gpu_offload(self) -> bool:
+        """Whether this llama.cpp build offloads to a GPU."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +64,7 @@ class Listing:
 Lister = Callable[[], Listing]
 
 
-def installed_files(context: AppContext, model_id: str) -> list[Path] | None:
+def installed_files(context: ModelFacts, model_id: str) -> list[Path] | None:
     """The files of ``model_id`` when it is on disk, else None (any thread)."""
     try:
         _, _, files = context.resolver.locate(model_id)
@@ -43,7 +73,7 @@ def installed_files(context: AppContext, model_id: str) -> list[Path] | None:
     return files
 
 
-def downloaded_elsewhere(context: AppContext) -> list[CatalogRow]:
+def downloaded_elsewhere(context: ModelFacts) -> list[CatalogRow]:
     """Rows for models pulled from the Hub by repo and file, and for imported files
     (not catalog entries)."""
     rows = []
@@ -73,7 +103,7 @@ def downloaded_elsewhere(context: AppContext) -> list[CatalogRow]:
     return rows
 
 
-def list_models(context: AppContext) -> Listing:
+def list_models(context: ModelFacts) -> Listing:
     """Everything the Models screen reads from disk (blocking: call it on a worker)."""
     hardware = context.hardware
     rows = catalog_rows(
@@ -87,7 +117,7 @@ def list_models(context: AppContext) -> Listing:
 
 
 def remote_rows(listed: object, remotes: RemoteRegistry, badge: str) -> list[CatalogRow]:
-    """Rows for the models each remote listed (``AppContext.remote_models``), badged with
+    """Rows for the models each remote listed (the context's ``remote_models``), badged with
     ``badge`` ("runs on {0} — leaves this device", translated by the caller)."""
     rows = []
     for name, ids in dict(listed).items():  # type: ignore[call-overload]
@@ -130,7 +160,7 @@ def model_and_projector(paths: list[Path]) -> tuple[Path, Path | None]:
     return models[0], projectors[0] if projectors else None
 
 
-def imported_row(context: AppContext, path: Path, projector: Path | None = None) -> CatalogRow:
+def imported_row(context: ModelFacts, path: Path, projector: Path | None = None) -> CatalogRow:
     """Import the GGUF at ``path`` (with its vision ``projector``) where it lies (no copy)
     into the installed index, as ``edgedesk models import [--mmproj]`` does, so it is still
     there at the next start; its row, fitted (blocking: the files are hashed)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -29,7 +30,6 @@ from desktop.base.errors import EdgeDeskError
 from desktop.catalog import CatalogRow
 from desktop.engine.types import LoadReport
 from desktop.resolve import ModelDetails
-from desktop.root.context import AppContext
 from desktop.ui.common.core_text import machine_summary
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
@@ -38,17 +38,47 @@ from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import DownloadWorker, TaskWorker, WorkerPool
 from desktop.ui.models.details import ModelDetailsDialog
-from desktop.ui.models.downloads import ModelDownloads
-from desktop.ui.models.hub_search import HubSearch
+from desktop.ui.models.downloads import DownloadSources, ModelDownloads
+from desktop.ui.models.hub_search import HubAccess, HubSearch
 from desktop.ui.models.listing import (
     Lister,
     Listing,
+    ModelFacts,
     imported_row,
     installed_files,
     list_models,
     model_and_projector,
     remote_rows,
 )
+
+if TYPE_CHECKING:
+    from desktop.engine.broken import BrokenFile
+    from desktop.engine.scheduler import Scheduler
+    from desktop.remote.registry import RemoteRegistry
+
+
+class ModelsScreen(ModelFacts, DownloadSources, HubAccess, Protocol):
+    """What the Models screen reads and calls (the context's members of the same names;
+    asked each time, so members rebuilt after a settings change are the ones used)."""
+
+    @property
+    def remote_registry(self) -> RemoteRegistry:
+        """The configured remote engines."""
+
+    def remote_models(self, *, max_age_s: float | None = None) -> dict[str, list[str] | str]:
+        """Each remote's NAME/MODEL ids, or why it could not be listed."""
+
+    @property
+    def broken_models(self) -> BrokenFile:
+        """Models marked broken after their worker crashed on every load."""
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The gate in front of llama.cpp (loads, retries)."""
+
+    @property
+    def scheduler_built(self) -> bool:
+        """Whether the scheduler exists (asking builds nothing)."""
 
 
 class ModelsView(QWidget):
@@ -67,7 +97,7 @@ class ModelsView(QWidget):
 
     def __init__(
         self,
-        context: AppContext,
+        context: ModelsScreen,
         pool: WorkerPool,
         parent: QWidget | None = None,
         *,

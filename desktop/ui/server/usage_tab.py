@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Signal
@@ -35,9 +35,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.root.context import AppContext
 from desktop.store import SeriesPoint, UsageGroup, csv_text, percentile
 from desktop.ui.common.text_fit import FitLabel
+
+if TYPE_CHECKING:
+    from desktop.base.config import EffectiveSettings
+    from desktop.store import UsageRecorder, UsageStore
+
+
+class UsageSource(Protocol):
+    """What the Usage tab reads (asked each time: settings applied meanwhile count)."""
+
+    @property
+    def effective(self) -> EffectiveSettings:
+        """The settings in force and which of them are locked."""
+
+    @property
+    def usage_store(self) -> UsageStore:
+        """The API's usage rows."""
+
+    def usage_sink(self) -> UsageRecorder | None:
+        """The recorder while usage is collected, else None."""
+
 
 HOUR = 3600.0
 # Range -> (seconds, slot width): 24 bars of an hour, 28 of six hours, 30 of a day.
@@ -116,7 +135,7 @@ class UsageTab(QWidget):
 
     def __init__(
         self,
-        context: AppContext,
+        context: UsageSource,
         parent: QWidget | None = None,
         *,
         clock: Callable[[], float] = time.time,
@@ -275,7 +294,7 @@ class UsageTab(QWidget):
         )
 
     def _say_if_off(self) -> None:
-        if self._context.settings.collect_usage:
+        if self._context.effective.settings.collect_usage:
             self.notice.setText("")
             self.notice.setVisible(False)
             return

@@ -4,7 +4,8 @@ and a live request log (no content)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
@@ -25,7 +26,6 @@ from PySide6.QtWidgets import (
 
 from desktop.base.errors import EdgeDeskError
 from desktop.resolve import looks_like_path
-from desktop.root.context import AppContext
 from desktop.server.client_setups import KEY, MODEL, python_openai, setups, with_context
 from desktop.server.metrics import AccessRecord
 from desktop.server.security import KeyInfo, KeyStore
@@ -39,7 +39,65 @@ from desktop.ui.server.port_field import PortField, free_port_after, port_free
 from desktop.ui.server.request_list import RequestList
 
 if TYPE_CHECKING:
+    from desktop.base.config import EffectiveSettings, Settings
+    from desktop.catalog import Catalog, InstalledIndex
+    from desktop.engine.scheduler import Scheduler
+    from desktop.resolve import ModelResolver
+    from desktop.root.server_handle import ServerHandle
+    from desktop.store import UsageRecorder, UsageStore
     from desktop.ui.server.usage_tab import UsageTab
+
+
+class ServerScreen(Protocol):
+    """What the Server screen reads and changes (asked each time: members rebuilt after
+    a settings change are the ones used)."""
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force."""
+
+    @property
+    def effective(self) -> EffectiveSettings:
+        """The settings in force and which of them are locked."""
+
+    @property
+    def server(self) -> ServerHandle:
+        """The local API server: start, stop, whether it runs, its address."""
+
+    @property
+    def key_store(self) -> KeyStore:
+        """The API's keys."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The model catalog (the snippets' model)."""
+
+    @property
+    def installed(self) -> InstalledIndex:
+        """Downloaded and imported models (the snippets' model)."""
+
+    @property
+    def resolver(self) -> ModelResolver:
+        """Model reference -> load plan (the snippets' model)."""
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The loaded models (the snippets' context length)."""
+
+    @property
+    def scheduler_built(self) -> bool:
+        """Whether the scheduler exists (asking builds nothing)."""
+
+    @property
+    def usage_store(self) -> UsageStore:
+        """The API's usage rows (the Usage tab, ``UsageSource``)."""
+
+    def usage_sink(self) -> UsageRecorder | None:
+        """The recorder while usage is collected, else None (the Usage tab)."""
+
+    def apply_settings(self, changes: Mapping[str, Any]) -> list[str]:
+        """Save and apply ``changes``; the keys that need a restart."""
+
 
 # The chat model placeholder, not the one inside CODE-MODEL-ID (an autocomplete model).
 _MODEL_PLACEHOLDER = re.compile(r"(?<![\w-])" + re.escape(MODEL) + r"(?![\w-])")
@@ -57,7 +115,7 @@ def with_model(text: str, model: str | None) -> str:
     return text if model is None else _MODEL_PLACEHOLDER.sub(lambda _m: model, text)
 
 
-def snippet_model(context: AppContext) -> str | None:
+def snippet_model(context: ServerScreen) -> str | None:
     """The chat model the snippets name: the first preloaded chat model, else the first one
     here (imported, downloaded, catalog files on disk); None when none is installed."""
     resolver = context.resolver
@@ -79,7 +137,7 @@ def snippet_model(context: AppContext) -> str | None:
     return None
 
 
-def snippet_context(context: AppContext, model: str | None) -> int | None:
+def snippet_context(context: ServerScreen, model: str | None) -> int | None:
     """The context (tokens) of ``model`` the snippets name: what it is loaded with, else
     ``engine.context_length`` when set; None when neither is known (never loads it)."""
     if model is not None and context.scheduler_built:
@@ -101,7 +159,7 @@ class ServerView(QWidget):
     state_changed = Signal(bool)  # running
 
     def __init__(
-        self, context: AppContext, pool: WorkerPool, parent: QWidget | None = None
+        self, context: ServerScreen, pool: WorkerPool, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self._context = context
@@ -151,7 +209,7 @@ class ServerView(QWidget):
         self._say_what_is_kept()
         self._refresh()
 
-    def _build_tabs(self, context: AppContext) -> QVBoxLayout:
+    def _build_tabs(self, context: ServerScreen) -> QVBoxLayout:
         """The title over two tabs, the server itself and the charts of its usage; returns
         the server tab's layout."""
         outer = QVBoxLayout(self)
@@ -352,18 +410,14 @@ class ServerView(QWidget):
     @property
     def running(self) -> bool:
         """Whether the server accepts connections."""
-        return self._context.api_server_running
+        return self._context.server.running
 
     def _refresh(self) -> None:
         running = self.running
         self.toggle.setText(self.tr("Stop server") if running else self.tr("Start server"))
         self.status.setText(self.tr("● Running") if running else self.tr("Stopped"))
         self.status.setStyleSheet("color: #2e9d57;" if running else "")  # a green dot
-        url = (
-            self._context.api_server.url
-            if self._context.api_server_built
-            else f"http://{self._context.settings.server.host}:{self._context.settings.server.port}/v1"
-        )
+        url = self._context.server.url
         self.address.setText(url)
         self._url = url
         self._show_snippet()
@@ -374,14 +428,14 @@ class ServerView(QWidget):
 
     def toggle_server(self) -> TaskWorker:
         """Start or stop the server on a worker (both can take a moment)."""
-        runner = self._context.api_server
-        if runner.running:
-            worker = TaskWorker(runner.stop)
+        server = self._context.server
+        if server.running:
+            worker = TaskWorker(server.stop)
         else:
             # A port typed but not yet confirmed (Enter, leaving the field) is the one used.
             self._save_port()
             # Rebuilt when settings were saved since it was built (e.g. allowed origins).
-            runner = self._context.api_server_to_start()
+            runner = server.to_start()
             if self._listening_to is not runner:
                 if callable(self._unsubscribe):
                     self._unsubscribe()

@@ -1,5 +1,5 @@
 """The "Data location" row of Settings: where chats, indexes, keys and models live, and
-choosing a new folder (moved at the next start, see desktop/root/relocate.py)."""
+choosing a new folder (moved at the next start, see desktop/datafolder/_relocate.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from desktop.base.config import EffectiveSettings, Paths
 from desktop.base.errors import ConfigError
 from desktop.base.filebytes import format_bytes
-from desktop.root.relocate import PendingMove, cancel_move, check_target, pending_move, request_move
+from desktop.datafolder import PendingMove, cancel_move, check_target, pending_move, request_move
 from desktop.ui.common.error_text import error_text
 
 

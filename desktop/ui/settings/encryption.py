@@ -1,6 +1,6 @@
 """Encryption at rest in the window: the Settings switch, its progress, the passphrase prompt.
 
-The switch runs ``AppContext.switch_encryption`` (the migration ``edgedesk data
+The switch runs the context's ``switch_encryption`` (the migration ``edgedesk data
 encrypt|decrypt`` run) on a worker while a progress dialog shows its stages; policy
 EncryptAtRest disables it with the reason. A new passphrase is typed twice; where no OS
 keyring can keep a key, the progress offers a passphrase right there
@@ -11,7 +11,7 @@ per session, at start, before anything opens the database.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -40,7 +40,40 @@ from desktop.ui.settings.new_passphrase import (
 )
 
 if TYPE_CHECKING:
-    from desktop.root.context import AppContext
+    from desktop.store import AtRest, DatabaseKey
+
+
+def _no_step(_name: str) -> None:
+    """Where a switch's stages go when nobody follows them."""
+
+
+class DatabaseEncryption(Protocol):
+    """What the encryption switch, the start-up unlock and the policy's encryption read
+    and call (the context's members of the same names)."""
+
+    @property
+    def at_rest(self) -> AtRest:
+        """The database's encryption state and key."""
+
+    @property
+    def database_key(self) -> DatabaseKey | None:
+        """The database key, settled (encrypting now where policy requires it)."""
+
+    def unlock(self, passphrase: str) -> None:
+        """Use ``passphrase`` from now on once it opens the database (else KeyRejected)."""
+
+    def choose_passphrase(self, passphrase: str) -> None:
+        """Encrypt with this new ``passphrase`` where no keyring keeps a key."""
+
+    def switch_encryption(
+        self,
+        encrypt: bool,
+        *,
+        passphrase: str | None = None,
+        step: Callable[[str], None] = _no_step,
+    ) -> None:
+        """Encrypt or decrypt the database in place (blocking)."""
+
 
 STAGES = ("planned", "exported", "verified", "renamed", "done")
 
@@ -162,7 +195,7 @@ class SwitchWorker(Worker):
     stage = Signal(str)
     no_keyring = Signal()
 
-    def __init__(self, context: AppContext, encrypt: bool, passphrase: str | None) -> None:
+    def __init__(self, context: DatabaseEncryption, encrypt: bool, passphrase: str | None) -> None:
         super().__init__("encryption")
         self._context = context
         self._encrypt = encrypt
@@ -258,7 +291,7 @@ class SwitchProgress(QProgressDialog):
 
 
 def start_switch(
-    context: AppContext,
+    context: DatabaseEncryption,
     pool: WorkerPool,
     encrypt: bool,
     passphrase: str | None,
@@ -337,7 +370,7 @@ class PassphraseDialog(TextFitDialog):
         self.field.setFocus()
 
 
-def passphrase_check(context: AppContext) -> Callable[[str], str | None]:
+def passphrase_check(context: DatabaseEncryption) -> Callable[[str], str | None]:
     """The check a PassphraseDialog runs: unlocks ``context`` when the passphrase fits."""
 
     def check(text: str) -> str | None:
@@ -357,7 +390,7 @@ def passphrase_check(context: AppContext) -> Callable[[str], str | None]:
     return check
 
 
-def unlock_at_start(context: AppContext, parent: QWidget | None = None) -> bool:
+def unlock_at_start(context: DatabaseEncryption, parent: QWidget | None = None) -> bool:
     """Ask the passphrase when the database needs one; False when the user cancelled."""
     if not context.at_rest.needs_passphrase():
         return True
@@ -365,7 +398,7 @@ def unlock_at_start(context: AppContext, parent: QWidget | None = None) -> bool:
     return dialog.exec() == QDialog.DialogCode.Accepted
 
 
-def encrypt_at_start(context: AppContext, parent: QWidget | None = None) -> bool:
+def encrypt_at_start(context: DatabaseEncryption, parent: QWidget | None = None) -> bool:
     """Settle the database key; where policy requires encryption and no OS keyring works,
     ask a new passphrase (twice) in place. False when the user cancelled (nothing changed).
     """

@@ -106,7 +106,12 @@ class LateScheduler:
 
 
 class MainWindow(QMainWindow):
-    """EdgeDesk's window; closing it stops every worker and releases the models."""
+    """EdgeDesk's window; closing it stops every worker and releases the models.
+
+    The one module of ``desktop/ui`` that takes the whole ``AppContext``: it is where the
+    context is unpacked, each screen getting only what its own Protocol names
+    (``ServerScreen``, ``ModelsScreen``, ``DocumentsScreen``, ``ToolServers``…).
+    """
 
     def __init__(self, context: AppContext) -> None:
         super().__init__()

@@ -4,7 +4,7 @@ its tools runs on a worker."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -29,7 +29,20 @@ from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.tools.server_form import PasteServers, ServerForm
 
 if TYPE_CHECKING:
-    from desktop.root.context import AppContext
+    from desktop.tools import ServerList, ToolBox
+
+
+class ToolServers(Protocol):
+    """What the Tools screen reads; asked each time, so the server list and toolbox
+    rebuilt after a settings change (policy McpServers, offline) are the ones shown."""
+
+    @property
+    def tool_servers(self) -> ServerList:
+        """The configured MCP servers (IT's and the user's)."""
+
+    @property
+    def toolbox(self) -> ToolBox:
+        """The tools chats may call, their servers' states, approvals and logs."""
 
 
 SERVER_ROLE = Qt.ItemDataRole.UserRole + 1  # a server row's ServerConfig
@@ -42,7 +55,7 @@ class ToolsView(QWidget):
     """Built-in tools, then each configured server with its state and (tested) tools."""
 
     def __init__(
-        self, context: AppContext, pool: WorkerPool, parent: QWidget | None = None
+        self, context: ToolServers, pool: WorkerPool, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self._context = context

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from desktop.base.errors import ConfigError
-from desktop.root.relocate import DataFolderLock
+from desktop.datafolder._relocate import DataFolderLock
 from desktop.store import AtRest, Database, DatabaseKey, connect
 
 
