@@ -15,7 +15,7 @@ from desktop.base.errors import InvalidRequest, ModelFileError, ModelNotAllowed,
 from desktop.catalog.entries import Catalog
 from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import Hardware
-from desktop.engine.types import LocalPlan
+from desktop.engine._types import LocalPlan
 from desktop.resolve import ModelResolver, installed_from_mapping
 
 GIB = 1024**3

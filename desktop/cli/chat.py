@@ -40,7 +40,7 @@ from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling, moe_settings
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking
 from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option
-from desktop.engine.types import Chunk
+from desktop.engine import Delta
 from desktop.retrieval.search import Hit
 from desktop.root.context import AppContext
 
@@ -411,7 +411,7 @@ class TerminalChat:
         sys.stdout.write("\n")
         sys.stdout.flush()
 
-    def _show(self, chunk: Chunk) -> None:
+    def _show(self, chunk: Delta) -> None:
         if chunk.reasoning:
             if not self._in_reasoning:
                 print("[thinking] ", end="", file=sys.stderr)

@@ -14,7 +14,7 @@ from desktop.base.errors import TemplateMissing
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit
-from desktop.engine.chat.templates import resolve_template
+from desktop.engine import resolve_template
 from desktop.resolve.locate import Located, looks_like_path, stable_id
 
 

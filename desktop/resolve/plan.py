@@ -15,7 +15,7 @@ from desktop.base.errors import InvalidRequest, ModelFileError
 from desktop.catalog.entries import ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware, fit_model
-from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
+from desktop.engine import LocalPlan, ModelKind, ModelSpec
 from desktop.resolve.locate import stable_id
 
 MAX_CONTEXT = 1_048_576

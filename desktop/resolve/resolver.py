@@ -17,7 +17,7 @@ from desktop.base.errors import InvalidRequest
 from desktop.catalog.entries import Catalog, ModelEntry
 from desktop.catalog.gguf_info import GGUFInfo
 from desktop.catalog.hardware import Fit, Hardware
-from desktop.engine.types import ModelSpec
+from desktop.engine import ModelSpec
 from desktop.resolve.allowed import Digests, check_allowed
 from desktop.resolve.details import ModelDetails, model_details
 from desktop.resolve.headers import HeaderCache

@@ -33,9 +33,7 @@ from desktop.base.private import repair_tree, restrict_new_files
 from desktop.catalog.entries import Catalog, load_catalog
 from desktop.catalog.hardware import GPU, Hardware, detect_hardware
 from desktop.catalog.installed import InstalledIndex
-from desktop.engine.images import ImageLimits, image_limits
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import RemotePlan
+from desktop.engine import ImageLimits, RemotePlan, Scheduler, image_limits
 from desktop.policy import MachinePolicy, load_machine_policy
 from desktop.policy.audited import open_audit, remote_call_observer
 from desktop.resolve import ModelResolver
@@ -50,9 +48,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.catalog.download import Downloader
     from desktop.catalog.hub import HubClient
     from desktop.chat.document_tools import DocumentTools
-    from desktop.engine.broken import BrokenFile
-    from desktop.engine.protocol import Engine
-    from desktop.engine.types import ModelSpec
+    from desktop.engine import BrokenFile, Engine, ModelSpec
     from desktop.remote.models import RemoteModels
     from desktop.remote.registry import RemoteRegistry
     from desktop.retrieval.indexer import Library
@@ -80,7 +76,7 @@ IMAGES = ("image_max_mb", "image_max_megapixels")
 
 def engine_gpus() -> list[GPU]:
     """The GPUs llama.cpp's backend will offload to, with the memory it reports free."""
-    from desktop.engine.hardware.devices import GPU_BACKENDS, gpu_devices
+    from desktop.engine import GPU_BACKENDS, gpu_devices
 
     return [
         GPU(
@@ -95,7 +91,7 @@ def engine_gpus() -> list[GPU]:
 
 def probe_hardware() -> Hardware:
     """This machine's RAM and GPUs, GPU memory as the llama.cpp backend reports it."""
-    from desktop.engine.offload import repack_types
+    from desktop.engine import repack_types
 
     return detect_hardware(gpu_probe=engine_gpus, repack_probe=repack_types)
 
@@ -166,7 +162,7 @@ class AppContext:
     @lazy()
     def gpu_offload(self) -> bool:
         """Whether the installed llama.cpp can offload to a GPU."""
-        from desktop.engine.native import gpu_offload_supported
+        from desktop.engine import gpu_offload_supported
 
         return gpu_offload_supported()
 
@@ -289,10 +285,10 @@ class AppContext:
         """The scheduler's load function: a local GGUF, or a remote engine's model."""
         if isinstance(spec.plan, RemotePlan):
             return self.remote_directory.engine(spec, spec.plan)
-        from desktop.engine.hardware.library import require_llama_cpp
+        from desktop.engine import require_llama_cpp
 
         require_llama_cpp()  # a library that cannot load is said as such, not as a bad model
-        from desktop.engine.loader import load_engine
+        from desktop.engine import load_engine
 
         key: bytes | None = None
         on_disk = not self.settings.ephemeral_only  # EphemeralOnly: nothing on disk
@@ -308,7 +304,7 @@ class AppContext:
         links = self.paths.cache_dir / "model-links"
         if not self.settings.engine.worker_process:
             return load_engine(spec, links_dir=links, prompt_cache_key=key)
-        from desktop.engine.worker.client import start_worker, worker_log
+        from desktop.engine import start_worker, worker_log
 
         return start_worker(
             spec,
@@ -420,7 +416,7 @@ class AppContext:
     @property
     def broken_models(self) -> BrokenFile:
         """Models that crashed their worker on every load (``models info``, Models page)."""
-        from desktop.engine.broken import BrokenFile
+        from desktop.engine import BrokenFile
 
         return BrokenFile(self.paths.data_dir / "broken-models.json")
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ContextOverflow, QueueFull, RemoteError, VisionUnsupported
-from desktop.engine.types import (
+from desktop.engine._types import (
     ChatCall,
-    Chunk,
+    Delta,
     GenerationParams,
     Image,
     LoadReport,
@@ -23,8 +23,8 @@ from desktop.engine.types import (
     ToolSpec,
     Usage,
 )
-from desktop.engine.worker import wire
-from desktop.engine.worker.client import error_of, how_it_ended
+from desktop.engine._worker import wire
+from desktop.engine._worker.client import error_of, how_it_ended
 
 
 def _through(message: object, kind: object) -> object:
@@ -57,8 +57,8 @@ def test_a_chat_call_arrives_whole_pictures_and_tool_calls_included() -> None:
     assert _through(call, wire.Request) == call
 
 
-def test_a_chunk_and_a_load_report_arrive_whole() -> None:
-    chunk = Chunk(
+def test_a_delta_and_a_load_report_arrive_whole() -> None:
+    delta = Delta(
         "hé",
         tool_calls=(ToolCall("call_1", "look", "{}"),),
         finish_reason="stop",
@@ -66,7 +66,7 @@ def test_a_chunk_and_a_load_report_arrive_whole() -> None:
         placement=Placement(19, 19, ("CUDA0 (H200)",)),
         stop_sequence="</s>",
     )
-    assert _through(wire.Item(3, chunk), wire.Reply) == wire.Item(3, chunk)
+    assert _through(wire.Item(3, delta), wire.Reply) == wire.Item(3, delta)
     report = LoadReport("m", Path("/models/m.gguf"), 4096, 0, False, 0.5, 1 << 30, "gguf")
     ready = wire.Ready(report, 4)
     assert _through(ready, wire.Reply) == ready

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from desktop.base.errors import EdgeDeskError
 from desktop.catalog.listing import CatalogRow
-from desktop.engine.types import LoadReport
+from desktop.engine import LoadReport
 from desktop.resolve import ModelDetails
 from desktop.root.context import AppContext
 from desktop.ui.common.core_text import machine_summary
