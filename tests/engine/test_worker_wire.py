@@ -14,6 +14,7 @@ from desktop.base.errors import ContextOverflow, QueueFull, RemoteError, VisionU
 from desktop.engine._types import (
     ChatCall,
     Delta,
+    EngineStats,
     GenerationParams,
     Image,
     LoadReport,
@@ -124,6 +125,29 @@ def test_bytes_that_are_no_message_are_refused() -> None:
     huge = io.BytesIO(struct.pack("<I", wire.MAX_FRAME + 1))
     with pytest.raises(wire.WireError, match="over the"):
         wire.Channel(huge, io.BytesIO(), wire.Request).receive()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        wire.Vectors([[0.6, 0.8], [1.0, 0.0]]),
+        wire.Vectors([[0.6, 0.8]], 5),
+        wire.Scores([0.25, -3.5]),
+        wire.Tokens([1, 2, 3]),
+        wire.Text("héllo"),
+        wire.Count(42),
+        wire.Counters(EngineStats(slots_total=4, slots_busy=1)),
+    ],
+    ids=lambda value: type(value).__name__,
+)
+def test_each_calls_typed_reply_arrives_whole(value: wire.Value) -> None:
+    assert _through(wire.Done(9, value), wire.Reply) == wire.Done(9, value)
+
+
+def test_a_reply_that_is_not_a_typed_value_is_refused_as_it_is_read() -> None:
+    # Before replies were typed, a bare list crossed and was converted by each call.
+    with pytest.raises(wire.WireError):
+        _through(wire.Done(9, [1, 2, 3]), wire.Reply)  # type: ignore[arg-type]
 
 
 def test_the_end_of_the_pipe_is_none_even_mid_message() -> None:

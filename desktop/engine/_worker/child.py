@@ -21,10 +21,13 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from desktop.base.errors import Cancelled
 from desktop.engine._worker import wire
+
+if TYPE_CHECKING:
+    from desktop.engine._llama import LlamaEngine
 
 log = logging.getLogger("edgedesk.engine")
 
@@ -45,7 +48,7 @@ def _quiet_signals() -> None:
 class _Server:
     """Runs the calls of one connection on one engine."""
 
-    def __init__(self, channel: wire.Channel, engine: Any) -> None:
+    def __init__(self, channel: wire.Channel, engine: LlamaEngine) -> None:
         self._channel = channel
         self._engine = engine
         self._cancels: dict[int, threading.Event] = {}
@@ -99,27 +102,27 @@ class _Server:
             result = engine.stream_infill(call.prefix, call.suffix, call.params, cancel)
         return result
 
-    def _value(self, call: wire.Call, cancel: threading.Event) -> Any:  # noqa: PLR0911 - a case a call
+    def _value(self, call: wire.Call, cancel: threading.Event) -> wire.Value:  # noqa: PLR0911 - a case a call
         engine = self._engine
         match call:
             case wire.Embed(texts=texts, counted=True):
-                return engine.embed_counted(texts, cancel)
+                return wire.Vectors(*engine.embed_counted(texts, cancel))
             case wire.Embed(texts=texts):
-                return engine.embed(texts, cancel)
+                return wire.Vectors(engine.embed(texts, cancel))
             case wire.Rerank(query=query, documents=documents):
-                return engine.rerank(query, documents, cancel)
+                return wire.Scores(engine.rerank(query, documents, cancel))
             case wire.Tokenize(text=text, add_bos=add_bos, special=special):
-                return engine.tokenize(text, add_bos=add_bos, special=special)
+                return wire.Tokens(engine.tokenize(text, add_bos=add_bos, special=special))
             case wire.Detokenize(tokens=tokens):
-                return engine.detokenize(tokens)
+                return wire.Text(engine.detokenize(tokens))
             case wire.Render(call=chat):
-                return engine.render(chat)
+                return wire.Text(engine.render(chat))
             case wire.CountChat(call=chat):
-                return engine.count_chat_tokens(chat)
+                return wire.Count(engine.count_chat_tokens(chat))
             case wire.PromptTokens(prompt=prompt):
-                return engine.prompt_tokens(prompt)
+                return wire.Tokens(engine.prompt_tokens(prompt))
             case wire.Stats():
-                return engine.stats()
+                return wire.Counters(engine.stats())
         raise Cancelled(f"unknown call {type(call).__name__}")  # pragma: no cover
 
 

@@ -38,7 +38,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -55,6 +55,7 @@ from desktop.engine._types import (
 from desktop.engine._worker import wire
 
 log = logging.getLogger("edgedesk.engine")
+_Reply = TypeVar("_Reply", bound=wire.Value)  # the typed answer a call waits for
 CANCEL_POLL_S = 0.05  # how often a waiting call looks at its cancel event
 STATS_TIMEOUT_S = 1.0  # a counters read never hangs on a busy or stuck worker
 HEARTBEAT_S = 1.0  # how often the watchdog looks, and pings a worker that has been quiet
@@ -264,10 +265,12 @@ class WorkerEngine:
         if not self.alive or time.monotonic() - self._heard > 3 * self._beat_s:
             return self._last_stats
         try:
-            value = self._call(wire.Stats(self._new_id()), None, timeout=STATS_TIMEOUT_S)
+            counters = self._call(
+                wire.Stats(self._new_id()), wire.Counters, None, timeout=STATS_TIMEOUT_S
+            )
         except (EdgeDeskError, TimeoutError):
             return self._last_stats
-        self._last_stats = wire.decode_stats(value)
+        self._last_stats = counters.stats
         return self._last_stats
 
     # ------------------------------------------------------------------ streams
@@ -297,44 +300,44 @@ class WorkerEngine:
         self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> list[list[float]]:
         """Normalised embeddings; ``cancel`` set stops the worker's work (Cancelled)."""
-        value = self._call(wire.Embed(self._new_id(), list(texts), False), cancel)
-        return msgspec.convert(value, list[list[float]])
+        message = wire.Embed(self._new_id(), list(texts), False)
+        return self._call(message, wire.Vectors, cancel).vectors
 
     def embed_counted(
         self, texts: Sequence[str | list[int]], cancel: threading.Event | None = None
     ) -> tuple[list[list[float]], int | None]:
         """``embed``, plus the prompt tokens the engine counted."""
-        value = self._call(wire.Embed(self._new_id(), list(texts), True), cancel)
-        return msgspec.convert(value, tuple[list[list[float]], int | None])
+        message = wire.Embed(self._new_id(), list(texts), True)
+        reply = self._call(message, wire.Vectors, cancel)
+        return reply.vectors, reply.tokens
 
     def rerank(
         self, query: str, documents: Sequence[str], cancel: threading.Event | None = None
     ) -> list[float]:
         """Relevance scores of ``documents`` for ``query``."""
-        value = self._call(wire.Rerank(self._new_id(), query, list(documents)), cancel)
-        return msgspec.convert(value, list[float])
+        message = wire.Rerank(self._new_id(), query, list(documents))
+        return self._call(message, wire.Scores, cancel).scores
 
     def tokenize(self, text: str, *, add_bos: bool = True, special: bool = True) -> list[int]:
         """The model's own tokens for ``text``."""
-        value = self._call(wire.Tokenize(self._new_id(), text, add_bos, special), None)
-        return msgspec.convert(value, list[int])
+        message = wire.Tokenize(self._new_id(), text, add_bos, special)
+        return self._call(message, wire.Tokens, None).tokens
 
     def detokenize(self, tokens: Sequence[int]) -> str:
         """Text for token ids."""
-        return str(self._call(wire.Detokenize(self._new_id(), list(tokens)), None))
+        return self._call(wire.Detokenize(self._new_id(), list(tokens)), wire.Text, None).text
 
     def render(self, call: ChatCall) -> str:
         """The prompt text for a conversation, rendered by the worker's template."""
-        return str(self._call(wire.Render(self._new_id(), call), None))
+        return self._call(wire.Render(self._new_id(), call), wire.Text, None).text
 
     def count_chat_tokens(self, call: ChatCall) -> int:
         """The prompt tokens ``call`` would report, its pictures' tokens included."""
-        return int(self._call(wire.CountChat(self._new_id(), call), None))
+        return self._call(wire.CountChat(self._new_id(), call), wire.Count, None).count
 
     def prompt_tokens(self, prompt: str) -> list[int]:
         """Tokens of a rendered prompt."""
-        value = self._call(wire.PromptTokens(self._new_id(), prompt), None)
-        return msgspec.convert(value, list[int])
+        return self._call(wire.PromptTokens(self._new_id(), prompt), wire.Tokens, None).tokens
 
     def forget_saved(self) -> None:
         """Never waiting: the worker drops every conversation it keeps for reuse."""
@@ -443,10 +446,12 @@ class WorkerEngine:
     def _call(
         self,
         message: wire.Call,
+        reply: type[_Reply],
         cancel: threading.Event | None,
         *,
         timeout: float | None = None,
-    ) -> Any:
+    ) -> _Reply:
+        """Send ``message`` and wait for its answer, a ``reply`` (a fault raised here)."""
         # A call with its own timeout (a counters read) gives up by itself; any other
         # must be answered within the call deadline, or the watchdog kills the worker.
         watched = None if timeout is not None else self._call_timeout_s
@@ -461,6 +466,12 @@ class WorkerEngine:
         if isinstance(answer, wire.Fault):
             raise error_of(answer)
         assert isinstance(answer, wire.Done)
+        if not isinstance(answer.value, reply):  # a bug on one side, never a user's input
+            raise wire.WireError(
+                f"the worker answered a {what} with {type(answer.value).__name__}, "
+                f"not {reply.__name__}",
+                message.id,
+            )
         return answer.value
 
     def _stream(

@@ -3,7 +3,7 @@
 Each message is one MessagePack value (msgspec: typed, validated as it is decoded, no
 code run by reading it, unlike pickle) behind a 4-byte little-endian length. Requests
 carry an ``id`` the worker answers with: ``Item`` deltas of a stream, then ``Done`` (a
-call's value, or a stream's end) or ``Fault`` (the error it raised, rebuilt on the app's
+call's typed reply, or a stream's end) or ``Fault`` (the error it raised, rebuilt on the app's
 side as the same ``EdgeDeskError`` class). The worker opens with ``Ready`` or ``Fault``
 (id 0) for its model's load. ``Ping`` is the app's heartbeat: the worker's reading thread
 answers it with ``Pong`` at once, whatever llama.cpp is doing on the other threads.
@@ -210,11 +210,52 @@ class Item(msgspec.Struct, tag="item", array_like=True):
     delta: Delta
 
 
+# A call's typed reply, one per kind of answer (decoded and checked as it arrives).
+class Vectors(msgspec.Struct, tag="vectors", array_like=True):
+    """``Embed``'s answer: normalised embeddings, and (``counted``) the prompt tokens."""
+
+    vectors: list[list[float]]
+    tokens: int | None = None
+
+
+class Scores(msgspec.Struct, tag="scores", array_like=True):
+    """``Rerank``'s answer: one relevance score a document."""
+
+    scores: list[float]
+
+
+class Tokens(msgspec.Struct, tag="tokens", array_like=True):
+    """``Tokenize``'s and ``PromptTokens``' answer: token ids."""
+
+    tokens: list[int]
+
+
+class Text(msgspec.Struct, tag="text", array_like=True):
+    """``Detokenize``'s and ``Render``'s answer."""
+
+    text: str
+
+
+class Count(msgspec.Struct, tag="count", array_like=True):
+    """``CountChat``'s answer: a chat's prompt tokens."""
+
+    count: int
+
+
+class Counters(msgspec.Struct, tag="counters", array_like=True):
+    """``Stats``' answer: the engine's counters."""
+
+    stats: EngineStats
+
+
+Value = Vectors | Scores | Tokens | Text | Count | Counters
+
+
 class Done(msgspec.Struct, tag="done", array_like=True):
-    """Request ``id`` finished: a call's value (None for a stream's end)."""
+    """Request ``id`` finished: a call's typed reply (None for a stream's end)."""
 
     id: int
-    value: Any = None
+    value: Value | None = None
 
 
 class Fault(msgspec.Struct, tag="fault", array_like=True):
@@ -363,8 +404,3 @@ def fault_of(request_id: int, exc: BaseException) -> Fault:
             (exc.http_status, exc.code, exc.error_type),
         )
     return Fault(request_id, "Exception", text(f"{type(exc).__name__}: {exc}"))
-
-
-def decode_stats(value: Any) -> EngineStats:
-    """``EngineStats`` back from ``Done.value`` (an unknown counter is refused)."""
-    return msgspec.convert(value, EngineStats)
