@@ -636,7 +636,8 @@ def _state_folder(path: Path, options: LoadOptions, n_swa: int = 0) -> Path | No
 
 
 def _tools_system_turn(
-    tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+    tools: Sequence[dict[str, Any]],  # OpenAI tool entries (ToolSpec.openai)
+    messages: Sequence[Message],
 ) -> list[Message]:
     """Messages with the tool list (and the <tool_call> reply format) in the system turn."""
     listing = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)

@@ -34,12 +34,12 @@ class ToolSpec:
 
     name: str
     description: str | None = None
-    parameters: dict[str, Any] | None = None
+    parameters: dict[str, Any] | None = None  # any JSON Schema a client sends
     strict: bool | None = None
 
-    def openai(self) -> dict[str, Any]:
+    def openai(self) -> dict[str, Any]:  # JSON for templates and remotes, as OpenAI's
         """The tool as an OpenAI ``tools`` entry (what chat templates and remotes read)."""
-        function: dict[str, Any] = {"name": self.name}
+        function: dict[str, Any] = {"name": self.name}  # JSON: the schema nests any values
         if self.description is not None:
             function["description"] = self.description
         if self.parameters is not None:
@@ -143,7 +143,7 @@ class ChatCall:
     messages: tuple[Message, ...]
     params: GenerationParams = field(default_factory=GenerationParams)
     tools: tuple[ToolSpec, ...] = ()
-    template_kwargs: dict[str, Any] | None = None
+    template_kwargs: dict[str, Any] | None = None  # a client's JSON, for the template
     forced: bool = False
     stream_bare: bool = False
 
@@ -168,11 +168,11 @@ class ChatCall:
             stream_bare=stream_bare,
         )
 
-    def openai_tools(self) -> list[dict[str, Any]] | None:
+    def openai_tools(self) -> list[dict[str, Any]] | None:  # JSON, as ``openai``
         """The tools as OpenAI ``tools`` entries, or None when none are offered."""
         return [tool.openai() for tool in self.tools] or None
 
-    def tool_schemas(self) -> dict[str, Any]:
+    def tool_schemas(self) -> dict[str, dict[str, Any] | None]:  # name -> JSON Schema
         """Tool name -> parameters schema (the call parsers read string types from it)."""
         return {tool.name: tool.parameters for tool in self.tools}
 

@@ -55,6 +55,7 @@ def _arguments(text: str, as_string: bool) -> Any:
         return text  # the API refuses such history; a stored chat keeps what it had
 
 
+# Jinja templates read messages as JSON-shaped dicts of any depth: hence Any in their values.
 def _openai_dict(message: Message, style: TemplateStyle) -> dict[str, Any]:
     data: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.name:

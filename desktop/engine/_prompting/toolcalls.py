@@ -76,7 +76,7 @@ def _from_json_object(text: str) -> tuple[str, str] | None:
     if not isinstance(data, dict):
         return None
     nested = data.get("function")
-    function: dict[str, Any] = nested if isinstance(nested, dict) else data
+    function: dict[str, Any] = nested if isinstance(nested, dict) else data  # model's JSON
     name = function.get("name")
     args = _arguments_text(function.get("arguments", function.get("parameters")))
     if not isinstance(name, str) or not name or args is None:

@@ -701,11 +701,7 @@ def start_worker(
         raise ModelLoadError(f"{spec.model_id} is a remote model; it does not load here")
     _rotate(log_path)
     started = time.perf_counter()
-    options: dict[str, Any] = {}
-    if os.name == "nt":
-        options["creationflags"] = 0x00000200 | 0x08000000  # NEW_PROCESS_GROUP | NO_WINDOW
-    else:
-        options["start_new_session"] = True  # the terminal's Ctrl-C is the app's to act on
+    windows = os.name == "nt"
     with log_path.open("ab") as log_file:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
             list(command or worker_command()),
@@ -713,7 +709,10 @@ def start_worker(
             stdout=subprocess.PIPE,
             stderr=log_file,
             env=_worker_environ(environ),
-            **options,
+            # NEW_PROCESS_GROUP | NO_WINDOW; elsewhere its own session: the terminal's
+            # Ctrl-C is the app's to act on.
+            creationflags=0x00000200 | 0x08000000 if windows else 0,
+            start_new_session=not windows,
         )
     assert process.stdin is not None and process.stdout is not None
     channel = wire.Channel(process.stdout, process.stdin, wire.Reply)
